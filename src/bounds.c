@@ -1,0 +1,507 @@
+/* Observed statistics and sharp identification intervals of one cell
+ * (seed Sections 3.1-3.2, 4.1, Appendix A, B.4, H.2; docs/bounds.md). */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/bounds.h"
+#include "bounds_internal.h"
+
+/* Scratch of one pb_bounds_cell() call, carved from a single allocation so
+ * the full grid does not hammer the allocator. */
+struct pb_bounds__scratch {
+  int32_t *idx, *tmp;          /* record indices grouped by label (stable) */
+  int32_t *cbeg;               /* class c occupies idx[cbeg[c] .. cbeg[c+1]) */
+  double *x, *z;               /* correct M (clean) / M' (perturbed), per class ascending */
+  uint8_t *xacc, *zrej;        /* acceptance of x, rejection of z, same positions */
+  int32_t *ca, *cb, *ck, *ckl, *ckh; /* per class a, b, observed k, feasible k range */
+  double *cnum, *ckt, *cbm;    /* per class observed dM_k numerator, a b / n, mu - mu' */
+  /* want_i5 only: */
+  double *pxa, *sxd, *pza, *szd; /* per class (offset cbeg[c] + c) prefix sums, see below */
+  int64_t *keys;               /* wrong records of one class for the I5 DP */
+  int32_t *dp;                 /* I5 DP table, grown on demand */
+  size_t dp_len;
+};
+
+/* Stable grouping by label with one counting/radix sort: O(n + range), and
+ * index order inside a class fixes the order of every floating sum. */
+static int pb_bounds__group(const int32_t *label, int32_t n, int32_t maxlab, int32_t *idx,
+                            int32_t *tmp)
+{
+  if (maxlab < 65536) {
+    int32_t *cnt = calloc((size_t)maxlab + 2, sizeof *cnt);
+    if (!cnt) return -1;
+    for (int32_t i = 0; i < n; i++) cnt[label[i] + 1]++;
+    for (int32_t l = 0; l <= maxlab; l++) cnt[l + 1] += cnt[l];
+    for (int32_t i = 0; i < n; i++) idx[cnt[label[i]]++] = i;
+    free(cnt);
+    return 0;
+  }
+  int32_t *cnt = malloc(65537 * sizeof *cnt);
+  if (!cnt) return -1;
+  for (int32_t i = 0; i < n; i++) tmp[i] = i;
+  int32_t *src = tmp, *dst = idx;
+  for (int pass = 0; pass < 2; pass++) {
+    const int shift = 16 * pass;
+    memset(cnt, 0, 65537 * sizeof *cnt);
+    for (int32_t i = 0; i < n; i++) cnt[((label[src[i]] >> shift) & 0xffff) + 1]++;
+    for (int32_t d = 0; d < 65536; d++) cnt[d + 1] += cnt[d];
+    for (int32_t i = 0; i < n; i++) dst[cnt[(label[src[i]] >> shift) & 0xffff]++] = src[i];
+    int32_t *t = src; src = dst; dst = t;
+  }
+  /* after two passes the result is back in tmp's original role (src) */
+  if (src != idx) memcpy(idx, src, (size_t)n * sizeof *idx);
+  free(cnt);
+  return 0;
+}
+
+static int pb_bounds__cmp_double(const void *pa, const void *pb)
+{
+  double a = *(const double *)pa, b = *(const double *)pb;
+  return (a > b) - (a < b);
+}
+
+/* Ascending sort of one class's scores; classes are small, so insertion sort
+ * below 32 entries and qsort above. */
+static void pb_bounds__sort_scores(double *v, int32_t n)
+{
+  if (n > 32) {
+    qsort(v, (size_t)n, sizeof *v, pb_bounds__cmp_double);
+    return;
+  }
+  for (int32_t i = 1; i < n; i++) {
+    double t = v[i];
+    int32_t j = i;
+    while (j > 0 && v[j - 1] > t) {
+      v[j] = v[j - 1];
+      j--;
+    }
+    v[j] = t;
+  }
+}
+
+/* Sum of the k smallest (ascending accumulation) and of the k largest
+ * (descending accumulation) entries of an ascending array.  Every dM_k
+ * numerator in this file uses exactly these orders so that the Ik, I5 and
+ * A.10 endpoints agree bit for bit where the theory says they are equal. */
+static inline double pb_bounds__low_sum(const double *v, int32_t k)
+{
+  double acc = 0.0;
+  for (int32_t i = 0; i < k; i++) acc += v[i];
+  return acc;
+}
+
+static inline double pb_bounds__high_sum(const double *v, int32_t n, int32_t k)
+{
+  double acc = 0.0;
+  for (int32_t i = n - 1; i >= n - k; i--) acc += v[i];
+  return acc;
+}
+
+static inline int64_t pb_bounds__min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t pb_bounds__max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Appendix A.10: extreme of sum_y D_y(k_y) / sum_y k_y over all feasible
+ * per-class overlaps with positive total, by Dinkelbach's method (exact: each
+ * iterate is the ratio of an attained choice and the iteration stops only when
+ * no choice has a smaller ratio).  D_y(k) = sgn (P[o+k] - Q[o+k]); the minimum
+ * of sgn * ratio is returned multiplied back by sgn, so sgn = -1 with the
+ * maximising prefix arrays yields the upper endpoint. */
+static double pb_bounds__ratio_extreme(int32_t ncls, const int32_t *kl, const int32_t *kh,
+                                       const int32_t *cbeg, const double *P, const double *Q,
+                                       double sgn)
+{
+  double num = 0.0;
+  int64_t K = 0;
+  for (int32_t c = 0; c < ncls; c++) {
+    const int32_t o = cbeg[c] + c;
+    num += sgn * (P[o + kh[c]] - Q[o + kh[c]]);
+    K += kh[c];
+  }
+  if (K == 0) return NAN;
+  double r = num / (double)K;
+  for (int iter = 0; iter < 512; iter++) {
+    double nnum = 0.0, pen_best = INFINITY, pen_val = 0.0;
+    int64_t nK = 0, pen_k = 0;
+    for (int32_t c = 0; c < ncls; c++) {
+      const int32_t o = cbeg[c] + c;
+      double bv = INFINITY, bvp = INFINITY, gb = 0.0, gbp = 0.0;
+      int32_t bk = kl[c], bkp = -1;
+      for (int32_t k = kl[c]; k <= kh[c]; k++) {
+        const double g = sgn * (P[o + k] - Q[o + k]);
+        const double val = g - r * (double)k;
+        if (val < bv) { bv = val; bk = k; gb = g; }
+        if (k >= 1 && val < bvp) { bvp = val; bkp = k; gbp = g; }
+      }
+      nnum += gb;
+      nK += bk;
+      if (bkp >= 0 && bvp - bv < pen_best) {
+        pen_best = bvp - bv;
+        pen_k = bkp;
+        pen_val = gbp;
+      }
+    }
+    if (nK == 0) {
+      /* All classes chose k = 0 (numerator 0): force the cheapest class to
+       * positive support, which is optimal among positive-support choices. */
+      nnum = pen_val;
+      nK = pen_k;
+    }
+    const double rn = nnum / (double)nK;
+    if (!(rn < r)) break;
+    r = rn;
+  }
+  return sgn * r;
+}
+
+static void pb_bounds__fill_nan(struct pb_cell_bounds *o)
+{
+  const double q = NAN;
+  o->acc0 = o->acc1 = o->F = o->A = o->Q = o->E = q;
+  o->H_obs = o->L_obs = o->dMk_obs = q;
+  o->H_I0[0] = o->H_I0[1] = o->H_Ik[0] = o->H_Ik[1] = o->H_I5[0] = o->H_I5[1] = o->H_ind = q;
+  o->L_I0[0] = o->L_I0[1] = o->L_Ik[0] = o->L_Ik[1] = o->L_I5[0] = o->L_I5[1] = o->L_ind = q;
+  o->dMk_I0[0] = o->dMk_I0[1] = o->dMk_Ik[0] = o->dMk_Ik[1] = q;
+  o->dMk_I5[0] = o->dMk_I5[1] = o->dMk_ind = q;
+  o->W = o->V = q;
+  o->K_width_class = o->K_width_global = q;
+}
+
+static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i5, void **block)
+{
+  const size_t N = (size_t)n;
+  size_t bytes = 0;
+  /* doubles first, then int64, int32, bytes: keeps every array aligned */
+  const size_t nd = 2 * N + 3 * N + (want_i5 ? 4 * (2 * N) : 0);
+  const size_t n64 = want_i5 ? 2 * N : 0;
+  const size_t n32 = 2 * N + (N + 1) + 5 * N;
+  const size_t n8 = 2 * N;
+  bytes = nd * sizeof(double) + n64 * sizeof(int64_t) + n32 * sizeof(int32_t) + n8;
+  char *p = malloc(bytes);
+  if (!p) return -1;
+  *block = p;
+  double *d = (double *)p;
+  sc->x = d; d += N;
+  sc->z = d; d += N;
+  sc->cnum = d; d += N;
+  sc->ckt = d; d += N;
+  sc->cbm = d; d += N;
+  if (want_i5) {
+    sc->pxa = d; d += 2 * N;
+    sc->sxd = d; d += 2 * N;
+    sc->pza = d; d += 2 * N;
+    sc->szd = d; d += 2 * N;
+  } else {
+    sc->pxa = sc->sxd = sc->pza = sc->szd = NULL;
+  }
+  int64_t *q = (int64_t *)d;
+  sc->keys = want_i5 ? q : NULL;
+  q += n64;
+  int32_t *i = (int32_t *)q;
+  sc->idx = i; i += N;
+  sc->tmp = i; i += N;
+  sc->cbeg = i; i += N + 1;
+  sc->ca = i; i += N;
+  sc->cb = i; i += N;
+  sc->ck = i; i += N;
+  sc->ckl = i; i += N;
+  sc->ckh = i; i += N;
+  uint8_t *b = (uint8_t *)i;
+  sc->xacc = b; b += N;
+  sc->zrej = b;
+  sc->dp = NULL;
+  sc->dp_len = 0;
+  return 0;
+}
+
+/* Per-class quantities that the closed forms need. */
+struct pb_bounds__cls {
+  int32_t ny, a, b, u, t, v;    /* u: correct accepted clean; t: wrong accepted
+                                   perturbed; v: correct rejected perturbed */
+  int32_t k, h, r, s, w;        /* observed five-state counts */
+  int32_t hobs, lobs, flips;
+  double num;                   /* observed sum of M - M' over k pairs */
+};
+
+/* Observed quantities, Eq. 4/5/6/7/9/14 and (want_i5) the exact I5 and A.10
+ * intervals for one cell.  Intersection counts are exact integers summed over
+ * classes before the single division by N (or K). */
+int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_bounds *out)
+{
+  if (!out) return -1;
+  memset(out, 0, sizeof *out);
+  pb_bounds__fill_nan(out);
+  if (!in || in->n <= 0 || !in->label || !in->pred0 || !in->s0 || !in->m0 || !in->pred1 ||
+      !in->s1 || !in->m1 || isnan(in->tau))
+    return -1;
+  const int32_t n = in->n;
+  const float tau = in->tau;
+  int32_t maxlab = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0) return -1;
+    if (in->label[i] > maxlab) maxlab = in->label[i];
+  }
+
+  struct pb_bounds__scratch sc;
+  void *block = NULL;
+  if (pb_bounds__alloc(&sc, n, want_i5, &block) != 0) return -1;
+  if (pb_bounds__group(in->label, n, maxlab, sc.idx, sc.tmp) != 0) {
+    free(block);
+    return -1;
+  }
+  int32_t ncls = 0;
+  for (int32_t p = 0; p < n; p++)
+    if (p == 0 || in->label[sc.idx[p]] != in->label[sc.idx[p - 1]]) sc.cbeg[ncls++] = p;
+  sc.cbeg[ncls] = n;
+
+  /* Means of S and S' for Q (first pass, same summation order as below). */
+  double sum0 = 0.0, sum1 = 0.0;
+  for (int32_t c = 0; c < ncls; c++) {
+    double c0 = 0.0, c1 = 0.0;
+    for (int32_t p = sc.cbeg[c]; p < sc.cbeg[c + 1]; p++) {
+      c0 += in->s0[sc.idx[p]];
+      c1 += in->s1[sc.idx[p]];
+    }
+    sum0 += c0;
+    sum1 += c1;
+  }
+  const double mean0 = sum0 / n, mean1 = sum1 / n;
+
+  int64_t T_a = 0, T_b = 0, T_E = 0, T_hobs = 0, T_lobs = 0, T_flips = 0;
+  int64_t H0lo = 0, H0hi = 0, Hklo = 0, Hkhi = 0, H5lo = 0, H5hi = 0;
+  int64_t L0lo = 0, L0hi = 0, Lklo = 0, Lkhi = 0, L5lo = 0, L5hi = 0;
+  int64_t kwidth = 0, pinned = 0;
+  double Hind = 0.0, Lind = 0.0, absd = 0.0, sxx = 0.0, syy = 0.0, sxy = 0.0;
+  double Dklo = 0.0, Dkhi = 0.0, D5lo = 0.0, D5hi = 0.0, numobs = 0.0;
+  double ind_num = 0.0, ind_den = 0.0;
+  int rc = 0;
+
+  for (int32_t c = 0; c < ncls && rc == 0; c++) {
+    const int32_t beg = sc.cbeg[c], end = sc.cbeg[c + 1];
+    const int32_t y = in->label[sc.idx[beg]];
+    struct pb_bounds__cls q;
+    memset(&q, 0, sizeof q);
+    q.ny = end - beg;
+    double cabs = 0.0, cxx = 0.0, cyy = 0.0, cxy = 0.0;
+    int32_t nkeys = 0;
+    double *x = sc.x + beg, *z = sc.z + beg;
+    uint8_t *xacc = sc.xacc + beg, *zrej = sc.zrej + beg;
+    for (int32_t p = beg; p < end; p++) {
+      const int32_t i = sc.idx[p];
+      const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
+      const int z0 = in->s0[i] >= tau, z1 = in->s1[i] >= tau;
+      if (c0) {
+        x[q.a] = in->m0[i];
+        xacc[q.a] = (uint8_t)z0;
+        q.a++;
+        q.u += z0;
+      } else if (want_i5) {
+        sc.keys[nkeys++] = pb_bounds__key(in->pred0[i], PB_BOUNDS__CLEAN_WRONG);
+      }
+      if (c1) {
+        z[q.b] = in->m1[i];
+        zrej[q.b] = (uint8_t)!z1;
+        q.b++;
+        q.v += !z1;
+      } else {
+        q.t += z1;
+        if (want_i5)
+          sc.keys[nkeys++] = pb_bounds__key(in->pred1[i], z1 ? PB_BOUNDS__PERT_WRONG_ACC
+                                                             : PB_BOUNDS__PERT_WRONG_REJ);
+      }
+      if (c0 && c1) {
+        q.k++;
+        q.num += (double)in->m0[i] - (double)in->m1[i];
+        q.lobs += z0 && !z1;
+      } else if (c0) {
+        q.h++;
+        q.hobs += z0 && z1;
+      } else if (c1) {
+        q.r++;
+      } else if (in->pred0[i] == in->pred1[i]) {
+        q.s++;
+      } else {
+        q.w++;
+      }
+      q.flips += in->pred0[i] != in->pred1[i];
+      const double d0 = (double)in->s0[i] - mean0, d1 = (double)in->s1[i] - mean1;
+      cabs += fabs((double)in->s0[i] - (double)in->s1[i]);
+      cxx += d0 * d0;
+      cyy += d1 * d1;
+      cxy += d0 * d1;
+    }
+    absd += cabs;
+    sxx += cxx;
+    syy += cyy;
+    sxy += cxy;
+    out->h += q.h;
+    out->r += q.r;
+    out->s += q.s;
+    out->w += q.w;
+    out->k += q.k;
+    T_a += q.a;
+    T_b += q.b;
+    T_E += q.t;
+    T_hobs += q.hobs;
+    T_lobs += q.lobs;
+    T_flips += q.flips;
+    numobs += q.num;
+    pb_bounds__sort_scores(x, q.a);
+    pb_bounds__sort_scores(z, q.b);
+
+    const int64_t ny = q.ny, a = q.a, b = q.b, u = q.u, t = q.t, v = q.v, k = q.k;
+    /* Eq. 4: intersection bounds and independent values at I0. */
+    H0lo += pb_bounds__max64(0, u + t - ny);
+    H0hi += pb_bounds__min64(u, t);
+    L0lo += pb_bounds__max64(0, u + v - ny);
+    L0hi += pb_bounds__min64(u, v);
+    Hind += (double)(u * t) / (double)ny;
+    Lind += (double)(u * v) / (double)ny;
+    /* Eq. 7: H within the correct-wrong block of size h = a - k. */
+    Hklo += pb_bounds__max64(0, q.h - (a - u) - ((ny - b) - t));
+    Hkhi += pb_bounds__min64(pb_bounds__min64(u, t), q.h);
+    /* Eq. 5: L within the correct-correct block. */
+    Lklo += pb_bounds__max64(0, k - (a - u) - (b - v));
+    Lkhi += pb_bounds__min64(pb_bounds__min64(u, v), k);
+    /* Eq. 6 numerators. */
+    if (k > 0) {
+      Dklo += pb_bounds__low_sum(x, q.k) - pb_bounds__high_sum(z, q.b, q.k);
+      Dkhi += pb_bounds__high_sum(x, q.a, q.k) - pb_bounds__low_sum(z, q.k);
+    }
+    /* Eq. 14 and Eq. 9 ingredients. */
+    sc.cnum[c] = q.num;
+    sc.ck[c] = q.k;
+    sc.ca[c] = q.a;
+    sc.cb[c] = q.b;
+    if (a > 0 && b > 0) {
+      const double wt = (double)(a * b) / (double)ny;
+      const double bm = pb_bounds__low_sum(x, q.a) / (double)a - pb_bounds__low_sum(z, q.b) / (double)b;
+      sc.ckt[c] = wt;
+      sc.cbm[c] = bm;
+      ind_num += wt * bm;
+      ind_den += wt;
+    } else {
+      sc.ckt[c] = 0.0;
+      sc.cbm[c] = 0.0;
+    }
+    /* Eq. 3 / Table 11: feasible overlaps from accuracies only. */
+    sc.ckl[c] = (int32_t)pb_bounds__max64(0, a + b - ny);
+    sc.ckh[c] = (int32_t)pb_bounds__min64(a, b);
+    kwidth += sc.ckh[c] - sc.ckl[c];
+    pinned += sc.ckh[c] == sc.ckl[c];
+
+    if (want_i5) {
+      /* Exact H at I5 from the DP over wrong labels. */
+      const size_t need = pb_bounds__h_i5_dp_len(q.h, q.s);
+      if (need > sc.dp_len) {
+        int32_t *nd = realloc(sc.dp, need * sizeof *nd);
+        if (!nd) {
+          rc = -1;
+          break;
+        }
+        sc.dp = nd;
+        sc.dp_len = need;
+      }
+      int32_t tp[2];
+      if (pb_bounds__h_i5_core(sc.keys, nkeys, q.h, q.r, q.s, q.w, sc.dp, tp) != 0) {
+        rc = -1; /* the observed pairing is always feasible: internal error */
+        break;
+      }
+      int64_t hc[2], lc[2];
+      pb_bounds__h_from_tprime(q.a, q.u, q.h, tp, hc);
+      H5lo += hc[0];
+      H5hi += hc[1];
+      /* L and dM_k through the I5 block structure: clean correct records not
+       * in the h block form the correct-correct block. */
+      double dn[2];
+      pb_bounds__class_l_dmk_i5(q.a, x, xacc, q.b, z, zrej, q.a - q.h, lc, dn);
+      L5lo += lc[0];
+      L5hi += lc[1];
+      if (q.a - q.h > 0) {
+        D5lo += dn[0];
+        D5hi += dn[1];
+      }
+      /* Prefix sums for the variable-support ratio (A.10). */
+      const int32_t o = beg + c;
+      sc.pxa[o] = sc.sxd[o] = sc.pza[o] = sc.szd[o] = 0.0;
+      /* same accumulation orders as low_sum / high_sum */
+      for (int32_t j = 1; j <= q.a; j++) {
+        sc.pxa[o + j] = sc.pxa[o + j - 1] + x[j - 1];
+        sc.sxd[o + j] = sc.sxd[o + j - 1] + x[q.a - j];
+      }
+      for (int32_t j = 1; j <= q.b; j++) {
+        sc.pza[o + j] = sc.pza[o + j - 1] + z[j - 1];
+        sc.szd[o + j] = sc.szd[o + j - 1] + z[q.b - j];
+      }
+    }
+  }
+  if (rc != 0) {
+    free(sc.dp);
+    free(block);
+    pb_bounds__fill_nan(out);
+    return -1;
+  }
+
+  const double N = (double)n;
+  const int64_t K = out->k;
+  out->n = n;
+  out->n_classes = ncls;
+  out->acc0 = T_a / N;
+  out->acc1 = T_b / N;
+  out->F = T_flips / N;
+  out->A = absd / N;
+  out->Q = (sxx > 0.0 && syy > 0.0) ? sxy / sqrt(sxx * syy) : NAN;
+  out->E = T_E / N;
+  out->H_obs = T_hobs / N;
+  out->L_obs = T_lobs / N;
+  out->dMk_obs = K > 0 ? numobs / (double)K : NAN;
+  out->H_I0[0] = H0lo / N;
+  out->H_I0[1] = H0hi / N;
+  out->H_Ik[0] = Hklo / N;
+  out->H_Ik[1] = Hkhi / N;
+  out->H_ind = Hind / N;
+  out->L_I0[0] = L0lo / N;
+  out->L_I0[1] = L0hi / N;
+  out->L_Ik[0] = Lklo / N;
+  out->L_Ik[1] = Lkhi / N;
+  out->L_ind = Lind / N;
+  if (K > 0) {
+    out->dMk_Ik[0] = Dklo / (double)K;
+    out->dMk_Ik[1] = Dkhi / (double)K;
+  }
+  out->dMk_ind = ind_den > 0.0 ? ind_num / ind_den : NAN;
+  if (K > 0) {
+    /* Eq. 9: composition term W and within-class selection term V. */
+    double W = 0.0, V = 0.0;
+    for (int32_t c = 0; c < ncls; c++) {
+      W += ((double)sc.ck[c] / (double)K - sc.ckt[c] / ind_den) * sc.cbm[c];
+      if (sc.ck[c] > 0)
+        V += (double)sc.ck[c] / (double)K * (sc.cnum[c] / (double)sc.ck[c] - sc.cbm[c]);
+    }
+    out->W = W;
+    out->V = V;
+  }
+  out->K_width_class = kwidth / N;
+  out->K_width_global =
+      (double)(pb_bounds__min64(T_a, T_b) - pb_bounds__max64(0, T_a + T_b - n)) / N;
+  out->n_pinned = pinned;
+
+  if (want_i5) {
+    out->H_I5[0] = H5lo / N;
+    out->H_I5[1] = H5hi / N;
+    out->L_I5[0] = L5lo / N;
+    out->L_I5[1] = L5hi / N;
+    if (K > 0) {
+      out->dMk_I5[0] = D5lo / (double)K;
+      out->dMk_I5[1] = D5hi / (double)K;
+    }
+    out->dMk_I0[0] = pb_bounds__ratio_extreme(ncls, sc.ckl, sc.ckh, sc.cbeg, sc.pxa, sc.szd, 1.0);
+    out->dMk_I0[1] = pb_bounds__ratio_extreme(ncls, sc.ckl, sc.ckh, sc.cbeg, sc.sxd, sc.pza, -1.0);
+  }
+  free(sc.dp);
+  free(block);
+  return 0;
+}

@@ -1,0 +1,498 @@
+/* Subcommand parsing and dispatch.  Every rank parses the same arguments;
+ * rank 0 alone prints usage, errors and reports. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+#include <omp.h>
+
+#include "pairbound/config.h"
+#include "pairbound/error.h"
+#include "pairbound/ingest.h"
+#include "pairbound/protocol.h"
+#include "pairbound/results.h"
+#include "pairbound/stage.h"
+#include "pairbound/states.h"
+#include "pairbound/summary.h"
+#include "pairbound/synth.h"
+#include "pairbound/util.h"
+#include "cli.h"
+
+#define PB_EXIT_OK 0
+#define PB_EXIT_FAIL 1
+#define PB_EXIT_USAGE 2
+
+struct pb_cli {
+  const char *cmd;         /* subcommand name */
+  int rank;
+  char *provenance;        /* build info + command line */
+};
+
+struct pb_cli_command {
+  const char *name;
+  const char *synopsis;
+  const char *help;
+  int (*run)(struct pb_cli *cli, int argc, char **argv);
+};
+
+static const struct pb_cli_command *pb_cli__commands(void);
+
+static int pb_cli__usage_error(struct pb_cli *cli, const char *synopsis, const char *fmt, const char *arg)
+{
+  if (cli->rank == 0) {
+    fprintf(stderr, "pairbound %s: ", cli->cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nusage: %s\n", synopsis);
+  }
+  return PB_EXIT_USAGE;
+}
+
+static int pb_cli__fail(struct pb_cli *cli)
+{
+  if (cli->rank == 0) fprintf(stderr, "pairbound %s: error: %s\n", cli->cmd, pb_error_message());
+  return PB_EXIT_FAIL;
+}
+
+/* Shared between all ranks: a failure on any rank fails the command. */
+static int pb_cli__status(struct pb_cli *cli, int status)
+{
+  int all = status;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (all == PB_OK) return PB_EXIT_OK;
+  /* the first failing rank's message is the one worth reading */
+  int me = status != PB_OK ? cli->rank : 1 << 30, who;
+  MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  char msg[2048];
+  snprintf(msg, sizeof msg, "%s", pb_error_message());
+  MPI_Bcast(msg, sizeof msg, MPI_CHAR, who, MPI_COMM_WORLD);
+  pb_error_set("%s", msg);
+  return pb_cli__fail(cli);
+}
+
+static int pb_cli__parse_u64(const char *s, unsigned long long *out)
+{
+  char *end;
+  if (!s[0] || s[0] == '-') return PB_FAIL;
+  *out = strtoull(s, &end, 10);
+  return *end == '\0' ? PB_OK : PB_FAIL;
+}
+
+static int pb_cli__parse_double(const char *s, double lo, double hi, double *out)
+{
+  char *end;
+  *out = strtod(s, &end);
+  return *end == '\0' && end != s && *out >= lo && *out <= hi ? PB_OK : PB_FAIL;
+}
+
+static double pb_cli__now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* Options common to the protocol and every analysis stage. */
+#define PB_CLI_PROTOCOL_HELP \
+  "  --coverage X         clean-development coverage of the acceptance threshold (default 0.8)\n" \
+  "  --panel-seed N       seed of the frozen panel's name ordering (default 20260910)\n" \
+  "  --panel-cells SRC=N  panel size of source SRC (default Syn 90, Syn-B 90, others 135); repeatable\n"
+
+enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE, OPT_SEED, OPT_CONFIG,
+       OPT_CLASSES, OPT_NO_SUMMARY };
+
+static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
+                                struct pb_protocol_options *p)
+{
+  unsigned long long u;
+  double x;
+  switch (opt) {
+  case OPT_COVERAGE:
+    if (pb_cli__parse_double(arg, 1e-9, 1.0, &x)) return pb_cli__usage_error(cli, synopsis, "--coverage must be in (0, 1], got '%s'", arg);
+    p->coverage = x;
+    return 0;
+  case OPT_PANEL_SEED:
+    if (pb_cli__parse_u64(arg, &u)) return pb_cli__usage_error(cli, synopsis, "--panel-seed must be a non-negative integer, got '%s'", arg);
+    p->panel_seed = u;
+    return 0;
+  case OPT_PANEL_CELLS: {
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || pb_cli__parse_u64(eq + 1, &u) || u > 1u << 30)
+      return pb_cli__usage_error(cli, synopsis, "--panel-cells takes SRC=N, got '%s'", arg);
+    p->quota_source = pb_realloc(p->quota_source, (size_t)(p->n_quota + 1) * sizeof(char *));
+    p->quota = pb_realloc(p->quota, (size_t)(p->n_quota + 1) * sizeof(int32_t));
+    p->quota_source[p->n_quota] = pb_strdup(arg);
+    p->quota_source[p->n_quota][eq - arg] = '\0';
+    p->quota[p->n_quota++] = (int32_t)u;
+    return 0;
+  }
+  }
+  return -1;
+}
+
+static void pb_cli__protocol_free(struct pb_protocol_options *p)
+{
+  for (int32_t i = 0; i < p->n_quota; i++) free(p->quota_source[i]);
+  free(p->quota_source);
+  free(p->quota);
+}
+
+#define PB_CLI_PROTOCOL_LONGOPTS \
+  {"coverage", required_argument, NULL, OPT_COVERAGE}, {"panel-seed", required_argument, NULL, OPT_PANEL_SEED}, \
+  {"panel-cells", required_argument, NULL, OPT_PANEL_CELLS}
+
+/* getopt_long loop shared by all subcommands; returns -1 when done, the
+ * option otherwise, or PB_EXIT_USAGE + 1000000 after a usage error. */
+static int pb_cli__next(struct pb_cli *cli, int argc, char **argv, const char *shortopts,
+                        const struct option *longopts, const char *synopsis)
+{
+  opterr = 0;
+  int opt = getopt_long(argc, argv, shortopts, longopts, NULL);
+  if (opt == '?') {
+    /* a short option is named by optopt, a long one by the word getopt stopped at */
+    static char s[3] = "-";
+    const char *bad = argv[optind - 1];
+    int is_short = optopt > 0 && optopt < 256 && strncmp(bad, "--", 2) != 0;
+    if (is_short) {
+      s[1] = (char)optopt;
+      bad = s;
+    }
+    char *eq = strchr(bad, '=');
+    if (eq && strncmp(bad, "--", 2) == 0) *eq = '\0';
+    int missing = is_short && strchr(shortopts, optopt) != NULL;
+    for (const struct option *o = longopts; !missing && o->name; o++)
+      missing = o->has_arg == required_argument && strncmp(bad, "--", 2) == 0 && strcmp(bad + 2, o->name) == 0;
+    pb_cli__usage_error(cli, synopsis, missing ? "option '%s' needs a value" : "unknown option '%s'", bad);
+    return 1000000 + PB_EXIT_USAGE;
+  }
+  return opt;
+}
+
+static int pb_cli__help(struct pb_cli *cli, const char *name)
+{
+  for (const struct pb_cli_command *c = pb_cli__commands(); c->name; c++)
+    if (strcmp(c->name, name) == 0) {
+      if (cli->rank == 0) printf("usage: %s\n\n%s", c->synopsis, c->help);
+      return PB_EXIT_OK;
+    }
+  return PB_EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------------ synth */
+
+static int pb_cli__synth(struct pb_cli *cli, int argc, char **argv)
+{
+  static const char *syn = "pairbound synth [--scale paper|small] [--seed N] [--config FILE] [--no-summary] -o STORE";
+  static const struct option lo[] = {{"scale", required_argument, NULL, OPT_SCALE}, {"seed", required_argument, NULL, OPT_SEED},
+                                     {"config", required_argument, NULL, OPT_CONFIG}, {"output", required_argument, NULL, 'o'},
+                                     {"no-summary", no_argument, NULL, OPT_NO_SUMMARY}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  const char *scale = "paper", *config = NULL, *out = NULL;
+  unsigned long long seed = 0;
+  int have_seed = 0, summary = 1, opt;
+  while ((opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1) {
+    switch (opt) {
+    case 'h': return pb_cli__help(cli, "synth");
+    case 'o': out = optarg; break;
+    case OPT_SCALE:
+      if (strcmp(optarg, "paper") && strcmp(optarg, "small"))
+        return pb_cli__usage_error(cli, syn, "--scale must be 'paper' or 'small', got '%s'", optarg);
+      scale = optarg;
+      break;
+    case OPT_SEED:
+      if (pb_cli__parse_u64(optarg, &seed)) return pb_cli__usage_error(cli, syn, "--seed must be a non-negative integer, got '%s'", optarg);
+      have_seed = 1;
+      break;
+    case OPT_CONFIG: config = optarg; break;
+    case OPT_NO_SUMMARY: summary = 0; break;
+    default: return opt - 1000000;
+    }
+  }
+  if (optind < argc) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", argv[optind]);
+  if (!out) return pb_cli__usage_error(cli, syn, "%s", "missing -o STORE");
+  struct pb_synth_config cfg;
+  int status = config ? pb_config_load(config, &cfg)
+                      : pb_config_parse(strcmp(scale, "small") == 0 ? pb_embedded_small_ini : pb_embedded_paper_ini,
+                                        strcmp(scale, "small") == 0 ? "inputs/small.ini" : "inputs/paper.ini", &cfg);
+  if (status != PB_OK) return pb_cli__fail(cli);
+  if (have_seed) cfg.seed = seed;
+  double t0 = pb_cli__now();
+  status = pb_synth_store(&cfg, out, MPI_COMM_WORLD);
+  pb_config_free(&cfg);
+  int rc = pb_cli__status(cli, status);
+  if (rc != PB_EXIT_OK) return rc;
+  pb_message("synth: wrote %s in %.2f s", out, pb_cli__now() - t0);
+  if (!summary) return PB_EXIT_OK;
+  struct pb_store *st;
+  struct pb_protocol proto;
+  struct pb_protocol_options popt;
+  pb_protocol_options_default(&popt);
+  status = pb_store_open(out, MPI_COMM_WORLD, &st);
+  if (status == PB_OK) {
+    status = pb_protocol_compute(st, MPI_COMM_WORLD, &popt, &proto);
+    if (status == PB_OK && cli->rank == 0) pb_summary_print(stdout, pb_store_meta(st), &proto, 0);
+    if (status == PB_OK) pb_protocol_free(&proto);
+    pb_store_close(st);
+  }
+  return pb_cli__status(cli, status);
+}
+
+/* ------------------------------------------------------------ ingest/export */
+
+static int pb_cli__ingest(struct pb_cli *cli, int argc, char **argv)
+{
+  static const char *syn = "pairbound ingest CSV [--classes N|SRC=N]... -o STORE";
+  static const struct option lo[] = {{"classes", required_argument, NULL, OPT_CLASSES}, {"output", required_argument, NULL, 'o'},
+                                     {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  struct pb_ingest_options iopt;
+  memset(&iopt, 0, sizeof iopt);
+  const char *out = NULL;
+  int opt, rc = PB_EXIT_OK;
+  while ((opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1 && rc == PB_EXIT_OK) {
+    unsigned long long n;
+    switch (opt) {
+    case 'h': return pb_cli__help(cli, "ingest");
+    case 'o': out = optarg; break;
+    case OPT_CLASSES: {
+      const char *eq = strchr(optarg, '=');
+      if (pb_cli__parse_u64(eq ? eq + 1 : optarg, &n) || n < 1 || n > (1u << 30) || eq == optarg) {
+        rc = pb_cli__usage_error(cli, syn, "--classes takes N or SRC=N with N >= 1, got '%s'", optarg);
+        break;
+      }
+      if (!eq) {
+        iopt.default_classes = (int32_t)n;
+        break;
+      }
+      iopt.class_source = pb_realloc(iopt.class_source, (size_t)(iopt.n_source_classes + 1) * sizeof(char *));
+      iopt.class_count = pb_realloc(iopt.class_count, (size_t)(iopt.n_source_classes + 1) * sizeof(int32_t));
+      iopt.class_source[iopt.n_source_classes] = pb_strdup(optarg);
+      iopt.class_source[iopt.n_source_classes][eq - optarg] = '\0';
+      iopt.class_count[iopt.n_source_classes++] = (int32_t)n;
+      break;
+    }
+    default: rc = opt - 1000000;
+    }
+  }
+  if (rc == PB_EXIT_OK && optind != argc - 1)
+    rc = pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one CSV file" : "missing CSV file");
+  if (rc == PB_EXIT_OK && !out) rc = pb_cli__usage_error(cli, syn, "%s", "missing -o STORE");
+  if (rc == PB_EXIT_OK) {
+    iopt.provenance = cli->provenance;
+    /* the CSV is read once, on rank 0; the others wait for its verdict */
+    int status = cli->rank == 0 ? pb_ingest_csv(argv[optind], &iopt, out) : PB_OK;
+    rc = pb_cli__status(cli, status);
+  }
+  for (int i = 0; i < iopt.n_source_classes; i++) free(iopt.class_source[i]);
+  free(iopt.class_source);
+  free(iopt.class_count);
+  return rc;
+}
+
+static int pb_cli__export(struct pb_cli *cli, int argc, char **argv)
+{
+  static const char *syn = "pairbound export STORE -o CSV";
+  static const struct option lo[] = {{"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  const char *out = NULL;
+  int opt;
+  while ((opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1) {
+    if (opt == 'h') return pb_cli__help(cli, "export");
+    if (opt == 'o') out = optarg;
+    else return opt - 1000000;
+  }
+  if (optind != argc - 1) return pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one STORE" : "missing STORE");
+  if (!out) return pb_cli__usage_error(cli, syn, "%s", "missing -o CSV");
+  int status = cli->rank == 0 ? pb_export_csv(argv[optind], out) : PB_OK;
+  return pb_cli__status(cli, status);
+}
+
+/* -------------------------------------------------------- info and stages */
+
+static int pb_cli__info(struct pb_cli *cli, int argc, char **argv)
+{
+  static const char *syn = "pairbound info STORE [--full] [protocol options]";
+  static const struct option lo[] = {PB_CLI_PROTOCOL_LONGOPTS, {"full", no_argument, NULL, OPT_FULL},
+                                     {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  struct pb_protocol_options popt;
+  pb_protocol_options_default(&popt);
+  int opt, full = 0, rc = PB_EXIT_OK;
+  while (rc == PB_EXIT_OK && (opt = pb_cli__next(cli, argc, argv, "h", lo, syn)) != -1) {
+    if (opt == 'h') { pb_cli__protocol_free(&popt); return pb_cli__help(cli, "info"); }
+    if (opt == OPT_FULL) full = 1;
+    else if (opt >= 1000000) rc = opt - 1000000;
+    else rc = pb_cli__protocol_opt(cli, syn, opt, optarg, &popt);
+  }
+  if (rc == PB_EXIT_OK && optind != argc - 1)
+    rc = pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one STORE" : "missing STORE");
+  if (rc == PB_EXIT_OK) {
+    struct pb_store *st;
+    struct pb_protocol proto;
+    int status = pb_store_open(argv[optind], MPI_COMM_WORLD, &st);
+    if (status == PB_OK) {
+      status = pb_protocol_compute(st, MPI_COMM_WORLD, &popt, &proto);
+      if (status == PB_OK && cli->rank == 0) pb_summary_print(stdout, pb_store_meta(st), &proto, full);
+      if (status == PB_OK) pb_protocol_free(&proto);
+      pb_store_close(st);
+    }
+    rc = pb_cli__status(cli, status);
+  }
+  pb_cli__protocol_free(&popt);
+  return rc;
+}
+
+/* `pairbound STAGE STORE -o OUTDIR [protocol options]` for stages with no options of their own. */
+static int pb_cli__stage(struct pb_cli *cli, int argc, char **argv, const char *syn,
+                         int (*run)(const char *, const char *, MPI_Comm, const struct pb_protocol_options *, const char *))
+{
+  static const struct option lo[] = {PB_CLI_PROTOCOL_LONGOPTS, {"output", required_argument, NULL, 'o'},
+                                     {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  struct pb_protocol_options popt;
+  pb_protocol_options_default(&popt);
+  const char *out = NULL;
+  int opt, rc = PB_EXIT_OK;
+  while (rc == PB_EXIT_OK && (opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1) {
+    if (opt == 'h') { pb_cli__protocol_free(&popt); return pb_cli__help(cli, cli->cmd); }
+    if (opt == 'o') out = optarg;
+    else if (opt >= 1000000) rc = opt - 1000000;
+    else rc = pb_cli__protocol_opt(cli, syn, opt, optarg, &popt);
+  }
+  if (rc == PB_EXIT_OK && optind != argc - 1)
+    rc = pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one STORE" : "missing STORE");
+  if (rc == PB_EXIT_OK && !out) rc = pb_cli__usage_error(cli, syn, "%s", "missing -o OUTDIR");
+  if (rc == PB_EXIT_OK) {
+    double t0 = pb_cli__now();
+    rc = pb_cli__status(cli, run(argv[optind], out, MPI_COMM_WORLD, &popt, cli->provenance));
+    if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
+  }
+  pb_cli__protocol_free(&popt);
+  return rc;
+}
+
+static int pb_cli__protocol_only(const char *store, const char *outdir, MPI_Comm comm,
+                                 const struct pb_protocol_options *popt, const char *provenance)
+{
+  struct pb_stage st;
+  if (pb_stage_open(store, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  return pb_stage_close(&st, PB_OK);
+}
+
+static int pb_cli__protocol(struct pb_cli *cli, int argc, char **argv)
+{
+  return pb_cli__stage(cli, argc, argv, "pairbound protocol STORE -o OUTDIR [protocol options]", pb_cli__protocol_only);
+}
+
+static int pb_cli__states(struct pb_cli *cli, int argc, char **argv)
+{
+  return pb_cli__stage(cli, argc, argv, "pairbound states STORE -o OUTDIR [protocol options]", pb_states_run);
+}
+
+/* ------------------------------------------------------------------ table */
+
+static const struct pb_cli_command pb_cli__table[] = {
+  {"synth", "pairbound synth [--scale paper|small] [--seed N] [--config FILE] [--no-summary] -o STORE",
+   "Generate a deterministic synthetic panel (docs/synth.md) and print its summary.\n\n"
+   "  --scale paper|small  embedded configuration: the seed paper's dimensions (default) or a small test panel\n"
+   "  --seed N             base seed of the generator (default: the configuration's, 20260908)\n"
+   "  --config FILE        use an INI configuration instead of the embedded one\n"
+   "  --no-summary         do not print the summary after writing\n"
+   "  -o, --output STORE   store file to write (written as STORE.tmp, renamed when complete)\n",
+   pb_cli__synth},
+  {"ingest", "pairbound ingest CSV [--classes N|SRC=N]... -o STORE",
+   "Validate a CSV of prediction records (docs/csv.md) and write a store.\n\n"
+   "  --classes N          number of classes of every source (default: 1 + largest label or prediction seen)\n"
+   "  --classes SRC=N      number of classes of source SRC; repeatable\n"
+   "  -o, --output STORE   store file to write; nothing is written when the CSV is invalid\n",
+   pb_cli__ingest},
+  {"export", "pairbound export STORE -o CSV",
+   "Write every record of a store as CSV in canonical order (docs/csv.md).\n\n"
+   "  -o, --output CSV     CSV file to write\n",
+   pb_cli__export},
+  {"info", "pairbound info STORE [--full] [protocol options]",
+   "Print `name value` lines describing a store and its protocol (docs/protocol.md).\n\n"
+   "  --full               also print every threshold, tier and panel cell\n" PB_CLI_PROTOCOL_HELP,
+   pb_cli__info},
+  {"protocol", "pairbound protocol STORE -o OUTDIR [protocol options]",
+   "Compute thresholds, tiers and the frozen panel; write OUTDIR/results.h5 and OUTDIR/report/protocol_*.tsv.\n\n"
+   "  -o, --output OUTDIR  output directory\n" PB_CLI_PROTOCOL_HELP,
+   pb_cli__protocol},
+  {"states", "pairbound states STORE -o OUTDIR [protocol options]",
+   "Per-cell accuracies and five-state counts (h, r, s, w, k) of every model x condition cell;\n"
+   "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n\n"
+   "  -o, --output OUTDIR  output directory\n" PB_CLI_PROTOCOL_HELP,
+   pb_cli__states},
+  {NULL, NULL, NULL, NULL}};
+
+static const struct pb_cli_command *pb_cli__commands(void) { return pb_cli__table; }
+
+static void pb_cli__main_help(void)
+{
+  printf("usage: pairbound [-v LEVEL] [--threads N] COMMAND [options]\n\n"
+         "Reliability evidence from stored classifier prediction records (MPI + OpenMP).\n\n"
+         "Commands:\n");
+  for (const struct pb_cli_command *c = pb_cli__table; c->name; c++) printf("  %s\n", c->synopsis);
+  printf("\nGlobal options:\n"
+         "  -v, --verbose LEVEL  0 quiet, 1 rank-0 messages (default), 2 messages from every rank\n"
+         "  --threads N          OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)\n"
+         "  -h, --help           this help; `pairbound COMMAND --help` documents each command\n"
+         "  --version            print the version and build\n");
+}
+
+static char *pb_cli__provenance(int argc, char **argv)
+{
+  size_t n = strlen(pb_build_info()) + 32;
+  for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+  char *p = pb_malloc(n);
+  snprintf(p, n, "%s\ncommand:", pb_build_info());
+  for (int i = 0; i < argc; i++) {
+    strcat(p, " ");
+    strcat(p, argv[i]);
+  }
+  return p;
+}
+
+int pb_cli_main(int argc, char **argv)
+{
+  struct pb_cli cli = {.cmd = "", .rank = 0};
+  MPI_Comm_rank(MPI_COMM_WORLD, &cli.rank);
+  pb_log_init(cli.rank, 1);
+  pb_error_install_gsl_handler();
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      if (cli.rank == 0) pb_cli__main_help();
+      return PB_EXIT_OK;
+    } else if (!strcmp(argv[i], "--version")) {
+      if (cli.rank == 0) printf("%s\n", pb_build_info());
+      return PB_EXIT_OK;
+    } else if ((!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) && i + 1 < argc) {
+      double v;
+      if (pb_cli__parse_double(argv[++i], 0, 2, &v)) goto usage;
+      pb_log_init(cli.rank, (int)v);
+    } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+      double v;
+      if (pb_cli__parse_double(argv[++i], 1, 4096, &v)) goto usage;
+      omp_set_num_threads((int)v);
+    } else {
+      goto usage;
+    }
+  }
+  if (i == argc) goto usage;
+  for (const struct pb_cli_command *c = pb_cli__table; c->name; c++)
+    if (strcmp(c->name, argv[i]) == 0) {
+      cli.cmd = c->name;
+      cli.provenance = pb_cli__provenance(argc, argv);
+      optind = 1;
+      int rc = c->run(&cli, argc - i, argv + i);
+      free(cli.provenance);
+      return rc;
+    }
+usage:
+  if (cli.rank == 0) {
+    if (i < argc) fprintf(stderr, "pairbound: unknown command or option '%s'\n", argv[i]);
+    else fprintf(stderr, "pairbound: missing command\n");
+    fprintf(stderr, "usage: pairbound [-v LEVEL] [--threads N] COMMAND [options]  (pairbound --help lists commands)\n");
+  }
+  return PB_EXIT_USAGE;
+}

@@ -1,0 +1,114 @@
+/* Error messages, logging and fatal-error handling. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <gsl/gsl_errno.h>
+
+#include "pairbound/error.h"
+
+static _Thread_local char pb__errbuf[2048];
+static int pb__rank = 0;
+static int pb__verbosity = 1;
+
+void pb_error_set(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(pb__errbuf, sizeof pb__errbuf, fmt, ap);
+  va_end(ap);
+}
+
+const char *pb_error_message(void) { return pb__errbuf[0] ? pb__errbuf : "unknown error"; }
+void pb_error_clear(void) { pb__errbuf[0] = '\0'; }
+
+void pb_log_init(int rank, int verbosity)
+{
+  pb__rank = rank;
+  pb__verbosity = verbosity;
+}
+
+int pb_log_rank(void) { return pb__rank; }
+int pb_log_verbosity(void) { return pb__verbosity; }
+
+/* Rank 0 speaks at verbosity 1; every rank speaks at verbosity >= 2. */
+static int pb__should_log(void)
+{
+  return pb__verbosity >= 2 || (pb__verbosity >= 1 && pb__rank == 0);
+}
+
+void pb_message(const char *fmt, ...)
+{
+  if (!pb__should_log()) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "[%d] ", pb__rank);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void pb_warning(const char *fmt, ...)
+{
+  if (!pb__should_log()) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "[%d] warning: ", pb__rank);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void pb_abort(const char *file, const char *func, int line, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "[%d] %s:%s():%d: fatal: ", pb__rank, file, func, line);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fflush(stderr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, 3);
+  abort();
+}
+
+static void pb__gsl_handler(const char *reason, const char *file, int line, int gsl_errno)
+{
+  pb_abort(file, "gsl", line, "GSL error %d (%s): %s", gsl_errno, gsl_strerror(gsl_errno), reason);
+}
+
+void pb_error_install_gsl_handler(void) { gsl_set_error_handler(pb__gsl_handler); }
+
+void *pb_malloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (!p) PB_ERROR("out of memory allocating %zu bytes", n);
+  return p;
+}
+
+void *pb_calloc(size_t count, size_t size)
+{
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (!p) PB_ERROR("out of memory allocating %zu x %zu bytes", count, size);
+  return p;
+}
+
+void *pb_realloc(void *p, size_t n)
+{
+  void *q = realloc(p, n ? n : 1);
+  if (!q) PB_ERROR("out of memory reallocating %zu bytes", n);
+  return q;
+}
+
+char *pb_strdup(const char *s)
+{
+  size_t n = strlen(s) + 1;
+  char *d = pb_malloc(n);
+  memcpy(d, s, n);
+  return d;
+}

@@ -1,0 +1,217 @@
+/* HDF5 helpers shared by the store and results writers. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <hdf5.h>
+
+#include "pairbound/error.h"
+#include "h5io.h"
+
+hid_t pb_h5_fapl(MPI_Comm comm)
+{
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0) return -1;
+  if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
+      H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0) {
+    H5Pclose(fapl);
+    return -1;
+  }
+  return fapl;
+}
+
+hid_t pb_h5_dxpl(void)
+{
+  hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+  if (dxpl >= 0 && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0) {
+    H5Pclose(dxpl);
+    return -1;
+  }
+  return dxpl;
+}
+
+hid_t pb_h5_strtype(size_t len)
+{
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0) return -1;
+  if (H5Tset_size(t, len) < 0 || H5Tset_strpad(t, H5T_STR_NULLTERM) < 0) {
+    H5Tclose(t);
+    return -1;
+  }
+  return t;
+}
+
+/* Collective write of a whole small 1-D dataset whose contents rank 0 supplies. */
+int pb_h5_write_small(hid_t loc, const char *name, hid_t ftype, hid_t mtype,
+                                 hsize_t n, const void *buf, int rank)
+{
+  int status = PB_FAIL;
+  hid_t space = -1, dset = -1, fsel = -1, msel = -1, dxpl = -1;
+  if ((space = H5Screate_simple(1, &n, NULL)) < 0) goto done;
+  if ((dset = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if ((fsel = H5Scopy(space)) < 0 || (msel = H5Scopy(space)) < 0) goto done;
+  if (rank != 0 && (H5Sselect_none(fsel) < 0 || H5Sselect_none(msel) < 0)) goto done;
+  if ((dxpl = pb_h5_dxpl()) < 0) goto done;
+  if (H5Dwrite(dset, mtype, msel, fsel, dxpl, buf) < 0) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("HDF5: cannot write dataset '%s'", name);
+  if (dxpl >= 0) H5Pclose(dxpl);
+  if (msel >= 0) H5Sclose(msel);
+  if (fsel >= 0) H5Sclose(fsel);
+  if (dset >= 0) H5Dclose(dset);
+  if (space >= 0) H5Sclose(space);
+  return status;
+}
+
+/* Pack strings into one fixed-width buffer (width = longest + 1). */
+char *pb_h5_pack_strings(char *const *v, int32_t n, size_t *width)
+{
+  size_t w = 1;
+  for (int32_t i = 0; i < n; i++) {
+    size_t l = strlen(v[i]) + 1;
+    if (l > w) w = l;
+  }
+  char *buf = pb_calloc((size_t)(n > 0 ? n : 1), w);
+  for (int32_t i = 0; i < n; i++) memcpy(buf + (size_t)i * w, v[i], strlen(v[i]));
+  *width = w;
+  return buf;
+}
+
+int pb_h5_write_strings(hid_t loc, const char *name, char *const *v, int32_t n, int rank)
+{
+  size_t w;
+  char *buf = pb_h5_pack_strings(v, n, &w);
+  hid_t t = pb_h5_strtype(w);
+  int status = t < 0 ? PB_FAIL : pb_h5_write_small(loc, name, t, t, (hsize_t)n, buf, rank);
+  if (t >= 0) H5Tclose(t);
+  free(buf);
+  return status;
+}
+
+int pb_h5_attr_int(hid_t loc, const char *name, int32_t value)
+{
+  int status = PB_FAIL;
+  hid_t space = H5Screate(H5S_SCALAR), attr = -1;
+  if (space < 0) goto done;
+  if ((attr = H5Acreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if (H5Awrite(attr, H5T_NATIVE_INT32, &value) < 0) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("HDF5: cannot write attribute '%s'", name);
+  if (attr >= 0) H5Aclose(attr);
+  if (space >= 0) H5Sclose(space);
+  return status;
+}
+
+int pb_h5_attr_str(hid_t loc, const char *name, const char *value)
+{
+  int status = PB_FAIL;
+  hid_t space = H5Screate(H5S_SCALAR), attr = -1, t = pb_h5_strtype(strlen(value) + 1);
+  if (space < 0 || t < 0) goto done;
+  if ((attr = H5Acreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if (H5Awrite(attr, t, value) < 0) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("HDF5: cannot write attribute '%s'", name);
+  if (attr >= 0) H5Aclose(attr);
+  if (t >= 0) H5Tclose(t);
+  if (space >= 0) H5Sclose(space);
+  return status;
+}
+
+int pb_h5_read_attr_int(hid_t loc, const char *name, int32_t *value)
+{
+  hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);
+  if (attr < 0) return PB_FAIL;
+  herr_t e = H5Aread(attr, H5T_NATIVE_INT32, value);
+  H5Aclose(attr);
+  return e < 0 ? PB_FAIL : PB_OK;
+}
+
+char *pb_h5_read_attr_str(hid_t loc, const char *name)
+{
+  char *value = NULL;
+  hid_t attr = H5Aopen(loc, name, H5P_DEFAULT), ft = -1, mt = -1;
+  if (attr < 0) return NULL;
+  if ((ft = H5Aget_type(attr)) < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft)) goto done;
+  size_t len = H5Tget_size(ft);
+  if ((mt = pb_h5_strtype(len + 1)) < 0) goto done;
+  value = pb_calloc(len + 1, 1);
+  if (H5Aread(attr, mt, value) < 0) { free(value); value = NULL; }
+done:
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  H5Aclose(attr);
+  return value;
+}
+
+/* Read a whole 1-D dataset; returns its length through *n (-1 on failure). */
+void *pb_h5_read_small(hid_t loc, const char *name, hid_t mtype, size_t esize, hsize_t *n)
+{
+  void *buf = NULL;
+  hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT), space = -1, dxpl = -1;
+  if (dset < 0 || (space = H5Dget_space(dset)) < 0 || H5Sget_simple_extent_ndims(space) != 1) goto done;
+  H5Sget_simple_extent_dims(space, n, NULL);
+  buf = pb_calloc(*n > 0 ? *n : 1, esize);
+  if ((dxpl = pb_h5_dxpl()) < 0 || H5Dread(dset, mtype, H5S_ALL, H5S_ALL, dxpl, buf) < 0) {
+    free(buf);
+    buf = NULL;
+  }
+done:
+  if (dxpl >= 0) H5Pclose(dxpl);
+  if (space >= 0) H5Sclose(space);
+  if (dset >= 0) H5Dclose(dset);
+  return buf;
+}
+
+char **pb_h5_read_strings(hid_t loc, const char *name, int32_t *count)
+{
+  hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT), ft = -1, mt = -1;
+  char **v = NULL, *buf = NULL;
+  if (dset < 0 || (ft = H5Dget_type(dset)) < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft))
+    goto done;
+  size_t w = H5Tget_size(ft) + 1;
+  if ((mt = pb_h5_strtype(w)) < 0) goto done;
+  H5Dclose(dset);
+  dset = -1;
+  hsize_t n = 0;
+  if (!(buf = pb_h5_read_small(loc, name, mt, w, &n))) goto done;
+  v = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+  for (hsize_t i = 0; i < n; i++) v[i] = pb_strdup(buf + i * w);
+  *count = (int32_t)n;
+done:
+  free(buf);
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  if (dset >= 0) H5Dclose(dset);
+  return v;
+}
+
+
+int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
+                      int64_t n_local, const void *buf)
+{
+  int status = PB_FAIL;
+  hsize_t dim = (hsize_t)n_total, start = (hsize_t)offset, count = (hsize_t)n_local, mdim = count ? count : 1;
+  hid_t space = -1, dset = -1, mspace = -1, dxpl = -1;
+  if ((space = H5Screate_simple(1, &dim, NULL)) < 0) goto done;
+  if ((dset = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if ((mspace = H5Screate_simple(1, &mdim, NULL)) < 0) goto done;
+  if (count == 0) {
+    if (H5Sselect_none(space) < 0 || H5Sselect_none(mspace) < 0) goto done;
+  } else if (H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0) {
+    goto done;
+  }
+  if ((dxpl = pb_h5_dxpl()) < 0 || H5Dwrite(dset, mtype, mspace, space, dxpl, buf) < 0) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("HDF5: cannot write dataset '%s'", name);
+  if (dxpl >= 0) H5Pclose(dxpl);
+  if (mspace >= 0) H5Sclose(mspace);
+  if (dset >= 0) H5Dclose(dset);
+  if (space >= 0) H5Sclose(space);
+  return status;
+}

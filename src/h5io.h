@@ -1,0 +1,26 @@
+/* HDF5 helpers shared by the store and results writers (internal). */
+#ifndef PAIRBOUND_H5IO_H
+#define PAIRBOUND_H5IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+#include <hdf5.h>
+
+hid_t pb_h5_fapl(MPI_Comm comm);
+hid_t pb_h5_dxpl(void);
+hid_t pb_h5_strtype(size_t len);
+int pb_h5_write_small(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hsize_t n, const void *buf, int rank);
+char *pb_h5_pack_strings(char *const *v, int32_t n, size_t *width);
+int pb_h5_write_strings(hid_t loc, const char *name, char *const *v, int32_t n, int rank);
+int pb_h5_attr_int(hid_t loc, const char *name, int32_t value);
+int pb_h5_attr_str(hid_t loc, const char *name, const char *value);
+int pb_h5_read_attr_int(hid_t loc, const char *name, int32_t *value);
+char *pb_h5_read_attr_str(hid_t loc, const char *name);
+void *pb_h5_read_small(hid_t loc, const char *name, hid_t mtype, size_t esize, hsize_t *n);
+char **pb_h5_read_strings(hid_t loc, const char *name, int32_t *count);
+/* Collective write of this rank's slice [offset, offset + n_local) of a 1-D dataset of n_total. */
+int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
+                      int64_t n_local, const void *buf);
+
+#endif /* PAIRBOUND_H5IO_H */

@@ -1,0 +1,846 @@
+/* `pairbound ingest`: validate a prediction CSV and write it as a record store.
+ *
+ * The CSV is read twice so that memory stays bounded by the store, not the
+ * file: pass 1 validates every row and builds the dictionaries (sources,
+ * models, conditions, images, in order of first appearance); pass 2 fills the
+ * dense [model][condition][image] arrays and finds duplicates with a bitmap.
+ * A duplicate's first occurrence is found by a third, short read, so no line
+ * number has to be kept per record.  Format and messages: docs/csv.md. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <csv.h>
+
+#include "pairbound/error.h"
+#include "pairbound/util.h"
+#include "pairbound/store.h"
+#include "pairbound/ingest.h"
+
+/* Tolerance of the probability consistency checks (ptrue <= smax, ...). */
+#define PB_INGEST_TOL 1e-6
+
+/* Row handlers return PB_OK, PB_FAIL, or this to end the read early. */
+#define PB_INGEST__STOP 1
+
+enum {
+  PB_COL_MODEL, PB_COL_GROUP, PB_COL_SOURCE, PB_COL_CONDITION, PB_COL_IMAGE,
+  PB_COL_LABEL, PB_COL_SPLIT, PB_COL_PRED, PB_COL_SMAX, PB_COL_PTRUE, PB_N_COLS
+};
+
+static const char *const pb_ingest__colname[PB_N_COLS] = {
+  "model", "group", "source", "condition", "image", "label", "split", "pred", "smax", "ptrue"};
+
+/* Per-source dictionaries beside the pb_source being built. */
+struct pb_ingest__src {
+  struct pb_strmap conditions;
+  struct pb_strmap images;
+  int32_t cap_conditions, cap_images;
+  int64_t *image_line;     /* line where each image first appeared */
+  int32_t given_classes;   /* from the options, 0 = infer */
+  int32_t max_class;       /* largest label, pred or top-k class seen */
+  uint8_t *seen;           /* pass 2: bitmap over [row][image] */
+};
+
+/* One parsed record (names point into the reader's field buffers). */
+struct pb_ingest__rec {
+  const char *name[PB_COL_IMAGE + 1];
+  int32_t label, pred;
+  uint8_t split;
+  float smax, ptrue;
+};
+
+struct pb_ingest__ctx {
+  const char *path;
+  const struct pb_ingest_options *opt;
+  struct pb_meta *meta;
+  int have_header;
+  int n_fields;
+  int col[PB_N_COLS];
+  int *topk_class_col, *topk_prob_col;
+  int32_t *tk_class;       /* scratch [topk] */
+  float *tk_prob;
+  struct pb_strmap sources, models;
+  int32_t cap_sources, cap_models;
+  int64_t *model_line;
+  struct pb_ingest__src *src;
+  int64_t n_records;
+  struct pb_rows *rows;    /* pass 2 output [n_sources] */
+  int32_t dup_s, dup_m, dup_c, dup_i;
+  int64_t dup_line, first_line;
+};
+
+typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
+
+/* libcsv feeds fields and row ends through callbacks; this carries them,
+ * plus the physical line numbers libcsv does not track. */
+struct pb_ingest__reader {
+  struct pb_ingest__ctx *ctx;
+  pb_ingest__row_fn on_row;
+  int64_t line;            /* physical line being fed */
+  int64_t row_line;        /* line where the current row began, 0 = none */
+  char **field;
+  size_t *field_cap;
+  int n_field, cap_field;
+  int status;
+};
+
+/* ------------------------------------------------------------------ reading */
+
+static void pb_ingest__on_field(void *s, size_t len, void *data)
+{
+  struct pb_ingest__reader *r = data;
+  if (r->status != PB_OK) return;
+  if (r->row_line == 0) r->row_line = r->line;   /* a row that began after a bare CR */
+  if (r->n_field == r->cap_field) {
+    int cap = r->cap_field ? 2 * r->cap_field : 16;
+    r->field = pb_realloc(r->field, (size_t)cap * sizeof *r->field);
+    r->field_cap = pb_realloc(r->field_cap, (size_t)cap * sizeof *r->field_cap);
+    for (int i = r->cap_field; i < cap; i++) {
+      r->field[i] = NULL;
+      r->field_cap[i] = 0;
+    }
+    r->cap_field = cap;
+  }
+  int k = r->n_field++;
+  if (r->field_cap[k] < len + 1) {
+    r->field_cap[k] = len + 1 > 64 ? len + 1 : 64;
+    r->field[k] = pb_realloc(r->field[k], r->field_cap[k]);
+  }
+  if (len) memcpy(r->field[k], s, len);
+  r->field[k][len] = '\0';
+  if (len && memchr(s, '\0', len)) {
+    pb_error_set("%s:%lld: field %d contains a NUL byte", r->ctx->path, (long long)r->row_line, k + 1);
+    r->status = PB_FAIL;
+  }
+}
+
+static void pb_ingest__on_row(int c, void *data)
+{
+  struct pb_ingest__reader *r = data;
+  (void)c;
+  if (r->status == PB_OK)
+    r->status = r->on_row(r->ctx, r->field, r->n_field, r->row_line ? r->row_line : r->line);
+  r->n_field = 0;
+  r->row_line = 0;
+}
+
+/* A line libcsv skips between rows: only blanks and line ends. */
+static int pb_ingest__blank(const char *s, ssize_t n)
+{
+  for (ssize_t i = 0; i < n; i++)
+    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return 0;
+  return 1;
+}
+
+/* Read the whole CSV, calling on_row for every row (the header included).
+ * libcsv gets one physical line at a time so that each row knows its line. */
+static int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row)
+{
+  struct pb_ingest__reader r = {.ctx = ctx, .on_row = on_row, .status = PB_OK};
+  struct csv_parser p;
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  int parser = 0;
+  FILE *fp = fopen(ctx->path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", ctx->path, strerror(errno));
+    return PB_FAIL;
+  }
+  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
+    pb_error_set("%s: cannot initialise the CSV parser", ctx->path);
+    r.status = PB_FAIL;
+    goto done;
+  }
+  parser = 1;
+  while (r.status == PB_OK && (n = getline(&line, &cap, fp)) > 0) {
+    char *text = line;
+    r.line++;
+    /* spreadsheets often start a UTF-8 file with a byte-order mark */
+    if (r.line == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+      text += 3;
+      n -= 3;
+    }
+    if (r.row_line == 0 && !pb_ingest__blank(text, n)) r.row_line = r.line;
+    if (csv_parse(&p, text, (size_t)n, pb_ingest__on_field, pb_ingest__on_row, &r) != (size_t)n &&
+        r.status == PB_OK) {
+      if (csv_error(&p) == CSV_EPARSE)
+        pb_error_set("%s:%lld: malformed CSV: misplaced quote", ctx->path, (long long)r.line);
+      else
+        pb_error_set("%s:%lld: CSV parser: %s", ctx->path, (long long)r.line, csv_strerror(csv_error(&p)));
+      r.status = PB_FAIL;
+    }
+  }
+  if (r.status == PB_OK && ferror(fp)) {
+    pb_error_set("%s: read error: %s", ctx->path, strerror(errno));
+    r.status = PB_FAIL;
+  }
+  /* csv_fini delivers a last row that has no line end */
+  if (r.status == PB_OK && csv_fini(&p, pb_ingest__on_field, pb_ingest__on_row, &r) != 0 &&
+      r.status == PB_OK) {
+    pb_error_set("%s:%lld: malformed CSV: quoted field not closed at end of file", ctx->path,
+                 (long long)(r.row_line ? r.row_line : r.line));
+    r.status = PB_FAIL;
+  }
+done:
+  if (parser) csv_free(&p);
+  for (int i = 0; i < r.cap_field; i++) free(r.field[i]);
+  free(r.field);
+  free(r.field_cap);
+  free(line);
+  fclose(fp);
+  return r.status == PB_FAIL ? PB_FAIL : PB_OK;
+}
+
+/* ------------------------------------------------------------------- header */
+
+/* "top<k>_class" / "top<k>_prob" with k >= 1 written without leading zeros:
+ * returns k and sets *is_prob, or 0 when the name is something else. */
+static long pb_ingest__topk_column(const char *name, int *is_prob)
+{
+  if (strncmp(name, "top", 3) != 0 || name[3] < '1' || name[3] > '9') return 0;
+  char *end;
+  errno = 0;
+  long k = strtol(name + 3, &end, 10);
+  if (errno || k < 1 || k > INT32_MAX) return 0;
+  if (strcmp(end, "_class") == 0) *is_prob = 0;
+  else if (strcmp(end, "_prob") == 0) *is_prob = 1;
+  else return 0;
+  return k;
+}
+
+static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  const char *path = ctx->path;
+  ctx->n_fields = n;
+  for (int c = 0; c < PB_N_COLS; c++) ctx->col[c] = -1;
+  /* at most n top-k pairs can be complete, so k > n is certainly incomplete */
+  ctx->topk_class_col = pb_malloc((size_t)(n + 1) * sizeof(int));
+  ctx->topk_prob_col = pb_malloc((size_t)(n + 1) * sizeof(int));
+  for (int k = 0; k <= n; k++) ctx->topk_class_col[k] = ctx->topk_prob_col[k] = -1;
+  long kmax = 0;
+  for (int j = 0; j < n; j++) {
+    int c, is_prob, *slot = NULL;
+    for (c = 0; c < PB_N_COLS && strcmp(f[j], pb_ingest__colname[c]) != 0; c++) continue;
+    long k = c < PB_N_COLS ? 0 : pb_ingest__topk_column(f[j], &is_prob);
+    if (c < PB_N_COLS) slot = &ctx->col[c];
+    else if (k > 0 && k <= n) slot = is_prob ? &ctx->topk_prob_col[k - 1] : &ctx->topk_class_col[k - 1];
+    else if (k == 0) {
+      pb_error_set("%s:%lld: unknown column '%s'", path, (long long)line, f[j]);
+      return PB_FAIL;
+    }
+    if (slot && *slot >= 0) {
+      pb_error_set("%s:%lld: duplicate column '%s'", path, (long long)line, f[j]);
+      return PB_FAIL;
+    }
+    if (slot) *slot = j;
+    if (k > kmax) kmax = k;
+  }
+  for (int c = 0; c < PB_N_COLS; c++)
+    if (ctx->col[c] < 0) {
+      pb_error_set("%s:%lld: missing column '%s'", path, (long long)line, pb_ingest__colname[c]);
+      return PB_FAIL;
+    }
+  for (long k = 1; k <= kmax; k++) {
+    int has_class = k <= n && ctx->topk_class_col[k - 1] >= 0;
+    int has_prob = k <= n && ctx->topk_prob_col[k - 1] >= 0;
+    if (!has_class || !has_prob) {
+      pb_error_set("%s:%lld: missing column 'top%ld_%s'", path, (long long)line, k, has_class ? "prob" : "class");
+      return PB_FAIL;
+    }
+  }
+  ctx->meta->topk = (int32_t)kmax;
+  ctx->tk_class = pb_malloc((size_t)(kmax + 1) * sizeof *ctx->tk_class);
+  ctx->tk_prob = pb_malloc((size_t)(kmax + 1) * sizeof *ctx->tk_prob);
+  return PB_OK;
+}
+
+/* ------------------------------------------------------------------- fields */
+
+/* Names become HDF5 link names and CSV fields (same rule as pb_meta_validate). */
+static int pb_ingest__name(const struct pb_ingest__ctx *ctx, int64_t line, int col, const char *s)
+{
+  const char *what = NULL;
+  if (s[0] == '\0') {
+    pb_error_set("%s:%lld: column '%s': empty name", ctx->path, (long long)line, pb_ingest__colname[col]);
+    return PB_FAIL;
+  }
+  if (strcmp(s, ".") == 0) {
+    pb_error_set("%s:%lld: column '%s': name '.' is not allowed", ctx->path, (long long)line,
+                 pb_ingest__colname[col]);
+    return PB_FAIL;
+  }
+  const char *bad = strpbrk(s, "/,\"\n\r");
+  if (!bad) return PB_OK;
+  switch (*bad) {
+  case '/': what = "'/'"; break;
+  case ',': what = "','"; break;
+  case '"': what = "'\"'"; break;
+  case '\n': what = "a newline"; break;
+  default: what = "a carriage return"; break;
+  }
+  pb_error_set("%s:%lld: column '%s': name '%s' contains %s, which is not allowed", ctx->path, (long long)line,
+               pb_ingest__colname[col], s, what);
+  return PB_FAIL;
+}
+
+static int pb_ingest__int(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
+                          int32_t *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end != '\0') {
+    pb_error_set("%s:%lld: column '%s': not an integer: '%s'", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (errno == ERANGE || v < INT32_MIN || v > INT32_MAX) {
+    pb_error_set("%s:%lld: column '%s': integer out of range: '%s'", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  *out = (int32_t)v;
+  return PB_OK;
+}
+
+/* A class index: non-negative, and below n_classes when that is known. */
+static int pb_ingest__class(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
+                            int32_t n_classes, const char *source, int32_t *out)
+{
+  if (pb_ingest__int(ctx, line, col, s, out)) return PB_FAIL;
+  if (*out < 0) {
+    pb_error_set("%s:%lld: column '%s': negative class %d", ctx->path, (long long)line, col, *out);
+    return PB_FAIL;
+  }
+  if (n_classes > 0 && *out >= n_classes) {
+    pb_error_set("%s:%lld: column '%s': class %d outside [0, %d) of source %s", ctx->path, (long long)line, col,
+                 *out, n_classes, source);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+/* A probability: a finite number in [0, 1], kept as the float32 it is stored as. */
+static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
+                           float *out)
+{
+  char *end;
+  float v = strtof(s, &end);   /* ERANGE on underflow is fine: the float is what we store */
+  if (end == s || *end != '\0') {
+    pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (!isfinite(v)) {
+    pb_error_set("%s:%lld: column '%s': not finite: '%s'", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (v < 0.0f || v > 1.0f) {
+    pb_error_set("%s:%lld: column '%s': %s outside [0, 1]", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  *out = v;
+  return PB_OK;
+}
+
+/* Names of a row, checked in column order. */
+static int pb_ingest__names(const struct pb_ingest__ctx *ctx, char **f, int n, int64_t line,
+                            struct pb_ingest__rec *rec)
+{
+  if (n != ctx->n_fields) {
+    pb_error_set("%s:%lld: expected %d fields, found %d", ctx->path, (long long)line, ctx->n_fields, n);
+    return PB_FAIL;
+  }
+  for (int c = PB_COL_MODEL; c <= PB_COL_IMAGE; c++) {
+    rec->name[c] = f[ctx->col[c]];
+    if (pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+/* Numbers of a row and their consistency (top-k into ctx->tk_*). */
+static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t n_classes,
+                             struct pb_ingest__rec *rec)
+{
+  const char *path = ctx->path, *source = rec->name[PB_COL_SOURCE];
+  const char *smax_s = f[ctx->col[PB_COL_SMAX]], *ptrue_s = f[ctx->col[PB_COL_PTRUE]];
+  const char *split = f[ctx->col[PB_COL_SPLIT]];
+  int32_t K = ctx->meta->topk;
+  char cname[48], pname[48], qname[48];
+  if (pb_ingest__class(ctx, line, "label", f[ctx->col[PB_COL_LABEL]], n_classes, source, &rec->label))
+    return PB_FAIL;
+  if (strcmp(split, "dev") == 0) rec->split = PB_SPLIT_DEV;
+  else if (strcmp(split, "eval") == 0) rec->split = PB_SPLIT_EVAL;
+  else {
+    pb_error_set("%s:%lld: column 'split': expected 'dev' or 'eval', found '%s'", path, (long long)line, split);
+    return PB_FAIL;
+  }
+  if (pb_ingest__class(ctx, line, "pred", f[ctx->col[PB_COL_PRED]], n_classes, source, &rec->pred) ||
+      pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
+      pb_ingest__prob(ctx, line, "ptrue", ptrue_s, &rec->ptrue))
+    return PB_FAIL;
+  for (int32_t k = 0; k < K; k++) {
+    snprintf(cname, sizeof cname, "top%d_class", k + 1);
+    snprintf(pname, sizeof pname, "top%d_prob", k + 1);
+    if (pb_ingest__class(ctx, line, cname, f[ctx->topk_class_col[k]], n_classes, source, &ctx->tk_class[k]) ||
+        pb_ingest__prob(ctx, line, pname, f[ctx->topk_prob_col[k]], &ctx->tk_prob[k]))
+      return PB_FAIL;
+  }
+  /* S is the largest probability and M the true class's, so M <= S, and M = S
+   * when the prediction is correct (seed 000 Section 2). */
+  if ((double)rec->ptrue > (double)rec->smax + PB_INGEST_TOL) {
+    pb_error_set("%s:%lld: ptrue %s exceeds smax %s", path, (long long)line, ptrue_s, smax_s);
+    return PB_FAIL;
+  }
+  if (rec->pred == rec->label && fabs((double)rec->ptrue - (double)rec->smax) > PB_INGEST_TOL) {
+    pb_error_set("%s:%lld: pred equals label %d but ptrue %s differs from smax %s", path, (long long)line,
+                 rec->label, ptrue_s, smax_s);
+    return PB_FAIL;
+  }
+  if (K == 0) return PB_OK;
+  /* the top-k list is the head of the same probability vector */
+  if (ctx->tk_class[0] != rec->pred) {
+    pb_error_set("%s:%lld: top1_class %d differs from pred %d", path, (long long)line, ctx->tk_class[0], rec->pred);
+    return PB_FAIL;
+  }
+  if (fabs((double)ctx->tk_prob[0] - (double)rec->smax) > PB_INGEST_TOL) {
+    pb_error_set("%s:%lld: top1_prob %s differs from smax %s", path, (long long)line, f[ctx->topk_prob_col[0]],
+                 smax_s);
+    return PB_FAIL;
+  }
+  int label_in = 0;
+  for (int32_t k = 0; k < K; k++) {
+    snprintf(pname, sizeof pname, "top%d_prob", k + 1);
+    if (k > 0 && ctx->tk_prob[k] > ctx->tk_prob[k - 1]) {
+      snprintf(qname, sizeof qname, "top%d_prob", k);
+      pb_error_set("%s:%lld: %s %s exceeds %s %s (top-k probabilities must not increase)", path, (long long)line,
+                   pname, f[ctx->topk_prob_col[k]], qname, f[ctx->topk_prob_col[k - 1]]);
+      return PB_FAIL;
+    }
+    for (int32_t j = 0; j < k; j++)
+      if (ctx->tk_class[j] == ctx->tk_class[k]) {
+        pb_error_set("%s:%lld: top%d_class %d repeats top%d_class", path, (long long)line, k + 1,
+                     ctx->tk_class[k], j + 1);
+        return PB_FAIL;
+      }
+    if (ctx->tk_class[k] == rec->label) {
+      label_in = 1;
+      if (fabs((double)ctx->tk_prob[k] - (double)rec->ptrue) > PB_INGEST_TOL) {
+        pb_error_set("%s:%lld: top%d_class is the label %d but %s %s differs from ptrue %s", path,
+                     (long long)line, k + 1, rec->label, pname, f[ctx->topk_prob_col[k]], ptrue_s);
+        return PB_FAIL;
+      }
+    }
+  }
+  /* a class outside the top k has at most the k-th probability */
+  if (!label_in && (double)rec->ptrue > (double)ctx->tk_prob[K - 1] + PB_INGEST_TOL) {
+    pb_error_set("%s:%lld: ptrue %s exceeds top%d_prob %s but the label %d is not in the top %d", path,
+                 (long long)line, ptrue_s, K, f[ctx->topk_prob_col[K - 1]], rec->label, K);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+/* ------------------------------------------------------------------ pass 1 */
+
+static int32_t pb_ingest__given_classes(const struct pb_ingest_options *opt, const char *source)
+{
+  if (!opt) return 0;
+  for (int i = opt->n_source_classes - 1; i >= 0; i--)
+    if (strcmp(opt->class_source[i], source) == 0) return opt->class_count[i];
+  return opt->default_classes > 0 ? opt->default_classes : 0;
+}
+
+static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *name)
+{
+  struct pb_meta *meta = ctx->meta;
+  int32_t s = meta->n_sources;
+  if (s == ctx->cap_sources) {
+    ctx->cap_sources = ctx->cap_sources ? 2 * ctx->cap_sources : 4;
+    meta->sources = pb_realloc(meta->sources, (size_t)ctx->cap_sources * sizeof *meta->sources);
+    ctx->src = pb_realloc(ctx->src, (size_t)ctx->cap_sources * sizeof *ctx->src);
+  }
+  memset(&meta->sources[s], 0, sizeof meta->sources[s]);
+  memset(&ctx->src[s], 0, sizeof ctx->src[s]);
+  meta->sources[s].name = pb_strdup(name);
+  meta->sources[s].clean = -1;
+  pb_strmap_init(&ctx->src[s].conditions);
+  pb_strmap_init(&ctx->src[s].images);
+  ctx->src[s].given_classes = pb_ingest__given_classes(ctx->opt, name);
+  ctx->src[s].max_class = -1;
+  meta->n_sources++;
+  return pb_strmap_put(&ctx->sources, name, s);
+}
+
+static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line)
+{
+  struct pb_meta *meta = ctx->meta;
+  int32_t m = pb_strmap_get(&ctx->models, model);
+  if (m >= 0) {
+    if (strcmp(meta->model_groups[m], group) == 0) return PB_OK;
+    pb_error_set("%s:%lld: model %s has group %s here but %s at line %lld", ctx->path, (long long)line, model,
+                 group, meta->model_groups[m], (long long)ctx->model_line[m]);
+    return PB_FAIL;
+  }
+  m = meta->n_models;
+  if (m == ctx->cap_models) {
+    ctx->cap_models = ctx->cap_models ? 2 * ctx->cap_models : 16;
+    meta->model_ids = pb_realloc(meta->model_ids, (size_t)ctx->cap_models * sizeof(char *));
+    meta->model_groups = pb_realloc(meta->model_groups, (size_t)ctx->cap_models * sizeof(char *));
+    ctx->model_line = pb_realloc(ctx->model_line, (size_t)ctx->cap_models * sizeof(int64_t));
+  }
+  meta->model_ids[m] = pb_strdup(model);
+  meta->model_groups[m] = pb_strdup(group);
+  ctx->model_line[m] = line;
+  meta->n_models++;
+  pb_strmap_put(&ctx->models, model, m);
+  return PB_OK;
+}
+
+static void pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond)
+{
+  struct pb_source *src = &ctx->meta->sources[s];
+  struct pb_ingest__src *x = &ctx->src[s];
+  if (pb_strmap_get(&x->conditions, cond) >= 0) return;
+  if (src->n_conditions == x->cap_conditions) {
+    x->cap_conditions = x->cap_conditions ? 2 * x->cap_conditions : 8;
+    src->conditions = pb_realloc(src->conditions, (size_t)x->cap_conditions * sizeof(char *));
+  }
+  src->conditions[src->n_conditions] = pb_strdup(cond);
+  pb_strmap_put(&x->conditions, cond, src->n_conditions++);
+}
+
+static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_ingest__rec *rec,
+                                int64_t line)
+{
+  static const char *const split_name[2] = {"dev", "eval"};
+  struct pb_source *src = &ctx->meta->sources[s];
+  struct pb_ingest__src *x = &ctx->src[s];
+  const char *image = rec->name[PB_COL_IMAGE];
+  int32_t i = pb_strmap_get(&x->images, image);
+  if (i >= 0) {
+    if (src->labels[i] != rec->label) {
+      pb_error_set("%s:%lld: image %s of source %s has label %d here but %d at line %lld", ctx->path,
+                   (long long)line, image, src->name, rec->label, src->labels[i], (long long)x->image_line[i]);
+      return PB_FAIL;
+    }
+    if (src->split[i] != rec->split) {
+      pb_error_set("%s:%lld: image %s of source %s has split %s here but %s at line %lld", ctx->path,
+                   (long long)line, image, src->name, split_name[rec->split], split_name[src->split[i]],
+                   (long long)x->image_line[i]);
+      return PB_FAIL;
+    }
+    return PB_OK;
+  }
+  if (src->n_images == INT32_MAX) {
+    pb_error_set("%s:%lld: source %s has too many images", ctx->path, (long long)line, src->name);
+    return PB_FAIL;
+  }
+  i = src->n_images;
+  if (i == x->cap_images) {
+    x->cap_images = x->cap_images ? (x->cap_images > INT32_MAX / 2 ? INT32_MAX : 2 * x->cap_images) : 64;
+    src->image_ids = pb_realloc(src->image_ids, (size_t)x->cap_images * sizeof(char *));
+    src->labels = pb_realloc(src->labels, (size_t)x->cap_images * sizeof(int32_t));
+    src->split = pb_realloc(src->split, (size_t)x->cap_images);
+    x->image_line = pb_realloc(x->image_line, (size_t)x->cap_images * sizeof(int64_t));
+  }
+  src->image_ids[i] = pb_strdup(image);
+  src->labels[i] = rec->label;
+  src->split[i] = rec->split;
+  x->image_line[i] = line;
+  src->n_images++;
+  pb_strmap_put(&x->images, image, i);
+  return PB_OK;
+}
+
+static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__rec rec;
+  if (!ctx->have_header) {
+    ctx->have_header = 1;
+    return pb_ingest__header(ctx, f, n, line);
+  }
+  if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
+  int32_t s = pb_strmap_get(&ctx->sources, rec.name[PB_COL_SOURCE]);
+  if (s < 0) s = pb_ingest__add_source(ctx, rec.name[PB_COL_SOURCE]);
+  struct pb_ingest__src *x = &ctx->src[s];
+  if (pb_ingest__values(ctx, f, line, x->given_classes, &rec)) return PB_FAIL;
+  if (pb_ingest__add_model(ctx, rec.name[PB_COL_MODEL], rec.name[PB_COL_GROUP], line)) return PB_FAIL;
+  pb_ingest__add_condition(ctx, s, rec.name[PB_COL_CONDITION]);
+  if (pb_ingest__add_image(ctx, s, &rec, line)) return PB_FAIL;
+  if (rec.label > x->max_class) x->max_class = rec.label;
+  if (rec.pred > x->max_class) x->max_class = rec.pred;
+  for (int32_t k = 0; k < ctx->meta->topk; k++)
+    if (ctx->tk_class[k] > x->max_class) x->max_class = ctx->tk_class[k];
+  ctx->n_records++;
+  return PB_OK;
+}
+
+/* Checks on the whole set after pass 1, and the dense arrays for pass 2. */
+static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
+{
+  struct pb_meta *meta = ctx->meta;
+  const struct pb_ingest_options *opt = ctx->opt;
+  if (!ctx->have_header) {
+    pb_error_set("%s: empty file (no header line)", ctx->path);
+    return PB_FAIL;
+  }
+  if (ctx->n_records == 0) {
+    pb_error_set("%s: no records", ctx->path);
+    return PB_FAIL;
+  }
+  for (int i = 0; opt && i < opt->n_source_classes; i++)
+    if (pb_strmap_get(&ctx->sources, opt->class_source[i]) < 0) {
+      pb_error_set("%s: classes given for source %s, which has no records", ctx->path, opt->class_source[i]);
+      return PB_FAIL;
+    }
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_source *src = &meta->sources[s];
+    struct pb_ingest__src *x = &ctx->src[s];
+    src->clean = pb_strmap_get(&x->conditions, PB_CLEAN_CONDITION);
+    if (src->clean < 0) {
+      pb_error_set("%s: source %s has no '%s' condition", ctx->path, src->name, PB_CLEAN_CONDITION);
+      return PB_FAIL;
+    }
+    src->n_classes = x->given_classes > 0 ? x->given_classes : x->max_class + 1;
+    int64_t n_rows = (int64_t)meta->n_models * src->n_conditions;
+    if (n_rows > INT32_MAX || (uint64_t)n_rows * (uint64_t)src->n_images > SIZE_MAX / 64) {
+      pb_error_set("%s: source %s is too large (%d models x %d conditions x %d images)", ctx->path, src->name,
+                   meta->n_models, src->n_conditions, src->n_images);
+      return PB_FAIL;
+    }
+  }
+  ctx->rows = pb_calloc((size_t)meta->n_sources, sizeof *ctx->rows);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_source *src = &meta->sources[s];
+    size_t n_rec = (size_t)meta->n_models * (size_t)src->n_conditions * (size_t)src->n_images;
+    pb_rows_alloc(&ctx->rows[s], meta->n_models * src->n_conditions, src->n_images, meta->topk);
+    ctx->src[s].seen = pb_calloc((n_rec + 7) / 8, 1);
+  }
+  return PB_OK;
+}
+
+/* ------------------------------------------------------------------ pass 2 */
+
+static int pb_ingest__pass2_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__rec rec;
+  if (!ctx->have_header) {
+    ctx->have_header = 1;
+    return PB_OK;
+  }
+  if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
+  int32_t s = pb_strmap_get(&ctx->sources, rec.name[PB_COL_SOURCE]);
+  int32_t m = pb_strmap_get(&ctx->models, rec.name[PB_COL_MODEL]);
+  struct pb_ingest__src *x = s >= 0 ? &ctx->src[s] : NULL;
+  int32_t c = x ? pb_strmap_get(&x->conditions, rec.name[PB_COL_CONDITION]) : -1;
+  int32_t i = x ? pb_strmap_get(&x->images, rec.name[PB_COL_IMAGE]) : -1;
+  if (m < 0 || c < 0 || i < 0) {
+    /* pass 1 saw every name, so only a file rewritten meanwhile gets here */
+    pb_error_set("%s:%lld: file changed while it was being read", ctx->path, (long long)line);
+    return PB_FAIL;
+  }
+  if (pb_ingest__values(ctx, f, line, ctx->meta->sources[s].n_classes, &rec)) return PB_FAIL;
+  const struct pb_source *src = &ctx->meta->sources[s];
+  size_t at = ((size_t)m * (size_t)src->n_conditions + (size_t)c) * (size_t)src->n_images + (size_t)i;
+  if (x->seen[at / 8] & (1u << (at % 8))) {
+    ctx->dup_s = s, ctx->dup_m = m, ctx->dup_c = c, ctx->dup_i = i;
+    ctx->dup_line = line;
+    return PB_INGEST__STOP;
+  }
+  x->seen[at / 8] |= (uint8_t)(1u << (at % 8));
+  struct pb_rows *r = &ctx->rows[s];
+  r->pred[at] = rec.pred;
+  r->smax[at] = rec.smax;
+  r->ptrue[at] = rec.ptrue;
+  for (int32_t k = 0; k < r->topk; k++) {
+    r->topk_class[at * (size_t)r->topk + (size_t)k] = ctx->tk_class[k];
+    r->topk_prob[at * (size_t)r->topk + (size_t)k] = ctx->tk_prob[k];
+  }
+  return PB_OK;
+}
+
+/* Pass 3, only after a duplicate: the line of the key's first occurrence. */
+static int pb_ingest__first_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  const struct pb_source *src = &ctx->meta->sources[ctx->dup_s];
+  if (!ctx->have_header) {
+    ctx->have_header = 1;
+    return PB_OK;
+  }
+  if (n != ctx->n_fields) return PB_OK;
+  if (strcmp(f[ctx->col[PB_COL_SOURCE]], src->name) == 0 &&
+      strcmp(f[ctx->col[PB_COL_MODEL]], ctx->meta->model_ids[ctx->dup_m]) == 0 &&
+      strcmp(f[ctx->col[PB_COL_CONDITION]], src->conditions[ctx->dup_c]) == 0 &&
+      strcmp(f[ctx->col[PB_COL_IMAGE]], src->image_ids[ctx->dup_i]) == 0) {
+    ctx->first_line = line;
+    return PB_INGEST__STOP;
+  }
+  return PB_OK;
+}
+
+static int pb_ingest__report_duplicate(struct pb_ingest__ctx *ctx)
+{
+  const struct pb_meta *meta = ctx->meta;
+  const struct pb_source *src = &meta->sources[ctx->dup_s];
+  ctx->have_header = 0;
+  ctx->first_line = 0;
+  if (pb_ingest__read(ctx, pb_ingest__first_row)) return PB_FAIL;
+  pb_error_set("%s:%lld: duplicate record for source %s, model %s, condition %s, image %s (first at line %lld)",
+               ctx->path, (long long)ctx->dup_line, src->name, meta->model_ids[ctx->dup_m],
+               src->conditions[ctx->dup_c], src->image_ids[ctx->dup_i], (long long)ctx->first_line);
+  return PB_FAIL;
+}
+
+/* Every cell of a source holds the source's whole image set. */
+static int pb_ingest__check_complete(const struct pb_ingest__ctx *ctx)
+{
+  const struct pb_meta *meta = ctx->meta;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    const uint8_t *seen = ctx->src[s].seen;
+    size_t at = 0;
+    for (int32_t m = 0; m < meta->n_models; m++)
+      for (int32_t c = 0; c < src->n_conditions; c++)
+        for (int32_t i = 0; i < src->n_images; i++, at++)
+          if (!(seen[at / 8] & (1u << (at % 8)))) {
+            pb_error_set("%s: source %s, model %s, condition %s: missing record for image %s", ctx->path,
+                         src->name, meta->model_ids[m], src->conditions[c], src->image_ids[i]);
+            return PB_FAIL;
+          }
+  }
+  return PB_OK;
+}
+
+/* ------------------------------------------------------------------- public */
+
+static void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx)
+{
+  for (int32_t s = 0; ctx->src && s < ctx->meta->n_sources; s++) {
+    pb_strmap_free(&ctx->src[s].conditions);
+    pb_strmap_free(&ctx->src[s].images);
+    free(ctx->src[s].image_line);
+    free(ctx->src[s].seen);
+  }
+  free(ctx->src);
+  pb_strmap_free(&ctx->sources);
+  pb_strmap_free(&ctx->models);
+  free(ctx->model_line);
+  free(ctx->topk_class_col);
+  free(ctx->topk_prob_col);
+  free(ctx->tk_class);
+  free(ctx->tk_prob);
+}
+
+int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                    struct pb_rows **rows)
+{
+  int status = PB_FAIL;
+  struct pb_ingest__ctx ctx = {.path = csv_path, .opt = opt, .meta = meta};
+  memset(meta, 0, sizeof *meta);
+  *rows = NULL;
+  pb_strmap_init(&ctx.sources);
+  pb_strmap_init(&ctx.models);
+  if (pb_ingest__read(&ctx, pb_ingest__pass1_row) || pb_ingest__finish_pass1(&ctx)) goto done;
+  ctx.have_header = 0;
+  ctx.dup_line = 0;
+  if (pb_ingest__read(&ctx, pb_ingest__pass2_row)) goto done;
+  if (ctx.dup_line > 0) {
+    pb_ingest__report_duplicate(&ctx);
+    goto done;
+  }
+  if (pb_ingest__check_complete(&ctx)) goto done;
+  meta->provenance = pb_strdup(opt && opt->provenance ? opt->provenance : "");
+  if (pb_meta_validate(meta)) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s: %s", csv_path, why);
+    goto done;
+  }
+  *rows = ctx.rows;
+  ctx.rows = NULL;
+  status = PB_OK;
+done:
+  if (ctx.rows) {
+    for (int32_t s = 0; s < meta->n_sources; s++) pb_rows_free(&ctx.rows[s]);
+    free(ctx.rows);
+  }
+  pb_ingest__ctx_free(&ctx);
+  if (status != PB_OK) pb_meta_free(meta);
+  return status;
+}
+
+int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, const char *store_path)
+{
+  int status = PB_FAIL;
+  struct pb_meta meta;
+  struct pb_rows *rows = NULL;
+  struct pb_store *st = NULL;
+  int32_t *index = NULL;
+  if (pb_ingest_parse(csv_path, opt, &meta, &rows)) return PB_FAIL;
+  if (pb_store_create(store_path, MPI_COMM_SELF, &meta, &st)) goto done;
+  for (int32_t s = 0; s < meta.n_sources; s++) {
+    int32_t n = rows[s].n_rows;
+    index = pb_realloc(index, (size_t)n * sizeof *index);
+    for (int32_t r = 0; r < n; r++) index[r] = r;
+    if (pb_store_write_rows(st, s, n, index, &rows[s])) goto done;
+    pb_rows_free(&rows[s]);   /* written: release it before the next source */
+  }
+  status = pb_store_commit(st);   /* closes the store either way */
+  st = NULL;
+done:
+  if (st) pb_store_close(st);   /* removes the unfinished STORE.tmp */
+  free(index);
+  for (int32_t s = 0; s < meta.n_sources; s++) pb_rows_free(&rows[s]);
+  free(rows);
+  pb_meta_free(&meta);
+  return status;
+}
+
+int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)
+{
+  const char *eq = strrchr(arg, '=');
+  const char *num = eq ? eq + 1 : arg;
+  char *end;
+  errno = 0;
+  long n = strtol(num, &end, 10);
+  if (end == num || *end != '\0' || errno || n < 1 || n > INT32_MAX || (eq && eq == arg)) {
+    pb_error_set("--classes: expected N or SOURCE=N with N >= 1, found '%s'", arg);
+    return PB_FAIL;
+  }
+  if (!eq) {
+    opt->default_classes = (int32_t)n;
+    return PB_OK;
+  }
+  size_t len = (size_t)(eq - arg);
+  char *name = pb_malloc(len + 1);
+  memcpy(name, arg, len);
+  name[len] = '\0';
+  for (int i = 0; i < opt->n_source_classes; i++)
+    if (strcmp(opt->class_source[i], name) == 0) {
+      opt->class_count[i] = (int32_t)n;
+      free(name);
+      return PB_OK;
+    }
+  int i = opt->n_source_classes++;
+  opt->class_source = pb_realloc(opt->class_source, (size_t)opt->n_source_classes * sizeof(char *));
+  opt->class_count = pb_realloc(opt->class_count, (size_t)opt->n_source_classes * sizeof(int32_t));
+  opt->class_source[i] = name;
+  opt->class_count[i] = (int32_t)n;
+  return PB_OK;
+}
+
+void pb_ingest_options_free(struct pb_ingest_options *opt)
+{
+  for (int i = 0; i < opt->n_source_classes; i++) free(opt->class_source[i]);
+  free(opt->class_source);
+  free(opt->class_count);
+  opt->class_source = NULL;
+  opt->class_count = NULL;
+  opt->n_source_classes = 0;
+}

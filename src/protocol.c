@@ -1,0 +1,314 @@
+/* Evaluation protocol: development thresholds (Appendix F), tiers (Section 3.3)
+ * and the frozen panel (Appendix B.1). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/config.h"
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/protocol.h"
+#include "pairbound/util.h"
+
+const double pb_protocol_q[PB_PROTOCOL_N_Q] = {0.6, 0.7, 0.8, 0.9, 1.0};
+
+void pb_protocol_options_default(struct pb_protocol_options *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  opt->coverage = PB_PROTOCOL_COVERAGE;
+  opt->panel_seed = PB_PROTOCOL_PANEL_SEED;
+}
+
+static int pb_protocol__desc(const void *a, const void *b)
+{
+  float x = *(const float *)a, y = *(const float *)b;
+  return x > y ? -1 : x < y ? 1 : 0;
+}
+
+float pb_protocol_threshold(const float *scores, int32_t n, double q)
+{
+  if (n <= 0) return NAN;
+  float *s = pb_malloc((size_t)n * sizeof *s);
+  memcpy(s, scores, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, pb_protocol__desc);
+  /* rank round(q n), half away from zero, at least the top score */
+  int32_t r = (int32_t)lround(q * n);
+  if (r < 1) r = 1;
+  if (r > n) r = n;
+  float t = s[r - 1];
+  free(s);
+  return t;
+}
+
+int32_t pb_protocol_default_quota(const char *source)
+{
+  return strcmp(source, "Syn") == 0 || strcmp(source, "Syn-B") == 0 ? 90 : 135;
+}
+
+struct pb_protocol__key { uint64_t key; int32_t index; };
+
+static int pb_protocol__cmp_key(const void *a, const void *b)
+{
+  const struct pb_protocol__key *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->index - y->index;
+}
+
+/* Order names by SHA-256("panel|seed|source|kind|name"). */
+static void pb_protocol__order(uint64_t seed, const char *source, const char *kind, char *const *names,
+                               int32_t n, int32_t skip, int32_t *order, int32_t *count)
+{
+  struct pb_protocol__key *k = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (i == skip) continue;
+    size_t len = strlen(source) + strlen(kind) + strlen(names[i]) + 48;
+    char *text = pb_malloc(len);
+    snprintf(text, len, "panel|%llu|%s|%s|%s", (unsigned long long)seed, source, kind, names[i]);
+    k[m++] = (struct pb_protocol__key){pb_sha256_key(text), i};
+    free(text);
+  }
+  qsort(k, (size_t)m, sizeof *k, pb_protocol__cmp_key);
+  for (int32_t i = 0; i < m; i++) order[i] = k[i].index;
+  *count = m;
+  free(k);
+}
+
+void pb_protocol_panel(const struct pb_meta *meta, int32_t s, uint64_t seed, int32_t quota, uint8_t *panel)
+{
+  const struct pb_source *src = &meta->sources[s];
+  int32_t M = meta->n_models, C = 0, nm = 0;
+  int32_t *morder = pb_malloc((size_t)M * sizeof *morder);
+  int32_t *corder = pb_malloc((size_t)src->n_conditions * sizeof *corder);
+  pb_protocol__order(seed, src->name, "model", meta->model_ids, M, -1, morder, &nm);
+  pb_protocol__order(seed, src->name, "condition", src->conditions, src->n_conditions, src->clean, corder, &C);
+  memset(panel, 0, (size_t)M * (size_t)src->n_conditions);
+  if (quota > M * C) quota = M * C;
+  for (int32_t k = 0, cursor = 0; k < quota; k++) {
+    int32_t m = morder[k % M];
+    while (panel[(size_t)m * src->n_conditions + corder[cursor % C]]) cursor++;
+    panel[(size_t)m * src->n_conditions + corder[cursor % C]] = 1;
+    cursor++;
+  }
+  free(morder);
+  free(corder);
+}
+
+static void pb_protocol__alloc(struct pb_protocol *p, const struct pb_meta *meta, const struct pb_protocol_options *opt)
+{
+  memset(p, 0, sizeof *p);
+  p->coverage = opt->coverage;
+  p->panel_seed = opt->panel_seed;
+  p->n_sources = meta->n_sources;
+  p->n_models = meta->n_models;
+  p->src = pb_calloc((size_t)meta->n_sources, sizeof *p->src);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_protocol_source *ps = &p->src[s];
+    size_t M = (size_t)meta->n_models, C = (size_t)meta->sources[s].n_conditions;
+    ps->n_eval = pb_dist_eval_count(&meta->sources[s]);
+    ps->n_dev = meta->sources[s].n_images - ps->n_eval;
+    ps->tau = pb_calloc(M, sizeof(float));
+    ps->policy_tau = pb_calloc(M * PB_PROTOCOL_N_Q, sizeof(float));
+    ps->dev_correct = pb_calloc(M * C, sizeof(int64_t));
+    ps->eval_correct = pb_calloc(M * C, sizeof(int64_t));
+    ps->mean_dev_acc = pb_calloc(C, sizeof(double));
+    ps->tier = pb_calloc(C, sizeof(int8_t));
+    ps->panel = pb_calloc(M * C, 1);
+    ps->panel_quota = pb_protocol_default_quota(meta->sources[s].name);
+    for (int32_t i = 0; i < opt->n_quota; i++)
+      if (strcmp(opt->quota_source[i], meta->sources[s].name) == 0) ps->panel_quota = opt->quota[i];
+  }
+}
+
+/* Correct counts of my rows, and thresholds of my clean rows. */
+static int pb_protocol__rows(struct pb_store *st, int32_t s, int32_t lo, int32_t hi, struct pb_protocol *p)
+{
+  const struct pb_meta *meta = pb_store_meta(st);
+  const struct pb_source *src = &meta->sources[s];
+  struct pb_protocol_source *ps = &p->src[s];
+  int32_t nr = hi - lo, nclean = 0;
+  int32_t *rows = pb_malloc((size_t)(nr > 0 ? nr : 1) * sizeof *rows);
+  int32_t *clean = pb_malloc((size_t)(nr > 0 ? nr : 1) * sizeof *clean);
+  for (int32_t j = 0; j < nr; j++) {
+    rows[j] = lo + j;
+    if ((lo + j) % src->n_conditions == src->clean) clean[nclean++] = lo + j;
+  }
+  struct pb_rows pred = {0}, smax = {0};
+  int status = pb_store_read_fields(st, s, nr, rows, PB_FIELD_PRED, &pred);
+  if (status == PB_OK) status = pb_store_read_fields(st, s, nclean, clean, PB_FIELD_SMAX, &smax);
+  if (status == PB_OK) {
+    for (int32_t j = 0; j < nr; j++) {
+      int64_t dev = 0, ev = 0;
+      const int32_t *pr = pred.pred + (size_t)j * src->n_images;
+      for (int32_t i = 0; i < src->n_images; i++) {
+        int ok = pr[i] == src->labels[i];
+        if (src->split[i] == PB_SPLIT_DEV) dev += ok;
+        else ev += ok;
+      }
+      ps->dev_correct[rows[j]] = dev;
+      ps->eval_correct[rows[j]] = ev;
+    }
+    float *dev = pb_malloc((size_t)(ps->n_dev > 0 ? ps->n_dev : 1) * sizeof *dev);
+    for (int32_t j = 0; j < nclean; j++) {
+      int32_t m = clean[j] / src->n_conditions, n = 0;
+      for (int32_t i = 0; i < src->n_images; i++)
+        if (src->split[i] == PB_SPLIT_DEV) dev[n++] = smax.smax[(size_t)j * src->n_images + i];
+      ps->tau[m] = pb_protocol_threshold(dev, n, p->coverage);
+      for (int32_t q = 0; q < PB_PROTOCOL_N_Q; q++)
+        ps->policy_tau[m * PB_PROTOCOL_N_Q + q] = pb_protocol_threshold(dev, n, pb_protocol_q[q]);
+    }
+    free(dev);
+  }
+  pb_rows_free(&pred);
+  pb_rows_free(&smax);
+  free(rows);
+  free(clean);
+  return status;
+}
+
+int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_protocol_options *opt,
+                        struct pb_protocol *out)
+{
+  const struct pb_meta *meta = pb_store_meta(st);
+  int status = PB_OK;
+  pb_protocol__alloc(out, meta, opt);
+  int32_t *lo = pb_malloc((size_t)meta->n_sources * sizeof *lo), *hi = pb_malloc((size_t)meta->n_sources * sizeof *hi);
+  pb_dist_my_rows(meta, comm, lo, hi);
+  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) status = pb_protocol__rows(st, s, lo[s], hi[s], out);
+  free(lo);
+  free(hi);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  if (status != PB_OK) goto done;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    struct pb_protocol_source *ps = &out->src[s];
+    int MC = meta->n_models * src->n_conditions;
+    /* each entry was set by exactly one rank and is zero elsewhere, so sums are exact */
+    MPI_Allreduce(MPI_IN_PLACE, ps->dev_correct, MC, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, ps->eval_correct, MC, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, ps->tau, meta->n_models, MPI_FLOAT, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, ps->policy_tau, meta->n_models * PB_PROTOCOL_N_Q, MPI_FLOAT, MPI_SUM, comm);
+    for (int32_t c = 0; c < src->n_conditions; c++) {
+      double sum = 0;
+      for (int32_t m = 0; m < meta->n_models; m++) sum += (double)ps->dev_correct[m * src->n_conditions + c] / ps->n_dev;
+      ps->mean_dev_acc[c] = ps->n_dev > 0 ? sum / meta->n_models : NAN;
+      ps->tier[c] = c == src->clean || ps->n_dev == 0 ? -1 : (int8_t)pb_tier_of_accuracy(ps->mean_dev_acc[c]);
+    }
+    pb_protocol_panel(meta, s, out->panel_seed, ps->panel_quota, ps->panel);
+  }
+done:
+  if (status != PB_OK) pb_protocol_free(out);
+  return status;
+}
+
+void pb_protocol_free(struct pb_protocol *p)
+{
+  for (int32_t s = 0; s < p->n_sources && p->src; s++) {
+    struct pb_protocol_source *ps = &p->src[s];
+    free(ps->tau);
+    free(ps->policy_tau);
+    free(ps->dev_correct);
+    free(ps->eval_correct);
+    free(ps->mean_dev_acc);
+    free(ps->tier);
+    free(ps->panel);
+  }
+  free(p->src);
+  memset(p, 0, sizeof *p);
+}
+
+/* Thresholds table (one row per model and source) and conditions table. */
+static void pb_protocol__tables(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_text *thr,
+                                struct pb_text *cond, struct pb_text *panel)
+{
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    const struct pb_protocol_source *ps = &p->src[s];
+    for (int32_t m = 0; m < meta->n_models; m++) {
+      pb_text_printf(thr, "%s\t%s\t%s\t%d", meta->model_ids[m], meta->model_groups[m], src->name, ps->n_dev);
+      pb_text_double(thr, ps->tau[m]);
+      for (int32_t q = 0; q < PB_PROTOCOL_N_Q; q++) pb_text_double(thr, ps->policy_tau[m * PB_PROTOCOL_N_Q + q]);
+      pb_text_printf(thr, "\n");
+      for (int32_t c = 0; c < src->n_conditions; c++)
+        if (ps->panel[m * src->n_conditions + c])
+          pb_text_printf(panel, "%s\t%s\t%s\n", meta->model_ids[m], src->name, src->conditions[c]);
+    }
+    for (int32_t c = 0; c < src->n_conditions; c++) {
+      pb_text_printf(cond, "%s\t%s", src->name, src->conditions[c]);
+      pb_text_double(cond, ps->mean_dev_acc[c]);
+      pb_text_printf(cond, "\t%s\n", c == src->clean ? "clean" : pb_tier_name(ps->tier[c]));
+    }
+  }
+}
+
+static const char *pb_protocol__path(char *buf, size_t n, const char *source, const char *leaf)
+{
+  snprintf(buf, n, "/protocol/%s/%s", source, leaf);
+  return buf;
+}
+
+static int pb_protocol__h5(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_results *res)
+{
+  char path[512];
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    const struct pb_protocol_source *ps = &p->src[s];
+    int64_t M = meta->n_models, C = src->n_conditions;
+    double *v = pb_malloc((size_t)(M * C * PB_PROTOCOL_N_Q) * sizeof *v);
+    int64_t *w = pb_malloc((size_t)(M * C) * sizeof *w);
+    int status = PB_OK;
+    snprintf(path, sizeof path, "/protocol/%s", src->name);
+    status |= pb_results_group(res, path);
+    for (int64_t m = 0; m < M; m++) v[m] = ps->tau[m];
+    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "tau"), M, 0, M, v);
+    for (int64_t i = 0; i < M * PB_PROTOCOL_N_Q; i++) v[i] = ps->policy_tau[i];
+    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "policy_tau"), M * PB_PROTOCOL_N_Q, 0, M * PB_PROTOCOL_N_Q, v);
+    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "mean_dev_accuracy"), C, 0, C, ps->mean_dev_acc);
+    for (int64_t c = 0; c < C; c++) w[c] = ps->tier[c];
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "tier"), C, 0, C, w);
+    for (int64_t i = 0; i < M * C; i++) w[i] = ps->panel[i];
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "panel"), M * C, 0, M * C, w);
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "dev_correct"), M * C, 0, M * C, ps->dev_correct);
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "eval_correct"), M * C, 0, M * C, ps->eval_correct);
+    free(v);
+    free(w);
+    if (status != PB_OK) return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+int pb_protocol_write(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_results *res)
+{
+  int status = pb_results_group(res, "/protocol");
+  if (status == PB_OK) status = pb_protocol__h5(p, meta, res);
+  if (status != PB_OK) return status;
+  char attrs[256];
+  snprintf(attrs, sizeof attrs, "coverage %.17g; policy q .6 .7 .8 .9 1; panel seed %llu; tiers mild >= .40, "
+           "severe .20-.40, extreme < .20", p->coverage, (unsigned long long)p->panel_seed);
+  if (pb_results_attr_str(res, "/protocol", "rule", attrs)) return PB_FAIL;
+  struct pb_text thr = {0}, cond = {0}, panel = {0};
+  int rank;
+  MPI_Comm comm = pb_results_comm(res);
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) pb_protocol__tables(p, meta, &thr, &cond, &panel);
+  char *f1 = pb_results_report_path(res, "protocol_thresholds.tsv");
+  char *f2 = pb_results_report_path(res, "protocol_conditions.tsv");
+  char *f3 = pb_results_report_path(res, "protocol_panel.tsv");
+  status = pb_tsv_gather(f1, comm, "model\tgroup\tsource\tn_dev\ttau\ttau_q60\ttau_q70\ttau_q80\ttau_q90\ttau_q100\n",
+                         thr.buf, thr.len);
+  if (status == PB_OK)
+    status = pb_tsv_gather(f2, comm, "source\tcondition\tmean_dev_accuracy\ttier\n", cond.buf, cond.len);
+  if (status == PB_OK) status = pb_tsv_gather(f3, comm, "model\tsource\tcondition\n", panel.buf, panel.len);
+  free(f1);
+  free(f2);
+  free(f3);
+  pb_text_free(&thr);
+  pb_text_free(&cond);
+  pb_text_free(&panel);
+  return status;
+}

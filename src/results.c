@@ -1,0 +1,226 @@
+/* Stage outputs: results.h5 columns written collectively, TSV gathered to rank 0. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+#include <hdf5.h>
+
+#include "pairbound/error.h"
+#include "pairbound/results.h"
+#include "pairbound/util.h"
+#include "h5io.h"
+
+struct pb_results {
+  MPI_Comm comm;
+  int rank;
+  hid_t file;
+  char *outdir, *path, *tmp;
+};
+
+const char *pb_build_info(void)
+{
+  return "pairbound " PACKAGE_VERSION " (git " PB_GIT_REVISION "); configure: " PB_CONFIGURE_ARGS
+         "; CFLAGS: " PB_CFLAGS;
+}
+
+int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance, struct pb_results **out)
+{
+  struct pb_results *res = pb_calloc(1, sizeof *res);
+  int status = PB_OK;
+  hid_t fapl = -1, grp = -1;
+  res->comm = comm;
+  res->file = -1;
+  MPI_Comm_rank(comm, &res->rank);
+  res->outdir = pb_strdup(outdir);
+  res->path = pb_path_join(outdir, "results.h5");
+  res->tmp = pb_path_join(outdir, "results.h5.tmp");
+  *out = NULL;
+  if (res->rank == 0) {
+    char *report = pb_path_join(outdir, "report");
+    status = pb_mkdir_p(report);
+    free(report);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  if (status != PB_OK) {
+    if (res->rank != 0) pb_error_set("%s: cannot create output directory", outdir);
+    goto done;
+  }
+  status = PB_FAIL;
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
+  if ((res->file = H5Fcreate(res->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {
+    pb_error_set("%s: cannot create file", res->tmp);
+    goto done;
+  }
+  if ((grp = H5Gcreate2(res->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+      pb_h5_attr_str(grp, "build", pb_build_info()) || pb_h5_attr_str(grp, "text", provenance))
+    goto done;
+  status = PB_OK;
+done:
+  if (grp >= 0) H5Gclose(grp);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (status == PB_OK) *out = res;
+  else pb_results_close(res);
+  return status;
+}
+
+MPI_Comm pb_results_comm(const struct pb_results *res) { return res->comm; }
+
+int pb_results_group(struct pb_results *res, const char *path)
+{
+  hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  hid_t g = H5Gcreate2(res->file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+  H5Pclose(lcpl);
+  if (g < 0) {
+    pb_error_set("%s: cannot create group %s", res->tmp, path);
+    return PB_FAIL;
+  }
+  H5Gclose(g);
+  return PB_OK;
+}
+
+int pb_results_write_f64(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
+                         int64_t n_local, const double *v)
+{
+  return pb_h5_write_slice(res->file, path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n_total, offset, n_local, v);
+}
+
+int pb_results_write_i64(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
+                         int64_t n_local, const int64_t *v)
+{
+  return pb_h5_write_slice(res->file, path, H5T_STD_I64LE, H5T_NATIVE_INT64, n_total, offset, n_local, v);
+}
+
+int pb_results_write_strings(struct pb_results *res, const char *path, int64_t n, char *const *v)
+{
+  return pb_h5_write_strings(res->file, path, v, (int32_t)n, res->rank);
+}
+
+int pb_results_attr_str(struct pb_results *res, const char *path, const char *name, const char *value)
+{
+  hid_t obj = H5Oopen(res->file, path, H5P_DEFAULT);
+  if (obj < 0) {
+    pb_error_set("%s: no object %s", res->tmp, path);
+    return PB_FAIL;
+  }
+  int status = pb_h5_attr_str(obj, name, value);
+  H5Oclose(obj);
+  return status;
+}
+
+char *pb_results_report_path(const struct pb_results *res, const char *name)
+{
+  char *report = pb_path_join(res->outdir, "report");
+  char *p = pb_path_join(report, name);
+  free(report);
+  return p;
+}
+
+int pb_results_commit(struct pb_results *res)
+{
+  int status = H5Fclose(res->file) < 0 ? PB_FAIL : PB_OK;
+  res->file = -1;
+  if (status == PB_OK && res->rank == 0 && rename(res->tmp, res->path) != 0) status = PB_FAIL;
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, res->comm);
+  if (status != PB_OK) pb_error_set("%s: cannot complete results file", res->path);
+  else {
+    free(res->tmp);
+    res->tmp = NULL; /* nothing left to remove */
+  }
+  pb_results_close(res);
+  return status;
+}
+
+void pb_results_close(struct pb_results *res)
+{
+  if (!res) return;
+  if (res->file >= 0) H5Fclose(res->file);
+  if (res->tmp && res->rank == 0) unlink(res->tmp);
+  free(res->outdir);
+  free(res->path);
+  free(res->tmp);
+  free(res);
+}
+
+int pb_tsv_gather(const char *path, MPI_Comm comm, const char *header, const char *text, size_t len)
+{
+  int rank, size, status = PB_OK;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  /* lengths as int64 so a rank may hold more than 2 GB of text */
+  int64_t mine = (int64_t)len, *lens = rank == 0 ? pb_malloc((size_t)size * sizeof *lens) : NULL;
+  MPI_Gather(&mine, 1, MPI_INT64_T, lens, 1, MPI_INT64_T, 0, comm);
+  if (rank == 0) {
+    struct pb_outfile f;
+    status = pb_outfile_open(&f, path);
+    if (status == PB_OK) {
+      fputs(header, f.fp);
+      fwrite(text, 1, len, f.fp);
+      for (int r = 1; r < size; r++) {
+        char *buf = pb_malloc((size_t)lens[r]);
+        for (int64_t got = 0; got < lens[r];) {
+          int chunk = (int)(lens[r] - got > (1 << 30) ? (1 << 30) : lens[r] - got);
+          MPI_Recv(buf + got, chunk, MPI_CHAR, r, 7, comm, MPI_STATUS_IGNORE);
+          got += chunk;
+        }
+        fwrite(buf, 1, (size_t)lens[r], f.fp);
+        free(buf);
+      }
+      status = pb_outfile_commit(&f);
+    } else {
+      for (int r = 1; r < size; r++) /* drain so no rank blocks */
+        for (int64_t got = 0; got < lens[r];) {
+          int chunk = (int)(lens[r] - got > (1 << 30) ? (1 << 30) : lens[r] - got);
+          char *buf = pb_malloc((size_t)chunk);
+          MPI_Recv(buf, chunk, MPI_CHAR, r, 7, comm, MPI_STATUS_IGNORE);
+          free(buf);
+          got += chunk;
+        }
+    }
+    free(lens);
+  } else {
+    for (int64_t sent = 0; sent < mine;) {
+      int chunk = (int)(mine - sent > (1 << 30) ? (1 << 30) : mine - sent);
+      MPI_Send(text + sent, chunk, MPI_CHAR, 0, 7, comm);
+      sent += chunk;
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  if (status != PB_OK && rank != 0) pb_error_set("%s: cannot write file", path);
+  return status;
+}
+
+void pb_text_printf(struct pb_text *t, const char *fmt, ...)
+{
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
+    va_end(ap);
+    if (t->buf && (size_t)n < t->cap - t->len) {
+      t->len += (size_t)n;
+      return;
+    }
+    t->cap = 2 * (t->cap + (size_t)n + 64);
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+}
+
+void pb_text_double(struct pb_text *t, double x)
+{
+  char b[40];
+  pb_format_double(x, b);
+  pb_text_printf(t, "\t%s", b);
+}
+
+void pb_text_free(struct pb_text *t)
+{
+  free(t->buf);
+  memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,41 @@
+/* The frame shared by every analysis stage. */
+#include "config.h"
+
+#include <string.h>
+
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/stage.h"
+
+int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
+                  const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage)
+{
+  memset(stage, 0, sizeof *stage);
+  stage->comm = comm;
+  MPI_Comm_rank(comm, &stage->rank);
+  MPI_Comm_size(comm, &stage->size);
+  if (pb_store_open(store_path, comm, &stage->store)) return PB_FAIL;
+  stage->meta = pb_store_meta(stage->store);
+  if (pb_protocol_compute(stage->store, comm, popt, &stage->protocol)) goto fail;
+  if (pb_results_create(outdir, comm, provenance, &stage->results)) goto fail;
+  if (pb_protocol_write(&stage->protocol, stage->meta, stage->results)) goto fail;
+  stage->n_cells = pb_meta_cells(stage->meta);
+  pb_dist_my_cells(stage->meta, comm, &stage->first, &stage->last);
+  return PB_OK;
+fail:
+  pb_stage_close(stage, PB_FAIL);
+  return PB_FAIL;
+}
+
+int pb_stage_close(struct pb_stage *stage, int status)
+{
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, stage->comm);
+  if (stage->results) {
+    if (status == PB_OK) status = pb_results_commit(stage->results);
+    else pb_results_close(stage->results);
+  }
+  pb_protocol_free(&stage->protocol);
+  pb_store_close(stage->store);
+  memset(stage, 0, sizeof *stage);
+  return status;
+}

@@ -1,0 +1,100 @@
+/* Demo stage: five-state counts per cell, distributed over ranks and threads. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/config.h"
+#include "pairbound/error.h"
+#include "pairbound/results.h"
+#include "pairbound/stage.h"
+#include "pairbound/states.h"
+
+void pb_states_count(const struct pb_cell_data *d, struct pb_states *out)
+{
+  memset(out, 0, sizeof *out);
+  out->n = d->n;
+  for (int32_t i = 0; i < d->n; i++) {
+    int c0 = d->pred0[i] == d->label[i], c1 = d->pred1[i] == d->label[i];
+    if (c0 && c1) out->k++;
+    else if (c0) out->h++;
+    else if (c1) out->r++;
+    else if (d->pred0[i] == d->pred1[i]) out->s++;
+    else out->w++;
+  }
+}
+
+/* Columns of the per-cell table, in output order. */
+static const char *const pb_states__cols[] = {"n", "h", "r", "s", "w", "k"};
+#define PB_STATES_NCOL 6
+
+static int64_t pb_states__field(const struct pb_states *c, int j)
+{
+  const int64_t v[PB_STATES_NCOL] = {c->n, c->h, c->r, c->s, c->w, c->k};
+  return v[j];
+}
+
+static void pb_states__row(const struct pb_stage *st, const struct pb_cell_data *d, const struct pb_states *c,
+                           struct pb_text *t)
+{
+  const struct pb_meta *meta = st->meta;
+  const struct pb_source *src = &meta->sources[d->ref.source];
+  int tier = st->protocol.src[d->ref.source].tier[d->ref.condition];
+  pb_text_printf(t, "%s\t%s\t%s\t%s\t%lld", meta->model_ids[d->ref.model], src->name,
+                 src->conditions[d->ref.condition], pb_tier_name(tier), (long long)c->n);
+  pb_text_double(t, c->n ? (double)(c->h + c->k) / c->n : 0.0 / 0.0);
+  pb_text_double(t, c->n ? (double)(c->r + c->k) / c->n : 0.0 / 0.0);
+  pb_text_printf(t, "\t%lld\t%lld\t%lld\t%lld\t%lld\n", (long long)c->h, (long long)c->r, (long long)c->s,
+                 (long long)c->w, (long long)c->k);
+}
+
+static int pb_states__write(struct pb_stage *st, const struct pb_cell_block *b, const struct pb_states *cnt)
+{
+  int64_t n = b->n_cells;
+  int64_t *col = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
+  int status = pb_results_group(st->results, "/states");
+  for (int j = 0; j < PB_STATES_NCOL && status == PB_OK; j++) {
+    for (int64_t c = 0; c < n; c++) col[c] = pb_states__field(&cnt[c], j);
+    char path[64];
+    snprintf(path, sizeof path, "/states/%s", pb_states__cols[j]);
+    status = pb_results_write_i64(st->results, path, st->n_cells, b->first, n, col);
+  }
+  int32_t ids[3];
+  for (int j = 0; j < 3 && status == PB_OK; j++) {
+    for (int64_t c = 0; c < n; c++) {
+      const struct pb_cell_ref *r = &b->cells[c].ref;
+      ids[0] = r->source, ids[1] = r->model, ids[2] = r->condition;
+      col[c] = ids[j];
+    }
+    static const char *const names[] = {"/states/source_index", "/states/model_index", "/states/condition_index"};
+    status = pb_results_write_i64(st->results, names[j], st->n_cells, b->first, n, col);
+  }
+  free(col);
+  if (status != PB_OK) return status;
+  struct pb_text t = {0};
+  for (int64_t c = 0; c < n; c++) pb_states__row(st, &b->cells[c], &cnt[c], &t);
+  char *path = pb_results_report_path(st->results, "states.tsv");
+  status = pb_tsv_gather(path, st->comm, "model\tsource\tcondition\ttier\tn\tacc_clean\tacc_perturbed\th\tr\ts\tw\tk\n",
+                         t.buf, t.len);
+  free(path);
+  pb_text_free(&t);
+  return status;
+}
+
+int pb_states_run(const char *store_path, const char *outdir, MPI_Comm comm,
+                  const struct pb_protocol_options *popt, const char *provenance)
+{
+  struct pb_stage st;
+  struct pb_cell_block b;
+  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED, &b);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  if (status != PB_OK) return pb_stage_close(&st, status);
+  struct pb_states *cnt = pb_calloc((size_t)(b.n_cells > 0 ? b.n_cells : 1), sizeof *cnt);
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t c = 0; c < b.n_cells; c++) pb_states_count(&b.cells[c], &cnt[c]);
+  status = pb_states__write(&st, &b, cnt);
+  free(cnt);
+  pb_cells_free(&b);
+  return pb_stage_close(&st, status);
+}

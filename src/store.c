@@ -1,0 +1,543 @@
+/* HDF5 record store: creation, collective row I/O and metadata.
+ * The schema is documented in docs/store.md. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+#include <hdf5.h>
+
+#include "pairbound/error.h"
+#include "pairbound/store.h"
+#include "h5io.h"
+
+struct pb_store {
+  struct pb_meta meta;
+  hid_t file;
+  MPI_Comm comm;
+  int rank;
+  int writable;
+  char *path;       /* final name */
+  char *tmp_path;   /* name while being written */
+};
+
+#define PB_STORE_FORMAT "pairbound-store"
+
+/* ------------------------------------------------------------------ metadata */
+
+int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name)
+{
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    if (strcmp(meta->sources[s].name, name) == 0) return s;
+  return -1;
+}
+
+int64_t pb_meta_cells(const struct pb_meta *meta)
+{
+  int64_t cells = 0;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
+  return cells;
+}
+
+int64_t pb_meta_paired_records(const struct pb_meta *meta)
+{
+  int64_t recs = 0;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    int64_t n_eval = 0;
+    for (int32_t i = 0; i < src->n_images; i++) n_eval += src->split[i] == PB_SPLIT_EVAL;
+    recs += (int64_t)meta->n_models * (src->n_conditions - 1) * n_eval;
+  }
+  return recs;
+}
+
+/* A name must be usable as an HDF5 link name and as a CSV field. */
+static int pb_meta__check_name(const char *what, const char *name)
+{
+  if (name[0] == '\0') { pb_error_set("empty %s name", what); return PB_FAIL; }
+  if (strcmp(name, ".") == 0 || strpbrk(name, "/,\"\n\r")) {
+    pb_error_set("%s name '%s' contains a character that is not allowed ('/', ',', '\"' or a newline)", what, name);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+int pb_meta_validate(const struct pb_meta *meta)
+{
+  if (meta->n_models <= 0) { pb_error_set("store has no models"); return PB_FAIL; }
+  if (meta->n_sources <= 0) { pb_error_set("store has no sources"); return PB_FAIL; }
+  if (meta->topk < 0) { pb_error_set("negative top-k length"); return PB_FAIL; }
+  for (int32_t m = 0; m < meta->n_models; m++)
+    if (pb_meta__check_name("model", meta->model_ids[m]) || pb_meta__check_name("group", meta->model_groups[m]))
+      return PB_FAIL;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    if (pb_meta__check_name("source", src->name)) return PB_FAIL;
+    if (src->n_images <= 0 || src->n_conditions <= 0 || src->n_classes <= 0) {
+      pb_error_set("source %s: needs images, conditions and classes", src->name);
+      return PB_FAIL;
+    }
+    if (src->clean < 0 || src->clean >= src->n_conditions ||
+        strcmp(src->conditions[src->clean], PB_CLEAN_CONDITION) != 0) {
+      pb_error_set("source %s has no '%s' condition", src->name, PB_CLEAN_CONDITION);
+      return PB_FAIL;
+    }
+    for (int32_t c = 0; c < src->n_conditions; c++)
+      if (pb_meta__check_name("condition", src->conditions[c])) return PB_FAIL;
+    for (int32_t i = 0; i < src->n_images; i++) {
+      if (pb_meta__check_name("image", src->image_ids[i])) return PB_FAIL;
+      if (src->labels[i] < 0 || src->labels[i] >= src->n_classes) {
+        pb_error_set("source %s image %s: label %d outside [0, %d)", src->name, src->image_ids[i],
+                     src->labels[i], src->n_classes);
+        return PB_FAIL;
+      }
+      if (src->split[i] != PB_SPLIT_DEV && src->split[i] != PB_SPLIT_EVAL) {
+        pb_error_set("source %s image %s: bad split code %d", src->name, src->image_ids[i], src->split[i]);
+        return PB_FAIL;
+      }
+    }
+  }
+  return PB_OK;
+}
+
+static void pb__free_strings(char **v, int32_t n)
+{
+  if (!v) return;
+  for (int32_t i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
+
+void pb_meta_free(struct pb_meta *meta)
+{
+  if (!meta) return;
+  pb__free_strings(meta->model_ids, meta->n_models);
+  pb__free_strings(meta->model_groups, meta->n_models);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_source *src = &meta->sources[s];
+    free(src->name);
+    pb__free_strings(src->image_ids, src->n_images);
+    free(src->labels);
+    free(src->split);
+    pb__free_strings(src->conditions, src->n_conditions);
+  }
+  free(meta->sources);
+  free(meta->provenance);
+  memset(meta, 0, sizeof *meta);
+}
+
+void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk)
+{
+  size_t n = (size_t)n_rows * (size_t)n_images;
+  rows->n_rows = n_rows;
+  rows->n_images = n_images;
+  rows->topk = topk;
+  rows->pred = pb_malloc(n * sizeof *rows->pred);
+  rows->smax = pb_malloc(n * sizeof *rows->smax);
+  rows->ptrue = pb_malloc(n * sizeof *rows->ptrue);
+  rows->topk_class = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_class) : NULL;
+  rows->topk_prob = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_prob) : NULL;
+}
+
+void pb_rows_free(struct pb_rows *rows)
+{
+  if (!rows) return;
+  free(rows->pred);
+  free(rows->smax);
+  free(rows->ptrue);
+  free(rows->topk_class);
+  free(rows->topk_prob);
+  memset(rows, 0, sizeof *rows);
+}
+
+
+
+
+
+
+
+
+
+/* Record datasets [model][condition][image](+[k]) chunked by cell. */
+static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, int ndims,
+                                    const hsize_t *dims)
+{
+  int status = PB_FAIL;
+  hsize_t chunk[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 0};
+  hid_t space = H5Screate_simple(ndims, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
+  if (space < 0 || dcpl < 0) goto done;
+  if (H5Pset_chunk(dcpl, ndims, chunk) < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+      H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
+    goto done;
+  if ((dset = H5Dcreate2(grp, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("HDF5: cannot create dataset '%s'", name);
+  if (dset >= 0) H5Dclose(dset);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  return status;
+}
+
+static int pb_store__create_source(hid_t sources, const struct pb_meta *meta, int32_t s, int rank)
+{
+  const struct pb_source *src = &meta->sources[s];
+  int status = PB_FAIL;
+  hid_t grp = H5Gcreate2(sources, src->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (grp < 0) { pb_error_set("HDF5: cannot create group for source %s", src->name); return PB_FAIL; }
+  hsize_t dims[4] = {(hsize_t)meta->n_models, (hsize_t)src->n_conditions, (hsize_t)src->n_images,
+                     (hsize_t)meta->topk};
+  if (pb_h5_attr_int(grp, "n_classes", src->n_classes) || pb_h5_attr_int(grp, "clean_index", src->clean))
+    goto done;
+  if (pb_h5_write_strings(grp, "image_id", src->image_ids, src->n_images, rank)) goto done;
+  if (pb_h5_write_small(grp, "label", H5T_STD_I32LE, H5T_NATIVE_INT32, (hsize_t)src->n_images,
+                            src->labels, rank))
+    goto done;
+  if (pb_h5_write_small(grp, "split", H5T_STD_U8LE, H5T_NATIVE_UINT8, (hsize_t)src->n_images,
+                            src->split, rank))
+    goto done;
+  if (pb_h5_write_strings(grp, "condition", src->conditions, src->n_conditions, rank)) goto done;
+  if (pb_store__create_records(grp, "pred", H5T_STD_I32LE, 3, dims) ||
+      pb_store__create_records(grp, "smax", H5T_IEEE_F32LE, 3, dims) ||
+      pb_store__create_records(grp, "ptrue", H5T_IEEE_F32LE, 3, dims))
+    goto done;
+  if (meta->topk > 0 && (pb_store__create_records(grp, "topk_class", H5T_STD_I32LE, 4, dims) ||
+                         pb_store__create_records(grp, "topk_prob", H5T_IEEE_F32LE, 4, dims)))
+    goto done;
+  status = PB_OK;
+done:
+  H5Gclose(grp);
+  return status;
+}
+
+static struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
+{
+  struct pb_store *st = pb_calloc(1, sizeof *st);
+  st->file = -1;
+  st->comm = comm;
+  MPI_Comm_rank(comm, &st->rank);
+  st->path = pb_strdup(path);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  return st;
+}
+
+/* Deep copy so the store owns its metadata whatever the caller does next. */
+static char **pb__copy_strings(char *const *v, int32_t n)
+{
+  char **d = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *d);
+  for (int32_t i = 0; i < n; i++) d[i] = pb_strdup(v[i]);
+  return d;
+}
+
+static void pb_meta__copy(struct pb_meta *dst, const struct pb_meta *src)
+{
+  *dst = *src;
+  dst->model_ids = pb__copy_strings(src->model_ids, src->n_models);
+  dst->model_groups = pb__copy_strings(src->model_groups, src->n_models);
+  dst->provenance = pb_strdup(src->provenance ? src->provenance : "");
+  dst->sources = pb_calloc((size_t)src->n_sources, sizeof *dst->sources);
+  for (int32_t s = 0; s < src->n_sources; s++) {
+    const struct pb_source *a = &src->sources[s];
+    struct pb_source *b = &dst->sources[s];
+    *b = *a;
+    b->name = pb_strdup(a->name);
+    b->image_ids = pb__copy_strings(a->image_ids, a->n_images);
+    b->labels = pb_malloc((size_t)a->n_images * sizeof *b->labels);
+    memcpy(b->labels, a->labels, (size_t)a->n_images * sizeof *b->labels);
+    b->split = pb_malloc((size_t)a->n_images);
+    memcpy(b->split, a->split, (size_t)a->n_images);
+    b->conditions = pb__copy_strings(a->conditions, a->n_conditions);
+  }
+}
+
+int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta, struct pb_store **out)
+{
+  int status = PB_FAIL;
+  hid_t fapl = -1, grp = -1;
+  struct pb_store *st = NULL;
+  *out = NULL;
+  if (pb_meta_validate(meta)) return PB_FAIL;
+  st = pb_store__new(path, comm);
+  st->writable = 1;
+  pb_meta__copy(&st->meta, meta);
+  size_t n = strlen(path) + 8;
+  st->tmp_path = pb_malloc(n);
+  snprintf(st->tmp_path, n, "%s.tmp", path);
+  if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
+  st->file = H5Fcreate(st->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (st->file < 0) { pb_error_set("%s: cannot create file", st->tmp_path); goto done; }
+  if (pb_h5_attr_str(st->file, "format", PB_STORE_FORMAT) ||
+      pb_h5_attr_int(st->file, "schema_version", PB_STORE_SCHEMA_VERSION) ||
+      pb_h5_attr_int(st->file, "topk", meta->topk))
+    goto done;
+  /* provenance lives in its own group so that content comparisons can skip it */
+  if ((grp = H5Gcreate2(st->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+      pb_h5_attr_str(grp, "text", st->meta.provenance))
+    goto done;
+  H5Gclose(grp);
+  if ((grp = H5Gcreate2(st->file, "models", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if (pb_h5_write_strings(grp, "id", meta->model_ids, meta->n_models, st->rank) ||
+      pb_h5_write_strings(grp, "group", meta->model_groups, meta->n_models, st->rank))
+    goto done;
+  H5Gclose(grp);
+  if ((grp = H5Gcreate2(st->file, "sources", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  char **names = pb_malloc((size_t)meta->n_sources * sizeof *names);
+  for (int32_t s = 0; s < meta->n_sources; s++) names[s] = meta->sources[s].name;
+  int bad = pb_h5_write_strings(st->file, "source_names", names, meta->n_sources, st->rank);
+  free(names);
+  if (bad) goto done;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    if (pb_store__create_source(grp, meta, s, st->rank)) goto done;
+  status = PB_OK;
+done:
+  if (grp >= 0) H5Gclose(grp);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (status == PB_OK) *out = st;
+  else pb_store_close(st);
+  return status;
+}
+
+/* Select the given rows (sorted) of a [M][C][I](+[K]) dataset, one block per model run. */
+static int pb_store__select_rows(hid_t fspace, int32_t n_cond, int32_t n_rows, const int32_t *rows)
+{
+  int ndims = H5Sget_simple_extent_ndims(fspace);
+  hsize_t dims[4];
+  H5Sget_simple_extent_dims(fspace, dims, NULL);
+  if (H5Sselect_none(fspace) < 0) return PB_FAIL;
+  for (int32_t i = 0; i < n_rows;) {
+    int32_t m = rows[i] / n_cond, c0 = rows[i] % n_cond, j = i + 1;
+    while (j < n_rows && rows[j] == rows[j - 1] + 1 && rows[j] / n_cond == m) j++;
+    hsize_t start[4] = {(hsize_t)m, (hsize_t)c0, 0, 0};
+    hsize_t count[4] = {1, (hsize_t)(j - i), dims[2], ndims > 3 ? dims[3] : 1};
+    if (H5Sselect_hyperslab(fspace, H5S_SELECT_OR, start, NULL, count, NULL) < 0) return PB_FAIL;
+    i = j;
+  }
+  return PB_OK;
+}
+
+static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name, hid_t mtype,
+                             int32_t n_rows, const int32_t *rows, void *buf, int write)
+{
+  const struct pb_source *s = &st->meta.sources[src];
+  int status = PB_FAIL;
+  hid_t grp = -1, dset = -1, fspace = -1, mspace = -1, dxpl = -1;
+  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) < 0) goto done;
+  hid_t sg = H5Gopen2(grp, s->name, H5P_DEFAULT);
+  H5Gclose(grp);
+  grp = sg;
+  if (grp < 0 || (dset = H5Dopen2(grp, name, H5P_DEFAULT)) < 0) goto done;
+  if ((fspace = H5Dget_space(dset)) < 0) goto done;
+  if (pb_store__select_rows(fspace, s->n_conditions, n_rows, rows)) goto done;
+  hsize_t nsel = (hsize_t)H5Sget_select_npoints(fspace);
+  hsize_t mdim = nsel > 0 ? nsel : 1;
+  if ((mspace = H5Screate_simple(1, &mdim, NULL)) < 0) goto done;
+  if (nsel == 0 && H5Sselect_none(mspace) < 0) goto done;
+  if ((dxpl = pb_h5_dxpl()) < 0) goto done;
+  herr_t e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, buf)
+                   : H5Dread(dset, mtype, mspace, fspace, dxpl, buf);
+  if (e < 0) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK)
+    pb_error_set("%s: cannot %s records '%s' of source %s", st->path, write ? "write" : "read", name, s->name);
+  if (dxpl >= 0) H5Pclose(dxpl);
+  if (mspace >= 0) H5Sclose(mspace);
+  if (fspace >= 0) H5Sclose(fspace);
+  if (dset >= 0) H5Dclose(dset);
+  if (grp >= 0) H5Gclose(grp);
+  return status;
+}
+
+static int pb_store__rows_all(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows,
+                              const struct pb_rows *data, int fields, int write)
+{
+  if (((fields & PB_FIELD_PRED) &&
+       pb_store__rows_io(st, src, "pred", H5T_NATIVE_INT32, n_rows, rows, data->pred, write)) ||
+      ((fields & PB_FIELD_SMAX) &&
+       pb_store__rows_io(st, src, "smax", H5T_NATIVE_FLOAT, n_rows, rows, data->smax, write)) ||
+      ((fields & PB_FIELD_PTRUE) &&
+       pb_store__rows_io(st, src, "ptrue", H5T_NATIVE_FLOAT, n_rows, rows, data->ptrue, write)))
+    return PB_FAIL;
+  if (st->meta.topk > 0 && (fields & PB_FIELD_TOPK) &&
+      (pb_store__rows_io(st, src, "topk_class", H5T_NATIVE_INT32, n_rows, rows, data->topk_class, write) ||
+       pb_store__rows_io(st, src, "topk_prob", H5T_NATIVE_FLOAT, n_rows, rows, data->topk_prob, write)))
+    return PB_FAIL;
+  return PB_OK;
+}
+
+static int pb_store__check_rows(const struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows)
+{
+  if (src < 0 || src >= st->meta.n_sources) { pb_error_set("no source %d", src); return PB_FAIL; }
+  int32_t max = st->meta.n_models * st->meta.sources[src].n_conditions;
+  for (int32_t i = 0; i < n_rows; i++)
+    if (rows[i] < 0 || rows[i] >= max || (i > 0 && rows[i] <= rows[i - 1])) {
+      pb_error_set("row list for source %s is not sorted, distinct and in range", st->meta.sources[src].name);
+      return PB_FAIL;
+    }
+  return PB_OK;
+}
+
+int pb_store_write_rows(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows,
+                        const struct pb_rows *data)
+{
+  if (!st->writable) { pb_error_set("%s: store is not open for writing", st->path); return PB_FAIL; }
+  if (pb_store__check_rows(st, src, n_rows, rows)) return PB_FAIL;
+  return pb_store__rows_all(st, src, n_rows, rows, data, PB_FIELD_ALL, 1);
+}
+
+int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
+                         struct pb_rows *out)
+{
+  if (pb_store__check_rows(st, src, n_rows, rows)) return PB_FAIL;
+  pb_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
+  if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
+  if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }
+  if (!(fields & PB_FIELD_PTRUE)) { free(out->ptrue); out->ptrue = NULL; }
+  if (pb_store__rows_all(st, src, n_rows, rows, out, fields, 0)) {
+    pb_rows_free(out);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows,
+                       struct pb_rows *out)
+{
+  return pb_store_read_fields(st, src, n_rows, rows, PB_FIELD_ALL, out);
+}
+
+int pb_store_commit(struct pb_store *st)
+{
+  int status = PB_OK;
+  if (H5Fclose(st->file) < 0) {
+    pb_error_set("%s: cannot close file", st->tmp_path);
+    status = PB_FAIL;
+  }
+  st->file = -1;
+  if (status == PB_OK && st->rank == 0 && rename(st->tmp_path, st->path) != 0) {
+    pb_error_set("cannot rename %s to %s", st->tmp_path, st->path);
+    status = PB_FAIL;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, st->comm);
+  if (status == PB_OK) st->writable = 0; /* nothing left to remove */
+  pb_store_close(st);
+  return status;
+}
+
+void pb_store_close(struct pb_store *st)
+{
+  if (!st) return;
+  if (st->file >= 0) H5Fclose(st->file);
+  if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
+  pb_meta_free(&st->meta);
+  free(st->path);
+  free(st->tmp_path);
+  free(st);
+}
+
+const struct pb_meta *pb_store_meta(const struct pb_store *st) { return &st->meta; }
+
+/* -------------------------------------------------------------------- reading */
+
+
+
+
+
+static int pb_store__read_source(struct pb_store *st, hid_t sources, struct pb_source *src)
+{
+  int status = PB_FAIL;
+  hsize_t n = 0;
+  int32_t n_img = 0;
+  hid_t grp = H5Gopen2(sources, src->name, H5P_DEFAULT);
+  if (grp < 0) goto done;
+  if (pb_h5_read_attr_int(grp, "n_classes", &src->n_classes) ||
+      pb_h5_read_attr_int(grp, "clean_index", &src->clean))
+    goto done;
+  if (!(src->image_ids = pb_h5_read_strings(grp, "image_id", &n_img))) goto done;
+  src->n_images = n_img;
+  if (!(src->labels = pb_h5_read_small(grp, "label", H5T_NATIVE_INT32, sizeof(int32_t), &n)) ||
+      n != (hsize_t)n_img)
+    goto done;
+  if (!(src->split = pb_h5_read_small(grp, "split", H5T_NATIVE_UINT8, 1, &n)) || n != (hsize_t)n_img)
+    goto done;
+  if (!(src->conditions = pb_h5_read_strings(grp, "condition", &src->n_conditions))) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("%s: source %s is damaged or incomplete", st->path, src->name);
+  if (grp >= 0) H5Gclose(grp);
+  return status;
+}
+
+static int pb_store__read_meta(struct pb_store *st)
+{
+  struct pb_meta *meta = &st->meta;
+  int32_t version = -1, n = 0, n2 = 0;
+  char *format = pb_h5_read_attr_str(st->file, "format");
+  int ok = format && strcmp(format, PB_STORE_FORMAT) == 0;
+  free(format);
+  if (!ok) { pb_error_set("%s: not a pairbound store", st->path); return PB_FAIL; }
+  if (pb_h5_read_attr_int(st->file, "schema_version", &version) || version != PB_STORE_SCHEMA_VERSION) {
+    pb_error_set("%s: unsupported store schema version %d (this pairbound reads version %d)", st->path,
+                 version, PB_STORE_SCHEMA_VERSION);
+    return PB_FAIL;
+  }
+  if (pb_h5_read_attr_int(st->file, "topk", &meta->topk)) goto bad;
+  hid_t grp = H5Gopen2(st->file, "provenance", H5P_DEFAULT);
+  if (grp >= 0) {
+    meta->provenance = pb_h5_read_attr_str(grp, "text");
+    H5Gclose(grp);
+  }
+  if (!meta->provenance) meta->provenance = pb_strdup("");
+  grp = H5Gopen2(st->file, "models", H5P_DEFAULT);
+  if (grp < 0) goto bad;
+  meta->model_ids = pb_h5_read_strings(grp, "id", &n);
+  meta->model_groups = pb_h5_read_strings(grp, "group", &n2);
+  H5Gclose(grp);
+  meta->n_models = n;
+  if (!meta->model_ids || !meta->model_groups || n != n2) goto bad;
+  char **names = pb_h5_read_strings(st->file, "source_names", &n);
+  if (!names) goto bad;
+  meta->n_sources = n;
+  meta->sources = pb_calloc((size_t)n, sizeof *meta->sources);
+  for (int32_t s = 0; s < n; s++) meta->sources[s].name = names[s];
+  free(names);
+  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) < 0) goto bad;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    if (pb_store__read_source(st, grp, &meta->sources[s])) {
+      H5Gclose(grp);
+      return PB_FAIL;
+    }
+  H5Gclose(grp);
+  if (pb_meta_validate(meta)) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s: invalid store: %s", st->path, why);
+    return PB_FAIL;
+  }
+  return PB_OK;
+bad:
+  pb_error_set("%s: store metadata is damaged or incomplete", st->path);
+  return PB_FAIL;
+}
+
+int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
+{
+  int status = PB_FAIL;
+  hid_t fapl = -1;
+  struct pb_store *st = pb_store__new(path, comm);
+  *out = NULL;
+  if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file", path); goto done; }
+  if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
+  if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
+  if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_error_set("%s: cannot open", path); goto done; }
+  if (pb_store__read_meta(st)) goto done;
+  status = PB_OK;
+done:
+  if (fapl >= 0) H5Pclose(fapl);
+  if (status == PB_OK) *out = st;
+  else pb_store_close(st);
+  return status;
+}

@@ -1,0 +1,286 @@
+/* Synthetic prediction records with the structure the seed paper's analyses
+ * need (docs/synth.md): model skill, image easiness and an image-level
+ * fragility shared by every source built on the same base images, condition
+ * severities calibrated to target accuracies, persistent confusions, and
+ * half-precision probabilities (so threshold ties occur). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <gsl/gsl_cdf.h>
+
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/synth.h"
+#include "pairbound/util.h"
+
+/* Latent scales (probit units). */
+#define SIG_MODEL_JITTER 0.15
+#define SIG_EASE 1.0
+#define SIG_FRAGILITY 0.9
+#define SIG_NOISE 0.55
+#define SEVERITY_SCALE 0.9
+#define P_CONFUSABLE 0.7
+
+static double pb_synth__sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static float pb_synth__prob(const struct pb_synth_config *cfg, double p)
+{
+  return cfg->half_precision ? pb_round_half(p) : (float)p;
+}
+
+/* Index of the first source with the same base: names the shared image stream. */
+static int32_t pb_synth__base_id(const struct pb_synth_config *cfg, int32_t s)
+{
+  for (int32_t t = 0; t < s; t++)
+    if (strcmp(cfg->sources[t].base, cfg->sources[s].base) == 0) return t;
+  return s;
+}
+
+int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
+{
+  memset(meta, 0, sizeof *meta);
+  meta->n_models = cfg->n_models;
+  meta->model_ids = pb_malloc((size_t)cfg->n_models * sizeof(char *));
+  meta->model_groups = pb_malloc((size_t)cfg->n_models * sizeof(char *));
+  for (int32_t m = 0; m < cfg->n_models; m++) {
+    meta->model_ids[m] = pb_strdup(cfg->model_ids[m]);
+    meta->model_groups[m] = pb_strdup(cfg->model_groups[m]);
+  }
+  meta->topk = cfg->topk;
+  meta->n_sources = cfg->n_sources;
+  meta->sources = pb_calloc((size_t)cfg->n_sources, sizeof *meta->sources);
+  for (int32_t s = 0; s < cfg->n_sources; s++) {
+    const struct pb_synth_source *cs = &cfg->sources[s];
+    struct pb_source *src = &meta->sources[s];
+    int32_t base = pb_synth__base_id(cfg, s), n = cs->classes * cs->images_per_class;
+    src->name = pb_strdup(cs->name);
+    src->n_classes = cs->classes;
+    src->n_images = n;
+    src->image_ids = pb_malloc((size_t)n * sizeof(char *));
+    src->labels = pb_malloc((size_t)n * sizeof(int32_t));
+    src->split = pb_malloc((size_t)n);
+    int digits = snprintf(NULL, 0, "%d", n);
+    int32_t *order = pb_malloc((size_t)cs->images_per_class * sizeof *order);
+    for (int32_t y = 0; y < cs->classes; y++) {
+      /* which images of the class are development images: a seeded shuffle */
+      struct pb_rng rng;
+      pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_SPLIT, (uint64_t)y, (uint32_t)base);
+      for (int32_t j = 0; j < cs->images_per_class; j++) order[j] = j;
+      for (int32_t j = cs->images_per_class - 1; j > 0; j--) {
+        int32_t k = (int32_t)pb_rng_below(&rng, (uint32_t)j + 1), t = order[j];
+        order[j] = order[k];
+        order[k] = t;
+      }
+      int32_t n_dev = cs->dev_pattern[y % cs->n_dev_pattern];
+      for (int32_t j = 0; j < cs->images_per_class; j++) {
+        int32_t i = y * cs->images_per_class + j;
+        char id[64];
+        snprintf(id, sizeof id, "%s-%0*d", cs->image_prefix, digits, i + 1);
+        src->image_ids[i] = pb_strdup(id);
+        src->labels[i] = y;
+      }
+      for (int32_t j = 0; j < cs->images_per_class; j++)
+        src->split[y * cs->images_per_class + order[j]] = j < n_dev ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
+    }
+    free(order);
+    src->n_conditions = cs->n_conditions + 1;
+    src->conditions = pb_malloc((size_t)src->n_conditions * sizeof(char *));
+    src->clean = 0;
+    src->conditions[0] = pb_strdup(PB_CLEAN_CONDITION);
+    for (int32_t c = 0; c < cs->n_conditions; c++) src->conditions[c + 1] = pb_strdup(cs->conditions[c].name);
+  }
+  size_t n = strlen(cfg->text) + 128;
+  meta->provenance = pb_malloc(n);
+  snprintf(meta->provenance, n, "pairbound synth, seed %llu, configuration:\n%s", (unsigned long long)cfg->seed,
+           cfg->text);
+  return pb_meta_validate(meta);
+}
+
+/* Latent quantities of one source that every record of it needs. */
+struct pb_synth__source {
+  double *ease, *fragility;     /* [n_images] shared across a base */
+  int32_t *confusable;          /* [n_images] the label an image is usually mistaken for */
+  double *theta;                /* [n_models] */
+  double *mu, *severity;        /* [n_conditions] */
+  uint32_t *stream;             /* [n_conditions] record stream id; clean shared across a base */
+};
+
+static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
+                              struct pb_synth__source *L)
+{
+  const struct pb_synth_source *cs = &cfg->sources[s];
+  const struct pb_source *src = &meta->sources[s];
+  int32_t base = pb_synth__base_id(cfg, s), K = src->n_classes;
+  L->ease = pb_malloc((size_t)src->n_images * sizeof(double));
+  L->fragility = pb_malloc((size_t)src->n_images * sizeof(double));
+  L->confusable = pb_malloc((size_t)src->n_images * sizeof(int32_t));
+  for (int32_t i = 0; i < src->n_images; i++) {
+    struct pb_rng rng;
+    pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i, (uint32_t)base);
+    L->ease[i] = SIG_EASE * pb_rng_normal(&rng);
+    L->fragility[i] = pb_rng_normal(&rng);
+    /* two neighbour classes per class; each image leans to one of them */
+    int32_t y = src->labels[i], j = (int32_t)pb_rng_below(&rng, 2);
+    struct pb_rng nb;
+    pb_rng_init(&nb, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)y | (1ull << 40), (uint32_t)base);
+    uint32_t off[2] = {pb_rng_below(&nb, (uint32_t)K - 1), pb_rng_below(&nb, (uint32_t)K - 1)};
+    L->confusable[i] = (int32_t)((y + 1 + off[j]) % (uint32_t)K);
+  }
+  double mean = 0, var = 0;
+  L->theta = pb_malloc((size_t)meta->n_models * sizeof(double));
+  for (int32_t m = 0; m < meta->n_models; m++) {
+    struct pb_rng rng;
+    pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_MODEL, (uint64_t)m, 0);
+    L->theta[m] = cfg->model_skill[m] + SIG_MODEL_JITTER * pb_rng_normal(&rng);
+    mean += L->theta[m];
+  }
+  mean /= meta->n_models;
+  for (int32_t m = 0; m < meta->n_models; m++) var += (L->theta[m] - mean) * (L->theta[m] - mean);
+  var /= meta->n_models;
+  L->mu = pb_malloc((size_t)src->n_conditions * sizeof(double));
+  L->severity = pb_malloc((size_t)src->n_conditions * sizeof(double));
+  L->stream = pb_malloc((size_t)src->n_conditions * sizeof(uint32_t));
+  double z0 = gsl_cdf_ugaussian_Pinv(cs->clean_accuracy);
+  for (int32_t c = 0; c < src->n_conditions; c++) {
+    double acc = c == src->clean ? cs->clean_accuracy : cs->conditions[c - 1].accuracy;
+    double z = gsl_cdf_ugaussian_Pinv(acc);
+    double sev = c == src->clean ? 0.0 : SEVERITY_SCALE * fmax(0.0, z0 - z);
+    double total = var + SIG_EASE * SIG_EASE + sev * sev * SIG_FRAGILITY * SIG_FRAGILITY + SIG_NOISE * SIG_NOISE;
+    /* mean accuracy over models and images equals acc for Gaussian latents */
+    L->mu[c] = z * sqrt(total) - mean;
+    L->severity[c] = sev;
+    L->stream[c] = c == src->clean ? (uint32_t)base << 16 : ((uint32_t)s << 16) | (uint32_t)c;
+  }
+}
+
+static void pb_synth__latents_free(struct pb_synth__source *L)
+{
+  free(L->ease);
+  free(L->fragility);
+  free(L->confusable);
+  free(L->theta);
+  free(L->mu);
+  free(L->severity);
+  free(L->stream);
+}
+
+struct pb_synth__entry { int32_t cls; float p; };
+
+static int pb_synth__cmp_entry(const void *a, const void *b)
+{
+  const struct pb_synth__entry *x = a, *y = b;
+  if (x->p != y->p) return x->p > y->p ? -1 : 1;
+  return x->cls - y->cls;
+}
+
+/* Top-k list consistent with (pred, smax, ptrue): the remaining mass decays
+ * geometrically over random other classes, each strictly below smax. */
+static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng, int32_t K, int32_t y,
+                           int32_t pred, float S, float M, int32_t *cls, float *prob)
+{
+  int32_t k = cfg->topk, n = 0;
+  struct pb_synth__entry e[2 + 64];
+  e[n++] = (struct pb_synth__entry){pred, S};
+  if (pred != y) e[n++] = (struct pb_synth__entry){y, M};
+  double rest = 1.0 - S - (pred != y ? M : 0.0);
+  float cap = pb_synth__prob(cfg, S * 0.96);
+  for (int32_t j = 0; j < k && n < K; j++) {
+    rest *= 0.5;
+    int32_t c;
+    int dup;
+    do {
+      c = (int32_t)pb_rng_below(rng, (uint32_t)K);
+      dup = 0;
+      for (int32_t t = 0; t < n; t++) dup |= e[t].cls == c;
+    } while (dup);
+    float p = pb_synth__prob(cfg, fmin(rest, cap));
+    e[n++] = (struct pb_synth__entry){c, p};
+  }
+  qsort(e + 1, (size_t)(n - 1), sizeof *e, pb_synth__cmp_entry);
+  for (int32_t j = 0; j < k; j++) {
+    cls[j] = j < n ? e[j].cls : -1;
+    prob[j] = j < n ? e[j].p : 0.0f;
+  }
+}
+
+/* One record: the latent margin decides correctness; confidences follow it. */
+static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_synth__source *L, int32_t K,
+                             int32_t y, int32_t m, int32_t c, int32_t i, int32_t *pred, float *S, float *M,
+                             int32_t *tk_cls, float *tk_prob)
+{
+  struct pb_rng rng;
+  pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[c] << 24) | (uint64_t)i, (uint32_t)m);
+  double eta = L->mu[c] + L->theta[m] + L->ease[i] - L->severity[c] * SIG_FRAGILITY * L->fragility[i] +
+               SIG_NOISE * pb_rng_normal(&rng);
+  double zeta = pb_rng_normal(&rng);
+  if (eta > 0) {
+    *pred = y;
+    float s = pb_synth__prob(cfg, fmax(pb_synth__sigmoid(0.2 + 1.7 * eta + 0.6 * zeta), 2.0 / K));
+    *S = *M = s;
+  } else {
+    double u = pb_rng_uniform(&rng);
+    *pred = u < P_CONFUSABLE ? L->confusable[i] : (int32_t)((y + 1 + pb_rng_below(&rng, (uint32_t)K - 1)) % K);
+    double s = 0.04 + 0.9 * pb_synth__sigmoid(0.1 + 0.6 * eta + 0.7 * zeta);
+    double mt = (1.0 - s) * pb_synth__sigmoid(0.8 + 1.2 * eta + 0.6 * pb_rng_normal(&rng));
+    *S = pb_synth__prob(cfg, s);
+    *M = pb_synth__prob(cfg, fmin(mt, *S * 0.9));
+    if (*M >= *S) *M = 0.0f;
+  }
+  if (cfg->topk > 0) pb_synth__topk(cfg, &rng, K, y, *pred, *S, *M, tk_cls, tk_prob);
+}
+
+void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s, int32_t first_row,
+                   int32_t n_rows, struct pb_rows *out)
+{
+  const struct pb_source *src = &meta->sources[s];
+  struct pb_synth__source L;
+  pb_synth__latents(cfg, meta, s, &L);
+  pb_rows_alloc(out, n_rows, src->n_images, cfg->topk);
+  int64_t n = (int64_t)n_rows * src->n_images;
+  int32_t k = cfg->topk;
+#pragma omp parallel for schedule(static)
+  for (int64_t x = 0; x < n; x++) {
+    int32_t r = first_row + (int32_t)(x / src->n_images), i = (int32_t)(x % src->n_images);
+    int32_t m = r / src->n_conditions, c = r % src->n_conditions;
+    pb_synth__record(cfg, &L, src->n_classes, src->labels[i], m, c, i, &out->pred[x], &out->smax[x],
+                     &out->ptrue[x], k ? &out->topk_class[x * k] : NULL, k ? &out->topk_prob[x * k] : NULL);
+  }
+  pb_synth__latents_free(&L);
+}
+
+int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm comm)
+{
+  int status = PB_FAIL;
+  struct pb_meta meta;
+  struct pb_store *st = NULL;
+  if (pb_synth_meta(cfg, &meta)) goto done;
+  if (pb_store_create(path, comm, &meta, &st)) goto done;
+  int32_t *lo = pb_malloc((size_t)meta.n_sources * sizeof *lo), *hi = pb_malloc((size_t)meta.n_sources * sizeof *hi);
+  pb_dist_my_rows(&meta, comm, lo, hi);
+  status = PB_OK;
+  for (int32_t s = 0; s < meta.n_sources && status == PB_OK; s++) {
+    int32_t nr = hi[s] - lo[s];
+    int32_t *rows = pb_malloc((size_t)(nr > 0 ? nr : 1) * sizeof *rows);
+    for (int32_t j = 0; j < nr; j++) rows[j] = lo[s] + j;
+    struct pb_rows data;
+    pb_synth_rows(cfg, &meta, s, lo[s], nr, &data);
+    status = pb_store_write_rows(st, s, nr, rows, &data);
+    pb_rows_free(&data);
+    free(rows);
+  }
+  free(lo);
+  free(hi);
+  if (status == PB_OK) {
+    status = pb_store_commit(st);
+    st = NULL;
+  }
+done:
+  pb_store_close(st);
+  pb_meta_free(&meta);
+  return status;
+}

@@ -1,0 +1,252 @@
+/* Shared helpers: RNG streams, string maps, hashing, formatting, output files. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nettle/sha2.h>
+#include <Random123/philox.h>
+
+#include "pairbound/error.h"
+#include "pairbound/util.h"
+
+/* ------------------------------------------------------------------- RNG */
+
+void pb_rng_init(struct pb_rng *r, uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate)
+{
+  r->key[0] = (uint32_t)seed;
+  r->key[1] = (uint32_t)(seed >> 32) ^ (analysis * 0x9E3779B9u);
+  r->ctr[0] = (uint32_t)item;
+  r->ctr[1] = (uint32_t)(item >> 32);
+  r->ctr[2] = replicate;
+  r->ctr[3] = 0;
+  r->left = 0;
+}
+
+uint32_t pb_rng_u32(struct pb_rng *r)
+{
+  if (r->left == 0) {
+    philox4x32_ctr_t c = {{r->ctr[0], r->ctr[1], r->ctr[2], r->ctr[3]}};
+    philox4x32_key_t k = {{r->key[0], r->key[1]}};
+    philox4x32_ctr_t o = philox4x32(c, k);
+    memcpy(r->out, o.v, sizeof r->out);
+    r->ctr[3]++;
+    r->left = 4;
+  }
+  return r->out[4 - r->left--];
+}
+
+double pb_rng_uniform(struct pb_rng *r)
+{
+  /* 53 random bits, shifted by half a step so 0 and 1 never occur */
+  uint64_t hi = pb_rng_u32(r) >> 5, lo = pb_rng_u32(r) >> 6;
+  return ((double)(hi * 67108864u + lo) + 0.5) / 9007199254740992.0;
+}
+
+double pb_rng_normal(struct pb_rng *r)
+{
+  double u = pb_rng_uniform(r), v = pb_rng_uniform(r);
+  return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
+}
+
+uint32_t pb_rng_below(struct pb_rng *r, uint32_t n)
+{
+  /* Lemire-style rejection keeps the draw exactly uniform */
+  uint32_t limit = (uint32_t)(-n) % n;
+  for (;;) {
+    uint64_t m = (uint64_t)pb_rng_u32(r) * n;
+    if ((uint32_t)m >= limit) return (uint32_t)(m >> 32);
+  }
+}
+
+/* --------------------------------------------------------------- strmap */
+
+static uint64_t pb__fnv1a(const char *s)
+{
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+void pb_strmap_init(struct pb_strmap *m)
+{
+  m->cap = 64;
+  m->count = 0;
+  m->keys = pb_calloc(m->cap, sizeof *m->keys);
+  m->vals = pb_calloc(m->cap, sizeof *m->vals);
+}
+
+void pb_strmap_free(struct pb_strmap *m)
+{
+  if (!m->keys) return;
+  for (size_t i = 0; i < m->cap; i++) free(m->keys[i]);
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+static size_t pb_strmap__slot(const struct pb_strmap *m, const char *key)
+{
+  size_t i = (size_t)pb__fnv1a(key) & (m->cap - 1);
+  while (m->keys[i] && strcmp(m->keys[i], key) != 0) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+int32_t pb_strmap_get(const struct pb_strmap *m, const char *key)
+{
+  size_t i = pb_strmap__slot(m, key);
+  return m->keys[i] ? m->vals[i] : -1;
+}
+
+int32_t pb_strmap_put(struct pb_strmap *m, const char *key, int32_t value)
+{
+  size_t i = pb_strmap__slot(m, key);
+  if (m->keys[i]) return m->vals[i];
+  if (2 * (m->count + 1) > m->cap) {
+    struct pb_strmap big = {pb_calloc(2 * m->cap, sizeof(char *)), pb_calloc(2 * m->cap, sizeof(int32_t)),
+                            2 * m->cap, m->count};
+    for (size_t j = 0; j < m->cap; j++)
+      if (m->keys[j]) {
+        size_t k = pb_strmap__slot(&big, m->keys[j]);
+        big.keys[k] = m->keys[j];
+        big.vals[k] = m->vals[j];
+      }
+    free(m->keys);
+    free(m->vals);
+    *m = big;
+    i = pb_strmap__slot(m, key);
+  }
+  m->keys[i] = pb_strdup(key);
+  m->vals[i] = value;
+  m->count++;
+  return value;
+}
+
+/* --------------------------------------------------------------- SHA-256 */
+
+static void pb__sha256(const void *data, size_t n, uint8_t digest[SHA256_DIGEST_SIZE])
+{
+  struct sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, n, data);
+  sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+}
+
+uint64_t pb_sha256_key(const char *text)
+{
+  uint8_t d[SHA256_DIGEST_SIZE];
+  pb__sha256(text, strlen(text), d);
+  uint64_t k = 0;
+  for (int i = 0; i < 8; i++) k = (k << 8) | d[i];
+  return k;
+}
+
+void pb_sha256_hex(const void *data, size_t n, char hex[65])
+{
+  uint8_t d[SHA256_DIGEST_SIZE];
+  pb__sha256(data, n, d);
+  for (int i = 0; i < SHA256_DIGEST_SIZE; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* ---------------------------------------------------------------- numbers */
+
+void pb_format_float(float x, char buf[32])
+{
+  if (isnan(x)) { strcpy(buf, "nan"); return; }
+  for (int p = 1; p <= 9; p++) {
+    snprintf(buf, 32, "%.*g", p, (double)x);
+    if (strtof(buf, NULL) == x) return;
+  }
+}
+
+void pb_format_double(double x, char buf[40])
+{
+  if (isnan(x)) { strcpy(buf, "nan"); return; }
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, 40, "%.*g", p, x);
+    if (strtod(buf, NULL) == x) return;
+  }
+}
+
+float pb_round_half(double x)
+{
+  if (!(x > 0)) return 0.0f;
+  int e;
+  frexp(x, &e);                 /* x = f * 2^e, f in [0.5, 1) */
+  int q = e - 11;               /* half keeps 11 significant bits ... */
+  if (q < -24) q = -24;         /* ... down to its smallest subnormal step */
+  return (float)ldexp(nearbyint(ldexp(x, -q)), q);
+}
+
+/* ------------------------------------------------------------ output files */
+
+char *pb_path_join(const char *dir, const char *name)
+{
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = pb_malloc(n);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+int pb_mkdir_p(const char *dir)
+{
+  char *p = pb_strdup(dir);
+  int status = PB_OK;
+  for (char *s = p + 1;; s++) {
+    if (*s == '/' || *s == '\0') {
+      char c = *s;
+      *s = '\0';
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        pb_error_set("%s: cannot create directory: %s", p, strerror(errno));
+        status = PB_FAIL;
+        break;
+      }
+      *s = c;
+      if (c == '\0') break;
+    }
+  }
+  free(p);
+  return status;
+}
+
+int pb_outfile_open(struct pb_outfile *f, const char *path)
+{
+  size_t n = strlen(path) + 8;
+  f->path = pb_strdup(path);
+  f->tmp = pb_malloc(n);
+  snprintf(f->tmp, n, "%s.tmp", path);
+  f->fp = fopen(f->tmp, "w");
+  if (!f->fp) {
+    pb_error_set("%s: cannot create file: %s", f->tmp, strerror(errno));
+    free(f->path);
+    free(f->tmp);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+int pb_outfile_commit(struct pb_outfile *f)
+{
+  int bad = ferror(f->fp);
+  bad |= fclose(f->fp) != 0;
+  if (!bad && rename(f->tmp, f->path) != 0) bad = 1;
+  if (bad) {
+    pb_error_set("%s: cannot write file: %s", f->path, strerror(errno));
+    unlink(f->tmp);
+  }
+  free(f->path);
+  free(f->tmp);
+  return bad ? PB_FAIL : PB_OK;
+}
+
+void pb_outfile_abort(struct pb_outfile *f)
+{
+  fclose(f->fp);
+  unlink(f->tmp);
+  free(f->path);
+  free(f->tmp);
+}

@@ -1,0 +1,47 @@
+# Command line: help for every command, one-line errors with usage for bad options.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+"$PAIRBOUND" --help > "$WORK/help.txt"
+check "--help exits 0" test $? -eq 0
+for c in synth ingest export info protocol states; do
+  check "--help lists $c" grep -q "pairbound $c" "$WORK/help.txt"
+  "$PAIRBOUND" "$c" --help > "$WORK/h.txt"
+  check "$c --help exits 0" test $? -eq 0
+  # every long option named in the usage line is documented below it
+  for o in $(head -1 "$WORK/h.txt" | grep -o -- '--[a-z-]*' | sort -u); do
+    check "$c --help documents $o" sh -c "tail -n +2 '$WORK/h.txt' | grep -q -- '$o'"
+  done
+done
+for c in info protocol states; do
+  for o in --coverage --panel-seed --panel-cells; do
+    check "$c --help documents $o" sh -c "'$PAIRBOUND' $c --help | grep -q -- '$o'"
+  done
+done
+usage_error() { # usage_error DESCRIPTION EXPECTED-FIRST-LINE ARGS...
+  local d=$1 want=$2; shift 2
+  "$PAIRBOUND" "$@" > /dev/null 2> "$WORK/e.txt"
+  local rc=$?
+  check "$d: exit status 2" test "$rc" -eq 2
+  check "$d: message" test "$(head -1 "$WORK/e.txt")" = "$want"
+  check "$d: message then usage" sh -c "test \$(wc -l < '$WORK/e.txt') -eq 2 && sed -n 2p '$WORK/e.txt' | grep -q '^usage: '"
+}
+usage_error "unknown option" "pairbound synth: unknown option '--bogus'" synth --bogus -o x.h5
+usage_error "missing value" "pairbound synth: option '--seed' needs a value" synth -o x.h5 --seed
+usage_error "bad scale" "pairbound synth: --scale must be 'paper' or 'small', got 'huge'" synth --scale huge -o x.h5
+usage_error "bad seed" "pairbound synth: --seed must be a non-negative integer, got '-3'" synth --seed -3 -o x.h5
+usage_error "missing output" "pairbound synth: missing -o STORE" synth
+usage_error "export without store" "pairbound export: missing STORE" export -o x.csv
+usage_error "bad coverage" "pairbound states: --coverage must be in (0, 1], got '2'" states s.h5 -o out --coverage 2
+usage_error "bad panel cells" "pairbound info: --panel-cells takes SRC=N, got 'ES'" info s.h5 --panel-cells ES
+usage_error "unknown command" "pairbound: unknown command or option 'frobnicate'" frobnicate
+check "no output written by usage errors" test ! -e x.h5
+"$PAIRBOUND" --version | grep -q '^pairbound '
+check "--version prints the build" test $? -eq 0
+"$PAIRBOUND" info "$WORK/none.h5" 2> "$WORK/e.txt"
+check "missing store: exit 1" test $? -eq 1
+check "missing store: message" grep -qx "pairbound info: error: $WORK/none.h5: cannot read file" "$WORK/e.txt"
+echo 'not hdf5' > "$WORK/plain.h5"
+"$PAIRBOUND" states "$WORK/plain.h5" -o "$WORK/out" 2> "$WORK/e.txt"
+check "non-HDF5 store: exit 1 and message" grep -qx "pairbound states: error: $WORK/plain.h5: not an HDF5 file" "$WORK/e.txt"
+check "non-HDF5 store: no output directory" test ! -e "$WORK/out/results.h5"
+finish

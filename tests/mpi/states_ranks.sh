@@ -1,0 +1,30 @@
+# states (the work-distribution demo) and protocol: byte-identical reports and
+# identical results.h5 for 1, 2, 3 ranks and 1, 2 threads.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
+pb 1 1 states "$WORK/s.h5" -o "$WORK/o11"
+check "states.tsv has one row per cell" test "$(($(wc -l < "$WORK/o11/report/states.tsv") - 1))" -eq 65
+for np in 1 2 3; do
+  for th in 1 2; do
+    [ "$np$th" = 11 ] && continue
+    pb "$np" "$th" states "$WORK/s.h5" -o "$WORK/o$np$th"
+    for f in states.tsv protocol_thresholds.tsv protocol_conditions.tsv protocol_panel.tsv; do
+      check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
+    done
+    check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
+  done
+done
+check "no temporary results left" sh -c "! ls '$WORK'/o*/results.h5.tmp '$WORK'/o*/report/*.tmp 2>/dev/null | grep -q ."
+
+# Paper scale, cells 10x different in size: 1 vs 3 ranks.
+pb 2 1 synth --no-summary -o "$WORK/p.h5"
+pb 1 2 states "$WORK/p.h5" -o "$WORK/p1"
+pb 3 1 states "$WORK/p.h5" -o "$WORK/p3"
+check "paper states.tsv identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/states.tsv" "$WORK/p3/report/states.tsv"
+check "paper results.h5 identical at 1 and 3 ranks" same_h5 "$WORK/p1/results.h5" "$WORK/p3/results.h5"
+check "paper states.tsv has 11,088 cells" test "$(($(wc -l < "$WORK/p1/report/states.tsv") - 1))" -eq 11088
+# the five states partition every cell: h + r + s + w + k = n
+check "five-state counts sum to n in every cell" \
+  awk -F'\t' 'NR > 1 && $8 + $9 + $10 + $11 + $12 != $5 { bad = 1 } END { exit bad }' "$WORK/p1/report/states.tsv"
+finish

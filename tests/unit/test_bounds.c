@@ -1,0 +1,880 @@
+/* Unit tests for the identification bounds (src/bounds.c, src/bounds_i5.c).
+ *
+ * Expected values come from hand derivations of the seed's worked cases or
+ * from brute-force enumeration of every within-class bijection, implemented
+ * here and nowhere else.  Random cells use dyadic scores (multiples of 1/16)
+ * so that every floating sum is exact and 1e-12 is a safe tolerance.
+ * The seed is PB_TEST_SEED (default 20260908) and is always printed. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/bounds.h"
+
+#define TOL 1e-12
+#define MAXN 16
+#define MAXC 4
+
+/* ------------------------------------------------------------------ utils */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static int rng_int(int lo, int hi) /* inclusive */
+{
+  return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1));
+}
+
+static unsigned long test_seed(void)
+{
+  const char *s = getenv("PB_TEST_SEED");
+  return s ? strtoul(s, NULL, 10) : 20260908ul;
+}
+
+static int near(double a, double b)
+{
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  return fabs(a - b) <= TOL;
+}
+
+/* ASSERT_NEAR(got, expected [, printf-style context]) */
+#define ASSERT_NEAR(a, b, ...)                                                          \
+  do {                                                                                  \
+    const double got_ = (a), exp_ = (b);                                                \
+    if (!near(got_, exp_)) {                                                            \
+      char ctx_[256];                                                                   \
+      snprintf(ctx_, sizeof ctx_, " " __VA_ARGS__);                                     \
+      ck_abort_msg("%s = %.17g, expected %.17g;%s", #a, got_, exp_, ctx_);              \
+    }                                                                                   \
+  } while (0)
+
+struct tcell {
+  int n;
+  int32_t label[MAXN], pred0[MAXN], pred1[MAXN];
+  float s0[MAXN], m0[MAXN], s1[MAXN], m1[MAXN];
+  float tau;
+};
+
+static struct pb_cell_input as_input(const struct tcell *c)
+{
+  struct pb_cell_input in = {c->n, c->label, c->pred0, c->s0, c->m0,
+                             c->pred1, c->s1, c->m1, c->tau};
+  return in;
+}
+
+/* ------------------------------------------------------------ brute force */
+
+/* Per-permutation statistics of one class. */
+struct pstat {
+  int cnt[5]; /* h r s w k */
+  int H, L;
+  double num; /* sum of M - M' over k pairs */
+};
+
+struct bclass {
+  int nc, mem[MAXN];
+  int np;
+  struct pstat *ps;
+  struct pstat obs;
+};
+
+static void class_stat(const struct tcell *c, const struct bclass *b, const int *perm,
+                       struct pstat *st)
+{
+  memset(st, 0, sizeof *st);
+  for (int i = 0; i < b->nc; i++) {
+    int ci = b->mem[i], pj = b->mem[perm[i]];
+    int y = c->label[ci];
+    int c0 = c->pred0[ci] == y, c1 = c->pred1[pj] == y;
+    int z0 = c->s0[ci] >= c->tau, z1 = c->s1[pj] >= c->tau;
+    if (c0 && !c1) {
+      st->cnt[0]++;
+      st->H += z0 && z1;
+    } else if (!c0 && c1) {
+      st->cnt[1]++;
+    } else if (!c0 && !c1) {
+      st->cnt[c->pred0[ci] == c->pred1[pj] ? 2 : 3]++;
+    } else {
+      st->cnt[4]++;
+      st->L += z0 && !z1;
+      st->num += (double)c->m0[ci] - (double)c->m1[pj];
+    }
+  }
+}
+
+static void gen_perms(struct bclass *b, const struct tcell *c, int *perm, int *used, int depth)
+{
+  if (depth == b->nc) {
+    class_stat(c, b, perm, &b->ps[b->np++]);
+    return;
+  }
+  for (int j = 0; j < b->nc; j++) {
+    if (used[j]) continue;
+    used[j] = 1;
+    perm[depth] = j;
+    gen_perms(b, c, perm, used, depth + 1);
+    used[j] = 0;
+  }
+}
+
+static int factorial(int n) { return n <= 1 ? 1 : n * factorial(n - 1); }
+
+struct brute {
+  double H[3][2], L[3][2], D[3][2]; /* levels I0, Ik, I5; D NaN if no K > 0 */
+  double Havg, Lavg, Dind;          /* uniform-permutation averages; Dind = E[num]/E[K] */
+  long Kmin, Kmax;
+  struct pstat obs;                 /* observed totals */
+};
+
+/* Every product of within-class permutations of the whole cell. */
+static void brute_cell(const struct tcell *c, struct brute *out)
+{
+  struct bclass cls[MAXC];
+  int ncls = 0;
+  for (int i = 0; i < c->n; i++) {
+    int f = -1;
+    for (int q = 0; q < ncls; q++)
+      if (c->label[cls[q].mem[0]] == c->label[i]) f = q;
+    if (f < 0) {
+      ck_assert_int_lt(ncls, MAXC);
+      f = ncls++;
+      cls[f].nc = 0;
+    }
+    cls[f].mem[cls[f].nc++] = i;
+  }
+  for (int q = 0; q < ncls; q++) {
+    int perm[MAXN], used[MAXN] = {0};
+    cls[q].ps = malloc(sizeof(struct pstat) * (size_t)factorial(cls[q].nc));
+    cls[q].np = 0;
+    gen_perms(&cls[q], c, perm, used, 0);
+    int id[MAXN];
+    for (int i = 0; i < cls[q].nc; i++) id[i] = i;
+    class_stat(c, &cls[q], id, &cls[q].obs);
+  }
+  for (int l = 0; l < 3; l++)
+    for (int e = 0; e < 2; e++) {
+      out->H[l][e] = out->L[l][e] = out->D[l][e] = e ? -INFINITY : INFINITY;
+    }
+  double sH = 0, sL = 0, snum = 0, sK = 0, count = 0;
+  out->Kmin = 1 << 30;
+  out->Kmax = -1;
+  int odo[MAXC] = {0};
+  for (;;) {
+    int H = 0, L = 0, K = 0, ik = 1, i5 = 1;
+    double num = 0;
+    for (int q = 0; q < ncls; q++) {
+      const struct pstat *p = &cls[q].ps[odo[q]];
+      H += p->H;
+      L += p->L;
+      K += p->cnt[4];
+      num += p->num;
+      if (p->cnt[4] != cls[q].obs.cnt[4]) ik = 0;
+      if (memcmp(p->cnt, cls[q].obs.cnt, sizeof p->cnt) != 0) i5 = 0;
+    }
+    int lev[3] = {1, ik, i5};
+    for (int l = 0; l < 3; l++) {
+      if (!lev[l]) continue;
+      double h = (double)H / c->n, ll = (double)L / c->n;
+      if (h < out->H[l][0]) out->H[l][0] = h;
+      if (h > out->H[l][1]) out->H[l][1] = h;
+      if (ll < out->L[l][0]) out->L[l][0] = ll;
+      if (ll > out->L[l][1]) out->L[l][1] = ll;
+      if (K > 0) {
+        double d = num / K;
+        if (d < out->D[l][0]) out->D[l][0] = d;
+        if (d > out->D[l][1]) out->D[l][1] = d;
+      }
+    }
+    sH += H;
+    sL += L;
+    snum += num;
+    sK += K;
+    count += 1;
+    if (K < out->Kmin) out->Kmin = K;
+    if (K > out->Kmax) out->Kmax = K;
+    int q = 0;
+    while (q < ncls && ++odo[q] == cls[q].np) odo[q++] = 0;
+    if (q == ncls) break;
+  }
+  for (int l = 0; l < 3; l++)
+    if (isinf(out->D[l][0])) out->D[l][0] = out->D[l][1] = NAN;
+  out->Havg = sH / count / c->n;
+  out->Lavg = sL / count / c->n;
+  out->Dind = sK > 0 ? snum / sK : NAN;
+  memset(&out->obs, 0, sizeof out->obs);
+  for (int q = 0; q < ncls; q++) {
+    for (int e = 0; e < 5; e++) out->obs.cnt[e] += cls[q].obs.cnt[e];
+    out->obs.H += cls[q].obs.H;
+    out->obs.L += cls[q].obs.L;
+    out->obs.num += cls[q].obs.num;
+    free(cls[q].ps);
+  }
+}
+
+/* -------------------------------------------------------- cell assertions */
+
+static int contains(const double iv[2], double x)
+{
+  return iv[0] - TOL <= x && x <= iv[1] + TOL;
+}
+
+static int subset(const double in[2], const double outer[2])
+{
+  if (isnan(in[0])) return 1;
+  return outer[0] - TOL <= in[0] && in[1] <= outer[1] + TOL;
+}
+
+/* Compare every endpoint with the enumeration and check the structural
+ * properties (nesting, observed values inside, Theorem 1, Eq. 9). */
+static void check_cell_against_brute(const struct tcell *c, const char *tag)
+{
+  struct pb_cell_input in = as_input(c);
+  struct pb_cell_bounds b, b0;
+  ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b0), 0);
+  struct brute e;
+  brute_cell(c, &e);
+
+  ck_assert_msg(b.h == e.obs.cnt[0] && b.r == e.obs.cnt[1] && b.s == e.obs.cnt[2] &&
+                    b.w == e.obs.cnt[3] && b.k == e.obs.cnt[4],
+                "%s: five-state totals", tag);
+  ASSERT_NEAR(b.H_obs, (double)e.obs.H / c->n, "%s", tag);
+  ASSERT_NEAR(b.L_obs, (double)e.obs.L / c->n, "%s", tag);
+  ASSERT_NEAR(b.dMk_obs, e.obs.cnt[4] ? e.obs.num / e.obs.cnt[4] : NAN, "%s", tag);
+
+  const double *HL[3] = {b.H_I0, b.H_Ik, b.H_I5};
+  const double *LL[3] = {b.L_I0, b.L_Ik, b.L_I5};
+  const double *DL[3] = {b.dMk_I0, b.dMk_Ik, b.dMk_I5};
+  for (int l = 0; l < 3; l++)
+    for (int k = 0; k < 2; k++) {
+      ASSERT_NEAR(HL[l][k], e.H[l][k], "%s H level %d end %d", tag, l, k);
+      ASSERT_NEAR(LL[l][k], e.L[l][k], "%s L level %d end %d", tag, l, k);
+      ASSERT_NEAR(DL[l][k], e.D[l][k], "%s dMk level %d end %d", tag, l, k);
+    }
+  /* Nesting I5 within Ik within I0 and observed values inside every interval. */
+  for (int l = 0; l < 2; l++) {
+    ck_assert_msg(subset(HL[l + 1], HL[l]), "%s: H nesting %d", tag, l);
+    ck_assert_msg(subset(LL[l + 1], LL[l]), "%s: L nesting %d", tag, l);
+    ck_assert_msg(subset(DL[l + 1], DL[l]), "%s: dMk nesting %d", tag, l);
+  }
+  for (int l = 0; l < 3; l++) {
+    ck_assert_msg(contains(HL[l], b.H_obs), "%s: H_obs outside level %d", tag, l);
+    ck_assert_msg(contains(LL[l], b.L_obs), "%s: L_obs outside level %d", tag, l);
+    if (b.k > 0) ck_assert_msg(contains(DL[l], b.dMk_obs), "%s: dMk_obs outside %d", tag, l);
+  }
+  /* Theorem 1: L and dM_k at I5 equal Ik (here bit for bit). */
+  for (int k = 0; k < 2; k++) {
+    ck_assert_msg(b.L_I5[k] == b.L_Ik[k], "%s: L I5 != Ik", tag);
+    ck_assert_msg((isnan(b.dMk_I5[k]) && isnan(b.dMk_Ik[k])) || b.dMk_I5[k] == b.dMk_Ik[k],
+                  "%s: dMk I5 != Ik", tag);
+  }
+  /* Independent values = uniform-permutation expectations (A.2, H.2). */
+  ASSERT_NEAR(b.H_ind, e.Havg, "%s", tag);
+  ASSERT_NEAR(b.L_ind, e.Lavg, "%s", tag);
+  ASSERT_NEAR(b.dMk_ind, e.Dind, "%s", tag);
+  if (b.k > 0) ASSERT_NEAR(b.W + b.V, b.dMk_obs - b.dMk_ind, "%s: Eq. 9", tag);
+  else ck_assert_msg(isnan(b.W) && isnan(b.V), "%s: W,V must be NaN when K = 0", tag);
+  ASSERT_NEAR(b.K_width_class, (double)(e.Kmax - e.Kmin) / c->n, "%s", tag);
+
+  /* want_i5 = 0: identical non-I5 fields, NaN for the rest. */
+  ck_assert(isnan(b0.H_I5[0]) && isnan(b0.H_I5[1]) && isnan(b0.L_I5[0]) && isnan(b0.dMk_I5[1]));
+  ck_assert(isnan(b0.dMk_I0[0]) && isnan(b0.dMk_I0[1]));
+  for (int k = 0; k < 2; k++) {
+    ck_assert(b0.H_Ik[k] == b.H_Ik[k] && b0.L_Ik[k] == b.L_Ik[k] && b0.H_I0[k] == b.H_I0[k]);
+    ck_assert((isnan(b.dMk_Ik[k]) && isnan(b0.dMk_Ik[k])) || b0.dMk_Ik[k] == b.dMk_Ik[k]);
+  }
+}
+
+/* Observed marginal statistics straight from their definitions. */
+static void check_marginals(const struct tcell *c, const struct pb_cell_bounds *b)
+{
+  int a0 = 0, a1 = 0, fl = 0, E = 0;
+  double A = 0, m0 = 0, m1 = 0;
+  for (int i = 0; i < c->n; i++) {
+    a0 += c->pred0[i] == c->label[i];
+    a1 += c->pred1[i] == c->label[i];
+    fl += c->pred0[i] != c->pred1[i];
+    E += c->pred1[i] != c->label[i] && c->s1[i] >= c->tau;
+    A += fabs((double)c->s0[i] - c->s1[i]);
+    m0 += c->s0[i];
+    m1 += c->s1[i];
+  }
+  m0 /= c->n;
+  m1 /= c->n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (int i = 0; i < c->n; i++) {
+    sxy += (c->s0[i] - m0) * (c->s1[i] - m1);
+    sxx += (c->s0[i] - m0) * (c->s0[i] - m0);
+    syy += (c->s1[i] - m1) * (c->s1[i] - m1);
+  }
+  ASSERT_NEAR(b->acc0, (double)a0 / c->n);
+  ASSERT_NEAR(b->acc1, (double)a1 / c->n);
+  ASSERT_NEAR(b->F, (double)fl / c->n);
+  ASSERT_NEAR(b->E, (double)E / c->n);
+  ASSERT_NEAR(b->A, A / c->n);
+  if (sxx > 0 && syy > 0) ck_assert(fabs(b->Q - sxy / sqrt(sxx * syy)) < 1e-9);
+  else ck_assert(isnan(b->Q));
+  int A_ = a0, B_ = a1, N = c->n;
+  int kmin = A_ + B_ - N > 0 ? A_ + B_ - N : 0, kmax = A_ < B_ ? A_ : B_;
+  ASSERT_NEAR(b->K_width_global, (double)(kmax - kmin) / N);
+}
+
+/* ---------------------------------------------------- worked seed examples */
+
+static void set_rec(struct tcell *c, int i, int32_t y, int32_t p0, float s0, float m0, int32_t p1,
+                    float s1, float m1)
+{
+  c->label[i] = y;
+  c->pred0[i] = p0;
+  c->s0[i] = s0;
+  c->m0[i] = m0;
+  c->pred1[i] = p1;
+  c->s1[i] = s1;
+  c->m1[i] = m1;
+}
+
+/* Section 3.1: two images of class y (label 5), alternative label 9, tau 0.8.
+ * Observed pairing gives (H, L, dM_k) = (0, 1/2, 0.9 - 0.6); the swapped
+ * pairing gives (1/2, 0, 0.6 - 0.6).  Both have h = k = 1. */
+START_TEST(test_section31_two_images)
+{
+  struct tcell c = {.n = 2, .tau = 0.8f};
+  set_rec(&c, 0, 5, 5, 0.9f, 0.9f, 5, 0.6f, 0.6f);
+  set_rec(&c, 1, 5, 5, 0.6f, 0.6f, 9, 0.8f, 0.2f);
+  struct pb_cell_input in = as_input(&c);
+  struct pb_cell_bounds b;
+  ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
+  const double d03 = (double)0.9f - (double)0.6f; /* 0.3 in float32 records */
+  ck_assert(b.h == 1 && b.k == 1 && b.r == 0 && b.s == 0 && b.w == 0);
+  ASSERT_NEAR(b.H_obs, 0.0);
+  ASSERT_NEAR(b.L_obs, 0.5);
+  ASSERT_NEAR(b.dMk_obs, d03);
+  const double *H[3] = {b.H_I0, b.H_Ik, b.H_I5}, *L[3] = {b.L_I0, b.L_Ik, b.L_I5};
+  for (int l = 0; l < 3; l++) {
+    ASSERT_NEAR(H[l][0], 0.0);
+    ASSERT_NEAR(H[l][1], 0.5);
+    ASSERT_NEAR(L[l][0], 0.0);
+    ASSERT_NEAR(L[l][1], 0.5);
+  }
+  ASSERT_NEAR(b.dMk_Ik[0], 0.0);
+  ASSERT_NEAR(b.dMk_Ik[1], d03);
+  ASSERT_NEAR(b.dMk_I5[0], 0.0);
+  ASSERT_NEAR(b.dMk_I5[1], d03);
+  /* I0: k is forced to 1 (a = 2, b = 1, n = 2), so A.10 gives the same range. */
+  ASSERT_NEAR(b.dMk_I0[0], 0.0);
+  ASSERT_NEAR(b.dMk_I0[1], d03);
+  /* Independent: u = 1 accepted correct clean, one wrong accepted and one
+   * correct rejected perturbed record, n = 2: 1/2 per image, / N = 1/4. */
+  ASSERT_NEAR(b.H_ind, 0.25);
+  ASSERT_NEAR(b.L_ind, 0.25);
+  check_cell_against_brute(&c, "sec3.1");
+}
+END_TEST
+
+/* Appendix A.6, Table 5: class T (0), alternatives A (1), B (2), tau 0.6.
+ * Clean: r1 (.6,.2,.2) correct accepted (tie at tau), r2 = r3 = (.1,.8,.1) A.
+ * Perturbed: r1 correct accepted, r2 A accepted, r3 (.3,.3,.4) B rejected.
+ * with_extra adds the correct accepted record (.7,.2,.1) to both sides. */
+static void table5_cell(struct tcell *c, int persistent, int with_extra)
+{
+  memset(c, 0, sizeof *c);
+  c->tau = 0.6f;
+  c->n = 3 + (with_extra != 0);
+  /* observed pairing: correct clean r1 -> wrong perturbed (r3 if s = 1, r2 if w = 1);
+   * clean r2 -> perturbed r1 (r state); clean r3 -> the remaining wrong one. */
+  if (persistent) {
+    set_rec(c, 0, 0, 0, 0.6f, 0.6f, 2, 0.4f, 0.3f); /* h, perturbed rejected */
+    set_rec(c, 1, 0, 1, 0.8f, 0.1f, 0, 0.6f, 0.6f); /* r */
+    set_rec(c, 2, 0, 1, 0.8f, 0.1f, 1, 0.8f, 0.1f); /* s (A, A) */
+  } else {
+    set_rec(c, 0, 0, 0, 0.6f, 0.6f, 1, 0.8f, 0.1f); /* h, perturbed accepted */
+    set_rec(c, 1, 0, 1, 0.8f, 0.1f, 0, 0.6f, 0.6f); /* r */
+    set_rec(c, 2, 0, 1, 0.8f, 0.1f, 2, 0.4f, 0.3f); /* w (A, B) */
+  }
+  if (with_extra) set_rec(c, 3, 0, 0, 0.7f, 0.7f, 0, 0.7f, 0.7f); /* k */
+}
+
+START_TEST(test_a6_counterexample)
+{
+  for (int extra = 0; extra <= 1; extra++) {
+    const double N = extra ? 4.0 : 3.0;
+    for (int pers = 0; pers <= 1; pers++) {
+      struct tcell c;
+      table5_cell(&c, pers, extra);
+      struct pb_cell_input in = as_input(&c);
+      struct pb_cell_bounds b;
+      ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
+      ck_assert(b.k == extra && b.h == 1 && b.r == 1 && b.s == pers && b.w == 1 - pers);
+      ASSERT_NEAR(b.H_Ik[0], 0.0);
+      ASSERT_NEAR(b.H_Ik[1], 1.0 / N);
+      const double pinned = pers ? 0.0 : 1.0 / N; /* s=1,w=0 -> 0; s=0,w=1 -> 1/N */
+      ASSERT_NEAR(b.H_I5[0], pinned);
+      ASSERT_NEAR(b.H_I5[1], pinned);
+      ASSERT_NEAR(b.H_obs, pinned);
+      if (extra) {
+        /* positive K: one correct-correct pair drawn from M in {.6, .7} per side */
+        const double d = (double)0.7f - (double)0.6f;
+        ASSERT_NEAR(b.dMk_Ik[0], -d);
+        ASSERT_NEAR(b.dMk_Ik[1], d);
+        ASSERT_NEAR(b.dMk_I5[0], -d);
+        ASSERT_NEAR(b.dMk_I5[1], d);
+      } else {
+        ck_assert(isnan(b.dMk_Ik[0]) && isnan(b.dMk_I5[1]) && isnan(b.dMk_obs));
+      }
+      check_cell_against_brute(&c, "A.6");
+
+      /* Same records through the per-class function, both refinements. */
+      uint8_t z0[4], z1[4];
+      for (int i = 0; i < c.n; i++) {
+        z0[i] = c.s0[i] >= c.tau;
+        z1[i] = c.s1[i] >= c.tau;
+      }
+      int64_t o[2];
+      ck_assert_int_eq(pb_bounds_class_h_i5(c.n, 0, c.pred0, z0, c.pred1, z1, extra, 1, o), 0);
+      ck_assert(o[0] == 0 && o[1] == 0);
+      ck_assert_int_eq(pb_bounds_class_h_i5(c.n, 0, c.pred0, z0, c.pred1, z1, extra, 0, o), 0);
+      ck_assert(o[0] == 1 && o[1] == 1);
+      /* s = 2 would need two same-label wrong pairs: only one A on the perturbed side. */
+      ck_assert_int_eq(pb_bounds_class_h_i5(c.n, 0, c.pred0, z0, c.pred1, z1, extra, 2, o), 1);
+    }
+  }
+}
+END_TEST
+
+/* Two wrong labels A, B, one record each per side, no correct records:
+ * same-label pairs are 0 (A-B, B-A) or 2 (A-A, B-B), never 1. */
+START_TEST(test_s_not_interval)
+{
+  const int32_t p0[2] = {1, 2}, p1[2] = {1, 2};
+  const uint8_t z0[2] = {1, 1}, z1[2] = {1, 0};
+  int64_t o[2];
+  ck_assert_int_eq(pb_bounds_class_h_i5(2, 0, p0, z0, p1, z1, 0, 0, o), 0);
+  ck_assert(o[0] == 0 && o[1] == 0);
+  ck_assert_int_eq(pb_bounds_class_h_i5(2, 0, p0, z0, p1, z1, 0, 1, o), 1);
+  ck_assert_int_eq(pb_bounds_class_h_i5(2, 0, p0, z0, p1, z1, 0, 2, o), 0);
+  ck_assert(o[0] == 0 && o[1] == 0);
+  /* With one correct accepted clean record added (n = 3) H can be nonzero:
+   * clean {y, A, B}, perturbed {A acc, B rej, A rej}.  h = 1, s + w = 2. */
+  const int32_t q0[3] = {0, 1, 2}, q1[3] = {1, 2, 1};
+  const uint8_t y0[3] = {1, 1, 1}, y1[3] = {1, 0, 0};
+  /* s = 2: both A-A and B-B needed: B-B uses the only perturbed B, A-A one of
+   * the two perturbed A's; the other A goes to the correct clean record:
+   * H = 1 if it is the accepted A, else 0 -> [0, 1]. */
+  ck_assert_int_eq(pb_bounds_class_h_i5(3, 0, q0, y0, q1, y1, 0, 2, o), 0);
+  ck_assert(o[0] == 0 && o[1] == 1);
+  /* s = 1: exactly one same pair among {clean A, clean B} x the two kept
+   * perturbed.  Keep {A, B}: A-B, B-A gives 0, A-A, B-B gives 2 -> impossible.
+   * Keep {A, A}: A-A plus B-A gives 1 (h block gets B rej, H = 0).
+   * So s = 1 forces H = 0. */
+  ck_assert_int_eq(pb_bounds_class_h_i5(3, 0, q0, y0, q1, y1, 0, 1, o), 0);
+  ck_assert(o[0] == 0 && o[1] == 0);
+  /* s = 0: keep {A, B}: A-B, B-A; h block gets the other A (acc or rej) ->
+   * [0, 1]; keep {A, A}: clean A meets A, impossible without a same pair. */
+  ck_assert_int_eq(pb_bounds_class_h_i5(3, 0, q0, y0, q1, y1, 0, 0, o), 0);
+  ck_assert(o[0] == 0 && o[1] == 1);
+}
+END_TEST
+
+/* Hand-worked class with I5 strictly inside Ik and an interior pinned value.
+ * n = 5, y = 0.  Clean: two correct accepted, three wrong A (1).  Perturbed:
+ * no correct, two A accepted, three B (2) rejected.  a = 2, b = 0, k = 0,
+ * h = 2, r = 0, s + w = 3.  Ik (Eq. 7): [max(0, 2 - 0 - (5 - 2)), min(2, 2, 2)]
+ * = [0, 2].  I5: the three clean A's meet three perturbed records with exactly
+ * s of them A, so the h block holds 2 - s accepted A's: H = 2 - s exactly;
+ * s = 3 is impossible (two perturbed A). */
+START_TEST(test_i5_strictly_narrower)
+{
+  struct tcell c = {.n = 5, .tau = 0.5f};
+  /* observed pairing with s = 1, w = 2: h pairs (y, A acc), (y, B); s pair
+   * (A, A acc); w pairs (A, B), (A, B). */
+  set_rec(&c, 0, 0, 0, 0.75f, 0.75f, 1, 0.75f, 0.125f);
+  set_rec(&c, 1, 0, 0, 0.75f, 0.5f, 2, 0.25f, 0.125f);
+  set_rec(&c, 2, 0, 1, 0.5f, 0.25f, 1, 0.625f, 0.25f);
+  set_rec(&c, 3, 0, 1, 0.5f, 0.25f, 2, 0.25f, 0.125f);
+  set_rec(&c, 4, 0, 1, 0.5f, 0.25f, 2, 0.25f, 0.125f);
+  struct pb_cell_input in = as_input(&c);
+  struct pb_cell_bounds b;
+  ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
+  ck_assert(b.h == 2 && b.s == 1 && b.w == 2 && b.k == 0 && b.r == 0);
+  ASSERT_NEAR(b.H_Ik[0], 0.0);
+  ASSERT_NEAR(b.H_Ik[1], 0.4);
+  ASSERT_NEAR(b.H_I5[0], 0.2);
+  ASSERT_NEAR(b.H_I5[1], 0.2);
+  ASSERT_NEAR(b.H_obs, 0.2);
+  check_cell_against_brute(&c, "narrower");
+  uint8_t z0[5], z1[5];
+  for (int i = 0; i < 5; i++) {
+    z0[i] = c.s0[i] >= c.tau;
+    z1[i] = c.s1[i] >= c.tau;
+  }
+  for (int s = 0; s <= 3; s++) {
+    int64_t o[2];
+    int rc = pb_bounds_class_h_i5(5, 0, c.pred0, z0, c.pred1, z1, 0, s, o);
+    if (s == 3) {
+      ck_assert_int_eq(rc, 1);
+    } else {
+      ck_assert_int_eq(rc, 0);
+      ck_assert(o[0] == 2 - s && o[1] == 2 - s);
+    }
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------- random property */
+
+static const int32_t label_pool[] = {0, 3, 7, 12, 1000, 70000, 131071};
+
+/* A random cell: 1-3 classes of 1-5 records (at most 20,000 bijections),
+ * shuffled record order, few wrong labels, dyadic scores, ties at tau. */
+static void random_cell(struct tcell *c)
+{
+  int ncls, sizes[MAXC], total;
+  long prod;
+  do {
+    ncls = rng_int(1, 3);
+    total = 0;
+    prod = 1;
+    for (int q = 0; q < ncls; q++) {
+      sizes[q] = rng_int(1, 5);
+      total += sizes[q];
+      prod *= factorial(sizes[q]);
+    }
+  } while (prod > 20000 || total > MAXN);
+  int32_t labs[MAXC];
+  for (int q = 0; q < ncls; q++) {
+    int dup;
+    do {
+      labs[q] = label_pool[rng_int(0, (int)(sizeof label_pool / sizeof *label_pool) - 1)];
+      dup = 0;
+      for (int r = 0; r < q; r++) dup |= labs[r] == labs[q];
+    } while (dup);
+  }
+  const int pc = rng_int(0, 4);      /* P(correct) = pc / 4, per cell */
+  const int nwrong = rng_int(1, 3);  /* size of the wrong-label pool */
+  c->n = total;
+  c->tau = (float)rng_int(3, 13) / 16.0f;
+  int i = 0;
+  for (int q = 0; q < ncls; q++)
+    for (int j = 0; j < sizes[q]; j++, i++) {
+      c->label[i] = labs[q];
+      for (int side = 0; side < 2; side++) {
+        int32_t p = labs[q];
+        if (rng_int(0, 3) >= pc) p = labs[q] + 1 + rng_int(0, nwrong - 1);
+        float s = (float)rng_int(0, 16) / 16.0f, m = (float)rng_int(0, 16) / 16.0f;
+        if (rng_int(0, 3) == 0) s = c->tau; /* exact ties at the threshold */
+        if (side == 0) {
+          c->pred0[i] = p;
+          c->s0[i] = s;
+          c->m0[i] = m;
+        } else {
+          c->pred1[i] = p;
+          c->s1[i] = s;
+          c->m1[i] = m;
+        }
+      }
+    }
+  /* shuffle whole images: labels need not be sorted */
+  for (int a = total - 1; a > 0; a--) {
+    int b = rng_int(0, a);
+#define SWP(arr) do { __typeof__(c->arr[0]) t_ = c->arr[a]; c->arr[a] = c->arr[b]; c->arr[b] = t_; } while (0)
+    SWP(label); SWP(pred0); SWP(s0); SWP(m0); SWP(pred1); SWP(s1); SWP(m1);
+#undef SWP
+  }
+}
+
+START_TEST(test_random_cells_vs_enumeration)
+{
+  rng_state = test_seed() * 7919u + 1u;
+  int nk0 = 0, narrower = 0, ties = 0;
+  for (int it = 0; it < 3000; it++) {
+    struct tcell c;
+    random_cell(&c);
+    char tag[64];
+    snprintf(tag, sizeof tag, "random cell %d", it);
+    check_cell_against_brute(&c, tag);
+    struct pb_cell_input in = as_input(&c);
+    struct pb_cell_bounds b;
+    ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
+    check_marginals(&c, &b);
+    nk0 += b.k == 0;
+    narrower += b.H_I5[1] - b.H_I5[0] < b.H_Ik[1] - b.H_Ik[0] - TOL;
+    for (int i = 0; i < c.n; i++) ties += c.s0[i] == c.tau || c.s1[i] == c.tau;
+  }
+  printf("random cells: 3000 checked, %d with K = 0, %d with I5 H narrower than Ik, "
+         "%d threshold ties\n", nk0, narrower, ties);
+  ck_assert_int_gt(nk0, 0);
+  ck_assert_int_gt(narrower, 0);
+}
+END_TEST
+
+/* Image order must not matter (dyadic values: sums are exact). */
+START_TEST(test_order_invariance)
+{
+  rng_state = test_seed() * 31u + 5u;
+  for (int it = 0; it < 300; it++) {
+    struct tcell c, d;
+    random_cell(&c);
+    d = c;
+    for (int a = d.n - 1; a > 0; a--) {
+      int b = rng_int(0, a);
+      struct tcell t = d;
+      d.label[a] = t.label[b]; d.label[b] = t.label[a];
+      d.pred0[a] = t.pred0[b]; d.pred0[b] = t.pred0[a];
+      d.pred1[a] = t.pred1[b]; d.pred1[b] = t.pred1[a];
+      d.s0[a] = t.s0[b]; d.s0[b] = t.s0[a];
+      d.s1[a] = t.s1[b]; d.s1[b] = t.s1[a];
+      d.m0[a] = t.m0[b]; d.m0[b] = t.m0[a];
+      d.m1[a] = t.m1[b]; d.m1[b] = t.m1[a];
+    }
+    struct pb_cell_input ic = as_input(&c), id = as_input(&d);
+    struct pb_cell_bounds bc, bd;
+    ck_assert_int_eq(pb_bounds_cell(&ic, 1, &bc), 0);
+    ck_assert_int_eq(pb_bounds_cell(&id, 1, &bd), 0);
+    const double *pc = &bc.acc0, *pd = &bd.acc0;
+    const int nd = (int)((const double *)(&bc.K_width_global + 1) - pc);
+    for (int j = 0; j < nd; j++) ck_assert_msg(near(pc[j], pd[j]), "field %d differs", j);
+  }
+}
+END_TEST
+
+/* Per-class function against enumeration for every (k, s), feasible or not. */
+static void random_class(int n, int32_t *p0, uint8_t *z0, int32_t *p1, uint8_t *z1)
+{
+  const int pc = rng_int(0, 4), nw = rng_int(1, 4);
+  for (int i = 0; i < n; i++) {
+    p0[i] = rng_int(0, 3) < pc ? 0 : 1 + rng_int(0, nw - 1);
+    p1[i] = rng_int(0, 3) < pc ? 0 : 1 + rng_int(0, nw - 1);
+    z0[i] = (uint8_t)rng_int(0, 1);
+    z1[i] = (uint8_t)rng_int(0, 1);
+  }
+}
+
+static void enum_class_hs(int n, const int32_t *p0, const uint8_t *z0, const int32_t *p1,
+                          const uint8_t *z1, int *perm, int *used, int depth,
+                          int (*mn)[MAXN + 1], int (*mx)[MAXN + 1])
+{
+  if (depth == n) {
+    int k = 0, s = 0, H = 0;
+    for (int i = 0; i < n; i++) {
+      int j = perm[i];
+      int c0 = p0[i] == 0, c1 = p1[j] == 0;
+      k += c0 && c1;
+      s += !c0 && !c1 && p0[i] == p1[j];
+      H += c0 && z0[i] && !c1 && z1[j];
+    }
+    if (H < mn[k][s]) mn[k][s] = H;
+    if (H > mx[k][s]) mx[k][s] = H;
+    return;
+  }
+  for (int j = 0; j < n; j++) {
+    if (used[j]) continue;
+    used[j] = 1;
+    perm[depth] = j;
+    enum_class_hs(n, p0, z0, p1, z1, perm, used, depth + 1, mn, mx);
+    used[j] = 0;
+  }
+}
+
+static void check_class_all_ks(int n, const int32_t *p0, const uint8_t *z0, const int32_t *p1,
+                               const uint8_t *z1, int *nfeas, int *ninfeas)
+{
+  int mn[MAXN + 1][MAXN + 1], mx[MAXN + 1][MAXN + 1], perm[MAXN], used[MAXN] = {0};
+  for (int a = 0; a <= n; a++)
+    for (int b = 0; b <= n; b++) {
+      mn[a][b] = 1 << 20;
+      mx[a][b] = -1;
+    }
+  enum_class_hs(n, p0, z0, p1, z1, perm, used, 0, mn, mx);
+  for (int k = 0; k <= n; k++)
+    for (int s = 0; s <= n; s++) {
+      int64_t o[2];
+      int rc = pb_bounds_class_h_i5(n, 0, p0, z0, p1, z1, k, s, o);
+      if (mx[k][s] < 0) {
+        ck_assert_msg(rc == 1, "n=%d k=%d s=%d should be infeasible (rc %d)", n, k, s, rc);
+        (*ninfeas)++;
+      } else {
+        ck_assert_msg(rc == 0, "n=%d k=%d s=%d should be feasible", n, k, s);
+        ck_assert_msg(o[0] == mn[k][s] && o[1] == mx[k][s],
+                      "n=%d k=%d s=%d: got [%lld,%lld], enumeration [%d,%d]", n, k, s,
+                      (long long)o[0], (long long)o[1], mn[k][s], mx[k][s]);
+        (*nfeas)++;
+      }
+    }
+}
+
+START_TEST(test_class_h_i5_vs_enumeration)
+{
+  rng_state = test_seed() * 104729u + 3u;
+  int nf = 0, ni = 0;
+  for (int it = 0; it < 4000; it++) {
+    int n = rng_int(1, 7);
+    int32_t p0[MAXN], p1[MAXN];
+    uint8_t z0[MAXN], z1[MAXN];
+    random_class(n, p0, z0, p1, z1);
+    check_class_all_ks(n, p0, z0, p1, z1, &nf, &ni);
+  }
+  for (int it = 0; it < 40; it++) {
+    int32_t p0[MAXN], p1[MAXN];
+    uint8_t z0[MAXN], z1[MAXN];
+    random_class(8, p0, z0, p1, z1);
+    check_class_all_ks(8, p0, z0, p1, z1, &nf, &ni);
+  }
+  printf("per-class I5 H: %d feasible and %d infeasible (k, s) checked\n", nf, ni);
+}
+END_TEST
+
+/* Larger classes (n 10..24) against an exhaustive label-level search that
+ * keeps the three block choices per label explicit (e_l perturbed to the h
+ * block, f_l clean to the r block, j_l same-label pairs) and checks Hall's
+ * condition g_l + q_l <= w directly; the library eliminates f and j
+ * analytically, this search does not. */
+struct lsearch {
+  int L, c[MAXN * 2], pa[MAXN * 2], pr[MAXN * 2];
+  int h, r, s, w;
+  int tmin, tmax;
+};
+
+static void lsearch_rec(struct lsearch *S, int l, int E, int F, int J, int tlo, int thi)
+{
+  if (l == S->L) {
+    if (E == S->h && F == S->r && J == S->s) {
+      if (tlo < S->tmin) S->tmin = tlo;
+      if (thi > S->tmax) S->tmax = thi;
+    }
+    return;
+  }
+  const int c = S->c[l], p = S->pa[l] + S->pr[l];
+  for (int e = 0; e <= p && E + e <= S->h; e++)
+    for (int f = 0; f <= c && F + f <= S->r; f++)
+      for (int j = 0; j <= c - f && j <= p - e && J + j <= S->s; j++) {
+        int g = c - f - j, q = p - e - j;
+        if (g + q > S->w) continue;
+        int lo = e - S->pr[l] > 0 ? e - S->pr[l] : 0, hi = e < S->pa[l] ? e : S->pa[l];
+        lsearch_rec(S, l + 1, E + e, F + f, J + j, tlo + lo, thi + hi);
+      }
+}
+
+START_TEST(test_class_h_i5_vs_label_search)
+{
+  rng_state = test_seed() * 15485863u + 11u;
+  int checked = 0;
+  for (int it = 0; it < 400; it++) {
+    const int n = rng_int(10, 24), nw = rng_int(1, 4);
+    int32_t p0[64], p1[64];
+    uint8_t z0[64], z1[64];
+    const int pc = rng_int(0, 3);
+    for (int i = 0; i < n; i++) {
+      p0[i] = rng_int(0, 3) < pc ? 0 : 1 + rng_int(0, nw - 1);
+      p1[i] = rng_int(0, 3) < pc ? 0 : 1 + rng_int(0, nw - 1);
+      z0[i] = (uint8_t)rng_int(0, 1);
+      z1[i] = (uint8_t)rng_int(0, 1);
+    }
+    int a = 0, b = 0, u = 0;
+    struct lsearch S = {.L = nw};
+    memset(S.c, 0, sizeof S.c);
+    memset(S.pa, 0, sizeof S.pa);
+    memset(S.pr, 0, sizeof S.pr);
+    for (int i = 0; i < n; i++) {
+      if (p0[i] == 0) { a++; u += z0[i]; } else S.c[p0[i] - 1]++;
+      if (p1[i] == 0) b++; else if (z1[i]) S.pa[p1[i] - 1]++; else S.pr[p1[i] - 1]++;
+    }
+    for (int k = 0; k <= n; k++)
+      for (int s = 0; s <= n; s++) {
+        S.h = a - k;
+        S.r = b - k;
+        S.s = s;
+        S.w = n - a - b + k - s;
+        int64_t o[2];
+        int rc = pb_bounds_class_h_i5(n, 0, p0, z0, p1, z1, k, s, o);
+        if (S.h < 0 || S.r < 0 || S.w < 0) {
+          ck_assert_int_eq(rc, 1);
+          continue;
+        }
+        S.tmin = 1 << 20;
+        S.tmax = -1;
+        lsearch_rec(&S, 0, 0, 0, 0, 0, 0);
+        if (S.tmax < 0) {
+          ck_assert_msg(rc == 1, "n=%d k=%d s=%d should be infeasible", n, k, s);
+          continue;
+        }
+        ck_assert_msg(rc == 0, "n=%d k=%d s=%d should be feasible", n, k, s);
+        int lo = S.tmin - (a - u), hi = S.tmax;
+        if (lo < 0) lo = 0;
+        if (hi > u) hi = u;
+        if (hi > S.h) hi = S.h;
+        ck_assert_msg(o[0] == lo && o[1] == hi, "n=%d k=%d s=%d: [%lld,%lld] vs [%d,%d]", n, k,
+                      s, (long long)o[0], (long long)o[1], lo, hi);
+        checked++;
+      }
+  }
+  printf("label-level search: %d feasible (k, s) checked at n = 10..24\n", checked);
+}
+END_TEST
+
+START_TEST(test_invalid_input)
+{
+  struct pb_cell_bounds b;
+  struct tcell c = {.n = 0, .tau = 0.5f};
+  struct pb_cell_input in = as_input(&c);
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), -1);
+  ck_assert_int_eq(pb_bounds_cell(NULL, 0, &b), -1);
+  c.n = 1;
+  set_rec(&c, 0, -1, 0, 0.5f, 0.5f, 0, 0.5f, 0.5f);
+  in = as_input(&c);
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), -1);
+  set_rec(&c, 0, 0, 0, 0.5f, 0.5f, 0, 0.5f, 0.5f);
+  in = as_input(&c);
+  in.tau = NAN;
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), -1);
+  in.tau = 0.5f;
+  ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
+  ck_assert(b.k == 1 && near(b.L_obs, 0.0) && near(b.dMk_obs, 0.0) && isnan(b.Q));
+  int64_t o[2];
+  const int32_t p[1] = {0};
+  const uint8_t z[1] = {1};
+  ck_assert_int_eq(pb_bounds_class_h_i5(0, 0, p, z, p, z, 0, 0, o), -1);
+  ck_assert_int_eq(pb_bounds_class_h_i5(1, 0, p, z, p, z, 2, 0, o), 1);
+}
+END_TEST
+
+static Suite *bounds_suite(void)
+{
+  Suite *s = suite_create("bounds");
+  TCase *tc = tcase_create("worked");
+  tcase_add_test(tc, test_section31_two_images);
+  tcase_add_test(tc, test_a6_counterexample);
+  tcase_add_test(tc, test_s_not_interval);
+  tcase_add_test(tc, test_i5_strictly_narrower);
+  tcase_add_test(tc, test_invalid_input);
+  suite_add_tcase(s, tc);
+  TCase *tr = tcase_create("random");
+  tcase_set_timeout(tr, 120);
+  tcase_add_test(tr, test_random_cells_vs_enumeration);
+  tcase_add_test(tr, test_order_invariance);
+  tcase_add_test(tr, test_class_h_i5_vs_enumeration);
+  tcase_add_test(tr, test_class_h_i5_vs_label_search);
+  suite_add_tcase(s, tr);
+  return s;
+}
+
+int main(void)
+{
+  printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
+  SRunner *sr = srunner_create(bounds_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

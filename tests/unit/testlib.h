@@ -1,0 +1,74 @@
+/* Shared scaffolding for the check-based unit tests.  The tests run the
+ * library under MPI (HDF5 uses MPI-IO), so check runs in CK_NOFORK mode. */
+#ifndef PAIRBOUND_TESTLIB_H
+#define PAIRBOUND_TESTLIB_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include <mpi.h>
+
+#include "pairbound/error.h"
+
+/* A fresh scratch directory per test program (removed by the caller's rm -rf
+ * only on success, so a failure leaves evidence behind). */
+static inline const char *pb_test_dir(void)
+{
+  static char dir[256];
+  if (!dir[0]) {
+    snprintf(dir, sizeof dir, "%s/pbtest.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) abort();
+  }
+  return dir;
+}
+
+static inline char *pb_test_path(const char *name)
+{
+  static char path[8][512];
+  static int next;
+  char *p = path[next++ % 8];
+  snprintf(p, 512, "%s/%s", pb_test_dir(), name);
+  return p;
+}
+
+static inline int pb_test_exists(const char *path)
+{
+  struct stat sb;
+  return stat(path, &sb) == 0;
+}
+
+/* Seed for randomised tests: PB_TEST_SEED or a fixed default, always printed. */
+static inline unsigned long pb_test_seed(void)
+{
+  const char *s = getenv("PB_TEST_SEED");
+  unsigned long seed = s ? strtoul(s, NULL, 10) : 20260908ul;
+  return seed;
+}
+
+static inline int pb_test_run(Suite *s)
+{
+  int argc = 0;
+  char **argv = NULL;
+  MPI_Init(&argc, &argv);
+  pb_log_init(0, 0);
+  pb_error_install_gsl_handler();
+  printf("test seed %lu (set PB_TEST_SEED to change)\n", pb_test_seed());
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  if (failed == 0) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", pb_test_dir());
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", pb_test_dir());
+  }
+  MPI_Finalize();
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+#endif /* PAIRBOUND_TESTLIB_H */
