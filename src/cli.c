@@ -13,6 +13,7 @@
 
 #include "pairbound/config.h"
 #include "pairbound/error.h"
+#include "pairbound/identify.h"
 #include "pairbound/ingest.h"
 #include "pairbound/protocol.h"
 #include "pairbound/results.h"
@@ -103,7 +104,7 @@ static double pb_cli__now(void)
   "  --panel-cells SRC=N  panel size of source SRC (default Syn 90, Syn-B 90, others 135); repeatable\n"
 
 enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE, OPT_SEED, OPT_CONFIG,
-       OPT_CLASSES, OPT_NO_SUMMARY };
+       OPT_CLASSES, OPT_NO_SUMMARY, OPT_TAU, OPT_I5, OPT_NO_MATCHED };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -342,50 +343,119 @@ static int pb_cli__info(struct pb_cli *cli, int argc, char **argv)
   return rc;
 }
 
-/* `pairbound STAGE STORE -o OUTDIR [protocol options]` for stages with no options of their own. */
-static int pb_cli__stage(struct pb_cli *cli, int argc, char **argv, const char *syn,
-                         int (*run)(const char *, const char *, MPI_Comm, const struct pb_protocol_options *, const char *))
+/* A stage run as `pairbound STAGE STORE -o OUTDIR [protocol options] [own options]`. */
+struct pb_cli_stage {
+  const char *synopsis;
+  const struct option *extra;   /* the stage's own long options, {0} terminated, or NULL */
+  int (*option)(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx);
+  int (*run)(const char *store, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+             void *ctx, const char *provenance);
+  void *ctx;
+};
+
+static int pb_cli__stage(struct pb_cli *cli, int argc, char **argv, const struct pb_cli_stage *stage)
 {
-  static const struct option lo[] = {PB_CLI_PROTOCOL_LONGOPTS, {"output", required_argument, NULL, 'o'},
-                                     {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  static const struct option common[] = {PB_CLI_PROTOCOL_LONGOPTS, {"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'}};
+  size_t nc = sizeof common / sizeof common[0], ne = 0;
+  while (stage->extra && stage->extra[ne].name) ne++;
+  struct option *lo = pb_calloc(nc + ne + 1, sizeof *lo);
+  memcpy(lo, common, sizeof common);
+  if (ne) memcpy(lo + nc, stage->extra, ne * sizeof *lo);
   struct pb_protocol_options popt;
   pb_protocol_options_default(&popt);
-  const char *out = NULL;
-  int opt, rc = PB_EXIT_OK;
-  while (rc == PB_EXIT_OK && (opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1) {
-    if (opt == 'h') { pb_cli__protocol_free(&popt); return pb_cli__help(cli, cli->cmd); }
-    if (opt == 'o') out = optarg;
+  const char *out = NULL, *syn = stage->synopsis;
+  int opt, rc = PB_EXIT_OK, help = 0;
+  while (rc == PB_EXIT_OK && !help && (opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1) {
+    if (opt == 'h') help = 1;
+    else if (opt == 'o') out = optarg;
     else if (opt >= 1000000) rc = opt - 1000000;
-    else rc = pb_cli__protocol_opt(cli, syn, opt, optarg, &popt);
+    else if (opt >= OPT_COVERAGE && opt <= OPT_PANEL_CELLS) rc = pb_cli__protocol_opt(cli, syn, opt, optarg, &popt);
+    else rc = stage->option(cli, syn, opt, optarg, stage->ctx);
   }
-  if (rc == PB_EXIT_OK && optind != argc - 1)
+  if (help) rc = pb_cli__help(cli, cli->cmd);
+  else if (rc == PB_EXIT_OK && optind != argc - 1)
     rc = pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one STORE" : "missing STORE");
-  if (rc == PB_EXIT_OK && !out) rc = pb_cli__usage_error(cli, syn, "%s", "missing -o OUTDIR");
-  if (rc == PB_EXIT_OK) {
+  else if (rc == PB_EXIT_OK && !out) rc = pb_cli__usage_error(cli, syn, "%s", "missing -o OUTDIR");
+  else if (rc == PB_EXIT_OK) {
     double t0 = pb_cli__now();
-    rc = pb_cli__status(cli, run(argv[optind], out, MPI_COMM_WORLD, &popt, cli->provenance));
+    rc = pb_cli__status(cli, stage->run(argv[optind], out, MPI_COMM_WORLD, &popt, stage->ctx, cli->provenance));
     if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
   }
   pb_cli__protocol_free(&popt);
+  free(lo);
   return rc;
 }
 
-static int pb_cli__protocol_only(const char *store, const char *outdir, MPI_Comm comm,
-                                 const struct pb_protocol_options *popt, const char *provenance)
+static int pb_cli__run_protocol(const char *store, const char *outdir, MPI_Comm comm,
+                                const struct pb_protocol_options *popt, void *ctx, const char *provenance)
 {
+  (void)ctx;
   struct pb_stage st;
   if (pb_stage_open(store, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   return pb_stage_close(&st, PB_OK);
 }
 
+static int pb_cli__run_states(const char *store, const char *outdir, MPI_Comm comm,
+                              const struct pb_protocol_options *popt, void *ctx, const char *provenance)
+{
+  (void)ctx;
+  return pb_states_run(store, outdir, comm, popt, provenance);
+}
+
 static int pb_cli__protocol(struct pb_cli *cli, int argc, char **argv)
 {
-  return pb_cli__stage(cli, argc, argv, "pairbound protocol STORE -o OUTDIR [protocol options]", pb_cli__protocol_only);
+  const struct pb_cli_stage stage = {"pairbound protocol STORE -o OUTDIR [protocol options]", NULL, NULL,
+                                     pb_cli__run_protocol, NULL};
+  return pb_cli__stage(cli, argc, argv, &stage);
 }
 
 static int pb_cli__states(struct pb_cli *cli, int argc, char **argv)
 {
-  return pb_cli__stage(cli, argc, argv, "pairbound states STORE -o OUTDIR [protocol options]", pb_states_run);
+  const struct pb_cli_stage stage = {"pairbound states STORE -o OUTDIR [protocol options]", NULL, NULL,
+                                     pb_cli__run_states, NULL};
+  return pb_cli__stage(cli, argc, argv, &stage);
+}
+
+static int pb_cli__bounds_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
+{
+  struct pb_identify_options *o = ctx;
+  double x;
+  switch (opt) {
+  case OPT_TAU:
+    if (pb_cli__parse_double(arg, 0.0, 1.0, &x)) return pb_cli__usage_error(cli, syn, "--tau must be in [0, 1], got '%s'", arg);
+    o->have_tau = 1;
+    o->tau = (float)x;
+    return PB_EXIT_OK;
+  case OPT_I5:
+    if (!strcmp(arg, "panel")) o->i5_scope = PB_IDENTIFY_I5_PANEL;
+    else if (!strcmp(arg, "all")) o->i5_scope = PB_IDENTIFY_I5_ALL;
+    else if (!strcmp(arg, "none")) o->i5_scope = PB_IDENTIFY_I5_NONE;
+    else return pb_cli__usage_error(cli, syn, "--i5 must be 'panel', 'all' or 'none', got '%s'", arg);
+    return PB_EXIT_OK;
+  case OPT_NO_MATCHED:
+    o->matched = 0;
+    return PB_EXIT_OK;
+  }
+  return PB_EXIT_USAGE;
+}
+
+static int pb_cli__run_bounds(const char *store, const char *outdir, MPI_Comm comm,
+                              const struct pb_protocol_options *popt, void *ctx, const char *provenance)
+{
+  return pb_identify_run(store, outdir, comm, popt, ctx, provenance);
+}
+
+static int pb_cli__bounds(struct pb_cli *cli, int argc, char **argv)
+{
+  static const struct option extra[] = {{"tau", required_argument, NULL, OPT_TAU}, {"i5", required_argument, NULL, OPT_I5},
+                                        {"no-matched", no_argument, NULL, OPT_NO_MATCHED}, {0, 0, 0, 0}};
+  struct pb_identify_options o;
+  pb_identify_options_default(&o);
+  const struct pb_cli_stage stage = {
+    "pairbound bounds STORE -o OUTDIR [--tau X] [--i5 panel|all|none] [--no-matched] [protocol options]", extra,
+    pb_cli__bounds_option, pb_cli__run_bounds, &o};
+  return pb_cli__stage(cli, argc, argv, &stage);
 }
 
 /* ------------------------------------------------------------------ table */
@@ -422,6 +492,18 @@ static const struct pb_cli_command pb_cli__table[] = {
    "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n\n"
    "  -o, --output OUTDIR  output directory\n" PB_CLI_PROTOCOL_HELP,
    pb_cli__states},
+  {"bounds", "pairbound bounds STORE -o OUTDIR [--tau X] [--i5 panel|all|none] [--no-matched] [protocol options]",
+   "Sharp identification intervals of H, L and dM_k at information levels I0, Ik and I5 for every model x\n"
+   "condition cell (seed 000 Sections 3-4, Appendix A-C; docs/bounds.md), with observed and independent\n"
+   "values and the diagnostics tables (widths, decomposition, variance ratios, accuracy-only K, matched\n"
+   "support). Writes OUTDIR/results.h5 (/bounds), OUTDIR/report/bounds.tsv, identification_*.tsv, REPORT.md.\n\n"
+   "  -o, --output OUTDIR  output directory\n"
+   "  --tau X              one acceptance threshold for every cell instead of the protocol's development\n"
+   "                       threshold (a store without development images then works)\n"
+   "  --i5 panel|all|none  cells that get the exact I5 H bounds and the variable-support dM_k range at I0\n"
+   "                       (default: the frozen panel, as in the seed paper)\n"
+   "  --no-matched         skip the matched-support comparison (Appendix B.2)\n" PB_CLI_PROTOCOL_HELP,
+   pb_cli__bounds},
   {NULL, NULL, NULL, NULL}};
 
 static const struct pb_cli_command *pb_cli__commands(void) { return pb_cli__table; }

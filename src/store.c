@@ -300,54 +300,72 @@ done:
   return status;
 }
 
-/* Select the given rows (sorted) of a [M][C][I](+[K]) dataset, one block per model run. */
-static int pb_store__select_rows(hid_t fspace, int32_t n_cond, int32_t n_rows, const int32_t *rows)
+/* Runs of consecutive rows of one model: each is one regular hyperslab block
+ * [1][len][I](+[K]).  Returns the number of runs; starts[j], lens[j] describe them. */
+static int32_t pb_store__runs(int32_t n_cond, int32_t n_rows, const int32_t *rows, int32_t *starts, int32_t *lens)
 {
-  int ndims = H5Sget_simple_extent_ndims(fspace);
-  hsize_t dims[4];
-  H5Sget_simple_extent_dims(fspace, dims, NULL);
-  if (H5Sselect_none(fspace) < 0) return PB_FAIL;
+  int32_t n = 0;
   for (int32_t i = 0; i < n_rows;) {
-    int32_t m = rows[i] / n_cond, c0 = rows[i] % n_cond, j = i + 1;
-    while (j < n_rows && rows[j] == rows[j - 1] + 1 && rows[j] / n_cond == m) j++;
-    hsize_t start[4] = {(hsize_t)m, (hsize_t)c0, 0, 0};
-    hsize_t count[4] = {1, (hsize_t)(j - i), dims[2], ndims > 3 ? dims[3] : 1};
-    if (H5Sselect_hyperslab(fspace, H5S_SELECT_OR, start, NULL, count, NULL) < 0) return PB_FAIL;
+    int32_t j = i + 1;
+    while (j < n_rows && rows[j] == rows[j - 1] + 1 && rows[j] / n_cond == rows[i] / n_cond) j++;
+    starts[n] = rows[i];
+    lens[n++] = j - i;
     i = j;
   }
-  return PB_OK;
+  return n;
 }
 
+/* Collective transfer of the given rows, one block per call.  A memory space of
+ * the block's own shape keeps HDF5 on its fast same-shape path (a union of
+ * blocks, or a flat memory space, is several times slower on cell-sized
+ * chunks); ranks with fewer blocks make empty calls so every rank makes the same
+ * number of collective calls. */
 static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name, hid_t mtype,
                              int32_t n_rows, const int32_t *rows, void *buf, int write)
 {
   const struct pb_source *s = &st->meta.sources[src];
   int status = PB_FAIL;
   hid_t grp = -1, dset = -1, fspace = -1, mspace = -1, dxpl = -1;
+  int32_t *starts = pb_malloc((size_t)(n_rows + 1) * sizeof *starts), *lens = pb_malloc((size_t)(n_rows + 1) * sizeof *lens);
+  int32_t nb = pb_store__runs(s->n_conditions, n_rows, rows, starts, lens), rounds = nb;
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT32_T, MPI_MAX, st->comm);
   if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) < 0) goto done;
   hid_t sg = H5Gopen2(grp, s->name, H5P_DEFAULT);
   H5Gclose(grp);
   grp = sg;
   if (grp < 0 || (dset = H5Dopen2(grp, name, H5P_DEFAULT)) < 0) goto done;
-  if ((fspace = H5Dget_space(dset)) < 0) goto done;
-  if (pb_store__select_rows(fspace, s->n_conditions, n_rows, rows)) goto done;
-  hsize_t nsel = (hsize_t)H5Sget_select_npoints(fspace);
-  hsize_t mdim = nsel > 0 ? nsel : 1;
-  if ((mspace = H5Screate_simple(1, &mdim, NULL)) < 0) goto done;
-  if (nsel == 0 && H5Sselect_none(mspace) < 0) goto done;
-  if ((dxpl = pb_h5_dxpl()) < 0) goto done;
-  herr_t e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, buf)
-                   : H5Dread(dset, mtype, mspace, fspace, dxpl, buf);
-  if (e < 0) goto done;
+  if ((fspace = H5Dget_space(dset)) < 0 || (dxpl = pb_h5_dxpl()) < 0) goto done;
+  int ndims = H5Sget_simple_extent_ndims(fspace);
+  hsize_t dims[4];
+  H5Sget_simple_extent_dims(fspace, dims, NULL);
+  size_t esize = H5Tget_size(mtype), per_row = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * esize;
+  char *p = buf;
   status = PB_OK;
+  for (int32_t j = 0; j < rounds && status == PB_OK; j++) {
+    hsize_t start[4] = {0, 0, 0, 0}, count[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 1};
+    if (j < nb) {
+      start[0] = (hsize_t)(starts[j] / s->n_conditions);
+      start[1] = (hsize_t)(starts[j] % s->n_conditions);
+      count[1] = (hsize_t)lens[j];
+    }
+    if ((mspace = H5Screate_simple(ndims, count, NULL)) < 0) { status = PB_FAIL; break; }
+    herr_t e = j < nb ? H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)
+                      : (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0);
+    if (e >= 0) e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, p) : H5Dread(dset, mtype, mspace, fspace, dxpl, p);
+    if (e < 0) status = PB_FAIL;
+    if (j < nb) p += per_row * (size_t)lens[j];
+    H5Sclose(mspace);
+    mspace = -1;
+  }
 done:
   if (status != PB_OK)
     pb_error_set("%s: cannot %s records '%s' of source %s", st->path, write ? "write" : "read", name, s->name);
   if (dxpl >= 0) H5Pclose(dxpl);
-  if (mspace >= 0) H5Sclose(mspace);
   if (fspace >= 0) H5Sclose(fspace);
   if (dset >= 0) H5Dclose(dset);
   if (grp >= 0) H5Gclose(grp);
+  free(starts);
+  free(lens);
   return status;
 }
 

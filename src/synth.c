@@ -22,6 +22,9 @@
 #define SIG_MODEL_JITTER 0.15
 #define SIG_EASE 1.0
 #define SIG_FRAGILITY 0.9
+/* fragility is log-normal, exp(FRAG_LOG_SD * Z): never negative, so a harsher
+ * condition never helps an image; its mean and variance enter mu_c */
+#define FRAG_LOG_SD 0.6
 #define SIG_NOISE 0.55
 #define SEVERITY_SCALE 0.9
 #define P_CONFUSABLE 0.7
@@ -123,7 +126,7 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     struct pb_rng rng;
     pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i, (uint32_t)base);
     L->ease[i] = SIG_EASE * pb_rng_normal(&rng);
-    L->fragility[i] = pb_rng_normal(&rng);
+    L->fragility[i] = exp(FRAG_LOG_SD * pb_rng_normal(&rng));
     /* two neighbour classes per class; each image leans to one of them */
     int32_t y = src->labels[i], j = (int32_t)pb_rng_below(&rng, 2);
     struct pb_rng nb;
@@ -146,13 +149,16 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
   L->severity = pb_malloc((size_t)src->n_conditions * sizeof(double));
   L->stream = pb_malloc((size_t)src->n_conditions * sizeof(uint32_t));
   double z0 = gsl_cdf_ugaussian_Pinv(cs->clean_accuracy);
+  double v2 = FRAG_LOG_SD * FRAG_LOG_SD, frag_mean = exp(v2 / 2), frag_var = (exp(v2) - 1) * exp(v2);
   for (int32_t c = 0; c < src->n_conditions; c++) {
     double acc = c == src->clean ? cs->clean_accuracy : cs->conditions[c - 1].accuracy;
     double z = gsl_cdf_ugaussian_Pinv(acc);
     double sev = c == src->clean ? 0.0 : SEVERITY_SCALE * fmax(0.0, z0 - z);
-    double total = var + SIG_EASE * SIG_EASE + sev * sev * SIG_FRAGILITY * SIG_FRAGILITY + SIG_NOISE * SIG_NOISE;
-    /* mean accuracy over models and images equals acc for Gaussian latents */
-    L->mu[c] = z * sqrt(total) - mean;
+    double total = var + SIG_EASE * SIG_EASE + sev * sev * SIG_FRAGILITY * SIG_FRAGILITY * frag_var +
+                   SIG_NOISE * SIG_NOISE;
+    /* mean accuracy over models and images is acc when the latent sum is
+     * Gaussian (the log-normal fragility term makes it nearly so) */
+    L->mu[c] = z * sqrt(total) - mean + sev * SIG_FRAGILITY * frag_mean;
     L->severity[c] = sev;
     L->stream[c] = c == src->clean ? (uint32_t)base << 16 : ((uint32_t)s << 16) | (uint32_t)c;
   }

@@ -157,7 +157,9 @@ void pb_sha256_hex(const void *data, size_t n, char hex[65])
 void pb_format_float(float x, char buf[32])
 {
   if (isnan(x)) { strcpy(buf, "nan"); return; }
-  for (int p = 1; p <= 9; p++) {
+  /* Any two distinct 6-digit decimals are distinct floats (FLT_DIG), so when
+   * %.6g (which drops trailing zeros) reads back exactly it is the shortest. */
+  for (int p = 6; p <= 9; p++) {
     snprintf(buf, 32, "%.*g", p, (double)x);
     if (strtof(buf, NULL) == x) return;
   }
@@ -166,7 +168,12 @@ void pb_format_float(float x, char buf[32])
 void pb_format_double(double x, char buf[40])
 {
   if (isnan(x)) { strcpy(buf, "nan"); return; }
-  for (int p = 1; p <= 17; p++) {
+  if (x == floor(x) && fabs(x) < 9007199254740992.0) { /* counts print as integers; no "-0" */
+    if (x == 0) x = 0.0;
+    snprintf(buf, 40, "%.0f", x);
+    return;
+  }
+  for (int p = 15; p <= 17; p++) { /* shortest first, as for floats (DBL_DIG = 15) */
     snprintf(buf, 40, "%.*g", p, x);
     if (strtod(buf, NULL) == x) return;
   }

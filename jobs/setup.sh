@@ -1,0 +1,13 @@
+#!/bin/sh
+# Install the Debian 12 dependencies (as root), configure and build pairbound.
+set -e
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends \
+  build-essential autoconf automake libtool pkg-config autoconf-archive \
+  libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools \
+  libgsl-dev check libinih-dev libcsv-dev nettle-dev librandom123-dev > /dev/null
+autoreconf -fi
+./configure -q
+make -j"$(nproc)"

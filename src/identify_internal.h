@@ -1,0 +1,30 @@
+/* Shared by identify.c and identify_report.c: the per-cell record layout. */
+#ifndef PAIRBOUND_IDENTIFY_INTERNAL_H
+#define PAIRBOUND_IDENTIFY_INTERNAL_H
+
+#include <stdint.h>
+
+#include "pairbound/identify.h"
+#include "pairbound/results.h"
+#include "pairbound/store.h"
+
+/* One cell = PB_IF_N doubles; the first 26 are bounds.tsv's required columns. */
+enum pb_identify_field {
+  PB_IF_NREC, PB_IF_E, PB_IF_H_OBS, PB_IF_H_I0_LO, PB_IF_H_I0_HI, PB_IF_H_IK_LO, PB_IF_H_IK_HI, PB_IF_H_I5_LO,
+  PB_IF_H_I5_HI, PB_IF_H_IND, PB_IF_L_OBS, PB_IF_L_I0_LO, PB_IF_L_I0_HI, PB_IF_L_IK_LO, PB_IF_L_IK_HI,
+  PB_IF_L_I5_LO, PB_IF_L_I5_HI, PB_IF_L_IND, PB_IF_D_OBS, PB_IF_D_I0_LO, PB_IF_D_I0_HI, PB_IF_D_IK_LO,
+  PB_IF_D_IK_HI, PB_IF_D_I5_LO, PB_IF_D_I5_HI, PB_IF_D_IND,
+  PB_IF_TIER, PB_IF_PANEL, PB_IF_TAU, PB_IF_H, PB_IF_R, PB_IF_S, PB_IF_W, PB_IF_K, PB_IF_ACC0, PB_IF_ACC1,
+  PB_IF_F, PB_IF_A, PB_IF_Q, PB_IF_WCOMP, PB_IF_VCOMP, PB_IF_KWC, PB_IF_KWG, PB_IF_NCLASSES, PB_IF_NPINNED,
+  PB_IF_VR_C, PB_IF_VR_S, PB_IF_VR_M,
+  PB_IF_MATCH, /* per matched-support seed: H, L, dMk widths at I5 and the H_I0 upper bound */
+  PB_IF_N = PB_IF_MATCH + 4 * PB_IDENTIFY_N_MATCH_SEEDS
+};
+
+extern const char *const pb_identify_field_names[PB_IF_N];
+
+/** Diagnostics tables (report/ TSV files and REPORT.md) from every cell's record; rank 0 only. */
+int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t n_cells,
+                       struct pb_results *res, const struct pb_identify_options *opt);
+
+#endif /* PAIRBOUND_IDENTIFY_INTERNAL_H */

@@ -1,0 +1,343 @@
+/* Diagnostics tables of the identification stage, laid out like seed 000's
+ * Tables 6-11 and B.2: report/identification_*.tsv and report/REPORT.md.
+ * Widths are reported in percentage points of N; cells are weighted equally
+ * within each source (and tier), summed in cell order. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/config.h"
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/util.h"
+#include "identify_internal.h"
+
+#define PP 100.0
+
+struct pb_mean { double sum; int64_t n; };
+
+static void pb_mean_add(struct pb_mean *m, double x)
+{
+  if (isnan(x)) return;
+  m->sum += x;
+  m->n++;
+}
+
+static double pb_mean_get(const struct pb_mean *m) { return m->n ? m->sum / m->n : NAN; }
+
+static double pb_rep__width(const double *r, int lo) { return (r[lo + 1] - r[lo]) * PP; }
+
+/* A report file: TSV text and markdown text built side by side. */
+struct pb_rep {
+  struct pb_text tsv, md;
+};
+
+static void pb_rep__cell(struct pb_rep *t, double x, int digits)
+{
+  pb_text_double(&t->tsv, x);
+  if (isnan(x)) pb_text_printf(&t->md, " | n/a");
+  else pb_text_printf(&t->md, " | %.*f", digits, x);
+}
+
+static void pb_rep__count(struct pb_rep *t, int64_t n)
+{
+  pb_text_printf(&t->tsv, "\t%lld", (long long)n);
+  pb_text_printf(&t->md, " | %lld", (long long)n);
+}
+
+static void pb_rep__header(struct pb_rep *t, const char *title, const char *note, const char *cols)
+{
+  pb_text_printf(&t->md, "\n### %s\n\n%s\n\n|", title, note);
+  char *c = pb_strdup(cols), *save = NULL;
+  int n = 0;
+  for (char *w = strtok_r(c, "\t", &save); w; w = strtok_r(NULL, "\t", &save), n++) pb_text_printf(&t->md, " %s |", w);
+  pb_text_printf(&t->md, "\n|");
+  while (n--) pb_text_printf(&t->md, "---|");
+  pb_text_printf(&t->md, "\n");
+  pb_text_printf(&t->tsv, "%s\n", cols);
+  free(c);
+}
+
+static void pb_rep__label(struct pb_rep *t, const char *source, const char *tier)
+{
+  pb_text_printf(&t->tsv, "%s", source);
+  pb_text_printf(&t->md, "| %s", source);
+  if (tier) {
+    pb_text_printf(&t->tsv, "\t%s", tier);
+    pb_text_printf(&t->md, " | %s", tier);
+  }
+}
+
+static void pb_rep__end(struct pb_rep *t)
+{
+  pb_text_printf(&t->tsv, "\n");
+  pb_text_printf(&t->md, " |\n");
+}
+
+static int pb_rep__flush(struct pb_rep *t, struct pb_results *res, const char *name, struct pb_text *report)
+{
+  char *path = pb_results_report_path(res, name);
+  struct pb_outfile f;
+  int status = pb_outfile_open(&f, path);
+  if (status == PB_OK) {
+    fwrite(t->tsv.buf, 1, t->tsv.len, f.fp);
+    status = pb_outfile_commit(&f);
+  }
+  free(path);
+  pb_text_printf(report, "%s", t->md.buf ? t->md.buf : "");
+  pb_text_free(&t->tsv);
+  pb_text_free(&t->md);
+  return status;
+}
+
+/* Table 6: full-grid mean widths. */
+static void pb_rep__grid(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                         int64_t n_cells, struct pb_rep *t)
+{
+  pb_rep__header(t, "Full-grid mean identification widths (seed Table 6)",
+                 "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. "
+                 "For L and dMk the I5 bounds equal Ik (Theorem 1).",
+                 "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells");
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_mean m[5] = {{0}};
+    int64_t n = 0, straddle = 0, zero = 0;
+    for (int64_t c = 0; c < n_cells; c++) {
+      const double *r = recs + c * PB_IF_N;
+      if (cells[c].source != s) continue;
+      n++;
+      pb_mean_add(&m[0], pb_rep__width(r, PB_IF_H_I0_LO));
+      pb_mean_add(&m[1], pb_rep__width(r, PB_IF_H_IK_LO));
+      pb_mean_add(&m[2], pb_rep__width(r, PB_IF_L_I0_LO));
+      pb_mean_add(&m[3], pb_rep__width(r, PB_IF_L_IK_LO));
+      pb_mean_add(&m[4], pb_rep__width(r, PB_IF_D_IK_LO));
+      zero += r[PB_IF_K] == 0;
+      straddle += r[PB_IF_D_IK_LO] < 0 && r[PB_IF_D_IK_HI] > 0;
+    }
+    pb_rep__label(t, meta->sources[s].name, NULL);
+    pb_rep__count(t, n);
+    for (int j = 0; j < 5; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
+    pb_rep__count(t, m[4].n);
+    pb_rep__count(t, straddle);
+    pb_rep__count(t, zero);
+    pb_rep__end(t);
+  }
+}
+
+/* Table 7 (and the A.10 ranges): panel cells with the I5 pass. */
+static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                          int64_t n_cells, struct pb_rep *t)
+{
+  pb_rep__header(t, "Panel: H widths by information level (seed Table 7)",
+                 "Percentage points; the same panel cells at every level. Extra = Ik - I5 width; narrower counts "
+                 "cells with a strictly narrower I5 interval. L and dMk at I5 (equal to Ik by Theorem 1) and the "
+                 "variable-support dMk range at I0 (A.10) follow; normalised H = I5 width / maximum feasible H mass.",
+                 "source\tcells\tH_I0\tH_Ik\tH_I5\textra\tnarrower\tL_I5\tdMk_I5\tdMk_I0_varsupport\t"
+                 "dMk_I0_defined\tH_normalised");
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_mean m[8] = {{0}};
+    int64_t n = 0, narrower = 0;
+    for (int64_t c = 0; c < n_cells; c++) {
+      const double *r = recs + c * PB_IF_N;
+      if (cells[c].source != s || r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) continue;
+      n++;
+      double w0 = pb_rep__width(r, PB_IF_H_I0_LO), wk = pb_rep__width(r, PB_IF_H_IK_LO);
+      double w5 = pb_rep__width(r, PB_IF_H_I5_LO);
+      pb_mean_add(&m[0], w0);
+      pb_mean_add(&m[1], wk);
+      pb_mean_add(&m[2], w5);
+      pb_mean_add(&m[3], wk - w5);
+      narrower += w5 < wk - 1e-9;
+      pb_mean_add(&m[4], pb_rep__width(r, PB_IF_L_I5_LO));
+      pb_mean_add(&m[5], pb_rep__width(r, PB_IF_D_I5_LO));
+      pb_mean_add(&m[6], pb_rep__width(r, PB_IF_D_I0_LO));
+      if (r[PB_IF_H_I0_HI] > 0) pb_mean_add(&m[7], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+    }
+    pb_rep__label(t, meta->sources[s].name, NULL);
+    pb_rep__count(t, n);
+    for (int j = 0; j < 4; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
+    pb_rep__count(t, narrower);
+    for (int j = 4; j < 7; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
+    pb_rep__count(t, m[6].n);
+    pb_rep__cell(t, pb_mean_get(&m[7]), 4);
+    pb_rep__end(t);
+  }
+}
+
+/* Table 9: signed decomposition on positive-K cells, with the 1e-8 pp tie rule. */
+static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                                  int64_t n_cells, struct pb_rep *t)
+{
+  pb_rep__header(t, "Signed confidence decomposition (seed Table 9, Eq. 9)",
+                 "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.",
+                 "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct");
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_mean m[3] = {{0}};
+    int64_t n = 0, vbig = 0;
+    for (int64_t c = 0; c < n_cells; c++) {
+      const double *r = recs + c * PB_IF_N;
+      if (cells[c].source != s || !(r[PB_IF_K] > 0)) continue;
+      n++;
+      double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
+      pb_mean_add(&m[0], (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
+      pb_mean_add(&m[1], W);
+      pb_mean_add(&m[2], V);
+      vbig += V > W + PB_DECOMPOSITION_TIE_PP;
+    }
+    pb_rep__label(t, meta->sources[s].name, NULL);
+    pb_rep__count(t, n);
+    for (int j = 0; j < 3; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
+    pb_rep__cell(t, n ? PP * (double)vbig / n : NAN, 1);
+    pb_rep__end(t);
+  }
+}
+
+/* Rows by source, then all tiers and each tier present: Tables 10 and 11. */
+static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                            int64_t n_cells, struct pb_rep *t, int table)
+{
+  if (table == 10)
+    pb_rep__header(t, "Paired-to-unpaired variance ratio (seed Table 10)",
+                   "var(X - X') / (var(X) + var(X')) over evaluation pairs, mean over cells; group-resampled "
+                   "intervals come with the resampling stage.",
+                   "source\ttier\tcells\tC\tS\tM");
+  else
+    pb_rep__header(t, "Identification of K from accuracies alone (seed Table 11)",
+                   "Percentage points of N: width of K from per-class accuracies and from global accuracies, observed "
+                   "gross flips h + r, and the share of classes whose overlap is pinned.",
+                   "source\ttier\tcells\tK_width_classwise\tK_width_global\tobserved_h_plus_r\tpinned_pct");
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int tier = -1; tier < PB_N_TIERS; tier++) {
+      struct pb_mean m[4] = {{0}};
+      int64_t n = 0;
+      for (int64_t c = 0; c < n_cells; c++) {
+        const double *r = recs + c * PB_IF_N;
+        if (cells[c].source != s || (tier >= 0 && r[PB_IF_TIER] != tier)) continue;
+        n++;
+        if (table == 10) {
+          for (int j = 0; j < 3; j++) pb_mean_add(&m[j], r[PB_IF_VR_C + j]);
+        } else {
+          pb_mean_add(&m[0], r[PB_IF_KWC] * PP);
+          pb_mean_add(&m[1], r[PB_IF_KWG] * PP);
+          pb_mean_add(&m[2], (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
+          pb_mean_add(&m[3], r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
+        }
+      }
+      if (n == 0) continue;
+      pb_rep__label(t, meta->sources[s].name, tier < 0 ? "all tiers" : pb_tier_name(tier));
+      pb_rep__count(t, n);
+      for (int j = 0; j < (table == 10 ? 3 : 4); j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
+      pb_rep__end(t);
+    }
+}
+
+/* B.2 / Table 8: panel I5 widths before and after matching support; seed means first. */
+static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                            int64_t n_cells, struct pb_rep *t)
+{
+  pb_rep__header(t, "Matched support (seed Table 8, Appendix B.2)",
+                 "Panel cells, I5 widths in percentage points, original vs matched to the classes common to every "
+                 "source with two evaluation records per class (SHA-256 order of seed, source, class, image; seeds "
+                 "20260910-20260914). Matched values average defined cells within each seed, then the seeds "
+                 "equally; min/max over seeds are sensitivity summaries. H_norm divides each H width by the "
+                 "maximum feasible H mass.",
+                 "source\tH_orig\tH_matched\tL_orig\tL_matched\tdMk_orig\tdMk_matched\tdMk_matched_min\t"
+                 "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched");
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_mean orig[4] = {{0}}, seeds[4] = {{0}};
+    double dmin = INFINITY, dmax = -INFINITY;
+    int64_t undefined = 0;
+    for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+      struct pb_mean m[4] = {{0}};
+      for (int64_t c = 0; c < n_cells; c++) {
+        const double *r = recs + c * PB_IF_N, *x = r + PB_IF_MATCH + 4 * j;
+        if (cells[c].source != s || r[PB_IF_PANEL] != 1) continue;
+        if (j == 0) {
+          pb_mean_add(&orig[0], pb_rep__width(r, PB_IF_H_I5_LO));
+          pb_mean_add(&orig[1], pb_rep__width(r, PB_IF_L_I5_LO));
+          pb_mean_add(&orig[2], pb_rep__width(r, PB_IF_D_I5_LO));
+          if (r[PB_IF_H_I0_HI] > 0) pb_mean_add(&orig[3], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+        }
+        for (int k = 0; k < 3; k++) pb_mean_add(&m[k], x[k] * PP);
+        if (x[3] > 0) pb_mean_add(&m[3], x[0] / x[3]);
+        undefined += isnan(x[2]) && !isnan(x[0]);
+      }
+      for (int k = 0; k < 4; k++) pb_mean_add(&seeds[k], pb_mean_get(&m[k]));
+      double d = pb_mean_get(&m[2]);
+      if (!isnan(d)) dmin = fmin(dmin, d), dmax = fmax(dmax, d);
+    }
+    pb_rep__label(t, meta->sources[s].name, NULL);
+    for (int k = 0; k < 3; k++) {
+      pb_rep__cell(t, pb_mean_get(&orig[k]), 2);
+      pb_rep__cell(t, pb_mean_get(&seeds[k]), 2);
+    }
+    pb_rep__cell(t, isinf(dmin) ? NAN : dmin, 2);
+    pb_rep__cell(t, isinf(dmax) ? NAN : dmax, 2);
+    pb_rep__count(t, undefined);
+    pb_rep__cell(t, pb_mean_get(&orig[3]), 4);
+    pb_rep__cell(t, pb_mean_get(&seeds[3]), 4);
+    pb_rep__end(t);
+  }
+}
+
+/* The protocol summary that heads REPORT.md. */
+static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protocol *p, struct pb_text *md)
+{
+  pb_text_printf(md, "# pairbound report\n\n## Protocol\n\nAcceptance: S >= tau with tau the lowest of the top "
+                     "round(%g n_dev) clean-development scores per model and source (ties accepted).\n\n"
+                     "| source | cells | mild | severe | extreme | panel cells |\n|---|---|---|---|---|---|\n",
+                 p->coverage);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    int64_t tiers[PB_N_TIERS] = {0}, panel = 0;
+    for (int32_t c = 0; c < src->n_conditions; c++)
+      if (p->src[s].tier[c] >= 0) tiers[p->src[s].tier[c]]++;
+    for (int32_t i = 0; i < meta->n_models * src->n_conditions; i++) panel += p->src[s].panel[i];
+    pb_text_printf(md, "| %s | %lld | %lld | %lld | %lld | %lld |\n", src->name,
+                   (long long)meta->n_models * (src->n_conditions - 1), (long long)tiers[0], (long long)tiers[1],
+                   (long long)tiers[2], (long long)panel);
+  }
+}
+
+int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t n_cells,
+                       struct pb_results *res, const struct pb_identify_options *opt)
+{
+  struct pb_cell_ref *cells;
+  pb_dist_cells(meta, &cells);
+  struct pb_text md = {0};
+  struct pb_rep t = {{0}, {0}};
+  int status = PB_OK;
+  pb_rep__protocol(meta, p, &md);
+  pb_text_printf(&md, "\n## Identification (pairbound bounds)\n\nPer-cell intervals: report/bounds.tsv. "
+                      "I5 and the variable-support dMk range cover the %s.\n",
+                 opt->i5_scope == PB_IDENTIFY_I5_ALL ? "full grid" : opt->i5_scope == PB_IDENTIFY_I5_PANEL ? "panel" : "no cell");
+  pb_rep__grid(meta, cells, recs, n_cells, &t);
+  status |= pb_rep__flush(&t, res, "identification_grid.tsv", &md);
+  pb_rep__panel(meta, cells, recs, n_cells, &t);
+  status |= pb_rep__flush(&t, res, "identification_panel.tsv", &md);
+  pb_rep__decomposition(meta, cells, recs, n_cells, &t);
+  status |= pb_rep__flush(&t, res, "identification_decomposition.tsv", &md);
+  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 10);
+  status |= pb_rep__flush(&t, res, "identification_variance_ratio.tsv", &md);
+  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 11);
+  status |= pb_rep__flush(&t, res, "identification_accuracy_only.tsv", &md);
+  if (opt->matched) {
+    pb_rep__matched(meta, cells, recs, n_cells, &t);
+    status |= pb_rep__flush(&t, res, "identification_matched.tsv", &md);
+  }
+  if (status == PB_OK) {
+    char *path = pb_results_report_path(res, "REPORT.md");
+    struct pb_outfile f;
+    status = pb_outfile_open(&f, path);
+    if (status == PB_OK) {
+      fwrite(md.buf, 1, md.len, f.fp);
+      status = pb_outfile_commit(&f);
+    }
+    free(path);
+  }
+  pb_text_free(&md);
+  free(cells);
+  return status ? PB_FAIL : PB_OK;
+}

@@ -1,0 +1,486 @@
+/* Record store (src/store.c) and cell loading (src/cells.c): a store built
+ * from a hand-made pb_meta with known values, read back through arbitrary row
+ * subsets and field masks; the temporary-name life cycle; the exact error
+ * messages of bad files; metadata validation and counts worked by hand. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <hdf5.h>
+
+#include "pairbound/cells.h"
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/store.h"
+
+#include "testlib.h"
+
+/* ------------------------------------------------------- the hand-made store
+ * Source A: conditions {fog, clean, snow} (clean at 1), 4 images, 3 classes,
+ *           split dev, eval, eval, dev  -> 2 evaluation images.
+ * Source B: conditions {clean, blur, "lo w"} (clean at 0), 5 images, 4 classes,
+ *           split eval, dev, eval, eval, dev -> 3 evaluation images.
+ * Three models; top-2 lists. */
+#define NM 3
+#define TOPK 2
+static char *h_models[NM] = {"m0", "m1", "m2"}, *h_groups[NM] = {"gA", "gB", "gA"};
+static char *h_condA[3] = {"fog", "clean", "snow"}, *h_condB[3] = {"clean", "blur", "lo w"};
+static char *h_imgA[4] = {"a1", "a2", "a3", "a4"}, *h_imgB[5] = {"b1", "b2", "b3", "b4", "b5"};
+static int32_t h_labA[4] = {0, 2, 1, 2}, h_labB[5] = {3, 0, 1, 3, 2};
+static uint8_t h_splA[4] = {0, 1, 1, 0}, h_splB[5] = {1, 0, 1, 1, 0};
+static struct pb_source h_src[2];
+
+static void hand_meta(struct pb_meta *m)
+{
+  h_src[0] = (struct pb_source){"A", 3, 4, h_imgA, h_labA, h_splA, 3, h_condA, 1};
+  h_src[1] = (struct pb_source){"B", 4, 5, h_imgB, h_labB, h_splB, 3, h_condB, 0};
+  *m = (struct pb_meta){NM, h_models, h_groups, 2, h_src, TOPK, "hand-made test store"};
+}
+
+/* The value written for (source s, row r, image i): distinct everywhere. */
+static int32_t v_pred(int s, int r, int i) { return (r * 7 + i * 3 + s) % (s ? 4 : 3); }
+static float v_smax(int s, int r, int i) { return (float)(100 * s + 10 * r + i + 1) / 512.0f; }
+static float v_ptrue(int s, int r, int i) { return v_smax(s, r, i) / 4; }
+static int32_t v_tkc(int s, int r, int i, int k) { return 1000 * s + 100 * r + 10 * i + k; }
+static float v_tkp(int s, int r, int i, int k) { return v_smax(s, r, i) / (float)(k + 1); }
+
+static void fill_rows(const struct pb_meta *meta, int s, struct pb_rows *d)
+{
+  const struct pb_source *src = &meta->sources[s];
+  int nr = meta->n_models * src->n_conditions;
+  pb_rows_alloc(d, nr, src->n_images, meta->topk);
+  for (int r = 0; r < nr; r++)
+    for (int i = 0; i < src->n_images; i++) {
+      size_t x = (size_t)r * src->n_images + i;
+      d->pred[x] = v_pred(s, r, i);
+      d->smax[x] = v_smax(s, r, i);
+      d->ptrue[x] = v_ptrue(s, r, i);
+      for (int k = 0; k < meta->topk; k++) {
+        d->topk_class[x * meta->topk + k] = v_tkc(s, r, i, k);
+        d->topk_prob[x * meta->topk + k] = v_tkp(s, r, i, k);
+      }
+    }
+}
+
+/* Create and commit the hand-made store at path (all rows, one call per source). */
+static void make_store(const char *path)
+{
+  struct pb_meta meta;
+  hand_meta(&meta);
+  struct pb_store *st;
+  char tmp[600];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  ck_assert_msg(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK, "%s", pb_error_message());
+  ck_assert(pb_test_exists(tmp));
+  ck_assert(!pb_test_exists(path));
+  for (int s = 0; s < 2; s++) {
+    struct pb_rows d;
+    fill_rows(&meta, s, &d);
+    int32_t rows[16];
+    for (int r = 0; r < d.n_rows; r++) rows[r] = r;
+    ck_assert_msg(pb_store_write_rows(st, s, d.n_rows, rows, &d) == PB_OK, "%s", pb_error_message());
+    pb_rows_free(&d);
+  }
+  ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
+  ck_assert(pb_test_exists(path));
+  ck_assert_msg(!pb_test_exists(tmp), "%s left behind after commit", tmp);
+}
+
+static const char *store_path(void)
+{
+  static char path[512];
+  if (!path[0]) {
+    snprintf(path, sizeof path, "%s", pb_test_path("hand.h5"));
+    make_store(path);
+  }
+  return path;
+}
+
+/* Compare rows read (fields in mask) against the values written. */
+static void check_rows(int s, int n, const int32_t *rows, const struct pb_rows *got, int fields, int topk)
+{
+  int ni = h_src[s].n_images;
+  ck_assert_int_eq(got->n_rows, n);
+  ck_assert_int_eq(got->n_images, ni);
+  ck_assert(fields & PB_FIELD_PRED ? got->pred != NULL : got->pred == NULL);
+  ck_assert(fields & PB_FIELD_SMAX ? got->smax != NULL : got->smax == NULL);
+  ck_assert(fields & PB_FIELD_PTRUE ? got->ptrue != NULL : got->ptrue == NULL);
+  ck_assert(fields & PB_FIELD_TOPK ? got->topk_class != NULL && got->topk_prob != NULL
+                                   : got->topk_class == NULL && got->topk_prob == NULL);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < ni; i++) {
+      size_t x = (size_t)j * ni + i;
+      int r = rows[j];
+      if (got->pred) ck_assert_msg(got->pred[x] == v_pred(s, r, i), "s %d row %d image %d", s, r, i);
+      if (got->smax) ck_assert(got->smax[x] == v_smax(s, r, i));
+      if (got->ptrue) ck_assert(got->ptrue[x] == v_ptrue(s, r, i));
+      if (got->topk_class)
+        for (int k = 0; k < topk; k++) {
+          ck_assert_int_eq(got->topk_class[x * topk + k], v_tkc(s, r, i, k));
+          ck_assert(got->topk_prob[x * topk + k] == v_tkp(s, r, i, k));
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ tests */
+
+START_TEST(test_metadata_round_trip)
+{
+  struct pb_store *st;
+  ck_assert_msg(pb_store_open(store_path(), MPI_COMM_WORLD, &st) == PB_OK, "%s", pb_error_message());
+  const struct pb_meta *m = pb_store_meta(st);
+  struct pb_meta want;
+  hand_meta(&want);
+  ck_assert_int_eq(m->n_models, NM);
+  ck_assert_int_eq(m->topk, TOPK);
+  ck_assert_str_eq(m->provenance, "hand-made test store");
+  for (int i = 0; i < NM; i++) {
+    ck_assert_str_eq(m->model_ids[i], want.model_ids[i]);
+    ck_assert_str_eq(m->model_groups[i], want.model_groups[i]);
+  }
+  ck_assert_int_eq(m->n_sources, 2);
+  for (int s = 0; s < 2; s++) {
+    const struct pb_source *a = &m->sources[s], *b = &want.sources[s];
+    ck_assert_str_eq(a->name, b->name);
+    ck_assert_int_eq(a->n_classes, b->n_classes);
+    ck_assert_int_eq(a->n_images, b->n_images);
+    ck_assert_int_eq(a->n_conditions, b->n_conditions);
+    ck_assert_int_eq(a->clean, b->clean);
+    for (int c = 0; c < a->n_conditions; c++) ck_assert_str_eq(a->conditions[c], b->conditions[c]);
+    for (int i = 0; i < a->n_images; i++) {
+      ck_assert_str_eq(a->image_ids[i], b->image_ids[i]);
+      ck_assert_int_eq(a->labels[i], b->labels[i]);
+      ck_assert_int_eq(a->split[i], b->split[i]);
+    }
+  }
+  ck_assert_int_eq(pb_meta_find_source(m, "B"), 1);
+  ck_assert_int_eq(pb_meta_find_source(m, "C"), -1);
+  pb_store_close(st);
+}
+END_TEST
+
+START_TEST(test_read_subsets)
+{
+  struct pb_store *st;
+  ck_assert(pb_store_open(store_path(), MPI_COMM_WORLD, &st) == PB_OK);
+  struct pb_rows r;
+  /* non-contiguous rows across models of A (9 rows) */
+  const int32_t sub[4] = {0, 2, 3, 7};
+  ck_assert(pb_store_read_rows(st, 0, 4, sub, &r) == PB_OK);
+  check_rows(0, 4, sub, &r, PB_FIELD_ALL, TOPK);
+  pb_rows_free(&r);
+  /* a contiguous run crossing a model boundary, and the last row */
+  const int32_t run[6] = {1, 2, 3, 4, 5, 8};
+  ck_assert(pb_store_read_rows(st, 0, 6, run, &r) == PB_OK);
+  check_rows(0, 6, run, &r, PB_FIELD_ALL, TOPK);
+  pb_rows_free(&r);
+  /* every row of B */
+  const int32_t allB[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+  ck_assert(pb_store_read_rows(st, 1, 9, allB, &r) == PB_OK);
+  check_rows(1, 9, allB, &r, PB_FIELD_ALL, TOPK);
+  pb_rows_free(&r);
+  /* single fields: the others stay NULL */
+  const int32_t subB[3] = {1, 5, 6};
+  ck_assert(pb_store_read_fields(st, 1, 3, subB, PB_FIELD_PRED, &r) == PB_OK);
+  check_rows(1, 3, subB, &r, PB_FIELD_PRED, TOPK);
+  pb_rows_free(&r);
+  ck_assert(pb_store_read_fields(st, 0, 4, sub, PB_FIELD_SMAX | PB_FIELD_TOPK, &r) == PB_OK);
+  check_rows(0, 4, sub, &r, PB_FIELD_SMAX | PB_FIELD_TOPK, TOPK);
+  pb_rows_free(&r);
+  ck_assert(pb_store_read_fields(st, 1, 3, subB, PB_FIELD_PTRUE, &r) == PB_OK);
+  check_rows(1, 3, subB, &r, PB_FIELD_PTRUE, TOPK);
+  pb_rows_free(&r);
+  /* no rows at all (a rank without work) */
+  ck_assert(pb_store_read_rows(st, 0, 0, sub, &r) == PB_OK);
+  ck_assert_int_eq(r.n_rows, 0);
+  pb_rows_free(&r);
+  pb_store_close(st);
+}
+END_TEST
+
+START_TEST(test_row_errors)
+{
+  struct pb_store *st;
+  ck_assert(pb_store_open(store_path(), MPI_COMM_WORLD, &st) == PB_OK);
+  struct pb_rows r;
+  const int32_t unsorted[2] = {3, 1}, dup[2] = {2, 2}, out[1] = {9}, neg[1] = {-1};
+  ck_assert(pb_store_read_rows(st, 0, 2, unsorted, &r) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "row list for source A is not sorted, distinct and in range");
+  ck_assert(pb_store_read_rows(st, 0, 2, dup, &r) == PB_FAIL);
+  ck_assert(pb_store_read_rows(st, 0, 1, out, &r) == PB_FAIL); /* A has 3 x 3 rows */
+  ck_assert(pb_store_read_rows(st, 1, 1, neg, &r) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "row list for source B is not sorted, distinct and in range");
+  ck_assert(pb_store_read_rows(st, 2, 0, out, &r) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "no source 2");
+  /* an opened store is read-only */
+  struct pb_rows d;
+  struct pb_meta meta;
+  hand_meta(&meta);
+  fill_rows(&meta, 0, &d);
+  const int32_t one[1] = {0};
+  ck_assert(pb_store_write_rows(st, 0, 1, one, &d) == PB_FAIL);
+  char want[700];
+  snprintf(want, sizeof want, "%s: store is not open for writing", store_path());
+  ck_assert_str_eq(pb_error_message(), want);
+  pb_rows_free(&d);
+  pb_store_close(st);
+}
+END_TEST
+
+/* Rows written in pieces by one call per source (sorted, non-contiguous list)
+ * land where they belong: write only odd rows of A, read them back. */
+START_TEST(test_partial_write)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s", pb_test_path("partial.h5"));
+  struct pb_meta meta;
+  hand_meta(&meta);
+  struct pb_store *st;
+  ck_assert(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK);
+  struct pb_rows full, part;
+  fill_rows(&meta, 0, &full);
+  const int32_t odd[4] = {1, 3, 5, 7};
+  pb_rows_alloc(&part, 4, 4, TOPK);
+  for (int j = 0; j < 4; j++) {
+    memcpy(part.pred + j * 4, full.pred + odd[j] * 4, 4 * sizeof(int32_t));
+    memcpy(part.smax + j * 4, full.smax + odd[j] * 4, 4 * sizeof(float));
+    memcpy(part.ptrue + j * 4, full.ptrue + odd[j] * 4, 4 * sizeof(float));
+    memcpy(part.topk_class + j * 4 * TOPK, full.topk_class + odd[j] * 4 * TOPK, 4 * TOPK * sizeof(int32_t));
+    memcpy(part.topk_prob + j * 4 * TOPK, full.topk_prob + odd[j] * 4 * TOPK, 4 * TOPK * sizeof(float));
+  }
+  ck_assert(pb_store_write_rows(st, 0, 4, odd, &part) == PB_OK);
+  ck_assert(pb_store_write_rows(st, 1, 0, odd, &part) == PB_OK); /* nothing for B */
+  ck_assert(pb_store_commit(st) == PB_OK);
+  pb_rows_free(&full);
+  pb_rows_free(&part);
+  ck_assert(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK);
+  struct pb_rows r;
+  const int32_t back[2] = {3, 7};
+  ck_assert(pb_store_read_rows(st, 0, 2, back, &r) == PB_OK);
+  check_rows(0, 2, back, &r, PB_FIELD_ALL, TOPK);
+  pb_rows_free(&r);
+  pb_store_close(st);
+}
+END_TEST
+
+START_TEST(test_uncommitted_removed)
+{
+  char path[512], tmp[600];
+  snprintf(path, sizeof path, "%s", pb_test_path("abandoned.h5"));
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  struct pb_meta meta;
+  hand_meta(&meta);
+  struct pb_store *st;
+  ck_assert(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK);
+  ck_assert(pb_test_exists(tmp));
+  pb_store_close(st);
+  ck_assert_msg(!pb_test_exists(tmp), "uncommitted %s left behind", tmp);
+  ck_assert(!pb_test_exists(path));
+  /* invalid metadata creates nothing */
+  meta.model_ids = (char *[]){"m0", "m/1", "m2"};
+  pb_error_clear();
+  ck_assert(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_FAIL);
+  ck_assert(st == NULL);
+  ck_assert_str_eq(pb_error_message(),
+                   "model name 'm/1' contains a character that is not allowed ('/', ',', '\"' or a newline)");
+  ck_assert(!pb_test_exists(tmp) && !pb_test_exists(path));
+}
+END_TEST
+
+static void expect_open_error(const char *path, const char *suffix)
+{
+  struct pb_store *st = (struct pb_store *)1;
+  char want[700];
+  pb_error_clear();
+  ck_assert(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_FAIL);
+  ck_assert(st == NULL);
+  snprintf(want, sizeof want, "%s%s", path, suffix);
+  ck_assert_str_eq(pb_error_message(), want);
+}
+
+START_TEST(test_open_errors)
+{
+  /* missing file */
+  expect_open_error(pb_test_path("missing.h5"), ": cannot read file");
+  /* not HDF5 */
+  char text[512];
+  snprintf(text, sizeof text, "%s", pb_test_path("text.h5"));
+  FILE *fp = fopen(text, "w");
+  fputs("model,group\nnot hdf5 at all\n", fp);
+  fclose(fp);
+  expect_open_error(text, ": not an HDF5 file");
+  /* HDF5 without the format attribute */
+  char bare[512];
+  snprintf(bare, sizeof bare, "%s", pb_test_path("bare.h5"));
+  hid_t f = H5Fcreate(bare, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ck_assert(f >= 0);
+  H5Fclose(f);
+  expect_open_error(bare, ": not a pairbound store");
+  /* a store whose schema_version is rewritten to 99 */
+  char v99[512];
+  snprintf(v99, sizeof v99, "%s", pb_test_path("v99.h5"));
+  make_store(v99);
+  f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
+  ck_assert(f >= 0);
+  hid_t a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+  ck_assert(a >= 0);
+  int32_t v = 99;
+  ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
+  H5Aclose(a);
+  H5Fclose(f);
+  expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads version 1)");
+  /* and back to 1: readable again (the rewrite itself did no damage) */
+  f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
+  a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+  v = 1;
+  ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
+  H5Aclose(a);
+  H5Fclose(f);
+  struct pb_store *st;
+  ck_assert_msg(pb_store_open(v99, MPI_COMM_WORLD, &st) == PB_OK, "%s", pb_error_message());
+  pb_store_close(st);
+}
+END_TEST
+
+START_TEST(test_meta_validate)
+{
+  struct pb_meta meta;
+  hand_meta(&meta);
+  ck_assert(pb_meta_validate(&meta) == PB_OK);
+  /* a name with '/' */
+  char *bad_groups[NM] = {"gA", "g/B", "gA"};
+  meta.model_groups = bad_groups;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(),
+                   "group name 'g/B' contains a character that is not allowed ('/', ',', '\"' or a newline)");
+  hand_meta(&meta);
+  char *bad_cond[3] = {"fog", "clean", "sn,ow"};
+  h_src[0].conditions = bad_cond;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(),
+                   "condition name 'sn,ow' contains a character that is not allowed ('/', ',', '\"' or a newline)");
+  /* a source without 'clean' (the clean index names another condition) */
+  hand_meta(&meta);
+  char *no_clean[3] = {"fog", "Clean", "snow"};
+  h_src[0].conditions = no_clean;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "source A has no 'clean' condition");
+  hand_meta(&meta);
+  h_src[1].clean = 3; /* out of range */
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "source B has no 'clean' condition");
+  /* a label outside the classes */
+  hand_meta(&meta);
+  int32_t bad_lab[4] = {0, 3, 1, 2};
+  h_src[0].labels = bad_lab;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "source A image a2: label 3 outside [0, 3)");
+  hand_meta(&meta);
+  ck_assert(pb_meta_validate(&meta) == PB_OK);
+}
+END_TEST
+
+START_TEST(test_meta_counts)
+{
+  struct pb_meta meta;
+  hand_meta(&meta);
+  /* A: 3 models x 2 perturbed conditions; B: 3 x 2 */
+  ck_assert_int_eq(pb_meta_cells(&meta), 12);
+  /* A: 6 cells x 2 evaluation images; B: 6 cells x 3 */
+  ck_assert_int_eq(pb_meta_paired_records(&meta), 6 * 2 + 6 * 3);
+}
+END_TEST
+
+/* Every loaded cell holds exactly its evaluation records, paired with the
+ * same model's clean records, indexed here from what was written. */
+static void check_block(const struct pb_cell_block *b, int64_t first, int64_t last, int fields)
+{
+  /* global cell list by hand: A (m, fog), (m, snow) for m = 0..2, then B (m, blur), (m, lo w) */
+  const int cs[12] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
+  const int cm[12] = {0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2};
+  const int cc[12] = {0, 2, 0, 2, 0, 2, 1, 2, 1, 2, 1, 2};
+  const int evalA[2] = {1, 2}, evalB[3] = {0, 2, 3};
+  ck_assert_int_eq(b->first, first);
+  ck_assert_int_eq(b->n_cells, last - first);
+  for (int64_t c = first; c < last; c++) {
+    const struct pb_cell_data *d = &b->cells[c - first];
+    int s = cs[c], m = cm[c], cond = cc[c];
+    ck_assert_int_eq(d->index, c);
+    ck_assert_int_eq(d->ref.source, s);
+    ck_assert_int_eq(d->ref.model, m);
+    ck_assert_int_eq(d->ref.condition, cond);
+    int n = s == 0 ? 2 : 3;
+    const int *ev = s == 0 ? evalA : evalB;
+    const int32_t *lab = s == 0 ? h_labA : h_labB;
+    ck_assert_int_eq(d->n, n);
+    int ncond = 3, clean = s == 0 ? 1 : 0;
+    int r0 = m * ncond + clean, r1 = m * ncond + cond;
+    for (int k = 0; k < n; k++) {
+      int i = ev[k];
+      ck_assert_int_eq(d->label[k], lab[i]);
+      ck_assert_msg(d->pred0[k] == v_pred(s, r0, i), "cell %lld image %d: pred0", (long long)c, i);
+      ck_assert_msg(d->pred1[k] == v_pred(s, r1, i), "cell %lld image %d: pred1", (long long)c, i);
+      if (fields & PB_FIELD_SMAX) {
+        ck_assert(d->s0[k] == v_smax(s, r0, i));
+        ck_assert(d->s1[k] == v_smax(s, r1, i));
+      } else {
+        ck_assert(d->s0 == NULL && d->s1 == NULL);
+      }
+      if (fields & PB_FIELD_PTRUE) {
+        ck_assert(d->m0[k] == v_ptrue(s, r0, i));
+        ck_assert(d->m1[k] == v_ptrue(s, r1, i));
+      } else {
+        ck_assert(d->m0 == NULL && d->m1 == NULL);
+      }
+    }
+  }
+}
+
+START_TEST(test_cells_load)
+{
+  struct pb_store *st;
+  ck_assert(pb_store_open(store_path(), MPI_COMM_WORLD, &st) == PB_OK);
+  struct pb_cell_block b;
+  ck_assert(pb_cells_load(st, 0, 12, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b) == PB_OK);
+  check_block(&b, 0, 12, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE);
+  pb_cells_free(&b);
+  /* a range crossing the source boundary, without smax */
+  ck_assert(pb_cells_load(st, 3, 8, PB_FIELD_PRED | PB_FIELD_PTRUE, &b) == PB_OK);
+  check_block(&b, 3, 8, PB_FIELD_PRED | PB_FIELD_PTRUE);
+  pb_cells_free(&b);
+  /* a range inside B only, with the top-k bit (ignored by cells) */
+  ck_assert(pb_cells_load(st, 9, 11, PB_FIELD_ALL, &b) == PB_OK);
+  check_block(&b, 9, 11, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE);
+  pb_cells_free(&b);
+  /* an empty range */
+  ck_assert(pb_cells_load(st, 5, 5, PB_FIELD_PRED, &b) == PB_OK);
+  ck_assert_int_eq(b.n_cells, 0);
+  pb_cells_free(&b);
+  pb_store_close(st);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("store");
+  TCase *tc = tcase_create("store");
+  tcase_add_test(tc, test_metadata_round_trip);
+  tcase_add_test(tc, test_read_subsets);
+  tcase_add_test(tc, test_row_errors);
+  tcase_add_test(tc, test_partial_write);
+  tcase_add_test(tc, test_uncommitted_removed);
+  tcase_add_test(tc, test_open_errors);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("meta_cells");
+  tcase_add_test(tc, test_meta_validate);
+  tcase_add_test(tc, test_meta_counts);
+  tcase_add_test(tc, test_cells_load);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(suite()); }

@@ -1,0 +1,583 @@
+/* Small shared helpers (src/util.c): the Philox stream against Random123's
+ * published known-answer vectors and an independent Philox4x32-10 written
+ * here from the Random123 paper, half-precision rounding against a table of
+ * every positive half value built from its bit patterns, shortest float text,
+ * SHA-256 against FIPS 180-2 test vectors, the string map and atomic output
+ * files.  The seed is PB_TEST_SEED (default 20260908) and is always printed. */
+#include "config.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/error.h"
+#include "pairbound/util.h"
+
+#include "testlib.h"
+
+/* ------------------------------------------------- reference Philox4x32-10
+ * Salmon et al., "Parallel random numbers: as easy as 1, 2, 3" (SC11):
+ * multipliers 0xD2511F53 and 0xCD9E8D57, key increments 0x9E3779B9 and
+ * 0xBB67AE85, ten rounds. */
+static void ref_philox(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4])
+{
+  uint32_t c[4] = {ctr_in[0], ctr_in[1], ctr_in[2], ctr_in[3]}, k[2] = {key_in[0], key_in[1]};
+  for (int round = 0; round < 10; round++) {
+    if (round > 0) {
+      k[0] += 0x9E3779B9u;
+      k[1] += 0xBB67AE85u;
+    }
+    uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
+    uint32_t n[4] = {(uint32_t)(p1 >> 32) ^ c[1] ^ k[0], (uint32_t)p1, (uint32_t)(p0 >> 32) ^ c[3] ^ k[1],
+                     (uint32_t)p0};
+    memcpy(c, n, sizeof c);
+  }
+  memcpy(out, c, sizeof c);
+}
+
+/* Random123 tests/kat_vectors, "philox4x32 10" lines: ctr[4] key[2] -> out[4]. */
+static const uint32_t kat[3][10] = {
+    {0, 0, 0, 0, 0, 0, 0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u},
+    {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0x408f276du, 0x41c83b0eu,
+     0xa20bc7c6u, 0x6d5451fdu},
+    {0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u, 0xa4093822u, 0x299f31d0u, 0xd16cfe09u, 0x94fdccebu,
+     0x5001e420u, 0x24126ea1u},
+};
+
+START_TEST(test_reference_philox_kat)
+{
+  /* the reference itself must reproduce the published vectors */
+  for (int v = 0; v < 3; v++) {
+    uint32_t out[4];
+    ref_philox(kat[v], kat[v] + 4, out);
+    for (int j = 0; j < 4; j++) ck_assert_msg(out[j] == kat[v][6 + j], "vector %d word %d", v, j);
+  }
+}
+END_TEST
+
+START_TEST(test_rng_kat_zero)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, 0, 0, 0, 0);
+  ck_assert_uint_eq(pb_rng_u32(&r), 0x6627e8d5u);
+  ck_assert_uint_eq(pb_rng_u32(&r), 0xe169c58du);
+  ck_assert_uint_eq(pb_rng_u32(&r), 0xbc57ac4cu);
+  ck_assert_uint_eq(pb_rng_u32(&r), 0x9b00dbd8u);
+  /* the next four words come from the next counter (0, 0, 0, 1) */
+  uint32_t ctr[4] = {0, 0, 0, 1}, key[2] = {0, 0}, out[4];
+  ref_philox(ctr, key, out);
+  for (int j = 0; j < 4; j++) ck_assert_uint_eq(pb_rng_u32(&r), out[j]);
+  ctr[3] = 2;
+  ref_philox(ctr, key, out);
+  ck_assert_uint_eq(pb_rng_u32(&r), out[0]);
+}
+END_TEST
+
+/* The all-ones vector: seed = key, item = ctr[0..1], replicate = ctr[2]; the
+ * draw counter (ctr[3]) starts at 0 in pb_rng_init, so set it as the vector needs. */
+START_TEST(test_rng_kat_ones)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, UINT64_MAX, 0, UINT64_MAX, UINT32_MAX);
+  r.ctr[3] = 0xffffffffu;
+  for (int j = 0; j < 4; j++) ck_assert_uint_eq(pb_rng_u32(&r), kat[1][6 + j]);
+  /* and the pi-digits vector */
+  pb_rng_init(&r, 0x299f31d0a4093822ull, 0, 0x85a308d3243f6a88ull, 0x13198a2eu);
+  r.ctr[3] = 0x03707344u;
+  for (int j = 0; j < 4; j++) ck_assert_uint_eq(pb_rng_u32(&r), kat[2][6 + j]);
+}
+END_TEST
+
+START_TEST(test_rng_streams)
+{
+  struct pb_rng a, b;
+  uint32_t x[64], y[64];
+  /* same key: identical sequences */
+  pb_rng_init(&a, 12345, 3, 77, 5);
+  pb_rng_init(&b, 12345, 3, 77, 5);
+  for (int i = 0; i < 64; i++) ck_assert_uint_eq(pb_rng_u32(&a), pb_rng_u32(&b));
+  /* every single change of the stream name gives a different sequence */
+  const uint64_t seeds[] = {12345, 12346, 12345, 12345, 12345, 12345};
+  const uint32_t analyses[] = {3, 3, 4, 3, 3, 3};
+  const uint64_t items[] = {77, 77, 77, 78, 77, 77ull | (1ull << 32)};
+  const uint32_t reps[] = {5, 5, 5, 5, 6, 5};
+  int n = (int)(sizeof seeds / sizeof seeds[0]);
+  for (int s = 0; s < n; s++)
+    for (int t = s + 1; t < n; t++) {
+      pb_rng_init(&a, seeds[s], analyses[s], items[s], reps[s]);
+      pb_rng_init(&b, seeds[t], analyses[t], items[t], reps[t]);
+      int same = 0;
+      for (int i = 0; i < 64; i++) {
+        x[i] = pb_rng_u32(&a);
+        y[i] = pb_rng_u32(&b);
+        same += x[i] == y[i];
+      }
+      ck_assert_msg(same < 4, "streams %d and %d share %d of 64 words", s, t, same);
+    }
+  /* interleaving draws of two streams does not change either */
+  pb_rng_init(&a, 9, 1, 2, 3);
+  for (int i = 0; i < 64; i++) x[i] = pb_rng_u32(&a);
+  pb_rng_init(&a, 9, 1, 2, 3);
+  pb_rng_init(&b, 9, 1, 2, 4);
+  for (int i = 0; i < 64; i++) {
+    ck_assert_uint_eq(pb_rng_u32(&a), x[i]);
+    (void)pb_rng_u32(&b);
+  }
+}
+END_TEST
+
+START_TEST(test_rng_uniform)
+{
+  struct pb_rng r;
+  /* the zero-key stream's first two words give the uniform through the
+   * standard 53-bit construction (a >> 5, b >> 6) of genrand_res53, up to
+   * the half-step offset that keeps 0 out */
+  pb_rng_init(&r, 0, 0, 0, 0);
+  double u = pb_rng_uniform(&r);
+  double res53 = ((0x6627e8d5u >> 5) * 67108864.0 + (0xe169c58du >> 6)) / 9007199254740992.0;
+  ck_assert_msg(fabs(u - res53) <= 1.0 / 9007199254740992.0, "u = %.17g, res53 = %.17g", u, res53);
+
+  pb_rng_init(&r, pb_test_seed(), 7, 0, 0);
+  double sum = 0, lo = 1, hi = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; i++) {
+    double v = pb_rng_uniform(&r);
+    ck_assert_msg(v > 0 && v < 1, "draw %d = %.17g", i, v);
+    sum += v;
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  /* mean within 6 standard errors (sd of U(0,1) is 0.2887) */
+  ck_assert_msg(fabs(sum / n - 0.5) < 6 * 0.2887 / sqrt(n), "mean %.6f", sum / n);
+  ck_assert(lo < 1e-4 && hi > 1 - 1e-4);
+
+  /* standard normal: mean 0, variance 1 */
+  double s1 = 0, s2 = 0;
+  for (int i = 0; i < n; i++) {
+    double z = pb_rng_normal(&r);
+    ck_assert(isfinite(z));
+    s1 += z;
+    s2 += z * z;
+  }
+  ck_assert_msg(fabs(s1 / n) < 6 / sqrt(n), "normal mean %.5f", s1 / n);
+  ck_assert_msg(fabs(s2 / n - 1) < 6 * sqrt(2.0 / n), "normal variance %.5f", s2 / n);
+}
+END_TEST
+
+START_TEST(test_rng_below)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, pb_test_seed(), 11, 42, 0);
+  /* n = 1 always gives 0; the range is exact for small n */
+  for (int i = 0; i < 100; i++) ck_assert_uint_eq(pb_rng_below(&r, 1), 0);
+  int seen[7] = {0};
+  for (int i = 0; i < 1000; i++) {
+    uint32_t v = pb_rng_below(&r, 7);
+    ck_assert_uint_lt(v, 7);
+    seen[v] = 1;
+  }
+  for (int v = 0; v < 7; v++) ck_assert_msg(seen[v], "value %d never drawn", v);
+
+  /* chi-square on bins; the 99.99% point of chi2(k - 1) is below 2 (k - 1) + 30
+   * for these k, a generous bound that a biased generator still exceeds */
+  const uint32_t ns[] = {2, 3, 10, 17, 1000};
+  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+    uint32_t k = ns[t];
+    const int draws = 100000;
+    int *count = calloc(k, sizeof *count);
+    for (int i = 0; i < draws; i++) {
+      uint32_t v = pb_rng_below(&r, k);
+      ck_assert_uint_lt(v, k);
+      count[v]++;
+    }
+    double e = (double)draws / k, chi2 = 0;
+    for (uint32_t v = 0; v < k; v++) chi2 += (count[v] - e) * (count[v] - e) / e;
+    ck_assert_msg(chi2 < 2.0 * (k - 1) + 30 + 4 * sqrt(2.0 * (k - 1)), "n = %u: chi2 = %.1f", k, chi2);
+    free(count);
+  }
+
+  /* n = 3 * 2^30 is where a plain modulo (u32 % n) is most biased: values
+   * below 2^30 would come twice as often; Lemire's rejection must not be */
+  uint32_t big = 3u << 30;
+  int low = 0;
+  const int draws = 60000;
+  for (int i = 0; i < draws; i++) {
+    uint32_t v = pb_rng_below(&r, big);
+    ck_assert_uint_lt(v, big);
+    low += v < (1u << 30);
+  }
+  /* expected one third (sd ~ 0.0019); modulo bias would give one half */
+  ck_assert_msg(fabs((double)low / draws - 1.0 / 3) < 0.012, "fraction below 2^30: %.4f", (double)low / draws);
+  /* the top of a huge range is reachable */
+  uint32_t maxv = 0;
+  for (int i = 0; i < 20000; i++) {
+    uint32_t v = pb_rng_below(&r, UINT32_MAX);
+    if (v > maxv) maxv = v;
+  }
+  ck_assert(maxv > UINT32_MAX - (UINT32_MAX / 1000));
+}
+END_TEST
+
+/* ------------------------------------------------------------ half rounding */
+
+/* Every positive finite IEEE binary16 value, ascending, with its bit pattern:
+ * subnormals m * 2^-24 (m = 1..1023), normals (1024 + m) * 2^(e - 25). */
+#define N_HALF 31743
+static double half_value[N_HALF];
+static uint16_t half_bits[N_HALF];
+
+static void half_table(void)
+{
+  int k = 0;
+  for (int e = 0; e < 31; e++)
+    for (int m = 0; m < 1024; m++) {
+      if (e == 0 && m == 0) continue;
+      half_value[k] = e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
+      half_bits[k] = (uint16_t)((e << 10) | m);
+      k++;
+    }
+  ck_assert_int_eq(k, N_HALF);
+  ck_assert(half_value[N_HALF - 1] == 65504.0);
+}
+
+/* Nearest half (ties to the even bit pattern) for 0 <= x <= 65504, by search. */
+static double ref_round_half(double x)
+{
+  if (x <= 0) return 0.0;
+  int lo = 0, hi = N_HALF - 1;
+  while (lo < hi) { /* first value >= x */
+    int mid = (lo + hi) / 2;
+    if (half_value[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  double above = half_value[lo], below = lo > 0 ? half_value[lo - 1] : 0.0;
+  int below_even = lo > 0 ? (half_bits[lo - 1] & 1) == 0 : 1;
+  if (above == x) return x;
+  double da = above - x, db = x - below;
+  if (db < da) return below;
+  if (da < db) return above;
+  return below_even ? below : above;
+}
+
+START_TEST(test_round_half_hand)
+{
+  ck_assert(pb_round_half(0.1) == 0.0999755859375f);       /* 1638 / 16384 */
+  ck_assert(pb_round_half(1.0 / 3) == 0.333251953125f);    /* 1365 / 4096 */
+  ck_assert(pb_round_half(0.5) == 0.5f);
+  ck_assert(pb_round_half(1.0) == 1.0f);
+  ck_assert(pb_round_half(0.0) == 0.0f);
+  /* 1 + 2^-11 lies halfway between 1 and 1 + 2^-10: ties to even gives 1 */
+  ck_assert(pb_round_half(2049.0 / 2048) == 1.0f);
+  /* 1 + 3 * 2^-11 lies halfway between 1 + 2^-10 (odd) and 1 + 2^-9 (even) */
+  ck_assert(pb_round_half(2051.0 / 2048) == 1026.0f / 1024);
+  /* subnormal range, step 2^-24 = 5.96e-8: 1e-7 is 1.68 steps, so it rounds
+   * to 2 steps = 2^-23; 3e-8 is 0.50 steps and rounds up to 2^-24 */
+  ck_assert(pb_round_half(1e-7) == ldexpf(1.0f, -23));
+  ck_assert(pb_round_half(3e-8) == ldexpf(1.0f, -24));
+  ck_assert(pb_round_half(ldexp(1.0, -25)) == 0.0f);          /* tie between 0 and 2^-24: even */
+  ck_assert(pb_round_half(3 * ldexp(1.0, -25)) == ldexpf(1.0f, -23)); /* 1.5 steps: even is 2 */
+  ck_assert(pb_round_half(ldexp(1.0, -26)) == 0.0f);
+  /* smallest normal 2^-14 and the subnormal just below it */
+  ck_assert(pb_round_half(ldexp(1.0, -14)) == ldexpf(1.0f, -14));
+  ck_assert(pb_round_half(ldexp(1023.0, -24)) == ldexpf(1023.0f, -24));
+  /* 0.96 rounds to 983 / 1024 = 0.9599609375 (0.96 * 1024 = 983.04) */
+  ck_assert(pb_round_half(0.96) == 0.9599609375f);
+}
+END_TEST
+
+START_TEST(test_round_half_exhaustive)
+{
+  half_table();
+  /* every half value is a fixed point, and every midpoint between two
+   * neighbours rounds to the one with the even bit pattern */
+  for (int k = 0; k < N_HALF; k++) {
+    ck_assert_msg(pb_round_half(half_value[k]) == (float)half_value[k], "half %d = %.17g", k, half_value[k]);
+    if (k + 1 < N_HALF) {
+      double mid = 0.5 * (half_value[k] + half_value[k + 1]);
+      double want = (half_bits[k] & 1) == 0 ? half_value[k] : half_value[k + 1];
+      ck_assert_msg(pb_round_half(mid) == (float)want, "midpoint %.17g", mid);
+      /* just off the midpoint the nearest wins */
+      ck_assert(pb_round_half(nextafter(mid, 0)) == (float)half_value[k]);
+      ck_assert(pb_round_half(nextafter(mid, 1e9)) == (float)half_value[k + 1]);
+    }
+  }
+  /* random probabilities, spread over many binades */
+  struct pb_rng r;
+  pb_rng_init(&r, pb_test_seed(), 99, 0, 0);
+  for (int i = 0; i < 200000; i++) {
+    double x = pb_rng_uniform(&r);
+    if (i % 2) x = pow(x, 8);
+    float got = pb_round_half(x);
+    ck_assert_msg(got == (float)ref_round_half(x), "x = %.17g: got %.17g, want %.17g", x, (double)got,
+                  ref_round_half(x));
+  }
+}
+END_TEST
+
+/* --------------------------------------------------------------- formatting */
+
+START_TEST(test_format_float_hand)
+{
+  char buf[32];
+  pb_format_float(0.1f, buf);
+  ck_assert_str_eq(buf, "0.1");
+  pb_format_float(0.333251953125f, buf);
+  ck_assert_str_eq(buf, "0.33325195");
+  pb_format_float(1.0f, buf);
+  ck_assert_str_eq(buf, "1");
+  pb_format_float(0.0f, buf);
+  ck_assert_str_eq(buf, "0");
+  pb_format_float(0.5f, buf);
+  ck_assert_str_eq(buf, "0.5");
+  pb_format_float(0.0999755859375f, buf);
+  ck_assert_str_eq(buf, "0.099975586");
+  pb_format_float(1.0f / 3, buf);
+  ck_assert_str_eq(buf, "0.33333334");
+  pb_format_float(16777216.0f, buf);
+  ck_assert_str_eq(buf, "16777216");
+  pb_format_float(FLT_MAX, buf);
+  ck_assert_str_eq(buf, "3.4028235e+38");
+  pb_format_float(1e-10f, buf);
+  ck_assert_str_eq(buf, "1e-10");
+  pb_format_float(NAN, buf);
+  ck_assert_str_eq(buf, "nan");
+
+  char dbuf[40];
+  pb_format_double(0.1, dbuf);
+  ck_assert_str_eq(dbuf, "0.1");
+  pb_format_double(1.0 / 3, dbuf);
+  ck_assert_str_eq(dbuf, "0.3333333333333333");
+  pb_format_double(0.1 + 0.2, dbuf);
+  ck_assert_str_eq(dbuf, "0.30000000000000004");
+  pb_format_double(2.0, dbuf);
+  ck_assert_str_eq(dbuf, "2");
+  pb_format_double(-1.5, dbuf);
+  ck_assert_str_eq(dbuf, "-1.5");
+  pb_format_double(NAN, dbuf);
+  ck_assert_str_eq(dbuf, "nan");
+  pb_format_double(5e-324, dbuf);
+  ck_assert_str_eq(dbuf, "5e-324"); /* the smallest subnormal */
+}
+END_TEST
+
+/* Significant digits of a %g text. */
+static int sig_digits(const char *s)
+{
+  int n = 0, started = 0;
+  for (; *s && *s != 'e'; s++) {
+    if (*s >= '1' && *s <= '9') started = 1;
+    if (started && *s >= '0' && *s <= '9') n++;
+  }
+  /* trailing zeros of an integer like "16777216" count; "1e-10" has 1 */
+  return n;
+}
+
+START_TEST(test_format_round_trip)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, pb_test_seed(), 5, 1, 0);
+  char buf[32], shorter[32];
+  for (int i = 0; i < 100000; i++) {
+    uint32_t bits = pb_rng_u32(&r);
+    float x;
+    memcpy(&x, &bits, sizeof x);
+    if (isnan(x) || isinf(x)) continue;
+    if (i % 3 == 0) x = (float)pb_rng_uniform(&r); /* probabilities */
+    pb_format_float(x, buf);
+    ck_assert_msg(strtof(buf, NULL) == x, "%.9g -> '%s'", (double)x, buf);
+    /* shortest: the nearest decimal with one digit fewer does not read back
+     * (if the nearest does not, no other decimal of that length does) */
+    if (x == 0) continue;
+    int p = sig_digits(buf);
+    ck_assert_msg(p >= 1 && p <= 9, "'%s'", buf);
+    if (p > 1) {
+      snprintf(shorter, sizeof shorter, "%.*g", p - 1, (double)x);
+      ck_assert_msg(strtof(shorter, NULL) != x, "%s is shorter than %s", shorter, buf);
+    }
+  }
+  char dbuf[40];
+  for (int i = 0; i < 50000; i++) {
+    uint64_t bits = ((uint64_t)pb_rng_u32(&r) << 32) | pb_rng_u32(&r);
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    if (isnan(x) || isinf(x)) continue;
+    pb_format_double(x, dbuf);
+    ck_assert_msg(strtod(dbuf, NULL) == x, "%.17g -> '%s'", x, dbuf);
+  }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- SHA-256 */
+
+START_TEST(test_sha256)
+{
+  char hex[65];
+  /* FIPS 180-2 Appendix B test vectors */
+  pb_sha256_hex("abc", 3, hex);
+  ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  pb_sha256_hex("", 0, hex);
+  ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  pb_sha256_hex(two, strlen(two), hex);
+  ck_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  /* one million 'a' */
+  char *million = malloc(1000000);
+  memset(million, 'a', 1000000);
+  pb_sha256_hex(million, 1000000, hex);
+  ck_assert_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  free(million);
+  /* the key is the digest's first 8 bytes, big-endian */
+  ck_assert(pb_sha256_key("abc") == 0xba7816bf8f01cfeaull);
+  ck_assert(pb_sha256_key("") == 0xe3b0c44298fc1c14ull);
+}
+END_TEST
+
+/* ----------------------------------------------------------------- strmap */
+
+START_TEST(test_strmap)
+{
+  struct pb_strmap m;
+  pb_strmap_init(&m);
+  ck_assert_int_eq(pb_strmap_get(&m, "absent"), -1);
+  const int n = 5000;
+  char key[32];
+  for (int i = 0; i < n; i++) {
+    snprintf(key, sizeof key, "key-%d", i * 7919 % 100003);
+    ck_assert_int_eq(pb_strmap_put(&m, key, i), i);
+    /* every earlier key survives each growth */
+    if ((i & (i - 1)) == 0)
+      for (int j = 0; j <= i; j++) {
+        snprintf(key, sizeof key, "key-%d", j * 7919 % 100003);
+        ck_assert_int_eq(pb_strmap_get(&m, key), j);
+      }
+  }
+  ck_assert_uint_eq(m.count, (size_t)n);
+  for (int i = 0; i < n; i++) {
+    snprintf(key, sizeof key, "key-%d", i * 7919 % 100003);
+    ck_assert_int_eq(pb_strmap_get(&m, key), i);
+    /* put of an existing key keeps the first value */
+    ck_assert_int_eq(pb_strmap_put(&m, key, -5), i);
+  }
+  ck_assert_uint_eq(m.count, (size_t)n);
+  ck_assert_int_eq(pb_strmap_get(&m, "key-100004"), -1);
+  ck_assert_int_eq(pb_strmap_get(&m, ""), -1);
+  ck_assert_int_eq(pb_strmap_put(&m, "", 77), 77);
+  ck_assert_int_eq(pb_strmap_get(&m, ""), 77);
+  pb_strmap_free(&m);
+  pb_strmap_free(&m); /* freeing twice is harmless */
+}
+END_TEST
+
+/* ----------------------------------------------------------- output files */
+
+static char *slurp(const char *path)
+{
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return NULL;
+  char *buf = calloc(1, 4096);
+  size_t n = fread(buf, 1, 4095, fp);
+  buf[n] = '\0';
+  fclose(fp);
+  return buf;
+}
+
+START_TEST(test_outfile)
+{
+  char path[512], tmp[600];
+  snprintf(path, sizeof path, "%s", pb_test_path("out.tsv"));
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  struct pb_outfile f;
+  ck_assert(pb_outfile_open(&f, path) == PB_OK);
+  ck_assert(pb_test_exists(tmp));
+  ck_assert(!pb_test_exists(path)); /* nothing under the final name while writing */
+  fprintf(f.fp, "a\tb\n1\t2\n");
+  ck_assert(pb_outfile_commit(&f) == PB_OK);
+  ck_assert(pb_test_exists(path));
+  ck_assert(!pb_test_exists(tmp));
+  char *text = slurp(path);
+  ck_assert_str_eq(text, "a\tb\n1\t2\n");
+  free(text);
+
+  /* a second write replaces the file atomically; an aborted one leaves the old */
+  ck_assert(pb_outfile_open(&f, path) == PB_OK);
+  fprintf(f.fp, "new\n");
+  ck_assert(pb_outfile_commit(&f) == PB_OK);
+  text = slurp(path);
+  ck_assert_str_eq(text, "new\n");
+  free(text);
+  ck_assert(pb_outfile_open(&f, path) == PB_OK);
+  fprintf(f.fp, "partial");
+  pb_outfile_abort(&f);
+  ck_assert(!pb_test_exists(tmp));
+  text = slurp(path);
+  ck_assert_str_eq(text, "new\n");
+  free(text);
+
+  /* abort of a new file leaves nothing at all */
+  char path2[512], tmp2[600];
+  snprintf(path2, sizeof path2, "%s", pb_test_path("aborted.tsv"));
+  snprintf(tmp2, sizeof tmp2, "%s.tmp", path2);
+  ck_assert(pb_outfile_open(&f, path2) == PB_OK);
+  fprintf(f.fp, "x\n");
+  pb_outfile_abort(&f);
+  ck_assert(!pb_test_exists(path2) && !pb_test_exists(tmp2));
+
+  /* a file in a missing directory cannot be opened, with the reason */
+  char path3[512];
+  snprintf(path3, sizeof path3, "%s", pb_test_path("no/such/dir/x.tsv"));
+  pb_error_clear();
+  ck_assert(pb_outfile_open(&f, path3) == PB_FAIL);
+  char want[700];
+  snprintf(want, sizeof want, "%s.tmp: cannot create file: No such file or directory", path3);
+  ck_assert_str_eq(pb_error_message(), want);
+}
+END_TEST
+
+START_TEST(test_mkdir_join)
+{
+  char *dir = pb_path_join(pb_test_dir(), "a/b/c");
+  ck_assert(pb_mkdir_p(dir) == PB_OK);
+  ck_assert(pb_mkdir_p(dir) == PB_OK); /* existing is fine */
+  struct stat sb;
+  ck_assert(stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode));
+  char *f = pb_path_join(dir, "x.txt");
+  char want[600];
+  snprintf(want, sizeof want, "%s/a/b/c/x.txt", pb_test_dir());
+  ck_assert_str_eq(f, want);
+  free(f);
+  free(dir);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("util");
+  TCase *tc = tcase_create("rng");
+  tcase_add_test(tc, test_reference_philox_kat);
+  tcase_add_test(tc, test_rng_kat_zero);
+  tcase_add_test(tc, test_rng_kat_ones);
+  tcase_add_test(tc, test_rng_streams);
+  tcase_add_test(tc, test_rng_uniform);
+  tcase_add_test(tc, test_rng_below);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("numbers");
+  tcase_add_test(tc, test_round_half_hand);
+  tcase_add_test(tc, test_round_half_exhaustive);
+  tcase_add_test(tc, test_format_float_hand);
+  tcase_add_test(tc, test_format_round_trip);
+  tcase_add_test(tc, test_sha256);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("containers_files");
+  tcase_add_test(tc, test_strmap);
+  tcase_add_test(tc, test_outfile);
+  tcase_add_test(tc, test_mkdir_join);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(suite()); }
