@@ -34,6 +34,12 @@ static char *pb_config__reader(char *str, int num, void *stream)
   if (!*p->cursor) return NULL;
   int n = 0;
   while (n < num - 1 && p->cursor[n] && p->cursor[n] != '\n') n++;
+  if (n == num - 1 && p->cursor[n]) {
+    /* libinih would split the line and count the rest as a new line */
+    if (!p->failed) pb_error_set("%s:%d: line longer than %d characters", p->name, p->line + 1, num - 2);
+    p->failed = 1;
+    return NULL;
+  }
   if (p->cursor[n] == '\n' && n < num - 1) n++;
   if (p->cursor == p->text || p->cursor[-1] == '\n') p->line++;
   memcpy(str, p->cursor, (size_t)n);
@@ -345,13 +351,14 @@ static int pb_config__resolve_source(struct pb_synth_config *cfg, int32_t s)
     return PB_FAIL;
   }
   if (src->grid ? pb_config__resolve_grid(src) : pb_config__resolve_list(src)) return PB_FAIL;
-  for (int32_t c = 0; c < src->n_conditions; c++)
-    for (int32_t d = 0; d < c; d++)
-      if (strcmp(src->conditions[c].name, src->conditions[d].name) == 0 ||
-          strcmp(src->conditions[c].name, "clean") == 0) {
-        pb_error_set("source %s: condition '%s' repeated or reserved", src->name, src->conditions[c].name);
-        return PB_FAIL;
-      }
+  for (int32_t c = 0; c < src->n_conditions; c++) {
+    int bad = strcmp(src->conditions[c].name, "clean") == 0;
+    for (int32_t d = 0; d < c && !bad; d++) bad = strcmp(src->conditions[c].name, src->conditions[d].name) == 0;
+    if (bad) {
+      pb_error_set("source %s: condition '%s' repeated or reserved", src->name, src->conditions[c].name);
+      return PB_FAIL;
+    }
+  }
   return PB_OK;
 }
 
@@ -400,7 +407,7 @@ int pb_config_parse(const char *text, const char *name, struct pb_synth_config *
   int line = ini_parse_stream(pb_config__reader, &p, pb_config__handler, &p);
   int status = PB_OK;
   if (line != 0 || p.failed) {
-    if (!p.failed) pb_error_set("%s:%d: syntax error (or line longer than %d characters)", name, line, INI_MAX_LINE);
+    if (!p.failed) pb_error_set("%s:%d: syntax error", name, line);
     status = PB_FAIL;
   } else {
     status = pb_config__resolve(&p);

@@ -18,7 +18,7 @@ void pb_dist_partition(int64_t n, const int64_t *cost, int nparts, int64_t *firs
   for (int64_t i = 0; i < n; i++) {
     int64_t c = cost ? cost[i] : 1;
     /* midpoint of item i is before + c/2; it belongs to part floor(2*mid*P / (2*total)) */
-    int64_t part = total > 0 ? (int64_t)(((__int128)(2 * before + c) * nparts) / (2 * total)) : 0;
+    int64_t part = total > 0 ? (int64_t)(((2 * (__int128)before + c) * nparts) / (2 * (__int128)total)) : 0;
     if (part >= nparts) part = nparts - 1;
     while (p < part) first[++p] = i;
     before += c;

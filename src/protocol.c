@@ -36,8 +36,10 @@ float pb_protocol_threshold(const float *scores, int32_t n, double q)
   float *s = pb_malloc((size_t)n * sizeof *s);
   memcpy(s, scores, (size_t)n * sizeof *s);
   qsort(s, (size_t)n, sizeof *s, pb_protocol__desc);
-  /* rank round(q n), half away from zero, at least the top score */
-  int32_t r = (int32_t)lround(q * n);
+  /* rank round(q n), half up, in integers with q taken to 1e-6: q * n in
+   * floating point puts .7 * 175 just below 122.5 */
+  int64_t qm = llround(q * 1e6);
+  int32_t r = (int32_t)((qm * n + 500000) / 1000000);
   if (r < 1) r = 1;
   if (r > n) r = n;
   float t = s[r - 1];
@@ -194,9 +196,11 @@ int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_prot
     MPI_Allreduce(MPI_IN_PLACE, ps->tau, meta->n_models, MPI_FLOAT, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, ps->policy_tau, meta->n_models * PB_PROTOCOL_N_Q, MPI_FLOAT, MPI_SUM, comm);
     for (int32_t c = 0; c < src->n_conditions; c++) {
-      double sum = 0;
-      for (int32_t m = 0; m < meta->n_models; m++) sum += (double)ps->dev_correct[m * src->n_conditions + c] / ps->n_dev;
-      ps->mean_dev_acc[c] = ps->n_dev > 0 ? sum / meta->n_models : NAN;
+      /* every model has the same n_dev, so the mean of accuracies is one exact
+       * integer ratio: a mean of exactly .40 or .20 lands on its tier boundary */
+      int64_t total = 0;
+      for (int32_t m = 0; m < meta->n_models; m++) total += ps->dev_correct[m * src->n_conditions + c];
+      ps->mean_dev_acc[c] = ps->n_dev > 0 ? (double)total / ((double)ps->n_dev * meta->n_models) : NAN;
       ps->tier[c] = c == src->clean || ps->n_dev == 0 ? -1 : (int8_t)pb_tier_of_accuracy(ps->mean_dev_acc[c]);
     }
     pb_protocol_panel(meta, s, out->panel_seed, ps->panel_quota, ps->panel);

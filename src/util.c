@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +160,7 @@ void pb_format_float(float x, char buf[32])
   if (isnan(x)) { strcpy(buf, "nan"); return; }
   /* Any two distinct 6-digit decimals are distinct floats (FLT_DIG), so when
    * %.6g (which drops trailing zeros) reads back exactly it is the shortest. */
-  for (int p = 6; p <= 9; p++) {
+  for (int p = fabsf(x) < FLT_MIN && x != 0 ? 1 : 6; p <= 9; p++) { /* subnormals have fewer digits */
     snprintf(buf, 32, "%.*g", p, (double)x);
     if (strtof(buf, NULL) == x) return;
   }
@@ -173,7 +174,7 @@ void pb_format_double(double x, char buf[40])
     snprintf(buf, 40, "%.0f", x);
     return;
   }
-  for (int p = 15; p <= 17; p++) { /* shortest first, as for floats (DBL_DIG = 15) */
+  for (int p = fabs(x) < DBL_MIN ? 1 : 15; p <= 17; p++) { /* as for floats (DBL_DIG = 15) */
     snprintf(buf, 40, "%.*g", p, x);
     if (strtod(buf, NULL) == x) return;
   }

@@ -66,9 +66,9 @@ START_TEST(test_threshold_random)
     int n = 1 + (int)pb_rng_below(&r, 300);
     int levels = 1 + (int)pb_rng_below(&r, 40);
     for (int i = 0; i < n; i++) s[i] = (float)(pb_rng_below(&r, (uint32_t)levels) + 1) / 64.0f;
-    /* q = .6 .. 1; .7 only with PB_TEST_KNOWN_BUGS (see test_threshold_exact_half) */
+    /* q = .6 .. 1 */
     static const int qs[5] = {6, 8, 9, 10, 7};
-    int q10 = qs[pb_rng_below(&r, getenv("PB_TEST_KNOWN_BUGS") ? 5 : 4)];
+    int q10 = qs[pb_rng_below(&r, 5)];
     float t = pb_protocol_threshold(s, n, q10 / 10.0);
     int rank = (q10 * n + 5) / 10; /* round half up of q n, in integers */
     if (rank < 1) rank = 1;
@@ -452,7 +452,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_threshold_hand);
   tcase_add_test(tc, test_threshold_random);
   tcase_add_test(tc, test_tiers);
-  if (getenv("PB_TEST_KNOWN_BUGS")) tcase_add_test(tc, test_threshold_exact_half);
+  tcase_add_test(tc, test_threshold_exact_half);
   suite_add_tcase(s, tc);
   tc = tcase_create("panel");
   tcase_add_test(tc, test_panel_hand);
@@ -461,9 +461,7 @@ static Suite *suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("compute");
   tcase_add_test(tc, test_compute_small);
-  /* Known library bug (reported): floating summation puts exact 40% / 20%
-   * means below the cut-off.  Run with PB_TEST_KNOWN_BUGS=1 until fixed. */
-  if (getenv("PB_TEST_KNOWN_BUGS")) tcase_add_test(tc, test_compute_tier_boundaries);
+  tcase_add_test(tc, test_compute_tier_boundaries);
   suite_add_tcase(s, tc);
   return s;
 }

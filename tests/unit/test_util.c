@@ -360,20 +360,42 @@ START_TEST(test_format_float_hand)
   ck_assert_str_eq(dbuf, "-1.5");
   pb_format_double(NAN, dbuf);
   ck_assert_str_eq(dbuf, "nan");
+  /* subnormals read back exactly (shortness: test_format_subnormal_shortest) */
   pb_format_double(5e-324, dbuf);
-  ck_assert_str_eq(dbuf, "5e-324"); /* the smallest subnormal */
+  ck_assert(strtod(dbuf, NULL) == 5e-324);
+  pb_format_float(ldexpf(1.0f, -149), buf);
+  ck_assert(strtof(buf, NULL) == ldexpf(1.0f, -149));
 }
 END_TEST
 
-/* Significant digits of a %g text. */
+/* FLT_DIG / DBL_DIG digits suffice to tell normal numbers apart, but
+ * subnormals have fewer significant bits: their shortest text is searched
+ * from one digit. */
+START_TEST(test_format_subnormal_shortest)
+{
+  char buf[32], dbuf[40];
+  pb_format_double(5e-324, dbuf); /* the smallest subnormal double */
+  ck_assert_str_eq(dbuf, "5e-324");
+  /* subnormal float step 1.4e-45: 4 digits (step 1e-44) are too few, 5 suffice */
+  float x = strtof("3.4356e-41", NULL);
+  pb_format_float(x, buf);
+  ck_assert_str_eq(buf, "3.4356e-41");
+  pb_format_float(ldexpf(1.0f, -149), buf); /* 1.4012985e-45: "1e-45" reads back */
+  ck_assert_str_eq(buf, "1e-45");
+}
+END_TEST
+
+/* Significant digits of a %g text, trailing zeros excluded ("725400" and
+ * "7.254e+05" both carry the 4 digits 7254). */
 static int sig_digits(const char *s)
 {
+  char digits[64];
   int n = 0, started = 0;
-  for (; *s && *s != 'e'; s++) {
+  for (; *s && *s != 'e' && n < 63; s++) {
     if (*s >= '1' && *s <= '9') started = 1;
-    if (started && *s >= '0' && *s <= '9') n++;
+    if (started && *s >= '0' && *s <= '9') digits[n++] = *s;
   }
-  /* trailing zeros of an integer like "16777216" count; "1e-10" has 1 */
+  while (n > 0 && digits[n - 1] == '0') n--;
   return n;
 }
 
@@ -570,6 +592,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_round_half_exhaustive);
   tcase_add_test(tc, test_format_float_hand);
   tcase_add_test(tc, test_format_round_trip);
+  tcase_add_test(tc, test_format_subnormal_shortest);
   tcase_add_test(tc, test_sha256);
   suite_add_tcase(s, tc);
   tc = tcase_create("containers_files");

@@ -1,0 +1,65 @@
+#!/bin/bash
+# make bench: wall time, throughput and peak memory of every stage at paper
+# scale (medians over REPEAT runs, default 3), plus the per-class cost of the
+# exact I5 dynamic program at 50 records per side.
+#   usage: bench.sh PAIRBOUND [BENCH_I5]
+set -eu
+PB=$1
+BI5=${2:-}
+REPEAT=${REPEAT:-3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+W=$(mktemp -d "${TMPDIR:-/tmp}/pbbench.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+PAIRED=9108000
+ALLREC=18832000
+
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+# run NAME RECORDS NP THREADS ARGS...: REPEAT runs, print medians
+run() {
+  local name=$1 recs=$2 np=$3 th=$4
+  shift 4
+  : > "$W/t"
+  for i in $(seq "$REPEAT"); do
+    OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
+      mpirun --oversubscribe -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
+    cat "$W/one" >> "$W/t"
+    grep -h 'bounds: load' "$W/log" >> "$W/phases" 2>/dev/null || true
+  done
+  local wall rss
+  wall=$(awk '{print $1}' "$W/t" | median)
+  rss=$(awk '{print $2}' "$W/t" | median)
+  printf '%-34s %2d x %d  %8.2f s  %10.2f M rec/s  %8.0f MB peak (per rank)\n' "$name" "$np" "$th" "$wall" \
+    "$(echo "$recs $wall" | awk '{print $1 / $2 / 1e6}')" "$(echo "$rss" | awk '{print $1 / 1024}')"
+}
+
+echo "pairbound bench: $(nproc) cores, REPEAT=$REPEAT, medians; $("$PB" --version)"
+echo "stage                              ranks x thr   wall        throughput        memory"
+run "synth (paper, all records)" $ALLREC 1 2 synth --no-summary -o "$W/p.h5"
+run "synth (paper) 2 ranks" $ALLREC 2 1 synth --no-summary -o "$W/p.h5"
+run "protocol" $ALLREC 1 2 protocol "$W/p.h5" -o "$W/o"
+run "states (paired records)" $PAIRED 1 2 states "$W/p.h5" -o "$W/o"
+: > "$W/phases"
+run "bounds (paired records)" $PAIRED 1 2 bounds "$W/p.h5" -o "$W/o"
+echo "bounds phases (slowest rank, median over runs):"
+for k in 'load' 'grid pass' 'I5 + variable-support pass' 'matched support' 'write'; do
+  v=$(sed -n "s/.*$k \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
+  printf '  %-30s %8.3f s\n' "$k" "$v"
+done
+run "bounds 2 ranks" $PAIRED 2 1 bounds "$W/p.h5" -o "$W/o"
+run "bounds --i5 all" $PAIRED 1 2 bounds --i5 all --no-matched "$W/p.h5" -o "$W/o"
+
+echo
+echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"
+"$PB" -v 0 synth --config "$HERE/class50.ini" --no-summary -o "$W/c50.h5"
+: > "$W/phases"
+for i in $(seq "$REPEAT"); do
+  OMP_NUM_THREADS=1 "$PB" -v 1 bounds --i5 all --no-matched "$W/c50.h5" -o "$W/o50" 2>> "$W/phases" > /dev/null
+done
+v=$(sed -n 's/.*I5 + variable-support pass \([0-9.]*\) s.*/\1/p' "$W/phases" | median)
+echo "$v" | awk '{printf "  I5 + variable-support pass %.3f s for 4000 classes: %.1f us per class (1 thread)\n", $1, $1 / 4000 * 1e6}'
+if [ -n "$BI5" ] && [ -x "$BI5" ]; then
+  echo
+  "$BI5"
+fi

@@ -1,0 +1,61 @@
+# bounds: byte-identical reports and identical results.h5 for 1, 2, 3 ranks and
+# 1, 2 threads; --tau on a store without development images.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
+pb 1 1 bounds "$WORK/s.h5" -o "$WORK/o11"
+reports="bounds.tsv identification_grid.tsv identification_panel.tsv identification_decomposition.tsv
+  identification_variance_ratio.tsv identification_accuracy_only.tsv identification_matched.tsv REPORT.md"
+for np in 1 2 3; do
+  for th in 1 2; do
+    [ "$np$th" = 11 ] && continue
+    pb "$np" "$th" bounds "$WORK/s.h5" -o "$WORK/o$np$th"
+    for f in $reports; do
+      check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
+    done
+    check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
+  done
+done
+check "bounds.tsv: one row per cell" test "$(($(wc -l < "$WORK/o11/report/bounds.tsv") - 1))" -eq 65
+want='model	source	condition	n	E	H_obs	H_I0_lo	H_I0_hi	H_Ik_lo	H_Ik_hi	H_I5_lo	H_I5_hi	H_ind	L_obs	L_I0_lo	L_I0_hi	L_Ik_lo	L_Ik_hi	L_I5_lo	L_I5_hi	L_ind	dMk_obs	dMk_I0_lo	dMk_I0_hi	dMk_Ik_lo	dMk_Ik_hi	dMk_I5_lo	dMk_I5_hi	dMk_ind'
+check "bounds.tsv: required leading columns" test "$(head -1 "$WORK/o11/report/bounds.tsv" | cut -f1-29)" = "$want"
+# every row: intervals nested I5 in Ik in I0 and the observed value inside (columns per header)
+check "bounds.tsv: nesting and observed values inside" awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { for (t = 1; t <= 3; t++) {
+      T = t == 1 ? "H" : t == 2 ? "L" : "dMk"; o = $(c[T "_obs"])
+      if (o == "nan") continue
+      l0 = $(c[T "_I0_lo"]); h0 = $(c[T "_I0_hi"]); lk = $(c[T "_Ik_lo"]); hk = $(c[T "_Ik_hi"])
+      l5 = $(c[T "_I5_lo"]); h5 = $(c[T "_I5_hi"])
+      if (!(l0 - 1e-12 <= lk && lk <= l5 + 1e-12 && l5 <= o + 1e-12 && o <= h5 + 1e-12 && h5 <= hk + 1e-12 && hk <= h0 + 1e-12)) bad = 1
+      if (T != "H" && (l5 != lk || h5 != hk)) bad = 1 } }
+  END { exit bad }' "$WORK/o11/report/bounds.tsv"
+
+pb 2 1 synth --no-summary -o "$WORK/p.h5"
+pb 1 2 bounds "$WORK/p.h5" -o "$WORK/p1"
+pb 3 1 bounds "$WORK/p.h5" -o "$WORK/p3"
+for f in $reports; do
+  check "paper $f identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/$f" "$WORK/p3/report/$f"
+done
+check "paper results.h5 identical at 1 and 3 ranks" same_h5 "$WORK/p1/results.h5" "$WORK/p3/results.h5"
+check "paper bounds.tsv: 11,088 cells" test "$(($(wc -l < "$WORK/p1/report/bounds.tsv") - 1))" -eq 11088
+
+# A store with evaluation images only: the protocol has no threshold, --tau supplies one.
+H=model,group,source,condition,image,label,split,pred,smax,ptrue
+printf '%s\n' "$H" 'm1,g,S,clean,i1,0,eval,0,0.9,0.9' 'm1,g,S,clean,i2,0,eval,0,0.6,0.6' \
+  'm1,g,S,fog,i1,0,eval,0,0.6,0.6' 'm1,g,S,fog,i2,0,eval,1,0.8,0.2' > "$WORK/e.csv"
+"$PAIRBOUND" ingest "$WORK/e.csv" -o "$WORK/e.h5"
+"$PAIRBOUND" bounds "$WORK/e.h5" -o "$WORK/e0" 2> "$WORK/err.txt"
+check "no development images: exit 1 without --tau" test $? -eq 1
+check "no development images: message" grep -qF "source S, model m1: no development threshold" "$WORK/err.txt"
+check "no development images: no results" test ! -e "$WORK/e0/results.h5"
+"$PAIRBOUND" -v 0 bounds "$WORK/e.h5" --tau 0.8 -o "$WORK/e1"
+check "--tau: bounds computed" test $? -eq 0
+# Section 3.1's example: H in [0, 1/2], L in [0, 1/2], dM_k in [0, 0.3] at Ik (one k pair)
+# (H, L, dM_k) is (0, 1/2, 0.3) or (1/2, 0, 0) depending on the matching, so every
+# interval spans both; E = 1/2; independent values 1/4, 1/4 and 0.15 (float32 inputs, 1e-6).
+want="2 .5 0 0 .5 0 .5 0 .5 .25 .5 0 .5 0 .5 0 .5 .25 .3 0 .3 0 .3 0 .3 .15"
+check "--tau: Section 3.1 example" awk -F'\t' -v want="$want" 'NR == 2 {
+  n = split(want, w, " "); for (i = 1; i <= n; i++) { d = $(i + 3) - w[i]; if (d > 1e-6 || d < -1e-6) bad = 1 } }
+  END { exit bad }' "$WORK/e1/report/bounds.tsv"
+finish
