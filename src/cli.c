@@ -104,7 +104,7 @@ static double pb_cli__now(void)
   "  --panel-cells SRC=N  panel size of source SRC (default Syn 90, Syn-B 90, others 135); repeatable\n"
 
 enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE, OPT_SEED, OPT_CONFIG,
-       OPT_CLASSES, OPT_NO_SUMMARY, OPT_TAU, OPT_I5, OPT_NO_MATCHED };
+       OPT_CLASSES, OPT_NO_SUMMARY, OPT_TAU, OPT_I5, OPT_NO_MATCHED, OPT_GROUP_DRAWS, OPT_PERM_REPS, OPT_BOOT_SEED };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -436,6 +436,17 @@ static int pb_cli__bounds_option(struct pb_cli *cli, const char *syn, int opt, c
   case OPT_NO_MATCHED:
     o->matched = 0;
     return PB_EXIT_OK;
+  case OPT_GROUP_DRAWS:
+  case OPT_PERM_REPS:
+  case OPT_BOOT_SEED: {
+    unsigned long long u;
+    if (pb_cli__parse_u64(arg, &u) || (opt != OPT_BOOT_SEED && u > 10000000))
+      return pb_cli__usage_error(cli, syn, "expected a non-negative integer (at most 10^7 draws), got '%s'", arg);
+    if (opt == OPT_GROUP_DRAWS) o->group_draws = (int64_t)u;
+    else if (opt == OPT_PERM_REPS) o->perm_replicates = (int32_t)u;
+    else o->seed = u;
+    return PB_EXIT_OK;
+  }
   }
   return PB_EXIT_USAGE;
 }
@@ -449,11 +460,15 @@ static int pb_cli__run_bounds(const char *store, const char *outdir, MPI_Comm co
 static int pb_cli__bounds(struct pb_cli *cli, int argc, char **argv)
 {
   static const struct option extra[] = {{"tau", required_argument, NULL, OPT_TAU}, {"i5", required_argument, NULL, OPT_I5},
-                                        {"no-matched", no_argument, NULL, OPT_NO_MATCHED}, {0, 0, 0, 0}};
+                                        {"no-matched", no_argument, NULL, OPT_NO_MATCHED},
+                                        {"group-draws", required_argument, NULL, OPT_GROUP_DRAWS},
+                                        {"perm-replicates", required_argument, NULL, OPT_PERM_REPS},
+                                        {"seed", required_argument, NULL, OPT_BOOT_SEED}, {0, 0, 0, 0}};
   struct pb_identify_options o;
   pb_identify_options_default(&o);
   const struct pb_cli_stage stage = {
-    "pairbound bounds STORE -o OUTDIR [--tau X] [--i5 panel|all|none] [--no-matched] [protocol options]", extra,
+    "pairbound bounds STORE -o OUTDIR [--tau X] [--i5 panel|all|none] [--no-matched] [--group-draws N] "
+    "[--perm-replicates R] [--seed S] [protocol options]", extra,
     pb_cli__bounds_option, pb_cli__run_bounds, &o};
   return pb_cli__stage(cli, argc, argv, &stage);
 }
@@ -492,7 +507,8 @@ static const struct pb_cli_command pb_cli__table[] = {
    "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n\n"
    "  -o, --output OUTDIR  output directory\n" PB_CLI_PROTOCOL_HELP,
    pb_cli__states},
-  {"bounds", "pairbound bounds STORE -o OUTDIR [--tau X] [--i5 panel|all|none] [--no-matched] [protocol options]",
+  {"bounds", "pairbound bounds STORE -o OUTDIR [--tau X] [--i5 panel|all|none] [--no-matched] [--group-draws N] "
+             "[--perm-replicates R] [--seed S] [protocol options]",
    "Sharp identification intervals of H, L and dM_k at information levels I0, Ik and I5 for every model x\n"
    "condition cell (seed 000 Sections 3-4, Appendix A-C; docs/bounds.md), with observed and independent\n"
    "values and the diagnostics tables (widths, decomposition, variance ratios, accuracy-only K, matched\n"
@@ -502,7 +518,13 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       threshold (a store without development images then works)\n"
    "  --i5 panel|all|none  cells that get the exact I5 H bounds and the variable-support dM_k range at I0\n"
    "                       (default: the frozen panel, as in the seed paper)\n"
-   "  --no-matched         skip the matched-support comparison (Appendix B.2)\n" PB_CLI_PROTOCOL_HELP,
+   "  --no-matched         skip the matched-support comparison (Appendix B.2)\n"
+   "  --group-draws N      model-group bootstrap draws for the intervals of the variance-ratio table\n"
+   "                       (default 0 = no intervals; the paper uses 2000)\n"
+   "  --perm-replicates R  uniform within-class permutation replicates per cell, the empirical control\n"
+   "                       for the independent values (Appendix H.2; default 0, the paper uses 20)\n"
+   "  --seed S             base seed of the resampling and permutation streams (default 20260908)\n"
+   PB_CLI_PROTOCOL_HELP,
    pb_cli__bounds},
   {NULL, NULL, NULL, NULL}};
 

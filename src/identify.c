@@ -23,7 +23,8 @@ const char *const pb_identify_field_names[PB_IF_N] = {
   "L_obs", "L_I0_lo", "L_I0_hi", "L_Ik_lo", "L_Ik_hi", "L_I5_lo", "L_I5_hi", "L_ind",
   "dMk_obs", "dMk_I0_lo", "dMk_I0_hi", "dMk_Ik_lo", "dMk_Ik_hi", "dMk_I5_lo", "dMk_I5_hi", "dMk_ind",
   "tier", "panel", "tau", "h", "r", "s", "w", "k", "acc_clean", "acc_perturbed", "F", "A", "Q", "W", "V",
-  "K_width_class", "K_width_global", "n_classes", "n_pinned", "vr_C", "vr_S", "vr_M",
+  "K_width_class", "K_width_global", "n_classes", "n_pinned", "vr_C", "vr_S", "vr_M", "H_perm", "L_perm",
+  "dMk_perm",
   "match1_H", "match1_L", "match1_dMk", "match1_Hmax", "match2_H", "match2_L", "match2_dMk", "match2_Hmax",
   "match3_H", "match3_L", "match3_dMk", "match3_Hmax", "match4_H", "match4_L", "match4_dMk", "match4_Hmax",
   "match5_H", "match5_L", "match5_dMk", "match5_Hmax"
@@ -34,6 +35,7 @@ void pb_identify_options_default(struct pb_identify_options *opt)
   memset(opt, 0, sizeof *opt);
   opt->i5_scope = PB_IDENTIFY_I5_PANEL;
   opt->matched = 1;
+  opt->seed = 20260908;
 }
 
 double pb_identify_variance_ratio(const double *x, const double *y, int32_t n)
@@ -183,6 +185,41 @@ static void pb_identify__matched_cell(const struct pb_cell_data *d, float tau, c
   free(u.label), free(u.pred0), free(u.pred1), free(u.s0), free(u.s1), free(u.m0), free(u.m1);
 }
 
+/* H.2's empirical control: H, L and dM_k under uniform within-class
+ * permutations of the perturbed records, averaged over the replicates (dM_k
+ * over replicates with K > 0). */
+static void pb_identify__perm_control(const struct pb_cell_data *d, float tau, const struct pb_identify_options *opt,
+                                      int32_t *perm, double out[3])
+{
+  double h = 0, l = 0, dm = 0;
+  int32_t nd = 0;
+  for (int32_t r = 0; r < opt->perm_replicates; r++) {
+    pb_perm_within_class(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)d->index, (uint32_t)r, d->n, d->label, perm);
+    int64_t H = 0, L = 0, K = 0;
+    double num = 0;
+    for (int32_t i = 0; i < d->n; i++) {
+      int32_t j = perm[i];
+      int c0 = d->pred0[i] == d->label[i], c1 = d->pred1[j] == d->label[j];
+      int z0 = d->s0[i] >= tau, z1 = d->s1[j] >= tau;
+      H += c0 && z0 && !c1 && z1;
+      L += c0 && z0 && c1 && !z1;
+      if (c0 && c1) {
+        K++;
+        num += (double)d->m0[i] - (double)d->m1[j];
+      }
+    }
+    h += (double)H / d->n;
+    l += (double)L / d->n;
+    if (K > 0) {
+      dm += num / K;
+      nd++;
+    }
+  }
+  out[0] = h / opt->perm_replicates;
+  out[1] = l / opt->perm_replicates;
+  out[2] = nd ? dm / nd : NAN;
+}
+
 /* Threshold of each cell: --tau, or the protocol's development threshold. */
 static int pb_identify__taus(const struct pb_stage *st, const struct pb_cell_block *b,
                              const struct pb_identify_options *opt, float *tau)
@@ -216,13 +253,15 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
     rec[PB_IF_PANEL] = panel;
     rec[PB_IF_TAU] = tau[c];
   }
+  int32_t nmax = 1;
+  for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
   for (int pass = 0; pass < 2 && status == PB_OK; pass++) {
     double t0 = MPI_Wtime();
     int bad = 0;
 #pragma omp parallel reduction(| : bad)
     {
       double *scratch = NULL;
-      int32_t cap = 0;
+      int32_t cap = 0, *perm = pb_malloc((size_t)nmax * sizeof *perm);
 #pragma omp for schedule(dynamic, 8)
       for (int64_t c = 0; c < b->n_cells; c++) {
         if (i5[c] != pass) continue;
@@ -237,8 +276,10 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
           scratch = pb_realloc(scratch, 2 * (size_t)cap * sizeof *scratch);
         }
         pb_identify__ratios(d, scratch, rec + PB_IF_VR_C);
+        if (opt->perm_replicates > 0) pb_identify__perm_control(d, tau[c], opt, perm, rec + PB_IF_H_PERM);
       }
       free(scratch);
+      free(perm);
     }
     if (bad) {
       pb_error_set("identification failed on a cell with invalid records");
@@ -313,19 +354,17 @@ static int pb_identify__write_cells(struct pb_stage *st, const struct pb_cell_bl
   return status;
 }
 
-/* Every cell's record on rank 0, in cell order, for the diagnostics tables. */
+/* Every cell's record on every rank, in cell order, for the diagnostics tables
+ * and the resampling (which runs on all ranks). */
 static double *pb_identify__gather(const struct pb_stage *st, const struct pb_cell_block *b, const double *recs)
 {
   int size = st->size, mine = (int)(b->n_cells * PB_IF_N);
   int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
-  MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, st->comm);
-  double *all = NULL;
-  if (st->rank == 0) {
-    displs[0] = 0;
-    for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
-    all = pb_malloc((size_t)(st->n_cells > 0 ? st->n_cells : 1) * PB_IF_N * sizeof *all);
-  }
-  MPI_Gatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, st->comm);
+  MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, st->comm);
+  displs[0] = 0;
+  for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
+  double *all = pb_malloc((size_t)(st->n_cells > 0 ? st->n_cells : 1) * PB_IF_N * sizeof *all);
+  MPI_Allgatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, st->comm);
   free(counts);
   free(displs);
   return all;
@@ -350,8 +389,12 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
   if (status == PB_OK) {
     double *all = pb_identify__gather(&st, &b, recs);
-    if (st.rank == 0) status = pb_identify_report(st.meta, &st.protocol, all, st.n_cells, st.results, opt);
+    struct pb_identify_intervals iv;
+    status = pb_identify_intervals(st.meta, all, st.n_cells, opt, comm, &iv);
+    if (status == PB_OK && st.rank == 0)
+      status = pb_identify_report(st.meta, &st.protocol, all, st.n_cells, st.results, opt, &iv);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    free(iv.vr);
     free(all);
   }
   double t_write = MPI_Wtime() - t1;

@@ -17,14 +17,24 @@ enum pb_identify_field {
   PB_IF_TIER, PB_IF_PANEL, PB_IF_TAU, PB_IF_H, PB_IF_R, PB_IF_S, PB_IF_W, PB_IF_K, PB_IF_ACC0, PB_IF_ACC1,
   PB_IF_F, PB_IF_A, PB_IF_Q, PB_IF_WCOMP, PB_IF_VCOMP, PB_IF_KWC, PB_IF_KWG, PB_IF_NCLASSES, PB_IF_NPINNED,
   PB_IF_VR_C, PB_IF_VR_S, PB_IF_VR_M,
+  PB_IF_H_PERM, PB_IF_L_PERM, PB_IF_D_PERM, /* mean over within-class permutation replicates */
   PB_IF_MATCH, /* per matched-support seed: H, L, dMk widths at I5 and the H_I0 upper bound */
   PB_IF_N = PB_IF_MATCH + 4 * PB_IDENTIFY_N_MATCH_SEEDS
 };
 
 extern const char *const pb_identify_field_names[PB_IF_N];
 
+/* Model-group bootstrap intervals of Table 10 (rows source x {all, tiers}, stats C, S, M); collective. */
+struct pb_identify_intervals {
+  int32_t n_rows;
+  struct pb_interval *vr;   /* [n_rows][3] */
+};
+int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t n_cells,
+                          const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out);
+
 /** Diagnostics tables (report/ TSV files and REPORT.md) from every cell's record; rank 0 only. */
 int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t n_cells,
-                       struct pb_results *res, const struct pb_identify_options *opt);
+                       struct pb_results *res, const struct pb_identify_options *opt,
+                       const struct pb_identify_intervals *iv);
 
 #endif /* PAIRBOUND_IDENTIFY_INTERNAL_H */

@@ -48,10 +48,12 @@ static void pb_rep__count(struct pb_rep *t, int64_t n)
   pb_text_printf(&t->md, " | %lld", (long long)n);
 }
 
-static void pb_rep__header(struct pb_rep *t, const char *title, const char *note, const char *cols)
+/* md_cols: markdown columns when they differ from the TSV's (intervals shown inline). */
+static void pb_rep__header_md(struct pb_rep *t, const char *title, const char *note, const char *cols,
+                              const char *md_cols)
 {
   pb_text_printf(&t->md, "\n### %s\n\n%s\n\n|", title, note);
-  char *c = pb_strdup(cols), *save = NULL;
+  char *c = pb_strdup(md_cols), *save = NULL;
   int n = 0;
   for (char *w = strtok_r(c, "\t", &save); w; w = strtok_r(NULL, "\t", &save), n++) pb_text_printf(&t->md, " %s |", w);
   pb_text_printf(&t->md, "\n|");
@@ -59,6 +61,11 @@ static void pb_rep__header(struct pb_rep *t, const char *title, const char *note
   pb_text_printf(&t->md, "\n");
   pb_text_printf(&t->tsv, "%s\n", cols);
   free(c);
+}
+
+static void pb_rep__header(struct pb_rep *t, const char *title, const char *note, const char *cols)
+{
+  pb_rep__header_md(t, title, note, cols, cols);
 }
 
 static void pb_rep__label(struct pb_rep *t, const char *source, const char *tier)
@@ -194,43 +201,151 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_ce
   }
 }
 
-/* Rows by source, then all tiers and each tier present: Tables 10 and 11. */
+/* Rows by source, then all tiers and each tier with cells: Tables 10 and 11.
+ * rows[i] = {source, tier (-1 = all tiers)}; returns the row count. */
+static int32_t pb_rep__tier_rows(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                                 int64_t n_cells, int32_t (*rows)[2])
+{
+  int32_t n = 0;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int tier = -1; tier < PB_N_TIERS; tier++) {
+      int any = 0;
+      for (int64_t c = 0; c < n_cells && !any; c++)
+        any = cells[c].source == s && (tier < 0 || recs[c * PB_IF_N + PB_IF_TIER] == tier);
+      if (any) rows[n][0] = s, rows[n][1] = tier, n++;
+    }
+  return n;
+}
+
+static int pb_rep__in_row(const struct pb_cell_ref *cell, const double *r, const int32_t row[2])
+{
+  return cell->source == row[0] && (row[1] < 0 || r[PB_IF_TIER] == row[1]);
+}
+
+static int32_t pb_rep__max_rows(const struct pb_meta *meta) { return meta->n_sources * (PB_N_TIERS + 1); }
+
+int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t n_cells,
+                          const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out)
+{
+  struct pb_cell_ref *cells;
+  pb_dist_cells(meta, &cells);
+  int32_t (*rows)[2] = pb_malloc((size_t)pb_rep__max_rows(meta) * sizeof *rows);
+  out->n_rows = pb_rep__tier_rows(meta, cells, recs, n_cells, rows);
+  out->vr = NULL;
+  int status = PB_OK;
+  if (opt->group_draws > 0) {
+    /* statistic (row, metric) = cell mean of that metric over the row's cells */
+    int32_t ns = 3 * out->n_rows, *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group), ng = 0;
+    int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
+    for (int32_t m = 0; m < meta->n_models; m++) {
+      model_group[m] = -1;
+      for (int32_t j = 0; j < m && model_group[m] < 0; j++)
+        if (strcmp(meta->model_groups[j], meta->model_groups[m]) == 0) model_group[m] = model_group[j];
+      if (model_group[m] < 0) model_group[m] = ng++;
+    }
+    double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
+    for (int64_t c = 0; c < n_cells; c++) {
+      group[c] = model_group[cells[c].model];
+      for (int32_t r = 0; r < out->n_rows; r++)
+        for (int j = 0; j < 3; j++)
+          x[c * ns + 3 * r + j] = pb_rep__in_row(&cells[c], recs + c * PB_IF_N, rows[r]) ? recs[c * PB_IF_N + PB_IF_VR_C + j] : NAN;
+    }
+    struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 0, opt->group_draws, PB_BOOT_LEVEL};
+    out->vr = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *out->vr);
+    status = pb_boot_group_means(x, n_cells, ns, group, ng, &spec, comm, out->vr);
+    free(x);
+    free(group);
+    free(model_group);
+  }
+  free(rows);
+  free(cells);
+  return status;
+}
+
+/* Table 10 (with model-group intervals when drawn) or Table 11. */
 static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_rep *t, int table)
+                            int64_t n_cells, struct pb_rep *t, int table, const struct pb_identify_intervals *iv)
 {
   if (table == 10)
-    pb_rep__header(t, "Paired-to-unpaired variance ratio (seed Table 10)",
-                   "var(X - X') / (var(X) + var(X')) over evaluation pairs, mean over cells; group-resampled "
-                   "intervals come with the resampling stage.",
-                   "source\ttier\tcells\tC\tS\tM");
+    pb_rep__header_md(t, "Paired-to-unpaired variance ratio (seed Table 10)",
+                      "var(X - X') / (var(X) + var(X')) over evaluation pairs, mean over cells (weighted equally); "
+                      "[lo, hi]: 95% percentile intervals from resampling the model groups (--group-draws).",
+                      "source\ttier\tcells\tC\tS\tM\tC_lo\tC_hi\tS_lo\tS_hi\tM_lo\tM_hi",
+                      "source\ttier\tcells\tC\tS\tM");
   else
     pb_rep__header(t, "Identification of K from accuracies alone (seed Table 11)",
                    "Percentage points of N: width of K from per-class accuracies and from global accuracies, observed "
                    "gross flips h + r, and the share of classes whose overlap is pinned.",
                    "source\ttier\tcells\tK_width_classwise\tK_width_global\tobserved_h_plus_r\tpinned_pct");
-  for (int32_t s = 0; s < meta->n_sources; s++)
-    for (int tier = -1; tier < PB_N_TIERS; tier++) {
-      struct pb_mean m[4] = {{0}};
-      int64_t n = 0;
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N;
-        if (cells[c].source != s || (tier >= 0 && r[PB_IF_TIER] != tier)) continue;
-        n++;
-        if (table == 10) {
-          for (int j = 0; j < 3; j++) pb_mean_add(&m[j], r[PB_IF_VR_C + j]);
-        } else {
-          pb_mean_add(&m[0], r[PB_IF_KWC] * PP);
-          pb_mean_add(&m[1], r[PB_IF_KWG] * PP);
-          pb_mean_add(&m[2], (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
-          pb_mean_add(&m[3], r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
-        }
+  int32_t (*rows)[2] = pb_malloc((size_t)pb_rep__max_rows(meta) * sizeof *rows);
+  int32_t nr = pb_rep__tier_rows(meta, cells, recs, n_cells, rows);
+  for (int32_t row = 0; row < nr; row++) {
+    struct pb_mean m[4] = {{0}};
+    int64_t n = 0;
+    for (int64_t c = 0; c < n_cells; c++) {
+      const double *r = recs + c * PB_IF_N;
+      if (!pb_rep__in_row(&cells[c], r, rows[row])) continue;
+      n++;
+      if (table == 10) {
+        for (int j = 0; j < 3; j++) pb_mean_add(&m[j], r[PB_IF_VR_C + j]);
+      } else {
+        pb_mean_add(&m[0], r[PB_IF_KWC] * PP);
+        pb_mean_add(&m[1], r[PB_IF_KWG] * PP);
+        pb_mean_add(&m[2], (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
+        pb_mean_add(&m[3], r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
       }
-      if (n == 0) continue;
-      pb_rep__label(t, meta->sources[s].name, tier < 0 ? "all tiers" : pb_tier_name(tier));
-      pb_rep__count(t, n);
-      for (int j = 0; j < (table == 10 ? 3 : 4); j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
-      pb_rep__end(t);
     }
+    pb_rep__label(t, meta->sources[rows[row][0]].name, rows[row][1] < 0 ? "all tiers" : pb_tier_name(rows[row][1]));
+    pb_rep__count(t, n);
+    if (table == 10) {
+      for (int j = 0; j < 3; j++) {
+        const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
+        pb_text_double(&t->tsv, pb_mean_get(&m[j]));
+        if (v) pb_text_printf(&t->md, " | %.2f [%.2f, %.2f]", pb_mean_get(&m[j]), v->lo, v->hi);
+        else pb_text_printf(&t->md, " | %.2f", pb_mean_get(&m[j]));
+      }
+      for (int j = 0; j < 3; j++) {
+        const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
+        pb_text_double(&t->tsv, v ? v->lo : NAN);
+        pb_text_double(&t->tsv, v ? v->hi : NAN);
+      }
+    } else {
+      for (int j = 0; j < 4; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
+    }
+    pb_rep__end(t);
+  }
+  free(rows);
+}
+
+/* H.2: independent counterparts against the mean over permutation replicates. */
+static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                         int64_t n_cells, struct pb_rep *t, int32_t replicates)
+{
+  char note[256];
+  snprintf(note, sizeof note, "Cell means of the independent values (Eq. 4, Eq. 14) and of the same targets under %d "
+           "uniform within-class permutations per cell (H.2's empirical control); rates in pp, dMk over K > 0.",
+           replicates);
+  pb_rep__header(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
+                 "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm");
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_mean m[6] = {{0}};
+    int64_t n = 0;
+    for (int64_t c = 0; c < n_cells; c++) {
+      const double *r = recs + c * PB_IF_N;
+      if (cells[c].source != s) continue;
+      n++;
+      pb_mean_add(&m[0], r[PB_IF_H_IND] * PP);
+      pb_mean_add(&m[1], r[PB_IF_H_PERM] * PP);
+      pb_mean_add(&m[2], r[PB_IF_L_IND] * PP);
+      pb_mean_add(&m[3], r[PB_IF_L_PERM] * PP);
+      pb_mean_add(&m[4], r[PB_IF_D_IND] * PP);
+      pb_mean_add(&m[5], r[PB_IF_D_PERM] * PP);
+    }
+    pb_rep__label(t, meta->sources[s].name, NULL);
+    pb_rep__count(t, n);
+    for (int j = 0; j < 6; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 3);
+    pb_rep__end(t);
+  }
 }
 
 /* B.2 / Table 8: panel I5 widths before and after matching support; seed means first. */
@@ -302,7 +417,8 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
 }
 
 int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t n_cells,
-                       struct pb_results *res, const struct pb_identify_options *opt)
+                       struct pb_results *res, const struct pb_identify_options *opt,
+                       const struct pb_identify_intervals *iv)
 {
   struct pb_cell_ref *cells;
   pb_dist_cells(meta, &cells);
@@ -319,10 +435,14 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
   status |= pb_rep__flush(&t, res, "identification_panel.tsv", &md);
   pb_rep__decomposition(meta, cells, recs, n_cells, &t);
   status |= pb_rep__flush(&t, res, "identification_decomposition.tsv", &md);
-  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 10);
+  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 10, iv);
   status |= pb_rep__flush(&t, res, "identification_variance_ratio.tsv", &md);
-  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 11);
+  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 11, iv);
   status |= pb_rep__flush(&t, res, "identification_accuracy_only.tsv", &md);
+  if (opt->perm_replicates > 0) {
+    pb_rep__perm(meta, cells, recs, n_cells, &t, opt->perm_replicates);
+    status |= pb_rep__flush(&t, res, "identification_permutation.tsv", &md);
+  }
   if (opt->matched) {
     pb_rep__matched(meta, cells, recs, n_cells, &t);
     status |= pb_rep__flush(&t, res, "identification_matched.tsv", &md);

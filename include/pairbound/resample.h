@@ -1,0 +1,89 @@
+/* Resampling and permutation nulls: model-group and class bootstrap
+ * percentile intervals, within-class permutations and derangements, label
+ * permutations.  Every draw comes from the counter-based RNG keyed by
+ * (base seed, analysis, draw index, stream), so results never depend on the
+ * number of ranks or threads. */
+#ifndef PAIRBOUND_RESAMPLE_H
+#define PAIRBOUND_RESAMPLE_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+/* Analysis ids of the RNG streams (synth uses 1-4). */
+enum pb_rng_analysis {
+  PB_RNG_GROUP_BOOT = 16,
+  PB_RNG_CLASS_BOOT = 17,
+  PB_RNG_PERM_WITHIN = 18,
+  PB_RNG_DERANGE = 19,
+  PB_RNG_LABEL_PERM = 20
+};
+
+#define PB_BOOT_LEVEL 0.95
+
+struct pb_interval {
+  double est;            /* the statistic on the original sample */
+  double lo, hi;         /* percentile interval */
+  int64_t n_draws;       /* draws in which the statistic was defined */
+};
+
+struct pb_boot_spec {
+  uint64_t seed;
+  uint32_t analysis;     /* PB_RNG_GROUP_BOOT, PB_RNG_CLASS_BOOT, ... */
+  uint32_t stream;       /* e.g. the source index of a class bootstrap */
+  int64_t n_draws;
+  double level;          /* 0.95 for 95% intervals */
+};
+
+/**
+ * Multiplicities of one bootstrap draw: @p n_units units drawn with replacement
+ * (mult[u] = times unit u was drawn; sums to n_units).  Draw index -1 gives the
+ * original sample (all ones).
+ */
+void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult);
+
+/**
+ * A statistic vector as a function of unit multiplicities; must be
+ * deterministic and thread-safe (called concurrently for different draws).
+ * Undefined values are NaN and are left out of that statistic's interval.
+ */
+typedef void (*pb_boot_fn)(const int32_t *mult, int32_t n_units, void *ctx, double *values);
+
+/**
+ * Bootstrap percentile intervals of @p n_stats statistics (collective).
+ * Draws are split over the ranks of @p comm in contiguous blocks and over
+ * OpenMP threads; values are gathered in draw order and every rank receives
+ * the same intervals.  Percentiles use linear interpolation between order
+ * statistics (GSL's quantile_from_sorted_data).
+ */
+int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
+                MPI_Comm comm, struct pb_interval *out);
+
+/**
+ * Model-group bootstrap of cell-weighted means: statistic k is the mean of
+ * x[c][k] over cells c where it is defined, each cell weighted by the
+ * multiplicity of its model group.  Costs O(groups x stats) per draw.
+ */
+int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
+                        const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
+
+/* ---- permutation nulls.  @p label groups the n items into classes. */
+
+/** Uniform random within-class permutation (perm[i] = partner of item i). */
+void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                          const int32_t *label, int32_t *perm);
+
+/**
+ * Uniform random within-class derangement (rejection sampling, exact):
+ * perm[i] != i for every item of a class with at least two items; singleton
+ * classes keep their item (returned count of such fixed items).
+ */
+int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                                const int32_t *label, int32_t *perm);
+
+/** Uniform random permutation of n items (label permutations). */
+void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm);
+
+/** Percentile of sorted data (linear interpolation), NaN for n = 0. */
+double pb_percentile_sorted(const double *sorted, int64_t n, double q);
+
+#endif /* PAIRBOUND_RESAMPLE_H */

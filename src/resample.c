@@ -1,0 +1,210 @@
+/* Bootstrap percentile intervals and permutation nulls from counter-based streams. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/resample.h"
+#include "pairbound/util.h"
+
+void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult)
+{
+  for (int32_t u = 0; u < n_units; u++) mult[u] = draw < 0;
+  if (draw < 0) return;
+  struct pb_rng rng;
+  pb_rng_init(&rng, spec->seed, spec->analysis, (uint64_t)draw, spec->stream);
+  for (int32_t u = 0; u < n_units; u++) mult[pb_rng_below(&rng, (uint32_t)n_units)]++;
+}
+
+double pb_percentile_sorted(const double *sorted, int64_t n, double q)
+{
+  return n > 0 ? gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, q) : NAN;
+}
+
+/* Interval of one statistic from its draws (NaN draws left out). */
+static void pb_boot__interval(double *v, int64_t n, double level, struct pb_interval *out)
+{
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!isnan(v[i])) v[m++] = v[i];
+  gsl_sort(v, 1, (size_t)m);
+  out->n_draws = m;
+  out->lo = pb_percentile_sorted(v, m, (1 - level) / 2);
+  out->hi = pb_percentile_sorted(v, m, 1 - (1 - level) / 2);
+}
+
+int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
+                MPI_Comm comm, struct pb_interval *out)
+{
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int64_t *first = pb_malloc((size_t)(size + 1) * sizeof *first);
+  pb_dist_partition_bcast(spec->n_draws, NULL, comm, first);
+  int64_t d0 = first[rank], nd = first[rank + 1] - d0;
+  double *mine = pb_malloc((size_t)(nd > 0 ? nd : 1) * (size_t)n_stats * sizeof *mine);
+#pragma omp parallel
+  {
+    int32_t *mult = pb_malloc((size_t)(n_units > 0 ? n_units : 1) * sizeof *mult);
+#pragma omp for schedule(static)
+    for (int64_t d = 0; d < nd; d++) {
+      pb_boot_multiplicities(spec, d0 + d, n_units, mult);
+      fn(mult, n_units, ctx, mine + d * n_stats);
+    }
+    free(mult);
+  }
+  /* draw-major values of every rank, gathered in draw order */
+  int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
+  for (int r = 0; r < size; r++) {
+    counts[r] = (int)((first[r + 1] - first[r]) * n_stats);
+    displs[r] = (int)(first[r] * n_stats);
+  }
+  double *all = pb_malloc((size_t)(spec->n_draws > 0 ? spec->n_draws : 1) * (size_t)n_stats * sizeof *all);
+  MPI_Allgatherv(mine, counts[rank], MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, comm);
+  double *est = pb_malloc((size_t)(n_stats > 0 ? n_stats : 1) * sizeof *est);
+  int32_t *ones = pb_malloc((size_t)(n_units > 0 ? n_units : 1) * sizeof *ones);
+  pb_boot_multiplicities(spec, -1, n_units, ones);
+  fn(ones, n_units, ctx, est);
+  double *col = pb_malloc((size_t)(spec->n_draws > 0 ? spec->n_draws : 1) * sizeof *col);
+  for (int32_t k = 0; k < n_stats; k++) {
+    for (int64_t d = 0; d < spec->n_draws; d++) col[d] = all[d * n_stats + k];
+    pb_boot__interval(col, spec->n_draws, spec->level, &out[k]);
+    out[k].est = est[k];
+  }
+  free(col);
+  free(ones);
+  free(est);
+  free(all);
+  free(counts);
+  free(displs);
+  free(mine);
+  free(first);
+  return PB_OK;
+}
+
+struct pb_boot__means {
+  int32_t n_groups, n_stats;
+  const double *sum, *count;   /* [group][stat] */
+};
+
+/* Weighted sums over groups in group order: identical for any partition of draws. */
+static void pb_boot__means_fn(const int32_t *mult, int32_t n_units, void *ctx, double *values)
+{
+  const struct pb_boot__means *m = ctx;
+  for (int32_t k = 0; k < m->n_stats; k++) {
+    double s = 0, c = 0;
+    for (int32_t g = 0; g < n_units; g++) {
+      s += mult[g] * m->sum[(size_t)g * m->n_stats + k];
+      c += mult[g] * m->count[(size_t)g * m->n_stats + k];
+    }
+    values[k] = c > 0 ? s / c : NAN;
+  }
+}
+
+int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
+                        const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out)
+{
+  double *sum = pb_calloc((size_t)n_groups * (size_t)n_stats, sizeof *sum);
+  double *count = pb_calloc((size_t)n_groups * (size_t)n_stats, sizeof *count);
+  for (int64_t c = 0; c < n_cells; c++)
+    for (int32_t k = 0; k < n_stats; k++) {
+      double v = x[c * n_stats + k];
+      if (isnan(v)) continue;
+      sum[(size_t)group[c] * n_stats + k] += v;
+      count[(size_t)group[c] * n_stats + k] += 1;
+    }
+  struct pb_boot__means m = {n_groups, n_stats, sum, count};
+  int status = pb_boot_run(spec, n_groups, n_stats, pb_boot__means_fn, &m, comm, out);
+  free(sum);
+  free(count);
+  return status;
+}
+
+/* ------------------------------------------------------------ permutations */
+
+static int pb_perm__cmp_i64(const void *a, const void *b)
+{
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Items of each class in index order: order[cbeg[c] .. cbeg[c+1]).  Keys
+ * (label, index) are distinct, so the order is total and qsort's instability
+ * cannot show. */
+static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg)
+{
+  int64_t *key = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
+  for (int32_t i = 0; i < n; i++) key[i] = ((int64_t)label[i] << 32) | i;
+  qsort(key, (size_t)n, sizeof *key, pb_perm__cmp_i64);
+  int32_t nc = 0;
+  for (int32_t i = 0; i < n; i++) {
+    order[i] = (int32_t)(key[i] & 0xffffffff);
+    if (i == 0 || (key[i] >> 32) != (key[i - 1] >> 32)) cbeg[nc++] = i;
+  }
+  cbeg[nc] = n;
+  free(key);
+  return nc;
+}
+
+static void pb_perm__shuffle(struct pb_rng *rng, int32_t *v, int32_t n)
+{
+  for (int32_t i = n - 1; i > 0; i--) {
+    int32_t j = (int32_t)pb_rng_below(rng, (uint32_t)i + 1), t = v[i];
+    v[i] = v[j];
+    v[j] = t;
+  }
+}
+
+void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm)
+{
+  struct pb_rng rng;
+  pb_rng_init(&rng, seed, analysis, item, replicate);
+  for (int32_t i = 0; i < n; i++) perm[i] = i;
+  pb_perm__shuffle(&rng, perm, n);
+}
+
+static int32_t pb_perm__within(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                               const int32_t *label, int32_t *perm, int derange)
+{
+  struct pb_rng rng;
+  pb_rng_init(&rng, seed, analysis, item, replicate);
+  int32_t *order = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+  int32_t *cbeg = pb_malloc((size_t)(n + 1) * sizeof *cbeg);
+  int32_t *tmp = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp), fixed = 0;
+  int32_t nc = pb_perm__classes(n, label, order, cbeg);
+  for (int32_t c = 0; c < nc; c++) {
+    int32_t *v = tmp + cbeg[c], m = cbeg[c + 1] - cbeg[c];
+    int again;
+    do { /* rejection: uniform over derangements, about e tries per class */
+      for (int32_t i = 0; i < m; i++) v[i] = order[cbeg[c] + i];
+      pb_perm__shuffle(&rng, v, m);
+      again = 0;
+      for (int32_t i = 0; derange && m > 1 && i < m; i++) again |= v[i] == order[cbeg[c] + i];
+    } while (again);
+    fixed += derange && m == 1;
+    for (int32_t i = 0; i < m; i++) perm[order[cbeg[c] + i]] = v[i];
+  }
+  free(order);
+  free(cbeg);
+  free(tmp);
+  return fixed;
+}
+
+void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                          const int32_t *label, int32_t *perm)
+{
+  pb_perm__within(seed, analysis, item, replicate, n, label, perm, 0);
+}
+
+int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                                const int32_t *label, int32_t *perm)
+{
+  return pb_perm__within(seed, analysis, item, replicate, n, label, perm, 1);
+}

@@ -1,0 +1,218 @@
+/* Resampling engine: bootstrap draws, percentile intervals against a serial
+ * reference and closed forms, permutation and derangement nulls. */
+#include "config.h"
+
+#include <math.h>
+
+#include "pairbound/resample.h"
+#include "pairbound/util.h"
+#include "testlib.h"
+
+START_TEST(test_multiplicities)
+{
+  struct pb_boot_spec spec = {pb_test_seed(), PB_RNG_GROUP_BOOT, 0, 0, 0.95};
+  int32_t m[10], m2[10];
+  pb_boot_multiplicities(&spec, -1, 10, m);
+  for (int u = 0; u < 10; u++) ck_assert_int_eq(m[u], 1);
+  for (int64_t d = 0; d < 500; d++) {
+    pb_boot_multiplicities(&spec, d, 10, m);
+    pb_boot_multiplicities(&spec, d, 10, m2);
+    int sum = 0;
+    for (int u = 0; u < 10; u++) {
+      sum += m[u];
+      ck_assert_int_eq(m[u], m2[u]);
+    }
+    ck_assert_int_eq(sum, 10);
+  }
+  /* two units: (2,0), (1,1), (0,2) with probabilities 1/4, 1/2, 1/4 */
+  int64_t seen[3] = {0, 0, 0}, N = 40000;
+  for (int64_t d = 0; d < N; d++) {
+    pb_boot_multiplicities(&spec, d, 2, m);
+    seen[m[0]]++;
+  }
+  double chi = 0, p[3] = {0.25, 0.5, 0.25};
+  for (int k = 0; k < 3; k++) chi += (seen[k] - N * p[k]) * (seen[k] - N * p[k]) / (N * p[k]);
+  ck_assert_msg(chi < 20, "chi-square %g (2 df)", chi); /* p < 5e-5 under the null */
+  /* another stream gives other draws */
+  struct pb_boot_spec other = spec;
+  other.stream = 1;
+  int differ = 0;
+  for (int64_t d = 0; d < 50; d++) {
+    pb_boot_multiplicities(&spec, d, 10, m);
+    pb_boot_multiplicities(&other, d, 10, m2);
+    for (int u = 0; u < 10; u++) differ |= m[u] != m2[u];
+  }
+  ck_assert(differ);
+}
+END_TEST
+
+START_TEST(test_percentile)
+{
+  const double v[4] = {1, 2, 3, 4};
+  ck_assert(fabs(pb_percentile_sorted(v, 4, 0.5) - 2.5) < 1e-15);
+  ck_assert(fabs(pb_percentile_sorted(v, 4, 0.025) - 1.075) < 1e-15);
+  ck_assert(fabs(pb_percentile_sorted(v, 4, 0.975) - 3.925) < 1e-15);
+  ck_assert(isnan(pb_percentile_sorted(v, 0, 0.5)));
+}
+END_TEST
+
+/* Closed forms: one cell per group.  Values {0, 0, 1}: the resampled mean is
+ * k/3 with k ~ Bin(3, 1/3): P(0) = 8/27 > 2.5% and P(1) = 1/27 > 2.5%, so the
+ * 95% interval is exactly [0, 1]; values {0, 1}: mean in {0, 1/2, 1} with
+ * P(0) = P(1) = 1/4, again [0, 1]; a constant gives a degenerate interval. */
+START_TEST(test_known_distribution)
+{
+  struct pb_boot_spec spec = {pb_test_seed(), PB_RNG_GROUP_BOOT, 0, 20000, 0.95};
+  const double x3[3] = {0, 0, 1}, x2[2] = {0, 1}, xc[4] = {0.25, 0.25, 0.25, 0.25};
+  const int32_t g[4] = {0, 1, 2, 3};
+  struct pb_interval iv;
+  ck_assert_int_eq(pb_boot_group_means(x3, 3, 1, g, 3, &spec, MPI_COMM_WORLD, &iv), PB_OK);
+  ck_assert(fabs(iv.est - 1.0 / 3) < 1e-15);
+  ck_assert(iv.lo == 0 && iv.hi == 1);
+  ck_assert_int_eq(iv.n_draws, 20000);
+  ck_assert_int_eq(pb_boot_group_means(x2, 2, 1, g, 2, &spec, MPI_COMM_WORLD, &iv), PB_OK);
+  ck_assert(iv.est == 0.5 && iv.lo == 0 && iv.hi == 1);
+  ck_assert_int_eq(pb_boot_group_means(xc, 4, 1, g, 4, &spec, MPI_COMM_WORLD, &iv), PB_OK);
+  ck_assert(iv.est == 0.25 && iv.lo == 0.25 && iv.hi == 0.25);
+}
+END_TEST
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Type-7 quantile written out by hand. */
+static double ref_quantile(const double *s, int64_t n, double q)
+{
+  double h = (n - 1) * q;
+  int64_t lo = (int64_t)floor(h);
+  return lo + 1 < n ? s[lo] + (h - lo) * (s[lo + 1] - s[lo]) : s[n - 1];
+}
+
+/* Serial reference: the same draws, each statistic summed over cells (not
+ * groups), NaN cells skipped, draws where a statistic is undefined dropped. */
+START_TEST(test_against_reference)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, pb_test_seed(), 99, 0, 0);
+  enum { C = 60, G = 7, S = 3, D = 999 };
+  double x[C * S];
+  int32_t g[C];
+  for (int c = 0; c < C; c++) {
+    g[c] = (int32_t)pb_rng_below(&r, G);
+    for (int k = 0; k < S; k++)
+      x[c * S + k] = (k == 2 && g[c] != 3) ? NAN : pb_rng_uniform(&r) * (k + 1); /* stat 2 lives in group 3 only */
+  }
+  struct pb_boot_spec spec = {pb_test_seed(), PB_RNG_GROUP_BOOT, 5, D, 0.9};
+  struct pb_interval iv[S];
+  ck_assert_int_eq(pb_boot_group_means(x, C, S, g, G, &spec, MPI_COMM_WORLD, iv), PB_OK);
+  for (int k = 0; k < S; k++) {
+    double vals[D], est_num = 0, est_den = 0;
+    int64_t n = 0;
+    int32_t m[G];
+    for (int c = 0; c < C; c++)
+      if (!isnan(x[c * S + k])) est_num += x[c * S + k], est_den += 1;
+    for (int64_t d = 0; d < D; d++) {
+      pb_boot_multiplicities(&spec, d, G, m);
+      double num = 0, den = 0;
+      for (int c = 0; c < C; c++)
+        if (!isnan(x[c * S + k])) num += m[g[c]] * x[c * S + k], den += m[g[c]];
+      if (den > 0) vals[n++] = num / den;
+    }
+    qsort(vals, (size_t)n, sizeof *vals, cmp_double);
+    ck_assert_int_eq(iv[k].n_draws, n);
+    ck_assert(fabs(iv[k].est - est_num / est_den) < 1e-12);
+    ck_assert_msg(fabs(iv[k].lo - ref_quantile(vals, n, 0.05)) < 1e-12, "stat %d lo %.17g vs %.17g", k, iv[k].lo,
+                  ref_quantile(vals, n, 0.05));
+    ck_assert(fabs(iv[k].hi - ref_quantile(vals, n, 0.95)) < 1e-12);
+  }
+  ck_assert(iv[2].n_draws < D); /* group 3 is absent from some draws */
+}
+END_TEST
+
+/* Lexicographic index of a permutation of 0..m-1 (m <= 4). */
+static int perm_index(const int32_t *p, int m)
+{
+  int idx = 0;
+  for (int i = 0; i < m; i++) {
+    int smaller = 0;
+    for (int j = i + 1; j < m; j++) smaller += p[j] < p[i];
+    idx = idx * (m - i) + smaller;
+  }
+  return idx;
+}
+
+START_TEST(test_permutations)
+{
+  /* classes: label 5 x3 (items 0, 3, 5), label 2 x4 (1, 2, 6, 7), label 9 x1 (4) */
+  const int32_t label[8] = {5, 2, 2, 5, 9, 5, 2, 2};
+  const int32_t c3[3] = {0, 3, 5}, c4[4] = {1, 2, 6, 7};
+  int32_t perm[8], again[8];
+  int64_t f3[6] = {0}, f4[24] = {0}, d4[24] = {0};
+  const int N = 24000;
+  for (int rep = 0; rep < N; rep++) {
+    pb_perm_within_class(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, 8, label, perm);
+    pb_perm_within_class(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, 8, label, again);
+    int used[8] = {0};
+    for (int i = 0; i < 8; i++) {
+      ck_assert_int_eq(label[perm[i]], label[i]);
+      ck_assert_int_eq(perm[i], again[i]);
+      used[perm[i]]++;
+    }
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(used[i], 1);
+    int32_t p3[3], p4[4];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) if (perm[c3[i]] == c3[j]) p3[i] = j;
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) if (perm[c4[i]] == c4[j]) p4[i] = j;
+    f3[perm_index(p3, 3)]++;
+    f4[perm_index(p4, 4)]++;
+    ck_assert_int_eq(pb_derange_within_class(7, PB_RNG_DERANGE, 3, (uint32_t)rep, 8, label, perm), 1);
+    for (int i = 0; i < 8; i++) {
+      ck_assert_int_eq(label[perm[i]], label[i]);
+      if (i != 4) ck_assert_int_ne(perm[i], i);
+    }
+    ck_assert_int_eq(perm[4], 4);
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) if (perm[c4[i]] == c4[j]) p4[i] = j;
+    d4[perm_index(p4, 4)]++;
+  }
+  /* uniform over the 6 and 24 permutations, and over the 9 derangements of 4 */
+  double chi3 = 0, chi4 = 0, chid = 0;
+  for (int k = 0; k < 6; k++) chi3 += (f3[k] - N / 6.0) * (f3[k] - N / 6.0) / (N / 6.0);
+  for (int k = 0; k < 24; k++) chi4 += (f4[k] - N / 24.0) * (f4[k] - N / 24.0) / (N / 24.0);
+  int nder = 0;
+  for (int k = 0; k < 24; k++)
+    if (d4[k]) nder++, chid += (d4[k] - N / 9.0) * (d4[k] - N / 9.0) / (N / 9.0);
+  ck_assert_int_eq(nder, 9);
+  ck_assert_msg(chi3 < 30 && chi4 < 65 && chid < 40, "chi-square %g %g %g", chi3, chi4, chid);
+  /* uniform label permutation is a bijection and reproducible */
+  pb_perm_uniform(1, PB_RNG_LABEL_PERM, 0, 0, 8, perm);
+  pb_perm_uniform(1, PB_RNG_LABEL_PERM, 0, 0, 8, again);
+  int used[8] = {0};
+  for (int i = 0; i < 8; i++) {
+    used[perm[i]]++;
+    ck_assert_int_eq(perm[i], again[i]);
+  }
+  for (int i = 0; i < 8; i++) ck_assert_int_eq(used[i], 1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("resample");
+  TCase *tc = tcase_create("bootstrap");
+  tcase_add_test(tc, test_multiplicities);
+  tcase_add_test(tc, test_percentile);
+  tcase_add_test(tc, test_known_distribution);
+  tcase_add_test(tc, test_against_reference);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("nulls");
+  tcase_add_test(tc, test_permutations);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(suite()); }
