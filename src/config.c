@@ -17,36 +17,21 @@
 struct pb_config__parse {
   struct pb_synth_config *cfg;
   const char *name;
-  int failed;
   char **offset_models;     /* [model_skill] entries, applied after parsing */
   double *offsets;
   int32_t n_offsets;
-  const char *text;
-  const char *cursor;       /* reader position in the text */
-  int line;                 /* line number of the last line handed to libinih */
 };
 
-/* libinih reader over a string that counts lines (Debian's libinih passes no
- * line numbers to handlers). */
-static char *pb_config__reader(char *str, int num, void *stream)
-{
-  struct pb_config__parse *p = stream;
-  if (!*p->cursor) return NULL;
-  int n = 0;
-  while (n < num - 1 && p->cursor[n] && p->cursor[n] != '\n') n++;
-  if (n == num - 1 && p->cursor[n]) {
-    /* libinih would split the line and count the rest as a new line */
-    if (!p->failed) pb_error_set("%s:%d: line longer than %d characters", p->name, p->line + 1, num - 2);
-    p->failed = 1;
-    return NULL;
-  }
-  if (p->cursor[n] == '\n' && n < num - 1) n++;
-  if (p->cursor == p->text || p->cursor[-1] == '\n') p->line++;
-  memcpy(str, p->cursor, (size_t)n);
-  str[n] = '\0';
-  p->cursor += n;
-  return str;
-}
+/* State of one pb_ini_parse() call. */
+struct pb_ini__state {
+  const char *name, *text;
+  const char *cursor;       /* reader position in the text */
+  int line;                 /* line number of the last line handed to libinih */
+  int failed;
+  pb_ini_fn fn;
+  void *user;
+};
+
 
 int pb_tier_of_accuracy(double accuracy)
 {
@@ -142,7 +127,7 @@ static int pb_config__source_key(struct pb_synth_source *src, const char *key, c
     src->has_tiers = 1;
   } else {
     pb_error_set("unknown key '%s' in a source section", key);
-    return -2;
+    return PB_INI_REASON;
   }
   return PB_OK;
 }
@@ -154,28 +139,24 @@ static int32_t pb_config__find(char **names, int32_t n, const char *key)
   return -1;
 }
 
-/* One INI entry; returns 0 on error as libinih expects. */
-static int pb_config__handler(void *user, const char *section, const char *key, const char *value)
+/* One synth-configuration entry (a pb_ini_fn). */
+static int pb_config__entry(void *user, const char *section, const char *key, const char *v)
 {
   struct pb_config__parse *p = user;
-  int line = p->line;
   struct pb_synth_config *cfg = p->cfg;
-  if (p->failed) return 1;
-  char *mem = pb_strdup(value), *v = pb_config__trim(mem);
   int bad = PB_OK;
   double x;
   int64_t n;
-  pb_error_clear();
   if (strcmp(section, "panel") == 0) {
     if (strcmp(key, "seed") == 0) { bad = pb_config__integer(v, 0, INT64_MAX, &n); cfg->seed = (uint64_t)n; }
     else if (strcmp(key, "topk") == 0) { bad = pb_config__integer(v, 0, 64, &n); cfg->topk = (int32_t)n; }
     else if (strcmp(key, "half_precision") == 0) { bad = pb_config__integer(v, 0, 1, &n); cfg->half_precision = (int)n; }
-    else { pb_error_set("unknown key '%s' in [panel]", key); bad = -2; }
+    else { pb_error_set("unknown key '%s' in [panel]", key); bad = PB_INI_REASON; }
   } else if (strcmp(section, "groups") == 0) {
     if ((bad = pb_config__number(v, &x)) == PB_OK) {
       if (pb_config__find(cfg->group_names, cfg->n_groups, key) >= 0) {
         pb_error_set("group '%s' defined twice", key);
-        bad = -2;
+        bad = PB_INI_REASON;
       } else {
         cfg->group_names = pb_realloc(cfg->group_names, (size_t)(cfg->n_groups + 1) * sizeof(char *));
         cfg->group_skill = pb_realloc(cfg->group_skill, (size_t)(cfg->n_groups + 1) * sizeof(double));
@@ -186,7 +167,7 @@ static int pb_config__handler(void *user, const char *section, const char *key, 
   } else if (strcmp(section, "models") == 0) {
     if (pb_config__find(cfg->model_ids, cfg->n_models, key) >= 0) {
       pb_error_set("model '%s' listed twice", key);
-      bad = -2;
+      bad = PB_INI_REASON;
     } else {
       cfg->model_ids = pb_realloc(cfg->model_ids, (size_t)(cfg->n_models + 1) * sizeof(char *));
       cfg->model_groups = pb_realloc(cfg->model_groups, (size_t)(cfg->n_models + 1) * sizeof(char *));
@@ -204,17 +185,9 @@ static int pb_config__handler(void *user, const char *section, const char *key, 
     bad = pb_config__source_key(pb_config__source(cfg, pb_config__trim((char *)section + 7)), key, v);
   } else {
     pb_error_set("unknown section [%s]", section);
-    bad = -2;
+    bad = PB_INI_REASON;
   }
-  if (bad) {
-    char why[512];
-    if (bad == -2) snprintf(why, sizeof why, "%s", pb_error_message());
-    else snprintf(why, sizeof why, "[%s] %s: invalid value '%s'", section, key, v);
-    pb_error_set("%s:%d: %s", p->name, line, why);
-    p->failed = 1;
-  }
-  free(mem);
-  return bad ? 0 : 1;
+  return bad;
 }
 
 /* Harshness of a grid condition: later levels of each factor are harsher,
@@ -397,21 +370,65 @@ static int pb_config__resolve(struct pb_config__parse *p)
   return PB_OK;
 }
 
+/* libinih reader over a string that counts lines (Debian's libinih passes no
+ * line numbers to handlers). */
+static char *pb_config__reader(char *str, int num, void *stream)
+{
+  struct pb_ini__state *p = stream;
+  if (!*p->cursor) return NULL;
+  int n = 0;
+  while (n < num - 1 && p->cursor[n] && p->cursor[n] != '\n') n++;
+  if (n == num - 1 && p->cursor[n]) {
+    /* libinih would split the line and count the rest as a new line */
+    if (!p->failed) pb_error_set("%s:%d: line longer than %d characters", p->name, p->line + 1, num - 2);
+    p->failed = 1;
+    return NULL;
+  }
+  if (p->cursor[n] == '\n' && n < num - 1) n++;
+  if (p->cursor == p->text || p->cursor[-1] == '\n') p->line++;
+  memcpy(str, p->cursor, (size_t)n);
+  str[n] = '\0';
+  p->cursor += n;
+  return str;
+}
+
+/* libinih handler: trims the value, calls the entry function and turns its
+ * verdict into "NAME:LINE: reason"; returns 0 on error as libinih expects. */
+static int pb_ini__handler(void *user, const char *section, const char *key, const char *value)
+{
+  struct pb_ini__state *p = user;
+  if (p->failed) return 1;
+  char *mem = pb_strdup(value), *v = pb_config__trim(mem);
+  pb_error_clear();
+  int bad = p->fn(p->user, section, key, v);
+  if (bad) {
+    char why[512];
+    if (bad == PB_INI_REASON) snprintf(why, sizeof why, "%s", pb_error_message());
+    else snprintf(why, sizeof why, "[%s] %s: invalid value '%s'", section, key, v);
+    pb_error_set("%s:%d: %s", p->name, p->line, why);
+    p->failed = 1;
+  }
+  free(mem);
+  return bad ? 0 : 1;
+}
+
+int pb_ini_parse(const char *text, const char *name, pb_ini_fn fn, void *user)
+{
+  struct pb_ini__state p = {.name = name, .text = text, .cursor = text, .fn = fn, .user = user};
+  int line = ini_parse_stream(pb_config__reader, &p, pb_ini__handler, &p);
+  if (line != 0 && !p.failed) pb_error_set("%s:%d: syntax error", name, line);
+  return line != 0 || p.failed ? PB_FAIL : PB_OK;
+}
+
 int pb_config_parse(const char *text, const char *name, struct pb_synth_config *cfg)
 {
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 20260908;
   cfg->half_precision = 1;
   cfg->text = pb_strdup(text);
-  struct pb_config__parse p = {.cfg = cfg, .name = name, .text = text, .cursor = text};
-  int line = ini_parse_stream(pb_config__reader, &p, pb_config__handler, &p);
-  int status = PB_OK;
-  if (line != 0 || p.failed) {
-    if (!p.failed) pb_error_set("%s:%d: syntax error", name, line);
-    status = PB_FAIL;
-  } else {
-    status = pb_config__resolve(&p);
-  }
+  struct pb_config__parse p = {.cfg = cfg, .name = name};
+  int status = pb_ini_parse(text, name, pb_config__entry, &p);
+  if (status == PB_OK) status = pb_config__resolve(&p);
   for (int32_t i = 0; i < p.n_offsets; i++) free(p.offset_models[i]);
   free(p.offset_models);
   free(p.offsets);
@@ -419,12 +436,12 @@ int pb_config_parse(const char *text, const char *name, struct pb_synth_config *
   return status;
 }
 
-int pb_config_load(const char *path, struct pb_synth_config *cfg)
+char *pb_text_load(const char *path)
 {
   FILE *fp = fopen(path, "r");
   if (!fp) {
     pb_error_set("%s: cannot open: %s", path, strerror(errno));
-    return PB_FAIL;
+    return NULL;
   }
   size_t cap = 4096, n = 0, got;
   char *text = pb_malloc(cap);
@@ -434,6 +451,13 @@ int pb_config_load(const char *path, struct pb_synth_config *cfg)
   }
   text[n] = '\0';
   fclose(fp);
+  return text;
+}
+
+int pb_config_load(const char *path, struct pb_synth_config *cfg)
+{
+  char *text = pb_text_load(path);
+  if (!text) return PB_FAIL;
   int status = pb_config_parse(text, path, cfg);
   free(text);
   return status;

@@ -47,6 +47,16 @@ struct pb_synth_config {
   char *text;            /* the configuration text itself (provenance) */
 };
 
+/* ---- INI parsing shared by every configuration (libinih, with line numbers). */
+#define PB_INI_REASON (-2)  /* entry verdict: failed, reason already set with pb_error_set() */
+/* Entry function: value is trimmed; returns PB_OK, PB_FAIL (reported as an
+ * invalid value) or PB_INI_REASON. */
+typedef int (*pb_ini_fn)(void *user, const char *section, const char *key, const char *value);
+/** Parse INI text; the first error reads "NAME:LINE: reason". */
+int pb_ini_parse(const char *text, const char *name, pb_ini_fn fn, void *user);
+/** Whole file as a string (caller frees), NULL with a message on failure. */
+char *pb_text_load(const char *path);
+
 /** Parse configuration text; @p name labels error messages ("NAME:LINE: reason"). */
 int pb_config_parse(const char *text, const char *name, struct pb_synth_config *cfg);
 /** Read and parse a configuration file. */
