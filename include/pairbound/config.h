@@ -1,0 +1,63 @@
+/* Synthetic-panel configuration (INI, parsed with libinih).  Format: docs/synth.md. */
+#ifndef PAIRBOUND_CONFIG_H
+#define PAIRBOUND_CONFIG_H
+
+#include <stdint.h>
+
+#define PB_TIER_MILD 0
+#define PB_TIER_SEVERE 1
+#define PB_TIER_EXTREME 2
+#define PB_N_TIERS 3
+
+struct pb_synth_condition {
+  char *name;
+  double accuracy;       /* target mean development accuracy across models */
+};
+
+struct pb_synth_source {
+  char *name;
+  char *base;            /* sources with one base share images and image latents */
+  char *image_prefix;
+  int32_t classes, images_per_class;
+  int32_t n_dev_pattern;
+  int32_t dev_pattern[16]; /* dev images per class, cycled over classes */
+  double clean_accuracy;
+  int32_t n_conditions;    /* perturbed conditions (clean excluded) */
+  struct pb_synth_condition *conditions;
+  /* grid form: factors 'a,b x c,d' and tier counts; resolved into conditions */
+  char *grid;
+  int32_t tiers[PB_N_TIERS];
+  int has_tiers;
+  char *condition_text;  /* explicit 'name:accuracy, ...' list */
+};
+
+struct pb_synth_config {
+  uint64_t seed;
+  int32_t topk;
+  int half_precision;
+  int32_t n_groups;
+  char **group_names;
+  double *group_skill;
+  int32_t n_models;
+  char **model_ids;
+  char **model_groups;
+  double *model_skill;   /* group skill + model offset */
+  int32_t n_sources;
+  struct pb_synth_source *sources;
+  char *text;            /* the configuration text itself (provenance) */
+};
+
+/** Parse configuration text; @p name labels error messages ("NAME:LINE: reason"). */
+int pb_config_parse(const char *text, const char *name, struct pb_synth_config *cfg);
+/** Read and parse a configuration file. */
+int pb_config_load(const char *path, struct pb_synth_config *cfg);
+void pb_config_free(struct pb_synth_config *cfg);
+
+/* Tier of a mean development accuracy: mild >= .40, severe .20-.40, extreme < .20. */
+int pb_tier_of_accuracy(double accuracy);
+const char *pb_tier_name(int tier);
+
+extern const char pb_embedded_paper_ini[];
+extern const char pb_embedded_small_ini[];
+
+#endif /* PAIRBOUND_CONFIG_H */
