@@ -33,8 +33,7 @@ const char *pb_verify_field_name(int f)
     "failed_observed", "checks_theorem1", "failed_theorem1", "against_i5_missing"};
   static char names[PB_VF_N][40];
   static int ready = 0;
-  if (!ready) {
-#pragma omp critical(pb_verify_names)
+  if (!ready) { /* first call from serial code (the stage's setup) */
     {
       for (int i = 0; i < PB_VF_VAL; i++) snprintf(names[i], sizeof names[i], "%s", fixed[i]);
       static const char *const v[7] = {"obs", "I0_lo", "I0_hi", "Ik_lo", "Ik_hi", "I5_lo", "I5_hi"};
