@@ -23,6 +23,7 @@
 #include "pairbound/summary.h"
 #include "pairbound/synth.h"
 #include "pairbound/util.h"
+#include "pairbound/verify.h"
 #include "cli.h"
 
 #define PB_EXIT_OK 0
@@ -106,7 +107,7 @@ static double pb_cli__now(void)
 
 enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE, OPT_SEED, OPT_CONFIG,
        OPT_CLASSES, OPT_NO_SUMMARY, OPT_TAU, OPT_I5, OPT_NO_MATCHED, OPT_GROUP_DRAWS, OPT_PERM_REPS, OPT_BOOT_SEED,
-       OPT_STORE };
+       OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -510,6 +511,77 @@ static int pb_cli__run(struct pb_cli *cli, int argc, char **argv)
   return rc;
 }
 
+static int pb_cli__verify_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
+{
+  struct pb_verify_options *o = ctx;
+  double x;
+  unsigned long long u;
+  switch (opt) {
+  case OPT_TAU:
+    if (pb_cli__parse_double(arg, 0.0, 1.0, &x)) return pb_cli__usage_error(cli, syn, "--tau must be in [0, 1], got '%s'", arg);
+    o->have_tau = 1;
+    o->tau = (float)x;
+    return PB_EXIT_OK;
+  case OPT_CELLS:
+    if (!strcmp(arg, "all")) o->cells = PB_VERIFY_CELLS_ALL;
+    else if (!strcmp(arg, "panel")) o->cells = PB_VERIFY_CELLS_PANEL;
+    else if (!strcmp(arg, "sample")) o->cells = PB_VERIFY_CELLS_SAMPLE;
+    else return pb_cli__usage_error(cli, syn, "--cells must be 'all', 'panel' or 'sample', got '%s'", arg);
+    return PB_EXIT_OK;
+  case OPT_SAMPLE:
+    if (pb_cli__parse_u64(arg, &u) || u < 1 || u > (1u << 30))
+      return pb_cli__usage_error(cli, syn, "--sample must be a positive integer, got '%s'", arg);
+    o->sample = (int32_t)u;
+    return PB_EXIT_OK;
+  case OPT_SAMPLE_SEED:
+    if (pb_cli__parse_u64(arg, &u)) return pb_cli__usage_error(cli, syn, "--sample-seed must be a non-negative integer, got '%s'", arg);
+    o->sample_seed = u;
+    return PB_EXIT_OK;
+  case OPT_SOURCES:
+    if (!arg[0]) return pb_cli__usage_error(cli, syn, "--sources needs a comma-separated list of sources, got '%s'", arg);
+    o->sources = (char *)arg;
+    return PB_EXIT_OK;
+  case OPT_MAX_CLASS:
+    if (pb_cli__parse_u64(arg, &u) || u < 1 || u > PB_VERIFY_MAX_N)
+      return pb_cli__usage_error(cli, syn, "--max-class must be an integer in [1, 10], got '%s'", arg);
+    o->max_class = (int32_t)u;
+    return PB_EXIT_OK;
+  case OPT_CARTESIAN_MAX:
+    if (pb_cli__parse_u64(arg, &u) || u > (1ull << 40))
+      return pb_cli__usage_error(cli, syn, "--cartesian-max must be a non-negative integer, got '%s'", arg);
+    o->cartesian_max = (int64_t)u;
+    return PB_EXIT_OK;
+  case OPT_AGAINST:
+    o->against = arg;
+    return PB_EXIT_OK;
+  }
+  return PB_EXIT_USAGE;
+}
+
+static int pb_cli__run_verify(const char *store, const char *outdir, MPI_Comm comm,
+                              const struct pb_protocol_options *popt, void *ctx, const char *provenance)
+{
+  return pb_verify_run(store, outdir, comm, popt, ctx, provenance);
+}
+
+#define PB_CLI_VERIFY_SYNOPSIS \
+  "pairbound verify STORE -o OUTDIR [--cells all|panel|sample] [--sample N] [--sample-seed N] [--sources LIST]\n" \
+  "       [--max-class N] [--cartesian-max P] [--tau X] [--against RESULTS_H5] [protocol options]"
+
+static int pb_cli__verify(struct pb_cli *cli, int argc, char **argv)
+{
+  static const struct option extra[] = {
+    {"tau", required_argument, NULL, OPT_TAU}, {"cells", required_argument, NULL, OPT_CELLS},
+    {"sample", required_argument, NULL, OPT_SAMPLE}, {"sample-seed", required_argument, NULL, OPT_SAMPLE_SEED},
+    {"sources", required_argument, NULL, OPT_SOURCES}, {"max-class", required_argument, NULL, OPT_MAX_CLASS},
+    {"cartesian-max", required_argument, NULL, OPT_CARTESIAN_MAX}, {"against", required_argument, NULL, OPT_AGAINST},
+    {0, 0, 0, 0}};
+  struct pb_verify_options o;
+  pb_verify_options_default(&o);
+  const struct pb_cli_stage stage = {PB_CLI_VERIFY_SYNOPSIS, extra, pb_cli__verify_option, pb_cli__run_verify, &o};
+  return pb_cli__stage(cli, argc, argv, &stage);
+}
+
 /* ------------------------------------------------------------------ table */
 
 static const struct pb_cli_command pb_cli__table[] = {
@@ -563,6 +635,30 @@ static const struct pb_cli_command pb_cli__table[] = {
    "  --seed S             base seed of the resampling and permutation streams (default 20260908)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__bounds},
+  {"verify", PB_CLI_VERIFY_SYNOPSIS,
+   "Independent verification of the identification endpoints (seed 000 A.10, B.3, C.1; docs/verify.md):\n"
+   "enumerate every within-class bijection of every small class, classify it by its five-state counts, combine\n"
+   "classes exactly and compare H, L and dM_k at I0, Ik, I5 (and observed values) with the bounds engine, per\n"
+   "cell and per class; brute-force whole-cell Cartesian products of tiny cells; structural checks (nesting,\n"
+   "observed values inside, Theorem 1). Writes OUTDIR/results.h5 (/verify/cells), OUTDIR/report/verify.tsv\n"
+   "(one row per covered cell) and OUTDIR/report/REPORT.md. Exit status 1 when any residual exceeds 1e-12 or\n"
+   "any check fails, after writing the outputs; the message names the cell and class.\n\n"
+   "  -o, --output OUTDIR  output directory\n"
+   "  --cells all|panel|sample\n"
+   "                       cells to cover: every cell (default), the frozen panel, or a sample per source\n"
+   "  --sample N           with --cells sample: N cells of each source, first in SHA-256 order of\n"
+   "                       'verify|SEED|source|model|condition' (default 12: 48 cells on four sources, as C.1)\n"
+   "  --sample-seed N      SEED of that order (default 20260911)\n"
+   "  --sources LIST       cover only these sources (comma-separated names)\n"
+   "  --max-class N        enumerate classes of at most N records per side, 1..10 (default 8); larger classes\n"
+   "                       are skipped and counted, and their cells get no cell-level comparison\n"
+   "  --cartesian-max P    brute-force the whole-cell Cartesian product of all classes' bijections when it has\n"
+   "                       at most P combinations (default 20000; 0 disables)\n"
+   "  --tau X              one acceptance threshold for every cell (as `bounds --tau`)\n"
+   "  --against FILE       compare with the /bounds/cells columns of a `pairbound bounds` results.h5 made\n"
+   "                       with the same protocol options, instead of running the bounds engine in-process\n"
+   PB_CLI_PROTOCOL_HELP,
+   pb_cli__verify},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

@@ -17,6 +17,7 @@
 #include "pairbound/synth.h"
 #include "pairbound/summary.h"
 #include "pairbound/util.h"
+#include "pairbound/verify.h"
 
 typedef int (*pb_run__stage_fn)(const struct pb_run_config *cfg, const char *store, const char *outdir,
                                 MPI_Comm comm, const char *provenance);
@@ -30,10 +31,20 @@ static int pb_run__bounds(const struct pb_run_config *cfg, const char *store, co
   return pb_identify_run(store, outdir, comm, &cfg->protocol, &o, provenance);
 }
 
+static int pb_run__verify(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
+                          const char *provenance)
+{
+  struct pb_verify_options o;
+  pb_verify_options_default(&o);
+  o.have_tau = cfg->bounds.have_tau;
+  o.tau = cfg->bounds.tau;
+  return pb_verify_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+}
+
 static const struct {
   const char *name;
   pb_run__stage_fn fn;
-} pb_run__stages[] = {{"bounds", pb_run__bounds}};
+} pb_run__stages[] = {{"bounds", pb_run__bounds}, {"verify", pb_run__verify}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 

@@ -26,6 +26,7 @@ run() {
       mpirun --oversubscribe -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
     grep -h 'bounds: load' "$W/log" >> "$W/phases" 2>/dev/null || true
+    grep -h 'verify: .* classes enumerated' "$W/log" >> "$W/vphases" 2>/dev/null || true
   done
   local wall rss
   wall=$(awk '{print $1}' "$W/t" | median)
@@ -49,6 +50,14 @@ for k in 'load' 'grid pass' 'I5 + variable-support pass' 'matched support' 'writ
 done
 run "bounds 2 ranks" $PAIRED 2 1 bounds "$W/p.h5" -o "$W/o"
 run "bounds --i5 all" $PAIRED 1 2 bounds --i5 all --no-matched "$W/p.h5" -o "$W/o"
+# verify: every class of every cell (Syn 5 records per class, real sources 2-3),
+# then C.1's shape restricted to 48 Syn cells
+: > "$W/vphases"
+run "verify (all cells)" $PAIRED 1 2 verify "$W/p.h5" -o "$W/v"
+v=$(sed -n 's/.*verify \([0-9.]*\) s (\([0-9.e+]*\) permutations\/s overall, \([0-9.e+]*\) per.*/\1 \2 \3/p' "$W/vphases" | sort -g | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}')
+echo "$v" | awk '{printf "  verify phase %.3f s: %.3g permutations/s overall, %.3g per enumerating thread-second\n", $1, $2, $3}'
+: > "$W/vphases"
+run "verify --sources Syn --sample 48" 240000 1 2 verify --sources Syn --cells sample --sample 48 "$W/p.h5" -o "$W/v"
 
 echo
 echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"

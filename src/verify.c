@@ -1,0 +1,352 @@
+/* Enumeration kernel of `pairbound verify`: every within-class bijection,
+ * classified by its five-state counts, and the exact combination of classes
+ * (seed 000 Appendix A.10, B.3, C.1).  Deliberately independent of
+ * src/bounds.c and src/bounds_i5.c: no closed forms, no dynamic program over
+ * wrong labels, no Dinkelbach iteration. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/verify.h"
+
+/* Pair codes: which events a (clean i, perturbed j) pair produces. */
+#define PB_VERIFY__KK 1u   /* correct on both sides: retained correctness k */
+#define PB_VERIFY__SS 2u   /* wrong on both sides with the same label: persistent error s */
+#define PB_VERIFY__HH 4u   /* clean correct accepted, perturbed wrong accepted: H event */
+#define PB_VERIFY__LL 8u   /* clean correct accepted, perturbed correct rejected: L event */
+
+/* Statistics of the bijections sharing one (k, s) pair; since a and b are
+ * fixed, (k, s) determines all five state counts (h = a - k, r = b - k,
+ * w = n - a - b + k - s). */
+struct pb_verify__key {
+  int seen;
+  int32_t hmin, hmax, lmin, lmax;
+  double dmin, dmax;
+};
+
+static void pb_verify__key_add(struct pb_verify__key *e, int32_t H, int32_t L, double D)
+{
+  if (!e->seen) {
+    e->seen = 1;
+    e->hmin = e->hmax = H;
+    e->lmin = e->lmax = L;
+    e->dmin = e->dmax = D;
+    return;
+  }
+  if (H < e->hmin) e->hmin = H;
+  if (H > e->hmax) e->hmax = H;
+  if (L < e->lmin) e->lmin = L;
+  if (L > e->lmax) e->lmax = L;
+  if (D < e->dmin) e->dmin = D;
+  if (D > e->dmax) e->dmax = D;
+}
+
+/* Merge key statistics into a level's extrema. */
+static void pb_verify__merge(const struct pb_verify__key *e, int *any, int32_t H[2], int32_t L[2], double D[2])
+{
+  if (!e->seen) return;
+  if (!*any) {
+    H[0] = e->hmin, H[1] = e->hmax, L[0] = e->lmin, L[1] = e->lmax, D[0] = e->dmin, D[1] = e->dmax;
+    *any = 1;
+    return;
+  }
+  if (e->hmin < H[0]) H[0] = e->hmin;
+  if (e->hmax > H[1]) H[1] = e->hmax;
+  if (e->lmin < L[0]) L[0] = e->lmin;
+  if (e->lmax > L[1]) L[1] = e->lmax;
+  if (e->dmin < D[0]) D[0] = e->dmin;
+  if (e->dmax > D[1]) D[1] = e->dmax;
+}
+
+int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verify_class *out,
+                              struct pb_verify_perm *list)
+{
+  if (!r || !out || r->n < 1 || r->n > PB_VERIFY_MAX_N || !r->c0 || !r->z0 || !r->c1 || !r->z1 || !r->p0 ||
+      !r->p1 || !r->m0 || !r->m1)
+    return -1;
+  const int32_t n = r->n;
+  memset(out, 0, sizeof *out);
+  out->n = n;
+  for (int32_t i = 0; i < n; i++) {
+    out->a += r->c0[i] != 0;
+    out->b += r->c1[i] != 0;
+  }
+
+  uint8_t code[PB_VERIFY_MAX_N * PB_VERIFY_MAX_N];
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = 0; j < n; j++) {
+      const int c0 = r->c0[i] != 0, c1 = r->c1[j] != 0, z0 = r->z0[i] != 0, z1 = r->z1[j] != 0;
+      code[i * n + j] = (uint8_t)((c0 && c1 ? PB_VERIFY__KK : 0) |
+                                  (!c0 && !c1 && r->p0[i] == r->p1[j] ? PB_VERIFY__SS : 0) |
+                                  (c0 && z0 && !c1 && z1 ? PB_VERIFY__HH : 0) |
+                                  (c0 && z0 && c1 && !z1 ? PB_VERIFY__LL : 0));
+    }
+  /* Subset sums of M (clean) and M' (perturbed), each in record order. */
+  const uint32_t nmask = 1u << n;
+  double sx[1u << PB_VERIFY_MAX_N], sz[1u << PB_VERIFY_MAX_N];
+  for (uint32_t mask = 0; mask < nmask; mask++) {
+    double x = 0.0, z = 0.0;
+    for (int32_t i = 0; i < n; i++)
+      if (mask >> i & 1u) {
+        x += (double)r->m0[i];
+        z += (double)r->m1[i];
+      }
+    sx[mask] = x;
+    sz[mask] = z;
+  }
+
+  struct pb_verify__key keys[(PB_VERIFY_MAX_N + 1) * (PB_VERIFY_MAX_N + 1)];
+  memset(keys, 0, sizeof keys);
+  int32_t perm[PB_VERIFY_MAX_N], ctr[PB_VERIFY_MAX_N];
+  for (int32_t i = 0; i < n; i++) perm[i] = i, ctr[i] = 0;
+  int64_t count = 0;
+  /* Heap's algorithm (iterative): each step swaps two entries; the first
+   * permutation is the identity, i.e. the observed correspondence. */
+  for (int32_t lvl = 1;;) {
+    int32_t k = 0, s = 0, H = 0, L = 0;
+    uint32_t mi = 0, mj = 0;
+    for (int32_t i = 0; i < n; i++) {
+      const uint32_t cd = code[i * n + perm[i]];
+      k += (int32_t)(cd & PB_VERIFY__KK);
+      s += (int32_t)(cd >> 1 & 1u);
+      H += (int32_t)(cd >> 2 & 1u);
+      L += (int32_t)(cd >> 3 & 1u);
+      if (cd & PB_VERIFY__KK) {
+        mi |= 1u << i;
+        mj |= 1u << perm[i];
+      }
+    }
+    const double D = sx[mi] - sz[mj];
+    pb_verify__key_add(&keys[k * (n + 1) + s], H, L, D);
+    if (list) list[count] = (struct pb_verify_perm){(int8_t)k, (int8_t)s, (int8_t)H, (int8_t)L, sx[mi], sz[mj]};
+    if (count == 0) {
+      out->k = k, out->s = s, out->H_obs = H, out->L_obs = L;
+      out->D_obs = k > 0 ? D : NAN;
+    }
+    count++;
+    while (lvl < n && ctr[lvl] >= lvl) ctr[lvl++] = 0;
+    if (lvl >= n) break;
+    const int32_t other = lvl % 2 == 0 ? 0 : ctr[lvl];
+    const int32_t t = perm[other];
+    perm[other] = perm[lvl];
+    perm[lvl] = t;
+    ctr[lvl]++;
+    lvl = 1;
+  }
+  out->perms = count;
+
+  /* Levels: I0 all keys, Ik the observed k, I5 the observed (k, s). */
+  int any[PB_VERIFY_NLEVELS] = {0, 0, 0};
+  double dummy[2];
+  for (int32_t k = 0; k <= n; k++)
+    for (int32_t s = 0; s <= n; s++) {
+      const struct pb_verify__key *e = &keys[k * (n + 1) + s];
+      pb_verify__merge(e, &any[PB_VERIFY_I0], out->H[PB_VERIFY_I0], out->L[PB_VERIFY_I0], dummy);
+      if (k == out->k) pb_verify__merge(e, &any[PB_VERIFY_IK], out->H[PB_VERIFY_IK], out->L[PB_VERIFY_IK], out->D[PB_VERIFY_IK]);
+      if (k == out->k && s == out->s)
+        pb_verify__merge(e, &any[PB_VERIFY_I5], out->H[PB_VERIFY_I5], out->L[PB_VERIFY_I5], out->D[PB_VERIFY_I5]);
+    }
+  if (out->k == 0)
+    for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++) out->D[lv][0] = out->D[lv][1] = NAN;
+  /* Per-overlap numerator extremes over all bijections (variable support). */
+  out->D[PB_VERIFY_I0][0] = out->D[PB_VERIFY_I0][1] = NAN;
+  for (int32_t k = 0; k <= n; k++) {
+    int seen = 0;
+    int32_t h2[2], l2[2];
+    for (int32_t s = 0; s <= n; s++) pb_verify__merge(&keys[k * (n + 1) + s], &seen, h2, l2, out->Dk[k]);
+    out->k_seen[k] = (uint8_t)seen;
+    if (!seen || k == 0) continue;
+    const double lo = out->Dk[k][0] / (double)k, hi = out->Dk[k][1] / (double)k;
+    if (isnan(out->D[PB_VERIFY_I0][0]) || lo < out->D[PB_VERIFY_I0][0]) out->D[PB_VERIFY_I0][0] = lo;
+    if (isnan(out->D[PB_VERIFY_I0][1]) || hi > out->D[PB_VERIFY_I0][1]) out->D[PB_VERIFY_I0][1] = hi;
+  }
+  return 0;
+}
+
+static void pb_verify__nan_values(struct pb_verify_values *v)
+{
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int e = 0; e < 2; e++) v->H[lv][e] = v->L[lv][e] = v->dMk[lv][e] = NAN;
+  v->H_obs = v->L_obs = v->dMk_obs = NAN;
+}
+
+int pb_verify_combine(const struct pb_verify_class *cls, int32_t ncls, struct pb_verify_values *out)
+{
+  if (!out) return -1;
+  memset(out, 0, sizeof *out);
+  pb_verify__nan_values(out);
+  if (!cls || ncls < 1) return -1;
+  int64_t N = 0, K = 0, H[PB_VERIFY_NLEVELS][2] = {{0}}, L[PB_VERIFY_NLEVELS][2] = {{0}}, Hobs = 0, Lobs = 0;
+  double D[PB_VERIFY_NLEVELS][2] = {{0}}, Dobs = 0.0;
+  int32_t width = 0;
+  for (int32_t c = 0; c < ncls; c++) {
+    const struct pb_verify_class *q = &cls[c];
+    N += q->n;
+    K += q->k;
+    Hobs += q->H_obs;
+    Lobs += q->L_obs;
+    for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+      for (int e = 0; e < 2; e++) {
+        H[lv][e] += q->H[lv][e];
+        L[lv][e] += q->L[lv][e];
+      }
+    if (q->k > 0) {
+      for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++)
+        for (int e = 0; e < 2; e++) D[lv][e] += q->D[lv][e];
+      Dobs += q->D_obs;
+    }
+    int32_t kmin = -1, kmax = -1;
+    for (int32_t k = 0; k <= q->n; k++)
+      if (q->k_seen[k]) {
+        if (kmin < 0) kmin = k;
+        kmax = k;
+      }
+    width += kmax - kmin;
+  }
+  const double dN = (double)N;
+  out->n = N;
+  out->K = K;
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int e = 0; e < 2; e++) {
+      out->H[lv][e] = (double)H[lv][e] / dN;
+      out->L[lv][e] = (double)L[lv][e] / dN;
+    }
+  out->H_obs = (double)Hobs / dN;
+  out->L_obs = (double)Lobs / dN;
+  if (K > 0) {
+    for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++)
+      for (int e = 0; e < 2; e++) out->dMk[lv][e] = D[lv][e] / (double)K;
+    out->dMk_obs = Dobs / (double)K;
+  }
+
+  /* Knapsack on the total overlap (offset by the smallest attainable total):
+   * lo[t] / hi[t] = smallest / largest numerator sum over class choices with
+   * total sum(kmin) + t, accumulated in class order. */
+  double *lo = malloc((size_t)(width + 1) * sizeof *lo), *hi = malloc((size_t)(width + 1) * sizeof *hi);
+  double *nlo = malloc((size_t)(width + 1) * sizeof *nlo), *nhi = malloc((size_t)(width + 1) * sizeof *nhi);
+  uint8_t *reach = malloc((size_t)width + 1), *nreach = malloc((size_t)width + 1);
+  if (!lo || !hi || !nlo || !nhi || !reach || !nreach) {
+    free(lo), free(hi), free(nlo), free(nhi), free(reach), free(nreach);
+    return -1;
+  }
+  int64_t base = 0;
+  int32_t cur = 0; /* reachable offsets 0..cur */
+  lo[0] = hi[0] = 0.0;
+  reach[0] = 1;
+  for (int32_t c = 0; c < ncls; c++) {
+    const struct pb_verify_class *q = &cls[c];
+    int32_t kmin = -1, kmax = -1;
+    for (int32_t k = 0; k <= q->n; k++)
+      if (q->k_seen[k]) {
+        if (kmin < 0) kmin = k;
+        kmax = k;
+      }
+    base += kmin;
+    const int32_t ncur = cur + kmax - kmin;
+    memset(nreach, 0, (size_t)ncur + 1);
+    for (int32_t t = 0; t <= cur; t++) {
+      if (!reach[t]) continue;
+      for (int32_t k = kmin; k <= kmax; k++) {
+        if (!q->k_seen[k]) continue;
+        const int32_t u = t + k - kmin;
+        /* k = 0 means an empty correct-correct block: numerator exactly 0 */
+        const double vlo = k > 0 ? lo[t] + q->Dk[k][0] : lo[t], vhi = k > 0 ? hi[t] + q->Dk[k][1] : hi[t];
+        if (!nreach[u]) {
+          nreach[u] = 1;
+          nlo[u] = vlo;
+          nhi[u] = vhi;
+        } else {
+          if (vlo < nlo[u]) nlo[u] = vlo;
+          if (vhi > nhi[u]) nhi[u] = vhi;
+        }
+      }
+    }
+    cur = ncur;
+    double *t1 = lo; lo = nlo; nlo = t1;
+    double *t2 = hi; hi = nhi; nhi = t2;
+    uint8_t *t3 = reach; reach = nreach; nreach = t3;
+  }
+  /* For a fixed K > 0 the ratio is monotone in the numerator, so the extreme
+   * ratio over all choices is the extreme over K of the extreme sums / K. */
+  for (int32_t t = 0; t <= cur; t++) {
+    const int64_t Kt = base + t;
+    if (!reach[t] || Kt <= 0) continue;
+    const double rlo = lo[t] / (double)Kt, rhi = hi[t] / (double)Kt;
+    if (isnan(out->dMk[PB_VERIFY_I0][0]) || rlo < out->dMk[PB_VERIFY_I0][0]) out->dMk[PB_VERIFY_I0][0] = rlo;
+    if (isnan(out->dMk[PB_VERIFY_I0][1]) || rhi > out->dMk[PB_VERIFY_I0][1]) out->dMk[PB_VERIFY_I0][1] = rhi;
+  }
+  free(lo), free(hi), free(nlo), free(nhi), free(reach), free(nreach);
+  return 0;
+}
+
+/* Running extrema over the combinations of a Cartesian product. */
+static void pb_verify__ext(double v[2], double x)
+{
+  if (isnan(v[0]) || x < v[0]) v[0] = x;
+  if (isnan(v[1]) || x > v[1]) v[1] = x;
+}
+
+int pb_verify_cartesian(const struct pb_verify_class *cls, struct pb_verify_perm *const *lists, int32_t ncls,
+                        struct pb_verify_values *out)
+{
+  if (!out) return -1;
+  memset(out, 0, sizeof *out);
+  pb_verify__nan_values(out);
+  if (!cls || !lists || ncls < 1) return -1;
+  int64_t *idx = calloc((size_t)ncls, sizeof *idx);
+  if (!idx) return -1;
+  int64_t N = 0, Kobs = 0;
+  for (int32_t c = 0; c < ncls; c++) N += cls[c].n, Kobs += cls[c].k;
+  double Hx[PB_VERIFY_NLEVELS][2], Lx[PB_VERIFY_NLEVELS][2], Dx[PB_VERIFY_NLEVELS][2];
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int e = 0; e < 2; e++) Hx[lv][e] = Lx[lv][e] = Dx[lv][e] = NAN;
+  for (;;) {
+    int64_t H = 0, L = 0, K = 0;
+    double num = 0.0;
+    int ik = 1, i5 = 1, obs = 1;
+    for (int32_t c = 0; c < ncls; c++) {
+      const struct pb_verify_perm *p = &lists[c][idx[c]];
+      H += p->H;
+      L += p->L;
+      K += p->k;
+      if (p->k > 0) num += p->X - p->Z;
+      ik &= p->k == cls[c].k;
+      i5 &= p->k == cls[c].k && p->s == cls[c].s;
+      obs &= idx[c] == 0; /* the first bijection of every class is the identity */
+    }
+    pb_verify__ext(Hx[PB_VERIFY_I0], (double)H);
+    pb_verify__ext(Lx[PB_VERIFY_I0], (double)L);
+    if (K > 0) pb_verify__ext(Dx[PB_VERIFY_I0], num / (double)K);
+    if (ik) {
+      pb_verify__ext(Hx[PB_VERIFY_IK], (double)H);
+      pb_verify__ext(Lx[PB_VERIFY_IK], (double)L);
+      if (K > 0) pb_verify__ext(Dx[PB_VERIFY_IK], num / (double)K);
+    }
+    if (i5) {
+      pb_verify__ext(Hx[PB_VERIFY_I5], (double)H);
+      pb_verify__ext(Lx[PB_VERIFY_I5], (double)L);
+      if (K > 0) pb_verify__ext(Dx[PB_VERIFY_I5], num / (double)K);
+    }
+    if (obs) {
+      out->H_obs = (double)H / (double)N;
+      out->L_obs = (double)L / (double)N;
+      out->dMk_obs = K > 0 ? num / (double)K : NAN;
+    }
+    int32_t c = 0;
+    while (c < ncls && ++idx[c] == cls[c].perms) idx[c++] = 0;
+    if (c == ncls) break;
+  }
+  free(idx);
+  out->n = N;
+  out->K = Kobs;
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int e = 0; e < 2; e++) {
+      out->H[lv][e] = Hx[lv][e] / (double)N;
+      out->L[lv][e] = Lx[lv][e] / (double)N;
+      out->dMk[lv][e] = Dx[lv][e];
+    }
+  return 0;
+}

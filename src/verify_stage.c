@@ -1,0 +1,711 @@
+/* `pairbound verify`: enumerate every small class of the covered cells,
+ * combine classes exactly, and compare with the bounds engine per class and
+ * per cell (seed 000 A.10, B.3, C.1, Appendix D; docs/verify.md). */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+#include <omp.h>
+#include <hdf5.h>
+
+#include "pairbound/bounds.h"
+#include "pairbound/cells.h"
+#include "pairbound/error.h"
+#include "pairbound/stage.h"
+#include "pairbound/util.h"
+#include "pairbound/verify.h"
+#include "verify_internal.h"
+
+const char *const pb_verify_target_names[PB_VERIFY_NTARGETS] = {"H", "L", "dMk"};
+const char *const pb_verify_cmp_names[PB_VERIFY_NCMP] = {"obs", "I0", "Ik", "I5"};
+static const char *const pb_verify__level_names[PB_VERIFY_NLEVELS] = {"I0", "Ik", "I5"};
+
+const char *pb_verify_field_name(int f)
+{
+  static const char *const fixed[PB_VF_VAL] = {
+    "covered", "n", "tau", "classes", "classes_enumerated", "classes_skipped", "permutations",
+    "cartesian_combinations", "H_I5_narrower_classes", "checks_nesting", "failed_nesting", "checks_observed",
+    "failed_observed", "checks_theorem1", "failed_theorem1", "against_i5_missing"};
+  static char names[PB_VF_N][40];
+  static int ready = 0;
+  if (!ready) { /* first call from serial code (the stage's setup) */
+    {
+      for (int i = 0; i < PB_VF_VAL; i++) snprintf(names[i], sizeof names[i], "%s", fixed[i]);
+      static const char *const v[7] = {"obs", "I0_lo", "I0_hi", "Ik_lo", "Ik_hi", "I5_lo", "I5_hi"};
+      for (int t = 0; t < PB_VERIFY_NTARGETS; t++) {
+        for (int j = 0; j < 7; j++)
+          snprintf(names[PB_VF_VAL + 7 * t + j], sizeof names[0], "%s_%s", pb_verify_target_names[t], v[j]);
+        for (int j = 0; j < PB_VERIFY_NCMP; j++) {
+          const int o = PB_VERIFY_NCMP * t + j;
+          snprintf(names[PB_VF_RES + o], sizeof names[0], "res_%s_%s", pb_verify_target_names[t], pb_verify_cmp_names[j]);
+          snprintf(names[PB_VF_CRES + o], sizeof names[0], "class_res_%s_%s", pb_verify_target_names[t],
+                   pb_verify_cmp_names[j]);
+          snprintf(names[PB_VF_CRES_LABEL + o], sizeof names[0], "class_res_%s_%s_label", pb_verify_target_names[t],
+                   pb_verify_cmp_names[j]);
+        }
+      }
+      snprintf(names[PB_VF_CART_RES], sizeof names[0], "cartesian_res");
+      snprintf(names[PB_VF_FAILED], sizeof names[0], "failed");
+      snprintf(names[PB_VF_FAIL_LABEL], sizeof names[0], "failed_class");
+      ready = 1;
+    }
+  }
+  return names[f];
+}
+
+void pb_verify_options_default(struct pb_verify_options *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  opt->cells = PB_VERIFY_CELLS_ALL;
+  opt->sample = 12;
+  opt->sample_seed = PB_VERIFY_SAMPLE_SEED;
+  opt->max_class = PB_VERIFY_DEFAULT_MAX_CLASS;
+  opt->cartesian_max = PB_VERIFY_DEFAULT_CARTESIAN_MAX;
+}
+
+/* The seven compared values of a target from any (cell or class) values. */
+static void pb_verify__vals(const struct pb_verify_values *v, int t, double out[7])
+{
+  const double(*x)[2] = t == 0 ? v->H : t == 1 ? v->L : v->dMk;
+  out[0] = t == 0 ? v->H_obs : t == 1 ? v->L_obs : v->dMk_obs;
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) out[1 + 2 * lv] = x[lv][0], out[2 + 2 * lv] = x[lv][1];
+}
+
+/* The engine's values in the same layout. */
+static void pb_verify__engine_values(const struct pb_cell_bounds *b, struct pb_verify_values *v)
+{
+  memset(v, 0, sizeof *v);
+  v->n = b->n;
+  v->K = b->k;
+  v->H_obs = b->H_obs, v->L_obs = b->L_obs, v->dMk_obs = b->dMk_obs;
+  for (int e = 0; e < 2; e++) {
+    v->H[0][e] = b->H_I0[e], v->H[1][e] = b->H_Ik[e], v->H[2][e] = b->H_I5[e];
+    v->L[0][e] = b->L_I0[e], v->L[1][e] = b->L_Ik[e], v->L[2][e] = b->L_I5[e];
+    v->dMk[0][e] = b->dMk_I0[e], v->dMk[1][e] = b->dMk_Ik[e], v->dMk[2][e] = b->dMk_I5[e];
+  }
+}
+
+/* A class on its own, as rates (what pb_bounds_cell reports for a one-class cell). */
+static void pb_verify__class_values(const struct pb_verify_class *q, struct pb_verify_values *v)
+{
+  memset(v, 0, sizeof *v);
+  const double n = (double)q->n;
+  v->n = q->n;
+  v->K = q->k;
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int e = 0; e < 2; e++) {
+      v->H[lv][e] = q->H[lv][e] / n;
+      v->L[lv][e] = q->L[lv][e] / n;
+      v->dMk[lv][e] = lv == PB_VERIFY_I0 ? q->D[lv][e] : q->k > 0 ? q->D[lv][e] / (double)q->k : NAN;
+    }
+  v->H_obs = q->H_obs / n;
+  v->L_obs = q->L_obs / n;
+  v->dMk_obs = q->k > 0 ? q->D_obs / (double)q->k : NAN;
+}
+
+/* |a - b|, 0 when both are undefined, infinite when exactly one is. */
+static double pb_verify__res(double a, double b)
+{
+  if (isnan(a) && isnan(b)) return 0.0;
+  if (isnan(a) || isnan(b)) return INFINITY;
+  return fabs(a - b);
+}
+
+/* Residual per target x {obs, I0, Ik, I5}: the larger endpoint difference.
+ * mask[j] = 0 skips a comparison (residual 0). */
+static void pb_verify__compare(const struct pb_verify_values *a, const struct pb_verify_values *b, const int *mask,
+                               double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP])
+{
+  for (int t = 0; t < PB_VERIFY_NTARGETS; t++) {
+    double x[7], y[7];
+    pb_verify__vals(a, t, x);
+    pb_verify__vals(b, t, y);
+    for (int j = 0; j < PB_VERIFY_NCMP; j++) {
+      double r = 0.0;
+      if (!mask || mask[j]) {
+        if (j == 0) r = pb_verify__res(x[0], y[0]);
+        else r = fmax(pb_verify__res(x[2 * j - 1], y[2 * j - 1]), pb_verify__res(x[2 * j], y[2 * j]));
+      }
+      res[PB_VERIFY_NCMP * t + j] = r;
+    }
+  }
+}
+
+/* Per-cell work state: counters, the first failure and its class. */
+struct pb_verify__cellstate {
+  double *rec;
+  char *fail;                 /* first failure text (PB_VERIFY__MSG bytes) */
+  const char *where;          /* "model/source/condition" */
+};
+#define PB_VERIFY__MSG 1024
+
+static void pb_verify__failf(struct pb_verify__cellstate *cs, int32_t label, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void pb_verify__failf(struct pb_verify__cellstate *cs, int32_t label, const char *fmt, ...)
+{
+  if (cs->rec[PB_VF_FAILED]++ > 0) return;
+  cs->rec[PB_VF_FAIL_LABEL] = label;
+  char what[PB_VERIFY__MSG / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (label >= 0) snprintf(cs->fail, PB_VERIFY__MSG, "cell %s, class %d: %s", cs->where, (int)label, what);
+  else snprintf(cs->fail, PB_VERIFY__MSG, "cell %s: %s", cs->where, what);
+}
+
+/* Report the comparisons above the tolerance. */
+static void pb_verify__residual_fail(struct pb_verify__cellstate *cs, int32_t label, const char *against,
+                                     const struct pb_verify_values *mine, const struct pb_verify_values *ref,
+                                     const double *res)
+{
+  for (int t = 0; t < PB_VERIFY_NTARGETS; t++)
+    for (int j = 0; j < PB_VERIFY_NCMP; j++) {
+      if (!(res[PB_VERIFY_NCMP * t + j] > PB_VERIFY_TOL)) continue;
+      double x[7], y[7];
+      pb_verify__vals(mine, t, x);
+      pb_verify__vals(ref, t, y);
+      if (j == 0)
+        pb_verify__failf(cs, label, "%s %s: enumeration %.17g, %s %.17g (residual %.3g)", pb_verify_target_names[t],
+                         pb_verify_cmp_names[j], x[0], against, y[0], res[PB_VERIFY_NCMP * t + j]);
+      else
+        pb_verify__failf(cs, label, "%s at %s: enumeration [%.17g, %.17g], %s [%.17g, %.17g] (residual %.3g)",
+                         pb_verify_target_names[t], pb_verify_cmp_names[j], x[2 * j - 1], x[2 * j], against,
+                         y[2 * j - 1], y[2 * j], res[PB_VERIFY_NCMP * t + j]);
+    }
+}
+
+/* Structural checks on verified values (cell or class): nesting I5 in Ik in
+ * I0, the observed value inside every interval, and Theorem 1 (L and dM_k
+ * equal at Ik and I5).  Lemma 1 and Corollary 1 join here with the policy
+ * stage (docs/verify.md). */
+static void pb_verify__structure(struct pb_verify__cellstate *cs, int32_t label, const struct pb_verify_values *v)
+{
+  const double tol = PB_VERIFY_TOL;
+  double *r = cs->rec;
+  for (int t = 0; t < PB_VERIFY_NTARGETS; t++) {
+    double x[7];
+    pb_verify__vals(v, t, x);
+    const char *T = pb_verify_target_names[t];
+    /* dM_k at Ik and I5 is undefined when K = 0; otherwise everything is */
+    const int defined = !isnan(x[3]) || t != 2;
+    if (defined) {
+      r[PB_VF_CHK_NEST]++;
+      if (!(x[1] <= x[3] + tol && x[3] <= x[5] + tol && x[5] <= x[6] + tol && x[6] <= x[4] + tol &&
+            x[4] <= x[2] + tol)) {
+        r[PB_VF_FAIL_NEST]++;
+        pb_verify__failf(cs, label, "%s intervals not nested: I0 [%.17g, %.17g], Ik [%.17g, %.17g], I5 [%.17g, %.17g]",
+                         T, x[1], x[2], x[3], x[4], x[5], x[6]);
+      }
+      for (int lv = 0; lv < PB_VERIFY_NLEVELS && !isnan(x[0]); lv++) {
+        r[PB_VF_CHK_OBS]++;
+        if (!(x[1 + 2 * lv] <= x[0] + tol && x[0] <= x[2 + 2 * lv] + tol)) {
+          r[PB_VF_FAIL_OBS]++;
+          pb_verify__failf(cs, label, "observed %s %.17g outside its %s interval [%.17g, %.17g]", T, x[0],
+                           pb_verify__level_names[lv], x[1 + 2 * lv], x[2 + 2 * lv]);
+        }
+      }
+    }
+    if (t > 0) {
+      r[PB_VF_CHK_THM1]++;
+      if (pb_verify__res(x[3], x[5]) > tol || pb_verify__res(x[4], x[6]) > tol) {
+        r[PB_VF_FAIL_THM1]++;
+        pb_verify__failf(cs, label, "Theorem 1 violated: %s at Ik [%.17g, %.17g] but at I5 [%.17g, %.17g]", T, x[3],
+                         x[4], x[5], x[6]);
+      }
+    }
+  }
+}
+
+/* Stable (label, index) order of a cell's records: this module's own grouping. */
+struct pb_verify__li { int32_t label, idx; };
+static int pb_verify__cmp_li(const void *pa, const void *pb)
+{
+  const struct pb_verify__li *a = pa, *b = pb;
+  if (a->label != b->label) return a->label < b->label ? -1 : 1;
+  return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Thread-local scratch of one cell. */
+struct pb_verify__scratch {
+  struct pb_verify__li *li;
+  struct pb_verify_class *cls;
+  int32_t *cbeg, *clabel;
+  struct pb_verify_perm **lists;
+  int32_t cap;
+};
+
+static void pb_verify__scratch_grow(struct pb_verify__scratch *s, int32_t n)
+{
+  if (n <= s->cap) return;
+  s->cap = n;
+  s->li = pb_realloc(s->li, (size_t)n * sizeof *s->li);
+  s->cls = pb_realloc(s->cls, (size_t)n * sizeof *s->cls);
+  s->cbeg = pb_realloc(s->cbeg, ((size_t)n + 1) * sizeof *s->cbeg);
+  s->clabel = pb_realloc(s->clabel, (size_t)n * sizeof *s->clabel);
+  s->lists = pb_realloc(s->lists, (size_t)n * sizeof *s->lists);
+}
+
+static void pb_verify__scratch_free(struct pb_verify__scratch *s)
+{
+  free(s->li), free(s->cls), free(s->cbeg), free(s->clabel), free(s->lists);
+  memset(s, 0, sizeof *s);
+}
+
+/* What a cell is compared with. */
+struct pb_verify__ref {
+  int in_process;             /* run pb_bounds_cell per class and per cell */
+  const struct pb_verify_values *file; /* else the --against file's values of this cell */
+  int file_i5;                /* the file holds I5 and variable-support values for this cell */
+};
+
+/* Verify one cell; the record and failure text are filled in. */
+static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struct pb_verify_options *opt,
+                            const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
+                            struct pb_verify__cellstate *cs, double *t_enum)
+{
+  double *rec = cs->rec;
+  const int32_t n = d->n;
+  pb_verify__scratch_grow(sc, n);
+  for (int32_t i = 0; i < n; i++) sc->li[i] = (struct pb_verify__li){d->label[i], i};
+  qsort(sc->li, (size_t)n, sizeof *sc->li, pb_verify__cmp_li);
+  int32_t ncls = 0;
+  for (int32_t p = 0; p < n; p++)
+    if (p == 0 || sc->li[p].label != sc->li[p - 1].label) sc->cbeg[ncls++] = p;
+  sc->cbeg[ncls] = n;
+  rec[PB_VF_COVERED] = 1;
+  rec[PB_VF_NREC] = n;
+  rec[PB_VF_TAU] = tau;
+  rec[PB_VF_CLASSES] = ncls;
+  for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) rec[PB_VF_CRES + j] = -1, rec[PB_VF_CRES_LABEL + j] = -1;
+
+  /* Whole-cell Cartesian product size, when every class is enumerable. */
+  double product = 1.0;
+  int skipped = 0;
+  for (int32_t c = 0; c < ncls; c++) {
+    const int32_t ny = sc->cbeg[c + 1] - sc->cbeg[c];
+    if (ny > opt->max_class) skipped = 1;
+    for (int32_t f = 2; f <= ny && product <= (double)opt->cartesian_max; f++) product *= f;
+  }
+  const int cartesian = !skipped && product <= (double)opt->cartesian_max;
+
+  int32_t nenum = 0;
+  uint8_t c0[PB_VERIFY_MAX_N], z0[PB_VERIFY_MAX_N], c1[PB_VERIFY_MAX_N], z1[PB_VERIFY_MAX_N];
+  int32_t p0[PB_VERIFY_MAX_N], p1[PB_VERIFY_MAX_N], lab[PB_VERIFY_MAX_N];
+  float s0[PB_VERIFY_MAX_N], s1[PB_VERIFY_MAX_N], m0[PB_VERIFY_MAX_N], m1[PB_VERIFY_MAX_N];
+  for (int32_t c = 0; c < ncls; c++) {
+    const int32_t beg = sc->cbeg[c], ny = sc->cbeg[c + 1] - beg, y = sc->li[beg].label;
+    if (ny > opt->max_class) {
+      rec[PB_VF_SKIPPED]++;
+      continue;
+    }
+    for (int32_t q = 0; q < ny; q++) {
+      const int32_t i = sc->li[beg + q].idx;
+      p0[q] = d->pred0[i], p1[q] = d->pred1[i];
+      s0[q] = d->s0[i], s1[q] = d->s1[i], m0[q] = d->m0[i], m1[q] = d->m1[i];
+      c0[q] = p0[q] == y, c1[q] = p1[q] == y;
+      z0[q] = s0[q] >= tau, z1[q] = s1[q] >= tau;
+      lab[q] = y;
+    }
+    const struct pb_verify_records r = {ny, c0, z0, c1, z1, p0, p1, m0, m1};
+    struct pb_verify_class *q = &sc->cls[nenum];
+    struct pb_verify_perm *list = NULL;
+    if (cartesian) {
+      int64_t f = 1;
+      for (int32_t j = 2; j <= ny; j++) f *= j;
+      list = pb_malloc((size_t)f * sizeof *list);
+    }
+    double t0 = omp_get_wtime();
+    if (pb_verify_class_enumerate(&r, q, list) != 0) {
+      pb_verify__failf(cs, y, "class of %d records cannot be enumerated", (int)ny);
+      free(list);
+      continue;
+    }
+    *t_enum += omp_get_wtime() - t0;
+    sc->lists[nenum] = list;
+    sc->clabel[nenum] = y;
+    nenum++;
+    rec[PB_VF_PERMS] += (double)q->perms;
+    struct pb_verify_values v;
+    pb_verify__class_values(q, &v);
+    pb_verify__structure(cs, y, &v);
+    if (q->H[PB_VERIFY_I5][1] - q->H[PB_VERIFY_I5][0] < q->H[PB_VERIFY_IK][1] - q->H[PB_VERIFY_IK][0])
+      rec[PB_VF_NARROWER_H]++;
+    if (ref->in_process) {
+      /* the same class alone through the bounds engine: names the class on a mismatch */
+      struct pb_cell_input in = {ny, lab, p0, s0, m0, p1, s1, m1, tau};
+      struct pb_cell_bounds b;
+      if (pb_bounds_cell(&in, 1, &b) != 0) {
+        pb_verify__failf(cs, y, "bounds engine rejected the class");
+        continue;
+      }
+      struct pb_verify_values e;
+      double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+      pb_verify__engine_values(&b, &e);
+      pb_verify__compare(&v, &e, NULL, res);
+      for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
+        if (res[j] > rec[PB_VF_CRES + j]) rec[PB_VF_CRES + j] = res[j], rec[PB_VF_CRES_LABEL + j] = y;
+      pb_verify__residual_fail(cs, y, "bounds engine", &v, &e, res);
+    }
+  }
+  rec[PB_VF_ENUMERATED] = nenum;
+  for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
+    if (rec[PB_VF_CRES_LABEL + j] < 0) rec[PB_VF_CRES + j] = NAN; /* no class compared */
+
+  if (nenum == ncls) {
+    struct pb_verify_values v, e;
+    if (pb_verify_combine(sc->cls, ncls, &v) != 0) PB_ERROR("out of memory");
+    for (int t = 0; t < PB_VERIFY_NTARGETS; t++) pb_verify__vals(&v, t, rec + PB_VF_VAL + 7 * t);
+    pb_verify__structure(cs, -1, &v);
+    int mask[PB_VERIFY_NCMP] = {1, 1, 1, 1};
+    const char *against = "bounds engine";
+    if (ref->in_process) {
+      struct pb_cell_input in = {n, d->label, d->pred0, d->s0, d->m0, d->pred1, d->s1, d->m1, tau};
+      struct pb_cell_bounds b;
+      if (pb_bounds_cell(&in, 1, &b) != 0) pb_verify__failf(cs, -1, "bounds engine rejected the cell");
+      pb_verify__engine_values(&b, &e);
+    } else {
+      e = *ref->file;
+      against = "results file";
+      if (!ref->file_i5) {
+        /* the file's run skipped I5 here: compare what it has */
+        mask[3] = 0;
+        rec[PB_VF_I5_MISSING] = 1;
+      }
+    }
+    double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+    pb_verify__compare(&v, &e, mask, res);
+    if (!ref->in_process && !ref->file_i5) res[PB_VERIFY_NCMP * 2 + 1] = 0; /* dM_k at I0 needs the I5 pass too */
+    memcpy(rec + PB_VF_RES, res, sizeof res);
+    pb_verify__residual_fail(cs, -1, against, &v, &e, res);
+
+    if (cartesian) {
+      /* third check: brute force over the product, against the class
+       * combination and against the reference */
+      struct pb_verify_values x;
+      pb_verify_cartesian(sc->cls, sc->lists, ncls, &x);
+      rec[PB_VF_CARTESIAN] = product;
+      double r1[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], r2[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+      pb_verify__compare(&x, &v, NULL, r1);
+      pb_verify__compare(&x, &e, mask, r2);
+      if (!ref->in_process && !ref->file_i5) r2[PB_VERIFY_NCMP * 2 + 1] = 0;
+      double m = 0.0;
+      for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) m = fmax(m, fmax(r1[j], r2[j]));
+      rec[PB_VF_CART_RES] = m;
+      pb_verify__residual_fail(cs, -1, "class combination (Cartesian check)", &x, &v, r1);
+      pb_verify__residual_fail(cs, -1, "Cartesian product vs reference", &x, &e, r2);
+    }
+  }
+  for (int32_t c = 0; c < nenum; c++) free(sc->lists[c]);
+}
+
+/* Covered cells: source filter, then all / panel / a per-source sample in
+ * SHA-256 order of names (identical on every rank). */
+static uint8_t *pb_verify__select(const struct pb_stage *st, const struct pb_cell_ref *cells,
+                                  const struct pb_verify_options *opt)
+{
+  const struct pb_meta *meta = st->meta;
+  uint8_t *cov = pb_calloc((size_t)(st->n_cells > 0 ? st->n_cells : 1), 1);
+  uint8_t *src_on = pb_calloc((size_t)meta->n_sources, 1);
+  if (!opt->sources) memset(src_on, 1, (size_t)meta->n_sources);
+  else {
+    char *list = pb_strdup(opt->sources), *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+      int32_t s = pb_meta_find_source(meta, w);
+      if (s >= 0) src_on[s] = 1;
+    }
+    free(list);
+  }
+  struct pb_verify__key { uint64_t key; int64_t cell; } *keys = NULL;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (!src_on[s]) continue;
+    const struct pb_source *src = &meta->sources[s];
+    int64_t m = 0;
+    if (opt->cells == PB_VERIFY_CELLS_SAMPLE)
+      keys = pb_realloc(keys, (size_t)(st->n_cells > 0 ? st->n_cells : 1) * sizeof *keys);
+    for (int64_t c = 0; c < st->n_cells; c++) {
+      if (cells[c].source != s) continue;
+      if (opt->cells == PB_VERIFY_CELLS_ALL) cov[c] = 1;
+      else if (opt->cells == PB_VERIFY_CELLS_PANEL)
+        cov[c] = st->protocol.src[s].panel[cells[c].model * src->n_conditions + cells[c].condition];
+      else {
+        char text[1024];
+        snprintf(text, sizeof text, "verify|%llu|%s|%s|%s", (unsigned long long)opt->sample_seed, src->name,
+                 meta->model_ids[cells[c].model], src->conditions[cells[c].condition]);
+        keys[m++] = (struct pb_verify__key){pb_sha256_key(text), c};
+      }
+    }
+    if (opt->cells == PB_VERIFY_CELLS_SAMPLE) {
+      /* partial selection of the smallest keys (ties by cell index) */
+      for (int64_t i = 0; i < m && i < opt->sample; i++) {
+        int64_t best = i;
+        for (int64_t j = i + 1; j < m; j++)
+          if (keys[j].key < keys[best].key || (keys[j].key == keys[best].key && keys[j].cell < keys[best].cell)) best = j;
+        struct pb_verify__key t = keys[i];
+        keys[i] = keys[best];
+        keys[best] = t;
+        cov[keys[i].cell] = 1;
+      }
+    }
+  }
+  free(keys);
+  free(src_on);
+  return cov;
+}
+
+/* The --against file's per-cell values for cells [first, last). */
+static int pb_verify__read_against(const char *path, const struct pb_stage *st, struct pb_verify_values *vals,
+                                   uint8_t *has_i5, float *tau)
+{
+  static const char *const cols[] = {"H_obs", "H_I0_lo", "H_I0_hi", "H_Ik_lo", "H_Ik_hi", "H_I5_lo", "H_I5_hi",
+                                     "L_obs", "L_I0_lo", "L_I0_hi", "L_Ik_lo", "L_Ik_hi", "L_I5_lo", "L_I5_hi",
+                                     "dMk_obs", "dMk_I0_lo", "dMk_I0_hi", "dMk_Ik_lo", "dMk_Ik_hi", "dMk_I5_lo",
+                                     "dMk_I5_hi", "tau"};
+  const int ncol = (int)(sizeof cols / sizeof cols[0]);
+  const int64_t first = st->first, n = st->last - st->first;
+  int status = PB_FAIL;
+  double *buf = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) {
+    pb_error_set("%s: cannot open results file", path);
+    free(buf);
+    return PB_FAIL;
+  }
+  for (int k = 0; k < ncol; k++) {
+    char name[128];
+    snprintf(name, sizeof name, "/bounds/cells/%s", cols[k]);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    if (ds < 0) {
+      pb_error_set("%s: no dataset %s (not a `pairbound bounds` results file?)", path, name);
+      goto done;
+    }
+    hid_t sp = H5Dget_space(ds);
+    hsize_t len = 0;
+    int ok = H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &len, NULL) == 1;
+    if (!ok || (int64_t)len != st->n_cells) {
+      pb_error_set("%s: %s has %llu cells but the store has %lld (results of another store?)", path, name,
+                   (unsigned long long)len, (long long)st->n_cells);
+      H5Sclose(sp);
+      H5Dclose(ds);
+      goto done;
+    }
+    herr_t rc = 0;
+    if (n > 0) {
+      hsize_t off = (hsize_t)first, cnt = (hsize_t)n;
+      H5Sselect_hyperslab(sp, H5S_SELECT_SET, &off, NULL, &cnt, NULL);
+      hid_t ms = H5Screate_simple(1, &cnt, NULL);
+      rc = H5Dread(ds, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, buf);
+      H5Sclose(ms);
+    }
+    H5Sclose(sp);
+    H5Dclose(ds);
+    if (rc < 0) {
+      pb_error_set("%s: cannot read %s", path, name);
+      goto done;
+    }
+    for (int64_t c = 0; c < n; c++) {
+      struct pb_verify_values *v = &vals[c];
+      if (k == ncol - 1) {
+        tau[c] = (float)buf[c];
+        continue;
+      }
+      const int t = k / 7, j = k % 7;
+      double(*x)[2] = t == 0 ? v->H : t == 1 ? v->L : v->dMk;
+      if (j == 0) *(t == 0 ? &v->H_obs : t == 1 ? &v->L_obs : &v->dMk_obs) = buf[c];
+      else x[(j - 1) / 2][(j - 1) % 2] = buf[c];
+    }
+  }
+  /* H at I5 is defined in every cell where the bounds run computed I5 */
+  for (int64_t c = 0; c < n; c++) has_i5[c] = !isnan(vals[c].H[2][0]) || !isnan(vals[c].H[2][1]);
+  status = PB_OK;
+done:
+  H5Fclose(f);
+  free(buf);
+  return status;
+}
+
+static void pb_verify__tsv(const struct pb_stage *st, const struct pb_cell_block *b, const double *recs,
+                           char *const *fail, struct pb_text *t)
+{
+  for (int64_t c = 0; c < b->n_cells; c++) {
+    const double *rec = recs + c * PB_VF_N;
+    if (rec[PB_VF_COVERED] != 1) continue;
+    const struct pb_cell_ref *r = &b->cells[c].ref;
+    const struct pb_source *src = &st->meta->sources[r->source];
+    pb_text_printf(t, "%s\t%s\t%s", st->meta->model_ids[r->model], src->name, src->conditions[r->condition]);
+    for (int f = 1; f < PB_VF_N; f++) pb_text_double(t, rec[f]);
+    pb_text_printf(t, "\t%s\n", fail[c][0] ? fail[c] : "-");
+  }
+}
+
+int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                  const struct pb_verify_options *opt, const char *provenance)
+{
+  struct pb_stage st;
+  struct pb_cell_block b;
+  if (opt->max_class < 1 || opt->max_class > PB_VERIFY_MAX_N) {
+    pb_error_set("--max-class must be in [1, %d]", PB_VERIFY_MAX_N);
+    return PB_FAIL;
+  }
+  double t0 = MPI_Wtime();
+  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (opt->sources) {
+    char *list = pb_strdup(opt->sources), *save = NULL;
+    int status = PB_OK;
+    for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
+      if (pb_meta_find_source(st.meta, w) < 0) {
+        pb_error_set("--sources: the store has no source '%s'", w);
+        status = PB_FAIL;
+      }
+    free(list);
+    if (status != PB_OK) return pb_stage_close(&st, status);
+  }
+  int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  if (status != PB_OK) return pb_stage_close(&st, status);
+  const int64_t nc = b.n_cells, nalloc = nc > 0 ? nc : 1;
+  struct pb_cell_ref *all_cells = NULL;
+  pb_dist_cells(st.meta, &all_cells);
+  uint8_t *cov = pb_verify__select(&st, all_cells, opt);
+  double *recs = pb_malloc((size_t)nalloc * PB_VF_N * sizeof *recs);
+  char **fail = pb_malloc((size_t)nalloc * sizeof *fail);
+  char **where = pb_malloc((size_t)nalloc * sizeof *where);
+  float *tau = pb_malloc((size_t)nalloc * sizeof *tau), *ftau = pb_malloc((size_t)nalloc * sizeof *ftau);
+  struct pb_verify_values *fvals = NULL;
+  uint8_t *fi5 = NULL;
+  for (int64_t c = 0; c < nc; c++) {
+    const struct pb_cell_ref *r = &b.cells[c].ref;
+    const struct pb_source *src = &st.meta->sources[r->source];
+    double *rec = recs + c * PB_VF_N;
+    for (int f = 0; f < PB_VF_N; f++) rec[f] = NAN;
+    rec[PB_VF_COVERED] = cov[st.first + c];
+    for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) rec[f] = 0;
+    rec[PB_VF_FAILED] = 0;
+    rec[PB_VF_FAIL_LABEL] = -1;
+    fail[c] = pb_calloc(PB_VERIFY__MSG, 1);
+    size_t len = strlen(st.meta->model_ids[r->model]) + strlen(src->name) + strlen(src->conditions[r->condition]) + 3;
+    where[c] = pb_malloc(len);
+    snprintf(where[c], len, "%s/%s/%s", st.meta->model_ids[r->model], src->name, src->conditions[r->condition]);
+    tau[c] = opt->have_tau ? opt->tau : st.protocol.src[r->source].tau[r->model];
+    if (cov[st.first + c] && isnan(tau[c]) && status == PB_OK) {
+      pb_error_set("source %s, model %s: no development threshold (the source has no development images); give --tau",
+                   src->name, st.meta->model_ids[r->model]);
+      status = PB_FAIL;
+    }
+  }
+  if (status == PB_OK && opt->against) {
+    fvals = pb_calloc((size_t)nalloc, sizeof *fvals);
+    fi5 = pb_calloc((size_t)nalloc, 1);
+    status = pb_verify__read_against(opt->against, &st, fvals, fi5, ftau);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime(), t_enum = 0.0;
+  if (status == PB_OK) {
+#pragma omp parallel reduction(+ : t_enum)
+    {
+      struct pb_verify__scratch sc;
+      memset(&sc, 0, sizeof sc);
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t c = 0; c < nc; c++) {
+        if (!cov[st.first + c]) continue;
+        struct pb_verify__cellstate cs = {recs + c * PB_VF_N, fail[c], where[c]};
+        struct pb_verify__ref ref = {opt->against == NULL, fvals ? &fvals[c] : NULL, fi5 ? fi5[c] : 0};
+        if (opt->against && !(ftau[c] == tau[c])) {
+          pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
+                           (double)ftau[c], (double)tau[c]);
+          cs.rec[PB_VF_COVERED] = 1;
+          continue;
+        }
+        pb_verify__cell(&b.cells[c], tau[c], opt, &ref, &sc, &cs, &t_enum);
+      }
+      pb_verify__scratch_free(&sc);
+    }
+  }
+  double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
+
+  /* outputs: columns, verify.tsv, then the summary on rank 0 */
+  if (status == PB_OK) status = pb_results_group(st.results, "/verify/cells");
+  double *col = pb_malloc((size_t)nalloc * sizeof *col);
+  for (int f = 0; f < PB_VF_N && status == PB_OK; f++) {
+    char path[128];
+    for (int64_t c = 0; c < nc; c++) col[c] = recs[c * PB_VF_N + f];
+    snprintf(path, sizeof path, "/verify/cells/%s", pb_verify_field_name(f));
+    status = pb_results_write_f64(st.results, path, st.n_cells, st.first, nc, col);
+  }
+  free(col);
+  /* first failure in cell order, its text from the rank that holds it */
+  int64_t my_first = INT64_MAX, first_fail;
+  for (int64_t c = 0; c < nc && my_first == INT64_MAX; c++)
+    if (recs[c * PB_VF_N + PB_VF_FAILED] > 0) my_first = st.first + c;
+  MPI_Allreduce(&my_first, &first_fail, 1, MPI_INT64_T, MPI_MIN, comm);
+  char msg[PB_VERIFY__MSG] = "";
+  if (first_fail != INT64_MAX) {
+    int holder = my_first == first_fail ? st.rank : st.size, root;
+    MPI_Allreduce(&holder, &root, 1, MPI_INT, MPI_MIN, comm);
+    if (st.rank == root) snprintf(msg, sizeof msg, "%s", fail[first_fail - st.first]);
+    MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, comm);
+  }
+  if (status == PB_OK) {
+    struct pb_text t = {0}, head = {0};
+    pb_verify__tsv(&st, &b, recs, fail, &t);
+    pb_text_printf(&head, "model\tsource\tcondition");
+    for (int f = 1; f < PB_VF_N; f++) pb_text_printf(&head, "\t%s", pb_verify_field_name(f));
+    pb_text_printf(&head, "\tfailure\n");
+    char *path = pb_results_report_path(st.results, "verify.tsv");
+    status = pb_tsv_gather(path, comm, head.buf, t.buf, t.len);
+    free(path);
+    pb_text_free(&t);
+    pb_text_free(&head);
+  }
+  double totals[3] = {0, 0, 0}; /* permutations, classes enumerated, failed */
+  for (int64_t c = 0; c < nc; c++) {
+    const double *rec = recs + c * PB_VF_N;
+    if (rec[PB_VF_COVERED] != 1) continue;
+    totals[0] += rec[PB_VF_PERMS];
+    totals[1] += rec[PB_VF_ENUMERATED];
+    totals[2] += rec[PB_VF_FAILED];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
+  if (status == PB_OK) {
+    int size = st.size, mine = (int)(nc * PB_VF_N);
+    int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
+    MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
+    double *all = NULL;
+    if (st.rank == 0) {
+      displs[0] = 0;
+      for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
+      all = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1) * PB_VF_N * sizeof *all);
+    }
+    MPI_Gatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, comm);
+    if (st.rank == 0) status = pb_verify_report(st.meta, all_cells, all, st.n_cells, opt, msg, st.results);
+    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    free(all);
+    free(counts);
+    free(displs);
+  }
+  double t_write = MPI_Wtime() - t2;
+  double mx[4] = {t_load, t_compute, t_write, 0.0}, enum_cpu = t_enum;
+  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, &enum_cpu, 1, MPI_DOUBLE, MPI_SUM, comm);
+  pb_message("verify: %.0f classes enumerated, %.0f permutations; load %.3f s; verify %.3f s (%.3g permutations/s "
+             "overall, %.3g per enumerating thread-second); write %.3f s",
+             totals[1], totals[0], mx[0], mx[1], mx[1] > 0 ? totals[0] / mx[1] : 0.0,
+             enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
+
+  for (int64_t c = 0; c < nc; c++) free(fail[c]), free(where[c]);
+  free(fail), free(where), free(recs), free(tau), free(ftau), free(fvals), free(fi5), free(cov), free(all_cells);
+  pb_cells_free(&b);
+  status = pb_stage_close(&st, status);
+  if (status == PB_OK && first_fail != INT64_MAX) {
+    /* outputs are complete and committed; the verdict is the exit status */
+    pb_error_set("verification failed (%.0f failed comparisons or checks; see report/verify.tsv): %s", totals[2], msg);
+    return PB_FAIL;
+  }
+  return status;
+}
