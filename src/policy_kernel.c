@@ -331,8 +331,21 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
   for (int32_t li = 0; li < cl->n_lab; li++) npos += cl->lab[li].p > 0;
   const int i5_free = cl->m == 0 || npos <= 1 || g5max == 0;
 
+  /* pairs that no record of the class switches contribute exactly 0 */
+  uint8_t sw[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}};
+  uint16_t diff[1 << 8];   /* distinct masks of the class */
+  int32_t nd = 0;
+  for (int32_t i = 0; i < b + nw; i++) {
+    uint16_t mk = i < b ? cl->cmask[i] : cl->wmask[i - b];
+    int dup = 0;
+    for (int32_t q = 0; q < nd && !dup; q++) dup = diff[q] == mk;
+    if (!dup) diff[nd++] = mk;
+  }
+  for (int32_t q = 0; q < nd; q++)
+    for (int32_t j = 0; j < P; j++)
+      for (int32_t l = 0; l < P; l++) sw[j][l] |= ((diff[q] >> j) & 1) != ((diff[q] >> l) & 1);
   for (int32_t c = 0; c < wk->ncombo; c++) {
-    if (c < P * P && c / P == c % P) continue;   /* D+_jj = 0 */
+    if (c < P * P && !sw[c / P][c % P]) continue;   /* D+_jj = 0; non-switching pairs add 0 */
     int32_t cc[3] = {0, 0, 0}, cw[3] = {0, 0, 0};
     for (int32_t i = 0; i < b; i++) cc[pb_policy__val(P, c, cl->cmask[i], 1) + 1]++;
     for (int32_t i = 0; i < nw; i++) cw[pb_policy__val(P, c, cl->wmask[i], 0) + 1]++;
@@ -344,6 +357,13 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
       Wl[2] = W5;
     }
     for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
+      if (xlo[lv] == xhi[lv]) { /* one candidate for every weight */
+        for (int32_t li = 0; li < wk->NL; li++) {
+          wk->tot[lv][c][li][0] += Wl[lv][u - xlo[lv]];
+          wk->tot[lv][c][li][1] += C[xlo[lv]];
+        }
+        continue;
+      }
       for (int32_t li = 0; li < wk->NL; li++) {
         const double lam = wk->lam[li];
         int32_t bx = xlo[lv];

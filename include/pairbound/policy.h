@@ -71,4 +71,29 @@ int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *ou
  */
 int pb_policy_argmin(const double *v, const double *q, int32_t n);
 
+/* ---- the `pairbound policy` stage --------------------------------------- */
+
+#include <mpi.h>
+
+#include "pairbound/protocol.h"
+
+#define PB_POLICY_PRIMARY_LAMBDA 0.5
+
+struct pb_policy_options {
+  int all;                        /* full grid instead of the frozen panel */
+  int have_tau;
+  float tau;                      /* clean threshold for every cell (--tau) */
+  int32_t n_taus;                 /* > 0: perturbed thresholds for every cell (--policy-taus) */
+  float taus[PB_POLICY_MAX];
+  int32_t n_lambdas;
+  double lambdas[PB_POLICY_MAX_LAMBDA];   /* default 0, .1, ..., 1 */
+};
+
+void pb_policy_options_default(struct pb_policy_options *opt);
+
+/** Run the stage on STORE, writing OUTDIR (collective). */
+int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
+                  const struct pb_protocol_options *popt, const struct pb_policy_options *opt,
+                  const char *provenance);
+
 #endif /* PAIRBOUND_POLICY_H */
