@@ -14,6 +14,7 @@
 #include "pairbound/config.h"
 #include "pairbound/error.h"
 #include "pairbound/identify.h"
+#include "pairbound/policy.h"
 #include "pairbound/ingest.h"
 #include "pairbound/protocol.h"
 #include "pairbound/results.h"
@@ -107,7 +108,8 @@ static double pb_cli__now(void)
 
 enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE, OPT_SEED, OPT_CONFIG,
        OPT_CLASSES, OPT_NO_SUMMARY, OPT_TAU, OPT_I5, OPT_NO_MATCHED, OPT_GROUP_DRAWS, OPT_PERM_REPS, OPT_BOOT_SEED,
-       OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST };
+       OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
+       OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -460,6 +462,75 @@ static int pb_cli__run_bounds(const char *store, const char *outdir, MPI_Comm co
   return pb_identify_run(store, outdir, comm, popt, ctx, provenance);
 }
 
+#define PB_CLI_POLICY_SYNOPSIS \
+  "pairbound policy STORE -o OUTDIR [--all] [--tau X] [--policy-taus a,b,..] [--lambdas a,b,..] [protocol options]"
+
+/* Comma-separated numbers in [lo, hi]: at most max of them. */
+static int pb_cli__parse_list(const char *s, double lo, double hi, int max, double *out, int *n)
+{
+  char *copy = pb_strdup(s), *save = NULL;
+  int rc = 0;
+  *n = 0;
+  for (char *w = strtok_r(copy, ",", &save); w && !rc; w = strtok_r(NULL, ",", &save)) {
+    if (*n >= max || pb_cli__parse_double(w, lo, hi, &out[*n])) rc = -1;
+    else (*n)++;
+  }
+  free(copy);
+  return rc || *n == 0 ? -1 : 0;
+}
+
+static int pb_cli__policy_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
+{
+  struct pb_policy_options *o = ctx;
+  double x, v[PB_POLICY_MAX_LAMBDA];
+  int n;
+  switch (opt) {
+  case OPT_ALL:
+    o->all = 1;
+    return PB_EXIT_OK;
+  case OPT_TAU:
+    if (pb_cli__parse_double(arg, 0.0, 1.0, &x)) return pb_cli__usage_error(cli, syn, "--tau must be in [0, 1], got '%s'", arg);
+    o->have_tau = 1;
+    o->tau = (float)x;
+    return PB_EXIT_OK;
+  case OPT_POLICY_TAUS:
+    if (pb_cli__parse_list(arg, 0.0, 1.0, PB_POLICY_MAX, v, &n))
+      return pb_cli__usage_error(cli, syn, "--policy-taus takes 1 to 8 comma-separated values in [0, 1], got '%s'",
+                                 arg);
+    o->n_taus = n;
+    for (int i = 0; i < n; i++) o->taus[i] = (float)v[i];
+    return PB_EXIT_OK;
+  case OPT_LAMBDAS:
+    if (pb_cli__parse_list(arg, 0.0, 1.0, PB_POLICY_MAX_LAMBDA, v, &n))
+      return pb_cli__usage_error(cli, syn, "--lambdas takes 1 to 32 comma-separated values in [0, 1], got '%s'",
+                                 arg);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < i; j++)
+        if (v[i] == v[j]) return pb_cli__usage_error(cli, syn, "--lambdas lists a value twice: '%s'", arg);
+    o->n_lambdas = n;
+    memcpy(o->lambdas, v, (size_t)n * sizeof *v);
+    return PB_EXIT_OK;
+  }
+  return PB_EXIT_USAGE;
+}
+
+static int pb_cli__run_policy(const char *store, const char *outdir, MPI_Comm comm,
+                              const struct pb_protocol_options *popt, void *ctx, const char *provenance)
+{
+  return pb_policy_run(store, outdir, comm, popt, ctx, provenance);
+}
+
+static int pb_cli__policy(struct pb_cli *cli, int argc, char **argv)
+{
+  static const struct option extra[] = {{"all", no_argument, NULL, OPT_ALL}, {"tau", required_argument, NULL, OPT_TAU},
+                                        {"policy-taus", required_argument, NULL, OPT_POLICY_TAUS},
+                                        {"lambdas", required_argument, NULL, OPT_LAMBDAS}, {0, 0, 0, 0}};
+  struct pb_policy_options o;
+  pb_policy_options_default(&o);
+  const struct pb_cli_stage stage = {PB_CLI_POLICY_SYNOPSIS, extra, pb_cli__policy_option, pb_cli__run_policy, &o};
+  return pb_cli__stage(cli, argc, argv, &stage);
+}
+
 static int pb_cli__bounds(struct pb_cli *cli, int argc, char **argv)
 {
   static const struct option extra[] = {{"tau", required_argument, NULL, OPT_TAU}, {"i5", required_argument, NULL, OPT_I5},
@@ -635,6 +706,23 @@ static const struct pb_cli_command pb_cli__table[] = {
    "  --seed S             base seed of the resampling and permutation streams (default 20260908)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__bounds},
+  {"policy", PB_CLI_POLICY_SYNOPSIS,
+   "Rejection-policy comparisons under a shared correspondence (seed 000 Section 4.2, Appendix A.7-A.8, D;\n"
+   "docs/policy.md): for each cell, clean threshold tau0 and perturbed policies tau_j, at I0, Ik and I5 the sharp\n"
+   "H_j, L_j, J_j = lambda H_j + (1 - lambda) L_j intervals, the Lemma 1 upper bound, D+_jl for every ordered\n"
+   "pair, minimax regret, the feasible-permutation mean, observed costs; certified orderings, information\n"
+   "increments, merged actions, selection tables and the D.1 illustration. Writes OUTDIR/results.h5 (/policy),\n"
+   "OUTDIR/report/policy_bounds.tsv, policy_pairs.tsv, policy_*.tsv and policy.md.\n\n"
+   "  -o, --output OUTDIR  output directory\n"
+   "  --all                every model x condition cell instead of the frozen panel\n"
+   "  --tau X              clean threshold tau0 for every cell (default: the 80% development threshold)\n"
+   "  --policy-taus a,b,.. perturbed thresholds for every cell, 1 to 8 values (default: the development\n"
+   "                       thresholds at coverages .6 .7 .8 .9 1); with it, ties in the selection rules go to\n"
+   "                       the lower index and there is no fixed-80% control. --tau and --policy-taus together\n"
+   "                       make a store without development images valid\n"
+   "  --lambdas a,b,..     cost weights in [0, 1], distinct, 1 to 32 values (default 0, .1, ..., 1; the primary\n"
+   "                       weight is .5 when listed, else the first)\n" PB_CLI_PROTOCOL_HELP,
+   pb_cli__policy},
   {"verify", PB_CLI_VERIFY_SYNOPSIS,
    "Independent verification of the identification endpoints (seed 000 A.10, B.3, C.1; docs/verify.md):\n"
    "enumerate every within-class bijection of every small class, classify it by its five-state counts, combine\n"

@@ -16,6 +16,7 @@
 #include "pairbound/run.h"
 #include "pairbound/synth.h"
 #include "pairbound/summary.h"
+#include "pairbound/policy.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
 
@@ -41,10 +42,25 @@ static int pb_run__verify(const struct pb_run_config *cfg, const char *store, co
   return pb_verify_run(store, outdir, comm, &cfg->protocol, &o, provenance);
 }
 
+static int pb_run__policy(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
+                          const char *provenance)
+{
+  struct pb_policy_options o;
+  pb_policy_options_default(&o);
+  o.all = cfg->policy_all;
+  o.have_tau = cfg->bounds.have_tau;
+  o.tau = cfg->bounds.tau;
+  return pb_policy_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+}
+
+/* Stages in pipeline order and the report file each writes under report/. */
 static const struct {
   const char *name;
   pb_run__stage_fn fn;
-} pb_run__stages[] = {{"bounds", pb_run__bounds}, {"verify", pb_run__verify}};
+  const char *report;
+} pb_run__stages[] = {{"bounds", pb_run__bounds, "REPORT.md"},
+                      {"verify", pb_run__verify, "REPORT.md"},
+                      {"policy", pb_run__policy, "policy.md"}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
@@ -129,6 +145,11 @@ static int pb_run__entry(void *user, const char *section, const char *key, const
       cfg->bounds.have_tau = 1;
       cfg->bounds.tau = (float)x;
     } else goto unknown;
+  } else if (strcmp(section, "policy") == 0) {
+    if (!strcmp(key, "all")) {
+      if (pb_run__int(v, 0, 1, &n)) return PB_FAIL;
+      cfg->policy_all = (int)n;
+    } else goto unknown;
   } else {
     pb_error_set("unknown section [%s]", section);
     return PB_INI_REASON;
@@ -204,7 +225,12 @@ static int pb_run__report(const struct pb_run_config *cfg)
   for (int32_t i = 0; i < cfg->n_stages; i++) fprintf(f.fp, " %s", cfg->stages[i]);
   fprintf(f.fp, "; outputs under `%s/STAGE/`.\n", cfg->output);
   for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
-    char *dir = pb_path_join(cfg->output, cfg->stages[i]), *rep = pb_path_join(dir, "report/REPORT.md");
+    const char *file = "REPORT.md";
+    for (int j = 0; j < PB_RUN_N_KNOWN; j++)
+      if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) file = pb_run__stages[j].report;
+    char *dir = pb_path_join(cfg->output, cfg->stages[i]), *sub = pb_path_join(dir, "report"),
+         *rep = pb_path_join(sub, file);
+    free(sub);
     char *text = pb_text_load(rep);
     if (text) {
       fprintf(f.fp, "\n%s", text);

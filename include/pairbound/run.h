@@ -19,6 +19,7 @@ struct pb_run_config {
   int64_t group_draws, class_draws;
   struct pb_protocol_options protocol;
   struct pb_identify_options bounds;
+  int policy_all;       /* policy on the full grid instead of the panel */
   char *text;           /* the configuration itself (provenance) */
 };
 

@@ -25,7 +25,7 @@ run() {
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
       mpirun --oversubscribe -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
-    grep -h 'bounds: load' "$W/log" >> "$W/phases" 2>/dev/null || true
+    grep -h 'bounds: load\|policy: load' "$W/log" >> "$W/phases" 2>/dev/null || true
     grep -h 'verify: .* classes enumerated' "$W/log" >> "$W/vphases" 2>/dev/null || true
   done
   local wall rss
@@ -58,6 +58,21 @@ v=$(sed -n 's/.*verify \([0-9.]*\) s (\([0-9.e+]*\) permutations\/s overall, \([
 echo "$v" | awk '{printf "  verify phase %.3f s: %.3g permutations/s overall, %.3g per enumerating thread-second\n", $1, $2, $3}'
 : > "$W/vphases"
 run "verify --sources Syn --sample 48" 240000 1 2 verify --sources Syn --cells sample --sample 48 "$W/p.h5" -o "$W/v"
+: > "$W/phases"
+# policy: the seed's panel workload (74,250 bounds, 297,000 directed comparisons;
+# target <= 1 s wall on 2 cores) and the full grid (target <= 20 s)
+for scope in panel all; do
+  : > "$W/phases"
+  if [ $scope = panel ]; then
+    run "policy (panel, 450 cells)" $PAIRED 1 2 policy "$W/p.h5" -o "$W/op"
+  else
+    run "policy --all (11,088 cells)" $PAIRED 1 2 policy --all "$W/p.h5" -o "$W/oa"
+  fi
+  for k in 'load' 'compute' 'write'; do
+    v=$(sed -n "s/.*policy: .*$k \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
+    printf '  policy %-5s %-24s %8.3f s\n' "$scope" "$k" "$v"
+  done
+done
 
 echo
 echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"

@@ -1,0 +1,665 @@
+/* Exact per-class policy bounds (seed 000 Eq. 2, 8, 10, 11; Appendix A.7-A.8,
+ * D).  Derivations in docs/policy.md.
+ *
+ * In one class, every cost counts events of the u correct accepted clean
+ * records A only, so a correspondence matters through the multiset of
+ * perturbed records pi(A): x correct ones (from the k block) and g = u - x
+ * wrong ones (from the h block).  Levels constrain which (x, pi(A)) occur:
+ *   I0: any u records;  Ik: x in [max(0, k-(a-u)), min(u, k)], any wrong;
+ *   I5: same x range, wrong ones inside an h block admissible for (k, s).
+ * For a cost vector (per-record values in {-1, 0, 1}, one for correct and
+ * one for wrong perturbed records) the class maximum is
+ *   max_x  lambda W(u - x) + (1 - lambda) C(x),
+ * with C(x), W(g) the best totals of x correct / g wrong records: prefix sums
+ * of sorted values, and at I5 an exact DP over wrong labels. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/bounds.h"
+#include "pairbound/error.h"
+#include "pairbound/policy.h"
+
+const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"};
+
+#define PB_POLICY__NEG (INT32_MIN / 4)
+#define PB_POLICY_TIE_COVERAGE 0.8   /* Appendix D tie rule: nominal coverage closest to .8 */
+#define PB_POLICY__NCOMBO (PB_POLICY_MAX * PB_POLICY_MAX + 2 * PB_POLICY_MAX)
+#define PB_POLICY__NLAM (PB_POLICY_MAX_LAMBDA + 2)
+
+/* One wrong label of a class: c clean and p perturbed wrong records predicting
+ * it; the perturbed ones' acceptance masks are masks[0..p). */
+struct pb_policy__label {
+  int32_t lab, c, p;
+  const uint16_t *masks;
+};
+
+/* A class: counts and per-record acceptance masks (bit j = accepted by tau_j). */
+struct pb_policy__class {
+  int32_t n, a, u, b, k, s;      /* observed k and s */
+  int32_t hb, rb, m, w;          /* block sizes h, r, s + w, w */
+  uint16_t *cmask;               /* [b] correct perturbed */
+  uint16_t *wmask;               /* [n - b] wrong perturbed, grouped by label */
+  struct pb_policy__label *lab;  /* wrong labels with c > 0 or p > 0, ascending */
+  int32_t n_lab;
+  /* contiguous copies for pb_bounds_class_h_i5 */
+  int32_t *pred0, *pred1, label;
+  uint8_t *z0, *z1;              /* z1 is [n_pol][n] */
+};
+
+/* Per-call scratch and integer accumulators. */
+struct pb_policy__work {
+  int32_t P, NL, ncombo;
+  double lam[PB_POLICY__NLAM];               /* 0, 1, then the caller's weights */
+  int64_t tot[PB_POLICY_N_LEVELS][PB_POLICY__NCOMBO][PB_POLICY__NLAM][2];
+  int64_t lem[PB_POLICY_N_LEVELS][PB_POLICY__NLAM][PB_POLICY_MAX][2];
+  double hmean[PB_POLICY_N_LEVELS][PB_POLICY_MAX], lmean[PB_POLICY_N_LEVELS][PB_POLICY_MAX];
+  int32_t *dp;
+  size_t dp_cap;
+  int hmean_bad;
+};
+
+/* Value of a perturbed record with mask @p mk under combo @p c:
+ * c < P*P: pair (j, l) = (c / P, c % P): wrong +[acc_j]-[acc_l], correct the negation;
+ * then P upper-J combos (wrong [acc_j], correct [rej_j]) and P negated ones. */
+static inline int pb_policy__val(int32_t P, int32_t c, uint16_t mk, int correct)
+{
+  if (c < P * P) {
+    int j = c / P, l = c % P;
+    int d = ((mk >> j) & 1) - ((mk >> l) & 1);
+    return correct ? -d : d;
+  }
+  int neg = c >= P * P + P;
+  int j = (c - P * P) % P;
+  int acc = (mk >> j) & 1;
+  int v = correct ? 1 - acc : acc;
+  return neg ? -v : v;
+}
+
+/* Best total of x values chosen among values in {-1, 0, 1}: cnt[0..2] = #(-1, 0, +1). */
+static void pb_policy__prefix(const int32_t cnt[3], int32_t xmax, int32_t *out)
+{
+  for (int32_t x = 0; x <= xmax; x++) {
+    int32_t plus = x < cnt[2] ? x : cnt[2];
+    int32_t minus = x - cnt[2] - cnt[1];
+    out[x] = plus - (minus > 0 ? minus : 0);
+  }
+}
+
+static int32_t pb_policy__max3(int32_t a, int32_t b, int32_t c)
+{
+  int32_t m = a > b ? a : b;
+  return m > c ? m : c;
+}
+
+/* W(g) at I5 for g = 0..gmax: the best total of g wrong perturbed records
+ * inside an h block admissible for the class's (k, s).  Per label l, the h
+ * block holds e_l records and s takes j_l same-label pairs with
+ *   max(0, p-e-w, ceil((c+p-e-r-w)/2)) <= j_l <= min(c, p-e)
+ * (docs/bounds.md, "H at I5"), and A's partners are any t_l <= e_l of them,
+ * best chosen as the label's top t_l values.  DP on (sum e, sum j, sum t).
+ * Returns 0, or -1 if (h, s) is unreachable (cannot happen for observed counts). */
+static int pb_policy__w5(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P, int32_t combo,
+                         int32_t gmax, int32_t *W)
+{
+  const int32_t h = cl->hb, s = cl->s, r = cl->rb, w = cl->w;
+  const int32_t G1 = gmax + 1, S1 = s + 1;
+  const size_t nst = (size_t)(h + 1) * S1 * G1;
+  if (wk->dp_cap < 2 * nst + (size_t)(h + 2) * 2) {
+    wk->dp_cap = 2 * nst + (size_t)(h + 2) * 2;
+    free(wk->dp);
+    wk->dp = malloc(wk->dp_cap * sizeof *wk->dp);
+    if (!wk->dp) {
+      wk->dp_cap = 0;
+      return -1;
+    }
+  }
+  int32_t *cur = wk->dp, *nxt = wk->dp + nst;
+  for (size_t i = 0; i < nst; i++) cur[i] = PB_POLICY__NEG;
+  cur[0] = 0;
+  int32_t F[1024];
+  for (int32_t li = 0; li < cl->n_lab; li++) {
+    const struct pb_policy__label *L = &cl->lab[li];
+    if (L->p == 0) continue;   /* fixed: e = j = 0 (c <= r + w holds for observed counts) */
+    /* label's values sorted descending -> prefix F[t] */
+    int32_t cnt[3] = {0, 0, 0};
+    for (int32_t i = 0; i < L->p; i++) cnt[pb_policy__val(P, combo, L->masks[i], 0) + 1]++;
+    int32_t tmax = L->p < gmax ? L->p : gmax;
+    int32_t *Fp = L->p < 1024 ? F : malloc((size_t)(L->p + 1) * sizeof *Fp);
+    if (!Fp) return -1;
+    pb_policy__prefix(cnt, tmax, Fp);
+    for (size_t i = 0; i < nst; i++) nxt[i] = PB_POLICY__NEG;
+    const int32_t etop = L->p < h ? L->p : h;
+    for (int32_t e = 0; e <= etop; e++) {
+      const int32_t q0 = L->p - e, x = L->c + q0 - r - w;
+      int32_t jlo = pb_policy__max3(0, q0 - w, x > 0 ? (x + 1) / 2 : 0);
+      int32_t jhi = L->c < q0 ? L->c : q0;
+      if (jhi > s) jhi = s;
+      if (jlo > jhi) continue;
+      const int32_t te = e < tmax ? e : tmax;
+      for (int32_t E = 0; E + e <= h; E++)
+        for (int32_t J = 0; J <= s - jlo; J++)
+          for (int32_t Gs = 0; Gs <= gmax; Gs++) {
+            int32_t v0 = cur[((size_t)E * S1 + J) * G1 + Gs];
+            if (v0 == PB_POLICY__NEG) continue;
+            int32_t jh = jhi < s - J ? jhi : s - J;
+            for (int32_t t = 0; t <= te && Gs + t <= gmax; t++) {
+              int32_t v = v0 + Fp[t];
+              for (int32_t j = jlo; j <= jh; j++) {
+                int32_t *d = &nxt[((size_t)(E + e) * S1 + J + j) * G1 + Gs + t];
+                if (v > *d) *d = v;
+              }
+            }
+          }
+    }
+    if (Fp != F) free(Fp);
+    int32_t *tmp = cur;
+    cur = nxt;
+    nxt = tmp;
+  }
+  for (int32_t g = 0; g <= gmax; g++) {
+    W[g] = cur[((size_t)h * S1 + s) * G1 + g];
+    if (W[g] == PB_POLICY__NEG) return -1;
+  }
+  return 0;
+}
+
+/* ---- exact feasible-permutation mean at I5 (docs/policy.md) ------------- */
+
+typedef __int128 pb_i128;
+
+static int pb_policy__mul(pb_i128 a, pb_i128 b, pb_i128 *o) { return __builtin_mul_overflow(a, b, o); }
+static int pb_policy__add(pb_i128 a, pb_i128 b, pb_i128 *o) { return __builtin_add_overflow(a, b, o); }
+
+static pb_i128 pb_policy__binom(int32_t n, int32_t k, int *ovf)
+{
+  if (k < 0 || k > n) return 0;
+  if (k > n - k) k = n - k;
+  pb_i128 r = 1;
+  for (int32_t i = 1; i <= k; i++) {
+    /* r * (n - k + i) / i stays integral at every step */
+    if (pb_policy__mul(r, n - k + i, &r)) {
+      *ovf = 1;
+      return 0;
+    }
+    r /= i;
+  }
+  return r;
+}
+
+static pb_i128 pb_policy__fact(int32_t n, int *ovf)
+{
+  pb_i128 r = 1;
+  for (int32_t i = 2; i <= n; i++)
+    if (pb_policy__mul(r, i, &r)) {
+      *ovf = 1;
+      return 0;
+    }
+  return r;
+}
+
+/* Sum over bijections with the class's five counts of (weight label's e, or 1),
+ * up to the constant factor C(a,k) C(b,k) k! h! r!: per label choose e (h
+ * block), f (r block), j (same-label pairs), and the zero-diagonal rest by
+ * inclusion-exclusion over i forced same-label pairs (rook polynomial):
+ *   prod_l C(p,e) C(c,f) C(c-f,j) C(p-e,j) j! (-1)^i C(c-f-j,i) C(p-e-j,i) i!  * (w - sum i)!.
+ * DP on (sum e, sum f, sum j, sum i).  Sets *ovf on 128-bit overflow. */
+static pb_i128 pb_policy__count5(const struct pb_policy__class *cl, int32_t weighted, int *ovf)
+{
+  const int32_t h = cl->hb, r = cl->rb, s = cl->s, w = cl->w;
+  const size_t D1 = (size_t)w + 1, D2 = D1 * (s + 1), D3 = D2 * (r + 1), nst = D3 * (h + 1);
+  pb_i128 *cur = calloc(nst, sizeof *cur), *nxt = calloc(nst, sizeof *nxt);
+  pb_i128 total = 0;
+  if (!cur || !nxt) {
+    *ovf = 1;
+    goto done;
+  }
+  cur[0] = 1;
+  for (int32_t li = 0; li < cl->n_lab && !*ovf; li++) {
+    const struct pb_policy__label *L = &cl->lab[li];
+    memset(nxt, 0, nst * sizeof *nxt);
+    for (int32_t e = 0; e <= L->p && e <= h; e++)
+      for (int32_t f = 0; f <= L->c && f <= r; f++)
+        for (int32_t j = 0; j <= L->c - f && j <= L->p - e && j <= s; j++)
+          for (int32_t i = 0; i <= L->c - f - j && i <= L->p - e - j && i <= w; i++) {
+            pb_i128 t = pb_policy__binom(L->p, e, ovf), x;
+            const pb_i128 fac[] = {pb_policy__binom(L->c, f, ovf), pb_policy__binom(L->c - f, j, ovf),
+                                   pb_policy__binom(L->p - e, j, ovf), pb_policy__fact(j, ovf),
+                                   pb_policy__binom(L->c - f - j, i, ovf), pb_policy__binom(L->p - e - j, i, ovf),
+                                   pb_policy__fact(i, ovf), li == weighted ? e : 1};
+            for (size_t q = 0; q < sizeof fac / sizeof fac[0]; q++) *ovf |= pb_policy__mul(t, fac[q], &t);
+            if (i & 1) t = -t;
+            if (t == 0 || *ovf) continue;
+            for (int32_t E = 0; E + e <= h; E++)
+              for (int32_t Fv = 0; Fv + f <= r; Fv++)
+                for (int32_t J = 0; J + j <= s; J++)
+                  for (int32_t I = 0; I + i <= w; I++) {
+                    pb_i128 v = cur[E * D3 + Fv * D2 + J * D1 + I];
+                    if (v == 0) continue;
+                    pb_i128 *d = &nxt[(E + e) * D3 + (Fv + f) * D2 + (J + j) * D1 + I + i];
+                    *ovf |= pb_policy__mul(v, t, &x);
+                    *ovf |= pb_policy__add(*d, x, d);
+                  }
+          }
+    pb_i128 *tmp = cur;
+    cur = nxt;
+    nxt = tmp;
+  }
+  for (int32_t I = 0; I <= w && !*ovf; I++) {
+    pb_i128 x;
+    *ovf |= pb_policy__mul(cur[h * D3 + r * D2 + s * D1 + I], pb_policy__fact(w - I, ovf), &x);
+    *ovf |= pb_policy__add(total, x, &total);
+  }
+done:
+  free(cur);
+  free(nxt);
+  return total;
+}
+
+/* rho[li] = E[e_l] / p_l: the probability that a wrong perturbed record of
+ * label l sits in the h block under a uniform feasible I5 bijection.  Records
+ * of one label are exchangeable (permuting them preserves all five counts).
+ * Returns 0, or 1 when the exact counts do not fit in 128 bits. */
+static int pb_policy__rho5(const struct pb_policy__class *cl, double *rho)
+{
+  int npos = 0;
+  for (int32_t li = 0; li < cl->n_lab; li++) npos += cl->lab[li].p > 0;
+  for (int32_t li = 0; li < cl->n_lab; li++) rho[li] = 0;
+  if (cl->hb == 0) return 0;
+  if (cl->m == 0 || npos == 1) { /* the h block is every wrong record / one exchangeable label */
+    for (int32_t li = 0; li < cl->n_lab; li++)
+      if (cl->lab[li].p > 0) rho[li] = (double)cl->hb / (double)(cl->m == 0 ? cl->hb : cl->lab[li].p);
+    return 0;
+  }
+  int ovf = 0;
+  pb_i128 T = pb_policy__count5(cl, -1, &ovf);
+  if (ovf || T <= 0) return 1;
+  for (int32_t li = 0; li < cl->n_lab; li++) {
+    if (cl->lab[li].p == 0) continue;
+    pb_i128 S = pb_policy__count5(cl, li, &ovf);
+    if (ovf) return 1;
+    /* exact integer quotient and remainder keep the ratio accurate */
+    pb_i128 den = T, q = S / den, rem = S % den;
+    long double v = (long double)q + (long double)rem / (long double)den;
+    rho[li] = (double)(v / (long double)cl->lab[li].p);
+  }
+  return 0;
+}
+
+/* ---- the cell --------------------------------------------------------------- */
+
+static int pb_policy__cmp_i64(const void *pa, const void *pb)
+{
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return (a > b) - (a < b);
+}
+
+struct pb_policy__key { int32_t lab, side; uint16_t mask; };
+
+static int pb_policy__cmp_key(const void *pa, const void *pb)
+{
+  const struct pb_policy__key *a = pa, *b = pb;
+  if (a->lab != b->lab) return a->lab < b->lab ? -1 : 1;
+  if (a->side != b->side) return a->side - b->side;
+  return (int)a->mask - (int)b->mask;
+}
+
+/* One class's contribution at every level. */
+static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+{
+  const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, hb = cl->hb;
+  const int32_t nw = n - b;
+  if (u == 0) return 0;   /* no event can occur: every cost is 0, as are the means */
+  int32_t *C = malloc((size_t)(b + 1) * sizeof *C), *W = malloc((size_t)(nw + 1) * sizeof *W),
+          *W5 = malloc((size_t)(nw + 1) * sizeof *W5);
+  double *rho = malloc((size_t)(cl->n_lab + 1) * sizeof *rho);
+  int status = -1;
+  if (!C || !W || !W5 || !rho) goto done;
+  int32_t xlo[PB_POLICY_N_LEVELS], xhi[PB_POLICY_N_LEVELS];
+  xlo[0] = u - nw > 0 ? u - nw : 0;
+  xhi[0] = u < b ? u : b;
+  xlo[1] = xlo[2] = k - (a - u) > 0 ? k - (a - u) : 0;
+  xhi[1] = xhi[2] = u < k ? u : k;
+  const int32_t cmax = u < b ? u : b, wmax = u < nw ? u : nw;
+  const int32_t g5max = u - xlo[2];   /* <= hb */
+
+  /* does any label restriction bite at I5?  (h block fixed or one label: no) */
+  int npos = 0;
+  for (int32_t li = 0; li < cl->n_lab; li++) npos += cl->lab[li].p > 0;
+  const int i5_free = cl->m == 0 || npos <= 1 || g5max == 0;
+
+  /* pairs that no record of the class switches contribute exactly 0 */
+  uint8_t sw[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}};
+  uint16_t diff[1 << 8];   /* distinct masks of the class */
+  int32_t nd = 0;
+  for (int32_t i = 0; i < b + nw; i++) {
+    uint16_t mk = i < b ? cl->cmask[i] : cl->wmask[i - b];
+    int dup = 0;
+    for (int32_t q = 0; q < nd && !dup; q++) dup = diff[q] == mk;
+    if (!dup) diff[nd++] = mk;
+  }
+  for (int32_t q = 0; q < nd; q++)
+    for (int32_t j = 0; j < P; j++)
+      for (int32_t l = 0; l < P; l++) sw[j][l] |= ((diff[q] >> j) & 1) != ((diff[q] >> l) & 1);
+  for (int32_t c = 0; c < wk->ncombo; c++) {
+    if (c < P * P && !sw[c / P][c % P]) continue;   /* D+_jj = 0; non-switching pairs add 0 */
+    int32_t cc[3] = {0, 0, 0}, cw[3] = {0, 0, 0};
+    for (int32_t i = 0; i < b; i++) cc[pb_policy__val(P, c, cl->cmask[i], 1) + 1]++;
+    for (int32_t i = 0; i < nw; i++) cw[pb_policy__val(P, c, cl->wmask[i], 0) + 1]++;
+    pb_policy__prefix(cc, cmax, C);
+    pb_policy__prefix(cw, wmax, W);
+    const int32_t *Wl[PB_POLICY_N_LEVELS] = {W, W, W};
+    if (!i5_free && cw[1] != nw) {   /* a single value on every wrong record needs no DP */
+      if (pb_policy__w5(wk, cl, P, c, g5max, W5)) goto done;
+      Wl[2] = W5;
+    }
+    for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
+      if (xlo[lv] == xhi[lv]) { /* one candidate for every weight */
+        for (int32_t li = 0; li < wk->NL; li++) {
+          wk->tot[lv][c][li][0] += Wl[lv][u - xlo[lv]];
+          wk->tot[lv][c][li][1] += C[xlo[lv]];
+        }
+        continue;
+      }
+      for (int32_t li = 0; li < wk->NL; li++) {
+        const double lam = wk->lam[li];
+        int32_t bx = xlo[lv];
+        double best = lam * Wl[lv][u - bx] + (1 - lam) * C[bx];
+        for (int32_t x = xlo[lv] + 1; x <= xhi[lv]; x++) {
+          double v = lam * Wl[lv][u - x] + (1 - lam) * C[x];
+          if (v > best) best = v, bx = x;
+        }
+        wk->tot[lv][c][li][0] += Wl[lv][u - bx];
+        wk->tot[lv][c][li][1] += C[bx];
+      }
+    }
+  }
+
+  /* Lemma 1 (Eq. 8) from the identification formulas' sharp count bounds. */
+  const int32_t m = cl->m;
+  for (int32_t j = 0; j < P; j++) {
+    int32_t t = 0, v = 0;   /* wrong accepted / correct rejected by tau_j */
+    for (int32_t i = 0; i < nw; i++) t += (cl->wmask[i] >> j) & 1;
+    for (int32_t i = 0; i < b; i++) v += !((cl->cmask[i] >> j) & 1);
+    int64_t hl[PB_POLICY_N_LEVELS][2], ll[PB_POLICY_N_LEVELS][2];
+    hl[0][0] = u + t - n > 0 ? u + t - n : 0;                             /* Eq. 4 */
+    hl[0][1] = u < t ? u : t;
+    ll[0][0] = u + v - n > 0 ? u + v - n : 0;
+    ll[0][1] = u < v ? u : v;
+    int32_t x7 = hb - (a - u) - (nw - t);                                 /* Eq. 7 */
+    hl[1][0] = x7 > 0 ? x7 : 0;
+    hl[1][1] = u < t ? (u < hb ? u : hb) : (t < hb ? t : hb);
+    int32_t x5 = k - (a - u) - (b - v);                                   /* Eq. 5 */
+    ll[1][0] = ll[2][0] = x5 > 0 ? x5 : 0;
+    ll[1][1] = ll[2][1] = u < v ? (u < k ? u : k) : (v < k ? v : k);
+    if (hb == 0 || m == 0) {
+      hl[2][0] = hl[1][0];
+      hl[2][1] = hl[1][1];
+    } else if (pb_bounds_class_h_i5(n, cl->label, cl->pred0, cl->z0, cl->pred1, cl->z1 + (size_t)j * n, k, cl->s,
+                                    hl[2]) != 0) {
+      pb_error_set("class %d: observed five-state counts reported infeasible", cl->label);
+      goto done;
+    }
+    for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
+      for (int32_t li = 0; li < wk->NL; li++) {
+        const double lam = wk->lam[li];
+        double best = -1;
+        int64_t bh = 0, bl = 0;
+        for (int64_t hh = hl[lv][0]; hh <= hl[lv][1]; hh++) {
+          int64_t l = ll[lv][1] < u - hh ? ll[lv][1] : u - hh;
+          if (l < ll[lv][0]) continue;
+          double val = lam * hh + (1 - lam) * l;
+          if (val > best) best = val, bh = hh, bl = l;
+        }
+        wk->lem[lv][li][j][0] += bh;
+        wk->lem[lv][li][j][1] += bl;
+      }
+
+    /* feasible-permutation means (docs/policy.md) */
+    wk->hmean[0][j] += (double)u * t / n;
+    wk->lmean[0][j] += (double)u * v / n;
+    if (a > 0 && nw > 0) wk->hmean[1][j] += (double)u * hb * t / ((double)a * nw);
+    if (a > 0 && b > 0) {
+      wk->lmean[1][j] += (double)u * k * v / ((double)a * b);
+      wk->lmean[2][j] += (double)u * k * v / ((double)a * b);
+    }
+  }
+  if (hb > 0) {
+    if (pb_policy__rho5(cl, rho)) {
+      wk->hmean_bad++;
+    } else {
+      for (int32_t j = 0; j < P; j++) {
+        double sum = 0;
+        for (int32_t li = 0; li < cl->n_lab; li++) {
+          int32_t tl = 0;
+          for (int32_t i = 0; i < cl->lab[li].p; i++) tl += (cl->lab[li].masks[i] >> j) & 1;
+          sum += rho[li] * tl;
+        }
+        wk->hmean[2][j] += (double)u / a * sum;
+      }
+    }
+  }
+  status = 0;
+done:
+  free(C);
+  free(W);
+  free(W5);
+  free(rho);
+  return status;
+}
+
+int pb_policy_argmin(const double *v, const double *q, int32_t n)
+{
+  double mn = INFINITY;
+  for (int32_t j = 0; j < n; j++)
+    if (!isnan(v[j]) && v[j] < mn) mn = v[j];
+  if (mn == INFINITY) return -1;
+  int best = -1;
+  for (int32_t j = 0; j < n; j++) {
+    if (isnan(v[j]) || v[j] > mn + PB_POLICY_STRICT) continue;
+    if (best < 0) {
+      best = j;
+      continue;
+    }
+    if (q) {
+      double dj = fabs(q[j] - PB_POLICY_TIE_COVERAGE), db = fabs(q[best] - PB_POLICY_TIE_COVERAGE);
+      if (dj < db - 1e-12 || (fabs(dj - db) <= 1e-12 && q[j] < q[best])) best = j;
+    }
+  }
+  return best;
+}
+
+int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *out)
+{
+  if (!in || !out || in->n <= 0 || !in->label || !in->pred0 || !in->pred1 || !in->s0 || !in->s1 || !in->tau ||
+      in->n_pol < 1 || in->n_pol > PB_POLICY_MAX || in->n_lambda < 1 || in->n_lambda > PB_POLICY_MAX_LAMBDA ||
+      !in->lambda || isnan(in->tau0)) {
+    pb_error_set("policy: invalid cell input");
+    return -1;
+  }
+  for (int32_t j = 0; j < in->n_pol; j++)
+    if (isnan(in->tau[j])) {
+      pb_error_set("policy: threshold %d is NaN", j);
+      return -1;
+    }
+  for (int32_t i = 0; i < in->n_lambda; i++)
+    if (!(in->lambda[i] >= 0 && in->lambda[i] <= 1)) {
+      pb_error_set("policy: weight %g outside [0, 1]", in->lambda[i]);
+      return -1;
+    }
+  const int32_t n = in->n, P = in->n_pol;
+  for (int32_t i = 0; i < n; i++)
+    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0) {
+      pb_error_set("policy: record %d has a negative label or prediction", i);
+      return -1;
+    }
+  pb_error_clear();
+  struct pb_policy__work *wk = calloc(1, sizeof *wk);
+  int64_t *idx = malloc((size_t)n * sizeof *idx);
+  uint16_t *mask = malloc((size_t)n * sizeof *mask), *cm = malloc((size_t)n * sizeof *cm),
+           *wm = malloc((size_t)n * sizeof *wm);
+  struct pb_policy__key *keys = malloc(2 * (size_t)n * sizeof *keys);
+  struct pb_policy__label *labs = malloc(2 * (size_t)n * sizeof *labs);
+  int32_t *p0 = malloc((size_t)n * sizeof *p0), *p1 = malloc((size_t)n * sizeof *p1);
+  uint8_t *z0 = malloc((size_t)n), *z1 = malloc((size_t)n * P);
+  int status = -1;
+  if (!wk || !idx || !mask || !cm || !wm || !keys || !labs || !p0 || !p1 || !z0 || !z1) {
+    pb_error_set("policy: out of memory (n = %d)", n);
+    goto done;
+  }
+  memset(out, 0, sizeof *out);
+  out->N = n;
+  out->n_pol = P;
+  out->n_lambda = in->n_lambda;
+  wk->P = P;
+  wk->NL = in->n_lambda + 2;
+  wk->ncombo = P * P + 2 * P;
+  wk->lam[0] = 0;
+  wk->lam[1] = 1;
+  for (int32_t i = 0; i < in->n_lambda; i++) wk->lam[2 + i] = in->lambda[i];
+
+  /* marginal and observed quantities, and the pairwise switching structure */
+  int64_t cE[PB_POLICY_MAX] = {0}, cR[PB_POLICY_MAX] = {0}, cH[PB_POLICY_MAX] = {0}, cL[PB_POLICY_MAX] = {0};
+  uint8_t sw_c[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}}, sw_w[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}};
+  for (int32_t i = 0; i < n; i++) {
+    uint16_t mk = 0;
+    for (int32_t j = 0; j < P; j++) mk |= (uint16_t)((in->s1[i] >= in->tau[j]) << j);
+    mask[i] = mk;
+    const int c1 = in->pred1[i] == in->label[i];
+    const int aA = in->pred0[i] == in->label[i] && in->s0[i] >= in->tau0;
+    for (int32_t j = 0; j < P; j++) {
+      int acc = (mk >> j) & 1;
+      cE[j] += !c1 && acc;
+      cR[j] += c1 && !acc;
+      cH[j] += aA && !c1 && acc;
+      cL[j] += aA && c1 && !acc;
+      for (int32_t l = 0; l < P; l++)
+        if (acc != ((mk >> l) & 1)) {
+          if (c1) sw_c[j][l] = 1;
+          else sw_w[j][l] = 1;
+        }
+    }
+  }
+  for (int32_t j = 0; j < P; j++) {
+    out->E[j] = (double)cE[j] / n;
+    out->Rj[j] = (double)cR[j] / n;
+    out->H_obs[j] = (double)cH[j] / n;
+    out->L_obs[j] = (double)cL[j] / n;
+    for (int32_t l = 0; l < P; l++) {
+      out->mixed[j][l] = sw_c[j][l] && sw_w[j][l];
+      out->same[j][l] = !sw_c[j][l] && !sw_w[j][l];
+    }
+  }
+
+  /* classes in ascending label order, records in index order */
+  for (int32_t i = 0; i < n; i++) idx[i] = ((int64_t)in->label[i] << 32) | i;
+  qsort(idx, (size_t)n, sizeof *idx, pb_policy__cmp_i64);
+  for (int32_t i = 0; i < n; i++) idx[i] &= 0xffffffff;
+  for (int32_t st = 0; st < n;) {
+    const int32_t y = in->label[idx[st]];
+    int32_t en = st;
+    while (en < n && in->label[idx[en]] == y) en++;
+    struct pb_policy__class cl = {0};
+    cl.n = en - st;
+    cl.label = y;
+    cl.pred0 = p0;
+    cl.pred1 = p1;
+    cl.z0 = z0;
+    cl.z1 = z1;
+    int32_t nk = 0, nb = 0, nwr = 0;
+    for (int32_t q = 0; q < cl.n; q++) {
+      const int32_t i = idx[st + q];
+      const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
+      p0[q] = in->pred0[i];
+      p1[q] = in->pred1[i];
+      z0[q] = in->s0[i] >= in->tau0;
+      for (int32_t j = 0; j < P; j++) z1[(size_t)j * cl.n + q] = (mask[i] >> j) & 1;
+      cl.a += c0;
+      cl.u += c0 && z0[q];
+      cl.k += c0 && c1;
+      cl.s += !c0 && !c1 && in->pred0[i] == in->pred1[i];
+      if (c1) cm[nb++] = mask[i];
+      else keys[nk++] = (struct pb_policy__key){in->pred1[i], 1, mask[i]};
+      if (!c0) keys[nk++] = (struct pb_policy__key){in->pred0[i], 0, 0};
+    }
+    cl.b = nb;
+    cl.hb = cl.a - cl.k;
+    cl.rb = cl.b - cl.k;
+    cl.m = cl.n - cl.a - cl.b + cl.k;
+    cl.w = cl.m - cl.s;
+    cl.cmask = cm;
+    cl.wmask = wm;
+    qsort(keys, (size_t)nk, sizeof *keys, pb_policy__cmp_key);
+    cl.lab = labs;
+    for (int32_t q = 0; q < nk;) {
+      struct pb_policy__label *L = &labs[cl.n_lab++];
+      L->lab = keys[q].lab;
+      L->c = L->p = 0;
+      L->masks = wm + nwr;
+      for (; q < nk && keys[q].lab == L->lab; q++) {
+        if (keys[q].side == 0) L->c++;
+        else {
+          wm[nwr++] = keys[q].mask;
+          L->p++;
+        }
+      }
+    }
+    if (pb_policy__class(wk, &cl, P)) {
+      if (!pb_error_message()[0]) pb_error_set("policy: class %d: allocation failed", y);
+      goto done;
+    }
+    st = en;
+  }
+
+  /* rates from integer totals */
+  const double N = n;
+  for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
+    for (int32_t j = 0; j < P; j++) {
+      const int32_t hi = P * P + j, lo = P * P + P + j;
+      out->H[lv][j][0] = -(double)wk->tot[lv][lo][1][0] / N;
+      out->H[lv][j][1] = (double)wk->tot[lv][hi][1][0] / N;
+      out->L[lv][j][0] = -(double)wk->tot[lv][lo][0][1] / N;
+      out->L[lv][j][1] = (double)wk->tot[lv][hi][0][1] / N;
+      out->H_mean[lv][j] = lv == PB_LEVEL_I5 && wk->hmean_bad ? NAN : wk->hmean[lv][j] / N;
+      out->L_mean[lv][j] = wk->lmean[lv][j] / N;
+    }
+    for (int32_t li = 0; li < in->n_lambda; li++) {
+      const int32_t q = li + 2;
+      const double lam = wk->lam[q];
+      for (int32_t j = 0; j < P; j++) {
+        const int64_t *th = wk->tot[lv][P * P + j][q], *tl = wk->tot[lv][P * P + P + j][q];
+        out->J[lv][li][j][0] = -(lam * tl[0] + (1 - lam) * tl[1]) / N;
+        out->J[lv][li][j][1] = (lam * th[0] + (1 - lam) * th[1]) / N;
+        out->J_lemma1[lv][li][j] = (lam * wk->lem[lv][q][j][0] + (1 - lam) * wk->lem[lv][q][j][1]) / N;
+        out->Jn[lv][li][j][0] = lam * out->E[j] + (1 - lam) * out->L[lv][j][0];
+        out->Jn[lv][li][j][1] = lam * out->E[j] + (1 - lam) * out->L[lv][j][1];
+        for (int32_t l = 0; l < P; l++) {
+          const int64_t *t = wk->tot[lv][j * P + l][q];
+          out->D[lv][li][j][l] = j == l ? 0.0 : (lam * t[0] + (1 - lam) * t[1]) / N;
+          /* max of L_j - L_l is the lambda = 0 evaluation of the pair */
+          double dl = j == l ? 0.0 : (double)wk->tot[lv][j * P + l][0][1] / N;
+          out->Dn[lv][li][j][l] = j == l ? 0.0 : lam * (out->E[j] - out->E[l]) + (1 - lam) * dl;
+        }
+      }
+    }
+  }
+  out->n_mean_unrepresentable = wk->hmean_bad;
+  status = 0;
+done:
+  if (wk) free(wk->dp);
+  free(wk);
+  free(idx);
+  free(mask);
+  free(cm);
+  free(wm);
+  free(keys);
+  free(labs);
+  free(p0);
+  free(p1);
+  free(z0);
+  free(z1);
+  return status;
+}
