@@ -44,6 +44,12 @@ static int pb_cells__cmp_i32(const void *a, const void *b)
 
 int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, struct pb_cell_block *out)
 {
+  return pb_cells_load_selected(st, first, last, fields, NULL, out);
+}
+
+int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int fields, const uint8_t *want,
+                           struct pb_cell_block *out)
+{
   const struct pb_meta *meta = pb_store_meta(st);
   struct pb_cell_ref *all;
   int64_t n_all = pb_dist_cells(meta, &all);
@@ -61,7 +67,7 @@ int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, 
     int32_t n_eval = pb_dist_eval_count(src), nr = 0;
     int32_t *rows = pb_malloc((size_t)(2 * out->n_cells + 1) * sizeof *rows);
     for (int64_t c = first; c < last && c < n_all; c++)
-      if (all[c].source == s) {
+      if (all[c].source == s && (!want || want[c - first])) {
         rows[nr++] = all[c].model * src->n_conditions + all[c].condition;
         rows[nr++] = all[c].model * src->n_conditions + src->clean;
       }
@@ -80,10 +86,11 @@ int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, 
       for (int64_t c = first; c < last; c++) {
         if (all[c].source != s) continue;
         struct pb_cell_data *d = &out->cells[c - first];
-        size_t a = (size_t)pb_cells__find(rows, u, all[c].model * src->n_conditions + src->clean) * n_eval;
-        size_t b = (size_t)pb_cells__find(rows, u, all[c].model * src->n_conditions + all[c].condition) * n_eval;
         d->ref = all[c];
         d->index = c;
+        if (want && !want[c - first]) continue;
+        size_t a = (size_t)pb_cells__find(rows, u, all[c].model * src->n_conditions + src->clean) * n_eval;
+        size_t b = (size_t)pb_cells__find(rows, u, all[c].model * src->n_conditions + all[c].condition) * n_eval;
         d->n = n_eval;
         d->label = out->labels[s];
         d->pred0 = r->pred ? r->pred + a : NULL;

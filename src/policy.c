@@ -14,6 +14,7 @@
 
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
+#include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
@@ -333,7 +334,18 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   struct pb_cell_block b;
   double t0 = MPI_Wtime();
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
+  /* read only the cells in scope: the panel is 450 of 11,088 */
+  struct pb_cell_ref *all;
+  pb_dist_cells(st.meta, &all);
+  uint8_t *want = pb_malloc((size_t)(st.last > st.first ? st.last - st.first : 1));
+  for (int64_t c = st.first; c < st.last; c++) {
+    const struct pb_source *src = &st.meta->sources[all[c].source];
+    want[c - st.first] = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
+  }
+  free(all);
+  int status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
+                                      want, &b);
+  free(want);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status != PB_OK) return pb_stage_close(&st, status);
   double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();

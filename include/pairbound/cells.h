@@ -33,6 +33,14 @@ struct pb_cell_block {
  * calls with its own range).  @p fields is a PB_FIELD_* mask.
  */
 int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, struct pb_cell_block *out);
+
+/**
+ * As pb_cells_load, reading only the cells c with want[c - first] != 0 (the
+ * others keep their ref and index, with n = 0 and no records), so a stage
+ * restricted to the panel reads only the panel's rows.
+ */
+int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int fields, const uint8_t *want,
+                           struct pb_cell_block *out);
 void pb_cells_free(struct pb_cell_block *b);
 
 #endif /* PAIRBOUND_CELLS_H */

@@ -397,7 +397,17 @@ END_TEST
 
 /* Every loaded cell holds exactly its evaluation records, paired with the
  * same model's clean records, indexed here from what was written. */
+static void check_block_selected(const struct pb_cell_block *b, int64_t first, int64_t last, int fields,
+                                 const uint8_t *want);
+
 static void check_block(const struct pb_cell_block *b, int64_t first, int64_t last, int fields)
+{
+  check_block_selected(b, first, last, fields, NULL);
+}
+
+/* Cells not wanted keep their identity but carry no records. */
+static void check_block_selected(const struct pb_cell_block *b, int64_t first, int64_t last, int fields,
+                                 const uint8_t *want)
 {
   /* global cell list by hand: A (m, fog), (m, snow) for m = 0..2, then B (m, blur), (m, lo w) */
   const int cs[12] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
@@ -413,6 +423,11 @@ static void check_block(const struct pb_cell_block *b, int64_t first, int64_t la
     ck_assert_int_eq(d->ref.source, s);
     ck_assert_int_eq(d->ref.model, m);
     ck_assert_int_eq(d->ref.condition, cond);
+    if (want && !want[c - first]) {
+      ck_assert_int_eq(d->n, 0);
+      ck_assert(d->pred0 == NULL && d->pred1 == NULL && d->s0 == NULL && d->m1 == NULL);
+      continue;
+    }
     int n = s == 0 ? 2 : 3;
     const int *ev = s == 0 ? evalA : evalB;
     const int32_t *lab = s == 0 ? h_labA : h_labB;
@@ -455,6 +470,16 @@ START_TEST(test_cells_load)
   /* a range inside B only, with the top-k bit (ignored by cells) */
   ck_assert(pb_cells_load(st, 9, 11, PB_FIELD_ALL, &b) == PB_OK);
   check_block(&b, 9, 11, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE);
+  pb_cells_free(&b);
+  /* selected cells only: every third cell of a range crossing the sources, then none */
+  uint8_t want[10];
+  for (int i = 0; i < 10; i++) want[i] = i % 3 == 1;
+  ck_assert(pb_cells_load_selected(st, 1, 11, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want, &b) == PB_OK);
+  check_block_selected(&b, 1, 11, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want);
+  pb_cells_free(&b);
+  memset(want, 0, sizeof want);
+  ck_assert(pb_cells_load_selected(st, 1, 11, PB_FIELD_PRED, want, &b) == PB_OK);
+  check_block_selected(&b, 1, 11, PB_FIELD_PRED, want);
   pb_cells_free(&b);
   /* an empty range */
   ck_assert(pb_cells_load(st, 5, 5, PB_FIELD_PRED, &b) == PB_OK);
