@@ -354,22 +354,6 @@ static int pb_identify__write_cells(struct pb_stage *st, const struct pb_cell_bl
   return status;
 }
 
-/* Every cell's record on every rank, in cell order, for the diagnostics tables
- * and the resampling (which runs on all ranks). */
-static double *pb_identify__gather(const struct pb_stage *st, const struct pb_cell_block *b, const double *recs)
-{
-  int size = st->size, mine = (int)(b->n_cells * PB_IF_N);
-  int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
-  MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, st->comm);
-  displs[0] = 0;
-  for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
-  double *all = pb_malloc((size_t)(st->n_cells > 0 ? st->n_cells : 1) * PB_IF_N * sizeof *all);
-  MPI_Allgatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, st->comm);
-  free(counts);
-  free(displs);
-  return all;
-}
-
 int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
                     const struct pb_protocol_options *popt, const struct pb_identify_options *opt,
                     const char *provenance)
@@ -388,7 +372,8 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   double t1 = MPI_Wtime();
   if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
   if (status == PB_OK) {
-    double *all = pb_identify__gather(&st, &b, recs);
+    /* every rank: the resampling runs on all of them */
+    double *all = pb_stage_gather(&st, b.n_cells, PB_IF_N, recs, 1);
     struct pb_identify_intervals iv;
     status = pb_identify_intervals(st.meta, all, st.n_cells, opt, comm, &iv);
     if (status == PB_OK && st.rank == 0)

@@ -30,84 +30,21 @@ static double pb_mean_get(const struct pb_mean *m) { return m->n ? m->sum / m->n
 
 static double pb_rep__width(const double *r, int lo) { return (r[lo + 1] - r[lo]) * PP; }
 
-/* A report file: TSV text and markdown text built side by side. */
-struct pb_rep {
-  struct pb_text tsv, md;
-};
-
-static void pb_rep__cell(struct pb_rep *t, double x, int digits)
+/* First cells of a row: the source, and a tier label when given. */
+static void pb_rep__label(struct pb_table *t, const char *source, const char *tier)
 {
-  pb_text_double(&t->tsv, x);
-  if (isnan(x)) pb_text_printf(&t->md, " | n/a");
-  else pb_text_printf(&t->md, " | %.*f", digits, x);
-}
-
-static void pb_rep__count(struct pb_rep *t, int64_t n)
-{
-  pb_text_printf(&t->tsv, "\t%lld", (long long)n);
-  pb_text_printf(&t->md, " | %lld", (long long)n);
-}
-
-/* md_cols: markdown columns when they differ from the TSV's (intervals shown inline). */
-static void pb_rep__header_md(struct pb_rep *t, const char *title, const char *note, const char *cols,
-                              const char *md_cols)
-{
-  pb_text_printf(&t->md, "\n### %s\n\n%s\n\n|", title, note);
-  char *c = pb_strdup(md_cols), *save = NULL;
-  int n = 0;
-  for (char *w = strtok_r(c, "\t", &save); w; w = strtok_r(NULL, "\t", &save), n++) pb_text_printf(&t->md, " %s |", w);
-  pb_text_printf(&t->md, "\n|");
-  while (n--) pb_text_printf(&t->md, "---|");
-  pb_text_printf(&t->md, "\n");
-  pb_text_printf(&t->tsv, "%s\n", cols);
-  free(c);
-}
-
-static void pb_rep__header(struct pb_rep *t, const char *title, const char *note, const char *cols)
-{
-  pb_rep__header_md(t, title, note, cols, cols);
-}
-
-static void pb_rep__label(struct pb_rep *t, const char *source, const char *tier)
-{
-  pb_text_printf(&t->tsv, "%s", source);
-  pb_text_printf(&t->md, "| %s", source);
-  if (tier) {
-    pb_text_printf(&t->tsv, "\t%s", tier);
-    pb_text_printf(&t->md, " | %s", tier);
-  }
-}
-
-static void pb_rep__end(struct pb_rep *t)
-{
-  pb_text_printf(&t->tsv, "\n");
-  pb_text_printf(&t->md, " |\n");
-}
-
-static int pb_rep__flush(struct pb_rep *t, struct pb_results *res, const char *name, struct pb_text *report)
-{
-  char *path = pb_results_report_path(res, name);
-  struct pb_outfile f;
-  int status = pb_outfile_open(&f, path);
-  if (status == PB_OK) {
-    fwrite(t->tsv.buf, 1, t->tsv.len, f.fp);
-    status = pb_outfile_commit(&f);
-  }
-  free(path);
-  pb_text_printf(report, "%s", t->md.buf ? t->md.buf : "");
-  pb_text_free(&t->tsv);
-  pb_text_free(&t->md);
-  return status;
+  pb_table_str(t, source, 1);
+  if (tier) pb_table_str(t, tier, 0);
 }
 
 /* Table 6: full-grid mean widths. */
 static void pb_rep__grid(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                         int64_t n_cells, struct pb_rep *t)
+                         int64_t n_cells, struct pb_table *t)
 {
-  pb_rep__header(t, "Full-grid mean identification widths (seed Table 6)",
+  pb_table_begin(t, "Full-grid mean identification widths (seed Table 6)",
                  "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. "
                  "For L and dMk the I5 bounds equal Ik (Theorem 1).",
-                 "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells");
+                 "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_mean m[5] = {{0}};
     int64_t n = 0, straddle = 0, zero = 0;
@@ -124,25 +61,25 @@ static void pb_rep__grid(const struct pb_meta *meta, const struct pb_cell_ref *c
       straddle += r[PB_IF_D_IK_LO] < 0 && r[PB_IF_D_IK_HI] > 0;
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_rep__count(t, n);
-    for (int j = 0; j < 5; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
-    pb_rep__count(t, m[4].n);
-    pb_rep__count(t, straddle);
-    pb_rep__count(t, zero);
-    pb_rep__end(t);
+    pb_table_int(t, n);
+    for (int j = 0; j < 5; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    pb_table_int(t, m[4].n);
+    pb_table_int(t, straddle);
+    pb_table_int(t, zero);
+    pb_table_end_row(t);
   }
 }
 
 /* Table 7 (and the A.10 ranges): panel cells with the I5 pass. */
 static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                          int64_t n_cells, struct pb_rep *t)
+                          int64_t n_cells, struct pb_table *t)
 {
-  pb_rep__header(t, "Panel: H widths by information level (seed Table 7)",
+  pb_table_begin(t, "Panel: H widths by information level (seed Table 7)",
                  "Percentage points; the same panel cells at every level. Extra = Ik - I5 width; narrower counts "
                  "cells with a strictly narrower I5 interval. L and dMk at I5 (equal to Ik by Theorem 1) and the "
                  "variable-support dMk range at I0 (A.10) follow; normalised H = I5 width / maximum feasible H mass.",
                  "source\tcells\tH_I0\tH_Ik\tH_I5\textra\tnarrower\tL_I5\tdMk_I5\tdMk_I0_varsupport\t"
-                 "dMk_I0_defined\tH_normalised");
+                 "dMk_I0_defined\tH_normalised", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_mean m[8] = {{0}};
     int64_t n = 0, narrower = 0;
@@ -163,23 +100,23 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *
       if (r[PB_IF_H_I0_HI] > 0) pb_mean_add(&m[7], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_rep__count(t, n);
-    for (int j = 0; j < 4; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
-    pb_rep__count(t, narrower);
-    for (int j = 4; j < 7; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
-    pb_rep__count(t, m[6].n);
-    pb_rep__cell(t, pb_mean_get(&m[7]), 4);
-    pb_rep__end(t);
+    pb_table_int(t, n);
+    for (int j = 0; j < 4; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    pb_table_int(t, narrower);
+    for (int j = 4; j < 7; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    pb_table_int(t, m[6].n);
+    pb_table_num(t, pb_mean_get(&m[7]), 4);
+    pb_table_end_row(t);
   }
 }
 
 /* Table 9: signed decomposition on positive-K cells, with the 1e-8 pp tie rule. */
 static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                                  int64_t n_cells, struct pb_rep *t)
+                                  int64_t n_cells, struct pb_table *t)
 {
-  pb_rep__header(t, "Signed confidence decomposition (seed Table 9, Eq. 9)",
+  pb_table_begin(t, "Signed confidence decomposition (seed Table 9, Eq. 9)",
                  "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.",
-                 "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct");
+                 "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_mean m[3] = {{0}};
     int64_t n = 0, vbig = 0;
@@ -194,10 +131,10 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_ce
       vbig += V > W + PB_DECOMPOSITION_TIE_PP;
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_rep__count(t, n);
-    for (int j = 0; j < 3; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
-    pb_rep__cell(t, n ? PP * (double)vbig / n : NAN, 1);
-    pb_rep__end(t);
+    pb_table_int(t, n);
+    for (int j = 0; j < 3; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    pb_table_num(t, n ? PP * (double)vbig / n : NAN, 1);
+    pb_table_end_row(t);
   }
 }
 
@@ -264,19 +201,19 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
 
 /* Table 10 (with model-group intervals when drawn) or Table 11. */
 static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_rep *t, int table, const struct pb_identify_intervals *iv)
+                            int64_t n_cells, struct pb_table *t, int table, const struct pb_identify_intervals *iv)
 {
   if (table == 10)
-    pb_rep__header_md(t, "Paired-to-unpaired variance ratio (seed Table 10)",
+    pb_table_begin(t, "Paired-to-unpaired variance ratio (seed Table 10)",
                       "var(X - X') / (var(X) + var(X')) over evaluation pairs, mean over cells (weighted equally); "
                       "[lo, hi]: 95% percentile intervals from resampling the model groups (--group-draws).",
                       "source\ttier\tcells\tC\tS\tM\tC_lo\tC_hi\tS_lo\tS_hi\tM_lo\tM_hi",
                       "source\ttier\tcells\tC\tS\tM");
   else
-    pb_rep__header(t, "Identification of K from accuracies alone (seed Table 11)",
+    pb_table_begin(t, "Identification of K from accuracies alone (seed Table 11)",
                    "Percentage points of N: width of K from per-class accuracies and from global accuracies, observed "
                    "gross flips h + r, and the share of classes whose overlap is pinned.",
-                   "source\ttier\tcells\tK_width_classwise\tK_width_global\tobserved_h_plus_r\tpinned_pct");
+                   "source\ttier\tcells\tK_width_classwise\tK_width_global\tobserved_h_plus_r\tpinned_pct", NULL);
   int32_t (*rows)[2] = pb_malloc((size_t)pb_rep__max_rows(meta) * sizeof *rows);
   int32_t nr = pb_rep__tier_rows(meta, cells, recs, n_cells, rows);
   for (int32_t row = 0; row < nr; row++) {
@@ -296,7 +233,7 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref
       }
     }
     pb_rep__label(t, meta->sources[rows[row][0]].name, rows[row][1] < 0 ? "all tiers" : pb_tier_name(rows[row][1]));
-    pb_rep__count(t, n);
+    pb_table_int(t, n);
     if (table == 10) {
       for (int j = 0; j < 3; j++) {
         const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
@@ -310,23 +247,23 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref
         pb_text_double(&t->tsv, v ? v->hi : NAN);
       }
     } else {
-      for (int j = 0; j < 4; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 2);
+      for (int j = 0; j < 4; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
     }
-    pb_rep__end(t);
+    pb_table_end_row(t);
   }
   free(rows);
 }
 
 /* H.2: independent counterparts against the mean over permutation replicates. */
 static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                         int64_t n_cells, struct pb_rep *t, int32_t replicates)
+                         int64_t n_cells, struct pb_table *t, int32_t replicates)
 {
   char note[256];
   snprintf(note, sizeof note, "Cell means of the independent values (Eq. 4, Eq. 14) and of the same targets under %d "
            "uniform within-class permutations per cell (H.2's empirical control); rates in pp, dMk over K > 0.",
            replicates);
-  pb_rep__header(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
-                 "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm");
+  pb_table_begin(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
+                 "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_mean m[6] = {{0}};
     int64_t n = 0;
@@ -342,24 +279,24 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *c
       pb_mean_add(&m[5], r[PB_IF_D_PERM] * PP);
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_rep__count(t, n);
-    for (int j = 0; j < 6; j++) pb_rep__cell(t, pb_mean_get(&m[j]), 3);
-    pb_rep__end(t);
+    pb_table_int(t, n);
+    for (int j = 0; j < 6; j++) pb_table_num(t, pb_mean_get(&m[j]), 3);
+    pb_table_end_row(t);
   }
 }
 
 /* B.2 / Table 8: panel I5 widths before and after matching support; seed means first. */
 static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_rep *t)
+                            int64_t n_cells, struct pb_table *t)
 {
-  pb_rep__header(t, "Matched support (seed Table 8, Appendix B.2)",
+  pb_table_begin(t, "Matched support (seed Table 8, Appendix B.2)",
                  "Panel cells, I5 widths in percentage points, original vs matched to the classes common to every "
                  "source with two evaluation records per class (SHA-256 order of seed, source, class, image; seeds "
                  "20260910-20260914). Matched values average defined cells within each seed, then the seeds "
                  "equally; min/max over seeds are sensitivity summaries. H_norm divides each H width by the "
                  "maximum feasible H mass.",
                  "source\tH_orig\tH_matched\tL_orig\tL_matched\tdMk_orig\tdMk_matched\tdMk_matched_min\t"
-                 "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched");
+                 "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_mean orig[4] = {{0}}, seeds[4] = {{0}};
     double dmin = INFINITY, dmax = -INFINITY;
@@ -385,15 +322,15 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
     for (int k = 0; k < 3; k++) {
-      pb_rep__cell(t, pb_mean_get(&orig[k]), 2);
-      pb_rep__cell(t, pb_mean_get(&seeds[k]), 2);
+      pb_table_num(t, pb_mean_get(&orig[k]), 2);
+      pb_table_num(t, pb_mean_get(&seeds[k]), 2);
     }
-    pb_rep__cell(t, isinf(dmin) ? NAN : dmin, 2);
-    pb_rep__cell(t, isinf(dmax) ? NAN : dmax, 2);
-    pb_rep__count(t, undefined);
-    pb_rep__cell(t, pb_mean_get(&orig[3]), 4);
-    pb_rep__cell(t, pb_mean_get(&seeds[3]), 4);
-    pb_rep__end(t);
+    pb_table_num(t, isinf(dmin) ? NAN : dmin, 2);
+    pb_table_num(t, isinf(dmax) ? NAN : dmax, 2);
+    pb_table_int(t, undefined);
+    pb_table_num(t, pb_mean_get(&orig[3]), 4);
+    pb_table_num(t, pb_mean_get(&seeds[3]), 4);
+    pb_table_end_row(t);
   }
 }
 
@@ -423,29 +360,29 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
   struct pb_cell_ref *cells;
   pb_dist_cells(meta, &cells);
   struct pb_text md = {0};
-  struct pb_rep t = {{0}, {0}};
+  struct pb_table t = {{0}, {0}};
   int status = PB_OK;
   pb_rep__protocol(meta, p, &md);
   pb_text_printf(&md, "\n## Identification (pairbound bounds)\n\nPer-cell intervals: report/bounds.tsv. "
                       "I5 and the variable-support dMk range cover the %s.\n",
                  opt->i5_scope == PB_IDENTIFY_I5_ALL ? "full grid" : opt->i5_scope == PB_IDENTIFY_I5_PANEL ? "panel" : "no cell");
   pb_rep__grid(meta, cells, recs, n_cells, &t);
-  status |= pb_rep__flush(&t, res, "identification_grid.tsv", &md);
+  status |= pb_table_flush(&t, res, "identification_grid.tsv", &md);
   pb_rep__panel(meta, cells, recs, n_cells, &t);
-  status |= pb_rep__flush(&t, res, "identification_panel.tsv", &md);
+  status |= pb_table_flush(&t, res, "identification_panel.tsv", &md);
   pb_rep__decomposition(meta, cells, recs, n_cells, &t);
-  status |= pb_rep__flush(&t, res, "identification_decomposition.tsv", &md);
+  status |= pb_table_flush(&t, res, "identification_decomposition.tsv", &md);
   pb_rep__by_tier(meta, cells, recs, n_cells, &t, 10, iv);
-  status |= pb_rep__flush(&t, res, "identification_variance_ratio.tsv", &md);
+  status |= pb_table_flush(&t, res, "identification_variance_ratio.tsv", &md);
   pb_rep__by_tier(meta, cells, recs, n_cells, &t, 11, iv);
-  status |= pb_rep__flush(&t, res, "identification_accuracy_only.tsv", &md);
+  status |= pb_table_flush(&t, res, "identification_accuracy_only.tsv", &md);
   if (opt->perm_replicates > 0) {
     pb_rep__perm(meta, cells, recs, n_cells, &t, opt->perm_replicates);
-    status |= pb_rep__flush(&t, res, "identification_permutation.tsv", &md);
+    status |= pb_table_flush(&t, res, "identification_permutation.tsv", &md);
   }
   if (opt->matched) {
     pb_rep__matched(meta, cells, recs, n_cells, &t);
-    status |= pb_rep__flush(&t, res, "identification_matched.tsv", &md);
+    status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
   }
   if (status == PB_OK) {
     char *path = pb_results_report_path(res, "REPORT.md");

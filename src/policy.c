@@ -308,24 +308,6 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
   return status;
 }
 
-static double *pb_policy__gather(const struct pb_stage *st, const struct pb_cell_block *b, int32_t rec_len,
-                                 const double *recs)
-{
-  int size = st->size, mine = (int)(b->n_cells * rec_len);
-  int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
-  MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, st->comm);
-  double *all = NULL;
-  if (st->rank == 0) {
-    displs[0] = 0;
-    for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
-    all = pb_malloc((size_t)(st->n_cells > 0 ? st->n_cells : 1) * rec_len * sizeof *all);
-  }
-  MPI_Gatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, st->comm);
-  free(counts);
-  free(displs);
-  return all;
-}
-
 int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
                   const struct pb_protocol_options *popt, const struct pb_policy_options *opt,
                   const char *provenance)
@@ -360,7 +342,7 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_text_free(&tb);
   pb_text_free(&tp);
   if (status == PB_OK) {
-    double *all = pb_policy__gather(&st, &b, rec_len, recs);
+    double *all = pb_stage_gather(&st, b.n_cells, rec_len, recs, 0);
     if (st.rank == 0) status = pb_policy_report(st.meta, all, st.n_cells, rec_len, opt, pb_policy__primary(opt), st.results);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(all);

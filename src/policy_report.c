@@ -17,64 +17,6 @@
 
 #define PP 100.0
 
-struct pb_prep {
-  struct pb_text tsv, md;
-};
-
-static void pb_prep__header(struct pb_prep *t, const char *title, const char *note, const char *cols)
-{
-  pb_text_printf(&t->md, "\n### %s\n\n%s\n\n|", title, note);
-  char *c = pb_strdup(cols), *save = NULL;
-  int n = 0;
-  for (char *w = strtok_r(c, "\t", &save); w; w = strtok_r(NULL, "\t", &save), n++) pb_text_printf(&t->md, " %s |", w);
-  pb_text_printf(&t->md, "\n|");
-  while (n--) pb_text_printf(&t->md, "---|");
-  pb_text_printf(&t->md, "\n");
-  pb_text_printf(&t->tsv, "%s\n", cols);
-  free(c);
-}
-
-static void pb_prep__str(struct pb_prep *t, const char *s, int first)
-{
-  pb_text_printf(&t->tsv, "%s%s", first ? "" : "\t", s);
-  pb_text_printf(&t->md, "%s %s", first ? "|" : " |", s);
-}
-
-static void pb_prep__int(struct pb_prep *t, int64_t v)
-{
-  pb_text_printf(&t->tsv, "\t%lld", (long long)v);
-  pb_text_printf(&t->md, " | %lld", (long long)v);
-}
-
-static void pb_prep__num(struct pb_prep *t, double x, int digits)
-{
-  pb_text_double(&t->tsv, x);
-  if (isnan(x)) pb_text_printf(&t->md, " | n/a");
-  else pb_text_printf(&t->md, " | %.*f", digits, x);
-}
-
-static void pb_prep__end(struct pb_prep *t)
-{
-  pb_text_printf(&t->tsv, "\n");
-  pb_text_printf(&t->md, " |\n");
-}
-
-static int pb_prep__flush(struct pb_prep *t, struct pb_results *res, const char *name, struct pb_text *md)
-{
-  char *path = pb_results_report_path(res, name);
-  struct pb_outfile f;
-  int status = pb_outfile_open(&f, path);
-  if (status == PB_OK) {
-    fwrite(t->tsv.buf, 1, t->tsv.len, f.fp);
-    status = pb_outfile_commit(&f);
-  }
-  free(path);
-  pb_text_printf(md, "%s", t->md.buf ? t->md.buf : "");
-  pb_text_free(&t->tsv);
-  pb_text_free(&t->md);
-  return status;
-}
-
 static const double *pb_prep__lam(const double *rec, int32_t li) { return rec + PB_PC_NBASE + (size_t)li * PB_PL_N; }
 
 /* Synthetic-corruption sources are Syn and Syn-B; every other source is a real capture (D.1). */
@@ -82,13 +24,13 @@ static int pb_prep__real(const char *name) { return strcmp(name, "Syn") != 0 && 
 
 /* Table 12 (+ the directed counts behind it) at the primary weight. */
 static void pb_prep__orderings(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                               int64_t n_cells, int32_t rl, int32_t li, struct pb_prep *t)
+                               int64_t n_cells, int32_t rl, int32_t li, struct pb_table *t)
 {
-  pb_prep__header(t, "Additional strict policy comparisons (seed Table 12 / Table 4)",
+  pb_table_begin(t, "Additional strict policy comparisons (seed Table 12 / Table 4)",
                   "Cells with at least one mixed-outcome ordering: `shared` = D+ < -1e-12 missed by the separate "
                   "I5 intervals; `plus_k`, `plus_5` = strict at the richer level but not at the poorer one "
                   "(I0 -> Ik, Ik -> I5). `directed_*` count ordered pairs.",
-                  "source\tcells\tshared\tplus_k\tplus_5\tdirected_shared\tdirected_plus_k\tdirected_plus_5");
+                  "source\tcells\tshared\tplus_k\tplus_5\tdirected_shared\tdirected_plus_k\tdirected_plus_5", NULL);
   for (int32_t s = 0; s <= meta->n_sources; s++) {
     int64_t v[7] = {0};
     for (int64_t c = 0; c < n_cells; c++) {
@@ -103,20 +45,20 @@ static void pb_prep__orderings(const struct pb_meta *meta, const struct pb_cell_
       v[5] += (int64_t)l[PB_PL_INCK];
       v[6] += (int64_t)l[PB_PL_INC5];
     }
-    pb_prep__str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
-    for (int i = 0; i < 7; i++) pb_prep__int(t, v[i]);
-    pb_prep__end(t);
+    pb_table_str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
+    for (int i = 0; i < 7; i++) pb_table_int(t, v[i]);
+    pb_table_end_row(t);
   }
 }
 
 /* Post hoc merge of identical acceptance vectors (Appendix D). */
 static void pb_prep__actions(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                             int64_t n_cells, int32_t rl, int32_t li, struct pb_prep *t)
+                             int64_t n_cells, int32_t rl, int32_t li, struct pb_table *t)
 {
-  pb_prep__header(t, "Cells left with one distinct action",
+  pb_table_begin(t, "Cells left with one distinct action",
                   "After removing policies strictly worse than another throughout the feasible set, thresholds "
                   "with identical evaluation acceptance vectors are merged (post hoc diagnostic).",
-                  "source\tcells\tone_action_I0\tone_action_Ik\tone_action_I5");
+                  "source\tcells\tone_action_I0\tone_action_Ik\tone_action_I5", NULL);
   for (int32_t s = 0; s <= meta->n_sources; s++) {
     int64_t v[4] = {0};
     for (int64_t c = 0; c < n_cells; c++) {
@@ -126,9 +68,9 @@ static void pb_prep__actions(const struct pb_meta *meta, const struct pb_cell_re
       v[0]++;
       for (int lv = 0; lv < 3; lv++) v[1 + lv] += l[PB_PL_NACT + lv] == 1;
     }
-    pb_prep__str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
-    for (int i = 0; i < 4; i++) pb_prep__int(t, v[i]);
-    pb_prep__end(t);
+    pb_table_str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
+    for (int i = 0; i < 4; i++) pb_table_int(t, v[i]);
+    pb_table_end_row(t);
   }
 }
 
@@ -144,13 +86,13 @@ static void pb_prep__bwt(const double *l, int lv, int64_t bwt[3])
 
 /* Table 13 at the primary weight, I5, with the two controls. */
 static void pb_prep__selection(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                               int64_t n_cells, int32_t rl, int32_t li, struct pb_prep *t)
+                               int64_t n_cells, int32_t rl, int32_t li, struct pb_table *t)
 {
-  pb_prep__header(t, "Realized regret of the selection rules (seed Table 13)",
+  pb_table_begin(t, "Realized regret of the selection rules (seed Table 13)",
                   "I5; mean realized regret in percentage points (cells equally weighted within source); "
                   "Better/Worse/Tied: minimax lower/higher/equal realized cost than the feasible-permutation mean rule. "
                   "Controls: the fixed 80% policy and the marginal proxy.",
-                  "source\tcells\tfeasible_mean\tminimax\tbetter\tworse\ttied\tfixed80\tproxy");
+                  "source\tcells\tfeasible_mean\tminimax\tbetter\tworse\ttied\tfixed80\tproxy", NULL);
   for (int32_t s = 0; s <= meta->n_sources; s++) {
     double sum[4] = {0};
     int64_t n[4] = {0}, cells_n = 0, bwt[3] = {0};
@@ -164,25 +106,25 @@ static void pb_prep__selection(const struct pb_meta *meta, const struct pb_cell_
         if (!isnan(v[i])) sum[i] += v[i] * PP, n[i]++;
       pb_prep__bwt(l, 2, bwt);
     }
-    pb_prep__str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
-    pb_prep__int(t, cells_n);
-    pb_prep__num(t, n[0] ? sum[0] / n[0] : NAN, 6);
-    pb_prep__num(t, n[1] ? sum[1] / n[1] : NAN, 6);
-    for (int i = 0; i < 3; i++) pb_prep__int(t, bwt[i]);
-    pb_prep__num(t, n[2] ? sum[2] / n[2] : NAN, 6);
-    pb_prep__num(t, n[3] ? sum[3] / n[3] : NAN, 6);
-    pb_prep__end(t);
+    pb_table_str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
+    pb_table_int(t, cells_n);
+    pb_table_num(t, n[0] ? sum[0] / n[0] : NAN, 6);
+    pb_table_num(t, n[1] ? sum[1] / n[1] : NAN, 6);
+    for (int i = 0; i < 3; i++) pb_table_int(t, bwt[i]);
+    pb_table_num(t, n[2] ? sum[2] / n[2] : NAN, 6);
+    pb_table_num(t, n[3] ? sum[3] / n[3] : NAN, 6);
+    pb_table_end_row(t);
   }
 }
 
 /* Table 14: the weight grid at I5 over all cells in scope. */
 static void pb_prep__weights(const struct pb_policy_options *opt, const double *recs, int64_t n_cells, int32_t rl,
-                             struct pb_prep *t)
+                             struct pb_table *t)
 {
-  pb_prep__header(t, "Selection over the weight grid (seed Table 14)",
+  pb_table_begin(t, "Selection over the weight grid (seed Table 14)",
                   "I5; delta = feasible-mean regret minus minimax regret in percentage points, averaged equally over "
                   "cells (negative favours the mean rule).",
-                  "lambda\tcells\tdelta_pp\tbetter\tworse\ttied");
+                  "lambda\tcells\tdelta_pp\tbetter\tworse\ttied", NULL);
   for (int32_t li = 0; li < opt->n_lambdas; li++) {
     double sum = 0;
     int64_t n = 0, bwt[3] = {0};
@@ -196,23 +138,23 @@ static void pb_prep__weights(const struct pb_policy_options *opt, const double *
     }
     char lam[40];
     pb_format_double(opt->lambdas[li], lam);
-    pb_prep__str(t, lam, 1);
-    pb_prep__int(t, n);
-    pb_prep__num(t, n ? sum / n : NAN, 6);
-    for (int i = 0; i < 3; i++) pb_prep__int(t, bwt[i]);
-    pb_prep__end(t);
+    pb_table_str(t, lam, 1);
+    pb_table_int(t, n);
+    pb_table_num(t, n ? sum / n : NAN, 6);
+    for (int i = 0; i < 3; i++) pb_table_int(t, bwt[i]);
+    pb_table_end_row(t);
   }
 }
 
 /* Figure 5 data: per source and weight, the fraction of cells with an additional certified ordering. */
 static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_cell_ref *cells,
                              const struct pb_policy_options *opt, const double *recs, int64_t n_cells, int32_t rl,
-                             struct pb_prep *t)
+                             struct pb_table *t)
 {
-  pb_prep__header(t, "Sensitivity to the cost weight (seed Figure 5 data)",
+  pb_table_begin(t, "Sensitivity to the cost weight (seed Figure 5 data)",
                   "Fraction of cells with an additional certified mixed-outcome ordering: shared correspondence vs "
                   "separate I5 intervals, and the information increments I0 -> Ik and Ik -> I5.",
-                  "source\tlambda\tcells\tshared\tplus_k\tplus_5");
+                  "source\tlambda\tcells\tshared\tplus_k\tplus_5", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int32_t li = 0; li < opt->n_lambdas; li++) {
       int64_t v[4] = {0};
@@ -227,22 +169,22 @@ static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_cell_re
       }
       char lam[40];
       pb_format_double(opt->lambdas[li], lam);
-      pb_prep__str(t, meta->sources[s].name, 1);
-      pb_prep__str(t, lam, 0);
-      pb_prep__int(t, v[0]);
-      for (int i = 1; i < 4; i++) pb_prep__num(t, v[0] ? (double)v[i] / v[0] : NAN, 4);
-      pb_prep__end(t);
+      pb_table_str(t, meta->sources[s].name, 1);
+      pb_table_str(t, lam, 0);
+      pb_table_int(t, v[0]);
+      for (int i = 1; i < 4; i++) pb_table_num(t, v[0] ? (double)v[i] / v[0] : NAN, 4);
+      pb_table_end_row(t);
     }
 }
 
 /* Numerical checks: Lemma 1 residual, Corollary 1 violations, exact means. */
-static void pb_prep__checks(const double *recs, int64_t n_cells, int32_t rl, struct pb_prep *t)
+static void pb_prep__checks(const double *recs, int64_t n_cells, int32_t rl, struct pb_table *t)
 {
-  pb_prep__header(t, "Numerical checks",
+  pb_table_begin(t, "Numerical checks",
                   "Lemma 1: largest |Eq. 8 - direct maximisation| in percentage points over all levels, weights and "
                   "policies. Corollary 1: natural-cost interval ends and D'+ that differ between Ik and I5 (must be 0). "
                   "Unrepresentable means: I5 classes whose exact bijection counts exceed 128 bits (feasible mean NaN).",
-                  "cells\tlemma1_max_residual_pp\tcorollary1_violations\tunrepresentable_mean_classes");
+                  "cells\tlemma1_max_residual_pp\tcorollary1_violations\tunrepresentable_mean_classes", NULL);
   double res = 0;
   int64_t n = 0, viol = 0, bad = 0;
   for (int64_t c = 0; c < n_cells; c++) {
@@ -255,17 +197,17 @@ static void pb_prep__checks(const double *recs, int64_t n_cells, int32_t rl, str
   }
   pb_text_printf(&t->tsv, "%lld", (long long)n);
   pb_text_printf(&t->md, "| %lld", (long long)n);
-  pb_prep__num(t, res, 17);
-  pb_prep__int(t, viol);
-  pb_prep__int(t, bad);
-  pb_prep__end(t);
+  pb_table_num(t, res, 17);
+  pb_table_int(t, viol);
+  pb_table_int(t, bad);
+  pb_table_end_row(t);
 }
 
 /* D.1: among real cells in scope with K > 0 and a mixed certified pair at the
  * primary weight, the cell nearest the median marginal H width of all real
  * cells in scope; ties go to the earlier cell (source, model, condition order). */
 static int pb_prep__illustration(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                                 int64_t n_cells, int32_t rl, struct pb_prep *t)
+                                 int64_t n_cells, int32_t rl, struct pb_table *t)
 {
   double *w = malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *w);
   int64_t nw = 0, best = -1;
@@ -336,7 +278,7 @@ int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t n_c
   struct pb_cell_ref *cells;
   pb_dist_cells(meta, &cells);
   struct pb_text md = {0};
-  struct pb_prep t = {{0}, {0}};
+  struct pb_table t = {{0}, {0}};
   int status = PB_OK;
   char lam[40];
   pb_format_double(opt->lambdas[primary], lam);
@@ -345,19 +287,19 @@ int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t n_c
                       "report/policy_bounds.tsv; pairwise certificates: report/policy_pairs.tsv.\n",
                  opt->all ? "full grid" : "frozen panel", lam);
   pb_prep__orderings(meta, cells, recs, n_cells, rec_len, primary, &t);
-  status |= pb_prep__flush(&t, res, "policy_orderings.tsv", &md);
+  status |= pb_table_flush(&t, res, "policy_orderings.tsv", &md);
   pb_prep__actions(meta, cells, recs, n_cells, rec_len, primary, &t);
-  status |= pb_prep__flush(&t, res, "policy_actions.tsv", &md);
+  status |= pb_table_flush(&t, res, "policy_actions.tsv", &md);
   pb_prep__selection(meta, cells, recs, n_cells, rec_len, primary, &t);
-  status |= pb_prep__flush(&t, res, "policy_selection.tsv", &md);
+  status |= pb_table_flush(&t, res, "policy_selection.tsv", &md);
   pb_prep__weights(opt, recs, n_cells, rec_len, &t);
-  status |= pb_prep__flush(&t, res, "policy_weights.tsv", &md);
+  status |= pb_table_flush(&t, res, "policy_weights.tsv", &md);
   pb_prep__figure5(meta, cells, opt, recs, n_cells, rec_len, &t);
-  status |= pb_prep__flush(&t, res, "policy_figure5.tsv", &md);
+  status |= pb_table_flush(&t, res, "policy_figure5.tsv", &md);
   pb_prep__checks(recs, n_cells, rec_len, &t);
-  status |= pb_prep__flush(&t, res, "policy_checks.tsv", &md);
+  status |= pb_table_flush(&t, res, "policy_checks.tsv", &md);
   pb_prep__illustration(meta, cells, recs, n_cells, rec_len, &t);
-  status |= pb_prep__flush(&t, res, "policy_illustration.tsv", &md);
+  status |= pb_table_flush(&t, res, "policy_illustration.tsv", &md);
   if (status == PB_OK) {
     char *path = pb_results_report_path(res, "policy.md");
     struct pb_outfile f;

@@ -1,6 +1,7 @@
 /* Stage outputs: results.h5 columns written collectively, TSV gathered to rank 0. */
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,4 +224,58 @@ void pb_text_free(struct pb_text *t)
 {
   free(t->buf);
   memset(t, 0, sizeof *t);
+}
+
+void pb_table_begin(struct pb_table *t, const char *title, const char *note, const char *cols, const char *md_cols)
+{
+  pb_text_printf(&t->md, "\n### %s\n\n%s\n\n|", title, note);
+  char *c = pb_strdup(md_cols ? md_cols : cols), *save = NULL;
+  int n = 0;
+  for (char *w = strtok_r(c, "\t", &save); w; w = strtok_r(NULL, "\t", &save), n++) pb_text_printf(&t->md, " %s |", w);
+  pb_text_printf(&t->md, "\n|");
+  while (n--) pb_text_printf(&t->md, "---|");
+  pb_text_printf(&t->md, "\n");
+  pb_text_printf(&t->tsv, "%s\n", cols);
+  free(c);
+}
+
+void pb_table_str(struct pb_table *t, const char *s, int first)
+{
+  pb_text_printf(&t->tsv, "%s%s", first ? "" : "\t", s);
+  pb_text_printf(&t->md, "%s %s", first ? "|" : " |", s);
+}
+
+void pb_table_int(struct pb_table *t, int64_t v)
+{
+  pb_text_printf(&t->tsv, "\t%lld", (long long)v);
+  pb_text_printf(&t->md, " | %lld", (long long)v);
+}
+
+void pb_table_num(struct pb_table *t, double x, int digits)
+{
+  pb_text_double(&t->tsv, x);
+  if (isnan(x)) pb_text_printf(&t->md, " | n/a");
+  else pb_text_printf(&t->md, " | %.*f", digits, x);
+}
+
+void pb_table_end_row(struct pb_table *t)
+{
+  pb_text_printf(&t->tsv, "\n");
+  pb_text_printf(&t->md, " |\n");
+}
+
+int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md)
+{
+  char *path = pb_results_report_path(res, name);
+  struct pb_outfile f;
+  int status = pb_outfile_open(&f, path);
+  if (status == PB_OK) {
+    fwrite(t->tsv.buf, 1, t->tsv.len, f.fp);
+    status = pb_outfile_commit(&f);
+  }
+  free(path);
+  pb_text_printf(md, "%s", t->md.buf ? t->md.buf : "");
+  pb_text_free(&t->tsv);
+  pb_text_free(&t->md);
+  return status;
 }

@@ -46,6 +46,20 @@ void pb_text_printf(struct pb_text *t, const char *fmt, ...) __attribute__((form
 void pb_text_double(struct pb_text *t, double x);  /* tab + shortest round-trip text or nan */
 void pb_text_free(struct pb_text *t);
 
+/* A report table built as TSV and markdown side by side: rows start with
+ * pb_table_str(t, s, 1), continue with cells, end with pb_table_end_row(). */
+struct pb_table {
+  struct pb_text tsv, md;
+};
+/** Title, note and header; @p md_cols (NULL = @p cols) when markdown shows other columns. */
+void pb_table_begin(struct pb_table *t, const char *title, const char *note, const char *cols, const char *md_cols);
+void pb_table_str(struct pb_table *t, const char *s, int first);
+void pb_table_int(struct pb_table *t, int64_t v);
+void pb_table_num(struct pb_table *t, double x, int digits);  /* TSV: full precision; markdown: digits */
+void pb_table_end_row(struct pb_table *t);
+/** Write the TSV as report/NAME, append the markdown to @p md, reset the table. */
+int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md);
+
 /* Build description for provenance: version, git revision, configure flags, CFLAGS. */
 const char *pb_build_info(void);
 
