@@ -422,16 +422,22 @@ static int pb_cli__states(struct pb_cli *cli, int argc, char **argv)
   return pb_cli__stage(cli, argc, argv, &stage);
 }
 
+/* --tau X, shared by every stage that accepts one threshold for every cell. */
+static int pb_cli__tau(struct pb_cli *cli, const char *syn, const char *arg, int *have, float *tau)
+{
+  double x;
+  if (pb_cli__parse_double(arg, 0.0, 1.0, &x)) return pb_cli__usage_error(cli, syn, "--tau must be in [0, 1], got '%s'", arg);
+  *have = 1;
+  *tau = (float)x;
+  return PB_EXIT_OK;
+}
+
 static int pb_cli__bounds_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
 {
   struct pb_identify_options *o = ctx;
-  double x;
   switch (opt) {
   case OPT_TAU:
-    if (pb_cli__parse_double(arg, 0.0, 1.0, &x)) return pb_cli__usage_error(cli, syn, "--tau must be in [0, 1], got '%s'", arg);
-    o->have_tau = 1;
-    o->tau = (float)x;
-    return PB_EXIT_OK;
+    return pb_cli__tau(cli, syn, arg, &o->have_tau, &o->tau);
   case OPT_I5:
     if (!strcmp(arg, "panel")) o->i5_scope = PB_IDENTIFY_I5_PANEL;
     else if (!strcmp(arg, "all")) o->i5_scope = PB_IDENTIFY_I5_ALL;
@@ -482,17 +488,14 @@ static int pb_cli__parse_list(const char *s, double lo, double hi, int max, doub
 static int pb_cli__policy_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
 {
   struct pb_policy_options *o = ctx;
-  double x, v[PB_POLICY_MAX_LAMBDA];
+  double v[PB_POLICY_MAX_LAMBDA];
   int n;
   switch (opt) {
   case OPT_ALL:
     o->all = 1;
     return PB_EXIT_OK;
   case OPT_TAU:
-    if (pb_cli__parse_double(arg, 0.0, 1.0, &x)) return pb_cli__usage_error(cli, syn, "--tau must be in [0, 1], got '%s'", arg);
-    o->have_tau = 1;
-    o->tau = (float)x;
-    return PB_EXIT_OK;
+    return pb_cli__tau(cli, syn, arg, &o->have_tau, &o->tau);
   case OPT_POLICY_TAUS:
     if (pb_cli__parse_list(arg, 0.0, 1.0, PB_POLICY_MAX, v, &n))
       return pb_cli__usage_error(cli, syn, "--policy-taus takes 1 to 8 comma-separated values in [0, 1], got '%s'",
@@ -585,14 +588,10 @@ static int pb_cli__run(struct pb_cli *cli, int argc, char **argv)
 static int pb_cli__verify_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
 {
   struct pb_verify_options *o = ctx;
-  double x;
   unsigned long long u;
   switch (opt) {
   case OPT_TAU:
-    if (pb_cli__parse_double(arg, 0.0, 1.0, &x)) return pb_cli__usage_error(cli, syn, "--tau must be in [0, 1], got '%s'", arg);
-    o->have_tau = 1;
-    o->tau = (float)x;
-    return PB_EXIT_OK;
+    return pb_cli__tau(cli, syn, arg, &o->have_tau, &o->tau);
   case OPT_CELLS:
     if (!strcmp(arg, "all")) o->cells = PB_VERIFY_CELLS_ALL;
     else if (!strcmp(arg, "panel")) o->cells = PB_VERIFY_CELLS_PANEL;

@@ -384,16 +384,7 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
     pb_rep__matched(meta, cells, recs, n_cells, &t);
     status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
   }
-  if (status == PB_OK) {
-    char *path = pb_results_report_path(res, "REPORT.md");
-    struct pb_outfile f;
-    status = pb_outfile_open(&f, path);
-    if (status == PB_OK) {
-      fwrite(md.buf, 1, md.len, f.fp);
-      status = pb_outfile_commit(&f);
-    }
-    free(path);
-  }
+  if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
   free(cells);
   return status ? PB_FAIL : PB_OK;

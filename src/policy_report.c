@@ -300,16 +300,7 @@ int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t n_c
   status |= pb_table_flush(&t, res, "policy_checks.tsv", &md);
   pb_prep__illustration(meta, cells, recs, n_cells, rec_len, &t);
   status |= pb_table_flush(&t, res, "policy_illustration.tsv", &md);
-  if (status == PB_OK) {
-    char *path = pb_results_report_path(res, "policy.md");
-    struct pb_outfile f;
-    status = pb_outfile_open(&f, path);
-    if (status == PB_OK) {
-      fwrite(md.buf, 1, md.len, f.fp);
-      status = pb_outfile_commit(&f);
-    }
-    free(path);
-  }
+  if (status == PB_OK) status = pb_results_write_report(res, "policy.md", md.buf, md.len);
   pb_text_free(&md);
   free(cells);
   return status ? PB_FAIL : PB_OK;

@@ -264,16 +264,22 @@ void pb_table_end_row(struct pb_table *t)
   pb_text_printf(&t->md, " |\n");
 }
 
-int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md)
+int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len)
 {
   char *path = pb_results_report_path(res, name);
   struct pb_outfile f;
   int status = pb_outfile_open(&f, path);
   if (status == PB_OK) {
-    fwrite(t->tsv.buf, 1, t->tsv.len, f.fp);
+    if (len) fwrite(text, 1, len, f.fp);
     status = pb_outfile_commit(&f);
   }
   free(path);
+  return status;
+}
+
+int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md)
+{
+  int status = pb_results_write_report(res, name, t->tsv.buf, t->tsv.len);
   pb_text_printf(md, "%s", t->md.buf ? t->md.buf : "");
   pb_text_free(&t->tsv);
   pb_text_free(&t->md);

@@ -57,6 +57,8 @@ void pb_table_str(struct pb_table *t, const char *s, int first);
 void pb_table_int(struct pb_table *t, int64_t v);
 void pb_table_num(struct pb_table *t, double x, int digits);  /* TSV: full precision; markdown: digits */
 void pb_table_end_row(struct pb_table *t);
+/** Write @p len bytes of @p text as report/NAME (temporary name, then rename); rank 0 only. */
+int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len);
 /** Write the TSV as report/NAME, append the markdown to @p md, reset the table. */
 int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md);
 
