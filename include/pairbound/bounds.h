@@ -1,0 +1,99 @@
+/* Sharp identification bounds for one model x condition cell when the
+ * clean/perturbed correspondence is varied within true classes (seed
+ * Sections 3.1-3.2, 4.1, Appendix A, B.4, H.2).  See docs/bounds.md. */
+#ifndef PAIRBOUND_BOUNDS_H
+#define PAIRBOUND_BOUNDS_H
+
+#include <stdint.h>
+
+/* One model x condition cell (evaluation images only).  Image i's clean
+ * record pairs with image i's perturbed record (the observed correspondence).
+ * All arrays have n entries and are only read. */
+struct pb_cell_input {
+  int32_t n;              /* images (> 0) */
+  const int32_t *label;   /* true labels, any non-negative ints, any order */
+  const int32_t *pred0;   /* clean predicted label */
+  const float *s0;        /* clean maximum probability S */
+  const float *m0;        /* clean true-class probability M */
+  const int32_t *pred1;   /* perturbed predicted label */
+  const float *s1;        /* perturbed S' */
+  const float *m1;        /* perturbed M' */
+  float tau;              /* acceptance threshold: Z = [S >= tau] in float32, both sides */
+};
+
+/* Everything that pb_bounds_cell() derives for a cell.  Rates are counts / n;
+ * an interval is {lower, upper}.  NaN marks an undefined value (dM_k with
+ * empty support) or one that was not requested (want_i5 == 0). */
+struct pb_cell_bounds {
+  int64_t n, h, r, s, w, k;     /* observed five-state totals (Table 1) */
+  int64_t n_classes;            /* distinct true labels */
+  double acc0, acc1;            /* clean / perturbed accuracy */
+  double F;                     /* predicted-label change rate h + r + w */
+  double A;                     /* mean |S - S'| */
+  double Q;                     /* Pearson corr(S, S'); NaN if either side is constant */
+  double E;                     /* P(C' = 0, Z' = 1), correspondence-free */
+  double H_obs, L_obs, dMk_obs; /* values under the observed correspondence */
+
+  double H_I0[2], H_Ik[2], H_I5[2], H_ind;     /* Eq. 4, Eq. 7, exact I5 (DP), Eq. 4 */
+  double L_I0[2], L_Ik[2], L_I5[2], L_ind;     /* Eq. 4, Eq. 5, via I5 blocks, Eq. 4 */
+  double dMk_I0[2], dMk_Ik[2], dMk_I5[2], dMk_ind; /* A.10, Eq. 6, via I5 blocks, Eq. 14 */
+  double W, V;                  /* Eq. 9: dMk_obs - dMk_ind = W + V (NaN when K = 0) */
+
+  /* Appendix C.3 / Table 11: width of the total overlap K / n from accuracies
+   * only, classwise (sum of per-class Frechet widths) and global (A, B, N). */
+  double K_width_class, K_width_global;
+  int64_t n_pinned;             /* classes whose k_y interval is a single value */
+};
+
+/**
+ * Compute observed statistics and all identification intervals of one cell.
+ *
+ * Classes are processed in ascending label order and records within a class
+ * in index order, so floating sums (and therefore the output) are
+ * deterministic and independent of the input order of classes.  Thread-safe:
+ * no global mutable state; a few scratch buffers are allocated per call.
+ *
+ * @param in       the cell's records; every array must have in->n entries,
+ *                 labels and predictions must be >= 0 (a prediction equal to
+ *                 the true label is correct).
+ * @param want_i5  non-zero to also compute the exact five-state H interval
+ *                 (dynamic program per class), L and dM_k through the
+ *                 five-state block structure, and the variable-support dM_k
+ *                 interval at I0 (Appendix A.10); zero fills them with NaN and
+ *                 keeps the call O(n log n).
+ * @param out      filled on success.
+ * @return 0 on success, -1 on invalid input (n <= 0, NULL arrays, negative
+ *         labels or predictions, NaN tau) or allocation failure.
+ */
+int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_bounds *out);
+
+/**
+ * Exact count bounds for H in one class at information level I5.
+ *
+ * The five observed state counts of the class are given by the records
+ * themselves (correct counts a, b) together with the correct-correct count k
+ * and the persistent-wrong count s; then h = a - k, r = b - k and
+ * w = n - a - b + k - s.  The bounds are the minimum and maximum, over all
+ * within-class bijections with exactly these five counts, of the number of
+ * pairs whose clean record is correct and accepted and whose perturbed record
+ * is wrong and accepted.  Cost O((P + L) (h + 1) (s + 1) c) for P wrong
+ * perturbed records, L distinct wrong labels and c the largest per-label
+ * clean multiplicity; no enumeration and no LP.
+ *
+ * @param n      records per side in the class (>= 1)
+ * @param label  the class's true label y
+ * @param pred0  [n] clean predicted labels (== label means correct)
+ * @param z0     [n] clean acceptance flags (0/1)
+ * @param pred1  [n] perturbed predicted labels
+ * @param z1     [n] perturbed acceptance flags (0/1)
+ * @param k      correct-correct count to condition on
+ * @param s      persistent-wrong (same wrong label) count to condition on
+ * @param out    [2] receives {min, max} H count when the return value is 0
+ * @return 0 when some bijection has the requested counts, 1 when none does
+ *         (out is then {-1, -1}), -1 on invalid arguments or allocation failure.
+ */
+int pb_bounds_class_h_i5(int32_t n, int32_t label, const int32_t *pred0, const uint8_t *z0,
+                         const int32_t *pred1, const uint8_t *z1, int32_t k, int32_t s,
+                         int64_t out[2]);
+
+#endif /* PAIRBOUND_BOUNDS_H */

@@ -1,0 +1,44 @@
+/* MPI work distribution: deterministic, cost-aware contiguous partitions of
+ * ordered work lists (rows, cells, replicate blocks). */
+#ifndef PAIRBOUND_DIST_H
+#define PAIRBOUND_DIST_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#include "pairbound/store.h"
+
+/**
+ * Split items 0..n-1 (in order) into @p nparts contiguous ranges of nearly
+ * equal total cost: part p gets [first[p], first[p+1]).  Item i goes to the
+ * part whose share of the total cost contains the midpoint of its own cost, so
+ * the rule is exact integer arithmetic and identical on every rank.
+ * @param first array of nparts + 1 entries.
+ */
+void pb_dist_partition(int64_t n, const int64_t *cost, int nparts, int64_t *first);
+
+/** Partition computed on rank 0 and broadcast (the style every stage uses). */
+void pb_dist_partition_bcast(int64_t n, const int64_t *cost, MPI_Comm comm, int64_t *first);
+
+/* A model x perturbed-condition cell; global cell order is source, model, condition. */
+struct pb_cell_ref {
+  int32_t source, model, condition;
+};
+
+/** All cells of a store in global order, and the number of evaluation images of each source. */
+int64_t pb_dist_cells(const struct pb_meta *meta, struct pb_cell_ref **cells);
+int32_t pb_dist_eval_count(const struct pb_source *src);
+
+/**
+ * Cells of this rank: a contiguous range [*first, *last) of the global cell
+ * list, balanced by evaluation records per cell.
+ */
+void pb_dist_my_cells(const struct pb_meta *meta, MPI_Comm comm, int64_t *first, int64_t *last);
+
+/**
+ * Rows (model x condition, clean included) of this rank: for each source s the
+ * range [lo[s], hi[s]) of its rows, from one source-major list balanced by records.
+ */
+void pb_dist_my_rows(const struct pb_meta *meta, MPI_Comm comm, int32_t *lo, int32_t *hi);
+
+#endif /* PAIRBOUND_DIST_H */

@@ -1,0 +1,64 @@
+/* CSV interchange: `pairbound ingest` (CSV -> record store) and
+ * `pairbound export` (record store -> CSV).  Format: docs/csv.md. */
+#ifndef PAIRBOUND_INGEST_H
+#define PAIRBOUND_INGEST_H
+
+#include <stdint.h>
+
+#include "pairbound/store.h"
+
+/* Options of an ingest.  A zero-initialised struct means: infer every
+ * source's number of classes from the data, empty provenance. */
+struct pb_ingest_options {
+  int32_t default_classes;  /* classes of every source (0 = infer from data) */
+  int n_source_classes;     /* per-source overrides ... */
+  char **class_source;      /* [n_source_classes] source names */
+  int32_t *class_count;     /* [n_source_classes] their class counts */
+  const char *provenance;   /* stored as the store's provenance text (NULL = "") */
+};
+
+/**
+ * Add one `--classes` argument to @p opt: "N" sets default_classes, "SRC=N"
+ * sets the count of source SRC (a later value for the same source replaces an
+ * earlier one).  Strings are copied; release them with pb_ingest_options_free().
+ * @return PB_OK, or PB_FAIL when the argument is malformed or N < 1.
+ */
+int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg);
+
+/** Release what pb_ingest_add_classes() allocated (provenance is not owned). */
+void pb_ingest_options_free(struct pb_ingest_options *opt);
+
+/**
+ * Read and validate a prediction CSV into metadata and dense rows.  The file
+ * is read twice (dictionaries, then records); memory is bounded by the size
+ * of the resulting store, not of the CSV.
+ * @param csv_path  input CSV
+ * @param opt       options (may be NULL)
+ * @param meta      filled on success (release with pb_meta_free())
+ * @param rows      on success *rows is an array [meta->n_sources], row index
+ *                  model * n_conditions + condition (release each with
+ *                  pb_rows_free(), then free() the array)
+ * @return PB_OK, or PB_FAIL with pb_error_message() = "FILE:LINE: reason"
+ *         (or "FILE: reason" for errors about the whole set).
+ */
+int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                    struct pb_rows **rows);
+
+/**
+ * Ingest a CSV into a new store at @p store_path on MPI_COMM_SELF (call it on
+ * one rank).  The store is written as STORE.tmp and renamed when complete; on
+ * any error neither STORE nor STORE.tmp is left behind.
+ * @return PB_OK or PB_FAIL (pb_error_message() says why).
+ */
+int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, const char *store_path);
+
+/**
+ * Write every record of a store as CSV in canonical order (sources, then
+ * models, conditions and images, each in store order), on MPI_COMM_SELF.
+ * The file is written under a temporary name and renamed when complete.
+ * A canonical CSV round-trips through ingest and export byte for byte.
+ * @return PB_OK or PB_FAIL (pb_error_message() says why).
+ */
+int pb_export_csv(const char *store_path, const char *csv_path);
+
+#endif /* PAIRBOUND_INGEST_H */

@@ -1,0 +1,72 @@
+/* Evaluation protocol (seed 000 Section 3.3, Appendices B.1, D, F):
+ * development thresholds, condition tiers and the frozen panel. */
+#ifndef PAIRBOUND_PROTOCOL_H
+#define PAIRBOUND_PROTOCOL_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#include "pairbound/results.h"
+#include "pairbound/store.h"
+
+#define PB_PROTOCOL_COVERAGE 0.8
+#define PB_PROTOCOL_N_Q 5
+#define PB_PROTOCOL_PANEL_SEED 20260910ull
+extern const double pb_protocol_q[PB_PROTOCOL_N_Q];   /* .6 .7 .8 .9 1 */
+
+struct pb_protocol_source {
+  int32_t n_dev, n_eval;
+  float *tau;             /* [n_models] clean-development threshold at the coverage */
+  float *policy_tau;      /* [n_models][PB_PROTOCOL_N_Q] perturbed-side policy thresholds */
+  int64_t *dev_correct;   /* [n_models][n_conditions] */
+  int64_t *eval_correct;  /* [n_models][n_conditions] */
+  double *mean_dev_acc;   /* [n_conditions] mean over models of development accuracy */
+  int8_t *tier;           /* [n_conditions] PB_TIER_*, -1 for clean or no development images */
+  uint8_t *panel;         /* [n_models][n_conditions] 1 = cell in the frozen panel */
+  int32_t panel_quota;
+};
+
+struct pb_protocol {
+  double coverage;
+  uint64_t panel_seed;
+  int32_t n_sources, n_models;
+  struct pb_protocol_source *src;
+};
+
+struct pb_protocol_options {
+  double coverage;          /* default PB_PROTOCOL_COVERAGE */
+  uint64_t panel_seed;      /* default PB_PROTOCOL_PANEL_SEED */
+  int32_t n_quota;          /* per-source panel sizes overriding the defaults */
+  char **quota_source;
+  int32_t *quota;
+};
+
+void pb_protocol_options_default(struct pb_protocol_options *opt);
+
+/**
+ * Lowest score among the top round(q * n) scores (ties at the cutoff are
+ * accepted by S >= threshold).  NaN when n == 0.
+ */
+float pb_protocol_threshold(const float *scores, int32_t n, double q);
+
+/** Default panel size of a source: Syn 90, Syn-B 90, ES 135, Diverse 135, others 135. */
+int32_t pb_protocol_default_quota(const char *source);
+
+/**
+ * Frozen panel of one source, chosen from names alone (docs/protocol.md):
+ * models and conditions are ordered by SHA-256 keys of (seed, source, name),
+ * models take turns, and each takes the next condition of a cyclic cursor that
+ * it does not already have.  @p panel is [n_models][n_conditions].
+ */
+void pb_protocol_panel(const struct pb_meta *meta, int32_t src, uint64_t seed, int32_t quota, uint8_t *panel);
+
+/** Compute the protocol from a store (collective; rows split over ranks). */
+int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_protocol_options *opt,
+                        struct pb_protocol *out);
+
+/** Write the protocol into results.h5 (/protocol) and report/protocol_*.tsv (collective). */
+int pb_protocol_write(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_results *res);
+
+void pb_protocol_free(struct pb_protocol *p);
+
+#endif /* PAIRBOUND_PROTOCOL_H */

@@ -1,0 +1,52 @@
+/* Stage outputs: OUTDIR/results.h5 (collective HDF5) and OUTDIR/report/ (TSV tables),
+ * every file written under a temporary name and renamed when complete. */
+#ifndef PAIRBOUND_RESULTS_H
+#define PAIRBOUND_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+struct pb_results;
+
+/** Create OUTDIR, OUTDIR/report and OUTDIR/results.h5.tmp with its provenance (collective). */
+int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance, struct pb_results **out);
+/** Communicator the results were created on. */
+MPI_Comm pb_results_comm(const struct pb_results *res);
+/** Create a group (and its parents) such as "/states" (collective). */
+int pb_results_group(struct pb_results *res, const char *path);
+/** Collective writes of one 1-D column, each rank supplying [offset, offset + n_local). */
+int pb_results_write_f64(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
+                         int64_t n_local, const double *v);
+int pb_results_write_i64(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
+                         int64_t n_local, const int64_t *v);
+/** A string column whose whole content rank 0 supplies (collective). */
+int pb_results_write_strings(struct pb_results *res, const char *path, int64_t n, char *const *v);
+int pb_results_attr_str(struct pb_results *res, const char *path, const char *name, const char *value);
+/** Path of a report file: OUTDIR/report/NAME (caller frees). */
+char *pb_results_report_path(const struct pb_results *res, const char *name);
+/** Close and rename results.h5 into place (collective). */
+int pb_results_commit(struct pb_results *res);
+/** Close and remove an uncommitted results file. */
+void pb_results_close(struct pb_results *res);
+
+/**
+ * Write a TSV file on rank 0 from per-rank text: @p header then every rank's
+ * @p text in rank order (collective).  Ranks hold contiguous ranges of the
+ * rows, so the file is identical for any number of ranks.
+ */
+int pb_tsv_gather(const char *path, MPI_Comm comm, const char *header, const char *text, size_t len);
+
+/* Growable text buffer for building TSV rows. */
+struct pb_text {
+  char *buf;
+  size_t len, cap;
+};
+void pb_text_printf(struct pb_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pb_text_double(struct pb_text *t, double x);  /* tab + shortest round-trip text or nan */
+void pb_text_free(struct pb_text *t);
+
+/* Build description for provenance: version, git revision, configure flags, CFLAGS. */
+const char *pb_build_info(void);
+
+#endif /* PAIRBOUND_RESULTS_H */

@@ -1,0 +1,110 @@
+/* Record store: one HDF5 file holding prediction records for every
+ * (source, model, condition, image).  Schema: docs/store.md. */
+#ifndef PAIRBOUND_STORE_H
+#define PAIRBOUND_STORE_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#define PB_STORE_SCHEMA_VERSION 1
+#define PB_SPLIT_DEV 0
+#define PB_SPLIT_EVAL 1
+#define PB_CLEAN_CONDITION "clean"
+
+/* One source: its images, conditions and (optionally) records in memory. */
+struct pb_source {
+  char *name;
+  int32_t n_classes;     /* labels and predictions lie in [0, n_classes) */
+  int32_t n_images;
+  char **image_ids;      /* [n_images] */
+  int32_t *labels;       /* [n_images] true labels */
+  uint8_t *split;        /* [n_images] PB_SPLIT_DEV or PB_SPLIT_EVAL */
+  int32_t n_conditions;
+  char **conditions;     /* [n_conditions] */
+  int32_t clean;         /* index of PB_CLEAN_CONDITION in conditions */
+};
+
+/* Store metadata: models, their groups, sources.  topk is the length of the
+ * optional (class, probability) lists kept per record (0 = none). */
+struct pb_meta {
+  int32_t n_models;
+  char **model_ids;      /* [n_models] */
+  char **model_groups;   /* [n_models] statistical group of each model */
+  int32_t n_sources;
+  struct pb_source *sources;
+  int32_t topk;
+  char *provenance;      /* free text written as the file's provenance attribute */
+};
+
+/* A block of rows read from or written to one source.  A row is one
+ * (model, condition) pair of a source: row index = model * n_conditions + condition;
+ * each row holds n_images records in image order. */
+struct pb_rows {
+  int32_t n_rows;
+  int32_t n_images;
+  int32_t topk;
+  int32_t *pred;         /* [n_rows][n_images] */
+  float *smax;           /* [n_rows][n_images] */
+  float *ptrue;          /* [n_rows][n_images] */
+  int32_t *topk_class;   /* [n_rows][n_images][topk] or NULL */
+  float *topk_prob;      /* [n_rows][n_images][topk] or NULL */
+};
+
+struct pb_store;         /* open store file */
+
+/* Metadata helpers. */
+int pb_meta_validate(const struct pb_meta *meta);
+int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells */
+int64_t pb_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
+int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name);
+void pb_meta_free(struct pb_meta *meta);
+
+void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk);
+void pb_rows_free(struct pb_rows *rows);
+
+/**
+ * Create a store at a temporary name beside @p path and write its metadata.
+ * Collective over @p comm; every rank passes identical metadata.
+ * @return PB_OK or PB_FAIL (pb_error_message() says why).
+ */
+int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
+                    struct pb_store **out);
+
+/**
+ * Write rows of source @p src.  Collective: every rank calls once per source
+ * with its own sorted, distinct row indices (possibly none).
+ */
+int pb_store_write_rows(struct pb_store *st, int32_t src, int32_t n_rows,
+                        const int32_t *rows, const struct pb_rows *data);
+
+/** Close a created store and rename it to its final name (collective). */
+int pb_store_commit(struct pb_store *st);
+
+/** Open an existing store; refuses unknown schema versions (collective). */
+int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out);
+
+/** Metadata of an open store (owned by the store). */
+const struct pb_meta *pb_store_meta(const struct pb_store *st);
+
+/**
+ * Read rows of source @p src into @p out (allocated here).  Collective: every
+ * rank calls once per request with its own sorted, distinct row indices.
+ */
+int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows,
+                       const int32_t *rows, struct pb_rows *out);
+
+/* Field masks for pb_store_read_fields. */
+#define PB_FIELD_PRED 1
+#define PB_FIELD_SMAX 2
+#define PB_FIELD_PTRUE 4
+#define PB_FIELD_TOPK 8
+#define PB_FIELD_ALL 15
+
+/** Like pb_store_read_rows, reading only the fields in @p fields (others left NULL). */
+int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
+                         struct pb_rows *out);
+
+/** Close a store; a created, uncommitted store is removed. */
+void pb_store_close(struct pb_store *st);
+
+#endif /* PAIRBOUND_STORE_H */

@@ -1,0 +1,62 @@
+/* Small shared pieces: counter-based RNG, string index, SHA-256 keys,
+ * float formatting, half-precision rounding and atomic output files. */
+#ifndef PAIRBOUND_UTIL_H
+#define PAIRBOUND_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- counter-based random numbers (Random123 Philox4x32-10).
+ * A stream is named by (seed, analysis, item, replicate); draws within it are
+ * numbered, so results never depend on rank, thread or call order. */
+struct pb_rng {
+  uint32_t key[2];
+  uint32_t ctr[4];
+  uint32_t out[4];
+  int left;
+};
+void pb_rng_init(struct pb_rng *r, uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate);
+uint32_t pb_rng_u32(struct pb_rng *r);
+double pb_rng_uniform(struct pb_rng *r);          /* in (0, 1) */
+double pb_rng_normal(struct pb_rng *r);           /* standard normal (Box-Muller) */
+uint32_t pb_rng_below(struct pb_rng *r, uint32_t n); /* uniform in [0, n), unbiased */
+
+/* ---- string -> index map (open addressing, insertion order kept by caller). */
+struct pb_strmap {
+  char **keys;
+  int32_t *vals;
+  size_t cap;
+  size_t count;
+};
+void pb_strmap_init(struct pb_strmap *m);
+void pb_strmap_free(struct pb_strmap *m);
+/* Value of key, or -1. */
+int32_t pb_strmap_get(const struct pb_strmap *m, const char *key);
+/* Insert key with value if absent; returns the stored value. */
+int32_t pb_strmap_put(struct pb_strmap *m, const char *key, int32_t value);
+
+/* ---- SHA-256 of a text, first 8 bytes as a big-endian integer (ordering key). */
+uint64_t pb_sha256_key(const char *text);
+void pb_sha256_hex(const void *data, size_t n, char hex[65]);
+
+/* ---- numbers */
+/* Shortest decimal text that reads back as exactly the same float. */
+void pb_format_float(float x, char buf[32]);
+/* Format a double for TSV output: shortest round-trip text, "nan" when undefined. */
+void pb_format_double(double x, char buf[40]);
+/* Round to the nearest IEEE half-precision value (ties to even), as float. */
+float pb_round_half(double x);
+
+/* ---- output files written under a temporary name and renamed when complete. */
+struct pb_outfile {
+  FILE *fp;
+  char *path;
+  char *tmp;
+};
+int pb_outfile_open(struct pb_outfile *f, const char *path);
+int pb_outfile_commit(struct pb_outfile *f);   /* closes and renames; PB_FAIL on I/O error */
+void pb_outfile_abort(struct pb_outfile *f);   /* closes and removes the temporary */
+int pb_mkdir_p(const char *dir);
+char *pb_path_join(const char *dir, const char *name);
+
+#endif /* PAIRBOUND_UTIL_H */
