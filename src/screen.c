@@ -550,6 +550,7 @@ struct pb_screen__unit {
   uint8_t *stratum;                /* [n] */
   struct pb_screen_ranked *sub;    /* [n_subsets] */
   int32_t n_unmatched, a3_approx;
+  int32_t n_fit, n_fit_trials, n_fit_fails;  /* fitting images and their pooled outcomes */
   struct pb_screen_logit fit[3];
 };
 
@@ -675,6 +676,11 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     for (int32_t c = 0; c < nc; c++)
       if (c != src->clean) fails[n_fit] += cond[c].pred[i] != y;
     n_fit++;
+  }
+  U->n_fit = n_fit;
+  for (int32_t i = 0; i < n_fit; i++) {
+    U->n_fit_trials += trials[i];
+    U->n_fit_fails += fails[i];
   }
   for (int p = 1; p <= 3 && status == PB_OK; p++) {
     double *x = pb_malloc((size_t)(n_fit > 0 ? n_fit : 1) * p * sizeof *x);
@@ -1027,13 +1033,23 @@ static void pb_screen__cell_names(const struct pb_screen__ctx *X, int64_t u, int
 static const char *const pb_screen__strata_names[PB_SCREEN_STRATA] = {"low", "mid", "high"};
 
 /* The TSV rows of one unit's cells: screen_cells, screen_cell_info, screen_strata. */
-static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, const double *recs, struct pb_text *t)
+static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, const double *recs,
+                                 const struct pb_screen__unit *U, struct pb_text *t)
 {
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_layout *L = &X->L;
   int32_t tt, m;
   pb_screen__cell_names(X, u, &tt, &m);
   const struct pb_source *src = &meta->sources[X->targets[tt]];
+  /* the unit's logistic fits: standardised coefficients (S, U, ret order) */
+  pb_text_printf(&t[3], "%s\t%s\t%d\t%d\t%d", meta->model_ids[m], src->name, U->n_fit, U->n_fit_trials, U->n_fit_fails);
+  for (int g = 0; g < 3; g++) {
+    const struct pb_screen_logit *f = &U->fit[g];
+    pb_text_double(&t[3], f->ok ? f->b : NAN);
+    for (int j = 0; j < 3; j++) pb_text_double(&t[3], f->ok && j <= g ? f->w[j] : NAN);
+    pb_text_double(&t[3], f->ok ? f->grad_norm : NAN);
+  }
+  pb_text_printf(&t[3], "\n");
   int64_t cell = 0;
   for (int32_t c = 0; c < src->n_conditions; c++) {
     if (c == src->clean) continue;
@@ -1218,24 +1234,24 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
   /* screen_cells.tsv, screen_cell_info.tsv and screen_strata.tsv, gathered in
    * cell order; units format in parallel and are joined in order */
   int64_t nu = u1 - u0;
-  struct pb_text *tu = pb_calloc((size_t)(3 * nu + 1), sizeof *tu);
+  struct pb_text *tu = pb_calloc((size_t)(4 * nu + 1), sizeof *tu);
 #pragma omp parallel for schedule(dynamic, 1)
   for (int64_t u = u0; u < u1; u++)
-    pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &tu[3 * (u - u0)]);
-  struct pb_text tc = {0}, ti = {0}, ts = {0};
+    pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)]);
+  struct pb_text tc = {0}, ti = {0}, ts = {0}, tf = {0};
   for (int64_t j = 0; j < nu; j++) {
-    struct pb_text *dst[3] = {&tc, &ti, &ts};
-    for (int k = 0; k < 3; k++) {
-      if (tu[3 * j + k].len) {
-        if (dst[k]->len + tu[3 * j + k].len + 1 > dst[k]->cap) {
-          dst[k]->cap = 2 * (dst[k]->len + tu[3 * j + k].len + 1);
+    struct pb_text *dst[4] = {&tc, &ti, &ts, &tf};
+    for (int k = 0; k < 4; k++) {
+      if (tu[4 * j + k].len) {
+        if (dst[k]->len + tu[4 * j + k].len + 1 > dst[k]->cap) {
+          dst[k]->cap = 2 * (dst[k]->len + tu[4 * j + k].len + 1);
           dst[k]->buf = pb_realloc(dst[k]->buf, dst[k]->cap);
         }
-        memcpy(dst[k]->buf + dst[k]->len, tu[3 * j + k].buf, tu[3 * j + k].len);
-        dst[k]->len += tu[3 * j + k].len;
+        memcpy(dst[k]->buf + dst[k]->len, tu[4 * j + k].buf, tu[4 * j + k].len);
+        dst[k]->len += tu[4 * j + k].len;
         dst[k]->buf[dst[k]->len] = '\0';
       }
-      pb_text_free(&tu[3 * j + k]);
+      pb_text_free(&tu[4 * j + k]);
     }
   }
   free(tu);
@@ -1260,9 +1276,19 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
                            ts.buf, ts.len);
     free(path);
   }
+  if (status == PB_OK) {
+    path = pb_results_report_path(st->results, "screen_fits.tsv");
+    status = pb_tsv_gather(path, st->comm,
+                           "model\tsource\tn_images\tn_obs\tn_fail\tgS_b\tgS_wS\tgS_wU\tgS_wret\tgS_grad\t"
+                           "gSU_b\tgSU_wS\tgSU_wU\tgSU_wret\tgSU_grad\tgSUret_b\tgSUret_wS\tgSUret_wU\tgSUret_wret\t"
+                           "gSUret_grad\n",
+                           tf.buf, tf.len);
+    free(path);
+  }
   pb_text_free(&tc);
   pb_text_free(&ti);
   pb_text_free(&ts);
+  pb_text_free(&tf);
   return status;
 }
 

@@ -10,7 +10,7 @@ pb 1 1 screen "$WORK/s.h5" -o "$WORK/o11"
 check "screen runs" test -s "$WORK/o11/report/screen_cells.tsv"
 reports="screen_cells.tsv screen_cell_info.tsv screen_strata.tsv screen_auroc.tsv screen_coverage.tsv
   screen_coverage_diff.tsv screen_ceiling.tsv screen_identity.tsv screen_class.tsv screen_strata_summary.tsv
-  screen_subsets.tsv screen_probesets.tsv screen.md"
+  screen_subsets.tsv screen_probesets.tsv screen_fits.tsv screen.md"
 for np in 1 2 3; do
   for th in 1 2; do
     [ "$np$th" = 11 ] && continue
