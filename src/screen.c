@@ -1032,9 +1032,39 @@ static void pb_screen__cell_names(const struct pb_screen__ctx *X, int64_t u, int
 
 static const char *const pb_screen__strata_names[PB_SCREEN_STRATA] = {"low", "mid", "high"};
 
+/* Formatting doubles dominates writing the TSVs, and a unit's cells repeat
+ * many values (coverage fractions, equal AUROCs): a direct-mapped cache of
+ * pb_format_double() results, keyed by the bit pattern, gives the same text. */
+#define PB_SCREEN_FMT_CACHE 4096
+struct pb_screen__fmt {
+  uint64_t key[PB_SCREEN_FMT_CACHE];
+  uint8_t used[PB_SCREEN_FMT_CACHE];
+  char text[PB_SCREEN_FMT_CACHE][40];
+};
+
+static void pb_screen__double(struct pb_screen__fmt *f, struct pb_text *t, double x)
+{
+  uint64_t k;
+  memcpy(&k, &x, sizeof k);
+  size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 52) & (PB_SCREEN_FMT_CACHE - 1);
+  if (!f->used[h] || f->key[h] != k) {
+    pb_format_double(x, f->text[h]);
+    f->key[h] = k;
+    f->used[h] = 1;
+  }
+  size_t len = strlen(f->text[h]);
+  if (t->len + len + 2 > t->cap) {
+    t->cap = 2 * (t->len + len + 2) + 4096;
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+  t->buf[t->len++] = '\t';
+  memcpy(t->buf + t->len, f->text[h], len + 1);
+  t->len += len;
+}
+
 /* The TSV rows of one unit's cells: screen_cells, screen_cell_info, screen_strata. */
 static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, const double *recs,
-                                 const struct pb_screen__unit *U, struct pb_text *t)
+                                 const struct pb_screen__unit *U, struct pb_text *t, struct pb_screen__fmt *fc)
 {
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_layout *L = &X->L;
@@ -1060,21 +1090,21 @@ static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, cons
     for (int32_t r = 0; r < L->n_rows; r++) {
       const double *o = rec + L->row_off + PB_SCREEN_MET * r;
       pb_text_printf(&t[0], "%s\t%s\t%lld\t%lld", head, L->row_names[r], (long long)o[0], (long long)o[1]);
-      for (int f = 2; f < PB_SCREEN_MET; f++) pb_text_double(&t[0], o[f]);
+      for (int f = 2; f < PB_SCREEN_MET; f++) pb_screen__double(fc, &t[0], o[f]);
       pb_text_printf(&t[0], "\n");
     }
     int64_t nn = (int64_t)rec[PB_SI_N], nf = (int64_t)rec[PB_SI_NFAIL];
     pb_text_printf(&t[1], "%s\t%lld\t%lld", head, (long long)nn, (long long)nf);
-    pb_text_double(&t[1], nn > 0 ? (double)nf / nn : NAN);
+    pb_screen__double(fc, &t[1], nn > 0 ? (double)nf / nn : NAN);
     for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++)
-      pb_text_double(&t[1], nf > 0 ? fmin(1.0, (double)pb_screen_budget((int32_t)nn, pb_screen_budget_pct[b]) / nf) : NAN);
+      pb_screen__double(fc, &t[1], nf > 0 ? fmin(1.0, (double)pb_screen_budget((int32_t)nn, pb_screen_budget_pct[b]) / nf) : NAN);
     pb_text_printf(&t[1], "\t%lld\t%lld\t%s\t%lld\t%lld\n", (long long)rec[PB_SI_NNS], (long long)rec[PB_SI_NFAIL_NS],
                    isnan(rec[PB_SI_DEGENERATE]) ? "nan" : rec[PB_SI_DEGENERATE] ? "1" : "0",
                    (long long)rec[PB_SI_NUNMATCHED], (long long)rec[PB_SI_A3APPROX]);
     for (int s = 0; s < PB_SCREEN_STRATA; s++) {
       const double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * s;
       pb_text_printf(&t[2], "%s\t%s\t%lld\t%lld", head, pb_screen__strata_names[s], (long long)o[0], (long long)o[1]);
-      for (int f = 2; f < PB_SCREEN_STRATUM_F; f++) pb_text_double(&t[2], o[f]);
+      for (int f = 2; f < PB_SCREEN_STRATUM_F; f++) pb_screen__double(fc, &t[2], o[f]);
       pb_text_printf(&t[2], "\n");
     }
   }
@@ -1087,6 +1117,7 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_layout *L = &X->L;
   int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0, n_cells = X->unit_cell0[X->n_units];
+  double t_h5 = MPI_Wtime();
   int status = pb_results_group(st->results, "/screen/cells");
   /* cell columns */
   double *col = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *col);
@@ -1231,13 +1262,20 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
   free(icol);
   if (status != PB_OK) return status;
 
+  double t_tsv = MPI_Wtime();
+  pb_message("screen: results.h5 columns %.3f s", t_tsv - t_h5);
   /* screen_cells.tsv, screen_cell_info.tsv and screen_strata.tsv, gathered in
    * cell order; units format in parallel and are joined in order */
   int64_t nu = u1 - u0;
   struct pb_text *tu = pb_calloc((size_t)(4 * nu + 1), sizeof *tu);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t u = u0; u < u1; u++)
-    pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)]);
+#pragma omp parallel
+  {
+    struct pb_screen__fmt *fc = pb_calloc(1, sizeof *fc);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t u = u0; u < u1; u++)
+      pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)], fc);
+    free(fc);
+  }
   struct pb_text tc = {0}, ti = {0}, ts = {0}, tf = {0};
   for (int64_t j = 0; j < nu; j++) {
     struct pb_text *dst[4] = {&tc, &ti, &ts, &tf};
@@ -1289,6 +1327,7 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
   pb_text_free(&ti);
   pb_text_free(&ts);
   pb_text_free(&tf);
+  pb_message("screen: TSV files %.3f s", MPI_Wtime() - t_tsv);
   return status;
 }
 
