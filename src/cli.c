@@ -19,6 +19,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/results.h"
 #include "pairbound/run.h"
+#include "pairbound/screen.h"
 #include "pairbound/stage.h"
 #include "pairbound/states.h"
 #include "pairbound/summary.h"
@@ -109,7 +110,9 @@ static double pb_cli__now(void)
 enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE, OPT_SEED, OPT_CONFIG,
        OPT_CLASSES, OPT_NO_SUMMARY, OPT_TAU, OPT_I5, OPT_NO_MATCHED, OPT_GROUP_DRAWS, OPT_PERM_REPS, OPT_BOOT_SEED,
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
-       OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS };
+       OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
+       OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
+       OPT_SUBSETS, OPT_SUBSET_TIERS };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -550,6 +553,101 @@ static int pb_cli__bounds(struct pb_cli *cli, int argc, char **argv)
   return pb_cli__stage(cli, argc, argv, &stage);
 }
 
+
+/* ------------------------------------------------------------------ screen */
+
+static int pb_cli__screen_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
+{
+  struct pb_screen_options *o = ctx;
+  unsigned long long u;
+  switch (opt) {
+  case OPT_SEED:
+    if (pb_cli__parse_u64(arg, &u)) return pb_cli__usage_error(cli, syn, "--seed must be a non-negative integer, got '%s'", arg);
+    o->seed = u;
+    return PB_EXIT_OK;
+  case OPT_TARGETS: {
+    char *list = pb_strdup(arg), *save = NULL;
+    for (int32_t t = 0; t < o->n_targets; t++) free(o->targets[t]);
+    o->n_targets = 0;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+      o->targets = pb_realloc(o->targets, (size_t)(o->n_targets + 1) * sizeof(char *));
+      o->targets[o->n_targets++] = pb_strdup(w);
+    }
+    free(list);
+    if (o->n_targets == 0) return pb_cli__usage_error(cli, syn, "--targets needs at least one source, got '%s'", arg);
+    return PB_EXIT_OK;
+  }
+  case OPT_PROBE: {
+    struct pb_screen_probeset ps;
+    if (pb_screen_parse_probe(arg, &ps) != PB_OK) return pb_cli__usage_error(cli, syn, "%s", pb_error_message());
+    for (int32_t p = 0; p < o->n_probesets; p++)
+      if (!ps.name && !o->probesets[p].name) {
+        free(ps.source);
+        for (int32_t c = 0; c < ps.n_conditions; c++) free(ps.conditions[c]);
+        free(ps.conditions);
+        return pb_cli__usage_error(cli, syn, "only one --probe without NAME= (the primary set), got another: '%s'", arg);
+      }
+    o->probesets = pb_realloc(o->probesets, (size_t)(o->n_probesets + 1) * sizeof *o->probesets);
+    o->probesets[o->n_probesets++] = ps;
+    return PB_EXIT_OK;
+  }
+  case OPT_NO_SEVERITY:
+    o->severity_sets = 0;
+    return PB_EXIT_OK;
+  case OPT_DERANGE:
+    if (pb_cli__parse_u64(arg, &u) || u > 1000) return pb_cli__usage_error(cli, syn, "--derange must be in 0..1000, got '%s'", arg);
+    o->n_derange = (int32_t)u;
+    return PB_EXIT_OK;
+  case OPT_SPLIT:
+    if (!strcmp(arg, "eval")) o->swapped = 0;
+    else if (!strcmp(arg, "dev")) o->swapped = 1;
+    else return pb_cli__usage_error(cli, syn, "--split must be 'eval' or 'dev', got '%s'", arg);
+    return PB_EXIT_OK;
+  case OPT_TIERS:
+    if (!strcmp(arg, "dev")) o->eval_tiers = 0;
+    else if (!strcmp(arg, "eval")) o->eval_tiers = 1;
+    else return pb_cli__usage_error(cli, syn, "--tiers must be 'dev' or 'eval', got '%s'", arg);
+    return PB_EXIT_OK;
+  case OPT_SUBSET_SIZES: {
+    o->n_subset_sizes = 0;
+    if (!strcmp(arg, "none")) return PB_EXIT_OK;
+    char *list = pb_strdup(arg), *save = NULL;
+    int bad = 0;
+    for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
+      bad = pb_cli__parse_u64(w, &u) || u < 1 || u > 1000 || o->n_subset_sizes == PB_SCREEN_MAX_SUBSET_SIZES;
+      if (!bad) o->subset_sizes[o->n_subset_sizes++] = (int32_t)u;
+    }
+    free(list);
+    if (bad || o->n_subset_sizes == 0)
+      return pb_cli__usage_error(cli, syn, "--subset-sizes takes up to 8 sizes m >= 1 (e.g. 1,2,3,6,9) or 'none', got '%s'", arg);
+    return PB_EXIT_OK;
+  }
+  case OPT_SUBSETS:
+    if (pb_cli__parse_u64(arg, &u) || u < 1 || u > 10000) return pb_cli__usage_error(cli, syn, "--subsets must be in 1..10000, got '%s'", arg);
+    o->subsets_per_size = (int32_t)u;
+    return PB_EXIT_OK;
+  case OPT_SUBSET_TIERS: {
+    o->subset_tiers = 0;
+    if (!strcmp(arg, "none")) return PB_EXIT_OK;
+    if (!strcmp(arg, "all")) {
+      o->subset_tiers = 7;
+      return PB_EXIT_OK;
+    }
+    char *list = pb_strdup(arg), *save = NULL;
+    int bad = 0;
+    for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
+      int t = !strcmp(w, "mild") ? PB_TIER_MILD : !strcmp(w, "severe") ? PB_TIER_SEVERE : !strcmp(w, "extreme") ? PB_TIER_EXTREME : -1;
+      bad = t < 0;
+      if (!bad) o->subset_tiers |= 1 << t;
+    }
+    free(list);
+    if (bad) return pb_cli__usage_error(cli, syn, "--subset-tiers takes mild,severe,extreme, 'all' or 'none', got '%s'", arg);
+    return PB_EXIT_OK;
+  }
+  }
+  return PB_EXIT_USAGE;
+}
+
 /* -------------------------------------------------------------------- run */
 
 static int pb_cli__run(struct pb_cli *cli, int argc, char **argv)
@@ -652,6 +750,34 @@ static int pb_cli__verify(struct pb_cli *cli, int argc, char **argv)
   return pb_cli__stage(cli, argc, argv, &stage);
 }
 
+static int pb_cli__run_screen(const char *store, const char *outdir, MPI_Comm comm,
+                              const struct pb_protocol_options *popt, void *ctx, const char *provenance)
+{
+  return pb_screen_run(store, outdir, comm, popt, ctx, provenance);
+}
+
+#define PB_CLI_SCREEN_SYNOPSIS \
+  "pairbound screen STORE -o OUTDIR [--targets SRC,...] [--probe [NAME=]SRC[:cond,...]]... [--seed N] [--derange N]\n" \
+  "       [--split eval|dev] [--tiers dev|eval] [--subset-sizes M,...|none] [--subsets N] [--subset-tiers LIST]\n" \
+  "       [--no-severity-sets] [protocol options]"
+
+static int pb_cli__screen(struct pb_cli *cli, int argc, char **argv)
+{
+  static const struct option extra[] = {
+    {"targets", required_argument, NULL, OPT_TARGETS}, {"probe", required_argument, NULL, OPT_PROBE},
+    {"seed", required_argument, NULL, OPT_SEED}, {"derange", required_argument, NULL, OPT_DERANGE},
+    {"split", required_argument, NULL, OPT_SPLIT}, {"tiers", required_argument, NULL, OPT_TIERS},
+    {"subset-sizes", required_argument, NULL, OPT_SUBSET_SIZES}, {"subsets", required_argument, NULL, OPT_SUBSETS},
+    {"subset-tiers", required_argument, NULL, OPT_SUBSET_TIERS}, {"no-severity-sets", no_argument, NULL, OPT_NO_SEVERITY},
+    {0, 0, 0, 0}};
+  struct pb_screen_options o;
+  pb_screen_options_default(&o);
+  const struct pb_cli_stage stage = {PB_CLI_SCREEN_SYNOPSIS, extra, pb_cli__screen_option, pb_cli__run_screen, &o};
+  int rc = pb_cli__stage(cli, argc, argv, &stage);
+  pb_screen_options_free(&o);
+  return rc;
+}
+
 /* ------------------------------------------------------------------ table */
 
 static const struct pb_cli_command pb_cli__table[] = {
@@ -746,6 +872,32 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       with the same protocol options, instead of running the bounds engine in-process\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__verify},
+  {"screen", PB_CLI_SCREEN_SYNOPSIS,
+   "Prospective screening (seed 000 Section 5, Appendix E; docs/screen.md): for every model, target source and\n"
+   "perturbed target condition, rank the clean-correct images by failure-risk scores and measure AUROC (failure\n"
+   "positive, ties 1/2) and failure coverage at budgets q = .1 .2 .3 (ties at the cutoff prorated). Scores: S, U,\n"
+   "delta, ret, margin, entropy, class baselines, logistic g(S), g(S,U), g(S,U,ret), adapted A3 (Eq. 12), the\n"
+   "within-class derangement and leave-one-out controls of U, a seeded random order, U_<set>/A3_<set> for extra\n"
+   "probe sets and U over prefixed probe subsets. Writes OUTDIR/results.h5 (/screen), report/screen_cells.tsv,\n"
+   "screen_cell_info.tsv, screen_strata.tsv, the summary tables screen_*.tsv and report/screen.md.\n\n"
+   "  -o, --output OUTDIR  output directory\n"
+   "  --targets SRC,...    target sources whose perturbed conditions are screened (default ES,Diverse)\n"
+   "  --probe [NAME=]SRC[:cond,...]\n"
+   "                       probe set: responses of the same images (joined by image id) under conditions of SRC\n"
+   "                       (default: every perturbed condition). Without NAME= it replaces the primary set (default\n"
+   "                       every perturbed condition of Syn-B), which defines U, ret, delta, A3 and the fits; with\n"
+   "                       NAME= it adds scores U_NAME and A3_NAME (NAME TTA also gives U - TTA contrasts); repeatable\n"
+   "  --no-severity-sets   do not add sets sevN grouping the primary conditions by a trailing -N in their names\n"
+   "  --seed N             seed of derangements, random selection and probe subsets (default 20260912)\n"
+   "  --derange N          derangement draws averaged in the identity ablation (default 10)\n"
+   "  --split eval|dev     images evaluated: evaluation (default; fits on development images) or development\n"
+   "                       (the swapped-split check of Tables 23-24; fits on evaluation images)\n"
+   "  --tiers dev|eval     tiers from mean development (default) or evaluation accuracy across models (Table 24)\n"
+   "  --subset-sizes M,... sizes of the prefixed probe subsets of Table 28 (default 1,2,3,6,9; 'none' to skip)\n"
+   "  --subsets N          subsets per size: all of them when there are at most N, else N seeded draws (default 20)\n"
+   "  --subset-tiers LIST  tiers whose cells get the subset scores: mild,severe,extreme, all or none (default mild)\n"
+   PB_CLI_PROTOCOL_HELP,
+   pb_cli__screen},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

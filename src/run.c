@@ -14,6 +14,7 @@
 #include "pairbound/error.h"
 #include "pairbound/identify.h"
 #include "pairbound/run.h"
+#include "pairbound/screen.h"
 #include "pairbound/synth.h"
 #include "pairbound/summary.h"
 #include "pairbound/policy.h"
@@ -53,6 +54,16 @@ static int pb_run__policy(const struct pb_run_config *cfg, const char *store, co
   return pb_policy_run(store, outdir, comm, &cfg->protocol, &o, provenance);
 }
 
+static int pb_run__screen(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
+                          const char *provenance)
+{
+  struct pb_screen_options o;
+  pb_screen_options_default(&o);
+  int status = pb_screen_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+  pb_screen_options_free(&o);
+  return status;
+}
+
 /* Stages in pipeline order and the report file each writes under report/. */
 static const struct {
   const char *name;
@@ -60,7 +71,8 @@ static const struct {
   const char *report;
 } pb_run__stages[] = {{"bounds", pb_run__bounds, "REPORT.md"},
                       {"verify", pb_run__verify, "REPORT.md"},
-                      {"policy", pb_run__policy, "policy.md"}};
+                      {"policy", pb_run__policy, "policy.md"},
+                      {"screen", pb_run__screen, "screen.md"}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 

@@ -25,7 +25,7 @@ run() {
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
       mpirun --oversubscribe -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
-    grep -h 'bounds: load\|policy: load' "$W/log" >> "$W/phases" 2>/dev/null || true
+    grep -h -E '(bounds|policy|screen): load' "$W/log" >> "$W/phases" 2>/dev/null || true
     grep -h 'verify: .* classes enumerated' "$W/log" >> "$W/vphases" 2>/dev/null || true
   done
   local wall rss
@@ -44,8 +44,9 @@ run "states (paired records)" $PAIRED 1 2 states "$W/p.h5" -o "$W/o"
 : > "$W/phases"
 run "bounds (paired records)" $PAIRED 1 2 bounds "$W/p.h5" -o "$W/o"
 echo "bounds phases (slowest rank, median over runs):"
+grep 'bounds: load' "$W/phases" > "$W/bphases" || true
 for k in 'load' 'grid pass' 'I5 + variable-support pass' 'matched support' 'write'; do
-  v=$(sed -n "s/.*$k \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
+  v=$(sed -n "s/.*$k \([0-9.]*\) s.*/\1/p" "$W/bphases" | median)
   printf '  %-30s %8.3f s\n' "$k" "$v"
 done
 run "bounds 2 ranks" $PAIRED 2 1 bounds "$W/p.h5" -o "$W/o"
@@ -73,6 +74,21 @@ for scope in panel all; do
     printf '  policy %-5s %-24s %8.3f s\n' "$scope" "$k" "$v"
   done
 done
+
+# screen: every score and metric of the 44 x (54 + 162) ES and Diverse cells
+# (500 evaluation images each), 10 derangement draws, 3 x 88 logistic fits,
+# 98 probe subsets on mild cells; the CPU line shows user + system seconds.
+SCREENREC=4752000
+: > "$W/phases"
+run "screen (9504 cells)" $SCREENREC 1 2 screen "$W/p.h5" -o "$W/os"
+echo "screen phases (slowest rank, median over runs):"
+for k in 'load' 'scores, fits and metrics' 'write'; do
+  v=$(grep 'screen: load' "$W/phases" | sed -n "s/.*$k \([0-9.]*\) s.*/\1/p" | median)
+  printf '  %-30s %8.3f s\n' "$k" "$v"
+done
+OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s wall (1 rank x 2 threads)' \
+  mpirun --oversubscribe -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
+run "screen 2 ranks" $SCREENREC 2 1 screen "$W/p.h5" -o "$W/os"
 
 echo
 echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"

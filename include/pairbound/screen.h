@@ -1,0 +1,188 @@
+/* Prospective screening (seed 000 Section 5, Appendix E.1-E.4): image-level
+ * failure-risk scores, AUROC, budgeted failure coverage with tie proration,
+ * identity ablation, class baselines, logistic g(S, U), adapted A3 (Eq. 12).
+ * See docs/screen.md. */
+#ifndef PAIRBOUND_SCREEN_H
+#define PAIRBOUND_SCREEN_H
+
+#include <stdint.h>
+#include <mpi.h>
+
+#include "pairbound/protocol.h"
+#include "pairbound/util.h"
+
+#define PB_SCREEN_SEED 20260912ull
+#define PB_SCREEN_N_DERANGE 10
+#define PB_SCREEN_N_BUDGETS 3
+#define PB_SCREEN_LOGIT_C 1.0
+/* RNG analysis ids (pb_rng_init): streams never depend on rank or thread. */
+#define PB_RNG_SCREEN_DERANGE 0x53430001u
+#define PB_RNG_SCREEN_RANDOM 0x53430002u
+#define PB_RNG_SCREEN_SUBSET 0x53430003u
+#define PB_SCREEN_MAX_SUBSET_SIZES 8
+
+extern const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS];   /* 10, 20, 30 */
+
+/* ------------------------------------------------------------ metrics */
+
+/**
+ * Mann-Whitney AUROC with failure (@p y = 1) positive and ties counted 1/2:
+ * the fraction of (failure, retained) pairs whose failure has the larger
+ * score.  Entries with NaN score are skipped.  NaN when either class is empty.
+ */
+double pb_screen_auroc(const double *score, const uint8_t *y, int32_t n);
+
+/** Budget k = max(1, round(pct n / 100)), rounding halves up (exact integers). */
+int32_t pb_screen_budget(int32_t n, int pct);
+
+/**
+ * Failure coverage: expected share of all failures among the k highest
+ * scores when ties at the cutoff are broken uniformly at random (proration).
+ * NaN scores are skipped (n counts the rest).  NaN when there is no failure.
+ */
+double pb_screen_coverage(const double *score, const uint8_t *y, int32_t n, int pct);
+
+/**
+ * A score ranked once so that the metrics of many outcome vectors cost
+ * O(min(failures, retained)) each: per image position (0..n_all-1) twice its
+ * ascending midrank within the subset (-1 outside it) and, per budget, whether
+ * it lies in a tie group wholly inside the top k (1) or in the group that
+ * straddles the cutoff (2).
+ */
+struct pb_screen_ranked {
+  int32_t n_all;      /* image positions */
+  int32_t n;          /* images in the subset with a defined score */
+  int32_t *mid2;      /* [n_all] */
+  uint8_t *code;      /* [n_all] 2 bits per budget b at bit 2b */
+  int32_t k[PB_SCREEN_N_BUDGETS], A[PB_SCREEN_N_BUDGETS], g[PB_SCREEN_N_BUDGETS]; /* budget, images above the
+                                                      cutoff group, cutoff group size */
+};
+
+/** Rank @p score over the positions listed in @p sub (all n when sub is NULL); NaN entries dropped. */
+void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t n_sub, struct pb_screen_ranked *r);
+/** Rank positions given in descending order @p order[0..n_sub) with no ties (the random selection). */
+void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r);
+void pb_screen_ranked_free(struct pb_screen_ranked *r);
+
+/* One outcome vector (failure = 1) with its failing and retained positions. */
+struct pb_screen_outcome {
+  int32_t n, n_fail;
+  const uint8_t *y;
+  int32_t *fail, *keep;  /* [n] each, ascending */
+};
+/** Fill @p o from @p y (o->fail and o->keep hold n entries each, caller-allocated). */
+void pb_screen_outcome_set(struct pb_screen_outcome *o, const uint8_t *y, int32_t n);
+
+/* Metrics of one ranked score against one outcome vector. */
+struct pb_screen_metric {
+  int32_t n, n_fail;
+  double auroc;
+  double cov[PB_SCREEN_N_BUDGETS];
+};
+
+/** AUROC and prorated coverages for the budgets in bit mask @p budgets (others NaN). */
+void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o, int budgets,
+                              struct pb_screen_metric *m);
+
+/* ------------------------------------------------------------ controls */
+
+/**
+ * A uniformly random derangement of 0..n-1 (no fixed points; n >= 2) drawn
+ * from @p rng by rejection of uniform shuffles.
+ */
+void pb_screen_derangement(struct pb_rng *rng, int32_t n, int32_t *perm);
+
+/* ------------------------------------------------------------ logistic g */
+
+/**
+ * L2-penalised logistic regression on aggregated binomial rows: image i has
+ * features x[i][0..p-1], n_trials[i] pooled conditions and n_fail[i] failures.
+ * Features are standardised with the mean and population sd over images (a
+ * constant feature standardises to 0).  Minimises
+ *   0.5 |w|^2 + C sum_i [ n_i log(1 + exp(eta_i)) - f_i eta_i ],
+ *   eta_i = b + sum_j w_j z_ij  (intercept b unpenalised),
+ * with GSL's vector_bfgs2 from 0 (docs/screen.md).
+ */
+struct pb_screen_logit {
+  int p;
+  double mean[3], sd[3];  /* standardisation */
+  double b, w[3];         /* intercept and standardised slopes */
+  double grad_norm;       /* Euclidean gradient norm at the returned point */
+  int iterations;
+  int ok;                 /* 0: undefined (no images, or one outcome only) */
+};
+
+int pb_screen_logit_fit(const double *x, int p, const int32_t *n_trials, const int32_t *n_fail, int32_t n,
+                        double C, struct pb_screen_logit *fit);
+/** Linear predictor b + w.z of a raw feature vector (monotone in the fitted failure probability). */
+double pb_screen_logit_eta(const struct pb_screen_logit *fit, const double *x);
+/** Penalised objective and its gradient (b first, then w) at (b, w): for tests. */
+double pb_screen_logit_objective(const double *x, int p, const int32_t *n_trials, const int32_t *n_fail, int32_t n,
+                                 double C, const struct pb_screen_logit *fit, double *grad);
+
+/* ------------------------------------------------------------ A3 (Eq. 12) */
+
+/* One record's probability vector as stored: predicted class and S, true
+ * class and M, and an optional top-k list.  Unlisted classes get the uniform
+ * completion (docs/screen.md). */
+struct pb_screen_probs {
+  int32_t pred, label;
+  float s, m;
+  int32_t k;
+  const int32_t *tk_class;  /* [k] or NULL */
+  const float *tk_prob;
+};
+
+/** v(c) of a record; *exact = 0 when c is not pinned by pred, label or the list. */
+double pb_screen_prob(const struct pb_screen_probs *r, int32_t n_classes, int32_t c, int *exact);
+
+/**
+ * Adapted A3 score (Eq. 12) of a clean-correct image: @p clean is the clean
+ * record (p = its prediction), @p probes the n_probes probe records.  Modal
+ * class m: most probe votes, ties by the larger mean maximum probability of
+ * the voting probes, then the smaller class index.  Low values = risk.
+ * *approx counts probability look-ups that used the completion.
+ */
+double pb_screen_a3(const struct pb_screen_probs *clean, const struct pb_screen_probs *probes, int32_t n_probes,
+                    int32_t n_classes, int32_t *approx);
+
+/** Clean margin (top-1 minus top-2 probability); NaN unless the list has >= 2 entries. */
+double pb_screen_margin(const struct pb_screen_probs *r);
+/** Clean entropy -sum p log p with the uniform completion; NaN without a list. */
+double pb_screen_entropy(const struct pb_screen_probs *r, int32_t n_classes);
+
+/* ------------------------------------------------------------ stage */
+
+struct pb_screen_probeset {
+  char *name;        /* NULL for the primary set (scores U, A3) */
+  char *source;
+  int32_t n_conditions;
+  char **conditions; /* NULL/0 = every perturbed condition of the source */
+};
+
+struct pb_screen_options {
+  uint64_t seed;
+  int32_t n_targets;
+  char **targets;              /* default ES, Diverse */
+  int32_t n_probesets;
+  struct pb_screen_probeset *probesets;  /* [0] primary (default every perturbed Syn-B condition) */
+  int severity_sets;           /* add sev<N> sets from trailing -N in primary condition names */
+  int swapped;                 /* evaluate development images; fit on evaluation images (Tables 23-24) */
+  int eval_tiers;              /* tiers from evaluation accuracy (Table 24) */
+  int32_t n_subset_sizes;
+  int32_t subset_sizes[PB_SCREEN_MAX_SUBSET_SIZES];  /* Table 28 sizes m (default 1,2,3,6,9) */
+  int32_t subsets_per_size;    /* default 20 */
+  int subset_tiers;            /* bit mask of tiers that get the subset scores (default mild) */
+  int32_t n_derange;           /* default PB_SCREEN_N_DERANGE */
+};
+
+void pb_screen_options_default(struct pb_screen_options *opt);
+void pb_screen_options_free(struct pb_screen_options *opt);
+/** Parse [NAME=]SRC[:cond,cond...] into a probe set (NAME required for extra sets). */
+int pb_screen_parse_probe(const char *spec, struct pb_screen_probeset *ps);
+
+/** Run the stage on STORE, writing OUTDIR (collective). */
+int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                  const struct pb_screen_options *opt, const char *provenance);
+
+#endif /* PAIRBOUND_SCREEN_H */

@@ -1,0 +1,1510 @@
+/* `pairbound screen`: prospective screening (seed 000 Section 5, Appendix
+ * E.1-E.4).  Work unit = (target source, model): the clean-correct image set,
+ * every score and every fit depend on the unit only, the outcome on the
+ * condition, so each score is ranked once per unit and each cell costs O(n)
+ * per score.  docs/screen.md describes every score, rule and output. */
+#include "config.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <mpi.h>
+#include <omp.h>
+
+#include "pairbound/config.h"
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/screen.h"
+#include "pairbound/stage.h"
+#include "pairbound/util.h"
+#include "screen_internal.h"
+
+const char *const pb_screen_row_names[PB_SR_FIXED] = {
+  "S", "U", "delta", "ret", "margin", "entropy", "class_delta", "class_U_cc", "class_U_all", "g_S", "g_SU",
+  "g_SUret", "A3", "U_derange", "U_loo", "random", "S_nonsingleton", "U_nonsingleton", "S_classcc", "U_classcc"};
+
+/* Per-image score arrays written to results.h5 (/screen/images): the rows
+ * whose score is one value per image (random and the derangement excluded). */
+static const int pb_screen__image_rows[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_MARGIN, PB_SR_ENTROPY,
+                                            PB_SR_CLASS_DELTA, PB_SR_CLASS_U_CC, PB_SR_CLASS_U_ALL, PB_SR_G_S,
+                                            PB_SR_G_SU, PB_SR_G_SURET, PB_SR_A3, PB_SR_U_LOO};
+#define PB_SCREEN_N_IMAGE_ROWS ((int)(sizeof pb_screen__image_rows / sizeof pb_screen__image_rows[0]))
+
+/* ------------------------------------------------------------ options */
+
+void pb_screen_options_default(struct pb_screen_options *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  opt->seed = PB_SCREEN_SEED;
+  opt->severity_sets = 1;
+  const int32_t sizes[] = {1, 2, 3, 6, 9};
+  opt->n_subset_sizes = 5;
+  memcpy(opt->subset_sizes, sizes, sizeof sizes);
+  opt->subsets_per_size = 20;
+  opt->subset_tiers = 1 << PB_TIER_MILD;
+  opt->n_derange = PB_SCREEN_N_DERANGE;
+}
+
+static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
+{
+  free(ps->name);
+  free(ps->source);
+  for (int32_t c = 0; c < ps->n_conditions; c++) free(ps->conditions[c]);
+  free(ps->conditions);
+  memset(ps, 0, sizeof *ps);
+}
+
+void pb_screen_options_free(struct pb_screen_options *opt)
+{
+  for (int32_t t = 0; t < opt->n_targets; t++) free(opt->targets[t]);
+  free(opt->targets);
+  for (int32_t p = 0; p < opt->n_probesets; p++) pb_screen__probeset_free(&opt->probesets[p]);
+  free(opt->probesets);
+  memset(opt, 0, sizeof *opt);
+}
+
+int pb_screen_parse_probe(const char *spec, struct pb_screen_probeset *ps)
+{
+  memset(ps, 0, sizeof *ps);
+  const char *eq = strchr(spec, '='), *colon;
+  const char *src = spec;
+  if (eq) {
+    for (const char *c = spec; c < eq; c++)
+      if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-') {
+        pb_error_set("--probe %s: a probe set name uses letters, digits, '_' and '-'", spec);
+        return PB_FAIL;
+      }
+    if (eq == spec) {
+      pb_error_set("--probe %s: empty probe set name", spec);
+      return PB_FAIL;
+    }
+    ps->name = pb_strdup(spec);
+    ps->name[eq - spec] = '\0';
+    src = eq + 1;
+  }
+  colon = strchr(src, ':');
+  ps->source = pb_strdup(src);
+  if (colon) ps->source[colon - src] = '\0';
+  if (!ps->source[0]) {
+    pb_error_set("--probe %s: missing source", spec);
+    pb_screen__probeset_free(ps);
+    return PB_FAIL;
+  }
+  if (colon) {
+    char *list = pb_strdup(colon + 1), *save = NULL;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+      ps->conditions = pb_realloc(ps->conditions, (size_t)(ps->n_conditions + 1) * sizeof(char *));
+      ps->conditions[ps->n_conditions++] = pb_strdup(w);
+    }
+    free(list);
+    if (ps->n_conditions == 0) {
+      pb_error_set("--probe %s: empty condition list", spec);
+      pb_screen__probeset_free(ps);
+      return PB_FAIL;
+    }
+  }
+  return PB_OK;
+}
+
+/* ------------------------------------------------------------ set-up */
+
+struct pb_screen__pset {
+  char *name;          /* NULL for the primary set */
+  int32_t src;
+  int32_t n;
+  int32_t *cond;       /* condition indices in the probe source */
+};
+
+struct pb_screen__rows {
+  int32_t n, n_tk;
+  int32_t *rows, *tk_rows;
+  struct pb_rows d, tk;
+};
+
+struct pb_screen__ctx {
+  const struct pb_meta *meta;
+  const struct pb_protocol *proto;
+  const struct pb_screen_options *opt;
+  int32_t n_ps;
+  struct pb_screen__pset *ps;
+  int32_t n_targets;
+  int32_t *targets;            /* store indices, ascending */
+  int32_t ***join;             /* [target][source] target image -> source image or -1 (NULL when unused) */
+  struct pb_screen__rows *rows;
+  int32_t n_subsets;
+  int32_t *sub_m, **sub_idx;   /* Table 28 subsets: indices into the primary set */
+  struct pb_screen_layout L;
+  int64_t n_units;
+  int64_t *unit_cell0;         /* [n_units + 1] first global cell of each unit */
+  int8_t **tier;               /* [target][condition] tiers used for reporting */
+};
+
+/* Resolve probe sets and severity sets against the store. */
+static int pb_screen__psets(struct pb_screen__ctx *X)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_options *opt = X->opt;
+  struct pb_screen_probeset dflt = {NULL, (char *)"Syn-B", 0, NULL};
+  int have_primary = 0;
+  for (int32_t p = 0; p < opt->n_probesets; p++) have_primary |= opt->probesets[p].name == NULL;
+  int32_t n_in = opt->n_probesets + !have_primary;
+  X->ps = pb_calloc((size_t)n_in + 16, sizeof *X->ps);
+  for (int32_t q = 0; q < n_in; q++) {
+    /* the primary set goes first */
+    const struct pb_screen_probeset *in = NULL;
+    if (q == 0) {
+      in = &dflt;
+      for (int32_t p = 0; p < opt->n_probesets; p++)
+        if (!opt->probesets[p].name) in = &opt->probesets[p];
+    } else {
+      int32_t seen = 0;
+      for (int32_t p = 0; p < opt->n_probesets && !in; p++)
+        if (opt->probesets[p].name && ++seen == q) in = &opt->probesets[p];
+    }
+    struct pb_screen__pset *ps = &X->ps[X->n_ps++];
+    ps->name = in->name ? pb_strdup(in->name) : NULL;
+    ps->src = pb_meta_find_source(meta, in->source);
+    if (ps->src < 0) {
+      pb_error_set("probe source %s is not in the store%s", in->source,
+                   q == 0 && in == &dflt ? " (give --probe SRC[:cond,...])" : "");
+      return PB_FAIL;
+    }
+    const struct pb_source *src = &meta->sources[ps->src];
+    ps->cond = pb_malloc((size_t)src->n_conditions * sizeof(int32_t));
+    if (in->n_conditions == 0) {
+      for (int32_t c = 0; c < src->n_conditions; c++)
+        if (c != src->clean) ps->cond[ps->n++] = c;
+    } else {
+      for (int32_t j = 0; j < in->n_conditions; j++) {
+        int32_t c = -1;
+        for (int32_t k = 0; k < src->n_conditions && c < 0; k++)
+          if (!strcmp(src->conditions[k], in->conditions[j])) c = k;
+        if (c < 0) {
+          pb_error_set("probe set %s: source %s has no condition %s", in->name ? in->name : "U", src->name,
+                       in->conditions[j]);
+          return PB_FAIL;
+        }
+        for (int32_t k = 0; k < ps->n; k++)
+          if (ps->cond[k] == c) {
+            pb_error_set("probe set %s: condition %s listed twice", in->name ? in->name : "U", in->conditions[j]);
+            return PB_FAIL;
+          }
+        ps->cond[ps->n++] = c;
+      }
+    }
+    if (ps->n == 0) {
+      pb_error_set("probe set %s: no probe conditions", in->name ? in->name : "U");
+      return PB_FAIL;
+    }
+    for (int32_t k = 0; k < q; k++)
+      if (X->ps[k].name && ps->name && !strcmp(X->ps[k].name, ps->name)) {
+        pb_error_set("probe set name %s given twice", ps->name);
+        return PB_FAIL;
+      }
+  }
+  /* severity sets: primary conditions grouped by a trailing -N */
+  const struct pb_screen__pset *P = &X->ps[0];
+  const struct pb_source *psrc = &meta->sources[P->src];
+  int all_suffixed = 1;
+  int32_t sev[16], n_sev = 0;
+  for (int32_t k = 0; k < P->n && all_suffixed; k++) {
+    const char *name = psrc->conditions[P->cond[k]], *dash = strrchr(name, '-');
+    all_suffixed = dash && dash[1] && strspn(dash + 1, "0123456789") == strlen(dash + 1) && strlen(dash + 1) < 6;
+    if (!all_suffixed) break;
+    int32_t v = atoi(dash + 1), seen = 0;
+    for (int32_t j = 0; j < n_sev; j++) seen |= sev[j] == v;
+    if (!seen && n_sev < 16) sev[n_sev++] = v;
+  }
+  if (opt->severity_sets && all_suffixed && n_sev >= 2) {
+    for (int32_t j = 1; j < n_sev; j++) /* ascending severities */
+      for (int32_t i = j; i > 0 && sev[i - 1] > sev[i]; i--) {
+        int32_t t = sev[i];
+        sev[i] = sev[i - 1];
+        sev[i - 1] = t;
+      }
+    for (int32_t j = 0; j < n_sev; j++) {
+      char name[32];
+      snprintf(name, sizeof name, "sev%d", sev[j]);
+      int clash = 0;
+      for (int32_t k = 1; k < X->n_ps; k++) clash |= !strcmp(X->ps[k].name, name);
+      if (clash) continue;
+      struct pb_screen__pset *ps = &X->ps[X->n_ps++];
+      ps->name = pb_strdup(name);
+      ps->src = P->src;
+      ps->cond = pb_malloc((size_t)P->n * sizeof(int32_t));
+      for (int32_t k = 0; k < P->n; k++) {
+        const char *dash = strrchr(psrc->conditions[P->cond[k]], '-');
+        if (atoi(dash + 1) == sev[j]) ps->cond[ps->n++] = P->cond[k];
+      }
+    }
+  }
+  if (X->n_ps - 1 > 64) {
+    pb_error_set("at most 64 extra probe sets");
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+static int pb_screen__cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Table 28 subsets of the primary set, fixed from the seed before any outcome:
+ * every subset when there are at most subsets_per_size, else that many
+ * distinct seeded draws. */
+static void pb_screen__subsets(struct pb_screen__ctx *X)
+{
+  const struct pb_screen_options *opt = X->opt;
+  int32_t P = X->ps[0].n, cap = 0;
+  for (int32_t s = 0; s < opt->n_subset_sizes; s++) {
+    int32_t m = opt->subset_sizes[s];
+    if (m < 1 || m > P) continue;
+    double total = 1; /* C(P, m) */
+    for (int32_t j = 0; j < m; j++) total = total * (P - j) / (j + 1);
+    int32_t want = total <= opt->subsets_per_size ? (int32_t)llround(total) : opt->subsets_per_size;
+    for (int32_t j = 0; j < want; j++) {
+      if (X->n_subsets == cap) {
+        cap = cap ? 2 * cap : 64;
+        X->sub_m = pb_realloc(X->sub_m, (size_t)cap * sizeof *X->sub_m);
+        X->sub_idx = pb_realloc(X->sub_idx, (size_t)cap * sizeof *X->sub_idx);
+      }
+      int32_t *idx = pb_malloc((size_t)m * sizeof *idx);
+      X->sub_m[X->n_subsets] = m;
+      X->sub_idx[X->n_subsets++] = idx;
+      if (total <= opt->subsets_per_size) {
+        /* j-th combination in lexicographic order */
+        if (j == 0) {
+          for (int32_t k = 0; k < m; k++) idx[k] = k;
+        } else {
+          memcpy(idx, X->sub_idx[X->n_subsets - 2], (size_t)m * sizeof *idx);
+          int32_t k = m - 1;
+          while (idx[k] == P - m + k) k--;
+          idx[k]++;
+          for (int32_t t = k + 1; t < m; t++) idx[t] = idx[t - 1] + 1;
+        }
+      }
+    }
+    if (total > opt->subsets_per_size) {
+      struct pb_rng rng;
+      pb_rng_init(&rng, opt->seed, PB_RNG_SCREEN_SUBSET, (uint64_t)m, 0);
+      int32_t *perm = pb_malloc((size_t)P * sizeof *perm);
+      int32_t first = X->n_subsets - want;
+      for (int32_t j = 0; j < want;) {
+        for (int32_t k = 0; k < P; k++) perm[k] = k;
+        for (int32_t k = 0; k < m; k++) { /* partial Fisher-Yates */
+          int32_t r = k + (int32_t)pb_rng_below(&rng, (uint32_t)(P - k)), t = perm[k];
+          perm[k] = perm[r];
+          perm[r] = t;
+        }
+        qsort(perm, (size_t)m, sizeof *perm, pb_screen__cmp_i32);
+        int dup = 0;
+        for (int32_t q = 0; q < j && !dup; q++) dup = !memcmp(X->sub_idx[first + q], perm, (size_t)m * sizeof *perm);
+        if (dup) continue;
+        memcpy(X->sub_idx[first + j], perm, (size_t)m * sizeof *perm);
+        j++;
+      }
+      free(perm);
+    }
+  }
+}
+
+static int pb_screen__targets(struct pb_screen__ctx *X)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_options *opt = X->opt;
+  const char *dflt[] = {"ES", "Diverse"};
+  int32_t n = opt->n_targets ? opt->n_targets : 2;
+  X->targets = pb_malloc((size_t)n * sizeof(int32_t));
+  for (int32_t t = 0; t < n; t++) {
+    const char *name = opt->n_targets ? opt->targets[t] : dflt[t];
+    int32_t s = pb_meta_find_source(meta, name);
+    if (s < 0) {
+      pb_error_set("target source %s is not in the store%s", name, opt->n_targets ? "" : " (give --targets SRC,...)");
+      return PB_FAIL;
+    }
+    for (int32_t k = 0; k < X->n_targets; k++)
+      if (X->targets[k] == s) {
+        pb_error_set("target source %s given twice", name);
+        return PB_FAIL;
+      }
+    if (meta->sources[s].n_conditions < 2) {
+      pb_error_set("target source %s has no perturbed condition", name);
+      return PB_FAIL;
+    }
+    X->targets[X->n_targets++] = s;
+  }
+  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_screen__cmp_i32);
+  return PB_OK;
+}
+
+/* Image-id joins from every target to every probe source (same id = same base image). */
+static int pb_screen__joins(struct pb_screen__ctx *X)
+{
+  const struct pb_meta *meta = X->meta;
+  X->join = pb_calloc((size_t)X->n_targets, sizeof *X->join);
+  for (int32_t t = 0; t < X->n_targets; t++) {
+    const struct pb_source *T = &meta->sources[X->targets[t]];
+    X->join[t] = pb_calloc((size_t)meta->n_sources, sizeof **X->join);
+    for (int32_t p = 0; p < X->n_ps; p++) {
+      int32_t s = X->ps[p].src;
+      if (X->join[t][s]) continue;
+      const struct pb_source *S = &meta->sources[s];
+      struct pb_strmap map;
+      pb_strmap_init(&map);
+      for (int32_t j = 0; j < S->n_images; j++) pb_strmap_put(&map, S->image_ids[j], j);
+      int32_t *jn = X->join[t][s] = pb_malloc((size_t)(T->n_images > 0 ? T->n_images : 1) * sizeof(int32_t));
+      for (int32_t i = 0; i < T->n_images; i++) {
+        jn[i] = pb_strmap_get(&map, T->image_ids[i]);
+        if (jn[i] >= 0 && S->labels[jn[i]] != T->labels[i]) {
+          pb_error_set("image %s: label %d in target source %s but %d in probe source %s", T->image_ids[i],
+                       T->labels[i], T->name, S->labels[jn[i]], S->name);
+          pb_strmap_free(&map);
+          return PB_FAIL;
+        }
+      }
+      pb_strmap_free(&map);
+    }
+  }
+  return PB_OK;
+}
+
+static void pb_screen__layout(struct pb_screen__ctx *X)
+{
+  struct pb_screen_layout *L = &X->L;
+  L->n_extra = X->n_ps - 1;
+  L->n_rows = PB_SR_FIXED + 2 * L->n_extra;
+  L->row_names = pb_malloc((size_t)L->n_rows * sizeof(char *));
+  L->extra_names = pb_malloc((size_t)(L->n_extra + 1) * sizeof(char *));
+  for (int r = 0; r < PB_SR_FIXED; r++) L->row_names[r] = pb_strdup(pb_screen_row_names[r]);
+  for (int32_t e = 0; e < L->n_extra; e++) {
+    const char *nm = X->ps[1 + e].name;
+    size_t len = strlen(nm) + 8;
+    L->extra_names[e] = pb_strdup(nm);
+    L->row_names[PB_SR_FIXED + 2 * e] = pb_malloc(len);
+    snprintf(L->row_names[PB_SR_FIXED + 2 * e], len, "U_%s", nm);
+    L->row_names[PB_SR_FIXED + 2 * e + 1] = pb_malloc(len);
+    snprintf(L->row_names[PB_SR_FIXED + 2 * e + 1], len, "A3_%s", nm);
+    L->is_tta[e] = !strcasecmp(nm, "TTA");
+    L->extra_n[e] = X->ps[1 + e].n;
+  }
+  L->n_subsets = X->n_subsets;
+  L->subset_m = X->sub_m;
+  L->n_probes = X->ps[0].n;
+  L->row_off = PB_SI_N_FIELDS;
+  L->strata_off = L->row_off + PB_SCREEN_MET * L->n_rows;
+  L->subset_off = L->strata_off + PB_SCREEN_STRATA * PB_SCREEN_STRATUM_F;
+  L->rec_len = L->subset_off + 2 * L->n_subsets;
+  L->subset_tiers = X->opt->subset_tiers;
+}
+
+/* Tiers used for the cells: the protocol's development tiers, or tiers from
+ * evaluation accuracy (equal-weight mean over models, cuts .40 and .20). */
+static void pb_screen__tiers(struct pb_screen__ctx *X)
+{
+  const struct pb_meta *meta = X->meta;
+  X->tier = pb_calloc((size_t)X->n_targets, sizeof *X->tier);
+  for (int32_t t = 0; t < X->n_targets; t++) {
+    int32_t s = X->targets[t];
+    const struct pb_source *src = &meta->sources[s];
+    const struct pb_protocol_source *ps = &X->proto->src[s];
+    X->tier[t] = pb_malloc((size_t)src->n_conditions);
+    for (int32_t c = 0; c < src->n_conditions; c++) {
+      if (!X->opt->eval_tiers) {
+        X->tier[t][c] = ps->tier[c];
+        continue;
+      }
+      int64_t total = 0;
+      for (int32_t m = 0; m < meta->n_models; m++) total += ps->eval_correct[m * src->n_conditions + c];
+      double acc = (double)total / ((double)ps->n_eval * meta->n_models);
+      X->tier[t][c] = c == src->clean || ps->n_eval == 0 ? -1 : (int8_t)pb_tier_of_accuracy(acc);
+    }
+  }
+}
+
+/* ------------------------------------------------------------ loading */
+
+static int32_t pb_screen__find(const int32_t *rows, int32_t n, int32_t row)
+{
+  int32_t lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (rows[mid] == row) return mid;
+    if (rows[mid] < row) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+static int32_t pb_screen__unique(int32_t *rows, int32_t n)
+{
+  qsort(rows, (size_t)n, sizeof *rows, pb_screen__cmp_i32);
+  int32_t u = 0;
+  for (int32_t j = 0; j < n; j++)
+    if (u == 0 || rows[j] != rows[u - 1]) rows[u++] = rows[j];
+  return u;
+}
+
+/* One collective read per source (and one for top-k lists): the rows of this
+ * rank's units, i.e. every condition of the target source and the probe
+ * conditions of each probe source, for the unit's model. */
+static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, int64_t u1)
+{
+  const struct pb_meta *meta = X->meta;
+  int status = PB_OK, topk = meta->topk > 0;
+  X->rows = pb_calloc((size_t)meta->n_sources, sizeof *X->rows);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    struct pb_screen__rows *R = &X->rows[s];
+    int32_t cap = 16, ctk = 16;
+    R->rows = pb_malloc((size_t)cap * sizeof(int32_t));
+    R->tk_rows = pb_malloc((size_t)ctk * sizeof(int32_t));
+    for (int64_t u = u0; u < u1; u++) {
+      int32_t t = (int32_t)(u / meta->n_models), m = (int32_t)(u % meta->n_models);
+      int32_t need = (X->targets[t] == s ? src->n_conditions : 0);
+      for (int32_t p = 0; p < X->n_ps; p++) need += X->ps[p].src == s ? X->ps[p].n : 0;
+      while (R->n + need > cap) R->rows = pb_realloc(R->rows, (size_t)(cap *= 2) * sizeof(int32_t));
+      while (R->n_tk + need + 1 > ctk) R->tk_rows = pb_realloc(R->tk_rows, (size_t)(ctk *= 2) * sizeof(int32_t));
+      if (X->targets[t] == s) {
+        for (int32_t c = 0; c < src->n_conditions; c++) R->rows[R->n++] = m * src->n_conditions + c;
+        R->tk_rows[R->n_tk++] = m * src->n_conditions + src->clean;
+      }
+      for (int32_t p = 0; p < X->n_ps; p++)
+        if (X->ps[p].src == s)
+          for (int32_t k = 0; k < X->ps[p].n; k++) {
+            R->rows[R->n++] = m * src->n_conditions + X->ps[p].cond[k];
+            R->tk_rows[R->n_tk++] = m * src->n_conditions + X->ps[p].cond[k];
+          }
+    }
+    R->n = pb_screen__unique(R->rows, R->n);
+    R->n_tk = topk ? pb_screen__unique(R->tk_rows, R->n_tk) : 0;
+    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows,
+                                  PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &R->d);
+    if (status == PB_OK) status = rc;
+    if (topk) {
+      rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows, PB_FIELD_TOPK, &R->tk);
+      if (status == PB_OK) status = rc;
+    }
+  }
+  return status;
+}
+
+/* ------------------------------------------------------------ one unit */
+
+struct pb_screen__rec {
+  const int32_t *pred, *tkc;
+  const float *s, *m, *tkp;
+};
+
+static struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t s, int32_t row)
+{
+  const struct pb_screen__rows *R = &X->rows[s];
+  int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
+  struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
+  int32_t j = pb_screen__find(R->rows, R->n, row);
+  if (j < 0) PB_ERROR("screen: row %d of source %d was not loaded", row, s);
+  r.pred = R->d.pred + (size_t)j * n;
+  r.s = R->d.smax + (size_t)j * n;
+  r.m = R->d.ptrue + (size_t)j * n;
+  int32_t q = R->n_tk ? pb_screen__find(R->tk_rows, R->n_tk, row) : -1;
+  if (q >= 0) {
+    r.tkc = R->tk.topk_class + (size_t)q * n * k;
+    r.tkp = R->tk.topk_prob + (size_t)q * n * k;
+  }
+  return r;
+}
+
+static struct pb_screen_probs pb_screen__probs(const struct pb_screen__rec *r, int32_t i, int32_t label, int32_t k)
+{
+  struct pb_screen_probs p = {r->pred[i], label, r->s[i], r->m[i], 0, NULL, NULL};
+  if (r->tkc) {
+    p.k = k;
+    p.tk_class = r->tkc + (size_t)i * k;
+    p.tk_prob = r->tkp + (size_t)i * k;
+  }
+  return p;
+}
+
+/* What a unit keeps for its cells. */
+struct pb_screen__unit {
+  int32_t n;                       /* analysis images */
+  int32_t *img;                    /* [n] target image indices */
+  int32_t *label;                  /* [n] */
+  double **score;                  /* [n_rows][n] (NULL for derived rows) */
+  struct pb_screen_ranked *rk;     /* [n_rows] (random unused) */
+  struct pb_screen_ranked *der;    /* [n_derange] over the non-singleton subset */
+  double **der_score;              /* [n_derange][n] */
+  int32_t n_ns;
+  int32_t *cls_pos;                /* positions sorted by (label, position) */
+  int32_t n_cls;
+  int32_t *cls_start;              /* [n_cls + 1] */
+  uint8_t *ns;                     /* [n] position in a class with >= 2 images */
+  struct pb_screen_ranked st_S[PB_SCREEN_STRATA], st_U[PB_SCREEN_STRATA], st_Uns[PB_SCREEN_STRATA];
+  struct pb_screen_ranked *st_der; /* [STRATA][n_derange] */
+  uint8_t *med;                    /* [n] 1 above the stratum's median U, 2 below, 0 at it */
+  uint8_t *stratum;                /* [n] */
+  struct pb_screen_ranked *sub;    /* [n_subsets] */
+  int32_t n_unmatched, a3_approx;
+  int32_t n_fit, n_fit_trials, n_fit_fails;  /* fitting images and their pooled outcomes */
+  struct pb_screen_logit fit[3];
+};
+
+static void pb_screen__unit_free(struct pb_screen__unit *U, const struct pb_screen__ctx *X)
+{
+  int32_t nd = X->opt->n_derange;
+  for (int32_t r = 0; r < X->L.n_rows; r++) {
+    free(U->score[r]);
+    pb_screen_ranked_free(&U->rk[r]);
+  }
+  for (int32_t d = 0; d < nd; d++) {
+    pb_screen_ranked_free(&U->der[d]);
+    free(U->der_score[d]);
+  }
+  for (int s = 0; s < PB_SCREEN_STRATA; s++) {
+    pb_screen_ranked_free(&U->st_S[s]);
+    pb_screen_ranked_free(&U->st_U[s]);
+    pb_screen_ranked_free(&U->st_Uns[s]);
+    for (int32_t d = 0; d < nd; d++) pb_screen_ranked_free(&U->st_der[s * nd + d]);
+  }
+  for (int32_t j = 0; j < X->n_subsets; j++) pb_screen_ranked_free(&U->sub[j]);
+  free(U->sub);
+  free(U->st_der);
+  free(U->score);
+  free(U->rk);
+  free(U->der);
+  free(U->der_score);
+  free(U->img);
+  free(U->label);
+  free(U->cls_pos);
+  free(U->cls_start);
+  free(U->ns);
+  free(U->med);
+  free(U->stratum);
+}
+
+static int pb_screen__cmp_dbl(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Scores, fits and rankings of unit (target t, model m).  Returns PB_FAIL
+ * (message in *why) when a logistic fit does not converge. */
+static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, int32_t m, struct pb_screen__unit *U,
+                                   char *why, size_t why_len)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_options *opt = X->opt;
+  int32_t T = X->targets[t], k = meta->topk, nd = opt->n_derange, n_rows = X->L.n_rows;
+  const struct pb_source *src = &meta->sources[T];
+  int32_t N = src->n_images, nc = src->n_conditions, K = src->n_classes;
+  uint8_t an_split = opt->swapped ? PB_SPLIT_DEV : PB_SPLIT_EVAL, fit_split = opt->swapped ? PB_SPLIT_EVAL : PB_SPLIT_DEV;
+  int status = PB_OK;
+  memset(U, 0, sizeof *U);
+  struct pb_screen__rec clean = pb_screen__rec_row(X, T, m * nc + src->clean);
+  struct pb_screen__rec *cond = pb_malloc((size_t)nc * sizeof *cond);
+  for (int32_t c = 0; c < nc; c++) cond[c] = pb_screen__rec_row(X, T, m * nc + c);
+
+  /* probe means and retention of every image with a probe partner; A3 on clean-correct ones */
+  double **Uall = pb_malloc((size_t)X->n_ps * sizeof *Uall), **A3all = pb_malloc((size_t)X->n_ps * sizeof *A3all);
+  double *ret = pb_malloc((size_t)N * sizeof *ret);
+  int32_t max_probes = 0;
+  for (int32_t p = 0; p < X->n_ps; p++) max_probes = X->ps[p].n > max_probes ? X->ps[p].n : max_probes;
+  struct pb_screen_probs *pr = pb_malloc((size_t)max_probes * sizeof *pr);
+  struct pb_screen__rec *prow = pb_malloc((size_t)max_probes * sizeof *prow);
+  for (int32_t p = 0; p < X->n_ps; p++) {
+    const struct pb_screen__pset *ps = &X->ps[p];
+    const struct pb_source *P = &meta->sources[ps->src];
+    const int32_t *jn = X->join[t][ps->src];
+    Uall[p] = pb_malloc((size_t)N * sizeof(double));
+    A3all[p] = pb_malloc((size_t)N * sizeof(double));
+    for (int32_t a = 0; a < ps->n; a++) prow[a] = pb_screen__rec_row(X, ps->src, m * P->n_conditions + ps->cond[a]);
+    for (int32_t i = 0; i < N; i++) {
+      int32_t j = jn[i], y = src->labels[i];
+      if (j < 0) {
+        Uall[p][i] = A3all[p][i] = NAN;
+        if (p == 0) ret[i] = NAN;
+        continue;
+      }
+      double sum = 0;
+      int32_t right = 0;
+      for (int32_t a = 0; a < ps->n; a++) {
+        sum += prow[a].m[j];
+        right += prow[a].pred[j] == y;
+      }
+      Uall[p][i] = sum / ps->n;
+      if (p == 0) ret[i] = (double)right / ps->n;
+      A3all[p][i] = NAN;
+      if (clean.pred[i] == y && src->split[i] == an_split) {
+        for (int32_t a = 0; a < ps->n; a++) pr[a] = pb_screen__probs(&prow[a], j, y, k);
+        struct pb_screen_probs c0 = pb_screen__probs(&clean, i, y, k);
+        int32_t approx;
+        A3all[p][i] = pb_screen_a3(&c0, pr, ps->n, K, &approx);
+        if (p == 0) U->a3_approx += approx > 0;
+      }
+    }
+  }
+  free(pr);
+  free(prow);
+
+  /* development-side (fitting-side) class means and logistic fits */
+  double *cd_sum = pb_calloc((size_t)K, sizeof(double)), *ucc_sum = pb_calloc((size_t)K, sizeof(double));
+  double *uall_sum = pb_calloc((size_t)K, sizeof(double));
+  int32_t *cd_n = pb_calloc((size_t)K, sizeof(int32_t)), *ucc_n = pb_calloc((size_t)K, sizeof(int32_t));
+  int32_t n_fit = 0;
+  double *xf = pb_malloc((size_t)(N > 0 ? N : 1) * 3 * sizeof(double));
+  int32_t *trials = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t)), *fails = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
+  for (int32_t i = 0; i < N; i++) {
+    if (src->split[i] != fit_split || isnan(Uall[0][i])) continue;
+    int32_t y = src->labels[i];
+    cd_sum[y] += clean.m[i] - Uall[0][i];
+    uall_sum[y] += Uall[0][i];
+    cd_n[y]++;
+    if (clean.pred[i] != y) continue;
+    ucc_sum[y] += Uall[0][i];
+    ucc_n[y]++;
+    xf[3 * n_fit] = clean.s[i];
+    xf[3 * n_fit + 1] = Uall[0][i];
+    xf[3 * n_fit + 2] = ret[i];
+    trials[n_fit] = nc - 1;
+    fails[n_fit] = 0;
+    for (int32_t c = 0; c < nc; c++)
+      if (c != src->clean) fails[n_fit] += cond[c].pred[i] != y;
+    n_fit++;
+  }
+  U->n_fit = n_fit;
+  for (int32_t i = 0; i < n_fit; i++) {
+    U->n_fit_trials += trials[i];
+    U->n_fit_fails += fails[i];
+  }
+  for (int p = 1; p <= 3 && status == PB_OK; p++) {
+    double *x = pb_malloc((size_t)(n_fit > 0 ? n_fit : 1) * p * sizeof *x);
+    for (int32_t i = 0; i < n_fit; i++)
+      for (int j = 0; j < p; j++) x[i * p + j] = xf[3 * i + j];
+    if (pb_screen_logit_fit(x, p, trials, fails, n_fit, PB_SCREEN_LOGIT_C, &U->fit[p - 1]) != PB_OK) {
+      snprintf(why, why_len, "source %s, model %s, g with %d feature(s): %s", src->name, meta->model_ids[m], p,
+               pb_error_message());
+      status = PB_FAIL;
+    }
+    free(x);
+  }
+  free(xf);
+  free(trials);
+  free(fails);
+
+  /* the analysis set: clean-correct images of the analysis split with a probe partner */
+  U->img = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
+  U->label = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
+  for (int32_t i = 0; i < N; i++) {
+    if (src->split[i] != an_split || clean.pred[i] != src->labels[i]) continue;
+    if (isnan(Uall[0][i])) {
+      U->n_unmatched++;
+      continue;
+    }
+    for (int32_t p = 1; p < X->n_ps; p++)
+      if (isnan(Uall[p][i])) goto unmatched;
+    U->img[U->n] = i;
+    U->label[U->n++] = src->labels[i];
+    continue;
+  unmatched:
+    U->n_unmatched++;
+  }
+  int32_t n = U->n, nn = n > 0 ? n : 1;
+  U->score = pb_calloc((size_t)n_rows, sizeof *U->score);
+  U->rk = pb_calloc((size_t)n_rows, sizeof *U->rk);
+  for (int32_t r = 0; r < n_rows; r++) U->score[r] = pb_malloc((size_t)nn * sizeof(double));
+  for (int32_t q = 0; q < n; q++) {
+    int32_t i = U->img[q], y = src->labels[i];
+    double S = clean.s[i], u = Uall[0][i], x3[3] = {S, u, ret[i]};
+    struct pb_screen_probs c0 = pb_screen__probs(&clean, i, y, k);
+    double **sc = U->score;
+    sc[PB_SR_S][q] = -S;
+    sc[PB_SR_U][q] = -u;
+    sc[PB_SR_DELTA][q] = S - u;
+    sc[PB_SR_RET][q] = -ret[i];
+    sc[PB_SR_MARGIN][q] = -pb_screen_margin(&c0);
+    sc[PB_SR_ENTROPY][q] = pb_screen_entropy(&c0, K);
+    sc[PB_SR_CLASS_DELTA][q] = cd_n[y] ? cd_sum[y] / cd_n[y] : NAN;
+    sc[PB_SR_CLASS_U_CC][q] = ucc_n[y] ? -ucc_sum[y] / ucc_n[y] : NAN;
+    sc[PB_SR_CLASS_U_ALL][q] = cd_n[y] ? -uall_sum[y] / cd_n[y] : NAN;
+    sc[PB_SR_G_S][q] = pb_screen_logit_eta(&U->fit[0], x3);
+    sc[PB_SR_G_SU][q] = pb_screen_logit_eta(&U->fit[1], x3);
+    sc[PB_SR_G_SURET][q] = pb_screen_logit_eta(&U->fit[2], x3);
+    sc[PB_SR_A3][q] = -A3all[0][i];
+    sc[PB_SR_S_NS][q] = sc[PB_SR_S_CCDEV][q] = -S;
+    sc[PB_SR_U_NS][q] = sc[PB_SR_U_CCDEV][q] = -u;
+    sc[PB_SR_U_DERANGE][q] = sc[PB_SR_RANDOM][q] = NAN;
+    for (int32_t e = 1; e < X->n_ps; e++) {
+      sc[PB_SR_FIXED + 2 * (e - 1)][q] = -Uall[e][i];
+      sc[PB_SR_FIXED + 2 * (e - 1) + 1][q] = -A3all[e][i];
+    }
+  }
+
+  /* classes of the analysis set, the non-singleton subset, leave-one-out means */
+  U->cls_pos = pb_malloc((size_t)nn * sizeof(int32_t));
+  U->cls_start = pb_malloc((size_t)(nn + 1) * sizeof(int32_t));
+  U->ns = pb_calloc((size_t)nn, 1);
+  for (int32_t q = 0; q < n; q++) U->cls_pos[q] = q;
+  for (int32_t a = 1; a < n; a++) /* stable insertion by label; classes are short runs */
+    for (int32_t b = a; b > 0 && U->label[U->cls_pos[b - 1]] > U->label[U->cls_pos[b]]; b--) {
+      int32_t tmp = U->cls_pos[b];
+      U->cls_pos[b] = U->cls_pos[b - 1];
+      U->cls_pos[b - 1] = tmp;
+    }
+  int32_t *ns_list = pb_malloc((size_t)nn * sizeof(int32_t)), *cc_list = pb_malloc((size_t)nn * sizeof(int32_t));
+  int32_t n_cc = 0;
+  for (int32_t a = 0; a < n;) {
+    int32_t b = a;
+    while (b < n && U->label[U->cls_pos[b]] == U->label[U->cls_pos[a]]) b++;
+    U->cls_start[U->n_cls++] = a;
+    double sum = 0;
+    for (int32_t j = a; j < b; j++) sum += Uall[0][U->img[U->cls_pos[j]]];
+    for (int32_t j = a; j < b; j++) {
+      int32_t q = U->cls_pos[j];
+      U->ns[q] = b - a >= 2;
+      U->score[PB_SR_U_LOO][q] = b - a >= 2 ? -(sum - Uall[0][U->img[q]]) / (b - a - 1) : NAN;
+    }
+    a = b;
+  }
+  U->cls_start[U->n_cls] = n;
+  for (int32_t q = 0; q < n; q++) {
+    if (U->ns[q]) ns_list[U->n_ns++] = q;
+    if (!isnan(U->score[PB_SR_CLASS_U_CC][q])) cc_list[n_cc++] = q;
+  }
+
+  /* rankings */
+  for (int32_t r = 0; r < n_rows; r++) {
+    if (r == PB_SR_RANDOM || r == PB_SR_U_DERANGE) continue;
+    if (r == PB_SR_S_NS || r == PB_SR_U_NS || r == PB_SR_U_LOO) pb_screen_rank(U->score[r], n, ns_list, U->n_ns, &U->rk[r]);
+    else if (r == PB_SR_S_CCDEV || r == PB_SR_U_CCDEV) pb_screen_rank(U->score[r], n, cc_list, n_cc, &U->rk[r]);
+    else pb_screen_rank(U->score[r], n, NULL, 0, &U->rk[r]);
+  }
+
+  /* within-class derangements of U among the non-singleton images (Table 25) */
+  U->der = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der);
+  U->der_score = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_score);
+  int32_t *perm = pb_malloc((size_t)nn * sizeof *perm);
+  for (int32_t d = 0; d < nd; d++) {
+    struct pb_rng rng;
+    pb_rng_init(&rng, opt->seed, PB_RNG_SCREEN_DERANGE, ((uint64_t)T << 32) | (uint64_t)m, (uint32_t)d);
+    double *ds = U->der_score[d] = pb_malloc((size_t)nn * sizeof(double));
+    for (int32_t q = 0; q < n; q++) ds[q] = NAN;
+    for (int32_t g = 0; g < U->n_cls; g++) {
+      int32_t a = U->cls_start[g], size = U->cls_start[g + 1] - a;
+      if (size < 2) continue;
+      pb_screen_derangement(&rng, size, perm);
+      for (int32_t j = 0; j < size; j++) ds[U->cls_pos[a + j]] = U->score[PB_SR_U][U->cls_pos[a + perm[j]]];
+    }
+    pb_screen_rank(ds, n, ns_list, U->n_ns, &U->der[d]);
+  }
+  free(perm);
+
+  /* clean-confidence terciles (Table 27): mid-CDF of S, ties share a stratum */
+  U->stratum = pb_calloc((size_t)nn, 1);
+  U->med = pb_calloc((size_t)nn, 1);
+  U->st_der = pb_calloc((size_t)PB_SCREEN_STRATA * (nd > 0 ? nd : 1), sizeof *U->st_der);
+  {
+    double *sv = pb_malloc((size_t)nn * sizeof *sv);
+    for (int32_t q = 0; q < n; q++) sv[q] = clean.s[U->img[q]];
+    double *sorted = pb_malloc((size_t)nn * sizeof *sorted);
+    memcpy(sorted, sv, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, pb_screen__cmp_dbl);
+    for (int32_t q = 0; q < n; q++) {
+      int32_t lo = 0, hi = n; /* lt = #{< s}, le = #{<= s} by binary search */
+      while (lo < hi) { int32_t mid = (lo + hi) / 2; if (sorted[mid] < sv[q]) lo = mid + 1; else hi = mid; }
+      int64_t lt = lo;
+      hi = n;
+      while (lo < hi) { int32_t mid = (lo + hi) / 2; if (sorted[mid] <= sv[q]) lo = mid + 1; else hi = mid; }
+      int64_t le = lo;
+      U->stratum[q] = 3 * (lt + le) <= 2 * (int64_t)n ? 0 : 3 * (lt + le) <= 4 * (int64_t)n ? 1 : 2;
+    }
+    int32_t *all_s = pb_malloc((size_t)nn * sizeof(int32_t)), *ns_s = pb_malloc((size_t)nn * sizeof(int32_t));
+    for (int s = 0; s < PB_SCREEN_STRATA; s++) {
+      int32_t na = 0, nb = 0;
+      for (int32_t q = 0; q < n; q++)
+        if (U->stratum[q] == s) {
+          all_s[na++] = q;
+          if (U->ns[q]) ns_s[nb++] = q;
+        }
+      pb_screen_rank(U->score[PB_SR_S], n, all_s, na, &U->st_S[s]);
+      pb_screen_rank(U->score[PB_SR_U], n, all_s, na, &U->st_U[s]);
+      pb_screen_rank(U->score[PB_SR_U], n, ns_s, nb, &U->st_Uns[s]);
+      for (int32_t d = 0; d < nd; d++) pb_screen_rank(U->der_score[d], n, ns_s, nb, &U->st_der[s * nd + d]);
+      /* median of U inside the stratum; images equal to it belong to neither side */
+      for (int32_t j = 0; j < na; j++) sorted[j] = Uall[0][U->img[all_s[j]]];
+      qsort(sorted, (size_t)na, sizeof *sorted, pb_screen__cmp_dbl);
+      double med = na == 0 ? NAN : na % 2 ? sorted[na / 2] : 0.5 * (sorted[na / 2 - 1] + sorted[na / 2]);
+      for (int32_t j = 0; j < na; j++) {
+        double u = Uall[0][U->img[all_s[j]]];
+        U->med[all_s[j]] = u > med ? 1 : u < med ? 2 : 0;
+      }
+    }
+    free(all_s);
+    free(ns_s);
+    free(sv);
+    free(sorted);
+  }
+
+  /* Table 28: U over prefixed subsets of the primary probe set */
+  U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
+  if (X->n_subsets > 0) {
+    const struct pb_screen__pset *ps = &X->ps[0];
+    const struct pb_source *P = &meta->sources[ps->src];
+    const int32_t *jn = X->join[t][ps->src];
+    struct pb_screen__rec *rows = pb_malloc((size_t)ps->n * sizeof *rows);
+    for (int32_t a = 0; a < ps->n; a++) rows[a] = pb_screen__rec_row(X, ps->src, m * P->n_conditions + ps->cond[a]);
+    double *sv = pb_malloc((size_t)nn * sizeof *sv);
+    for (int32_t j = 0; j < X->n_subsets; j++) {
+      for (int32_t q = 0; q < n; q++) {
+        int32_t ji = jn[U->img[q]];
+        double sum = 0;
+        for (int32_t a = 0; a < X->sub_m[j]; a++) sum += rows[X->sub_idx[j][a]].m[ji];
+        sv[q] = -sum / X->sub_m[j];
+      }
+      pb_screen_rank(sv, n, NULL, 0, &U->sub[j]);
+    }
+    free(sv);
+    free(rows);
+  }
+
+  free(ns_list);
+  free(cc_list);
+  free(cd_sum);
+  free(ucc_sum);
+  free(uall_sum);
+  free(cd_n);
+  free(ucc_n);
+  for (int32_t p = 0; p < X->n_ps; p++) {
+    free(Uall[p]);
+    free(A3all[p]);
+  }
+  free(Uall);
+  free(A3all);
+  free(ret);
+  free(cond);
+  return status;
+}
+
+static void pb_screen__put(double *out, const struct pb_screen_metric *m)
+{
+  out[0] = m->n;
+  out[1] = m->n_fail;
+  out[2] = m->auroc;
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) out[3 + b] = m->cov[b];
+}
+
+/* Mean metrics over ranked draws (the derangement control). */
+static void pb_screen__mean_metrics(const struct pb_screen_ranked *r, int32_t nd, const struct pb_screen_outcome *y,
+                                    int budgets, double *out)
+{
+  struct pb_screen_metric m;
+  double acc[4] = {0, 0, 0, 0};
+  int32_t n = 0, nf = 0;
+  for (int32_t d = 0; d < nd; d++) {
+    pb_screen_ranked_metrics(&r[d], y, budgets, &m);
+    acc[0] += m.auroc;
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) acc[1 + b] += m.cov[b];
+    n = m.n;
+    nf = m.n_fail;
+  }
+  out[0] = n;
+  out[1] = nf;
+  out[2] = nd > 0 ? acc[0] / nd : NAN;
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) out[3 + b] = nd > 0 ? acc[1 + b] / nd : NAN;
+}
+
+/* Every cell of a prepared unit: one outcome vector, O(n) per score. */
+static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int32_t m,
+                                  const struct pb_screen__unit *U, double *recs, uint64_t *bits, int32_t n_words)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_layout *L = &X->L;
+  int32_t T = X->targets[t], nd = X->opt->n_derange;
+  const struct pb_source *src = &meta->sources[T];
+  int32_t nc = src->n_conditions, n = U->n, nn = n > 0 ? n : 1;
+  uint8_t *y = pb_malloc((size_t)nn);
+  int32_t *order = pb_malloc((size_t)nn * sizeof *order);
+  struct pb_screen_outcome oc = {0, 0, y, pb_malloc((size_t)nn * sizeof(int32_t)), pb_malloc((size_t)nn * sizeof(int32_t))};
+  int64_t cell = 0;
+  for (int32_t c = 0; c < nc; c++) {
+    if (c == src->clean) continue;
+    double *rec = recs + cell * L->rec_len;
+    uint64_t *bw = bits + cell * n_words;
+    cell++;
+    struct pb_screen__rec r1 = pb_screen__rec_row(X, T, m * nc + c);
+    memset(bw, 0, (size_t)n_words * sizeof *bw);
+    for (int32_t q = 0; q < n; q++) {
+      y[q] = r1.pred[U->img[q]] != U->label[q];
+      if (y[q]) bw[q / 64] |= 1ull << (q % 64);
+    }
+    pb_screen_outcome_set(&oc, y, n);
+    for (int f = 0; f < L->rec_len; f++) rec[f] = NAN;
+    struct pb_screen_metric mt;
+    rec[PB_SI_TIER] = X->tier[t][c];
+    rec[PB_SI_N] = n;
+    int32_t nf = 0, nfns = 0;
+    for (int32_t q = 0; q < n; q++) {
+      nf += y[q];
+      nfns += y[q] && U->ns[q];
+    }
+    rec[PB_SI_NFAIL] = nf;
+    rec[PB_SI_NNS] = U->n_ns;
+    rec[PB_SI_NFAIL_NS] = nfns;
+    rec[PB_SI_NUNMATCHED] = U->n_unmatched;
+    rec[PB_SI_A3APPROX] = U->a3_approx;
+    /* the derangement cannot move the AUROC when every non-singleton class is outcome-pure */
+    int pure = 1;
+    for (int32_t g = 0; g < U->n_cls && pure; g++) {
+      int32_t a = U->cls_start[g], b = U->cls_start[g + 1];
+      for (int32_t j = a + 1; j < b && pure; j++) pure = y[U->cls_pos[j]] == y[U->cls_pos[a]];
+    }
+    rec[PB_SI_DEGENERATE] = U->n_ns > 0 ? pure : NAN;
+    for (int32_t r = 0; r < L->n_rows; r++) {
+      double *out = rec + L->row_off + PB_SCREEN_MET * r;
+      if (r == PB_SR_U_DERANGE) {
+        pb_screen__mean_metrics(U->der, nd, &oc, 7, out);
+      } else if (r == PB_SR_RANDOM) {
+        /* one seeded random order per cell: no ties */
+        struct pb_rng rng;
+        pb_rng_init(&rng, X->opt->seed, PB_RNG_SCREEN_RANDOM,
+                    ((uint64_t)T << 40) | ((uint64_t)m << 20) | (uint64_t)c, 0);
+        for (int32_t j = 0; j < n; j++) order[j] = j;
+        for (int32_t j = n - 1; j > 0; j--) {
+          int32_t k = (int32_t)pb_rng_below(&rng, (uint32_t)j + 1), tmp = order[j];
+          order[j] = order[k];
+          order[k] = tmp;
+        }
+        struct pb_screen_ranked rnd;
+        pb_screen_rank_order(order, n, n, &rnd);
+        pb_screen_ranked_metrics(&rnd, &oc, 7, &mt);
+        pb_screen_ranked_free(&rnd);
+        pb_screen__put(out, &mt);
+      } else {
+        pb_screen_ranked_metrics(&U->rk[r], &oc, 7, &mt);
+        pb_screen__put(out, &mt);
+      }
+    }
+    for (int s = 0; s < PB_SCREEN_STRATA; s++) {
+      double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * s, tmp[6];
+      pb_screen_ranked_metrics(&U->st_S[s], &oc, 0, &mt);
+      o[0] = mt.n;
+      o[1] = mt.n_fail;
+      o[2] = mt.auroc;
+      pb_screen_ranked_metrics(&U->st_U[s], &oc, 0, &mt);
+      o[3] = mt.auroc;
+      pb_screen_ranked_metrics(&U->st_Uns[s], &oc, 0, &mt);
+      o[4] = mt.auroc;
+      pb_screen__mean_metrics(U->st_der + s * nd, nd, &oc, 0, tmp);
+      o[5] = tmp[2];
+      int64_t ka = 0, ra = 0, kb = 0, rb = 0;
+      for (int32_t q = 0; q < n; q++) {
+        if (U->stratum[q] != s) continue;
+        if (U->med[q] == 1) ka++, ra += !y[q];
+        else if (U->med[q] == 2) kb++, rb += !y[q];
+      }
+      o[6] = ka > 0 && kb > 0 ? (double)ra / ka - (double)rb / kb : NAN;
+    }
+    if (rec[PB_SI_TIER] >= 0 && (L->subset_tiers >> (int)rec[PB_SI_TIER]) & 1)
+      for (int32_t j = 0; j < X->n_subsets; j++) {
+        pb_screen_ranked_metrics(&U->sub[j], &oc, 2, &mt);
+        rec[L->subset_off + 2 * j] = mt.auroc;
+        rec[L->subset_off + 2 * j + 1] = mt.cov[1];
+      }
+  }
+  free(oc.fail);
+  free(oc.keep);
+  free(order);
+  free(y);
+}
+
+/* ------------------------------------------------------------ outputs */
+
+static void pb_screen__cell_names(const struct pb_screen__ctx *X, int64_t u, int32_t *t, int32_t *m)
+{
+  *t = (int32_t)(u / X->meta->n_models);
+  *m = (int32_t)(u % X->meta->n_models);
+}
+
+static const char *const pb_screen__strata_names[PB_SCREEN_STRATA] = {"low", "mid", "high"};
+
+/* Formatting doubles dominates writing the TSVs, and a unit's cells repeat
+ * many values (coverage fractions, equal AUROCs): a direct-mapped cache of
+ * pb_format_double() results, keyed by the bit pattern, gives the same text. */
+#define PB_SCREEN_FMT_CACHE 4096
+struct pb_screen__fmt {
+  uint64_t key[PB_SCREEN_FMT_CACHE];
+  uint8_t used[PB_SCREEN_FMT_CACHE];
+  char text[PB_SCREEN_FMT_CACHE][40];
+};
+
+static void pb_screen__double(struct pb_screen__fmt *f, struct pb_text *t, double x)
+{
+  uint64_t k;
+  memcpy(&k, &x, sizeof k);
+  size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 52) & (PB_SCREEN_FMT_CACHE - 1);
+  if (!f->used[h] || f->key[h] != k) {
+    pb_format_double(x, f->text[h]);
+    f->key[h] = k;
+    f->used[h] = 1;
+  }
+  size_t len = strlen(f->text[h]);
+  if (t->len + len + 2 > t->cap) {
+    t->cap = 2 * (t->len + len + 2) + 4096;
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+  t->buf[t->len++] = '\t';
+  memcpy(t->buf + t->len, f->text[h], len + 1);
+  t->len += len;
+}
+
+/* The TSV rows of one unit's cells: screen_cells, screen_cell_info, screen_strata. */
+static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, const double *recs,
+                                 const struct pb_screen__unit *U, struct pb_text *t, struct pb_screen__fmt *fc)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_layout *L = &X->L;
+  int32_t tt, m;
+  pb_screen__cell_names(X, u, &tt, &m);
+  const struct pb_source *src = &meta->sources[X->targets[tt]];
+  /* the unit's logistic fits: standardised coefficients (S, U, ret order) */
+  pb_text_printf(&t[3], "%s\t%s\t%d\t%d\t%d", meta->model_ids[m], src->name, U->n_fit, U->n_fit_trials, U->n_fit_fails);
+  for (int g = 0; g < 3; g++) {
+    const struct pb_screen_logit *f = &U->fit[g];
+    pb_text_double(&t[3], f->ok ? f->b : NAN);
+    for (int j = 0; j < 3; j++) pb_text_double(&t[3], f->ok && j <= g ? f->w[j] : NAN);
+    pb_text_double(&t[3], f->ok ? f->grad_norm : NAN);
+  }
+  pb_text_printf(&t[3], "\n");
+  int64_t cell = 0;
+  for (int32_t c = 0; c < src->n_conditions; c++) {
+    if (c == src->clean) continue;
+    const double *rec = recs + (cell++) * L->rec_len;
+    const char *tier = pb_tier_name((int)rec[PB_SI_TIER]);
+    char head[1024];
+    snprintf(head, sizeof head, "%s\t%s\t%s\t%s", meta->model_ids[m], src->name, src->conditions[c], tier);
+    for (int32_t r = 0; r < L->n_rows; r++) {
+      const double *o = rec + L->row_off + PB_SCREEN_MET * r;
+      pb_text_printf(&t[0], "%s\t%s\t%lld\t%lld", head, L->row_names[r], (long long)o[0], (long long)o[1]);
+      for (int f = 2; f < PB_SCREEN_MET; f++) pb_screen__double(fc, &t[0], o[f]);
+      pb_text_printf(&t[0], "\n");
+    }
+    int64_t nn = (int64_t)rec[PB_SI_N], nf = (int64_t)rec[PB_SI_NFAIL];
+    pb_text_printf(&t[1], "%s\t%lld\t%lld", head, (long long)nn, (long long)nf);
+    pb_screen__double(fc, &t[1], nn > 0 ? (double)nf / nn : NAN);
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++)
+      pb_screen__double(fc, &t[1], nf > 0 ? fmin(1.0, (double)pb_screen_budget((int32_t)nn, pb_screen_budget_pct[b]) / nf) : NAN);
+    pb_text_printf(&t[1], "\t%lld\t%lld\t%s\t%lld\t%lld\n", (long long)rec[PB_SI_NNS], (long long)rec[PB_SI_NFAIL_NS],
+                   isnan(rec[PB_SI_DEGENERATE]) ? "nan" : rec[PB_SI_DEGENERATE] ? "1" : "0",
+                   (long long)rec[PB_SI_NUNMATCHED], (long long)rec[PB_SI_A3APPROX]);
+    for (int s = 0; s < PB_SCREEN_STRATA; s++) {
+      const double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * s;
+      pb_text_printf(&t[2], "%s\t%s\t%lld\t%lld", head, pb_screen__strata_names[s], (long long)o[0], (long long)o[1]);
+      for (int f = 2; f < PB_SCREEN_STRATUM_F; f++) pb_screen__double(fc, &t[2], o[f]);
+      pb_text_printf(&t[2], "\n");
+    }
+  }
+}
+
+static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
+                            const double *recs, struct pb_screen__unit *units, uint64_t *const *bits,
+                            const int32_t *n_words)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_layout *L = &X->L;
+  int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0, n_cells = X->unit_cell0[X->n_units];
+  double t_h5 = MPI_Wtime();
+  int status = pb_results_group(st->results, "/screen/cells");
+  /* cell columns */
+  double *col = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *col);
+  int64_t *icol = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *icol);
+  static const char *info_names[PB_SI_N_FIELDS] = {"tier", "n", "n_fail", "n_nonsingleton", "n_fail_nonsingleton",
+                                                    "derange_degenerate", "n_unmatched", "a3_approx_images"};
+  const char *keys[3] = {"source", "model", "condition"};
+  for (int k = 0; k < 3 && status == PB_OK; k++) {
+    int64_t j = 0;
+    for (int64_t u = u0; u < u1; u++) {
+      int32_t t, m;
+      pb_screen__cell_names(X, u, &t, &m);
+      const struct pb_source *src = &meta->sources[X->targets[t]];
+      for (int32_t c = 0; c < src->n_conditions; c++)
+        if (c != src->clean) icol[j++] = k == 0 ? X->targets[t] : k == 1 ? m : c;
+    }
+    char path[128];
+    snprintf(path, sizeof path, "/screen/cells/%s", keys[k]);
+    status = pb_results_write_i64(st->results, path, n_cells, c0, nloc, icol);
+  }
+  for (int f = 0; f < PB_SI_N_FIELDS && status == PB_OK; f++) {
+    char path[128];
+    for (int64_t c = 0; c < nloc; c++) col[c] = recs[c * L->rec_len + f];
+    snprintf(path, sizeof path, "/screen/cells/%s", info_names[f]);
+    status = pb_results_write_f64(st->results, path, n_cells, c0, nloc, col);
+  }
+  static const char *met[PB_SCREEN_MET] = {"n", "n_fail", "auroc", "cov_q10", "cov_q20", "cov_q30"};
+  for (int32_t r = 0; r < L->n_rows && status == PB_OK; r++) {
+    char path[256];
+    snprintf(path, sizeof path, "/screen/cells/%s", L->row_names[r]);
+    status = pb_results_group(st->results, path);
+    for (int f = 0; f < PB_SCREEN_MET && status == PB_OK; f++) {
+      for (int64_t c = 0; c < nloc; c++) col[c] = recs[c * L->rec_len + L->row_off + PB_SCREEN_MET * r + f];
+      snprintf(path, sizeof path, "/screen/cells/%s/%s", L->row_names[r], met[f]);
+      status = pb_results_write_f64(st->results, path, n_cells, c0, nloc, col);
+    }
+  }
+  static const char *sf[PB_SCREEN_STRATUM_F] = {"n", "n_fail", "auroc_S", "auroc_U", "auroc_U_nonsingleton",
+                                                "auroc_U_derange", "ret_gap"};
+  const char *const *sn = pb_screen__strata_names;
+  for (int s = 0; s < PB_SCREEN_STRATA && status == PB_OK; s++)
+    for (int f = 0; f < PB_SCREEN_STRATUM_F && status == PB_OK; f++) {
+      char path[128];
+      for (int64_t c = 0; c < nloc; c++) col[c] = recs[c * L->rec_len + L->strata_off + PB_SCREEN_STRATUM_F * s + f];
+      snprintf(path, sizeof path, "/screen/strata/%s_%s", sn[s], sf[f]);
+      if (s == 0 && f == 0) status = pb_results_group(st->results, "/screen/strata");
+      if (status == PB_OK) status = pb_results_write_f64(st->results, path, n_cells, c0, nloc, col);
+    }
+  if (status == PB_OK && L->n_subsets > 0) {
+    /* [cell][subset] flattened, cell-major */
+    int64_t ns = L->n_subsets;
+    double *a = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * ns * sizeof *a), *v = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * ns * sizeof *v);
+    for (int64_t c = 0; c < nloc; c++)
+      for (int64_t j = 0; j < ns; j++) {
+        a[c * ns + j] = recs[c * L->rec_len + L->subset_off + 2 * j];
+        v[c * ns + j] = recs[c * L->rec_len + L->subset_off + 2 * j + 1];
+      }
+    status = pb_results_group(st->results, "/screen/subsets");
+    if (status == PB_OK) status = pb_results_write_f64(st->results, "/screen/subsets/auroc", n_cells * ns, c0 * ns, nloc * ns, a);
+    if (status == PB_OK) status = pb_results_write_f64(st->results, "/screen/subsets/cov_q20", n_cells * ns, c0 * ns, nloc * ns, v);
+    int64_t *sz = pb_malloc((size_t)ns * sizeof *sz);
+    for (int64_t j = 0; j < ns; j++) sz[j] = L->subset_m[j];
+    if (status == PB_OK) status = pb_results_write_i64(st->results, "/screen/subsets/m", ns, st->rank == 0 ? 0 : ns,
+                                                       st->rank == 0 ? ns : 0, sz);
+    free(sz);
+    free(a);
+    free(v);
+  }
+  /* per-image scores and packed outcomes: what class resampling recomputes from */
+  int64_t my_img = 0, my_words = 0, img0 = 0, word0 = 0, tot[2];
+  for (int64_t u = u0; u < u1; u++) {
+    my_img += units[u - u0].n;
+    my_words += (int64_t)n_words[u - u0] * (X->unit_cell0[u + 1] - X->unit_cell0[u]);
+  }
+  int64_t mine[2] = {my_img, my_words}, before[2] = {0, 0};
+  MPI_Exscan(mine, before, 2, MPI_INT64_T, MPI_SUM, st->comm);
+  if (st->rank == 0) before[0] = before[1] = 0;
+  MPI_Allreduce(mine, tot, 2, MPI_INT64_T, MPI_SUM, st->comm);
+  img0 = before[0];
+  word0 = before[1];
+  if (status == PB_OK) status = pb_results_group(st->results, "/screen/images");
+  int64_t ni = my_img > 0 ? my_img : 1;
+  double *iv = pb_malloc((size_t)ni * sizeof *iv);
+  int64_t *ii = pb_malloc((size_t)ni * sizeof *ii);
+  for (int k = 0; k < 3 && status == PB_OK; k++) {
+    int64_t j = 0;
+    for (int64_t u = u0; u < u1; u++)
+      for (int32_t q = 0; q < units[u - u0].n; q++)
+        ii[j++] = k == 0 ? u : k == 1 ? units[u - u0].img[q] : units[u - u0].label[q];
+    const char *nm[3] = {"/screen/images/unit", "/screen/images/image", "/screen/images/label"};
+    status = pb_results_write_i64(st->results, nm[k], tot[0], img0, my_img, ii);
+  }
+  for (int32_t r = 0; r < L->n_rows + X->opt->n_derange && status == PB_OK; r++) {
+    char path[256];
+    int is_row = r < L->n_rows;
+    if (is_row) {
+      int keep = r >= PB_SR_FIXED;
+      for (int j = 0; j < PB_SCREEN_N_IMAGE_ROWS; j++) keep |= pb_screen__image_rows[j] == r;
+      if (!keep) continue;
+      snprintf(path, sizeof path, "/screen/images/%s", L->row_names[r]);
+    } else {
+      snprintf(path, sizeof path, "/screen/images/U_derange_%d", r - L->n_rows);
+    }
+    int64_t j = 0;
+    for (int64_t u = u0; u < u1; u++)
+      for (int32_t q = 0; q < units[u - u0].n; q++)
+        iv[j++] = is_row ? units[u - u0].score[r][q] : units[u - u0].der_score[r - L->n_rows][q];
+    status = pb_results_write_f64(st->results, path, tot[0], img0, my_img, iv);
+  }
+  free(iv);
+  free(ii);
+  /* per cell: first image of its unit in /screen/images, first outcome word */
+  if (status == PB_OK) {
+    int64_t j = 0, io = img0, wo = word0;
+    int64_t *ci = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *ci), *cw = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *cw);
+    for (int64_t u = u0; u < u1; u++) {
+      for (int64_t c = X->unit_cell0[u]; c < X->unit_cell0[u + 1]; c++) {
+        ci[j] = io;
+        cw[j++] = wo;
+        wo += n_words[u - u0];
+      }
+      io += units[u - u0].n;
+    }
+    status = pb_results_write_i64(st->results, "/screen/cells/image_offset", n_cells, c0, nloc, ci);
+    if (status == PB_OK) status = pb_results_write_i64(st->results, "/screen/cells/outcome_offset", n_cells, c0, nloc, cw);
+    free(ci);
+    free(cw);
+  }
+  if (status == PB_OK) {
+    int64_t nw = my_words > 0 ? my_words : 1, j = 0;
+    int64_t *w = pb_malloc((size_t)nw * sizeof *w);
+    for (int64_t u = u0; u < u1; u++) {
+      int64_t cnt = (int64_t)n_words[u - u0] * (X->unit_cell0[u + 1] - X->unit_cell0[u]);
+      memcpy(w + j, bits[u - u0], (size_t)cnt * sizeof *w);
+      j += cnt;
+    }
+    status = pb_results_group(st->results, "/screen/outcome");
+    if (status == PB_OK) status = pb_results_write_i64(st->results, "/screen/outcome/bits", tot[1], word0, my_words, w);
+    free(w);
+  }
+  free(col);
+  free(icol);
+  if (status != PB_OK) return status;
+
+  double t_tsv = MPI_Wtime();
+  pb_message("screen: results.h5 columns %.3f s", t_tsv - t_h5);
+  /* screen_cells.tsv, screen_cell_info.tsv and screen_strata.tsv, gathered in
+   * cell order; units format in parallel and are joined in order */
+  int64_t nu = u1 - u0;
+  struct pb_text *tu = pb_calloc((size_t)(4 * nu + 1), sizeof *tu);
+#pragma omp parallel
+  {
+    struct pb_screen__fmt *fc = pb_calloc(1, sizeof *fc);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t u = u0; u < u1; u++)
+      pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)], fc);
+    free(fc);
+  }
+  struct pb_text tc = {0}, ti = {0}, ts = {0}, tf = {0};
+  for (int64_t j = 0; j < nu; j++) {
+    struct pb_text *dst[4] = {&tc, &ti, &ts, &tf};
+    for (int k = 0; k < 4; k++) {
+      if (tu[4 * j + k].len) {
+        if (dst[k]->len + tu[4 * j + k].len + 1 > dst[k]->cap) {
+          dst[k]->cap = 2 * (dst[k]->len + tu[4 * j + k].len + 1);
+          dst[k]->buf = pb_realloc(dst[k]->buf, dst[k]->cap);
+        }
+        memcpy(dst[k]->buf + dst[k]->len, tu[4 * j + k].buf, tu[4 * j + k].len);
+        dst[k]->len += tu[4 * j + k].len;
+        dst[k]->buf[dst[k]->len] = '\0';
+      }
+      pb_text_free(&tu[4 * j + k]);
+    }
+  }
+  free(tu);
+  char *path = pb_results_report_path(st->results, "screen_cells.tsv");
+  status = pb_tsv_gather(path, st->comm,
+                         "model\tsource\tcondition\ttier\tscore\tn\tn_fail\tauroc\tcov_q10\tcov_q20\tcov_q30\n",
+                         tc.buf, tc.len);
+  free(path);
+  if (status == PB_OK) {
+    path = pb_results_report_path(st->results, "screen_cell_info.tsv");
+    status = pb_tsv_gather(path, st->comm,
+                           "model\tsource\tcondition\ttier\tn\tn_fail\tp\tceil_q10\tceil_q20\tceil_q30\tn_nonsingleton\t"
+                           "n_fail_nonsingleton\tderange_degenerate\tn_unmatched\ta3_approx_images\n",
+                           ti.buf, ti.len);
+    free(path);
+  }
+  if (status == PB_OK) {
+    path = pb_results_report_path(st->results, "screen_strata.tsv");
+    status = pb_tsv_gather(path, st->comm,
+                           "model\tsource\tcondition\ttier\tstratum\tn\tn_fail\tauroc_S\tauroc_U\tauroc_U_nonsingleton\t"
+                           "auroc_U_derange\tret_gap\n",
+                           ts.buf, ts.len);
+    free(path);
+  }
+  if (status == PB_OK) {
+    path = pb_results_report_path(st->results, "screen_fits.tsv");
+    status = pb_tsv_gather(path, st->comm,
+                           "model\tsource\tn_images\tn_obs\tn_fail\tgS_b\tgS_wS\tgS_wU\tgS_wret\tgS_grad\t"
+                           "gSU_b\tgSU_wS\tgSU_wU\tgSU_wret\tgSU_grad\tgSUret_b\tgSUret_wS\tgSUret_wU\tgSUret_wret\t"
+                           "gSUret_grad\n",
+                           tf.buf, tf.len);
+    free(path);
+  }
+  pb_text_free(&tc);
+  pb_text_free(&ti);
+  pb_text_free(&ts);
+  pb_text_free(&tf);
+  pb_message("screen: TSV files %.3f s", MPI_Wtime() - t_tsv);
+  return status;
+}
+
+/* Every cell's record on rank 0, in cell order. */
+static double *pb_screen__gather(const struct pb_stage *st, const double *recs, int64_t nloc, int rec_len,
+                                 int64_t n_cells)
+{
+  int size = st->size, mine = (int)(nloc * rec_len);
+  int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
+  MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, st->comm);
+  double *all = NULL;
+  if (st->rank == 0) {
+    displs[0] = 0;
+    for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
+    all = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * rec_len * sizeof *all);
+  }
+  MPI_Gatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, st->comm);
+  free(counts);
+  free(displs);
+  return all;
+}
+
+static void pb_screen__ctx_free(struct pb_screen__ctx *X)
+{
+  const struct pb_meta *meta = X->meta;
+  for (int32_t p = 0; p < X->n_ps; p++) {
+    free(X->ps[p].name);
+    free(X->ps[p].cond);
+  }
+  free(X->ps);
+  if (X->join)
+    for (int32_t t = 0; t < X->n_targets; t++) {
+      if (X->join[t])
+        for (int32_t s = 0; s < meta->n_sources; s++) free(X->join[t][s]);
+      free(X->join[t]);
+    }
+  free(X->join);
+  if (X->tier)
+    for (int32_t t = 0; t < X->n_targets; t++) free(X->tier[t]);
+  free(X->tier);
+  if (X->rows)
+    for (int32_t s = 0; s < meta->n_sources; s++) {
+      free(X->rows[s].rows);
+      free(X->rows[s].tk_rows);
+      pb_rows_free(&X->rows[s].d);
+      pb_rows_free(&X->rows[s].tk);
+    }
+  free(X->rows);
+  for (int32_t j = 0; j < X->n_subsets; j++) free(X->sub_idx[j]);
+  free(X->sub_idx);
+  free(X->sub_m);
+  if (X->L.row_names)
+    for (int32_t r = 0; r < X->L.n_rows; r++) free(X->L.row_names[r]);
+  free(X->L.row_names);
+  if (X->L.extra_names)
+    for (int32_t e = 0; e < X->L.n_extra; e++) free(X->L.extra_names[e]);
+  free(X->L.extra_names);
+  free(X->targets);
+  free(X->unit_cell0);
+}
+
+int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                  const struct pb_screen_options *opt, const char *provenance)
+{
+  struct pb_stage st;
+  double t0 = MPI_Wtime();
+  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  struct pb_screen__ctx X;
+  memset(&X, 0, sizeof X);
+  X.meta = st.meta;
+  X.proto = &st.protocol;
+  X.opt = opt;
+  int status = pb_screen__targets(&X);
+  if (status == PB_OK) status = pb_screen__psets(&X);
+  if (status == PB_OK) status = pb_screen__joins(&X);
+  if (status == PB_OK && opt->n_derange < 0) {
+    pb_error_set("negative number of derangement draws");
+    status = PB_FAIL;
+  }
+  /* the analysis split needs its clean-correct images, the fitting split development rows */
+  for (int32_t t = 0; t < X.n_targets && status == PB_OK; t++) {
+    const struct pb_protocol_source *ps = &st.protocol.src[X.targets[t]];
+    if (ps->n_dev == 0 || ps->n_eval == 0) {
+      pb_error_set("target source %s needs both development and evaluation images (has %d and %d)",
+                   st.meta->sources[X.targets[t]].name, ps->n_dev, ps->n_eval);
+      status = PB_FAIL;
+    }
+  }
+  if (status != PB_OK) {
+    pb_screen__ctx_free(&X);
+    return pb_stage_close(&st, status);
+  }
+  pb_screen__subsets(&X);
+  pb_screen__layout(&X);
+  pb_screen__tiers(&X);
+  /* units (target, model) in cell order, split over ranks by their cell counts */
+  X.n_units = (int64_t)X.n_targets * st.meta->n_models;
+  X.unit_cell0 = pb_malloc((size_t)(X.n_units + 1) * sizeof(int64_t));
+  int64_t *cost = pb_malloc((size_t)(X.n_units > 0 ? X.n_units : 1) * sizeof *cost);
+  X.unit_cell0[0] = 0;
+  for (int64_t u = 0; u < X.n_units; u++) {
+    int32_t nc = st.meta->sources[X.targets[u / st.meta->n_models]].n_conditions;
+    X.unit_cell0[u + 1] = X.unit_cell0[u] + nc - 1;
+    cost[u] = nc + X.ps[0].n + 8;
+  }
+  int64_t *bounds = pb_malloc((size_t)(st.size + 1) * sizeof *bounds);
+  pb_dist_partition_bcast(X.n_units, cost, comm, bounds);
+  int64_t u0 = bounds[st.rank], u1 = bounds[st.rank + 1], nu = u1 - u0;
+  free(bounds);
+  free(cost);
+  status = pb_screen__load(&st, &X, u0, u1);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();
+  int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
+  double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
+  struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
+  uint64_t **bits = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *bits);
+  int32_t *n_words = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *n_words);
+  int64_t bad_unit = -1;
+  char why[1024] = "";
+  if (status == PB_OK) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t u = u0; u < u1; u++) {
+      int32_t t, m;
+      char msg[1024];
+      pb_screen__cell_names(&X, u, &t, &m);
+      if (pb_screen__unit_prepare(&X, t, m, &units[u - u0], msg, sizeof msg) != PB_OK) {
+#pragma omp critical(pb_screen_fail)
+        if (bad_unit < 0 || u < bad_unit) {
+          bad_unit = u;
+          snprintf(why, sizeof why, "%s", msg);
+        }
+      }
+      n_words[u - u0] = (units[u - u0].n + 63) / 64;
+      int64_t ncell = X.unit_cell0[u + 1] - X.unit_cell0[u];
+      bits[u - u0] = pb_malloc((size_t)(ncell * n_words[u - u0] + 1) * sizeof(uint64_t));
+      pb_screen__unit_cells(&X, t, m, &units[u - u0], recs + (X.unit_cell0[u] - X.unit_cell0[u0]) * X.L.rec_len,
+                            bits[u - u0], n_words[u - u0]);
+    }
+    if (bad_unit >= 0) {
+      pb_error_set("%s", why);
+      status = PB_FAIL;
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
+  if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  if (status == PB_OK) {
+    int64_t n_cells = X.unit_cell0[X.n_units];
+    double *all = pb_screen__gather(&st, recs, nloc, X.L.rec_len, n_cells);
+    if (st.rank == 0) {
+      int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
+      for (int64_t u = 0; u < X.n_units; u++)
+        for (int64_t c = X.unit_cell0[u]; c < X.unit_cell0[u + 1]; c++) cell_src[c] = X.targets[u / st.meta->n_models];
+      char desc[1024];
+      const struct pb_source *P = &st.meta->sources[X.ps[0].src];
+      snprintf(desc, sizeof desc, "%d conditions of %s", X.ps[0].n, P->name);
+      status = pb_screen_report(st.meta, &X.L, cell_src, all, n_cells, st.results, opt, desc);
+      free(cell_src);
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    free(all);
+  }
+  double t_write = MPI_Wtime() - t2;
+  double mx[3] = {t_load, t_compute, t_write};
+  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
+  pb_message("screen: load %.3f s; scores, fits and metrics %.3f s (%lld cells, %d derangement draws); write %.3f s",
+             mx[0], mx[1], (long long)X.unit_cell0[X.n_units], opt->n_derange, mx[2]);
+  for (int64_t u = 0; u < nu; u++) {
+    pb_screen__unit_free(&units[u], &X);
+    free(bits[u]);
+  }
+  free(units);
+  free(bits);
+  free(n_words);
+  free(recs);
+  pb_screen__ctx_free(&X);
+  return pb_stage_close(&st, status);
+}

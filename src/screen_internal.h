@@ -1,0 +1,48 @@
+/* Shared by screen.c and screen_report.c: score rows and the per-cell record. */
+#ifndef PAIRBOUND_SCREEN_INTERNAL_H
+#define PAIRBOUND_SCREEN_INTERNAL_H
+
+#include <stdint.h>
+
+#include "pairbound/results.h"
+#include "pairbound/screen.h"
+#include "pairbound/store.h"
+
+/* Fixed score rows of screen_cells.tsv (docs/screen.md); extra probe sets
+ * follow as U_<name>, A3_<name>. */
+enum pb_screen_row {
+  PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_MARGIN, PB_SR_ENTROPY, PB_SR_CLASS_DELTA, PB_SR_CLASS_U_CC,
+  PB_SR_CLASS_U_ALL, PB_SR_G_S, PB_SR_G_SU, PB_SR_G_SURET, PB_SR_A3, PB_SR_U_DERANGE, PB_SR_U_LOO, PB_SR_RANDOM,
+  PB_SR_S_NS, PB_SR_U_NS, PB_SR_S_CCDEV, PB_SR_U_CCDEV, PB_SR_FIXED
+};
+extern const char *const pb_screen_row_names[PB_SR_FIXED];
+
+/* Per-cell information fields, then PB_SCREEN_MET per row, then strata, then subsets. */
+enum pb_screen_info {
+  PB_SI_TIER, PB_SI_N, PB_SI_NFAIL, PB_SI_NNS, PB_SI_NFAIL_NS, PB_SI_DEGENERATE, PB_SI_NUNMATCHED, PB_SI_A3APPROX,
+  PB_SI_N_FIELDS
+};
+#define PB_SCREEN_MET 6   /* n, n_fail, auroc, cov_q10, cov_q20, cov_q30 */
+#define PB_SCREEN_STRATA 3
+#define PB_SCREEN_STRATUM_F 7 /* n, n_fail, auroc_S, auroc_U, auroc_U_ns, auroc_U_derange, ret_gap */
+
+struct pb_screen_layout {
+  int32_t n_rows;            /* score rows: fixed + 2 per extra probe set */
+  char **row_names;
+  int32_t n_extra;           /* extra probe sets */
+  char **extra_names;        /* their names (U_<name> is row PB_SR_FIXED + 2 e) */
+  int is_tta[64];            /* extra set named TTA (case-insensitive): U - TTA contrasts */
+  int32_t extra_n[64];       /* probe conditions of each extra set */
+  int32_t n_subsets;         /* Table 28 subsets of the primary probe set */
+  int32_t *subset_m;         /* size of each subset */
+  int32_t n_probes;          /* primary probe count */
+  int32_t row_off, strata_off, subset_off, rec_len;
+  int subset_tiers;
+};
+
+/** Source x tier tables (TSV + report/screen.md); rank 0 only. */
+int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,
+                     const double *recs, int64_t n_cells, struct pb_results *res, const struct pb_screen_options *opt,
+                     const char *probe_desc);
+
+#endif /* PAIRBOUND_SCREEN_INTERNAL_H */

@@ -1,0 +1,569 @@
+/* Screening kernels (seed 000 Section 5, Appendix E): AUROC with half ties,
+ * prorated failure coverage, derangements, the penalised logistic fit and
+ * the adapted A3 score (Eq. 12).  docs/screen.md states every rule. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multimin.h>
+#include <gsl/gsl_vector.h>
+
+#include "pairbound/error.h"
+#include "pairbound/screen.h"
+
+const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS] = {10, 20, 30};
+
+int32_t pb_screen_budget(int32_t n, int pct)
+{
+  /* round(pct n / 100) with halves up, in integers: no 0.1 * n surprises */
+  int64_t k = ((int64_t)pct * n + 50) / 100;
+  return k < 1 ? 1 : (int32_t)k;
+}
+
+/* ------------------------------------------------------------ ranking */
+
+struct pb_screen__key { double s; int32_t pos; };
+
+/* descending score, then ascending position */
+static inline int pb_screen__before(const struct pb_screen__key *x, const struct pb_screen__key *y)
+{
+  return x->s > y->s || (x->s == y->s && x->pos < y->pos);
+}
+
+/* Bottom-up merge sort with the comparison inlined (qsort's callback costs
+ * more than the sort itself at a few hundred keys). */
+static void pb_screen__sort(struct pb_screen__key *a, struct pb_screen__key *tmp, int32_t n)
+{
+  for (int32_t lo = 0; lo < n; lo += 8) { /* insertion-sorted runs of 8 */
+    int32_t hi = lo + 8 < n ? lo + 8 : n;
+    for (int32_t i = lo + 1; i < hi; i++) {
+      struct pb_screen__key k = a[i];
+      int32_t j = i;
+      for (; j > lo && pb_screen__before(&k, &a[j - 1]); j--) a[j] = a[j - 1];
+      a[j] = k;
+    }
+  }
+  struct pb_screen__key *src = a, *dst = tmp;
+  for (int32_t w = 8; w < n; w *= 2) {
+    for (int32_t lo = 0; lo < n; lo += 2 * w) {
+      int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) dst[k++] = pb_screen__before(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    struct pb_screen__key *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
+}
+
+static void pb_screen__ranked_alloc(struct pb_screen_ranked *r, int32_t n_all)
+{
+  r->n_all = n_all;
+  r->mid2 = pb_malloc((size_t)(n_all > 0 ? n_all : 1) * sizeof *r->mid2);
+  r->code = pb_calloc((size_t)(n_all > 0 ? n_all : 1), 1);
+  for (int32_t q = 0; q < n_all; q++) r->mid2[q] = -1;
+}
+
+/* Tie group [a, a+g) of the descending order holding positions pos[]. */
+static void pb_screen__group(struct pb_screen_ranked *r, int32_t a, int32_t g, const struct pb_screen__key *key,
+                             const int32_t *order)
+{
+  int32_t n = r->n, mid2 = 2 * n - 2 * a - g + 1; /* ascending ranks n-a-g+1 .. n-a */
+  uint8_t code = 0;
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+    /* the cutoff group is the first whose end reaches k */
+    if (a + g < r->k[b]) code |= (uint8_t)(1 << (2 * b));
+    else if (a < r->k[b]) {
+      code |= (uint8_t)(2 << (2 * b));
+      r->A[b] = a;
+      r->g[b] = g;
+    }
+  }
+  for (int32_t j = a; j < a + g; j++) {
+    int32_t pos = key ? key[j].pos : order[j];
+    r->mid2[pos] = mid2;
+    r->code[pos] = code;
+  }
+}
+
+static void pb_screen__budgets(struct pb_screen_ranked *r)
+{
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+    r->k[b] = r->n > 0 ? pb_screen_budget(r->n, pb_screen_budget_pct[b]) : 0;
+    r->A[b] = r->g[b] = 0;
+  }
+}
+
+void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t n_sub, struct pb_screen_ranked *r)
+{
+  int32_t m = sub ? n_sub : n, k = 0;
+  struct pb_screen__key *key = pb_malloc((size_t)(2 * m + 2) * sizeof *key);
+  for (int32_t j = 0; j < m; j++) {
+    int32_t pos = sub ? sub[j] : j;
+    if (!isnan(score[pos])) key[k++] = (struct pb_screen__key){score[pos], pos};
+  }
+  pb_screen__sort(key, key + m + 1, k);
+  pb_screen__ranked_alloc(r, n);
+  r->n = k;
+  pb_screen__budgets(r);
+  for (int32_t a = 0; a < k;) {
+    int32_t g = 1;
+    while (a + g < k && key[a + g].s == key[a].s) g++;
+    pb_screen__group(r, a, g, key, NULL);
+    a += g;
+  }
+  free(key);
+}
+
+void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r)
+{
+  pb_screen__ranked_alloc(r, n);
+  r->n = n_sub;
+  pb_screen__budgets(r);
+  for (int32_t a = 0; a < n_sub; a++) pb_screen__group(r, a, 1, NULL, order);
+}
+
+void pb_screen_ranked_free(struct pb_screen_ranked *r)
+{
+  free(r->mid2);
+  free(r->code);
+  memset(r, 0, sizeof *r);
+}
+
+void pb_screen_outcome_set(struct pb_screen_outcome *o, const uint8_t *y, int32_t n)
+{
+  o->n = n;
+  o->y = y;
+  o->n_fail = 0;
+  int32_t nk = 0;
+  for (int32_t q = 0; q < n; q++) {
+    if (y[q]) o->fail[o->n_fail++] = q;
+    else o->keep[nk++] = q;
+  }
+}
+
+void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o, int budgets,
+                              struct pb_screen_metric *m)
+{
+  /* walk the shorter of the failing and retained lists; the other side's
+   * sums follow from the totals: sum of 2 midranks n (n + 1), A images wholly
+   * above and g in the cutoff group */
+  int use_fail = o->n_fail <= o->n - o->n_fail;
+  const int32_t *list = use_fail ? o->fail : o->keep;
+  int32_t len = use_fail ? o->n_fail : o->n - o->n_fail;
+  int64_t cnt = 0, r2 = 0, full[PB_SCREEN_N_BUDGETS] = {0, 0, 0}, cut[PB_SCREEN_N_BUDGETS] = {0, 0, 0};
+  const int32_t *mid2 = r->mid2;
+  const uint8_t *code = r->code;
+  for (int32_t j = 0; j < len; j++) {
+    int32_t q = list[j];
+    if (mid2[q] < 0) continue;
+    cnt++;
+    r2 += mid2[q];
+    uint8_t c = code[q];
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+      full[b] += (c >> (2 * b) & 3) == 1;
+      cut[b] += (c >> (2 * b) & 3) == 2;
+    }
+  }
+  int64_t n = r->n, npos = cnt;
+  if (!use_fail) {
+    npos = n - cnt;
+    r2 = n * (n + 1) - r2;
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+      full[b] = r->A[b] - full[b];
+      cut[b] = r->g[b] - cut[b];
+    }
+  }
+  int64_t nneg = n - npos;
+  m->n = (int32_t)n;
+  m->n_fail = (int32_t)npos;
+  /* 2U = 2 R - npos (npos + 1): integer, so the AUROC is one exact division */
+  m->auroc = npos > 0 && nneg > 0 ? (double)(r2 - npos * (npos + 1)) / (2.0 * (double)npos * (double)nneg) : NAN;
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+    m->cov[b] = NAN;
+    if (npos == 0 || n == 0 || !((budgets >> b) & 1)) continue;
+    /* expected failures: all of those wholly above, (k - A) / g of the cutoff group's */
+    int64_t g = r->g[b];
+    m->cov[b] = (double)(full[b] * g + (r->k[b] - r->A[b]) * cut[b]) / ((double)g * (double)npos);
+  }
+}
+
+static double pb_screen__one(const double *score, const uint8_t *y, int32_t n, int b, int want_auroc)
+{
+  struct pb_screen_ranked r;
+  struct pb_screen_metric m;
+  struct pb_screen_outcome o;
+  pb_screen_rank(score, n, NULL, 0, &r);
+  o.fail = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+  o.keep = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+  pb_screen_outcome_set(&o, y, n);
+  pb_screen_ranked_metrics(&r, &o, want_auroc ? 0 : 1 << b, &m);
+  free(o.fail);
+  free(o.keep);
+  pb_screen_ranked_free(&r);
+  return want_auroc ? m.auroc : m.cov[b];
+}
+
+double pb_screen_auroc(const double *score, const uint8_t *y, int32_t n) { return pb_screen__one(score, y, n, 0, 1); }
+
+double pb_screen_coverage(const double *score, const uint8_t *y, int32_t n, int pct)
+{
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++)
+    if (pb_screen_budget_pct[b] == pct) return pb_screen__one(score, y, n, b, 0);
+  pb_error_set("coverage budget %d%% is not one of 10, 20, 30", pct);
+  return NAN;
+}
+
+/* ------------------------------------------------------------ derangement */
+
+void pb_screen_derangement(struct pb_rng *rng, int32_t n, int32_t *perm)
+{
+  /* a uniform shuffle conditioned on no fixed point is a uniform
+   * derangement; about e tries are needed on average */
+  for (;;) {
+    for (int32_t j = 0; j < n; j++) perm[j] = j;
+    for (int32_t j = n - 1; j > 0; j--) {
+      int32_t k = (int32_t)pb_rng_below(rng, (uint32_t)j + 1), t = perm[j];
+      perm[j] = perm[k];
+      perm[k] = t;
+    }
+    int fixed = 0;
+    for (int32_t j = 0; j < n && !fixed; j++) fixed = perm[j] == j;
+    if (!fixed) return;
+  }
+}
+
+/* ------------------------------------------------------------ logistic g */
+
+struct pb_screen__logit_data {
+  int p;
+  int32_t n;
+  const double *z;          /* [n][p] standardised */
+  const int32_t *trials, *fails;
+  double C;
+};
+
+/* log(1 + exp(eta)) without overflow */
+static double pb_screen__log1pexp(double eta) { return eta > 0 ? eta + log1p(exp(-eta)) : log1p(exp(eta)); }
+
+static double pb_screen__sigmoid(double eta)
+{
+  if (eta >= 0) return 1.0 / (1.0 + exp(-eta));
+  double e = exp(eta);
+  return e / (1.0 + e);
+}
+
+/* objective and gradient at theta = (b, w_1..w_p); sums in image order */
+static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const double *theta, double *grad)
+{
+  int p = d->p;
+  double f = 0, g[4] = {0, 0, 0, 0};
+  for (int32_t i = 0; i < d->n; i++) {
+    const double *z = d->z + (size_t)i * p;
+    double eta = theta[0];
+    for (int j = 0; j < p; j++) eta += theta[1 + j] * z[j];
+    f += d->trials[i] * pb_screen__log1pexp(eta) - d->fails[i] * eta;
+    double r = d->trials[i] * pb_screen__sigmoid(eta) - d->fails[i];
+    g[0] += r;
+    for (int j = 0; j < p; j++) g[1 + j] += r * z[j];
+  }
+  f *= d->C;
+  double pen = 0;
+  for (int j = 0; j < p; j++) pen += theta[1 + j] * theta[1 + j];
+  f += 0.5 * pen;
+  if (grad) {
+    grad[0] = d->C * g[0];
+    for (int j = 0; j < p; j++) grad[1 + j] = d->C * g[1 + j] + theta[1 + j];
+  }
+  return f;
+}
+
+/* Hessian of the objective at theta: diag(0, 1, .., 1) + C sum n_i s_i (1 - s_i) z_i z_i' */
+static void pb_screen__logit_hess(const struct pb_screen__logit_data *d, const double *theta, double H[4][4])
+{
+  int p = d->p;
+  memset(H, 0, 16 * sizeof(double));
+  for (int32_t i = 0; i < d->n; i++) {
+    double z[4] = {1, 0, 0, 0};
+    for (int j = 0; j < p; j++) z[1 + j] = d->z[(size_t)i * p + j];
+    double eta = 0;
+    for (int j = 0; j <= p; j++) eta += theta[j] * z[j];
+    double s = pb_screen__sigmoid(eta), w = d->C * d->trials[i] * s * (1 - s);
+    for (int a = 0; a <= p; a++)
+      for (int b = 0; b <= p; b++) H[a][b] += w * z[a] * z[b];
+  }
+  for (int j = 1; j <= p; j++) H[j][j] += 1.0;
+}
+
+static double pb_screen__norm(const double *g, int n)
+{
+  double s = 0;
+  for (int j = 0; j < n; j++) s += g[j] * g[j];
+  return sqrt(s);
+}
+
+static double pb_screen__gsl_f(const gsl_vector *v, void *params)
+{
+  return pb_screen__logit_eval(params, v->data, NULL);
+}
+
+static void pb_screen__gsl_df(const gsl_vector *v, void *params, gsl_vector *df)
+{
+  double g[4];
+  const struct pb_screen__logit_data *d = params;
+  pb_screen__logit_eval(d, v->data, g);
+  for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
+}
+
+static void pb_screen__gsl_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
+{
+  double g[4];
+  const struct pb_screen__logit_data *d = params;
+  *f = pb_screen__logit_eval(d, v->data, g);
+  for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
+}
+
+static double *pb_screen__standardise(const double *x, int p, int32_t n, struct pb_screen_logit *fit)
+{
+  double *z = pb_malloc((size_t)(n > 0 ? n : 1) * (size_t)p * sizeof *z);
+  for (int j = 0; j < p; j++) {
+    double mean = 0, var = 0;
+    for (int32_t i = 0; i < n; i++) mean += x[(size_t)i * p + j];
+    mean = n > 0 ? mean / n : 0;
+    for (int32_t i = 0; i < n; i++) var += (x[(size_t)i * p + j] - mean) * (x[(size_t)i * p + j] - mean);
+    var = n > 0 ? var / n : 0;
+    fit->mean[j] = mean;
+    fit->sd[j] = var > 0 ? sqrt(var) : 0;
+    for (int32_t i = 0; i < n; i++)
+      z[(size_t)i * p + j] = fit->sd[j] > 0 ? (x[(size_t)i * p + j] - mean) / fit->sd[j] : 0.0;
+  }
+  return z;
+}
+
+double pb_screen_logit_objective(const double *x, int p, const int32_t *n_trials, const int32_t *n_fail, int32_t n,
+                                 double C, const struct pb_screen_logit *fit, double *grad)
+{
+  struct pb_screen_logit tmp = *fit;
+  double *z = pb_screen__standardise(x, p, n, &tmp);
+  struct pb_screen__logit_data d = {p, n, z, n_trials, n_fail, C};
+  double theta[4] = {fit->b, fit->w[0], fit->w[1], fit->w[2]};
+  double f = pb_screen__logit_eval(&d, theta, grad);
+  free(z);
+  return f;
+}
+
+int pb_screen_logit_fit(const double *x, int p, const int32_t *n_trials, const int32_t *n_fail, int32_t n,
+                        double C, struct pb_screen_logit *fit)
+{
+  memset(fit, 0, sizeof *fit);
+  fit->p = p;
+  if (p < 1 || p > 3) {
+    pb_error_set("logistic fit: %d features (1 to 3 supported)", p);
+    return PB_FAIL;
+  }
+  int64_t trials = 0, fails = 0;
+  for (int32_t i = 0; i < n; i++) {
+    trials += n_trials[i];
+    fails += n_fail[i];
+  }
+  double *z = pb_screen__standardise(x, p, n, fit);
+  /* with one outcome only the unpenalised intercept runs off to infinity */
+  if (n == 0 || fails == 0 || fails == trials) {
+    free(z);
+    fit->b = NAN;
+    for (int j = 0; j < 3; j++) fit->w[j] = NAN;
+    fit->grad_norm = NAN;
+    return PB_OK;
+  }
+  struct pb_screen__logit_data d = {p, n, z, n_trials, n_fail, C};
+  gsl_multimin_function_fdf fn = {pb_screen__gsl_f, pb_screen__gsl_df, pb_screen__gsl_fdf, (size_t)p + 1, &d};
+  gsl_vector *x0 = gsl_vector_alloc((size_t)p + 1);
+  /* start at the intercept-only optimum logit(fails / trials), slopes 0 */
+  gsl_vector_set_zero(x0);
+  gsl_vector_set(x0, 0, log((double)fails / (double)(trials - fails)));
+  gsl_multimin_fdfminimizer *mz = gsl_multimin_fdfminimizer_alloc(gsl_multimin_fdfminimizer_vector_bfgs2, (size_t)p + 1);
+  gsl_multimin_fdfminimizer_set(mz, &fn, x0, 0.1, 0.1);
+  /* the objective grows with the pooled observations: ask for a gradient
+   * small against that scale, then take what BFGS can still improve */
+  double tol = 1e-10 * (1.0 + (double)trials);
+  int it = 0, rc = GSL_CONTINUE;
+  for (; it < 1000 && rc == GSL_CONTINUE; it++) {
+    if (gsl_multimin_fdfminimizer_iterate(mz) != GSL_SUCCESS) break;
+    rc = gsl_multimin_test_gradient(mz->gradient, tol);
+  }
+  const gsl_vector *xm = gsl_multimin_fdfminimizer_x(mz);
+  double theta[4] = {0, 0, 0, 0}, g[4];
+  for (int j = 0; j <= p; j++) theta[j] = gsl_vector_get(xm, (size_t)j);
+  pb_screen__logit_eval(&d, theta, g);
+  /* BFGS stops where the objective stops resolving decreases (its line
+   * search compares function values); Newton steps on the gradient, solved
+   * by Cholesky of the penalised Hessian, finish the job while the gradient
+   * norm keeps falling */
+  double gn = pb_screen__norm(g, p + 1);
+  for (int newton = 0; newton < 8 && gn > 0; newton++) {
+    double H[4][4], cand[4], gc[4];
+    pb_screen__logit_hess(&d, theta, H);
+    gsl_matrix_view Hm = gsl_matrix_view_array(&H[0][0], 4, 4);
+    gsl_matrix_view Hs = gsl_matrix_submatrix(&Hm.matrix, 0, 0, (size_t)p + 1, (size_t)p + 1);
+    gsl_matrix *Hc = gsl_matrix_alloc((size_t)p + 1, (size_t)p + 1);
+    gsl_matrix_memcpy(Hc, &Hs.matrix);
+    gsl_vector_view gv = gsl_vector_view_array(g, (size_t)p + 1);
+    gsl_vector *step = gsl_vector_alloc((size_t)p + 1);
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int rc2 = gsl_linalg_cholesky_decomp1(Hc);
+    if (rc2 == GSL_SUCCESS) rc2 = gsl_linalg_cholesky_solve(Hc, &gv.vector, step);
+    gsl_set_error_handler(old);
+    for (int j = 0; j <= p; j++) cand[j] = theta[j] - (rc2 == GSL_SUCCESS ? gsl_vector_get(step, (size_t)j) : 0.0);
+    gsl_vector_free(step);
+    gsl_matrix_free(Hc);
+    if (rc2 != GSL_SUCCESS) break;
+    pb_screen__logit_eval(&d, cand, gc);
+    double gcn = pb_screen__norm(gc, p + 1);
+    if (!(gcn < gn)) break;
+    memcpy(theta, cand, sizeof theta);
+    memcpy(g, gc, sizeof g);
+    gn = gcn;
+  }
+  fit->b = theta[0];
+  for (int j = 0; j < 3; j++) fit->w[j] = j < p ? theta[1 + j] : 0.0;
+  fit->grad_norm = gn;
+  fit->iterations = it;
+  fit->ok = 1;
+  gsl_multimin_fdfminimizer_free(mz);
+  gsl_vector_free(x0);
+  free(z);
+  if (!(fit->grad_norm <= 1e-6 * (1.0 + (double)trials))) {
+    pb_error_set("logistic fit did not converge: gradient norm %.3g after %d BFGS iterations", fit->grad_norm, it);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+double pb_screen_logit_eta(const struct pb_screen_logit *fit, const double *x)
+{
+  if (!fit->ok) return NAN;
+  double eta = fit->b;
+  for (int j = 0; j < fit->p; j++)
+    if (fit->sd[j] > 0) eta += fit->w[j] * (x[j] - fit->mean[j]) / fit->sd[j];
+  return eta;
+}
+
+/* ------------------------------------------------------------ probabilities */
+
+double pb_screen_prob(const struct pb_screen_probs *r, int32_t n_classes, int32_t c, int *exact)
+{
+  *exact = 1;
+  if (c == r->pred) return r->s;
+  if (c == r->label) return r->m;
+  for (int32_t j = 0; j < r->k; j++)
+    if (r->tk_class[j] == c) return r->tk_prob[j];
+  /* uniform completion: the unexplained mass spread over the classes that
+   * no stored value pins, capped by the smallest listed probability */
+  *exact = 0;
+  double mass = r->s + (r->label != r->pred ? r->m : 0.0), low = INFINITY;
+  int32_t known = 1 + (r->label != r->pred);
+  for (int32_t j = 0; j < r->k; j++) {
+    int32_t cj = r->tk_class[j];
+    if (cj < 0) continue;
+    low = fmin(low, r->tk_prob[j]);
+    if (cj == r->pred || cj == r->label) continue;
+    mass += r->tk_prob[j];
+    known++;
+  }
+  if (known >= n_classes) return 0.0;
+  double v = fmax(0.0, 1.0 - mass) / (double)(n_classes - known);
+  return fmin(v, low);
+}
+
+double pb_screen_margin(const struct pb_screen_probs *r)
+{
+  if (r->k < 2) return NAN;
+  double second = r->label != r->pred ? r->m : 0.0;
+  for (int32_t j = 0; j < r->k; j++)
+    if (r->tk_class[j] >= 0 && r->tk_class[j] != r->pred) second = fmax(second, r->tk_prob[j]);
+  return (double)r->s - second;
+}
+
+static double pb_screen__plogp(double p) { return p > 0 ? -p * log(p) : 0.0; }
+
+double pb_screen_entropy(const struct pb_screen_probs *r, int32_t n_classes)
+{
+  if (r->k < 1) return NAN;
+  double h = pb_screen__plogp(r->s) + (r->label != r->pred ? pb_screen__plogp(r->m) : 0.0);
+  int32_t known = 1 + (r->label != r->pred);
+  for (int32_t j = 0; j < r->k; j++) {
+    int32_t cj = r->tk_class[j];
+    if (cj < 0 || cj == r->pred || cj == r->label) continue;
+    h += pb_screen__plogp(r->tk_prob[j]);
+    known++;
+  }
+  if (known < n_classes) {
+    int exact;
+    /* any class outside the known set gets the completion value */
+    int32_t c = 0;
+    for (;; c++) {
+      int hit = c == r->pred || c == r->label;
+      for (int32_t j = 0; j < r->k && !hit; j++) hit = r->tk_class[j] == c;
+      if (!hit) break;
+    }
+    h += (double)(n_classes - known) * pb_screen__plogp(pb_screen_prob(r, n_classes, c, &exact));
+  }
+  return h;
+}
+
+/* ------------------------------------------------------------ A3 */
+
+double pb_screen_a3(const struct pb_screen_probs *clean, const struct pb_screen_probs *probes, int32_t n_probes,
+                    int32_t n_classes, int32_t *approx)
+{
+  int32_t p = clean->pred, m = -1, best_count = 0;
+  double best_mean = -1;
+  int ex;
+  *approx = 0;
+  /* modal probe prediction: votes, then mean max probability, then index */
+  for (int32_t a = 0; a < n_probes; a++) {
+    int32_t c = probes[a].pred, count = 0, seen = 0;
+    for (int32_t b = 0; b < a && !seen; b++) seen = probes[b].pred == c;
+    if (seen) continue;
+    double sum = 0;
+    for (int32_t b = a; b < n_probes; b++)
+      if (probes[b].pred == c) {
+        count++;
+        sum += probes[b].s;
+      }
+    double mean = sum / count;
+    if (count > best_count || (count == best_count && (mean > best_mean || (mean == best_mean && c < m)))) {
+      m = c;
+      best_count = count;
+      best_mean = mean;
+    }
+  }
+  double v0p = pb_screen_prob(clean, n_classes, p, &ex), v0m = 0;
+  *approx += !ex;
+  if (m != p && m >= 0) {
+    v0m = pb_screen_prob(clean, n_classes, m, &ex);
+    *approx += !ex;
+  }
+  double a3 = v0p;
+  for (int32_t a = 0; a < n_probes; a++) {
+    const struct pb_screen_probs *r = &probes[a];
+    double vap = pb_screen_prob(r, n_classes, p, &ex);
+    *approx += !ex;
+    if (r->pred != p && r->pred != m) {
+      a3 -= r->s - vap;                        /* distractor */
+    } else if (p != m) {
+      double vam = pb_screen_prob(r, n_classes, m, &ex);
+      *approx += !ex;
+      if (r->pred == p) a3 += vap - vam;       /* supporter */
+      else a3 += vap - vam + v0m - v0p;        /* dominator */
+    }
+  }
+  return a3;
+}

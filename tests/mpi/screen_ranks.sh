@@ -1,0 +1,69 @@
+# screen: byte-identical reports and identical results.h5 for 1, 2, 3 ranks and
+# 1, 2 threads; output shape and value ranges; clear errors; the swapped split;
+# and at paper scale the expected direction: U beats S on mild conditions of both
+# target sources (AUROC and coverage at q = 0.2) and the within-class
+# derangement control falls toward 0.5.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/screen.ini" --no-summary -o "$WORK/s.h5"
+pb 1 1 screen "$WORK/s.h5" -o "$WORK/o11"
+check "screen runs" test -s "$WORK/o11/report/screen_cells.tsv"
+reports="screen_cells.tsv screen_cell_info.tsv screen_strata.tsv screen_auroc.tsv screen_coverage.tsv
+  screen_coverage_diff.tsv screen_ceiling.tsv screen_identity.tsv screen_class.tsv screen_strata_summary.tsv
+  screen_subsets.tsv screen_probesets.tsv screen_fits.tsv screen.md"
+for np in 1 2 3; do
+  for th in 1 2; do
+    [ "$np$th" = 11 ] && continue
+    pb "$np" "$th" screen "$WORK/s.h5" -o "$WORK/o$np$th"
+    for f in $reports; do
+      check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
+    done
+    check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
+  done
+done
+T="$WORK/o11/report/screen_cells.tsv"
+check "screen_cells.tsv header" test "$(head -1 "$T")" = "$(printf 'model\tsource\tcondition\ttier\tscore\tn\tn_fail\tauroc\tcov_q10\tcov_q20\tcov_q30')"
+# 6 models x (6 ES + 6 Diverse) cells x (20 fixed scores + U/A3 for sev2 and sev4)
+check "screen_cells.tsv: one row per cell and score" test "$(($(wc -l < "$T") - 1))" -eq $((72 * 24))
+check "screen_cells.tsv: every fixed score name" awk -F'\t' 'NR > 1 { seen[$5] = 1 } END {
+  n = split("S U delta ret margin entropy class_delta class_U_cc class_U_all g_S g_SU g_SUret A3 U_derange U_loo random S_nonsingleton U_nonsingleton S_classcc U_classcc U_sev2 A3_sev2 U_sev4 A3_sev4", w, " ")
+  for (i = 1; i <= n; i++) if (!(w[i] in seen)) exit 1 }' "$T"
+check "screen_cells.tsv: AUROC and coverage in [0, 1], n_fail <= n, nan only without both outcomes" awk -F'\t' 'NR > 1 {
+  if ($7 > $6) bad = 1
+  for (i = 8; i <= 11; i++) if ($i != "nan" && ($i < 0 || $i > 1)) bad = 1
+  if ($6 > 0 && $7 > 0 && $7 < $6 && $8 == "nan") bad = 1
+  if (($7 == 0 || $7 == $6) && $8 != "nan") bad = 1 } END { exit bad }' "$T"
+check "screen_cells.tsv: random selection covers failures within each cell" awk -F'\t' '$5 == "random" && $7 > 0 && $9 == "nan" { bad = 1 } END { exit bad }' "$T"
+
+# bad input: a clear message, exit 1, no results
+"$PAIRBOUND" -v 0 screen "$WORK/s.h5" --targets Nope -o "$WORK/e1" 2> "$WORK/err1.txt"
+check "unknown target: exit 1" test $? -eq 1
+check "unknown target: message" grep -qF "target source Nope is not in the store" "$WORK/err1.txt"
+check "unknown target: no results" test ! -e "$WORK/e1/results.h5"
+"$PAIRBOUND" -v 0 screen "$WORK/s.h5" --probe Syn-B:fog-2,rain-9 -o "$WORK/e2" 2> "$WORK/err2.txt"
+check "unknown probe condition: exit 1 and message" grep -qF "source Syn-B has no condition rain-9" "$WORK/err2.txt"
+"$PAIRBOUND" -v 0 screen "$WORK/s.h5" --probe Syn-B --probe Syn-B:fog-2 -o "$WORK/e3" 2> "$WORK/err3.txt"
+check "two primary probe sets: usage error" test $? -eq 2
+# options: the swapped split, evaluation tiers, an extra named probe set
+pb 2 1 screen "$WORK/s.h5" --split dev --tiers eval --probe fog=Syn-B:fog-2,fog-4 --no-severity-sets \
+  --subset-sizes 1,2 --subsets 3 -o "$WORK/sw"
+check "swapped split with a named probe set runs" test "$(cut -f5 "$WORK/sw/report/screen_cells.tsv" | grep -c '^U_fog$')" -eq 72
+check "swapped split: report says so" grep -qF "Scores on development images (fitting on evaluation images), tiers from evaluation" "$WORK/sw/report/screen.md"
+
+# paper scale: the expected direction, and 1 rank x 2 threads = 3 ranks x 1 thread
+pb 2 1 synth --no-summary -o "$WORK/p.h5"
+pb 1 2 screen "$WORK/p.h5" -o "$WORK/p1"
+pb 3 1 screen "$WORK/p.h5" -o "$WORK/p3"
+for f in screen_cells.tsv screen_auroc.tsv screen_identity.tsv; do
+  check "paper $f identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/$f" "$WORK/p3/report/$f"
+done
+check "paper: 44 x (54 + 162) cells" test "$(($(wc -l < "$WORK/p1/report/screen_cell_info.tsv") - 1))" -eq 9504
+for src in ES Diverse; do
+  check "paper $src mild: AUROC of U above S" awk -F'\t' -v s=$src 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $1 == s && $2 == "mild" { ok = $(h["U"]) > $(h["S"]) + 0.05 } END { exit !ok }' "$WORK/p1/report/screen_auroc.tsv"
+  check "paper $src mild: coverage at 0.2 of U above S" awk -F'\t' -v s=$src 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $1 == s && $2 == "mild" && $3 == "0.2" { ok = $(h["U-S"]) > 0.03 } END { exit !ok }' "$WORK/p1/report/screen_coverage_diff.tsv"
+  check "paper $src mild: derangement control near 0.5, far below U" awk -F'\t' -v s=$src 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $1 == s && $2 == "mild" { d = $(h["derangement"]); ok = d > 0.45 && d < 0.6 && $(h["U"]) - d > 0.2 } END { exit !ok }' "$WORK/p1/report/screen_identity.tsv"
+done
+finish

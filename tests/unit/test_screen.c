@@ -1,0 +1,433 @@
+/* Unit tests for the screening kernels (src/screen_metrics.c).
+ *
+ * Expected values come from independent computations written here: a direct
+ * O(n^2) pair count for the AUROC, enumeration of every tie order for the
+ * prorated coverage, an independent Newton solve of the logistic objective on
+ * the expanded (one row per image and condition) data, and hand-worked A3,
+ * margin and entropy cases.  The seed is PB_TEST_SEED (default 20260908). */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/screen.h"
+#include "pairbound/util.h"
+#include "testlib.h"
+
+static struct pb_rng trng;
+
+static void test_rng(uint32_t which) { pb_rng_init(&trng, pb_test_seed(), 0x7e57u, which, 0); }
+static int32_t rint_(int32_t lo, int32_t hi) { return lo + (int32_t)pb_rng_below(&trng, (uint32_t)(hi - lo + 1)); }
+
+/* ------------------------------------------------------------ AUROC */
+
+static double brute_auroc(const double *s, const uint8_t *y, int32_t n)
+{
+  double wins = 0;
+  int64_t pos = 0, neg = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (isnan(s[i])) continue;
+    if (y[i]) pos++;
+    else neg++;
+  }
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = 0; j < n; j++) {
+      if (isnan(s[i]) || isnan(s[j]) || !y[i] || y[j]) continue;
+      wins += s[i] > s[j] ? 1.0 : s[i] == s[j] ? 0.5 : 0.0;
+    }
+  return pos && neg ? wins / ((double)pos * neg) : NAN;
+}
+
+START_TEST(test_auroc_pairs)
+{
+  test_rng(1);
+  for (int rep = 0; rep < 400; rep++) {
+    int32_t n = rint_(1, 60), levels = rint_(1, 6);
+    double s[60];
+    uint8_t y[60];
+    for (int32_t i = 0; i < n; i++) {
+      s[i] = rint_(0, levels - 1) * 0.25;     /* heavy ties */
+      if (rint_(0, 9) == 0) s[i] = NAN;       /* undefined scores are skipped */
+      y[i] = (uint8_t)(rint_(0, 2) == 0);
+    }
+    double a = pb_screen_auroc(s, y, n), b = brute_auroc(s, y, n);
+    if (isnan(b)) ck_assert_msg(isnan(a), "rep %d: AUROC %g, expected undefined", rep, a);
+    else ck_assert_msg(fabs(a - b) <= 1e-12, "rep %d (n %d): AUROC %.17g, pair count %.17g", rep, n, a, b);
+  }
+  /* hand case: failures {3, 1}, retained {1, 0}: pairs 1 + 1 + 0.5 + 1 = 3.5 of 4 */
+  double s[] = {3, 1, 1, 0};
+  uint8_t y[] = {1, 1, 0, 0};
+  ck_assert_double_eq_tol(pb_screen_auroc(s, y, 4), 0.875, 1e-15);
+  uint8_t all[] = {1, 1, 1, 1};
+  ck_assert(isnan(pb_screen_auroc(s, all, 4)));
+}
+END_TEST
+
+/* ------------------------------------------------------------ coverage */
+
+START_TEST(test_budget_rounding)
+{
+  /* k = max(1, round(q n)) with halves up, in exact integers */
+  ck_assert_int_eq(pb_screen_budget(5, 10), 1);    /* 0.5 -> 1 */
+  ck_assert_int_eq(pb_screen_budget(4, 10), 1);    /* 0.4 -> 0 -> 1 */
+  ck_assert_int_eq(pb_screen_budget(25, 10), 3);   /* 2.5 -> 3 */
+  ck_assert_int_eq(pb_screen_budget(15, 30), 5);   /* 4.5 -> 5 */
+  ck_assert_int_eq(pb_screen_budget(14, 30), 4);   /* 4.2 -> 4 */
+  ck_assert_int_eq(pb_screen_budget(400, 20), 80);
+  ck_assert_int_eq(pb_screen_budget(1, 30), 1);
+}
+END_TEST
+
+/* Average failures among the first k of every ordering that sorts the
+ * scores in descending order (all tie orders equally likely). */
+static int32_t perm_[12];
+static double enum_hits;
+static int64_t enum_count;
+
+static void enumerate(const double *s, const uint8_t *y, int32_t n, int32_t depth, uint32_t used, int32_t k)
+{
+  if (depth == n) {
+    int32_t hits = 0;
+    for (int32_t j = 0; j < k; j++) hits += y[perm_[j]];
+    enum_hits += hits;
+    enum_count++;
+    return;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    if (used & (1u << i)) continue;
+    if (depth > 0 && s[perm_[depth - 1]] < s[i]) continue; /* keep descending */
+    perm_[depth] = i;
+    enumerate(s, y, n, depth + 1, used | (1u << i), k);
+  }
+}
+
+START_TEST(test_coverage_tie_orders)
+{
+  test_rng(2);
+  static const int pct[3] = {10, 20, 30};
+  for (int rep = 0; rep < 300; rep++) {
+    int32_t n = rint_(1, 9), levels = rint_(1, 4), nf = 0;
+    double s[12];
+    uint8_t y[12];
+    for (int32_t i = 0; i < n; i++) {
+      s[i] = rint_(0, levels - 1);
+      y[i] = (uint8_t)rint_(0, 1);
+      nf += y[i];
+    }
+    for (int b = 0; b < 3; b++) {
+      int32_t k = (int32_t)((pct[b] * n + 50) / 100);
+      if (k < 1) k = 1;
+      enum_hits = 0;
+      enum_count = 0;
+      enumerate(s, y, n, 0, 0, k);
+      double expect = nf ? enum_hits / enum_count / nf : NAN, got = pb_screen_coverage(s, y, n, pct[b]);
+      if (isnan(expect)) ck_assert(isnan(got));
+      else ck_assert_msg(fabs(got - expect) <= 1e-12, "rep %d n %d q %d%%: coverage %.17g, enumeration %.17g", rep, n,
+                         pct[b], got, expect);
+    }
+  }
+  /* hand case: scores 5 > 4 = 4 = 4 > 1, failures at 5 and one of the 4s, n = 5,
+   * q = .3 -> k = 2 (1.5 rounds up): 1 + 1/3 of the tied failure = 4/3 of 2 */
+  double s[] = {4, 5, 4, 1, 4};
+  uint8_t y[] = {0, 1, 1, 0, 0};
+  ck_assert_double_eq_tol(pb_screen_coverage(s, y, 5, 30), (4.0 / 3.0) / 2.0, 1e-15);
+}
+END_TEST
+
+/* Ranked once, evaluated on subsets and with either outcome list: the same
+ * values as ranking the extracted subset directly. */
+START_TEST(test_ranked_subsets)
+{
+  test_rng(3);
+  for (int rep = 0; rep < 300; rep++) {
+    int32_t n = rint_(1, 50), sub[50], ns = 0;
+    double s[50], t[50];
+    uint8_t y[50], yt[50];
+    int fail_rate = rint_(1, 9);
+    for (int32_t i = 0; i < n; i++) {
+      s[i] = rint_(0, 5);
+      y[i] = (uint8_t)(rint_(0, 9) < fail_rate);
+      if (rint_(0, 2)) sub[ns++] = i;
+    }
+    for (int32_t j = 0; j < ns; j++) {
+      t[j] = s[sub[j]];
+      yt[j] = y[sub[j]];
+    }
+    struct pb_screen_ranked r;
+    struct pb_screen_outcome o;
+    struct pb_screen_metric m;
+    int32_t fail[50], keep[50];
+    o.fail = fail;
+    o.keep = keep;
+    pb_screen_rank(s, n, sub, ns, &r);
+    pb_screen_outcome_set(&o, y, n);
+    pb_screen_ranked_metrics(&r, &o, 7, &m);
+    double a = brute_auroc(t, yt, ns);
+    ck_assert_int_eq(m.n, ns);
+    if (isnan(a)) ck_assert(isnan(m.auroc));
+    else ck_assert_msg(fabs(m.auroc - a) <= 1e-12, "rep %d: %.17g vs %.17g", rep, m.auroc, a);
+    static const int pct[3] = {10, 20, 30};
+    for (int b = 0; b < 3; b++) {
+      double c = ns ? pb_screen_coverage(t, yt, ns, pct[b]) : NAN;
+      if (isnan(c)) ck_assert(isnan(m.cov[b]));
+      else ck_assert_msg(fabs(m.cov[b] - c) <= 1e-12, "rep %d q %d: %.17g vs %.17g", rep, pct[b], m.cov[b], c);
+    }
+    pb_screen_ranked_free(&r);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------------ derangements */
+
+START_TEST(test_derangement)
+{
+  int32_t perm[40], again[40];
+  int64_t count[2] = {0, 0};
+  for (uint32_t rep = 0; rep < 2000; rep++) {
+    int32_t n = 2 + (int32_t)(rep % 30);
+    struct pb_rng r1, r2;
+    pb_rng_init(&r1, pb_test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
+    pb_rng_init(&r2, pb_test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
+    pb_screen_derangement(&r1, n, perm);
+    pb_screen_derangement(&r2, n, again);
+    uint64_t seen = 0;
+    for (int32_t j = 0; j < n; j++) {
+      ck_assert_msg(perm[j] != j, "fixed point at %d (n %d)", j, n);
+      ck_assert(perm[j] >= 0 && perm[j] < n && !(seen & (1ull << perm[j])));
+      seen |= 1ull << perm[j];
+      ck_assert_int_eq(perm[j], again[j]);  /* reproducible from the seed */
+    }
+    if (n == 3) count[perm[0] == 1]++;
+  }
+  /* n = 3 has two derangements, (1 2 0) and (2 0 1): both must occur, about equally */
+  ck_assert_msg(count[0] > 10 && count[1] > 10, "derangements of 3: %lld / %lld", (long long)count[0],
+                (long long)count[1]);
+  /* n = 2 is the swap */
+  struct pb_rng r;
+  pb_rng_init(&r, 1, PB_RNG_SCREEN_DERANGE, 0, 0);
+  pb_screen_derangement(&r, 2, perm);
+  ck_assert(perm[0] == 1 && perm[1] == 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ logistic */
+
+/* Independent Newton solve of 0.5|w|^2 + C sum_rows [log(1+e^eta) - y eta] on
+ * one row per (image, condition), standardised with the population sd. */
+static void newton_ref(const double *x, int p, const int32_t *trials, const int32_t *fails, int32_t n, double C,
+                       double *theta)
+{
+  double mean[3] = {0}, sd[3] = {0};
+  for (int j = 0; j < p; j++) {
+    for (int32_t i = 0; i < n; i++) mean[j] += x[i * p + j] / n;
+    for (int32_t i = 0; i < n; i++) sd[j] += (x[i * p + j] - mean[j]) * (x[i * p + j] - mean[j]) / n;
+    sd[j] = sqrt(sd[j]);
+  }
+  int d = p + 1;
+  for (int j = 0; j < d; j++) theta[j] = 0;
+  for (int it = 0; it < 100; it++) {
+    double g[4] = {0}, H[4][4] = {{0}};
+    for (int j = 1; j < d; j++) {
+      g[j] = theta[j];
+      H[j][j] = 1;
+    }
+    for (int32_t i = 0; i < n; i++)
+      for (int32_t r = 0; r < trials[i]; r++) {
+        double z[4] = {1};
+        for (int j = 0; j < p; j++) z[1 + j] = sd[j] > 0 ? (x[i * p + j] - mean[j]) / sd[j] : 0;
+        double eta = 0;
+        for (int j = 0; j < d; j++) eta += theta[j] * z[j];
+        double pr = 1 / (1 + exp(-eta)), yv = r < fails[i];
+        for (int a = 0; a < d; a++) {
+          g[a] += C * (pr - yv) * z[a];
+          for (int b = 0; b < d; b++) H[a][b] += C * pr * (1 - pr) * z[a] * z[b];
+        }
+      }
+    /* solve H step = g by Gaussian elimination */
+    double A[4][5];
+    for (int a = 0; a < d; a++) {
+      for (int b = 0; b < d; b++) A[a][b] = H[a][b];
+      A[a][d] = g[a];
+    }
+    for (int c = 0; c < d; c++) {
+      int piv = c;
+      for (int a = c + 1; a < d; a++)
+        if (fabs(A[a][c]) > fabs(A[piv][c])) piv = a;
+      for (int b = 0; b <= d; b++) {
+        double t = A[c][b];
+        A[c][b] = A[piv][b];
+        A[piv][b] = t;
+      }
+      for (int a = 0; a < d; a++) {
+        if (a == c) continue;
+        double f = A[a][c] / A[c][c];
+        for (int b = c; b <= d; b++) A[a][b] -= f * A[c][b];
+      }
+    }
+    double step = 0;
+    for (int a = 0; a < d; a++) {
+      double s = A[a][d] / A[a][a];
+      theta[a] -= s;
+      step = fmax(step, fabs(s));
+    }
+    if (step < 1e-14) break;
+  }
+}
+
+START_TEST(test_logistic)
+{
+  test_rng(4);
+  for (int rep = 0; rep < 12; rep++) {
+    int p = 1 + rep % 3;
+    int32_t n = 40 + rint_(0, 200), trials[240], fails[240];
+    double x[240 * 3];
+    for (int32_t i = 0; i < n; i++) {
+      double S = 0.3 + 0.7 * pb_rng_uniform(&trng), U = S * pb_rng_uniform(&trng), ret = rint_(0, 18) / 18.0;
+      double feats[3] = {S, U, ret};
+      for (int j = 0; j < p; j++) x[i * p + j] = feats[j];
+      trials[i] = 1 + rint_(0, 20);
+      double pr = 1 / (1 + exp(-(1.5 - 3 * U - S)));
+      fails[i] = 0;
+      for (int32_t r = 0; r < trials[i]; r++) fails[i] += pb_rng_uniform(&trng) < pr;
+    }
+    struct pb_screen_logit fit;
+    ck_assert_int_eq(pb_screen_logit_fit(x, p, trials, fails, n, 1.0, &fit), 0);
+    ck_assert(fit.ok);
+    double ref[4], g[4];
+    newton_ref(x, p, trials, fails, n, 1.0, ref);
+    pb_screen_logit_objective(x, p, trials, fails, n, 1.0, &fit, g);
+    double gn = 0;
+    for (int j = 0; j <= p; j++) gn += g[j] * g[j];
+    printf("logit rep %d: p %d, %d images, gradient norm %.3g after %d iterations\n", rep, p, n, sqrt(gn), fit.iterations);
+    ck_assert_msg(sqrt(gn) < 1e-8, "rep %d: gradient norm %g at the BFGS optimum", rep, sqrt(gn));
+    ck_assert_msg(fabs(fit.b - ref[0]) < 1e-8, "rep %d: intercept %.12g vs Newton %.12g", rep, fit.b, ref[0]);
+    for (int j = 0; j < p; j++)
+      ck_assert_msg(fabs(fit.w[j] - ref[1 + j]) < 1e-8, "rep %d: w%d %.12g vs Newton %.12g", rep, j, fit.w[j], ref[1 + j]);
+  }
+  /* hand case: objective at b = 0, w = 0 is C sum n_i log 2 = 3 log 2, gradient b = sum (n/2 - f) */
+  double x[] = {0.2, 0.8};
+  int32_t tr[] = {2, 1}, fa[] = {2, 0};
+  struct pb_screen_logit zero = {1, {0}, {0}, 0, {0}, 0, 0, 1};
+  double g[2];
+  ck_assert_double_eq_tol(pb_screen_logit_objective(x, 1, tr, fa, 2, 1.0, &zero, g), 3 * log(2.0), 1e-14);
+  ck_assert_double_eq_tol(g[0], (1.0 - 2) + (0.5 - 0), 1e-14);
+  /* z = (-1, 1): dw = sum (n sigma - f) z = (1 - 2)(-1) + (0.5)(1) = 1.5 */
+  ck_assert_double_eq_tol(g[1], 1.5, 1e-14);
+  /* one outcome only: undefined */
+  int32_t none[] = {0, 0};
+  struct pb_screen_logit f2;
+  ck_assert_int_eq(pb_screen_logit_fit(x, 1, tr, none, 2, 1.0, &f2), 0);
+  ck_assert(!f2.ok && isnan(pb_screen_logit_eta(&f2, x)));
+}
+END_TEST
+
+/* ------------------------------------------------------------ A3, margin, entropy */
+
+START_TEST(test_a3_hand)
+{
+  /* clean: p = 0 (correct), v0(0) = .7, list (0 .7) (2 .2) (1 .05) */
+  int32_t c0c[] = {0, 2, 1};
+  float c0p[] = {0.7f, 0.2f, 0.05f};
+  struct pb_screen_probs clean = {0, 0, 0.7f, 0.7f, 3, c0c, c0p};
+  /* probes (K = 4): a1 predicts 0 (.6), a2 predicts 2 (.5, v(0) .3), a3 predicts 2 (.4, v(0) .35),
+   * a4 predicts 1 (.45, v(0) .25) -> modal class m = 2 (two votes) != p */
+  int32_t l1c[] = {0, 2}, l2c[] = {2, 0}, l3c[] = {2, 0}, l4c[] = {1, 0};
+  float l1p[] = {0.6f, 0.3f}, l2p[] = {0.5f, 0.3f}, l3p[] = {0.4f, 0.35f}, l4p[] = {0.45f, 0.25f};
+  struct pb_screen_probs pr[4] = {{0, 0, 0.6f, 0.6f, 2, l1c, l1p}, {2, 0, 0.5f, 0.3f, 2, l2c, l2p},
+                                  {2, 0, 0.4f, 0.35f, 2, l3c, l3p}, {1, 0, 0.45f, 0.25f, 2, l4c, l4p}};
+  int32_t approx;
+  /* Eq. 12: v0(p) = .7; distractor a4: -(.45 - .25); supporter a1: +(.6 - .3);
+   * dominators a2, a3: (.3 - .5 + .2 - .7) + (.35 - .4 + .2 - .7) */
+  double expect = 0.7 - (0.45 - 0.25) + (0.6 - 0.3) + (0.3 - 0.5 + 0.2 - 0.7) + (0.35 - 0.4 + 0.2 - 0.7);
+  ck_assert_double_eq_tol(pb_screen_a3(&clean, pr, 4, 4, &approx), expect, 1e-6);
+  ck_assert_int_eq(approx, 0);
+  /* p = m: supporter and dominator terms vanish; only distractors count */
+  struct pb_screen_probs pr2[3] = {pr[0], pr[0], pr[3]};
+  ck_assert_double_eq_tol(pb_screen_a3(&clean, pr2, 3, 4, &approx), 0.7 - (0.45 - 0.25), 1e-6);
+  /* modal tie: classes 2 and 1 with one vote each (plus p once): mean max probability decides
+   * (a2 .5 > a4 .45) -> m = 2; then a3 alone vs a4: .4 < .45 -> m = 1 */
+  struct pb_screen_probs t1[2] = {pr[1], pr[3]}, t2[2] = {pr[2], pr[3]};
+  double e1 = 0.7 - (0.45 - 0.25) + (0.3 - 0.5 + 0.2 - 0.7);
+  ck_assert_double_eq_tol(pb_screen_a3(&clean, t1, 2, 4, &approx), e1, 1e-6);
+  /* m = 1: v0(1) = .05; a3 is a distractor: -(.4 - .35); a4 dominator: .25 - .45 + .05 - .7 */
+  double e2 = 0.7 - (0.4 - 0.35) + (0.25 - 0.45 + 0.05 - 0.7);
+  ck_assert_double_eq_tol(pb_screen_a3(&clean, t2, 2, 4, &approx), e2, 1e-6);
+  /* equal votes and equal mean: the smaller class index wins */
+  struct pb_screen_probs q1 = {3, 0, 0.5f, 0.2f, 0, NULL, NULL}, q2 = {1, 0, 0.5f, 0.2f, 0, NULL, NULL};
+  struct pb_screen_probs t3[2] = {q1, q2};
+  /* m = 1: v0(1) = .05 (listed); q1 distractor -(.5 - .2); q2 dominator .2 - .5 + .05 - .7 */
+  ck_assert_double_eq_tol(pb_screen_a3(&clean, t3, 2, 4, &approx), 0.7 - 0.3 + (0.2 - 0.5 + 0.05 - 0.7), 1e-6);
+}
+END_TEST
+
+START_TEST(test_completion_margin_entropy)
+{
+  int exact;
+  /* no list: pred 1 (.5), label 0 (.2); 3 unpinned classes share .3 */
+  struct pb_screen_probs r = {1, 0, 0.5f, 0.2f, 0, NULL, NULL};
+  ck_assert_double_eq_tol(pb_screen_prob(&r, 5, 3, &exact), 0.3 / 3, 1e-7);
+  ck_assert_int_eq(exact, 0);
+  ck_assert_double_eq_tol(pb_screen_prob(&r, 5, 0, &exact), 0.2, 1e-7);
+  ck_assert_int_eq(exact, 1);
+  ck_assert(isnan(pb_screen_margin(&r)) && isnan(pb_screen_entropy(&r, 5)));
+  /* list of 2 on a correct record: margin = .6 - .25; entropy with 2 unpinned classes sharing .15 */
+  int32_t lc[] = {2, 1};
+  float lp[] = {0.6f, 0.25f};
+  struct pb_screen_probs c = {2, 2, 0.6f, 0.6f, 2, lc, lp};
+  ck_assert_double_eq_tol(pb_screen_margin(&c), 0.6 - 0.25, 1e-7);
+  double h = -(0.6 * log(0.6) + 0.25 * log(0.25) + 2 * 0.075 * log(0.075));
+  ck_assert_double_eq_tol(pb_screen_entropy(&c, 4), h, 1e-7);
+  /* exact when the list pins every class */
+  int32_t fc[] = {2, 1, 0};
+  float fp[] = {0.6f, 0.25f, 0.15f};
+  struct pb_screen_probs f = {2, 2, 0.6f, 0.6f, 3, fc, fp};
+  ck_assert_double_eq_tol(pb_screen_entropy(&f, 3), -(0.6 * log(0.6) + 0.25 * log(0.25) + 0.15 * log(0.15)), 1e-7);
+  /* the completion never exceeds the smallest listed probability */
+  float sp[] = {0.5f, 0.01f};
+  struct pb_screen_probs cap = {2, 2, 0.5f, 0.5f, 2, lc, sp};
+  ck_assert_double_eq_tol(pb_screen_prob(&cap, 4, 3, &exact), 0.01, 1e-7);
+}
+END_TEST
+
+START_TEST(test_parse_probe)
+{
+  struct pb_screen_probeset ps;
+  ck_assert_int_eq(pb_screen_parse_probe("Syn-B", &ps), 0);
+  ck_assert(ps.name == NULL && !strcmp(ps.source, "Syn-B") && ps.n_conditions == 0);
+  free(ps.source);
+  ck_assert_int_eq(pb_screen_parse_probe("TTA=Nat:flip,zoom-1.1", &ps), 0);
+  ck_assert(!strcmp(ps.name, "TTA") && !strcmp(ps.source, "Nat") && ps.n_conditions == 2);
+  ck_assert(!strcmp(ps.conditions[1], "zoom-1.1"));
+  free(ps.name);
+  free(ps.source);
+  free(ps.conditions[0]);
+  free(ps.conditions[1]);
+  free(ps.conditions);
+  ck_assert_int_ne(pb_screen_parse_probe("a b=Syn", &ps), 0);
+  ck_assert_int_ne(pb_screen_parse_probe("=Syn", &ps), 0);
+  ck_assert_int_ne(pb_screen_parse_probe("x=Syn:", &ps), 0);
+}
+END_TEST
+
+static Suite *screen_suite(void)
+{
+  Suite *s = suite_create("screen");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_auroc_pairs);
+  tcase_add_test(tc, test_budget_rounding);
+  tcase_add_test(tc, test_coverage_tie_orders);
+  tcase_add_test(tc, test_ranked_subsets);
+  tcase_add_test(tc, test_derangement);
+  tcase_add_test(tc, test_logistic);
+  tcase_add_test(tc, test_a3_hand);
+  tcase_add_test(tc, test_completion_margin_entropy);
+  tcase_add_test(tc, test_parse_probe);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(screen_suite()); }
