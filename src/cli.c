@@ -112,7 +112,7 @@ enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
        OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
-       OPT_SUBSETS, OPT_SUBSET_TIERS };
+       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -594,6 +594,13 @@ static int pb_cli__screen_option(struct pb_cli *cli, const char *syn, int opt, c
   case OPT_NO_SEVERITY:
     o->severity_sets = 0;
     return PB_EXIT_OK;
+  case OPT_GROUP_DRAWS:
+  case OPT_CLASS_DRAWS:
+    if (pb_cli__parse_u64(arg, &u) || u > 10000000)
+      return pb_cli__usage_error(cli, syn, "expected a non-negative integer (at most 10^7 draws), got '%s'", arg);
+    if (opt == OPT_GROUP_DRAWS) o->group_draws = (int64_t)u;
+    else o->class_draws = (int64_t)u;
+    return PB_EXIT_OK;
   case OPT_DERANGE:
     if (pb_cli__parse_u64(arg, &u) || u > 1000) return pb_cli__usage_error(cli, syn, "--derange must be in 0..1000, got '%s'", arg);
     o->n_derange = (int32_t)u;
@@ -759,7 +766,7 @@ static int pb_cli__run_screen(const char *store, const char *outdir, MPI_Comm co
 #define PB_CLI_SCREEN_SYNOPSIS \
   "pairbound screen STORE -o OUTDIR [--targets SRC,...] [--probe [NAME=]SRC[:cond,...]]... [--seed N] [--derange N]\n" \
   "       [--split eval|dev] [--tiers dev|eval] [--subset-sizes M,...|none] [--subsets N] [--subset-tiers LIST]\n" \
-  "       [--no-severity-sets] [protocol options]"
+  "       [--no-severity-sets] [--group-draws N] [--class-draws M] [protocol options]"
 
 static int pb_cli__screen(struct pb_cli *cli, int argc, char **argv)
 {
@@ -769,6 +776,7 @@ static int pb_cli__screen(struct pb_cli *cli, int argc, char **argv)
     {"split", required_argument, NULL, OPT_SPLIT}, {"tiers", required_argument, NULL, OPT_TIERS},
     {"subset-sizes", required_argument, NULL, OPT_SUBSET_SIZES}, {"subsets", required_argument, NULL, OPT_SUBSETS},
     {"subset-tiers", required_argument, NULL, OPT_SUBSET_TIERS}, {"no-severity-sets", no_argument, NULL, OPT_NO_SEVERITY},
+    {"group-draws", required_argument, NULL, OPT_GROUP_DRAWS}, {"class-draws", required_argument, NULL, OPT_CLASS_DRAWS},
     {0, 0, 0, 0}};
   struct pb_screen_options o;
   pb_screen_options_default(&o);
@@ -896,6 +904,10 @@ static const struct pb_cli_command pb_cli__table[] = {
    "  --subset-sizes M,... sizes of the prefixed probe subsets of Table 28 (default 1,2,3,6,9; 'none' to skip)\n"
    "  --subsets N          subsets per size: all of them when there are at most N, else N seeded draws (default 20)\n"
    "  --subset-tiers LIST  tiers whose cells get the subset scores: mild,severe,extreme, all or none (default mild)\n"
+   "  --group-draws N      model-group bootstrap draws for the intervals of the paired differences U-S, U-delta,\n"
+   "                       U-ret, U-A3 (report/screen_intervals.tsv; default 0 = none; the paper uses 2000)\n"
+   "  --class-draws M      class bootstrap draws for the same differences (class-weighted AUROC and coverage, one\n"
+   "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",

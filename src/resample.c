@@ -208,3 +208,99 @@ int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item,
 {
   return pb_perm__within(seed, analysis, item, replicate, n, label, perm, 1);
 }
+
+/* ---------------------------------------------------- weighted metrics */
+
+double pb_weighted_auroc(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n)
+{
+  /* integer numerator: 2 x (concordant pairs) + tied pairs, each pair weighted */
+  int64_t neg_below = 0, pos = 0, neg = 0;
+  __int128 num2 = 0;
+  for (int32_t i = 0; i < n;) {
+    int32_t j = i;
+    int64_t gp = 0, gn = 0;
+    while (j < n && score[order[j]] == score[order[i]]) {
+      int32_t q = order[j++];
+      if (y[q]) gp += w[q];
+      else gn += w[q];
+    }
+    num2 += (__int128)gp * (2 * neg_below + gn);
+    neg_below += gn;
+    pos += gp;
+    neg += gn;
+    i = j;
+  }
+  return pos > 0 && neg > 0 ? (double)num2 / (2.0 * (double)pos * (double)neg) : NAN;
+}
+
+double pb_weighted_coverage(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order,
+                            int32_t n, int pct)
+{
+  int64_t total = 0, fails = 0;
+  for (int32_t i = 0; i < n; i++) {
+    total += w[order[i]];
+    fails += y[order[i]] ? w[order[i]] : 0;
+  }
+  if (fails == 0 || total == 0) return NAN;
+  int64_t k = (pct * total + 50) / 100; /* as pb_screen_budget: halves up, in integers */
+  if (k < 1) k = 1;
+  /* walk tie groups from the highest score down */
+  int64_t above = 0, covered = 0;
+  for (int32_t j = n - 1; j >= 0;) {
+    int32_t i = j;
+    int64_t g = 0, gf = 0;
+    while (i >= 0 && score[order[i]] == score[order[j]]) {
+      int32_t q = order[i--];
+      g += w[q];
+      gf += y[q] ? w[q] : 0;
+    }
+    if (above + g >= k) /* the cutoff group: each of its images is selected with probability (k - above) / g */
+      return ((double)covered + (double)gf * (double)(k - above) / (double)g) / (double)fails;
+    above += g;
+    covered += gf;
+    j = i;
+  }
+  return (double)covered / (double)fails;
+}
+
+void pb_weighted_metrics(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n,
+                         const int *pcts, int n_pct, int64_t *scratch, double *auroc, double *cov)
+{
+  /* tie groups in ascending order: weighted failures and retained images of each */
+  int64_t *gp = scratch, *gn = scratch + n, pos = 0, neg = 0;
+  int32_t ng = 0;
+  for (int32_t i = 0; i < n;) {
+    int32_t j = i;
+    gp[ng] = gn[ng] = 0;
+    while (j < n && score[order[j]] == score[order[i]]) {
+      int32_t q = order[j++];
+      if (y[q]) gp[ng] += w[q];
+      else gn[ng] += w[q];
+    }
+    pos += gp[ng];
+    neg += gn[ng++];
+    i = j;
+  }
+  __int128 num2 = 0;
+  int64_t below = 0;
+  for (int32_t g = 0; g < ng; g++) {
+    num2 += (__int128)gp[g] * (2 * below + gn[g]);
+    below += gn[g];
+  }
+  *auroc = pos > 0 && neg > 0 ? (double)num2 / (2.0 * (double)pos * (double)neg) : NAN;
+  for (int b = 0; b < n_pct; b++) {
+    int64_t total = pos + neg, k = (pcts[b] * total + 50) / 100, above = 0, covered = 0;
+    if (k < 1) k = 1;
+    cov[b] = pos > 0 ? (double)covered / (double)pos : NAN;
+    for (int32_t g = ng - 1; g >= 0 && pos > 0; g--) {
+      int64_t size = gp[g] + gn[g];
+      if (above + size >= k) {
+        cov[b] = ((double)covered + (double)gp[g] * (double)(k - above) / (double)size) / (double)pos;
+        break;
+      }
+      above += size;
+      covered += gp[g];
+      cov[b] = (double)covered / (double)pos;
+    }
+  }
+}

@@ -920,8 +920,14 @@ static void pb_screen__mean_metrics(const struct pb_screen_ranked *r, int32_t nd
 
 /* Every cell of a prepared unit: one outcome vector, O(n) per score. */
 static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int32_t m,
-                                  const struct pb_screen__unit *U, double *recs, uint64_t *bits, int32_t n_words)
+                                  const struct pb_screen__unit *U, double *recs, uint64_t *bits, int32_t n_words,
+                                  struct pb_screen_boot *B)
 {
+  /* class bootstrap: score orders are per unit, outcomes per cell */
+  const double *bscore[PB_SB_NSCORES];
+  int32_t *border[PB_SB_NSCORES], bn[PB_SB_NSCORES];
+  for (int j = 0; j < PB_SB_NSCORES; j++) bscore[j] = U->score[pb_screen_boot_scores[j]];
+  if (B->draws > 0) pb_screen_boot_orders(bscore, U->n, border, bn);
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_layout *L = &X->L;
   int32_t T = X->targets[t], nd = X->opt->n_derange;
@@ -1009,6 +1015,7 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
       }
       o[6] = ka > 0 && kb > 0 ? (double)ra / ka - (double)rb / kb : NAN;
     }
+    if (B->draws > 0) pb_screen_boot_cell(B, t, (int)rec[PB_SI_TIER], n, U->label, y, bscore, border, bn);
     if (rec[PB_SI_TIER] >= 0 && (L->subset_tiers >> (int)rec[PB_SI_TIER]) & 1)
       for (int32_t j = 0; j < X->n_subsets; j++) {
         pb_screen_ranked_metrics(&U->sub[j], &oc, 2, &mt);
@@ -1020,6 +1027,7 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
   free(oc.keep);
   free(order);
   free(y);
+  for (int j = 0; j < PB_SB_NSCORES && B->draws > 0; j++) free(border[j]);
 }
 
 /* ------------------------------------------------------------ outputs */
@@ -1337,14 +1345,11 @@ static double *pb_screen__gather(const struct pb_stage *st, const double *recs, 
 {
   int size = st->size, mine = (int)(nloc * rec_len);
   int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
-  MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, st->comm);
-  double *all = NULL;
-  if (st->rank == 0) {
-    displs[0] = 0;
-    for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
-    all = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * rec_len * sizeof *all);
-  }
-  MPI_Gatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, st->comm);
+  MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, st->comm);
+  displs[0] = 0;
+  for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
+  double *all = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * rec_len * sizeof *all);
+  MPI_Allgatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, st->comm);
   free(counts);
   free(displs);
   return all;
@@ -1438,6 +1443,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   int64_t u0 = bounds[st.rank], u1 = bounds[st.rank + 1], nu = u1 - u0;
   free(bounds);
   free(cost);
+  struct pb_screen_boot boot;
+  pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
   status = pb_screen__load(&st, &X, u0, u1);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();
@@ -1465,7 +1472,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       int64_t ncell = X.unit_cell0[u + 1] - X.unit_cell0[u];
       bits[u - u0] = pb_malloc((size_t)(ncell * n_words[u - u0] + 1) * sizeof(uint64_t));
       pb_screen__unit_cells(&X, t, m, &units[u - u0], recs + (X.unit_cell0[u] - X.unit_cell0[u0]) * X.L.rec_len,
-                            bits[u - u0], n_words[u - u0]);
+                            bits[u - u0], n_words[u - u0], &boot);
     }
     if (bad_unit >= 0) {
       pb_error_set("%s", why);
@@ -1478,20 +1485,35 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status == PB_OK) {
     int64_t n_cells = X.unit_cell0[X.n_units];
+    /* every rank: the interval tables resample collectively */
     double *all = pb_screen__gather(&st, recs, nloc, X.L.rec_len, n_cells);
-    if (st.rank == 0) {
-      int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
-      for (int64_t u = 0; u < X.n_units; u++)
-        for (int64_t c = X.unit_cell0[u]; c < X.unit_cell0[u + 1]; c++) cell_src[c] = X.targets[u / st.meta->n_models];
+    int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
+    int32_t *cell_target = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_target);
+    int32_t *cell_model = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_model);
+    for (int64_t u = 0; u < X.n_units; u++)
+      for (int64_t c = X.unit_cell0[u]; c < X.unit_cell0[u + 1]; c++) {
+        cell_target[c] = (int32_t)(u / st.meta->n_models);
+        cell_src[c] = X.targets[cell_target[c]];
+        cell_model[c] = (int32_t)(u % st.meta->n_models);
+      }
+    struct pb_text extra = {0};
+    if (opt->group_draws > 0 || opt->class_draws > 0)
+      status = pb_screen_boot_table(&boot, st.meta, &X.L, X.targets, cell_target, cell_model, all, n_cells, opt,
+                                    opt->group_draws, comm, st.results, &extra);
+    if (status == PB_OK && st.rank == 0) {
       char desc[1024];
       const struct pb_source *P = &st.meta->sources[X.ps[0].src];
       snprintf(desc, sizeof desc, "%d conditions of %s", X.ps[0].n, P->name);
-      status = pb_screen_report(st.meta, &X.L, cell_src, all, n_cells, st.results, opt, desc);
-      free(cell_src);
+      status = pb_screen_report(st.meta, &X.L, cell_src, all, n_cells, st.results, opt, desc, &extra);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    pb_text_free(&extra);
+    free(cell_src);
+    free(cell_target);
+    free(cell_model);
     free(all);
   }
+  pb_screen_boot_free(&boot);
   double t_write = MPI_Wtime() - t2;
   double mx[3] = {t_load, t_compute, t_write};
   MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);

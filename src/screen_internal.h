@@ -3,6 +3,9 @@
 #define PAIRBOUND_SCREEN_INTERNAL_H
 
 #include <stdint.h>
+#include <mpi.h>
+
+#include "pairbound/config.h"
 
 #include "pairbound/results.h"
 #include "pairbound/screen.h"
@@ -40,9 +43,44 @@ struct pb_screen_layout {
   int subset_tiers;
 };
 
+/* ---- intervals of the paired differences U - X (screen_boot.c) */
+#define PB_SB_NCON 4          /* contrasts U - S, U - delta, U - ret, U - A3 */
+#define PB_SB_NMET 4          /* auroc, cov_q10, cov_q20, cov_q30 */
+#define PB_SB_NSTAT (PB_SB_NCON * PB_SB_NMET)
+#define PB_SB_NROWS_PER_TARGET (PB_N_TIERS + 1) /* all tiers, then each tier */
+#define PB_SB_NSCORES (PB_SB_NCON + 1)          /* U first, then the compared scores */
+extern const int pb_screen_boot_scores[PB_SB_NSCORES]; /* PB_SR_U, PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3 */
+
+/* Class-bootstrap accumulators: one class draw per target source shared by
+ * all its cells; per (target, tier row, draw, statistic) fixed-point sums, so
+ * the totals do not depend on how cells are split over ranks and threads. */
+struct pb_screen_boot {
+  int32_t n_targets;
+  int64_t draws;
+  int32_t *n_classes;       /* [target] */
+  int32_t **mult;           /* [target][draw * n_classes] */
+  int64_t *sum, *cnt;       /* [target * rows + row][draw][stat] */
+  int64_t *cells;           /* [target * rows + row][draw] cells with both outcomes in the draw */
+};
+
+void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
+                         int32_t n_targets, uint64_t seed, int64_t draws);
+/* Ascending orders of the PB_SB_NSCORES scores of a unit (NaN left out); caller frees order[k]. */
+void pb_screen_boot_orders(const double *const *score, int32_t n, int32_t **order, int32_t *n_order);
+/* One cell's contribution to every draw (thread-safe: atomic integer adds). */
+void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,
+                         const uint8_t *y, const double *const *score, int32_t *const *order, const int32_t *n_order);
+void pb_screen_boot_free(struct pb_screen_boot *B);
+
+/* Interval table of the paired differences (group and class bootstrap); collective, text on rank 0. */
+int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
+                         const int32_t *targets, const int32_t *cell_target, const int32_t *cell_model,
+                         const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
+                         int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md);
+
 /** Source x tier tables (TSV + report/screen.md); rank 0 only. */
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,
                      const double *recs, int64_t n_cells, struct pb_results *res, const struct pb_screen_options *opt,
-                     const char *probe_desc);
+                     const char *probe_desc, const struct pb_text *extra);
 
 #endif /* PAIRBOUND_SCREEN_INTERNAL_H */

@@ -442,7 +442,7 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
 
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,
                      const double *recs, int64_t n_cells, struct pb_results *res, const struct pb_screen_options *opt,
-                     const char *probe_desc)
+                     const char *probe_desc, const struct pb_text *extra)
 {
   struct pb_srep R = {meta, L, cell_src, recs, n_cells, {0}, {0}};
   struct pb_text md = {0};
@@ -471,16 +471,8 @@ int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *
   status |= pb_srep__flush(&R, res, "screen_subsets.tsv", &md);
   pb_srep__probesets(&R, probe_desc);
   status |= pb_srep__flush(&R, res, "screen_probesets.tsv", &md);
-  if (status == PB_OK) {
-    char *path = pb_results_report_path(res, "screen.md");
-    struct pb_outfile f;
-    status = pb_outfile_open(&f, path);
-    if (status == PB_OK) {
-      fwrite(md.buf, 1, md.len, f.fp);
-      status = pb_outfile_commit(&f);
-    }
-    free(path);
-  }
+  if (extra && extra->len) pb_text_printf(&md, "%s", extra->buf);
+  if (status == PB_OK) status = pb_results_write_report(res, "screen.md", md.buf, md.len);
   pb_text_free(&md);
   return status ? PB_FAIL : PB_OK;
 }

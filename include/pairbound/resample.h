@@ -83,6 +83,28 @@ int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item,
 /** Uniform random permutation of n items (label permutations). */
 void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm);
 
+/* ---- class-weighted screening metrics (class bootstrap): integer weights w
+ * act as replication counts, so each equals the unweighted metric on the data
+ * set with every image repeated w times.  @p order lists the images with a
+ * defined score in ascending score order (ties adjacent). */
+
+/** AUROC with y = 1 positive (failure), ties 1/2; NaN without weighted positives or negatives. */
+double pb_weighted_auroc(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n);
+
+/**
+ * Failure coverage of the top k = max(1, round(pct W / 100)) images by score
+ * (W = total weight), ties at the cutoff prorated; NaN without failures.
+ */
+double pb_weighted_coverage(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order,
+                            int32_t n, int pct);
+
+/**
+ * Both metrics in one pass over the tie groups: *auroc and cov[i] for budget
+ * pcts[i] (same definitions as above).  @p scratch holds 2 n int64 values.
+ */
+void pb_weighted_metrics(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n,
+                         const int *pcts, int n_pct, int64_t *scratch, double *auroc, double *cov);
+
 /** Percentile of sorted data (linear interpolation), NaN for n = 0. */
 double pb_percentile_sorted(const double *sorted, int64_t n, double q);
 

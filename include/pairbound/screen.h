@@ -174,9 +174,12 @@ struct pb_screen_options {
   int32_t subsets_per_size;    /* default 20 */
   int subset_tiers;            /* bit mask of tiers that get the subset scores (default mild) */
   int32_t n_derange;           /* default PB_SCREEN_N_DERANGE */
+  int64_t group_draws;         /* model-group bootstrap draws for the paired differences (0 = none) */
+  int64_t class_draws;         /* class bootstrap draws (0 = none) */
 };
 
 void pb_screen_options_default(struct pb_screen_options *opt);
+/* (group_draws / class_draws live in the options: 0 = no intervals.) */
 void pb_screen_options_free(struct pb_screen_options *opt);
 /** Parse [NAME=]SRC[:cond,cond...] into a probe set (NAME required for extra sets). */
 int pb_screen_parse_probe(const char *spec, struct pb_screen_probeset *ps);

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "pairbound/resample.h"
+#include "pairbound/screen.h"
 #include "pairbound/util.h"
 #include "testlib.h"
 
@@ -200,6 +201,69 @@ START_TEST(test_permutations)
 }
 END_TEST
 
+static const double *g_score;
+
+static int by_score(const void *a, const void *b)
+{
+  double x = g_score[*(const int32_t *)a], y = g_score[*(const int32_t *)b];
+  return (x > y) - (x < y);
+}
+
+/* Class weights act as replication: the weighted metrics equal the unweighted
+ * ones (pb_screen_auroc, pb_screen_coverage) on the explicitly replicated data. */
+START_TEST(test_weighted_equals_replicated)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, pb_test_seed(), 77, 0, 0);
+  enum { NMAX = 40 };
+  double score[NMAX], rep_s[NMAX * 4];
+  uint8_t y[NMAX], rep_y[NMAX * 4];
+  int32_t w[NMAX], order[NMAX];
+  int checked = 0;
+  for (int trial = 0; trial < 3000; trial++) {
+    int32_t n = 1 + (int32_t)pb_rng_below(&r, NMAX), m = 0, levels = 1 + (int32_t)pb_rng_below(&r, 6), k = 0;
+    for (int32_t i = 0; i < n; i++) {
+      score[i] = pb_rng_below(&r, 8) == 0 ? NAN : (double)pb_rng_below(&r, (uint32_t)levels) / 4.0; /* heavy ties */
+      y[i] = (uint8_t)pb_rng_below(&r, 2);
+      w[i] = (int32_t)pb_rng_below(&r, 4); /* 0..3 copies, as a class drawn 0..3 times */
+      if (!isnan(score[i])) order[k++] = i;
+      for (int32_t c = 0; c < w[i]; c++) rep_s[m] = score[i], rep_y[m++] = y[i];
+    }
+    g_score = score;
+    qsort(order, (size_t)k, sizeof *order, by_score);
+    double a = pb_weighted_auroc(score, y, w, order, k), b = m ? pb_screen_auroc(rep_s, rep_y, m) : NAN;
+    ck_assert_msg(isnan(a) == isnan(b) && (isnan(a) || fabs(a - b) < 1e-12), "trial %d auroc %.17g vs %.17g", trial, a, b);
+    for (int pct = 10; pct <= 30; pct += 10) {
+      double c = pb_weighted_coverage(score, y, w, order, k, pct), d = m ? pb_screen_coverage(rep_s, rep_y, m, pct) : NAN;
+      ck_assert_msg(isnan(c) == isnan(d) && (isnan(c) || fabs(c - d) < 1e-12), "trial %d coverage %d%%: %.17g vs %.17g",
+                    trial, pct, c, d);
+    }
+    checked += !isnan(a);
+    /* the one-pass version agrees exactly with the separate ones */
+    int64_t scratch[2 * NMAX];
+    const int pcts[3] = {10, 20, 30};
+    double a1, cv[3];
+    pb_weighted_metrics(score, y, w, order, k, pcts, 3, scratch, &a1, cv);
+    ck_assert(isnan(a1) == isnan(a) && (isnan(a) || a1 == a));
+    for (int b = 0; b < 3; b++) {
+      double c = pb_weighted_coverage(score, y, w, order, k, pcts[b]);
+      ck_assert_msg(isnan(cv[b]) == isnan(c) && (isnan(c) || cv[b] == c), "trial %d %d%%: %.17g vs %.17g", trial,
+                    pcts[b], cv[b], c);
+    }
+  }
+  ck_assert(checked > 1000);
+  /* hand case: scores 3 (fail), 2 (keep) x2 weight, 2 (fail), 1 (keep); AUROC pairs: fail3 beats 3 keeps
+   * (weight 3), fail2 ties two keeps (weight 2, 1/2 each) and beats one: (3 + 1 + 1) / (2 * 3) = 5/6 */
+  const double hs[4] = {3, 2, 2, 1};
+  const uint8_t hy[4] = {1, 0, 1, 0};
+  const int32_t hw[4] = {1, 2, 1, 1}, ho[4] = {3, 1, 2, 0};
+  ck_assert(fabs(pb_weighted_auroc(hs, hy, hw, ho, 4) - 5.0 / 6) < 1e-15);
+  /* W = 5, k = round(.3 * 5) = 2 (1.5 rounds up): the fail at 3, then 1 of the 3 weight units tied at 2, one of
+   * which is a failure: covered = 1 + 1/3, over 2 failures = 2/3 */
+  ck_assert(fabs(pb_weighted_coverage(hs, hy, hw, ho, 4, 30) - 2.0 / 3) < 1e-15);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("resample");
@@ -208,6 +272,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_percentile);
   tcase_add_test(tc, test_known_distribution);
   tcase_add_test(tc, test_against_reference);
+  tcase_add_test(tc, test_weighted_equals_replicated);
   suite_add_tcase(s, tc);
   tc = tcase_create("nulls");
   tcase_add_test(tc, test_permutations);

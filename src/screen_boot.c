@@ -1,0 +1,243 @@
+/* Intervals of the screening paired differences U - S, U - delta, U - ret and
+ * U - A3 (seed 000 Tables 16-20): model-group bootstrap of cell means and the
+ * class bootstrap of class-weighted AUROC and coverage (E.1). */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/error.h"
+#include "pairbound/resample.h"
+#include "screen_internal.h"
+
+const int pb_screen_boot_scores[PB_SB_NSCORES] = {PB_SR_U, PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3};
+static const char *const pb_sb__contrast[PB_SB_NCON] = {"U-S", "U-delta", "U-ret", "U-A3"};
+
+/* Fixed point 2^-40: sums of differences in [-1, 1] over at most millions of
+ * cells stay far inside int64, and integer sums are exact in any order. */
+#define PB_SB_SCALE 1099511627776.0
+
+void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
+                         int32_t n_targets, uint64_t seed, int64_t draws)
+{
+  memset(B, 0, sizeof *B);
+  B->n_targets = n_targets;
+  B->draws = draws;
+  B->n_classes = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->n_classes);
+  B->mult = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->mult);
+  for (int32_t t = 0; t < n_targets; t++) {
+    int32_t K = meta->sources[targets[t]].n_classes;
+    struct pb_boot_spec spec = {seed, PB_RNG_CLASS_BOOT, (uint32_t)targets[t], draws, PB_BOOT_LEVEL};
+    B->n_classes[t] = K;
+    B->mult[t] = pb_malloc((size_t)(draws > 0 ? draws : 1) * (size_t)K * sizeof(int32_t));
+    for (int64_t b = 0; b < draws; b++) pb_boot_multiplicities(&spec, b, K, B->mult[t] + b * K);
+  }
+  size_t rows = (size_t)n_targets * PB_SB_NROWS_PER_TARGET;
+  B->sum = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * PB_SB_NSTAT, sizeof *B->sum);
+  B->cnt = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * PB_SB_NSTAT, sizeof *B->cnt);
+  B->cells = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1), sizeof *B->cells);
+}
+
+void pb_screen_boot_free(struct pb_screen_boot *B)
+{
+  for (int32_t t = 0; t < B->n_targets && B->mult; t++) free(B->mult[t]);
+  free(B->mult);
+  free(B->n_classes);
+  free(B->sum);
+  free(B->cnt);
+  free(B->cells);
+  memset(B, 0, sizeof *B);
+}
+
+struct pb_sb__key { double s; int32_t i; };
+
+static int pb_sb__cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int pb_sb__cmp(const void *a, const void *b)
+{
+  const struct pb_sb__key *x = a, *y = b;
+  if (x->s != y->s) return x->s < y->s ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+void pb_screen_boot_orders(const double *const *score, int32_t n, int32_t **order, int32_t *n_order)
+{
+  struct pb_sb__key *k = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+  for (int j = 0; j < PB_SB_NSCORES; j++) {
+    int32_t m = 0;
+    for (int32_t q = 0; q < n; q++)
+      if (!isnan(score[j][q])) k[m++] = (struct pb_sb__key){score[j][q], q};
+    qsort(k, (size_t)m, sizeof *k, pb_sb__cmp);
+    order[j] = pb_malloc((size_t)(m > 0 ? m : 1) * sizeof(int32_t));
+    for (int32_t q = 0; q < m; q++) order[j][q] = k[q].i;
+    n_order[j] = m;
+  }
+  free(k);
+}
+
+static void pb_sb__add(int64_t *v, int64_t x)
+{
+#pragma omp atomic
+  *v += x;
+}
+
+void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,
+                         const uint8_t *y, const double *const *score, int32_t *const *order, const int32_t *n_order)
+{
+  static const int pcts[PB_SB_NMET - 1] = {10, 20, 30};
+  int32_t K = B->n_classes[t], *w = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
+  int64_t *scratch = pb_malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *scratch);
+  size_t rows[2] = {(size_t)t * PB_SB_NROWS_PER_TARGET, (size_t)t * PB_SB_NROWS_PER_TARGET + 1 + (size_t)tier};
+  int nrows = tier >= 0 ? 2 : 1;
+  for (int64_t b = 0; b < B->draws; b++) {
+    const int32_t *mult = B->mult[t] + b * K;
+    for (int32_t q = 0; q < n; q++) w[q] = mult[label[q]];
+    double m[PB_SB_NSCORES][PB_SB_NMET];
+    for (int j = 0; j < PB_SB_NSCORES; j++)
+      pb_weighted_metrics(score[j], y, w, order[j], n_order[j], pcts, PB_SB_NMET - 1, scratch, &m[j][0], &m[j][1]);
+    if (isnan(m[0][0])) continue; /* the draw left no failure or no retained image: cell skipped */
+    for (int r = 0; r < nrows; r++) {
+      size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * PB_SB_NSTAT;
+      pb_sb__add(&B->cells[rows[r] * (size_t)B->draws + (size_t)b], 1);
+      for (int c = 0; c < PB_SB_NCON; c++)
+        for (int k = 0; k < PB_SB_NMET; k++) {
+          double d = m[0][k] - m[c + 1][k];
+          if (isnan(d)) continue;
+          pb_sb__add(&B->sum[base + c * PB_SB_NMET + k], llround(d * PB_SB_SCALE));
+          pb_sb__add(&B->cnt[base + c * PB_SB_NMET + k], 1);
+        }
+    }
+  }
+  free(scratch);
+  free(w);
+}
+
+/* Per-cell paired differences of the stored metrics (no resampling). */
+static double pb_sb__diff(const struct pb_screen_layout *L, const double *rec, int c, int k)
+{
+  const int met = 2 + k; /* n, n_fail, auroc, cov_q10, cov_q20, cov_q30 */
+  return rec[L->row_off + PB_SCREEN_MET * pb_screen_boot_scores[0] + met] -
+         rec[L->row_off + PB_SCREEN_MET * pb_screen_boot_scores[c + 1] + met];
+}
+
+static int pb_sb__in_row(const double *rec, int row)
+{
+  return row == 0 || rec[PB_SI_TIER] == row - 1;
+}
+
+/* Percentile interval of one class-bootstrap statistic over the draws where it is defined. */
+static void pb_sb__class_interval(const struct pb_screen_boot *B, int32_t row, int stat, struct pb_interval *out)
+{
+  double *v = pb_malloc((size_t)(B->draws > 0 ? B->draws : 1) * sizeof *v);
+  int64_t n = 0;
+  for (int64_t b = 0; b < B->draws; b++) {
+    size_t i = ((size_t)row * (size_t)B->draws + (size_t)b) * PB_SB_NSTAT + (size_t)stat;
+    if (B->cnt[i] > 0) v[n++] = (double)B->sum[i] / PB_SB_SCALE / (double)B->cnt[i];
+  }
+  qsort(v, (size_t)n, sizeof *v, pb_sb__cmp_double);
+  out->n_draws = n;
+  out->lo = pb_percentile_sorted(v, n, (1 - PB_BOOT_LEVEL) / 2);
+  out->hi = pb_percentile_sorted(v, n, 1 - (1 - PB_BOOT_LEVEL) / 2);
+  free(v);
+}
+
+static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
+                            int32_t row, int64_t cells, const struct pb_interval *giv, struct pb_table *t)
+{
+  int32_t tg = row / PB_SB_NROWS_PER_TARGET, tier = row % PB_SB_NROWS_PER_TARGET - 1;
+  double retained = 0;
+  for (int64_t b = 0; b < B->draws; b++) retained += (double)B->cells[(size_t)row * (size_t)B->draws + (size_t)b];
+  for (int c = 0; c < PB_SB_NCON; c++) {
+    pb_table_str(t, meta->sources[targets[tg]].name, 1);
+    pb_table_str(t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
+    pb_table_str(t, pb_sb__contrast[c], 0);
+    pb_table_int(t, cells);
+    for (int k = 0; k < PB_SB_NMET; k++) {
+      const struct pb_interval *g = giv ? &giv[row * PB_SB_NSTAT + c * PB_SB_NMET + k] : NULL;
+      struct pb_interval cl = {NAN, NAN, NAN, 0};
+      if (B->draws > 0) pb_sb__class_interval(B, row, c * PB_SB_NMET + k, &cl);
+      pb_text_double(&t->tsv, g ? g->est : NAN);
+      pb_text_double(&t->tsv, g ? g->lo : NAN);
+      pb_text_double(&t->tsv, g ? g->hi : NAN);
+      pb_text_double(&t->tsv, cl.lo);
+      pb_text_double(&t->tsv, cl.hi);
+      pb_text_printf(&t->md, " | %+.3f", g ? g->est : NAN);
+      if (g && g->n_draws) pb_text_printf(&t->md, " [%+.3f, %+.3f]", g->lo, g->hi);
+      if (B->draws > 0) pb_text_printf(&t->md, " {%+.3f, %+.3f}", cl.lo, cl.hi);
+    }
+    pb_table_num(t, B->draws > 0 ? retained / (double)B->draws : NAN, 1);
+    pb_table_end_row(t);
+  }
+}
+
+int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
+                         const int32_t *targets, const int32_t *cell_target, const int32_t *cell_model,
+                         const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
+                         int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md)
+{
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  int32_t nr = B->n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * PB_SB_NSTAT;
+  size_t nacc = (size_t)nr * (size_t)(B->draws > 0 ? B->draws : 1);
+  if (B->draws > 0) { /* integer sums: the same totals whatever the partition */
+    MPI_Allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * PB_SB_NSTAT), MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, B->cnt, (int)(nacc * PB_SB_NSTAT), MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
+  }
+  /* model-group bootstrap of each row's cell means (the point estimates too) */
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = 0;
+  for (int32_t m = 0; m < meta->n_models; m++) {
+    mg[m] = -1;
+    for (int32_t j = 0; j < m && mg[m] < 0; j++)
+      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) mg[m] = mg[j];
+    if (mg[m] < 0) mg[m] = ng++;
+  }
+  double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
+  int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
+  int64_t *cells = pb_calloc((size_t)nr, sizeof *cells);
+  for (int64_t c = 0; c < n_cells; c++) {
+    const double *rec = recs + c * L->rec_len;
+    group[c] = mg[cell_model[c]];
+    for (int32_t row = 0; row < nr; row++) {
+      int ok = row / PB_SB_NROWS_PER_TARGET == cell_target[c] && pb_sb__in_row(rec, row % PB_SB_NROWS_PER_TARGET);
+      cells[row] += ok;
+      for (int s = 0; s < PB_SB_NSTAT; s++)
+        x[c * ns + row * PB_SB_NSTAT + s] = ok ? pb_sb__diff(L, rec, s / PB_SB_NMET, s % PB_SB_NMET) : NAN;
+    }
+  }
+  struct pb_interval *giv = pb_malloc((size_t)ns * sizeof *giv);
+  struct pb_boot_spec gspec = {opt->seed, PB_RNG_GROUP_BOOT, 0, group_draws, PB_BOOT_LEVEL};
+  int status = pb_boot_group_means(x, n_cells, ns, group, ng, &gspec, comm, giv);
+  free(x);
+  free(group);
+  free(mg);
+  if (status == PB_OK && rank == 0) {
+    struct pb_table t = {{0}, {0}};
+    char note[512];
+    snprintf(note, sizeof note,
+             "Cell means of the per-cell paired differences (cells weighted equally); [lo, hi]: 95%% model-group "
+             "bootstrap (%lld draws); {lo, hi}: 95%% class bootstrap (%lld draws, one class draw per source shared by "
+             "its cells, class-weighted AUROC and prorated coverage, cells without both outcomes skipped; "
+             "class_cells = mean cells retained).",
+             (long long)group_draws, (long long)B->draws);
+    pb_table_begin(&t, "Paired differences with intervals (seed Tables 16, 17, 19, 20)", note,
+                   "source\ttier\tcontrast\tcells\tauroc\tauroc_group_lo\tauroc_group_hi\tauroc_class_lo\t"
+                   "auroc_class_hi\tcov_q10\tcov_q10_group_lo\tcov_q10_group_hi\tcov_q10_class_lo\tcov_q10_class_hi\t"
+                   "cov_q20\tcov_q20_group_lo\tcov_q20_group_hi\tcov_q20_class_lo\tcov_q20_class_hi\tcov_q30\t"
+                   "cov_q30_group_lo\tcov_q30_group_hi\tcov_q30_class_lo\tcov_q30_class_hi\tclass_cells",
+                   "source\ttier\tcontrast\tcells\tAUROC\tcoverage 10%\tcoverage 20%\tcoverage 30%\tclass cells");
+    for (int32_t row = 0; row < nr; row++)
+      if (cells[row] > 0) pb_sb__row_text(B, meta, targets, row, cells[row], group_draws > 0 ? giv : NULL, &t);
+    status = pb_table_flush(&t, res, "screen_intervals.tsv", md);
+  }
+  free(cells);
+  free(giv);
+  return status;
+}
