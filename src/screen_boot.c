@@ -14,7 +14,9 @@
 #include "screen_internal.h"
 
 const int pb_screen_boot_scores[PB_SB_NSCORES] = {PB_SR_U, PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3};
-static const char *const pb_sb__contrast[PB_SB_NCON] = {"U-S", "U-delta", "U-ret", "U-A3"};
+/* Tables 16-20 and 34-35 (S, delta, ret, A3), 25 (derangement, leave-one-out), 26 (class baselines) */
+const int pb_screen_boot_contrast[PB_SB_NCON] = {PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3, PB_SR_U_DERANGE,
+                                                 PB_SR_U_LOO, PB_SR_CLASS_DELTA, PB_SR_CLASS_U_CC, PB_SR_CLASS_U_ALL};
 
 /* Fixed point 2^-40: sums of differences in [-1, 1] over at most millions of
  * cells stay far inside int64, and integer sums are exact in any order. */
@@ -106,7 +108,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
     for (int r = 0; r < nrows; r++) {
       size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * PB_SB_NSTAT;
       pb_sb__add(&B->cells[rows[r] * (size_t)B->draws + (size_t)b], 1);
-      for (int c = 0; c < PB_SB_NCON; c++)
+      for (int c = 0; c < PB_SB_NCLASSCON; c++)
         for (int k = 0; k < PB_SB_NMET; k++) {
           double d = m[0][k] - m[c + 1][k];
           if (isnan(d)) continue;
@@ -123,8 +125,8 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
 static double pb_sb__diff(const struct pb_screen_layout *L, const double *rec, int c, int k)
 {
   const int met = 2 + k; /* n, n_fail, auroc, cov_q10, cov_q20, cov_q30 */
-  return rec[L->row_off + PB_SCREEN_MET * pb_screen_boot_scores[0] + met] -
-         rec[L->row_off + PB_SCREEN_MET * pb_screen_boot_scores[c + 1] + met];
+  return rec[L->row_off + PB_SCREEN_MET * PB_SR_U + met] -
+         rec[L->row_off + PB_SCREEN_MET * pb_screen_boot_contrast[c] + met];
 }
 
 static int pb_sb__in_row(const double *rec, int row)
@@ -157,12 +159,14 @@ static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta
   for (int c = 0; c < PB_SB_NCON; c++) {
     pb_table_str(t, meta->sources[targets[tg]].name, 1);
     pb_table_str(t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
-    pb_table_str(t, pb_sb__contrast[c], 0);
+    char name[64];
+    snprintf(name, sizeof name, "U-%s", pb_screen_row_names[pb_screen_boot_contrast[c]]);
+    pb_table_str(t, name, 0);
     pb_table_int(t, cells);
     for (int k = 0; k < PB_SB_NMET; k++) {
       const struct pb_interval *g = giv ? &giv[row * PB_SB_NSTAT + c * PB_SB_NMET + k] : NULL;
       struct pb_interval cl = {NAN, NAN, NAN, 0};
-      if (B->draws > 0) pb_sb__class_interval(B, row, c * PB_SB_NMET + k, &cl);
+      if (B->draws > 0 && c < PB_SB_NCLASSCON) pb_sb__class_interval(B, row, c * PB_SB_NMET + k, &cl);
       pb_text_double(&t->tsv, g ? g->est : NAN);
       pb_text_double(&t->tsv, g ? g->lo : NAN);
       pb_text_double(&t->tsv, g ? g->hi : NAN);
@@ -170,9 +174,9 @@ static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta
       pb_text_double(&t->tsv, cl.hi);
       pb_text_printf(&t->md, " | %+.3f", g ? g->est : NAN);
       if (g && g->n_draws) pb_text_printf(&t->md, " [%+.3f, %+.3f]", g->lo, g->hi);
-      if (B->draws > 0) pb_text_printf(&t->md, " {%+.3f, %+.3f}", cl.lo, cl.hi);
+      if (B->draws > 0 && c < PB_SB_NCLASSCON) pb_text_printf(&t->md, " {%+.3f, %+.3f}", cl.lo, cl.hi);
     }
-    pb_table_num(t, B->draws > 0 ? retained / (double)B->draws : NAN, 1);
+    pb_table_num(t, B->draws > 0 && c < PB_SB_NCLASSCON ? retained / (double)B->draws : NAN, 1);
     pb_table_end_row(t);
   }
 }
@@ -227,7 +231,7 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
              "its cells, class-weighted AUROC and prorated coverage, cells without both outcomes skipped; "
              "class_cells = mean cells retained).",
              (long long)group_draws, (long long)B->draws);
-    pb_table_begin(&t, "Paired differences with intervals (seed Tables 16, 17, 19, 20)", note,
+    pb_table_begin(&t, "Paired differences with intervals (seed Tables 16, 17, 19, 20, 25, 26, 34, 35)", note,
                    "source\ttier\tcontrast\tcells\tauroc\tauroc_group_lo\tauroc_group_hi\tauroc_class_lo\t"
                    "auroc_class_hi\tcov_q10\tcov_q10_group_lo\tcov_q10_group_hi\tcov_q10_class_lo\tcov_q10_class_hi\t"
                    "cov_q20\tcov_q20_group_lo\tcov_q20_group_hi\tcov_q20_class_lo\tcov_q20_class_hi\tcov_q30\t"

@@ -44,12 +44,14 @@ struct pb_screen_layout {
 };
 
 /* ---- intervals of the paired differences U - X (screen_boot.c) */
-#define PB_SB_NCON 4          /* contrasts U - S, U - delta, U - ret, U - A3 */
+#define PB_SB_NCON 9          /* contrasts U - X, X in pb_screen_boot_contrast */
+#define PB_SB_NCLASSCON 4     /* the first ones also get class-bootstrap intervals: S, delta, ret, A3 */
 #define PB_SB_NMET 4          /* auroc, cov_q10, cov_q20, cov_q30 */
 #define PB_SB_NSTAT (PB_SB_NCON * PB_SB_NMET)
 #define PB_SB_NROWS_PER_TARGET (PB_N_TIERS + 1) /* all tiers, then each tier */
-#define PB_SB_NSCORES (PB_SB_NCON + 1)          /* U first, then the compared scores */
-extern const int pb_screen_boot_scores[PB_SB_NSCORES]; /* PB_SR_U, PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3 */
+#define PB_SB_NSCORES (PB_SB_NCLASSCON + 1)     /* scores the class bootstrap ranks: U, then S, delta, ret, A3 */
+extern const int pb_screen_boot_scores[PB_SB_NSCORES];
+extern const int pb_screen_boot_contrast[PB_SB_NCON];   /* score row compared with U */
 
 /* Class-bootstrap accumulators: one class draw per target source shared by
  * all its cells; per (target, tier row, draw, statistic) fixed-point sums, so

@@ -90,6 +90,15 @@ OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s 
   mpirun --oversubscribe -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
 run "screen 2 ranks" $SCREENREC 2 1 screen "$W/p.h5" -o "$W/os"
 
+# resampling: 2,000 model-group draws and 200 class draws of every screening
+# paired difference, 2,000 group draws of the bounds tables; strong scaling
+echo
+echo "resampling (draws x cells per second = (2000 + 200) x 9504 / wall for screen):"
+run "bounds --group-draws 2000" $PAIRED 1 2 bounds --group-draws 2000 --no-matched "$W/p.h5" -o "$W/ob"
+run "screen + 2000 group, 200 class draws" $((2200 * 9504)) 1 2 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
+run "  same, 1 rank x 1 thread" $((2200 * 9504)) 1 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
+run "  same, 2 ranks x 1 thread" $((2200 * 9504)) 2 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
+
 echo
 echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"
 "$PB" -v 0 synth --config "$HERE/class50.ini" --no-summary -o "$W/c50.h5"
