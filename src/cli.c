@@ -112,7 +112,7 @@ enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
        OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
-       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS };
+       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -729,6 +729,33 @@ static int pb_cli__verify_option(struct pb_cli *cli, const char *syn, int opt, c
   case OPT_AGAINST:
     o->against = arg;
     return PB_EXIT_OK;
+  case OPT_POLICIES:
+    o->policies = 1;
+    return PB_EXIT_OK;
+  case OPT_POLICY_TAUS: {
+    double v[PB_VERIFY_MAX_POL];
+    int n;
+    if (pb_cli__parse_list(arg, 0.0, 1.0, PB_VERIFY_MAX_POL, v, &n))
+      return pb_cli__usage_error(cli, syn, "--policy-taus takes 1 to 8 comma-separated values in [0, 1], got '%s'",
+                                 arg);
+    o->policies = 1;
+    o->n_taus = n;
+    for (int i = 0; i < n; i++) o->taus[i] = (float)v[i];
+    return PB_EXIT_OK;
+  }
+  case OPT_LAMBDAS: {
+    double v[PB_VERIFY_MAX_LAMBDA];
+    int n;
+    if (pb_cli__parse_list(arg, 0.0, 1.0, PB_VERIFY_MAX_LAMBDA, v, &n))
+      return pb_cli__usage_error(cli, syn, "--lambdas takes 1 to 32 comma-separated values in [0, 1], got '%s'", arg);
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < i; j++)
+        if (v[i] == v[j]) return pb_cli__usage_error(cli, syn, "--lambdas lists a value twice: '%s'", arg);
+    o->policies = 1;
+    o->n_lambdas = n;
+    memcpy(o->lambdas, v, (size_t)n * sizeof *v);
+    return PB_EXIT_OK;
+  }
   }
   return PB_EXIT_USAGE;
 }
@@ -741,7 +768,8 @@ static int pb_cli__run_verify(const char *store, const char *outdir, MPI_Comm co
 
 #define PB_CLI_VERIFY_SYNOPSIS \
   "pairbound verify STORE -o OUTDIR [--cells all|panel|sample] [--sample N] [--sample-seed N] [--sources LIST]\n" \
-  "       [--max-class N] [--cartesian-max P] [--tau X] [--against RESULTS_H5] [protocol options]"
+  "       [--max-class N] [--cartesian-max P] [--tau X] [--against RESULTS_H5]\n" \
+  "       [--policies] [--policy-taus a,b,..] [--lambdas a,b,..] [protocol options]"
 
 static int pb_cli__verify(struct pb_cli *cli, int argc, char **argv)
 {
@@ -750,7 +778,8 @@ static int pb_cli__verify(struct pb_cli *cli, int argc, char **argv)
     {"sample", required_argument, NULL, OPT_SAMPLE}, {"sample-seed", required_argument, NULL, OPT_SAMPLE_SEED},
     {"sources", required_argument, NULL, OPT_SOURCES}, {"max-class", required_argument, NULL, OPT_MAX_CLASS},
     {"cartesian-max", required_argument, NULL, OPT_CARTESIAN_MAX}, {"against", required_argument, NULL, OPT_AGAINST},
-    {0, 0, 0, 0}};
+    {"policies", no_argument, NULL, OPT_POLICIES}, {"policy-taus", required_argument, NULL, OPT_POLICY_TAUS},
+    {"lambdas", required_argument, NULL, OPT_LAMBDAS}, {0, 0, 0, 0}};
   struct pb_verify_options o;
   pb_verify_options_default(&o);
   const struct pb_cli_stage stage = {PB_CLI_VERIFY_SYNOPSIS, extra, pb_cli__verify_option, pb_cli__run_verify, &o};
@@ -878,6 +907,15 @@ static const struct pb_cli_command pb_cli__table[] = {
    "  --tau X              one acceptance threshold for every cell (as `bounds --tau`)\n"
    "  --against FILE       compare with the /bounds/cells columns of a `pairbound bounds` results.h5 made\n"
    "                       with the same protocol options, instead of running the bounds engine in-process\n"
+   "  --policies           also verify the rejection-policy engine (`pairbound policy`; off by default): per\n"
+   "                       class and bijection the policy event counts h_j, l_j (Eq. 10) at I0, Ik, I5, their\n"
+   "                       extremes, J_j, D+_jl (Eq. 11), J', D'+, feasible means, compared with pb_policy_cell\n"
+   "                       per class and per cell (always in-process); Lemma 1 (Eq. 8) and Corollary 1 checks.\n"
+   "                       Clean threshold as --tau / the protocol's; policies as `pairbound policy`\n"
+   "  --policy-taus a,b,.. perturbed policy thresholds for every cell, 1 to 8 values (default: the development\n"
+   "                       thresholds at coverages .6 .7 .8 .9 1); implies --policies\n"
+   "  --lambdas a,b,..     cost weights in [0, 1], distinct, 1 to 32 values (default .5, the primary weight;\n"
+   "                       the paper's grid is 0,.1,...,1); implies --policies\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__verify},
   {"screen", PB_CLI_SCREEN_SYNOPSIS,

@@ -61,8 +61,8 @@ static void pb_verify__merge(const struct pb_verify__key *e, int *any, int32_t H
   if (e->dmax > D[1]) D[1] = e->dmax;
 }
 
-int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verify_class *out,
-                              struct pb_verify_perm *list)
+static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_verify_class *out,
+                                struct pb_verify_perm *list, uint32_t *tally)
 {
   if (!r || !out || r->n < 1 || r->n > PB_VERIFY_MAX_N || !r->c0 || !r->z0 || !r->c1 || !r->z1 || !r->p0 ||
       !r->p1 || !r->m0 || !r->m1)
@@ -70,10 +70,13 @@ int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verif
   const int32_t n = r->n;
   memset(out, 0, sizeof *out);
   out->n = n;
+  uint32_t amask = 0; /* A: correct and accepted clean records */
   for (int32_t i = 0; i < n; i++) {
     out->a += r->c0[i] != 0;
     out->b += r->c1[i] != 0;
+    if (r->c0[i] && r->z0[i]) amask |= 1u << i, out->u++;
   }
+  if (tally) memset(tally, 0, (size_t)pb_verify_tally_len(n) * sizeof *tally);
 
   uint8_t code[PB_VERIFY_MAX_N * PB_VERIFY_MAX_N];
   for (int32_t i = 0; i < n; i++)
@@ -107,9 +110,10 @@ int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verif
    * permutation is the identity, i.e. the observed correspondence. */
   for (int32_t lvl = 1;;) {
     int32_t k = 0, s = 0, H = 0, L = 0;
-    uint32_t mi = 0, mj = 0;
+    uint32_t mi = 0, mj = 0, am = 0;
     for (int32_t i = 0; i < n; i++) {
       const uint32_t cd = code[i * n + perm[i]];
+      am |= (amask >> i & 1u) << perm[i];
       k += (int32_t)(cd & PB_VERIFY__KK);
       s += (int32_t)(cd >> 1 & 1u);
       H += (int32_t)(cd >> 2 & 1u);
@@ -121,7 +125,9 @@ int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verif
     }
     const double D = sx[mi] - sz[mj];
     pb_verify__key_add(&keys[k * (n + 1) + s], H, L, D);
-    if (list) list[count] = (struct pb_verify_perm){(int8_t)k, (int8_t)s, (int8_t)H, (int8_t)L, sx[mi], sz[mj]};
+    if (tally) tally[(uint32_t)(k * (n + 1) + s) << n | am]++;
+    if (list)
+      list[count] = (struct pb_verify_perm){(int8_t)k, (int8_t)s, (int8_t)H, (int8_t)L, (uint16_t)am, sx[mi], sz[mj]};
     if (count == 0) {
       out->k = k, out->s = s, out->H_obs = H, out->L_obs = L;
       out->D_obs = k > 0 ? D : NAN;
@@ -164,6 +170,19 @@ int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verif
     if (isnan(out->D[PB_VERIFY_I0][1]) || hi > out->D[PB_VERIFY_I0][1]) out->D[PB_VERIFY_I0][1] = hi;
   }
   return 0;
+}
+
+int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verify_class *out,
+                              struct pb_verify_perm *list)
+{
+  return pb_verify__enumerate(r, out, list, NULL);
+}
+
+int pb_verify_class_enumerate_sets(const struct pb_verify_records *r, struct pb_verify_class *out,
+                                   struct pb_verify_perm *list, uint32_t *tally)
+{
+  if (!tally) return -1;
+  return pb_verify__enumerate(r, out, list, tally);
 }
 
 static void pb_verify__nan_values(struct pb_verify_values *v)

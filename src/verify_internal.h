@@ -13,6 +13,16 @@
 #define PB_VERIFY_NTARGETS 3
 #define PB_VERIFY_NCMP 4
 
+/* Policy targets: observed values and marginals (no level), then per level
+ * H_j, L_j, J_j intervals, D+_jl, Eq. 8 (J_lemma1), feasible means, natural
+ * cost (J', D'+). */
+enum { PB_VERIFY_PT_OBS, PB_VERIFY_PT_H, PB_VERIFY_PT_L, PB_VERIFY_PT_J, PB_VERIFY_PT_D, PB_VERIFY_PT_LEMMA1,
+       PB_VERIFY_PT_MEAN, PB_VERIFY_PT_NATURAL, PB_VERIFY_NPT };
+#define PB_VERIFY_NPRES (1 + (PB_VERIFY_NPT - 1) * 3)
+/* residual slot of target t at level lv */
+#define PB_VERIFY_PSLOT(t, lv) ((t) == PB_VERIFY_PT_OBS ? 0 : 1 + ((t) - 1) * 3 + (lv))
+extern const char *const pb_verify_ptarget_names[PB_VERIFY_NPT];
+
 /* One cell = PB_VF_N doubles (counts are exact in a double). */
 enum pb_verify_field {
   PB_VF_COVERED, PB_VF_NREC, PB_VF_TAU, PB_VF_CLASSES, PB_VF_ENUMERATED, PB_VF_SKIPPED, PB_VF_PERMS,
@@ -28,6 +38,16 @@ enum pb_verify_field {
   PB_VF_CRES_LABEL = PB_VF_CRES + PB_VERIFY_NTARGETS * PB_VERIFY_NCMP,
   /* Cartesian product vs class combination and vs the engine (NaN: not run) */
   PB_VF_CART_RES = PB_VF_CRES_LABEL + PB_VERIFY_NTARGETS * PB_VERIFY_NCMP,
+  /* rejection policies (--policies; NaN / 0 otherwise) */
+  PB_VF_POL_CLASSES,          /* classes whose policy counts were enumerated */
+  PB_VF_POL_CHK_LEMMA1, PB_VF_POL_FAIL_LEMMA1, PB_VF_POL_CHK_COR1, PB_VF_POL_FAIL_COR1,
+  PB_VF_POL_CHK_STRUCT, PB_VF_POL_FAIL_STRUCT,
+  PB_VF_POL_SHARED_STRICT,    /* (level, weight, j != l) with D+ < J_j^hi - J_l^lo strictly (cell level) */
+  /* cell-level residuals against the policy engine: obs, then target x level */
+  PB_VF_POL_RES,
+  PB_VF_POL_CRES = PB_VF_POL_RES + PB_VERIFY_NPRES,        /* largest class-level residual per target */
+  PB_VF_POL_CRES_LABEL = PB_VF_POL_CRES + PB_VERIFY_NPT,   /* and its class */
+  PB_VF_POL_CART_RES = PB_VF_POL_CRES_LABEL + PB_VERIFY_NPT,   /* Cartesian product vs combination and engine */
   PB_VF_FAILED,      /* number of failed comparisons and checks in the cell */
   PB_VF_FAIL_LABEL,  /* class label named by the cell's first failure (-1: cell level) */
   PB_VF_N

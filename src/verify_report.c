@@ -44,6 +44,7 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
     if (r[PB_VF_COVERED] != 1) continue;
     covered++;
     for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) tot[f] += r[f];
+    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) tot[f] += r[f];
     struct pb_src_tot *s = &bys[cells[c].source];
     s->cells++;
     s->classes += (int64_t)r[PB_VF_ENUMERATED];
@@ -135,7 +136,85 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
   pb_text_printf(&md, "| observed value inside each interval | %.0f | %.0f |\n", tot[PB_VF_CHK_OBS], tot[PB_VF_FAIL_OBS]);
   pb_text_printf(&md, "| Theorem 1: L and dM_k equal at Ik and I5 | %.0f | %.0f |\n", tot[PB_VF_CHK_THM1],
                  tot[PB_VF_FAIL_THM1]);
-  pb_text_printf(&md, "| Lemma 1, Corollary 1 (policy costs) | not run: arrive with the policy stage | |\n");
+  if (!opt->policies)
+    pb_text_printf(&md, "| Lemma 1, Corollary 1 (policy costs) | not run (give --policies) | |\n");
+  else {
+    pb_text_printf(&md, "| Lemma 1 (Eq. 8): direct maximum of J_j = Eq. 8 from the enumerated count intervals | %.0f | %.0f |\n",
+                   tot[PB_VF_POL_CHK_LEMMA1], tot[PB_VF_POL_FAIL_LEMMA1]);
+    pb_text_printf(&md, "| Corollary 1: attainable (L_j)_j vectors per class, J' intervals and D'+ equal at Ik and I5 | %.0f | %.0f |\n",
+                   tot[PB_VF_POL_CHK_COR1], tot[PB_VF_POL_FAIL_COR1]);
+    pb_text_printf(&md, "| policy structure: nesting, observed values and feasible means inside, J_j^lo - J_l^hi <= observed "
+                        "difference <= D+ <= J_j^hi - J_l^lo, D+ not above the coarser level | %.0f | %.0f |\n",
+                   tot[PB_VF_POL_CHK_STRUCT], tot[PB_VF_POL_FAIL_STRUCT]);
+  }
+  if (opt->policies) {
+    /* largest policy residuals and where they occur */
+    double pmax[PB_VERIFY_NPRES], cmaxp[PB_VERIFY_NPT], cartp = -1.0;
+    int64_t pcell[PB_VERIFY_NPRES], ccellp[PB_VERIFY_NPT], cart_n = 0;
+    int32_t clab[PB_VERIFY_NPT];
+    for (int j = 0; j < PB_VERIFY_NPRES; j++) pmax[j] = -1.0, pcell[j] = -1;
+    for (int t = 0; t < PB_VERIFY_NPT; t++) cmaxp[t] = -1.0, ccellp[t] = -1, clab[t] = -1;
+    for (int64_t c = 0; c < n_cells; c++) {
+      const double *r = recs + c * PB_VF_N;
+      if (r[PB_VF_COVERED] != 1) continue;
+      for (int j = 0; j < PB_VERIFY_NPRES; j++)
+        if (!isnan(r[PB_VF_POL_RES + j]) && r[PB_VF_POL_RES + j] > pmax[j]) pmax[j] = r[PB_VF_POL_RES + j], pcell[j] = c;
+      for (int t = 0; t < PB_VERIFY_NPT; t++)
+        if (r[PB_VF_POL_CRES_LABEL + t] >= 0 && r[PB_VF_POL_CRES + t] > cmaxp[t])
+          cmaxp[t] = r[PB_VF_POL_CRES + t], ccellp[t] = c, clab[t] = (int32_t)r[PB_VF_POL_CRES_LABEL + t];
+      if (!isnan(r[PB_VF_POL_CART_RES])) {
+        cart_n++;
+        if (r[PB_VF_POL_CART_RES] > cartp) cartp = r[PB_VF_POL_CART_RES];
+      }
+    }
+    pb_text_printf(&md, "\n## Policy\n\nRejection policies (seed 000 Section 4.2, Eq. 8, 10, 11, Corollary 1; "
+                        "docs/verify.md): for every enumerated bijection the partner set of the correct accepted clean "
+                        "records, hence h_j and l_j for every perturbed threshold; per class and level the extremes of "
+                        "h_j, l_j, c_j = lambda h_j + (1 - lambda) l_j and c_j - c_l, exact means over feasible "
+                        "bijections; classes combined by summing classwise extremes (the feasible set is a product over "
+                        "classes). Compared with the policy engine (pb_policy_cell) run in-process on every cell and on "
+                        "every enumerated class alone. Weights: ");
+    for (int32_t i = 0; i < opt->n_lambdas; i++) pb_text_printf(&md, "%s%g", i ? ", " : "", opt->lambdas[i]);
+    if (opt->n_taus > 0) {
+      pb_text_printf(&md, ". Perturbed thresholds (--policy-taus): ");
+      for (int32_t i = 0; i < opt->n_taus; i++) pb_text_printf(&md, "%s%.9g", i ? ", " : "", (double)opt->taus[i]);
+    } else
+      pb_text_printf(&md, ". Perturbed thresholds: the development order statistics at coverages .6 .7 .8 .9 1");
+    pb_text_printf(&md, ".\n\n");
+    pb_text_printf(&md, "- classes with enumerated policy counts: %.0f\n", tot[PB_VF_POL_CLASSES]);
+    pb_text_printf(&md, "- directed comparisons (level, weight, j != l) where D+ < J_j^hi - J_l^lo strictly (cell level): %.0f\n",
+                   tot[PB_VF_POL_SHARED_STRICT]);
+    pb_text_printf(&md, "- Lemma 1 checks: %.0f, failed %.0f; Corollary 1 checks: %.0f, failed %.0f\n",
+                   tot[PB_VF_POL_CHK_LEMMA1], tot[PB_VF_POL_FAIL_LEMMA1], tot[PB_VF_POL_CHK_COR1], tot[PB_VF_POL_FAIL_COR1]);
+    pb_text_printf(&md, "- whole-cell Cartesian products: %lld cells, largest residual %.3g\n", (long long)cart_n,
+                   cart_n ? cartp : NAN);
+    pb_text_printf(&md, "\n| target | level | cell residual | pp | cell |\n|---|---|---|---|---|\n");
+    for (int t = 0; t < PB_VERIFY_NPT; t++)
+      for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
+        static const char *const lvn[3] = {"I0", "Ik", "I5"};
+        const int o = PB_VERIFY_PSLOT(t, lv);
+        char w1[512] = "n/a";
+        if (pcell[o] >= 0) pb_verify__where(meta, &cells[pcell[o]], w1, sizeof w1);
+        pb_text_printf(&md, "| %s | %s", pb_verify_ptarget_names[t], t == PB_VERIFY_PT_OBS ? "-" : lvn[lv]);
+        pb_verify__num(&md, pcell[o] >= 0 ? pmax[o] : NAN);
+        pb_verify__num(&md, pcell[o] >= 0 ? pmax[o] * PP : NAN);
+        pb_text_printf(&md, " | %s |\n", w1);
+      }
+    pb_text_printf(&md, "\nClass level (each class alone against the engine on that class, rates of its records):\n\n"
+                        "| target | class residual | pp | cell, class |\n|---|---|---|---|\n");
+    for (int t = 0; t < PB_VERIFY_NPT; t++) {
+      char w2[600] = "n/a";
+      if (ccellp[t] >= 0) {
+        char w[512];
+        pb_verify__where(meta, &cells[ccellp[t]], w, sizeof w);
+        snprintf(w2, sizeof w2, "%s, class %d", w, (int)clab[t]);
+      }
+      pb_text_printf(&md, "| %s", pb_verify_ptarget_names[t]);
+      pb_verify__num(&md, ccellp[t] >= 0 ? cmaxp[t] : NAN);
+      pb_verify__num(&md, ccellp[t] >= 0 ? cmaxp[t] * PP : NAN);
+      pb_text_printf(&md, " | %s |\n", w2);
+    }
+  }
   free(bys);
 
   char *path = pb_results_report_path(res, "REPORT.md");

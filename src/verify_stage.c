@@ -16,6 +16,7 @@
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/policy.h"
 #include "pairbound/stage.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
@@ -23,6 +24,11 @@
 
 const char *const pb_verify_target_names[PB_VERIFY_NTARGETS] = {"H", "L", "dMk"};
 const char *const pb_verify_cmp_names[PB_VERIFY_NCMP] = {"obs", "I0", "Ik", "I5"};
+const char *const pb_verify_ptarget_names[PB_VERIFY_NPT] = {"obs", "H", "L", "J", "Dplus", "lemma1", "mean", "natural"};
+
+/* The policy engine is the one under test; its limits must cover ours. */
+_Static_assert(PB_VERIFY_MAX_POL == PB_POLICY_MAX && PB_VERIFY_MAX_LAMBDA == PB_POLICY_MAX_LAMBDA,
+               "verify and policy limits differ");
 static const char *const pb_verify__level_names[PB_VERIFY_NLEVELS] = {"I0", "Ik", "I5"};
 
 const char *pb_verify_field_name(int f)
@@ -50,6 +56,22 @@ const char *pb_verify_field_name(int f)
         }
       }
       snprintf(names[PB_VF_CART_RES], sizeof names[0], "cartesian_res");
+      static const char *const pfixed[] = {"pol_classes", "pol_checks_lemma1", "pol_failed_lemma1",
+                                           "pol_checks_corollary1", "pol_failed_corollary1", "pol_checks_structure",
+                                           "pol_failed_structure", "pol_shared_strict"};
+      for (int i = 0; i < PB_VF_POL_RES - PB_VF_POL_CLASSES; i++)
+        snprintf(names[PB_VF_POL_CLASSES + i], sizeof names[0], "%s", pfixed[i]);
+      for (int t = 0; t < PB_VERIFY_NPT; t++) {
+        for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
+          if (t == PB_VERIFY_PT_OBS) snprintf(names[PB_VF_POL_RES], sizeof names[0], "pol_res_obs");
+          else
+            snprintf(names[PB_VF_POL_RES + PB_VERIFY_PSLOT(t, lv)], sizeof names[0], "pol_res_%s_%s",
+                     pb_verify_ptarget_names[t], pb_verify__level_names[lv]);
+        }
+        snprintf(names[PB_VF_POL_CRES + t], sizeof names[0], "pol_class_res_%s", pb_verify_ptarget_names[t]);
+        snprintf(names[PB_VF_POL_CRES_LABEL + t], sizeof names[0], "pol_class_res_%s_label", pb_verify_ptarget_names[t]);
+      }
+      snprintf(names[PB_VF_POL_CART_RES], sizeof names[0], "pol_cartesian_res");
       snprintf(names[PB_VF_FAILED], sizeof names[0], "failed");
       snprintf(names[PB_VF_FAIL_LABEL], sizeof names[0], "failed_class");
       ready = 1;
@@ -66,6 +88,8 @@ void pb_verify_options_default(struct pb_verify_options *opt)
   opt->sample_seed = PB_VERIFY_SAMPLE_SEED;
   opt->max_class = PB_VERIFY_DEFAULT_MAX_CLASS;
   opt->cartesian_max = PB_VERIFY_DEFAULT_CARTESIAN_MAX;
+  opt->n_lambdas = 1;
+  opt->lambdas[0] = 0.5; /* the primary weight (seed 000 Appendix D) */
 }
 
 /* The seven compared values of a target from any (cell or class) values. */
@@ -222,6 +246,208 @@ static void pb_verify__structure(struct pb_verify__cellstate *cs, int32_t label,
   }
 }
 
+/* ---- rejection policies (--policies) ---------------------------------- */
+
+/* The compared fields of the policy engine's result, in the verify layout. */
+static void pb_verify__engine_pvalues(const struct pb_policy_result *e, const struct pb_verify_policy_setup *ps,
+                                      struct pb_verify_pvalues *v)
+{
+  const int32_t P = ps->n_pol, NL = ps->n_lambda;
+  v->n = e->N;
+  v->n_pol = P;
+  v->n_lambda = NL;
+  for (int32_t j = 0; j < P; j++) v->E[j] = e->E[j], v->H_obs[j] = e->H_obs[j], v->L_obs[j] = e->L_obs[j];
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) {
+    for (int32_t j = 0; j < P; j++) {
+      for (int x = 0; x < 2; x++) v->H[lv][j][x] = e->H[lv][j][x], v->L[lv][j][x] = e->L[lv][j][x];
+      v->H_mean[lv][j] = e->H_mean[lv][j];
+      v->L_mean[lv][j] = e->L_mean[lv][j];
+    }
+    for (int32_t li = 0; li < NL; li++)
+      for (int32_t j = 0; j < P; j++) {
+        for (int x = 0; x < 2; x++) v->J[lv][li][j][x] = e->J[lv][li][j][x], v->Jn[lv][li][j][x] = e->Jn[lv][li][j][x];
+        v->J_lemma1[lv][li][j] = e->J_lemma1[lv][li][j];
+        for (int32_t o = 0; o < P; o++) v->D[lv][li][j][o] = e->D[lv][li][j][o], v->Dn[lv][li][j][o] = e->Dn[lv][li][j][o];
+      }
+  }
+}
+
+/* Worst item of one residual slot. */
+struct pb_verify__pw {
+  double r, a, b;
+  const char *what;
+  int lv, li, j, o;
+};
+
+static inline void pb_verify__pw_upd(struct pb_verify__pw *w, double a, double b, const char *what, int lv, int li,
+                                     int j, int o)
+{
+  const double r = pb_verify__res(a, b);
+  if (r > w->r || !w->what) *w = (struct pb_verify__pw){r, a, b, what, lv, li, j, o};
+}
+
+/* Residuals of every compared policy value, per slot (PB_VERIFY_PSLOT). */
+static void pb_verify__pcompare(const struct pb_verify_pvalues *a, const struct pb_verify_pvalues *b,
+                                const struct pb_verify_policy_setup *ps, int skip_lemma1,
+                                struct pb_verify__pw w[PB_VERIFY_NPRES])
+{
+  const int32_t P = ps->n_pol, NL = ps->n_lambda;
+  for (int s = 0; s < PB_VERIFY_NPRES; s++) w[s] = (struct pb_verify__pw){0.0, NAN, NAN, NULL, -1, -1, -1, -1};
+  struct pb_verify__pw *ob = &w[0];
+  for (int32_t j = 0; j < P; j++) {
+    pb_verify__pw_upd(ob, a->E[j], b->E[j], "E_j (accepted errors)", -1, -1, j, -1);
+    pb_verify__pw_upd(ob, a->H_obs[j], b->H_obs[j], "observed H_j", -1, -1, j, -1);
+    pb_verify__pw_upd(ob, a->L_obs[j], b->L_obs[j], "observed L_j", -1, -1, j, -1);
+  }
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) {
+    struct pb_verify__pw *wh = &w[PB_VERIFY_PSLOT(PB_VERIFY_PT_H, lv)], *wl = &w[PB_VERIFY_PSLOT(PB_VERIFY_PT_L, lv)],
+                         *wj = &w[PB_VERIFY_PSLOT(PB_VERIFY_PT_J, lv)], *wd = &w[PB_VERIFY_PSLOT(PB_VERIFY_PT_D, lv)],
+                         *we = &w[PB_VERIFY_PSLOT(PB_VERIFY_PT_LEMMA1, lv)],
+                         *wm = &w[PB_VERIFY_PSLOT(PB_VERIFY_PT_MEAN, lv)],
+                         *wn = &w[PB_VERIFY_PSLOT(PB_VERIFY_PT_NATURAL, lv)];
+    for (int32_t j = 0; j < P; j++) {
+      pb_verify__pw_upd(wh, a->H[lv][j][0], b->H[lv][j][0], "H_j lower end", lv, -1, j, -1);
+      pb_verify__pw_upd(wh, a->H[lv][j][1], b->H[lv][j][1], "H_j upper end", lv, -1, j, -1);
+      pb_verify__pw_upd(wl, a->L[lv][j][0], b->L[lv][j][0], "L_j lower end", lv, -1, j, -1);
+      pb_verify__pw_upd(wl, a->L[lv][j][1], b->L[lv][j][1], "L_j upper end", lv, -1, j, -1);
+      pb_verify__pw_upd(wm, a->H_mean[lv][j], b->H_mean[lv][j], "feasible mean of H_j", lv, -1, j, -1);
+      pb_verify__pw_upd(wm, a->L_mean[lv][j], b->L_mean[lv][j], "feasible mean of L_j", lv, -1, j, -1);
+      for (int32_t li = 0; li < NL; li++) {
+        const double lam = ps->lambda[li];
+        pb_verify__pw_upd(wj, a->J[lv][li][j][0], b->J[lv][li][j][0], "J_j lower end", lv, li, j, -1);
+        pb_verify__pw_upd(wj, a->J[lv][li][j][1], b->J[lv][li][j][1], "J_j upper end", lv, li, j, -1);
+        if (!skip_lemma1)
+          pb_verify__pw_upd(we, a->J_lemma1[lv][li][j], b->J_lemma1[lv][li][j], "Eq. 8 upper bound of J_j", lv, li, j, -1);
+        pb_verify__pw_upd(wm, lam * a->H_mean[lv][j] + (1 - lam) * a->L_mean[lv][j],
+                          lam * b->H_mean[lv][j] + (1 - lam) * b->L_mean[lv][j], "feasible mean of J_j", lv, li, j, -1);
+        pb_verify__pw_upd(wn, a->Jn[lv][li][j][0], b->Jn[lv][li][j][0], "J'_j lower end", lv, li, j, -1);
+        pb_verify__pw_upd(wn, a->Jn[lv][li][j][1], b->Jn[lv][li][j][1], "J'_j upper end", lv, li, j, -1);
+        for (int32_t o = 0; o < P; o++) {
+          if (o == j) continue;
+          pb_verify__pw_upd(wd, a->D[lv][li][j][o], b->D[lv][li][j][o], "D+_jl", lv, li, j, o);
+          pb_verify__pw_upd(wn, a->Dn[lv][li][j][o], b->Dn[lv][li][j][o], "D'+_jl", lv, li, j, o);
+        }
+      }
+    }
+  }
+}
+
+/* Where a policy value sits, for messages. */
+static void pb_verify__pwhere(const struct pb_verify__pw *w, const struct pb_verify_policy_setup *ps, char *buf,
+                              size_t len)
+{
+  int m = snprintf(buf, len, "%s", w->what ? w->what : "?");
+  if (w->lv >= 0 && m < (int)len) m += snprintf(buf + m, len - (size_t)m, " at %s", pb_verify__level_names[w->lv]);
+  if (w->li >= 0 && m < (int)len) m += snprintf(buf + m, len - (size_t)m, ", lambda %g", ps->lambda[w->li]);
+  if (w->j >= 0 && m < (int)len) m += snprintf(buf + m, len - (size_t)m, ", j %d (tau %.9g)", w->j, (double)ps->tau[w->j]);
+  if (w->o >= 0 && m < (int)len) snprintf(buf + m, len - (size_t)m, ", l %d (tau %.9g)", w->o, (double)ps->tau[w->o]);
+}
+
+static void pb_verify__presidual_fail(struct pb_verify__cellstate *cs, int32_t label, const char *against,
+                                      const struct pb_verify__pw *w, const struct pb_verify_policy_setup *ps)
+{
+  for (int s = 0; s < PB_VERIFY_NPRES; s++) {
+    if (!(w[s].r > PB_VERIFY_TOL)) continue;
+    char where[256];
+    pb_verify__pwhere(&w[s], ps, where, sizeof where);
+    pb_verify__failf(cs, label, "policy %s: enumeration %.17g, %s %.17g (residual %.3g)", where, w[s].a, against,
+                     w[s].b, w[s].r);
+  }
+}
+
+/* One structural check: counted, and reported when it fails. */
+static void pb_verify__pchk(struct pb_verify__cellstate *cs, int32_t label, int f_chk, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void pb_verify__pchk(struct pb_verify__cellstate *cs, int32_t label, int f_chk, int ok, const char *fmt, ...)
+{
+  cs->rec[f_chk]++;
+  if (ok) return;
+  cs->rec[f_chk + 1]++;
+  char what[PB_VERIFY__MSG / 2];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  pb_verify__failf(cs, label, "%s", what);
+}
+
+/* Structural checks on verified policy values (class or cell): Lemma 1 (the
+ * direct maximum of J_j equals Eq. 8 from the enumerated count intervals),
+ * Corollary 1 (attainable (L_j)_j vectors, when given, and J' intervals and
+ * D'+ identical at Ik and I5), nesting I5 in Ik in I0, observed values and
+ * feasible means inside their intervals, and D+ between the separate-interval
+ * bounds: J_j^lo - J_l^hi <= J_j(obs) - J_l(obs) <= D+_jl <= J_j^hi - J_l^lo. */
+static void pb_verify__pstructure(struct pb_verify__cellstate *cs, int32_t label, const struct pb_verify_pvalues *v,
+                                  const struct pb_verify_policy_setup *ps, int cor1)
+{
+  const double tol = PB_VERIFY_TOL;
+  const int32_t P = ps->n_pol, NL = ps->n_lambda;
+  const int I0 = PB_VERIFY_I0, IK = PB_VERIFY_IK, I5 = PB_VERIFY_I5;
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int32_t li = 0; li < NL; li++)
+      for (int32_t j = 0; j < P; j++)
+        pb_verify__pchk(cs, label, PB_VF_POL_CHK_LEMMA1, !(pb_verify__res(v->J[lv][li][j][1], v->J_lemma1[lv][li][j]) > tol),
+                        "Lemma 1 (Eq. 8) fails: J_%d at %s, lambda %g: direct maximum %.17g, Eq. 8 from the enumerated "
+                        "count intervals %.17g", j, pb_verify__level_names[lv], ps->lambda[li], v->J[lv][li][j][1],
+                        v->J_lemma1[lv][li][j]);
+  if (cor1 >= 0)
+    pb_verify__pchk(cs, label, PB_VF_POL_CHK_COR1, cor1,
+                    "Corollary 1 fails: the attainable (L_j)_j vectors differ between Ik and I5");
+  for (int32_t li = 0; li < NL; li++)
+    for (int32_t j = 0; j < P; j++) {
+      int same = !(pb_verify__res(v->Jn[IK][li][j][0], v->Jn[I5][li][j][0]) > tol) &&
+                 !(pb_verify__res(v->Jn[IK][li][j][1], v->Jn[I5][li][j][1]) > tol);
+      for (int32_t o = 0; o < P; o++) same = same && !(pb_verify__res(v->Dn[IK][li][j][o], v->Dn[I5][li][j][o]) > tol);
+      pb_verify__pchk(cs, label, PB_VF_POL_CHK_COR1, same,
+                      "Corollary 1 fails: J'_%d interval or D'+ at lambda %g differ between Ik [%.17g, %.17g] and "
+                      "I5 [%.17g, %.17g]", j, ps->lambda[li], v->Jn[IK][li][j][0], v->Jn[IK][li][j][1],
+                      v->Jn[I5][li][j][0], v->Jn[I5][li][j][1]);
+    }
+  /* nesting and inclusion */
+  for (int32_t j = 0; j < P; j++) {
+    const double(*H)[PB_VERIFY_MAX_POL][2] = v->H, (*L)[PB_VERIFY_MAX_POL][2] = v->L;
+    pb_verify__pchk(cs, label, PB_VF_POL_CHK_STRUCT,
+                    H[I0][j][0] <= H[IK][j][0] + tol && H[IK][j][0] <= H[I5][j][0] + tol &&
+                        H[I5][j][1] <= H[IK][j][1] + tol && H[IK][j][1] <= H[I0][j][1] + tol &&
+                        L[I0][j][0] <= L[IK][j][0] + tol && L[IK][j][0] <= L[I5][j][0] + tol &&
+                        L[I5][j][1] <= L[IK][j][1] + tol && L[IK][j][1] <= L[I0][j][1] + tol,
+                    "policy %d: H_j / L_j intervals not nested I5 in Ik in I0", j);
+    for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+      pb_verify__pchk(cs, label, PB_VF_POL_CHK_STRUCT,
+                      H[lv][j][0] <= v->H_obs[j] + tol && v->H_obs[j] <= H[lv][j][1] + tol &&
+                          L[lv][j][0] <= v->L_obs[j] + tol && v->L_obs[j] <= L[lv][j][1] + tol &&
+                          H[lv][j][0] <= v->H_mean[lv][j] + tol && v->H_mean[lv][j] <= H[lv][j][1] + tol &&
+                          L[lv][j][0] <= v->L_mean[lv][j] + tol && v->L_mean[lv][j] <= L[lv][j][1] + tol,
+                      "policy %d at %s: observed value or feasible mean of H_j / L_j outside its interval", j,
+                      pb_verify__level_names[lv]);
+  }
+  for (int32_t li = 0; li < NL; li++) {
+    const double lam = ps->lambda[li];
+    for (int32_t j = 0; j < P; j++) {
+      const double jo = lam * v->H_obs[j] + (1 - lam) * v->L_obs[j];
+      for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) {
+        const double *J = v->J[lv][li][j], mean = lam * v->H_mean[lv][j] + (1 - lam) * v->L_mean[lv][j];
+        int ok = J[0] <= jo + tol && jo <= J[1] + tol && J[0] <= mean + tol && mean <= J[1] + tol;
+        if (lv > 0) ok = ok && v->J[lv - 1][li][j][0] <= J[0] + tol && J[1] <= v->J[lv - 1][li][j][1] + tol;
+        pb_verify__pchk(cs, label, PB_VF_POL_CHK_STRUCT, ok,
+                        "policy %d at %s, lambda %g: J_j interval [%.17g, %.17g] not nested, or observed %.17g / "
+                        "feasible mean %.17g outside", j, pb_verify__level_names[lv], lam, J[0], J[1], jo, mean);
+        for (int32_t o = 0; o < P; o++) {
+          if (o == j) continue;
+          const double d = v->D[lv][li][j][o], oo = lam * v->H_obs[o] + (1 - lam) * v->L_obs[o];
+          const double gap = J[1] - v->J[lv][li][o][0], low = J[0] - v->J[lv][li][o][1];
+          int dk = low <= jo - oo + tol && jo - oo <= d + tol && d <= gap + tol;
+          if (lv > 0) dk = dk && d <= v->D[lv - 1][li][j][o] + tol;
+          pb_verify__pchk(cs, label, PB_VF_POL_CHK_STRUCT, dk,
+                          "policy pair (%d, %d) at %s, lambda %g: D+ %.17g not within [observed difference %.17g, "
+                          "separate gap %.17g], or larger than at the coarser level", j, o,
+                          pb_verify__level_names[lv], lam, d, jo - oo, gap);
+        }
+      }
+    }
+  }
+}
+
 /* Stable (label, index) order of a cell's records: this module's own grouping. */
 struct pb_verify__li { int32_t label, idx; };
 static int pb_verify__cmp_li(const void *pa, const void *pb)
@@ -238,7 +464,27 @@ struct pb_verify__scratch {
   int32_t *cbeg, *clabel;
   struct pb_verify_perm **lists;
   int32_t cap;
+  /* policies */
+  uint32_t *tally;
+  struct pb_verify_pclass *pq;
+  struct pb_verify_pacc *pacc, *pacc1;
+  struct pb_verify_pvalues *pv_mine, *pv_eng, *pv_cart;
+  struct pb_policy_result *pres;
+  uint16_t (*W)[PB_VERIFY_MAX_POL], (*R)[PB_VERIFY_MAX_POL];
 };
+
+static void pb_verify__scratch_policies(struct pb_verify__scratch *s, int32_t max_class)
+{
+  s->tally = pb_malloc((size_t)pb_verify_tally_len(max_class) * sizeof *s->tally);
+  s->pq = pb_malloc(sizeof *s->pq);
+  s->pacc = pb_verify_pacc_new();
+  s->pacc1 = pb_verify_pacc_new();
+  if (!s->pacc || !s->pacc1) PB_ERROR("out of memory");
+  s->pv_mine = pb_malloc(sizeof *s->pv_mine);
+  s->pv_eng = pb_malloc(sizeof *s->pv_eng);
+  s->pv_cart = pb_malloc(sizeof *s->pv_cart);
+  s->pres = pb_malloc(sizeof *s->pres);
+}
 
 static void pb_verify__scratch_grow(struct pb_verify__scratch *s, int32_t n)
 {
@@ -249,11 +495,16 @@ static void pb_verify__scratch_grow(struct pb_verify__scratch *s, int32_t n)
   s->cbeg = pb_realloc(s->cbeg, ((size_t)n + 1) * sizeof *s->cbeg);
   s->clabel = pb_realloc(s->clabel, (size_t)n * sizeof *s->clabel);
   s->lists = pb_realloc(s->lists, (size_t)n * sizeof *s->lists);
+  s->W = pb_realloc(s->W, (size_t)n * sizeof *s->W);
+  s->R = pb_realloc(s->R, (size_t)n * sizeof *s->R);
 }
 
 static void pb_verify__scratch_free(struct pb_verify__scratch *s)
 {
   free(s->li), free(s->cls), free(s->cbeg), free(s->clabel), free(s->lists);
+  free(s->W), free(s->R), free(s->tally), free(s->pq), free(s->pv_mine), free(s->pv_eng), free(s->pv_cart), free(s->pres);
+  pb_verify_pacc_free(s->pacc);
+  pb_verify_pacc_free(s->pacc1);
   memset(s, 0, sizeof *s);
 }
 
@@ -262,12 +513,69 @@ struct pb_verify__ref {
   int in_process;             /* run pb_bounds_cell per class and per cell */
   const struct pb_verify_values *file; /* else the --against file's values of this cell */
   int file_i5;                /* the file holds I5 and variable-support values for this cell */
+  /* test-only hook (PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL]): add a small
+   * error to the policy engine's D+ of this cell, or of this class alone, so
+   * that the tests can show that a wrong engine value is caught */
+  int corrupt;
+  int32_t corrupt_label;      /* -1: the cell-level result */
 };
+
+/* The hook's change: D+_01 at I5 at the first weight, by 1e-9 (above the tolerance). */
+static void pb_verify__corrupt(struct pb_policy_result *r)
+{
+  if (r->n_pol >= 2) r->D[PB_LEVEL_I5][0][0][1] += 1e-9;
+}
+
+/* Cell level of the policy verification: combined classes against the
+ * engine on the whole cell, structural checks, and on tiny cells the
+ * Cartesian brute force against both. */
+static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, const struct pb_verify_policy_setup *ps,
+                                     const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
+                                     struct pb_verify__cellstate *cs, int32_t ncls, int cartesian)
+{
+  double *rec = cs->rec;
+  if (rec[PB_VF_POL_CLASSES] != ncls) return; /* a class failed: reported already */
+  struct pb_verify_pvalues *v = sc->pv_mine, *e = sc->pv_eng;
+  pb_verify_pacc_values(sc->pacc, ps, v);
+  pb_verify__pstructure(cs, -1, v, ps, -1);
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int32_t li = 0; li < ps->n_lambda; li++)
+      for (int32_t j = 0; j < ps->n_pol; j++)
+        for (int32_t o = 0; o < ps->n_pol; o++)
+          if (o != j && v->D[lv][li][j][o] < v->J[lv][li][j][1] - v->J[lv][li][o][0] - PB_VERIFY_TOL)
+            rec[PB_VF_POL_SHARED_STRICT]++;
+  const struct pb_policy_input pin = {d->n, d->label, d->pred0, d->pred1, d->s0, d->s1, tau,
+                                      ps->n_pol, ps->tau, ps->n_lambda, ps->lambda};
+  if (pb_policy_cell(&pin, sc->pres) != 0) {
+    pb_verify__failf(cs, -1, "policy engine rejected the cell");
+    return;
+  }
+  if (ref->corrupt && ref->corrupt_label < 0) pb_verify__corrupt(sc->pres);
+  pb_verify__engine_pvalues(sc->pres, ps, e);
+  struct pb_verify__pw w[PB_VERIFY_NPRES];
+  pb_verify__pcompare(v, e, ps, 0, w);
+  for (int s = 0; s < PB_VERIFY_NPRES; s++) rec[PB_VF_POL_RES + s] = w[s].r;
+  pb_verify__presidual_fail(cs, -1, "policy engine", w, ps);
+  if (cartesian) {
+    struct pb_verify_pvalues *x = sc->pv_cart;
+    if (pb_verify_cartesian_policies(sc->cls, sc->lists, (const uint16_t(*)[PB_VERIFY_MAX_POL])sc->W,
+                                     (const uint16_t(*)[PB_VERIFY_MAX_POL])sc->R, ncls, ps, x) != 0)
+      PB_ERROR("out of memory");
+    struct pb_verify__pw w1[PB_VERIFY_NPRES], w2[PB_VERIFY_NPRES];
+    pb_verify__pcompare(x, v, ps, 1, w1);
+    pb_verify__pcompare(x, e, ps, 1, w2);
+    double m = 0.0;
+    for (int s = 0; s < PB_VERIFY_NPRES; s++) m = fmax(m, fmax(w1[s].r, w2[s].r));
+    rec[PB_VF_POL_CART_RES] = m;
+    pb_verify__presidual_fail(cs, -1, "class combination (Cartesian check)", w1, ps);
+    pb_verify__presidual_fail(cs, -1, "policy engine (Cartesian check)", w2, ps);
+  }
+}
 
 /* Verify one cell; the record and failure text are filled in. */
 static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struct pb_verify_options *opt,
-                            const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
-                            struct pb_verify__cellstate *cs, double *t_enum)
+                            const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
+                            struct pb_verify__scratch *sc, struct pb_verify__cellstate *cs, double *t_enum)
 {
   double *rec = cs->rec;
   const int32_t n = d->n;
@@ -283,6 +591,7 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
   rec[PB_VF_TAU] = tau;
   rec[PB_VF_CLASSES] = ncls;
   for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) rec[PB_VF_CRES + j] = -1, rec[PB_VF_CRES_LABEL + j] = -1;
+  for (int t = 0; t < PB_VERIFY_NPT; t++) rec[PB_VF_POL_CRES + t] = NAN, rec[PB_VF_POL_CRES_LABEL + t] = -1;
 
   /* Whole-cell Cartesian product size, when every class is enumerable. */
   double product = 1.0;
@@ -295,6 +604,7 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
   const int cartesian = !skipped && product <= (double)opt->cartesian_max;
 
   int32_t nenum = 0;
+  if (ps) pb_verify_pacc_reset(sc->pacc, ps);
   uint8_t c0[PB_VERIFY_MAX_N], z0[PB_VERIFY_MAX_N], c1[PB_VERIFY_MAX_N], z1[PB_VERIFY_MAX_N];
   int32_t p0[PB_VERIFY_MAX_N], p1[PB_VERIFY_MAX_N], lab[PB_VERIFY_MAX_N];
   float s0[PB_VERIFY_MAX_N], s1[PB_VERIFY_MAX_N], m0[PB_VERIFY_MAX_N], m1[PB_VERIFY_MAX_N];
@@ -312,7 +622,7 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
       z0[q] = s0[q] >= tau, z1[q] = s1[q] >= tau;
       lab[q] = y;
     }
-    const struct pb_verify_records r = {ny, c0, z0, c1, z1, p0, p1, m0, m1};
+    const struct pb_verify_records r = {ny, c0, z0, c1, z1, p0, p1, m0, m1, s1};
     struct pb_verify_class *q = &sc->cls[nenum];
     struct pb_verify_perm *list = NULL;
     if (cartesian) {
@@ -321,7 +631,7 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
       list = pb_malloc((size_t)f * sizeof *list);
     }
     double t0 = omp_get_wtime();
-    if (pb_verify_class_enumerate(&r, q, list) != 0) {
+    if ((ps ? pb_verify_class_enumerate_sets(&r, q, list, sc->tally) : pb_verify_class_enumerate(&r, q, list)) != 0) {
       pb_verify__failf(cs, y, "class of %d records cannot be enumerated", (int)ny);
       free(list);
       continue;
@@ -336,6 +646,40 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
     pb_verify__structure(cs, y, &v);
     if (q->H[PB_VERIFY_I5][1] - q->H[PB_VERIFY_I5][0] < q->H[PB_VERIFY_IK][1] - q->H[PB_VERIFY_IK][0])
       rec[PB_VF_NARROWER_H]++;
+    if (ps) {
+      /* policy counts of the same bijections; the class alone, then into the cell */
+      struct pb_verify_pclass *pq = sc->pq;
+      if (pb_verify_class_policies(&r, q, sc->tally, ps, pq) != 0) {
+        pb_verify__failf(cs, y, "policy counts of the class cannot be enumerated");
+      } else {
+        rec[PB_VF_POL_CLASSES]++;
+        pb_verify_pacc_add(sc->pacc, pq, ps);
+        memcpy(sc->W[nenum - 1], pq->W, sizeof sc->W[0]);
+        memcpy(sc->R[nenum - 1], pq->R, sizeof sc->R[0]);
+        pb_verify_pacc_reset(sc->pacc1, ps);
+        pb_verify_pacc_add(sc->pacc1, pq, ps);
+        pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
+        pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
+        {
+          const struct pb_policy_input pin = {ny, lab, p0, p1, s0, s1, tau, ps->n_pol, ps->tau, ps->n_lambda, ps->lambda};
+          if (pb_policy_cell(&pin, sc->pres) != 0) {
+            pb_verify__failf(cs, y, "policy engine rejected the class");
+          } else {
+            if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
+            pb_verify__engine_pvalues(sc->pres, ps, sc->pv_eng);
+            struct pb_verify__pw w[PB_VERIFY_NPRES];
+            pb_verify__pcompare(sc->pv_mine, sc->pv_eng, ps, 0, w);
+            for (int t = 0; t < PB_VERIFY_NPT; t++)
+              for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
+                const double x = w[PB_VERIFY_PSLOT(t, lv)].r;
+                if (rec[PB_VF_POL_CRES_LABEL + t] < 0 || x > rec[PB_VF_POL_CRES + t])
+                  rec[PB_VF_POL_CRES + t] = x, rec[PB_VF_POL_CRES_LABEL + t] = y;
+              }
+            pb_verify__presidual_fail(cs, y, "policy engine", w, ps);
+          }
+        }
+      }
+    }
     if (ref->in_process) {
       /* the same class alone through the bounds engine: names the class on a mismatch */
       struct pb_cell_input in = {ny, lab, p0, s0, m0, p1, s1, m1, tau};
@@ -400,6 +744,7 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
       pb_verify__residual_fail(cs, -1, "class combination (Cartesian check)", &x, &v, r1);
       pb_verify__residual_fail(cs, -1, "Cartesian product vs reference", &x, &e, r2);
     }
+    if (ps) pb_verify__cell_policies(d, tau, ps, ref, sc, cs, ncls, cartesian);
   }
   for (int32_t c = 0; c < nenum; c++) free(sc->lists[c]);
 }
@@ -577,6 +922,16 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   char **fail = pb_malloc((size_t)nalloc * sizeof *fail);
   char **where = pb_malloc((size_t)nalloc * sizeof *where);
   float *tau = pb_malloc((size_t)nalloc * sizeof *tau), *ftau = pb_malloc((size_t)nalloc * sizeof *ftau);
+  struct pb_verify_policy_setup *pset = opt->policies ? pb_calloc((size_t)nalloc, sizeof *pset) : NULL;
+  /* test-only hook: PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL] (global cell index, class label) */
+  int64_t corrupt_cell = -1;
+  int32_t corrupt_label = -1;
+  const char *hook = getenv("PAIRBOUND_VERIFY_TEST_CORRUPT");
+  if (hook && hook[0]) {
+    long long cc = -1;
+    int cl = -1;
+    if (sscanf(hook, "%lld,%d", &cc, &cl) >= 1) corrupt_cell = cc, corrupt_label = cl;
+  }
   struct pb_verify_values *fvals = NULL;
   uint8_t *fi5 = NULL;
   for (int64_t c = 0; c < nc; c++) {
@@ -598,6 +953,23 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
                    src->name, st.meta->model_ids[r->model]);
       status = PB_FAIL;
     }
+    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) rec[f] = 0;
+    if (opt->policies) {
+      /* policy thresholds as `pairbound policy`: --policy-taus, else the
+       * development order statistics at q = .6 .. 1 */
+      struct pb_verify_policy_setup *p = &pset[c];
+      p->n_pol = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
+      for (int32_t j = 0; j < p->n_pol; j++) {
+        p->tau[j] = opt->n_taus > 0 ? opt->taus[j] : st.protocol.src[r->source].policy_tau[r->model * PB_PROTOCOL_N_Q + j];
+        if (cov[st.first + c] && isnan(p->tau[j]) && status == PB_OK) {
+          pb_error_set("source %s, model %s: no development policy thresholds (the source has no development images); "
+                       "give --policy-taus", src->name, st.meta->model_ids[r->model]);
+          status = PB_FAIL;
+        }
+      }
+      p->n_lambda = opt->n_lambdas;
+      memcpy(p->lambda, opt->lambdas, (size_t)opt->n_lambdas * sizeof p->lambda[0]);
+    }
   }
   if (status == PB_OK && opt->against) {
     fvals = pb_calloc((size_t)nalloc, sizeof *fvals);
@@ -611,18 +983,20 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     {
       struct pb_verify__scratch sc;
       memset(&sc, 0, sizeof sc);
+      if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
 #pragma omp for schedule(dynamic, 4)
       for (int64_t c = 0; c < nc; c++) {
         if (!cov[st.first + c]) continue;
         struct pb_verify__cellstate cs = {recs + c * PB_VF_N, fail[c], where[c]};
-        struct pb_verify__ref ref = {opt->against == NULL, fvals ? &fvals[c] : NULL, fi5 ? fi5[c] : 0};
+        struct pb_verify__ref ref = {opt->against == NULL, fvals ? &fvals[c] : NULL, fi5 ? fi5[c] : 0,
+                                     st.first + c == corrupt_cell, corrupt_label};
         if (opt->against && !(ftau[c] == tau[c])) {
           pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
                            (double)ftau[c], (double)tau[c]);
           cs.rec[PB_VF_COVERED] = 1;
           continue;
         }
-        pb_verify__cell(&b.cells[c], tau[c], opt, &ref, &sc, &cs, &t_enum);
+        pb_verify__cell(&b.cells[c], tau[c], opt, pset ? &pset[c] : NULL, &ref, &sc, &cs, &t_enum);
       }
       pb_verify__scratch_free(&sc);
     }
@@ -699,7 +1073,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
              enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
 
   for (int64_t c = 0; c < nc; c++) free(fail[c]), free(where[c]);
-  free(fail), free(where), free(recs), free(tau), free(ftau), free(fvals), free(fi5), free(cov), free(all_cells);
+  free(fail), free(where), free(recs), free(tau), free(ftau), free(pset), free(fvals), free(fi5), free(cov), free(all_cells);
   pb_cells_free(&b);
   status = pb_stage_close(&st, status);
   if (status == PB_OK && first_fail != INT64_MAX) {

@@ -38,6 +38,7 @@ struct pb_verify_records {
   const uint8_t *c0, *z0, *c1, *z1;
   const int32_t *p0, *p1;
   const float *m0, *m1;
+  const float *s1;            /* perturbed scores S' (policy thresholds); may be NULL without policies */
 };
 
 /* Everything enumeration finds in one class.  Counts are integers; the dM_k
@@ -59,13 +60,17 @@ struct pb_verify_class {
    * (the class's input to the variable-support knapsack). */
   uint8_t k_seen[PB_VERIFY_MAX_N + 1];
   double Dk[PB_VERIFY_MAX_N + 1][2];
-  /* Hook for the policy stage: per-policy H_j / L_j count extrema and Lemma 1 /
-   * Corollary 1 checks classify the same bijections (docs/verify.md). */
+  /* Policy counts: pb_verify_class_enumerate_sets() tallies, per (k, s), the
+   * set pi(A) of perturbed partners of the correct accepted clean records A
+   * (every event count of Eq. 10 is a function of that set); see
+   * pb_verify_class_policies(). */
+  int32_t u;                  /* |A|: clean records correct and accepted */
 };
 
 /* One bijection's contribution, kept only for whole-cell Cartesian products. */
 struct pb_verify_perm {
   int8_t k, s, H, L;
+  uint16_t am;                /* pi(A): perturbed partners of the correct accepted clean records (bit mask) */
   double X, Z;                /* the two subset sums of the dM_k numerator */
 };
 
@@ -81,6 +86,120 @@ struct pb_verify_perm {
  */
 int pb_verify_class_enumerate(const struct pb_verify_records *r, struct pb_verify_class *out,
                               struct pb_verify_perm *list);
+
+/** Entries of the per-(k, s) partner-set tally of a class of n records: (n+1)^2 2^n. */
+static inline int64_t pb_verify_tally_len(int32_t n) { return (int64_t)(n + 1) * (n + 1) << n; }
+
+/**
+ * pb_verify_class_enumerate() that also tallies every bijection's partner set:
+ * tally[((k (n+1) + s) << n) | m] = number of bijections with counts (k, s)
+ * whose correct accepted clean records A are matched to the perturbed records
+ * of bit mask m.  @p tally has pb_verify_tally_len(n) entries (zeroed here).
+ */
+int pb_verify_class_enumerate_sets(const struct pb_verify_records *r, struct pb_verify_class *out,
+                                   struct pb_verify_perm *list, uint32_t *tally);
+
+/* ---- rejection policies (seed 000 Section 4.2, Eq. 8, 10, 11, Corollary 1) ---- */
+
+#define PB_VERIFY_MAX_POL 8       /* perturbed thresholds per cell */
+#define PB_VERIFY_MAX_LAMBDA 32   /* cost weights */
+
+/* The policies compared: clean threshold tau0 is the records' z0; perturbed
+ * policy j accepts S' >= tau[j]. */
+struct pb_verify_policy_setup {
+  int32_t n_pol;
+  float tau[PB_VERIFY_MAX_POL];
+  int32_t n_lambda;
+  double lambda[PB_VERIFY_MAX_LAMBDA];
+};
+
+/* Everything enumeration finds about the policies in one class, as integer
+ * event counts (c_j = lambda h_j + (1 - lambda) l_j, Eq. 10).  Extremes of
+ * weighted costs are kept as the attaining (h, l) integer pair so that classes
+ * combine exactly. */
+struct pb_verify_pclass {
+  int32_t n, u;
+  uint16_t A;                 /* clean records correct and accepted (bit mask) */
+  uint16_t W[PB_VERIFY_MAX_POL], R[PB_VERIFY_MAX_POL];   /* perturbed: wrong accepted by tau_j / correct rejected */
+  int64_t perms[PB_VERIFY_NLEVELS];                       /* feasible bijections per level */
+  int32_t e[PB_VERIFY_MAX_POL], rj[PB_VERIFY_MAX_POL];   /* wrong accepted / correct rejected perturbed records */
+  int32_t h_obs[PB_VERIFY_MAX_POL], l_obs[PB_VERIFY_MAX_POL];
+  int32_t h[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL][2], l[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL][2];
+  double hmean[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL], lmean[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL];
+  /* [level][lambda][j][min, max][h, l]: (h_j, l_j) attaining the extremes of c_j */
+  int32_t J[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][2][2];
+  /* [level][lambda][j][l][dh, dl]: (h_j - h_l, l_j - l_l) attaining the max of c_j - c_l */
+  int32_t D[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][PB_VERIFY_MAX_POL][2];
+  int32_t DL[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL][PB_VERIFY_MAX_POL];   /* max of l_j - l_l */
+  /* Lemma 1 (Eq. 8) from the enumerated count intervals: the attaining (h, l),
+   * -1 when the region is empty (cannot happen: the intervals come from bijections) */
+  int32_t lemma1[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][2];
+  int32_t n_lvec[2];          /* distinct attainable (l_j)_j vectors at Ik and I5 */
+  int corollary1;             /* 1: the attainable (l_j)_j sets are identical at Ik and I5 */
+};
+
+/**
+ * Policy event counts of every bijection of one class, from the partner-set
+ * tally of pb_verify_class_enumerate_sets(): per level (I0 all bijections, Ik
+ * the observed k, I5 the observed (k, s)) the extremes of h_j and l_j (Eq. 10),
+ * of c_j for each weight, of c_j - c_l for every ordered pair (the classwise
+ * pieces of D+_jl, Eq. 11) and of l_j - l_l, the exact means over feasible
+ * bijections, the Lemma 1 maximum (Eq. 8) computed from the enumerated count
+ * intervals, and whether the attainable (l_j)_j vectors agree at Ik and I5.
+ * @p r must carry s1.  @return 0, or -1 on invalid input.
+ */
+int pb_verify_class_policies(const struct pb_verify_records *r, const struct pb_verify_class *q,
+                             const uint32_t *tally, const struct pb_verify_policy_setup *ps,
+                             struct pb_verify_pclass *out);
+
+/* Policy values of a cell or class, as rates: the layout of the policy
+ * engine's result (include/pairbound/policy.h) for the compared fields. */
+struct pb_verify_pvalues {
+  int64_t n;
+  int32_t n_pol, n_lambda;
+  double E[PB_VERIFY_MAX_POL], H_obs[PB_VERIFY_MAX_POL], L_obs[PB_VERIFY_MAX_POL];
+  double H[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL][2], L[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL][2];
+  double H_mean[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL], L_mean[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_POL];
+  double J[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][2];
+  double J_lemma1[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL];
+  double D[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][PB_VERIFY_MAX_POL];
+  double Jn[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][2];
+  double Dn[PB_VERIFY_NLEVELS][PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][PB_VERIFY_MAX_POL];
+};
+
+/**
+ * Combine classes' policy counts exactly (the feasible set is a product over
+ * classes): integer sums of the classwise extremes (for D+_jl the classwise
+ * maxima of c_j - c_l with l fixed, Eq. 11), sums of class means, one final
+ * division by N.  Natural cost (Corollary 1): J'_j = lambda E_j + (1 - lambda)
+ * L_j and D'+_jl = lambda (E_j - E_l) + (1 - lambda) max (L_j - L_l).
+ * @return 0, or -1 when ncls < 1.
+ */
+int pb_verify_combine_policies(const struct pb_verify_pclass *pc, int32_t ncls, const struct pb_verify_policy_setup *ps,
+                               struct pb_verify_pvalues *out);
+
+/* Incremental form of pb_verify_combine_policies() (classes added one at a
+ * time, in ascending label order; an accumulator is reused across cells). */
+struct pb_verify_pacc;
+struct pb_verify_pacc *pb_verify_pacc_new(void);
+void pb_verify_pacc_free(struct pb_verify_pacc *a);
+void pb_verify_pacc_reset(struct pb_verify_pacc *a, const struct pb_verify_policy_setup *ps);
+void pb_verify_pacc_add(struct pb_verify_pacc *a, const struct pb_verify_pclass *q, const struct pb_verify_policy_setup *ps);
+void pb_verify_pacc_values(const struct pb_verify_pacc *a, const struct pb_verify_policy_setup *ps,
+                           struct pb_verify_pvalues *out);
+
+/**
+ * Brute force over the Cartesian product of the classes' bijection lists:
+ * each bijection's partner set (pb_verify_perm.am) evaluated with the class's
+ * masks W[c] / R[c] (pb_verify_pclass.W / R): H, L, J, D+, the natural cost,
+ * observed values and the feasible means (over the product's feasible
+ * combinations, each counted once) of pb_verify_combine_policies(), computed
+ * without additivity.  J_lemma1 is NaN (not a brute-force quantity).  The
+ * caller bounds the product size.
+ */
+int pb_verify_cartesian_policies(const struct pb_verify_class *cls, struct pb_verify_perm *const *lists,
+                                 const uint16_t (*W)[PB_VERIFY_MAX_POL], const uint16_t (*R)[PB_VERIFY_MAX_POL],
+                                 int32_t ncls, const struct pb_verify_policy_setup *ps, struct pb_verify_pvalues *out);
 
 /* Verified endpoints of a cell (or of a set of classes), as rates. */
 struct pb_verify_values {
@@ -126,6 +245,11 @@ struct pb_verify_options {
   int have_tau;
   float tau;                  /* one threshold for every cell (as `bounds --tau`) */
   const char *against;        /* compare with this bounds results.h5 instead of recomputing */
+  int policies;               /* also verify the rejection-policy engine (--policies) */
+  int32_t n_taus;             /* > 0: perturbed thresholds for every cell (--policy-taus) */
+  float taus[PB_VERIFY_MAX_POL];
+  int32_t n_lambdas;          /* cost weights (--lambdas; default the primary 0.5) */
+  double lambdas[PB_VERIFY_MAX_LAMBDA];
 };
 
 void pb_verify_options_default(struct pb_verify_options *opt);

@@ -59,6 +59,13 @@ v=$(sed -n 's/.*verify \([0-9.]*\) s (\([0-9.e+]*\) permutations\/s overall, \([
 echo "$v" | awk '{printf "  verify phase %.3f s: %.3g permutations/s overall, %.3g per enumerating thread-second\n", $1, $2, $3}'
 : > "$W/vphases"
 run "verify --sources Syn --sample 48" 240000 1 2 verify --sources Syn --cells sample --sample 48 "$W/p.h5" -o "$W/v"
+# verify --policies: the policy engine against enumeration (per class and per
+# cell) on the panel at the primary weight, the panel at the whole weight grid,
+# and every cell at the primary weight
+run "verify --policies (panel)" $PAIRED 1 2 verify --policies --cells panel "$W/p.h5" -o "$W/v"
+run "verify --policies --lambdas grid (panel)" $PAIRED 1 2 verify --cells panel \
+  --lambdas 0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1 "$W/p.h5" -o "$W/v"
+run "verify --policies (all cells)" $PAIRED 1 2 verify --policies "$W/p.h5" -o "$W/v"
 : > "$W/phases"
 # policy: the seed's panel workload (74,250 bounds, 297,000 directed comparisons;
 # target <= 1 s wall on 2 cores) and the full grid (target <= 20 s)

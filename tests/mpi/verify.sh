@@ -1,7 +1,9 @@
 # verify: passes on the small synthetic store and on a store of many tiny
 # random cells (ties, threshold equality, zero overlap, classes without a
 # correct record, unequal class sizes); identical outputs for 1, 2, 3 ranks;
-# a corrupted bound in a bounds results file makes it fail, naming the cell.
+# a corrupted bound in a bounds results file makes it fail, naming the cell;
+# --policies verifies the policy engine the same way (a wrong engine value,
+# injected by a test-only hook, is caught and named).
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 : "${H5POKE:?}"
 
@@ -107,6 +109,58 @@ check "--against a panel-only I5 file: passes" test $? -eq 0
 check "--against a panel-only I5 file: counts cells without I5" grep -q "no I5 values .*: 56$" "$WORK/as/report/REPORT.md"
 "$PAIRBOUND" -v 0 verify "$WORK/tiny.h5" --tau 0.6 --against "$WORK/b/results.h5" -o "$WORK/a2" 2> "$WORK/err2.txt"
 check "--against with another threshold: exit 1, says so" grep -qF "results file threshold 0.5 differs" "$WORK/err2.txt"
+
+# ------------------------------------------------------ rejection policies
+# --policies: the policy engine against enumeration, per class and per cell,
+# on both stores; identical outputs for 1, 2, 3 ranks; a wrong engine value
+# (test-only hook PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL]) is caught.
+pb 1 1 verify "$WORK/s.h5" --policies -o "$WORK/p11"
+check "small synth --policies: passes" test $? -eq 0
+for run in "2 1" "3 2"; do
+  set -- $run
+  pb "$1" "$2" verify "$WORK/s.h5" --policies -o "$WORK/p$1$2"
+  check "small synth --policies: verify.tsv identical at $1 ranks x $2 threads" cmp -s "$WORK/p11/report/verify.tsv" "$WORK/p$1$2/report/verify.tsv"
+  check "small synth --policies: REPORT.md identical at $1 ranks x $2 threads" cmp -s "$WORK/p11/report/REPORT.md" "$WORK/p$1$2/report/REPORT.md"
+  check "small synth --policies: results.h5 identical at $1 ranks x $2 threads" same_h5 "$WORK/p11/results.h5" "$WORK/p$1$2/results.h5"
+done
+ptsv="$WORK/p11/report/verify.tsv"
+pcol() { head -1 "$1" | tr '\t' '\n' | grep -nx "$2" | cut -d: -f1; }
+check "small synth --policies: every class's policy counts enumerated" \
+  awk -F'\t' -v a="$(pcol "$ptsv" pol_classes)" -v b="$(pcol "$ptsv" classes_enumerated)" 'NR > 1 && $a != $b { bad = 1 } END { exit bad }' "$ptsv"
+check "small synth --policies: REPORT.md has the Policy section, Lemma 1 and Corollary 1 counts" \
+  grep -q "^- Lemma 1 checks: [1-9][0-9]*, failed 0; Corollary 1 checks: [1-9][0-9]*, failed 0$" "$WORK/p11/report/REPORT.md"
+check "without --policies: no policy columns computed" \
+  awk -F'\t' -v a="$(pcol "$WORK/v11/report/verify.tsv" pol_res_Dplus_I5)" 'NR > 1 && $a != "nan" { bad = 1 } END { exit bad }' "$WORK/v11/report/verify.tsv"
+ptaus="--tau 0.5 --policy-taus 0.3,0.5,0.55,0.7,0.9 --lambdas 0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1"
+pb 1 1 verify "$WORK/tiny.h5" $ptaus -o "$WORK/q11"
+check "tiny cells --policies (whole grid): passes" test $? -eq 0
+for run in "2 2" "3 1"; do
+  set -- $run
+  pb "$1" "$2" verify "$WORK/tiny.h5" $ptaus -o "$WORK/q$1$2"
+  check "tiny cells --policies: verify.tsv identical at $1 ranks x $2 threads" cmp -s "$WORK/q11/report/verify.tsv" "$WORK/q$1$2/report/verify.tsv"
+  check "tiny cells --policies: results.h5 identical at $1 ranks x $2 threads" same_h5 "$WORK/q11/results.h5" "$WORK/q$1$2/results.h5"
+done
+qtsv="$WORK/q11/report/verify.tsv"
+check "tiny cells --policies: every T cell brute-forced (policy Cartesian check), residual <= 1e-12" \
+  awk -F'\t' -v c="$(pcol "$qtsv" pol_cartesian_res)" 'NR > 1 && $2 == "T" && !($c <= 1e-12) { bad = 1 } END { exit bad }' "$qtsv"
+check "tiny cells --policies: some D+ strictly below the separate-interval gap" \
+  awk -F'\t' -v c="$(pcol "$qtsv" pol_shared_strict)" 'NR > 1 { t += $c } END { exit !(t > 0) }' "$qtsv"
+check "tiny cells --policies: no failures" awk -F'\t' 'NR > 1 && $NF != "-" { bad = 1 } END { exit bad }' "$qtsv"
+pcell=13
+pname=$(awk -F'\t' -v r=$((pcell + 2)) 'NR == r { print $1 "/" $2 "/" $3 }' "$qtsv")
+PAIRBOUND_VERIFY_TEST_CORRUPT=$pcell "$PAIRBOUND" -v 0 verify "$WORK/tiny.h5" $ptaus -o "$WORK/q_bad" 2> "$WORK/perr.txt"
+check "wrong policy engine value (cell level): exit status 1" test $? -eq 1
+check "wrong policy engine value (cell level): message names the cell and D+" grep -qF "cell $pname: policy D+_jl at I5" "$WORK/perr.txt"
+check "wrong policy engine value (cell level): only that cell fails" \
+  awk -F'\t' -v r=$((pcell + 2)) 'NR > 1 && (($NF != "-") != (NR == r)) { bad = 1 } END { exit bad }' "$WORK/q_bad/report/verify.tsv"
+PAIRBOUND_VERIFY_TEST_CORRUPT=$pcell,2 "$PAIRBOUND" -v 0 verify "$WORK/tiny.h5" $ptaus -o "$WORK/q_bad2" 2> "$WORK/perr2.txt"
+check "wrong policy engine value (one class): exit status 1" test $? -eq 1
+check "wrong policy engine value (one class): message names the cell and class" grep -qF "cell $pname, class 2: policy D+_jl" "$WORK/perr2.txt"
+check "wrong policy engine value: REPORT.md says FAILED" grep -qF "**Verdict: FAILED**" "$WORK/q_bad2/report/REPORT.md"
+"$PAIRBOUND" verify "$WORK/tiny.h5" --tau 0.5 --policies -o "$WORK/u" 2> "$WORK/perr3.txt"
+check "--policies on a store without development images: exit 1, asks for --policy-taus" grep -qF "give --policy-taus" "$WORK/perr3.txt"
+"$PAIRBOUND" verify "$WORK/s.h5" -o "$WORK/u" --lambdas 0.5,0.5 2> "$WORK/perr4.txt"
+check "--lambdas with a repeated value: usage error" test $? -eq 2
 
 # ------------------------------------------------------------ usage errors
 "$PAIRBOUND" verify "$WORK/s.h5" -o "$WORK/u" --max-class 11 2> "$WORK/err3.txt"

@@ -27,7 +27,7 @@ static struct pb_verify_records tclass_records(struct tclass *t, float tau)
     t->c0[i] = t->p0[i] == t->y, t->c1[i] = t->p1[i] == t->y;
     t->z0[i] = t->s0[i] >= tau, t->z1[i] = t->s1[i] >= tau;
   }
-  return (struct pb_verify_records){t->n, t->c0, t->z0, t->c1, t->z1, t->p0, t->p1, t->m0, t->m1};
+  return (struct pb_verify_records){t->n, t->c0, t->z0, t->c1, t->z1, t->p0, t->p1, t->m0, t->m1, t->s1};
 }
 
 static void set_clean(struct tclass *t, int i, int32_t pred, float s, float m)
@@ -339,6 +339,280 @@ START_TEST(test_invalid)
 }
 END_TEST
 
+/* ---- rejection policies ------------------------------------------------- */
+
+#include "pairbound/policy.h"
+
+/* Enumerate one class with its partner-set tally and policy counts. */
+static void pclass_of(struct tclass *t, float tau0, const struct pb_verify_policy_setup *ps, struct pb_verify_class *q,
+                      struct pb_verify_pclass *pq, struct pb_verify_perm *list)
+{
+  static uint32_t tally[(PB_VERIFY_MAX_N + 1) * (PB_VERIFY_MAX_N + 1) << 6];
+  struct pb_verify_records r = tclass_records(t, tau0);
+  r.s1 = t->s1;
+  ck_assert_int_le(pb_verify_tally_len(t->n), (int64_t)(sizeof tally / sizeof tally[0]));
+  ck_assert_int_eq(pb_verify_class_enumerate_sets(&r, q, list, tally), 0);
+  ck_assert_int_eq(pb_verify_class_policies(&r, q, tally, ps, pq), 0);
+}
+
+/* Cell A of docs (N = 4), policies j: tau .7, l: tau .6, clean tau0 .8.
+ * Class 0 (label 0): clean d1 correct .9 (accepted: A), d2 correct .5;
+ * perturbed r1 wrong (pred 3) .95, r2 correct .95; observed d1-r1, d2-r2.
+ * Both policies accept r1 and r2: d1 with r1 costs lambda under both, d1 with
+ * r2 costs 0 under both.  So h_j = h_l in [0, 1], l = 0, and the class's
+ * c_j - c_l is always 0: D+ = 0 < J_j^hi - J_l^lo = lambda (strict).
+ * Both bijections have k = 1, s = 0: the same at every level.
+ * Class 1 (label 1): clean c1 correct .9 (A), c2 wrong (pred 5); perturbed
+ * q1 wrong (pred 7) .65, q2 correct .65; observed c1-q1, c2-q2 (k = 0).  j
+ * rejects both, l accepts both: c1 with q1 costs 0 under j, lambda under l
+ * (H_l); c1 with q2 costs 1 - lambda under j (L_j), 0 under l.  k = 0 forces
+ * c1-q1 at Ik and I5; I0 allows both. */
+static void cell_a_classes(struct tclass t[2])
+{
+  memset(t, 0, 2 * sizeof *t);
+  t[0].n = 2, t[0].y = 0;
+  set_clean(&t[0], 0, 0, 0.9f, 0.9f);
+  set_clean(&t[0], 1, 0, 0.5f, 0.5f);
+  set_pert(&t[0], 0, 3, 0.95f, 0.01f);
+  set_pert(&t[0], 1, 0, 0.95f, 0.95f);
+  t[1].n = 2, t[1].y = 1;
+  set_clean(&t[1], 0, 1, 0.9f, 0.9f);
+  set_clean(&t[1], 1, 5, 0.9f, 0.05f);
+  set_pert(&t[1], 0, 7, 0.65f, 0.1f);
+  set_pert(&t[1], 1, 1, 0.65f, 0.65f);
+}
+
+START_TEST(test_policy_shared_beats_separate)
+{
+  struct pb_verify_policy_setup ps = {.n_pol = 2, .tau = {0.7f, 0.6f}, .n_lambda = 3, .lambda = {0.5, 0.0, 0.25}};
+  struct tclass t[2];
+  cell_a_classes(t);
+  struct pb_verify_class q[2];
+  static struct pb_verify_pclass pq[2];
+  for (int c = 0; c < 2; c++) pclass_of(&t[c], 0.8f, &ps, &q[c], &pq[c], NULL);
+  /* class 0 alone */
+  ck_assert_int_eq(pq[0].u, 1);
+  for (int lv = 0; lv < 3; lv++) {
+    ck_assert_int_eq(pq[0].perms[lv], 2);
+    for (int j = 0; j < 2; j++) {
+      ck_assert_int_eq(pq[0].h[lv][j][0], 0);
+      ck_assert_int_eq(pq[0].h[lv][j][1], 1);
+      ck_assert_int_eq(pq[0].l[lv][j][1], 0);
+      ck_assert(pq[0].hmean[lv][j] == 0.5);
+    }
+    ck_assert_int_eq(pq[0].D[lv][0][0][1][0], 0); /* c_j - c_l = 0 for every bijection */
+    ck_assert_int_eq(pq[0].D[lv][0][0][1][1], 0);
+    ck_assert_int_eq(pq[0].J[lv][0][0][1][0], 1); /* J_j max: (h, l) = (1, 0) */
+    ck_assert_int_eq(pq[0].J[lv][0][1][0][0], 0); /* J_l min: (0, 0) */
+    ck_assert_int_eq(pq[0].lemma1[lv][0][0][0], 1);
+    ck_assert_int_eq(pq[0].lemma1[lv][0][0][1], 0);
+  }
+  ck_assert_int_eq(pq[0].h_obs[0], 1);
+  ck_assert_int_eq(pq[0].corollary1, 1);
+  /* class 1: Ik and I5 hold only the observed bijection */
+  ck_assert_int_eq(pq[1].perms[PB_VERIFY_I0], 2);
+  ck_assert_int_eq(pq[1].perms[PB_VERIFY_IK], 1);
+  ck_assert_int_eq(pq[1].perms[PB_VERIFY_I5], 1);
+  ck_assert_int_eq(pq[1].l[PB_VERIFY_I0][0][1], 1);
+  ck_assert_int_eq(pq[1].l[PB_VERIFY_IK][0][1], 0);
+  ck_assert_int_eq(pq[1].h[PB_VERIFY_IK][1][0], 1);
+  ck_assert_int_eq(pq[1].e[0], 0);
+  ck_assert_int_eq(pq[1].e[1], 1);
+
+  struct pb_verify_pvalues *v = malloc(sizeof *v);
+  ck_assert_int_eq(pb_verify_combine_policies(pq, 2, &ps, v), 0);
+  for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++) {
+    /* lambda .5: J_j = [0, .125], J_l = [.125, .25]; D+_jl = -lambda/4 (certified
+     * while the separate test gives 0), D+_lj = lambda/4 < 2 lambda/4 */
+    ck_assert(v->J[lv][0][0][0] == 0.0 && v->J[lv][0][0][1] == 0.125);
+    ck_assert(v->J[lv][0][1][0] == 0.125 && v->J[lv][0][1][1] == 0.25);
+    ck_assert(v->D[lv][0][0][1] == -0.125);
+    ck_assert(v->D[lv][0][1][0] == 0.125);
+    ck_assert(v->D[lv][0][1][0] < v->J[lv][0][1][1] - v->J[lv][0][0][0]);
+    /* lambda 0: costs are L only; L_j = 0 at Ik, and c_l is 0 too: D+ = 0 */
+    ck_assert(v->D[lv][1][0][1] == 0.0);
+    /* means: class 0 h mean 1/2 for both policies, class 1 forced H_l = 1 */
+    ck_assert(v->H_mean[lv][0] == 0.5 / 4 && v->H_mean[lv][1] == 1.5 / 4);
+    ck_assert(v->L_mean[lv][0] == 0.0);
+  }
+  /* I0: class 1 may take q2: D+_jl = (1 - lambda)/4, D+_lj = lambda/4 */
+  ck_assert(v->D[PB_VERIFY_I0][0][0][1] == 0.125 && v->D[PB_VERIFY_I0][0][1][0] == 0.125);
+  ck_assert(v->D[PB_VERIFY_I0][2][0][1] == 0.75 / 4 && v->D[PB_VERIFY_I0][2][1][0] == 0.25 / 4);
+  ck_assert(v->L_mean[PB_VERIFY_I0][0] == 0.5 / 4 && v->H_mean[PB_VERIFY_I0][1] == 1.0 / 4);
+  /* Lemma 1 at I0, j, lambda .5: class 0 lambda + class 1 (1 - lambda) = 1 count */
+  ck_assert(v->J_lemma1[PB_VERIFY_I0][0][0] == 0.25 && v->J[PB_VERIFY_I0][0][0][1] == 0.25);
+  /* natural cost: E_j = 1/4 (r1 only), E_l = 2/4; L_j - L_l <= 0 at Ik */
+  ck_assert(v->E[0] == 0.25 && v->E[1] == 0.5);
+  ck_assert(v->Dn[PB_VERIFY_IK][0][0][1] == 0.5 * (0.25 - 0.5) + 0.5 * 0.0);
+  ck_assert(v->Dn[PB_VERIFY_IK][0][0][1] == v->Dn[PB_VERIFY_I5][0][0][1]);
+  /* observed: d1-r1 (H under both), c1-q1 (H under l) */
+  ck_assert(v->H_obs[0] == 0.25 && v->H_obs[1] == 0.5);
+
+  /* the policy engine agrees (cell of both classes, records interleaved) */
+  int32_t lab[4] = {0, 1, 0, 1}, p0[4], p1[4];
+  float s0[4], s1[4];
+  const int cc[4] = {0, 1, 0, 1}, ii[4] = {0, 0, 1, 1};
+  for (int i = 0; i < 4; i++)
+    p0[i] = t[cc[i]].p0[ii[i]], p1[i] = t[cc[i]].p1[ii[i]], s0[i] = t[cc[i]].s0[ii[i]], s1[i] = t[cc[i]].s1[ii[i]];
+  struct pb_policy_input in = {4, lab, p0, p1, s0, s1, 0.8f, 2, ps.tau, 3, ps.lambda};
+  struct pb_policy_result *e = malloc(sizeof *e);
+  ck_assert_int_eq(pb_policy_cell(&in, e), 0);
+  for (int lv = 0; lv < 3; lv++)
+    for (int li = 0; li < 3; li++)
+      for (int j = 0; j < 2; j++) {
+        ck_assert(fabs(e->J[lv][li][j][1] - v->J[lv][li][j][1]) <= 1e-12);
+        ck_assert(fabs(e->J_lemma1[lv][li][j] - v->J_lemma1[lv][li][j]) <= 1e-12);
+        for (int o = 0; o < 2; o++) ck_assert(fabs(e->D[lv][li][j][o] - v->D[lv][li][j][o]) <= 1e-12);
+      }
+  free(e);
+  free(v);
+}
+END_TEST
+
+/* Appendix A.6 / Table 5 class (labels T, A, B = 0, 10, 11), tau0 .6.  Clean:
+ * record 1 correct .6 (accepted: A), records 2, 3 wrong 'A' .8.  Perturbed:
+ * 1 wrong 'A' .8, 2 correct .6, 3 wrong 'B' .4; observed pairs 1-1, 2-2, 3-3:
+ * k = 0, s = 0, w = 1.  Policies j: tau .9 (rejects perturbed 1), l: tau .7
+ * (accepts it); perturbed 2 and 3 are rejected by both.  The clean record of
+ * A costs: with perturbed 1, 0 under j and lambda under l (H_l); with 2,
+ * 1 - lambda under both; with 3, 0 under both.
+ * I0: all 6 bijections, A may take any: D+_jl = max(-lambda, 0, 0) = 0.
+ * Ik (k = 0): A cannot take perturbed 2 (that is k = 1): 4 bijections,
+ * D+_jl = max(-lambda, 0) = 0, J_j = [0, 0], J_l = [0, lambda]/3: no ordering.
+ * I5 (s = 0): if A takes 3, a clean 'A' must meet perturbed 1 ('A'): s = 1.
+ * So A takes 1: 2 bijections, D+_jl = -lambda/3 < 0, an ordering Ik lacks. */
+START_TEST(test_policy_i5_adds_ordering)
+{
+  struct tclass t;
+  memset(&t, 0, sizeof t);
+  t.n = 3, t.y = 0;
+  set_clean(&t, 0, 0, 0.6f, 0.6f);
+  set_clean(&t, 1, 10, 0.8f, 0.1f);
+  set_clean(&t, 2, 10, 0.8f, 0.1f);
+  set_pert(&t, 0, 10, 0.8f, 0.1f);
+  set_pert(&t, 1, 0, 0.6f, 0.6f);
+  set_pert(&t, 2, 11, 0.4f, 0.3f);
+  struct pb_verify_policy_setup ps = {.n_pol = 2, .tau = {0.9f, 0.7f}, .n_lambda = 2, .lambda = {0.5, 1.0}};
+  struct pb_verify_class q;
+  static struct pb_verify_pclass pq;
+  pclass_of(&t, 0.6f, &ps, &q, &pq, NULL);
+  ck_assert_int_eq(q.k, 0);
+  ck_assert_int_eq(q.s, 0);
+  ck_assert_int_eq(pq.perms[PB_VERIFY_I0], 6);
+  ck_assert_int_eq(pq.perms[PB_VERIFY_IK], 4);
+  ck_assert_int_eq(pq.perms[PB_VERIFY_I5], 2);
+  for (int li = 0; li < 2; li++) {
+    ck_assert_int_eq(pq.D[PB_VERIFY_I0][li][0][1][0], 0);   /* (dh, dl) = (0, 0) attains 0 */
+    ck_assert_int_eq(pq.D[PB_VERIFY_IK][li][0][1][0], 0);
+    ck_assert_int_eq(pq.D[PB_VERIFY_I5][li][0][1][0], -1);  /* forced: h_j - h_l = -1 */
+    ck_assert_int_eq(pq.D[PB_VERIFY_I5][li][0][1][1], 0);
+  }
+  ck_assert_int_eq(pq.h[PB_VERIFY_IK][1][0], 0);
+  ck_assert_int_eq(pq.h[PB_VERIFY_IK][1][1], 1);
+  ck_assert_int_eq(pq.h[PB_VERIFY_I5][1][0], 1);
+  ck_assert_int_eq(pq.h[PB_VERIFY_I5][1][1], 1);
+  ck_assert_int_eq(pq.l[PB_VERIFY_I0][0][1], 1);
+  ck_assert_int_eq(pq.l[PB_VERIFY_IK][0][1], 0);
+  ck_assert_int_eq(pq.corollary1, 1);
+  ck_assert_int_eq(pq.n_lvec[0], 1); /* (l_j, l_l) = (0, 0) only, at Ik and at I5 */
+  /* means of h_l: 2 of 6 bijections at I0, 2 of 4 at Ik, all at I5 */
+  ck_assert(pq.hmean[PB_VERIFY_I0][1] == 2.0 / 6 && pq.hmean[PB_VERIFY_IK][1] == 0.5 && pq.hmean[PB_VERIFY_I5][1] == 1.0);
+  struct pb_verify_pvalues *v = malloc(sizeof *v);
+  ck_assert_int_eq(pb_verify_combine_policies(&pq, 1, &ps, v), 0);
+  ck_assert(v->D[PB_VERIFY_IK][0][0][1] == 0.0);
+  ck_assert(v->J[PB_VERIFY_IK][0][0][1] - v->J[PB_VERIFY_IK][0][1][0] == 0.0); /* separate test: no ordering at Ik */
+  ck_assert(v->D[PB_VERIFY_I5][0][0][1] == -0.5 / 3);
+  ck_assert(v->D[PB_VERIFY_I5][1][0][1] == -1.0 / 3);
+  /* Corollary 1: E_j = 0, E_l = 1/3; J' and D'+ equal at Ik and I5 */
+  ck_assert(v->Dn[PB_VERIFY_IK][0][0][1] == -0.5 / 3 && v->Dn[PB_VERIFY_I5][0][0][1] == -0.5 / 3);
+  free(v);
+}
+END_TEST
+
+/* Random tiny cells: class combination against the whole-cell Cartesian
+ * brute force and against the policy engine; Lemma 1 and Corollary 1 hold. */
+START_TEST(test_policy_random_vs_cartesian_and_engine)
+{
+  struct pb_rng g;
+  struct pb_verify_pvalues *v = malloc(sizeof *v), *x = malloc(sizeof *x);
+  struct pb_policy_result *e = malloc(sizeof *e);
+  static struct pb_verify_pclass pq[4];
+  int strict = 0, i5_gain = 0;
+  for (int rep = 0; rep < 300; rep++) {
+    pb_rng_init(&g, pb_test_seed(), 903, (uint64_t)rep, 0);
+    const int ncls = 1 + (int)pb_rng_below(&g, 3);
+    struct pb_verify_policy_setup ps = {.n_pol = 3, .tau = {0.25f, 0.5f, 0.75f}, .n_lambda = 3, .lambda = {0, 0.5, 0.7}};
+    struct tclass t[4];
+    struct pb_verify_class q[4];
+    struct pb_verify_perm *lists[4];
+    uint16_t W[4][PB_VERIFY_MAX_POL], R[4][PB_VERIFY_MAX_POL];
+    int32_t lab[40], p0[40], p1[40];
+    float s0[40], s1[40];
+    int32_t n = 0;
+    for (int c = 0; c < ncls; c++) {
+      memset(&t[c], 0, sizeof t[c]);
+      t[c].n = 1 + (int32_t)pb_rng_below(&g, 4);
+      t[c].y = 10 * c;
+      for (int i = 0; i < t[c].n; i++) {
+        const int32_t w0 = (int32_t)pb_rng_below(&g, 3), w1 = (int32_t)pb_rng_below(&g, 3);
+        set_clean(&t[c], i, w0 == 0 ? t[c].y : w0, 0.25f * (1 + (float)pb_rng_below(&g, 4)), 0.5f);
+        set_pert(&t[c], i, w1 == 0 ? t[c].y : w1, 0.25f * (1 + (float)pb_rng_below(&g, 4)), 0.5f);
+      }
+      int64_t f = 1;
+      for (int i = 2; i <= t[c].n; i++) f *= i;
+      lists[c] = malloc((size_t)f * sizeof *lists[c]);
+      pclass_of(&t[c], 0.5f, &ps, &q[c], &pq[c], lists[c]);
+      ck_assert_int_eq(pq[c].corollary1, 1);
+      memcpy(W[c], pq[c].W, sizeof W[c]);
+      memcpy(R[c], pq[c].R, sizeof R[c]);
+      for (int i = 0; i < t[c].n; i++) {
+        lab[n] = t[c].y, p0[n] = t[c].p0[i], p1[n] = t[c].p1[i], s0[n] = t[c].s0[i], s1[n] = t[c].s1[i];
+        n++;
+      }
+    }
+    ck_assert_int_eq(pb_verify_combine_policies(pq, ncls, &ps, v), 0);
+    ck_assert_int_eq(pb_verify_cartesian_policies(q, lists, (const uint16_t(*)[PB_VERIFY_MAX_POL])W,
+                                                  (const uint16_t(*)[PB_VERIFY_MAX_POL])R, ncls, &ps, x), 0);
+    struct pb_policy_input in = {n, lab, p0, p1, s0, s1, 0.5f, ps.n_pol, ps.tau, ps.n_lambda, ps.lambda};
+    ck_assert_int_eq(pb_policy_cell(&in, e), 0);
+    for (int lv = 0; lv < 3; lv++)
+      for (int j = 0; j < ps.n_pol; j++) {
+        for (int b = 0; b < 2; b++) {
+          ck_assert_msg(v->H[lv][j][b] == x->H[lv][j][b] && v->H[lv][j][b] == e->H[lv][j][b], "rep %d H", rep);
+          ck_assert_msg(v->L[lv][j][b] == x->L[lv][j][b] && v->L[lv][j][b] == e->L[lv][j][b], "rep %d L", rep);
+        }
+        ck_assert_msg(fabs(v->H_mean[lv][j] - x->H_mean[lv][j]) <= 1e-12 && fabs(v->H_mean[lv][j] - e->H_mean[lv][j]) <= 1e-12,
+                      "rep %d lv %d H mean %.17g %.17g %.17g", rep, lv, v->H_mean[lv][j], x->H_mean[lv][j], e->H_mean[lv][j]);
+        ck_assert_msg(fabs(v->L_mean[lv][j] - x->L_mean[lv][j]) <= 1e-12 && fabs(v->L_mean[lv][j] - e->L_mean[lv][j]) <= 1e-12,
+                      "rep %d L mean", rep);
+        for (int li = 0; li < ps.n_lambda; li++) {
+          for (int b = 0; b < 2; b++) {
+            ck_assert_msg(fabs(v->J[lv][li][j][b] - x->J[lv][li][j][b]) <= 1e-12, "rep %d J vs Cartesian", rep);
+            ck_assert_msg(fabs(v->J[lv][li][j][b] - e->J[lv][li][j][b]) <= 1e-12, "rep %d J vs engine", rep);
+            ck_assert_msg(fabs(v->Jn[lv][li][j][b] - e->Jn[lv][li][j][b]) <= 1e-12, "rep %d J'", rep);
+          }
+          /* Lemma 1 from the enumerated intervals = the direct maximum = the engine's Eq. 8 */
+          ck_assert_msg(fabs(v->J_lemma1[lv][li][j] - v->J[lv][li][j][1]) <= 1e-12, "rep %d Lemma 1", rep);
+          ck_assert_msg(fabs(v->J_lemma1[lv][li][j] - e->J_lemma1[lv][li][j]) <= 1e-12, "rep %d Eq. 8 vs engine", rep);
+          for (int o = 0; o < ps.n_pol; o++) {
+            ck_assert_msg(fabs(v->D[lv][li][j][o] - x->D[lv][li][j][o]) <= 1e-12, "rep %d D+ vs Cartesian", rep);
+            ck_assert_msg(fabs(v->D[lv][li][j][o] - e->D[lv][li][j][o]) <= 1e-12, "rep %d D+ vs engine", rep);
+            ck_assert_msg(fabs(v->Dn[lv][li][j][o] - x->Dn[lv][li][j][o]) <= 1e-12 &&
+                          fabs(v->Dn[lv][li][j][o] - e->Dn[lv][li][j][o]) <= 1e-12, "rep %d D'+", rep);
+            if (o != j && v->D[lv][li][j][o] < v->J[lv][li][j][1] - v->J[lv][li][o][0] - 1e-12) strict++;
+            if (lv == 2 && v->D[2][li][j][o] < -1e-12 && !(v->D[1][li][j][o] < -1e-12)) i5_gain++;
+          }
+        }
+      }
+    for (int c = 0; c < ncls; c++) free(lists[c]);
+  }
+  /* the sample must contain what the comparison is about */
+  ck_assert_int_gt(strict, 0);
+  ck_assert_int_gt(i5_gain, 0);
+  free(v), free(x), free(e);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("verify");
@@ -346,10 +620,13 @@ int main(void)
   tcase_add_test(tc, test_section31);
   tcase_add_test(tc, test_a6_counterexample);
   tcase_add_test(tc, test_invalid);
+  tcase_add_test(tc, test_policy_shared_beats_separate);
+  tcase_add_test(tc, test_policy_i5_adds_ordering);
   suite_add_tcase(s, tc);
   TCase *tr = tcase_create("random");
   tcase_add_test(tr, test_random_vs_lexicographic);
   tcase_add_test(tr, test_combine_vs_cartesian_and_engine);
+  tcase_add_test(tr, test_policy_random_vs_cartesian_and_engine);
   suite_add_tcase(s, tr);
   return pb_test_run(s);
 }
