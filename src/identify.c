@@ -373,7 +373,7 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
   if (status == PB_OK) {
     /* every rank: the resampling runs on all of them */
-    double *all = pb_stage_gather(&st, b.n_cells, PB_IF_N, recs, 1);
+    double *all = pb_stage_gather(&st, b.n_cells, st.n_cells, PB_IF_N, recs, 1);
     struct pb_identify_intervals iv;
     status = pb_identify_intervals(st.meta, all, st.n_cells, opt, comm, &iv);
     if (status == PB_OK && st.rank == 0)

@@ -342,7 +342,7 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_text_free(&tb);
   pb_text_free(&tp);
   if (status == PB_OK) {
-    double *all = pb_stage_gather(&st, b.n_cells, rec_len, recs, 0);
+    double *all = pb_stage_gather(&st, b.n_cells, st.n_cells, rec_len, recs, 0);
     if (st.rank == 0) status = pb_policy_report(st.meta, all, st.n_cells, rec_len, opt, pb_policy__primary(opt), st.results);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(all);

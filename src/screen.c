@@ -1340,20 +1340,6 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
 }
 
 /* Every cell's record on rank 0, in cell order. */
-static double *pb_screen__gather(const struct pb_stage *st, const double *recs, int64_t nloc, int rec_len,
-                                 int64_t n_cells)
-{
-  int size = st->size, mine = (int)(nloc * rec_len);
-  int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
-  MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, st->comm);
-  displs[0] = 0;
-  for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
-  double *all = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * rec_len * sizeof *all);
-  MPI_Allgatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, st->comm);
-  free(counts);
-  free(displs);
-  return all;
-}
 
 static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 {
@@ -1486,7 +1472,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   if (status == PB_OK) {
     int64_t n_cells = X.unit_cell0[X.n_units];
     /* every rank: the interval tables resample collectively */
-    double *all = pb_screen__gather(&st, recs, nloc, X.L.rec_len, n_cells);
+    double *all = pb_stage_gather(&st, nloc, n_cells, X.L.rec_len, recs, 1);
     int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
     int32_t *cell_target = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_target);
     int32_t *cell_model = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_model);

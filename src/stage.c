@@ -40,7 +40,8 @@ int pb_stage_close(struct pb_stage *stage, int status)
   return status;
 }
 
-double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int32_t rec_len, const double *recs, int to_all)
+double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int64_t n_total, int32_t rec_len,
+                        const double *recs, int to_all)
 {
   int size = stage->size, mine = (int)(n_local * rec_len);
   int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
@@ -48,7 +49,7 @@ double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int32_t r
   displs[0] = 0;
   for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
   double *all = NULL;
-  if (to_all || stage->rank == 0) all = pb_malloc((size_t)(stage->n_cells > 0 ? stage->n_cells : 1) * rec_len * sizeof *all);
+  if (to_all || stage->rank == 0) all = pb_malloc((size_t)(n_total > 0 ? n_total : 1) * rec_len * sizeof *all);
   if (to_all) MPI_Allgatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, stage->comm);
   else MPI_Gatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, stage->comm);
   free(counts);

@@ -1047,21 +1047,10 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   }
   MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
   if (status == PB_OK) {
-    int size = st.size, mine = (int)(nc * PB_VF_N);
-    int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
-    MPI_Gather(&mine, 1, MPI_INT, counts, 1, MPI_INT, 0, comm);
-    double *all = NULL;
-    if (st.rank == 0) {
-      displs[0] = 0;
-      for (int r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
-      all = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1) * PB_VF_N * sizeof *all);
-    }
-    MPI_Gatherv(recs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, comm);
+    double *all = pb_stage_gather(&st, nc, st.n_cells, PB_VF_N, recs, 0);
     if (st.rank == 0) status = pb_verify_report(st.meta, all_cells, all, st.n_cells, opt, msg, st.results);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(all);
-    free(counts);
-    free(displs);
   }
   double t_write = MPI_Wtime() - t2;
   double mx[4] = {t_load, t_compute, t_write, 0.0}, enum_cpu = t_enum;

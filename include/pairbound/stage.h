@@ -25,11 +25,12 @@ struct pb_stage {
 int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
                   const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage);
 /**
- * Every rank's per-cell records (rec_len doubles per cell, this rank's cells
- * in order) joined in global cell order, on rank 0 only (to_all = 0, NULL
- * elsewhere) or on every rank (collective).  Caller frees.
+ * Every rank's per-cell records (rec_len doubles per cell, this rank's n_local
+ * cells in order, n_total over all ranks) joined in global order, on rank 0
+ * only (to_all = 0, NULL elsewhere) or on every rank (collective).  Caller frees.
  */
-double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int32_t rec_len, const double *recs, int to_all);
+double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int64_t n_total, int32_t rec_len,
+                        const double *recs, int to_all);
 
 /** Commit the results (status PB_OK) or discard them; closes the store. */
 int pb_stage_close(struct pb_stage *stage, int status);
