@@ -7,6 +7,7 @@
 
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/util.h"
 
 /* Keep only evaluation images of every row, in place. */
 static void pb_cells__compact(const struct pb_source *src, struct pb_rows *r, int32_t n_eval)
@@ -24,23 +25,7 @@ static void pb_cells__compact(const struct pb_source *src, struct pb_rows *r, in
   r->n_images = n_eval;
 }
 
-static int32_t pb_cells__find(const int32_t *rows, int32_t n, int32_t row)
-{
-  int32_t lo = 0, hi = n - 1;
-  while (lo <= hi) {
-    int32_t mid = (lo + hi) / 2;
-    if (rows[mid] == row) return mid;
-    if (rows[mid] < row) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
-}
 
-static int pb_cells__cmp_i32(const void *a, const void *b)
-{
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
 
 int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, struct pb_cell_block *out)
 {
@@ -71,10 +56,7 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
         rows[nr++] = all[c].model * src->n_conditions + all[c].condition;
         rows[nr++] = all[c].model * src->n_conditions + src->clean;
       }
-    qsort(rows, (size_t)nr, sizeof *rows, pb_cells__cmp_i32);
-    int32_t u = 0;
-    for (int32_t j = 0; j < nr; j++)
-      if (u == 0 || rows[j] != rows[u - 1]) rows[u++] = rows[j];
+    int32_t u = pb_sorted_unique_i32(rows, nr);
     if (status == PB_OK) status = pb_store_read_fields(st, s, u, rows, fields, &out->rows[s]);
     else pb_store_read_fields(st, s, 0, rows, fields, &out->rows[s]); /* stay collective */
     out->labels[s] = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof(int32_t));
@@ -89,8 +71,8 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
         d->ref = all[c];
         d->index = c;
         if (want && !want[c - first]) continue;
-        size_t a = (size_t)pb_cells__find(rows, u, all[c].model * src->n_conditions + src->clean) * n_eval;
-        size_t b = (size_t)pb_cells__find(rows, u, all[c].model * src->n_conditions + all[c].condition) * n_eval;
+        size_t a = (size_t)pb_sorted_find_i32(rows, u, all[c].model * src->n_conditions + src->clean) * n_eval;
+        size_t b = (size_t)pb_sorted_find_i32(rows, u, all[c].model * src->n_conditions + all[c].condition) * n_eval;
         d->n = n_eval;
         d->label = out->labels[s];
         d->pred0 = r->pred ? r->pred + a : NULL;

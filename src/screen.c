@@ -249,11 +249,6 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
   return PB_OK;
 }
 
-static int pb_screen__cmp_i32(const void *a, const void *b)
-{
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
 
 /* Table 28 subsets of the primary set, fixed from the seed before any outcome:
  * every subset when there are at most subsets_per_size, else that many
@@ -302,7 +297,7 @@ static void pb_screen__subsets(struct pb_screen__ctx *X)
           perm[k] = perm[r];
           perm[r] = t;
         }
-        qsort(perm, (size_t)m, sizeof *perm, pb_screen__cmp_i32);
+        qsort(perm, (size_t)m, sizeof *perm, pb_cmp_i32);
         int dup = 0;
         for (int32_t q = 0; q < j && !dup; q++) dup = !memcmp(X->sub_idx[first + q], perm, (size_t)m * sizeof *perm);
         if (dup) continue;
@@ -339,7 +334,7 @@ static int pb_screen__targets(struct pb_screen__ctx *X)
     }
     X->targets[X->n_targets++] = s;
   }
-  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_screen__cmp_i32);
+  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_cmp_i32);
   return PB_OK;
 }
 
@@ -429,26 +424,7 @@ static void pb_screen__tiers(struct pb_screen__ctx *X)
 
 /* ------------------------------------------------------------ loading */
 
-static int32_t pb_screen__find(const int32_t *rows, int32_t n, int32_t row)
-{
-  int32_t lo = 0, hi = n - 1;
-  while (lo <= hi) {
-    int32_t mid = (lo + hi) / 2;
-    if (rows[mid] == row) return mid;
-    if (rows[mid] < row) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
-}
 
-static int32_t pb_screen__unique(int32_t *rows, int32_t n)
-{
-  qsort(rows, (size_t)n, sizeof *rows, pb_screen__cmp_i32);
-  int32_t u = 0;
-  for (int32_t j = 0; j < n; j++)
-    if (u == 0 || rows[j] != rows[u - 1]) rows[u++] = rows[j];
-  return u;
-}
 
 /* One collective read per source (and one for top-k lists): the rows of this
  * rank's units, i.e. every condition of the target source and the probe
@@ -481,8 +457,8 @@ static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_
             R->tk_rows[R->n_tk++] = m * src->n_conditions + X->ps[p].cond[k];
           }
     }
-    R->n = pb_screen__unique(R->rows, R->n);
-    R->n_tk = topk ? pb_screen__unique(R->tk_rows, R->n_tk) : 0;
+    R->n = pb_sorted_unique_i32(R->rows, R->n);
+    R->n_tk = topk ? pb_sorted_unique_i32(R->tk_rows, R->n_tk) : 0;
     int rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows,
                                   PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &R->d);
     if (status == PB_OK) status = rc;
@@ -506,12 +482,12 @@ static struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, 
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
   struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
-  int32_t j = pb_screen__find(R->rows, R->n, row);
+  int32_t j = pb_sorted_find_i32(R->rows, R->n, row);
   if (j < 0) PB_ERROR("screen: row %d of source %d was not loaded", row, s);
   r.pred = R->d.pred + (size_t)j * n;
   r.s = R->d.smax + (size_t)j * n;
   r.m = R->d.ptrue + (size_t)j * n;
-  int32_t q = R->n_tk ? pb_screen__find(R->tk_rows, R->n_tk, row) : -1;
+  int32_t q = R->n_tk ? pb_sorted_find_i32(R->tk_rows, R->n_tk, row) : -1;
   if (q >= 0) {
     r.tkc = R->tk.topk_class + (size_t)q * n * k;
     r.tkp = R->tk.topk_prob + (size_t)q * n * k;

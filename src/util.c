@@ -127,6 +127,35 @@ int32_t pb_strmap_put(struct pb_strmap *m, const char *key, int32_t value)
   return value;
 }
 
+/* ------------------------------------------------------------ int32 sets */
+
+int pb_cmp_i32(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+int32_t pb_sorted_unique_i32(int32_t *v, int32_t n)
+{
+  qsort(v, (size_t)n, sizeof *v, pb_cmp_i32);
+  int32_t u = 0;
+  for (int32_t j = 0; j < n; j++)
+    if (u == 0 || v[j] != v[u - 1]) v[u++] = v[j];
+  return u;
+}
+
+int32_t pb_sorted_find_i32(const int32_t *v, int32_t n, int32_t x)
+{
+  int32_t lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int32_t mid = lo + (hi - lo) / 2;
+    if (v[mid] == x) return mid;
+    if (v[mid] < x) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
 /* --------------------------------------------------------------- SHA-256 */
 
 static void pb__sha256(const void *data, size_t n, uint8_t digest[SHA256_DIGEST_SIZE])

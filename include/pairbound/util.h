@@ -35,6 +35,13 @@ int32_t pb_strmap_get(const struct pb_strmap *m, const char *key);
 /* Insert key with value if absent; returns the stored value. */
 int32_t pb_strmap_put(struct pb_strmap *m, const char *key, int32_t value);
 
+/* ---- sorted int32 sets (row lists) */
+/** Sort ascending and drop repeats; returns the new length. */
+int32_t pb_sorted_unique_i32(int32_t *v, int32_t n);
+/** Index of x in ascending v, or -1. */
+int32_t pb_sorted_find_i32(const int32_t *v, int32_t n, int32_t x);
+int pb_cmp_i32(const void *a, const void *b);
+
 /* ---- SHA-256 of a text, first 8 bytes as a big-endian integer (ordering key). */
 uint64_t pb_sha256_key(const char *text);
 void pb_sha256_hex(const void *data, size_t n, char hex[65]);
