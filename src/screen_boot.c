@@ -181,6 +181,98 @@ static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta
   }
 }
 
+/* Model groups of the models, in order of first appearance. */
+static int32_t pb_sb__groups(const struct pb_meta *meta, int32_t *mg)
+{
+  int32_t ng = 0;
+  for (int32_t m = 0; m < meta->n_models; m++) {
+    mg[m] = -1;
+    for (int32_t j = 0; j < m && mg[m] < 0; j++)
+      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) mg[m] = mg[j];
+    if (mg[m] < 0) mg[m] = ng++;
+  }
+  return ng;
+}
+
+/* Per-cell value of extra statistic e: the Table 27 tercile gaps (U minus its
+ * derangement control on the non-singleton subset, AUROC) for e < 3, then
+ * U - U_<set> AUROC and coverage at 20% for each extra probe set. */
+static double pb_sb__extra_value(const struct pb_screen_layout *L, const double *rec, int e)
+{
+  if (e < PB_SCREEN_STRATA) {
+    const double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * e;
+    return o[4] - o[5];
+  }
+  int j = e - PB_SCREEN_STRATA, set = j / 2, met = j % 2 ? 4 : 2; /* auroc, cov_q20 */
+  return rec[L->row_off + PB_SCREEN_MET * PB_SR_U + met] -
+         rec[L->row_off + PB_SCREEN_MET * (PB_SR_FIXED + 2 * set) + met];
+}
+
+/* Tercile gaps (by target, all tiers) and U - U_<set> (by target and tier) with model-group intervals. */
+static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
+                              int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
+                              const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
+                              int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md)
+{
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  int32_t ne = PB_SCREEN_STRATA + 2 * L->n_extra, nr = n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * ne;
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_sb__groups(meta, mg);
+  double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
+  int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
+  int64_t *cells = pb_calloc((size_t)nr, sizeof *cells);
+  for (int64_t c = 0; c < n_cells; c++) {
+    const double *rec = recs + c * L->rec_len;
+    group[c] = mg[cell_model[c]];
+    for (int32_t row = 0; row < nr; row++) {
+      int ok = row / PB_SB_NROWS_PER_TARGET == cell_target[c] && pb_sb__in_row(rec, row % PB_SB_NROWS_PER_TARGET);
+      cells[row] += ok;
+      for (int e = 0; e < ne; e++) x[c * ns + row * ne + e] = ok ? pb_sb__extra_value(L, rec, e) : NAN;
+    }
+  }
+  struct pb_interval *iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *iv);
+  struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 1, group_draws, PB_BOOT_LEVEL};
+  int status = pb_boot_group_means(x, n_cells, ns, group, ng, &spec, comm, iv);
+  if (status == PB_OK && rank == 0) {
+    static const char *const strata[PB_SCREEN_STRATA] = {"low S", "mid S", "high S"};
+    struct pb_table t = {{0}, {0}};
+    char note[400];
+    snprintf(note, sizeof note, "Cell means with 95%% model-group intervals (%lld draws): the Table 27 gap (AUROC of U "
+             "minus its derangement control on the non-singleton images, within terciles of clean confidence S) and, "
+             "for each extra probe set, U - U_set in AUROC and in coverage at 20%% (Tables 29, 31, 37 with a TTA set).",
+             (long long)group_draws);
+    pb_table_begin(&t, "Tercile gaps and probe-set contrasts with intervals (seed Tables 27, 29, 31, 37)", note,
+                   "source\ttier\tstatistic\tcells\tvalue\tgroup_lo\tgroup_hi", NULL);
+    for (int32_t row = 0; row < nr; row++) {
+      if (cells[row] == 0) continue;
+      int32_t tg = row / PB_SB_NROWS_PER_TARGET, tier = row % PB_SB_NROWS_PER_TARGET - 1;
+      for (int e = 0; e < ne; e++) {
+        if (e < PB_SCREEN_STRATA && tier >= 0) continue; /* terciles pool all conditions of a source */
+        char name[160];
+        if (e < PB_SCREEN_STRATA) snprintf(name, sizeof name, "gap U-U_derange (%s)", strata[e]);
+        else snprintf(name, sizeof name, "U-U_%s %s", L->extra_names[(e - PB_SCREEN_STRATA) / 2],
+                      (e - PB_SCREEN_STRATA) % 2 ? "cov_q20" : "auroc");
+        const struct pb_interval *v = &iv[row * ne + e];
+        pb_table_str(&t, meta->sources[targets[tg]].name, 1);
+        pb_table_str(&t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
+        pb_table_str(&t, name, 0);
+        pb_table_int(&t, cells[row]);
+        pb_table_num(&t, v->est, 3);
+        pb_table_num(&t, v->lo, 3);
+        pb_table_num(&t, v->hi, 3);
+        pb_table_end_row(&t);
+      }
+    }
+    status = pb_table_flush(&t, res, "screen_intervals_more.tsv", md);
+  }
+  free(iv);
+  free(cells);
+  free(group);
+  free(x);
+  free(mg);
+  return status;
+}
+
 int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
                          const int32_t *targets, const int32_t *cell_target, const int32_t *cell_model,
                          const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
@@ -196,13 +288,7 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
     MPI_Allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
   }
   /* model-group bootstrap of each row's cell means (the point estimates too) */
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = 0;
-  for (int32_t m = 0; m < meta->n_models; m++) {
-    mg[m] = -1;
-    for (int32_t j = 0; j < m && mg[m] < 0; j++)
-      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) mg[m] = mg[j];
-    if (mg[m] < 0) mg[m] = ng++;
-  }
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_sb__groups(meta, mg);
   double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
   int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
   int64_t *cells = pb_calloc((size_t)nr, sizeof *cells);
@@ -241,6 +327,10 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
       if (cells[row] > 0) pb_sb__row_text(B, meta, targets, row, cells[row], group_draws > 0 ? giv : NULL, &t);
     status = pb_table_flush(&t, res, "screen_intervals.tsv", md);
   }
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  if (status == PB_OK && group_draws > 0)
+    status = pb_sb__extra_table(meta, L, targets, B->n_targets, cell_target, cell_model, recs, n_cells, opt,
+                                group_draws, comm, res, md);
   free(cells);
   free(giv);
   return status;

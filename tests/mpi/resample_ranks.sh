@@ -18,15 +18,16 @@ for np in 1 2 3 4; do
 done
 # screening: group and class bootstrap intervals of the paired differences
 pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/screen.ini" --no-summary -o "$WORK/sc.h5"
-sargs="--group-draws 300 --class-draws 40 --seed 5"
+sargs="--group-draws 300 --class-draws 40 --seed 5 --probe TTA=Syn-B:fog-2,fog-4"
 pb 1 1 screen "$WORK/sc.h5" -o "$WORK/c11" $sargs
 check "screen interval table written" test -s "$WORK/c11/report/screen_intervals.tsv"
+check "tercile gaps and U - U_TTA rows" sh -c "grep -q 'gap U-U_derange (low S)' '$WORK/c11/report/screen_intervals_more.tsv' && grep -q 'U-U_TTA auroc' '$WORK/c11/report/screen_intervals_more.tsv'"
 check "screen intervals bracket finite values" awk -F'\t' 'NR > 1 && $5 != "nan" { n++; if ($6 > $7 || $8 > $9) bad = 1 }
   END { exit bad || n == 0 }' "$WORK/c11/report/screen_intervals.tsv"
 for np in 2 3 4; do
   th=$((np % 2 + 1))
   pb "$np" "$th" screen "$WORK/sc.h5" -o "$WORK/c$np" $sargs
-  for f in screen_intervals.tsv screen.md screen_cells.tsv; do
+  for f in screen_intervals.tsv screen_intervals_more.tsv screen.md screen_cells.tsv; do
     check "screen $f identical at $np ranks x $th threads" cmp -s "$WORK/c11/report/$f" "$WORK/c$np/report/$f"
   done
 done
