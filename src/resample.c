@@ -170,6 +170,17 @@ void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t r
   pb_perm__shuffle(&rng, perm, n);
 }
 
+void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm)
+{
+  for (;;) {
+    for (int32_t j = 0; j < n; j++) perm[j] = j;
+    pb_perm__shuffle(rng, perm, n);
+    int fixed = 0;
+    for (int32_t j = 0; j < n && !fixed; j++) fixed = perm[j] == j;
+    if (!fixed || n < 2) return;
+  }
+}
+
 static int32_t pb_perm__within(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
                                const int32_t *label, int32_t *perm, int derange)
 {
@@ -177,23 +188,21 @@ static int32_t pb_perm__within(uint64_t seed, uint32_t analysis, uint64_t item, 
   pb_rng_init(&rng, seed, analysis, item, replicate);
   int32_t *order = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
   int32_t *cbeg = pb_malloc((size_t)(n + 1) * sizeof *cbeg);
-  int32_t *tmp = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp), fixed = 0;
+  int32_t *idx = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), fixed = 0;
   int32_t nc = pb_perm__classes(n, label, order, cbeg);
   for (int32_t c = 0; c < nc; c++) {
-    int32_t *v = tmp + cbeg[c], m = cbeg[c + 1] - cbeg[c];
-    int again;
-    do { /* rejection: uniform over derangements, about e tries per class */
-      for (int32_t i = 0; i < m; i++) v[i] = order[cbeg[c] + i];
-      pb_perm__shuffle(&rng, v, m);
-      again = 0;
-      for (int32_t i = 0; derange && m > 1 && i < m; i++) again |= v[i] == order[cbeg[c] + i];
-    } while (again);
+    int32_t m = cbeg[c + 1] - cbeg[c];
+    if (derange && m > 1) pb_perm_derange(&rng, m, idx);
+    else {
+      for (int32_t i = 0; i < m; i++) idx[i] = i;
+      pb_perm__shuffle(&rng, idx, m);
+    }
     fixed += derange && m == 1;
-    for (int32_t i = 0; i < m; i++) perm[order[cbeg[c] + i]] = v[i];
+    for (int32_t i = 0; i < m; i++) perm[order[cbeg[c] + i]] = order[cbeg[c] + idx[i]];
   }
   free(order);
   free(cbeg);
-  free(tmp);
+  free(idx);
   return fixed;
 }
 

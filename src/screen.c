@@ -18,6 +18,7 @@
 #include "pairbound/config.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/resample.h"
 #include "pairbound/screen.h"
 #include "pairbound/stage.h"
 #include "pairbound/util.h"
@@ -773,7 +774,7 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     for (int32_t g = 0; g < U->n_cls; g++) {
       int32_t a = U->cls_start[g], size = U->cls_start[g + 1] - a;
       if (size < 2) continue;
-      pb_screen_derangement(&rng, size, perm);
+      pb_perm_derange(&rng, size, perm);
       for (int32_t j = 0; j < size; j++) ds[U->cls_pos[a + j]] = U->score[PB_SR_U][U->cls_pos[a + perm[j]]];
     }
     pb_screen_rank(ds, n, ns_list, U->n_ns, &U->der[d]);

@@ -1,5 +1,5 @@
 /* Screening kernels (seed 000 Section 5, Appendix E): AUROC with half ties,
- * prorated failure coverage, derangements, the penalised logistic fit and
+ * prorated failure coverage, the penalised logistic fit and
  * the adapted A3 score (Eq. 12).  docs/screen.md states every rule. */
 #include "config.h"
 
@@ -219,25 +219,6 @@ double pb_screen_coverage(const double *score, const uint8_t *y, int32_t n, int 
     if (pb_screen_budget_pct[b] == pct) return pb_screen__one(score, y, n, b, 0);
   pb_error_set("coverage budget %d%% is not one of 10, 20, 30", pct);
   return NAN;
-}
-
-/* ------------------------------------------------------------ derangement */
-
-void pb_screen_derangement(struct pb_rng *rng, int32_t n, int32_t *perm)
-{
-  /* a uniform shuffle conditioned on no fixed point is a uniform
-   * derangement; about e tries are needed on average */
-  for (;;) {
-    for (int32_t j = 0; j < n; j++) perm[j] = j;
-    for (int32_t j = n - 1; j > 0; j--) {
-      int32_t k = (int32_t)pb_rng_below(rng, (uint32_t)j + 1), t = perm[j];
-      perm[j] = perm[k];
-      perm[k] = t;
-    }
-    int fixed = 0;
-    for (int32_t j = 0; j < n && !fixed; j++) fixed = perm[j] == j;
-    if (!fixed) return;
-  }
 }
 
 /* ------------------------------------------------------------ logistic g */

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/util.h"
+
 /* Analysis ids of the RNG streams (synth uses 1-4). */
 enum pb_rng_analysis {
   PB_RNG_GROUP_BOOT = 16,
@@ -79,6 +81,9 @@ void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint3
  */
 int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
                                 const int32_t *label, int32_t *perm);
+
+/** Uniform random derangement of 0..n-1 (n >= 2) from @p rng: shuffles until no fixed point (about e tries). */
+void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm);
 
 /** Uniform random permutation of n items (label permutations). */
 void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm);

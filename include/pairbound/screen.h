@@ -90,7 +90,6 @@ void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_
  * A uniformly random derangement of 0..n-1 (no fixed points; n >= 2) drawn
  * from @p rng by rejection of uniform shuffles.
  */
-void pb_screen_derangement(struct pb_rng *rng, int32_t n, int32_t *perm);
 
 /* ------------------------------------------------------------ logistic g */
 

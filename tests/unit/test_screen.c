@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairbound/resample.h"
 #include "pairbound/screen.h"
 #include "pairbound/util.h"
 #include "testlib.h"
@@ -192,8 +193,8 @@ START_TEST(test_derangement)
     struct pb_rng r1, r2;
     pb_rng_init(&r1, pb_test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
     pb_rng_init(&r2, pb_test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
-    pb_screen_derangement(&r1, n, perm);
-    pb_screen_derangement(&r2, n, again);
+    pb_perm_derange(&r1, n, perm);
+    pb_perm_derange(&r2, n, again);
     uint64_t seen = 0;
     for (int32_t j = 0; j < n; j++) {
       ck_assert_msg(perm[j] != j, "fixed point at %d (n %d)", j, n);
@@ -209,7 +210,7 @@ START_TEST(test_derangement)
   /* n = 2 is the swap */
   struct pb_rng r;
   pb_rng_init(&r, 1, PB_RNG_SCREEN_DERANGE, 0, 0);
-  pb_screen_derangement(&r, 2, perm);
+  pb_perm_derange(&r, 2, perm);
   ck_assert(perm[0] == 1 && perm[1] == 0);
 }
 END_TEST
