@@ -194,6 +194,43 @@ static int32_t pb_sb__groups(const struct pb_meta *meta, int32_t *mg)
   return ng;
 }
 
+/* Model-group bootstrap of per-row cell means: statistic (row, e) is the mean of
+ * value(L, rec, e) over the cells of that row (target, tier); cells[row]
+ * counts them.  Returns the intervals ([rows][n_e]); collective. */
+static struct pb_interval *pb_sb__group_rows(const struct pb_meta *meta, const struct pb_screen_layout *L,
+                                             int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
+                                             const double *recs, int64_t n_cells, int32_t n_e,
+                                             double (*value)(const struct pb_screen_layout *, const double *, int),
+                                             const struct pb_boot_spec *spec, MPI_Comm comm, int64_t *cells,
+                                             int *status)
+{
+  int32_t nr = n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * n_e;
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_sb__groups(meta, mg);
+  double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)(ns > 0 ? ns : 1) * sizeof *x);
+  int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
+  memset(cells, 0, (size_t)nr * sizeof *cells);
+  for (int64_t c = 0; c < n_cells; c++) {
+    const double *rec = recs + c * L->rec_len;
+    group[c] = mg[cell_model[c]];
+    for (int32_t row = 0; row < nr; row++) {
+      int ok = row / PB_SB_NROWS_PER_TARGET == cell_target[c] && pb_sb__in_row(rec, row % PB_SB_NROWS_PER_TARGET);
+      cells[row] += ok;
+      for (int e = 0; e < n_e; e++) x[c * ns + row * n_e + e] = ok ? value(L, rec, e) : NAN;
+    }
+  }
+  struct pb_interval *iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *iv);
+  *status = pb_boot_group_means(x, n_cells, ns, group, ng, spec, comm, iv);
+  free(x);
+  free(group);
+  free(mg);
+  return iv;
+}
+
+static double pb_sb__diff_stat(const struct pb_screen_layout *L, const double *rec, int s)
+{
+  return pb_sb__diff(L, rec, s / PB_SB_NMET, s % PB_SB_NMET);
+}
+
 /* Per-cell value of extra statistic e: the Table 27 tercile gaps (U minus its
  * derangement control on the non-singleton subset, AUROC) for e < 3, then
  * U - U_<set> AUROC and coverage at 20% for each extra probe set. */
@@ -216,23 +253,12 @@ static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen
 {
   int rank;
   MPI_Comm_rank(comm, &rank);
-  int32_t ne = PB_SCREEN_STRATA + 2 * L->n_extra, nr = n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * ne;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_sb__groups(meta, mg);
-  double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
-  int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
-  int64_t *cells = pb_calloc((size_t)nr, sizeof *cells);
-  for (int64_t c = 0; c < n_cells; c++) {
-    const double *rec = recs + c * L->rec_len;
-    group[c] = mg[cell_model[c]];
-    for (int32_t row = 0; row < nr; row++) {
-      int ok = row / PB_SB_NROWS_PER_TARGET == cell_target[c] && pb_sb__in_row(rec, row % PB_SB_NROWS_PER_TARGET);
-      cells[row] += ok;
-      for (int e = 0; e < ne; e++) x[c * ns + row * ne + e] = ok ? pb_sb__extra_value(L, rec, e) : NAN;
-    }
-  }
-  struct pb_interval *iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *iv);
+  int32_t ne = PB_SCREEN_STRATA + 2 * L->n_extra, nr = n_targets * PB_SB_NROWS_PER_TARGET;
+  int64_t *cells = pb_malloc((size_t)nr * sizeof *cells);
   struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 1, group_draws, PB_BOOT_LEVEL};
-  int status = pb_boot_group_means(x, n_cells, ns, group, ng, &spec, comm, iv);
+  int status;
+  struct pb_interval *iv = pb_sb__group_rows(meta, L, n_targets, cell_target, cell_model, recs, n_cells, ne,
+                                             pb_sb__extra_value, &spec, comm, cells, &status);
   if (status == PB_OK && rank == 0) {
     static const char *const strata[PB_SCREEN_STRATA] = {"low S", "mid S", "high S"};
     struct pb_table t = {{0}, {0}};
@@ -267,9 +293,6 @@ static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen
   }
   free(iv);
   free(cells);
-  free(group);
-  free(x);
-  free(mg);
   return status;
 }
 
@@ -280,7 +303,7 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
 {
   int rank;
   MPI_Comm_rank(comm, &rank);
-  int32_t nr = B->n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * PB_SB_NSTAT;
+  int32_t nr = B->n_targets * PB_SB_NROWS_PER_TARGET;
   size_t nacc = (size_t)nr * (size_t)(B->draws > 0 ? B->draws : 1);
   if (B->draws > 0) { /* integer sums: the same totals whatever the partition */
     MPI_Allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * PB_SB_NSTAT), MPI_INT64_T, MPI_SUM, comm);
@@ -288,26 +311,11 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
     MPI_Allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
   }
   /* model-group bootstrap of each row's cell means (the point estimates too) */
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_sb__groups(meta, mg);
-  double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
-  int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
-  int64_t *cells = pb_calloc((size_t)nr, sizeof *cells);
-  for (int64_t c = 0; c < n_cells; c++) {
-    const double *rec = recs + c * L->rec_len;
-    group[c] = mg[cell_model[c]];
-    for (int32_t row = 0; row < nr; row++) {
-      int ok = row / PB_SB_NROWS_PER_TARGET == cell_target[c] && pb_sb__in_row(rec, row % PB_SB_NROWS_PER_TARGET);
-      cells[row] += ok;
-      for (int s = 0; s < PB_SB_NSTAT; s++)
-        x[c * ns + row * PB_SB_NSTAT + s] = ok ? pb_sb__diff(L, rec, s / PB_SB_NMET, s % PB_SB_NMET) : NAN;
-    }
-  }
-  struct pb_interval *giv = pb_malloc((size_t)ns * sizeof *giv);
+  int64_t *cells = pb_malloc((size_t)nr * sizeof *cells);
   struct pb_boot_spec gspec = {opt->seed, PB_RNG_GROUP_BOOT, 0, group_draws, PB_BOOT_LEVEL};
-  int status = pb_boot_group_means(x, n_cells, ns, group, ng, &gspec, comm, giv);
-  free(x);
-  free(group);
-  free(mg);
+  int status;
+  struct pb_interval *giv = pb_sb__group_rows(meta, L, B->n_targets, cell_target, cell_model, recs, n_cells,
+                                              PB_SB_NSTAT, pb_sb__diff_stat, &gspec, comm, cells, &status);
   if (status == PB_OK && rank == 0) {
     struct pb_table t = {{0}, {0}};
     char note[512];

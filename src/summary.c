@@ -55,8 +55,9 @@ static void pb_summary__source(FILE *fp, const struct pb_meta *meta, const struc
   char a[40], b[40], t0[40], t1[40];
   pb_format_double(clean, a);
   pb_format_double(pert, b);
-  pb_format_float(lo, t0);
-  pb_format_float(hi, t1);
+  /* a source without development images has no thresholds */
+  pb_format_float(ps->n_dev > 0 ? lo : NAN, t0);
+  pb_format_float(ps->n_dev > 0 ? hi : NAN, t1);
   const char *n = src->name;
   fprintf(fp, "source.%s.classes %d\n", n, src->n_classes);
   fprintf(fp, "source.%s.images %d\n", n, src->n_images);
