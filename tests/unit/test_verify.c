@@ -330,7 +330,7 @@ START_TEST(test_invalid)
   struct pb_verify_class q;
   struct pb_verify_records r = {0};
   ck_assert_int_eq(pb_verify_class_enumerate(&r, &q, NULL), -1);
-  struct tclass t = {.n = PB_VERIFY_MAX_N + 1};
+  struct tclass t = {.n = PB_VERIFY_MAX_N}; /* records for the largest valid size, then claim one more */
   r = tclass_records(&t, 0.5f);
   r.n = PB_VERIFY_MAX_N + 1;
   ck_assert_int_eq(pb_verify_class_enumerate(&r, &q, NULL), -1);
