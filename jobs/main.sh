@@ -8,5 +8,5 @@ cd "$(dirname "$0")/.."
 NP=${NP:-1}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p out
-mpirun --oversubscribe -np "$NP" ./pairbound synth -o out/paper.h5
-mpirun --oversubscribe -np "$NP" ./pairbound run
+mpirun --oversubscribe --bind-to none -np "$NP" ./pairbound synth -o out/paper.h5
+mpirun --oversubscribe --bind-to none -np "$NP" ./pairbound run

@@ -23,7 +23,7 @@ run() {
   : > "$W/t"
   for i in $(seq "$REPEAT"); do
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
-      mpirun --oversubscribe -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
+      mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
     grep -h -E '(bounds|policy|screen): load' "$W/log" >> "$W/phases" 2>/dev/null || true
     grep -h 'verify: .* classes enumerated' "$W/log" >> "$W/vphases" 2>/dev/null || true
@@ -94,7 +94,7 @@ for k in 'load' 'scores, fits and metrics' 'write'; do
   printf '  %-30s %8.3f s\n' "$k" "$v"
 done
 OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s wall (1 rank x 2 threads)' \
-  mpirun --oversubscribe -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
+  mpirun --oversubscribe --bind-to none -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
 run "screen 2 ranks" $SCREENREC 2 1 screen "$W/p.h5" -o "$W/os"
 
 # resampling: 2,000 model-group draws and 200 class draws of every screening
