@@ -346,9 +346,7 @@ static int pb_identify__write_cells(struct pb_stage *st, const struct pb_cell_bl
   pb_text_printf(&head, "model\tsource\tcondition");
   for (int f = 0; f < PB_IF_N; f++) pb_text_printf(&head, "\t%s", pb_identify_field_names[f]);
   pb_text_printf(&head, "\n");
-  char *path = pb_results_report_path(st->results, "bounds.tsv");
-  status = pb_tsv_gather(path, st->comm, head.buf, t.buf, t.len);
-  free(path);
+  status = pb_results_tsv(st->results, "bounds.tsv", head.buf, t.buf, t.len);
   pb_text_free(&t);
   pb_text_free(&head);
   return status;

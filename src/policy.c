@@ -293,18 +293,14 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
     pb_text_free(&lam);
   }
   if (status != PB_OK) return status;
-  char *path = pb_results_report_path(st->results, "policy_bounds.tsv");
-  status = pb_tsv_gather(path, st->comm,
+  status = pb_results_tsv(st->results, "policy_bounds.tsv",
                          "model\tsource\tcondition\tlevel\tlambda\tj\ttau_j\tJ_lo\tJ_hi\tH_lo\tH_hi\tL_lo\tL_hi\t"
                          "J_upper_lemma1\tregret\tfeasible_mean\trealized_cost\n",
-                         tb->buf ? tb->buf : "", tb->len);
-  free(path);
+                         tb->buf, tb->len);
   if (status != PB_OK) return status;
-  path = pb_results_report_path(st->results, "policy_pairs.tsv");
-  status = pb_tsv_gather(path, st->comm,
+  status = pb_results_tsv(st->results, "policy_pairs.tsv",
                          "model\tsource\tcondition\tlevel\tlambda\tj\tl\tDplus\tseparate_gap\tcertified\tmixed_switch\n",
-                         tp->buf ? tp->buf : "", tp->len);
-  free(path);
+                         tp->buf, tp->len);
   return status;
 }
 

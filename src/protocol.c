@@ -300,17 +300,14 @@ int pb_protocol_write(const struct pb_protocol *p, const struct pb_meta *meta, s
   MPI_Comm comm = pb_results_comm(res);
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) pb_protocol__tables(p, meta, &thr, &cond, &panel);
-  char *f1 = pb_results_report_path(res, "protocol_thresholds.tsv");
-  char *f2 = pb_results_report_path(res, "protocol_conditions.tsv");
-  char *f3 = pb_results_report_path(res, "protocol_panel.tsv");
-  status = pb_tsv_gather(f1, comm, "model\tgroup\tsource\tn_dev\ttau\ttau_q60\ttau_q70\ttau_q80\ttau_q90\ttau_q100\n",
-                         thr.buf, thr.len);
+  status = pb_results_tsv(res, "protocol_thresholds.tsv",
+                          "model\tgroup\tsource\tn_dev\ttau\ttau_q60\ttau_q70\ttau_q80\ttau_q90\ttau_q100\n", thr.buf,
+                          thr.len);
   if (status == PB_OK)
-    status = pb_tsv_gather(f2, comm, "source\tcondition\tmean_dev_accuracy\ttier\n", cond.buf, cond.len);
-  if (status == PB_OK) status = pb_tsv_gather(f3, comm, "model\tsource\tcondition\n", panel.buf, panel.len);
-  free(f1);
-  free(f2);
-  free(f3);
+    status = pb_results_tsv(res, "protocol_conditions.tsv", "source\tcondition\tmean_dev_accuracy\ttier\n", cond.buf,
+                            cond.len);
+  if (status == PB_OK)
+    status = pb_results_tsv(res, "protocol_panel.tsv", "model\tsource\tcondition\n", panel.buf, panel.len);
   pb_text_free(&thr);
   pb_text_free(&cond);
   pb_text_free(&panel);

@@ -149,8 +149,10 @@ void pb_results_close(struct pb_results *res)
   free(res);
 }
 
-int pb_tsv_gather(const char *path, MPI_Comm comm, const char *header, const char *text, size_t len)
+int pb_results_tsv(struct pb_results *res, const char *name, const char *header, const char *text, size_t len)
 {
+  MPI_Comm comm = res->comm;
+  char *path = pb_results_report_path(res, name);
   int rank, size, status = PB_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -162,7 +164,7 @@ int pb_tsv_gather(const char *path, MPI_Comm comm, const char *header, const cha
     status = pb_outfile_open(&f, path);
     if (status == PB_OK) {
       fputs(header, f.fp);
-      fwrite(text, 1, len, f.fp);
+      if (len) fwrite(text, 1, len, f.fp);
       for (int r = 1; r < size; r++) {
         char *buf = pb_malloc((size_t)lens[r]);
         for (int64_t got = 0; got < lens[r];) {
@@ -194,6 +196,7 @@ int pb_tsv_gather(const char *path, MPI_Comm comm, const char *header, const cha
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   if (status != PB_OK && rank != 0) pb_error_set("%s: cannot write file", path);
+  free(path);
   return status;
 }
 
@@ -255,6 +258,7 @@ void pb_table_num(struct pb_table *t, double x, int digits)
 {
   pb_text_double(&t->tsv, x);
   if (isnan(x)) pb_text_printf(&t->md, " | n/a");
+  else if (digits < 0) pb_text_printf(&t->md, " | %+.*f", -digits, x);
   else pb_text_printf(&t->md, " | %.*f", digits, x);
 }
 

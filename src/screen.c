@@ -1278,36 +1278,21 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
     }
   }
   free(tu);
-  char *path = pb_results_report_path(st->results, "screen_cells.tsv");
-  status = pb_tsv_gather(path, st->comm,
-                         "model\tsource\tcondition\ttier\tscore\tn\tn_fail\tauroc\tcov_q10\tcov_q20\tcov_q30\n",
-                         tc.buf, tc.len);
-  free(path);
-  if (status == PB_OK) {
-    path = pb_results_report_path(st->results, "screen_cell_info.tsv");
-    status = pb_tsv_gather(path, st->comm,
-                           "model\tsource\tcondition\ttier\tn\tn_fail\tp\tceil_q10\tceil_q20\tceil_q30\tn_nonsingleton\t"
-                           "n_fail_nonsingleton\tderange_degenerate\tn_unmatched\ta3_approx_images\n",
-                           ti.buf, ti.len);
-    free(path);
-  }
-  if (status == PB_OK) {
-    path = pb_results_report_path(st->results, "screen_strata.tsv");
-    status = pb_tsv_gather(path, st->comm,
-                           "model\tsource\tcondition\ttier\tstratum\tn\tn_fail\tauroc_S\tauroc_U\tauroc_U_nonsingleton\t"
-                           "auroc_U_derange\tret_gap\n",
-                           ts.buf, ts.len);
-    free(path);
-  }
-  if (status == PB_OK) {
-    path = pb_results_report_path(st->results, "screen_fits.tsv");
-    status = pb_tsv_gather(path, st->comm,
-                           "model\tsource\tn_images\tn_obs\tn_fail\tgS_b\tgS_wS\tgS_wU\tgS_wret\tgS_grad\t"
-                           "gSU_b\tgSU_wS\tgSU_wU\tgSU_wret\tgSU_grad\tgSUret_b\tgSUret_wS\tgSUret_wU\tgSUret_wret\t"
-                           "gSUret_grad\n",
-                           tf.buf, tf.len);
-    free(path);
-  }
+  /* one report file per table: name, header, this rank's rows */
+  const struct { const char *name, *header; const struct pb_text *text; } out[] = {
+    {"screen_cells.tsv", "model\tsource\tcondition\ttier\tscore\tn\tn_fail\tauroc\tcov_q10\tcov_q20\tcov_q30\n", &tc},
+    {"screen_cell_info.tsv",
+     "model\tsource\tcondition\ttier\tn\tn_fail\tp\tceil_q10\tceil_q20\tceil_q30\tn_nonsingleton\t"
+     "n_fail_nonsingleton\tderange_degenerate\tn_unmatched\ta3_approx_images\n", &ti},
+    {"screen_strata.tsv",
+     "model\tsource\tcondition\ttier\tstratum\tn\tn_fail\tauroc_S\tauroc_U\tauroc_U_nonsingleton\t"
+     "auroc_U_derange\tret_gap\n", &ts},
+    {"screen_fits.tsv",
+     "model\tsource\tn_images\tn_obs\tn_fail\tgS_b\tgS_wS\tgS_wU\tgS_wret\tgS_grad\t"
+     "gSU_b\tgSU_wS\tgSU_wU\tgSU_wret\tgSU_grad\tgSUret_b\tgSUret_wS\tgSUret_wU\tgSUret_wret\t"
+     "gSUret_grad\n", &tf}};
+  for (size_t i = 0; i < sizeof out / sizeof out[0] && status == PB_OK; i++)
+    status = pb_results_tsv(st->results, out[i].name, out[i].header, out[i].text->buf, out[i].text->len);
   pb_text_free(&tc);
   pb_text_free(&ti);
   pb_text_free(&ts);
@@ -1315,8 +1300,6 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
   pb_message("screen: TSV files %.3f s", MPI_Wtime() - t_tsv);
   return status;
 }
-
-/* Every cell's record on rank 0, in cell order. */
 
 static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 {

@@ -21,7 +21,7 @@ struct pb_srep {
   const int32_t *cell_src;
   const double *recs;
   int64_t n_cells;
-  struct pb_text tsv, md;
+  struct pb_table t;   /* the table being built */
 };
 
 struct pb_smean { double sum; int64_t n; };
@@ -73,60 +73,6 @@ static int64_t pb_srep__count(const struct pb_srep *R, int32_t s, int tier)
   return n;
 }
 
-static void pb_srep__header(struct pb_srep *R, const char *title, const char *note, const char *cols)
-{
-  pb_text_printf(&R->md, "\n### %s\n\n%s\n\n|", title, note);
-  char *c = pb_strdup(cols), *save = NULL;
-  int n = 0;
-  for (char *w = strtok_r(c, "\t", &save); w; w = strtok_r(NULL, "\t", &save), n++) pb_text_printf(&R->md, " %s |", w);
-  pb_text_printf(&R->md, "\n|");
-  while (n--) pb_text_printf(&R->md, "---|");
-  pb_text_printf(&R->md, "\n");
-  pb_text_printf(&R->tsv, "%s\n", cols);
-  free(c);
-}
-
-static void pb_srep__str(struct pb_srep *R, const char *s, int first)
-{
-  pb_text_printf(&R->tsv, first ? "%s" : "\t%s", s);
-  pb_text_printf(&R->md, first ? "| %s" : " | %s", s);
-}
-
-static void pb_srep__num(struct pb_srep *R, double x, int digits)
-{
-  pb_text_double(&R->tsv, x);
-  if (isnan(x)) pb_text_printf(&R->md, " | n/a");
-  else if (digits < 0) pb_text_printf(&R->md, " | %+.*f", -digits, x);
-  else pb_text_printf(&R->md, " | %.*f", digits, x);
-}
-
-static void pb_srep__int(struct pb_srep *R, int64_t n)
-{
-  pb_text_printf(&R->tsv, "\t%lld", (long long)n);
-  pb_text_printf(&R->md, " | %lld", (long long)n);
-}
-
-static void pb_srep__end(struct pb_srep *R)
-{
-  pb_text_printf(&R->tsv, "\n");
-  pb_text_printf(&R->md, " |\n");
-}
-
-static int pb_srep__flush(struct pb_srep *R, struct pb_results *res, const char *name, struct pb_text *report)
-{
-  char *path = pb_results_report_path(res, name);
-  struct pb_outfile f;
-  int status = pb_outfile_open(&f, path);
-  if (status == PB_OK) {
-    fwrite(R->tsv.buf, 1, R->tsv.len, f.fp);
-    status = pb_outfile_commit(&f);
-  }
-  free(path);
-  pb_text_printf(report, "%s", R->md.buf ? R->md.buf : "");
-  pb_text_free(&R->tsv);
-  pb_text_free(&R->md);
-  return status;
-}
 
 /* Sources that have cells, in store order. */
 static int pb_srep__has(const struct pb_srep *R, int32_t s)
@@ -153,54 +99,54 @@ static int32_t pb_srep__tta(const struct pb_screen_layout *L)
 static void pb_srep__auroc(struct pb_srep *R)
 {
   int32_t tta = pb_srep__tta(R->L);
-  pb_srep__header(R, "AUROC of each score (seed Table 16)",
+  pb_table_begin(&R->t, "AUROC of each score (seed Table 16)",
                   "Failure positive; clean-correct images with probe responses; every score on the same images of a "
                   "cell (class baselines on their supported images). Cells are weighted equally; `defined` counts "
                   "cells with both outcomes. Differences are means of cellwise differences; intervals come from the "
                   "resampling stage.",
                   "source\ttier\tcells\tdefined\tS\tU\tdelta\tret\tmargin\tentropy\tclass_delta\tg_S\tg_SU\tg_SUret\tA3\t"
-                  "U-S\tU-delta\tU-ret\tU-A3\tg_SU-S\tdelta-U\tU-TTA");
+                  "U-S\tU-delta\tU-ret\tU-A3\tg_SU-S\tdelta-U\tU-TTA", NULL);
   static const int32_t cols[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_MARGIN, PB_SR_ENTROPY,
                                  PB_SR_CLASS_DELTA, PB_SR_G_S, PB_SR_G_SU, PB_SR_G_SURET, PB_SR_A3};
   FOR_GROUPS(R, s, tier)
   {
     int64_t defined = 0;
     for (int64_t c = 0; c < R->n_cells; c++) defined += pb_srep__in(R, c, s, tier) && !isnan(pb_srep__v(R, c, PB_SR_U, 2));
-    pb_srep__str(R, R->meta->sources[s].name, 1);
-    pb_srep__str(R, pb_tier_name(tier), 0);
-    pb_srep__int(R, pb_srep__count(R, s, tier));
-    pb_srep__int(R, defined);
-    for (size_t j = 0; j < sizeof cols / sizeof cols[0]; j++) pb_srep__num(R, pb_srep__mean(R, s, tier, cols[j], 2), 3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_S, 2), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_DELTA, 2), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_RET, 2), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_A3, 2), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_G_SU, PB_SR_S, 2), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_DELTA, PB_SR_U, 2), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U, tta, 2), -3);
-    pb_srep__end(R);
+    pb_table_str(&R->t, R->meta->sources[s].name, 1);
+    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_int(&R->t, pb_srep__count(R, s, tier));
+    pb_table_int(&R->t, defined);
+    for (size_t j = 0; j < sizeof cols / sizeof cols[0]; j++) pb_table_num(&R->t, pb_srep__mean(R, s, tier, cols[j], 2), 3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_S, 2), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_DELTA, 2), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_RET, 2), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U, PB_SR_A3, 2), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_G_SU, PB_SR_S, 2), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_DELTA, PB_SR_U, 2), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U, tta, 2), -3);
+    pb_table_end_row(&R->t);
   }
 }
 
 /* Table 18: coverage levels at every budget. */
 static void pb_srep__coverage(struct pb_srep *R)
 {
-  pb_srep__header(R, "Failure coverage at budget q (seed Table 18)",
+  pb_table_begin(&R->t, "Failure coverage at budget q (seed Table 18)",
                   "Share of a cell's failures among the top-q fraction of clean-correct images, k = max(1, round(q n)), "
                   "ties at the cutoff prorated (expected coverage under random tie-breaking); random is one seeded "
                   "draw per cell.",
-                  "source\ttier\tq\tS\tU\tdelta\tret\tmargin\tentropy\tclass_delta\tg_SU\tA3\trandom");
+                  "source\ttier\tq\tS\tU\tdelta\tret\tmargin\tentropy\tclass_delta\tg_SU\tA3\trandom", NULL);
   static const int32_t cols[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_MARGIN, PB_SR_ENTROPY,
                                  PB_SR_CLASS_DELTA, PB_SR_G_SU, PB_SR_A3, PB_SR_RANDOM};
   FOR_GROUPS(R, s, tier)
   for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
     char q[16];
     snprintf(q, sizeof q, "%.1f", pb_screen_budget_pct[b] / 100.0);
-    pb_srep__str(R, R->meta->sources[s].name, 1);
-    pb_srep__str(R, pb_tier_name(tier), 0);
-    pb_srep__str(R, q, 0);
-    for (size_t j = 0; j < sizeof cols / sizeof cols[0]; j++) pb_srep__num(R, pb_srep__mean(R, s, tier, cols[j], 3 + b), 3);
-    pb_srep__end(R);
+    pb_table_str(&R->t, R->meta->sources[s].name, 1);
+    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_str(&R->t, q, 0);
+    for (size_t j = 0; j < sizeof cols / sizeof cols[0]; j++) pb_table_num(&R->t, pb_srep__mean(R, s, tier, cols[j], 3 + b), 3);
+    pb_table_end_row(&R->t);
   }
 }
 
@@ -208,34 +154,34 @@ static void pb_srep__coverage(struct pb_srep *R)
 static void pb_srep__coverage_diff(struct pb_srep *R)
 {
   int32_t tta = pb_srep__tta(R->L);
-  pb_srep__header(R, "Paired coverage differences (seed Tables 19-20)",
+  pb_table_begin(&R->t, "Paired coverage differences (seed Tables 19-20)",
                   "Means of cellwise differences in prorated coverage; group and class intervals are added by the "
                   "resampling stage.",
-                  "source\ttier\tq\tS\tU\tU-S\tU-delta\tU-ret\tU-A3\tU-margin\tU-entropy\tU-g_SU\tU-TTA");
+                  "source\ttier\tq\tS\tU\tU-S\tU-delta\tU-ret\tU-A3\tU-margin\tU-entropy\tU-g_SU\tU-TTA", NULL);
   static const int32_t other[] = {PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3, PB_SR_MARGIN, PB_SR_ENTROPY, PB_SR_G_SU};
   FOR_GROUPS(R, s, tier)
   for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
     char q[16];
     snprintf(q, sizeof q, "%.1f", pb_screen_budget_pct[b] / 100.0);
-    pb_srep__str(R, R->meta->sources[s].name, 1);
-    pb_srep__str(R, pb_tier_name(tier), 0);
-    pb_srep__str(R, q, 0);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_S, 3 + b), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_U, 3 + b), 3);
+    pb_table_str(&R->t, R->meta->sources[s].name, 1);
+    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_str(&R->t, q, 0);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_S, 3 + b), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U, 3 + b), 3);
     for (size_t j = 0; j < sizeof other / sizeof other[0]; j++)
-      pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U, other[j], 3 + b), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U, tta, 3 + b), -3);
-    pb_srep__end(R);
+      pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U, other[j], 3 + b), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U, tta, 3 + b), -3);
+    pb_table_end_row(&R->t);
   }
 }
 
 /* Table 21: failure share, attainable ceilings and U as a fraction of them. */
 static void pb_srep__ceiling(struct pb_srep *R)
 {
-  pb_srep__header(R, "Failure share and attainable coverage ceiling (seed Table 21)",
+  pb_table_begin(&R->t, "Failure share and attainable coverage ceiling (seed Table 21)",
                   "p = n_fail / n; ceiling min(1, k / n_fail); ratio columns are means of cellwise ratios (cells with "
                   "a failure), not ratios of the displayed means.",
-                  "source\ttier\tp\tceil_q10\tceil_q20\tceil_q30\tU/ceil_q10\tU/ceil_q20\tU/ceil_q30\trandom/ceil_q20");
+                  "source\ttier\tp\tceil_q10\tceil_q20\tceil_q30\tU/ceil_q10\tU/ceil_q20\tU/ceil_q30\trandom/ceil_q20", NULL);
   FOR_GROUPS(R, s, tier)
   {
     struct pb_smean p = {0, 0}, ceil[3] = {{0, 0}}, ratio[3] = {{0, 0}}, rnd = {0, 0};
@@ -252,25 +198,25 @@ static void pb_srep__ceiling(struct pb_srep *R)
         if (b == 1) pb_smean_add(&rnd, pb_srep__v(R, c, PB_SR_RANDOM, 4) / cl);
       }
     }
-    pb_srep__str(R, R->meta->sources[s].name, 1);
-    pb_srep__str(R, pb_tier_name(tier), 0);
-    pb_srep__num(R, pb_smean_get(&p), 3);
-    for (int b = 0; b < 3; b++) pb_srep__num(R, pb_smean_get(&ceil[b]), 3);
-    for (int b = 0; b < 3; b++) pb_srep__num(R, pb_smean_get(&ratio[b]), 3);
-    pb_srep__num(R, pb_smean_get(&rnd), 3);
-    pb_srep__end(R);
+    pb_table_str(&R->t, R->meta->sources[s].name, 1);
+    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_num(&R->t, pb_smean_get(&p), 3);
+    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_smean_get(&ceil[b]), 3);
+    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_smean_get(&ratio[b]), 3);
+    pb_table_num(&R->t, pb_smean_get(&rnd), 3);
+    pb_table_end_row(&R->t);
   }
 }
 
 /* Table 25: identity ablation on the non-singleton subset. */
 static void pb_srep__identity(struct pb_srep *R)
 {
-  pb_srep__header(R, "Identity ablation (seed Table 25)",
+  pb_table_begin(&R->t, "Identity ablation (seed Table 25)",
                   "On clean-correct images whose class has at least two of them: S, U, U reassigned by a within-class "
                   "derangement (AUROC averaged over the seeded draws) and the leave-one-out class mean. Gap = U - "
                   "derangement (mean of cellwise gaps); wins = share of cells where U exceeds its control; degenerate "
                   "cells have every non-singleton class outcome-pure, so the derangement equals U there.",
-                  "source\ttier\tcells\tS\tU\tderangement\tLOO mean\tgap\twins_pct\tdegenerate\tgap_excl_degenerate");
+                  "source\ttier\tcells\tS\tU\tderangement\tLOO mean\tgap\twins_pct\tdegenerate\tgap_excl_degenerate", NULL);
   FOR_GROUPS(R, s, tier)
   {
     struct pb_smean wins = {0, 0}, gx = {0, 0};
@@ -285,41 +231,41 @@ static void pb_srep__identity(struct pb_srep *R)
       degenerate += deg;
       if (!deg) pb_smean_add(&gx, u - d);
     }
-    pb_srep__str(R, R->meta->sources[s].name, 1);
-    pb_srep__str(R, pb_tier_name(tier), 0);
-    pb_srep__int(R, defined);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_S_NS, 2), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_U_NS, 2), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_U_DERANGE, 2), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_U_LOO, 2), 3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U_NS, PB_SR_U_DERANGE, 2), -3);
-    pb_srep__num(R, pb_smean_get(&wins), 1);
-    pb_srep__int(R, degenerate);
-    pb_srep__num(R, pb_smean_get(&gx), -3);
-    pb_srep__end(R);
+    pb_table_str(&R->t, R->meta->sources[s].name, 1);
+    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_int(&R->t, defined);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_S_NS, 2), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_NS, 2), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_DERANGE, 2), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_LOO, 2), 3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U_NS, PB_SR_U_DERANGE, 2), -3);
+    pb_table_num(&R->t, pb_smean_get(&wins), 1);
+    pb_table_int(&R->t, degenerate);
+    pb_table_num(&R->t, pb_smean_get(&gx), -3);
+    pb_table_end_row(&R->t);
   }
 }
 
 /* Table 26: development class means of U matched to U. */
 static void pb_srep__class(struct pb_srep *R)
 {
-  pb_srep__header(R, "Class-level baselines matched to U (seed Table 26)",
+  pb_table_begin(&R->t, "Class-level baselines matched to U (seed Table 26)",
                   "S and U on the images whose class has a clean-correct development class mean of U; the class means "
                   "over clean-correct (cc) and all development images on their own supported images; gaps are U - "
                   "class (cc) in AUROC and in coverage at q = 0.2.",
-                  "source\ttier\tS\tU\tclass_U_cc\tclass_U_all\tclass_delta\tU-class\tcov U-class");
+                  "source\ttier\tS\tU\tclass_U_cc\tclass_U_all\tclass_delta\tU-class\tcov U-class", NULL);
   FOR_GROUPS(R, s, tier)
   {
-    pb_srep__str(R, R->meta->sources[s].name, 1);
-    pb_srep__str(R, pb_tier_name(tier), 0);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_S_CCDEV, 2), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_U_CCDEV, 2), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_CLASS_U_CC, 2), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_CLASS_U_ALL, 2), 3);
-    pb_srep__num(R, pb_srep__mean(R, s, tier, PB_SR_CLASS_DELTA, 2), 3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U_CCDEV, PB_SR_CLASS_U_CC, 2), -3);
-    pb_srep__num(R, pb_srep__diff(R, s, tier, PB_SR_U_CCDEV, PB_SR_CLASS_U_CC, 4), -3);
-    pb_srep__end(R);
+    pb_table_str(&R->t, R->meta->sources[s].name, 1);
+    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_S_CCDEV, 2), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_CCDEV, 2), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_CLASS_U_CC, 2), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_CLASS_U_ALL, 2), 3);
+    pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_CLASS_DELTA, 2), 3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U_CCDEV, PB_SR_CLASS_U_CC, 2), -3);
+    pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U_CCDEV, PB_SR_CLASS_U_CC, 4), -3);
+    pb_table_end_row(&R->t);
   }
 }
 
@@ -327,11 +273,11 @@ static void pb_srep__class(struct pb_srep *R)
 static void pb_srep__strata(struct pb_srep *R)
 {
   static const char *names[PB_SCREEN_STRATA] = {"low", "mid", "high"};
-  pb_srep__header(R, "Separation within clean-confidence terciles (seed Table 27)",
+  pb_table_begin(&R->t, "Separation within clean-confidence terciles (seed Table 27)",
                   "All conditions of each source, cells weighted equally. Terciles of S within model (mid-CDF, ties "
                   "share a stratum); gap = U - derangement on the stratum's non-singleton images; retention gap = "
                   "retention rate of images above the stratum's median U minus that below it.",
-                  "source\tstratum\tcells\tS\tU\tderangement\tgap\tretention gap");
+                  "source\tstratum\tcells\tS\tU\tderangement\tgap\tretention gap", NULL);
   for (int32_t s = 0; s < R->meta->n_sources; s++) {
     if (!pb_srep__has(R, s)) continue;
     for (int k = 0; k < PB_SCREEN_STRATA; k++) {
@@ -347,13 +293,13 @@ static void pb_srep__strata(struct pb_srep *R)
         if (!isnan(o[4]) && !isnan(o[5])) pb_smean_add(&m[3], o[4] - o[5]);
         pb_smean_add(&m[4], o[6]);
       }
-      pb_srep__str(R, R->meta->sources[s].name, 1);
-      pb_srep__str(R, names[k], 0);
-      pb_srep__int(R, cells);
-      for (int j = 0; j < 3; j++) pb_srep__num(R, pb_smean_get(&m[j]), 3);
-      pb_srep__num(R, pb_smean_get(&m[3]), -3);
-      pb_srep__num(R, pb_smean_get(&m[4]), -3);
-      pb_srep__end(R);
+      pb_table_str(&R->t, R->meta->sources[s].name, 1);
+      pb_table_str(&R->t, names[k], 0);
+      pb_table_int(&R->t, cells);
+      for (int j = 0; j < 3; j++) pb_table_num(&R->t, pb_smean_get(&m[j]), 3);
+      pb_table_num(&R->t, pb_smean_get(&m[3]), -3);
+      pb_table_num(&R->t, pb_smean_get(&m[4]), -3);
+      pb_table_end_row(&R->t);
     }
   }
 }
@@ -362,11 +308,11 @@ static void pb_srep__strata(struct pb_srep *R)
 static void pb_srep__subsets(struct pb_srep *R)
 {
   const struct pb_screen_layout *L = R->L;
-  pb_srep__header(R, "U from m probe conditions (seed Table 28)",
+  pb_table_begin(&R->t, "U from m probe conditions (seed Table 28)",
                   "Subsets fixed from the seed before any outcome (every subset when there are at most the requested "
                   "number); per subset the equal-weight cell mean, then the mean [min, max] over subsets. Gain = "
                   "coverage at q = 0.2 minus that of S on the same cells. Probe-set rows (all, severity sets) follow.",
-                  "source\ttier\tm\tsubsets\tcoverage\tcov_min\tcov_max\tgain\tgain_min\tauroc\tauroc_min\tauroc_max");
+                  "source\ttier\tm\tsubsets\tcoverage\tcov_min\tcov_max\tgain\tgain_min\tauroc\tauroc_min\tauroc_max", NULL);
   FOR_GROUPS(R, s, tier)
   {
     if (!((L->subset_tiers >> tier) & 1)) continue;
@@ -389,19 +335,19 @@ static void pb_srep__subsets(struct pb_srep *R)
         if (!isnan(x)) cmin = fmin(cmin, x), cmax = fmax(cmax, x);
         if (!isnan(a)) amin = fmin(amin, a), amax = fmax(amax, a);
       }
-      pb_srep__str(R, R->meta->sources[s].name, 1);
-      pb_srep__str(R, pb_tier_name(tier), 0);
-      pb_srep__int(R, m);
-      pb_srep__int(R, j1 - j0);
-      pb_srep__num(R, pb_smean_get(&cm), 3);
-      pb_srep__num(R, isinf(cmin) ? NAN : cmin, 3);
-      pb_srep__num(R, isinf(cmax) ? NAN : cmax, 3);
-      pb_srep__num(R, pb_smean_get(&cm) - S_cov, -3);
-      pb_srep__num(R, isinf(cmin) ? NAN : cmin - S_cov, -3);
-      pb_srep__num(R, pb_smean_get(&am), 3);
-      pb_srep__num(R, isinf(amin) ? NAN : amin, 3);
-      pb_srep__num(R, isinf(amax) ? NAN : amax, 3);
-      pb_srep__end(R);
+      pb_table_str(&R->t, R->meta->sources[s].name, 1);
+      pb_table_str(&R->t, pb_tier_name(tier), 0);
+      pb_table_int(&R->t, m);
+      pb_table_int(&R->t, j1 - j0);
+      pb_table_num(&R->t, pb_smean_get(&cm), 3);
+      pb_table_num(&R->t, isinf(cmin) ? NAN : cmin, 3);
+      pb_table_num(&R->t, isinf(cmax) ? NAN : cmax, 3);
+      pb_table_num(&R->t, pb_smean_get(&cm) - S_cov, -3);
+      pb_table_num(&R->t, isinf(cmin) ? NAN : cmin - S_cov, -3);
+      pb_table_num(&R->t, pb_smean_get(&am), 3);
+      pb_table_num(&R->t, isinf(amin) ? NAN : amin, 3);
+      pb_table_num(&R->t, isinf(amax) ? NAN : amax, 3);
+      pb_table_end_row(&R->t);
       j0 = j1;
     }
   }
@@ -418,8 +364,8 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
            "that prediction). Mean = probability averaging (U), A3 = adapted A3Rank (Eq. 12). Primary set: %s. "
            "Delta = mean-rule coverage at q = 0.2 minus that of %s.",
            probe_desc, tta >= 0 ? "TTA" : "clean confidence S");
-  pb_srep__header(R, "Screening by probe set and scoring rule (seed Tables 33 and 36)", note,
-                  "source\tprobe set\tevaluations\trecall_q20\tauroc\tA3 recall_q20\tA3 auroc\tdelta");
+  pb_table_begin(&R->t, "Screening by probe set and scoring rule (seed Tables 33 and 36)", note,
+                  "source\tprobe set\tevaluations\trecall_q20\tauroc\tA3 recall_q20\tA3 auroc\tdelta", NULL);
   for (int32_t s = 0; s < R->meta->n_sources; s++) {
     if (!pb_srep__has(R, s) || pb_srep__count(R, s, PB_TIER_MILD) == 0) continue;
     int32_t ref = tta >= 0 ? tta : PB_SR_S;
@@ -427,15 +373,15 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
     for (int32_t e = -2; e < L->n_extra; e++) {
       int32_t ru = e == -2 ? PB_SR_S : e == -1 ? PB_SR_U : PB_SR_FIXED + 2 * e;
       int32_t ra = e == -2 ? -1 : e == -1 ? PB_SR_A3 : PB_SR_FIXED + 2 * e + 1;
-      pb_srep__str(R, R->meta->sources[s].name, 1);
-      pb_srep__str(R, e == -2 ? "clean" : e == -1 ? "all (U)" : L->extra_names[e], 0);
-      pb_srep__int(R, e == -2 ? 1 : e == -1 ? L->n_probes : L->extra_n[e]);
-      pb_srep__num(R, pb_srep__mean(R, s, PB_TIER_MILD, ru, 4), 3);
-      pb_srep__num(R, pb_srep__mean(R, s, PB_TIER_MILD, ru, 2), 3);
-      pb_srep__num(R, pb_srep__mean(R, s, PB_TIER_MILD, ra, 4), 3);
-      pb_srep__num(R, pb_srep__mean(R, s, PB_TIER_MILD, ra, 2), 3);
-      pb_srep__num(R, pb_srep__mean(R, s, PB_TIER_MILD, ru, 4) - ref_cov, -3);
-      pb_srep__end(R);
+      pb_table_str(&R->t, R->meta->sources[s].name, 1);
+      pb_table_str(&R->t, e == -2 ? "clean" : e == -1 ? "all (U)" : L->extra_names[e], 0);
+      pb_table_int(&R->t, e == -2 ? 1 : e == -1 ? L->n_probes : L->extra_n[e]);
+      pb_table_num(&R->t, pb_srep__mean(R, s, PB_TIER_MILD, ru, 4), 3);
+      pb_table_num(&R->t, pb_srep__mean(R, s, PB_TIER_MILD, ru, 2), 3);
+      pb_table_num(&R->t, pb_srep__mean(R, s, PB_TIER_MILD, ra, 4), 3);
+      pb_table_num(&R->t, pb_srep__mean(R, s, PB_TIER_MILD, ra, 2), 3);
+      pb_table_num(&R->t, pb_srep__mean(R, s, PB_TIER_MILD, ru, 4) - ref_cov, -3);
+      pb_table_end_row(&R->t);
     }
   }
 }
@@ -444,7 +390,7 @@ int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *
                      const double *recs, int64_t n_cells, struct pb_results *res, const struct pb_screen_options *opt,
                      const char *probe_desc, const struct pb_text *extra)
 {
-  struct pb_srep R = {meta, L, cell_src, recs, n_cells, {0}, {0}};
+  struct pb_srep R = {meta, L, cell_src, recs, n_cells, {{0}, {0}}};
   struct pb_text md = {0};
   int status = PB_OK;
   pb_text_printf(&md, "## Screening (pairbound screen)\n\nScores on %s images (fitting on %s images), tiers from %s "
@@ -454,23 +400,23 @@ int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *
                  opt->eval_tiers ? "evaluation" : "development", probe_desc, opt->n_derange,
                  (unsigned long long)opt->seed);
   pb_srep__auroc(&R);
-  status |= pb_srep__flush(&R, res, "screen_auroc.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_auroc.tsv", &md);
   pb_srep__coverage(&R);
-  status |= pb_srep__flush(&R, res, "screen_coverage.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_coverage.tsv", &md);
   pb_srep__coverage_diff(&R);
-  status |= pb_srep__flush(&R, res, "screen_coverage_diff.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_coverage_diff.tsv", &md);
   pb_srep__ceiling(&R);
-  status |= pb_srep__flush(&R, res, "screen_ceiling.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_ceiling.tsv", &md);
   pb_srep__identity(&R);
-  status |= pb_srep__flush(&R, res, "screen_identity.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_identity.tsv", &md);
   pb_srep__class(&R);
-  status |= pb_srep__flush(&R, res, "screen_class.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_class.tsv", &md);
   pb_srep__strata(&R);
-  status |= pb_srep__flush(&R, res, "screen_strata_summary.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_strata_summary.tsv", &md);
   pb_srep__subsets(&R);
-  status |= pb_srep__flush(&R, res, "screen_subsets.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_subsets.tsv", &md);
   pb_srep__probesets(&R, probe_desc);
-  status |= pb_srep__flush(&R, res, "screen_probesets.tsv", &md);
+  status |= pb_table_flush(&R.t, res, "screen_probesets.tsv", &md);
   if (extra && extra->len) pb_text_printf(&md, "%s", extra->buf);
   if (status == PB_OK) status = pb_results_write_report(res, "screen.md", md.buf, md.len);
   pb_text_free(&md);

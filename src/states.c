@@ -73,10 +73,8 @@ static int pb_states__write(struct pb_stage *st, const struct pb_cell_block *b, 
   if (status != PB_OK) return status;
   struct pb_text t = {0};
   for (int64_t c = 0; c < n; c++) pb_states__row(st, &b->cells[c], &cnt[c], &t);
-  char *path = pb_results_report_path(st->results, "states.tsv");
-  status = pb_tsv_gather(path, st->comm, "model\tsource\tcondition\ttier\tn\tacc_clean\tacc_perturbed\th\tr\ts\tw\tk\n",
+  status = pb_results_tsv(st->results, "states.tsv", "model\tsource\tcondition\ttier\tn\tacc_clean\tacc_perturbed\th\tr\ts\tw\tk\n",
                          t.buf, t.len);
-  free(path);
   pb_text_free(&t);
   return status;
 }

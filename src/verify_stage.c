@@ -1031,9 +1031,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     pb_text_printf(&head, "model\tsource\tcondition");
     for (int f = 1; f < PB_VF_N; f++) pb_text_printf(&head, "\t%s", pb_verify_field_name(f));
     pb_text_printf(&head, "\tfailure\n");
-    char *path = pb_results_report_path(st.results, "verify.tsv");
-    status = pb_tsv_gather(path, comm, head.buf, t.buf, t.len);
-    free(path);
+    status = pb_results_tsv(st.results, "verify.tsv", head.buf, t.buf, t.len);
     pb_text_free(&t);
     pb_text_free(&head);
   }

@@ -31,11 +31,11 @@ int pb_results_commit(struct pb_results *res);
 void pb_results_close(struct pb_results *res);
 
 /**
- * Write a TSV file on rank 0 from per-rank text: @p header then every rank's
+ * Write report/NAME on rank 0 from per-rank text: @p header then every rank's
  * @p text in rank order (collective).  Ranks hold contiguous ranges of the
  * rows, so the file is identical for any number of ranks.
  */
-int pb_tsv_gather(const char *path, MPI_Comm comm, const char *header, const char *text, size_t len);
+int pb_results_tsv(struct pb_results *res, const char *name, const char *header, const char *text, size_t len);
 
 /* Growable text buffer for building TSV rows. */
 struct pb_text {
@@ -55,7 +55,8 @@ struct pb_table {
 void pb_table_begin(struct pb_table *t, const char *title, const char *note, const char *cols, const char *md_cols);
 void pb_table_str(struct pb_table *t, const char *s, int first);
 void pb_table_int(struct pb_table *t, int64_t v);
-void pb_table_num(struct pb_table *t, double x, int digits);  /* TSV: full precision; markdown: digits */
+/* TSV: full precision; markdown: digits decimals (negative: -digits decimals with a sign) */
+void pb_table_num(struct pb_table *t, double x, int digits);
 void pb_table_end_row(struct pb_table *t);
 /** Write @p len bytes of @p text as report/NAME (temporary name, then rename); rank 0 only. */
 int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len);

@@ -19,6 +19,23 @@ pb() {
   OMP_NUM_THREADS=$th "$MPIRUN" --oversubscribe -np "$np" "$PAIRBOUND" -v 0 "$@"
 }
 same_h5() { "$H5DIFF" --exclude-path /provenance "$1" "$2" >/dev/null; }
+# ranks_identical REPORTS STAGE ARGS...: run the stage at 1-3 ranks x 1-2 threads into
+# $WORK/o<np><th> and compare every report file and results.h5 with $WORK/o11
+# (the caller's 1 rank x 1 thread run)
+ranks_identical() {
+  local reports=$1 np th f
+  shift
+  for np in 1 2 3; do
+    for th in 1 2; do
+      [ "$np$th" = 11 ] && continue
+      pb "$np" "$th" "$@" -o "$WORK/o$np$th"
+      for f in $reports; do
+        check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
+      done
+      check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
+    done
+  done
+}
 finish() {
   echo "# $PASSES passed, $FAILS failed"
   [ "$FAILS" -eq 0 ]

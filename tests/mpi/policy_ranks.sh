@@ -7,16 +7,7 @@ pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
 pb 1 1 policy "$WORK/s.h5" -o "$WORK/o11"
 reports="policy_bounds.tsv policy_pairs.tsv policy_orderings.tsv policy_actions.tsv policy_selection.tsv
   policy_weights.tsv policy_figure5.tsv policy_checks.tsv policy_illustration.tsv policy.md"
-for np in 1 2 3; do
-  for th in 1 2; do
-    [ "$np$th" = 11 ] && continue
-    pb "$np" "$th" policy "$WORK/s.h5" -o "$WORK/o$np$th"
-    for f in $reports; do
-      check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
-    done
-    check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
-  done
-done
+ranks_identical "$reports" policy "$WORK/s.h5"
 pb 2 1 policy --all "$WORK/s.h5" -o "$WORK/a2"
 pb 1 2 policy --all "$WORK/s.h5" -o "$WORK/a1"
 for f in $reports; do check "--all: $f identical at 1 and 2 ranks" cmp -s "$WORK/a1/report/$f" "$WORK/a2/report/$f"; done

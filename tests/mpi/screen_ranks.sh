@@ -11,16 +11,7 @@ check "screen runs" test -s "$WORK/o11/report/screen_cells.tsv"
 reports="screen_cells.tsv screen_cell_info.tsv screen_strata.tsv screen_auroc.tsv screen_coverage.tsv
   screen_coverage_diff.tsv screen_ceiling.tsv screen_identity.tsv screen_class.tsv screen_strata_summary.tsv
   screen_subsets.tsv screen_probesets.tsv screen_fits.tsv screen.md"
-for np in 1 2 3; do
-  for th in 1 2; do
-    [ "$np$th" = 11 ] && continue
-    pb "$np" "$th" screen "$WORK/s.h5" -o "$WORK/o$np$th"
-    for f in $reports; do
-      check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
-    done
-    check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
-  done
-done
+ranks_identical "$reports" screen "$WORK/s.h5"
 T="$WORK/o11/report/screen_cells.tsv"
 check "screen_cells.tsv header" test "$(head -1 "$T")" = "$(printf 'model\tsource\tcondition\ttier\tscore\tn\tn_fail\tauroc\tcov_q10\tcov_q20\tcov_q30')"
 # 6 models x (6 ES + 6 Diverse) cells x (20 fixed scores + U/A3 for sev2 and sev4)

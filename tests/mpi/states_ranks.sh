@@ -5,16 +5,7 @@
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
 pb 1 1 states "$WORK/s.h5" -o "$WORK/o11"
 check "states.tsv has one row per cell" test "$(($(wc -l < "$WORK/o11/report/states.tsv") - 1))" -eq 65
-for np in 1 2 3; do
-  for th in 1 2; do
-    [ "$np$th" = 11 ] && continue
-    pb "$np" "$th" states "$WORK/s.h5" -o "$WORK/o$np$th"
-    for f in states.tsv protocol_thresholds.tsv protocol_conditions.tsv protocol_panel.tsv; do
-      check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
-    done
-    check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
-  done
-done
+ranks_identical "states.tsv protocol_thresholds.tsv protocol_conditions.tsv protocol_panel.tsv" states "$WORK/s.h5"
 check "no temporary results left" sh -c "! ls '$WORK'/o*/results.h5.tmp '$WORK'/o*/report/*.tmp 2>/dev/null | grep -q ."
 
 # Paper scale, cells 10x different in size: 1 vs 3 ranks.
