@@ -1,4 +1,4 @@
-/* Helpers shared by bounds.c and bounds_i5.c; not part of the public API. */
+/* Helpers shared by bounds_kernel.c and bounds_kernel_i5.c; not part of the public API. */
 #ifndef PAIRBOUND_BOUNDS_INTERNAL_H
 #define PAIRBOUND_BOUNDS_INTERNAL_H
 

@@ -1,4 +1,4 @@
-/* Shared by policy.c and policy_report.c: the per-cell summary record. */
+/* Shared by policy_stage.c and policy_report.c: the per-cell summary record. */
 #ifndef PAIRBOUND_POLICY_INTERNAL_H
 #define PAIRBOUND_POLICY_INTERNAL_H
 

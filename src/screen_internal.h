@@ -1,4 +1,4 @@
-/* Shared by screen.c and screen_report.c: score rows and the per-cell record. */
+/* Shared by screen_stage.c and screen_report.c: score rows and the per-cell record. */
 #ifndef PAIRBOUND_SCREEN_INTERNAL_H
 #define PAIRBOUND_SCREEN_INTERNAL_H
 

@@ -1,4 +1,4 @@
-/* Unit tests for the identification bounds (src/bounds.c, src/bounds_i5.c).
+/* Unit tests for the identification bounds (src/bounds_kernel.c, src/bounds_kernel_i5.c).
  *
  * Expected values come from hand derivations of the seed's worked cases or
  * from brute-force enumeration of every within-class bijection, implemented

@@ -1,4 +1,4 @@
-/* Shared by identify.c and identify_report.c: the per-cell record layout. */
+/* Shared by bounds_stage.c and bounds_report.c: the per-cell record layout. */
 #ifndef PAIRBOUND_IDENTIFY_INTERNAL_H
 #define PAIRBOUND_IDENTIFY_INTERNAL_H
 

@@ -16,7 +16,7 @@
 #include "pairbound/identify.h"
 #include "pairbound/stage.h"
 #include "pairbound/util.h"
-#include "identify_internal.h"
+#include "bounds_stage_internal.h"
 
 const char *const pb_identify_field_names[PB_IF_N] = {
   "n", "E", "H_obs", "H_I0_lo", "H_I0_hi", "H_Ik_lo", "H_Ik_hi", "H_I5_lo", "H_I5_hi", "H_ind",

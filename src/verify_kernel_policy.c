@@ -7,7 +7,7 @@
  * Independent of src/policy_kernel.c: no closed forms, no prefix sums over
  * sorted record values, no dynamic program over wrong labels, no counting of
  * bijections by formula.  Every number here comes from the bijections that
- * src/verify.c enumerated, through the tally of their partner sets pi(A):
+ * src/verify_kernel.c enumerated, through the tally of their partner sets pi(A):
  * the events of Eq. 10 are h_j(pi) = |pi(A) ∩ W_j|, l_j(pi) = |pi(A) ∩ R_j|
  * (the definition summed over i in A), so every count of a bijection is a
  * function of its partner set and the tally loses nothing. */

@@ -13,7 +13,7 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/util.h"
-#include "identify_internal.h"
+#include "bounds_stage_internal.h"
 
 #define PP 100.0
 
