@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
+#include "pairbound/error.h"
 #include "bounds_internal.h"
 
 /* Scratch of one pb_bounds_cell() call, carved from a single allocation so
@@ -229,28 +230,29 @@ struct pb_bounds__cls {
 /* Observed quantities, Eq. 4/5/6/7/9/14 and (want_i5) the exact I5 and A.10
  * intervals for one cell.  Intersection counts are exact integers summed over
  * classes before the single division by N (or K). */
-int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_bounds *out)
+int pb_bounds_cell(const struct pb_cell_view *in, int want_i5, struct pb_cell_bounds *out)
 {
-  if (!out) return -1;
+  if (!out) return pb_cell_error(in, -1, "bounds: no output");
   memset(out, 0, sizeof *out);
   pb_bounds__fill_nan(out);
-  if (!in || in->n <= 0 || !in->label || !in->pred0 || !in->s0 || !in->m0 || !in->pred1 ||
-      !in->s1 || !in->m1 || isnan(in->tau))
-    return -1;
+  if (!in || in->n <= 0 || !in->label || !in->pred0 || !in->s0 || !in->m0 || !in->pred1 || !in->s1 || !in->m1)
+    return pb_cell_error(in, -1, "bounds: no records (n = %d) or a missing record field", in ? in->n : 0);
+  if (isnan(in->tau)) return pb_cell_error(in, -1, "bounds: threshold is NaN");
   const int32_t n = in->n;
   const float tau = in->tau;
   int32_t maxlab = 0;
   for (int32_t i = 0; i < n; i++) {
-    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0) return -1;
+    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0)
+      return pb_cell_error(in, in->label[i], "bounds: record %d has a negative label or prediction", (int)i);
     if (in->label[i] > maxlab) maxlab = in->label[i];
   }
 
   struct pb_bounds__scratch sc;
   void *block = NULL;
-  if (pb_bounds__alloc(&sc, n, want_i5, &block) != 0) return -1;
+  if (pb_bounds__alloc(&sc, n, want_i5, &block) != 0) return pb_cell_error(in, -1, "bounds: out of memory (n = %d)", n);
   if (pb_bounds__group(in->label, n, maxlab, sc.idx, sc.tmp) != 0) {
     free(block);
-    return -1;
+    return pb_cell_error(in, -1, "bounds: out of memory grouping %d labels", maxlab + 1);
   }
   int32_t ncls = 0;
   for (int32_t p = 0; p < n; p++)
@@ -399,7 +401,7 @@ int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_b
       if (need > sc.dp_len) {
         int32_t *nd = realloc(sc.dp, need * sizeof *nd);
         if (!nd) {
-          rc = -1;
+          rc = pb_cell_error(in, y, "bounds: out of memory for the I5 program");
           break;
         }
         sc.dp = nd;
@@ -407,7 +409,8 @@ int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_b
       }
       int32_t tp[2];
       if (pb_bounds__h_i5_core(sc.keys, nkeys, q.h, q.r, q.s, q.w, sc.dp, tp) != 0) {
-        rc = -1; /* the observed pairing is always feasible: internal error */
+        /* the observed pairing is always feasible: internal error */
+        rc = pb_cell_error(in, y, "bounds: observed five-state counts reported infeasible at I5");
         break;
       }
       int64_t hc[2], lc[2];

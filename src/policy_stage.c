@@ -18,6 +18,7 @@
 #include "pairbound/error.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "policy_internal.h"
 
@@ -67,21 +68,21 @@ static void pb_policy__num(struct pb_text *t, double x)
 }
 
 /* Everything of one cell: kernel, Table 15 bounds, record fields, TSV rows. */
-static int pb_policy__cell(const struct pb_stage *st, const struct pb_cell_data *d, float tau0, const float *taus,
-                           const double *q, const struct pb_policy_options *opt, int32_t primary, double *rec,
-                           struct pb_text *tb, struct pb_text *tp)
+static int pb_policy__cell(const struct pb_cell_view *d, const float *taus, const double *q,
+                           const struct pb_policy_options *opt, int32_t primary, double *rec, struct pb_text *tb,
+                           struct pb_text *tp)
 {
   const int32_t P = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q, NL = opt->n_lambdas;
-  struct pb_policy_input in = {d->n, d->label, d->pred0, d->pred1, d->s0, d->s1, tau0, P, taus, NL, opt->lambdas};
+  const float tau0 = d->tau;
+  const struct pb_policy_setup ps = {.n_pol = P, .tau = taus, .n_lambda = NL, .lambda = opt->lambdas};
   struct pb_policy_result *r = malloc(sizeof *r);
-  if (!r) return PB_FAIL;
-  if (pb_policy_cell(&in, r)) {
+  if (!r) return pb_cell_error(d, -1, "policy: out of memory");
+  if (pb_policy_cell(d, &ps, r)) {
     free(r);
     return PB_FAIL;
   }
-  struct pb_cell_input bi = {d->n, d->label, d->pred0, d->s0, d->m0, d->pred1, d->s1, d->m1, tau0};
   struct pb_cell_bounds cb;
-  if (pb_bounds_cell(&bi, 1, &cb)) {
+  if (pb_bounds_cell(d, 1, &cb)) {
     free(r);
     return PB_FAIL;
   }
@@ -97,9 +98,7 @@ static int pb_policy__cell(const struct pb_stage *st, const struct pb_cell_data 
   memcpy(rec + PB_PC_T15, t15, sizeof t15);
   rec[PB_PC_MEAN_BAD] = (double)r->n_mean_unrepresentable;
 
-  const struct pb_meta *meta = st->meta;
-  const struct pb_source *src = &meta->sources[d->ref.source];
-  const char *mname = meta->model_ids[d->ref.model], *sname = src->name, *cname = src->conditions[d->ref.condition];
+  const char *mname = d->model, *sname = d->source, *cname = d->condition;
   double resid = 0, viol = 0;
   for (int32_t li = 0; li < NL; li++) {
     const double lam = opt->lambdas[li];
@@ -233,30 +232,21 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
     }
     rec[PB_PC_TAU0] = tau0;
   }
-  int bad = 0;
-  int64_t bad_cell = -1;
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
   const int64_t nrun = status == PB_OK ? nc : 0;
-#pragma omp parallel for schedule(dynamic, 2) reduction(| : bad)
+#pragma omp parallel for schedule(dynamic, 2)
   for (int64_t c = 0; c < nrun; c++) {
     double *rec = recs + c * rec_len;
     if (rec[PB_PC_SCOPE] != 1) continue;
-    const struct pb_cell_data *d = &b->cells[c];
-    const struct pb_protocol_source *ps = &st->protocol.src[d->ref.source];
-    const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d->ref.model * PB_PROTOCOL_N_Q;
+    const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], (float)rec[PB_PC_TAU0]);
+    const struct pb_protocol_source *ps = &st->protocol.src[d.ref.source];
+    const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d.ref.model * PB_PROTOCOL_N_Q;
     const double *q = opt->n_taus > 0 ? NULL : pb_protocol_q;
-    if (pb_policy__cell(st, d, (float)rec[PB_PC_TAU0], taus, q, opt, primary, rec, &tb[c], &tp[c]) != PB_OK) {
-      bad = 1;
-#pragma omp critical(pb_policy_bad)
-      if (bad_cell < 0 || c < bad_cell) bad_cell = c;
-    }
+    if (pb_policy__cell(&d, taus, q, opt, primary, rec, &tb[c], &tp[c]) != PB_OK)
+      pb_first_error_record(&fe, b->first + c);
   }
-  if (bad_cell >= 0) { /* error messages are per thread: name the cell here */
-    const struct pb_cell_ref *ref = &b->cells[bad_cell].ref;
-    pb_error_set("policy: cell %s / %s / %s: invalid records (negative label or prediction?)",
-                 st->meta->sources[ref->source].name, st->meta->model_ids[ref->model],
-                 st->meta->sources[ref->source].conditions[ref->condition]);
-  }
-  if (bad) status = PB_FAIL;
+  if (status == PB_OK) status = pb_first_error_status(&fe);
   for (int64_t c = 0; c < nc; c++) {
     if (status == PB_OK && tb[c].len) {
       pb_text_printf(tb_all, "%s", tb[c].buf);
@@ -310,7 +300,8 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
 {
   struct pb_stage st;
   struct pb_cell_block b;
-  double t0 = MPI_Wtime();
+  struct pb_timer tm;
+  pb_timer_start(&tm, "policy");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
@@ -326,14 +317,13 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   free(want);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status != PB_OK) return pb_stage_close(&st, status);
-  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();
+  pb_timer_lap(&tm, "load");
   const int32_t rec_len = PB_PC_NBASE + opt->n_lambdas * PB_PL_N;
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * rec_len * sizeof *recs);
   struct pb_text tb = {0}, tp = {0};
   status = pb_policy__compute(&st, &b, opt, rec_len, recs, &tb, &tp);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_comp = MPI_Wtime() - t1;
-  t1 = MPI_Wtime();
+  pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_policy__write(&st, &b, opt, rec_len, recs, &tb, &tp);
   pb_text_free(&tb);
   pb_text_free(&tp);
@@ -343,9 +333,11 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(all);
   }
-  double mx[3] = {t_load, t_comp, MPI_Wtime() - t1};
-  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
-  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", mx[0], mx[1], mx[2]);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
+  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", pb_timer_get(&tm, "load"),
+             pb_timer_get(&tm, "compute"), pb_timer_get(&tm, "write"));
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);
   pb_cells_free(&b);
   return pb_stage_close(&st, status);

@@ -21,6 +21,7 @@
 #include "pairbound/resample.h"
 #include "pairbound/screen.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "screen_internal.h"
 
@@ -1344,7 +1345,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
                   const struct pb_screen_options *opt, const char *provenance)
 {
   struct pb_stage st;
-  double t0 = MPI_Wtime();
+  struct pb_timer tm;
+  pb_timer_start(&tm, "screen");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
@@ -1393,14 +1395,14 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
   status = pb_screen__load(&st, &X, u0, u1);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();
+  pb_timer_lap(&tm, "load");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
   struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
   uint64_t **bits = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *bits);
   int32_t *n_words = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *n_words);
-  int64_t bad_unit = -1;
-  char why[1024] = "";
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
   if (status == PB_OK) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++) {
@@ -1408,11 +1410,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       char msg[1024];
       pb_screen__cell_names(&X, u, &t, &m);
       if (pb_screen__unit_prepare(&X, t, m, &units[u - u0], msg, sizeof msg) != PB_OK) {
-#pragma omp critical(pb_screen_fail)
-        if (bad_unit < 0 || u < bad_unit) {
-          bad_unit = u;
-          snprintf(why, sizeof why, "%s", msg);
-        }
+        pb_error_set("%s", msg);
+        pb_first_error_record(&fe, u);
       }
       n_words[u - u0] = (units[u - u0].n + 63) / 64;
       int64_t ncell = X.unit_cell0[u + 1] - X.unit_cell0[u];
@@ -1420,13 +1419,10 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       pb_screen__unit_cells(&X, t, m, &units[u - u0], recs + (X.unit_cell0[u] - X.unit_cell0[u0]) * X.L.rec_len,
                             bits[u - u0], n_words[u - u0], &boot);
     }
-    if (bad_unit >= 0) {
-      pb_error_set("%s", why);
-      status = PB_FAIL;
-    }
+    status = pb_first_error_status(&fe);
   }
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
+  pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status == PB_OK) {
@@ -1460,11 +1456,12 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     free(all);
   }
   pb_screen_boot_free(&boot);
-  double t_write = MPI_Wtime() - t2;
-  double mx[3] = {t_load, t_compute, t_write};
-  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
   pb_message("screen: load %.3f s; scores, fits and metrics %.3f s (%lld cells, %d derangement draws); write %.3f s",
-             mx[0], mx[1], (long long)X.unit_cell0[X.n_units], opt->n_derange, mx[2]);
+             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "compute"), (long long)X.unit_cell0[X.n_units],
+             opt->n_derange, pb_timer_get(&tm, "write"));
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   for (int64_t u = 0; u < nu; u++) {
     pb_screen__unit_free(&units[u], &X);
     free(bits[u]);

@@ -16,10 +16,13 @@
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/fields.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
+#include "bounds_stage_internal.h"
 #include "verify_internal.h"
 
 const char *const pb_verify_target_names[PB_VERIFY_NTARGETS] = {"H", "L", "dMk"};
@@ -31,7 +34,7 @@ _Static_assert(PB_VERIFY_MAX_POL == PB_POLICY_MAX && PB_VERIFY_MAX_LAMBDA == PB_
                "verify and policy limits differ");
 static const char *const pb_verify__level_names[PB_VERIFY_NLEVELS] = {"I0", "Ik", "I5"};
 
-const char *pb_verify_field_name(int f)
+static const char *pb_verify__field_name(int f)
 {
   static const char *const fixed[PB_VF_VAL] = {
     "covered", "n", "tau", "classes", "classes_enumerated", "classes_skipped", "permutations",
@@ -78,6 +81,17 @@ const char *pb_verify_field_name(int f)
     }
   }
   return names[f];
+}
+
+const struct pb_fields *pb_verify_fields(void)
+{
+  static struct pb_field f[PB_VF_N];
+  static struct pb_fields fs;
+  if (!fs.f) { /* first call from serial code (the stage's setup) */
+    for (int i = 0; i < PB_VF_N; i++) f[i] = (struct pb_field){pb_verify__field_name(i), PB_FMT_NUM};
+    fs = pb_fields_static("/verify/cells", PB_VF_N, f);
+  }
+  return &fs;
 }
 
 void pb_verify_options_default(struct pb_verify_options *opt)
@@ -529,7 +543,7 @@ static void pb_verify__corrupt(struct pb_policy_result *r)
 /* Cell level of the policy verification: combined classes against the
  * engine on the whole cell, structural checks, and on tiny cells the
  * Cartesian brute force against both. */
-static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, const struct pb_verify_policy_setup *ps,
+static void pb_verify__cell_policies(const struct pb_cell_view *d, const struct pb_verify_policy_setup *ps,
                                      const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
                                      struct pb_verify__cellstate *cs, int32_t ncls, int cartesian)
 {
@@ -544,9 +558,9 @@ static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, co
         for (int32_t o = 0; o < ps->n_pol; o++)
           if (o != j && v->D[lv][li][j][o] < v->J[lv][li][j][1] - v->J[lv][li][o][0] - PB_VERIFY_TOL)
             rec[PB_VF_POL_SHARED_STRICT]++;
-  const struct pb_policy_input pin = {d->n, d->label, d->pred0, d->pred1, d->s0, d->s1, tau,
-                                      ps->n_pol, ps->tau, ps->n_lambda, ps->lambda};
-  if (pb_policy_cell(&pin, sc->pres) != 0) {
+  const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
+                                      .lambda = ps->lambda};
+  if (pb_policy_cell(d, &pps, sc->pres) != 0) {
     pb_verify__failf(cs, -1, "policy engine rejected the cell");
     return;
   }
@@ -573,12 +587,13 @@ static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, co
 }
 
 /* Verify one cell; the record and failure text are filled in. */
-static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struct pb_verify_options *opt,
+static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify_options *opt,
                             const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
                             struct pb_verify__scratch *sc, struct pb_verify__cellstate *cs, double *t_enum)
 {
   double *rec = cs->rec;
   const int32_t n = d->n;
+  const float tau = d->tau;
   pb_verify__scratch_grow(sc, n);
   for (int32_t i = 0; i < n; i++) sc->li[i] = (struct pb_verify__li){d->label[i], i};
   qsort(sc->li, (size_t)n, sizeof *sc->li, pb_verify__cmp_li);
@@ -623,6 +638,10 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
       lab[q] = y;
     }
     const struct pb_verify_records r = {ny, c0, z0, c1, z1, p0, p1, m0, m1, s1};
+    /* the class alone as a cell, for the engines: names a mismatching class */
+    struct pb_cell_view cv = *d;
+    cv.n = ny;
+    cv.label = lab, cv.pred0 = p0, cv.s0 = s0, cv.m0 = m0, cv.pred1 = p1, cv.s1 = s1, cv.m1 = m1;
     struct pb_verify_class *q = &sc->cls[nenum];
     struct pb_verify_perm *list = NULL;
     if (cartesian) {
@@ -661,8 +680,9 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
         pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
         pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
         {
-          const struct pb_policy_input pin = {ny, lab, p0, p1, s0, s1, tau, ps->n_pol, ps->tau, ps->n_lambda, ps->lambda};
-          if (pb_policy_cell(&pin, sc->pres) != 0) {
+          const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
+                                              .lambda = ps->lambda};
+          if (pb_policy_cell(&cv, &pps, sc->pres) != 0) {
             pb_verify__failf(cs, y, "policy engine rejected the class");
           } else {
             if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
@@ -682,9 +702,8 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
     }
     if (ref->in_process) {
       /* the same class alone through the bounds engine: names the class on a mismatch */
-      struct pb_cell_input in = {ny, lab, p0, s0, m0, p1, s1, m1, tau};
       struct pb_cell_bounds b;
-      if (pb_bounds_cell(&in, 1, &b) != 0) {
+      if (pb_bounds_cell(&cv, 1, &b) != 0) {
         pb_verify__failf(cs, y, "bounds engine rejected the class");
         continue;
       }
@@ -709,9 +728,8 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
     int mask[PB_VERIFY_NCMP] = {1, 1, 1, 1};
     const char *against = "bounds engine";
     if (ref->in_process) {
-      struct pb_cell_input in = {n, d->label, d->pred0, d->s0, d->m0, d->pred1, d->s1, d->m1, tau};
       struct pb_cell_bounds b;
-      if (pb_bounds_cell(&in, 1, &b) != 0) pb_verify__failf(cs, -1, "bounds engine rejected the cell");
+      if (pb_bounds_cell(d, 1, &b) != 0) pb_verify__failf(cs, -1, "bounds engine rejected the cell");
       pb_verify__engine_values(&b, &e);
     } else {
       e = *ref->file;
@@ -744,7 +762,7 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
       pb_verify__residual_fail(cs, -1, "class combination (Cartesian check)", &x, &v, r1);
       pb_verify__residual_fail(cs, -1, "Cartesian product vs reference", &x, &e, r2);
     }
-    if (ps) pb_verify__cell_policies(d, tau, ps, ref, sc, cs, ncls, cartesian);
+    if (ps) pb_verify__cell_policies(d, ps, ref, sc, cs, ncls, cartesian);
   }
   for (int32_t c = 0; c < nenum; c++) free(sc->lists[c]);
 }
@@ -803,75 +821,34 @@ static uint8_t *pb_verify__select(const struct pb_stage *st, const struct pb_cel
   return cov;
 }
 
-/* The --against file's per-cell values for cells [first, last). */
+/* The --against file's per-cell values for cells [first, last): the bounds
+ * stage's columns, read through its field table. */
 static int pb_verify__read_against(const char *path, const struct pb_stage *st, struct pb_verify_values *vals,
                                    uint8_t *has_i5, float *tau)
 {
-  static const char *const cols[] = {"H_obs", "H_I0_lo", "H_I0_hi", "H_Ik_lo", "H_Ik_hi", "H_I5_lo", "H_I5_hi",
-                                     "L_obs", "L_I0_lo", "L_I0_hi", "L_Ik_lo", "L_Ik_hi", "L_I5_lo", "L_I5_hi",
-                                     "dMk_obs", "dMk_I0_lo", "dMk_I0_hi", "dMk_Ik_lo", "dMk_Ik_hi", "dMk_I5_lo",
-                                     "dMk_I5_hi", "tau"};
-  const int ncol = (int)(sizeof cols / sizeof cols[0]);
-  const int64_t first = st->first, n = st->last - st->first;
-  int status = PB_FAIL;
-  double *buf = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) {
-    pb_error_set("%s: cannot open results file", path);
-    free(buf);
-    return PB_FAIL;
+  const int64_t n = st->last - st->first;
+  double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
+  int status = pb_fields_read(&pb_identify_fields, path, st->n_cells, st->first, n, recs);
+  if (status != PB_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s (not a `pairbound bounds` results file of this store?)", why);
   }
-  for (int k = 0; k < ncol; k++) {
-    char name[128];
-    snprintf(name, sizeof name, "/bounds/cells/%s", cols[k]);
-    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
-    if (ds < 0) {
-      pb_error_set("%s: no dataset %s (not a `pairbound bounds` results file?)", path, name);
-      goto done;
-    }
-    hid_t sp = H5Dget_space(ds);
-    hsize_t len = 0;
-    int ok = H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &len, NULL) == 1;
-    if (!ok || (int64_t)len != st->n_cells) {
-      pb_error_set("%s: %s has %llu cells but the store has %lld (results of another store?)", path, name,
-                   (unsigned long long)len, (long long)st->n_cells);
-      H5Sclose(sp);
-      H5Dclose(ds);
-      goto done;
-    }
-    herr_t rc = 0;
-    if (n > 0) {
-      hsize_t off = (hsize_t)first, cnt = (hsize_t)n;
-      H5Sselect_hyperslab(sp, H5S_SELECT_SET, &off, NULL, &cnt, NULL);
-      hid_t ms = H5Screate_simple(1, &cnt, NULL);
-      rc = H5Dread(ds, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, buf);
-      H5Sclose(ms);
-    }
-    H5Sclose(sp);
-    H5Dclose(ds);
-    if (rc < 0) {
-      pb_error_set("%s: cannot read %s", path, name);
-      goto done;
-    }
-    for (int64_t c = 0; c < n; c++) {
-      struct pb_verify_values *v = &vals[c];
-      if (k == ncol - 1) {
-        tau[c] = (float)buf[c];
-        continue;
-      }
-      const int t = k / 7, j = k % 7;
+  /* per target: obs, I0, Ik, I5 intervals (the record's order since bounds.tsv's first columns) */
+  static const int first[PB_VERIFY_NTARGETS] = {PB_IF_H_OBS, PB_IF_L_OBS, PB_IF_D_OBS};
+  for (int64_t c = 0; c < n && status == PB_OK; c++) {
+    const double *rec = recs + c * PB_IF_N;
+    struct pb_verify_values *v = &vals[c];
+    for (int t = 0; t < PB_VERIFY_NTARGETS; t++) {
       double(*x)[2] = t == 0 ? v->H : t == 1 ? v->L : v->dMk;
-      if (j == 0) *(t == 0 ? &v->H_obs : t == 1 ? &v->L_obs : &v->dMk_obs) = buf[c];
-      else x[(j - 1) / 2][(j - 1) % 2] = buf[c];
+      *(t == 0 ? &v->H_obs : t == 1 ? &v->L_obs : &v->dMk_obs) = rec[first[t]];
+      for (int j = 0; j < 6; j++) x[j / 2][j % 2] = rec[first[t] + 1 + j];
     }
+    tau[c] = (float)rec[PB_IF_TAU];
+    /* H at I5 is defined in every cell where the bounds run computed I5 */
+    has_i5[c] = !isnan(v->H[2][0]) || !isnan(v->H[2][1]);
   }
-  /* H at I5 is defined in every cell where the bounds run computed I5 */
-  for (int64_t c = 0; c < n; c++) has_i5[c] = !isnan(vals[c].H[2][0]) || !isnan(vals[c].H[2][1]);
-  status = PB_OK;
-done:
-  H5Fclose(f);
-  free(buf);
+  free(recs);
   return status;
 }
 
@@ -881,10 +858,9 @@ static void pb_verify__tsv(const struct pb_stage *st, const struct pb_cell_block
   for (int64_t c = 0; c < b->n_cells; c++) {
     const double *rec = recs + c * PB_VF_N;
     if (rec[PB_VF_COVERED] != 1) continue;
-    const struct pb_cell_ref *r = &b->cells[c].ref;
-    const struct pb_source *src = &st->meta->sources[r->source];
-    pb_text_printf(t, "%s\t%s\t%s", st->meta->model_ids[r->model], src->name, src->conditions[r->condition]);
-    for (int f = 1; f < PB_VF_N; f++) pb_text_double(t, rec[f]);
+    const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], NAN);
+    pb_text_printf(t, "%s\t%s\t%s", d.model, d.source, d.condition);
+    pb_fields_tsv_values(pb_verify_fields(), rec, PB_VF_COVERED + 1, t);
     pb_text_printf(t, "\t%s\n", fail[c][0] ? fail[c] : "-");
   }
 }
@@ -898,7 +874,8 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     pb_error_set("--max-class must be in [1, %d]", PB_VERIFY_MAX_N);
     return PB_FAIL;
   }
-  double t0 = MPI_Wtime();
+  struct pb_timer tm;
+  pb_timer_start(&tm, "verify");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (opt->sources) {
     char *list = pb_strdup(opt->sources), *save = NULL;
@@ -977,7 +954,8 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     status = pb_verify__read_against(opt->against, &st, fvals, fi5, ftau);
   }
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime(), t_enum = 0.0;
+  pb_timer_lap(&tm, "load");
+  double t_enum = 0.0;
   if (status == PB_OK) {
 #pragma omp parallel reduction(+ : t_enum)
     {
@@ -996,23 +974,16 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
           cs.rec[PB_VF_COVERED] = 1;
           continue;
         }
-        pb_verify__cell(&b.cells[c], tau[c], opt, pset ? &pset[c] : NULL, &ref, &sc, &cs, &t_enum);
+        const struct pb_cell_view d = pb_cells_view(st.meta, &b.cells[c], tau[c]);
+        pb_verify__cell(&d, opt, pset ? &pset[c] : NULL, &ref, &sc, &cs, &t_enum);
       }
       pb_verify__scratch_free(&sc);
     }
   }
-  double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
+  pb_timer_lap(&tm, "verify");
 
   /* outputs: columns, verify.tsv, then the summary on rank 0 */
-  if (status == PB_OK) status = pb_results_group(st.results, "/verify/cells");
-  double *col = pb_malloc((size_t)nalloc * sizeof *col);
-  for (int f = 0; f < PB_VF_N && status == PB_OK; f++) {
-    char path[128];
-    for (int64_t c = 0; c < nc; c++) col[c] = recs[c * PB_VF_N + f];
-    snprintf(path, sizeof path, "/verify/cells/%s", pb_verify_field_name(f));
-    status = pb_results_write_f64(st.results, path, st.n_cells, st.first, nc, col);
-  }
-  free(col);
+  if (status == PB_OK) status = pb_fields_write(pb_verify_fields(), st.results, st.n_cells, st.first, nc, recs);
   /* first failure in cell order, its text from the rank that holds it */
   int64_t my_first = INT64_MAX, first_fail;
   for (int64_t c = 0; c < nc && my_first == INT64_MAX; c++)
@@ -1028,8 +999,8 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   if (status == PB_OK) {
     struct pb_text t = {0}, head = {0};
     pb_verify__tsv(&st, &b, recs, fail, &t);
-    pb_text_printf(&head, "model\tsource\tcondition");
-    for (int f = 1; f < PB_VF_N; f++) pb_text_printf(&head, "\t%s", pb_verify_field_name(f));
+    /* the covered flag is implied: verify.tsv lists covered cells only */
+    pb_fields_tsv_header(pb_verify_fields(), "model\tsource\tcondition", PB_VF_COVERED + 1, &head);
     pb_text_printf(&head, "\tfailure\n");
     status = pb_results_tsv(st.results, "verify.tsv", head.buf, t.buf, t.len);
     pb_text_free(&t);
@@ -1050,14 +1021,18 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(all);
   }
-  double t_write = MPI_Wtime() - t2;
-  double mx[4] = {t_load, t_compute, t_write, 0.0}, enum_cpu = t_enum;
-  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
+  double enum_cpu = t_enum;
   MPI_Allreduce(MPI_IN_PLACE, &enum_cpu, 1, MPI_DOUBLE, MPI_SUM, comm);
+  const double mx[3] = {pb_timer_get(&tm, "load"), pb_timer_get(&tm, "verify"), pb_timer_get(&tm, "write")};
+  /* enumeration CPU seconds over every thread of every rank (not a wall phase) */
+  pb_timer_add(&tm, "enumeration_cpu", enum_cpu);
   pb_message("verify: %.0f classes enumerated, %.0f permutations; load %.3f s; verify %.3f s (%.3g permutations/s "
              "overall, %.3g per enumerating thread-second); write %.3f s",
              totals[1], totals[0], mx[0], mx[1], mx[1] > 0 ? totals[0] / mx[1] : 0.0,
              enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
 
   for (int64_t c = 0; c < nc; c++) free(fail[c]), free(where[c]);
   free(fail), free(where), free(recs), free(tau), free(ftau), free(pset), free(fvals), free(fi5), free(cov), free(all_cells);
