@@ -96,7 +96,7 @@ static const struct pb_field pb_identify__fields[PB_IF_N] = {
 };
 _Static_assert(PB_IDENTIFY_N_MATCH_SEEDS == 5, "pb_identify__fields lists five matched-support seeds");
 
-const struct pb_fields pb_identify_fields = {"/bounds/cells", PB_IF_N, pb_identify__fields, NULL};
+const struct pb_fields pb_identify_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_identify__fields};
 
 void pb_identify_options_default(struct pb_identify_options *opt)
 {

@@ -2,6 +2,7 @@
  * readers generated from one description per output. */
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,11 +56,17 @@ int32_t pb_fields_find(const struct pb_fields *fs, const char *name)
 int pb_fields_write(const struct pb_fields *fs, struct pb_results *res, int64_t n_total, int64_t first,
                     int64_t n_local, const double *recs)
 {
+  return pb_fields_write_at(fs, res, n_total, first, n_local, recs, fs->n);
+}
+
+int pb_fields_write_at(const struct pb_fields *fs, struct pb_results *res, int64_t n_total, int64_t first,
+                       int64_t n_local, const double *recs, int64_t stride)
+{
   double *col = pb_malloc((size_t)(n_local > 0 ? n_local : 1) * sizeof *col);
   int status = pb_results_group(res, fs->group);
   for (int32_t f = 0; f < fs->n && status == PB_OK; f++) {
     char path[256];
-    for (int64_t c = 0; c < n_local; c++) col[c] = recs[c * fs->n + f];
+    for (int64_t c = 0; c < n_local; c++) col[c] = recs[c * stride + f];
     snprintf(path, sizeof path, "%s/%s", fs->group, fs->f[f].name);
     status = pb_results_write_f64(res, path, n_total, first, n_local, col);
   }
@@ -77,7 +84,8 @@ void pb_fields_tsv_values(const struct pb_fields *fs, const double *rec, int32_t
 {
   for (int32_t f = from; f < fs->n; f++) {
     if (fs->f[f].fmt == PB_FMT_TIER) pb_text_printf(t, "\t%s", pb_tier_name((int)rec[f]));
-    else pb_text_double(t, rec[f]);
+    else if (fs->f[f].fmt == PB_FMT_INT && !isnan(rec[f])) pb_text_printf(t, "\t%lld", (long long)rec[f]);
+    else pb_text_num(t, rec[f]);
   }
 }
 

@@ -14,8 +14,9 @@
 
 /* How a field's double is printed in the TSV (results.h5 always stores the double). */
 enum pb_field_fmt {
-  PB_FMT_NUM = 0,    /* shortest round-trip text, "nan" for NaN (pb_text_double) */
-  PB_FMT_TIER        /* a tier index printed by name (pb_tier_name) */
+  PB_FMT_NUM = 0,    /* shortest round-trip text, "nan" for NaN (pb_text_num) */
+  PB_FMT_TIER,       /* a tier index printed by name (pb_tier_name) */
+  PB_FMT_INT         /* an integer-valued double printed as an integer, "nan" for NaN */
 };
 
 struct pb_field {
@@ -47,6 +48,12 @@ int32_t pb_fields_find(const struct pb_fields *fs, const char *name);
  */
 int pb_fields_write(const struct pb_fields *fs, struct pb_results *res, int64_t n_total, int64_t first,
                     int64_t n_local, const double *recs);
+/**
+ * As pb_fields_write for a table that is a block of a longer record: field f
+ * of item c is recs[c * stride + f] (@p recs points at the block's first field).
+ */
+int pb_fields_write_at(const struct pb_fields *fs, struct pb_results *res, int64_t n_total, int64_t first,
+                       int64_t n_local, const double *recs, int64_t stride);
 /** TSV header: @p keys (leading key columns, tab-separated, may be "") then fields [from, n), tab-separated, no newline. */
 void pb_fields_tsv_header(const struct pb_fields *fs, const char *keys, int32_t from, struct pb_text *t);
 /** A row's values for fields [from, n), each preceded by a tab, no newline. */
