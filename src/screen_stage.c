@@ -593,26 +593,31 @@ static void pb_screen__order_by_label(int32_t n, const int32_t *label, int32_t *
   free(lq);
 }
 
-/* Scores, fits and rankings of unit (target t, model m).  Returns PB_FAIL
- * (message in *why) when a logistic fit does not converge. */
-static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, int32_t m, struct pb_screen__unit *U,
-                                   char *why, size_t why_len)
+/* What the phases of pb_screen__unit_prepare share about unit (target t, model m). */
+struct pb_screen__uwork {
+  int32_t t, m, T, N, nc, K, k;
+  const struct pb_source *src;
+  uint8_t an_split, fit_split;       /* analysis and fitting splits (--swapped exchanges them) */
+  struct pb_screen__rec clean, *cond;
+  double **Uall, **A3all, *ret;      /* [probe set][image] probe mean U and A3; retention (primary set) */
+  double *cd_sum, *ucc_sum, *uall_sum;
+  int32_t *cd_n, *ucc_n;             /* fitting-side class sums and counts */
+  int32_t *ns_list, *cc_list, n_cc;  /* analysis positions: non-singleton classes; class mean defined */
+};
+
+
+/* Probe means U and retention of every image with a probe partner, A3 on
+ * clean-correct images of the analysis split, for every probe set. */
+static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U)
 {
   const struct pb_meta *meta = X->meta;
-  const struct pb_screen_options *opt = X->opt;
-  int32_t T = X->targets[t], k = meta->topk, nd = opt->n_derange, n_rows = X->L.n_rows;
-  const struct pb_source *src = &meta->sources[T];
-  int32_t N = src->n_images, nc = src->n_conditions, K = src->n_classes;
-  uint8_t an_split = opt->swapped ? PB_SPLIT_DEV : PB_SPLIT_EVAL, fit_split = opt->swapped ? PB_SPLIT_EVAL : PB_SPLIT_DEV;
-  int status = PB_OK;
-  memset(U, 0, sizeof *U);
-  struct pb_screen__rec clean = pb_screen__rec_row(X, T, m * nc + src->clean);
-  struct pb_screen__rec *cond = pb_malloc((size_t)nc * sizeof *cond);
-  for (int32_t c = 0; c < nc; c++) cond[c] = pb_screen__rec_row(X, T, m * nc + c);
-
-  /* probe means and retention of every image with a probe partner; A3 on clean-correct ones */
-  double **Uall = pb_malloc((size_t)X->n_ps * sizeof *Uall), **A3all = pb_malloc((size_t)X->n_ps * sizeof *A3all);
-  double *ret = pb_malloc((size_t)N * sizeof *ret);
+  const struct pb_source *src = W->src;
+  const int32_t t = W->t, m = W->m, N = W->N, K = W->K, k = W->k;
+  const uint8_t an_split = W->an_split;
+  const struct pb_screen__rec clean = W->clean;
+  double **Uall = W->Uall = pb_malloc((size_t)X->n_ps * sizeof *Uall);
+  double **A3all = W->A3all = pb_malloc((size_t)X->n_ps * sizeof *A3all);
+  double *ret = W->ret = pb_malloc((size_t)N * sizeof *ret);
   int32_t max_probes = 0;
   for (int32_t p = 0; p < X->n_ps; p++) max_probes = X->ps[p].n > max_probes ? X->ps[p].n : max_probes;
   struct pb_screen_probs *pr = pb_malloc((size_t)max_probes * sizeof *pr);
@@ -651,11 +656,23 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
   }
   free(pr);
   free(prow);
+}
 
-  /* development-side (fitting-side) class means and logistic fits */
-  double *cd_sum = pb_calloc((size_t)K, sizeof(double)), *ucc_sum = pb_calloc((size_t)K, sizeof(double));
-  double *uall_sum = pb_calloc((size_t)K, sizeof(double));
-  int32_t *cd_n = pb_calloc((size_t)K, sizeof(int32_t)), *ucc_n = pb_calloc((size_t)K, sizeof(int32_t));
+/* Fitting-side class means and the logistic fits g_S, g_SU, g_SUret.
+ * Returns PB_FAIL (message in why) when a fit does not converge. */
+static int pb_screen__fits(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U,
+                           char *why, size_t why_len)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_source *src = W->src;
+  const int32_t m = W->m, N = W->N, nc = W->nc, K = W->K;
+  const uint8_t fit_split = W->fit_split;
+  const struct pb_screen__rec clean = W->clean, *cond = W->cond;
+  const double *const *Uall = (const double *const *)W->Uall, *ret = W->ret;
+  int status = PB_OK;
+  double *cd_sum = W->cd_sum = pb_calloc((size_t)K, sizeof(double)), *ucc_sum = W->ucc_sum = pb_calloc((size_t)K, sizeof(double));
+  double *uall_sum = W->uall_sum = pb_calloc((size_t)K, sizeof(double));
+  int32_t *cd_n = W->cd_n = pb_calloc((size_t)K, sizeof(int32_t)), *ucc_n = W->ucc_n = pb_calloc((size_t)K, sizeof(int32_t));
   int32_t n_fit = 0;
   double *xf = pb_malloc((size_t)(N > 0 ? N : 1) * 3 * sizeof(double));
   int32_t *trials = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t)), *fails = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
@@ -696,8 +713,21 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
   free(xf);
   free(trials);
   free(fails);
+  return status;
+}
 
-  /* the analysis set: clean-correct images of the analysis split with a probe partner */
+/* The analysis set (clean-correct images of the analysis split with a
+ * partner in every probe set) and every score row of it. */
+static void pb_screen__scores(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U)
+{
+  const struct pb_source *src = W->src;
+  const int32_t N = W->N, K = W->K, k = W->k, n_rows = X->L.n_rows;
+  const uint8_t an_split = W->an_split;
+  const struct pb_screen__rec clean = W->clean;
+  const double *const *Uall = (const double *const *)W->Uall, *const *A3all = (const double *const *)W->A3all;
+  const double *ret = W->ret, *cd_sum = W->cd_sum, *ucc_sum = W->ucc_sum, *uall_sum = W->uall_sum;
+  const int32_t *cd_n = W->cd_n, *ucc_n = W->ucc_n;
+  /* clean-correct images of the analysis split with a probe partner */
   U->img = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
   U->label = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
   for (int32_t i = 0; i < N; i++) {
@@ -744,13 +774,18 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
       sc[PB_SR_FIXED + 2 * (e - 1) + 1][q] = -A3all[e][i];
     }
   }
+}
 
-  /* classes of the analysis set, the non-singleton subset, leave-one-out means */
+/* Classes of the analysis set, the non-singleton subset, leave-one-out means. */
+static void pb_screen__classes(struct pb_screen__uwork *W, struct pb_screen__unit *U)
+{
+  const double *const *Uall = (const double *const *)W->Uall;
+  const int32_t n = U->n, nn = n > 0 ? n : 1;
   U->cls_pos = pb_malloc((size_t)nn * sizeof(int32_t));
   U->cls_start = pb_malloc((size_t)(nn + 1) * sizeof(int32_t));
   U->ns = pb_calloc((size_t)nn, 1);
   pb_screen__order_by_label(n, U->label, U->cls_pos);
-  int32_t *ns_list = pb_malloc((size_t)nn * sizeof(int32_t)), *cc_list = pb_malloc((size_t)nn * sizeof(int32_t));
+  int32_t *ns_list = W->ns_list = pb_malloc((size_t)nn * sizeof(int32_t)), *cc_list = W->cc_list = pb_malloc((size_t)nn * sizeof(int32_t));
   int32_t n_cc = 0;
   for (int32_t a = 0; a < n;) {
     int32_t b = a;
@@ -770,8 +805,17 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     if (U->ns[q]) ns_list[U->n_ns++] = q;
     if (!isnan(U->score[PB_SR_CLASS_U_CC][q])) cc_list[n_cc++] = q;
   }
+  W->n_cc = n_cc;
+}
 
-  /* rankings */
+/* Rankings of every score row, and the within-class derangements of U
+ * among the non-singleton images (Table 25). */
+static void pb_screen__rankings(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                struct pb_screen__unit *U)
+{
+  const struct pb_screen_options *opt = X->opt;
+  const int32_t T = W->T, m = W->m, nd = opt->n_derange, n_rows = X->L.n_rows, n = U->n, nn = n > 0 ? n : 1;
+  const int32_t *ns_list = W->ns_list, *cc_list = W->cc_list, n_cc = W->n_cc;
   for (int32_t r = 0; r < n_rows; r++) {
     if (r == PB_SR_RANDOM || r == PB_SR_U_DERANGE) continue;
     if (r == PB_SR_S_NS || r == PB_SR_U_NS || r == PB_SR_U_LOO) pb_screen_rank(U->score[r], n, ns_list, U->n_ns, &U->rk[r]);
@@ -797,8 +841,16 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     pb_screen_rank(ds, n, ns_list, U->n_ns, &U->der[d]);
   }
   free(perm);
+}
 
-  /* clean-confidence terciles (Table 27): mid-CDF of S, ties share a stratum */
+/* Clean-confidence terciles (Table 27): mid-CDF of S, ties share a stratum;
+ * rankings and U medians within each stratum. */
+static void pb_screen__terciles(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                struct pb_screen__unit *U)
+{
+  const int32_t nd = X->opt->n_derange, n = U->n, nn = n > 0 ? n : 1;
+  const struct pb_screen__rec clean = W->clean;
+  const double *const *Uall = (const double *const *)W->Uall;
   U->stratum = pb_calloc((size_t)nn, 1);
   U->med = pb_calloc((size_t)nn, 1);
   U->st_der = pb_calloc((size_t)PB_SCREEN_STRATA * (nd > 0 ? nd : 1), sizeof *U->st_der);
@@ -843,8 +895,14 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     free(sv);
     free(sorted);
   }
+}
 
-  /* Table 28: U over prefixed subsets of the primary probe set */
+/* Table 28: rankings of U over prefixed subsets of the primary probe set. */
+static void pb_screen__subset_ranks(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                    struct pb_screen__unit *U)
+{
+  const struct pb_meta *meta = X->meta;
+  const int32_t t = W->t, m = W->m, n = U->n, nn = n > 0 ? n : 1;
   U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
   if (X->n_subsets > 0) {
     const struct pb_screen__pset *ps = &X->ps[0];
@@ -865,22 +923,48 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     free(sv);
     free(rows);
   }
+}
 
-  free(ns_list);
-  free(cc_list);
-  free(cd_sum);
-  free(ucc_sum);
-  free(uall_sum);
-  free(cd_n);
-  free(ucc_n);
+/* Scores, fits and rankings of unit (target t, model m).  Returns PB_FAIL
+ * (message in *why) when a logistic fit does not converge. */
+static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, int32_t m, struct pb_screen__unit *U,
+                                   char *why, size_t why_len)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_options *opt = X->opt;
+  struct pb_screen__uwork W;
+  memset(&W, 0, sizeof W);
+  W.t = t, W.m = m, W.T = X->targets[t], W.k = meta->topk;
+  W.src = &meta->sources[W.T];
+  W.N = W.src->n_images, W.nc = W.src->n_conditions, W.K = W.src->n_classes;
+  W.an_split = opt->swapped ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
+  W.fit_split = opt->swapped ? PB_SPLIT_EVAL : PB_SPLIT_DEV;
+  memset(U, 0, sizeof *U);
+  W.clean = pb_screen__rec_row(X, W.T, m * W.nc + W.src->clean);
+  W.cond = pb_malloc((size_t)W.nc * sizeof *W.cond);
+  for (int32_t c = 0; c < W.nc; c++) W.cond[c] = pb_screen__rec_row(X, W.T, m * W.nc + c);
+  pb_screen__probe_means(X, &W, U);
+  int status = pb_screen__fits(X, &W, U, why, why_len);
+  pb_screen__scores(X, &W, U);
+  pb_screen__classes(&W, U);
+  pb_screen__rankings(X, &W, U);
+  pb_screen__terciles(X, &W, U);
+  pb_screen__subset_ranks(X, &W, U);
+  free(W.ns_list);
+  free(W.cc_list);
+  free(W.cd_sum);
+  free(W.ucc_sum);
+  free(W.uall_sum);
+  free(W.cd_n);
+  free(W.ucc_n);
   for (int32_t p = 0; p < X->n_ps; p++) {
-    free(Uall[p]);
-    free(A3all[p]);
+    free(W.Uall[p]);
+    free(W.A3all[p]);
   }
-  free(Uall);
-  free(A3all);
-  free(ret);
-  free(cond);
+  free(W.Uall);
+  free(W.A3all);
+  free(W.ret);
+  free(W.cond);
   return status;
 }
 
