@@ -586,6 +586,123 @@ static void pb_verify__cell_policies(const struct pb_cell_view *d, const struct 
   }
 }
 
+/* Class level of the policy verification: the class's policy counts into the
+ * cell's accumulator (slot: its enumerated index), its structure, and the
+ * class alone against the policy engine. */
+static void pb_verify__class_policies_check(const struct pb_verify_records *r, const struct pb_verify_class *q,
+                                            const struct pb_cell_view *cv, const struct pb_verify_policy_setup *ps,
+                                            const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
+                                            struct pb_verify__cellstate *cs, int32_t slot)
+{
+  double *rec = cs->rec;
+  const int32_t y = cv->label[0];
+  /* policy counts of the same bijections; the class alone, then into the cell */
+  struct pb_verify_pclass *pq = sc->pq;
+  if (pb_verify_class_policies(r, q, sc->tally, ps, pq) != 0) {
+    pb_verify__failf(cs, y, "policy counts of the class cannot be enumerated");
+  } else {
+    rec[PB_VF_POL_CLASSES]++;
+    pb_verify_pacc_add(sc->pacc, pq, ps);
+    memcpy(sc->W[slot], pq->W, sizeof sc->W[0]);
+    memcpy(sc->R[slot], pq->R, sizeof sc->R[0]);
+    pb_verify_pacc_reset(sc->pacc1, ps);
+    pb_verify_pacc_add(sc->pacc1, pq, ps);
+    pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
+    pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
+    {
+      const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
+                                          .lambda = ps->lambda};
+      if (pb_policy_cell(cv, &pps, sc->pres) != 0) {
+        pb_verify__failf(cs, y, "policy engine rejected the class");
+      } else {
+        if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
+        pb_verify__engine_pvalues(sc->pres, ps, sc->pv_eng);
+        struct pb_verify__pw w[PB_VERIFY_NPRES];
+        pb_verify__pcompare(sc->pv_mine, sc->pv_eng, ps, 0, w);
+        for (int t = 0; t < PB_VERIFY_NPT; t++)
+          for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
+            const double x = w[PB_VERIFY_PSLOT(t, lv)].r;
+            if (rec[PB_VF_POL_CRES_LABEL + t] < 0 || x > rec[PB_VF_POL_CRES + t])
+              rec[PB_VF_POL_CRES + t] = x, rec[PB_VF_POL_CRES_LABEL + t] = y;
+          }
+        pb_verify__presidual_fail(cs, y, "policy engine", w, ps);
+      }
+    }
+  }
+}
+
+/* The class alone through the bounds engine: names the class on a mismatch. */
+static void pb_verify__class_engine(const struct pb_cell_view *cv, const struct pb_verify_values *v,
+                                    struct pb_verify__cellstate *cs)
+{
+  double *rec = cs->rec;
+  const int32_t y = cv->label[0];
+  struct pb_cell_bounds b;
+  if (pb_bounds_cell(cv, 1, &b) != 0) {
+    pb_verify__failf(cs, y, "bounds engine rejected the class");
+    return;
+  }
+  struct pb_verify_values e;
+  double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+  pb_verify__engine_values(&b, &e);
+  pb_verify__compare(v, &e, NULL, res);
+  for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
+    if (res[j] > rec[PB_VF_CRES + j]) rec[PB_VF_CRES + j] = res[j], rec[PB_VF_CRES_LABEL + j] = y;
+  pb_verify__residual_fail(cs, y, "bounds engine", v, &e, res);
+}
+
+/* Cell level: the combined classes against the reference (bounds engine or
+ * --against file), structural checks, the Cartesian product on small cells,
+ * and the cell's policies. */
+static void pb_verify__cell_combine(const struct pb_cell_view *d, const struct pb_verify_policy_setup *ps,
+                                    const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
+                                    struct pb_verify__cellstate *cs, int32_t ncls, int cartesian, double product)
+{
+  double *rec = cs->rec;
+  struct pb_verify_values v, e;
+  if (pb_verify_combine(sc->cls, ncls, &v) != 0) PB_ERROR("out of memory");
+  for (int t = 0; t < PB_VERIFY_NTARGETS; t++) pb_verify__vals(&v, t, rec + PB_VF_VAL + 7 * t);
+  pb_verify__structure(cs, -1, &v);
+  int mask[PB_VERIFY_NCMP] = {1, 1, 1, 1};
+  const char *against = "bounds engine";
+  if (ref->in_process) {
+    struct pb_cell_bounds b;
+    if (pb_bounds_cell(d, 1, &b) != 0) pb_verify__failf(cs, -1, "bounds engine rejected the cell");
+    pb_verify__engine_values(&b, &e);
+  } else {
+    e = *ref->file;
+    against = "results file";
+    if (!ref->file_i5) {
+      /* the file's run skipped I5 here: compare what it has */
+      mask[3] = 0;
+      rec[PB_VF_I5_MISSING] = 1;
+    }
+  }
+  double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+  pb_verify__compare(&v, &e, mask, res);
+  if (!ref->in_process && !ref->file_i5) res[PB_VERIFY_NCMP * 2 + 1] = 0; /* dM_k at I0 needs the I5 pass too */
+  memcpy(rec + PB_VF_RES, res, sizeof res);
+  pb_verify__residual_fail(cs, -1, against, &v, &e, res);
+
+  if (cartesian) {
+    /* third check: brute force over the product, against the class
+     * combination and against the reference */
+    struct pb_verify_values x;
+    pb_verify_cartesian(sc->cls, sc->lists, ncls, &x);
+    rec[PB_VF_CARTESIAN] = product;
+    double r1[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], r2[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+    pb_verify__compare(&x, &v, NULL, r1);
+    pb_verify__compare(&x, &e, mask, r2);
+    if (!ref->in_process && !ref->file_i5) r2[PB_VERIFY_NCMP * 2 + 1] = 0;
+    double m = 0.0;
+    for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) m = fmax(m, fmax(r1[j], r2[j]));
+    rec[PB_VF_CART_RES] = m;
+    pb_verify__residual_fail(cs, -1, "class combination (Cartesian check)", &x, &v, r1);
+    pb_verify__residual_fail(cs, -1, "Cartesian product vs reference", &x, &e, r2);
+  }
+  if (ps) pb_verify__cell_policies(d, ps, ref, sc, cs, ncls, cartesian);
+}
+
 /* Verify one cell; the record and failure text are filled in. */
 static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify_options *opt,
                             const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
@@ -665,105 +782,14 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
     pb_verify__structure(cs, y, &v);
     if (q->H[PB_VERIFY_I5][1] - q->H[PB_VERIFY_I5][0] < q->H[PB_VERIFY_IK][1] - q->H[PB_VERIFY_IK][0])
       rec[PB_VF_NARROWER_H]++;
-    if (ps) {
-      /* policy counts of the same bijections; the class alone, then into the cell */
-      struct pb_verify_pclass *pq = sc->pq;
-      if (pb_verify_class_policies(&r, q, sc->tally, ps, pq) != 0) {
-        pb_verify__failf(cs, y, "policy counts of the class cannot be enumerated");
-      } else {
-        rec[PB_VF_POL_CLASSES]++;
-        pb_verify_pacc_add(sc->pacc, pq, ps);
-        memcpy(sc->W[nenum - 1], pq->W, sizeof sc->W[0]);
-        memcpy(sc->R[nenum - 1], pq->R, sizeof sc->R[0]);
-        pb_verify_pacc_reset(sc->pacc1, ps);
-        pb_verify_pacc_add(sc->pacc1, pq, ps);
-        pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
-        pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
-        {
-          const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
-                                              .lambda = ps->lambda};
-          if (pb_policy_cell(&cv, &pps, sc->pres) != 0) {
-            pb_verify__failf(cs, y, "policy engine rejected the class");
-          } else {
-            if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
-            pb_verify__engine_pvalues(sc->pres, ps, sc->pv_eng);
-            struct pb_verify__pw w[PB_VERIFY_NPRES];
-            pb_verify__pcompare(sc->pv_mine, sc->pv_eng, ps, 0, w);
-            for (int t = 0; t < PB_VERIFY_NPT; t++)
-              for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
-                const double x = w[PB_VERIFY_PSLOT(t, lv)].r;
-                if (rec[PB_VF_POL_CRES_LABEL + t] < 0 || x > rec[PB_VF_POL_CRES + t])
-                  rec[PB_VF_POL_CRES + t] = x, rec[PB_VF_POL_CRES_LABEL + t] = y;
-              }
-            pb_verify__presidual_fail(cs, y, "policy engine", w, ps);
-          }
-        }
-      }
-    }
-    if (ref->in_process) {
-      /* the same class alone through the bounds engine: names the class on a mismatch */
-      struct pb_cell_bounds b;
-      if (pb_bounds_cell(&cv, 1, &b) != 0) {
-        pb_verify__failf(cs, y, "bounds engine rejected the class");
-        continue;
-      }
-      struct pb_verify_values e;
-      double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-      pb_verify__engine_values(&b, &e);
-      pb_verify__compare(&v, &e, NULL, res);
-      for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
-        if (res[j] > rec[PB_VF_CRES + j]) rec[PB_VF_CRES + j] = res[j], rec[PB_VF_CRES_LABEL + j] = y;
-      pb_verify__residual_fail(cs, y, "bounds engine", &v, &e, res);
-    }
+    if (ps) pb_verify__class_policies_check(&r, q, &cv, ps, ref, sc, cs, nenum - 1);
+    if (ref->in_process) pb_verify__class_engine(&cv, &v, cs);
   }
   rec[PB_VF_ENUMERATED] = nenum;
   for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
     if (rec[PB_VF_CRES_LABEL + j] < 0) rec[PB_VF_CRES + j] = NAN; /* no class compared */
 
-  if (nenum == ncls) {
-    struct pb_verify_values v, e;
-    if (pb_verify_combine(sc->cls, ncls, &v) != 0) PB_ERROR("out of memory");
-    for (int t = 0; t < PB_VERIFY_NTARGETS; t++) pb_verify__vals(&v, t, rec + PB_VF_VAL + 7 * t);
-    pb_verify__structure(cs, -1, &v);
-    int mask[PB_VERIFY_NCMP] = {1, 1, 1, 1};
-    const char *against = "bounds engine";
-    if (ref->in_process) {
-      struct pb_cell_bounds b;
-      if (pb_bounds_cell(d, 1, &b) != 0) pb_verify__failf(cs, -1, "bounds engine rejected the cell");
-      pb_verify__engine_values(&b, &e);
-    } else {
-      e = *ref->file;
-      against = "results file";
-      if (!ref->file_i5) {
-        /* the file's run skipped I5 here: compare what it has */
-        mask[3] = 0;
-        rec[PB_VF_I5_MISSING] = 1;
-      }
-    }
-    double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-    pb_verify__compare(&v, &e, mask, res);
-    if (!ref->in_process && !ref->file_i5) res[PB_VERIFY_NCMP * 2 + 1] = 0; /* dM_k at I0 needs the I5 pass too */
-    memcpy(rec + PB_VF_RES, res, sizeof res);
-    pb_verify__residual_fail(cs, -1, against, &v, &e, res);
-
-    if (cartesian) {
-      /* third check: brute force over the product, against the class
-       * combination and against the reference */
-      struct pb_verify_values x;
-      pb_verify_cartesian(sc->cls, sc->lists, ncls, &x);
-      rec[PB_VF_CARTESIAN] = product;
-      double r1[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], r2[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-      pb_verify__compare(&x, &v, NULL, r1);
-      pb_verify__compare(&x, &e, mask, r2);
-      if (!ref->in_process && !ref->file_i5) r2[PB_VERIFY_NCMP * 2 + 1] = 0;
-      double m = 0.0;
-      for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) m = fmax(m, fmax(r1[j], r2[j]));
-      rec[PB_VF_CART_RES] = m;
-      pb_verify__residual_fail(cs, -1, "class combination (Cartesian check)", &x, &v, r1);
-      pb_verify__residual_fail(cs, -1, "Cartesian product vs reference", &x, &e, r2);
-    }
-    if (ps) pb_verify__cell_policies(d, ps, ref, sc, cs, ncls, cartesian);
-  }
+  if (nenum == ncls) pb_verify__cell_combine(d, ps, ref, sc, cs, ncls, cartesian, product);
   for (int32_t c = 0; c < nenum; c++) free(sc->lists[c]);
 }
 
@@ -865,6 +891,195 @@ static void pb_verify__tsv(const struct pb_stage *st, const struct pb_cell_block
   }
 }
 
+/* One rank's verification state: per cell its record, failure text, name,
+ * thresholds and (--against) the file's values. */
+struct pb_verify__work {
+  int64_t nc;
+  struct pb_cell_ref *all_cells;
+  uint8_t *cov;                      /* [global cell] covered by this run */
+  double *recs;
+  char **fail, **where;
+  float *tau, *ftau;
+  struct pb_verify_policy_setup *pset;
+  struct pb_verify_values *fvals;
+  uint8_t *fi5;
+  int64_t corrupt_cell;              /* test hook (PAIRBOUND_VERIFY_TEST_CORRUPT) */
+  int32_t corrupt_label;
+};
+
+/* --sources must name sources of the store. */
+static int pb_verify__check_sources(const struct pb_stage *st, const struct pb_verify_options *opt)
+{
+  if (!opt->sources) return PB_OK;
+  char *list = pb_strdup(opt->sources), *save = NULL;
+  int status = PB_OK;
+  for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
+    if (pb_meta_find_source(st->meta, w) < 0) {
+      pb_error_set("--sources: the store has no source '%s'", w);
+      status = PB_FAIL;
+    }
+  free(list);
+  return status;
+}
+
+/* Records, names, thresholds and policies of this rank's cells; the
+ * --against file's values.  Returns PB_FAIL when a covered cell has no threshold. */
+static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_block *b,
+                            const struct pb_verify_options *opt, struct pb_verify__work *w)
+{
+  const int64_t nc = b->n_cells, nalloc = nc > 0 ? nc : 1;
+  int status = PB_OK;
+  w->nc = nc;
+  pb_dist_cells(st->meta, &w->all_cells);
+  w->cov = pb_verify__select(st, w->all_cells, opt);
+  w->recs = pb_malloc((size_t)nalloc * PB_VF_N * sizeof *w->recs);
+  w->fail = pb_malloc((size_t)nalloc * sizeof *w->fail);
+  w->where = pb_malloc((size_t)nalloc * sizeof *w->where);
+  w->tau = pb_malloc((size_t)nalloc * sizeof *w->tau);
+  w->ftau = pb_malloc((size_t)nalloc * sizeof *w->ftau);
+  w->pset = opt->policies ? pb_calloc((size_t)nalloc, sizeof *w->pset) : NULL;
+  /* test-only hook: PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL] (global cell index, class label) */
+  w->corrupt_cell = -1;
+  w->corrupt_label = -1;
+  const char *hook = getenv("PAIRBOUND_VERIFY_TEST_CORRUPT");
+  if (hook && hook[0]) {
+    long long cc = -1;
+    int cl = -1;
+    if (sscanf(hook, "%lld,%d", &cc, &cl) >= 1) w->corrupt_cell = cc, w->corrupt_label = cl;
+  }
+  for (int64_t c = 0; c < nc; c++) {
+    const struct pb_cell_ref *r = &b->cells[c].ref;
+    const struct pb_source *src = &st->meta->sources[r->source];
+    double *rec = w->recs + c * PB_VF_N;
+    for (int f = 0; f < PB_VF_N; f++) rec[f] = NAN;
+    rec[PB_VF_COVERED] = w->cov[st->first + c];
+    for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) rec[f] = 0;
+    rec[PB_VF_FAILED] = 0;
+    rec[PB_VF_FAIL_LABEL] = -1;
+    w->fail[c] = pb_calloc(PB_VERIFY__MSG, 1);
+    size_t len = strlen(st->meta->model_ids[r->model]) + strlen(src->name) + strlen(src->conditions[r->condition]) + 3;
+    w->where[c] = pb_malloc(len);
+    snprintf(w->where[c], len, "%s/%s/%s", st->meta->model_ids[r->model], src->name, src->conditions[r->condition]);
+    w->tau[c] = opt->have_tau ? opt->tau : st->protocol.src[r->source].tau[r->model];
+    if (w->cov[st->first + c] && isnan(w->tau[c]) && status == PB_OK) {
+      pb_error_set("source %s, model %s: no development threshold (the source has no development images); give --tau",
+                   src->name, st->meta->model_ids[r->model]);
+      status = PB_FAIL;
+    }
+    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) rec[f] = 0;
+    if (opt->policies) {
+      /* policy thresholds as `pairbound policy`: --policy-taus, else the
+       * development order statistics at q = .6 .. 1 */
+      struct pb_verify_policy_setup *p = &w->pset[c];
+      p->n_pol = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
+      for (int32_t j = 0; j < p->n_pol; j++) {
+        p->tau[j] = opt->n_taus > 0 ? opt->taus[j] : st->protocol.src[r->source].policy_tau[r->model * PB_PROTOCOL_N_Q + j];
+        if (w->cov[st->first + c] && isnan(p->tau[j]) && status == PB_OK) {
+          pb_error_set("source %s, model %s: no development policy thresholds (the source has no development images); "
+                       "give --policy-taus", src->name, st->meta->model_ids[r->model]);
+          status = PB_FAIL;
+        }
+      }
+      p->n_lambda = opt->n_lambdas;
+      memcpy(p->lambda, opt->lambdas, (size_t)opt->n_lambdas * sizeof p->lambda[0]);
+    }
+  }
+  if (status == PB_OK && opt->against) {
+    w->fvals = pb_calloc((size_t)nalloc, sizeof *w->fvals);
+    w->fi5 = pb_calloc((size_t)nalloc, 1);
+    status = pb_verify__read_against(opt->against, st, w->fvals, w->fi5, w->ftau);
+  }
+  return status;
+}
+
+/* Every covered cell of this rank; returns the enumerating thread-seconds. */
+static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
+                                 const struct pb_verify_options *opt, struct pb_verify__work *w)
+{
+  const int64_t nc = w->nc;
+  double t_enum = 0.0;
+#pragma omp parallel reduction(+ : t_enum)
+  {
+    struct pb_verify__scratch sc;
+    memset(&sc, 0, sizeof sc);
+    if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t c = 0; c < nc; c++) {
+      if (!w->cov[st->first + c]) continue;
+      struct pb_verify__cellstate cs = {w->recs + c * PB_VF_N, w->fail[c], w->where[c]};
+      struct pb_verify__ref ref = {opt->against == NULL, w->fvals ? &w->fvals[c] : NULL, w->fi5 ? w->fi5[c] : 0,
+                                   st->first + c == w->corrupt_cell, w->corrupt_label};
+      if (opt->against && !(w->ftau[c] == w->tau[c])) {
+        pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
+                         (double)w->ftau[c], (double)w->tau[c]);
+        cs.rec[PB_VF_COVERED] = 1;
+        continue;
+      }
+      const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], w->tau[c]);
+      pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, &sc, &cs, &t_enum);
+    }
+    pb_verify__scratch_free(&sc);
+  }
+  return t_enum;
+}
+
+/* Columns, verify.tsv and REPORT.md (collective); @p msg receives the first
+ * failure in cell order, @p totals permutations, classes enumerated, failed. */
+static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
+                            const struct pb_verify__work *w, int status, char msg[PB_VERIFY__MSG],
+                            int64_t *first_fail_out, double totals[3])
+{
+  const int64_t nc = w->nc;
+  MPI_Comm comm = st->comm;
+  if (status == PB_OK) status = pb_fields_write(pb_verify_fields(), st->results, st->n_cells, st->first, nc, w->recs);
+  /* first failure in cell order, its text from the rank that holds it */
+  int64_t my_first = INT64_MAX, first_fail;
+  for (int64_t c = 0; c < nc && my_first == INT64_MAX; c++)
+    if (w->recs[c * PB_VF_N + PB_VF_FAILED] > 0) my_first = st->first + c;
+  MPI_Allreduce(&my_first, &first_fail, 1, MPI_INT64_T, MPI_MIN, comm);
+  msg[0] = '\0';
+  if (first_fail != INT64_MAX) {
+    int holder = my_first == first_fail ? st->rank : st->size, root;
+    MPI_Allreduce(&holder, &root, 1, MPI_INT, MPI_MIN, comm);
+    if (st->rank == root) snprintf(msg, PB_VERIFY__MSG, "%s", w->fail[first_fail - st->first]);
+    MPI_Bcast(msg, PB_VERIFY__MSG, MPI_CHAR, root, comm);
+  }
+  if (status == PB_OK) {
+    struct pb_text t = {0}, head = {0};
+    pb_verify__tsv(st, b, w->recs, w->fail, &t);
+    /* the covered flag is implied: verify.tsv lists covered cells only */
+    pb_fields_tsv_header(pb_verify_fields(), "model\tsource\tcondition", PB_VF_COVERED + 1, &head);
+    pb_text_printf(&head, "\tfailure\n");
+    status = pb_results_tsv(st->results, "verify.tsv", head.buf, t.buf, t.len);
+    pb_text_free(&t);
+    pb_text_free(&head);
+  }
+  totals[0] = totals[1] = totals[2] = 0; /* permutations, classes enumerated, failed */
+  for (int64_t c = 0; c < nc; c++) {
+    const double *rec = w->recs + c * PB_VF_N;
+    if (rec[PB_VF_COVERED] != 1) continue;
+    totals[0] += rec[PB_VF_PERMS];
+    totals[1] += rec[PB_VF_ENUMERATED];
+    totals[2] += rec[PB_VF_FAILED];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
+  if (status == PB_OK) {
+    double *all = pb_stage_gather(st, nc, st->n_cells, PB_VF_N, w->recs, 0);
+    if (st->rank == 0) status = pb_verify_report(st->meta, w->all_cells, all, st->n_cells, opt, msg, st->results);
+    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    free(all);
+  }
+  *first_fail_out = first_fail;
+  return status;
+}
+
+static void pb_verify__work_free(struct pb_verify__work *w)
+{
+  for (int64_t c = 0; c < w->nc; c++) free(w->fail[c]), free(w->where[c]);
+  free(w->fail), free(w->where), free(w->recs), free(w->tau), free(w->ftau), free(w->pset), free(w->fvals);
+  free(w->fi5), free(w->cov), free(w->all_cells);
+}
+
 int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
                   const struct pb_verify_options *opt, const char *provenance)
 {
@@ -877,150 +1092,22 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   struct pb_timer tm;
   pb_timer_start(&tm, "verify");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (opt->sources) {
-    char *list = pb_strdup(opt->sources), *save = NULL;
-    int status = PB_OK;
-    for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
-      if (pb_meta_find_source(st.meta, w) < 0) {
-        pb_error_set("--sources: the store has no source '%s'", w);
-        status = PB_FAIL;
-      }
-    free(list);
-    if (status != PB_OK) return pb_stage_close(&st, status);
-  }
-  int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
+  int status = pb_verify__check_sources(&st, opt);
+  if (status != PB_OK) return pb_stage_close(&st, status);
+  status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status != PB_OK) return pb_stage_close(&st, status);
-  const int64_t nc = b.n_cells, nalloc = nc > 0 ? nc : 1;
-  struct pb_cell_ref *all_cells = NULL;
-  pb_dist_cells(st.meta, &all_cells);
-  uint8_t *cov = pb_verify__select(&st, all_cells, opt);
-  double *recs = pb_malloc((size_t)nalloc * PB_VF_N * sizeof *recs);
-  char **fail = pb_malloc((size_t)nalloc * sizeof *fail);
-  char **where = pb_malloc((size_t)nalloc * sizeof *where);
-  float *tau = pb_malloc((size_t)nalloc * sizeof *tau), *ftau = pb_malloc((size_t)nalloc * sizeof *ftau);
-  struct pb_verify_policy_setup *pset = opt->policies ? pb_calloc((size_t)nalloc, sizeof *pset) : NULL;
-  /* test-only hook: PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL] (global cell index, class label) */
-  int64_t corrupt_cell = -1;
-  int32_t corrupt_label = -1;
-  const char *hook = getenv("PAIRBOUND_VERIFY_TEST_CORRUPT");
-  if (hook && hook[0]) {
-    long long cc = -1;
-    int cl = -1;
-    if (sscanf(hook, "%lld,%d", &cc, &cl) >= 1) corrupt_cell = cc, corrupt_label = cl;
-  }
-  struct pb_verify_values *fvals = NULL;
-  uint8_t *fi5 = NULL;
-  for (int64_t c = 0; c < nc; c++) {
-    const struct pb_cell_ref *r = &b.cells[c].ref;
-    const struct pb_source *src = &st.meta->sources[r->source];
-    double *rec = recs + c * PB_VF_N;
-    for (int f = 0; f < PB_VF_N; f++) rec[f] = NAN;
-    rec[PB_VF_COVERED] = cov[st.first + c];
-    for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) rec[f] = 0;
-    rec[PB_VF_FAILED] = 0;
-    rec[PB_VF_FAIL_LABEL] = -1;
-    fail[c] = pb_calloc(PB_VERIFY__MSG, 1);
-    size_t len = strlen(st.meta->model_ids[r->model]) + strlen(src->name) + strlen(src->conditions[r->condition]) + 3;
-    where[c] = pb_malloc(len);
-    snprintf(where[c], len, "%s/%s/%s", st.meta->model_ids[r->model], src->name, src->conditions[r->condition]);
-    tau[c] = opt->have_tau ? opt->tau : st.protocol.src[r->source].tau[r->model];
-    if (cov[st.first + c] && isnan(tau[c]) && status == PB_OK) {
-      pb_error_set("source %s, model %s: no development threshold (the source has no development images); give --tau",
-                   src->name, st.meta->model_ids[r->model]);
-      status = PB_FAIL;
-    }
-    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) rec[f] = 0;
-    if (opt->policies) {
-      /* policy thresholds as `pairbound policy`: --policy-taus, else the
-       * development order statistics at q = .6 .. 1 */
-      struct pb_verify_policy_setup *p = &pset[c];
-      p->n_pol = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
-      for (int32_t j = 0; j < p->n_pol; j++) {
-        p->tau[j] = opt->n_taus > 0 ? opt->taus[j] : st.protocol.src[r->source].policy_tau[r->model * PB_PROTOCOL_N_Q + j];
-        if (cov[st.first + c] && isnan(p->tau[j]) && status == PB_OK) {
-          pb_error_set("source %s, model %s: no development policy thresholds (the source has no development images); "
-                       "give --policy-taus", src->name, st.meta->model_ids[r->model]);
-          status = PB_FAIL;
-        }
-      }
-      p->n_lambda = opt->n_lambdas;
-      memcpy(p->lambda, opt->lambdas, (size_t)opt->n_lambdas * sizeof p->lambda[0]);
-    }
-  }
-  if (status == PB_OK && opt->against) {
-    fvals = pb_calloc((size_t)nalloc, sizeof *fvals);
-    fi5 = pb_calloc((size_t)nalloc, 1);
-    status = pb_verify__read_against(opt->against, &st, fvals, fi5, ftau);
-  }
+  struct pb_verify__work w;
+  memset(&w, 0, sizeof w);
+  status = pb_verify__setup(&st, &b, opt, &w);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   pb_timer_lap(&tm, "load");
-  double t_enum = 0.0;
-  if (status == PB_OK) {
-#pragma omp parallel reduction(+ : t_enum)
-    {
-      struct pb_verify__scratch sc;
-      memset(&sc, 0, sizeof sc);
-      if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
-#pragma omp for schedule(dynamic, 4)
-      for (int64_t c = 0; c < nc; c++) {
-        if (!cov[st.first + c]) continue;
-        struct pb_verify__cellstate cs = {recs + c * PB_VF_N, fail[c], where[c]};
-        struct pb_verify__ref ref = {opt->against == NULL, fvals ? &fvals[c] : NULL, fi5 ? fi5[c] : 0,
-                                     st.first + c == corrupt_cell, corrupt_label};
-        if (opt->against && !(ftau[c] == tau[c])) {
-          pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
-                           (double)ftau[c], (double)tau[c]);
-          cs.rec[PB_VF_COVERED] = 1;
-          continue;
-        }
-        const struct pb_cell_view d = pb_cells_view(st.meta, &b.cells[c], tau[c]);
-        pb_verify__cell(&d, opt, pset ? &pset[c] : NULL, &ref, &sc, &cs, &t_enum);
-      }
-      pb_verify__scratch_free(&sc);
-    }
-  }
+  const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w) : 0.0;
   pb_timer_lap(&tm, "verify");
-
-  /* outputs: columns, verify.tsv, then the summary on rank 0 */
-  if (status == PB_OK) status = pb_fields_write(pb_verify_fields(), st.results, st.n_cells, st.first, nc, recs);
-  /* first failure in cell order, its text from the rank that holds it */
-  int64_t my_first = INT64_MAX, first_fail;
-  for (int64_t c = 0; c < nc && my_first == INT64_MAX; c++)
-    if (recs[c * PB_VF_N + PB_VF_FAILED] > 0) my_first = st.first + c;
-  MPI_Allreduce(&my_first, &first_fail, 1, MPI_INT64_T, MPI_MIN, comm);
   char msg[PB_VERIFY__MSG] = "";
-  if (first_fail != INT64_MAX) {
-    int holder = my_first == first_fail ? st.rank : st.size, root;
-    MPI_Allreduce(&holder, &root, 1, MPI_INT, MPI_MIN, comm);
-    if (st.rank == root) snprintf(msg, sizeof msg, "%s", fail[first_fail - st.first]);
-    MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, comm);
-  }
-  if (status == PB_OK) {
-    struct pb_text t = {0}, head = {0};
-    pb_verify__tsv(&st, &b, recs, fail, &t);
-    /* the covered flag is implied: verify.tsv lists covered cells only */
-    pb_fields_tsv_header(pb_verify_fields(), "model\tsource\tcondition", PB_VF_COVERED + 1, &head);
-    pb_text_printf(&head, "\tfailure\n");
-    status = pb_results_tsv(st.results, "verify.tsv", head.buf, t.buf, t.len);
-    pb_text_free(&t);
-    pb_text_free(&head);
-  }
-  double totals[3] = {0, 0, 0}; /* permutations, classes enumerated, failed */
-  for (int64_t c = 0; c < nc; c++) {
-    const double *rec = recs + c * PB_VF_N;
-    if (rec[PB_VF_COVERED] != 1) continue;
-    totals[0] += rec[PB_VF_PERMS];
-    totals[1] += rec[PB_VF_ENUMERATED];
-    totals[2] += rec[PB_VF_FAILED];
-  }
-  MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
-  if (status == PB_OK) {
-    double *all = pb_stage_gather(&st, nc, st.n_cells, PB_VF_N, recs, 0);
-    if (st.rank == 0) status = pb_verify_report(st.meta, all_cells, all, st.n_cells, opt, msg, st.results);
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    free(all);
-  }
+  int64_t first_fail;
+  double totals[3];
+  status = pb_verify__write(&st, &b, opt, &w, status, msg, &first_fail, totals);
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);
   double enum_cpu = t_enum;
@@ -1033,9 +1120,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
              totals[1], totals[0], mx[0], mx[1], mx[1] > 0 ? totals[0] / mx[1] : 0.0,
              enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
-
-  for (int64_t c = 0; c < nc; c++) free(fail[c]), free(where[c]);
-  free(fail), free(where), free(recs), free(tau), free(ftau), free(pset), free(fvals), free(fi5), free(cov), free(all_cells);
+  pb_verify__work_free(&w);
   pb_cells_free(&b);
   status = pb_stage_close(&st, status);
   if (status == PB_OK && first_fail != INT64_MAX) {
