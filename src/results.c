@@ -72,8 +72,24 @@ done:
 
 MPI_Comm pb_results_comm(const struct pb_results *res) { return res->comm; }
 
+/* Does every link of PATH ("/a/b/c") exist?  (H5Lexists needs the parents to exist.) */
+static int pb_results__exists(hid_t file, const char *path)
+{
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    const char c = *p;
+    *p = '\0';
+    if (H5Lexists(file, buf, H5P_DEFAULT) <= 0) return 0;
+    if (c == '\0') return 1;
+    *p = c;
+  }
+}
+
 int pb_results_group(struct pb_results *res, const char *path)
 {
+  if (pb_results__exists(res->file, path)) return PB_OK;
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(lcpl, 1);
   hid_t g = H5Gcreate2(res->file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
@@ -221,6 +237,33 @@ void pb_text_double(struct pb_text *t, double x)
   char b[40];
   pb_format_double(x, b);
   pb_text_printf(t, "\t%s", b);
+}
+
+#define PB_TEXT__MEMO 4096
+static _Thread_local struct pb_text__memo {
+  uint64_t bits;
+  uint8_t used, len;
+  char txt[40];
+} pb_text__memo[PB_TEXT__MEMO];
+
+void pb_text_num(struct pb_text *t, double x)
+{
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  struct pb_text__memo *m = &pb_text__memo[((bits ^ (bits >> 29)) * 0x9e3779b97f4a7c15ull) >> 52 & (PB_TEXT__MEMO - 1)];
+  if (!m->used || m->bits != bits) {
+    pb_format_double(x, m->txt);
+    m->bits = bits;
+    m->used = 1;
+    m->len = (uint8_t)strlen(m->txt);
+  }
+  if (t->len + m->len + 2 > t->cap) {
+    t->cap = 2 * (t->len + m->len + 2) + 4096;
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+  t->buf[t->len++] = '\t';
+  memcpy(t->buf + t->len, m->txt, (size_t)m->len + 1);
+  t->len += m->len;
 }
 
 void pb_text_free(struct pb_text *t)

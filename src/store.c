@@ -315,11 +315,21 @@ static int32_t pb_store__runs(int32_t n_cond, int32_t n_rows, const int32_t *row
   return n;
 }
 
+/* Test hook: PAIRBOUND_TEST_READ_FAIL_RANK=R makes rank R's first read
+ * selection of every transfer fail, as a local HDF5 error would (tests/mpi/store_errors.sh). */
+static int pb_store__inject_failure(const struct pb_store *st, int write)
+{
+  const char *h = getenv("PAIRBOUND_TEST_READ_FAIL_RANK");
+  return !write && h && h[0] && atoi(h) == st->rank;
+}
+
 /* Collective transfer of the given rows, one block per call.  A memory space of
  * the block's own shape keeps HDF5 on its fast same-shape path (a union of
  * blocks, or a flat memory space, is several times slower on cell-sized
  * chunks); ranks with fewer blocks make empty calls so every rank makes the same
- * number of collective calls. */
+ * number of collective calls.  Ranks agree on the status after opening and
+ * before every collective round (pb_error_agree), so a local error on one rank
+ * ends the transfer on all of them instead of leaving them in a collective call. */
 static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name, hid_t mtype,
                              int32_t n_rows, const int32_t *rows, void *buf, int write)
 {
@@ -328,19 +338,23 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
   hid_t grp = -1, dset = -1, fspace = -1, mspace = -1, dxpl = -1;
   int32_t *starts = pb_malloc((size_t)(n_rows + 1) * sizeof *starts), *lens = pb_malloc((size_t)(n_rows + 1) * sizeof *lens);
   int32_t nb = pb_store__runs(s->n_conditions, n_rows, rows, starts, lens), rounds = nb;
+  int ndims = 0;
+  hsize_t dims[4] = {0, 0, 0, 0};
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT32_T, MPI_MAX, st->comm);
-  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) < 0) goto done;
-  hid_t sg = H5Gopen2(grp, s->name, H5P_DEFAULT);
-  H5Gclose(grp);
-  grp = sg;
-  if (grp < 0 || (dset = H5Dopen2(grp, name, H5P_DEFAULT)) < 0) goto done;
-  if ((fspace = H5Dget_space(dset)) < 0 || (dxpl = pb_h5_dxpl()) < 0) goto done;
-  int ndims = H5Sget_simple_extent_ndims(fspace);
-  hsize_t dims[4];
-  H5Sget_simple_extent_dims(fspace, dims, NULL);
-  size_t esize = H5Tget_size(mtype), per_row = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * esize;
+  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) >= 0) {
+    hid_t sg = H5Gopen2(grp, s->name, H5P_DEFAULT);
+    H5Gclose(grp);
+    grp = sg;
+  }
+  if (grp >= 0 && (dset = H5Dopen2(grp, name, H5P_DEFAULT)) >= 0 && (fspace = H5Dget_space(dset)) >= 0 &&
+      (dxpl = pb_h5_dxpl()) >= 0 && (ndims = H5Sget_simple_extent_ndims(fspace)) >= 3 && ndims <= 4 &&
+      H5Sget_simple_extent_dims(fspace, dims, NULL) == ndims)
+    status = PB_OK;
+  if (status != PB_OK)
+    pb_error_set("%s: cannot open records '%s' of source %s", st->path, name, s->name);
+  status = pb_error_agree(st->comm, status);
+  const size_t esize = H5Tget_size(mtype), per_row = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * esize;
   char *p = buf;
-  status = PB_OK;
   for (int32_t j = 0; j < rounds && status == PB_OK; j++) {
     hsize_t start[4] = {0, 0, 0, 0}, count[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 1};
     if (j < nb) {
@@ -348,18 +362,25 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
       start[1] = (hsize_t)(starts[j] % s->n_conditions);
       count[1] = (hsize_t)lens[j];
     }
-    if ((mspace = H5Screate_simple(ndims, count, NULL)) < 0) { status = PB_FAIL; break; }
-    herr_t e = j < nb ? H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)
-                      : (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0);
-    if (e >= 0) e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, p) : H5Dread(dset, mtype, mspace, fspace, dxpl, p);
-    if (e < 0) status = PB_FAIL;
+    herr_t e = (mspace = H5Screate_simple(ndims, count, NULL)) < 0 ? -1 : 0;
+    if (e >= 0)
+      e = j < nb ? H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)
+                 : (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0);
+    if (e >= 0 && j == 0 && pb_store__inject_failure(st, write)) e = -1;
+    if (e < 0) pb_error_set("%s: cannot select rows of records '%s' of source %s", st->path, name, s->name);
+    /* the selection is local: agree before the collective transfer */
+    if ((status = pb_error_agree(st->comm, e < 0 ? PB_FAIL : PB_OK)) == PB_OK) {
+      e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, p) : H5Dread(dset, mtype, mspace, fspace, dxpl, p);
+      if (e < 0) {
+        pb_error_set("%s: cannot %s records '%s' of source %s", st->path, write ? "write" : "read", name, s->name);
+        status = PB_FAIL;
+      }
+    }
     if (j < nb) p += per_row * (size_t)lens[j];
-    H5Sclose(mspace);
+    if (mspace >= 0) H5Sclose(mspace);
     mspace = -1;
   }
-done:
-  if (status != PB_OK)
-    pb_error_set("%s: cannot %s records '%s' of source %s", st->path, write ? "write" : "read", name, s->name);
+  if (status == PB_OK) status = pb_error_agree(st->comm, status); /* a failed transfer on any rank */
   if (dxpl >= 0) H5Pclose(dxpl);
   if (fspace >= 0) H5Sclose(fspace);
   if (dset >= 0) H5Dclose(dset);
@@ -402,14 +423,15 @@ int pb_store_write_rows(struct pb_store *st, int32_t src, int32_t n_rows, const 
                         const struct pb_rows *data)
 {
   if (!st->writable) { pb_error_set("%s: store is not open for writing", st->path); return PB_FAIL; }
-  if (pb_store__check_rows(st, src, n_rows, rows)) return PB_FAIL;
+  if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
   return pb_store__rows_all(st, src, n_rows, rows, data, PB_FIELD_ALL, 1);
 }
 
 int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
                          struct pb_rows *out)
 {
-  if (pb_store__check_rows(st, src, n_rows, rows)) return PB_FAIL;
+  memset(out, 0, sizeof *out);
+  if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
   pb_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }

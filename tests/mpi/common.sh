@@ -18,7 +18,9 @@ pb() {
   local np=$1 th=$2; shift 2
   OMP_NUM_THREADS=$th "$MPIRUN" --oversubscribe -np "$np" "$PAIRBOUND" -v 0 "$@"
 }
-same_h5() { "$H5DIFF" --exclude-path /provenance "$1" "$2" >/dev/null; }
+# same_h5 A B: identical results or stores; /timings (wall seconds, include/pairbound/timer.h)
+# and /provenance (command line, git revision) are the parts that may differ
+same_h5() { "$H5DIFF" --exclude-path /provenance --exclude-path /timings "$1" "$2" >/dev/null; }
 # ranks_identical REPORTS STAGE ARGS...: run the stage at 1-3 ranks x 1-2 threads into
 # $WORK/o<np><th> and compare every report file and results.h5 with $WORK/o11
 # (the caller's 1 rank x 1 thread run)
