@@ -282,7 +282,7 @@ static int pb_cli__parse(struct pb_cli *cli, const struct pb_cli_command *c, int
     const struct pb_option *o = pb_cli__find(&t, opt, &i);
     char label[80];
     snprintf(label, sizeof label, "--%s", o->name);
-    if (pb_option_set(o, t.opts[i], label, o->type == PB_OPTION_FLAG ? NULL : optarg) != PB_OK)
+    if (pb_options_set(o, t.opts[i], label, o->type == PB_OPTION_FLAG ? NULL : optarg) != PB_OK)
       rc = pb_cli__usage_error(cli, syn, "%s", pb_error_message());
   }
   free(lo);

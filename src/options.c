@@ -1,70 +1,13 @@
 /* Option tables (include/pairbound/options.h) and the one number parser. */
 #include "config.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pairbound/error.h"
 #include "pairbound/options.h"
+#include "pairbound/parse.h"
 #include "pairbound/util.h"
-
-/* ------------------------------------------------------------ numbers */
-
-/* True when only white space is left. */
-static int pb_parse__rest_blank(const char *end)
-{
-  while (isspace((unsigned char)*end)) end++;
-  return *end == '\0';
-}
-
-int pb_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-  char *end;
-  errno = 0;
-  long long x = strtoll(s, &end, 10);
-  if (errno || end == s || !pb_parse__rest_blank(end) || x < lo || x > hi) return PB_FAIL;
-  *out = x;
-  return PB_OK;
-}
-
-int pb_parse_uint(const char *s, uint64_t hi, uint64_t *out)
-{
-  char *end;
-  while (isspace((unsigned char)*s)) s++;
-  if (!isdigit((unsigned char)*s)) return PB_FAIL; /* strtoull would negate "-3" */
-  errno = 0;
-  unsigned long long x = strtoull(s, &end, 10);
-  if (errno || !pb_parse__rest_blank(end) || x > hi) return PB_FAIL;
-  *out = x;
-  return PB_OK;
-}
-
-int pb_parse_double(const char *s, double lo, double hi, int open_lo, double *out)
-{
-  char *end;
-  errno = 0;
-  double x = strtod(s, &end);
-  if (errno || end == s || !pb_parse__rest_blank(end) || !isfinite(x) || x < lo || x > hi || (open_lo && x == lo))
-    return PB_FAIL;
-  *out = x;
-  return PB_OK;
-}
-
-int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int *n)
-{
-  char *copy = pb_strdup(s), *save = NULL;
-  int status = PB_OK;
-  *n = 0;
-  for (char *w = strtok_r(copy, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save)) {
-    if (*n >= max || pb_parse_double(w, lo, hi, 0, &out[*n])) status = PB_FAIL;
-    else (*n)++;
-  }
-  free(copy);
-  return status == PB_OK && *n > 0 ? PB_OK : PB_FAIL;
-}
 
 /* ------------------------------------------------------------ one option */
 
@@ -169,7 +112,7 @@ static int pb_option__list(const struct pb_option *o, char *field, const char *l
   return PB_OK;
 }
 
-/* Store without marking: shared by defaults and pb_option_set. */
+/* Store without marking: shared by defaults and pb_options_set. */
 static int pb_option__store(const struct pb_option *o, void *opts, const char *label, const char *v)
 {
   char *field = (char *)opts + o->offset;
@@ -206,7 +149,7 @@ static int pb_option__store(const struct pb_option *o, void *opts, const char *l
   return PB_FAIL;
 }
 
-int pb_option_set(const struct pb_option *o, void *opts, const char *label, const char *value)
+int pb_options_set(const struct pb_option *o, void *opts, const char *label, const char *value)
 {
   if (pb_option__store(o, opts, label, value)) return PB_FAIL;
   if (o->mark) {
@@ -225,7 +168,7 @@ void pb_options_defaults(const struct pb_option *table, void *opts)
       PB_ERROR("option table: default '%s' of --%s does not parse: %s", o->def, o->name, pb_error_message());
 }
 
-const char *pb_option_ini_key(const struct pb_option *o, char buf[64])
+const char *pb_options_ini_key(const struct pb_option *o, char buf[64])
 {
   snprintf(buf, 64, "%s", o->ini ? o->ini : o->name);
   for (char *c = buf; *c; c++)
@@ -237,7 +180,7 @@ const struct pb_option *pb_options_find_ini(const struct pb_option *table, const
 {
   char buf[64];
   for (const struct pb_option *o = table; o->name; o++)
-    if (pb_option_ini_key(o, buf)[0] && strcmp(buf, key) == 0) return o;
+    if (pb_options_ini_key(o, buf)[0] && strcmp(buf, key) == 0) return o;
   return NULL;
 }
 
@@ -260,7 +203,7 @@ static int pb_options__head(const struct pb_option *o, int ini, char *buf, size_
   if (ini) {
     char key[64];
     const char *meta = o->type == PB_OPTION_FLAG ? "0|1" : o->metavar;
-    return snprintf(buf, cap, "%s = %s", pb_option_ini_key(o, key), meta ? meta : "");
+    return snprintf(buf, cap, "%s = %s", pb_options_ini_key(o, key), meta ? meta : "");
   }
   if (o->short_name) n += snprintf(buf, cap, "-%c, ", o->short_name);
   n += snprintf(buf + n, cap - (size_t)n, "--%s", o->name);
@@ -297,7 +240,7 @@ static void pb_options__help(FILE *fp, const struct pb_option *table, int ini)
 {
   char key[64];
   for (const struct pb_option *o = table; o->name; o++) {
-    if (ini && !pb_option_ini_key(o, key)[0]) continue;
+    if (ini && !pb_options_ini_key(o, key)[0]) continue;
     char head[128], text[2048];
     int n = pb_options__head(o, ini, head, sizeof head);
     if (o->def && !o->help_default && o->type != PB_OPTION_FLAG)

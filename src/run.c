@@ -170,7 +170,7 @@ static int pb_run__entry(void *user, const char *section, const char *key, const
   snprintf(p->seen[p->n_seen++], n, "%s\n%s", section, key);
   char label[128];
   snprintf(label, sizeof label, "[%s] %s", section, key);
-  return pb_option_set(o, opts, label, v) == PB_OK ? PB_OK : PB_INI_REASON;
+  return pb_options_set(o, opts, label, v) == PB_OK ? PB_OK : PB_INI_REASON;
 }
 
 /* What [run] and [bounds] set for the other stages, unless their own sections

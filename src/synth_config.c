@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "pairbound/ini.h"
-#include "pairbound/options.h"
+#include "pairbound/parse.h"
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/util.h"
@@ -80,9 +80,12 @@ static int pb_synth_config__source_key(struct pb_synth_source *src, const char *
   } else if (strcmp(key, "conditions") == 0) pb_synth_config__append(&src->condition_text, v);
   else if (strcmp(key, "grid") == 0) pb_synth_config__append(&src->grid, v);
   else if (strcmp(key, "tiers") == 0) {
-    if (sscanf(v, "%d , %d , %d", &src->tiers[0], &src->tiers[1], &src->tiers[2]) != 3 || src->tiers[0] < 0 ||
-        src->tiers[1] < 0 || src->tiers[2] < 0)
-      return PB_FAIL;
+    char *copy = pb_strdup(v), *save = NULL;
+    int k = 0, bad = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save))
+      if (!(bad = k == PB_N_TIERS || pb_parse_int(t, 0, 1 << 24, &n))) src->tiers[k++] = (int32_t)n;
+    free(copy);
+    if (bad || k != PB_N_TIERS) return PB_FAIL;
     src->has_tiers = 1;
   } else {
     pb_error_set("unknown key '%s' in a source section", key);

@@ -1,7 +1,7 @@
 /* Stage options declared once, as a table: the command line (`--name value`,
  * `--name=value`), every command's --help text and the [stage] sections of a
  * `pairbound run` configuration are all read from it, through one number
- * parser.
+ * parser (pairbound/parse.h).
  *
  * Adding an option to a stage: one row in the stage's table (next to its
  * options_default() function, e.g. pb_identify_option_table in
@@ -39,16 +39,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* ---- one number parser.  Leading and trailing white space is allowed; the
- * rest must be the whole number.  Return PB_OK or PB_FAIL (no message). */
-/** Decimal integer in [lo, hi]. */
-int pb_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
-/** Non-negative decimal integer at most hi (the full uint64_t range for seeds). */
-int pb_parse_uint(const char *s, uint64_t hi, uint64_t *out);
-/** Finite real in [lo, hi] (in (lo, hi] when open_lo). */
-int pb_parse_double(const char *s, double lo, double hi, int open_lo, double *out);
-/** 1 to max comma-separated reals in [lo, hi]; *n gets their count. */
-int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int *n);
+#include "pairbound/parse.h"
 
 enum pb_option_type {
   PB_OPTION_FLAG,   /* CLI: no value, stores .flag into an int field; INI (.ini key): 0 or 1, stored as given */
@@ -99,13 +90,13 @@ void pb_options_defaults(const struct pb_option *table, void *opts);
  * the message ("--tau" or "[bounds] tau"); on failure the message reads
  * "LABEL must be in [0, 1], got 'x'".  @p value is NULL for a command-line FLAG.
  */
-int pb_option_set(const struct pb_option *o, void *opts, const char *label, const char *value);
+int pb_options_set(const struct pb_option *o, void *opts, const char *label, const char *value);
 
 /** Row of @p table whose INI key is @p key, or NULL. */
 const struct pb_option *pb_options_find_ini(const struct pb_option *table, const char *key);
 
 /** INI key of @p o into @p buf (empty when the option is command-line only). */
-const char *pb_option_ini_key(const struct pb_option *o, char buf[64]);
+const char *pb_options_ini_key(const struct pb_option *o, char buf[64]);
 
 /** Release the STRING fields of @p opts. */
 void pb_options_free(const struct pb_option *table, void *opts);
