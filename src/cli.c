@@ -75,12 +75,18 @@ struct pb_cli_command {
 static const struct pb_cli_command pb_cli__table[];
 static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a);
 
+/* The message, then the synopsis on one line: the whole one when it fits,
+ * else its first line shortened to "... [options]" and a pointer to --help. */
 static int pb_cli__usage_error(struct pb_cli *cli, const char *synopsis, const char *fmt, const char *arg)
 {
   if (cli->rank == 0) {
     fprintf(stderr, "pairbound %s: ", cli->cmd);
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nusage: %s\n", synopsis);
+    const char *nl = strchr(synopsis, '\n'), *opt = strstr(synopsis, " [");
+    if (!nl) fprintf(stderr, "\nusage: %s\n", synopsis);
+    else
+      fprintf(stderr, "\nusage: %.*s [options]  (pairbound %s --help)\n",
+              (int)(opt && opt < nl ? opt - synopsis : nl - synopsis), synopsis, cli->cmd);
   }
   return PB_EXIT_USAGE;
 }
@@ -240,10 +246,17 @@ static int pb_cli__bad_option(struct pb_cli *cli, char **argv, const char *short
   snprintf(word, sizeof word, "%s", bad);
   char *eq = strchr(word, '=');
   if (eq && strncmp(word, "--", 2) == 0) *eq = '\0';
-  int missing = is_short && strchr(shortopts, optopt) != NULL;
-  for (const struct option *o = lo; !missing && o->name; o++)
-    missing = o->has_arg == required_argument && strncmp(word, "--", 2) == 0 && strcmp(word + 2, o->name) == 0;
-  return pb_cli__usage_error(cli, syn, missing ? "option '%s' needs a value" : "unknown option '%s'", word);
+  int missing = is_short && strchr(shortopts, optopt) != NULL, extra = 0;
+  for (const struct option *o = lo; !missing && !extra && o->name; o++)
+    if (strncmp(word, "--", 2) == 0 && strcmp(word + 2, o->name) == 0) {
+      missing = o->has_arg == required_argument;
+      extra = o->has_arg == no_argument;
+    }
+  return pb_cli__usage_error(cli, syn,
+                             missing ? "option '%s' needs a value"
+                             : extra ? "option '%s' takes no value"
+                                     : "unknown option '%s'",
+                             word);
 }
 
 /* Row of getopt_long's answer @p opt, and the index of its table. */
