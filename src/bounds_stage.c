@@ -11,7 +11,7 @@
 #include <omp.h>
 
 #include "pairbound/cells.h"
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 #include "pairbound/identify.h"
@@ -98,12 +98,37 @@ _Static_assert(PB_IDENTIFY_N_MATCH_SEEDS == 5, "pb_identify__fields lists five m
 
 const struct pb_fields pb_identify_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_identify__fields};
 
+#define PB_O(member) PB_OPTION_FIELD(struct pb_identify_options, member)
+const struct pb_option pb_identify_option_table[] = {
+  {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
+   .mark = PB_OPTION_AT(struct pb_identify_options, have_tau),
+   .help = "one acceptance threshold for every cell instead of the protocol's development threshold (a store "
+           "without development images then works)"},
+  {.name = "i5", .type = PB_OPTION_CHOICE, PB_O(i5_scope), .metavar = "panel|all|none", .choices = "none|panel|all",
+   .def = "panel", .help_default = 1,
+   .help = "cells that get the exact I5 H bounds and the variable-support dM_k range at I0 (default: the frozen "
+           "panel, as in the seed paper)"},
+  {.name = "no-matched", .type = PB_OPTION_FLAG, PB_O(matched), .flag = 0, .ini = "matched", .def = "1",
+   .help = "skip the matched-support comparison (Appendix B.2; in a run configuration: matched = 0)"},
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
+   .help_default = 1,
+   .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "
+           "the paper uses 2000)"},
+  {.name = "perm-replicates", .type = PB_OPTION_INT, PB_O(perm_replicates), .metavar = "R", .imax = 10000000,
+   .def = "0", .help_default = 1,
+   .help = "uniform within-class permutation replicates per cell, the empirical control for the independent "
+           "values (Appendix H.2; default 0, the paper uses 20)"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "S", .def = "20260908",
+   .help_default = 1,
+   .help = "base seed of the resampling and permutation streams (default 20260908; under `pairbound run`: the run "
+           "seed + 0, docs/run.md)"},
+  {.name = NULL}};
+#undef PB_O
+
 void pb_identify_options_default(struct pb_identify_options *opt)
 {
   memset(opt, 0, sizeof *opt);
-  opt->i5_scope = PB_IDENTIFY_I5_PANEL;
-  opt->matched = 1;
-  opt->seed = 20260908;
+  pb_options_defaults(pb_identify_option_table, opt);
 }
 
 double pb_identify_variance_ratio(const double *x, const double *y, int32_t n)

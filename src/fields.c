@@ -10,7 +10,7 @@
 
 #include <hdf5.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 

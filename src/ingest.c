@@ -22,6 +22,7 @@
 #include "pairbound/util.h"
 #include "pairbound/store.h"
 #include "pairbound/ingest.h"
+#include "pairbound/options.h"
 
 /* Tolerance of the probability consistency checks (ptrue <= smax, ...). */
 #define PB_INGEST_TOL 1e-6
@@ -805,11 +806,8 @@ done:
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)
 {
   const char *eq = strrchr(arg, '=');
-  const char *num = eq ? eq + 1 : arg;
-  char *end;
-  errno = 0;
-  long n = strtol(num, &end, 10);
-  if (end == num || *end != '\0' || errno || n < 1 || n > INT32_MAX || (eq && eq == arg)) {
+  int64_t n;
+  if (pb_parse_int(eq ? eq + 1 : arg, 1, INT32_MAX, &n) || (eq && eq == arg)) {
     pb_error_set("--classes: expected N or SOURCE=N with N >= 1, found '%s'", arg);
     return PB_FAIL;
   }

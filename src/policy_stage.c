@@ -115,11 +115,30 @@ static const struct pb_field pb_policy__pcols[PB_PP_N] = {
 
 #define PB_POLICY__ROW_KEYS "model\tsource\tcondition\tlevel"
 
+#define PB_O(member) PB_OPTION_FIELD(struct pb_policy_options, member)
+const struct pb_option pb_policy_option_table[] = {
+  {.name = "all", .type = PB_OPTION_FLAG, PB_O(all), .flag = 1, .def = "0",
+   .help = "every model x condition cell instead of the frozen panel"},
+  {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
+   .mark = PB_OPTION_AT(struct pb_policy_options, have_tau),
+   .help = "clean threshold tau0 for every cell (default: the 80% development threshold)"},
+  {.name = "policy-taus", .type = PB_OPTION_LIST, PB_O(taus), .metavar = "a,b,..", .max = 1, .max_n = PB_POLICY_MAX,
+   .count = PB_OPTION_AT(struct pb_policy_options, n_taus),
+   .help = "perturbed thresholds for every cell, 1 to 8 values (default: the development thresholds at coverages "
+           ".6 .7 .8 .9 1); with it, ties in the selection rules go to the lower index and there is no fixed-80% "
+           "control. --tau and --policy-taus together make a store without development images valid"},
+  {.name = "lambdas", .type = PB_OPTION_LIST, PB_O(lambdas), .metavar = "a,b,..", .max = 1,
+   .max_n = PB_POLICY_MAX_LAMBDA, .count = PB_OPTION_AT(struct pb_policy_options, n_lambdas), .distinct = 1,
+   .def = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", .help_default = 1,
+   .help = "cost weights in [0, 1], distinct, 1 to 32 values (default 0, .1, ..., 1; the primary weight is .5 "
+           "when listed, else the first)"},
+  {.name = NULL}};
+#undef PB_O
+
 void pb_policy_options_default(struct pb_policy_options *opt)
 {
   memset(opt, 0, sizeof *opt);
-  opt->n_lambdas = 11;
-  for (int i = 0; i <= 10; i++) opt->lambdas[i] = i / 10.0;
+  pb_options_defaults(pb_policy_option_table, opt);
 }
 
 static int pb_policy__strict(double d) { return d < -PB_POLICY_STRICT; }

@@ -15,7 +15,7 @@
 #include <mpi.h>
 #include <omp.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
@@ -39,19 +39,6 @@ static const int pb_screen__image_rows[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR
 
 /* ------------------------------------------------------------ options */
 
-void pb_screen_options_default(struct pb_screen_options *opt)
-{
-  memset(opt, 0, sizeof *opt);
-  opt->seed = PB_SCREEN_SEED;
-  opt->severity_sets = 1;
-  const int32_t sizes[] = {1, 2, 3, 6, 9};
-  opt->n_subset_sizes = 5;
-  memcpy(opt->subset_sizes, sizes, sizeof sizes);
-  opt->subsets_per_size = 20;
-  opt->subset_tiers = 1 << PB_TIER_MILD;
-  opt->n_derange = PB_SCREEN_N_DERANGE;
-}
-
 static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
 {
   free(ps->name);
@@ -59,6 +46,134 @@ static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
   for (int32_t c = 0; c < ps->n_conditions; c++) free(ps->conditions[c]);
   free(ps->conditions);
   memset(ps, 0, sizeof *ps);
+}
+
+/* --targets SRC,... (replaces the list) */
+static int pb_screen__opt_targets(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  char *list = pb_strdup(v), *save = NULL;
+  for (int32_t t = 0; t < o->n_targets; t++) free(o->targets[t]);
+  o->n_targets = 0;
+  for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    o->targets = pb_realloc(o->targets, (size_t)(o->n_targets + 1) * sizeof(char *));
+    o->targets[o->n_targets++] = pb_strdup(w);
+  }
+  free(list);
+  if (o->n_targets > 0) return PB_OK;
+  pb_error_set("%s needs at least one source, got '%s'", label, v);
+  return PB_FAIL;
+}
+
+/* --probe [NAME=]SRC[:cond,...] (adds a set; one primary set at most) */
+static int pb_screen__opt_probe(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  struct pb_screen_probeset ps;
+  if (pb_screen_parse_probe(v, &ps) != PB_OK) return PB_FAIL;
+  for (int32_t p = 0; p < o->n_probesets; p++)
+    if (!ps.name && !o->probesets[p].name) {
+      pb_screen__probeset_free(&ps);
+      pb_error_set("only one %s without NAME= (the primary set), got another: '%s'", label, v);
+      return PB_FAIL;
+    }
+  o->probesets = pb_realloc(o->probesets, (size_t)(o->n_probesets + 1) * sizeof *o->probesets);
+  o->probesets[o->n_probesets++] = ps;
+  return PB_OK;
+}
+
+/* --subset-sizes M,... or none */
+static int pb_screen__opt_subset_sizes(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  o->n_subset_sizes = 0;
+  if (!strcmp(v, "none")) return PB_OK;
+  char *list = pb_strdup(v), *save = NULL;
+  int bad = 0;
+  for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
+    int64_t m;
+    bad = pb_parse_int(w, 1, 1000, &m) || o->n_subset_sizes == PB_SCREEN_MAX_SUBSET_SIZES;
+    if (!bad) o->subset_sizes[o->n_subset_sizes++] = (int32_t)m;
+  }
+  free(list);
+  if (!bad && o->n_subset_sizes > 0) return PB_OK;
+  pb_error_set("%s takes up to 8 sizes m >= 1 (e.g. 1,2,3,6,9) or 'none', got '%s'", label, v);
+  return PB_FAIL;
+}
+
+/* --subset-tiers mild,severe,extreme | all | none (a bit mask of tiers) */
+static int pb_screen__opt_subset_tiers(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  o->subset_tiers = 0;
+  if (!strcmp(v, "none")) return PB_OK;
+  if (!strcmp(v, "all")) {
+    o->subset_tiers = (1 << PB_N_TIERS) - 1;
+    return PB_OK;
+  }
+  char *list = pb_strdup(v), *save = NULL;
+  int bad = 0;
+  for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
+    int t = -1;
+    for (int k = 0; k < PB_N_TIERS; k++)
+      if (!strcmp(w, pb_tier_name(k))) t = k;
+    bad = t < 0;
+    if (!bad) o->subset_tiers |= 1 << t;
+  }
+  free(list);
+  if (!bad) return PB_OK;
+  pb_error_set("%s takes mild,severe,extreme, 'all' or 'none', got '%s'", label, v);
+  return PB_FAIL;
+}
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_screen_options, member)
+const struct pb_option pb_screen_option_table[] = {
+  {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_targets, .metavar = "SRC,...",
+   .help = "target sources whose perturbed conditions are screened (default ES,Diverse)"},
+  {.name = "probe", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_probe, .metavar = "[NAME=]SRC[:cond,...]",
+   .repeatable = 1,
+   .help = "probe set: responses of the same images (joined by image id) under conditions of SRC (default: every "
+           "perturbed condition). Without NAME= it replaces the primary set (default every perturbed condition of "
+           "Syn-B), which defines U, ret, delta, A3 and the fits; with NAME= it adds scores U_NAME and A3_NAME "
+           "(NAME TTA also gives U - TTA contrasts); repeatable (in a run configuration: one probe = line each)"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260912",
+   .help_default = 1,
+   .help = "seed of derangements, random selection, probe subsets and the bootstrap draws (default 20260912; under "
+           "`pairbound run`: the run seed + 4, docs/run.md)"},
+  {.name = "derange", .type = PB_OPTION_INT, PB_O(n_derange), .metavar = "N", .imax = 1000, .def = "10",
+   .help = "derangement draws averaged in the identity ablation"},
+  {.name = "split", .type = PB_OPTION_CHOICE, PB_O(swapped), .metavar = "eval|dev", .choices = "eval|dev",
+   .def = "eval", .help_default = 1,
+   .help = "images evaluated: evaluation (default; fits on development images) or development (the swapped-split "
+           "check of Tables 23-24; fits on evaluation images)"},
+  {.name = "tiers", .type = PB_OPTION_CHOICE, PB_O(eval_tiers), .metavar = "dev|eval", .choices = "dev|eval",
+   .def = "dev", .help_default = 1,
+   .help = "tiers from mean development (default) or evaluation accuracy across models (Table 24)"},
+  {.name = "subset-sizes", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_subset_sizes, .metavar = "M,...|none",
+   .def = "1,2,3,6,9", .help = "sizes of the prefixed probe subsets of Table 28 ('none' to skip)"},
+  {.name = "subsets", .type = PB_OPTION_INT, PB_O(subsets_per_size), .metavar = "N", .imin = 1, .imax = 10000,
+   .def = "20", .help = "subsets per size: all of them when there are at most N, else N seeded draws"},
+  {.name = "subset-tiers", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_subset_tiers, .metavar = "LIST",
+   .def = "mild", .help = "tiers whose cells get the subset scores: mild,severe,extreme, all or none"},
+  {.name = "no-severity-sets", .type = PB_OPTION_FLAG, PB_O(severity_sets), .flag = 0, .ini = "severity_sets",
+   .def = "1",
+   .help = "do not add sets sevN grouping the primary conditions by a trailing -N in their names (in a run "
+           "configuration: severity_sets = 0)"},
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
+   .help_default = 1,
+   .help = "model-group bootstrap draws for the intervals of the paired differences U-S, U-delta, U-ret, U-A3 "
+           "(report/screen_intervals.tsv; default 0 = none; the paper uses 2000)"},
+  {.name = "class-draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "M", .imax = 10000000, .def = "0",
+   .help_default = 1,
+   .help = "class bootstrap draws for the same differences (class-weighted AUROC and coverage, one draw per source "
+           "shared by its cells; default 0 = none; the paper uses 200)"},
+  {.name = NULL}};
+#undef PB_O
+
+void pb_screen_options_default(struct pb_screen_options *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  pb_options_defaults(pb_screen_option_table, opt);
 }
 
 void pb_screen_options_free(struct pb_screen_options *opt)

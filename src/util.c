@@ -287,3 +287,21 @@ void pb_outfile_abort(struct pb_outfile *f)
   free(f->path);
   free(f->tmp);
 }
+
+char *pb_text_load(const char *path)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0, got;
+  char *text = pb_malloc(cap);
+  while ((got = fread(text + n, 1, cap - n - 1, fp)) > 0) {
+    n += got;
+    if (n + 1 == cap) text = pb_realloc(text, cap *= 2);
+  }
+  text[n] = '\0';
+  fclose(fp);
+  return text;
+}

@@ -94,16 +94,57 @@ const struct pb_fields *pb_verify_fields(void)
   return &fs;
 }
 
+#define PB_O(member) PB_OPTION_FIELD(struct pb_verify_options, member)
+#define PB_POLICIES PB_OPTION_AT(struct pb_verify_options, policies)
+const struct pb_option pb_verify_option_table[] = {
+  {.name = "cells", .type = PB_OPTION_CHOICE, PB_O(cells), .metavar = "all|panel|sample", .choices = "all|panel|sample",
+   .def = "all", .help_default = 1,
+   .help = "cells to cover: every cell (default), the frozen panel, or a sample per source"},
+  {.name = "sample", .type = PB_OPTION_INT, PB_O(sample), .metavar = "N", .imin = 1, .imax = 1u << 30, .def = "12",
+   .help_default = 1,
+   .help = "with --cells sample: N cells of each source, first in SHA-256 order of "
+           "'verify|SEED|source|model|condition' (default 12: 48 cells on four sources, as C.1)"},
+  {.name = "sample-seed", .type = PB_OPTION_INT, PB_O(sample_seed), .metavar = "N", .def = "20260911",
+   .help = "SEED of that order (default 20260911; under `pairbound run`: the run seed + 3, docs/run.md)"},
+  {.name = "sources", .type = PB_OPTION_STRING, PB_O(sources), .metavar = "LIST",
+   .help = "cover only these sources (comma-separated names)"},
+  {.name = "max-class", .type = PB_OPTION_INT, PB_O(max_class), .metavar = "N", .imin = 1, .imax = PB_VERIFY_MAX_N,
+   .def = "8",
+   .help = "enumerate classes of at most N records per side, 1..10; larger classes are skipped and counted, and "
+           "their cells get no cell-level comparison"},
+  {.name = "cartesian-max", .type = PB_OPTION_INT, PB_O(cartesian_max), .metavar = "P", .imax = 1ull << 40,
+   .def = "20000", .help_default = 1,
+   .help = "brute-force the whole-cell Cartesian product of all classes' bijections when it has at most P "
+           "combinations (default 20000; 0 disables)"},
+  {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
+   .mark = PB_OPTION_AT(struct pb_verify_options, have_tau),
+   .help = "one acceptance threshold for every cell (as `bounds --tau`)"},
+  {.name = "against", .type = PB_OPTION_STRING, PB_O(against), .metavar = "FILE",
+   .help = "compare with the /bounds/cells columns of a `pairbound bounds` results.h5 made with the same protocol "
+           "options, instead of running the bounds engine in-process"},
+  {.name = "policies", .type = PB_OPTION_FLAG, PB_O(policies), .flag = 1, .def = "0",
+   .help = "also verify the rejection-policy engine (`pairbound policy`; off by default): per class and bijection "
+           "the policy event counts h_j, l_j (Eq. 10) at I0, Ik, I5, their extremes, J_j, D+_jl (Eq. 11), J', D'+, "
+           "feasible means, compared with pb_policy_cell per class and per cell (always in-process); Lemma 1 "
+           "(Eq. 8) and Corollary 1 checks. Clean threshold as --tau / the protocol's; policies as `pairbound "
+           "policy`"},
+  {.name = "policy-taus", .type = PB_OPTION_LIST, PB_O(taus), .metavar = "a,b,..", .max = 1,
+   .max_n = PB_VERIFY_MAX_POL, .count = PB_OPTION_AT(struct pb_verify_options, n_taus), .mark = PB_POLICIES,
+   .help = "perturbed policy thresholds for every cell, 1 to 8 values (default: the development thresholds at "
+           "coverages .6 .7 .8 .9 1); implies --policies"},
+  {.name = "lambdas", .type = PB_OPTION_LIST, PB_O(lambdas), .metavar = "a,b,..", .max = 1,
+   .max_n = PB_VERIFY_MAX_LAMBDA, .count = PB_OPTION_AT(struct pb_verify_options, n_lambdas), .distinct = 1,
+   .mark = PB_POLICIES, .def = "0.5", .help_default = 1,
+   .help = "cost weights in [0, 1], distinct, 1 to 32 values (default .5, the primary weight of seed 000 "
+           "Appendix D; the paper's grid is 0,.1,...,1); implies --policies"},
+  {.name = NULL}};
+#undef PB_POLICIES
+#undef PB_O
+
 void pb_verify_options_default(struct pb_verify_options *opt)
 {
   memset(opt, 0, sizeof *opt);
-  opt->cells = PB_VERIFY_CELLS_ALL;
-  opt->sample = 12;
-  opt->sample_seed = PB_VERIFY_SAMPLE_SEED;
-  opt->max_class = PB_VERIFY_DEFAULT_MAX_CLASS;
-  opt->cartesian_max = PB_VERIFY_DEFAULT_CARTESIAN_MAX;
-  opt->n_lambdas = 1;
-  opt->lambdas[0] = 0.5; /* the primary weight (seed 000 Appendix D) */
+  pb_options_defaults(pb_verify_option_table, opt);
 }
 
 /* The seven compared values of a target from any (cell or class) values. */

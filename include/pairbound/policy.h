@@ -90,6 +90,8 @@ struct pb_policy_options {
   double lambdas[PB_POLICY_MAX_LAMBDA];   /* default 0, .1, ..., 1 */
 };
 
+/** Options of `pairbound policy` and [policy] (include/pairbound/options.h). */
+extern const struct pb_option pb_policy_option_table[];
 void pb_policy_options_default(struct pb_policy_options *opt);
 
 /** Run the stage on STORE, writing OUTDIR (collective). */
