@@ -112,7 +112,7 @@ enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
        OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
-       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES };
+       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES, OPT_MAX_LINES };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -314,6 +314,30 @@ static int pb_cli__export(struct pb_cli *cli, int argc, char **argv)
   if (optind != argc - 1) return pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one STORE" : "missing STORE");
   if (!out) return pb_cli__usage_error(cli, syn, "%s", "missing -o CSV");
   int status = cli->rank == 0 ? pb_export_csv(argv[optind], out) : PB_OK;
+  return pb_cli__status(cli, status);
+}
+
+static int pb_cli__check(struct pb_cli *cli, int argc, char **argv)
+{
+  static const char *syn = "pairbound check STORE [--max-lines N]";
+  static const struct option lo[] = {{"max-lines", required_argument, NULL, OPT_MAX_LINES},
+                                     {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+  unsigned long long max_lines = 100;
+  int opt;
+  while ((opt = pb_cli__next(cli, argc, argv, "h", lo, syn)) != -1) {
+    if (opt == 'h') return pb_cli__help(cli, "check");
+    if (opt == OPT_MAX_LINES) {
+      if (pb_cli__parse_u64(optarg, &max_lines) || max_lines > (1ull << 40))
+        return pb_cli__usage_error(cli, syn, "--max-lines needs a count, got '%s'", optarg);
+    } else return opt - 1000000;
+  }
+  if (optind != argc - 1) return pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one STORE" : "missing STORE");
+  int64_t bad = 0;
+  int status = pb_store_check(argv[optind], MPI_COMM_WORLD, (int64_t)max_lines, stdout, &bad);
+  if (status == PB_OK && bad > 0) {
+    pb_error_set("%s: %lld damaged rows or records", argv[optind], (long long)bad);
+    status = PB_FAIL;
+  }
   return pb_cli__status(cli, status);
 }
 
@@ -836,6 +860,12 @@ static const struct pb_cli_command pb_cli__table[] = {
    "Write every record of a store as CSV in canonical order (docs/csv.md).\n\n"
    "  -o, --output CSV     CSV file to write\n",
    pb_cli__export},
+  {"check", "pairbound check STORE [--max-lines N]",
+   "Read every record of a store, verify its per-chunk Fletcher32 checksums and the record rules of\n"
+   "docs/store.md (classes in range, probabilities in [0, 1], M <= S, M = S when correct, top-k order),\n"
+   "and name every damaged row or record.  Exit status 1 when anything is damaged.\n\n"
+   "  --max-lines N        list at most N damaged rows or records (default 100); the count is always complete\n",
+   pb_cli__check},
   {"info", "pairbound info STORE [--full] [protocol options]",
    "Print `name value` lines describing a store and its protocol (docs/protocol.md).\n\n"
    "  --full               also print every threshold, tier and panel cell\n" PB_CLI_PROTOCOL_HELP,
