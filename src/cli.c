@@ -49,6 +49,7 @@ struct pb_cli_args {
   const char *operand;     /* STORE, CSV or CONFIG */
   int full, scale, summary, have_seed;
   uint64_t seed;
+  int64_t max_lines;       /* check */
   struct pb_ingest_options ingest;
   struct pb_protocol_options protocol;
   union {
@@ -150,6 +151,10 @@ static const struct pb_option pb_cli__ingest_options[] = {
   PB_CLI_OUTPUT("STORE", "store file to write; nothing is written when the CSV is invalid"),
   {.name = NULL}};
 static const struct pb_option pb_cli__export_options[] = {PB_CLI_OUTPUT("CSV", "CSV file to write"), {.name = NULL}};
+static const struct pb_option pb_cli__check_options[] = {
+  {.name = "max-lines", .type = PB_OPTION_INT, PB_O(max_lines), .metavar = "N", .def = "100", .imax = 1ull << 40,
+   .help = "list at most N damaged rows or records; the count is always complete"},
+  {.name = NULL}};
 static const struct pb_option pb_cli__info_options[] = {
   {.name = "full", .type = PB_OPTION_FLAG, PB_O(full), .flag = 1, .help = "also print every threshold, tier and panel cell"},
   {.name = NULL}};
@@ -389,6 +394,17 @@ static int pb_cli__export(struct pb_cli *cli, struct pb_cli_args *a)
   return pb_cli__status(cli, status);
 }
 
+static int pb_cli__check(struct pb_cli *cli, struct pb_cli_args *a)
+{
+  int64_t bad = 0;
+  int status = pb_store_check(a->operand, MPI_COMM_WORLD, a->max_lines, stdout, &bad);
+  if (status == PB_OK && bad > 0) {
+    pb_error_set("%s: %lld damaged rows or records", a->operand, (long long)bad);
+    status = PB_FAIL;
+  }
+  return pb_cli__status(cli, status);
+}
+
 static int pb_cli__info(struct pb_cli *cli, struct pb_cli_args *a)
 {
   return pb_cli__summary(cli, a->operand, &a->protocol, a->full);
@@ -458,6 +474,10 @@ static const struct pb_cli_command pb_cli__table[] = {
    "Validate a CSV of prediction records (docs/csv.md) and write a store.\n"},
   {"export", "STORE", 1, pb_cli__export_options, NULL, 0, NULL, NULL, pb_cli__export,
    "Write every record of a store as CSV in canonical order (docs/csv.md).\n"},
+  {"check", "STORE", 0, pb_cli__check_options, NULL, 0, NULL, NULL, pb_cli__check,
+   "Read every record of a store, verify its per-chunk Fletcher32 checksums and the record rules of\n"
+   "docs/store.md (classes in range, probabilities in [0, 1], M <= S, M = S when correct, top-k order)\n"
+   "and name every damaged row or record; exit status 1 when anything is damaged.\n"},
   {"info", "STORE", 0, pb_cli__info_options, NULL, 1, NULL, NULL, pb_cli__info,
    "Print `name value` lines describing a store and its protocol (docs/protocol.md).\n"},
   {"protocol", "STORE", 1, pb_cli__stage_options, NULL, 1, NULL, NULL, pb_cli__stage,

@@ -41,11 +41,19 @@ static void hand_meta(struct pb_meta *m)
   *m = (struct pb_meta){NM, h_models, h_groups, 2, h_src, TOPK, "hand-made test store"};
 }
 
-/* The value written for (source s, row r, image i): distinct everywhere. */
+/* The value written for (source s, row r, image i): max probabilities are
+ * distinct everywhere, and every record is valid (docs/store.md, "Integrity":
+ * M = S when the prediction is correct, top-1 is the prediction, top-k classes
+ * distinct and in range, probabilities non-increasing), since the reader
+ * refuses anything else. */
 static int32_t v_pred(int s, int r, int i) { return (r * 7 + i * 3 + s) % (s ? 4 : 3); }
 static float v_smax(int s, int r, int i) { return (float)(100 * s + 10 * r + i + 1) / 512.0f; }
-static float v_ptrue(int s, int r, int i) { return v_smax(s, r, i) / 4; }
-static int32_t v_tkc(int s, int r, int i, int k) { return 1000 * s + 100 * r + 10 * i + k; }
+static float v_ptrue(int s, int r, int i)
+{
+  int32_t label = s ? h_labB[i] : h_labA[i];
+  return v_pred(s, r, i) == label ? v_smax(s, r, i) : v_smax(s, r, i) / 4;
+}
+static int32_t v_tkc(int s, int r, int i, int k) { return (v_pred(s, r, i) + k) % (s ? 4 : 3); }
 static float v_tkp(int s, int r, int i, int k) { return v_smax(s, r, i) / (float)(k + 1); }
 
 static void fill_rows(const struct pb_meta *meta, int s, struct pb_rows *d)
