@@ -109,7 +109,7 @@ const struct pb_option pb_identify_option_table[] = {
    .help = "cells that get the exact I5 H bounds and the variable-support dM_k range at I0 (default: the frozen "
            "panel, as in the seed paper)"},
   {.name = "no-matched", .type = PB_OPTION_FLAG, PB_O(matched), .flag = 0, .ini = "matched", .def = "1",
-   .help = "skip the matched-support comparison (Appendix B.2; in a run configuration: matched = 0)"},
+   .help = "skip the matched-support comparison (Appendix B.2)"},
   {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
    .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "

@@ -243,7 +243,9 @@ static void pb_options__help(FILE *fp, const struct pb_option *table, int ini)
     if (ini && !pb_options_ini_key(o, key)[0]) continue;
     char head[128], text[2048];
     int n = pb_options__head(o, ini, head, sizeof head);
-    if (o->def && !o->help_default && o->type != PB_OPTION_FLAG)
+    if (ini && o->type == PB_OPTION_FLAG) /* the key names what the flag switches: say which value it is */
+      snprintf(text, sizeof text, "%d as --%s: %s (default %s)", o->flag, o->name, o->help, o->def ? o->def : "0");
+    else if (o->def && !o->help_default && o->type != PB_OPTION_FLAG)
       snprintf(text, sizeof text, "%s (default %s)", o->help, o->def);
     else
       snprintf(text, sizeof text, "%s", o->help);

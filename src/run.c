@@ -104,9 +104,10 @@ static const struct pb_option pb_run__options[] = {
    .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
            "sample_seed +3, screen seed +4), unless the stage's section sets its own"},
   {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
-   .help = "model-group bootstrap draws of bounds and screen unless their sections set group_draws (0 = none)"},
+   .help_default = 1,
+   .help = "model-group bootstrap draws of bounds and screen unless their sections set group_draws (default 0 = none)"},
   {.name = "class_draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "N", .imax = 10000000, .def = "0",
-   .help = "class bootstrap draws of screen unless [screen] sets class_draws (0 = none)"},
+   .help_default = 1, .help = "class bootstrap draws of screen unless [screen] sets class_draws (default 0 = none)"},
   {.name = NULL}};
 #undef PB_O
 

@@ -157,8 +157,7 @@ const struct pb_option pb_screen_option_table[] = {
    .def = "mild", .help = "tiers whose cells get the subset scores: mild,severe,extreme, all or none"},
   {.name = "no-severity-sets", .type = PB_OPTION_FLAG, PB_O(severity_sets), .flag = 0, .ini = "severity_sets",
    .def = "1",
-   .help = "do not add sets sevN grouping the primary conditions by a trailing -N in their names (in a run "
-           "configuration: severity_sets = 0)"},
+   .help = "do not add sets sevN grouping the primary conditions by a trailing -N in their names"},
   {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
    .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the paired differences U-S, U-delta, U-ret, U-A3 "
