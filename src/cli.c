@@ -17,6 +17,7 @@
 #include "pairbound/error.h"
 #include "pairbound/identify.h"
 #include "pairbound/ingest.h"
+#include "pairbound/output.h"
 #include "pairbound/options.h"
 #include "pairbound/policy.h"
 #include "pairbound/protocol.h"
@@ -47,7 +48,7 @@ struct pb_cli {
 struct pb_cli_args {
   char *output, *store, *config;
   const char *operand;     /* STORE, CSV or CONFIG */
-  int full, scale, summary, have_seed;
+  int full, scale, summary, have_seed, force;
   uint64_t seed;
   int64_t max_lines;       /* check */
   struct pb_ingest_options ingest;
@@ -132,6 +133,10 @@ static int pb_cli__opt_classes(void *opts, const char *label, const char *v)
 #define PB_O(member) PB_OPTION_FIELD(struct pb_cli_args, member)
 #define PB_CLI_OUTPUT(meta, text) \
   {.name = "output", .short_name = 'o', .type = PB_OPTION_STRING, PB_O(output), .metavar = meta, .help = text}
+/* never an input, a link or a special file: docs/store.md, "Outputs" */
+#define PB_CLI_FORCE(what) \
+  {.name = "force", .type = PB_OPTION_FLAG, PB_O(force), .flag = 1, \
+   .help = "replace an existing " what " that is not pairbound's (an input, a link or a special file never is)"}
 static const struct pb_option pb_cli__synth_options[] = {
   {.name = "scale", .type = PB_OPTION_CHOICE, PB_O(scale), .metavar = "paper|small", .choices = "paper|small",
    .def = "paper", .help_default = 1,
@@ -142,15 +147,18 @@ static const struct pb_option pb_cli__synth_options[] = {
    .help = "use an INI configuration instead of the embedded one"},
   {.name = "no-summary", .type = PB_OPTION_FLAG, PB_O(summary), .flag = 0, .def = "1",
    .help = "do not print the summary after writing"},
-  PB_CLI_OUTPUT("STORE", "store file to write (written as STORE.tmp, renamed when complete)"),
+  PB_CLI_OUTPUT("STORE", "store file to write (written under a unique temporary name, renamed when complete)"),
+  PB_CLI_FORCE("file"),
   {.name = NULL}};
 static const struct pb_option pb_cli__ingest_options[] = {
   {.name = "classes", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_classes, .metavar = "N|SRC=N", .repeatable = 1,
    .help = "number of classes of every source (N; default: 1 + largest label or prediction seen) or of source SRC "
            "(SRC=N); repeatable"},
   PB_CLI_OUTPUT("STORE", "store file to write; nothing is written when the CSV is invalid"),
+  PB_CLI_FORCE("file"),
   {.name = NULL}};
-static const struct pb_option pb_cli__export_options[] = {PB_CLI_OUTPUT("CSV", "CSV file to write"), {.name = NULL}};
+static const struct pb_option pb_cli__export_options[] = {PB_CLI_OUTPUT("CSV", "CSV file to write"),
+                                                          PB_CLI_FORCE("file"), {.name = NULL}};
 static const struct pb_option pb_cli__check_options[] = {
   {.name = "max-lines", .type = PB_OPTION_INT, PB_O(max_lines), .metavar = "N", .def = "100", .imax = 1ull << 40,
    .help = "list at most N damaged rows or records; the count is always complete"},
@@ -158,12 +166,14 @@ static const struct pb_option pb_cli__check_options[] = {
 static const struct pb_option pb_cli__info_options[] = {
   {.name = "full", .type = PB_OPTION_FLAG, PB_O(full), .flag = 1, .help = "also print every threshold, tier and panel cell"},
   {.name = NULL}};
-static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR", "output directory"), {.name = NULL}};
+static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR", "output directory"),
+                                                         PB_CLI_FORCE("non-empty directory"), {.name = NULL}};
 static const struct pb_option pb_cli__run_options[] = {
   {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse (overrides [run] store)"},
   PB_CLI_OUTPUT("OUTDIR", "output directory (overrides [run] output)"),
   {.name = NULL}};
 #undef PB_CLI_OUTPUT
+#undef PB_CLI_FORCE
 #undef PB_O
 
 /* ---------------------------------------------------- parsing and help */
@@ -331,6 +341,7 @@ static int pb_cli__command(struct pb_cli *cli, const struct pb_cli_command *c, i
   char syn[2048];
   pb_cli__synopsis(c, syn, sizeof syn);
   int rc = pb_cli__parse(cli, c, argc, argv, &a, syn);
+  pb_output_set_force(a.force);
   if (rc == -1) {
     if (cli->rank == 0) pb_cli__help(c);
     rc = PB_EXIT_OK;
@@ -372,7 +383,11 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
   if (status != PB_OK) return pb_cli__fail(cli);
   if (a->have_seed) cfg.seed = a->seed;
   double t0 = pb_cli__now();
-  status = pb_synth_store(&cfg, a->output, MPI_COMM_WORLD);
+  /* the store must never replace the configuration it is made from */
+  status = cli->rank == 0 && a->config ? pb_output_file_ok(a->output, PB_OUTPUT_STORE, (const char *const *)&a->config,
+                                                          1, pb_output_force())
+                                       : PB_OK;
+  if (pb_error_agree(MPI_COMM_WORLD, status) == PB_OK) status = pb_synth_store(&cfg, a->output, MPI_COMM_WORLD);
   pb_synth_config_free(&cfg);
   int rc = pb_cli__status(cli, status);
   if (rc != PB_EXIT_OK) return rc;

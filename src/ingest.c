@@ -22,6 +22,7 @@
 #include "pairbound/util.h"
 #include "pairbound/store.h"
 #include "pairbound/ingest.h"
+#include "pairbound/output.h"
 #include "pairbound/options.h"
 
 /* Tolerance of the probability consistency checks (ptrue <= smax, ...). */
@@ -783,6 +784,8 @@ int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, con
   struct pb_rows *rows = NULL;
   struct pb_store *st = NULL;
   int32_t *index = NULL;
+  /* before reading anything: the store must never replace the CSV */
+  if (pb_output_file_ok(store_path, PB_OUTPUT_STORE, &csv_path, 1, pb_output_force())) return PB_FAIL;
   if (pb_ingest_parse(csv_path, opt, &meta, &rows)) return PB_FAIL;
   if (pb_store_create(store_path, MPI_COMM_SELF, &meta, &st)) goto done;
   for (int32_t s = 0; s < meta.n_sources; s++) {

@@ -12,6 +12,7 @@
 #include <hdf5.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"
 #include "h5io.h"
@@ -21,6 +22,7 @@ struct pb_results {
   int rank;
   hid_t file;
   char *outdir, *path, *tmp;
+  struct pb_output_lock lock; /* rank 0: OUTDIR/.pairbound.lock while the stage writes */
 };
 
 const char *pb_build_info(void)
@@ -39,16 +41,18 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
   MPI_Comm_rank(comm, &res->rank);
   res->outdir = pb_strdup(outdir);
   res->path = pb_path_join(outdir, "results.h5");
-  res->tmp = pb_path_join(outdir, "results.h5.tmp");
+  res->lock.fd = -1;
   *out = NULL;
   if (res->rank == 0) {
-    char *report = pb_path_join(outdir, "report");
-    status = pb_mkdir_p(report);
+    char *report = pb_path_join(outdir, "report"), *lock = pb_path_join(outdir, ".pairbound.lock");
+    status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
+    if (status == PB_OK) status = pb_mkdir_p(report);
+    if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
     free(report);
+    free(lock);
   }
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  if (status != PB_OK) {
-    if (res->rank != 0) pb_error_set("%s: cannot create output directory", outdir);
+  if (pb_error_agree(comm, status) != PB_OK || pb_output_temp_shared(res->path, comm, &res->tmp) != PB_OK) {
+    status = PB_FAIL;
     goto done;
   }
   status = PB_FAIL;
@@ -159,6 +163,7 @@ void pb_results_close(struct pb_results *res)
   if (!res) return;
   if (res->file >= 0) H5Fclose(res->file);
   if (res->tmp && res->rank == 0) unlink(res->tmp);
+  pb_output_lock_release(&res->lock);
   free(res->outdir);
   free(res->path);
   free(res->tmp);

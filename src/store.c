@@ -13,6 +13,7 @@
 #include <hdf5.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/store.h"
 #include "h5io.h"
 
@@ -24,6 +25,7 @@ struct pb_store {
   int writable;
   char *path;       /* final name */
   char *tmp_path;   /* name while being written */
+  struct pb_output_lock lock; /* rank 0, while being written: STORE.lock */
 };
 
 #define PB_STORE_FORMAT "pairbound-store"
@@ -221,6 +223,7 @@ static struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
 {
   struct pb_store *st = pb_calloc(1, sizeof *st);
   st->file = -1;
+  st->lock.fd = -1;
   st->comm = comm;
   MPI_Comm_rank(comm, &st->rank);
   st->path = pb_strdup(path);
@@ -267,9 +270,16 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   st = pb_store__new(path, comm);
   st->writable = 1;
   pb_meta__copy(&st->meta, meta);
-  size_t n = strlen(path) + 8;
-  st->tmp_path = pb_malloc(n);
-  snprintf(st->tmp_path, n, "%s.tmp", path);
+  int ok = PB_OK;
+  if (st->rank == 0) {
+    size_t n = strlen(path) + 8;
+    char *lock = pb_malloc(n);
+    snprintf(lock, n, "%s.lock", path);
+    ok = pb_output_file_ok(path, PB_OUTPUT_STORE, NULL, 0, pb_output_force());
+    if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path, 1);
+    free(lock);
+  }
+  if (pb_error_agree(comm, ok) != PB_OK || pb_output_temp_shared(path, comm, &st->tmp_path) != PB_OK) goto done;
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
   st->file = H5Fcreate(st->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (st->file < 0) { pb_error_set("%s: cannot create file", st->tmp_path); goto done; }
@@ -555,6 +565,7 @@ void pb_store_close(struct pb_store *st)
   if (!st) return;
   if (st->file >= 0) H5Fclose(st->file);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
+  pb_output_lock_release(&st->lock);
   pb_meta_free(&st->meta);
   free(st->path);
   free(st->tmp_path);

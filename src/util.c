@@ -13,6 +13,7 @@
 #include <Random123/philox.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/util.h"
 
 /* ------------------------------------------------------------------- RNG */
@@ -252,17 +253,18 @@ int pb_mkdir_p(const char *dir)
 
 int pb_outfile_open(struct pb_outfile *f, const char *path)
 {
-  size_t n = strlen(path) + 8;
-  f->path = pb_strdup(path);
-  f->tmp = pb_malloc(n);
-  snprintf(f->tmp, n, "%s.tmp", path);
-  f->fp = fopen(f->tmp, "w");
+  /* a unique temporary: two writers of one path never share it */
+  int fd = pb_output_temp(path, &f->tmp);
+  if (fd < 0) return PB_FAIL;
+  f->fp = fdopen(fd, "w");
   if (!f->fp) {
     pb_error_set("%s: cannot create file: %s", f->tmp, strerror(errno));
-    free(f->path);
+    close(fd);
+    unlink(f->tmp);
     free(f->tmp);
     return PB_FAIL;
   }
+  f->path = pb_strdup(path);
   return PB_OK;
 }
 
