@@ -308,17 +308,13 @@ static int pb_policy__cmp_key(const void *pa, const void *pb)
   return (int)a->mask - (int)b->mask;
 }
 
-/* One class's contribution at every level. */
-static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+/* Extremes of every combo's value (D+ pairs, H_j and L_j ends) at every
+ * level and weight: the best split x of the accepted correct clean records
+ * between correct (C) and wrong (W, W5 at I5) perturbed partners. */
+static int pb_policy__class_combos(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P,
+                                   int32_t *C, int32_t *W, int32_t *W5)
 {
-  const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, hb = cl->hb;
-  const int32_t nw = n - b;
-  if (u == 0) return 0;   /* no event can occur: every cost is 0, as are the means */
-  int32_t *C = malloc((size_t)(b + 1) * sizeof *C), *W = malloc((size_t)(nw + 1) * sizeof *W),
-          *W5 = malloc((size_t)(nw + 1) * sizeof *W5);
-  double *rho = malloc((size_t)(cl->n_lab + 1) * sizeof *rho);
-  int status = -1;
-  if (!C || !W || !W5 || !rho) goto done;
+  const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, nw = n - b;
   int32_t xlo[PB_POLICY_N_LEVELS], xhi[PB_POLICY_N_LEVELS];
   xlo[0] = u - nw > 0 ? u - nw : 0;
   xhi[0] = u < b ? u : b;
@@ -354,7 +350,7 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
     pb_policy__prefix(cw, wmax, W);
     const int32_t *Wl[PB_POLICY_N_LEVELS] = {W, W, W};
     if (!i5_free && cw[1] != nw) {   /* a single value on every wrong record needs no DP */
-      if (pb_policy__w5(wk, cl, P, c, g5max, W5)) goto done;
+      if (pb_policy__w5(wk, cl, P, c, g5max, W5)) return -1;
       Wl[2] = W5;
     }
     for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
@@ -379,7 +375,14 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
     }
   }
 
-  /* Lemma 1 (Eq. 8) from the identification formulas' sharp count bounds. */
+  return 0;
+}
+
+/* Lemma 1 (Eq. 8) per policy and the feasible-permutation means at I0 and Ik
+ * (and L at I5) from the identification formulas' sharp count bounds. */
+static int pb_policy__class_lemma1(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+{
+  const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, hb = cl->hb, nw = n - b;
   const int32_t m = cl->m;
   for (int32_t j = 0; j < P; j++) {
     int32_t t = 0, v = 0;   /* wrong accepted / correct rejected by tau_j */
@@ -402,7 +405,7 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
     } else if (pb_bounds_class_h_i5(n, cl->label, cl->pred0, cl->z0, cl->pred1, cl->z1 + (size_t)j * n, k, cl->s,
                                     hl[2]) != 0) {
       pb_error_set("observed five-state counts reported infeasible");
-      goto done;
+      return -1;
     }
     for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
       for (int32_t li = 0; li < wk->NL; li++) {
@@ -428,23 +431,44 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
       wk->lmean[2][j] += (double)u * k * v / ((double)a * b);
     }
   }
-  if (hb > 0) {
-    if (pb_policy__rho5(cl, rho)) {
-      wk->hmean_bad++;
-    } else {
-      for (int32_t j = 0; j < P; j++) {
-        double sum = 0;
-        for (int32_t li = 0; li < cl->n_lab; li++) {
-          int32_t tl = 0;
-          for (int32_t i = 0; i < cl->lab[li].p; i++) tl += (cl->lab[li].masks[i] >> j) & 1;
-          sum += rho[li] * tl;
-        }
-        wk->hmean[2][j] += (double)u / a * sum;
-      }
-    }
+  return 0;
+}
+
+/* The exact mean of H_j at I5 over feasible permutations (docs/policy.md);
+ * counts a class whose count overflows instead. */
+static void pb_policy__class_i5_mean(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P,
+                                     double *rho)
+{
+  const int32_t u = cl->u, a = cl->a;
+  if (pb_policy__rho5(cl, rho)) {
+    wk->hmean_bad++;
+    return;
   }
-  status = 0;
-done:
+  for (int32_t j = 0; j < P; j++) {
+    double sum = 0;
+    for (int32_t li = 0; li < cl->n_lab; li++) {
+      int32_t tl = 0;
+      for (int32_t i = 0; i < cl->lab[li].p; i++) tl += (cl->lab[li].masks[i] >> j) & 1;
+      sum += rho[li] * tl;
+    }
+    wk->hmean[2][j] += (double)u / a * sum;
+  }
+}
+
+/* One class's contribution at every level. */
+static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+{
+  const int32_t b = cl->b, nw = cl->n - b;
+  if (cl->u == 0) return 0;   /* no event can occur: every cost is 0, as are the means */
+  int32_t *C = malloc((size_t)(b + 1) * sizeof *C), *W = malloc((size_t)(nw + 1) * sizeof *W),
+          *W5 = malloc((size_t)(nw + 1) * sizeof *W5);
+  double *rho = malloc((size_t)(cl->n_lab + 1) * sizeof *rho);
+  int status = -1;
+  if (C && W && W5 && rho && pb_policy__class_combos(wk, cl, P, C, W, W5) == 0 &&
+      pb_policy__class_lemma1(wk, cl, P) == 0) {
+    if (cl->hb > 0) pb_policy__class_i5_mean(wk, cl, P, rho);
+    status = 0;
+  }
   free(C);
   free(W);
   free(W5);
