@@ -1,11 +1,13 @@
 #!/bin/bash
 # make bench: wall time, throughput and peak memory of every stage at paper
 # scale (medians over REPEAT runs, default 3), plus the per-class cost of the
-# exact I5 dynamic program at 50 records per side.
-#   usage: bench.sh PAIRBOUND [BENCH_I5]
+# exact I5 dynamic program at 50 records per side, and the policy kernel at
+# real class sizes (25-1,000 records per side, CIFAR- and ImageNet-shaped stores).
+#   usage: bench.sh PAIRBOUND [BENCH_I5 [BENCH_POLICY]]
 set -eu
 PB=$1
 BI5=${2:-}
+BPOL=${3:-}
 REPEAT=${REPEAT:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/pbbench.XXXXXX")
@@ -119,3 +121,26 @@ if [ -n "$BI5" ] && [ -x "$BI5" ]; then
   echo
   "$BI5"
 fi
+
+# policy at real class sizes (issue 18): per-class cost of the exact kernel at
+# 25-1,000 records per side (targets: n = 150 <= 5 ms, n = 1,000 <= 0.5 s per
+# class) beside the bounds engine's exact I5 H program on the same classes,
+# then policy --all on the CIFAR-shaped store (10 classes x 500 evaluation
+# records, 4 models x 20 conditions; target <= 10 s at 1 rank x 2 threads) and
+# on the ImageNet-shaped one (1,000 classes x 25, 4 models x 10 conditions)
+echo
+if [ -n "$BPOL" ] && [ -x "$BPOL" ]; then
+  "$BPOL"
+fi
+"$PB" -v 0 synth --config "$HERE/../../inputs/cifar.ini" --no-summary -o "$W/cifar.h5"
+"$PB" -v 0 synth --config "$HERE/../../inputs/imagenet.ini" --no-summary -o "$W/imagenet.h5"
+for shape in cifar imagenet; do
+  : > "$W/phases"
+  if [ $shape = cifar ]; then
+    run "policy --all (CIFAR-shaped, 80 cells)" 400000 1 2 policy --all "$W/cifar.h5" -o "$W/opc"
+  else
+    run "policy --all (ImageNet-shaped, 40 cells)" 1000000 1 2 policy --all "$W/imagenet.h5" -o "$W/opi"
+  fi
+  v=$(sed -n "s/.*policy: .*compute \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
+  printf '  policy %-8s compute %8.3f s\n' "$shape" "$v"
+done
