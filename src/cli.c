@@ -110,7 +110,7 @@ static double pb_cli__now(void)
 enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE, OPT_SEED, OPT_CONFIG,
        OPT_CLASSES, OPT_NO_SUMMARY, OPT_TAU, OPT_I5, OPT_NO_MATCHED, OPT_GROUP_DRAWS, OPT_PERM_REPS, OPT_BOOT_SEED,
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
-       OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
+       OPT_LP_MAX, OPT_ALLOW_EMPTY, OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
        OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES };
 
@@ -726,6 +726,14 @@ static int pb_cli__verify_option(struct pb_cli *cli, const char *syn, int opt, c
       return pb_cli__usage_error(cli, syn, "--cartesian-max must be a non-negative integer, got '%s'", arg);
     o->cartesian_max = (int64_t)u;
     return PB_EXIT_OK;
+  case OPT_LP_MAX:
+    if (pb_cli__parse_u64(arg, &u) || u > PB_VERIFY_LP_MAX_N)
+      return pb_cli__usage_error(cli, syn, "--lp-max must be an integer in [0, 2000], got '%s'", arg);
+    o->lp_max = (int32_t)u;
+    return PB_EXIT_OK;
+  case OPT_ALLOW_EMPTY:
+    o->allow_empty = 1;
+    return PB_EXIT_OK;
   case OPT_AGAINST:
     o->against = arg;
     return PB_EXIT_OK;
@@ -768,7 +776,7 @@ static int pb_cli__run_verify(const char *store, const char *outdir, MPI_Comm co
 
 #define PB_CLI_VERIFY_SYNOPSIS \
   "pairbound verify STORE -o OUTDIR [--cells all|panel|sample] [--sample N] [--sample-seed N] [--sources LIST]\n" \
-  "       [--max-class N] [--cartesian-max P] [--tau X] [--against RESULTS_H5]\n" \
+  "       [--max-class N] [--cartesian-max P] [--lp-max N] [--allow-empty] [--tau X] [--against RESULTS_H5]\n" \
   "       [--policies] [--policy-taus a,b,..] [--lambdas a,b,..] [protocol options]"
 
 static int pb_cli__verify(struct pb_cli *cli, int argc, char **argv)
@@ -778,6 +786,7 @@ static int pb_cli__verify(struct pb_cli *cli, int argc, char **argv)
     {"sample", required_argument, NULL, OPT_SAMPLE}, {"sample-seed", required_argument, NULL, OPT_SAMPLE_SEED},
     {"sources", required_argument, NULL, OPT_SOURCES}, {"max-class", required_argument, NULL, OPT_MAX_CLASS},
     {"cartesian-max", required_argument, NULL, OPT_CARTESIAN_MAX}, {"against", required_argument, NULL, OPT_AGAINST},
+    {"lp-max", required_argument, NULL, OPT_LP_MAX}, {"allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY},
     {"policies", no_argument, NULL, OPT_POLICIES}, {"policy-taus", required_argument, NULL, OPT_POLICY_TAUS},
     {"lambdas", required_argument, NULL, OPT_LAMBDAS}, {0, 0, 0, 0}};
   struct pb_verify_options o;
@@ -901,7 +910,13 @@ static const struct pb_cli_command pb_cli__table[] = {
    "  --sample-seed N      SEED of that order (default 20260911)\n"
    "  --sources LIST       cover only these sources (comma-separated names)\n"
    "  --max-class N        enumerate classes of at most N records per side, 1..10 (default 8); larger classes\n"
-   "                       are skipped and counted, and their cells get no cell-level comparison\n"
+   "                       go to the LP check or are skipped, and their cells get no cell-level enumeration\n"
+   "  --lp-max N           check larger classes of at most N records per side (default 250, at most 2000; 0\n"
+   "                       disables) by exact integer programs over record types (GLPK: rational simplex,\n"
+   "                       branch and bound where the LP vertex is fractional): the I5 H interval against the\n"
+   "                       bounds engine and, with --policies, every I5 policy end against the policy engine;\n"
+   "                       such cells also get whole-cell I0/Ik checks against the closed forms (Eq. 4, 5, 7)\n"
+   "  --allow-empty        exit 0 even when no class was checked (otherwise a run that checks nothing fails)\n"
    "  --cartesian-max P    brute-force the whole-cell Cartesian product of all classes' bijections when it has\n"
    "                       at most P combinations (default 20000; 0 disables)\n"
    "  --tau X              one acceptance threshold for every cell (as `bounds --tau`)\n"

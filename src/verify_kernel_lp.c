@@ -252,3 +252,29 @@ done:
   free(xv);
   return status;
 }
+
+static int64_t pb_verify__max0(int64_t x) { return x > 0 ? x : 0; }
+static int64_t pb_verify__min3(int64_t a, int64_t b, int64_t c) { return a < b ? (a < c ? a : c) : (b < c ? b : c); }
+
+void pb_verify_closed_forms(const struct pb_verify_records *r, int64_t H[2][2], int64_t L[2][2])
+{
+  int64_t a = 0, u = 0, b = 0, k = 0, t = 0, v = 0;
+  const int64_t n = r->n;
+  for (int32_t i = 0; i < r->n; i++) {
+    a += r->c0[i] != 0;
+    u += r->c0[i] && r->z0[i];
+    b += r->c1[i] != 0;
+    k += r->c0[i] && r->c1[i];
+    t += !r->c1[i] && r->z1[i];   /* wrong accepted perturbed records */
+    v += r->c1[i] && !r->z1[i];   /* correct rejected perturbed records */
+  }
+  const int64_t h = a - k;
+  H[0][0] = pb_verify__max0(u + t - n);                     /* Eq. 4 */
+  H[0][1] = u < t ? u : t;
+  L[0][0] = pb_verify__max0(u + v - n);
+  L[0][1] = u < v ? u : v;
+  H[1][0] = pb_verify__max0(h - (a - u) - (n - b - t));     /* Eq. 7 */
+  H[1][1] = pb_verify__min3(u, h, t);
+  L[1][0] = pb_verify__max0(k - (a - u) - (b - v));         /* Eq. 5 */
+  L[1][1] = pb_verify__min3(u, k, v);
+}

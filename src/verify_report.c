@@ -38,6 +38,8 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
   int64_t rcell[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], ccell[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
   int32_t clabel[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
   for (int j = 0; j < NR; j++) rmax[j] = cmax[j] = -1.0, rcell[j] = ccell[j] = -1, clabel[j] = -1;
+  double lpmax[3] = {0, 0, 0};   /* LP vs bounds engine, LP vs policy engine, closed forms */
+  int64_t lpn[3] = {0, 0, 0};
   struct pb_src_tot { int64_t cells, classes, skipped, narrower; double perms; } *bys = pb_calloc((size_t)meta->n_sources, sizeof *bys);
   for (int64_t c = 0; c < n_cells; c++) {
     const double *r = recs + c * PB_VF_N;
@@ -45,6 +47,9 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
     covered++;
     for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) tot[f] += r[f];
     for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) tot[f] += r[f];
+    for (int f = PB_VF_LP_CLASSES; f <= PB_VF_LP_BNB; f++) tot[f] += r[f];
+    for (int f = PB_VF_LP_RES; f <= PB_VF_CF_RES; f++)
+      if (!isnan(r[f])) lpmax[f - PB_VF_LP_RES] = fmax(lpmax[f - PB_VF_LP_RES], r[f]), lpn[f - PB_VF_LP_RES]++;
     struct pb_src_tot *s = &bys[cells[c].source];
     s->cells++;
     s->classes += (int64_t)r[PB_VF_ENUMERATED];
@@ -81,7 +86,21 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
                  opt->cells == PB_VERIFY_CELLS_ALL ? "all" : opt->cells == PB_VERIFY_CELLS_PANEL ? "panel" : "sample",
                  opt->sources ? ", sources restricted" : "", (long long)complete);
   pb_text_printf(&md, "- classes: %.0f, enumerated %.0f, skipped as larger than %d records per side %.0f\n",
-                 tot[PB_VF_CLASSES], tot[PB_VF_ENUMERATED], (int)opt->max_class, tot[PB_VF_SKIPPED]);
+                 tot[PB_VF_CLASSES], tot[PB_VF_ENUMERATED], (int)opt->max_class,
+                 tot[PB_VF_SKIPPED] + tot[PB_VF_LP_CLASSES]);
+  const int lim = opt->lp_max > opt->max_class ? opt->lp_max : opt->max_class;
+  pb_text_printf(&md, "- **coverage**: %.0f classes: %.0f enumerated (at most %d records per side), %.0f checked by "
+                 "exact integer programs (at most %d), %.0f not checked (larger than %d records per side)%s\n",
+                 tot[PB_VF_CLASSES], tot[PB_VF_ENUMERATED], (int)opt->max_class, tot[PB_VF_LP_CLASSES],
+                 (int)opt->lp_max, tot[PB_VF_SKIPPED], lim,
+                 tot[PB_VF_ENUMERATED] + tot[PB_VF_LP_CLASSES] == 0 ? " — **nothing was checked**" : "");
+  pb_text_printf(&md, "- exact integer programs (GLPK rational simplex; branch and bound where the LP vertex is "
+                 "fractional): %.0f solved, %.0f by branch and bound; largest residual against the bounds engine "
+                 "(I5 H) %.3g over %lld cells, against the policy engine (I5 H, L, J, D+) %.3g over %lld cells\n",
+                 tot[PB_VF_LP_PROGRAMS], tot[PB_VF_LP_BNB], lpn[0] ? lpmax[0] : NAN, (long long)lpn[0],
+                 lpn[1] ? lpmax[1] : NAN, (long long)lpn[1]);
+  pb_text_printf(&md, "- cells not fully enumerated, whole-cell I0/Ik H and L against the closed forms (Eq. 4, 5, 7): "
+                 "%lld cells, largest residual %.3g\n", (long long)lpn[2], lpn[2] ? lpmax[2] : NAN);
   pb_text_printf(&md, "- bijections (permutations) enumerated: %.0f\n", tot[PB_VF_PERMS]);
   pb_text_printf(&md,
                  "- whole-cell Cartesian products (at most %lld combinations): %lld cells, %.0f combinations, largest "

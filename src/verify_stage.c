@@ -72,6 +72,10 @@ const char *pb_verify_field_name(int f)
         snprintf(names[PB_VF_POL_CRES_LABEL + t], sizeof names[0], "pol_class_res_%s_label", pb_verify_ptarget_names[t]);
       }
       snprintf(names[PB_VF_POL_CART_RES], sizeof names[0], "pol_cartesian_res");
+      static const char *const lfixed[] = {"classes_lp", "lp_programs", "lp_branch_and_bound", "lp_res_H_I5",
+                                           "lp_pol_res_I5", "closed_form_res_I0_Ik"};
+      for (int i = 0; i <= PB_VF_CF_RES - PB_VF_LP_CLASSES; i++)
+        snprintf(names[PB_VF_LP_CLASSES + i], sizeof names[0], "%s", lfixed[i]);
       snprintf(names[PB_VF_FAILED], sizeof names[0], "failed");
       snprintf(names[PB_VF_FAIL_LABEL], sizeof names[0], "failed_class");
       ready = 1;
@@ -88,6 +92,7 @@ void pb_verify_options_default(struct pb_verify_options *opt)
   opt->sample_seed = PB_VERIFY_SAMPLE_SEED;
   opt->max_class = PB_VERIFY_DEFAULT_MAX_CLASS;
   opt->cartesian_max = PB_VERIFY_DEFAULT_CARTESIAN_MAX;
+  opt->lp_max = PB_VERIFY_DEFAULT_LP_MAX;
   opt->n_lambdas = 1;
   opt->lambdas[0] = 0.5; /* the primary weight (seed 000 Appendix D) */
 }
@@ -573,6 +578,133 @@ static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, co
 }
 
 /* Verify one cell; the record and failure text are filled in. */
+/* One class too large to enumerate (docs/verify.md): its I5 endpoints by
+ * exact integer programs, against the bounds engine (H) and, with policies,
+ * the policy engine (H_j, L_j, J_j, D+_jl) on the class alone. */
+static void pb_verify__class_lp(const struct pb_cell_data *d, const struct pb_verify__li *li, int32_t ny, int32_t y,
+                                float tau, const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
+                                struct pb_verify__cellstate *cs)
+{
+  double *rec = cs->rec;
+  uint8_t *u8 = pb_malloc(4 * (size_t)ny);
+  int32_t *i32 = pb_malloc(3 * (size_t)ny * sizeof *i32);
+  float *f32 = pb_malloc(4 * (size_t)ny * sizeof *f32);
+  uint8_t *c0 = u8, *z0 = u8 + ny, *c1 = u8 + 2 * ny, *z1 = u8 + 3 * ny;
+  int32_t *p0 = i32, *p1 = i32 + ny, *lab = i32 + 2 * ny;
+  float *s0 = f32, *s1 = f32 + ny, *m0 = f32 + 2 * ny, *m1 = f32 + 3 * ny;
+  for (int32_t q = 0; q < ny; q++) {
+    const int32_t i = li[q].idx;
+    p0[q] = d->pred0[i], p1[q] = d->pred1[i], lab[q] = y;
+    s0[q] = d->s0[i], s1[q] = d->s1[i], m0[q] = d->m0[i], m1[q] = d->m1[i];
+    c0[q] = p0[q] == y, c1[q] = p1[q] == y;
+    z0[q] = s0[q] >= tau, z1[q] = s1[q] >= tau;
+  }
+  const struct pb_verify_records r = {ny, c0, z0, c1, z1, p0, p1, m0, m1, s1};
+  struct pb_verify_lp_class *lp = pb_malloc(sizeof *lp);
+  struct pb_policy_result *e = ps ? pb_malloc(sizeof *e) : NULL;
+  if (pb_verify_lp_class(&r, ps, lp) != 0) {
+    pb_verify__failf(cs, y, "exact LP check of the class (%d records) failed in the solver", (int)ny);
+    goto done;
+  }
+  rec[PB_VF_LP_CLASSES]++;
+  rec[PB_VF_LP_PROGRAMS] += lp->n_lp;
+  rec[PB_VF_LP_BNB] += lp->n_mip;
+  if (ref->in_process) {
+    struct pb_cell_input in = {ny, lab, p0, s0, m0, p1, s1, m1, tau};
+    struct pb_cell_bounds b;
+    if (pb_bounds_cell(&in, 1, &b) != 0) {
+      pb_verify__failf(cs, y, "bounds engine rejected the class");
+      goto done;
+    }
+    const double res = fmax(pb_verify__res((double)lp->H[0] / ny, b.H_I5[0]),
+                            pb_verify__res((double)lp->H[1] / ny, b.H_I5[1]));
+    if (isnan(rec[PB_VF_LP_RES]) || res > rec[PB_VF_LP_RES]) rec[PB_VF_LP_RES] = res;
+    if (res > PB_VERIFY_TOL)
+      pb_verify__failf(cs, y, "H at I5: exact LP [%.6g, %.6g], bounds engine [%.6g, %.6g]", (double)lp->H[0] / ny,
+                       (double)lp->H[1] / ny, b.H_I5[0], b.H_I5[1]);
+  }
+  if (ps) {
+    const struct pb_policy_input pin = {ny, lab, p0, p1, s0, s1, tau, ps->n_pol, ps->tau, ps->n_lambda, ps->lambda};
+    if (pb_policy_cell(&pin, e) != 0) {
+      pb_verify__failf(cs, y, "policy engine rejected the class");
+      goto done;
+    }
+    if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(e);
+    double worst = 0;
+    char what[96] = "";
+    for (int32_t j = 0; j < ps->n_pol; j++) {
+      for (int d2 = 0; d2 < 2; d2++) {
+        double x = fmax(pb_verify__res((double)lp->pol_h[j][d2] / ny, e->H[PB_LEVEL_I5][j][d2]),
+                        pb_verify__res((double)lp->pol_l[j][d2] / ny, e->L[PB_LEVEL_I5][j][d2]));
+        if (x > worst) worst = x, snprintf(what, sizeof what, "H or L of policy %d at I5", (int)j);
+      }
+      for (int32_t q = 0; q < ps->n_lambda; q++) {
+        const double lam = ps->lambda[q];
+        for (int d2 = 0; d2 < 2; d2++) {
+          const double v = (lam * lp->J[q][j][d2][0] + (1 - lam) * lp->J[q][j][d2][1]) / ny;
+          const double x = pb_verify__res(v, e->J[PB_LEVEL_I5][q][j][d2]);
+          if (x > worst) worst = x, snprintf(what, sizeof what, "J_%d at I5, lambda %g", (int)j, lam);
+        }
+        for (int32_t l = 0; l < ps->n_pol; l++) {
+          if (l == j) continue;
+          const double v = (lam * lp->D[q][j][l][0] + (1 - lam) * lp->D[q][j][l][1]) / ny;
+          const double x = pb_verify__res(v, e->D[PB_LEVEL_I5][q][j][l]);
+          if (x > worst) worst = x, snprintf(what, sizeof what, "D+_%d%d at I5, lambda %g", (int)j, (int)l, lam);
+        }
+      }
+    }
+    if (isnan(rec[PB_VF_LP_POL_RES]) || worst > rec[PB_VF_LP_POL_RES]) rec[PB_VF_LP_POL_RES] = worst;
+    if (worst > PB_VERIFY_TOL)
+      pb_verify__failf(cs, y, "%s: exact LP and policy engine differ by %.3g", what, worst);
+  }
+done:
+  free(u8), free(i32), free(f32), free(lp), free(e);
+}
+
+/* A cell with classes too large to enumerate: the bounds engine's whole-cell
+ * I0 and Ik intervals of H and L against the closed forms summed over classes. */
+static void pb_verify__cell_closed_forms(const struct pb_cell_data *d, const struct pb_verify__scratch *sc,
+                                         int32_t ncls, float tau, struct pb_verify__cellstate *cs)
+{
+  int64_t H[2][2] = {{0, 0}, {0, 0}}, L[2][2] = {{0, 0}, {0, 0}};
+  int32_t cap = 0;
+  uint8_t *u8 = NULL;
+  for (int32_t c = 0; c < ncls; c++) {
+    const int32_t beg = sc->cbeg[c], ny = sc->cbeg[c + 1] - beg, y = sc->li[beg].label;
+    if (ny > cap) cap = ny, free(u8), u8 = pb_malloc(4 * (size_t)cap);
+    uint8_t *c0 = u8, *z0 = u8 + cap, *c1 = u8 + 2 * cap, *z1 = u8 + 3 * cap;
+    for (int32_t q = 0; q < ny; q++) {
+      const int32_t i = sc->li[beg + q].idx;
+      c0[q] = d->pred0[i] == y, c1[q] = d->pred1[i] == y;
+      z0[q] = d->s0[i] >= tau, z1[q] = d->s1[i] >= tau;
+    }
+    const struct pb_verify_records r = {ny, c0, z0, c1, z1, NULL, NULL, NULL, NULL, NULL};
+    int64_t h[2][2], l[2][2];
+    pb_verify_closed_forms(&r, h, l);
+    for (int lv = 0; lv < 2; lv++)
+      for (int e = 0; e < 2; e++) H[lv][e] += h[lv][e], L[lv][e] += l[lv][e];
+  }
+  free(u8);
+  struct pb_cell_input in = {d->n, d->label, d->pred0, d->s0, d->m0, d->pred1, d->s1, d->m1, tau};
+  struct pb_cell_bounds b;
+  if (pb_bounds_cell(&in, 0, &b) != 0) {
+    pb_verify__failf(cs, -1, "bounds engine rejected the cell");
+    return;
+  }
+  const double N = d->n;
+  const double *eh[2] = {b.H_I0, b.H_Ik}, *el[2] = {b.L_I0, b.L_Ik};
+  double worst = 0;
+  for (int lv = 0; lv < 2; lv++)
+    for (int e = 0; e < 2; e++) {
+      const double x = fmax(pb_verify__res(H[lv][e] / N, eh[lv][e]), pb_verify__res(L[lv][e] / N, el[lv][e]));
+      if (x > worst) worst = x;
+      if (x > PB_VERIFY_TOL)
+        pb_verify__failf(cs, -1, "%s at %s: closed form %.6g / %.6g, bounds engine %.6g / %.6g", "H / L",
+                         pb_verify__level_names[lv], H[lv][e] / N, L[lv][e] / N, eh[lv][e], el[lv][e]);
+    }
+  cs->rec[PB_VF_CF_RES] = worst;
+}
+
 static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struct pb_verify_options *opt,
                             const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
                             struct pb_verify__scratch *sc, struct pb_verify__cellstate *cs, double *t_enum)
@@ -611,7 +743,8 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
   for (int32_t c = 0; c < ncls; c++) {
     const int32_t beg = sc->cbeg[c], ny = sc->cbeg[c + 1] - beg, y = sc->li[beg].label;
     if (ny > opt->max_class) {
-      rec[PB_VF_SKIPPED]++;
+      if (ny <= opt->lp_max) pb_verify__class_lp(d, sc->li + beg, ny, y, tau, ps, ref, cs);
+      else rec[PB_VF_SKIPPED]++;
       continue;
     }
     for (int32_t q = 0; q < ny; q++) {
@@ -700,6 +833,7 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
   rec[PB_VF_ENUMERATED] = nenum;
   for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
     if (rec[PB_VF_CRES_LABEL + j] < 0) rec[PB_VF_CRES + j] = NAN; /* no class compared */
+  if (nenum < ncls && ref->in_process) pb_verify__cell_closed_forms(d, sc, ncls, tau, cs);
 
   if (nenum == ncls) {
     struct pb_verify_values v, e;
@@ -941,6 +1075,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     for (int f = 0; f < PB_VF_N; f++) rec[f] = NAN;
     rec[PB_VF_COVERED] = cov[st.first + c];
     for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) rec[f] = 0;
+    for (int f = PB_VF_LP_CLASSES; f <= PB_VF_LP_BNB; f++) rec[f] = 0;
     rec[PB_VF_FAILED] = 0;
     rec[PB_VF_FAIL_LABEL] = -1;
     fail[c] = pb_calloc(PB_VERIFY__MSG, 1);
@@ -1035,15 +1170,30 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     pb_text_free(&t);
     pb_text_free(&head);
   }
-  double totals[3] = {0, 0, 0}; /* permutations, classes enumerated, failed */
+  /* permutations, classes enumerated, failed, classes, by LP, skipped, covered cells */
+  double totals[7] = {0, 0, 0, 0, 0, 0, 0};
   for (int64_t c = 0; c < nc; c++) {
     const double *rec = recs + c * PB_VF_N;
     if (rec[PB_VF_COVERED] != 1) continue;
     totals[0] += rec[PB_VF_PERMS];
     totals[1] += rec[PB_VF_ENUMERATED];
     totals[2] += rec[PB_VF_FAILED];
+    totals[3] += rec[PB_VF_CLASSES];
+    totals[4] += rec[PB_VF_LP_CLASSES];
+    totals[5] += rec[PB_VF_SKIPPED];
+    totals[6] += 1;
   }
-  MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, totals, 7, MPI_DOUBLE, MPI_SUM, comm);
+  /* coverage first: what was checked by which method, and what not and why */
+  pb_message("verify: coverage: %.0f classes in %.0f cells: %.0f enumerated (<= %d records per side), %.0f by exact "
+             "LP (<= %d), %.0f not checked (larger than %d records per side)",
+             totals[3], totals[6], totals[1], (int)opt->max_class, totals[4], (int)opt->lp_max, totals[5],
+             (int)(opt->lp_max > opt->max_class ? opt->lp_max : opt->max_class));
+  if (totals[5] > 0 && totals[1] + totals[4] > 0)
+    pb_warning("verify: %.0f of %.0f classes not checked (larger than %d records per side; raise --lp-max, at most %d)",
+               totals[5], totals[3], (int)(opt->lp_max > opt->max_class ? opt->lp_max : opt->max_class),
+               PB_VERIFY_LP_MAX_N);
+  const int empty = status == PB_OK && totals[1] + totals[4] == 0;
   if (status == PB_OK) {
     double *all = pb_stage_gather(&st, nc, st.n_cells, PB_VF_N, recs, 0);
     if (st.rank == 0) status = pb_verify_report(st.meta, all_cells, all, st.n_cells, opt, msg, st.results);
@@ -1066,6 +1216,13 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   if (status == PB_OK && first_fail != INT64_MAX) {
     /* outputs are complete and committed; the verdict is the exit status */
     pb_error_set("verification failed (%.0f failed comparisons or checks; see report/verify.tsv): %s", totals[2], msg);
+    return PB_FAIL;
+  }
+  if (status == PB_OK && empty && !opt->allow_empty) {
+    /* outputs are complete; a check of nothing is not a success */
+    pb_error_set("verify checked no class: %.0f classes in %.0f covered cells, all larger than %d records per side "
+                 "(raise --lp-max, or give --allow-empty)",
+                 totals[3], totals[6], (int)(opt->lp_max > opt->max_class ? opt->lp_max : opt->max_class));
     return PB_FAIL;
   }
   return status;

@@ -264,6 +264,14 @@ struct pb_verify_lp_class {
 int pb_verify_lp_class(const struct pb_verify_records *r, const struct pb_verify_policy_setup *ps,
                        struct pb_verify_lp_class *out);
 
+/**
+ * Closed-form count intervals of one class at I0 and Ik (seed 000 Eq. 4, 5,
+ * 7), from its counts alone: H[lv] and L[lv] {min, max} for lv = I0, Ik.
+ * Used for whole-cell checks of cells whose classes are too large to
+ * enumerate.
+ */
+void pb_verify_closed_forms(const struct pb_verify_records *r, int64_t H[2][2], int64_t L[2][2]);
+
 /* Stage options (`pairbound verify`). */
 #define PB_VERIFY_CELLS_ALL 0
 #define PB_VERIFY_CELLS_PANEL 1
@@ -276,6 +284,8 @@ struct pb_verify_options {
   char *sources;              /* comma-separated source names to cover, or NULL for all */
   int32_t max_class;          /* classes with more records per side are skipped */
   int64_t cartesian_max;      /* whole-cell Cartesian products up to this many combinations */
+  int32_t lp_max;             /* larger classes up to this many records per side: exact LP check (0: off) */
+  int allow_empty;            /* --allow-empty: a run that checks no class still succeeds */
   int have_tau;
   float tau;                  /* one threshold for every cell (as `bounds --tau`) */
   const char *against;        /* compare with this bounds results.h5 instead of recomputing */
