@@ -911,7 +911,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "  --sources LIST       cover only these sources (comma-separated names)\n"
    "  --max-class N        enumerate classes of at most N records per side, 1..10 (default 8); larger classes\n"
    "                       go to the LP check or are skipped, and their cells get no cell-level enumeration\n"
-   "  --lp-max N           check larger classes of at most N records per side (default 250, at most 2000; 0\n"
+   "  --lp-max N           check larger classes of at most N records per side (default 1000, at most 2000; 0\n"
    "                       disables) by exact integer programs over record types (GLPK: rational simplex,\n"
    "                       branch and bound where the LP vertex is fractional): the I5 H interval against the\n"
    "                       bounds engine and, with --policies, every I5 policy end against the policy engine;\n"

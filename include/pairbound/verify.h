@@ -234,7 +234,7 @@ int pb_verify_cartesian(const struct pb_verify_class *cls, struct pb_verify_perm
 
 /* Largest class the LP check accepts (records per side), and the default --lp-max. */
 #define PB_VERIFY_LP_MAX_N 2000
-#define PB_VERIFY_DEFAULT_LP_MAX 250
+#define PB_VERIFY_DEFAULT_LP_MAX 1000
 
 /* I5 endpoints of one class as integer event counts (pb_verify_lp_class). */
 struct pb_verify_lp_class {

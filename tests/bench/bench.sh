@@ -144,3 +144,8 @@ for shape in cifar imagenet; do
   v=$(sed -n "s/.*policy: .*compute \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
   printf '  policy %-8s compute %8.3f s\n' "$shape" "$v"
 done
+# verify at real class sizes: every class of the CIFAR-shaped store (500
+# records per side) by exact integer programs, against the bounds engine, and
+# with --policies also against the policy engine
+run "verify (CIFAR-shaped, LP per class)" 400000 1 2 verify "$W/cifar.h5" -o "$W/ovc"
+run "verify --policies (CIFAR-shaped)" 400000 1 2 verify --policies "$W/cifar.h5" -o "$W/ovcp"

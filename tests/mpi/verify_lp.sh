@@ -14,7 +14,7 @@ OMP_NUM_THREADS=1 "$MPIRUN" --oversubscribe -np 1 "$PAIRBOUND" -v 1 verify --pol
   2> "$WORK/err.txt"
 check "75 per class: verify --policies passes" test $? -eq 0
 check "75 per class: coverage is the first line on stderr" \
-  sh -c "head -1 '$WORK/err.txt' | grep -qF 'coverage: 40 classes in 4 cells: 0 enumerated (<= 8 records per side), 40 by exact LP (<= 250), 0 not checked'"
+  sh -c "head -1 '$WORK/err.txt' | grep -qF 'coverage: 40 classes in 4 cells: 0 enumerated (<= 8 records per side), 40 by exact LP (<= 1000), 0 not checked'"
 tsv="$WORK/o11/report/verify.tsv"
 col() { head -1 "$tsv" | tr '\t' '\n' | grep -nx "$1" | cut -d: -f1; }
 check "75 per class: every class of every cell checked by LP" awk -F'\t' -v a="$(col classes)" -v b="$(col classes_lp)" \
