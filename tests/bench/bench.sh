@@ -149,3 +149,21 @@ done
 # with --policies also against the policy engine
 run "verify (CIFAR-shaped, LP per class)" 400000 1 2 verify "$W/cifar.h5" -o "$W/ovc"
 run "verify --policies (CIFAR-shaped)" 400000 1 2 verify --policies "$W/cifar.h5" -o "$W/ovcp"
+
+# ingest: a 10,000,000-row CSV exported from an ImageNet-shaped store (4 models
+# x 50 conditions x 50,000 images; target >= 1 M rows/s), and the export
+{
+  sed -e '/^  /d' -e '/^conditions = /d' "$HERE/../../inputs/imagenet.ini"
+  printf 'conditions = c1:0.6'
+  for i in $(seq 2 49); do printf ',\n  c%d:0.%d' "$i" $((40 + i % 40)); done
+  printf '\n'
+} > "$W/in10m.ini"
+"$PB" -v 0 synth --config "$W/in10m.ini" --no-summary -o "$W/in10m.h5"
+run "export (10 M rows)" 10000000 1 1 export "$W/in10m.h5" -o "$W/in10m.csv"
+rm -f "$W/in10m.h5"
+echo "  CSV: $(wc -l < "$W/in10m.csv") lines, $(du -m "$W/in10m.csv" | cut -f1) MB"
+run "ingest (10 M rows)" 10000000 1 1 ingest "$W/in10m.csv" -o "$W/in10m.h5"
+/usr/bin/time -f '%U %S %e' -o "$W/one" "$PB" -v 0 ingest "$W/in10m.csv" -o "$W/in10m.h5"
+awk '{printf "  ingest CPU: %.2f s user + %.2f s system for 10 M rows = %.2f M rows per CPU-second (wall %.2f s)\n",
+  $1, $2, 10 / ($1 + $2), $3}' "$W/one"
+rm -f "$W/in10m.csv" "$W/in10m.h5"
