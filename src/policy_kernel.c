@@ -29,7 +29,7 @@ const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"}
 #define PB_POLICY_TIE_COVERAGE 0.8   /* Appendix D tie rule: nominal coverage closest to .8 */
 #define PB_POLICY__NCOMBO (PB_POLICY_MAX * PB_POLICY_MAX + 2 * PB_POLICY_MAX)
 #define PB_POLICY__NLAM (PB_POLICY_MAX_LAMBDA + 2)
-#define PB_POLICY__COUNT_WORK 250000   /* exact I5 mean: state updates per class (about 1 ms) */
+#define PB_POLICY__COUNT_WORK 1000000   /* exact I5 mean: state updates per class (a few ms) */
 
 /* One wrong label of a class: c clean and p perturbed wrong records predicting
  * it; the perturbed ones' acceptance masks are masks[0..p). */
