@@ -29,12 +29,13 @@ const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"}
 #define PB_POLICY_TIE_COVERAGE 0.8   /* Appendix D tie rule: nominal coverage closest to .8 */
 #define PB_POLICY__NCOMBO (PB_POLICY_MAX * PB_POLICY_MAX + 2 * PB_POLICY_MAX)
 #define PB_POLICY__NLAM (PB_POLICY_MAX_LAMBDA + 2)
-#define PB_POLICY__COUNT_WORK 1000000   /* exact I5 mean: state updates per class (a few ms) */
+#define PB_POLICY__COUNT_WORK 2000000   /* exact I5 mean: state updates per class (a few ms) */
 
 /* One wrong label of a class: c clean and p perturbed wrong records predicting
  * it; the perturbed ones' acceptance masks are masks[0..p). */
 struct pb_policy__label {
   int32_t lab, c, p;
+  int32_t e_obs, f_obs, j_obs;   /* observed: in the h block, in the r block, same-label pairs */
   const uint16_t *masks;
 };
 
@@ -383,6 +384,12 @@ done:
   return total;
 }
 
+/* log2 C(n, k) */
+static double pb_policy__lbinom(int32_t n, int32_t k)
+{
+  return (lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0)) / M_LN2;
+}
+
 /* rho[li] = E[e_l] / p_l: the probability that a wrong perturbed record of
  * label l sits in the h block under a uniform feasible I5 bijection.  Records
  * of one label are exchangeable (permuting them preserves all five counts).
@@ -399,6 +406,17 @@ static int pb_policy__rho5(const struct pb_policy__class *cl, double *rho)
       if (cl->lab[li].p > 0) rho[li] = (double)cl->hb / (double)(cl->m == 0 ? cl->hb : cl->lab[li].p);
     return 0;
   }
+  /* T >= the weight of the observed block structure alone (every structure's
+   * weight times its zero-diagonal count, which is >= 1 for the observed one):
+   * when that exceeds 2^127 the counts cannot fit, so skip the DPs */
+  double lb = 0;
+  for (int32_t li = 0; li < cl->n_lab; li++) {
+    const struct pb_policy__label *L = &cl->lab[li];
+    const int32_t e = L->e_obs, f = L->f_obs, j = L->j_obs;
+    lb += pb_policy__lbinom(L->p, e) + pb_policy__lbinom(L->c, f) + pb_policy__lbinom(L->c - f, j) +
+          pb_policy__lbinom(L->p - e, j) + lgamma(j + 1.0) / M_LN2;
+  }
+  if (lb > 127.5) return 1;
   /* the npos + 1 count DPs share one budget of state updates: beyond it the
    * class counts as unrepresentable, like one whose counts overflow */
   int64_t budget = PB_POLICY__COUNT_WORK;
@@ -425,7 +443,9 @@ static int pb_policy__cmp_i64(const void *pa, const void *pb)
   return (a > b) - (a < b);
 }
 
-struct pb_policy__key { int32_t lab, side; uint16_t mask; };
+/* side 0: a clean wrong record (obs 1: its partner is correct, 2: a same-label
+ * wrong partner); side 1: a perturbed wrong record (obs 1: its partner is correct) */
+struct pb_policy__key { int32_t lab, side; uint16_t mask; uint8_t obs; };
 
 static int pb_policy__cmp_key(const void *pa, const void *pb)
 {
@@ -715,8 +735,8 @@ int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *ou
       cl.k += c0 && c1;
       cl.s += !c0 && !c1 && in->pred0[i] == in->pred1[i];
       if (c1) cm[nb++] = mask[i];
-      else keys[nk++] = (struct pb_policy__key){in->pred1[i], 1, mask[i]};
-      if (!c0) keys[nk++] = (struct pb_policy__key){in->pred0[i], 0, 0};
+      else keys[nk++] = (struct pb_policy__key){in->pred1[i], 1, mask[i], (uint8_t)c0};
+      if (!c0) keys[nk++] = (struct pb_policy__key){in->pred0[i], 0, 0, (uint8_t)(c1 ? 1 : in->pred0[i] == in->pred1[i] ? 2 : 0)};
     }
     cl.b = nb;
     cl.hb = cl.a - cl.k;
@@ -730,13 +750,17 @@ int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *ou
     for (int32_t q = 0; q < nk;) {
       struct pb_policy__label *L = &labs[cl.n_lab++];
       L->lab = keys[q].lab;
-      L->c = L->p = 0;
+      L->c = L->p = L->e_obs = L->f_obs = L->j_obs = 0;
       L->masks = wm + nwr;
       for (; q < nk && keys[q].lab == L->lab; q++) {
-        if (keys[q].side == 0) L->c++;
-        else {
+        if (keys[q].side == 0) {
+          L->c++;
+          L->f_obs += keys[q].obs == 1;
+          L->j_obs += keys[q].obs == 2;
+        } else {
           wm[nwr++] = keys[q].mask;
           L->p++;
+          L->e_obs += keys[q].obs;
         }
       }
     }
