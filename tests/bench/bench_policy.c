@@ -67,10 +67,12 @@ int main(int argc, char **argv)
         s0[i] = (float)(c0 ? 0.3 + 0.7 * unif() : unif());
         s1[i] = (float)(c1 ? 0.3 + 0.7 * unif() : unif());
       }
-      struct pb_policy_input in = {n, lab, p0, p1, s0, s1, 0.5f, 5, taus, 11, lams};
+      const struct pb_cell_view in = {.index = -1, .n = n, .label = lab, .pred0 = p0, .s0 = s0, .m0 = s0,
+                                      .pred1 = p1, .s1 = s1, .m1 = s1, .tau = 0.5f};
+      const struct pb_policy_setup ps = {.n_pol = 5, .tau = taus, .n_lambda = 11, .lambda = lams};
       static struct pb_policy_result out;
       double t0 = now();
-      if (pb_policy_cell(&in, &out) != 0) {
+      if (pb_policy_cell(&in, &ps, &out) != 0) {
         fprintf(stderr, "pb_policy_cell failed at n = %d\n", n);
         return 1;
       }

@@ -143,9 +143,11 @@ START_TEST(test_i5_matches_previous_algorithm)
     }
     for (int q = 0; q < P; q++) tau[q] = (float)rng_int(2, 15) / 16.0f;
     const float tau0 = (float)rng_int(4, 12) / 16.0f;
-    struct pb_policy_input in = {n, label, p0, p1, s0, s1, tau0, P, tau, NLAM, LAMS};
+    const struct pb_cell_view in = {.index = -1, .n = n, .label = label, .pred0 = p0, .s0 = s0, .m0 = s0,
+                                    .pred1 = p1, .s1 = s1, .m1 = s1, .tau = tau0};
+    const struct pb_policy_setup ps = {.n_pol = P, .tau = tau, .n_lambda = NLAM, .lambda = LAMS};
     static struct pb_policy_result out;
-    ck_assert_int_eq(pb_policy_cell(&in, &out), 0);
+    ck_assert_int_eq(pb_policy_cell(&in, &ps, &out), 0);
 
     /* the class's counts and per-label records, independently of the kernel */
     struct rclass cl;

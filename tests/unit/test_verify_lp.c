@@ -148,10 +148,12 @@ START_TEST(test_engines_vs_lp_large)
     ck_assert_msg(hb[0] == lp.H[0] && hb[1] == lp.H[1], "n %d: bounds engine H I5 [%ld, %ld], LP [%d, %d]", n,
                   (long)hb[0], (long)hb[1], lp.H[0], lp.H[1]);
     /* policy engine on the class alone (clean threshold = the class's tau) */
-    const struct pb_policy_input in = {n, t.lab, t.p0, t.p1, t.s0, t.s1, t.tau, ps.n_pol, ps.tau, ps.n_lambda,
-                                       ps.lambda};
+    const struct pb_cell_view in = {.index = -1, .n = n, .label = t.lab, .pred0 = t.p0, .s0 = t.s0, .m0 = t.m,
+                                    .pred1 = t.p1, .s1 = t.s1, .m1 = t.m, .tau = t.tau};
+    const struct pb_policy_setup pps = {.n_pol = ps.n_pol, .tau = ps.tau, .n_lambda = ps.n_lambda,
+                                        .lambda = ps.lambda};
     static struct pb_policy_result e;
-    ck_assert_int_eq(pb_policy_cell(&in, &e), 0);
+    ck_assert_int_eq(pb_policy_cell(&in, &pps, &e), 0);
     for (int j = 0; j < ps.n_pol; j++) {
       for (int d = 0; d < 2; d++) {
         ck_assert_msg(fabs(e.H[PB_LEVEL_I5][j][d] - (double)lp.pol_h[j][d] / n) < 1e-12, "n %d: H_%d end %d", n, j, d);
