@@ -1,0 +1,325 @@
+/* Nested leave-one-group-out ridge regression of model-level targets
+ * (seed 000 Appendix H.4; docs/predict.md).  Pure computation. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "pairbound/error.h"
+#include "pairbound/predict.h"
+
+const double pb_predict_lambda[PB_PREDICT_N_LAMBDA] = {0.1, 0.3, 1, 3, 10, 30, 100};
+
+double pb_predict_probit(double pct)
+{
+  double p = pct / 100.0;
+  if (p < PB_PREDICT_CLIP) p = PB_PREDICT_CLIP;
+  if (p > 1.0 - PB_PREDICT_CLIP) p = 1.0 - PB_PREDICT_CLIP;
+  return gsl_cdf_ugaussian_Pinv(p);
+}
+
+double pb_predict_unprobit(double z)
+{
+  return gsl_cdf_ugaussian_P(z) * 100.0;
+}
+
+static int pb_predict__cmp_double(const void *pa, const void *pb)
+{
+  const double a = *(const double *)pa, b = *(const double *)pb;
+  return (a > b) - (a < b);
+}
+
+double pb_predict_median(double *v, int32_t n)
+{
+  if (n <= 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, pb_predict__cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Training-fold preprocessing of one problem (H.4): per column the training
+ * median used for imputation, the training mean and the scale (population
+ * standard deviation, 1 for a column constant over the training rows). */
+struct pb_predict__prep {
+  double *med, *ctr, *scl;
+};
+
+static void pb_predict__prepare(const struct pb_predict_problem *pr, const uint8_t *train, double *buf,
+                                struct pb_predict__prep *pp)
+{
+  for (int32_t j = 0; j < pr->p; j++) {
+    int32_t m = 0;
+    for (int32_t r = 0; r < pr->n; r++)
+      if (train[r] && isfinite(pr->x[(size_t)r * pr->p + j])) buf[m++] = pr->x[(size_t)r * pr->p + j];
+    pp->med[j] = m > 0 ? pb_predict_median(buf, m) : 0.0;
+    int32_t nt = 0, constant = 1;
+    double sum = 0.0, first = 0.0;
+    for (int32_t r = 0; r < pr->n; r++) {
+      if (!train[r]) continue;
+      const double v = isfinite(pr->x[(size_t)r * pr->p + j]) ? pr->x[(size_t)r * pr->p + j] : pp->med[j];
+      if (nt == 0) first = v;
+      constant &= v == first;
+      buf[nt++] = v;
+      sum += v;
+    }
+    const double mean = sum / nt;
+    double ss = 0.0;
+    for (int32_t t = 0; t < nt; t++) ss += (buf[t] - mean) * (buf[t] - mean);
+    pp->ctr[j] = mean;
+    pp->scl[j] = constant ? 1.0 : sqrt(ss / nt);
+  }
+}
+
+/* Standardised feature j of row r under the training preprocessing. */
+static inline double pb_predict__z(const struct pb_predict_problem *pr, const struct pb_predict__prep *pp,
+                                   int32_t r, int32_t j)
+{
+  const double v = pr->x[(size_t)r * pr->p + j];
+  return ((isfinite(v) ? v : pp->med[j]) - pp->ctr[j]) / pp->scl[j];
+}
+
+/* beta for every penalty from the centred design zc (nt x p) and centred
+ * probit targets yc: (Zc'Zc + lambda I) beta = Zc'yc by Cholesky. */
+static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, int32_t nl, const double *lambda,
+                                  gsl_matrix *beta)
+{
+  const size_t p = zc->size2;
+  int rc = PB_FAIL;
+  gsl_matrix *g = gsl_matrix_alloc(p, p), *a = gsl_matrix_alloc(p, p);
+  gsl_vector *rhs = gsl_vector_alloc(p);
+  gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, zc, zc, 0.0, g);
+  gsl_blas_dgemv(CblasTrans, 1.0, zc, yc, 0.0, rhs);
+  for (int32_t l = 0; l < nl; l++) {
+    gsl_matrix_memcpy(a, g);
+    for (size_t j = 0; j < p; j++) *gsl_matrix_ptr(a, j, j) += lambda[l];
+    gsl_vector_view b = gsl_matrix_row(beta, (size_t)l);
+    if (gsl_linalg_cholesky_decomp1(a) != GSL_SUCCESS || gsl_linalg_cholesky_solve(a, rhs, &b.vector) != GSL_SUCCESS) {
+      pb_error_set("predict: ridge Cholesky factorisation failed (lambda %g)", lambda[l]);
+      goto done;
+    }
+  }
+  rc = PB_OK;
+done:
+  gsl_matrix_free(g);
+  gsl_matrix_free(a);
+  gsl_vector_free(rhs);
+  return rc;
+}
+
+/* The same betas from the thin SVD of Zc (of Zc' when it has more columns
+ * than rows, as GSL needs rows >= columns): beta = V diag(s / (s^2 + lambda)) U'yc. */
+static int pb_predict__solve_svd(gsl_matrix *zc, gsl_vector *yc, int32_t nl, const double *lambda,
+                                 gsl_matrix *beta)
+{
+  const size_t nt = zc->size1, p = zc->size2;
+  const int tall = nt >= p;
+  const size_t m = tall ? nt : p, k = tall ? p : nt;
+  gsl_matrix *u = gsl_matrix_alloc(m, k), *v = gsl_matrix_alloc(k, k);
+  gsl_vector *s = gsl_vector_alloc(k), *work = gsl_vector_alloc(k), *uty = gsl_vector_alloc(k);
+  if (tall) gsl_matrix_memcpy(u, zc);
+  else gsl_matrix_transpose_memcpy(u, zc);
+  int rc = gsl_linalg_SV_decomp(u, v, s, work) == GSL_SUCCESS ? PB_OK : PB_FAIL;
+  if (rc != PB_OK) {
+    pb_error_set("predict: ridge SVD failed");
+    goto done;
+  }
+  /* Zc = L diag(s) R' with L (nt x k), R (p x k): tall L = u, R = v; wide L = v, R = u. */
+  const gsl_matrix *lm = tall ? u : v, *rm = tall ? v : u;
+  gsl_blas_dgemv(CblasTrans, 1.0, lm, yc, 0.0, uty);
+  for (int32_t l = 0; l < nl; l++) {
+    for (size_t j = 0; j < p; j++) {
+      double acc = 0.0;
+      for (size_t q = 0; q < k; q++) {
+        const double sq = gsl_vector_get(s, q);
+        acc += gsl_matrix_get(rm, j, q) * sq / (sq * sq + lambda[l]) * gsl_vector_get(uty, q);
+      }
+      gsl_matrix_set(beta, (size_t)l, j, acc);
+    }
+  }
+done:
+  gsl_matrix_free(u);
+  gsl_matrix_free(v);
+  gsl_vector_free(s);
+  gsl_vector_free(work);
+  gsl_vector_free(uty);
+  return rc;
+}
+
+/* The training design, standardised and then centred exactly (its mean is
+ * zero only up to rounding), its column means, and the centred probit targets. */
+static void pb_predict__design(const struct pb_predict_problem *pr, const uint8_t *train,
+                               const struct pb_predict__prep *pp, gsl_matrix *zc, double *zbar, gsl_vector *yc,
+                               double *ybar)
+{
+  const int32_t p = pr->p;
+  size_t t = 0;
+  double ysum = 0.0;
+  for (int32_t j = 0; j < p; j++) zbar[j] = 0.0;
+  for (int32_t r = 0; r < pr->n; r++) {
+    if (!train[r]) continue;
+    for (int32_t j = 0; j < p; j++) {
+      const double z = pb_predict__z(pr, pp, r, j);
+      gsl_matrix_set(zc, t, (size_t)j, z);
+      zbar[j] += z;
+    }
+    const double ty = pb_predict_probit(pr->y[r]);
+    gsl_vector_set(yc, t, ty);
+    ysum += ty;
+    t++;
+  }
+  *ybar = ysum / (double)t;
+  for (int32_t j = 0; j < p; j++) zbar[j] /= (double)t;
+  for (size_t i = 0; i < t; i++) {
+    for (int32_t j = 0; j < p; j++) *gsl_matrix_ptr(zc, i, (size_t)j) -= zbar[j];
+    *gsl_vector_ptr(yc, i) -= *ybar;
+  }
+}
+
+int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, int32_t n_lambda,
+                     const double *lambda, enum pb_predict_solver solver, double *pred)
+{
+  int32_t nt = 0;
+  for (int32_t r = 0; r < pr->n; r++) nt += train[r] != 0;
+  if (nt < 1 || pr->p < 1 || n_lambda < 1) {
+    pb_error_set("predict: ridge fit needs training rows and features (%d rows, %d features)", nt, pr->p);
+    return PB_FAIL;
+  }
+  const int32_t p = pr->p;
+  double *buf = pb_malloc(((size_t)pr->n + 4 * (size_t)p) * sizeof *buf);
+  struct pb_predict__prep pp = {buf + pr->n, buf + pr->n + p, buf + pr->n + 2 * p};
+  double *zbar = buf + pr->n + 3 * p, ybar = 0.0;
+  gsl_matrix *zc = gsl_matrix_alloc((size_t)nt, (size_t)p), *beta = gsl_matrix_alloc((size_t)n_lambda, (size_t)p);
+  gsl_vector *yc = gsl_vector_alloc((size_t)nt);
+  pb_predict__prepare(pr, train, buf, &pp);
+  pb_predict__design(pr, train, &pp, zc, zbar, yc, &ybar);
+  int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(zc, yc, n_lambda, lambda, beta)
+                                    : pb_predict__solve_chol(zc, yc, n_lambda, lambda, beta);
+  if (rc != PB_OK) goto done;
+  for (int32_t l = 0; l < n_lambda; l++) {
+    /* intercept: the fitted value at the training mean of Z is the mean target */
+    double b = ybar;
+    for (int32_t j = 0; j < p; j++) b -= zbar[j] * gsl_matrix_get(beta, (size_t)l, (size_t)j);
+    for (int32_t r = 0; r < pr->n; r++) {
+      double f = b;
+      for (int32_t j = 0; j < p; j++) f += gsl_matrix_get(beta, (size_t)l, (size_t)j) * pb_predict__z(pr, &pp, r, j);
+      pred[(size_t)l * pr->n + r] = pb_predict_unprobit(f);
+    }
+  }
+done:
+  gsl_matrix_free(zc);
+  gsl_matrix_free(beta);
+  gsl_vector_free(yc);
+  free(buf);
+  return rc;
+}
+
+/* Sum of |pred - y| over the rows of group g, in row order. */
+static double pb_predict__abs_err(const struct pb_predict_problem *pr, const double *pred, int32_t g)
+{
+  double acc = 0.0;
+  for (int32_t r = 0; r < pr->n; r++)
+    if (pr->group[r] == g) acc += fabs(pred[r] - pr->y[r]);
+  return acc;
+}
+
+/* Training mask: rows of active groups other than g1 and g2 (-1 = none). */
+static void pb_predict__mask(const struct pb_predict_problem *pr, const uint8_t *active, int32_t g1, int32_t g2,
+                             uint8_t *train)
+{
+  for (int32_t r = 0; r < pr->n; r++) {
+    const int32_t g = pr->group[r];
+    train[r] = active[g] && g != g1 && g != g2;
+  }
+}
+
+/* Inner errors: the fit without groups a and b serves as the inner fold b of
+ * outer fold a and the inner fold a of outer fold b (its training rows are the
+ * same), so each unordered pair is fitted once.  err[(o * G + i) * L + l] is
+ * the absolute error sum of inner group i within outer fold o at penalty l. */
+static int pb_predict__inner(const struct pb_predict_problem *pr, const uint8_t *active, enum pb_predict_solver solver,
+                             uint8_t *train, double *pl, double *err)
+{
+  const int32_t G = pr->n_groups, L = PB_PREDICT_N_LAMBDA;
+  for (int32_t a = 0; a < G; a++) {
+    if (!active[a]) continue;
+    for (int32_t b = a + 1; b < G; b++) {
+      if (!active[b]) continue;
+      pb_predict__mask(pr, active, a, b, train);
+      if (pb_predict_ridge(pr, train, L, pb_predict_lambda, solver, pl) != PB_OK) return PB_FAIL;
+      for (int32_t l = 0; l < L; l++) {
+        err[((size_t)a * G + b) * L + l] = pb_predict__abs_err(pr, pl + (size_t)l * pr->n, b);
+        err[((size_t)b * G + a) * L + l] = pb_predict__abs_err(pr, pl + (size_t)l * pr->n, a);
+      }
+    }
+  }
+  return PB_OK;
+}
+
+int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum pb_predict_solver solver,
+                      double *pred, int32_t *lam_idx)
+{
+  const int32_t G = pr->n_groups, L = PB_PREDICT_N_LAMBDA;
+  int rc = PB_FAIL;
+  uint8_t *active = pb_calloc((size_t)G, 1), *train = pb_malloc((size_t)pr->n);
+  int32_t *rows = pb_calloc((size_t)G, sizeof *rows);
+  double *pl = pb_malloc((size_t)L * pr->n * sizeof *pl);
+  double *err = pb_calloc((size_t)G * G * L, sizeof *err);
+  for (int32_t r = 0; r < pr->n; r++) {
+    pred[r] = NAN;
+    lam_idx[r] = -1;
+    if (pr->group[r] < 0 || pr->group[r] >= G) {
+      pb_error_set("predict: row %d has group %d outside [0, %d)", r, pr->group[r], G);
+      goto done;
+    }
+    rows[pr->group[r]]++;
+  }
+  int32_t na = 0;
+  for (int32_t g = 0; g < G; g++) {
+    active[g] = rows[g] > 0 && g != deleted;
+    na += active[g];
+  }
+  if (na < 3) {
+    pb_error_set("predict: nested leave-one-group-out needs at least 3 groups with models, found %d", na);
+    goto done;
+  }
+  if (pb_predict__inner(pr, active, solver, train, pl, err) != PB_OK) goto done;
+  for (int32_t o = 0; o < G; o++) {
+    if (!active[o]) continue;
+    int32_t ntr = 0, best = 0;
+    for (int32_t g = 0; g < G; g++)
+      if (active[g] && g != o) ntr += rows[g];
+    double best_mae = INFINITY;
+    for (int32_t l = 0; l < L; l++) {
+      double s = 0.0;
+      for (int32_t i = 0; i < G; i++)
+        if (active[i] && i != o) s += err[((size_t)o * G + i) * L + l];
+      const double mae = s / ntr;
+      if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
+        best_mae = mae;
+        best = l;
+      }
+    }
+    pb_predict__mask(pr, active, o, -1, train);
+    if (pb_predict_ridge(pr, train, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) goto done;
+    for (int32_t r = 0; r < pr->n; r++)
+      if (pr->group[r] == o) {
+        pred[r] = pl[r];
+        lam_idx[r] = best;
+      }
+  }
+  rc = PB_OK;
+done:
+  free(active);
+  free(train);
+  free(rows);
+  free(pl);
+  free(err);
+  return rc;
+}
