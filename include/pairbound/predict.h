@@ -73,4 +73,70 @@ int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, 
 int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum pb_predict_solver solver,
                       double *pred, int32_t *lam_idx);
 
+/* ---- per-cell summaries and targets (H.1-H.3, Table 42) */
+
+/* Columns of the per-cell synthetic summary (pb_predict_cell_summary).  The
+ * eight paired summaries and their class-conditional independent
+ * counterparts (Eq. 14) are consecutive blocks in the same order. */
+enum pb_predict_cell_col {
+  PB_PC_ACC0,      /* clean accuracy */
+  PB_PC_A1,        /* perturbed accuracy a1 */
+  PB_PC_S0,        /* mean S, clean */
+  PB_PC_S1,        /* mean S', perturbed */
+  PB_PC_M0,        /* mean M among correct clean records */
+  PB_PC_M1,        /* mean M' among correct perturbed records */
+  PB_PC_LOGLOSS,   /* -mean log(max(M', 1e-6)) */
+  PB_PC_R80,       /* error rate among the top-80% perturbed scores (pb_predict_cell_counts) */
+  PB_PC_E,         /* accepted-error mass P(C' = 0, Z' = 1) */
+  PB_PC_CR,        /* correct-and-rejected mass P(C' = 1, Z' = 0) */
+  PB_PC_F,         /* paired: label-change rate */
+  PB_PC_A,         /* E|S - S'| */
+  PB_PC_Q,         /* corr(S, S') */
+  PB_PC_K,         /* retained-correct share k */
+  PB_PC_DMK,       /* E[M - M' | k] */
+  PB_PC_DSS,       /* E[S - S' | s] */
+  PB_PC_DSW,       /* E[S - S' | w] */
+  PB_PC_L,         /* P(k, Z = 1, Z' = 0) */
+  PB_PC_IND,       /* first independent counterpart: PB_PC_IND + (q - PB_PC_F) */
+  PB_PC_N = PB_PC_IND + 8
+};
+#define PB_PREDICT_N_PAIRED 8
+/* Clipping floor of the perturbed log loss (H.3). */
+#define PB_PREDICT_LOGLOSS_FLOOR 1e-6
+/* Share of perturbed records selected for R80. */
+#define PB_PREDICT_R80_COVERAGE 0.8
+
+/* Integer counts of one real cell from which the targets are pooled. */
+struct pb_predict_counts {
+  int64_t n;            /* evaluation images */
+  int64_t correct;      /* perturbed correct (a1) */
+  int64_t selected;     /* perturbed records with S' at or above the top-80% cutoff (ties included) */
+  int64_t selected_wrong;
+  int64_t accepted_wrong; /* C' = 0, Z' = 1 (E_tau) */
+  int64_t lost;         /* retained correct, Z = 1, Z' = 0 (L_k), observed correspondence */
+  int64_t correct_rejected; /* C' = 1, Z' = 0 */
+};
+
+/** Target counts of one cell (threshold in->tau; R80 cutoff from the perturbed scores). */
+int pb_predict_cell_counts(const struct pb_cell_input *in, struct pb_predict_counts *out);
+
+/**
+ * Every synthetic summary of one cell, out[PB_PC_N]: the marginal ones, the
+ * paired summaries under the observed correspondence (from pb_bounds_cell
+ * where it computes them) and their class-conditional independent
+ * counterparts, each clean record combined with every perturbed record of its
+ * class with weight 1/n_y; conditional means are the ratio of the combined
+ * numerator and denominator (Eq. 14).  NaN marks an undefined mean (no
+ * support).  @return PB_OK or PB_FAIL on invalid input.
+ */
+int pb_predict_cell_summary(const struct pb_cell_input *in, double *out);
+
+/**
+ * The eight paired summaries (F, A, Q, k, dM_k, ds_s, ds_w, L, in
+ * pb_predict_cell_col order) when clean record i is paired with perturbed
+ * record perm[i] (perm = NULL: the observed pairing).  O(n); used for the
+ * within-class shuffle control.
+ */
+void pb_predict_cell_paired(const struct pb_cell_input *in, const int32_t *perm, double *out);
+
 #endif /* PAIRBOUND_PREDICT_H */

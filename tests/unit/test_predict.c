@@ -333,6 +333,172 @@ START_TEST(test_deletion)
 }
 END_TEST
 
+
+/* ---- per-cell summaries */
+
+START_TEST(test_r80_ties)
+{
+  /* ten images of class 0; round(0.8 * 10) = 8, the 8th largest S' is 0.6
+   * and six records tie there, so nine are selected (ties included) */
+  const int32_t label[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  const int32_t pred0[10] = {0, 0, 0, 1, 0, 0, 0, 2, 0, 0};
+  const int32_t pred1[10] = {0, 3, 0, 0, 4, 0, 0, 5, 0, 6};
+  const float s0[10] = {0.9f, 0.8f, 0.9f, 0.5f, 0.7f, 0.9f, 0.4f, 0.8f, 0.95f, 0.3f};
+  const float s1[10] = {0.9f, 0.8f, 0.7f, 0.6f, 0.6f, 0.6f, 0.6f, 0.6f, 0.6f, 0.1f};
+  const float m[10] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+  struct pb_cell_input in = {10, label, pred0, s0, m, pred1, s1, m, 0.65f};
+  struct pb_predict_counts c;
+  ck_assert_int_eq(pb_predict_cell_counts(&in, &c), PB_OK);
+  ck_assert_int_eq(c.n, 10);
+  ck_assert_int_eq(c.correct, 6);          /* images 0, 2, 3, 5, 6, 8 */
+  ck_assert_int_eq(c.selected, 9);         /* all but image 9 */
+  ck_assert_int_eq(c.selected_wrong, 3);   /* images 1, 4, 7 (image 9 is not selected) */
+  ck_assert_int_eq(c.accepted_wrong, 1);   /* image 1 (S' = 0.8 >= 0.65) */
+  ck_assert_int_eq(c.correct_rejected, 4); /* images 3, 5, 6, 8 (S' = 0.6) */
+  ck_assert_int_eq(c.lost, 2);             /* images 5, 8: correct both, S = 0.9 / 0.95, S' = 0.6 */
+  double out[PB_PC_N];
+  ck_assert_int_eq(pb_predict_cell_summary(&in, out), PB_OK);
+  ck_assert_double_eq_tol(out[PB_PC_R80], 3.0 / 9.0, 1e-15);
+  ck_assert_double_eq_tol(out[PB_PC_CR], 0.4, 1e-15);
+  ck_assert_double_eq_tol(out[PB_PC_E], 0.1, 1e-15);
+  ck_assert_double_eq_tol(out[PB_PC_L], 0.2, 1e-15);
+  /* log loss: every M' = 0.5 */
+  ck_assert_double_eq_tol(out[PB_PC_LOGLOSS], log(2.0), 1e-7);
+}
+END_TEST
+
+#define MAXC 12
+struct tcell {
+  int n;
+  int32_t label[MAXC], pred0[MAXC], pred1[MAXC];
+  float s0[MAXC], s1[MAXC], m0[MAXC], m1[MAXC];
+};
+
+/* A tiny cell: classes 0..nc-1 with the given sizes, few wrong labels so that
+ * persistent and changed errors both occur; M = S when correct. */
+static void tiny_cell(struct tcell *c, int nc, const int *size)
+{
+  c->n = 0;
+  for (int y = 0; y < nc; y++)
+    for (int t = 0; t < size[y]; t++) {
+      const int i = c->n++;
+      c->label[i] = y;
+      c->pred0[i] = rng_unif() < 0.5 ? y : 5 + (int)(rng_unif() * 2);
+      c->pred1[i] = rng_unif() < 0.45 ? y : 5 + (int)(rng_unif() * 2);
+      c->s0[i] = (float)(0.3 + 0.7 * rng_unif());
+      c->s1[i] = (float)(0.25 + 0.75 * rng_unif());
+      c->m0[i] = c->pred0[i] == y ? c->s0[i] : (float)(c->s0[i] * rng_unif());
+      c->m1[i] = c->pred1[i] == y ? c->s1[i] : (float)(c->s1[i] * rng_unif());
+    }
+}
+
+/* Paired sums under perm, computed directly: flips, |S - S'|, covariance
+ * numerator, K, dM numerator, s count and sum, w count and sum, L count. */
+static void direct_sums(const struct tcell *c, const int *perm, float tau, double *v)
+{
+  double m0 = 0, m1 = 0;
+  for (int i = 0; i < c->n; i++) m0 += c->s0[i] / (double)c->n, m1 += c->s1[i] / (double)c->n;
+  memset(v, 0, 10 * sizeof *v);
+  for (int i = 0; i < c->n; i++) {
+    const int j = perm[i];
+    const int c0 = c->pred0[i] == c->label[i], c1 = c->pred1[j] == c->label[i];
+    v[0] += c->pred0[i] != c->pred1[j];
+    v[1] += fabs((double)c->s0[i] - c->s1[j]);
+    v[2] += ((double)c->s0[i] - m0) * ((double)c->s1[j] - m1);
+    if (c0 && c1) {
+      v[3] += 1;
+      v[4] += (double)c->m0[i] - c->m1[j];
+      v[9] += c->s0[i] >= tau && c->s1[j] < tau;
+    }
+    if (!c0 && !c1 && c->pred0[i] == c->pred1[j]) v[5] += 1, v[6] += (double)c->s0[i] - c->s1[j];
+    if (!c0 && !c1 && c->pred0[i] != c->pred1[j]) v[7] += 1, v[8] += (double)c->s0[i] - c->s1[j];
+  }
+}
+
+/* Next within-class permutation of the Cartesian product (classes are
+ * contiguous blocks); returns 0 after the last one. */
+static int next_perm(int *perm, int nc, const int *size)
+{
+  for (int y = nc - 1, off = 0; y >= 0; y--) {
+    off = 0;
+    for (int t = 0; t < y; t++) off += size[t];
+    int *a = perm + off, k = size[y];
+    int i = k - 2;
+    while (i >= 0 && a[i] >= a[i + 1]) i--;
+    if (i >= 0) {
+      int j = k - 1;
+      while (a[j] <= a[i]) j--;
+      int t = a[i]; a[i] = a[j]; a[j] = t;
+      for (int l = i + 1, r = k - 1; l < r; l++, r--) t = a[l], a[l] = a[r], a[r] = t;
+      return 1;
+    }
+    for (int l = 0, r = k - 1; l < r; l++, r--) { int t = a[l]; a[l] = a[r]; a[r] = t; }
+  }
+  return 0;
+}
+
+START_TEST(test_independent_bruteforce)
+{
+  /* Eq. 14 and the other independent counterparts equal the expectations
+   * over every within-class bijection (ratios: expected numerator over
+   * expected denominator), found by enumerating all of them */
+  rng_state = pb_test_seed() + 3;
+  const int layouts[4][3] = {{3, 3, 2}, {4, 2, 1}, {2, 2, 2}, {5, 3, 0}};
+  for (int rep = 0; rep < 24; rep++) {
+    const int *size = layouts[rep % 4];
+    const int nc = size[2] ? 3 : 2;
+    struct tcell c;
+    tiny_cell(&c, nc, size);
+    const float tau = 0.55f;
+    int perm[MAXC];
+    for (int i = 0; i < c.n; i++) perm[i] = i;
+    double acc[10] = {0}, v[10];
+    long count = 0;
+    do {
+      direct_sums(&c, perm, tau, v);
+      for (int t = 0; t < 10; t++) acc[t] += v[t];
+      count++;
+    } while (next_perm(perm, nc, size));
+    for (int t = 0; t < 10; t++) acc[t] /= count;
+    double m0 = 0, m1 = 0, sxx = 0, syy = 0;
+    for (int i = 0; i < c.n; i++) m0 += c.s0[i] / (double)c.n, m1 += c.s1[i] / (double)c.n;
+    for (int i = 0; i < c.n; i++) sxx += (c.s0[i] - m0) * (c.s0[i] - m0), syy += (c.s1[i] - m1) * (c.s1[i] - m1);
+    struct pb_cell_input in = {c.n, c.label, c.pred0, c.s0, c.m0, c.pred1, c.s1, c.m1, tau};
+    double out[PB_PC_N];
+    ck_assert_int_eq(pb_predict_cell_summary(&in, out), PB_OK);
+    const double *o = out + PB_PC_IND;
+    const double want[8] = {acc[0] / c.n, acc[1] / c.n, acc[2] / sqrt(sxx * syy), acc[3] / c.n,
+                            acc[3] > 0 ? acc[4] / acc[3] : NAN, acc[5] > 0 ? acc[6] / acc[5] : NAN,
+                            acc[7] > 0 ? acc[8] / acc[7] : NAN, acc[9] / c.n};
+    for (int t = 0; t < 8; t++)
+      ck_assert_msg(fabs(o[t] - want[t]) <= 1e-12 || (isnan(o[t]) && isnan(want[t])),
+                    "rep %d independent %d: %.17g vs %.17g", rep, t, o[t], want[t]);
+    /* observed paired summaries: the direct sums at the identity pairing */
+    for (int i = 0; i < c.n; i++) perm[i] = i;
+    direct_sums(&c, perm, tau, v);
+    const double obs[8] = {v[0] / c.n, v[1] / c.n, v[2] / sqrt(sxx * syy), v[3] / c.n,
+                           v[3] > 0 ? v[4] / v[3] : NAN, v[5] > 0 ? v[6] / v[5] : NAN,
+                           v[7] > 0 ? v[8] / v[7] : NAN, v[9] / c.n};
+    double lean[8];
+    pb_predict_cell_paired(&in, NULL, lean);
+    for (int t = 0; t < 8; t++) {
+      ck_assert_msg(fabs(out[PB_PC_F + t] - obs[t]) <= 1e-12 || (isnan(out[PB_PC_F + t]) && isnan(obs[t])),
+                    "rep %d paired %d", rep, t);
+      ck_assert_msg(fabs(lean[t] - obs[t]) <= 1e-12 || (isnan(lean[t]) && isnan(obs[t])), "rep %d lean %d", rep, t);
+    }
+    /* the shuffle path under a non-identity within-class permutation */
+    for (int i = 0; i < c.n; i++) perm[i] = i;
+    for (int k = 0; k < 3; k++) next_perm(perm, nc, size);
+    direct_sums(&c, perm, tau, v);
+    pb_predict_cell_paired(&in, perm, lean);
+    ck_assert_double_eq_tol(lean[0], v[0] / c.n, 1e-15);
+    ck_assert_double_eq_tol(lean[1], v[1] / c.n, 1e-12);
+    ck_assert_double_eq_tol(lean[3], v[3] / c.n, 1e-15);
+    ck_assert_double_eq_tol(lean[7], v[9] / c.n, 1e-15);
+  }
+}
+END_TEST
+
 static Suite *predict_suite(void)
 {
   Suite *s = suite_create("predict");
@@ -345,6 +511,8 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_solvers_agree);
   tcase_add_test(tc, test_oof_discipline);
   tcase_add_test(tc, test_deletion);
+  tcase_add_test(tc, test_r80_ties);
+  tcase_add_test(tc, test_independent_bruteforce);
   suite_add_tcase(s, tc);
   return s;
 }
