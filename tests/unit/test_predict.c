@@ -343,7 +343,7 @@ START_TEST(test_r80_ties)
   const int32_t label[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   const int32_t pred0[10] = {0, 0, 0, 1, 0, 0, 0, 2, 0, 0};
   const int32_t pred1[10] = {0, 3, 0, 0, 4, 0, 0, 5, 0, 6};
-  const float s0[10] = {0.9f, 0.8f, 0.9f, 0.5f, 0.7f, 0.9f, 0.4f, 0.8f, 0.95f, 0.3f};
+  const float s0[10] = {0.9f, 0.8f, 0.9f, 0.7f, 0.7f, 0.9f, 0.4f, 0.8f, 0.95f, 0.3f};
   const float s1[10] = {0.9f, 0.8f, 0.7f, 0.6f, 0.6f, 0.6f, 0.6f, 0.6f, 0.6f, 0.1f};
   const float m[10] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
   struct pb_cell_input in = {10, label, pred0, s0, m, pred1, s1, m, 0.65f};
@@ -355,7 +355,7 @@ START_TEST(test_r80_ties)
   ck_assert_int_eq(c.selected_wrong, 3);   /* images 1, 4, 7 (image 9 is not selected) */
   ck_assert_int_eq(c.accepted_wrong, 1);   /* image 1 (S' = 0.8 >= 0.65) */
   ck_assert_int_eq(c.correct_rejected, 4); /* images 3, 5, 6, 8 (S' = 0.6) */
-  ck_assert_int_eq(c.lost, 2);             /* images 5, 8: correct both, S = 0.9 / 0.95, S' = 0.6 */
+  ck_assert_int_eq(c.lost, 2); /* images 5, 8: correct both, S = 0.9 / 0.95, S' = 0.6; image 3 is wrong clean */
   double out[PB_PC_N];
   ck_assert_int_eq(pb_predict_cell_summary(&in, out), PB_OK);
   ck_assert_double_eq_tol(out[PB_PC_R80], 3.0 / 9.0, 1e-15);
