@@ -19,6 +19,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/results.h"
 #include "pairbound/run.h"
+#include "pairbound/predict.h"
 #include "pairbound/screen.h"
 #include "pairbound/stage.h"
 #include "pairbound/states.h"
@@ -112,7 +113,7 @@ enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
        OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
-       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES };
+       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES, OPT_FEATURES, OPT_SHUFFLES, OPT_NO_DELETION };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -554,6 +555,58 @@ static int pb_cli__bounds(struct pb_cli *cli, int argc, char **argv)
 }
 
 
+/* ------------------------------------------------------------------ predict */
+
+static int pb_cli__predict_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
+{
+  struct pb_predict_options *o = ctx;
+  unsigned long long u;
+  switch (opt) {
+  case OPT_FEATURES:
+  case OPT_TARGETS:
+    if (pb_predict_parse_sources(arg, opt == OPT_FEATURES ? &o->n_features : &o->n_targets,
+                                 opt == OPT_FEATURES ? o->features : o->targets) != PB_OK)
+      return pb_cli__usage_error(cli, syn, "%s", pb_error_message());
+    return PB_EXIT_OK;
+  case OPT_SEED:
+  case OPT_GROUP_DRAWS:
+  case OPT_SHUFFLES:
+    if (pb_cli__parse_u64(arg, &u) || (opt == OPT_GROUP_DRAWS && u > 10000000) || (opt == OPT_SHUFFLES && u > 1000))
+      return pb_cli__usage_error(cli, syn, "expected a non-negative integer (at most 10^7 draws, 1000 shuffles), got '%s'",
+                                 arg);
+    if (opt == OPT_SEED) o->seed = u;
+    else if (opt == OPT_GROUP_DRAWS) o->group_draws = (int64_t)u;
+    else o->shuffles = (int32_t)u;
+    return PB_EXIT_OK;
+  case OPT_NO_DELETION:
+    o->deletion = 0;
+    return PB_EXIT_OK;
+  }
+  return PB_EXIT_USAGE;
+}
+
+static int pb_cli__run_predict(const char *store, const char *outdir, MPI_Comm comm,
+                               const struct pb_protocol_options *popt, void *ctx, const char *provenance)
+{
+  return pb_predict_run(store, outdir, comm, popt, ctx, provenance);
+}
+
+#define PB_CLI_PREDICT_SYNOPSIS \
+  "pairbound predict STORE -o OUTDIR [--features SRC,...] [--targets SRC,...] [--group-draws N] [--shuffles R]\n" \
+  "       [--no-deletion] [--seed N] [protocol options]"
+
+static int pb_cli__predict(struct pb_cli *cli, int argc, char **argv)
+{
+  static const struct option extra[] = {
+    {"features", required_argument, NULL, OPT_FEATURES}, {"targets", required_argument, NULL, OPT_TARGETS},
+    {"group-draws", required_argument, NULL, OPT_GROUP_DRAWS}, {"shuffles", required_argument, NULL, OPT_SHUFFLES},
+    {"no-deletion", no_argument, NULL, OPT_NO_DELETION}, {"seed", required_argument, NULL, OPT_SEED}, {0, 0, 0, 0}};
+  struct pb_predict_options o;
+  pb_predict_options_default(&o);
+  const struct pb_cli_stage stage = {PB_CLI_PREDICT_SYNOPSIS, extra, pb_cli__predict_option, pb_cli__run_predict, &o};
+  return pb_cli__stage(cli, argc, argv, &stage);
+}
+
 /* ------------------------------------------------------------------ screen */
 
 static int pb_cli__screen_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
@@ -948,6 +1001,23 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
+  {"predict", PB_CLI_PREDICT_SYNOPSIS,
+   "Model-level prediction (seed 000 Section 6, Appendices H-I; docs/predict.md): per-model summaries of the\n"
+   "feature sources (per condition, averaged equally: clean and perturbed accuracy, confidence, log loss, matched\n"
+   "synthetic risk, the paired F, A, Q, k, dM_k, ds_s, ds_w, L and their class-conditional independent\n"
+   "counterparts, Eq. 14, and within-class shuffles) predict the mild real targets a1, R80, E_tau, L_k of each\n"
+   "target source by nested leave-one-group-out ridge (grid .1 .3 1 3 10 30 100, probit targets, training-fold\n"
+   "imputation and scaling); gains with group-reweighting intervals of stored out-of-fold errors and whole-group\n"
+   "deletion refits. Writes OUTDIR/results.h5 (/predict), report/predict_*.tsv, predict.md and Figure 8.\n\n"
+   "  -o, --output OUTDIR  output directory\n"
+   "  --features SRC,...   feature sources (default Syn,Syn-B)\n"
+   "  --targets SRC,...    target sources; their mild conditions give the targets (default ES,Diverse)\n"
+   "  --group-draws N      group-reweighting draws of the stored out-of-fold errors (default 2000; 0 = none)\n"
+   "  --shuffles R         within-class shuffle replicates of the dimension-matched control (default 20; 0 = none)\n"
+   "  --no-deletion        skip the whole-group deletion refits (I.2)\n"
+   "  --seed N             seed of the shuffles and the intervals (default 20260908)\n"
+   PB_CLI_PROTOCOL_HELP,
+   pb_cli__predict},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

@@ -5,6 +5,7 @@
 #define PAIRBOUND_PREDICT_H
 
 #include <stdint.h>
+#include <mpi.h>
 
 #include "pairbound/bounds.h"
 
@@ -138,5 +139,29 @@ int pb_predict_cell_summary(const struct pb_cell_input *in, double *out);
  * within-class shuffle control.
  */
 void pb_predict_cell_paired(const struct pb_cell_input *in, const int32_t *perm, double *out);
+
+/* ---- the predict stage (`pairbound predict STORE -o OUTDIR`) */
+
+#define PB_PREDICT_MAX_SOURCES 4
+
+struct pb_protocol_options;
+
+struct pb_predict_options {
+  int32_t n_features, n_targets;
+  char features[PB_PREDICT_MAX_SOURCES][64];  /* feature sources (default Syn, Syn-B) */
+  char targets[PB_PREDICT_MAX_SOURCES][64];   /* target sources (default ES, Diverse) */
+  int64_t group_draws;        /* group-reweighting draws of stored out-of-fold errors (default 2000) */
+  int32_t shuffles;           /* within-class shuffle replicates (default 20; 0 = no shuffle control) */
+  int deletion;               /* run the whole-group deletion refits (default 1) */
+  uint64_t seed;              /* RNG seed of the shuffles and the intervals (default 20260908) */
+};
+
+void pb_predict_options_default(struct pb_predict_options *opt);
+/** Parse a comma-separated source list into names (at most PB_PREDICT_MAX_SOURCES). */
+int pb_predict_parse_sources(const char *list, int32_t *n, char names[][64]);
+
+/** Run the stage on STORE into OUTDIR (collective); docs/predict.md. */
+int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                   const struct pb_predict_options *opt, const char *provenance);
 
 #endif /* PAIRBOUND_PREDICT_H */
