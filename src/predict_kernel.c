@@ -51,12 +51,13 @@ struct pb_predict__prep {
   double *med, *ctr, *scl;
 };
 
-static void pb_predict__prepare(const struct pb_predict_problem *pr, const uint8_t *train, double *buf,
-                                struct pb_predict__prep *pp)
+static void pb_predict__prepare(const struct pb_predict_problem *pr, const uint8_t *train, const uint8_t *colnan,
+                                double *buf, struct pb_predict__prep *pp)
 {
   for (int32_t j = 0; j < pr->p; j++) {
     int32_t m = 0;
-    for (int32_t r = 0; r < pr->n; r++)
+    /* the median only matters for a column with a missing value */
+    for (int32_t r = 0; r < pr->n && colnan[j]; r++)
       if (train[r] && isfinite(pr->x[(size_t)r * pr->p + j])) buf[m++] = pr->x[(size_t)r * pr->p + j];
     pp->med[j] = m > 0 ? pb_predict_median(buf, m) : 0.0;
     int32_t nt = 0, constant = 1;
@@ -88,13 +89,16 @@ static inline double pb_predict__z(const struct pb_predict_problem *pr, const st
 /* beta for every penalty from the centred design zc (nt x p) and centred
  * probit targets yc: (Zc'Zc + lambda I) beta = Zc'yc by Cholesky. */
 static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, int32_t nl, const double *lambda,
-                                  gsl_matrix *beta)
+                                  gsl_matrix *beta, double *scratch)
 {
   const size_t p = zc->size2;
-  int rc = PB_FAIL;
-  gsl_matrix *g = gsl_matrix_alloc(p, p), *a = gsl_matrix_alloc(p, p);
-  gsl_vector *rhs = gsl_vector_alloc(p);
-  gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, zc, zc, 0.0, g);
+  gsl_matrix_view gv = gsl_matrix_view_array(scratch, p, p), av = gsl_matrix_view_array(scratch + p * p, p, p);
+  gsl_vector_view rv = gsl_vector_view_array(scratch + 2 * p * p, p);
+  gsl_matrix *g = &gv.matrix, *a = &av.matrix;
+  gsl_vector *rhs = &rv.vector;
+  gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, zc, 0.0, g);
+  for (size_t i = 0; i < p; i++)
+    for (size_t j = i + 1; j < p; j++) gsl_matrix_set(g, i, j, gsl_matrix_get(g, j, i));
   gsl_blas_dgemv(CblasTrans, 1.0, zc, yc, 0.0, rhs);
   for (int32_t l = 0; l < nl; l++) {
     gsl_matrix_memcpy(a, g);
@@ -102,15 +106,10 @@ static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, int32_t nl, co
     gsl_vector_view b = gsl_matrix_row(beta, (size_t)l);
     if (gsl_linalg_cholesky_decomp1(a) != GSL_SUCCESS || gsl_linalg_cholesky_solve(a, rhs, &b.vector) != GSL_SUCCESS) {
       pb_error_set("predict: ridge Cholesky factorisation failed (lambda %g)", lambda[l]);
-      goto done;
+      return PB_FAIL;
     }
   }
-  rc = PB_OK;
-done:
-  gsl_matrix_free(g);
-  gsl_matrix_free(a);
-  gsl_vector_free(rhs);
-  return rc;
+  return PB_OK;
 }
 
 /* The same betas from the thin SVD of Zc (of Zc' when it has more columns
@@ -154,7 +153,7 @@ done:
 
 /* The training design, standardised and then centred exactly (its mean is
  * zero only up to rounding), its column means, and the centred probit targets. */
-static void pb_predict__design(const struct pb_predict_problem *pr, const uint8_t *train,
+static void pb_predict__design(const struct pb_predict_problem *pr, const double *tyall, const uint8_t *train,
                                const struct pb_predict__prep *pp, gsl_matrix *zc, double *zbar, gsl_vector *yc,
                                double *ybar)
 {
@@ -169,7 +168,7 @@ static void pb_predict__design(const struct pb_predict_problem *pr, const uint8_
       gsl_matrix_set(zc, t, (size_t)j, z);
       zbar[j] += z;
     }
-    const double ty = pb_predict_probit(pr->y[r]);
+    const double ty = tyall[r];
     gsl_vector_set(yc, t, ty);
     ysum += ty;
     t++;
@@ -182,6 +181,73 @@ static void pb_predict__design(const struct pb_predict_problem *pr, const uint8_
   }
 }
 
+/* Workspace of repeated fits of one problem: probit targets, which columns
+ * have missing values, and buffers for the design and the solver. */
+struct pb_predict__ws {
+  double *ty, *buf, *zc, *yc, *beta, *chol;
+  struct pb_predict__prep pp;
+  double *zbar;
+  uint8_t *colnan;
+};
+
+static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predict_problem *pr, int32_t n_lambda)
+{
+  const size_t n = (size_t)pr->n, p = (size_t)pr->p;
+  w->ty = pb_malloc((n * (p + 3) + p * (5 + (size_t)n_lambda) + 2 * p * p) * sizeof(double));
+  w->buf = w->ty + n;
+  w->zc = w->buf + n;
+  w->yc = w->zc + n * p;
+  w->pp.med = w->yc + n;
+  w->pp.ctr = w->pp.med + p;
+  w->pp.scl = w->pp.ctr + p;
+  w->zbar = w->pp.scl + p;
+  w->beta = w->zbar + p;
+  w->chol = w->beta + p * (size_t)n_lambda;
+  w->colnan = pb_calloc(p, 1);
+  for (size_t r = 0; r < n; r++) {
+    w->ty[r] = pb_predict_probit(pr->y[r]);
+    for (size_t j = 0; j < p; j++) w->colnan[j] |= !isfinite(pr->x[r * p + j]);
+  }
+}
+
+static void pb_predict__ws_free(struct pb_predict__ws *w)
+{
+  free(w->ty);
+  free(w->colnan);
+}
+
+/* Ridge fit on the train rows (at least one), predictions (percentage
+ * points) of the want rows for every penalty: pred[l * n + r]. */
+static int pb_predict__fit(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *train,
+                           const uint8_t *want, int32_t n_lambda, const double *lambda, enum pb_predict_solver solver,
+                           double *pred)
+{
+  const int32_t p = pr->p;
+  size_t nt = 0;
+  for (int32_t r = 0; r < pr->n; r++) nt += train[r] != 0;
+  gsl_matrix_view zc = gsl_matrix_view_array(w->zc, nt, (size_t)p);
+  gsl_matrix_view beta = gsl_matrix_view_array(w->beta, (size_t)n_lambda, (size_t)p);
+  gsl_vector_view yc = gsl_vector_view_array(w->yc, nt);
+  double ybar = 0.0;
+  pb_predict__prepare(pr, train, w->colnan, w->buf, &w->pp);
+  pb_predict__design(pr, w->ty, train, &w->pp, &zc.matrix, w->zbar, &yc.vector, &ybar);
+  int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix)
+                                    : pb_predict__solve_chol(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix, w->chol);
+  if (rc != PB_OK) return rc;
+  for (int32_t r = 0; r < pr->n; r++) {
+    if (!want[r]) continue;
+    for (int32_t j = 0; j < p; j++) w->buf[j] = pb_predict__z(pr, &w->pp, r, j);
+    for (int32_t l = 0; l < n_lambda; l++) {
+      /* intercept: the fitted value at the training mean of Z is the mean target */
+      const double *b = w->beta + (size_t)l * p;
+      double f = ybar;
+      for (int32_t j = 0; j < p; j++) f += b[j] * (w->buf[j] - w->zbar[j]);
+      pred[(size_t)l * pr->n + r] = pb_predict_unprobit(f);
+    }
+  }
+  return PB_OK;
+}
+
 int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, int32_t n_lambda,
                      const double *lambda, enum pb_predict_solver solver, double *pred)
 {
@@ -191,32 +257,13 @@ int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, 
     pb_error_set("predict: ridge fit needs training rows and features (%d rows, %d features)", nt, pr->p);
     return PB_FAIL;
   }
-  const int32_t p = pr->p;
-  double *buf = pb_malloc(((size_t)pr->n + 4 * (size_t)p) * sizeof *buf);
-  struct pb_predict__prep pp = {buf + pr->n, buf + pr->n + p, buf + pr->n + 2 * p};
-  double *zbar = buf + pr->n + 3 * p, ybar = 0.0;
-  gsl_matrix *zc = gsl_matrix_alloc((size_t)nt, (size_t)p), *beta = gsl_matrix_alloc((size_t)n_lambda, (size_t)p);
-  gsl_vector *yc = gsl_vector_alloc((size_t)nt);
-  pb_predict__prepare(pr, train, buf, &pp);
-  pb_predict__design(pr, train, &pp, zc, zbar, yc, &ybar);
-  int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(zc, yc, n_lambda, lambda, beta)
-                                    : pb_predict__solve_chol(zc, yc, n_lambda, lambda, beta);
-  if (rc != PB_OK) goto done;
-  for (int32_t l = 0; l < n_lambda; l++) {
-    /* intercept: the fitted value at the training mean of Z is the mean target */
-    double b = ybar;
-    for (int32_t j = 0; j < p; j++) b -= zbar[j] * gsl_matrix_get(beta, (size_t)l, (size_t)j);
-    for (int32_t r = 0; r < pr->n; r++) {
-      double f = b;
-      for (int32_t j = 0; j < p; j++) f += gsl_matrix_get(beta, (size_t)l, (size_t)j) * pb_predict__z(pr, &pp, r, j);
-      pred[(size_t)l * pr->n + r] = pb_predict_unprobit(f);
-    }
-  }
-done:
-  gsl_matrix_free(zc);
-  gsl_matrix_free(beta);
-  gsl_vector_free(yc);
-  free(buf);
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, n_lambda);
+  uint8_t *all = pb_malloc((size_t)pr->n);
+  memset(all, 1, (size_t)pr->n);
+  const int rc = pb_predict__fit(pr, &w, train, all, n_lambda, lambda, solver, pred);
+  free(all);
+  pb_predict__ws_free(&w);
   return rc;
 }
 
@@ -229,13 +276,15 @@ static double pb_predict__abs_err(const struct pb_predict_problem *pr, const dou
   return acc;
 }
 
-/* Training mask: rows of active groups other than g1 and g2 (-1 = none). */
+/* Training mask: rows of active groups other than g1 and g2 (-1 = none);
+ * want: the rows of g1 and g2. */
 static void pb_predict__mask(const struct pb_predict_problem *pr, const uint8_t *active, int32_t g1, int32_t g2,
-                             uint8_t *train)
+                             uint8_t *train, uint8_t *want)
 {
   for (int32_t r = 0; r < pr->n; r++) {
     const int32_t g = pr->group[r];
     train[r] = active[g] && g != g1 && g != g2;
+    want[r] = g == g1 || g == g2;
   }
 }
 
@@ -243,16 +292,16 @@ static void pb_predict__mask(const struct pb_predict_problem *pr, const uint8_t 
  * outer fold a and the inner fold a of outer fold b (its training rows are the
  * same), so each unordered pair is fitted once.  err[(o * G + i) * L + l] is
  * the absolute error sum of inner group i within outer fold o at penalty l. */
-static int pb_predict__inner(const struct pb_predict_problem *pr, const uint8_t *active, enum pb_predict_solver solver,
-                             uint8_t *train, double *pl, double *err)
+static int pb_predict__inner(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                             enum pb_predict_solver solver, uint8_t *train, double *pl, double *err)
 {
   const int32_t G = pr->n_groups, L = PB_PREDICT_N_LAMBDA;
   for (int32_t a = 0; a < G; a++) {
     if (!active[a]) continue;
     for (int32_t b = a + 1; b < G; b++) {
       if (!active[b]) continue;
-      pb_predict__mask(pr, active, a, b, train);
-      if (pb_predict_ridge(pr, train, L, pb_predict_lambda, solver, pl) != PB_OK) return PB_FAIL;
+      pb_predict__mask(pr, active, a, b, train, train + pr->n);
+      if (pb_predict__fit(pr, w, train, train + pr->n, L, pb_predict_lambda, solver, pl) != PB_OK) return PB_FAIL;
       for (int32_t l = 0; l < L; l++) {
         err[((size_t)a * G + b) * L + l] = pb_predict__abs_err(pr, pl + (size_t)l * pr->n, b);
         err[((size_t)b * G + a) * L + l] = pb_predict__abs_err(pr, pl + (size_t)l * pr->n, a);
@@ -267,7 +316,9 @@ int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum
 {
   const int32_t G = pr->n_groups, L = PB_PREDICT_N_LAMBDA;
   int rc = PB_FAIL;
-  uint8_t *active = pb_calloc((size_t)G, 1), *train = pb_malloc((size_t)pr->n);
+  uint8_t *active = pb_calloc((size_t)G, 1), *train = pb_malloc(2 * (size_t)pr->n);
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, L);
   int32_t *rows = pb_calloc((size_t)G, sizeof *rows);
   double *pl = pb_malloc((size_t)L * pr->n * sizeof *pl);
   double *err = pb_calloc((size_t)G * G * L, sizeof *err);
@@ -289,7 +340,7 @@ int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum
     pb_error_set("predict: nested leave-one-group-out needs at least 3 groups with models, found %d", na);
     goto done;
   }
-  if (pb_predict__inner(pr, active, solver, train, pl, err) != PB_OK) goto done;
+  if (pb_predict__inner(pr, &w, active, solver, train, pl, err) != PB_OK) goto done;
   for (int32_t o = 0; o < G; o++) {
     if (!active[o]) continue;
     int32_t ntr = 0, best = 0;
@@ -306,8 +357,8 @@ int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum
         best = l;
       }
     }
-    pb_predict__mask(pr, active, o, -1, train);
-    if (pb_predict_ridge(pr, train, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) goto done;
+    pb_predict__mask(pr, active, o, -1, train, train + pr->n);
+    if (pb_predict__fit(pr, &w, train, train + pr->n, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) goto done;
     for (int32_t r = 0; r < pr->n; r++)
       if (pr->group[r] == o) {
         pred[r] = pl[r];
@@ -316,6 +367,7 @@ int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum
   }
   rc = PB_OK;
 done:
+  pb_predict__ws_free(&w);
   free(active);
   free(train);
   free(rows);

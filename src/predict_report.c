@@ -326,6 +326,13 @@ static int pb_predict__md_tables(const struct pb_predict__data *d, const struct 
   return status ? PB_FAIL : PB_OK;
 }
 
+static void pb_predict__fig_row(struct pb_text *t, double x, const double *v)
+{
+  pb_text_printf(t, "%g", x);
+  for (int i = 0; i < 5; i++) pb_text_double(t, v[i]);
+  pb_text_printf(t, "\n");
+}
+
 /* Figure 8: C1 gain of the first feature source on the Diverse target source
  * (the last one when there is no Diverse) against the all-summary control
  * B_ind and the current-summary control B1 + (F,A,Q)_ind: full-pool diamonds,
@@ -344,25 +351,25 @@ static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_
     const int32_t c = t * PB_PREDICT__N_TARGETS + tg;
     for (int j = 0; j < 2; j++) {
       const double x = tg + 1 + (j ? 0.12 : -0.12), *v = &dg[((size_t)c * d->n_cmp + k[j]) * d->n_groups];
-      pb_text_printf(&data, "%.2f\t%s", x, j ? "nan" : "");
-      pb_text_double(&data, g[c * d->n_cmp + k[j]].gain);
-      pb_text_printf(&data, "%s\tnan\tnan\tnan\n", j ? "" : "\tnan");
+      /* columns 2-3: full pool (all-summary, current-summary); 4-5: refits; 6: threshold */
+      double row[5] = {NAN, NAN, NAN, NAN, NAN};
+      row[j] = g[c * d->n_cmp + k[j]].gain;
+      pb_predict__fig_row(&data, x, row);
       for (int32_t grp = 0; grp < d->n_groups && !isnan(v[0]); grp++) {
-        pb_text_printf(&data, "%.2f\tnan\tnan\t%s", x, j ? "nan\t" : "");
-        pb_text_printf(&data, "%.17g", v[grp]);
-        pb_text_printf(&data, "%s\tnan\n", j ? "" : "\tnan");
+        row[j] = NAN;
+        row[2 + j] = v[grp];
+        pb_predict__fig_row(&data, x, row);
       }
     }
-    pb_text_printf(&data, "%d\tnan\tnan\tnan\tnan", tg + 1);
-    pb_text_double(&data, 0.1 * d->iqr[t * PB_PREDICT__N_TARGETS + tg]);
-    pb_text_printf(&data, "\n");
+    const double thr[5] = {NAN, NAN, NAN, NAN, 0.1 * d->iqr[t * PB_PREDICT__N_TARGETS + tg]};
+    pb_predict__fig_row(&data, tg + 1, thr);
   }
   char title[160];
   snprintf(title, sizeof title, "Figure 8: %s-to-%s C1 sensitivity", d->meta->sources[d->fs[0]].name,
            d->meta->sources[d->ts[t]].name);
   const struct pb_figure fig = {
     "predict_figure8", title, "target (mild real conditions)", "MAE reduction from adding (F, A, Q) (percentage points)",
-    "set xtics ('a1' 1, 'R80' 2, 'E_tau' 3, 'L_k' 4)\nset xrange [0.5:4.5]\nset key outside right\n"
+    "set xtics ('a1' 1, 'R80' 2, 'E_tau' 3, 'L_k' 4)\nset xrange [0.5:4.5]\nset key below\n"
     "plot DATA using 1:4 with points pt 7 ps 0.7 lc rgb '#6baed6' title 'all-summary control (B_ind), group removed', "
     "DATA using 1:5 with points pt 7 ps 0.7 lc rgb '#fc9272' title 'current-summary control (B1+FAQ_ind), group removed', "
     "DATA using 1:2 with points pt 13 ps 2.2 lc rgb '#08519c' title 'all-summary control, all models', "
@@ -441,6 +448,9 @@ int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t
                         "out-of-fold errors (seed %llu); every comparison in predict_gains.tsv, every MAE in "
                         "predict_mae.tsv. See docs/predict.md.\n",
                    d->n_groups, (long long)group_draws, (unsigned long long)seed);
+    if (!d->deletion_run)
+      pb_text_printf(&md, "\nThe whole-group deletion refits were not run (--no-deletion, or fewer than 4 groups: a "
+                          "refit needs 3 groups after the removal).\n");
     status = pb_predict__mae_tsv(d, res);
     if (status == PB_OK) status = pb_predict__gains_tsv(d, g, res);
     if (status == PB_OK) status = pb_predict__deletion_tsv(d, dg, res);
