@@ -1,0 +1,45 @@
+# predict: byte-identical reports (out-of-fold predictions, intervals, deletion
+# refits) and identical results.h5 for 1, 2, 3 ranks and 1, 2 threads; output
+# shape; clear errors without output.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/predict.ini" --no-summary -o "$WORK/s.h5"
+args="--shuffles 3 --group-draws 300"
+pb 1 1 predict "$WORK/s.h5" $args -o "$WORK/o11"
+check "predict runs" test -s "$WORK/o11/report/predict.md"
+reports="predict_features.tsv predict_sets.tsv predict_oof.tsv predict_deletion_oof.tsv predict_mae.tsv
+  predict_gains.tsv predict_deletion.tsv predict_table43.tsv predict_table44.tsv predict_table45.tsv
+  predict_table46.tsv predict_figure8.tsv predict.md"
+ranks_identical "$reports" predict "$WORK/s.h5" $args
+R="$WORK/o11/report"
+check "features: 12 models x 2 feature x 2 target sources" test "$(($(wc -l < "$R/predict_features.tsv") - 1))" -eq 48
+check "features: 36 columns" awk -F'\t' 'NF != 36 { bad = 1 } END { exit bad }' "$R/predict_features.tsv"
+# 16 combinations x (20 single fits + 5 shuffle sets x 3 replicates) x 12 models
+check "oof: one row per model and fit" test "$(($(wc -l < "$R/predict_oof.tsv") - 1))" -eq $((16 * 35 * 12))
+# 16 combinations x 7 deletion sets x (5 groups x 12 models - 12 removed)
+check "deletion oof: one row per retained model and refit" \
+  test "$(($(wc -l < "$R/predict_deletion_oof.tsv") - 1))" -eq $((16 * 7 * 48))
+check "oof: predictions and truths in [0, 100], lambda on the grid" awk -F'\t' 'NR > 1 {
+  if ($9 < 0 || $9 > 100 || $10 < 0 || $10 > 100) bad = 1
+  if ($8 != 0.1 && $8 != 0.3 && $8 != 1 && $8 != 3 && $8 != 10 && $8 != 30 && $8 != 100) bad = 1 } END { exit bad }' \
+  "$R/predict_oof.tsv"
+check "deletion oof: the removed group is never predicted" awk -F'\t' 'NR > 1 && $2 == $8 { bad = 1 } END { exit bad }' \
+  "$R/predict_deletion_oof.tsv"
+check "gains: intervals contain the estimate" awk -F'\t' 'NR > 1 && $12 != "nan" && ($10 < $11 - 1e-9 || $10 > $12 + 1e-9) { bad = 1 } END { exit bad }' \
+  "$R/predict_gains.tsv"
+check "verification: solvers agree to 1e-10 pp" awk '/largest difference from the Cholesky path/ {
+  for (i = 1; i <= NF; i++) if ($i == "path") v = $(i + 1); ok = v + 0 <= 1e-10 } END { exit !ok }' "$R/predict.md"
+
+# bad input: a clear message, exit 1, no results
+"$PAIRBOUND" -v 0 predict "$WORK/s.h5" --features Nope -o "$WORK/e1" 2> "$WORK/err1.txt"
+check "unknown feature source: exit 1" test $? -eq 1
+check "unknown feature source: message" grep -qF "the store has no source 'Nope'" "$WORK/err1.txt"
+check "unknown feature source: no results" test ! -e "$WORK/e1/results.h5"
+"$PAIRBOUND" -v 0 predict "$WORK/s.h5" --targets ES,,Diverse -o "$WORK/e2" 2> "$WORK/err2.txt"
+check "empty source name: usage error" test $? -eq 2
+# a store with 3 groups: no deletion refits, and the report says so
+pb 1 1 synth --scale small --no-summary -o "$WORK/small.h5"
+pb 2 1 predict "$WORK/small.h5" --features Syn --shuffles 2 --group-draws 100 -o "$WORK/sm"
+check "3 groups: runs without deletion refits" test "$(($(wc -l < "$WORK/sm/report/predict_deletion_oof.tsv")))" -eq 1
+check "3 groups: report says why" grep -qF "fewer than 4 groups" "$WORK/sm/report/predict.md"
+finish
