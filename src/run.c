@@ -13,6 +13,7 @@
 #include "pairbound/config.h"
 #include "pairbound/error.h"
 #include "pairbound/identify.h"
+#include "pairbound/predict.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
 #include "pairbound/synth.h"
@@ -66,6 +67,16 @@ static int pb_run__screen(const struct pb_run_config *cfg, const char *store, co
   return status;
 }
 
+static int pb_run__predict(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
+                           const char *provenance)
+{
+  struct pb_predict_options o;
+  pb_predict_options_default(&o);
+  o.seed = cfg->seed;
+  o.group_draws = cfg->group_draws;
+  return pb_predict_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+}
+
 /* Stages in pipeline order and the report file each writes under report/. */
 static const struct {
   const char *name;
@@ -74,7 +85,8 @@ static const struct {
 } pb_run__stages[] = {{"bounds", pb_run__bounds, "REPORT.md"},
                       {"verify", pb_run__verify, "REPORT.md"},
                       {"policy", pb_run__policy, "policy.md"},
-                      {"screen", pb_run__screen, "screen.md"}};
+                      {"screen", pb_run__screen, "screen.md"},
+                      {"predict", pb_run__predict, "predict.md"}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
