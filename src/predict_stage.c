@@ -734,8 +734,8 @@ int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, co
   if (status == PB_OK) status = pb_predict__report(&d, opt->group_draws, opt->seed, comm, st.results);
   tm[2] = MPI_Wtime() - t0;
   MPI_Allreduce(MPI_IN_PLACE, tm, 3, MPI_DOUBLE, MPI_MAX, comm);
-  pb_message("predict: cells %.3f s; %lld nested fits %.3f s; intervals and report %.3f s", tm[0],
-             (long long)d.n_units, tm[1], tm[2]);
+  pb_message("predict: cells %.3f s; fits %.3f s (%lld nested fits); report %.3f s (intervals, tables, figure)", tm[0],
+             tm[1], (long long)d.n_units, tm[2]);
   pb_predict__data_free(&d);
   return pb_stage_close(&st, status);
 }
