@@ -553,6 +553,11 @@ static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_
       pb_error_set("predict: the store has no source '%s'", name);
       return PB_FAIL;
     }
+    for (int32_t j = 0; j < i; j++)
+      if (s == (j < opt->n_features ? d->fs[j] : d->ts[j - opt->n_features])) {
+        pb_error_set("predict: source '%s' is listed twice (a source is either a feature or a target source)", name);
+        return PB_FAIL;
+      }
     if (i < opt->n_features) d->fs[i] = s;
     else d->ts[i - opt->n_features] = s;
     for (int32_t m = 0; m < meta->n_models && i < opt->n_features; m++)

@@ -37,6 +37,8 @@ check "unknown feature source: message" grep -qF "the store has no source 'Nope'
 check "unknown feature source: no results" test ! -e "$WORK/e1/results.h5"
 "$PAIRBOUND" -v 0 predict "$WORK/s.h5" --targets ES,,Diverse -o "$WORK/e2" 2> "$WORK/err2.txt"
 check "empty source name: usage error" test $? -eq 2
+"$PAIRBOUND" -v 0 predict "$WORK/s.h5" --features Syn,ES -o "$WORK/e3" 2> "$WORK/err3.txt"
+check "a source both feature and target: exit 1 and message" grep -qF "source 'ES' is listed twice" "$WORK/err3.txt"
 # a store with 3 groups: no deletion refits, and the report says so
 pb 1 1 synth --scale small --no-summary -o "$WORK/small.h5"
 pb 2 1 predict "$WORK/small.h5" --features Syn --shuffles 2 --group-draws 100 -o "$WORK/sm"
