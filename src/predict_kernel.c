@@ -375,3 +375,161 @@ done:
   free(err);
   return rc;
 }
+
+/* Fits shared by the full-pool nested run and every deletion refit, keyed
+ * by the excluded groups (all fits use every penalty of the grid):
+ * p1[o][l][r]: fit without {o}, rows of o; p2[x][y][l][r]: fit without
+ * {x, y}, rows of x; e2[x][y][l]: absolute error sum of group x in that fit;
+ * e3[x][y][z][l] (y < z): absolute error sum of group x in the fit without
+ * {x, y, z}. */
+struct pb_predict__cache {
+  int32_t G, n;
+  double *p1, *p2, *e2, *e3;
+};
+
+#define PB_PREDICT__L PB_PREDICT_N_LAMBDA
+#define PB_PREDICT__P1(c, o, l) ((c)->p1 + ((size_t)(o) * PB_PREDICT__L + (l)) * (c)->n)
+#define PB_PREDICT__P2(c, x, y, l) ((c)->p2 + (((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L + (l)) * (c)->n)
+#define PB_PREDICT__E2(c, x, y) ((c)->e2 + ((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L)
+#define PB_PREDICT__E3(c, x, y, z) ((c)->e3 + (((size_t)(x) * (c)->G + (y)) * (c)->G + (z)) * PB_PREDICT__L)
+
+/* Training mask without groups e[0..ne) (and inactive ones); want: their rows. */
+static void pb_predict__mask_n(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *e, int ne,
+                               uint8_t *train, uint8_t *want)
+{
+  for (int32_t r = 0; r < pr->n; r++) {
+    int out = 0;
+    for (int i = 0; i < ne; i++) out |= pr->group[r] == e[i];
+    train[r] = active[pr->group[r]] && !out;
+    want[r] = (uint8_t)out;
+  }
+}
+
+/* One fit without the groups e[0..ne) (ascending), filed into the cache. */
+static int pb_predict__cache_fit(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                                 enum pb_predict_solver solver, const int32_t *e, int ne, uint8_t *mask, double *pl,
+                                 struct pb_predict__cache *c)
+{
+  pb_predict__mask_n(pr, active, e, ne, mask, mask + pr->n);
+  if (pb_predict__fit(pr, w, mask, mask + pr->n, PB_PREDICT__L, pb_predict_lambda, solver, pl) != PB_OK)
+    return PB_FAIL;
+  for (int i = 0; i < ne; i++) {
+    const int32_t x = e[i], y = e[i == 0], z = ne == 3 ? e[i == 2 ? 1 : 2] : -1;
+    for (int32_t l = 0; l < PB_PREDICT__L; l++) {
+      const double *p = pl + (size_t)l * pr->n;
+      double *dst = ne == 1 ? PB_PREDICT__P1(c, x, l) : ne == 2 ? PB_PREDICT__P2(c, x, y, l) : NULL;
+      for (int32_t r = 0; r < pr->n && dst; r++)
+        if (pr->group[r] == x) dst[r] = p[r];
+      if (ne == 2) PB_PREDICT__E2(c, x, y)[l] = pb_predict__abs_err(pr, p, x);
+      if (ne == 3) PB_PREDICT__E3(c, x, y, z)[l] = pb_predict__abs_err(pr, p, x);
+    }
+  }
+  return PB_OK;
+}
+
+/* Every fit of the cache over the active groups: singles, pairs and (for
+ * the deletion refits) triples. */
+static int pb_predict__cache_fill(const struct pb_predict_problem *pr, const uint8_t *active, int triples,
+                                  enum pb_predict_solver solver, struct pb_predict__cache *c)
+{
+  const int32_t G = pr->n_groups;
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, PB_PREDICT__L);
+  uint8_t *mask = pb_malloc(2 * (size_t)pr->n);
+  double *pl = pb_malloc((size_t)PB_PREDICT__L * pr->n * sizeof *pl);
+  int rc = PB_OK;
+  for (int32_t a = 0; a < G && rc == PB_OK; a++) {
+    if (!active[a]) continue;
+    int32_t e[3] = {a, -1, -1};
+    rc = pb_predict__cache_fit(pr, &w, active, solver, e, 1, mask, pl, c);
+    for (e[1] = a + 1; e[1] < G && rc == PB_OK; e[1]++) {
+      if (!active[e[1]]) continue;
+      rc = pb_predict__cache_fit(pr, &w, active, solver, e, 2, mask, pl, c);
+      for (e[2] = e[1] + 1; e[2] < G && rc == PB_OK && triples; e[2]++)
+        if (active[e[2]]) rc = pb_predict__cache_fit(pr, &w, active, solver, e, 3, mask, pl, c);
+    }
+  }
+  free(mask);
+  free(pl);
+  pb_predict__ws_free(&w);
+  return rc;
+}
+
+/* Penalty choice and out-of-fold predictions of one nested run from the
+ * cache: active groups without @p d (-1: none); the same sums in the same
+ * order as pb_predict_nested. */
+static void pb_predict__from_cache(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *rows,
+                                   int32_t d, const struct pb_predict__cache *c, double *pred, int32_t *lam_idx)
+{
+  const int32_t G = pr->n_groups;
+  for (int32_t r = 0; r < pr->n; r++) {
+    pred[r] = NAN;
+    lam_idx[r] = -1;
+  }
+  for (int32_t o = 0; o < G; o++) {
+    if (!active[o] || o == d) continue;
+    int32_t ntr = 0, best = 0;
+    for (int32_t g = 0; g < G; g++)
+      if (active[g] && g != o && g != d) ntr += rows[g];
+    double best_mae = INFINITY;
+    for (int32_t l = 0; l < PB_PREDICT__L; l++) {
+      double s = 0.0;
+      for (int32_t i = 0; i < G; i++) {
+        if (!active[i] || i == o || i == d) continue;
+        s += d < 0 ? PB_PREDICT__E2(c, i, o)[l] : PB_PREDICT__E3(c, i, o < d ? o : d, o < d ? d : o)[l];
+      }
+      const double mae = s / ntr;
+      if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
+        best_mae = mae;
+        best = l;
+      }
+    }
+    const double *p = d < 0 ? PB_PREDICT__P1(c, o, best) : PB_PREDICT__P2(c, o, d, best);
+    for (int32_t r = 0; r < pr->n; r++)
+      if (pr->group[r] == o) {
+        pred[r] = p[r];
+        lam_idx[r] = best;
+      }
+  }
+}
+
+int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, enum pb_predict_solver solver,
+                          double *pred, int32_t *lam_idx)
+{
+  const int32_t G = pr->n_groups, n = pr->n;
+  int rc = PB_FAIL;
+  uint8_t *active = pb_calloc((size_t)G, 1);
+  int32_t *rows = pb_calloc((size_t)G, sizeof *rows), na = 0;
+  struct pb_predict__cache c = {G, n, NULL, NULL, NULL, NULL};
+  for (int32_t r = 0; r < n; r++) {
+    if (pr->group[r] < 0 || pr->group[r] >= G) {
+      pb_error_set("predict: row %d has group %d outside [0, %d)", r, pr->group[r], G);
+      goto done;
+    }
+    rows[pr->group[r]]++;
+  }
+  for (int32_t g = 0; g < G; g++) {
+    active[g] = rows[g] > 0;
+    na += active[g];
+  }
+  if (na < 3 + (deletions != 0)) {
+    pb_error_set("predict: nested leave-one-group-out needs at least %d groups with models%s, found %d",
+                 3 + (deletions != 0), deletions ? " for deletion refits" : "", na);
+    goto done;
+  }
+  c.p1 = pb_malloc((size_t)G * PB_PREDICT__L * n * sizeof *c.p1);
+  c.p2 = pb_malloc((size_t)G * G * PB_PREDICT__L * n * sizeof *c.p2);
+  c.e2 = pb_malloc((size_t)G * G * PB_PREDICT__L * sizeof *c.e2);
+  c.e3 = deletions ? pb_malloc((size_t)G * G * G * PB_PREDICT__L * sizeof *c.e3) : NULL;
+  if (pb_predict__cache_fill(pr, active, deletions, solver, &c) != PB_OK) goto done;
+  pb_predict__from_cache(pr, active, rows, -1, &c, pred, lam_idx);
+  for (int32_t g = 0; g < G && deletions; g++)
+    pb_predict__from_cache(pr, active, rows, active[g] ? g : -1, &c, pred + (size_t)(1 + g) * n,
+                           lam_idx + (size_t)(1 + g) * n);
+  rc = PB_OK;
+done:
+  free(active);
+  free(rows);
+  free(c.p1), free(c.p2), free(c.e2), free(c.e3);
+  return rc;
+}

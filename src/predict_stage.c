@@ -408,17 +408,19 @@ struct pb_predict__scratch {
   int32_t *group, *model, *lam;
 };
 
-/* One unit: the problem of the models with a defined target, the nested fit,
- * predictions scattered back to model order (NaN elsewhere). */
-static int pb_predict__unit(const struct pb_predict__data *d, int64_t u, enum pb_predict_solver solver,
-                            struct pb_predict__scratch *w, double *pred, double *lam)
+/* One fit unit and, with @p deletions, the deletion units that follow it:
+ * the problem of the models with a defined target, the nested fits (shared
+ * by pb_predict_nested_all), predictions scattered back to model order (NaN
+ * elsewhere) as out[block][pred M | lam M]. */
+static int pb_predict__unit(const struct pb_predict__data *d, int64_t u, enum pb_predict_solver solver, int deletions,
+                            struct pb_predict__scratch *w, double *out)
 {
   const int32_t M = d->n_models, c = d->u_combo[u], tg = c % PB_PREDICT__N_TARGETS;
   const int32_t t = (c / PB_PREDICT__N_TARGETS) % d->n_ts, f = c / (PB_PREDICT__N_TARGETS * d->n_ts);
   const struct pb_predict__set *s = &d->sets[tg * d->n_sets + d->u_set[u]];
+  const int32_t blocks = deletions ? 1 + d->n_groups : 1;
   int32_t n = 0;
   for (int32_t m = 0; m < M; m++) {
-    pred[m] = lam[m] = NAN;
     const double y = d->target[((size_t)t * M + m) * PB_PREDICT__N_TARGETS + tg];
     if (isnan(y)) continue;
     const double *x = &d->feat[(((size_t)f * d->n_ts + t) * M + m) * PB_PREDICT__N_FEAT];
@@ -430,22 +432,26 @@ static int pb_predict__unit(const struct pb_predict__data *d, int64_t u, enum pb
     w->model[n++] = m;
   }
   const struct pb_predict_problem pr = {n, s->n_cols, d->n_groups, w->x, w->y, w->group};
-  if (pb_predict_nested(&pr, d->u_del[u], solver, w->pred, w->lam) != PB_OK) return PB_FAIL;
-  for (int32_t r = 0; r < n; r++) {
-    pred[w->model[r]] = w->pred[r];
-    lam[w->model[r]] = w->lam[r] >= 0 ? w->lam[r] : NAN;
+  if (pb_predict_nested_all(&pr, deletions, solver, w->pred, w->lam) != PB_OK) return PB_FAIL;
+  for (int32_t b = 0; b < blocks; b++) {
+    double *pred = out + (size_t)b * 2 * M, *lam = pred + M;
+    for (int32_t m = 0; m < M; m++) pred[m] = lam[m] = NAN;
+    for (int32_t r = 0; r < n; r++) {
+      pred[w->model[r]] = w->pred[(size_t)b * n + r];
+      lam[w->model[r]] = w->lam[(size_t)b * n + r] >= 0 ? w->lam[(size_t)b * n + r] : NAN;
+    }
   }
   return PB_OK;
 }
 
-static void pb_predict__scratch_alloc(struct pb_predict__scratch *w, int32_t M)
+static void pb_predict__scratch_alloc(struct pb_predict__scratch *w, int32_t M, int32_t G)
 {
   w->x = pb_malloc((size_t)M * PB_PREDICT__MAX_COLS * sizeof *w->x);
   w->y = pb_malloc((size_t)M * sizeof *w->y);
-  w->pred = pb_malloc((size_t)M * sizeof *w->pred);
+  w->pred = pb_malloc((size_t)M * (1 + G) * sizeof *w->pred);
   w->group = pb_malloc((size_t)M * sizeof *w->group);
   w->model = pb_malloc((size_t)M * sizeof *w->model);
-  w->lam = pb_malloc((size_t)M * sizeof *w->lam);
+  w->lam = pb_malloc((size_t)M * (1 + G) * sizeof *w->lam);
 }
 
 static void pb_predict__scratch_free(struct pb_predict__scratch *w)
@@ -453,28 +459,44 @@ static void pb_predict__scratch_free(struct pb_predict__scratch *w)
   free(w->x), free(w->y), free(w->pred), free(w->group), free(w->model), free(w->lam);
 }
 
-/* Every unit: contiguous blocks of units per rank (balanced by the number of
- * ridge fits), threads within a rank; predictions gathered on every rank in
- * unit order, so the result does not depend on the partition. */
+/* Units a fit computes: a set with deletion refits computes its own unit
+ * and the G deletion units after it. */
+static int32_t pb_predict__span(const struct pb_predict__data *d, int64_t u)
+{
+  const struct pb_predict__set *s = &d->sets[(d->u_combo[u] % PB_PREDICT__N_TARGETS) * d->n_sets + d->u_set[u]];
+  return s->deletion && d->deletion_run ? 1 + d->n_groups : 1;
+}
+
+/* Every unit: the fits (units without deletion, each with its deletion
+ * units) in contiguous blocks per rank, balanced by ridge fits, and threads
+ * within a rank; predictions gathered on every rank in unit order, so the
+ * result does not depend on the partition. */
 static int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
 {
-  const int32_t M = d->n_models;
-  int64_t *cost = pb_malloc((size_t)(d->n_units > 0 ? d->n_units : 1) * sizeof *cost);
+  const int32_t M = d->n_models, G = d->n_groups;
+  int64_t nf = 0;
+  int64_t *fit = pb_malloc((size_t)(d->n_units + 1) * sizeof *fit), *cost = pb_malloc((size_t)(d->n_units + 1) * sizeof *cost);
+  for (int64_t u = 0; u < d->n_units; u++)
+    if (d->u_del[u] < 0) {
+      const int64_t pairs = (int64_t)G * (G - 1) / 2;
+      cost[nf] = G + pairs + (pb_predict__span(d, u) > 1 ? pairs * (G - 2) / 3 : 0);
+      fit[nf++] = u;
+    }
+  fit[nf] = d->n_units;
   int64_t *first = pb_malloc(((size_t)st->size + 1) * sizeof *first);
-  for (int64_t u = 0; u < d->n_units; u++) cost[u] = d->u_del[u] < 0 ? 11 : 9;
-  pb_dist_partition(d->n_units, cost, st->size, first);
-  const int64_t lo = first[st->rank], hi = first[st->rank + 1];
+  pb_dist_partition(nf, cost, st->size, first);
+  const int64_t f0 = first[st->rank], f1 = first[st->rank + 1], lo = fit[f0], hi = fit[f1];
   double *mine = pb_malloc((size_t)(hi > lo ? hi - lo : 1) * 2 * M * sizeof *mine);
   int64_t bad = hi;
   char msg[256] = "";
 #pragma omp parallel
   {
     struct pb_predict__scratch w;
-    pb_predict__scratch_alloc(&w, M);
+    pb_predict__scratch_alloc(&w, M, G);
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t u = lo; u < hi; u++) {
-      double *o = mine + (u - lo) * 2 * M;
-      if (pb_predict__unit(d, u, PB_PREDICT_CHOLESKY, &w, o, o + M) != PB_OK) {
+    for (int64_t i = f0; i < f1; i++) {
+      const int64_t u = fit[i];
+      if (pb_predict__unit(d, u, PB_PREDICT_CHOLESKY, pb_predict__span(d, u) > 1, &w, mine + (u - lo) * 2 * M) != PB_OK) {
 #pragma omp critical(pb_predict_first_error)
         if (u < bad) {
           bad = u;
@@ -498,6 +520,7 @@ static int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
     free(all);
   }
   free(mine);
+  free(fit);
   free(cost);
   free(first);
   return status;
@@ -511,13 +534,13 @@ static void pb_predict__svd_check(struct pb_stage *st, struct pb_predict__data *
   double worst = 0.0;
   int64_t checked = 0;
   struct pb_predict__scratch w;
-  pb_predict__scratch_alloc(&w, M);
+  pb_predict__scratch_alloc(&w, M, d->n_groups);
   double *p = pb_malloc(2 * (size_t)M * sizeof *p);
   for (int64_t i = st->rank; i < (int64_t)nc * d->n_sets; i += st->size) {
     const int32_t c = (int32_t)(i / d->n_sets), k = (int32_t)(i % d->n_sets);
     if (!d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets + k].deletion) continue;
     const int64_t u = d->first_unit[i];
-    if (pb_predict__unit(d, u, PB_PREDICT_SVD, &w, p, p + M) != PB_OK) {
+    if (pb_predict__unit(d, u, PB_PREDICT_SVD, 0, &w, p) != PB_OK) {
       worst = INFINITY;
       continue;
     }

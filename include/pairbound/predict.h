@@ -74,6 +74,22 @@ int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, 
 int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum pb_predict_solver solver,
                       double *pred, int32_t *lam_idx);
 
+/**
+ * pb_predict_nested without deletion and, when @p deletions is non-zero, for
+ * every group g deleted, sharing the fits they have in common (a fit is
+ * determined by its excluded groups: G singles, G(G-1)/2 pairs and, for the
+ * deletions, G(G-1)(G-2)/6 triples instead of G + 1 separate nested runs).
+ * Bit for bit identical to pb_predict_nested(pr, -1) and
+ * pb_predict_nested(pr, g) for every g.
+ *
+ * @param pred     [1 + G][n] (deletions) or [n]: block 0 without deletion, block 1 + g with group g
+ *                 deleted (a group without rows gives the block-0 result)
+ * @param lam_idx  same shape: chosen penalty index, -1 where not predicted
+ * @return PB_OK, or PB_FAIL with fewer than 3 groups (4 with deletions) or a failed fit.
+ */
+int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, enum pb_predict_solver solver,
+                          double *pred, int32_t *lam_idx);
+
 /* ---- per-cell summaries and targets (H.1-H.3, Table 42) */
 
 /* Columns of the per-cell synthetic summary (pb_predict_cell_summary).  The

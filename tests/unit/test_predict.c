@@ -18,6 +18,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/predict.h"
+#include "pairbound/protocol.h"
 #include "testlib.h"
 
 #define TOL 1e-12
@@ -334,6 +335,37 @@ START_TEST(test_deletion)
 END_TEST
 
 
+START_TEST(test_nested_all)
+{
+  /* the shared-fit path equals separate nested runs bit for bit, for the
+   * full pool and every deletion; group 6 has no rows */
+  rng_state = pb_test_seed() + 4;
+  enum { n = 33, p = 7, G = 7 };
+  double x[n * p], y[n], all[(G + 1) * n], one[n];
+  int32_t g[n], lam[(G + 1) * n], lone[n];
+  random_problem(n, p, G - 1, x, y, g);
+  struct pb_predict_problem pr = {n, p, G, x, y, g};
+  ck_assert_int_eq(pb_predict_nested_all(&pr, 1, PB_PREDICT_CHOLESKY, all, lam), PB_OK);
+  for (int32_t d = -1; d < G; d++) {
+    ck_assert_int_eq(pb_predict_nested(&pr, d, PB_PREDICT_CHOLESKY, one, lone), PB_OK);
+    for (int32_t r = 0; r < n; r++) {
+      const double got = all[(d + 1) * n + r];
+      ck_assert_msg(memcmp(&got, &one[r], sizeof got) == 0 || (isnan(got) && isnan(one[r])),
+                    "deleted %d row %d: %.17g vs %.17g", d, r, got, one[r]);
+      ck_assert_int_eq(lam[(d + 1) * n + r], lone[r]);
+    }
+  }
+  /* without deletions only the first block is written */
+  ck_assert_int_eq(pb_predict_nested_all(&pr, 0, PB_PREDICT_CHOLESKY, all, lam), PB_OK);
+  ck_assert_int_eq(pb_predict_nested(&pr, -1, PB_PREDICT_CHOLESKY, one, lone), PB_OK);
+  ck_assert(memcmp(all, one, sizeof one) == 0);
+  /* three groups: enough for the nesting, not for deletion refits */
+  struct pb_predict_problem six3 = six();
+  ck_assert_int_eq(pb_predict_nested_all(&six3, 1, PB_PREDICT_CHOLESKY, all, lam), PB_FAIL);
+  ck_assert_int_eq(pb_predict_nested_all(&six3, 0, PB_PREDICT_CHOLESKY, all, lam), PB_OK);
+}
+END_TEST
+
 /* ---- per-cell summaries */
 
 START_TEST(test_r80_ties)
@@ -364,6 +396,34 @@ START_TEST(test_r80_ties)
   ck_assert_double_eq_tol(out[PB_PC_L], 0.2, 1e-15);
   /* log loss: every M' = 0.5 */
   ck_assert_double_eq_tol(out[PB_PC_LOGLOSS], log(2.0), 1e-7);
+}
+END_TEST
+
+START_TEST(test_r80_cutoff_random)
+{
+  /* the selected count equals the count at or above the protocol's sorted
+   * threshold (pb_protocol_threshold) on random scores with many ties */
+  rng_state = pb_test_seed() + 5;
+  for (int rep = 0; rep < 200; rep++) {
+    const int32_t n = 1 + (int32_t)(rng_unif() * 60);
+    int32_t label[64], pred[64];
+    float s[64], m[64];
+    for (int32_t i = 0; i < n; i++) {
+      label[i] = 0;
+      pred[i] = rng_unif() < 0.7 ? 0 : 1;
+      s[i] = (float)((int)(rng_unif() * 8) / 8.0);
+      m[i] = 0.5f;
+    }
+    struct pb_cell_input in = {n, label, pred, s, m, pred, s, m, 0.5f};
+    struct pb_predict_counts c;
+    ck_assert_int_eq(pb_predict_cell_counts(&in, &c), PB_OK);
+    const float thr = pb_protocol_threshold(s, n, 0.8);
+    int64_t sel = 0, wrong = 0;
+    for (int32_t i = 0; i < n; i++)
+      if (s[i] >= thr) sel++, wrong += pred[i] != 0;
+    ck_assert_int_eq(c.selected, sel);
+    ck_assert_int_eq(c.selected_wrong, wrong);
+  }
 }
 END_TEST
 
@@ -511,7 +571,9 @@ static Suite *predict_suite(void)
   tcase_add_test(tc, test_solvers_agree);
   tcase_add_test(tc, test_oof_discipline);
   tcase_add_test(tc, test_deletion);
+  tcase_add_test(tc, test_nested_all);
   tcase_add_test(tc, test_r80_ties);
+  tcase_add_test(tc, test_r80_cutoff_random);
   tcase_add_test(tc, test_independent_bruteforce);
   suite_add_tcase(s, tc);
   return s;
