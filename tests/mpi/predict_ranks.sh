@@ -30,6 +30,13 @@ check "gains: intervals contain the estimate" awk -F'\t' 'NR > 1 && $12 != "nan"
 check "verification: solvers agree to 1e-10 pp" awk '/largest difference from the Cholesky path/ {
   for (i = 1; i <= NF; i++) if ($i == "path") v = $(i + 1); ok = v + 0 <= 1e-10 } END { exit !ok }' "$R/predict.md"
 
+# --help: every option of the usage lines is documented below them
+"$PAIRBOUND" predict --help > "$WORK/h.txt"
+check "predict --help exits 0" test $? -eq 0
+for o in $(head -2 "$WORK/h.txt" | grep -o -- '--[a-z-]*' | sort -u); do
+  check "predict --help documents $o" sh -c "tail -n +3 '$WORK/h.txt' | grep -q -- '$o'"
+done
+
 # bad input: a clear message, exit 1, no results
 "$PAIRBOUND" -v 0 predict "$WORK/s.h5" --features Nope -o "$WORK/e1" 2> "$WORK/err1.txt"
 check "unknown feature source: exit 1" test $? -eq 1
