@@ -30,6 +30,19 @@ check "gains: intervals contain the estimate" awk -F'\t' 'NR > 1 && $12 != "nan"
 check "verification: solvers agree to 1e-10 pp" awk '/largest difference from the Cholesky path/ {
   for (i = 1; i <= NF; i++) if ($i == "path") v = $(i + 1); ok = v + 0 <= 1e-10 } END { exit !ok }' "$R/predict.md"
 
+# independent reconstruction from the states stage's per-cell counts: the
+# a1 target pools counts over mild conditions; F and k average the per-cell
+# rates over the feature source's conditions
+pb 1 1 states "$WORK/s.h5" -o "$WORK/st"
+check "a1 target = pooled (r + k) / n over mild conditions" awk -F'\t' '
+  FNR == 1 { f++; for (i = 1; i <= NF; i++) h[f, $i] = i; next }
+  f == 1 { if ($4 == "mild") { c[$1, $2] += $(h[1, "r"]) + $(h[1, "k"]); n[$1, $2] += $5 }
+           fr[$1, $2] += ($(h[1, "h"]) + $(h[1, "r"]) + $(h[1, "w"])) / $5; kr[$1, $2] += $(h[1, "k"]) / $5; nc[$1, $2]++; next }
+  { a = 100 * c[$1, $4] / n[$1, $4]; if (a - $(h[2, "a1"]) > 1e-9 || $(h[2, "a1"]) - a > 1e-9) bad = 1
+    F = fr[$1, $3] / nc[$1, $3]; if (F - $(h[2, "F"]) > 1e-12 || $(h[2, "F"]) - F > 1e-12) bad = 1
+    K = kr[$1, $3] / nc[$1, $3]; if (K - $(h[2, "k"]) > 1e-12 || $(h[2, "k"]) - K > 1e-12) bad = 1; rows++ }
+  END { exit bad || rows != 48 }' "$WORK/st/report/states.tsv" "$R/predict_features.tsv"
+
 # --help: every option of the usage lines is documented below them
 "$PAIRBOUND" predict --help > "$WORK/h.txt"
 check "predict --help exits 0" test $? -eq 0
