@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +82,56 @@ struct pb_predict__gain {
   int32_t n;
   double del_min, del_max;    /* deletion refit gains (NaN without them) */
   int32_t del_pos, del_n;
+  double rel, iqr, thr[7];    /* relative gain (%), target IQR, practical thresholds (I.2) */
 };
+
+/* The one description of the comparison outputs: each field is a column of
+ * report/predict_gains.tsv (after the identifying columns) and a dataset
+ * results.h5 /predict/gains/NAME indexed [combination][comparison]. */
+static const struct {
+  const char *name;
+  size_t off;
+  int is_int;               /* int32 field (TSV integer, HDF5 int64) */
+} pb_predict__gain_fields[] = {
+  {"n_models", offsetof(struct pb_predict__gain, n), 1},
+  {"base_mae", offsetof(struct pb_predict__gain, base), 0},
+  {"alt_mae", offsetof(struct pb_predict__gain, alt), 0},
+  {"gain", offsetof(struct pb_predict__gain, gain), 0},
+  {"lo", offsetof(struct pb_predict__gain, lo), 0},
+  {"hi", offsetof(struct pb_predict__gain, hi), 0},
+  {"gain_group_equal", offsetof(struct pb_predict__gain, ggain), 0},
+  {"lo_group_equal", offsetof(struct pb_predict__gain, glo), 0},
+  {"hi_group_equal", offsetof(struct pb_predict__gain, ghi), 0},
+  {"rel_gain_pct", offsetof(struct pb_predict__gain, rel), 0},
+  {"deletion_min", offsetof(struct pb_predict__gain, del_min), 0},
+  {"deletion_max", offsetof(struct pb_predict__gain, del_max), 0},
+  {"deletion_positive", offsetof(struct pb_predict__gain, del_pos), 1},
+  {"deletion_refits", offsetof(struct pb_predict__gain, del_n), 1},
+  {"target_iqr", offsetof(struct pb_predict__gain, iqr), 0},
+  {"thr_iqr_0.025", offsetof(struct pb_predict__gain, thr[0]), 0},
+  {"thr_iqr_0.05", offsetof(struct pb_predict__gain, thr[1]), 0},
+  {"thr_iqr_0.1", offsetof(struct pb_predict__gain, thr[2]), 0},
+  {"thr_iqr_0.2", offsetof(struct pb_predict__gain, thr[3]), 0},
+  {"thr_mae_5", offsetof(struct pb_predict__gain, thr[4]), 0},
+  {"thr_mae_10", offsetof(struct pb_predict__gain, thr[5]), 0},
+  {"thr_mae_20", offsetof(struct pb_predict__gain, thr[6]), 0}};
+#define PB_PREDICT__N_GAIN_FIELDS ((int)(sizeof pb_predict__gain_fields / sizeof pb_predict__gain_fields[0]))
+
+static double pb_predict__gain_field(const struct pb_predict__gain *g, int f)
+{
+  const char *p = (const char *)g + pb_predict__gain_fields[f].off;
+  return pb_predict__gain_fields[f].is_int ? (double)*(const int32_t *)p : *(const double *)p;
+}
+
+/* Relative gain, target IQR and thresholds of comparison row i. */
+static void pb_predict__derived(const struct pb_predict__data *d, int64_t i, struct pb_predict__gain *o)
+{
+  const int32_t c = (int32_t)(i / d->n_cmp);
+  o->iqr = d->iqr[((c / PB_PREDICT__N_TARGETS) % d->n_ts) * PB_PREDICT__N_TARGETS + c % PB_PREDICT__N_TARGETS];
+  o->rel = 100.0 * o->gain / o->base;
+  for (int k = 0; k < 4; k++) o->thr[k] = pb_predict__thr_iqr[k] * o->iqr;
+  for (int k = 0; k < 3; k++) o->thr[4 + k] = pb_predict__thr_mae[k] * o->base;
+}
 
 /* Group-reweighting intervals of every comparison (collective): statistic
  * (c, k) is the mean per-model error difference base - alt, model-equal (each
@@ -191,15 +241,12 @@ static int pb_predict__mae_tsv(const struct pb_predict__data *d, struct pb_resul
   return status;
 }
 
-/* report/predict_gains.tsv: every comparison with intervals, deletion range and thresholds. */
+/* report/predict_gains.tsv: every comparison, its identifying columns then pb_predict__gain_fields. */
 static int pb_predict__gains_tsv(const struct pb_predict__data *d, const struct pb_predict__gain *g, struct pb_results *res)
 {
   struct pb_text t = {0};
-  pb_text_printf(&t, "feature_source\ttarget_source\ttarget\tcomparison\tbase_set\talt_set\tn_models\tbase_mae\talt_mae"
-                     "\tgain\tlo\thi\tgain_group_equal\tlo_group_equal\thi_group_equal\trel_gain_pct\tdeletion_min"
-                     "\tdeletion_max\tdeletion_positive\tdeletion_refits\ttarget_iqr");
-  for (int i = 0; i < 4; i++) pb_text_printf(&t, "\tthr_iqr_%g", pb_predict__thr_iqr[i]);
-  for (int i = 0; i < 3; i++) pb_text_printf(&t, "\tthr_mae_%g", 100 * pb_predict__thr_mae[i]);
+  pb_text_printf(&t, "feature_source\ttarget_source\ttarget\tcomparison\tbase_set\talt_set");
+  for (int f = 0; f < PB_PREDICT__N_GAIN_FIELDS; f++) pb_text_printf(&t, "\t%s", pb_predict__gain_fields[f].name);
   pb_text_printf(&t, "\n");
   for (int32_t c = 0; c < pb_predict__n_combos(d); c++)
     for (int32_t k = 0; k < d->n_cmp; k++) {
@@ -207,16 +254,12 @@ static int pb_predict__gains_tsv(const struct pb_predict__data *d, const struct 
       const struct pb_predict__set *sets = &d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets];
       const char *fs, *ts, *tg;
       pb_predict__combo_names(d, c, &fs, &ts, &tg);
-      const double iqr = d->iqr[((c / PB_PREDICT__N_TARGETS) % d->n_ts) * PB_PREDICT__N_TARGETS + c % PB_PREDICT__N_TARGETS];
-      pb_text_printf(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%d", fs, ts, tg, d->cmp[k].name, sets[d->cmp[k].base].name,
-                     sets[d->cmp[k].alt].name, o->n);
-      const double v[] = {o->base, o->alt, o->gain, o->lo, o->hi, o->ggain, o->glo, o->ghi, 100.0 * o->gain / o->base,
-                          o->del_min, o->del_max};
-      for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pb_text_double(&t, v[i]);
-      pb_text_printf(&t, "\t%d\t%d", o->del_pos, o->del_n);
-      pb_text_double(&t, iqr);
-      for (int i = 0; i < 4; i++) pb_text_double(&t, pb_predict__thr_iqr[i] * iqr);
-      for (int i = 0; i < 3; i++) pb_text_double(&t, pb_predict__thr_mae[i] * o->base);
+      pb_text_printf(&t, "%s\t%s\t%s\t%s\t%s\t%s", fs, ts, tg, d->cmp[k].name, sets[d->cmp[k].base].name,
+                     sets[d->cmp[k].alt].name);
+      for (int f = 0; f < PB_PREDICT__N_GAIN_FIELDS; f++) {
+        if (pb_predict__gain_fields[f].is_int) pb_text_printf(&t, "\t%d", (int)pb_predict__gain_field(o, f));
+        else pb_text_double(&t, pb_predict__gain_field(o, f));
+      }
       pb_text_printf(&t, "\n");
     }
   int status = pb_results_write_report(res, "predict_gains.tsv", t.buf, t.len);
@@ -303,7 +346,7 @@ static int pb_predict__md_tables(const struct pb_predict__data *d, const struct 
     const char *fs, *ts, *tg;
     pb_predict__combo_names(d, c, &fs, &ts, &tg);
     pb_table_str(&t, fs, 1), pb_table_str(&t, ts, 0), pb_table_str(&t, tg, 0);
-    pb_table_num(&t, a->base, 2), pb_table_num(&t, a->alt, 2), pb_table_num(&t, 100.0 * a->gain / a->base, -1);
+    pb_table_num(&t, a->base, 2), pb_table_num(&t, a->alt, 2), pb_table_num(&t, a->rel, -1);
     pb_table_num(&t, a->del_min, -2), pb_table_num(&t, a->del_max, -2);
     pb_table_int(&t, a->del_pos), pb_table_int(&t, a->del_n);
     pb_table_end_row(&t);
@@ -381,24 +424,26 @@ static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_
   return status;
 }
 
-/* results.h5 /predict/gains: estimates and intervals of every comparison (collective). */
+/* results.h5 /predict/gains/NAME for every field of pb_predict__gain_fields (collective). */
 static int pb_predict__gains_h5(const struct pb_predict__data *d, const struct pb_predict__gain *g, int rank,
                                 struct pb_results *res)
 {
-  const int64_t n = (int64_t)pb_predict__n_combos(d) * d->n_cmp;
-  double *v = pb_malloc((size_t)(n > 0 ? n : 1) * 6 * sizeof *v);
-  for (int64_t i = 0; i < n; i++) {
-    v[i] = g[i].gain, v[n + i] = g[i].lo, v[2 * n + i] = g[i].hi;
-    v[3 * n + i] = g[i].ggain, v[4 * n + i] = g[i].glo, v[5 * n + i] = g[i].ghi;
-  }
-  static const char *const names[6] = {"gain", "lo", "hi", "gain_group_equal", "lo_group_equal", "hi_group_equal"};
-  char path[64];
+  const int64_t n = (int64_t)pb_predict__n_combos(d) * d->n_cmp, mine = rank == 0 ? n : 0;
+  double *v = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+  int64_t *iv = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *iv);
+  char path[96];
   int status = pb_results_group(res, "/predict/gains");
-  for (int j = 0; j < 6 && status == PB_OK; j++) {
-    snprintf(path, sizeof path, "/predict/gains/%s", names[j]);
-    status = pb_results_write_f64(res, path, n, 0, rank == 0 ? n : 0, v + j * n);
+  for (int f = 0; f < PB_PREDICT__N_GAIN_FIELDS && status == PB_OK; f++) {
+    snprintf(path, sizeof path, "/predict/gains/%s", pb_predict__gain_fields[f].name);
+    for (int64_t i = 0; i < n; i++) {
+      v[i] = pb_predict__gain_field(&g[i], f);
+      iv[i] = (int64_t)v[i];
+    }
+    status = pb_predict__gain_fields[f].is_int ? pb_results_write_i64(res, path, n, 0, mine, iv)
+                                               : pb_results_write_f64(res, path, n, 0, mine, v);
   }
   free(v);
+  free(iv);
   return status;
 }
 
@@ -439,6 +484,7 @@ int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t
   for (int64_t i = 0; i < ns; i++) {
     for (int32_t grp = 0; grp < d->n_groups; grp++) dg[i * d->n_groups + grp] = NAN;
     pb_predict__deletions(d, (int32_t)(i / d->n_cmp), (int32_t)(i % d->n_cmp), &dg[i * d->n_groups], &g[i]);
+    pb_predict__derived(d, i, &g[i]);
   }
   if (status == PB_OK) status = pb_predict__gains_h5(d, g, rank, res);
   if (status == PB_OK && rank == 0) {
