@@ -60,6 +60,8 @@ struct pb_predict__data {
   int64_t *first_unit;         /* [n_combos * n_sets] first unit of (combo, set); deletion units follow */
   double svd_max_diff;         /* I.4: largest |Cholesky - SVD| over the checked fits */
   int64_t svd_checked;         /* predictions compared */
+  double lk_max_diff;          /* I.3: largest |L_k target - pooled identification L| (pp) */
+  int64_t lk_checked;          /* model x target source targets compared */
 };
 
 static inline int32_t pb_predict__n_combos(const struct pb_predict__data *d)

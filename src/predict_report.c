@@ -467,9 +467,12 @@ static void pb_predict__verification(const struct pb_predict__data *d, struct pb
                      "replicates, which the seed does not count.\n"
                      "- Second solver: the SVD path refits the full-pool fits of those seven sets (%lld predictions); "
                      "largest difference from the Cholesky path %.3g pp.\n"
+                     "- Common lost-acceptance target (I.3): the identification engine's observed L of each mild cell "
+                     "(pb_bounds_cell), pooled over the conditions, agrees with the L_k targets over %lld model/source "
+                     "targets to %.3g pp.\n"
                      "- Training-only preprocessing and out-of-fold discipline are unit-tested (tests/unit/test_predict.c).\n",
                  (long long)total, (long long)finite, (long long)d->n_units, (long long)seed_sets,
-                 (long long)d->svd_checked, d->svd_max_diff);
+                 (long long)d->svd_checked, d->svd_max_diff, (long long)d->lk_checked, d->lk_max_diff);
 }
 
 int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t seed, MPI_Comm comm,

@@ -46,8 +46,9 @@ static const int pb_predict__step_q[PB_PREDICT__N_STEPS][3] = {{0, 1, 2}, {3, 0,
 static const char *const pb_predict__step_q_names[PB_PREDICT__N_STEPS] = {"FAQ", "k", "dMk", "ds", "Lsyn"};
 static const char *const pb_predict__prefix_names[PB_PREDICT__N_STEPS] = {"B1", "C1", "C2", "C3a", "C3b"};
 
-/* Per-cell record: summary, shuffle replicates, then the target counts. */
-#define PB_PREDICT__N_COUNTS 7
+/* Per-cell record: summary, shuffle replicates, then the target counts and
+ * the identification engine's observed L of the cell (I.3 cross-check). */
+#define PB_PREDICT__N_COUNTS 8
 
 void pb_predict_options_default(struct pb_predict_options *o)
 {
@@ -214,11 +215,13 @@ static int pb_predict__cell_record(const struct pb_stage *st, const struct pb_pr
     return PB_OK;
   }
   struct pb_predict_counts k;
-  if (pb_predict_cell_counts(&in, &k) != PB_OK) return PB_FAIL;
+  struct pb_cell_bounds b;
+  if (pb_predict_cell_counts(&in, &k) != PB_OK || pb_bounds_cell(&in, 0, &b) != 0) return PB_FAIL;
   double *o = rec + PB_PC_N + (size_t)d->n_shuf * PB_PREDICT_N_PAIRED;
-  const int64_t v[PB_PREDICT__N_COUNTS] = {k.n, k.correct, k.selected, k.selected_wrong, k.accepted_wrong, k.lost,
-                                           k.correct_rejected};
-  for (int i = 0; i < PB_PREDICT__N_COUNTS; i++) o[i] = (double)v[i];
+  const int64_t v[PB_PREDICT__N_COUNTS - 1] = {k.n, k.correct, k.selected, k.selected_wrong, k.accepted_wrong, k.lost,
+                                               k.correct_rejected};
+  for (int i = 0; i < PB_PREDICT__N_COUNTS - 1; i++) o[i] = (double)v[i];
+  o[PB_PREDICT__N_COUNTS - 1] = b.L_obs * k.n;
   return PB_OK;
 }
 
@@ -314,6 +317,12 @@ static void pb_predict__targets(struct pb_predict__data *d, const struct pb_cell
     y[1] = q[2] > 0 ? 100.0 * q[3] / q[2] : NAN;
     y[2] = q[0] > 0 ? 100.0 * q[4] / q[0] : NAN;
     y[3] = q[0] > 0 ? 100.0 * q[5] / q[0] : NAN;
+    /* I.3: the same L from the identification engine's per-cell rates */
+    const double lb = q[0] > 0 ? 100.0 * q[7] / q[0] : NAN;
+    if (q[0] > 0) {
+      d->lk_max_diff = fmax(d->lk_max_diff, fabs(lb - y[3]));
+      d->lk_checked++;
+    }
   }
   free(k);
   for (int j = 0; j < PB_PREDICT__N_TARGETS; j++) {

@@ -49,6 +49,8 @@ check "predict --help exits 0" test $? -eq 0
 for o in $(head -2 "$WORK/h.txt" | grep -o -- '--[a-z-]*' | sort -u); do
   check "predict --help documents $o" sh -c "tail -n +3 '$WORK/h.txt' | grep -q -- '$o'"
 done
+check "I.3: identification L pooled over mild cells equals the L_k targets" awk '/Common lost-acceptance target/ {
+  for (i = 1; i <= NF; i++) if ($i == "to") v = $(i + 1); ok = v + 0 <= 1e-12 } END { exit !ok }' "$R/predict.md"
 
 # bad input: a clear message, exit 1, no results
 "$PAIRBOUND" -v 0 predict "$WORK/s.h5" --features Nope -o "$WORK/e1" 2> "$WORK/err1.txt"
