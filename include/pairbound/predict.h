@@ -67,6 +67,9 @@ int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, 
  * training groups is chosen, ties going to the larger penalty, and the outer
  * group is predicted from a fit on all training groups.
  *
+ * One nested run fitted directly, fold by fold: the reference that
+ * pb_predict_nested_all (the stage's shared-fit path) is tested against.
+ *
  * @param pred     [n]: out-of-fold prediction (percentage points), NaN for rows of @p deleted
  * @param lam_idx  [n]: index of the chosen penalty, -1 for rows of @p deleted
  * @return PB_OK, or PB_FAIL when fewer than three groups remain or a fit fails.
