@@ -11,6 +11,7 @@
 #include "pairbound/error.h"
 #include "pairbound/predict.h"
 #include "pairbound/protocol.h"
+#include "pairbound/resample.h"
 
 /* The k-th largest of v[0..n) (1 <= k <= n) by quickselect; v is reordered.
  * The value, hence the cutoff, is the protocol's rank rule on sorted scores. */
@@ -110,6 +111,72 @@ void pb_predict_cell_paired(const struct pb_cell_input *in, const int32_t *perm,
   out[5] = ns > 0 ? dss / ns : NAN;
   out[6] = nw > 0 ? dsw / nw : NAN;
   out[7] = (double)lost / n;
+}
+
+void pb_predict_cell_shuffles(const struct pb_cell_input *in, uint64_t seed, uint32_t analysis, uint64_t item,
+                              int32_t n_rep, double *out)
+{
+  const int32_t n = in->n;
+  int32_t *order = pb_malloc((3 * (size_t)n + 1) * sizeof *order), *perm = order + n, *cbeg = perm + n;
+  double *v = pb_malloc(6 * (size_t)n * sizeof *v);
+  double *s0 = v, *s1 = v + n, *d0 = v + 2 * n, *d1 = v + 3 * n, *m0 = v + 4 * n, *m1 = v + 5 * n;
+  uint8_t *f0 = pb_malloc(2 * (size_t)n), *f1 = f0 + n;
+  const int32_t nc = pb_perm_classes(n, in->label, order, cbeg);
+  /* everything that does not depend on the pairing, in the same arithmetic
+   * as pb_predict_cell_paired so that the results are identical */
+  double sum0 = 0.0, sum1 = 0.0, sxx = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    sum0 += in->s0[i];
+    sum1 += in->s1[i];
+  }
+  const double mean0 = sum0 / n, mean1 = sum1 / n;
+  for (int32_t i = 0; i < n; i++) {
+    s0[i] = in->s0[i], s1[i] = in->s1[i], m0[i] = in->m0[i], m1[i] = in->m1[i];
+    d0[i] = s0[i] - mean0, d1[i] = s1[i] - mean1;
+    sxx += d0[i] * d0[i];
+    /* bit 0: correct; bit 1: accepted clean (f0) / rejected perturbed (f1) */
+    f0[i] = (uint8_t)((in->pred0[i] == in->label[i]) | (in->s0[i] >= in->tau) << 1);
+    f1[i] = (uint8_t)((in->pred1[i] == in->label[i]) | (in->s1[i] < in->tau) << 1);
+  }
+  for (int32_t r = 0; r < n_rep; r++) {
+    pb_perm_within_grouped(seed, analysis, item, (uint32_t)r, nc, order, cbeg, perm);
+    int64_t flips = 0, K = 0, ns = 0, nw = 0, lost = 0;
+    double absd = 0.0, syy = 0.0, sxy = 0.0, dm = 0.0, dss = 0.0, dsw = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+      const int32_t j = perm[i];
+      const int a = f0[i], b = f1[j];
+      const double d = s0[i] - s1[j];
+      flips += in->pred0[i] != in->pred1[j];
+      absd += fabs(d);
+      syy += d1[j] * d1[j];
+      sxy += d0[i] * d1[j];
+      if (a & b & 1) {
+        K++;
+        dm += m0[i] - m1[j];
+        lost += (a & b) >> 1;
+      } else if (!((a | b) & 1)) {
+        if (in->pred0[i] == in->pred1[j]) {
+          ns++;
+          dss += d;
+        } else {
+          nw++;
+          dsw += d;
+        }
+      }
+    }
+    double *o = out + (size_t)r * PB_PREDICT_N_PAIRED;
+    o[0] = (double)flips / n;
+    o[1] = absd / n;
+    o[2] = sxx > 0.0 && syy > 0.0 ? sxy / sqrt(sxx * syy) : NAN;
+    o[3] = (double)K / n;
+    o[4] = K > 0 ? dm / K : NAN;
+    o[5] = ns > 0 ? dss / ns : NAN;
+    o[6] = nw > 0 ? dsw / nw : NAN;
+    o[7] = (double)lost / n;
+  }
+  free(order);
+  free(v);
+  free(f0);
 }
 
 struct pb_predict__li {

@@ -196,22 +196,16 @@ static int pb_predict__role(const struct pb_stage *st, const struct pb_predict__
 }
 
 /* One cell's record: the synthetic summary and its shuffle replicates
- * (feature cells) or the target counts (target cells).  perm: scratch of
- * 3 n + 1 entries (the permutation, then the class grouping). */
+ * (feature cells) or the target counts (target cells). */
 static int pb_predict__cell_record(const struct pb_stage *st, const struct pb_predict__data *d,
                                    const struct pb_predict_options *opt, const struct pb_cell_data *c, int role,
-                                   int32_t *perm, double *rec)
+                                   double *rec)
 {
   const float tau = st->protocol.src[c->ref.source].tau[c->ref.model];
   const struct pb_cell_input in = {c->n, c->label, c->pred0, c->s0, c->m0, c->pred1, c->s1, c->m1, tau};
   if (role == 1) {
     if (pb_predict_cell_summary(&in, rec) != PB_OK) return PB_FAIL;
-    int32_t *order = perm + c->n, *cbeg = perm + 2 * c->n;
-    const int32_t nc = pb_perm_classes(c->n, c->label, order, cbeg);
-    for (int32_t r = 0; r < d->n_shuf; r++) {
-      pb_perm_within_grouped(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)c->index, (uint32_t)r, nc, order, cbeg, perm);
-      pb_predict_cell_paired(&in, perm, rec + PB_PC_N + (size_t)r * PB_PREDICT_N_PAIRED);
-    }
+    pb_predict_cell_shuffles(&in, opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)c->index, d->n_shuf, rec + PB_PC_N);
     return PB_OK;
   }
   struct pb_predict_counts k;
@@ -241,19 +235,13 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
   for (int64_t i = 0; i < (nl > 0 ? nl : 1) * rec_len; i++) rec[i] = NAN;
   int64_t bad = nl;
   if (status == PB_OK) {
-#pragma omp parallel
-    {
-      int32_t *perm = NULL;
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t c = 0; c < nl; c++) {
-        if (!want[c] || b.cells[c].n == 0) continue;
-        perm = pb_realloc(perm, (3 * (size_t)b.cells[c].n + 1) * sizeof *perm);
-        if (pb_predict__cell_record(st, d, opt, &b.cells[c], want[c], perm, rec + c * rec_len) != PB_OK) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t c = 0; c < nl; c++) {
+      if (!want[c] || b.cells[c].n == 0) continue;
+      if (pb_predict__cell_record(st, d, opt, &b.cells[c], want[c], rec + c * rec_len) != PB_OK) {
 #pragma omp critical(pb_predict_first_error)
-          if (c < bad) bad = c;
-        }
+        if (c < bad) bad = c;
       }
-      free(perm);
     }
     if (bad < nl) {
       const struct pb_cell_ref *r = &all[st->first + bad];

@@ -159,6 +159,16 @@ int pb_predict_cell_summary(const struct pb_cell_input *in, double *out);
  */
 void pb_predict_cell_paired(const struct pb_cell_input *in, const int32_t *perm, double *out);
 
+/**
+ * The shuffle control: for r = 0 .. n_rep - 1, the eight paired summaries
+ * (out[r][8]) under the within-class permutation of the resampling engine's
+ * stream (seed, analysis, item, r) (pb_perm_within_grouped).  Identical to
+ * pb_predict_cell_paired with pb_perm_within_class permutations, with the
+ * class grouping and everything independent of the pairing computed once.
+ */
+void pb_predict_cell_shuffles(const struct pb_cell_input *in, uint64_t seed, uint32_t analysis, uint64_t item,
+                              int32_t n_rep, double *out);
+
 /* ---- the predict stage (`pairbound predict STORE -o OUTDIR`) */
 
 #define PB_PREDICT_MAX_SOURCES 4

@@ -19,6 +19,7 @@
 #include "pairbound/error.h"
 #include "pairbound/predict.h"
 #include "pairbound/protocol.h"
+#include "pairbound/resample.h"
 #include "testlib.h"
 
 #define TOL 1e-12
@@ -545,6 +546,16 @@ START_TEST(test_independent_bruteforce)
       ck_assert_msg(fabs(out[PB_PC_F + t] - obs[t]) <= 1e-12 || (isnan(out[PB_PC_F + t]) && isnan(obs[t])),
                     "rep %d paired %d", rep, t);
       ck_assert_msg(fabs(lean[t] - obs[t]) <= 1e-12 || (isnan(lean[t]) && isnan(obs[t])), "rep %d lean %d", rep, t);
+    }
+    /* the shuffle control equals the paired pass under the engine's permutations, bit for bit */
+    double sh[3 * PB_PREDICT_N_PAIRED];
+    pb_predict_cell_shuffles(&in, 99, PB_RNG_PERM_WITHIN, (uint64_t)rep, 3, sh);
+    for (int r = 0; r < 3; r++) {
+      pb_perm_within_class(99, PB_RNG_PERM_WITHIN, (uint64_t)rep, (uint32_t)r, c.n, c.label, perm);
+      pb_predict_cell_paired(&in, perm, lean);
+      for (int t = 0; t < 8; t++)
+        ck_assert_msg(memcmp(&sh[r * 8 + t], &lean[t], sizeof(double)) == 0 || (isnan(sh[r * 8 + t]) && isnan(lean[t])),
+                      "rep %d replicate %d summary %d", rep, r, t);
     }
     /* the shuffle path under a non-identity within-class permutation */
     for (int i = 0; i < c.n; i++) perm[i] = i;
