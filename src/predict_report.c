@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/fields.h"
 #include "pairbound/figure.h"
 #include "pairbound/resample.h"
 #include "predict_internal.h"
@@ -85,42 +86,46 @@ struct pb_predict__gain {
   double rel, iqr, thr[7];    /* relative gain (%), target IQR, practical thresholds (I.2) */
 };
 
-/* The one description of the comparison outputs: each field is a column of
- * report/predict_gains.tsv (after the identifying columns) and a dataset
- * results.h5 /predict/gains/NAME indexed [combination][comparison]. */
-static const struct {
-  const char *name;
-  size_t off;
-  int is_int;               /* int32 field (TSV integer, HDF5 int64) */
-} pb_predict__gain_fields[] = {
-  {"n_models", offsetof(struct pb_predict__gain, n), 1},
-  {"base_mae", offsetof(struct pb_predict__gain, base), 0},
-  {"alt_mae", offsetof(struct pb_predict__gain, alt), 0},
-  {"gain", offsetof(struct pb_predict__gain, gain), 0},
-  {"lo", offsetof(struct pb_predict__gain, lo), 0},
-  {"hi", offsetof(struct pb_predict__gain, hi), 0},
-  {"gain_group_equal", offsetof(struct pb_predict__gain, ggain), 0},
-  {"lo_group_equal", offsetof(struct pb_predict__gain, glo), 0},
-  {"hi_group_equal", offsetof(struct pb_predict__gain, ghi), 0},
-  {"rel_gain_pct", offsetof(struct pb_predict__gain, rel), 0},
-  {"deletion_min", offsetof(struct pb_predict__gain, del_min), 0},
-  {"deletion_max", offsetof(struct pb_predict__gain, del_max), 0},
-  {"deletion_positive", offsetof(struct pb_predict__gain, del_pos), 1},
-  {"deletion_refits", offsetof(struct pb_predict__gain, del_n), 1},
-  {"target_iqr", offsetof(struct pb_predict__gain, iqr), 0},
-  {"thr_iqr_0.025", offsetof(struct pb_predict__gain, thr[0]), 0},
-  {"thr_iqr_0.05", offsetof(struct pb_predict__gain, thr[1]), 0},
-  {"thr_iqr_0.1", offsetof(struct pb_predict__gain, thr[2]), 0},
-  {"thr_iqr_0.2", offsetof(struct pb_predict__gain, thr[3]), 0},
-  {"thr_mae_5", offsetof(struct pb_predict__gain, thr[4]), 0},
-  {"thr_mae_10", offsetof(struct pb_predict__gain, thr[5]), 0},
-  {"thr_mae_20", offsetof(struct pb_predict__gain, thr[6]), 0}};
-#define PB_PREDICT__N_GAIN_FIELDS ((int)(sizeof pb_predict__gain_fields / sizeof pb_predict__gain_fields[0]))
+/* The one description of the comparison outputs (include/pairbound/fields.h):
+ * each field is a column of report/predict_gains.tsv (after the identifying
+ * columns) and a dataset results.h5 /predict/gains/NAME indexed
+ * [combination][comparison]. */
+enum {
+  PB_PG_N_MODELS, PB_PG_BASE, PB_PG_ALT, PB_PG_GAIN, PB_PG_LO, PB_PG_HI, PB_PG_GGAIN, PB_PG_GLO, PB_PG_GHI,
+  PB_PG_REL, PB_PG_DEL_MIN, PB_PG_DEL_MAX, PB_PG_DEL_POS, PB_PG_DEL_N, PB_PG_IQR, PB_PG_THR, PB_PG_N = PB_PG_THR + 7
+};
+static const struct pb_field pb_predict__gain_fields[PB_PG_N] = {
+  [PB_PG_N_MODELS] = {"n_models", PB_FMT_INT},
+  [PB_PG_BASE] = {"base_mae", PB_FMT_NUM},
+  [PB_PG_ALT] = {"alt_mae", PB_FMT_NUM},
+  [PB_PG_GAIN] = {"gain", PB_FMT_NUM},
+  [PB_PG_LO] = {"lo", PB_FMT_NUM},
+  [PB_PG_HI] = {"hi", PB_FMT_NUM},
+  [PB_PG_GGAIN] = {"gain_group_equal", PB_FMT_NUM},
+  [PB_PG_GLO] = {"lo_group_equal", PB_FMT_NUM},
+  [PB_PG_GHI] = {"hi_group_equal", PB_FMT_NUM},
+  [PB_PG_REL] = {"rel_gain_pct", PB_FMT_NUM},
+  [PB_PG_DEL_MIN] = {"deletion_min", PB_FMT_NUM},
+  [PB_PG_DEL_MAX] = {"deletion_max", PB_FMT_NUM},
+  [PB_PG_DEL_POS] = {"deletion_positive", PB_FMT_INT},
+  [PB_PG_DEL_N] = {"deletion_refits", PB_FMT_INT},
+  [PB_PG_IQR] = {"target_iqr", PB_FMT_NUM},
+  [PB_PG_THR + 0] = {"thr_iqr_0.025", PB_FMT_NUM},
+  [PB_PG_THR + 1] = {"thr_iqr_0.05", PB_FMT_NUM},
+  [PB_PG_THR + 2] = {"thr_iqr_0.1", PB_FMT_NUM},
+  [PB_PG_THR + 3] = {"thr_iqr_0.2", PB_FMT_NUM},
+  [PB_PG_THR + 4] = {"thr_mae_5", PB_FMT_NUM},
+  [PB_PG_THR + 5] = {"thr_mae_10", PB_FMT_NUM},
+  [PB_PG_THR + 6] = {"thr_mae_20", PB_FMT_NUM}};
 
-static double pb_predict__gain_field(const struct pb_predict__gain *g, int f)
+/* Comparison row @p g as the record of pb_predict__gain_fields. */
+static void pb_predict__gain_record(const struct pb_predict__gain *g, double *r)
 {
-  const char *p = (const char *)g + pb_predict__gain_fields[f].off;
-  return pb_predict__gain_fields[f].is_int ? (double)*(const int32_t *)p : *(const double *)p;
+  r[PB_PG_N_MODELS] = g->n, r[PB_PG_BASE] = g->base, r[PB_PG_ALT] = g->alt, r[PB_PG_GAIN] = g->gain;
+  r[PB_PG_LO] = g->lo, r[PB_PG_HI] = g->hi, r[PB_PG_GGAIN] = g->ggain, r[PB_PG_GLO] = g->glo, r[PB_PG_GHI] = g->ghi;
+  r[PB_PG_REL] = g->rel, r[PB_PG_DEL_MIN] = g->del_min, r[PB_PG_DEL_MAX] = g->del_max;
+  r[PB_PG_DEL_POS] = g->del_pos, r[PB_PG_DEL_N] = g->del_n, r[PB_PG_IQR] = g->iqr;
+  for (int k = 0; k < 7; k++) r[PB_PG_THR + k] = g->thr[k];
 }
 
 /* Relative gain, target IQR and thresholds of comparison row i. */
@@ -244,22 +249,20 @@ static int pb_predict__mae_tsv(const struct pb_predict__data *d, struct pb_resul
 /* report/predict_gains.tsv: every comparison, its identifying columns then pb_predict__gain_fields. */
 static int pb_predict__gains_tsv(const struct pb_predict__data *d, const struct pb_predict__gain *g, struct pb_results *res)
 {
+  const struct pb_fields fs = pb_fields_static("/predict/gains", PB_PG_N, pb_predict__gain_fields);
   struct pb_text t = {0};
-  pb_text_printf(&t, "feature_source\ttarget_source\ttarget\tcomparison\tbase_set\talt_set");
-  for (int f = 0; f < PB_PREDICT__N_GAIN_FIELDS; f++) pb_text_printf(&t, "\t%s", pb_predict__gain_fields[f].name);
+  double rec[PB_PG_N];
+  pb_fields_tsv_header(&fs, "feature_source\ttarget_source\ttarget\tcomparison\tbase_set\talt_set", 0, &t);
   pb_text_printf(&t, "\n");
   for (int32_t c = 0; c < pb_predict__n_combos(d); c++)
     for (int32_t k = 0; k < d->n_cmp; k++) {
-      const struct pb_predict__gain *o = &g[c * d->n_cmp + k];
       const struct pb_predict__set *sets = &d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets];
-      const char *fs, *ts, *tg;
-      pb_predict__combo_names(d, c, &fs, &ts, &tg);
-      pb_text_printf(&t, "%s\t%s\t%s\t%s\t%s\t%s", fs, ts, tg, d->cmp[k].name, sets[d->cmp[k].base].name,
+      const char *fsn, *ts, *tg;
+      pb_predict__combo_names(d, c, &fsn, &ts, &tg);
+      pb_text_printf(&t, "%s\t%s\t%s\t%s\t%s\t%s", fsn, ts, tg, d->cmp[k].name, sets[d->cmp[k].base].name,
                      sets[d->cmp[k].alt].name);
-      for (int f = 0; f < PB_PREDICT__N_GAIN_FIELDS; f++) {
-        if (pb_predict__gain_fields[f].is_int) pb_text_printf(&t, "\t%d", (int)pb_predict__gain_field(o, f));
-        else pb_text_double(&t, pb_predict__gain_field(o, f));
-      }
+      pb_predict__gain_record(&g[c * d->n_cmp + k], rec);
+      pb_fields_tsv_values(&fs, rec, 0, &t);
       pb_text_printf(&t, "\n");
     }
   int status = pb_results_write_report(res, "predict_gains.tsv", t.buf, t.len);
@@ -424,26 +427,16 @@ static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_
   return status;
 }
 
-/* results.h5 /predict/gains/NAME for every field of pb_predict__gain_fields (collective). */
+/* results.h5 /predict/gains/NAME for every field of pb_predict__gain_fields (collective; rank 0 writes). */
 static int pb_predict__gains_h5(const struct pb_predict__data *d, const struct pb_predict__gain *g, int rank,
                                 struct pb_results *res)
 {
+  const struct pb_fields fs = pb_fields_static("/predict/gains", PB_PG_N, pb_predict__gain_fields);
   const int64_t n = (int64_t)pb_predict__n_combos(d) * d->n_cmp, mine = rank == 0 ? n : 0;
-  double *v = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
-  int64_t *iv = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *iv);
-  char path[96];
-  int status = pb_results_group(res, "/predict/gains");
-  for (int f = 0; f < PB_PREDICT__N_GAIN_FIELDS && status == PB_OK; f++) {
-    snprintf(path, sizeof path, "/predict/gains/%s", pb_predict__gain_fields[f].name);
-    for (int64_t i = 0; i < n; i++) {
-      v[i] = pb_predict__gain_field(&g[i], f);
-      iv[i] = (int64_t)v[i];
-    }
-    status = pb_predict__gain_fields[f].is_int ? pb_results_write_i64(res, path, n, 0, mine, iv)
-                                               : pb_results_write_f64(res, path, n, 0, mine, v);
-  }
-  free(v);
-  free(iv);
+  double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_PG_N * sizeof *recs);
+  for (int64_t i = 0; i < n; i++) pb_predict__gain_record(&g[i], recs + i * PB_PG_N);
+  int status = pb_fields_write(&fs, res, n, 0, mine, recs);
+  free(recs);
   return status;
 }
 
