@@ -379,7 +379,8 @@ START_TEST(test_r80_ties)
   const float s0[10] = {0.9f, 0.8f, 0.9f, 0.7f, 0.7f, 0.9f, 0.4f, 0.8f, 0.95f, 0.3f};
   const float s1[10] = {0.9f, 0.8f, 0.7f, 0.6f, 0.6f, 0.6f, 0.6f, 0.6f, 0.6f, 0.1f};
   const float m[10] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
-  struct pb_cell_view in = {.index = -1, .n = 10, .label = label, .pred0 = pred0, .s0 = s0, .m0 = m, .pred1 = pred1, .s1 = s1, .m1 = m, .tau = 0.65f};
+  struct pb_cell_view in = {.index = -1, .n = 10, .label = label, .pred0 = pred0, .s0 = s0, .m0 = m, .pred1 = pred1,
+                            .s1 = s1, .m1 = m, .tau = 0.65f};
   struct pb_predict_counts c;
   ck_assert_int_eq(pb_predict_cell_counts(&in, &c), PB_OK);
   ck_assert_int_eq(c.n, 10);
@@ -415,7 +416,8 @@ START_TEST(test_r80_cutoff_random)
       s[i] = (float)((int)(rng_unif() * 8) / 8.0);
       m[i] = 0.5f;
     }
-    struct pb_cell_view in = {.index = -1, .n = n, .label = label, .pred0 = pred, .s0 = s, .m0 = m, .pred1 = pred, .s1 = s, .m1 = m, .tau = 0.5f};
+    struct pb_cell_view in = {.index = -1, .n = n, .label = label, .pred0 = pred, .s0 = s, .m0 = m, .pred1 = pred,
+                              .s1 = s, .m1 = m, .tau = 0.5f};
     struct pb_predict_counts c;
     ck_assert_int_eq(pb_predict_cell_counts(&in, &c), PB_OK);
     const float thr = pb_protocol_threshold(s, n, 0.8);
@@ -524,7 +526,8 @@ START_TEST(test_independent_bruteforce)
     double m0 = 0, m1 = 0, sxx = 0, syy = 0;
     for (int i = 0; i < c.n; i++) m0 += c.s0[i] / (double)c.n, m1 += c.s1[i] / (double)c.n;
     for (int i = 0; i < c.n; i++) sxx += (c.s0[i] - m0) * (c.s0[i] - m0), syy += (c.s1[i] - m1) * (c.s1[i] - m1);
-    struct pb_cell_view in = {.index = -1, .n = c.n, .label = c.label, .pred0 = c.pred0, .s0 = c.s0, .m0 = c.m0, .pred1 = c.pred1, .s1 = c.s1, .m1 = c.m1, .tau = tau};
+    struct pb_cell_view in = {.index = -1, .n = c.n, .label = c.label, .pred0 = c.pred0, .s0 = c.s0, .m0 = c.m0,
+                              .pred1 = c.pred1, .s1 = c.s1, .m1 = c.m1, .tau = tau};
     double out[PB_PC_N];
     ck_assert_int_eq(pb_predict_cell_summary(&in, out), PB_OK);
     const double *o = out + PB_PC_IND;
