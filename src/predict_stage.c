@@ -51,17 +51,19 @@ static const char *const pb_predict__prefix_names[PB_PREDICT__N_STEPS] = {"B1", 
  * the identification engine's observed L of the cell (I.3 cross-check). */
 #define PB_PREDICT__N_COUNTS 8
 
-int pb_predict_parse_sources(const char *list, int32_t *n, char names[][64])
+/* A comma-separated list of 1 to PB_PREDICT_MAX_SOURCES source names into
+ * @p names (blanks around a name are not part of it: "Syn, Syn-B" in a run
+ * configuration); @p label names the option in the message. */
+static int pb_predict__parse_sources(const char *label, const char *list, int32_t *n, char names[][64])
 {
   *n = 0;
   for (const char *p = list;;) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    /* "Syn, Syn-B" in a run configuration: blanks around a name are not part of it */
     while (len > 0 && (*p == ' ' || *p == '\t')) p++, len--;
     while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
     if (len == 0 || len >= 64 || *n == PB_PREDICT_MAX_SOURCES) {
-      pb_error_set("expected 1 to %d comma-separated source names, got '%s'", PB_PREDICT_MAX_SOURCES, list);
+      pb_error_set("%s: expected 1 to %d comma-separated source names, got '%s'", label, PB_PREDICT_MAX_SOURCES, list);
       return PB_FAIL;
     }
     memcpy(names[*n], p, len);
@@ -75,17 +77,13 @@ int pb_predict_parse_sources(const char *list, int32_t *n, char names[][64])
 static int pb_predict__opt_features(void *opts, const char *label, const char *v)
 {
   struct pb_predict_options *o = opts;
-  if (pb_predict_parse_sources(v, &o->n_features, o->features) == PB_OK) return PB_OK;
-  pb_error_set("%s: expected 1 to %d comma-separated source names, got '%s'", label, PB_PREDICT_MAX_SOURCES, v);
-  return PB_FAIL;
+  return pb_predict__parse_sources(label, v, &o->n_features, o->features);
 }
 
 static int pb_predict__opt_targets(void *opts, const char *label, const char *v)
 {
   struct pb_predict_options *o = opts;
-  if (pb_predict_parse_sources(v, &o->n_targets, o->targets) == PB_OK) return PB_OK;
-  pb_error_set("%s: expected 1 to %d comma-separated source names, got '%s'", label, PB_PREDICT_MAX_SOURCES, v);
-  return PB_FAIL;
+  return pb_predict__parse_sources(label, v, &o->n_targets, o->targets);
 }
 
 #define PB_O(member) PB_OPTION_FIELD(struct pb_predict_options, member)

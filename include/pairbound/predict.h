@@ -189,8 +189,6 @@ struct pb_predict_options {
 /** Options of `pairbound predict` and [predict] (include/pairbound/options.h). */
 extern const struct pb_option pb_predict_option_table[];
 void pb_predict_options_default(struct pb_predict_options *opt);
-/** Parse a comma-separated source list into names (at most PB_PREDICT_MAX_SOURCES). */
-int pb_predict_parse_sources(const char *list, int32_t *n, char names[][64]);
 
 /** Run the stage on STORE into OUTDIR (collective); docs/predict.md. */
 int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
