@@ -78,19 +78,24 @@ static int pb_protocol__desc(const void *a, const void *b)
   return x > y ? -1 : x < y ? 1 : 0;
 }
 
-float pb_protocol_threshold(const float *scores, int32_t n, double q)
+int32_t pb_protocol_rank(int32_t n, double q)
 {
-  if (n <= 0) return NAN;
-  float *s = pb_malloc((size_t)n * sizeof *s);
-  memcpy(s, scores, (size_t)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof *s, pb_protocol__desc);
   /* rank round(q n), half up, in integers with q taken to 1e-6: q * n in
    * floating point puts .7 * 175 just below 122.5 */
   int64_t qm = llround(q * 1e6);
   int32_t r = (int32_t)((qm * n + 500000) / 1000000);
   if (r < 1) r = 1;
   if (r > n) r = n;
-  float t = s[r - 1];
+  return r;
+}
+
+float pb_protocol_threshold(const float *scores, int32_t n, double q)
+{
+  if (n <= 0) return NAN;
+  float *s = pb_malloc((size_t)n * sizeof *s);
+  memcpy(s, scores, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, pb_protocol__desc);
+  float t = s[pb_protocol_rank(n, q) - 1];
   free(s);
   return t;
 }

@@ -181,15 +181,17 @@ void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm)
   }
 }
 
-static int32_t pb_perm__within(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
-                               const int32_t *label, int32_t *perm, int derange)
+/* Permutation (or derangement) of each class of a grouping from one RNG
+ * stream: classes in label order, a shuffle of each class's items. */
+static int32_t pb_perm__within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t nc,
+                                       const int32_t *order, const int32_t *cbeg, int32_t *perm, int derange)
 {
   struct pb_rng rng;
   pb_rng_init(&rng, seed, analysis, item, replicate);
-  int32_t *order = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
-  int32_t *cbeg = pb_malloc((size_t)(n + 1) * sizeof *cbeg);
-  int32_t *idx = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *idx), fixed = 0;
-  int32_t nc = pb_perm__classes(n, label, order, cbeg);
+  int32_t big = 1, fixed = 0;
+  for (int32_t c = 0; c < nc; c++)
+    if (cbeg[c + 1] - cbeg[c] > big) big = cbeg[c + 1] - cbeg[c];
+  int32_t *idx = pb_malloc((size_t)big * sizeof *idx);
   for (int32_t c = 0; c < nc; c++) {
     int32_t m = cbeg[c + 1] - cbeg[c];
     if (derange && m > 1) pb_perm_derange(&rng, m, idx);
@@ -200,10 +202,31 @@ static int32_t pb_perm__within(uint64_t seed, uint32_t analysis, uint64_t item, 
     fixed += derange && m == 1;
     for (int32_t i = 0; i < m; i++) perm[order[cbeg[c] + i]] = order[cbeg[c] + idx[i]];
   }
-  free(order);
-  free(cbeg);
   free(idx);
   return fixed;
+}
+
+static int32_t pb_perm__within(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                               const int32_t *label, int32_t *perm, int derange)
+{
+  int32_t *order = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+  int32_t *cbeg = pb_malloc((size_t)(n + 1) * sizeof *cbeg);
+  int32_t nc = pb_perm__classes(n, label, order, cbeg);
+  int32_t fixed = pb_perm__within_grouped(seed, analysis, item, replicate, nc, order, cbeg, perm, derange);
+  free(order);
+  free(cbeg);
+  return fixed;
+}
+
+int32_t pb_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg)
+{
+  return pb_perm__classes(n, label, order, cbeg);
+}
+
+void pb_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n_classes,
+                            const int32_t *order, const int32_t *cbeg, int32_t *perm)
+{
+  pb_perm__within_grouped(seed, analysis, item, replicate, n_classes, order, cbeg, perm, 0);
 }
 
 void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,

@@ -16,6 +16,7 @@
 #include "pairbound/ini.h"
 #include "pairbound/options.h"
 #include "pairbound/policy.h"
+#include "pairbound/predict.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
 #include "pairbound/synth.h"
@@ -43,6 +44,11 @@ static int pb_run__screen(const struct pb_run_config *cfg, const char *outdir, M
   return pb_screen_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->screen, prov);
 }
 
+static int pb_run__predict(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
+{
+  return pb_predict_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->predict, prov);
+}
+
 /* Stages in pipeline order: runner, report file under report/, option table
  * and the place of its options in the configuration. */
 static const struct {
@@ -55,7 +61,8 @@ static const struct {
   {"bounds", pb_run__bounds, "REPORT.md", pb_identify_option_table, offsetof(struct pb_run_config, bounds)},
   {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, offsetof(struct pb_run_config, verify)},
   {"policy", pb_run__policy, "policy.md", pb_policy_option_table, offsetof(struct pb_run_config, policy)},
-  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, offsetof(struct pb_run_config, screen)}};
+  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, offsetof(struct pb_run_config, screen)},
+  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, offsetof(struct pb_run_config, predict)}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
@@ -99,13 +106,14 @@ static const struct pb_option pb_run__options[] = {
   {.name = "output", .type = PB_OPTION_STRING, PB_O(output), .metavar = "OUTDIR",
    .help = "output directory; each stage writes OUTDIR/STAGE/ (required)"},
   {.name = "stages", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_stages, .metavar = "LIST",
-   .help = "stages to run, in pipeline order: bounds, verify, policy, screen (required)"},
+   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict (required)"},
   {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260908",
    .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
-           "sample_seed +3, screen seed +4), unless the stage's section sets its own"},
+           "sample_seed +3, screen seed +4, predict seed +5), unless the stage's section sets its own"},
   {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
    .help_default = 1,
-   .help = "model-group bootstrap draws of bounds and screen unless their sections set group_draws (default 0 = none)"},
+   .help = "model-group bootstrap draws of bounds and screen and group-reweighting draws of predict, unless their "
+           "sections set group_draws (default 0 = none)"},
   {.name = "class_draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "N", .imax = 10000000, .def = "0",
    .help_default = 1, .help = "class bootstrap draws of screen unless [screen] sets class_draws (default 0 = none)"},
   {.name = NULL}};
@@ -183,8 +191,10 @@ static void pb_run__propagate(const struct pb_run__parse *p)
   if (!pb_run__seen(p, "bounds", "seed")) c->bounds.seed = c->seed + PB_RUN_SEED_BOUNDS;
   if (!pb_run__seen(p, "verify", "sample_seed")) c->verify.sample_seed = c->seed + PB_RUN_SEED_VERIFY;
   if (!pb_run__seen(p, "screen", "seed")) c->screen.seed = c->seed + PB_RUN_SEED_SCREEN;
+  if (!pb_run__seen(p, "predict", "seed")) c->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
   if (!pb_run__seen(p, "bounds", "group_draws")) c->bounds.group_draws = c->group_draws;
   if (!pb_run__seen(p, "screen", "group_draws")) c->screen.group_draws = c->group_draws;
+  if (!pb_run__seen(p, "predict", "group_draws")) c->predict.group_draws = c->group_draws;
   if (!pb_run__seen(p, "screen", "class_draws")) c->screen.class_draws = c->class_draws;
   if (c->bounds.have_tau && !pb_run__seen(p, "verify", "tau")) {
     c->verify.have_tau = 1;
@@ -205,6 +215,7 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
   pb_verify_options_default(&cfg->verify);
   pb_policy_options_default(&cfg->policy);
   pb_screen_options_default(&cfg->screen);
+  pb_predict_options_default(&cfg->predict);
   cfg->text = pb_strdup(text);
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);

@@ -58,6 +58,9 @@ void pb_protocol_options_default(struct pb_protocol_options *opt);
 /** Release the --panel-cells list (and reset to the defaults). */
 void pb_protocol_options_free(struct pb_protocol_options *opt);
 
+/** The rank round(q * n) of the threshold rule (half up, clamped to [1, n]; n >= 1). */
+int32_t pb_protocol_rank(int32_t n, double q);
+
 /**
  * Lowest score among the top round(q * n) scores (ties at the cutoff are
  * accepted by S >= threshold).  NaN when n == 0.

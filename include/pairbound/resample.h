@@ -75,6 +75,18 @@ void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint3
                           const int32_t *label, int32_t *perm);
 
 /**
+ * Classes of @p label for repeated permutations of the same items: order[]
+ * lists the n items grouped by ascending label, index order within a class;
+ * class c is order[cbeg[c] .. cbeg[c+1]) (cbeg has n + 1 entries).  Returns
+ * the number of classes.
+ */
+int32_t pb_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg);
+
+/** pb_perm_within_class from classes computed once by pb_perm_classes (the same draws). */
+void pb_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n_classes,
+                            const int32_t *order, const int32_t *cbeg, int32_t *perm);
+
+/**
  * Uniform random within-class derangement (rejection sampling, exact):
  * perm[i] != i for every item of a class with at least two items; singleton
  * classes keep their item (returned count of such fixed items).

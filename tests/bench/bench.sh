@@ -108,6 +108,21 @@ OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s 
   mpirun --oversubscribe --bind-to none -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
 run "screen 2 ranks" $SCREENREC 2 1 screen "$W/p.h5" -o "$W/os"
 
+# predict: the whole analysis of seed 000 Appendices H-I on the records it
+# reads (every Syn and Syn-B cell, the mild ES and Diverse cells): 16
+# source/target combinations, every feature set, 20 shuffle replicates, 2,000
+# group-reweighting draws, 10 deletion refits.  Seed 000 I.4 times it at
+# 199.84 s on CPU; the target is <= 2 s at 1 rank x 2 threads.
+PREDREC=6446000
+run "predict (16 combinations)" $PREDREC 1 2 predict "$W/p.h5" -o "$W/opr"
+pw=$(awk '{print $1}' "$W/t" | median)
+echo "  seed 000 (I.4): 199.84 s on CPU; pairbound $pw s: $(awk -v w="$pw" 'BEGIN { printf "%.0f", 199.84 / w }') times faster"
+echo "predict phases (slowest rank, median over runs; results.h5 /timings/predict):"
+for k in cells fits report; do
+  printf '  %-30s %8.3f s\n' "$k" "$(phase "predict/$k")"
+done
+run "predict 2 ranks" $PREDREC 2 1 predict "$W/p.h5" -o "$W/opr"
+
 # resampling: 2,000 model-group draws and 200 class draws of every screening
 # paired difference, 2,000 group draws of the bounds tables; strong scaling
 echo

@@ -29,5 +29,7 @@ module ini pb_ini_
 module synth_config pb_synth_config_
 module options pb_options_
 module parse pb_parse_
+module predict_kernel pb_predict_
+module predict_kernel_summary pb_predict_
 echo "# $checked global names checked, $FAILS bad"
 [ "$FAILS" -eq 0 ] && [ "$checked" -gt 10 ]

@@ -1,6 +1,6 @@
 # pairbound run: every [stage] key reaches the stage exactly as the same option
 # on the command line would, the run seed reaches every stage's streams (bounds
-# seed + 0, verify sample_seed + 3, screen seed + 4; docs/run.md), and bad
+# seed + 0, verify sample_seed + 3, screen seed + 4, predict seed + 5; docs/run.md), and bad
 # configurations fail with FILE:LINE and write nothing.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
@@ -10,7 +10,7 @@ cat > "$WORK/run.ini" <<INI
 synth = none
 store = $WORK/s.h5
 output = $WORK/r
-stages = bounds, verify, policy, screen
+stages = bounds, verify, policy, screen, predict
 seed = 100
 group_draws = 3
 class_draws = 2
@@ -38,6 +38,12 @@ probe = TTA=Syn-B:fog-2
 subsets = 3
 subset_tiers = all
 severity_sets = 0
+
+[predict]
+features = Syn-B
+targets = ES, Diverse
+shuffles = 2
+deletion = 0
 INI
 pb 2 1 run "$WORK/run.ini" > /dev/null
 check "run exits 0" test $? -eq 0
@@ -47,7 +53,9 @@ pb 2 1 verify "$WORK/s.h5" --coverage 0.7 --cells sample --sample 2 --sample-see
 pb 2 1 policy "$WORK/s.h5" --coverage 0.7 --all --lambdas=0.5,0.25 -o "$WORK/p"
 pb 2 1 screen "$WORK/s.h5" --coverage 0.7 --seed=104 --group-draws 3 --class-draws 2 --targets ES \
   --probe TTA=Syn-B:fog-2 --subsets 3 --subset-tiers all --no-severity-sets -o "$WORK/c"
-for d in b:bounds v:verify p:policy c:screen; do
+pb 2 1 predict "$WORK/s.h5" --coverage 0.7 --seed 105 --group-draws=3 --features Syn-B --targets ES,Diverse \
+  --shuffles 2 --no-deletion -o "$WORK/d"
+for d in b:bounds v:verify p:policy c:screen d:predict; do
   dir=${d%%:*} stage=${d#*:}
   check "run $stage = command line: results.h5" same_h5 "$WORK/r/$stage/results.h5" "$WORK/$dir/results.h5"
   for f in $(cd "$WORK/$dir/report" && ls); do
@@ -58,6 +66,9 @@ done
 pb 1 1 screen "$WORK/s.h5" --coverage 0.7 --group-draws 3 --class-draws 2 --targets ES \
   --probe TTA=Syn-B:fog-2 --subsets 3 --subset-tiers all --no-severity-sets -o "$WORK/c0"
 check "run seed 100 changes screen's streams" sh -c "! cmp -s '$WORK/r/screen/report/screen_intervals.tsv' '$WORK/c0/report/screen_intervals.tsv'"
+pb 1 1 predict "$WORK/s.h5" --coverage 0.7 --group-draws 3 --features Syn-B --targets ES,Diverse --shuffles 2 \
+  --no-deletion -o "$WORK/d0"
+check "run seed 100 changes predict's streams" sh -c "! cmp -s '$WORK/r/predict/report/predict_gains.tsv' '$WORK/d0/report/predict_gains.tsv'"
 
 # bad configurations: FILE:LINE: reason, exit 1, no output
 bad_config() { # bad_config DESCRIPTION LINE REASON CONFIG-TEXT

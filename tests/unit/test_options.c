@@ -176,14 +176,23 @@ START_TEST(test_run_seed)
   ck_assert(c.bounds.seed == 20260908 && c.verify.sample_seed == 20260911 && c.screen.seed == 20260912);
   pb_run_config_free(&c);
   run_parse_ok("seed = 100\ngroup_draws = 7\nclass_draws = 5\n", &c);
-  ck_assert(c.bounds.seed == 100 && c.verify.sample_seed == 103 && c.screen.seed == 104);
+  ck_assert(c.bounds.seed == 100 && c.verify.sample_seed == 103 && c.screen.seed == 104 && c.predict.seed == 105);
   ck_assert(c.bounds.group_draws == 7 && c.screen.group_draws == 7 && c.screen.class_draws == 5);
+  ck_assert(c.predict.group_draws == 7);
   pb_run_config_free(&c);
   /* a stage's own key wins, in whichever order the sections come */
   run_parse_ok("[screen]\nseed = 9\ngroup_draws = 1\n[verify]\nsample_seed = 4\n[run]\nseed = 100\ngroup_draws = 7\n", &c);
   ck_assert(c.bounds.seed == 100 && c.verify.sample_seed == 4 && c.screen.seed == 9);
   ck_assert(c.bounds.group_draws == 7 && c.screen.group_draws == 1);
   pb_run_config_free(&c);
+  /* [predict]: lists with blanks after the commas, the flag under the name of what it switches */
+  run_parse_ok("[predict]\nfeatures = Syn-B, Syn\ntargets = ES\ndeletion = 0\nseed = 3\n[run]\nseed = 100\n", &c);
+  ck_assert(c.predict.n_features == 2 && c.predict.n_targets == 1 && c.predict.deletion == 0 && c.predict.seed == 3);
+  ck_assert_str_eq(c.predict.features[0], "Syn-B");
+  ck_assert_str_eq(c.predict.features[1], "Syn");
+  pb_run_config_free(&c);
+  run_parse_fails("[predict]\ntargets = ES,,Diverse\n",
+                  "t.ini:6: [predict] targets: expected 1 to 4 comma-separated source names, got 'ES,,Diverse'");
   /* [bounds] tau is every cell's threshold for verify and policy too, unless they set theirs */
   run_parse_ok("[bounds]\ntau = 0.75\n[policy]\ntau = 0.5\n", &c);
   ck_assert(c.bounds.have_tau && c.bounds.tau == 0.75f && c.verify.have_tau && c.verify.tau == 0.75f);
@@ -228,7 +237,7 @@ START_TEST(test_run_every_key)
     const struct pb_option *table;
   } stages[] = {{"protocol", pb_protocol_option_table}, {"bounds", pb_identify_option_table},
                 {"verify", pb_verify_option_table}, {"policy", pb_policy_option_table},
-                {"screen", pb_screen_option_table}};
+                {"screen", pb_screen_option_table}, {"predict", pb_predict_option_table}};
   int keys = 0;
   for (size_t s = 0; s < sizeof stages / sizeof stages[0]; s++)
     for (const struct pb_option *o = stages[s].table; o->name; o++) {
@@ -251,9 +260,12 @@ START_TEST(test_run_embedded)
 {
   struct pb_run_config c;
   ck_assert_msg(pb_run_config_parse(pb_embedded_run_ini, "inputs/run.ini", &c) == PB_OK, "%s", pb_error_message());
-  ck_assert(c.n_stages == 4 && c.bounds.perm_replicates == 20 && c.bounds.group_draws == 2000);
+  ck_assert(c.n_stages == 5 && c.bounds.perm_replicates == 20 && c.bounds.group_draws == 2000);
   ck_assert(c.screen.group_draws == 2000 && c.screen.class_draws == 200);
   ck_assert(c.bounds.seed == 20260908 && c.screen.seed == 20260912 && c.verify.sample_seed == 20260911);
+  ck_assert(c.predict.seed == 20260913 && c.predict.group_draws == 2000 && c.predict.shuffles == 20);
+  ck_assert(c.predict.deletion == 1 && c.predict.n_features == 2 && c.predict.n_targets == 2);
+  ck_assert_str_eq(c.predict.features[1], "Syn-B");
   pb_run_config_free(&c);
 }
 END_TEST

@@ -153,9 +153,13 @@ START_TEST(test_permutations)
   int32_t perm[8], again[8];
   int64_t f3[6] = {0}, f4[24] = {0}, d4[24] = {0};
   const int N = 24000;
+  /* classes grouped once (pb_perm_classes) give the same draws as grouping per call */
+  int32_t order[8], cbeg[9];
+  const int32_t nc = pb_perm_classes(8, label, order, cbeg);
+  ck_assert_int_eq(nc, 3);
   for (int rep = 0; rep < N; rep++) {
     pb_perm_within_class(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, 8, label, perm);
-    pb_perm_within_class(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, 8, label, again);
+    pb_perm_within_grouped(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, nc, order, cbeg, again);
     int used[8] = {0};
     for (int i = 0; i < 8; i++) {
       ck_assert_int_eq(label[perm[i]], label[i]);

@@ -1,0 +1,535 @@
+/* Nested leave-one-group-out ridge regression of model-level targets
+ * (seed 000 Appendix H.4; docs/predict.md).  Pure computation. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "pairbound/error.h"
+#include "pairbound/predict.h"
+
+const double pb_predict_lambda[PB_PREDICT_N_LAMBDA] = {0.1, 0.3, 1, 3, 10, 30, 100};
+
+double pb_predict_probit(double pct)
+{
+  double p = pct / 100.0;
+  if (p < PB_PREDICT_CLIP) p = PB_PREDICT_CLIP;
+  if (p > 1.0 - PB_PREDICT_CLIP) p = 1.0 - PB_PREDICT_CLIP;
+  return gsl_cdf_ugaussian_Pinv(p);
+}
+
+double pb_predict_unprobit(double z)
+{
+  return gsl_cdf_ugaussian_P(z) * 100.0;
+}
+
+static int pb_predict__cmp_double(const void *pa, const void *pb)
+{
+  const double a = *(const double *)pa, b = *(const double *)pb;
+  return (a > b) - (a < b);
+}
+
+double pb_predict_median(double *v, int32_t n)
+{
+  if (n <= 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, pb_predict__cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Training-fold preprocessing of one problem (H.4): per column the training
+ * median used for imputation, the training mean and the scale (population
+ * standard deviation, 1 for a column constant over the training rows). */
+struct pb_predict__prep {
+  double *med, *ctr, *scl;
+};
+
+static void pb_predict__prepare(const struct pb_predict_problem *pr, const uint8_t *train, const uint8_t *colnan,
+                                double *buf, struct pb_predict__prep *pp)
+{
+  for (int32_t j = 0; j < pr->p; j++) {
+    int32_t m = 0;
+    /* the median only matters for a column with a missing value */
+    for (int32_t r = 0; r < pr->n && colnan[j]; r++)
+      if (train[r] && isfinite(pr->x[(size_t)r * pr->p + j])) buf[m++] = pr->x[(size_t)r * pr->p + j];
+    pp->med[j] = m > 0 ? pb_predict_median(buf, m) : 0.0;
+    int32_t nt = 0, constant = 1;
+    double sum = 0.0, first = 0.0;
+    for (int32_t r = 0; r < pr->n; r++) {
+      if (!train[r]) continue;
+      const double v = isfinite(pr->x[(size_t)r * pr->p + j]) ? pr->x[(size_t)r * pr->p + j] : pp->med[j];
+      if (nt == 0) first = v;
+      constant &= v == first;
+      buf[nt++] = v;
+      sum += v;
+    }
+    const double mean = sum / nt;
+    double ss = 0.0;
+    for (int32_t t = 0; t < nt; t++) ss += (buf[t] - mean) * (buf[t] - mean);
+    pp->ctr[j] = mean;
+    pp->scl[j] = constant ? 1.0 : sqrt(ss / nt);
+  }
+}
+
+/* Standardised feature j of row r under the training preprocessing. */
+static inline double pb_predict__z(const struct pb_predict_problem *pr, const struct pb_predict__prep *pp,
+                                   int32_t r, int32_t j)
+{
+  const double v = pr->x[(size_t)r * pr->p + j];
+  return ((isfinite(v) ? v : pp->med[j]) - pp->ctr[j]) / pp->scl[j];
+}
+
+/* beta for every penalty from the centred design zc (nt x p) and centred
+ * probit targets yc: (Zc'Zc + lambda I) beta = Zc'yc by Cholesky. */
+static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, int32_t nl, const double *lambda,
+                                  gsl_matrix *beta, double *scratch)
+{
+  const size_t p = zc->size2;
+  gsl_matrix_view gv = gsl_matrix_view_array(scratch, p, p), av = gsl_matrix_view_array(scratch + p * p, p, p);
+  gsl_vector_view rv = gsl_vector_view_array(scratch + 2 * p * p, p);
+  gsl_matrix *g = &gv.matrix, *a = &av.matrix;
+  gsl_vector *rhs = &rv.vector;
+  gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, zc, 0.0, g);
+  for (size_t i = 0; i < p; i++)
+    for (size_t j = i + 1; j < p; j++) gsl_matrix_set(g, i, j, gsl_matrix_get(g, j, i));
+  gsl_blas_dgemv(CblasTrans, 1.0, zc, yc, 0.0, rhs);
+  for (int32_t l = 0; l < nl; l++) {
+    gsl_matrix_memcpy(a, g);
+    for (size_t j = 0; j < p; j++) *gsl_matrix_ptr(a, j, j) += lambda[l];
+    gsl_vector_view b = gsl_matrix_row(beta, (size_t)l);
+    if (gsl_linalg_cholesky_decomp1(a) != GSL_SUCCESS || gsl_linalg_cholesky_solve(a, rhs, &b.vector) != GSL_SUCCESS) {
+      pb_error_set("predict: ridge Cholesky factorisation failed (lambda %g)", lambda[l]);
+      return PB_FAIL;
+    }
+  }
+  return PB_OK;
+}
+
+/* The same betas from the thin SVD of Zc (of Zc' when it has more columns
+ * than rows, as GSL needs rows >= columns): beta = V diag(s / (s^2 + lambda)) U'yc. */
+static int pb_predict__solve_svd(gsl_matrix *zc, gsl_vector *yc, int32_t nl, const double *lambda,
+                                 gsl_matrix *beta)
+{
+  const size_t nt = zc->size1, p = zc->size2;
+  const int tall = nt >= p;
+  const size_t m = tall ? nt : p, k = tall ? p : nt;
+  gsl_matrix *u = gsl_matrix_alloc(m, k), *v = gsl_matrix_alloc(k, k);
+  gsl_vector *s = gsl_vector_alloc(k), *work = gsl_vector_alloc(k), *uty = gsl_vector_alloc(k);
+  if (tall) gsl_matrix_memcpy(u, zc);
+  else gsl_matrix_transpose_memcpy(u, zc);
+  int rc = gsl_linalg_SV_decomp(u, v, s, work) == GSL_SUCCESS ? PB_OK : PB_FAIL;
+  if (rc != PB_OK) {
+    pb_error_set("predict: ridge SVD failed");
+    goto done;
+  }
+  /* Zc = L diag(s) R' with L (nt x k), R (p x k): tall L = u, R = v; wide L = v, R = u. */
+  const gsl_matrix *lm = tall ? u : v, *rm = tall ? v : u;
+  gsl_blas_dgemv(CblasTrans, 1.0, lm, yc, 0.0, uty);
+  for (int32_t l = 0; l < nl; l++) {
+    for (size_t j = 0; j < p; j++) {
+      double acc = 0.0;
+      for (size_t q = 0; q < k; q++) {
+        const double sq = gsl_vector_get(s, q);
+        acc += gsl_matrix_get(rm, j, q) * sq / (sq * sq + lambda[l]) * gsl_vector_get(uty, q);
+      }
+      gsl_matrix_set(beta, (size_t)l, j, acc);
+    }
+  }
+done:
+  gsl_matrix_free(u);
+  gsl_matrix_free(v);
+  gsl_vector_free(s);
+  gsl_vector_free(work);
+  gsl_vector_free(uty);
+  return rc;
+}
+
+/* The training design, standardised and then centred exactly (its mean is
+ * zero only up to rounding), its column means, and the centred probit targets. */
+static void pb_predict__design(const struct pb_predict_problem *pr, const double *tyall, const uint8_t *train,
+                               const struct pb_predict__prep *pp, gsl_matrix *zc, double *zbar, gsl_vector *yc,
+                               double *ybar)
+{
+  const int32_t p = pr->p;
+  size_t t = 0;
+  double ysum = 0.0;
+  for (int32_t j = 0; j < p; j++) zbar[j] = 0.0;
+  for (int32_t r = 0; r < pr->n; r++) {
+    if (!train[r]) continue;
+    for (int32_t j = 0; j < p; j++) {
+      const double z = pb_predict__z(pr, pp, r, j);
+      gsl_matrix_set(zc, t, (size_t)j, z);
+      zbar[j] += z;
+    }
+    const double ty = tyall[r];
+    gsl_vector_set(yc, t, ty);
+    ysum += ty;
+    t++;
+  }
+  *ybar = ysum / (double)t;
+  for (int32_t j = 0; j < p; j++) zbar[j] /= (double)t;
+  for (size_t i = 0; i < t; i++) {
+    for (int32_t j = 0; j < p; j++) *gsl_matrix_ptr(zc, i, (size_t)j) -= zbar[j];
+    *gsl_vector_ptr(yc, i) -= *ybar;
+  }
+}
+
+/* Workspace of repeated fits of one problem: probit targets, which columns
+ * have missing values, and buffers for the design and the solver. */
+struct pb_predict__ws {
+  double *ty, *buf, *zc, *yc, *beta, *chol;
+  struct pb_predict__prep pp;
+  double *zbar;
+  uint8_t *colnan;
+};
+
+static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predict_problem *pr, int32_t n_lambda)
+{
+  const size_t n = (size_t)pr->n, p = (size_t)pr->p;
+  w->ty = pb_malloc((n * (p + 3) + p * (5 + (size_t)n_lambda) + 2 * p * p) * sizeof(double));
+  w->buf = w->ty + n;
+  w->zc = w->buf + n;
+  w->yc = w->zc + n * p;
+  w->pp.med = w->yc + n;
+  w->pp.ctr = w->pp.med + p;
+  w->pp.scl = w->pp.ctr + p;
+  w->zbar = w->pp.scl + p;
+  w->beta = w->zbar + p;
+  w->chol = w->beta + p * (size_t)n_lambda;
+  w->colnan = pb_calloc(p, 1);
+  for (size_t r = 0; r < n; r++) {
+    w->ty[r] = pb_predict_probit(pr->y[r]);
+    for (size_t j = 0; j < p; j++) w->colnan[j] |= !isfinite(pr->x[r * p + j]);
+  }
+}
+
+static void pb_predict__ws_free(struct pb_predict__ws *w)
+{
+  free(w->ty);
+  free(w->colnan);
+}
+
+/* Ridge fit on the train rows (at least one), predictions (percentage
+ * points) of the want rows for every penalty: pred[l * n + r]. */
+static int pb_predict__fit(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *train,
+                           const uint8_t *want, int32_t n_lambda, const double *lambda, enum pb_predict_solver solver,
+                           double *pred)
+{
+  const int32_t p = pr->p;
+  size_t nt = 0;
+  for (int32_t r = 0; r < pr->n; r++) nt += train[r] != 0;
+  gsl_matrix_view zc = gsl_matrix_view_array(w->zc, nt, (size_t)p);
+  gsl_matrix_view beta = gsl_matrix_view_array(w->beta, (size_t)n_lambda, (size_t)p);
+  gsl_vector_view yc = gsl_vector_view_array(w->yc, nt);
+  double ybar = 0.0;
+  pb_predict__prepare(pr, train, w->colnan, w->buf, &w->pp);
+  pb_predict__design(pr, w->ty, train, &w->pp, &zc.matrix, w->zbar, &yc.vector, &ybar);
+  int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix)
+                                    : pb_predict__solve_chol(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix, w->chol);
+  if (rc != PB_OK) return rc;
+  for (int32_t r = 0; r < pr->n; r++) {
+    if (!want[r]) continue;
+    for (int32_t j = 0; j < p; j++) w->buf[j] = pb_predict__z(pr, &w->pp, r, j);
+    for (int32_t l = 0; l < n_lambda; l++) {
+      /* intercept: the fitted value at the training mean of Z is the mean target */
+      const double *b = w->beta + (size_t)l * p;
+      double f = ybar;
+      for (int32_t j = 0; j < p; j++) f += b[j] * (w->buf[j] - w->zbar[j]);
+      pred[(size_t)l * pr->n + r] = pb_predict_unprobit(f);
+    }
+  }
+  return PB_OK;
+}
+
+int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, int32_t n_lambda,
+                     const double *lambda, enum pb_predict_solver solver, double *pred)
+{
+  int32_t nt = 0;
+  for (int32_t r = 0; r < pr->n; r++) nt += train[r] != 0;
+  if (nt < 1 || pr->p < 1 || n_lambda < 1) {
+    pb_error_set("predict: ridge fit needs training rows and features (%d rows, %d features)", nt, pr->p);
+    return PB_FAIL;
+  }
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, n_lambda);
+  uint8_t *all = pb_malloc((size_t)pr->n);
+  memset(all, 1, (size_t)pr->n);
+  const int rc = pb_predict__fit(pr, &w, train, all, n_lambda, lambda, solver, pred);
+  free(all);
+  pb_predict__ws_free(&w);
+  return rc;
+}
+
+/* Sum of |pred - y| over the rows of group g, in row order. */
+static double pb_predict__abs_err(const struct pb_predict_problem *pr, const double *pred, int32_t g)
+{
+  double acc = 0.0;
+  for (int32_t r = 0; r < pr->n; r++)
+    if (pr->group[r] == g) acc += fabs(pred[r] - pr->y[r]);
+  return acc;
+}
+
+/* Training mask: rows of active groups other than g1 and g2 (-1 = none);
+ * want: the rows of g1 and g2. */
+static void pb_predict__mask(const struct pb_predict_problem *pr, const uint8_t *active, int32_t g1, int32_t g2,
+                             uint8_t *train, uint8_t *want)
+{
+  for (int32_t r = 0; r < pr->n; r++) {
+    const int32_t g = pr->group[r];
+    train[r] = active[g] && g != g1 && g != g2;
+    want[r] = g == g1 || g == g2;
+  }
+}
+
+/* Inner errors: the fit without groups a and b serves as the inner fold b of
+ * outer fold a and the inner fold a of outer fold b (its training rows are the
+ * same), so each unordered pair is fitted once.  err[(o * G + i) * L + l] is
+ * the absolute error sum of inner group i within outer fold o at penalty l. */
+static int pb_predict__inner(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                             enum pb_predict_solver solver, uint8_t *train, double *pl, double *err)
+{
+  const int32_t G = pr->n_groups, L = PB_PREDICT_N_LAMBDA;
+  for (int32_t a = 0; a < G; a++) {
+    if (!active[a]) continue;
+    for (int32_t b = a + 1; b < G; b++) {
+      if (!active[b]) continue;
+      pb_predict__mask(pr, active, a, b, train, train + pr->n);
+      if (pb_predict__fit(pr, w, train, train + pr->n, L, pb_predict_lambda, solver, pl) != PB_OK) return PB_FAIL;
+      for (int32_t l = 0; l < L; l++) {
+        err[((size_t)a * G + b) * L + l] = pb_predict__abs_err(pr, pl + (size_t)l * pr->n, b);
+        err[((size_t)b * G + a) * L + l] = pb_predict__abs_err(pr, pl + (size_t)l * pr->n, a);
+      }
+    }
+  }
+  return PB_OK;
+}
+
+int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum pb_predict_solver solver,
+                      double *pred, int32_t *lam_idx)
+{
+  const int32_t G = pr->n_groups, L = PB_PREDICT_N_LAMBDA;
+  int rc = PB_FAIL;
+  uint8_t *active = pb_calloc((size_t)G, 1), *train = pb_malloc(2 * (size_t)pr->n);
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, L);
+  int32_t *rows = pb_calloc((size_t)G, sizeof *rows);
+  double *pl = pb_malloc((size_t)L * pr->n * sizeof *pl);
+  double *err = pb_calloc((size_t)G * G * L, sizeof *err);
+  for (int32_t r = 0; r < pr->n; r++) {
+    pred[r] = NAN;
+    lam_idx[r] = -1;
+    if (pr->group[r] < 0 || pr->group[r] >= G) {
+      pb_error_set("predict: row %d has group %d outside [0, %d)", r, pr->group[r], G);
+      goto done;
+    }
+    rows[pr->group[r]]++;
+  }
+  int32_t na = 0;
+  for (int32_t g = 0; g < G; g++) {
+    active[g] = rows[g] > 0 && g != deleted;
+    na += active[g];
+  }
+  if (na < 3) {
+    pb_error_set("predict: nested leave-one-group-out needs at least 3 groups with models, found %d", na);
+    goto done;
+  }
+  if (pb_predict__inner(pr, &w, active, solver, train, pl, err) != PB_OK) goto done;
+  for (int32_t o = 0; o < G; o++) {
+    if (!active[o]) continue;
+    int32_t ntr = 0, best = 0;
+    for (int32_t g = 0; g < G; g++)
+      if (active[g] && g != o) ntr += rows[g];
+    double best_mae = INFINITY;
+    for (int32_t l = 0; l < L; l++) {
+      double s = 0.0;
+      for (int32_t i = 0; i < G; i++)
+        if (active[i] && i != o) s += err[((size_t)o * G + i) * L + l];
+      const double mae = s / ntr;
+      if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
+        best_mae = mae;
+        best = l;
+      }
+    }
+    pb_predict__mask(pr, active, o, -1, train, train + pr->n);
+    if (pb_predict__fit(pr, &w, train, train + pr->n, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) goto done;
+    for (int32_t r = 0; r < pr->n; r++)
+      if (pr->group[r] == o) {
+        pred[r] = pl[r];
+        lam_idx[r] = best;
+      }
+  }
+  rc = PB_OK;
+done:
+  pb_predict__ws_free(&w);
+  free(active);
+  free(train);
+  free(rows);
+  free(pl);
+  free(err);
+  return rc;
+}
+
+/* Fits shared by the full-pool nested run and every deletion refit, keyed
+ * by the excluded groups (all fits use every penalty of the grid):
+ * p1[o][l][r]: fit without {o}, rows of o; p2[x][y][l][r]: fit without
+ * {x, y}, rows of x; e2[x][y][l]: absolute error sum of group x in that fit;
+ * e3[x][y][z][l] (y < z): absolute error sum of group x in the fit without
+ * {x, y, z}. */
+struct pb_predict__cache {
+  int32_t G, n;
+  double *p1, *p2, *e2, *e3;
+};
+
+#define PB_PREDICT__L PB_PREDICT_N_LAMBDA
+#define PB_PREDICT__P1(c, o, l) ((c)->p1 + ((size_t)(o) * PB_PREDICT__L + (l)) * (c)->n)
+#define PB_PREDICT__P2(c, x, y, l) ((c)->p2 + (((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L + (l)) * (c)->n)
+#define PB_PREDICT__E2(c, x, y) ((c)->e2 + ((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L)
+#define PB_PREDICT__E3(c, x, y, z) ((c)->e3 + (((size_t)(x) * (c)->G + (y)) * (c)->G + (z)) * PB_PREDICT__L)
+
+/* Training mask without groups e[0..ne) (and inactive ones); want: their rows. */
+static void pb_predict__mask_n(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *e, int ne,
+                               uint8_t *train, uint8_t *want)
+{
+  for (int32_t r = 0; r < pr->n; r++) {
+    int out = 0;
+    for (int i = 0; i < ne; i++) out |= pr->group[r] == e[i];
+    train[r] = active[pr->group[r]] && !out;
+    want[r] = (uint8_t)out;
+  }
+}
+
+/* One fit without the groups e[0..ne) (ascending), filed into the cache. */
+static int pb_predict__cache_fit(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                                 enum pb_predict_solver solver, const int32_t *e, int ne, uint8_t *mask, double *pl,
+                                 struct pb_predict__cache *c)
+{
+  pb_predict__mask_n(pr, active, e, ne, mask, mask + pr->n);
+  if (pb_predict__fit(pr, w, mask, mask + pr->n, PB_PREDICT__L, pb_predict_lambda, solver, pl) != PB_OK)
+    return PB_FAIL;
+  for (int i = 0; i < ne; i++) {
+    const int32_t x = e[i], y = e[i == 0], z = ne == 3 ? e[i == 2 ? 1 : 2] : -1;
+    for (int32_t l = 0; l < PB_PREDICT__L; l++) {
+      const double *p = pl + (size_t)l * pr->n;
+      double *dst = ne == 1 ? PB_PREDICT__P1(c, x, l) : ne == 2 ? PB_PREDICT__P2(c, x, y, l) : NULL;
+      for (int32_t r = 0; r < pr->n && dst; r++)
+        if (pr->group[r] == x) dst[r] = p[r];
+      if (ne == 2) PB_PREDICT__E2(c, x, y)[l] = pb_predict__abs_err(pr, p, x);
+      if (ne == 3) PB_PREDICT__E3(c, x, y, z)[l] = pb_predict__abs_err(pr, p, x);
+    }
+  }
+  return PB_OK;
+}
+
+/* Every fit of the cache over the active groups: singles, pairs and (for
+ * the deletion refits) triples. */
+static int pb_predict__cache_fill(const struct pb_predict_problem *pr, const uint8_t *active, int triples,
+                                  enum pb_predict_solver solver, struct pb_predict__cache *c)
+{
+  const int32_t G = pr->n_groups;
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, PB_PREDICT__L);
+  uint8_t *mask = pb_malloc(2 * (size_t)pr->n);
+  double *pl = pb_malloc((size_t)PB_PREDICT__L * pr->n * sizeof *pl);
+  int rc = PB_OK;
+  for (int32_t a = 0; a < G && rc == PB_OK; a++) {
+    if (!active[a]) continue;
+    int32_t e[3] = {a, -1, -1};
+    rc = pb_predict__cache_fit(pr, &w, active, solver, e, 1, mask, pl, c);
+    for (e[1] = a + 1; e[1] < G && rc == PB_OK; e[1]++) {
+      if (!active[e[1]]) continue;
+      rc = pb_predict__cache_fit(pr, &w, active, solver, e, 2, mask, pl, c);
+      for (e[2] = e[1] + 1; e[2] < G && rc == PB_OK && triples; e[2]++)
+        if (active[e[2]]) rc = pb_predict__cache_fit(pr, &w, active, solver, e, 3, mask, pl, c);
+    }
+  }
+  free(mask);
+  free(pl);
+  pb_predict__ws_free(&w);
+  return rc;
+}
+
+/* Penalty choice and out-of-fold predictions of one nested run from the
+ * cache: active groups without @p d (-1: none); the same sums in the same
+ * order as pb_predict_nested. */
+static void pb_predict__from_cache(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *rows,
+                                   int32_t d, const struct pb_predict__cache *c, double *pred, int32_t *lam_idx)
+{
+  const int32_t G = pr->n_groups;
+  for (int32_t r = 0; r < pr->n; r++) {
+    pred[r] = NAN;
+    lam_idx[r] = -1;
+  }
+  for (int32_t o = 0; o < G; o++) {
+    if (!active[o] || o == d) continue;
+    int32_t ntr = 0, best = 0;
+    for (int32_t g = 0; g < G; g++)
+      if (active[g] && g != o && g != d) ntr += rows[g];
+    double best_mae = INFINITY;
+    for (int32_t l = 0; l < PB_PREDICT__L; l++) {
+      double s = 0.0;
+      for (int32_t i = 0; i < G; i++) {
+        if (!active[i] || i == o || i == d) continue;
+        s += d < 0 ? PB_PREDICT__E2(c, i, o)[l] : PB_PREDICT__E3(c, i, o < d ? o : d, o < d ? d : o)[l];
+      }
+      const double mae = s / ntr;
+      if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
+        best_mae = mae;
+        best = l;
+      }
+    }
+    const double *p = d < 0 ? PB_PREDICT__P1(c, o, best) : PB_PREDICT__P2(c, o, d, best);
+    for (int32_t r = 0; r < pr->n; r++)
+      if (pr->group[r] == o) {
+        pred[r] = p[r];
+        lam_idx[r] = best;
+      }
+  }
+}
+
+int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, enum pb_predict_solver solver,
+                          double *pred, int32_t *lam_idx)
+{
+  const int32_t G = pr->n_groups, n = pr->n;
+  int rc = PB_FAIL;
+  uint8_t *active = pb_calloc((size_t)G, 1);
+  int32_t *rows = pb_calloc((size_t)G, sizeof *rows), na = 0;
+  struct pb_predict__cache c = {G, n, NULL, NULL, NULL, NULL};
+  for (int32_t r = 0; r < n; r++) {
+    if (pr->group[r] < 0 || pr->group[r] >= G) {
+      pb_error_set("predict: row %d has group %d outside [0, %d)", r, pr->group[r], G);
+      goto done;
+    }
+    rows[pr->group[r]]++;
+  }
+  for (int32_t g = 0; g < G; g++) {
+    active[g] = rows[g] > 0;
+    na += active[g];
+  }
+  if (na < 3 + (deletions != 0)) {
+    pb_error_set("predict: nested leave-one-group-out needs at least %d groups with models%s, found %d",
+                 3 + (deletions != 0), deletions ? " for deletion refits" : "", na);
+    goto done;
+  }
+  c.p1 = pb_malloc((size_t)G * PB_PREDICT__L * n * sizeof *c.p1);
+  c.p2 = pb_malloc((size_t)G * G * PB_PREDICT__L * n * sizeof *c.p2);
+  c.e2 = pb_malloc((size_t)G * G * PB_PREDICT__L * sizeof *c.e2);
+  c.e3 = deletions ? pb_malloc((size_t)G * G * G * PB_PREDICT__L * sizeof *c.e3) : NULL;
+  if (pb_predict__cache_fill(pr, active, deletions, solver, &c) != PB_OK) goto done;
+  pb_predict__from_cache(pr, active, rows, -1, &c, pred, lam_idx);
+  for (int32_t g = 0; g < G && deletions; g++)
+    pb_predict__from_cache(pr, active, rows, active[g] ? g : -1, &c, pred + (size_t)(1 + g) * n,
+                           lam_idx + (size_t)(1 + g) * n);
+  rc = PB_OK;
+done:
+  free(active);
+  free(rows);
+  free(c.p1), free(c.p2), free(c.e2), free(c.e3);
+  return rc;
+}

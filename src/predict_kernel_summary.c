@@ -1,0 +1,322 @@
+/* Per-cell synthetic summaries, their class-conditional independent
+ * counterparts and real target counts (seed 000 H.1-H.3, Table 42, Eq. 14;
+ * docs/predict.md).  Pure computation. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/error.h"
+#include "pairbound/predict.h"
+#include "pairbound/protocol.h"
+#include "pairbound/resample.h"
+
+/* The k-th largest of v[0..n) (1 <= k <= n) by quickselect; v is reordered.
+ * The value, hence the cutoff, is the protocol's rank rule on sorted scores. */
+static float pb_predict__kth_largest(float *v, int32_t n, int32_t k)
+{
+  int32_t lo = 0, hi = n - 1;
+  const int32_t want = n - k; /* ascending position */
+  while (lo < hi) {
+    const float pivot = v[lo + (hi - lo) / 2];
+    int32_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] < pivot) i++;
+      while (v[j] > pivot) j--;
+      if (i <= j) {
+        const float t = v[i];
+        v[i++] = v[j];
+        v[j--] = t;
+      }
+    }
+    if (want <= j) hi = j;
+    else if (want >= i) lo = i;
+    else break;
+  }
+  return v[want];
+}
+
+int pb_predict_cell_counts(const struct pb_cell_view *in, struct pb_predict_counts *out)
+{
+  memset(out, 0, sizeof *out);
+  if (!in || in->n <= 0 || isnan(in->tau)) {
+    pb_error_set("predict: a target cell needs records and a threshold");
+    return PB_FAIL;
+  }
+  /* the top-80% cutoff follows the protocol's rank rule: ties at the cutoff
+   * are selected, so the selected count can exceed 80% and is the denominator */
+  float *v = pb_malloc((size_t)in->n * sizeof *v);
+  memcpy(v, in->s1, (size_t)in->n * sizeof *v);
+  const float cut = pb_predict__kth_largest(v, in->n, pb_protocol_rank(in->n, PB_PREDICT_R80_COVERAGE));
+  free(v);
+  out->n = in->n;
+  for (int32_t i = 0; i < in->n; i++) {
+    const int c0 = in->pred0[i] == in->label[i], c1 = in->pred1[i] == in->label[i];
+    const int z0 = in->s0[i] >= in->tau, z1 = in->s1[i] >= in->tau;
+    out->correct += c1;
+    if (in->s1[i] >= cut) {
+      out->selected++;
+      out->selected_wrong += !c1;
+    }
+    out->accepted_wrong += !c1 && z1;
+    out->correct_rejected += c1 && !z1;
+    out->lost += c0 && c1 && z0 && !z1;
+  }
+  return PB_OK;
+}
+
+void pb_predict_cell_paired(const struct pb_cell_view *in, const int32_t *perm, double *out)
+{
+  const int32_t n = in->n;
+  double sum0 = 0.0, sum1 = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    sum0 += in->s0[i];
+    sum1 += in->s1[i];
+  }
+  const double mean0 = sum0 / n, mean1 = sum1 / n;
+  int64_t flips = 0, K = 0, ns = 0, nw = 0, lost = 0;
+  double absd = 0.0, sxx = 0.0, syy = 0.0, sxy = 0.0, dm = 0.0, dss = 0.0, dsw = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t j = perm ? perm[i] : i;
+    const int32_t y = in->label[i];
+    const int c0 = in->pred0[i] == y, c1 = in->pred1[j] == y;
+    const double d = (double)in->s0[i] - (double)in->s1[j];
+    const double d0 = (double)in->s0[i] - mean0, d1 = (double)in->s1[j] - mean1;
+    flips += in->pred0[i] != in->pred1[j];
+    absd += fabs(d);
+    sxx += d0 * d0;
+    syy += d1 * d1;
+    sxy += d0 * d1;
+    if (c0 && c1) {
+      K++;
+      dm += (double)in->m0[i] - (double)in->m1[j];
+      lost += in->s0[i] >= in->tau && in->s1[j] < in->tau;
+    } else if (!c0 && !c1) {
+      if (in->pred0[i] == in->pred1[j]) {
+        ns++;
+        dss += d;
+      } else {
+        nw++;
+        dsw += d;
+      }
+    }
+  }
+  out[0] = (double)flips / n;
+  out[1] = absd / n;
+  out[2] = sxx > 0.0 && syy > 0.0 ? sxy / sqrt(sxx * syy) : NAN;
+  out[3] = (double)K / n;
+  out[4] = K > 0 ? dm / K : NAN;
+  out[5] = ns > 0 ? dss / ns : NAN;
+  out[6] = nw > 0 ? dsw / nw : NAN;
+  out[7] = (double)lost / n;
+}
+
+void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint32_t analysis, uint64_t item,
+                              int32_t n_rep, double *out)
+{
+  const int32_t n = in->n;
+  int32_t *order = pb_malloc((3 * (size_t)n + 1) * sizeof *order), *perm = order + n, *cbeg = perm + n;
+  double *v = pb_malloc(6 * (size_t)n * sizeof *v);
+  double *s0 = v, *s1 = v + n, *d0 = v + 2 * n, *d1 = v + 3 * n, *m0 = v + 4 * n, *m1 = v + 5 * n;
+  uint8_t *f0 = pb_malloc(2 * (size_t)n), *f1 = f0 + n;
+  const int32_t nc = pb_perm_classes(n, in->label, order, cbeg);
+  /* everything that does not depend on the pairing, in the same arithmetic
+   * as pb_predict_cell_paired so that the results are identical */
+  double sum0 = 0.0, sum1 = 0.0, sxx = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    sum0 += in->s0[i];
+    sum1 += in->s1[i];
+  }
+  const double mean0 = sum0 / n, mean1 = sum1 / n;
+  for (int32_t i = 0; i < n; i++) {
+    s0[i] = in->s0[i], s1[i] = in->s1[i], m0[i] = in->m0[i], m1[i] = in->m1[i];
+    d0[i] = s0[i] - mean0, d1[i] = s1[i] - mean1;
+    sxx += d0[i] * d0[i];
+    /* bit 0: correct; bit 1: accepted clean (f0) / rejected perturbed (f1) */
+    f0[i] = (uint8_t)((in->pred0[i] == in->label[i]) | (in->s0[i] >= in->tau) << 1);
+    f1[i] = (uint8_t)((in->pred1[i] == in->label[i]) | (in->s1[i] < in->tau) << 1);
+  }
+  for (int32_t r = 0; r < n_rep; r++) {
+    pb_perm_within_grouped(seed, analysis, item, (uint32_t)r, nc, order, cbeg, perm);
+    int64_t flips = 0, K = 0, ns = 0, nw = 0, lost = 0;
+    double absd = 0.0, syy = 0.0, sxy = 0.0, dm = 0.0, dss = 0.0, dsw = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+      const int32_t j = perm[i];
+      const int a = f0[i], b = f1[j];
+      const double d = s0[i] - s1[j];
+      flips += in->pred0[i] != in->pred1[j];
+      absd += fabs(d);
+      syy += d1[j] * d1[j];
+      sxy += d0[i] * d1[j];
+      if (a & b & 1) {
+        K++;
+        dm += m0[i] - m1[j];
+        lost += (a & b) >> 1;
+      } else if (!((a | b) & 1)) {
+        if (in->pred0[i] == in->pred1[j]) {
+          ns++;
+          dss += d;
+        } else {
+          nw++;
+          dsw += d;
+        }
+      }
+    }
+    double *o = out + (size_t)r * PB_PREDICT_N_PAIRED;
+    o[0] = (double)flips / n;
+    o[1] = absd / n;
+    o[2] = sxx > 0.0 && syy > 0.0 ? sxy / sqrt(sxx * syy) : NAN;
+    o[3] = (double)K / n;
+    o[4] = K > 0 ? dm / K : NAN;
+    o[5] = ns > 0 ? dss / ns : NAN;
+    o[6] = nw > 0 ? dsw / nw : NAN;
+    o[7] = (double)lost / n;
+  }
+  free(order);
+  free(v);
+  free(f0);
+}
+
+struct pb_predict__li {
+  int32_t label, idx;
+};
+
+static int pb_predict__cmp_li(const void *pa, const void *pb)
+{
+  const struct pb_predict__li *a = pa, *b = pb;
+  if (a->label != b->label) return a->label < b->label ? -1 : 1;
+  return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Sums of the independent combination (Eq. 14 and its analogues): every
+ * clean record i of a class with every perturbed record j of it, weight 1/n_y. */
+struct pb_predict__ind {
+  double flips, absd, cov, k, dss_num, dss_den, dsw_num, dsw_den;
+};
+
+static void pb_predict__ind_class(const struct pb_cell_view *in, const struct pb_predict__li *li, int32_t ny,
+                                  double mean0, double mean1, struct pb_predict__ind *t)
+{
+  int64_t same = 0, a = 0, b = 0, nss = 0, nww = 0;
+  double absd = 0.0, m0 = 0.0, m1 = 0.0, ss = 0.0, sw = 0.0;
+  const int32_t y = li[0].label;
+  for (int32_t p = 0; p < ny; p++) {
+    const int32_t i = li[p].idx;
+    a += in->pred0[i] == y;
+    b += in->pred1[i] == y;
+    m0 += in->s0[i];
+    m1 += in->s1[i];
+    for (int32_t q = 0; q < ny; q++) {
+      const int32_t j = li[q].idx;
+      const double d = (double)in->s0[i] - (double)in->s1[j];
+      same += in->pred0[i] == in->pred1[j];
+      absd += fabs(d);
+      if (in->pred0[i] == y || in->pred1[j] == y) continue;
+      if (in->pred0[i] == in->pred1[j]) {
+        nss++;
+        ss += d;
+      } else {
+        nww++;
+        sw += d;
+      }
+    }
+  }
+  const double w = 1.0 / ny;
+  t->flips += (double)((int64_t)ny * ny - same) * w;
+  t->absd += absd * w;
+  /* sum over i, j of (S_i - mean0)(S'_j - mean1) / n_y = n_y (mu_y - mean0)(mu'_y - mean1) */
+  t->cov += ny * (m0 / ny - mean0) * (m1 / ny - mean1);
+  t->k += (double)(a * b) * w;
+  t->dss_num += ss * w;
+  t->dss_den += (double)nss * w;
+  t->dsw_num += sw * w;
+  t->dsw_den += (double)nww * w;
+}
+
+/* Independent counterparts of F, A, Q, k, ds_s, ds_w into out[PB_PC_IND + ...];
+ * dM_k and L come from pb_bounds_cell (Eq. 14 and Eq. 4). */
+static void pb_predict__independent(const struct pb_cell_view *in, double *out)
+{
+  const int32_t n = in->n;
+  struct pb_predict__li *li = pb_malloc((size_t)n * sizeof *li);
+  double sum0 = 0.0, sum1 = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    li[i].label = in->label[i];
+    li[i].idx = i;
+    sum0 += in->s0[i];
+    sum1 += in->s1[i];
+  }
+  qsort(li, (size_t)n, sizeof *li, pb_predict__cmp_li);
+  const double mean0 = sum0 / n, mean1 = sum1 / n;
+  double sxx = 0.0, syy = 0.0;
+  for (int32_t i = 0; i < n; i++) {
+    sxx += ((double)in->s0[i] - mean0) * ((double)in->s0[i] - mean0);
+    syy += ((double)in->s1[i] - mean1) * ((double)in->s1[i] - mean1);
+  }
+  struct pb_predict__ind t;
+  memset(&t, 0, sizeof t);
+  for (int32_t p = 0; p < n;) {
+    int32_t e = p;
+    while (e < n && li[e].label == li[p].label) e++;
+    pb_predict__ind_class(in, li + p, e - p, mean0, mean1, &t);
+    p = e;
+  }
+  double *o = out + PB_PC_IND;
+  o[PB_PC_F - PB_PC_F] = t.flips / n;
+  o[PB_PC_A - PB_PC_F] = t.absd / n;
+  o[PB_PC_Q - PB_PC_F] = sxx > 0.0 && syy > 0.0 ? t.cov / sqrt(sxx * syy) : NAN;
+  o[PB_PC_K - PB_PC_F] = t.k / n;
+  o[PB_PC_DSS - PB_PC_F] = t.dss_den > 0.0 ? t.dss_num / t.dss_den : NAN;
+  o[PB_PC_DSW - PB_PC_F] = t.dsw_den > 0.0 ? t.dsw_num / t.dsw_den : NAN;
+  free(li);
+}
+
+int pb_predict_cell_summary(const struct pb_cell_view *in, double *out)
+{
+  struct pb_cell_bounds b;
+  struct pb_predict_counts c;
+  for (int j = 0; j < PB_PC_N; j++) out[j] = NAN;
+  if (pb_bounds_cell(in, 0, &b) != 0 || pb_predict_cell_counts(in, &c) != PB_OK) {
+    pb_error_set("predict: invalid cell records");
+    return PB_FAIL;
+  }
+  const int32_t n = in->n;
+  double s0 = 0.0, s1 = 0.0, m0 = 0.0, m1 = 0.0, ll = 0.0, paired[PB_PREDICT_N_PAIRED];
+  int64_t a = 0;
+  for (int32_t i = 0; i < n; i++) {
+    s0 += in->s0[i];
+    s1 += in->s1[i];
+    a += in->pred0[i] == in->label[i];
+    if (in->pred0[i] == in->label[i]) m0 += in->m0[i];
+    if (in->pred1[i] == in->label[i]) m1 += in->m1[i];
+    ll -= log(fmax((double)in->m1[i], PB_PREDICT_LOGLOSS_FLOOR));
+  }
+  const int64_t a1 = c.correct;
+  out[PB_PC_ACC0] = b.acc0;
+  out[PB_PC_A1] = b.acc1;
+  out[PB_PC_S0] = s0 / n;
+  out[PB_PC_S1] = s1 / n;
+  out[PB_PC_M0] = a > 0 ? m0 / a : NAN;
+  out[PB_PC_M1] = a1 > 0 ? m1 / a1 : NAN;
+  out[PB_PC_LOGLOSS] = ll / n;
+  out[PB_PC_R80] = (double)c.selected_wrong / c.selected;
+  out[PB_PC_E] = b.E;
+  out[PB_PC_CR] = (double)c.correct_rejected / n;
+  /* paired summaries: the bounds engine's observed values; ds_s and ds_w,
+   * which it does not compute, from the O(n) paired pass */
+  pb_predict_cell_paired(in, NULL, paired);
+  out[PB_PC_F] = b.F;
+  out[PB_PC_A] = b.A;
+  out[PB_PC_Q] = b.Q;
+  out[PB_PC_K] = (double)b.k / n;
+  out[PB_PC_DMK] = b.dMk_obs;
+  out[PB_PC_DSS] = paired[PB_PC_DSS - PB_PC_F];
+  out[PB_PC_DSW] = paired[PB_PC_DSW - PB_PC_F];
+  out[PB_PC_L] = b.L_obs;
+  pb_predict__independent(in, out);
+  out[PB_PC_IND + PB_PC_DMK - PB_PC_F] = b.dMk_ind;
+  out[PB_PC_IND + PB_PC_L - PB_PC_F] = b.L_ind;
+  return PB_OK;
+}

@@ -1,0 +1,793 @@
+/* The predict stage: per-cell synthetic summaries and real target counts,
+ * model-level features and targets, every nested leave-one-group-out fit of
+ * seed 000 Appendices H-I, distributed over ranks and threads
+ * (docs/predict.md). */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/cells.h"
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/options.h"
+#include "pairbound/predict.h"
+#include "pairbound/resample.h"
+#include "pairbound/stage.h"
+#include "pairbound/timer.h"
+#include "predict_internal.h"
+
+const char *const pb_predict__feat_names[PB_PREDICT__N_FEAT] = {
+  "syn_acc0", "real_dev_acc0", "syn_a1", "syn_S0", "syn_S1", "syn_M0", "syn_M1", "syn_logloss", "real_dev_a1",
+  "syn_R80", "syn_E", "syn_CR", "F", "A", "Q", "k", "dMk", "ds_s", "ds_w", "Lsyn",
+  "F_ind", "A_ind", "Q_ind", "k_ind", "dMk_ind", "ds_s_ind", "ds_w_ind", "Lsyn_ind"};
+const char *const pb_predict__target_names[PB_PREDICT__N_TARGETS] = {"a1", "R80", "E", "L"};
+const char *const pb_predict__step_names[PB_PREDICT__N_STEPS] = {"C1", "C2", "C3a", "C3b", "C4"};
+
+/* Cell summary column behind each feature; -1 for the two real development features. */
+static const int pb_predict__feat_src[PB_PREDICT__N_FEAT] = {
+  PB_PC_ACC0, -1, PB_PC_A1, PB_PC_S0, PB_PC_S1, PB_PC_M0, PB_PC_M1, PB_PC_LOGLOSS, -1, PB_PC_R80, PB_PC_E, PB_PC_CR,
+  PB_PC_F, PB_PC_A, PB_PC_Q, PB_PC_K, PB_PC_DMK, PB_PC_DSS, PB_PC_DSW, PB_PC_L,
+  PB_PC_IND + 0, PB_PC_IND + 1, PB_PC_IND + 2, PB_PC_IND + 3, PB_PC_IND + 4, PB_PC_IND + 5, PB_PC_IND + 6,
+  PB_PC_IND + 7};
+#define PB_PREDICT__PAIRED0 12  /* feature column of F */
+#define PB_PREDICT__IND0 20     /* feature column of F_ind */
+#define PB_PREDICT__REAL_ACC0 1
+#define PB_PREDICT__REAL_A1 8
+/* B1's target-matched synthetic risk (H.3): none for a1, R80, E_tau, and for
+ * L_k the perturbed correct-and-rejected mass. */
+static const int pb_predict__risk_col[PB_PREDICT__N_TARGETS] = {-1, 9, 10, 11};
+/* Paired summaries (offsets from F) each step adds, and their names. */
+static const int pb_predict__step_n[PB_PREDICT__N_STEPS] = {3, 1, 1, 2, 1};
+static const int pb_predict__step_q[PB_PREDICT__N_STEPS][3] = {{0, 1, 2}, {3, 0, 0}, {4, 0, 0}, {5, 6, 0}, {7, 0, 0}};
+static const char *const pb_predict__step_q_names[PB_PREDICT__N_STEPS] = {"FAQ", "k", "dMk", "ds", "Lsyn"};
+static const char *const pb_predict__prefix_names[PB_PREDICT__N_STEPS] = {"B1", "C1", "C2", "C3a", "C3b"};
+
+/* Per-cell record: summary, shuffle replicates, then the target counts and
+ * the identification engine's observed L of the cell (I.3 cross-check). */
+#define PB_PREDICT__N_COUNTS 8
+
+/* A comma-separated list of 1 to PB_PREDICT_MAX_SOURCES source names into
+ * @p names (blanks around a name are not part of it: "Syn, Syn-B" in a run
+ * configuration); @p label names the option in the message. */
+static int pb_predict__parse_sources(const char *label, const char *list, int32_t *n, char names[][64])
+{
+  *n = 0;
+  for (const char *p = list;;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    while (len > 0 && (*p == ' ' || *p == '\t')) p++, len--;
+    while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t')) len--;
+    if (len == 0 || len >= 64 || *n == PB_PREDICT_MAX_SOURCES) {
+      pb_error_set("%s: expected 1 to %d comma-separated source names, got '%s'", label, PB_PREDICT_MAX_SOURCES, list);
+      return PB_FAIL;
+    }
+    memcpy(names[*n], p, len);
+    names[(*n)++][len] = '\0';
+    if (!e) return PB_OK;
+    p = e + 1;
+  }
+}
+
+/* --features SRC,... / --targets SRC,... (each replaces its list) */
+static int pb_predict__opt_features(void *opts, const char *label, const char *v)
+{
+  struct pb_predict_options *o = opts;
+  return pb_predict__parse_sources(label, v, &o->n_features, o->features);
+}
+
+static int pb_predict__opt_targets(void *opts, const char *label, const char *v)
+{
+  struct pb_predict_options *o = opts;
+  return pb_predict__parse_sources(label, v, &o->n_targets, o->targets);
+}
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_predict_options, member)
+const struct pb_option pb_predict_option_table[] = {
+  {.name = "features", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_features, .metavar = "SRC,...",
+   .def = "Syn,Syn-B", .help = "feature sources"},
+  {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_targets, .metavar = "SRC,...",
+   .def = "ES,Diverse", .help = "target sources; their mild conditions give the targets"},
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "2000",
+   .help_default = 1, .help = "group-reweighting draws of the stored out-of-fold errors (default 2000; 0 = none)"},
+  {.name = "shuffles", .type = PB_OPTION_INT, PB_O(shuffles), .metavar = "R", .imax = 1000, .def = "20",
+   .help_default = 1,
+   .help = "within-class shuffle replicates of the dimension-matched control (default 20; 0 = none)"},
+  {.name = "no-deletion", .type = PB_OPTION_FLAG, PB_O(deletion), .flag = 0, .ini = "deletion", .def = "1",
+   .help = "skip the whole-group deletion refits (I.2)"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260913",
+   .help = "seed of the shuffles and the intervals"},
+  {.name = NULL}};
+#undef PB_O
+
+void pb_predict_options_default(struct pb_predict_options *o)
+{
+  memset(o, 0, sizeof *o);
+  pb_options_defaults(pb_predict_option_table, o);
+}
+
+/* ------------------------------------------------------------ feature sets */
+
+static void pb_predict__add(struct pb_predict__set *s, int32_t col)
+{
+  s->cols[s->n_cols++] = col;
+}
+
+static void pb_predict__add_step(struct pb_predict__set *s, int step, int32_t offset)
+{
+  for (int i = 0; i < pb_predict__step_n[step]; i++) pb_predict__add(s, offset + pb_predict__step_q[step][i]);
+}
+
+static int32_t pb_predict__push(struct pb_predict__set *sets, int32_t *n, const struct pb_predict__set *s,
+                                const char *name, int shuffle, int deletion)
+{
+  sets[*n] = *s;
+  snprintf(sets[*n].name, sizeof sets[*n].name, "%s", name);
+  sets[*n].shuffle = shuffle;
+  sets[*n].deletion = deletion;
+  return (*n)++;
+}
+
+static void pb_predict__cmp_add(struct pb_predict__cmp *cmp, int32_t *n, const char *name, int32_t base, int32_t alt)
+{
+  snprintf(cmp[*n].name, sizeof cmp[*n].name, "%s", name);
+  cmp[*n].base = base;
+  cmp[*n].alt = alt;
+  (*n)++;
+}
+
+/* Table 42 and the comparisons of H.3 / I.1 for target t: B0, B1, B_ind,
+ * C1..C4, per step the controls B + q_ind and B + q_ind + q and the shuffle
+ * B + q_shuf, then B_ind + (F,A,Q) and B_ind + dM_k.  The seven sets of
+ * Tables 43-45 get the deletion refits.  Returns the number of sets. */
+static int32_t pb_predict__build_sets(int t, int shuffles, struct pb_predict__set *sets, struct pb_predict__cmp *cmp,
+                                      int32_t *n_cmp)
+{
+  int32_t n = 0, prefix[PB_PREDICT__N_STEPS + 1], ctl[PB_PREDICT__N_STEPS], full[PB_PREDICT__N_STEPS];
+  int32_t shuf[PB_PREDICT__N_STEPS];
+  struct pb_predict__set s = {{0}, 0, {0}, 0, 0}, bind;
+  char name[48];
+  pb_predict__add(&s, 0);
+  pb_predict__add(&s, PB_PREDICT__REAL_ACC0);
+  const int32_t b0 = pb_predict__push(sets, &n, &s, "B0", 0, 0);
+  for (int32_t c = 2; c <= 8; c++) pb_predict__add(&s, c);
+  if (pb_predict__risk_col[t] >= 0) pb_predict__add(&s, pb_predict__risk_col[t]);
+  prefix[0] = pb_predict__push(sets, &n, &s, "B1", 0, 0);
+  bind = s;
+  for (int32_t j = 0; j < PB_PREDICT_N_PAIRED; j++) pb_predict__add(&bind, PB_PREDICT__IND0 + j);
+  const int32_t b_ind = pb_predict__push(sets, &n, &bind, "B_ind", 0, 1);
+  for (int st = 0; st < PB_PREDICT__N_STEPS; st++) {
+    pb_predict__add_step(&s, st, PB_PREDICT__PAIRED0);
+    prefix[st + 1] = pb_predict__push(sets, &n, &s, pb_predict__step_names[st], 0, 0);
+  }
+  for (int st = 0; st < PB_PREDICT__N_STEPS; st++) {
+    struct pb_predict__set c = sets[prefix[st]];
+    pb_predict__add_step(&c, st, PB_PREDICT__IND0);
+    snprintf(name, sizeof name, "%s+%s_ind", pb_predict__prefix_names[st], pb_predict__step_q_names[st]);
+    ctl[st] = pb_predict__push(sets, &n, &c, name, 0, st == 0 || st == 2);
+    pb_predict__add_step(&c, st, PB_PREDICT__PAIRED0);
+    snprintf(name, sizeof name, "%s+%s_ind+%s", pb_predict__prefix_names[st], pb_predict__step_q_names[st],
+             pb_predict__step_q_names[st]);
+    full[st] = pb_predict__push(sets, &n, &c, name, 0, st == 0 || st == 2);
+    if (shuffles > 0) {
+      c = sets[prefix[st]];
+      pb_predict__add_step(&c, st, PB_PREDICT__SHUF_COL);
+      snprintf(name, sizeof name, "%s+%s_shuf", pb_predict__prefix_names[st], pb_predict__step_q_names[st]);
+      shuf[st] = pb_predict__push(sets, &n, &c, name, 1, 0);
+    }
+  }
+  struct pb_predict__set c = bind;
+  pb_predict__add_step(&c, 0, PB_PREDICT__PAIRED0);
+  const int32_t bind_faq = pb_predict__push(sets, &n, &c, "B_ind+FAQ", 0, 1);
+  c = bind;
+  pb_predict__add_step(&c, 2, PB_PREDICT__PAIRED0);
+  const int32_t bind_dmk = pb_predict__push(sets, &n, &c, "B_ind+dMk", 0, 1);
+
+  *n_cmp = 0;
+  pb_predict__cmp_add(cmp, n_cmp, "unpaired:B0->B1", b0, prefix[0]);
+  for (int st = 0; st < PB_PREDICT__N_STEPS; st++) {
+    snprintf(name, sizeof name, "total:%s", pb_predict__step_names[st]);
+    pb_predict__cmp_add(cmp, n_cmp, name, prefix[st], prefix[st + 1]);
+    snprintf(name, sizeof name, "controlled:%s", pb_predict__step_names[st]);
+    pb_predict__cmp_add(cmp, n_cmp, name, ctl[st], full[st]);
+    if (shuffles > 0) {
+      snprintf(name, sizeof name, "shuffle:%s", pb_predict__step_names[st]);
+      pb_predict__cmp_add(cmp, n_cmp, name, shuf[st], prefix[st + 1]);
+    }
+  }
+  pb_predict__cmp_add(cmp, n_cmp, "B_ind:FAQ", b_ind, bind_faq);
+  pb_predict__cmp_add(cmp, n_cmp, "B_ind:dMk", b_ind, bind_dmk);
+  return n;
+}
+
+/* ------------------------------------------------------------ cells */
+
+static int32_t pb_predict__find(const int32_t *v, int32_t n, int32_t x)
+{
+  for (int32_t i = 0; i < n; i++)
+    if (v[i] == x) return i;
+  return -1;
+}
+
+/* Role of a global cell: 1 feature cell (every perturbed condition of a
+ * feature source), 2 target cell (mild condition of a target source), 0 none. */
+static int pb_predict__role(const struct pb_stage *st, const struct pb_predict__data *d, const struct pb_cell_ref *r)
+{
+  if (pb_predict__find(d->fs, d->n_fs, r->source) >= 0) return 1;
+  if (pb_predict__find(d->ts, d->n_ts, r->source) >= 0 && st->protocol.src[r->source].tier[r->condition] == PB_TIER_MILD)
+    return 2;
+  return 0;
+}
+
+/* One cell's record: the synthetic summary and its shuffle replicates
+ * (feature cells) or the target counts (target cells). */
+static int pb_predict__cell_record(const struct pb_stage *st, const struct pb_predict__data *d,
+                                   const struct pb_predict_options *opt, const struct pb_cell_data *c, int role,
+                                   double *rec)
+{
+  const float tau = st->protocol.src[c->ref.source].tau[c->ref.model];
+  const struct pb_cell_view in = pb_cells_view(st->meta, c, tau);
+  if (role == 1) {
+    if (pb_predict_cell_summary(&in, rec) != PB_OK) return PB_FAIL;
+    pb_predict_cell_shuffles(&in, opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)c->index, d->n_shuf, rec + PB_PC_N);
+    return PB_OK;
+  }
+  struct pb_predict_counts k;
+  struct pb_cell_bounds b;
+  if (pb_predict_cell_counts(&in, &k) != PB_OK || pb_bounds_cell(&in, 0, &b) != 0) return PB_FAIL;
+  double *o = rec + PB_PC_N + (size_t)d->n_shuf * PB_PREDICT_N_PAIRED;
+  const int64_t v[PB_PREDICT__N_COUNTS - 1] = {k.n, k.correct, k.selected, k.selected_wrong, k.accepted_wrong, k.lost,
+                                               k.correct_rejected};
+  for (int i = 0; i < PB_PREDICT__N_COUNTS - 1; i++) o[i] = (double)v[i];
+  o[PB_PREDICT__N_COUNTS - 1] = b.L_obs * k.n;
+  return PB_OK;
+}
+
+/* Records of this rank's cells, threads over cells; the first failing cell
+ * (lowest index) names the error. */
+static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data *d, const struct pb_predict_options *opt,
+                             const struct pb_cell_ref *all, int32_t rec_len, double **out)
+{
+  const int64_t nl = st->last - st->first;
+  uint8_t *want = pb_malloc((size_t)(nl > 0 ? nl : 1));
+  for (int64_t c = 0; c < nl; c++) want[c] = (uint8_t)pb_predict__role(st, d, &all[st->first + c]);
+  struct pb_cell_block b;
+  int status = pb_cells_load_selected(st->store, st->first, st->last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
+                                      want, &b);
+  status = pb_error_agree(st->comm, status);
+  double *rec = pb_malloc((size_t)(nl > 0 ? nl : 1) * rec_len * sizeof *rec);
+  for (int64_t i = 0; i < (nl > 0 ? nl : 1) * rec_len; i++) rec[i] = NAN;
+  if (status == PB_OK) {
+    struct pb_first_error fe;
+    pb_first_error_init(&fe);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t c = 0; c < nl; c++) {
+      if (!want[c] || b.cells[c].n == 0) continue;
+      if (pb_predict__cell_record(st, d, opt, &b.cells[c], want[c], rec + c * rec_len) != PB_OK) {
+        const struct pb_cell_ref *r = &all[st->first + c];
+        const struct pb_source *s = &st->meta->sources[r->source];
+        pb_error_set("predict: cell (%s, %s, %s): invalid records", s->name, st->meta->model_ids[r->model],
+                     s->conditions[r->condition]);
+        pb_first_error_record(&fe, c);
+      }
+    }
+    status = pb_first_error_status(&fe);
+  }
+  status = pb_error_agree(st->comm, status);
+  if (status == PB_OK) *out = pb_stage_gather(st, nl, st->n_cells, rec_len, rec, 1);
+  free(rec);
+  free(want);
+  pb_cells_free(&b);
+  return status;
+}
+
+/* ------------------------------------------------------------ model level */
+
+/* Equal-weight mean over a feature source's perturbed conditions of every
+ * summary (each over the conditions where it is defined) and of the shuffle
+ * replicates: acc[m][j] sums, cnt[m][j] counts. */
+static void pb_predict__synthetic(struct pb_predict__data *d, const struct pb_cell_ref *all, int64_t n_cells,
+                                  const double *rec, int32_t rec_len, int32_t f, double *syn)
+{
+  const int32_t M = d->n_models, W = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
+  double *cnt = pb_calloc((size_t)M * W, sizeof *cnt);
+  for (int64_t i = 0; i < (int64_t)M * W; i++) syn[i] = 0.0;
+  for (int64_t c = 0; c < n_cells; c++) {
+    if (all[c].source != d->fs[f]) continue;
+    for (int32_t j = 0; j < W; j++) {
+      const double v = rec[c * rec_len + j];
+      if (isnan(v)) continue;
+      syn[(size_t)all[c].model * W + j] += v;
+      cnt[(size_t)all[c].model * W + j] += 1;
+    }
+  }
+  for (int64_t i = 0; i < (int64_t)M * W; i++) syn[i] = cnt[i] > 0 ? syn[i] / cnt[i] : NAN;
+  for (int32_t m = 0; m < M; m++)
+    memcpy(&d->shuf[((size_t)f * M + m) * d->n_shuf * PB_PREDICT_N_PAIRED], &syn[(size_t)m * W + PB_PC_N],
+           (size_t)d->n_shuf * PB_PREDICT_N_PAIRED * sizeof(double));
+  free(cnt);
+}
+
+/* Targets from evaluation counts pooled over the mild conditions of target
+ * source t (H.4: pooled counts, not averaged ratios), in percentage points. */
+static void pb_predict__targets(struct pb_predict__data *d, const struct pb_cell_ref *all, int64_t n_cells,
+                                const double *rec, int32_t rec_len, int32_t t)
+{
+  const int32_t M = d->n_models;
+  const int32_t off = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
+  double *k = pb_calloc((size_t)M * PB_PREDICT__N_COUNTS, sizeof *k);
+  for (int64_t c = 0; c < n_cells; c++) {
+    if (all[c].source != d->ts[t] || isnan(rec[c * rec_len + off])) continue;
+    for (int i = 0; i < PB_PREDICT__N_COUNTS; i++) k[(size_t)all[c].model * PB_PREDICT__N_COUNTS + i] += rec[c * rec_len + off + i];
+  }
+  for (int32_t m = 0; m < M; m++) {
+    const double *q = &k[(size_t)m * PB_PREDICT__N_COUNTS];
+    double *y = &d->target[((size_t)t * M + m) * PB_PREDICT__N_TARGETS];
+    y[0] = q[0] > 0 ? 100.0 * q[1] / q[0] : NAN;
+    y[1] = q[2] > 0 ? 100.0 * q[3] / q[2] : NAN;
+    y[2] = q[0] > 0 ? 100.0 * q[4] / q[0] : NAN;
+    y[3] = q[0] > 0 ? 100.0 * q[5] / q[0] : NAN;
+    /* I.3: the same L from the identification engine's per-cell rates */
+    const double lb = q[0] > 0 ? 100.0 * q[7] / q[0] : NAN;
+    if (q[0] > 0) {
+      d->lk_max_diff = fmax(d->lk_max_diff, fabs(lb - y[3]));
+      d->lk_checked++;
+    }
+  }
+  free(k);
+  for (int j = 0; j < PB_PREDICT__N_TARGETS; j++) {
+    double *v = pb_malloc((size_t)M * sizeof *v);
+    int32_t n = 0;
+    for (int32_t m = 0; m < M; m++) {
+      const double y = d->target[((size_t)t * M + m) * PB_PREDICT__N_TARGETS + j];
+      if (!isnan(y)) v[n++] = y;
+    }
+    pb_predict_median(v, n); /* sorts */
+    d->iqr[t * PB_PREDICT__N_TARGETS + j] = pb_percentile_sorted(v, n, 0.75) - pb_percentile_sorted(v, n, 0.25);
+    free(v);
+  }
+}
+
+/* Development accuracy of target source s for model m: clean, and pooled
+ * over the mild conditions (the labelled real development records). */
+static void pb_predict__dev(const struct pb_stage *st, int32_t s, int32_t m, double out[2])
+{
+  const struct pb_source *src = &st->meta->sources[s];
+  const struct pb_protocol_source *p = &st->protocol.src[s];
+  const int32_t C = src->n_conditions;
+  int64_t correct = 0, n_mild = 0;
+  for (int32_t c = 0; c < C; c++)
+    if (p->tier[c] == PB_TIER_MILD) {
+      correct += p->dev_correct[(size_t)m * C + c];
+      n_mild++;
+    }
+  out[0] = p->n_dev > 0 ? (double)p->dev_correct[(size_t)m * C + src->clean] / p->n_dev : NAN;
+  out[1] = p->n_dev > 0 && n_mild > 0 ? (double)correct / ((double)p->n_dev * n_mild) : NAN;
+}
+
+static void pb_predict__model_level(const struct pb_stage *st, struct pb_predict__data *d, const struct pb_cell_ref *all,
+                                    const double *rec, int32_t rec_len)
+{
+  const int32_t M = d->n_models, W = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
+  double *syn = pb_malloc((size_t)M * W * sizeof *syn);
+  for (int32_t t = 0; t < d->n_ts; t++) pb_predict__targets(d, all, st->n_cells, rec, rec_len, t);
+  for (int32_t f = 0; f < d->n_fs; f++) {
+    pb_predict__synthetic(d, all, st->n_cells, rec, rec_len, f, syn);
+    for (int32_t t = 0; t < d->n_ts; t++)
+      for (int32_t m = 0; m < M; m++) {
+        double *x = &d->feat[(((size_t)f * d->n_ts + t) * M + m) * PB_PREDICT__N_FEAT], dev[2];
+        pb_predict__dev(st, d->ts[t], m, dev);
+        for (int j = 0; j < PB_PREDICT__N_FEAT; j++)
+          x[j] = pb_predict__feat_src[j] >= 0 ? syn[(size_t)m * W + pb_predict__feat_src[j]] : NAN;
+        x[PB_PREDICT__REAL_ACC0] = dev[0];
+        x[PB_PREDICT__REAL_A1] = dev[1];
+      }
+  }
+  free(syn);
+}
+
+/* ------------------------------------------------------------ fits */
+
+/* Units in fixed order: per combination and set, one fit (or one per shuffle
+ * replicate), then the deletion refits of that set, one per group. */
+static void pb_predict__units(struct pb_predict__data *d, int deletion)
+{
+  const int32_t nc = pb_predict__n_combos(d), G = d->n_groups;
+  int64_t n = 0;
+  d->first_unit = pb_malloc((size_t)nc * d->n_sets * sizeof *d->first_unit);
+  for (int pass = 0; pass < 2; pass++) {
+    n = 0;
+    for (int32_t c = 0; c < nc; c++)
+      for (int32_t k = 0; k < d->n_sets; k++) {
+        const struct pb_predict__set *s = &d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets + k];
+        const int32_t reps = s->shuffle ? d->n_shuf : 1, dels = s->deletion && deletion ? G : 0;
+        if (pass) d->first_unit[c * d->n_sets + k] = n;
+        for (int32_t u = 0; u < reps + dels; u++, n++)
+          if (pass) {
+            d->u_combo[n] = c;
+            d->u_set[n] = k;
+            d->u_rep[n] = u < reps && s->shuffle ? u : 0;
+            d->u_del[n] = u < reps ? -1 : u - reps;
+          }
+      }
+    if (!pass) {
+      d->u_combo = pb_malloc((size_t)n * sizeof *d->u_combo);
+      d->u_set = pb_malloc((size_t)n * sizeof *d->u_set);
+      d->u_rep = pb_malloc((size_t)n * sizeof *d->u_rep);
+      d->u_del = pb_malloc((size_t)n * sizeof *d->u_del);
+    }
+  }
+  d->n_units = n;
+  d->deletion_run = deletion;
+}
+
+/* Scratch of one thread's fits. */
+struct pb_predict__scratch {
+  double *x, *y, *pred;
+  int32_t *group, *model, *lam;
+};
+
+/* One fit unit and, with @p deletions, the deletion units that follow it:
+ * the problem of the models with a defined target, the nested fits (shared
+ * by pb_predict_nested_all), predictions scattered back to model order (NaN
+ * elsewhere) as out[block][pred M | lam M]. */
+static int pb_predict__unit(const struct pb_predict__data *d, int64_t u, enum pb_predict_solver solver, int deletions,
+                            struct pb_predict__scratch *w, double *out)
+{
+  const int32_t M = d->n_models, c = d->u_combo[u], tg = c % PB_PREDICT__N_TARGETS;
+  const int32_t t = (c / PB_PREDICT__N_TARGETS) % d->n_ts, f = c / (PB_PREDICT__N_TARGETS * d->n_ts);
+  const struct pb_predict__set *s = &d->sets[tg * d->n_sets + d->u_set[u]];
+  const int32_t blocks = deletions ? 1 + d->n_groups : 1;
+  int32_t n = 0;
+  for (int32_t m = 0; m < M; m++) {
+    const double y = d->target[((size_t)t * M + m) * PB_PREDICT__N_TARGETS + tg];
+    if (isnan(y)) continue;
+    const double *x = &d->feat[(((size_t)f * d->n_ts + t) * M + m) * PB_PREDICT__N_FEAT];
+    const double *q = &d->shuf[(((size_t)f * M + m) * d->n_shuf + d->u_rep[u]) * PB_PREDICT_N_PAIRED];
+    for (int32_t j = 0; j < s->n_cols; j++)
+      w->x[(size_t)n * s->n_cols + j] = s->cols[j] >= PB_PREDICT__SHUF_COL ? q[s->cols[j] - PB_PREDICT__SHUF_COL] : x[s->cols[j]];
+    w->y[n] = y;
+    w->group[n] = d->group[m];
+    w->model[n++] = m;
+  }
+  const struct pb_predict_problem pr = {n, s->n_cols, d->n_groups, w->x, w->y, w->group};
+  if (pb_predict_nested_all(&pr, deletions, solver, w->pred, w->lam) != PB_OK) return PB_FAIL;
+  for (int32_t b = 0; b < blocks; b++) {
+    double *pred = out + (size_t)b * 2 * M, *lam = pred + M;
+    for (int32_t m = 0; m < M; m++) pred[m] = lam[m] = NAN;
+    for (int32_t r = 0; r < n; r++) {
+      pred[w->model[r]] = w->pred[(size_t)b * n + r];
+      lam[w->model[r]] = w->lam[(size_t)b * n + r] >= 0 ? w->lam[(size_t)b * n + r] : NAN;
+    }
+  }
+  return PB_OK;
+}
+
+static void pb_predict__scratch_alloc(struct pb_predict__scratch *w, int32_t M, int32_t G)
+{
+  w->x = pb_malloc((size_t)M * PB_PREDICT__MAX_COLS * sizeof *w->x);
+  w->y = pb_malloc((size_t)M * sizeof *w->y);
+  w->pred = pb_malloc((size_t)M * (1 + G) * sizeof *w->pred);
+  w->group = pb_malloc((size_t)M * sizeof *w->group);
+  w->model = pb_malloc((size_t)M * sizeof *w->model);
+  w->lam = pb_malloc((size_t)M * (1 + G) * sizeof *w->lam);
+}
+
+static void pb_predict__scratch_free(struct pb_predict__scratch *w)
+{
+  free(w->x), free(w->y), free(w->pred), free(w->group), free(w->model), free(w->lam);
+}
+
+/* Units a fit computes: a set with deletion refits computes its own unit
+ * and the G deletion units after it. */
+static int32_t pb_predict__span(const struct pb_predict__data *d, int64_t u)
+{
+  const struct pb_predict__set *s = &d->sets[(d->u_combo[u] % PB_PREDICT__N_TARGETS) * d->n_sets + d->u_set[u]];
+  return s->deletion && d->deletion_run ? 1 + d->n_groups : 1;
+}
+
+/* Every unit: the fits (units without deletion, each with its deletion
+ * units) in contiguous blocks per rank, balanced by ridge fits, and threads
+ * within a rank; predictions gathered on every rank in unit order, so the
+ * result does not depend on the partition. */
+static int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
+{
+  const int32_t M = d->n_models, G = d->n_groups;
+  int64_t nf = 0;
+  int64_t *fit = pb_malloc((size_t)(d->n_units + 1) * sizeof *fit), *cost = pb_malloc((size_t)(d->n_units + 1) * sizeof *cost);
+  for (int64_t u = 0; u < d->n_units; u++)
+    if (d->u_del[u] < 0) {
+      const int64_t pairs = (int64_t)G * (G - 1) / 2;
+      cost[nf] = G + pairs + (pb_predict__span(d, u) > 1 ? pairs * (G - 2) / 3 : 0);
+      fit[nf++] = u;
+    }
+  fit[nf] = d->n_units;
+  int64_t *first = pb_malloc(((size_t)st->size + 1) * sizeof *first);
+  pb_dist_partition(nf, cost, st->size, first);
+  const int64_t f0 = first[st->rank], f1 = first[st->rank + 1], lo = fit[f0], hi = fit[f1];
+  double *mine = pb_malloc((size_t)(hi > lo ? hi - lo : 1) * 2 * M * sizeof *mine);
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
+#pragma omp parallel
+  {
+    struct pb_predict__scratch w;
+    pb_predict__scratch_alloc(&w, M, G);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t i = f0; i < f1; i++) {
+      const int64_t u = fit[i];
+      if (pb_predict__unit(d, u, PB_PREDICT_CHOLESKY, pb_predict__span(d, u) > 1, &w, mine + (u - lo) * 2 * M) != PB_OK) {
+        char msg[2048];
+        snprintf(msg, sizeof msg, "%s", pb_error_message());
+        pb_error_set("predict: fit %lld (set %s): %s", (long long)u, d->sets[d->u_set[u]].name, msg);
+        pb_first_error_record(&fe, u);
+      }
+    }
+    pb_predict__scratch_free(&w);
+  }
+  int status = pb_first_error_status(&fe);
+  status = pb_error_agree(st->comm, status);
+  if (status == PB_OK) {
+    double *all = pb_stage_gather(st, hi - lo, d->n_units, 2 * M, mine, 1);
+    d->pred = pb_malloc((size_t)(d->n_units > 0 ? d->n_units : 1) * M * sizeof *d->pred);
+    d->lam = pb_malloc((size_t)(d->n_units > 0 ? d->n_units : 1) * M * sizeof *d->lam);
+    for (int64_t u = 0; u < d->n_units; u++) {
+      memcpy(&d->pred[u * M], &all[u * 2 * M], (size_t)M * sizeof(double));
+      memcpy(&d->lam[u * M], &all[u * 2 * M + M], (size_t)M * sizeof(double));
+    }
+    free(all);
+  }
+  free(mine);
+  free(fit);
+  free(cost);
+  free(first);
+  return status;
+}
+
+/* I.4: the SVD solver refits the first unit of every (combination, set) that
+ * has deletion refits, spread over ranks; the largest difference is reduced. */
+static void pb_predict__svd_check(struct pb_stage *st, struct pb_predict__data *d)
+{
+  const int32_t M = d->n_models, nc = pb_predict__n_combos(d);
+  double worst = 0.0;
+  int64_t checked = 0;
+  struct pb_predict__scratch w;
+  pb_predict__scratch_alloc(&w, M, d->n_groups);
+  double *p = pb_malloc(2 * (size_t)M * sizeof *p);
+  for (int64_t i = st->rank; i < (int64_t)nc * d->n_sets; i += st->size) {
+    const int32_t c = (int32_t)(i / d->n_sets), k = (int32_t)(i % d->n_sets);
+    if (!d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets + k].deletion) continue;
+    const int64_t u = d->first_unit[i];
+    if (pb_predict__unit(d, u, PB_PREDICT_SVD, 0, &w, p) != PB_OK) {
+      worst = INFINITY;
+      continue;
+    }
+    for (int32_t m = 0; m < M; m++)
+      if (!isnan(d->pred[u * M + m])) {
+        const double diff = fabs(p[m] - d->pred[u * M + m]);
+        worst = diff > worst || isnan(diff) ? diff : worst;
+        checked++;
+      }
+  }
+  MPI_Allreduce(&worst, &d->svd_max_diff, 1, MPI_DOUBLE, MPI_MAX, st->comm);
+  MPI_Allreduce(&checked, &d->svd_checked, 1, MPI_INT64_T, MPI_SUM, st->comm);
+  free(p);
+  pb_predict__scratch_free(&w);
+}
+
+/* ------------------------------------------------------------ set-up and outputs */
+
+/* Sources, groups (distinct names in order of first appearance) and checks
+ * that every feature source has thresholds and every target source mild conditions. */
+static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_options *opt, struct pb_predict__data *d)
+{
+  const struct pb_meta *meta = st->meta;
+  d->meta = meta;
+  d->n_models = meta->n_models;
+  d->n_fs = opt->n_features;
+  d->n_ts = opt->n_targets;
+  d->n_shuf = opt->shuffles;
+  for (int32_t i = 0; i < opt->n_features + opt->n_targets; i++) {
+    const char *name = i < opt->n_features ? opt->features[i] : opt->targets[i - opt->n_features];
+    const int32_t s = pb_meta_find_source(meta, name);
+    if (s < 0) {
+      pb_error_set("predict: the store has no source '%s'", name);
+      return PB_FAIL;
+    }
+    for (int32_t j = 0; j < i; j++)
+      if (s == (j < opt->n_features ? d->fs[j] : d->ts[j - opt->n_features])) {
+        pb_error_set("predict: source '%s' is listed twice (a source is either a feature or a target source)", name);
+        return PB_FAIL;
+      }
+    if (i < opt->n_features) d->fs[i] = s;
+    else d->ts[i - opt->n_features] = s;
+    for (int32_t m = 0; m < meta->n_models && i < opt->n_features; m++)
+      if (isnan(st->protocol.src[s].tau[m])) {
+        pb_error_set("predict: feature source '%s' has no development threshold for model '%s'", name, meta->model_ids[m]);
+        return PB_FAIL;
+      }
+    int32_t mild = 0;
+    for (int32_t c = 0; c < meta->sources[s].n_conditions; c++) mild += st->protocol.src[s].tier[c] == PB_TIER_MILD;
+    if (i >= opt->n_features && mild == 0) {
+      pb_error_set("predict: target source '%s' has no mild condition (development accuracy >= 0.40)", name);
+      return PB_FAIL;
+    }
+  }
+  d->group = pb_malloc((size_t)meta->n_models * sizeof *d->group);
+  d->group_names = pb_malloc((size_t)meta->n_models * sizeof *d->group_names);
+  for (int32_t m = 0; m < meta->n_models; m++) {
+    int32_t g = 0;
+    while (g < d->n_groups && strcmp(d->group_names[g], meta->model_groups[m])) g++;
+    if (g == d->n_groups) d->group_names[d->n_groups++] = meta->model_groups[m];
+    d->group[m] = g;
+  }
+  if (d->n_groups < 3) {
+    pb_error_set("predict: nested leave-one-group-out needs at least 3 model groups, the store has %d", d->n_groups);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+static void pb_predict__data_free(struct pb_predict__data *d)
+{
+  free(d->group), free(d->group_names), free(d->feat), free(d->shuf), free(d->target), free(d->iqr);
+  free(d->sets), free(d->cmp), free(d->u_combo), free(d->u_set), free(d->u_rep), free(d->u_del);
+  free(d->pred), free(d->lam), free(d->first_unit);
+}
+
+/* report/predict_features.tsv and predict_sets.tsv (rank 0 text). */
+static int pb_predict__write_inputs(const struct pb_predict__data *d, int rank, struct pb_results *res)
+{
+  struct pb_text h = {0}, t = {0}, hs = {0}, ts = {0};
+  const int32_t M = d->n_models;
+  pb_text_printf(&h, "model\tgroup\tfeature_source\ttarget_source");
+  for (int j = 0; j < PB_PREDICT__N_FEAT; j++) pb_text_printf(&h, "\t%s", pb_predict__feat_names[j]);
+  for (int j = 0; j < PB_PREDICT__N_TARGETS; j++) pb_text_printf(&h, "\t%s", pb_predict__target_names[j]);
+  pb_text_printf(&h, "\n");
+  pb_text_printf(&hs, "target\tfeature_set\tshuffle\tdeletion\tfeatures\n");
+  for (int32_t f = 0; f < d->n_fs && rank == 0; f++)
+    for (int32_t s = 0; s < d->n_ts; s++)
+      for (int32_t m = 0; m < M; m++) {
+        pb_text_printf(&t, "%s\t%s\t%s\t%s", d->meta->model_ids[m], d->group_names[d->group[m]],
+                       d->meta->sources[d->fs[f]].name, d->meta->sources[d->ts[s]].name);
+        for (int j = 0; j < PB_PREDICT__N_FEAT; j++)
+          pb_text_double(&t, d->feat[(((size_t)f * d->n_ts + s) * M + m) * PB_PREDICT__N_FEAT + j]);
+        for (int j = 0; j < PB_PREDICT__N_TARGETS; j++)
+          pb_text_double(&t, d->target[((size_t)s * M + m) * PB_PREDICT__N_TARGETS + j]);
+        pb_text_printf(&t, "\n");
+      }
+  for (int tg = 0; tg < PB_PREDICT__N_TARGETS && rank == 0; tg++)
+    for (int32_t k = 0; k < d->n_sets; k++) {
+      const struct pb_predict__set *s = &d->sets[tg * d->n_sets + k];
+      pb_text_printf(&ts, "%s\t%s\t%d\t%d\t", pb_predict__target_names[tg], s->name, s->shuffle, s->deletion);
+      for (int32_t j = 0; j < s->n_cols; j++)
+        pb_text_printf(&ts, "%s%s%s", j ? "," : "",
+                       s->cols[j] >= PB_PREDICT__SHUF_COL ? pb_predict__feat_names[PB_PREDICT__PAIRED0 + s->cols[j] - PB_PREDICT__SHUF_COL]
+                                                           : pb_predict__feat_names[s->cols[j]],
+                       s->cols[j] >= PB_PREDICT__SHUF_COL ? "_shuf" : "");
+      pb_text_printf(&ts, "\n");
+    }
+  int status = pb_results_tsv(res, "predict_features.tsv", h.buf, t.buf, t.len);
+  if (status == PB_OK) status = pb_results_tsv(res, "predict_sets.tsv", hs.buf, ts.buf, ts.len);
+  pb_text_free(&h), pb_text_free(&t), pb_text_free(&hs), pb_text_free(&ts);
+  return status;
+}
+
+/* report/predict_oof.tsv and predict_deletion_oof.tsv, one row per predicted model. */
+static int pb_predict__write_oof(const struct pb_predict__data *d, int rank, struct pb_results *res)
+{
+  struct pb_text t[2] = {{0}, {0}};
+  const int32_t M = d->n_models;
+  for (int64_t u = 0; u < d->n_units && rank == 0; u++) {
+    const int32_t c = d->u_combo[u], tg = c % PB_PREDICT__N_TARGETS, s = (c / PB_PREDICT__N_TARGETS) % d->n_ts;
+    const int32_t f = c / (PB_PREDICT__N_TARGETS * d->n_ts), del = d->u_del[u];
+    struct pb_text *o = &t[del >= 0];
+    for (int32_t m = 0; m < M; m++) {
+      if (isnan(d->pred[u * M + m])) continue;
+      pb_text_printf(o, "%s\t%s\t%s\t%s\t%s\t%s\t%d", d->meta->model_ids[m], d->group_names[d->group[m]],
+                     d->meta->sources[d->fs[f]].name, d->meta->sources[d->ts[s]].name, pb_predict__target_names[tg],
+                     d->sets[tg * d->n_sets + d->u_set[u]].name, d->u_rep[u]);
+      if (del >= 0) pb_text_printf(o, "\t%s", d->group_names[del]);
+      pb_text_double(o, pb_predict_lambda[(int)d->lam[u * M + m]]);
+      pb_text_double(o, d->pred[u * M + m]);
+      pb_text_double(o, d->target[((size_t)s * M + m) * PB_PREDICT__N_TARGETS + tg]);
+      pb_text_printf(o, "\n");
+    }
+  }
+  const char *h = "model\tgroup\tfeature_source\ttarget_source\ttarget\tfeature_set\treplicate\tlambda\tprediction\ttruth\n";
+  const char *hd =
+      "model\tgroup\tfeature_source\ttarget_source\ttarget\tfeature_set\treplicate\tremoved_group\tlambda\tprediction\ttruth\n";
+  int status = pb_results_tsv(res, "predict_oof.tsv", h, t[0].buf, t[0].len);
+  if (status == PB_OK) status = pb_results_tsv(res, "predict_deletion_oof.tsv", hd, t[1].buf, t[1].len);
+  pb_text_free(&t[0]), pb_text_free(&t[1]);
+  return status;
+}
+
+/* results.h5 /predict: features, targets and every unit's predictions. */
+static int pb_predict__write_h5(const struct pb_predict__data *d, int rank, struct pb_results *res)
+{
+  const int64_t M = d->n_models, nf = (int64_t)d->n_fs * d->n_ts * M * PB_PREDICT__N_FEAT;
+  const int64_t nt = (int64_t)d->n_ts * M * PB_PREDICT__N_TARGETS, nu = d->n_units;
+  int64_t *uc = pb_malloc((size_t)(nu > 0 ? nu : 1) * 4 * sizeof *uc);
+  for (int64_t u = 0; u < nu; u++) {
+    uc[u] = d->u_combo[u];
+    uc[nu + u] = d->u_set[u];
+    uc[2 * nu + u] = d->u_rep[u];
+    uc[3 * nu + u] = d->u_del[u];
+  }
+  const int mine = rank == 0;
+  int status = pb_results_group(res, "/predict/oof");
+  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/features", nf, 0, mine ? nf : 0, d->feat);
+  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/targets", nt, 0, mine ? nt : 0, d->target);
+  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/oof/prediction", nu * M, 0, mine ? nu * M : 0, d->pred);
+  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/oof/lambda_index", nu * M, 0, mine ? nu * M : 0, d->lam);
+  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/combination", nu, 0, mine ? nu : 0, uc);
+  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/set", nu, 0, mine ? nu : 0, uc + nu);
+  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/replicate", nu, 0, mine ? nu : 0, uc + 2 * nu);
+  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/removed_group", nu, 0, mine ? nu : 0, uc + 3 * nu);
+  free(uc);
+  return status;
+}
+
+static int pb_predict__compute(struct pb_stage *st, const struct pb_predict_options *opt, struct pb_predict__data *d,
+                               struct pb_timer *tm)
+{
+  struct pb_cell_ref *all;
+  pb_dist_cells(st->meta, &all);
+  const int32_t rec_len = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED + PB_PREDICT__N_COUNTS;
+  double *rec = NULL;
+  pb_timer_skip(tm);
+  int status = pb_predict__cells(st, d, opt, all, rec_len, &rec);
+  pb_timer_lap(tm, "cells");
+  if (status == PB_OK) {
+    const int32_t M = d->n_models;
+    d->feat = pb_malloc((size_t)d->n_fs * d->n_ts * M * PB_PREDICT__N_FEAT * sizeof *d->feat);
+    d->shuf = pb_malloc((size_t)d->n_fs * M * (d->n_shuf > 0 ? d->n_shuf : 1) * PB_PREDICT_N_PAIRED * sizeof *d->shuf);
+    d->target = pb_malloc((size_t)d->n_ts * M * PB_PREDICT__N_TARGETS * sizeof *d->target);
+    d->iqr = pb_malloc((size_t)d->n_ts * PB_PREDICT__N_TARGETS * sizeof *d->iqr);
+    pb_predict__model_level(st, d, all, rec, rec_len);
+    d->sets = pb_malloc(PB_PREDICT__N_TARGETS * 64 * sizeof *d->sets);
+    d->cmp = pb_malloc(64 * sizeof *d->cmp);
+    for (int t = 0; t < PB_PREDICT__N_TARGETS; t++)
+      d->n_sets = pb_predict__build_sets(t, d->n_shuf, d->sets + t * 64, d->cmp, &d->n_cmp);
+    /* sets were built with stride 64; compact to stride n_sets */
+    for (int t = 1; t < PB_PREDICT__N_TARGETS; t++)
+      memmove(d->sets + t * d->n_sets, d->sets + t * 64, (size_t)d->n_sets * sizeof *d->sets);
+    pb_predict__units(d, opt->deletion && d->n_groups >= 4);
+    pb_timer_skip(tm);
+    status = pb_predict__fit_all(st, d);
+    pb_timer_lap(tm, "fits");
+  }
+  if (status == PB_OK) pb_predict__svd_check(st, d);
+  free(rec);
+  free(all);
+  return status;
+}
+
+int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                   const struct pb_predict_options *opt, const char *provenance)
+{
+  struct pb_stage st;
+  struct pb_predict__data d;
+  memset(&d, 0, sizeof d);
+  struct pb_timer tm;
+  pb_timer_start(&tm, "predict");
+  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  int status = pb_predict__setup(&st, opt, &d);
+  if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &tm);
+  pb_timer_skip(&tm);
+  if (status == PB_OK) status = pb_predict__write_inputs(&d, st.rank, st.results);
+  if (status == PB_OK) status = pb_predict__write_oof(&d, st.rank, st.results);
+  if (status == PB_OK) status = pb_predict__write_h5(&d, st.rank, st.results);
+  if (status == PB_OK) status = pb_predict__report(&d, opt->group_draws, opt->seed, comm, st.results);
+  pb_timer_lap(&tm, "report");
+  pb_timer_reduce(&tm, comm);
+  pb_message("predict: cells %.3f s; fits %.3f s (%lld nested fits); report %.3f s (intervals, tables, figure)",
+             pb_timer_get(&tm, "cells"), pb_timer_get(&tm, "fits"), (long long)d.n_units, pb_timer_get(&tm, "report"));
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+  pb_predict__data_free(&d);
+  return pb_stage_close(&st, status);
+}
