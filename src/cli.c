@@ -13,6 +13,7 @@
 
 #include "pairbound/config.h"
 #include "pairbound/error.h"
+#include "pairbound/fragility.h"
 #include "pairbound/identify.h"
 #include "pairbound/policy.h"
 #include "pairbound/ingest.h"
@@ -815,6 +816,14 @@ static int pb_cli__screen(struct pb_cli *cli, int argc, char **argv)
   return rc;
 }
 
+/* `--law` selects the exact profile of a law file (parsed in src/fragility_stage.c). */
+static int pb_cli__fragility(struct pb_cli *cli, int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return pb_cli__help(cli, cli->cmd);
+  return pb_fragility_law_main(argc, argv, cli->rank);
+}
+
 /* ------------------------------------------------------------------ table */
 
 static const struct pb_cli_command pb_cli__table[] = {
@@ -948,6 +957,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
+  {"fragility", PB_FRAGILITY_SYNOPSIS, PB_FRAGILITY_HELP, pb_cli__fragility},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

@@ -141,6 +141,9 @@ int pb_fragility_law_set(struct pb_fragility_law *law, const double *value, cons
   law->n = k;
   double mean = 0, G = 0;
   for (int32_t i = 0; i < k; i++) mean += law->p[i] * law->z[i];
+  double fix = 0; /* one refinement pass: the rounding of the first sum, measured exactly enough */
+  for (int32_t i = 0; i < k; i++) fix += law->p[i] * (law->z[i] - mean);
+  mean += fix;
   for (int32_t i = 0; i < k; i++) {
     law->z[i] -= mean;
     G += law->p[i] * law->z[i] * law->z[i];

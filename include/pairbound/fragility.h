@@ -58,4 +58,33 @@ double pb_fragility_profile(const struct pb_fragility_law *law, enum pb_fragilit
  */
 void pb_fragility_weights(const struct pb_fragility_law *law, enum pb_fragility_dir dir, double rho, double *r);
 
+/* ------------------------------------------------------------ command line */
+
+#define PB_FRAGILITY_SYNOPSIS "pairbound fragility --law FILE --rho r1,r2,..."
+#define PB_FRAGILITY_HELP \
+  "Fragility profiles (seed 001; docs/fragility.md).\n\n" \
+  "With --law: the exact upward and downward profiles of a finite propensity law. Prints `G`, `rho_plus`\n" \
+  "and `rho_sat` (of the upward profile; rho_plus is inf when G = 0) as `name value` lines, then one\n" \
+  "`rho up down` line per radius, numbers as the shortest decimal that reads back exactly.\n\n" \
+  "  --law FILE           one `value mass` line per atom: value in [0, 1], mass >= 0, masses summing to 1\n" \
+  "                       within 1e-12; blank lines and lines starting with # are ignored\n" \
+  "  --rho r1,r2,...      radii (chi-square budgets) >= 0\n"
+
+/* ------------------------------------------------------------ law files */
+
+/**
+ * Read a law file: one `value mass` line per atom (value in [0, 1], mass
+ * >= 0, masses summing to 1 within 1e-12; blank and `#` lines ignored).
+ * On success *value and *mass are malloc'd arrays of *n atoms in file order.
+ * @return PB_OK, or PB_FAIL with a message naming the file and line.
+ */
+int pb_fragility_read_law(const char *path, double **value, double **mass, int32_t *n);
+
+/**
+ * `pairbound fragility --law FILE --rho r1,r2,...`: print G, rho_plus and
+ * rho_sat of the upward profile, then `rho up down` per radius (rank 0).
+ * @return process exit status: 0 ok, 1 bad input, 2 usage error.
+ */
+int pb_fragility_law_main(int argc, char **argv, int rank);
+
 #endif /* PAIRBOUND_FRAGILITY_H */
