@@ -58,6 +58,100 @@ double pb_fragility_profile(const struct pb_fragility_law *law, enum pb_fragilit
  */
 void pb_fragility_weights(const struct pb_fragility_law *law, enum pb_fragility_dir dir, double rho, double *r);
 
+/* ------------------------------------------------------------ restricted profile */
+
+/* Defaults (docs/fragility.md, "Restricted profile from stored records"). */
+#define PB_FRAGILITY_BINS 20
+#define PB_FRAGILITY_GROUPS 8
+#define PB_FRAGILITY_GRID 13
+#define PB_FRAGILITY_RHO_MIN 0.01
+#define PB_FRAGILITY_RHO_MAX 3.0
+#define PB_FRAGILITY_RHO_LCB 0.3
+#define PB_FRAGILITY_ALPHA 0.05
+#define PB_FRAGILITY_SEED 20260913ull
+#define PB_FRAGILITY_NULL 200
+#define PB_FRAGILITY_MAX_GRID 64
+#define PB_FRAGILITY_MAX_BINS 1000
+#define PB_FRAGILITY_MAX_GROUPS 64
+/* RNG analysis ids (pb_rng_init): role split and permutation null. */
+#define PB_RNG_FRAGILITY_SPLIT 0x46520001u
+#define PB_RNG_FRAGILITY_NULL 0x46520002u
+
+/* Roles of an image (seeded by its id, docs/fragility.md): two halves of the
+ * labelled data swap the fitting and rate roles between the arms; the
+ * evaluation part serves the held-out diagnostic in both. */
+enum pb_fragility_part { PB_FRAGILITY_PART_A = 0, PB_FRAGILITY_PART_B = 1, PB_FRAGILITY_PART_E = 2 };
+
+struct pb_fragility_options {
+  int32_t n_bins, n_groups;    /* confidence bins, groups per bin */
+  int32_t n_grid;              /* log-spaced radii from rho_min to rho_max */
+  double rho_min, rho_max;
+  double rho_lcb;              /* radius of the lower confidence bound and the held-out diagnostic */
+  double alpha;                /* one-sided level of the bound (0.05: 95%) */
+  uint64_t seed;               /* role split and permutation null */
+  int32_t n_null;              /* permutation-null replicates */
+};
+void pb_fragility_options_default(struct pb_fragility_options *o);
+
+/** Role of an image from its id: A with probability 0.4, B 0.4, E 0.2. */
+enum pb_fragility_part pb_fragility_part_of(uint64_t seed, const char *image_id);
+
+/** Radius k of the grid (log-spaced, exact endpoints). */
+double pb_fragility_grid(const struct pb_fragility_options *o, int32_t k);
+
+/* The images of one (model, source). */
+struct pb_fragility_input {
+  int32_t n;
+  const double *s;             /* clean confidence (max probability) */
+  const double *u;             /* within-bin group signal; NaN leaves the image out */
+  const uint8_t *correct;      /* clean correctness */
+  const uint8_t *part;         /* enum pb_fragility_part */
+  uint64_t item;               /* RNG item of the permutation null (unit index) */
+};
+
+/* Bins (edges) and within-bin groups (cuts) fitted on one part. */
+struct pb_fragility_partition {
+  int32_t J, K;
+  double *edge;                /* [J-1] */
+  double *cut;                 /* [J][K-1] */
+};
+void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fragility_part fit, int32_t J, int32_t K,
+                                struct pb_fragility_partition *p);
+void pb_fragility_partition_free(struct pb_fragility_partition *p);
+int32_t pb_fragility_bin(const struct pb_fragility_partition *p, double s);
+int32_t pb_fragility_group(const struct pb_fragility_partition *p, int32_t bin, double u);
+
+/* Fields of one arm's record (then 4 x n_grid: up, down, variance law, capped law). */
+enum {
+  PB_FA_N_FIT, PB_FA_N_RATE, PB_FA_N_EVAL, PB_FA_BINS, PB_FA_GROUPS, PB_FA_G_R, PB_FA_G_R_CORR, PB_FA_FAUC_UP,
+  PB_FA_FAUC_DOWN, PB_FA_RHO_PLUS, PB_FA_PLUGIN_LCB_RHO, PB_FA_LCB, PB_FA_ECE, PB_FA_AGREE, PB_FA_NULL_MEDIAN,
+  PB_FA_NULL_DEFINED, PB_FA_FIXED
+};
+#define PB_FRAGILITY_ARM_LEN(n_grid) (PB_FA_FIXED + 4 * (n_grid))
+
+/**
+ * One arm of one (model, source): partition fitted on part @p fit, group rates
+ * from the other half, held-out drift on part E.  Fills @p rec
+ * (PB_FRAGILITY_ARM_LEN doubles).  Pure and thread-safe.
+ */
+void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
+                      enum pb_fragility_part fit, double *rec);
+
+/* Fields of one drift record (model x perturbed condition). */
+enum {
+  PB_FD_N, PB_FD_L_TOTAL, PB_FD_L_COMP, PB_FD_L_COND, PB_FD_RATIO, PB_FD_UTIL, PB_FD_N_UTIL, PB_FD_N_UNDEF,
+  PB_FD_N_UNSUPPORTED, PB_FD_RESIDUAL, PB_FD_FIXED
+};
+
+/**
+ * Composition/conditional split of clean -> perturbed binwise drift
+ * (Proposition 8) on the partition @p p, over the images of part != @p fit:
+ * clean confidence/correctness from @p in, perturbed ones from @p s1, @p c1.
+ * Fills @p rec (PB_FD_FIXED doubles).
+ */
+void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
+                        enum pb_fragility_part fit, const double *s1, const uint8_t *c1, double *rec);
+
 /* ------------------------------------------------------------ command line */
 
 #define PB_FRAGILITY_SYNOPSIS "pairbound fragility --law FILE --rho r1,r2,..."
