@@ -113,7 +113,8 @@ enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
        OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
-       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES };
+       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES,
+       OPT_FR_BINS, OPT_FR_GROUPS, OPT_FR_GRID, OPT_FR_RHO_MIN, OPT_FR_RHO_MAX, OPT_FR_LCB_RHO, OPT_FR_ALPHA, OPT_FR_NULL };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -816,12 +817,50 @@ static int pb_cli__screen(struct pb_cli *cli, int argc, char **argv)
   return rc;
 }
 
+static int pb_cli__fragility_option(struct pb_cli *cli, const char *syn, int opt, const char *arg, void *ctx)
+{
+  struct pb_fragility_stage_options *o = ctx;
+  unsigned long long u = 0;
+  double x = 0;
+  int bad = 0;
+  switch (opt) {
+  case OPT_FR_BINS: bad = pb_cli__parse_u64(arg, &u) || u < 1 || u > PB_FRAGILITY_MAX_BINS, o->k.n_bins = (int32_t)u; break;
+  case OPT_FR_GROUPS: bad = pb_cli__parse_u64(arg, &u) || u < 1 || u > PB_FRAGILITY_MAX_GROUPS, o->k.n_groups = (int32_t)u; break;
+  case OPT_FR_GRID: bad = pb_cli__parse_u64(arg, &u) || u < 2 || u > PB_FRAGILITY_MAX_GRID, o->k.n_grid = (int32_t)u; break;
+  case OPT_FR_RHO_MIN: bad = pb_cli__parse_double(arg, 1e-12, 1e12, &x), o->k.rho_min = x; break;
+  case OPT_FR_RHO_MAX: bad = pb_cli__parse_double(arg, 1e-12, 1e12, &x), o->k.rho_max = x; break;
+  case OPT_FR_LCB_RHO: bad = pb_cli__parse_double(arg, 1e-12, 1e12, &x), o->k.rho_lcb = x; break;
+  case OPT_FR_ALPHA: bad = pb_cli__parse_double(arg, 1e-12, 0.5, &x), o->k.alpha = x; break;
+  case OPT_SEED: bad = pb_cli__parse_u64(arg, &u), o->k.seed = u; break;
+  case OPT_FR_NULL: bad = pb_cli__parse_u64(arg, &u) || u > 1000000, o->k.n_null = (int32_t)u; break;
+  case OPT_PROBE: o->probe = arg; break;
+  default: return -1;
+  }
+  return bad ? pb_cli__usage_error(cli, syn, "bad value '%s' (see --help for the allowed range)", arg) : 0;
+}
+
+static int pb_cli__run_fragility(const char *store, const char *outdir, MPI_Comm comm,
+                                 const struct pb_protocol_options *popt, void *ctx, const char *provenance)
+{
+  return pb_fragility_run(store, outdir, comm, popt, ctx, provenance);
+}
+
 /* `--law` selects the exact profile of a law file (parsed in src/fragility_stage.c). */
 static int pb_cli__fragility(struct pb_cli *cli, int argc, char **argv)
 {
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return pb_cli__help(cli, cli->cmd);
-  return pb_fragility_law_main(argc, argv, cli->rank);
+    if (!strcmp(argv[i], "--law") || !strncmp(argv[i], "--law=", 6)) return pb_fragility_law_main(argc, argv, cli->rank);
+  static const struct option extra[] = {
+    {"bins", required_argument, NULL, OPT_FR_BINS}, {"groups", required_argument, NULL, OPT_FR_GROUPS},
+    {"grid", required_argument, NULL, OPT_FR_GRID}, {"rho-min", required_argument, NULL, OPT_FR_RHO_MIN},
+    {"rho-max", required_argument, NULL, OPT_FR_RHO_MAX}, {"lcb-rho", required_argument, NULL, OPT_FR_LCB_RHO},
+    {"alpha", required_argument, NULL, OPT_FR_ALPHA}, {"seed", required_argument, NULL, OPT_SEED},
+    {"null", required_argument, NULL, OPT_FR_NULL}, {"probe", required_argument, NULL, OPT_PROBE}, {0, 0, 0, 0}};
+  struct pb_fragility_stage_options o;
+  pb_fragility_stage_options_default(&o);
+  const struct pb_cli_stage stage = {PB_FRAGILITY_STAGE_SYNOPSIS, extra, pb_cli__fragility_option,
+                                     pb_cli__run_fragility, &o};
+  return pb_cli__stage(cli, argc, argv, &stage);
 }
 
 /* ------------------------------------------------------------------ table */
@@ -957,7 +996,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
-  {"fragility", PB_FRAGILITY_SYNOPSIS, PB_FRAGILITY_HELP, pb_cli__fragility},
+  {"fragility", PB_FRAGILITY_SYNOPSIS, PB_FRAGILITY_HELP PB_CLI_PROTOCOL_HELP, pb_cli__fragility},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

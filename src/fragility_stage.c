@@ -9,9 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mpi.h>
+
+#include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
+#include "pairbound/results.h"
+#include "pairbound/screen.h"
+#include "pairbound/stage.h"
+#include "pairbound/store.h"
 #include "pairbound/util.h"
+#include "fragility_internal.h"
 
 #define PB_FRAGILITY_MASS_TOL 1e-12
 
@@ -115,7 +123,7 @@ static int pb_fragility__parse_rhos(const char *arg, double **rho, int32_t *n)
   return PB_OK;
 }
 
-#define PB_FRAGILITY_LAW_SYNOPSIS PB_FRAGILITY_SYNOPSIS
+#define PB_FRAGILITY_LAW_SYNOPSIS "pairbound fragility --law FILE --rho r1,r2,..."
 
 int pb_fragility_law_main(int argc, char **argv, int rank)
 {
@@ -174,4 +182,347 @@ int pb_fragility_law_main(int argc, char **argv, int rank)
   free(m);
   free(rho);
   return rc;
+}
+
+/* ------------------------------------------------------------ store stage */
+
+void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o)
+{
+  pb_fragility_options_default(&o->k);
+  o->probe = NULL;
+}
+
+/* Where each source's group signal U comes from: the probe source's perturbed
+ * conditions for images joined to it by image id (with equal labels), or,
+ * when no image of the source joins (or --probe self), the source's own
+ * perturbed conditions. */
+struct pb_fragility__signal {
+  int32_t src;                 /* source of the probe rows */
+  int32_t *join;               /* [n_images] probe image index, -1 without partner */
+  char *what;                  /* description for the report */
+};
+
+static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, struct pb_fragility__signal *sig)
+{
+  int32_t ps = -1;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    if (!strcmp(meta->sources[s].name, probe ? probe : PB_FRAGILITY_PROBE)) ps = s;
+  if (ps < 0 && probe && strcmp(probe, "self") != 0) {
+    pb_error_set("--probe %s: no such source in the store (or 'self')", probe);
+    return PB_FAIL;
+  }
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *S = &meta->sources[s];
+    int32_t joined = 0;
+    sig[s].join = pb_malloc((size_t)(S->n_images > 0 ? S->n_images : 1) * sizeof(int32_t));
+    if (ps >= 0 && ps != s) {
+      struct pb_strmap map;
+      pb_strmap_init(&map);
+      const struct pb_source *P = &meta->sources[ps];
+      for (int32_t j = 0; j < P->n_images; j++) pb_strmap_put(&map, P->image_ids[j], j);
+      for (int32_t i = 0; i < S->n_images; i++) {
+        int32_t j = pb_strmap_get(&map, S->image_ids[i]);
+        sig[s].join[i] = j >= 0 && P->labels[j] == S->labels[i] ? j : -1;
+        joined += sig[s].join[i] >= 0;
+      }
+      pb_strmap_free(&map);
+    }
+    char buf[256];
+    if (joined > 0) {
+      sig[s].src = ps;
+      snprintf(buf, sizeof buf, "U over the %d perturbed conditions of %s (%d of %d images joined by id)",
+               meta->sources[ps].n_conditions - 1, meta->sources[ps].name, (int)joined, (int)S->n_images);
+    } else {
+      sig[s].src = s;
+      for (int32_t i = 0; i < S->n_images; i++) sig[s].join[i] = i;
+      snprintf(buf, sizeof buf, "U over the %d perturbed conditions of %s itself", S->n_conditions - 1, S->name);
+    }
+    if (meta->sources[sig[s].src].n_conditions < 2) {
+      pb_error_set("source %s: the group signal needs a perturbed condition of %s", S->name,
+                   meta->sources[sig[s].src].name);
+      return PB_FAIL;
+    }
+    sig[s].what = pb_strdup(buf);
+  }
+  return PB_OK;
+}
+
+/* Rows this rank reads from each source: every condition of its units'
+ * (source, model) rows and the probe rows of those units. */
+struct pb_fragility__load {
+  int32_t *rows, n;
+  struct pb_rows d;
+};
+
+static int pb_fragility__read(struct pb_stage *st, const struct pb_fragility__signal *sig, int64_t u0, int64_t u1,
+                              struct pb_fragility__load *L)
+{
+  const struct pb_meta *meta = st->meta;
+  int status = PB_OK;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    int32_t cap = 16;
+    L[s].rows = pb_malloc((size_t)cap * sizeof(int32_t));
+    L[s].n = 0;
+    for (int64_t u = u0; u < u1; u++) {
+      int32_t t = (int32_t)(u / meta->n_models), m = (int32_t)(u % meta->n_models);
+      int32_t nc = meta->sources[s].n_conditions;
+      int own = t == s, probe = sig[t].src == s && t != s;
+      if (!own && !probe) continue;
+      while (L[s].n + nc > cap) L[s].rows = pb_realloc(L[s].rows, (size_t)(cap *= 2) * sizeof(int32_t));
+      for (int32_t c = 0; c < nc; c++) L[s].rows[L[s].n++] = m * nc + c;
+    }
+    L[s].n = pb_sorted_unique_i32(L[s].rows, L[s].n);
+    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? L[s].n : 0, L[s].rows,
+                                  PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &L[s].d);
+    if (status == PB_OK) status = rc;
+  }
+  return status;
+}
+
+static size_t pb_fragility__row(const struct pb_fragility__load *L, const struct pb_meta *meta, int32_t s, int32_t row)
+{
+  int32_t j = pb_sorted_find_i32(L[s].rows, L[s].n, row);
+  if (j < 0) PB_ERROR("fragility: row %d of source %s was not loaded", row, meta->sources[s].name);
+  return (size_t)j * meta->sources[s].n_images;
+}
+
+/* Work space of one (source, model) unit. */
+struct pb_fragility__unit {
+  double *s0, *s1, *u;
+  uint8_t *c0, *c1;
+  const float **mrow;
+};
+
+static void pb_fragility__unit_alloc(struct pb_fragility__unit *w, int32_t n, int32_t n_probes)
+{
+  size_t nn = (size_t)(n > 0 ? n : 1);
+  w->s0 = pb_malloc(nn * sizeof(double));
+  w->s1 = pb_malloc(nn * sizeof(double));
+  w->u = pb_malloc(nn * sizeof(double));
+  w->c0 = pb_malloc(nn);
+  w->c1 = pb_malloc(nn);
+  w->mrow = pb_malloc((size_t)(n_probes > 0 ? n_probes : 1) * sizeof(float *));
+}
+
+static void pb_fragility__unit_free(struct pb_fragility__unit *w)
+{
+  free(w->s0);
+  free(w->s1);
+  free(w->u);
+  free(w->c0);
+  free(w->c1);
+  free(w->mrow);
+}
+
+/* Both arms of unit (t, m) into arm[0..2 arm_len) and the drift split of each
+ * of its perturbed conditions into drift[] (condition order, clean skipped). */
+static void pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
+                               const struct pb_fragility__signal *sig, uint8_t *const *part,
+                               const struct pb_fragility_options *o, int64_t unit, double *arm, double *drift)
+{
+  int32_t t = (int32_t)(unit / meta->n_models), m = (int32_t)(unit % meta->n_models);
+  const struct pb_source *S = &meta->sources[t], *P = &meta->sources[sig[t].src];
+  int32_t n = S->n_images, nc = S->n_conditions, na = 0;
+  struct pb_fragility__unit w;
+  pb_fragility__unit_alloc(&w, n, P->n_conditions);
+  size_t r0 = pb_fragility__row(L, meta, t, m * nc + S->clean);
+  for (int32_t c = 0; c < P->n_conditions; c++)
+    if (c != P->clean) w.mrow[na++] = L[sig[t].src].d.ptrue + pb_fragility__row(L, meta, sig[t].src, m * P->n_conditions + c);
+  for (int32_t i = 0; i < n; i++) {
+    w.s0[i] = L[t].d.smax[r0 + i];
+    w.c0[i] = L[t].d.pred[r0 + i] == S->labels[i];
+    w.u[i] = sig[t].join[i] >= 0 ? pb_screen_u(w.mrow, na, sig[t].join[i]) : NAN;
+  }
+  struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit};
+  int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
+  pb_fragility_arm(&in, o, PB_FRAGILITY_PART_A, arm);
+  pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
+  struct pb_fragility_partition p;
+  pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
+  int32_t k = 0;
+  for (int32_t c = 0; c < nc; c++) {
+    if (c == S->clean) continue;
+    size_t rc = pb_fragility__row(L, meta, t, m * nc + c);
+    for (int32_t i = 0; i < n; i++) {
+      w.s1[i] = L[t].d.smax[rc + i];
+      w.c1[i] = L[t].d.pred[rc + i] == S->labels[i];
+    }
+    pb_fragility_drift(&in, &p, PB_FRAGILITY_PART_A, w.s1, w.c1, drift + (size_t)k++ * PB_FD_FIXED);
+  }
+  pb_fragility_partition_free(&p);
+  pb_fragility__unit_free(&w);
+}
+
+static int pb_fragility__check(const struct pb_fragility_options *o)
+{
+  const char *bad = o->n_bins < 1 || o->n_bins > PB_FRAGILITY_MAX_BINS ? "--bins must be in 1..1000"
+                    : o->n_groups < 1 || o->n_groups > PB_FRAGILITY_MAX_GROUPS ? "--groups must be in 1..64"
+                    : o->n_grid < 2 || o->n_grid > PB_FRAGILITY_MAX_GRID ? "--grid must be in 2..64"
+                    : !(o->rho_min > 0 && o->rho_min < o->rho_max && isfinite(o->rho_max)) ? "need 0 < --rho-min < --rho-max"
+                    : !(o->rho_lcb > 0 && isfinite(o->rho_lcb)) ? "--lcb-rho must be positive"
+                    : !(o->alpha > 0 && o->alpha < 1) ? "--alpha must be in (0, 1)"
+                    : o->n_null < 0 ? "--null must be >= 0" : NULL;
+  if (bad) pb_error_set("%s", bad);
+  return bad ? PB_FAIL : PB_OK;
+}
+
+/* One results.h5 column of every record of this rank (field f of records of
+ * length len), rows [offset, offset + n) of n_total. */
+static int pb_fragility__column(struct pb_results *res, const char *path, const double *rec, int64_t n, int32_t len,
+                                int f, int64_t n_total, int64_t offset, int is_int)
+{
+  int status;
+  if (is_int) {
+    int64_t *col = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
+    for (int64_t i = 0; i < n; i++) col[i] = (int64_t)rec[i * len + f];
+    status = pb_results_write_i64(res, path, n_total, offset, n, col);
+    free(col);
+  } else {
+    double *col = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
+    for (int64_t i = 0; i < n; i++) col[i] = rec[i * len + f];
+    status = pb_results_write_f64(res, path, n_total, offset, n, col);
+    free(col);
+  }
+  return status;
+}
+
+/* /fragility/arms/<field> (rows: unit-major, arm A then B) and
+ * /fragility/drift/<field> (global cell order), each rank writing its rows. */
+static int pb_fragility__h5(struct pb_results *res, const struct pb_fragility_options *o, const double *arm,
+                            int64_t u0, int64_t nu, int64_t n_units, const double *drift, int64_t d0, int64_t nd,
+                            int64_t n_drift)
+{
+  int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
+  int status = pb_results_group(res, "/fragility/arms");
+  if (status == PB_OK) status = pb_results_group(res, "/fragility/drift");
+  char path[160], name[96];
+  for (int f = 0; f < len && status == PB_OK; f++) {
+    int is_int = 0;
+    for (int j = 0; j < pb_fragility_n_arm_fields; j++)
+      if (pb_fragility_arm_fields[j].index == f) is_int = pb_fragility_arm_fields[j].is_int;
+    snprintf(path, sizeof path, "/fragility/arms/%s", pb_fragility_arm_name(o, f, name, sizeof name));
+    status = pb_fragility__column(res, path, arm, 2 * nu, len, f, 2 * n_units, 2 * u0, is_int);
+  }
+  for (int j = 0; j < pb_fragility_n_drift_fields && status == PB_OK; j++) {
+    snprintf(path, sizeof path, "/fragility/drift/%s", pb_fragility_drift_fields[j].name);
+    status = pb_fragility__column(res, path, drift, nd, PB_FD_FIXED, pb_fragility_drift_fields[j].index, n_drift, d0,
+                                  pb_fragility_drift_fields[j].is_int);
+  }
+  double grid[PB_FRAGILITY_MAX_GRID];
+  for (int32_t k = 0; k < o->n_grid; k++) grid[k] = pb_fragility_grid(o, k);
+  int rank;
+  MPI_Comm_rank(pb_results_comm(res), &rank);
+  if (status == PB_OK)
+    status = pb_results_write_f64(res, "/fragility/grid", o->n_grid, 0, rank == 0 ? o->n_grid : 0, grid);
+  return status;
+}
+
+/* Per-source setup shared by every rank: group signals, image roles, tiers. */
+struct pb_fragility__setup {
+  struct pb_fragility__signal *sig;
+  uint8_t **part;
+  int64_t *drift0;             /* [n_units + 1] */
+  int64_t n_units;
+};
+
+static void pb_fragility__setup_free(struct pb_fragility__setup *U, const struct pb_meta *meta)
+{
+  for (int32_t s = 0; s < meta->n_sources && U->sig; s++) {
+    free(U->sig[s].join);
+    free(U->sig[s].what);
+  }
+  for (int32_t s = 0; s < meta->n_sources && U->part; s++) free(U->part[s]);
+  free(U->sig);
+  free(U->part);
+  free(U->drift0);
+}
+
+static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragility_stage_options *opt,
+                               struct pb_fragility__setup *U)
+{
+  memset(U, 0, sizeof *U);
+  U->sig = pb_calloc((size_t)meta->n_sources, sizeof *U->sig);
+  if (pb_fragility__check(&opt->k) || pb_fragility__signals(meta, opt->probe, U->sig)) return PB_FAIL;
+  U->part = pb_calloc((size_t)meta->n_sources, sizeof *U->part);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *S = &meta->sources[s];
+    U->part[s] = pb_malloc((size_t)(S->n_images > 0 ? S->n_images : 1));
+    for (int32_t i = 0; i < S->n_images; i++) U->part[s][i] = (uint8_t)pb_fragility_part_of(opt->k.seed, S->image_ids[i]);
+  }
+  U->n_units = (int64_t)meta->n_sources * meta->n_models;
+  U->drift0 = pb_malloc((size_t)(U->n_units + 1) * sizeof(int64_t));
+  U->drift0[0] = 0;
+  for (int64_t u = 0; u < U->n_units; u++)
+    U->drift0[u + 1] = U->drift0[u] + meta->sources[u / meta->n_models].n_conditions - 1;
+  return PB_OK;
+}
+
+int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                     const struct pb_fragility_stage_options *opt, const char *provenance)
+{
+  struct pb_stage st;
+  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  const struct pb_meta *meta = st.meta;
+  const struct pb_fragility_options *o = &opt->k;
+  struct pb_fragility__setup U;
+  int status = pb_fragility__setup(meta, opt, &U);
+  if (status != PB_OK) {
+    pb_fragility__setup_free(&U, meta);
+    return pb_stage_close(&st, status);
+  }
+  double t0 = MPI_Wtime();
+  int64_t *cost = pb_malloc((size_t)(U.n_units > 0 ? U.n_units : 1) * sizeof *cost);
+  for (int64_t u = 0; u < U.n_units; u++) {
+    const struct pb_source *S = &meta->sources[u / meta->n_models];
+    cost[u] = (int64_t)S->n_images * (S->n_conditions + 2 + (o->n_null + 1) / 4) + 64;
+  }
+  int64_t *bounds = pb_malloc((size_t)(st.size + 1) * sizeof *bounds);
+  pb_dist_partition_bcast(U.n_units, cost, comm, bounds);
+  int64_t u0 = bounds[st.rank], u1 = bounds[st.rank + 1], nu = u1 - u0;
+  free(bounds);
+  free(cost);
+  struct pb_fragility__load *L = pb_calloc((size_t)meta->n_sources, sizeof *L);
+  status = pb_fragility__read(&st, U.sig, u0, u1, L);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();
+  int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
+  int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
+  double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
+  double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
+  if (status == PB_OK) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t u = u0; u < u1; u++)
+      pb_fragility__unit(meta, L, U.sig, U.part, o, u, arm + (size_t)(u - u0) * 2 * len,
+                         drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED);
+  }
+  double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
+  if (status == PB_OK) status = pb_fragility__h5(st.results, o, arm, u0, nu, U.n_units, drift, d0, nd, U.drift0[U.n_units]);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  double *all_arm = pb_stage_gather(&st, 2 * nu, 2 * U.n_units, len, arm, 0);
+  double *all_drift = pb_stage_gather(&st, nd, U.drift0[U.n_units], PB_FD_FIXED, drift, 0);
+  if (status == PB_OK && st.rank == 0) {
+    const char **what = pb_malloc((size_t)meta->n_sources * sizeof *what);
+    for (int32_t s = 0; s < meta->n_sources; s++) what[s] = U.sig[s].what;
+    const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
+    for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
+    struct pb_fragility_out out = {meta, o, len, U.n_units, all_arm, U.drift0[U.n_units], all_drift, U.drift0,
+                                   tier, what};
+    status = pb_fragility_report(st.results, &out);
+    free(what);
+    free(tier);
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm); /* rank 0 holds the report's message */
+  pb_message("fragility: %lld units, %lld drift cells; load %.2f s, compute %.2f s, write %.2f s",
+             (long long)U.n_units, (long long)U.drift0[U.n_units], t_load, t_compute, MPI_Wtime() - t2);
+  free(all_arm);
+  free(all_drift);
+  free(arm);
+  free(drift);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    free(L[s].rows);
+    pb_rows_free(&L[s].d);
+  }
+  free(L);
+  pb_fragility__setup_free(&U, meta);
+  return pb_stage_close(&st, status);
 }

@@ -12,6 +12,9 @@
 #define PAIRBOUND_FRAGILITY_H
 
 #include <stdint.h>
+#include <mpi.h>
+
+#include "pairbound/protocol.h"
 
 /* One direction of a law: the atoms x_0 < ... < x_{n-1} of Z (up) or -Z (down). */
 struct pb_fragility_side {
@@ -71,6 +74,7 @@ void pb_fragility_weights(const struct pb_fragility_law *law, enum pb_fragility_
 #define PB_FRAGILITY_SEED 20260913ull
 #define PB_FRAGILITY_NULL 200
 #define PB_FRAGILITY_MAX_GRID 64
+#define PB_FRAGILITY_PROBE "Syn-B"
 #define PB_FRAGILITY_MAX_BINS 1000
 #define PB_FRAGILITY_MAX_GROUPS 64
 /* RNG analysis ids (pb_rng_init): role split and permutation null. */
@@ -152,11 +156,48 @@ enum {
 void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
                         enum pb_fragility_part fit, const double *s1, const uint8_t *c1, double *rec);
 
+/* ------------------------------------------------------------ the store stage */
+
+struct pb_fragility_stage_options {
+  struct pb_fragility_options k;
+  const char *probe;           /* source whose perturbed conditions define U; "self"; NULL: Syn-B when present */
+};
+void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o);
+
+/**
+ * `pairbound fragility STORE -o OUTDIR`: per model and source both arms of the
+ * restricted profile, and the drift split of every model x perturbed
+ * condition cell.  Writes OUTDIR/results.h5 (/fragility), report/fragility.tsv,
+ * fragility_drift.tsv, fragility.md and its figures (collective).
+ */
+int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                     const struct pb_fragility_stage_options *opt, const char *provenance);
+
 /* ------------------------------------------------------------ command line */
 
-#define PB_FRAGILITY_SYNOPSIS "pairbound fragility --law FILE --rho r1,r2,..."
+#define PB_FRAGILITY_STAGE_SYNOPSIS \
+  "pairbound fragility STORE -o OUTDIR [--bins J] [--groups K] [--grid N] [--rho-min R] [--rho-max R]\n" \
+  "       [--lcb-rho R] [--alpha A] [--null N] [--seed S] [--probe SRC|self] [protocol options]"
+#define PB_FRAGILITY_SYNOPSIS PB_FRAGILITY_STAGE_SYNOPSIS "\n  or: pairbound fragility --law FILE --rho r1,r2,..."
 #define PB_FRAGILITY_HELP \
   "Fragility profiles (seed 001; docs/fragility.md).\n\n" \
+  "With a STORE: per model and source, the restricted fragility profile of the clean records in both split\n" \
+  "arms (bins of clean confidence x within-bin quantile groups of U), G_R with and without the binomial-noise\n" \
+  "correction, FAUC up/down, variance laws, the split-sample lower confidence bound, held-out drift agreement\n" \
+  "and its permutation null; per model x perturbed condition the composition/conditional drift split.\n" \
+  "Writes OUTDIR/results.h5 (/fragility), report/fragility.tsv, fragility_drift.tsv, fragility.md, figures.\n\n" \
+  "  -o, --output OUTDIR  output directory\n" \
+  "  --bins J             confidence bins, equal mass on the fitting part (default 20, at most 1000)\n" \
+  "  --groups K           within-bin quantile groups of U (default 8, at most 64)\n" \
+  "  --grid N             log-spaced radii for the profile columns and FAUC (default 13, 2..64)\n" \
+  "  --rho-min R, --rho-max R  grid ends (default 0.01 and 3)\n" \
+  "  --lcb-rho R          radius of the lower confidence bound and the held-out diagnostic (default 0.3)\n" \
+  "  --alpha A            one-sided level of the bound: 1 - A confidence (default 0.05)\n" \
+  "  --null N             permutation-null replicates per model, source and arm (default 200; 0 = none)\n" \
+  "  --seed S             seed of the image roles and the null (default 20260913)\n" \
+  "  --probe SRC|self     source whose perturbed conditions define U, joined by image id (default Syn-B when\n" \
+  "                       the store has it); sources with no joined image, or 'self', use their own\n" \
+  "                       perturbed conditions\n\n" \
   "With --law: the exact upward and downward profiles of a finite propensity law. Prints `G`, `rho_plus`\n" \
   "and `rho_sat` (of the upward profile; rho_plus is inf when G = 0) as `name value` lines, then one\n" \
   "`rho up down` line per radius, numbers as the shortest decimal that reads back exactly.\n\n" \
