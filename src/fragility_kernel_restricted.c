@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -222,15 +223,34 @@ static double pb_fragility__agreement(const struct pb_fragility__tally *R, const
 
 /* ------------------------------------------------------------ lower bound */
 
+/* The x in (0, 1) with P(Beta(a, b) <= x) = t (lower) or P(Beta(a, b) > x)
+ * = t (upper).  gsl_cdf_beta_Pinv fails to converge for large a and b (a few
+ * thousand), so: Newton steps on GSL's incomplete beta from the mean, kept
+ * inside a shrinking bracket, bisecting whenever a step leaves it. */
+static double pb_fragility__beta_quantile(double t, double a, double b, int upper)
+{
+  double lo = 0, hi = 1, x = a / (a + b);
+  for (int it = 0; it < 200; it++) {
+    double f = (upper ? t - gsl_cdf_beta_Q(x, a, b) : gsl_cdf_beta_P(x, a, b) - t); /* increasing in x */
+    if (f > 0) hi = x;
+    else lo = x;
+    double d = gsl_ran_beta_pdf(x, a, b), nx = d > 0 ? x - f / d : -1;
+    if (!(nx > lo && nx < hi)) nx = 0.5 * (lo + hi);
+    if (fabs(nx - x) <= 1e-15 * fmax(x, 1e-300) || hi - lo <= 1e-300) return nx;
+    x = nx;
+  }
+  return x;
+}
+
 /* One-sided Clopper-Pearson limits of x successes in n trials at level a. */
 static double pb_fragility__cp_lower(int64_t x, int64_t n, double a)
 {
-  return x <= 0 || n <= 0 ? 0 : gsl_cdf_beta_Pinv(a, (double)x, (double)(n - x + 1));
+  return x <= 0 || n <= 0 ? 0 : pb_fragility__beta_quantile(a, (double)x, (double)(n - x + 1), 0);
 }
 
 static double pb_fragility__cp_upper(int64_t x, int64_t n, double a)
 {
-  return n <= 0 || x >= n ? 1 : gsl_cdf_beta_Qinv(a, (double)(x + 1), (double)(n - x));
+  return n <= 0 || x >= n ? 1 : pb_fragility__beta_quantile(a, (double)(x + 1), (double)(n - x), 1);
 }
 
 /* Split-sample lower confidence bound of the restricted profile at rho
@@ -503,4 +523,21 @@ void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fra
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&S);
   pb_fragility__tally_free(&T);
+}
+
+double pb_fragility_lcb(int32_t J, int32_t K, const int64_t *n, const int64_t *k, double rho, double alpha)
+{
+  struct pb_fragility__tally t;
+  pb_fragility__tally_init(&t, J, K);
+  pb_fragility__tally_clear(&t);
+  for (int32_t b = 0; b < J; b++)
+    for (int32_t g = 0; g < K; g++) {
+      t.n[(size_t)b * K + g] = n[(size_t)b * K + g];
+      t.k[(size_t)b * K + g] = k[(size_t)b * K + g];
+      t.nb[b] += n[(size_t)b * K + g];
+      t.total += n[(size_t)b * K + g];
+    }
+  double v = pb_fragility__lcb(&t, rho, alpha);
+  pb_fragility__tally_free(&t);
+  return v;
 }

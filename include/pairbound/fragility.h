@@ -141,6 +141,13 @@ enum {
 void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
                       enum pb_fragility_part fit, double *rec);
 
+/**
+ * The split-sample lower confidence bound at @p rho from the rate part's
+ * counts: n[b K + g] images and k[b K + g] correct ones in bin b, group g
+ * (docs/fragility.md, "Lower confidence bound").
+ */
+double pb_fragility_lcb(int32_t J, int32_t K, const int64_t *n, const int64_t *k, double rho, double alpha);
+
 /* Fields of one drift record (model x perturbed condition). */
 enum {
   PB_FD_N, PB_FD_L_TOTAL, PB_FD_L_COMP, PB_FD_L_COND, PB_FD_RATIO, PB_FD_UTIL, PB_FD_N_UTIL, PB_FD_N_UNDEF,

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
 
@@ -385,6 +387,252 @@ START_TEST(test_witness_pair)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------ restricted profile */
+
+/* True restricted profile sum_b w_b Phi_b(rho) of a known population. */
+static double true_restricted(int J, int K, const double *w, const double *q, const double *eta, double rho)
+{
+  struct pb_fragility_law L;
+  pb_fragility_law_init(&L);
+  double v = 0;
+  for (int b = 0; b < J; b++) {
+    ck_assert_int_eq(pb_fragility_law_set(&L, eta + b * K, q + b * K, K), PB_OK);
+    v += w[b] * pb_fragility_profile(&L, PB_FRAGILITY_UP, rho);
+  }
+  pb_fragility_law_free(&L);
+  return v;
+}
+
+static int draw_index(const double *p, int n)
+{
+  double u = rng_unif(), c = 0;
+  for (int i = 0; i < n - 1; i++)
+    if (u < (c += p[i])) return i;
+  return n - 1;
+}
+
+/* The 95% split-sample bound lies at or below the true restricted profile in
+ * at least 95% of 1,000 replicates of a known two-bin, four-group population,
+ * and is informative (positive) in most of them. */
+START_TEST(test_lcb_coverage)
+{
+  rng_state = test_seed() + 2;
+  enum { J = 2, K = 4, N = 4000, REPS = 1000 };
+  const double w[J] = {0.6, 0.4};
+  const double q[J * K] = {0.2, 0.3, 0.3, 0.2, 0.25, 0.25, 0.25, 0.25};
+  const double eta[J * K] = {0.2, 0.5, 0.7, 0.95, 0.6, 0.6, 0.9, 0.9};
+  const double rhos[3] = {0.1, 0.3, 3};
+  for (int j = 0; j < 3; j++) {
+    double truth = true_restricted(J, K, w, q, eta, rhos[j]);
+    int covered = 0, positive = 0;
+    for (int rep = 0; rep < REPS; rep++) {
+      int64_t n[J * K] = {0}, k[J * K] = {0};
+      for (int i = 0; i < N; i++) {
+        int b = draw_index(w, J), g = draw_index(q + b * K, K);
+        n[b * K + g]++;
+        k[b * K + g] += rng_unif() < eta[b * K + g];
+      }
+      double lcb = pb_fragility_lcb(J, K, n, k, rhos[j], 0.05);
+      covered += lcb <= truth;
+      positive += lcb > 0;
+    }
+    printf("LCB coverage at rho %g: %d / %d covered, %d positive (true profile %.6f)\n", rhos[j], covered, REPS,
+           positive, truth);
+    ck_assert_msg(covered >= 0.95 * REPS, "coverage %d / %d at rho %g", covered, REPS, rhos[j]);
+    ck_assert_msg(positive >= 0.5 * REPS, "bound positive in only %d / %d", positive, REPS);
+  }
+}
+END_TEST
+
+/* LCB hand case: one bin, two groups of 1000 images each, 100 and 900
+ * correct.  With a = 0.05 / (1 + 2 * 2), the Clopper-Pearson limits come
+ * from GSL's beta quantiles directly; the transfer is from group 0 to 1. */
+START_TEST(test_lcb_hand)
+{
+  int64_t n[2] = {1000, 1000}, k[2] = {100, 900};
+  double a = 0.05 / 5, rho = 0.3;
+  double qL = gsl_cdf_beta_Pinv(a, 1000, 1001); /* both groups: 1000 of 2000 */
+  double lo1 = gsl_cdf_beta_Pinv(a, 900, 101), hi0 = gsl_cdf_beta_Qinv(a, 101, 900);
+  double wL = gsl_cdf_beta_Pinv(a, 2000, 1);
+  double step = fmin(qL, sqrt(rho * qL * qL / (2 * qL)));
+  ASSERT_NEAR(pb_fragility_lcb(1, 2, n, k, rho, 0.05), wL * step * (lo1 - hi0));
+  /* an empty group gives a vacuous interval: no transfer, bound 0 */
+  int64_t n2[2] = {0, 1000}, k2[2] = {0, 900};
+  ASSERT_NEAR(pb_fragility_lcb(1, 2, n2, k2, rho, 0.05), 0);
+}
+END_TEST
+
+/* Known-propensity simulation (seed 001 U.1): a four-point law, proportional
+ * stratified rate labels (at least one per cell), 2,000 replicates; plug-in
+ * profile vs capped variance law min(sqrt(rho G), max Z) at rho = 3.  The
+ * plug-in error shrinks with n while the cap keeps its population slack. */
+static void known_propensity(int n, double *mae_plug, double *mae_cap)
+{
+  const double eta[4] = {0.2, 0.55, 0.75, 0.99}, q[4] = {0.1, 0.4, 0.4, 0.1}, rho = 3;
+  struct pb_fragility_law L;
+  pb_fragility_law_init(&L);
+  ck_assert_int_eq(pb_fragility_law_set(&L, eta, q, 4), PB_OK);
+  double truth = pb_fragility_profile(&L, PB_FRAGILITY_UP, rho), sp = 0, sc = 0;
+  for (int rep = 0; rep < 2000; rep++) {
+    double est[4];
+    for (int g = 0; g < 4; g++) {
+      int m = (int)lround(n * q[g]), c = 0;
+      if (m < 1) m = 1;
+      for (int i = 0; i < m; i++) c += rng_unif() < eta[g];
+      est[g] = (double)c / m;
+    }
+    ck_assert_int_eq(pb_fragility_law_set(&L, est, q, 4), PB_OK);
+    sp += fabs(pb_fragility_profile(&L, PB_FRAGILITY_UP, rho) - truth);
+    sc += fabs(fmin(sqrt(rho * L.G), L.up.top) - truth);
+  }
+  *mae_plug = sp / 2000;
+  *mae_cap = sc / 2000;
+  pb_fragility_law_free(&L);
+}
+
+START_TEST(test_known_propensity)
+{
+  rng_state = test_seed() + 3;
+  double p250, c250, p5000, c5000;
+  known_propensity(250, &p250, &c250);
+  known_propensity(5000, &p5000, &c5000);
+  printf("known propensity, rho = 3: MAE plug-in %.4f cap %.4f (n = 250); plug-in %.4f cap %.4f (n = 5000)\n", p250,
+         c250, p5000, c5000);
+  ck_assert(p250 < c250);
+  ck_assert(p5000 < c5000);
+  ck_assert(p5000 < p250 / 2); /* plug-in error shrinks with n ... */
+  ck_assert(c5000 > c250 / 2); /* ... the cap keeps most of its population slack */
+}
+END_TEST
+
+/* A random store-like unit: n images, confidence, signal, correctness, parts. */
+struct unit {
+  int n;
+  double s[4000], u[4000], s1[4000];
+  uint8_t c[4000], c1[4000], part[4000];
+};
+
+static void random_unit(struct unit *x, int n)
+{
+  x->n = n;
+  for (int i = 0; i < n; i++) {
+    x->s[i] = 0.3 + 0.7 * rng_unif();
+    x->u[i] = i % 50 == 7 ? NAN : rng_unif();
+    double p = 0.2 + 0.5 * x->s[i] + 0.3 * (x->u[i] > 0.5 ? 1 : 0) - 0.2;
+    x->c[i] = rng_unif() < p;
+    x->s1[i] = x->s[i] * (0.5 + 0.5 * rng_unif());
+    x->c1[i] = rng_unif() < p * 0.7;
+    double r = rng_unif();
+    x->part[i] = r < 0.4 ? PB_FRAGILITY_PART_A : r < 0.8 ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_E;
+  }
+}
+
+/* A fixed strictly increasing score map (s -> s^2, exact in double for float
+ * scores) leaves every structural quantity unchanged and changes ECE. */
+START_TEST(test_score_map)
+{
+  rng_state = test_seed() + 4;
+  static struct unit x;
+  random_unit(&x, 4000);
+  for (int i = 0; i < x.n; i++) x.s[i] = (float)x.s[i];
+  double s2[4000];
+  for (int i = 0; i < x.n; i++) s2[i] = x.s[i] * x.s[i];
+  struct pb_fragility_options o;
+  pb_fragility_options_default(&o);
+  o.n_null = 20;
+  struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 7}, in2 = in;
+  in2.s = s2;
+  int len = PB_FRAGILITY_ARM_LEN(o.n_grid);
+  double *r1 = malloc(len * sizeof(double)), *r2 = malloc(len * sizeof(double));
+  for (int arm = 0; arm < 2; arm++) {
+    pb_fragility_arm(&in, &o, arm ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A, r1);
+    pb_fragility_arm(&in2, &o, arm ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A, r2);
+    for (int f = 0; f < len; f++)
+      if (f != PB_FA_ECE)
+        ck_assert_msg(memcmp(&r1[f], &r2[f], sizeof(double)) == 0, "field %d changed: %.17g vs %.17g", f, r1[f], r2[f]);
+    ck_assert_msg(fabs(r1[PB_FA_ECE] - r2[PB_FA_ECE]) > 1e-3, "ECE unchanged: %g", r1[PB_FA_ECE]);
+    ck_assert(r1[PB_FA_G_R] > 0 && r1[PB_FA_FAUC_UP] > 0 && r1[PB_FA_BINS] == 20);
+  }
+  free(r1);
+  free(r2);
+}
+END_TEST
+
+/* Equal-mass bins: 1,000 distinct fitting confidences, 20 bins of 50. */
+START_TEST(test_partition)
+{
+  static struct unit x;
+  rng_state = test_seed() + 5;
+  random_unit(&x, 1000);
+  for (int i = 0; i < 1000; i++) x.part[i] = PB_FRAGILITY_PART_A, x.u[i] = rng_unif();
+  struct pb_fragility_input in = {1000, x.s, x.u, x.c, x.part, 0};
+  struct pb_fragility_partition p;
+  pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, 20, 8, &p);
+  int cnt[20] = {0}, gc[20][8];
+  memset(gc, 0, sizeof gc);
+  for (int i = 0; i < 1000; i++) {
+    int b = pb_fragility_bin(&p, x.s[i]);
+    cnt[b]++;
+    gc[b][pb_fragility_group(&p, b, x.u[i])]++;
+  }
+  for (int b = 0; b < 20; b++) {
+    ck_assert_int_eq(cnt[b], 50);
+    for (int g = 0; g < 8; g++) ck_assert(gc[b][g] == 6 || gc[b][g] == 7); /* floor(k 50 / 8) cuts */
+  }
+  pb_fragility_partition_free(&p);
+}
+END_TEST
+
+/* Drift split, hand case (docs/fragility.md): two bins, two groups. */
+START_TEST(test_drift_hand)
+{
+  double edge[1] = {0.5}, cut[2] = {0.5, 0.5};
+  struct pb_fragility_partition p = {2, 2, edge, cut};
+  double s0[8], u[8], s1[8];
+  uint8_t c0[8] = {1, 1, 0, 0, 1, 1, 1, 1}, c1[8] = {1, 0, 0, 0, 1, 1, 1, 0}, part[8];
+  for (int i = 0; i < 8; i++) {
+    s0[i] = 0.9;
+    u[i] = i < 4 ? 0.2 : 0.8;
+    s1[i] = i == 2 || i == 3 ? 0.2 : 0.9;
+    part[i] = PB_FRAGILITY_PART_B;
+  }
+  struct pb_fragility_input in = {8, s0, u, c0, part, 0};
+  double rec[PB_FD_FIXED];
+  pb_fragility_drift(&in, &p, PB_FRAGILITY_PART_A, s1, c1, rec);
+  double k = sqrt(0.75);
+  ASSERT_NEAR(rec[PB_FD_L_TOTAL], k / 12);
+  ASSERT_NEAR(rec[PB_FD_L_COMP], k / 12);
+  ASSERT_NEAR(rec[PB_FD_L_COND], k / 6);
+  ASSERT_NEAR(rec[PB_FD_RATIO], 1);
+  ASSERT_NEAR(rec[PB_FD_UTIL], 1); /* the composition reweighting is affine: it attains sqrt(rho G) */
+  ck_assert_int_eq((int)rec[PB_FD_N_UTIL], 1);
+  ck_assert_int_eq((int)rec[PB_FD_N_UNSUPPORTED], 1);
+  ck_assert_int_eq((int)rec[PB_FD_N_UNDEF], 1);
+  ASSERT_NEAR(rec[PB_FD_RESIDUAL], 0);
+}
+END_TEST
+
+/* Exact additivity on random units: residual <= 1e-12, utilisation <= 1. */
+START_TEST(test_drift_additivity)
+{
+  static struct unit x;
+  rng_state = test_seed() + 6;
+  for (int trial = 0; trial < 20; trial++) {
+    random_unit(&x, 500 + 150 * trial);
+    struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 0};
+    struct pb_fragility_partition p;
+    pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, 1 + trial % 20, 1 + trial % 8, &p);
+    double rec[PB_FD_FIXED];
+    pb_fragility_drift(&in, &p, PB_FRAGILITY_PART_A, x.s1, x.c1, rec);
+    ck_assert_msg(rec[PB_FD_RESIDUAL] <= 1e-12, "residual %g", rec[PB_FD_RESIDUAL]);
+    ck_assert(rec[PB_FD_L_TOTAL] <= rec[PB_FD_L_COMP] + rec[PB_FD_L_COND] + 1e-12); /* triangle inequality */
+    ck_assert(isnan(rec[PB_FD_UTIL]) || rec[PB_FD_UTIL] <= 1 + 1e-9);
+    pb_fragility_partition_free(&p);
+  }
+}
+END_TEST
+
 static Suite *fragility_suite(void)
 {
   Suite *s = suite_create("fragility");
@@ -402,6 +650,16 @@ static Suite *fragility_suite(void)
   tcase_add_test(tr, test_random_vs_enumeration);
   tcase_add_test(tr, test_random_shape);
   suite_add_tcase(s, tr);
+  TCase *tk = tcase_create("restricted");
+  tcase_set_timeout(tk, 120);
+  tcase_add_test(tk, test_lcb_hand);
+  tcase_add_test(tk, test_lcb_coverage);
+  tcase_add_test(tk, test_known_propensity);
+  tcase_add_test(tk, test_score_map);
+  tcase_add_test(tk, test_partition);
+  tcase_add_test(tk, test_drift_hand);
+  tcase_add_test(tk, test_drift_additivity);
+  suite_add_tcase(s, tk);
   return s;
 }
 
