@@ -15,6 +15,7 @@
 #include "pairbound/identify.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
+#include "pairbound/fragility.h"
 #include "pairbound/synth.h"
 #include "pairbound/summary.h"
 #include "pairbound/policy.h"
@@ -66,6 +67,15 @@ static int pb_run__screen(const struct pb_run_config *cfg, const char *store, co
   return status;
 }
 
+static int pb_run__fragility(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
+                             const char *provenance)
+{
+  struct pb_fragility_stage_options o;
+  pb_fragility_stage_options_default(&o);
+  o.k.seed = cfg->seed;
+  return pb_fragility_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+}
+
 /* Stages in pipeline order and the report file each writes under report/. */
 static const struct {
   const char *name;
@@ -74,7 +84,8 @@ static const struct {
 } pb_run__stages[] = {{"bounds", pb_run__bounds, "REPORT.md"},
                       {"verify", pb_run__verify, "REPORT.md"},
                       {"policy", pb_run__policy, "policy.md"},
-                      {"screen", pb_run__screen, "screen.md"}};
+                      {"screen", pb_run__screen, "screen.md"},
+                      {"fragility", pb_run__fragility, "fragility.md"}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
