@@ -25,7 +25,7 @@ run() {
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
       mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
-    grep -h -E '(bounds|policy|screen): load' "$W/log" >> "$W/phases" 2>/dev/null || true
+    grep -h -E '(bounds|policy|screen): load|fragility: .* units' "$W/log" >> "$W/phases" 2>/dev/null || true
     grep -h 'verify: .* classes enumerated' "$W/log" >> "$W/vphases" 2>/dev/null || true
   done
   local wall rss
@@ -96,6 +96,17 @@ done
 OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s wall (1 rank x 2 threads)' \
   mpirun --oversubscribe --bind-to none -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
 run "screen 2 ranks" $SCREENREC 2 1 screen "$W/p.h5" -o "$W/os"
+
+# fragility: 44 models x 4 sources x 2 arms (20 bins x 8 groups, 13 radii,
+# 200 null replicates each) and the drift split of all 11,088 cells
+# (target <= 5 s wall at 1 rank x 2 threads); throughput in paired records
+: > "$W/phases"
+run "fragility (176 units, 11088 cells)" $PAIRED 1 2 fragility "$W/p.h5" -o "$W/of"
+for k in 'load' 'compute' 'write'; do
+  v=$(grep 'fragility: ' "$W/phases" | sed -n "s/.*$k \([0-9.]*\) s.*/\1/p" | median)
+  printf '  fragility %-22s %8.3f s\n' "$k" "$v"
+done
+run "fragility 2 ranks" $PAIRED 2 1 fragility "$W/p.h5" -o "$W/of"
 
 # resampling: 2,000 model-group draws and 200 class draws of every screening
 # paired difference, 2,000 group draws of the bounds tables; strong scaling
