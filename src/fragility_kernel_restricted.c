@@ -356,20 +356,27 @@ static int pb_fragility__cmp_dbl(const void *a, const void *b)
 }
 
 /* Signed-drift permutation null: correctness shuffled within bins of the
- * rate part (pb_perm_within_class, keyed by seed, unit and replicate), the
- * optimiser refitted, the agreement recomputed; median over replicates. */
-static void pb_fragility__null(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
-                               uint64_t item, const int32_t *idx, const int32_t *bin, const int32_t *grp, int32_t nr,
-                               const struct pb_fragility__tally *E, struct pb_fragility__tally *R,
-                               struct pb_fragility_law *law, double *work, double *rec)
+ * rate part (one uniform permutation per bin from the resampling engine,
+ * keyed by seed, unit x arm x bin and replicate), the optimiser refitted, the
+ * agreement recomputed; median over replicates.  The rate items arrive
+ * grouped by bin: bin b holds items [b0[b], b0[b + 1]) with groups grp[] and
+ * correctness cor[]. */
+static void pb_fragility__null(const struct pb_fragility_options *o, uint64_t item, const int32_t *b0,
+                               const int32_t *grp, const uint8_t *cor, const struct pb_fragility__tally *E,
+                               struct pb_fragility__tally *R, struct pb_fragility_law *law, double *work, double *rec)
 {
+  int32_t J = R->J, nr = b0[J];
   int32_t *perm = pb_malloc((size_t)(nr > 0 ? nr : 1) * sizeof(int32_t));
   double *vals = pb_malloc((size_t)(o->n_null > 0 ? o->n_null : 1) * sizeof(double));
   int32_t nv = 0;
   for (int32_t rep = 0; rep < o->n_null; rep++) {
-    pb_perm_within_class(o->seed, PB_RNG_FRAGILITY_NULL, item, (uint32_t)rep, nr, bin, perm);
     pb_fragility__tally_clear(R);
-    for (int32_t j = 0; j < nr; j++) pb_fragility__add(R, bin[j], grp[j], in->correct[idx[perm[j]]], 0);
+    for (int32_t b = 0; b < J; b++) {
+      int32_t nb = b0[b + 1] - b0[b];
+      pb_perm_uniform(o->seed, PB_RNG_FRAGILITY_NULL, item * PB_FRAGILITY_MAX_BINS + (uint64_t)b, (uint32_t)rep, nb,
+                      perm);
+      for (int32_t j = 0; j < nb; j++) pb_fragility__add(R, b, grp[b0[b] + j], cor[b0[b] + perm[j]], 0);
+    }
     double a = pb_fragility__agreement(R, E, o->rho_lcb, law, work);
     if (!isnan(a)) vals[nv++] = a;
   }
@@ -392,9 +399,13 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
   pb_fragility__tally_init(&E, J, K);
   pb_fragility__tally_clear(&R);
   pb_fragility__tally_clear(&E);
-  int32_t *idx = pb_malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof(int32_t)), *bin = idx + n, *grp = bin + n;
-  int32_t nr = 0, n_fit = 0;
+  /* rate items grouped by bin (counting sort, image order within a bin) for the null */
+  int32_t *b0 = pb_calloc((size_t)J + 1, sizeof(int32_t)), *fill = pb_malloc((size_t)J * sizeof(int32_t));
+  int32_t *bin = pb_malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof(int32_t)), *grp = bin + n, *gs = NULL;
+  uint8_t *cs = NULL;
+  int32_t n_fit = 0;
   for (int32_t i = 0; i < n; i++) {
+    bin[i] = -1;
     if (isnan(in->u[i])) continue;
     n_fit += in->part[i] == fit;
     if (in->part[i] != rate && in->part[i] != PB_FRAGILITY_PART_E) continue;
@@ -404,8 +415,14 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
       continue;
     }
     pb_fragility__add(&R, b, g, in->correct[i], in->s[i]);
-    idx[nr] = i, bin[nr] = b, grp[nr++] = g;
+    bin[i] = b, grp[i] = g;
+    b0[b + 1]++;
   }
+  for (int32_t b = 0; b < J; b++) b0[b + 1] += b0[b], fill[b] = b0[b];
+  gs = pb_malloc((size_t)(b0[J] > 0 ? b0[J] : 1) * sizeof(int32_t));
+  cs = pb_malloc((size_t)(b0[J] > 0 ? b0[J] : 1));
+  for (int32_t i = 0; i < n; i++)
+    if (bin[i] >= 0) gs[fill[bin[i]]] = grp[i], cs[fill[bin[i]]++] = in->correct[i];
   struct pb_fragility_law law;
   pb_fragility_law_init(&law);
   double *work = pb_malloc((size_t)4 * J * sizeof(double));
@@ -421,9 +438,13 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
   }
   rec[PB_FA_AGREE] = R.total > 0 ? pb_fragility__agreement(&R, &E, o->rho_lcb, &law, work) : NAN;
   uint64_t item = in->item * 2 + (fit == PB_FRAGILITY_PART_A ? 0 : 1);
-  pb_fragility__null(in, o, item, idx, bin, grp, nr, &E, &R, &law, work, rec);
+  pb_fragility__null(o, item, b0, gs, cs, &E, &R, &law, work, rec);
   free(work);
-  free(idx);
+  free(b0);
+  free(fill);
+  free(bin);
+  free(gs);
+  free(cs);
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&R);
   pb_fragility__tally_free(&E);
