@@ -114,7 +114,8 @@ enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE
        OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
        OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES,
-       OPT_FR_BINS, OPT_FR_GROUPS, OPT_FR_GRID, OPT_FR_RHO_MIN, OPT_FR_RHO_MAX, OPT_FR_LCB_RHO, OPT_FR_ALPHA, OPT_FR_NULL };
+       OPT_FR_BINS, OPT_FR_GROUPS, OPT_FR_GRID, OPT_FR_RHO_MIN, OPT_FR_RHO_MAX, OPT_FR_LCB_RHO, OPT_FR_ALPHA, OPT_FR_NULL,
+       OPT_FR_GROUP_FILE };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -834,6 +835,7 @@ static int pb_cli__fragility_option(struct pb_cli *cli, const char *syn, int opt
   case OPT_SEED: bad = pb_cli__parse_u64(arg, &u), o->k.seed = u; break;
   case OPT_FR_NULL: bad = pb_cli__parse_u64(arg, &u) || u > 1000000, o->k.n_null = (int32_t)u; break;
   case OPT_PROBE: o->probe = arg; break;
+  case OPT_FR_GROUP_FILE: o->group_file = arg; break;
   default: return -1;
   }
   return bad ? pb_cli__usage_error(cli, syn, "bad value '%s' (see --help for the allowed range)", arg) : 0;
@@ -855,7 +857,8 @@ static int pb_cli__fragility(struct pb_cli *cli, int argc, char **argv)
     {"grid", required_argument, NULL, OPT_FR_GRID}, {"rho-min", required_argument, NULL, OPT_FR_RHO_MIN},
     {"rho-max", required_argument, NULL, OPT_FR_RHO_MAX}, {"lcb-rho", required_argument, NULL, OPT_FR_LCB_RHO},
     {"alpha", required_argument, NULL, OPT_FR_ALPHA}, {"seed", required_argument, NULL, OPT_SEED},
-    {"null", required_argument, NULL, OPT_FR_NULL}, {"probe", required_argument, NULL, OPT_PROBE}, {0, 0, 0, 0}};
+    {"null", required_argument, NULL, OPT_FR_NULL}, {"probe", required_argument, NULL, OPT_PROBE},
+    {"group-file", required_argument, NULL, OPT_FR_GROUP_FILE}, {0, 0, 0, 0}};
   struct pb_fragility_stage_options o;
   pb_fragility_stage_options_default(&o);
   const struct pb_cli_stage stage = {PB_FRAGILITY_STAGE_SYNOPSIS, extra, pb_cli__fragility_option,

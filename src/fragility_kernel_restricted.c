@@ -303,6 +303,28 @@ static double pb_fragility__corrected(double G, const double *eta, const double 
   return G > noise ? G - noise : 0;
 }
 
+/* Selective-risk transport at bin-boundary thresholds (Proposition 3,
+ * Appendix K): accept the top bins by confidence until their rate-part mass
+ * first reaches coverage c.  A score-preserving shift keeps that mass, so
+ * coverage is unchanged, while the accepted set's accuracy can fall by at most
+ * sum_acc w_b Phi_down_b(rho) / W: risk envelope = source risk + that;
+ * relative increase = that / source risk (NaN when the risk is 0). */
+static void pb_fragility__selective(int32_t J, const double *w, const double *rel, const double *down, double c,
+                                    double *out)
+{
+  double W = 0, acc = 0, mv = 0;
+  for (int32_t b = J - 1; b >= 0 && W < c; b--) {
+    W += w[b];
+    acc += w[b] * rel[b];
+    mv += w[b] * down[b];
+  }
+  double risk = W > 0 ? 1 - acc / W : NAN, inc = W > 0 ? mv / W : NAN;
+  out[0] = W;
+  out[1] = risk;
+  out[2] = risk + inc;
+  out[3] = risk > 0 ? inc / risk : NAN;
+}
+
 /* Plug-in summaries of the rate part: G_R, corrected G_R, profiles and the
  * variance laws on the grid, FAUC, rho_plus, ECE, bins and groups present. */
 static void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct pb_fragility_options *o,
@@ -313,10 +335,14 @@ static void pb_fragility__summaries(const struct pb_fragility__tally *R, const s
   double eta[PB_FRAGILITY_MAX_GROUPS], q[PB_FRAGILITY_MAX_GROUPS];
   memset(up, 0, 4 * (size_t)G * sizeof(double));
   double gr = 0, grc = 0, rho_plus = INFINITY, at_lcb = 0, ece = 0;
+  double *wv = pb_calloc((size_t)J * 3, sizeof(double)), *rel = wv + J, *dn = rel + J;
   int32_t bins = 0, groups = 0;
   for (int32_t b = 0; b < J; b++) {
     if (!pb_fragility__bin_law(R, b, law, eta, q)) continue;
     double w = (double)R->nb[b] / (double)R->total;
+    wv[b] = w;
+    rel[b] = law->mean;
+    dn[b] = pb_fragility_profile(law, PB_FRAGILITY_DOWN, o->rho_lcb);
     bins++;
     for (int32_t g = 0; g < K; g++) groups += q[g] > 0;
     gr += w * law->G;
@@ -347,6 +373,9 @@ static void pb_fragility__summaries(const struct pb_fragility__tally *R, const s
   rec[PB_FA_RHO_PLUS] = rho_plus;
   rec[PB_FA_PLUGIN_LCB_RHO] = at_lcb;
   rec[PB_FA_ECE] = ece;
+  pb_fragility__selective(J, wv, rel, dn, 0.8, rec + PB_FA_SR_COV80);
+  pb_fragility__selective(J, wv, rel, dn, 0.9, rec + PB_FA_SR_COV90);
+  free(wv);
 }
 
 static int pb_fragility__cmp_dbl(const void *a, const void *b)

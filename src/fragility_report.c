@@ -25,7 +25,11 @@ const struct pb_fragility_field pb_fragility_arm_fields[] = {
   {"G_R_corrected", PB_FA_G_R_CORR, 0}, {"FAUC_up", PB_FA_FAUC_UP, 0}, {"FAUC_down", PB_FA_FAUC_DOWN, 0},
   {"rho_plus", PB_FA_RHO_PLUS, 0}, {"profile_up_rho", PB_FA_PLUGIN_LCB_RHO, 0}, {"lcb_rho", PB_FA_LCB, 0},
   {"ece", PB_FA_ECE, 0}, {"heldout_agreement", PB_FA_AGREE, 0}, {"null_median_agreement", PB_FA_NULL_MEDIAN, 0},
-  {"null_replicates_defined", PB_FA_NULL_DEFINED, 1}};
+  {"null_replicates_defined", PB_FA_NULL_DEFINED, 1}, {"sr_coverage_0.8", PB_FA_SR_COV80, 0},
+  {"sr_risk_0.8", PB_FA_SR_RISK80, 0}, {"sr_risk_envelope_0.8", PB_FA_SR_ENV80, 0},
+  {"sr_relative_increase_0.8", PB_FA_SR_REL80, 0}, {"sr_coverage_0.9", PB_FA_SR_COV90, 0},
+  {"sr_risk_0.9", PB_FA_SR_RISK90, 0}, {"sr_risk_envelope_0.9", PB_FA_SR_ENV90, 0},
+  {"sr_relative_increase_0.9", PB_FA_SR_REL90, 0}};
 const int pb_fragility_n_arm_fields = sizeof pb_fragility_arm_fields / sizeof pb_fragility_arm_fields[0];
 
 const struct pb_fragility_field pb_fragility_drift_fields[] = {

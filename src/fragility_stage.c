@@ -190,6 +190,7 @@ void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o)
 {
   pb_fragility_options_default(&o->k);
   o->probe = NULL;
+  o->group_file = NULL;
 }
 
 /* Where each source's group signal U comes from: the probe source's perturbed
@@ -199,8 +200,60 @@ void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o)
 struct pb_fragility__signal {
   int32_t src;                 /* source of the probe rows */
   int32_t *join;               /* [n_images] probe image index, -1 without partner */
+  double *user;                /* [n_images] values of --group-file (NaN: not listed), or NULL */
   char *what;                  /* description for the report */
 };
+
+/* --group-file: `source image_id value` lines (blank and # lines ignored);
+ * the value replaces U as the within-bin group signal of the listed images of
+ * that source; images of a listed source that the file omits are left out. */
+static int pb_fragility__group_file(const struct pb_meta *meta, const char *path, struct pb_fragility__signal *sig)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return PB_FAIL;
+  }
+  struct pb_strmap *maps = pb_calloc((size_t)meta->n_sources, sizeof *maps);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    pb_strmap_init(&maps[s]);
+    for (int32_t i = 0; i < meta->sources[s].n_images; i++) pb_strmap_put(&maps[s], meta->sources[s].image_ids[i], i);
+  }
+  char *line = NULL, src[256], img[256], rest[8];
+  size_t len = 0;
+  long lineno = 0;
+  int status = PB_OK;
+  while (status == PB_OK && getline(&line, &len, fp) != -1) {
+    lineno++;
+    char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') continue;
+    double v;
+    int32_t s = -1, i = -1;
+    int got = strlen(p) < 250 ? sscanf(p, "%255s %255s %lf %7s", src, img, &v, rest) : 0;
+    for (int32_t k = 0; got == 3 && k < meta->n_sources; k++)
+      if (!strcmp(meta->sources[k].name, src)) s = k;
+    if (s >= 0) i = pb_strmap_get(&maps[s], img);
+    const char *why = got != 3 ? "expected 'source image_id value'" : s < 0 ? "unknown source"
+                      : i < 0 ? "unknown image id for this source" : !isfinite(v) ? "value is not finite"
+                      : sig[s].user && !isnan(sig[s].user[i]) ? "image listed twice" : NULL;
+    if (why) {
+      pb_error_set("%s:%ld: %s", path, lineno, why);
+      status = PB_FAIL;
+      break;
+    }
+    if (!sig[s].user) {
+      sig[s].user = pb_malloc((size_t)meta->sources[s].n_images * sizeof(double));
+      for (int32_t k = 0; k < meta->sources[s].n_images; k++) sig[s].user[k] = NAN;
+    }
+    sig[s].user[i] = v;
+  }
+  for (int32_t s = 0; s < meta->n_sources; s++) pb_strmap_free(&maps[s]);
+  free(maps);
+  free(line);
+  fclose(fp);
+  return status;
+}
 
 static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, struct pb_fragility__signal *sig)
 {
@@ -331,7 +384,7 @@ static void pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragi
   for (int32_t i = 0; i < n; i++) {
     w.s0[i] = L[t].d.smax[r0 + i];
     w.c0[i] = L[t].d.pred[r0 + i] == S->labels[i];
-    w.u[i] = sig[t].join[i] >= 0 ? pb_screen_u(w.mrow, na, sig[t].join[i]) : NAN;
+    w.u[i] = sig[t].user ? sig[t].user[i] : sig[t].join[i] >= 0 ? pb_screen_u(w.mrow, na, sig[t].join[i]) : NAN;
   }
   struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit};
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
@@ -429,6 +482,7 @@ static void pb_fragility__setup_free(struct pb_fragility__setup *U, const struct
 {
   for (int32_t s = 0; s < meta->n_sources && U->sig; s++) {
     free(U->sig[s].join);
+    free(U->sig[s].user);
     free(U->sig[s].what);
   }
   for (int32_t s = 0; s < meta->n_sources && U->part; s++) free(U->part[s]);
@@ -443,6 +497,19 @@ static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragi
   memset(U, 0, sizeof *U);
   U->sig = pb_calloc((size_t)meta->n_sources, sizeof *U->sig);
   if (pb_fragility__check(&opt->k) || pb_fragility__signals(meta, opt->probe, U->sig)) return PB_FAIL;
+  if (opt->group_file) {
+    if (pb_fragility__group_file(meta, opt->group_file, U->sig)) return PB_FAIL;
+    for (int32_t s = 0; s < meta->n_sources; s++) {
+      if (!U->sig[s].user) continue;
+      int32_t listed = 0;
+      for (int32_t i = 0; i < meta->sources[s].n_images; i++) listed += !isnan(U->sig[s].user[i]);
+      char buf[512];
+      snprintf(buf, sizeof buf, "the column of %s (%d of %d images listed)", opt->group_file, (int)listed,
+               (int)meta->sources[s].n_images);
+      free(U->sig[s].what);
+      U->sig[s].what = pb_strdup(buf);
+    }
+  }
   U->part = pb_calloc((size_t)meta->n_sources, sizeof *U->part);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *S = &meta->sources[s];

@@ -129,7 +129,8 @@ int32_t pb_fragility_group(const struct pb_fragility_partition *p, int32_t bin, 
 enum {
   PB_FA_N_FIT, PB_FA_N_RATE, PB_FA_N_EVAL, PB_FA_BINS, PB_FA_GROUPS, PB_FA_G_R, PB_FA_G_R_CORR, PB_FA_FAUC_UP,
   PB_FA_FAUC_DOWN, PB_FA_RHO_PLUS, PB_FA_PLUGIN_LCB_RHO, PB_FA_LCB, PB_FA_ECE, PB_FA_AGREE, PB_FA_NULL_MEDIAN,
-  PB_FA_NULL_DEFINED, PB_FA_FIXED
+  PB_FA_NULL_DEFINED, PB_FA_SR_COV80, PB_FA_SR_RISK80, PB_FA_SR_ENV80, PB_FA_SR_REL80, PB_FA_SR_COV90,
+  PB_FA_SR_RISK90, PB_FA_SR_ENV90, PB_FA_SR_REL90, PB_FA_FIXED
 };
 #define PB_FRAGILITY_ARM_LEN(n_grid) (PB_FA_FIXED + 4 * (n_grid))
 
@@ -168,6 +169,7 @@ void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fra
 struct pb_fragility_stage_options {
   struct pb_fragility_options k;
   const char *probe;           /* source whose perturbed conditions define U; "self"; NULL: Syn-B when present */
+  const char *group_file;      /* `source image_id value` lines replacing U, or NULL */
 };
 void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o);
 
@@ -184,7 +186,8 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
 
 #define PB_FRAGILITY_STAGE_SYNOPSIS \
   "pairbound fragility STORE -o OUTDIR [--bins J] [--groups K] [--grid N] [--rho-min R] [--rho-max R]\n" \
-  "       [--lcb-rho R] [--alpha A] [--null N] [--seed S] [--probe SRC|self] [protocol options]"
+  "       [--lcb-rho R] [--alpha A] [--null N] [--seed S] [--probe SRC|self] [--group-file FILE]\n" \
+  "       [protocol options]"
 #define PB_FRAGILITY_SYNOPSIS PB_FRAGILITY_STAGE_SYNOPSIS "\n  or: pairbound fragility --law FILE --rho r1,r2,..."
 #define PB_FRAGILITY_HELP \
   "Fragility profiles (seed 001; docs/fragility.md).\n\n" \
@@ -204,7 +207,9 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   "  --seed S             seed of the image roles and the null (default 20260913)\n" \
   "  --probe SRC|self     source whose perturbed conditions define U, joined by image id (default Syn-B when\n" \
   "                       the store has it); sources with no joined image, or 'self', use their own\n" \
-  "                       perturbed conditions\n\n" \
+  "                       perturbed conditions\n" \
+  "  --group-file FILE    a user-supplied group column: `source image_id value` lines; the value replaces U\n" \
+  "                       for the listed sources (their unlisted images are left out)\n\n" \
   "With --law: the exact upward and downward profiles of a finite propensity law. Prints `G`, `rho_plus`\n" \
   "and `rho_sat` (of the upward profile; rho_plus is inf when G = 0) as `name value` lines, then one\n" \
   "`rho up down` line per radius, numbers as the shortest decimal that reads back exactly.\n\n" \

@@ -28,6 +28,19 @@ PAIRBOUND_GNUPLOT=none pb 1 1 fragility "$WORK/s.h5" --null 2 -o "$WORK/ng"
 check "no gnuplot: report written" test -s "$WORK/ng/report/fragility.md"
 check "no gnuplot: figures skipped and said so" sh -c "! test -e '$WORK/ng/report/fragility_profiles.png' && grep -qi 'skipped' '$WORK/ng/report/fragility.md'"
 
+# a user-supplied group column (label mod 3 of every clean image) replaces U
+pb 1 1 export "$WORK/s.h5" -o "$WORK/s.csv"
+awk -F, 'NR > 1 && $4 == "clean" && !seen[$3 FS $5]++ { print $3, $5, $6 % 3 }' "$WORK/s.csv" > "$WORK/groups.txt"
+pb 1 1 fragility "$WORK/s.h5" --null 2 --group-file "$WORK/groups.txt" -o "$WORK/gf"
+check "--group-file: report names the column" grep -q "the column of $WORK/groups.txt" "$WORK/gf/report/fragility.md"
+check "--group-file: G_R differs from the U readout" sh -c "! cmp -s '$WORK/gf/report/fragility.tsv' '$WORK/ng/report/fragility.tsv'"
+head -3 "$WORK/groups.txt" > "$WORK/bad_groups.txt"
+echo "$(head -1 "$WORK/groups.txt" | cut -d" " -f1) no-such-image 1" >> "$WORK/bad_groups.txt"
+"$PAIRBOUND" -v 0 fragility "$WORK/s.h5" --group-file "$WORK/bad_groups.txt" -o "$WORK/e4" 2> "$WORK/err4.txt"
+check "bad group file: exit 1" test $? -eq 1
+check "bad group file: file and line" grep -q "bad_groups.txt:4: unknown image id for this source" "$WORK/err4.txt"
+check "bad group file: no results" test ! -e "$WORK/e4/results.h5"
+
 # bad input: a clear message, exit 1 or 2, no results
 "$PAIRBOUND" -v 0 fragility "$WORK/s.h5" --probe Nope -o "$WORK/e1" 2> "$WORK/err1.txt"
 check "unknown probe source: exit 1" test $? -eq 1

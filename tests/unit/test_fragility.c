@@ -643,6 +643,48 @@ START_TEST(test_drift_additivity)
 }
 END_TEST
 
+/* Selective-risk transport, hand case: two bins, two groups.  Fitting part:
+ * s 0.1, 0.2 | 0.8, 0.9 (edge 0.8) with u 0.2, 0.8 in each bin (cut 0.8).
+ * Rate part: bin 1 (s 0.85) groups of 20 with 10 and 20 correct, bin 0
+ * (s 0.15) groups of 5 with 1 and 3 correct; w = 0.8, 0.2.  Coverage 0.8
+ * accepts bin 1: risk 1/4, downward movement sqrt(0.3 / 16) (two-point law
+ * {1/2, 1}); coverage 0.9 accepts both: risk 0.32, movement
+ * 0.8 sqrt(0.3/16) + 0.2 sqrt(0.3 * 0.04). */
+START_TEST(test_selective_hand)
+{
+  static struct unit x;
+  int n = 0;
+  const double fs[4] = {0.1, 0.2, 0.8, 0.9}, fu[4] = {0.2, 0.8, 0.2, 0.8};
+  for (int i = 0; i < 4; i++, n++) x.s[n] = fs[i], x.u[n] = fu[i], x.c[n] = 1, x.part[n] = PB_FRAGILITY_PART_A;
+  const int size[4] = {20, 20, 5, 5}, right[4] = {10, 20, 1, 3};
+  for (int g = 0; g < 4; g++)
+    for (int i = 0; i < size[g]; i++, n++) {
+      x.s[n] = g < 2 ? 0.85 : 0.15;
+      x.u[n] = g % 2 ? 0.9 : 0.1;
+      x.c[n] = i < right[g];
+      x.part[n] = PB_FRAGILITY_PART_B;
+    }
+  struct pb_fragility_options o;
+  pb_fragility_options_default(&o);
+  o.n_bins = 2, o.n_groups = 2, o.n_null = 0;
+  struct pb_fragility_input in = {n, x.s, x.u, x.c, x.part, 0};
+  double *r = malloc(PB_FRAGILITY_ARM_LEN(o.n_grid) * sizeof(double));
+  pb_fragility_arm(&in, &o, PB_FRAGILITY_PART_A, r);
+  double d1 = sqrt(0.3 / 16), d0 = sqrt(0.3 * 0.04);
+  ASSERT_NEAR(r[PB_FA_SR_COV80], 0.8);
+  ASSERT_NEAR(r[PB_FA_SR_RISK80], 0.25);
+  ASSERT_NEAR(r[PB_FA_SR_ENV80], 0.25 + d1);
+  ASSERT_NEAR(r[PB_FA_SR_REL80], d1 / 0.25);
+  ASSERT_NEAR(r[PB_FA_SR_COV90], 1);
+  ASSERT_NEAR(r[PB_FA_SR_RISK90], 0.32);
+  ASSERT_NEAR(r[PB_FA_SR_ENV90], 0.32 + 0.8 * d1 + 0.2 * d0);
+  ASSERT_NEAR(r[PB_FA_G_R], 0.8 / 16 + 0.2 * 0.04);
+  ASSERT_NEAR(r[PB_FA_PLUGIN_LCB_RHO], 0.8 * d1 + 0.2 * d0); /* both laws are symmetric */
+  ASSERT_NEAR(r[PB_FA_ECE], 0.8 * fabs(0.75 - 0.85) + 0.2 * fabs(0.4 - 0.15));
+  free(r);
+}
+END_TEST
+
 static Suite *fragility_suite(void)
 {
   Suite *s = suite_create("fragility");
@@ -668,6 +710,7 @@ static Suite *fragility_suite(void)
   tcase_add_test(tk, test_score_map);
   tcase_add_test(tk, test_partition);
   tcase_add_test(tk, test_drift_hand);
+  tcase_add_test(tk, test_selective_hand);
   tcase_add_test(tk, test_drift_additivity);
   suite_add_tcase(s, tk);
   return s;
