@@ -100,7 +100,7 @@ void pb_fragility_options_default(struct pb_fragility_options *o);
 /** Role of an image from its id: A with probability 0.4, B 0.4, E 0.2. */
 enum pb_fragility_part pb_fragility_part_of(uint64_t seed, const char *image_id);
 
-/** Radius k of the grid (log-spaced, exact endpoints). */
+/** Radius k of the grid (log-spaced, exact endpoints, interior radii to 4 significant digits). */
 double pb_fragility_grid(const struct pb_fragility_options *o, int32_t k);
 
 /* The images of one (model, source). */
