@@ -83,20 +83,32 @@ void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fra
   p->K = K;
   p->edge = pb_malloc((size_t)(J > 1 ? J - 1 : 1) * sizeof(double));
   p->cut = pb_malloc((size_t)J * (K > 1 ? K - 1 : 1) * sizeof(double));
-  double *x = pb_malloc((size_t)(in->n > 0 ? in->n : 1) * sizeof(double));
-  int32_t n = 0;
+  size_t nn = (size_t)(in->n > 0 ? in->n : 1);
+  double *x = pb_malloc(nn * sizeof(double)), *ub = pb_malloc(nn * sizeof(double));
+  int32_t *bin = pb_malloc(nn * sizeof(int32_t)), *b0 = pb_calloc((size_t)J + 1, sizeof(int32_t)), n = 0;
   for (int32_t i = 0; i < in->n; i++)
     if (in->part[i] == fit && !isnan(in->u[i])) x[n++] = in->s[i];
   gsl_sort(x, 1, (size_t)n);
   pb_fragility__cuts(x, n, J, p->edge);
+  /* the fitting images' U grouped by bin (counting sort), then cut per bin */
+  for (int32_t i = 0; i < in->n; i++) {
+    bin[i] = in->part[i] == fit && !isnan(in->u[i]) ? pb_fragility_bin(p, in->s[i]) : -1;
+    if (bin[i] >= 0) b0[bin[i] + 1]++;
+  }
+  for (int32_t b = 0; b < J; b++) b0[b + 1] += b0[b];
+  for (int32_t i = 0; i < in->n; i++)
+    if (bin[i] >= 0) ub[b0[bin[i]]++] = in->u[i];
+  for (int32_t b = J; b > 0; b--) b0[b] = b0[b - 1]; /* the fill advanced each start to the next bin's */
+  b0[0] = 0;
   for (int32_t b = 0; b < J; b++) {
-    int32_t nb = 0;
-    for (int32_t i = 0; i < in->n; i++)
-      if (in->part[i] == fit && !isnan(in->u[i]) && pb_fragility_bin(p, in->s[i]) == b) x[nb++] = in->u[i];
-    gsl_sort(x, 1, (size_t)nb);
-    pb_fragility__cuts(x, nb, K, p->cut + (size_t)b * (K - 1));
+    int32_t nb = b0[b + 1] - b0[b];
+    gsl_sort(ub + b0[b], 1, (size_t)nb);
+    pb_fragility__cuts(ub + b0[b], nb, K, p->cut + (size_t)b * (K - 1));
   }
   free(x);
+  free(ub);
+  free(bin);
+  free(b0);
 }
 
 void pb_fragility_partition_free(struct pb_fragility_partition *p)
