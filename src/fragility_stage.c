@@ -439,15 +439,49 @@ static int pb_fragility__column(struct pb_results *res, const char *path, const 
   return status;
 }
 
+/* Row labels: /fragility/arms/{model,source,arm} and /fragility/drift/
+ * {model,source,condition} (rank 0 supplies them; names point into meta). */
+static int pb_fragility__h5_labels(struct pb_results *res, const struct pb_meta *meta, int64_t n_units, int64_t n_drift)
+{
+  char **a[3], **d[3];
+  for (int j = 0; j < 3; j++) {
+    a[j] = pb_malloc((size_t)(2 * n_units + 1) * sizeof(char *));
+    d[j] = pb_malloc((size_t)(n_drift + 1) * sizeof(char *));
+  }
+  static char arm_a[] = "A", arm_b[] = "B";
+  int64_t k = 0;
+  for (int64_t u = 0; u < n_units; u++) {
+    const struct pb_source *S = &meta->sources[u / meta->n_models];
+    for (int r = 0; r < 2; r++) {
+      a[0][2 * u + r] = meta->model_ids[u % meta->n_models];
+      a[1][2 * u + r] = S->name;
+      a[2][2 * u + r] = r ? arm_b : arm_a;
+    }
+    for (int32_t c = 0; c < S->n_conditions; c++)
+      if (c != S->clean) d[0][k] = meta->model_ids[u % meta->n_models], d[1][k] = S->name, d[2][k++] = S->conditions[c];
+  }
+  static const char *an[3] = {"/fragility/arms/model", "/fragility/arms/source", "/fragility/arms/arm"};
+  static const char *dn[3] = {"/fragility/drift/model", "/fragility/drift/source", "/fragility/drift/condition"};
+  int status = PB_OK;
+  for (int j = 0; j < 3 && status == PB_OK; j++) status = pb_results_write_strings(res, an[j], 2 * n_units, a[j]);
+  for (int j = 0; j < 3 && status == PB_OK; j++) status = pb_results_write_strings(res, dn[j], n_drift, d[j]);
+  for (int j = 0; j < 3; j++) {
+    free(a[j]);
+    free(d[j]);
+  }
+  return status;
+}
+
 /* /fragility/arms/<field> (rows: unit-major, arm A then B) and
  * /fragility/drift/<field> (global cell order), each rank writing its rows. */
-static int pb_fragility__h5(struct pb_results *res, const struct pb_fragility_options *o, const double *arm,
-                            int64_t u0, int64_t nu, int64_t n_units, const double *drift, int64_t d0, int64_t nd,
-                            int64_t n_drift)
+static int pb_fragility__h5(struct pb_results *res, const struct pb_meta *meta, const struct pb_fragility_options *o,
+                            const double *arm, int64_t u0, int64_t nu, int64_t n_units, const double *drift, int64_t d0,
+                            int64_t nd, int64_t n_drift)
 {
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   int status = pb_results_group(res, "/fragility/arms");
   if (status == PB_OK) status = pb_results_group(res, "/fragility/drift");
+  if (status == PB_OK) status = pb_fragility__h5_labels(res, meta, n_units, n_drift);
   char path[160], name[96];
   for (int f = 0; f < len && status == PB_OK; f++) {
     int is_int = 0;
@@ -563,7 +597,8 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
                          drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED);
   }
   double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
-  if (status == PB_OK) status = pb_fragility__h5(st.results, o, arm, u0, nu, U.n_units, drift, d0, nd, U.drift0[U.n_units]);
+  if (status == PB_OK)
+    status = pb_fragility__h5(st.results, meta, o, arm, u0, nu, U.n_units, drift, d0, nd, U.drift0[U.n_units]);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   double *all_arm = pb_stage_gather(&st, 2 * nu, 2 * U.n_units, len, arm, 0);
   double *all_drift = pb_stage_gather(&st, nd, U.drift0[U.n_units], PB_FD_FIXED, drift, 0);
