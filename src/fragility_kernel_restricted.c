@@ -538,8 +538,19 @@ static double pb_fragility__drift_bin(const struct pb_fragility__tally *S, const
   return env > 0 ? fabs(comp) / env : NAN;
 }
 
+void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
+                         enum pb_fragility_part fit, int32_t *bin, int32_t *grp)
+{
+  for (int32_t i = 0; i < in->n; i++) {
+    bin[i] = grp[i] = -1;
+    if (isnan(in->u[i]) || in->part[i] == fit) continue;
+    bin[i] = pb_fragility_bin(p, in->s[i]);
+    grp[i] = pb_fragility_group(p, bin[i], in->u[i]);
+  }
+}
+
 void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
-                        enum pb_fragility_part fit, const double *s1, const uint8_t *c1, double *rec)
+                        const int32_t *bin0, const int32_t *grp0, const double *s1, const uint8_t *c1, double *rec)
 {
   int32_t J = p->J, K = p->K;
   struct pb_fragility__tally S, T;
@@ -548,9 +559,9 @@ void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fra
   pb_fragility__tally_clear(&S);
   pb_fragility__tally_clear(&T);
   for (int32_t i = 0; i < in->n; i++) {
-    if (isnan(in->u[i]) || in->part[i] == fit) continue;
-    int32_t b0 = pb_fragility_bin(p, in->s[i]), b1 = pb_fragility_bin(p, s1[i]);
-    pb_fragility__add(&S, b0, pb_fragility_group(p, b0, in->u[i]), in->correct[i], in->s[i]);
+    if (bin0[i] < 0) continue;
+    int32_t b1 = pb_fragility_bin(p, s1[i]);
+    pb_fragility__add(&S, bin0[i], grp0[i], in->correct[i], in->s[i]);
     pb_fragility__add(&T, b1, pb_fragility_group(p, b1, in->u[i]), c1[i], s1[i]);
   }
   struct pb_fragility_law law;

@@ -342,6 +342,7 @@ static size_t pb_fragility__row(const struct pb_fragility__load *L, const struct
 /* Work space of one (source, model) unit. */
 struct pb_fragility__unit {
   double *s0, *s1, *u;
+  int32_t *bin0, *grp0;               /* clean bin and group on the arm-A partition */
   uint8_t *c0, *c1;
   const float **mrow;
 };
@@ -352,6 +353,8 @@ static void pb_fragility__unit_alloc(struct pb_fragility__unit *w, int32_t n, in
   w->s0 = pb_malloc(nn * sizeof(double));
   w->s1 = pb_malloc(nn * sizeof(double));
   w->u = pb_malloc(nn * sizeof(double));
+  w->bin0 = pb_malloc(nn * sizeof(int32_t));
+  w->grp0 = pb_malloc(nn * sizeof(int32_t));
   w->c0 = pb_malloc(nn);
   w->c1 = pb_malloc(nn);
   w->mrow = pb_malloc((size_t)(n_probes > 0 ? n_probes : 1) * sizeof(float *));
@@ -362,6 +365,8 @@ static void pb_fragility__unit_free(struct pb_fragility__unit *w)
   free(w->s0);
   free(w->s1);
   free(w->u);
+  free(w->bin0);
+  free(w->grp0);
   free(w->c0);
   free(w->c1);
   free(w->mrow);
@@ -392,6 +397,7 @@ static void pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragi
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
+  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
   int32_t k = 0;
   for (int32_t c = 0; c < nc; c++) {
     if (c == S->clean) continue;
@@ -400,7 +406,7 @@ static void pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragi
       w.s1[i] = L[t].d.smax[rc + i];
       w.c1[i] = L[t].d.pred[rc + i] == S->labels[i];
     }
-    pb_fragility_drift(&in, &p, PB_FRAGILITY_PART_A, w.s1, w.c1, drift + (size_t)k++ * PB_FD_FIXED);
+    pb_fragility_drift(&in, &p, w.bin0, w.grp0, w.s1, w.c1, drift + (size_t)k++ * PB_FD_FIXED);
   }
   pb_fragility_partition_free(&p);
   pb_fragility__unit_free(&w);

@@ -156,13 +156,23 @@ enum {
 };
 
 /**
+ * Clean bin and group of every image of part != @p fit with a signal
+ * (bin[i] = -1 for the others): the source side of pb_fragility_drift,
+ * computed once for all perturbed conditions of a unit.
+ */
+void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
+                         enum pb_fragility_part fit, int32_t *bin, int32_t *grp);
+
+/**
  * Composition/conditional split of clean -> perturbed binwise drift
- * (Proposition 8) on the partition @p p, over the images of part != @p fit:
- * clean confidence/correctness from @p in, perturbed ones from @p s1, @p c1.
+ * (Proposition 8) on the partition @p p over the images with bin0[i] >= 0
+ * (from pb_fragility_assign): clean bins/groups @p bin0, @p grp0 and
+ * correctness from @p in, perturbed confidence/correctness @p s1, @p c1 (the
+ * target group is the image's U group in its perturbed bin).
  * Fills @p rec (PB_FD_FIXED doubles).
  */
 void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
-                        enum pb_fragility_part fit, const double *s1, const uint8_t *c1, double *rec);
+                        const int32_t *bin0, const int32_t *grp0, const double *s1, const uint8_t *c1, double *rec);
 
 /* ------------------------------------------------------------ the store stage */
 

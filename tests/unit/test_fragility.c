@@ -609,7 +609,9 @@ START_TEST(test_drift_hand)
   }
   struct pb_fragility_input in = {8, s0, u, c0, part, 0};
   double rec[PB_FD_FIXED];
-  pb_fragility_drift(&in, &p, PB_FRAGILITY_PART_A, s1, c1, rec);
+  int32_t bin0[8], grp0[8];
+  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
+  pb_fragility_drift(&in, &p, bin0, grp0, s1, c1, rec);
   double k = sqrt(0.75);
   ASSERT_NEAR(rec[PB_FD_L_TOTAL], k / 12);
   ASSERT_NEAR(rec[PB_FD_L_COMP], k / 12);
@@ -634,7 +636,9 @@ START_TEST(test_drift_additivity)
     struct pb_fragility_partition p;
     pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, 1 + trial % 20, 1 + trial % 8, &p);
     double rec[PB_FD_FIXED];
-    pb_fragility_drift(&in, &p, PB_FRAGILITY_PART_A, x.s1, x.c1, rec);
+    static int32_t bin0[4000], grp0[4000];
+    pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
+    pb_fragility_drift(&in, &p, bin0, grp0, x.s1, x.c1, rec);
     ck_assert_msg(rec[PB_FD_RESIDUAL] <= 1e-12, "residual %g", rec[PB_FD_RESIDUAL]);
     ck_assert(rec[PB_FD_L_TOTAL] <= rec[PB_FD_L_COMP] + rec[PB_FD_L_COND] + 1e-12); /* triangle inequality */
     ck_assert(isnan(rec[PB_FD_UTIL]) || rec[PB_FD_UTIL] <= 1 + 1e-9);
