@@ -106,6 +106,16 @@ OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s 
   mpirun --oversubscribe --bind-to none -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
 run "screen 2 ranks" $SCREENREC 2 1 screen "$W/p.h5" -o "$W/os"
 
+# fragility: 44 models x 4 sources x 2 arms (20 bins x 8 groups, 13 radii,
+# 200 null replicates each) and the drift split of all 11,088 cells
+# (target <= 5 s wall at 1 rank x 2 threads); throughput in paired records
+run "fragility (176 units, 11088 cells)" $PAIRED 1 2 fragility "$W/p.h5" -o "$W/of"
+echo "fragility phases (slowest rank, median over runs; results.h5 /timings/fragility):"
+for k in load compute write; do
+  printf '  %-30s %8.3f s\n' "$k" "$(phase "fragility/$k")"
+done
+run "fragility 2 ranks" $PAIRED 2 1 fragility "$W/p.h5" -o "$W/of"
+
 # resampling: 2,000 model-group draws and 200 class draws of every screening
 # paired difference, 2,000 group draws of the bounds tables; strong scaling
 echo
