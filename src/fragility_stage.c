@@ -140,7 +140,8 @@ static int pb_fragility__opt_rho(void *opts, const char *label, const char *v)
   int max = 1, n = 0;
   for (const char *c = v; *c; c++) max += *c == ',';
   double *r = pb_malloc((size_t)max * sizeof *r);
-  if (pb_parse_list(v, 0, DBL_MAX, max, r, &n)) {
+  size_t len = strlen(v); /* an empty radius (",,", a leading or trailing comma) is an error too */
+  if (!len || v[0] == ',' || v[len - 1] == ',' || strstr(v, ",,") || pb_parse_list(v, 0, DBL_MAX, max, r, &n)) {
     free(r);
     pb_error_set("%s takes comma-separated radii >= 0, got '%s'", label, v);
     return PB_FAIL;
@@ -169,18 +170,19 @@ const struct pb_option pb_fragility_option_table[] = {
   {.name = "alpha", .type = PB_OPTION_DOUBLE, PB_O(k.alpha), PB_STORE_OPT, .metavar = "A", .def = "0.05",
    .min = 1e-12, .max = 0.5, .help = "one-sided level of the bound: 1 - A confidence"},
   {.name = "null", .type = PB_OPTION_INT, PB_O(k.n_null), PB_STORE_OPT, .metavar = "N", .def = "200",
-   .imax = 1000000, .help = "permutation-null replicates per model, source and arm (0 = none)"},
+   .imax = 1000000, .help_default = 1,
+   .help = "permutation-null replicates per model, source and arm (default 200; 0 = none)"},
   {.name = "seed", .type = PB_OPTION_INT, PB_O(k.seed), PB_STORE_OPT, .metavar = "S", .def = "20260913",
-   .help = "seed of the image roles and the null (default 20260913; under `pairbound run`: the run seed + 5,\n"
+   .help = "seed of the image roles and the null (default 20260913; under `pairbound run`: the run seed + 5, "
            "docs/run.md)", .help_default = 1},
   {.name = "probe", .type = PB_OPTION_STRING, PB_O(probe), PB_STORE_OPT, .metavar = "SRC|self",
-   .help = "source whose perturbed conditions define U, joined by image id (default Syn-B when the store has\n"
+   .help = "source whose perturbed conditions define U, joined by image id (default Syn-B when the store has "
            "it); sources with no joined image, or 'self', use their own perturbed conditions"},
   {.name = "group-file", .type = PB_OPTION_STRING, PB_O(group_file), PB_STORE_OPT, .metavar = "FILE",
-   .help = "a user-supplied group column: `source image_id value` lines; the value replaces U for the\n"
+   .help = "a user-supplied group column: `source image_id value` lines; the value replaces U for the "
            "listed sources (their unlisted images are left out)"},
   {.name = "law", .type = PB_OPTION_STRING, PB_O(law), .metavar = "FILE", .ini = "",
-   .help = "instead of a STORE: the exact profiles of a finite propensity law, one `value mass` line per\n"
+   .help = "instead of a STORE: the exact profiles of a finite propensity law, one `value mass` line per "
            "atom (value in [0, 1], mass >= 0, masses summing to 1 within 1e-12; blank and # lines ignored)"},
   {.name = "rho", .type = PB_OPTION_CUSTOM, .parse = pb_fragility__opt_rho, .metavar = "r1,r2,...", .ini = "",
    .help = "with --law: radii (chi-square budgets) >= 0"},

@@ -67,6 +67,25 @@ check "negative radius: usage error" test $? -eq 2
 check "negative radius: message" grep -q -- "--rho takes comma-separated radii >= 0" "$WORK/err.txt"
 "$PAIRBOUND" fragility --law "$WORK/b.law" 2> /dev/null
 check "missing --rho: usage error" test $? -eq 2
+"$PAIRBOUND" fragility --law="$WORK/b.law" --rho=0,0.5,1,2,2.75,3 > "$WORK/eq.txt"
+check "--law=FILE --rho=LIST: same output" cmp -s "$WORK/b1.txt" "$WORK/eq.txt"
+"$PAIRBOUND" fragility --law "$WORK/b.law" --rho 1,,2 2> /dev/null
+check "empty radius: usage error" test $? -eq 2
+# --law is another command: no STORE, no -o, no store options with it; --rho only with it
+usage() { # usage DESCRIPTION MESSAGE ARGS...
+  local d=$1 m=$2
+  shift 2
+  "$PAIRBOUND" fragility "$@" > "$WORK/out.txt" 2> "$WORK/err.txt"
+  check "$d: exit 2" test $? -eq 2
+  check "$d: message" test "$(head -1 "$WORK/err.txt")" = "pairbound fragility: $m"
+  check "$d: nothing on stdout" test ! -s "$WORK/out.txt"
+}
+usage "STORE with --law" "takes no STORE with --law" "$WORK/s.h5" --law "$WORK/b.law" --rho 1
+usage "-o with --law" "takes no -o with --law" --law "$WORK/b.law" --rho 1 -o "$WORK/o"
+usage "store option with --law" "store options are not taken with --law" --law "$WORK/b.law" --rho 1 --bins 3
+usage "--rho without --law" "--rho needs --law FILE" "$WORK/s.h5" -o "$WORK/o" --rho 1
+usage "neither STORE nor --law" "missing STORE (or --law FILE)"
+usage "STORE without -o" "missing -o OUTDIR" "$WORK/s.h5"
 "$PAIRBOUND" fragility --help > "$WORK/h.txt"
 check "--help documents --law and --rho" sh -c "grep -q -- '--law FILE' '$WORK/h.txt' && grep -q -- '--rho r1' '$WORK/h.txt'"
 finish

@@ -689,6 +689,22 @@ START_TEST(test_selective_hand)
 }
 END_TEST
 
+/* The option table's defaults (CLI, [fragility] of pairbound run) are the
+ * kernel's documented defaults. */
+START_TEST(test_option_defaults)
+{
+  struct pb_fragility_options k;
+  struct pb_fragility_stage_options o;
+  pb_fragility_options_default(&k);
+  pb_fragility_stage_options_default(&o);
+  ck_assert(o.k.n_bins == k.n_bins && o.k.n_groups == k.n_groups && o.k.n_grid == k.n_grid);
+  ck_assert(o.k.rho_min == k.rho_min && o.k.rho_max == k.rho_max && o.k.rho_lcb == k.rho_lcb);
+  ck_assert(o.k.alpha == k.alpha && o.k.seed == k.seed && o.k.n_null == k.n_null);
+  ck_assert(o.probe == NULL && o.group_file == NULL && o.law == NULL && o.rho == NULL && !o.store_given);
+  pb_fragility_stage_options_free(&o);
+}
+END_TEST
+
 static Suite *fragility_suite(void)
 {
   Suite *s = suite_create("fragility");
@@ -700,6 +716,7 @@ static Suite *fragility_suite(void)
   tcase_add_test(tc, test_zero_variance);
   tcase_add_test(tc, test_invalid);
   tcase_add_test(tc, test_witness_pair);
+  tcase_add_test(tc, test_option_defaults);
   suite_add_tcase(s, tc);
   TCase *tr = tcase_create("random");
   tcase_set_timeout(tr, 120);
