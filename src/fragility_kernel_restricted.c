@@ -17,6 +17,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "pairbound/cell.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
 #include "pairbound/resample.h"
@@ -549,9 +550,11 @@ void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fr
   }
 }
 
-void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
-                        const int32_t *bin0, const int32_t *grp0, const double *s1, const uint8_t *c1, double *rec)
+int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                       const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec)
 {
+  if (cell->n != in->n)
+    return pb_cell_error(cell, -1, "fragility: %d perturbed records for %d clean images", (int)cell->n, (int)in->n);
   int32_t J = p->J, K = p->K;
   struct pb_fragility__tally S, T;
   pb_fragility__tally_init(&S, J, K);
@@ -560,9 +563,10 @@ void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fra
   pb_fragility__tally_clear(&T);
   for (int32_t i = 0; i < in->n; i++) {
     if (bin0[i] < 0) continue;
-    int32_t b1 = pb_fragility_bin(p, s1[i]);
+    double s1 = cell->s1[i];
+    int32_t b1 = pb_fragility_bin(p, s1);
     pb_fragility__add(&S, bin0[i], grp0[i], in->correct[i], in->s[i]);
-    pb_fragility__add(&T, b1, pb_fragility_group(p, b1, in->u[i]), c1[i], s1[i]);
+    pb_fragility__add(&T, b1, pb_fragility_group(p, b1, in->u[i]), cell->pred1[i] == cell->label[i], s1);
   }
   struct pb_fragility_law law;
   pb_fragility_law_init(&law);
@@ -602,6 +606,7 @@ void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fra
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&S);
   pb_fragility__tally_free(&T);
+  return PB_OK;
 }
 
 double pb_fragility_lcb(int32_t J, int32_t K, const int64_t *n, const int64_t *k, double rho, double alpha)

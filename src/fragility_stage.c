@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
@@ -357,9 +358,9 @@ static size_t pb_fragility__row(const struct pb_fragility__load *L, const struct
 
 /* Work space of one (source, model) unit. */
 struct pb_fragility__unit {
-  double *s0, *s1, *u;
+  double *s0, *u;
   int32_t *bin0, *grp0;               /* clean bin and group on the arm-A partition */
-  uint8_t *c0, *c1;
+  uint8_t *c0;
   const float **mrow;
 };
 
@@ -367,32 +368,30 @@ static void pb_fragility__unit_alloc(struct pb_fragility__unit *w, int32_t n, in
 {
   size_t nn = (size_t)(n > 0 ? n : 1);
   w->s0 = pb_malloc(nn * sizeof(double));
-  w->s1 = pb_malloc(nn * sizeof(double));
   w->u = pb_malloc(nn * sizeof(double));
   w->bin0 = pb_malloc(nn * sizeof(int32_t));
   w->grp0 = pb_malloc(nn * sizeof(int32_t));
   w->c0 = pb_malloc(nn);
-  w->c1 = pb_malloc(nn);
   w->mrow = pb_malloc((size_t)(n_probes > 0 ? n_probes : 1) * sizeof(float *));
 }
 
 static void pb_fragility__unit_free(struct pb_fragility__unit *w)
 {
   free(w->s0);
-  free(w->s1);
   free(w->u);
   free(w->bin0);
   free(w->grp0);
   free(w->c0);
-  free(w->c1);
   free(w->mrow);
 }
 
 /* Both arms of unit (t, m) into arm[0..2 arm_len) and the drift split of each
- * of its perturbed conditions into drift[] (condition order, clean skipped). */
-static void pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
-                               const struct pb_fragility__signal *sig, uint8_t *const *part,
-                               const struct pb_fragility_options *o, int64_t unit, double *arm, double *drift)
+ * of its perturbed conditions, global cells cell0, cell0 + 1, ..., into
+ * drift[] (condition order, clean skipped).  PB_FAIL: a cell's error. */
+static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
+                              const struct pb_fragility__signal *sig, uint8_t *const *part,
+                              const struct pb_fragility_options *o, int64_t unit, int64_t cell0, double *arm,
+                              double *drift)
 {
   int32_t t = (int32_t)(unit / meta->n_models), m = (int32_t)(unit % meta->n_models);
   const struct pb_source *S = &meta->sources[t], *P = &meta->sources[sig[t].src];
@@ -415,17 +414,21 @@ static void pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragi
   pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
   pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
   int32_t k = 0;
-  for (int32_t c = 0; c < nc; c++) {
+  int status = PB_OK;
+  for (int32_t c = 0; c < nc && status == PB_OK; c++) {
     if (c == S->clean) continue;
     size_t rc = pb_fragility__row(L, meta, t, m * nc + c);
-    for (int32_t i = 0; i < n; i++) {
-      w.s1[i] = L[t].d.smax[rc + i];
-      w.c1[i] = L[t].d.pred[rc + i] == S->labels[i];
-    }
-    pb_fragility_drift(&in, &p, w.bin0, w.grp0, w.s1, w.c1, drift + (size_t)k++ * PB_FD_FIXED);
+    /* every image of the source (the roles, not the store's split, decide what each one serves) */
+    const struct pb_cell_data d = {.ref = {.source = t, .model = m, .condition = c}, .index = cell0 + k, .n = n,
+                                   .label = S->labels, .pred0 = L[t].d.pred + r0, .pred1 = L[t].d.pred + rc,
+                                   .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc, .m0 = L[t].d.ptrue + r0,
+                                   .m1 = L[t].d.ptrue + rc};
+    const struct pb_cell_view v = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
+    status = pb_fragility_drift(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k++ * PB_FD_FIXED);
   }
   pb_fragility_partition_free(&p);
   pb_fragility__unit_free(&w);
+  return status;
 }
 
 static int pb_fragility__check(const struct pb_fragility_options *o)
@@ -625,13 +628,17 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
   double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
   double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
-  /* the unit kernels cannot fail on loaded records (a missing row is an internal error) */
   if (status == PB_OK) {
+    struct pb_first_error fe;
+    pb_first_error_init(&fe);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++)
-      pb_fragility__unit(meta, L, U.sig, U.part, o, u, arm + (size_t)(u - u0) * 2 * len,
-                         drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED);
+      if (pb_fragility__unit(meta, L, U.sig, U.part, o, u, U.drift0[u], arm + (size_t)(u - u0) * 2 * len,
+                             drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED) != PB_OK)
+        pb_first_error_record(&fe, u);
+    status = pb_first_error_status(&fe);
   }
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "compute");
   struct pb_fields arm_fields;
   pb_fragility_arm_fields(o, &arm_fields);

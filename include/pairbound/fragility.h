@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <mpi.h>
 
+#include "pairbound/cell.h"
 #include "pairbound/options.h"
 #include "pairbound/protocol.h"
 
@@ -167,14 +168,17 @@ void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fr
 
 /**
  * Composition/conditional split of clean -> perturbed binwise drift
- * (Proposition 8) on the partition @p p over the images with bin0[i] >= 0
- * (from pb_fragility_assign): clean bins/groups @p bin0, @p grp0 and
- * correctness from @p in, perturbed confidence/correctness @p s1, @p c1 (the
- * target group is the image's U group in its perturbed bin).
- * Fills @p rec (PB_FD_FIXED doubles).
+ * (Proposition 8) of one model x perturbed-condition @p cell on the partition
+ * @p p over the images with bin0[i] >= 0 (from pb_fragility_assign): clean
+ * bins/groups @p bin0, @p grp0 and correctness from @p in (the cell's clean
+ * side, computed once per unit), perturbed confidence and correctness from the
+ * cell's s1, pred1 and label (the target group is the image's U group in its
+ * perturbed bin).  Fills @p rec (PB_FD_FIXED doubles).
+ * @return PB_OK, or PB_FAIL (pb_cell_error) when the cell's images are not
+ *         the unit's.
  */
-void pb_fragility_drift(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
-                        const int32_t *bin0, const int32_t *grp0, const double *s1, const uint8_t *c1, double *rec);
+int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                       const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec);
 
 /* ------------------------------------------------------------ the store stage */
 

@@ -594,6 +594,23 @@ START_TEST(test_partition)
 }
 END_TEST
 
+/* The perturbed side of a drift cell as kernels see it: confidence s1 (as
+ * the store's float), correctness c1 as pred1 == label. */
+struct drift_cell {
+  float s1[4000];
+  int32_t label[4000], pred1[4000];
+};
+
+static struct pb_cell_view drift_view(struct drift_cell *d, int n, const double *s1, const uint8_t *c1)
+{
+  for (int i = 0; i < n; i++) {
+    d->s1[i] = (float)s1[i];
+    d->label[i] = i % 3;
+    d->pred1[i] = c1[i] ? d->label[i] : d->label[i] + 1;
+  }
+  return (struct pb_cell_view){.index = -1, .n = n, .label = d->label, .pred1 = d->pred1, .s1 = d->s1};
+}
+
 /* Drift split, hand case (docs/fragility.md): two bins, two groups. */
 START_TEST(test_drift_hand)
 {
@@ -611,7 +628,9 @@ START_TEST(test_drift_hand)
   double rec[PB_FD_FIXED];
   int32_t bin0[8], grp0[8];
   pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
-  pb_fragility_drift(&in, &p, bin0, grp0, s1, c1, rec);
+  static struct drift_cell dc;
+  const struct pb_cell_view v = drift_view(&dc, 8, s1, c1);
+  ck_assert_int_eq(pb_fragility_drift(&v, &in, &p, bin0, grp0, rec), PB_OK);
   double k = sqrt(0.75);
   ASSERT_NEAR(rec[PB_FD_L_TOTAL], k / 12);
   ASSERT_NEAR(rec[PB_FD_L_COMP], k / 12);
@@ -622,6 +641,10 @@ START_TEST(test_drift_hand)
   ck_assert_int_eq((int)rec[PB_FD_N_UNSUPPORTED], 1);
   ck_assert_int_eq((int)rec[PB_FD_N_UNDEF], 1);
   ASSERT_NEAR(rec[PB_FD_RESIDUAL], 0);
+  /* a cell whose images are not the unit's is an error naming the cell */
+  const struct pb_cell_view short_cell = drift_view(&dc, 7, s1, c1);
+  ck_assert_int_eq(pb_fragility_drift(&short_cell, &in, &p, bin0, grp0, rec), PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "cell: fragility: 7 perturbed records for 8 clean images");
 }
 END_TEST
 
@@ -638,7 +661,9 @@ START_TEST(test_drift_additivity)
     double rec[PB_FD_FIXED];
     static int32_t bin0[4000], grp0[4000];
     pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
-    pb_fragility_drift(&in, &p, bin0, grp0, x.s1, x.c1, rec);
+    static struct drift_cell dc;
+    const struct pb_cell_view v = drift_view(&dc, x.n, x.s1, x.c1);
+    ck_assert_int_eq(pb_fragility_drift(&v, &in, &p, bin0, grp0, rec), PB_OK);
     ck_assert_msg(rec[PB_FD_RESIDUAL] <= 1e-12, "residual %g", rec[PB_FD_RESIDUAL]);
     ck_assert(rec[PB_FD_L_TOTAL] <= rec[PB_FD_L_COMP] + rec[PB_FD_L_COND] + 1e-12); /* triangle inequality */
     ck_assert(isnan(rec[PB_FD_UTIL]) || rec[PB_FD_UTIL] <= 1 + 1e-9);
