@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include "pairbound/error.h"
+#include "pairbound/fragility.h"
 #include "pairbound/identify.h"
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
@@ -60,6 +61,7 @@ struct pb_cli_args {
     struct pb_verify_options verify;
     struct pb_screen_options screen;
     struct pb_predict_options predict;
+    struct pb_fragility_stage_options fragility;
   } stage;
 };
 
@@ -447,6 +449,8 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
     status = pb_policy_run(store, out, comm, p, &a->stage.policy, cli->provenance);
   } else if (!strcmp(cli->cmd, "verify")) {
     status = pb_verify_run(store, out, comm, p, &a->stage.verify, cli->provenance);
+  } else if (!strcmp(cli->cmd, "fragility")) {
+    status = pb_fragility_run(store, out, comm, p, &a->stage.fragility, cli->provenance);
   } else if (!strcmp(cli->cmd, "screen")) {
     status = pb_screen_run(store, out, comm, p, &a->stage.screen, cli->provenance);
   } else {
@@ -455,6 +459,28 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   int rc = pb_cli__status(cli, status);
   if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
   return rc;
+}
+
+/* fragility: the store stage, or with --law the exact profile of a law file
+ * (read on every rank, printed by rank 0). */
+static int pb_cli__fragility(struct pb_cli *cli, struct pb_cli_args *a)
+{
+  const struct pb_fragility_stage_options *o = &a->stage.fragility;
+  const struct pb_cli_command *c = pb_cli__table;
+  while (strcmp(c->name, cli->cmd)) c++;
+  char syn[2048];
+  pb_cli__synopsis(c, syn, sizeof syn);
+  if (!o->law) {
+    if (!a->operand) return pb_cli__usage_error(cli, syn, "missing %s", "STORE (or --law FILE)");
+    if (!a->output) return pb_cli__usage_error(cli, syn, "missing %s", "-o OUTDIR");
+    if (o->rho) return pb_cli__usage_error(cli, syn, "%s", "--rho needs --law FILE");
+    return pb_cli__stage(cli, a);
+  }
+  const char *bad = a->operand ? "takes no STORE with --law" : a->output ? "takes no -o with --law"
+                    : o->store_given ? "store options are not taken with --law" : !o->rho ? "missing --rho r1,r2,..."
+                    : NULL;
+  if (bad) return pb_cli__usage_error(cli, syn, "%s", bad);
+  return pb_cli__status(cli, pb_fragility_law_print(o, cli->rank == 0 ? stdout : NULL));
 }
 
 static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a)
@@ -484,6 +510,8 @@ static void pb_cli__verify_default(void *o) { pb_verify_options_default(o); }
 static void pb_cli__screen_default(void *o) { pb_screen_options_default(o); }
 static void pb_cli__screen_free(void *o) { pb_screen_options_free(o); }
 static void pb_cli__predict_default(void *o) { pb_predict_options_default(o); }
+static void pb_cli__fragility_default(void *o) { pb_fragility_stage_options_default(o); }
+static void pb_cli__fragility_free(void *o) { pb_fragility_stage_options_free(o); }
 
 /* ------------------------------------------------------------------ table */
 
@@ -546,6 +574,18 @@ static const struct pb_cli_command pb_cli__table[] = {
    "target source by nested leave-one-group-out ridge (grid .1 .3 1 3 10 30 100, probit targets, training-fold\n"
    "imputation and scaling); gains with group-reweighting intervals of stored out-of-fold errors and whole-group\n"
    "deletion refits. Writes OUTDIR/results.h5 (/predict), report/predict_*.tsv, predict.md and Figure 8.\n"},
+  {"fragility", "[STORE]", 0, pb_cli__stage_options, pb_fragility_option_table, 1, pb_cli__fragility_default,
+   pb_cli__fragility_free, pb_cli__fragility,
+   "Fragility profiles (seed 001; docs/fragility.md). `pairbound fragility STORE -o OUTDIR`: per model and\n"
+   "source, the restricted fragility profile of the clean records in both split arms (bins of clean\n"
+   "confidence x within-bin quantile groups of U), G_R with and without the binomial-noise correction, FAUC\n"
+   "up/down, variance laws, the split-sample lower confidence bound, held-out drift agreement and its\n"
+   "permutation null; per model x perturbed condition the composition/conditional drift split. Writes\n"
+   "OUTDIR/results.h5 (/fragility), report/fragility.tsv, fragility_drift.tsv, fragility.md and figures.\n"
+   "`pairbound fragility --law FILE --rho r1,r2,...`: the exact upward and downward profiles of a finite\n"
+   "propensity law; prints `G`, `rho_plus` and `rho_sat` (of the upward profile; rho_plus is inf when G = 0)\n"
+   "as `name value` lines, then one `rho up down` line per radius, numbers as the shortest decimal that\n"
+   "reads back exactly.\n"},
   {"run", "[CONFIG]", 0, pb_cli__run_options, NULL, 0, NULL, NULL, pb_cli__run,
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/fragility.h"
 #include "pairbound/identify.h"
 #include "pairbound/ini.h"
 #include "pairbound/options.h"
@@ -49,6 +50,11 @@ static int pb_run__predict(const struct pb_run_config *cfg, const char *outdir, 
   return pb_predict_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->predict, prov);
 }
 
+static int pb_run__fragility(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
+{
+  return pb_fragility_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->fragility, prov);
+}
+
 /* Stages in pipeline order: runner, report file under report/, option table
  * and the place of its options in the configuration. */
 static const struct {
@@ -62,7 +68,8 @@ static const struct {
   {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, offsetof(struct pb_run_config, verify)},
   {"policy", pb_run__policy, "policy.md", pb_policy_option_table, offsetof(struct pb_run_config, policy)},
   {"screen", pb_run__screen, "screen.md", pb_screen_option_table, offsetof(struct pb_run_config, screen)},
-  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, offsetof(struct pb_run_config, predict)}};
+  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, offsetof(struct pb_run_config, predict)},
+  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, offsetof(struct pb_run_config, fragility)}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
@@ -106,10 +113,10 @@ static const struct pb_option pb_run__options[] = {
   {.name = "output", .type = PB_OPTION_STRING, PB_O(output), .metavar = "OUTDIR",
    .help = "output directory; each stage writes OUTDIR/STAGE/ (required)"},
   {.name = "stages", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_stages, .metavar = "LIST",
-   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict (required)"},
+   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict, fragility (required)"},
   {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260908",
    .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
-           "sample_seed +3, screen seed +4, predict seed +5), unless the stage's section sets its own"},
+           "sample_seed +3, screen seed +4, predict seed +5, fragility seed +6), unless the stage's section sets its own"},
   {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
    .help_default = 1,
    .help = "model-group bootstrap draws of bounds and screen and group-reweighting draws of predict, unless their "
@@ -192,6 +199,7 @@ static void pb_run__propagate(const struct pb_run__parse *p)
   if (!pb_run__seen(p, "verify", "sample_seed")) c->verify.sample_seed = c->seed + PB_RUN_SEED_VERIFY;
   if (!pb_run__seen(p, "screen", "seed")) c->screen.seed = c->seed + PB_RUN_SEED_SCREEN;
   if (!pb_run__seen(p, "predict", "seed")) c->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
+  if (!pb_run__seen(p, "fragility", "seed")) c->fragility.k.seed = c->seed + PB_RUN_SEED_FRAGILITY;
   if (!pb_run__seen(p, "bounds", "group_draws")) c->bounds.group_draws = c->group_draws;
   if (!pb_run__seen(p, "screen", "group_draws")) c->screen.group_draws = c->group_draws;
   if (!pb_run__seen(p, "predict", "group_draws")) c->predict.group_draws = c->group_draws;
@@ -216,6 +224,7 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
   pb_policy_options_default(&cfg->policy);
   pb_screen_options_default(&cfg->screen);
   pb_predict_options_default(&cfg->predict);
+  pb_fragility_stage_options_default(&cfg->fragility);
   cfg->text = pb_strdup(text);
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);
@@ -247,6 +256,7 @@ void pb_run_config_free(struct pb_run_config *cfg)
   pb_protocol_options_free(&cfg->protocol);
   for (int i = 0; i < PB_RUN_N_KNOWN; i++) pb_options_free(pb_run__stages[i].table, (char *)cfg + pb_run__stages[i].offset);
   pb_screen_options_free(&cfg->screen);
+  pb_fragility_stage_options_free(&cfg->fragility);
   free(cfg->text);
   memset(cfg, 0, sizeof *cfg);
 }

@@ -548,3 +548,10 @@ double pb_screen_a3(const struct pb_screen_probs *clean, const struct pb_screen_
   }
   return a3;
 }
+
+double pb_screen_u(const float *const *m, int32_t n_probes, int32_t j)
+{
+  double sum = 0;
+  for (int32_t a = 0; a < n_probes; a++) sum += m[a][j];
+  return sum / n_probes;
+}

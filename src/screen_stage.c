@@ -736,13 +736,17 @@ static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_scr
   for (int32_t p = 0; p < X->n_ps; p++) max_probes = X->ps[p].n > max_probes ? X->ps[p].n : max_probes;
   struct pb_screen_probs *pr = pb_malloc((size_t)max_probes * sizeof *pr);
   struct pb_screen__rec *prow = pb_malloc((size_t)max_probes * sizeof *prow);
+  const float **mrow = pb_malloc((size_t)max_probes * sizeof *mrow);
   for (int32_t p = 0; p < X->n_ps; p++) {
     const struct pb_screen__pset *ps = &X->ps[p];
     const struct pb_source *P = &meta->sources[ps->src];
     const int32_t *jn = X->join[t][ps->src];
     Uall[p] = pb_malloc((size_t)N * sizeof(double));
     A3all[p] = pb_malloc((size_t)N * sizeof(double));
-    for (int32_t a = 0; a < ps->n; a++) prow[a] = pb_screen__rec_row(X, ps->src, m * P->n_conditions + ps->cond[a]);
+    for (int32_t a = 0; a < ps->n; a++) {
+      prow[a] = pb_screen__rec_row(X, ps->src, m * P->n_conditions + ps->cond[a]);
+      mrow[a] = prow[a].m;
+    }
     for (int32_t i = 0; i < N; i++) {
       int32_t j = jn[i], y = src->labels[i];
       if (j < 0) {
@@ -750,13 +754,9 @@ static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_scr
         if (p == 0) ret[i] = NAN;
         continue;
       }
-      double sum = 0;
       int32_t right = 0;
-      for (int32_t a = 0; a < ps->n; a++) {
-        sum += prow[a].m[j];
-        right += prow[a].pred[j] == y;
-      }
-      Uall[p][i] = sum / ps->n;
+      for (int32_t a = 0; a < ps->n; a++) right += prow[a].pred[j] == y;
+      Uall[p][i] = pb_screen_u(mrow, ps->n, j);
       if (p == 0) ret[i] = (double)right / ps->n;
       A3all[p][i] = NAN;
       if (clean.pred[i] == y && src->split[i] == an_split) {
@@ -770,6 +770,7 @@ static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_scr
   }
   free(pr);
   free(prow);
+  free(mrow);
 }
 
 /* Fitting-side class means and the logistic fits g_S, g_SU, g_SUret.

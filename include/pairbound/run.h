@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <mpi.h>
 
+#include "pairbound/fragility.h"
 #include "pairbound/identify.h"
 #include "pairbound/policy.h"
 #include "pairbound/predict.h"
@@ -22,6 +23,7 @@
 #define PB_RUN_SEED_VERIFY 3   /* verify --sample-seed (20260911) */
 #define PB_RUN_SEED_SCREEN 4   /* screen --seed (20260912) */
 #define PB_RUN_SEED_PREDICT 5  /* predict --seed (20260913) */
+#define PB_RUN_SEED_FRAGILITY 6 /* fragility --seed (20260914) */
 
 struct pb_run_config {
   char *synth;          /* NULL: use an existing store; "paper", "small" or a synth INI path */
@@ -36,6 +38,7 @@ struct pb_run_config {
   struct pb_policy_options policy;
   struct pb_screen_options screen;
   struct pb_predict_options predict;
+  struct pb_fragility_stage_options fragility;
   char *text;           /* the configuration itself (provenance) */
 };
 

@@ -21,6 +21,13 @@
 
 extern const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS];   /* 10, 20, 30 */
 
+/**
+ * Synthetic-response score of image @p j: U = (1/P) sum_a m[a][j] over the P
+ * probe rows' true-class probabilities, summed in probe order (seed 000 E.1).
+ * Also the default within-bin group signal of `pairbound fragility`.
+ */
+double pb_screen_u(const float *const *m, int32_t n_probes, int32_t j);
+
 /* ------------------------------------------------------------ metrics */
 
 /**

@@ -122,6 +122,14 @@ for k in cells fits report; do
   printf '  %-30s %8.3f s\n' "$k" "$(phase "predict/$k")"
 done
 run "predict 2 ranks" $PREDREC 2 1 predict "$W/p.h5" -o "$W/opr"
+# fragility: 44 models x 4 sources x 2 arms (20 bins x 8 groups, 13 radii,
+# 200 null replicates each) and the drift split of all 11,088 cells
+# (target <= 5 s wall at 1 rank x 2 threads); throughput in paired records
+run "fragility (176 units, 11088 cells)" $PAIRED 1 2 fragility "$W/p.h5" -o "$W/of"
+echo "fragility phases (slowest rank, median over runs; results.h5 /timings/fragility):"
+for k in load compute write; do
+  printf '  %-30s %8.3f s\n' "$k" "$(phase "fragility/$k")"
+run "fragility 2 ranks" $PAIRED 2 1 fragility "$W/p.h5" -o "$W/of"
 
 # resampling: 2,000 model-group draws and 200 class draws of every screening
 # paired difference, 2,000 group draws of the bounds tables; strong scaling

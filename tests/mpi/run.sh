@@ -1,6 +1,6 @@
 # pairbound run: every [stage] key reaches the stage exactly as the same option
 # on the command line would, the run seed reaches every stage's streams (bounds
-# seed + 0, verify sample_seed + 3, screen seed + 4, predict seed + 5; docs/run.md), and bad
+# seed + 0, verify sample_seed + 3, screen seed + 4, predict seed + 5, fragility seed + 6; docs/run.md), and bad
 # configurations fail with FILE:LINE and write nothing.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
@@ -10,7 +10,7 @@ cat > "$WORK/run.ini" <<INI
 synth = none
 store = $WORK/s.h5
 output = $WORK/r
-stages = bounds, verify, policy, screen, predict
+stages = bounds, verify, policy, screen, predict, fragility
 seed = 100
 group_draws = 3
 class_draws = 2
@@ -44,6 +44,14 @@ features = Syn-B
 targets = ES, Diverse
 shuffles = 2
 deletion = 0
+[fragility]
+bins = 6
+groups = 3
+grid = 5
+rho_max = 2
+lcb_rho = 0.5
+null = 4
+probe = self
 INI
 pb 2 1 run "$WORK/run.ini" > /dev/null
 check "run exits 0" test $? -eq 0
@@ -56,6 +64,9 @@ pb 2 1 screen "$WORK/s.h5" --coverage 0.7 --seed=104 --group-draws 3 --class-dra
 pb 2 1 predict "$WORK/s.h5" --coverage 0.7 --seed 105 --group-draws=3 --features Syn-B --targets ES,Diverse \
   --shuffles 2 --no-deletion -o "$WORK/d"
 for d in b:bounds v:verify p:policy c:screen d:predict; do
+pb 2 1 fragility "$WORK/s.h5" --coverage 0.7 --seed 105 --bins=6 --groups 3 --grid 5 --rho-max 2 --lcb-rho 0.5 \
+  --null 4 --probe self -o "$WORK/f"
+for d in b:bounds v:verify p:policy c:screen f:fragility; do
   dir=${d%%:*} stage=${d#*:}
   check "run $stage = command line: results.h5" same_h5 "$WORK/r/$stage/results.h5" "$WORK/$dir/results.h5"
   for f in $(cd "$WORK/$dir/report" && ls); do
@@ -69,6 +80,10 @@ check "run seed 100 changes screen's streams" sh -c "! cmp -s '$WORK/r/screen/re
 pb 1 1 predict "$WORK/s.h5" --coverage 0.7 --group-draws 3 --features Syn-B --targets ES,Diverse --shuffles 2 \
   --no-deletion -o "$WORK/d0"
 check "run seed 100 changes predict's streams" sh -c "! cmp -s '$WORK/r/predict/report/predict_gains.tsv' '$WORK/d0/report/predict_gains.tsv'"
+# nor is fragility's (image roles and null)
+pb 1 1 fragility "$WORK/s.h5" --coverage 0.7 --bins=6 --groups 3 --grid 5 --rho-max 2 --lcb-rho 0.5 --null 4 \
+  --probe self -o "$WORK/f0"
+check "run seed 100 changes fragility's streams" sh -c "! cmp -s '$WORK/r/fragility/report/fragility.tsv' '$WORK/f0/report/fragility.tsv'"
 
 # bad configurations: FILE:LINE: reason, exit 1, no output
 bad_config() { # bad_config DESCRIPTION LINE REASON CONFIG-TEXT
@@ -86,4 +101,5 @@ bad_config "repeated key" 6 "[run] seed given twice" "$head""seed = 1\nseed = 2\
 bad_config "bad value" 7 "[screen] derange must be an integer in [0, 1000], got '-1'" "$head\n[screen]\nderange = -1\n"
 bad_config "bad choice" 7 "[bounds] i5 must be 'none', 'panel' or 'all', got 'some'" "$head\n[bounds]\ni5 = some\n"
 bad_config "command-line-only option" 7 "unknown key 'output' in [verify]" "$head\n[verify]\noutput = x\n"
+bad_config "fragility's --law is not a key" 7 "unknown key 'law' in [fragility]" "$head\n[fragility]\nlaw = b.law\n"
 finish

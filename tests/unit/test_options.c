@@ -174,9 +174,11 @@ START_TEST(test_run_seed)
   struct pb_run_config c;
   run_parse_ok("", &c); /* default run seed: every stage its standalone default */
   ck_assert(c.bounds.seed == 20260908 && c.verify.sample_seed == 20260911 && c.screen.seed == 20260912);
+  ck_assert(c.fragility.k.seed == 20260913);
   pb_run_config_free(&c);
   run_parse_ok("seed = 100\ngroup_draws = 7\nclass_draws = 5\n", &c);
   ck_assert(c.bounds.seed == 100 && c.verify.sample_seed == 103 && c.screen.seed == 104 && c.predict.seed == 105);
+  ck_assert(c.fragility.k.seed == 106);
   ck_assert(c.bounds.group_draws == 7 && c.screen.group_draws == 7 && c.screen.class_draws == 5);
   ck_assert(c.predict.group_draws == 7);
   pb_run_config_free(&c);
@@ -193,6 +195,9 @@ START_TEST(test_run_seed)
   pb_run_config_free(&c);
   run_parse_fails("[predict]\ntargets = ES,,Diverse\n",
                   "t.ini:6: [predict] targets: expected 1 to 4 comma-separated source names, got 'ES,,Diverse'");
+  run_parse_ok("[fragility]\nseed = 11\n[run]\nseed = 100\n", &c);
+  ck_assert(c.fragility.k.seed == 11 && c.screen.seed == 104);
+  pb_run_config_free(&c);
   /* [bounds] tau is every cell's threshold for verify and policy too, unless they set theirs */
   run_parse_ok("[bounds]\ntau = 0.75\n[policy]\ntau = 0.5\n", &c);
   ck_assert(c.bounds.have_tau && c.bounds.tau == 0.75f && c.verify.have_tau && c.verify.tau == 0.75f);
@@ -219,6 +224,14 @@ START_TEST(test_run_sections)
                   "t.ini:7: only one [screen] probe without NAME= (the primary set), got another: 'Syn-B:fog-2'");
   run_parse_fails("[bounds]\nmatched = 0\nmatched = 1\n", "t.ini:7: [bounds] matched given twice");
   run_parse_fails("[bounds]\nno_matched = 0\n", "t.ini:6: unknown key 'no_matched' in [bounds]");
+  /* --law and --rho make `fragility` another command: not pipeline keys */
+  run_parse_fails("[fragility]\nlaw = b.law\n", "t.ini:6: unknown key 'law' in [fragility]");
+  run_parse_fails("[fragility]\nrho = 1\n", "t.ini:6: unknown key 'rho' in [fragility]");
+  run_parse_fails("[fragility]\nbins = 0\n", "t.ini:6: [fragility] bins must be an integer in [1, 1000], got '0'");
+  run_parse_ok("[fragility]\nbins = 10\nrho_max = 2\nprobe = self\nnull = 0\n", &c);
+  ck_assert(c.fragility.k.n_bins == 10 && c.fragility.k.rho_max == 2 && c.fragility.k.n_null == 0);
+  ck_assert_str_eq(c.fragility.probe, "self");
+  pb_run_config_free(&c);
   run_parse_fails("[policy]\nlambdas = 0.5,2\n",
                   "t.ini:6: [policy] lambdas takes 1 to 32 comma-separated values in [0, 1], got '0.5,2'");
   ck_assert(pb_run_config_parse("[run]\nstore = s.h5\nstages = bounds, prediction\n", "t.ini", &c) == PB_FAIL);
@@ -237,7 +250,8 @@ START_TEST(test_run_every_key)
     const struct pb_option *table;
   } stages[] = {{"protocol", pb_protocol_option_table}, {"bounds", pb_identify_option_table},
                 {"verify", pb_verify_option_table}, {"policy", pb_policy_option_table},
-                {"screen", pb_screen_option_table}, {"predict", pb_predict_option_table}};
+                {"screen", pb_screen_option_table}, {"predict", pb_predict_option_table},
+                {"fragility", pb_fragility_option_table}};
   int keys = 0;
   for (size_t s = 0; s < sizeof stages / sizeof stages[0]; s++)
     for (const struct pb_option *o = stages[s].table; o->name; o++) {
@@ -260,7 +274,9 @@ START_TEST(test_run_embedded)
 {
   struct pb_run_config c;
   ck_assert_msg(pb_run_config_parse(pb_embedded_run_ini, "inputs/run.ini", &c) == PB_OK, "%s", pb_error_message());
-  ck_assert(c.n_stages == 5 && c.bounds.perm_replicates == 20 && c.bounds.group_draws == 2000);
+  ck_assert(c.n_stages == 6 && c.bounds.perm_replicates == 20 && c.bounds.group_draws == 2000);
+  ck_assert_str_eq(c.stages[5], "fragility");
+  ck_assert(c.fragility.k.seed == 20260914 && c.fragility.k.n_null == 200);
   ck_assert(c.screen.group_draws == 2000 && c.screen.class_draws == 200);
   ck_assert(c.bounds.seed == 20260908 && c.screen.seed == 20260912 && c.verify.sample_seed == 20260911);
   ck_assert(c.predict.seed == 20260913 && c.predict.group_draws == 2000 && c.predict.shuffles == 20);

@@ -1,0 +1,231 @@
+/* Fragility profiles of finite propensity laws (seed 001 Section 3,
+ * Appendix E; derivations in docs/fragility.md).
+ *
+ * A law is a finite set of propensity values eta_i with masses p_i.  With
+ * Z = eta - E[eta] and G = Var(Z), the upward profile is
+ *   Phi_up(rho) = sup { E[(r - 1) Z] : r >= 0, E[r] = 1, E[(r - 1)^2] <= rho }
+ * and the downward profile is the same for -Z.  Both are computed exactly:
+ * the square-root law sqrt(rho G) on [0, rho_plus], the truncated-affine
+ * optimiser r = (Z - t)+ / E[(Z - t)+] between rho_plus and rho_sat with t
+ * solved in closed form on the piece between two atoms, and max Z beyond. */
+#ifndef PAIRBOUND_FRAGILITY_H
+#define PAIRBOUND_FRAGILITY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <mpi.h>
+
+#include "pairbound/cell.h"
+#include "pairbound/options.h"
+#include "pairbound/protocol.h"
+
+/* One direction of a law: the atoms x_0 < ... < x_{n-1} of Z (up) or -Z (down). */
+struct pb_fragility_side {
+  double rho_plus;  /* end of the square-root regime, G / x_0^2 (inf when G = 0) */
+  double rho_sat;   /* start of saturation, 1 / P(x_{n-1}) - 1 (0 when G = 0) */
+  double top;       /* the saturation value x_{n-1} */
+  /* For k = 0 .. n-2, the atoms above x_k: mass P[k], mean mu[k], centred
+   * second moment V[k] = sum p (x - mu)^2, and the budget brk[k] = rho(t = x_k). */
+  double *P, *mu, *V, *brk;
+};
+
+struct pb_fragility_law {
+  int32_t n;        /* distinct atoms with positive mass */
+  int32_t cap;      /* allocated length of every array */
+  double mean;      /* E[eta] */
+  double G;         /* Var(eta) */
+  double *z;        /* centred atoms ascending (z = eta - mean) */
+  double *p;        /* their probabilities (masses divided by the total) */
+  struct pb_fragility_side up, down;
+  void *scratch;    /* sorting workspace of cap (value, mass) pairs */
+};
+
+enum pb_fragility_dir { PB_FRAGILITY_UP = 0, PB_FRAGILITY_DOWN = 1 };
+
+/** Empty law; buffers grow on demand in pb_fragility_law_set. */
+void pb_fragility_law_init(struct pb_fragility_law *law);
+void pb_fragility_law_free(struct pb_fragility_law *law);
+
+/**
+ * Set the law of n values with non-negative masses (normalised by their
+ * total; zero masses are dropped and equal values merged).
+ * @return PB_OK, or PB_FAIL (pb_error_set) for a non-finite value, a negative
+ *         or non-finite mass, or a zero total mass.
+ */
+int pb_fragility_law_set(struct pb_fragility_law *law, const double *value, const double *mass, int32_t n);
+
+/** Phi(rho) in direction dir for rho >= 0 (rho = inf gives the saturation value). */
+double pb_fragility_profile(const struct pb_fragility_law *law, enum pb_fragility_dir dir, double rho);
+
+/**
+ * The optimal reweighting at rho in direction dir: r[i] for atom law->z[i]
+ * (r >= 0, E[r] = 1, E[(r-1)^2] <= rho, E[(r-1) Z] = +-Phi(rho)).  Beyond
+ * saturation the cheapest optimiser (all mass on the top atom) is returned.
+ */
+void pb_fragility_weights(const struct pb_fragility_law *law, enum pb_fragility_dir dir, double rho, double *r);
+
+/* ------------------------------------------------------------ restricted profile */
+
+/* Defaults (docs/fragility.md, "Restricted profile from stored records"). */
+#define PB_FRAGILITY_BINS 20
+#define PB_FRAGILITY_GROUPS 8
+#define PB_FRAGILITY_GRID 13
+#define PB_FRAGILITY_RHO_MIN 0.01
+#define PB_FRAGILITY_RHO_MAX 3.0
+#define PB_FRAGILITY_RHO_LCB 0.3
+#define PB_FRAGILITY_ALPHA 0.05
+#define PB_FRAGILITY_SEED 20260914ull
+#define PB_FRAGILITY_NULL 200
+#define PB_FRAGILITY_MAX_GRID 64
+#define PB_FRAGILITY_PROBE "Syn-B"
+#define PB_FRAGILITY_MAX_BINS 1000
+#define PB_FRAGILITY_MAX_GROUPS 64
+/* RNG analysis ids (pb_rng_init): role split and permutation null. */
+#define PB_RNG_FRAGILITY_SPLIT 0x46520001u
+#define PB_RNG_FRAGILITY_NULL 0x46520002u
+
+/* Roles of an image (seeded by its id, docs/fragility.md): two halves of the
+ * labelled data swap the fitting and rate roles between the arms; the
+ * evaluation part serves the held-out diagnostic in both. */
+enum pb_fragility_part { PB_FRAGILITY_PART_A = 0, PB_FRAGILITY_PART_B = 1, PB_FRAGILITY_PART_E = 2 };
+
+struct pb_fragility_options {
+  int32_t n_bins, n_groups;    /* confidence bins, groups per bin */
+  int32_t n_grid;              /* log-spaced radii from rho_min to rho_max */
+  double rho_min, rho_max;
+  double rho_lcb;              /* radius of the lower confidence bound and the held-out diagnostic */
+  double alpha;                /* one-sided level of the bound (0.05: 95%) */
+  uint64_t seed;               /* role split and permutation null */
+  int32_t n_null;              /* permutation-null replicates */
+};
+void pb_fragility_options_default(struct pb_fragility_options *o);
+
+/** Role of an image from its id: A with probability 0.4, B 0.4, E 0.2. */
+enum pb_fragility_part pb_fragility_part_of(uint64_t seed, const char *image_id);
+
+/** Radius k of the grid (log-spaced, exact endpoints, interior radii to 4 significant digits). */
+double pb_fragility_grid(const struct pb_fragility_options *o, int32_t k);
+
+/* The images of one (model, source). */
+struct pb_fragility_input {
+  int32_t n;
+  const double *s;             /* clean confidence (max probability) */
+  const double *u;             /* within-bin group signal; NaN leaves the image out */
+  const uint8_t *correct;      /* clean correctness */
+  const uint8_t *part;         /* enum pb_fragility_part */
+  uint64_t item;               /* RNG item of the permutation null (unit index) */
+};
+
+/* Bins (edges) and within-bin groups (cuts) fitted on one part. */
+struct pb_fragility_partition {
+  int32_t J, K;
+  double *edge;                /* [J-1] */
+  double *cut;                 /* [J][K-1] */
+};
+void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fragility_part fit, int32_t J, int32_t K,
+                                struct pb_fragility_partition *p);
+void pb_fragility_partition_free(struct pb_fragility_partition *p);
+int32_t pb_fragility_bin(const struct pb_fragility_partition *p, double s);
+int32_t pb_fragility_group(const struct pb_fragility_partition *p, int32_t bin, double u);
+
+/* Fields of one arm's record (then 4 x n_grid: up, down, variance law, capped law). */
+enum {
+  PB_FA_N_FIT, PB_FA_N_RATE, PB_FA_N_EVAL, PB_FA_BINS, PB_FA_GROUPS, PB_FA_G_R, PB_FA_G_R_CORR, PB_FA_FAUC_UP,
+  PB_FA_FAUC_DOWN, PB_FA_RHO_PLUS, PB_FA_PLUGIN_LCB_RHO, PB_FA_LCB, PB_FA_ECE, PB_FA_AGREE, PB_FA_NULL_MEDIAN,
+  PB_FA_NULL_DEFINED, PB_FA_SR_COV80, PB_FA_SR_RISK80, PB_FA_SR_ENV80, PB_FA_SR_REL80, PB_FA_SR_COV90,
+  PB_FA_SR_RISK90, PB_FA_SR_ENV90, PB_FA_SR_REL90, PB_FA_FIXED
+};
+#define PB_FRAGILITY_ARM_LEN(n_grid) (PB_FA_FIXED + 4 * (n_grid))
+
+/**
+ * One arm of one (model, source): partition fitted on part @p fit, group rates
+ * from the other half, held-out drift on part E.  Fills @p rec
+ * (PB_FRAGILITY_ARM_LEN doubles).  Pure and thread-safe.
+ */
+void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
+                      enum pb_fragility_part fit, double *rec);
+
+/**
+ * The split-sample lower confidence bound at @p rho from the rate part's
+ * counts: n[b K + g] images and k[b K + g] correct ones in bin b, group g
+ * (docs/fragility.md, "Lower confidence bound").
+ */
+double pb_fragility_lcb(int32_t J, int32_t K, const int64_t *n, const int64_t *k, double rho, double alpha);
+
+/* Fields of one drift record (model x perturbed condition). */
+enum {
+  PB_FD_N, PB_FD_L_TOTAL, PB_FD_L_COMP, PB_FD_L_COND, PB_FD_RATIO, PB_FD_UTIL, PB_FD_N_UTIL, PB_FD_N_UNDEF,
+  PB_FD_N_UNSUPPORTED, PB_FD_RESIDUAL, PB_FD_FIXED
+};
+
+/**
+ * Clean bin and group of every image of part != @p fit with a signal
+ * (bin[i] = -1 for the others): the source side of pb_fragility_drift,
+ * computed once for all perturbed conditions of a unit.
+ */
+void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
+                         enum pb_fragility_part fit, int32_t *bin, int32_t *grp);
+
+/**
+ * Composition/conditional split of clean -> perturbed binwise drift
+ * (Proposition 8) of one model x perturbed-condition @p cell on the partition
+ * @p p over the images with bin0[i] >= 0 (from pb_fragility_assign): clean
+ * bins/groups @p bin0, @p grp0 and correctness from @p in (the cell's clean
+ * side, computed once per unit), perturbed confidence and correctness from the
+ * cell's s1, pred1 and label (the target group is the image's U group in its
+ * perturbed bin).  Fills @p rec (PB_FD_FIXED doubles).
+ * @return PB_OK, or PB_FAIL (pb_cell_error) when the cell's images are not
+ *         the unit's.
+ */
+int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                       const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec);
+
+/* ------------------------------------------------------------ the store stage */
+
+/* Options of `pairbound fragility` (pb_fragility_option_table): the store
+ * stage's, and --law/--rho, which select the exact profile of a law file
+ * instead (command line only). */
+struct pb_fragility_stage_options {
+  struct pb_fragility_options k;
+  char *probe;                 /* source whose perturbed conditions define U; "self"; NULL: Syn-B when present */
+  char *group_file;            /* `source image_id value` lines replacing U, or NULL */
+  int store_given;             /* a store-stage option was given (not allowed with --law) */
+  char *law;                   /* --law FILE, or NULL (store stage) */
+  double *rho;                 /* --rho radii [n_rho] */
+  int32_t n_rho;
+};
+extern const struct pb_option pb_fragility_option_table[];
+void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o);
+/** Release what the options hold (the table's strings and the radii). */
+void pb_fragility_stage_options_free(struct pb_fragility_stage_options *o);
+
+/**
+ * `pairbound fragility STORE -o OUTDIR`: per model and source both arms of the
+ * restricted profile, and the drift split of every model x perturbed
+ * condition cell.  Writes OUTDIR/results.h5 (/fragility, /timings/fragility),
+ * report/fragility.tsv, fragility_drift.tsv, fragility.md and its figures
+ * (collective).
+ */
+int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                     const struct pb_fragility_stage_options *opt, const char *provenance);
+
+/* ------------------------------------------------------------ law files */
+
+/**
+ * Read a law file: one `value mass` line per atom (value in [0, 1], mass
+ * >= 0, masses summing to 1 within 1e-12; blank and `#` lines ignored).
+ * On success *value and *mass are malloc'd arrays of *n atoms in file order.
+ * @return PB_OK, or PB_FAIL with a message naming the file and line.
+ */
+int pb_fragility_read_law(const char *path, double **value, double **mass, int32_t *n);
+
+/**
+ * `pairbound fragility --law FILE --rho r1,r2,...`: read the law of @p o->law
+ * and write G, rho_plus and rho_sat of the upward profile, then `rho up down`
+ * per radius of @p o->rho, to @p out (NULL: compute and check only; ranks
+ * other than 0 pass NULL).  PB_OK, or PB_FAIL with a message naming the file
+ * and line.
+ */
+int pb_fragility_law_print(const struct pb_fragility_stage_options *o, FILE *out);
+
+#endif /* PAIRBOUND_FRAGILITY_H */

@@ -1,0 +1,681 @@
+/* pairbound fragility: the exact profile of a law file (--law) and the
+ * store stage (seed 001; docs/fragility.md). */
+#include "config.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/cells.h"
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/fields.h"
+#include "pairbound/fragility.h"
+#include "pairbound/options.h"
+#include "pairbound/parse.h"
+#include "pairbound/results.h"
+#include "pairbound/screen.h"
+#include "pairbound/stage.h"
+#include "pairbound/store.h"
+#include "pairbound/timer.h"
+#include "pairbound/util.h"
+#include "fragility_internal.h"
+
+#define PB_FRAGILITY_MASS_TOL 1e-12
+
+/* One `value mass` line (white-space separated words); PB_FAIL with the reason in why. */
+static int pb_fragility__parse_line(char *line, double *value, double *mass, char *why, size_t nwhy)
+{
+  char *save = NULL, *w[3];
+  for (int i = 0; i < 3; i++) w[i] = strtok_r(i ? NULL : line, " \t\r\n", &save);
+  if (!w[1] || pb_parse_double(w[0], -DBL_MAX, DBL_MAX, 0, value) || pb_parse_double(w[1], -DBL_MAX, DBL_MAX, 0, mass))
+    return snprintf(why, nwhy, "expected 'value mass'"), PB_FAIL;
+  if (w[2]) return snprintf(why, nwhy, "unexpected text after the mass"), PB_FAIL;
+  if (!(*value >= 0 && *value <= 1)) return snprintf(why, nwhy, "value %g is not in [0, 1]", *value), PB_FAIL;
+  if (!(*mass >= 0)) return snprintf(why, nwhy, "mass %g is not a non-negative number", *mass), PB_FAIL;
+  return PB_OK;
+}
+
+int pb_fragility_read_law(const char *path, double **value, double **mass, int32_t *n)
+{
+  int status = PB_FAIL;
+  double *v = NULL, *m = NULL, total = 0;
+  int32_t cnt = 0, cap = 0;
+  long lineno = 0, last = 0;
+  char *line = NULL;
+  size_t len = 0;
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return PB_FAIL;
+  }
+  while (getline(&line, &len, fp) != -1) {
+    lineno++;
+    char *s = line;
+    while (*s == ' ' || *s == '\t') s++;
+    if (*s == '#' || *s == '\n' || *s == '\r' || *s == '\0') continue;
+    char why[128];
+    double x, w;
+    if (pb_fragility__parse_line(s, &x, &w, why, sizeof why)) {
+      pb_error_set("%s:%ld: %s", path, lineno, why);
+      goto done;
+    }
+    if (cnt == cap) {
+      cap = cap ? 2 * cap : 16;
+      v = pb_realloc(v, (size_t)cap * sizeof *v);
+      m = pb_realloc(m, (size_t)cap * sizeof *m);
+    }
+    v[cnt] = x;
+    m[cnt++] = w;
+    total += w; /* in file order: the tolerance check is about what the file says */
+    last = lineno;
+  }
+  if (ferror(fp)) {
+    pb_error_set("%s: read error", path);
+    goto done;
+  }
+  if (cnt == 0) {
+    pb_error_set("%s:%ld: no 'value mass' lines", path, lineno);
+    goto done;
+  }
+  if (!(fabs(total - 1) <= PB_FRAGILITY_MASS_TOL)) {
+    char buf[40];
+    pb_format_double(total, buf);
+    pb_error_set("%s:%ld: masses sum to %s, not 1 (tolerance 1e-12)", path, last, buf);
+    goto done;
+  }
+  *value = v;
+  *mass = m;
+  *n = cnt;
+  v = m = NULL;
+  status = PB_OK;
+done:
+  free(line);
+  free(v);
+  free(m);
+  fclose(fp);
+  return status;
+}
+
+int pb_fragility_law_print(const struct pb_fragility_stage_options *o, FILE *out)
+{
+  double *v = NULL, *m = NULL;
+  int32_t n = 0;
+  struct pb_fragility_law law;
+  pb_fragility_law_init(&law);
+  int status = pb_fragility_read_law(o->law, &v, &m, &n);
+  if (status == PB_OK) status = pb_fragility_law_set(&law, v, m, n);
+  if (status == PB_OK && out) {
+    char a[40], b[40], c[40];
+    pb_format_double(law.G, a);
+    fprintf(out, "G %s\n", a);
+    pb_format_double(law.up.rho_plus, a);
+    fprintf(out, "rho_plus %s\n", a);
+    pb_format_double(law.up.rho_sat, a);
+    fprintf(out, "rho_sat %s\n", a);
+    for (int32_t i = 0; i < o->n_rho; i++) {
+      pb_format_double(o->rho[i], a);
+      pb_format_double(pb_fragility_profile(&law, PB_FRAGILITY_UP, o->rho[i]), b);
+      pb_format_double(pb_fragility_profile(&law, PB_FRAGILITY_DOWN, o->rho[i]), c);
+      fprintf(out, "%s %s %s\n", a, b, c);
+    }
+    fflush(out);
+  }
+  pb_fragility_law_free(&law);
+  free(v);
+  free(m);
+  return status;
+}
+
+/* ------------------------------------------------------------ options */
+
+/* --rho r1,r2,...: any number of radii, each finite and >= 0. */
+static int pb_fragility__opt_rho(void *opts, const char *label, const char *v)
+{
+  struct pb_fragility_stage_options *o = opts;
+  int max = 1, n = 0;
+  for (const char *c = v; *c; c++) max += *c == ',';
+  double *r = pb_malloc((size_t)max * sizeof *r);
+  size_t len = strlen(v); /* an empty radius (",,", a leading or trailing comma) is an error too */
+  if (!len || v[0] == ',' || v[len - 1] == ',' || strstr(v, ",,") || pb_parse_list(v, 0, DBL_MAX, max, r, &n)) {
+    free(r);
+    pb_error_set("%s takes comma-separated radii >= 0, got '%s'", label, v);
+    return PB_FAIL;
+  }
+  free(o->rho);
+  o->rho = r;
+  o->n_rho = n;
+  return PB_OK;
+}
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_fragility_stage_options, member)
+#define PB_STORE_OPT .mark = PB_OPTION_AT(struct pb_fragility_stage_options, store_given)
+const struct pb_option pb_fragility_option_table[] = {
+  {.name = "bins", .type = PB_OPTION_INT, PB_O(k.n_bins), PB_STORE_OPT, .metavar = "J", .def = "20", .imin = 1,
+   .imax = PB_FRAGILITY_MAX_BINS, .help = "confidence bins, equal mass on the fitting part"},
+  {.name = "groups", .type = PB_OPTION_INT, PB_O(k.n_groups), PB_STORE_OPT, .metavar = "K", .def = "8", .imin = 1,
+   .imax = PB_FRAGILITY_MAX_GROUPS, .help = "within-bin quantile groups of U"},
+  {.name = "grid", .type = PB_OPTION_INT, PB_O(k.n_grid), PB_STORE_OPT, .metavar = "N", .def = "13", .imin = 2,
+   .imax = PB_FRAGILITY_MAX_GRID, .help = "log-spaced radii from --rho-min to --rho-max for the profile columns and FAUC"},
+  {.name = "rho-min", .type = PB_OPTION_DOUBLE, PB_O(k.rho_min), PB_STORE_OPT, .metavar = "R", .def = "0.01",
+   .min = 1e-12, .max = 1e12, .help = "smallest radius of the grid"},
+  {.name = "rho-max", .type = PB_OPTION_DOUBLE, PB_O(k.rho_max), PB_STORE_OPT, .metavar = "R", .def = "3",
+   .min = 1e-12, .max = 1e12, .help = "largest radius of the grid"},
+  {.name = "lcb-rho", .type = PB_OPTION_DOUBLE, PB_O(k.rho_lcb), PB_STORE_OPT, .metavar = "R", .def = "0.3",
+   .min = 1e-12, .max = 1e12, .help = "radius of the lower confidence bound and the held-out diagnostic"},
+  {.name = "alpha", .type = PB_OPTION_DOUBLE, PB_O(k.alpha), PB_STORE_OPT, .metavar = "A", .def = "0.05",
+   .min = 1e-12, .max = 0.5, .help = "one-sided level of the bound: 1 - A confidence"},
+  {.name = "null", .type = PB_OPTION_INT, PB_O(k.n_null), PB_STORE_OPT, .metavar = "N", .def = "200",
+   .imax = 1000000, .help_default = 1,
+   .help = "permutation-null replicates per model, source and arm (default 200; 0 = none)"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(k.seed), PB_STORE_OPT, .metavar = "S", .def = "20260914",
+   .help = "seed of the image roles and the null (default 20260914; under `pairbound run`: the run seed + 6, "
+           "docs/run.md)", .help_default = 1},
+  {.name = "probe", .type = PB_OPTION_STRING, PB_O(probe), PB_STORE_OPT, .metavar = "SRC|self",
+   .help = "source whose perturbed conditions define U, joined by image id (default Syn-B when the store has "
+           "it); sources with no joined image, or 'self', use their own perturbed conditions"},
+  {.name = "group-file", .type = PB_OPTION_STRING, PB_O(group_file), PB_STORE_OPT, .metavar = "FILE",
+   .help = "a user-supplied group column: `source image_id value` lines; the value replaces U for the "
+           "listed sources (their unlisted images are left out)"},
+  {.name = "law", .type = PB_OPTION_STRING, PB_O(law), .metavar = "FILE", .ini = "",
+   .help = "instead of a STORE: the exact profiles of a finite propensity law, one `value mass` line per "
+           "atom (value in [0, 1], mass >= 0, masses summing to 1 within 1e-12; blank and # lines ignored)"},
+  {.name = "rho", .type = PB_OPTION_CUSTOM, .parse = pb_fragility__opt_rho, .metavar = "r1,r2,...", .ini = "",
+   .help = "with --law: radii (chi-square budgets) >= 0"},
+  {.name = NULL}};
+#undef PB_STORE_OPT
+#undef PB_O
+
+/* ------------------------------------------------------------ store stage */
+
+void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o)
+{
+  memset(o, 0, sizeof *o);
+  pb_options_defaults(pb_fragility_option_table, o);
+}
+
+void pb_fragility_stage_options_free(struct pb_fragility_stage_options *o)
+{
+  pb_options_free(pb_fragility_option_table, o);
+  free(o->rho);
+  o->rho = NULL;
+  o->n_rho = 0;
+}
+
+/* Where each source's group signal U comes from: the probe source's perturbed
+ * conditions for images joined to it by image id (with equal labels), or,
+ * when no image of the source joins (or --probe self), the source's own
+ * perturbed conditions. */
+struct pb_fragility__signal {
+  int32_t src;                 /* source of the probe rows */
+  int32_t *join;               /* [n_images] probe image index, -1 without partner */
+  double *user;                /* [n_images] values of --group-file (NaN: not listed), or NULL */
+  char *what;                  /* description for the report */
+};
+
+/* --group-file: `source image_id value` lines (blank and # lines ignored);
+ * the value replaces U as the within-bin group signal of the listed images of
+ * that source; images of a listed source that the file omits are left out. */
+static int pb_fragility__group_file(const struct pb_meta *meta, const char *path, struct pb_fragility__signal *sig)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return PB_FAIL;
+  }
+  struct pb_strmap *maps = pb_calloc((size_t)meta->n_sources, sizeof *maps);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    pb_strmap_init(&maps[s]);
+    for (int32_t i = 0; i < meta->sources[s].n_images; i++) pb_strmap_put(&maps[s], meta->sources[s].image_ids[i], i);
+  }
+  char *line = NULL;
+  size_t len = 0;
+  long lineno = 0;
+  int status = PB_OK;
+  while (status == PB_OK && getline(&line, &len, fp) != -1) {
+    lineno++;
+    char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') continue;
+    double v = NAN;
+    int32_t s = -1, i = -1;
+    char *save = NULL, *w[4];
+    for (int k = 0; k < 4; k++) w[k] = strtok_r(k ? NULL : p, " \t\r\n", &save);
+    int got = w[2] && !w[3];
+    for (int32_t k = 0; got && k < meta->n_sources; k++)
+      if (!strcmp(meta->sources[k].name, w[0])) s = k;
+    if (s >= 0) i = pb_strmap_get(&maps[s], w[1]);
+    int bad_value = i >= 0 && pb_parse_double(w[2], -DBL_MAX, DBL_MAX, 0, &v) != PB_OK;
+    const char *why = !got ? "expected 'source image_id value'" : s < 0 ? "unknown source"
+                      : i < 0 ? "unknown image id for this source" : bad_value ? "value is not a finite number"
+                      : sig[s].user && !isnan(sig[s].user[i]) ? "image listed twice" : NULL;
+    if (why) {
+      pb_error_set("%s:%ld: %s", path, lineno, why);
+      status = PB_FAIL;
+      break;
+    }
+    if (!sig[s].user) {
+      sig[s].user = pb_malloc((size_t)meta->sources[s].n_images * sizeof(double));
+      for (int32_t k = 0; k < meta->sources[s].n_images; k++) sig[s].user[k] = NAN;
+    }
+    sig[s].user[i] = v;
+  }
+  for (int32_t s = 0; s < meta->n_sources; s++) pb_strmap_free(&maps[s]);
+  free(maps);
+  free(line);
+  fclose(fp);
+  return status;
+}
+
+static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, struct pb_fragility__signal *sig)
+{
+  int32_t ps = -1;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    if (!strcmp(meta->sources[s].name, probe ? probe : PB_FRAGILITY_PROBE)) ps = s;
+  if (ps < 0 && probe && strcmp(probe, "self") != 0) {
+    pb_error_set("--probe %s: no such source in the store (or 'self')", probe);
+    return PB_FAIL;
+  }
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *S = &meta->sources[s];
+    int32_t joined = 0;
+    sig[s].join = pb_malloc((size_t)(S->n_images > 0 ? S->n_images : 1) * sizeof(int32_t));
+    if (ps >= 0 && ps != s) {
+      struct pb_strmap map;
+      pb_strmap_init(&map);
+      const struct pb_source *P = &meta->sources[ps];
+      for (int32_t j = 0; j < P->n_images; j++) pb_strmap_put(&map, P->image_ids[j], j);
+      for (int32_t i = 0; i < S->n_images; i++) {
+        int32_t j = pb_strmap_get(&map, S->image_ids[i]);
+        sig[s].join[i] = j >= 0 && P->labels[j] == S->labels[i] ? j : -1;
+        joined += sig[s].join[i] >= 0;
+      }
+      pb_strmap_free(&map);
+    }
+    char buf[256];
+    if (joined > 0) {
+      sig[s].src = ps;
+      snprintf(buf, sizeof buf, "U over the %d perturbed conditions of %s (%d of %d images joined by id)",
+               meta->sources[ps].n_conditions - 1, meta->sources[ps].name, (int)joined, (int)S->n_images);
+    } else {
+      sig[s].src = s;
+      for (int32_t i = 0; i < S->n_images; i++) sig[s].join[i] = i;
+      snprintf(buf, sizeof buf, "U over the %d perturbed conditions of %s itself", S->n_conditions - 1, S->name);
+    }
+    if (meta->sources[sig[s].src].n_conditions < 2) {
+      pb_error_set("source %s: the group signal needs a perturbed condition of %s", S->name,
+                   meta->sources[sig[s].src].name);
+      return PB_FAIL;
+    }
+    sig[s].what = pb_strdup(buf);
+  }
+  return PB_OK;
+}
+
+/* Rows this rank reads from each source: every condition of its units'
+ * (source, model) rows and the probe rows of those units. */
+struct pb_fragility__load {
+  int32_t *rows, n;
+  struct pb_rows d;
+};
+
+static int pb_fragility__read(struct pb_stage *st, const struct pb_fragility__signal *sig, int64_t u0, int64_t u1,
+                              struct pb_fragility__load *L)
+{
+  const struct pb_meta *meta = st->meta;
+  int status = PB_OK;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    int32_t cap = 16;
+    L[s].rows = pb_malloc((size_t)cap * sizeof(int32_t));
+    L[s].n = 0;
+    for (int64_t u = u0; u < u1; u++) {
+      int32_t t = (int32_t)(u / meta->n_models), m = (int32_t)(u % meta->n_models);
+      int32_t nc = meta->sources[s].n_conditions;
+      int own = t == s, probe = sig[t].src == s && t != s;
+      if (!own && !probe) continue;
+      while (L[s].n + nc > cap) L[s].rows = pb_realloc(L[s].rows, (size_t)(cap *= 2) * sizeof(int32_t));
+      for (int32_t c = 0; c < nc; c++) L[s].rows[L[s].n++] = m * nc + c;
+    }
+    L[s].n = pb_sorted_unique_i32(L[s].rows, L[s].n);
+    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? L[s].n : 0, L[s].rows,
+                                  PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &L[s].d);
+    if (status == PB_OK) status = rc;
+  }
+  return status;
+}
+
+static size_t pb_fragility__row(const struct pb_fragility__load *L, const struct pb_meta *meta, int32_t s, int32_t row)
+{
+  int32_t j = pb_sorted_find_i32(L[s].rows, L[s].n, row);
+  if (j < 0) PB_ERROR("fragility: row %d of source %s was not loaded", row, meta->sources[s].name);
+  return (size_t)j * meta->sources[s].n_images;
+}
+
+/* Work space of one (source, model) unit. */
+struct pb_fragility__unit {
+  double *s0, *u;
+  int32_t *bin0, *grp0;               /* clean bin and group on the arm-A partition */
+  uint8_t *c0;
+  const float **mrow;
+};
+
+static void pb_fragility__unit_alloc(struct pb_fragility__unit *w, int32_t n, int32_t n_probes)
+{
+  size_t nn = (size_t)(n > 0 ? n : 1);
+  w->s0 = pb_malloc(nn * sizeof(double));
+  w->u = pb_malloc(nn * sizeof(double));
+  w->bin0 = pb_malloc(nn * sizeof(int32_t));
+  w->grp0 = pb_malloc(nn * sizeof(int32_t));
+  w->c0 = pb_malloc(nn);
+  w->mrow = pb_malloc((size_t)(n_probes > 0 ? n_probes : 1) * sizeof(float *));
+}
+
+static void pb_fragility__unit_free(struct pb_fragility__unit *w)
+{
+  free(w->s0);
+  free(w->u);
+  free(w->bin0);
+  free(w->grp0);
+  free(w->c0);
+  free(w->mrow);
+}
+
+/* Both arms of unit (t, m) into arm[0..2 arm_len) and the drift split of each
+ * of its perturbed conditions, global cells cell0, cell0 + 1, ..., into
+ * drift[] (condition order, clean skipped).  PB_FAIL: a cell's error. */
+static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
+                              const struct pb_fragility__signal *sig, uint8_t *const *part,
+                              const struct pb_fragility_options *o, int64_t unit, int64_t cell0, double *arm,
+                              double *drift)
+{
+  int32_t t = (int32_t)(unit / meta->n_models), m = (int32_t)(unit % meta->n_models);
+  const struct pb_source *S = &meta->sources[t], *P = &meta->sources[sig[t].src];
+  int32_t n = S->n_images, nc = S->n_conditions, na = 0;
+  struct pb_fragility__unit w;
+  pb_fragility__unit_alloc(&w, n, P->n_conditions);
+  size_t r0 = pb_fragility__row(L, meta, t, m * nc + S->clean);
+  for (int32_t c = 0; c < P->n_conditions; c++)
+    if (c != P->clean) w.mrow[na++] = L[sig[t].src].d.ptrue + pb_fragility__row(L, meta, sig[t].src, m * P->n_conditions + c);
+  for (int32_t i = 0; i < n; i++) {
+    w.s0[i] = L[t].d.smax[r0 + i];
+    w.c0[i] = L[t].d.pred[r0 + i] == S->labels[i];
+    w.u[i] = sig[t].user ? sig[t].user[i] : sig[t].join[i] >= 0 ? pb_screen_u(w.mrow, na, sig[t].join[i]) : NAN;
+  }
+  struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit};
+  int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
+  pb_fragility_arm(&in, o, PB_FRAGILITY_PART_A, arm);
+  pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
+  struct pb_fragility_partition p;
+  pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
+  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
+  int32_t k = 0;
+  int status = PB_OK;
+  for (int32_t c = 0; c < nc && status == PB_OK; c++) {
+    if (c == S->clean) continue;
+    size_t rc = pb_fragility__row(L, meta, t, m * nc + c);
+    /* every image of the source (the roles, not the store's split, decide what each one serves) */
+    const struct pb_cell_data d = {.ref = {.source = t, .model = m, .condition = c}, .index = cell0 + k, .n = n,
+                                   .label = S->labels, .pred0 = L[t].d.pred + r0, .pred1 = L[t].d.pred + rc,
+                                   .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc, .m0 = L[t].d.ptrue + r0,
+                                   .m1 = L[t].d.ptrue + rc};
+    const struct pb_cell_view v = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
+    status = pb_fragility_drift(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k++ * PB_FD_FIXED);
+  }
+  pb_fragility_partition_free(&p);
+  pb_fragility__unit_free(&w);
+  return status;
+}
+
+static int pb_fragility__check(const struct pb_fragility_options *o)
+{
+  const char *bad = o->n_bins < 1 || o->n_bins > PB_FRAGILITY_MAX_BINS ? "--bins must be in 1..1000"
+                    : o->n_groups < 1 || o->n_groups > PB_FRAGILITY_MAX_GROUPS ? "--groups must be in 1..64"
+                    : o->n_grid < 2 || o->n_grid > PB_FRAGILITY_MAX_GRID ? "--grid must be in 2..64"
+                    : !(o->rho_min > 0 && o->rho_min < o->rho_max && isfinite(o->rho_max)) ? "need 0 < --rho-min < --rho-max"
+                    : !(o->rho_lcb > 0 && isfinite(o->rho_lcb)) ? "--lcb-rho must be positive"
+                    : !(o->alpha > 0 && o->alpha < 1) ? "--alpha must be in (0, 1)"
+                    : o->n_null < 0 ? "--null must be >= 0" : NULL;
+  if (bad) pb_error_set("%s", bad);
+  return bad ? PB_FAIL : PB_OK;
+}
+
+/* ------------------------------------------------------------ outputs */
+
+/* The fixed fields of an arm record (PB_FA_*); the two names ending in "rho"
+ * get the radius of --lcb-rho appended. */
+static const struct pb_field pb_fragility__arm[PB_FA_FIXED] = {
+  [PB_FA_N_FIT] = {"n_fit", PB_FMT_INT}, [PB_FA_N_RATE] = {"n_rate", PB_FMT_INT},
+  [PB_FA_N_EVAL] = {"n_eval", PB_FMT_INT}, [PB_FA_BINS] = {"bins", PB_FMT_INT},
+  [PB_FA_GROUPS] = {"groups", PB_FMT_INT}, [PB_FA_G_R] = {"G_R", PB_FMT_NUM},
+  [PB_FA_G_R_CORR] = {"G_R_corrected", PB_FMT_NUM}, [PB_FA_FAUC_UP] = {"FAUC_up", PB_FMT_NUM},
+  [PB_FA_FAUC_DOWN] = {"FAUC_down", PB_FMT_NUM}, [PB_FA_RHO_PLUS] = {"rho_plus", PB_FMT_NUM},
+  [PB_FA_PLUGIN_LCB_RHO] = {"profile_up_rho", PB_FMT_NUM}, [PB_FA_LCB] = {"lcb_rho", PB_FMT_NUM},
+  [PB_FA_ECE] = {"ece", PB_FMT_NUM}, [PB_FA_AGREE] = {"heldout_agreement", PB_FMT_NUM},
+  [PB_FA_NULL_MEDIAN] = {"null_median_agreement", PB_FMT_NUM},
+  [PB_FA_NULL_DEFINED] = {"null_replicates_defined", PB_FMT_INT},
+  [PB_FA_SR_COV80] = {"sr_coverage_0.8", PB_FMT_NUM}, [PB_FA_SR_RISK80] = {"sr_risk_0.8", PB_FMT_NUM},
+  [PB_FA_SR_ENV80] = {"sr_risk_envelope_0.8", PB_FMT_NUM}, [PB_FA_SR_REL80] = {"sr_relative_increase_0.8", PB_FMT_NUM},
+  [PB_FA_SR_COV90] = {"sr_coverage_0.9", PB_FMT_NUM}, [PB_FA_SR_RISK90] = {"sr_risk_0.9", PB_FMT_NUM},
+  [PB_FA_SR_ENV90] = {"sr_risk_envelope_0.9", PB_FMT_NUM}, [PB_FA_SR_REL90] = {"sr_relative_increase_0.9", PB_FMT_NUM}};
+
+/* The per-radius blocks that follow, n_grid fields each, in record order. */
+static const char *const pb_fragility__grid_prefix[4] = {"profile_up_", "profile_down_", "var_law_", "capped_law_"};
+
+void pb_fragility_arm_fields(const struct pb_fragility_options *o, struct pb_fields *fs)
+{
+  char r[40];
+  pb_fields_alloc(fs, "/fragility/arms", PB_FRAGILITY_ARM_LEN(o->n_grid));
+  pb_format_double(o->rho_lcb, r);
+  for (int32_t f = 0; f < PB_FA_FIXED; f++)
+    pb_fields_setf(fs, f, pb_fragility__arm[f].fmt, "%s%s", pb_fragility__arm[f].name,
+                   f == PB_FA_PLUGIN_LCB_RHO || f == PB_FA_LCB ? r : "");
+  for (int32_t f = PB_FA_FIXED; f < fs->n; f++) {
+    int32_t k = (f - PB_FA_FIXED) % o->n_grid, which = (f - PB_FA_FIXED) / o->n_grid;
+    pb_format_double(pb_fragility_grid(o, k), r);
+    pb_fields_setf(fs, f, PB_FMT_NUM, "%s%s", pb_fragility__grid_prefix[which], r);
+  }
+}
+
+static const struct pb_field pb_fragility__drift[PB_FD_FIXED] = {
+  [PB_FD_N] = {"n", PB_FMT_INT}, [PB_FD_L_TOTAL] = {"L_total", PB_FMT_NUM}, [PB_FD_L_COMP] = {"L_comp", PB_FMT_NUM},
+  [PB_FD_L_COND] = {"L_cond", PB_FMT_NUM}, [PB_FD_RATIO] = {"ratio", PB_FMT_NUM},
+  [PB_FD_UTIL] = {"utilisation", PB_FMT_NUM}, [PB_FD_N_UTIL] = {"utilisation_bins", PB_FMT_INT},
+  [PB_FD_N_UNDEF] = {"undefined_bins", PB_FMT_INT}, [PB_FD_N_UNSUPPORTED] = {"unsupported_bins", PB_FMT_INT},
+  [PB_FD_RESIDUAL] = {"additivity_residual", PB_FMT_NUM}};
+const struct pb_fields pb_fragility_drift_fields = {"/fragility/drift", PB_FD_FIXED, pb_fragility__drift, NULL};
+
+/* Row labels: /fragility/arms/{model,source,arm} and /fragility/drift/
+ * {model,source,condition} (rank 0 supplies them; names point into meta). */
+static int pb_fragility__h5_labels(struct pb_results *res, const struct pb_meta *meta, int64_t n_units, int64_t n_drift)
+{
+  char **a[3], **d[3];
+  for (int j = 0; j < 3; j++) {
+    a[j] = pb_malloc((size_t)(2 * n_units + 1) * sizeof(char *));
+    d[j] = pb_malloc((size_t)(n_drift + 1) * sizeof(char *));
+  }
+  static char arm_a[] = "A", arm_b[] = "B";
+  int64_t k = 0;
+  for (int64_t u = 0; u < n_units; u++) {
+    const struct pb_source *S = &meta->sources[u / meta->n_models];
+    for (int r = 0; r < 2; r++) {
+      a[0][2 * u + r] = meta->model_ids[u % meta->n_models];
+      a[1][2 * u + r] = S->name;
+      a[2][2 * u + r] = r ? arm_b : arm_a;
+    }
+    for (int32_t c = 0; c < S->n_conditions; c++)
+      if (c != S->clean) d[0][k] = meta->model_ids[u % meta->n_models], d[1][k] = S->name, d[2][k++] = S->conditions[c];
+  }
+  static const char *an[3] = {"/fragility/arms/model", "/fragility/arms/source", "/fragility/arms/arm"};
+  static const char *dn[3] = {"/fragility/drift/model", "/fragility/drift/source", "/fragility/drift/condition"};
+  int status = PB_OK;
+  for (int j = 0; j < 3 && status == PB_OK; j++) status = pb_results_write_strings(res, an[j], 2 * n_units, a[j]);
+  for (int j = 0; j < 3 && status == PB_OK; j++) status = pb_results_write_strings(res, dn[j], n_drift, d[j]);
+  for (int j = 0; j < 3; j++) {
+    free(a[j]);
+    free(d[j]);
+  }
+  return status;
+}
+
+/* /fragility/arms/<field> (rows: unit-major, arm A then B), /fragility/drift/
+ * <field> (global cell order), each rank writing its rows, and /fragility/grid. */
+static int pb_fragility__h5(struct pb_results *res, const struct pb_meta *meta, const struct pb_fragility_options *o,
+                            const struct pb_fields *arm_fields, const double *arm, int64_t u0, int64_t nu,
+                            int64_t n_units, const double *drift, int64_t d0, int64_t nd, int64_t n_drift)
+{
+  int status = pb_results_group(res, "/fragility/arms");
+  if (status == PB_OK) status = pb_results_group(res, "/fragility/drift");
+  if (status == PB_OK) status = pb_fragility__h5_labels(res, meta, n_units, n_drift);
+  if (status == PB_OK) status = pb_fields_write(arm_fields, res, 2 * n_units, 2 * u0, 2 * nu, arm);
+  if (status == PB_OK) status = pb_fields_write(&pb_fragility_drift_fields, res, n_drift, d0, nd, drift);
+  double grid[PB_FRAGILITY_MAX_GRID];
+  for (int32_t k = 0; k < o->n_grid; k++) grid[k] = pb_fragility_grid(o, k);
+  int rank;
+  MPI_Comm_rank(pb_results_comm(res), &rank);
+  if (status == PB_OK)
+    status = pb_results_write_f64(res, "/fragility/grid", o->n_grid, 0, rank == 0 ? o->n_grid : 0, grid);
+  return status;
+}
+
+/* Per-source setup shared by every rank: group signals, image roles, tiers. */
+struct pb_fragility__setup {
+  struct pb_fragility__signal *sig;
+  uint8_t **part;
+  int64_t *drift0;             /* [n_units + 1] */
+  int64_t n_units;
+};
+
+static void pb_fragility__setup_free(struct pb_fragility__setup *U, const struct pb_meta *meta)
+{
+  for (int32_t s = 0; s < meta->n_sources && U->sig; s++) {
+    free(U->sig[s].join);
+    free(U->sig[s].user);
+    free(U->sig[s].what);
+  }
+  for (int32_t s = 0; s < meta->n_sources && U->part; s++) free(U->part[s]);
+  free(U->sig);
+  free(U->part);
+  free(U->drift0);
+}
+
+static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragility_stage_options *opt,
+                               struct pb_fragility__setup *U)
+{
+  memset(U, 0, sizeof *U);
+  U->sig = pb_calloc((size_t)meta->n_sources, sizeof *U->sig);
+  if (pb_fragility__check(&opt->k) || pb_fragility__signals(meta, opt->probe, U->sig)) return PB_FAIL;
+  if (opt->group_file) {
+    if (pb_fragility__group_file(meta, opt->group_file, U->sig)) return PB_FAIL;
+    for (int32_t s = 0; s < meta->n_sources; s++) {
+      if (!U->sig[s].user) continue;
+      int32_t listed = 0;
+      for (int32_t i = 0; i < meta->sources[s].n_images; i++) listed += !isnan(U->sig[s].user[i]);
+      char buf[512];
+      snprintf(buf, sizeof buf, "the column of %s (%d of %d images listed)", opt->group_file, (int)listed,
+               (int)meta->sources[s].n_images);
+      free(U->sig[s].what);
+      U->sig[s].what = pb_strdup(buf);
+    }
+  }
+  U->part = pb_calloc((size_t)meta->n_sources, sizeof *U->part);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *S = &meta->sources[s];
+    U->part[s] = pb_malloc((size_t)(S->n_images > 0 ? S->n_images : 1));
+    for (int32_t i = 0; i < S->n_images; i++) U->part[s][i] = (uint8_t)pb_fragility_part_of(opt->k.seed, S->image_ids[i]);
+  }
+  U->n_units = (int64_t)meta->n_sources * meta->n_models;
+  U->drift0 = pb_malloc((size_t)(U->n_units + 1) * sizeof(int64_t));
+  U->drift0[0] = 0;
+  for (int64_t u = 0; u < U->n_units; u++)
+    U->drift0[u + 1] = U->drift0[u] + meta->sources[u / meta->n_models].n_conditions - 1;
+  return PB_OK;
+}
+
+int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
+                     const struct pb_fragility_stage_options *opt, const char *provenance)
+{
+  struct pb_timer tm;
+  pb_timer_start(&tm, "fragility");
+  struct pb_stage st;
+  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  const struct pb_meta *meta = st.meta;
+  const struct pb_fragility_options *o = &opt->k;
+  struct pb_fragility__setup U;
+  int status = pb_fragility__setup(meta, opt, &U);
+  if (status != PB_OK) {
+    pb_fragility__setup_free(&U, meta);
+    return pb_stage_close(&st, status);
+  }
+  int64_t *cost = pb_malloc((size_t)(U.n_units > 0 ? U.n_units : 1) * sizeof *cost);
+  for (int64_t u = 0; u < U.n_units; u++) {
+    const struct pb_source *S = &meta->sources[u / meta->n_models];
+    cost[u] = (int64_t)S->n_images * (S->n_conditions + 2 + (o->n_null + 1) / 4) + 64;
+  }
+  int64_t *bounds = pb_malloc((size_t)(st.size + 1) * sizeof *bounds);
+  pb_dist_partition_bcast(U.n_units, cost, comm, bounds);
+  int64_t u0 = bounds[st.rank], u1 = bounds[st.rank + 1], nu = u1 - u0;
+  free(bounds);
+  free(cost);
+  struct pb_fragility__load *L = pb_calloc((size_t)meta->n_sources, sizeof *L);
+  status = pb_error_agree(comm, pb_fragility__read(&st, U.sig, u0, u1, L));
+  pb_timer_lap(&tm, "load");
+  int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
+  int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
+  double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
+  double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
+  if (status == PB_OK) {
+    struct pb_first_error fe;
+    pb_first_error_init(&fe);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t u = u0; u < u1; u++)
+      if (pb_fragility__unit(meta, L, U.sig, U.part, o, u, U.drift0[u], arm + (size_t)(u - u0) * 2 * len,
+                             drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED) != PB_OK)
+        pb_first_error_record(&fe, u);
+    status = pb_first_error_status(&fe);
+  }
+  status = pb_error_agree(comm, status);
+  pb_timer_lap(&tm, "compute");
+  struct pb_fields arm_fields;
+  pb_fragility_arm_fields(o, &arm_fields);
+  if (status == PB_OK)
+    status = pb_fragility__h5(st.results, meta, o, &arm_fields, arm, u0, nu, U.n_units, drift, d0, nd,
+                              U.drift0[U.n_units]);
+  status = pb_error_agree(comm, status);
+  double *all_arm = pb_stage_gather(&st, 2 * nu, 2 * U.n_units, len, arm, 0);
+  double *all_drift = pb_stage_gather(&st, nd, U.drift0[U.n_units], PB_FD_FIXED, drift, 0);
+  if (status == PB_OK && st.rank == 0) {
+    const char **what = pb_malloc((size_t)meta->n_sources * sizeof *what);
+    for (int32_t s = 0; s < meta->n_sources; s++) what[s] = U.sig[s].what;
+    const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
+    for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
+    struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, all_arm, U.drift0[U.n_units], all_drift,
+                                   U.drift0, tier, what};
+    status = pb_fragility_report(st.results, &out);
+    free(what);
+    free(tier);
+  }
+  status = pb_error_agree(comm, status); /* rank 0 holds the report's message */
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
+  pb_message("fragility: %lld units, %lld drift cells; load %.3f s, compute %.3f s, write %.3f s",
+             (long long)U.n_units, (long long)U.drift0[U.n_units], pb_timer_get(&tm, "load"),
+             pb_timer_get(&tm, "compute"), pb_timer_get(&tm, "write"));
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+  pb_fields_free(&arm_fields);
+  free(all_arm);
+  free(all_drift);
+  free(arm);
+  free(drift);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    free(L[s].rows);
+    pb_rows_free(&L[s].d);
+  }
+  free(L);
+  pb_fragility__setup_free(&U, meta);
+  return pb_stage_close(&st, status);
+}

@@ -1,0 +1,54 @@
+# fragility STORE: byte-identical reports and identical results.h5 for 1, 2, 3
+# ranks and 1, 2 threads; output shape; exact additivity of the drift split;
+# clear errors with no output.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/screen.ini" --no-summary -o "$WORK/s.h5"
+pb 1 1 fragility "$WORK/s.h5" --null 20 -o "$WORK/o11"
+check "fragility runs" test -s "$WORK/o11/report/fragility.tsv"
+reports="fragility.tsv fragility_drift.tsv fragility_sources.tsv fragility_drift_summary.tsv fragility_spearman.tsv
+  fragility_profiles.tsv fragility_drift_tiers.tsv fragility.md"
+ranks_identical "$reports" fragility "$WORK/s.h5" --null 20
+T="$WORK/o11/report/fragility.tsv"
+D="$WORK/o11/report/fragility_drift.tsv"
+check "fragility.tsv header starts as specified" sh -c "head -1 '$T' | grep -q '^model	source	arm	n_fit	n_rate	n_eval	bins	groups	G_R	G_R_corrected	FAUC_up	FAUC_down	rho_plus	profile_up_rho0.3	lcb_rho0.3'"
+check "fragility.tsv has profile_up_0.01 ... profile_up_3" sh -c "head -1 '$T' | grep -q 'profile_up_0.01	' && head -1 '$T' | grep -q 'profile_up_3	'"
+models=$("$PAIRBOUND" info "$WORK/s.h5" | awk '$1 == "models" { print $2 }')
+sources=$("$PAIRBOUND" info "$WORK/s.h5" | awk '$1 == "sources" { print $2 }')
+cells=$("$PAIRBOUND" info "$WORK/s.h5" | awk '$1 == "cells" { print $2 }')
+check "fragility.tsv: one row per model, source and arm" test "$(($(wc -l < "$T") - 1))" -eq $((models * sources * 2))
+check "fragility_drift.tsv: one row per cell" test "$(($(wc -l < "$D") - 1))" -eq "$cells"
+check "drift additivity residual <= 1e-12 everywhere" awk -F'\t' 'NR > 1 && ($14 == "nan" || $14 > 1e-12) { bad = 1 } END { exit bad }' "$D"
+check "G_R_corrected <= G_R, LCB >= 0, FAUC >= 0" awk -F'\t' 'NR > 1 && ($10 > $9 || $15 < 0 || $11 < 0 || $12 < 0) { bad = 1 } END { exit bad }' "$T"
+check "results.h5 has /fragility" sh -c "h5ls -r '$WORK/o11/results.h5' | grep -q '^/fragility/drift/L_comp'"
+check "fragility.md links both figures" sh -c "grep -q 'fragility_profiles' '$WORK/o11/report/fragility.md' && grep -q 'fragility_drift_tiers' '$WORK/o11/report/fragility.md'"
+
+# without gnuplot the report is still complete and says the figures were skipped
+PAIRBOUND_GNUPLOT=none pb 1 1 fragility "$WORK/s.h5" --null 2 -o "$WORK/ng"
+check "no gnuplot: report written" test -s "$WORK/ng/report/fragility.md"
+check "no gnuplot: figures skipped and said so" sh -c "! test -e '$WORK/ng/report/fragility_profiles.png' && grep -qi 'skipped' '$WORK/ng/report/fragility.md'"
+
+# a user-supplied group column (label mod 3 of every clean image) replaces U
+pb 1 1 export "$WORK/s.h5" -o "$WORK/s.csv"
+awk -F, 'NR > 1 && $4 == "clean" && !seen[$3 FS $5]++ { print $3, $5, $6 % 3 }' "$WORK/s.csv" > "$WORK/groups.txt"
+pb 1 1 fragility "$WORK/s.h5" --null 2 --group-file "$WORK/groups.txt" -o "$WORK/gf"
+check "--group-file: report names the column" grep -q "the column of $WORK/groups.txt" "$WORK/gf/report/fragility.md"
+check "--group-file: G_R differs from the U readout" sh -c "! cmp -s '$WORK/gf/report/fragility.tsv' '$WORK/ng/report/fragility.tsv'"
+head -3 "$WORK/groups.txt" > "$WORK/bad_groups.txt"
+echo "$(head -1 "$WORK/groups.txt" | cut -d" " -f1) no-such-image 1" >> "$WORK/bad_groups.txt"
+"$PAIRBOUND" -v 0 fragility "$WORK/s.h5" --group-file "$WORK/bad_groups.txt" -o "$WORK/e4" 2> "$WORK/err4.txt"
+check "bad group file: exit 1" test $? -eq 1
+check "bad group file: file and line" grep -q "bad_groups.txt:4: unknown image id for this source" "$WORK/err4.txt"
+check "bad group file: no results" test ! -e "$WORK/e4/results.h5"
+
+# bad input: a clear message, exit 1 or 2, no results
+"$PAIRBOUND" -v 0 fragility "$WORK/s.h5" --probe Nope -o "$WORK/e1" 2> "$WORK/err1.txt"
+check "unknown probe source: exit 1" test $? -eq 1
+check "unknown probe source: message" grep -q -- "--probe Nope: no such source" "$WORK/err1.txt"
+check "unknown probe source: no results" test ! -e "$WORK/e1/results.h5"
+"$PAIRBOUND" -v 0 fragility "$WORK/s.h5" --rho-min 5 -o "$WORK/e2" 2> "$WORK/err2.txt"
+check "rho-min above rho-max: exit 1" test $? -eq 1
+check "rho-min above rho-max: message" grep -q "need 0 < --rho-min < --rho-max" "$WORK/err2.txt"
+"$PAIRBOUND" -v 0 fragility "$WORK/s.h5" --bins 0 -o "$WORK/e3" 2> "$WORK/err3.txt"
+check "zero bins: usage error" test $? -eq 2
+finish
