@@ -112,7 +112,7 @@ enum { OPT_COVERAGE = 1000, OPT_PANEL_SEED, OPT_PANEL_CELLS, OPT_FULL, OPT_SCALE
        OPT_STORE, OPT_CELLS, OPT_SAMPLE, OPT_SAMPLE_SEED, OPT_SOURCES, OPT_MAX_CLASS, OPT_CARTESIAN_MAX, OPT_AGAINST,
        OPT_ALL, OPT_POLICY_TAUS, OPT_LAMBDAS,
        OPT_TARGETS, OPT_PROBE, OPT_NO_SEVERITY, OPT_DERANGE, OPT_SPLIT, OPT_TIERS, OPT_SUBSET_SIZES,
-       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES };
+       OPT_SUBSETS, OPT_SUBSET_TIERS, OPT_CLASS_DRAWS, OPT_POLICIES, OPT_RESUME };
 
 static int pb_cli__protocol_opt(struct pb_cli *cli, const char *synopsis, int opt, const char *arg,
                                 struct pb_protocol_options *p)
@@ -659,15 +659,17 @@ static int pb_cli__screen_option(struct pb_cli *cli, const char *syn, int opt, c
 
 static int pb_cli__run(struct pb_cli *cli, int argc, char **argv)
 {
-  static const char *syn = "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]";
+  static const char *syn = "pairbound run [CONFIG] [--store STORE] [-o OUTDIR] [--resume]";
   static const struct option lo[] = {{"output", required_argument, NULL, 'o'}, {"store", required_argument, NULL, OPT_STORE},
-                                     {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+                                     {"resume", no_argument, NULL, OPT_RESUME}, {"help", no_argument, NULL, 'h'},
+                                     {0, 0, 0, 0}};
   const char *out = NULL, *store = NULL;
-  int opt;
+  int opt, resume = 0;
   while ((opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1) {
     if (opt == 'h') return pb_cli__help(cli, "run");
     if (opt == 'o') out = optarg;
     else if (opt == OPT_STORE) store = optarg;
+    else if (opt == OPT_RESUME) resume = 1;
     else return opt - 1000000;
   }
   if (optind < argc - 1) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", argv[optind + 1]);
@@ -675,6 +677,7 @@ static int pb_cli__run(struct pb_cli *cli, int argc, char **argv)
   int status = optind < argc ? pb_run_config_load(argv[optind], &cfg)
                              : pb_run_config_parse(pb_embedded_run_ini, "inputs/run.ini", &cfg);
   if (status != PB_OK) return pb_cli__fail(cli);
+  cfg.resume = resume;
   if (out) {
     free(cfg.output);
     cfg.output = pb_strdup(out);
@@ -683,9 +686,7 @@ static int pb_cli__run(struct pb_cli *cli, int argc, char **argv)
     free(cfg.store);
     cfg.store = pb_strdup(store);
   }
-  double t0 = pb_cli__now();
   int rc = pb_cli__status(cli, pb_run(&cfg, MPI_COMM_WORLD, cli->provenance));
-  if (rc == PB_EXIT_OK) pb_message("run: wrote %s in %.2f s", cfg.output, pb_cli__now() - t0);
   pb_run_config_free(&cfg);
   return rc;
 }
@@ -948,13 +949,16 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
-  {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
+  {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR] [--resume]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"
-   "seed paper's resampling settings). Each stage writes OUTDIR/STAGE/; OUTDIR/REPORT.md joins their reports\n"
-   "and is printed.\n\n"
+   "seed paper's resampling settings). Each stage writes OUTDIR/STAGE/ and a checkpoint; OUTDIR/REPORT.md\n"
+   "holds provenance and every stage's report with its figures; a one-screen summary is printed.\n\n"
    "  --store STORE        store to analyse (overrides [run] store)\n"
-   "  -o, --output OUTDIR  output directory (overrides [run] output)\n",
+   "  -o, --output OUTDIR  output directory (overrides [run] output)\n"
+   "  --resume             keep every stage whose checkpointed output is intact and was made with the same\n"
+   "                       program build, store checksum and settings; recompute the others; refuse (exit 1,\n"
+   "                       naming what differs) when a completed stage was made for something else\n",
    pb_cli__run},
   {NULL, NULL, NULL, NULL}};
 

@@ -21,6 +21,7 @@ struct pb_run_config {
   struct pb_identify_options bounds;
   int policy_all;       /* policy on the full grid instead of the panel */
   char *text;           /* the configuration itself (provenance) */
+  int resume;           /* --resume: skip stages whose checkpointed output matches */
 };
 
 /** Parse run configuration text; errors read "NAME:LINE: reason". */
@@ -33,8 +34,10 @@ const char *const *pb_run_stage_names(void);
 
 /**
  * Run the pipeline (collective): synthesise the store if asked and absent,
- * run each stage into OUTPUT/STAGE, write OUTPUT/REPORT.md (the stages'
- * reports in order) and print it on rank 0.
+ * run each stage into OUTPUT/STAGE and checkpoint it (with --resume, skip a
+ * stage whose checkpoint matches), write OUTPUT/REPORT.md (provenance, then
+ * the stages' reports in the seed paper's order) and print a one-screen
+ * summary on rank 0.
  */
 int pb_run(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance);
 
