@@ -325,10 +325,10 @@ int pb_run(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenanc
   snprintf(prov, n, "%s\nrun configuration:\n%s", provenance, cfg->text);
   struct pb_run_facts facts = {pb_build_info(), sha, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
   MPI_Comm_size(comm, &facts.ranks);
+  pb_run_signals_install(cfg, comm);
   int status = pb_run__store(cfg, comm);
   if (status == PB_OK && rank == 0) status = pb_file_sha256(cfg->store, sha);
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  pb_run_signals_install(cfg, comm);
   for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
     struct pb_checkpoint_key key = {cfg->stages[i], facts.build, sha, settings};
     status = pb_run__stage(cfg, i, &key, prov, comm, &facts);

@@ -23,7 +23,7 @@ static void pb_rs__handler(int sig)
   if (pb_rs__len) {
     char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
     (void)!write(STDERR_FILENO, pb_rs__msg, pb_rs__len);
-    (void)!write(STDERR_FILENO, num, sizeof num);
+    (void)!write(STDERR_FILENO, num + (sig < 10), sizeof num - (sig < 10));
   }
   _exit(128 + sig);
 }
