@@ -10,6 +10,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/cells.h"
 #include "pairbound/config.h"
 #include "pairbound/error.h"
@@ -255,6 +256,8 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
   }
   int32_t nmax = 1;
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "bounds", "cells", b->n_cells);
   for (int pass = 0; pass < 2 && status == PB_OK; pass++) {
     double t0 = MPI_Wtime();
     int bad = 0;
@@ -277,6 +280,7 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
         }
         pb_identify__ratios(d, scratch, rec + PB_IF_VR_C);
         if (opt->perm_replicates > 0) pb_identify__perm_control(d, tau[c], opt, perm, rec + PB_IF_H_PERM);
+        pb_progress_step(&prog, 1);
       }
       free(scratch);
       free(perm);
@@ -287,6 +291,7 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
     }
     times[pass] = MPI_Wtime() - t0;
   }
+  pb_progress_end(&prog);
   double t0 = MPI_Wtime();
   if (status == PB_OK && opt->matched) {
     int32_t K;

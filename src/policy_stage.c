@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
@@ -236,9 +237,12 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
   int bad = 0;
   int64_t bad_cell = -1;
   const int64_t nrun = status == PB_OK ? nc : 0;
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "policy", "cells", nrun);
 #pragma omp parallel for schedule(dynamic, 2) reduction(| : bad)
   for (int64_t c = 0; c < nrun; c++) {
     double *rec = recs + c * rec_len;
+    pb_progress_step(&prog, 1);
     if (rec[PB_PC_SCOPE] != 1) continue;
     const struct pb_cell_data *d = &b->cells[c];
     const struct pb_protocol_source *ps = &st->protocol.src[d->ref.source];
@@ -250,6 +254,7 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
       if (bad_cell < 0 || c < bad_cell) bad_cell = c;
     }
   }
+  pb_progress_end(&prog);
   if (bad_cell >= 0) { /* error messages are per thread: name the cell here */
     const struct pb_cell_ref *ref = &b->cells[bad_cell].ref;
     pb_error_set("policy: cell %s / %s / %s: invalid records (negative label or prediction?)",

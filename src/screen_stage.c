@@ -15,6 +15,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/config.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
@@ -1401,6 +1402,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   int32_t *n_words = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *n_words);
   int64_t bad_unit = -1;
   char why[1024] = "";
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "screen", "model-target units", status == PB_OK ? nu : 0);
   if (status == PB_OK) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++) {
@@ -1419,7 +1422,9 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       bits[u - u0] = pb_malloc((size_t)(ncell * n_words[u - u0] + 1) * sizeof(uint64_t));
       pb_screen__unit_cells(&X, t, m, &units[u - u0], recs + (X.unit_cell0[u] - X.unit_cell0[u0]) * X.L.rec_len,
                             bits[u - u0], n_words[u - u0], &boot);
+      pb_progress_step(&prog, 1);
     }
+    pb_progress_end(&prog);
     if (bad_unit >= 0) {
       pb_error_set("%s", why);
       status = PB_FAIL;

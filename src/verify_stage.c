@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <hdf5.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
@@ -978,6 +979,8 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   }
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime(), t_enum = 0.0;
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "verify", "cells", status == PB_OK ? nc : 0);
   if (status == PB_OK) {
 #pragma omp parallel reduction(+ : t_enum)
     {
@@ -986,6 +989,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
 #pragma omp for schedule(dynamic, 4)
       for (int64_t c = 0; c < nc; c++) {
+        pb_progress_step(&prog, 1);
         if (!cov[st.first + c]) continue;
         struct pb_verify__cellstate cs = {recs + c * PB_VF_N, fail[c], where[c]};
         struct pb_verify__ref ref = {opt->against == NULL, fvals ? &fvals[c] : NULL, fi5 ? fi5[c] : 0,
@@ -1001,6 +1005,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       pb_verify__scratch_free(&sc);
     }
   }
+  pb_progress_end(&prog);
   double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
 
   /* outputs: columns, verify.tsv, then the summary on rank 0 */
