@@ -63,6 +63,7 @@ static int pb_run__screen(const struct pb_run_config *cfg, const char *store, co
 {
   struct pb_screen_options o;
   pb_screen_options_default(&o);
+  o.seed = cfg->seed; /* [run] seed names every resampling stream, screening's too */
   o.group_draws = cfg->group_draws;
   o.class_draws = cfg->class_draws;
   int status = pb_screen_run(store, outdir, comm, &cfg->protocol, &o, provenance);
