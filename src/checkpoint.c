@@ -249,3 +249,39 @@ done:
   free(text);
   return PB_OK;
 }
+
+int pb_checkpoint_resumable(const char *outdir, const struct pb_checkpoint_key *key, MPI_Comm comm)
+{
+  int rank, v[2] = {PB_OK, 0};
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    enum pb_checkpoint_state state = PB_CHECKPOINT_NONE;
+    char why[256];
+    v[0] = pb_checkpoint_check(outdir, key, &state, why, sizeof why);
+    v[1] = state == PB_CHECKPOINT_COMPLETE;
+    if (v[0] == PB_OK && state == PB_CHECKPOINT_DAMAGED) pb_message("%s: %s (in %s): recomputing it", key->stage, why, outdir);
+    if (v[0] == PB_OK && !v[1]) pb_checkpoint_remove(outdir);
+  }
+  MPI_Bcast(v, 2, MPI_INT, 0, comm);
+  if (v[0] != PB_OK && rank != 0) pb_error_set("%s: resume refused (rank 0 says why)", outdir);
+  return v[0] != PB_OK ? PB_FAIL : v[1];
+}
+
+int pb_checkpoint_commit_all(const char *outdir, const struct pb_checkpoint_key *key, MPI_Comm comm)
+{
+  int rank, status = PB_OK;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) status = pb_checkpoint_commit(outdir, key);
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  if (status != PB_OK && rank != 0) pb_error_set("%s: checkpoint not written (rank 0 says why)", outdir);
+  return status;
+}
+
+char *pb_checkpoint_args(int argc, char **argv)
+{
+  struct pb_text t = {0};
+  pb_text_printf(&t, "%s", "");
+  for (int i = 0; i < argc; i++)
+    if (strcmp(argv[i], "--resume") != 0) pb_text_printf(&t, "argument = %s\n", argv[i]);
+  return t.buf;
+}

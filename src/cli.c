@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/checkpoint.h"
 #include "pairbound/config.h"
 #include "pairbound/error.h"
 #include "pairbound/identify.h"
@@ -102,6 +103,10 @@ static double pb_cli__now(void)
 }
 
 /* Options common to the protocol and every analysis stage. */
+#define PB_CLI_RESUME_HELP \
+  "  --resume             keep OUTDIR when its checkpoint (written by an earlier --resume run) says it is the\n" \
+  "                       complete output of this same command on this store and build; otherwise run and\n" \
+  "                       checkpoint (a damaged output is redone; another store or build is refused)\n"
 #define PB_CLI_PROTOCOL_HELP \
   "  --coverage X         clean-development coverage of the acceptance threshold (default 0.8)\n" \
   "  --panel-seed N       seed of the frozen panel's name ordering (default 20260910)\n" \
@@ -361,10 +366,35 @@ struct pb_cli_stage {
   void *ctx;
 };
 
+/* Run a stage into OUTDIR.  With --resume, keep OUTDIR when its checkpoint
+ * matches this build, the store's checksum and these arguments, else run and
+ * checkpoint it (without --resume nothing is hashed: no cost on plain runs). */
+static int pb_cli__stage_checkpointed(struct pb_cli *cli, int argc, char **argv, const struct pb_cli_stage *stage,
+                                      const char *out, const struct pb_protocol_options *popt, int resume)
+{
+  double t0 = pb_cli__now();
+  char sha[65] = "", *args = pb_checkpoint_args(argc, argv);
+  int status = cli->rank == 0 && resume ? pb_file_sha256(argv[optind], sha) : PB_OK, done = 0;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  struct pb_checkpoint_key key = {cli->cmd, pb_build_info(), sha, args};
+  if (status == PB_OK && resume) done = pb_checkpoint_resumable(out, &key, MPI_COMM_WORLD);
+  if (done == PB_FAIL) status = PB_FAIL;
+  else if (done) pb_message("%s: %s is complete (checkpoint matches): not recomputed", cli->cmd, out);
+  else if (status == PB_OK) {
+    if (cli->rank == 0) pb_checkpoint_remove(out);
+    status = stage->run(argv[optind], out, MPI_COMM_WORLD, popt, stage->ctx, cli->provenance);
+    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (status == PB_OK && resume) status = pb_checkpoint_commit_all(out, &key, MPI_COMM_WORLD);
+    if (status == PB_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
+  }
+  free(args);
+  return pb_cli__status(cli, status);
+}
+
 static int pb_cli__stage(struct pb_cli *cli, int argc, char **argv, const struct pb_cli_stage *stage)
 {
   static const struct option common[] = {PB_CLI_PROTOCOL_LONGOPTS, {"output", required_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'}};
+                                         {"resume", no_argument, NULL, OPT_RESUME}, {"help", no_argument, NULL, 'h'}};
   size_t nc = sizeof common / sizeof common[0], ne = 0;
   while (stage->extra && stage->extra[ne].name) ne++;
   struct option *lo = pb_calloc(nc + ne + 1, sizeof *lo);
@@ -373,10 +403,11 @@ static int pb_cli__stage(struct pb_cli *cli, int argc, char **argv, const struct
   struct pb_protocol_options popt;
   pb_protocol_options_default(&popt);
   const char *out = NULL, *syn = stage->synopsis;
-  int opt, rc = PB_EXIT_OK, help = 0;
+  int opt, rc = PB_EXIT_OK, help = 0, resume = 0;
   while (rc == PB_EXIT_OK && !help && (opt = pb_cli__next(cli, argc, argv, "o:h", lo, syn)) != -1) {
     if (opt == 'h') help = 1;
     else if (opt == 'o') out = optarg;
+    else if (opt == OPT_RESUME) resume = 1;
     else if (opt >= 1000000) rc = opt - 1000000;
     else if (opt >= OPT_COVERAGE && opt <= OPT_PANEL_CELLS) rc = pb_cli__protocol_opt(cli, syn, opt, optarg, &popt);
     else rc = stage->option(cli, syn, opt, optarg, stage->ctx);
@@ -385,11 +416,8 @@ static int pb_cli__stage(struct pb_cli *cli, int argc, char **argv, const struct
   else if (rc == PB_EXIT_OK && optind != argc - 1)
     rc = pb_cli__usage_error(cli, syn, "%s", optind < argc ? "takes exactly one STORE" : "missing STORE");
   else if (rc == PB_EXIT_OK && !out) rc = pb_cli__usage_error(cli, syn, "%s", "missing -o OUTDIR");
-  else if (rc == PB_EXIT_OK) {
-    double t0 = pb_cli__now();
-    rc = pb_cli__status(cli, stage->run(argv[optind], out, MPI_COMM_WORLD, &popt, stage->ctx, cli->provenance));
-    if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
-  }
+  else if (rc == PB_EXIT_OK)
+    rc = pb_cli__stage_checkpointed(cli, argc, argv, stage, out, &popt, resume);
   pb_cli__protocol_free(&popt);
   free(lo);
   return rc;
@@ -843,12 +871,12 @@ static const struct pb_cli_command pb_cli__table[] = {
    pb_cli__info},
   {"protocol", "pairbound protocol STORE -o OUTDIR [protocol options]",
    "Compute thresholds, tiers and the frozen panel; write OUTDIR/results.h5 and OUTDIR/report/protocol_*.tsv.\n\n"
-   "  -o, --output OUTDIR  output directory\n" PB_CLI_PROTOCOL_HELP,
+   "  -o, --output OUTDIR  output directory\n" PB_CLI_RESUME_HELP PB_CLI_PROTOCOL_HELP,
    pb_cli__protocol},
   {"states", "pairbound states STORE -o OUTDIR [protocol options]",
    "Per-cell accuracies and five-state counts (h, r, s, w, k) of every model x condition cell;\n"
    "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n\n"
-   "  -o, --output OUTDIR  output directory\n" PB_CLI_PROTOCOL_HELP,
+   "  -o, --output OUTDIR  output directory\n" PB_CLI_RESUME_HELP PB_CLI_PROTOCOL_HELP,
    pb_cli__states},
   {"bounds", "pairbound bounds STORE -o OUTDIR [--tau X] [--i5 panel|all|none] [--no-matched] [--group-draws N] "
              "[--perm-replicates R] [--seed S] [protocol options]",
@@ -867,7 +895,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "  --perm-replicates R  uniform within-class permutation replicates per cell, the empirical control\n"
    "                       for the independent values (Appendix H.2; default 0, the paper uses 20)\n"
    "  --seed S             base seed of the resampling and permutation streams (default 20260908)\n"
-   PB_CLI_PROTOCOL_HELP,
+   PB_CLI_RESUME_HELP PB_CLI_PROTOCOL_HELP,
    pb_cli__bounds},
   {"policy", PB_CLI_POLICY_SYNOPSIS,
    "Rejection-policy comparisons under a shared correspondence (seed 000 Section 4.2, Appendix A.7-A.8, D;\n"
@@ -884,7 +912,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       the lower index and there is no fixed-80% control. --tau and --policy-taus together\n"
    "                       make a store without development images valid\n"
    "  --lambdas a,b,..     cost weights in [0, 1], distinct, 1 to 32 values (default 0, .1, ..., 1; the primary\n"
-   "                       weight is .5 when listed, else the first)\n" PB_CLI_PROTOCOL_HELP,
+   "                       weight is .5 when listed, else the first)\n" PB_CLI_RESUME_HELP PB_CLI_PROTOCOL_HELP,
    pb_cli__policy},
   {"verify", PB_CLI_VERIFY_SYNOPSIS,
    "Independent verification of the identification endpoints (seed 000 A.10, B.3, C.1; docs/verify.md):\n"
@@ -917,7 +945,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       thresholds at coverages .6 .7 .8 .9 1); implies --policies\n"
    "  --lambdas a,b,..     cost weights in [0, 1], distinct, 1 to 32 values (default .5, the primary weight;\n"
    "                       the paper's grid is 0,.1,...,1); implies --policies\n"
-   PB_CLI_PROTOCOL_HELP,
+   PB_CLI_RESUME_HELP PB_CLI_PROTOCOL_HELP,
    pb_cli__verify},
   {"screen", PB_CLI_SCREEN_SYNOPSIS,
    "Prospective screening (seed 000 Section 5, Appendix E; docs/screen.md): for every model, target source and\n"
@@ -947,7 +975,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       U-ret, U-A3 (report/screen_intervals.tsv; default 0 = none; the paper uses 2000)\n"
    "  --class-draws M      class bootstrap draws for the same differences (class-weighted AUROC and coverage, one\n"
    "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
-   PB_CLI_PROTOCOL_HELP,
+   PB_CLI_RESUME_HELP PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR] [--resume]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"

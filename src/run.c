@@ -268,27 +268,6 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
   return t.buf;
 }
 
-/* Resume: 1 when OUTDIR already holds this stage's complete output for the
- * same key; 0 when it must run; PB_FAIL (every rank) when refused. */
-static int pb_run__resumable(const struct pb_run_config *cfg, const struct pb_checkpoint_key *key, const char *dir,
-                             MPI_Comm comm)
-{
-  int rank, v[2] = {PB_OK, 0};
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) {
-    enum pb_checkpoint_state state = PB_CHECKPOINT_NONE;
-    char why[256];
-    v[0] = pb_checkpoint_check(dir, key, &state, why, sizeof why);
-    v[1] = state == PB_CHECKPOINT_COMPLETE;
-    if (v[0] == PB_OK && state == PB_CHECKPOINT_DAMAGED) pb_message("run: %s: %s: recomputing it", key->stage, why);
-    if (v[0] == PB_OK && !v[1]) pb_checkpoint_remove(dir);
-  }
-  (void)cfg;
-  MPI_Bcast(v, 2, MPI_INT, 0, comm);
-  if (v[0] != PB_OK && rank != 0) pb_error_set("%s: resume refused (rank 0 says why)", dir);
-  return v[0] != PB_OK ? PB_FAIL : v[1];
-}
-
 /* One stage into OUTPUT/STAGE, then its checkpoint (rank 0). */
 static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struct pb_checkpoint_key *key,
                          const char *prov, MPI_Comm comm, struct pb_run_facts *facts)
@@ -297,7 +276,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
   MPI_Comm_rank(comm, &rank);
   char *dir = pb_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
-  int done = cfg->resume ? pb_run__resumable(cfg, key, dir, comm) : 0;
+  int done = cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
   if (done == PB_FAIL) status = PB_FAIL;
   else if (done) {
     facts->resumed[i] = 1;
@@ -307,8 +286,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     for (int j = 0; j < PB_RUN_N_KNOWN; j++)
       if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) status = pb_run__stages[j].fn(cfg, cfg->store, dir, comm, prov);
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-    if (status == PB_OK && rank == 0) status = pb_checkpoint_commit(dir, key);
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    if (status == PB_OK) status = pb_checkpoint_commit_all(dir, key, comm);
     if (status == PB_OK) pb_message("run: %s done in %.2f s -> %s", cfg->stages[i], MPI_Wtime() - t0, dir);
   }
   facts->wall[i] = MPI_Wtime() - t0;

@@ -5,6 +5,9 @@
 #ifndef PAIRBOUND_CHECKPOINT_H
 #define PAIRBOUND_CHECKPOINT_H
 
+#include <stddef.h>
+#include <mpi.h>
+
 /** SHA-256 of a file's bytes as 64 hex digits (streamed; any size). */
 int pb_file_sha256(const char *path, char hex[65]);
 
@@ -42,5 +45,22 @@ enum pb_checkpoint_state {
  */
 int pb_checkpoint_check(const char *outdir, const struct pb_checkpoint_key *key, enum pb_checkpoint_state *state,
                         char *why, size_t why_len);
+
+/**
+ * Collective: 1 when OUTDIR already holds the complete output of @p key (the
+ * stage can be skipped), 0 when it must run (any damaged or foreign-free
+ * checkpoint is removed first, with a message when damaged), PB_FAIL on
+ * every rank when resuming is refused (rank 0 holds the message).
+ */
+int pb_checkpoint_resumable(const char *outdir, const struct pb_checkpoint_key *key, MPI_Comm comm);
+
+/** Collective: pb_checkpoint_commit on rank 0, its status on every rank. */
+int pb_checkpoint_commit_all(const char *outdir, const struct pb_checkpoint_key *key, MPI_Comm comm);
+
+/**
+ * The key settings of a single-stage command: its arguments, one per line,
+ * without --resume (caller frees).  Resuming needs the same command.
+ */
+char *pb_checkpoint_args(int argc, char **argv);
 
 #endif /* PAIRBOUND_CHECKPOINT_H */
