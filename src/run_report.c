@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pairbound/config.h"
 #include "pairbound/error.h"
@@ -203,6 +204,42 @@ static void pb_rr__provenance(const struct pb_run_config *cfg, const struct pb_r
                  cfg->output, f->settings, cfg->text, cfg->text[0] && cfg->text[strlen(cfg->text) - 1] != '\n' ? "\n" : "");
 }
 
+/* The one-screen summary, written to stdout with one write(2): under mpirun
+ * (and in a SLURM log) stdout and stderr travel through separate pipes, so
+ * only a single write keeps every message from landing inside it. */
+static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_facts *facts, const char *path)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  if (!fp) return;
+  fprintf(fp, "\npairbound run: %d stage%s on %s (%d rank%s x %d thread%s), %.1f s\n", cfg->n_stages,
+          cfg->n_stages == 1 ? "" : "s", cfg->store, facts->ranks, facts->ranks == 1 ? "" : "s", facts->threads,
+          facts->threads == 1 ? "" : "s", facts->total);
+  for (int k = 0; k < PB_RR_N_ORDER; k++) {
+    if (pb_rr__in_config(cfg, pb_rr__paper_order[k]) < 0) continue;
+    if (!strcmp(pb_rr__paper_order[k], "bounds")) pb_rr__sum_bounds(cfg->output, fp);
+    else if (!strcmp(pb_rr__paper_order[k], "policy")) pb_rr__sum_policy(cfg->output, fp);
+    else if (!strcmp(pb_rr__paper_order[k], "screen")) pb_rr__sum_screen(cfg->output, fp);
+    else pb_rr__sum_verify(cfg->output, fp);
+  }
+  fprintf(fp, "time   ");
+  for (int32_t i = 0; i < cfg->n_stages; i++)
+    fprintf(fp, " %s %.1f s%s%s", cfg->stages[i], facts->wall[i], facts->resumed[i] ? " (resumed)" : "",
+            i + 1 < cfg->n_stages ? "," : "\n");
+  fprintf(fp, "report  %s (every table, figure links, provenance); figures %s/STAGE/report/*.png\n", path,
+          cfg->output);
+  fclose(fp);
+  fflush(stderr);
+  fflush(stdout);
+  for (size_t off = 0; off < len;) {
+    ssize_t w = write(STDOUT_FILENO, buf + off, len - off);
+    if (w <= 0) break;
+    off += (size_t)w;
+  }
+  free(buf);
+}
+
 int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *facts)
 {
   struct pb_text md = {0};
@@ -234,27 +271,7 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
     }
   }
   pb_text_free(&md);
-  if (status == PB_OK) {
-    /* every message is out before the summary starts: nothing lands inside it */
-    fflush(stderr);
-    printf("\npairbound run: %d stage%s on %s (%d rank%s x %d thread%s), %.1f s\n", cfg->n_stages,
-           cfg->n_stages == 1 ? "" : "s", cfg->store, facts->ranks, facts->ranks == 1 ? "" : "s", facts->threads,
-           facts->threads == 1 ? "" : "s", facts->total);
-    for (int k = 0; k < PB_RR_N_ORDER; k++) {
-      int i = pb_rr__in_config(cfg, pb_rr__paper_order[k]);
-      if (i < 0) continue;
-      if (!strcmp(pb_rr__paper_order[k], "bounds")) pb_rr__sum_bounds(cfg->output, stdout);
-      else if (!strcmp(pb_rr__paper_order[k], "policy")) pb_rr__sum_policy(cfg->output, stdout);
-      else if (!strcmp(pb_rr__paper_order[k], "screen")) pb_rr__sum_screen(cfg->output, stdout);
-      else pb_rr__sum_verify(cfg->output, stdout);
-    }
-    printf("time   ");
-    for (int32_t i = 0; i < cfg->n_stages; i++)
-      printf(" %s %.1f s%s%s", cfg->stages[i], facts->wall[i], facts->resumed[i] ? " (resumed)" : "",
-             i + 1 < cfg->n_stages ? "," : "\n");
-    printf("report  %s (every table, figure links, provenance); figures %s/STAGE/report/*.png\n", path, cfg->output);
-    fflush(stdout);
-  }
+  if (status == PB_OK) pb_rr__summary(cfg, facts, path);
   free(path);
   return status;
 }

@@ -105,6 +105,8 @@ wait_job "$id" 150
 check "batch job completed" test "$(job_state "$id")" = COMPLETED
 check "batch job: the summary in its output" grep -q "^pairbound run: 4 stages on .* (2 ranks x 1 thread)" "$WORK/batch.out"
 check "batch job: outputs equal the direct mpirun run" same_run "$WORK/direct" "$WORK/batch"
+check "batch job log: no message inside the summary" awk '/^pairbound run: 4 stages/ { s = 1 } s && /^\[/ { bad = 1 }
+  /^report / { s = 0 } END { exit bad }' "$WORK/batch.out"
 
 # a 3-task array of sweep.sbatch over seeds, 2 tasks each (two stages, to keep the test short)
 cfg "$WORK/unused" > "$WORK/sweep.ini"
@@ -127,16 +129,20 @@ id=$(CONFIG=$WORK/rq.ini PAIRBOUND=$PAIRBOUND LAUNCHER=mpirun sbatch --parsable 
      -o "$WORK/rq.out" "$JOBS/pairbound.sbatch")
 i=0; until [ -s "$WORK/rq/bounds/checkpoint.txt" ] || [ $i -gt 1200 ]; do i=$((i + 1)); sleep 0.1; done
 scancel --signal=KILL --full "$id"
-i=0; while [ "$(job_state "$id")" = RUNNING ] && [ $i -lt 200 ]; do i=$((i + 1)); sleep 0.1; done
+i=0; while case "$(job_state "$id")" in RUNNING|COMPLETING|CONFIGURING) true ;; *) false ;; esac && [ $i -lt 600 ]; do
+  i=$((i + 1)); sleep 0.1
+done
 check "scancel --signal=KILL: the job stopped before completing" sh -c "test ! -s '$WORK/rq/REPORT.md'"
 # requeue, then release it at once (SLURM holds a requeued job back with a BeginTime)
-i=0; until scontrol requeue "$id" 2> /dev/null || [ $i -gt 50 ]; do i=$((i + 1)); sleep 0.2; done
-i=0; until [ "$(job_state "$id")" = PENDING ] || [ $i -gt 100 ]; do i=$((i + 1)); sleep 0.1; done
-i=0; while [ "$(job_state "$id")" = PENDING ] && [ $i -lt 60 ]; do
+i=0; until scontrol requeue "$id" 2> /dev/null || [ $i -gt 150 ]; do i=$((i + 1)); sleep 0.2; done
+i=0; until [ "$(job_state "$id")" = PENDING ] || [ $i -gt 300 ]; do i=$((i + 1)); sleep 0.1; done
+i=0; while [ "$(job_state "$id")" = PENDING ] && [ $i -lt 240 ]; do
   scontrol update jobid="$id" StartTime=now 2> /dev/null; i=$((i + 1)); sleep 0.5
 done
-wait_job "$id" 150
+wait_job "$id" 240
 check "requeued job completed" test "$(job_state "$id")" = COMPLETED
 check "requeued job resumed (kept bounds)" grep -q "run: bounds complete in .* (checkpoint matches)" "$WORK/rq.out"
 check "requeued job: outputs equal the direct mpirun run" same_run "$WORK/direct" "$WORK/rq"
+check "requeued job log: no message inside the summary" awk '/^pairbound run: 4 stages/ { s = 1 } s && /^\[/ { bad = 1 }
+  /^report / { s = 0 } END { exit bad }' "$WORK/rq.out"
 finish
