@@ -23,7 +23,6 @@
 #include <nettle/sha2.h>
 
 #include "pairbound/checkpoint.h"
-#include "pairbound/config.h"
 #include "pairbound/error.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"

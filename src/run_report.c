@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"
