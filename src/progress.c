@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <mpi.h>
-#include <omp.h>
 
 #include "pairbound/error.h"
 #include "pairbound/progress.h"
@@ -60,11 +59,15 @@ void pb_progress_step(struct pb_progress *p, int64_t n)
 {
   if (!p->active) return;
   int64_t done = __atomic_add_fetch(&p->done, n, __ATOMIC_RELAXED);
-  if (omp_get_thread_num() != 0) return; /* one writer: no lock, no torn lines */
+  /* one writer at a time, whichever thread gets there (a busy machine may
+   * leave any one thread without iterations): no waiting, no torn lines */
+  if (__atomic_exchange_n(&p->busy, 1, __ATOMIC_ACQUIRE)) return;
   double now = pb_progress__now();
-  if (now < p->next) return;
-  p->next = now + p->interval;
-  pb_progress__show(p, done, now, 0);
+  if (now >= p->next) {
+    p->next = now + p->interval;
+    pb_progress__show(p, done, now, 0);
+  }
+  __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
 }
 
 void pb_progress_end(struct pb_progress *p)

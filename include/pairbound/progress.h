@@ -1,8 +1,8 @@
 /* Progress of long loops on rank 0's stderr: on a terminal one live line
  * (done/total, rate, ETA) redrawn at most 4 times a second; otherwise a
  * plain line at most every 5 s ($PAIRBOUND_PROGRESS_INTERVAL seconds when
- * set); nothing with -v 0 or on other ranks.  A step costs one atomic add and,
- * on OpenMP thread 0 only, one clock read. */
+ * set); nothing with -v 0 or on other ranks.  A step costs two atomic
+ * operations and, for the thread that finds the writer free, one clock read. */
 #ifndef PAIRBOUND_PROGRESS_H
 #define PAIRBOUND_PROGRESS_H
 
@@ -14,6 +14,7 @@ struct pb_progress {
   int64_t total, done; /* this rank's share */
   double t0, next, interval;
   int active, tty, shown;
+  int busy;            /* a thread is checking the clock or writing */
 };
 
 /** Start reporting @p total units of work of this rank (rank 0 shows it). */

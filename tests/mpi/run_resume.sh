@@ -71,7 +71,7 @@ check "resume of a complete run: every stage kept" test "$(grep -c 'checkpoint m
 
 # SIGTERM to mpirun (scheduler time limit) and SIGINT to a single process (Ctrl-C),
 # sent once the first stage is done (the run is then surely past start-up)
-first_stage() { local i=0; while ! grep -q "run: bounds done" "$1" && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; }
+first_stage() { local i=0; while ! grep -q "run: bounds done" "$1" && [ $i -lt 3000 ]; do sleep 0.05; i=$((i + 1)); done; }
 long='group_draws = 4000
 class_draws = 400'
 cfg "$WORK/t" "$long" > "$WORK/t.ini"
