@@ -78,7 +78,8 @@ cfg "$WORK/t" "$long" > "$WORK/t.ini"
 OMP_NUM_THREADS=1 "$MPIRUN" --oversubscribe -np 2 "$PAIRBOUND" run "$WORK/t.ini" > /dev/null 2> "$WORK/t.err" &
 pid=$!; first_stage "$WORK/t.err"; kill -TERM "$pid"; wait "$pid"; rc=$?
 check "SIGTERM: non-zero exit" test "$rc" -ne 0
-check "SIGTERM: says how to resume" grep -q "repeat the same command with --resume" "$WORK/t.err"
+# (the message of rank 0 is not checked here: mpirun may exit before relaying
+# its ranks' last stderr lines; the single-process SIGINT case below checks it)
 pb 2 1 run "$WORK/t.ini" --resume > /dev/null
 check "SIGTERM: resumed run completes" test $? -eq 0
 cfg "$WORK/i" "$long" > "$WORK/i.ini"
