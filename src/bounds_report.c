@@ -12,6 +12,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/util.h"
 #include "bounds_stage_internal.h"
 
@@ -334,6 +335,88 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref
   }
 }
 
+/* Figure 1: panel mean widths of H, L and dMk at I0, Ik and I5, one cluster of
+ * three bars per source and target (the seed's W0, W1, W2). dMk at I0 is the
+ * variable-support range (defined cells only); panel cells with the I5 pass. */
+static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                           int64_t n_cells, struct pb_results *res, struct pb_text *md)
+{
+  static const char *const target[3] = {"H", "L", "dMk"};
+  static const int lo[3][3] = {{PB_IF_H_I0_LO, PB_IF_H_IK_LO, PB_IF_H_I5_LO},
+                               {PB_IF_L_I0_LO, PB_IF_L_IK_LO, PB_IF_L_I5_LO},
+                               {PB_IF_D_I0_LO, PB_IF_D_IK_LO, PB_IF_D_I5_LO}};
+  struct pb_text d = {0};
+  pb_text_printf(&d, "source and target\tI0 (marginal records)\tIk (+ classwise overlap)\tI5 (+ five-state counts)\n");
+  int rows = 0;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int k = 0; k < 3; k++) {
+      struct pb_mean m[3] = {{0}};
+      for (int64_t c = 0; c < n_cells; c++) {
+        const double *r = recs + c * PB_IF_N;
+        if (cells[c].source != s || r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) continue;
+        for (int j = 0; j < 3; j++) pb_mean_add(&m[j], pb_rep__width(r, lo[k][j]));
+      }
+      if (m[2].n == 0) continue;
+      pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
+      for (int j = 0; j < 3; j++) pb_text_double(&d, pb_mean_get(&m[j]));
+      pb_text_printf(&d, "\n");
+      rows++;
+    }
+  const struct pb_figure fig = {
+      "figure1_identified_widths", "Mean identified widths on the panel by information level (seed Figure 1)",
+      "source and target (H: accepted error, L: lost acceptance, dMk: confidence change of correct pairs)",
+      "mean interval width (percentage points of N)",
+      "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"
+      "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:*]\nset key top right\n"
+      "plot DATA using 2:xtic(1), '' using 3, '' using 4"};
+  int status = rows > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
+  pb_text_free(&d);
+  return status;
+}
+
+/* The matched-support comparison (B.2) as a figure: panel I5 widths of H, L
+ * and dMk per source, original support against the seed mean of the matched
+ * supports. */
+static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                                  int64_t n_cells, struct pb_results *res, struct pb_text *md)
+{
+  static const char *const target[3] = {"H", "L", "dMk"};
+  static const int lo[3] = {PB_IF_H_I5_LO, PB_IF_L_I5_LO, PB_IF_D_I5_LO};
+  struct pb_text d = {0};
+  pb_text_printf(&d, "source and target\toriginal support\tmatched support (mean over seeds)\n");
+  int rows = 0;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int k = 0; k < 3; k++) {
+      struct pb_mean orig = {0}, seeds = {0};
+      for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+        struct pb_mean m = {0};
+        for (int64_t c = 0; c < n_cells; c++) {
+          const double *r = recs + c * PB_IF_N;
+          if (cells[c].source != s || r[PB_IF_PANEL] != 1) continue;
+          if (j == 0) pb_mean_add(&orig, pb_rep__width(r, lo[k]));
+          pb_mean_add(&m, r[PB_IF_MATCH + 4 * j + k] * PP);
+        }
+        pb_mean_add(&seeds, pb_mean_get(&m));
+      }
+      if (orig.n == 0) continue;
+      pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
+      pb_text_double(&d, pb_mean_get(&orig));
+      pb_text_double(&d, pb_mean_get(&seeds));
+      pb_text_printf(&d, "\n");
+      rows++;
+    }
+  const struct pb_figure fig = {
+      "figure_matched_support", "I5 widths on original and matched support (seed Table 8, Appendix B.2)",
+      "source and target (H: accepted error, L: lost acceptance, dMk: confidence change of correct pairs)",
+      "mean I5 interval width (percentage points of N)",
+      "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"
+      "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:*]\nset key top right\n"
+      "plot DATA using 2:xtic(1), '' using 3"};
+  int status = rows > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
+  pb_text_free(&d);
+  return status;
+}
+
 /* The protocol summary that heads REPORT.md. */
 static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protocol *p, struct pb_text *md)
 {
@@ -370,6 +453,7 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
   status |= pb_table_flush(&t, res, "identification_grid.tsv", &md);
   pb_rep__panel(meta, cells, recs, n_cells, &t);
   status |= pb_table_flush(&t, res, "identification_panel.tsv", &md);
+  if (status == PB_OK) status = pb_rep__figure1(meta, cells, recs, n_cells, res, &md);
   pb_rep__decomposition(meta, cells, recs, n_cells, &t);
   status |= pb_table_flush(&t, res, "identification_decomposition.tsv", &md);
   pb_rep__by_tier(meta, cells, recs, n_cells, &t, 10, iv);
@@ -383,6 +467,7 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
   if (opt->matched) {
     pb_rep__matched(meta, cells, recs, n_cells, &t);
     status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
+    if (status == PB_OK) status = pb_rep__matched_figure(meta, cells, recs, n_cells, res, &md);
   }
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);

@@ -10,6 +10,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/cells.h"
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
@@ -368,6 +369,10 @@ static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_blo
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
   struct pb_first_error fe;
   pb_first_error_init(&fe);
+  int64_t todo = 0;
+  for (int64_t c = 0; c < b->n_cells; c++) todo += i5[c] == pass;
+  struct pb_progress prog;
+  pb_progress_begin(&prog, pass ? "bounds (I5 pass)" : "bounds", "cells", todo);
 #pragma omp parallel
   {
     double *scratch = NULL;
@@ -386,10 +391,12 @@ static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_blo
       }
       pb_identify__ratios(&d, scratch, rec + PB_IF_VR_C);
       if (opt->perm_replicates > 0) pb_identify__perm_control(&d, opt, perm, rec + PB_IF_H_PERM);
+      pb_progress_step(&prog, 1);
     }
     free(scratch);
     free(perm);
   }
+  pb_progress_end(&prog);
   return pb_first_error_status(&fe);
 }
 

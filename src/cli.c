@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
 #include "pairbound/identify.h"
@@ -50,7 +51,7 @@ struct pb_cli {
 struct pb_cli_args {
   char *output, *store, *config;
   const char *operand;     /* STORE, CSV or CONFIG */
-  int full, scale, summary, have_seed, force;
+  int full, scale, summary, have_seed, force, resume;
   uint64_t seed;
   int64_t max_lines;       /* check */
   struct pb_ingest_options ingest;
@@ -170,14 +171,22 @@ static const struct pb_option pb_cli__check_options[] = {
 static const struct pb_option pb_cli__info_options[] = {
   {.name = "full", .type = PB_OPTION_FLAG, PB_O(full), .flag = 1, .help = "also print every threshold, tier and panel cell"},
   {.name = NULL}};
+#define PB_CLI_RESUME(text) {.name = "resume", .type = PB_OPTION_FLAG, PB_O(resume), .flag = 1, .help = text}
 static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR", "output directory"),
+  PB_CLI_RESUME("keep OUTDIR when its checkpoint (from an earlier --resume run) says it is the complete output of "
+                "this same command on this store and build; otherwise run and checkpoint it (a damaged output is "
+                "redone, another store or build refused)"),
                                                          PB_CLI_FORCE("non-empty directory"), {.name = NULL}};
 static const struct pb_option pb_cli__run_options[] = {
   {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse (overrides [run] store)"},
   PB_CLI_OUTPUT("OUTDIR", "output directory (overrides [run] output)"),
+  PB_CLI_RESUME("keep every stage whose checkpointed output is intact and was made with the same build, store "
+                "checksum and settings; recompute the others; refuse, naming what differs, when a completed stage "
+                "was made for something else (docs/run.md)"),
   {.name = NULL}};
 #undef PB_CLI_OUTPUT
 #undef PB_CLI_FORCE
+#undef PB_CLI_RESUME
 #undef PB_O
 
 /* ---------------------------------------------------- parsing and help */
@@ -429,14 +438,61 @@ static int pb_cli__info(struct pb_cli *cli, struct pb_cli_args *a)
   return pb_cli__summary(cli, a->operand, &a->protocol, a->full);
 }
 
-/* Every analysis stage: run it on STORE into OUTDIR and say how long it took. */
+/* The checkpoint settings of a single-stage command: its arguments as
+ * provenance records them, without the program path, --resume and the
+ * global -v/--threads (which change no output); resuming needs the same
+ * command otherwise. */
+static char *pb_cli__resume_settings(const struct pb_cli *cli)
+{
+  const char *c = strstr(cli->provenance, "\ncommand:");
+  struct pb_text t = {0};
+  pb_text_printf(&t, "command =");
+  int word = 0, skip = 0;
+  for (const char *w = c ? c + 9 : ""; *w;) {
+    size_t n = strcspn(w, " \n");
+    if (n) {
+      int global = (n == 2 && !strncmp(w, "-v", 2)) || (n == 9 && !strncmp(w, "--threads", 9));
+      int inline_global = (n > 2 && !strncmp(w, "-v", 2) && w[2] != '-') || !strncmp(w, "--threads=", 10) ||
+                          !strncmp(w, "--verbose", 9);
+      if (word++ > 0 && !skip && !global && !inline_global && !(n == 8 && !strncmp(w, "--resume", 8)))
+        pb_text_printf(&t, " %.*s", (int)n, w);
+      skip = global;
+    }
+    w += n + (w[n] != '\0');
+  }
+  pb_text_printf(&t, "\n");
+  return t.buf;
+}
+
+/* With --resume: 1 when OUTDIR holds this command's complete output (skip),
+ * 0 to run, PB_FAIL when refused; @p key is filled for the commit. */
+static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct pb_checkpoint_key *key, char sha[65])
+{
+  int status = cli->rank == 0 ? pb_file_sha256(a->operand, sha) : PB_OK;
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (status != PB_OK) return PB_FAIL;
+  *key = (struct pb_checkpoint_key){cli->cmd, pb_build_info(), sha, pb_cli__resume_settings(cli)};
+  int done = pb_checkpoint_resumable(a->output, key, MPI_COMM_WORLD);
+  if (done == 1) pb_message("%s: %s is complete (checkpoint matches): not recomputed", cli->cmd, a->output);
+  return done;
+}
+
+/* Every analysis stage: run it on STORE into OUTDIR and say how long it took;
+ * with --resume keep a matching checkpointed OUTDIR, else run and checkpoint
+ * (without --resume nothing is hashed: no cost on plain runs). */
 static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
 {
   double t0 = pb_cli__now();
   const char *store = a->operand, *out = a->output;
   const struct pb_protocol_options *p = &a->protocol;
   MPI_Comm comm = MPI_COMM_WORLD;
-  int status;
+  struct pb_checkpoint_key key = {NULL, NULL, NULL, NULL};
+  char sha[65] = "";
+  int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, a, &key, sha) : 0;
+  if (done != 0) {
+    free((char *)key.settings);
+    return pb_cli__status(cli, done == 1 ? PB_OK : PB_FAIL);
+  }
   if (!strcmp(cli->cmd, "protocol")) {
     struct pb_stage st;
     status = pb_stage_open(store, out, comm, p, cli->provenance, &st);
@@ -455,6 +511,11 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
     status = pb_screen_run(store, out, comm, p, &a->stage.screen, cli->provenance);
   } else {
     status = pb_predict_run(store, out, comm, p, &a->stage.predict, cli->provenance);
+  }
+  if (a->resume) {
+    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+    if (status == PB_OK) status = pb_checkpoint_commit_all(out, &key, comm);
+    free((char *)key.settings);
   }
   int rc = pb_cli__status(cli, status);
   if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
@@ -497,9 +558,9 @@ static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a)
     free(cfg.store);
     cfg.store = pb_strdup(a->store);
   }
-  double t0 = pb_cli__now();
+  cfg.resume = a->resume;
+  /* the run ends with its summary on stdout (total time included) */
   int rc = pb_cli__status(cli, pb_run_pipeline(&cfg, MPI_COMM_WORLD, cli->provenance));
-  if (rc == PB_EXIT_OK) pb_message("run: wrote %s in %.2f s", cfg.output, pb_cli__now() - t0);
   pb_run_config_free(&cfg);
   return rc;
 }
@@ -589,8 +650,8 @@ static const struct pb_cli_command pb_cli__table[] = {
   {"run", "[CONFIG]", 0, pb_cli__run_options, NULL, 0, NULL, NULL, pb_cli__run,
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"
-   "seed paper's resampling settings). Each stage writes OUTDIR/STAGE/; OUTDIR/REPORT.md joins their reports\n"
-   "and is printed. A [STAGE] section of CONFIG sets that stage's options: the options of `pairbound STAGE\n"
+   "seed paper's resampling settings). Each stage writes OUTDIR/STAGE/ and a checkpoint; OUTDIR/REPORT.md\n"
+   "holds provenance and every stage's report and figures; a one-screen summary is printed. A [STAGE] section of CONFIG sets that stage's options: the options of `pairbound STAGE\n"
    "--help` spelt with '_' for '-', listed below.\n"},
   {NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL}};
 

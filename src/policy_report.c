@@ -12,6 +12,7 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/util.h"
 #include "policy_internal.h"
 
@@ -146,6 +147,23 @@ static void pb_prep__weights(const struct pb_policy_options *opt, const double *
   }
 }
 
+/* Figure 5 counts of source s at weight li: cells, then cells with an
+ * additional certified ordering (shared correspondence, I0 -> Ik, Ik -> I5). */
+static void pb_prep__fig5_counts(const struct pb_cell_ref *cells, const double *recs, int64_t n_cells, int32_t rl,
+                                 int32_t s, int32_t li, int64_t v[4])
+{
+  v[0] = v[1] = v[2] = v[3] = 0;
+  for (int64_t c = 0; c < n_cells; c++) {
+    const double *r = recs + c * rl;
+    if (r[PB_PC_SCOPE] != 1 || cells[c].source != s) continue;
+    const double *l = pb_prep__lam(r, li);
+    v[0]++;
+    v[1] += l[PB_PL_CERT + 2] > 0;
+    v[2] += l[PB_PL_INCK] > 0;
+    v[3] += l[PB_PL_INC5] > 0;
+  }
+}
+
 /* Figure 5 data: per source and weight, the fraction of cells with an additional certified ordering. */
 static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_cell_ref *cells,
                              const struct pb_policy_options *opt, const double *recs, int64_t n_cells, int32_t rl,
@@ -157,16 +175,8 @@ static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_cell_re
                   "source\tlambda\tcells\tshared\tplus_k\tplus_5", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int32_t li = 0; li < opt->n_lambdas; li++) {
-      int64_t v[4] = {0};
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * rl;
-        if (r[PB_PC_SCOPE] != 1 || cells[c].source != s) continue;
-        const double *l = pb_prep__lam(r, li);
-        v[0]++;
-        v[1] += l[PB_PL_CERT + 2] > 0;
-        v[2] += l[PB_PL_INCK] > 0;
-        v[3] += l[PB_PL_INC5] > 0;
-      }
+      int64_t v[4];
+      pb_prep__fig5_counts(cells, recs, n_cells, rl, s, li, v);
       char lam[40];
       pb_format_double(opt->lambdas[li], lam);
       pb_table_str(t, meta->sources[s].name, 1);
@@ -175,6 +185,45 @@ static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_cell_re
       for (int i = 1; i < 4; i++) pb_table_num(t, v[0] ? (double)v[i] / v[0] : NAN, 4);
       pb_table_end_row(t);
     }
+}
+
+/* Figure 5 as a plot: one line per source and comparison across the weight grid
+ * (colour = source, dash = comparison), sources without cells in scope left out. */
+static int pb_prep__figure5_plot(const struct pb_meta *meta, const struct pb_cell_ref *cells,
+                                 const struct pb_policy_options *opt, const double *recs, int64_t n_cells, int32_t rl,
+                                 struct pb_results *res, struct pb_text *md)
+{
+  static const char *const cmp[3] = {"shared vs separate", "I0 -> Ik", "Ik -> I5"};
+  struct pb_text d = {0};
+  int32_t n_cols = 0;
+  int64_t v[4];
+  pb_text_printf(&d, "lambda");
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    pb_prep__fig5_counts(cells, recs, n_cells, rl, s, 0, v);
+    for (int i = 0; i < 3 && v[0] > 0; i++, n_cols++) pb_text_printf(&d, "\t%s: %s", meta->sources[s].name, cmp[i]);
+  }
+  pb_text_printf(&d, "\n");
+  for (int32_t li = 0; li < opt->n_lambdas; li++) {
+    char lam[40];
+    pb_format_double(opt->lambdas[li], lam);
+    pb_text_printf(&d, "%s", lam);
+    for (int32_t s = 0; s < meta->n_sources; s++) {
+      pb_prep__fig5_counts(cells, recs, n_cells, rl, s, li, v);
+      for (int i = 1; i < 4 && v[0] > 0; i++) pb_text_double(&d, (double)v[i] / v[0]);
+    }
+    pb_text_printf(&d, "\n");
+  }
+  char script[512];
+  snprintf(script, sizeof script,
+           "set key outside right top\nset yrange [0:*]\nset xrange [0:1]\n"
+           "plot for [i=2:%d] DATA using 1:i with linespoints lw 2 lc ((i-2)/3+1) pt ((i-2)%%3*2+5) dt 1+(i+1)%%3",
+           n_cols + 1);
+  const struct pb_figure fig = {"figure5_certified_orderings", "Certified policy orderings across the cost weight (seed Figure 5)",
+                                "cost weight lambda (weight of wrong accepted predictions)",
+                                "fraction of cells in scope with an additional certified ordering", script};
+  int status = n_cols > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
+  pb_text_free(&d);
+  return status;
 }
 
 /* Numerical checks: Lemma 1 residual, Corollary 1 violations, exact means. */
@@ -297,6 +346,7 @@ int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t n_c
   status |= pb_table_flush(&t, res, "policy_weights.tsv", &md);
   pb_prep__figure5(meta, cells, opt, recs, n_cells, rec_len, &t);
   status |= pb_table_flush(&t, res, "policy_figure5.tsv", &md);
+  if (status == PB_OK) status = pb_prep__figure5_plot(meta, cells, opt, recs, n_cells, rec_len, res, &md);
   pb_prep__checks(recs, n_cells, rec_len, &t);
   status |= pb_table_flush(&t, res, "policy_checks.tsv", &md);
   pb_prep__illustration(meta, cells, recs, n_cells, rec_len, &t);

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
@@ -335,9 +336,12 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
   struct pb_first_error fe;
   pb_first_error_init(&fe);
   const int64_t nrun = status == PB_OK ? nc : 0;
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "policy", "cells", nrun);
 #pragma omp parallel for schedule(dynamic, 2)
   for (int64_t c = 0; c < nrun; c++) {
     double *rec = recs + c * rec_len;
+    pb_progress_step(&prog, 1);
     if (rec[PB_PC_SCOPE] != 1) continue;
     const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], (float)rec[PB_PC_TAU0]);
     const struct pb_protocol_source *ps = &st->protocol.src[d.ref.source];
@@ -346,6 +350,7 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
     if (pb_policy__cell(&d, taus, q, opt, primary, rec, &tb[c], &tp[c]) != PB_OK)
       pb_first_error_record(&fe, b->first + c);
   }
+  pb_progress_end(&prog);
   if (status == PB_OK) status = pb_first_error_status(&fe);
   for (int64_t c = 0; c < nc; c++) {
     if (status == PB_OK && tb[c].len) {

@@ -9,6 +9,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/resample.h"
@@ -50,6 +51,8 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
   pb_dist_partition_bcast(spec->n_draws, NULL, comm, first);
   int64_t d0 = first[rank], nd = first[rank + 1] - d0;
   double *mine = pb_malloc((size_t)(nd > 0 ? nd : 1) * (size_t)n_stats * sizeof *mine);
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "bootstrap", "draws", nd);
 #pragma omp parallel
   {
     int32_t *mult = pb_malloc((size_t)(n_units > 0 ? n_units : 1) * sizeof *mult);
@@ -57,9 +60,11 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
     for (int64_t d = 0; d < nd; d++) {
       pb_boot_multiplicities(spec, d0 + d, n_units, mult);
       fn(mult, n_units, ctx, mine + d * n_stats);
+      pb_progress_step(&prog, 1);
     }
     free(mult);
   }
+  pb_progress_end(&prog);
   /* draw-major values of every rank, gathered in draw order */
   int *counts = pb_malloc((size_t)size * sizeof *counts), *displs = pb_malloc((size_t)size * sizeof *displs);
   for (int r = 0; r < size; r++) {

@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <mpi.h>
+#include <omp.h>
 
+#include "pairbound/checkpoint.h"
+#include "pairbound/results.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
 #include "pairbound/identify.h"
@@ -24,6 +27,7 @@
 #include "pairbound/synth_config.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
+#include "run_internal.h"
 
 static int pb_run__bounds(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
 {
@@ -286,75 +290,109 @@ static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
   else status = pb_synth_config_load(cfg->synth, &sc);
   if (status != PB_OK) return PB_FAIL;
   pb_message("run: generating %s (%s)", cfg->store, cfg->synth);
-  status = pb_synth_store(&sc, cfg->store, comm);
+  /* the store's directory, so that a fresh configuration runs as written */
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  char *dir = pb_strdup(cfg->store), *slash = strrchr(dir, '/');
+  if (rank == 0 && slash && slash != dir) {
+    *slash = '\0';
+    status = pb_mkdir_p(dir);
+  }
+  free(dir);
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  if (status == PB_OK) status = pb_synth_store(&sc, cfg->store, comm);
   pb_synth_config_free(&sc);
   return status;
 }
 
-/* OUTPUT/REPORT.md: the run's configuration, then each stage's report. */
-static int pb_run__report(const struct pb_run_config *cfg)
+const char *pb_run_stage_report(const char *stage)
 {
-  char *path = pb_path_join(cfg->output, "REPORT.md");
-  struct pb_outfile f;
-  int status = pb_outfile_open(&f, path);
-  free(path);
-  if (status != PB_OK) return status;
-  fprintf(f.fp, "# pairbound run\n\nStore `%s`; stages:", cfg->store);
-  for (int32_t i = 0; i < cfg->n_stages; i++) fprintf(f.fp, " %s", cfg->stages[i]);
-  fprintf(f.fp, "; outputs under `%s/STAGE/`.\n", cfg->output);
-  for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
-    const char *file = "REPORT.md";
+  for (int j = 0; j < PB_RUN_N_KNOWN; j++)
+    if (strcmp(pb_run__stages[j].name, stage) == 0) return pb_run__stages[j].report;
+  return "REPORT.md";
+}
+
+/* What a stage's output depends on besides the store and the build: the run
+ * seed, draws and protocol as used, then every setting line of the
+ * configuration except where the run reads and writes ([run] synth, store,
+ * output, stages).  Recorded in each checkpoint and in REPORT.md. */
+static char *pb_run__settings(const struct pb_run_config *cfg)
+{
+  struct pb_text t = {0};
+  char coverage[40];
+  pb_format_double(cfg->protocol.coverage, coverage);
+  pb_text_printf(&t, "seed = %llu\ngroup_draws = %lld\nclass_draws = %lld\ncoverage = %s\npanel_seed = %llu\n",
+                 (unsigned long long)cfg->seed, (long long)cfg->group_draws, (long long)cfg->class_draws, coverage,
+                 (unsigned long long)cfg->protocol.panel_seed);
+  char section[64] = "";
+  for (const char *l = cfg->text; l && *l;) {
+    const char *nl = strchr(l, '\n');
+    size_t n = nl ? (size_t)(nl - l) : strlen(l);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), l);
+    char *c = strpbrk(line, ";#");
+    if (c) *c = '\0';
+    char *b = line + strspn(line, " \t"), *e = b + strlen(b);
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) *--e = '\0';
+    if (*b == '[') snprintf(section, sizeof section, "%s", b);
+    else if (*b && !(strcmp(section, "[run]") == 0 && strcspn(b, " =") > 0 &&
+                     (!strncmp(b, "synth", 5) || !strncmp(b, "store", 5) || !strncmp(b, "output", 6) ||
+                      !strncmp(b, "stages", 6))))
+      pb_text_printf(&t, "%s %s\n", section, b);
+    l += n + (nl != NULL);
+  }
+  return t.buf;
+}
+
+/* One stage into OUTPUT/STAGE, then its checkpoint; with --resume a stage
+ * whose checkpoint matches is kept. */
+static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struct pb_checkpoint_key *key,
+                         const char *prov, MPI_Comm comm, struct pb_run_facts *facts)
+{
+  int rank, status = PB_OK;
+  MPI_Comm_rank(comm, &rank);
+  char *dir = pb_path_join(cfg->output, cfg->stages[i]);
+  double t0 = MPI_Wtime();
+  int done = cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
+  if (done == PB_FAIL) status = PB_FAIL;
+  else if (done) {
+    facts->resumed[i] = 1;
+    pb_message("run: %s complete in %s (checkpoint matches): not recomputed", cfg->stages[i], dir);
+  } else {
+    if (rank == 0) pb_checkpoint_remove(dir);
     for (int j = 0; j < PB_RUN_N_KNOWN; j++)
-      if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) file = pb_run__stages[j].report;
-    char *dir = pb_path_join(cfg->output, cfg->stages[i]), *sub = pb_path_join(dir, "report"),
-         *rep = pb_path_join(sub, file);
-    free(sub);
-    char *text = pb_text_load(rep);
-    if (text) {
-      fprintf(f.fp, "\n%s", text);
-      free(text);
-    } else {
-      status = PB_FAIL;
-    }
-    free(dir);
-    free(rep);
+      if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) status = pb_run__stages[j].fn(cfg, dir, comm, prov);
+    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+    if (status == PB_OK) status = pb_checkpoint_commit_all(dir, key, comm);
+    if (status == PB_OK) pb_message("run: %s done in %.2f s -> %s", cfg->stages[i], MPI_Wtime() - t0, dir);
   }
-  if (status != PB_OK) {
-    pb_outfile_abort(&f);
-    return status;
-  }
-  return pb_outfile_commit(&f);
+  facts->wall[i] = MPI_Wtime() - t0;
+  free(dir);
+  return status;
 }
 
 int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance)
 {
   int rank;
   MPI_Comm_rank(comm, &rank);
+  double t0 = MPI_Wtime();
   size_t n = strlen(provenance) + strlen(cfg->text) + 32;
-  char *prov = pb_malloc(n);
+  char *prov = pb_malloc(n), *settings = pb_run__settings(cfg), sha[65] = "";
   snprintf(prov, n, "%s\nrun configuration:\n%s", provenance, cfg->text);
+  struct pb_run_facts facts = {pb_build_info(), sha, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
+  MPI_Comm_size(comm, &facts.ranks);
+  pb_run_signals_install(cfg, comm);
   int status = pb_run__store(cfg, comm);
-  for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
-    char *dir = pb_path_join(cfg->output, cfg->stages[i]);
-    for (int j = 0; j < PB_RUN_N_KNOWN; j++)
-      if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) {
-        double t0 = MPI_Wtime();
-        status = pb_run__stages[j].fn(cfg, dir, comm, prov);
-        MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-        if (status == PB_OK) pb_message("run: %s done in %.2f s -> %s", cfg->stages[i], MPI_Wtime() - t0, dir);
-      }
-    free(dir);
-  }
-  if (status == PB_OK && rank == 0) {
-    status = pb_run__report(cfg);
-    if (status == PB_OK) {
-      char *path = pb_path_join(cfg->output, "REPORT.md"), *text = pb_text_load(path);
-      if (text) fputs(text, stdout);
-      free(text);
-      free(path);
-    }
-  }
+  if (status == PB_OK && rank == 0) status = pb_file_sha256(cfg->store, sha);
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
+    struct pb_checkpoint_key key = {cfg->stages[i], facts.build, sha, settings};
+    status = pb_run__stage(cfg, i, &key, prov, comm, &facts);
+  }
+  facts.total = MPI_Wtime() - t0;
+  if (status == PB_OK && rank == 0) status = pb_run_report(cfg, &facts);
+  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  free(settings);
   free(prov);
   return status;
 }

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/resample.h"
 #include "screen_internal.h"
 
@@ -296,6 +297,52 @@ static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen
   return status;
 }
 
+/* Figures 2(b) and 3(b): the U - S gap in AUROC and in coverage at 20% by
+ * target and tier, with the 95% model-group and class-bootstrap intervals
+ * (missing intervals are left out of the plot, the estimate always shown). */
+static int pb_sb__gap_figures(const struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
+                              const int64_t *cells, const struct pb_interval *giv, int64_t group_draws,
+                              struct pb_results *res, struct pb_text *md)
+{
+  static const struct pb_figure figs[2] = {
+      {"figure2b_auroc_gap", "AUROC gain of U over clean confidence S with 95% intervals (seed Figure 2b)",
+       "target source and development tier", "AUROC difference U - S", NULL},
+      {"figure3b_coverage_gap", "Failure coverage gain of U over S at a 20% budget with 95% intervals (seed Figure 3)",
+       "target source and development tier", "coverage difference U - S (share of failures)", NULL}};
+  static const int met[2] = {0, 2}; /* auroc, cov_q20 */
+  const char *script = "set xtics rotate by -35 scale 0\nset offsets 0.5, 0.5, 0, 0\nset key outside right top\n"
+                       "plot DATA using 0:2:xtic(1) with points pt 7 ps 1.5 lc rgb 'black' title 'U - S (cell mean)', "
+                       "DATA using ($0-0.12):2:3:4 with yerrorbars pt 7 lw 2 lc 1 title '95% model-group interval', "
+                       "DATA using ($0+0.12):2:5:6 with yerrorbars pt 6 lw 2 lc 2 title '95% class interval', "
+                       "0 with lines dt 2 lc rgb 'gray40' title 'no gain'";
+  int32_t nr = B->n_targets * PB_SB_NROWS_PER_TARGET;
+  int status = PB_OK;
+  for (int f = 0; f < 2 && status == PB_OK; f++) {
+    struct pb_text d = {0};
+    pb_text_printf(&d, "source and tier\tU-S\tgroup_lo\tgroup_hi\tclass_lo\tclass_hi\n");
+    for (int32_t row = 0; row < nr; row++) {
+      if (cells[row] == 0) continue;
+      int32_t tier = row % PB_SB_NROWS_PER_TARGET - 1;
+      const struct pb_interval *g = &giv[row * PB_SB_NSTAT + met[f]];
+      struct pb_interval cl = {NAN, NAN, NAN, 0};
+      if (B->draws > 0) pb_sb__class_interval(B, row, met[f], &cl);
+      pb_text_printf(&d, "%s %s", meta->sources[targets[row / PB_SB_NROWS_PER_TARGET]].name,
+                     tier < 0 ? "all tiers" : pb_tier_name(tier));
+      pb_text_double(&d, g->est);
+      pb_text_double(&d, group_draws > 0 ? g->lo : NAN);
+      pb_text_double(&d, group_draws > 0 ? g->hi : NAN);
+      pb_text_double(&d, cl.lo);
+      pb_text_double(&d, cl.hi);
+      pb_text_printf(&d, "\n");
+    }
+    struct pb_figure fig = figs[f];
+    fig.script = script;
+    status = pb_figure_write(res, &fig, d.buf, d.len, md);
+    pb_text_free(&d);
+  }
+  return status;
+}
+
 int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
                          const int32_t *targets, const int32_t *cell_target, const int32_t *cell_model,
                          const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
@@ -334,6 +381,7 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
     for (int32_t row = 0; row < nr; row++)
       if (cells[row] > 0) pb_sb__row_text(B, meta, targets, row, cells[row], group_draws > 0 ? giv : NULL, &t);
     status = pb_table_flush(&t, res, "screen_intervals.tsv", md);
+    if (status == PB_OK) status = pb_sb__gap_figures(B, meta, targets, cells, giv, group_draws, res, md);
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   if (status == PB_OK && group_draws > 0)

@@ -12,6 +12,7 @@
 
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/util.h"
 #include "screen_internal.h"
 
@@ -386,6 +387,70 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
   }
 }
 
+/* Figure 2(a): AUROC of the main scores by source and tier (clustered bars). */
+static int pb_srep__figure_auroc(struct pb_srep *R, struct pb_results *res, struct pb_text *md)
+{
+  static const int32_t cols[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_G_SU, PB_SR_A3};
+  const int nc = (int)(sizeof cols / sizeof cols[0]);
+  struct pb_text d = {0};
+  pb_text_printf(&d, "source and tier");
+  for (int j = 0; j < nc; j++) pb_text_printf(&d, "\t%s", pb_screen_row_names[cols[j]]);
+  pb_text_printf(&d, "\n");
+  int rows = 0;
+  FOR_GROUPS(R, s, tier)
+  {
+    pb_text_printf(&d, "%s %s", R->meta->sources[s].name, pb_tier_name(tier));
+    for (int j = 0; j < nc; j++) pb_text_double(&d, pb_srep__mean(R, s, tier, cols[j], 2));
+    pb_text_printf(&d, "\n");
+    rows++;
+  }
+  const struct pb_figure fig = {
+      "figure2a_auroc", "Failure detection: AUROC of each score by source and tier (seed Figure 2a)",
+      "target source and development tier", "AUROC (failure positive; 0.5 = chance)",
+      "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"
+      "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:1]\nset key outside right top\n"
+      "plot for [i=2:7] DATA using i:xtic(1), 0.5 with lines dt 2 lc rgb 'black' title 'chance'"};
+  int status = rows > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
+  pb_text_free(&d);
+  return status;
+}
+
+/* Figure 3: failure coverage against the testing budget on mild conditions,
+ * one line per target source (dash) and score (colour). */
+static int pb_srep__figure_budget(struct pb_srep *R, struct pb_results *res, struct pb_text *md)
+{
+  static const int32_t cols[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_A3, PB_SR_RANDOM};
+  const int nc = (int)(sizeof cols / sizeof cols[0]);
+  struct pb_text d = {0};
+  int n_src = 0;
+  pb_text_printf(&d, "budget_pct");
+  for (int32_t s = 0; s < R->meta->n_sources; s++)
+    if (pb_srep__has(R, s) && pb_srep__count(R, s, PB_TIER_MILD) > 0) {
+      for (int j = 0; j < nc; j++) pb_text_printf(&d, "\t%s: %s", R->meta->sources[s].name, pb_screen_row_names[cols[j]]);
+      n_src++;
+    }
+  pb_text_printf(&d, "\n");
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+    pb_text_printf(&d, "%d", (int)pb_screen_budget_pct[b]);
+    for (int32_t s = 0; s < R->meta->n_sources; s++)
+      if (pb_srep__has(R, s) && pb_srep__count(R, s, PB_TIER_MILD) > 0)
+        for (int j = 0; j < nc; j++) pb_text_double(&d, pb_srep__mean(R, s, PB_TIER_MILD, cols[j], 3 + b));
+    pb_text_printf(&d, "\n");
+  }
+  char script[400];
+  snprintf(script, sizeof script,
+           "set key outside right top\nset yrange [0:1]\nset xtics 10\nset xrange [5:35]\n"
+           "plot for [i=2:%d] DATA using 1:i with linespoints lw 2 pt 7 lc (i-2)%%%d+1 dt 1+(i-2)/%d",
+           1 + n_src * nc, nc, nc);
+  const struct pb_figure fig = {"figure3_coverage_budget",
+                                "Failure coverage against the testing budget, mild conditions (seed Figure 3)",
+                                "testing budget q (% of clean-correct images selected)",
+                                "failure coverage (share of real failures found; ties prorated)", script};
+  int status = n_src > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
+  pb_text_free(&d);
+  return status;
+}
+
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,
                      const double *recs, int64_t n_cells, struct pb_results *res, const struct pb_screen_options *opt,
                      const char *probe_desc, const struct pb_text *extra)
@@ -401,8 +466,10 @@ int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *
                  (unsigned long long)opt->seed);
   pb_srep__auroc(&R);
   status |= pb_table_flush(&R.t, res, "screen_auroc.tsv", &md);
+  if (status == PB_OK) status = pb_srep__figure_auroc(&R, res, &md);
   pb_srep__coverage(&R);
   status |= pb_table_flush(&R.t, res, "screen_coverage.tsv", &md);
+  if (status == PB_OK) status = pb_srep__figure_budget(&R, res, &md);
   pb_srep__coverage_diff(&R);
   status |= pb_table_flush(&R.t, res, "screen_coverage_diff.tsv", &md);
   pb_srep__ceiling(&R);

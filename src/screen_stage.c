@@ -15,6 +15,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
@@ -1670,6 +1671,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   int32_t *n_words = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *n_words);
   struct pb_first_error fe;
   pb_first_error_init(&fe);
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "screen", "model-target units", status == PB_OK ? nu : 0);
   if (status == PB_OK) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++) {
@@ -1685,9 +1688,11 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       bits[u - u0] = pb_malloc((size_t)(ncell * n_words[u - u0] + 1) * sizeof(uint64_t));
       pb_screen__unit_cells(&X, t, m, &units[u - u0], recs + (X.unit_cell0[u] - X.unit_cell0[u0]) * X.L.rec_len,
                             bits[u - u0], n_words[u - u0], &boot);
+      pb_progress_step(&prog, 1);
     }
     status = pb_first_error_status(&fe);
   }
+  pb_progress_end(&prog);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);

@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <hdf5.h>
 
+#include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
@@ -1186,6 +1187,8 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
 {
   const int64_t nc = w->nc;
   double t_enum = 0.0;
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "verify", "cells", nc);
 #pragma omp parallel reduction(+ : t_enum)
   {
     struct pb_verify__scratch sc;
@@ -1193,6 +1196,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
     if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
 #pragma omp for schedule(dynamic, 4)
     for (int64_t c = 0; c < nc; c++) {
+      pb_progress_step(&prog, 1);
       if (!w->cov[st->first + c]) continue;
       struct pb_verify__cellstate cs = {w->recs + c * PB_VF_N, w->fail[c], w->where[c]};
       struct pb_verify__ref ref = {opt->against == NULL, w->fvals ? &w->fvals[c] : NULL, w->fi5 ? w->fi5[c] : 0,
@@ -1208,6 +1212,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
     }
     pb_verify__scratch_free(&sc);
   }
+  pb_progress_end(&prog);
   return t_enum;
 }
 

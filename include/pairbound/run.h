@@ -40,6 +40,7 @@ struct pb_run_config {
   struct pb_predict_options predict;
   struct pb_fragility_stage_options fragility;
   char *text;           /* the configuration itself (provenance) */
+  int resume;           /* --resume: keep stages whose checkpointed output matches */
 };
 
 /**
@@ -57,8 +58,10 @@ void pb_run_config_help(FILE *fp);
 
 /**
  * Run the pipeline (collective): synthesise the store if asked and absent,
- * run each stage into OUTPUT/STAGE, write OUTPUT/REPORT.md (the stages'
- * reports in order) and print it on rank 0.
+ * run each stage into OUTPUT/STAGE and checkpoint it (with cfg->resume, keep
+ * a stage whose checkpoint matches), write OUTPUT/REPORT.md (provenance, then
+ * the stages' reports in the seed paper's order) and print a one-screen
+ * summary on rank 0.
  */
 int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance);
 

@@ -140,6 +140,26 @@ run "screen + 2000 group, 200 class draws" $((2200 * 9504)) 1 2 screen --group-d
 run "  same, 1 rank x 1 thread" $((2200 * 9504)) 1 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
 run "  same, 2 ranks x 1 thread" $((2200 * 9504)) 2 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
 
+# progress reporting: the same screening run with progress (-v 1, off a
+# terminal: a line every 5 s) and without (-v 0); the difference is its cost
+echo
+echo "progress reporting cost (screen + 2000 group, 200 class draws, 1 rank x 2 threads, median wall):"
+for v in 1 0; do
+  : > "$W/t"
+  for i in $(seq "$REPEAT"); do
+    OMP_NUM_THREADS=2 /usr/bin/time -f '%e' -a -o "$W/t" mpirun --oversubscribe --bind-to none -np 1 "$PB" -v "$v" \
+      screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os" > /dev/null 2>&1
+  done
+  printf '  -v %d %8.2f s\n' "$v" "$(median < "$W/t")"
+done
+
+# the whole pipeline as the main job runs it (checkpoints, REPORT.md, summary)
+echo
+printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = bounds, verify, policy, screen\ngroup_draws = 2000\nclass_draws = 200\n[bounds]\nperm_replicates = 20\n' \
+  "$W/p.h5" "$W/or" > "$W/run.ini"
+run "run: every stage, 2000 + 200 draws" $PAIRED 1 2 run "$W/run.ini"
+run "run: same, 2 ranks x 1 thread" $PAIRED 2 1 run "$W/run.ini"
+
 echo
 echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"
 "$PB" -v 0 synth --config "$HERE/class50.ini" --no-summary -o "$W/c50.h5"

@@ -10,8 +10,8 @@
 pb 1 1 synth --scale small --no-summary -o "$WORK/good.h5"
 out=$(pb 2 1 check "$WORK/good.h5"); rc=$?
 check "a good store passes check" [ $rc -eq 0 ]
-check "check counts every record (4 Syn + 5 ES + 7 Diverse conditions x 5 models)" \
-  sh -c "echo '$out' | grep -q '^checked 6000 records in 80 rows: ok, 0 damaged$'"
+check "check counts every record (4 Syn + 5 ES + 7 Diverse + 5 Syn-B conditions x 5 models)" \
+  sh -c "echo '$out' | grep -q '^checked 7500 records in 105 rows: ok, 0 damaged$'"
 
 # damage DESCRIPTION DATASET INDEX VALUE EXPECTED-REASON [STAGE-READS-IT]
 # (bounds reads no top-k lists, so top-k damage is shown through check and export)

@@ -11,9 +11,9 @@ ranks_identical "$reports" policy "$WORK/s.h5"
 pb 2 1 policy --all "$WORK/s.h5" -o "$WORK/a2"
 pb 1 2 policy --all "$WORK/s.h5" -o "$WORK/a1"
 for f in $reports; do check "--all: $f identical at 1 and 2 ranks" cmp -s "$WORK/a1/report/$f" "$WORK/a2/report/$f"; done
-# 65 cells in the small store's panel (= its full grid): 3 levels x 11 weights x 5 policies, x 4 comparators
-check "policy_bounds.tsv: 165 rows per cell" test "$(($(wc -l < "$WORK/o11/report/policy_bounds.tsv") - 1))" -eq $((65 * 165))
-check "policy_pairs.tsv: 660 rows per cell" test "$(($(wc -l < "$WORK/o11/report/policy_pairs.tsv") - 1))" -eq $((65 * 660))
+# 85 cells in the small store's panel (= its full grid: 15 Syn + 20 ES + 30 Diverse + 20 Syn-B): 3 levels x 11 weights x 5 policies, x 4 comparators
+check "policy_bounds.tsv: 165 rows per cell" test "$(($(wc -l < "$WORK/o11/report/policy_bounds.tsv") - 1))" -eq $((85 * 165))
+check "policy_pairs.tsv: 660 rows per cell" test "$(($(wc -l < "$WORK/o11/report/policy_pairs.tsv") - 1))" -eq $((85 * 660))
 want='model	source	condition	level	lambda	j	tau_j	J_lo	J_hi	H_lo	H_hi	L_lo	L_hi	J_upper_lemma1	regret	feasible_mean	realized_cost'
 check "policy_bounds.tsv header" test "$(head -1 "$WORK/o11/report/policy_bounds.tsv")" = "$want"
 want='model	source	condition	level	lambda	j	l	Dplus	separate_gap	certified	mixed_switch'

@@ -18,11 +18,11 @@ for run in "2 1" "3 2"; do
   check "small synth: REPORT.md identical at $1 ranks x $2 threads" cmp -s "$WORK/v11/report/REPORT.md" "$WORK/v$1$2/report/REPORT.md"
   check "small synth: results.h5 identical at $1 ranks x $2 threads" same_h5 "$WORK/v11/results.h5" "$WORK/v$1$2/results.h5"
 done
-check "small synth: one row per cell" test "$(($(wc -l < "$WORK/v11/report/verify.tsv") - 1))" -eq 65
+check "small synth: one row per cell" test "$(($(wc -l < "$WORK/v11/report/verify.tsv") - 1))" -eq 85
 check "small synth: verdict in REPORT.md" grep -qF "**Verdict: passed**" "$WORK/v11/report/REPORT.md"
-small_panel="--panel-cells Syn=3 --panel-cells ES=3 --panel-cells Diverse=3"
+small_panel="--panel-cells Syn=3 --panel-cells ES=3 --panel-cells Diverse=3 --panel-cells Syn-B=3"
 pb 2 1 verify "$WORK/s.h5" -o "$WORK/vp" --cells panel $small_panel
-check "--cells panel: the 9 panel cells" test "$(($(wc -l < "$WORK/vp/report/verify.tsv") - 1))" -eq 9
+check "--cells panel: the 12 panel cells" test "$(($(wc -l < "$WORK/vp/report/verify.tsv") - 1))" -eq 12
 pb 1 1 verify "$WORK/s.h5" -o "$WORK/vs" --cells sample --sample 2 --sources Syn,ES
 check "--cells sample --sample 2 --sources Syn,ES: 4 rows" test "$(($(wc -l < "$WORK/vs/report/verify.tsv") - 1))" -eq 4
 check "--sources: only the named sources" test "$(cut -f2 "$WORK/vs/report/verify.tsv" | sort -u | tr '\n' ' ')" = "ES Syn source "
@@ -106,7 +106,7 @@ check "--against a corrupted file: REPORT.md says FAILED" grep -qF "**Verdict: F
 pb 1 1 bounds "$WORK/s.h5" -o "$WORK/bs" $small_panel
 pb 1 2 verify "$WORK/s.h5" --against "$WORK/bs/results.h5" -o "$WORK/as"
 check "--against a panel-only I5 file: passes" test $? -eq 0
-check "--against a panel-only I5 file: counts cells without I5" grep -q "no I5 values .*: 56$" "$WORK/as/report/REPORT.md"
+check "--against a panel-only I5 file: counts cells without I5" grep -q "no I5 values .*: 73$" "$WORK/as/report/REPORT.md"
 "$PAIRBOUND" -v 0 verify "$WORK/tiny.h5" --tau 0.6 --against "$WORK/b/results.h5" -o "$WORK/a2" 2> "$WORK/err2.txt"
 check "--against with another threshold: exit 1, says so" grep -qF "results file threshold 0.5 differs" "$WORK/err2.txt"
 

@@ -439,8 +439,8 @@ START_TEST(test_small_records)
     }
     pb_rows_free(&r);
   }
-  /* 5 models x (4 x 120 + 5 x 60 + 7 x 60) records */
-  ck_assert_int_eq(total, 5 * (4 * 120 + 5 * 60 + 7 * 60));
+  /* 5 models x (Syn 4 x 120 + ES 5 x 60 + Diverse 7 x 60 + Syn-B 5 x 60) records */
+  ck_assert_int_eq(total, 5 * (4 * 120 + 5 * 60 + 7 * 60 + 5 * 60));
   ck_assert(correct > 0 && wrong > 0);
   pb_meta_free(&meta);
   pb_synth_config_free(&cfg);

@@ -1,0 +1,31 @@
+/* Pieces of `pairbound run` shared by run.c and run_report.c. */
+#ifndef PAIRBOUND_RUN_INTERNAL_H
+#define PAIRBOUND_RUN_INTERNAL_H
+
+#include "pairbound/run.h"
+
+/* What the run did, for REPORT.md's provenance and the closing summary. */
+struct pb_run_facts {
+  const char *build;       /* pb_build_info() */
+  const char *store_sha;   /* SHA-256 of the store */
+  const char *settings;    /* effective analysis settings, "key = value" lines */
+  int ranks, threads;
+  double wall[PB_RUN_MAX_STAGES]; /* seconds per stage, in cfg->stages order */
+  int resumed[PB_RUN_MAX_STAGES]; /* 1: taken from its checkpoint */
+  double total;            /* seconds of the whole run */
+};
+
+/** Report file of a stage under OUTPUT/STAGE/report/ ("REPORT.md", "policy.md", ...). */
+const char *pb_run_stage_report(const char *stage);
+
+/**
+ * Rank 0: write OUTPUT/REPORT.md (provenance, then every stage's report in
+ * the seed paper's order with its figure links made relative to OUTPUT) and
+ * print the one-screen summary on stdout.
+ */
+int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *facts);
+
+/** Install the SIGTERM/SIGINT handlers of a run (src/run_signal.c): stop at once, rank 0 says how to resume. */
+void pb_run_signals_install(const struct pb_run_config *cfg, MPI_Comm comm);
+
+#endif /* PAIRBOUND_RUN_INTERNAL_H */
