@@ -543,6 +543,7 @@ static void pb_verify__scratch_policies(struct pb_verify__scratch *s, int32_t ma
 
 static void pb_verify__scratch_grow(struct pb_verify__scratch *s, int32_t n)
 {
+  if (n < 1) n = 1; /* a cell without evaluation records still writes cbeg[0] */
   if (n <= s->cap) return;
   s->cap = n;
   s->li = pb_realloc(s->li, (size_t)n * sizeof *s->li);
@@ -765,6 +766,12 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
   rec[PB_VF_CLASSES] = ncls;
   for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) rec[PB_VF_CRES + j] = -1, rec[PB_VF_CRES_LABEL + j] = -1;
   for (int t = 0; t < PB_VERIFY_NPT; t++) rec[PB_VF_POL_CRES + t] = NAN, rec[PB_VF_POL_CRES_LABEL + t] = -1;
+  if (n == 0) {
+    /* the bounds engine rejects such a cell as well: say so instead of
+     * combining zero classes */
+    pb_verify__failf(cs, -1, "no evaluation records (n = 0): the store holds no eval image for this cell");
+    return;
+  }
 
   /* Whole-cell Cartesian product size, when every class is enumerable. */
   double product = 1.0;
