@@ -544,11 +544,7 @@ int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows, const i
 
 int pb_store_commit(struct pb_store *st)
 {
-  int status = PB_OK;
-  if (H5Fclose(st->file) < 0) {
-    pb_error_set("%s: cannot close file", st->tmp_path);
-    status = PB_FAIL;
-  }
+  int status = pb_h5_close_file(st->file, st->tmp_path, 0);
   st->file = -1;
   if (status == PB_OK && st->rank == 0 && rename(st->tmp_path, st->path) != 0) {
     pb_error_set("cannot rename %s to %s", st->tmp_path, st->path);
@@ -563,7 +559,8 @@ int pb_store_commit(struct pb_store *st)
 void pb_store_close(struct pb_store *st)
 {
   if (!st) return;
-  if (st->file >= 0) H5Fclose(st->file);
+  if (st->writable) pb_h5_close_file(st->file, st->tmp_path, 1);
+  else if (st->file >= 0) H5Fclose(st->file);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
   pb_output_lock_release(&st->lock);
   pb_meta_free(&st->meta);
