@@ -34,6 +34,10 @@ usage_error() { # usage_error DESCRIPTION EXPECTED-FIRST-LINE ARGS...
   check "$d: message" test "$(head -1 "$WORK/e.txt")" = "$want"
   check "$d: message then usage" sh -c "test \$(wc -l < '$WORK/e.txt') -eq 2 && sed -n 2p '$WORK/e.txt' | grep -q '^usage: '"
 }
+# global options: the value is named, not taken for a command (issue 17 item 10)
+usage_error "--threads 0" "pairbound: --threads must be an integer from 1 to 4096, not '0'" --threads 0 info s.h5
+usage_error "-v 9" "pairbound: -v (verbosity) must be an integer from 0 to 2, not '9'" -v 9 info s.h5
+usage_error "--threads=0" "pairbound: --threads must be an integer from 1 to 4096, not '0'" --threads=0 info s.h5
 usage_error "unknown option" "pairbound synth: unknown option '--bogus'" synth --bogus -o x.h5
 usage_error "missing value" "pairbound synth: option '--seed' needs a value" synth -o x.h5 --seed
 usage_error "bad scale" "pairbound synth: --scale must be 'paper' or 'small', got 'huge'" synth --scale huge -o x.h5
