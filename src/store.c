@@ -2,6 +2,7 @@
  * The schema is documented in docs/store.md. */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -696,7 +697,7 @@ int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
   hid_t fapl = -1;
   struct pb_store *st = pb_store__new(path, comm);
   *out = NULL;
-  if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file", path); goto done; }
+  if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
   if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_error_set("%s: cannot open", path); goto done; }

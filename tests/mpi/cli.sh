@@ -58,7 +58,7 @@ check "no output written by usage errors" test ! -e x.h5
 check "--version prints the build" test $? -eq 0
 "$PAIRBOUND" info "$WORK/none.h5" 2> "$WORK/e.txt"
 check "missing store: exit 1" test $? -eq 1
-check "missing store: message" grep -qx "pairbound info: error: $WORK/none.h5: cannot read file" "$WORK/e.txt"
+check "missing store: message" grep -qx "pairbound info: error: $WORK/none.h5: cannot read file: No such file or directory" "$WORK/e.txt"
 echo 'not hdf5' > "$WORK/plain.h5"
 "$PAIRBOUND" states "$WORK/plain.h5" -o "$WORK/out" 2> "$WORK/e.txt"
 check "non-HDF5 store: exit 1 and message" grep -qx "pairbound states: error: $WORK/plain.h5: not an HDF5 file" "$WORK/e.txt"
