@@ -15,6 +15,7 @@
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 #include "pairbound/identify.h"
+#include "pairbound/resample.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
 #include "pairbound/util.h"
@@ -110,8 +111,8 @@ const struct pb_option pb_identify_option_table[] = {
            "panel, as in the seed paper)"},
   {.name = "no-matched", .type = PB_OPTION_FLAG, PB_O(matched), .flag = 0, .ini = "matched", .def = "1",
    .help = "skip the matched-support comparison (Appendix B.2)"},
-  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
-   .help_default = 1,
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS,
+   .def = "0", .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "
            "the paper uses 2000)"},
   {.name = "perm-replicates", .type = PB_OPTION_INT, PB_O(perm_replicates), .metavar = "R", .imax = 10000000,

@@ -158,12 +158,12 @@ const struct pb_option pb_screen_option_table[] = {
   {.name = "no-severity-sets", .type = PB_OPTION_FLAG, PB_O(severity_sets), .flag = 0, .ini = "severity_sets",
    .def = "1",
    .help = "do not add sets sevN grouping the primary conditions by a trailing -N in their names"},
-  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
-   .help_default = 1,
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS,
+   .def = "0", .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the paired differences U-S, U-delta, U-ret, U-A3 "
            "(report/screen_intervals.tsv; default 0 = none; the paper uses 2000)"},
-  {.name = "class-draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "M", .imax = 10000000, .def = "0",
-   .help_default = 1,
+  {.name = "class-draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "M", .imax = PB_BOOT_MAX_DRAWS,
+   .def = "0", .help_default = 1,
    .help = "class bootstrap draws for the same differences (class-weighted AUROC and coverage, one draw per source "
            "shared by its cells; default 0 = none; the paper uses 200)"},
   {.name = NULL}};

@@ -38,6 +38,11 @@ usage_error() { # usage_error DESCRIPTION EXPECTED-FIRST-LINE ARGS...
 usage_error "--threads 0" "pairbound: --threads must be an integer from 1 to 4096, not '0'" --threads 0 info s.h5
 usage_error "-v 9" "pairbound: -v (verbosity) must be an integer from 0 to 2, not '9'" -v 9 info s.h5
 usage_error "--threads=0" "pairbound: --threads must be an integer from 1 to 4096, not '0'" --threads=0 info s.h5
+# resampling draws are capped (issue 17 item 9: 10^7 draws ran for minutes)
+usage_error "--group-draws above the cap" "pairbound bounds: --group-draws must be an integer in [0, 100000], got '100001'" \
+  bounds s.h5 -o out --group-draws 100001
+usage_error "--class-draws above the cap" "pairbound screen: --class-draws must be an integer in [0, 100000], got '100001'" \
+  screen s.h5 -o out --class-draws 100001
 usage_error "unknown option" "pairbound synth: unknown option '--bogus'" synth --bogus -o x.h5
 usage_error "missing value" "pairbound synth: option '--seed' needs a value" synth -o x.h5 --seed
 usage_error "bad scale" "pairbound synth: --scale must be 'paper' or 'small', got 'huge'" synth --scale huge -o x.h5
