@@ -551,7 +551,7 @@ int pb_store_commit(struct pb_store *st)
     pb_error_set("cannot rename %s to %s", st->tmp_path, st->path);
     status = PB_FAIL;
   }
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, st->comm);
+  status = pb_error_agree(st->comm, status);
   if (status == PB_OK) st->writable = 0; /* nothing left to remove */
   pb_store_close(st);
   return status;
@@ -643,7 +643,15 @@ static int pb_store__read_meta(struct pb_store *st)
   int ok = format && strcmp(format, PB_STORE_FORMAT) == 0;
   free(format);
   if (!ok) { pb_error_set("%s: not a pairbound store", st->path); return PB_FAIL; }
-  if (pb_h5_read_attr_int(st->file, "schema_version", &version) || version != PB_STORE_SCHEMA_VERSION) {
+  if (!H5Aexists(st->file, "schema_version")) {
+    pb_error_set("%s: no schema_version attribute (a damaged or foreign store)", st->path);
+    return PB_FAIL;
+  }
+  if (pb_h5_read_attr_int(st->file, "schema_version", &version)) {
+    pb_error_set("%s: schema_version attribute is not an integer (a damaged or foreign store)", st->path);
+    return PB_FAIL;
+  }
+  if (version != PB_STORE_SCHEMA_VERSION) {
     pb_error_set("%s: unsupported store schema version %d (this pairbound reads version %d)", st->path,
                  version, PB_STORE_SCHEMA_VERSION);
     return PB_FAIL;

@@ -68,4 +68,27 @@ echo 'not hdf5' > "$WORK/plain.h5"
 "$PAIRBOUND" states "$WORK/plain.h5" -o "$WORK/out" 2> "$WORK/e.txt"
 check "non-HDF5 store: exit 1 and message" grep -qx "pairbound states: error: $WORK/plain.h5: not an HDF5 file" "$WORK/e.txt"
 check "non-HDF5 store: no output directory" test ! -e "$WORK/out/results.h5"
+# INI: a repeated key and a malformed line are named at their own line (issue 17 item 10)
+printf '[bounds]\ntau = 0.5\n\ntau = 0.6\n' > "$WORK/dup.ini"
+"$PAIRBOUND" run "$WORK/dup.ini" 2> "$WORK/e.txt"
+check "INI key given twice: exit 1" test $? -eq 1
+check "INI key given twice: named at its line" grep -qx "pairbound run: error: $WORK/dup.ini:4: \[bounds\] tau given twice" "$WORK/e.txt"
+printf '; comment\n[bounds\ntau = 0.5\n' > "$WORK/syn.ini"
+"$PAIRBOUND" run "$WORK/syn.ini" 2> "$WORK/e.txt"
+check "INI section without ']': exit 1" test $? -eq 1
+check "INI section without ']': named at its line" \
+  grep -qx "pairbound run: error: $WORK/syn.ini:2: syntax error: section header without a closing '\]'" "$WORK/e.txt"
+printf '[bounds]\ntau 0.5\n' > "$WORK/syn2.ini"
+"$PAIRBOUND" run "$WORK/syn2.ini" 2> "$WORK/e.txt"
+check "INI line without '=': named at its line" grep -q "^pairbound run: error: $WORK/syn2.ini:2: syntax error: expected KEY = VALUE" "$WORK/e.txt"
+# store schema_version missing or not an integer: said so, not "version -1"
+"$PAIRBOUND" -v 0 synth --scale small --no-summary -o "$WORK/sv.h5"
+cp "$WORK/sv.h5" "$WORK/sv2.h5"
+"$H5POKE" --attr-del "$WORK/sv.h5" / schema_version
+"$PAIRBOUND" info "$WORK/sv.h5" > /dev/null 2> "$WORK/e.txt"
+check "store without schema_version: named" grep -qx "pairbound info: error: $WORK/sv.h5: no schema_version attribute (a damaged or foreign store)" "$WORK/e.txt"
+"$H5POKE" --attr-str "$WORK/sv2.h5" / schema_version one
+"$PAIRBOUND" info "$WORK/sv2.h5" > /dev/null 2> "$WORK/e.txt"
+check "store with a string schema_version: named" \
+  grep -qx "pairbound info: error: $WORK/sv2.h5: schema_version attribute is not an integer (a damaged or foreign store)" "$WORK/e.txt"
 finish
