@@ -467,12 +467,12 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_start(&tm, "bounds");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
   pb_timer_lap(&tm, "load");
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * PB_IF_N * sizeof *recs);
   status = pb_identify__compute(&st, &b, opt, recs, &tm);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_skip(&tm);
   if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
   if (status == PB_OK) {

@@ -1622,7 +1622,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   struct pb_screen_boot boot;
   pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
   status = pb_screen__load(&st, &X, u0, u1);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
@@ -1649,10 +1649,10 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     }
     status = pb_first_error_status(&fe);
   }
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status == PB_OK) {
     int64_t n_cells = X.unit_cell0[X.n_units];
     /* every rank: the interval tables resample collectively */

@@ -1143,12 +1143,12 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   int status = pb_verify__check_sources(&st, opt);
   if (status != PB_OK) return pb_stage_close(&st, status);
   status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
   struct pb_verify__work w;
   memset(&w, 0, sizeof w);
   status = pb_verify__setup(&st, &b, opt, &w);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
   const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w) : 0.0;
   pb_timer_lap(&tm, "verify");
