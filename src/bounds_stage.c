@@ -16,6 +16,7 @@
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 #include "pairbound/identify.h"
+#include "pairbound/resample.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
 #include "pairbound/util.h"
@@ -111,8 +112,8 @@ const struct pb_option pb_identify_option_table[] = {
            "panel, as in the seed paper)"},
   {.name = "no-matched", .type = PB_OPTION_FLAG, PB_O(matched), .flag = 0, .ini = "matched", .def = "1",
    .help = "skip the matched-support comparison (Appendix B.2)"},
-  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
-   .help_default = 1,
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS,
+   .def = "0", .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "
            "the paper uses 2000)"},
   {.name = "perm-replicates", .type = PB_OPTION_INT, PB_O(perm_replicates), .metavar = "R", .imax = 10000000,
@@ -473,12 +474,12 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_start(&tm, "bounds");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
   pb_timer_lap(&tm, "load");
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * PB_IF_N * sizeof *recs);
   status = pb_identify__compute(&st, &b, opt, recs, &tm);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_skip(&tm);
   if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
   if (status == PB_OK) {

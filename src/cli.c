@@ -685,6 +685,36 @@ static char *pb_cli__provenance(int argc, char **argv)
   return p;
 }
 
+/* A global option with a value: "-v 1", "--verbose 1", "--verbose=1".  On a
+ * match *val points at the value and *i at its argument. */
+static int pb_cli__global_value(int argc, char **argv, int *i, const char *shortname, const char *longname,
+                                const char **val)
+{
+  const char *a = argv[*i];
+  const size_t n = strlen(longname);
+  if (strncmp(a, longname, n) == 0 && a[n] == '=') {
+    *val = a + n + 1;
+    return 1;
+  }
+  if ((strcmp(a, longname) == 0 || (shortname && strcmp(a, shortname) == 0)) && *i + 1 < argc) {
+    *val = argv[++*i];
+    return 1;
+  }
+  return 0;
+}
+
+/* The value of a global option, or a message saying what it takes. */
+static int pb_cli__global_int(int rank, const char *what, const char *val, int64_t lo, int64_t hi, int64_t *v)
+{
+  if (pb_parse_int(val, lo, hi, v) == 0) return 0;
+  if (rank == 0) {
+    fprintf(stderr, "pairbound: %s must be an integer from %lld to %lld, not '%s'\n", what, (long long)lo,
+            (long long)hi, val);
+    fprintf(stderr, "usage: pairbound [-v LEVEL] [--threads N] COMMAND [options]  (pairbound --help lists commands)\n");
+  }
+  return 1;
+}
+
 int pb_cli_main(int argc, char **argv)
 {
   struct pb_cli cli = {.cmd = "", .rank = 0};
@@ -694,17 +724,18 @@ int pb_cli_main(int argc, char **argv)
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
     int64_t v;
+    const char *val;
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       if (cli.rank == 0) pb_cli__main_help();
       return PB_EXIT_OK;
     } else if (!strcmp(argv[i], "--version")) {
       if (cli.rank == 0) printf("%s\n", pb_build_info());
       return PB_EXIT_OK;
-    } else if ((!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) && i + 1 < argc) {
-      if (pb_parse_int(argv[++i], 0, 2, &v)) goto usage;
+    } else if (pb_cli__global_value(argc, argv, &i, "-v", "--verbose", &val)) {
+      if (pb_cli__global_int(cli.rank, "-v (verbosity)", val, 0, 2, &v)) return PB_EXIT_USAGE;
       pb_log_init(cli.rank, (int)v);
-    } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-      if (pb_parse_int(argv[++i], 1, 4096, &v)) goto usage;
+    } else if (pb_cli__global_value(argc, argv, &i, NULL, "--threads", &val)) {
+      if (pb_cli__global_int(cli.rank, "--threads", val, 1, 4096, &v)) return PB_EXIT_USAGE;
       omp_set_num_threads((int)v);
     } else {
       goto usage;

@@ -2,6 +2,7 @@
  * ingest -> export reproduces a canonical CSV byte for byte (docs/csv.md). */
 #include "config.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,11 @@ int pb_export_csv(const char *store_path, const char *csv_path)
       if (pb_store_read_rows(st, s, nc, index, &block)) goto done;
       pb_export__model(out.fp, meta, s, m, &block);
       pb_rows_free(&block);
+      /* stop at the first failed write (a full disk), not after the store */
+      if (fflush(out.fp) != 0 || ferror(out.fp)) {
+        pb_error_set("%s: cannot write file: %s", csv_path, strerror(errno));
+        goto done;
+      }
     }
   }
   open = 0;

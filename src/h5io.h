@@ -20,6 +20,15 @@ char *pb_h5_read_attr_str(hid_t loc, const char *name);
 void *pb_h5_read_small(hid_t loc, const char *name, hid_t mtype, size_t esize, hsize_t *n);
 char **pb_h5_read_strings(hid_t loc, const char *name, int32_t *count);
 /* Collective write of this rank's slice [offset, offset + n_local) of a 1-D dataset of n_total. */
+/* Close a file this process writes.  @p discard: the file is abandoned; its
+ * temporary @p path is emptied first so that the close's metadata flush
+ * does not fail on the full disk that may have caused the abandonment.
+ * Returns PB_OK, or PB_FAIL with the error set, when HDF5 could not close it. */
+int pb_h5_close_file(hid_t file, const char *path, int discard);
+/* Whether some file could not be closed: HDF5 1.10 then crashes when it
+ * terminates (H5F__close_cb), so the process must exit without terminating
+ * HDF5 and MPI (src/main.c). */
+int pb_h5_unclosed(void);
 int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
                       int64_t n_local, const void *buf);
 

@@ -212,6 +212,15 @@ static int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row)
       text += 3;
       n -= 3;
     }
+    /* CR-only line ends (classic Mac) would make the whole file one line
+     * for the line numbers of every message: refused (docs/csv.md) */
+    const char *cr = memchr(text, '\r', (size_t)n);
+    if (cr && cr + 1 < text + n && cr[1] != '\n') {
+      pb_error_set("%s:%lld: carriage return inside a line: line ends must be LF or CRLF, not CR alone", ctx->path,
+                   (long long)r.line);
+      r.status = PB_FAIL;
+      break;
+    }
     /* libcsv holds no part of a row here: split plain lines directly */
     if (r.row_line == 0 && r.n_field == 0 && pb_ingest__fast_row(&r, text, n)) continue;
     if (r.row_line == 0 && !pb_ingest__blank(text, n)) r.row_line = r.line;
@@ -426,6 +435,17 @@ static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const
     pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
     return PB_FAIL;
   }
+  if (strpbrk(s, "xX")) {
+    pb_error_set("%s:%lld: column '%s': hexadecimal number '%s' not accepted (write it in decimal)", ctx->path,
+                 (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (v == 0.0f && strpbrk(s, "123456789") && strpbrk(s, "123456789") < s + strcspn(s, "eE")) {
+    pb_error_set("%s:%lld: column '%s': %s is not zero but underflows to 0 as a float32 (smallest positive: "
+                 "1.4e-45)", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (v == 0.0f) v = 0.0f; /* -0 is stored (and exported) as 0 */
   if (!isfinite(v)) {
     pb_error_set("%s:%lld: column '%s': not finite: '%s'", ctx->path, (long long)line, col, s);
     return PB_FAIL;

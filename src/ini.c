@@ -3,8 +3,9 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <string.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <ini.h>
 
@@ -30,6 +31,23 @@ static char *pb_ini__trim(char *s)
   return s;
 }
 
+/* A malformed line stops the parse here, with its own line number: libinih
+ * would go on and blame a later line ("unknown section []"). */
+static int pb_ini__syntax(struct pb_ini__state *p, const char *line)
+{
+  const char *t = line;
+  while (isspace((unsigned char)*t)) t++;
+  const char *why = NULL;
+  if (*t == '[' && !strchr(t, ']')) why = "section header without a closing ']'";
+  else if (*t == '[' && strchr(t, ']') == t + 1) why = "empty section name '[]'";
+  else if (*t && *t != '[' && *t != ';' && *t != '#' && !strchr(t, '=') && !strchr(t, ':'))
+    why = "expected KEY = VALUE, a [section] or a ; comment";
+  if (!why) return 0;
+  if (!p->failed) pb_error_set("%s:%d: syntax error: %s", p->name, p->line, why);
+  p->failed = 1;
+  return 1;
+}
+
 /* libinih reader over a string that counts lines (Debian's libinih passes no
  * line numbers to handlers). */
 static char *pb_ini__reader(char *str, int num, void *stream)
@@ -49,6 +67,7 @@ static char *pb_ini__reader(char *str, int num, void *stream)
   memcpy(str, p->cursor, (size_t)n);
   str[n] = '\0';
   p->cursor += n;
+  if (pb_ini__syntax(p, str)) return NULL;
   return str;
 }
 

@@ -413,14 +413,14 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   int status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
                                       want, &b);
   free(want);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
   pb_timer_lap(&tm, "load");
   const int32_t rec_len = PB_PC_NBASE + opt->n_lambdas * PB_PL_N;
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * rec_len * sizeof *recs);
   struct pb_text tb = {0}, tp = {0};
   status = pb_policy__compute(&st, &b, opt, rec_len, recs, &tb, &tp);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_policy__write(&st, &b, opt, recs, &tb, &tp);
   pb_text_free(&tb);

@@ -237,7 +237,7 @@ int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_prot
   for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) status = pb_protocol__rows(st, s, lo[s], hi[s], out);
   free(lo);
   free(hi);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status != PB_OK) goto done;
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];

@@ -1,6 +1,7 @@
 /* Stage outputs: results.h5 columns written collectively, TSV gathered to rank 0. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,12 +146,14 @@ char *pb_results_report_path(const struct pb_results *res, const char *name)
 
 int pb_results_commit(struct pb_results *res)
 {
-  int status = H5Fclose(res->file) < 0 ? PB_FAIL : PB_OK;
+  int status = pb_h5_close_file(res->file, res->tmp, 0);
   res->file = -1;
-  if (status == PB_OK && res->rank == 0 && rename(res->tmp, res->path) != 0) status = PB_FAIL;
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, res->comm);
-  if (status != PB_OK) pb_error_set("%s: cannot complete results file", res->path);
-  else {
+  if (status == PB_OK && res->rank == 0 && rename(res->tmp, res->path) != 0) {
+    pb_error_set("%s: cannot rename to %s: %s", res->tmp, res->path, strerror(errno));
+    status = PB_FAIL;
+  }
+  status = pb_error_agree(res->comm, status);
+  if (status == PB_OK) {
     free(res->tmp);
     res->tmp = NULL; /* nothing left to remove */
   }
@@ -161,7 +164,7 @@ int pb_results_commit(struct pb_results *res)
 void pb_results_close(struct pb_results *res)
 {
   if (!res) return;
-  if (res->file >= 0) H5Fclose(res->file);
+  pb_h5_close_file(res->file, res->tmp, 1);
   if (res->tmp && res->rank == 0) unlink(res->tmp);
   pb_output_lock_release(&res->lock);
   free(res->outdir);

@@ -21,6 +21,7 @@
 #include "pairbound/options.h"
 #include "pairbound/policy.h"
 #include "pairbound/predict.h"
+#include "pairbound/resample.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
 #include "pairbound/synth.h"
@@ -121,11 +122,11 @@ static const struct pb_option pb_run__options[] = {
   {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260908",
    .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
            "sample_seed +3, screen seed +4, predict seed +5, fragility seed +6), unless the stage's section sets its own"},
-  {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
+  {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "0",
    .help_default = 1,
    .help = "model-group bootstrap draws of bounds and screen and group-reweighting draws of predict, unless their "
            "sections set group_draws (default 0 = none)"},
-  {.name = "class_draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "N", .imax = 10000000, .def = "0",
+  {.name = "class_draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "0",
    .help_default = 1, .help = "class bootstrap draws of screen unless [screen] sets class_draws (default 0 = none)"},
   {.name = NULL}};
 #undef PB_O

@@ -159,12 +159,12 @@ const struct pb_option pb_screen_option_table[] = {
   {.name = "no-severity-sets", .type = PB_OPTION_FLAG, PB_O(severity_sets), .flag = 0, .ini = "severity_sets",
    .def = "1",
    .help = "do not add sets sevN grouping the primary conditions by a trailing -N in their names"},
-  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
-   .help_default = 1,
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS,
+   .def = "0", .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the paired differences U-S, U-delta, U-ret, U-A3 "
            "(report/screen_intervals.tsv; default 0 = none; the paper uses 2000)"},
-  {.name = "class-draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "M", .imax = 10000000, .def = "0",
-   .help_default = 1,
+  {.name = "class-draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "M", .imax = PB_BOOT_MAX_DRAWS,
+   .def = "0", .help_default = 1,
    .help = "class bootstrap draws for the same differences (class-weighted AUROC and coverage, one draw per source "
            "shared by its cells; default 0 = none; the paper uses 200)"},
   {.name = NULL}};
@@ -1662,7 +1662,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   struct pb_screen_boot boot;
   pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
   status = pb_screen__load(&st, &X, u0, u1);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
@@ -1693,10 +1693,10 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     status = pb_first_error_status(&fe);
   }
   pb_progress_end(&prog);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status == PB_OK) status = pb_screen__report_all(&st, &X, nloc, recs, &boot);
   pb_screen_boot_free(&boot);
   pb_timer_lap(&tm, "write");

@@ -33,7 +33,7 @@ fail:
 
 int pb_stage_close(struct pb_stage *stage, int status)
 {
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, stage->comm);
+  status = pb_error_agree(stage->comm, status); /* the first failing rank's reason on every rank */
   if (stage->results) {
     if (status == PB_OK) status = pb_results_commit(stage->results);
     else pb_results_close(stage->results);

@@ -86,7 +86,7 @@ int pb_states_run(const char *store_path, const char *outdir, MPI_Comm comm,
   struct pb_cell_block b;
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED, &b);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
   struct pb_states *cnt = pb_calloc((size_t)(b.n_cells > 0 ? b.n_cells : 1), sizeof *cnt);
 #pragma omp parallel for schedule(dynamic, 16)

@@ -2,6 +2,7 @@
  * The schema is documented in docs/store.md. */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -546,17 +547,13 @@ int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows, const i
 
 int pb_store_commit(struct pb_store *st)
 {
-  int status = PB_OK;
-  if (H5Fclose(st->file) < 0) {
-    pb_error_set("%s: cannot close file", st->tmp_path);
-    status = PB_FAIL;
-  }
+  int status = pb_h5_close_file(st->file, st->tmp_path, 0);
   st->file = -1;
   if (status == PB_OK && st->rank == 0 && rename(st->tmp_path, st->path) != 0) {
     pb_error_set("cannot rename %s to %s", st->tmp_path, st->path);
     status = PB_FAIL;
   }
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, st->comm);
+  status = pb_error_agree(st->comm, status);
   if (status == PB_OK) st->writable = 0; /* nothing left to remove */
   pb_store_close(st);
   return status;
@@ -565,7 +562,8 @@ int pb_store_commit(struct pb_store *st)
 void pb_store_close(struct pb_store *st)
 {
   if (!st) return;
-  if (st->file >= 0) H5Fclose(st->file);
+  if (st->writable) pb_h5_close_file(st->file, st->tmp_path, 1);
+  else if (st->file >= 0) H5Fclose(st->file);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
   pb_output_lock_release(&st->lock);
   pb_meta_free(&st->meta);
@@ -647,7 +645,15 @@ static int pb_store__read_meta(struct pb_store *st)
   int ok = format && strcmp(format, PB_STORE_FORMAT) == 0;
   free(format);
   if (!ok) { pb_error_set("%s: not a pairbound store", st->path); return PB_FAIL; }
-  if (pb_h5_read_attr_int(st->file, "schema_version", &version) || version != PB_STORE_SCHEMA_VERSION) {
+  if (!H5Aexists(st->file, "schema_version")) {
+    pb_error_set("%s: no schema_version attribute (a damaged or foreign store)", st->path);
+    return PB_FAIL;
+  }
+  if (pb_h5_read_attr_int(st->file, "schema_version", &version)) {
+    pb_error_set("%s: schema_version attribute is not an integer (a damaged or foreign store)", st->path);
+    return PB_FAIL;
+  }
+  if (version != PB_STORE_SCHEMA_VERSION) {
     pb_error_set("%s: unsupported store schema version %d (this pairbound reads version %d)", st->path,
                  version, PB_STORE_SCHEMA_VERSION);
     return PB_FAIL;
@@ -701,7 +707,7 @@ int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
   hid_t fapl = -1;
   struct pb_store *st = pb_store__new(path, comm);
   *out = NULL;
-  if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file", path); goto done; }
+  if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
   if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_error_set("%s: cannot open", path); goto done; }

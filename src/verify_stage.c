@@ -558,6 +558,7 @@ static void pb_verify__scratch_policies(struct pb_verify__scratch *s, int32_t ma
 
 static void pb_verify__scratch_grow(struct pb_verify__scratch *s, int32_t n)
 {
+  if (n < 1) n = 1; /* a cell without evaluation records still writes cbeg[0] */
   if (n <= s->cap) return;
   s->cap = n;
   s->li = pb_realloc(s->li, (size_t)n * sizeof *s->li);
@@ -910,6 +911,12 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
   rec[PB_VF_CLASSES] = ncls;
   for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) rec[PB_VF_CRES + j] = -1, rec[PB_VF_CRES_LABEL + j] = -1;
   for (int t = 0; t < PB_VERIFY_NPT; t++) rec[PB_VF_POL_CRES + t] = NAN, rec[PB_VF_POL_CRES_LABEL + t] = -1;
+  if (n == 0) {
+    /* the bounds engine rejects such a cell as well: say so instead of
+     * combining zero classes */
+    pb_verify__failf(cs, -1, "no evaluation records (n = 0): the store holds no eval image for this cell");
+    return;
+  }
 
   /* Whole-cell Cartesian product size, when every class is enumerable. */
   double product = 1.0;
@@ -1301,12 +1308,12 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   int status = pb_verify__check_sources(&st, opt);
   if (status != PB_OK) return pb_stage_close(&st, status);
   status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
   struct pb_verify__work w;
   memset(&w, 0, sizeof w);
   status = pb_verify__setup(&st, &b, opt, &w);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+  status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
   const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w) : 0.0;
   pb_timer_lap(&tm, "verify");

@@ -34,6 +34,15 @@ usage_error() { # usage_error DESCRIPTION EXPECTED-FIRST-LINE ARGS...
   check "$d: message" test "$(head -1 "$WORK/e.txt")" = "$want"
   check "$d: message then usage" sh -c "test \$(wc -l < '$WORK/e.txt') -eq 2 && sed -n 2p '$WORK/e.txt' | grep -q '^usage: '"
 }
+# global options: the value is named, not taken for a command (issue 17 item 10)
+usage_error "--threads 0" "pairbound: --threads must be an integer from 1 to 4096, not '0'" --threads 0 info s.h5
+usage_error "-v 9" "pairbound: -v (verbosity) must be an integer from 0 to 2, not '9'" -v 9 info s.h5
+usage_error "--threads=0" "pairbound: --threads must be an integer from 1 to 4096, not '0'" --threads=0 info s.h5
+# resampling draws are capped (issue 17 item 9: 10^7 draws ran for minutes)
+usage_error "--group-draws above the cap" "pairbound bounds: --group-draws must be an integer in [0, 100000], got '100001'" \
+  bounds s.h5 -o out --group-draws 100001
+usage_error "--class-draws above the cap" "pairbound screen: --class-draws must be an integer in [0, 100000], got '100001'" \
+  screen s.h5 -o out --class-draws 100001
 usage_error "unknown option" "pairbound synth: unknown option '--bogus'" synth --bogus -o x.h5
 usage_error "missing value" "pairbound synth: option '--seed' needs a value" synth -o x.h5 --seed
 usage_error "bad scale" "pairbound synth: --scale must be 'paper' or 'small', got 'huge'" synth --scale huge -o x.h5
@@ -54,9 +63,32 @@ check "no output written by usage errors" test ! -e x.h5
 check "--version prints the build" test $? -eq 0
 "$PAIRBOUND" info "$WORK/none.h5" 2> "$WORK/e.txt"
 check "missing store: exit 1" test $? -eq 1
-check "missing store: message" grep -qx "pairbound info: error: $WORK/none.h5: cannot read file" "$WORK/e.txt"
+check "missing store: message" grep -qx "pairbound info: error: $WORK/none.h5: cannot read file: No such file or directory" "$WORK/e.txt"
 echo 'not hdf5' > "$WORK/plain.h5"
 "$PAIRBOUND" states "$WORK/plain.h5" -o "$WORK/out" 2> "$WORK/e.txt"
 check "non-HDF5 store: exit 1 and message" grep -qx "pairbound states: error: $WORK/plain.h5: not an HDF5 file" "$WORK/e.txt"
 check "non-HDF5 store: no output directory" test ! -e "$WORK/out/results.h5"
+# INI: a repeated key and a malformed line are named at their own line (issue 17 item 10)
+printf '[bounds]\ntau = 0.5\n\ntau = 0.6\n' > "$WORK/dup.ini"
+"$PAIRBOUND" run "$WORK/dup.ini" 2> "$WORK/e.txt"
+check "INI key given twice: exit 1" test $? -eq 1
+check "INI key given twice: named at its line" grep -qx "pairbound run: error: $WORK/dup.ini:4: \[bounds\] tau given twice" "$WORK/e.txt"
+printf '; comment\n[bounds\ntau = 0.5\n' > "$WORK/syn.ini"
+"$PAIRBOUND" run "$WORK/syn.ini" 2> "$WORK/e.txt"
+check "INI section without ']': exit 1" test $? -eq 1
+check "INI section without ']': named at its line" \
+  grep -qx "pairbound run: error: $WORK/syn.ini:2: syntax error: section header without a closing '\]'" "$WORK/e.txt"
+printf '[bounds]\ntau 0.5\n' > "$WORK/syn2.ini"
+"$PAIRBOUND" run "$WORK/syn2.ini" 2> "$WORK/e.txt"
+check "INI line without '=': named at its line" grep -q "^pairbound run: error: $WORK/syn2.ini:2: syntax error: expected KEY = VALUE" "$WORK/e.txt"
+# store schema_version missing or not an integer: said so, not "version -1"
+"$PAIRBOUND" -v 0 synth --scale small --no-summary -o "$WORK/sv.h5"
+cp "$WORK/sv.h5" "$WORK/sv2.h5"
+"$H5POKE" --attr-del "$WORK/sv.h5" / schema_version
+"$PAIRBOUND" info "$WORK/sv.h5" > /dev/null 2> "$WORK/e.txt"
+check "store without schema_version: named" grep -qx "pairbound info: error: $WORK/sv.h5: no schema_version attribute (a damaged or foreign store)" "$WORK/e.txt"
+"$H5POKE" --attr-str "$WORK/sv2.h5" / schema_version one
+"$PAIRBOUND" info "$WORK/sv2.h5" > /dev/null 2> "$WORK/e.txt"
+check "store with a string schema_version: named" \
+  grep -qx "pairbound info: error: $WORK/sv2.h5: schema_version attribute is not an integer (a damaged or foreign store)" "$WORK/e.txt"
 finish

@@ -21,4 +21,30 @@ check "missing record: names cell and image" \
 check "missing record: no store written" sh -c "! ls '$WORK'/missing.h5* 2>/dev/null | grep -q ."
 pb 1 1 ingest "$WORK/nonexistent.csv" -o "$WORK/x.h5" 2> "$WORK/err.txt"
 check "unreadable CSV: exit status 1" test $? -eq 1
+# numeric forms (issue 17 item 11, docs/csv.md): hexadecimal and float32
+# underflow refused at their line; -0 stored and exported as 0; CR-only line ends refused
+ok_csv() { printf '%s\n' "$H" "m1,g1,S,clean,i1,0,eval,1,0.9,$1" 'm1,g1,S,fog,i1,0,eval,1,0.8,0.1'; }
+ok_csv 0x1p-1 > "$WORK/hex.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/hex.csv" -o "$WORK/hex.h5" 2> "$WORK/err.txt"
+check "hexadecimal float: exit 1" test $? -eq 1
+check "hexadecimal float: named at its line" \
+  grep -qF "$WORK/hex.csv:2: column 'ptrue': hexadecimal number '0x1p-1' not accepted" "$WORK/err.txt"
+ok_csv 1e-50 > "$WORK/under.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/under.csv" -o "$WORK/under.h5" 2> "$WORK/err.txt"
+check "1e-50 (underflows float32): exit 1" test $? -eq 1
+check "1e-50: named at its line" grep -qF "$WORK/under.csv:2: column 'ptrue': 1e-50 is not zero but underflows to 0" "$WORK/err.txt"
+ok_csv 1e-40 > "$WORK/sub.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/sub.csv" -o "$WORK/sub.h5" 2> "$WORK/err.txt"
+check "1e-40 (a float32 subnormal): accepted" test $? -eq 0
+ok_csv -0 > "$WORK/negzero.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/negzero.csv" -o "$WORK/negzero.h5" &&
+  "$PAIRBOUND" -v 0 export "$WORK/negzero.h5" -o "$WORK/negzero_out.csv"
+check "-0: exported as 0" test "$(sed -n 2p "$WORK/negzero_out.csv" | cut -d, -f10)" = 0
+ok_csv 0.5 | tr '\n' '\r' > "$WORK/cr.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/cr.csv" -o "$WORK/cr.h5" 2> "$WORK/err.txt"
+check "CR-only line ends: exit 1" test $? -eq 1
+check "CR-only line ends: said so" grep -qF "$WORK/cr.csv:1: carriage return inside a line: line ends must be LF or CRLF" "$WORK/err.txt"
+printf '%s\r\n' "$H" 'm1,g1,S,clean,i1,0,eval,1,0.9,0.5' 'm1,g1,S,fog,i1,0,eval,1,0.8,0.1' > "$WORK/crlf.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/crlf.csv" -o "$WORK/crlf.h5" 2> "$WORK/err.txt"
+check "CRLF line ends: accepted" test $? -eq 0
 finish

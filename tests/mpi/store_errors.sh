@@ -21,4 +21,19 @@ done
 # the hook off: the same runs succeed
 pb 2 1 bounds "$WORK/s.h5" -o "$WORK/ok"
 check "no injected failure: bounds passes at 2 ranks" test $? -eq 0
+# a stage's own failure on a later rank (issue 17 item 6): source Diverse (the
+# last cells) has no development images, so its threshold is missing; the
+# reason, with the rank and the cell, reaches the user, never "unknown error"
+"$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$WORK/s.csv"
+awk -F, 'BEGIN { OFS = "," } $3 == "Diverse" && $7 == "dev" { $7 = "eval" } { print }' "$WORK/s.csv" > "$WORK/nd.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/nd.csv" -o "$WORK/nd.h5"
+for stage in bounds policy verify; do
+  timeout 120 "$MPIRUN" --oversubscribe -np 5 "$PAIRBOUND" -v 0 "$stage" "$WORK/nd.h5" -o "$WORK/nd_$stage" \
+    2> "$WORK/err.txt"
+  rc=$?
+  check "$stage at 5 ranks, failure on a later rank: status 1" test "$rc" -eq 1
+  check "$stage at 5 ranks: the reason names the rank, source and model" \
+    grep -qE "^pairbound $stage: error: rank [1-4]: source Diverse, model [^ ,]+(, condition [^ ]+)?: no development threshold" \
+    "$WORK/err.txt"
+done
 finish

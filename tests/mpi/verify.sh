@@ -167,4 +167,13 @@ check "--lambdas with a repeated value: usage error" test $? -eq 2
 check "--max-class 11: usage error" test $? -eq 2
 "$PAIRBOUND" verify "$WORK/s.h5" -o "$WORK/u" --sources Nope 2> "$WORK/err4.txt"
 check "--sources with an unknown source: exit 1" grep -qF "no source 'Nope'" "$WORK/err4.txt"
+# ------------------------------------- cells without evaluation records (issue 17 item 2)
+"$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$WORK/s.csv"
+sed 's/,eval,/,dev,/' "$WORK/s.csv" > "$WORK/d.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/d.csv" -o "$WORK/d.h5"
+"$PAIRBOUND" -v 0 verify "$WORK/d.h5" -o "$WORK/d_out" 2> "$WORK/derr.txt"
+dst=$?
+check "no evaluation records: exit 1, no crash (was SIGSEGV)" test $dst -eq 1
+check "no evaluation records: the reason names a cell and n = 0" \
+  grep -qE "cell [^ ]+/[^ ]+/[^ ]+: no evaluation records \(n = 0\)" "$WORK/derr.txt"
 finish

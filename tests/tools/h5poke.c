@@ -5,7 +5,9 @@
  *                                     VALUE to the dataset's type; prints the old value
  *   h5poke --flip FILE DATASET        flip one bit in the stored bytes of the
  *                                     dataset's first chunk, behind HDF5's back
- *   h5poke --attr FILE OBJECT NAME N  set integer attribute NAME of OBJECT to N */
+ *   h5poke --attr FILE OBJECT NAME N  set integer attribute NAME of OBJECT to N
+ *   h5poke --attr-str FILE OBJECT NAME TEXT  replace attribute NAME by a string
+ *   h5poke --attr-del FILE OBJECT NAME       delete attribute NAME */
 #include "config.h"
 
 #include <stdio.h>
@@ -72,11 +74,31 @@ static int attr(const char *file, const char *obj, const char *name, int value)
   return H5Fclose(f) < 0 || rc ? 1 : 0;
 }
 
+/* Replace attribute NAME of OBJECT by the string TEXT, or delete it (text NULL). */
+static int attr_replace(const char *file, const char *obj, const char *name, const char *text)
+{
+  hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) return 1;
+  int rc = H5Adelete_by_name(f, obj, name, H5P_DEFAULT) < 0;
+  if (!rc && text) {
+    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), o = H5Oopen(f, obj, H5P_DEFAULT);
+    H5Tset_size(t, strlen(text) + 1);
+    hid_t a = H5Acreate2(o, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    rc = a < 0 || H5Awrite(a, t, text) < 0;
+    if (a >= 0) H5Aclose(a);
+    H5Oclose(o), H5Sclose(sp), H5Tclose(t);
+  }
+  return H5Fclose(f) < 0 || rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 6 && strcmp(argv[1], "--attr-str") == 0) return attr_replace(argv[2], argv[3], argv[4], argv[5]);
+  if (argc == 5 && strcmp(argv[1], "--attr-del") == 0) return attr_replace(argv[2], argv[3], argv[4], NULL);
   if (argc == 4 && strcmp(argv[1], "--flip") == 0) return flip(argv[2], argv[3]);
   if (argc == 6 && strcmp(argv[1], "--attr") == 0) return attr(argv[2], argv[3], argv[4], atoi(argv[5]));
   if (argc == 5) return poke(argv[1], argv[2], strtoull(argv[3], NULL, 10), strtod(argv[4], NULL));
-  fprintf(stderr, "usage: h5poke FILE DATASET INDEX VALUE | --flip FILE DATASET | --attr FILE OBJECT NAME N\n");
+  fprintf(stderr, "usage: h5poke FILE DATASET INDEX VALUE | --flip FILE DATASET | --attr FILE OBJECT NAME N\n"
+                  "       | --attr-str FILE OBJECT NAME TEXT | --attr-del FILE OBJECT NAME\n");
   return 2;
 }
