@@ -415,6 +415,36 @@ void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t strea
   }
 }
 
+/* The irrelevant count field behind attribute j, or NULL. */
+static const struct pb_world_field *pb_world__count_field(const struct pb_world *w, int j)
+{
+  if (j < w->first_field || j >= w->n_attrs) return NULL;
+  const struct pb_world_field *f = &w->fields[j - w->first_field];
+  return f->n_values == 0 ? f : NULL;
+}
+
+double pb_world_count_cdf(const struct pb_world *w, int j, double k)
+{
+  const struct pb_world_field *f = pb_world__count_field(w, j);
+  if (!f || isnan(k)) return NAN;
+  if (k < f->lo) return 0.0;
+  if (k >= f->hi) return 1.0;
+  return f->cdf[(int32_t)floor(k) - f->lo];
+}
+
+int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k)
+{
+  const struct pb_world_field *f = pb_world__count_field(w, j);
+  if (!f || !(q > 0.0 && q <= 1.0)) {
+    pb_error_set("count quantile: attribute %d is not an irrelevant count or q = %g is outside (0, 1]", j, q);
+    return PB_FAIL;
+  }
+  int32_t i = 0;
+  while (i < f->hi - f->lo && f->cdf[i] < q) i++;
+  *k = (double)(f->lo + i);
+  return PB_OK;
+}
+
 /* Read value j of @p x as a grid index: an integer k with x = k / per_unit in [lo, hi]. */
 static int pb_world__grid(const struct pb_world *w, const double *x, int j, int per_unit, int64_t lo, int64_t hi,
                           int64_t *k)

@@ -92,6 +92,21 @@ void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t strea
  */
 int pb_world_pstar(const struct pb_world *w, const double *x, double *pstar);
 
+/**
+ * Exact law of irrelevant count attribute @p j (a numeric attribute with
+ * irrelevant = 1): P(N <= k), 0 below the support and 1 above it; NAN when
+ * attribute j is not such a count.
+ */
+double pb_world_count_cdf(const struct pb_world *w, int j, double k);
+
+/**
+ * Exact population quantile of irrelevant count attribute @p j: the smallest
+ * count k with P(N <= k) >= q, for q in (0, 1] (e.g. fixed quartile cut points
+ * for the multicalibration groups of Section 5).
+ * @return PB_OK, or PB_FAIL when j is not such a count or q is outside (0, 1].
+ */
+int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k);
+
 /* ---- `pairbound world info|sample` (src/world_stage.c) */
 extern const char pb_world_synopsis[];
 extern const char pb_world_help[];

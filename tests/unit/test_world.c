@@ -501,6 +501,34 @@ START_TEST(test_count_medians)
     pb_world__fields_free(f);
   }
   ck_assert_int_eq(n_counts, 13);   /* "13 count fields" across the worlds */
+  /* public quantiles: mid-cdf 1/2 at m means P(N <= m - 1) < 1/2 < P(N <= m), so the median is m */
+  const char *names[3] = {"covert", "credit", "review"};
+  int seen = 0;
+  for (int k = 0; k < 3; k++) {
+    struct pb_world *w = open_world(names[k], "high", 1.0);
+    for (int a = 0; a < pb_world_n_attrs(w); a++) {
+      const struct pb_world_attr *at = pb_world_attr(w, a);
+      double q;
+      if (!at->irrelevant || at->kind != PB_WORLD_NUMERIC) {
+        ck_assert(isnan(pb_world_count_cdf(w, a, 1)));
+        ck_assert_int_eq(pb_world_count_quantile(w, a, 0.5, &q), PB_FAIL);
+        continue;
+      }
+      for (size_t i = 0; i < sizeof med / sizeof med[0]; i++)
+        if (strcmp(med[i].name, at->name) == 0) {
+          ck_assert_int_eq(pb_world_count_quantile(w, a, 0.5, &q), PB_OK);
+          ck_assert_msg(q == med[i].m, "%s median %g", at->name, q);
+          seen++;
+        }
+      ck_assert(pb_world_count_cdf(w, a, at->lo - 1) == 0 && pb_world_count_cdf(w, a, at->hi) == 1);
+      ck_assert_int_eq(pb_world_count_quantile(w, a, 1.0, &q), PB_OK);
+      ck_assert(q <= at->hi);
+      ck_assert_int_eq(pb_world_count_quantile(w, a, 0.0, &q), PB_FAIL);
+      for (double c = at->lo; c < at->hi; c++) ck_assert(pb_world_count_cdf(w, a, c) <= pb_world_count_cdf(w, a, c + 1));
+    }
+    pb_world_free(w);
+  }
+  ck_assert_int_eq(seen, 13);
 }
 END_TEST
 
