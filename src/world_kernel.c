@@ -178,8 +178,13 @@ static void pb_world__enumerate(struct pb_world *w)
   double prior = 0.0, mass = 0.0;
   for (int64_t s = 0; s < w->n_sub; s++) {
     double p = pb_world__state_prob(sp, z), q = 0.0;
+    int n_pos = 0;
     for (int r = 0; r < sp->n_residual; r++)
-      if (sp->label(z, sp->residual_values[r])) q += w->residual_probs[r];
+      if (sp->label(z, sp->residual_values[r])) {
+        q += w->residual_probs[r];
+        n_pos++;
+      }
+    if (n_pos == sp->n_residual) q = 1.0;   /* certain, whatever the rounding of the residual law's sum */
     int64_t v = s;
     for (int j = 0; j < sp->n_factors; j++)
       if (pb_world__hidden(w, j)) v -= z[j] * w->stride[j];

@@ -354,6 +354,20 @@ START_TEST(test_residual_scale)
       prev = s.bayes_error;
       pb_world_free(w);
     }
+    /* a label certain under every residual value has p* exactly 1 at any scale */
+    const double odd[4] = {0.3, 0.7, 1.3, 2.1};
+    for (int i = 0; i < 4; i++) {
+      struct pb_world *w = open_world(names[k], "low", odd[i]);
+      double x[64], p;
+      int y, ones = 0;
+      for (uint64_t c = 0; c < 3000; c++) {
+        pb_world_draw(w, pb_test_seed(), 8, c, x, &y, &p);
+        ck_assert_msg(!(p > 1 - 1e-9) || p == 1.0, "%s s=%g: p* %.17g", names[k], odd[i], p);
+        ones += p == 1.0;
+      }
+      ck_assert_int_gt(ones, 0);
+      pb_world_free(w);
+    }
     struct pb_world *w;
     ck_assert_int_eq(pb_world_open(names[k], "low", bad[k], &w), PB_FAIL);
     ck_assert_int_eq(pb_world_open(names[k], "low", -0.1, &w), PB_FAIL);
