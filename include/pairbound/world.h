@@ -86,9 +86,9 @@ void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t strea
 
 /**
  * Exact p* for a visible vector @p x (same layout as a drawn case).
+ * Every valid visible vector has positive probability in these worlds.
  * @return PB_OK, or PB_FAIL (pb_error_set names the attribute) when a value is
- *   outside its support, off the grid, or a categorical index is invalid, or
- *   the input has zero probability.
+ *   outside its support, off the grid, or not a category index.
  */
 int pb_world_pstar(const struct pb_world *w, const double *x, double *pstar);
 
