@@ -91,6 +91,8 @@ static void pb_world__cv_enumerate(struct pb_world *w)
   w->summary.positive_prior = (double)pos / N_STATES;
   w->summary.entropy_bits = ent;
   w->summary.states = N_STATES;
+  w->summary.patterns = -1;
+  w->summary.coverage50 = NAN;
 }
 
 int pb_world_closed_form(const struct pb_world *w, struct pb_world_summary *s)
@@ -112,6 +114,8 @@ int pb_world_closed_form(const struct pb_world *w, struct pb_world_summary *s)
   s->positive_prior = 0.5;
   s->entropy_bits = ent;
   s->states = 3 * CV_LETTERS * CV_LETTERS * 2;
+  s->patterns = -1;
+  s->coverage50 = NAN;
   return PB_OK;
 }
 
@@ -194,13 +198,16 @@ static void pb_world__enumerate(struct pb_world *w)
     mass += p;
     for (int j = sp->n_factors - 1; j >= 0 && ++z[j] == sp->factors[j].radix; j--) z[j] = 0;
   }
-  double err = 0.0, ent = 0.0;
+  double err = 0.0, ent = 0.0, cover = 0.0;
+  int64_t patterns = 0;
   for (int64_t v = 0; v < w->n_sub; v++) {
     if (den[v] == 0.0) continue;
-    double px = num[v] / den[v];
+    double px = num[v] / den[v], pv = den[v] / mass;
     w->pstar[v] = px;
     err += den[v] * (px < 1.0 - px ? px : 1.0 - px);
     ent += den[v] * pb_world__h2(px);
+    cover += pv * -expm1(50.0 * log1p(-pv));   /* P(v) (1 - (1 - P(v))^50) */
+    patterns++;
   }
   for (int64_t s = 0; s < w->n_sub; s++) {
     int64_t v = s, rest = s;
@@ -218,6 +225,8 @@ static void pb_world__enumerate(struct pb_world *w)
   w->summary.positive_prior = prior / mass;
   w->summary.entropy_bits = ent / mass;
   w->summary.states = w->n_sub * sp->n_residual;
+  w->summary.patterns = patterns;
+  w->summary.coverage50 = cover;
   free(num);
   free(den);
 }

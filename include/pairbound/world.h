@@ -36,6 +36,9 @@ struct pb_world_summary {
   double positive_prior;    /* P(Y = 1) */
   double entropy_bits;      /* H(Y | X_vis) in bits */
   int64_t states;           /* latent states enumerated (residual included) */
+  int64_t patterns;         /* visible category patterns of positive mass (factor worlds; -1 covert) */
+  double coverage50;        /* expected pattern mass seen by 50 training cases, sum P(v)(1-(1-P(v))^50)
+                               (Appendix B; factor worlds; NAN for covert, whose identifiers never repeat) */
 };
 
 struct pb_world;
