@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
+#include "pairbound/error.h"
 #include "bounds_internal.h"
 
 /* Scratch of one pb_bounds_cell() call, carved from a single allocation so
@@ -226,31 +227,274 @@ struct pb_bounds__cls {
   double num;                   /* observed sum of M - M' over k pairs */
 };
 
+/* Cell totals, accumulated class by class in ascending label order: integer
+ * counts exactly, floating sums in that fixed order. */
+struct pb_bounds__tot {
+  int64_t a, b, E, hobs, lobs, flips;
+  int64_t H0lo, H0hi, Hklo, Hkhi, H5lo, H5hi, L0lo, L0hi, Lklo, Lkhi, L5lo, L5hi, kwidth, pinned;
+  double Hind, Lind, absd, sxx, syy, sxy, Dklo, Dkhi, D5lo, D5hi, numobs, ind_num, ind_den;
+};
+
+/* Labels and predictions must be >= 0; returns the largest label, or -1 with the error set. */
+static int32_t pb_bounds__check(const struct pb_cell_view *in)
+{
+  if (!in || in->n <= 0 || !in->label || !in->pred0 || !in->s0 || !in->m0 || !in->pred1 || !in->s1 || !in->m1)
+    return pb_cell_error(in, -1, "bounds: no records (n = %d) or a missing record field", in ? in->n : 0);
+  if (isnan(in->tau)) return pb_cell_error(in, -1, "bounds: threshold is NaN");
+  int32_t maxlab = 0;
+  for (int32_t i = 0; i < in->n; i++) {
+    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0)
+      return pb_cell_error(in, in->label[i], "bounds: record %d has a negative label or prediction", (int)i);
+    if (in->label[i] > maxlab) maxlab = in->label[i];
+  }
+  return maxlab;
+}
+
+/* One class's records [beg, end) in index order: the five-state counts, the
+ * sorted M of correct records with their acceptance flags (x/xacc clean,
+ * z/zrej perturbed), the wrong-record DP keys (want_i5), and the class's
+ * share of the observed totals and of the S moments about the cell means. */
+static void pb_bounds__class_records(const struct pb_cell_view *in, struct pb_bounds__scratch *sc, int32_t beg,
+                                     int32_t end, int32_t y, int want_i5, double mean0, double mean1,
+                                     struct pb_bounds__cls *q, int32_t *nkeys, struct pb_bounds__tot *T)
+{
+  const float tau = in->tau;
+  double cabs = 0.0, cxx = 0.0, cyy = 0.0, cxy = 0.0;
+  double *x = sc->x + beg, *z = sc->z + beg;
+  uint8_t *xacc = sc->xacc + beg, *zrej = sc->zrej + beg;
+  memset(q, 0, sizeof *q);
+  q->ny = end - beg;
+  *nkeys = 0;
+  for (int32_t p = beg; p < end; p++) {
+    const int32_t i = sc->idx[p];
+    const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
+    const int z0 = in->s0[i] >= tau, z1 = in->s1[i] >= tau;
+    if (c0) {
+      x[q->a] = in->m0[i];
+      xacc[q->a] = (uint8_t)z0;
+      q->a++;
+      q->u += z0;
+    } else if (want_i5) {
+      sc->keys[(*nkeys)++] = pb_bounds__key(in->pred0[i], PB_BOUNDS__CLEAN_WRONG);
+    }
+    if (c1) {
+      z[q->b] = in->m1[i];
+      zrej[q->b] = (uint8_t)!z1;
+      q->b++;
+      q->v += !z1;
+    } else {
+      q->t += z1;
+      if (want_i5)
+        sc->keys[(*nkeys)++] = pb_bounds__key(in->pred1[i], z1 ? PB_BOUNDS__PERT_WRONG_ACC : PB_BOUNDS__PERT_WRONG_REJ);
+    }
+    if (c0 && c1) {
+      q->k++;
+      q->num += (double)in->m0[i] - (double)in->m1[i];
+      q->lobs += z0 && !z1;
+    } else if (c0) {
+      q->h++;
+      q->hobs += z0 && z1;
+    } else if (c1) {
+      q->r++;
+    } else if (in->pred0[i] == in->pred1[i]) {
+      q->s++;
+    } else {
+      q->w++;
+    }
+    q->flips += in->pred0[i] != in->pred1[i];
+    const double d0 = (double)in->s0[i] - mean0, d1 = (double)in->s1[i] - mean1;
+    cabs += fabs((double)in->s0[i] - (double)in->s1[i]);
+    cxx += d0 * d0;
+    cyy += d1 * d1;
+    cxy += d0 * d1;
+  }
+  T->absd += cabs;
+  T->sxx += cxx;
+  T->syy += cyy;
+  T->sxy += cxy;
+  T->a += q->a;
+  T->b += q->b;
+  T->E += q->t;
+  T->hobs += q->hobs;
+  T->lobs += q->lobs;
+  T->flips += q->flips;
+  T->numobs += q->num;
+  pb_bounds__sort_scores(x, q->a);
+  pb_bounds__sort_scores(z, q->b);
+}
+
+/* Class c's closed forms at I0 and Ik (Eq. 4-7), the Eq. 14 / Eq. 9
+ * ingredients and the accuracy-only overlap range (Eq. 3, Table 11). */
+static void pb_bounds__class_closed(struct pb_bounds__scratch *sc, int32_t c, int32_t beg,
+                                    const struct pb_bounds__cls *q, struct pb_bounds__tot *T)
+{
+  const double *x = sc->x + beg, *z = sc->z + beg;
+  const int64_t ny = q->ny, a = q->a, b = q->b, u = q->u, t = q->t, v = q->v, k = q->k;
+  /* Eq. 4: intersection bounds and independent values at I0. */
+  T->H0lo += pb_bounds__max64(0, u + t - ny);
+  T->H0hi += pb_bounds__min64(u, t);
+  T->L0lo += pb_bounds__max64(0, u + v - ny);
+  T->L0hi += pb_bounds__min64(u, v);
+  T->Hind += (double)(u * t) / (double)ny;
+  T->Lind += (double)(u * v) / (double)ny;
+  /* Eq. 7: H within the correct-wrong block of size h = a - k. */
+  T->Hklo += pb_bounds__max64(0, q->h - (a - u) - ((ny - b) - t));
+  T->Hkhi += pb_bounds__min64(pb_bounds__min64(u, t), q->h);
+  /* Eq. 5: L within the correct-correct block. */
+  T->Lklo += pb_bounds__max64(0, k - (a - u) - (b - v));
+  T->Lkhi += pb_bounds__min64(pb_bounds__min64(u, v), k);
+  /* Eq. 6 numerators. */
+  if (k > 0) {
+    T->Dklo += pb_bounds__low_sum(x, q->k) - pb_bounds__high_sum(z, q->b, q->k);
+    T->Dkhi += pb_bounds__high_sum(x, q->a, q->k) - pb_bounds__low_sum(z, q->k);
+  }
+  /* Eq. 14 and Eq. 9 ingredients. */
+  sc->cnum[c] = q->num;
+  sc->ck[c] = q->k;
+  sc->ca[c] = q->a;
+  sc->cb[c] = q->b;
+  if (a > 0 && b > 0) {
+    const double wt = (double)(a * b) / (double)ny;
+    const double bm = pb_bounds__low_sum(x, q->a) / (double)a - pb_bounds__low_sum(z, q->b) / (double)b;
+    sc->ckt[c] = wt;
+    sc->cbm[c] = bm;
+    T->ind_num += wt * bm;
+    T->ind_den += wt;
+  } else {
+    sc->ckt[c] = 0.0;
+    sc->cbm[c] = 0.0;
+  }
+  /* Eq. 3 / Table 11: feasible overlaps from accuracies only. */
+  sc->ckl[c] = (int32_t)pb_bounds__max64(0, a + b - ny);
+  sc->ckh[c] = (int32_t)pb_bounds__min64(a, b);
+  T->kwidth += sc->ckh[c] - sc->ckl[c];
+  T->pinned += sc->ckh[c] == sc->ckl[c];
+}
+
+/* Class c at I5: exact H from the DP over wrong labels, L and dM_k through
+ * the I5 block structure, and the prefix sums of the variable-support ratio
+ * (A.10).  Returns 0, or -1 with the error set. */
+static int pb_bounds__class_i5(const struct pb_cell_view *in, struct pb_bounds__scratch *sc, int32_t c, int32_t beg,
+                               int32_t y, const struct pb_bounds__cls *q, int32_t nkeys, struct pb_bounds__tot *T)
+{
+  const double *x = sc->x + beg, *z = sc->z + beg;
+  const size_t need = pb_bounds__h_i5_dp_len(q->h, q->s);
+  if (need > sc->dp_len) {
+    int32_t *nd = realloc(sc->dp, need * sizeof *nd);
+    if (!nd) return pb_cell_error(in, y, "bounds: out of memory for the I5 program");
+    sc->dp = nd;
+    sc->dp_len = need;
+  }
+  int32_t tp[2];
+  if (pb_bounds__h_i5_core(sc->keys, nkeys, q->h, q->r, q->s, q->w, sc->dp, tp) != 0)
+    /* the observed pairing is always feasible: internal error */
+    return pb_cell_error(in, y, "bounds: observed five-state counts reported infeasible at I5");
+  int64_t hc[2], lc[2];
+  pb_bounds__h_from_tprime(q->a, q->u, q->h, tp, hc);
+  T->H5lo += hc[0];
+  T->H5hi += hc[1];
+  /* L and dM_k through the I5 block structure: clean correct records not
+   * in the h block form the correct-correct block. */
+  double dn[2];
+  pb_bounds__class_l_dmk_i5(q->a, x, sc->xacc + beg, q->b, z, sc->zrej + beg, q->a - q->h, lc, dn);
+  T->L5lo += lc[0];
+  T->L5hi += lc[1];
+  if (q->a - q->h > 0) {
+    T->D5lo += dn[0];
+    T->D5hi += dn[1];
+  }
+  /* Prefix sums for the variable-support ratio (A.10), in the same
+   * accumulation orders as low_sum / high_sum. */
+  const int32_t o = beg + c;
+  sc->pxa[o] = sc->sxd[o] = sc->pza[o] = sc->szd[o] = 0.0;
+  for (int32_t j = 1; j <= q->a; j++) {
+    sc->pxa[o + j] = sc->pxa[o + j - 1] + x[j - 1];
+    sc->sxd[o + j] = sc->sxd[o + j - 1] + x[q->a - j];
+  }
+  for (int32_t j = 1; j <= q->b; j++) {
+    sc->pza[o + j] = sc->pza[o + j - 1] + z[j - 1];
+    sc->szd[o + j] = sc->szd[o + j - 1] + z[q->b - j];
+  }
+  return 0;
+}
+
+/* Rates from the totals: one division by N (or K) per value. */
+static void pb_bounds__finish(const struct pb_bounds__tot *T, const struct pb_bounds__scratch *sc, int32_t ncls,
+                              int32_t n, int want_i5, struct pb_cell_bounds *out)
+{
+  const double N = (double)n;
+  const int64_t K = out->k;
+  out->n = n;
+  out->n_classes = ncls;
+  out->acc0 = T->a / N;
+  out->acc1 = T->b / N;
+  out->F = T->flips / N;
+  out->A = T->absd / N;
+  out->Q = (T->sxx > 0.0 && T->syy > 0.0) ? T->sxy / sqrt(T->sxx * T->syy) : NAN;
+  out->E = T->E / N;
+  out->H_obs = T->hobs / N;
+  out->L_obs = T->lobs / N;
+  out->dMk_obs = K > 0 ? T->numobs / (double)K : NAN;
+  out->H_I0[0] = T->H0lo / N;
+  out->H_I0[1] = T->H0hi / N;
+  out->H_Ik[0] = T->Hklo / N;
+  out->H_Ik[1] = T->Hkhi / N;
+  out->H_ind = T->Hind / N;
+  out->L_I0[0] = T->L0lo / N;
+  out->L_I0[1] = T->L0hi / N;
+  out->L_Ik[0] = T->Lklo / N;
+  out->L_Ik[1] = T->Lkhi / N;
+  out->L_ind = T->Lind / N;
+  if (K > 0) {
+    out->dMk_Ik[0] = T->Dklo / (double)K;
+    out->dMk_Ik[1] = T->Dkhi / (double)K;
+  }
+  out->dMk_ind = T->ind_den > 0.0 ? T->ind_num / T->ind_den : NAN;
+  if (K > 0) {
+    /* Eq. 9: composition term W and within-class selection term V. */
+    double W = 0.0, V = 0.0;
+    for (int32_t c = 0; c < ncls; c++) {
+      W += ((double)sc->ck[c] / (double)K - sc->ckt[c] / T->ind_den) * sc->cbm[c];
+      if (sc->ck[c] > 0)
+        V += (double)sc->ck[c] / (double)K * (sc->cnum[c] / (double)sc->ck[c] - sc->cbm[c]);
+    }
+    out->W = W;
+    out->V = V;
+  }
+  out->K_width_class = T->kwidth / N;
+  out->K_width_global = (double)(pb_bounds__min64(T->a, T->b) - pb_bounds__max64(0, T->a + T->b - n)) / N;
+  out->n_pinned = T->pinned;
+  if (want_i5) {
+    out->H_I5[0] = T->H5lo / N;
+    out->H_I5[1] = T->H5hi / N;
+    out->L_I5[0] = T->L5lo / N;
+    out->L_I5[1] = T->L5hi / N;
+    if (K > 0) {
+      out->dMk_I5[0] = T->D5lo / (double)K;
+      out->dMk_I5[1] = T->D5hi / (double)K;
+    }
+    out->dMk_I0[0] = pb_bounds__ratio_extreme(ncls, sc->ckl, sc->ckh, sc->cbeg, sc->pxa, sc->szd, 1.0);
+    out->dMk_I0[1] = pb_bounds__ratio_extreme(ncls, sc->ckl, sc->ckh, sc->cbeg, sc->sxd, sc->pza, -1.0);
+  }
+}
+
 /* Observed quantities, Eq. 4/5/6/7/9/14 and (want_i5) the exact I5 and A.10
  * intervals for one cell.  Intersection counts are exact integers summed over
  * classes before the single division by N (or K). */
-int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_bounds *out)
+int pb_bounds_cell(const struct pb_cell_view *in, int want_i5, struct pb_cell_bounds *out)
 {
-  if (!out) return -1;
+  if (!out) return pb_cell_error(in, -1, "bounds: no output");
   memset(out, 0, sizeof *out);
   pb_bounds__fill_nan(out);
-  if (!in || in->n <= 0 || !in->label || !in->pred0 || !in->s0 || !in->m0 || !in->pred1 ||
-      !in->s1 || !in->m1 || isnan(in->tau))
-    return -1;
+  const int32_t maxlab = pb_bounds__check(in);
+  if (maxlab < 0) return -1;
   const int32_t n = in->n;
-  const float tau = in->tau;
-  int32_t maxlab = 0;
-  for (int32_t i = 0; i < n; i++) {
-    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0) return -1;
-    if (in->label[i] > maxlab) maxlab = in->label[i];
-  }
-
   struct pb_bounds__scratch sc;
   void *block = NULL;
-  if (pb_bounds__alloc(&sc, n, want_i5, &block) != 0) return -1;
+  if (pb_bounds__alloc(&sc, n, want_i5, &block) != 0) return pb_cell_error(in, -1, "bounds: out of memory (n = %d)", n);
   if (pb_bounds__group(in->label, n, maxlab, sc.idx, sc.tmp) != 0) {
     free(block);
-    return -1;
+    return pb_cell_error(in, -1, "bounds: out of memory grouping %d labels", maxlab + 1);
   }
   int32_t ncls = 0;
   for (int32_t p = 0; p < n; p++)
@@ -270,238 +514,25 @@ int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_b
   }
   const double mean0 = sum0 / n, mean1 = sum1 / n;
 
-  int64_t T_a = 0, T_b = 0, T_E = 0, T_hobs = 0, T_lobs = 0, T_flips = 0;
-  int64_t H0lo = 0, H0hi = 0, Hklo = 0, Hkhi = 0, H5lo = 0, H5hi = 0;
-  int64_t L0lo = 0, L0hi = 0, Lklo = 0, Lkhi = 0, L5lo = 0, L5hi = 0;
-  int64_t kwidth = 0, pinned = 0;
-  double Hind = 0.0, Lind = 0.0, absd = 0.0, sxx = 0.0, syy = 0.0, sxy = 0.0;
-  double Dklo = 0.0, Dkhi = 0.0, D5lo = 0.0, D5hi = 0.0, numobs = 0.0;
-  double ind_num = 0.0, ind_den = 0.0;
+  struct pb_bounds__tot T;
+  memset(&T, 0, sizeof T);
   int rc = 0;
-
   for (int32_t c = 0; c < ncls && rc == 0; c++) {
-    const int32_t beg = sc.cbeg[c], end = sc.cbeg[c + 1];
-    const int32_t y = in->label[sc.idx[beg]];
+    const int32_t beg = sc.cbeg[c], end = sc.cbeg[c + 1], y = in->label[sc.idx[beg]];
     struct pb_bounds__cls q;
-    memset(&q, 0, sizeof q);
-    q.ny = end - beg;
-    double cabs = 0.0, cxx = 0.0, cyy = 0.0, cxy = 0.0;
-    int32_t nkeys = 0;
-    double *x = sc.x + beg, *z = sc.z + beg;
-    uint8_t *xacc = sc.xacc + beg, *zrej = sc.zrej + beg;
-    for (int32_t p = beg; p < end; p++) {
-      const int32_t i = sc.idx[p];
-      const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
-      const int z0 = in->s0[i] >= tau, z1 = in->s1[i] >= tau;
-      if (c0) {
-        x[q.a] = in->m0[i];
-        xacc[q.a] = (uint8_t)z0;
-        q.a++;
-        q.u += z0;
-      } else if (want_i5) {
-        sc.keys[nkeys++] = pb_bounds__key(in->pred0[i], PB_BOUNDS__CLEAN_WRONG);
-      }
-      if (c1) {
-        z[q.b] = in->m1[i];
-        zrej[q.b] = (uint8_t)!z1;
-        q.b++;
-        q.v += !z1;
-      } else {
-        q.t += z1;
-        if (want_i5)
-          sc.keys[nkeys++] = pb_bounds__key(in->pred1[i], z1 ? PB_BOUNDS__PERT_WRONG_ACC
-                                                             : PB_BOUNDS__PERT_WRONG_REJ);
-      }
-      if (c0 && c1) {
-        q.k++;
-        q.num += (double)in->m0[i] - (double)in->m1[i];
-        q.lobs += z0 && !z1;
-      } else if (c0) {
-        q.h++;
-        q.hobs += z0 && z1;
-      } else if (c1) {
-        q.r++;
-      } else if (in->pred0[i] == in->pred1[i]) {
-        q.s++;
-      } else {
-        q.w++;
-      }
-      q.flips += in->pred0[i] != in->pred1[i];
-      const double d0 = (double)in->s0[i] - mean0, d1 = (double)in->s1[i] - mean1;
-      cabs += fabs((double)in->s0[i] - (double)in->s1[i]);
-      cxx += d0 * d0;
-      cyy += d1 * d1;
-      cxy += d0 * d1;
-    }
-    absd += cabs;
-    sxx += cxx;
-    syy += cyy;
-    sxy += cxy;
+    int32_t nkeys;
+    pb_bounds__class_records(in, &sc, beg, end, y, want_i5, mean0, mean1, &q, &nkeys, &T);
     out->h += q.h;
     out->r += q.r;
     out->s += q.s;
     out->w += q.w;
     out->k += q.k;
-    T_a += q.a;
-    T_b += q.b;
-    T_E += q.t;
-    T_hobs += q.hobs;
-    T_lobs += q.lobs;
-    T_flips += q.flips;
-    numobs += q.num;
-    pb_bounds__sort_scores(x, q.a);
-    pb_bounds__sort_scores(z, q.b);
-
-    const int64_t ny = q.ny, a = q.a, b = q.b, u = q.u, t = q.t, v = q.v, k = q.k;
-    /* Eq. 4: intersection bounds and independent values at I0. */
-    H0lo += pb_bounds__max64(0, u + t - ny);
-    H0hi += pb_bounds__min64(u, t);
-    L0lo += pb_bounds__max64(0, u + v - ny);
-    L0hi += pb_bounds__min64(u, v);
-    Hind += (double)(u * t) / (double)ny;
-    Lind += (double)(u * v) / (double)ny;
-    /* Eq. 7: H within the correct-wrong block of size h = a - k. */
-    Hklo += pb_bounds__max64(0, q.h - (a - u) - ((ny - b) - t));
-    Hkhi += pb_bounds__min64(pb_bounds__min64(u, t), q.h);
-    /* Eq. 5: L within the correct-correct block. */
-    Lklo += pb_bounds__max64(0, k - (a - u) - (b - v));
-    Lkhi += pb_bounds__min64(pb_bounds__min64(u, v), k);
-    /* Eq. 6 numerators. */
-    if (k > 0) {
-      Dklo += pb_bounds__low_sum(x, q.k) - pb_bounds__high_sum(z, q.b, q.k);
-      Dkhi += pb_bounds__high_sum(x, q.a, q.k) - pb_bounds__low_sum(z, q.k);
-    }
-    /* Eq. 14 and Eq. 9 ingredients. */
-    sc.cnum[c] = q.num;
-    sc.ck[c] = q.k;
-    sc.ca[c] = q.a;
-    sc.cb[c] = q.b;
-    if (a > 0 && b > 0) {
-      const double wt = (double)(a * b) / (double)ny;
-      const double bm = pb_bounds__low_sum(x, q.a) / (double)a - pb_bounds__low_sum(z, q.b) / (double)b;
-      sc.ckt[c] = wt;
-      sc.cbm[c] = bm;
-      ind_num += wt * bm;
-      ind_den += wt;
-    } else {
-      sc.ckt[c] = 0.0;
-      sc.cbm[c] = 0.0;
-    }
-    /* Eq. 3 / Table 11: feasible overlaps from accuracies only. */
-    sc.ckl[c] = (int32_t)pb_bounds__max64(0, a + b - ny);
-    sc.ckh[c] = (int32_t)pb_bounds__min64(a, b);
-    kwidth += sc.ckh[c] - sc.ckl[c];
-    pinned += sc.ckh[c] == sc.ckl[c];
-
-    if (want_i5) {
-      /* Exact H at I5 from the DP over wrong labels. */
-      const size_t need = pb_bounds__h_i5_dp_len(q.h, q.s);
-      if (need > sc.dp_len) {
-        int32_t *nd = realloc(sc.dp, need * sizeof *nd);
-        if (!nd) {
-          rc = -1;
-          break;
-        }
-        sc.dp = nd;
-        sc.dp_len = need;
-      }
-      int32_t tp[2];
-      if (pb_bounds__h_i5_core(sc.keys, nkeys, q.h, q.r, q.s, q.w, sc.dp, tp) != 0) {
-        rc = -1; /* the observed pairing is always feasible: internal error */
-        break;
-      }
-      int64_t hc[2], lc[2];
-      pb_bounds__h_from_tprime(q.a, q.u, q.h, tp, hc);
-      H5lo += hc[0];
-      H5hi += hc[1];
-      /* L and dM_k through the I5 block structure: clean correct records not
-       * in the h block form the correct-correct block. */
-      double dn[2];
-      pb_bounds__class_l_dmk_i5(q.a, x, xacc, q.b, z, zrej, q.a - q.h, lc, dn);
-      L5lo += lc[0];
-      L5hi += lc[1];
-      if (q.a - q.h > 0) {
-        D5lo += dn[0];
-        D5hi += dn[1];
-      }
-      /* Prefix sums for the variable-support ratio (A.10). */
-      const int32_t o = beg + c;
-      sc.pxa[o] = sc.sxd[o] = sc.pza[o] = sc.szd[o] = 0.0;
-      /* same accumulation orders as low_sum / high_sum */
-      for (int32_t j = 1; j <= q.a; j++) {
-        sc.pxa[o + j] = sc.pxa[o + j - 1] + x[j - 1];
-        sc.sxd[o + j] = sc.sxd[o + j - 1] + x[q.a - j];
-      }
-      for (int32_t j = 1; j <= q.b; j++) {
-        sc.pza[o + j] = sc.pza[o + j - 1] + z[j - 1];
-        sc.szd[o + j] = sc.szd[o + j - 1] + z[q.b - j];
-      }
-    }
+    pb_bounds__class_closed(&sc, c, beg, &q, &T);
+    if (want_i5) rc = pb_bounds__class_i5(in, &sc, c, beg, y, &q, nkeys, &T);
   }
-  if (rc != 0) {
-    free(sc.dp);
-    free(block);
-    pb_bounds__fill_nan(out);
-    return -1;
-  }
-
-  const double N = (double)n;
-  const int64_t K = out->k;
-  out->n = n;
-  out->n_classes = ncls;
-  out->acc0 = T_a / N;
-  out->acc1 = T_b / N;
-  out->F = T_flips / N;
-  out->A = absd / N;
-  out->Q = (sxx > 0.0 && syy > 0.0) ? sxy / sqrt(sxx * syy) : NAN;
-  out->E = T_E / N;
-  out->H_obs = T_hobs / N;
-  out->L_obs = T_lobs / N;
-  out->dMk_obs = K > 0 ? numobs / (double)K : NAN;
-  out->H_I0[0] = H0lo / N;
-  out->H_I0[1] = H0hi / N;
-  out->H_Ik[0] = Hklo / N;
-  out->H_Ik[1] = Hkhi / N;
-  out->H_ind = Hind / N;
-  out->L_I0[0] = L0lo / N;
-  out->L_I0[1] = L0hi / N;
-  out->L_Ik[0] = Lklo / N;
-  out->L_Ik[1] = Lkhi / N;
-  out->L_ind = Lind / N;
-  if (K > 0) {
-    out->dMk_Ik[0] = Dklo / (double)K;
-    out->dMk_Ik[1] = Dkhi / (double)K;
-  }
-  out->dMk_ind = ind_den > 0.0 ? ind_num / ind_den : NAN;
-  if (K > 0) {
-    /* Eq. 9: composition term W and within-class selection term V. */
-    double W = 0.0, V = 0.0;
-    for (int32_t c = 0; c < ncls; c++) {
-      W += ((double)sc.ck[c] / (double)K - sc.ckt[c] / ind_den) * sc.cbm[c];
-      if (sc.ck[c] > 0)
-        V += (double)sc.ck[c] / (double)K * (sc.cnum[c] / (double)sc.ck[c] - sc.cbm[c]);
-    }
-    out->W = W;
-    out->V = V;
-  }
-  out->K_width_class = kwidth / N;
-  out->K_width_global =
-      (double)(pb_bounds__min64(T_a, T_b) - pb_bounds__max64(0, T_a + T_b - n)) / N;
-  out->n_pinned = pinned;
-
-  if (want_i5) {
-    out->H_I5[0] = H5lo / N;
-    out->H_I5[1] = H5hi / N;
-    out->L_I5[0] = L5lo / N;
-    out->L_I5[1] = L5hi / N;
-    if (K > 0) {
-      out->dMk_I5[0] = D5lo / (double)K;
-      out->dMk_I5[1] = D5hi / (double)K;
-    }
-    out->dMk_I0[0] = pb_bounds__ratio_extreme(ncls, sc.ckl, sc.ckh, sc.cbeg, sc.pxa, sc.szd, 1.0);
-    out->dMk_I0[1] = pb_bounds__ratio_extreme(ncls, sc.ckl, sc.ckh, sc.cbeg, sc.sxd, sc.pza, -1.0);
-  }
+  if (rc == 0) pb_bounds__finish(&T, &sc, ncls, n, want_i5, out);
+  else pb_bounds__fill_nan(out);
   free(sc.dp);
   free(block);
-  return 0;
+  return rc;
 }

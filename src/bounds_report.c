@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/util.h"

@@ -11,31 +11,124 @@
 #include <omp.h>
 
 #include "pairbound/cells.h"
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/error.h"
+#include "pairbound/fields.h"
 #include "pairbound/identify.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "bounds_stage_internal.h"
 
-const char *const pb_identify_field_names[PB_IF_N] = {
-  "n", "E", "H_obs", "H_I0_lo", "H_I0_hi", "H_Ik_lo", "H_Ik_hi", "H_I5_lo", "H_I5_hi", "H_ind",
-  "L_obs", "L_I0_lo", "L_I0_hi", "L_Ik_lo", "L_Ik_hi", "L_I5_lo", "L_I5_hi", "L_ind",
-  "dMk_obs", "dMk_I0_lo", "dMk_I0_hi", "dMk_Ik_lo", "dMk_Ik_hi", "dMk_I5_lo", "dMk_I5_hi", "dMk_ind",
-  "tier", "panel", "tau", "h", "r", "s", "w", "k", "acc_clean", "acc_perturbed", "F", "A", "Q", "W", "V",
-  "K_width_class", "K_width_global", "n_classes", "n_pinned", "vr_C", "vr_S", "vr_M", "H_perm", "L_perm",
-  "dMk_perm",
-  "match1_H", "match1_L", "match1_dMk", "match1_Hmax", "match2_H", "match2_L", "match2_dMk", "match2_Hmax",
-  "match3_H", "match3_L", "match3_dMk", "match3_Hmax", "match4_H", "match4_L", "match4_dMk", "match4_Hmax",
-  "match5_H", "match5_L", "match5_dMk", "match5_Hmax"
+/* bounds.tsv and /bounds/cells: one field per record slot (docs/bounds.md). */
+static const struct pb_field pb_identify__fields[PB_IF_N] = {
+  [PB_IF_NREC] = {"n", PB_FMT_NUM},
+  [PB_IF_E] = {"E", PB_FMT_NUM},
+  [PB_IF_H_OBS] = {"H_obs", PB_FMT_NUM},
+  [PB_IF_H_I0_LO] = {"H_I0_lo", PB_FMT_NUM},
+  [PB_IF_H_I0_HI] = {"H_I0_hi", PB_FMT_NUM},
+  [PB_IF_H_IK_LO] = {"H_Ik_lo", PB_FMT_NUM},
+  [PB_IF_H_IK_HI] = {"H_Ik_hi", PB_FMT_NUM},
+  [PB_IF_H_I5_LO] = {"H_I5_lo", PB_FMT_NUM},
+  [PB_IF_H_I5_HI] = {"H_I5_hi", PB_FMT_NUM},
+  [PB_IF_H_IND] = {"H_ind", PB_FMT_NUM},
+  [PB_IF_L_OBS] = {"L_obs", PB_FMT_NUM},
+  [PB_IF_L_I0_LO] = {"L_I0_lo", PB_FMT_NUM},
+  [PB_IF_L_I0_HI] = {"L_I0_hi", PB_FMT_NUM},
+  [PB_IF_L_IK_LO] = {"L_Ik_lo", PB_FMT_NUM},
+  [PB_IF_L_IK_HI] = {"L_Ik_hi", PB_FMT_NUM},
+  [PB_IF_L_I5_LO] = {"L_I5_lo", PB_FMT_NUM},
+  [PB_IF_L_I5_HI] = {"L_I5_hi", PB_FMT_NUM},
+  [PB_IF_L_IND] = {"L_ind", PB_FMT_NUM},
+  [PB_IF_D_OBS] = {"dMk_obs", PB_FMT_NUM},
+  [PB_IF_D_I0_LO] = {"dMk_I0_lo", PB_FMT_NUM},
+  [PB_IF_D_I0_HI] = {"dMk_I0_hi", PB_FMT_NUM},
+  [PB_IF_D_IK_LO] = {"dMk_Ik_lo", PB_FMT_NUM},
+  [PB_IF_D_IK_HI] = {"dMk_Ik_hi", PB_FMT_NUM},
+  [PB_IF_D_I5_LO] = {"dMk_I5_lo", PB_FMT_NUM},
+  [PB_IF_D_I5_HI] = {"dMk_I5_hi", PB_FMT_NUM},
+  [PB_IF_D_IND] = {"dMk_ind", PB_FMT_NUM},
+  [PB_IF_TIER] = {"tier", PB_FMT_TIER},
+  [PB_IF_PANEL] = {"panel", PB_FMT_NUM},
+  [PB_IF_TAU] = {"tau", PB_FMT_NUM},
+  [PB_IF_H] = {"h", PB_FMT_NUM},
+  [PB_IF_R] = {"r", PB_FMT_NUM},
+  [PB_IF_S] = {"s", PB_FMT_NUM},
+  [PB_IF_W] = {"w", PB_FMT_NUM},
+  [PB_IF_K] = {"k", PB_FMT_NUM},
+  [PB_IF_ACC0] = {"acc_clean", PB_FMT_NUM},
+  [PB_IF_ACC1] = {"acc_perturbed", PB_FMT_NUM},
+  [PB_IF_F] = {"F", PB_FMT_NUM},
+  [PB_IF_A] = {"A", PB_FMT_NUM},
+  [PB_IF_Q] = {"Q", PB_FMT_NUM},
+  [PB_IF_WCOMP] = {"W", PB_FMT_NUM},
+  [PB_IF_VCOMP] = {"V", PB_FMT_NUM},
+  [PB_IF_KWC] = {"K_width_class", PB_FMT_NUM},
+  [PB_IF_KWG] = {"K_width_global", PB_FMT_NUM},
+  [PB_IF_NCLASSES] = {"n_classes", PB_FMT_NUM},
+  [PB_IF_NPINNED] = {"n_pinned", PB_FMT_NUM},
+  [PB_IF_VR_C] = {"vr_C", PB_FMT_NUM},
+  [PB_IF_VR_S] = {"vr_S", PB_FMT_NUM},
+  [PB_IF_VR_M] = {"vr_M", PB_FMT_NUM},
+  [PB_IF_H_PERM] = {"H_perm", PB_FMT_NUM},
+  [PB_IF_L_PERM] = {"L_perm", PB_FMT_NUM},
+  [PB_IF_D_PERM] = {"dMk_perm", PB_FMT_NUM},
+  [PB_IF_MATCH + 0] = {"match1_H", PB_FMT_NUM},
+  [PB_IF_MATCH + 1] = {"match1_L", PB_FMT_NUM},
+  [PB_IF_MATCH + 2] = {"match1_dMk", PB_FMT_NUM},
+  [PB_IF_MATCH + 3] = {"match1_Hmax", PB_FMT_NUM},
+  [PB_IF_MATCH + 4] = {"match2_H", PB_FMT_NUM},
+  [PB_IF_MATCH + 5] = {"match2_L", PB_FMT_NUM},
+  [PB_IF_MATCH + 6] = {"match2_dMk", PB_FMT_NUM},
+  [PB_IF_MATCH + 7] = {"match2_Hmax", PB_FMT_NUM},
+  [PB_IF_MATCH + 8] = {"match3_H", PB_FMT_NUM},
+  [PB_IF_MATCH + 9] = {"match3_L", PB_FMT_NUM},
+  [PB_IF_MATCH + 10] = {"match3_dMk", PB_FMT_NUM},
+  [PB_IF_MATCH + 11] = {"match3_Hmax", PB_FMT_NUM},
+  [PB_IF_MATCH + 12] = {"match4_H", PB_FMT_NUM},
+  [PB_IF_MATCH + 13] = {"match4_L", PB_FMT_NUM},
+  [PB_IF_MATCH + 14] = {"match4_dMk", PB_FMT_NUM},
+  [PB_IF_MATCH + 15] = {"match4_Hmax", PB_FMT_NUM},
+  [PB_IF_MATCH + 16] = {"match5_H", PB_FMT_NUM},
+  [PB_IF_MATCH + 17] = {"match5_L", PB_FMT_NUM},
+  [PB_IF_MATCH + 18] = {"match5_dMk", PB_FMT_NUM},
+  [PB_IF_MATCH + 19] = {"match5_Hmax", PB_FMT_NUM},
 };
+_Static_assert(PB_IDENTIFY_N_MATCH_SEEDS == 5, "pb_identify__fields lists five matched-support seeds");
+
+const struct pb_fields pb_identify_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_identify__fields};
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_identify_options, member)
+const struct pb_option pb_identify_option_table[] = {
+  {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
+   .mark = PB_OPTION_AT(struct pb_identify_options, have_tau),
+   .help = "one acceptance threshold for every cell instead of the protocol's development threshold (a store "
+           "without development images then works)"},
+  {.name = "i5", .type = PB_OPTION_CHOICE, PB_O(i5_scope), .metavar = "panel|all|none", .choices = "none|panel|all",
+   .def = "panel", .help_default = 1,
+   .help = "cells that get the exact I5 H bounds and the variable-support dM_k range at I0 (default: the frozen "
+           "panel, as in the seed paper)"},
+  {.name = "no-matched", .type = PB_OPTION_FLAG, PB_O(matched), .flag = 0, .ini = "matched", .def = "1",
+   .help = "skip the matched-support comparison (Appendix B.2)"},
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
+   .help_default = 1,
+   .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "
+           "the paper uses 2000)"},
+  {.name = "perm-replicates", .type = PB_OPTION_INT, PB_O(perm_replicates), .metavar = "R", .imax = 10000000,
+   .def = "0", .help_default = 1,
+   .help = "uniform within-class permutation replicates per cell, the empirical control for the independent "
+           "values (Appendix H.2; default 0, the paper uses 20)"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "S", .def = "20260908",
+   .help_default = 1,
+   .help = "base seed of the resampling and permutation streams (default 20260908; under `pairbound run`: the run "
+           "seed + 0, docs/run.md)"},
+  {.name = NULL}};
+#undef PB_O
 
 void pb_identify_options_default(struct pb_identify_options *opt)
 {
   memset(opt, 0, sizeof *opt);
-  opt->i5_scope = PB_IDENTIFY_I5_PANEL;
-  opt->matched = 1;
-  opt->seed = 20260908;
+  pb_options_defaults(pb_identify_option_table, opt);
 }
 
 double pb_identify_variance_ratio(const double *x, const double *y, int32_t n)
@@ -58,7 +151,7 @@ double pb_identify_variance_ratio(const double *x, const double *y, int32_t n)
 }
 
 /* Table 10 ratios for correctness, max probability and true-class probability. */
-static void pb_identify__ratios(const struct pb_cell_data *d, double *scratch, double out[3])
+static void pb_identify__ratios(const struct pb_cell_view *d, double *scratch, double out[3])
 {
   double *x = scratch, *y = scratch + d->n;
   for (int j = 0; j < 3; j++) {
@@ -95,6 +188,25 @@ static void pb_identify__pack(const struct pb_cell_bounds *b, double *r)
   r[PB_IF_NPINNED] = (double)b->n_pinned;
 }
 
+struct pb_identify__ranked {
+  uint64_t key;
+  int32_t label, pos;
+};
+
+static int pb_identify__cmp_ranked(const void *pa, const void *pb)
+{
+  const struct pb_identify__ranked *a = pa, *b = pb;
+  if (a->label != b->label) return a->label < b->label ? -1 : 1;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static int pb_identify__cmp_i32(const void *pa, const void *pb)
+{
+  const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+  return (a > b) - (a < b);
+}
+
 /* Matched-support subsample of a source for one seed (B.2): in each class
  * common to every source, the two evaluation images that come first in the
  * SHA-256 order of "match|SEED|SOURCE|CLASS|IMAGE".  Returns evaluation
@@ -104,7 +216,7 @@ static int32_t pb_identify__match_sample(const struct pb_meta *meta, int32_t s, 
 {
   const struct pb_source *src = &meta->sources[s];
   int32_t n_eval = 0, n = 0;
-  struct pb_identify__ranked { uint64_t key; int32_t label, pos; } *r = pb_malloc((size_t)src->n_images * sizeof *r);
+  struct pb_identify__ranked *r = pb_malloc((size_t)src->n_images * sizeof *r);
   for (int32_t i = 0; i < src->n_images; i++) {
     if (src->split[i] != PB_SPLIT_EVAL) continue;
     if (common[src->labels[i]]) {
@@ -115,25 +227,15 @@ static int32_t pb_identify__match_sample(const struct pb_meta *meta, int32_t s, 
     }
     n_eval++;
   }
-  /* insertion by (label, key): classes are small */
-  for (int32_t i = 1; i < n; i++)
-    for (int32_t j = i; j > 0 && (r[j - 1].label > r[j].label || (r[j - 1].label == r[j].label && r[j - 1].key > r[j].key)); j--) {
-      struct pb_identify__ranked t = r[j];
-      r[j] = r[j - 1];
-      r[j - 1] = t;
-    }
+  /* by (label, key); pos breaks ties, so the order is the stable one of the keys */
+  qsort(r, (size_t)n, sizeof *r, pb_identify__cmp_ranked);
   int32_t m = 0;
   for (int32_t i = 0, taken = 0; i < n; i++) {
     taken = i > 0 && r[i].label == r[i - 1].label ? taken + 1 : 0;
     if (taken < PB_IDENTIFY_MATCH_PER_CLASS) pos[m++] = r[i].pos;
   }
   free(r);
-  for (int32_t i = 1; i < m; i++) /* ascending evaluation positions */
-    for (int32_t j = i; j > 0 && pos[j - 1] > pos[j]; j--) {
-      int32_t t = pos[j];
-      pos[j] = pos[j - 1];
-      pos[j - 1] = t;
-    }
+  qsort(pos, (size_t)m, sizeof *pos, pb_identify__cmp_i32); /* ascending evaluation positions */
   return m;
 }
 
@@ -160,8 +262,7 @@ struct pb_identify__subset {
   float *s0, *s1, *m0, *m1;
 };
 
-static void pb_identify__matched_cell(const struct pb_cell_data *d, float tau, const int32_t *pos, int32_t m,
-                                      double *out)
+static void pb_identify__matched_cell(const struct pb_cell_view *d, const int32_t *pos, int32_t m, double *out)
 {
   struct pb_identify__subset u = {pb_malloc((size_t)m * sizeof(int32_t)), pb_malloc((size_t)m * sizeof(int32_t)),
                                   pb_malloc((size_t)m * sizeof(int32_t)), pb_malloc((size_t)m * sizeof(float)),
@@ -172,7 +273,10 @@ static void pb_identify__matched_cell(const struct pb_cell_data *d, float tau, c
     u.label[i] = d->label[p], u.pred0[i] = d->pred0[p], u.pred1[i] = d->pred1[p];
     u.s0[i] = d->s0[p], u.s1[i] = d->s1[p], u.m0[i] = d->m0[p], u.m1[i] = d->m1[p];
   }
-  struct pb_cell_input in = {m, u.label, u.pred0, u.s0, u.m0, u.pred1, u.s1, u.m1, tau};
+  struct pb_cell_view in = *d; /* the cell's names and threshold, the subsample's records */
+  in.n = m;
+  in.label = u.label, in.pred0 = u.pred0, in.s0 = u.s0, in.m0 = u.m0;
+  in.pred1 = u.pred1, in.s1 = u.s1, in.m1 = u.m1;
   struct pb_cell_bounds b;
   if (m > 0 && pb_bounds_cell(&in, 1, &b) == 0) {
     out[0] = b.H_I5[1] - b.H_I5[0];
@@ -188,9 +292,10 @@ static void pb_identify__matched_cell(const struct pb_cell_data *d, float tau, c
 /* H.2's empirical control: H, L and dM_k under uniform within-class
  * permutations of the perturbed records, averaged over the replicates (dM_k
  * over replicates with K > 0). */
-static void pb_identify__perm_control(const struct pb_cell_data *d, float tau, const struct pb_identify_options *opt,
+static void pb_identify__perm_control(const struct pb_cell_view *d, const struct pb_identify_options *opt,
                                       int32_t *perm, double out[3])
 {
+  const float tau = d->tau;
   double h = 0, l = 0, dm = 0;
   int32_t nd = 0;
   for (int32_t r = 0; r < opt->perm_replicates; r++) {
@@ -236,13 +341,11 @@ static int pb_identify__taus(const struct pb_stage *st, const struct pb_cell_blo
   return PB_OK;
 }
 
-/* All cells of this rank: the grid pass, then the I5 pass, then matched support. */
-static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
-                                const struct pb_identify_options *opt, double *recs, double times[3])
+/* Records of the cells not computed: NaN but for tier, panel and threshold;
+ * i5[c]: the cell's I5 pass (1) or grid pass (0). */
+static void pb_identify__init_recs(const struct pb_stage *st, const struct pb_cell_block *b,
+                                   const struct pb_identify_options *opt, const float *tau, uint8_t *i5, double *recs)
 {
-  float *tau = pb_malloc((size_t)(b->n_cells > 0 ? b->n_cells : 1) * sizeof *tau);
-  uint8_t *i5 = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
-  int status = pb_identify__taus(st, b, opt, tau);
   for (int64_t c = 0; c < b->n_cells; c++) {
     const struct pb_cell_ref *r = &b->cells[c].ref;
     int panel = st->protocol.src[r->source].panel[r->model * st->meta->sources[r->source].n_conditions + r->condition];
@@ -253,98 +356,99 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
     rec[PB_IF_PANEL] = panel;
     rec[PB_IF_TAU] = tau[c];
   }
+}
+
+/* One pass over the cells whose i5 flag is @p pass: the kernel, Table 10
+ * ratios and the permutation control. */
+static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_block *b,
+                             const struct pb_identify_options *opt, const float *tau, const uint8_t *i5, int pass,
+                             double *recs)
+{
   int32_t nmax = 1;
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
-  for (int pass = 0; pass < 2 && status == PB_OK; pass++) {
-    double t0 = MPI_Wtime();
-    int bad = 0;
-#pragma omp parallel reduction(| : bad)
-    {
-      double *scratch = NULL;
-      int32_t cap = 0, *perm = pb_malloc((size_t)nmax * sizeof *perm);
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
+#pragma omp parallel
+  {
+    double *scratch = NULL;
+    int32_t cap = 0, *perm = pb_malloc((size_t)nmax * sizeof *perm);
 #pragma omp for schedule(dynamic, 8)
-      for (int64_t c = 0; c < b->n_cells; c++) {
-        if (i5[c] != pass) continue;
-        const struct pb_cell_data *d = &b->cells[c];
-        struct pb_cell_input in = {d->n, d->label, d->pred0, d->s0, d->m0, d->pred1, d->s1, d->m1, tau[c]};
-        struct pb_cell_bounds cb;
-        double *rec = recs + c * PB_IF_N;
-        bad |= pb_bounds_cell(&in, pass, &cb) != 0;
-        pb_identify__pack(&cb, rec);
-        if (d->n > cap) {
-          cap = d->n;
-          scratch = pb_realloc(scratch, 2 * (size_t)cap * sizeof *scratch);
-        }
-        pb_identify__ratios(d, scratch, rec + PB_IF_VR_C);
-        if (opt->perm_replicates > 0) pb_identify__perm_control(d, tau[c], opt, perm, rec + PB_IF_H_PERM);
+    for (int64_t c = 0; c < b->n_cells; c++) {
+      if (i5[c] != pass) continue;
+      const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], tau[c]);
+      struct pb_cell_bounds cb;
+      double *rec = recs + c * PB_IF_N;
+      if (pb_bounds_cell(&d, pass, &cb) != 0) pb_first_error_record(&fe, b->first + c);
+      pb_identify__pack(&cb, rec);
+      if (d.n > cap) {
+        cap = d.n;
+        scratch = pb_realloc(scratch, 2 * (size_t)cap * sizeof *scratch);
       }
-      free(scratch);
-      free(perm);
+      pb_identify__ratios(&d, scratch, rec + PB_IF_VR_C);
+      if (opt->perm_replicates > 0) pb_identify__perm_control(&d, opt, perm, rec + PB_IF_H_PERM);
     }
-    if (bad) {
-      pb_error_set("identification failed on a cell with invalid records");
-      status = PB_FAIL;
-    }
-    times[pass] = MPI_Wtime() - t0;
+    free(scratch);
+    free(perm);
   }
-  double t0 = MPI_Wtime();
-  if (status == PB_OK && opt->matched) {
-    int32_t K;
-    uint8_t *common = pb_identify__common(st->meta, &K);
-    for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-      uint64_t seed = PB_IDENTIFY_MATCH_SEED0 + (uint64_t)j;
-      for (int32_t s = 0; s < st->meta->n_sources; s++) {
-        int32_t *pos = pb_malloc((size_t)st->meta->sources[s].n_images * sizeof *pos);
-        int32_t m = pb_identify__match_sample(st->meta, s, seed, common, pos);
+  return pb_first_error_status(&fe);
+}
+
+/* Appendix B.2: every panel cell on each seed's matched-support subsample. */
+static void pb_identify__matched(const struct pb_stage *st, const struct pb_cell_block *b, const float *tau,
+                                 double *recs)
+{
+  int32_t K;
+  uint8_t *common = pb_identify__common(st->meta, &K);
+  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+    uint64_t seed = PB_IDENTIFY_MATCH_SEED0 + (uint64_t)j;
+    for (int32_t s = 0; s < st->meta->n_sources; s++) {
+      int32_t *pos = pb_malloc((size_t)st->meta->sources[s].n_images * sizeof *pos);
+      int32_t m = pb_identify__match_sample(st->meta, s, seed, common, pos);
 #pragma omp parallel for schedule(dynamic, 4)
-        for (int64_t c = 0; c < b->n_cells; c++)
-          if (b->cells[c].ref.source == s && recs[c * PB_IF_N + PB_IF_PANEL] == 1)
-            pb_identify__matched_cell(&b->cells[c], tau[c], pos, m, recs + c * PB_IF_N + PB_IF_MATCH + 4 * j);
-        free(pos);
-      }
+      for (int64_t c = 0; c < b->n_cells; c++)
+        if (b->cells[c].ref.source == s && recs[c * PB_IF_N + PB_IF_PANEL] == 1) {
+          const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], tau[c]);
+          pb_identify__matched_cell(&d, pos, m, recs + c * PB_IF_N + PB_IF_MATCH + 4 * j);
+        }
+      free(pos);
     }
-    free(common);
   }
-  times[2] = MPI_Wtime() - t0;
+  free(common);
+}
+
+/* All cells of this rank: the grid pass, then the I5 pass, then matched support. */
+static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
+                                const struct pb_identify_options *opt, double *recs, struct pb_timer *tm)
+{
+  float *tau = pb_malloc((size_t)(b->n_cells > 0 ? b->n_cells : 1) * sizeof *tau);
+  uint8_t *i5 = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
+  int status = pb_identify__taus(st, b, opt, tau);
+  pb_identify__init_recs(st, b, opt, tau, i5, recs);
+  static const char *const pass_names[2] = {"grid_pass", "i5_pass"};
+  for (int pass = 0; pass < 2; pass++) {
+    pb_timer_skip(tm);
+    if (status == PB_OK) status = pb_identify__pass(st, b, opt, tau, i5, pass, recs);
+    pb_timer_lap(tm, pass_names[pass]);
+  }
+  if (status == PB_OK && opt->matched) pb_identify__matched(st, b, tau, recs);
+  pb_timer_lap(tm, "matched_support");
   free(tau);
   free(i5);
   return status;
 }
 
-static void pb_identify__tsv_rows(const struct pb_stage *st, const struct pb_cell_block *b, const double *recs,
-                                  struct pb_text *t)
-{
-  for (int64_t c = 0; c < b->n_cells; c++) {
-    const struct pb_cell_ref *r = &b->cells[c].ref;
-    const struct pb_source *src = &st->meta->sources[r->source];
-    const double *rec = recs + c * PB_IF_N;
-    pb_text_printf(t, "%s\t%s\t%s", st->meta->model_ids[r->model], src->name, src->conditions[r->condition]);
-    for (int f = 0; f < PB_IF_N; f++) {
-      if (f == PB_IF_TIER) pb_text_printf(t, "\t%s", pb_tier_name((int)rec[f]));
-      else pb_text_double(t, rec[f]);
-    }
-    pb_text_printf(t, "\n");
-  }
-}
-
 static int pb_identify__write_cells(struct pb_stage *st, const struct pb_cell_block *b, const double *recs)
 {
-  int64_t n = b->n_cells;
-  double *col = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
-  int status = pb_results_group(st->results, "/bounds/cells");
-  for (int f = 0; f < PB_IF_N && status == PB_OK; f++) {
-    char path[128];
-    for (int64_t c = 0; c < n; c++) col[c] = recs[c * PB_IF_N + f];
-    snprintf(path, sizeof path, "/bounds/cells/%s", pb_identify_field_names[f]);
-    status = pb_results_write_f64(st->results, path, st->n_cells, b->first, n, col);
-  }
-  free(col);
+  int status = pb_fields_write(&pb_identify_fields, st->results, st->n_cells, b->first, b->n_cells, recs);
   if (status != PB_OK) return status;
-  struct pb_text t = {0};
-  pb_identify__tsv_rows(st, b, recs, &t);
-  struct pb_text head = {0};
-  pb_text_printf(&head, "model\tsource\tcondition");
-  for (int f = 0; f < PB_IF_N; f++) pb_text_printf(&head, "\t%s", pb_identify_field_names[f]);
+  struct pb_text t = {0}, head = {0};
+  for (int64_t c = 0; c < b->n_cells; c++) {
+    const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], NAN);
+    pb_text_printf(&t, "%s\t%s\t%s", d.model, d.source, d.condition);
+    pb_fields_tsv_values(&pb_identify_fields, recs + c * PB_IF_N, 0, &t);
+    pb_text_printf(&t, "\n");
+  }
+  pb_fields_tsv_header(&pb_identify_fields, "model\tsource\tcondition", 0, &head);
   pb_text_printf(&head, "\n");
   status = pb_results_tsv(st->results, "bounds.tsv", head.buf, t.buf, t.len);
   pb_text_free(&t);
@@ -358,16 +462,17 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
 {
   struct pb_stage st;
   struct pb_cell_block b;
-  double t0 = MPI_Wtime(), times[3] = {0, 0, 0};
+  struct pb_timer tm;
+  pb_timer_start(&tm, "bounds");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status != PB_OK) return pb_stage_close(&st, status);
-  double t_load = MPI_Wtime() - t0;
+  pb_timer_lap(&tm, "load");
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * PB_IF_N * sizeof *recs);
-  status = pb_identify__compute(&st, &b, opt, recs, times);
+  status = pb_identify__compute(&st, &b, opt, recs, &tm);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t1 = MPI_Wtime();
+  pb_timer_skip(&tm);
   if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
   if (status == PB_OK) {
     /* every rank: the resampling runs on all of them */
@@ -380,14 +485,14 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
     free(iv.vr);
     free(all);
   }
-  double t_write = MPI_Wtime() - t1;
-  /* slowest rank's phase times: what a user waits for */
-  double mx[5] = {t_load, times[0], times[1], times[2], t_write};
-  MPI_Allreduce(MPI_IN_PLACE, mx, 5, MPI_DOUBLE, MPI_MAX, comm);
-  int64_t recs_total = pb_meta_paired_records(st.meta);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
+  const double grid = pb_timer_get(&tm, "grid_pass");
   pb_message("bounds: load %.3f s; grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
              "matched support %.3f s; write %.3f s",
-             mx[0], mx[1], mx[1] > 0 ? recs_total / mx[1] / 1e6 : 0.0, mx[2], mx[3], mx[4]);
+             pb_timer_get(&tm, "load"), grid, grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
+             pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "write"));
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);
   pb_cells_free(&b);
   return pb_stage_close(&st, status);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "pairbound/fields.h"
 #include "pairbound/identify.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
@@ -22,7 +23,8 @@ enum pb_identify_field {
   PB_IF_N = PB_IF_MATCH + 4 * PB_IDENTIFY_N_MATCH_SEEDS
 };
 
-extern const char *const pb_identify_field_names[PB_IF_N];
+/* The record's field table: /bounds/cells columns and bounds.tsv (after model, source, condition). */
+extern const struct pb_fields pb_identify_fields;
 
 /* Model-group bootstrap intervals of Table 10 (rows source x {all, tiers}, stats C, S, M); collective. */
 struct pb_identify_intervals {

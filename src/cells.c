@@ -101,3 +101,15 @@ void pb_cells_free(struct pb_cell_block *b)
   free(b->cells);
   memset(b, 0, sizeof *b);
 }
+
+struct pb_cell_view pb_cells_view(const struct pb_meta *meta, const struct pb_cell_data *d, float tau)
+{
+  const struct pb_source *src = &meta->sources[d->ref.source];
+  return (struct pb_cell_view){
+    .ref = d->ref, .index = d->index,
+    .model = meta->model_ids[d->ref.model], .source = src->name, .condition = src->conditions[d->ref.condition],
+    .n = d->n, .label = d->label,
+    .pred0 = d->pred0, .s0 = d->s0, .m0 = d->m0,
+    .pred1 = d->pred1, .s1 = d->s1, .m1 = d->m1,
+    .tau = tau};
+}

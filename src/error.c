@@ -24,6 +24,55 @@ void pb_error_set(const char *fmt, ...)
 const char *pb_error_message(void) { return pb__errbuf[0] ? pb__errbuf : "unknown error"; }
 void pb_error_clear(void) { pb__errbuf[0] = '\0'; }
 
+void pb_first_error_init(struct pb_first_error *e)
+{
+  e->item = -1;
+  e->message[0] = '\0';
+}
+
+void pb_first_error_record(struct pb_first_error *e, int64_t item)
+{
+#pragma omp critical(pb_first_error)
+  if (e->item < 0 || item < e->item) {
+    snprintf(e->message, sizeof e->message, "%s", pb_error_message());
+#pragma omp atomic write
+    e->item = item;
+  }
+}
+
+int pb_first_error_any(const struct pb_first_error *e)
+{
+  int64_t item;
+#pragma omp atomic read
+  item = e->item;
+  return item >= 0;
+}
+
+int pb_first_error_status(const struct pb_first_error *e)
+{
+  if (e->item < 0) return PB_OK;
+  pb_error_set("%s", e->message);
+  return PB_FAIL;
+}
+
+int pb_error_agree(MPI_Comm comm, int status)
+{
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int first = status == PB_OK ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return PB_OK;
+  char msg[sizeof pb__errbuf];
+  snprintf(msg, sizeof msg, "%s", pb_error_message());
+  MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
+  if (rank != first) {
+    if (strncmp(msg, "rank ", 5) == 0) pb_error_set("%s", msg); /* agreed before: already names its rank */
+    else pb_error_set("rank %d: %s", first, msg);
+  }
+  return PB_FAIL;
+}
+
 void pb_log_init(int rank, int verbosity)
 {
   pb__rank = rank;

@@ -13,6 +13,7 @@
 #include "pairbound/util.h"
 #include "pairbound/store.h"
 #include "pairbound/ingest.h"
+#include "pairbound/output.h"
 
 /* Names never hold ',', '"' or line ends (pb_meta_validate), but the CSV
  * reader trims blanks around unquoted fields, so such names are quoted. */
@@ -62,9 +63,15 @@ int pb_export_csv(const char *store_path, const char *csv_path)
   struct pb_rows block;
   int32_t *index = NULL;
   memset(&block, 0, sizeof block);
+  struct pb_output_lock lock = {.fd = -1};
+  if (pb_output_file_ok(csv_path, PB_OUTPUT_CSV, &store_path, 1, pb_output_force())) return PB_FAIL;
   if (pb_store_open(store_path, MPI_COMM_SELF, &st)) return PB_FAIL;
   const struct pb_meta *meta = pb_store_meta(st);
-  if (pb_outfile_open(&out, csv_path)) goto done;
+  char *lockfile = pb_malloc(strlen(csv_path) + 8);
+  sprintf(lockfile, "%s.lock", csv_path);
+  int locked = pb_output_lock_take(&lock, lockfile, csv_path, 1);
+  free(lockfile);
+  if (locked != PB_OK || pb_outfile_open(&out, csv_path)) goto done;
   open = 1;
   fputs("model,group,source,condition,image,label,split,pred,smax,ptrue", out.fp);
   for (int32_t k = 1; k <= meta->topk; k++) fprintf(out.fp, ",top%d_class,top%d_prob", k, k);
@@ -84,6 +91,7 @@ int pb_export_csv(const char *store_path, const char *csv_path)
   status = pb_outfile_commit(&out);
 done:
   if (open) pb_outfile_abort(&out);
+  pb_output_lock_release(&lock);
   pb_rows_free(&block);
   free(index);
   pb_store_close(st);

@@ -22,6 +22,8 @@
 #include "pairbound/util.h"
 #include "pairbound/store.h"
 #include "pairbound/ingest.h"
+#include "pairbound/output.h"
+#include "pairbound/options.h"
 
 /* Tolerance of the probability consistency checks (ptrue <= smax, ...). */
 #define PB_INGEST_TOL 1e-6
@@ -782,6 +784,8 @@ int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, con
   struct pb_rows *rows = NULL;
   struct pb_store *st = NULL;
   int32_t *index = NULL;
+  /* before reading anything: the store must never replace the CSV */
+  if (pb_output_file_ok(store_path, PB_OUTPUT_STORE, &csv_path, 1, pb_output_force())) return PB_FAIL;
   if (pb_ingest_parse(csv_path, opt, &meta, &rows)) return PB_FAIL;
   if (pb_store_create(store_path, MPI_COMM_SELF, &meta, &st)) goto done;
   for (int32_t s = 0; s < meta.n_sources; s++) {
@@ -805,11 +809,8 @@ done:
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)
 {
   const char *eq = strrchr(arg, '=');
-  const char *num = eq ? eq + 1 : arg;
-  char *end;
-  errno = 0;
-  long n = strtol(num, &end, 10);
-  if (end == num || *end != '\0' || errno || n < 1 || n > INT32_MAX || (eq && eq == arg)) {
+  int64_t n;
+  if (pb_parse_int(eq ? eq + 1 : arg, 1, INT32_MAX, &n) || (eq && eq == arg)) {
     pb_error_set("--classes: expected N or SOURCE=N with N >= 1, found '%s'", arg);
     return PB_FAIL;
   }

@@ -37,8 +37,6 @@ enum pb_policy_lfield {
   PB_PL_N
 };
 
-extern const char *const pb_policy_cfield_names[PB_PC_NBASE];
-extern const char *const pb_policy_lfield_names[PB_PL_N];
 
 /** Report tables (policy_*.tsv and policy.md) from every cell's record; rank 0 only. */
 int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t n_cells, int32_t rec_len,

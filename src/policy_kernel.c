@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,7 +401,7 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
       hl[2][1] = hl[1][1];
     } else if (pb_bounds_class_h_i5(n, cl->label, cl->pred0, cl->z0, cl->pred1, cl->z1 + (size_t)j * n, k, cl->s,
                                     hl[2]) != 0) {
-      pb_error_set("class %d: observed five-state counts reported infeasible", cl->label);
+      pb_error_set("observed five-state counts reported infeasible");
       goto done;
     }
     for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
@@ -472,30 +473,23 @@ int pb_policy_argmin(const double *v, const double *q, int32_t n)
   return best;
 }
 
-int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *out)
+int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *ps, struct pb_policy_result *out)
 {
-  if (!in || !out || in->n <= 0 || !in->label || !in->pred0 || !in->pred1 || !in->s0 || !in->s1 || !in->tau ||
-      in->n_pol < 1 || in->n_pol > PB_POLICY_MAX || in->n_lambda < 1 || in->n_lambda > PB_POLICY_MAX_LAMBDA ||
-      !in->lambda || isnan(in->tau0)) {
-    pb_error_set("policy: invalid cell input");
-    return -1;
-  }
-  for (int32_t j = 0; j < in->n_pol; j++)
-    if (isnan(in->tau[j])) {
-      pb_error_set("policy: threshold %d is NaN", j);
-      return -1;
-    }
-  for (int32_t i = 0; i < in->n_lambda; i++)
-    if (!(in->lambda[i] >= 0 && in->lambda[i] <= 1)) {
-      pb_error_set("policy: weight %g outside [0, 1]", in->lambda[i]);
-      return -1;
-    }
-  const int32_t n = in->n, P = in->n_pol;
+  if (!in || !out || in->n <= 0 || !in->label || !in->pred0 || !in->pred1 || !in->s0 || !in->s1 || !ps || !ps->tau ||
+      ps->n_pol < 1 || ps->n_pol > PB_POLICY_MAX || ps->n_lambda < 1 || ps->n_lambda > PB_POLICY_MAX_LAMBDA ||
+      !ps->lambda)
+    return pb_cell_error(in, -1, "policy: invalid cell input (n = %d, %d policies, %d weights)", in ? in->n : 0,
+                         ps ? ps->n_pol : 0, ps ? ps->n_lambda : 0);
+  if (isnan(in->tau)) return pb_cell_error(in, -1, "policy: clean threshold is NaN");
+  for (int32_t j = 0; j < ps->n_pol; j++)
+    if (isnan(ps->tau[j])) return pb_cell_error(in, -1, "policy: threshold %d is NaN", (int)j);
+  for (int32_t i = 0; i < ps->n_lambda; i++)
+    if (!(ps->lambda[i] >= 0 && ps->lambda[i] <= 1))
+      return pb_cell_error(in, -1, "policy: weight %g outside [0, 1]", ps->lambda[i]);
+  const int32_t n = in->n, P = ps->n_pol;
   for (int32_t i = 0; i < n; i++)
-    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0) {
-      pb_error_set("policy: record %d has a negative label or prediction", i);
-      return -1;
-    }
+    if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0)
+      return pb_cell_error(in, in->label[i], "policy: record %d has a negative label or prediction", (int)i);
   pb_error_clear();
   struct pb_policy__work *wk = calloc(1, sizeof *wk);
   int64_t *idx = malloc((size_t)n * sizeof *idx);
@@ -507,29 +501,29 @@ int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *ou
   uint8_t *z0 = malloc((size_t)n), *z1 = malloc((size_t)n * P);
   int status = -1;
   if (!wk || !idx || !mask || !cm || !wm || !keys || !labs || !p0 || !p1 || !z0 || !z1) {
-    pb_error_set("policy: out of memory (n = %d)", n);
+    pb_cell_error(in, -1, "policy: out of memory (n = %d)", n);
     goto done;
   }
   memset(out, 0, sizeof *out);
   out->N = n;
   out->n_pol = P;
-  out->n_lambda = in->n_lambda;
+  out->n_lambda = ps->n_lambda;
   wk->P = P;
-  wk->NL = in->n_lambda + 2;
+  wk->NL = ps->n_lambda + 2;
   wk->ncombo = P * P + 2 * P;
   wk->lam[0] = 0;
   wk->lam[1] = 1;
-  for (int32_t i = 0; i < in->n_lambda; i++) wk->lam[2 + i] = in->lambda[i];
+  for (int32_t i = 0; i < ps->n_lambda; i++) wk->lam[2 + i] = ps->lambda[i];
 
   /* marginal and observed quantities, and the pairwise switching structure */
   int64_t cE[PB_POLICY_MAX] = {0}, cR[PB_POLICY_MAX] = {0}, cH[PB_POLICY_MAX] = {0}, cL[PB_POLICY_MAX] = {0};
   uint8_t sw_c[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}}, sw_w[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}};
   for (int32_t i = 0; i < n; i++) {
     uint16_t mk = 0;
-    for (int32_t j = 0; j < P; j++) mk |= (uint16_t)((in->s1[i] >= in->tau[j]) << j);
+    for (int32_t j = 0; j < P; j++) mk |= (uint16_t)((in->s1[i] >= ps->tau[j]) << j);
     mask[i] = mk;
     const int c1 = in->pred1[i] == in->label[i];
-    const int aA = in->pred0[i] == in->label[i] && in->s0[i] >= in->tau0;
+    const int aA = in->pred0[i] == in->label[i] && in->s0[i] >= in->tau;
     for (int32_t j = 0; j < P; j++) {
       int acc = (mk >> j) & 1;
       cE[j] += !c1 && acc;
@@ -575,7 +569,7 @@ int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *ou
       const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
       p0[q] = in->pred0[i];
       p1[q] = in->pred1[i];
-      z0[q] = in->s0[i] >= in->tau0;
+      z0[q] = in->s0[i] >= in->tau;
       for (int32_t j = 0; j < P; j++) z1[(size_t)j * cl.n + q] = (mask[i] >> j) & 1;
       cl.a += c0;
       cl.u += c0 && z0[q];
@@ -608,7 +602,9 @@ int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *ou
       }
     }
     if (pb_policy__class(wk, &cl, P)) {
-      if (!pb_error_message()[0]) pb_error_set("policy: class %d: allocation failed", y);
+      char why[512];
+      snprintf(why, sizeof why, "%s", pb_error_message());
+      pb_cell_error(in, y, "policy: %s", why);
       goto done;
     }
     st = en;
@@ -626,7 +622,7 @@ int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *ou
       out->H_mean[lv][j] = lv == PB_LEVEL_I5 && wk->hmean_bad ? NAN : wk->hmean[lv][j] / N;
       out->L_mean[lv][j] = wk->lmean[lv][j] / N;
     }
-    for (int32_t li = 0; li < in->n_lambda; li++) {
+    for (int32_t li = 0; li < ps->n_lambda; li++) {
       const int32_t q = li + 2;
       const double lam = wk->lam[q];
       for (int32_t j = 0; j < P; j++) {

@@ -16,72 +16,162 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/fields.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "policy_internal.h"
 
-const char *const pb_policy_cfield_names[PB_PC_NBASE] = {
-  "scope", "tau0", "n", "K", "H_I0_width",
-  "H_I0_lo", "H_I0_hi", "H_Ik_lo", "H_Ik_hi", "H_I5_lo", "H_I5_hi", "H_obs",
-  "L_I0_lo", "L_I0_hi", "L_Ik_lo", "L_Ik_hi", "L_I5_lo", "L_I5_hi", "L_obs",
-  "dMk_I0_lo", "dMk_I0_hi", "dMk_Ik_lo", "dMk_Ik_hi", "dMk_I5_lo", "dMk_I5_hi", "dMk_obs",
-  "mean_unrepresentable", "lemma1_residual", "corollary1_violations",
-  "d1_j", "d1_l", "d1_tau_j", "d1_tau_l", "d1_q_j", "d1_q_l", "d1_Jj_lo", "d1_Jj_hi", "d1_Jl_lo", "d1_Jl_hi",
-  "d1_separate_gap", "d1_Dplus_I5", "d1_Dplus_I0"};
+/* /policy/cells: the cell fields, then per weight i the PB_PL_N fields suffixed _lambda<i>. */
+static const struct pb_field pb_policy__cfields[PB_PC_NBASE] = {
+  [PB_PC_SCOPE] = {"scope", PB_FMT_NUM},
+  [PB_PC_TAU0] = {"tau0", PB_FMT_NUM},
+  [PB_PC_N] = {"n", PB_FMT_NUM},
+  [PB_PC_K] = {"K", PB_FMT_NUM},
+  [PB_PC_HW_I0] = {"H_I0_width", PB_FMT_NUM},
+  [PB_PC_T15 + 0] = {"H_I0_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 1] = {"H_I0_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 2] = {"H_Ik_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 3] = {"H_Ik_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 4] = {"H_I5_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 5] = {"H_I5_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 6] = {"H_obs", PB_FMT_NUM},
+  [PB_PC_T15 + 7] = {"L_I0_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 8] = {"L_I0_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 9] = {"L_Ik_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 10] = {"L_Ik_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 11] = {"L_I5_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 12] = {"L_I5_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 13] = {"L_obs", PB_FMT_NUM},
+  [PB_PC_T15 + 14] = {"dMk_I0_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 15] = {"dMk_I0_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 16] = {"dMk_Ik_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 17] = {"dMk_Ik_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 18] = {"dMk_I5_lo", PB_FMT_NUM},
+  [PB_PC_T15 + 19] = {"dMk_I5_hi", PB_FMT_NUM},
+  [PB_PC_T15 + 20] = {"dMk_obs", PB_FMT_NUM},
+  [PB_PC_MEAN_BAD] = {"mean_unrepresentable", PB_FMT_NUM},
+  [PB_PC_LEMMA1] = {"lemma1_residual", PB_FMT_NUM},
+  [PB_PC_COR1] = {"corollary1_violations", PB_FMT_NUM},
+  [PB_PC_D1 + 0] = {"d1_j", PB_FMT_NUM},
+  [PB_PC_D1 + 1] = {"d1_l", PB_FMT_NUM},
+  [PB_PC_D1 + 2] = {"d1_tau_j", PB_FMT_NUM},
+  [PB_PC_D1 + 3] = {"d1_tau_l", PB_FMT_NUM},
+  [PB_PC_D1 + 4] = {"d1_q_j", PB_FMT_NUM},
+  [PB_PC_D1 + 5] = {"d1_q_l", PB_FMT_NUM},
+  [PB_PC_D1 + 6] = {"d1_Jj_lo", PB_FMT_NUM},
+  [PB_PC_D1 + 7] = {"d1_Jj_hi", PB_FMT_NUM},
+  [PB_PC_D1 + 8] = {"d1_Jl_lo", PB_FMT_NUM},
+  [PB_PC_D1 + 9] = {"d1_Jl_hi", PB_FMT_NUM},
+  [PB_PC_D1 + 10] = {"d1_separate_gap", PB_FMT_NUM},
+  [PB_PC_D1 + 11] = {"d1_Dplus_I5", PB_FMT_NUM},
+  [PB_PC_D1 + 12] = {"d1_Dplus_I0", PB_FMT_NUM},
+};
 
-const char *const pb_policy_lfield_names[PB_PL_N] = {
-  "certified_I0", "certified_Ik", "certified_I5", "added_I0_Ik", "added_Ik_I5",
-  "actions_I0", "actions_Ik", "actions_I5", "minimax_I0", "minimax_Ik", "minimax_I5",
-  "mean_rule_I0", "mean_rule_Ik", "mean_rule_I5", "minimax_regret_I0", "minimax_regret_Ik", "minimax_regret_I5",
-  "mean_rule_regret_I0", "mean_rule_regret_Ik", "mean_rule_regret_I5", "fixed80", "proxy", "fixed80_regret",
-  "proxy_regret"};
+static const struct pb_field pb_policy__lfields[PB_PL_N] = {
+  [PB_PL_CERT + 0] = {"certified_I0", PB_FMT_NUM},
+  [PB_PL_CERT + 1] = {"certified_Ik", PB_FMT_NUM},
+  [PB_PL_CERT + 2] = {"certified_I5", PB_FMT_NUM},
+  [PB_PL_INCK] = {"added_I0_Ik", PB_FMT_NUM},
+  [PB_PL_INC5] = {"added_Ik_I5", PB_FMT_NUM},
+  [PB_PL_NACT + 0] = {"actions_I0", PB_FMT_NUM},
+  [PB_PL_NACT + 1] = {"actions_Ik", PB_FMT_NUM},
+  [PB_PL_NACT + 2] = {"actions_I5", PB_FMT_NUM},
+  [PB_PL_SEL_MM + 0] = {"minimax_I0", PB_FMT_NUM},
+  [PB_PL_SEL_MM + 1] = {"minimax_Ik", PB_FMT_NUM},
+  [PB_PL_SEL_MM + 2] = {"minimax_I5", PB_FMT_NUM},
+  [PB_PL_SEL_MEAN + 0] = {"mean_rule_I0", PB_FMT_NUM},
+  [PB_PL_SEL_MEAN + 1] = {"mean_rule_Ik", PB_FMT_NUM},
+  [PB_PL_SEL_MEAN + 2] = {"mean_rule_I5", PB_FMT_NUM},
+  [PB_PL_REG_MM + 0] = {"minimax_regret_I0", PB_FMT_NUM},
+  [PB_PL_REG_MM + 1] = {"minimax_regret_Ik", PB_FMT_NUM},
+  [PB_PL_REG_MM + 2] = {"minimax_regret_I5", PB_FMT_NUM},
+  [PB_PL_REG_MEAN + 0] = {"mean_rule_regret_I0", PB_FMT_NUM},
+  [PB_PL_REG_MEAN + 1] = {"mean_rule_regret_Ik", PB_FMT_NUM},
+  [PB_PL_REG_MEAN + 2] = {"mean_rule_regret_I5", PB_FMT_NUM},
+  [PB_PL_SEL_FIX] = {"fixed80", PB_FMT_NUM},
+  [PB_PL_SEL_PROXY] = {"proxy", PB_FMT_NUM},
+  [PB_PL_REG_FIX] = {"fixed80_regret", PB_FMT_NUM},
+  [PB_PL_REG_PROXY] = {"proxy_regret", PB_FMT_NUM},
+};
+
+/* policy_bounds.tsv, after model, source, condition, level: one row per (weight, policy j). */
+enum { PB_PB_LAMBDA, PB_PB_J, PB_PB_TAU, PB_PB_J_LO, PB_PB_J_HI, PB_PB_H_LO, PB_PB_H_HI, PB_PB_L_LO, PB_PB_L_HI,
+       PB_PB_LEMMA1, PB_PB_REGRET, PB_PB_MEAN, PB_PB_COST, PB_PB_N };
+static const struct pb_field pb_policy__bcols[PB_PB_N] = {
+  [PB_PB_LAMBDA] = {"lambda", PB_FMT_NUM}, [PB_PB_J] = {"j", PB_FMT_INT}, [PB_PB_TAU] = {"tau_j", PB_FMT_NUM},
+  [PB_PB_J_LO] = {"J_lo", PB_FMT_NUM}, [PB_PB_J_HI] = {"J_hi", PB_FMT_NUM}, [PB_PB_H_LO] = {"H_lo", PB_FMT_NUM},
+  [PB_PB_H_HI] = {"H_hi", PB_FMT_NUM}, [PB_PB_L_LO] = {"L_lo", PB_FMT_NUM}, [PB_PB_L_HI] = {"L_hi", PB_FMT_NUM},
+  [PB_PB_LEMMA1] = {"J_upper_lemma1", PB_FMT_NUM}, [PB_PB_REGRET] = {"regret", PB_FMT_NUM},
+  [PB_PB_MEAN] = {"feasible_mean", PB_FMT_NUM}, [PB_PB_COST] = {"realized_cost", PB_FMT_NUM}};
+
+/* policy_pairs.tsv, after model, source, condition, level: one row per (weight, ordered pair j != l). */
+enum { PB_PP_LAMBDA, PB_PP_J, PB_PP_L, PB_PP_DPLUS, PB_PP_GAP, PB_PP_CERT, PB_PP_MIXED, PB_PP_N };
+static const struct pb_field pb_policy__pcols[PB_PP_N] = {
+  [PB_PP_LAMBDA] = {"lambda", PB_FMT_NUM}, [PB_PP_J] = {"j", PB_FMT_INT}, [PB_PP_L] = {"l", PB_FMT_INT},
+  [PB_PP_DPLUS] = {"Dplus", PB_FMT_NUM}, [PB_PP_GAP] = {"separate_gap", PB_FMT_NUM},
+  [PB_PP_CERT] = {"certified", PB_FMT_INT}, [PB_PP_MIXED] = {"mixed_switch", PB_FMT_INT}};
+
+#define PB_POLICY__ROW_KEYS "model\tsource\tcondition\tlevel"
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_policy_options, member)
+const struct pb_option pb_policy_option_table[] = {
+  {.name = "all", .type = PB_OPTION_FLAG, PB_O(all), .flag = 1, .def = "0",
+   .help = "every model x condition cell instead of the frozen panel"},
+  {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
+   .mark = PB_OPTION_AT(struct pb_policy_options, have_tau),
+   .help = "clean threshold tau0 for every cell (default: the 80% development threshold)"},
+  {.name = "policy-taus", .type = PB_OPTION_LIST, PB_O(taus), .metavar = "a,b,..", .max = 1, .max_n = PB_POLICY_MAX,
+   .count = PB_OPTION_AT(struct pb_policy_options, n_taus),
+   .help = "perturbed thresholds for every cell, 1 to 8 values (default: the development thresholds at coverages "
+           ".6 .7 .8 .9 1); with it, ties in the selection rules go to the lower index and there is no fixed-80% "
+           "control. --tau and --policy-taus together make a store without development images valid"},
+  {.name = "lambdas", .type = PB_OPTION_LIST, PB_O(lambdas), .metavar = "a,b,..", .max = 1,
+   .max_n = PB_POLICY_MAX_LAMBDA, .count = PB_OPTION_AT(struct pb_policy_options, n_lambdas), .distinct = 1,
+   .def = "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", .help_default = 1,
+   .help = "cost weights in [0, 1], distinct, 1 to 32 values (default 0, .1, ..., 1; the primary weight is .5 "
+           "when listed, else the first)"},
+  {.name = NULL}};
+#undef PB_O
 
 void pb_policy_options_default(struct pb_policy_options *opt)
 {
   memset(opt, 0, sizeof *opt);
-  opt->n_lambdas = 11;
-  for (int i = 0; i <= 10; i++) opt->lambdas[i] = i / 10.0;
+  pb_options_defaults(pb_policy_option_table, opt);
 }
 
 static int pb_policy__strict(double d) { return d < -PB_POLICY_STRICT; }
 
-/* pb_text_double with a per-thread memo: the rows repeat few distinct values
- * (counts over N), and shortest round-trip formatting dominates the output
- * cost.  The memo only caches a pure function, so output bytes are unchanged. */
-#define PB_POLICY__MEMO 4096
-static __thread struct pb_policy__memo { uint64_t bits; char txt[40]; uint8_t used; } pb_policy__memo[PB_POLICY__MEMO];
+static const struct pb_fields pb_policy__bounds_tsv = {.group = NULL, .n = PB_PB_N, .f = pb_policy__bcols};
+static const struct pb_fields pb_policy__pairs_tsv = {.group = NULL, .n = PB_PP_N, .f = pb_policy__pcols};
 
-static void pb_policy__num(struct pb_text *t, double x)
+/* The /policy/cells table for the weights of @p opt (caller frees with pb_fields_free). */
+static void pb_policy__cell_fields(const struct pb_policy_options *opt, struct pb_fields *fs)
 {
-  uint64_t bits;
-  memcpy(&bits, &x, sizeof bits);
-  uint64_t h = (bits ^ (bits >> 29)) * 0x9e3779b97f4a7c15ull;
-  struct pb_policy__memo *m = &pb_policy__memo[h >> 52 & (PB_POLICY__MEMO - 1)];
-  if (!m->used || m->bits != bits) {
-    pb_format_double(x, m->txt);
-    m->bits = bits;
-    m->used = 1;
-  }
-  pb_text_printf(t, "\t%s", m->txt);
+  pb_fields_alloc(fs, "/policy/cells", PB_PC_NBASE + opt->n_lambdas * PB_PL_N);
+  for (int32_t f = 0; f < PB_PC_NBASE; f++) pb_fields_setf(fs, f, PB_FMT_NUM, "%s", pb_policy__cfields[f].name);
+  for (int32_t li = 0; li < opt->n_lambdas; li++)
+    for (int32_t f = 0; f < PB_PL_N; f++)
+      pb_fields_setf(fs, PB_PC_NBASE + li * PB_PL_N + f, PB_FMT_NUM, "%s_lambda%d", pb_policy__lfields[f].name, (int)li);
 }
 
 /* Everything of one cell: kernel, Table 15 bounds, record fields, TSV rows. */
-static int pb_policy__cell(const struct pb_stage *st, const struct pb_cell_data *d, float tau0, const float *taus,
-                           const double *q, const struct pb_policy_options *opt, int32_t primary, double *rec,
-                           struct pb_text *tb, struct pb_text *tp)
+static int pb_policy__cell(const struct pb_cell_view *d, const float *taus, const double *q,
+                           const struct pb_policy_options *opt, int32_t primary, double *rec, struct pb_text *tb,
+                           struct pb_text *tp)
 {
   const int32_t P = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q, NL = opt->n_lambdas;
-  struct pb_policy_input in = {d->n, d->label, d->pred0, d->pred1, d->s0, d->s1, tau0, P, taus, NL, opt->lambdas};
+  const float tau0 = d->tau;
+  const struct pb_policy_setup ps = {.n_pol = P, .tau = taus, .n_lambda = NL, .lambda = opt->lambdas};
   struct pb_policy_result *r = malloc(sizeof *r);
-  if (!r) return PB_FAIL;
-  if (pb_policy_cell(&in, r)) {
+  if (!r) return pb_cell_error(d, -1, "policy: out of memory");
+  if (pb_policy_cell(d, &ps, r)) {
     free(r);
     return PB_FAIL;
   }
-  struct pb_cell_input bi = {d->n, d->label, d->pred0, d->s0, d->m0, d->pred1, d->s1, d->m1, tau0};
   struct pb_cell_bounds cb;
-  if (pb_bounds_cell(&bi, 1, &cb)) {
+  if (pb_bounds_cell(d, 1, &cb)) {
     free(r);
     return PB_FAIL;
   }
@@ -97,9 +187,7 @@ static int pb_policy__cell(const struct pb_stage *st, const struct pb_cell_data 
   memcpy(rec + PB_PC_T15, t15, sizeof t15);
   rec[PB_PC_MEAN_BAD] = (double)r->n_mean_unrepresentable;
 
-  const struct pb_meta *meta = st->meta;
-  const struct pb_source *src = &meta->sources[d->ref.source];
-  const char *mname = meta->model_ids[d->ref.model], *sname = src->name, *cname = src->conditions[d->ref.condition];
+  const char *mname = d->model, *sname = d->source, *cname = d->condition;
   double resid = 0, viol = 0;
   for (int32_t li = 0; li < NL; li++) {
     const double lam = opt->lambdas[li];
@@ -142,12 +230,11 @@ static int pb_policy__cell(const struct pb_stage *st, const struct pb_cell_data 
           int c = pb_policy__strict(D) && !pb_policy__strict(gap) && r->mixed[j][l];
           cert += c;
           if (pb_policy__strict(D)) dominated[l] = 1;
+          const double prow[PB_PP_N] = {[PB_PP_LAMBDA] = lam, [PB_PP_J] = j, [PB_PP_L] = l, [PB_PP_DPLUS] = D,
+                                        [PB_PP_GAP] = gap, [PB_PP_CERT] = c, [PB_PP_MIXED] = r->mixed[j][l]};
           pb_text_printf(tp, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
-          pb_policy__num(tp, lam);
-          pb_text_printf(tp, "\t%d\t%d", j, l);
-          pb_policy__num(tp, D);
-          pb_policy__num(tp, gap);
-          pb_text_printf(tp, "\t%d\t%d\n", c, r->mixed[j][l]);
+          pb_fields_tsv_values(&pb_policy__pairs_tsv, prow, 0, tp);
+          pb_text_printf(tp, "\n");
           if (lv == PB_LEVEL_I5 && li == primary && c && isnan(rec[PB_PC_D1])) {
             const double v[13] = {j, l, taus[j], taus[l], q ? q[j] : NAN, q ? q[l] : NAN,
                                   r->J[lv][li][j][0], r->J[lv][li][j][1], r->J[lv][li][l][0], r->J[lv][li][l][1],
@@ -165,12 +252,15 @@ static int pb_policy__cell(const struct pb_stage *st, const struct pb_cell_data 
       }
       lr[PB_PL_NACT + lv] = nact;
       for (int32_t j = 0; j < P; j++) {
+        const double brow[PB_PB_N] = {
+          [PB_PB_LAMBDA] = lam, [PB_PB_J] = j, [PB_PB_TAU] = taus[j],
+          [PB_PB_J_LO] = r->J[lv][li][j][0], [PB_PB_J_HI] = r->J[lv][li][j][1],
+          [PB_PB_H_LO] = r->H[lv][j][0], [PB_PB_H_HI] = r->H[lv][j][1],
+          [PB_PB_L_LO] = r->L[lv][j][0], [PB_PB_L_HI] = r->L[lv][j][1],
+          [PB_PB_LEMMA1] = r->J_lemma1[lv][li][j], [PB_PB_REGRET] = reg[j], [PB_PB_MEAN] = mean[j],
+          [PB_PB_COST] = jobs[j]};
         pb_text_printf(tb, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
-        pb_policy__num(tb, lam);
-        pb_text_printf(tb, "\t%d", j);
-        const double v[] = {taus[j], r->J[lv][li][j][0], r->J[lv][li][j][1], r->H[lv][j][0], r->H[lv][j][1],
-                            r->L[lv][j][0], r->L[lv][j][1], r->J_lemma1[lv][li][j], reg[j], mean[j], jobs[j]};
-        for (size_t f = 0; f < sizeof v / sizeof v[0]; f++) pb_policy__num(tb, v[f]);
+        pb_fields_tsv_values(&pb_policy__bounds_tsv, brow, 0, tb);
         pb_text_printf(tb, "\n");
       }
     }
@@ -233,30 +323,21 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
     }
     rec[PB_PC_TAU0] = tau0;
   }
-  int bad = 0;
-  int64_t bad_cell = -1;
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
   const int64_t nrun = status == PB_OK ? nc : 0;
-#pragma omp parallel for schedule(dynamic, 2) reduction(| : bad)
+#pragma omp parallel for schedule(dynamic, 2)
   for (int64_t c = 0; c < nrun; c++) {
     double *rec = recs + c * rec_len;
     if (rec[PB_PC_SCOPE] != 1) continue;
-    const struct pb_cell_data *d = &b->cells[c];
-    const struct pb_protocol_source *ps = &st->protocol.src[d->ref.source];
-    const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d->ref.model * PB_PROTOCOL_N_Q;
+    const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], (float)rec[PB_PC_TAU0]);
+    const struct pb_protocol_source *ps = &st->protocol.src[d.ref.source];
+    const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d.ref.model * PB_PROTOCOL_N_Q;
     const double *q = opt->n_taus > 0 ? NULL : pb_protocol_q;
-    if (pb_policy__cell(st, d, (float)rec[PB_PC_TAU0], taus, q, opt, primary, rec, &tb[c], &tp[c]) != PB_OK) {
-      bad = 1;
-#pragma omp critical(pb_policy_bad)
-      if (bad_cell < 0 || c < bad_cell) bad_cell = c;
-    }
+    if (pb_policy__cell(&d, taus, q, opt, primary, rec, &tb[c], &tp[c]) != PB_OK)
+      pb_first_error_record(&fe, b->first + c);
   }
-  if (bad_cell >= 0) { /* error messages are per thread: name the cell here */
-    const struct pb_cell_ref *ref = &b->cells[bad_cell].ref;
-    pb_error_set("policy: cell %s / %s / %s: invalid records (negative label or prediction?)",
-                 st->meta->sources[ref->source].name, st->meta->model_ids[ref->model],
-                 st->meta->sources[ref->source].conditions[ref->condition]);
-  }
-  if (bad) status = PB_FAIL;
+  if (status == PB_OK) status = pb_first_error_status(&fe);
   for (int64_t c = 0; c < nc; c++) {
     if (status == PB_OK && tb[c].len) {
       pb_text_printf(tb_all, "%s", tb[c].buf);
@@ -271,21 +352,12 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
 }
 
 static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, const struct pb_policy_options *opt,
-                            int32_t rec_len, const double *recs, const struct pb_text *tb, const struct pb_text *tp)
+                            const double *recs, const struct pb_text *tb, const struct pb_text *tp)
 {
-  int64_t n = b->n_cells;
-  double *col = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
-  int status = pb_results_group(st->results, "/policy/cells");
-  for (int32_t f = 0; f < rec_len && status == PB_OK; f++) {
-    char path[160];
-    if (f < PB_PC_NBASE) snprintf(path, sizeof path, "/policy/cells/%s", pb_policy_cfield_names[f]);
-    else
-      snprintf(path, sizeof path, "/policy/cells/%s_lambda%d", pb_policy_lfield_names[(f - PB_PC_NBASE) % PB_PL_N],
-               (f - PB_PC_NBASE) / PB_PL_N);
-    for (int64_t c = 0; c < n; c++) col[c] = recs[c * rec_len + f];
-    status = pb_results_write_f64(st->results, path, st->n_cells, b->first, n, col);
-  }
-  free(col);
+  struct pb_fields fs; /* rec_len fields: PB_PC_NBASE + n_lambdas * PB_PL_N */
+  pb_policy__cell_fields(opt, &fs);
+  int status = pb_fields_write(&fs, st->results, st->n_cells, b->first, b->n_cells, recs);
+  pb_fields_free(&fs);
   if (status == PB_OK) {
     struct pb_text lam = {0};
     for (int32_t i = 0; i < opt->n_lambdas; i++) pb_text_printf(&lam, "%s%.17g", i ? "," : "", opt->lambdas[i]);
@@ -293,14 +365,16 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
     pb_text_free(&lam);
   }
   if (status != PB_OK) return status;
-  status = pb_results_tsv(st->results, "policy_bounds.tsv",
-                         "model\tsource\tcondition\tlevel\tlambda\tj\ttau_j\tJ_lo\tJ_hi\tH_lo\tH_hi\tL_lo\tL_hi\t"
-                         "J_upper_lemma1\tregret\tfeasible_mean\trealized_cost\n",
-                         tb->buf, tb->len);
+  struct pb_text head = {0};
+  pb_fields_tsv_header(&pb_policy__bounds_tsv, PB_POLICY__ROW_KEYS, 0, &head);
+  pb_text_printf(&head, "\n");
+  status = pb_results_tsv(st->results, "policy_bounds.tsv", head.buf, tb->buf, tb->len);
+  pb_text_free(&head);
   if (status != PB_OK) return status;
-  status = pb_results_tsv(st->results, "policy_pairs.tsv",
-                         "model\tsource\tcondition\tlevel\tlambda\tj\tl\tDplus\tseparate_gap\tcertified\tmixed_switch\n",
-                         tp->buf, tp->len);
+  pb_fields_tsv_header(&pb_policy__pairs_tsv, PB_POLICY__ROW_KEYS, 0, &head);
+  pb_text_printf(&head, "\n");
+  status = pb_results_tsv(st->results, "policy_pairs.tsv", head.buf, tp->buf, tp->len);
+  pb_text_free(&head);
   return status;
 }
 
@@ -310,7 +384,8 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
 {
   struct pb_stage st;
   struct pb_cell_block b;
-  double t0 = MPI_Wtime();
+  struct pb_timer tm;
+  pb_timer_start(&tm, "policy");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
@@ -326,15 +401,14 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   free(want);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status != PB_OK) return pb_stage_close(&st, status);
-  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();
+  pb_timer_lap(&tm, "load");
   const int32_t rec_len = PB_PC_NBASE + opt->n_lambdas * PB_PL_N;
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * rec_len * sizeof *recs);
   struct pb_text tb = {0}, tp = {0};
   status = pb_policy__compute(&st, &b, opt, rec_len, recs, &tb, &tp);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_comp = MPI_Wtime() - t1;
-  t1 = MPI_Wtime();
-  if (status == PB_OK) status = pb_policy__write(&st, &b, opt, rec_len, recs, &tb, &tp);
+  pb_timer_lap(&tm, "compute");
+  if (status == PB_OK) status = pb_policy__write(&st, &b, opt, recs, &tb, &tp);
   pb_text_free(&tb);
   pb_text_free(&tp);
   if (status == PB_OK) {
@@ -343,9 +417,11 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(all);
   }
-  double mx[3] = {t_load, t_comp, MPI_Wtime() - t1};
-  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
-  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", mx[0], mx[1], mx[2]);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
+  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", pb_timer_get(&tm, "load"),
+             pb_timer_get(&tm, "compute"), pb_timer_get(&tm, "write"));
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);
   pb_cells_free(&b);
   return pb_stage_close(&st, status);

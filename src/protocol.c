@@ -9,19 +9,67 @@
 
 #include <mpi.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
-#include "pairbound/protocol.h"
 #include "pairbound/util.h"
 
 const double pb_protocol_q[PB_PROTOCOL_N_Q] = {0.6, 0.7, 0.8, 0.9, 1.0};
 
+int pb_tier_of_accuracy(double accuracy)
+{
+  if (accuracy >= 0.40) return PB_TIER_MILD;
+  if (accuracy >= 0.20) return PB_TIER_SEVERE;
+  return PB_TIER_EXTREME;
+}
+
+const char *pb_tier_name(int tier)
+{
+  static const char *names[] = {"mild", "severe", "extreme"};
+  return tier >= 0 && tier < PB_N_TIERS ? names[tier] : "none";
+}
+
+/* --panel-cells SRC=N (repeatable) */
+static int pb_protocol__opt_panel_cells(void *opts, const char *label, const char *v)
+{
+  struct pb_protocol_options *p = opts;
+  const char *eq = strchr(v, '=');
+  uint64_t n;
+  if (!eq || eq == v || pb_parse_uint(eq + 1, 1u << 30, &n)) {
+    pb_error_set("%s takes SRC=N, got '%s'", label, v);
+    return PB_FAIL;
+  }
+  p->quota_source = pb_realloc(p->quota_source, (size_t)(p->n_quota + 1) * sizeof(char *));
+  p->quota = pb_realloc(p->quota, (size_t)(p->n_quota + 1) * sizeof(int32_t));
+  p->quota_source[p->n_quota] = pb_strdup(v);
+  p->quota_source[p->n_quota][eq - v] = '\0';
+  p->quota[p->n_quota++] = (int32_t)n;
+  return PB_OK;
+}
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_protocol_options, member)
+const struct pb_option pb_protocol_option_table[] = {
+  {.name = "coverage", .type = PB_OPTION_DOUBLE, PB_O(coverage), .metavar = "X", .min = 0, .open_min = 1, .max = 1,
+   .def = "0.8", .help = "clean-development coverage of the acceptance threshold"},
+  {.name = "panel-seed", .type = PB_OPTION_INT, PB_O(panel_seed), .metavar = "N", .def = "20260910",
+   .help = "seed of the frozen panel's name ordering"},
+  {.name = "panel-cells", .type = PB_OPTION_CUSTOM, .parse = pb_protocol__opt_panel_cells, .metavar = "SRC=N",
+   .repeatable = 1, .help = "panel size of source SRC (default Syn 90, Syn-B 90, others 135); repeatable"},
+  {.name = NULL}};
+#undef PB_O
+
 void pb_protocol_options_default(struct pb_protocol_options *opt)
 {
   memset(opt, 0, sizeof *opt);
-  opt->coverage = PB_PROTOCOL_COVERAGE;
-  opt->panel_seed = PB_PROTOCOL_PANEL_SEED;
+  pb_options_defaults(pb_protocol_option_table, opt);
+}
+
+void pb_protocol_options_free(struct pb_protocol_options *opt)
+{
+  for (int32_t i = 0; i < opt->n_quota; i++) free(opt->quota_source[i]);
+  free(opt->quota_source);
+  free(opt->quota);
+  pb_protocol_options_default(opt);
 }
 
 static int pb_protocol__desc(const void *a, const void *b)

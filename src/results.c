@@ -12,6 +12,7 @@
 #include <hdf5.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"
 #include "h5io.h"
@@ -21,6 +22,7 @@ struct pb_results {
   int rank;
   hid_t file;
   char *outdir, *path, *tmp;
+  struct pb_output_lock lock; /* rank 0: OUTDIR/.pairbound.lock while the stage writes */
 };
 
 const char *pb_build_info(void)
@@ -39,16 +41,18 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
   MPI_Comm_rank(comm, &res->rank);
   res->outdir = pb_strdup(outdir);
   res->path = pb_path_join(outdir, "results.h5");
-  res->tmp = pb_path_join(outdir, "results.h5.tmp");
+  res->lock.fd = -1;
   *out = NULL;
   if (res->rank == 0) {
-    char *report = pb_path_join(outdir, "report");
-    status = pb_mkdir_p(report);
+    char *report = pb_path_join(outdir, "report"), *lock = pb_path_join(outdir, ".pairbound.lock");
+    status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
+    if (status == PB_OK) status = pb_mkdir_p(report);
+    if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
     free(report);
+    free(lock);
   }
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  if (status != PB_OK) {
-    if (res->rank != 0) pb_error_set("%s: cannot create output directory", outdir);
+  if (pb_error_agree(comm, status) != PB_OK || pb_output_temp_shared(res->path, comm, &res->tmp) != PB_OK) {
+    status = PB_FAIL;
     goto done;
   }
   status = PB_FAIL;
@@ -72,8 +76,24 @@ done:
 
 MPI_Comm pb_results_comm(const struct pb_results *res) { return res->comm; }
 
+/* Does every link of PATH ("/a/b/c") exist?  (H5Lexists needs the parents to exist.) */
+static int pb_results__exists(hid_t file, const char *path)
+{
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1;; p++) {
+    if (*p != '/' && *p != '\0') continue;
+    const char c = *p;
+    *p = '\0';
+    if (H5Lexists(file, buf, H5P_DEFAULT) <= 0) return 0;
+    if (c == '\0') return 1;
+    *p = c;
+  }
+}
+
 int pb_results_group(struct pb_results *res, const char *path)
 {
+  if (pb_results__exists(res->file, path)) return PB_OK;
   hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
   H5Pset_create_intermediate_group(lcpl, 1);
   hid_t g = H5Gcreate2(res->file, path, lcpl, H5P_DEFAULT, H5P_DEFAULT);
@@ -143,6 +163,7 @@ void pb_results_close(struct pb_results *res)
   if (!res) return;
   if (res->file >= 0) H5Fclose(res->file);
   if (res->tmp && res->rank == 0) unlink(res->tmp);
+  pb_output_lock_release(&res->lock);
   free(res->outdir);
   free(res->path);
   free(res->tmp);
@@ -226,6 +247,33 @@ void pb_text_double(struct pb_text *t, double x)
   char b[40];
   pb_format_double(x, b);
   pb_text_printf(t, "\t%s", b);
+}
+
+#define PB_TEXT__MEMO 4096
+static _Thread_local struct pb_text__memo {
+  uint64_t bits;
+  uint8_t used, len;
+  char txt[40];
+} pb_text__memo[PB_TEXT__MEMO];
+
+void pb_text_num(struct pb_text *t, double x)
+{
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  struct pb_text__memo *m = &pb_text__memo[((bits ^ (bits >> 29)) * 0x9e3779b97f4a7c15ull) >> 52 & (PB_TEXT__MEMO - 1)];
+  if (!m->used || m->bits != bits) {
+    pb_format_double(x, m->txt);
+    m->bits = bits;
+    m->used = 1;
+    m->len = (uint8_t)strlen(m->txt);
+  }
+  if (t->len + m->len + 2 > t->cap) {
+    t->cap = 2 * (t->len + m->len + 2) + 4096;
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+  t->buf[t->len++] = '\t';
+  memcpy(t->buf + t->len, m->txt, (size_t)m->len + 1);
+  t->len += m->len;
 }
 
 void pb_text_free(struct pb_text *t)

@@ -1,8 +1,9 @@
 /* `pairbound run`: synthesise (if asked), then every configured stage, then
- * one REPORT.md of all stages. */
+ * one REPORT.md of all stages.  The configuration's sections are read through
+ * the option tables of the protocol and of each stage (options.h). */
 #include "config.h"
 
-#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,93 +11,58 @@
 
 #include <mpi.h>
 
-#include "pairbound/config.h"
 #include "pairbound/error.h"
 #include "pairbound/identify.h"
+#include "pairbound/ini.h"
+#include "pairbound/options.h"
+#include "pairbound/policy.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
 #include "pairbound/synth.h"
-#include "pairbound/summary.h"
-#include "pairbound/policy.h"
+#include "pairbound/synth_config.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
 
-typedef int (*pb_run__stage_fn)(const struct pb_run_config *cfg, const char *store, const char *outdir,
-                                MPI_Comm comm, const char *provenance);
-
-static int pb_run__bounds(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
-                          const char *provenance)
+static int pb_run__bounds(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
 {
-  struct pb_identify_options o = cfg->bounds;
-  o.seed = cfg->seed;
-  o.group_draws = cfg->group_draws;
-  return pb_identify_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+  return pb_identify_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->bounds, prov);
 }
 
-static int pb_run__verify(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
-                          const char *provenance)
+static int pb_run__verify(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
 {
-  struct pb_verify_options o;
-  pb_verify_options_default(&o);
-  o.have_tau = cfg->bounds.have_tau;
-  o.tau = cfg->bounds.tau;
-  return pb_verify_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+  return pb_verify_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->verify, prov);
 }
 
-static int pb_run__policy(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
-                          const char *provenance)
+static int pb_run__policy(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
 {
-  struct pb_policy_options o;
-  pb_policy_options_default(&o);
-  o.all = cfg->policy_all;
-  o.have_tau = cfg->bounds.have_tau;
-  o.tau = cfg->bounds.tau;
-  return pb_policy_run(store, outdir, comm, &cfg->protocol, &o, provenance);
+  return pb_policy_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->policy, prov);
 }
 
-static int pb_run__screen(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
-                          const char *provenance)
+static int pb_run__screen(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
 {
-  struct pb_screen_options o;
-  pb_screen_options_default(&o);
-  o.group_draws = cfg->group_draws;
-  o.class_draws = cfg->class_draws;
-  int status = pb_screen_run(store, outdir, comm, &cfg->protocol, &o, provenance);
-  pb_screen_options_free(&o);
-  return status;
+  return pb_screen_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->screen, prov);
 }
 
-/* Stages in pipeline order and the report file each writes under report/. */
+/* Stages in pipeline order: runner, report file under report/, option table
+ * and the place of its options in the configuration. */
 static const struct {
   const char *name;
-  pb_run__stage_fn fn;
+  int (*fn)(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov);
   const char *report;
-} pb_run__stages[] = {{"bounds", pb_run__bounds, "REPORT.md"},
-                      {"verify", pb_run__verify, "REPORT.md"},
-                      {"policy", pb_run__policy, "policy.md"},
-                      {"screen", pb_run__screen, "screen.md"}};
+  const struct pb_option *table;
+  size_t offset;
+} pb_run__stages[] = {
+  {"bounds", pb_run__bounds, "REPORT.md", pb_identify_option_table, offsetof(struct pb_run_config, bounds)},
+  {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, offsetof(struct pb_run_config, verify)},
+  {"policy", pb_run__policy, "policy.md", pb_policy_option_table, offsetof(struct pb_run_config, policy)},
+  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, offsetof(struct pb_run_config, screen)}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
-const char *const *pb_run_stage_names(void)
+/* stages = a, b, ... (known stage names, pipeline order as listed) */
+static int pb_run__opt_stages(void *opts, const char *label, const char *v)
 {
-  static const char *names[PB_RUN_N_KNOWN + 1];
-  for (int i = 0; i < PB_RUN_N_KNOWN; i++) names[i] = pb_run__stages[i].name;
-  return names;
-}
-
-static int pb_run__int(const char *v, int64_t lo, int64_t hi, int64_t *out)
-{
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *end || x < lo || x > hi) return PB_FAIL;
-  *out = x;
-  return PB_OK;
-}
-
-static int pb_run__stages_list(struct pb_run_config *cfg, const char *v)
-{
+  struct pb_run_config *cfg = opts;
   char *copy = pb_strdup(v), *save = NULL;
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
   cfg->n_stages = 0;
@@ -104,9 +70,9 @@ static int pb_run__stages_list(struct pb_run_config *cfg, const char *v)
     int known = 0;
     for (int i = 0; i < PB_RUN_N_KNOWN; i++) known |= strcmp(pb_run__stages[i].name, t) == 0;
     if (!known || cfg->n_stages == PB_RUN_MAX_STAGES) {
-      pb_error_set("[run] stages: unknown stage '%s'", t);
+      pb_error_set("%s: unknown stage '%s'", label, t);
       free(copy);
-      return PB_INI_REASON;
+      return PB_FAIL;
     }
     cfg->stages[cfg->n_stages++] = pb_strdup(t);
   }
@@ -114,78 +80,141 @@ static int pb_run__stages_list(struct pb_run_config *cfg, const char *v)
   return PB_OK;
 }
 
+/* synth = paper | small | FILE | none */
+static int pb_run__opt_synth(void *opts, const char *label, const char *v)
+{
+  struct pb_run_config *cfg = opts;
+  (void)label;
+  free(cfg->synth);
+  cfg->synth = strcmp(v, "none") ? pb_strdup(v) : NULL;
+  return PB_OK;
+}
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_run_config, member)
+static const struct pb_option pb_run__options[] = {
+  {.name = "synth", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_synth, .metavar = "paper|small|FILE|none",
+   .help = "generate the store when it is absent: the embedded paper or small configuration, a synth INI file, or "
+           "none (the store must exist)"},
+  {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse (required)"},
+  {.name = "output", .type = PB_OPTION_STRING, PB_O(output), .metavar = "OUTDIR",
+   .help = "output directory; each stage writes OUTDIR/STAGE/ (required)"},
+  {.name = "stages", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_stages, .metavar = "LIST",
+   .help = "stages to run, in pipeline order: bounds, verify, policy, screen (required)"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260908",
+   .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
+           "sample_seed +3, screen seed +4), unless the stage's section sets its own"},
+  {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
+   .help_default = 1,
+   .help = "model-group bootstrap draws of bounds and screen unless their sections set group_draws (default 0 = none)"},
+  {.name = "class_draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "N", .imax = 10000000, .def = "0",
+   .help_default = 1, .help = "class bootstrap draws of screen unless [screen] sets class_draws (default 0 = none)"},
+  {.name = NULL}};
+#undef PB_O
+
+/* State of one configuration parse: the keys seen so far, "section\nkey". */
+struct pb_run__parse {
+  struct pb_run_config *cfg;
+  int32_t n_seen;
+  char **seen;
+};
+
+static int pb_run__seen(const struct pb_run__parse *p, const char *section, const char *key)
+{
+  for (int32_t i = 0; i < p->n_seen; i++) {
+    size_t n = strlen(section);
+    if (strncmp(p->seen[i], section, n) == 0 && p->seen[i][n] == '\n' && strcmp(p->seen[i] + n + 1, key) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* Section @p section: its table and where its options live in @p cfg. */
+static const struct pb_option *pb_run__section(struct pb_run_config *cfg, const char *section, void **opts)
+{
+  if (!strcmp(section, "run")) {
+    *opts = cfg;
+    return pb_run__options;
+  }
+  if (!strcmp(section, "protocol")) {
+    *opts = &cfg->protocol;
+    return pb_protocol_option_table;
+  }
+  for (int i = 0; i < PB_RUN_N_KNOWN; i++)
+    if (!strcmp(section, pb_run__stages[i].name)) {
+      *opts = (char *)cfg + pb_run__stages[i].offset;
+      return pb_run__stages[i].table;
+    }
+  return NULL;
+}
+
 /* One run-configuration entry (a pb_ini_fn). */
 static int pb_run__entry(void *user, const char *section, const char *key, const char *v)
 {
-  struct pb_run_config *cfg = user;
-  int64_t n;
-  double x;
-  char *end;
-  if (strcmp(section, "run") == 0) {
-    if (!strcmp(key, "synth")) {
-      free(cfg->synth);
-      cfg->synth = strcmp(v, "none") ? pb_strdup(v) : NULL;
-    } else if (!strcmp(key, "store")) { free(cfg->store); cfg->store = pb_strdup(v); }
-    else if (!strcmp(key, "output")) { free(cfg->output); cfg->output = pb_strdup(v); }
-    else if (!strcmp(key, "stages")) return pb_run__stages_list(cfg, v);
-    else if (!strcmp(key, "seed")) { if (pb_run__int(v, 0, INT64_MAX, &n)) return PB_FAIL; cfg->seed = (uint64_t)n; }
-    else if (!strcmp(key, "group_draws")) { if (pb_run__int(v, 0, 10000000, &n)) return PB_FAIL; cfg->group_draws = n; }
-    else if (!strcmp(key, "class_draws")) { if (pb_run__int(v, 0, 10000000, &n)) return PB_FAIL; cfg->class_draws = n; }
-    else goto unknown;
-  } else if (strcmp(section, "protocol") == 0) {
-    if (!strcmp(key, "coverage")) {
-      x = strtod(v, &end);
-      if (*end || end == v || !(x > 0 && x <= 1)) return PB_FAIL;
-      cfg->protocol.coverage = x;
-    } else if (!strcmp(key, "panel_seed")) {
-      if (pb_run__int(v, 0, INT64_MAX, &n)) return PB_FAIL;
-      cfg->protocol.panel_seed = (uint64_t)n;
-    } else goto unknown;
-  } else if (strcmp(section, "bounds") == 0) {
-    if (!strcmp(key, "i5")) {
-      if (!strcmp(v, "panel")) cfg->bounds.i5_scope = PB_IDENTIFY_I5_PANEL;
-      else if (!strcmp(v, "all")) cfg->bounds.i5_scope = PB_IDENTIFY_I5_ALL;
-      else if (!strcmp(v, "none")) cfg->bounds.i5_scope = PB_IDENTIFY_I5_NONE;
-      else return PB_FAIL;
-    } else if (!strcmp(key, "matched")) {
-      if (pb_run__int(v, 0, 1, &n)) return PB_FAIL;
-      cfg->bounds.matched = (int)n;
-    } else if (!strcmp(key, "perm_replicates")) {
-      if (pb_run__int(v, 0, 1000000, &n)) return PB_FAIL;
-      cfg->bounds.perm_replicates = (int32_t)n;
-    } else if (!strcmp(key, "tau")) {
-      x = strtod(v, &end);
-      if (*end || end == v || !(x >= 0 && x <= 1)) return PB_FAIL;
-      cfg->bounds.have_tau = 1;
-      cfg->bounds.tau = (float)x;
-    } else goto unknown;
-  } else if (strcmp(section, "policy") == 0) {
-    if (!strcmp(key, "all")) {
-      if (pb_run__int(v, 0, 1, &n)) return PB_FAIL;
-      cfg->policy_all = (int)n;
-    } else goto unknown;
-  } else {
+  struct pb_run__parse *p = user;
+  void *opts;
+  const struct pb_option *table = pb_run__section(p->cfg, section, &opts), *o;
+  if (!table) {
     pb_error_set("unknown section [%s]", section);
     return PB_INI_REASON;
   }
-  return PB_OK;
-unknown:
-  pb_error_set("unknown key '%s' in [%s]", key, section);
-  return PB_INI_REASON;
+  if (!(o = pb_options_find_ini(table, key))) {
+    pb_error_set("unknown key '%s' in [%s]", key, section);
+    return PB_INI_REASON;
+  }
+  if (!o->repeatable && pb_run__seen(p, section, key)) {
+    pb_error_set("[%s] %s given twice", section, key);
+    return PB_INI_REASON;
+  }
+  p->seen = pb_realloc(p->seen, (size_t)(p->n_seen + 1) * sizeof(char *));
+  size_t n = strlen(section) + strlen(key) + 2;
+  p->seen[p->n_seen] = pb_malloc(n);
+  snprintf(p->seen[p->n_seen++], n, "%s\n%s", section, key);
+  char label[128];
+  snprintf(label, sizeof label, "[%s] %s", section, key);
+  return pb_options_set(o, opts, label, v) == PB_OK ? PB_OK : PB_INI_REASON;
+}
+
+/* What [run] and [bounds] set for the other stages, unless their own sections
+ * say otherwise: the run seed (plus each stage's offset), the draws, and
+ * [bounds] tau for verify and policy (one threshold for every cell). */
+static void pb_run__propagate(const struct pb_run__parse *p)
+{
+  struct pb_run_config *c = p->cfg;
+  if (!pb_run__seen(p, "bounds", "seed")) c->bounds.seed = c->seed + PB_RUN_SEED_BOUNDS;
+  if (!pb_run__seen(p, "verify", "sample_seed")) c->verify.sample_seed = c->seed + PB_RUN_SEED_VERIFY;
+  if (!pb_run__seen(p, "screen", "seed")) c->screen.seed = c->seed + PB_RUN_SEED_SCREEN;
+  if (!pb_run__seen(p, "bounds", "group_draws")) c->bounds.group_draws = c->group_draws;
+  if (!pb_run__seen(p, "screen", "group_draws")) c->screen.group_draws = c->group_draws;
+  if (!pb_run__seen(p, "screen", "class_draws")) c->screen.class_draws = c->class_draws;
+  if (c->bounds.have_tau && !pb_run__seen(p, "verify", "tau")) {
+    c->verify.have_tau = 1;
+    c->verify.tau = c->bounds.tau;
+  }
+  if (c->bounds.have_tau && !pb_run__seen(p, "policy", "tau")) {
+    c->policy.have_tau = 1;
+    c->policy.tau = c->bounds.tau;
+  }
 }
 
 int pb_run_config_parse(const char *text, const char *name, struct pb_run_config *cfg)
 {
   memset(cfg, 0, sizeof *cfg);
-  cfg->seed = 20260908;
+  pb_options_defaults(pb_run__options, cfg);
   pb_protocol_options_default(&cfg->protocol);
   pb_identify_options_default(&cfg->bounds);
+  pb_verify_options_default(&cfg->verify);
+  pb_policy_options_default(&cfg->policy);
+  pb_screen_options_default(&cfg->screen);
   cfg->text = pb_strdup(text);
-  int status = pb_ini_parse(text, name, pb_run__entry, cfg);
+  struct pb_run__parse p = {.cfg = cfg};
+  int status = pb_ini_parse(text, name, pb_run__entry, &p);
   if (status == PB_OK && (!cfg->store || !cfg->output || cfg->n_stages == 0)) {
     pb_error_set("%s: [run] needs store, output and stages", name);
     status = PB_FAIL;
   }
+  if (status == PB_OK) pb_run__propagate(&p);
+  for (int32_t i = 0; i < p.n_seen; i++) free(p.seen[i]);
+  free(p.seen);
   if (status != PB_OK) pb_run_config_free(cfg);
   return status;
 }
@@ -202,11 +231,25 @@ int pb_run_config_load(const char *path, struct pb_run_config *cfg)
 void pb_run_config_free(struct pb_run_config *cfg)
 {
   free(cfg->synth);
-  free(cfg->store);
-  free(cfg->output);
+  pb_options_free(pb_run__options, cfg);
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
+  pb_protocol_options_free(&cfg->protocol);
+  for (int i = 0; i < PB_RUN_N_KNOWN; i++) pb_options_free(pb_run__stages[i].table, (char *)cfg + pb_run__stages[i].offset);
+  pb_screen_options_free(&cfg->screen);
   free(cfg->text);
   memset(cfg, 0, sizeof *cfg);
+}
+
+void pb_run_config_help(FILE *fp)
+{
+  fprintf(fp, "\nConfiguration sections and keys (`key = value`; docs/run.md):\n\n[run]\n");
+  pb_options_help_ini(fp, pb_run__options);
+  fprintf(fp, "\n[protocol]\n");
+  pb_options_help_ini(fp, pb_protocol_option_table);
+  for (int i = 0; i < PB_RUN_N_KNOWN; i++) {
+    fprintf(fp, "\n[%s]  (as `pairbound %s --help`)\n", pb_run__stages[i].name, pb_run__stages[i].name);
+    pb_options_help_ini(fp, pb_run__stages[i].table);
+  }
 }
 
 /* The store, generated first when the configuration asks and it is absent. */
@@ -217,13 +260,13 @@ static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
   if (exists || !cfg->synth) return PB_OK;
   struct pb_synth_config sc;
   int status;
-  if (!strcmp(cfg->synth, "paper")) status = pb_config_parse(pb_embedded_paper_ini, "inputs/paper.ini", &sc);
-  else if (!strcmp(cfg->synth, "small")) status = pb_config_parse(pb_embedded_small_ini, "inputs/small.ini", &sc);
-  else status = pb_config_load(cfg->synth, &sc);
+  if (!strcmp(cfg->synth, "paper")) status = pb_synth_config_parse(pb_embedded_paper_ini, "inputs/paper.ini", &sc);
+  else if (!strcmp(cfg->synth, "small")) status = pb_synth_config_parse(pb_embedded_small_ini, "inputs/small.ini", &sc);
+  else status = pb_synth_config_load(cfg->synth, &sc);
   if (status != PB_OK) return PB_FAIL;
   pb_message("run: generating %s (%s)", cfg->store, cfg->synth);
   status = pb_synth_store(&sc, cfg->store, comm);
-  pb_config_free(&sc);
+  pb_synth_config_free(&sc);
   return status;
 }
 
@@ -262,7 +305,7 @@ static int pb_run__report(const struct pb_run_config *cfg)
   return pb_outfile_commit(&f);
 }
 
-int pb_run(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance)
+int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance)
 {
   int rank;
   MPI_Comm_rank(comm, &rank);
@@ -275,7 +318,7 @@ int pb_run(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenanc
     for (int j = 0; j < PB_RUN_N_KNOWN; j++)
       if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) {
         double t0 = MPI_Wtime();
-        status = pb_run__stages[j].fn(cfg, cfg->store, dir, comm, prov);
+        status = pb_run__stages[j].fn(cfg, dir, comm, prov);
         MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
         if (status == PB_OK) pb_message("run: %s done in %.2f s -> %s", cfg->stages[i], MPI_Wtime() - t0, dir);
       }

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <mpi.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 
 #include "pairbound/results.h"
 #include "pairbound/screen.h"

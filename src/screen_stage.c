@@ -15,12 +15,14 @@
 #include <mpi.h>
 #include <omp.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/fields.h"
 #include "pairbound/resample.h"
 #include "pairbound/screen.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "screen_internal.h"
 
@@ -37,19 +39,6 @@ static const int pb_screen__image_rows[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR
 
 /* ------------------------------------------------------------ options */
 
-void pb_screen_options_default(struct pb_screen_options *opt)
-{
-  memset(opt, 0, sizeof *opt);
-  opt->seed = PB_SCREEN_SEED;
-  opt->severity_sets = 1;
-  const int32_t sizes[] = {1, 2, 3, 6, 9};
-  opt->n_subset_sizes = 5;
-  memcpy(opt->subset_sizes, sizes, sizeof sizes);
-  opt->subsets_per_size = 20;
-  opt->subset_tiers = 1 << PB_TIER_MILD;
-  opt->n_derange = PB_SCREEN_N_DERANGE;
-}
-
 static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
 {
   free(ps->name);
@@ -57,6 +46,133 @@ static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
   for (int32_t c = 0; c < ps->n_conditions; c++) free(ps->conditions[c]);
   free(ps->conditions);
   memset(ps, 0, sizeof *ps);
+}
+
+/* --targets SRC,... (replaces the list) */
+static int pb_screen__opt_targets(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  char *list = pb_strdup(v), *save = NULL;
+  for (int32_t t = 0; t < o->n_targets; t++) free(o->targets[t]);
+  o->n_targets = 0;
+  for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+    o->targets = pb_realloc(o->targets, (size_t)(o->n_targets + 1) * sizeof(char *));
+    o->targets[o->n_targets++] = pb_strdup(w);
+  }
+  free(list);
+  if (o->n_targets > 0) return PB_OK;
+  pb_error_set("%s needs at least one source, got '%s'", label, v);
+  return PB_FAIL;
+}
+
+/* --probe [NAME=]SRC[:cond,...] (adds a set; one primary set at most) */
+static int pb_screen__opt_probe(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  struct pb_screen_probeset ps;
+  if (pb_screen_parse_probe(v, &ps) != PB_OK) return PB_FAIL;
+  for (int32_t p = 0; p < o->n_probesets; p++)
+    if (!ps.name && !o->probesets[p].name) {
+      pb_screen__probeset_free(&ps);
+      pb_error_set("only one %s without NAME= (the primary set), got another: '%s'", label, v);
+      return PB_FAIL;
+    }
+  o->probesets = pb_realloc(o->probesets, (size_t)(o->n_probesets + 1) * sizeof *o->probesets);
+  o->probesets[o->n_probesets++] = ps;
+  return PB_OK;
+}
+
+/* --subset-sizes M,... or none */
+static int pb_screen__opt_subset_sizes(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  o->n_subset_sizes = 0;
+  if (!strcmp(v, "none")) return PB_OK;
+  char *list = pb_strdup(v), *save = NULL;
+  int bad = 0;
+  for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
+    int64_t m;
+    bad = pb_parse_int(w, 1, 1000, &m) || o->n_subset_sizes == PB_SCREEN_MAX_SUBSET_SIZES;
+    if (!bad) o->subset_sizes[o->n_subset_sizes++] = (int32_t)m;
+  }
+  free(list);
+  if (!bad && o->n_subset_sizes > 0) return PB_OK;
+  pb_error_set("%s takes up to 8 sizes m >= 1 (e.g. 1,2,3,6,9) or 'none', got '%s'", label, v);
+  return PB_FAIL;
+}
+
+/* --subset-tiers mild,severe,extreme | all | none (a bit mask of tiers) */
+static int pb_screen__opt_subset_tiers(void *opts, const char *label, const char *v)
+{
+  struct pb_screen_options *o = opts;
+  o->subset_tiers = 0;
+  if (!strcmp(v, "none")) return PB_OK;
+  if (!strcmp(v, "all")) {
+    o->subset_tiers = (1 << PB_N_TIERS) - 1;
+    return PB_OK;
+  }
+  char *list = pb_strdup(v), *save = NULL;
+  int bad = 0;
+  for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
+    int t = -1;
+    for (int k = 0; k < PB_N_TIERS; k++)
+      if (!strcmp(w, pb_tier_name(k))) t = k;
+    bad = t < 0;
+    if (!bad) o->subset_tiers |= 1 << t;
+  }
+  free(list);
+  if (!bad) return PB_OK;
+  pb_error_set("%s takes mild,severe,extreme, 'all' or 'none', got '%s'", label, v);
+  return PB_FAIL;
+}
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_screen_options, member)
+const struct pb_option pb_screen_option_table[] = {
+  {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_targets, .metavar = "SRC,...",
+   .help = "target sources whose perturbed conditions are screened (default ES,Diverse)"},
+  {.name = "probe", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_probe, .metavar = "[NAME=]SRC[:cond,...]",
+   .repeatable = 1,
+   .help = "probe set: responses of the same images (joined by image id) under conditions of SRC (default: every "
+           "perturbed condition). Without NAME= it replaces the primary set (default every perturbed condition of "
+           "Syn-B), which defines U, ret, delta, A3 and the fits; with NAME= it adds scores U_NAME and A3_NAME "
+           "(NAME TTA also gives U - TTA contrasts); repeatable (in a run configuration: one probe = line each)"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260912",
+   .help_default = 1,
+   .help = "seed of derangements, random selection, probe subsets and the bootstrap draws (default 20260912; under "
+           "`pairbound run`: the run seed + 4, docs/run.md)"},
+  {.name = "derange", .type = PB_OPTION_INT, PB_O(n_derange), .metavar = "N", .imax = 1000, .def = "10",
+   .help = "derangement draws averaged in the identity ablation"},
+  {.name = "split", .type = PB_OPTION_CHOICE, PB_O(swapped), .metavar = "eval|dev", .choices = "eval|dev",
+   .def = "eval", .help_default = 1,
+   .help = "images evaluated: evaluation (default; fits on development images) or development (the swapped-split "
+           "check of Tables 23-24; fits on evaluation images)"},
+  {.name = "tiers", .type = PB_OPTION_CHOICE, PB_O(eval_tiers), .metavar = "dev|eval", .choices = "dev|eval",
+   .def = "dev", .help_default = 1,
+   .help = "tiers from mean development (default) or evaluation accuracy across models (Table 24)"},
+  {.name = "subset-sizes", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_subset_sizes, .metavar = "M,...|none",
+   .def = "1,2,3,6,9", .help = "sizes of the prefixed probe subsets of Table 28 ('none' to skip)"},
+  {.name = "subsets", .type = PB_OPTION_INT, PB_O(subsets_per_size), .metavar = "N", .imin = 1, .imax = 10000,
+   .def = "20", .help = "subsets per size: all of them when there are at most N, else N seeded draws"},
+  {.name = "subset-tiers", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_subset_tiers, .metavar = "LIST",
+   .def = "mild", .help = "tiers whose cells get the subset scores: mild,severe,extreme, all or none"},
+  {.name = "no-severity-sets", .type = PB_OPTION_FLAG, PB_O(severity_sets), .flag = 0, .ini = "severity_sets",
+   .def = "1",
+   .help = "do not add sets sevN grouping the primary conditions by a trailing -N in their names"},
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "0",
+   .help_default = 1,
+   .help = "model-group bootstrap draws for the intervals of the paired differences U-S, U-delta, U-ret, U-A3 "
+           "(report/screen_intervals.tsv; default 0 = none; the paper uses 2000)"},
+  {.name = "class-draws", .type = PB_OPTION_INT, PB_O(class_draws), .metavar = "M", .imax = 10000000, .def = "0",
+   .help_default = 1,
+   .help = "class bootstrap draws for the same differences (class-weighted AUROC and coverage, one draw per source "
+           "shared by its cells; default 0 = none; the paper uses 200)"},
+  {.name = NULL}};
+#undef PB_O
+
+void pb_screen_options_default(struct pb_screen_options *opt)
+{
+  memset(opt, 0, sizeof *opt);
+  pb_options_defaults(pb_screen_option_table, opt);
 }
 
 void pb_screen_options_free(struct pb_screen_options *opt)
@@ -570,26 +686,52 @@ static int pb_screen__cmp_dbl(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* Scores, fits and rankings of unit (target t, model m).  Returns PB_FAIL
- * (message in *why) when a logistic fit does not converge. */
-static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, int32_t m, struct pb_screen__unit *U,
-                                   char *why, size_t why_len)
+struct pb_screen__lq {
+  int32_t label, q;
+};
+
+static int pb_screen__cmp_lq(const void *pa, const void *pb)
+{
+  const struct pb_screen__lq *a = pa, *b = pb;
+  if (a->label != b->label) return a->label < b->label ? -1 : 1;
+  return (a->q > b->q) - (a->q < b->q);
+}
+
+/* pos = 0..n-1 ordered by label, ties by position (a stable sort, O(n log n)). */
+static void pb_screen__order_by_label(int32_t n, const int32_t *label, int32_t *pos)
+{
+  struct pb_screen__lq *lq = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *lq);
+  for (int32_t q = 0; q < n; q++) lq[q] = (struct pb_screen__lq){label[q], q};
+  qsort(lq, (size_t)n, sizeof *lq, pb_screen__cmp_lq);
+  for (int32_t q = 0; q < n; q++) pos[q] = lq[q].q;
+  free(lq);
+}
+
+/* What the phases of pb_screen__unit_prepare share about unit (target t, model m). */
+struct pb_screen__uwork {
+  int32_t t, m, T, N, nc, K, k;
+  const struct pb_source *src;
+  uint8_t an_split, fit_split;       /* analysis and fitting splits (--swapped exchanges them) */
+  struct pb_screen__rec clean, *cond;
+  double **Uall, **A3all, *ret;      /* [probe set][image] probe mean U and A3; retention (primary set) */
+  double *cd_sum, *ucc_sum, *uall_sum;
+  int32_t *cd_n, *ucc_n;             /* fitting-side class sums and counts */
+  int32_t *ns_list, *cc_list, n_cc;  /* analysis positions: non-singleton classes; class mean defined */
+};
+
+
+/* Probe means U and retention of every image with a probe partner, A3 on
+ * clean-correct images of the analysis split, for every probe set. */
+static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U)
 {
   const struct pb_meta *meta = X->meta;
-  const struct pb_screen_options *opt = X->opt;
-  int32_t T = X->targets[t], k = meta->topk, nd = opt->n_derange, n_rows = X->L.n_rows;
-  const struct pb_source *src = &meta->sources[T];
-  int32_t N = src->n_images, nc = src->n_conditions, K = src->n_classes;
-  uint8_t an_split = opt->swapped ? PB_SPLIT_DEV : PB_SPLIT_EVAL, fit_split = opt->swapped ? PB_SPLIT_EVAL : PB_SPLIT_DEV;
-  int status = PB_OK;
-  memset(U, 0, sizeof *U);
-  struct pb_screen__rec clean = pb_screen__rec_row(X, T, m * nc + src->clean);
-  struct pb_screen__rec *cond = pb_malloc((size_t)nc * sizeof *cond);
-  for (int32_t c = 0; c < nc; c++) cond[c] = pb_screen__rec_row(X, T, m * nc + c);
-
-  /* probe means and retention of every image with a probe partner; A3 on clean-correct ones */
-  double **Uall = pb_malloc((size_t)X->n_ps * sizeof *Uall), **A3all = pb_malloc((size_t)X->n_ps * sizeof *A3all);
-  double *ret = pb_malloc((size_t)N * sizeof *ret);
+  const struct pb_source *src = W->src;
+  const int32_t t = W->t, m = W->m, N = W->N, K = W->K, k = W->k;
+  const uint8_t an_split = W->an_split;
+  const struct pb_screen__rec clean = W->clean;
+  double **Uall = W->Uall = pb_malloc((size_t)X->n_ps * sizeof *Uall);
+  double **A3all = W->A3all = pb_malloc((size_t)X->n_ps * sizeof *A3all);
+  double *ret = W->ret = pb_malloc((size_t)N * sizeof *ret);
   int32_t max_probes = 0;
   for (int32_t p = 0; p < X->n_ps; p++) max_probes = X->ps[p].n > max_probes ? X->ps[p].n : max_probes;
   struct pb_screen_probs *pr = pb_malloc((size_t)max_probes * sizeof *pr);
@@ -628,11 +770,23 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
   }
   free(pr);
   free(prow);
+}
 
-  /* development-side (fitting-side) class means and logistic fits */
-  double *cd_sum = pb_calloc((size_t)K, sizeof(double)), *ucc_sum = pb_calloc((size_t)K, sizeof(double));
-  double *uall_sum = pb_calloc((size_t)K, sizeof(double));
-  int32_t *cd_n = pb_calloc((size_t)K, sizeof(int32_t)), *ucc_n = pb_calloc((size_t)K, sizeof(int32_t));
+/* Fitting-side class means and the logistic fits g_S, g_SU, g_SUret.
+ * Returns PB_FAIL (message in why) when a fit does not converge. */
+static int pb_screen__fits(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U,
+                           char *why, size_t why_len)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_source *src = W->src;
+  const int32_t m = W->m, N = W->N, nc = W->nc, K = W->K;
+  const uint8_t fit_split = W->fit_split;
+  const struct pb_screen__rec clean = W->clean, *cond = W->cond;
+  const double *const *Uall = (const double *const *)W->Uall, *ret = W->ret;
+  int status = PB_OK;
+  double *cd_sum = W->cd_sum = pb_calloc((size_t)K, sizeof(double)), *ucc_sum = W->ucc_sum = pb_calloc((size_t)K, sizeof(double));
+  double *uall_sum = W->uall_sum = pb_calloc((size_t)K, sizeof(double));
+  int32_t *cd_n = W->cd_n = pb_calloc((size_t)K, sizeof(int32_t)), *ucc_n = W->ucc_n = pb_calloc((size_t)K, sizeof(int32_t));
   int32_t n_fit = 0;
   double *xf = pb_malloc((size_t)(N > 0 ? N : 1) * 3 * sizeof(double));
   int32_t *trials = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t)), *fails = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
@@ -673,8 +827,21 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
   free(xf);
   free(trials);
   free(fails);
+  return status;
+}
 
-  /* the analysis set: clean-correct images of the analysis split with a probe partner */
+/* The analysis set (clean-correct images of the analysis split with a
+ * partner in every probe set) and every score row of it. */
+static void pb_screen__scores(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U)
+{
+  const struct pb_source *src = W->src;
+  const int32_t N = W->N, K = W->K, k = W->k, n_rows = X->L.n_rows;
+  const uint8_t an_split = W->an_split;
+  const struct pb_screen__rec clean = W->clean;
+  const double *const *Uall = (const double *const *)W->Uall, *const *A3all = (const double *const *)W->A3all;
+  const double *ret = W->ret, *cd_sum = W->cd_sum, *ucc_sum = W->ucc_sum, *uall_sum = W->uall_sum;
+  const int32_t *cd_n = W->cd_n, *ucc_n = W->ucc_n;
+  /* clean-correct images of the analysis split with a probe partner */
   U->img = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
   U->label = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
   for (int32_t i = 0; i < N; i++) {
@@ -721,19 +888,18 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
       sc[PB_SR_FIXED + 2 * (e - 1) + 1][q] = -A3all[e][i];
     }
   }
+}
 
-  /* classes of the analysis set, the non-singleton subset, leave-one-out means */
+/* Classes of the analysis set, the non-singleton subset, leave-one-out means. */
+static void pb_screen__classes(struct pb_screen__uwork *W, struct pb_screen__unit *U)
+{
+  const double *const *Uall = (const double *const *)W->Uall;
+  const int32_t n = U->n, nn = n > 0 ? n : 1;
   U->cls_pos = pb_malloc((size_t)nn * sizeof(int32_t));
   U->cls_start = pb_malloc((size_t)(nn + 1) * sizeof(int32_t));
   U->ns = pb_calloc((size_t)nn, 1);
-  for (int32_t q = 0; q < n; q++) U->cls_pos[q] = q;
-  for (int32_t a = 1; a < n; a++) /* stable insertion by label; classes are short runs */
-    for (int32_t b = a; b > 0 && U->label[U->cls_pos[b - 1]] > U->label[U->cls_pos[b]]; b--) {
-      int32_t tmp = U->cls_pos[b];
-      U->cls_pos[b] = U->cls_pos[b - 1];
-      U->cls_pos[b - 1] = tmp;
-    }
-  int32_t *ns_list = pb_malloc((size_t)nn * sizeof(int32_t)), *cc_list = pb_malloc((size_t)nn * sizeof(int32_t));
+  pb_screen__order_by_label(n, U->label, U->cls_pos);
+  int32_t *ns_list = W->ns_list = pb_malloc((size_t)nn * sizeof(int32_t)), *cc_list = W->cc_list = pb_malloc((size_t)nn * sizeof(int32_t));
   int32_t n_cc = 0;
   for (int32_t a = 0; a < n;) {
     int32_t b = a;
@@ -753,8 +919,17 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     if (U->ns[q]) ns_list[U->n_ns++] = q;
     if (!isnan(U->score[PB_SR_CLASS_U_CC][q])) cc_list[n_cc++] = q;
   }
+  W->n_cc = n_cc;
+}
 
-  /* rankings */
+/* Rankings of every score row, and the within-class derangements of U
+ * among the non-singleton images (Table 25). */
+static void pb_screen__rankings(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                struct pb_screen__unit *U)
+{
+  const struct pb_screen_options *opt = X->opt;
+  const int32_t T = W->T, m = W->m, nd = opt->n_derange, n_rows = X->L.n_rows, n = U->n, nn = n > 0 ? n : 1;
+  const int32_t *ns_list = W->ns_list, *cc_list = W->cc_list, n_cc = W->n_cc;
   for (int32_t r = 0; r < n_rows; r++) {
     if (r == PB_SR_RANDOM || r == PB_SR_U_DERANGE) continue;
     if (r == PB_SR_S_NS || r == PB_SR_U_NS || r == PB_SR_U_LOO) pb_screen_rank(U->score[r], n, ns_list, U->n_ns, &U->rk[r]);
@@ -780,8 +955,16 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     pb_screen_rank(ds, n, ns_list, U->n_ns, &U->der[d]);
   }
   free(perm);
+}
 
-  /* clean-confidence terciles (Table 27): mid-CDF of S, ties share a stratum */
+/* Clean-confidence terciles (Table 27): mid-CDF of S, ties share a stratum;
+ * rankings and U medians within each stratum. */
+static void pb_screen__terciles(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                struct pb_screen__unit *U)
+{
+  const int32_t nd = X->opt->n_derange, n = U->n, nn = n > 0 ? n : 1;
+  const struct pb_screen__rec clean = W->clean;
+  const double *const *Uall = (const double *const *)W->Uall;
   U->stratum = pb_calloc((size_t)nn, 1);
   U->med = pb_calloc((size_t)nn, 1);
   U->st_der = pb_calloc((size_t)PB_SCREEN_STRATA * (nd > 0 ? nd : 1), sizeof *U->st_der);
@@ -826,8 +1009,14 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     free(sv);
     free(sorted);
   }
+}
 
-  /* Table 28: U over prefixed subsets of the primary probe set */
+/* Table 28: rankings of U over prefixed subsets of the primary probe set. */
+static void pb_screen__subset_ranks(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                    struct pb_screen__unit *U)
+{
+  const struct pb_meta *meta = X->meta;
+  const int32_t t = W->t, m = W->m, n = U->n, nn = n > 0 ? n : 1;
   U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
   if (X->n_subsets > 0) {
     const struct pb_screen__pset *ps = &X->ps[0];
@@ -848,22 +1037,48 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
     free(sv);
     free(rows);
   }
+}
 
-  free(ns_list);
-  free(cc_list);
-  free(cd_sum);
-  free(ucc_sum);
-  free(uall_sum);
-  free(cd_n);
-  free(ucc_n);
+/* Scores, fits and rankings of unit (target t, model m).  Returns PB_FAIL
+ * (message in *why) when a logistic fit does not converge. */
+static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, int32_t m, struct pb_screen__unit *U,
+                                   char *why, size_t why_len)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_options *opt = X->opt;
+  struct pb_screen__uwork W;
+  memset(&W, 0, sizeof W);
+  W.t = t, W.m = m, W.T = X->targets[t], W.k = meta->topk;
+  W.src = &meta->sources[W.T];
+  W.N = W.src->n_images, W.nc = W.src->n_conditions, W.K = W.src->n_classes;
+  W.an_split = opt->swapped ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
+  W.fit_split = opt->swapped ? PB_SPLIT_EVAL : PB_SPLIT_DEV;
+  memset(U, 0, sizeof *U);
+  W.clean = pb_screen__rec_row(X, W.T, m * W.nc + W.src->clean);
+  W.cond = pb_malloc((size_t)W.nc * sizeof *W.cond);
+  for (int32_t c = 0; c < W.nc; c++) W.cond[c] = pb_screen__rec_row(X, W.T, m * W.nc + c);
+  pb_screen__probe_means(X, &W, U);
+  int status = pb_screen__fits(X, &W, U, why, why_len);
+  pb_screen__scores(X, &W, U);
+  pb_screen__classes(&W, U);
+  pb_screen__rankings(X, &W, U);
+  pb_screen__terciles(X, &W, U);
+  pb_screen__subset_ranks(X, &W, U);
+  free(W.ns_list);
+  free(W.cc_list);
+  free(W.cd_sum);
+  free(W.ucc_sum);
+  free(W.uall_sum);
+  free(W.cd_n);
+  free(W.ucc_n);
   for (int32_t p = 0; p < X->n_ps; p++) {
-    free(Uall[p]);
-    free(A3all[p]);
+    free(W.Uall[p]);
+    free(W.A3all[p]);
   }
-  free(Uall);
-  free(A3all);
-  free(ret);
-  free(cond);
+  free(W.Uall);
+  free(W.A3all);
+  free(W.ret);
+  free(W.cond);
   return status;
 }
 
@@ -1017,53 +1232,72 @@ static void pb_screen__cell_names(const struct pb_screen__ctx *X, int64_t u, int
 
 static const char *const pb_screen__strata_names[PB_SCREEN_STRATA] = {"low", "mid", "high"};
 
-/* Formatting doubles dominates writing the TSVs, and a unit's cells repeat
- * many values (coverage fractions, equal AUROCs): a direct-mapped cache of
- * pb_format_double() results, keyed by the bit pattern, gives the same text. */
-#define PB_SCREEN_FMT_CACHE 4096
-struct pb_screen__fmt {
-  uint64_t key[PB_SCREEN_FMT_CACHE];
-  uint8_t used[PB_SCREEN_FMT_CACHE];
-  char text[PB_SCREEN_FMT_CACHE][40];
-};
+/* Field tables: /screen/cells (information fields, then per score row the
+ * metrics in /screen/cells/<row>), /screen/strata/<stratum>_<field>, and the
+ * report TSVs screen_cells, screen_strata, screen_cell_info and screen_fits. */
+static const struct pb_field pb_screen__info_fields[PB_SI_N_FIELDS] = {
+  [PB_SI_TIER] = {"tier", PB_FMT_TIER}, [PB_SI_N] = {"n", PB_FMT_INT}, [PB_SI_NFAIL] = {"n_fail", PB_FMT_INT},
+  [PB_SI_NNS] = {"n_nonsingleton", PB_FMT_INT}, [PB_SI_NFAIL_NS] = {"n_fail_nonsingleton", PB_FMT_INT},
+  [PB_SI_DEGENERATE] = {"derange_degenerate", PB_FMT_INT}, [PB_SI_NUNMATCHED] = {"n_unmatched", PB_FMT_INT},
+  [PB_SI_A3APPROX] = {"a3_approx_images", PB_FMT_INT}};
+static const struct pb_field pb_screen__met_fields[PB_SCREEN_MET] = {
+  {"n", PB_FMT_INT}, {"n_fail", PB_FMT_INT}, {"auroc", PB_FMT_NUM},
+  {"cov_q10", PB_FMT_NUM}, {"cov_q20", PB_FMT_NUM}, {"cov_q30", PB_FMT_NUM}};
+static const struct pb_field pb_screen__stratum_fields[PB_SCREEN_STRATUM_F] = {
+  {"n", PB_FMT_INT}, {"n_fail", PB_FMT_INT}, {"auroc_S", PB_FMT_NUM}, {"auroc_U", PB_FMT_NUM},
+  {"auroc_U_nonsingleton", PB_FMT_NUM}, {"auroc_U_derange", PB_FMT_NUM}, {"ret_gap", PB_FMT_NUM}};
+static const struct pb_fields pb_screen__met = {.n = PB_SCREEN_MET, .f = pb_screen__met_fields};
+static const struct pb_fields pb_screen__stratum = {.n = PB_SCREEN_STRATUM_F, .f = pb_screen__stratum_fields};
 
-static void pb_screen__double(struct pb_screen__fmt *f, struct pb_text *t, double x)
-{
-  uint64_t k;
-  memcpy(&k, &x, sizeof k);
-  size_t h = (size_t)((k * 0x9e3779b97f4a7c15ull) >> 52) & (PB_SCREEN_FMT_CACHE - 1);
-  if (!f->used[h] || f->key[h] != k) {
-    pb_format_double(x, f->text[h]);
-    f->key[h] = k;
-    f->used[h] = 1;
-  }
-  size_t len = strlen(f->text[h]);
-  if (t->len + len + 2 > t->cap) {
-    t->cap = 2 * (t->len + len + 2) + 4096;
-    t->buf = pb_realloc(t->buf, t->cap);
-  }
-  t->buf[t->len++] = '\t';
-  memcpy(t->buf + t->len, f->text[h], len + 1);
-  t->len += len;
-}
+/* screen_cell_info.tsv after model, source, condition, tier: counts, the
+ * failure rate and the budget ceilings (derived), then the information fields. */
+enum { PB_SIT_N, PB_SIT_NFAIL, PB_SIT_P, PB_SIT_CEIL, PB_SIT_NNS = PB_SIT_CEIL + PB_SCREEN_N_BUDGETS, PB_SIT_NFAIL_NS,
+       PB_SIT_DEGENERATE, PB_SIT_NUNMATCHED, PB_SIT_A3APPROX, PB_SIT_N_FIELDS };
+_Static_assert(PB_SCREEN_N_BUDGETS == 3, "screen_cell_info.tsv names three budget ceilings");
+static const struct pb_field pb_screen__info_tsv_fields[PB_SIT_N_FIELDS] = {
+  [PB_SIT_N] = {"n", PB_FMT_INT}, [PB_SIT_NFAIL] = {"n_fail", PB_FMT_INT}, [PB_SIT_P] = {"p", PB_FMT_NUM},
+  [PB_SIT_CEIL + 0] = {"ceil_q10", PB_FMT_NUM}, [PB_SIT_CEIL + 1] = {"ceil_q20", PB_FMT_NUM},
+  [PB_SIT_CEIL + 2] = {"ceil_q30", PB_FMT_NUM}, [PB_SIT_NNS] = {"n_nonsingleton", PB_FMT_INT},
+  [PB_SIT_NFAIL_NS] = {"n_fail_nonsingleton", PB_FMT_INT}, [PB_SIT_DEGENERATE] = {"derange_degenerate", PB_FMT_INT},
+  [PB_SIT_NUNMATCHED] = {"n_unmatched", PB_FMT_INT}, [PB_SIT_A3APPROX] = {"a3_approx_images", PB_FMT_INT}};
+static const struct pb_fields pb_screen__info_tsv = {.n = PB_SIT_N_FIELDS, .f = pb_screen__info_tsv_fields};
+
+/* screen_fits.tsv after model, source: fit sizes, then per fit g_S, g_SU,
+ * g_SUret the standardised intercept and weights (S, U, ret) and the gradient norm. */
+enum { PB_SF_N_IMAGES, PB_SF_N_OBS, PB_SF_N_FAIL, PB_SF_FIT, PB_SF_N_FIELDS = PB_SF_FIT + 3 * 5 };
+static const struct pb_field pb_screen__fit_fields[PB_SF_N_FIELDS] = {
+  [PB_SF_N_IMAGES] = {"n_images", PB_FMT_INT}, [PB_SF_N_OBS] = {"n_obs", PB_FMT_INT},
+  [PB_SF_N_FAIL] = {"n_fail", PB_FMT_INT},
+  [PB_SF_FIT + 0] = {"gS_b", PB_FMT_NUM}, [PB_SF_FIT + 1] = {"gS_wS", PB_FMT_NUM},
+  [PB_SF_FIT + 2] = {"gS_wU", PB_FMT_NUM}, [PB_SF_FIT + 3] = {"gS_wret", PB_FMT_NUM},
+  [PB_SF_FIT + 4] = {"gS_grad", PB_FMT_NUM}, [PB_SF_FIT + 5] = {"gSU_b", PB_FMT_NUM},
+  [PB_SF_FIT + 6] = {"gSU_wS", PB_FMT_NUM}, [PB_SF_FIT + 7] = {"gSU_wU", PB_FMT_NUM},
+  [PB_SF_FIT + 8] = {"gSU_wret", PB_FMT_NUM}, [PB_SF_FIT + 9] = {"gSU_grad", PB_FMT_NUM},
+  [PB_SF_FIT + 10] = {"gSUret_b", PB_FMT_NUM}, [PB_SF_FIT + 11] = {"gSUret_wS", PB_FMT_NUM},
+  [PB_SF_FIT + 12] = {"gSUret_wU", PB_FMT_NUM}, [PB_SF_FIT + 13] = {"gSUret_wret", PB_FMT_NUM},
+  [PB_SF_FIT + 14] = {"gSUret_grad", PB_FMT_NUM}};
+static const struct pb_fields pb_screen__fits_tsv = {.n = PB_SF_N_FIELDS, .f = pb_screen__fit_fields};
 
 /* The TSV rows of one unit's cells: screen_cells, screen_cell_info, screen_strata. */
 static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, const double *recs,
-                                 const struct pb_screen__unit *U, struct pb_text *t, struct pb_screen__fmt *fc)
+                                 const struct pb_screen__unit *U, struct pb_text *t)
 {
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_layout *L = &X->L;
   int32_t tt, m;
   pb_screen__cell_names(X, u, &tt, &m);
   const struct pb_source *src = &meta->sources[X->targets[tt]];
-  /* the unit's logistic fits: standardised coefficients (S, U, ret order) */
-  pb_text_printf(&t[3], "%s\t%s\t%d\t%d\t%d", meta->model_ids[m], src->name, U->n_fit, U->n_fit_trials, U->n_fit_fails);
+  double fit[PB_SF_N_FIELDS] = {[PB_SF_N_IMAGES] = U->n_fit, [PB_SF_N_OBS] = U->n_fit_trials,
+                                [PB_SF_N_FAIL] = U->n_fit_fails};
   for (int g = 0; g < 3; g++) {
     const struct pb_screen_logit *f = &U->fit[g];
-    pb_text_double(&t[3], f->ok ? f->b : NAN);
-    for (int j = 0; j < 3; j++) pb_text_double(&t[3], f->ok && j <= g ? f->w[j] : NAN);
-    pb_text_double(&t[3], f->ok ? f->grad_norm : NAN);
+    double *o = fit + PB_SF_FIT + 5 * g;
+    o[0] = f->ok ? f->b : NAN;
+    for (int j = 0; j < 3; j++) o[1 + j] = f->ok && j <= g ? f->w[j] : NAN;
+    o[4] = f->ok ? f->grad_norm : NAN;
   }
+  pb_text_printf(&t[3], "%s\t%s", meta->model_ids[m], src->name);
+  pb_fields_tsv_values(&pb_screen__fits_tsv, fit, 0, &t[3]);
   pb_text_printf(&t[3], "\n");
   int64_t cell = 0;
   for (int32_t c = 0; c < src->n_conditions; c++) {
@@ -1073,49 +1307,46 @@ static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, cons
     char head[1024];
     snprintf(head, sizeof head, "%s\t%s\t%s\t%s", meta->model_ids[m], src->name, src->conditions[c], tier);
     for (int32_t r = 0; r < L->n_rows; r++) {
-      const double *o = rec + L->row_off + PB_SCREEN_MET * r;
-      pb_text_printf(&t[0], "%s\t%s\t%lld\t%lld", head, L->row_names[r], (long long)o[0], (long long)o[1]);
-      for (int f = 2; f < PB_SCREEN_MET; f++) pb_screen__double(fc, &t[0], o[f]);
+      pb_text_printf(&t[0], "%s\t%s", head, L->row_names[r]);
+      pb_fields_tsv_values(&pb_screen__met, rec + L->row_off + PB_SCREEN_MET * r, 0, &t[0]);
       pb_text_printf(&t[0], "\n");
     }
-    int64_t nn = (int64_t)rec[PB_SI_N], nf = (int64_t)rec[PB_SI_NFAIL];
-    pb_text_printf(&t[1], "%s\t%lld\t%lld", head, (long long)nn, (long long)nf);
-    pb_screen__double(fc, &t[1], nn > 0 ? (double)nf / nn : NAN);
+    const int64_t nn = (int64_t)rec[PB_SI_N], nf = (int64_t)rec[PB_SI_NFAIL];
+    double info[PB_SIT_N_FIELDS] = {
+      [PB_SIT_N] = nn, [PB_SIT_NFAIL] = nf, [PB_SIT_P] = nn > 0 ? (double)nf / nn : NAN,
+      [PB_SIT_NNS] = rec[PB_SI_NNS], [PB_SIT_NFAIL_NS] = rec[PB_SI_NFAIL_NS],
+      [PB_SIT_DEGENERATE] = rec[PB_SI_DEGENERATE], [PB_SIT_NUNMATCHED] = rec[PB_SI_NUNMATCHED],
+      [PB_SIT_A3APPROX] = rec[PB_SI_A3APPROX]};
     for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++)
-      pb_screen__double(fc, &t[1], nf > 0 ? fmin(1.0, (double)pb_screen_budget((int32_t)nn, pb_screen_budget_pct[b]) / nf) : NAN);
-    pb_text_printf(&t[1], "\t%lld\t%lld\t%s\t%lld\t%lld\n", (long long)rec[PB_SI_NNS], (long long)rec[PB_SI_NFAIL_NS],
-                   isnan(rec[PB_SI_DEGENERATE]) ? "nan" : rec[PB_SI_DEGENERATE] ? "1" : "0",
-                   (long long)rec[PB_SI_NUNMATCHED], (long long)rec[PB_SI_A3APPROX]);
-    for (int s = 0; s < PB_SCREEN_STRATA; s++) {
-      const double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * s;
-      pb_text_printf(&t[2], "%s\t%s\t%lld\t%lld", head, pb_screen__strata_names[s], (long long)o[0], (long long)o[1]);
-      for (int f = 2; f < PB_SCREEN_STRATUM_F; f++) pb_screen__double(fc, &t[2], o[f]);
+      info[PB_SIT_CEIL + b] =
+          nf > 0 ? fmin(1.0, (double)pb_screen_budget((int32_t)nn, pb_screen_budget_pct[b]) / nf) : NAN;
+    pb_text_printf(&t[1], "%s", head);
+    pb_fields_tsv_values(&pb_screen__info_tsv, info, 0, &t[1]);
+    pb_text_printf(&t[1], "\n");
+    for (int st = 0; st < PB_SCREEN_STRATA; st++) {
+      pb_text_printf(&t[2], "%s\t%s", head, pb_screen__strata_names[st]);
+      pb_fields_tsv_values(&pb_screen__stratum, rec + L->strata_off + PB_SCREEN_STRATUM_F * st, 0, &t[2]);
       pb_text_printf(&t[2], "\n");
     }
   }
 }
 
-static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
-                            const double *recs, struct pb_screen__unit *units, uint64_t *const *bits,
-                            const int32_t *n_words)
+/* /screen/cells (keys, information fields, per-row metrics), /screen/strata
+ * and /screen/subsets of this rank's cells [c0, c0 + nloc) (collective). */
+static int pb_screen__write_cells(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
+                                  const double *recs)
 {
-  const struct pb_meta *meta = X->meta;
   const struct pb_screen_layout *L = &X->L;
-  int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0, n_cells = X->unit_cell0[X->n_units];
-  double t_h5 = MPI_Wtime();
+  const int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0, n_cells = X->unit_cell0[X->n_units];
   int status = pb_results_group(st->results, "/screen/cells");
-  /* cell columns */
-  double *col = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *col);
   int64_t *icol = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *icol);
-  static const char *info_names[PB_SI_N_FIELDS] = {"tier", "n", "n_fail", "n_nonsingleton", "n_fail_nonsingleton",
-                                                    "derange_degenerate", "n_unmatched", "a3_approx_images"};
   const char *keys[3] = {"source", "model", "condition"};
   for (int k = 0; k < 3 && status == PB_OK; k++) {
     int64_t j = 0;
     for (int64_t u = u0; u < u1; u++) {
       int32_t t, m;
       pb_screen__cell_names(X, u, &t, &m);
-      const struct pb_source *src = &meta->sources[X->targets[t]];
+      const struct pb_source *src = &X->meta->sources[X->targets[t]];
       for (int32_t c = 0; c < src->n_conditions; c++)
         if (c != src->clean) icol[j++] = k == 0 ? X->targets[t] : k == 1 ? m : c;
     }
@@ -1123,34 +1354,25 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
     snprintf(path, sizeof path, "/screen/cells/%s", keys[k]);
     status = pb_results_write_i64(st->results, path, n_cells, c0, nloc, icol);
   }
-  for (int f = 0; f < PB_SI_N_FIELDS && status == PB_OK; f++) {
-    char path[128];
-    for (int64_t c = 0; c < nloc; c++) col[c] = recs[c * L->rec_len + f];
-    snprintf(path, sizeof path, "/screen/cells/%s", info_names[f]);
-    status = pb_results_write_f64(st->results, path, n_cells, c0, nloc, col);
-  }
-  static const char *met[PB_SCREEN_MET] = {"n", "n_fail", "auroc", "cov_q10", "cov_q20", "cov_q30"};
+  free(icol);
+  const struct pb_fields info = pb_fields_static("/screen/cells", PB_SI_N_FIELDS, pb_screen__info_fields);
+  if (status == PB_OK) status = pb_fields_write_at(&info, st->results, n_cells, c0, nloc, recs, L->rec_len);
   for (int32_t r = 0; r < L->n_rows && status == PB_OK; r++) {
-    char path[256];
-    snprintf(path, sizeof path, "/screen/cells/%s", L->row_names[r]);
-    status = pb_results_group(st->results, path);
-    for (int f = 0; f < PB_SCREEN_MET && status == PB_OK; f++) {
-      for (int64_t c = 0; c < nloc; c++) col[c] = recs[c * L->rec_len + L->row_off + PB_SCREEN_MET * r + f];
-      snprintf(path, sizeof path, "/screen/cells/%s/%s", L->row_names[r], met[f]);
-      status = pb_results_write_f64(st->results, path, n_cells, c0, nloc, col);
-    }
+    char group[256];
+    snprintf(group, sizeof group, "/screen/cells/%s", L->row_names[r]);
+    const struct pb_fields met = pb_fields_static(group, PB_SCREEN_MET, pb_screen__met_fields);
+    status = pb_fields_write_at(&met, st->results, n_cells, c0, nloc, recs + L->row_off + PB_SCREEN_MET * r,
+                                L->rec_len);
   }
-  static const char *sf[PB_SCREEN_STRATUM_F] = {"n", "n_fail", "auroc_S", "auroc_U", "auroc_U_nonsingleton",
-                                                "auroc_U_derange", "ret_gap"};
-  const char *const *sn = pb_screen__strata_names;
-  for (int s = 0; s < PB_SCREEN_STRATA && status == PB_OK; s++)
-    for (int f = 0; f < PB_SCREEN_STRATUM_F && status == PB_OK; f++) {
-      char path[128];
-      for (int64_t c = 0; c < nloc; c++) col[c] = recs[c * L->rec_len + L->strata_off + PB_SCREEN_STRATUM_F * s + f];
-      snprintf(path, sizeof path, "/screen/strata/%s_%s", sn[s], sf[f]);
-      if (s == 0 && f == 0) status = pb_results_group(st->results, "/screen/strata");
-      if (status == PB_OK) status = pb_results_write_f64(st->results, path, n_cells, c0, nloc, col);
-    }
+  struct pb_fields strata; /* stratum-major block: <stratum>_<field> */
+  pb_fields_alloc(&strata, "/screen/strata", PB_SCREEN_STRATA * PB_SCREEN_STRATUM_F);
+  for (int sn = 0; sn < PB_SCREEN_STRATA; sn++)
+    for (int f = 0; f < PB_SCREEN_STRATUM_F; f++)
+      pb_fields_setf(&strata, sn * PB_SCREEN_STRATUM_F + f, PB_FMT_NUM, "%s_%s", pb_screen__strata_names[sn],
+                     pb_screen__stratum_fields[f].name);
+  if (status == PB_OK)
+    status = pb_fields_write_at(&strata, st->results, n_cells, c0, nloc, recs + L->strata_off, L->rec_len);
+  pb_fields_free(&strata);
   if (status == PB_OK && L->n_subsets > 0) {
     /* [cell][subset] flattened, cell-major */
     int64_t ns = L->n_subsets;
@@ -1171,7 +1393,16 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
     free(a);
     free(v);
   }
-  /* per-image scores and packed outcomes: what class resampling recomputes from */
+  return status;
+}
+
+/* Per-image scores and packed outcomes (what class resampling recomputes
+ * from), and each cell's offsets into them (collective). */
+static int pb_screen__write_images(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
+                                   const struct pb_screen__unit *units, uint64_t *const *bits, const int32_t *n_words)
+{
+  const struct pb_screen_layout *L = &X->L;
+  const int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0, n_cells = X->unit_cell0[X->n_units];
   int64_t my_img = 0, my_words = 0, img0 = 0, word0 = 0, tot[2];
   for (int64_t u = u0; u < u1; u++) {
     my_img += units[u - u0].n;
@@ -1183,7 +1414,7 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
   MPI_Allreduce(mine, tot, 2, MPI_INT64_T, MPI_SUM, st->comm);
   img0 = before[0];
   word0 = before[1];
-  if (status == PB_OK) status = pb_results_group(st->results, "/screen/images");
+  int status = pb_results_group(st->results, "/screen/images");
   int64_t ni = my_img > 0 ? my_img : 1;
   double *iv = pb_malloc((size_t)ni * sizeof *iv);
   int64_t *ii = pb_malloc((size_t)ni * sizeof *ii);
@@ -1243,61 +1474,59 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
     if (status == PB_OK) status = pb_results_write_i64(st->results, "/screen/outcome/bits", tot[1], word0, my_words, w);
     free(w);
   }
-  free(col);
-  free(icol);
-  if (status != PB_OK) return status;
+  return status;
+}
 
-  double t_tsv = MPI_Wtime();
-  pb_message("screen: results.h5 columns %.3f s", t_tsv - t_h5);
-  /* screen_cells.tsv, screen_cell_info.tsv and screen_strata.tsv, gathered in
-   * cell order; units format in parallel and are joined in order */
-  int64_t nu = u1 - u0;
+/* screen_cells.tsv, screen_cell_info.tsv, screen_strata.tsv and
+ * screen_fits.tsv, gathered in cell order; units format in parallel and are
+ * joined in order (collective). */
+static int pb_screen__write_tsv(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
+                                const double *recs, const struct pb_screen__unit *units)
+{
+  const struct pb_screen_layout *L = &X->L;
+  const int64_t c0 = X->unit_cell0[u0], nu = u1 - u0;
   struct pb_text *tu = pb_calloc((size_t)(4 * nu + 1), sizeof *tu);
-#pragma omp parallel
-  {
-    struct pb_screen__fmt *fc = pb_calloc(1, sizeof *fc);
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t u = u0; u < u1; u++)
-      pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)], fc);
-    free(fc);
-  }
-  struct pb_text tc = {0}, ti = {0}, ts = {0}, tf = {0};
-  for (int64_t j = 0; j < nu; j++) {
-    struct pb_text *dst[4] = {&tc, &ti, &ts, &tf};
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t u = u0; u < u1; u++)
+    pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)]);
+  struct pb_text txt[4] = {{0}}, head[4] = {{0}};
+  for (int64_t j = 0; j < nu; j++)
     for (int k = 0; k < 4; k++) {
-      if (tu[4 * j + k].len) {
-        if (dst[k]->len + tu[4 * j + k].len + 1 > dst[k]->cap) {
-          dst[k]->cap = 2 * (dst[k]->len + tu[4 * j + k].len + 1);
-          dst[k]->buf = pb_realloc(dst[k]->buf, dst[k]->cap);
-        }
-        memcpy(dst[k]->buf + dst[k]->len, tu[4 * j + k].buf, tu[4 * j + k].len);
-        dst[k]->len += tu[4 * j + k].len;
-        dst[k]->buf[dst[k]->len] = '\0';
-      }
+      if (tu[4 * j + k].len) pb_text_printf(&txt[k], "%s", tu[4 * j + k].buf);
       pb_text_free(&tu[4 * j + k]);
     }
-  }
   free(tu);
-  /* one report file per table: name, header, this rank's rows */
-  const struct { const char *name, *header; const struct pb_text *text; } out[] = {
-    {"screen_cells.tsv", "model\tsource\tcondition\ttier\tscore\tn\tn_fail\tauroc\tcov_q10\tcov_q20\tcov_q30\n", &tc},
-    {"screen_cell_info.tsv",
-     "model\tsource\tcondition\ttier\tn\tn_fail\tp\tceil_q10\tceil_q20\tceil_q30\tn_nonsingleton\t"
-     "n_fail_nonsingleton\tderange_degenerate\tn_unmatched\ta3_approx_images\n", &ti},
-    {"screen_strata.tsv",
-     "model\tsource\tcondition\ttier\tstratum\tn\tn_fail\tauroc_S\tauroc_U\tauroc_U_nonsingleton\t"
-     "auroc_U_derange\tret_gap\n", &ts},
-    {"screen_fits.tsv",
-     "model\tsource\tn_images\tn_obs\tn_fail\tgS_b\tgS_wS\tgS_wU\tgS_wret\tgS_grad\t"
-     "gSU_b\tgSU_wS\tgSU_wU\tgSU_wret\tgSU_grad\tgSUret_b\tgSUret_wS\tgSUret_wU\tgSUret_wret\t"
-     "gSUret_grad\n", &tf}};
-  for (size_t i = 0; i < sizeof out / sizeof out[0] && status == PB_OK; i++)
-    status = pb_results_tsv(st->results, out[i].name, out[i].header, out[i].text->buf, out[i].text->len);
-  pb_text_free(&tc);
-  pb_text_free(&ti);
-  pb_text_free(&ts);
-  pb_text_free(&tf);
-  pb_message("screen: TSV files %.3f s", MPI_Wtime() - t_tsv);
+  static const char *const names[4] = {"screen_cells.tsv", "screen_cell_info.tsv", "screen_strata.tsv",
+                                       "screen_fits.tsv"};
+  pb_fields_tsv_header(&pb_screen__met, "model\tsource\tcondition\ttier\tscore", 0, &head[0]);
+  pb_fields_tsv_header(&pb_screen__info_tsv, "model\tsource\tcondition\ttier", 0, &head[1]);
+  pb_fields_tsv_header(&pb_screen__stratum, "model\tsource\tcondition\ttier\tstratum", 0, &head[2]);
+  pb_fields_tsv_header(&pb_screen__fits_tsv, "model\tsource", 0, &head[3]);
+  int status = PB_OK;
+  for (int k = 0; k < 4; k++) {
+    pb_text_printf(&head[k], "\n");
+    if (status == PB_OK) status = pb_results_tsv(st->results, names[k], head[k].buf, txt[k].buf, txt[k].len);
+    pb_text_free(&head[k]);
+    pb_text_free(&txt[k]);
+  }
+  return status;
+}
+
+/* Every output of this rank's units [u0, u1) (collective). */
+static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
+                            const double *recs, struct pb_screen__unit *units, uint64_t *const *bits,
+                            const int32_t *n_words, struct pb_timer *tm)
+{
+  /* sub-phases of "write", recorded on every rank whatever the status (pb_timer_reduce) */
+  double t0 = MPI_Wtime();
+  int status = pb_screen__write_cells(st, X, u0, u1, recs);
+  if (status == PB_OK) status = pb_screen__write_images(st, X, u0, u1, units, bits, n_words);
+  double t1 = MPI_Wtime();
+  pb_timer_add(tm, "write_h5", t1 - t0);
+  pb_message("screen: results.h5 columns %.3f s", t1 - t0);
+  if (status == PB_OK) status = pb_screen__write_tsv(st, X, u0, u1, recs, units);
+  pb_timer_add(tm, "write_tsv", MPI_Wtime() - t1);
+  pb_message("screen: TSV files %.3f s", MPI_Wtime() - t1);
   return status;
 }
 
@@ -1344,7 +1573,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
                   const struct pb_screen_options *opt, const char *provenance)
 {
   struct pb_stage st;
-  double t0 = MPI_Wtime();
+  struct pb_timer tm;
+  pb_timer_start(&tm, "screen");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
@@ -1393,14 +1623,14 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
   status = pb_screen__load(&st, &X, u0, u1);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime();
+  pb_timer_lap(&tm, "load");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
   struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
   uint64_t **bits = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *bits);
   int32_t *n_words = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *n_words);
-  int64_t bad_unit = -1;
-  char why[1024] = "";
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
   if (status == PB_OK) {
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++) {
@@ -1408,11 +1638,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       char msg[1024];
       pb_screen__cell_names(&X, u, &t, &m);
       if (pb_screen__unit_prepare(&X, t, m, &units[u - u0], msg, sizeof msg) != PB_OK) {
-#pragma omp critical(pb_screen_fail)
-        if (bad_unit < 0 || u < bad_unit) {
-          bad_unit = u;
-          snprintf(why, sizeof why, "%s", msg);
-        }
+        pb_error_set("%s", msg);
+        pb_first_error_record(&fe, u);
       }
       n_words[u - u0] = (units[u - u0].n + 63) / 64;
       int64_t ncell = X.unit_cell0[u + 1] - X.unit_cell0[u];
@@ -1420,14 +1647,11 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
       pb_screen__unit_cells(&X, t, m, &units[u - u0], recs + (X.unit_cell0[u] - X.unit_cell0[u0]) * X.L.rec_len,
                             bits[u - u0], n_words[u - u0], &boot);
     }
-    if (bad_unit >= 0) {
-      pb_error_set("%s", why);
-      status = PB_FAIL;
-    }
+    status = pb_first_error_status(&fe);
   }
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
-  if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words);
+  pb_timer_lap(&tm, "compute");
+  if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status == PB_OK) {
     int64_t n_cells = X.unit_cell0[X.n_units];
@@ -1460,11 +1684,12 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     free(all);
   }
   pb_screen_boot_free(&boot);
-  double t_write = MPI_Wtime() - t2;
-  double mx[3] = {t_load, t_compute, t_write};
-  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
   pb_message("screen: load %.3f s; scores, fits and metrics %.3f s (%lld cells, %d derangement draws); write %.3f s",
-             mx[0], mx[1], (long long)X.unit_cell0[X.n_units], opt->n_derange, mx[2]);
+             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "compute"), (long long)X.unit_cell0[X.n_units],
+             opt->n_derange, pb_timer_get(&tm, "write"));
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   for (int64_t u = 0; u < nu; u++) {
     pb_screen__unit_free(&units[u], &X);
     free(bits[u]);

@@ -5,6 +5,7 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/stage.h"
 
 int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
@@ -14,6 +15,9 @@ int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
   stage->comm = comm;
   MPI_Comm_rank(comm, &stage->rank);
   MPI_Comm_size(comm, &stage->size);
+  /* the outputs (OUTDIR/results.h5, OUTDIR/report/) must never replace the store */
+  int ok = stage->rank == 0 ? pb_output_dir_ok(outdir, &store_path, 1, pb_output_force()) : PB_OK;
+  if (pb_error_agree(comm, ok) != PB_OK) return PB_FAIL;
   if (pb_store_open(store_path, comm, &stage->store)) return PB_FAIL;
   stage->meta = pb_store_meta(stage->store);
   if (pb_protocol_compute(stage->store, comm, popt, &stage->protocol)) goto fail;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/results.h"
 #include "pairbound/stage.h"

@@ -2,6 +2,8 @@
  * The schema is documented in docs/store.md. */
 #include "config.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include <hdf5.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/store.h"
 #include "h5io.h"
 
@@ -22,6 +25,7 @@ struct pb_store {
   int writable;
   char *path;       /* final name */
   char *tmp_path;   /* name while being written */
+  struct pb_output_lock lock; /* rank 0, while being written: STORE.lock */
 };
 
 #define PB_STORE_FORMAT "pairbound-store"
@@ -169,7 +173,9 @@ static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, in
   hsize_t chunk[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 0};
   hid_t space = H5Screate_simple(ndims, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
   if (space < 0 || dcpl < 0) goto done;
-  if (H5Pset_chunk(dcpl, ndims, chunk) < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+  /* Fletcher32 per chunk: a flipped bit in a record is a read error, not a wrong value */
+  if (H5Pset_chunk(dcpl, ndims, chunk) < 0 || H5Pset_fletcher32(dcpl) < 0 ||
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
       H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
     goto done;
   if ((dset = H5Dcreate2(grp, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0) goto done;
@@ -217,6 +223,7 @@ static struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
 {
   struct pb_store *st = pb_calloc(1, sizeof *st);
   st->file = -1;
+  st->lock.fd = -1;
   st->comm = comm;
   MPI_Comm_rank(comm, &st->rank);
   st->path = pb_strdup(path);
@@ -263,9 +270,16 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   st = pb_store__new(path, comm);
   st->writable = 1;
   pb_meta__copy(&st->meta, meta);
-  size_t n = strlen(path) + 8;
-  st->tmp_path = pb_malloc(n);
-  snprintf(st->tmp_path, n, "%s.tmp", path);
+  int ok = PB_OK;
+  if (st->rank == 0) {
+    size_t n = strlen(path) + 8;
+    char *lock = pb_malloc(n);
+    snprintf(lock, n, "%s.lock", path);
+    ok = pb_output_file_ok(path, PB_OUTPUT_STORE, NULL, 0, pb_output_force());
+    if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path, 1);
+    free(lock);
+  }
+  if (pb_error_agree(comm, ok) != PB_OK || pb_output_temp_shared(path, comm, &st->tmp_path) != PB_OK) goto done;
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
   st->file = H5Fcreate(st->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (st->file < 0) { pb_error_set("%s: cannot create file", st->tmp_path); goto done; }
@@ -315,11 +329,39 @@ static int32_t pb_store__runs(int32_t n_cond, int32_t n_rows, const int32_t *row
   return n;
 }
 
+/* Test hook: PAIRBOUND_TEST_READ_FAIL_RANK=R makes rank R's first read
+ * selection of every transfer fail, as a local HDF5 error would (tests/mpi/store_errors.sh). */
+static int pb_store__inject_failure(const struct pb_store *st, int write)
+{
+  const char *h = getenv("PAIRBOUND_TEST_READ_FAIL_RANK");
+  return !write && h && h[0] && atoi(h) == st->rank;
+}
+
+/* A record dataset must have the shape the metadata promises, [models][conditions]
+ * [images] (+[topk] for top-k lists): a file whose `topk` attribute or whose
+ * dimensions disagree would otherwise be read past the end of its buffers. */
+static int pb_store__shape_ok(const struct pb_store *st, const struct pb_source *s, const char *name, int ndims,
+                              const hsize_t *dims)
+{
+  int want_topk = strncmp(name, "topk_", 5) == 0;
+  if (ndims == 3 + want_topk && dims[0] == (hsize_t)st->meta.n_models && dims[1] == (hsize_t)s->n_conditions &&
+      dims[2] == (hsize_t)s->n_images && (!want_topk || dims[3] == (hsize_t)st->meta.topk))
+    return PB_OK;
+  pb_error_set("%s: records '%s' of source %s have %d dimensions [%llu x %llu x %llu%s] but the metadata says "
+               "[%d models x %d conditions x %d images%s]", st->path, name, s->name, ndims,
+               (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
+               ndims > 3 ? " x ..." : "", st->meta.n_models, s->n_conditions, s->n_images,
+               want_topk ? " x topk" : "");
+  return PB_FAIL;
+}
+
 /* Collective transfer of the given rows, one block per call.  A memory space of
  * the block's own shape keeps HDF5 on its fast same-shape path (a union of
  * blocks, or a flat memory space, is several times slower on cell-sized
  * chunks); ranks with fewer blocks make empty calls so every rank makes the same
- * number of collective calls. */
+ * number of collective calls.  Ranks agree on the status after opening and
+ * before every collective round (pb_error_agree), so a local error on one rank
+ * ends the transfer on all of them instead of leaving them in a collective call. */
 static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name, hid_t mtype,
                              int32_t n_rows, const int32_t *rows, void *buf, int write)
 {
@@ -328,19 +370,23 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
   hid_t grp = -1, dset = -1, fspace = -1, mspace = -1, dxpl = -1;
   int32_t *starts = pb_malloc((size_t)(n_rows + 1) * sizeof *starts), *lens = pb_malloc((size_t)(n_rows + 1) * sizeof *lens);
   int32_t nb = pb_store__runs(s->n_conditions, n_rows, rows, starts, lens), rounds = nb;
+  int ndims = 0;
+  hsize_t dims[4] = {0, 0, 0, 0};
   MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT32_T, MPI_MAX, st->comm);
-  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) < 0) goto done;
-  hid_t sg = H5Gopen2(grp, s->name, H5P_DEFAULT);
-  H5Gclose(grp);
-  grp = sg;
-  if (grp < 0 || (dset = H5Dopen2(grp, name, H5P_DEFAULT)) < 0) goto done;
-  if ((fspace = H5Dget_space(dset)) < 0 || (dxpl = pb_h5_dxpl()) < 0) goto done;
-  int ndims = H5Sget_simple_extent_ndims(fspace);
-  hsize_t dims[4];
-  H5Sget_simple_extent_dims(fspace, dims, NULL);
-  size_t esize = H5Tget_size(mtype), per_row = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * esize;
+  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) >= 0) {
+    hid_t sg = H5Gopen2(grp, s->name, H5P_DEFAULT);
+    H5Gclose(grp);
+    grp = sg;
+  }
+  if (grp >= 0 && (dset = H5Dopen2(grp, name, H5P_DEFAULT)) >= 0 && (fspace = H5Dget_space(dset)) >= 0 &&
+      (dxpl = pb_h5_dxpl()) >= 0 && (ndims = H5Sget_simple_extent_ndims(fspace)) >= 3 && ndims <= 4 &&
+      H5Sget_simple_extent_dims(fspace, dims, NULL) == ndims)
+    status = pb_store__shape_ok(st, s, name, ndims, dims);
+  else
+    pb_error_set("%s: cannot open records '%s' of source %s", st->path, name, s->name);
+  status = pb_error_agree(st->comm, status);
+  const size_t esize = H5Tget_size(mtype), per_row = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * esize;
   char *p = buf;
-  status = PB_OK;
   for (int32_t j = 0; j < rounds && status == PB_OK; j++) {
     hsize_t start[4] = {0, 0, 0, 0}, count[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 1};
     if (j < nb) {
@@ -348,18 +394,26 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
       start[1] = (hsize_t)(starts[j] % s->n_conditions);
       count[1] = (hsize_t)lens[j];
     }
-    if ((mspace = H5Screate_simple(ndims, count, NULL)) < 0) { status = PB_FAIL; break; }
-    herr_t e = j < nb ? H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)
-                      : (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0);
-    if (e >= 0) e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, p) : H5Dread(dset, mtype, mspace, fspace, dxpl, p);
-    if (e < 0) status = PB_FAIL;
+    herr_t e = (mspace = H5Screate_simple(ndims, count, NULL)) < 0 ? -1 : 0;
+    if (e >= 0)
+      e = j < nb ? H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL)
+                 : (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0);
+    if (e >= 0 && j == 0 && pb_store__inject_failure(st, write)) e = -1;
+    if (e < 0) pb_error_set("%s: cannot select rows of records '%s' of source %s", st->path, name, s->name);
+    /* the selection is local: agree before the collective transfer */
+    if ((status = pb_error_agree(st->comm, e < 0 ? PB_FAIL : PB_OK)) == PB_OK) {
+      e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, p) : H5Dread(dset, mtype, mspace, fspace, dxpl, p);
+      if (e < 0) {
+        pb_error_set("%s: cannot %s records '%s' of source %s%s", st->path, write ? "write" : "read", name, s->name,
+                     write ? "" : " (damaged file: a chunk fails its checksum or cannot be decoded)");
+        status = PB_FAIL;
+      }
+    }
     if (j < nb) p += per_row * (size_t)lens[j];
-    H5Sclose(mspace);
+    if (mspace >= 0) H5Sclose(mspace);
     mspace = -1;
   }
-done:
-  if (status != PB_OK)
-    pb_error_set("%s: cannot %s records '%s' of source %s", st->path, write ? "write" : "read", name, s->name);
+  if (status == PB_OK) status = pb_error_agree(st->comm, status); /* a failed transfer on any rank */
   if (dxpl >= 0) H5Pclose(dxpl);
   if (fspace >= 0) H5Sclose(fspace);
   if (dset >= 0) H5Dclose(dset);
@@ -402,19 +456,80 @@ int pb_store_write_rows(struct pb_store *st, int32_t src, int32_t n_rows, const 
                         const struct pb_rows *data)
 {
   if (!st->writable) { pb_error_set("%s: store is not open for writing", st->path); return PB_FAIL; }
-  if (pb_store__check_rows(st, src, n_rows, rows)) return PB_FAIL;
+  if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
   return pb_store__rows_all(st, src, n_rows, rows, data, PB_FIELD_ALL, 1);
+}
+
+/* Tolerance of the M <= S and M = S-when-correct rules, as at ingest (docs/csv.md). */
+#define PB_STORE_PROB_TOL 1e-6
+
+const char *pb_store_record_problem(const struct pb_source *s, const struct pb_rows *d, int64_t k, int32_t i,
+                                    char *why, size_t n)
+{
+  int32_t label = s->labels[i];
+  if (d->pred && (d->pred[k] < 0 || d->pred[k] >= s->n_classes))
+    snprintf(why, n, "predicted class %d outside [0, %d)", d->pred[k], s->n_classes);
+  else if (d->smax && !(d->smax[k] >= 0.0f && d->smax[k] <= 1.0f))
+    snprintf(why, n, "max probability %g outside [0, 1]", (double)d->smax[k]);
+  else if (d->ptrue && !(d->ptrue[k] >= 0.0f && d->ptrue[k] <= 1.0f))
+    snprintf(why, n, "true-class probability %g outside [0, 1]", (double)d->ptrue[k]);
+  else if (d->smax && d->ptrue && d->ptrue[k] > d->smax[k] + PB_STORE_PROB_TOL)
+    snprintf(why, n, "true-class probability %g exceeds max probability %g", (double)d->ptrue[k],
+             (double)d->smax[k]);
+  else if (d->smax && d->ptrue && d->pred && d->pred[k] == label &&
+           fabsf(d->ptrue[k] - d->smax[k]) > PB_STORE_PROB_TOL)
+    snprintf(why, n, "correct prediction but true-class probability %g differs from max probability %g",
+             (double)d->ptrue[k], (double)d->smax[k]);
+  else {
+    for (int32_t j = 0; j < d->topk && d->topk_class; j++) {
+      int32_t c = d->topk_class[k * d->topk + j];
+      float p = d->topk_prob[k * d->topk + j];
+      if (c < 0 || c >= s->n_classes) snprintf(why, n, "top-%d class %d outside [0, %d)", j + 1, c, s->n_classes);
+      else if (!(p >= 0.0f && p <= 1.0f)) snprintf(why, n, "top-%d probability %g outside [0, 1]", j + 1, (double)p);
+      else if (j > 0 && p > d->topk_prob[k * d->topk + j - 1] + PB_STORE_PROB_TOL)
+        snprintf(why, n, "top-%d probability %g exceeds top-%d probability", j + 1, (double)p, j);
+      else continue;
+      return why;
+    }
+    return NULL;
+  }
+  return why;
+}
+
+/* Range checks of every record read, so a damaged or hand-edited store is
+ * refused with the cell and image named instead of driving a kernel out of
+ * its arrays.  One pass over data already in cache. */
+static int pb_store__validate(const struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows,
+                              const struct pb_rows *d)
+{
+  const struct pb_source *s = &st->meta.sources[src];
+  char why[160];
+  for (int32_t r = 0; r < n_rows; r++)
+    for (int32_t i = 0; i < s->n_images; i++) {
+      int64_t k = (int64_t)r * s->n_images + i;
+      if (!pb_store_record_problem(s, d, k, i, why, sizeof why)) continue;
+      int32_t m = rows[r] / s->n_conditions, c = rows[r] % s->n_conditions;
+      pb_error_set("%s: invalid record: source %s, model %s, condition %s, image %s: %s (run `pairbound check "
+                   "%s` to list every damaged record)", st->path, s->name, st->meta.model_ids[m], s->conditions[c],
+                   s->image_ids[i], why, st->path);
+      return PB_FAIL;
+    }
+  return PB_OK;
 }
 
 int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
                          struct pb_rows *out)
 {
-  if (pb_store__check_rows(st, src, n_rows, rows)) return PB_FAIL;
+  memset(out, 0, sizeof *out);
+  if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
   pb_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }
   if (!(fields & PB_FIELD_PTRUE)) { free(out->ptrue); out->ptrue = NULL; }
-  if (pb_store__rows_all(st, src, n_rows, rows, out, fields, 0)) {
+  int status = pb_store__rows_all(st, src, n_rows, rows, out, fields, 0);
+  if (status == PB_OK && !(fields & PB_FIELD_UNCHECKED)) status = pb_store__validate(st, src, n_rows, rows, out);
+  /* the record checks are local: agree, so every rank fails with the first failing rank's reason */
+  if (pb_error_agree(st->comm, status) != PB_OK) {
     pb_rows_free(out);
     return PB_FAIL;
   }
@@ -450,6 +565,7 @@ void pb_store_close(struct pb_store *st)
   if (!st) return;
   if (st->file >= 0) H5Fclose(st->file);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
+  pb_output_lock_release(&st->lock);
   pb_meta_free(&st->meta);
   free(st->path);
   free(st->tmp_path);
@@ -487,6 +603,38 @@ done:
   if (status != PB_OK) pb_error_set("%s: source %s is damaged or incomplete", st->path, src->name);
   if (grp >= 0) H5Gclose(grp);
   return status;
+}
+
+/* Every record dataset has the shape the metadata promises (checked at open,
+ * from metadata alone, so even a stage that never reads top-k lists refuses a
+ * store whose `topk` attribute disagrees with them). */
+static int pb_store__shapes_ok(const struct pb_store *st, hid_t sources)
+{
+  static const char *names[] = {"pred", "smax", "ptrue", "topk_class", "topk_prob"};
+  for (int32_t s = 0; s < st->meta.n_sources; s++) {
+    const struct pb_source *src = &st->meta.sources[s];
+    hid_t grp = H5Gopen2(sources, src->name, H5P_DEFAULT);
+    for (int k = 0; k < (st->meta.topk > 0 ? 5 : 3); k++) {
+      hid_t dset = grp < 0 ? -1 : H5Dopen2(grp, names[k], H5P_DEFAULT), space = -1;
+      hsize_t dims[4] = {0, 0, 0, 0};
+      int nd = -1;
+      if (dset >= 0 && (space = H5Dget_space(dset)) >= 0) nd = H5Sget_simple_extent_ndims(space);
+      if (nd >= 3 && nd <= 4) H5Sget_simple_extent_dims(space, dims, NULL);
+      if (space >= 0) H5Sclose(space);
+      if (dset >= 0) H5Dclose(dset);
+      int bad = 1;
+      if (nd < 0) pb_error_set("%s: source %s has no records '%s'", st->path, src->name, names[k]);
+      else if (nd < 3 || nd > 4)
+        pb_error_set("%s: records '%s' of source %s have %d dimensions", st->path, names[k], src->name, nd);
+      else bad = pb_store__shape_ok(st, src, names[k], nd, dims) != PB_OK;
+      if (bad) {
+        if (grp >= 0) H5Gclose(grp);
+        return PB_FAIL;
+      }
+    }
+    if (grp >= 0) H5Gclose(grp);
+  }
+  return PB_OK;
 }
 
 static int pb_store__read_meta(struct pb_store *st)
@@ -528,6 +676,10 @@ static int pb_store__read_meta(struct pb_store *st)
       H5Gclose(grp);
       return PB_FAIL;
     }
+  if (pb_store__shapes_ok(st, grp) != PB_OK) {
+    H5Gclose(grp);
+    return PB_FAIL;
+  }
   H5Gclose(grp);
   if (pb_meta_validate(meta)) {
     char why[1024];

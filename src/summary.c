@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "pairbound/config.h"
+#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/summary.h"
 #include "pairbound/util.h"

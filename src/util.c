@@ -13,6 +13,7 @@
 #include <Random123/philox.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/util.h"
 
 /* ------------------------------------------------------------------- RNG */
@@ -252,17 +253,18 @@ int pb_mkdir_p(const char *dir)
 
 int pb_outfile_open(struct pb_outfile *f, const char *path)
 {
-  size_t n = strlen(path) + 8;
-  f->path = pb_strdup(path);
-  f->tmp = pb_malloc(n);
-  snprintf(f->tmp, n, "%s.tmp", path);
-  f->fp = fopen(f->tmp, "w");
+  /* a unique temporary: two writers of one path never share it */
+  int fd = pb_output_temp(path, &f->tmp);
+  if (fd < 0) return PB_FAIL;
+  f->fp = fdopen(fd, "w");
   if (!f->fp) {
     pb_error_set("%s: cannot create file: %s", f->tmp, strerror(errno));
-    free(f->path);
+    close(fd);
+    unlink(f->tmp);
     free(f->tmp);
     return PB_FAIL;
   }
+  f->path = pb_strdup(path);
   return PB_OK;
 }
 
@@ -286,4 +288,22 @@ void pb_outfile_abort(struct pb_outfile *f)
   unlink(f->tmp);
   free(f->path);
   free(f->tmp);
+}
+
+char *pb_text_load(const char *path)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0, got;
+  char *text = pb_malloc(cap);
+  while ((got = fread(text + n, 1, cap - n - 1, fp)) > 0) {
+    n += got;
+    if (n + 1 == cap) text = pb_realloc(text, cap *= 2);
+  }
+  text[n] = '\0';
+  fclose(fp);
+  return text;
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "pairbound/dist.h"
+#include "pairbound/fields.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
 #include "pairbound/verify.h"
@@ -56,8 +57,8 @@ enum pb_verify_field {
 extern const char *const pb_verify_target_names[PB_VERIFY_NTARGETS];
 extern const char *const pb_verify_cmp_names[PB_VERIFY_NCMP];
 
-/** Name of field f (static storage). */
-const char *pb_verify_field_name(int f);
+/** The record's field table: /verify/cells columns and verify.tsv (static storage; first call from serial code). */
+const struct pb_fields *pb_verify_fields(void);
 
 /** Summary tables of every cell's record into report/REPORT.md (rank 0). */
 int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,

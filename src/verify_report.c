@@ -25,48 +25,59 @@ static void pb_verify__num(struct pb_text *t, double x)
   else pb_text_printf(t, " | %.3g", x);
 }
 
-int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                     int64_t n_cells, const struct pb_verify_options *opt, const char *first_failure,
-                     struct pb_results *res)
-{
-  const int NR = PB_VERIFY_NTARGETS * PB_VERIFY_NCMP;
+#define PB_VERIFY__NR (PB_VERIFY_NTARGETS * PB_VERIFY_NCMP)
+
+/* Totals over the covered cells and where the largest residuals occur. */
+struct pb_verify__sum {
   double tot[PB_VF_N];
-  memset(tot, 0, sizeof tot);
-  int64_t covered = 0, complete = 0, cart_cells = 0, i5_missing = 0;
-  double cart_max = 0.0, cart_comb = 0.0;
-  double rmax[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], cmax[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-  int64_t rcell[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], ccell[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-  int32_t clabel[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-  for (int j = 0; j < NR; j++) rmax[j] = cmax[j] = -1.0, rcell[j] = ccell[j] = -1, clabel[j] = -1;
-  struct pb_src_tot { int64_t cells, classes, skipped, narrower; double perms; } *bys = pb_calloc((size_t)meta->n_sources, sizeof *bys);
+  int64_t covered, complete, cart_cells, i5_missing;
+  double cart_max, cart_comb;
+  double rmax[PB_VERIFY__NR], cmax[PB_VERIFY__NR];   /* largest cell / class residual per target x level */
+  int64_t rcell[PB_VERIFY__NR], ccell[PB_VERIFY__NR];
+  int32_t clabel[PB_VERIFY__NR];
+  struct pb_src_tot { int64_t cells, classes, skipped, narrower; double perms; } *bys;   /* per source */
+};
+
+static void pb_verify__summarise(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                                 int64_t n_cells, struct pb_verify__sum *S)
+{
+  const int NR = PB_VERIFY__NR;
+  memset(S, 0, sizeof *S);
+  for (int j = 0; j < NR; j++) S->rmax[j] = S->cmax[j] = -1.0, S->rcell[j] = S->ccell[j] = -1, S->clabel[j] = -1;
+  S->bys = pb_calloc((size_t)meta->n_sources, sizeof *S->bys);
   for (int64_t c = 0; c < n_cells; c++) {
     const double *r = recs + c * PB_VF_N;
     if (r[PB_VF_COVERED] != 1) continue;
-    covered++;
-    for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) tot[f] += r[f];
-    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) tot[f] += r[f];
-    struct pb_src_tot *s = &bys[cells[c].source];
+    S->covered++;
+    for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) S->tot[f] += r[f];
+    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) S->tot[f] += r[f];
+    struct pb_src_tot *s = &S->bys[cells[c].source];
     s->cells++;
     s->classes += (int64_t)r[PB_VF_ENUMERATED];
     s->skipped += (int64_t)r[PB_VF_SKIPPED];
     s->narrower += (int64_t)r[PB_VF_NARROWER_H];
     s->perms += r[PB_VF_PERMS];
-    i5_missing += r[PB_VF_I5_MISSING] == 1;
-    if (r[PB_VF_ENUMERATED] == r[PB_VF_CLASSES]) complete++;
+    S->i5_missing += r[PB_VF_I5_MISSING] == 1;
+    if (r[PB_VF_ENUMERATED] == r[PB_VF_CLASSES]) S->complete++;
     if (r[PB_VF_CARTESIAN] > 0) {
-      cart_cells++;
-      cart_comb += r[PB_VF_CARTESIAN];
-      if (r[PB_VF_CART_RES] > cart_max) cart_max = r[PB_VF_CART_RES];
+      S->cart_cells++;
+      S->cart_comb += r[PB_VF_CARTESIAN];
+      if (r[PB_VF_CART_RES] > S->cart_max) S->cart_max = r[PB_VF_CART_RES];
     }
     for (int j = 0; j < NR; j++) {
-      if (!isnan(r[PB_VF_RES + j]) && r[PB_VF_RES + j] > rmax[j]) rmax[j] = r[PB_VF_RES + j], rcell[j] = c;
-      if (!isnan(r[PB_VF_CRES + j]) && r[PB_VF_CRES_LABEL + j] >= 0 && r[PB_VF_CRES + j] > cmax[j])
-        cmax[j] = r[PB_VF_CRES + j], ccell[j] = c, clabel[j] = (int32_t)r[PB_VF_CRES_LABEL + j];
+      if (!isnan(r[PB_VF_RES + j]) && r[PB_VF_RES + j] > S->rmax[j]) S->rmax[j] = r[PB_VF_RES + j], S->rcell[j] = c;
+      if (!isnan(r[PB_VF_CRES + j]) && r[PB_VF_CRES_LABEL + j] >= 0 && r[PB_VF_CRES + j] > S->cmax[j])
+        S->cmax[j] = r[PB_VF_CRES + j], S->ccell[j] = c, S->clabel[j] = (int32_t)r[PB_VF_CRES_LABEL + j];
     }
   }
-  struct pb_text md = {0};
-  pb_text_printf(&md, "# pairbound verify\n\n## Verification\n\n");
-  pb_text_printf(&md,
+}
+
+/* The Verification section: method, verdict, counts. */
+static void pb_verify__md_head(const struct pb_verify_options *opt, const char *first_failure, int64_t n_cells,
+                               const struct pb_verify__sum *S, struct pb_text *md)
+{
+  pb_text_printf(md, "# pairbound verify\n\n## Verification\n\n");
+  pb_text_printf(md,
                  "Independent permutation enumeration (docs/verify.md): every within-class bijection of every class "
                  "with at most %d records per side, classified by its five-state counts; classes combined exactly "
                  "(sums of count extrema, a knapsack on the total overlap for the variable-support dM_k at I0). "
@@ -74,39 +85,44 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
                  (int)opt->max_class, opt->against ? "the per-cell columns of " : "the bounds engine (pb_bounds_cell) "
                  "run in-process on every cell and on every enumerated class alone",
                  opt->against ? opt->against : "", PB_VERIFY_TOL);
-  pb_text_printf(&md, "**Verdict: %s**%s%s\n\n", first_failure[0] ? "FAILED" : "passed",
+  pb_text_printf(md, "**Verdict: %s**%s%s\n\n", first_failure[0] ? "FAILED" : "passed",
                  first_failure[0] ? " — first failure: " : "", first_failure);
-  pb_text_printf(&md, "- cells covered: %lld of %lld (%s%s); every class enumerated in %lld\n", (long long)covered,
+  pb_text_printf(md, "- cells covered: %lld of %lld (%s%s); every class enumerated in %lld\n", (long long)S->covered,
                  (long long)n_cells,
                  opt->cells == PB_VERIFY_CELLS_ALL ? "all" : opt->cells == PB_VERIFY_CELLS_PANEL ? "panel" : "sample",
-                 opt->sources ? ", sources restricted" : "", (long long)complete);
-  pb_text_printf(&md, "- classes: %.0f, enumerated %.0f, skipped as larger than %d records per side %.0f\n",
-                 tot[PB_VF_CLASSES], tot[PB_VF_ENUMERATED], (int)opt->max_class, tot[PB_VF_SKIPPED]);
-  pb_text_printf(&md, "- bijections (permutations) enumerated: %.0f\n", tot[PB_VF_PERMS]);
-  pb_text_printf(&md,
+                 opt->sources ? ", sources restricted" : "", (long long)S->complete);
+  pb_text_printf(md, "- classes: %.0f, enumerated %.0f, skipped as larger than %d records per side %.0f\n",
+                 S->tot[PB_VF_CLASSES], S->tot[PB_VF_ENUMERATED], (int)opt->max_class, S->tot[PB_VF_SKIPPED]);
+  pb_text_printf(md, "- bijections (permutations) enumerated: %.0f\n", S->tot[PB_VF_PERMS]);
+  pb_text_printf(md,
                  "- whole-cell Cartesian products (at most %lld combinations): %lld cells, %.0f combinations, largest "
                  "residual %.3g\n",
-                 (long long)opt->cartesian_max, (long long)cart_cells, cart_comb, cart_cells ? cart_max : NAN);
-  pb_text_printf(&md, "- classes whose five-state H interval is strictly narrower than at Ik: %.0f of %.0f (%.2f%%)\n",
-                 tot[PB_VF_NARROWER_H], tot[PB_VF_ENUMERATED],
-                 tot[PB_VF_ENUMERATED] > 0 ? 100.0 * tot[PB_VF_NARROWER_H] / tot[PB_VF_ENUMERATED] : NAN);
-  pb_text_printf(&md, "- failed comparisons and checks: %.0f\n", tot[PB_VF_FAILED]);
+                 (long long)opt->cartesian_max, (long long)S->cart_cells, S->cart_comb, S->cart_cells ? S->cart_max : NAN);
+  pb_text_printf(md, "- classes whose five-state H interval is strictly narrower than at Ik: %.0f of %.0f (%.2f%%)\n",
+                 S->tot[PB_VF_NARROWER_H], S->tot[PB_VF_ENUMERATED],
+                 S->tot[PB_VF_ENUMERATED] > 0 ? 100.0 * S->tot[PB_VF_NARROWER_H] / S->tot[PB_VF_ENUMERATED] : NAN);
+  pb_text_printf(md, "- failed comparisons and checks: %.0f\n", S->tot[PB_VF_FAILED]);
   if (opt->against)
-    pb_text_printf(&md, "- cells whose results file has no I5 values (I5 and variable-support dM_k not compared): %lld\n",
-                   (long long)i5_missing);
-  pb_text_printf(&md, "\nTimings and throughput are printed by the command (not written here, so that outputs are "
+    pb_text_printf(md, "- cells whose results file has no I5 values (I5 and variable-support dM_k not compared): %lld\n",
+                   (long long)S->i5_missing);
+  pb_text_printf(md, "\nTimings and throughput are printed by the command (not written here, so that outputs are "
                       "identical for any number of ranks and threads).\n");
 
-  pb_text_printf(&md, "\n### Coverage by source\n\n| source | cells | classes enumerated | classes skipped | "
+}
+
+/* Coverage by source and the largest residuals with their cells and classes. */
+static void pb_verify__md_residuals(const struct pb_meta *meta, const struct pb_cell_ref *cells,
+                                    const struct pb_verify__sum *S, struct pb_text *md)
+{
+  pb_text_printf(md, "\n### Coverage by source\n\n| source | cells | classes enumerated | classes skipped | "
                       "permutations | H narrower at I5 | share |\n|---|---|---|---|---|---|---|\n");
   for (int32_t s = 0; s < meta->n_sources; s++) {
-    const struct pb_src_tot *b = &bys[s];
-    pb_text_printf(&md, "| %s | %lld | %lld | %lld | %.0f | %lld | %s%.2f%% |\n", meta->sources[s].name,
+    const struct pb_src_tot *b = &S->bys[s];
+    pb_text_printf(md, "| %s | %lld | %lld | %lld | %.0f | %lld | %s%.2f%% |\n", meta->sources[s].name,
                    (long long)b->cells, (long long)b->classes, (long long)b->skipped, b->perms, (long long)b->narrower,
                    "", b->classes ? 100.0 * (double)b->narrower / (double)b->classes : 0.0);
   }
-
-  pb_text_printf(&md, "\n### Largest residuals\n\nCell level: the cell's combined endpoints against the reference. "
+  pb_text_printf(md, "\n### Largest residuals\n\nCell level: the cell's combined endpoints against the reference. "
                       "Class level: each enumerated class against the bounds engine run on that class alone (rates of "
                       "the class's own records). Probability units, then percentage points.\n\n"
                       "| target | value | cell residual | pp | cell | class residual | pp | cell, class |\n"
@@ -115,107 +131,131 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
     for (int j = 0; j < PB_VERIFY_NCMP; j++) {
       const int o = PB_VERIFY_NCMP * t + j;
       char w1[512] = "n/a", w2[600] = "n/a";
-      if (rcell[o] >= 0) pb_verify__where(meta, &cells[rcell[o]], w1, sizeof w1);
-      if (ccell[o] >= 0) {
+      if (S->rcell[o] >= 0) pb_verify__where(meta, &cells[S->rcell[o]], w1, sizeof w1);
+      if (S->ccell[o] >= 0) {
         char w[512];
-        pb_verify__where(meta, &cells[ccell[o]], w, sizeof w);
-        snprintf(w2, sizeof w2, "%s, class %d", w, (int)clabel[o]);
+        pb_verify__where(meta, &cells[S->ccell[o]], w, sizeof w);
+        snprintf(w2, sizeof w2, "%s, class %d", w, (int)S->clabel[o]);
       }
-      pb_text_printf(&md, "| %s | %s", pb_verify_target_names[t], pb_verify_cmp_names[j]);
-      pb_verify__num(&md, rcell[o] >= 0 ? rmax[o] : NAN);
-      pb_verify__num(&md, rcell[o] >= 0 ? rmax[o] * PP : NAN);
-      pb_text_printf(&md, " | %s", w1);
-      pb_verify__num(&md, ccell[o] >= 0 ? cmax[o] : NAN);
-      pb_verify__num(&md, ccell[o] >= 0 ? cmax[o] * PP : NAN);
-      pb_text_printf(&md, " | %s |\n", w2);
+      pb_text_printf(md, "| %s | %s", pb_verify_target_names[t], pb_verify_cmp_names[j]);
+      pb_verify__num(md, S->rcell[o] >= 0 ? S->rmax[o] : NAN);
+      pb_verify__num(md, S->rcell[o] >= 0 ? S->rmax[o] * PP : NAN);
+      pb_text_printf(md, " | %s", w1);
+      pb_verify__num(md, S->ccell[o] >= 0 ? S->cmax[o] : NAN);
+      pb_verify__num(md, S->ccell[o] >= 0 ? S->cmax[o] * PP : NAN);
+      pb_text_printf(md, " | %s |\n", w2);
     }
 
-  pb_text_printf(&md, "\n### Structural checks\n\nOn the enumerated values of every class and every fully "
+}
+
+/* Structural checks (and, with --policies, Lemma 1, Corollary 1 and the policy structure). */
+static void pb_verify__md_checks(const struct pb_verify_options *opt, const struct pb_verify__sum *S, struct pb_text *md)
+{
+  pb_text_printf(md, "\n### Structural checks\n\nOn the enumerated values of every class and every fully "
                       "enumerated cell.\n\n| check | performed | failed |\n|---|---|---|\n");
-  pb_text_printf(&md, "| nesting I5 ⊆ Ik ⊆ I0 (H, L, dM_k) | %.0f | %.0f |\n", tot[PB_VF_CHK_NEST], tot[PB_VF_FAIL_NEST]);
-  pb_text_printf(&md, "| observed value inside each interval | %.0f | %.0f |\n", tot[PB_VF_CHK_OBS], tot[PB_VF_FAIL_OBS]);
-  pb_text_printf(&md, "| Theorem 1: L and dM_k equal at Ik and I5 | %.0f | %.0f |\n", tot[PB_VF_CHK_THM1],
-                 tot[PB_VF_FAIL_THM1]);
+  pb_text_printf(md, "| nesting I5 ⊆ Ik ⊆ I0 (H, L, dM_k) | %.0f | %.0f |\n", S->tot[PB_VF_CHK_NEST], S->tot[PB_VF_FAIL_NEST]);
+  pb_text_printf(md, "| observed value inside each interval | %.0f | %.0f |\n", S->tot[PB_VF_CHK_OBS], S->tot[PB_VF_FAIL_OBS]);
+  pb_text_printf(md, "| Theorem 1: L and dM_k equal at Ik and I5 | %.0f | %.0f |\n", S->tot[PB_VF_CHK_THM1],
+                 S->tot[PB_VF_FAIL_THM1]);
   if (!opt->policies)
-    pb_text_printf(&md, "| Lemma 1, Corollary 1 (policy costs) | not run (give --policies) | |\n");
+    pb_text_printf(md, "| Lemma 1, Corollary 1 (policy costs) | not run (give --policies) | |\n");
   else {
-    pb_text_printf(&md, "| Lemma 1 (Eq. 8): direct maximum of J_j = Eq. 8 from the enumerated count intervals | %.0f | %.0f |\n",
-                   tot[PB_VF_POL_CHK_LEMMA1], tot[PB_VF_POL_FAIL_LEMMA1]);
-    pb_text_printf(&md, "| Corollary 1: attainable (L_j)_j vectors per class, J' intervals and D'+ equal at Ik and I5 | %.0f | %.0f |\n",
-                   tot[PB_VF_POL_CHK_COR1], tot[PB_VF_POL_FAIL_COR1]);
-    pb_text_printf(&md, "| policy structure: nesting, observed values and feasible means inside, J_j^lo - J_l^hi <= observed "
+    pb_text_printf(md, "| Lemma 1 (Eq. 8): direct maximum of J_j = Eq. 8 from the enumerated count intervals | %.0f | %.0f |\n",
+                   S->tot[PB_VF_POL_CHK_LEMMA1], S->tot[PB_VF_POL_FAIL_LEMMA1]);
+    pb_text_printf(md, "| Corollary 1: attainable (L_j)_j vectors per class, J' intervals and D'+ equal at Ik and I5 | %.0f | %.0f |\n",
+                   S->tot[PB_VF_POL_CHK_COR1], S->tot[PB_VF_POL_FAIL_COR1]);
+    pb_text_printf(md, "| policy structure: nesting, observed values and feasible means inside, J_j^lo - J_l^hi <= observed "
                         "difference <= D+ <= J_j^hi - J_l^lo, D+ not above the coarser level | %.0f | %.0f |\n",
-                   tot[PB_VF_POL_CHK_STRUCT], tot[PB_VF_POL_FAIL_STRUCT]);
+                   S->tot[PB_VF_POL_CHK_STRUCT], S->tot[PB_VF_POL_FAIL_STRUCT]);
   }
-  if (opt->policies) {
-    /* largest policy residuals and where they occur */
-    double pmax[PB_VERIFY_NPRES], cmaxp[PB_VERIFY_NPT], cartp = -1.0;
-    int64_t pcell[PB_VERIFY_NPRES], ccellp[PB_VERIFY_NPT], cart_n = 0;
-    int32_t clab[PB_VERIFY_NPT];
-    for (int j = 0; j < PB_VERIFY_NPRES; j++) pmax[j] = -1.0, pcell[j] = -1;
-    for (int t = 0; t < PB_VERIFY_NPT; t++) cmaxp[t] = -1.0, ccellp[t] = -1, clab[t] = -1;
-    for (int64_t c = 0; c < n_cells; c++) {
-      const double *r = recs + c * PB_VF_N;
-      if (r[PB_VF_COVERED] != 1) continue;
-      for (int j = 0; j < PB_VERIFY_NPRES; j++)
-        if (!isnan(r[PB_VF_POL_RES + j]) && r[PB_VF_POL_RES + j] > pmax[j]) pmax[j] = r[PB_VF_POL_RES + j], pcell[j] = c;
-      for (int t = 0; t < PB_VERIFY_NPT; t++)
-        if (r[PB_VF_POL_CRES_LABEL + t] >= 0 && r[PB_VF_POL_CRES + t] > cmaxp[t])
-          cmaxp[t] = r[PB_VF_POL_CRES + t], ccellp[t] = c, clab[t] = (int32_t)r[PB_VF_POL_CRES_LABEL + t];
-      if (!isnan(r[PB_VF_POL_CART_RES])) {
-        cart_n++;
-        if (r[PB_VF_POL_CART_RES] > cartp) cartp = r[PB_VF_POL_CART_RES];
-      }
-    }
-    pb_text_printf(&md, "\n## Policy\n\nRejection policies (seed 000 Section 4.2, Eq. 8, 10, 11, Corollary 1; "
-                        "docs/verify.md): for every enumerated bijection the partner set of the correct accepted clean "
-                        "records, hence h_j and l_j for every perturbed threshold; per class and level the extremes of "
-                        "h_j, l_j, c_j = lambda h_j + (1 - lambda) l_j and c_j - c_l, exact means over feasible "
-                        "bijections; classes combined by summing classwise extremes (the feasible set is a product over "
-                        "classes). Compared with the policy engine (pb_policy_cell) run in-process on every cell and on "
-                        "every enumerated class alone. Weights: ");
-    for (int32_t i = 0; i < opt->n_lambdas; i++) pb_text_printf(&md, "%s%g", i ? ", " : "", opt->lambdas[i]);
-    if (opt->n_taus > 0) {
-      pb_text_printf(&md, ". Perturbed thresholds (--policy-taus): ");
-      for (int32_t i = 0; i < opt->n_taus; i++) pb_text_printf(&md, "%s%.9g", i ? ", " : "", (double)opt->taus[i]);
-    } else
-      pb_text_printf(&md, ". Perturbed thresholds: the development order statistics at coverages .6 .7 .8 .9 1");
-    pb_text_printf(&md, ".\n\n");
-    pb_text_printf(&md, "- classes with enumerated policy counts: %.0f\n", tot[PB_VF_POL_CLASSES]);
-    pb_text_printf(&md, "- directed comparisons (level, weight, j != l) where D+ < J_j^hi - J_l^lo strictly (cell level): %.0f\n",
-                   tot[PB_VF_POL_SHARED_STRICT]);
-    pb_text_printf(&md, "- Lemma 1 checks: %.0f, failed %.0f; Corollary 1 checks: %.0f, failed %.0f\n",
-                   tot[PB_VF_POL_CHK_LEMMA1], tot[PB_VF_POL_FAIL_LEMMA1], tot[PB_VF_POL_CHK_COR1], tot[PB_VF_POL_FAIL_COR1]);
-    pb_text_printf(&md, "- whole-cell Cartesian products: %lld cells, largest residual %.3g\n", (long long)cart_n,
-                   cart_n ? cartp : NAN);
-    pb_text_printf(&md, "\n| target | level | cell residual | pp | cell |\n|---|---|---|---|---|\n");
+}
+
+/* The Policy section (--policies): weights, thresholds, counts and the
+ * largest cell- and class-level residuals per target and level. */
+static void pb_verify__md_policy(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                                 int64_t n_cells, const struct pb_verify_options *opt, const double *tot,
+                                 struct pb_text *md)
+{
+  /* largest policy residuals and where they occur */
+  double pmax[PB_VERIFY_NPRES], cmaxp[PB_VERIFY_NPT], cartp = -1.0;
+  int64_t pcell[PB_VERIFY_NPRES], ccellp[PB_VERIFY_NPT], cart_n = 0;
+  int32_t clab[PB_VERIFY_NPT];
+  for (int j = 0; j < PB_VERIFY_NPRES; j++) pmax[j] = -1.0, pcell[j] = -1;
+  for (int t = 0; t < PB_VERIFY_NPT; t++) cmaxp[t] = -1.0, ccellp[t] = -1, clab[t] = -1;
+  for (int64_t c = 0; c < n_cells; c++) {
+    const double *r = recs + c * PB_VF_N;
+    if (r[PB_VF_COVERED] != 1) continue;
+    for (int j = 0; j < PB_VERIFY_NPRES; j++)
+      if (!isnan(r[PB_VF_POL_RES + j]) && r[PB_VF_POL_RES + j] > pmax[j]) pmax[j] = r[PB_VF_POL_RES + j], pcell[j] = c;
     for (int t = 0; t < PB_VERIFY_NPT; t++)
-      for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
-        static const char *const lvn[3] = {"I0", "Ik", "I5"};
-        const int o = PB_VERIFY_PSLOT(t, lv);
-        char w1[512] = "n/a";
-        if (pcell[o] >= 0) pb_verify__where(meta, &cells[pcell[o]], w1, sizeof w1);
-        pb_text_printf(&md, "| %s | %s", pb_verify_ptarget_names[t], t == PB_VERIFY_PT_OBS ? "-" : lvn[lv]);
-        pb_verify__num(&md, pcell[o] >= 0 ? pmax[o] : NAN);
-        pb_verify__num(&md, pcell[o] >= 0 ? pmax[o] * PP : NAN);
-        pb_text_printf(&md, " | %s |\n", w1);
-      }
-    pb_text_printf(&md, "\nClass level (each class alone against the engine on that class, rates of its records):\n\n"
-                        "| target | class residual | pp | cell, class |\n|---|---|---|---|\n");
-    for (int t = 0; t < PB_VERIFY_NPT; t++) {
-      char w2[600] = "n/a";
-      if (ccellp[t] >= 0) {
-        char w[512];
-        pb_verify__where(meta, &cells[ccellp[t]], w, sizeof w);
-        snprintf(w2, sizeof w2, "%s, class %d", w, (int)clab[t]);
-      }
-      pb_text_printf(&md, "| %s", pb_verify_ptarget_names[t]);
-      pb_verify__num(&md, ccellp[t] >= 0 ? cmaxp[t] : NAN);
-      pb_verify__num(&md, ccellp[t] >= 0 ? cmaxp[t] * PP : NAN);
-      pb_text_printf(&md, " | %s |\n", w2);
+      if (r[PB_VF_POL_CRES_LABEL + t] >= 0 && r[PB_VF_POL_CRES + t] > cmaxp[t])
+        cmaxp[t] = r[PB_VF_POL_CRES + t], ccellp[t] = c, clab[t] = (int32_t)r[PB_VF_POL_CRES_LABEL + t];
+    if (!isnan(r[PB_VF_POL_CART_RES])) {
+      cart_n++;
+      if (r[PB_VF_POL_CART_RES] > cartp) cartp = r[PB_VF_POL_CART_RES];
     }
   }
-  free(bys);
+  pb_text_printf(md, "\n## Policy\n\nRejection policies (seed 000 Section 4.2, Eq. 8, 10, 11, Corollary 1; "
+                      "docs/verify.md): for every enumerated bijection the partner set of the correct accepted clean "
+                      "records, hence h_j and l_j for every perturbed threshold; per class and level the extremes of "
+                      "h_j, l_j, c_j = lambda h_j + (1 - lambda) l_j and c_j - c_l, exact means over feasible "
+                      "bijections; classes combined by summing classwise extremes (the feasible set is a product over "
+                      "classes). Compared with the policy engine (pb_policy_cell) run in-process on every cell and on "
+                      "every enumerated class alone. Weights: ");
+  for (int32_t i = 0; i < opt->n_lambdas; i++) pb_text_printf(md, "%s%g", i ? ", " : "", opt->lambdas[i]);
+  if (opt->n_taus > 0) {
+    pb_text_printf(md, ". Perturbed thresholds (--policy-taus): ");
+    for (int32_t i = 0; i < opt->n_taus; i++) pb_text_printf(md, "%s%.9g", i ? ", " : "", (double)opt->taus[i]);
+  } else
+    pb_text_printf(md, ". Perturbed thresholds: the development order statistics at coverages .6 .7 .8 .9 1");
+  pb_text_printf(md, ".\n\n");
+  pb_text_printf(md, "- classes with enumerated policy counts: %.0f\n", tot[PB_VF_POL_CLASSES]);
+  pb_text_printf(md, "- directed comparisons (level, weight, j != l) where D+ < J_j^hi - J_l^lo strictly (cell level): %.0f\n",
+                 tot[PB_VF_POL_SHARED_STRICT]);
+  pb_text_printf(md, "- Lemma 1 checks: %.0f, failed %.0f; Corollary 1 checks: %.0f, failed %.0f\n",
+                 tot[PB_VF_POL_CHK_LEMMA1], tot[PB_VF_POL_FAIL_LEMMA1], tot[PB_VF_POL_CHK_COR1], tot[PB_VF_POL_FAIL_COR1]);
+  pb_text_printf(md, "- whole-cell Cartesian products: %lld cells, largest residual %.3g\n", (long long)cart_n,
+                 cart_n ? cartp : NAN);
+  pb_text_printf(md, "\n| target | level | cell residual | pp | cell |\n|---|---|---|---|---|\n");
+  for (int t = 0; t < PB_VERIFY_NPT; t++)
+    for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
+      static const char *const lvn[3] = {"I0", "Ik", "I5"};
+      const int o = PB_VERIFY_PSLOT(t, lv);
+      char w1[512] = "n/a";
+      if (pcell[o] >= 0) pb_verify__where(meta, &cells[pcell[o]], w1, sizeof w1);
+      pb_text_printf(md, "| %s | %s", pb_verify_ptarget_names[t], t == PB_VERIFY_PT_OBS ? "-" : lvn[lv]);
+      pb_verify__num(md, pcell[o] >= 0 ? pmax[o] : NAN);
+      pb_verify__num(md, pcell[o] >= 0 ? pmax[o] * PP : NAN);
+      pb_text_printf(md, " | %s |\n", w1);
+    }
+  pb_text_printf(md, "\nClass level (each class alone against the engine on that class, rates of its records):\n\n"
+                      "| target | class residual | pp | cell, class |\n|---|---|---|---|\n");
+  for (int t = 0; t < PB_VERIFY_NPT; t++) {
+    char w2[600] = "n/a";
+    if (ccellp[t] >= 0) {
+      char w[512];
+      pb_verify__where(meta, &cells[ccellp[t]], w, sizeof w);
+      snprintf(w2, sizeof w2, "%s, class %d", w, (int)clab[t]);
+    }
+    pb_text_printf(md, "| %s", pb_verify_ptarget_names[t]);
+    pb_verify__num(md, ccellp[t] >= 0 ? cmaxp[t] : NAN);
+    pb_verify__num(md, ccellp[t] >= 0 ? cmaxp[t] * PP : NAN);
+    pb_text_printf(md, " | %s |\n", w2);
+  }
+}
+
+int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                     int64_t n_cells, const struct pb_verify_options *opt, const char *first_failure,
+                     struct pb_results *res)
+{
+  struct pb_verify__sum S;
+  pb_verify__summarise(meta, cells, recs, n_cells, &S);
+  struct pb_text md = {0};
+  pb_verify__md_head(opt, first_failure, n_cells, &S, &md);
+  pb_verify__md_residuals(meta, cells, &S, &md);
+  pb_verify__md_checks(opt, &S, &md);
+  if (opt->policies) pb_verify__md_policy(meta, cells, recs, n_cells, opt, S.tot, &md);
+  free(S.bys);
 
   char *path = pb_results_report_path(res, "REPORT.md");
   struct pb_outfile f;

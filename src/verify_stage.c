@@ -16,10 +16,13 @@
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/fields.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
+#include "bounds_stage_internal.h"
 #include "verify_internal.h"
 
 const char *const pb_verify_target_names[PB_VERIFY_NTARGETS] = {"H", "L", "dMk"};
@@ -31,7 +34,7 @@ _Static_assert(PB_VERIFY_MAX_POL == PB_POLICY_MAX && PB_VERIFY_MAX_LAMBDA == PB_
                "verify and policy limits differ");
 static const char *const pb_verify__level_names[PB_VERIFY_NLEVELS] = {"I0", "Ik", "I5"};
 
-const char *pb_verify_field_name(int f)
+static const char *pb_verify__field_name(int f)
 {
   static const char *const fixed[PB_VF_VAL] = {
     "covered", "n", "tau", "classes", "classes_enumerated", "classes_skipped", "permutations",
@@ -80,16 +83,68 @@ const char *pb_verify_field_name(int f)
   return names[f];
 }
 
+const struct pb_fields *pb_verify_fields(void)
+{
+  static struct pb_field f[PB_VF_N];
+  static struct pb_fields fs;
+  if (!fs.f) { /* first call from serial code (the stage's setup) */
+    for (int i = 0; i < PB_VF_N; i++) f[i] = (struct pb_field){pb_verify__field_name(i), PB_FMT_NUM};
+    fs = pb_fields_static("/verify/cells", PB_VF_N, f);
+  }
+  return &fs;
+}
+
+#define PB_O(member) PB_OPTION_FIELD(struct pb_verify_options, member)
+#define PB_POLICIES PB_OPTION_AT(struct pb_verify_options, policies)
+const struct pb_option pb_verify_option_table[] = {
+  {.name = "cells", .type = PB_OPTION_CHOICE, PB_O(cells), .metavar = "all|panel|sample", .choices = "all|panel|sample",
+   .def = "all", .help_default = 1,
+   .help = "cells to cover: every cell (default), the frozen panel, or a sample per source"},
+  {.name = "sample", .type = PB_OPTION_INT, PB_O(sample), .metavar = "N", .imin = 1, .imax = 1u << 30, .def = "12",
+   .help_default = 1,
+   .help = "with --cells sample: N cells of each source, first in SHA-256 order of "
+           "'verify|SEED|source|model|condition' (default 12: 48 cells on four sources, as C.1)"},
+  {.name = "sample-seed", .type = PB_OPTION_INT, PB_O(sample_seed), .metavar = "N", .def = "20260911",
+   .help = "SEED of that order (default 20260911; under `pairbound run`: the run seed + 3, docs/run.md)"},
+  {.name = "sources", .type = PB_OPTION_STRING, PB_O(sources), .metavar = "LIST",
+   .help = "cover only these sources (comma-separated names)"},
+  {.name = "max-class", .type = PB_OPTION_INT, PB_O(max_class), .metavar = "N", .imin = 1, .imax = PB_VERIFY_MAX_N,
+   .def = "8",
+   .help = "enumerate classes of at most N records per side, 1..10; larger classes are skipped and counted, and "
+           "their cells get no cell-level comparison"},
+  {.name = "cartesian-max", .type = PB_OPTION_INT, PB_O(cartesian_max), .metavar = "P", .imax = 1ull << 40,
+   .def = "20000", .help_default = 1,
+   .help = "brute-force the whole-cell Cartesian product of all classes' bijections when it has at most P "
+           "combinations (default 20000; 0 disables)"},
+  {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
+   .mark = PB_OPTION_AT(struct pb_verify_options, have_tau),
+   .help = "one acceptance threshold for every cell (as `bounds --tau`)"},
+  {.name = "against", .type = PB_OPTION_STRING, PB_O(against), .metavar = "FILE",
+   .help = "compare with the /bounds/cells columns of a `pairbound bounds` results.h5 made with the same protocol "
+           "options, instead of running the bounds engine in-process"},
+  {.name = "policies", .type = PB_OPTION_FLAG, PB_O(policies), .flag = 1, .def = "0",
+   .help = "also verify the rejection-policy engine (`pairbound policy`; off by default): per class and bijection "
+           "the policy event counts h_j, l_j (Eq. 10) at I0, Ik, I5, their extremes, J_j, D+_jl (Eq. 11), J', D'+, "
+           "feasible means, compared with pb_policy_cell per class and per cell (always in-process); Lemma 1 "
+           "(Eq. 8) and Corollary 1 checks. Clean threshold as --tau / the protocol's; policies as `pairbound "
+           "policy`"},
+  {.name = "policy-taus", .type = PB_OPTION_LIST, PB_O(taus), .metavar = "a,b,..", .max = 1,
+   .max_n = PB_VERIFY_MAX_POL, .count = PB_OPTION_AT(struct pb_verify_options, n_taus), .mark = PB_POLICIES,
+   .help = "perturbed policy thresholds for every cell, 1 to 8 values (default: the development thresholds at "
+           "coverages .6 .7 .8 .9 1); implies --policies"},
+  {.name = "lambdas", .type = PB_OPTION_LIST, PB_O(lambdas), .metavar = "a,b,..", .max = 1,
+   .max_n = PB_VERIFY_MAX_LAMBDA, .count = PB_OPTION_AT(struct pb_verify_options, n_lambdas), .distinct = 1,
+   .mark = PB_POLICIES, .def = "0.5", .help_default = 1,
+   .help = "cost weights in [0, 1], distinct, 1 to 32 values (default .5, the primary weight of seed 000 "
+           "Appendix D; the paper's grid is 0,.1,...,1); implies --policies"},
+  {.name = NULL}};
+#undef PB_POLICIES
+#undef PB_O
+
 void pb_verify_options_default(struct pb_verify_options *opt)
 {
   memset(opt, 0, sizeof *opt);
-  opt->cells = PB_VERIFY_CELLS_ALL;
-  opt->sample = 12;
-  opt->sample_seed = PB_VERIFY_SAMPLE_SEED;
-  opt->max_class = PB_VERIFY_DEFAULT_MAX_CLASS;
-  opt->cartesian_max = PB_VERIFY_DEFAULT_CARTESIAN_MAX;
-  opt->n_lambdas = 1;
-  opt->lambdas[0] = 0.5; /* the primary weight (seed 000 Appendix D) */
+  pb_options_defaults(pb_verify_option_table, opt);
 }
 
 /* The seven compared values of a target from any (cell or class) values. */
@@ -529,7 +584,7 @@ static void pb_verify__corrupt(struct pb_policy_result *r)
 /* Cell level of the policy verification: combined classes against the
  * engine on the whole cell, structural checks, and on tiny cells the
  * Cartesian brute force against both. */
-static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, const struct pb_verify_policy_setup *ps,
+static void pb_verify__cell_policies(const struct pb_cell_view *d, const struct pb_verify_policy_setup *ps,
                                      const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
                                      struct pb_verify__cellstate *cs, int32_t ncls, int cartesian)
 {
@@ -544,9 +599,9 @@ static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, co
         for (int32_t o = 0; o < ps->n_pol; o++)
           if (o != j && v->D[lv][li][j][o] < v->J[lv][li][j][1] - v->J[lv][li][o][0] - PB_VERIFY_TOL)
             rec[PB_VF_POL_SHARED_STRICT]++;
-  const struct pb_policy_input pin = {d->n, d->label, d->pred0, d->pred1, d->s0, d->s1, tau,
-                                      ps->n_pol, ps->tau, ps->n_lambda, ps->lambda};
-  if (pb_policy_cell(&pin, sc->pres) != 0) {
+  const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
+                                      .lambda = ps->lambda};
+  if (pb_policy_cell(d, &pps, sc->pres) != 0) {
     pb_verify__failf(cs, -1, "policy engine rejected the cell");
     return;
   }
@@ -572,13 +627,131 @@ static void pb_verify__cell_policies(const struct pb_cell_data *d, float tau, co
   }
 }
 
+/* Class level of the policy verification: the class's policy counts into the
+ * cell's accumulator (slot: its enumerated index), its structure, and the
+ * class alone against the policy engine. */
+static void pb_verify__class_policies_check(const struct pb_verify_records *r, const struct pb_verify_class *q,
+                                            const struct pb_cell_view *cv, const struct pb_verify_policy_setup *ps,
+                                            const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
+                                            struct pb_verify__cellstate *cs, int32_t slot)
+{
+  double *rec = cs->rec;
+  const int32_t y = cv->label[0];
+  /* policy counts of the same bijections; the class alone, then into the cell */
+  struct pb_verify_pclass *pq = sc->pq;
+  if (pb_verify_class_policies(r, q, sc->tally, ps, pq) != 0) {
+    pb_verify__failf(cs, y, "policy counts of the class cannot be enumerated");
+  } else {
+    rec[PB_VF_POL_CLASSES]++;
+    pb_verify_pacc_add(sc->pacc, pq, ps);
+    memcpy(sc->W[slot], pq->W, sizeof sc->W[0]);
+    memcpy(sc->R[slot], pq->R, sizeof sc->R[0]);
+    pb_verify_pacc_reset(sc->pacc1, ps);
+    pb_verify_pacc_add(sc->pacc1, pq, ps);
+    pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
+    pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
+    {
+      const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
+                                          .lambda = ps->lambda};
+      if (pb_policy_cell(cv, &pps, sc->pres) != 0) {
+        pb_verify__failf(cs, y, "policy engine rejected the class");
+      } else {
+        if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
+        pb_verify__engine_pvalues(sc->pres, ps, sc->pv_eng);
+        struct pb_verify__pw w[PB_VERIFY_NPRES];
+        pb_verify__pcompare(sc->pv_mine, sc->pv_eng, ps, 0, w);
+        for (int t = 0; t < PB_VERIFY_NPT; t++)
+          for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
+            const double x = w[PB_VERIFY_PSLOT(t, lv)].r;
+            if (rec[PB_VF_POL_CRES_LABEL + t] < 0 || x > rec[PB_VF_POL_CRES + t])
+              rec[PB_VF_POL_CRES + t] = x, rec[PB_VF_POL_CRES_LABEL + t] = y;
+          }
+        pb_verify__presidual_fail(cs, y, "policy engine", w, ps);
+      }
+    }
+  }
+}
+
+/* The class alone through the bounds engine: names the class on a mismatch. */
+static void pb_verify__class_engine(const struct pb_cell_view *cv, const struct pb_verify_values *v,
+                                    struct pb_verify__cellstate *cs)
+{
+  double *rec = cs->rec;
+  const int32_t y = cv->label[0];
+  struct pb_cell_bounds b;
+  if (pb_bounds_cell(cv, 1, &b) != 0) {
+    pb_verify__failf(cs, y, "bounds engine rejected the class");
+    return;
+  }
+  struct pb_verify_values e;
+  double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+  pb_verify__engine_values(&b, &e);
+  pb_verify__compare(v, &e, NULL, res);
+  for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
+    if (res[j] > rec[PB_VF_CRES + j]) rec[PB_VF_CRES + j] = res[j], rec[PB_VF_CRES_LABEL + j] = y;
+  pb_verify__residual_fail(cs, y, "bounds engine", v, &e, res);
+}
+
+/* Cell level: the combined classes against the reference (bounds engine or
+ * --against file), structural checks, the Cartesian product on small cells,
+ * and the cell's policies. */
+static void pb_verify__cell_combine(const struct pb_cell_view *d, const struct pb_verify_policy_setup *ps,
+                                    const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
+                                    struct pb_verify__cellstate *cs, int32_t ncls, int cartesian, double product)
+{
+  double *rec = cs->rec;
+  struct pb_verify_values v, e;
+  if (pb_verify_combine(sc->cls, ncls, &v) != 0) PB_ERROR("out of memory");
+  for (int t = 0; t < PB_VERIFY_NTARGETS; t++) pb_verify__vals(&v, t, rec + PB_VF_VAL + 7 * t);
+  pb_verify__structure(cs, -1, &v);
+  int mask[PB_VERIFY_NCMP] = {1, 1, 1, 1};
+  const char *against = "bounds engine";
+  if (ref->in_process) {
+    struct pb_cell_bounds b;
+    if (pb_bounds_cell(d, 1, &b) != 0) pb_verify__failf(cs, -1, "bounds engine rejected the cell");
+    pb_verify__engine_values(&b, &e);
+  } else {
+    e = *ref->file;
+    against = "results file";
+    if (!ref->file_i5) {
+      /* the file's run skipped I5 here: compare what it has */
+      mask[3] = 0;
+      rec[PB_VF_I5_MISSING] = 1;
+    }
+  }
+  double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+  pb_verify__compare(&v, &e, mask, res);
+  if (!ref->in_process && !ref->file_i5) res[PB_VERIFY_NCMP * 2 + 1] = 0; /* dM_k at I0 needs the I5 pass too */
+  memcpy(rec + PB_VF_RES, res, sizeof res);
+  pb_verify__residual_fail(cs, -1, against, &v, &e, res);
+
+  if (cartesian) {
+    /* third check: brute force over the product, against the class
+     * combination and against the reference */
+    struct pb_verify_values x;
+    pb_verify_cartesian(sc->cls, sc->lists, ncls, &x);
+    rec[PB_VF_CARTESIAN] = product;
+    double r1[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], r2[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
+    pb_verify__compare(&x, &v, NULL, r1);
+    pb_verify__compare(&x, &e, mask, r2);
+    if (!ref->in_process && !ref->file_i5) r2[PB_VERIFY_NCMP * 2 + 1] = 0;
+    double m = 0.0;
+    for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) m = fmax(m, fmax(r1[j], r2[j]));
+    rec[PB_VF_CART_RES] = m;
+    pb_verify__residual_fail(cs, -1, "class combination (Cartesian check)", &x, &v, r1);
+    pb_verify__residual_fail(cs, -1, "Cartesian product vs reference", &x, &e, r2);
+  }
+  if (ps) pb_verify__cell_policies(d, ps, ref, sc, cs, ncls, cartesian);
+}
+
 /* Verify one cell; the record and failure text are filled in. */
-static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struct pb_verify_options *opt,
+static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify_options *opt,
                             const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
                             struct pb_verify__scratch *sc, struct pb_verify__cellstate *cs, double *t_enum)
 {
   double *rec = cs->rec;
   const int32_t n = d->n;
+  const float tau = d->tau;
   pb_verify__scratch_grow(sc, n);
   for (int32_t i = 0; i < n; i++) sc->li[i] = (struct pb_verify__li){d->label[i], i};
   qsort(sc->li, (size_t)n, sizeof *sc->li, pb_verify__cmp_li);
@@ -623,6 +796,10 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
       lab[q] = y;
     }
     const struct pb_verify_records r = {ny, c0, z0, c1, z1, p0, p1, m0, m1, s1};
+    /* the class alone as a cell, for the engines: names a mismatching class */
+    struct pb_cell_view cv = *d;
+    cv.n = ny;
+    cv.label = lab, cv.pred0 = p0, cv.s0 = s0, cv.m0 = m0, cv.pred1 = p1, cv.s1 = s1, cv.m1 = m1;
     struct pb_verify_class *q = &sc->cls[nenum];
     struct pb_verify_perm *list = NULL;
     if (cartesian) {
@@ -646,106 +823,14 @@ static void pb_verify__cell(const struct pb_cell_data *d, float tau, const struc
     pb_verify__structure(cs, y, &v);
     if (q->H[PB_VERIFY_I5][1] - q->H[PB_VERIFY_I5][0] < q->H[PB_VERIFY_IK][1] - q->H[PB_VERIFY_IK][0])
       rec[PB_VF_NARROWER_H]++;
-    if (ps) {
-      /* policy counts of the same bijections; the class alone, then into the cell */
-      struct pb_verify_pclass *pq = sc->pq;
-      if (pb_verify_class_policies(&r, q, sc->tally, ps, pq) != 0) {
-        pb_verify__failf(cs, y, "policy counts of the class cannot be enumerated");
-      } else {
-        rec[PB_VF_POL_CLASSES]++;
-        pb_verify_pacc_add(sc->pacc, pq, ps);
-        memcpy(sc->W[nenum - 1], pq->W, sizeof sc->W[0]);
-        memcpy(sc->R[nenum - 1], pq->R, sizeof sc->R[0]);
-        pb_verify_pacc_reset(sc->pacc1, ps);
-        pb_verify_pacc_add(sc->pacc1, pq, ps);
-        pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
-        pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
-        {
-          const struct pb_policy_input pin = {ny, lab, p0, p1, s0, s1, tau, ps->n_pol, ps->tau, ps->n_lambda, ps->lambda};
-          if (pb_policy_cell(&pin, sc->pres) != 0) {
-            pb_verify__failf(cs, y, "policy engine rejected the class");
-          } else {
-            if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
-            pb_verify__engine_pvalues(sc->pres, ps, sc->pv_eng);
-            struct pb_verify__pw w[PB_VERIFY_NPRES];
-            pb_verify__pcompare(sc->pv_mine, sc->pv_eng, ps, 0, w);
-            for (int t = 0; t < PB_VERIFY_NPT; t++)
-              for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
-                const double x = w[PB_VERIFY_PSLOT(t, lv)].r;
-                if (rec[PB_VF_POL_CRES_LABEL + t] < 0 || x > rec[PB_VF_POL_CRES + t])
-                  rec[PB_VF_POL_CRES + t] = x, rec[PB_VF_POL_CRES_LABEL + t] = y;
-              }
-            pb_verify__presidual_fail(cs, y, "policy engine", w, ps);
-          }
-        }
-      }
-    }
-    if (ref->in_process) {
-      /* the same class alone through the bounds engine: names the class on a mismatch */
-      struct pb_cell_input in = {ny, lab, p0, s0, m0, p1, s1, m1, tau};
-      struct pb_cell_bounds b;
-      if (pb_bounds_cell(&in, 1, &b) != 0) {
-        pb_verify__failf(cs, y, "bounds engine rejected the class");
-        continue;
-      }
-      struct pb_verify_values e;
-      double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-      pb_verify__engine_values(&b, &e);
-      pb_verify__compare(&v, &e, NULL, res);
-      for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
-        if (res[j] > rec[PB_VF_CRES + j]) rec[PB_VF_CRES + j] = res[j], rec[PB_VF_CRES_LABEL + j] = y;
-      pb_verify__residual_fail(cs, y, "bounds engine", &v, &e, res);
-    }
+    if (ps) pb_verify__class_policies_check(&r, q, &cv, ps, ref, sc, cs, nenum - 1);
+    if (ref->in_process) pb_verify__class_engine(&cv, &v, cs);
   }
   rec[PB_VF_ENUMERATED] = nenum;
   for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
     if (rec[PB_VF_CRES_LABEL + j] < 0) rec[PB_VF_CRES + j] = NAN; /* no class compared */
 
-  if (nenum == ncls) {
-    struct pb_verify_values v, e;
-    if (pb_verify_combine(sc->cls, ncls, &v) != 0) PB_ERROR("out of memory");
-    for (int t = 0; t < PB_VERIFY_NTARGETS; t++) pb_verify__vals(&v, t, rec + PB_VF_VAL + 7 * t);
-    pb_verify__structure(cs, -1, &v);
-    int mask[PB_VERIFY_NCMP] = {1, 1, 1, 1};
-    const char *against = "bounds engine";
-    if (ref->in_process) {
-      struct pb_cell_input in = {n, d->label, d->pred0, d->s0, d->m0, d->pred1, d->s1, d->m1, tau};
-      struct pb_cell_bounds b;
-      if (pb_bounds_cell(&in, 1, &b) != 0) pb_verify__failf(cs, -1, "bounds engine rejected the cell");
-      pb_verify__engine_values(&b, &e);
-    } else {
-      e = *ref->file;
-      against = "results file";
-      if (!ref->file_i5) {
-        /* the file's run skipped I5 here: compare what it has */
-        mask[3] = 0;
-        rec[PB_VF_I5_MISSING] = 1;
-      }
-    }
-    double res[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-    pb_verify__compare(&v, &e, mask, res);
-    if (!ref->in_process && !ref->file_i5) res[PB_VERIFY_NCMP * 2 + 1] = 0; /* dM_k at I0 needs the I5 pass too */
-    memcpy(rec + PB_VF_RES, res, sizeof res);
-    pb_verify__residual_fail(cs, -1, against, &v, &e, res);
-
-    if (cartesian) {
-      /* third check: brute force over the product, against the class
-       * combination and against the reference */
-      struct pb_verify_values x;
-      pb_verify_cartesian(sc->cls, sc->lists, ncls, &x);
-      rec[PB_VF_CARTESIAN] = product;
-      double r1[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP], r2[PB_VERIFY_NTARGETS * PB_VERIFY_NCMP];
-      pb_verify__compare(&x, &v, NULL, r1);
-      pb_verify__compare(&x, &e, mask, r2);
-      if (!ref->in_process && !ref->file_i5) r2[PB_VERIFY_NCMP * 2 + 1] = 0;
-      double m = 0.0;
-      for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++) m = fmax(m, fmax(r1[j], r2[j]));
-      rec[PB_VF_CART_RES] = m;
-      pb_verify__residual_fail(cs, -1, "class combination (Cartesian check)", &x, &v, r1);
-      pb_verify__residual_fail(cs, -1, "Cartesian product vs reference", &x, &e, r2);
-    }
-    if (ps) pb_verify__cell_policies(d, tau, ps, ref, sc, cs, ncls, cartesian);
-  }
+  if (nenum == ncls) pb_verify__cell_combine(d, ps, ref, sc, cs, ncls, cartesian, product);
   for (int32_t c = 0; c < nenum; c++) free(sc->lists[c]);
 }
 
@@ -803,75 +888,34 @@ static uint8_t *pb_verify__select(const struct pb_stage *st, const struct pb_cel
   return cov;
 }
 
-/* The --against file's per-cell values for cells [first, last). */
+/* The --against file's per-cell values for cells [first, last): the bounds
+ * stage's columns, read through its field table. */
 static int pb_verify__read_against(const char *path, const struct pb_stage *st, struct pb_verify_values *vals,
                                    uint8_t *has_i5, float *tau)
 {
-  static const char *const cols[] = {"H_obs", "H_I0_lo", "H_I0_hi", "H_Ik_lo", "H_Ik_hi", "H_I5_lo", "H_I5_hi",
-                                     "L_obs", "L_I0_lo", "L_I0_hi", "L_Ik_lo", "L_Ik_hi", "L_I5_lo", "L_I5_hi",
-                                     "dMk_obs", "dMk_I0_lo", "dMk_I0_hi", "dMk_Ik_lo", "dMk_Ik_hi", "dMk_I5_lo",
-                                     "dMk_I5_hi", "tau"};
-  const int ncol = (int)(sizeof cols / sizeof cols[0]);
-  const int64_t first = st->first, n = st->last - st->first;
-  int status = PB_FAIL;
-  double *buf = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *buf);
-  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) {
-    pb_error_set("%s: cannot open results file", path);
-    free(buf);
-    return PB_FAIL;
+  const int64_t n = st->last - st->first;
+  double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
+  int status = pb_fields_read(&pb_identify_fields, path, st->n_cells, st->first, n, recs);
+  if (status != PB_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s (not a `pairbound bounds` results file of this store?)", why);
   }
-  for (int k = 0; k < ncol; k++) {
-    char name[128];
-    snprintf(name, sizeof name, "/bounds/cells/%s", cols[k]);
-    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
-    if (ds < 0) {
-      pb_error_set("%s: no dataset %s (not a `pairbound bounds` results file?)", path, name);
-      goto done;
-    }
-    hid_t sp = H5Dget_space(ds);
-    hsize_t len = 0;
-    int ok = H5Sget_simple_extent_ndims(sp) == 1 && H5Sget_simple_extent_dims(sp, &len, NULL) == 1;
-    if (!ok || (int64_t)len != st->n_cells) {
-      pb_error_set("%s: %s has %llu cells but the store has %lld (results of another store?)", path, name,
-                   (unsigned long long)len, (long long)st->n_cells);
-      H5Sclose(sp);
-      H5Dclose(ds);
-      goto done;
-    }
-    herr_t rc = 0;
-    if (n > 0) {
-      hsize_t off = (hsize_t)first, cnt = (hsize_t)n;
-      H5Sselect_hyperslab(sp, H5S_SELECT_SET, &off, NULL, &cnt, NULL);
-      hid_t ms = H5Screate_simple(1, &cnt, NULL);
-      rc = H5Dread(ds, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, buf);
-      H5Sclose(ms);
-    }
-    H5Sclose(sp);
-    H5Dclose(ds);
-    if (rc < 0) {
-      pb_error_set("%s: cannot read %s", path, name);
-      goto done;
-    }
-    for (int64_t c = 0; c < n; c++) {
-      struct pb_verify_values *v = &vals[c];
-      if (k == ncol - 1) {
-        tau[c] = (float)buf[c];
-        continue;
-      }
-      const int t = k / 7, j = k % 7;
+  /* per target: obs, I0, Ik, I5 intervals (the record's order since bounds.tsv's first columns) */
+  static const int first[PB_VERIFY_NTARGETS] = {PB_IF_H_OBS, PB_IF_L_OBS, PB_IF_D_OBS};
+  for (int64_t c = 0; c < n && status == PB_OK; c++) {
+    const double *rec = recs + c * PB_IF_N;
+    struct pb_verify_values *v = &vals[c];
+    for (int t = 0; t < PB_VERIFY_NTARGETS; t++) {
       double(*x)[2] = t == 0 ? v->H : t == 1 ? v->L : v->dMk;
-      if (j == 0) *(t == 0 ? &v->H_obs : t == 1 ? &v->L_obs : &v->dMk_obs) = buf[c];
-      else x[(j - 1) / 2][(j - 1) % 2] = buf[c];
+      *(t == 0 ? &v->H_obs : t == 1 ? &v->L_obs : &v->dMk_obs) = rec[first[t]];
+      for (int j = 0; j < 6; j++) x[j / 2][j % 2] = rec[first[t] + 1 + j];
     }
+    tau[c] = (float)rec[PB_IF_TAU];
+    /* H at I5 is defined in every cell where the bounds run computed I5 */
+    has_i5[c] = !isnan(v->H[2][0]) || !isnan(v->H[2][1]);
   }
-  /* H at I5 is defined in every cell where the bounds run computed I5 */
-  for (int64_t c = 0; c < n; c++) has_i5[c] = !isnan(vals[c].H[2][0]) || !isnan(vals[c].H[2][1]);
-  status = PB_OK;
-done:
-  H5Fclose(f);
-  free(buf);
+  free(recs);
   return status;
 }
 
@@ -881,12 +925,200 @@ static void pb_verify__tsv(const struct pb_stage *st, const struct pb_cell_block
   for (int64_t c = 0; c < b->n_cells; c++) {
     const double *rec = recs + c * PB_VF_N;
     if (rec[PB_VF_COVERED] != 1) continue;
-    const struct pb_cell_ref *r = &b->cells[c].ref;
-    const struct pb_source *src = &st->meta->sources[r->source];
-    pb_text_printf(t, "%s\t%s\t%s", st->meta->model_ids[r->model], src->name, src->conditions[r->condition]);
-    for (int f = 1; f < PB_VF_N; f++) pb_text_double(t, rec[f]);
+    const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], NAN);
+    pb_text_printf(t, "%s\t%s\t%s", d.model, d.source, d.condition);
+    pb_fields_tsv_values(pb_verify_fields(), rec, PB_VF_COVERED + 1, t);
     pb_text_printf(t, "\t%s\n", fail[c][0] ? fail[c] : "-");
   }
+}
+
+/* One rank's verification state: per cell its record, failure text, name,
+ * thresholds and (--against) the file's values. */
+struct pb_verify__work {
+  int64_t nc;
+  struct pb_cell_ref *all_cells;
+  uint8_t *cov;                      /* [global cell] covered by this run */
+  double *recs;
+  char **fail, **where;
+  float *tau, *ftau;
+  struct pb_verify_policy_setup *pset;
+  struct pb_verify_values *fvals;
+  uint8_t *fi5;
+  int64_t corrupt_cell;              /* test hook (PAIRBOUND_VERIFY_TEST_CORRUPT) */
+  int32_t corrupt_label;
+};
+
+/* --sources must name sources of the store. */
+static int pb_verify__check_sources(const struct pb_stage *st, const struct pb_verify_options *opt)
+{
+  if (!opt->sources) return PB_OK;
+  char *list = pb_strdup(opt->sources), *save = NULL;
+  int status = PB_OK;
+  for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
+    if (pb_meta_find_source(st->meta, w) < 0) {
+      pb_error_set("--sources: the store has no source '%s'", w);
+      status = PB_FAIL;
+    }
+  free(list);
+  return status;
+}
+
+/* Records, names, thresholds and policies of this rank's cells; the
+ * --against file's values.  Returns PB_FAIL when a covered cell has no threshold. */
+static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_block *b,
+                            const struct pb_verify_options *opt, struct pb_verify__work *w)
+{
+  const int64_t nc = b->n_cells, nalloc = nc > 0 ? nc : 1;
+  int status = PB_OK;
+  w->nc = nc;
+  pb_dist_cells(st->meta, &w->all_cells);
+  w->cov = pb_verify__select(st, w->all_cells, opt);
+  w->recs = pb_malloc((size_t)nalloc * PB_VF_N * sizeof *w->recs);
+  w->fail = pb_malloc((size_t)nalloc * sizeof *w->fail);
+  w->where = pb_malloc((size_t)nalloc * sizeof *w->where);
+  w->tau = pb_malloc((size_t)nalloc * sizeof *w->tau);
+  w->ftau = pb_malloc((size_t)nalloc * sizeof *w->ftau);
+  w->pset = opt->policies ? pb_calloc((size_t)nalloc, sizeof *w->pset) : NULL;
+  /* test-only hook: PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL] (global cell index, class label) */
+  w->corrupt_cell = -1;
+  w->corrupt_label = -1;
+  const char *hook = getenv("PAIRBOUND_VERIFY_TEST_CORRUPT");
+  if (hook && hook[0]) {
+    long long cc = -1;
+    int cl = -1;
+    if (sscanf(hook, "%lld,%d", &cc, &cl) >= 1) w->corrupt_cell = cc, w->corrupt_label = cl;
+  }
+  for (int64_t c = 0; c < nc; c++) {
+    const struct pb_cell_ref *r = &b->cells[c].ref;
+    const struct pb_source *src = &st->meta->sources[r->source];
+    double *rec = w->recs + c * PB_VF_N;
+    for (int f = 0; f < PB_VF_N; f++) rec[f] = NAN;
+    rec[PB_VF_COVERED] = w->cov[st->first + c];
+    for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) rec[f] = 0;
+    rec[PB_VF_FAILED] = 0;
+    rec[PB_VF_FAIL_LABEL] = -1;
+    w->fail[c] = pb_calloc(PB_VERIFY__MSG, 1);
+    size_t len = strlen(st->meta->model_ids[r->model]) + strlen(src->name) + strlen(src->conditions[r->condition]) + 3;
+    w->where[c] = pb_malloc(len);
+    snprintf(w->where[c], len, "%s/%s/%s", st->meta->model_ids[r->model], src->name, src->conditions[r->condition]);
+    w->tau[c] = opt->have_tau ? opt->tau : st->protocol.src[r->source].tau[r->model];
+    if (w->cov[st->first + c] && isnan(w->tau[c]) && status == PB_OK) {
+      pb_error_set("source %s, model %s: no development threshold (the source has no development images); give --tau",
+                   src->name, st->meta->model_ids[r->model]);
+      status = PB_FAIL;
+    }
+    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) rec[f] = 0;
+    if (opt->policies) {
+      /* policy thresholds as `pairbound policy`: --policy-taus, else the
+       * development order statistics at q = .6 .. 1 */
+      struct pb_verify_policy_setup *p = &w->pset[c];
+      p->n_pol = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
+      for (int32_t j = 0; j < p->n_pol; j++) {
+        p->tau[j] = opt->n_taus > 0 ? opt->taus[j] : st->protocol.src[r->source].policy_tau[r->model * PB_PROTOCOL_N_Q + j];
+        if (w->cov[st->first + c] && isnan(p->tau[j]) && status == PB_OK) {
+          pb_error_set("source %s, model %s: no development policy thresholds (the source has no development images); "
+                       "give --policy-taus", src->name, st->meta->model_ids[r->model]);
+          status = PB_FAIL;
+        }
+      }
+      p->n_lambda = opt->n_lambdas;
+      memcpy(p->lambda, opt->lambdas, (size_t)opt->n_lambdas * sizeof p->lambda[0]);
+    }
+  }
+  if (status == PB_OK && opt->against) {
+    w->fvals = pb_calloc((size_t)nalloc, sizeof *w->fvals);
+    w->fi5 = pb_calloc((size_t)nalloc, 1);
+    status = pb_verify__read_against(opt->against, st, w->fvals, w->fi5, w->ftau);
+  }
+  return status;
+}
+
+/* Every covered cell of this rank; returns the enumerating thread-seconds. */
+static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
+                                 const struct pb_verify_options *opt, struct pb_verify__work *w)
+{
+  const int64_t nc = w->nc;
+  double t_enum = 0.0;
+#pragma omp parallel reduction(+ : t_enum)
+  {
+    struct pb_verify__scratch sc;
+    memset(&sc, 0, sizeof sc);
+    if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t c = 0; c < nc; c++) {
+      if (!w->cov[st->first + c]) continue;
+      struct pb_verify__cellstate cs = {w->recs + c * PB_VF_N, w->fail[c], w->where[c]};
+      struct pb_verify__ref ref = {opt->against == NULL, w->fvals ? &w->fvals[c] : NULL, w->fi5 ? w->fi5[c] : 0,
+                                   st->first + c == w->corrupt_cell, w->corrupt_label};
+      if (opt->against && !(w->ftau[c] == w->tau[c])) {
+        pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
+                         (double)w->ftau[c], (double)w->tau[c]);
+        cs.rec[PB_VF_COVERED] = 1;
+        continue;
+      }
+      const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], w->tau[c]);
+      pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, &sc, &cs, &t_enum);
+    }
+    pb_verify__scratch_free(&sc);
+  }
+  return t_enum;
+}
+
+/* Columns, verify.tsv and REPORT.md (collective); @p msg receives the first
+ * failure in cell order, @p totals permutations, classes enumerated, failed. */
+static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
+                            const struct pb_verify__work *w, int status, char msg[PB_VERIFY__MSG],
+                            int64_t *first_fail_out, double totals[3])
+{
+  const int64_t nc = w->nc;
+  MPI_Comm comm = st->comm;
+  if (status == PB_OK) status = pb_fields_write(pb_verify_fields(), st->results, st->n_cells, st->first, nc, w->recs);
+  /* first failure in cell order, its text from the rank that holds it */
+  int64_t my_first = INT64_MAX, first_fail;
+  for (int64_t c = 0; c < nc && my_first == INT64_MAX; c++)
+    if (w->recs[c * PB_VF_N + PB_VF_FAILED] > 0) my_first = st->first + c;
+  MPI_Allreduce(&my_first, &first_fail, 1, MPI_INT64_T, MPI_MIN, comm);
+  msg[0] = '\0';
+  if (first_fail != INT64_MAX) {
+    int holder = my_first == first_fail ? st->rank : st->size, root;
+    MPI_Allreduce(&holder, &root, 1, MPI_INT, MPI_MIN, comm);
+    if (st->rank == root) snprintf(msg, PB_VERIFY__MSG, "%s", w->fail[first_fail - st->first]);
+    MPI_Bcast(msg, PB_VERIFY__MSG, MPI_CHAR, root, comm);
+  }
+  if (status == PB_OK) {
+    struct pb_text t = {0}, head = {0};
+    pb_verify__tsv(st, b, w->recs, w->fail, &t);
+    /* the covered flag is implied: verify.tsv lists covered cells only */
+    pb_fields_tsv_header(pb_verify_fields(), "model\tsource\tcondition", PB_VF_COVERED + 1, &head);
+    pb_text_printf(&head, "\tfailure\n");
+    status = pb_results_tsv(st->results, "verify.tsv", head.buf, t.buf, t.len);
+    pb_text_free(&t);
+    pb_text_free(&head);
+  }
+  totals[0] = totals[1] = totals[2] = 0; /* permutations, classes enumerated, failed */
+  for (int64_t c = 0; c < nc; c++) {
+    const double *rec = w->recs + c * PB_VF_N;
+    if (rec[PB_VF_COVERED] != 1) continue;
+    totals[0] += rec[PB_VF_PERMS];
+    totals[1] += rec[PB_VF_ENUMERATED];
+    totals[2] += rec[PB_VF_FAILED];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
+  if (status == PB_OK) {
+    double *all = pb_stage_gather(st, nc, st->n_cells, PB_VF_N, w->recs, 0);
+    if (st->rank == 0) status = pb_verify_report(st->meta, w->all_cells, all, st->n_cells, opt, msg, st->results);
+    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    free(all);
+  }
+  *first_fail_out = first_fail;
+  return status;
+}
+
+static void pb_verify__work_free(struct pb_verify__work *w)
+{
+  for (int64_t c = 0; c < w->nc; c++) free(w->fail[c]), free(w->where[c]);
+  free(w->fail), free(w->where), free(w->recs), free(w->tau), free(w->ftau), free(w->pset), free(w->fvals);
+  free(w->fi5), free(w->cov), free(w->all_cells);
 }
 
 int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
@@ -898,169 +1130,38 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     pb_error_set("--max-class must be in [1, %d]", PB_VERIFY_MAX_N);
     return PB_FAIL;
   }
-  double t0 = MPI_Wtime();
+  struct pb_timer tm;
+  pb_timer_start(&tm, "verify");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (opt->sources) {
-    char *list = pb_strdup(opt->sources), *save = NULL;
-    int status = PB_OK;
-    for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
-      if (pb_meta_find_source(st.meta, w) < 0) {
-        pb_error_set("--sources: the store has no source '%s'", w);
-        status = PB_FAIL;
-      }
-    free(list);
-    if (status != PB_OK) return pb_stage_close(&st, status);
-  }
-  int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
+  int status = pb_verify__check_sources(&st, opt);
+  if (status != PB_OK) return pb_stage_close(&st, status);
+  status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
   if (status != PB_OK) return pb_stage_close(&st, status);
-  const int64_t nc = b.n_cells, nalloc = nc > 0 ? nc : 1;
-  struct pb_cell_ref *all_cells = NULL;
-  pb_dist_cells(st.meta, &all_cells);
-  uint8_t *cov = pb_verify__select(&st, all_cells, opt);
-  double *recs = pb_malloc((size_t)nalloc * PB_VF_N * sizeof *recs);
-  char **fail = pb_malloc((size_t)nalloc * sizeof *fail);
-  char **where = pb_malloc((size_t)nalloc * sizeof *where);
-  float *tau = pb_malloc((size_t)nalloc * sizeof *tau), *ftau = pb_malloc((size_t)nalloc * sizeof *ftau);
-  struct pb_verify_policy_setup *pset = opt->policies ? pb_calloc((size_t)nalloc, sizeof *pset) : NULL;
-  /* test-only hook: PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL] (global cell index, class label) */
-  int64_t corrupt_cell = -1;
-  int32_t corrupt_label = -1;
-  const char *hook = getenv("PAIRBOUND_VERIFY_TEST_CORRUPT");
-  if (hook && hook[0]) {
-    long long cc = -1;
-    int cl = -1;
-    if (sscanf(hook, "%lld,%d", &cc, &cl) >= 1) corrupt_cell = cc, corrupt_label = cl;
-  }
-  struct pb_verify_values *fvals = NULL;
-  uint8_t *fi5 = NULL;
-  for (int64_t c = 0; c < nc; c++) {
-    const struct pb_cell_ref *r = &b.cells[c].ref;
-    const struct pb_source *src = &st.meta->sources[r->source];
-    double *rec = recs + c * PB_VF_N;
-    for (int f = 0; f < PB_VF_N; f++) rec[f] = NAN;
-    rec[PB_VF_COVERED] = cov[st.first + c];
-    for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) rec[f] = 0;
-    rec[PB_VF_FAILED] = 0;
-    rec[PB_VF_FAIL_LABEL] = -1;
-    fail[c] = pb_calloc(PB_VERIFY__MSG, 1);
-    size_t len = strlen(st.meta->model_ids[r->model]) + strlen(src->name) + strlen(src->conditions[r->condition]) + 3;
-    where[c] = pb_malloc(len);
-    snprintf(where[c], len, "%s/%s/%s", st.meta->model_ids[r->model], src->name, src->conditions[r->condition]);
-    tau[c] = opt->have_tau ? opt->tau : st.protocol.src[r->source].tau[r->model];
-    if (cov[st.first + c] && isnan(tau[c]) && status == PB_OK) {
-      pb_error_set("source %s, model %s: no development threshold (the source has no development images); give --tau",
-                   src->name, st.meta->model_ids[r->model]);
-      status = PB_FAIL;
-    }
-    for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) rec[f] = 0;
-    if (opt->policies) {
-      /* policy thresholds as `pairbound policy`: --policy-taus, else the
-       * development order statistics at q = .6 .. 1 */
-      struct pb_verify_policy_setup *p = &pset[c];
-      p->n_pol = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
-      for (int32_t j = 0; j < p->n_pol; j++) {
-        p->tau[j] = opt->n_taus > 0 ? opt->taus[j] : st.protocol.src[r->source].policy_tau[r->model * PB_PROTOCOL_N_Q + j];
-        if (cov[st.first + c] && isnan(p->tau[j]) && status == PB_OK) {
-          pb_error_set("source %s, model %s: no development policy thresholds (the source has no development images); "
-                       "give --policy-taus", src->name, st.meta->model_ids[r->model]);
-          status = PB_FAIL;
-        }
-      }
-      p->n_lambda = opt->n_lambdas;
-      memcpy(p->lambda, opt->lambdas, (size_t)opt->n_lambdas * sizeof p->lambda[0]);
-    }
-  }
-  if (status == PB_OK && opt->against) {
-    fvals = pb_calloc((size_t)nalloc, sizeof *fvals);
-    fi5 = pb_calloc((size_t)nalloc, 1);
-    status = pb_verify__read_against(opt->against, &st, fvals, fi5, ftau);
-  }
+  struct pb_verify__work w;
+  memset(&w, 0, sizeof w);
+  status = pb_verify__setup(&st, &b, opt, &w);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  double t_load = MPI_Wtime() - t0, t1 = MPI_Wtime(), t_enum = 0.0;
-  if (status == PB_OK) {
-#pragma omp parallel reduction(+ : t_enum)
-    {
-      struct pb_verify__scratch sc;
-      memset(&sc, 0, sizeof sc);
-      if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
-#pragma omp for schedule(dynamic, 4)
-      for (int64_t c = 0; c < nc; c++) {
-        if (!cov[st.first + c]) continue;
-        struct pb_verify__cellstate cs = {recs + c * PB_VF_N, fail[c], where[c]};
-        struct pb_verify__ref ref = {opt->against == NULL, fvals ? &fvals[c] : NULL, fi5 ? fi5[c] : 0,
-                                     st.first + c == corrupt_cell, corrupt_label};
-        if (opt->against && !(ftau[c] == tau[c])) {
-          pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
-                           (double)ftau[c], (double)tau[c]);
-          cs.rec[PB_VF_COVERED] = 1;
-          continue;
-        }
-        pb_verify__cell(&b.cells[c], tau[c], opt, pset ? &pset[c] : NULL, &ref, &sc, &cs, &t_enum);
-      }
-      pb_verify__scratch_free(&sc);
-    }
-  }
-  double t_compute = MPI_Wtime() - t1, t2 = MPI_Wtime();
-
-  /* outputs: columns, verify.tsv, then the summary on rank 0 */
-  if (status == PB_OK) status = pb_results_group(st.results, "/verify/cells");
-  double *col = pb_malloc((size_t)nalloc * sizeof *col);
-  for (int f = 0; f < PB_VF_N && status == PB_OK; f++) {
-    char path[128];
-    for (int64_t c = 0; c < nc; c++) col[c] = recs[c * PB_VF_N + f];
-    snprintf(path, sizeof path, "/verify/cells/%s", pb_verify_field_name(f));
-    status = pb_results_write_f64(st.results, path, st.n_cells, st.first, nc, col);
-  }
-  free(col);
-  /* first failure in cell order, its text from the rank that holds it */
-  int64_t my_first = INT64_MAX, first_fail;
-  for (int64_t c = 0; c < nc && my_first == INT64_MAX; c++)
-    if (recs[c * PB_VF_N + PB_VF_FAILED] > 0) my_first = st.first + c;
-  MPI_Allreduce(&my_first, &first_fail, 1, MPI_INT64_T, MPI_MIN, comm);
+  pb_timer_lap(&tm, "load");
+  const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w) : 0.0;
+  pb_timer_lap(&tm, "verify");
   char msg[PB_VERIFY__MSG] = "";
-  if (first_fail != INT64_MAX) {
-    int holder = my_first == first_fail ? st.rank : st.size, root;
-    MPI_Allreduce(&holder, &root, 1, MPI_INT, MPI_MIN, comm);
-    if (st.rank == root) snprintf(msg, sizeof msg, "%s", fail[first_fail - st.first]);
-    MPI_Bcast(msg, sizeof msg, MPI_CHAR, root, comm);
-  }
-  if (status == PB_OK) {
-    struct pb_text t = {0}, head = {0};
-    pb_verify__tsv(&st, &b, recs, fail, &t);
-    pb_text_printf(&head, "model\tsource\tcondition");
-    for (int f = 1; f < PB_VF_N; f++) pb_text_printf(&head, "\t%s", pb_verify_field_name(f));
-    pb_text_printf(&head, "\tfailure\n");
-    status = pb_results_tsv(st.results, "verify.tsv", head.buf, t.buf, t.len);
-    pb_text_free(&t);
-    pb_text_free(&head);
-  }
-  double totals[3] = {0, 0, 0}; /* permutations, classes enumerated, failed */
-  for (int64_t c = 0; c < nc; c++) {
-    const double *rec = recs + c * PB_VF_N;
-    if (rec[PB_VF_COVERED] != 1) continue;
-    totals[0] += rec[PB_VF_PERMS];
-    totals[1] += rec[PB_VF_ENUMERATED];
-    totals[2] += rec[PB_VF_FAILED];
-  }
-  MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
-  if (status == PB_OK) {
-    double *all = pb_stage_gather(&st, nc, st.n_cells, PB_VF_N, recs, 0);
-    if (st.rank == 0) status = pb_verify_report(st.meta, all_cells, all, st.n_cells, opt, msg, st.results);
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    free(all);
-  }
-  double t_write = MPI_Wtime() - t2;
-  double mx[4] = {t_load, t_compute, t_write, 0.0}, enum_cpu = t_enum;
-  MPI_Allreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, comm);
+  int64_t first_fail;
+  double totals[3];
+  status = pb_verify__write(&st, &b, opt, &w, status, msg, &first_fail, totals);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
+  double enum_cpu = t_enum;
   MPI_Allreduce(MPI_IN_PLACE, &enum_cpu, 1, MPI_DOUBLE, MPI_SUM, comm);
+  const double mx[3] = {pb_timer_get(&tm, "load"), pb_timer_get(&tm, "verify"), pb_timer_get(&tm, "write")};
+  /* enumeration CPU seconds over every thread of every rank (not a wall phase) */
+  pb_timer_add(&tm, "enumeration_cpu", enum_cpu);
   pb_message("verify: %.0f classes enumerated, %.0f permutations; load %.3f s; verify %.3f s (%.3g permutations/s "
              "overall, %.3g per enumerating thread-second); write %.3f s",
              totals[1], totals[0], mx[0], mx[1], mx[1] > 0 ? totals[0] / mx[1] : 0.0,
              enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
-
-  for (int64_t c = 0; c < nc; c++) free(fail[c]), free(where[c]);
-  free(fail), free(where), free(recs), free(tau), free(ftau), free(pset), free(fvals), free(fi5), free(cov), free(all_cells);
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+  pb_verify__work_free(&w);
   pb_cells_free(&b);
   status = pb_stage_close(&st, status);
   if (status == PB_OK && first_fail != INT64_MAX) {

@@ -5,7 +5,6 @@
  * for any number of ranks and threads.  docs/exact.md gives the CASES format. */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,111 +13,43 @@
 #include <omp.h>
 
 #include "pairbound/error.h"
+#include "pairbound/options.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"
 #include "pairbound/world.h"
 
-#define PB_WORLD_EXIT_FAIL 1
-#define PB_WORLD_EXIT_USAGE 2
 #define PB_WORLD_BLOCK 4096   /* cases drawn per parallel block */
 
-const char pb_world_synopsis[] =
-  "pairbound world info|sample --world covert|credit|review --level low|medium|high [--residual-scale S]\n"
-  "       [sample: -n N [--seed N] [--stream K] [--first I] -o CASES]";
+static const char *const pb_world__worlds[3] = {"covert", "credit", "review"};
+static const char *const pb_world__levels[3] = {"low", "medium", "high"};
 
-const char pb_world_help[] =
-  "Worlds with exact class probabilities (seed 002 Sections 3.2-4, Appendix B; docs/exact.md).\n\n"
-  "  info     print `name value` lines: bayes_error, bayes_accuracy, positive_prior, entropy_bits (H(Y|X_vis)\n"
-  "           in bits) and states (latent states enumerated), all by exact enumeration (Eq. 6); covert\n"
-  "           transfer also prints the closed form of Sec. 4.2 as closed_form_* lines; the factor worlds\n"
-  "           print patterns (visible category patterns) and coverage_50 (expected pattern mass seen by 50\n"
-  "           training cases, Appendix B). --world all and\n"
-  "           --level all print every combination, each block starting with its world and level lines\n"
-  "  sample   draw cases FIRST .. FIRST+N-1 of the stream (SEED, K) and write CASES: a TSV whose header\n"
-  "           names every visible attribute with its kind and support, then the realised label y and the\n"
-  "           exact p* = P(Y=1 | visible). Identical for any number of ranks and threads\n\n"
-  "  --world NAME         covert (covert information transfer), credit (credit risk) or review (peer review)\n"
-  "  --level LEVEL        hiding level: low, medium or high\n"
-  "  --residual-scale S   multiply every nonzero residual probability by S, the rest on R = 0 (Table 7;\n"
-  "                       default 1, the benchmark; factor worlds only)\n"
-  "  -n, --cases N        number of cases to draw (default 1000)\n"
-  "  --seed N             seed of the case stream (default 2032, the seed paper's first data seed)\n"
-  "  --stream K           independent stream number under the same seed (default 0)\n"
-  "  --first I            index of the first case (default 0)\n"
-  "  -o, --output CASES   file to write (temporary name, renamed when complete)\n";
+/* `pairbound world` options (the command line; docs/exact.md). */
+#define PB_W(member) PB_OPTION_FIELD(struct pb_world_options, member)
+const struct pb_option pb_world_option_table[] = {
+  {.name = "world", .type = PB_OPTION_CHOICE, PB_W(world), .metavar = "covert|credit|review|all",
+   .choices = "covert|credit|review|all", .def = "all", .ini = "",
+   .help = "covert (covert information transfer), credit (credit risk), review (peer review); all: every world (info only)"},
+  {.name = "level", .type = PB_OPTION_CHOICE, PB_W(level), .metavar = "low|medium|high|all",
+   .choices = "low|medium|high|all", .def = "all", .ini = "", .help = "hiding level; all: every level (info only)"},
+  {.name = "residual-scale", .type = PB_OPTION_DOUBLE, PB_W(residual_scale), .metavar = "S", .def = "1", .min = 0,
+   .max = 1e6, .ini = "",
+   .help = "multiply every nonzero residual probability by S, the rest on R = 0 (Table 7; 1 = the benchmark; "
+           "factor worlds only, at most 1 / P(R != 0))"},
+  {.name = "cases", .short_name = 'n', .type = PB_OPTION_INT, PB_W(cases), .metavar = "N", .def = "1000",
+   .imax = 1ull << 40, .ini = "", .help = "sample: number of cases to draw"},
+  {.name = "seed", .type = PB_OPTION_INT, PB_W(seed), .metavar = "N", .def = "2032", .ini = "",
+   .help = "sample: seed of the case stream (the seed paper's first data seed)"},
+  {.name = "stream", .type = PB_OPTION_INT, PB_W(stream), .metavar = "K", .def = "0", .imax = 0xffffffffull,
+   .ini = "", .help = "sample: independent stream number under the same seed"},
+  {.name = "first", .type = PB_OPTION_INT, PB_W(first), .metavar = "I", .def = "0", .imax = 1ull << 62, .ini = "",
+   .help = "sample: index of the first case"},
+  {.name = NULL}};
+#undef PB_W
 
-struct pb_world__opts {
-  const char *world, *level, *output;
-  double scale;
-  unsigned long long n, seed, stream, first;
-};
-
-static int pb_world__usage(int rank, const char *fmt, const char *arg)
+void pb_world_options_default(struct pb_world_options *o)
 {
-  if (rank == 0) {
-    fprintf(stderr, "pairbound world: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nusage: %s\n", pb_world_synopsis);
-  }
-  return PB_WORLD_EXIT_USAGE;
-}
-
-static int pb_world__u64(const char *s, unsigned long long *out)
-{
-  char *end;
-  if (!s[0] || s[0] == '-') return PB_FAIL;
-  *out = strtoull(s, &end, 10);
-  return *end == '\0' ? PB_OK : PB_FAIL;
-}
-
-/* Parse the options after the verb; -1 on success, else the exit status. */
-static int pb_world__parse(int rank, int argc, char **argv, struct pb_world__opts *o)
-{
-  enum { O_WORLD = 1000, O_LEVEL, O_SCALE, O_SEED, O_STREAM, O_FIRST };
-  static const struct option lo[] = {
-    {"world", required_argument, NULL, O_WORLD}, {"level", required_argument, NULL, O_LEVEL},
-    {"residual-scale", required_argument, NULL, O_SCALE}, {"cases", required_argument, NULL, 'n'},
-    {"seed", required_argument, NULL, O_SEED}, {"stream", required_argument, NULL, O_STREAM},
-    {"first", required_argument, NULL, O_FIRST}, {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-  *o = (struct pb_world__opts){.scale = 1.0, .n = 1000, .seed = 2032};
-  opterr = 0;
-  optind = 1;
-  for (int c; (c = getopt_long(argc, argv, "n:o:h", lo, NULL)) != -1;) {
-    char *end;
-    switch (c) {
-    case O_WORLD: o->world = optarg; break;
-    case O_LEVEL: o->level = optarg; break;
-    case 'o': o->output = optarg; break;
-    case O_SCALE:
-      o->scale = strtod(optarg, &end);
-      if (*end || end == optarg) return pb_world__usage(rank, "--residual-scale must be a number, got '%s'", optarg);
-      break;
-    case 'n':
-      if (pb_world__u64(optarg, &o->n) || o->n > (1ull << 40))
-        return pb_world__usage(rank, "--cases must be a non-negative integer, got '%s'", optarg);
-      break;
-    case O_SEED:
-      if (pb_world__u64(optarg, &o->seed)) return pb_world__usage(rank, "--seed must be a non-negative integer, got '%s'", optarg);
-      break;
-    case O_STREAM:
-      if (pb_world__u64(optarg, &o->stream) || o->stream > 0xffffffffull)
-        return pb_world__usage(rank, "--stream must be an integer in [0, 2^32), got '%s'", optarg);
-      break;
-    case O_FIRST:
-      if (pb_world__u64(optarg, &o->first)) return pb_world__usage(rank, "--first must be a non-negative integer, got '%s'", optarg);
-      break;
-    case 'h':
-      if (rank == 0) printf("usage: %s\n\n%s", pb_world_synopsis, pb_world_help);
-      return 0;
-    default:
-      return pb_world__usage(rank, "unknown option or missing value '%s'", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return pb_world__usage(rank, "unexpected argument '%s'", argv[optind]);
-  if (!o->world) return pb_world__usage(rank, "%s", "--world is required");
-  if (!o->level) return pb_world__usage(rank, "%s", "--level is required");
-  return -1;
+  memset(o, 0, sizeof *o);
+  pb_options_defaults(pb_world_option_table, o);
 }
 
 static void pb_world__line(const char *name, double v)
@@ -129,17 +60,16 @@ static void pb_world__line(const char *name, double v)
 }
 
 /* Every requested world x level: `name value` lines on rank 0. */
-static int pb_world__info(int rank, const struct pb_world__opts *o)
+static int pb_world__info(int rank, const struct pb_world_options *o)
 {
-  static const char *const worlds[] = {"covert", "credit", "review"}, *const levels[] = {"low", "medium", "high"};
-  int all_w = strcmp(o->world, "all") == 0, all_l = strcmp(o->level, "all") == 0, opened = 0;
+  int w0 = o->world == 3 ? 0 : o->world, w1 = o->world == 3 ? 3 : o->world + 1;
+  int l0 = o->level == 3 ? 0 : o->level, l1 = o->level == 3 ? 3 : o->level + 1, opened = 0;
   double t_enum = 0.0;
-  for (int a = 0; a < (all_w ? 3 : 1); a++)
-    for (int b = 0; b < (all_l ? 3 : 1); b++) {
+  for (int a = w0; a < w1; a++)
+    for (int b = l0; b < l1; b++) {
       struct pb_world *w;
       double t0 = MPI_Wtime();
-      if (pb_world_open(all_w ? worlds[a] : o->world, all_l ? levels[b] : o->level, o->scale, &w) != PB_OK)
-        return PB_FAIL;
+      if (pb_world_open(pb_world__worlds[a], pb_world__levels[b], o->residual_scale, &w) != PB_OK) return PB_FAIL;
       t_enum += MPI_Wtime() - t0;
       opened++;
       struct pb_world_summary s, cf;
@@ -173,13 +103,14 @@ static int pb_world__info(int rank, const struct pb_world__opts *o)
 /* CASES header: parameter comment lines, then the column names
  * `case`, NAME:cat(v0,v1,...) or NAME:num[lo,hi] (":irrelevant" appended for
  * irrelevant fields), `y`, `p_star`. */
-static void pb_world__header(const struct pb_world *w, const struct pb_world__opts *o, struct pb_text *t)
+static void pb_world__header(const struct pb_world *w, const struct pb_world_options *o, struct pb_text *t)
 {
   char a[40], b[40];
   pb_format_double(pb_world_residual_scale(w), a);
   pb_text_printf(t, "# pairbound world cases 1\n# world %s\n# level %s\n# residual_scale %s\n# seed %llu\n"
                     "# stream %llu\n# first %llu\n# cases %llu\ncase",
-                 pb_world_name(w), pb_world_level_name(w), a, o->seed, o->stream, o->first, o->n);
+                 pb_world_name(w), pb_world_level_name(w), a, (unsigned long long)o->seed,
+                 (unsigned long long)o->stream, (unsigned long long)o->first, (unsigned long long)o->cases);
   for (int j = 0; j < pb_world_n_attrs(w); j++) {
     const struct pb_world_attr *at = pb_world_attr(w, j);
     if (at->kind == PB_WORLD_CATEGORICAL) {
@@ -235,7 +166,7 @@ static void pb_world__cell(struct pb_text *t, double v)
 }
 
 /* Cases [first, first + n) as TSV rows into @p t. */
-static void pb_world__block(const struct pb_world *w, const struct pb_world__opts *o, uint64_t first, int64_t n,
+static void pb_world__block(const struct pb_world *w, const struct pb_world_options *o, uint64_t first, int64_t n,
                             double *x, struct pb_text *t)
 {
   int na = pb_world_n_attrs(w);
@@ -254,7 +185,7 @@ static void pb_world__block(const struct pb_world *w, const struct pb_world__opt
 
 /* This rank's rows: cases [lo, hi) in blocks drawn and formatted by the
  * threads, a batch at a time, then appended in case order. */
-static void pb_world__rows(const struct pb_world *w, const struct pb_world__opts *o, uint64_t lo, uint64_t hi,
+static void pb_world__rows(const struct pb_world *w, const struct pb_world_options *o, uint64_t lo, uint64_t hi,
                            struct pb_text *t)
 {
   enum { BATCH = 64 };
@@ -282,51 +213,36 @@ static void pb_world__rows(const struct pb_world *w, const struct pb_world__opts
   }
 }
 
-static int pb_world__sample(int rank, int size, const struct pb_world__opts *o)
+static int pb_world__sample(int rank, int size, const char *output, const struct pb_world_options *o)
 {
-  if (!o->output) {
-    pb_error_set("world sample needs -o CASES");
-    return PB_FAIL;
-  }
   struct pb_world *w;
-  if (pb_world_open(o->world, o->level, o->scale, &w) != PB_OK) return PB_FAIL;
+  if (pb_world_open(pb_world__worlds[o->world], pb_world__levels[o->level], o->residual_scale, &w) != PB_OK)
+    return PB_FAIL;
   double t0 = MPI_Wtime();
   struct pb_text head = {0}, rows = {0};
   if (rank == 0) pb_world__header(w, o, &head);
   /* contiguous, nearly equal index ranges in rank order */
-  uint64_t lo = o->n * (uint64_t)rank / (uint64_t)size, hi = o->n * (uint64_t)(rank + 1) / (uint64_t)size;
+  uint64_t n = (uint64_t)o->cases, lo = n * (uint64_t)rank / (uint64_t)size, hi = n * (uint64_t)(rank + 1) / (uint64_t)size;
   pb_world__rows(w, o, lo, hi, &rows);
   double t1 = MPI_Wtime();
-  int status = pb_results_tsv_file(MPI_COMM_WORLD, o->output, rank == 0 ? head.buf : "", rows.buf, rows.len);
+  int status = pb_results_tsv_file(MPI_COMM_WORLD, output, rank == 0 ? head.buf : "", rows.buf, rows.len);
   pb_message("world: sample %s %s: %llu cases, draw %.3f s, write %.3f s", pb_world_name(w), pb_world_level_name(w),
-             o->n, t1 - t0, MPI_Wtime() - t1);
+             (unsigned long long)n, t1 - t0, MPI_Wtime() - t1);
   pb_text_free(&head);
   pb_text_free(&rows);
   pb_world_free(w);
   return status;
 }
 
-int pb_world_main(int argc, char **argv)
+int pb_world_run(int sample, const char *output, const struct pb_world_options *o, MPI_Comm comm)
 {
   int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc < 2 || (strcmp(argv[1], "info") && strcmp(argv[1], "sample"))) {
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-      if (rank == 0) printf("usage: %s\n\n%s", pb_world_synopsis, pb_world_help);
-      return 0;
-    }
-    return pb_world__usage(rank, "expected the verb info or sample, got '%s'", argc < 2 ? "" : argv[1]);
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (!sample) return pb_world__info(rank, o);
+  if (o->world == 3 || o->level == 3) {
+    pb_error_set("world sample draws from one world at one level: give --world and --level");
+    return PB_FAIL;
   }
-  struct pb_world__opts o;
-  int rc = pb_world__parse(rank, argc - 1, argv + 1, &o);
-  if (rc >= 0) return rc;
-  int status = strcmp(argv[1], "info") == 0 ? pb_world__info(rank, &o) : pb_world__sample(rank, size, &o);
-  int all = status;
-  MPI_Allreduce(&status, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (all == PB_OK) return 0;
-  /* every rank opens the same world, so rank 0's message names the problem; a
-   * write failure is reported by rank 0 itself */
-  if (rank == 0) fprintf(stderr, "pairbound world: error: %s\n", status != PB_OK ? pb_error_message() : "failed on another rank");
-  return PB_WORLD_EXIT_FAIL;
+  return pb_world__sample(rank, size, output, o);
 }

@@ -6,20 +6,7 @@
 
 #include <stdint.h>
 
-/* One model x condition cell (evaluation images only).  Image i's clean
- * record pairs with image i's perturbed record (the observed correspondence).
- * All arrays have n entries and are only read. */
-struct pb_cell_input {
-  int32_t n;              /* images (> 0) */
-  const int32_t *label;   /* true labels, any non-negative ints, any order */
-  const int32_t *pred0;   /* clean predicted label */
-  const float *s0;        /* clean maximum probability S */
-  const float *m0;        /* clean true-class probability M */
-  const int32_t *pred1;   /* perturbed predicted label */
-  const float *s1;        /* perturbed S' */
-  const float *m1;        /* perturbed M' */
-  float tau;              /* acceptance threshold: Z = [S >= tau] in float32, both sides */
-};
+#include "pairbound/cell.h"
 
 /* Everything that pb_bounds_cell() derives for a cell.  Rates are counts / n;
  * an interval is {lower, upper}.  NaN marks an undefined value (dM_k with
@@ -53,9 +40,10 @@ struct pb_cell_bounds {
  * deterministic and independent of the input order of classes.  Thread-safe:
  * no global mutable state; a few scratch buffers are allocated per call.
  *
- * @param in       the cell's records; every array must have in->n entries,
- *                 labels and predictions must be >= 0 (a prediction equal to
- *                 the true label is correct).
+ * @param in       the cell's records (n > 0; label, pred0/s0/m0, pred1/s1/m1
+ *                 all present with n entries; labels and predictions >= 0, a
+ *                 prediction equal to the true label is correct) and its
+ *                 threshold tau (Z = [S >= tau] in float32, both sides).
  * @param want_i5  non-zero to also compute the exact five-state H interval
  *                 (dynamic program per class), L and dM_k through the
  *                 five-state block structure, and the variable-support dM_k
@@ -63,9 +51,10 @@ struct pb_cell_bounds {
  *                 keeps the call O(n log n).
  * @param out      filled on success.
  * @return 0 on success, -1 on invalid input (n <= 0, NULL arrays, negative
- *         labels or predictions, NaN tau) or allocation failure.
+ *         labels or predictions, NaN tau) or allocation failure, with
+ *         pb_error_set() naming the cell (and the class where one is at fault).
  */
-int pb_bounds_cell(const struct pb_cell_input *in, int want_i5, struct pb_cell_bounds *out);
+int pb_bounds_cell(const struct pb_cell_view *in, int want_i5, struct pb_cell_bounds *out);
 
 /**
  * Exact count bounds for H in one class at information level I5.

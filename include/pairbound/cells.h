@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/cell.h"
 #include "pairbound/dist.h"
 #include "pairbound/store.h"
 
@@ -42,5 +43,11 @@ int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, 
 int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int fields, const uint8_t *want,
                            struct pb_cell_block *out);
 void pb_cells_free(struct pb_cell_block *b);
+
+/**
+ * The kernels' view of a loaded cell with threshold @p tau: every field named,
+ * the names of its model, source and condition taken from @p meta.
+ */
+struct pb_cell_view pb_cells_view(const struct pb_meta *meta, const struct pb_cell_data *d, float tau);
 
 #endif /* PAIRBOUND_CELLS_H */

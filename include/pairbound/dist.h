@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/cell.h"
 #include "pairbound/store.h"
 
 /**
@@ -20,10 +21,6 @@ void pb_dist_partition(int64_t n, const int64_t *cost, int nparts, int64_t *firs
 /** Partition computed on rank 0 and broadcast (the style every stage uses). */
 void pb_dist_partition_bcast(int64_t n, const int64_t *cost, MPI_Comm comm, int64_t *first);
 
-/* A model x perturbed-condition cell; global cell order is source, model, condition. */
-struct pb_cell_ref {
-  int32_t source, model, condition;
-};
 
 /** All cells of a store in global order, and the number of evaluation images of each source. */
 int64_t pb_dist_cells(const struct pb_meta *meta, struct pb_cell_ref **cells);

@@ -2,8 +2,11 @@
 #ifndef PAIRBOUND_ERROR_H
 #define PAIRBOUND_ERROR_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <mpi.h>
 
 #define PB_OK 0
 #define PB_FAIL (-1)
@@ -13,6 +16,38 @@
 void pb_error_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *pb_error_message(void);
 void pb_error_clear(void);
+
+/* The first error of a parallel loop over items (cells, units, classes):
+ * whichever thread fails, the failing item with the lowest index is kept with
+ * the message its thread set, so the error reported is the same for any
+ * number of threads (and, items being global indices, of ranks).
+ *
+ *   struct pb_first_error fe;
+ *   pb_first_error_init(&fe);
+ *   #pragma omp parallel for
+ *   for (i = 0; i < n; i++)
+ *     if (kernel(...) != 0) pb_first_error_record(&fe, i);
+ *   status = pb_first_error_status(&fe);   (PB_FAIL, message set, if any failed) */
+struct pb_first_error {
+  int64_t item;                  /* lowest failing item, -1: none */
+  char message[2048];
+};
+void pb_first_error_init(struct pb_first_error *e);
+/** Record that @p item failed with the calling thread's pb_error_message() (thread-safe). */
+void pb_first_error_record(struct pb_first_error *e, int64_t item);
+/** Has any item failed?  (Also usable inside the loop to skip later items.) */
+int pb_first_error_any(const struct pb_first_error *e);
+/** PB_OK, or PB_FAIL with the first failure's message set on the calling thread. */
+int pb_first_error_status(const struct pb_first_error *e);
+
+/**
+ * Agree on a status before the next collective step (collective on @p comm):
+ * PB_FAIL on every rank when any rank passed PB_FAIL, with the message of the
+ * lowest failing rank set on every rank ("rank R: ..." on the others), so a
+ * rank's local error ends the collective work of all ranks instead of leaving
+ * them waiting in a call it no longer makes.
+ */
+int pb_error_agree(MPI_Comm comm, int status);
 
 /* Rank and verbosity used by the logging helpers. */
 void pb_log_init(int rank, int verbosity);

@@ -29,6 +29,8 @@ struct pb_identify_options {
   uint64_t seed;       /* base seed of every resampling and permutation stream */
 };
 
+/** Options of `pairbound bounds` and [bounds] (include/pairbound/options.h). */
+extern const struct pb_option pb_identify_option_table[];
 void pb_identify_options_default(struct pb_identify_options *opt);
 
 /** Paired-to-unpaired variance ratio var(X - X') / (var(X) + var(X')) (Table 10); NaN if undefined. */

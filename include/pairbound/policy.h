@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "pairbound/cell.h"
+
 #define PB_POLICY_MAX 8            /* perturbed-side policies per cell */
 #define PB_POLICY_MAX_LAMBDA 32    /* cost weights per call */
 #define PB_POLICY_STRICT 1e-12     /* Appendix D: D+ < -1e-12 is strict; values within 1e-12 tie */
@@ -12,13 +14,9 @@
 enum pb_policy_level { PB_LEVEL_I0, PB_LEVEL_IK, PB_LEVEL_I5, PB_POLICY_N_LEVELS };
 extern const char *const pb_policy_level_names[PB_POLICY_N_LEVELS];   /* "I0", "Ik", "I5" */
 
-/* One model x condition cell: image i's clean record pairs with image i's
- * perturbed record (the observed correspondence).  Arrays have n entries. */
-struct pb_policy_input {
-  int32_t n;
-  const int32_t *label, *pred0, *pred1;  /* true and predicted labels (>= 0) */
-  const float *s0, *s1;                  /* maximum probabilities */
-  float tau0;                            /* clean threshold: Z = [S >= tau0] */
+/* The policies compared in a cell: clean threshold tau (the cell view's),
+ * perturbed policy j accepts S' >= tau[j]; costs weighted by each lambda. */
+struct pb_policy_setup {
   int32_t n_pol;                         /* 1..PB_POLICY_MAX */
   const float *tau;                      /* [n_pol] perturbed thresholds: Z'_j = [S' >= tau_j] */
   int32_t n_lambda;                      /* 1..PB_POLICY_MAX_LAMBDA */
@@ -56,12 +54,15 @@ struct pb_policy_result {
  * ascending label order, integer totals until one final division).
  * Thread-safe.
  *
- * @param in   the cell (n > 0, labels and predictions >= 0, 1 <= n_pol <= PB_POLICY_MAX,
- *             1 <= n_lambda <= PB_POLICY_MAX_LAMBDA, lambdas in [0, 1], thresholds not NaN)
+ * @param in   the cell (n > 0, labels and predictions >= 0, label, pred0, pred1, s0, s1
+ *             present; in->tau is the clean threshold Z = [S >= tau], not NaN)
+ * @param ps   the policies (1 <= n_pol <= PB_POLICY_MAX, 1 <= n_lambda <=
+ *             PB_POLICY_MAX_LAMBDA, lambdas in [0, 1], thresholds not NaN)
  * @param out  filled on success
- * @return 0 on success, -1 on invalid input or allocation failure (pb_error_set names the cause)
+ * @return 0 on success, -1 on invalid input or allocation failure
+ *         (pb_error_set names the cell, the class where one is at fault, and the cause)
  */
-int pb_policy_cell(const struct pb_policy_input *in, struct pb_policy_result *out);
+int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *ps, struct pb_policy_result *out);
 
 /**
  * Index minimising @p v over @p n policies with Appendix D's tie rule: values
@@ -89,6 +90,8 @@ struct pb_policy_options {
   double lambdas[PB_POLICY_MAX_LAMBDA];   /* default 0, .1, ..., 1 */
 };
 
+/** Options of `pairbound policy` and [policy] (include/pairbound/options.h). */
+extern const struct pb_option pb_policy_option_table[];
 void pb_policy_options_default(struct pb_policy_options *opt);
 
 /** Run the stage on STORE, writing OUTDIR (collective). */

@@ -6,8 +6,19 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/options.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
+
+/* Severity tiers of a perturbed condition by mean development accuracy. */
+#define PB_TIER_MILD 0
+#define PB_TIER_SEVERE 1
+#define PB_TIER_EXTREME 2
+#define PB_N_TIERS 3
+
+/* Tier of a mean development accuracy: mild >= .40, severe .20-.40, extreme < .20. */
+int pb_tier_of_accuracy(double accuracy);
+const char *pb_tier_name(int tier);
 
 #define PB_PROTOCOL_COVERAGE 0.8
 #define PB_PROTOCOL_N_Q 5
@@ -41,7 +52,11 @@ struct pb_protocol_options {
   int32_t *quota;
 };
 
+/** Options of the protocol, shared by every stage, and [protocol] (include/pairbound/options.h). */
+extern const struct pb_option pb_protocol_option_table[];
 void pb_protocol_options_default(struct pb_protocol_options *opt);
+/** Release the --panel-cells list (and reset to the defaults). */
+void pb_protocol_options_free(struct pb_protocol_options *opt);
 
 /**
  * Lowest score among the top round(q * n) scores (ties at the cutoff are

@@ -13,7 +13,7 @@ struct pb_results;
 int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance, struct pb_results **out);
 /** Communicator the results were created on. */
 MPI_Comm pb_results_comm(const struct pb_results *res);
-/** Create a group (and its parents) such as "/states" (collective). */
+/** Create a group (and its parents) such as "/states" unless it exists (collective). */
 int pb_results_group(struct pb_results *res, const char *path);
 /** Collective writes of one 1-D column, each rank supplying [offset, offset + n_local). */
 int pb_results_write_f64(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
@@ -46,6 +46,10 @@ struct pb_text {
 };
 void pb_text_printf(struct pb_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pb_text_double(struct pb_text *t, double x);  /* tab + shortest round-trip text or nan */
+/* pb_text_double through a per-thread memo of recent values: the same text,
+ * faster where rows repeat few distinct values (counts over N) and the
+ * shortest round-trip formatting would dominate the output cost. */
+void pb_text_num(struct pb_text *t, double x);
 void pb_text_free(struct pb_text *t);
 
 /* A report table built as TSV and markdown side by side: rows start with

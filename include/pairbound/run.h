@@ -1,42 +1,60 @@
-/* `pairbound run`: the whole pipeline from one INI configuration. */
+/* `pairbound run`: the whole pipeline from one INI configuration (docs/run.md). */
 #ifndef PAIRBOUND_RUN_H
 #define PAIRBOUND_RUN_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <mpi.h>
 
 #include "pairbound/identify.h"
+#include "pairbound/policy.h"
 #include "pairbound/protocol.h"
+#include "pairbound/screen.h"
+#include "pairbound/verify.h"
 
 #define PB_RUN_MAX_STAGES 16
+
+/* Offsets added to the run seed for each stage's seed (docs/run.md): the
+ * streams of different stages are then keyed by different seeds, and the
+ * default run seed 20260908 gives every stage its standalone default. */
+#define PB_RUN_SEED_BOUNDS 0   /* bounds --seed (20260908) */
+#define PB_RUN_SEED_VERIFY 3   /* verify --sample-seed (20260911) */
+#define PB_RUN_SEED_SCREEN 4   /* screen --seed (20260912) */
 
 struct pb_run_config {
   char *synth;          /* NULL: use an existing store; "paper", "small" or a synth INI path */
   char *store, *output;
   int32_t n_stages;
   char *stages[PB_RUN_MAX_STAGES];
-  uint64_t seed;
+  uint64_t seed;        /* [run] seed: every stage's seed unless its section sets one */
   int64_t group_draws, class_draws;
   struct pb_protocol_options protocol;
   struct pb_identify_options bounds;
-  int policy_all;       /* policy on the full grid instead of the panel */
+  struct pb_verify_options verify;
+  struct pb_policy_options policy;
+  struct pb_screen_options screen;
   char *text;           /* the configuration itself (provenance) */
 };
 
-/** Parse run configuration text; errors read "NAME:LINE: reason". */
+/**
+ * Parse run configuration text: [run], [protocol] and one [STAGE] section per
+ * stage with the keys of the stage's option table.  Unknown sections and keys,
+ * repeated keys (except repeatable options) and bad values are errors reading
+ * "NAME:LINE: reason".
+ */
 int pb_run_config_parse(const char *text, const char *name, struct pb_run_config *cfg);
 int pb_run_config_load(const char *path, struct pb_run_config *cfg);
 void pb_run_config_free(struct pb_run_config *cfg);
 
-/** Names of the stages `run` knows, in pipeline order, NULL-terminated. */
-const char *const *pb_run_stage_names(void);
+/** Describe every section and key of a run configuration (for `pairbound run --help`). */
+void pb_run_config_help(FILE *fp);
 
 /**
  * Run the pipeline (collective): synthesise the store if asked and absent,
  * run each stage into OUTPUT/STAGE, write OUTPUT/REPORT.md (the stages'
  * reports in order) and print it on rank 0.
  */
-int pb_run(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance);
+int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance);
 
 extern const char pb_embedded_run_ini[];
 

@@ -11,8 +11,6 @@
 #include "pairbound/protocol.h"
 #include "pairbound/util.h"
 
-#define PB_SCREEN_SEED 20260912ull
-#define PB_SCREEN_N_DERANGE 10
 #define PB_SCREEN_N_BUDGETS 3
 #define PB_SCREEN_LOGIT_C 1.0
 /* RNG analysis ids (pb_rng_init): streams never depend on rank or thread. */
@@ -172,11 +170,13 @@ struct pb_screen_options {
   int32_t subset_sizes[PB_SCREEN_MAX_SUBSET_SIZES];  /* Table 28 sizes m (default 1,2,3,6,9) */
   int32_t subsets_per_size;    /* default 20 */
   int subset_tiers;            /* bit mask of tiers that get the subset scores (default mild) */
-  int32_t n_derange;           /* default PB_SCREEN_N_DERANGE */
+  int32_t n_derange;           /* derangement draws (default 10) */
   int64_t group_draws;         /* model-group bootstrap draws for the paired differences (0 = none) */
   int64_t class_draws;         /* class bootstrap draws (0 = none) */
 };
 
+/** Options of `pairbound screen` and [screen] (include/pairbound/options.h). */
+extern const struct pb_option pb_screen_option_table[];
 void pb_screen_options_default(struct pb_screen_options *opt);
 /* (group_draws / class_draws live in the options: 0 = no intervals.) */
 void pb_screen_options_free(struct pb_screen_options *opt);

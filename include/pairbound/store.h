@@ -4,6 +4,7 @@
 #define PAIRBOUND_STORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <mpi.h>
 
 #define PB_STORE_SCHEMA_VERSION 1
@@ -99,10 +100,29 @@ int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows,
 #define PB_FIELD_PTRUE 4
 #define PB_FIELD_TOPK 8
 #define PB_FIELD_ALL 15
+#define PB_FIELD_UNCHECKED 16 /* skip the range checks of every record read (pairbound check lists them itself) */
 
 /** Like pb_store_read_rows, reading only the fields in @p fields (others left NULL). */
 int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
                          struct pb_rows *out);
+
+/**
+ * Why record @p k (image @p i) of a block read from source @p s breaks the
+ * rules that ingest and synth guarantee (docs/store.md, "Integrity"), or NULL.
+ * The reason is written into @p why.
+ */
+const char *pb_store_record_problem(const struct pb_source *s, const struct pb_rows *d, int64_t k, int32_t i,
+                                    char *why, size_t n);
+
+/**
+ * `pairbound check`: read every record of the store at @p path (each rank its
+ * share of the rows, one row at a time so a damaged chunk is named), verify the
+ * Fletcher32 checksums and the record rules, and print on rank 0, in store
+ * order, one line per damaged row or record (at most @p max_lines) and a
+ * summary.  @p n_bad receives the number of damaged rows and records.
+ * Collective.  Returns PB_FAIL only when the store cannot be checked at all.
+ */
+int pb_store_check(const char *path, MPI_Comm comm, int64_t max_lines, FILE *out, int64_t *n_bad);
 
 /** Close a store; a created, uncommitted store is removed. */
 void pb_store_close(struct pb_store *st);

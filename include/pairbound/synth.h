@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <mpi.h>
 
-#include "pairbound/config.h"
+#include "pairbound/synth_config.h"
 #include "pairbound/store.h"
 
 /* Stream identifiers of the counter-based RNG (analysis ids). */

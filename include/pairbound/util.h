@@ -54,6 +54,9 @@ void pb_format_double(double x, char buf[40]);
 /* Round to the nearest IEEE half-precision value (ties to even), as float. */
 float pb_round_half(double x);
 
+/* ---- whole file as a string (caller frees), NULL with a message on failure. */
+char *pb_text_load(const char *path);
+
 /* ---- output files written under a temporary name and renamed when complete. */
 struct pb_outfile {
   FILE *fp;

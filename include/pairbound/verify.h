@@ -17,15 +17,9 @@
 /* Largest class (records per side) that may be enumerated: 10! = 3,628,800
  * bijections, and 2^10 subset sums per side. */
 #define PB_VERIFY_MAX_N 10
-/* Default --max-class (8! = 40,320 bijections per class). */
-#define PB_VERIFY_DEFAULT_MAX_CLASS 8
-/* Default --cartesian-max: whole-cell products of at most this many bijections. */
-#define PB_VERIFY_DEFAULT_CARTESIAN_MAX 20000
 /* A residual above this (probability units) or a structural check violated by
  * more than this fails the verification. */
 #define PB_VERIFY_TOL 1e-12
-/* Default seed of the SHA-256 cell ordering used by --cells sample. */
-#define PB_VERIFY_SAMPLE_SEED 20260911ull
 
 /* Information levels (Definition 1). */
 enum pb_verify_level { PB_VERIFY_I0 = 0, PB_VERIFY_IK = 1, PB_VERIFY_I5 = 2, PB_VERIFY_NLEVELS = 3 };
@@ -240,11 +234,11 @@ struct pb_verify_options {
   int32_t sample;             /* --sample: cells per source for PB_VERIFY_CELLS_SAMPLE */
   uint64_t sample_seed;
   char *sources;              /* comma-separated source names to cover, or NULL for all */
-  int32_t max_class;          /* classes with more records per side are skipped */
-  int64_t cartesian_max;      /* whole-cell Cartesian products up to this many combinations */
+  int32_t max_class;          /* classes with more records per side are skipped (default 8: 8! = 40,320 bijections) */
+  int64_t cartesian_max;      /* whole-cell Cartesian products up to this many combinations (default 20000) */
   int have_tau;
   float tau;                  /* one threshold for every cell (as `bounds --tau`) */
-  const char *against;        /* compare with this bounds results.h5 instead of recomputing */
+  char *against;              /* compare with this bounds results.h5 instead of recomputing */
   int policies;               /* also verify the rejection-policy engine (--policies) */
   int32_t n_taus;             /* > 0: perturbed thresholds for every cell (--policy-taus) */
   float taus[PB_VERIFY_MAX_POL];
@@ -252,6 +246,8 @@ struct pb_verify_options {
   double lambdas[PB_VERIFY_MAX_LAMBDA];
 };
 
+/** Options of `pairbound verify` and [verify] (include/pairbound/options.h). */
+extern const struct pb_option pb_verify_option_table[];
 void pb_verify_options_default(struct pb_verify_options *opt);
 
 /**

@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#include <mpi.h>
+
+#include "pairbound/options.h"
+
 /* RNG analysis id base (pb_rng_init): a world's cases use
  * PB_RNG_WORLD + world kind, item = case index, replicate = stream. */
 #define PB_RNG_WORLD 0x57440000u
@@ -111,9 +115,31 @@ double pb_world_count_cdf(const struct pb_world *w, int j, double k);
 int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k);
 
 /* ---- `pairbound world info|sample` (src/world_stage.c) */
-extern const char pb_world_synopsis[];
-extern const char pb_world_help[];
-/** Run `pairbound world VERB [options]` (argv[0] = "world") on MPI_COMM_WORLD; returns the exit status. */
-int pb_world_main(int argc, char **argv);
+struct pb_world_options {
+  int world, level;          /* choice index; 3 = all (info only) */
+  double residual_scale;
+  int64_t cases, stream, first;
+  uint64_t seed;
+};
+extern const struct pb_option pb_world_option_table[];
+void pb_world_options_default(struct pb_world_options *o);
+
+/**
+ * `world info` (@p sample 0: `name value` lines on stdout, rank 0) or `world
+ * sample` (cases FIRST .. FIRST + N - 1 into the CASES file @p output,
+ * identical for any number of ranks and threads).  Collective over @p comm.
+ */
+int pb_world_run(int sample, const char *output, const struct pb_world_options *o, MPI_Comm comm);
+
+#define PB_WORLD_HELP \
+  "Worlds with exact class probabilities (seed 002 Sections 3.2-4, Appendix B; docs/exact.md).\n" \
+  "  info    print `name value` lines: bayes_error, bayes_accuracy, positive_prior, entropy_bits (H(Y|X_vis)\n" \
+  "          in bits), states (latent states enumerated) and attributes, all by exact enumeration (Eq. 6); the\n" \
+  "          factor worlds add patterns and coverage_50 (expected category-pattern mass seen by 50 training\n" \
+  "          cases, Appendix B), covert transfer the closed form of Sec. 4.2 as closed_form_* lines. One block\n" \
+  "          per world and level, each starting with its world and level lines\n" \
+  "  sample  draw cases FIRST .. FIRST+N-1 of stream (SEED, K) of one world at one level and write CASES: a\n" \
+  "          TSV whose header names every visible attribute with its kind and support, then the realised\n" \
+  "          label y and the exact p* = P(Y=1 | visible); identical for any number of ranks and threads\n"
 
 #endif /* PAIRBOUND_WORLD_H */

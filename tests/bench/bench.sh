@@ -16,17 +16,35 @@ ALLREC=18832000
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
+# timings DIR: "stage/phase seconds" for every phase a stage recorded in
+# DIR/results.h5 (/timings/STAGE/PHASE, slowest rank; see include/pairbound/timer.h)
+timings() {
+  h5ls -r -d "$1/results.h5/timings" 2> /dev/null |
+    awk '/Dataset/ {name = substr($1, 2)} /^ *[-+0-9.eE]+$/ && name != "" {print name, $1; name = ""}'
+}
+# phase NAME: median over the last run()'s repetitions of phase NAME ("stage/phase")
+phase() { awk -v k="$1" '$1 == k {print $2}' "$W/phases" | median; }
+# colsum DIR PATH: sum of a results.h5 column (NaN entries skipped)
+colsum() {
+  h5dump -y -d "$2" "$1/results.h5" | awk '/DATA/ {on = 1; next} on && /}/ {on = 0} on {
+    n = split($0, v, ","); for (i = 1; i <= n; i++) if (v[i] ~ /[0-9]/ && v[i] !~ /nan/) s += v[i]} END {printf "%.17g\n", s}'
+}
+
 # run NAME RECORDS NP THREADS ARGS...: REPEAT runs, print medians
 run() {
-  local name=$1 recs=$2 np=$3 th=$4
+  local name=$1 recs=$2 np=$3 th=$4 out="" prev=""
   shift 4
+  for a in "$@"; do
+    [ "$prev" = "-o" ] && out=$a
+    prev=$a
+  done
   : > "$W/t"
+  : > "$W/phases"
   for i in $(seq "$REPEAT"); do
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
       mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
-    grep -h -E '(bounds|policy|screen): load' "$W/log" >> "$W/phases" 2>/dev/null || true
-    grep -h 'verify: .* classes enumerated' "$W/log" >> "$W/vphases" 2>/dev/null || true
+    [ -n "$out" ] && timings "$out" >> "$W/phases"
   done
   local wall rss
   wall=$(awk '{print $1}' "$W/t" | median)
@@ -41,23 +59,19 @@ run "synth (paper, all records)" $ALLREC 1 2 synth --no-summary -o "$W/p.h5"
 run "synth (paper) 2 ranks" $ALLREC 2 1 synth --no-summary -o "$W/p.h5"
 run "protocol" $ALLREC 1 2 protocol "$W/p.h5" -o "$W/o"
 run "states (paired records)" $PAIRED 1 2 states "$W/p.h5" -o "$W/o"
-: > "$W/phases"
 run "bounds (paired records)" $PAIRED 1 2 bounds "$W/p.h5" -o "$W/o"
-echo "bounds phases (slowest rank, median over runs):"
-grep 'bounds: load' "$W/phases" > "$W/bphases" || true
-for k in 'load' 'grid pass' 'I5 + variable-support pass' 'matched support' 'write'; do
-  v=$(sed -n "s/.*$k \([0-9.]*\) s.*/\1/p" "$W/bphases" | median)
-  printf '  %-30s %8.3f s\n' "$k" "$v"
+echo "bounds phases (slowest rank, median over runs; results.h5 /timings/bounds):"
+for k in load grid_pass i5_pass matched_support write; do
+  printf '  %-30s %8.3f s\n' "$k" "$(phase "bounds/$k")"
 done
 run "bounds 2 ranks" $PAIRED 2 1 bounds "$W/p.h5" -o "$W/o"
 run "bounds --i5 all" $PAIRED 1 2 bounds --i5 all --no-matched "$W/p.h5" -o "$W/o"
 # verify: every class of every cell (Syn 5 records per class, real sources 2-3),
 # then C.1's shape restricted to 48 Syn cells
-: > "$W/vphases"
 run "verify (all cells)" $PAIRED 1 2 verify "$W/p.h5" -o "$W/v"
-v=$(sed -n 's/.*verify \([0-9.]*\) s (\([0-9.e+]*\) permutations\/s overall, \([0-9.e+]*\) per.*/\1 \2 \3/p' "$W/vphases" | sort -g | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}')
-echo "$v" | awk '{printf "  verify phase %.3f s: %.3g permutations/s overall, %.3g per enumerating thread-second\n", $1, $2, $3}'
-: > "$W/vphases"
+perms=$(colsum "$W/v" /verify/cells/permutations)
+echo "$(phase verify/verify) $(phase verify/enumeration_cpu) $perms" |
+  awk '{printf "  verify phase %.3f s: %.3g permutations/s overall, %.3g per enumerating thread-second\n", $1, $3 / $1, $3 / $2}'
 run "verify --sources Syn --sample 48" 240000 1 2 verify --sources Syn --cells sample --sample 48 "$W/p.h5" -o "$W/v"
 # verify --policies: the policy engine against enumeration (per class and per
 # cell) on the panel at the primary weight, the panel at the whole weight grid,
@@ -66,19 +80,16 @@ run "verify --policies (panel)" $PAIRED 1 2 verify --policies --cells panel "$W/
 run "verify --policies --lambdas grid (panel)" $PAIRED 1 2 verify --cells panel \
   --lambdas 0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1 "$W/p.h5" -o "$W/v"
 run "verify --policies (all cells)" $PAIRED 1 2 verify --policies "$W/p.h5" -o "$W/v"
-: > "$W/phases"
 # policy: the seed's panel workload (74,250 bounds, 297,000 directed comparisons;
 # target <= 1 s wall on 2 cores) and the full grid (target <= 20 s)
 for scope in panel all; do
-  : > "$W/phases"
   if [ $scope = panel ]; then
     run "policy (panel, 450 cells)" $PAIRED 1 2 policy "$W/p.h5" -o "$W/op"
   else
     run "policy --all (11,088 cells)" $PAIRED 1 2 policy --all "$W/p.h5" -o "$W/oa"
   fi
-  for k in 'load' 'compute' 'write'; do
-    v=$(sed -n "s/.*policy: .*$k \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
-    printf '  policy %-5s %-24s %8.3f s\n' "$scope" "$k" "$v"
+  for k in load compute write; do
+    printf '  policy %-5s %-24s %8.3f s\n' "$scope" "$k" "$(phase "policy/$k")"
   done
 done
 
@@ -86,12 +97,10 @@ done
 # (500 evaluation images each), 10 derangement draws, 3 x 88 logistic fits,
 # 98 probe subsets on mild cells; the CPU line shows user + system seconds.
 SCREENREC=4752000
-: > "$W/phases"
 run "screen (9504 cells)" $SCREENREC 1 2 screen "$W/p.h5" -o "$W/os"
-echo "screen phases (slowest rank, median over runs):"
-for k in 'load' 'scores, fits and metrics' 'write'; do
-  v=$(grep 'screen: load' "$W/phases" | sed -n "s/.*$k \([0-9.]*\) s.*/\1/p" | median)
-  printf '  %-30s %8.3f s\n' "$k" "$v"
+echo "screen phases (slowest rank, median over runs; results.h5 /timings/screen):"
+for k in load compute write; do
+  printf '  %-30s %8.3f s\n' "$k" "$(phase "screen/$k")"
 done
 OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s wall (1 rank x 2 threads)' \
   mpirun --oversubscribe --bind-to none -np 1 "$PB" -v 0 screen "$W/p.h5" -o "$W/os" 2>&1 | tail -1
@@ -111,9 +120,10 @@ echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 clas
 "$PB" -v 0 synth --config "$HERE/class50.ini" --no-summary -o "$W/c50.h5"
 : > "$W/phases"
 for i in $(seq "$REPEAT"); do
-  OMP_NUM_THREADS=1 "$PB" -v 1 bounds --i5 all --no-matched "$W/c50.h5" -o "$W/o50" 2>> "$W/phases" > /dev/null
+  OMP_NUM_THREADS=1 "$PB" -v 0 bounds --i5 all --no-matched "$W/c50.h5" -o "$W/o50" > /dev/null
+  timings "$W/o50" >> "$W/phases"
 done
-v=$(sed -n 's/.*I5 + variable-support pass \([0-9.]*\) s.*/\1/p' "$W/phases" | median)
+v=$(phase bounds/i5_pass)
 echo "$v" | awk '{printf "  I5 + variable-support pass %.3f s for 4000 classes: %.1f us per class (1 thread)\n", $1, $1 / 4000 * 1e6}'
 if [ -n "$BI5" ] && [ -x "$BI5" ]; then
   echo

@@ -167,8 +167,8 @@ int main(int argc, char **argv)
 #pragma omp parallel for schedule(dynamic, 16) reduction(+ : check)
     for (int c = 0; c < nsyn + nreal; c++) {
       const struct gcell *g = c < nsyn ? &syn[c % ntmpl] : &real[(c - nsyn) % ntmpl];
-      struct pb_cell_input in = {g->n, g->label, g->pred0, g->s0, g->m0,
-                                 g->pred1, g->s1, g->m1, 0.5f};
+      struct pb_cell_view in = {.index = -1, .n = g->n, .label = g->label, .pred0 = g->pred0, .s0 = g->s0,
+                                .m0 = g->m0, .pred1 = g->pred1, .s1 = g->s1, .m1 = g->m1, .tau = 0.5f};
       struct pb_cell_bounds b;
       if (pb_bounds_cell(&in, want, &b) != 0) abort();
       check += b.L_Ik[1];

@@ -3,7 +3,7 @@
 
 "$PAIRBOUND" --help > "$WORK/help.txt"
 check "--help exits 0" test $? -eq 0
-for c in synth ingest export info protocol states; do
+for c in synth ingest export info protocol states bounds policy verify screen run; do
   check "--help lists $c" grep -q "pairbound $c" "$WORK/help.txt"
   "$PAIRBOUND" "$c" --help > "$WORK/h.txt"
   check "$c --help exits 0" test $? -eq 0
@@ -16,6 +16,15 @@ for c in info protocol states; do
   for o in --coverage --panel-seed --panel-cells; do
     check "$c --help documents $o" sh -c "'$PAIRBOUND' $c --help | grep -q -- '$o'"
   done
+done
+# run --help lists every [section] and the stages' keys (from the same tables)
+"$PAIRBOUND" run --help > "$WORK/h.txt"
+for s in run protocol bounds verify policy screen; do
+  check "run --help lists [$s]" grep -q "^\[$s\]" "$WORK/h.txt"
+done
+for k in "perm_replicates = R" "matched = 0|1" "sample_seed = N" "lambdas = a,b,.." "probe = \[NAME=\]SRC" \
+         "severity_sets = 0|1" "panel_cells = SRC=N" "seed = N"; do
+  check "run --help documents '$k'" grep -q "^  $k" "$WORK/h.txt"
 done
 usage_error() { # usage_error DESCRIPTION EXPECTED-FIRST-LINE ARGS...
   local d=$1 want=$2; shift 2
@@ -34,6 +43,12 @@ usage_error "export without store" "pairbound export: missing STORE" export -o x
 usage_error "bad coverage" "pairbound states: --coverage must be in (0, 1], got '2'" states s.h5 -o out --coverage 2
 usage_error "bad panel cells" "pairbound info: --panel-cells takes SRC=N, got 'ES'" info s.h5 --panel-cells ES
 usage_error "unknown command" "pairbound: unknown command or option 'frobnicate'" frobnicate
+usage_error "--opt=value, bad value" "pairbound bounds: --perm-replicates must be an integer in [0, 10000000], got 'x'" \
+  bounds s.h5 -o out --perm-replicates=x
+usage_error "--opt value, bad list" "pairbound policy: --lambdas lists a value twice: '0.5,0.5'" \
+  policy s.h5 --lambdas 0.5,0.5 -o out
+usage_error "flag given a value" "pairbound policy: option '--all' takes no value" policy s.h5 --all=1 -o out
+usage_error "bad choice" "pairbound screen: --split must be 'eval' or 'dev', got 'test'" screen s.h5 --split=test -o out
 check "no output written by usage errors" test ! -e x.h5
 "$PAIRBOUND" --version | grep -q '^pairbound '
 check "--version prints the build" test $? -eq 0

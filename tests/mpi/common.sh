@@ -1,7 +1,14 @@
 # Shared helpers of the MPI tests (sourced).  The harness exports PAIRBOUND,
-# MPIRUN, H5DIFF, TOP_SRCDIR and the Open MPI root/oversubscribe settings.
+# MPIRUN, MPIRUN_FLAGS, H5DIFF, TOP_SRCDIR and the Open MPI root settings.
 set -u
 : "${PAIRBOUND:?}" "${MPIRUN:?}" "${H5DIFF:?}"
+# MPIRUN_FLAGS=auto (configure's default): Open MPI's mpirun needs
+# --oversubscribe (more ranks than cores) and --bind-to none (else it pins a
+# rank's threads to one core); other launchers (srun, MPICH) get no flags.
+if [ "${MPIRUN_FLAGS:-auto}" = auto ]; then
+  if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then MPIRUN_FLAGS="--oversubscribe --bind-to none"
+  else MPIRUN_FLAGS=""; fi
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pbmpi.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FAILS=0
@@ -13,12 +20,20 @@ check() { # check DESCRIPTION COMMAND...
   local d=$1; shift
   if "$@"; then ok "$d"; else not_ok "$d"; fi
 }
-# pb NP THREADS ARGS...: run the real binary under mpirun
+# mpi_launch NP PROGRAM ARGS...: PROGRAM on NP ranks (-n: mpirun, mpiexec and srun all take it)
+mpi_launch() {
+  local np=$1; shift
+  # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+  "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$@"
+}
+# pb NP THREADS ARGS...: run the real binary under the launcher
 pb() {
   local np=$1 th=$2; shift 2
-  OMP_NUM_THREADS=$th "$MPIRUN" --oversubscribe -np "$np" "$PAIRBOUND" -v 0 "$@"
+  OMP_NUM_THREADS=$th mpi_launch "$np" "$PAIRBOUND" -v 0 "$@"
 }
-same_h5() { "$H5DIFF" --exclude-path /provenance "$1" "$2" >/dev/null; }
+# same_h5 A B: identical results or stores; /timings (wall seconds, include/pairbound/timer.h)
+# and /provenance (command line, git revision) are the parts that may differ
+same_h5() { "$H5DIFF" --exclude-path /provenance --exclude-path /timings "$1" "$2" >/dev/null; }
 # ranks_identical REPORTS STAGE ARGS...: run the stage at 1-3 ranks x 1-2 threads into
 # $WORK/o<np><th> and compare every report file and results.h5 with $WORK/o11
 # (the caller's 1 rank x 1 thread run)

@@ -53,8 +53,8 @@ check "labels consistent with p*" awk -F'\t' '!/^#/ && $1 != "case" {
 
 # errors: exit status, one message, nothing written
 "$PAIRBOUND" world sample --world weather --level low -o "$WORK/bad.tsv" 2> "$WORK/e.txt"
-check "unknown world: exit 1" test $? -eq 1
-check "unknown world: message names it" grep -q "unknown world 'weather'" "$WORK/e.txt"
+check "unknown world: exit 2" test $? -eq 2
+check "unknown world: message names it" grep -q "got 'weather'" "$WORK/e.txt"
 check "unknown world: no output" test ! -e "$WORK/bad.tsv"
 "$PAIRBOUND" world sample --world credit --level low --residual-scale 9 -o "$WORK/bad.tsv" 2> "$WORK/e.txt"
 check "residual scale out of range: exit 1" test $? -eq 1
@@ -62,7 +62,9 @@ check "residual scale out of range: message" grep -q "residual scale 9 outside" 
 "$PAIRBOUND" world sample --world credit --level low -o "$WORK/nodir/x.tsv" 2> "$WORK/e.txt"
 check "unwritable output: exit 1" test $? -eq 1
 "$PAIRBOUND" world sample --world credit -o "$WORK/bad.tsv" 2> /dev/null
-check "missing --level: exit 2" test $? -eq 2
+check "sample without --level: exit 2" test $? -eq 2
+"$PAIRBOUND" world sample --world credit --level low 2> /dev/null
+check "sample without -o: exit 2" test $? -eq 2
 "$PAIRBOUND" world frob --world credit --level low 2> /dev/null
 check "unknown verb: exit 2" test $? -eq 2
 "$PAIRBOUND" world --help | grep -q -- '--residual-scale'

@@ -1,27 +1,37 @@
-/* Test helper: overwrite one element of a 1-D float64 dataset in place, to
- * show that `pairbound verify --against` catches a corrupted bound.
- * usage: h5poke FILE DATASET INDEX VALUE   (prints the old value) */
+/* Test helper: damage an HDF5 file in controlled ways, to show that pairbound
+ * notices.
+ *   h5poke FILE DATASET INDEX VALUE   overwrite element INDEX (row-major over
+ *                                     every dimension) through HDF5, converting
+ *                                     VALUE to the dataset's type; prints the old value
+ *   h5poke --flip FILE DATASET        flip one bit in the stored bytes of the
+ *                                     dataset's first chunk, behind HDF5's back
+ *   h5poke --attr FILE OBJECT NAME N  set integer attribute NAME of OBJECT to N */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <hdf5.h>
 
-int main(int argc, char **argv)
+static int poke(const char *file, const char *dset, hsize_t idx, double value)
 {
-  if (argc != 5) {
-    fprintf(stderr, "usage: h5poke FILE DATASET INDEX VALUE\n");
-    return 2;
-  }
-  hsize_t idx = strtoull(argv[3], NULL, 10), one = 1;
-  double value = strtod(argv[4], NULL), old = 0.0;
-  hid_t f = H5Fopen(argv[1], H5F_ACC_RDWR, H5P_DEFAULT);
+  double old = 0.0;
+  hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
   if (f < 0) return 1;
-  hid_t d = H5Dopen2(f, argv[2], H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, dset, H5P_DEFAULT);
   if (d < 0) return 1;
-  hid_t fs = H5Dget_space(d), ms = H5Screate_simple(1, &one, NULL);
-  int rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, &idx, NULL, &one, NULL) < 0 ||
+  hid_t fs = H5Dget_space(d);
+  int nd = H5Sget_simple_extent_ndims(fs);
+  hsize_t dims[8], at[8], one[8];
+  H5Sget_simple_extent_dims(fs, dims, NULL);
+  for (int k = nd - 1; k >= 0; k--) {
+    at[k] = idx % dims[k];
+    idx /= dims[k];
+    one[k] = 1;
+  }
+  hid_t ms = H5Screate_simple(nd, one, NULL);
+  int rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, at, NULL, one, NULL) < 0 ||
            H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &old) < 0 ||
            H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &value) < 0;
   printf("%.17g\n", old);
@@ -29,4 +39,44 @@ int main(int argc, char **argv)
   H5Sclose(fs);
   H5Dclose(d);
   return H5Fclose(f) < 0 || rc ? 1 : 0;
+}
+
+static int flip(const char *file, const char *dset)
+{
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return 1;
+  hid_t d = H5Dopen2(f, dset, H5P_DEFAULT), fs = H5Dget_space(d);
+  haddr_t addr = HADDR_UNDEF;
+  hsize_t size = 0;
+  unsigned mask = 0;
+  int rc = d < 0 || H5Dget_chunk_info(d, fs, 0, NULL, &mask, &addr, &size) < 0 || addr == HADDR_UNDEF;
+  H5Sclose(fs);
+  H5Dclose(d);
+  H5Fclose(f);
+  if (rc) return 1;
+  FILE *fp = fopen(file, "r+b");
+  if (!fp || fseek(fp, (long)(addr + size / 2), SEEK_SET) != 0) return 1;
+  int c = fgetc(fp);
+  fseek(fp, (long)(addr + size / 2), SEEK_SET);
+  fputc(c ^ 0x10, fp);
+  return fclose(fp) != 0;
+}
+
+static int attr(const char *file, const char *obj, const char *name, int value)
+{
+  hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) return 1;
+  hid_t a = H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT, &value) < 0;
+  if (a >= 0) H5Aclose(a);
+  return H5Fclose(f) < 0 || rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc == 4 && strcmp(argv[1], "--flip") == 0) return flip(argv[2], argv[3]);
+  if (argc == 6 && strcmp(argv[1], "--attr") == 0) return attr(argv[2], argv[3], argv[4], atoi(argv[5]));
+  if (argc == 5) return poke(argv[1], argv[2], strtoull(argv[3], NULL, 10), strtod(argv[4], NULL));
+  fprintf(stderr, "usage: h5poke FILE DATASET INDEX VALUE | --flip FILE DATASET | --attr FILE OBJECT NAME N\n");
+  return 2;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
+#include "pairbound/error.h"
 
 #define TOL 1e-12
 #define MAXN 16
@@ -67,11 +68,11 @@ struct tcell {
   float tau;
 };
 
-static struct pb_cell_input as_input(const struct tcell *c)
+static struct pb_cell_view as_input(const struct tcell *c)
 {
-  struct pb_cell_input in = {c->n, c->label, c->pred0, c->s0, c->m0,
-                             c->pred1, c->s1, c->m1, c->tau};
-  return in;
+  return (struct pb_cell_view){.index = -1, .n = c->n, .label = c->label,
+                               .pred0 = c->pred0, .s0 = c->s0, .m0 = c->m0,
+                               .pred1 = c->pred1, .s1 = c->s1, .m1 = c->m1, .tau = c->tau};
 }
 
 /* ------------------------------------------------------------ brute force */
@@ -240,7 +241,7 @@ static int subset(const double in[2], const double outer[2])
  * properties (nesting, observed values inside, Theorem 1, Eq. 9). */
 static void check_cell_against_brute(const struct tcell *c, const char *tag)
 {
-  struct pb_cell_input in = as_input(c);
+  struct pb_cell_view in = as_input(c);
   struct pb_cell_bounds b, b0;
   ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
   ck_assert_int_eq(pb_bounds_cell(&in, 0, &b0), 0);
@@ -353,7 +354,7 @@ START_TEST(test_section31_two_images)
   struct tcell c = {.n = 2, .tau = 0.8f};
   set_rec(&c, 0, 5, 5, 0.9f, 0.9f, 5, 0.6f, 0.6f);
   set_rec(&c, 1, 5, 5, 0.6f, 0.6f, 9, 0.8f, 0.2f);
-  struct pb_cell_input in = as_input(&c);
+  struct pb_cell_view in = as_input(&c);
   struct pb_cell_bounds b;
   ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
   const double d03 = (double)0.9f - (double)0.6f; /* 0.3 in float32 records */
@@ -413,7 +414,7 @@ START_TEST(test_a6_counterexample)
     for (int pers = 0; pers <= 1; pers++) {
       struct tcell c;
       table5_cell(&c, pers, extra);
-      struct pb_cell_input in = as_input(&c);
+      struct pb_cell_view in = as_input(&c);
       struct pb_cell_bounds b;
       ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
       ck_assert(b.k == extra && b.h == 1 && b.r == 1 && b.s == pers && b.w == 1 - pers);
@@ -504,7 +505,7 @@ START_TEST(test_i5_strictly_narrower)
   set_rec(&c, 2, 0, 1, 0.5f, 0.25f, 1, 0.625f, 0.25f);
   set_rec(&c, 3, 0, 1, 0.5f, 0.25f, 2, 0.25f, 0.125f);
   set_rec(&c, 4, 0, 1, 0.5f, 0.25f, 2, 0.25f, 0.125f);
-  struct pb_cell_input in = as_input(&c);
+  struct pb_cell_view in = as_input(&c);
   struct pb_cell_bounds b;
   ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
   ck_assert(b.h == 2 && b.s == 1 && b.w == 2 && b.k == 0 && b.r == 0);
@@ -604,7 +605,7 @@ START_TEST(test_random_cells_vs_enumeration)
     char tag[64];
     snprintf(tag, sizeof tag, "random cell %d", it);
     check_cell_against_brute(&c, tag);
-    struct pb_cell_input in = as_input(&c);
+    struct pb_cell_view in = as_input(&c);
     struct pb_cell_bounds b;
     ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
     check_marginals(&c, &b);
@@ -638,7 +639,7 @@ START_TEST(test_order_invariance)
       d.m0[a] = t.m0[b]; d.m0[b] = t.m0[a];
       d.m1[a] = t.m1[b]; d.m1[b] = t.m1[a];
     }
-    struct pb_cell_input ic = as_input(&c), id = as_input(&d);
+    struct pb_cell_view ic = as_input(&c), id = as_input(&d);
     struct pb_cell_bounds bc, bd;
     ck_assert_int_eq(pb_bounds_cell(&ic, 1, &bc), 0);
     ck_assert_int_eq(pb_bounds_cell(&id, 1, &bd), 0);
@@ -827,13 +828,27 @@ START_TEST(test_invalid_input)
 {
   struct pb_cell_bounds b;
   struct tcell c = {.n = 0, .tau = 0.5f};
-  struct pb_cell_input in = as_input(&c);
+  struct pb_cell_view in = as_input(&c);
   ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), -1);
   ck_assert_int_eq(pb_bounds_cell(NULL, 0, &b), -1);
   c.n = 1;
   set_rec(&c, 0, -1, 0, 0.5f, 0.5f, 0, 0.5f, 0.5f);
   in = as_input(&c);
   ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), -1);
+  ck_assert_msg(strstr(pb_error_message(), "cell: bounds: record 0 has a negative") != NULL, "%s", pb_error_message());
+  /* a store cell's error names the model, source, condition and class */
+  c.n = 2;
+  set_rec(&c, 0, 3, 3, 0.5f, 0.5f, 3, 0.5f, 0.5f);
+  set_rec(&c, 1, 4, 4, 0.5f, 0.5f, -2, 0.5f, 0.5f);
+  in = as_input(&c);
+  in.index = 17, in.model = "m1", in.source = "Syn", in.condition = "blur-3";
+  ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), -1);
+  ck_assert_str_eq(pb_error_message(),
+                   "model m1, source Syn, condition blur-3, class 4: bounds: record 1 has a negative label or prediction");
+  in.model = NULL;
+  ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), -1);
+  ck_assert_str_eq(pb_error_message(), "cell 17, class 4: bounds: record 1 has a negative label or prediction");
+  c.n = 1;
   set_rec(&c, 0, 0, 0, 0.5f, 0.5f, 0, 0.5f, 0.5f);
   in = as_input(&c);
   in.tau = NAN;

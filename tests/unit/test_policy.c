@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "pairbound/policy.h"
+#include "pairbound/error.h"
 
 #define TOL 1e-12
 #define MAXN 24
@@ -53,16 +54,22 @@ struct tcell {
   float s0[MAXN], s1[MAXN], tau0, tau[MAXP];
 };
 
-static struct pb_policy_input as_input(const struct tcell *c)
+static struct pb_cell_view as_input(const struct tcell *c)
 {
-  struct pb_policy_input in = {c->n, c->label, c->pred0, c->pred1, c->s0, c->s1, c->tau0, c->P, c->tau, NLAM, LAMS};
-  return in;
+  return (struct pb_cell_view){.index = -1, .n = c->n, .label = c->label, .pred0 = c->pred0, .s0 = c->s0,
+                               .pred1 = c->pred1, .s1 = c->s1, .tau = c->tau0};
+}
+
+static struct pb_policy_setup as_setup(const struct tcell *c)
+{
+  return (struct pb_policy_setup){.n_pol = c->P, .tau = c->tau, .n_lambda = NLAM, .lambda = LAMS};
 }
 
 static int run(const struct tcell *c, struct pb_policy_result *r)
 {
-  struct pb_policy_input in = as_input(c);
-  return pb_policy_cell(&in, r);
+  struct pb_cell_view in = as_input(c);
+  struct pb_policy_setup ps = as_setup(c);
+  return pb_policy_cell(&in, &ps, r);
 }
 
 static int lam_index(double l)
@@ -227,14 +234,24 @@ START_TEST(test_invalid_input)
   c.tau[1] = NAN;
   ck_assert_int_eq(run(&c, &r), -1);
   cell_a(&c);
-  struct pb_policy_input in = as_input(&c);
+  struct pb_cell_view in = as_input(&c);
+  struct pb_policy_setup ps = as_setup(&c);
   const double bad = 1.5;
-  in.lambda = &bad;
-  in.n_lambda = 1;
-  ck_assert_int_eq(pb_policy_cell(&in, &r), -1);
+  ps.lambda = &bad;
+  ps.n_lambda = 1;
+  ck_assert_int_eq(pb_policy_cell(&in, &ps, &r), -1);
+  ps = as_setup(&c);
+  ps.n_pol = PB_POLICY_MAX + 1;
+  ck_assert_int_eq(pb_policy_cell(&in, &ps, &r), -1);
+  /* the message names the cell and the class of the offending record */
+  c.pred1[2] = -1;
   in = as_input(&c);
-  in.n_pol = PB_POLICY_MAX + 1;
-  ck_assert_int_eq(pb_policy_cell(&in, &r), -1);
+  in.model = "m7", in.source = "srcX", in.condition = "fog";
+  ps = as_setup(&c);
+  ck_assert_int_eq(pb_policy_cell(&in, &ps, &r), -1);
+  char want[128];
+  snprintf(want, sizeof want, "model m7, source srcX, condition fog, class %d: ", c.label[2]);
+  ck_assert_msg(strstr(pb_error_message(), want) != NULL, "message '%s' lacks '%s'", pb_error_message(), want);
 }
 END_TEST
 

@@ -15,7 +15,7 @@
 
 #include <mpi.h>
 
-#include "pairbound/config.h"
+#include "pairbound/synth_config.h"
 #include "pairbound/error.h"
 #include "pairbound/protocol.h"
 #include "pairbound/store.h"
@@ -289,11 +289,11 @@ static int exact_tier(int64_t correct, int64_t n)
 START_TEST(test_compute_small)
 {
   struct pb_synth_config cfg;
-  ck_assert_msg(pb_config_parse(pb_embedded_small_ini, "small", &cfg) == PB_OK, "%s", pb_error_message());
+  ck_assert_msg(pb_synth_config_parse(pb_embedded_small_ini, "small", &cfg) == PB_OK, "%s", pb_error_message());
   char path[512];
   snprintf(path, sizeof path, "%s", pb_test_path("small.h5"));
   ck_assert_msg(pb_synth_store(&cfg, path, MPI_COMM_WORLD) == PB_OK, "%s", pb_error_message());
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
   struct pb_store *st;
   ck_assert(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK);
   const struct pb_meta *meta = pb_store_meta(st);

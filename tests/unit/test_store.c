@@ -41,11 +41,19 @@ static void hand_meta(struct pb_meta *m)
   *m = (struct pb_meta){NM, h_models, h_groups, 2, h_src, TOPK, "hand-made test store"};
 }
 
-/* The value written for (source s, row r, image i): distinct everywhere. */
+/* The value written for (source s, row r, image i): max probabilities are
+ * distinct everywhere, and every record is valid (docs/store.md, "Integrity":
+ * M = S when the prediction is correct, top-1 is the prediction, top-k classes
+ * distinct and in range, probabilities non-increasing), since the reader
+ * refuses anything else. */
 static int32_t v_pred(int s, int r, int i) { return (r * 7 + i * 3 + s) % (s ? 4 : 3); }
 static float v_smax(int s, int r, int i) { return (float)(100 * s + 10 * r + i + 1) / 512.0f; }
-static float v_ptrue(int s, int r, int i) { return v_smax(s, r, i) / 4; }
-static int32_t v_tkc(int s, int r, int i, int k) { return 1000 * s + 100 * r + 10 * i + k; }
+static float v_ptrue(int s, int r, int i)
+{
+  int32_t label = s ? h_labB[i] : h_labA[i];
+  return v_pred(s, r, i) == label ? v_smax(s, r, i) : v_smax(s, r, i) / 4;
+}
+static int32_t v_tkc(int s, int r, int i, int k) { return (v_pred(s, r, i) + k) % (s ? 4 : 3); }
 static float v_tkp(int s, int r, int i, int k) { return v_smax(s, r, i) / (float)(k + 1); }
 
 static void fill_rows(const struct pb_meta *meta, int s, struct pb_rows *d)
@@ -278,6 +286,7 @@ START_TEST(test_uncommitted_removed)
   ck_assert(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK);
   ck_assert(pb_test_exists(tmp));
   pb_store_close(st);
+  MPI_Barrier(MPI_COMM_WORLD); /* under mpirun: the removal is done before any rank looks */
   ck_assert_msg(!pb_test_exists(tmp), "uncommitted %s left behind", tmp);
   ck_assert(!pb_test_exists(path));
   /* invalid metadata creates nothing */
@@ -306,40 +315,56 @@ START_TEST(test_open_errors)
 {
   /* missing file */
   expect_open_error(pb_test_path("missing.h5"), ": cannot read file");
-  /* not HDF5 */
+  /* not HDF5; the damaged files are written by one rank (under mpirun -np K) */
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   char text[512];
   snprintf(text, sizeof text, "%s", pb_test_path("text.h5"));
-  FILE *fp = fopen(text, "w");
-  fputs("model,group\nnot hdf5 at all\n", fp);
-  fclose(fp);
+  if (rank == 0) {
+    FILE *fp = fopen(text, "w");
+    fputs("model,group\nnot hdf5 at all\n", fp);
+    fclose(fp);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
   expect_open_error(text, ": not an HDF5 file");
   /* HDF5 without the format attribute */
   char bare[512];
   snprintf(bare, sizeof bare, "%s", pb_test_path("bare.h5"));
-  hid_t f = H5Fcreate(bare, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  ck_assert(f >= 0);
-  H5Fclose(f);
+  hid_t f;
+  if (rank == 0) {
+    f = H5Fcreate(bare, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
   expect_open_error(bare, ": not a pairbound store");
   /* a store whose schema_version is rewritten to 99 */
   char v99[512];
   snprintf(v99, sizeof v99, "%s", pb_test_path("v99.h5"));
   make_store(v99);
-  f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
-  ck_assert(f >= 0);
-  hid_t a = H5Aopen(f, "schema_version", H5P_DEFAULT);
-  ck_assert(a >= 0);
+  hid_t a;
   int32_t v = 99;
-  ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
-  H5Aclose(a);
-  H5Fclose(f);
+  if (rank == 0) {
+    f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+    ck_assert(a >= 0);
+    ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
   expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads version 1)");
   /* and back to 1: readable again (the rewrite itself did no damage) */
-  f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
-  a = H5Aopen(f, "schema_version", H5P_DEFAULT);
-  v = 1;
-  ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
-  H5Aclose(a);
-  H5Fclose(f);
+  if (rank == 0) {
+    f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
+    a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+    v = 1;
+    ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
+    H5Aclose(a);
+    H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
   struct pb_store *st;
   ck_assert_msg(pb_store_open(v99, MPI_COMM_WORLD, &st) == PB_OK, "%s", pb_error_message());
   pb_store_close(st);

@@ -17,7 +17,7 @@
 #include <mpi.h>
 #include <omp.h>
 
-#include "pairbound/config.h"
+#include "pairbound/synth_config.h"
 #include "pairbound/error.h"
 #include "pairbound/store.h"
 #include "pairbound/synth.h"
@@ -41,7 +41,7 @@ static int is_half(float x)
 
 static void parse_ok(const char *text, struct pb_synth_config *cfg)
 {
-  ck_assert_msg(pb_config_parse(text, "test.ini", cfg) == PB_OK, "%s", pb_error_message());
+  ck_assert_msg(pb_synth_config_parse(text, "test.ini", cfg) == PB_OK, "%s", pb_error_message());
 }
 
 static int rows_equal(const struct pb_rows *a, size_t a_off, const struct pb_rows *b, size_t b_off, size_t n, int k)
@@ -208,7 +208,7 @@ START_TEST(test_paper_config)
       ck_assert_int_eq(meta.sources[s].split[i], meta.sources[1].split[i]);
     }
   pb_meta_free(&meta);
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -240,7 +240,7 @@ static void reject(const char *text, const char *want)
 {
   struct pb_synth_config cfg;
   pb_error_clear();
-  ck_assert_msg(pb_config_parse(text, "test.ini", &cfg) == PB_FAIL, "accepted:\n%s", text);
+  ck_assert_msg(pb_synth_config_parse(text, "test.ini", &cfg) == PB_FAIL, "accepted:\n%s", text);
   ck_assert_str_eq(pb_error_message(), want);
 }
 
@@ -255,7 +255,7 @@ START_TEST(test_config_valid_base)
   ck_assert_str_eq(cfg.sources[0].conditions[1].name, "snow");
   ck_assert(cfg.sources[0].conditions[1].accuracy == 0.3);
   ck_assert(cfg.model_skill[0] == 0.1);
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -327,7 +327,7 @@ START_TEST(test_config_long_line)
   /* the long comment is line 11 */
   snprintf(text, sizeof text, BASE_HEAD ";%s\n" BASE_SOURCE "conditions = fog:0.5\n", comment);
   struct pb_synth_config cfg;
-  ck_assert_int_eq(pb_config_parse(text, "test.ini", &cfg), PB_FAIL);
+  ck_assert_int_eq(pb_synth_config_parse(text, "test.ini", &cfg), PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "test.ini:11: line longer than 198 characters");
 }
 END_TEST
@@ -361,7 +361,7 @@ START_TEST(test_config_grid)
     int t = pb_tier_of_accuracy(a);
     ck_assert_msg(a >= lo[t] && a <= hi[t], "%s: accuracy %g", s->conditions[c].name, a);
   }
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -443,7 +443,7 @@ START_TEST(test_small_records)
   ck_assert_int_eq(total, 5 * (4 * 120 + 5 * 60 + 7 * 60));
   ck_assert(correct > 0 && wrong > 0);
   pb_meta_free(&meta);
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -491,7 +491,7 @@ START_TEST(test_partition_independence)
     pb_rows_free(&whole);
   }
   pb_meta_free(&meta);
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -516,7 +516,7 @@ START_TEST(test_seed_changes_records)
   pb_rows_free(&b);
   pb_meta_free(&m1);
   pb_meta_free(&m2);
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -553,7 +553,7 @@ START_TEST(test_shared_base_clean)
     pb_rows_free(&pb);
   }
   pb_meta_free(&meta);
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -643,7 +643,7 @@ START_TEST(test_paper_structure)
   ck_assert_int_eq(cells, 5 * 162);
   ck_assert_msg(zero_k > 0, "every supervised Diverse cell has retained-correct pairs");
   pb_meta_free(&meta);
-  pb_config_free(&cfg);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 

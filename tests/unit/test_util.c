@@ -16,6 +16,9 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/fields.h"
+#include "pairbound/results.h"
+#include "pairbound/timer.h"
 #include "pairbound/util.h"
 
 #include "testlib.h"
@@ -576,6 +579,97 @@ START_TEST(test_mkdir_join)
 }
 END_TEST
 
+
+/* The lowest failing item wins whatever the thread schedule: items failing
+ * are i % 7 == 3 with i >= 200, so the first is 206 (206 = 29 * 7 + 3). */
+START_TEST(test_first_error)
+{
+  for (int rep = 0; rep < 20; rep++) {
+    struct pb_first_error fe;
+    pb_first_error_init(&fe);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(4)
+    for (int i = 0; i < 1000; i++) {
+      if (i % 7 == 3 && i >= 200) {
+        pb_error_set("item %d failed", i);
+        pb_first_error_record(&fe, i);
+      }
+    }
+    ck_assert(pb_first_error_any(&fe));
+    pb_error_clear();
+    ck_assert_int_eq(pb_first_error_status(&fe), PB_FAIL);
+    ck_assert_str_eq(pb_error_message(), "item 206 failed");
+    ck_assert_int_eq(fe.item, 206);
+  }
+  struct pb_first_error ok;
+  pb_first_error_init(&ok);
+  ck_assert(!pb_first_error_any(&ok));
+  ck_assert_int_eq(pb_first_error_status(&ok), PB_OK);
+}
+END_TEST
+
+/* A field table generates the TSV header and rows, the results.h5 columns
+ * and their reader; /timings holds the timer's phases. */
+START_TEST(test_fields_timer)
+{
+  static const struct pb_field f[3] = {{"a", PB_FMT_NUM}, {"tier", PB_FMT_TIER}, {"b", PB_FMT_NUM}};
+  const struct pb_fields fs = pb_fields_static("/x/cells", 3, f);
+  ck_assert_int_eq(pb_fields_find(&fs, "b"), 2);
+  ck_assert_int_eq(pb_fields_find(&fs, "c"), -1);
+  struct pb_text t = {0};
+  pb_fields_tsv_header(&fs, "model", 0, &t);
+  ck_assert_str_eq(t.buf, "model\ta\ttier\tb");
+  pb_text_free(&t);
+  pb_fields_tsv_header(&fs, "", 1, &t);
+  ck_assert_str_eq(t.buf, "tier\tb");
+  pb_text_free(&t);
+  const double recs[6] = {0.5, 1, NAN, -2, 2, 0.1};
+  pb_fields_tsv_values(&fs, recs, 0, &t);
+  pb_fields_tsv_values(&fs, recs + 3, 0, &t);
+  ck_assert_str_eq(t.buf, "\t0.5\tsevere\tnan\t-2\textreme\t0.1");
+  pb_text_free(&t);
+  struct pb_fields dyn;
+  pb_fields_alloc(&dyn, "/y", 2);
+  pb_fields_setf(&dyn, 0, PB_FMT_NUM, "m%d_H", 1);
+  pb_fields_setf(&dyn, 1, PB_FMT_NUM, "m%d_L", 2);
+  pb_fields_tsv_header(&dyn, "", 0, &t);
+  ck_assert_str_eq(t.buf, "m1_H\tm2_L");
+  pb_text_free(&t);
+  pb_fields_free(&dyn);
+
+  char *out = pb_path_join(pb_test_dir(), "fields");
+  struct pb_results *res;
+  ck_assert_int_eq(pb_results_create(out, MPI_COMM_WORLD, "test", &res), PB_OK);
+  ck_assert_int_eq(pb_fields_write(&fs, res, 2, 0, 2, recs), PB_OK);
+  struct pb_timer tm;
+  pb_timer_start(&tm, "test");
+  pb_timer_add(&tm, "load", 1.5);
+  pb_timer_add(&tm, "compute", 2.0);
+  pb_timer_add(&tm, "load", 0.25);
+  ck_assert(pb_timer_get(&tm, "load") == 1.75 && pb_timer_get(&tm, "none") == 0.0);
+  pb_timer_reduce(&tm, MPI_COMM_WORLD);
+  ck_assert_int_eq(pb_timer_write(&tm, res), PB_OK);
+  ck_assert_int_eq(pb_results_commit(res), PB_OK);
+  char *h5 = pb_path_join(out, "results.h5");
+  double back[6], one[3];
+  ck_assert_int_eq(pb_fields_read(&fs, h5, 2, 0, 2, back), PB_OK);
+  for (int i = 0; i < 6; i++) ck_assert(back[i] == recs[i] || (isnan(back[i]) && isnan(recs[i])));
+  ck_assert_int_eq(pb_fields_read(&fs, h5, 2, 1, 1, one), PB_OK);
+  ck_assert(one[0] == -2 && one[1] == 2 && one[2] == 0.1);
+  ck_assert_int_eq(pb_fields_read(&fs, h5, 3, 0, 2, back), PB_FAIL); /* another item count */
+  ck_assert_msg(strstr(pb_error_message(), "/x/cells/a has 2 items but 3") != NULL, "%s", pb_error_message());
+  static const struct pb_field g[1] = {{"missing", PB_FMT_NUM}};
+  const struct pb_fields gs = pb_fields_static("/x/cells", 1, g);
+  ck_assert_int_eq(pb_fields_read(&gs, h5, 2, 0, 2, back), PB_FAIL);
+  ck_assert_msg(strstr(pb_error_message(), "no dataset /x/cells/missing") != NULL, "%s", pb_error_message());
+  static const struct pb_field tl[2] = {{"load", PB_FMT_NUM}, {"compute", PB_FMT_NUM}};
+  const struct pb_fields ts = pb_fields_static("/timings/test", 2, tl);
+  ck_assert_int_eq(pb_fields_read(&ts, h5, 1, 0, 1, one), PB_OK);
+  ck_assert(one[0] == 1.75 && one[1] == 2.0);
+  free(h5);
+  free(out);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("util");
@@ -599,6 +693,10 @@ static Suite *suite(void)
   tcase_add_test(tc, test_strmap);
   tcase_add_test(tc, test_outfile);
   tcase_add_test(tc, test_mkdir_join);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("shape");
+  tcase_add_test(tc, test_first_error);
+  tcase_add_test(tc, test_fields_timer);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -297,7 +297,8 @@ START_TEST(test_combine_vs_cartesian_and_engine)
     struct pb_verify_values v, x, e;
     ck_assert_int_eq(pb_verify_combine(qs, ncls, &v), 0);
     ck_assert_int_eq(pb_verify_cartesian(qs, ls, ncls, &x), 0);
-    struct pb_cell_input in = {n, lab, p0, s0, m0, p1, s1, m1, tau};
+    struct pb_cell_view in = {.index = -1, .n = n, .label = lab, .pred0 = p0, .s0 = s0, .m0 = m0,
+                              .pred1 = p1, .s1 = s1, .m1 = m1, .tau = tau};
     struct pb_cell_bounds b;
     ck_assert_int_eq(pb_bounds_cell(&in, 1, &b), 0);
     const double eH[3][2] = {{b.H_I0[0], b.H_I0[1]}, {b.H_Ik[0], b.H_Ik[1]}, {b.H_I5[0], b.H_I5[1]}};
@@ -454,9 +455,11 @@ START_TEST(test_policy_shared_beats_separate)
   const int cc[4] = {0, 1, 0, 1}, ii[4] = {0, 0, 1, 1};
   for (int i = 0; i < 4; i++)
     p0[i] = t[cc[i]].p0[ii[i]], p1[i] = t[cc[i]].p1[ii[i]], s0[i] = t[cc[i]].s0[ii[i]], s1[i] = t[cc[i]].s1[ii[i]];
-  struct pb_policy_input in = {4, lab, p0, p1, s0, s1, 0.8f, 2, ps.tau, 3, ps.lambda};
+  struct pb_cell_view in = {.index = -1, .n = 4, .label = lab, .pred0 = p0, .s0 = s0, .pred1 = p1, .s1 = s1,
+                            .tau = 0.8f};
+  struct pb_policy_setup pps = {.n_pol = 2, .tau = ps.tau, .n_lambda = 3, .lambda = ps.lambda};
   struct pb_policy_result *e = malloc(sizeof *e);
-  ck_assert_int_eq(pb_policy_cell(&in, e), 0);
+  ck_assert_int_eq(pb_policy_cell(&in, &pps, e), 0);
   for (int lv = 0; lv < 3; lv++)
     for (int li = 0; li < 3; li++)
       for (int j = 0; j < 2; j++) {
@@ -573,8 +576,10 @@ START_TEST(test_policy_random_vs_cartesian_and_engine)
     ck_assert_int_eq(pb_verify_combine_policies(pq, ncls, &ps, v), 0);
     ck_assert_int_eq(pb_verify_cartesian_policies(q, lists, (const uint16_t(*)[PB_VERIFY_MAX_POL])W,
                                                   (const uint16_t(*)[PB_VERIFY_MAX_POL])R, ncls, &ps, x), 0);
-    struct pb_policy_input in = {n, lab, p0, p1, s0, s1, 0.5f, ps.n_pol, ps.tau, ps.n_lambda, ps.lambda};
-    ck_assert_int_eq(pb_policy_cell(&in, e), 0);
+    struct pb_cell_view in = {.index = -1, .n = n, .label = lab, .pred0 = p0, .s0 = s0, .pred1 = p1, .s1 = s1,
+                              .tau = 0.5f};
+    struct pb_policy_setup pps = {.n_pol = ps.n_pol, .tau = ps.tau, .n_lambda = ps.n_lambda, .lambda = ps.lambda};
+    ck_assert_int_eq(pb_policy_cell(&in, &pps, e), 0);
     for (int lv = 0; lv < 3; lv++)
       for (int j = 0; j < ps.n_pol; j++) {
         for (int b = 0; b < 2; b++) {

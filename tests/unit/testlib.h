@@ -14,14 +14,20 @@
 
 #include "pairbound/error.h"
 
-/* A fresh scratch directory per test program (removed by the caller's rm -rf
- * only on success, so a failure leaves evidence behind). */
+/* A fresh scratch directory per test program, one for all its ranks (made by
+ * rank 0; the first call is collective), removed only on success, so a
+ * failure leaves evidence behind. */
 static inline const char *pb_test_dir(void)
 {
   static char dir[256];
   if (!dir[0]) {
-    snprintf(dir, sizeof dir, "%s/pbtest.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) abort();
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+      snprintf(dir, sizeof dir, "%s/pbtest.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+      if (!mkdtemp(dir)) abort();
+    }
+    MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
   }
   return dir;
 }
@@ -60,12 +66,17 @@ static inline int pb_test_run(Suite *s)
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
+  int failed = srunner_ntests_failed(sr), rank;
   srunner_free(sr);
-  if (failed == 0) {
+  /* under mpirun -np K every rank runs every test: fail if any rank failed */
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char *dir = pb_test_dir();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (failed == 0 && rank == 0) {
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", pb_test_dir());
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", pb_test_dir());
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
   }
   MPI_Finalize();
   return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;

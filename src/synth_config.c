@@ -3,18 +3,19 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <ini.h>
-
-#include "pairbound/config.h"
+#include "pairbound/ini.h"
+#include "pairbound/parse.h"
+#include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/util.h"
+#include "pairbound/synth_config.h"
 
-struct pb_config__parse {
+struct pb_synth_config__parse {
   struct pb_synth_config *cfg;
   const char *name;
   char **offset_models;     /* [model_skill] entries, applied after parsing */
@@ -22,31 +23,7 @@ struct pb_config__parse {
   int32_t n_offsets;
 };
 
-/* State of one pb_ini_parse() call. */
-struct pb_ini__state {
-  const char *name, *text;
-  const char *cursor;       /* reader position in the text */
-  int line;                 /* line number of the last line handed to libinih */
-  int failed;
-  pb_ini_fn fn;
-  void *user;
-};
-
-
-int pb_tier_of_accuracy(double accuracy)
-{
-  if (accuracy >= 0.40) return PB_TIER_MILD;
-  if (accuracy >= 0.20) return PB_TIER_SEVERE;
-  return PB_TIER_EXTREME;
-}
-
-const char *pb_tier_name(int tier)
-{
-  static const char *names[] = {"mild", "severe", "extreme"};
-  return tier >= 0 && tier < PB_N_TIERS ? names[tier] : "none";
-}
-
-static char *pb_config__trim(char *s)
+static char *pb_synth_config__trim(char *s)
 {
   while (isspace((unsigned char)*s)) s++;
   char *e = s + strlen(s);
@@ -54,25 +31,7 @@ static char *pb_config__trim(char *s)
   return s;
 }
 
-static int pb_config__number(const char *v, double *out)
-{
-  char *end;
-  errno = 0;
-  *out = strtod(v, &end);
-  return errno == 0 && end != v && *pb_config__trim(end) == '\0' && isfinite(*out) ? PB_OK : PB_FAIL;
-}
-
-static int pb_config__integer(const char *v, int64_t lo, int64_t hi, int64_t *out)
-{
-  char *end;
-  errno = 0;
-  long long x = strtoll(v, &end, 10);
-  if (errno || end == v || *pb_config__trim(end) != '\0' || x < lo || x > hi) return PB_FAIL;
-  *out = x;
-  return PB_OK;
-}
-
-static void pb_config__append(char **dst, const char *v)
+static void pb_synth_config__append(char **dst, const char *v)
 {
   size_t a = *dst ? strlen(*dst) : 0, b = strlen(v);
   *dst = pb_realloc(*dst, a + b + 2);
@@ -80,7 +39,7 @@ static void pb_config__append(char **dst, const char *v)
   memcpy(*dst + a, v, b + 1);
 }
 
-static struct pb_synth_source *pb_config__source(struct pb_synth_config *cfg, const char *name)
+static struct pb_synth_source *pb_synth_config__source(struct pb_synth_config *cfg, const char *name)
 {
   for (int32_t s = 0; s < cfg->n_sources; s++)
     if (strcmp(cfg->sources[s].name, name) == 0) return &cfg->sources[s];
@@ -91,23 +50,23 @@ static struct pb_synth_source *pb_config__source(struct pb_synth_config *cfg, co
   return src;
 }
 
-static int pb_config__source_key(struct pb_synth_source *src, const char *key, const char *v)
+static int pb_synth_config__source_key(struct pb_synth_source *src, const char *key, const char *v)
 {
   double x;
   int64_t n;
   if (strcmp(key, "base") == 0) { free(src->base); src->base = pb_strdup(v); }
   else if (strcmp(key, "image_prefix") == 0) { free(src->image_prefix); src->image_prefix = pb_strdup(v); }
   else if (strcmp(key, "classes") == 0) {
-    if (pb_config__integer(v, 2, 1 << 24, &n)) return PB_FAIL;
+    if (pb_parse_int(v, 2, 1 << 24, &n)) return PB_FAIL;
     src->classes = (int32_t)n;
   } else if (strcmp(key, "images_per_class") == 0) {
-    if (pb_config__integer(v, 1, 1 << 16, &n)) return PB_FAIL;
+    if (pb_parse_int(v, 1, 1 << 16, &n)) return PB_FAIL;
     src->images_per_class = (int32_t)n;
   } else if (strcmp(key, "dev_per_class") == 0) {
     char *copy = pb_strdup(v), *save = NULL;
     src->n_dev_pattern = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      if (src->n_dev_pattern == 16 || pb_config__integer(pb_config__trim(t), 0, 1 << 16, &n)) {
+      if (src->n_dev_pattern == 16 || pb_parse_int(pb_synth_config__trim(t), 0, 1 << 16, &n)) {
         free(copy);
         return PB_FAIL;
       }
@@ -116,14 +75,17 @@ static int pb_config__source_key(struct pb_synth_source *src, const char *key, c
     free(copy);
     if (src->n_dev_pattern == 0) return PB_FAIL;
   } else if (strcmp(key, "clean_accuracy") == 0) {
-    if (pb_config__number(v, &x) || x <= 0.01 || x >= 0.99) return PB_FAIL;
+    if (pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x) || x <= 0.01 || x >= 0.99) return PB_FAIL;
     src->clean_accuracy = x;
-  } else if (strcmp(key, "conditions") == 0) pb_config__append(&src->condition_text, v);
-  else if (strcmp(key, "grid") == 0) pb_config__append(&src->grid, v);
+  } else if (strcmp(key, "conditions") == 0) pb_synth_config__append(&src->condition_text, v);
+  else if (strcmp(key, "grid") == 0) pb_synth_config__append(&src->grid, v);
   else if (strcmp(key, "tiers") == 0) {
-    if (sscanf(v, "%d , %d , %d", &src->tiers[0], &src->tiers[1], &src->tiers[2]) != 3 || src->tiers[0] < 0 ||
-        src->tiers[1] < 0 || src->tiers[2] < 0)
-      return PB_FAIL;
+    char *copy = pb_strdup(v), *save = NULL;
+    int k = 0, bad = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save))
+      if (!(bad = k == PB_N_TIERS || pb_parse_int(t, 0, 1 << 24, &n))) src->tiers[k++] = (int32_t)n;
+    free(copy);
+    if (bad || k != PB_N_TIERS) return PB_FAIL;
     src->has_tiers = 1;
   } else {
     pb_error_set("unknown key '%s' in a source section", key);
@@ -132,7 +94,7 @@ static int pb_config__source_key(struct pb_synth_source *src, const char *key, c
   return PB_OK;
 }
 
-static int32_t pb_config__find(char **names, int32_t n, const char *key)
+static int32_t pb_synth_config__find(char **names, int32_t n, const char *key)
 {
   for (int32_t i = 0; i < n; i++)
     if (strcmp(names[i], key) == 0) return i;
@@ -140,21 +102,21 @@ static int32_t pb_config__find(char **names, int32_t n, const char *key)
 }
 
 /* One synth-configuration entry (a pb_ini_fn). */
-static int pb_config__entry(void *user, const char *section, const char *key, const char *v)
+static int pb_synth_config__entry(void *user, const char *section, const char *key, const char *v)
 {
-  struct pb_config__parse *p = user;
+  struct pb_synth_config__parse *p = user;
   struct pb_synth_config *cfg = p->cfg;
   int bad = PB_OK;
   double x;
   int64_t n;
   if (strcmp(section, "panel") == 0) {
-    if (strcmp(key, "seed") == 0) { bad = pb_config__integer(v, 0, INT64_MAX, &n); cfg->seed = (uint64_t)n; }
-    else if (strcmp(key, "topk") == 0) { bad = pb_config__integer(v, 0, 64, &n); cfg->topk = (int32_t)n; }
-    else if (strcmp(key, "half_precision") == 0) { bad = pb_config__integer(v, 0, 1, &n); cfg->half_precision = (int)n; }
+    if (strcmp(key, "seed") == 0) { uint64_t u = 0; bad = pb_parse_uint(v, UINT64_MAX, &u); cfg->seed = u; }
+    else if (strcmp(key, "topk") == 0) { bad = pb_parse_int(v, 0, 64, &n); cfg->topk = (int32_t)n; }
+    else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
     else { pb_error_set("unknown key '%s' in [panel]", key); bad = PB_INI_REASON; }
   } else if (strcmp(section, "groups") == 0) {
-    if ((bad = pb_config__number(v, &x)) == PB_OK) {
-      if (pb_config__find(cfg->group_names, cfg->n_groups, key) >= 0) {
+    if ((bad = pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x)) == PB_OK) {
+      if (pb_synth_config__find(cfg->group_names, cfg->n_groups, key) >= 0) {
         pb_error_set("group '%s' defined twice", key);
         bad = PB_INI_REASON;
       } else {
@@ -165,7 +127,7 @@ static int pb_config__entry(void *user, const char *section, const char *key, co
       }
     }
   } else if (strcmp(section, "models") == 0) {
-    if (pb_config__find(cfg->model_ids, cfg->n_models, key) >= 0) {
+    if (pb_synth_config__find(cfg->model_ids, cfg->n_models, key) >= 0) {
       pb_error_set("model '%s' listed twice", key);
       bad = PB_INI_REASON;
     } else {
@@ -175,14 +137,14 @@ static int pb_config__entry(void *user, const char *section, const char *key, co
       cfg->model_groups[cfg->n_models++] = pb_strdup(v);
     }
   } else if (strcmp(section, "model_skill") == 0) {
-    if ((bad = pb_config__number(v, &x)) == PB_OK) {
+    if ((bad = pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x)) == PB_OK) {
       p->offset_models = pb_realloc(p->offset_models, (size_t)(p->n_offsets + 1) * sizeof(char *));
       p->offsets = pb_realloc(p->offsets, (size_t)(p->n_offsets + 1) * sizeof(double));
       p->offset_models[p->n_offsets] = pb_strdup(key);
       p->offsets[p->n_offsets++] = x;
     }
   } else if (strncmp(section, "source ", 7) == 0 && section[7]) {
-    bad = pb_config__source_key(pb_config__source(cfg, pb_config__trim((char *)section + 7)), key, v);
+    bad = pb_synth_config__source_key(pb_synth_config__source(cfg, pb_synth_config__trim((char *)section + 7)), key, v);
   } else {
     pb_error_set("unknown section [%s]", section);
     bad = PB_INI_REASON;
@@ -192,7 +154,7 @@ static int pb_config__entry(void *user, const char *section, const char *key, co
 
 /* Harshness of a grid condition: later levels of each factor are harsher,
  * the first factor (lighting) three times as much; a hash jitter breaks ties. */
-static double pb_config__harshness(const int32_t *idx, const int32_t *levels, int32_t nf, const char *name)
+static double pb_synth_config__harshness(const int32_t *idx, const int32_t *levels, int32_t nf, const char *name)
 {
   double h = 0;
   for (int32_t f = 0; f < nf; f++)
@@ -200,18 +162,18 @@ static double pb_config__harshness(const int32_t *idx, const int32_t *levels, in
   return h + 0.6 * (double)(pb_sha256_key(name) >> 11) / 9007199254740992.0;
 }
 
-struct pb_config__ranked { double key; int32_t index; };
+struct pb_synth_config__ranked { double key; int32_t index; };
 
-static int pb_config__cmp_ranked(const void *a, const void *b)
+static int pb_synth_config__cmp_ranked(const void *a, const void *b)
 {
-  const struct pb_config__ranked *x = a, *y = b;
+  const struct pb_synth_config__ranked *x = a, *y = b;
   if (x->key != y->key) return x->key < y->key ? -1 : 1;
   return x->index - y->index;
 }
 
 /* Expand 'a,b x c,d,e' into named conditions; tiers assign target accuracies
  * in order of harshness (mild range .45-.84, severe .24-.36, extreme .015-.16). */
-static int pb_config__resolve_grid(struct pb_synth_source *src)
+static int pb_synth_config__resolve_grid(struct pb_synth_source *src)
 {
   static const double hi[PB_N_TIERS] = {0.84, 0.36, 0.16}, lo[PB_N_TIERS] = {0.45, 0.24, 0.015};
   char *factors[8][32];
@@ -221,8 +183,8 @@ static int pb_config__resolve_grid(struct pb_synth_source *src)
     if (nf == 8) goto bad;
     char *save2 = NULL;
     for (char *t = strtok_r(f, ",", &save2); t; t = strtok_r(NULL, ",", &save2)) {
-      if (levels[nf] == 32 || !*pb_config__trim(t)) goto bad;
-      factors[nf][levels[nf]++] = pb_config__trim(t);
+      if (levels[nf] == 32 || !*pb_synth_config__trim(t)) goto bad;
+      factors[nf][levels[nf]++] = pb_synth_config__trim(t);
     }
     if (levels[nf] == 0) goto bad;
     total *= levels[nf++];
@@ -236,7 +198,7 @@ static int pb_config__resolve_grid(struct pb_synth_source *src)
   }
   src->n_conditions = total;
   src->conditions = pb_calloc((size_t)total, sizeof *src->conditions);
-  struct pb_config__ranked *rank = pb_malloc((size_t)total * sizeof *rank);
+  struct pb_synth_config__ranked *rank = pb_malloc((size_t)total * sizeof *rank);
   for (int32_t c = 0; c < total; c++) {
     int32_t idx[8], r = c;
     char name[512] = "";
@@ -246,10 +208,10 @@ static int pb_config__resolve_grid(struct pb_synth_source *src)
       strncat(name, factors[f][idx[f]], sizeof name - strlen(name) - 1);
     }
     src->conditions[c].name = pb_strdup(name);
-    rank[c].key = pb_config__harshness(idx, levels, nf, name);
+    rank[c].key = pb_synth_config__harshness(idx, levels, nf, name);
     rank[c].index = c;
   }
-  qsort(rank, (size_t)total, sizeof *rank, pb_config__cmp_ranked);
+  qsort(rank, (size_t)total, sizeof *rank, pb_synth_config__cmp_ranked);
   for (int32_t t = 0, pos = 0; t < PB_N_TIERS; t++)
     for (int32_t j = 0; j < src->tiers[t]; j++, pos++)
       src->conditions[rank[pos].index].accuracy = hi[t] - (hi[t] - lo[t]) * (j + 0.5) / src->tiers[t];
@@ -262,22 +224,22 @@ bad:
   return PB_FAIL;
 }
 
-static int pb_config__resolve_list(struct pb_synth_source *src)
+static int pb_synth_config__resolve_list(struct pb_synth_source *src)
 {
   char *copy = pb_strdup(src->condition_text), *save = NULL;
   for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    t = pb_config__trim(t);
+    t = pb_synth_config__trim(t);
     if (!*t) continue;
     char *colon = strrchr(t, ':');
     double acc;
-    if (!colon || (*colon = '\0', pb_config__number(colon + 1, &acc)) || acc <= 0 || acc >= 1 ||
-        !*pb_config__trim(t)) {
+    if (!colon || (*colon = '\0', pb_parse_double(colon + 1, -DBL_MAX, DBL_MAX, 0, &acc)) || acc <= 0 || acc >= 1 ||
+        !*pb_synth_config__trim(t)) {
       pb_error_set("source %s: condition '%s' must be written name:accuracy with 0 < accuracy < 1", src->name, t);
       free(copy);
       return PB_FAIL;
     }
     src->conditions = pb_realloc(src->conditions, (size_t)(src->n_conditions + 1) * sizeof *src->conditions);
-    src->conditions[src->n_conditions].name = pb_strdup(pb_config__trim(t));
+    src->conditions[src->n_conditions].name = pb_strdup(pb_synth_config__trim(t));
     src->conditions[src->n_conditions++].accuracy = acc;
   }
   free(copy);
@@ -285,7 +247,7 @@ static int pb_config__resolve_list(struct pb_synth_source *src)
 }
 
 /* Sources sharing a base inherit its image geometry from the first one. */
-static int pb_config__resolve_source(struct pb_synth_config *cfg, int32_t s)
+static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t s)
 {
   struct pb_synth_source *src = &cfg->sources[s];
   if (!src->base) src->base = pb_strdup(src->name);
@@ -323,7 +285,7 @@ static int pb_config__resolve_source(struct pb_synth_config *cfg, int32_t s)
     pb_error_set("source %s: give exactly one of 'conditions' and 'grid'", src->name);
     return PB_FAIL;
   }
-  if (src->grid ? pb_config__resolve_grid(src) : pb_config__resolve_list(src)) return PB_FAIL;
+  if (src->grid ? pb_synth_config__resolve_grid(src) : pb_synth_config__resolve_list(src)) return PB_FAIL;
   for (int32_t c = 0; c < src->n_conditions; c++) {
     int bad = strcmp(src->conditions[c].name, "clean") == 0;
     for (int32_t d = 0; d < c && !bad; d++) bad = strcmp(src->conditions[c].name, src->conditions[d].name) == 0;
@@ -335,7 +297,7 @@ static int pb_config__resolve_source(struct pb_synth_config *cfg, int32_t s)
   return PB_OK;
 }
 
-static int pb_config__resolve(struct pb_config__parse *p)
+static int pb_synth_config__resolve(struct pb_synth_config__parse *p)
 {
   struct pb_synth_config *cfg = p->cfg;
   if (cfg->n_models == 0 || cfg->n_sources == 0) {
@@ -344,7 +306,7 @@ static int pb_config__resolve(struct pb_config__parse *p)
   }
   cfg->model_skill = pb_calloc((size_t)cfg->n_models, sizeof(double));
   for (int32_t m = 0; m < cfg->n_models; m++) {
-    int32_t g = pb_config__find(cfg->group_names, cfg->n_groups, cfg->model_groups[m]);
+    int32_t g = pb_synth_config__find(cfg->group_names, cfg->n_groups, cfg->model_groups[m]);
     if (g < 0) {
       pb_error_set("%s: model %s: group '%s' is not listed in [groups]", p->name, cfg->model_ids[m],
                    cfg->model_groups[m]);
@@ -353,7 +315,7 @@ static int pb_config__resolve(struct pb_config__parse *p)
     cfg->model_skill[m] = cfg->group_skill[g];
   }
   for (int32_t i = 0; i < p->n_offsets; i++) {
-    int32_t m = pb_config__find(cfg->model_ids, cfg->n_models, p->offset_models[i]);
+    int32_t m = pb_synth_config__find(cfg->model_ids, cfg->n_models, p->offset_models[i]);
     if (m < 0) {
       pb_error_set("%s: [model_skill] names unknown model '%s'", p->name, p->offset_models[i]);
       return PB_FAIL;
@@ -361,7 +323,7 @@ static int pb_config__resolve(struct pb_config__parse *p)
     cfg->model_skill[m] += p->offsets[i];
   }
   for (int32_t s = 0; s < cfg->n_sources; s++)
-    if (pb_config__resolve_source(cfg, s)) {
+    if (pb_synth_config__resolve_source(cfg, s)) {
       char why[1024];
       snprintf(why, sizeof why, "%s", pb_error_message());
       pb_error_set("%s: %s", p->name, why);
@@ -370,111 +332,43 @@ static int pb_config__resolve(struct pb_config__parse *p)
   return PB_OK;
 }
 
-/* libinih reader over a string that counts lines (Debian's libinih passes no
- * line numbers to handlers). */
-static char *pb_config__reader(char *str, int num, void *stream)
-{
-  struct pb_ini__state *p = stream;
-  if (!*p->cursor) return NULL;
-  int n = 0;
-  while (n < num - 1 && p->cursor[n] && p->cursor[n] != '\n') n++;
-  if (n == num - 1 && p->cursor[n]) {
-    /* libinih would split the line and count the rest as a new line */
-    if (!p->failed) pb_error_set("%s:%d: line longer than %d characters", p->name, p->line + 1, num - 2);
-    p->failed = 1;
-    return NULL;
-  }
-  if (p->cursor[n] == '\n' && n < num - 1) n++;
-  if (p->cursor == p->text || p->cursor[-1] == '\n') p->line++;
-  memcpy(str, p->cursor, (size_t)n);
-  str[n] = '\0';
-  p->cursor += n;
-  return str;
-}
-
-/* libinih handler: trims the value, calls the entry function and turns its
- * verdict into "NAME:LINE: reason"; returns 0 on error as libinih expects. */
-static int pb_ini__handler(void *user, const char *section, const char *key, const char *value)
-{
-  struct pb_ini__state *p = user;
-  if (p->failed) return 1;
-  char *mem = pb_strdup(value), *v = pb_config__trim(mem);
-  pb_error_clear();
-  int bad = p->fn(p->user, section, key, v);
-  if (bad) {
-    char why[512];
-    if (bad == PB_INI_REASON) snprintf(why, sizeof why, "%s", pb_error_message());
-    else snprintf(why, sizeof why, "[%s] %s: invalid value '%s'", section, key, v);
-    pb_error_set("%s:%d: %s", p->name, p->line, why);
-    p->failed = 1;
-  }
-  free(mem);
-  return bad ? 0 : 1;
-}
-
-int pb_ini_parse(const char *text, const char *name, pb_ini_fn fn, void *user)
-{
-  struct pb_ini__state p = {.name = name, .text = text, .cursor = text, .fn = fn, .user = user};
-  int line = ini_parse_stream(pb_config__reader, &p, pb_ini__handler, &p);
-  if (line != 0 && !p.failed) pb_error_set("%s:%d: syntax error", name, line);
-  return line != 0 || p.failed ? PB_FAIL : PB_OK;
-}
-
-int pb_config_parse(const char *text, const char *name, struct pb_synth_config *cfg)
+int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_config *cfg)
 {
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 20260908;
   cfg->half_precision = 1;
   cfg->text = pb_strdup(text);
-  struct pb_config__parse p = {.cfg = cfg, .name = name};
-  int status = pb_ini_parse(text, name, pb_config__entry, &p);
-  if (status == PB_OK) status = pb_config__resolve(&p);
+  struct pb_synth_config__parse p = {.cfg = cfg, .name = name};
+  int status = pb_ini_parse(text, name, pb_synth_config__entry, &p);
+  if (status == PB_OK) status = pb_synth_config__resolve(&p);
   for (int32_t i = 0; i < p.n_offsets; i++) free(p.offset_models[i]);
   free(p.offset_models);
   free(p.offsets);
-  if (status != PB_OK) pb_config_free(cfg);
+  if (status != PB_OK) pb_synth_config_free(cfg);
   return status;
 }
 
-char *pb_text_load(const char *path)
-{
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    pb_error_set("%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  size_t cap = 4096, n = 0, got;
-  char *text = pb_malloc(cap);
-  while ((got = fread(text + n, 1, cap - n - 1, fp)) > 0) {
-    n += got;
-    if (n + 1 == cap) text = pb_realloc(text, cap *= 2);
-  }
-  text[n] = '\0';
-  fclose(fp);
-  return text;
-}
-
-int pb_config_load(const char *path, struct pb_synth_config *cfg)
+int pb_synth_config_load(const char *path, struct pb_synth_config *cfg)
 {
   char *text = pb_text_load(path);
   if (!text) return PB_FAIL;
-  int status = pb_config_parse(text, path, cfg);
+  int status = pb_synth_config_parse(text, path, cfg);
   free(text);
   return status;
 }
 
-static void pb_config__free_strings(char **v, int32_t n)
+static void pb_synth_config__free_strings(char **v, int32_t n)
 {
   for (int32_t i = 0; i < n && v; i++) free(v[i]);
   free(v);
 }
 
-void pb_config_free(struct pb_synth_config *cfg)
+void pb_synth_config_free(struct pb_synth_config *cfg)
 {
-  pb_config__free_strings(cfg->group_names, cfg->n_groups);
+  pb_synth_config__free_strings(cfg->group_names, cfg->n_groups);
   free(cfg->group_skill);
-  pb_config__free_strings(cfg->model_ids, cfg->n_models);
-  pb_config__free_strings(cfg->model_groups, cfg->n_models);
+  pb_synth_config__free_strings(cfg->model_ids, cfg->n_models);
+  pb_synth_config__free_strings(cfg->model_groups, cfg->n_models);
   free(cfg->model_skill);
   for (int32_t s = 0; s < cfg->n_sources; s++) {
     struct pb_synth_source *src = &cfg->sources[s];

@@ -1,13 +1,10 @@
 /* Synthetic-panel configuration (INI, parsed with libinih).  Format: docs/synth.md. */
-#ifndef PAIRBOUND_CONFIG_H
-#define PAIRBOUND_CONFIG_H
+#ifndef PAIRBOUND_SYNTH_CONFIG_H
+#define PAIRBOUND_SYNTH_CONFIG_H
 
 #include <stdint.h>
 
-#define PB_TIER_MILD 0
-#define PB_TIER_SEVERE 1
-#define PB_TIER_EXTREME 2
-#define PB_N_TIERS 3
+#include "pairbound/protocol.h"
 
 struct pb_synth_condition {
   char *name;
@@ -47,27 +44,14 @@ struct pb_synth_config {
   char *text;            /* the configuration text itself (provenance) */
 };
 
-/* ---- INI parsing shared by every configuration (libinih, with line numbers). */
-#define PB_INI_REASON (-2)  /* entry verdict: failed, reason already set with pb_error_set() */
-/* Entry function: value is trimmed; returns PB_OK, PB_FAIL (reported as an
- * invalid value) or PB_INI_REASON. */
-typedef int (*pb_ini_fn)(void *user, const char *section, const char *key, const char *value);
-/** Parse INI text; the first error reads "NAME:LINE: reason". */
-int pb_ini_parse(const char *text, const char *name, pb_ini_fn fn, void *user);
-/** Whole file as a string (caller frees), NULL with a message on failure. */
-char *pb_text_load(const char *path);
-
 /** Parse configuration text; @p name labels error messages ("NAME:LINE: reason"). */
-int pb_config_parse(const char *text, const char *name, struct pb_synth_config *cfg);
+int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_config *cfg);
 /** Read and parse a configuration file. */
-int pb_config_load(const char *path, struct pb_synth_config *cfg);
-void pb_config_free(struct pb_synth_config *cfg);
+int pb_synth_config_load(const char *path, struct pb_synth_config *cfg);
+void pb_synth_config_free(struct pb_synth_config *cfg);
 
-/* Tier of a mean development accuracy: mild >= .40, severe .20-.40, extreme < .20. */
-int pb_tier_of_accuracy(double accuracy);
-const char *pb_tier_name(int tier);
-
+/* The embedded inputs/paper.ini and inputs/small.ini (src/embedded.c). */
 extern const char pb_embedded_paper_ini[];
 extern const char pb_embedded_small_ini[];
 
-#endif /* PAIRBOUND_CONFIG_H */
+#endif /* PAIRBOUND_SYNTH_CONFIG_H */

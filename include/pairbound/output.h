@@ -1,0 +1,69 @@
+/* Protecting what is already on disk: which paths an output may take, unique
+ * temporary names beside the target, and an advisory lock per output so two
+ * runs never write the same STORE or OUTDIR.  docs/store.md ("Outputs"). */
+#ifndef PAIRBOUND_OUTPUT_H
+#define PAIRBOUND_OUTPUT_H
+
+#include <mpi.h>
+
+/* What kind of file an existing output path holds (pb_output_file_ok). */
+enum pb_output_kind {
+  PB_OUTPUT_STORE, /* a pairbound record store (HDF5, format attribute "pairbound-store") */
+  PB_OUTPUT_CSV    /* a pairbound CSV export (its header line) */
+};
+
+/**
+ * May @p path receive a new file of @p kind?  Refused, with a message naming
+ * the path: an empty path; a path that is, or resolves to, one of the
+ * @p n_inputs @p inputs; an existing path that is not a regular file (a
+ * directory, a symbolic link, a device, a FIFO, a socket); an existing regular
+ * file that is not of our @p kind, unless @p force.  An existing file of our
+ * kind is replaced (a re-run replaces its own output).
+ */
+int pb_output_file_ok(const char *path, enum pb_output_kind kind, const char *const *inputs, int n_inputs,
+                      int force);
+
+/**
+ * May @p dir receive a stage's output (results.h5, report/)?  Refused: an
+ * empty path; an existing path that is not a directory or is a symbolic link;
+ * a directory that holds one of the @p inputs as results.h5 or inside report/;
+ * a non-empty directory without a previous pairbound results.h5 or report/,
+ * unless @p force.
+ */
+int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, int force);
+
+/**
+ * Create a unique temporary file beside @p path ("PATH.tmp.XXXXXX", in the
+ * same directory so the final rename is atomic) and return it open for
+ * writing, its name in *@p tmp (caller frees), or -1 with a message.
+ */
+int pb_output_temp(const char *path, char **tmp);
+
+/**
+ * Collective: rank 0 makes a unique temporary beside @p path (as
+ * pb_output_temp) and every rank receives its name in *@p tmp (caller frees),
+ * for files that all ranks then open together (HDF5 with MPI-IO).
+ */
+int pb_output_temp_shared(const char *path, MPI_Comm comm, char **tmp);
+
+/* --force of the command line: replace what pb_output_*_ok would refuse as
+ * not ours (never an input, a link or a special file).  Process-wide. */
+void pb_output_set_force(int force);
+int pb_output_force(void);
+
+/* An advisory lock (flock) held on LOCKFILE while an output is written; the
+ * file holds the writer's pid so a second writer can say who holds it. */
+struct pb_output_lock {
+  int fd;
+  char *path;
+  int remove; /* unlink the lock file on release (locks beside a file output) */
+};
+
+/**
+ * Take the lock of output @p what at @p lockfile, without waiting: a second
+ * writer fails at once with "WHAT is in use by pid N (lock LOCKFILE)".
+ */
+int pb_output_lock_take(struct pb_output_lock *lk, const char *lockfile, const char *what, int remove);
+void pb_output_lock_release(struct pb_output_lock *lk);
+
+#endif /* PAIRBOUND_OUTPUT_H */

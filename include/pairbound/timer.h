@@ -1,0 +1,39 @@
+/* Named phase timings of a stage: laps measured with MPI_Wtime on every rank,
+ * reduced to the slowest rank (what a user waits for), written into
+ * results.h5 as /timings/<stage>/<phase> (seconds) and read from there by
+ * `make bench` (tests/bench/bench.sh).  /timings is the one part of a
+ * results.h5 that differs between otherwise identical runs: compare results
+ * with `h5diff --exclude-path /timings`. */
+#ifndef PAIRBOUND_TIMER_H
+#define PAIRBOUND_TIMER_H
+
+#include <mpi.h>
+
+#include "pairbound/results.h"
+
+#define PB_TIMER_MAX 16
+
+struct pb_timer {
+  const char *stage;                 /* group under /timings, e.g. "bounds" */
+  int n;
+  const char *phase[PB_TIMER_MAX];   /* dataset names: identifiers such as "grid_pass" */
+  double sec[PB_TIMER_MAX];
+  double t0;                         /* start of the phase being timed */
+};
+
+/** Start timing @p stage (a string literal or otherwise outliving the timer). */
+void pb_timer_start(struct pb_timer *t, const char *stage);
+/** End the running phase as @p phase (time since the start or the last lap); a repeated name accumulates. */
+void pb_timer_lap(struct pb_timer *t, const char *phase);
+/** Add @p sec seconds measured elsewhere to @p phase. */
+void pb_timer_add(struct pb_timer *t, const char *phase, double sec);
+/** Restart the clock without recording (time not attributed to any phase). */
+void pb_timer_skip(struct pb_timer *t);
+/** Seconds of @p phase (0 if not recorded). */
+double pb_timer_get(const struct pb_timer *t, const char *phase);
+/** Replace every phase's time by the slowest rank's (collective; every rank must have the same phases). */
+void pb_timer_reduce(struct pb_timer *t, MPI_Comm comm);
+/** Write /timings/<stage>/<phase> (one double each, rank 0's values) into the results (collective). */
+int pb_timer_write(const struct pb_timer *t, struct pb_results *res);
+
+#endif /* PAIRBOUND_TIMER_H */

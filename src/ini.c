@@ -1,0 +1,81 @@
+/* INI parsing shared by every configuration: libinih over a string, with
+ * line numbers in every message. */
+#include "config.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include <ini.h>
+
+#include "pairbound/error.h"
+#include "pairbound/ini.h"
+#include "pairbound/util.h"
+
+/* State of one pb_ini_parse() call. */
+struct pb_ini__state {
+  const char *name, *text;
+  const char *cursor;       /* reader position in the text */
+  int line;                 /* line number of the last line handed to libinih */
+  int failed;
+  pb_ini_fn fn;
+  void *user;
+};
+
+static char *pb_ini__trim(char *s)
+{
+  while (isspace((unsigned char)*s)) s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+  return s;
+}
+
+/* libinih reader over a string that counts lines (Debian's libinih passes no
+ * line numbers to handlers). */
+static char *pb_ini__reader(char *str, int num, void *stream)
+{
+  struct pb_ini__state *p = stream;
+  if (!*p->cursor) return NULL;
+  int n = 0;
+  while (n < num - 1 && p->cursor[n] && p->cursor[n] != '\n') n++;
+  if (n == num - 1 && p->cursor[n]) {
+    /* libinih would split the line and count the rest as a new line */
+    if (!p->failed) pb_error_set("%s:%d: line longer than %d characters", p->name, p->line + 1, num - 2);
+    p->failed = 1;
+    return NULL;
+  }
+  if (p->cursor[n] == '\n' && n < num - 1) n++;
+  if (p->cursor == p->text || p->cursor[-1] == '\n') p->line++;
+  memcpy(str, p->cursor, (size_t)n);
+  str[n] = '\0';
+  p->cursor += n;
+  return str;
+}
+
+/* libinih handler: trims the value, calls the entry function and turns its
+ * verdict into "NAME:LINE: reason"; returns 0 on error as libinih expects. */
+static int pb_ini__handler(void *user, const char *section, const char *key, const char *value)
+{
+  struct pb_ini__state *p = user;
+  if (p->failed) return 1;
+  char *mem = pb_strdup(value), *v = pb_ini__trim(mem);
+  pb_error_clear();
+  int bad = p->fn(p->user, section, key, v);
+  if (bad) {
+    char why[512];
+    if (bad == PB_INI_REASON) snprintf(why, sizeof why, "%s", pb_error_message());
+    else snprintf(why, sizeof why, "[%s] %s: invalid value '%s'", section, key, v);
+    pb_error_set("%s:%d: %s", p->name, p->line, why);
+    p->failed = 1;
+  }
+  free(mem);
+  return bad ? 0 : 1;
+}
+
+int pb_ini_parse(const char *text, const char *name, pb_ini_fn fn, void *user)
+{
+  struct pb_ini__state p = {.name = name, .text = text, .cursor = text, .fn = fn, .user = user};
+  int line = ini_parse_stream(pb_ini__reader, &p, pb_ini__handler, &p);
+  if (line != 0 && !p.failed) pb_error_set("%s:%d: syntax error", name, line);
+  return line != 0 || p.failed ? PB_FAIL : PB_OK;
+}

@@ -1,0 +1,255 @@
+/* Output paths that can never destroy data, unique temporaries, advisory locks. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "pairbound/error.h"
+#include "pairbound/output.h"
+#include "pairbound/util.h"
+
+#define PB_CSV_HEADER "model,group,source,condition,image,label,split,pred,smax,ptrue"
+
+static const char *pb_output__what(mode_t m)
+{
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISLNK(m)) return "a symbolic link";
+  if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+/* Is @p path (existing or not) the same file as one of the inputs? */
+static const char *pb_output__input(const char *path, const char *const *inputs, int n)
+{
+  struct stat a, b;
+  if (stat(path, &a) != 0) return NULL;
+  for (int i = 0; i < n; i++)
+    if (inputs[i] && stat(inputs[i], &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return inputs[i];
+  return NULL;
+}
+
+static int pb_output__is_store(const char *path)
+{
+  H5E_auto2_t fn;
+  void *data;
+  H5Eget_auto2(H5E_DEFAULT, &fn, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  int ours = 0;
+  if (H5Fis_hdf5(path) > 0) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+      if (H5Aexists(f, "format") > 0) {
+        hid_t a = H5Aopen(f, "format", H5P_DEFAULT), t = H5Aget_type(a);
+        char buf[32] = "";
+        if (H5Tget_class(t) == H5T_STRING && H5Tget_size(t) < sizeof buf && !H5Tis_variable_str(t))
+          ours = H5Aread(a, t, buf) >= 0 && strcmp(buf, "pairbound-store") == 0;
+        else if (H5Tis_variable_str(t) > 0) {
+          char *s = NULL;
+          ours = H5Aread(a, t, &s) >= 0 && s && strcmp(s, "pairbound-store") == 0;
+          H5free_memory(s);
+        }
+        H5Tclose(t);
+        H5Aclose(a);
+      }
+      H5Fclose(f);
+    }
+  }
+  H5Eset_auto2(H5E_DEFAULT, fn, data);
+  return ours;
+}
+
+static int pb_output__is_csv(const char *path)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) return 0;
+  char buf[sizeof PB_CSV_HEADER] = "";
+  size_t got = fread(buf, 1, sizeof buf - 1, fp);
+  fclose(fp);
+  return got == sizeof buf - 1 && memcmp(buf, PB_CSV_HEADER, got) == 0;
+}
+
+int pb_output_file_ok(const char *path, enum pb_output_kind kind, const char *const *inputs, int n_inputs,
+                      int force)
+{
+  struct stat sb;
+  if (!path || !path[0]) {
+    pb_error_set("empty output path");
+    return PB_FAIL;
+  }
+  const char *in = pb_output__input(path, inputs, n_inputs);
+  if (in) {
+    pb_error_set("%s: the output is the input %s; refusing to replace it", path, in);
+    return PB_FAIL;
+  }
+  if (lstat(path, &sb) != 0) return PB_OK; /* nothing there yet */
+  if (!S_ISREG(sb.st_mode)) {
+    pb_error_set("%s: exists and is %s; an output only ever replaces a regular file", path,
+                 pb_output__what(sb.st_mode));
+    return PB_FAIL;
+  }
+  int ours = kind == PB_OUTPUT_STORE ? pb_output__is_store(path) : pb_output__is_csv(path);
+  if (!ours && !force) {
+    pb_error_set("%s: exists and is not a pairbound %s; give --force to replace it", path,
+                 kind == PB_OUTPUT_STORE ? "store" : "CSV export");
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+/* Does @p dir hold one of the inputs where a stage writes (results.h5, report/)? */
+static const char *pb_output__input_inside(const char *dir, const char *const *inputs, int n)
+{
+  char *res = pb_path_join(dir, "results.h5"), *rep = pb_path_join(dir, "report");
+  const char *hit = pb_output__input(res, inputs, n);
+  struct stat r, b;
+  if (!hit && stat(rep, &r) == 0)
+    for (int i = 0; i < n && !hit; i++) {
+      if (!inputs[i] || stat(inputs[i], &b) != 0) continue;
+      char *copy = pb_strdup(inputs[i]), *slash = strrchr(copy, '/');
+      struct stat parent;
+      if (slash) *slash = '\0';
+      if (stat(slash ? (copy[0] ? copy : "/") : ".", &parent) == 0 && parent.st_dev == r.st_dev &&
+          parent.st_ino == r.st_ino)
+        hit = inputs[i];
+      free(copy);
+    }
+  free(res);
+  free(rep);
+  return hit;
+}
+
+int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, int force)
+{
+  struct stat sb;
+  if (!dir || !dir[0]) {
+    pb_error_set("empty output directory");
+    return PB_FAIL;
+  }
+  if (lstat(dir, &sb) != 0) return PB_OK;
+  if (!S_ISDIR(sb.st_mode)) {
+    pb_error_set("%s: exists and is %s; an output directory must be a directory", dir, pb_output__what(sb.st_mode));
+    return PB_FAIL;
+  }
+  const char *in = pb_output__input_inside(dir, inputs, n_inputs);
+  if (in) {
+    pb_error_set("%s: the input %s lies where this stage writes its output; refusing to replace it", dir, in);
+    return PB_FAIL;
+  }
+  char *res = pb_path_join(dir, "results.h5"), *rep = pb_path_join(dir, "report");
+  struct stat r;
+  int ours = (lstat(res, &r) == 0 && S_ISREG(r.st_mode)) || (lstat(rep, &r) == 0 && S_ISDIR(r.st_mode));
+  int bad_res = lstat(res, &r) == 0 && !S_ISREG(r.st_mode);
+  free(res);
+  free(rep);
+  if (bad_res) {
+    pb_error_set("%s/results.h5: exists and is %s; an output only ever replaces a regular file", dir,
+                 pb_output__what(r.st_mode));
+    return PB_FAIL;
+  }
+  if (ours || force) return PB_OK;
+  DIR *d = opendir(dir);
+  int empty = 1;
+  for (struct dirent *e; d && (e = readdir(d));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".pairbound.lock")) empty = 0;
+  if (d) closedir(d);
+  if (!empty) {
+    pb_error_set("%s: a non-empty directory that holds no pairbound output; give --force to write into it", dir);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+int pb_output_temp(const char *path, char **tmp)
+{
+  size_t n = strlen(path) + 16;
+  *tmp = pb_malloc(n);
+  snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(*tmp);
+  if (fd < 0) {
+    pb_error_set("%s: cannot create file: %s", *tmp, strerror(errno));
+    free(*tmp);
+    *tmp = NULL;
+    return -1;
+  }
+  /* mkstemp makes 0600; an output gets the usual 0666 less the umask */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  return fd;
+}
+
+int pb_output_lock_take(struct pb_output_lock *lk, const char *lockfile, const char *what, int remove)
+{
+  lk->path = pb_strdup(lockfile);
+  lk->remove = remove;
+  lk->fd = open(lockfile, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (lk->fd < 0) {
+    pb_error_set("%s: cannot create lock file: %s", lockfile, strerror(errno));
+    goto fail;
+  }
+  if (flock(lk->fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = "";
+    ssize_t got = pread(lk->fd, pid, sizeof pid - 1, 0);
+    pid[got > 0 ? got : 0] = '\0';
+    pid[strcspn(pid, "\n")] = '\0';
+    pb_error_set("%s is in use by pid %s (lock %s); wait for that run to end", what, pid[0] ? pid : "?", lockfile);
+    close(lk->fd);
+    goto fail;
+  }
+  char pid[32];
+  int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(lk->fd, 0) != 0 || pwrite(lk->fd, pid, (size_t)len, 0) != len) { /* the pid is advisory only */ }
+  return PB_OK;
+fail:
+  free(lk->path);
+  lk->path = NULL;
+  lk->fd = -1;
+  return PB_FAIL;
+}
+
+void pb_output_lock_release(struct pb_output_lock *lk)
+{
+  if (!lk || lk->fd < 0) return;
+  if (lk->remove) unlink(lk->path); /* while still held: a waiting writer then locks a fresh file */
+  close(lk->fd);
+  free(lk->path);
+  lk->path = NULL;
+  lk->fd = -1;
+}
+
+int pb_output_temp_shared(const char *path, MPI_Comm comm, char **tmp)
+{
+  int rank, len = 0;
+  MPI_Comm_rank(comm, &rank);
+  *tmp = NULL;
+  if (rank == 0) {
+    int fd = pb_output_temp(path, tmp);
+    if (fd >= 0) {
+      close(fd);
+      len = (int)strlen(*tmp) + 1;
+    }
+  }
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  if (len == 0) {
+    if (rank != 0) pb_error_set("%s: cannot create a temporary file beside it", path);
+    return PB_FAIL;
+  }
+  if (rank != 0) *tmp = pb_malloc((size_t)len);
+  MPI_Bcast(*tmp, len, MPI_CHAR, 0, comm);
+  return PB_OK;
+}
+
+static int pb_output__force;
+void pb_output_set_force(int force) { pb_output__force = force; }
+int pb_output_force(void) { return pb_output__force; }

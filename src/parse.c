@@ -1,0 +1,65 @@
+/* The one number parser of options, configurations and lists. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/error.h"
+#include "pairbound/parse.h"
+#include "pairbound/util.h"
+
+/* True when only white space is left. */
+static int pb_parse__rest_blank(const char *end)
+{
+  while (isspace((unsigned char)*end)) end++;
+  return *end == '\0';
+}
+
+int pb_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (errno || end == s || !pb_parse__rest_blank(end) || x < lo || x > hi) return PB_FAIL;
+  *out = x;
+  return PB_OK;
+}
+
+int pb_parse_uint(const char *s, uint64_t hi, uint64_t *out)
+{
+  char *end;
+  while (isspace((unsigned char)*s)) s++;
+  if (!isdigit((unsigned char)*s)) return PB_FAIL; /* strtoull would negate "-3" */
+  errno = 0;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (errno || !pb_parse__rest_blank(end) || x > hi) return PB_FAIL;
+  *out = x;
+  return PB_OK;
+}
+
+int pb_parse_double(const char *s, double lo, double hi, int open_lo, double *out)
+{
+  char *end;
+  errno = 0;
+  double x = strtod(s, &end);
+  if (errno || end == s || !pb_parse__rest_blank(end) || !isfinite(x) || x < lo || x > hi || (open_lo && x == lo))
+    return PB_FAIL;
+  *out = x;
+  return PB_OK;
+}
+
+int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int *n)
+{
+  char *copy = pb_strdup(s), *save = NULL;
+  int status = PB_OK;
+  *n = 0;
+  for (char *w = strtok_r(copy, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save)) {
+    if (*n >= max || pb_parse_double(w, lo, hi, 0, &out[*n])) status = PB_FAIL;
+    else (*n)++;
+  }
+  free(copy);
+  return status == PB_OK && *n > 0 ? PB_OK : PB_FAIL;
+}

@@ -1,0 +1,77 @@
+#!/bin/sh
+# Outputs never destroy data (issue: reliability, items 1 and 3): an output
+# that is the input, a link, a device, an empty path or someone else's file
+# is refused with the path named and everything left as it was; --force
+# replaces only a regular file; two writers of one STORE or OUTDIR cannot
+# both proceed (the second is told the pid holding it).
+. "$(dirname "$0")/common.sh"
+cd "$WORK" || exit 1
+pb 1 1 synth --scale small --no-summary -o s.h5
+sum() { cksum "$1" | cut -d' ' -f1-2; }
+s0=$(sum s.h5)
+# refused DESCRIPTION EXPECTED-MESSAGE COMMAND...
+refused() {
+  local d=$1 msg=$2; shift 2
+  out=$("$@" 2>&1); rc=$?
+  check "$d: refused (exit $rc)" [ $rc -ne 0 ]
+  check "$d: says why" sh -c "printf '%s' \"\$1\" | grep -q -- \"\$2\"" _ "$out" "$msg"
+}
+refused "export onto its own store" "the output is the input s.h5" pb 1 1 export s.h5 -o s.h5
+check "the store is intact" [ "$(sum s.h5)" = "$s0" ]
+pb 1 1 export s.h5 -o s.csv
+c0=$(sum s.csv)
+refused "ingest onto its own CSV" "the output is the input s.csv" pb 1 1 ingest s.csv -o s.csv
+check "the CSV is intact" [ "$(sum s.csv)" = "$c0" ]
+ln -s s.csv alias.csv
+refused "ingest onto a link to its CSV" "the output is the input" pb 1 1 ingest s.csv -o alias.csv
+check "the CSV behind the link is intact" [ "$(sum s.csv)" = "$c0" ]
+ln -s s.h5 link.h5
+refused "synth onto a symbolic link" "link.h5: exists and is a symbolic link" pb 1 1 synth --scale small --no-summary -o link.h5
+check "the link is still a link" [ -L link.h5 ]
+refused "export onto a device" "/dev/null: exists and is a device" pb 1 1 export s.h5 -o /dev/null
+mkfifo pipe
+refused "export onto a FIFO" "pipe: exists and is a FIFO" pb 1 1 export s.h5 -o pipe
+check "the FIFO is still a FIFO" [ -p pipe ]
+refused "an empty output path" "needs a value\\|empty output" pb 1 1 export s.h5 -o ""
+refused "an empty output directory" "output" pb 1 1 bounds s.h5 -o ""
+check "nothing written into the filesystem root" [ ! -e /results.h5 ]
+echo "my notes" > notes.txt
+refused "export onto a file that is not pairbound's" "notes.txt: exists and is not a pairbound CSV export; give --force" \
+  pb 1 1 export s.h5 -o notes.txt
+check "the file is intact" [ "$(cat notes.txt)" = "my notes" ]
+pb 1 1 export s.h5 -o notes.txt --force
+check "--force replaces a regular file" cmp -s notes.txt s.csv
+refused "--force never replaces an input" "the output is the input" pb 1 1 export s.h5 -o s.h5 --force
+pb 1 1 export s.h5 -o s.csv
+check "a re-export replaces its own earlier CSV" cmp -s notes.txt s.csv
+mkdir mine && echo x > mine/keep
+refused "a stage into someone's non-empty directory" "give --force" pb 1 1 bounds s.h5 -o mine
+check "their file is intact" [ "$(cat mine/keep)" = x ]
+pb 1 1 bounds s.h5 -o out
+refused "a stage whose output would replace its store" "lies where this stage writes its output" \
+  pb 1 1 bounds out/results.h5 -o out
+check "no temporary left anywhere" sh -c '! ls -a . out out/report | grep -q "\.tmp"'
+
+# two writers at once: hold the lock as a running writer would, then try
+exec 9>out/.pairbound.lock
+flock -n 9 && echo 4242 >&9
+refused "a second writer of one OUTDIR" "out is in use by pid 4242" pb 2 1 bounds s.h5 -o out
+exec 9>s2.h5.lock
+flock -n 9 && echo 4343 >&9
+refused "a second writer of one STORE" "s2.h5 is in use by pid 4343" pb 1 1 synth --scale small --no-summary -o s2.h5
+check "the second writer left no store" [ ! -e s2.h5 ]
+exec 9>&-
+pb 1 1 synth --scale small --no-summary -o s2.h5
+check "once the lock is free the store is written" [ -e s2.h5 ]
+check "and its lock file removed" [ ! -e s2.h5.lock ]
+# real concurrency: two bounds runs into one OUTDIR; exactly one may write
+( pb 1 1 bounds s.h5 -o race > race1.log 2>&1; echo $? > race1.rc ) &
+( pb 1 1 bounds s.h5 -o race > race2.log 2>&1; echo $? > race2.rc ) &
+wait
+check "concurrent writers: at least one succeeds" sh -c 'grep -qx 0 race1.rc || grep -qx 0 race2.rc'
+check "concurrent writers: any loser says the OUTDIR is in use" \
+  sh -c 'for i in 1 2; do grep -qx 0 race$i.rc || grep -q "is in use by pid" race$i.log || exit 1; done'
+pb 1 1 bounds s.h5 -o ref
+check "concurrent writers: the result equals a lone run" cmp -s race/report/bounds.tsv ref/report/bounds.tsv
+check "concurrent writers: results.h5 equals a lone run" same_h5 race/results.h5 ref/results.h5
+finish

@@ -1,0 +1,78 @@
+# pairbound run: every [stage] key reaches the stage exactly as the same option
+# on the command line would, the run seed reaches every stage's streams (bounds
+# seed + 0, verify sample_seed + 3, screen seed + 4; docs/run.md), and bad
+# configurations fail with FILE:LINE and write nothing.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/screen.ini" --no-summary -o "$WORK/s.h5"
+cat > "$WORK/run.ini" <<INI
+[run]
+synth = none
+store = $WORK/s.h5
+output = $WORK/r
+stages = bounds, verify, policy, screen
+seed = 100
+group_draws = 3
+class_draws = 2
+
+[protocol]
+coverage = 0.7
+
+[bounds]
+perm_replicates = 2
+i5 = all
+matched = 0
+
+[verify]
+cells = sample
+sample = 2
+max_class = 5
+
+[policy]
+all = 1
+lambdas = 0.5, 0.25
+
+[screen]
+targets = ES
+probe = TTA=Syn-B:fog-2
+subsets = 3
+subset_tiers = all
+severity_sets = 0
+INI
+pb 2 1 run "$WORK/run.ini" > /dev/null
+check "run exits 0" test $? -eq 0
+# the same analyses from the command line, seeds spelt out (100 + offset)
+pb 2 1 bounds "$WORK/s.h5" --coverage=0.7 --seed 100 --group-draws 3 --perm-replicates=2 --i5 all --no-matched -o "$WORK/b"
+pb 2 1 verify "$WORK/s.h5" --coverage 0.7 --cells sample --sample 2 --sample-seed 103 --max-class=5 -o "$WORK/v"
+pb 2 1 policy "$WORK/s.h5" --coverage 0.7 --all --lambdas=0.5,0.25 -o "$WORK/p"
+pb 2 1 screen "$WORK/s.h5" --coverage 0.7 --seed=104 --group-draws 3 --class-draws 2 --targets ES \
+  --probe TTA=Syn-B:fog-2 --subsets 3 --subset-tiers all --no-severity-sets -o "$WORK/c"
+for d in b:bounds v:verify p:policy c:screen; do
+  dir=${d%%:*} stage=${d#*:}
+  check "run $stage = command line: results.h5" same_h5 "$WORK/r/$stage/results.h5" "$WORK/$dir/results.h5"
+  for f in $(cd "$WORK/$dir/report" && ls); do
+    check "run $stage = command line: $f" cmp -s "$WORK/r/$stage/report/$f" "$WORK/$dir/report/$f"
+  done
+done
+# the screen seed is not screen's standalone default under a run seed of 100
+pb 1 1 screen "$WORK/s.h5" --coverage 0.7 --group-draws 3 --class-draws 2 --targets ES \
+  --probe TTA=Syn-B:fog-2 --subsets 3 --subset-tiers all --no-severity-sets -o "$WORK/c0"
+check "run seed 100 changes screen's streams" sh -c "! cmp -s '$WORK/r/screen/report/screen_intervals.tsv' '$WORK/c0/report/screen_intervals.tsv'"
+
+# bad configurations: FILE:LINE: reason, exit 1, no output
+bad_config() { # bad_config DESCRIPTION LINE REASON CONFIG-TEXT
+  local d=$1 line=$2 why=$3
+  printf '%b' "$4" > "$WORK/bad.ini"
+  "$PAIRBOUND" -v 0 run "$WORK/bad.ini" > /dev/null 2> "$WORK/err.txt"
+  check "$d: exit 1" test $? -eq 1
+  check "$d: message" test "$(cat "$WORK/err.txt")" = "pairbound run: error: $WORK/bad.ini:$line: $why"
+  check "$d: no output" test ! -e "$WORK/bad_out"
+}
+head="[run]\nstore = $WORK/s.h5\noutput = $WORK/bad_out\nstages = screen\n"
+bad_config "unknown key" 7 "unknown key 'draws' in [screen]" "$head\n[screen]\ndraws = 3\n"
+bad_config "unknown section" 6 "unknown section [sreen]" "$head[sreen]\nseed = 3\n"
+bad_config "repeated key" 6 "[run] seed given twice" "$head""seed = 1\nseed = 2\n"
+bad_config "bad value" 7 "[screen] derange must be an integer in [0, 1000], got '-1'" "$head\n[screen]\nderange = -1\n"
+bad_config "bad choice" 7 "[bounds] i5 must be 'none', 'panel' or 'all', got 'some'" "$head\n[bounds]\ni5 = some\n"
+bad_config "command-line-only option" 7 "unknown key 'output' in [verify]" "$head\n[verify]\noutput = x\n"
+finish
