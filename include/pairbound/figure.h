@@ -1,0 +1,41 @@
+/* Report figures: a PNG rendered by gnuplot from a data TSV written beside it
+ * in OUTDIR/report/, linked from the stage's markdown.  When gnuplot is not
+ * installed the data TSV is still written and the markdown says the figure
+ * was skipped, so a report is complete either way. */
+#ifndef PAIRBOUND_FIGURE_H
+#define PAIRBOUND_FIGURE_H
+
+#include <stddef.h>
+
+#include "pairbound/results.h"
+
+struct pb_figure {
+  const char *name;    /* report/NAME.png from report/NAME.tsv */
+  const char *title;   /* figure title (and markdown caption) */
+  const char *xlabel;  /* axis titles, with units */
+  const char *ylabel;
+  /* gnuplot commands run after the common set-up (terminal, output, titles,
+   * tab-separated data, header line skipped via columnheader); the data file
+   * is the gnuplot string variable DATA, e.g.
+   * "plot DATA using 1:2 with linespoints title 'U - S'" */
+  const char *script;
+};
+
+/**
+ * 1 when figures can be rendered: gnuplot (or $PAIRBOUND_GNUPLOT; "none"
+ * disables figures) runs and has the pngcairo terminal.  Checked once per
+ * program name.
+ */
+int pb_figure_available(void);
+
+/**
+ * Rank 0 only: write @p data (@p len bytes: a header line, then tab-separated
+ * rows) as report/NAME.tsv, render report/NAME.png under a temporary name and
+ * rename it into place, and append to @p md the image link (or a line saying
+ * the figure was skipped and why).  A gnuplot failure is an error naming the
+ * figure and gnuplot's message.
+ */
+int pb_figure_write(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+                    struct pb_text *md);
+
+#endif /* PAIRBOUND_FIGURE_H */

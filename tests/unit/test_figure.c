@@ -1,0 +1,124 @@
+/* Report figures (src/figure.c): the data TSV is written verbatim beside the
+ * PNG, the PNG is a real PNG file, a missing gnuplot leaves a complete report
+ * that says the figure was skipped, and a gnuplot error names the figure and
+ * leaves no PNG or temporary behind. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/error.h"
+#include "pairbound/figure.h"
+#include "pairbound/results.h"
+#include "pairbound/util.h"
+
+#include "testlib.h"
+
+static const char data[] = "rho\tup\tdown\n0.1\t0.2\t0.1\n1\t0.5\t0.4\n3\t0.7\t0.6\n";
+
+static const struct pb_figure fig = {
+    .name = "profile",
+    .title = "Fragility profile",
+    .xlabel = "chi-square radius rho",
+    .ylabel = "drift (fraction of inputs)",
+    .script = "plot DATA using 1:2 with linespoints, DATA using 1:3 with linespoints",
+};
+
+static struct pb_results *make_results(const char *sub)
+{
+  struct pb_results *res = NULL;
+  ck_assert_int_eq(pb_results_create(pb_test_path(sub), MPI_COMM_WORLD, "test", &res), PB_OK);
+  return res;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return NULL;
+  char *buf = malloc(1 << 20);
+  *len = fread(buf, 1, 1 << 20, fp);
+  fclose(fp);
+  return buf;
+}
+
+START_TEST(test_figure_rendered)
+{
+  unsetenv("PAIRBOUND_GNUPLOT");
+  if (!pb_figure_available()) {
+    printf("gnuplot with pngcairo is not installed: rendering not tested here\n");
+    return;
+  }
+  struct pb_results *res = make_results("fig1");
+  struct pb_text md = {0};
+  ck_assert_int_eq(pb_figure_write(res, &fig, data, strlen(data), &md), PB_OK);
+  size_t n;
+  char *tsv = slurp(pb_test_path("fig1/report/profile.tsv"), &n);
+  ck_assert_ptr_nonnull(tsv);
+  ck_assert_uint_eq(n, strlen(data));
+  ck_assert(memcmp(tsv, data, n) == 0);
+  char *png = slurp(pb_test_path("fig1/report/profile.png"), &n);
+  ck_assert_ptr_nonnull(png);
+  ck_assert_uint_gt(n, 1000);
+  ck_assert(memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
+  ck_assert(!pb_test_exists(pb_test_path("fig1/report/profile.png.tmp")));
+  ck_assert_ptr_nonnull(strstr(md.buf, "![Fragility profile](profile.png)"));
+  free(tsv);
+  free(png);
+  pb_text_free(&md);
+  pb_results_close(res);
+}
+END_TEST
+
+START_TEST(test_figure_skipped_without_gnuplot)
+{
+  setenv("PAIRBOUND_GNUPLOT", "none", 1);
+  ck_assert_int_eq(pb_figure_available(), 0);
+  struct pb_results *res = make_results("fig2");
+  struct pb_text md = {0};
+  ck_assert_int_eq(pb_figure_write(res, &fig, data, strlen(data), &md), PB_OK);
+  ck_assert(pb_test_exists(pb_test_path("fig2/report/profile.tsv")));
+  ck_assert(!pb_test_exists(pb_test_path("fig2/report/profile.png")));
+  ck_assert_ptr_nonnull(strstr(md.buf, "skipped"));
+  ck_assert_ptr_nonnull(strstr(md.buf, "profile.tsv"));
+  /* a program that does not exist is the same as none */
+  setenv("PAIRBOUND_GNUPLOT", "/nonexistent/gnuplot", 1);
+  ck_assert_int_eq(pb_figure_available(), 0);
+  unsetenv("PAIRBOUND_GNUPLOT");
+  pb_text_free(&md);
+  pb_results_close(res);
+}
+END_TEST
+
+START_TEST(test_figure_gnuplot_error)
+{
+  unsetenv("PAIRBOUND_GNUPLOT");
+  if (!pb_figure_available()) return;
+  struct pb_figure bad = fig;
+  bad.script = "plot DATA using 1:2 with nosuchstyle";
+  struct pb_results *res = make_results("fig3");
+  struct pb_text md = {0};
+  ck_assert_int_eq(pb_figure_write(res, &bad, data, strlen(data), &md), PB_FAIL);
+  ck_assert_ptr_nonnull(strstr(pb_error_message(), "figure profile"));
+  ck_assert(!pb_test_exists(pb_test_path("fig3/report/profile.png")));
+  ck_assert(!pb_test_exists(pb_test_path("fig3/report/profile.png.tmp")));
+  ck_assert(!pb_test_exists(pb_test_path("fig3/report/profile.png.log")));
+  pb_text_free(&md);
+  pb_results_close(res);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("figure");
+  TCase *tc = tcase_create("figure");
+  tcase_add_test(tc, test_figure_rendered);
+  tcase_add_test(tc, test_figure_skipped_without_gnuplot);
+  tcase_add_test(tc, test_figure_gnuplot_error);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(suite()); }
