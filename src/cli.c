@@ -13,6 +13,7 @@
 
 #include "pairbound/config.h"
 #include "pairbound/error.h"
+#include "pairbound/exact.h"
 #include "pairbound/identify.h"
 #include "pairbound/policy.h"
 #include "pairbound/ingest.h"
@@ -815,6 +816,11 @@ static int pb_cli__screen(struct pb_cli *cli, int argc, char **argv)
   return rc;
 }
 
+static int pb_cli__exact(struct pb_cli *cli, int argc, char **argv)
+{
+  return pb_exact_main(argc, argv, cli->provenance);
+}
+
 /* ------------------------------------------------------------------ table */
 
 static const struct pb_cli_command pb_cli__table[] = {
@@ -948,6 +954,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
+  {"exact", pb_exact_synopsis, pb_exact_help, pb_cli__exact},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

@@ -115,4 +115,10 @@ void pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k
 int pb_exact_logistic_fit(int64_t n, int d, const double *x, const int *y, double lambda, double *beta);
 double pb_exact_logistic_predict(int d, const double *beta, const double *x);
 
+/* ---- `pairbound exact score` (src/exact_stage.c) */
+extern const char pb_exact_synopsis[];
+extern const char pb_exact_help[];
+/** Run `pairbound exact score ...` (argv[0] = "exact") on MPI_COMM_WORLD; returns the exit status. */
+int pb_exact_main(int argc, char **argv, const char *provenance);
+
 #endif /* PAIRBOUND_EXACT_H */
