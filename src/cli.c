@@ -27,6 +27,7 @@
 #include "pairbound/synth.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
+#include "pairbound/world.h"
 #include "cli.h"
 
 #define PB_EXIT_OK 0
@@ -816,6 +817,12 @@ static int pb_cli__screen(struct pb_cli *cli, int argc, char **argv)
   return rc;
 }
 
+static int pb_cli__world(struct pb_cli *cli, int argc, char **argv)
+{
+  (void)cli;
+  return pb_world_main(argc, argv);
+}
+
 static int pb_cli__exact(struct pb_cli *cli, int argc, char **argv)
 {
   return pb_exact_main(argc, argv, cli->provenance);
@@ -954,6 +961,7 @@ static const struct pb_cli_command pb_cli__table[] = {
    "                       draw per source shared by its cells; default 0 = none; the paper uses 200)\n"
    PB_CLI_PROTOCOL_HELP,
    pb_cli__screen},
+  {"world", pb_world_synopsis, pb_world_help, pb_cli__world},
   {"exact", pb_exact_synopsis, pb_exact_help, pb_cli__exact},
   {"run", "pairbound run [CONFIG] [--store STORE] [-o OUTDIR]",
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"

@@ -175,7 +175,7 @@ static void pb_world__enumerate(struct pb_world *w)
   const struct pb_world_spec *sp = w->spec;
   double *num = pb_calloc((size_t)w->n_sub, sizeof(double)), *den = pb_calloc((size_t)w->n_sub, sizeof(double));
   int z[PB_WORLD_MAX_FACTORS] = {0};
-  double prior = 0.0;
+  double prior = 0.0, mass = 0.0;
   for (int64_t s = 0; s < w->n_sub; s++) {
     double p = pb_world__state_prob(sp, z), q = 0.0;
     for (int r = 0; r < sp->n_residual; r++)
@@ -186,16 +186,16 @@ static void pb_world__enumerate(struct pb_world *w)
     den[v] += p;
     num[v] += p * q;
     prior += p * q;
+    mass += p;
     for (int j = sp->n_factors - 1; j >= 0 && ++z[j] == sp->factors[j].radix; j--) z[j] = 0;
   }
-  double err = 0.0, ent = 0.0, mass = 0.0;
+  double err = 0.0, ent = 0.0;
   for (int64_t v = 0; v < w->n_sub; v++) {
     if (den[v] == 0.0) continue;
     double px = num[v] / den[v];
     w->pstar[v] = px;
     err += den[v] * (px < 1.0 - px ? px : 1.0 - px);
     ent += den[v] * pb_world__h2(px);
-    mass += den[v];
   }
   for (int64_t s = 0; s < w->n_sub; s++) {
     int64_t v = s, rest = s;
@@ -206,8 +206,8 @@ static void pb_world__enumerate(struct pb_world *w)
     }
     w->pstar[s] = w->pstar[v];
   }
-  /* the law sums to 1 up to rounding; dividing by the enumerated mass keeps
-   * eps* + A* = 1 exactly as sums of the same terms */
+  /* the law sums to 1 up to rounding: normalise by its enumerated mass, summed
+   * in the same state order at every level so the prior does not move */
   w->summary.bayes_error = err / mass;
   w->summary.bayes_accuracy = (mass - err) / mass;
   w->summary.positive_prior = prior / mass;

@@ -92,4 +92,10 @@ void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t strea
  */
 int pb_world_pstar(const struct pb_world *w, const double *x, double *pstar);
 
+/* ---- `pairbound world info|sample` (src/world_stage.c) */
+extern const char pb_world_synopsis[];
+extern const char pb_world_help[];
+/** Run `pairbound world VERB [options]` (argv[0] = "world") on MPI_COMM_WORLD; returns the exit status. */
+int pb_world_main(int argc, char **argv);
+
 #endif /* PAIRBOUND_WORLD_H */
