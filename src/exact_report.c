@@ -214,14 +214,14 @@ static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const s
 static const struct pb_figure pb_exact__fig_mc = {
   "exact_mc", "Empirical MC error over calibration sample size", "calibration inputs n", "MC error (probability)",
   "plot DATA using 1:5:6 with filledcurves lc rgb '#c8c8ff' title 'reference MC, 95% Hoeffding band', "
-  "DATA using 1:4 with lines lc rgb 'navy' title 'reference MC', "
-  "DATA using 1:2:3 with yerrorlines lc rgb 'maroon' title 'empirical MC (mean +- sd)'"};
+  "DATA using 1:4 with lines lc rgb '#000080' title 'reference MC', "
+  "DATA using 1:2:3 with yerrorlines lc rgb '#800000' title 'empirical MC (mean +- sd)'"};
 static const struct pb_figure pb_exact__fig_ho = {
   "exact_ho", "Higher-order and snapshot calibration errors over k", "labels per input k",
   "population-weighted W1 (probability)",
-  "set logscale x; plot DATA using 1:2 with linespoints lc rgb 'navy' title 'E_HO (fitted)', "
-  "DATA using 1:3 with linespoints lc rgb 'maroon' title 'E_k (fitted)', "
-  "DATA using 1:4 with linespoints dt 3 lc rgb 'maroon' title 'E_k (before fitting)', "
+  "set logscale x; plot DATA using 1:2 with linespoints lc rgb '#000080' title 'E_HO (fitted)', "
+  "DATA using 1:3 with linespoints lc rgb '#800000' title 'E_k (fitted)', "
+  "DATA using 1:4 with linespoints dt 3 lc rgb '#800000' title 'E_k (before fitting)', "
   "DATA using 1:5 with linespoints dt 3 pt 12 lc rgb 'black' title 'delta_k'"};
 static const struct pb_figure pb_exact__fig_knn = {
   "exact_knn", "Bayes-error estimator intervals against the exact Bayes error", "sample size n",

@@ -157,7 +157,7 @@ static int pb_exact__cases_meta(const char *path, int64_t line, char *buf, char 
 {
   char key[64], val[128];
   if (sscanf(buf, "# %63s %127s", key, val) != 2) return PB_OK;
-  char *end;
+  char *end = val + strlen(val);
   if (!strcmp(key, "world")) snprintf(world, 32, "%.31s", val);
   else if (!strcmp(key, "level")) snprintf(level, 32, "%.31s", val);
   else if (!strcmp(key, "residual_scale")) *scale = strtod(val, &end);
