@@ -282,8 +282,9 @@ static int pb_exact__knn_vote(int64_t ntrain, int d, const double *x, const int 
 }
 
 /* Cover and Hart (1967): R_1NN <= 2 R*(1 - R*) asymptotically, so
- * R* >= (1 - sqrt(1 - 2 R_1NN)) / 2; Devroye (1981): for odd k,
- * R_kNN <= R* (1 + sqrt(2 / k)).  Both also give R* <= R_NN. */
+ * R* >= (1 - sqrt(1 - 2 R_1NN)) / 2; Devroye's (1981) refinement for odd k,
+ * in the form R_kNN <= R* (1 + sqrt(2 / k)) (our choice of its constant,
+ * docs/exact.md).  Both also give R* <= R_NN. */
 void pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, struct pb_exact_nn *out)
 {
   int64_t ntrain = n / 2, ntest = n - ntrain;

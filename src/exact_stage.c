@@ -811,6 +811,17 @@ static void pb_exact__score_cases(const struct pb_exact_cases *c, const struct p
   free(mem);
 }
 
+/* Phase times of the slowest rank (the bench reads this line). */
+static void pb_exact__timings(MPI_Comm comm, const double *t, int64_t reference)
+{
+  double d[5] = {t[1] > 0 ? t[1] - t[0] : 0.0, t[2] > 0 ? t[2] - t[1] : 0.0, t[1] > 0 ? t[3] - t[2] : 0.0,
+                 t[4] - t[3], t[5] - t[4]};
+  MPI_Allreduce(MPI_IN_PLACE, d, 5, MPI_DOUBLE, MPI_MAX, comm);
+  pb_message("exact: reference %.3f s (%lld inputs, %.2f M inputs/s); higher-order %.3f s; empirical MC %.3f s; "
+             "kNN sweep %.3f s; write %.3f s",
+             d[0], (long long)reference, d[0] > 0 ? reference / d[0] / 1e6 : 0.0, d[1], d[2], d[3], d[4]);
+}
+
 static int pb_exact__run(MPI_Comm comm, const struct pb_exact_options *o, const char *provenance)
 {
   struct pb_exact_cases c;
@@ -820,7 +831,7 @@ static int pb_exact__run(MPI_Comm comm, const struct pb_exact_options *o, const 
   struct pb_exact_law law[PB_EXACT_BINS] = {{0}};
   int64_t mass[PB_EXACT_BINS];
   struct pb_results *res = NULL;
-  double *q = NULL;
+  double *q = NULL, t[6] = {0};
   int status = PB_FAIL;
   if (pb_exact__cases_read(o->cases, &c)) goto done;
   if (pb_exact__predictor(o->predictions, &c, o->lambda, &p)) goto done;
@@ -838,16 +849,23 @@ static int pb_exact__run(MPI_Comm comm, const struct pb_exact_options *o, const 
   r.n_sizes = o->n_sizes;
   r.resamples = o->resamples;
   memcpy(r.sizes, o->sizes, sizeof r.sizes);
+  t[0] = MPI_Wtime();
   if (p.kind != PB_EXACT_PRED_FILE) {
     if (pb_exact__reference(comm, c.world, &p, &g, c.seed, o->reference, &r, law, mass)) goto done;
+    t[1] = MPI_Wtime();
     pb_exact__higher_order(c.world, &p, c.seed, o->calibration, law, mass, o->reference, &r);
+    t[2] = MPI_Wtime();
     pb_exact__empirical_mc(c.world, &p, &g, c.seed, &r);
   }
+  t[3] = MPI_Wtime();
   if (pb_exact__encodable(c.world) && pb_exact__knn_sweep(comm, c.world, &r)) goto done;
+  t[4] = MPI_Wtime();
   if (pb_results_create(o->outdir, comm, provenance, &res)) goto done;
   if (pb_exact_report_write(res, c.world, &p, &g, &r)) goto done;
   status = pb_results_commit(res);
   res = NULL;
+  t[5] = MPI_Wtime();
+  pb_exact__timings(comm, t, o->reference);
 done:
   if (res) pb_results_close(res);
   for (int b = 0; b < PB_EXACT_BINS; b++) pb_exact_law_free(&law[b]);
