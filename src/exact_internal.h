@@ -9,6 +9,8 @@
 #include "pairbound/results.h"
 #include "pairbound/world.h"
 
+#include <mpi.h>
+
 #define PB_EXACT_MAX_SIZES 8
 #define PB_EXACT_NSEEDS 3
 #define PB_EXACT_KNN_K 5
@@ -80,7 +82,32 @@ struct pb_exact_result {
   struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS];
 };
 
-int pb_exact_report_write(struct pb_results *res, const struct pb_world *w, const struct pb_exact_predictor *pred,
-                          const struct pb_exact_groups *groups, const struct pb_exact_result *r);
+/* Cases with their visible attributes, labels and exact p* (a CASES file or drawn). */
+struct pb_exact_cases {
+  struct pb_world *world;  /* owned */
+  uint64_t seed, stream;
+  int64_t n, cap;
+  int na;
+  uint64_t *index;
+  double *x, *pstar;
+  int *y;
+};
+void pb_exact_cases_free(struct pb_exact_cases *c);
+
+/* One predictor evaluated on one set of cases. */
+struct pb_exact_eval {
+  struct pb_exact_predictor pred;
+  struct pb_exact_groups groups;
+  struct pb_exact_result r;
+  double t[6];  /* phase clock: start, reference, higher-order, empirical MC, kNN, write */
+};
+int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char *pred, const double *qfile,
+                      const struct pb_exact_options *o, int knn, struct pb_exact_eval *e);
+void pb_exact_eval_free(struct pb_exact_eval *e);
+
+/** One evaluation's datasets under @p prefix (e.g. "/exact") of results.h5 (collective). */
+int pb_exact_report_h5(struct pb_results *res, const char *prefix, const struct pb_exact_result *r);
+/** results.h5 /exact, report/exact_*.tsv, figures and report/exact.md of one evaluation (collective). */
+int pb_exact_report_write(struct pb_results *res, const struct pb_world *w, const struct pb_exact_eval *e);
 
 #endif /* PAIRBOUND_EXACT_INTERNAL_H */

@@ -132,17 +132,7 @@ static int pb_exact__parse(int rank, int argc, char **argv, struct pb_exact_opti
 }
 
 /* ---------------------------------------------------------------- inputs */
-struct pb_exact_cases {
-  struct pb_world *world;
-  uint64_t seed, stream;
-  int64_t n, cap;
-  int na;
-  uint64_t *index;
-  double *x, *pstar;
-  int *y;
-};
-
-static void pb_exact__cases_free(struct pb_exact_cases *c)
+void pb_exact_cases_free(struct pb_exact_cases *c)
 {
   if (c->world) pb_world_free(c->world);
   free(c->index);
@@ -345,6 +335,12 @@ static double pb_exact__predict(const struct pb_world *w, const struct pb_exact_
   case PB_EXACT_PRED_LOGISTIC: pb_exact__encode(w, x, scratch); return pb_exact_logistic_predict(p->d, p->beta, scratch);
   default: return NAN;
   }
+}
+
+/* 1 when @p spec names a built-in predictor rather than a predictions file. */
+static int pb_exact__builtin(const char *spec)
+{
+  return !strcmp(spec, "pstar") || !strcmp(spec, "prior") || !strncmp(spec, "logistic:n=", 11);
 }
 
 /* Built-in predictor from its name; logistic:n=N trains on rows [0, N) of the cases' stream. */
@@ -822,58 +818,83 @@ static void pb_exact__timings(MPI_Comm comm, const double *t, int64_t reference)
              d[0], (long long)reference, d[0] > 0 ? reference / d[0] / 1e6 : 0.0, d[1], d[2], d[3], d[4]);
 }
 
+void pb_exact_eval_free(struct pb_exact_eval *e)
+{
+  free(e->pred.beta);
+  free(e->r.emp_mc);
+  pb_exact__groups_free(&e->groups);
+  memset(e, 0, sizeof *e);
+}
+
+/* Everything of one predictor on one set of cases: scores on the cases, and
+ * for a built-in predictor the population reference, the higher-order
+ * comparison and the empirical-MC sweep; the kNN sweep when @p knn.
+ * @p qfile: the forecasts of a predictions file (NULL for a built-in name). */
+int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char *pred, const double *qfile,
+                      const struct pb_exact_options *o, int knn, struct pb_exact_eval *e)
+{
+  struct pb_exact_law law[PB_EXACT_BINS] = {{0}};
+  int64_t mass[PB_EXACT_BINS];
+  double *q = pb_malloc(sizeof(double) * (size_t)c->n), *t = e->t;
+  int status = PB_FAIL;
+  memset(e, 0, sizeof *e);
+  if (pb_exact__predictor(pred, c, o->lambda, &e->pred)) goto done;
+  if (qfile) e->pred.kind = PB_EXACT_PRED_FILE;
+  pb_world_summary(c->world, &e->r.world);
+  pb_exact__groups(c->world, c->seed, &e->groups);
+  if (qfile) {
+    memcpy(q, qfile, sizeof(double) * (size_t)c->n);
+  } else {
+    double *f = pb_malloc(sizeof(double) * (size_t)(e->pred.d + 1));
+    for (int64_t i = 0; i < c->n; i++) q[i] = pb_exact__predict(c->world, &e->pred, c->x + i * c->na, c->pstar[i], f);
+    free(f);
+  }
+  pb_exact__score_cases(c, &e->groups, q, &e->r);
+  e->r.n_sizes = o->n_sizes;
+  e->r.resamples = o->resamples;
+  memcpy(e->r.sizes, o->sizes, sizeof e->r.sizes);
+  t[0] = MPI_Wtime();
+  if (!qfile) {
+    if (pb_exact__reference(comm, c->world, &e->pred, &e->groups, c->seed, o->reference, &e->r, law, mass)) goto done;
+    t[1] = MPI_Wtime();
+    pb_exact__higher_order(c->world, &e->pred, c->seed, o->calibration, law, mass, o->reference, &e->r);
+    t[2] = MPI_Wtime();
+    pb_exact__empirical_mc(c->world, &e->pred, &e->groups, c->seed, &e->r);
+  }
+  t[3] = MPI_Wtime();
+  if (knn && pb_exact__encodable(c->world) && pb_exact__knn_sweep(comm, c->world, &e->r)) goto done;
+  t[4] = MPI_Wtime();
+  status = PB_OK;
+done:
+  for (int b = 0; b < PB_EXACT_BINS; b++) pb_exact_law_free(&law[b]);
+  free(q);
+  return status;
+}
+
 static int pb_exact__run(MPI_Comm comm, const struct pb_exact_options *o, const char *provenance)
 {
   struct pb_exact_cases c;
-  struct pb_exact_predictor p = {0};
-  struct pb_exact_groups g = {0};
-  struct pb_exact_result r = {0};
-  struct pb_exact_law law[PB_EXACT_BINS] = {{0}};
-  int64_t mass[PB_EXACT_BINS];
+  struct pb_exact_eval e = {0};
   struct pb_results *res = NULL;
-  double *q = NULL, t[6] = {0};
+  double *qfile = NULL;
   int status = PB_FAIL;
   if (pb_exact__cases_read(o->cases, &c)) goto done;
-  if (pb_exact__predictor(o->predictions, &c, o->lambda, &p)) goto done;
-  pb_world_summary(c.world, &r.world);
-  pb_exact__groups(c.world, c.seed, &g);
-  q = pb_malloc(sizeof(double) * (size_t)c.n);
-  if (p.kind == PB_EXACT_PRED_FILE) {
-    if (pb_exact__predictions_read(o->predictions, c.n, q)) goto done;
-  } else {
-    double *f = pb_malloc(sizeof(double) * (size_t)(p.d + 1));
-    for (int64_t i = 0; i < c.n; i++) q[i] = pb_exact__predict(c.world, &p, c.x + i * c.na, c.pstar[i], f);
-    free(f);
+  if (!pb_exact__builtin(o->predictions)) {
+    qfile = pb_malloc(sizeof(double) * (size_t)c.n);
+    if (pb_exact__predictions_read(o->predictions, c.n, qfile)) goto done;
   }
-  pb_exact__score_cases(&c, &g, q, &r);
-  r.n_sizes = o->n_sizes;
-  r.resamples = o->resamples;
-  memcpy(r.sizes, o->sizes, sizeof r.sizes);
-  t[0] = MPI_Wtime();
-  if (p.kind != PB_EXACT_PRED_FILE) {
-    if (pb_exact__reference(comm, c.world, &p, &g, c.seed, o->reference, &r, law, mass)) goto done;
-    t[1] = MPI_Wtime();
-    pb_exact__higher_order(c.world, &p, c.seed, o->calibration, law, mass, o->reference, &r);
-    t[2] = MPI_Wtime();
-    pb_exact__empirical_mc(c.world, &p, &g, c.seed, &r);
-  }
-  t[3] = MPI_Wtime();
-  if (pb_exact__encodable(c.world) && pb_exact__knn_sweep(comm, c.world, &r)) goto done;
-  t[4] = MPI_Wtime();
+  if (pb_exact_evaluate(comm, &c, o->predictions, qfile, o, 1, &e)) goto done;
   if (pb_results_create(o->outdir, comm, provenance, &res)) goto done;
-  if (pb_exact_report_write(res, c.world, &p, &g, &r)) goto done;
+  if (pb_exact_report_write(res, c.world, &e)) goto done;
   status = pb_results_commit(res);
   res = NULL;
-  t[5] = MPI_Wtime();
-  pb_exact__timings(comm, t, o->reference);
+  e.t[5] = MPI_Wtime();
+  pb_exact__timings(comm, e.t, o->reference);
 done:
   if (res) pb_results_close(res);
-  for (int b = 0; b < PB_EXACT_BINS; b++) pb_exact_law_free(&law[b]);
-  free(q);
-  free(p.beta);
-  free(r.emp_mc);
-  pb_exact__groups_free(&g);
-  pb_exact__cases_free(&c);
+  free(qfile);
+  pb_exact_eval_free(&e);
+  pb_exact_cases_free(&c);
   return status;
 }
 
