@@ -11,7 +11,6 @@
 
 #include <mpi.h>
 
-#define PB_EXACT_MAX_SIZES 8
 #define PB_EXACT_NSEEDS 3
 #define PB_EXACT_KNN_K 5
 
@@ -26,15 +25,6 @@ enum {
 };
 /* RNG analysis id of the k labels per calibration input (item = input, replicate = k). */
 #define PB_RNG_EXACT 0x45580000u
-
-struct pb_exact_options {
-  const char *cases, *predictions, *outdir;
-  int64_t reference, calibration;
-  int resamples;
-  double lambda;
-  int n_sizes;
-  int64_t sizes[PB_EXACT_MAX_SIZES];
-};
 
 enum pb_exact_pred_kind { PB_EXACT_PRED_FILE, PB_EXACT_PRED_PSTAR, PB_EXACT_PRED_PRIOR, PB_EXACT_PRED_LOGISTIC };
 
@@ -93,6 +83,8 @@ struct pb_exact_cases {
   int *y;
 };
 void pb_exact_cases_free(struct pb_exact_cases *c);
+/** Take @p w and draw its cases [first, first + n) of stream 0 of @p seed. */
+void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c);
 
 /* One predictor evaluated on one set of cases. */
 struct pb_exact_eval {

@@ -26,8 +26,9 @@
 #define PB_EXACT_QUARTILE_N 100000 /* inputs behind the fixed population quartiles */
 
 const char pb_exact_synopsis[] =
-  "pairbound exact score CASES PREDICTIONS|pstar|prior|logistic:n=N -o OUTDIR [--reference N] [--calibration N]\n"
-  "       [--resamples R] [--lambda L] [--sizes a,b,..]";
+  "pairbound exact score CASES PREDICTIONS|pstar|prior|logistic:n=N -o OUTDIR [options]\n"
+  "       pairbound exact worlds [--worlds a,b] [--levels a,b] [--predictors a,b] [--seed S] [--first I]\n"
+  "       [--cases N] -o OUTDIR [options]";
 
 const char pb_exact_help[] =
   "Score positive-class probability forecasts against exact class probabilities (seed 002; docs/exact.md,\n"
@@ -35,17 +36,26 @@ const char pb_exact_help[] =
   "[0.001, 0.999], ECE and multicalibration error over groups x 10 bins on a sampled population reference\n"
   "with a simultaneous Hoeffding band and the empirical estimator over calibration resamples, higher-order\n"
   "and k-snapshot calibration errors, and the 1NN / kNN Bayes-error estimators over sample sizes.\n\n"
-  "  CASES                a cases file from `pairbound world sample` (its header names world, level, seed)\n"
-  "  PREDICTIONS          a file with one probability per case (lines in case order; '#' lines and a\n"
-  "                       header line `q` are skipped), or a built-in predictor: pstar (exact p*), prior\n"
-  "                       (the class prior), logistic:n=N (L2 logistic regression on rows 0..N-1 of the\n"
-  "                       cases' stream, which must not overlap the cases)\n"
+  "  score CASES PRED     CASES: a cases file from `pairbound world sample` (its header names world, level,\n"
+  "                       seed); PRED: a file with one probability per case (lines in case order; '#'\n"
+  "                       lines and a header line `q` are skipped), or a built-in predictor: pstar (exact\n"
+  "                       p*), prior (the class prior), logistic:n=N (L2 logistic regression on rows\n"
+  "                       0..N-1 of the cases' stream, which must not overlap the cases)\n"
+  "  worlds               score built-in predictors in every world x level on cases drawn directly\n"
+  "                       (rows FIRST.. of stream 0 of SEED, as `world sample`); KL by world and level\n"
   "  -o, --output OUTDIR  output directory (results.h5 /exact, report/exact*.tsv, report/exact.md)\n"
   "  --reference N        population reference inputs for built-in predictors (default 1000000)\n"
   "  --calibration N      calibration inputs of the higher-order comparison (default 2000)\n"
-  "  --resamples R        calibration resamples of the empirical MC estimator (default 10)\n"
-  "  --lambda L           L2 penalty of the logistic regression (default 1)\n"
-  "  --sizes a,b,..       sample sizes of the empirical MC and kNN sweeps (default 200,500,1000,2000,4000)\n";
+  "  --resamples R        calibration resamples of the empirical MC estimator, 1..1000 (default 10)\n"
+  "  --lambda L           L2 penalty of the logistic regression, >= 0 (default 1)\n"
+  "  --sizes a,b,..       1-8 sample sizes >= 10 of the empirical MC and kNN sweeps\n"
+  "                       (default 200,500,1000,2000,4000)\n"
+  "  --worlds a,b         worlds: covert, credit, review (default all three)\n"
+  "  --levels a,b         hiding levels: low, medium, high (default all three)\n"
+  "  --predictors a,b     built-in predictors (default pstar,prior,logistic:n=1000)\n"
+  "  --seed S             seed of the drawn cases and every population stream (default 2032)\n"
+  "  --first I            first case index (default 1000, after the training rows as in A.5)\n"
+  "  --cases N            cases per world and level (default 500)\n";
 
 /* ---------------------------------------------------------------- options */
 static int pb_exact__usage(int rank, const char *fmt, const char *arg)
@@ -82,51 +92,115 @@ static int pb_exact__sizes(const char *s, struct pb_exact_options *o)
   return o->n_sizes > 0 ? PB_OK : PB_FAIL;
 }
 
+void pb_exact_options_default(struct pb_exact_options *o)
+{
+  *o = (struct pb_exact_options){.reference = 1000000, .calibration = 2000, .resamples = 10, .lambda = 1.0,
+                                 .n_sizes = 5, .sizes = {200, 500, 1000, 2000, 4000}, .seed = 2032, .first = 1000,
+                                 .n_cases = 500};
+  o->worlds = pb_strdup("covert,credit,review");
+  o->levels = pb_strdup("low,medium,high");
+  o->predictors = pb_strdup("pstar,prior,logistic:n=1000");
+}
+
+void pb_exact_options_free(struct pb_exact_options *o)
+{
+  free(o->worlds);
+  free(o->levels);
+  free(o->predictors);
+  o->worlds = o->levels = o->predictors = NULL;
+}
+
+/* Replace an owned list by @p v with the spaces around its items dropped, checking each item against
+ * @p valid ("a|b|c"; NULL: any word). */
+static int pb_exact__list(char **dst, const char *v, const char *valid)
+{
+  char *copy = pb_strdup(v), *out = pb_calloc(strlen(v) + 1, 1), *save = NULL;
+  int n = 0, ok = 1;
+  for (char *t = strtok_r(copy, ", ", &save); t && ok; t = strtok_r(NULL, ", ", &save), n++) {
+    char pat[80], all[80];
+    snprintf(pat, sizeof pat, "|%s|", t);
+    snprintf(all, sizeof all, "|%s|", valid ? valid : "");
+    ok = !valid || strstr(all, pat) != NULL;
+    if (n) strcat(out, ",");
+    strcat(out, t);
+  }
+  free(copy);
+  if (!ok || n == 0) {
+    free(out);
+    return PB_FAIL;
+  }
+  free(*dst);
+  *dst = out;
+  return PB_OK;
+}
+
+/* Option by long name (a run configuration's key with '_' read as '-'). */
+int pb_exact_options_set(struct pb_exact_options *o, const char *key, const char *v)
+{
+  char k[64], *end;
+  snprintf(k, sizeof k, "%s", key);
+  for (char *c = k; *c; c++)
+    if (*c == '_') *c = '-';
+  int bad = 0;
+  int64_t n = 0;
+  if (!strcmp(k, "reference")) bad = pb_exact__count(v, 1, &o->reference);
+  else if (!strcmp(k, "calibration")) bad = pb_exact__count(v, 1, &o->calibration);
+  else if (!strcmp(k, "cases")) bad = pb_exact__count(v, 1, &o->n_cases);
+  else if (!strcmp(k, "sizes")) bad = pb_exact__sizes(v, o);
+  else if (!strcmp(k, "worlds")) bad = pb_exact__list(&o->worlds, v, "covert|credit|review");
+  else if (!strcmp(k, "levels")) bad = pb_exact__list(&o->levels, v, "low|medium|high");
+  else if (!strcmp(k, "predictors")) bad = pb_exact__list(&o->predictors, v, NULL);
+  else if (!strcmp(k, "lambda")) {
+    o->lambda = strtod(v, &end);
+    bad = *end || end == v || !(o->lambda >= 0);
+  } else if (!strcmp(k, "resamples") || !strcmp(k, "seed") || !strcmp(k, "first")) {
+    bad = pb_exact__count(v, k[0] == 'r', &n) || (k[0] == 'r' && n > 1000);
+    if (k[0] == 'r') o->resamples = (int)n;
+    else if (k[0] == 's') o->seed = (uint64_t)n;
+    else o->first = (uint64_t)n;
+  } else {
+    pb_error_set("unknown option '%s'", key);
+    return PB_FAIL;
+  }
+  if (bad) pb_error_set("%s: bad value '%s' (pairbound exact --help gives the ranges)", key, v);
+  return bad ? PB_FAIL : PB_OK;
+}
+
 /* -1 on success, else the exit status. */
 static int pb_exact__parse(int rank, int argc, char **argv, struct pb_exact_options *o)
 {
-  enum { O_REF = 1000, O_CAL, O_RES, O_LAMBDA, O_SIZES };
   static const struct option lo[] = {
-    {"output", required_argument, NULL, 'o'}, {"reference", required_argument, NULL, O_REF},
-    {"calibration", required_argument, NULL, O_CAL}, {"resamples", required_argument, NULL, O_RES},
-    {"lambda", required_argument, NULL, O_LAMBDA}, {"sizes", required_argument, NULL, O_SIZES},
+    {"output", required_argument, NULL, 'o'}, {"reference", required_argument, NULL, 0},
+    {"calibration", required_argument, NULL, 0}, {"resamples", required_argument, NULL, 0},
+    {"lambda", required_argument, NULL, 0}, {"sizes", required_argument, NULL, 0},
+    {"worlds", required_argument, NULL, 0}, {"levels", required_argument, NULL, 0},
+    {"predictors", required_argument, NULL, 0}, {"seed", required_argument, NULL, 0},
+    {"first", required_argument, NULL, 0}, {"cases", required_argument, NULL, 0},
     {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-  *o = (struct pb_exact_options){.reference = 1000000, .calibration = 2000, .resamples = 10, .lambda = 1.0,
-                                 .n_sizes = 5, .sizes = {200, 500, 1000, 2000, 4000}};
-  int64_t v;
-  char *end;
   opterr = 0;
   optind = 1;
-  for (int c; (c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1;) {
-    switch (c) {
-    case 'o': o->outdir = optarg; break;
-    case O_REF:
-      if (pb_exact__count(optarg, 1, &o->reference)) return pb_exact__usage(rank, "--reference must be a positive integer, got '%s'", optarg);
-      break;
-    case O_CAL:
-      if (pb_exact__count(optarg, 1, &o->calibration)) return pb_exact__usage(rank, "--calibration must be a positive integer, got '%s'", optarg);
-      break;
-    case O_RES:
-      if (pb_exact__count(optarg, 1, &v) || v > 1000) return pb_exact__usage(rank, "--resamples must be in 1..1000, got '%s'", optarg);
-      o->resamples = (int)v;
-      break;
-    case O_LAMBDA:
-      o->lambda = strtod(optarg, &end);
-      if (*end || end == optarg || !(o->lambda >= 0)) return pb_exact__usage(rank, "--lambda must be a number >= 0, got '%s'", optarg);
-      break;
-    case O_SIZES:
-      if (pb_exact__sizes(optarg, o)) return pb_exact__usage(rank, "--sizes takes 1 to 8 comma-separated integers >= 10, got '%s'", optarg);
-      break;
-    case 'h':
+  int idx;
+  for (int c; (c = getopt_long(argc, argv, "o:h", lo, &idx)) != -1;) {
+    if (c == 'o') o->outdir = optarg;
+    else if (c == 0) {
+      if (pb_exact_options_set(o, lo[idx].name, optarg)) return pb_exact__usage(rank, "--%s", pb_error_message());
+    } else if (c == 'h') {
       if (rank == 0) printf("usage: %s\n\n%s", pb_exact_synopsis, pb_exact_help);
       return 0;
-    default: return pb_exact__usage(rank, "unknown option or missing value '%s'", argv[optind - 1]);
+    } else {
+      return pb_exact__usage(rank, "unknown option or missing value '%s'", argv[optind - 1]);
     }
   }
-  if (optind >= argc || strcmp(argv[optind], "score") != 0) return pb_exact__usage(rank, "%s", "the verb must be `score`");
-  if (argc - optind != 3) return pb_exact__usage(rank, "%s", "score takes CASES and PREDICTIONS");
-  o->cases = argv[optind + 1];
-  o->predictions = argv[optind + 2];
+  const char *verb = optind < argc ? argv[optind] : "";
+  if (!strcmp(verb, "score")) {
+    if (argc - optind != 3) return pb_exact__usage(rank, "%s", "score takes CASES and PREDICTIONS");
+    o->cases = argv[optind + 1];
+    o->predictions = argv[optind + 2];
+  } else if (!strcmp(verb, "worlds")) {
+    if (argc - optind != 1) return pb_exact__usage(rank, "unexpected argument '%s'", argv[optind + 1]);
+  } else {
+    return pb_exact__usage(rank, "%s", "the verb must be `score` or `worlds`");
+  }
   if (!o->outdir) return pb_exact__usage(rank, "%s", "-o OUTDIR is required");
   return -1;
 }
@@ -252,6 +326,22 @@ done:
   free(buf);
   fclose(fp);
   return status;
+}
+
+/* Cases [first, first + n) of stream 0 of @p seed, as `pairbound world sample` draws them. */
+void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c)
+{
+  memset(c, 0, sizeof *c);
+  c->world = w;
+  c->seed = seed;
+  c->na = pb_world_n_attrs(w);
+  c->n = c->cap = n;
+  c->index = pb_malloc(sizeof *c->index * (size_t)n);
+  c->x = pb_malloc(sizeof *c->x * (size_t)(n * c->na));
+  c->pstar = pb_malloc(sizeof *c->pstar * (size_t)n);
+  c->y = pb_malloc(sizeof *c->y * (size_t)n);
+  for (int64_t i = 0; i < n; i++) c->index[i] = first + (uint64_t)i;
+  pb_world_draw_range(w, seed, 0, first, n, c->x, c->y, c->pstar);
 }
 
 /* One probability per case in [0, 1]; '#' lines and a `q` header are skipped. */
@@ -903,9 +993,15 @@ int pb_exact_main(int argc, char **argv, const char *provenance)
   int rank, status;
   struct pb_exact_options o;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  pb_exact_options_default(&o);
   int rc = pb_exact__parse(rank, argc, argv, &o);
-  if (rc >= 0) return rc;
-  status = pb_exact__run(MPI_COMM_WORLD, &o, provenance);
+  if (rc >= 0) {
+    pb_exact_options_free(&o);
+    return rc;
+  }
+  if (o.cases) status = pb_exact__run(MPI_COMM_WORLD, &o, provenance);
+  else status = pb_exact_worlds_run(&o, o.outdir, MPI_COMM_WORLD, provenance);
+  pb_exact_options_free(&o);
   /* every rank reads the same inputs, so a failure is normally everyone's */
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (status != PB_OK && rank == 0) fprintf(stderr, "pairbound exact: error: %s\n", pb_error_message());

@@ -12,6 +12,7 @@
 
 #include "pairbound/config.h"
 #include "pairbound/error.h"
+#include "pairbound/exact.h"
 #include "pairbound/identify.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
@@ -66,6 +67,13 @@ static int pb_run__screen(const struct pb_run_config *cfg, const char *store, co
   return status;
 }
 
+static int pb_run__exact(const struct pb_run_config *cfg, const char *store, const char *outdir, MPI_Comm comm,
+                         const char *provenance)
+{
+  (void)store;  /* the worlds are drawn, not read from the store */
+  return pb_exact_worlds_run(&cfg->exact, outdir, comm, provenance);
+}
+
 /* Stages in pipeline order and the report file each writes under report/. */
 static const struct {
   const char *name;
@@ -74,7 +82,8 @@ static const struct {
 } pb_run__stages[] = {{"bounds", pb_run__bounds, "REPORT.md"},
                       {"verify", pb_run__verify, "REPORT.md"},
                       {"policy", pb_run__policy, "policy.md"},
-                      {"screen", pb_run__screen, "screen.md"}};
+                      {"screen", pb_run__screen, "screen.md"},
+                      {"exact", pb_run__exact, "exact.md"}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
@@ -112,6 +121,13 @@ static int pb_run__stages_list(struct pb_run_config *cfg, const char *v)
   }
   free(copy);
   return PB_OK;
+}
+
+static int pb_run__has_stage(const struct pb_run_config *cfg, const char *name)
+{
+  for (int32_t i = 0; i < cfg->n_stages; i++)
+    if (!strcmp(cfg->stages[i], name)) return 1;
+  return 0;
 }
 
 /* One run-configuration entry (a pb_ini_fn). */
@@ -159,6 +175,9 @@ static int pb_run__entry(void *user, const char *section, const char *key, const
       cfg->bounds.have_tau = 1;
       cfg->bounds.tau = (float)x;
     } else goto unknown;
+  } else if (strcmp(section, "exact") == 0) {
+    if (pb_exact_options_set(&cfg->exact, key, v)) return PB_INI_REASON;
+    cfg->exact_worlds |= !strcmp(key, "worlds");
   } else if (strcmp(section, "policy") == 0) {
     if (!strcmp(key, "all")) {
       if (pb_run__int(v, 0, 1, &n)) return PB_FAIL;
@@ -180,8 +199,12 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
   cfg->seed = 20260908;
   pb_protocol_options_default(&cfg->protocol);
   pb_identify_options_default(&cfg->bounds);
+  pb_exact_options_default(&cfg->exact);
   cfg->text = pb_strdup(text);
   int status = pb_ini_parse(text, name, pb_run__entry, cfg);
+  /* naming worlds joins the exact stage to the pipeline (last, after the store's stages) */
+  if (status == PB_OK && cfg->exact_worlds && !pb_run__has_stage(cfg, "exact") && cfg->n_stages < PB_RUN_MAX_STAGES)
+    cfg->stages[cfg->n_stages++] = pb_strdup("exact");
   if (status == PB_OK && (!cfg->store || !cfg->output || cfg->n_stages == 0)) {
     pb_error_set("%s: [run] needs store, output and stages", name);
     status = PB_FAIL;
@@ -206,6 +229,7 @@ void pb_run_config_free(struct pb_run_config *cfg)
   free(cfg->output);
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
   free(cfg->text);
+  pb_exact_options_free(&cfg->exact);
   memset(cfg, 0, sizeof *cfg);
 }
 

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include <mpi.h>
+
 /* A.2: only q is clipped, to [PB_EXACT_CLIP, 1 - PB_EXACT_CLIP]. */
 #define PB_EXACT_CLIP 0.001
 /* Eq. 3 / C.5: equal-width probability bins. */
@@ -115,7 +117,30 @@ void pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k
 int pb_exact_logistic_fit(int64_t n, int d, const double *x, const int *y, double lambda, double *beta);
 double pb_exact_logistic_predict(int d, const double *beta, const double *x);
 
-/* ---- `pairbound exact score` (src/exact_stage.c) */
+/* ---- `pairbound exact score|worlds` (src/exact_stage.c, src/exact_worlds.c) */
+#define PB_EXACT_MAX_SIZES 8
+struct pb_exact_options {
+  const char *cases, *predictions, *outdir;   /* score: CASES, PREDICTIONS */
+  int64_t reference, calibration;             /* population reference and calibration inputs */
+  int resamples;                              /* empirical-MC calibration resamples */
+  double lambda;                              /* logistic L2 penalty */
+  int n_sizes;
+  int64_t sizes[PB_EXACT_MAX_SIZES];          /* empirical-MC and kNN sample sizes */
+  /* worlds: every world x level, cases [first, first + n_cases) of (seed, stream 0), each predictor */
+  char *worlds, *levels, *predictors;         /* comma-separated lists (owned) */
+  uint64_t seed, first;
+  int64_t n_cases;
+};
+/** Defaults: the seed's sizes, 1,000,000 reference inputs, 2,000 calibration inputs, 10 resamples, lambda 1;
+ *  worlds covert,credit,review at low,medium,high, predictors pstar,prior,logistic:n=1000, seed 2032,
+ *  cases 1000..1499 (A.5). */
+void pb_exact_options_default(struct pb_exact_options *o);
+void pb_exact_options_free(struct pb_exact_options *o);
+/** One `KEY = VALUE` of an [exact] run-configuration section (keys as the long options, '-' as '_'). */
+int pb_exact_options_set(struct pb_exact_options *o, const char *key, const char *value);
+/** `exact worlds` (collective): score every predictor in every world x level into @p outdir. */
+int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MPI_Comm comm, const char *provenance);
+
 extern const char pb_exact_synopsis[];
 extern const char pb_exact_help[];
 /** Run `pairbound exact score ...` (argv[0] = "exact") on MPI_COMM_WORLD; returns the exit status. */

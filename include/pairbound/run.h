@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/exact.h"
 #include "pairbound/identify.h"
 #include "pairbound/protocol.h"
 
@@ -20,6 +21,8 @@ struct pb_run_config {
   struct pb_protocol_options protocol;
   struct pb_identify_options bounds;
   int policy_all;       /* policy on the full grid instead of the panel */
+  struct pb_exact_options exact; /* [exact]: worlds scored by the exact stage */
+  int exact_worlds;     /* [exact] names worlds: the exact stage joins the pipeline */
   char *text;           /* the configuration itself (provenance) */
 };
 

@@ -27,6 +27,37 @@ check "higher-order: |E_HO - delta_k| <= E_k" awk -F'\t' 'NR > 1 { d = $2 - $5; 
   END { exit bad }' "$WORK/o11/report/exact_ho.tsv"
 check "credit risk: 45 groups plus everyone" test "$(($(wc -l < "$WORK/o11/report/exact_groups.tsv") - 1))" -eq 46
 
+# exact worlds: every world x level x predictor, identical at 1-3 ranks x 1-2 threads
+wsmall="--worlds covert,credit --levels low,high --predictors pstar,prior,logistic:n=300 --cases 200 $small"
+pb 1 1 exact worlds $wsmall -o "$WORK/w11"
+for np in 2 3; do
+  pb $np $((np - 1)) exact worlds $wsmall -o "$WORK/w$np"
+  for f in exact_worlds.tsv exact_kl.tsv exact_worlds_knn.tsv exact_worlds_mc.tsv exact_worlds_ho.tsv exact.md; do
+    check "worlds: $f identical at $np ranks" cmp -s "$WORK/w11/report/$f" "$WORK/w$np/report/$f"
+  done
+  check "worlds: results.h5 identical at $np ranks" same_h5 "$WORK/w11/results.h5" "$WORK/w$np/results.h5"
+done
+# 2 worlds x 2 levels x 3 predictors, less logistic regression in covert transfer
+check "worlds: 10 scored rows" test "$(($(wc -l < "$WORK/w11/report/exact_worlds.tsv") - 1))" -eq 10
+check "worlds: covert Bayes errors 0.019 and 0.145 (closed form)" test \
+  "$(awk -F'\t' '$1 == "covert" && $3 == "pstar" { printf "%.3f ", $5 }' "$WORK/w11/report/exact_worlds.tsv")" = "0.019 0.145 "
+check "worlds: p* has expected accuracy = Bayes accuracy and zero reference MC" awk -F'\t' \
+  '$3 == "pstar" && ($6 != $7 || $13 != 0) { bad = 1 } END { exit bad }' "$WORK/w11/report/exact_worlds.tsv"
+# the same cell scored alone from a world sample file gives the same numbers
+pb 1 1 world sample --world credit --level high -n 200 --first 1000 --seed 2032 -o "$WORK/ch.tsv"
+pb 1 1 exact score "$WORK/ch.tsv" logistic:n=300 $small -o "$WORK/ch"
+check "worlds = score on the sampled file (KL, reference MC)" test \
+  "$(awk -F'\t' '$1 == "credit" && $2 == "high" && $3 == "logistic:n=300" { print $10, $13 }' "$WORK/w11/report/exact_worlds.tsv")" \
+  = "$(val "$WORK/ch" kl_nats) $(val "$WORK/ch" reference_mc)"
+# run: an [exact] section naming worlds joins the exact stage to the pipeline
+printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = exact\n[exact]\nworlds = credit\nlevels = high\npredictors = pstar\nreference = 20000\nsizes = 100\nresamples = 2\n' \
+  "$WORK/none.h5" "$WORK/run" > "$WORK/run.ini"
+pb 1 1 run "$WORK/run.ini" > /dev/null
+check "run: exact stage report" test -s "$WORK/run/exact/report/exact_worlds.tsv"
+check "run: REPORT.md includes the exact section" grep -qF "pairbound exact worlds" "$WORK/run/REPORT.md"
+"$PAIRBOUND" exact worlds --worlds credit,mars -o "$WORK/e" 2> /dev/null
+check "worlds: unknown world is a usage error" test $? -eq 2
+
 # errors: file and line, exit 1, no results
 fails() { # fails DESCRIPTION PATTERN ARGS...
   local d=$1 pat=$2; shift 2
