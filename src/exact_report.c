@@ -122,7 +122,7 @@ static void pb_exact__scores_table(struct pb_table *t, const struct pb_world *w,
   pb_exact__summary(r, name, v);
   for (int i = 0; i < PB_EXACT__NSUM; i++) {
     pb_table_str(t, name[i], 1);
-    pb_table_num(t, v[i], 6);
+    pb_table_num(t, v[i], isfinite(v[i]) && v[i] == floor(v[i]) ? 0 : 6);  /* counts without decimals */
     pb_table_end_row(t);
   }
 }
@@ -219,19 +219,19 @@ static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const s
 }
 
 static const struct pb_figure pb_exact__fig_mc = {
-  "exact_mc", "Empirical MC error over calibration sample size", "calibration inputs n", "MC error (probability)",
+  "exact_fig_mc", "Empirical MC error over calibration sample size", "calibration inputs n", "MC error (probability)",
   "set logscale x; set autoscale xfix; plot DATA using 1:5:6 with filledcurves lc rgb '#c8c8ff' title 'reference MC, 95% Hoeffding band', "
   "DATA using 1:4 with lines lc rgb '#000080' title 'reference MC', "
   "DATA using 1:2:3 with yerrorlines lc rgb '#800000' title 'empirical MC (mean +- sd)'"};
 static const struct pb_figure pb_exact__fig_ho = {
-  "exact_ho", "Higher-order and snapshot calibration errors over k", "labels per input k",
+  "exact_fig_ho", "Higher-order and snapshot calibration errors over k", "labels per input k",
   "population-weighted W1 (probability)",
   "set logscale x; set autoscale xfix; plot DATA using 1:2 with linespoints lc rgb '#000080' title 'E_HO (fitted)', "
   "DATA using 1:3 with linespoints lc rgb '#800000' title 'E_k (fitted)', "
   "DATA using 1:4 with linespoints dt 3 lc rgb '#800000' title 'E_k (before fitting)', "
   "DATA using 1:5 with linespoints dt 3 pt 12 lc rgb 'black' title 'delta_k'"};
 static const struct pb_figure pb_exact__fig_knn = {
-  "exact_knn", "Bayes-error estimator intervals against the exact Bayes error", "sample size n",
+  "exact_fig_knn", "Bayes-error estimator intervals against the exact Bayes error", "sample size n",
   "Bayes error (probability)",
   "set logscale x; set autoscale xfix; plot DATA using 1:2:3 with filledcurves lc rgb '#ffd0d0' title 'Cover-Hart 1NN interval', "
   "DATA using 1:4:5 with filledcurves fs transparent solid 0.5 lc rgb '#b0d0ff' title 'Devroye 5NN interval', "

@@ -330,7 +330,7 @@ static int pb_exact__worlds_files(struct pb_results *res, const struct pb_exact_
   status |= pb_table_flush(&t, res, "exact_worlds.tsv", &md);
   pb_exact__append(script[0], sizeof script[0], "set style data linespoints\nset xtics rotate by -30\n"
                    "plot for [i=2:%d] DATA using 0:i:xtic(1) lw 2 title columnheader(i)", g->np + 1);
-  struct pb_figure f0 = {"exact_kl", "Mean KL from the exact class probability by world and level",
+  struct pb_figure f0 = {"exact_fig_kl", "Mean KL from the exact class probability by world and level",
                          "world and hiding level", "mean KL(p*||q) on the cases (nats)", script[0]};
   status |= pb_figure_write(res, &f0, fig.buf, fig.len, &md);
   pb_text_free(&fig);
@@ -348,7 +348,7 @@ static int pb_exact__worlds_files(struct pb_results *res, const struct pb_exact_
                        "'black' title 'exact eps*'\n", label[i], b, b + 1, b + 2, b + 3, b + 4);
     }
     pb_exact__append(script[1], sizeof script[1], "unset multiplot");
-    struct pb_figure f1 = {"exact_estimators", "Bayes-error estimator intervals", "sample size n",
+    struct pb_figure f1 = {"exact_fig_estimators", "Bayes-error estimator intervals", "sample size n",
                            "Bayes error (probability)", script[1]};
     status |= pb_figure_write(res, &f1, fig.buf, fig.len, &md);
   }
@@ -371,7 +371,7 @@ static int pb_exact__worlds_files(struct pb_results *res, const struct pb_exact_
       pb_exact__append(script[2], sizeof script[2], "\n");
     }
     pb_exact__append(script[2], sizeof script[2], "unset multiplot");
-    struct pb_figure f2 = {"exact_worlds_mc", "Empirical MC error", "calibration inputs n", "MC error (probability)",
+    struct pb_figure f2 = {"exact_fig_worlds_mc", "Empirical MC error", "calibration inputs n", "MC error (probability)",
                            script[2]};
     status |= pb_figure_write(res, &f2, fig.buf, fig.len, &md);
   }
@@ -390,7 +390,7 @@ static int pb_exact__worlds_files(struct pb_results *res, const struct pb_exact_
                      g->w[w], g->l[g->nl - 1], p >= 0 ? g->p[p] : "-", b, b + 1, b + 2, b + 3);
   }
   pb_exact__append(script[3], sizeof script[3], "unset multiplot");
-  struct pb_figure f3 = {"exact_worlds_ho", "Higher-order errors", "labels per input k",
+  struct pb_figure f3 = {"exact_fig_worlds_ho", "Higher-order errors", "labels per input k",
                          "population-weighted W1 (probability)", script[3]};
   status |= pb_figure_write(res, &f3, fig.buf, fig.len, &md);
   pb_text_free(&fig);

@@ -6,7 +6,7 @@
 pb 1 1 world sample --world credit --level high -n 300 --first 1000 --seed 2032 -o "$WORK/cases.tsv"
 small="--reference 70000 --calibration 400 --resamples 3 --sizes 100,300"
 pb 1 1 exact score "$WORK/cases.tsv" logistic:n=500 $small -o "$WORK/o11"
-reports="exact_scores.tsv exact_groups.tsv exact_mc.tsv exact_ho.tsv exact_knn.tsv exact.md"
+reports="exact_scores.tsv exact_groups.tsv exact_mc.tsv exact_ho.tsv exact_knn.tsv exact_fig_knn.tsv exact.md"
 ranks_identical "$reports" exact score "$WORK/cases.tsv" logistic:n=500 $small
 
 val() { awk -F'\t' -v k="$2" '$1 == k { print $2 }' "$1/report/exact_scores.tsv"; }
@@ -32,7 +32,7 @@ wsmall="--worlds covert,credit --levels low,high --predictors pstar,prior,logist
 pb 1 1 exact worlds $wsmall -o "$WORK/w11"
 for np in 2 3; do
   pb $np $((np - 1)) exact worlds $wsmall -o "$WORK/w$np"
-  for f in exact_worlds.tsv exact_kl.tsv exact_worlds_knn.tsv exact_worlds_mc.tsv exact_worlds_ho.tsv exact.md; do
+  for f in exact_worlds.tsv exact_worlds_knn.tsv exact_worlds_mc.tsv exact_worlds_ho.tsv exact_fig_kl.tsv exact.md; do
     check "worlds: $f identical at $np ranks" cmp -s "$WORK/w11/report/$f" "$WORK/w$np/report/$f"
   done
   check "worlds: results.h5 identical at $np ranks" same_h5 "$WORK/w11/results.h5" "$WORK/w$np/results.h5"
