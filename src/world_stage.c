@@ -130,12 +130,16 @@ static void pb_world__line(const char *name, double v)
 static int pb_world__info(int rank, const struct pb_world__opts *o)
 {
   static const char *const worlds[] = {"covert", "credit", "review"}, *const levels[] = {"low", "medium", "high"};
-  int all_w = strcmp(o->world, "all") == 0, all_l = strcmp(o->level, "all") == 0;
+  int all_w = strcmp(o->world, "all") == 0, all_l = strcmp(o->level, "all") == 0, opened = 0;
+  double t_enum = 0.0;
   for (int a = 0; a < (all_w ? 3 : 1); a++)
     for (int b = 0; b < (all_l ? 3 : 1); b++) {
       struct pb_world *w;
+      double t0 = MPI_Wtime();
       if (pb_world_open(all_w ? worlds[a] : o->world, all_l ? levels[b] : o->level, o->scale, &w) != PB_OK)
         return PB_FAIL;
+      t_enum += MPI_Wtime() - t0;
+      opened++;
       struct pb_world_summary s, cf;
       pb_world_summary(w, &s);
       if (rank == 0) {
@@ -156,6 +160,7 @@ static int pb_world__info(int rank, const struct pb_world__opts *o)
       pb_error_clear();
       pb_world_free(w);
     }
+  pb_message("world: exact enumeration of %d world x level settings %.3f s", opened, t_enum);
   return PB_OK;
 }
 
@@ -185,29 +190,90 @@ static void pb_world__header(const struct pb_world *w, const struct pb_world__op
   pb_text_printf(t, "\ty\tp_star\n");
 }
 
-/* This rank's rows: cases [lo, hi) drawn in parallel blocks, formatted in order. */
+/* Append @p n bytes to @p t (the rows are built a cell at a time, where a
+ * printf per cell would cost more than drawing the case). */
+static void pb_world__put(struct pb_text *t, const char *s, size_t n)
+{
+  if (t->len + n + 1 > t->cap) {
+    t->cap = 2 * (t->cap + n + 64);
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+  memcpy(t->buf + t->len, s, n);
+  t->len += n;
+  t->buf[t->len] = '\0';
+}
+
+/* A tab and an unsigned integer in decimal. */
+static void pb_world__put_uint(struct pb_text *t, uint64_t v, int tab)
+{
+  char b[24];
+  int i = 24;
+  do b[--i] = (char)('0' + v % 10); while ((v /= 10) > 0);
+  if (tab) b[--i] = '\t';
+  pb_world__put(t, b + i, (size_t)(24 - i));
+}
+
+/* One TSV cell: non-negative integers (categories, counts, labels) directly,
+ * other values as pb_format_double's shortest round-trip decimal, which is
+ * the same text the integers would get from it. */
+static void pb_world__cell(struct pb_text *t, double v)
+{
+  if (v >= 0.0 && v < 4294967296.0 && v == (double)(uint32_t)v) {
+    pb_world__put_uint(t, (uint32_t)v, 1);
+    return;
+  }
+  char b[40];
+  pb_format_double(v, b);
+  pb_world__put(t, "\t", 1);
+  pb_world__put(t, b, strlen(b));
+}
+
+/* Cases [first, first + n) as TSV rows into @p t. */
+static void pb_world__block(const struct pb_world *w, const struct pb_world__opts *o, uint64_t first, int64_t n,
+                            double *x, struct pb_text *t)
+{
+  int na = pb_world_n_attrs(w);
+  for (int64_t i = 0; i < n; i++) {
+    int y;
+    double p;
+    uint64_t c = o->first + first + (uint64_t)i;
+    pb_world_draw(w, o->seed, (uint32_t)o->stream, c, x, &y, &p);
+    pb_world__put_uint(t, c, 0);
+    for (int j = 0; j < na; j++) pb_world__cell(t, x[j]);
+    pb_world__put_uint(t, (uint64_t)y, 1);
+    pb_world__cell(t, p);
+    pb_world__put(t, "\n", 1);
+  }
+}
+
+/* This rank's rows: cases [lo, hi) in blocks drawn and formatted by the
+ * threads, a batch at a time, then appended in case order. */
 static void pb_world__rows(const struct pb_world *w, const struct pb_world__opts *o, uint64_t lo, uint64_t hi,
                            struct pb_text *t)
 {
+  enum { BATCH = 64 };
+  struct pb_text part[BATCH];
   int na = pb_world_n_attrs(w);
-  double *x = pb_malloc(sizeof(double) * (size_t)na * PB_WORLD_BLOCK), *p = pb_malloc(sizeof(double) * PB_WORLD_BLOCK);
-  int *y = pb_malloc(sizeof(int) * PB_WORLD_BLOCK);
-  for (uint64_t b = lo; b < hi; b += PB_WORLD_BLOCK) {
-    int64_t n = (int64_t)(hi - b < PB_WORLD_BLOCK ? hi - b : PB_WORLD_BLOCK);
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++)
-      pb_world_draw(w, o->seed, (uint32_t)o->stream, o->first + b + (uint64_t)i, x + i * na, &y[i], &p[i]);
-    for (int64_t i = 0; i < n; i++) {
-      pb_text_printf(t, "%llu", (unsigned long long)(o->first + b + (uint64_t)i));
-      for (int j = 0; j < na; j++) pb_text_double(t, x[i * na + j]);
-      pb_text_printf(t, "\t%d", y[i]);
-      pb_text_double(t, p[i]);
-      pb_text_printf(t, "\n");
+  for (uint64_t b = lo; b < hi; b += (uint64_t)BATCH * PB_WORLD_BLOCK) {
+    int nb = (int)((hi - b + PB_WORLD_BLOCK - 1) / PB_WORLD_BLOCK);
+    if (nb > BATCH) nb = BATCH;
+    memset(part, 0, sizeof part);
+#pragma omp parallel
+    {
+      double *x = pb_malloc(sizeof(double) * (size_t)na);
+#pragma omp for schedule(dynamic, 1)
+      for (int k = 0; k < nb; k++) {
+        uint64_t first = b + (uint64_t)k * PB_WORLD_BLOCK;
+        int64_t n = (int64_t)(hi - first < PB_WORLD_BLOCK ? hi - first : PB_WORLD_BLOCK);
+        pb_world__block(w, o, first, n, x, &part[k]);
+      }
+      free(x);
+    }
+    for (int k = 0; k < nb; k++) {
+      if (part[k].len) pb_world__put(t, part[k].buf, part[k].len);
+      pb_text_free(&part[k]);
     }
   }
-  free(x);
-  free(p);
-  free(y);
 }
 
 static int pb_world__sample(int rank, int size, const struct pb_world__opts *o)

@@ -134,3 +134,16 @@ if [ -n "$BI5" ] && [ -x "$BI5" ]; then
   echo
   "$BI5"
 fi
+
+# worlds (seed 002): exact enumeration of all 9 world x level settings (1,842,687
+# latent states; target <= 0.5 s, measured inside the process), case sampling
+echo
+: > "$W/wphases"
+for i in $(seq "$REPEAT"); do
+  "$PB" -v 1 world info --world all --level all 2>> "$W/wphases" > /dev/null
+done
+v=$(sed -n 's/.*exact enumeration of 9 world x level settings \([0-9.]*\) s.*/\1/p' "$W/wphases" | median)
+echo "$v" | awk '{printf "world enumeration (9 settings, 1,842,687 states): %.3f s (target <= 0.5 s), %.1f M states/s\n", $1, 1.842687 / $1}'
+run "world info --world all --level all" 1842687 1 1 world info --world all --level all
+run "world sample credit 1,000,000 cases" 1000000 1 2 world sample --world credit --level medium -n 1000000 -o "$W/cases.tsv"
+run "world sample credit 2 ranks" 1000000 2 1 world sample --world credit --level medium -n 1000000 -o "$W/cases.tsv"
