@@ -178,6 +178,60 @@ START_TEST(test_w1_hand)
 }
 END_TEST
 
+/* CDF of a law at t (mass at points <= t). */
+static double hand_cdf(const struct pb_exact_law *l, double t)
+{
+  double f = 0.0;
+  for (int i = 0; i < l->n; i++)
+    if (l->x[i] <= t) f += l->w[i];
+  return f;
+}
+
+START_TEST(test_w1_random_vs_grid)
+{
+  /* Random laws on multiples of 1/64: both CDFs are constant on every cell of
+   * a 1/4096 grid, so summing |F - G| at the cell midpoints integrates exactly. */
+  unsigned long long state = 20260908ull;
+  for (int rep = 0; rep < 50; rep++) {
+    double v[2][12];
+    int n[2];
+    struct pb_exact_law l[2];
+    for (int a = 0; a < 2; a++) {
+      n[a] = 1 + (int)((state = state * 6364136223846793005ull + 1442695040888963407ull) >> 60) % 12;
+      for (int i = 0; i < n[a]; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        v[a][i] = (double)(state >> 58) / 64.0;
+      }
+      pb_exact_law_empirical(n[a], v[a], &l[a]);
+    }
+    double grid = 0.0;
+    for (int cell = 0; cell < 4096; cell++) {
+      double t = (cell + 0.5) / 4096.0;
+      grid += fabs(hand_cdf(&l[0], t) - hand_cdf(&l[1], t)) / 4096.0;
+    }
+    ck_assert_double_eq_tol(pb_exact_w1(&l[0], &l[1]), grid, 1e-12);
+    pb_exact_law_free(&l[0]);
+    pb_exact_law_free(&l[1]);
+  }
+}
+END_TEST
+
+START_TEST(test_snapshot_mixture)
+{
+  /* proj_3 of {0.2 (weight 1), 0.6 (weight 3)}: P(S = 3) = (0.2^3 + 3 * 0.6^3) / 4,
+   * P(S = 0) = (0.8^3 + 3 * 0.4^3) / 4; the masses sum to 1. */
+  const double v[] = {0.2, 0.6}, c[] = {1.0, 3.0};
+  struct pb_exact_law l;
+  pb_exact_law_snapshot(3, 2, v, c, &l);
+  ck_assert_int_eq(l.n, 4);
+  ck_assert_double_eq_tol(l.w[3], (0.008 + 3 * 0.216) / 4, TOL);
+  ck_assert_double_eq_tol(l.w[0], (0.512 + 3 * 0.064) / 4, TOL);
+  ck_assert_double_eq_tol(l.w[0] + l.w[1] + l.w[2] + l.w[3], 1.0, TOL);
+  ck_assert_double_eq_tol(l.x[2], 2.0 / 3.0, TOL);
+  pb_exact_law_free(&l);
+}
+END_TEST
+
 START_TEST(test_nn_hand)
 {
   /* Training half x = 0, 1, 2, 3, 4, 10 with labels 0, 0, 1, 1, 1, 0; test
@@ -256,6 +310,8 @@ static Suite *exact_suite(void)
   tcase_add_test(tc, test_hoeffding);
   tcase_add_test(tc, test_w1_snapshot_half);
   tcase_add_test(tc, test_w1_hand);
+  tcase_add_test(tc, test_w1_random_vs_grid);
+  tcase_add_test(tc, test_snapshot_mixture);
   tcase_add_test(tc, test_nn_hand);
   tcase_add_test(tc, test_logistic_saturated);
   tcase_add_test(tc, test_logistic_separable_fails);
