@@ -162,7 +162,18 @@ int pb_exact_options_set(struct pb_exact_options *o, const char *key, const char
     pb_error_set("unknown option '%s'", key);
     return PB_FAIL;
   }
-  if (bad) pb_error_set("%s: bad value '%s' (pairbound exact --help gives the ranges)", key, v);
+  if (bad) {
+    static const char *const rule[][2] = {
+      {"reference", "a positive integer"}, {"calibration", "a positive integer"}, {"cases", "a positive integer"},
+      {"sizes", "1 to 8 comma-separated integers >= 10"}, {"worlds", "a list of covert, credit, review"},
+      {"levels", "a list of low, medium, high"}, {"predictors", "a list of pstar, prior, logistic:n=N"},
+      {"lambda", "a number >= 0"}, {"resamples", "an integer in 1..1000"}, {"seed", "a non-negative integer"},
+      {"first", "a non-negative integer"}};
+    const char *want = "valid";
+    for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++)
+      if (!strcmp(rule[i][0], k)) want = rule[i][1];
+    pb_error_set("%s must be %s, got '%s'", key, want, v);
+  }
   return bad ? PB_FAIL : PB_OK;
 }
 
