@@ -70,6 +70,7 @@ struct pb_exact_result {
   /* nearest-neighbour estimators over sizes x seeds */
   int have_knn;
   struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS];
+  struct pb_exact_nn knn_relevant[PB_EXACT_NSEEDS];  /* largest size without the irrelevant fields (C.3) */
 };
 
 /* Cases with their visible attributes, labels and exact p* (a CASES file or drawn). */

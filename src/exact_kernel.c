@@ -66,7 +66,9 @@ static double pb_exact__entropy(double p)
 void pb_exact_score(int64_t n, const double *pstar, const double *q, const int *y, struct pb_exact_accuracy *out)
 {
   double se = 0.0, sb = 0.0, sr = 0.0, sk = 0.0, slq = 0.0, slp = 0.0;
+  int64_t clipped = 0;
   for (int64_t i = 0; i < n; i++) {
+    clipped += pb_exact_clip(q[i]) != q[i];
     int f = pb_exact_decide(q[i]);
     se += f ? pstar[i] : 1.0 - pstar[i];
     sb += pstar[i] >= 0.5 ? pstar[i] : 1.0 - pstar[i];
@@ -83,6 +85,7 @@ void pb_exact_score(int64_t n, const double *pstar, const double *q, const int *
   out->kl = sk / dn;
   out->logloss_q = slq / dn;
   out->logloss_p = slp / dn;
+  out->clipped = clipped;
 }
 
 /* ---- Eq. 3 moments */

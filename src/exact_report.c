@@ -40,17 +40,17 @@ static double pb_exact__sd(const double *v, int n, int stride)
 }
 
 /* Summary values as /exact/summary {name, value} and report/exact_scores.tsv. */
-#define PB_EXACT__NSUM 22
+#define PB_EXACT__NSUM 23
 static void pb_exact__summary(const struct pb_exact_result *r, const char **name, double *v)
 {
   const char *n[PB_EXACT__NSUM] = {
     "n_cases", "expected_accuracy", "bayes_accuracy_cases", "delta_acc", "realised_accuracy", "kl_nats",
-    "logloss_q_nats", "logloss_pstar_nats", "cases_ece_pstar", "cases_mc_pstar", "cases_mc_labels",
+    "logloss_q_nats", "logloss_pstar_nats", "clipped_forecasts", "cases_ece_pstar", "cases_mc_pstar", "cases_mc_labels",
     "world_bayes_error", "world_bayes_accuracy", "world_positive_prior", "world_entropy_bits", "world_states",
     "reference_n", "reference_kl_nats", "reference_ece", "reference_mc", "reference_mc_halfwidth", "ho_covered_mass"};
   double x[PB_EXACT__NSUM] = {
     (double)r->n_cases, r->cases.expected, r->cases.bayes, r->cases.bayes - r->cases.expected, r->cases.realised,
-    r->cases.kl, r->cases.logloss_q, r->cases.logloss_p, r->cases_ece, r->cases_mc, r->emp_cases_mc,
+    r->cases.kl, r->cases.logloss_q, r->cases.logloss_p, (double)r->cases.clipped, r->cases_ece, r->cases_mc, r->emp_cases_mc,
     r->world.bayes_error, r->world.bayes_accuracy, r->world.positive_prior, r->world.entropy_bits,
     (double)r->world.states, r->have_reference ? (double)r->reference_n : NAN, r->have_reference ? r->ref_kl : NAN,
     r->have_reference ? r->ref_ece : NAN, r->have_reference ? r->ref_mc : NAN,
@@ -93,6 +93,14 @@ int pb_exact_report_h5(struct pb_results *res, const char *prefix, const struct 
     static const char *const cols[6] = {"knn_err_1nn", "knn_err_knn", "knn_ch_lower", "knn_ch_upper", "knn_dv_lower",
                                         "knn_dv_upper"};
     for (int c = 0; c < 6; c++) status |= pb_exact__col(res, rank, prefix, cols[c], n, k + c * n);
+    /* the ablation without irrelevant fields at the largest size, seed-major in the same layout */
+    for (int i = 0; i < PB_EXACT_NSEEDS; i++)
+      for (int c = 0; c < 6; c++) k[c * PB_EXACT_NSEEDS + i] = (&r->knn_relevant[i].err_1nn)[c];
+    for (int c = 0; c < 6; c++) {
+      char name[64];
+      snprintf(name, sizeof name, "%s_relevant", cols[c]);
+      status |= pb_exact__col(res, rank, prefix, name, PB_EXACT_NSEEDS, k + c * PB_EXACT_NSEEDS);
+    }
     free(k);
   }
   return status ? PB_FAIL : PB_OK;
@@ -193,28 +201,35 @@ static void pb_exact__ho_table(struct pb_table *t, struct pb_text *fig, const st
   }
 }
 
+/* Interval endpoints (ch_lower .. dv_upper) averaged over the seeds. */
+static void pb_exact__knn_means(const struct pb_exact_nn *e, double v[4])
+{
+  int stride = (int)(sizeof(struct pb_exact_nn) / sizeof(double));
+  for (int c = 0; c < 4; c++) v[c] = pb_exact__mean(&e[0].ch_lower + c, PB_EXACT_NSEEDS, stride);
+}
+
 static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
   pb_table_begin(t, "Nearest-neighbour Bayes-error estimators over sample size (C.3)",
                  "Mean over seeds 2032-2034 of the Cover-Hart 1NN interval [(1 - sqrt(1 - 2 R1)) / 2, R1] and the "
-                 "kNN (k = 5) interval [R5 / (1 + sqrt(2/5)), R5], against the exact Bayes error.",
-                 "n\tch_lower\tch_upper\tdv_lower\tdv_upper\tbayes_error", NULL);
+                 "kNN (k = 5) interval [R5 / (1 + sqrt(2/5)), R5], against the exact Bayes error; the last row "
+                 "repeats the largest size without the irrelevant fields (fields = relevant).",
+                 "n\tfields\tch_lower\tch_upper\tdv_lower\tdv_upper\tbayes_error", NULL);
   pb_text_printf(fig, "n\tch_lower\tch_upper\tdv_lower\tdv_upper\tbayes_error\n");
-  for (int a = 0; a < r->n_sizes; a++) {
-    const double *e = &r->knn[a][0].err_1nn;
-    int stride = (int)(sizeof(struct pb_exact_nn) / sizeof(double));
-    double v[4] = {pb_exact__mean(e + 2, PB_EXACT_NSEEDS, stride), pb_exact__mean(e + 3, PB_EXACT_NSEEDS, stride),
-                   pb_exact__mean(e + 4, PB_EXACT_NSEEDS, stride), pb_exact__mean(e + 5, PB_EXACT_NSEEDS, stride)};
-    pb_exact__first(t, r->sizes[a]);
-    pb_text_printf(fig, "%lld", (long long)r->sizes[a]);
-    for (int c = 0; c < 4; c++) {
-      pb_table_num(t, v[c], 4);
-      pb_text_double(fig, v[c]);
-    }
+  for (int a = 0; a <= r->n_sizes; a++) {
+    int ablation = a == r->n_sizes;
+    double v[4];
+    pb_exact__knn_means(ablation ? r->knn_relevant : r->knn[a], v);
+    pb_exact__first(t, r->sizes[ablation ? a - 1 : a]);
+    pb_table_str(t, ablation ? "relevant" : "all", 0);
+    for (int c = 0; c < 4; c++) pb_table_num(t, v[c], 4);
     pb_table_num(t, r->world.bayes_error, 4);
+    pb_table_end_row(t);
+    if (ablation) continue;
+    pb_text_printf(fig, "%lld", (long long)r->sizes[a]);
+    for (int c = 0; c < 4; c++) pb_text_double(fig, v[c]);
     pb_text_double(fig, r->world.bayes_error);
     pb_text_printf(fig, "\n");
-    pb_table_end_row(t);
   }
 }
 

@@ -394,22 +394,24 @@ done:
 }
 
 /* ---------------------------------------------------------------- features, predictor, groups */
-/* Encoded width: one-hot categorical values, numeric scaled to [0, 1] by the declared support (A.1, C.3). */
-static int pb_exact__width(const struct pb_world *w)
+/* Encoded width: one-hot categorical values, numeric scaled to [0, 1] by the declared support (A.1, C.3);
+ * @p all = 0 leaves the irrelevant fields out (the C.3 ablation). */
+static int pb_exact__width(const struct pb_world *w, int all)
 {
   int d = 0;
   for (int j = 0; j < pb_world_n_attrs(w); j++) {
     const struct pb_world_attr *a = pb_world_attr(w, j);
-    d += a->kind == PB_WORLD_CATEGORICAL ? a->n_values : 1;
+    if (all || !a->irrelevant) d += a->kind == PB_WORLD_CATEGORICAL ? a->n_values : 1;
   }
   return d;
 }
 
-static void pb_exact__encode(const struct pb_world *w, const double *x, double *f)
+static void pb_exact__encode(const struct pb_world *w, int all, const double *x, double *f)
 {
   int t = 0;
   for (int j = 0; j < pb_world_n_attrs(w); j++) {
     const struct pb_world_attr *a = pb_world_attr(w, j);
+    if (!all && a->irrelevant) continue;
     if (a->kind == PB_WORLD_CATEGORICAL) {
       for (int v = 0; v < a->n_values; v++) f[t + v] = v == (int)x[j];
       t += a->n_values;
@@ -433,7 +435,7 @@ static double pb_exact__predict(const struct pb_world *w, const struct pb_exact_
   switch (p->kind) {
   case PB_EXACT_PRED_PSTAR: return pstar;
   case PB_EXACT_PRED_PRIOR: return p->prior;
-  case PB_EXACT_PRED_LOGISTIC: pb_exact__encode(w, x, scratch); return pb_exact_logistic_predict(p->d, p->beta, scratch);
+  case PB_EXACT_PRED_LOGISTIC: pb_exact__encode(w, 1, x, scratch); return pb_exact_logistic_predict(p->d, p->beta, scratch);
   default: return NAN;
   }
 }
@@ -476,11 +478,11 @@ static int pb_exact__predictor(const char *spec, const struct pb_exact_cases *c,
                    (unsigned long long)c->index[i]);
       return PB_FAIL;
     }
-  int na = c->na, d = pb_exact__width(c->world), status;
+  int na = c->na, d = pb_exact__width(c->world, 1), status;
   double *x = pb_malloc(sizeof(double) * (size_t)n * na), *f = pb_malloc(sizeof(double) * (size_t)n * d);
   int *y = pb_malloc(sizeof(int) * (size_t)n);
   pb_world_draw_range(c->world, c->seed, (uint32_t)c->stream, 0, n, x, y, NULL);
-  for (int64_t i = 0; i < n; i++) pb_exact__encode(c->world, x + i * na, f + i * d);
+  for (int64_t i = 0; i < n; i++) pb_exact__encode(c->world, 1, x + i * na, f + i * d);
   p->kind = PB_EXACT_PRED_LOGISTIC;
   p->train_n = n;
   p->d = d;
@@ -847,22 +849,24 @@ static void pb_exact__empirical_mc(const struct pb_world *w, const struct pb_exa
   }
 }
 
-/* 1NN / kNN estimators (C.3) for every size and seed 2032-2034; item i runs
- * on rank i mod size and the results are summed (zeros elsewhere). */
+/* 1NN / kNN estimators (C.3) for every size and seed 2032-2034, then the
+ * ablation without irrelevant fields at the largest size; item i runs on rank
+ * i mod size and the results are summed (zeros elsewhere). */
 static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct pb_exact_result *r)
 {
-  int rank, size, na = pb_world_n_attrs(w), d = pb_exact__width(w);
+  int rank, size, na = pb_world_n_attrs(w), items = (r->n_sizes + 1) * PB_EXACT_NSEEDS;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  double buf[PB_EXACT_MAX_SIZES * PB_EXACT_NSEEDS * 6] = {0};
-  for (int item = 0; item < r->n_sizes * PB_EXACT_NSEEDS; item++) {
+  double buf[(PB_EXACT_MAX_SIZES + 1) * PB_EXACT_NSEEDS * 6] = {0};
+  for (int item = 0; item < items; item++) {
     if (item % size != rank) continue;
-    int a = item / PB_EXACT_NSEEDS, sd = item % PB_EXACT_NSEEDS;
-    int64_t n = r->sizes[a];
+    int a = item / PB_EXACT_NSEEDS, sd = item % PB_EXACT_NSEEDS, all = a < r->n_sizes;
+    int64_t n = r->sizes[all ? a : r->n_sizes - 1];
+    int d = pb_exact__width(w, all);
     double *x = pb_malloc(sizeof(double) * (size_t)(n * na)), *f = pb_malloc(sizeof(double) * (size_t)(n * d));
     int *y = pb_malloc(sizeof(int) * (size_t)n);
     pb_world_draw_range(w, 2032 + (uint64_t)sd, PB_EXACT_STREAM_KNN, 0, n, x, y, NULL);
-    for (int64_t i = 0; i < n; i++) pb_exact__encode(w, x + i * na, f + i * d);
+    for (int64_t i = 0; i < n; i++) pb_exact__encode(w, all, x + i * na, f + i * d);
     struct pb_exact_nn e;
     pb_exact_nn_estimate(n, d, f, y, PB_EXACT_KNN_K, &e);
     double *o = buf + item * 6;
@@ -871,14 +875,16 @@ static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct p
     free(f);
     free(y);
   }
-  if (MPI_Allreduce(MPI_IN_PLACE, buf, r->n_sizes * PB_EXACT_NSEEDS * 6, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) {
+  if (MPI_Allreduce(MPI_IN_PLACE, buf, items * 6, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) {
     pb_error_set("MPI error reducing the nearest-neighbour sweep");
     return PB_FAIL;
   }
-  for (int item = 0; item < r->n_sizes * PB_EXACT_NSEEDS; item++) {
+  for (int item = 0; item < items; item++) {
     const double *o = buf + item * 6;
-    r->knn[item / PB_EXACT_NSEEDS][item % PB_EXACT_NSEEDS] =
-      (struct pb_exact_nn){o[0], o[1], o[2], o[3], o[4], o[5]};
+    int a = item / PB_EXACT_NSEEDS, sd = item % PB_EXACT_NSEEDS;
+    struct pb_exact_nn e = {o[0], o[1], o[2], o[3], o[4], o[5]};
+    if (a < r->n_sizes) r->knn[a][sd] = e;
+    else r->knn_relevant[sd] = e;
   }
   r->have_knn = 1;
   return PB_OK;

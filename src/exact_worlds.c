@@ -68,10 +68,10 @@ static double pb_exact__sd(const double *v, int n)
   return n > 1 ? sqrt(s / (n - 1)) : NAN;
 }
 
-/* Mean over the seeds of endpoint @p c (0 ch_lower .. 3 dv_upper) at size index @p a. */
+/* Mean over the seeds of endpoint @p c (0 ch_lower .. 3 dv_upper) at size index @p a (n_sizes: the ablation). */
 static double pb_exact__knn_mean(const struct pb_exact_result *r, int a, int c)
 {
-  const double *e = &r->knn[a][0].ch_lower + c;
+  const double *e = (a < r->n_sizes ? &r->knn[a][0].ch_lower : &r->knn_relevant[0].ch_lower) + c;
   return pb_exact__mean(e, PB_EXACT_NSEEDS, (int)(sizeof(struct pb_exact_nn) / sizeof(double)));
 }
 
@@ -81,7 +81,7 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
 {
   struct pb_world *w;
   struct pb_exact_cases c;
-  struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS];
+  struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS], rel[PB_EXACT_NSEEDS];
   int have_knn = 0, status = PB_OK;
   if (pb_world_open(g->w[wi], g->l[li], 1.0, &w)) return PB_FAIL;
   pb_exact_cases_draw(w, o->seed, o->first, o->n_cases, &c);
@@ -97,6 +97,7 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
     if (status != PB_OK) break;
     if (e.r.have_knn) {
       memcpy(knn, e.r.knn, sizeof knn);
+      memcpy(rel, e.r.knn_relevant, sizeof rel);
       have_knn = 1;
     }
     char prefix[160], name[64];
@@ -114,6 +115,7 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
   for (int pi = 0; pi < g->np && have_knn; pi++) {
     struct pb_exact__entry *en = pb_exact__at(g, wi, li, pi);
     memcpy(en->r.knn, knn, sizeof knn);
+    memcpy(en->r.knn_relevant, rel, sizeof rel);
     en->r.have_knn = 1;
   }
   pb_exact_cases_free(&c);
@@ -164,8 +166,9 @@ static void pb_exact__knn(const struct pb_exact__grid *g, struct pb_table *t, st
                           int *panels)
 {
   pb_table_begin(t, "Nearest-neighbour Bayes-error estimators by world and level (C.3)",
-                 "Means over seeds 2032-2034: Cover-Hart 1NN and Devroye 5NN intervals against the exact Bayes error.",
-                 "world\tlevel\tn\tch_lower\tch_upper\tdv_lower\tdv_upper\tbayes_error", NULL);
+                 "Means over seeds 2032-2034: Cover-Hart 1NN and Devroye 5NN intervals against the exact Bayes error; "
+                 "fields = relevant repeats the largest size without the irrelevant fields (C.3 ablation).",
+                 "world\tlevel\tn\tfields\tch_lower\tch_upper\tdv_lower\tdv_upper\tbayes_error", NULL);
   const struct pb_exact__entry *col[PB_EXACT__MAXL * PB_EXACT__MAXL];
   int nc = 0;
   for (int w = 0; w < g->nw; w++)
@@ -176,9 +179,11 @@ static void pb_exact__knn(const struct pb_exact__grid *g, struct pb_table *t, st
       if (!en) continue;
       snprintf(label[nc], 40, "%s %s", en->world, en->level);
       col[nc++] = en;
-      for (int a = 0; a < en->r.n_sizes; a++) {
+      for (int a = 0; a <= en->r.n_sizes; a++) {
+        int ablation = a == en->r.n_sizes;
         pb_exact__first(t, en, 0);
-        pb_table_int(t, en->r.sizes[a]);
+        pb_table_int(t, en->r.sizes[ablation ? a - 1 : a]);
+        pb_table_str(t, ablation ? "relevant" : "all", 0);
         for (int c = 0; c < 4; c++) pb_table_num(t, pb_exact__knn_mean(&en->r, a, c), 4);
         pb_table_num(t, en->r.world.bayes_error, 4);
         pb_table_end_row(t);

@@ -41,6 +41,7 @@ struct pb_exact_accuracy {
   double kl;         /* mean KL(p* || q), Eq. 2 */
   double logloss_q;  /* mean expected log loss of q */
   double logloss_p;  /* mean expected log loss of p* (entropy in nats) */
+  int64_t clipped;   /* forecasts outside [PB_EXACT_CLIP, 1 - PB_EXACT_CLIP] (A.2 reports these) */
 };
 /** @p y may be NULL (realised = NaN). */
 void pb_exact_score(int64_t n, const double *pstar, const double *q, const int *y, struct pb_exact_accuracy *out);

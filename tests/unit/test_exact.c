@@ -56,6 +56,10 @@ START_TEST(test_accuracy_hand)
   ck_assert_double_eq_tol(a.expected, 1.6 / 3, TOL);
   ck_assert_double_eq_tol(a.bayes, 2.2 / 3, TOL);
   ck_assert_double_eq_tol(a.realised, 1.0, TOL);
+  ck_assert_int_eq(a.clipped, 0);
+  const double qc[] = {0.0, 0.9995, 0.001};
+  pb_exact_score(3, p, qc, y, &a);
+  ck_assert_int_eq(a.clipped, 2);  /* 0.001 itself is inside [0.001, 0.999] */
   ck_assert_int_eq(pb_exact_decide(0.5), 1);
   ck_assert_int_eq(pb_exact_bin(1.0, 10), 9);
   ck_assert_int_eq(pb_exact_bin(0.0999, 10), 0);
