@@ -46,6 +46,7 @@ struct pb_exact_groups {
   int *attr, *attr2;  /* attribute (and second attribute of a conjunction, else -1); -1 for everyone */
   int *value, *value2;
   double *lo, *hi;    /* quartile interval (lo, hi] of a numeric attribute (lo = -inf for the first) */
+  int *numeric;       /* 1 for a quartile interval */
 };
 
 struct pb_exact_result {

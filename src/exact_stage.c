@@ -504,6 +504,7 @@ static void pb_exact__groups_free(struct pb_exact_groups *g)
   free(g->value2);
   free(g->lo);
   free(g->hi);
+  free(g->numeric);
 }
 
 static void pb_exact__group_add(struct pb_exact_groups *g, int a, int v, int a2, int v2, double lo, double hi,
@@ -517,8 +518,10 @@ static void pb_exact__group_add(struct pb_exact_groups *g, int a, int v, int a2,
   g->value2 = pb_realloc(g->value2, sizeof *g->value2 * (size_t)g->n);
   g->lo = pb_realloc(g->lo, sizeof *g->lo * (size_t)g->n);
   g->hi = pb_realloc(g->hi, sizeof *g->hi * (size_t)g->n);
+  g->numeric = pb_realloc(g->numeric, sizeof *g->numeric * (size_t)g->n);
   g->name[i] = pb_strdup(name);
   g->attr[i] = a, g->value[i] = v, g->attr2[i] = a2, g->value2[i] = v2, g->lo[i] = lo, g->hi[i] = hi;
+  g->numeric[i] = lo < hi;  /* only quartile intervals have lo < hi */
 }
 
 static int pb_exact__cmp_double(const void *pa, const void *pb)
@@ -583,13 +586,12 @@ static void pb_exact__groups(const struct pb_world *w, uint64_t seed, struct pb_
   free(col);
 }
 
-static void pb_exact__member(const struct pb_world *w, const struct pb_exact_groups *g, const double *x,
-                             unsigned char *m)
+static void pb_exact__member(const struct pb_exact_groups *g, const double *x, unsigned char *m)
 {
   for (int i = 0; i < g->n; i++) {
     int a = g->attr[i];
     if (a < 0) m[i] = 1;
-    else if (pb_world_attr(w, a)->kind == PB_WORLD_NUMERIC) m[i] = x[a] > g->lo[i] && x[a] <= g->hi[i];
+    else if (g->numeric[i]) m[i] = x[a] > g->lo[i] && x[a] <= g->hi[i];
     else m[i] = (int)x[a] == g->value[i] && (g->attr2[i] < 0 || (int)x[g->attr2[i]] == g->value2[i]);
   }
 }
@@ -669,7 +671,7 @@ static void pb_exact__ref_block(const struct pb_world *w, const struct pb_exact_
     int y;
     pb_world_draw(w, seed, PB_EXACT_STREAM_REFERENCE, (uint64_t)(first + i), x, &y, &pv[i]);
     double q = pb_exact__predict(w, p, x, pv[i], f);
-    pb_exact__member(w, g, x, mem);
+    pb_exact__member(g, x, mem);
     pb_exact_moments_add(&m, mem, q, pv[i]);
     bin[i] = (unsigned char)pb_exact_bin(q, PB_EXACT_BINS);
     s += pb_exact_kl_term(pv[i], q);
@@ -837,7 +839,7 @@ static void pb_exact__empirical_mc(const struct pb_world *w, const struct pb_exa
         int y;
         double ps;
         pb_world_draw(w, seed, PB_EXACT_STREAM_RESAMPLE + (uint32_t)rep, (uint64_t)i, x, &y, &ps);
-        pb_exact__member(w, g, x, mem);
+        pb_exact__member(g, x, mem);
         pb_exact_moments_add(&m, mem, pb_exact__predict(w, p, x, ps, f), (double)y);
       }
       r->emp_mc[item] = pb_exact_mc(&m, NULL, NULL);
@@ -902,7 +904,7 @@ static void pb_exact__score_cases(const struct pb_exact_cases *c, const struct p
   pb_exact_moments_init(&mp, g->n, PB_EXACT_BINS);
   pb_exact_moments_init(&my, g->n, PB_EXACT_BINS);
   for (int64_t i = 0; i < c->n; i++) {
-    pb_exact__member(c->world, g, c->x + i * c->na, mem);
+    pb_exact__member(g, c->x + i * c->na, mem);
     pb_exact_moments_add(&mp, mem, q[i], c->pstar[i]);
     pb_exact_moments_add(&my, mem, q[i], (double)c->y[i]);
   }
