@@ -62,30 +62,37 @@ static double pb_exact__entropy(double p)
   return h;
 }
 
-/* Eq. 1 and Eq. 2 averaged over the inputs. */
+/* Eq. 1 and Eq. 2 averaged over the inputs.  An unknown forecast (NaN, a
+ * model's invalid reply) counts as incorrect and contributes zero expected
+ * accuracy (Section 5, C.2); the log-loss quantities average the valid ones. */
 void pb_exact_score(int64_t n, const double *pstar, const double *q, const int *y, struct pb_exact_accuracy *out)
 {
   double se = 0.0, sb = 0.0, sr = 0.0, sk = 0.0, slq = 0.0, slp = 0.0;
-  int64_t clipped = 0;
+  int64_t clipped = 0, unknown = 0;
   for (int64_t i = 0; i < n; i++) {
+    sb += pstar[i] >= 0.5 ? pstar[i] : 1.0 - pstar[i];
+    if (isnan(q[i])) {
+      unknown++;
+      continue;
+    }
     clipped += pb_exact_clip(q[i]) != q[i];
     int f = pb_exact_decide(q[i]);
     se += f ? pstar[i] : 1.0 - pstar[i];
-    sb += pstar[i] >= 0.5 ? pstar[i] : 1.0 - pstar[i];
     if (y) sr += f == y[i];
     sk += pb_exact_kl_term(pstar[i], q[i]);
     slq += pb_exact_logloss(pstar[i], q[i]);
     slp += pb_exact__entropy(pstar[i]);
   }
-  double dn = n > 0 ? (double)n : NAN;
+  double dn = n > 0 ? (double)n : NAN, dv = n > unknown ? (double)(n - unknown) : NAN;
   out->n = n;
   out->expected = se / dn;
   out->bayes = sb / dn;
   out->realised = y ? sr / dn : NAN;
-  out->kl = sk / dn;
-  out->logloss_q = slq / dn;
-  out->logloss_p = slp / dn;
+  out->kl = sk / dv;
+  out->logloss_q = slq / dv;
+  out->logloss_p = slp / dv;
   out->clipped = clipped;
+  out->unknown = unknown;
 }
 
 /* ---- Eq. 3 moments */

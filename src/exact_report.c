@@ -40,17 +40,17 @@ static double pb_exact__sd(const double *v, int n, int stride)
 }
 
 /* Summary values as /exact/summary {name, value} and report/exact_scores.tsv. */
-#define PB_EXACT__NSUM 23
+#define PB_EXACT__NSUM 24
 static void pb_exact__summary(const struct pb_exact_result *r, const char **name, double *v)
 {
   const char *n[PB_EXACT__NSUM] = {
     "n_cases", "expected_accuracy", "bayes_accuracy_cases", "delta_acc", "realised_accuracy", "kl_nats",
-    "logloss_q_nats", "logloss_pstar_nats", "clipped_forecasts", "cases_ece_pstar", "cases_mc_pstar", "cases_mc_labels",
+    "logloss_q_nats", "logloss_pstar_nats", "clipped_forecasts", "unknown_forecasts", "cases_ece_pstar", "cases_mc_pstar", "cases_mc_labels",
     "world_bayes_error", "world_bayes_accuracy", "world_positive_prior", "world_entropy_bits", "world_states",
     "reference_n", "reference_kl_nats", "reference_ece", "reference_mc", "reference_mc_halfwidth", "ho_covered_mass"};
   double x[PB_EXACT__NSUM] = {
     (double)r->n_cases, r->cases.expected, r->cases.bayes, r->cases.bayes - r->cases.expected, r->cases.realised,
-    r->cases.kl, r->cases.logloss_q, r->cases.logloss_p, (double)r->cases.clipped, r->cases_ece, r->cases_mc, r->emp_cases_mc,
+    r->cases.kl, r->cases.logloss_q, r->cases.logloss_p, (double)r->cases.clipped, (double)r->cases.unknown, r->cases_ece, r->cases_mc, r->emp_cases_mc,
     r->world.bayes_error, r->world.bayes_accuracy, r->world.positive_prior, r->world.entropy_bits,
     (double)r->world.states, r->have_reference ? (double)r->reference_n : NAN, r->have_reference ? r->ref_kl : NAN,
     r->have_reference ? r->ref_ece : NAN, r->have_reference ? r->ref_mc : NAN,

@@ -37,10 +37,11 @@ const char pb_exact_help[] =
   "with a simultaneous Hoeffding band and the empirical estimator over calibration resamples, higher-order\n"
   "and k-snapshot calibration errors, and the 1NN / kNN Bayes-error estimators over sample sizes.\n\n"
   "  score CASES PRED     CASES: a cases file from `pairbound world sample` (its header names world, level,\n"
-  "                       seed); PRED: a file with one probability per case (lines in case order; '#'\n"
-  "                       lines and a header line `q` are skipped), or a built-in predictor: pstar (exact\n"
-  "                       p*), prior (the class prior), logistic:n=N (L2 logistic regression on rows\n"
-  "                       0..N-1 of the cases' stream, which must not overlap the cases)\n"
+  "                       seed); PRED: a file with one probability per case (lines in case order, `unknown`\n"
+  "                       or `nan` for a forecast not given; '#' lines and a header line `q` are skipped),\n"
+  "                       or a built-in predictor: pstar (exact p*), prior (the class prior), logistic:n=N\n"
+  "                       (L2 logistic regression on rows 0..N-1 of the cases' stream, which must not\n"
+  "                       overlap the cases)\n"
   "  worlds               score built-in predictors in every world x level on cases drawn directly\n"
   "                       (rows FIRST.. of stream 0 of SEED, as `world sample`); KL by world and level\n"
   "  -o, --output OUTDIR  output directory (results.h5 /exact, report/exact*.tsv, report/exact.md)\n"
@@ -355,7 +356,8 @@ void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int6
   pb_world_draw_range(w, seed, 0, first, n, c->x, c->y, c->pstar);
 }
 
-/* One probability per case in [0, 1]; '#' lines and a `q` header are skipped. */
+/* One probability per case in [0, 1], or `unknown` / `nan` for a forecast that was not given; '#' lines and
+ * a `q` header are skipped. */
 static int pb_exact__predictions_read(const char *path, int64_t n, double *q)
 {
   int status = PB_FAIL;
@@ -372,8 +374,9 @@ static int pb_exact__predictions_read(const char *path, int64_t n, double *q)
     if (buf[0] == '#' || (line == 1 && !strncmp(buf, "q", 1) && strspn(buf + 1, " \t\r\n") == strlen(buf + 1)))
       continue;
     double v = strtod(buf, &end);
-    if (end == buf || strspn(end, " \t\r\n") != strlen(end) || !(v >= 0.0 && v <= 1.0)) {
-      pb_error_set("%s:%lld: expected one probability in [0, 1]", path, (long long)line);
+    if (!strncmp(buf, "unknown", 7)) v = NAN, end = buf + 7;
+    if (end == buf || strspn(end, " \t\r\n") != strlen(end) || !(isnan(v) || (v >= 0.0 && v <= 1.0))) {
+      pb_error_set("%s:%lld: expected one probability in [0, 1] (or unknown / nan)", path, (long long)line);
       goto done;
     }
     if (got == n) {
@@ -904,6 +907,7 @@ static void pb_exact__score_cases(const struct pb_exact_cases *c, const struct p
   pb_exact_moments_init(&mp, g->n, PB_EXACT_BINS);
   pb_exact_moments_init(&my, g->n, PB_EXACT_BINS);
   for (int64_t i = 0; i < c->n; i++) {
+    if (isnan(q[i])) continue;  /* an unknown forecast has no bin */
     pb_exact__member(g, c->x + i * c->na, mem);
     pb_exact_moments_add(&mp, mem, q[i], c->pstar[i]);
     pb_exact_moments_add(&my, mem, q[i], (double)c->y[i]);

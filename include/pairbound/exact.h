@@ -32,15 +32,16 @@ int pb_exact_decide(double q);
 /** Equal-width bin of q in [0, 1] among @p nbins (q = 1 in the last bin). */
 int pb_exact_bin(double q, int nbins);
 
-/* Means over n inputs (sums in input order). */
+/* Means over n inputs (sums in input order); q may be NaN for an unknown forecast. */
 struct pb_exact_accuracy {
   int64_t n;
-  double expected;   /* A_exp = mean P(Y = f(x) | x), Eq. 1 */
+  double expected;   /* A_exp = mean P(Y = f(x) | x), Eq. 1; an unknown forecast contributes 0 */
   double bayes;      /* A* on the same inputs = mean max(p*, 1 - p*) */
-  double realised;   /* fraction of sampled labels predicted correctly */
-  double kl;         /* mean KL(p* || q), Eq. 2 */
-  double logloss_q;  /* mean expected log loss of q */
-  double logloss_p;  /* mean expected log loss of p* (entropy in nats) */
+  double realised;   /* fraction of sampled labels predicted correctly (unknown: incorrect) */
+  double kl;         /* mean KL(p* || q) over the valid forecasts, Eq. 2 */
+  double logloss_q;  /* mean expected log loss of q (valid forecasts) */
+  double logloss_p;  /* mean expected log loss of p* on the same inputs (entropy in nats) */
+  int64_t unknown;   /* forecasts given as NaN (no valid reply) */
   int64_t clipped;   /* forecasts outside [PB_EXACT_CLIP, 1 - PB_EXACT_CLIP] (A.2 reports these) */
 };
 /** @p y may be NULL (realised = NaN). */

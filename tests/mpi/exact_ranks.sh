@@ -58,6 +58,13 @@ check "run: REPORT.md includes the exact section" grep -qF "pairbound exact worl
 "$PAIRBOUND" exact worlds --worlds credit,mars -o "$WORK/e" 2> /dev/null
 check "worlds: unknown world is a usage error" test $? -eq 2
 
+# an unknown forecast (invalid reply) counts as incorrect and is left out of KL
+awk 'NR == 2 { print "unknown"; next } { print }' "$WORK/pstar.txt" > "$WORK/unk.txt"
+pb 1 1 exact score "$WORK/cases.tsv" "$WORK/unk.txt" $small -o "$WORK/u"
+check "unknown forecast counted" test "$(val "$WORK/u" unknown_forecasts)" = 1
+check "unknown forecast: expected accuracy below Bayes accuracy" awk -v a="$(val "$WORK/u" expected_accuracy)" \
+  -v b="$(val "$WORK/u" bayes_accuracy_cases)" 'BEGIN { exit !(a < b) }'
+
 # errors: file and line, exit 1, no results
 fails() { # fails DESCRIPTION PATTERN ARGS...
   local d=$1 pat=$2; shift 2

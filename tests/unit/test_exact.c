@@ -60,6 +60,14 @@ START_TEST(test_accuracy_hand)
   const double qc[] = {0.0, 0.9995, 0.001};
   pb_exact_score(3, p, qc, y, &a);
   ck_assert_int_eq(a.clipped, 2);  /* 0.001 itself is inside [0.001, 0.999] */
+  /* an unknown forecast: incorrect, no expected accuracy, left out of KL */
+  const double qn[] = {0.6, NAN, 0.4};
+  pb_exact_score(3, p, qn, y, &a);
+  ck_assert_int_eq(a.unknown, 1);
+  ck_assert_double_eq_tol(a.expected, (0.9 + 0.5) / 3, TOL);
+  ck_assert_double_eq_tol(a.realised, 2.0 / 3.0, TOL);
+  ck_assert_double_eq_tol(a.bayes, 2.2 / 3, TOL);
+  ck_assert_double_eq_tol(a.kl, (pb_exact_kl_term(0.9, 0.6) + pb_exact_kl_term(0.5, 0.4)) / 2, TOL);
   ck_assert_int_eq(pb_exact_decide(0.5), 1);
   ck_assert_int_eq(pb_exact_bin(1.0, 10), 9);
   ck_assert_int_eq(pb_exact_bin(0.0999, 10), 0);
