@@ -278,12 +278,18 @@ static int pb_exact__cases_row(const char *path, int64_t line, char *buf, struct
   }
   double exact;
   if (pb_world_pstar(c->world, x, &exact) != PB_OK) {
-    pb_error_set("%s:%lld: %s", path, (long long)line, pb_error_message());
+    char why[256];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s:%lld: %s", path, (long long)line, why);
     return PB_FAIL;
   }
   if (exact != p) {
     pb_error_set("%s:%lld: p_star %.17g is not the world's exact p* %.17g for these attributes", path, (long long)line,
                  p, exact);
+    return PB_FAIL;
+  }
+  if ((p == 0.0 && yv == 1) || (p == 1.0 && yv == 0)) {
+    pb_error_set("%s:%lld: label y = %ld is impossible at p* = %g", path, (long long)line, yv, p);
     return PB_FAIL;
   }
   c->y[c->n] = (int)yv;
@@ -318,7 +324,9 @@ static int pb_exact__cases_read(const char *path, struct pb_exact_cases *c)
         goto done;
       }
       if (pb_world_open(world, level, scale, &c->world)) {
-        pb_error_set("%s:%lld: %s", path, (long long)line, pb_error_message());
+        char why[256];
+        snprintf(why, sizeof why, "%s", pb_error_message());
+        pb_error_set("%s:%lld: %s", path, (long long)line, why);
         goto done;
       }
       c->na = pb_world_n_attrs(c->world);

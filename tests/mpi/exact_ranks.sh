@@ -84,6 +84,9 @@ fails "p_star not the world's" "badp.tsv:$line: p_star 0.5 is not the world's ex
 fails "training rows overlap the cases" "overlap case 1000" "$WORK/cases.tsv" logistic:n=1001
 pb 1 1 world sample --world covert --level low -n 20 -o "$WORK/cov.tsv"
 fails "logistic in covert transfer" "not run in covert" "$WORK/cov.tsv" logistic:n=50
+awk -F'\t' 'BEGIN { OFS = "\t" } /^[0-9]/ && $NF == 0 && !done { $(NF - 1) = 1; done = 1 } { print }' \
+  "$WORK/cov.tsv" > "$WORK/covbad.tsv"
+fails "label impossible at p* = 0" "label y = 1 is impossible at p* = 0" "$WORK/covbad.tsv" pstar
 "$PAIRBOUND" exact score "$WORK/cases.tsv" pstar --sizes 5 -o "$WORK/e" 2> /dev/null
 check "--sizes below 10: usage error" test $? -eq 2
 finish
