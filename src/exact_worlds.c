@@ -94,7 +94,10 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
     /* logistic regression has no structured signal in covert transfer (A.1) */
     if (!strncmp(g->p[pi], "logistic:", 9) && pb_world_kind(w) == PB_WORLD_COVERT) continue;
     status = pb_exact_evaluate(comm, &c, g->p[pi], NULL, o, !have_knn, &e);
-    if (status != PB_OK) break;
+    if (status != PB_OK) {
+      pb_exact_eval_free(&e);
+      break;
+    }
     if (e.r.have_knn) {
       memcpy(knn, e.r.knn, sizeof knn);
       memcpy(rel, e.r.knn_relevant, sizeof rel);
