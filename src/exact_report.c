@@ -40,21 +40,23 @@ static double pb_exact__sd(const double *v, int n, int stride)
 }
 
 /* Summary values as /exact/summary {name, value} and report/exact_scores.tsv. */
-#define PB_EXACT__NSUM 24
+#define PB_EXACT__NSUM 26
 static void pb_exact__summary(const struct pb_exact_result *r, const char **name, double *v)
 {
   const char *n[PB_EXACT__NSUM] = {
     "n_cases", "expected_accuracy", "bayes_accuracy_cases", "delta_acc", "realised_accuracy", "kl_nats",
     "logloss_q_nats", "logloss_pstar_nats", "clipped_forecasts", "unknown_forecasts", "cases_ece_pstar", "cases_mc_pstar", "cases_mc_labels",
     "world_bayes_error", "world_bayes_accuracy", "world_positive_prior", "world_entropy_bits", "world_states",
-    "reference_n", "reference_kl_nats", "reference_ece", "reference_mc", "reference_mc_halfwidth", "ho_covered_mass"};
+    "reference_n", "reference_kl_nats", "reference_ece", "reference_mc", "reference_mc_halfwidth", "reference_mc_group",
+    "reference_mc_bin", "ho_covered_mass"};
   double x[PB_EXACT__NSUM] = {
     (double)r->n_cases, r->cases.expected, r->cases.bayes, r->cases.bayes - r->cases.expected, r->cases.realised,
     r->cases.kl, r->cases.logloss_q, r->cases.logloss_p, (double)r->cases.clipped, (double)r->cases.unknown, r->cases_ece, r->cases_mc, r->emp_cases_mc,
     r->world.bayes_error, r->world.bayes_accuracy, r->world.positive_prior, r->world.entropy_bits,
     (double)r->world.states, r->have_reference ? (double)r->reference_n : NAN, r->have_reference ? r->ref_kl : NAN,
     r->have_reference ? r->ref_ece : NAN, r->have_reference ? r->ref_mc : NAN,
-    r->have_reference ? r->ref_halfwidth : NAN, r->have_ho ? r->covered_mass : NAN};
+    r->have_reference ? r->ref_halfwidth : NAN, r->have_reference ? (double)r->ref_mc_group : NAN,
+    r->have_reference ? (double)r->ref_mc_bin : NAN, r->have_ho ? r->covered_mass : NAN};
   for (int i = 0; i < PB_EXACT__NSUM; i++) name[i] = n[i], v[i] = x[i];
 }
 
@@ -135,15 +137,15 @@ static void pb_exact__scores_table(struct pb_table *t, const struct pb_world *w,
   }
 }
 
-static void pb_exact__groups_table(struct pb_table *t, const struct pb_exact_groups *g, const struct pb_exact_result *r)
+static void pb_exact__groups_table(struct pb_table *t, const struct pb_exact_groups *g)
 {
   pb_table_begin(t, "Multicalibration groups (Section 5)",
-                 "Group 0 is the whole population; the reference MC error is attained in the marked group and bin.",
-                 "group\tname\tmc_argmax_bin", NULL);
+                 "Group 0 is the whole population; `reference_mc_group` and `reference_mc_bin` of the scores "
+                 "name the cell where the reference MC error is attained (bins 0-9 of width 0.1).",
+                 "group\tname", NULL);
   for (int i = 0; i < g->n; i++) {
     pb_exact__first(t, i);
     pb_table_str(t, g->name[i], 0);
-    pb_table_int(t, r->have_reference && r->ref_mc_group == i ? r->ref_mc_bin : -1);
     pb_table_end_row(t);
   }
 }
@@ -264,7 +266,7 @@ static int pb_exact__files(struct pb_results *res, const struct pb_world *w, con
                  p->name, (long long)r->n_cases, pb_world_name(w), pb_world_level_name(w));
   pb_exact__scores_table(&t, w, p, r);
   status |= pb_table_flush(&t, res, "exact_scores.tsv", &md);
-  pb_exact__groups_table(&t, g, r);
+  pb_exact__groups_table(&t, g);
   status |= pb_table_flush(&t, res, "exact_groups.tsv", &md);
   if (r->emp_mc) {
     pb_exact__mc_table(&t, &fig, r);
