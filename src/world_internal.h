@@ -70,7 +70,7 @@ struct pb_world {
   double residual_probs[PB_WORLD_MAX_RESIDUAL];
   int64_t n_sub;                       /* substantive states */
   int64_t stride[PB_WORLD_MAX_FACTORS];
-  double *pstar;                       /* [n_sub]: p* of the pattern whose hidden levels are 0 */
+  double *pstar;                       /* [n_sub]: p* of each substantive state's visible pattern */
   int n_attrs;
   struct pb_world_attr attrs[PB_WORLD_MAX_ATTRS];
   int attr_factor[PB_WORLD_MAX_ATTRS]; /* factor of a substantive attribute, -1 otherwise */

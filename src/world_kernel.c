@@ -91,6 +91,8 @@ static void pb_world__cv_enumerate(struct pb_world *w)
   w->summary.positive_prior = (double)pos / N_STATES;
   w->summary.entropy_bits = ent;
   w->summary.states = N_STATES;
+  w->summary.patterns = -1;
+  w->summary.coverage50 = NAN;
 }
 
 int pb_world_closed_form(const struct pb_world *w, struct pb_world_summary *s)
@@ -112,6 +114,8 @@ int pb_world_closed_form(const struct pb_world *w, struct pb_world_summary *s)
   s->positive_prior = 0.5;
   s->entropy_bits = ent;
   s->states = 3 * CV_LETTERS * CV_LETTERS * 2;
+  s->patterns = -1;
+  s->coverage50 = NAN;
   return PB_OK;
 }
 
@@ -178,8 +182,13 @@ static void pb_world__enumerate(struct pb_world *w)
   double prior = 0.0, mass = 0.0;
   for (int64_t s = 0; s < w->n_sub; s++) {
     double p = pb_world__state_prob(sp, z), q = 0.0;
+    int n_pos = 0;
     for (int r = 0; r < sp->n_residual; r++)
-      if (sp->label(z, sp->residual_values[r])) q += w->residual_probs[r];
+      if (sp->label(z, sp->residual_values[r])) {
+        q += w->residual_probs[r];
+        n_pos++;
+      }
+    if (n_pos == sp->n_residual) q = 1.0;   /* certain, whatever the rounding of the residual law's sum */
     int64_t v = s;
     for (int j = 0; j < sp->n_factors; j++)
       if (pb_world__hidden(w, j)) v -= z[j] * w->stride[j];
@@ -189,13 +198,16 @@ static void pb_world__enumerate(struct pb_world *w)
     mass += p;
     for (int j = sp->n_factors - 1; j >= 0 && ++z[j] == sp->factors[j].radix; j--) z[j] = 0;
   }
-  double err = 0.0, ent = 0.0;
+  double err = 0.0, ent = 0.0, cover = 0.0;
+  int64_t patterns = 0;
   for (int64_t v = 0; v < w->n_sub; v++) {
     if (den[v] == 0.0) continue;
-    double px = num[v] / den[v];
+    double px = num[v] / den[v], pv = den[v] / mass;
     w->pstar[v] = px;
     err += den[v] * (px < 1.0 - px ? px : 1.0 - px);
     ent += den[v] * pb_world__h2(px);
+    cover += pv * -expm1(50.0 * log1p(-pv));   /* P(v) (1 - (1 - P(v))^50) */
+    patterns++;
   }
   for (int64_t s = 0; s < w->n_sub; s++) {
     int64_t v = s, rest = s;
@@ -213,6 +225,8 @@ static void pb_world__enumerate(struct pb_world *w)
   w->summary.positive_prior = prior / mass;
   w->summary.entropy_bits = ent / mass;
   w->summary.states = w->n_sub * sp->n_residual;
+  w->summary.patterns = patterns;
+  w->summary.coverage50 = cover;
   free(num);
   free(den);
 }
@@ -413,6 +427,36 @@ void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t strea
     if (y) y[i] = yi;
     if (pstar) pstar[i] = pi;
   }
+}
+
+/* The irrelevant count field behind attribute j, or NULL. */
+static const struct pb_world_field *pb_world__count_field(const struct pb_world *w, int j)
+{
+  if (j < w->first_field || j >= w->n_attrs) return NULL;
+  const struct pb_world_field *f = &w->fields[j - w->first_field];
+  return f->n_values == 0 ? f : NULL;
+}
+
+double pb_world_count_cdf(const struct pb_world *w, int j, double k)
+{
+  const struct pb_world_field *f = pb_world__count_field(w, j);
+  if (!f || isnan(k)) return NAN;
+  if (k < f->lo) return 0.0;
+  if (k >= f->hi) return 1.0;
+  return f->cdf[(int32_t)floor(k) - f->lo];
+}
+
+int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k)
+{
+  const struct pb_world_field *f = pb_world__count_field(w, j);
+  if (!f || !(q > 0.0 && q <= 1.0)) {
+    pb_error_set("count quantile: attribute %d is not an irrelevant count or q = %g is outside (0, 1]", j, q);
+    return PB_FAIL;
+  }
+  int32_t i = 0;
+  while (i < f->hi - f->lo && f->cdf[i] < q) i++;
+  *k = (double)(f->lo + i);
+  return PB_OK;
 }
 
 /* Read value j of @p x as a grid index: an integer k with x = k / per_unit in [lo, hi]. */

@@ -30,7 +30,9 @@ const char pb_world_help[] =
   "Worlds with exact class probabilities (seed 002 Sections 3.2-4, Appendix B; docs/exact.md).\n\n"
   "  info     print `name value` lines: bayes_error, bayes_accuracy, positive_prior, entropy_bits (H(Y|X_vis)\n"
   "           in bits) and states (latent states enumerated), all by exact enumeration (Eq. 6); covert\n"
-  "           transfer also prints the closed form of Sec. 4.2 as closed_form_* lines. --world all and\n"
+  "           transfer also prints the closed form of Sec. 4.2 as closed_form_* lines; the factor worlds\n"
+  "           print patterns (visible category patterns) and coverage_50 (expected pattern mass seen by 50\n"
+  "           training cases, Appendix B). --world all and\n"
   "           --level all print every combination, each block starting with its world and level lines\n"
   "  sample   draw cases FIRST .. FIRST+N-1 of the stream (SEED, K) and write CASES: a TSV whose header\n"
   "           names every visible attribute with its kind and support, then the realised label y and the\n"
@@ -150,6 +152,10 @@ static int pb_world__info(int rank, const struct pb_world__opts *o)
         pb_world__line("positive_prior", s.positive_prior);
         pb_world__line("entropy_bits", s.entropy_bits);
         printf("states %lld\nattributes %d\n", (long long)s.states, pb_world_n_attrs(w));
+        if (s.patterns >= 0) {
+          printf("patterns %lld\n", (long long)s.patterns);
+          pb_world__line("coverage_50", s.coverage50);
+        }
         if (pb_world_closed_form(w, &cf) == PB_OK) {
           pb_world__line("closed_form_bayes_error", cf.bayes_error);
           pb_world__line("closed_form_bayes_accuracy", cf.bayes_accuracy);

@@ -36,6 +36,9 @@ struct pb_world_summary {
   double positive_prior;    /* P(Y = 1) */
   double entropy_bits;      /* H(Y | X_vis) in bits */
   int64_t states;           /* latent states enumerated (residual included) */
+  int64_t patterns;         /* visible category patterns of positive mass (factor worlds; -1 covert) */
+  double coverage50;        /* expected pattern mass seen by 50 training cases, sum P(v)(1-(1-P(v))^50)
+                               (Appendix B; factor worlds; NAN for covert, whose identifiers never repeat) */
 };
 
 struct pb_world;
@@ -86,11 +89,26 @@ void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t strea
 
 /**
  * Exact p* for a visible vector @p x (same layout as a drawn case).
+ * Every valid visible vector has positive probability in these worlds.
  * @return PB_OK, or PB_FAIL (pb_error_set names the attribute) when a value is
- *   outside its support, off the grid, or a categorical index is invalid, or
- *   the input has zero probability.
+ *   outside its support, off the grid, or not a category index.
  */
 int pb_world_pstar(const struct pb_world *w, const double *x, double *pstar);
+
+/**
+ * Exact law of irrelevant count attribute @p j (a numeric attribute with
+ * irrelevant = 1): P(N <= k), 0 below the support and 1 above it; NAN when
+ * attribute j is not such a count.
+ */
+double pb_world_count_cdf(const struct pb_world *w, int j, double k);
+
+/**
+ * Exact population quantile of irrelevant count attribute @p j: the smallest
+ * count k with P(N <= k) >= q, for q in (0, 1] (e.g. fixed quartile cut points
+ * for the multicalibration groups of Section 5).
+ * @return PB_OK, or PB_FAIL when j is not such a count or q is outside (0, 1].
+ */
+int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k);
 
 /* ---- `pairbound world info|sample` (src/world_stage.c) */
 extern const char pb_world_synopsis[];

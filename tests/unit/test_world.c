@@ -354,6 +354,20 @@ START_TEST(test_residual_scale)
       prev = s.bayes_error;
       pb_world_free(w);
     }
+    /* a label certain under every residual value has p* exactly 1 at any scale */
+    const double odd[4] = {0.3, 0.7, 1.3, 2.1};
+    for (int i = 0; i < 4; i++) {
+      struct pb_world *w = open_world(names[k], "low", odd[i]);
+      double x[64], p;
+      int y, ones = 0;
+      for (uint64_t c = 0; c < 3000; c++) {
+        pb_world_draw(w, pb_test_seed(), 8, c, x, &y, &p);
+        ck_assert_msg(!(p > 1 - 1e-9) || p == 1.0, "%s s=%g: p* %.17g", names[k], odd[i], p);
+        ones += p == 1.0;
+      }
+      ck_assert_int_gt(ones, 0);
+      pb_world_free(w);
+    }
     struct pb_world *w;
     ck_assert_int_eq(pb_world_open(names[k], "low", bad[k], &w), PB_FAIL);
     ck_assert_int_eq(pb_world_open(names[k], "low", -0.1, &w), PB_FAIL);
@@ -377,6 +391,33 @@ START_TEST(test_every_factor_matters)
       ck_assert_msg(one.eps > all.eps + 1e-6, "hiding %s leaves eps* at %.17g", rws[k]->names[j], one.eps);
     }
   }
+}
+END_TEST
+
+/* Appendix B: 50 training cases cover about 3.8% of the High category-pattern
+ * mass in peer review and 1.0% in credit risk -- a check of the joint laws and
+ * hiding choices that involves no outcome rule (so none of our weights). */
+START_TEST(test_pattern_coverage)
+{
+  struct pb_world *w = open_world("credit", "high", 1.0);
+  struct pb_world_summary s;
+  pb_world_summary(w, &s);
+  ck_assert_int_eq(s.patterns, 4 * 3 * 729);   /* sector, cycle and six visible three-level factors */
+  ck_assert_msg(fabs(s.coverage50 - 0.010) < 0.0005, "credit coverage %.6f", s.coverage50);
+  pb_world_free(w);
+  w = open_world("review", "high", 1.0);
+  pb_world_summary(w, &s);
+  ck_assert_int_eq(s.patterns, 3 * 729);
+  ck_assert_msg(fabs(s.coverage50 - 0.038) < 0.0005, "review coverage %.6f", s.coverage50);
+  pb_world_free(w);
+  w = open_world("credit", "low", 1.0);
+  pb_world_summary(w, &s);
+  ck_assert_int_eq(s.patterns, 78732);
+  pb_world_free(w);
+  w = open_world("covert", "high", 1.0);
+  pb_world_summary(w, &s);
+  ck_assert(s.patterns == -1 && isnan(s.coverage50));
+  pb_world_free(w);
 }
 END_TEST
 
@@ -501,6 +542,34 @@ START_TEST(test_count_medians)
     pb_world__fields_free(f);
   }
   ck_assert_int_eq(n_counts, 13);   /* "13 count fields" across the worlds */
+  /* public quantiles: mid-cdf 1/2 at m means P(N <= m - 1) < 1/2 < P(N <= m), so the median is m */
+  const char *names[3] = {"covert", "credit", "review"};
+  int seen = 0;
+  for (int k = 0; k < 3; k++) {
+    struct pb_world *w = open_world(names[k], "high", 1.0);
+    for (int a = 0; a < pb_world_n_attrs(w); a++) {
+      const struct pb_world_attr *at = pb_world_attr(w, a);
+      double q;
+      if (!at->irrelevant || at->kind != PB_WORLD_NUMERIC) {
+        ck_assert(isnan(pb_world_count_cdf(w, a, 1)));
+        ck_assert_int_eq(pb_world_count_quantile(w, a, 0.5, &q), PB_FAIL);
+        continue;
+      }
+      for (size_t i = 0; i < sizeof med / sizeof med[0]; i++)
+        if (strcmp(med[i].name, at->name) == 0) {
+          ck_assert_int_eq(pb_world_count_quantile(w, a, 0.5, &q), PB_OK);
+          ck_assert_msg(q == med[i].m, "%s median %g", at->name, q);
+          seen++;
+        }
+      ck_assert(pb_world_count_cdf(w, a, at->lo - 1) == 0 && pb_world_count_cdf(w, a, at->hi) == 1);
+      ck_assert_int_eq(pb_world_count_quantile(w, a, 1.0, &q), PB_OK);
+      ck_assert(q <= at->hi);
+      ck_assert_int_eq(pb_world_count_quantile(w, a, 0.0, &q), PB_FAIL);
+      for (double c = at->lo; c < at->hi; c++) ck_assert(pb_world_count_cdf(w, a, c) <= pb_world_count_cdf(w, a, c + 1));
+    }
+    pb_world_free(w);
+  }
+  ck_assert_int_eq(seen, 13);
 }
 END_TEST
 
@@ -621,6 +690,7 @@ static Suite *world_suite(void)
   tcase_add_test(tc, test_review_against_text);
   tcase_add_test(tc, test_residual_scale);
   tcase_add_test(tc, test_every_factor_matters);
+  tcase_add_test(tc, test_pattern_coverage);
   tcase_add_test(tc, test_levels_strictly_increase);
   tcase_add_test(tc, test_irrelevant_fields_invariance);
   tcase_add_test(tc, test_count_medians);
