@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <mpi.h>
 
+#include "pairbound/exact.h"
 #include "pairbound/identify.h"
 #include "pairbound/policy.h"
 #include "pairbound/protocol.h"
@@ -20,6 +21,8 @@
 #define PB_RUN_SEED_BOUNDS 0   /* bounds --seed (20260908) */
 #define PB_RUN_SEED_VERIFY 3   /* verify --sample-seed (20260911) */
 #define PB_RUN_SEED_SCREEN 4   /* screen --seed (20260912) */
+/* exact --seed (2032, the seed paper's first seed; C.3): added modulo 2^64 */
+#define PB_RUN_SEED_EXACT (-20258876)
 
 struct pb_run_config {
   char *synth;          /* NULL: use an existing store; "paper", "small" or a synth INI path */
@@ -33,6 +36,7 @@ struct pb_run_config {
   struct pb_verify_options verify;
   struct pb_policy_options policy;
   struct pb_screen_options screen;
+  struct pb_exact_options exact;  /* [exact]: naming worlds there joins the exact stage to the pipeline */
   char *text;           /* the configuration itself (provenance) */
 };
 

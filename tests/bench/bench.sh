@@ -45,6 +45,7 @@ run() {
       mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
     [ -n "$out" ] && timings "$out" >> "$W/phases"
+    grep -h 'exact: reference' "$W/log" >> "$W/phases" 2>/dev/null || true
   done
   local wall rss
   wall=$(awk '{print $1}' "$W/t" | median)
@@ -114,6 +115,21 @@ run "bounds --group-draws 2000" $PAIRED 1 2 bounds --group-draws 2000 --no-match
 run "screen + 2000 group, 200 class draws" $((2200 * 9504)) 1 2 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
 run "  same, 1 rank x 1 thread" $((2200 * 9504)) 1 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
 run "  same, 2 ranks x 1 thread" $((2200 * 9504)) 2 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
+
+# exact score (seed 002 C.3-C.5), credit risk at High, logistic:n=1000: the
+# million-input calibration reference (target <= 10 s at 1 rank x 2 threads,
+# faster at 2 ranks) and the kNN sweep n = 200..4000 x 3 seeds (target <= 5 s)
+echo
+echo "exact score (credit, High, logistic:n=1000; phases of the slowest rank, median over runs):"
+"$PB" -v 0 world sample --world credit --level high -n 500 --first 1000 --seed 2032 -o "$W/cases.tsv"
+for np in 1 2; do
+  : > "$W/phases"
+  run "exact score (1M reference inputs)" 1000000 $np $((3 - np)) exact score "$W/cases.tsv" logistic:n=1000 -o "$W/ox"
+  for k in 'reference' 'higher-order' 'empirical MC' 'kNN sweep' 'write'; do
+    v=$(sed -n "s/.*exact: .*$k \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
+    printf '  %-30s %8.3f s\n' "$k" "$v"
+  done
+done
 
 echo
 echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"
