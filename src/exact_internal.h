@@ -7,6 +7,7 @@
 
 #include "pairbound/exact.h"
 #include "pairbound/results.h"
+#include "pairbound/timer.h"
 #include "pairbound/world.h"
 
 #include <mpi.h>
@@ -93,11 +94,13 @@ struct pb_exact_eval {
   struct pb_exact_predictor pred;
   struct pb_exact_groups groups;
   struct pb_exact_result r;
-  double t[6];  /* phase clock: start, reference, higher-order, empirical MC, kNN, write */
+  struct pb_timer timer;  /* reference, higher_order, empirical_mc (built-in predictors), knn */
 };
 int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char *pred, const double *qfile,
                       const struct pb_exact_options *o, int knn, struct pb_exact_eval *e);
 void pb_exact_eval_free(struct pb_exact_eval *e);
+/** Reduce @p t to the slowest rank, print it (-v 1) and write it as results.h5 /timings/exact (collective). */
+int pb_exact_timings(struct pb_timer *t, MPI_Comm comm, struct pb_results *res, int64_t reference);
 
 /** One evaluation's datasets under @p prefix (e.g. "/exact") of results.h5 (collective). */
 int pb_exact_report_h5(struct pb_results *res, const char *prefix, const struct pb_exact_result *r);

@@ -843,14 +843,15 @@ static void pb_exact__score_cases(const struct pb_exact_cases *c, const struct p
 }
 
 /* Phase times of the slowest rank (the bench reads this line). */
-static void pb_exact__timings(MPI_Comm comm, const double *t, int64_t reference)
+int pb_exact_timings(struct pb_timer *t, MPI_Comm comm, struct pb_results *res, int64_t reference)
 {
-  double d[5] = {t[1] > 0 ? t[1] - t[0] : 0.0, t[2] > 0 ? t[2] - t[1] : 0.0, t[1] > 0 ? t[3] - t[2] : 0.0,
-                 t[4] - t[3], t[5] - t[4]};
-  MPI_Allreduce(MPI_IN_PLACE, d, 5, MPI_DOUBLE, MPI_MAX, comm);
+  pb_timer_reduce(t, comm);
+  double ref = pb_timer_get(t, "reference");
   pb_message("exact: reference %.3f s (%lld inputs, %.2f M inputs/s); higher-order %.3f s; empirical MC %.3f s; "
              "kNN sweep %.3f s; write %.3f s",
-             d[0], (long long)reference, d[0] > 0 ? reference / d[0] / 1e6 : 0.0, d[1], d[2], d[3], d[4]);
+             ref, (long long)reference, ref > 0 ? reference / ref / 1e6 : 0.0, pb_timer_get(t, "higher_order"),
+             pb_timer_get(t, "empirical_mc"), pb_timer_get(t, "knn"), pb_timer_get(t, "write"));
+  return pb_timer_write(t, res);
 }
 
 void pb_exact_eval_free(struct pb_exact_eval *e)
@@ -870,9 +871,10 @@ int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char 
 {
   struct pb_exact_law law[PB_EXACT_BINS] = {{0}};
   int64_t mass[PB_EXACT_BINS];
-  double *q = pb_malloc(sizeof(double) * (size_t)c->n), *t = e->t;
+  double *q = pb_malloc(sizeof(double) * (size_t)c->n);
   int status = PB_FAIL;
   memset(e, 0, sizeof *e);
+  pb_timer_start(&e->timer, "exact");
   if (pb_exact__predictor(pred, c, o->lambda, &e->pred)) goto done;
   if (qfile) e->pred.kind = PB_EXACT_PRED_FILE;
   pb_world_summary(c->world, &e->r.world);
@@ -888,17 +890,17 @@ int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char 
   e->r.n_sizes = o->n_sizes;
   e->r.resamples = o->resamples;
   memcpy(e->r.sizes, o->sizes, sizeof e->r.sizes);
-  t[0] = MPI_Wtime();
+  pb_timer_lap(&e->timer, "cases");
   if (!qfile) {
     if (pb_exact__reference(comm, c->world, &e->pred, &e->groups, c->seed, o->reference, &e->r, law, mass)) goto done;
-    t[1] = MPI_Wtime();
+    pb_timer_lap(&e->timer, "reference");
     pb_exact__higher_order(c->world, &e->pred, c->seed, o->calibration, law, mass, o->reference, &e->r);
-    t[2] = MPI_Wtime();
+    pb_timer_lap(&e->timer, "higher_order");
     pb_exact__empirical_mc(c->world, &e->pred, &e->groups, c->seed, &e->r);
+    pb_timer_lap(&e->timer, "empirical_mc");
   }
-  t[3] = MPI_Wtime();
   if (knn && pb_exact__encodable(c->world) && pb_exact__knn_sweep(comm, c->world, &e->r)) goto done;
-  t[4] = MPI_Wtime();
+  pb_timer_lap(&e->timer, "knn");
   status = PB_OK;
 done:
   for (int b = 0; b < PB_EXACT_BINS; b++) pb_exact_law_free(&law[b]);
@@ -922,10 +924,10 @@ int pb_exact_score_run(const char *cases, const char *predictions, const char *o
   if (pb_exact_evaluate(comm, &c, predictions, qfile, o, 1, &e)) goto done;
   if (pb_results_create(outdir, comm, provenance, &res)) goto done;
   if (pb_exact_report_write(res, c.world, &e)) goto done;
+  pb_timer_lap(&e.timer, "write");
+  pb_exact_timings(&e.timer, comm, res, o->reference);
   status = pb_results_commit(res);
   res = NULL;
-  e.t[5] = MPI_Wtime();
-  pb_exact__timings(comm, e.t, o->reference);
 done:
   if (res) pb_results_close(res);
   free(qfile);

@@ -77,7 +77,7 @@ static double pb_exact__knn_mean(const struct pb_exact_result *r, int a, int c)
 
 /* Score every predictor of one world x level; the kNN sweep runs once per world x level. */
 static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struct pb_exact__grid *g, int wi, int li,
-                          struct pb_results *res)
+                          struct pb_results *res, struct pb_timer *timer)
 {
   struct pb_world *w;
   struct pb_exact_cases c;
@@ -98,6 +98,7 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
       pb_exact_eval_free(&e);
       break;
     }
+    for (int i = 0; i < e.timer.n; i++) pb_timer_add(timer, e.timer.phase[i], e.timer.sec[i]);
     if (e.r.have_knn) {
       memcpy(knn, e.r.knn, sizeof knn);
       memcpy(rel, e.r.knn_relevant, sizeof rel);
@@ -418,8 +419,10 @@ int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MP
 {
   struct pb_exact__grid g = {0};
   struct pb_results *res = NULL;
+  struct pb_timer timer;
   int rank, status = PB_FAIL;
   MPI_Comm_rank(comm, &rank);
+  pb_timer_start(&timer, "exact");
   g.buf[0] = pb_strdup(o->worlds);
   g.buf[1] = pb_strdup(o->levels);
   g.buf[2] = pb_strdup(o->predictors);
@@ -437,9 +440,14 @@ int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MP
   if (pb_results_create(outdir, comm, provenance, &res)) goto done;
   for (int w = 0; w < g.nw; w++)
     for (int l = 0; l < g.nl; l++)
-      if (pb_exact__cell(comm, o, &g, w, l, res)) goto done;
+      if (pb_exact__cell(comm, o, &g, w, l, res, &timer)) goto done;
+  pb_timer_skip(&timer);
   status = rank == 0 ? pb_exact__worlds_files(res, &g, o) : PB_OK;
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  pb_timer_lap(&timer, "write");
+  int64_t scored = 0;
+  for (int i = 0; i < g.nw * g.nl * g.np; i++) scored += g.e[i].have;
+  if (status == PB_OK) status = pb_exact_timings(&timer, comm, res, o->reference * scored);
   if (status == PB_OK) status = pb_results_commit(res);
   res = NULL;
 done:

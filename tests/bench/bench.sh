@@ -45,7 +45,6 @@ run() {
       mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
     [ -n "$out" ] && timings "$out" >> "$W/phases"
-    grep -h 'exact: reference' "$W/log" >> "$W/phases" 2>/dev/null || true
   done
   local wall rss
   wall=$(awk '{print $1}' "$W/t" | median)
@@ -123,11 +122,9 @@ echo
 echo "exact score (credit, High, logistic:n=1000; phases of the slowest rank, median over runs):"
 "$PB" -v 0 world sample --world credit --level high -n 500 --first 1000 --seed 2032 -o "$W/cases.tsv"
 for np in 1 2; do
-  : > "$W/phases"
   run "exact score (1M reference inputs)" 1000000 $np $((3 - np)) exact score "$W/cases.tsv" logistic:n=1000 -o "$W/ox"
-  for k in 'reference' 'higher-order' 'empirical MC' 'kNN sweep' 'write'; do
-    v=$(sed -n "s/.*exact: .*$k \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
-    printf '  %-30s %8.3f s\n' "$k" "$v"
+  for k in reference higher_order empirical_mc knn write; do
+    printf '  %-30s %8.3f s\n' "$k" "$(phase "exact/$k")"
   done
 done
 
