@@ -55,6 +55,27 @@ printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = exact\n[exact]\nw
 pb 1 1 run "$WORK/run.ini" > /dev/null
 check "run: exact stage report" test -s "$WORK/run/exact/report/exact_worlds.tsv"
 check "run: REPORT.md includes the exact section" grep -qF "pairbound exact worlds" "$WORK/run/REPORT.md"
+# the exact seed is the run seed + PB_RUN_SEED_EXACT (-20258876): the default run seed gives 2032, the standalone
+# default, so the run's exact stage equals `exact worlds` with the same options
+pb 1 1 exact worlds --worlds credit --levels high --predictors pstar --reference 20000 --sizes 100 --resamples 2 \
+  -o "$WORK/runalone"
+check "run: default run seed = exact --seed 2032" cmp -s "$WORK/run/exact/report/exact_worlds.tsv" \
+  "$WORK/runalone/report/exact_worlds.tsv"
+sed 's/^\[run\]$/[run]\nseed = 20260909/' "$WORK/run.ini" > "$WORK/run2.ini"
+sed 's/^\[exact\]$/[exact]\nseed = 2032/' "$WORK/run2.ini" > "$WORK/run3.ini"
+sed -i "s|$WORK/run\$|$WORK/run2|" "$WORK/run2.ini"
+sed -i "s|$WORK/run\$|$WORK/run3|" "$WORK/run3.ini"
+pb 1 1 run "$WORK/run2.ini" > /dev/null
+pb 1 1 run "$WORK/run3.ini" > /dev/null
+differ() { ! cmp -s "$1" "$2"; }
+check "run: another run seed draws other cases" differ "$WORK/run/exact/report/exact_worlds.tsv" \
+  "$WORK/run2/exact/report/exact_worlds.tsv"
+check "run: [exact] seed wins over the run seed" cmp -s "$WORK/run/exact/report/exact_worlds.tsv" \
+  "$WORK/run3/exact/report/exact_worlds.tsv"
+printf '[run]\nsynth = none\nstore = x.h5\noutput = %s\n[exact]\nworlds = credit\nsizes = 5\n' "$WORK/run4" > "$WORK/run4.ini"
+"$PAIRBOUND" run "$WORK/run4.ini" > /dev/null 2> "$WORK/err.txt"
+check "run: bad [exact] value is an error naming file and line" grep -qF "run4.ini:7: [exact] sizes must be" "$WORK/err.txt"
+check "run: bad [exact] value writes nothing" test ! -e "$WORK/run4"
 "$PAIRBOUND" exact worlds --worlds credit,mars -o "$WORK/e" 2> /dev/null
 check "worlds: unknown world is a usage error" test $? -eq 2
 
