@@ -262,52 +262,56 @@ static void pb_bounds__class_records(const struct pb_cell_view *in, struct pb_bo
   double cabs = 0.0, cxx = 0.0, cyy = 0.0, cxy = 0.0;
   double *x = sc->x + beg, *z = sc->z + beg;
   uint8_t *xacc = sc->xacc + beg, *zrej = sc->zrej + beg;
-  memset(q, 0, sizeof *q);
-  q->ny = end - beg;
-  *nkeys = 0;
+  /* counts in a local: the byte arrays written below may alias *q */
+  struct pb_bounds__cls cl;
+  memset(&cl, 0, sizeof cl);
+  cl.ny = end - beg;
+  int32_t nk = 0;
   for (int32_t p = beg; p < end; p++) {
     const int32_t i = sc->idx[p];
     const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
     const int z0 = in->s0[i] >= tau, z1 = in->s1[i] >= tau;
     if (c0) {
-      x[q->a] = in->m0[i];
-      xacc[q->a] = (uint8_t)z0;
-      q->a++;
-      q->u += z0;
+      x[cl.a] = in->m0[i];
+      xacc[cl.a] = (uint8_t)z0;
+      cl.a++;
+      cl.u += z0;
     } else if (want_i5) {
-      sc->keys[(*nkeys)++] = pb_bounds__key(in->pred0[i], PB_BOUNDS__CLEAN_WRONG);
+      sc->keys[nk++] = pb_bounds__key(in->pred0[i], PB_BOUNDS__CLEAN_WRONG);
     }
     if (c1) {
-      z[q->b] = in->m1[i];
-      zrej[q->b] = (uint8_t)!z1;
-      q->b++;
-      q->v += !z1;
+      z[cl.b] = in->m1[i];
+      zrej[cl.b] = (uint8_t)!z1;
+      cl.b++;
+      cl.v += !z1;
     } else {
-      q->t += z1;
+      cl.t += z1;
       if (want_i5)
-        sc->keys[(*nkeys)++] = pb_bounds__key(in->pred1[i], z1 ? PB_BOUNDS__PERT_WRONG_ACC : PB_BOUNDS__PERT_WRONG_REJ);
+        sc->keys[nk++] = pb_bounds__key(in->pred1[i], z1 ? PB_BOUNDS__PERT_WRONG_ACC : PB_BOUNDS__PERT_WRONG_REJ);
     }
     if (c0 && c1) {
-      q->k++;
-      q->num += (double)in->m0[i] - (double)in->m1[i];
-      q->lobs += z0 && !z1;
+      cl.k++;
+      cl.num += (double)in->m0[i] - (double)in->m1[i];
+      cl.lobs += z0 && !z1;
     } else if (c0) {
-      q->h++;
-      q->hobs += z0 && z1;
+      cl.h++;
+      cl.hobs += z0 && z1;
     } else if (c1) {
-      q->r++;
+      cl.r++;
     } else if (in->pred0[i] == in->pred1[i]) {
-      q->s++;
+      cl.s++;
     } else {
-      q->w++;
+      cl.w++;
     }
-    q->flips += in->pred0[i] != in->pred1[i];
+    cl.flips += in->pred0[i] != in->pred1[i];
     const double d0 = (double)in->s0[i] - mean0, d1 = (double)in->s1[i] - mean1;
     cabs += fabs((double)in->s0[i] - (double)in->s1[i]);
     cxx += d0 * d0;
     cyy += d1 * d1;
     cxy += d0 * d1;
   }
+  *q = cl;
+  *nkeys = nk;
   T->absd += cabs;
   T->sxx += cxx;
   T->syy += cyy;

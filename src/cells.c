@@ -57,8 +57,9 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
         rows[nr++] = all[c].model * src->n_conditions + src->clean;
       }
     int32_t u = pb_sorted_unique_i32(rows, nr);
+    /* pb_store_read_fields agrees on its status across ranks, so after a
+     * failure on any rank every rank skips the remaining sources together */
     if (status == PB_OK) status = pb_store_read_fields(st, s, u, rows, fields, &out->rows[s]);
-    else pb_store_read_fields(st, s, 0, rows, fields, &out->rows[s]); /* stay collective */
     out->labels[s] = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof(int32_t));
     for (int32_t i = 0, k = 0; i < src->n_images; i++)
       if (src->split[i] == PB_SPLIT_EVAL) out->labels[s][k++] = src->labels[i];

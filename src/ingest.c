@@ -48,6 +48,7 @@ struct pb_ingest__src {
   int32_t given_classes;   /* from the options, 0 = infer */
   int32_t max_class;       /* largest label, pred or top-k class seen */
   uint8_t *seen;           /* pass 2: bitmap over [row][image] */
+  int32_t hint_condition, hint_image;   /* last looked up (pb_ingest__lookup) */
 };
 
 /* One parsed record (names point into the reader's field buffers). */
@@ -74,6 +75,7 @@ struct pb_ingest__ctx {
   struct pb_ingest__src *src;
   int64_t n_records;
   struct pb_rows *rows;    /* pass 2 output [n_sources] */
+  int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
   int32_t dup_s, dup_m, dup_c, dup_i;
   int64_t dup_line, first_line;
 };
@@ -90,6 +92,8 @@ struct pb_ingest__reader {
   char **field;
   size_t *field_cap;
   int n_field, cap_field;
+  char **fast;             /* fields of a line split in place (pb_ingest__fast_row) */
+  int cap_fast;
   int status;
 };
 
@@ -141,6 +145,44 @@ static int pb_ingest__blank(const char *s, ssize_t n)
   return 1;
 }
 
+/* The common line, split in place without libcsv: it ends with LF (or CRLF),
+ * holds no quote, no other CR and no NUL, and is not blank, so libcsv would
+ * deliver exactly its comma-separated fields with blanks (space, tab) trimmed
+ * at their ends.  Returns 1 when the line was handled (r->status set), 0 when
+ * libcsv must parse it. */
+static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
+{
+  if (n < 1 || s[n - 1] != '\n') return 0;
+  ssize_t end = n - 1;
+  if (end > 0 && s[end - 1] == '\r') end--;
+  if (pb_ingest__blank(s, end)) return 0;
+  /* one pass: field starts at commas, any quote, CR or NUL hands the line to libcsv */
+  int nf = 0;
+  char *start = s;
+  for (ssize_t i = 0; i <= end; i++) {
+    const char ch = i < end ? s[i] : ',';
+    if (ch == '"' || ch == '\r' || ch == '\0') return 0;
+    if (ch != ',') continue;
+    if (nf == r->cap_fast) {
+      r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 16;
+      r->fast = pb_realloc(r->fast, (size_t)r->cap_fast * sizeof *r->fast);
+    }
+    r->fast[nf++] = start;
+    start = s + i + 1;
+  }
+  /* trim blanks at both ends of every field and terminate it in place (its
+   * end is the next field's comma or the line end) */
+  for (int k = 0; k < nf; k++) {
+    char *p = r->fast[k], *fe = k + 1 < nf ? r->fast[k + 1] - 1 : s + end;
+    while (p < fe && (*p == ' ' || *p == '\t')) p++;
+    while (fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
+    *fe = '\0';
+    r->fast[k] = p;
+  }
+  r->status = r->on_row(r->ctx, r->fast, nf, r->line);
+  return 1;
+}
+
 /* Read the whole CSV, calling on_row for every row (the header included).
  * libcsv gets one physical line at a time so that each row knows its line. */
 static int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row)
@@ -170,6 +212,8 @@ static int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row)
       text += 3;
       n -= 3;
     }
+    /* libcsv holds no part of a row here: split plain lines directly */
+    if (r.row_line == 0 && r.n_field == 0 && pb_ingest__fast_row(&r, text, n)) continue;
     if (r.row_line == 0 && !pb_ingest__blank(text, n)) r.row_line = r.line;
     if (csv_parse(&p, text, (size_t)n, pb_ingest__on_field, pb_ingest__on_row, &r) != (size_t)n &&
         r.status == PB_OK) {
@@ -195,6 +239,7 @@ done:
   if (parser) csv_free(&p);
   for (int i = 0; i < r.cap_field; i++) free(r.field[i]);
   free(r.field);
+  free(r.fast);
   free(r.field_cap);
   free(line);
   fclose(fp);
@@ -328,12 +373,55 @@ static int pb_ingest__class(const struct pb_ingest__ctx *ctx, int64_t line, cons
   return PB_OK;
 }
 
+/* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
+ * 15 significant digits and 22 fraction digits: m / 10^k is then one correctly
+ * rounded double division (m < 2^53, 10^k exact), and rounding that double to
+ * float gives the correctly rounded float unless the double lies exactly
+ * halfway between two floats (then, and for anything else, returns 0 and the
+ * caller uses strtof).  Subnormal results are left to strtof too. */
+static int pb_ingest__decimal(const char *s, float *out)
+{
+  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  uint64_t m = 0;
+  int sig = 0, k = 0, frac = 0, digits = 0;
+  for (const char *p = s;; p++) {
+    if (*p >= '0' && *p <= '9') {
+      digits++;
+      if (m == 0 && *p == '0') { /* leading zeros are not significant */
+        if (frac) k++;
+        continue;
+      }
+      if (++sig > 15) return 0;
+      m = 10 * m + (uint64_t)(*p - '0');
+      if (frac) k++;
+    } else if (*p == '.' && !frac && digits > 0) {
+      frac = 1;
+    } else if (*p == '\0') {
+      break;
+    } else {
+      return 0;
+    }
+  }
+  if (digits == 0 || k > 22) return 0;
+  const double d = (double)m / p10[k];
+  const float f = (float)d;
+  if ((double)f != d) {
+    if (d < 0x1p-126) return 0;
+    const float g = nextafterf(f, (double)f < d ? 2.0f : 0.0f);
+    if (((double)f + (double)g) / 2 == d) return 0;   /* a tie: double rounding could differ */
+  }
+  *out = f;
+  return 1;
+}
+
 /* A probability: a finite number in [0, 1], kept as the float32 it is stored as. */
 static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
                            float *out)
 {
-  char *end;
-  float v = strtof(s, &end);   /* ERANGE on underflow is fine: the float is what we store */
+  char *end = (char *)"";
+  float v;
+  if (!pb_ingest__decimal(s, &v)) v = strtof(s, &end);   /* ERANGE on underflow is fine: the float is stored */
   if (end == s || *end != '\0') {
     pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
     return PB_FAIL;
@@ -448,6 +536,29 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   return PB_OK;
 }
 
+/* Index of @p key in a dictionary whose names are names[0..n), or -1.  Rows
+ * mostly repeat the previous row's names or, for images, take the next one,
+ * so the last index (*hint) and its successor are tried before the hash. */
+static int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint,
+                                 const char *key)
+{
+  const int32_t h = *hint;
+  if (h >= 0 && h < n && strcmp(names[h], key) == 0) return h;
+  if (h + 1 >= 0 && h + 1 < n && strcmp(names[h + 1], key) == 0) return *hint = h + 1;
+  const int32_t v = pb_strmap_get(m, key);
+  if (v >= 0) *hint = v;
+  return v;
+}
+
+static int32_t pb_ingest__source_index(struct pb_ingest__ctx *ctx, const char *name)
+{
+  const int32_t h = ctx->hint_source;
+  if (h >= 0 && h < ctx->meta->n_sources && strcmp(ctx->meta->sources[h].name, name) == 0) return h;
+  const int32_t v = pb_strmap_get(&ctx->sources, name);
+  if (v >= 0) ctx->hint_source = v;
+  return v;
+}
+
 /* ------------------------------------------------------------------ pass 1 */
 
 static int32_t pb_ingest__given_classes(const struct pb_ingest_options *opt, const char *source)
@@ -482,7 +593,7 @@ static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *nam
 static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line)
 {
   struct pb_meta *meta = ctx->meta;
-  int32_t m = pb_strmap_get(&ctx->models, model);
+  int32_t m = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model, model);
   if (m >= 0) {
     if (strcmp(meta->model_groups[m], group) == 0) return PB_OK;
     pb_error_set("%s:%lld: model %s has group %s here but %s at line %lld", ctx->path, (long long)line, model,
@@ -508,7 +619,7 @@ static void pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, cons
 {
   struct pb_source *src = &ctx->meta->sources[s];
   struct pb_ingest__src *x = &ctx->src[s];
-  if (pb_strmap_get(&x->conditions, cond) >= 0) return;
+  if (pb_ingest__lookup(&x->conditions, src->conditions, src->n_conditions, &x->hint_condition, cond) >= 0) return;
   if (src->n_conditions == x->cap_conditions) {
     x->cap_conditions = x->cap_conditions ? 2 * x->cap_conditions : 8;
     src->conditions = pb_realloc(src->conditions, (size_t)x->cap_conditions * sizeof(char *));
@@ -524,7 +635,7 @@ static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const str
   struct pb_source *src = &ctx->meta->sources[s];
   struct pb_ingest__src *x = &ctx->src[s];
   const char *image = rec->name[PB_COL_IMAGE];
-  int32_t i = pb_strmap_get(&x->images, image);
+  int32_t i = pb_ingest__lookup(&x->images, src->image_ids, src->n_images, &x->hint_image, image);
   if (i >= 0) {
     if (src->labels[i] != rec->label) {
       pb_error_set("%s:%lld: image %s of source %s has label %d here but %d at line %lld", ctx->path,
@@ -568,7 +679,7 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
     return pb_ingest__header(ctx, f, n, line);
   }
   if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
-  int32_t s = pb_strmap_get(&ctx->sources, rec.name[PB_COL_SOURCE]);
+  int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
   if (s < 0) s = pb_ingest__add_source(ctx, rec.name[PB_COL_SOURCE]);
   struct pb_ingest__src *x = &ctx->src[s];
   if (pb_ingest__values(ctx, f, line, x->given_classes, &rec)) return PB_FAIL;
@@ -637,11 +748,16 @@ static int pb_ingest__pass2_row(struct pb_ingest__ctx *ctx, char **f, int n, int
     return PB_OK;
   }
   if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
-  int32_t s = pb_strmap_get(&ctx->sources, rec.name[PB_COL_SOURCE]);
-  int32_t m = pb_strmap_get(&ctx->models, rec.name[PB_COL_MODEL]);
+  struct pb_meta *meta = ctx->meta;
+  int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
+  int32_t m = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model,
+                                rec.name[PB_COL_MODEL]);
   struct pb_ingest__src *x = s >= 0 ? &ctx->src[s] : NULL;
-  int32_t c = x ? pb_strmap_get(&x->conditions, rec.name[PB_COL_CONDITION]) : -1;
-  int32_t i = x ? pb_strmap_get(&x->images, rec.name[PB_COL_IMAGE]) : -1;
+  const struct pb_source *so = s >= 0 ? &meta->sources[s] : NULL;
+  int32_t c = x ? pb_ingest__lookup(&x->conditions, so->conditions, so->n_conditions, &x->hint_condition,
+                                    rec.name[PB_COL_CONDITION]) : -1;
+  int32_t i = x ? pb_ingest__lookup(&x->images, so->image_ids, so->n_images, &x->hint_image, rec.name[PB_COL_IMAGE])
+                : -1;
   if (m < 0 || c < 0 || i < 0) {
     /* pass 1 saw every name, so only a file rewritten meanwhile gets here */
     pb_error_set("%s:%lld: file changed while it was being read", ctx->path, (long long)line);

@@ -177,7 +177,7 @@ int pb_output_temp(const char *path, char **tmp)
   snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(*tmp);
   if (fd < 0) {
-    pb_error_set("%s: cannot create file: %s", *tmp, strerror(errno));
+    pb_error_set("%s: cannot create file: %s", path, strerror(errno));
     free(*tmp);
     *tmp = NULL;
     return -1;

@@ -30,11 +30,13 @@ const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"}
 #define PB_POLICY_TIE_COVERAGE 0.8   /* Appendix D tie rule: nominal coverage closest to .8 */
 #define PB_POLICY__NCOMBO (PB_POLICY_MAX * PB_POLICY_MAX + 2 * PB_POLICY_MAX)
 #define PB_POLICY__NLAM (PB_POLICY_MAX_LAMBDA + 2)
+#define PB_POLICY__COUNT_WORK 2000000   /* exact I5 mean: state updates per class (a few ms) */
 
 /* One wrong label of a class: c clean and p perturbed wrong records predicting
  * it; the perturbed ones' acceptance masks are masks[0..p). */
 struct pb_policy__label {
   int32_t lab, c, p;
+  int32_t e_obs, f_obs, j_obs;   /* observed: in the h block, in the r block, same-label pairs */
   const uint16_t *masks;
 };
 
@@ -96,76 +98,189 @@ static int32_t pb_policy__max3(int32_t a, int32_t b, int32_t c)
   return m > c ? m : c;
 }
 
-/* W(g) at I5 for g = 0..gmax: the best total of g wrong perturbed records
- * inside an h block admissible for the class's (k, s).  Per label l, the h
- * block holds e_l records and s takes j_l same-label pairs with
- *   max(0, p-e-w, ceil((c+p-e-r-w)/2)) <= j_l <= min(c, p-e)
- * (docs/bounds.md, "H at I5"), and A's partners are any t_l <= e_l of them,
- * best chosen as the label's top t_l values.  DP on (sum e, sum j, sum t).
- * Returns 0, or -1 if (h, s) is unreachable (cannot happen for observed counts). */
-static int pb_policy__w5(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P, int32_t combo,
-                         int32_t gmax, int32_t *W)
+/* Lane kernels of pb_policy__best_q: nc is a multiple of PB_POLICY__LANES,
+ * and the fixed-width inner loops vectorise at -O2. */
+#define PB_POLICY__LANES 16
+
+static void pb_policy__fill(int32_t *restrict o, int32_t nc)
 {
-  const int32_t h = cl->hb, s = cl->s, r = cl->rb, w = cl->w;
-  const int32_t G1 = gmax + 1, S1 = s + 1;
-  const size_t nst = (size_t)(h + 1) * S1 * G1;
-  if (wk->dp_cap < 2 * nst + (size_t)(h + 2) * 2) {
-    wk->dp_cap = 2 * nst + (size_t)(h + 2) * 2;
-    free(wk->dp);
-    wk->dp = malloc(wk->dp_cap * sizeof *wk->dp);
-    if (!wk->dp) {
-      wk->dp_cap = 0;
-      return -1;
+  for (int32_t c = 0; c < nc; c++) o[c] = PB_POLICY__NEG;
+}
+
+static void pb_policy__vmax(int32_t *restrict o, const int32_t *restrict a, const int32_t *restrict b, int32_t nc)
+{
+  for (int32_t c0 = 0; c0 < nc; c0 += PB_POLICY__LANES)
+    for (int32_t c = c0; c < c0 + PB_POLICY__LANES; c++) o[c] = a[c] > b[c] ? a[c] : b[c];
+}
+
+/* o = max(o, max(a, b) + v) */
+static void pb_policy__vput(int32_t *restrict o, const int32_t *restrict a, const int32_t *restrict b,
+                            const int32_t *restrict v, int32_t nc)
+{
+  for (int32_t c0 = 0; c0 < nc; c0 += PB_POLICY__LANES)
+    for (int32_t c = c0; c < c0 + PB_POLICY__LANES; c++) {
+      const int32_t m = (a[c] > b[c] ? a[c] : b[c]) + v[c];
+      o[c] = m > o[c] ? m : o[c];
     }
+}
+
+/* For nc cost vectors at once (lane c of every DP state): the largest
+ * sum over wrong labels of min(e_l, Q[l * nc + c]) over the h blocks
+ * admissible for the class's (k, s).  Per label, e_l perturbed records sit in
+ * the h block and j_l same-label pairs form with
+ *   max(0, p-e-w, ceil((c+p-e-r-w)/2)) <= j_l <= min(c, p-e)
+ * (docs/bounds.md, "H at I5").  DP over labels on (sum e, sum j): for one
+ * e_l the admissible j_l form an interval, so a transition is a maximum over
+ * a window of sum j of fixed width d, taken for all lanes together by the
+ * van Herk / Gil-Werman block prefix and suffix maxima (three passes, no
+ * branches per lane).  A label costs O((p_l + 1) (h + 1) (s + 1) nc).
+ * Unreachable states hold values below 0 (PB_POLICY__NEG plus at most h).
+ * Returns 0, or -1 if (h, s) is unreachable (cannot happen for observed
+ * counts) or memory is exhausted. */
+static int pb_policy__best_q(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t nc,
+                             const int32_t *Q, int32_t *best)
+{
+  const int32_t h = cl->hb, s = cl->s, r = cl->rb, w = cl->w, S1 = s + 1;
+  const size_t nst = (size_t)(h + 1) * S1 * nc, nbuf = (size_t)3 * S1 * nc;
+  const size_t need = 2 * nst + 2 * nbuf + (size_t)nc + 2 * (size_t)(h + 1);
+  if (wk->dp_cap < need) {
+    free(wk->dp);
+    wk->dp = malloc(need * sizeof *wk->dp);
+    wk->dp_cap = wk->dp ? need : 0;
+    if (!wk->dp) return -1;
   }
-  int32_t *cur = wk->dp, *nxt = wk->dp + nst;
-  for (size_t i = 0; i < nst; i++) cur[i] = PB_POLICY__NEG;
-  cur[0] = 0;
-  int32_t F[1024];
+  int32_t *cur = wk->dp, *nxt = cur + nst, *pre = nxt + nst, *suf = pre + nbuf, *ve = suf + nbuf;
+  int32_t *jlo = ve + nc, *jhi = jlo + (h + 1);
+  for (int32_t c = 0; c < nc; c++) cur[c] = 0;
+  int32_t ereach = 0, jreach = 0;   /* a box holding every reachable state */
   for (int32_t li = 0; li < cl->n_lab; li++) {
     const struct pb_policy__label *L = &cl->lab[li];
     if (L->p == 0) continue;   /* fixed: e = j = 0 (c <= r + w holds for observed counts) */
-    /* label's values sorted descending -> prefix F[t] */
-    int32_t cnt[3] = {0, 0, 0};
-    for (int32_t i = 0; i < L->p; i++) cnt[pb_policy__val(P, combo, L->masks[i], 0) + 1]++;
-    int32_t tmax = L->p < gmax ? L->p : gmax;
-    int32_t *Fp = L->p < 1024 ? F : malloc((size_t)(L->p + 1) * sizeof *Fp);
-    if (!Fp) return -1;
-    pb_policy__prefix(cnt, tmax, Fp);
-    for (size_t i = 0; i < nst; i++) nxt[i] = PB_POLICY__NEG;
     const int32_t etop = L->p < h ? L->p : h;
     for (int32_t e = 0; e <= etop; e++) {
       const int32_t q0 = L->p - e, x = L->c + q0 - r - w;
-      int32_t jlo = pb_policy__max3(0, q0 - w, x > 0 ? (x + 1) / 2 : 0);
-      int32_t jhi = L->c < q0 ? L->c : q0;
-      if (jhi > s) jhi = s;
-      if (jlo > jhi) continue;
-      const int32_t te = e < tmax ? e : tmax;
-      for (int32_t E = 0; E + e <= h; E++)
-        for (int32_t J = 0; J <= s - jlo; J++)
-          for (int32_t Gs = 0; Gs <= gmax; Gs++) {
-            int32_t v0 = cur[((size_t)E * S1 + J) * G1 + Gs];
-            if (v0 == PB_POLICY__NEG) continue;
-            int32_t jh = jhi < s - J ? jhi : s - J;
-            for (int32_t t = 0; t <= te && Gs + t <= gmax; t++) {
-              int32_t v = v0 + Fp[t];
-              for (int32_t j = jlo; j <= jh; j++) {
-                int32_t *d = &nxt[((size_t)(E + e) * S1 + J + j) * G1 + Gs + t];
-                if (v > *d) *d = v;
-              }
-            }
-          }
+      jlo[e] = pb_policy__max3(0, q0 - w, x > 0 ? (x + 1) / 2 : 0);
+      jhi[e] = L->c < q0 ? L->c : q0;
+      if (jhi[e] > s) jhi[e] = s;
     }
-    if (Fp != F) free(Fp);
+    const int32_t ne = ereach + etop < h ? ereach + etop : h;
+    int32_t nj = jreach + (L->c < L->p ? L->c : L->p);
+    if (nj > s) nj = s;
+    for (int32_t E = 0; E <= ne; E++)
+      for (size_t i = 0; i < (size_t)(nj + 1) * nc; i++) nxt[(size_t)E * S1 * nc + i] = PB_POLICY__NEG;
+    for (int32_t e = 0; e <= etop; e++) {
+      const int32_t lo = jlo[e], hi = jhi[e], d = hi - lo + 1;
+      if (d <= 0 || lo > s) continue;
+      for (int32_t c = 0; c < nc; c++) ve[c] = e < Q[(size_t)li * nc + c] ? e : Q[(size_t)li * nc + c];
+      /* window x covers padded sources [x, x + d - 1] = sum j in [x - d + 1, x]
+       * and lands on sum j = x + lo; padded index i holds source i - (d - 1) */
+      int32_t xmax = jreach + d - 1;
+      if (xmax > s - lo) xmax = s - lo;
+      const int32_t len = xmax + d;
+      for (int32_t E = 0; E <= ereach && E + e <= h; E++) {
+        const int32_t *row = cur + (size_t)E * S1 * nc;
+        int32_t *dst = nxt + ((size_t)(E + e) * S1 + lo) * nc;
+        for (int32_t i = 0; i < len; i++) {
+          const int32_t J = i - (d - 1);
+          int32_t *pp = pre + (size_t)i * nc;
+          if (J < 0 || J > jreach) {
+            if (i % d == 0) pb_policy__fill(pp, nc);
+            else memcpy(pp, pp - nc, (size_t)nc * sizeof *pp);
+          } else if (i % d == 0) {
+            memcpy(pp, row + (size_t)J * nc, (size_t)nc * sizeof *pp);
+          } else {
+            pb_policy__vmax(pp, pp - nc, row + (size_t)J * nc, nc);
+          }
+        }
+        for (int32_t i = len - 1; i >= 0; i--) {
+          const int32_t J = i - (d - 1);
+          int32_t *sp = suf + (size_t)i * nc;
+          const int first = (i + 1) % d == 0 || i == len - 1;
+          if (J < 0 || J > jreach) {
+            if (first) pb_policy__fill(sp, nc);
+            else memcpy(sp, sp + nc, (size_t)nc * sizeof *sp);
+          } else if (first) {
+            memcpy(sp, row + (size_t)J * nc, (size_t)nc * sizeof *sp);
+          } else {
+            pb_policy__vmax(sp, sp + nc, row + (size_t)J * nc, nc);
+          }
+        }
+        for (int32_t x = 0; x <= xmax; x++)
+          pb_policy__vput(dst + (size_t)x * nc, suf + (size_t)x * nc, pre + (size_t)(x + d - 1) * nc, ve, nc);
+      }
+    }
     int32_t *tmp = cur;
     cur = nxt;
     nxt = tmp;
+    ereach = ne;
+    jreach = nj;
   }
-  for (int32_t g = 0; g <= gmax; g++) {
-    W[g] = cur[((size_t)h * S1 + s) * G1 + g];
-    if (W[g] == PB_POLICY__NEG) return -1;
+  if (h > ereach || s > jreach) return -1;
+  for (int32_t c = 0; c < nc; c++) {
+    best[c] = cur[((size_t)h * S1 + s) * nc + c];
+    if (best[c] < 0) return -1;
   }
   return 0;
+}
+
+/* Q* of every cost vector that the I5 block restriction can change (qstar[c],
+ * -1 for the others) and its sign: every policy is a threshold on the one
+ * perturbed score, so acceptance sets are nested and a cost vector's
+ * wrong-record values lie in {0, 1} (sign 1, Q_l = the label's +1 records) or
+ * in {-1, 0} (sign -1, Q_l = its 0 records).  Within a label the records are
+ * interchangeable for the block's admissibility, so a block of e_l records
+ * holds min(e_l, Q_l) of the label's Q_l best ones, and
+ *   W5(g) = min(g, Q*)   or   W5(g) = -max(0, g - Q*),
+ * with Q* = max over admissible blocks of sum_l min(e_l, Q_l).
+ * Returns 0, or -1 (pb_error_set where the input is at fault). */
+static int pb_policy__i5_qstar(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P,
+                               const uint8_t sw[PB_POLICY_MAX][PB_POLICY_MAX], int32_t *qstar, int8_t *sign)
+{
+  const int32_t nl = cl->n_lab;
+  int32_t act[PB_POLICY__NCOMBO], best[PB_POLICY__NCOMBO + PB_POLICY__LANES], nc = 0;
+  const int32_t stride = (wk->ncombo + PB_POLICY__LANES - 1) / PB_POLICY__LANES * PB_POLICY__LANES;
+  int32_t *Q = malloc((size_t)(nl + 1) * stride * sizeof *Q), *Z = malloc((size_t)(nl + 1) * sizeof *Z);
+  int status = -1;
+  if (!Q || !Z) goto done;
+  for (int32_t c = 0; c < wk->ncombo; c++) {
+    qstar[c] = -1;
+    if (c < P * P && !sw[c / P][c % P]) continue;
+    int plus = 0, minus = 0;
+    for (int32_t li = 0; li < nl; li++) {
+      const struct pb_policy__label *L = &cl->lab[li];
+      int32_t cnt[3] = {0, 0, 0};
+      for (int32_t i = 0; i < L->p; i++) cnt[pb_policy__val(P, c, L->masks[i], 0) + 1]++;
+      plus |= cnt[2] > 0;
+      minus |= cnt[0] > 0;
+      Q[(size_t)li * stride + nc] = cnt[2];
+      Z[li] = cnt[1];
+    }
+    if (plus && minus) {
+      pb_error_set("acceptance masks are not nested thresholds of one score");
+      goto done;
+    }
+    if (!plus && !minus) continue;   /* every wrong value 0: W5 = W = 0 */
+    if (minus)
+      for (int32_t li = 0; li < nl; li++) Q[(size_t)li * stride + nc] = Z[li];
+    sign[c] = plus ? 1 : -1;
+    act[nc++] = c;
+  }
+  if (nc > 0) {
+    /* compact the lanes to a multiple of PB_POLICY__LANES (padding lanes 0);
+     * ncp <= stride, so rows move down in place */
+    const int32_t ncp = (nc + PB_POLICY__LANES - 1) / PB_POLICY__LANES * PB_POLICY__LANES;
+    for (int32_t li = 0; li < nl; li++) {
+      memmove(Q + (size_t)li * ncp, Q + (size_t)li * stride, (size_t)nc * sizeof *Q);
+      for (int32_t q = nc; q < ncp; q++) Q[(size_t)li * ncp + q] = 0;
+    }
+    if (pb_policy__best_q(wk, cl, ncp, Q, best)) goto done;
+    for (int32_t q = 0; q < nc; q++) qstar[act[q]] = best[q];
+  }
+  status = 0;
+done:
+  free(Q);
+  free(Z);
+  return status;
 }
 
 /* ---- exact feasible-permutation mean at I5 (docs/policy.md) ------------- */
@@ -207,11 +322,16 @@ static pb_i128 pb_policy__fact(int32_t n, int *ovf)
  * block), f (r block), j (same-label pairs), and the zero-diagonal rest by
  * inclusion-exclusion over i forced same-label pairs (rook polynomial):
  *   prod_l C(p,e) C(c,f) C(c-f,j) C(p-e,j) j! (-1)^i C(c-f-j,i) C(p-e-j,i) i!  * (w - sum i)!.
- * DP on (sum e, sum f, sum j, sum i).  Sets *ovf on 128-bit overflow. */
-static pb_i128 pb_policy__count5(const struct pb_policy__class *cl, int32_t weighted, int *ovf)
+ * DP on (sum e, sum f, sum j, sum i).  Sets *ovf on 128-bit overflow or when
+ * the state updates would exceed *budget (decremented by those done). */
+static pb_i128 pb_policy__count5(const struct pb_policy__class *cl, int32_t weighted, int64_t *budget, int *ovf)
 {
   const int32_t h = cl->hb, r = cl->rb, s = cl->s, w = cl->w;
   const size_t D1 = (size_t)w + 1, D2 = D1 * (s + 1), D3 = D2 * (r + 1), nst = D3 * (h + 1);
+  /* the final sum multiplies by w!, which decides overflow before any work */
+  pb_policy__fact(w, ovf);
+  if (nst > (size_t)*budget) *ovf = 1;
+  if (*ovf) return 0;
   pb_i128 *cur = calloc(nst, sizeof *cur), *nxt = calloc(nst, sizeof *nxt);
   pb_i128 total = 0;
   if (!cur || !nxt) {
@@ -222,10 +342,10 @@ static pb_i128 pb_policy__count5(const struct pb_policy__class *cl, int32_t weig
   for (int32_t li = 0; li < cl->n_lab && !*ovf; li++) {
     const struct pb_policy__label *L = &cl->lab[li];
     memset(nxt, 0, nst * sizeof *nxt);
-    for (int32_t e = 0; e <= L->p && e <= h; e++)
-      for (int32_t f = 0; f <= L->c && f <= r; f++)
-        for (int32_t j = 0; j <= L->c - f && j <= L->p - e && j <= s; j++)
-          for (int32_t i = 0; i <= L->c - f - j && i <= L->p - e - j && i <= w; i++) {
+    for (int32_t e = 0; e <= L->p && e <= h && !*ovf; e++)
+      for (int32_t f = 0; f <= L->c && f <= r && !*ovf; f++)
+        for (int32_t j = 0; j <= L->c - f && j <= L->p - e && j <= s && !*ovf; j++)
+          for (int32_t i = 0; i <= L->c - f - j && i <= L->p - e - j && i <= w && !*ovf; i++) {
             pb_i128 t = pb_policy__binom(L->p, e, ovf), x;
             const pb_i128 fac[] = {pb_policy__binom(L->c, f, ovf), pb_policy__binom(L->c - f, j, ovf),
                                    pb_policy__binom(L->p - e, j, ovf), pb_policy__fact(j, ovf),
@@ -234,6 +354,11 @@ static pb_i128 pb_policy__count5(const struct pb_policy__class *cl, int32_t weig
             for (size_t q = 0; q < sizeof fac / sizeof fac[0]; q++) *ovf |= pb_policy__mul(t, fac[q], &t);
             if (i & 1) t = -t;
             if (t == 0 || *ovf) continue;
+            *budget -= (int64_t)(h - e + 1) * (r - f + 1) * (s - j + 1) * (w - i + 1);
+            if (*budget < 0) {
+              *ovf = 1;
+              continue;
+            }
             for (int32_t E = 0; E + e <= h; E++)
               for (int32_t Fv = 0; Fv + f <= r; Fv++)
                 for (int32_t J = 0; J + j <= s; J++)
@@ -260,10 +385,17 @@ done:
   return total;
 }
 
+/* log2 C(n, k) */
+static double pb_policy__lbinom(int32_t n, int32_t k)
+{
+  return (lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0)) / M_LN2;
+}
+
 /* rho[li] = E[e_l] / p_l: the probability that a wrong perturbed record of
  * label l sits in the h block under a uniform feasible I5 bijection.  Records
  * of one label are exchangeable (permuting them preserves all five counts).
- * Returns 0, or 1 when the exact counts do not fit in 128 bits. */
+ * Returns 0, or 1 when the exact counts do not fit in 128 bits or need more
+ * than PB_POLICY__COUNT_WORK state updates. */
 static int pb_policy__rho5(const struct pb_policy__class *cl, double *rho)
 {
   int npos = 0;
@@ -275,12 +407,26 @@ static int pb_policy__rho5(const struct pb_policy__class *cl, double *rho)
       if (cl->lab[li].p > 0) rho[li] = (double)cl->hb / (double)(cl->m == 0 ? cl->hb : cl->lab[li].p);
     return 0;
   }
+  /* T >= the weight of the observed block structure alone (every structure's
+   * weight times its zero-diagonal count, which is >= 1 for the observed one):
+   * when that exceeds 2^127 the counts cannot fit, so skip the DPs */
+  double lb = 0;
+  for (int32_t li = 0; li < cl->n_lab; li++) {
+    const struct pb_policy__label *L = &cl->lab[li];
+    const int32_t e = L->e_obs, f = L->f_obs, j = L->j_obs;
+    lb += pb_policy__lbinom(L->p, e) + pb_policy__lbinom(L->c, f) + pb_policy__lbinom(L->c - f, j) +
+          pb_policy__lbinom(L->p - e, j) + lgamma(j + 1.0) / M_LN2;
+  }
+  if (lb > 127.5) return 1;
+  /* the npos + 1 count DPs share one budget of state updates: beyond it the
+   * class counts as unrepresentable, like one whose counts overflow */
+  int64_t budget = PB_POLICY__COUNT_WORK;
   int ovf = 0;
-  pb_i128 T = pb_policy__count5(cl, -1, &ovf);
+  pb_i128 T = pb_policy__count5(cl, -1, &budget, &ovf);
   if (ovf || T <= 0) return 1;
   for (int32_t li = 0; li < cl->n_lab; li++) {
     if (cl->lab[li].p == 0) continue;
-    pb_i128 S = pb_policy__count5(cl, li, &ovf);
+    pb_i128 S = pb_policy__count5(cl, li, &budget, &ovf);
     if (ovf) return 1;
     /* exact integer quotient and remainder keep the ratio accurate */
     pb_i128 den = T, q = S / den, rem = S % den;
@@ -298,7 +444,9 @@ static int pb_policy__cmp_i64(const void *pa, const void *pb)
   return (a > b) - (a < b);
 }
 
-struct pb_policy__key { int32_t lab, side; uint16_t mask; };
+/* side 0: a clean wrong record (obs 1: its partner is correct, 2: a same-label
+ * wrong partner); side 1: a perturbed wrong record (obs 1: its partner is correct) */
+struct pb_policy__key { int32_t lab, side; uint16_t mask; uint8_t obs; };
 
 static int pb_policy__cmp_key(const void *pa, const void *pb)
 {
@@ -345,6 +493,10 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
   for (int32_t q = 0; q < nd; q++)
     for (int32_t j = 0; j < P; j++)
       for (int32_t l = 0; l < P; l++) sw[j][l] |= ((diff[q] >> j) & 1) != ((diff[q] >> l) & 1);
+  int32_t qstar[PB_POLICY__NCOMBO];
+  int8_t sign[PB_POLICY__NCOMBO];
+  for (int32_t c = 0; c < wk->ncombo; c++) qstar[c] = -1;
+  if (!i5_free && pb_policy__i5_qstar(wk, cl, P, sw, qstar, sign)) goto done;
   for (int32_t c = 0; c < wk->ncombo; c++) {
     if (c < P * P && !sw[c / P][c % P]) continue;   /* D+_jj = 0; non-switching pairs add 0 */
     int32_t cc[3] = {0, 0, 0}, cw[3] = {0, 0, 0};
@@ -353,8 +505,9 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
     pb_policy__prefix(cc, cmax, C);
     pb_policy__prefix(cw, wmax, W);
     const int32_t *Wl[PB_POLICY_N_LEVELS] = {W, W, W};
-    if (!i5_free && cw[1] != nw) {   /* a single value on every wrong record needs no DP */
-      if (pb_policy__w5(wk, cl, P, c, g5max, W5)) goto done;
+    if (qstar[c] >= 0) {
+      for (int32_t g = 0; g <= g5max; g++)
+        W5[g] = sign[c] > 0 ? (g < qstar[c] ? g : qstar[c]) : -(g > qstar[c] ? g - qstar[c] : 0);
       Wl[2] = W5;
     }
     for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
@@ -576,8 +729,8 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
       cl.k += c0 && c1;
       cl.s += !c0 && !c1 && in->pred0[i] == in->pred1[i];
       if (c1) cm[nb++] = mask[i];
-      else keys[nk++] = (struct pb_policy__key){in->pred1[i], 1, mask[i]};
-      if (!c0) keys[nk++] = (struct pb_policy__key){in->pred0[i], 0, 0};
+      else keys[nk++] = (struct pb_policy__key){in->pred1[i], 1, mask[i], (uint8_t)c0};
+      if (!c0) keys[nk++] = (struct pb_policy__key){in->pred0[i], 0, 0, (uint8_t)(c1 ? 1 : in->pred0[i] == in->pred1[i] ? 2 : 0)};
     }
     cl.b = nb;
     cl.hb = cl.a - cl.k;
@@ -591,13 +744,17 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
     for (int32_t q = 0; q < nk;) {
       struct pb_policy__label *L = &labs[cl.n_lab++];
       L->lab = keys[q].lab;
-      L->c = L->p = 0;
+      L->c = L->p = L->e_obs = L->f_obs = L->j_obs = 0;
       L->masks = wm + nwr;
       for (; q < nk && keys[q].lab == L->lab; q++) {
-        if (keys[q].side == 0) L->c++;
-        else {
+        if (keys[q].side == 0) {
+          L->c++;
+          L->f_obs += keys[q].obs == 1;
+          L->j_obs += keys[q].obs == 2;
+        } else {
           wm[nwr++] = keys[q].mask;
           L->p++;
+          L->e_obs += keys[q].obs;
         }
       }
     }

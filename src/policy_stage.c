@@ -157,6 +157,104 @@ static void pb_policy__cell_fields(const struct pb_policy_options *opt, struct p
 }
 
 /* Everything of one cell: kernel, Table 15 bounds, record fields, TSV rows. */
+/* Weight li of one cell: selections and regrets, certified and dominated
+ * pairs, the D.1 example (primary weight), policy_bounds / policy_pairs rows;
+ * *resid and *viol collect the Lemma 1 residual and Corollary 1 violations. */
+static void pb_policy__weight(const struct pb_cell_view *d, const struct pb_policy_result *r, const float *taus,
+                              const double *q, const struct pb_policy_options *opt, int32_t li, int32_t primary,
+                              double *rec, struct pb_text *tb, struct pb_text *tp, double *resid, double *viol)
+{
+  const int32_t P = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
+  const char *mname = d->model, *sname = d->source, *cname = d->condition;
+  const double lam = opt->lambdas[li];
+  double *lr = rec + PB_PC_NBASE + (size_t)li * PB_PL_N;
+  double jobs[PB_POLICY_MAX], proxy[PB_POLICY_MAX], omin = INFINITY;
+  for (int32_t j = 0; j < P; j++) {
+    jobs[j] = lam * r->H_obs[j] + (1 - lam) * r->L_obs[j];
+    proxy[j] = lam * r->E[j] + (1 - lam) * r->Rj[j];
+    if (jobs[j] < omin) omin = jobs[j];
+  }
+  int fix = -1;
+  for (int32_t j = 0; q && j < P; j++)
+    if (fabs(q[j] - PB_PROTOCOL_COVERAGE) < 1e-9) fix = j;
+  int prox = pb_policy_argmin(proxy, q, P);
+  lr[PB_PL_SEL_FIX] = fix >= 0 ? fix : NAN;
+  lr[PB_PL_REG_FIX] = fix >= 0 ? jobs[fix] - omin : NAN;
+  lr[PB_PL_SEL_PROXY] = prox;
+  lr[PB_PL_REG_PROXY] = jobs[prox] - omin;
+  for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
+    double reg[PB_POLICY_MAX], mean[PB_POLICY_MAX];
+    for (int32_t j = 0; j < P; j++) {
+      reg[j] = -INFINITY;
+      for (int32_t l = 0; l < P; l++) reg[j] = fmax(reg[j], r->D[lv][li][j][l]);
+      mean[j] = lam * r->H_mean[lv][j] + (1 - lam) * r->L_mean[lv][j];
+      double res = fabs(r->J_lemma1[lv][li][j] - r->J[lv][li][j][1]);
+      if (res > *resid) *resid = res;
+    }
+    int mm = pb_policy_argmin(reg, q, P), me = pb_policy_argmin(mean, q, P);
+    lr[PB_PL_SEL_MM + lv] = mm;
+    lr[PB_PL_SEL_MEAN + lv] = me >= 0 ? me : NAN;
+    lr[PB_PL_REG_MM + lv] = jobs[mm] - omin;
+    lr[PB_PL_REG_MEAN + lv] = me >= 0 ? jobs[me] - omin : NAN;
+    /* certified orderings, dominated policies, distinct actions */
+    int cert = 0;
+    uint8_t dominated[PB_POLICY_MAX] = {0};
+    for (int32_t j = 0; j < P; j++)
+      for (int32_t l = 0; l < P; l++) {
+        if (j == l) continue;
+        double D = r->D[lv][li][j][l], gap = r->J[lv][li][j][1] - r->J[lv][li][l][0];
+        int c = pb_policy__strict(D) && !pb_policy__strict(gap) && r->mixed[j][l];
+        cert += c;
+        if (pb_policy__strict(D)) dominated[l] = 1;
+        const double prow[PB_PP_N] = {[PB_PP_LAMBDA] = lam, [PB_PP_J] = j, [PB_PP_L] = l, [PB_PP_DPLUS] = D,
+                                      [PB_PP_GAP] = gap, [PB_PP_CERT] = c, [PB_PP_MIXED] = r->mixed[j][l]};
+        pb_text_printf(tp, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
+        pb_fields_tsv_values(&pb_policy__pairs_tsv, prow, 0, tp);
+        pb_text_printf(tp, "\n");
+        if (lv == PB_LEVEL_I5 && li == primary && c && isnan(rec[PB_PC_D1])) {
+          const double v[13] = {j, l, taus[j], taus[l], q ? q[j] : NAN, q ? q[l] : NAN,
+                                r->J[lv][li][j][0], r->J[lv][li][j][1], r->J[lv][li][l][0], r->J[lv][li][l][1],
+                                gap, D, r->D[PB_LEVEL_I0][li][j][l]};
+          memcpy(rec + PB_PC_D1, v, sizeof v);
+        }
+      }
+    lr[PB_PL_CERT + lv] = cert;
+    int nact = 0;
+    for (int32_t j = 0; j < P; j++) {
+      if (dominated[j]) continue;
+      int dup = 0;
+      for (int32_t l = 0; l < j && !dup; l++) dup = !dominated[l] && r->same[j][l];
+      nact += !dup;
+    }
+    lr[PB_PL_NACT + lv] = nact;
+    for (int32_t j = 0; j < P; j++) {
+      const double brow[PB_PB_N] = {
+        [PB_PB_LAMBDA] = lam, [PB_PB_J] = j, [PB_PB_TAU] = taus[j],
+        [PB_PB_J_LO] = r->J[lv][li][j][0], [PB_PB_J_HI] = r->J[lv][li][j][1],
+        [PB_PB_H_LO] = r->H[lv][j][0], [PB_PB_H_HI] = r->H[lv][j][1],
+        [PB_PB_L_LO] = r->L[lv][j][0], [PB_PB_L_HI] = r->L[lv][j][1],
+        [PB_PB_LEMMA1] = r->J_lemma1[lv][li][j], [PB_PB_REGRET] = reg[j], [PB_PB_MEAN] = mean[j],
+        [PB_PB_COST] = jobs[j]};
+      pb_text_printf(tb, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
+      pb_fields_tsv_values(&pb_policy__bounds_tsv, brow, 0, tb);
+      pb_text_printf(tb, "\n");
+    }
+  }
+  int inck = 0, inc5 = 0;
+  for (int32_t j = 0; j < P; j++)
+    for (int32_t l = 0; l < P; l++) {
+      if (j == l || !r->mixed[j][l]) continue;
+      inck += pb_policy__strict(r->D[PB_LEVEL_IK][li][j][l]) && !pb_policy__strict(r->D[PB_LEVEL_I0][li][j][l]);
+      inc5 += pb_policy__strict(r->D[PB_LEVEL_I5][li][j][l]) && !pb_policy__strict(r->D[PB_LEVEL_IK][li][j][l]);
+      *viol += r->Dn[PB_LEVEL_IK][li][j][l] != r->Dn[PB_LEVEL_I5][li][j][l];
+    }
+  for (int32_t j = 0; j < P; j++)
+    *viol += (r->Jn[PB_LEVEL_IK][li][j][0] != r->Jn[PB_LEVEL_I5][li][j][0]) +
+            (r->Jn[PB_LEVEL_IK][li][j][1] != r->Jn[PB_LEVEL_I5][li][j][1]);
+  lr[PB_PL_INCK] = inck;
+  lr[PB_PL_INC5] = inc5;
+}
+
 static int pb_policy__cell(const struct pb_cell_view *d, const float *taus, const double *q,
                            const struct pb_policy_options *opt, int32_t primary, double *rec, struct pb_text *tb,
                            struct pb_text *tp)
@@ -187,97 +285,8 @@ static int pb_policy__cell(const struct pb_cell_view *d, const float *taus, cons
   memcpy(rec + PB_PC_T15, t15, sizeof t15);
   rec[PB_PC_MEAN_BAD] = (double)r->n_mean_unrepresentable;
 
-  const char *mname = d->model, *sname = d->source, *cname = d->condition;
   double resid = 0, viol = 0;
-  for (int32_t li = 0; li < NL; li++) {
-    const double lam = opt->lambdas[li];
-    double *lr = rec + PB_PC_NBASE + (size_t)li * PB_PL_N;
-    double jobs[PB_POLICY_MAX], proxy[PB_POLICY_MAX], omin = INFINITY;
-    for (int32_t j = 0; j < P; j++) {
-      jobs[j] = lam * r->H_obs[j] + (1 - lam) * r->L_obs[j];
-      proxy[j] = lam * r->E[j] + (1 - lam) * r->Rj[j];
-      if (jobs[j] < omin) omin = jobs[j];
-    }
-    int fix = -1;
-    for (int32_t j = 0; q && j < P; j++)
-      if (fabs(q[j] - PB_PROTOCOL_COVERAGE) < 1e-9) fix = j;
-    int prox = pb_policy_argmin(proxy, q, P);
-    lr[PB_PL_SEL_FIX] = fix >= 0 ? fix : NAN;
-    lr[PB_PL_REG_FIX] = fix >= 0 ? jobs[fix] - omin : NAN;
-    lr[PB_PL_SEL_PROXY] = prox;
-    lr[PB_PL_REG_PROXY] = jobs[prox] - omin;
-    for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
-      double reg[PB_POLICY_MAX], mean[PB_POLICY_MAX];
-      for (int32_t j = 0; j < P; j++) {
-        reg[j] = -INFINITY;
-        for (int32_t l = 0; l < P; l++) reg[j] = fmax(reg[j], r->D[lv][li][j][l]);
-        mean[j] = lam * r->H_mean[lv][j] + (1 - lam) * r->L_mean[lv][j];
-        double res = fabs(r->J_lemma1[lv][li][j] - r->J[lv][li][j][1]);
-        if (res > resid) resid = res;
-      }
-      int mm = pb_policy_argmin(reg, q, P), me = pb_policy_argmin(mean, q, P);
-      lr[PB_PL_SEL_MM + lv] = mm;
-      lr[PB_PL_SEL_MEAN + lv] = me >= 0 ? me : NAN;
-      lr[PB_PL_REG_MM + lv] = jobs[mm] - omin;
-      lr[PB_PL_REG_MEAN + lv] = me >= 0 ? jobs[me] - omin : NAN;
-      /* certified orderings, dominated policies, distinct actions */
-      int cert = 0;
-      uint8_t dominated[PB_POLICY_MAX] = {0};
-      for (int32_t j = 0; j < P; j++)
-        for (int32_t l = 0; l < P; l++) {
-          if (j == l) continue;
-          double D = r->D[lv][li][j][l], gap = r->J[lv][li][j][1] - r->J[lv][li][l][0];
-          int c = pb_policy__strict(D) && !pb_policy__strict(gap) && r->mixed[j][l];
-          cert += c;
-          if (pb_policy__strict(D)) dominated[l] = 1;
-          const double prow[PB_PP_N] = {[PB_PP_LAMBDA] = lam, [PB_PP_J] = j, [PB_PP_L] = l, [PB_PP_DPLUS] = D,
-                                        [PB_PP_GAP] = gap, [PB_PP_CERT] = c, [PB_PP_MIXED] = r->mixed[j][l]};
-          pb_text_printf(tp, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
-          pb_fields_tsv_values(&pb_policy__pairs_tsv, prow, 0, tp);
-          pb_text_printf(tp, "\n");
-          if (lv == PB_LEVEL_I5 && li == primary && c && isnan(rec[PB_PC_D1])) {
-            const double v[13] = {j, l, taus[j], taus[l], q ? q[j] : NAN, q ? q[l] : NAN,
-                                  r->J[lv][li][j][0], r->J[lv][li][j][1], r->J[lv][li][l][0], r->J[lv][li][l][1],
-                                  gap, D, r->D[PB_LEVEL_I0][li][j][l]};
-            memcpy(rec + PB_PC_D1, v, sizeof v);
-          }
-        }
-      lr[PB_PL_CERT + lv] = cert;
-      int nact = 0;
-      for (int32_t j = 0; j < P; j++) {
-        if (dominated[j]) continue;
-        int dup = 0;
-        for (int32_t l = 0; l < j && !dup; l++) dup = !dominated[l] && r->same[j][l];
-        nact += !dup;
-      }
-      lr[PB_PL_NACT + lv] = nact;
-      for (int32_t j = 0; j < P; j++) {
-        const double brow[PB_PB_N] = {
-          [PB_PB_LAMBDA] = lam, [PB_PB_J] = j, [PB_PB_TAU] = taus[j],
-          [PB_PB_J_LO] = r->J[lv][li][j][0], [PB_PB_J_HI] = r->J[lv][li][j][1],
-          [PB_PB_H_LO] = r->H[lv][j][0], [PB_PB_H_HI] = r->H[lv][j][1],
-          [PB_PB_L_LO] = r->L[lv][j][0], [PB_PB_L_HI] = r->L[lv][j][1],
-          [PB_PB_LEMMA1] = r->J_lemma1[lv][li][j], [PB_PB_REGRET] = reg[j], [PB_PB_MEAN] = mean[j],
-          [PB_PB_COST] = jobs[j]};
-        pb_text_printf(tb, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
-        pb_fields_tsv_values(&pb_policy__bounds_tsv, brow, 0, tb);
-        pb_text_printf(tb, "\n");
-      }
-    }
-    int inck = 0, inc5 = 0;
-    for (int32_t j = 0; j < P; j++)
-      for (int32_t l = 0; l < P; l++) {
-        if (j == l || !r->mixed[j][l]) continue;
-        inck += pb_policy__strict(r->D[PB_LEVEL_IK][li][j][l]) && !pb_policy__strict(r->D[PB_LEVEL_I0][li][j][l]);
-        inc5 += pb_policy__strict(r->D[PB_LEVEL_I5][li][j][l]) && !pb_policy__strict(r->D[PB_LEVEL_IK][li][j][l]);
-        viol += r->Dn[PB_LEVEL_IK][li][j][l] != r->Dn[PB_LEVEL_I5][li][j][l];
-      }
-    for (int32_t j = 0; j < P; j++)
-      viol += (r->Jn[PB_LEVEL_IK][li][j][0] != r->Jn[PB_LEVEL_I5][li][j][0]) +
-              (r->Jn[PB_LEVEL_IK][li][j][1] != r->Jn[PB_LEVEL_I5][li][j][1]);
-    lr[PB_PL_INCK] = inck;
-    lr[PB_PL_INC5] = inc5;
-  }
+  for (int32_t li = 0; li < NL; li++) pb_policy__weight(d, r, taus, q, opt, li, primary, rec, tb, tp, &resid, &viol);
   rec[PB_PC_LEMMA1] = resid;
   rec[PB_PC_COR1] = viol;
   free(r);

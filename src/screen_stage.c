@@ -1569,6 +1569,44 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
   free(X->unit_cell0);
 }
 
+/* The interval tables (every rank resamples collectively) and the report on
+ * rank 0, from every cell's record gathered in global order (collective). */
+static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t nloc, const double *recs,
+                                 struct pb_screen_boot *boot)
+{
+  const struct pb_screen_options *opt = X->opt;
+  int status = PB_OK;
+  int64_t n_cells = X->unit_cell0[X->n_units];
+  /* every rank: the interval tables resample collectively */
+  double *all = pb_stage_gather(st, nloc, n_cells, X->L.rec_len, recs, 1);
+  int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
+  int32_t *cell_target = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_target);
+  int32_t *cell_model = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_model);
+  for (int64_t u = 0; u < X->n_units; u++)
+    for (int64_t c = X->unit_cell0[u]; c < X->unit_cell0[u + 1]; c++) {
+      cell_target[c] = (int32_t)(u / st->meta->n_models);
+      cell_src[c] = X->targets[cell_target[c]];
+      cell_model[c] = (int32_t)(u % st->meta->n_models);
+    }
+  struct pb_text extra = {0};
+  if (opt->group_draws > 0 || opt->class_draws > 0)
+    status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, cell_target, cell_model, all, n_cells, opt,
+                                  opt->group_draws, st->comm, st->results, &extra);
+  if (status == PB_OK && st->rank == 0) {
+    char desc[1024];
+    const struct pb_source *P = &st->meta->sources[X->ps[0].src];
+    snprintf(desc, sizeof desc, "%d conditions of %s", X->ps[0].n, P->name);
+    status = pb_screen_report(st->meta, &X->L, cell_src, all, n_cells, st->results, opt, desc, &extra);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, st->comm);
+  pb_text_free(&extra);
+  free(cell_src);
+  free(cell_target);
+  free(cell_model);
+  free(all);
+  return status;
+}
+
 int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
                   const struct pb_screen_options *opt, const char *provenance)
 {
@@ -1653,36 +1691,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
   MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  if (status == PB_OK) {
-    int64_t n_cells = X.unit_cell0[X.n_units];
-    /* every rank: the interval tables resample collectively */
-    double *all = pb_stage_gather(&st, nloc, n_cells, X.L.rec_len, recs, 1);
-    int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
-    int32_t *cell_target = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_target);
-    int32_t *cell_model = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_model);
-    for (int64_t u = 0; u < X.n_units; u++)
-      for (int64_t c = X.unit_cell0[u]; c < X.unit_cell0[u + 1]; c++) {
-        cell_target[c] = (int32_t)(u / st.meta->n_models);
-        cell_src[c] = X.targets[cell_target[c]];
-        cell_model[c] = (int32_t)(u % st.meta->n_models);
-      }
-    struct pb_text extra = {0};
-    if (opt->group_draws > 0 || opt->class_draws > 0)
-      status = pb_screen_boot_table(&boot, st.meta, &X.L, X.targets, cell_target, cell_model, all, n_cells, opt,
-                                    opt->group_draws, comm, st.results, &extra);
-    if (status == PB_OK && st.rank == 0) {
-      char desc[1024];
-      const struct pb_source *P = &st.meta->sources[X.ps[0].src];
-      snprintf(desc, sizeof desc, "%d conditions of %s", X.ps[0].n, P->name);
-      status = pb_screen_report(st.meta, &X.L, cell_src, all, n_cells, st.results, opt, desc, &extra);
-    }
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    pb_text_free(&extra);
-    free(cell_src);
-    free(cell_target);
-    free(cell_model);
-    free(all);
-  }
+  if (status == PB_OK) status = pb_screen__report_all(&st, &X, nloc, recs, &boot);
   pb_screen_boot_free(&boot);
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);

@@ -387,6 +387,7 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
   status = pb_error_agree(st->comm, status);
   const size_t esize = H5Tget_size(mtype), per_row = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * esize;
   char *p = buf;
+  int moved = PB_OK; /* this rank's transfers so far */
   for (int32_t j = 0; j < rounds && status == PB_OK; j++) {
     hsize_t start[4] = {0, 0, 0, 0}, count[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 1};
     if (j < nb) {
@@ -400,20 +401,21 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
                  : (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0);
     if (e >= 0 && j == 0 && pb_store__inject_failure(st, write)) e = -1;
     if (e < 0) pb_error_set("%s: cannot select rows of records '%s' of source %s", st->path, name, s->name);
-    /* the selection is local: agree before the collective transfer */
-    if ((status = pb_error_agree(st->comm, e < 0 ? PB_FAIL : PB_OK)) == PB_OK) {
+    /* the selection and the previous transfer are local: agree on both before the
+     * next collective transfer, so every rank makes the same number of rounds */
+    if ((status = pb_error_agree(st->comm, e < 0 || moved != PB_OK ? PB_FAIL : PB_OK)) == PB_OK) {
       e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, p) : H5Dread(dset, mtype, mspace, fspace, dxpl, p);
       if (e < 0) {
         pb_error_set("%s: cannot %s records '%s' of source %s%s", st->path, write ? "write" : "read", name, s->name,
                      write ? "" : " (damaged file: a chunk fails its checksum or cannot be decoded)");
-        status = PB_FAIL;
+        moved = PB_FAIL;
       }
     }
     if (j < nb) p += per_row * (size_t)lens[j];
     if (mspace >= 0) H5Sclose(mspace);
     mspace = -1;
   }
-  if (status == PB_OK) status = pb_error_agree(st->comm, status); /* a failed transfer on any rank */
+  if (status == PB_OK) status = pb_error_agree(st->comm, moved); /* the last round's transfer, on any rank */
   if (dxpl >= 0) H5Pclose(dxpl);
   if (fspace >= 0) H5Sclose(fspace);
   if (dset >= 0) H5Dclose(dset);

@@ -49,6 +49,13 @@ enum pb_verify_field {
   PB_VF_POL_CRES = PB_VF_POL_RES + PB_VERIFY_NPRES,        /* largest class-level residual per target */
   PB_VF_POL_CRES_LABEL = PB_VF_POL_CRES + PB_VERIFY_NPT,   /* and its class */
   PB_VF_POL_CART_RES = PB_VF_POL_CRES_LABEL + PB_VERIFY_NPT,   /* Cartesian product vs combination and engine */
+  /* classes too large to enumerate (--lp-max): exact integer programs */
+  PB_VF_LP_CLASSES,  /* classes checked by the LP */
+  PB_VF_LP_PROGRAMS, /* integer programs solved */
+  PB_VF_LP_BNB,      /* of which the exact LP vertex was fractional (branch and bound) */
+  PB_VF_LP_RES,      /* largest class residual, LP vs bounds engine (I5 H; NaN: none) */
+  PB_VF_LP_POL_RES,  /* largest class residual, LP vs policy engine (I5 H, L, J, D+; NaN: none) */
+  PB_VF_CF_RES,      /* cells not fully enumerated: closed-form I0/Ik H, L vs bounds engine (NaN: not run) */
   PB_VF_FAILED,      /* number of failed comparisons and checks in the cell */
   PB_VF_FAIL_LABEL,  /* class label named by the cell's first failure (-1: cell level) */
   PB_VF_N

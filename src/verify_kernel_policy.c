@@ -40,17 +40,11 @@ static int pb_verify__cmp_u32(const void *pa, const void *pb)
   return (a > b) - (a < b);
 }
 
-int pb_verify_class_policies(const struct pb_verify_records *r, const struct pb_verify_class *q,
-                             const uint32_t *tally, const struct pb_verify_policy_setup *ps,
-                             struct pb_verify_pclass *out)
+/* The class's masks (A, W_j, R_j), marginal counts and observed values. */
+static void pb_verify__pmasks(const struct pb_verify_records *r, const struct pb_verify_policy_setup *ps,
+                              struct pb_verify_pclass *out)
 {
-  if (!r || !q || !tally || !out || !r->s1 || !pb_verify__setup_ok(ps) || r->n != q->n || r->n < 1 ||
-      r->n > PB_VERIFY_MAX_N)
-    return -1;
-  const int32_t n = r->n, P = ps->n_pol, NL = ps->n_lambda;
-  const uint32_t nm = 1u << n;
-  /* Only the used parts of the (large) arrays are written: callers read
-   * entries below n_pol / n_lambda only. */
+  const int32_t n = r->n, P = ps->n_pol;
   out->n = n;
   out->u = 0;
   out->A = 0;
@@ -71,9 +65,14 @@ int pb_verify_class_policies(const struct pb_verify_records *r, const struct pb_
     out->l_obs[j] = pb_verify__pop(out->A & c);
   }
 
-  /* bijection counts per partner set and level (I0: every key, Ik: observed
-   * k, I5: observed (k, s)) */
-  uint64_t cnt[PB_VERIFY_NLEVELS][1u << PB_VERIFY_MAX_N];
+}
+
+/* Bijection counts per partner set and level (I0: every key, Ik: observed k,
+ * I5: observed (k, s)). */
+static void pb_verify__pcounts(const struct pb_verify_class *q, const uint32_t *tally, int32_t n,
+                               uint64_t cnt[PB_VERIFY_NLEVELS][1u << PB_VERIFY_MAX_N])
+{
+  const uint32_t nm = 1u << n;
   for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) memset(cnt[lv], 0, nm * sizeof cnt[lv][0]);
   for (int32_t k = 0; k <= n; k++)
     for (int32_t s = 0; s <= n; s++) {
@@ -87,98 +86,129 @@ int pb_verify_class_policies(const struct pb_verify_records *r, const struct pb_
       }
     }
 
-  uint32_t lvec[2][1u << PB_VERIFY_MAX_N];   /* (l_j)_j vectors at Ik and I5, 4 bits per policy */
-  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) {
-    int64_t perms = 0, hs[PB_VERIFY_MAX_POL] = {0}, ls[PB_VERIFY_MAX_POL] = {0};
-    double jv[PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][2], dv[PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][PB_VERIFY_MAX_POL];
-    uint64_t seen[1u << PB_VERIFY_MAX_N];   /* distinct (h, l) vectors already evaluated */
-    int32_t nseen = 0, nl = 0;
-    for (uint32_t m = 0; m < nm; m++) {
-      const uint64_t c = cnt[lv][m];
-      if (!c) continue;
-      int32_t h[PB_VERIFY_MAX_POL], l[PB_VERIFY_MAX_POL];
-      uint64_t key = 0;
-      uint32_t lk = 0;
-      for (int32_t j = 0; j < P; j++) {
-        h[j] = pb_verify__pop(m & out->W[j]);
-        l[j] = pb_verify__pop(m & out->R[j]);
-        hs[j] += (int64_t)c * h[j];
-        ls[j] += (int64_t)c * l[j];
-        key |= (uint64_t)(h[j] | l[j] << 4) << (8 * j);
-        lk |= (uint32_t)l[j] << (4 * j);
-      }
-      const int first = perms == 0;
-      perms += (int64_t)c;
-      if (lv > 0) lvec[lv - 1][nl++] = lk;
-      int dup = 0;
-      for (int32_t i = 0; i < nseen && !dup; i++) dup = seen[i] == key;
-      if (dup) continue;
-      seen[nseen++] = key;
-      for (int32_t j = 0; j < P; j++) {
-        if (first || h[j] < out->h[lv][j][0]) out->h[lv][j][0] = h[j];
-        if (first || h[j] > out->h[lv][j][1]) out->h[lv][j][1] = h[j];
-        if (first || l[j] < out->l[lv][j][0]) out->l[lv][j][0] = l[j];
-        if (first || l[j] > out->l[lv][j][1]) out->l[lv][j][1] = l[j];
-        for (int32_t o = 0; o < P; o++) {
-          if (o == j) continue;
-          const int32_t d = l[j] - l[o];
-          if (first || d > out->DL[lv][j][o]) out->DL[lv][j][o] = d;
-        }
-      }
-      for (int32_t li = 0; li < NL; li++) {
-        const double lam = ps->lambda[li];
-        for (int32_t j = 0; j < P; j++) {
-          const double v = lam * h[j] + (1 - lam) * l[j];
-          if (first || v < jv[li][j][0]) {
-            jv[li][j][0] = v;
-            out->J[lv][li][j][0][0] = h[j], out->J[lv][li][j][0][1] = l[j];
-          }
-          if (first || v > jv[li][j][1]) {
-            jv[li][j][1] = v;
-            out->J[lv][li][j][1][0] = h[j], out->J[lv][li][j][1][1] = l[j];
-          }
-          for (int32_t o = 0; o < P; o++) {
-            if (o == j) continue;
-            const int32_t dh = h[j] - h[o], dl = l[j] - l[o];
-            const double d = lam * dh + (1 - lam) * dl;
-            if (first || d > dv[li][j][o]) {
-              dv[li][j][o] = d;
-              out->D[lv][li][j][o][0] = dh, out->D[lv][li][j][o][1] = dl;
-            }
-          }
-        }
-      }
-    }
-    out->perms[lv] = perms;   /* >= 1: the identity is feasible at every level */
+}
+
+/* Level lv: extremes of h_j, l_j, c_j and c_j - c_l, the means over feasible
+ * bijections, and (lv > 0) the distinct attainable (l_j)_j vectors, sorted,
+ * into lv_out. */
+static void pb_verify__plevel(const uint64_t *cnt, int32_t n, int lv, const struct pb_verify_policy_setup *ps,
+                              struct pb_verify_pclass *out, uint32_t *lv_out)
+{
+  const int32_t P = ps->n_pol, NL = ps->n_lambda;
+  const uint32_t nm = 1u << n;
+  int64_t perms = 0, hs[PB_VERIFY_MAX_POL] = {0}, ls[PB_VERIFY_MAX_POL] = {0};
+  double jv[PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][2], dv[PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][PB_VERIFY_MAX_POL];
+  uint64_t seen[1u << PB_VERIFY_MAX_N];   /* distinct (h, l) vectors already evaluated */
+  int32_t nseen = 0, nl = 0;
+  for (uint32_t m = 0; m < nm; m++) {
+    const uint64_t c = cnt[m];
+    if (!c) continue;
+    int32_t h[PB_VERIFY_MAX_POL], l[PB_VERIFY_MAX_POL];
+    uint64_t key = 0;
+    uint32_t lk = 0;
     for (int32_t j = 0; j < P; j++) {
-      out->hmean[lv][j] = (double)hs[j] / (double)perms;
-      out->lmean[lv][j] = (double)ls[j] / (double)perms;
-      out->DL[lv][j][j] = 0;
-      for (int32_t li = 0; li < NL; li++) out->D[lv][li][j][j][0] = out->D[lv][li][j][j][1] = 0;
+      h[j] = pb_verify__pop(m & out->W[j]);
+      l[j] = pb_verify__pop(m & out->R[j]);
+      hs[j] += (int64_t)c * h[j];
+      ls[j] += (int64_t)c * l[j];
+      key |= (uint64_t)(h[j] | l[j] << 4) << (8 * j);
+      lk |= (uint32_t)l[j] << (4 * j);
     }
-    if (lv > 0) {
-      qsort(lvec[lv - 1], (size_t)nl, sizeof lvec[0][0], pb_verify__cmp_u32);
-      int32_t u = 0;
-      for (int32_t i = 0; i < nl; i++)
-        if (i == 0 || lvec[lv - 1][i] != lvec[lv - 1][u - 1]) lvec[lv - 1][u++] = lvec[lv - 1][i];
-      out->n_lvec[lv - 1] = u;
+    const int first = perms == 0;
+    perms += (int64_t)c;
+    if (lv > 0) lv_out[nl++] = lk;
+    int dup = 0;
+    for (int32_t i = 0; i < nseen && !dup; i++) dup = seen[i] == key;
+    if (dup) continue;
+    seen[nseen++] = key;
+    for (int32_t j = 0; j < P; j++) {
+      if (first || h[j] < out->h[lv][j][0]) out->h[lv][j][0] = h[j];
+      if (first || h[j] > out->h[lv][j][1]) out->h[lv][j][1] = h[j];
+      if (first || l[j] < out->l[lv][j][0]) out->l[lv][j][0] = l[j];
+      if (first || l[j] > out->l[lv][j][1]) out->l[lv][j][1] = l[j];
+      for (int32_t o = 0; o < P; o++) {
+        if (o == j) continue;
+        const int32_t d = l[j] - l[o];
+        if (first || d > out->DL[lv][j][o]) out->DL[lv][j][o] = d;
+      }
     }
-    /* Lemma 1 (Eq. 8) from the enumerated intervals alone:
-     * max lambda h + (1 - lambda) l over the box with h + l <= u */
     for (int32_t li = 0; li < NL; li++) {
       const double lam = ps->lambda[li];
       for (int32_t j = 0; j < P; j++) {
-        int32_t bh = -1, bl = -1;
-        double best = -INFINITY;
-        for (int32_t hh = out->h[lv][j][0]; hh <= out->h[lv][j][1]; hh++) {
-          int32_t ll = out->l[lv][j][1] < out->u - hh ? out->l[lv][j][1] : out->u - hh;
-          if (ll < out->l[lv][j][0]) continue;
-          const double v = lam * hh + (1 - lam) * ll;
-          if (v > best) best = v, bh = hh, bl = ll;
+        const double v = lam * h[j] + (1 - lam) * l[j];
+        if (first || v < jv[li][j][0]) {
+          jv[li][j][0] = v;
+          out->J[lv][li][j][0][0] = h[j], out->J[lv][li][j][0][1] = l[j];
         }
-        out->lemma1[lv][li][j][0] = bh, out->lemma1[lv][li][j][1] = bl;
+        if (first || v > jv[li][j][1]) {
+          jv[li][j][1] = v;
+          out->J[lv][li][j][1][0] = h[j], out->J[lv][li][j][1][1] = l[j];
+        }
+        for (int32_t o = 0; o < P; o++) {
+          if (o == j) continue;
+          const int32_t dh = h[j] - h[o], dl = l[j] - l[o];
+          const double d = lam * dh + (1 - lam) * dl;
+          if (first || d > dv[li][j][o]) {
+            dv[li][j][o] = d;
+            out->D[lv][li][j][o][0] = dh, out->D[lv][li][j][o][1] = dl;
+          }
+        }
       }
     }
+  }
+  out->perms[lv] = perms;   /* >= 1: the identity is feasible at every level */
+  for (int32_t j = 0; j < P; j++) {
+    out->hmean[lv][j] = (double)hs[j] / (double)perms;
+    out->lmean[lv][j] = (double)ls[j] / (double)perms;
+    out->DL[lv][j][j] = 0;
+    for (int32_t li = 0; li < NL; li++) out->D[lv][li][j][j][0] = out->D[lv][li][j][j][1] = 0;
+  }
+  if (lv > 0) {
+    qsort(lv_out, (size_t)nl, sizeof *lv_out, pb_verify__cmp_u32);
+    int32_t u = 0;
+    for (int32_t i = 0; i < nl; i++)
+      if (i == 0 || lv_out[i] != lv_out[u - 1]) lv_out[u++] = lv_out[i];
+    out->n_lvec[lv - 1] = u;
+  }
+}
+
+/* Lemma 1 (Eq. 8) at level lv from the enumerated intervals alone:
+ * max lambda h + (1 - lambda) l over the box with h + l <= u. */
+static void pb_verify__plemma1(int lv, const struct pb_verify_policy_setup *ps, struct pb_verify_pclass *out)
+{
+  const int32_t P = ps->n_pol, NL = ps->n_lambda;
+  for (int32_t li = 0; li < NL; li++) {
+    const double lam = ps->lambda[li];
+    for (int32_t j = 0; j < P; j++) {
+      int32_t bh = -1, bl = -1;
+      double best = -INFINITY;
+      for (int32_t hh = out->h[lv][j][0]; hh <= out->h[lv][j][1]; hh++) {
+        int32_t ll = out->l[lv][j][1] < out->u - hh ? out->l[lv][j][1] : out->u - hh;
+        if (ll < out->l[lv][j][0]) continue;
+        const double v = lam * hh + (1 - lam) * ll;
+        if (v > best) best = v, bh = hh, bl = ll;
+      }
+      out->lemma1[lv][li][j][0] = bh, out->lemma1[lv][li][j][1] = bl;
+    }
+  }
+}
+
+int pb_verify_class_policies(const struct pb_verify_records *r, const struct pb_verify_class *q,
+                             const uint32_t *tally, const struct pb_verify_policy_setup *ps,
+                             struct pb_verify_pclass *out)
+{
+  if (!r || !q || !tally || !out || !r->s1 || !pb_verify__setup_ok(ps) || r->n != q->n || r->n < 1 ||
+      r->n > PB_VERIFY_MAX_N)
+    return -1;
+  /* Only the used parts of the (large) arrays are written: callers read
+   * entries below n_pol / n_lambda only. */
+  pb_verify__pmasks(r, ps, out);
+  uint64_t cnt[PB_VERIFY_NLEVELS][1u << PB_VERIFY_MAX_N];
+  pb_verify__pcounts(q, tally, r->n, cnt);
+  uint32_t lvec[2][1u << PB_VERIFY_MAX_N];   /* (l_j)_j vectors at Ik and I5, 4 bits per policy */
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) {
+    pb_verify__plevel(cnt[lv], r->n, lv, ps, out, lv > 0 ? lvec[lv - 1] : NULL);
+    pb_verify__plemma1(lv, ps, out);
   }
   out->corollary1 = out->n_lvec[0] == out->n_lvec[1] &&
                     memcmp(lvec[0], lvec[1], (size_t)out->n_lvec[0] * sizeof lvec[0][0]) == 0;

@@ -35,6 +35,8 @@ struct pb_verify__sum {
   double rmax[PB_VERIFY__NR], cmax[PB_VERIFY__NR];   /* largest cell / class residual per target x level */
   int64_t rcell[PB_VERIFY__NR], ccell[PB_VERIFY__NR];
   int32_t clabel[PB_VERIFY__NR];
+  double lpmax[3];   /* largest residual: LP vs bounds engine, LP vs policy engine, closed forms */
+  int64_t lpn[3];    /* cells where each was compared */
   struct pb_src_tot { int64_t cells, classes, skipped, narrower; double perms; } *bys;   /* per source */
 };
 
@@ -51,6 +53,12 @@ static void pb_verify__summarise(const struct pb_meta *meta, const struct pb_cel
     S->covered++;
     for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) S->tot[f] += r[f];
     for (int f = PB_VF_POL_CLASSES; f < PB_VF_POL_RES; f++) S->tot[f] += r[f];
+    for (int f = PB_VF_LP_CLASSES; f <= PB_VF_LP_BNB; f++) S->tot[f] += r[f];
+    for (int f = PB_VF_LP_RES; f <= PB_VF_CF_RES; f++)
+      if (!isnan(r[f])) {
+        S->lpmax[f - PB_VF_LP_RES] = fmax(S->lpmax[f - PB_VF_LP_RES], r[f]);
+        S->lpn[f - PB_VF_LP_RES]++;
+      }
     struct pb_src_tot *s = &S->bys[cells[c].source];
     s->cells++;
     s->classes += (int64_t)r[PB_VF_ENUMERATED];
@@ -92,7 +100,21 @@ static void pb_verify__md_head(const struct pb_verify_options *opt, const char *
                  opt->cells == PB_VERIFY_CELLS_ALL ? "all" : opt->cells == PB_VERIFY_CELLS_PANEL ? "panel" : "sample",
                  opt->sources ? ", sources restricted" : "", (long long)S->complete);
   pb_text_printf(md, "- classes: %.0f, enumerated %.0f, skipped as larger than %d records per side %.0f\n",
-                 S->tot[PB_VF_CLASSES], S->tot[PB_VF_ENUMERATED], (int)opt->max_class, S->tot[PB_VF_SKIPPED]);
+                 S->tot[PB_VF_CLASSES], S->tot[PB_VF_ENUMERATED], (int)opt->max_class,
+                 S->tot[PB_VF_SKIPPED] + S->tot[PB_VF_LP_CLASSES]);
+  const int lim = opt->lp_max > opt->max_class ? opt->lp_max : opt->max_class;
+  pb_text_printf(md, "- **coverage**: %.0f classes: %.0f enumerated (at most %d records per side), %.0f checked by "
+                 "exact integer programs (at most %d), %.0f not checked (larger than %d records per side)%s\n",
+                 S->tot[PB_VF_CLASSES], S->tot[PB_VF_ENUMERATED], (int)opt->max_class, S->tot[PB_VF_LP_CLASSES],
+                 (int)opt->lp_max, S->tot[PB_VF_SKIPPED], lim,
+                 S->tot[PB_VF_ENUMERATED] + S->tot[PB_VF_LP_CLASSES] == 0 ? " — **nothing was checked**" : "");
+  pb_text_printf(md, "- exact integer programs (GLPK rational simplex; branch and bound where the LP vertex is "
+                 "fractional): %.0f solved, %.0f by branch and bound; largest residual against the bounds engine "
+                 "(I5 H) %.3g over %lld cells, against the policy engine (I5 H, L, J, D+) %.3g over %lld cells\n",
+                 S->tot[PB_VF_LP_PROGRAMS], S->tot[PB_VF_LP_BNB], S->lpn[0] ? S->lpmax[0] : NAN,
+                 (long long)S->lpn[0], S->lpn[1] ? S->lpmax[1] : NAN, (long long)S->lpn[1]);
+  pb_text_printf(md, "- cells not fully enumerated, whole-cell I0/Ik H and L against the closed forms (Eq. 4, 5, 7): "
+                 "%lld cells, largest residual %.3g\n", (long long)S->lpn[2], S->lpn[2] ? S->lpmax[2] : NAN);
   pb_text_printf(md, "- bijections (permutations) enumerated: %.0f\n", S->tot[PB_VF_PERMS]);
   pb_text_printf(md,
                  "- whole-cell Cartesian products (at most %lld combinations): %lld cells, %.0f combinations, largest "

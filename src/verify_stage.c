@@ -75,6 +75,10 @@ static const char *pb_verify__field_name(int f)
         snprintf(names[PB_VF_POL_CRES_LABEL + t], sizeof names[0], "pol_class_res_%s_label", pb_verify_ptarget_names[t]);
       }
       snprintf(names[PB_VF_POL_CART_RES], sizeof names[0], "pol_cartesian_res");
+      static const char *const lfixed[] = {"classes_lp", "lp_programs", "lp_branch_and_bound", "lp_res_H_I5",
+                                           "lp_pol_res_I5", "closed_form_res_I0_Ik"};
+      for (int i = 0; i <= PB_VF_CF_RES - PB_VF_LP_CLASSES; i++)
+        snprintf(names[PB_VF_LP_CLASSES + i], sizeof names[0], "%s", lfixed[i]);
       snprintf(names[PB_VF_FAILED], sizeof names[0], "failed");
       snprintf(names[PB_VF_FAIL_LABEL], sizeof names[0], "failed_class");
       ready = 1;
@@ -110,12 +114,21 @@ const struct pb_option pb_verify_option_table[] = {
    .help = "cover only these sources (comma-separated names)"},
   {.name = "max-class", .type = PB_OPTION_INT, PB_O(max_class), .metavar = "N", .imin = 1, .imax = PB_VERIFY_MAX_N,
    .def = "8",
-   .help = "enumerate classes of at most N records per side, 1..10; larger classes are skipped and counted, and "
-           "their cells get no cell-level comparison"},
+   .help = "enumerate classes of at most N records per side, 1..10; larger classes go to the LP check (--lp-max) "
+           "or are skipped and counted, and their cells get no cell-level enumeration"},
   {.name = "cartesian-max", .type = PB_OPTION_INT, PB_O(cartesian_max), .metavar = "P", .imax = 1ull << 40,
    .def = "20000", .help_default = 1,
    .help = "brute-force the whole-cell Cartesian product of all classes' bijections when it has at most P "
            "combinations (default 20000; 0 disables)"},
+  {.name = "lp-max", .type = PB_OPTION_INT, PB_O(lp_max), .metavar = "N", .imax = PB_VERIFY_LP_MAX_N, .def = "1000",
+   .help_default = 1,
+   .help = "check larger classes of at most N records per side (default 1000, at most 2000; 0 disables) by exact "
+           "integer programs over record types (GLPK: rational simplex, branch and bound where the LP vertex is "
+           "fractional): the I5 H interval against the bounds engine and, with --policies, every I5 policy end "
+           "against the policy engine; such cells also get whole-cell I0/Ik checks against the closed forms "
+           "(Eq. 4, 5, 7)"},
+  {.name = "allow-empty", .type = PB_OPTION_FLAG, PB_O(allow_empty), .flag = 1, .def = "0",
+   .help = "exit 0 even when no class was checked (otherwise a run that checks nothing fails)"},
   {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
    .mark = PB_OPTION_AT(struct pb_verify_options, have_tau),
    .help = "one acceptance threshold for every cell (as `bounds --tau`)"},
@@ -222,6 +235,7 @@ struct pb_verify__cellstate {
   const char *where;          /* "model/source/condition" */
 };
 #define PB_VERIFY__MSG 1024
+#define PB_VERIFY__NTOT 7   /* run totals (pb_verify__write) */
 
 static void pb_verify__failf(struct pb_verify__cellstate *cs, int32_t label, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -745,6 +759,136 @@ static void pb_verify__cell_combine(const struct pb_cell_view *d, const struct p
 }
 
 /* Verify one cell; the record and failure text are filled in. */
+/* One class too large to enumerate (docs/verify.md): its I5 endpoints by
+ * exact integer programs, against the bounds engine (H) and, with policies,
+ * the policy engine (H_j, L_j, J_j, D+_jl) on the class alone. */
+static void pb_verify__class_lp(const struct pb_cell_view *d, const struct pb_verify__li *li, int32_t ny, int32_t y,
+                                float tau, const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
+                                struct pb_verify__cellstate *cs)
+{
+  double *rec = cs->rec;
+  uint8_t *u8 = pb_malloc(4 * (size_t)ny);
+  int32_t *i32 = pb_malloc(3 * (size_t)ny * sizeof *i32);
+  float *f32 = pb_malloc(4 * (size_t)ny * sizeof *f32);
+  uint8_t *c0 = u8, *z0 = u8 + ny, *c1 = u8 + 2 * ny, *z1 = u8 + 3 * ny;
+  int32_t *p0 = i32, *p1 = i32 + ny, *lab = i32 + 2 * ny;
+  float *s0 = f32, *s1 = f32 + ny, *m0 = f32 + 2 * ny, *m1 = f32 + 3 * ny;
+  for (int32_t q = 0; q < ny; q++) {
+    const int32_t i = li[q].idx;
+    p0[q] = d->pred0[i], p1[q] = d->pred1[i], lab[q] = y;
+    s0[q] = d->s0[i], s1[q] = d->s1[i], m0[q] = d->m0[i], m1[q] = d->m1[i];
+    c0[q] = p0[q] == y, c1[q] = p1[q] == y;
+    z0[q] = s0[q] >= tau, z1[q] = s1[q] >= tau;
+  }
+  const struct pb_verify_records r = {ny, c0, z0, c1, z1, p0, p1, m0, m1, s1};
+  struct pb_verify_lp_class *lp = pb_malloc(sizeof *lp);
+  struct pb_policy_result *e = ps ? pb_malloc(sizeof *e) : NULL;
+  if (pb_verify_lp_class(&r, ps, lp) != 0) {
+    pb_verify__failf(cs, y, "exact LP check of the class (%d records) failed in the solver", (int)ny);
+    goto done;
+  }
+  rec[PB_VF_LP_CLASSES]++;
+  rec[PB_VF_LP_PROGRAMS] += lp->n_lp;
+  rec[PB_VF_LP_BNB] += lp->n_mip;
+  /* the class alone as a cell, for the engines */
+  struct pb_cell_view cv = *d;
+  cv.n = ny;
+  cv.label = lab, cv.pred0 = p0, cv.s0 = s0, cv.m0 = m0, cv.pred1 = p1, cv.s1 = s1, cv.m1 = m1;
+  if (ref->in_process) {
+    struct pb_cell_bounds b;
+    if (pb_bounds_cell(&cv, 1, &b) != 0) {
+      pb_verify__failf(cs, y, "bounds engine rejected the class");
+      goto done;
+    }
+    const double res = fmax(pb_verify__res((double)lp->H[0] / ny, b.H_I5[0]),
+                            pb_verify__res((double)lp->H[1] / ny, b.H_I5[1]));
+    if (isnan(rec[PB_VF_LP_RES]) || res > rec[PB_VF_LP_RES]) rec[PB_VF_LP_RES] = res;
+    if (res > PB_VERIFY_TOL)
+      pb_verify__failf(cs, y, "H at I5: exact LP [%.6g, %.6g], bounds engine [%.6g, %.6g]", (double)lp->H[0] / ny,
+                       (double)lp->H[1] / ny, b.H_I5[0], b.H_I5[1]);
+  }
+  if (ps) {
+    const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
+                                        .lambda = ps->lambda};
+    if (pb_policy_cell(&cv, &pps, e) != 0) {
+      pb_verify__failf(cs, y, "policy engine rejected the class");
+      goto done;
+    }
+    if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(e);
+    double worst = 0;
+    char what[96] = "";
+    for (int32_t j = 0; j < ps->n_pol; j++) {
+      for (int d2 = 0; d2 < 2; d2++) {
+        double x = fmax(pb_verify__res((double)lp->pol_h[j][d2] / ny, e->H[PB_LEVEL_I5][j][d2]),
+                        pb_verify__res((double)lp->pol_l[j][d2] / ny, e->L[PB_LEVEL_I5][j][d2]));
+        if (x > worst) worst = x, snprintf(what, sizeof what, "H or L of policy %d at I5", (int)j);
+      }
+      for (int32_t q = 0; q < ps->n_lambda; q++) {
+        const double lam = ps->lambda[q];
+        for (int d2 = 0; d2 < 2; d2++) {
+          const double v = (lam * lp->J[q][j][d2][0] + (1 - lam) * lp->J[q][j][d2][1]) / ny;
+          const double x = pb_verify__res(v, e->J[PB_LEVEL_I5][q][j][d2]);
+          if (x > worst) worst = x, snprintf(what, sizeof what, "J_%d at I5, lambda %g", (int)j, lam);
+        }
+        for (int32_t l = 0; l < ps->n_pol; l++) {
+          if (l == j) continue;
+          const double v = (lam * lp->D[q][j][l][0] + (1 - lam) * lp->D[q][j][l][1]) / ny;
+          const double x = pb_verify__res(v, e->D[PB_LEVEL_I5][q][j][l]);
+          if (x > worst) worst = x, snprintf(what, sizeof what, "D+_%d%d at I5, lambda %g", (int)j, (int)l, lam);
+        }
+      }
+    }
+    if (isnan(rec[PB_VF_LP_POL_RES]) || worst > rec[PB_VF_LP_POL_RES]) rec[PB_VF_LP_POL_RES] = worst;
+    if (worst > PB_VERIFY_TOL)
+      pb_verify__failf(cs, y, "%s: exact LP and policy engine differ by %.3g", what, worst);
+  }
+done:
+  free(u8), free(i32), free(f32), free(lp), free(e);
+}
+
+/* A cell with classes too large to enumerate: the bounds engine's whole-cell
+ * I0 and Ik intervals of H and L against the closed forms summed over classes. */
+static void pb_verify__cell_closed_forms(const struct pb_cell_view *d, const struct pb_verify__scratch *sc,
+                                         int32_t ncls, float tau, struct pb_verify__cellstate *cs)
+{
+  int64_t H[2][2] = {{0, 0}, {0, 0}}, L[2][2] = {{0, 0}, {0, 0}};
+  int32_t cap = 0;
+  uint8_t *u8 = NULL;
+  for (int32_t c = 0; c < ncls; c++) {
+    const int32_t beg = sc->cbeg[c], ny = sc->cbeg[c + 1] - beg, y = sc->li[beg].label;
+    if (ny > cap) cap = ny, free(u8), u8 = pb_malloc(4 * (size_t)cap);
+    uint8_t *c0 = u8, *z0 = u8 + cap, *c1 = u8 + 2 * cap, *z1 = u8 + 3 * cap;
+    for (int32_t q = 0; q < ny; q++) {
+      const int32_t i = sc->li[beg + q].idx;
+      c0[q] = d->pred0[i] == y, c1[q] = d->pred1[i] == y;
+      z0[q] = d->s0[i] >= tau, z1[q] = d->s1[i] >= tau;
+    }
+    const struct pb_verify_records r = {ny, c0, z0, c1, z1, NULL, NULL, NULL, NULL, NULL};
+    int64_t h[2][2], l[2][2];
+    pb_verify_closed_forms(&r, h, l);
+    for (int lv = 0; lv < 2; lv++)
+      for (int e = 0; e < 2; e++) H[lv][e] += h[lv][e], L[lv][e] += l[lv][e];
+  }
+  free(u8);
+  struct pb_cell_bounds b;
+  if (pb_bounds_cell(d, 0, &b) != 0) {
+    pb_verify__failf(cs, -1, "bounds engine rejected the cell");
+    return;
+  }
+  const double N = d->n;
+  const double *eh[2] = {b.H_I0, b.H_Ik}, *el[2] = {b.L_I0, b.L_Ik};
+  double worst = 0;
+  for (int lv = 0; lv < 2; lv++)
+    for (int e = 0; e < 2; e++) {
+      const double x = fmax(pb_verify__res(H[lv][e] / N, eh[lv][e]), pb_verify__res(L[lv][e] / N, el[lv][e]));
+      if (x > worst) worst = x;
+      if (x > PB_VERIFY_TOL)
+        pb_verify__failf(cs, -1, "%s at %s: closed form %.6g / %.6g, bounds engine %.6g / %.6g", "H / L",
+                         pb_verify__level_names[lv], H[lv][e] / N, L[lv][e] / N, eh[lv][e], el[lv][e]);
+    }
+  cs->rec[PB_VF_CF_RES] = worst;
+}
+
 static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify_options *opt,
                             const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
                             struct pb_verify__scratch *sc, struct pb_verify__cellstate *cs, double *t_enum)
@@ -784,7 +928,8 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
   for (int32_t c = 0; c < ncls; c++) {
     const int32_t beg = sc->cbeg[c], ny = sc->cbeg[c + 1] - beg, y = sc->li[beg].label;
     if (ny > opt->max_class) {
-      rec[PB_VF_SKIPPED]++;
+      if (ny <= opt->lp_max) pb_verify__class_lp(d, sc->li + beg, ny, y, tau, ps, ref, cs);
+      else rec[PB_VF_SKIPPED]++;
       continue;
     }
     for (int32_t q = 0; q < ny; q++) {
@@ -829,6 +974,7 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
   rec[PB_VF_ENUMERATED] = nenum;
   for (int j = 0; j < PB_VERIFY_NTARGETS * PB_VERIFY_NCMP; j++)
     if (rec[PB_VF_CRES_LABEL + j] < 0) rec[PB_VF_CRES + j] = NAN; /* no class compared */
+  if (nenum < ncls && ref->in_process) pb_verify__cell_closed_forms(d, sc, ncls, tau, cs);
 
   if (nenum == ncls) pb_verify__cell_combine(d, ps, ref, sc, cs, ncls, cartesian, product);
   for (int32_t c = 0; c < nenum; c++) free(sc->lists[c]);
@@ -995,6 +1141,7 @@ static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_bloc
     for (int f = 0; f < PB_VF_N; f++) rec[f] = NAN;
     rec[PB_VF_COVERED] = w->cov[st->first + c];
     for (int f = PB_VF_CLASSES; f <= PB_VF_I5_MISSING; f++) rec[f] = 0;
+    for (int f = PB_VF_LP_CLASSES; f <= PB_VF_LP_BNB; f++) rec[f] = 0;
     rec[PB_VF_FAILED] = 0;
     rec[PB_VF_FAIL_LABEL] = -1;
     w->fail[c] = pb_calloc(PB_VERIFY__MSG, 1);
@@ -1068,7 +1215,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
  * failure in cell order, @p totals permutations, classes enumerated, failed. */
 static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
                             const struct pb_verify__work *w, int status, char msg[PB_VERIFY__MSG],
-                            int64_t *first_fail_out, double totals[3])
+                            int64_t *first_fail_out, double totals[PB_VERIFY__NTOT])
 {
   const int64_t nc = w->nc;
   MPI_Comm comm = st->comm;
@@ -1095,15 +1242,28 @@ static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, 
     pb_text_free(&t);
     pb_text_free(&head);
   }
-  totals[0] = totals[1] = totals[2] = 0; /* permutations, classes enumerated, failed */
+  /* permutations, classes enumerated, failed, classes, by LP, not checked, covered cells */
+  for (int i = 0; i < PB_VERIFY__NTOT; i++) totals[i] = 0;
   for (int64_t c = 0; c < nc; c++) {
     const double *rec = w->recs + c * PB_VF_N;
     if (rec[PB_VF_COVERED] != 1) continue;
     totals[0] += rec[PB_VF_PERMS];
     totals[1] += rec[PB_VF_ENUMERATED];
     totals[2] += rec[PB_VF_FAILED];
+    totals[3] += rec[PB_VF_CLASSES];
+    totals[4] += rec[PB_VF_LP_CLASSES];
+    totals[5] += rec[PB_VF_SKIPPED];
+    totals[6] += 1;
   }
-  MPI_Allreduce(MPI_IN_PLACE, totals, 3, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, totals, PB_VERIFY__NTOT, MPI_DOUBLE, MPI_SUM, comm);
+  /* coverage first: what was checked by which method, and what not and why */
+  const int lim = opt->lp_max > opt->max_class ? opt->lp_max : opt->max_class;
+  pb_message("verify: coverage: %.0f classes in %.0f cells: %.0f enumerated (<= %d records per side), %.0f by exact "
+             "LP (<= %d), %.0f not checked (larger than %d records per side)",
+             totals[3], totals[6], totals[1], (int)opt->max_class, totals[4], (int)opt->lp_max, totals[5], lim);
+  if (totals[5] > 0 && totals[1] + totals[4] > 0)
+    pb_warning("verify: %.0f of %.0f classes not checked (larger than %d records per side; raise --lp-max, at most %d)",
+               totals[5], totals[3], lim, PB_VERIFY_LP_MAX_N);
   if (status == PB_OK) {
     double *all = pb_stage_gather(st, nc, st->n_cells, PB_VF_N, w->recs, 0);
     if (st->rank == 0) status = pb_verify_report(st->meta, w->all_cells, all, st->n_cells, opt, msg, st->results);
@@ -1147,8 +1307,9 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_timer_lap(&tm, "verify");
   char msg[PB_VERIFY__MSG] = "";
   int64_t first_fail;
-  double totals[3];
+  double totals[PB_VERIFY__NTOT];
   status = pb_verify__write(&st, &b, opt, &w, status, msg, &first_fail, totals);
+  const int empty = status == PB_OK && totals[1] + totals[4] == 0;
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);
   double enum_cpu = t_enum;
@@ -1167,6 +1328,13 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   if (status == PB_OK && first_fail != INT64_MAX) {
     /* outputs are complete and committed; the verdict is the exit status */
     pb_error_set("verification failed (%.0f failed comparisons or checks; see report/verify.tsv): %s", totals[2], msg);
+    return PB_FAIL;
+  }
+  if (status == PB_OK && empty && !opt->allow_empty) {
+    /* outputs are complete; a check of nothing is not a success */
+    pb_error_set("verify checked no class: %.0f classes in %.0f covered cells, all larger than %d records per side "
+                 "(raise --lp-max, or give --allow-empty)",
+                 totals[3], totals[6], (int)(opt->lp_max > opt->max_class ? opt->lp_max : opt->max_class));
     return PB_FAIL;
   }
   return status;

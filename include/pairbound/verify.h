@@ -224,6 +224,48 @@ int pb_verify_combine(const struct pb_verify_class *cls, int32_t ncls, struct pb
 int pb_verify_cartesian(const struct pb_verify_class *cls, struct pb_verify_perm *const *lists, int32_t ncls,
                         struct pb_verify_values *out);
 
+/* ---- classes too large to enumerate: exact integer programs (GLPK) ---- */
+
+/* Largest class the LP check accepts (records per side), and the default --lp-max. */
+#define PB_VERIFY_LP_MAX_N 2000
+#define PB_VERIFY_DEFAULT_LP_MAX 1000
+
+/* I5 endpoints of one class as integer event counts (pb_verify_lp_class). */
+struct pb_verify_lp_class {
+  int32_t n, u;               /* records per side; |A| (clean correct and accepted) */
+  int32_t H[2];               /* H count {min, max} at the records' z1 */
+  int32_t n_lp, n_mip;        /* programs solved; of which by branch and bound */
+  /* with policies (as struct pb_verify_pclass at I5): H_j, L_j count ends,
+   * (h_j, l_j) attaining J_j {min, max} per weight, (h_j - h_l, l_j - l_l)
+   * attaining D+_jl */
+  int32_t pol_h[PB_VERIFY_MAX_POL][2], pol_l[PB_VERIFY_MAX_POL][2];
+  int32_t J[PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][2][2];
+  int32_t D[PB_VERIFY_MAX_LAMBDA][PB_VERIFY_MAX_POL][PB_VERIFY_MAX_POL][2];
+};
+
+/**
+ * Exact I5 endpoints of one class by integer programming over record types
+ * (a transportation polytope with the observed correct-correct and
+ * same-label wrong pair counts as side constraints): the H count at the
+ * records' acceptance z1 and, with @p ps, every policy count end, J_j end and
+ * D+_jl of the setup.  Each program is solved by the rational simplex
+ * (glp_exact); where its optimal vertex is fractional, branch and bound
+ * (glp_intopt) gives the integer optimum.  Every reported count comes from an
+ * integer solution checked exactly against all constraints.  Thread-safe
+ * (GLPK keeps its environment per thread).
+ * @return 0, or -1 on invalid input (n outside 1..PB_VERIFY_LP_MAX_N) or a solver failure.
+ */
+int pb_verify_lp_class(const struct pb_verify_records *r, const struct pb_verify_policy_setup *ps,
+                       struct pb_verify_lp_class *out);
+
+/**
+ * Closed-form count intervals of one class at I0 and Ik (seed 000 Eq. 4, 5,
+ * 7), from its counts alone: H[lv] and L[lv] {min, max} for lv = I0, Ik.
+ * Used for whole-cell checks of cells whose classes are too large to
+ * enumerate.
+ */
+void pb_verify_closed_forms(const struct pb_verify_records *r, int64_t H[2][2], int64_t L[2][2]);
+
 /* Stage options (`pairbound verify`). */
 #define PB_VERIFY_CELLS_ALL 0
 #define PB_VERIFY_CELLS_PANEL 1
@@ -236,6 +278,8 @@ struct pb_verify_options {
   char *sources;              /* comma-separated source names to cover, or NULL for all */
   int32_t max_class;          /* classes with more records per side are skipped (default 8: 8! = 40,320 bijections) */
   int64_t cartesian_max;      /* whole-cell Cartesian products up to this many combinations (default 20000) */
+  int32_t lp_max;             /* larger classes up to this many records per side: exact LP check (0: off) */
+  int allow_empty;            /* --allow-empty: a run that checks no class still succeeds */
   int have_tau;
   float tau;                  /* one threshold for every cell (as `bounds --tau`) */
   char *against;              /* compare with this bounds results.h5 instead of recomputing */

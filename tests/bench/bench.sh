@@ -1,11 +1,13 @@
 #!/bin/bash
 # make bench: wall time, throughput and peak memory of every stage at paper
 # scale (medians over REPEAT runs, default 3), plus the per-class cost of the
-# exact I5 dynamic program at 50 records per side.
-#   usage: bench.sh PAIRBOUND [BENCH_I5]
+# exact I5 dynamic program at 50 records per side, and the policy kernel at
+# real class sizes (25-1,000 records per side, CIFAR- and ImageNet-shaped stores).
+#   usage: bench.sh PAIRBOUND [BENCH_I5 [BENCH_POLICY]]
 set -eu
 PB=$1
 BI5=${2:-}
+BPOL=${3:-}
 REPEAT=${REPEAT:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/pbbench.XXXXXX")
@@ -142,6 +144,52 @@ if [ -n "$BI5" ] && [ -x "$BI5" ]; then
   echo
   "$BI5"
 fi
+
+# policy at real class sizes (issue 18): per-class cost of the exact kernel at
+# 25-1,000 records per side (targets: n = 150 <= 5 ms, n = 1,000 <= 0.5 s per
+# class) beside the bounds engine's exact I5 H program on the same classes,
+# then policy --all on the CIFAR-shaped store (10 classes x 500 evaluation
+# records, 4 models x 20 conditions; target <= 10 s at 1 rank x 2 threads) and
+# on the ImageNet-shaped one (1,000 classes x 25, 4 models x 10 conditions)
+echo
+if [ -n "$BPOL" ] && [ -x "$BPOL" ]; then
+  "$BPOL"
+fi
+"$PB" -v 0 synth --config "$HERE/../../inputs/cifar.ini" --no-summary -o "$W/cifar.h5"
+"$PB" -v 0 synth --config "$HERE/../../inputs/imagenet.ini" --no-summary -o "$W/imagenet.h5"
+for shape in cifar imagenet; do
+  : > "$W/phases"
+  if [ $shape = cifar ]; then
+    run "policy --all (CIFAR-shaped, 80 cells)" 400000 1 2 policy --all "$W/cifar.h5" -o "$W/opc"
+  else
+    run "policy --all (ImageNet-shaped, 40 cells)" 1000000 1 2 policy --all "$W/imagenet.h5" -o "$W/opi"
+  fi
+  v=$(sed -n "s/.*policy: .*compute \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
+  printf '  policy %-8s compute %8.3f s\n' "$shape" "$v"
+done
+# verify at real class sizes: every class of the CIFAR-shaped store (500
+# records per side) by exact integer programs, against the bounds engine, and
+# with --policies also against the policy engine
+run "verify (CIFAR-shaped, LP per class)" 400000 1 2 verify "$W/cifar.h5" -o "$W/ovc"
+run "verify --policies (CIFAR-shaped)" 400000 1 2 verify --policies "$W/cifar.h5" -o "$W/ovcp"
+
+# ingest: a 10,000,000-row CSV exported from an ImageNet-shaped store (4 models
+# x 50 conditions x 50,000 images; target >= 1 M rows/s), and the export
+{
+  sed -e '/^  /d' -e '/^conditions = /d' "$HERE/../../inputs/imagenet.ini"
+  printf 'conditions = c1:0.6'
+  for i in $(seq 2 49); do printf ',\n  c%d:0.%d' "$i" $((40 + i % 40)); done
+  printf '\n'
+} > "$W/in10m.ini"
+"$PB" -v 0 synth --config "$W/in10m.ini" --no-summary -o "$W/in10m.h5"
+run "export (10 M rows)" 10000000 1 1 export "$W/in10m.h5" -o "$W/in10m.csv"
+rm -f "$W/in10m.h5"
+echo "  CSV: $(wc -l < "$W/in10m.csv") lines, $(du -m "$W/in10m.csv" | cut -f1) MB"
+run "ingest (10 M rows)" 10000000 1 1 ingest "$W/in10m.csv" -o "$W/in10m.h5"
+/usr/bin/time -f '%U %S %e' -o "$W/one" "$PB" -v 0 ingest "$W/in10m.csv" -o "$W/in10m.h5"
+awk '{printf "  ingest CPU: %.2f s user + %.2f s system for 10 M rows = %.2f M rows per CPU-second (wall %.2f s)\n",
+  $1, $2, 10 / ($1 + $2), $3}' "$W/one"
+rm -f "$W/in10m.csv" "$W/in10m.h5"
 
 # worlds (seed 002): exact enumeration of all 9 world x level settings (1,842,687
 # latent states; target <= 0.5 s, measured inside the process), case sampling

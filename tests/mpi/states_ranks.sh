@@ -6,7 +6,7 @@ pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
 pb 1 1 states "$WORK/s.h5" -o "$WORK/o11"
 check "states.tsv has one row per cell" test "$(($(wc -l < "$WORK/o11/report/states.tsv") - 1))" -eq 65
 ranks_identical "states.tsv protocol_thresholds.tsv protocol_conditions.tsv protocol_panel.tsv" states "$WORK/s.h5"
-check "no temporary results left" sh -c "! ls '$WORK'/o*/results.h5.tmp '$WORK'/o*/report/*.tmp 2>/dev/null | grep -q ."
+check "no temporary results left" sh -c '! ls -a "$1"/o* "$1"/o*/report 2>/dev/null | grep -q "[.]tmp"' _ "$WORK"
 
 # Paper scale, cells 10x different in size: 1 vs 3 ranks.
 pb 2 1 synth --no-summary -o "$WORK/p.h5"

@@ -80,10 +80,8 @@ static void make_store(const char *path)
   struct pb_meta meta;
   hand_meta(&meta);
   struct pb_store *st;
-  char tmp[600];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   ck_assert_msg(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK, "%s", pb_error_message());
-  ck_assert(pb_test_exists(tmp));
+  ck_assert(pb_test_temps(path) == 1); /* written under a unique temporary name */
   ck_assert(!pb_test_exists(path));
   for (int s = 0; s < 2; s++) {
     struct pb_rows d;
@@ -95,7 +93,7 @@ static void make_store(const char *path)
   }
   ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
   ck_assert(pb_test_exists(path));
-  ck_assert_msg(!pb_test_exists(tmp), "%s left behind after commit", tmp);
+  ck_assert_msg(pb_test_temps(path) == 0, "a temporary of %s left behind after commit", path);
 }
 
 static const char *store_path(void)
@@ -277,17 +275,16 @@ END_TEST
 
 START_TEST(test_uncommitted_removed)
 {
-  char path[512], tmp[600];
+  char path[512];
   snprintf(path, sizeof path, "%s", pb_test_path("abandoned.h5"));
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   struct pb_meta meta;
   hand_meta(&meta);
   struct pb_store *st;
   ck_assert(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK);
-  ck_assert(pb_test_exists(tmp));
+  ck_assert(pb_test_temps(path) == 1);
   pb_store_close(st);
   MPI_Barrier(MPI_COMM_WORLD); /* under mpirun: the removal is done before any rank looks */
-  ck_assert_msg(!pb_test_exists(tmp), "uncommitted %s left behind", tmp);
+  ck_assert_msg(pb_test_temps(path) == 0, "uncommitted temporary of %s left behind", path);
   ck_assert(!pb_test_exists(path));
   /* invalid metadata creates nothing */
   meta.model_ids = (char *[]){"m0", "m/1", "m2"};
@@ -296,7 +293,7 @@ START_TEST(test_uncommitted_removed)
   ck_assert(st == NULL);
   ck_assert_str_eq(pb_error_message(),
                    "model name 'm/1' contains a character that is not allowed ('/', ',', '\"' or a newline)");
-  ck_assert(!pb_test_exists(tmp) && !pb_test_exists(path));
+  ck_assert(pb_test_temps(path) == 0 && !pb_test_exists(path));
 }
 END_TEST
 

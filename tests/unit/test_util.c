@@ -513,17 +513,17 @@ static char *slurp(const char *path)
 
 START_TEST(test_outfile)
 {
-  char path[512], tmp[600];
+  char path[512];
   snprintf(path, sizeof path, "%s", pb_test_path("out.tsv"));
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   struct pb_outfile f;
   ck_assert(pb_outfile_open(&f, path) == PB_OK);
-  ck_assert(pb_test_exists(tmp));
+  ck_assert(pb_test_exists(f.tmp) && pb_test_temps(path) == 1); /* PATH.tmp.XXXXXX */
+  ck_assert(strncmp(f.tmp, path, strlen(path)) == 0);            /* beside the target */
   ck_assert(!pb_test_exists(path)); /* nothing under the final name while writing */
   fprintf(f.fp, "a\tb\n1\t2\n");
   ck_assert(pb_outfile_commit(&f) == PB_OK);
   ck_assert(pb_test_exists(path));
-  ck_assert(!pb_test_exists(tmp));
+  ck_assert(pb_test_temps(path) == 0);
   char *text = slurp(path);
   ck_assert_str_eq(text, "a\tb\n1\t2\n");
   free(text);
@@ -538,19 +538,18 @@ START_TEST(test_outfile)
   ck_assert(pb_outfile_open(&f, path) == PB_OK);
   fprintf(f.fp, "partial");
   pb_outfile_abort(&f);
-  ck_assert(!pb_test_exists(tmp));
+  ck_assert(pb_test_temps(path) == 0);
   text = slurp(path);
   ck_assert_str_eq(text, "new\n");
   free(text);
 
   /* abort of a new file leaves nothing at all */
-  char path2[512], tmp2[600];
+  char path2[512];
   snprintf(path2, sizeof path2, "%s", pb_test_path("aborted.tsv"));
-  snprintf(tmp2, sizeof tmp2, "%s.tmp", path2);
   ck_assert(pb_outfile_open(&f, path2) == PB_OK);
   fprintf(f.fp, "x\n");
   pb_outfile_abort(&f);
-  ck_assert(!pb_test_exists(path2) && !pb_test_exists(tmp2));
+  ck_assert(!pb_test_exists(path2) && pb_test_temps(path2) == 0);
 
   /* a file in a missing directory cannot be opened, with the reason */
   char path3[512];
@@ -558,7 +557,7 @@ START_TEST(test_outfile)
   pb_error_clear();
   ck_assert(pb_outfile_open(&f, path3) == PB_FAIL);
   char want[700];
-  snprintf(want, sizeof want, "%s.tmp: cannot create file: No such file or directory", path3);
+  snprintf(want, sizeof want, "%s: cannot create file: No such file or directory", path3);
   ck_assert_str_eq(pb_error_message(), want);
 }
 END_TEST

@@ -4,6 +4,7 @@
 #define PAIRBOUND_TESTLIB_H
 
 #include <check.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,17 @@ static inline int pb_test_exists(const char *path)
 {
   struct stat sb;
   return stat(path, &sb) == 0;
+}
+
+/* How many temporaries of PATH exist (PATH.tmp.XXXXXX, src/output.c). */
+static inline int pb_test_temps(const char *path)
+{
+  char pat[600];
+  glob_t g;
+  snprintf(pat, sizeof pat, "%s.tmp.*", path);
+  int n = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+  globfree(&g);
+  return n;
 }
 
 /* Seed for randomised tests: PB_TEST_SEED or a fixed default, always printed. */

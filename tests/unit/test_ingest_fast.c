@@ -1,0 +1,167 @@
+/* The fast paths of CSV ingest (src/ingest.c): plain lines split without
+ * libcsv must give exactly libcsv's fields, and plain decimals parsed without
+ * strtof exactly strtof's float.  Expected values come from strtof itself and
+ * from the same records written in libcsv-only forms (quoted fields), never
+ * from the fast paths. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/error.h"
+#include "pairbound/ingest.h"
+#include "pairbound/store.h"
+
+#include "testlib.h"
+
+#define HDR "model,group,source,condition,image,label,split,pred,smax,ptrue\n"
+
+static uint64_t rng_state = 20261130u;
+static uint64_t rng_next(void)
+{
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static void write_all(const char *path, const char *text, size_t n)
+{
+  FILE *fp = fopen(path, "wb");
+  ck_assert(fp != NULL);
+  ck_assert(fwrite(text, 1, n, fp) == n);
+  fclose(fp);
+}
+
+/* A probability string in one of the forms exports and spreadsheets write. */
+static void prob_string(char *buf, size_t n, int kind)
+{
+  const float f = (float)((rng_next() >> 11) * 0x1.0p-53);
+  const float g = nextafterf(f, 2.0f);
+  switch (kind % 7) {
+  case 0: snprintf(buf, n, "%.9g", (double)f); break;                 /* round-trip float (export) */
+  case 1: snprintf(buf, n, "%.15g", ((double)f + (double)g) / 2); break;   /* next to a float midpoint */
+  case 2: snprintf(buf, n, "%.*f", 1 + (int)(rng_next() % 15), (double)f); break;
+  case 3: snprintf(buf, n, "0.%017llu", (unsigned long long)(rng_next() % 100000000000000000ull)); break;
+  case 4: snprintf(buf, n, "%.3e", (double)f); break;                  /* exponent: strtof's path */
+  case 5: snprintf(buf, n, "%s", (rng_next() & 1) ? "1" : "0.0"); break;
+  default: snprintf(buf, n, "%.24f", (double)f * 1e-30); break;        /* tiny: subnormal or zero */
+  }
+}
+
+START_TEST(test_decimals_equal_strtof)
+{
+  enum { N = 30000 };
+  char *csv = malloc((size_t)N * 160 + 100), (*str)[64] = malloc((size_t)N * sizeof *str);
+  size_t len = (size_t)sprintf(csv, HDR);
+  for (int i = 0; i < N; i++) {
+    prob_string(str[i], sizeof str[i], i);
+    len += (size_t)sprintf(csv + len, "m,g,S,clean,i%d,0,eval,1,%s,0\n", i, str[i]);
+  }
+  char *path = pb_test_path("decimals.csv");
+  write_all(path, csv, len);
+  struct pb_meta meta;
+  struct pb_rows *rows = NULL;
+  ck_assert_msg(pb_ingest_parse(path, NULL, &meta, &rows) == PB_OK, "%s", pb_error_message());
+  ck_assert_int_eq(meta.sources[0].n_images, N);
+  for (int i = 0; i < N; i++) {
+    const float want = strtof(str[i], NULL);
+    ck_assert_msg(memcmp(&rows[0].smax[i], &want, sizeof want) == 0, "'%s': ingest %a, strtof %a", str[i],
+                  (double)rows[0].smax[i], (double)want);
+  }
+  pb_rows_free(&rows[0]);
+  free(rows);
+  pb_meta_free(&meta);
+  free(csv);
+  free(str);
+}
+END_TEST
+
+/* The same records written plainly (fast path) with blanks, tabs and CRLF,
+ * and with every field quoted (libcsv only), interleaved with quoted lines
+ * and blank lines: identical stores. */
+START_TEST(test_plain_lines_equal_libcsv)
+{
+  enum { N = 400 };
+  char *plain = malloc((size_t)N * 1000 + 100), *quoted = malloc((size_t)N * 1000 + 100);
+  size_t lp = (size_t)sprintf(plain, " model ,group,\tsource,condition,image,label,split,pred,smax,ptrue\r\n");
+  size_t lq = (size_t)sprintf(quoted, "\"model\",\"group\",\"source\",\"condition\",\"image\",\"label\",\"split\","
+                                      "\"pred\",\"smax\",\"ptrue\"\n");
+  static const char *const conds[2] = {"clean", "fog"};
+  for (int mo = 0; mo < 2; mo++)
+  for (int c = 0; c < 2; c++)
+    for (int i = 0; i < N; i++) {
+      char p[64];
+      prob_string(p, sizeof p, (int)(rng_next() % 4));
+      const int label = i % 3, pred = (int)(rng_next() % 3);
+      const char *pt = pred == label ? p : "0";
+      const char *eol = (i % 3) ? "\n" : "\r\n";
+      if (i % 7 == 3) /* a quoted line amid plain ones: libcsv, then back to the fast path */
+        lp += (size_t)sprintf(plain + lp, "m%d,g,\"S\",%s,img%d,%d,eval,%d,%s,%s%s", mo, conds[c], i, label, pred,
+                              p, pt, eol);
+      else
+        lp += (size_t)sprintf(plain + lp, " m%d ,\tg ,S,%s,  img%d,%d , eval,%d,%s\t,%s%s", mo, conds[c], i, label,
+                              pred, p, pt, eol);
+      if (i % 11 == 5) lp += (size_t)sprintf(plain + lp, "   \n\r\n");
+      lq += (size_t)sprintf(quoted + lq, "\"m%d\",\"g\",\"S\",\"%s\",\"img%d\",\"%d\",\"eval\",\"%d\",\"%s\",\"%s\"\n",
+                            mo, conds[c], i, label, pred, p, pt);
+    }
+  char *a = pb_test_path("plain.csv");
+  write_all(a, plain, lp);
+  char *b = pb_test_path("quoted.csv");
+  write_all(b, quoted, lq);
+  struct pb_meta ma, mb;
+  struct pb_rows *ra = NULL, *rb = NULL;
+  ck_assert_msg(pb_ingest_parse(a, NULL, &ma, &ra) == PB_OK, "%s", pb_error_message());
+  ck_assert_msg(pb_ingest_parse(b, NULL, &mb, &rb) == PB_OK, "%s", pb_error_message());
+  ck_assert_int_eq(ma.n_models, mb.n_models);
+  ck_assert_int_eq(ma.sources[0].n_images, N);
+  ck_assert_int_eq(mb.sources[0].n_images, N);
+  for (int i = 0; i < N; i++) ck_assert_str_eq(ma.sources[0].image_ids[i], mb.sources[0].image_ids[i]);
+  const size_t n = (size_t)ra[0].n_rows * (size_t)ra[0].n_images;
+  ck_assert_int_eq(ra[0].n_rows, rb[0].n_rows);
+  ck_assert(memcmp(ra[0].pred, rb[0].pred, n * sizeof *ra[0].pred) == 0);
+  ck_assert(memcmp(ra[0].smax, rb[0].smax, n * sizeof *ra[0].smax) == 0);
+  ck_assert(memcmp(ra[0].ptrue, rb[0].ptrue, n * sizeof *ra[0].ptrue) == 0);
+  pb_rows_free(&ra[0]);
+  pb_rows_free(&rb[0]);
+  free(ra);
+  free(rb);
+  pb_meta_free(&ma);
+  pb_meta_free(&mb);
+  free(plain);
+  free(quoted);
+}
+END_TEST
+
+/* A line with a NUL byte or a bare CR is not split by the fast path: the
+ * messages are libcsv's path's. */
+START_TEST(test_fast_path_hands_over)
+{
+  char *path = pb_test_path("nul.csv");
+  const char text[] = HDR "m,g,S,clean,i1,0,eval,0,0.5,0.5\nm,g,S,clean,i\0002,0,eval,0,0.5,0.5\n";
+  write_all(path, text, sizeof text - 1);
+  struct pb_meta meta;
+  struct pb_rows *rows = NULL;
+  ck_assert_int_eq(pb_ingest_parse(path, NULL, &meta, &rows), PB_FAIL);
+  char want[1024];
+  snprintf(want, sizeof want, "%s:3: field 5 contains a NUL byte", path);
+  ck_assert_str_eq(pb_error_message(), want);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("ingest_fast");
+  TCase *tc = tcase_create("fast");
+  tcase_add_test(tc, test_decimals_equal_strtof);
+  tcase_add_test(tc, test_plain_lines_equal_libcsv);
+  tcase_add_test(tc, test_fast_path_hands_over);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(suite()); }
