@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <mpi.h>
 #include <omp.h>
@@ -173,19 +174,16 @@ static int pb_exact__cases_row(const char *path, int64_t line, char *buf, struct
     c->pstar = pb_realloc(c->pstar, (size_t)c->cap * sizeof *c->pstar);
     c->y = pb_realloc(c->y, (size_t)c->cap * sizeof *c->y);
   }
-  char *s = buf, *end;
-  double *x = c->x + c->n * c->na;
-  c->index[c->n] = strtoull(s, &end, 10);
-  int ok = end != s;
-  for (int j = 0; ok && j < c->na; j++) {
-    s = end;
-    x[j] = strtod(s, &end);
-    ok = end != s;
-  }
-  long yv = ok ? strtol(s = end, &end, 10) : -1;
-  ok = ok && end != s && (yv == 0 || yv == 1);
-  double p = ok ? strtod(s = end, &end) : NAN;
-  ok = ok && end != s && strspn(end, " \t\r\n") == strlen(end);
+  /* whitespace-separated fields: case, the na attributes, y, p_star */
+  double *x = c->x + c->n * c->na, p = NAN;
+  int64_t yv = -1;
+  char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
+  int ok = tok && pb_parse_uint(tok, UINT64_MAX, &c->index[c->n]) == PB_OK;
+  for (int j = 0; ok && j < c->na; j++)
+    ok = (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_double(tok, -HUGE_VAL, HUGE_VAL, 0, &x[j]) == PB_OK;
+  ok = ok && (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_int(tok, 0, 1, &yv) == PB_OK;
+  ok = ok && (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_double(tok, -HUGE_VAL, HUGE_VAL, 0, &p) == PB_OK;
+  ok = ok && !strtok_r(NULL, " \t\r\n", &save);
   if (!ok) {
     pb_error_set("%s:%lld: expected a case index, %d attribute values, y in {0, 1} and p_star", path, (long long)line,
                  c->na);
@@ -204,7 +202,7 @@ static int pb_exact__cases_row(const char *path, int64_t line, char *buf, struct
     return PB_FAIL;
   }
   if ((p == 0.0 && yv == 1) || (p == 1.0 && yv == 0)) {
-    pb_error_set("%s:%lld: label y = %ld is impossible at p* = %g", path, (long long)line, yv, p);
+    pb_error_set("%s:%lld: label y = %lld is impossible at p* = %g", path, (long long)line, (long long)yv, p);
     return PB_FAIL;
   }
   c->y[c->n] = (int)yv;
@@ -284,7 +282,7 @@ void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int6
 static int pb_exact__predictions_read(const char *path, int64_t n, double *q)
 {
   int status = PB_FAIL;
-  char *buf = NULL, *end;
+  char *buf = NULL;
   size_t cap = 0;
   int64_t line = 0, got = 0;
   FILE *fp = fopen(path, "r");
@@ -296,9 +294,10 @@ static int pb_exact__predictions_read(const char *path, int64_t n, double *q)
     line++;
     if (buf[0] == '#' || (line == 1 && !strncmp(buf, "q", 1) && strspn(buf + 1, " \t\r\n") == strlen(buf + 1)))
       continue;
-    double v = strtod(buf, &end);
-    if (!strncmp(buf, "unknown", 7)) v = NAN, end = buf + 7;
-    if (end == buf || strspn(end, " \t\r\n") != strlen(end) || !(isnan(v) || (v >= 0.0 && v <= 1.0))) {
+    double v = NAN;
+    char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
+    int unknown = tok && (!strcmp(tok, "unknown") || !strcasecmp(tok, "nan"));
+    if (!tok || strtok_r(NULL, " \t\r\n", &save) || (!unknown && pb_parse_double(tok, 0.0, 1.0, 0, &v) != PB_OK)) {
       pb_error_set("%s:%lld: expected one probability in [0, 1] (or unknown / nan)", path, (long long)line);
       goto done;
     }
