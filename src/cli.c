@@ -16,6 +16,7 @@
 
 #include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
+#include "pairbound/exact.h"
 #include "pairbound/fragility.h"
 #include "pairbound/identify.h"
 #include "pairbound/ingest.h"
@@ -34,6 +35,7 @@
 #include "pairbound/synth_config.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
+#include "pairbound/world.h"
 #include "cli.h"
 
 #define PB_EXIT_OK 0
@@ -51,6 +53,8 @@ struct pb_cli {
 struct pb_cli_args {
   char *output, *store, *config;
   const char *operand;     /* STORE, CSV or CONFIG */
+  char **more;             /* the operands after it (exact score CASES PREDICTIONS) */
+  int n_more;
   int full, scale, summary, have_seed, force, resume;
   uint64_t seed;
   int64_t max_lines;       /* check */
@@ -63,12 +67,15 @@ struct pb_cli_args {
     struct pb_screen_options screen;
     struct pb_predict_options predict;
     struct pb_fragility_stage_options fragility;
+    struct pb_world_options world;
+    struct pb_exact_options exact;
   } stage;
 };
 
 struct pb_cli_command {
   const char *name;
-  const char *operand;             /* "STORE", "CSV", "[CONFIG]" or NULL */
+  const char *operand;             /* "STORE", "CSV", "[CONFIG]" or NULL; several words ("score CASES
+                                      PREDICTIONS|worlds"): up to that many operands, checked by .run */
   int output_required;             /* -o must be given */
   const struct pb_option *own;     /* the command's own options (into struct pb_cli_args) */
   const struct pb_option *stage;   /* the stage's options (into args.stage), or NULL */
@@ -177,6 +184,8 @@ static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR",
                 "this same command on this store and build; otherwise run and checkpoint it (a damaged output is "
                 "redone, another store or build refused)"),
                                                          PB_CLI_FORCE("non-empty directory"), {.name = NULL}};
+static const struct pb_option pb_cli__world_options[] = {
+  PB_CLI_OUTPUT("CASES", "sample: CASES file to write (temporary name, renamed when complete)"), {.name = NULL}};
 static const struct pb_option pb_cli__run_options[] = {
   {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse (overrides [run] store)"},
   PB_CLI_OUTPUT("OUTDIR", "output directory (overrides [run] output)"),
@@ -328,13 +337,16 @@ static int pb_cli__parse(struct pb_cli *cli, const struct pb_cli_command *c, int
   }
   free(lo);
   if (rc != PB_EXIT_OK) return rc;
-  int optional = c->operand && c->operand[0] == '[';
+  int optional = c->operand && c->operand[0] == '[', more = 0;
+  for (const char *w = c->operand; w && (w = strchr(w, ' ')); w++) more++;
   if (!c->operand && optind < argc) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", argv[optind]);
-  if (c->operand && optind + 1 < argc)
-    return pb_cli__usage_error(cli, syn, optional ? "unexpected argument '%s'" : "takes exactly one %s",
-                               optional ? argv[optind + 1] : c->operand);
+  if (c->operand && optind + 1 + more < argc)
+    return pb_cli__usage_error(cli, syn, optional || more ? "unexpected argument '%s'" : "takes exactly one %s",
+                               optional || more ? argv[optind + 1 + more] : c->operand);
   if (c->operand && !optional && optind == argc) return pb_cli__usage_error(cli, syn, "missing %s", c->operand);
   a->operand = optind < argc ? argv[optind] : NULL;
+  a->more = argv + optind + (optind < argc);
+  a->n_more = optind < argc ? argc - optind - 1 : 0;
   if (c->output_required && !a->output) {
     char what[64];
     snprintf(what, sizeof what, "-%c %s", pb_cli__output(c)->short_name, pb_cli__output(c)->metavar);
@@ -574,6 +586,44 @@ static void pb_cli__predict_default(void *o) { pb_predict_options_default(o); }
 static void pb_cli__fragility_default(void *o) { pb_fragility_stage_options_default(o); }
 static void pb_cli__fragility_free(void *o) { pb_fragility_stage_options_free(o); }
 
+static void pb_cli__world_default(void *o) { pb_world_options_default(o); }
+
+/* `world info` prints, `world sample` writes CASES (docs/exact.md). */
+static int pb_cli__world(struct pb_cli *cli, struct pb_cli_args *a)
+{
+  const struct pb_cli_command *c = pb_cli__table;
+  while (strcmp(c->name, cli->cmd)) c++;
+  char syn[2048];
+  pb_cli__synopsis(c, syn, sizeof syn);
+  int sample = !strcmp(a->operand, "sample");
+  if (!sample && strcmp(a->operand, "info")) return pb_cli__usage_error(cli, syn, "expected info or sample, got '%s'", a->operand);
+  if (sample && !a->output) return pb_cli__usage_error(cli, syn, "%s", "sample needs -o CASES");
+  if (sample && (a->stage.world.world == 3 || a->stage.world.level == 3))
+    return pb_cli__usage_error(cli, syn, "%s", "sample needs one --world and one --level");
+  return pb_cli__status(cli, pb_world_run(sample, a->output, &a->stage.world, MPI_COMM_WORLD));
+}
+
+static void pb_cli__exact_default(void *o) { pb_exact_options_default(o); }
+static void pb_cli__exact_free(void *o) { pb_exact_options_free(o); }
+
+/* `exact score CASES PREDICTIONS` scores one CASES file, `exact worlds` the built-in predictors on drawn cases. */
+static int pb_cli__exact(struct pb_cli *cli, struct pb_cli_args *a)
+{
+  const struct pb_cli_command *c = pb_cli__table;
+  while (strcmp(c->name, cli->cmd)) c++;
+  char syn[2048];
+  pb_cli__synopsis(c, syn, sizeof syn);
+  int score = !strcmp(a->operand, "score");
+  if (!score && strcmp(a->operand, "worlds"))
+    return pb_cli__usage_error(cli, syn, "expected score or worlds, got '%s'", a->operand);
+  if (score && a->n_more != 2) return pb_cli__usage_error(cli, syn, "%s", "score takes CASES and PREDICTIONS");
+  if (!score && a->n_more) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", a->more[0]);
+  const struct pb_exact_options *o = &a->stage.exact;
+  return pb_cli__status(cli, score ? pb_exact_score_run(a->more[0], a->more[1], a->output, o, MPI_COMM_WORLD,
+                                                        cli->provenance)
+                                   : pb_exact_worlds_run(o, a->output, MPI_COMM_WORLD, cli->provenance));
+}
+
 /* ------------------------------------------------------------------ table */
 
 static const struct pb_cli_command pb_cli__table[] = {
@@ -647,6 +697,10 @@ static const struct pb_cli_command pb_cli__table[] = {
    "propensity law; prints `G`, `rho_plus` and `rho_sat` (of the upward profile; rho_plus is inf when G = 0)\n"
    "as `name value` lines, then one `rho up down` line per radius, numbers as the shortest decimal that\n"
    "reads back exactly.\n"},
+  {"world", "info|sample", 0, pb_cli__world_options, pb_world_option_table, 0, pb_cli__world_default, NULL,
+   pb_cli__world, PB_WORLD_HELP},
+  {"exact", "score CASES PREDICTIONS|worlds", 1, pb_cli__stage_options, pb_exact_option_table, 0,
+   pb_cli__exact_default, pb_cli__exact_free, pb_cli__exact, PB_EXACT_HELP},
   {"run", "[CONFIG]", 0, pb_cli__run_options, NULL, 0, NULL, NULL, pb_cli__run,
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

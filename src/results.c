@@ -175,8 +175,14 @@ void pb_results_close(struct pb_results *res)
 
 int pb_results_tsv(struct pb_results *res, const char *name, const char *header, const char *text, size_t len)
 {
-  MPI_Comm comm = res->comm;
   char *path = pb_results_report_path(res, name);
+  int status = pb_results_tsv_file(res->comm, path, header, text, len);
+  free(path);
+  return status;
+}
+
+int pb_results_tsv_file(MPI_Comm comm, const char *path, const char *header, const char *text, size_t len)
+{
   int rank, size, status = PB_OK;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -220,7 +226,6 @@ int pb_results_tsv(struct pb_results *res, const char *name, const char *header,
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   if (status != PB_OK && rank != 0) pb_error_set("%s: cannot write file", path);
-  free(path);
   return status;
 }
 

@@ -15,6 +15,7 @@
 #include "pairbound/checkpoint.h"
 #include "pairbound/results.h"
 #include "pairbound/error.h"
+#include "pairbound/exact.h"
 #include "pairbound/fragility.h"
 #include "pairbound/identify.h"
 #include "pairbound/ini.h"
@@ -60,6 +61,11 @@ static int pb_run__fragility(const struct pb_run_config *cfg, const char *outdir
   return pb_fragility_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->fragility, prov);
 }
 
+static int pb_run__exact(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
+{
+  return pb_exact_worlds_run(&cfg->exact, outdir, comm, prov); /* the worlds are drawn, not read from the store */
+}
+
 /* Stages in pipeline order: runner, report file under report/, option table
  * and the place of its options in the configuration. */
 static const struct {
@@ -74,7 +80,8 @@ static const struct {
   {"policy", pb_run__policy, "policy.md", pb_policy_option_table, offsetof(struct pb_run_config, policy)},
   {"screen", pb_run__screen, "screen.md", pb_screen_option_table, offsetof(struct pb_run_config, screen)},
   {"predict", pb_run__predict, "predict.md", pb_predict_option_table, offsetof(struct pb_run_config, predict)},
-  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, offsetof(struct pb_run_config, fragility)}};
+  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, offsetof(struct pb_run_config, fragility)},
+  {"exact", pb_run__exact, "exact.md", pb_exact_option_table, offsetof(struct pb_run_config, exact)}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
@@ -118,10 +125,12 @@ static const struct pb_option pb_run__options[] = {
   {.name = "output", .type = PB_OPTION_STRING, PB_O(output), .metavar = "OUTDIR",
    .help = "output directory; each stage writes OUTDIR/STAGE/ (required)"},
   {.name = "stages", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_stages, .metavar = "LIST",
-   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict, fragility (required)"},
+   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict, fragility, exact (required, unless\n"
+           "[exact] names worlds: then exact joins the pipeline last)"},
   {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260908",
    .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
-           "sample_seed +3, screen seed +4, predict seed +5, fragility seed +6), unless the stage's section sets its own"},
+           "sample_seed +3, screen seed +4, predict seed +5, fragility seed +6, exact seed -20258876,\n"
+           "so that the default run seed gives 2032), unless the stage's section sets its own"},
   {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "0",
    .help_default = 1,
    .help = "model-group bootstrap draws of bounds and screen and group-reweighting draws of predict, unless their "
@@ -194,6 +203,13 @@ static int pb_run__entry(void *user, const char *section, const char *key, const
   return pb_options_set(o, opts, label, v) == PB_OK ? PB_OK : PB_INI_REASON;
 }
 
+static int pb_run__has_stage(const struct pb_run_config *cfg, const char *name)
+{
+  for (int32_t i = 0; i < cfg->n_stages; i++)
+    if (!strcmp(cfg->stages[i], name)) return 1;
+  return 0;
+}
+
 /* What [run] and [bounds] set for the other stages, unless their own sections
  * say otherwise: the run seed (plus each stage's offset), the draws, and
  * [bounds] tau for verify and policy (one threshold for every cell). */
@@ -205,6 +221,7 @@ static void pb_run__propagate(const struct pb_run__parse *p)
   if (!pb_run__seen(p, "screen", "seed")) c->screen.seed = c->seed + PB_RUN_SEED_SCREEN;
   if (!pb_run__seen(p, "predict", "seed")) c->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
   if (!pb_run__seen(p, "fragility", "seed")) c->fragility.k.seed = c->seed + PB_RUN_SEED_FRAGILITY;
+  if (!pb_run__seen(p, "exact", "seed")) c->exact.seed = c->seed + (uint64_t)PB_RUN_SEED_EXACT;
   if (!pb_run__seen(p, "bounds", "group_draws")) c->bounds.group_draws = c->group_draws;
   if (!pb_run__seen(p, "screen", "group_draws")) c->screen.group_draws = c->group_draws;
   if (!pb_run__seen(p, "predict", "group_draws")) c->predict.group_draws = c->group_draws;
@@ -230,9 +247,13 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
   pb_screen_options_default(&cfg->screen);
   pb_predict_options_default(&cfg->predict);
   pb_fragility_stage_options_default(&cfg->fragility);
+  pb_exact_options_default(&cfg->exact);
   cfg->text = pb_strdup(text);
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);
+  /* naming worlds joins the exact stage to the pipeline (last, after the store's stages) */
+  if (status == PB_OK && cfg->exact.have_worlds && !pb_run__has_stage(cfg, "exact") && cfg->n_stages < PB_RUN_MAX_STAGES)
+    cfg->stages[cfg->n_stages++] = pb_strdup("exact");
   if (status == PB_OK && (!cfg->store || !cfg->output || cfg->n_stages == 0)) {
     pb_error_set("%s: [run] needs store, output and stages", name);
     status = PB_FAIL;
@@ -262,6 +283,7 @@ void pb_run_config_free(struct pb_run_config *cfg)
   for (int i = 0; i < PB_RUN_N_KNOWN; i++) pb_options_free(pb_run__stages[i].table, (char *)cfg + pb_run__stages[i].offset);
   pb_screen_options_free(&cfg->screen);
   pb_fragility_stage_options_free(&cfg->fragility);
+  pb_exact_options_free(&cfg->exact);
   free(cfg->text);
   memset(cfg, 0, sizeof *cfg);
 }

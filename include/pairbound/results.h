@@ -36,6 +36,8 @@ void pb_results_close(struct pb_results *res);
  * rows, so the file is identical for any number of ranks.
  */
 int pb_results_tsv(struct pb_results *res, const char *name, const char *header, const char *text, size_t len);
+/** The same for any file @p path (temporary name, then rename), e.g. a stage's data output. */
+int pb_results_tsv_file(MPI_Comm comm, const char *path, const char *header, const char *text, size_t len);
 
 /* Growable text buffer for building TSV rows. */
 struct pb_text {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <mpi.h>
 
+#include "pairbound/exact.h"
 #include "pairbound/fragility.h"
 #include "pairbound/identify.h"
 #include "pairbound/policy.h"
@@ -24,6 +25,8 @@
 #define PB_RUN_SEED_SCREEN 4   /* screen --seed (20260912) */
 #define PB_RUN_SEED_PREDICT 5  /* predict --seed (20260913) */
 #define PB_RUN_SEED_FRAGILITY 6 /* fragility --seed (20260914) */
+/* exact --seed (2032, the seed paper's first seed; C.3): added modulo 2^64 */
+#define PB_RUN_SEED_EXACT (-20258876)
 
 struct pb_run_config {
   char *synth;          /* NULL: use an existing store; "paper", "small" or a synth INI path */
@@ -39,6 +42,7 @@ struct pb_run_config {
   struct pb_screen_options screen;
   struct pb_predict_options predict;
   struct pb_fragility_stage_options fragility;
+  struct pb_exact_options exact;  /* [exact]: naming worlds there joins the exact stage to the pipeline */
   char *text;           /* the configuration itself (provenance) */
   int resume;           /* --resume: keep stages whose checkpointed output matches */
 };

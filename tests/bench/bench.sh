@@ -160,6 +160,19 @@ printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = bounds, verify, p
 run "run: every stage, 2000 + 200 draws" $PAIRED 1 2 run "$W/run.ini"
 run "run: same, 2 ranks x 1 thread" $PAIRED 2 1 run "$W/run.ini"
 
+# exact score (seed 002 C.3-C.5), credit risk at High, logistic:n=1000: the
+# million-input calibration reference (target <= 10 s at 1 rank x 2 threads,
+# faster at 2 ranks) and the kNN sweep n = 200..4000 x 3 seeds (target <= 5 s)
+echo
+echo "exact score (credit, High, logistic:n=1000; phases of the slowest rank, median over runs):"
+"$PB" -v 0 world sample --world credit --level high -n 500 --first 1000 --seed 2032 -o "$W/cases.tsv"
+for np in 1 2; do
+  run "exact score (1M reference inputs)" 1000000 $np $((3 - np)) exact score "$W/cases.tsv" logistic:n=1000 -o "$W/ox"
+  for k in reference higher_order empirical_mc knn write; do
+    printf '  %-30s %8.3f s\n' "$k" "$(phase "exact/$k")"
+  done
+done
+
 echo
 echo "I5 at 50 evaluation records per class (4 models x 10 conditions x 100 classes):"
 "$PB" -v 0 synth --config "$HERE/class50.ini" --no-summary -o "$W/c50.h5"
@@ -220,3 +233,16 @@ run "ingest (10 M rows)" 10000000 1 1 ingest "$W/in10m.csv" -o "$W/in10m.h5"
 awk '{printf "  ingest CPU: %.2f s user + %.2f s system for 10 M rows = %.2f M rows per CPU-second (wall %.2f s)\n",
   $1, $2, 10 / ($1 + $2), $3}' "$W/one"
 rm -f "$W/in10m.csv" "$W/in10m.h5"
+
+# worlds (seed 002): exact enumeration of all 9 world x level settings (1,842,687
+# latent states; target <= 0.5 s, measured inside the process), case sampling
+echo
+: > "$W/wphases"
+for i in $(seq "$REPEAT"); do
+  "$PB" -v 1 world info --world all --level all 2>> "$W/wphases" > /dev/null
+done
+v=$(sed -n 's/.*exact enumeration of 9 world x level settings \([0-9.]*\) s.*/\1/p' "$W/wphases" | median)
+echo "$v" | awk '{printf "world enumeration (9 settings, 1,842,687 states): %.3f s (target <= 0.5 s), %.1f M states/s\n", $1, 1.842687 / $1}'
+run "world info --world all --level all" 1842687 1 1 world info --world all --level all
+run "world sample credit 1,000,000 cases" 1000000 1 2 world sample --world credit --level medium -n 1000000 -o "$W/cases.tsv"
+run "world sample credit 2 ranks" 1000000 2 1 world sample --world credit --level medium -n 1000000 -o "$W/cases.tsv"

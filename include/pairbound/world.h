@@ -1,0 +1,145 @@
+/* Worlds with exact class probabilities (seed 002 Sections 3.2-4, Appendix B):
+ * covert transfer, credit risk and peer review at three hiding levels, with
+ * their irrelevant fields.  Exact summaries come from enumerating latent
+ * states (Eq. 6); cases are drawn from a counter-based stream so that any
+ * rank can draw any range of case indices.  See docs/exact.md. */
+#ifndef PAIRBOUND_WORLD_H
+#define PAIRBOUND_WORLD_H
+
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "pairbound/options.h"
+
+/* RNG analysis id base (pb_rng_init): a world's cases use
+ * PB_RNG_WORLD + world kind, item = case index, replicate = stream. */
+#define PB_RNG_WORLD 0x57440000u
+
+enum pb_world_kind { PB_WORLD_COVERT = 0, PB_WORLD_CREDIT = 1, PB_WORLD_REVIEW = 2 };
+enum pb_world_level { PB_WORLD_LOW = 0, PB_WORLD_MEDIUM = 1, PB_WORLD_HIGH = 2 };
+enum pb_world_attr_kind { PB_WORLD_CATEGORICAL = 0, PB_WORLD_NUMERIC = 1 };
+
+/* One visible attribute of a world at a hiding level. */
+struct pb_world_attr {
+  const char *name;                 /* e.g. "sector", "customer_concentration_pct" */
+  enum pb_world_attr_kind kind;
+  int n_values;                     /* categorical: number of values (value index 0..n-1) */
+  const char *const *values;        /* categorical: value names */
+  double lo, hi;                    /* numeric: declared support [lo, hi] (inclusive grid endpoints) */
+  double step;                      /* numeric: grid step (0.1 or 1); values lie on lo + k step */
+  int irrelevant;                   /* 1: an irrelevant field (independent of everything) */
+  int group;                        /* 1: one of the two attributes whose values and
+                                       conjunctions form multicalibration groups (Section 5) */
+};
+
+/* Exact population summaries at one hiding level (Appendix B). */
+struct pb_world_summary {
+  double bayes_error;       /* eps* = E[min(p*, 1 - p*)] */
+  double bayes_accuracy;    /* A* = 1 - eps* */
+  double positive_prior;    /* P(Y = 1) */
+  double entropy_bits;      /* H(Y | X_vis) in bits */
+  int64_t states;           /* latent states enumerated (residual included) */
+  int64_t patterns;         /* visible category patterns of positive mass (factor worlds; -1 covert) */
+  double coverage50;        /* expected pattern mass seen by 50 training cases, sum P(v)(1-(1-P(v))^50)
+                               (Appendix B; factor worlds; NAN for covert, whose identifiers never repeat) */
+};
+
+struct pb_world;
+
+/**
+ * Open a world and enumerate it.
+ * @param name "covert", "credit" or "review"
+ * @param level "low", "medium" or "high"
+ * @param residual_scale s of Table 7: each nonzero residual probability is
+ *   multiplied by s, the rest goes to R = 0 (1 = the benchmark; must be 1
+ *   for covert, which has no residual; 0 <= s <= 1 / P(R != 0)).
+ * @return PB_OK, or PB_FAIL with pb_error_set() naming the bad argument.
+ */
+int pb_world_open(const char *name, const char *level, double residual_scale, struct pb_world **out);
+void pb_world_free(struct pb_world *w);
+
+enum pb_world_kind pb_world_kind(const struct pb_world *w);
+enum pb_world_level pb_world_level(const struct pb_world *w);
+const char *pb_world_name(const struct pb_world *w);        /* "covert", ... */
+const char *pb_world_level_name(const struct pb_world *w);  /* "low", ... */
+double pb_world_residual_scale(const struct pb_world *w);
+
+/** Visible attributes in their fixed order (substantive first, then the 8 irrelevant fields). */
+int pb_world_n_attrs(const struct pb_world *w);
+const struct pb_world_attr *pb_world_attr(const struct pb_world *w, int j);
+
+/** Exact summaries by enumeration of the latent states. */
+void pb_world_summary(const struct pb_world *w, struct pb_world_summary *s);
+
+/**
+ * Closed-form summaries where the seed gives them (covert transfer, Sec. 4.2:
+ * eps* = sum m_i^2 / (2 26^2)); PB_FAIL for worlds without a closed form.
+ */
+int pb_world_closed_form(const struct pb_world *w, struct pb_world_summary *s);
+
+/**
+ * Draw case @p index of stream (@p seed, @p stream): visible attributes into
+ * @p x[pb_world_n_attrs] (categorical as value index, numeric as grid value),
+ * realised label into @p y, exact p* = P(Y = 1 | visible) into @p pstar.
+ * Depends only on (world, level, residual scale, seed, stream, index).
+ */
+void pb_world_draw(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t index, double *x, int *y,
+                   double *pstar);
+
+/** Cases first .. first + n - 1; @p x is row-major [n][n_attrs]; @p y / @p pstar may be NULL. */
+void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t first, int64_t n,
+                         double *x, int *y, double *pstar);
+
+/**
+ * Exact p* for a visible vector @p x (same layout as a drawn case).
+ * Every valid visible vector has positive probability in these worlds.
+ * @return PB_OK, or PB_FAIL (pb_error_set names the attribute) when a value is
+ *   outside its support, off the grid, or not a category index.
+ */
+int pb_world_pstar(const struct pb_world *w, const double *x, double *pstar);
+
+/**
+ * Exact law of irrelevant count attribute @p j (a numeric attribute with
+ * irrelevant = 1): P(N <= k), 0 below the support and 1 above it; NAN when
+ * attribute j is not such a count.
+ */
+double pb_world_count_cdf(const struct pb_world *w, int j, double k);
+
+/**
+ * Exact population quantile of irrelevant count attribute @p j: the smallest
+ * count k with P(N <= k) >= q, for q in (0, 1] (e.g. fixed quartile cut points
+ * for the multicalibration groups of Section 5).
+ * @return PB_OK, or PB_FAIL when j is not such a count or q is outside (0, 1].
+ */
+int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k);
+
+/* ---- `pairbound world info|sample` (src/world_stage.c) */
+struct pb_world_options {
+  int world, level;          /* choice index; 3 = all (info only) */
+  double residual_scale;
+  int64_t cases, stream, first;
+  uint64_t seed;
+};
+extern const struct pb_option pb_world_option_table[];
+void pb_world_options_default(struct pb_world_options *o);
+
+/**
+ * `world info` (@p sample 0: `name value` lines on stdout, rank 0) or `world
+ * sample` (cases FIRST .. FIRST + N - 1 into the CASES file @p output,
+ * identical for any number of ranks and threads).  Collective over @p comm.
+ */
+int pb_world_run(int sample, const char *output, const struct pb_world_options *o, MPI_Comm comm);
+
+#define PB_WORLD_HELP \
+  "Worlds with exact class probabilities (seed 002 Sections 3.2-4, Appendix B; docs/exact.md).\n" \
+  "  info    print `name value` lines: bayes_error, bayes_accuracy, positive_prior, entropy_bits (H(Y|X_vis)\n" \
+  "          in bits), states (latent states enumerated) and attributes, all by exact enumeration (Eq. 6); the\n" \
+  "          factor worlds add patterns and coverage_50 (expected category-pattern mass seen by 50 training\n" \
+  "          cases, Appendix B), covert transfer the closed form of Sec. 4.2 as closed_form_* lines. One block\n" \
+  "          per world and level, each starting with its world and level lines\n" \
+  "  sample  draw cases FIRST .. FIRST+N-1 of stream (SEED, K) of one world at one level and write CASES: a\n" \
+  "          TSV whose header names every visible attribute with its kind and support, then the realised\n" \
+  "          label y and the exact p* = P(Y=1 | visible); identical for any number of ranks and threads\n"
+
+#endif /* PAIRBOUND_WORLD_H */

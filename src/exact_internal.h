@@ -1,0 +1,110 @@
+/* What the `exact score` stage files share: options, the scored predictor and
+ * the results the report writes. */
+#ifndef PAIRBOUND_EXACT_INTERNAL_H
+#define PAIRBOUND_EXACT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "pairbound/exact.h"
+#include "pairbound/results.h"
+#include "pairbound/timer.h"
+#include "pairbound/world.h"
+
+#include <mpi.h>
+
+#define PB_EXACT_NSEEDS 3
+#define PB_EXACT_KNN_K 5
+
+/* Streams of the cases' seed (world.h: replicate = stream); the CASES file's
+ * own stream supplies the logistic training rows [0, n) as in A.5. */
+enum {
+  PB_EXACT_STREAM_REFERENCE = 101,   /* million-input population reference (C.4) */
+  PB_EXACT_STREAM_CALIBRATION = 102, /* higher-order calibration inputs (C.5) */
+  PB_EXACT_STREAM_QUARTILE = 103,    /* fixed population quartiles of counts (Section 5) */
+  PB_EXACT_STREAM_RESAMPLE = 110,    /* + r: empirical MC calibration resample r */
+  PB_EXACT_STREAM_KNN = 120          /* kNN samples, with seeds 2032-2034 (C.3) */
+};
+/* RNG analysis id of the k labels per calibration input (item = input, replicate = k). */
+#define PB_RNG_EXACT 0x45580000u
+
+enum pb_exact_pred_kind { PB_EXACT_PRED_FILE, PB_EXACT_PRED_PSTAR, PB_EXACT_PRED_PRIOR, PB_EXACT_PRED_LOGISTIC };
+
+struct pb_exact_predictor {
+  enum pb_exact_pred_kind kind;
+  char name[64];
+  double prior;
+  int64_t train_n;
+  int d;          /* encoded features */
+  double *beta;   /* [d + 1] */
+};
+
+/* Multicalibration groups (Section 5): everyone, the two group attributes'
+ * values and conjunctions, categorical irrelevant values, quartile intervals
+ * of numeric irrelevant counts. */
+struct pb_exact_groups {
+  int n;
+  char **name;
+  int *attr, *attr2;  /* attribute (and second attribute of a conjunction, else -1); -1 for everyone */
+  int *value, *value2;
+  double *lo, *hi;    /* quartile interval (lo, hi] of a numeric attribute (lo = -inf for the first) */
+  int *numeric;       /* 1 for a quartile interval */
+};
+
+struct pb_exact_result {
+  struct pb_world_summary world;
+  struct pb_exact_accuracy cases;
+  int64_t n_cases;
+  /* population reference (callable predictors) */
+  int have_reference;
+  int64_t reference_n;
+  double ref_ece, ref_mc, ref_kl, ref_halfwidth;
+  int ref_mc_group, ref_mc_bin;
+  double cases_mc, cases_ece;  /* on the cases with p* as target (every predictor) */
+  double emp_cases_mc;         /* on the cases with their sampled labels */
+  /* empirical MC over sizes x resamples */
+  int n_sizes, resamples;
+  int64_t sizes[PB_EXACT_MAX_SIZES];
+  double *emp_mc;              /* [size][resample] */
+  /* higher-order calibration over k */
+  int have_ho;
+  double e_ho[PB_EXACT_NK], e_k[PB_EXACT_NK], e_k_before[PB_EXACT_NK], delta_k[PB_EXACT_NK];
+  double covered_mass;
+  /* nearest-neighbour estimators over sizes x seeds */
+  int have_knn;
+  struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS];
+  struct pb_exact_nn knn_relevant[PB_EXACT_NSEEDS];  /* largest size without the irrelevant fields (C.3) */
+};
+
+/* Cases with their visible attributes, labels and exact p* (a CASES file or drawn). */
+struct pb_exact_cases {
+  struct pb_world *world;  /* owned */
+  uint64_t seed, stream;
+  int64_t n, cap;
+  int na;
+  uint64_t *index;
+  double *x, *pstar;
+  int *y;
+};
+void pb_exact_cases_free(struct pb_exact_cases *c);
+/** Take @p w and draw its cases [first, first + n) of stream 0 of @p seed. */
+void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c);
+
+/* One predictor evaluated on one set of cases. */
+struct pb_exact_eval {
+  struct pb_exact_predictor pred;
+  struct pb_exact_groups groups;
+  struct pb_exact_result r;
+  struct pb_timer timer;  /* reference, higher_order, empirical_mc (built-in predictors), knn */
+};
+int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char *pred, const double *qfile,
+                      const struct pb_exact_options *o, int knn, struct pb_exact_eval *e);
+void pb_exact_eval_free(struct pb_exact_eval *e);
+/** Reduce @p t to the slowest rank, print it (-v 1) and write it as results.h5 /timings/exact (collective). */
+int pb_exact_timings(struct pb_timer *t, MPI_Comm comm, struct pb_results *res, int64_t reference);
+
+/** One evaluation's datasets under @p prefix (e.g. "/exact") of results.h5 (collective). */
+int pb_exact_report_h5(struct pb_results *res, const char *prefix, const struct pb_exact_result *r);
+/** results.h5 /exact, report/exact_*.tsv, figures and report/exact.md of one evaluation (collective). */
+int pb_exact_report_write(struct pb_results *res, const struct pb_world *w, const struct pb_exact_eval *e);
+
+#endif /* PAIRBOUND_EXACT_INTERNAL_H */

@@ -1,0 +1,113 @@
+# exact score: byte-identical reports and identical results.h5 for 1, 2, 3 ranks
+# and 1, 2 threads (reference blocks spread over ranks); predictions files
+# against the built-in predictors; errors name file and line and leave no results.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 world sample --world credit --level high -n 300 --first 1000 --seed 2032 -o "$WORK/cases.tsv"
+small="--reference 70000 --calibration 400 --resamples 3 --sizes 100,300"
+pb 1 1 exact score "$WORK/cases.tsv" logistic:n=500 $small -o "$WORK/o11"
+reports="exact_scores.tsv exact_groups.tsv exact_mc.tsv exact_ho.tsv exact_knn.tsv exact_fig_knn.tsv exact.md"
+ranks_identical "$reports" exact score "$WORK/cases.tsv" logistic:n=500 $small
+
+val() { awk -F'\t' -v k="$2" '$1 == k { print $2 }' "$1/report/exact_scores.tsv"; }
+# p* as a predictions file scores like the built-in pstar on the cases; its MC is exactly zero
+awk -F'\t' '/^[0-9]/ { print $NF }' "$WORK/cases.tsv" > "$WORK/pstar.txt"
+pb 1 1 exact score "$WORK/cases.tsv" "$WORK/pstar.txt" $small -o "$WORK/f"
+pb 2 1 exact score "$WORK/cases.tsv" pstar $small -o "$WORK/p"
+for k in expected_accuracy bayes_accuracy_cases realised_accuracy kl_nats cases_mc_pstar cases_mc_labels; do
+  check "predictions file = pstar: $k" test "$(val "$WORK/f" $k)" = "$(val "$WORK/p" $k)"
+done
+check "pstar: population MC exactly 0" test "$(val "$WORK/p" reference_mc)" = 0
+check "pstar: expected accuracy = Bayes accuracy" test "$(val "$WORK/p" expected_accuracy)" = "$(val "$WORK/p" bayes_accuracy_cases)"
+check "pstar: empirical MC positive at every size" awk -F'\t' 'NR > 1 && !($2 > 0) { bad = 1 } END { exit bad }' \
+  "$WORK/p/report/exact_mc.tsv"
+check "predictions file: no population reference" test "$(val "$WORK/f" reference_mc)" = nan
+# Eq. 8: |E_HO - delta_k| <= E_k at every k
+check "higher-order: |E_HO - delta_k| <= E_k" awk -F'\t' 'NR > 1 { d = $2 - $5; if (d < 0) d = -d; if (d > $3 + 1e-12) bad = 1 }
+  END { exit bad }' "$WORK/o11/report/exact_ho.tsv"
+check "credit risk: 45 groups plus everyone" test "$(($(wc -l < "$WORK/o11/report/exact_groups.tsv") - 1))" -eq 46
+
+# exact worlds: every world x level x predictor, identical at 1-3 ranks x 1-2 threads
+wsmall="--worlds covert,credit --levels low,high --predictors pstar,prior,logistic:n=300 --cases 200 $small"
+pb 1 1 exact worlds $wsmall -o "$WORK/w11"
+for np in 2 3; do
+  pb $np $((np - 1)) exact worlds $wsmall -o "$WORK/w$np"
+  for f in exact_worlds.tsv exact_worlds_knn.tsv exact_worlds_mc.tsv exact_worlds_ho.tsv exact_fig_kl.tsv exact.md; do
+    check "worlds: $f identical at $np ranks" cmp -s "$WORK/w11/report/$f" "$WORK/w$np/report/$f"
+  done
+  check "worlds: results.h5 identical at $np ranks" same_h5 "$WORK/w11/results.h5" "$WORK/w$np/results.h5"
+done
+# 2 worlds x 2 levels x 3 predictors, less logistic regression in covert transfer
+check "worlds: 10 scored rows" test "$(($(wc -l < "$WORK/w11/report/exact_worlds.tsv") - 1))" -eq 10
+check "worlds: covert Bayes errors 0.019 and 0.145 (closed form)" test \
+  "$(awk -F'\t' '$1 == "covert" && $3 == "pstar" { printf "%.3f ", $5 }' "$WORK/w11/report/exact_worlds.tsv")" = "0.019 0.145 "
+check "worlds: p* has expected accuracy = Bayes accuracy and zero reference MC" awk -F'\t' \
+  '$3 == "pstar" && ($6 != $7 || $13 != 0) { bad = 1 } END { exit bad }' "$WORK/w11/report/exact_worlds.tsv"
+# the same cell scored alone from a world sample file gives the same numbers
+pb 1 1 world sample --world credit --level high -n 200 --first 1000 --seed 2032 -o "$WORK/ch.tsv"
+pb 1 1 exact score "$WORK/ch.tsv" logistic:n=300 $small -o "$WORK/ch"
+check "worlds = score on the sampled file (KL, reference MC)" test \
+  "$(awk -F'\t' '$1 == "credit" && $2 == "high" && $3 == "logistic:n=300" { print $10, $13 }' "$WORK/w11/report/exact_worlds.tsv")" \
+  = "$(val "$WORK/ch" kl_nats) $(val "$WORK/ch" reference_mc)"
+# run: an [exact] section naming worlds joins the exact stage to the pipeline
+printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = exact\n[exact]\nworlds = credit\nlevels = high\npredictors = pstar\nreference = 20000\nsizes = 100\nresamples = 2\n' \
+  "$WORK/none.h5" "$WORK/run" > "$WORK/run.ini"
+pb 1 1 run "$WORK/run.ini" > /dev/null
+check "run: exact stage report" test -s "$WORK/run/exact/report/exact_worlds.tsv"
+check "run: REPORT.md includes the exact section" grep -qF "pairbound exact worlds" "$WORK/run/REPORT.md"
+# the exact seed is the run seed + PB_RUN_SEED_EXACT (-20258876): the default run seed gives 2032, the standalone
+# default, so the run's exact stage equals `exact worlds` with the same options
+pb 1 1 exact worlds --worlds credit --levels high --predictors pstar --reference 20000 --sizes 100 --resamples 2 \
+  -o "$WORK/runalone"
+check "run: default run seed = exact --seed 2032" cmp -s "$WORK/run/exact/report/exact_worlds.tsv" \
+  "$WORK/runalone/report/exact_worlds.tsv"
+sed 's/^\[run\]$/[run]\nseed = 20260909/' "$WORK/run.ini" > "$WORK/run2.ini"
+sed 's/^\[exact\]$/[exact]\nseed = 2032/' "$WORK/run2.ini" > "$WORK/run3.ini"
+sed -i "s|$WORK/run\$|$WORK/run2|" "$WORK/run2.ini"
+sed -i "s|$WORK/run\$|$WORK/run3|" "$WORK/run3.ini"
+pb 1 1 run "$WORK/run2.ini" > /dev/null
+pb 1 1 run "$WORK/run3.ini" > /dev/null
+differ() { ! cmp -s "$1" "$2"; }
+check "run: another run seed draws other cases" differ "$WORK/run/exact/report/exact_worlds.tsv" \
+  "$WORK/run2/exact/report/exact_worlds.tsv"
+check "run: [exact] seed wins over the run seed" cmp -s "$WORK/run/exact/report/exact_worlds.tsv" \
+  "$WORK/run3/exact/report/exact_worlds.tsv"
+printf '[run]\nsynth = none\nstore = x.h5\noutput = %s\n[exact]\nworlds = credit\nsizes = 5\n' "$WORK/run4" > "$WORK/run4.ini"
+"$PAIRBOUND" run "$WORK/run4.ini" > /dev/null 2> "$WORK/err.txt"
+check "run: bad [exact] value is an error naming file and line" grep -qF "run4.ini:7: [exact] sizes must be" "$WORK/err.txt"
+check "run: bad [exact] value writes nothing" test ! -e "$WORK/run4"
+"$PAIRBOUND" exact worlds --worlds credit,mars -o "$WORK/e" 2> /dev/null
+check "worlds: unknown world is a usage error" test $? -eq 2
+
+# an unknown forecast (invalid reply) counts as incorrect and is left out of KL
+awk 'NR == 2 { print "unknown"; next } { print }' "$WORK/pstar.txt" > "$WORK/unk.txt"
+pb 1 1 exact score "$WORK/cases.tsv" "$WORK/unk.txt" $small -o "$WORK/u"
+check "unknown forecast counted" test "$(val "$WORK/u" unknown_forecasts)" = 1
+check "unknown forecast: expected accuracy below Bayes accuracy" awk -v a="$(val "$WORK/u" expected_accuracy)" \
+  -v b="$(val "$WORK/u" bayes_accuracy_cases)" 'BEGIN { exit !(a < b) }'
+
+# errors: file and line, exit 1, no results
+fails() { # fails DESCRIPTION PATTERN ARGS...
+  local d=$1 pat=$2; shift 2
+  rm -rf "$WORK/e"
+  "$PAIRBOUND" exact score "$@" $small -o "$WORK/e" 2> "$WORK/err.txt"
+  check "$d: exit 1" test $? -eq 1
+  check "$d: message" grep -qF -- "$pat" "$WORK/err.txt"
+  check "$d: no results" test ! -e "$WORK/e/results.h5"
+}
+awk 'NR == 3 { print "1.5"; next } { print }' "$WORK/pstar.txt" > "$WORK/bad.txt"
+fails "probability above 1" "bad.txt:3: expected one probability" "$WORK/cases.tsv" "$WORK/bad.txt"
+head -n 5 "$WORK/pstar.txt" > "$WORK/short.txt"
+fails "too few predictions" "5 predictions for 300 cases" "$WORK/cases.tsv" "$WORK/short.txt"
+awk -F'\t' 'BEGIN { OFS = "\t" } /^1002\t/ { $NF = 0.5 } { print }' "$WORK/cases.tsv" > "$WORK/badp.tsv"
+line=$(grep -n '^1002	' "$WORK/badp.tsv" | cut -d: -f1)
+fails "p_star not the world's" "badp.tsv:$line: p_star 0.5 is not the world's exact p*" "$WORK/badp.tsv" pstar
+fails "training rows overlap the cases" "overlap case 1000" "$WORK/cases.tsv" logistic:n=1001
+pb 1 1 world sample --world covert --level low -n 20 -o "$WORK/cov.tsv"
+fails "logistic in covert transfer" "not run in covert" "$WORK/cov.tsv" logistic:n=50
+awk -F'\t' 'BEGIN { OFS = "\t" } /^[0-9]/ && $NF == 0 && !done { $(NF - 1) = 1; done = 1 } { print }' \
+  "$WORK/cov.tsv" > "$WORK/covbad.tsv"
+fails "label impossible at p* = 0" "label y = 1 is impossible at p* = 0" "$WORK/covbad.tsv" pstar
+"$PAIRBOUND" exact score "$WORK/cases.tsv" pstar --sizes 5 -o "$WORK/e" 2> /dev/null
+check "--sizes below 10: usage error" test $? -eq 2
+finish
