@@ -125,11 +125,11 @@ static const struct pb_option pb_run__options[] = {
   {.name = "output", .type = PB_OPTION_STRING, PB_O(output), .metavar = "OUTDIR",
    .help = "output directory; each stage writes OUTDIR/STAGE/ (required)"},
   {.name = "stages", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_stages, .metavar = "LIST",
-   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict, fragility, exact (required, unless\n"
+   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict, fragility, exact (required, unless "
            "[exact] names worlds: then exact joins the pipeline last)"},
   {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260908",
    .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
-           "sample_seed +3, screen seed +4, predict seed +5, fragility seed +6, exact seed -20258876,\n"
+           "sample_seed +3, screen seed +4, predict seed +5, fragility seed +6, exact seed -20258876, "
            "so that the default run seed gives 2032), unless the stage's section sets its own"},
   {.name = "group_draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "0",
    .help_default = 1,
