@@ -405,9 +405,13 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   struct pb_run_facts facts = {pb_build_info(), sha, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
   MPI_Comm_size(comm, &facts.ranks);
   pb_run_signals_install(cfg, comm);
-  int status = pb_run__store(cfg, comm);
-  if (status == PB_OK && rank == 0) status = pb_file_sha256(cfg->store, sha);
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  /* the exact stage draws its worlds and reads no store: a pipeline of it alone needs none */
+  int reads_store = 0;
+  for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= strcmp(cfg->stages[i], "exact") != 0;
+  int status = reads_store ? pb_run__store(cfg, comm) : PB_OK;
+  if (status == PB_OK && rank == 0) status = reads_store ? pb_file_sha256(cfg->store, sha) : PB_OK;
+  if (!reads_store) snprintf(sha, sizeof sha, "none");
+  status = pb_error_agree(comm, status);
   for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
     struct pb_checkpoint_key key = {cfg->stages[i], facts.build, sha, settings};
     status = pb_run__stage(cfg, i, &key, prov, comm, &facts);

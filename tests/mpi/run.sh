@@ -63,10 +63,9 @@ pb 2 1 screen "$WORK/s.h5" --coverage 0.7 --seed=104 --group-draws 3 --class-dra
   --probe TTA=Syn-B:fog-2 --subsets 3 --subset-tiers all --no-severity-sets -o "$WORK/c"
 pb 2 1 predict "$WORK/s.h5" --coverage 0.7 --seed 105 --group-draws=3 --features Syn-B --targets ES,Diverse \
   --shuffles 2 --no-deletion -o "$WORK/d"
-for d in b:bounds v:verify p:policy c:screen d:predict; do
-pb 2 1 fragility "$WORK/s.h5" --coverage 0.7 --seed 105 --bins=6 --groups 3 --grid 5 --rho-max 2 --lcb-rho 0.5 \
+pb 2 1 fragility "$WORK/s.h5" --coverage 0.7 --seed 106 --bins=6 --groups 3 --grid 5 --rho-max 2 --lcb-rho 0.5 \
   --null 4 --probe self -o "$WORK/f"
-for d in b:bounds v:verify p:policy c:screen f:fragility; do
+for d in b:bounds v:verify p:policy c:screen d:predict f:fragility; do
   dir=${d%%:*} stage=${d#*:}
   check "run $stage = command line: results.h5" same_h5 "$WORK/r/$stage/results.h5" "$WORK/$dir/results.h5"
   for f in $(cd "$WORK/$dir/report" && ls); do

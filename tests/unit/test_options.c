@@ -174,7 +174,7 @@ START_TEST(test_run_seed)
   struct pb_run_config c;
   run_parse_ok("", &c); /* default run seed: every stage its standalone default */
   ck_assert(c.bounds.seed == 20260908 && c.verify.sample_seed == 20260911 && c.screen.seed == 20260912);
-  ck_assert(c.fragility.k.seed == 20260913);
+  ck_assert(c.predict.seed == 20260913 && c.fragility.k.seed == 20260914);
   pb_run_config_free(&c);
   run_parse_ok("seed = 100\ngroup_draws = 7\nclass_draws = 5\n", &c);
   ck_assert(c.bounds.seed == 100 && c.verify.sample_seed == 103 && c.screen.seed == 104 && c.predict.seed == 105);
