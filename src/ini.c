@@ -40,8 +40,6 @@ static int pb_ini__syntax(struct pb_ini__state *p, const char *line)
   const char *why = NULL;
   if (*t == '[' && !strchr(t, ']')) why = "section header without a closing ']'";
   else if (*t == '[' && strchr(t, ']') == t + 1) why = "empty section name '[]'";
-  else if (*t && *t != '[' && *t != ';' && *t != '#' && !strchr(t, '=') && !strchr(t, ':'))
-    why = "expected KEY = VALUE, a [section] or a ; comment";
   if (!why) return 0;
   if (!p->failed) pb_error_set("%s:%d: syntax error: %s", p->name, p->line, why);
   p->failed = 1;
