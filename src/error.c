@@ -66,7 +66,7 @@ int pb_error_agree(MPI_Comm comm, int status)
   char msg[sizeof pb__errbuf];
   snprintf(msg, sizeof msg, "%s", pb_error_message());
   MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
-  if (rank != first) {
+  if (status == PB_OK) { /* a rank that failed keeps its own reason (the same check fails alike everywhere) */
     if (strncmp(msg, "rank ", 5) == 0) pb_error_set("%s", msg); /* agreed before: already names its rank */
     else pb_error_set("rank %d: %s", first, msg);
   }

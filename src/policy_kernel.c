@@ -456,17 +456,13 @@ static int pb_policy__cmp_key(const void *pa, const void *pb)
   return (int)a->mask - (int)b->mask;
 }
 
-/* One class's contribution at every level. */
-static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+/* Extremes of every combo's value (D+ pairs, H_j and L_j ends) at every
+ * level and weight: the best split x of the accepted correct clean records
+ * between correct (C) and wrong (W, W5 at I5) perturbed partners. */
+static int pb_policy__class_combos(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P,
+                                   int32_t *C, int32_t *W, int32_t *W5)
 {
-  const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, hb = cl->hb;
-  const int32_t nw = n - b;
-  if (u == 0) return 0;   /* no event can occur: every cost is 0, as are the means */
-  int32_t *C = malloc((size_t)(b + 1) * sizeof *C), *W = malloc((size_t)(nw + 1) * sizeof *W),
-          *W5 = malloc((size_t)(nw + 1) * sizeof *W5);
-  double *rho = malloc((size_t)(cl->n_lab + 1) * sizeof *rho);
-  int status = -1;
-  if (!C || !W || !W5 || !rho) goto done;
+  const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, nw = n - b;
   int32_t xlo[PB_POLICY_N_LEVELS], xhi[PB_POLICY_N_LEVELS];
   xlo[0] = u - nw > 0 ? u - nw : 0;
   xhi[0] = u < b ? u : b;
@@ -496,7 +492,7 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
   int32_t qstar[PB_POLICY__NCOMBO];
   int8_t sign[PB_POLICY__NCOMBO];
   for (int32_t c = 0; c < wk->ncombo; c++) qstar[c] = -1;
-  if (!i5_free && pb_policy__i5_qstar(wk, cl, P, sw, qstar, sign)) goto done;
+  if (!i5_free && pb_policy__i5_qstar(wk, cl, P, sw, qstar, sign)) return -1;
   for (int32_t c = 0; c < wk->ncombo; c++) {
     if (c < P * P && !sw[c / P][c % P]) continue;   /* D+_jj = 0; non-switching pairs add 0 */
     int32_t cc[3] = {0, 0, 0}, cw[3] = {0, 0, 0};
@@ -532,7 +528,14 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
     }
   }
 
-  /* Lemma 1 (Eq. 8) from the identification formulas' sharp count bounds. */
+  return 0;
+}
+
+/* Lemma 1 (Eq. 8) per policy and the feasible-permutation means at I0 and Ik
+ * (and L at I5) from the identification formulas' sharp count bounds. */
+static int pb_policy__class_lemma1(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+{
+  const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, hb = cl->hb, nw = n - b;
   const int32_t m = cl->m;
   for (int32_t j = 0; j < P; j++) {
     int32_t t = 0, v = 0;   /* wrong accepted / correct rejected by tau_j */
@@ -555,7 +558,7 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
     } else if (pb_bounds_class_h_i5(n, cl->label, cl->pred0, cl->z0, cl->pred1, cl->z1 + (size_t)j * n, k, cl->s,
                                     hl[2]) != 0) {
       pb_error_set("observed five-state counts reported infeasible");
-      goto done;
+      return -1;
     }
     for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
       for (int32_t li = 0; li < wk->NL; li++) {
@@ -581,23 +584,44 @@ static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__
       wk->lmean[2][j] += (double)u * k * v / ((double)a * b);
     }
   }
-  if (hb > 0) {
-    if (pb_policy__rho5(cl, rho)) {
-      wk->hmean_bad++;
-    } else {
-      for (int32_t j = 0; j < P; j++) {
-        double sum = 0;
-        for (int32_t li = 0; li < cl->n_lab; li++) {
-          int32_t tl = 0;
-          for (int32_t i = 0; i < cl->lab[li].p; i++) tl += (cl->lab[li].masks[i] >> j) & 1;
-          sum += rho[li] * tl;
-        }
-        wk->hmean[2][j] += (double)u / a * sum;
-      }
-    }
+  return 0;
+}
+
+/* The exact mean of H_j at I5 over feasible permutations (docs/policy.md);
+ * counts a class whose count overflows instead. */
+static void pb_policy__class_i5_mean(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P,
+                                     double *rho)
+{
+  const int32_t u = cl->u, a = cl->a;
+  if (pb_policy__rho5(cl, rho)) {
+    wk->hmean_bad++;
+    return;
   }
-  status = 0;
-done:
+  for (int32_t j = 0; j < P; j++) {
+    double sum = 0;
+    for (int32_t li = 0; li < cl->n_lab; li++) {
+      int32_t tl = 0;
+      for (int32_t i = 0; i < cl->lab[li].p; i++) tl += (cl->lab[li].masks[i] >> j) & 1;
+      sum += rho[li] * tl;
+    }
+    wk->hmean[2][j] += (double)u / a * sum;
+  }
+}
+
+/* One class's contribution at every level. */
+static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+{
+  const int32_t b = cl->b, nw = cl->n - b;
+  if (cl->u == 0) return 0;   /* no event can occur: every cost is 0, as are the means */
+  int32_t *C = malloc((size_t)(b + 1) * sizeof *C), *W = malloc((size_t)(nw + 1) * sizeof *W),
+          *W5 = malloc((size_t)(nw + 1) * sizeof *W5);
+  double *rho = malloc((size_t)(cl->n_lab + 1) * sizeof *rho);
+  int status = -1;
+  if (C && W && W5 && rho && pb_policy__class_combos(wk, cl, P, C, W, W5) == 0 &&
+      pb_policy__class_lemma1(wk, cl, P) == 0) {
+    if (cl->hb > 0) pb_policy__class_i5_mean(wk, cl, P, rho);
+    status = 0;
+  }
   free(C);
   free(W);
   free(W5);
@@ -626,7 +650,9 @@ int pb_policy_argmin(const double *v, const double *q, int32_t n)
   return best;
 }
 
-int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *ps, struct pb_policy_result *out)
+/* Inputs a cell must satisfy; returns 0 or -1 with the error set. */
+static int pb_policy__check(const struct pb_cell_view *in, const struct pb_policy_setup *ps,
+                            const struct pb_policy_result *out)
 {
   if (!in || !out || in->n <= 0 || !in->label || !in->pred0 || !in->pred1 || !in->s0 || !in->s1 || !ps || !ps->tau ||
       ps->n_pol < 1 || ps->n_pol > PB_POLICY_MAX || ps->n_lambda < 1 || ps->n_lambda > PB_POLICY_MAX_LAMBDA ||
@@ -639,36 +665,28 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
   for (int32_t i = 0; i < ps->n_lambda; i++)
     if (!(ps->lambda[i] >= 0 && ps->lambda[i] <= 1))
       return pb_cell_error(in, -1, "policy: weight %g outside [0, 1]", ps->lambda[i]);
-  const int32_t n = in->n, P = ps->n_pol;
-  for (int32_t i = 0; i < n; i++)
+  for (int32_t i = 0; i < in->n; i++)
     if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0)
       return pb_cell_error(in, in->label[i], "policy: record %d has a negative label or prediction", (int)i);
-  pb_error_clear();
-  struct pb_policy__work *wk = calloc(1, sizeof *wk);
-  int64_t *idx = malloc((size_t)n * sizeof *idx);
-  uint16_t *mask = malloc((size_t)n * sizeof *mask), *cm = malloc((size_t)n * sizeof *cm),
-           *wm = malloc((size_t)n * sizeof *wm);
-  struct pb_policy__key *keys = malloc(2 * (size_t)n * sizeof *keys);
-  struct pb_policy__label *labs = malloc(2 * (size_t)n * sizeof *labs);
-  int32_t *p0 = malloc((size_t)n * sizeof *p0), *p1 = malloc((size_t)n * sizeof *p1);
-  uint8_t *z0 = malloc((size_t)n), *z1 = malloc((size_t)n * P);
-  int status = -1;
-  if (!wk || !idx || !mask || !cm || !wm || !keys || !labs || !p0 || !p1 || !z0 || !z1) {
-    pb_cell_error(in, -1, "policy: out of memory (n = %d)", n);
-    goto done;
-  }
-  memset(out, 0, sizeof *out);
-  out->N = n;
-  out->n_pol = P;
-  out->n_lambda = ps->n_lambda;
-  wk->P = P;
-  wk->NL = ps->n_lambda + 2;
-  wk->ncombo = P * P + 2 * P;
-  wk->lam[0] = 0;
-  wk->lam[1] = 1;
-  for (int32_t i = 0; i < ps->n_lambda; i++) wk->lam[2 + i] = ps->lambda[i];
+  return 0;
+}
 
-  /* marginal and observed quantities, and the pairwise switching structure */
+/* Per-record scratch of pb_policy_cell. */
+struct pb_policy__bufs {
+  int64_t *idx;
+  uint16_t *mask, *cm, *wm;
+  struct pb_policy__key *keys;
+  struct pb_policy__label *labs;
+  int32_t *p0, *p1;
+  uint8_t *z0, *z1;
+};
+
+/* Marginal and observed quantities and the pairwise switching structure;
+ * mask[i] receives record i's perturbed acceptance bits. */
+static void pb_policy__observed(const struct pb_cell_view *in, const struct pb_policy_setup *ps, uint16_t *mask,
+                                struct pb_policy_result *out)
+{
+  const int32_t n = in->n, P = ps->n_pol;
   int64_t cE[PB_POLICY_MAX] = {0}, cR[PB_POLICY_MAX] = {0}, cH[PB_POLICY_MAX] = {0}, cL[PB_POLICY_MAX] = {0};
   uint8_t sw_c[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}}, sw_w[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}};
   for (int32_t i = 0; i < n; i++) {
@@ -701,73 +719,77 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
     }
   }
 
-  /* classes in ascending label order, records in index order */
-  for (int32_t i = 0; i < n; i++) idx[i] = ((int64_t)in->label[i] << 32) | i;
-  qsort(idx, (size_t)n, sizeof *idx, pb_policy__cmp_i64);
-  for (int32_t i = 0; i < n; i++) idx[i] &= 0xffffffff;
-  for (int32_t st = 0; st < n;) {
-    const int32_t y = in->label[idx[st]];
-    int32_t en = st;
-    while (en < n && in->label[idx[en]] == y) en++;
-    struct pb_policy__class cl = {0};
-    cl.n = en - st;
-    cl.label = y;
-    cl.pred0 = p0;
-    cl.pred1 = p1;
-    cl.z0 = z0;
-    cl.z1 = z1;
-    int32_t nk = 0, nb = 0, nwr = 0;
-    for (int32_t q = 0; q < cl.n; q++) {
-      const int32_t i = idx[st + q];
-      const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
-      p0[q] = in->pred0[i];
-      p1[q] = in->pred1[i];
-      z0[q] = in->s0[i] >= in->tau;
-      for (int32_t j = 0; j < P; j++) z1[(size_t)j * cl.n + q] = (mask[i] >> j) & 1;
-      cl.a += c0;
-      cl.u += c0 && z0[q];
-      cl.k += c0 && c1;
-      cl.s += !c0 && !c1 && in->pred0[i] == in->pred1[i];
-      if (c1) cm[nb++] = mask[i];
-      else keys[nk++] = (struct pb_policy__key){in->pred1[i], 1, mask[i], (uint8_t)c0};
-      if (!c0) keys[nk++] = (struct pb_policy__key){in->pred0[i], 0, 0, (uint8_t)(c1 ? 1 : in->pred0[i] == in->pred1[i] ? 2 : 0)};
-    }
-    cl.b = nb;
-    cl.hb = cl.a - cl.k;
-    cl.rb = cl.b - cl.k;
-    cl.m = cl.n - cl.a - cl.b + cl.k;
-    cl.w = cl.m - cl.s;
-    cl.cmask = cm;
-    cl.wmask = wm;
-    qsort(keys, (size_t)nk, sizeof *keys, pb_policy__cmp_key);
-    cl.lab = labs;
-    for (int32_t q = 0; q < nk;) {
-      struct pb_policy__label *L = &labs[cl.n_lab++];
-      L->lab = keys[q].lab;
-      L->c = L->p = L->e_obs = L->f_obs = L->j_obs = 0;
-      L->masks = wm + nwr;
-      for (; q < nk && keys[q].lab == L->lab; q++) {
-        if (keys[q].side == 0) {
-          L->c++;
-          L->f_obs += keys[q].obs == 1;
-          L->j_obs += keys[q].obs == 2;
-        } else {
-          wm[nwr++] = keys[q].mask;
-          L->p++;
-          L->e_obs += keys[q].obs;
-        }
+}
+
+/* Class of the records idx[st..en) (one label y, index order): counts,
+ * contiguous copies and the wrong records grouped by label. */
+static void pb_policy__build_class(const struct pb_cell_view *in, int32_t P, const struct pb_policy__bufs *bf,
+                                   int32_t st, int32_t en, int32_t y, struct pb_policy__class *cl)
+{
+  const int64_t *idx = bf->idx;
+  const uint16_t *mask = bf->mask;
+  uint16_t *cm = bf->cm, *wm = bf->wm;
+  struct pb_policy__key *keys = bf->keys;
+  struct pb_policy__label *labs = bf->labs;
+  int32_t *p0 = bf->p0, *p1 = bf->p1;
+  uint8_t *z0 = bf->z0, *z1 = bf->z1;
+  memset(cl, 0, sizeof *cl);
+  cl->n = en - st;
+  cl->label = y;
+  cl->pred0 = p0;
+  cl->pred1 = p1;
+  cl->z0 = z0;
+  cl->z1 = z1;
+  int32_t nk = 0, nb = 0, nwr = 0;
+  for (int32_t q = 0; q < cl->n; q++) {
+    const int32_t i = idx[st + q];
+    const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
+    p0[q] = in->pred0[i];
+    p1[q] = in->pred1[i];
+    z0[q] = in->s0[i] >= in->tau;
+    for (int32_t j = 0; j < P; j++) z1[(size_t)j * cl->n + q] = (mask[i] >> j) & 1;
+    cl->a += c0;
+    cl->u += c0 && z0[q];
+    cl->k += c0 && c1;
+    cl->s += !c0 && !c1 && in->pred0[i] == in->pred1[i];
+    if (c1) cm[nb++] = mask[i];
+    else keys[nk++] = (struct pb_policy__key){in->pred1[i], 1, mask[i], (uint8_t)c0};
+    if (!c0)
+      keys[nk++] = (struct pb_policy__key){in->pred0[i], 0, 0, (uint8_t)(c1 ? 1 : in->pred0[i] == in->pred1[i] ? 2 : 0)};
+  }
+  cl->b = nb;
+  cl->hb = cl->a - cl->k;
+  cl->rb = cl->b - cl->k;
+  cl->m = cl->n - cl->a - cl->b + cl->k;
+  cl->w = cl->m - cl->s;
+  cl->cmask = cm;
+  cl->wmask = wm;
+  qsort(keys, (size_t)nk, sizeof *keys, pb_policy__cmp_key);
+  cl->lab = labs;
+  for (int32_t q = 0; q < nk;) {
+    struct pb_policy__label *L = &labs[cl->n_lab++];
+    L->lab = keys[q].lab;
+    L->c = L->p = L->e_obs = L->f_obs = L->j_obs = 0;
+    L->masks = wm + nwr;
+    for (; q < nk && keys[q].lab == L->lab; q++) {
+      if (keys[q].side == 0) {
+        L->c++;
+        L->f_obs += keys[q].obs == 1;
+        L->j_obs += keys[q].obs == 2;
+      } else {
+        wm[nwr++] = keys[q].mask;
+        L->p++;
+        L->e_obs += keys[q].obs;
       }
     }
-    if (pb_policy__class(wk, &cl, P)) {
-      char why[512];
-      snprintf(why, sizeof why, "%s", pb_error_message());
-      pb_cell_error(in, y, "policy: %s", why);
-      goto done;
-    }
-    st = en;
   }
+}
 
-  /* rates from integer totals */
+/* Rates from the integer totals: one division by N per value. */
+static void pb_policy__rates(const struct pb_policy__work *wk, const struct pb_policy_setup *ps, int32_t n,
+                             struct pb_policy_result *out)
+{
+  const int32_t P = ps->n_pol;
   const double N = n;
   for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
     for (int32_t j = 0; j < P; j++) {
@@ -799,20 +821,73 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
       }
     }
   }
+}
+
+int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *ps, struct pb_policy_result *out)
+{
+  if (pb_policy__check(in, ps, out)) return -1;
+  const int32_t n = in->n, P = ps->n_pol;
+  pb_error_clear();
+  struct pb_policy__work *wk = calloc(1, sizeof *wk);
+  struct pb_policy__bufs bf = {
+    .idx = malloc((size_t)n * sizeof *bf.idx), .mask = malloc((size_t)n * sizeof *bf.mask),
+    .cm = malloc((size_t)n * sizeof *bf.cm), .wm = malloc((size_t)n * sizeof *bf.wm),
+    .keys = malloc(2 * (size_t)n * sizeof *bf.keys), .labs = malloc(2 * (size_t)n * sizeof *bf.labs),
+    .p0 = malloc((size_t)n * sizeof *bf.p0), .p1 = malloc((size_t)n * sizeof *bf.p1),
+    .z0 = malloc((size_t)n), .z1 = malloc((size_t)n * P)};
+  int64_t *idx = bf.idx;
+  int status = -1;
+  if (!wk || !bf.idx || !bf.mask || !bf.cm || !bf.wm || !bf.keys || !bf.labs || !bf.p0 || !bf.p1 || !bf.z0 || !bf.z1) {
+    pb_cell_error(in, -1, "policy: out of memory (n = %d)", n);
+    goto done;
+  }
+  memset(out, 0, sizeof *out);
+  out->N = n;
+  out->n_pol = P;
+  out->n_lambda = ps->n_lambda;
+  wk->P = P;
+  wk->NL = ps->n_lambda + 2;
+  wk->ncombo = P * P + 2 * P;
+  wk->lam[0] = 0;
+  wk->lam[1] = 1;
+  for (int32_t i = 0; i < ps->n_lambda; i++) wk->lam[2 + i] = ps->lambda[i];
+
+  pb_policy__observed(in, ps, bf.mask, out);
+
+  /* classes in ascending label order, records in index order */
+  for (int32_t i = 0; i < n; i++) idx[i] = ((int64_t)in->label[i] << 32) | i;
+  qsort(idx, (size_t)n, sizeof *idx, pb_policy__cmp_i64);
+  for (int32_t i = 0; i < n; i++) idx[i] &= 0xffffffff;
+  for (int32_t st = 0; st < n;) {
+    const int32_t y = in->label[idx[st]];
+    int32_t en = st;
+    while (en < n && in->label[idx[en]] == y) en++;
+    struct pb_policy__class cl;
+    pb_policy__build_class(in, P, &bf, st, en, y, &cl);
+    if (pb_policy__class(wk, &cl, P)) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", pb_error_message());
+      pb_cell_error(in, y, "policy: %s", why);
+      goto done;
+    }
+    st = en;
+  }
+
+  pb_policy__rates(wk, ps, n, out);
   out->n_mean_unrepresentable = wk->hmean_bad;
   status = 0;
 done:
   if (wk) free(wk->dp);
   free(wk);
-  free(idx);
-  free(mask);
-  free(cm);
-  free(wm);
-  free(keys);
-  free(labs);
-  free(p0);
-  free(p1);
-  free(z0);
-  free(z1);
+  free(bf.idx);
+  free(bf.mask);
+  free(bf.cm);
+  free(bf.wm);
+  free(bf.keys);
+  free(bf.labs);
+  free(bf.p0);
+  free(bf.p1);
+  free(bf.z0);
+  free(bf.z1);
   return status;
 }

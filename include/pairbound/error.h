@@ -42,8 +42,9 @@ int pb_first_error_status(const struct pb_first_error *e);
 
 /**
  * Agree on a status before the next collective step (collective on @p comm):
- * PB_FAIL on every rank when any rank passed PB_FAIL, with the message of the
- * lowest failing rank set on every rank ("rank R: ..." on the others), so a
+ * PB_FAIL on every rank when any rank passed PB_FAIL; a rank that did not fail
+ * gets the lowest failing rank's message as "rank R: ...", a failing rank keeps
+ * its own (a check that fails alike on every rank reads the same), so a
  * rank's local error ends the collective work of all ranks instead of leaving
  * them waiting in a call it no longer makes.
  */
