@@ -141,6 +141,7 @@ i=0; while [ "$(job_state "$id")" = PENDING ] && [ $i -lt 240 ]; do
 done
 wait_job "$id" 240
 check "requeued job completed" test "$(job_state "$id")" = COMPLETED
+[ "$(job_state "$id")" = COMPLETED ] || tail -n 25 "$WORK/rq.out" | sed 's/^/# rq.out: /'
 check "requeued job resumed (kept bounds)" grep -q "run: bounds complete in .* (checkpoint matches)" "$WORK/rq.out"
 check "requeued job: outputs equal the direct mpirun run" same_run "$WORK/direct" "$WORK/rq"
 check "requeued job log: no message inside the summary" awk '/^pairbound run: 4 stages/ { s = 1 } s && /^\[/ { bad = 1 }
