@@ -253,3 +253,26 @@ int pb_output_temp_shared(const char *path, MPI_Comm comm, char **tmp)
 static int pb_output__force;
 void pb_output_set_force(int force) { pb_output__force = force; }
 int pb_output_force(void) { return pb_output__force; }
+
+/* Is @p name "SOMETHING.tmp.XXXXXX" (a pb_output_temp name), and for @p prefix,
+ * exactly "PREFIX.tmp.XXXXXX"? */
+static int pb_output__is_temp(const char *name, const char *prefix)
+{
+  size_t n = strlen(name);
+  if (n < 12 || strncmp(name + n - 11, ".tmp.", 5) != 0) return 0;
+  return !prefix || (strlen(prefix) == n - 11 && strncmp(name, prefix, n - 11) == 0);
+}
+
+void pb_output_sweep(const char *dir, const char *prefix)
+{
+  DIR *d = opendir(dir && dir[0] ? dir : ".");
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (!pb_output__is_temp(e->d_name, prefix)) continue;
+    char *p = pb_path_join(dir && dir[0] ? dir : ".", e->d_name);
+    struct stat sb;
+    if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(p);
+    free(p);
+  }
+  closedir(d);
+}

@@ -49,6 +49,10 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
     status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
     if (status == PB_OK) status = pb_mkdir_p(report);
     if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
+    if (status == PB_OK) { /* ours now: what a killed run left half-written goes */
+      pb_output_sweep(outdir, NULL);
+      pb_output_sweep(report, NULL);
+    }
     free(report);
     free(lock);
   }

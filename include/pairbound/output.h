@@ -66,4 +66,11 @@ struct pb_output_lock {
 int pb_output_lock_take(struct pb_output_lock *lk, const char *lockfile, const char *what, int remove);
 void pb_output_lock_release(struct pb_output_lock *lk);
 
+/**
+ * Remove the temporaries that killed writers left in @p dir: regular files
+ * named "PREFIX.tmp.XXXXXX" (any PREFIX when @p prefix is NULL).  Call it only
+ * while holding the output's lock, when no live writer can own them.
+ */
+void pb_output_sweep(const char *dir, const char *prefix);
+
 #endif /* PAIRBOUND_OUTPUT_H */

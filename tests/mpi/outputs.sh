@@ -51,6 +51,13 @@ pb 1 1 bounds s.h5 -o out
 refused "a stage whose output would replace its store" "lies where this stage writes its output" \
   pb 1 1 bounds out/results.h5 -o out
 check "no temporary left anywhere" sh -c '! ls -a . out out/report | grep -q "\.tmp"'
+# a killed writer's temporaries (unique names nobody else renames) go with the next writer
+touch out/report/bounds.tsv.tmp.AbC123 out/results.h5.tmp.XyZ789 s.h5.tmp.Qq1234 keep.tmp.notours
+pb 1 1 bounds s.h5 -o out
+check "the next stage run sweeps a killed run's temporaries" sh -c '! ls -a out out/report | grep -q "[.]tmp[.]"'
+pb 1 1 synth --scale small --no-summary -o s.h5
+check "the next synth sweeps its store's stale temporaries" test ! -e s.h5.tmp.Qq1234
+check "a file that only looks alike is left alone" test -e keep.tmp.notours
 
 # two writers at once: hold the lock as a running writer would, then try
 exec 9>out/.pairbound.lock
