@@ -20,24 +20,12 @@
 
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
+#include "testrng.h"
 
 #define TOL 1e-12
 #define MAXA 6
 
-static uint64_t rng_state;
-static uint64_t rng_next(void)
-{
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 static double rng_unif(void) { return ((double)(rng_next() >> 11) + 0.5) / 9007199254740992.0; }
-static unsigned long test_seed(void)
-{
-  const char *s = getenv("PB_TEST_SEED");
-  return s ? strtoul(s, NULL, 10) : 20260908ul;
-}
 
 #define ASSERT_NEAR_TOL(a, b, tol, ...)                                                          \
   do {                                                                                           \

@@ -15,6 +15,7 @@
 
 #include "pairbound/policy.h"
 #include "pairbound/error.h"
+#include "testrng.h"
 
 #define TOL 1e-12
 #define MAXN 24
@@ -23,20 +24,6 @@
 
 static const double LAMS[NLAM] = {0, 0.1, 0.25, 0.5, 0.7, 1};
 
-static uint64_t rng_state;
-static uint64_t rng_next(void)
-{
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static int rng_int(int lo, int hi) { return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1)); }
-static unsigned long test_seed(void)
-{
-  const char *s = getenv("PB_TEST_SEED");
-  return s ? strtoul(s, NULL, 10) : 20260908ul;
-}
 
 #define ASSERT_NEAR(a, b, ...)                                                                   \
   do {                                                                                           \

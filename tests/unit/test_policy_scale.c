@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pairbound/policy.h"
+#include "testrng.h"
 
 #define MAXN 64
 #define NLAM 5
@@ -25,20 +26,6 @@
 
 static const double LAMS[NLAM] = {0, 0.2, 0.5, 0.8, 1};
 
-static uint64_t rng_state;
-static uint64_t rng_next(void)
-{
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static int rng_int(int lo, int hi) { return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1)); }
-static unsigned long test_seed(void)
-{
-  const char *s = getenv("PB_TEST_SEED");
-  return s ? strtoul(s, NULL, 10) : 20260908ul;
-}
 
 /* One class (label 0): counts and the perturbed records' values. */
 struct rclass {

@@ -1,0 +1,25 @@
+/* The unit tests' own random numbers (SplitMix64), independent of the
+ * library's Philox streams so a test never checks the library against itself,
+ * and the test seed: PB_TEST_SEED or a fixed default, printed by each test. */
+#ifndef PAIRBOUND_TESTRNG_H
+#define PAIRBOUND_TESTRNG_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static uint64_t rng_state;
+static inline uint64_t rng_next(void)
+{
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static inline int rng_int(int lo, int hi) { return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1)); }
+static inline unsigned long test_seed(void)
+{
+  const char *s = getenv("PB_TEST_SEED");
+  return s ? strtoul(s, NULL, 10) : 20260908ul;
+}
+
+#endif /* PAIRBOUND_TESTRNG_H */
