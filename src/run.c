@@ -3,6 +3,7 @@
  * the option tables of the protocol and of each stage (options.h). */
 #include "config.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "pairbound/synth_config.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
+#include "pairbound/signals.h"
 #include "run_internal.h"
 
 static int pb_run__bounds(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
@@ -404,7 +406,12 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   snprintf(prov, n, "%s\nrun configuration:\n%s", provenance, cfg->text);
   struct pb_run_facts facts = {pb_build_info(), sha, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
   MPI_Comm_size(comm, &facts.ranks);
-  pb_run_signals_install(cfg, comm);
+  char hint[PATH_MAX + 256];
+  snprintf(hint, sizeof hint,
+           "pairbound run: stopped by a signal; the stages completed so far are kept in %s/STAGE/ with their "
+           "checkpoints; to continue, repeat the same command with --resume",
+           cfg->output);
+  pb_signal_install(hint, 0, comm);
   /* the exact stage draws its worlds and reads no store: a pipeline of it alone needs none */
   int reads_store = 0;
   for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= strcmp(cfg->stages[i], "exact") != 0;

@@ -25,7 +25,4 @@ const char *pb_run_stage_report(const char *stage);
  */
 int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *facts);
 
-/** Install the SIGTERM/SIGINT handlers of a run (src/run_signal.c): stop at once, rank 0 says how to resume. */
-void pb_run_signals_install(const struct pb_run_config *cfg, MPI_Comm comm);
-
 #endif /* PAIRBOUND_RUN_INTERNAL_H */

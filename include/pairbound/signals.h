@@ -1,0 +1,37 @@
+/* SIGTERM / SIGINT (a time limit, scancel, Ctrl-C) as a request to stop.
+ *
+ * The first signal only sets a flag: long stages poll it at their block
+ * boundaries (pb_signal_agree, so every rank stops at the same boundary),
+ * clean up what they staged, say how to resume and exit non-zero.  A second
+ * signal, or a first one while nothing polls (pb_signal_install(.., 0)),
+ * ends the process at once with 128 + signal after writing the hint, since
+ * mpirun and SLURM follow a SIGTERM with a SIGKILL within seconds anyway. */
+#ifndef PAIRBOUND_SIGNALS_H
+#define PAIRBOUND_SIGNALS_H
+
+#include <mpi.h>
+
+/**
+ * Install the handlers for SIGTERM and SIGINT.  @p hint (copied; may be
+ * NULL) is what the user is told on stderr when a signal arrives, e.g. how
+ * to resume; only rank 0 prints it.  @p deferred: 1 when the caller polls
+ * pb_signal_pending()/pb_signal_agree(), 0 to exit at the first signal.
+ */
+void pb_signal_install(const char *hint, int deferred, MPI_Comm comm);
+
+/** Switch between deferred (polled) and immediate handling, e.g. around a block loop. */
+void pb_signal_set_deferred(int deferred);
+
+/** The signal number received (SIGTERM or SIGINT), 0 when none: local, async-signal-safe read. */
+int pb_signal_pending(void);
+
+/**
+ * Collective on @p comm: the signal any rank received (the largest number),
+ * 0 when none, so that all ranks leave a block loop at the same boundary.
+ */
+int pb_signal_agree(MPI_Comm comm);
+
+/** Exit status for a run stopped by @p sig (128 + sig, the shell's convention). */
+int pb_signal_exit_status(int sig);
+
+#endif /* PAIRBOUND_SIGNALS_H */

@@ -1,0 +1,72 @@
+/* SIGTERM / SIGINT as a request to stop at the next block boundary; see
+ * include/pairbound/signals.h.  The handler does only async-signal-safe
+ * work: it sets a flag, and writes the prepared hint and exits when the
+ * stop cannot wait. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pairbound/signals.h"
+
+static volatile sig_atomic_t pb_sig__got;      /* first signal received, 0: none */
+static volatile sig_atomic_t pb_sig__deferred; /* 1: a block loop polls the flag */
+static char pb_sig__hint[1024];
+static size_t pb_sig__len;
+
+static void pb_sig__handler(int sig)
+{
+  int again = pb_sig__got != 0;
+  if (!again) pb_sig__got = sig;
+  if (pb_sig__deferred && !again) return;
+  if (pb_sig__len) {
+    char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
+    (void)!write(STDERR_FILENO, pb_sig__hint, pb_sig__len);
+    (void)!write(STDERR_FILENO, num + (sig < 10), sizeof num - (sig < 10));
+  }
+  _exit(128 + sig);
+}
+
+void pb_signal_install(const char *hint, int deferred, MPI_Comm comm)
+{
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  pb_sig__len = 0;
+  if (rank == 0 && hint) {
+    snprintf(pb_sig__hint, sizeof pb_sig__hint, "%s (signal ", hint);
+    pb_sig__len = strlen(pb_sig__hint);
+  }
+  pb_sig__deferred = deferred;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = pb_sig__handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+}
+
+void pb_signal_set_deferred(int deferred)
+{
+  pb_sig__deferred = deferred;
+  /* a signal that arrived while deferred and was not acted on still stops us */
+  if (!deferred && pb_sig__got) pb_sig__handler(pb_sig__got);
+}
+
+int pb_signal_pending(void)
+{
+  return pb_sig__got;
+}
+
+int pb_signal_agree(MPI_Comm comm)
+{
+  int mine = pb_sig__got, any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  return any;
+}
+
+int pb_signal_exit_status(int sig)
+{
+  return 128 + sig;
+}
