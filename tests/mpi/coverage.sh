@@ -89,9 +89,10 @@ if [ -n "$SEED" ] && [ -f "$SEED" ]; then
 else
   echo "# seed 000 text not found (PAIRBOUND_SEED000, ../shared/seeds): checking the numbering only"
   for kind in Table Figure; do
-    nums=$(sed -nE "s/^$kind ([0-9]+)$/\1/p" "$WORK/doc_items" | sort -n)
-    max=$(printf '%s\n' "$nums" | tail -1)
-    check "${kind}s are numbered 1..$max without a gap" test "$(printf '%s\n' "$nums" | tr '\n' ' ')" = "$(seq -s ' ' 1 "$max") "
+    sed -nE "s/^$kind ([0-9]+)$/\1/p" "$WORK/doc_items" | sort > "$WORK/nums"
+    max=$(sort -n "$WORK/nums" | tail -1)
+    gaps=$(seq 1 "${max:-0}" | sort | comm -23 - "$WORK/nums" | sort -n | tr '\n' ' ')
+    check "${kind}s are numbered 1..${max:-0} without a gap${gaps:+ (missing: $gaps)}" test -n "$max" -a -z "$gaps"
   done
 fi
 finish
