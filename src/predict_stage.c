@@ -92,7 +92,7 @@ const struct pb_option pb_predict_option_table[] = {
    .def = "Syn,Syn-B", .help = "feature sources"},
   {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_targets, .metavar = "SRC,...",
    .def = "ES,Diverse", .help = "target sources; their mild conditions give the targets"},
-  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "2000",
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "2000",
    .help_default = 1, .help = "group-reweighting draws of the stored out-of-fold errors (default 2000; 0 = none)"},
   {.name = "shuffles", .type = PB_OPTION_INT, PB_O(shuffles), .metavar = "R", .imax = 1000, .def = "20",
    .help_default = 1,

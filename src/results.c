@@ -1,4 +1,6 @@
-/* Stage outputs: results.h5 columns written collectively, TSV gathered to rank 0. */
+/* Stage outputs: results.h5 columns written collectively, TSV gathered to rank 0,
+ * all of it built in a staging directory inside OUTDIR and moved into place
+ * at once by the commit (include/pairbound/output.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -12,9 +14,11 @@
 #include <mpi.h>
 #include <hdf5.h>
 
+#include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"
+#include "pairbound/signals.h"
 #include "pairbound/util.h"
 #include "h5io.h"
 
@@ -22,7 +26,8 @@ struct pb_results {
   MPI_Comm comm;
   int rank;
   hid_t file;
-  char *outdir, *path, *tmp;
+  char *outdir, *tmp;
+  char *staging; /* OUTDIR/.pairbound-stage.XXXXXX: results.h5 and report/ until the commit */
   struct pb_output_lock lock; /* rank 0: OUTDIR/.pairbound.lock while the stage writes */
 };
 
@@ -30,6 +35,23 @@ const char *pb_build_info(void)
 {
   return "pairbound " PACKAGE_VERSION " (git " PB_GIT_REVISION "); configure: " PB_CONFIGURE_ARGS
          "; CFLAGS: " PB_CFLAGS;
+}
+
+/* Rank 0: check OUTDIR, create it, take its lock and sweep what a killed
+ * run left (temporaries, staging directories). */
+static int pb_results__claim(struct pb_results *res, const char *outdir)
+{
+  char *report = pb_path_join(outdir, "report"), *lock = pb_path_join(outdir, ".pairbound.lock");
+  int status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
+  if (status == PB_OK) status = pb_mkdir_p(outdir);
+  if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
+  if (status == PB_OK) { /* ours now: what a killed run left half-written goes */
+    pb_output_sweep(outdir, NULL);
+    pb_output_sweep(report, NULL);
+  }
+  free(report);
+  free(lock);
+  return status;
 }
 
 int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance, struct pb_results **out)
@@ -41,25 +63,16 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
   res->file = -1;
   MPI_Comm_rank(comm, &res->rank);
   res->outdir = pb_strdup(outdir);
-  res->path = pb_path_join(outdir, "results.h5");
   res->lock.fd = -1;
   *out = NULL;
-  if (res->rank == 0) {
-    char *report = pb_path_join(outdir, "report"), *lock = pb_path_join(outdir, ".pairbound.lock");
-    status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
-    if (status == PB_OK) status = pb_mkdir_p(report);
-    if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
-    if (status == PB_OK) { /* ours now: what a killed run left half-written goes */
-      pb_output_sweep(outdir, NULL);
-      pb_output_sweep(report, NULL);
-    }
-    free(report);
-    free(lock);
-  }
-  if (pb_error_agree(comm, status) != PB_OK || pb_output_temp_shared(res->path, comm, &res->tmp) != PB_OK) {
+  if (res->rank == 0) status = pb_results__claim(res, outdir);
+  /* everything is built in the staging directory; OUTDIR changes only at the commit */
+  if (pb_error_agree(comm, status) != PB_OK || pb_output_staging_make(outdir, comm, &res->staging) != PB_OK) {
     status = PB_FAIL;
     goto done;
   }
+  if (res->rank == 0) pb_signal_cleanup(res->staging);
+  res->tmp = pb_path_join(res->staging, "results.h5");
   status = PB_FAIL;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
@@ -142,7 +155,7 @@ int pb_results_attr_str(struct pb_results *res, const char *path, const char *na
 
 char *pb_results_report_path(const struct pb_results *res, const char *name)
 {
-  char *report = pb_path_join(res->outdir, "report");
+  char *report = pb_path_join(res->staging, "report");
   char *p = pb_path_join(report, name);
   free(report);
   return p;
@@ -152,28 +165,36 @@ int pb_results_commit(struct pb_results *res)
 {
   int status = pb_h5_close_file(res->file, res->tmp, 0);
   res->file = -1;
-  if (status == PB_OK && res->rank == 0 && rename(res->tmp, res->path) != 0) {
-    pb_error_set("%s: cannot rename to %s: %s", res->tmp, res->path, strerror(errno));
-    status = PB_FAIL;
-  }
+  /* a signal now would cut the commit in two: it waits until the end */
+  int was = pb_signal_set_deferred(1);
+  if (status == PB_OK && res->rank == 0) status = pb_output_staging_commit(res->staging, res->outdir);
+  /* an earlier checkpoint describes the outputs just replaced */
+  if (status == PB_OK && res->rank == 0) pb_checkpoint_remove(res->outdir);
   status = pb_error_agree(res->comm, status);
-  if (status == PB_OK) {
-    free(res->tmp);
-    res->tmp = NULL; /* nothing left to remove */
-  }
-  pb_results_close(res);
+  pb_results_close(res); /* removes the staging directory, now holding the previous report/ */
+  pb_signal_set_deferred(was);
   return status;
 }
 
 void pb_results_close(struct pb_results *res)
 {
   if (!res) return;
+  if (res->file >= 0 && res->staging) {
+    /* the report files go first: on a full disk, the close's metadata flush needs their space */
+    char *rep = pb_path_join(res->staging, "report");
+    if (res->rank == 0) pb_output_remove_tree(rep);
+    free(rep);
+    MPI_Barrier(res->comm);
+  }
   pb_h5_close_file(res->file, res->tmp, 1);
-  if (res->tmp && res->rank == 0) unlink(res->tmp);
+  if (res->staging && res->rank == 0) {
+    pb_signal_cleanup(NULL);
+    pb_output_remove_tree(res->staging);
+  }
   pb_output_lock_release(&res->lock);
   free(res->outdir);
-  free(res->path);
   free(res->tmp);
+  free(res->staging);
   free(res);
 }
 

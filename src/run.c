@@ -374,8 +374,7 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
 static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struct pb_checkpoint_key *key,
                          const char *prov, MPI_Comm comm, struct pb_run_facts *facts)
 {
-  int rank, status = PB_OK;
-  MPI_Comm_rank(comm, &rank);
+  int status = PB_OK;
   char *dir = pb_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
   int done = cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
@@ -384,7 +383,6 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     facts->resumed[i] = 1;
     pb_message("run: %s complete in %s (checkpoint matches): not recomputed", cfg->stages[i], dir);
   } else {
-    if (rank == 0) pb_checkpoint_remove(dir);
     for (int j = 0; j < PB_RUN_N_KNOWN; j++)
       if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) status = pb_run__stages[j].fn(cfg, dir, comm, prov);
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
