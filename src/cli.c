@@ -122,7 +122,7 @@ static int pb_cli__status(struct pb_cli *cli, int status)
   /* the first failing rank's message is the one worth reading */
   int me = status != PB_OK ? cli->rank : 1 << 30, who;
   MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  char msg[2048];
+  char msg[PB_ERROR_MAX];
   snprintf(msg, sizeof msg, "%s", pb_error_message());
   MPI_Bcast(msg, sizeof msg, MPI_CHAR, who, MPI_COMM_WORLD);
   pb_error_set("%s", msg);

@@ -224,6 +224,7 @@ static void pb_run__propagate(const struct pb_run__parse *p)
   if (!pb_run__seen(p, "predict", "seed")) c->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
   if (!pb_run__seen(p, "fragility", "seed")) c->fragility.k.seed = c->seed + PB_RUN_SEED_FRAGILITY;
   if (!pb_run__seen(p, "exact", "seed")) c->exact.seed = c->seed + (uint64_t)PB_RUN_SEED_EXACT;
+  c->screen.from_config = c->fragility.from_config = 1;
   if (!pb_run__seen(p, "bounds", "group_draws")) c->bounds.group_draws = c->group_draws;
   if (!pb_run__seen(p, "screen", "group_draws")) c->screen.group_draws = c->group_draws;
   if (!pb_run__seen(p, "predict", "group_draws")) c->predict.group_draws = c->group_draws;

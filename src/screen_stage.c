@@ -288,7 +288,9 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     ps->src = pb_meta_find_source(meta, in->source);
     if (ps->src < 0) {
       pb_error_set("probe source %s is not in the store%s", in->source,
-                   q == 0 && in == &dflt ? " (give --probe SRC[:cond,...])" : "");
+                   q != 0 || in != &dflt ? ""
+                   : opt->from_config ? " (set probe = SRC[:cond,...] in the [screen] section)"
+                                      : " (give --probe SRC[:cond,...])");
       return PB_FAIL;
     }
     const struct pb_source *src = &meta->sources[ps->src];
@@ -1594,6 +1596,8 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   if (opt->group_draws > 0 || opt->class_draws > 0)
     status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, cell_target, cell_model, all, n_cells, opt,
                                   opt->group_draws, st->comm, st->results, &extra);
+  if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
+    pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
     char desc[1024];
     const struct pb_source *P = &st->meta->sources[X->ps[0].src];

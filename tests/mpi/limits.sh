@@ -1,5 +1,6 @@
 #!/bin/sh
-# Resource abuse from valid-looking input (issue 17, item 9): a class index
+# Limits and messages (issue 17, items 9 and 10).
+# Resource abuse from valid-looking input (item 9): a class index
 # beyond the documented limit of 2^20 classes per source is refused at ingest
 # (the label, a prediction, --classes) and at store open, with the limit in
 # the message, instead of sizing per-class tables by it; draws beyond the
@@ -44,4 +45,43 @@ refused "predict --group-draws 10^7" 2 "--group-draws must be an integer in [0, 
 for st in bounds screen; do
   refused "$st --group-draws 10^7" 2 "--group-draws must be an integer in [0, 100000]" tpb 1 $st s.h5 -o p --group-draws 10000000
 done
+
+# --- messages (item 10)
+sed 's/^classes = 20$/classes = 2147483647/' "$TOP_SRCDIR/inputs/small.ini" > huge.ini
+refused "synth: classes = 2^31-1 names the real cap" 1 \
+  "huge.ini:27: classes must be an integer in [2, 1048576] (the limit of classes per source), got '2147483647'" \
+  tpb 1 synth --config huge.ini -o h.h5 --no-summary
+# a long name must not push the reason out of the message (it was cut at 2,048 bytes)
+long=$WORK
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do long=$long/$(printf 'd%.0s' $(seq 200))$i; done
+mkdir -p "$long"
+awk -F, 'NR == 2 { $6 = -3 } { print }' OFS=, s.csv > "$long/neg.csv"
+check "the CSV path is over 2,048 bytes" [ ${#long} -gt 2800 ]
+refused "an error behind a ${#long}-byte path keeps its reason" 1 "neg.csv:2: column 'label': negative class -3" \
+  tpb 1 ingest "$long/neg.csv" -o neg.h5
+# run cannot take --probe: a store without the default probe source names the INI key
+grep -v ',Syn-B,' s.csv > nob.csv
+pb 1 1 ingest nob.csv -o nob.h5
+printf '[run]\nstore = nob.h5\noutput = runo\nstages = screen\n' > nob.ini
+refused "run: a missing probe source suggests the [screen] key" 1 \
+  "probe source Syn-B is not in the store (set probe = SRC[:cond,...] in the [screen] section)" tpb 1 run nob.ini
+check "run: ... and never --probe" sh -c '! printf "%s" "$1" | grep -q -- --probe' _ "$out"
+refused "screen: the same store suggests the option" 1 "(give --probe SRC[:cond,...])" tpb 1 screen nob.h5 -o so
+printf '[run]\nstore = nob.h5\noutput = runo\nstages = fragility\n[fragility]\nprobe = Nope\n' > nob2.ini
+refused "run: an unknown [fragility] probe names the key" 1 "[fragility] probe = Nope: no such source" tpb 1 run nob2.ini
+# one model group: the group intervals collapse to the estimate; say so
+awk -F, 'NR == 1 || $2 == "alpha"' s.csv > one.csv
+pb 1 1 ingest one.csv -o one.h5
+for st in bounds screen; do
+  # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+  OMP_NUM_THREADS=1 "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" $st one.h5 -o one_$st --group-draws 200 2> one_$st.err
+  check "$st, one model group: warns on stderr" \
+    grep -q "warning: $st: every model is in the one model group 'alpha'.*zero width" one_$st.err
+  check "$st, one model group: the report says so" grep -q "every model belongs to one model group" one_$st/report/*.md
+done
+check "bounds, one model group: the intervals are indeed zero-width (lo = estimate = hi)" \
+  awk -F'\t' 'NR > 1 && !($4 == $7 && $7 == $8 && $5 == $9 && $9 == $10) { bad = 1 } END { exit bad || NR < 2 }' \
+  one_bounds/report/identification_variance_ratio.tsv
+pb 1 1 bounds s.h5 -o two --group-draws 200 2> two.err
+check "bounds, several groups: no such warning" sh -c '! grep -q "one model group" two.err two/report/REPORT.md'
 finish

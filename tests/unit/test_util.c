@@ -652,6 +652,35 @@ START_TEST(test_staging_commit)
 }
 END_TEST
 
+/* A message longer than the buffer keeps its reason: the long name loses its
+ * middle to "…", keeping its start and end; short messages are untouched. */
+START_TEST(test_error_long_name)
+{
+  size_t n = 3 * PB_ERROR_MAX;
+  char *name = malloc(n + 1);
+  for (size_t i = 0; i < n; i++) name[i] = (char)('a' + i % 26);
+  memcpy(name, "/start/", 7);
+  memcpy(name + n - 8, "/end.csv", 8);
+  name[n] = '\0';
+  pb_error_set("%s:12: column 'label': negative class -3", name);
+  const char *m = pb_error_message();
+  ck_assert_uint_eq(strlen(m), PB_ERROR_MAX - 1); /* the buffer is used to the last byte, no more */
+  ck_assert_msg(strstr(m, "/end.csv:12: column 'label': negative class -3") != NULL, "reason lost: ...%s",
+                m + strlen(m) - 80);
+  ck_assert(strncmp(m, "/start/", 7) == 0);
+  ck_assert(strstr(m, "\xe2\x80\xa6") != NULL);
+  /* two long names: both shortened, the reason between and after them kept */
+  pb_error_set("cannot rename %s to %s: No space left on device", name, name);
+  m = pb_error_message();
+  ck_assert(strlen(m) < PB_ERROR_MAX);
+  ck_assert(strstr(m, "/end.csv to /start/") != NULL);
+  ck_assert(strstr(m, "/end.csv: No space left on device") != NULL);
+  pb_error_set("short: %s", "kept as is");
+  ck_assert_str_eq(pb_error_message(), "short: kept as is");
+  free(name);
+}
+END_TEST
+
 /* The lowest failing item wins whatever the thread schedule: items failing
  * are i % 7 == 3 with i >= 200, so the first is 206 (206 = 29 * 7 + 3). */
 START_TEST(test_first_error)
@@ -766,6 +795,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_outfile);
   tcase_add_test(tc, test_mkdir_join);
   tcase_add_test(tc, test_staging_commit);
+  tcase_add_test(tc, test_error_long_name);
   suite_add_tcase(s, tc);
   tc = tcase_create("shape");
   tcase_add_test(tc, test_first_error);
