@@ -604,6 +604,7 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   pb_timer_start(&tm, "fragility");
   struct pb_stage st;
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "fragility", PB_STAGE_NEEDS_CELLS)) return pb_stage_close(&st, PB_FAIL);
   const struct pb_meta *meta = st.meta;
   const struct pb_fragility_options *o = &opt->k;
   struct pb_fragility__setup U;

@@ -229,6 +229,10 @@ int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int
   hid_t space = -1, dset = -1, mspace = -1, dxpl = -1;
   if ((space = H5Screate_simple(1, &dim, NULL)) < 0) goto done;
   if ((dset = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if (n_total == 0) { /* an empty column: nothing to write (HDF5 rejects a write to it) */
+    status = PB_OK;
+    goto done;
+  }
   if ((mspace = H5Screate_simple(1, &mdim, NULL)) < 0) goto done;
   if (count == 0) {
     if (H5Sselect_none(space) < 0 || H5Sselect_none(mspace) < 0) goto done;

@@ -776,6 +776,7 @@ int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, co
   struct pb_timer tm;
   pb_timer_start(&tm, "predict");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "predict", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   int status = pb_predict__setup(&st, opt, &d);
   if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &tm);
   pb_timer_skip(&tm);
