@@ -59,8 +59,8 @@ static int pb_synth_config__source_key(struct pb_synth_source *src, const char *
   else if (strcmp(key, "image_prefix") == 0) { free(src->image_prefix); src->image_prefix = pb_strdup(v); }
   else if (strcmp(key, "classes") == 0) {
     if (pb_parse_int(v, 2, PB_MAX_CLASSES, &n)) {
-      pb_error_set("classes must be an integer in [2, %d] (the limit of classes per source), got '%s'", PB_MAX_CLASSES,
-                   v);
+      pb_error_set("[source %s] classes must be an integer in [2, %d] (the limit of classes per source), got '%s'",
+                   src->name, PB_MAX_CLASSES, v);
       return PB_INI_REASON;
     }
     src->classes = (int32_t)n;

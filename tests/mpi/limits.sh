@@ -49,7 +49,7 @@ done
 # --- messages (item 10)
 sed 's/^classes = 20$/classes = 2147483647/' "$TOP_SRCDIR/inputs/small.ini" > huge.ini
 refused "synth: classes = 2^31-1 names the real cap" 1 \
-  "huge.ini:27: classes must be an integer in [2, 1048576] (the limit of classes per source), got '2147483647'" \
+  "huge.ini:27: [source Syn] classes must be an integer in [2, 1048576] (the limit of classes per source), got '2147483647'" \
   tpb 1 synth --config huge.ini -o h.h5 --no-summary
 # a long name must not push the reason out of the message (it was cut at 2,048 bytes)
 long=$WORK
