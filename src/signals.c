@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,12 +68,15 @@ void pb_signal_cleanup_now(void)
 
 void pb_signal_cleanup(const char *dir)
 {
-  /* the handler reads the buffer: empty it first, then fill it from the end
-   * of the string back, so that a signal in between sees "" or the whole path */
-  pb_sig__cleanup[0] = '\0';
+  /* the handler reads the buffer: empty it first, then fill in all but the
+   * first byte, then the first, so that a signal in between sees "" or the
+   * whole path */
+  *(volatile char *)pb_sig__cleanup = '\0';
+  atomic_signal_fence(memory_order_seq_cst);
   size_t n = dir ? strlen(dir) : 0;
   if (n == 0 || n >= sizeof pb_sig__cleanup) return;
   memcpy(pb_sig__cleanup + 1, dir + 1, n);
+  atomic_signal_fence(memory_order_seq_cst); /* the rest is in place before the first byte says so */
   *(volatile char *)pb_sig__cleanup = dir[0];
 }
 
