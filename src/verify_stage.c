@@ -1218,6 +1218,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
       pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, &sc, &cs, &t_enum);
     }
     pb_verify__scratch_free(&sc);
+    pb_verify_lp_release(); /* no-op in a thread that solved no LP */
   }
   pb_progress_end(&prog);
   return t_enum;
