@@ -458,6 +458,8 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
   status |= pb_table_flush(&t, res, "identification_decomposition.tsv", &md);
   pb_rep__by_tier(meta, cells, recs, n_cells, &t, 10, iv);
   status |= pb_table_flush(&t, res, "identification_variance_ratio.tsv", &md);
+  if (pb_boot_one_group(meta->model_groups, meta->n_models, opt->group_draws, "bounds"))
+    pb_text_printf(&md, "%s", PB_BOOT_ONE_GROUP_NOTE);
   pb_rep__by_tier(meta, cells, recs, n_cells, &t, 11, iv);
   status |= pb_table_flush(&t, res, "identification_accuracy_only.tsv", &md);
   if (opt->perm_replicates > 0) {

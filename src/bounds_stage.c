@@ -473,6 +473,7 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   struct pb_timer tm;
   pb_timer_start(&tm, "bounds");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "bounds", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
   status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <omp.h>
 
 #include "pairbound/checkpoint.h"
+#include "pairbound/signals.h"
 #include "pairbound/error.h"
 #include "pairbound/exact.h"
 #include "pairbound/fragility.h"
@@ -120,7 +122,7 @@ static int pb_cli__status(struct pb_cli *cli, int status)
   /* the first failing rank's message is the one worth reading */
   int me = status != PB_OK ? cli->rank : 1 << 30, who;
   MPI_Allreduce(&me, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  char msg[2048];
+  char msg[PB_ERROR_MAX];
   snprintf(msg, sizeof msg, "%s", pb_error_message());
   MPI_Bcast(msg, sizeof msg, MPI_CHAR, who, MPI_COMM_WORLD);
   pb_error_set("%s", msg);
@@ -489,6 +491,16 @@ static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct p
   return done;
 }
 
+/* A stage's output is staged inside OUTDIR until its commit (results.h):
+ * SIGTERM/SIGINT remove the staging directory and exit at once, OUTDIR as it was. */
+static void pb_cli__signals(const struct pb_cli *cli, const char *outdir)
+{
+  char hint[PATH_MAX + 256];
+  snprintf(hint, sizeof hint, "pairbound %s: stopped by a signal; %s is as it was before this run; to compute it, "
+           "repeat the same command", cli->cmd, outdir ? outdir : "OUTDIR");
+  pb_signal_install(hint, 0, MPI_COMM_WORLD);
+}
+
 /* Every analysis stage: run it on STORE into OUTDIR and say how long it took;
  * with --resume keep a matching checkpointed OUTDIR, else run and checkpoint
  * (without --resume nothing is hashed: no cost on plain runs). */
@@ -505,6 +517,7 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
     free((char *)key.settings);
     return pb_cli__status(cli, done == 1 ? PB_OK : PB_FAIL);
   }
+  pb_cli__signals(cli, out);
   if (!strcmp(cli->cmd, "protocol")) {
     struct pb_stage st;
     status = pb_stage_open(store, out, comm, p, cli->provenance, &st);
@@ -619,6 +632,7 @@ static int pb_cli__exact(struct pb_cli *cli, struct pb_cli_args *a)
   if (score && a->n_more != 2) return pb_cli__usage_error(cli, syn, "%s", "score takes CASES and PREDICTIONS");
   if (!score && a->n_more) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", a->more[0]);
   const struct pb_exact_options *o = &a->stage.exact;
+  pb_cli__signals(cli, a->output);
   return pb_cli__status(cli, score ? pb_exact_score_run(a->more[0], a->more[1], a->output, o, MPI_COMM_WORLD,
                                                         cli->provenance)
                                    : pb_exact_worlds_run(o, a->output, MPI_COMM_WORLD, cli->provenance));

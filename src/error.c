@@ -9,15 +9,49 @@
 
 #include "pairbound/error.h"
 
-static _Thread_local char pb__errbuf[2048];
+static _Thread_local char pb__errbuf[PB_ERROR_MAX];
 static int pb__rank = 0;
 static int pb__verbosity = 1;
 
+/* Shorten @p s (length @p n) to at most @p max bytes by cutting the middle of
+ * its longest words, longest first, down to 40 bytes each ("…" is 3 bytes). */
+static size_t pb_error__shorten(char *s, size_t n, size_t max)
+{
+  static const char dots[] = "\xe2\x80\xa6";
+  const size_t keep = 40;
+  while (n > max) {
+    size_t best = 0, best_len = 0;
+    for (size_t i = 0; i < n;) {
+      size_t len = strcspn(s + i, " \t\n'\"");
+      if (len > best_len) best = i, best_len = len;
+      i += len ? len : 1;
+    }
+    if (best_len <= keep) break;
+    size_t over = n - max, want = best_len > over + keep ? best_len - over : keep; /* new length, "…" included */
+    size_t head = (want - 3) / 2, tail = want - 3 - head, cut_at = best + head;
+    memcpy(s + cut_at, dots, 3);
+    memmove(s + cut_at + 3, s + best + best_len - tail, n - (best + best_len - tail) + 1);
+    n -= best_len - want;
+  }
+  return n;
+}
+
 void pb_error_set(const char *fmt, ...)
 {
-  va_list ap;
+  va_list ap, again;
   va_start(ap, fmt);
-  vsnprintf(pb__errbuf, sizeof pb__errbuf, fmt, ap);
+  va_copy(again, ap);
+  int n = vsnprintf(pb__errbuf, sizeof pb__errbuf, fmt, ap);
+  if (n >= (int)sizeof pb__errbuf) {
+    char *full = malloc((size_t)n + 1);
+    if (full) {
+      vsnprintf(full, (size_t)n + 1, fmt, again);
+      pb_error__shorten(full, (size_t)n, sizeof pb__errbuf - 1);
+      snprintf(pb__errbuf, sizeof pb__errbuf, "%s", full);
+      free(full);
+    }
+  }
+  va_end(again);
   va_end(ap);
 }
 

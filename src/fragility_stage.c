@@ -272,13 +272,14 @@ static int pb_fragility__group_file(const struct pb_meta *meta, const char *path
   return status;
 }
 
-static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, struct pb_fragility__signal *sig)
+static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, int from_config,
+                                 struct pb_fragility__signal *sig)
 {
   int32_t ps = -1;
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (!strcmp(meta->sources[s].name, probe ? probe : PB_FRAGILITY_PROBE)) ps = s;
   if (ps < 0 && probe && strcmp(probe, "self") != 0) {
-    pb_error_set("--probe %s: no such source in the store (or 'self')", probe);
+    pb_error_set("%s %s: no such source in the store (or 'self')", from_config ? "[fragility] probe =" : "--probe", probe);
     return PB_FAIL;
   }
   for (int32_t s = 0; s < meta->n_sources; s++) {
@@ -568,7 +569,7 @@ static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragi
 {
   memset(U, 0, sizeof *U);
   U->sig = pb_calloc((size_t)meta->n_sources, sizeof *U->sig);
-  if (pb_fragility__check(&opt->k) || pb_fragility__signals(meta, opt->probe, U->sig)) return PB_FAIL;
+  if (pb_fragility__check(&opt->k) || pb_fragility__signals(meta, opt->probe, opt->from_config, U->sig)) return PB_FAIL;
   if (opt->group_file) {
     if (pb_fragility__group_file(meta, opt->group_file, U->sig)) return PB_FAIL;
     for (int32_t s = 0; s < meta->n_sources; s++) {
@@ -603,6 +604,7 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   pb_timer_start(&tm, "fragility");
   struct pb_stage st;
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "fragility", PB_STAGE_NEEDS_CELLS)) return pb_stage_close(&st, PB_FAIL);
   const struct pb_meta *meta = st.meta;
   const struct pb_fragility_options *o = &opt->k;
   struct pb_fragility__setup U;

@@ -1,6 +1,8 @@
 /* HDF5 helpers shared by the store and results writers. */
 #include "config.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <hdf5.h>
 
 #include "pairbound/error.h"
+#include "pairbound/signals.h"
 #include "h5io.h"
 
 hid_t pb_h5_fapl(MPI_Comm comm)
@@ -78,7 +81,10 @@ int pb_h5_write_small(hid_t loc, const char *name, hid_t ftype, hid_t mtype,
   if ((fsel = H5Scopy(space)) < 0 || (msel = H5Scopy(space)) < 0) goto done;
   if (rank != 0 && (H5Sselect_none(fsel) < 0 || H5Sselect_none(msel) < 0)) goto done;
   if ((dxpl = pb_h5_dxpl()) < 0) goto done;
-  if (H5Dwrite(dset, mtype, msel, fsel, dxpl, buf) < 0) goto done;
+  if (H5Dwrite(dset, mtype, msel, fsel, dxpl, buf) < 0) {
+    pb_h5_write_failed(loc, name);
+    goto done;
+  }
   status = PB_OK;
 done:
   if (status != PB_OK) pb_error_set("HDF5: cannot write dataset '%s'", name);
@@ -223,13 +229,21 @@ int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int
   hid_t space = -1, dset = -1, mspace = -1, dxpl = -1;
   if ((space = H5Screate_simple(1, &dim, NULL)) < 0) goto done;
   if ((dset = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if (n_total == 0) { /* an empty column: nothing to write (HDF5 rejects a write to it) */
+    status = PB_OK;
+    goto done;
+  }
   if ((mspace = H5Screate_simple(1, &mdim, NULL)) < 0) goto done;
   if (count == 0) {
     if (H5Sselect_none(space) < 0 || H5Sselect_none(mspace) < 0) goto done;
   } else if (H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0) {
     goto done;
   }
-  if ((dxpl = pb_h5_dxpl()) < 0 || H5Dwrite(dset, mtype, mspace, space, dxpl, buf) < 0) goto done;
+  if ((dxpl = pb_h5_dxpl()) < 0) goto done;
+  if (H5Dwrite(dset, mtype, mspace, space, dxpl, buf) < 0) {
+    pb_h5_write_failed(loc, name);
+    goto done;
+  }
   status = PB_OK;
 done:
   if (status != PB_OK) pb_error_set("HDF5: cannot write dataset '%s'", name);
@@ -238,4 +252,30 @@ done:
   if (dset >= 0) H5Dclose(dset);
   if (space >= 0) H5Sclose(space);
   return status;
+}
+
+void pb_h5_write_failed(hid_t loc, const char *name)
+{
+  int err = errno, size = 1, rank = 0;
+  hid_t file = H5Iget_file_id(loc), fapl = file < 0 ? -1 : H5Fget_access_plist(file);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Info info = MPI_INFO_NULL;
+  if (fapl >= 0 && H5Pget_fapl_mpio(fapl, &comm, &info) >= 0) {
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+  }
+  if (size > 1) {
+    char path[4096] = "";
+    H5Fget_name(file, path, sizeof path);
+    fprintf(stderr, "pairbound: error on rank %d: HDF5: cannot write dataset '%s' of %s (%s); stopping every rank\n",
+            rank, name, path, err ? strerror(err) : "disk full?");
+    if (path[0]) unlink(path);
+    pb_signal_cleanup_now(); /* a stage's staging directory, on the rank that made it */
+    fflush(NULL);
+    MPI_Abort(comm, 1);
+  }
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (file >= 0) H5Fclose(file);
 }

@@ -29,6 +29,13 @@ int pb_h5_close_file(hid_t file, const char *path, int discard);
  * terminates (H5F__close_cb), so the process must exit without terminating
  * HDF5 and MPI (src/main.c). */
 int pb_h5_unclosed(void);
+/* A collective write (or early allocation) of file @p loc failed on this
+ * rank.  With more than one rank the others may be waiting in that same
+ * collective call for ever (a full disk: Open MPI's ompio fails on some ranks
+ * only), so nothing consistent can follow: print why with the rank, remove
+ * the file being written and end every rank (MPI_Abort; rank 0's signal
+ * handler removes a stage's staging directory).  Returns on one rank. */
+void pb_h5_write_failed(hid_t loc, const char *name);
 int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
                       int64_t n_local, const void *buf);
 

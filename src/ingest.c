@@ -374,6 +374,12 @@ static int pb_ingest__class(const struct pb_ingest__ctx *ctx, int64_t line, cons
     pb_error_set("%s:%lld: column '%s': negative class %d", ctx->path, (long long)line, col, *out);
     return PB_FAIL;
   }
+  if (*out >= PB_MAX_CLASSES) {
+    pb_error_set("%s:%lld: column '%s': class %d of source %s exceeds the limit of %d classes per source "
+                 "(classes are 0, 1, ..., n-1; docs/csv.md)",
+                 ctx->path, (long long)line, col, *out, source, PB_MAX_CLASSES);
+    return PB_FAIL;
+  }
   if (n_classes > 0 && *out >= n_classes) {
     pb_error_set("%s:%lld: column '%s': class %d outside [0, %d) of source %s", ctx->path, (long long)line, col,
                  *out, n_classes, source);
@@ -946,8 +952,9 @@ int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)
 {
   const char *eq = strrchr(arg, '=');
   int64_t n;
-  if (pb_parse_int(eq ? eq + 1 : arg, 1, INT32_MAX, &n) || (eq && eq == arg)) {
-    pb_error_set("--classes: expected N or SOURCE=N with N >= 1, found '%s'", arg);
+  if (pb_parse_int(eq ? eq + 1 : arg, 1, PB_MAX_CLASSES, &n) || (eq && eq == arg)) {
+    pb_error_set("--classes: expected N or SOURCE=N with 1 <= N <= %d (the limit of classes per source), found '%s'",
+                 PB_MAX_CLASSES, arg);
     return PB_FAIL;
   }
   if (!eq) {

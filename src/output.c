@@ -1,4 +1,6 @@
-/* Output paths that can never destroy data, unique temporaries, advisory locks. */
+/* Output paths that can never destroy data, unique temporaries, advisory locks,
+ * stage outputs built in a staging directory and committed at once. */
+#define _GNU_SOURCE /* renameat2 (RENAME_EXCHANGE), syscall */
 #include "config.h"
 
 #include <dirent.h>
@@ -6,9 +8,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -161,7 +165,9 @@ int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, i
   DIR *d = opendir(dir);
   int empty = 1;
   for (struct dirent *e; d && (e = readdir(d));)
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".pairbound.lock")) empty = 0;
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".pairbound.lock") &&
+        strncmp(e->d_name, PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING)))
+      empty = 0;
   if (d) closedir(d);
   if (!empty) {
     pb_error_set("%s: a non-empty directory that holds no pairbound output; give --force to write into it", dir);
@@ -268,11 +274,133 @@ void pb_output_sweep(const char *dir, const char *prefix)
   DIR *d = opendir(dir && dir[0] ? dir : ".");
   if (!d) return;
   for (struct dirent *e; (e = readdir(d));) {
-    if (!pb_output__is_temp(e->d_name, prefix)) continue;
+    int staging = !prefix && !strncmp(e->d_name, PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING));
+    if (!staging && !pb_output__is_temp(e->d_name, prefix)) continue;
     char *p = pb_path_join(dir && dir[0] ? dir : ".", e->d_name);
     struct stat sb;
-    if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(p);
+    if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && !staging) unlink(p);
+    else if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && staging) pb_output_remove_tree(p);
     free(p);
   }
   closedir(d);
+}
+
+/* The kernel's directory record (getdents64), read without libc's DIR,
+ * which allocates and so may not run in a signal handler. */
+struct pb_output__dirent64 {
+  uint64_t ino;
+  int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[];
+};
+
+/* Remove NAME under directory @p dfd and, for a directory, what it holds
+ * (at most @p depth levels down; a staging directory has two).  Only system
+ * calls: async-signal-safe. */
+static void pb_output__remove_at(int dfd, const char *name, int depth)
+{
+  if (unlinkat(dfd, name, 0) == 0 || errno != EISDIR || depth <= 0) return;
+  int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  /* read from the start again after each batch: removing entries while the
+   * kernel walks the directory may skip some */
+  for (int removed = 1; removed;) {
+    _Alignas(8) char buf[2048];
+    removed = 0;
+    if (lseek(fd, 0, SEEK_SET) != 0) break;
+    long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+    for (long at = 0; at < n;) {
+      const struct pb_output__dirent64 *e = (const void *)(buf + at);
+      at += e->reclen;
+      if (!strcmp(e->name, ".") || !strcmp(e->name, "..")) continue;
+      pb_output__remove_at(fd, e->name, depth - 1);
+      removed = 1;
+    }
+  }
+  close(fd);
+  unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+void pb_output_remove_tree(const char *path)
+{
+  if (path && path[0]) pb_output__remove_at(AT_FDCWD, path, 8);
+}
+
+int pb_output_staging_make(const char *outdir, MPI_Comm comm, char **staging)
+{
+  int rank, len = 0;
+  MPI_Comm_rank(comm, &rank);
+  *staging = NULL;
+  if (rank == 0) {
+    char *dir = pb_path_join(outdir, PB_OUTPUT_STAGING "XXXXXX"), *rep = NULL;
+    if (!mkdtemp(dir)) pb_error_set("%s: cannot create a staging directory: %s", outdir, strerror(errno));
+    else if (pb_mkdir_p(rep = pb_path_join(dir, "report")) != PB_OK) pb_output_remove_tree(dir);
+    else len = (int)strlen(dir) + 1;
+    free(rep);
+    if (len) *staging = dir;
+    else free(dir);
+  }
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  if (len == 0) {
+    if (rank != 0) pb_error_set("%s: cannot create a staging directory (rank 0 says why)", outdir);
+    return PB_FAIL;
+  }
+  if (rank != 0) *staging = pb_malloc((size_t)len);
+  MPI_Bcast(*staging, len, MPI_CHAR, 0, comm);
+  return PB_OK;
+}
+
+/* Swap directory @p from into @p to: atomically by RENAME_EXCHANGE (@p from
+ * then holds what @p to held), or where the file system cannot, by moving
+ * @p to aside to @p aside first; a plain rename when @p to is new. */
+static int pb_output__swap(const char *from, const char *to, const char *aside)
+{
+  struct stat sb;
+  if (lstat(to, &sb) != 0) return rename(from, to);
+  if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (rename(to, aside) != 0) return -1;
+  if (rename(from, to) == 0) return 0;
+  int keep = errno;
+  if (rename(aside, to) != 0) { /* the old output is still complete, under ASIDE (named in the error) */ }
+  errno = keep;
+  return -1;
+}
+
+/* Undo pb_output__swap: the previous content back at @p to, the new at @p from. */
+static int pb_output__unswap(const char *from, const char *to, const char *aside)
+{
+  struct stat sb;
+  if (lstat(aside, &sb) == 0) return rename(to, from) == 0 && rename(aside, to) == 0 ? 0 : -1;
+  if (lstat(from, &sb) == 0) return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE);
+  return rename(to, from);
+}
+
+int pb_output_staging_commit(const char *staging, const char *outdir)
+{
+  char *s_rep = pb_path_join(staging, "report"), *s_res = pb_path_join(staging, "results.h5");
+  char *rep = pb_path_join(outdir, "report"), *res = pb_path_join(outdir, "results.h5");
+  char *aside = pb_path_join(staging, "report.old");
+  int status = PB_FAIL;
+  if (pb_output__swap(s_rep, rep, aside) != 0) {
+    pb_error_set("%s: cannot move the new report into place: %s; %s is unchanged", rep, strerror(errno), outdir);
+    goto done;
+  }
+  if (rename(s_res, res) != 0) {
+    int err = errno;
+    if (pb_output__unswap(s_rep, rep, aside) != 0)
+      pb_error_set("%s: cannot rename to %s: %s; and the previous report/ could not be put back: it is in %s", s_res,
+                   res, strerror(err), staging);
+    else pb_error_set("%s: cannot rename to %s: %s; %s is unchanged", s_res, res, strerror(err), outdir);
+    goto done;
+  }
+  status = PB_OK;
+done:
+  free(s_rep);
+  free(s_res);
+  free(rep);
+  free(res);
+  free(aside);
+  return status;
 }

@@ -401,6 +401,7 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   struct pb_timer tm;
   pb_timer_start(&tm, "policy");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "policy", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);

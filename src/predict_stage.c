@@ -92,7 +92,7 @@ const struct pb_option pb_predict_option_table[] = {
    .def = "Syn,Syn-B", .help = "feature sources"},
   {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_targets, .metavar = "SRC,...",
    .def = "ES,Diverse", .help = "target sources; their mild conditions give the targets"},
-  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = 10000000, .def = "2000",
+  {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "2000",
    .help_default = 1, .help = "group-reweighting draws of the stored out-of-fold errors (default 2000; 0 = none)"},
   {.name = "shuffles", .type = PB_OPTION_INT, PB_O(shuffles), .metavar = "R", .imax = 1000, .def = "20",
    .help_default = 1,
@@ -776,6 +776,7 @@ int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, co
   struct pb_timer tm;
   pb_timer_start(&tm, "predict");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "predict", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   int status = pb_predict__setup(&st, opt, &d);
   if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &tm);
   pb_timer_skip(&tm);

@@ -335,3 +335,14 @@ void pb_weighted_metrics(const double *score, const uint8_t *y, const int32_t *w
     }
   }
 }
+
+int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage)
+{
+  if (group_draws <= 0 || n_models <= 0) return 0;
+  for (int32_t m = 1; m < n_models; m++)
+    if (strcmp(model_groups[m], model_groups[0]) != 0) return 0;
+  pb_warning("%s: every model is in the one model group '%s': the %lld group draws all redraw it, so every 95%% "
+             "group interval has zero width (noted in the report)",
+             stage, model_groups[0], (long long)group_draws);
+  return 1;
+}

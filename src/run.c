@@ -224,6 +224,7 @@ static void pb_run__propagate(const struct pb_run__parse *p)
   if (!pb_run__seen(p, "predict", "seed")) c->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
   if (!pb_run__seen(p, "fragility", "seed")) c->fragility.k.seed = c->seed + PB_RUN_SEED_FRAGILITY;
   if (!pb_run__seen(p, "exact", "seed")) c->exact.seed = c->seed + (uint64_t)PB_RUN_SEED_EXACT;
+  c->screen.from_config = c->fragility.from_config = 1;
   if (!pb_run__seen(p, "bounds", "group_draws")) c->bounds.group_draws = c->group_draws;
   if (!pb_run__seen(p, "screen", "group_draws")) c->screen.group_draws = c->group_draws;
   if (!pb_run__seen(p, "predict", "group_draws")) c->predict.group_draws = c->group_draws;
@@ -374,8 +375,7 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
 static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struct pb_checkpoint_key *key,
                          const char *prov, MPI_Comm comm, struct pb_run_facts *facts)
 {
-  int rank, status = PB_OK;
-  MPI_Comm_rank(comm, &rank);
+  int status = PB_OK;
   char *dir = pb_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
   int done = cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
@@ -384,7 +384,6 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     facts->resumed[i] = 1;
     pb_message("run: %s complete in %s (checkpoint matches): not recomputed", cfg->stages[i], dir);
   } else {
-    if (rank == 0) pb_checkpoint_remove(dir);
     for (int j = 0; j < PB_RUN_N_KNOWN; j++)
       if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) status = pb_run__stages[j].fn(cfg, dir, comm, prov);
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);

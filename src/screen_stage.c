@@ -259,6 +259,7 @@ struct pb_screen__ctx {
   int64_t n_units;
   int64_t *unit_cell0;         /* [n_units + 1] first global cell of each unit */
   int8_t **tier;               /* [target][condition] tiers used for reporting */
+  int64_t n_joined;            /* target images with a partner in the primary probe source */
 };
 
 /* Resolve probe sets and severity sets against the store. */
@@ -288,7 +289,9 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     ps->src = pb_meta_find_source(meta, in->source);
     if (ps->src < 0) {
       pb_error_set("probe source %s is not in the store%s", in->source,
-                   q == 0 && in == &dflt ? " (give --probe SRC[:cond,...])" : "");
+                   q != 0 || in != &dflt ? ""
+                   : opt->from_config ? " (set probe = SRC[:cond,...] in the [screen] section)"
+                                      : " (give --probe SRC[:cond,...])");
       return PB_FAIL;
     }
     const struct pb_source *src = &meta->sources[ps->src];
@@ -483,8 +486,29 @@ static int pb_screen__joins(struct pb_screen__ctx *X)
       }
       pb_strmap_free(&map);
     }
+    for (int32_t i = 0; i < T->n_images; i++) X->n_joined += X->join[t][X->ps[0].src][i] >= 0;
   }
   return PB_OK;
+}
+
+/* No target image has a partner in the primary probe source: nothing can be
+ * screened, but the tables (every value n/a) still say which cells there are.
+ * Warn, and return the markdown note saying why (caller frees), else NULL. */
+static char *pb_screen__nothing_note(const struct pb_screen__ctx *X, const char *store_path)
+{
+  if (X->n_joined > 0) return NULL;
+  struct pb_text names = {0}, note = {0};
+  for (int32_t t = 0; t < X->n_targets; t++)
+    pb_text_printf(&names, "%s%s", t ? ", " : "", X->meta->sources[X->targets[t]].name);
+  const char *probe = X->meta->sources[X->ps[0].src].name;
+  pb_warning("screen: %s: no image of the target sources (%s) occurs in the probe source %s (images are matched by "
+             "image id), so nothing can be screened: every table is empty (n/a)",
+             store_path, names.buf, probe);
+  pb_text_printf(&note, "\n*Nothing to screen: no image of the target sources (%s) of %s occurs in the probe source "
+                        "%s (images are matched by image id), so no image has a probe response and every value of the "
+                        "screening tables is n/a.*\n", names.buf, store_path, probe);
+  pb_text_free(&names);
+  return note.buf;
 }
 
 static void pb_screen__layout(struct pb_screen__ctx *X)
@@ -1574,7 +1598,7 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 /* The interval tables (every rank resamples collectively) and the report on
  * rank 0, from every cell's record gathered in global order (collective). */
 static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t nloc, const double *recs,
-                                 struct pb_screen_boot *boot)
+                                 struct pb_screen_boot *boot, const char *store_path)
 {
   const struct pb_screen_options *opt = X->opt;
   int status = PB_OK;
@@ -1591,9 +1615,14 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
       cell_model[c] = (int32_t)(u % st->meta->n_models);
     }
   struct pb_text extra = {0};
+  char *nothing = pb_screen__nothing_note(X, store_path);
+  if (nothing) pb_text_printf(&extra, "%s", nothing);
+  free(nothing);
   if (opt->group_draws > 0 || opt->class_draws > 0)
     status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, cell_target, cell_model, all, n_cells, opt,
                                   opt->group_draws, st->comm, st->results, &extra);
+  if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
+    pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
     char desc[1024];
     const struct pb_source *P = &st->meta->sources[X->ps[0].src];
@@ -1616,6 +1645,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   struct pb_timer tm;
   pb_timer_start(&tm, "screen");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "screen", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
   X.meta = st.meta;
@@ -1697,7 +1727,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
   status = pb_error_agree(comm, status);
-  if (status == PB_OK) status = pb_screen__report_all(&st, &X, nloc, recs, &boot);
+  if (status == PB_OK) status = pb_screen__report_all(&st, &X, nloc, recs, &boot, store_path);
   pb_screen_boot_free(&boot);
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);

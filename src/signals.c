@@ -5,22 +5,26 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "pairbound/output.h"
 #include "pairbound/signals.h"
 
 static volatile sig_atomic_t pb_sig__got;      /* first signal received, 0: none */
 static volatile sig_atomic_t pb_sig__deferred; /* 1: a block loop polls the flag */
 static char pb_sig__hint[1024];
 static size_t pb_sig__len;
+static char pb_sig__cleanup[4096]; /* a staging directory to remove before exiting, "" when none */
 
 static void pb_sig__handler(int sig)
 {
   int again = pb_sig__got != 0;
   if (!again) pb_sig__got = sig;
   if (pb_sig__deferred && !again) return;
+  pb_output_remove_tree(pb_sig__cleanup);
   if (pb_sig__len) {
     char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
     (void)!write(STDERR_FILENO, pb_sig__hint, pb_sig__len);
@@ -47,11 +51,33 @@ void pb_signal_install(const char *hint, int deferred, MPI_Comm comm)
   sigaction(SIGINT, &sa, NULL);
 }
 
-void pb_signal_set_deferred(int deferred)
+int pb_signal_set_deferred(int deferred)
 {
+  int was = pb_sig__deferred;
   pb_sig__deferred = deferred;
   /* a signal that arrived while deferred and was not acted on still stops us */
   if (!deferred && pb_sig__got) pb_sig__handler(pb_sig__got);
+  return was;
+}
+
+void pb_signal_cleanup_now(void)
+{
+  pb_output_remove_tree(pb_sig__cleanup);
+  pb_sig__cleanup[0] = '\0';
+}
+
+void pb_signal_cleanup(const char *dir)
+{
+  /* the handler reads the buffer: empty it first, then fill in all but the
+   * first byte, then the first, so that a signal in between sees "" or the
+   * whole path */
+  *(volatile char *)pb_sig__cleanup = '\0';
+  atomic_signal_fence(memory_order_seq_cst);
+  size_t n = dir ? strlen(dir) : 0;
+  if (n == 0 || n >= sizeof pb_sig__cleanup) return;
+  memcpy(pb_sig__cleanup + 1, dir + 1, n);
+  atomic_signal_fence(memory_order_seq_cst); /* the rest is in place before the first byte says so */
+  *(volatile char *)pb_sig__cleanup = dir[0];
 }
 
 int pb_signal_pending(void)

@@ -60,3 +60,24 @@ double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int64_t n
   free(displs);
   return all;
 }
+
+int pb_stage_require(const struct pb_stage *stage, const char *store_path, const char *name, unsigned needs)
+{
+  const struct pb_meta *meta = stage->meta;
+  int64_t n_eval = 0;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int32_t i = 0; i < meta->sources[s].n_images; i++) n_eval += meta->sources[s].split[i] == PB_SPLIT_EVAL;
+  if ((needs & PB_STAGE_NEEDS_CELLS) && stage->n_cells == 0) {
+    pb_error_set("%s: nothing for %s to analyse: no source has a condition besides '%s' (every analysis compares a "
+                 "perturbed condition with '%s'; docs/csv.md)",
+                 store_path, name, PB_CLEAN_CONDITION, PB_CLEAN_CONDITION);
+    return PB_FAIL;
+  }
+  if ((needs & PB_STAGE_NEEDS_EVAL) && n_eval == 0) {
+    pb_error_set("%s: %s needs evaluation images, but every image of the store is in the development split "
+                 "(split 'dev'); give the images to evaluate on split 'eval' (docs/csv.md)",
+                 store_path, name);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}

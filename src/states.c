@@ -85,6 +85,7 @@ int pb_states_run(const char *store_path, const char *outdir, MPI_Comm comm,
   struct pb_stage st;
   struct pb_cell_block b;
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "states", PB_STAGE_NEEDS_CELLS)) return pb_stage_close(&st, PB_FAIL);
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED, &b);
   status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);

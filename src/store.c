@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -84,6 +85,11 @@ int pb_meta_validate(const struct pb_meta *meta)
     if (pb_meta__check_name("source", src->name)) return PB_FAIL;
     if (src->n_images <= 0 || src->n_conditions <= 0 || src->n_classes <= 0) {
       pb_error_set("source %s: needs images, conditions and classes", src->name);
+      return PB_FAIL;
+    }
+    if (src->n_classes > PB_MAX_CLASSES) {
+      pb_error_set("source %s: %d classes, more than the limit of %d per source", src->name, src->n_classes,
+                   PB_MAX_CLASSES);
       return PB_FAIL;
     }
     if (src->clean < 0 || src->clean >= src->n_conditions ||
@@ -166,6 +172,30 @@ void pb_rows_free(struct pb_rows *rows)
 
 
 
+/* Rank 0: refuse at once, before any collective HDF5 write, a store that
+ * may not fit in the free space of its file system.  A write that fails on
+ * some ranks only, inside a collective HDF5 call (Open MPI's ompio), leaves
+ * the others waiting in it for ever, or worse is not reported at all; so the
+ * whole store must fit before it is begun.  The bound: the record bytes plus
+ * 384 bytes per chunk (index and checksum; about 180 are used), 16 KiB per
+ * source and 256 KiB for the rest of the metadata.  docs/store.md. */
+static int pb_store__space(const struct pb_meta *meta, const char *path, const char *tmp)
+{
+  double need = 256.0 * 1024;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    double cells = (double)meta->n_models * src->n_conditions;
+    need += cells * src->n_images * (12.0 + 8.0 * meta->topk) + cells * 5 * 384.0 + 16.0 * 1024;
+  }
+  struct statvfs fs;
+  if (statvfs(tmp, &fs) != 0) return PB_OK; /* unknown: the writes will tell */
+  double avail = (double)fs.f_bavail * (double)fs.f_frsize;
+  if (avail >= need) return PB_OK;
+  pb_error_set("%s: not enough free space: the store needs up to %.2f MB, its file system has %.2f MB free", path,
+               need / 1e6, avail / 1e6);
+  return PB_FAIL;
+}
+
 /* Record datasets [model][condition][image](+[k]) chunked by cell. */
 static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, int ndims,
                                     const hsize_t *dims)
@@ -179,7 +209,10 @@ static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, in
       H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
       H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
     goto done;
-  if ((dset = H5Dcreate2(grp, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0) goto done;
+  if ((dset = H5Dcreate2(grp, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0) {
+    pb_h5_write_failed(grp, name); /* its chunks are allocated by collective writes */
+    goto done;
+  }
   status = PB_OK;
 done:
   if (status != PB_OK) pb_error_set("HDF5: cannot create dataset '%s'", name);
@@ -189,8 +222,10 @@ done:
   return status;
 }
 
-static int pb_store__create_source(hid_t sources, const struct pb_meta *meta, int32_t s, int rank)
+static int pb_store__create_source(const struct pb_store *st, hid_t sources, int32_t s)
 {
+  const struct pb_meta *meta = &st->meta;
+  int rank = st->rank;
   const struct pb_source *src = &meta->sources[s];
   int status = PB_FAIL;
   hid_t grp = H5Gcreate2(sources, src->name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -288,6 +323,8 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     free(lock);
   }
   if (pb_error_agree(comm, ok) != PB_OK || pb_output_temp_shared(path, comm, &st->tmp_path) != PB_OK) goto done;
+  ok = st->rank == 0 ? pb_store__space(meta, path, st->tmp_path) : PB_OK;
+  if (pb_error_agree(comm, ok) != PB_OK) goto done;
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
   st->file = H5Fcreate(st->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (st->file < 0) { pb_error_set("%s: cannot create file", st->tmp_path); goto done; }
@@ -312,7 +349,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   free(names);
   if (bad) goto done;
   for (int32_t s = 0; s < meta->n_sources; s++)
-    if (pb_store__create_source(grp, meta, s, st->rank)) goto done;
+    if (pb_store__create_source(st, grp, s)) goto done;
   status = PB_OK;
 done:
   if (grp >= 0) H5Gclose(grp);

@@ -13,6 +13,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/util.h"
+#include "pairbound/store.h"
 #include "pairbound/synth_config.h"
 
 struct pb_synth_config__parse {
@@ -57,7 +58,11 @@ static int pb_synth_config__source_key(struct pb_synth_source *src, const char *
   if (strcmp(key, "base") == 0) { free(src->base); src->base = pb_strdup(v); }
   else if (strcmp(key, "image_prefix") == 0) { free(src->image_prefix); src->image_prefix = pb_strdup(v); }
   else if (strcmp(key, "classes") == 0) {
-    if (pb_parse_int(v, 2, 1 << 24, &n)) return PB_FAIL;
+    if (pb_parse_int(v, 2, PB_MAX_CLASSES, &n)) {
+      pb_error_set("[source %s] classes must be an integer in [2, %d] (the limit of classes per source), got '%s'",
+                   src->name, PB_MAX_CLASSES, v);
+      return PB_INI_REASON;
+    }
     src->classes = (int32_t)n;
   } else if (strcmp(key, "images_per_class") == 0) {
     if (pb_parse_int(v, 1, 1 << 16, &n)) return PB_FAIL;

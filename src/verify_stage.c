@@ -1306,6 +1306,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   struct pb_timer tm;
   pb_timer_start(&tm, "verify");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
+  if (pb_stage_require(&st, store_path, "verify", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   int status = pb_verify__check_sources(&st, opt);
   if (status != PB_OK) return pb_stage_close(&st, status);
   status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);

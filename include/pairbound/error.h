@@ -11,6 +11,11 @@
 #define PB_OK 0
 #define PB_FAIL (-1)
 
+/* Longest message kept, with its terminating NUL.  A longer one keeps its
+ * reason: the longest words (file names, paths, values) lose their middle to
+ * "…" until it fits; only then is the end cut. */
+#define PB_ERROR_MAX 8192
+
 /* Record the reason for a failed library call (thread-local, printf-style).
  * The caller returns PB_FAIL; the top level prints pb_error_message(). */
 void pb_error_set(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -30,7 +35,7 @@ void pb_error_clear(void);
  *   status = pb_first_error_status(&fe);   (PB_FAIL, message set, if any failed) */
 struct pb_first_error {
   int64_t item;                  /* lowest failing item, -1: none */
-  char message[2048];
+  char message[PB_ERROR_MAX];
 };
 void pb_first_error_init(struct pb_first_error *e);
 /** Record that @p item failed with the calling thread's pb_error_message() (thread-safe). */

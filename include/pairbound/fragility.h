@@ -193,6 +193,7 @@ struct pb_fragility_stage_options {
   char *law;                   /* --law FILE, or NULL (store stage) */
   double *rho;                 /* --rho radii [n_rho] */
   int32_t n_rho;
+  int from_config;             /* set by a run configuration: messages name its [fragility] keys, not options */
 };
 extern const struct pb_option pb_fragility_option_table[];
 void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o);

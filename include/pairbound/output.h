@@ -68,9 +68,39 @@ void pb_output_lock_release(struct pb_output_lock *lk);
 
 /**
  * Remove the temporaries that killed writers left in @p dir: regular files
- * named "PREFIX.tmp.XXXXXX" (any PREFIX when @p prefix is NULL).  Call it only
+ * named "PREFIX.tmp.XXXXXX" (any PREFIX when @p prefix is NULL, and then
+ * also staging directories, PB_OUTPUT_STAGING "XXXXXX").  Call it only
  * while holding the output's lock, when no live writer can own them.
  */
 void pb_output_sweep(const char *dir, const char *prefix);
+
+/* Name prefix of a stage's staging directory inside OUTDIR. */
+#define PB_OUTPUT_STAGING ".pairbound-stage."
+
+/**
+ * Collective: rank 0 creates OUTDIR/.pairbound-stage.XXXXXX with an empty
+ * report/ inside; every rank receives its path in *@p staging (caller
+ * frees).  A stage builds its whole output there (results.h5, report/) and
+ * OUTDIR changes only at pb_output_staging_commit.  Call it only while
+ * holding OUTDIR's lock.
+ */
+int pb_output_staging_make(const char *outdir, MPI_Comm comm, char **staging);
+
+/**
+ * Rank 0: move a complete staged output into OUTDIR: STAGING/report is
+ * swapped with OUTDIR/report in one step (renameat2 RENAME_EXCHANGE; on a
+ * file system without it, the old report/ is moved aside into STAGING
+ * first), then STAGING/results.h5 is renamed over OUTDIR/results.h5.  When
+ * the second step fails the first is undone, so OUTDIR is left as it was.
+ * The previous report/ ends in STAGING, which the caller removes.
+ */
+int pb_output_staging_commit(const char *staging, const char *outdir);
+
+/**
+ * Remove @p path and everything under it (a staging directory).  Uses only
+ * system calls, so a signal handler may call it; symbolic links are removed,
+ * never followed.
+ */
+void pb_output_remove_tree(const char *path);
 
 #endif /* PAIRBOUND_OUTPUT_H */

@@ -73,6 +73,21 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
 int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
                         const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
 
+/* Markdown note of a stage whose group intervals have zero width (pb_boot_one_group). */
+#define PB_BOOT_ONE_GROUP_NOTE                                                                                   \
+  "\n*Warning: every model belongs to one model group, so resampling the model groups redraws that group every " \
+  "time and each 95% group interval above has zero width: it says nothing about the uncertainty between groups " \
+  "(the intervals need models of at least two groups).*\n"
+
+/**
+ * Are group intervals requested (@p group_draws > 0) while all @p n_models
+ * models are in one group?  Then every draw is that group and each interval
+ * collapses to its point estimate: warns on stderr (naming @p stage and the
+ * group) and returns 1, so that the stage adds PB_BOOT_ONE_GROUP_NOTE to its
+ * markdown; else 0.
+ */
+int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage);
+
 /* ---- permutation nulls.  @p label groups the n items into classes. */
 
 /** Uniform random within-class permutation (perm[i] = partner of item i). */

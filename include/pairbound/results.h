@@ -1,5 +1,7 @@
-/* Stage outputs: OUTDIR/results.h5 (collective HDF5) and OUTDIR/report/ (TSV tables),
- * every file written under a temporary name and renamed when complete. */
+/* Stage outputs: OUTDIR/results.h5 (collective HDF5) and OUTDIR/report/ (TSV tables,
+ * markdown, figures).  All of it is built in a staging directory inside OUTDIR
+ * (include/pairbound/output.h) and appears at once at pb_results_commit; a
+ * stage that fails or is killed leaves OUTDIR as it was. */
 #ifndef PAIRBOUND_RESULTS_H
 #define PAIRBOUND_RESULTS_H
 
@@ -9,7 +11,11 @@
 
 struct pb_results;
 
-/** Create OUTDIR, OUTDIR/report and OUTDIR/results.h5.tmp with its provenance (collective). */
+/**
+ * Create OUTDIR, take its lock, and start the staged output: results.h5 with
+ * its provenance and an empty report/ in OUTDIR/.pairbound-stage.XXXXXX,
+ * which the immediate exit on SIGTERM/SIGINT removes (collective).
+ */
 int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance, struct pb_results **out);
 /** Communicator the results were created on. */
 MPI_Comm pb_results_comm(const struct pb_results *res);
@@ -23,11 +29,16 @@ int pb_results_write_i64(struct pb_results *res, const char *path, int64_t n_tot
 /** A string column whose whole content rank 0 supplies (collective). */
 int pb_results_write_strings(struct pb_results *res, const char *path, int64_t n, char *const *v);
 int pb_results_attr_str(struct pb_results *res, const char *path, const char *name, const char *value);
-/** Path of a report file: OUTDIR/report/NAME (caller frees). */
+/** Path to write report file NAME at: in the staging directory's report/ (caller frees). */
 char *pb_results_report_path(const struct pb_results *res, const char *name);
-/** Close and rename results.h5 into place (collective). */
+/**
+ * Close results.h5 and move the staged report/ and results.h5 into OUTDIR
+ * (report/ swapped in one step), remove an earlier checkpoint, which
+ * described the outputs replaced, and the staging directory (collective).
+ * Signals wait until it is done.
+ */
 int pb_results_commit(struct pb_results *res);
-/** Close and remove an uncommitted results file. */
+/** Discard an uncommitted output: the staging directory goes, OUTDIR is untouched. */
 void pb_results_close(struct pb_results *res);
 
 /**

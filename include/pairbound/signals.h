@@ -19,8 +19,22 @@
  */
 void pb_signal_install(const char *hint, int deferred, MPI_Comm comm);
 
-/** Switch between deferred (polled) and immediate handling, e.g. around a block loop. */
-void pb_signal_set_deferred(int deferred);
+/**
+ * Switch between deferred (polled) and immediate handling, e.g. around a
+ * block loop or a commit that must not be cut in two; returns the previous
+ * setting.  Switching to immediate acts on a signal that came meanwhile.
+ */
+int pb_signal_set_deferred(int deferred);
+
+/**
+ * A directory (a stage's staging directory, include/pairbound/output.h) the
+ * immediate exit removes first, so a killed stage leaves its OUTDIR as it
+ * was; NULL when none.  Only one at a time; set on the rank that made it.
+ */
+void pb_signal_cleanup(const char *dir);
+
+/** Remove that directory now: a process about to end without returning (MPI_Abort). */
+void pb_signal_cleanup_now(void);
 
 /** The signal number received (SIGTERM or SIGINT), 0 when none: local, async-signal-safe read. */
 int pb_signal_pending(void);

@@ -32,6 +32,17 @@ int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
 double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int64_t n_total, int32_t rec_len,
                         const double *recs, int to_all);
 
+/* What a stage needs of its store (pb_stage_require). */
+#define PB_STAGE_NEEDS_CELLS 1 /* a perturbed condition besides 'clean' in some source */
+#define PB_STAGE_NEEDS_EVAL 2  /* evaluation images (split 'eval') in some source */
+
+/**
+ * Does the store hold what stage @p name @p needs?  Else PB_FAIL with a
+ * message naming @p store_path and what it lacks.  Every rank holds the same
+ * metadata, so every rank returns the same (no communication).
+ */
+int pb_stage_require(const struct pb_stage *stage, const char *store_path, const char *name, unsigned needs);
+
 /** Commit the results (status PB_OK) or discard them; closes the store. */
 int pb_stage_close(struct pb_stage *stage, int status);
 

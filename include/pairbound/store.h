@@ -11,6 +11,11 @@
 #define PB_SPLIT_DEV 0
 #define PB_SPLIT_EVAL 1
 #define PB_CLEAN_CONDITION "clean"
+/* Classes per source at most (2^20): every stage sizes per-class tables by
+ * n_classes, so a stray huge label would cost time and memory for nothing.
+ * Checked at ingest (labels, predictions, top-k classes, --classes) and at
+ * store open.  docs/csv.md, docs/store.md. */
+#define PB_MAX_CLASSES (1 << 20)
 
 /* One source: its images, conditions and (optionally) records in memory. */
 struct pb_source {

@@ -14,26 +14,38 @@ fi
 trap 'umount "$full"; rm -rf "$WORK"' EXIT
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
-# one rank: with more, a rank whose write fails can leave the others waiting
-# in a collective HDF5 call (not yet handled; see the issue 17 notes)
-for np in 1; do
+# every rank count: a write failing on some ranks only, inside a collective
+# HDF5 call, used to leave the others waiting in it for ever (2+ ranks)
+for np in 1 2 3; do
   rm -rf "${full:?}"/*
   # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
   OMP_NUM_THREADS=1 timeout 120 "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$PAIRBOUND" -v 0 synth --scale small --no-summary \
     -o "$full/s.h5" 2> "$WORK/e_synth$np.txt"
   st=$?
-  check "synth on a full disk, $np rank(s): exit 1 (was SIGSEGV, 139)" test $st -eq 1
-  check "synth on a full disk, $np rank(s): says which dataset" grep -qF "HDF5: cannot create dataset" "$WORK/e_synth$np.txt"
+  check "synth on a full disk, $np rank(s): exit 1 (was SIGSEGV, 139; a hang at 2+ ranks)" test $st -eq 1
+  check "synth on a full disk, $np rank(s): says what is missing" \
+    grep -q "s.h5: not enough free space: the store needs up to .* MB, its file system has 0.20 MB free" "$WORK/e_synth$np.txt"
   check "synth on a full disk, $np rank(s): no store, no temporary" test -z "$(ls "$full" | grep -v '\.lock$')"
 done
-rm -rf "${full:?}"/*
-# fill the disk but for a few kilobytes, so that results.h5 fails partway
-head -c 190000 /dev/zero > "$full/filler" 2>/dev/null
-pb 1 1 bounds "$WORK/s.h5" -o "$full/o" 2> "$WORK/e_bounds.txt"
-st=$?
-check "bounds on a full disk: exit 1, no crash" test $st -eq 1
-check "bounds on a full disk: a reason is printed" grep -q "pairbound bounds: error: ." "$WORK/e_bounds.txt"
-check "bounds on a full disk: no results.h5 and no temporary" test -z "$(ls "$full/o" 2>/dev/null | grep results)"
+# a stage whose results.h5 or report meets the full disk partway, at 1-3 ranks
+# and with more or less room left: exit 1 with a reason, never a hang, and no
+# output or staging directory left
+pb 1 1 bounds "$WORK/s.h5" -o "$WORK/ref"
+for fill in 190000 150000 120000 100000; do
+  for np in 1 2 3; do
+    rm -rf "${full:?}"/*
+    head -c $fill /dev/zero > "$full/filler" 2>/dev/null
+    # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+    OMP_NUM_THREADS=1 timeout 120 "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$PAIRBOUND" -v 0 bounds "$WORK/s.h5" -o "$full/o" \
+      2> "$WORK/e_bounds.txt"
+    st=$?
+    check "bounds on a full disk ($fill B taken), $np rank(s): exit 1, no crash, no hang ($st)" test $st -eq 1
+    check "bounds on a full disk ($fill B taken), $np rank(s): a reason" \
+      grep -q "pairbound bounds: error: .\|pairbound: error on rank .*: HDF5: cannot write dataset" "$WORK/e_bounds.txt"
+    check "bounds on a full disk ($fill B taken), $np rank(s): no results.h5, report or staging directory" \
+      test -z "$(ls -A "$full/o" 2>/dev/null | grep -v '^[.]pairbound[.]lock$')"
+  done
+done
 rm -rf "${full:?}"/*
 "$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$full/s.csv" 2> "$WORK/e_export.txt"
 st=$?

@@ -169,11 +169,19 @@ check "--max-class 11: usage error" test $? -eq 2
 check "--sources with an unknown source: exit 1" grep -qF "no source 'Nope'" "$WORK/err4.txt"
 # ------------------------------------- cells without evaluation records (issue 17 item 2)
 "$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$WORK/s.csv"
-sed 's/,eval,/,dev,/' "$WORK/s.csv" > "$WORK/d.csv"
+# one source without evaluation images (the others keep theirs): its cells have none
+awk -F, 'BEGIN { OFS = "," } $3 == "Syn" && $7 == "eval" { $7 = "dev" } { print }' "$WORK/s.csv" > "$WORK/d.csv"
 "$PAIRBOUND" -v 0 ingest "$WORK/d.csv" -o "$WORK/d.h5"
 "$PAIRBOUND" -v 0 verify "$WORK/d.h5" -o "$WORK/d_out" 2> "$WORK/derr.txt"
 dst=$?
 check "no evaluation records: exit 1, no crash (was SIGSEGV)" test $dst -eq 1
 check "no evaluation records: the reason names a cell and n = 0" \
-  grep -qE "cell [^ ]+/[^ ]+/[^ ]+: no evaluation records \(n = 0\)" "$WORK/derr.txt"
+  grep -qE "cell [^ ]+/Syn/[^ ]+: no evaluation records \(n = 0\)" "$WORK/derr.txt"
+# no evaluation image at all: the store is refused as a whole, saying what it lacks
+sed 's/,eval,/,dev,/' "$WORK/s.csv" > "$WORK/d2.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/d2.csv" -o "$WORK/d2.h5"
+"$PAIRBOUND" -v 0 verify "$WORK/d2.h5" -o "$WORK/d2_out" 2> "$WORK/d2err.txt"
+check "no evaluation image in the store: exit 1" test $? -eq 1
+check "no evaluation image in the store: says so, naming the store" \
+  grep -qF "d2.h5: verify needs evaluation images, but every image of the store is in the development split" "$WORK/d2err.txt"
 finish

@@ -68,9 +68,11 @@ static int attr(const char *file, const char *obj, const char *name, int value)
 {
   hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
   if (f < 0) return 1;
-  hid_t a = H5Aopen_by_name(f, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+  /* through the object: HDF5 1.10's H5Aopen_by_name cannot write a group's attribute */
+  hid_t o = H5Oopen(f, obj, H5P_DEFAULT), a = o < 0 ? -1 : H5Aopen(o, name, H5P_DEFAULT);
   int rc = a < 0 || H5Awrite(a, H5T_NATIVE_INT, &value) < 0;
   if (a >= 0) H5Aclose(a);
+  if (o >= 0) H5Oclose(o);
   return H5Fclose(f) < 0 || rc ? 1 : 0;
 }
 

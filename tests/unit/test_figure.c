@@ -54,6 +54,7 @@ START_TEST(test_figure_rendered)
   struct pb_results *res = make_results("fig1");
   struct pb_text md = {0};
   ck_assert_int_eq(pb_figure_write(res, &fig, data, strlen(data), &md), PB_OK);
+  ck_assert_int_eq(pb_results_commit(res), PB_OK); /* the report appears in OUTDIR at the commit */
   size_t n;
   char *tsv = slurp(pb_test_path("fig1/report/profile.tsv"), &n);
   ck_assert_ptr_nonnull(tsv);
@@ -68,7 +69,6 @@ START_TEST(test_figure_rendered)
   free(tsv);
   free(png);
   pb_text_free(&md);
-  pb_results_close(res);
 }
 END_TEST
 
@@ -79,6 +79,7 @@ START_TEST(test_figure_skipped_without_gnuplot)
   struct pb_results *res = make_results("fig2");
   struct pb_text md = {0};
   ck_assert_int_eq(pb_figure_write(res, &fig, data, strlen(data), &md), PB_OK);
+  ck_assert_int_eq(pb_results_commit(res), PB_OK);
   ck_assert(pb_test_exists(pb_test_path("fig2/report/profile.tsv")));
   ck_assert(!pb_test_exists(pb_test_path("fig2/report/profile.png")));
   ck_assert_ptr_nonnull(strstr(md.buf, "skipped"));
@@ -88,7 +89,6 @@ START_TEST(test_figure_skipped_without_gnuplot)
   ck_assert_int_eq(pb_figure_available(), 0);
   unsetenv("PAIRBOUND_GNUPLOT");
   pb_text_free(&md);
-  pb_results_close(res);
 }
 END_TEST
 

@@ -395,7 +395,9 @@ START_TEST(test_parse_classes)
   pb_ingest_options_free(&opt);
 
   ck_assert(pb_ingest_add_classes(&opt, "0") == PB_FAIL);
-  ck_assert_str_eq(pb_error_message(), "--classes: expected N or SOURCE=N with N >= 1, found '0'");
+  ck_assert_str_eq(pb_error_message(), "--classes: expected N or SOURCE=N with 1 <= N <= 1048576 (the limit of classes per source), found '0'");
+  ck_assert(pb_ingest_add_classes(&opt, "1048577") == PB_FAIL);
+  ck_assert(pb_ingest_add_classes(&opt, "1048576") == PB_OK && opt.default_classes == 1048576);
   ck_assert(pb_ingest_add_classes(&opt, "S=x") == PB_FAIL);
   ck_assert(pb_ingest_add_classes(&opt, "=3") == PB_FAIL);
   ck_assert(pb_ingest_add_classes(&opt, "") == PB_FAIL);

@@ -268,7 +268,10 @@ START_TEST(test_config_errors)
          "test.ini:20: [panel] topk: invalid value 'many'");
   reject("[panel]\n\n\n; comment\nseed = -3\n", "test.ini:5: [panel] seed: invalid value '-3'");
   reject(BASE_HEAD "[groups]\ng2 = 0.1x\n", "test.ini:12: [groups] g2: invalid value '0.1x'");
-  reject(BASE_HEAD BASE_SOURCE "classes = 1\n", "test.ini:18: [source S] classes: invalid value '1'");
+  reject(BASE_HEAD BASE_SOURCE "classes = 1\n",
+         "test.ini:18: [source S] classes must be an integer in [2, 1048576] (the limit of classes per source), got '1'");
+  reject(BASE_HEAD BASE_SOURCE "classes = 2147483647\n", "test.ini:18: [source S] classes must be an integer in [2, "
+                                                         "1048576] (the limit of classes per source), got '2147483647'");
   reject(BASE_HEAD BASE_SOURCE "clean_accuracy = 1.5\n", "test.ini:18: [source S] clean_accuracy: invalid value '1.5'");
   /* an error on a continuation line carries that line's number */
   reject(BASE_HEAD "[source S]\ndev_per_class = 1,\n  x\n", "test.ini:13: [source S] dev_per_class: invalid value 'x'");

@@ -17,6 +17,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
+#include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/timer.h"
 #include "pairbound/util.h"
@@ -578,6 +579,107 @@ START_TEST(test_mkdir_join)
 }
 END_TEST
 
+static void put_file(const char *dir, const char *name, const char *text)
+{
+  char *p = pb_path_join(dir, name);
+  FILE *fp = fopen(p, "w");
+  ck_assert(fp != NULL);
+  fputs(text, fp);
+  fclose(fp);
+  free(p);
+}
+
+static int file_is(const char *dir, const char *name, const char *text)
+{
+  char *p = pb_path_join(dir, name), buf[64] = "";
+  FILE *fp = fopen(p, "r");
+  free(p);
+  if (!fp) return 0;
+  size_t n = fread(buf, 1, sizeof buf - 1, fp);
+  fclose(fp);
+  buf[n] = '\0';
+  return strcmp(buf, text) == 0;
+}
+
+/* A staged output replaces OUTDIR's report/ and results.h5 together; when
+ * results.h5 cannot be renamed into place (a directory holds its name), the
+ * report swap is undone and OUTDIR keeps the previous pair. */
+START_TEST(test_staging_commit)
+{
+  char *out = pb_path_join(pb_test_dir(), "staged"), *rep = pb_path_join(out, "report"), *stg = NULL;
+  ck_assert(pb_mkdir_p(rep) == PB_OK);
+  put_file(rep, "a.tsv", "old\n");
+  put_file(out, "results.h5", "old results\n");
+  ck_assert(pb_output_staging_make(out, MPI_COMM_SELF, &stg) == PB_OK);
+  ck_assert(strncmp(stg + strlen(out), "/" PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING) + 1) == 0);
+  char *srep = pb_path_join(stg, "report");
+  ck_assert(pb_test_exists(srep)); /* made empty, for the stage to fill */
+  put_file(srep, "a.tsv", "new\n");
+  put_file(srep, "b.tsv", "only new\n");
+  put_file(stg, "results.h5", "new results\n");
+  ck_assert(pb_output_staging_commit(stg, out) == PB_OK);
+  ck_assert(file_is(rep, "a.tsv", "new\n") && file_is(rep, "b.tsv", "only new\n"));
+  ck_assert(file_is(out, "results.h5", "new results\n"));
+  ck_assert(file_is(srep, "a.tsv", "old\n")); /* the previous report/, exchanged into the staging dir */
+  pb_output_remove_tree(stg);
+  ck_assert(!pb_test_exists(stg));
+  free(stg);
+  free(srep);
+
+  ck_assert(pb_output_staging_make(out, MPI_COMM_SELF, &stg) == PB_OK);
+  srep = pb_path_join(stg, "report");
+  put_file(srep, "a.tsv", "newer\n");
+  put_file(stg, "results.h5", "newer results\n");
+  char *res = pb_path_join(out, "results.h5");
+  ck_assert(unlink(res) == 0 && pb_mkdir_p(res) == PB_OK);
+  put_file(res, "keep", "x"); /* a non-empty directory: rename() cannot replace it */
+  ck_assert(pb_output_staging_commit(stg, out) == PB_FAIL);
+  ck_assert_msg(strstr(pb_error_message(), "is unchanged") != NULL, "%s", pb_error_message());
+  ck_assert(file_is(rep, "a.tsv", "new\n") && file_is(rep, "b.tsv", "only new\n"));
+  ck_assert(file_is(srep, "a.tsv", "newer\n") && file_is(stg, "results.h5", "newer results\n"));
+  ck_assert(file_is(res, "keep", "x"));
+  /* removal takes links, never what they point to */
+  char *link = pb_path_join(srep, "link");
+  ck_assert(symlink(res, link) == 0);
+  pb_output_remove_tree(stg);
+  ck_assert(!pb_test_exists(stg) && file_is(res, "keep", "x"));
+  free(link);
+  free(res);
+  free(stg);
+  free(srep);
+  free(rep);
+  free(out);
+}
+END_TEST
+
+/* A message longer than the buffer keeps its reason: the long name loses its
+ * middle to "…", keeping its start and end; short messages are untouched. */
+START_TEST(test_error_long_name)
+{
+  size_t n = 3 * PB_ERROR_MAX;
+  char *name = malloc(n + 1);
+  for (size_t i = 0; i < n; i++) name[i] = (char)('a' + i % 26);
+  memcpy(name, "/start/", 7);
+  memcpy(name + n - 8, "/end.csv", 8);
+  name[n] = '\0';
+  pb_error_set("%s:12: column 'label': negative class -3", name);
+  const char *m = pb_error_message();
+  ck_assert_uint_eq(strlen(m), PB_ERROR_MAX - 1); /* the buffer is used to the last byte, no more */
+  ck_assert_msg(strstr(m, "/end.csv:12: column 'label': negative class -3") != NULL, "reason lost: ...%s",
+                m + strlen(m) - 80);
+  ck_assert(strncmp(m, "/start/", 7) == 0);
+  ck_assert(strstr(m, "\xe2\x80\xa6") != NULL);
+  /* two long names: both shortened, the reason between and after them kept */
+  pb_error_set("cannot rename %s to %s: No space left on device", name, name);
+  m = pb_error_message();
+  ck_assert(strlen(m) < PB_ERROR_MAX);
+  ck_assert(strstr(m, "/end.csv to /start/") != NULL);
+  ck_assert(strstr(m, "/end.csv: No space left on device") != NULL);
+  pb_error_set("short: %s", "kept as is");
+  ck_assert_str_eq(pb_error_message(), "short: kept as is");
+  free(name);
+}
+END_TEST
 
 /* The lowest failing item wins whatever the thread schedule: items failing
  * are i % 7 == 3 with i >= 200, so the first is 206 (206 = 29 * 7 + 3). */
@@ -692,6 +794,8 @@ static Suite *suite(void)
   tcase_add_test(tc, test_strmap);
   tcase_add_test(tc, test_outfile);
   tcase_add_test(tc, test_mkdir_join);
+  tcase_add_test(tc, test_staging_commit);
+  tcase_add_test(tc, test_error_long_name);
   suite_add_tcase(s, tc);
   tc = tcase_create("shape");
   tcase_add_test(tc, test_first_error);

@@ -1,0 +1,87 @@
+#!/bin/sh
+# Limits and messages (issue 17, items 9 and 10).
+# Resource abuse from valid-looking input (item 9): a class index
+# beyond the documented limit of 2^20 classes per source is refused at ingest
+# (the label, a prediction, --classes) and at store open, with the limit in
+# the message, instead of sizing per-class tables by it; draws beyond the
+# documented maximum are a usage error.  Each must be refused at once (a
+# time limit catches the old behaviour: seconds to minutes of work).
+. "$(dirname "$0")/common.sh"
+cd "$WORK" || exit 1
+pb 1 1 synth --scale small --no-summary -o s.h5
+pb 1 1 export s.h5 -o s.csv
+# tpb NP ARGS...: pairbound on NP ranks, stopped after 30 s
+# shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+tpb() { local np=$1; shift; OMP_NUM_THREADS=1 timeout 30 "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$PAIRBOUND" -v 0 "$@"; }
+# refused DESCRIPTION EXIT EXPECTED-MESSAGE COMMAND...: exits EXIT (within the time limit), says why
+refused() {
+  local d=$1 want=$2 msg=$3; shift 3
+  out=$("$@" 2>&1); rc=$?
+  check "$d: exit $want (got $rc)" [ $rc -eq "$want" ]
+  check "$d: says why" sh -c 'printf "%s" "$1" | grep -qF -- "$2"' _ "$out" "$msg"
+}
+awk -F, 'NR == 2 { $6 = 2000000000 } { print }' OFS=, s.csv > biglabel.csv
+refused "a label of 2e9 at ingest" 1 \
+  "biglabel.csv:2: column 'label': class 2000000000 of source Syn exceeds the limit of 1048576 classes per source" \
+  tpb 1 ingest biglabel.csv -o big.h5
+check "no store from it" test ! -e big.h5
+awk -F, 'NR == 3 { $8 = 1048576 } { print }' OFS=, s.csv > bigpred.csv
+refused "a prediction of 2^20 at ingest" 1 "column 'pred': class 1048576 of source Syn exceeds the limit of 1048576" \
+  tpb 1 ingest bigpred.csv -o big.h5
+refused "--classes beyond the limit" 2 "1 <= N <= 1048576 (the limit of classes per source), found '2147483647'" \
+  tpb 1 ingest s.csv --classes 2147483647 -o big.h5
+refused "--classes SRC=N beyond the limit" 2 "found 'Syn=1048577'" tpb 1 ingest s.csv --classes Syn=1048577 -o big.h5
+pb 1 1 ingest s.csv --classes Syn=1048576 -o atcap.h5
+check "exactly 2^20 classes is accepted" test -s atcap.h5
+# a store written by something else (or edited) that claims 2e9 classes
+cp s.h5 huge.h5
+"$H5POKE" --attr huge.h5 /sources/Syn n_classes 2000000001
+for cmd in bounds check info; do
+  if [ $cmd = bounds ]; then set -- tpb 2 bounds huge.h5 -o o; else set -- tpb 1 $cmd huge.h5; fi
+  refused "a store with 2e9+1 classes: $cmd" 1 "source Syn: 2000000001 classes, more than the limit of 1048576 per source" "$@"
+done
+refused "predict --group-draws 10^7" 2 "--group-draws must be an integer in [0, 100000], got '10000000'" \
+  tpb 1 predict s.h5 -o p --group-draws 10000000
+for st in bounds screen; do
+  refused "$st --group-draws 10^7" 2 "--group-draws must be an integer in [0, 100000]" tpb 1 $st s.h5 -o p --group-draws 10000000
+done
+
+# --- messages (item 10)
+sed 's/^classes = 20$/classes = 2147483647/' "$TOP_SRCDIR/inputs/small.ini" > huge.ini
+refused "synth: classes = 2^31-1 names the real cap" 1 \
+  "huge.ini:27: [source Syn] classes must be an integer in [2, 1048576] (the limit of classes per source), got '2147483647'" \
+  tpb 1 synth --config huge.ini -o h.h5 --no-summary
+# a long name must not push the reason out of the message (it was cut at 2,048 bytes)
+long=$WORK
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do long=$long/$(printf 'd%.0s' $(seq 200))$i; done
+mkdir -p "$long"
+awk -F, 'NR == 2 { $6 = -3 } { print }' OFS=, s.csv > "$long/neg.csv"
+check "the CSV path is over 2,048 bytes" [ ${#long} -gt 2800 ]
+refused "an error behind a ${#long}-byte path keeps its reason" 1 "neg.csv:2: column 'label': negative class -3" \
+  tpb 1 ingest "$long/neg.csv" -o neg.h5
+# run cannot take --probe: a store without the default probe source names the INI key
+grep -v ',Syn-B,' s.csv > nob.csv
+pb 1 1 ingest nob.csv -o nob.h5
+printf '[run]\nstore = nob.h5\noutput = runo\nstages = screen\n' > nob.ini
+refused "run: a missing probe source suggests the [screen] key" 1 \
+  "probe source Syn-B is not in the store (set probe = SRC[:cond,...] in the [screen] section)" tpb 1 run nob.ini
+check "run: ... and never --probe" sh -c '! printf "%s" "$1" | grep -q -- --probe' _ "$out"
+refused "screen: the same store suggests the option" 1 "(give --probe SRC[:cond,...])" tpb 1 screen nob.h5 -o so
+printf '[run]\nstore = nob.h5\noutput = runo\nstages = fragility\n[fragility]\nprobe = Nope\n' > nob2.ini
+refused "run: an unknown [fragility] probe names the key" 1 "[fragility] probe = Nope: no such source" tpb 1 run nob2.ini
+# one model group: the group intervals collapse to the estimate; say so
+awk -F, 'NR == 1 || $2 == "alpha"' s.csv > one.csv
+pb 1 1 ingest one.csv -o one.h5
+for st in bounds screen; do
+  # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+  OMP_NUM_THREADS=1 "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" $st one.h5 -o one_$st --group-draws 200 2> one_$st.err
+  check "$st, one model group: warns on stderr" \
+    grep -q "warning: $st: every model is in the one model group 'alpha'.*zero width" one_$st.err
+  check "$st, one model group: the report says so" grep -q "every model belongs to one model group" one_$st/report/*.md
+done
+check "bounds, one model group: the intervals are indeed zero-width (lo = estimate = hi)" \
+  awk -F'\t' 'NR > 1 && !($4 == $7 && $7 == $8 && $5 == $9 && $9 == $10) { bad = 1 } END { exit bad || NR < 2 }' \
+  one_bounds/report/identification_variance_ratio.tsv
+pb 1 1 bounds s.h5 -o two --group-draws 200 2> two.err
+check "bounds, several groups: no such warning" sh -c '! grep -q "one model group" two.err two/report/REPORT.md'
+finish

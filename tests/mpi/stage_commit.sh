@@ -1,0 +1,69 @@
+#!/bin/sh
+# A stage's outputs appear all at once or not at all (issue 17, item 5): a
+# stage that fails late, or is stopped by SIGTERM while it writes, leaves an
+# existing good OUTDIR byte for byte as it was, with no staging directory or
+# temporary behind; a killed run's staging directory goes with the next run;
+# an earlier checkpoint goes when the outputs it described are replaced.
+. "$(dirname "$0")/common.sh"
+cd "$WORK" || exit 1
+pb 1 1 synth --scale small --no-summary -o s.h5
+pb 1 1 synth --scale small --seed 7 --no-summary -o s2.h5
+pb 1 1 bounds s.h5 -o o --resume
+# every file's checksum and every name (the lock file holds the last writer's pid)
+snap() { (cd o && find . -type f ! -name .pairbound.lock -print0 | sort -z | xargs -0 sha256sum && find . | sort); }
+snap > before
+check "a checkpoint to keep" test -s o/checkpoint.txt
+clean() { ! ls -a o o/report | grep -q "pairbound-stage\|[.]tmp"; }
+
+# a real late failure: gnuplot breaks on the first figure, after the tables
+cat > badgp <<'EOS'
+#!/bin/sh
+if [ "$1" = -e ]; then echo pngcairo; exit 0; fi
+cat >/dev/null; echo "broken plotter" >&2; exit 3
+EOS
+chmod +x badgp
+for np in 1 2; do
+  out=$(PAIRBOUND_GNUPLOT=$PWD/badgp pb $np 1 bounds s2.h5 -o o 2>&1); rc=$?
+  check "$np rank(s): a stage failing in its figures exits non-zero ($rc)" [ $rc -ne 0 ]
+  check "$np rank(s): says why" sh -c 'printf "%s" "$1" | grep -q "gnuplot failed: broken plotter"' _ "$out"
+  snap > after
+  check "$np rank(s): the failed stage left OUTDIR exactly as it was" cmp -s before after
+  check "$np rank(s): no staging directory or temporary left" clean
+done
+
+# SIGTERM while the stage writes (gnuplot waits) at 1 and 2 ranks
+cat > slowgp <<EOS
+#!/bin/sh
+if [ "\$1" = -e ]; then echo pngcairo; exit 0; fi
+cat >/dev/null; echo \$\$ > "$WORK/gp.pid"; exec sleep 60
+EOS
+chmod +x slowgp
+for np in 1 2; do
+  rm -f gp.pid
+  # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+  (PAIRBOUND_GNUPLOT=$PWD/slowgp OMP_NUM_THREADS=1 exec "$MPIRUN" $MPIRUN_FLAGS -n $np "$PAIRBOUND" bounds s2.h5 -o o \
+     > term.log 2>&1) &
+  pid=$! # the launcher itself, which passes the signal on to every rank
+  for i in $(seq 300); do [ -s gp.pid ] && break; sleep 0.1; done
+  check "$np rank(s): the stage is writing its figures" test -s gp.pid
+  check "$np rank(s): ... in a staging directory inside OUTDIR" sh -c 'ls -d o/.pairbound-stage.* >/dev/null 2>&1'
+  kill -TERM $pid
+  timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
+  wait $pid; rc=$?
+  [ -s gp.pid ] && kill "$(cat gp.pid)" 2>/dev/null
+  check "$np rank(s): SIGTERM ends the stage non-zero ($rc)" [ $rc -ne 0 ]
+  check "$np rank(s): and says OUTDIR is as it was" grep -q "stopped by a signal; o is as it was before this run" term.log
+  snap > after
+  check "$np rank(s): the stopped stage left OUTDIR exactly as it was" cmp -s before after
+  check "$np rank(s): no staging directory or temporary left" clean
+done
+
+# a run killed outright (SIGKILL) leaves its staging directory: the next run sweeps it
+mkdir -p o/.pairbound-stage.Kx12Ab/report && echo half > o/.pairbound-stage.Kx12Ab/report/bounds.tsv
+pb 2 1 bounds s2.h5 -o o
+check "the next run sweeps a killed run's staging directory" clean
+pb 1 1 bounds s2.h5 -o o2
+check "the new output is complete (report)" cmp -s o/report/bounds.tsv o2/report/bounds.tsv
+check "the new output is complete (results.h5)" same_h5 o/results.h5 o2/results.h5
+check "an outdated checkpoint goes with the outputs it described" test ! -e o/checkpoint.txt
+finish
