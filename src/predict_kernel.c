@@ -97,8 +97,8 @@ static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, int32_t nl, co
   gsl_matrix *g = &gv.matrix, *a = &av.matrix;
   gsl_vector *rhs = &rv.vector;
   gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, zc, 0.0, g);
-  for (size_t i = 0; i < p; i++)
-    for (size_t j = i + 1; j < p; j++) gsl_matrix_set(g, i, j, gsl_matrix_get(g, j, i));
+  for (size_t i = 0; i < p; i++) /* g is the scratch array, row-major with stride p */
+    for (size_t j = i + 1; j < p; j++) scratch[i * p + j] = scratch[j * p + i];
   gsl_blas_dgemv(CblasTrans, 1.0, zc, yc, 0.0, rhs);
   for (int32_t l = 0; l < nl; l++) {
     gsl_matrix_memcpy(a, g);
@@ -152,10 +152,10 @@ done:
 }
 
 /* The training design, standardised and then centred exactly (its mean is
- * zero only up to rounding), its column means, and the centred probit targets. */
+ * zero only up to rounding), its column means, and the centred probit
+ * targets; zc is row-major [train rows][p], yc [train rows]. */
 static void pb_predict__design(const struct pb_predict_problem *pr, const double *tyall, const uint8_t *train,
-                               const struct pb_predict__prep *pp, gsl_matrix *zc, double *zbar, gsl_vector *yc,
-                               double *ybar)
+                               const struct pb_predict__prep *pp, double *zc, double *zbar, double *yc, double *ybar)
 {
   const int32_t p = pr->p;
   size_t t = 0;
@@ -163,21 +163,20 @@ static void pb_predict__design(const struct pb_predict_problem *pr, const double
   for (int32_t j = 0; j < p; j++) zbar[j] = 0.0;
   for (int32_t r = 0; r < pr->n; r++) {
     if (!train[r]) continue;
+    double *z = zc + t * (size_t)p;
     for (int32_t j = 0; j < p; j++) {
-      const double z = pb_predict__z(pr, pp, r, j);
-      gsl_matrix_set(zc, t, (size_t)j, z);
-      zbar[j] += z;
+      z[j] = pb_predict__z(pr, pp, r, j);
+      zbar[j] += z[j];
     }
-    const double ty = tyall[r];
-    gsl_vector_set(yc, t, ty);
-    ysum += ty;
+    yc[t] = tyall[r];
+    ysum += tyall[r];
     t++;
   }
   *ybar = ysum / (double)t;
   for (int32_t j = 0; j < p; j++) zbar[j] /= (double)t;
   for (size_t i = 0; i < t; i++) {
-    for (int32_t j = 0; j < p; j++) *gsl_matrix_ptr(zc, i, (size_t)j) -= zbar[j];
-    *gsl_vector_ptr(yc, i) -= *ybar;
+    for (int32_t j = 0; j < p; j++) zc[i * (size_t)p + (size_t)j] -= zbar[j];
+    yc[i] -= *ybar;
   }
 }
 
@@ -230,7 +229,7 @@ static int pb_predict__fit(const struct pb_predict_problem *pr, struct pb_predic
   gsl_vector_view yc = gsl_vector_view_array(w->yc, nt);
   double ybar = 0.0;
   pb_predict__prepare(pr, train, w->colnan, w->buf, &w->pp);
-  pb_predict__design(pr, w->ty, train, &w->pp, &zc.matrix, w->zbar, &yc.vector, &ybar);
+  pb_predict__design(pr, w->ty, train, &w->pp, w->zc, w->zbar, w->yc, &ybar);
   int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix)
                                     : pb_predict__solve_chol(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix, w->chol);
   if (rc != PB_OK) return rc;

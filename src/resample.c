@@ -77,13 +77,18 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
   int32_t *ones = pb_malloc((size_t)(n_units > 0 ? n_units : 1) * sizeof *ones);
   pb_boot_multiplicities(spec, -1, n_units, ones);
   fn(ones, n_units, ctx, est);
-  double *col = pb_malloc((size_t)(spec->n_draws > 0 ? spec->n_draws : 1) * sizeof *col);
-  for (int32_t k = 0; k < n_stats; k++) {
-    for (int64_t d = 0; d < spec->n_draws; d++) col[d] = all[d * n_stats + k];
-    pb_boot__interval(col, spec->n_draws, spec->level, &out[k]);
-    out[k].est = est[k];
+  /* statistics are independent: threads take whole columns */
+#pragma omp parallel
+  {
+    double *col = pb_malloc((size_t)(spec->n_draws > 0 ? spec->n_draws : 1) * sizeof *col);
+#pragma omp for schedule(static)
+    for (int32_t k = 0; k < n_stats; k++) {
+      for (int64_t d = 0; d < spec->n_draws; d++) col[d] = all[d * n_stats + k];
+      pb_boot__interval(col, spec->n_draws, spec->level, &out[k]);
+      out[k].est = est[k];
+    }
+    free(col);
   }
-  free(col);
   free(ones);
   free(est);
   free(all);
