@@ -248,41 +248,66 @@ static int pb_predict__cell_record(const struct pb_stage *st, const struct pb_pr
   return PB_OK;
 }
 
-/* Records of this rank's cells, threads over cells; the first failing cell
- * (lowest index) names the error. */
+/* The record of local cell c of a loaded block (error named by the cell). */
+static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__data *d,
+                                  const struct pb_predict_options *opt, const struct pb_cell_ref *all,
+                                  const struct pb_cell_data *cell, int64_t c, int role, double *rec,
+                                  struct pb_first_error *fe)
+{
+  if (pb_predict__cell_record(st, d, opt, cell, role, rec) == PB_OK) return;
+  const struct pb_cell_ref *r = &all[st->first + c];
+  const struct pb_source *s = &st->meta->sources[r->source];
+  pb_error_set("predict: cell (%s, %s, %s): invalid records", s->name, st->meta->model_ids[r->model],
+               s->conditions[r->condition]);
+  pb_first_error_record(fe, c);
+}
+
+#define PB_PREDICT__LOAD_CHUNKS 8
+
+/* Records of this rank's cells, the first failing cell (lowest index) naming
+ * the error.  The cells are read in PB_PREDICT__LOAD_CHUNKS contiguous chunks
+ * of about equal size (by records) on the main thread, which calls MPI and
+ * HDF5; each cell of a chunk becomes a task as soon as the chunk is in, so
+ * the other threads compute while the rest is read. */
 static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data *d, const struct pb_predict_options *opt,
                              const struct pb_cell_ref *all, int32_t rec_len, double **out)
 {
-  const int64_t nl = st->last - st->first;
+  const int64_t nl = st->last - st->first, K = PB_PREDICT__LOAD_CHUNKS;
   uint8_t *want = pb_malloc((size_t)(nl > 0 ? nl : 1));
-  for (int64_t c = 0; c < nl; c++) want[c] = (uint8_t)pb_predict__role(st, d, &all[st->first + c]);
-  struct pb_cell_block b;
-  int status = pb_cells_load_selected(st->store, st->first, st->last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
-                                      want, &b);
-  status = pb_error_agree(st->comm, status);
+  int64_t total = 0, *cb = pb_malloc((size_t)(K + 1) * sizeof *cb), *cost = pb_malloc((size_t)(nl + 1) * sizeof *cost);
+  cost[0] = 0;
+  for (int64_t c = 0; c < nl; c++) {
+    want[c] = (uint8_t)pb_predict__role(st, d, &all[st->first + c]);
+    total += want[c] ? pb_dist_eval_count(&st->meta->sources[all[st->first + c].source]) : 0;
+    cost[c + 1] = total;
+  }
+  for (int64_t k = 0, c = 0; k <= K; k++) {
+    while (c < nl && cost[c] < total * k / K) c++;
+    cb[k] = k == K ? nl : c;
+  }
+  struct pb_cell_block *blk = pb_calloc((size_t)K, sizeof *blk);
   double *rec = pb_malloc((size_t)(nl > 0 ? nl : 1) * rec_len * sizeof *rec);
   for (int64_t i = 0; i < (nl > 0 ? nl : 1) * rec_len; i++) rec[i] = NAN;
-  if (status == PB_OK) {
-    struct pb_first_error fe;
-    pb_first_error_init(&fe);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t c = 0; c < nl; c++) {
-      if (!want[c] || b.cells[c].n == 0) continue;
-      if (pb_predict__cell_record(st, d, opt, &b.cells[c], want[c], rec + c * rec_len) != PB_OK) {
-        const struct pb_cell_ref *r = &all[st->first + c];
-        const struct pb_source *s = &st->meta->sources[r->source];
-        pb_error_set("predict: cell (%s, %s, %s): invalid records", s->name, st->meta->model_ids[r->model],
-                     s->conditions[r->condition]);
-        pb_first_error_record(&fe, c);
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
+  int status = PB_OK;
+#pragma omp parallel
+#pragma omp master
+  for (int64_t k = 0; k < K && status == PB_OK; k++) {
+    status = pb_cells_load_selected(st->store, st->first + cb[k], st->first + cb[k + 1],
+                                    PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want + cb[k], &blk[k]);
+    status = pb_error_agree(st->comm, status);
+    for (int64_t c = cb[k]; c < cb[k + 1] && status == PB_OK; c++)
+      if (want[c] && blk[k].cells[c - cb[k]].n > 0) {
+#pragma omp task firstprivate(c, k)
+        pb_predict__cell_task(st, d, opt, all, &blk[k].cells[c - cb[k]], c, want[c], rec + c * rec_len, &fe);
       }
-    }
-    status = pb_first_error_status(&fe);
   }
+  if (status == PB_OK) status = pb_first_error_status(&fe);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) *out = pb_stage_gather(st, nl, st->n_cells, rec_len, rec, 1);
-  free(rec);
-  free(want);
-  pb_cells_free(&b);
+  for (int64_t k = 0; k < K; k++) pb_cells_free(&blk[k]);
+  free(blk), free(rec), free(want), free(cb), free(cost);
   return status;
 }
 
