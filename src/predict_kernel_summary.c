@@ -212,37 +212,26 @@ void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint
   free(f0);
 }
 
-struct pb_predict__li {
-  int32_t label, idx;
-};
-
-static int pb_predict__cmp_li(const void *pa, const void *pb)
-{
-  const struct pb_predict__li *a = pa, *b = pb;
-  if (a->label != b->label) return a->label < b->label ? -1 : 1;
-  return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
 /* Sums of the independent combination (Eq. 14 and its analogues): every
  * clean record i of a class with every perturbed record j of it, weight 1/n_y. */
 struct pb_predict__ind {
   double flips, absd, cov, k, dss_num, dss_den, dsw_num, dsw_den;
 };
 
-static void pb_predict__ind_class(const struct pb_cell_view *in, const struct pb_predict__li *li, int32_t ny,
-                                  double mean0, double mean1, struct pb_predict__ind *t)
+static void pb_predict__ind_class(const struct pb_cell_view *in, const int32_t *idx, int32_t ny, double mean0,
+                                  double mean1, struct pb_predict__ind *t)
 {
   int64_t same = 0, a = 0, b = 0, nss = 0, nww = 0;
   double absd = 0.0, m0 = 0.0, m1 = 0.0, ss = 0.0, sw = 0.0;
-  const int32_t y = li[0].label;
+  const int32_t y = in->label[idx[0]];
   for (int32_t p = 0; p < ny; p++) {
-    const int32_t i = li[p].idx;
+    const int32_t i = idx[p];
     a += in->pred0[i] == y;
     b += in->pred1[i] == y;
     m0 += in->s0[i];
     m1 += in->s1[i];
     for (int32_t q = 0; q < ny; q++) {
-      const int32_t j = li[q].idx;
+      const int32_t j = idx[q];
       const double d = (double)in->s0[i] - (double)in->s1[j];
       same += in->pred0[i] == in->pred1[j];
       absd += fabs(d);
@@ -273,15 +262,14 @@ static void pb_predict__ind_class(const struct pb_cell_view *in, const struct pb
 static void pb_predict__independent(const struct pb_cell_view *in, double *out)
 {
   const int32_t n = in->n;
-  struct pb_predict__li *li = pb_malloc((size_t)n * sizeof *li);
+  /* the records of each class in index order */
+  int32_t *order = pb_malloc((2 * (size_t)n + 1) * sizeof *order), *cbeg = order + n;
+  const int32_t nc = pb_perm_classes(n, in->label, order, cbeg);
   double sum0 = 0.0, sum1 = 0.0;
   for (int32_t i = 0; i < n; i++) {
-    li[i].label = in->label[i];
-    li[i].idx = i;
     sum0 += in->s0[i];
     sum1 += in->s1[i];
   }
-  qsort(li, (size_t)n, sizeof *li, pb_predict__cmp_li);
   const double mean0 = sum0 / n, mean1 = sum1 / n;
   double sxx = 0.0, syy = 0.0;
   for (int32_t i = 0; i < n; i++) {
@@ -290,12 +278,7 @@ static void pb_predict__independent(const struct pb_cell_view *in, double *out)
   }
   struct pb_predict__ind t;
   memset(&t, 0, sizeof t);
-  for (int32_t p = 0; p < n;) {
-    int32_t e = p;
-    while (e < n && li[e].label == li[p].label) e++;
-    pb_predict__ind_class(in, li + p, e - p, mean0, mean1, &t);
-    p = e;
-  }
+  for (int32_t c = 0; c < nc; c++) pb_predict__ind_class(in, order + cbeg[c], cbeg[c + 1] - cbeg[c], mean0, mean1, &t);
   double *o = out + PB_PC_IND;
   o[PB_PC_F - PB_PC_F] = t.flips / n;
   o[PB_PC_A - PB_PC_F] = t.absd / n;
@@ -303,7 +286,7 @@ static void pb_predict__independent(const struct pb_cell_view *in, double *out)
   o[PB_PC_K - PB_PC_F] = t.k / n;
   o[PB_PC_DSS - PB_PC_F] = t.dss_den > 0.0 ? t.dss_num / t.dss_den : NAN;
   o[PB_PC_DSW - PB_PC_F] = t.dsw_den > 0.0 ? t.dsw_num / t.dsw_den : NAN;
-  free(li);
+  free(order);
 }
 
 int pb_predict_cell_summary(const struct pb_cell_view *in, double *out)

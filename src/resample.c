@@ -139,15 +139,34 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
 
 /* ------------------------------------------------------------ permutations */
 
-/* Items of each class in index order: order[cbeg[c] .. cbeg[c+1]).  Keys
- * (label, index) are distinct, so the order is total and qsort's instability
- * cannot show. */
+/* Items of each class in index order: order[cbeg[c] .. cbeg[c+1]).  Labels
+ * spanning at most 4n values are placed by a counting sort (a stable pass in
+ * index order); wider ones by sorting the keys (label, index), which are
+ * distinct, so the order is total and qsort's instability cannot show.  Both
+ * give the same order. */
 static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg)
 {
+  int32_t lo = n > 0 ? label[0] : 0, hi = lo, nc = 0;
+  for (int32_t i = 1; i < n; i++) {
+    lo = label[i] < lo ? label[i] : lo;
+    hi = label[i] > hi ? label[i] : hi;
+  }
+  if (n > 0 && (int64_t)hi - lo < 4 * (int64_t)n) {
+    const int32_t span = hi - lo + 1;
+    int32_t *at = pb_calloc((size_t)span + 1, sizeof *at);
+    for (int32_t i = 0; i < n; i++) at[label[i] - lo + 1]++;
+    for (int32_t v = 0; v < span; v++) {
+      if (at[v + 1] > 0) cbeg[nc++] = at[v];
+      at[v + 1] += at[v];
+    }
+    for (int32_t i = 0; i < n; i++) order[at[label[i] - lo]++] = i;
+    free(at);
+    cbeg[nc] = n;
+    return nc;
+  }
   int64_t *key = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
   for (int32_t i = 0; i < n; i++) key[i] = ((int64_t)label[i] << 32) | i;
   qsort(key, (size_t)n, sizeof *key, pb_cmp_i64);
-  int32_t nc = 0;
   for (int32_t i = 0; i < n; i++) {
     order[i] = (int32_t)(key[i] & 0xffffffff);
     if (i == 0 || (key[i] >> 32) != (key[i - 1] >> 32)) cbeg[nc++] = i;
