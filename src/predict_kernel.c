@@ -376,18 +376,17 @@ done:
 }
 
 /* Fits shared by the full-pool nested run and every deletion refit, keyed
- * by the excluded groups (all fits use every penalty of the grid):
- * p1[o][l][r]: fit without {o}, rows of o; p2[x][y][l][r]: fit without
- * {x, y}, rows of x; e2[x][y][l]: absolute error sum of group x in that fit;
- * e3[x][y][z][l] (y < z): absolute error sum of group x in the fit without
- * {x, y, z}. */
+ * by the excluded groups (these fits use every penalty of the grid):
+ * p2[x][y][l][r]: fit without {x, y}, rows of x; e2[x][y][l]: absolute error
+ * sum of group x in that fit; e3[x][y][z][l] (y < z): absolute error sum of
+ * group x in the fit without {x, y, z}.  The full-pool outer fits (without
+ * one group) need only the chosen penalty and are made after the choice. */
 struct pb_predict__cache {
   int32_t G, n;
-  double *p1, *p2, *e2, *e3;
+  double *p2, *e2, *e3;
 };
 
 #define PB_PREDICT__L PB_PREDICT_N_LAMBDA
-#define PB_PREDICT__P1(c, o, l) ((c)->p1 + ((size_t)(o) * PB_PREDICT__L + (l)) * (c)->n)
 #define PB_PREDICT__P2(c, x, y, l) ((c)->p2 + (((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L + (l)) * (c)->n)
 #define PB_PREDICT__E2(c, x, y) ((c)->e2 + ((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L)
 #define PB_PREDICT__E3(c, x, y, z) ((c)->e3 + (((size_t)(x) * (c)->G + (y)) * (c)->G + (z)) * PB_PREDICT__L)
@@ -404,7 +403,7 @@ static void pb_predict__mask_n(const struct pb_predict_problem *pr, const uint8_
   }
 }
 
-/* One fit without the groups e[0..ne) (ascending), filed into the cache. */
+/* One fit without the groups e[0..ne) (ascending, ne = 2 or 3), filed into the cache. */
 static int pb_predict__cache_fit(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
                                  enum pb_predict_solver solver, const int32_t *e, int ne, uint8_t *mask, double *pl,
                                  struct pb_predict__cache *c)
@@ -416,80 +415,94 @@ static int pb_predict__cache_fit(const struct pb_predict_problem *pr, struct pb_
     const int32_t x = e[i], y = e[i == 0], z = ne == 3 ? e[i == 2 ? 1 : 2] : -1;
     for (int32_t l = 0; l < PB_PREDICT__L; l++) {
       const double *p = pl + (size_t)l * pr->n;
-      double *dst = ne == 1 ? PB_PREDICT__P1(c, x, l) : ne == 2 ? PB_PREDICT__P2(c, x, y, l) : NULL;
-      for (int32_t r = 0; r < pr->n && dst; r++)
-        if (pr->group[r] == x) dst[r] = p[r];
-      if (ne == 2) PB_PREDICT__E2(c, x, y)[l] = pb_predict__abs_err(pr, p, x);
-      if (ne == 3) PB_PREDICT__E3(c, x, y, z)[l] = pb_predict__abs_err(pr, p, x);
+      if (ne == 2) {
+        double *dst = PB_PREDICT__P2(c, x, y, l);
+        for (int32_t r = 0; r < pr->n; r++)
+          if (pr->group[r] == x) dst[r] = p[r];
+        PB_PREDICT__E2(c, x, y)[l] = pb_predict__abs_err(pr, p, x);
+      } else {
+        PB_PREDICT__E3(c, x, y, z)[l] = pb_predict__abs_err(pr, p, x);
+      }
     }
   }
   return PB_OK;
 }
 
-/* Every fit of the cache over the active groups: singles, pairs and (for
- * the deletion refits) triples. */
-static int pb_predict__cache_fill(const struct pb_predict_problem *pr, const uint8_t *active, int triples,
-                                  enum pb_predict_solver solver, struct pb_predict__cache *c)
+/* Every fit of the cache over the active groups: pairs and (for the
+ * deletion refits) triples. */
+static int pb_predict__cache_fill(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                                  int triples, enum pb_predict_solver solver, uint8_t *mask, double *pl,
+                                  struct pb_predict__cache *c)
 {
   const int32_t G = pr->n_groups;
-  struct pb_predict__ws w;
-  pb_predict__ws_init(&w, pr, PB_PREDICT__L);
-  uint8_t *mask = pb_malloc(2 * (size_t)pr->n);
-  double *pl = pb_malloc((size_t)PB_PREDICT__L * pr->n * sizeof *pl);
   int rc = PB_OK;
   for (int32_t a = 0; a < G && rc == PB_OK; a++) {
     if (!active[a]) continue;
     int32_t e[3] = {a, -1, -1};
-    rc = pb_predict__cache_fit(pr, &w, active, solver, e, 1, mask, pl, c);
     for (e[1] = a + 1; e[1] < G && rc == PB_OK; e[1]++) {
       if (!active[e[1]]) continue;
-      rc = pb_predict__cache_fit(pr, &w, active, solver, e, 2, mask, pl, c);
+      rc = pb_predict__cache_fit(pr, w, active, solver, e, 2, mask, pl, c);
       for (e[2] = e[1] + 1; e[2] < G && rc == PB_OK && triples; e[2]++)
-        if (active[e[2]]) rc = pb_predict__cache_fit(pr, &w, active, solver, e, 3, mask, pl, c);
+        if (active[e[2]]) rc = pb_predict__cache_fit(pr, w, active, solver, e, 3, mask, pl, c);
     }
   }
-  free(mask);
-  free(pl);
-  pb_predict__ws_free(&w);
   return rc;
 }
 
-/* Penalty choice and out-of-fold predictions of one nested run from the
- * cache: active groups without @p d (-1: none); the same sums in the same
- * order as pb_predict_nested. */
-static void pb_predict__from_cache(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *rows,
-                                   int32_t d, const struct pb_predict__cache *c, double *pred, int32_t *lam_idx)
+/* Penalty of outer fold o in the nested run without group d (-1: none):
+ * the same sums in the same order as pb_predict_nested. */
+static int32_t pb_predict__choose(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *rows,
+                                  int32_t d, int32_t o, const struct pb_predict__cache *c)
 {
   const int32_t G = pr->n_groups;
+  int32_t ntr = 0, best = 0;
+  for (int32_t g = 0; g < G; g++)
+    if (active[g] && g != o && g != d) ntr += rows[g];
+  double best_mae = INFINITY;
+  for (int32_t l = 0; l < PB_PREDICT__L; l++) {
+    double s = 0.0;
+    for (int32_t i = 0; i < G; i++) {
+      if (!active[i] || i == o || i == d) continue;
+      s += d < 0 ? PB_PREDICT__E2(c, i, o)[l] : PB_PREDICT__E3(c, i, o < d ? o : d, o < d ? d : o)[l];
+    }
+    const double mae = s / ntr;
+    if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
+      best_mae = mae;
+      best = l;
+    }
+  }
+  return best;
+}
+
+/* Out-of-fold predictions of one nested run: without deletion (d = -1) the
+ * outer fit without o at its chosen penalty, made here; with group d deleted,
+ * the cached fit without {o, d}. */
+static int pb_predict__from_cache(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                                  const int32_t *rows, int32_t d, enum pb_predict_solver solver,
+                                  const struct pb_predict__cache *c, uint8_t *mask, double *pl, double *pred,
+                                  int32_t *lam_idx)
+{
   for (int32_t r = 0; r < pr->n; r++) {
     pred[r] = NAN;
     lam_idx[r] = -1;
   }
-  for (int32_t o = 0; o < G; o++) {
+  for (int32_t o = 0; o < pr->n_groups; o++) {
     if (!active[o] || o == d) continue;
-    int32_t ntr = 0, best = 0;
-    for (int32_t g = 0; g < G; g++)
-      if (active[g] && g != o && g != d) ntr += rows[g];
-    double best_mae = INFINITY;
-    for (int32_t l = 0; l < PB_PREDICT__L; l++) {
-      double s = 0.0;
-      for (int32_t i = 0; i < G; i++) {
-        if (!active[i] || i == o || i == d) continue;
-        s += d < 0 ? PB_PREDICT__E2(c, i, o)[l] : PB_PREDICT__E3(c, i, o < d ? o : d, o < d ? d : o)[l];
-      }
-      const double mae = s / ntr;
-      if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
-        best_mae = mae;
-        best = l;
-      }
+    const int32_t best = pb_predict__choose(pr, active, rows, d, o, c);
+    const double *p = pl;
+    if (d < 0) {
+      pb_predict__mask_n(pr, active, &o, 1, mask, mask + pr->n);
+      if (pb_predict__fit(pr, w, mask, mask + pr->n, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) return PB_FAIL;
+    } else {
+      p = PB_PREDICT__P2(c, o, d, best);
     }
-    const double *p = d < 0 ? PB_PREDICT__P1(c, o, best) : PB_PREDICT__P2(c, o, d, best);
     for (int32_t r = 0; r < pr->n; r++)
       if (pr->group[r] == o) {
         pred[r] = p[r];
         lam_idx[r] = best;
       }
   }
+  return PB_OK;
 }
 
 int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, enum pb_predict_solver solver,
@@ -497,9 +510,12 @@ int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, en
 {
   const int32_t G = pr->n_groups, n = pr->n;
   int rc = PB_FAIL;
-  uint8_t *active = pb_calloc((size_t)G, 1);
+  uint8_t *active = pb_calloc((size_t)G, 1), *mask = pb_malloc(2 * (size_t)n);
   int32_t *rows = pb_calloc((size_t)G, sizeof *rows), na = 0;
-  struct pb_predict__cache c = {G, n, NULL, NULL, NULL, NULL};
+  double *pl = pb_malloc((size_t)PB_PREDICT__L * n * sizeof *pl);
+  struct pb_predict__cache c = {G, n, NULL, NULL, NULL};
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, PB_PREDICT__L);
   for (int32_t r = 0; r < n; r++) {
     if (pr->group[r] < 0 || pr->group[r] >= G) {
       pb_error_set("predict: row %d has group %d outside [0, %d)", r, pr->group[r], G);
@@ -516,19 +532,25 @@ int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, en
                  3 + (deletions != 0), deletions ? " for deletion refits" : "", na);
     goto done;
   }
-  c.p1 = pb_malloc((size_t)G * PB_PREDICT__L * n * sizeof *c.p1);
   c.p2 = pb_malloc((size_t)G * G * PB_PREDICT__L * n * sizeof *c.p2);
   c.e2 = pb_malloc((size_t)G * G * PB_PREDICT__L * sizeof *c.e2);
   c.e3 = deletions ? pb_malloc((size_t)G * G * G * PB_PREDICT__L * sizeof *c.e3) : NULL;
-  if (pb_predict__cache_fill(pr, active, deletions, solver, &c) != PB_OK) goto done;
-  pb_predict__from_cache(pr, active, rows, -1, &c, pred, lam_idx);
-  for (int32_t g = 0; g < G && deletions; g++)
-    pb_predict__from_cache(pr, active, rows, active[g] ? g : -1, &c, pred + (size_t)(1 + g) * n,
-                           lam_idx + (size_t)(1 + g) * n);
+  if (pb_predict__cache_fill(pr, &w, active, deletions, solver, mask, pl, &c) != PB_OK) goto done;
+  if (pb_predict__from_cache(pr, &w, active, rows, -1, solver, &c, mask, pl, pred, lam_idx) != PB_OK) goto done;
+  for (int32_t g = 0; g < G && deletions; g++) {
+    double *pg = pred + (size_t)(1 + g) * n;
+    int32_t *lg = lam_idx + (size_t)(1 + g) * n;
+    if (!active[g]) { /* a group without rows: the block-0 result */
+      memcpy(pg, pred, (size_t)n * sizeof *pred);
+      memcpy(lg, lam_idx, (size_t)n * sizeof *lam_idx);
+    } else if (pb_predict__from_cache(pr, &w, active, rows, g, solver, &c, mask, pl, pg, lg) != PB_OK) {
+      goto done;
+    }
+  }
   rc = PB_OK;
 done:
-  free(active);
-  free(rows);
-  free(c.p1), free(c.p2), free(c.e2), free(c.e3);
+  pb_predict__ws_free(&w);
+  free(active), free(mask), free(rows), free(pl);
+  free(c.p2), free(c.e2), free(c.e3);
   return rc;
 }
