@@ -176,28 +176,19 @@ static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order,
   return nc;
 }
 
-static void pb_perm__shuffle(struct pb_rng *rng, int32_t *v, int32_t n)
-{
-  for (int32_t i = n - 1; i > 0; i--) {
-    int32_t j = (int32_t)pb_rng_below(rng, (uint32_t)i + 1), t = v[i];
-    v[i] = v[j];
-    v[j] = t;
-  }
-}
-
 void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm)
 {
   struct pb_rng rng;
   pb_rng_init(&rng, seed, analysis, item, replicate);
   for (int32_t i = 0; i < n; i++) perm[i] = i;
-  pb_perm__shuffle(&rng, perm, n);
+  pb_rng_shuffle(&rng, perm, n);
 }
 
 void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm)
 {
   for (;;) {
     for (int32_t j = 0; j < n; j++) perm[j] = j;
-    pb_perm__shuffle(rng, perm, n);
+    pb_rng_shuffle(rng, perm, n);
     int fixed = 0;
     for (int32_t j = 0; j < n && !fixed; j++) fixed = perm[j] == j;
     if (!fixed || n < 2) return;
@@ -220,7 +211,7 @@ static int32_t pb_perm__within_grouped(uint64_t seed, uint32_t analysis, uint64_
     if (derange && m > 1) pb_perm_derange(&rng, m, idx);
     else {
       for (int32_t i = 0; i < m; i++) idx[i] = i;
-      pb_perm__shuffle(&rng, idx, m);
+      pb_rng_shuffle(&rng, idx, m);
     }
     fixed += derange && m == 1;
     for (int32_t i = 0; i < m; i++) perm[order[cbeg[c] + i]] = order[cbeg[c] + idx[i]];
