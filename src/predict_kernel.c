@@ -132,14 +132,14 @@ static int pb_predict__solve_svd(gsl_matrix *zc, gsl_vector *yc, int32_t nl, con
   /* Zc = L diag(s) R' with L (nt x k), R (p x k): tall L = u, R = v; wide L = v, R = u. */
   const gsl_matrix *lm = tall ? u : v, *rm = tall ? v : u;
   gsl_blas_dgemv(CblasTrans, 1.0, lm, yc, 0.0, uty);
+  /* the vectors are GSL-allocated (unit stride) */
+  const double *sv = s->data, *uv = uty->data;
   for (int32_t l = 0; l < nl; l++) {
     for (size_t j = 0; j < p; j++) {
+      const double *rj = rm->data + j * rm->tda;
       double acc = 0.0;
-      for (size_t q = 0; q < k; q++) {
-        const double sq = gsl_vector_get(s, q);
-        acc += gsl_matrix_get(rm, j, q) * sq / (sq * sq + lambda[l]) * gsl_vector_get(uty, q);
-      }
-      gsl_matrix_set(beta, (size_t)l, j, acc);
+      for (size_t q = 0; q < k; q++) acc += rj[q] * sv[q] / (sv[q] * sv[q] + lambda[l]) * uv[q];
+      beta->data[(size_t)l * beta->tda + j] = acc;
     }
   }
 done:
