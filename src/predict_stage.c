@@ -286,6 +286,8 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
     cb[k] = k == K ? nl : c;
   }
   struct pb_cell_block *blk = pb_calloc((size_t)K, sizeof *blk);
+  int64_t *left = pb_calloc((size_t)K, sizeof *left); /* tasks of a chunk still running: its last frees it */
+  uint8_t *go = pb_calloc((size_t)(nl > 0 ? nl : 1), 1);  /* cell c is a task */
   double *rec = pb_malloc((size_t)(nl > 0 ? nl : 1) * rec_len * sizeof *rec);
   for (int64_t i = 0; i < (nl > 0 ? nl : 1) * rec_len; i++) rec[i] = NAN;
   struct pb_first_error fe;
@@ -297,17 +299,31 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
     status = pb_cells_load_selected(st->store, st->first + cb[k], st->first + cb[k + 1],
                                     PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want + cb[k], &blk[k]);
     status = pb_error_agree(st->comm, status);
+    /* the chunk's tasks counted before the first starts, and nothing of
+     * the block read here after it (its last task may free it meanwhile) */
+    const struct pb_cell_data *cells = blk[k].cells;
+    for (int64_t c = cb[k]; c < cb[k + 1] && status == PB_OK; c++) {
+      go[c] = want[c] && cells[c - cb[k]].n > 0;
+      left[k] += go[c];
+    }
+    if (left[k] == 0) pb_cells_free(&blk[k]);
     for (int64_t c = cb[k]; c < cb[k + 1] && status == PB_OK; c++)
-      if (want[c] && blk[k].cells[c - cb[k]].n > 0) {
-#pragma omp task firstprivate(c, k)
-        pb_predict__cell_task(st, d, opt, all, &blk[k].cells[c - cb[k]], c, want[c], rec + c * rec_len, &fe);
+      if (go[c]) {
+#pragma omp task firstprivate(c, k, cells)
+        {
+          pb_predict__cell_task(st, d, opt, all, &cells[c - cb[k]], c, want[c], rec + c * rec_len, &fe);
+          int64_t now;
+#pragma omp atomic capture seq_cst
+          now = --left[k];
+          if (now == 0) pb_cells_free(&blk[k]);
+        }
       }
   }
   if (status == PB_OK) status = pb_first_error_status(&fe);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) *out = pb_stage_gather(st, nl, st->n_cells, rec_len, rec, 1);
-  for (int64_t k = 0; k < K; k++) pb_cells_free(&blk[k]);
-  free(blk), free(rec), free(want), free(cb), free(cost);
+  for (int64_t k = 0; k < K; k++) pb_cells_free(&blk[k]); /* chunks not read to the end after a failure */
+  free(blk), free(left), free(go), free(rec), free(want), free(cb), free(cost);
   return status;
 }
 
