@@ -51,31 +51,44 @@ struct pb_predict__prep {
   double *med, *ctr, *scl;
 };
 
+/* The preprocessing from the train rows; vt [train rows][p] receives their
+ * imputed values.  Rows are the outer loop so that the columns' sums, each
+ * still over the rows in order, are independent chains; first and constant
+ * are scratch of p entries. */
 static void pb_predict__prepare(const struct pb_predict_problem *pr, const uint8_t *train, const uint8_t *colnan,
-                                double *buf, struct pb_predict__prep *pp)
+                                double *buf, double *vt, double *first, uint8_t *constant, struct pb_predict__prep *pp)
 {
-  for (int32_t j = 0; j < pr->p; j++) {
+  const int32_t p = pr->p;
+  for (int32_t j = 0; j < p; j++) {
     int32_t m = 0;
     /* the median only matters for a column with a missing value */
     for (int32_t r = 0; r < pr->n && colnan[j]; r++)
-      if (train[r] && isfinite(pr->x[(size_t)r * pr->p + j])) buf[m++] = pr->x[(size_t)r * pr->p + j];
+      if (train[r] && isfinite(pr->x[(size_t)r * p + j])) buf[m++] = pr->x[(size_t)r * p + j];
     pp->med[j] = m > 0 ? pb_predict_median(buf, m) : 0.0;
-    int32_t nt = 0, constant = 1;
-    double sum = 0.0, first = 0.0;
-    for (int32_t r = 0; r < pr->n; r++) {
-      if (!train[r]) continue;
-      const double v = isfinite(pr->x[(size_t)r * pr->p + j]) ? pr->x[(size_t)r * pr->p + j] : pp->med[j];
-      if (nt == 0) first = v;
-      constant &= v == first;
-      buf[nt++] = v;
-      sum += v;
-    }
-    const double mean = sum / nt;
-    double ss = 0.0;
-    for (int32_t t = 0; t < nt; t++) ss += (buf[t] - mean) * (buf[t] - mean);
-    pp->ctr[j] = mean;
-    pp->scl[j] = constant ? 1.0 : sqrt(ss / nt);
+    pp->ctr[j] = 0.0;
+    pp->scl[j] = 0.0;
+    constant[j] = 1;
   }
+  int32_t nt = 0;
+  for (int32_t r = 0; r < pr->n; r++) {
+    if (!train[r]) continue;
+    const double *x = pr->x + (size_t)r * p;
+    double *v = vt + (size_t)nt * p;
+    for (int32_t j = 0; j < p; j++) {
+      v[j] = isfinite(x[j]) ? x[j] : pp->med[j];
+      if (nt == 0) first[j] = v[j];
+      constant[j] &= v[j] == first[j];
+      pp->ctr[j] += v[j];
+    }
+    nt++;
+  }
+  for (int32_t j = 0; j < p; j++) pp->ctr[j] /= nt;
+  for (int32_t t = 0; t < nt; t++)
+    for (int32_t j = 0; j < p; j++) {
+      const double d = vt[(size_t)t * p + j] - pp->ctr[j];
+      pp->scl[j] += d * d;
+    }
+  for (int32_t j = 0; j < p; j++) pp->scl[j] = constant[j] ? 1.0 : sqrt(pp->scl[j] / nt);
 }
 
 /* Standardised feature j of row r under the training preprocessing. */
@@ -153,7 +166,8 @@ done:
 
 /* The training design, standardised and then centred exactly (its mean is
  * zero only up to rounding), its column means, and the centred probit
- * targets; zc is row-major [train rows][p], yc [train rows]. */
+ * targets; zc [train rows][p] holds the imputed values on entry and the
+ * centred design on return, yc [train rows]. */
 static void pb_predict__design(const struct pb_predict_problem *pr, const double *tyall, const uint8_t *train,
                                const struct pb_predict__prep *pp, double *zc, double *zbar, double *yc, double *ybar)
 {
@@ -165,7 +179,7 @@ static void pb_predict__design(const struct pb_predict_problem *pr, const double
     if (!train[r]) continue;
     double *z = zc + t * (size_t)p;
     for (int32_t j = 0; j < p; j++) {
-      z[j] = pb_predict__z(pr, pp, r, j);
+      z[j] = (z[j] - pp->ctr[j]) / pp->scl[j];
       zbar[j] += z[j];
     }
     yc[t] = tyall[r];
@@ -183,16 +197,16 @@ static void pb_predict__design(const struct pb_predict_problem *pr, const double
 /* Workspace of repeated fits of one problem: probit targets, which columns
  * have missing values, and buffers for the design and the solver. */
 struct pb_predict__ws {
-  double *ty, *buf, *zc, *yc, *beta, *chol;
+  double *ty, *buf, *zc, *yc, *beta, *chol, *first, *fit;
   struct pb_predict__prep pp;
   double *zbar;
-  uint8_t *colnan;
+  uint8_t *colnan, *constant;
 };
 
 static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predict_problem *pr, int32_t n_lambda)
 {
-  const size_t n = (size_t)pr->n, p = (size_t)pr->p;
-  w->ty = pb_malloc((n * (p + 3) + p * (5 + (size_t)n_lambda) + 2 * p * p) * sizeof(double));
+  const size_t n = (size_t)pr->n, p = (size_t)pr->p, nl = (size_t)n_lambda;
+  w->ty = pb_malloc((n * (p + 3) + p * (7 + nl) + 2 * p * p + nl) * sizeof(double));
   w->buf = w->ty + n;
   w->zc = w->buf + n;
   w->yc = w->zc + n * p;
@@ -200,9 +214,12 @@ static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predic
   w->pp.ctr = w->pp.med + p;
   w->pp.scl = w->pp.ctr + p;
   w->zbar = w->pp.scl + p;
-  w->beta = w->zbar + p;
-  w->chol = w->beta + p * (size_t)n_lambda;
-  w->colnan = pb_calloc(p, 1);
+  w->first = w->zbar + p;
+  w->beta = w->first + p;
+  w->chol = w->beta + p * nl;
+  w->fit = w->chol + 2 * p * p + p;
+  w->colnan = pb_calloc(2 * p, 1);
+  w->constant = w->colnan + p;
   for (size_t r = 0; r < n; r++) {
     w->ty[r] = pb_predict_probit(pr->y[r]);
     for (size_t j = 0; j < p; j++) w->colnan[j] |= !isfinite(pr->x[r * p + j]);
@@ -228,21 +245,22 @@ static int pb_predict__fit(const struct pb_predict_problem *pr, struct pb_predic
   gsl_matrix_view beta = gsl_matrix_view_array(w->beta, (size_t)n_lambda, (size_t)p);
   gsl_vector_view yc = gsl_vector_view_array(w->yc, nt);
   double ybar = 0.0;
-  pb_predict__prepare(pr, train, w->colnan, w->buf, &w->pp);
+  pb_predict__prepare(pr, train, w->colnan, w->buf, w->zc, w->first, w->constant, &w->pp);
   pb_predict__design(pr, w->ty, train, &w->pp, w->zc, w->zbar, w->yc, &ybar);
   int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix)
                                     : pb_predict__solve_chol(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix, w->chol);
   if (rc != PB_OK) return rc;
   for (int32_t r = 0; r < pr->n; r++) {
     if (!want[r]) continue;
-    for (int32_t j = 0; j < p; j++) w->buf[j] = pb_predict__z(pr, &w->pp, r, j);
-    for (int32_t l = 0; l < n_lambda; l++) {
-      /* intercept: the fitted value at the training mean of Z is the mean target */
-      const double *b = w->beta + (size_t)l * p;
-      double f = ybar;
-      for (int32_t j = 0; j < p; j++) f += b[j] * (w->buf[j] - w->zbar[j]);
-      pred[(size_t)l * pr->n + r] = pb_predict_unprobit(f);
+    /* intercept: the fitted value at the training mean of Z is the mean
+     * target; each penalty's sum runs over the features in order, the
+     * penalties side by side */
+    for (int32_t l = 0; l < n_lambda; l++) w->fit[l] = ybar;
+    for (int32_t j = 0; j < p; j++) {
+      const double zj = pb_predict__z(pr, &w->pp, r, j) - w->zbar[j];
+      for (int32_t l = 0; l < n_lambda; l++) w->fit[l] += w->beta[(size_t)l * p + j] * zj;
     }
+    for (int32_t l = 0; l < n_lambda; l++) pred[(size_t)l * pr->n + r] = pb_predict_unprobit(w->fit[l]);
   }
   return PB_OK;
 }
