@@ -53,17 +53,18 @@ static void pb_figure__quoted(FILE *fp, const char *s)
   fputc('\'', fp);
 }
 
-/* Run gnuplot on the set-up plus the figure's script; its stderr is kept in
- * @p log so a failure can be reported with gnuplot's own words. */
-static int pb_figure__render(const struct pb_figure *fig, const char *data_path, const char *png_tmp,
-                             const char *log)
+/* Start gnuplot on the set-up plus the figure's script, which ends by
+ * closing the output, so the PNG is complete while gnuplot waits for the end
+ * of its input; its stderr is kept in @p log so a failure can be reported
+ * with gnuplot's own words.  NULL when gnuplot cannot be started. */
+static FILE *pb_figure__render(const struct pb_figure *fig, const char *data_path, const char *png_tmp, const char *log)
 {
   size_t n = strlen(pb_figure__program()) + strlen(log) + 32;
   char *cmd = pb_malloc(n);
   snprintf(cmd, n, "'%s' 2>'%s'", pb_figure__program(), log);
   FILE *gp = popen(cmd, "w");
   free(cmd);
-  if (!gp) return PB_FAIL;
+  if (!gp) return NULL;
   fputs("set terminal pngcairo size 960,600 font 'DejaVu Sans,11' noenhanced\nset output ", gp);
   pb_figure__quoted(gp, png_tmp);
   fputs("\nset datafile separator '\\t'\nset datafile missing 'nan'\nset key autotitle columnheader\nDATA = ", gp);
@@ -74,9 +75,9 @@ static int pb_figure__render(const struct pb_figure *fig, const char *data_path,
   pb_figure__quoted(gp, fig->xlabel);
   fputs("\nset ylabel ", gp);
   pb_figure__quoted(gp, fig->ylabel);
-  fprintf(gp, "\nset grid\n%s\n", fig->script);
-  int st = pclose(gp);
-  return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? PB_OK : PB_FAIL;
+  fprintf(gp, "\nset grid\n%s\nunset output\n", fig->script);
+  fflush(gp);
+  return gp;
 }
 
 static void pb_figure__fail(const struct pb_figure *fig, const char *log)
@@ -93,43 +94,67 @@ static void pb_figure__fail(const struct pb_figure *fig, const char *log)
   pb_error_set("figure %s: gnuplot failed: %s", fig->name, msg[0] ? msg : "no message");
 }
 
-int pb_figure_write(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
-                    struct pb_text *md)
+int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+                    struct pb_figure_job *job)
 {
+  memset(job, 0, sizeof *job);
+  job->fig = fig;
   char name[256];
   snprintf(name, sizeof name, "%s.tsv", fig->name);
   int status = pb_results_write_report(res, name, data, len);
-  if (status != PB_OK) return status;
-  if (!pb_figure_available()) {
-    pb_text_printf(md, "\n*Figure %s (%s) skipped: gnuplot with the pngcairo terminal is not installed; "
-                       "its data is in [%s](%s).*\n",
-                   fig->name, fig->title, name, name);
-    return PB_OK;
+  if (status != PB_OK || !pb_figure_available()) {
+    job->state = status == PB_OK ? PB_FIGURE__SKIPPED : PB_FIGURE__DONE;
+    return status;
   }
   snprintf(name, sizeof name, "%s.png", fig->name);
-  char *png = pb_results_report_path(res, name);
-  size_t n = strlen(png) + 16;
-  char *tmp = pb_malloc(n), *log = pb_malloc(n);
-  snprintf(tmp, n, "%s.tmp", png);
-  snprintf(log, n, "%s.log", png);
+  job->png = pb_results_report_path(res, name);
+  size_t n = strlen(job->png) + 16;
+  job->tmp = pb_malloc(n);
+  job->log = pb_malloc(n);
+  snprintf(job->tmp, n, "%s.tmp", job->png);
+  snprintf(job->log, n, "%s.log", job->png);
   snprintf(name, sizeof name, "%s.tsv", fig->name);
   char *data_path = pb_results_report_path(res, name);
-  status = pb_figure__render(fig, data_path, tmp, log);
-  if (status != PB_OK) {
-    pb_figure__fail(fig, log);
-    unlink(tmp);
-  } else if (rename(tmp, png) != 0) {
-    pb_error_set("%s: cannot write file: %s", png, strerror(errno));
-    unlink(tmp);
-    status = PB_FAIL;
-  }
-  unlink(log);
-  if (status == PB_OK)
-    pb_text_printf(md, "\n![%s](%s.png)\n\n*%s — data: [%s.tsv](%s.tsv).*\n", fig->title, fig->name, fig->title,
-                   fig->name, fig->name);
+  job->gp = pb_figure__render(fig, data_path, job->tmp, job->log);
   free(data_path);
-  free(log);
-  free(tmp);
-  free(png);
+  job->state = PB_FIGURE__RENDERING;
+  return PB_OK;
+}
+
+int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md)
+{
+  const struct pb_figure *fig = job->fig;
+  int status = PB_OK;
+  if (job->state == PB_FIGURE__SKIPPED && md)
+    pb_text_printf(md, "\n*Figure %s (%s) skipped: gnuplot with the pngcairo terminal is not installed; "
+                       "its data is in [%s.tsv](%s.tsv).*\n",
+                   fig->name, fig->title, fig->name, fig->name);
+  if (job->state == PB_FIGURE__RENDERING) {
+    const int st = job->gp ? pclose(job->gp) : -1;
+    status = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? PB_OK : PB_FAIL;
+    if (status != PB_OK) {
+      pb_figure__fail(fig, job->log);
+      unlink(job->tmp);
+    } else if (rename(job->tmp, job->png) != 0) {
+      pb_error_set("%s: cannot write file: %s", job->png, strerror(errno));
+      unlink(job->tmp);
+      status = PB_FAIL;
+    }
+    unlink(job->log);
+    if (status == PB_OK && md)
+      pb_text_printf(md, "\n![%s](%s.png)\n\n*%s — data: [%s.tsv](%s.tsv).*\n", fig->title, fig->name, fig->title,
+                     fig->name, fig->name);
+  }
+  free(job->png), free(job->tmp), free(job->log);
+  memset(job, 0, sizeof *job);
   return status;
+}
+
+int pb_figure_write(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+                    struct pb_text *md)
+{
+  struct pb_figure_job job;
+  const int status = pb_figure_start(res, fig, data, len, &job);
+  const int done = pb_figure_finish(&job, md);
+  return status != PB_OK ? status : done;
 }

@@ -51,31 +51,44 @@ struct pb_predict__prep {
   double *med, *ctr, *scl;
 };
 
+/* The preprocessing from the train rows; vt [train rows][p] receives their
+ * imputed values.  Rows are the outer loop so that the columns' sums, each
+ * still over the rows in order, are independent chains; first and constant
+ * are scratch of p entries. */
 static void pb_predict__prepare(const struct pb_predict_problem *pr, const uint8_t *train, const uint8_t *colnan,
-                                double *buf, struct pb_predict__prep *pp)
+                                double *buf, double *vt, double *first, uint8_t *constant, struct pb_predict__prep *pp)
 {
-  for (int32_t j = 0; j < pr->p; j++) {
+  const int32_t p = pr->p;
+  for (int32_t j = 0; j < p; j++) {
     int32_t m = 0;
     /* the median only matters for a column with a missing value */
     for (int32_t r = 0; r < pr->n && colnan[j]; r++)
-      if (train[r] && isfinite(pr->x[(size_t)r * pr->p + j])) buf[m++] = pr->x[(size_t)r * pr->p + j];
+      if (train[r] && isfinite(pr->x[(size_t)r * p + j])) buf[m++] = pr->x[(size_t)r * p + j];
     pp->med[j] = m > 0 ? pb_predict_median(buf, m) : 0.0;
-    int32_t nt = 0, constant = 1;
-    double sum = 0.0, first = 0.0;
-    for (int32_t r = 0; r < pr->n; r++) {
-      if (!train[r]) continue;
-      const double v = isfinite(pr->x[(size_t)r * pr->p + j]) ? pr->x[(size_t)r * pr->p + j] : pp->med[j];
-      if (nt == 0) first = v;
-      constant &= v == first;
-      buf[nt++] = v;
-      sum += v;
-    }
-    const double mean = sum / nt;
-    double ss = 0.0;
-    for (int32_t t = 0; t < nt; t++) ss += (buf[t] - mean) * (buf[t] - mean);
-    pp->ctr[j] = mean;
-    pp->scl[j] = constant ? 1.0 : sqrt(ss / nt);
+    pp->ctr[j] = 0.0;
+    pp->scl[j] = 0.0;
+    constant[j] = 1;
   }
+  int32_t nt = 0;
+  for (int32_t r = 0; r < pr->n; r++) {
+    if (!train[r]) continue;
+    const double *x = pr->x + (size_t)r * p;
+    double *v = vt + (size_t)nt * p;
+    for (int32_t j = 0; j < p; j++) {
+      v[j] = isfinite(x[j]) ? x[j] : pp->med[j];
+      if (nt == 0) first[j] = v[j];
+      constant[j] &= v[j] == first[j];
+      pp->ctr[j] += v[j];
+    }
+    nt++;
+  }
+  for (int32_t j = 0; j < p; j++) pp->ctr[j] /= nt;
+  for (int32_t t = 0; t < nt; t++)
+    for (int32_t j = 0; j < p; j++) {
+      const double d = vt[(size_t)t * p + j] - pp->ctr[j];
+      pp->scl[j] += d * d;
+    }
+  for (int32_t j = 0; j < p; j++) pp->scl[j] = constant[j] ? 1.0 : sqrt(pp->scl[j] / nt);
 }
 
 /* Standardised feature j of row r under the training preprocessing. */
@@ -97,8 +110,8 @@ static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, int32_t nl, co
   gsl_matrix *g = &gv.matrix, *a = &av.matrix;
   gsl_vector *rhs = &rv.vector;
   gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, zc, 0.0, g);
-  for (size_t i = 0; i < p; i++)
-    for (size_t j = i + 1; j < p; j++) gsl_matrix_set(g, i, j, gsl_matrix_get(g, j, i));
+  for (size_t i = 0; i < p; i++) /* g is the scratch array, row-major with stride p */
+    for (size_t j = i + 1; j < p; j++) scratch[i * p + j] = scratch[j * p + i];
   gsl_blas_dgemv(CblasTrans, 1.0, zc, yc, 0.0, rhs);
   for (int32_t l = 0; l < nl; l++) {
     gsl_matrix_memcpy(a, g);
@@ -132,14 +145,14 @@ static int pb_predict__solve_svd(gsl_matrix *zc, gsl_vector *yc, int32_t nl, con
   /* Zc = L diag(s) R' with L (nt x k), R (p x k): tall L = u, R = v; wide L = v, R = u. */
   const gsl_matrix *lm = tall ? u : v, *rm = tall ? v : u;
   gsl_blas_dgemv(CblasTrans, 1.0, lm, yc, 0.0, uty);
+  /* the vectors are GSL-allocated (unit stride) */
+  const double *sv = s->data, *uv = uty->data;
   for (int32_t l = 0; l < nl; l++) {
     for (size_t j = 0; j < p; j++) {
+      const double *rj = rm->data + j * rm->tda;
       double acc = 0.0;
-      for (size_t q = 0; q < k; q++) {
-        const double sq = gsl_vector_get(s, q);
-        acc += gsl_matrix_get(rm, j, q) * sq / (sq * sq + lambda[l]) * gsl_vector_get(uty, q);
-      }
-      gsl_matrix_set(beta, (size_t)l, j, acc);
+      for (size_t q = 0; q < k; q++) acc += rj[q] * sv[q] / (sv[q] * sv[q] + lambda[l]) * uv[q];
+      beta->data[(size_t)l * beta->tda + j] = acc;
     }
   }
 done:
@@ -152,10 +165,11 @@ done:
 }
 
 /* The training design, standardised and then centred exactly (its mean is
- * zero only up to rounding), its column means, and the centred probit targets. */
+ * zero only up to rounding), its column means, and the centred probit
+ * targets; zc [train rows][p] holds the imputed values on entry and the
+ * centred design on return, yc [train rows]. */
 static void pb_predict__design(const struct pb_predict_problem *pr, const double *tyall, const uint8_t *train,
-                               const struct pb_predict__prep *pp, gsl_matrix *zc, double *zbar, gsl_vector *yc,
-                               double *ybar)
+                               const struct pb_predict__prep *pp, double *zc, double *zbar, double *yc, double *ybar)
 {
   const int32_t p = pr->p;
   size_t t = 0;
@@ -163,37 +177,36 @@ static void pb_predict__design(const struct pb_predict_problem *pr, const double
   for (int32_t j = 0; j < p; j++) zbar[j] = 0.0;
   for (int32_t r = 0; r < pr->n; r++) {
     if (!train[r]) continue;
+    double *z = zc + t * (size_t)p;
     for (int32_t j = 0; j < p; j++) {
-      const double z = pb_predict__z(pr, pp, r, j);
-      gsl_matrix_set(zc, t, (size_t)j, z);
-      zbar[j] += z;
+      z[j] = (z[j] - pp->ctr[j]) / pp->scl[j];
+      zbar[j] += z[j];
     }
-    const double ty = tyall[r];
-    gsl_vector_set(yc, t, ty);
-    ysum += ty;
+    yc[t] = tyall[r];
+    ysum += tyall[r];
     t++;
   }
   *ybar = ysum / (double)t;
   for (int32_t j = 0; j < p; j++) zbar[j] /= (double)t;
   for (size_t i = 0; i < t; i++) {
-    for (int32_t j = 0; j < p; j++) *gsl_matrix_ptr(zc, i, (size_t)j) -= zbar[j];
-    *gsl_vector_ptr(yc, i) -= *ybar;
+    for (int32_t j = 0; j < p; j++) zc[i * (size_t)p + (size_t)j] -= zbar[j];
+    yc[i] -= *ybar;
   }
 }
 
 /* Workspace of repeated fits of one problem: probit targets, which columns
  * have missing values, and buffers for the design and the solver. */
 struct pb_predict__ws {
-  double *ty, *buf, *zc, *yc, *beta, *chol;
+  double *ty, *buf, *zc, *yc, *beta, *chol, *first, *fit;
   struct pb_predict__prep pp;
   double *zbar;
-  uint8_t *colnan;
+  uint8_t *colnan, *constant;
 };
 
 static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predict_problem *pr, int32_t n_lambda)
 {
-  const size_t n = (size_t)pr->n, p = (size_t)pr->p;
-  w->ty = pb_malloc((n * (p + 3) + p * (5 + (size_t)n_lambda) + 2 * p * p) * sizeof(double));
+  const size_t n = (size_t)pr->n, p = (size_t)pr->p, nl = (size_t)n_lambda;
+  w->ty = pb_malloc((n * (p + 3) + p * (7 + nl) + 2 * p * p + nl) * sizeof(double));
   w->buf = w->ty + n;
   w->zc = w->buf + n;
   w->yc = w->zc + n * p;
@@ -201,9 +214,12 @@ static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predic
   w->pp.ctr = w->pp.med + p;
   w->pp.scl = w->pp.ctr + p;
   w->zbar = w->pp.scl + p;
-  w->beta = w->zbar + p;
-  w->chol = w->beta + p * (size_t)n_lambda;
-  w->colnan = pb_calloc(p, 1);
+  w->first = w->zbar + p;
+  w->beta = w->first + p;
+  w->chol = w->beta + p * nl;
+  w->fit = w->chol + 2 * p * p + p;
+  w->colnan = pb_calloc(2 * p, 1);
+  w->constant = w->colnan + p;
   for (size_t r = 0; r < n; r++) {
     w->ty[r] = pb_predict_probit(pr->y[r]);
     for (size_t j = 0; j < p; j++) w->colnan[j] |= !isfinite(pr->x[r * p + j]);
@@ -229,21 +245,22 @@ static int pb_predict__fit(const struct pb_predict_problem *pr, struct pb_predic
   gsl_matrix_view beta = gsl_matrix_view_array(w->beta, (size_t)n_lambda, (size_t)p);
   gsl_vector_view yc = gsl_vector_view_array(w->yc, nt);
   double ybar = 0.0;
-  pb_predict__prepare(pr, train, w->colnan, w->buf, &w->pp);
-  pb_predict__design(pr, w->ty, train, &w->pp, &zc.matrix, w->zbar, &yc.vector, &ybar);
+  pb_predict__prepare(pr, train, w->colnan, w->buf, w->zc, w->first, w->constant, &w->pp);
+  pb_predict__design(pr, w->ty, train, &w->pp, w->zc, w->zbar, w->yc, &ybar);
   int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix)
                                     : pb_predict__solve_chol(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix, w->chol);
   if (rc != PB_OK) return rc;
   for (int32_t r = 0; r < pr->n; r++) {
     if (!want[r]) continue;
-    for (int32_t j = 0; j < p; j++) w->buf[j] = pb_predict__z(pr, &w->pp, r, j);
-    for (int32_t l = 0; l < n_lambda; l++) {
-      /* intercept: the fitted value at the training mean of Z is the mean target */
-      const double *b = w->beta + (size_t)l * p;
-      double f = ybar;
-      for (int32_t j = 0; j < p; j++) f += b[j] * (w->buf[j] - w->zbar[j]);
-      pred[(size_t)l * pr->n + r] = pb_predict_unprobit(f);
+    /* intercept: the fitted value at the training mean of Z is the mean
+     * target; each penalty's sum runs over the features in order, the
+     * penalties side by side */
+    for (int32_t l = 0; l < n_lambda; l++) w->fit[l] = ybar;
+    for (int32_t j = 0; j < p; j++) {
+      const double zj = pb_predict__z(pr, &w->pp, r, j) - w->zbar[j];
+      for (int32_t l = 0; l < n_lambda; l++) w->fit[l] += w->beta[(size_t)l * p + j] * zj;
     }
+    for (int32_t l = 0; l < n_lambda; l++) pred[(size_t)l * pr->n + r] = pb_predict_unprobit(w->fit[l]);
   }
   return PB_OK;
 }
@@ -377,18 +394,17 @@ done:
 }
 
 /* Fits shared by the full-pool nested run and every deletion refit, keyed
- * by the excluded groups (all fits use every penalty of the grid):
- * p1[o][l][r]: fit without {o}, rows of o; p2[x][y][l][r]: fit without
- * {x, y}, rows of x; e2[x][y][l]: absolute error sum of group x in that fit;
- * e3[x][y][z][l] (y < z): absolute error sum of group x in the fit without
- * {x, y, z}. */
+ * by the excluded groups (these fits use every penalty of the grid):
+ * p2[x][y][l][r]: fit without {x, y}, rows of x; e2[x][y][l]: absolute error
+ * sum of group x in that fit; e3[x][y][z][l] (y < z): absolute error sum of
+ * group x in the fit without {x, y, z}.  The full-pool outer fits (without
+ * one group) need only the chosen penalty and are made after the choice. */
 struct pb_predict__cache {
   int32_t G, n;
-  double *p1, *p2, *e2, *e3;
+  double *p2, *e2, *e3;
 };
 
 #define PB_PREDICT__L PB_PREDICT_N_LAMBDA
-#define PB_PREDICT__P1(c, o, l) ((c)->p1 + ((size_t)(o) * PB_PREDICT__L + (l)) * (c)->n)
 #define PB_PREDICT__P2(c, x, y, l) ((c)->p2 + (((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L + (l)) * (c)->n)
 #define PB_PREDICT__E2(c, x, y) ((c)->e2 + ((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L)
 #define PB_PREDICT__E3(c, x, y, z) ((c)->e3 + (((size_t)(x) * (c)->G + (y)) * (c)->G + (z)) * PB_PREDICT__L)
@@ -405,7 +421,7 @@ static void pb_predict__mask_n(const struct pb_predict_problem *pr, const uint8_
   }
 }
 
-/* One fit without the groups e[0..ne) (ascending), filed into the cache. */
+/* One fit without the groups e[0..ne) (ascending, ne = 2 or 3), filed into the cache. */
 static int pb_predict__cache_fit(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
                                  enum pb_predict_solver solver, const int32_t *e, int ne, uint8_t *mask, double *pl,
                                  struct pb_predict__cache *c)
@@ -417,80 +433,94 @@ static int pb_predict__cache_fit(const struct pb_predict_problem *pr, struct pb_
     const int32_t x = e[i], y = e[i == 0], z = ne == 3 ? e[i == 2 ? 1 : 2] : -1;
     for (int32_t l = 0; l < PB_PREDICT__L; l++) {
       const double *p = pl + (size_t)l * pr->n;
-      double *dst = ne == 1 ? PB_PREDICT__P1(c, x, l) : ne == 2 ? PB_PREDICT__P2(c, x, y, l) : NULL;
-      for (int32_t r = 0; r < pr->n && dst; r++)
-        if (pr->group[r] == x) dst[r] = p[r];
-      if (ne == 2) PB_PREDICT__E2(c, x, y)[l] = pb_predict__abs_err(pr, p, x);
-      if (ne == 3) PB_PREDICT__E3(c, x, y, z)[l] = pb_predict__abs_err(pr, p, x);
+      if (ne == 2) {
+        double *dst = PB_PREDICT__P2(c, x, y, l);
+        for (int32_t r = 0; r < pr->n; r++)
+          if (pr->group[r] == x) dst[r] = p[r];
+        PB_PREDICT__E2(c, x, y)[l] = pb_predict__abs_err(pr, p, x);
+      } else {
+        PB_PREDICT__E3(c, x, y, z)[l] = pb_predict__abs_err(pr, p, x);
+      }
     }
   }
   return PB_OK;
 }
 
-/* Every fit of the cache over the active groups: singles, pairs and (for
- * the deletion refits) triples. */
-static int pb_predict__cache_fill(const struct pb_predict_problem *pr, const uint8_t *active, int triples,
-                                  enum pb_predict_solver solver, struct pb_predict__cache *c)
+/* Every fit of the cache over the active groups: pairs and (for the
+ * deletion refits) triples. */
+static int pb_predict__cache_fill(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                                  int triples, enum pb_predict_solver solver, uint8_t *mask, double *pl,
+                                  struct pb_predict__cache *c)
 {
   const int32_t G = pr->n_groups;
-  struct pb_predict__ws w;
-  pb_predict__ws_init(&w, pr, PB_PREDICT__L);
-  uint8_t *mask = pb_malloc(2 * (size_t)pr->n);
-  double *pl = pb_malloc((size_t)PB_PREDICT__L * pr->n * sizeof *pl);
   int rc = PB_OK;
   for (int32_t a = 0; a < G && rc == PB_OK; a++) {
     if (!active[a]) continue;
     int32_t e[3] = {a, -1, -1};
-    rc = pb_predict__cache_fit(pr, &w, active, solver, e, 1, mask, pl, c);
     for (e[1] = a + 1; e[1] < G && rc == PB_OK; e[1]++) {
       if (!active[e[1]]) continue;
-      rc = pb_predict__cache_fit(pr, &w, active, solver, e, 2, mask, pl, c);
+      rc = pb_predict__cache_fit(pr, w, active, solver, e, 2, mask, pl, c);
       for (e[2] = e[1] + 1; e[2] < G && rc == PB_OK && triples; e[2]++)
-        if (active[e[2]]) rc = pb_predict__cache_fit(pr, &w, active, solver, e, 3, mask, pl, c);
+        if (active[e[2]]) rc = pb_predict__cache_fit(pr, w, active, solver, e, 3, mask, pl, c);
     }
   }
-  free(mask);
-  free(pl);
-  pb_predict__ws_free(&w);
   return rc;
 }
 
-/* Penalty choice and out-of-fold predictions of one nested run from the
- * cache: active groups without @p d (-1: none); the same sums in the same
- * order as pb_predict_nested. */
-static void pb_predict__from_cache(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *rows,
-                                   int32_t d, const struct pb_predict__cache *c, double *pred, int32_t *lam_idx)
+/* Penalty of outer fold o in the nested run without group d (-1: none):
+ * the same sums in the same order as pb_predict_nested. */
+static int32_t pb_predict__choose(const struct pb_predict_problem *pr, const uint8_t *active, const int32_t *rows,
+                                  int32_t d, int32_t o, const struct pb_predict__cache *c)
 {
   const int32_t G = pr->n_groups;
+  int32_t ntr = 0, best = 0;
+  for (int32_t g = 0; g < G; g++)
+    if (active[g] && g != o && g != d) ntr += rows[g];
+  double best_mae = INFINITY;
+  for (int32_t l = 0; l < PB_PREDICT__L; l++) {
+    double s = 0.0;
+    for (int32_t i = 0; i < G; i++) {
+      if (!active[i] || i == o || i == d) continue;
+      s += d < 0 ? PB_PREDICT__E2(c, i, o)[l] : PB_PREDICT__E3(c, i, o < d ? o : d, o < d ? d : o)[l];
+    }
+    const double mae = s / ntr;
+    if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
+      best_mae = mae;
+      best = l;
+    }
+  }
+  return best;
+}
+
+/* Out-of-fold predictions of one nested run: without deletion (d = -1) the
+ * outer fit without o at its chosen penalty, made here; with group d deleted,
+ * the cached fit without {o, d}. */
+static int pb_predict__from_cache(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
+                                  const int32_t *rows, int32_t d, enum pb_predict_solver solver,
+                                  const struct pb_predict__cache *c, uint8_t *mask, double *pl, double *pred,
+                                  int32_t *lam_idx)
+{
   for (int32_t r = 0; r < pr->n; r++) {
     pred[r] = NAN;
     lam_idx[r] = -1;
   }
-  for (int32_t o = 0; o < G; o++) {
+  for (int32_t o = 0; o < pr->n_groups; o++) {
     if (!active[o] || o == d) continue;
-    int32_t ntr = 0, best = 0;
-    for (int32_t g = 0; g < G; g++)
-      if (active[g] && g != o && g != d) ntr += rows[g];
-    double best_mae = INFINITY;
-    for (int32_t l = 0; l < PB_PREDICT__L; l++) {
-      double s = 0.0;
-      for (int32_t i = 0; i < G; i++) {
-        if (!active[i] || i == o || i == d) continue;
-        s += d < 0 ? PB_PREDICT__E2(c, i, o)[l] : PB_PREDICT__E3(c, i, o < d ? o : d, o < d ? d : o)[l];
-      }
-      const double mae = s / ntr;
-      if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
-        best_mae = mae;
-        best = l;
-      }
+    const int32_t best = pb_predict__choose(pr, active, rows, d, o, c);
+    const double *p = pl;
+    if (d < 0) {
+      pb_predict__mask_n(pr, active, &o, 1, mask, mask + pr->n);
+      if (pb_predict__fit(pr, w, mask, mask + pr->n, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) return PB_FAIL;
+    } else {
+      p = PB_PREDICT__P2(c, o, d, best);
     }
-    const double *p = d < 0 ? PB_PREDICT__P1(c, o, best) : PB_PREDICT__P2(c, o, d, best);
     for (int32_t r = 0; r < pr->n; r++)
       if (pr->group[r] == o) {
         pred[r] = p[r];
         lam_idx[r] = best;
       }
   }
+  return PB_OK;
 }
 
 int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, enum pb_predict_solver solver,
@@ -498,9 +528,12 @@ int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, en
 {
   const int32_t G = pr->n_groups, n = pr->n;
   int rc = PB_FAIL;
-  uint8_t *active = pb_calloc((size_t)G, 1);
+  uint8_t *active = pb_calloc((size_t)G, 1), *mask = pb_malloc(2 * (size_t)n);
   int32_t *rows = pb_calloc((size_t)G, sizeof *rows), na = 0;
-  struct pb_predict__cache c = {G, n, NULL, NULL, NULL, NULL};
+  double *pl = pb_malloc((size_t)PB_PREDICT__L * n * sizeof *pl);
+  struct pb_predict__cache c = {G, n, NULL, NULL, NULL};
+  struct pb_predict__ws w;
+  pb_predict__ws_init(&w, pr, PB_PREDICT__L);
   for (int32_t r = 0; r < n; r++) {
     if (pr->group[r] < 0 || pr->group[r] >= G) {
       pb_error_set("predict: row %d has group %d outside [0, %d)", r, pr->group[r], G);
@@ -517,19 +550,25 @@ int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, en
                  3 + (deletions != 0), deletions ? " for deletion refits" : "", na);
     goto done;
   }
-  c.p1 = pb_malloc((size_t)G * PB_PREDICT__L * n * sizeof *c.p1);
   c.p2 = pb_malloc((size_t)G * G * PB_PREDICT__L * n * sizeof *c.p2);
   c.e2 = pb_malloc((size_t)G * G * PB_PREDICT__L * sizeof *c.e2);
   c.e3 = deletions ? pb_malloc((size_t)G * G * G * PB_PREDICT__L * sizeof *c.e3) : NULL;
-  if (pb_predict__cache_fill(pr, active, deletions, solver, &c) != PB_OK) goto done;
-  pb_predict__from_cache(pr, active, rows, -1, &c, pred, lam_idx);
-  for (int32_t g = 0; g < G && deletions; g++)
-    pb_predict__from_cache(pr, active, rows, active[g] ? g : -1, &c, pred + (size_t)(1 + g) * n,
-                           lam_idx + (size_t)(1 + g) * n);
+  if (pb_predict__cache_fill(pr, &w, active, deletions, solver, mask, pl, &c) != PB_OK) goto done;
+  if (pb_predict__from_cache(pr, &w, active, rows, -1, solver, &c, mask, pl, pred, lam_idx) != PB_OK) goto done;
+  for (int32_t g = 0; g < G && deletions; g++) {
+    double *pg = pred + (size_t)(1 + g) * n;
+    int32_t *lg = lam_idx + (size_t)(1 + g) * n;
+    if (!active[g]) { /* a group without rows: the block-0 result */
+      memcpy(pg, pred, (size_t)n * sizeof *pred);
+      memcpy(lg, lam_idx, (size_t)n * sizeof *lam_idx);
+    } else if (pb_predict__from_cache(pr, &w, active, rows, g, solver, &c, mask, pl, pg, lg) != PB_OK) {
+      goto done;
+    }
+  }
   rc = PB_OK;
 done:
-  free(active);
-  free(rows);
-  free(c.p1), free(c.p2), free(c.e2), free(c.e3);
+  pb_predict__ws_free(&w);
+  free(active), free(mask), free(rows), free(pl);
+  free(c.p2), free(c.e2), free(c.e3);
   return rc;
 }

@@ -113,14 +113,32 @@ void pb_predict_cell_paired(const struct pb_cell_view *in, const int32_t *perm, 
   out[7] = (double)lost / n;
 }
 
+/* What a shuffle pass reads of a perturbed record, in one 32-byte slot: the
+ * pass reads the perturbed side in permuted order, so each record costs one
+ * cache line instead of one per field. */
+struct pb_predict__side1 {
+  double d1, d1sq;  /* S' - mean S', and its square */
+  float s1, m1;
+  int32_t pred1;
+  uint8_t f1;       /* bit 0: correct; bit 1: rejected */
+};
+
+/* Sums of one shuffle replicate's pass. */
+struct pb_predict__pass {
+  int64_t flips, K, ns, nw, lost;
+  double absd, syy, sxy, dm, dss, dsw;
+};
+#define PB_PREDICT__REP_BLOCK 4
+
 void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint32_t analysis, uint64_t item,
                               int32_t n_rep, double *out)
 {
   const int32_t n = in->n;
-  int32_t *order = pb_malloc((3 * (size_t)n + 1) * sizeof *order), *perm = order + n, *cbeg = perm + n;
-  double *v = pb_malloc(6 * (size_t)n * sizeof *v);
-  double *s0 = v, *s1 = v + n, *d0 = v + 2 * n, *d1 = v + 3 * n, *m0 = v + 4 * n, *m1 = v + 5 * n;
-  uint8_t *f0 = pb_malloc(2 * (size_t)n), *f1 = f0 + n;
+  int32_t *order = pb_malloc(((2 + PB_PREDICT__REP_BLOCK) * (size_t)n + 1) * sizeof *order), *cbeg = order + n;
+  int32_t *perm = cbeg + n + 1;
+  double *d0 = pb_malloc((size_t)n * sizeof *d0);
+  struct pb_predict__side1 *p1 = pb_malloc((size_t)n * sizeof *p1);
+  uint8_t *f0 = pb_malloc((size_t)n);
   const int32_t nc = pb_perm_classes(n, in->label, order, cbeg);
   /* everything that does not depend on the pairing, in the same arithmetic
    * as pb_predict_cell_paired so that the results are identical */
@@ -131,63 +149,67 @@ void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint
   }
   const double mean0 = sum0 / n, mean1 = sum1 / n;
   for (int32_t i = 0; i < n; i++) {
-    s0[i] = in->s0[i], s1[i] = in->s1[i], m0[i] = in->m0[i], m1[i] = in->m1[i];
-    d0[i] = s0[i] - mean0, d1[i] = s1[i] - mean1;
+    d0[i] = (double)in->s0[i] - mean0;
     sxx += d0[i] * d0[i];
+    p1[i].d1 = (double)in->s1[i] - mean1;
+    p1[i].d1sq = p1[i].d1 * p1[i].d1;
+    p1[i].s1 = in->s1[i], p1[i].m1 = in->m1[i], p1[i].pred1 = in->pred1[i];
     /* bit 0: correct; bit 1: accepted clean (f0) / rejected perturbed (f1) */
     f0[i] = (uint8_t)((in->pred0[i] == in->label[i]) | (in->s0[i] >= in->tau) << 1);
-    f1[i] = (uint8_t)((in->pred1[i] == in->label[i]) | (in->s1[i] < in->tau) << 1);
+    p1[i].f1 = (uint8_t)((in->pred1[i] == in->label[i]) | (in->s1[i] < in->tau) << 1);
   }
-  for (int32_t r = 0; r < n_rep; r++) {
-    pb_perm_within_grouped(seed, analysis, item, (uint32_t)r, nc, order, cbeg, perm);
-    int64_t flips = 0, K = 0, ns = 0, nw = 0, lost = 0;
-    double absd = 0.0, syy = 0.0, sxy = 0.0, dm = 0.0, dss = 0.0, dsw = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-      const int32_t j = perm[i];
-      const int a = f0[i], b = f1[j];
-      const double d = s0[i] - s1[j];
-      flips += in->pred0[i] != in->pred1[j];
-      absd += fabs(d);
-      syy += d1[j] * d1[j];
-      sxy += d0[i] * d1[j];
-      if (a & b & 1) {
-        K++;
-        dm += m0[i] - m1[j];
-        lost += (a & b) >> 1;
-      } else if (!((a | b) & 1)) {
-        if (in->pred0[i] == in->pred1[j]) {
-          ns++;
-          dss += d;
-        } else {
-          nw++;
-          dsw += d;
+  for (int32_t r0 = 0; r0 < n_rep; r0 += PB_PREDICT__REP_BLOCK) {
+    const int32_t nb = n_rep - r0 < PB_PREDICT__REP_BLOCK ? n_rep - r0 : PB_PREDICT__REP_BLOCK;
+    for (int32_t b = 0; b < nb; b++)
+      pb_perm_within_grouped(seed, analysis, item, (uint32_t)(r0 + b), nc, order, cbeg, perm + (size_t)b * n);
+    for (int32_t b = nb; b < PB_PREDICT__REP_BLOCK; b++) memcpy(perm + (size_t)b * n, perm, (size_t)n * sizeof *perm);
+    struct pb_predict__pass acc[PB_PREDICT__REP_BLOCK];
+    memset(acc, 0, sizeof acc);
+    /* the replicates of a block in one sweep: each replicate's sums still
+     * run over the records in order, but the block's sums are independent
+     * chains, so their additions overlap instead of waiting on each other */
+    for (int32_t i = 0; i < n; i++)
+#pragma GCC unroll 4
+      for (int32_t b = 0; b < PB_PREDICT__REP_BLOCK; b++) {
+        const struct pb_predict__side1 *q = &p1[perm[(size_t)b * n + i]];
+        struct pb_predict__pass *t = &acc[b];
+        const int a = f0[i], c = q->f1;
+        const double d = (double)in->s0[i] - (double)q->s1;
+        t->flips += in->pred0[i] != q->pred1;
+        t->absd += fabs(d);
+        t->syy += q->d1sq;
+        t->sxy += d0[i] * q->d1;
+        if (a & c & 1) {
+          t->K++;
+          t->dm += (double)in->m0[i] - (double)q->m1;
+          t->lost += (a & c) >> 1;
+        } else if (!((a | c) & 1)) {
+          if (in->pred0[i] == q->pred1) {
+            t->ns++;
+            t->dss += d;
+          } else {
+            t->nw++;
+            t->dsw += d;
+          }
         }
       }
+    for (int32_t b = 0; b < nb; b++) {
+      const struct pb_predict__pass *t = &acc[b];
+      double *o = out + (size_t)(r0 + b) * PB_PREDICT_N_PAIRED;
+      o[0] = (double)t->flips / n;
+      o[1] = t->absd / n;
+      o[2] = sxx > 0.0 && t->syy > 0.0 ? t->sxy / sqrt(sxx * t->syy) : NAN;
+      o[3] = (double)t->K / n;
+      o[4] = t->K > 0 ? t->dm / t->K : NAN;
+      o[5] = t->ns > 0 ? t->dss / t->ns : NAN;
+      o[6] = t->nw > 0 ? t->dsw / t->nw : NAN;
+      o[7] = (double)t->lost / n;
     }
-    double *o = out + (size_t)r * PB_PREDICT_N_PAIRED;
-    o[0] = (double)flips / n;
-    o[1] = absd / n;
-    o[2] = sxx > 0.0 && syy > 0.0 ? sxy / sqrt(sxx * syy) : NAN;
-    o[3] = (double)K / n;
-    o[4] = K > 0 ? dm / K : NAN;
-    o[5] = ns > 0 ? dss / ns : NAN;
-    o[6] = nw > 0 ? dsw / nw : NAN;
-    o[7] = (double)lost / n;
   }
   free(order);
-  free(v);
+  free(d0);
+  free(p1);
   free(f0);
-}
-
-struct pb_predict__li {
-  int32_t label, idx;
-};
-
-static int pb_predict__cmp_li(const void *pa, const void *pb)
-{
-  const struct pb_predict__li *a = pa, *b = pb;
-  if (a->label != b->label) return a->label < b->label ? -1 : 1;
-  return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 /* Sums of the independent combination (Eq. 14 and its analogues): every
@@ -196,20 +218,20 @@ struct pb_predict__ind {
   double flips, absd, cov, k, dss_num, dss_den, dsw_num, dsw_den;
 };
 
-static void pb_predict__ind_class(const struct pb_cell_view *in, const struct pb_predict__li *li, int32_t ny,
-                                  double mean0, double mean1, struct pb_predict__ind *t)
+static void pb_predict__ind_class(const struct pb_cell_view *in, const int32_t *idx, int32_t ny, double mean0,
+                                  double mean1, struct pb_predict__ind *t)
 {
   int64_t same = 0, a = 0, b = 0, nss = 0, nww = 0;
   double absd = 0.0, m0 = 0.0, m1 = 0.0, ss = 0.0, sw = 0.0;
-  const int32_t y = li[0].label;
+  const int32_t y = in->label[idx[0]];
   for (int32_t p = 0; p < ny; p++) {
-    const int32_t i = li[p].idx;
+    const int32_t i = idx[p];
     a += in->pred0[i] == y;
     b += in->pred1[i] == y;
     m0 += in->s0[i];
     m1 += in->s1[i];
     for (int32_t q = 0; q < ny; q++) {
-      const int32_t j = li[q].idx;
+      const int32_t j = idx[q];
       const double d = (double)in->s0[i] - (double)in->s1[j];
       same += in->pred0[i] == in->pred1[j];
       absd += fabs(d);
@@ -240,15 +262,14 @@ static void pb_predict__ind_class(const struct pb_cell_view *in, const struct pb
 static void pb_predict__independent(const struct pb_cell_view *in, double *out)
 {
   const int32_t n = in->n;
-  struct pb_predict__li *li = pb_malloc((size_t)n * sizeof *li);
+  /* the records of each class in index order */
+  int32_t *order = pb_malloc((2 * (size_t)n + 1) * sizeof *order), *cbeg = order + n;
+  const int32_t nc = pb_perm_classes(n, in->label, order, cbeg);
   double sum0 = 0.0, sum1 = 0.0;
   for (int32_t i = 0; i < n; i++) {
-    li[i].label = in->label[i];
-    li[i].idx = i;
     sum0 += in->s0[i];
     sum1 += in->s1[i];
   }
-  qsort(li, (size_t)n, sizeof *li, pb_predict__cmp_li);
   const double mean0 = sum0 / n, mean1 = sum1 / n;
   double sxx = 0.0, syy = 0.0;
   for (int32_t i = 0; i < n; i++) {
@@ -257,12 +278,7 @@ static void pb_predict__independent(const struct pb_cell_view *in, double *out)
   }
   struct pb_predict__ind t;
   memset(&t, 0, sizeof t);
-  for (int32_t p = 0; p < n;) {
-    int32_t e = p;
-    while (e < n && li[e].label == li[p].label) e++;
-    pb_predict__ind_class(in, li + p, e - p, mean0, mean1, &t);
-    p = e;
-  }
+  for (int32_t c = 0; c < nc; c++) pb_predict__ind_class(in, order + cbeg[c], cbeg[c + 1] - cbeg[c], mean0, mean1, &t);
   double *o = out + PB_PC_IND;
   o[PB_PC_F - PB_PC_F] = t.flips / n;
   o[PB_PC_A - PB_PC_F] = t.absd / n;
@@ -270,7 +286,7 @@ static void pb_predict__independent(const struct pb_cell_view *in, double *out)
   o[PB_PC_K - PB_PC_F] = t.k / n;
   o[PB_PC_DSS - PB_PC_F] = t.dss_den > 0.0 ? t.dss_num / t.dss_den : NAN;
   o[PB_PC_DSW - PB_PC_F] = t.dsw_den > 0.0 ? t.dsw_num / t.dsw_den : NAN;
-  free(li);
+  free(order);
 }
 
 int pb_predict_cell_summary(const struct pb_cell_view *in, double *out)

@@ -138,14 +138,13 @@ static void pb_predict__derived(const struct pb_predict__data *d, int64_t i, str
   for (int k = 0; k < 3; k++) o->thr[4 + k] = pb_predict__thr_mae[k] * o->base;
 }
 
-/* Group-reweighting intervals of every comparison (collective): statistic
- * (c, k) is the mean per-model error difference base - alt, model-equal (each
- * model weighted by its group's multiplicity) and group-equal (group means). */
-static int pb_predict__intervals(const struct pb_predict__data *d, int64_t draws, uint64_t seed, MPI_Comm comm,
-                                 struct pb_predict__gain *out)
+/* MAEs and gains of every comparison: statistic (c, k) is the mean
+ * per-model error difference base - alt, model-equal and group-equal (group
+ * means); x [M][ns] and xg [G][ns] receive the per-model differences and
+ * their group means for the intervals. */
+static void pb_predict__gains(const struct pb_predict__data *d, double *x, double *xg, struct pb_predict__gain *out)
 {
   const int32_t M = d->n_models, G = d->n_groups, ns = pb_predict__n_combos(d) * d->n_cmp;
-  double *x = pb_malloc((size_t)M * ns * sizeof *x), *xg = pb_malloc((size_t)G * ns * sizeof *xg);
   double *eb = pb_malloc((size_t)M * sizeof *eb), *ea = pb_malloc((size_t)M * sizeof *ea);
   for (int32_t c = 0; c < pb_predict__n_combos(d); c++)
     for (int32_t k = 0; k < d->n_cmp; k++) {
@@ -168,6 +167,16 @@ static int pb_predict__intervals(const struct pb_predict__data *d, int64_t draws
       }
       out[i].lo = out[i].hi = out[i].glo = out[i].ghi = NAN;
     }
+  free(eb), free(ea);
+}
+
+/* Group-reweighting intervals of every comparison (collective) from the
+ * differences of pb_predict__gains: model-equal (each model weighted by its
+ * group's multiplicity) and group-equal (group means). */
+static int pb_predict__intervals(const struct pb_predict__data *d, const double *x, const double *xg, int64_t draws,
+                                 uint64_t seed, MPI_Comm comm, struct pb_predict__gain *out)
+{
+  const int32_t M = d->n_models, G = d->n_groups, ns = pb_predict__n_combos(d) * d->n_cmp;
   int status = PB_OK;
   if (draws > 0) {
     struct pb_interval *iv = pb_malloc((size_t)ns * 2 * sizeof *iv);
@@ -183,7 +192,6 @@ static int pb_predict__intervals(const struct pb_predict__data *d, int64_t draws
     free(iv);
     free(ident);
   }
-  free(x), free(xg), free(eb), free(ea);
   return status;
 }
 
@@ -382,9 +390,10 @@ static void pb_predict__fig_row(struct pb_text *t, double x, const double *v)
 /* Figure 8: C1 gain of the first feature source on the Diverse target source
  * (the last one when there is no Diverse) against the all-summary control
  * B_ind and the current-summary control B1 + (F,A,Q)_ind: full-pool diamonds,
- * deletion-refit dots, the 0.1 IQR line. */
+ * deletion-refit dots, the 0.1 IQR line.  Started here (pb_figure_start);
+ * @p fig and @p title hold what the job refers to until pb_figure_finish. */
 static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_predict__gain *g, const double *dg,
-                              struct pb_results *res, struct pb_text *md)
+                              struct pb_results *res, struct pb_figure *fig, char title[160], struct pb_figure_job *job)
 {
   int32_t t = d->n_ts - 1;
   for (int32_t i = 0; i < d->n_ts; i++)
@@ -410,10 +419,9 @@ static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_
     const double thr[5] = {NAN, NAN, NAN, NAN, 0.1 * d->iqr[t * PB_PREDICT__N_TARGETS + tg]};
     pb_predict__fig_row(&data, tg + 1, thr);
   }
-  char title[160];
-  snprintf(title, sizeof title, "Figure 8: %s-to-%s C1 sensitivity", d->meta->sources[d->fs[0]].name,
+  snprintf(title, 160, "Figure 8: %s-to-%s C1 sensitivity", d->meta->sources[d->fs[0]].name,
            d->meta->sources[d->ts[t]].name);
-  const struct pb_figure fig = {
+  *fig = (struct pb_figure){
     "predict_figure8", title, "target (mild real conditions)", "MAE reduction from adding (F, A, Q) (percentage points)",
     "set xtics ('a1' 1, 'R80' 2, 'E_tau' 3, 'L_k' 4)\nset xrange [0.5:4.5]\nset key below\n"
     "plot DATA using 1:4 with points pt 7 ps 0.7 lc rgb '#6baed6' title 'all-summary control (B_ind), group removed', "
@@ -422,7 +430,7 @@ static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_
     "DATA using 1:3 with points pt 13 ps 2.2 lc rgb '#a50f15' title 'current-summary control, all models', "
     "DATA using ($1-0.35):6:(0.7):(0) with vectors nohead dt 2 lw 2 lc rgb 'black' title '0.1 IQR of the target', "
     "0 with lines lc rgb '#999999' notitle"};
-  int status = pb_figure_write(res, &fig, data.buf, data.len, md);
+  int status = pb_figure_start(res, fig, data.buf, data.len, job);
   pb_text_free(&data);
   return status;
 }
@@ -476,14 +484,23 @@ int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t
   const int64_t ns = (int64_t)pb_predict__n_combos(d) * d->n_cmp;
   struct pb_predict__gain *g = pb_calloc((size_t)(ns > 0 ? ns : 1), sizeof *g);
   double *dg = pb_malloc((size_t)(ns > 0 ? ns : 1) * d->n_groups * sizeof *dg);
-  int status = pb_predict__intervals(d, group_draws, seed, comm, g);
+  double *x = pb_malloc((size_t)d->n_models * (ns > 0 ? ns : 1) * sizeof *x);
+  double *xg = pb_malloc((size_t)d->n_groups * (ns > 0 ? ns : 1) * sizeof *xg);
+  pb_predict__gains(d, x, xg, g);
   for (int64_t i = 0; i < ns; i++) {
     for (int32_t grp = 0; grp < d->n_groups; grp++) dg[i * d->n_groups + grp] = NAN;
     pb_predict__deletions(d, (int32_t)(i / d->n_cmp), (int32_t)(i % d->n_cmp), &dg[i * d->n_groups], &g[i]);
     pb_predict__derived(d, i, &g[i]);
   }
+  /* the figure needs no interval: gnuplot renders it while the intervals
+   * and the tables are computed */
+  struct pb_figure fig;
+  struct pb_figure_job job = {0};
+  char title[160];
+  const int fig_status = rank == 0 ? pb_predict__figure(d, g, dg, res, &fig, title, &job) : PB_OK;
+  int status = pb_predict__intervals(d, x, xg, group_draws, seed, comm, g);
   if (status == PB_OK) status = pb_predict__gains_h5(d, g, rank, res);
-  if (status == PB_OK && rank == 0) {
+  if (rank == 0) {
     struct pb_text md = {0};
     pb_text_printf(&md, "# Model-level prediction (seed 000 Section 6, Appendices H-I)\n\n"
                         "Nested leave-one-group-out ridge over %d model groups, %lld group-reweighting draws of stored "
@@ -493,17 +510,18 @@ int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t
     if (!d->deletion_run)
       pb_text_printf(&md, "\nThe whole-group deletion refits were not run (--no-deletion, or fewer than 4 groups: a "
                           "refit needs 3 groups after the removal).\n");
-    status = pb_predict__mae_tsv(d, res);
+    if (status == PB_OK) status = pb_predict__mae_tsv(d, res);
     if (status == PB_OK) status = pb_predict__gains_tsv(d, g, res);
     if (status == PB_OK) status = pb_predict__deletion_tsv(d, dg, res);
     if (status == PB_OK) status = pb_predict__md_tables(d, g, res, &md);
-    if (status == PB_OK) status = pb_predict__figure(d, g, dg, res, &md);
+    if (status == PB_OK) status = fig_status;
+    const int done = pb_figure_finish(&job, status == PB_OK ? &md : NULL);
+    if (status == PB_OK) status = done;
     pb_predict__verification(d, &md);
     if (status == PB_OK) status = pb_results_write_report(res, "predict.md", md.buf, md.len);
     pb_text_free(&md);
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  free(g);
-  free(dg);
+  free(g), free(dg), free(x), free(xg);
   return status;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <mpi.h>
+#include <omp.h>
 
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
@@ -247,41 +248,82 @@ static int pb_predict__cell_record(const struct pb_stage *st, const struct pb_pr
   return PB_OK;
 }
 
-/* Records of this rank's cells, threads over cells; the first failing cell
- * (lowest index) names the error. */
+/* The record of local cell c of a loaded block (error named by the cell). */
+static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__data *d,
+                                  const struct pb_predict_options *opt, const struct pb_cell_ref *all,
+                                  const struct pb_cell_data *cell, int64_t c, int role, double *rec,
+                                  struct pb_first_error *fe)
+{
+  if (pb_predict__cell_record(st, d, opt, cell, role, rec) == PB_OK) return;
+  const struct pb_cell_ref *r = &all[st->first + c];
+  const struct pb_source *s = &st->meta->sources[r->source];
+  pb_error_set("predict: cell (%s, %s, %s): invalid records", s->name, st->meta->model_ids[r->model],
+               s->conditions[r->condition]);
+  pb_first_error_record(fe, c);
+}
+
+#define PB_PREDICT__LOAD_CHUNKS 8
+
+/* Records of this rank's cells, the first failing cell (lowest index) naming
+ * the error.  The cells are read in PB_PREDICT__LOAD_CHUNKS contiguous chunks
+ * of about equal size (by records) on the main thread, which calls MPI and
+ * HDF5; each cell of a chunk becomes a task as soon as the chunk is in, so
+ * the other threads compute while the rest is read. */
 static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data *d, const struct pb_predict_options *opt,
                              const struct pb_cell_ref *all, int32_t rec_len, double **out)
 {
-  const int64_t nl = st->last - st->first;
+  const int64_t nl = st->last - st->first, K = PB_PREDICT__LOAD_CHUNKS;
   uint8_t *want = pb_malloc((size_t)(nl > 0 ? nl : 1));
-  for (int64_t c = 0; c < nl; c++) want[c] = (uint8_t)pb_predict__role(st, d, &all[st->first + c]);
-  struct pb_cell_block b;
-  int status = pb_cells_load_selected(st->store, st->first, st->last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
-                                      want, &b);
-  status = pb_error_agree(st->comm, status);
+  int64_t total = 0, *cb = pb_malloc((size_t)(K + 1) * sizeof *cb), *cost = pb_malloc((size_t)(nl + 1) * sizeof *cost);
+  cost[0] = 0;
+  for (int64_t c = 0; c < nl; c++) {
+    want[c] = (uint8_t)pb_predict__role(st, d, &all[st->first + c]);
+    total += want[c] ? pb_dist_eval_count(&st->meta->sources[all[st->first + c].source]) : 0;
+    cost[c + 1] = total;
+  }
+  for (int64_t k = 0, c = 0; k <= K; k++) {
+    while (c < nl && cost[c] < total * k / K) c++;
+    cb[k] = k == K ? nl : c;
+  }
+  struct pb_cell_block *blk = pb_calloc((size_t)K, sizeof *blk);
+  int64_t *left = pb_calloc((size_t)K, sizeof *left); /* tasks of a chunk still running: its last frees it */
+  uint8_t *go = pb_calloc((size_t)(nl > 0 ? nl : 1), 1);  /* cell c is a task */
   double *rec = pb_malloc((size_t)(nl > 0 ? nl : 1) * rec_len * sizeof *rec);
   for (int64_t i = 0; i < (nl > 0 ? nl : 1) * rec_len; i++) rec[i] = NAN;
-  if (status == PB_OK) {
-    struct pb_first_error fe;
-    pb_first_error_init(&fe);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t c = 0; c < nl; c++) {
-      if (!want[c] || b.cells[c].n == 0) continue;
-      if (pb_predict__cell_record(st, d, opt, &b.cells[c], want[c], rec + c * rec_len) != PB_OK) {
-        const struct pb_cell_ref *r = &all[st->first + c];
-        const struct pb_source *s = &st->meta->sources[r->source];
-        pb_error_set("predict: cell (%s, %s, %s): invalid records", s->name, st->meta->model_ids[r->model],
-                     s->conditions[r->condition]);
-        pb_first_error_record(&fe, c);
-      }
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
+  int status = PB_OK;
+#pragma omp parallel
+#pragma omp master
+  for (int64_t k = 0; k < K && status == PB_OK; k++) {
+    status = pb_cells_load_selected(st->store, st->first + cb[k], st->first + cb[k + 1],
+                                    PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want + cb[k], &blk[k]);
+    status = pb_error_agree(st->comm, status);
+    /* the chunk's tasks counted before the first starts, and nothing of
+     * the block read here after it (its last task may free it meanwhile) */
+    const struct pb_cell_data *cells = blk[k].cells;
+    for (int64_t c = cb[k]; c < cb[k + 1] && status == PB_OK; c++) {
+      go[c] = want[c] && cells[c - cb[k]].n > 0;
+      left[k] += go[c];
     }
-    status = pb_first_error_status(&fe);
+    if (left[k] == 0) pb_cells_free(&blk[k]);
+    for (int64_t c = cb[k]; c < cb[k + 1] && status == PB_OK; c++)
+      if (go[c]) {
+#pragma omp task firstprivate(c, k, cells)
+        {
+          pb_predict__cell_task(st, d, opt, all, &cells[c - cb[k]], c, want[c], rec + c * rec_len, &fe);
+          int64_t now;
+#pragma omp atomic capture seq_cst
+          now = --left[k];
+          if (now == 0) pb_cells_free(&blk[k]);
+        }
+      }
   }
+  if (status == PB_OK) status = pb_first_error_status(&fe);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) *out = pb_stage_gather(st, nl, st->n_cells, rec_len, rec, 1);
-  free(rec);
-  free(want);
-  pb_cells_free(&b);
+  for (int64_t k = 0; k < K; k++) pb_cells_free(&blk[k]); /* chunks not read to the end after a failure */
+  free(blk), free(left), free(go), free(rec), free(want), free(cb), free(cost);
   return status;
 }
 
@@ -547,35 +589,52 @@ static int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
   return status;
 }
 
+/* Larger of two differences, NaN (a failed comparison) winning: the order
+ * in which threads combine their maxima cannot change the result. */
+static double pb_predict__worse(double a, double b)
+{
+  return isnan(a) || isnan(b) ? NAN : a > b ? a : b;
+}
+
 /* I.4: the SVD solver refits the first unit of every (combination, set) that
- * has deletion refits, spread over ranks; the largest difference is reduced. */
+ * has deletion refits, spread over ranks and threads; the largest difference
+ * is reduced. */
 static void pb_predict__svd_check(struct pb_stage *st, struct pb_predict__data *d)
 {
   const int32_t M = d->n_models, nc = pb_predict__n_combos(d);
   double worst = 0.0;
   int64_t checked = 0;
-  struct pb_predict__scratch w;
-  pb_predict__scratch_alloc(&w, M, d->n_groups);
-  double *p = pb_malloc(2 * (size_t)M * sizeof *p);
-  for (int64_t i = st->rank; i < (int64_t)nc * d->n_sets; i += st->size) {
-    const int32_t c = (int32_t)(i / d->n_sets), k = (int32_t)(i % d->n_sets);
-    if (!d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets + k].deletion) continue;
-    const int64_t u = d->first_unit[i];
-    if (pb_predict__unit(d, u, PB_PREDICT_SVD, 0, &w, p) != PB_OK) {
-      worst = INFINITY;
-      continue;
-    }
-    for (int32_t m = 0; m < M; m++)
-      if (!isnan(d->pred[u * M + m])) {
-        const double diff = fabs(p[m] - d->pred[u * M + m]);
-        worst = diff > worst || isnan(diff) ? diff : worst;
-        checked++;
+#pragma omp parallel
+  {
+    struct pb_predict__scratch w;
+    pb_predict__scratch_alloc(&w, M, d->n_groups);
+    double *p = pb_malloc(2 * (size_t)M * sizeof *p), mine = 0.0;
+    int64_t count = 0;
+#pragma omp for schedule(dynamic, 1) nowait
+    for (int64_t i = st->rank; i < (int64_t)nc * d->n_sets; i += st->size) {
+      const int32_t c = (int32_t)(i / d->n_sets), k = (int32_t)(i % d->n_sets);
+      if (!d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets + k].deletion) continue;
+      const int64_t u = d->first_unit[i];
+      if (pb_predict__unit(d, u, PB_PREDICT_SVD, 0, &w, p) != PB_OK) {
+        mine = pb_predict__worse(mine, INFINITY);
+        continue;
       }
+      for (int32_t m = 0; m < M; m++)
+        if (!isnan(d->pred[u * M + m])) {
+          mine = pb_predict__worse(mine, fabs(p[m] - d->pred[u * M + m]));
+          count++;
+        }
+    }
+#pragma omp critical(pb_predict__svd)
+    {
+      worst = pb_predict__worse(worst, mine);
+      checked += count;
+    }
+    free(p);
+    pb_predict__scratch_free(&w);
   }
   MPI_Allreduce(&worst, &d->svd_max_diff, 1, MPI_DOUBLE, MPI_MAX, st->comm);
   MPI_Allreduce(&checked, &d->svd_checked, 1, MPI_INT64_T, MPI_SUM, st->comm);
-  free(p);
-  pb_predict__scratch_free(&w);
 }
 
 /* ------------------------------------------------------------ set-up and outputs */
@@ -676,27 +735,47 @@ static int pb_predict__write_inputs(const struct pb_predict__data *d, int rank, 
   return status;
 }
 
-/* report/predict_oof.tsv and predict_deletion_oof.tsv, one row per predicted model. */
-static int pb_predict__write_oof(const struct pb_predict__data *d, int rank, struct pb_results *res)
+/* The rows of unit u (one per predicted model) onto t[0] (fits without
+ * deletion) or t[1] (deletion refits). */
+static void pb_predict__oof_rows(const struct pb_predict__data *d, int64_t u, struct pb_text t[2])
 {
-  struct pb_text t[2] = {{0}, {0}};
-  const int32_t M = d->n_models;
-  for (int64_t u = 0; u < d->n_units && rank == 0; u++) {
-    const int32_t c = d->u_combo[u], tg = c % PB_PREDICT__N_TARGETS, s = (c / PB_PREDICT__N_TARGETS) % d->n_ts;
-    const int32_t f = c / (PB_PREDICT__N_TARGETS * d->n_ts), del = d->u_del[u];
-    struct pb_text *o = &t[del >= 0];
-    for (int32_t m = 0; m < M; m++) {
-      if (isnan(d->pred[u * M + m])) continue;
-      pb_text_printf(o, "%s\t%s\t%s\t%s\t%s\t%s\t%d", d->meta->model_ids[m], d->group_names[d->group[m]],
-                     d->meta->sources[d->fs[f]].name, d->meta->sources[d->ts[s]].name, pb_predict__target_names[tg],
-                     d->sets[tg * d->n_sets + d->u_set[u]].name, d->u_rep[u]);
-      if (del >= 0) pb_text_printf(o, "\t%s", d->group_names[del]);
-      pb_text_double(o, pb_predict_lambda[(int)d->lam[u * M + m]]);
-      pb_text_double(o, d->pred[u * M + m]);
-      pb_text_double(o, d->target[((size_t)s * M + m) * PB_PREDICT__N_TARGETS + tg]);
-      pb_text_printf(o, "\n");
-    }
+  const int32_t M = d->n_models, c = d->u_combo[u], tg = c % PB_PREDICT__N_TARGETS;
+  const int32_t s = (c / PB_PREDICT__N_TARGETS) % d->n_ts, f = c / (PB_PREDICT__N_TARGETS * d->n_ts), del = d->u_del[u];
+  struct pb_text *o = &t[del >= 0];
+  for (int32_t m = 0; m < M; m++) {
+    if (isnan(d->pred[u * M + m])) continue;
+    pb_text_printf(o, "%s\t%s\t%s\t%s\t%s\t%s\t%d", d->meta->model_ids[m], d->group_names[d->group[m]],
+                   d->meta->sources[d->fs[f]].name, d->meta->sources[d->ts[s]].name, pb_predict__target_names[tg],
+                   d->sets[tg * d->n_sets + d->u_set[u]].name, d->u_rep[u]);
+    if (del >= 0) pb_text_printf(o, "\t%s", d->group_names[del]);
+    /* lambda and truth repeat a few values: the memoised formatter */
+    pb_text_num(o, pb_predict_lambda[(int)d->lam[u * M + m]]);
+    pb_text_double(o, d->pred[u * M + m]);
+    pb_text_num(o, d->target[((size_t)s * M + m) * PB_PREDICT__N_TARGETS + tg]);
+    pb_text_printf(o, "\n");
   }
+}
+
+/* report/predict_oof.tsv and predict_deletion_oof.tsv, one row per predicted
+ * model: each rank formats a contiguous block of units (its threads
+ * contiguous sub-blocks, joined in order), and the files take the blocks in
+ * rank order, so they are the same for any number of ranks and threads. */
+static int pb_predict__write_oof(const struct pb_predict__data *d, int rank, int size, struct pb_results *res)
+{
+  const int64_t lo = d->n_units * rank / size, hi = d->n_units * (rank + 1) / size;
+  const int nt = omp_get_max_threads();
+  struct pb_text *part = pb_calloc(2 * (size_t)nt, sizeof *part), t[2] = {{0}, {0}};
+#pragma omp parallel num_threads(nt)
+  {
+    struct pb_text *o = &part[2 * omp_get_thread_num()];
+#pragma omp for schedule(static)
+    for (int64_t u = lo; u < hi; u++) pb_predict__oof_rows(d, u, o);
+  }
+  for (int i = 0; i < 2 * nt; i++) {
+    if (part[i].len) pb_text_printf(&t[i % 2], "%.*s", (int)part[i].len, part[i].buf);
+    pb_text_free(&part[i]);
+  }
+  free(part);
   const char *h = "model\tgroup\tfeature_source\ttarget_source\ttarget\tfeature_set\treplicate\tlambda\tprediction\ttruth\n";
   const char *hd =
       "model\tgroup\tfeature_source\ttarget_source\ttarget\tfeature_set\treplicate\tremoved_group\tlambda\tprediction\ttruth\n";
@@ -781,7 +860,7 @@ int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, co
   if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &tm);
   pb_timer_skip(&tm);
   if (status == PB_OK) status = pb_predict__write_inputs(&d, st.rank, st.results);
-  if (status == PB_OK) status = pb_predict__write_oof(&d, st.rank, st.results);
+  if (status == PB_OK) status = pb_predict__write_oof(&d, st.rank, st.size, st.results);
   if (status == PB_OK) status = pb_predict__write_h5(&d, st.rank, st.results);
   if (status == PB_OK) status = pb_predict__report(&d, opt->group_draws, opt->seed, comm, st.results);
   pb_timer_lap(&tm, "report");

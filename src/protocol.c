@@ -197,6 +197,7 @@ static int pb_protocol__rows(struct pb_store *st, int32_t s, int32_t lo, int32_t
   int status = pb_store_read_fields(st, s, nr, rows, PB_FIELD_PRED, &pred);
   if (status == PB_OK) status = pb_store_read_fields(st, s, nclean, clean, PB_FIELD_SMAX, &smax);
   if (status == PB_OK) {
+#pragma omp parallel for schedule(static)
     for (int32_t j = 0; j < nr; j++) {
       int64_t dev = 0, ev = 0;
       const int32_t *pr = pred.pred + (size_t)j * src->n_images;
@@ -208,16 +209,23 @@ static int pb_protocol__rows(struct pb_store *st, int32_t s, int32_t lo, int32_t
       ps->dev_correct[rows[j]] = dev;
       ps->eval_correct[rows[j]] = ev;
     }
-    float *dev = pb_malloc((size_t)(ps->n_dev > 0 ? ps->n_dev : 1) * sizeof *dev);
-    for (int32_t j = 0; j < nclean; j++) {
-      int32_t m = clean[j] / src->n_conditions, n = 0;
-      for (int32_t i = 0; i < src->n_images; i++)
-        if (src->split[i] == PB_SPLIT_DEV) dev[n++] = smax.smax[(size_t)j * src->n_images + i];
-      ps->tau[m] = pb_protocol_threshold(dev, n, p->coverage);
-      for (int32_t q = 0; q < PB_PROTOCOL_N_Q; q++)
-        ps->policy_tau[m * PB_PROTOCOL_N_Q + q] = pb_protocol_threshold(dev, n, pb_protocol_q[q]);
+    /* the thresholds of a model are ranks of its development scores sorted
+     * once in pb_protocol_threshold's order; models over threads */
+#pragma omp parallel
+    {
+      float *dev = pb_malloc((size_t)(ps->n_dev > 0 ? ps->n_dev : 1) * sizeof *dev);
+#pragma omp for schedule(static)
+      for (int32_t j = 0; j < nclean; j++) {
+        int32_t m = clean[j] / src->n_conditions, n = 0;
+        for (int32_t i = 0; i < src->n_images; i++)
+          if (src->split[i] == PB_SPLIT_DEV) dev[n++] = smax.smax[(size_t)j * src->n_images + i];
+        qsort(dev, (size_t)n, sizeof *dev, pb_protocol__desc);
+        ps->tau[m] = n > 0 ? dev[pb_protocol_rank(n, p->coverage) - 1] : NAN;
+        for (int32_t q = 0; q < PB_PROTOCOL_N_Q; q++)
+          ps->policy_tau[m * PB_PROTOCOL_N_Q + q] = n > 0 ? dev[pb_protocol_rank(n, pb_protocol_q[q]) - 1] : NAN;
+      }
+      free(dev);
     }
-    free(dev);
   }
   pb_rows_free(&pred);
   pb_rows_free(&smax);

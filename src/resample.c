@@ -77,13 +77,18 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
   int32_t *ones = pb_malloc((size_t)(n_units > 0 ? n_units : 1) * sizeof *ones);
   pb_boot_multiplicities(spec, -1, n_units, ones);
   fn(ones, n_units, ctx, est);
-  double *col = pb_malloc((size_t)(spec->n_draws > 0 ? spec->n_draws : 1) * sizeof *col);
-  for (int32_t k = 0; k < n_stats; k++) {
-    for (int64_t d = 0; d < spec->n_draws; d++) col[d] = all[d * n_stats + k];
-    pb_boot__interval(col, spec->n_draws, spec->level, &out[k]);
-    out[k].est = est[k];
+  /* statistics are independent: threads take whole columns */
+#pragma omp parallel
+  {
+    double *col = pb_malloc((size_t)(spec->n_draws > 0 ? spec->n_draws : 1) * sizeof *col);
+#pragma omp for schedule(static)
+    for (int32_t k = 0; k < n_stats; k++) {
+      for (int64_t d = 0; d < spec->n_draws; d++) col[d] = all[d * n_stats + k];
+      pb_boot__interval(col, spec->n_draws, spec->level, &out[k]);
+      out[k].est = est[k];
+    }
+    free(col);
   }
-  free(col);
   free(ones);
   free(est);
   free(all);
@@ -134,15 +139,34 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
 
 /* ------------------------------------------------------------ permutations */
 
-/* Items of each class in index order: order[cbeg[c] .. cbeg[c+1]).  Keys
- * (label, index) are distinct, so the order is total and qsort's instability
- * cannot show. */
+/* Items of each class in index order: order[cbeg[c] .. cbeg[c+1]).  Labels
+ * spanning at most 4n values are placed by a counting sort (a stable pass in
+ * index order); wider ones by sorting the keys (label, index), which are
+ * distinct, so the order is total and qsort's instability cannot show.  Both
+ * give the same order. */
 static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg)
 {
+  int32_t lo = n > 0 ? label[0] : 0, hi = lo, nc = 0;
+  for (int32_t i = 1; i < n; i++) {
+    lo = label[i] < lo ? label[i] : lo;
+    hi = label[i] > hi ? label[i] : hi;
+  }
+  if (n > 0 && (int64_t)hi - lo < 4 * (int64_t)n) {
+    const int32_t span = hi - lo + 1;
+    int32_t *at = pb_calloc((size_t)span + 1, sizeof *at);
+    for (int32_t i = 0; i < n; i++) at[label[i] - lo + 1]++;
+    for (int32_t v = 0; v < span; v++) {
+      if (at[v + 1] > 0) cbeg[nc++] = at[v];
+      at[v + 1] += at[v];
+    }
+    for (int32_t i = 0; i < n; i++) order[at[label[i] - lo]++] = i;
+    free(at);
+    cbeg[nc] = n;
+    return nc;
+  }
   int64_t *key = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
   for (int32_t i = 0; i < n; i++) key[i] = ((int64_t)label[i] << 32) | i;
   qsort(key, (size_t)n, sizeof *key, pb_cmp_i64);
-  int32_t nc = 0;
   for (int32_t i = 0; i < n; i++) {
     order[i] = (int32_t)(key[i] & 0xffffffff);
     if (i == 0 || (key[i] >> 32) != (key[i - 1] >> 32)) cbeg[nc++] = i;
@@ -152,28 +176,19 @@ static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order,
   return nc;
 }
 
-static void pb_perm__shuffle(struct pb_rng *rng, int32_t *v, int32_t n)
-{
-  for (int32_t i = n - 1; i > 0; i--) {
-    int32_t j = (int32_t)pb_rng_below(rng, (uint32_t)i + 1), t = v[i];
-    v[i] = v[j];
-    v[j] = t;
-  }
-}
-
 void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm)
 {
   struct pb_rng rng;
   pb_rng_init(&rng, seed, analysis, item, replicate);
   for (int32_t i = 0; i < n; i++) perm[i] = i;
-  pb_perm__shuffle(&rng, perm, n);
+  pb_rng_shuffle(&rng, perm, n);
 }
 
 void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm)
 {
   for (;;) {
     for (int32_t j = 0; j < n; j++) perm[j] = j;
-    pb_perm__shuffle(rng, perm, n);
+    pb_rng_shuffle(rng, perm, n);
     int fixed = 0;
     for (int32_t j = 0; j < n && !fixed; j++) fixed = perm[j] == j;
     if (!fixed || n < 2) return;
@@ -196,7 +211,7 @@ static int32_t pb_perm__within_grouped(uint64_t seed, uint32_t analysis, uint64_
     if (derange && m > 1) pb_perm_derange(&rng, m, idx);
     else {
       for (int32_t i = 0; i < m; i++) idx[i] = i;
-      pb_perm__shuffle(&rng, idx, m);
+      pb_rng_shuffle(&rng, idx, m);
     }
     fixed += derange && m == 1;
     for (int32_t i = 0; i < m; i++) perm[order[cbeg[c] + i]] = order[cbeg[c] + idx[i]];

@@ -550,18 +550,23 @@ static int pb_store__validate(const struct pb_store *st, int32_t src, int32_t n_
                               const struct pb_rows *d)
 {
   const struct pb_source *s = &st->meta.sources[src];
+  const int64_t n = (int64_t)n_rows * s->n_images;
   char why[160];
-  for (int32_t r = 0; r < n_rows; r++)
-    for (int32_t i = 0; i < s->n_images; i++) {
-      int64_t k = (int64_t)r * s->n_images + i;
-      if (!pb_store_record_problem(s, d, k, i, why, sizeof why)) continue;
-      int32_t m = rows[r] / s->n_conditions, c = rows[r] % s->n_conditions;
-      pb_error_set("%s: invalid record: source %s, model %s, condition %s, image %s: %s (run `pairbound check "
-                   "%s` to list every damaged record)", st->path, s->name, st->meta.model_ids[m], s->conditions[c],
-                   s->image_ids[i], why, st->path);
-      return PB_FAIL;
-    }
-  return PB_OK;
+  /* records over threads; the first damaged one (lowest row, then image) is reported */
+  int64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad)
+  for (int64_t k = 0; k < n; k++) {
+    char w[160];
+    if (k < bad && pb_store_record_problem(s, d, k, (int32_t)(k % s->n_images), w, sizeof w)) bad = k;
+  }
+  if (bad == n) return PB_OK;
+  const int32_t r = (int32_t)(bad / s->n_images), i = (int32_t)(bad % s->n_images);
+  pb_store_record_problem(s, d, bad, i, why, sizeof why);
+  int32_t m = rows[r] / s->n_conditions, c = rows[r] % s->n_conditions;
+  pb_error_set("%s: invalid record: source %s, model %s, condition %s, image %s: %s (run `pairbound check "
+               "%s` to list every damaged record)", st->path, s->name, st->meta.model_ids[m], s->conditions[c],
+               s->image_ids[i], why, st->path);
+  return PB_FAIL;
 }
 
 int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,

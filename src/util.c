@@ -29,7 +29,8 @@ void pb_rng_init(struct pb_rng *r, uint64_t seed, uint32_t analysis, uint64_t it
   r->left = 0;
 }
 
-uint32_t pb_rng_u32(struct pb_rng *r)
+/* The next draw; static inline so that the shuffle's loop does not call out per draw. */
+static inline uint32_t pb_rng__next(struct pb_rng *r)
 {
   if (r->left == 0) {
     philox4x32_ctr_t c = {{r->ctr[0], r->ctr[1], r->ctr[2], r->ctr[3]}};
@@ -40,6 +41,11 @@ uint32_t pb_rng_u32(struct pb_rng *r)
     r->left = 4;
   }
   return r->out[4 - r->left--];
+}
+
+uint32_t pb_rng_u32(struct pb_rng *r)
+{
+  return pb_rng__next(r);
 }
 
 double pb_rng_uniform(struct pb_rng *r)
@@ -55,13 +61,30 @@ double pb_rng_normal(struct pb_rng *r)
   return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
 }
 
+static inline uint32_t pb_rng__below(struct pb_rng *r, uint32_t n)
+{
+  /* Lemire-style rejection keeps the draw exactly uniform: a draw is
+   * rejected when its low word is below 2^32 mod n, which is below n, so
+   * that remainder (a division) is needed only for a low word below n */
+  uint64_t m = (uint64_t)pb_rng__next(r) * n;
+  if ((uint32_t)m < n) {
+    const uint32_t limit = (uint32_t)(-n) % n;
+    while ((uint32_t)m < limit) m = (uint64_t)pb_rng__next(r) * n;
+  }
+  return (uint32_t)(m >> 32);
+}
+
 uint32_t pb_rng_below(struct pb_rng *r, uint32_t n)
 {
-  /* Lemire-style rejection keeps the draw exactly uniform */
-  uint32_t limit = (uint32_t)(-n) % n;
-  for (;;) {
-    uint64_t m = (uint64_t)pb_rng_u32(r) * n;
-    if ((uint32_t)m >= limit) return (uint32_t)(m >> 32);
+  return pb_rng__below(r, n);
+}
+
+void pb_rng_shuffle(struct pb_rng *r, int32_t *v, int32_t n)
+{
+  for (int32_t i = n - 1; i > 0; i--) {
+    int32_t j = (int32_t)pb_rng__below(r, (uint32_t)i + 1), t = v[i];
+    v[i] = v[j];
+    v[j] = t;
   }
 }
 

@@ -6,6 +6,7 @@
 #define PAIRBOUND_FIGURE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "pairbound/results.h"
 
@@ -37,5 +38,22 @@ int pb_figure_available(void);
  */
 int pb_figure_write(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
                     struct pb_text *md);
+
+/* A figure whose rendering overlaps the caller's work: pb_figure_start
+ * writes the data TSV and starts gnuplot without waiting for it;
+ * pb_figure_finish (which every started job needs, also after an error
+ * elsewhere) waits, puts the PNG in place and appends the markdown exactly
+ * as pb_figure_write does. */
+enum { PB_FIGURE__DONE = 0, PB_FIGURE__SKIPPED, PB_FIGURE__RENDERING };
+struct pb_figure_job {
+  const struct pb_figure *fig;
+  int state;           /* PB_FIGURE__* */
+  FILE *gp;            /* gnuplot's input while rendering (NULL: it could not be started) */
+  char *png, *tmp, *log;
+};
+int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+                    struct pb_figure_job *job);
+/** Wait for the figure of pb_figure_start; @p md may be NULL (nothing appended). */
+int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md);
 
 #endif /* PAIRBOUND_FIGURE_H */

@@ -66,6 +66,23 @@ START_TEST(test_figure_rendered)
   ck_assert(memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
   ck_assert(!pb_test_exists(pb_test_path("fig1/report/profile.png.tmp")));
   ck_assert_ptr_nonnull(strstr(md.buf, "![Fragility profile](profile.png)"));
+  /* started and finished around other work: the same PNG and markdown */
+  struct pb_results *res2 = make_results("fig4");
+  struct pb_figure_job job;
+  struct pb_text md2 = {0};
+  ck_assert_int_eq(pb_figure_start(res2, &fig, data, strlen(data), &job), PB_OK);
+  pb_text_printf(&md2, "%s", "");
+  ck_assert_int_eq(pb_figure_finish(&job, &md2), PB_OK);
+  size_t n2;
+  char *png2 = slurp(pb_test_path("fig4/report/profile.png"), &n2);
+  ck_assert_ptr_nonnull(png2);
+  ck_assert_uint_eq(n2, n);
+  ck_assert(memcmp(png, png2, n) == 0);
+  ck_assert_str_eq(md.buf, md2.buf);
+  ck_assert(!pb_test_exists(pb_test_path("fig4/report/profile.png.tmp")));
+  free(png2);
+  pb_text_free(&md2);
+  pb_results_close(res2);
   free(tsv);
   free(png);
   pb_text_free(&md);

@@ -205,6 +205,26 @@ START_TEST(test_permutations)
 }
 END_TEST
 
+/* pb_perm_classes by hand: classes in ascending label, items in index order,
+ * whether the labels are narrow (counting sort) or spread over a range much
+ * wider than the item count (sorted keys), negative labels included. */
+START_TEST(test_classes)
+{
+  const int32_t label[8] = {5, 2, 2, 5, 9, 5, 2, 2};
+  const int32_t want_order[8] = {1, 2, 6, 7, 0, 3, 5, 4}, want_cbeg[4] = {0, 4, 7, 8};
+  const int32_t scale[3] = {1, -1, 100000000}, shift[3] = {0, 0, -900000000};
+  for (int v = 0; v < 3; v++) {
+    int32_t lab[8], order[8], cbeg[9];
+    for (int i = 0; i < 8; i++) lab[i] = label[i] * scale[v] + shift[v];
+    ck_assert_int_eq(pb_perm_classes(8, lab, order, cbeg), 3);
+    /* scale -1 reverses the class order: labels -9 (item 4), -5 (0, 3, 5), -2 (1, 2, 6, 7) */
+    const int32_t rev_order[8] = {4, 0, 3, 5, 1, 2, 6, 7}, rev_cbeg[4] = {0, 1, 4, 8};
+    for (int i = 0; i < 8; i++) ck_assert_int_eq(order[i], scale[v] < 0 ? rev_order[i] : want_order[i]);
+    for (int c = 0; c <= 3; c++) ck_assert_int_eq(cbeg[c], scale[v] < 0 ? rev_cbeg[c] : want_cbeg[c]);
+  }
+}
+END_TEST
+
 static const double *g_score;
 
 static int by_score(const void *a, const void *b)
@@ -279,6 +299,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_weighted_equals_replicated);
   suite_add_tcase(s, tc);
   tc = tcase_create("nulls");
+  tcase_add_test(tc, test_classes);
   tcase_add_test(tc, test_permutations);
   suite_add_tcase(s, tc);
   return s;

@@ -227,6 +227,38 @@ START_TEST(test_rng_below)
 }
 END_TEST
 
+/* pb_rng_below is the rejection rule on the stream's words, one word per try:
+ * accept the word u when (u n mod 2^32) >= 2^32 mod n, answer floor(u n / 2^32);
+ * checked draw by draw against a twin stream read with pb_rng_u32, for ranges
+ * where rejection is frequent (n = 3 * 2^30 rejects a quarter of the words).
+ * pb_rng_shuffle is Fisher-Yates with those draws. */
+START_TEST(test_rng_below_rule)
+{
+  const uint32_t ns[] = {1, 2, 3, 5, 7, 1000, 3u << 30, (1u << 31) + 1, UINT32_MAX};
+  struct pb_rng r, twin;
+  pb_rng_init(&r, test_seed(), 12, 7, 3);
+  pb_rng_init(&twin, test_seed(), 12, 7, 3);
+  int64_t rejected = 0;
+  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
+    for (int i = 0; i < 20000; i++) {
+      const uint64_t n = ns[t], limit = ((uint64_t)1 << 32) % n;
+      uint64_t m;
+      while (((m = (uint64_t)pb_rng_u32(&twin) * n) & 0xffffffffu) < limit) rejected++;
+      ck_assert_uint_eq(pb_rng_below(&r, ns[t]), (uint32_t)(m >> 32));
+    }
+  ck_assert_int_gt(rejected, 1000);
+  int32_t v[9], w[9];
+  for (int k = 0; k < 9; k++) v[k] = w[k] = 10 * k;
+  pb_rng_shuffle(&r, v, 9);
+  for (int k = 8; k > 0; k--) {
+    const int32_t j = (int32_t)pb_rng_below(&twin, (uint32_t)k + 1), x = w[k];
+    w[k] = w[j];
+    w[j] = x;
+  }
+  for (int k = 0; k < 9; k++) ck_assert_int_eq(v[k], w[k]);
+}
+END_TEST
+
 /* ------------------------------------------------------------ half rounding */
 
 /* Every positive finite IEEE binary16 value, ascending, with its bit pattern:
@@ -781,6 +813,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_rng_streams);
   tcase_add_test(tc, test_rng_uniform);
   tcase_add_test(tc, test_rng_below);
+  tcase_add_test(tc, test_rng_below_rule);
   suite_add_tcase(s, tc);
   tc = tcase_create("numbers");
   tcase_add_test(tc, test_round_half_hand);
