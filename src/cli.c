@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
 #include "pairbound/exact.h"
@@ -28,6 +29,7 @@
 #include "pairbound/results.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
+#include "pairbound/signals.h"
 #include "pairbound/stage.h"
 #include "pairbound/states.h"
 #include "pairbound/summary.h"
@@ -108,7 +110,8 @@ static int pb_cli__usage_error(struct pb_cli *cli, const char *synopsis, const c
 static int pb_cli__fail(struct pb_cli *cli)
 {
   if (cli->rank == 0) fprintf(stderr, "pairbound %s: error: %s\n", cli->cmd, pb_error_message());
-  return PB_EXIT_FAIL;
+  /* stopped at a block boundary by SIGTERM/SIGINT: the shell's 128 + signal */
+  return pb_signal_stopped() ? pb_signal_exit_status(pb_signal_stopped()) : PB_EXIT_FAIL;
 }
 
 /* Shared between all ranks: a failure on any rank fails the command. */
@@ -499,12 +502,18 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   const struct pb_protocol_options *p = &a->protocol;
   MPI_Comm comm = MPI_COMM_WORLD;
   struct pb_checkpoint_key key = {NULL, NULL, NULL, NULL};
-  char sha[65] = "";
+  char sha[65] = "", *hint = pb_blocks_resume_hint(cli->provenance);
+  /* a signal stops a block loop at its next boundary, anything else at once */
+  pb_signal_install(hint, 0, comm);
   int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, a, &key, sha) : 0;
   if (done != 0) {
     free((char *)key.settings);
+    free(hint);
     return pb_cli__status(cli, done == 1 ? PB_OK : PB_FAIL);
   }
+  /* with --resume the long loops keep completed blocks (pairbound/blocks.h) */
+  pb_blocks_context(a->resume ? &key : NULL, a->resume, hint);
+  free(hint);
   if (!strcmp(cli->cmd, "protocol")) {
     struct pb_stage st;
     status = pb_stage_open(store, out, comm, p, cli->provenance, &st);
@@ -527,8 +536,10 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   if (a->resume) {
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
     if (status == PB_OK) status = pb_checkpoint_commit_all(out, &key, comm);
+    if (status == PB_OK && cli->rank == 0) pb_blocks_remove(out);
     free((char *)key.settings);
   }
+  pb_blocks_context(NULL, 0, NULL);
   int rc = pb_cli__status(cli, status);
   if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
   return rc;

@@ -13,6 +13,7 @@
 
 #include <hdf5.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/error.h"
 #include "pairbound/output.h"
 #include "pairbound/util.h"
@@ -161,7 +162,9 @@ int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, i
   DIR *d = opendir(dir);
   int empty = 1;
   for (struct dirent *e; d && (e = readdir(d));)
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".pairbound.lock")) empty = 0;
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".pairbound.lock") &&
+        strcmp(e->d_name, PB_BLOCKS_DIR))
+      empty = 0; /* a killed run's completed blocks are its output too */
   if (d) closedir(d);
   if (!empty) {
     pb_error_set("%s: a non-empty directory that holds no pairbound output; give --force to write into it", dir);

@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/results.h"
 #include "pairbound/error.h"
@@ -385,10 +386,16 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     pb_message("run: %s complete in %s (checkpoint matches): not recomputed", cfg->stages[i], dir);
   } else {
     if (rank == 0) pb_checkpoint_remove(dir);
+    /* long loops keep completed blocks until the stage is committed (pairbound/blocks.h) */
+    char *hint = pb_blocks_resume_hint(prov);
+    pb_blocks_context(key, cfg->resume, hint);
+    free(hint);
     for (int j = 0; j < PB_RUN_N_KNOWN; j++)
       if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) status = pb_run__stages[j].fn(cfg, dir, comm, prov);
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+    pb_blocks_context(NULL, 0, NULL);
     if (status == PB_OK) status = pb_checkpoint_commit_all(dir, key, comm);
+    if (status == PB_OK && rank == 0) pb_blocks_remove(dir);
     if (status == PB_OK) pb_message("run: %s done in %.2f s -> %s", cfg->stages[i], MPI_Wtime() - t0, dir);
   }
   facts->wall[i] = MPI_Wtime() - t0;

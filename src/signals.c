@@ -13,6 +13,7 @@
 
 static volatile sig_atomic_t pb_sig__got;      /* first signal received, 0: none */
 static volatile sig_atomic_t pb_sig__deferred; /* 1: a block loop polls the flag */
+static int pb_sig__agreed;                     /* what the ranks last agreed to stop for */
 static char pb_sig__hint[1024];
 static size_t pb_sig__len;
 
@@ -63,7 +64,13 @@ int pb_signal_agree(MPI_Comm comm)
 {
   int mine = pb_sig__got, any = 0;
   MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  pb_sig__agreed = any;
   return any;
+}
+
+int pb_signal_stopped(void)
+{
+  return pb_sig__agreed;
 }
 
 int pb_signal_exit_status(int sig)

@@ -31,6 +31,9 @@ int pb_signal_pending(void);
  */
 int pb_signal_agree(MPI_Comm comm);
 
+/** The signal the last pb_signal_agree agreed on (same on every rank), 0 when none. */
+int pb_signal_stopped(void);
+
 /** Exit status for a run stopped by @p sig (128 + sig, the shell's convention). */
 int pb_signal_exit_status(int sig);
 
