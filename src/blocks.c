@@ -144,7 +144,7 @@ static int pb_blocks__prepare(struct pb_blocks *bl)
     }
     if (keep) {
       end[1] = '\0';
-      status = pb_checkpoint_key_same(bl->dir, "completed blocks", text, &pb_blocks__ctx.key);
+      status = pb_checkpoint_key_same(bl->dir, "the completed blocks were", text, &pb_blocks__ctx.key);
     } else if (text) {
       pb_message("%s: %s is damaged: its blocks are recomputed", bl->dir, PB_BLOCKS_KEYFILE);
     }
@@ -181,7 +181,9 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
     bl->dir = pb_path_join(top, loop);
     free(top);
     bl->resume = pb_blocks__ctx.resume;
+    /* the drivers know the store checksum on rank 0 only */
     pb_sha256_hex(pb_blocks__ctx.key_text, strlen(pb_blocks__ctx.key_text), bl->keyhash);
+    MPI_Bcast(bl->keyhash, sizeof bl->keyhash, MPI_CHAR, 0, comm);
     if (bl->rank == 0) status = pb_blocks__prepare(bl);
     status = pb_error_agree(comm, status);
   }
@@ -302,7 +304,7 @@ int pb_blocks_close(struct pb_blocks *bl, int status)
 {
   int64_t v[3] = {bl->loaded, bl->computed, bl->damaged};
   MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_SUM, bl->comm);
-  if (bl->dir && bl->resume)
+  if (bl->dir && bl->resume && status == PB_OK)
     pb_message("%s: %lld of %lld blocks resumed, %lld computed (%lld damaged ones among them)", bl->dir,
                (long long)v[0], (long long)bl->n_blocks, (long long)v[1], (long long)v[2]);
   if (bl->signal) {

@@ -162,7 +162,7 @@ static int pb_ckpt__same(const char *outdir, const char *done, const char *text,
   size_t n = 0;
   const char *was = pb_ckpt__line(text, prefix, &n);
   if (was && n == strlen(now) && strncmp(was, now, n) == 0) return PB_OK;
-  pb_error_set("%s: cannot resume: the %s was made with %s '%.*s', this run has '%s' "
+  pb_error_set("%s: cannot resume: %s made with %s '%.*s', this run has '%s' "
                "(remove %s or run without --resume)",
                outdir, done, what, (int)(was ? n : 4), was ? was : "none", now, outdir);
   return PB_FAIL;
@@ -193,7 +193,7 @@ static int pb_ckpt__settings(const char *outdir, const char *done, const char *t
       a = na + 1, b = nb + 1;
     }
     int la = *a ? (int)(strchr(a, '\n') - a) : 4, lb = *b ? (int)(strchr(b, '\n') - b) : 4;
-    pb_error_set("%s: cannot resume: the %s was made with setting '%.*s', this run has '%.*s' "
+    pb_error_set("%s: cannot resume: %s made with setting '%.*s', this run has '%.*s' "
                  "(remove %s or run without --resume)",
                  outdir, done, la, *a ? a : "none", lb, *b ? b : "none", outdir);
     status = PB_FAIL;
@@ -251,7 +251,7 @@ int pb_checkpoint_check(const char *outdir, const struct pb_checkpoint_key *key,
   pb_sha256_hex(text, (size_t)(end + 1 - text), hex);
   if (strncmp(end + 5, hex, 64) != 0 || end[69] != '\n' || end[70] != '\0') goto done;
   end[1] = '\0';
-  if (pb_checkpoint_key_same(outdir, "completed output", text, key) != PB_OK) {
+  if (pb_checkpoint_key_same(outdir, "the completed output was", text, key) != PB_OK) {
     free(text);
     return PB_FAIL;
   }

@@ -25,7 +25,7 @@ char *pb_checkpoint_key_text(const struct pb_checkpoint_key *key);
 /**
  * PB_OK when @p text (lines as pb_checkpoint_key_text writes them) records
  * @p key; otherwise PB_FAIL with a message naming @p where, what was made
- * (@p done, e.g. "completed output") and the first field that differs, with
+ * (@p done, e.g. "the completed output was") and the first field that differs, with
  * both values.
  */
 int pb_checkpoint_key_same(const char *where, const char *done, const char *text, const struct pb_checkpoint_key *key);
