@@ -1,5 +1,5 @@
-# Block checkpoints inside a long stage (screen with bootstrap draws, on a
-# store large enough for many blocks): SIGKILL at several points (early,
+# Block checkpoints inside long stages (screen with bootstrap draws, and
+# policy --all, on a store large enough for many blocks): SIGKILL at several points (early,
 # mid-loop, during the write) and --resume at 1 and 3 ranks give outputs
 # identical to an uninterrupted run; a flipped or truncated block is
 # recomputed with a message; another store or setting is refused, naming
@@ -33,7 +33,7 @@ tl() {
   shift
   timeout 300 "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$@"
 }
-nblocks() { ls "$1/.pairbound-blocks/screen" 2> /dev/null | grep -c '\.blk$'; }
+nblocks() { ls "$1"/.pairbound-blocks/*/ 2> /dev/null | grep -c '\.blk$'; }
 # tree PID: PID and all its descendants
 tree() {
   local c
@@ -53,13 +53,13 @@ wait_for() {
   return 1
 }
 at_least() { [ "$(nblocks "$2")" -ge "$1" ]; } # at_least N DIR
-# killed DIR TEST...: a 2-rank screen --resume into DIR, SIGKILLed (mpirun and
+# killed DIR TEST...: a 2-rank $CMD --resume into DIR, SIGKILLed (mpirun and
 # every process it started, a node failure) once TEST holds
+CMD="screen $STORE $ARGS"
 killed() {
   local dir=$1 pid pids
   shift
-  OMP_NUM_THREADS=1 timeout 300 "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" -v 0 screen "$STORE" $ARGS -o "$dir" \
-    --resume > /dev/null 2>&1 &
+  OMP_NUM_THREADS=1 timeout 300 "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" -v 0 $CMD -o "$dir" --resume > /dev/null 2>&1 &
   pid=$!
   if wait_for "$pid" "$@" "$dir"; then
     pids=$(tree "$pid")
@@ -95,23 +95,23 @@ for point in "at_least 1" "at_least 30" "at_least $T"; do
   fi
 done
 
-# damaged blocks: one with a flipped payload byte, one truncated, one of another block
+# damaged blocks: one with a flipped payload byte, one truncated, one replaced by another (intact) block
 killed "$WORK/d" at_least 30
 B=$WORK/d/.pairbound-blocks/screen
-files=$(ls "$B" | grep '\.blk$' | sort -n | head -3)
+files=$(ls "$B" | grep '\.blk$' | sort -n | head -4)
 set -- $files
-if [ $# -eq 3 ]; then
+if [ $# -eq 4 ]; then
   size=$(stat -c %s "$B/$1")
   printf '\377' | dd of="$B/$1" bs=1 seek=$((size - 5)) conv=notrunc 2> /dev/null
   head -c $(($(stat -c %s "$B/$2") / 2)) "$B/$2" > "$B/t" && mv "$B/t" "$B/$2"
-  cp "$B/$1" "$B/$3.x" && mv "$B/$3.x" "$B/$3"
+  cp "$B/$4" "$B/$3.x" && mv "$B/$3.x" "$B/$3"
   have=$(nblocks "$WORK/d")
   OMP_NUM_THREADS=1 tl 2 "$PAIRBOUND" -v 2 screen "$STORE" $ARGS -o "$WORK/d" --resume \
     > /dev/null 2> "$WORK/d.err"
   check "damaged blocks: resume completes" test $? -eq 0
-  check "damaged blocks: flipped byte detected" grep -q "$1: payload checksum differs: recomputing this block" "$WORK/d.err"
-  check "damaged blocks: truncation detected" grep -q "$2: truncated (payload length differs): recomputing" "$WORK/d.err"
-  check "damaged blocks: another block's file detected" grep -q "$3: payload checksum differs\|$3: holds another block" "$WORK/d.err"
+  check "damaged blocks: flipped byte detected" grep -q "/$1: payload checksum differs: recomputing this block" "$WORK/d.err"
+  check "damaged blocks: truncation detected" grep -q "/$2: truncated (payload length differs): recomputing" "$WORK/d.err"
+  check "damaged blocks: another block's file detected" grep -q "/$3: holds another block: recomputing" "$WORK/d.err"
   check "damaged blocks: counted" grep -q "$((have - 3)) of $T blocks resumed, $((T - have + 3)) computed (3 damaged" "$WORK/d.err"
   check "damaged blocks: output identical" same_out "$WORK/d"
 else
@@ -155,6 +155,20 @@ wait "$pid"
 check "SIGTERM to mpirun: non-zero exit" test $? -ne 0
 OMP_NUM_THREADS=1 tl 3 "$PAIRBOUND" -v 0 screen "$STORE" $ARGS -o "$WORK/m" --resume
 check "SIGTERM to mpirun: resume at 3 ranks identical" same_out "$WORK/m"
+
+# policy --all: blocks of cells (255 on this store), killed mid-loop, resumed at 3 ranks
+OMP_NUM_THREADS=1 tl 2 "$PAIRBOUND" -v 0 policy "$STORE" --all -o "$WORK/pref"
+CMD="policy $STORE --all"
+killed "$WORK/p" at_least 60
+have=$(nblocks "$WORK/p")
+OMP_NUM_THREADS=2 tl 3 "$PAIRBOUND" -v 1 policy "$STORE" --all -o "$WORK/p" --resume > /dev/null 2> "$WORK/p.err"
+check "policy --all killed with $have of 255 blocks, resumed at 3 ranks: completes" test $? -eq 0
+check "policy --all resumed: results.h5 identical" same_h5 "$WORK/pref/results.h5" "$WORK/p/results.h5"
+bad=0
+for f in "$WORK/pref/report/"*; do cmp -s "$f" "$WORK/p/report/${f##*/}" || bad=1; done
+check "policy --all resumed: report identical" test $bad -eq 0
+[ "$have" -gt 0 ] && check "policy --all: the $have complete blocks were not recomputed" \
+  grep -q "blocks/policy: $have of 255 blocks resumed" "$WORK/p.err"
 
 # pairbound run keeps blocks too: killed mid-screen, resumed at 3 ranks
 printf '[run]\nstore = %s\noutput = %s\nstages = screen\ngroup_draws = 200\nclass_draws = 200\n' "$STORE" "$WORK/run_ref" \
