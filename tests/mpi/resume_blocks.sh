@@ -1,5 +1,5 @@
-# Block checkpoints inside long stages (screen with bootstrap draws, and
-# policy --all, on a store large enough for many blocks): SIGKILL at several points (early,
+# Block checkpoints inside long stages (screen with bootstrap draws, policy
+# --all and verify --policies, on a store large enough for many blocks): SIGKILL at several points (early,
 # mid-loop, during the write) and --resume at 1 and 3 ranks give outputs
 # identical to an uninterrupted run; a flipped or truncated block is
 # recomputed with a message; another store or setting is refused, naming
@@ -169,6 +169,19 @@ for f in "$WORK/pref/report/"*; do cmp -s "$f" "$WORK/p/report/${f##*/}" || bad=
 check "policy --all resumed: report identical" test $bad -eq 0
 [ "$have" -gt 0 ] && check "policy --all: the $have complete blocks were not recomputed" \
   grep -q "blocks/policy: $have of 255 blocks resumed" "$WORK/p.err"
+
+# verify --policies: blocks of cells as policy (the checks of Syn, to keep it short)
+OMP_NUM_THREADS=1 tl 2 "$PAIRBOUND" -v 0 verify "$STORE" --policies --sources Syn -o "$WORK/vref"
+CMD="verify $STORE --policies --sources Syn"
+killed "$WORK/v" at_least 10
+have=$(nblocks "$WORK/v")
+OMP_NUM_THREADS=2 tl 3 "$PAIRBOUND" -v 1 verify "$STORE" --policies --sources Syn -o "$WORK/v" --resume > /dev/null \
+  2> "$WORK/v.err"
+check "verify --policies killed with $have blocks, resumed at 3 ranks: completes" test $? -eq 0
+check "verify --policies resumed: results.h5 identical" same_h5 "$WORK/vref/results.h5" "$WORK/v/results.h5"
+bad=0
+for f in "$WORK/vref/report/"*; do cmp -s "$f" "$WORK/v/report/${f##*/}" || bad=1; done
+check "verify --policies resumed: report identical" test $bad -eq 0
 
 # pairbound run keeps blocks too: killed mid-screen, resumed at 3 ranks
 printf '[run]\nstore = %s\noutput = %s\nstages = screen\ngroup_draws = 200\nclass_draws = 200\n' "$STORE" "$WORK/run_ref" \
