@@ -79,7 +79,7 @@ char *pb_blocks_resume_hint(const char *provenance)
 
 /* ------------------------------------------------------------ bytes */
 
-void pb_bytes_put(struct pb_bytes *b, const void *p, size_t n)
+void pb_blocks_put(struct pb_bytes *b, const void *p, size_t n)
 {
   if (b->len + n > b->cap) {
     b->cap = 2 * (b->len + n) + 4096;
@@ -89,7 +89,7 @@ void pb_bytes_put(struct pb_bytes *b, const void *p, size_t n)
   b->len += n;
 }
 
-int pb_bytes_get(struct pb_bytes *b, void *p, size_t n)
+int pb_blocks_get(struct pb_bytes *b, void *p, size_t n)
 {
   if (n > b->len - b->pos) {
     pb_error_set("block payload ends early (%zu bytes wanted, %zu left)", n, b->len - b->pos);
@@ -100,7 +100,7 @@ int pb_bytes_get(struct pb_bytes *b, void *p, size_t n)
   return PB_OK;
 }
 
-void pb_bytes_free(struct pb_bytes *b)
+void pb_blocks_bytes_free(struct pb_bytes *b)
 {
   free(b->buf);
   memset(b, 0, sizeof *b);
@@ -237,7 +237,7 @@ static const char *pb_blocks__parse(const struct pb_blocks *bl, int64_t id, cons
   pb_sha256_hex(buf + h, n - h, hex);
   if (strcmp(hex, sha) != 0) return "payload checksum differs";
   out->len = out->pos = 0;
-  pb_bytes_put(out, buf + h, n - h);
+  pb_blocks_put(out, buf + h, n - h);
   return NULL;
 }
 
@@ -255,10 +255,10 @@ int pb_blocks_load(struct pb_blocks *bl, int64_t id, struct pb_bytes *out)
   struct pb_bytes raw = {0};
   uint8_t chunk[1 << 14];
   size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0) pb_bytes_put(&raw, chunk, got);
+  while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0) pb_blocks_put(&raw, chunk, got);
   const char *why = ferror(fp) ? "read error" : pb_blocks__parse(bl, id, raw.buf, raw.len, out);
   fclose(fp);
-  pb_bytes_free(&raw);
+  pb_blocks_bytes_free(&raw);
   if (!why) {
 #pragma omp atomic
     bl->loaded++;

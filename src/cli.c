@@ -184,8 +184,9 @@ static const struct pb_option pb_cli__info_options[] = {
 #define PB_CLI_RESUME(text) {.name = "resume", .type = PB_OPTION_FLAG, PB_O(resume), .flag = 1, .help = text}
 static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR", "output directory"),
   PB_CLI_RESUME("keep OUTDIR when its checkpoint (from an earlier --resume run) says it is the complete output of "
-                "this same command on this store and build; otherwise run and checkpoint it (a damaged output is "
-                "redone, another store or build refused)"),
+                "this same command on this store and build; otherwise run and checkpoint it, continuing from the "
+                "blocks an interrupted --resume run of screen, policy or verify completed (a damaged output or "
+                "block is redone, another store or build refused)"),
                                                          PB_CLI_FORCE("non-empty directory"), {.name = NULL}};
 static const struct pb_option pb_cli__world_options[] = {
   PB_CLI_OUTPUT("CASES", "sample: CASES file to write (temporary name, renamed when complete)"), {.name = NULL}};
@@ -193,8 +194,9 @@ static const struct pb_option pb_cli__run_options[] = {
   {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse (overrides [run] store)"},
   PB_CLI_OUTPUT("OUTDIR", "output directory (overrides [run] output)"),
   PB_CLI_RESUME("keep every stage whose checkpointed output is intact and was made with the same build, store "
-                "checksum and settings; recompute the others; refuse, naming what differs, when a completed stage "
-                "was made for something else (docs/run.md)"),
+                "checksum and settings; recompute the others, continuing an interrupted stage from its completed "
+                "blocks; refuse, naming what differs, when a completed stage was made for something else "
+                "(docs/run.md)"),
   {.name = NULL}};
 #undef PB_CLI_OUTPUT
 #undef PB_CLI_FORCE

@@ -320,14 +320,14 @@ static void pb_policy__block_cells(int64_t n_cells, int64_t per, int64_t k, int6
 static void pb_policy__put_text(struct pb_bytes *pay, const struct pb_text *t)
 {
   uint64_t n = t->len;
-  pb_bytes_put(pay, &n, sizeof n);
-  pb_bytes_put(pay, t->buf, t->len);
+  pb_blocks_put(pay, &n, sizeof n);
+  pb_blocks_put(pay, t->buf, t->len);
 }
 
 static int pb_policy__get_text(struct pb_bytes *pay, struct pb_text *t)
 {
   uint64_t n;
-  if (pb_bytes_get(pay, &n, sizeof n) != PB_OK || n > pay->len - pay->pos) return PB_FAIL;
+  if (pb_blocks_get(pay, &n, sizeof n) != PB_OK || n > pay->len - pay->pos) return PB_FAIL;
   pb_text_free(t);
   pb_text_printf(t, "%.*s", (int)n, (const char *)pay->buf + pay->pos);
   pay->pos += n;
@@ -341,7 +341,7 @@ static int pb_policy__block_apply(const struct pb_cell_block *b, int64_t ca, int
   int status = PB_OK;
   pay->pos = 0;
   for (int64_t c = ca - b->first; c < cb - b->first && status == PB_OK; c++) {
-    status = pb_bytes_get(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
+    status = pb_blocks_get(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
     if (status == PB_OK) status = pb_policy__get_text(pay, &tb[c]);
     if (status == PB_OK) status = pb_policy__get_text(pay, &tp[c]);
   }
@@ -370,7 +370,7 @@ static int pb_policy__block_compute(const struct pb_stage *st, const struct pb_c
         status = PB_FAIL;
       }
     }
-    pb_bytes_put(pay, rec, (size_t)rec_len * sizeof *rec);
+    pb_blocks_put(pay, rec, (size_t)rec_len * sizeof *rec);
     pb_policy__put_text(pay, &tb);
     pb_policy__put_text(pay, &tp);
     pb_text_free(&tb);
@@ -404,7 +404,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
         if (pb_blocks_save(bl, k, &pay) != PB_OK || pb_policy__block_apply(b, ca, cb, rec_len, &pay, recs, tb, tp) != PB_OK)
           pb_first_error_record(&fe, ca);
       }
-      pb_bytes_free(&pay);
+      pb_blocks_bytes_free(&pay);
       pb_progress_step(&prog, cb - ca);
     }
     if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;

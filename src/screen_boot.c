@@ -92,9 +92,9 @@ void pb_screen_boot_put(const struct pb_screen_boot *L, int32_t t0, int32_t t1, 
 {
   size_t off, n;
   pb_sb__span(L, t0, t1, &off, &n);
-  pb_bytes_put(out, L->sum + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->sum);
-  pb_bytes_put(out, L->cnt + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->cnt);
-  pb_bytes_put(out, L->cells + off, n * sizeof *L->cells);
+  pb_blocks_put(out, L->sum + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->sum);
+  pb_blocks_put(out, L->cnt + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->cnt);
+  pb_blocks_put(out, L->cells + off, n * sizeof *L->cells);
 }
 
 int pb_screen_boot_add(struct pb_screen_boot *B, int32_t t0, int32_t t1, struct pb_bytes *in)
@@ -106,7 +106,7 @@ int pb_screen_boot_add(struct pb_screen_boot *B, int32_t t0, int32_t t1, struct 
   for (int part = 0; part < 3 && status == PB_OK; part++) {
     size_t len = part < 2 ? n * PB_SB_NSTAT : n;
     int64_t *dst = part == 0 ? B->sum + off * PB_SB_NSTAT : part == 1 ? B->cnt + off * PB_SB_NSTAT : B->cells + off;
-    status = pb_bytes_get(in, v, len * sizeof *v);
+    status = pb_blocks_get(in, v, len * sizeof *v);
     for (size_t i = 0; i < len && status == PB_OK; i++)
       if (v[i]) pb_sb__add(&dst[i], v[i]);
   }

@@ -1256,18 +1256,18 @@ static void pb_screen__unit_put(const struct pb_screen__ctx *X, int64_t u, const
 {
   int64_t ncell = X->unit_cell0[u + 1] - X->unit_cell0[u];
   int32_t head[5] = {U->n, n_words, U->n_fit, U->n_fit_trials, U->n_fit_fails};
-  pb_bytes_put(b, head, sizeof head);
+  pb_blocks_put(b, head, sizeof head);
   for (int g = 0; g < 3; g++) {
     double f[6] = {U->fit[g].ok, U->fit[g].b, U->fit[g].w[0], U->fit[g].w[1], U->fit[g].w[2], U->fit[g].grad_norm};
-    pb_bytes_put(b, f, sizeof f);
+    pb_blocks_put(b, f, sizeof f);
   }
-  pb_bytes_put(b, U->img, (size_t)U->n * sizeof *U->img);
-  pb_bytes_put(b, U->label, (size_t)U->n * sizeof *U->label);
+  pb_blocks_put(b, U->img, (size_t)U->n * sizeof *U->img);
+  pb_blocks_put(b, U->label, (size_t)U->n * sizeof *U->label);
   for (int32_t r = 0; r < X->L.n_rows; r++)
-    if (pb_screen__image_row(r)) pb_bytes_put(b, U->score[r], (size_t)U->n * sizeof(double));
-  for (int32_t d = 0; d < X->opt->n_derange; d++) pb_bytes_put(b, U->der_score[d], (size_t)U->n * sizeof(double));
-  pb_bytes_put(b, recs, (size_t)ncell * X->L.rec_len * sizeof *recs);
-  pb_bytes_put(b, bits, (size_t)(ncell * n_words) * sizeof *bits);
+    if (pb_screen__image_row(r)) pb_blocks_put(b, U->score[r], (size_t)U->n * sizeof(double));
+  for (int32_t d = 0; d < X->opt->n_derange; d++) pb_blocks_put(b, U->der_score[d], (size_t)U->n * sizeof(double));
+  pb_blocks_put(b, recs, (size_t)ncell * X->L.rec_len * sizeof *recs);
+  pb_blocks_put(b, bits, (size_t)(ncell * n_words) * sizeof *bits);
 }
 
 /* Read unit u back: what the writers use of it (the rankings are not kept). */
@@ -1284,31 +1284,31 @@ static int pb_screen__unit_get(const struct pb_screen__ctx *X, int64_t u, struct
   U->st_der = pb_calloc((size_t)(PB_SCREEN_STRATA * nd > 0 ? PB_SCREEN_STRATA * nd : 1), sizeof *U->st_der);
   U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
   *bits = NULL;
-  if (pb_bytes_get(b, head, sizeof head) != PB_OK || head[0] < 0 || head[1] < 0) return PB_FAIL;
+  if (pb_blocks_get(b, head, sizeof head) != PB_OK || head[0] < 0 || head[1] < 0) return PB_FAIL;
   U->n = head[0], *n_words = head[1], U->n_fit = head[2], U->n_fit_trials = head[3], U->n_fit_fails = head[4];
   for (int g = 0; g < 3; g++) {
     double f[6];
-    if (pb_bytes_get(b, f, sizeof f) != PB_OK) return PB_FAIL;
+    if (pb_blocks_get(b, f, sizeof f) != PB_OK) return PB_FAIL;
     U->fit[g].ok = (int)f[0], U->fit[g].b = f[1], U->fit[g].grad_norm = f[5];
     for (int j = 0; j < 3; j++) U->fit[g].w[j] = f[2 + j];
   }
   size_t nn = (size_t)(U->n > 0 ? U->n : 1);
   U->img = pb_malloc(nn * sizeof *U->img);
   U->label = pb_malloc(nn * sizeof *U->label);
-  int status = pb_bytes_get(b, U->img, (size_t)U->n * sizeof *U->img);
-  if (status == PB_OK) status = pb_bytes_get(b, U->label, (size_t)U->n * sizeof *U->label);
+  int status = pb_blocks_get(b, U->img, (size_t)U->n * sizeof *U->img);
+  if (status == PB_OK) status = pb_blocks_get(b, U->label, (size_t)U->n * sizeof *U->label);
   for (int32_t r = 0; r < X->L.n_rows && status == PB_OK; r++)
     if (pb_screen__image_row(r)) {
       U->score[r] = pb_malloc(nn * sizeof(double));
-      status = pb_bytes_get(b, U->score[r], (size_t)U->n * sizeof(double));
+      status = pb_blocks_get(b, U->score[r], (size_t)U->n * sizeof(double));
     }
   for (int32_t d = 0; d < nd && status == PB_OK; d++) {
     U->der_score[d] = pb_malloc(nn * sizeof(double));
-    status = pb_bytes_get(b, U->der_score[d], (size_t)U->n * sizeof(double));
+    status = pb_blocks_get(b, U->der_score[d], (size_t)U->n * sizeof(double));
   }
-  if (status == PB_OK) status = pb_bytes_get(b, recs, (size_t)ncell * X->L.rec_len * sizeof *recs);
+  if (status == PB_OK) status = pb_blocks_get(b, recs, (size_t)ncell * X->L.rec_len * sizeof *recs);
   *bits = pb_malloc((size_t)(ncell * *n_words + 1) * sizeof **bits);
-  if (status == PB_OK) status = pb_bytes_get(b, *bits, (size_t)(ncell * *n_words) * sizeof **bits);
+  if (status == PB_OK) status = pb_blocks_get(b, *bits, (size_t)(ncell * *n_words) * sizeof **bits);
   return status;
 }
 
@@ -1341,7 +1341,7 @@ static int pb_screen__block_compute(const struct pb_screen__ctx *X, int64_t ua, 
     free(bits);
   }
   int32_t tt[2] = {(int32_t)(ua / X->meta->n_models), (int32_t)((ub - 1) / X->meta->n_models)};
-  pb_bytes_put(pay, tt, sizeof tt);
+  pb_blocks_put(pay, tt, sizeof tt);
   pb_screen_boot_put(&local, tt[0], tt[1], pay);
   pb_screen_boot_free(&local);
   return status;
@@ -1361,7 +1361,7 @@ static int pb_screen__block_apply(const struct pb_screen__ctx *X, int64_t u0, in
                                  recs + (X->unit_cell0[u] - X->unit_cell0[u0]) * X->L.rec_len, &bits[u - u0],
                                  &n_words[u - u0]);
   int32_t tt[2];
-  if (status == PB_OK) status = pb_bytes_get(pay, tt, sizeof tt);
+  if (status == PB_OK) status = pb_blocks_get(pay, tt, sizeof tt);
   if (status == PB_OK && (tt[0] != (int32_t)(ua / X->meta->n_models) || tt[1] != (int32_t)((ub - 1) / X->meta->n_models) ||
                           pay->len - pay->pos != pb_screen_boot_bytes(boot, tt[0], tt[1])))
     status = PB_FAIL;
@@ -1413,7 +1413,7 @@ static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl
     if (status == PB_OK) status = pb_screen__block_apply(X, u0, ua, ub, &pay, units, recs, bits, n_words, boot);
     if (status != PB_OK) pb_first_error_record(fe, ua);
   }
-  pb_bytes_free(&pay);
+  pb_blocks_bytes_free(&pay);
   return status;
 }
 

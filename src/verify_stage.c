@@ -1229,8 +1229,8 @@ static int pb_verify__block(const struct pb_stage *st, const struct pb_cell_bloc
   int status = PB_FAIL;
   if (pb_blocks_load(bl, k, &pay) && pay.len == (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG)) {
     for (int64_t c = ca - st->first; c < cb - st->first; c++) {
-      pb_bytes_get(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
-      pb_bytes_get(&pay, w->fail[c], PB_VERIFY__MSG);
+      pb_blocks_get(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+      pb_blocks_get(&pay, w->fail[c], PB_VERIFY__MSG);
       w->fail[c][PB_VERIFY__MSG - 1] = '\0';
     }
     status = PB_OK;
@@ -1238,12 +1238,12 @@ static int pb_verify__block(const struct pb_stage *st, const struct pb_cell_bloc
     pay.len = 0;
     for (int64_t c = ca - st->first; c < cb - st->first; c++) {
       if (w->cov[st->first + c]) pb_verify__one(st, b, opt, w, sc, c, t_enum);
-      pb_bytes_put(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
-      pb_bytes_put(&pay, w->fail[c], PB_VERIFY__MSG);
+      pb_blocks_put(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+      pb_blocks_put(&pay, w->fail[c], PB_VERIFY__MSG);
     }
     status = pb_blocks_save(bl, k, &pay);
   }
-  pb_bytes_free(&pay);
+  pb_blocks_bytes_free(&pay);
   return status;
 }
 

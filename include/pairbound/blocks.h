@@ -39,10 +39,10 @@ struct pb_bytes {
   uint8_t *buf;
   size_t len, cap, pos;
 };
-void pb_bytes_put(struct pb_bytes *b, const void *p, size_t n);
+void pb_blocks_put(struct pb_bytes *b, const void *p, size_t n);
 /** PB_FAIL when fewer than @p n bytes remain (a payload of another layout). */
-int pb_bytes_get(struct pb_bytes *b, void *p, size_t n);
-void pb_bytes_free(struct pb_bytes *b);
+int pb_blocks_get(struct pb_bytes *b, void *p, size_t n);
+void pb_blocks_bytes_free(struct pb_bytes *b);
 
 /* One block loop of a stage. */
 struct pb_blocks {
