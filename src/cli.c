@@ -509,6 +509,8 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   pb_signal_install(hint, 0, comm);
   int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, a, &key, sha) : 0;
   if (done != 0) {
+    /* blocks a kill left between the commit and their removal */
+    if (done == 1 && cli->rank == 0) pb_blocks_remove(out);
     free((char *)key.settings);
     free(hint);
     return pb_cli__status(cli, done == 1 ? PB_OK : PB_FAIL);

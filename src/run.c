@@ -383,6 +383,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
   if (done == PB_FAIL) status = PB_FAIL;
   else if (done) {
     facts->resumed[i] = 1;
+    if (rank == 0) pb_blocks_remove(dir); /* left by a kill between the commit and their removal */
     pb_message("run: %s complete in %s (checkpoint matches): not recomputed", cfg->stages[i], dir);
   } else {
     if (rank == 0) pb_checkpoint_remove(dir);
