@@ -192,8 +192,10 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
   bl->first = first[bl->rank];
   bl->last = first[bl->rank + 1];
   free(first);
-  /* a round gives each thread one block, so a kill loses at most those in progress */
-  bl->per_round = omp_get_max_threads();
+  /* a round gives each thread about PB_BLOCKS_PER_THREAD blocks: enough to
+   * even out uneven work before the round's boundary, few enough that a
+   * stop request waits for little */
+  bl->per_round = (int64_t)PB_BLOCKS_PER_THREAD * omp_get_max_threads();
   int64_t mine = (bl->last - bl->first + bl->per_round - 1) / bl->per_round;
   MPI_Allreduce(&mine, &bl->rounds, 1, MPI_INT64_T, MPI_MAX, comm);
   pb_signal_set_deferred(1);

@@ -348,67 +348,89 @@ static int pb_policy__block_apply(const struct pb_cell_block *b, int64_t ca, int
   return status == PB_OK && pay->pos == pay->len ? PB_OK : PB_FAIL;
 }
 
-/* Compute cells [ca, cb) into a payload; a failing cell is recorded in fe. */
-static int pb_policy__block_compute(const struct pb_stage *st, const struct pb_cell_block *b, int64_t ca, int64_t cb,
-                                    const struct pb_policy_options *opt, int32_t rec_len, const double *recs,
-                                    struct pb_first_error *fe, struct pb_bytes *pay)
+/* Append the records and rows of cells [ca, cb) (local index from b->first) to a payload. */
+static void pb_policy__block_put(const struct pb_cell_block *b, int64_t ca, int64_t cb, int32_t rec_len,
+                                 const double *recs, const struct pb_text *tb, const struct pb_text *tp,
+                                 struct pb_bytes *pay)
 {
-  const int32_t primary = pb_policy__primary(opt);
-  double *rec = pb_malloc((size_t)rec_len * sizeof *rec);
-  int status = PB_OK;
   pay->len = pay->pos = 0;
   for (int64_t c = ca - b->first; c < cb - b->first; c++) {
-    struct pb_text tb = {0}, tp = {0};
-    memcpy(rec, recs + c * rec_len, (size_t)rec_len * sizeof *rec);
-    if (rec[PB_PC_SCOPE] == 1) {
-      const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], (float)rec[PB_PC_TAU0]);
-      const struct pb_protocol_source *ps = &st->protocol.src[d.ref.source];
-      const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d.ref.model * PB_PROTOCOL_N_Q;
-      const double *q = opt->n_taus > 0 ? NULL : pb_protocol_q;
-      if (pb_policy__cell(&d, taus, q, opt, primary, rec, &tb, &tp) != PB_OK) {
-        pb_first_error_record(fe, b->first + c);
-        status = PB_FAIL;
-      }
-    }
-    pb_blocks_put(pay, rec, (size_t)rec_len * sizeof *rec);
-    pb_policy__put_text(pay, &tb);
-    pb_policy__put_text(pay, &tp);
-    pb_text_free(&tb);
-    pb_text_free(&tp);
+    pb_blocks_put(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
+    pb_policy__put_text(pay, &tb[c]);
+    pb_policy__put_text(pay, &tp[c]);
   }
-  free(rec);
-  return status;
 }
 
-/* Every cell of this rank's blocks, one block per thread per round; a signal
- * or a failure on any rank ends the loop at the next round.  Every block,
- * loaded or computed, enters the outputs through pb_policy__block_apply. */
+/* Every cell of this rank's blocks, a round of blocks at a time: the round's
+ * intact checkpoints are read, its other cells computed and their blocks
+ * checkpointed as each completes; a signal or a failure on any rank ends the
+ * loop at the next round. */
 static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell_block *b, struct pb_blocks *bl,
                                  int64_t per, const struct pb_policy_options *opt, int32_t rec_len, double *recs,
                                  struct pb_text *tb, struct pb_text *tp)
 {
+  const int32_t primary = pb_policy__primary(opt);
   struct pb_first_error fe;
   pb_first_error_init(&fe);
   struct pb_progress prog;
   pb_progress_begin(&prog, "policy", "cells", b->n_cells);
+  uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1;
+    int64_t b0, b1, c0, c1, e;
     pb_blocks_round(bl, r, &b0, &b1);
+    pb_policy__block_cells(st->n_cells, per, b0, &c0, &e);
+    pb_policy__block_cells(st->n_cells, per, b1 - 1, &e, &c1);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = b0; k < b1; k++) {
       int64_t ca, cb;
       pb_policy__block_cells(st->n_cells, per, k, &ca, &cb);
       struct pb_bytes pay = {0};
       int ok = pb_blocks_load(bl, k, &pay) && pb_policy__block_apply(b, ca, cb, rec_len, &pay, recs, tb, tp) == PB_OK;
-      if (!ok && pb_policy__block_compute(st, b, ca, cb, opt, rec_len, recs, &fe, &pay) == PB_OK) {
-        if (pb_blocks_save(bl, k, &pay) != PB_OK || pb_policy__block_apply(b, ca, cb, rec_len, &pay, recs, tb, tp) != PB_OK)
-          pb_first_error_record(&fe, ca);
-      }
+      for (int64_t c = ca; c < cb; c++) todo[c - b->first] = !ok;
+      if (ok) pb_progress_step(&prog, cb - ca);
       pb_blocks_bytes_free(&pay);
-      pb_progress_step(&prog, cb - ca);
     }
+    /* cells of the round's other blocks, dynamically (their costs differ
+     * widely); the thread that completes a block checkpoints it */
+    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
+    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - b->first];
+#pragma omp parallel for schedule(dynamic, 2)
+    for (int64_t c = c0 - b->first; c < c1 - b->first; c++) {
+      if (!todo[c]) continue;
+      pb_progress_step(&prog, 1);
+      double *rec = recs + c * rec_len;
+      int ok = 1;
+      if (rec[PB_PC_SCOPE] == 1) {
+        const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], (float)rec[PB_PC_TAU0]);
+        const struct pb_protocol_source *ps = &st->protocol.src[d.ref.source];
+        const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d.ref.model * PB_PROTOCOL_N_Q;
+        const double *q = opt->n_taus > 0 ? NULL : pb_protocol_q;
+        pb_text_free(&tb[c]);
+        pb_text_free(&tp[c]);
+        ok = pb_policy__cell(&d, taus, q, opt, primary, rec, &tb[c], &tp[c]) == PB_OK;
+      }
+      const int64_t k = (b->first + c) / per;
+      int64_t rest;
+      if (!ok) {
+        pb_first_error_record(&fe, b->first + c);
+#pragma omp atomic
+        left[k - b0] += 1 << 30; /* a failed block is never checkpointed */
+      }
+#pragma omp atomic capture seq_cst /* a flush: the block's other cells are visible to the one that saves it */
+      rest = --left[k - b0];
+      if (rest == 0) {
+        int64_t ca, cb;
+        struct pb_bytes pay = {0};
+        pb_policy__block_cells(st->n_cells, per, k, &ca, &cb);
+        pb_policy__block_put(b, ca, cb, rec_len, recs, tb, tp, &pay);
+        if (pb_blocks_save(bl, k, &pay) != PB_OK) pb_first_error_record(&fe, ca);
+        pb_blocks_bytes_free(&pay);
+      }
+    }
+    free(left);
     if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
   }
+  free(todo);
   pb_progress_end(&prog);
   return pb_first_error_status(&fe);
 }

@@ -1417,7 +1417,7 @@ static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl
   return status;
 }
 
-/* Every unit of this rank's blocks, a round of blocks (one per thread) at a
+/* Every unit of this rank's blocks, a round of blocks (dynamically over threads) at a
  * time; a signal or a failure on any rank ends the loop at the next round. */
 static int pb_screen__blocks_run(const struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per, int64_t u0,
                                  struct pb_screen__unit *units, double *recs, uint64_t **bits, int32_t *n_words,

@@ -1218,38 +1218,43 @@ static void pb_verify__one(const struct pb_stage *st, const struct pb_cell_block
   pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, sc, &cs, t_enum);
 }
 
-/* Block k: its checkpoint read into w when intact, else computed and checkpointed. */
-static int pb_verify__block(const struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
-                            struct pb_verify__work *w, struct pb_verify__scratch *sc, struct pb_blocks *bl, int64_t per,
-                            int64_t k, double *t_enum)
+/* Block k's checkpoint into w: 1 when intact (and of this layout), else 0. */
+static int pb_verify__block_load(const struct pb_stage *st, struct pb_verify__work *w, struct pb_blocks *bl, int64_t per,
+                                 int64_t k)
 {
   int64_t ca, cb;
   pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
   struct pb_bytes pay = {0};
-  int status = PB_FAIL;
-  if (pb_blocks_load(bl, k, &pay) && pay.len == (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG)) {
-    for (int64_t c = ca - st->first; c < cb - st->first; c++) {
-      pb_blocks_get(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
-      pb_blocks_get(&pay, w->fail[c], PB_VERIFY__MSG);
-      w->fail[c][PB_VERIFY__MSG - 1] = '\0';
-    }
-    status = PB_OK;
-  } else {
-    pay.len = 0;
-    for (int64_t c = ca - st->first; c < cb - st->first; c++) {
-      if (w->cov[st->first + c]) pb_verify__one(st, b, opt, w, sc, c, t_enum);
-      pb_blocks_put(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
-      pb_blocks_put(&pay, w->fail[c], PB_VERIFY__MSG);
-    }
-    status = pb_blocks_save(bl, k, &pay);
+  int ok = pb_blocks_load(bl, k, &pay) && pay.len == (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG);
+  for (int64_t c = ca - st->first; c < cb - st->first && ok; c++) {
+    pb_blocks_get(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+    pb_blocks_get(&pay, w->fail[c], PB_VERIFY__MSG);
+    w->fail[c][PB_VERIFY__MSG - 1] = '\0';
   }
+  pb_blocks_bytes_free(&pay);
+  return ok;
+}
+
+/* Checkpoint block k from w. */
+static int pb_verify__block_save(const struct pb_stage *st, const struct pb_verify__work *w, struct pb_blocks *bl,
+                                 int64_t per, int64_t k)
+{
+  int64_t ca, cb;
+  pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+  struct pb_bytes pay = {0};
+  for (int64_t c = ca - st->first; c < cb - st->first; c++) {
+    pb_blocks_put(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+    pb_blocks_put(&pay, w->fail[c], PB_VERIFY__MSG);
+  }
+  int status = pb_blocks_save(bl, k, &pay);
   pb_blocks_bytes_free(&pay);
   return status;
 }
 
-/* Every covered cell of this rank, one block per thread per round (a signal
- * or a failure on any rank ends the loop at the next round); returns the
- * enumerating thread-seconds. */
+/* Every covered cell of this rank, a round of blocks at a time: the round's
+ * intact checkpoints are read, its other cells verified and their blocks
+ * checkpointed as each completes; a signal or a failure on any rank ends the
+ * loop at the next round.  Returns the enumerating thread-seconds. */
 static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
                                  const struct pb_verify_options *opt, struct pb_verify__work *w, struct pb_blocks *bl,
                                  int64_t per, int *status)
@@ -1259,25 +1264,46 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   struct pb_first_error fe;
   pb_first_error_init(&fe);
   pb_progress_begin(&prog, "verify", "cells", w->nc);
+  uint8_t *todo = pb_calloc((size_t)(w->nc > 0 ? w->nc : 1), 1);
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1;
+    int64_t b0, b1, c0, c1, e;
     pb_blocks_round(bl, r, &b0, &b1);
+    pb_verify__block_cells(st->n_cells, per, b0, &c0, &e);
+    pb_verify__block_cells(st->n_cells, per, b1 - 1, &e, &c1);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = b0; k < b1; k++) {
+      int64_t ca, cb;
+      pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+      int ok = pb_verify__block_load(st, w, bl, per, k);
+      for (int64_t c = ca; c < cb; c++) todo[c - st->first] = !ok;
+      if (ok) pb_progress_step(&prog, cb - ca);
+    }
+    /* cells of the round's other blocks, dynamically (their costs differ
+     * widely); the thread that completes a block checkpoints it */
+    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
+    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - st->first];
 #pragma omp parallel reduction(+ : t_enum)
     {
       struct pb_verify__scratch sc;
       memset(&sc, 0, sizeof sc);
       if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t k = b0; k < b1; k++) {
-        int64_t ca, cb;
-        pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
-        if (pb_verify__block(st, b, opt, w, &sc, bl, per, k, &t_enum) != PB_OK) pb_first_error_record(&fe, ca);
-        pb_progress_step(&prog, cb - ca);
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t c = c0 - st->first; c < c1 - st->first; c++) {
+        if (!todo[c]) continue;
+        pb_progress_step(&prog, 1);
+        if (w->cov[st->first + c]) pb_verify__one(st, b, opt, w, &sc, c, &t_enum);
+        const int64_t k = (st->first + c) / per;
+        int64_t rest;
+#pragma omp atomic capture seq_cst /* a flush: the block's other cells are visible to the one that saves it */
+        rest = --left[k - b0];
+        if (rest == 0 && pb_verify__block_save(st, w, bl, per, k) != PB_OK) pb_first_error_record(&fe, k * per);
       }
       pb_verify__scratch_free(&sc);
     }
+    free(left);
     if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
   }
+  free(todo);
   pb_progress_end(&prog);
   *status = pb_first_error_status(&fe);
   return t_enum;

@@ -6,7 +6,7 @@
  * renamed), headed by the hash of the stage's checkpoint key, the block id,
  * the payload length and the payload's SHA-256.  With --resume a rank loads
  * its intact, matching blocks and recomputes the rest, so a kill loses at
- * most the blocks in progress (one per thread of each rank).
+ * most the blocks in progress (each is saved as soon as it is complete).
  *
  * The driver (`pairbound STAGE --resume`, `pairbound run`) says what the
  * stage's output belongs to with pb_blocks_context(); without a context
@@ -23,6 +23,7 @@
 #include "pairbound/checkpoint.h"
 
 #define PB_BLOCKS_DIR ".pairbound-blocks"
+#define PB_BLOCKS_PER_THREAD 4 /* blocks per thread in one round of a loop */
 
 /**
  * What the next stage's blocks belong to (@p key, copied; NULL: no blocks),
@@ -54,7 +55,7 @@ struct pb_blocks {
   int64_t n_blocks;
   int64_t first, last;   /* this rank's blocks [first, last) */
   int64_t rounds;        /* loop rounds every rank makes (pb_blocks_round) */
-  int64_t per_round;     /* blocks a rank runs in one round (its threads) */
+  int64_t per_round;     /* blocks a rank runs in one round (PB_BLOCKS_PER_THREAD x its threads) */
   int64_t loaded, computed, damaged;
   int signal;            /* the signal the ranks agreed to stop at, 0 when none */
 };
