@@ -9,6 +9,7 @@
 
 #include "pairbound/bounds.h"
 #include "pairbound/error.h"
+#include "pairbound/util.h"
 #include "bounds_internal.h"
 
 /* Scratch of one pb_bounds_cell() call, carved from a single allocation so
@@ -57,31 +58,6 @@ static int pb_bounds__group(const int32_t *label, int32_t n, int32_t maxlab, int
   if (src != idx) memcpy(idx, src, (size_t)n * sizeof *idx);
   free(cnt);
   return 0;
-}
-
-static int pb_bounds__cmp_double(const void *pa, const void *pb)
-{
-  double a = *(const double *)pa, b = *(const double *)pb;
-  return (a > b) - (a < b);
-}
-
-/* Ascending sort of one class's scores; classes are small, so insertion sort
- * below 32 entries and qsort above. */
-static void pb_bounds__sort_scores(double *v, int32_t n)
-{
-  if (n > 32) {
-    qsort(v, (size_t)n, sizeof *v, pb_bounds__cmp_double);
-    return;
-  }
-  for (int32_t i = 1; i < n; i++) {
-    double t = v[i];
-    int32_t j = i;
-    while (j > 0 && v[j - 1] > t) {
-      v[j] = v[j - 1];
-      j--;
-    }
-    v[j] = t;
-  }
 }
 
 /* Sum of the k smallest (ascending accumulation) and of the k largest
@@ -323,8 +299,9 @@ static void pb_bounds__class_records(const struct pb_cell_view *in, struct pb_bo
   T->lobs += q->lobs;
   T->flips += q->flips;
   T->numobs += q->num;
-  pb_bounds__sort_scores(x, q->a);
-  pb_bounds__sort_scores(z, q->b);
+  /* classes are small: insertion sort up to 32 scores */
+  pb_sort_small_double(x, q->a, 32);
+  pb_sort_small_double(z, q->b, 32);
 }
 
 /* Class c's closed forms at I0 and Ik (Eq. 4-7), the Eq. 14 / Eq. 9

@@ -7,32 +7,8 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
+#include "pairbound/util.h"
 #include "bounds_internal.h"
-
-/* Small key arrays dominate (<= 2 n_y wrong records), where insertion sort
- * beats qsort's call overhead. */
-static int pb_bounds__cmp_i64(const void *pa, const void *pb)
-{
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  return (a > b) - (a < b);
-}
-
-static void pb_bounds__sort_keys(int64_t *v, int32_t n)
-{
-  if (n > 48) {
-    qsort(v, (size_t)n, sizeof *v, pb_bounds__cmp_i64);
-    return;
-  }
-  for (int32_t i = 1; i < n; i++) {
-    int64_t x = v[i];
-    int32_t j = i;
-    while (j > 0 && v[j - 1] > x) {
-      v[j] = v[j - 1];
-      j--;
-    }
-    v[j] = x;
-  }
-}
 
 static inline int32_t pb_bounds__max3(int32_t a, int32_t b, int32_t c)
 {
@@ -57,7 +33,8 @@ int pb_bounds__h_i5_core(int64_t *keys, int32_t nkeys, int32_t h, int32_t r, int
 {
   tp[0] = tp[1] = -1;
   if (h < 0 || r < 0 || s < 0 || w < 0) return 1;
-  pb_bounds__sort_keys(keys, nkeys);
+  /* <= 2 n_y wrong records: insertion sort beats qsort's call overhead */
+  pb_sort_small_i64(keys, nkeys, 48);
 
   const int32_t S1 = s + 1;
   const size_t nst = (size_t)(h + 1) * (size_t)S1;

@@ -23,6 +23,7 @@
 #include "pairbound/bounds.h"
 #include "pairbound/error.h"
 #include "pairbound/policy.h"
+#include "pairbound/util.h"
 
 const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"};
 
@@ -438,12 +439,6 @@ static int pb_policy__rho5(const struct pb_policy__class *cl, double *rho)
 
 /* ---- the cell --------------------------------------------------------------- */
 
-static int pb_policy__cmp_i64(const void *pa, const void *pb)
-{
-  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-  return (a > b) - (a < b);
-}
-
 /* side 0: a clean wrong record (obs 1: its partner is correct, 2: a same-label
  * wrong partner); side 1: a perturbed wrong record (obs 1: its partner is correct) */
 struct pb_policy__key { int32_t lab, side; uint16_t mask; uint8_t obs; };
@@ -856,7 +851,7 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
 
   /* classes in ascending label order, records in index order */
   for (int32_t i = 0; i < n; i++) idx[i] = ((int64_t)in->label[i] << 32) | i;
-  qsort(idx, (size_t)n, sizeof *idx, pb_policy__cmp_i64);
+  qsort(idx, (size_t)n, sizeof *idx, pb_cmp_i64);
   for (int32_t i = 0; i < n; i++) idx[i] &= 0xffffffff;
   for (int32_t st = 0; st < n;) {
     const int32_t y = in->label[idx[st]];

@@ -252,12 +252,6 @@ static void pb_prep__checks(const double *recs, int64_t n_cells, int32_t rl, str
   pb_table_end_row(t);
 }
 
-static int pb_prep__cmp_double(const void *pa, const void *pb)
-{
-  const double a = *(const double *)pa, b = *(const double *)pb;
-  return (a > b) - (a < b);
-}
-
 /* D.1: among real cells in scope with K > 0 and a mixed certified pair at the
  * primary weight, the cell nearest the median marginal H width of all real
  * cells in scope; ties go to the earlier cell (source, model, condition order). */
@@ -270,7 +264,7 @@ static int pb_prep__illustration(const struct pb_meta *meta, const struct pb_cel
     const double *r = recs + c * rl;
     if (r[PB_PC_SCOPE] == 1 && pb_prep__real(meta->sources[cells[c].source].name)) w[nw++] = r[PB_PC_HW_I0];
   }
-  qsort(w, (size_t)nw, sizeof *w, pb_prep__cmp_double); /* nw <= cells: O(n log n) */
+  qsort(w, (size_t)nw, sizeof *w, pb_cmp_double); /* nw <= cells: O(n log n) */
   double med = nw == 0 ? NAN : nw % 2 ? w[nw / 2] : (w[nw / 2 - 1] + w[nw / 2]) / 2;
   free(w);
   double bd = INFINITY;

@@ -134,12 +134,6 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
 
 /* ------------------------------------------------------------ permutations */
 
-static int pb_perm__cmp_i64(const void *a, const void *b)
-{
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Items of each class in index order: order[cbeg[c] .. cbeg[c+1]).  Keys
  * (label, index) are distinct, so the order is total and qsort's instability
  * cannot show. */
@@ -147,7 +141,7 @@ static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order,
 {
   int64_t *key = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
   for (int32_t i = 0; i < n; i++) key[i] = ((int64_t)label[i] << 32) | i;
-  qsort(key, (size_t)n, sizeof *key, pb_perm__cmp_i64);
+  qsort(key, (size_t)n, sizeof *key, pb_cmp_i64);
   int32_t nc = 0;
   for (int32_t i = 0; i < n; i++) {
     order[i] = (int32_t)(key[i] & 0xffffffff);

@@ -136,6 +136,36 @@ int pb_cmp_i32(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+#define PB_UTIL__CMP(name, type)                                                                                      \
+  int name(const void *a, const void *b)                                                                               \
+  {                                                                                                                    \
+    type x = *(const type *)a, y = *(const type *)b;                                                                   \
+    return (x > y) - (x < y);                                                                                          \
+  }
+PB_UTIL__CMP(pb_cmp_i64, int64_t)
+PB_UTIL__CMP(pb_cmp_double, double)
+
+/* one body for both element types: the sorts differ only in the type */
+#define PB_UTIL__SORT_SMALL(name, type, cmp)                                                                           \
+  void name(type *v, int32_t n, int32_t cutoff)                                                                        \
+  {                                                                                                                    \
+    if (n > cutoff) {                                                                                                  \
+      qsort(v, (size_t)n, sizeof *v, cmp);                                                                             \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    for (int32_t i = 1; i < n; i++) {                                                                                  \
+      type t = v[i];                                                                                                   \
+      int32_t j = i;                                                                                                   \
+      while (j > 0 && v[j - 1] > t) {                                                                                  \
+        v[j] = v[j - 1];                                                                                               \
+        j--;                                                                                                           \
+      }                                                                                                                \
+      v[j] = t;                                                                                                        \
+    }                                                                                                                  \
+  }
+PB_UTIL__SORT_SMALL(pb_sort_small_double, double, pb_cmp_double)
+PB_UTIL__SORT_SMALL(pb_sort_small_i64, int64_t, pb_cmp_i64)
+
 int32_t pb_sorted_unique_i32(int32_t *v, int32_t n)
 {
   qsort(v, (size_t)n, sizeof *v, pb_cmp_i32);

@@ -278,3 +278,8 @@ void pb_verify_closed_forms(const struct pb_verify_records *r, int64_t H[2][2], 
   L[1][0] = pb_verify__max0(k - (a - u) - (b - v));         /* Eq. 5 */
   L[1][1] = pb_verify__min3(u, k, v);
 }
+
+void pb_verify_lp_release(void)
+{
+  glp_free_env();
+}

@@ -1299,6 +1299,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
         if (rest == 0 && pb_verify__block_save(st, w, bl, per, k) != PB_OK) pb_first_error_record(&fe, k * per);
       }
       pb_verify__scratch_free(&sc);
+      pb_verify_lp_release(); /* no-op in a thread that solved no LP */
     }
     free(left);
     if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;

@@ -42,6 +42,14 @@ int32_t pb_sorted_unique_i32(int32_t *v, int32_t n);
 int32_t pb_sorted_find_i32(const int32_t *v, int32_t n, int32_t x);
 int pb_cmp_i32(const void *a, const void *b);
 
+/* ---- ascending sorts of numbers (qsort comparators; NaN-free input) */
+int pb_cmp_i64(const void *a, const void *b);
+int pb_cmp_double(const void *a, const void *b);
+/** Ascending, insertion sort up to @p cutoff entries (stable, no call
+ *  overhead: the many tiny per-class arrays), qsort above. */
+void pb_sort_small_double(double *v, int32_t n, int32_t cutoff);
+void pb_sort_small_i64(int64_t *v, int32_t n, int32_t cutoff);
+
 /* ---- SHA-256 of a text, first 8 bytes as a big-endian integer (ordering key). */
 uint64_t pb_sha256_key(const char *text);
 void pb_sha256_hex(const void *data, size_t n, char hex[65]);

@@ -258,6 +258,10 @@ struct pb_verify_lp_class {
 int pb_verify_lp_class(const struct pb_verify_records *r, const struct pb_verify_policy_setup *ps,
                        struct pb_verify_lp_class *out);
 
+/** Release the calling thread's GLPK environment (GLPK keeps one per thread,
+ *  allocated by its first call, until the thread frees it). */
+void pb_verify_lp_release(void);
+
 /**
  * Closed-form count intervals of one class at I0 and Ik (seed 000 Eq. 4, 5,
  * 7), from its counts alone: H[lv] and L[lv] {min, max} for lv = I0, Ik.

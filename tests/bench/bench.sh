@@ -32,6 +32,15 @@ colsum() {
     n = split($0, v, ","); for (i = 1; i <= n; i++) if (v[i] ~ /[0-9]/ && v[i] !~ /nan/) s += v[i]} END {printf "%.17g\n", s}'
 }
 
+# vs_seed WHAT SEED_SECONDS OURS: the seed's CPU time for a workload it timed
+# (seed 000: hierarchy and matched support B.3, policy panel D, prediction I.4)
+# beside ours, and the ratio
+vs_seed() {
+  awk -v w="$1" -v s="$2" -v o="$3" 'BEGIN { printf "  seed 000 %s: %.2f s on CPU; pairbound %.3f s: %.0fx faster\n", w, s, o, s / o }'
+}
+# wall: median wall seconds of the last run()
+wall() { awk '{print $1}' "$W/t" | median; }
+
 # run NAME RECORDS NP THREADS ARGS...: REPEAT runs, print medians (FRESH=1: the
 # output removed before each, for --resume runs that would otherwise keep it)
 run() {
@@ -57,13 +66,16 @@ run() {
     "$(echo "$recs $wall" | awk '{print $1 / $2 / 1e6}')" "$(echo "$rss" | awk '{print $1 / 1024}')"
 }
 
-echo "pairbound bench: $(nproc) cores, REPEAT=$REPEAT, medians; $("$PB" --version)"
+echo "pairbound bench: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), REPEAT=$REPEAT, medians"
+echo "  $("$PB" --version)"
 echo "stage                              ranks x thr   wall        throughput        memory"
 run "synth (paper, all records)" $ALLREC 1 2 synth --no-summary -o "$W/p.h5"
 run "synth (paper) 2 ranks" $ALLREC 2 1 synth --no-summary -o "$W/p.h5"
 run "protocol" $ALLREC 1 2 protocol "$W/p.h5" -o "$W/o"
 run "states (paired records)" $PAIRED 1 2 states "$W/p.h5" -o "$W/o"
 run "bounds (paired records)" $PAIRED 1 2 bounds "$W/p.h5" -o "$W/o"
+vs_seed "hierarchy, full grid (whole process)" 218.35 "$(wall)"
+vs_seed "matched support (its phase)" 88.07 "$(phase bounds/matched_support)"
 echo "bounds phases (slowest rank, median over runs; results.h5 /timings/bounds):"
 for k in load grid_pass i5_pass matched_support write; do
   printf '  %-30s %8.3f s\n' "$k" "$(phase "bounds/$k")"
@@ -89,6 +101,7 @@ run "verify --policies (all cells)" $PAIRED 1 2 verify --policies "$W/p.h5" -o "
 for scope in panel all; do
   if [ $scope = panel ]; then
     run "policy (panel, 450 cells)" $PAIRED 1 2 policy "$W/p.h5" -o "$W/op"
+    vs_seed "policy panel (whole process)" 167.29 "$(wall)"
   else
     run "policy --all (11,088 cells)" $PAIRED 1 2 policy --all "$W/p.h5" -o "$W/oa"
     FRESH=1 run "policy --all --resume, 252 blocks" $PAIRED 1 2 policy --all --resume "$W/p.h5" -o "$W/oa"
@@ -118,8 +131,7 @@ run "screen 2 ranks" $SCREENREC 2 1 screen "$W/p.h5" -o "$W/os"
 # 199.84 s on CPU; the target is <= 2 s at 1 rank x 2 threads.
 PREDREC=6446000
 run "predict (16 combinations)" $PREDREC 1 2 predict "$W/p.h5" -o "$W/opr"
-pw=$(awk '{print $1}' "$W/t" | median)
-echo "  seed 000 (I.4): 199.84 s on CPU; pairbound $pw s: $(awk -v w="$pw" 'BEGIN { printf "%.0f", 199.84 / w }') times faster"
+vs_seed "prediction (whole process)" 199.84 "$(wall)"
 echo "predict phases (slowest rank, median over runs; results.h5 /timings/predict):"
 for k in cells fits report; do
   printf '  %-30s %8.3f s\n' "$k" "$(phase "predict/$k")"

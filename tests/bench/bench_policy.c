@@ -12,24 +12,8 @@
 #include "pairbound/bounds.h"
 #include "pairbound/policy.h"
 
-static uint64_t st = 20261130u;
-
-static uint64_t next64(void)
-{
-  uint64_t z = (st += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static double unif(void) { return (double)(next64() >> 11) * 0x1.0p-53; }
-
-static double now(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#define BENCH_SEED 20261130u
+#include "benchutil.h"
 
 /* Confusions concentrate on a few of the 9 other classes (CIFAR-like). */
 static int32_t wrong_label(void)

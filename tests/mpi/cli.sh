@@ -61,6 +61,10 @@ usage_error "bad choice" "pairbound screen: --split must be 'eval' or 'dev', got
 check "no output written by usage errors" test ! -e x.h5
 "$PAIRBOUND" --version | grep -q '^pairbound '
 check "--version prints the build" test $? -eq 0
+# the revision is the one built, even when commits came after configure
+if rev=$(git -C "$TOP_SRCDIR" rev-parse --short=12 HEAD 2> /dev/null); then
+  check "--version names the git revision built" sh -c "'$PAIRBOUND' --version | grep -q '(git $rev[+)]'"
+fi
 "$PAIRBOUND" info "$WORK/none.h5" 2> "$WORK/e.txt"
 check "missing store: exit 1" test $? -eq 1
 check "missing store: message" grep -qx "pairbound info: error: $WORK/none.h5: cannot read file: No such file or directory" "$WORK/e.txt"

@@ -17,32 +17,13 @@
 #include "pairbound/bounds.h"
 #include "pairbound/error.h"
 
+#include "testrng.h"
+
 #define TOL 1e-12
 #define MAXN 16
 #define MAXC 4
 
 /* ------------------------------------------------------------------ utils */
-
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static int rng_int(int lo, int hi) /* inclusive */
-{
-  return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1));
-}
-
-static unsigned long test_seed(void)
-{
-  const char *s = getenv("PB_TEST_SEED");
-  return s ? strtoul(s, NULL, 10) : 20260908ul;
-}
 
 static int near(double a, double b)
 {
@@ -884,12 +865,4 @@ static Suite *bounds_suite(void)
   return s;
 }
 
-int main(void)
-{
-  printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
-  SRunner *sr = srunner_create(bounds_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return test_run_forked(bounds_suite()); }

@@ -75,7 +75,7 @@ END_TEST
 START_TEST(test_partition_random)
 {
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 21, 0, 0);
+  pb_rng_init(&r, test_seed(), 21, 0, 0);
   int64_t cost[400], first[40];
   for (int trial = 0; trial < 3000; trial++) {
     int64_t n = pb_rng_below(&r, 400);

@@ -750,12 +750,4 @@ static Suite *fragility_suite(void)
   return s;
 }
 
-int main(void)
-{
-  printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
-  SRunner *sr = srunner_create(fragility_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return test_run_forked(fragility_suite()); }

@@ -126,7 +126,7 @@ static uint32_t lcg(uint64_t *x)
 /* Canonical order: sources, models, conditions, images, as pb_export_csv writes. */
 static void gen_make(struct gen *g)
 {
-  uint64_t x = pb_test_seed();
+  uint64_t x = test_seed();
   memset(g, 0, sizeof *g);
   gen_append(g, HDR);
   for (int s = 0; s < 2; s++) {

@@ -19,14 +19,6 @@
 
 #define HDR "model,group,source,condition,image,label,split,pred,smax,ptrue\n"
 
-static uint64_t rng_state = 20261130u;
-static uint64_t rng_next(void)
-{
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 static void write_all(const char *path, const char *text, size_t n)
 {
@@ -55,6 +47,7 @@ static void prob_string(char *buf, size_t n, int kind)
 START_TEST(test_decimals_equal_strtof)
 {
   enum { N = 30000 };
+  rng_state = test_seed();
   char *csv = malloc((size_t)N * 160 + 100), (*str)[64] = malloc((size_t)N * sizeof *str);
   size_t len = (size_t)sprintf(csv, HDR);
   for (int i = 0; i < N; i++) {
@@ -86,6 +79,7 @@ END_TEST
 START_TEST(test_plain_lines_equal_libcsv)
 {
   enum { N = 400 };
+  rng_state = test_seed() + 1;
   char *plain = malloc((size_t)N * 1000 + 100), *quoted = malloc((size_t)N * 1000 + 100);
   size_t lp = (size_t)sprintf(plain, " model ,group,\tsource,condition,image,label,split,pred,smax,ptrue\r\n");
   size_t lq = (size_t)sprintf(quoted, "\"model\",\"group\",\"source\",\"condition\",\"image\",\"label\",\"split\","

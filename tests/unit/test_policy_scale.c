@@ -186,15 +186,10 @@ END_TEST
 
 int main(void)
 {
-  printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
   Suite *s = suite_create("policy_scale");
   TCase *tc = tcase_create("i5");
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_i5_matches_previous_algorithm);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return test_run_forked(s);
 }

@@ -238,7 +238,7 @@ static void random_problem(int32_t n, int32_t p, int32_t G, double *x, double *y
 START_TEST(test_solvers_agree)
 {
   /* I.4: the SVD path agrees with the Cholesky path, wide and tall designs */
-  rng_state = pb_test_seed();
+  rng_state = test_seed();
   const int32_t shapes[3][2] = {{40, 12}, {20, 26}, {35, 35}};
   for (int sh = 0; sh < 3; sh++) {
     const int32_t n = shapes[sh][0], p = shapes[sh][1], G = 5;
@@ -261,7 +261,7 @@ START_TEST(test_oof_discipline)
   /* changing a held-out group's targets never changes its own predictions;
    * perturbing held-out rows (features and targets) never changes a fit's
    * predictions for the other rows */
-  rng_state = pb_test_seed() + 1;
+  rng_state = test_seed() + 1;
   enum { n = 37, p = 9, G = 6 };
   double x[n * p], y[n], y2[n], base[n], again[n];
   int32_t g[n], lam[n], lam2[n];
@@ -303,7 +303,7 @@ END_TEST
 START_TEST(test_deletion)
 {
   /* the deletion refit equals the nested fit of the problem without that group */
-  rng_state = pb_test_seed() + 2;
+  rng_state = test_seed() + 2;
   enum { n = 30, p = 5, G = 5 };
   double x[n * p], y[n], pred[n], xs[n * p], ys[n], ps[n];
   int32_t g[n], lam[n], gs[n], ls[n];
@@ -340,7 +340,7 @@ START_TEST(test_nested_all)
 {
   /* the shared-fit path equals separate nested runs bit for bit, for the
    * full pool and every deletion; group 6 has no rows */
-  rng_state = pb_test_seed() + 4;
+  rng_state = test_seed() + 4;
   enum { n = 33, p = 7, G = 7 };
   double x[n * p], y[n], all[(G + 1) * n], one[n];
   int32_t g[n], lam[(G + 1) * n], lone[n];
@@ -405,7 +405,7 @@ START_TEST(test_r80_cutoff_random)
 {
   /* the selected count equals the count at or above the protocol's sorted
    * threshold (pb_protocol_threshold) on random scores with many ties */
-  rng_state = pb_test_seed() + 5;
+  rng_state = test_seed() + 5;
   for (int rep = 0; rep < 200; rep++) {
     const int32_t n = 1 + (int32_t)(rng_unif() * 60);
     int32_t label[64], pred[64];
@@ -505,7 +505,7 @@ START_TEST(test_independent_bruteforce)
   /* Eq. 14 and the other independent counterparts equal the expectations
    * over every within-class bijection (ratios: expected numerator over
    * expected denominator), found by enumerating all of them */
-  rng_state = pb_test_seed() + 3;
+  rng_state = test_seed() + 3;
   const int layouts[4][3] = {{3, 3, 2}, {4, 2, 1}, {2, 2, 2}, {5, 3, 0}};
   for (int rep = 0; rep < 24; rep++) {
     const int *size = layouts[rep % 4];

@@ -60,7 +60,7 @@ END_TEST
 START_TEST(test_threshold_random)
 {
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 31, 0, 0);
+  pb_rng_init(&r, test_seed(), 31, 0, 0);
   float s[300];
   for (int trial = 0; trial < 2000; trial++) {
     int n = 1 + (int)pb_rng_below(&r, 300);
@@ -254,7 +254,7 @@ END_TEST
 START_TEST(test_panel_random_shapes)
 {
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 32, 0, 0);
+  pb_rng_init(&r, test_seed(), 32, 0, 0);
   for (int trial = 0; trial < 400; trial++) {
     int M = 1 + (int)pb_rng_below(&r, 12), C = 1 + (int)pb_rng_below(&r, 12);
     int clean = (int)pb_rng_below(&r, (uint32_t)C + 1);
@@ -262,7 +262,7 @@ START_TEST(test_panel_random_shapes)
     struct shape sh;
     shape_make(&sh, "R", M, C, clean);
     uint8_t *p = malloc((size_t)M * (C + 1));
-    pb_protocol_panel(&sh.meta, 0, pb_test_seed() + (uint64_t)trial, quota, p);
+    pb_protocol_panel(&sh.meta, 0, test_seed() + (uint64_t)trial, quota, p);
     check_panel(&sh, p, quota);
     free(p);
     shape_free(&sh);

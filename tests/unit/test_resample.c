@@ -11,7 +11,7 @@
 
 START_TEST(test_multiplicities)
 {
-  struct pb_boot_spec spec = {pb_test_seed(), PB_RNG_GROUP_BOOT, 0, 0, 0.95};
+  struct pb_boot_spec spec = {test_seed(), PB_RNG_GROUP_BOOT, 0, 0, 0.95};
   int32_t m[10], m2[10];
   pb_boot_multiplicities(&spec, -1, 10, m);
   for (int u = 0; u < 10; u++) ck_assert_int_eq(m[u], 1);
@@ -63,7 +63,7 @@ END_TEST
  * P(0) = P(1) = 1/4, again [0, 1]; a constant gives a degenerate interval. */
 START_TEST(test_known_distribution)
 {
-  struct pb_boot_spec spec = {pb_test_seed(), PB_RNG_GROUP_BOOT, 0, 20000, 0.95};
+  struct pb_boot_spec spec = {test_seed(), PB_RNG_GROUP_BOOT, 0, 20000, 0.95};
   const double x3[3] = {0, 0, 1}, x2[2] = {0, 1}, xc[4] = {0.25, 0.25, 0.25, 0.25};
   const int32_t g[4] = {0, 1, 2, 3};
   struct pb_interval iv;
@@ -97,7 +97,7 @@ static double ref_quantile(const double *s, int64_t n, double q)
 START_TEST(test_against_reference)
 {
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 99, 0, 0);
+  pb_rng_init(&r, test_seed(), 99, 0, 0);
   enum { C = 60, G = 7, S = 3, D = 999 };
   double x[C * S];
   int32_t g[C];
@@ -106,7 +106,7 @@ START_TEST(test_against_reference)
     for (int k = 0; k < S; k++)
       x[c * S + k] = (k == 2 && g[c] != 3) ? NAN : pb_rng_uniform(&r) * (k + 1); /* stat 2 lives in group 3 only */
   }
-  struct pb_boot_spec spec = {pb_test_seed(), PB_RNG_GROUP_BOOT, 5, D, 0.9};
+  struct pb_boot_spec spec = {test_seed(), PB_RNG_GROUP_BOOT, 5, D, 0.9};
   struct pb_interval iv[S];
   ck_assert_int_eq(pb_boot_group_means(x, C, S, g, G, &spec, MPI_COMM_WORLD, iv), PB_OK);
   for (int k = 0; k < S; k++) {
@@ -218,7 +218,7 @@ static int by_score(const void *a, const void *b)
 START_TEST(test_weighted_equals_replicated)
 {
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 77, 0, 0);
+  pb_rng_init(&r, test_seed(), 77, 0, 0);
   enum { NMAX = 40 };
   double score[NMAX], rep_s[NMAX * 4];
   uint8_t y[NMAX], rep_y[NMAX * 4];

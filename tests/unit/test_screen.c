@@ -21,7 +21,7 @@
 
 static struct pb_rng trng;
 
-static void test_rng(uint32_t which) { pb_rng_init(&trng, pb_test_seed(), 0x7e57u, which, 0); }
+static void test_rng(uint32_t which) { pb_rng_init(&trng, test_seed(), 0x7e57u, which, 0); }
 static int32_t rint_(int32_t lo, int32_t hi) { return lo + (int32_t)pb_rng_below(&trng, (uint32_t)(hi - lo + 1)); }
 
 /* ------------------------------------------------------------ AUROC */
@@ -191,8 +191,8 @@ START_TEST(test_derangement)
   for (uint32_t rep = 0; rep < 2000; rep++) {
     int32_t n = 2 + (int32_t)(rep % 30);
     struct pb_rng r1, r2;
-    pb_rng_init(&r1, pb_test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
-    pb_rng_init(&r2, pb_test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
+    pb_rng_init(&r1, test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
+    pb_rng_init(&r2, test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
     pb_perm_derange(&r1, n, perm);
     pb_perm_derange(&r2, n, again);
     uint64_t seen = 0;

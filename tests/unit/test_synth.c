@@ -454,7 +454,7 @@ START_TEST(test_partition_independence)
   struct pb_meta meta;
   ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
   struct pb_rng rng;
-  pb_rng_init(&rng, pb_test_seed(), 41, 0, 0);
+  pb_rng_init(&rng, test_seed(), 41, 0, 0);
   int saved = omp_get_max_threads();
   for (int s = 0; s < meta.n_sources; s++) {
     int nr = meta.n_models * meta.sources[s].n_conditions, NI = meta.sources[s].n_images;

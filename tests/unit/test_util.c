@@ -145,7 +145,7 @@ START_TEST(test_rng_uniform)
   double res53 = ((0x6627e8d5u >> 5) * 67108864.0 + (0xe169c58du >> 6)) / 9007199254740992.0;
   ck_assert_msg(fabs(u - res53) <= 1.0 / 9007199254740992.0, "u = %.17g, res53 = %.17g", u, res53);
 
-  pb_rng_init(&r, pb_test_seed(), 7, 0, 0);
+  pb_rng_init(&r, test_seed(), 7, 0, 0);
   double sum = 0, lo = 1, hi = 0;
   const int n = 200000;
   for (int i = 0; i < n; i++) {
@@ -175,7 +175,7 @@ END_TEST
 START_TEST(test_rng_below)
 {
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 11, 42, 0);
+  pb_rng_init(&r, test_seed(), 11, 42, 0);
   /* n = 1 always gives 0; the range is exact for small n */
   for (int i = 0; i < 100; i++) ck_assert_uint_eq(pb_rng_below(&r, 1), 0);
   int seen[7] = {0};
@@ -311,7 +311,7 @@ START_TEST(test_round_half_exhaustive)
   }
   /* random probabilities, spread over many binades */
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 99, 0, 0);
+  pb_rng_init(&r, test_seed(), 99, 0, 0);
   for (int i = 0; i < 200000; i++) {
     double x = pb_rng_uniform(&r);
     if (i % 2) x = pow(x, 8);
@@ -405,7 +405,7 @@ static int sig_digits(const char *s)
 START_TEST(test_format_round_trip)
 {
   struct pb_rng r;
-  pb_rng_init(&r, pb_test_seed(), 5, 1, 0);
+  pb_rng_init(&r, test_seed(), 5, 1, 0);
   char buf[32], shorter[32];
   for (int i = 0; i < 100000; i++) {
     uint32_t bits = pb_rng_u32(&r);

@@ -169,7 +169,7 @@ START_TEST(test_random_vs_lexicographic)
 {
   struct pb_rng g;
   for (int rep = 0; rep < 400; rep++) {
-    pb_rng_init(&g, pb_test_seed(), 901, (uint64_t)rep, 0);
+    pb_rng_init(&g, test_seed(), 901, (uint64_t)rep, 0);
     struct tclass t;
     memset(&t, 0, sizeof t);
     t.n = 1 + (int32_t)pb_rng_below(&g, 6);
@@ -252,7 +252,7 @@ START_TEST(test_combine_vs_cartesian_and_engine)
   struct pb_rng g;
   int positive_k0 = 0, mixed_support = 0;
   for (int rep = 0; rep < 300; rep++) {
-    pb_rng_init(&g, pb_test_seed(), 902, (uint64_t)rep, 0);
+    pb_rng_init(&g, test_seed(), 902, (uint64_t)rep, 0);
     const int ncls = 1 + (int)pb_rng_below(&g, 4);
     struct tclass t[4];
     struct pb_verify_class q[4];
@@ -542,7 +542,7 @@ START_TEST(test_policy_random_vs_cartesian_and_engine)
   static struct pb_verify_pclass pq[4];
   int strict = 0, i5_gain = 0;
   for (int rep = 0; rep < 300; rep++) {
-    pb_rng_init(&g, pb_test_seed(), 903, (uint64_t)rep, 0);
+    pb_rng_init(&g, test_seed(), 903, (uint64_t)rep, 0);
     const int ncls = 1 + (int)pb_rng_below(&g, 3);
     struct pb_verify_policy_setup ps = {.n_pol = 3, .tau = {0.25f, 0.5f, 0.75f}, .n_lambda = 3, .lambda = {0, 0.5, 0.7}};
     struct tclass t[4];

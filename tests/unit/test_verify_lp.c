@@ -179,19 +179,21 @@ START_TEST(test_invalid)
 }
 END_TEST
 
+/* GLPK's per-thread environment, freed after each test so leak checks see none */
+static void teardown_glpk(void)
+{
+  pb_verify_lp_release();
+}
+
 int main(void)
 {
-  printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
   Suite *s = suite_create("verify_lp");
   TCase *tc = tcase_create("lp");
   tcase_set_timeout(tc, 600);
+  tcase_add_checked_fixture(tc, NULL, teardown_glpk);
   tcase_add_test(tc, test_lp_vs_enumeration);
   tcase_add_test(tc, test_engines_vs_lp_large);
   tcase_add_test(tc, test_invalid);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return test_run_forked(s);
 }

@@ -291,7 +291,7 @@ static void check_factor_world(const char *name, const struct ref_world *rw,
     for (uint64_t i = 0; i < 3000; i++) {
       int y, z[MAXF] = {0};
       double p, q;
-      pb_world_draw(w, pb_test_seed(), 1, i, x, &y, &p);
+      pb_world_draw(w, test_seed(), 1, i, x, &y, &p);
       for (int j = 0; j < rw->nf; j++) {
         if (map[j] < 0) continue;
         double v = x[map[j]];
@@ -361,7 +361,7 @@ START_TEST(test_residual_scale)
       double x[64], p;
       int y, ones = 0;
       for (uint64_t c = 0; c < 3000; c++) {
-        pb_world_draw(w, pb_test_seed(), 8, c, x, &y, &p);
+        pb_world_draw(w, test_seed(), 8, c, x, &y, &p);
         ck_assert_msg(!(p > 1 - 1e-9) || p == 1.0, "%s s=%g: p* %.17g", names[k], odd[i], p);
         ones += p == 1.0;
       }
@@ -460,7 +460,7 @@ START_TEST(test_irrelevant_fields_invariance)
       for (uint64_t i = 0; i < 50; i++) {
         int y;
         double p, q;
-        pb_world_draw(w, pb_test_seed(), 2, i, x, &y, &p);
+        pb_world_draw(w, test_seed(), 2, i, x, &y, &p);
         for (int a = 0; a < na; a++) {
           const struct pb_world_attr *at = pb_world_attr(w, a);
           if (!at->irrelevant) continue;
@@ -492,7 +492,7 @@ START_TEST(test_irrelevant_fields_invariance)
   for (uint64_t i = 0; i < 40000; i++) {
     int y;
     double p;
-    pb_world_draw(w, pb_test_seed(), 3, i, x, &y, &p);
+    pb_world_draw(w, test_seed(), 3, i, x, &y, &p);
     cnt[(int)x[month]]++;
     pos[(int)x[month]] += y;
   }
@@ -530,7 +530,7 @@ START_TEST(test_count_medians)
       struct pb_rng rng;
       double below = 0, at = 0, x[PB_WORLD_N_IRRELEVANT];
       for (int i = 0; i < 20000; i++) {
-        pb_rng_init(&rng, pb_test_seed(), 0x7e57u, (uint64_t)i, (uint32_t)j);
+        pb_rng_init(&rng, test_seed(), 0x7e57u, (uint64_t)i, (uint32_t)j);
         pb_world__fields_draw(f, &rng, x);
         ck_assert(x[j] >= f[j].lo && x[j] <= f[j].hi);
         below += x[j] < m;
@@ -632,7 +632,7 @@ START_TEST(test_sampling_calibrated)
     for (int i = 0; i < n; i++) {
       int y;
       double p;
-      pb_world_draw(w, pb_test_seed(), 6, (uint64_t)i, x, &y, &p);
+      pb_world_draw(w, test_seed(), 6, (uint64_t)i, x, &y, &p);
       sy += y;
       sd += y - p;
       sv += p * (1 - p);

@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "testrng.h"
 
 /* A fresh scratch directory per test program, one for all its ranks (made by
  * rank 0; the first call is collective), removed only on success, so a
@@ -59,13 +60,6 @@ static inline int pb_test_temps(const char *path)
   return n;
 }
 
-/* Seed for randomised tests: PB_TEST_SEED or a fixed default, always printed. */
-static inline unsigned long pb_test_seed(void)
-{
-  const char *s = getenv("PB_TEST_SEED");
-  unsigned long seed = s ? strtoul(s, NULL, 10) : 20260908ul;
-  return seed;
-}
 
 static inline int pb_test_run(Suite *s)
 {
@@ -74,7 +68,7 @@ static inline int pb_test_run(Suite *s)
   MPI_Init(&argc, &argv);
   pb_log_init(0, 0);
   pb_error_install_gsl_handler();
-  printf("test seed %lu (set PB_TEST_SEED to change)\n", pb_test_seed());
+  printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);

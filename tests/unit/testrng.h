@@ -4,7 +4,9 @@
 #ifndef PAIRBOUND_TESTRNG_H
 #define PAIRBOUND_TESTRNG_H
 
+#include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static uint64_t rng_state;
@@ -20,6 +22,18 @@ static inline unsigned long test_seed(void)
 {
   const char *s = getenv("PB_TEST_SEED");
   return s ? strtoul(s, NULL, 10) : 20260908ul;
+}
+
+/* Run a suite of a test that needs no MPI in check's fork mode (each test
+ * isolated, its timeout enforced), after printing the seed. */
+static inline int test_run_forked(Suite *s)
+{
+  printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 #endif /* PAIRBOUND_TESTRNG_H */

@@ -1,0 +1,98 @@
+# docs/coverage.md lists every numbered table, figure and appendix analysis of
+# seed 000 with the command and output files that produce it.  This test runs
+# the reference run the document names (inputs/run.ini with synth = small) and
+# checks every output a produced or partial row claims, running the
+# standalone commands for `standalone:` outputs; and it checks the rows against
+# the items the seed text numbers, so that no item can silently drop out.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+DOC=${COVERAGE_DOC:-$TOP_SRCDIR/docs/coverage.md}
+ITEM_RE='^(Table [0-9]+|Figure [0-9]+|Appendix [A-Z]|[A-Z]\.[0-9]+)$'
+
+# the rows: item <TAB> status <TAB> command <TAB> outputs (cells trimmed); a
+# row with other than five cells is printed with status "malformed"
+awk -F'|' -v re="$ITEM_RE" '
+  function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
+  /^\|/ {
+    item = trim($2)
+    if (item !~ re) next
+    if (NF != 7) { print item "\tmalformed\t\t"; next }
+    print item "\t" trim($4) "\t" trim($5) "\t" trim($6)
+  }' "$DOC" > "$WORK/rows.tsv"
+check "docs/coverage.md has rows" test -s "$WORK/rows.tsv"
+
+# the reference run: the default pipeline on the small store
+sed 's/^synth = paper .*/synth = small/' "$TOP_SRCDIR/inputs/run.ini" > "$WORK/run.ini"
+check "the reference config sets synth = small" grep -q '^synth = small' "$WORK/run.ini"
+pb 1 2 run "$WORK/run.ini" --store "$WORK/small.h5" -o "$WORK/run" > /dev/null
+check "pairbound run on the small configuration exits 0" test $? -eq 0
+
+n_std=0
+while IFS="$(printf '\t')" read -r item status command outputs; do
+  case "$status" in
+    produced | partial) ;;
+    "not produced") continue ;;
+    *) not_ok "$item: status '$status' is not produced, partial or not produced"; continue ;;
+  esac
+  files=$(printf '%s\n' "$outputs" | grep -o '`[^`]*`' | tr -d '`')
+  if [ -z "$files" ]; then
+    case "$command" in
+      'rows '* | 'statement:'*) ok "$item: $command" ;;
+      *) not_ok "$item: $status but lists no output file" ;;
+    esac
+    continue
+  fi
+  base=$WORK/run
+  if printf '%s\n' "$files" | grep -q '^standalone:'; then
+    # the row's command, the one in backticks that starts with pairbound
+    cmd=$(printf '%s\n' "$command" | grep -o '`pairbound [^`]*`' | head -1 | tr -d '`')
+    case "$cmd" in
+      'pairbound '*' STORE '*'-o OUT') ;;
+      *) not_ok "$item: standalone outputs need a command 'pairbound ... STORE ... -o OUT', got '$cmd'"; continue ;;
+    esac
+    n_std=$((n_std + 1))
+    base=$WORK/standalone$n_std
+    args=${cmd#pairbound }
+    args=${args/STORE/$WORK/small.h5}
+    args=${args% -o OUT}
+    # shellcheck disable=SC2086 # the documented command line, split into words
+    pb 1 2 $args -o "$base" > /dev/null < /dev/null
+    check "$item: '$cmd' exits 0" test $? -eq 0
+  fi
+  for f in $files; do
+    f=${f#standalone:}
+    if [ -s "$base/$f" ]; then ok "$item: $f"
+    else not_ok "$item: $f is not produced (missing or empty under ${base#"$WORK"/})"; fi
+  done
+done < "$WORK/rows.tsv"
+
+# every row names an item once
+dups=$(cut -f1 "$WORK/rows.tsv" | sort | uniq -d | tr '\n' ' ')
+check "no item listed twice${dups:+ (twice: $dups)}" test -z "$dups"
+cut -f1 "$WORK/rows.tsv" | sort -u > "$WORK/doc_items"
+
+# the seed's numbered items
+SEED=${PAIRBOUND_SEED000:-}
+if [ -z "$SEED" ]; then
+  for s in "$TOP_SRCDIR"/../shared/seeds/000_*.txt; do [ -f "$s" ] && SEED=$s; done
+fi
+if [ -n "$SEED" ] && [ -f "$SEED" ]; then
+  { grep -oE '(Table|Figure) [0-9]+' "$SEED"
+    sed -nE 's/^Appendix ([A-Z]) .*/Appendix \1/p' "$SEED"
+    sed -nE 's/^([A-Z]\.[0-9]+) [A-Z].*/\1/p' "$SEED"
+  } | sort -u > "$WORK/seed_items"
+  check "seed 000 numbers tables, figures and appendix sections" test "$(wc -l < "$WORK/seed_items")" -gt 50
+  missing=$(comm -23 "$WORK/seed_items" "$WORK/doc_items" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  extra=$(comm -13 "$WORK/seed_items" "$WORK/doc_items" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  check "every item of seed 000 has a row${missing:+ (missing: $missing)}" test -z "$missing"
+  check "every row is an item of seed 000${extra:+ (not in the seed: $extra)}" test -z "$extra"
+else
+  echo "# seed 000 text not found (PAIRBOUND_SEED000, ../shared/seeds): checking the numbering only"
+  for kind in Table Figure; do
+    sed -nE "s/^$kind ([0-9]+)$/\1/p" "$WORK/doc_items" | sort > "$WORK/nums"
+    max=$(sort -n "$WORK/nums" | tail -1)
+    gaps=$(seq 1 "${max:-0}" | sort | comm -23 - "$WORK/nums" | sort -n | tr '\n' ' ')
+    check "${kind}s are numbered 1..${max:-0} without a gap${gaps:+ (missing: $gaps)}" test -n "$max" -a -z "$gaps"
+  done
+fi
+finish
