@@ -89,16 +89,25 @@ void pb_checkpoint_remove(const char *outdir)
   free(path);
 }
 
-/* The checkpoint body without its end line. */
-static int pb_ckpt__body(const char *outdir, const struct pb_checkpoint_key *key, struct pb_text *t)
+char *pb_checkpoint_key_text(const struct pb_checkpoint_key *key)
 {
-  pb_text_printf(t, PB_CKPT_MAGIC "stage %s\nbuild %s\nstore_sha256 %s\n", key->stage, key->build, key->store_sha);
+  struct pb_text t = {0};
+  pb_text_printf(&t, "stage %s\nbuild %s\nstore_sha256 %s\n", key->stage, key->build, key->store_sha);
   for (const char *s = key->settings; s && *s;) {
     const char *nl = strchr(s, '\n');
     size_t n = nl ? (size_t)(nl - s) : strlen(s);
-    if (n) pb_text_printf(t, "setting %.*s\n", (int)n, s);
+    if (n) pb_text_printf(&t, "setting %.*s\n", (int)n, s);
     s += n + (nl != NULL);
   }
+  return t.buf;
+}
+
+/* The checkpoint body without its end line. */
+static int pb_ckpt__body(const char *outdir, const struct pb_checkpoint_key *key, struct pb_text *t)
+{
+  char *kt = pb_checkpoint_key_text(key);
+  pb_text_printf(t, PB_CKPT_MAGIC "%s", kt);
+  free(kt);
   char **names = pb_ckpt__outputs(outdir);
   int status = PB_OK;
   for (int i = 0; names[i]; i++) {
@@ -147,19 +156,20 @@ static const char *pb_ckpt__line(const char *text, const char *prefix, size_t *l
 }
 
 /* Compare one recorded field with the current value; PB_FAIL names both. */
-static int pb_ckpt__same(const char *outdir, const char *text, const char *prefix, const char *what, const char *now)
+static int pb_ckpt__same(const char *outdir, const char *done, const char *text, const char *prefix, const char *what,
+                         const char *now)
 {
   size_t n = 0;
   const char *was = pb_ckpt__line(text, prefix, &n);
   if (was && n == strlen(now) && strncmp(was, now, n) == 0) return PB_OK;
-  pb_error_set("%s: cannot resume: the completed output was made with %s '%.*s', this run has '%s' "
+  pb_error_set("%s: cannot resume: %s made with %s '%.*s', this run has '%s' "
                "(remove %s or run without --resume)",
-               outdir, what, (int)(was ? n : 4), was ? was : "none", now, outdir);
+               outdir, done, what, (int)(was ? n : 4), was ? was : "none", now, outdir);
   return PB_FAIL;
 }
 
 /* Every setting line recorded equals the current settings, in order. */
-static int pb_ckpt__settings(const char *outdir, const char *text, const char *settings)
+static int pb_ckpt__settings(const char *outdir, const char *done, const char *text, const char *settings)
 {
   struct pb_text was = {0}, now = {0};
   for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
@@ -183,9 +193,9 @@ static int pb_ckpt__settings(const char *outdir, const char *text, const char *s
       a = na + 1, b = nb + 1;
     }
     int la = *a ? (int)(strchr(a, '\n') - a) : 4, lb = *b ? (int)(strchr(b, '\n') - b) : 4;
-    pb_error_set("%s: cannot resume: the completed output was made with setting '%.*s', this run has '%.*s' "
+    pb_error_set("%s: cannot resume: %s made with setting '%.*s', this run has '%.*s' "
                  "(remove %s or run without --resume)",
-                 outdir, la, *a ? a : "none", lb, *b ? b : "none", outdir);
+                 outdir, done, la, *a ? a : "none", lb, *b ? b : "none", outdir);
     status = PB_FAIL;
   }
   pb_text_free(&was);
@@ -211,6 +221,15 @@ static int pb_ckpt__outputs_intact(const char *outdir, const char *text, char *w
   return 1;
 }
 
+int pb_checkpoint_key_same(const char *where, const char *done, const char *text, const struct pb_checkpoint_key *key)
+{
+  int status = pb_ckpt__same(where, done, text, "stage ", "stage", key->stage);
+  if (status == PB_OK) status = pb_ckpt__same(where, done, text, "build ", "program build", key->build);
+  if (status == PB_OK) status = pb_ckpt__same(where, done, text, "store_sha256 ", "store checksum", key->store_sha);
+  if (status == PB_OK) status = pb_ckpt__settings(where, done, text, key->settings);
+  return status;
+}
+
 int pb_checkpoint_check(const char *outdir, const struct pb_checkpoint_key *key, enum pb_checkpoint_state *state,
                         char *why, size_t why_len)
 {
@@ -232,11 +251,7 @@ int pb_checkpoint_check(const char *outdir, const struct pb_checkpoint_key *key,
   pb_sha256_hex(text, (size_t)(end + 1 - text), hex);
   if (strncmp(end + 5, hex, 64) != 0 || end[69] != '\n' || end[70] != '\0') goto done;
   end[1] = '\0';
-  int status = pb_ckpt__same(outdir, text, "stage ", "stage", key->stage);
-  if (status == PB_OK) status = pb_ckpt__same(outdir, text, "build ", "program build", key->build);
-  if (status == PB_OK) status = pb_ckpt__same(outdir, text, "store_sha256 ", "store checksum", key->store_sha);
-  if (status == PB_OK) status = pb_ckpt__settings(outdir, text, key->settings);
-  if (status != PB_OK) {
+  if (pb_checkpoint_key_same(outdir, "the completed output was", text, key) != PB_OK) {
     free(text);
     return PB_FAIL;
   }

@@ -15,6 +15,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/signals.h"
 #include "pairbound/error.h"
@@ -30,6 +31,7 @@
 #include "pairbound/results.h"
 #include "pairbound/run.h"
 #include "pairbound/screen.h"
+#include "pairbound/signals.h"
 #include "pairbound/stage.h"
 #include "pairbound/states.h"
 #include "pairbound/summary.h"
@@ -110,7 +112,8 @@ static int pb_cli__usage_error(struct pb_cli *cli, const char *synopsis, const c
 static int pb_cli__fail(struct pb_cli *cli)
 {
   if (cli->rank == 0) fprintf(stderr, "pairbound %s: error: %s\n", cli->cmd, pb_error_message());
-  return PB_EXIT_FAIL;
+  /* stopped at a block boundary by SIGTERM/SIGINT: the shell's 128 + signal */
+  return pb_signal_stopped() ? pb_signal_exit_status(pb_signal_stopped()) : PB_EXIT_FAIL;
 }
 
 /* Shared between all ranks: a failure on any rank fails the command. */
@@ -183,8 +186,9 @@ static const struct pb_option pb_cli__info_options[] = {
 #define PB_CLI_RESUME(text) {.name = "resume", .type = PB_OPTION_FLAG, PB_O(resume), .flag = 1, .help = text}
 static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR", "output directory"),
   PB_CLI_RESUME("keep OUTDIR when its checkpoint (from an earlier --resume run) says it is the complete output of "
-                "this same command on this store and build; otherwise run and checkpoint it (a damaged output is "
-                "redone, another store or build refused)"),
+                "this same command on this store and build; otherwise run and checkpoint it, continuing from the "
+                "blocks an interrupted --resume run of screen, policy or verify completed (a damaged output or "
+                "block is redone, another store or build refused)"),
                                                          PB_CLI_FORCE("non-empty directory"), {.name = NULL}};
 static const struct pb_option pb_cli__world_options[] = {
   PB_CLI_OUTPUT("CASES", "sample: CASES file to write (temporary name, renamed when complete)"), {.name = NULL}};
@@ -192,8 +196,9 @@ static const struct pb_option pb_cli__run_options[] = {
   {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse (overrides [run] store)"},
   PB_CLI_OUTPUT("OUTDIR", "output directory (overrides [run] output)"),
   PB_CLI_RESUME("keep every stage whose checkpointed output is intact and was made with the same build, store "
-                "checksum and settings; recompute the others; refuse, naming what differs, when a completed stage "
-                "was made for something else (docs/run.md)"),
+                "checksum and settings; recompute the others, continuing an interrupted stage from its completed "
+                "blocks; refuse, naming what differs, when a completed stage was made for something else "
+                "(docs/run.md)"),
   {.name = NULL}};
 #undef PB_CLI_OUTPUT
 #undef PB_CLI_FORCE
@@ -491,13 +496,14 @@ static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct p
   return done;
 }
 
-/* A stage's output is staged inside OUTDIR until its commit (results.h):
- * SIGTERM/SIGINT remove the staging directory and exit at once, OUTDIR as it was. */
-static void pb_cli__signals(const struct pb_cli *cli, const char *outdir)
+/* A stage's output is staged inside OUTDIR until its commit (results.h): a
+ * signal stops a block loop at its next boundary (pairbound/blocks.h), anything
+ * else at once, removing the staging directory, so OUTDIR is as it was. */
+static void pb_cli__signals(const struct pb_cli *cli, const char *outdir, const char *resume_hint)
 {
-  char hint[PATH_MAX + 256];
-  snprintf(hint, sizeof hint, "pairbound %s: stopped by a signal; %s is as it was before this run; to compute it, "
-           "repeat the same command", cli->cmd, outdir ? outdir : "OUTDIR");
+  char hint[PATH_MAX + 1024];
+  snprintf(hint, sizeof hint, "pairbound %s: stopped by a signal; %s is as it was before this run; %s", cli->cmd,
+           outdir ? outdir : "OUTDIR", resume_hint ? resume_hint : "to compute it, repeat the same command");
   pb_signal_install(hint, 0, MPI_COMM_WORLD);
 }
 
@@ -511,13 +517,19 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   const struct pb_protocol_options *p = &a->protocol;
   MPI_Comm comm = MPI_COMM_WORLD;
   struct pb_checkpoint_key key = {NULL, NULL, NULL, NULL};
-  char sha[65] = "";
+  char sha[65] = "", *hint = pb_blocks_resume_hint(cli->provenance);
+  pb_cli__signals(cli, out, hint);
   int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, a, &key, sha) : 0;
   if (done != 0) {
+    /* blocks a kill left between the commit and their removal */
+    if (done == 1 && cli->rank == 0) pb_blocks_remove(out);
     free((char *)key.settings);
+    free(hint);
     return pb_cli__status(cli, done == 1 ? PB_OK : PB_FAIL);
   }
-  pb_cli__signals(cli, out);
+  /* with --resume the long loops keep completed blocks (pairbound/blocks.h) */
+  pb_blocks_context(a->resume ? &key : NULL, a->resume, hint);
+  free(hint);
   if (!strcmp(cli->cmd, "protocol")) {
     struct pb_stage st;
     status = pb_stage_open(store, out, comm, p, cli->provenance, &st);
@@ -540,8 +552,10 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   if (a->resume) {
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
     if (status == PB_OK) status = pb_checkpoint_commit_all(out, &key, comm);
+    if (status == PB_OK && cli->rank == 0) pb_blocks_remove(out);
     free((char *)key.settings);
   }
+  pb_blocks_context(NULL, 0, NULL);
   int rc = pb_cli__status(cli, status);
   if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
   return rc;
@@ -632,7 +646,7 @@ static int pb_cli__exact(struct pb_cli *cli, struct pb_cli_args *a)
   if (score && a->n_more != 2) return pb_cli__usage_error(cli, syn, "%s", "score takes CASES and PREDICTIONS");
   if (!score && a->n_more) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", a->more[0]);
   const struct pb_exact_options *o = &a->stage.exact;
-  pb_cli__signals(cli, a->output);
+  pb_cli__signals(cli, a->output, NULL);
   return pb_cli__status(cli, score ? pb_exact_score_run(a->more[0], a->more[1], a->output, o, MPI_COMM_WORLD,
                                                         cli->provenance)
                                    : pb_exact_worlds_run(o, a->output, MPI_COMM_WORLD, cli->provenance));

@@ -17,6 +17,7 @@
 
 #include <hdf5.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/error.h"
 #include "pairbound/output.h"
 #include "pairbound/util.h"
@@ -166,8 +167,8 @@ int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, i
   int empty = 1;
   for (struct dirent *e; d && (e = readdir(d));)
     if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".pairbound.lock") &&
-        strncmp(e->d_name, PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING)))
-      empty = 0;
+        strncmp(e->d_name, PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING)) && strcmp(e->d_name, PB_BLOCKS_DIR))
+      empty = 0; /* a killed run's staging (swept) and completed blocks are its output too */
   if (d) closedir(d);
   if (!empty) {
     pb_error_set("%s: a non-empty directory that holds no pairbound output; give --force to write into it", dir);

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
@@ -303,11 +304,142 @@ static int32_t pb_policy__primary(const struct pb_policy_options *opt)
   return 0;
 }
 
-static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_block *b,
-                              const struct pb_policy_options *opt, int32_t rec_len, double *recs,
+/* Block checkpoints (pairbound/blocks.h): a block is K consecutive cells in
+ * global order, K from the cell count alone (about 256 blocks), so any rank
+ * count maps to the same blocks; its payload is each cell's record and its
+ * policy_bounds and policy_pairs rows. */
+#define PB_POLICY_BLOCKS 256
+
+/* Cells [ca, cb) (global) of block k. */
+static void pb_policy__block_cells(int64_t n_cells, int64_t per, int64_t k, int64_t *ca, int64_t *cb)
+{
+  *ca = k * per;
+  *cb = *ca + per < n_cells ? *ca + per : n_cells;
+}
+
+static void pb_policy__put_text(struct pb_bytes *pay, const struct pb_text *t)
+{
+  uint64_t n = t->len;
+  pb_blocks_put(pay, &n, sizeof n);
+  pb_blocks_put(pay, t->buf, t->len);
+}
+
+static int pb_policy__get_text(struct pb_bytes *pay, struct pb_text *t)
+{
+  uint64_t n;
+  if (pb_blocks_get(pay, &n, sizeof n) != PB_OK || n > pay->len - pay->pos) return PB_FAIL;
+  pb_text_free(t);
+  pb_text_printf(t, "%.*s", (int)n, (const char *)pay->buf + pay->pos);
+  pay->pos += n;
+  return t->len == n ? PB_OK : PB_FAIL;
+}
+
+/* A payload into the records and rows of cells [ca, cb) (local index from b->first). */
+static int pb_policy__block_apply(const struct pb_cell_block *b, int64_t ca, int64_t cb, int32_t rec_len,
+                                  struct pb_bytes *pay, double *recs, struct pb_text *tb, struct pb_text *tp)
+{
+  int status = PB_OK;
+  pay->pos = 0;
+  for (int64_t c = ca - b->first; c < cb - b->first && status == PB_OK; c++) {
+    status = pb_blocks_get(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
+    if (status == PB_OK) status = pb_policy__get_text(pay, &tb[c]);
+    if (status == PB_OK) status = pb_policy__get_text(pay, &tp[c]);
+  }
+  return status == PB_OK && pay->pos == pay->len ? PB_OK : PB_FAIL;
+}
+
+/* Append the records and rows of cells [ca, cb) (local index from b->first) to a payload. */
+static void pb_policy__block_put(const struct pb_cell_block *b, int64_t ca, int64_t cb, int32_t rec_len,
+                                 const double *recs, const struct pb_text *tb, const struct pb_text *tp,
+                                 struct pb_bytes *pay)
+{
+  pay->len = pay->pos = 0;
+  for (int64_t c = ca - b->first; c < cb - b->first; c++) {
+    pb_blocks_put(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
+    pb_policy__put_text(pay, &tb[c]);
+    pb_policy__put_text(pay, &tp[c]);
+  }
+}
+
+/* Every cell of this rank's blocks, a round of blocks at a time: the round's
+ * intact checkpoints are read, its other cells computed and their blocks
+ * checkpointed as each completes; a signal or a failure on any rank ends the
+ * loop at the next round. */
+static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell_block *b, struct pb_blocks *bl,
+                                 int64_t per, const struct pb_policy_options *opt, int32_t rec_len, double *recs,
+                                 struct pb_text *tb, struct pb_text *tp)
+{
+  const int32_t primary = pb_policy__primary(opt);
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
+  struct pb_progress prog;
+  pb_progress_begin(&prog, "policy", "cells", b->n_cells);
+  uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
+  for (int64_t r = 0; r < bl->rounds; r++) {
+    int64_t b0, b1, c0, c1, e;
+    pb_blocks_round(bl, r, &b0, &b1);
+    pb_policy__block_cells(st->n_cells, per, b0, &c0, &e);
+    pb_policy__block_cells(st->n_cells, per, b1 - 1, &e, &c1);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = b0; k < b1; k++) {
+      int64_t ca, cb;
+      pb_policy__block_cells(st->n_cells, per, k, &ca, &cb);
+      struct pb_bytes pay = {0};
+      int ok = pb_blocks_load(bl, k, &pay) && pb_policy__block_apply(b, ca, cb, rec_len, &pay, recs, tb, tp) == PB_OK;
+      for (int64_t c = ca; c < cb; c++) todo[c - b->first] = !ok;
+      if (ok) pb_progress_step(&prog, cb - ca);
+      pb_blocks_bytes_free(&pay);
+    }
+    /* cells of the round's other blocks, dynamically (their costs differ
+     * widely); the thread that completes a block checkpoints it */
+    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
+    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - b->first];
+#pragma omp parallel for schedule(dynamic, 2)
+    for (int64_t c = c0 - b->first; c < c1 - b->first; c++) {
+      if (!todo[c]) continue;
+      pb_progress_step(&prog, 1);
+      double *rec = recs + c * rec_len;
+      int ok = 1;
+      if (rec[PB_PC_SCOPE] == 1) {
+        const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], (float)rec[PB_PC_TAU0]);
+        const struct pb_protocol_source *ps = &st->protocol.src[d.ref.source];
+        const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d.ref.model * PB_PROTOCOL_N_Q;
+        const double *q = opt->n_taus > 0 ? NULL : pb_protocol_q;
+        pb_text_free(&tb[c]);
+        pb_text_free(&tp[c]);
+        ok = pb_policy__cell(&d, taus, q, opt, primary, rec, &tb[c], &tp[c]) == PB_OK;
+      }
+      const int64_t k = (b->first + c) / per;
+      int64_t rest;
+      if (!ok) {
+        pb_first_error_record(&fe, b->first + c);
+#pragma omp atomic
+        left[k - b0] += 1 << 30; /* a failed block is never checkpointed */
+      }
+#pragma omp atomic capture seq_cst /* a flush: the block's other cells are visible to the one that saves it */
+      rest = --left[k - b0];
+      if (rest == 0) {
+        int64_t ca, cb;
+        struct pb_bytes pay = {0};
+        pb_policy__block_cells(st->n_cells, per, k, &ca, &cb);
+        pb_policy__block_put(b, ca, cb, rec_len, recs, tb, tp, &pay);
+        if (pb_blocks_save(bl, k, &pay) != PB_OK) pb_first_error_record(&fe, ca);
+        pb_blocks_bytes_free(&pay);
+      }
+    }
+    free(left);
+    if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
+  }
+  free(todo);
+  pb_progress_end(&prog);
+  return pb_first_error_status(&fe);
+}
+
+static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_block *b, struct pb_blocks *bl,
+                              int64_t per, const struct pb_policy_options *opt, int32_t rec_len, double *recs,
                               struct pb_text *tb_all, struct pb_text *tp_all)
 {
-  const int32_t P = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q, primary = pb_policy__primary(opt);
+  const int32_t P = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
   const int64_t nc = b->n_cells;
   struct pb_text *tb = calloc((size_t)(nc > 0 ? nc : 1), sizeof *tb), *tp = calloc((size_t)(nc > 0 ? nc : 1), sizeof *tp);
   int status = PB_OK;
@@ -333,25 +465,8 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
     }
     rec[PB_PC_TAU0] = tau0;
   }
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
-  const int64_t nrun = status == PB_OK ? nc : 0;
-  struct pb_progress prog;
-  pb_progress_begin(&prog, "policy", "cells", nrun);
-#pragma omp parallel for schedule(dynamic, 2)
-  for (int64_t c = 0; c < nrun; c++) {
-    double *rec = recs + c * rec_len;
-    pb_progress_step(&prog, 1);
-    if (rec[PB_PC_SCOPE] != 1) continue;
-    const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], (float)rec[PB_PC_TAU0]);
-    const struct pb_protocol_source *ps = &st->protocol.src[d.ref.source];
-    const float *taus = opt->n_taus > 0 ? opt->taus : ps->policy_tau + (size_t)d.ref.model * PB_PROTOCOL_N_Q;
-    const double *q = opt->n_taus > 0 ? NULL : pb_protocol_q;
-    if (pb_policy__cell(&d, taus, q, opt, primary, rec, &tb[c], &tp[c]) != PB_OK)
-      pb_first_error_record(&fe, b->first + c);
-  }
-  pb_progress_end(&prog);
-  if (status == PB_OK) status = pb_first_error_status(&fe);
+  status = pb_error_agree(st->comm, status);
+  if (status == PB_OK) status = pb_policy__blocks_run(st, b, bl, per, opt, rec_len, recs, tb, tp);
   for (int64_t c = 0; c < nc; c++) {
     if (status == PB_OK && tb[c].len) {
       pb_text_printf(tb_all, "%s", tb[c].buf);
@@ -405,23 +520,35 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
+  /* blocks of cells in global order, split over ranks by their cells in scope */
+  int64_t per = (st.n_cells + PB_POLICY_BLOCKS - 1) / PB_POLICY_BLOCKS, nb = per > 0 ? (st.n_cells + per - 1) / per : 0;
+  int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost);
+  for (int64_t c = 0; c < st.n_cells; c++) {
+    const struct pb_source *src = &st.meta->sources[all[c].source];
+    cost[c / per] += 1 + 8 * (opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition]);
+  }
+  struct pb_blocks bl;
+  int status = pb_blocks_open(&bl, outdir, "policy", nb, cost, comm);
+  free(cost);
+  st.first = bl.first * per;
+  st.last = bl.last * per < st.n_cells ? bl.last * per : st.n_cells;
   uint8_t *want = pb_malloc((size_t)(st.last > st.first ? st.last - st.first : 1));
   for (int64_t c = st.first; c < st.last; c++) {
     const struct pb_source *src = &st.meta->sources[all[c].source];
     want[c - st.first] = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
   }
   free(all);
-  int status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
-                                      want, &b);
+  if (status == PB_OK)
+    status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want, &b);
   free(want);
   status = pb_error_agree(comm, status);
-  if (status != PB_OK) return pb_stage_close(&st, status);
+  if (status != PB_OK) return pb_stage_close(&st, pb_blocks_close(&bl, status));
   pb_timer_lap(&tm, "load");
   const int32_t rec_len = PB_PC_NBASE + opt->n_lambdas * PB_PL_N;
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * rec_len * sizeof *recs);
   struct pb_text tb = {0}, tp = {0};
-  status = pb_policy__compute(&st, &b, opt, rec_len, recs, &tb, &tp);
-  status = pb_error_agree(comm, status);
+  status = pb_policy__compute(&st, &b, &bl, per, opt, rec_len, recs, &tb, &tp);
+  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_policy__write(&st, &b, opt, recs, &tb, &tp);
   pb_text_free(&tb);

@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/results.h"
 #include "pairbound/error.h"
@@ -375,19 +376,27 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
 static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struct pb_checkpoint_key *key,
                          const char *prov, MPI_Comm comm, struct pb_run_facts *facts)
 {
-  int status = PB_OK;
+  int rank, status = PB_OK;
+  MPI_Comm_rank(comm, &rank);
   char *dir = pb_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
   int done = cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
   if (done == PB_FAIL) status = PB_FAIL;
   else if (done) {
     facts->resumed[i] = 1;
+    if (rank == 0) pb_blocks_remove(dir); /* left by a kill between the commit and their removal */
     pb_message("run: %s complete in %s (checkpoint matches): not recomputed", cfg->stages[i], dir);
   } else {
+    /* long loops keep completed blocks until the stage is committed (pairbound/blocks.h) */
+    char *hint = pb_blocks_resume_hint(prov);
+    pb_blocks_context(key, cfg->resume, hint);
+    free(hint);
     for (int j = 0; j < PB_RUN_N_KNOWN; j++)
       if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) status = pb_run__stages[j].fn(cfg, dir, comm, prov);
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+    pb_blocks_context(NULL, 0, NULL);
     if (status == PB_OK) status = pb_checkpoint_commit_all(dir, key, comm);
+    if (status == PB_OK && rank == 0) pb_blocks_remove(dir);
     if (status == PB_OK) pb_message("run: %s done in %.2f s -> %s", cfg->stages[i], MPI_Wtime() - t0, dir);
   }
   facts->wall[i] = MPI_Wtime() - t0;

@@ -46,13 +46,72 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
 
 void pb_screen_boot_free(struct pb_screen_boot *B)
 {
-  for (int32_t t = 0; t < B->n_targets && B->mult; t++) free(B->mult[t]);
-  free(B->mult);
-  free(B->n_classes);
+  for (int32_t t = 0; t < B->n_targets && B->mult && !B->shared; t++) free(B->mult[t]);
+  if (!B->shared) {
+    free(B->mult);
+    free(B->n_classes);
+  }
   free(B->sum);
   free(B->cnt);
   free(B->cells);
   memset(B, 0, sizeof *B);
+}
+
+static void pb_sb__add(int64_t *v, int64_t x)
+{
+#pragma omp atomic
+  *v += x;
+}
+
+void pb_screen_boot_local(const struct pb_screen_boot *B, struct pb_screen_boot *L)
+{
+  *L = *B;
+  L->shared = 1;
+  size_t rows = (size_t)B->n_targets * PB_SB_NROWS_PER_TARGET, d = (size_t)(B->draws > 0 ? B->draws : 1);
+  L->sum = pb_calloc(rows * d * PB_SB_NSTAT, sizeof *L->sum);
+  L->cnt = pb_calloc(rows * d * PB_SB_NSTAT, sizeof *L->cnt);
+  L->cells = pb_calloc(rows * d, sizeof *L->cells);
+}
+
+/* The accumulators of targets [t0, t1]: rows are target-major, so one run each. */
+static void pb_sb__span(const struct pb_screen_boot *B, int32_t t0, int32_t t1, size_t *off, size_t *n)
+{
+  *off = (size_t)t0 * PB_SB_NROWS_PER_TARGET * (size_t)B->draws;
+  *n = (size_t)(t1 - t0 + 1) * PB_SB_NROWS_PER_TARGET * (size_t)B->draws;
+}
+
+size_t pb_screen_boot_bytes(const struct pb_screen_boot *B, int32_t t0, int32_t t1)
+{
+  size_t off, n;
+  if (t0 < 0 || t1 < t0 || t1 >= B->n_targets) return (size_t)-1;
+  pb_sb__span(B, t0, t1, &off, &n);
+  return (2 * n * PB_SB_NSTAT + n) * sizeof(int64_t);
+}
+
+void pb_screen_boot_put(const struct pb_screen_boot *L, int32_t t0, int32_t t1, struct pb_bytes *out)
+{
+  size_t off, n;
+  pb_sb__span(L, t0, t1, &off, &n);
+  pb_blocks_put(out, L->sum + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->sum);
+  pb_blocks_put(out, L->cnt + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->cnt);
+  pb_blocks_put(out, L->cells + off, n * sizeof *L->cells);
+}
+
+int pb_screen_boot_add(struct pb_screen_boot *B, int32_t t0, int32_t t1, struct pb_bytes *in)
+{
+  size_t off, n;
+  pb_sb__span(B, t0, t1, &off, &n);
+  int64_t *v = pb_malloc((n * PB_SB_NSTAT > 0 ? n * PB_SB_NSTAT : 1) * sizeof *v);
+  int status = PB_OK;
+  for (int part = 0; part < 3 && status == PB_OK; part++) {
+    size_t len = part < 2 ? n * PB_SB_NSTAT : n;
+    int64_t *dst = part == 0 ? B->sum + off * PB_SB_NSTAT : part == 1 ? B->cnt + off * PB_SB_NSTAT : B->cells + off;
+    status = pb_blocks_get(in, v, len * sizeof *v);
+    for (size_t i = 0; i < len && status == PB_OK; i++)
+      if (v[i]) pb_sb__add(&dst[i], v[i]);
+  }
+  free(v);
+  return status;
 }
 
 struct pb_sb__key { double s; int32_t i; };
@@ -83,12 +142,6 @@ void pb_screen_boot_orders(const double *const *score, int32_t n, int32_t **orde
     n_order[j] = m;
   }
   free(k);
-}
-
-static void pb_sb__add(int64_t *v, int64_t x)
-{
-#pragma omp atomic
-  *v += x;
 }
 
 void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,

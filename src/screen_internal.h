@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/protocol.h"
 
 #include "pairbound/results.h"
@@ -63,6 +64,7 @@ struct pb_screen_boot {
   int32_t **mult;           /* [target][draw * n_classes] */
   int64_t *sum, *cnt;       /* [target * rows + row][draw][stat] */
   int64_t *cells;           /* [target * rows + row][draw] cells with both outcomes in the draw */
+  int shared;               /* a block's accumulators: n_classes and mult belong to another */
 };
 
 void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
@@ -73,6 +75,12 @@ void pb_screen_boot_orders(const double *const *score, int32_t n, int32_t **orde
 void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,
                          const uint8_t *y, const double *const *score, int32_t *const *order, const int32_t *n_order);
 void pb_screen_boot_free(struct pb_screen_boot *B);
+/* Zeroed accumulators sharing B's class draws: one block's contributions (free with pb_screen_boot_free). */
+void pb_screen_boot_local(const struct pb_screen_boot *B, struct pb_screen_boot *L);
+/* Block payloads: the accumulators of targets [t0, t1] appended to @p out, or read from @p in and added to B. */
+void pb_screen_boot_put(const struct pb_screen_boot *L, int32_t t0, int32_t t1, struct pb_bytes *out);
+size_t pb_screen_boot_bytes(const struct pb_screen_boot *B, int32_t t0, int32_t t1); /* what put appends */
+int pb_screen_boot_add(struct pb_screen_boot *B, int32_t t0, int32_t t1, struct pb_bytes *in);
 
 /* Interval table of the paired differences (group and class bootstrap); collective, text on rank 0. */
 int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,

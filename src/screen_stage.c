@@ -15,6 +15,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/progress.h"
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
@@ -1248,13 +1249,222 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
   for (int j = 0; j < PB_SB_NSCORES && B->draws > 0; j++) free(border[j]);
 }
 
-/* ------------------------------------------------------------ outputs */
+/* ------------------------------------------------------------ blocks */
 
+/* Target and model of unit u (units are target-major). */
 static void pb_screen__cell_names(const struct pb_screen__ctx *X, int64_t u, int32_t *t, int32_t *m)
 {
   *t = (int32_t)(u / X->meta->n_models);
   *m = (int32_t)(u % X->meta->n_models);
 }
+
+
+/* Block checkpoints (pairbound/blocks.h): a block is K consecutive units, K
+ * from the unit count alone (about 64 blocks), so any rank count maps to the
+ * same blocks.  Its payload is what the writers and the interval tables
+ * consume: per unit the images, the written score rows, the fits, the cell
+ * records and outcome bits, then the block's class-bootstrap sums. */
+#define PB_SCREEN_BLOCKS 64
+
+/* Whether score row r is written per image (/screen/images). */
+static int pb_screen__image_row(int32_t r)
+{
+  int keep = r >= PB_SR_FIXED;
+  for (int j = 0; j < PB_SCREEN_N_IMAGE_ROWS; j++) keep |= pb_screen__image_rows[j] == r;
+  return keep;
+}
+
+/* Append unit u's outputs (its cells' records and outcome bits given). */
+static void pb_screen__unit_put(const struct pb_screen__ctx *X, int64_t u, const struct pb_screen__unit *U,
+                                const double *recs, const uint64_t *bits, int32_t n_words, struct pb_bytes *b)
+{
+  int64_t ncell = X->unit_cell0[u + 1] - X->unit_cell0[u];
+  int32_t head[5] = {U->n, n_words, U->n_fit, U->n_fit_trials, U->n_fit_fails};
+  pb_blocks_put(b, head, sizeof head);
+  for (int g = 0; g < 3; g++) {
+    double f[6] = {U->fit[g].ok, U->fit[g].b, U->fit[g].w[0], U->fit[g].w[1], U->fit[g].w[2], U->fit[g].grad_norm};
+    pb_blocks_put(b, f, sizeof f);
+  }
+  pb_blocks_put(b, U->img, (size_t)U->n * sizeof *U->img);
+  pb_blocks_put(b, U->label, (size_t)U->n * sizeof *U->label);
+  for (int32_t r = 0; r < X->L.n_rows; r++)
+    if (pb_screen__image_row(r)) pb_blocks_put(b, U->score[r], (size_t)U->n * sizeof(double));
+  for (int32_t d = 0; d < X->opt->n_derange; d++) pb_blocks_put(b, U->der_score[d], (size_t)U->n * sizeof(double));
+  pb_blocks_put(b, recs, (size_t)ncell * X->L.rec_len * sizeof *recs);
+  pb_blocks_put(b, bits, (size_t)(ncell * n_words) * sizeof *bits);
+}
+
+/* Read unit u back: what the writers use of it (the rankings are not kept). */
+static int pb_screen__unit_get(const struct pb_screen__ctx *X, int64_t u, struct pb_bytes *b, struct pb_screen__unit *U,
+                               double *recs, uint64_t **bits, int32_t *n_words)
+{
+  int64_t ncell = X->unit_cell0[u + 1] - X->unit_cell0[u];
+  int32_t nd = X->opt->n_derange, head[5];
+  memset(U, 0, sizeof *U);
+  U->score = pb_calloc((size_t)X->L.n_rows, sizeof *U->score);
+  U->rk = pb_calloc((size_t)X->L.n_rows, sizeof *U->rk);
+  U->der = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der);
+  U->der_score = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_score);
+  U->st_der = pb_calloc((size_t)(PB_SCREEN_STRATA * nd > 0 ? PB_SCREEN_STRATA * nd : 1), sizeof *U->st_der);
+  U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
+  *bits = NULL;
+  if (pb_blocks_get(b, head, sizeof head) != PB_OK || head[0] < 0 || head[1] < 0) return PB_FAIL;
+  U->n = head[0], *n_words = head[1], U->n_fit = head[2], U->n_fit_trials = head[3], U->n_fit_fails = head[4];
+  for (int g = 0; g < 3; g++) {
+    double f[6];
+    if (pb_blocks_get(b, f, sizeof f) != PB_OK) return PB_FAIL;
+    U->fit[g].ok = (int)f[0], U->fit[g].b = f[1], U->fit[g].grad_norm = f[5];
+    for (int j = 0; j < 3; j++) U->fit[g].w[j] = f[2 + j];
+  }
+  size_t nn = (size_t)(U->n > 0 ? U->n : 1);
+  U->img = pb_malloc(nn * sizeof *U->img);
+  U->label = pb_malloc(nn * sizeof *U->label);
+  int status = pb_blocks_get(b, U->img, (size_t)U->n * sizeof *U->img);
+  if (status == PB_OK) status = pb_blocks_get(b, U->label, (size_t)U->n * sizeof *U->label);
+  for (int32_t r = 0; r < X->L.n_rows && status == PB_OK; r++)
+    if (pb_screen__image_row(r)) {
+      U->score[r] = pb_malloc(nn * sizeof(double));
+      status = pb_blocks_get(b, U->score[r], (size_t)U->n * sizeof(double));
+    }
+  for (int32_t d = 0; d < nd && status == PB_OK; d++) {
+    U->der_score[d] = pb_malloc(nn * sizeof(double));
+    status = pb_blocks_get(b, U->der_score[d], (size_t)U->n * sizeof(double));
+  }
+  if (status == PB_OK) status = pb_blocks_get(b, recs, (size_t)ncell * X->L.rec_len * sizeof *recs);
+  *bits = pb_malloc((size_t)(ncell * *n_words + 1) * sizeof **bits);
+  if (status == PB_OK) status = pb_blocks_get(b, *bits, (size_t)(ncell * *n_words) * sizeof **bits);
+  return status;
+}
+
+/* Compute units [ua, ub) into a payload; PB_FAIL (recorded in fe) when a unit fails. */
+static int pb_screen__block_compute(const struct pb_screen__ctx *X, int64_t ua, int64_t ub,
+                                    const struct pb_screen_boot *boot, struct pb_first_error *fe, struct pb_bytes *pay)
+{
+  struct pb_screen_boot local;
+  pb_screen_boot_local(boot, &local);
+  int status = PB_OK;
+  pay->len = pay->pos = 0;
+  for (int64_t u = ua; u < ub; u++) {
+    int32_t t, m, n_words;
+    char msg[1024];
+    struct pb_screen__unit U;
+    pb_screen__cell_names(X, u, &t, &m);
+    if (pb_screen__unit_prepare(X, t, m, &U, msg, sizeof msg) != PB_OK) {
+      pb_error_set("%s", msg);
+      pb_first_error_record(fe, u);
+      status = PB_FAIL;
+    }
+    int64_t ncell = X->unit_cell0[u + 1] - X->unit_cell0[u];
+    n_words = (U.n + 63) / 64;
+    double *recs = pb_malloc((size_t)(ncell > 0 ? ncell : 1) * X->L.rec_len * sizeof *recs);
+    uint64_t *bits = pb_malloc((size_t)(ncell * n_words + 1) * sizeof *bits);
+    pb_screen__unit_cells(X, t, m, &U, recs, bits, n_words, &local);
+    pb_screen__unit_put(X, u, &U, recs, bits, n_words, pay);
+    pb_screen__unit_free(&U, X);
+    free(recs);
+    free(bits);
+  }
+  int32_t tt[2] = {(int32_t)(ua / X->meta->n_models), (int32_t)((ub - 1) / X->meta->n_models)};
+  pb_blocks_put(pay, tt, sizeof tt);
+  pb_screen_boot_put(&local, tt[0], tt[1], pay);
+  pb_screen_boot_free(&local);
+  return status;
+}
+
+/* A payload into this rank's units, records and bits (from u0) and the
+ * class-bootstrap sums; the sums are added only once the rest has read back
+ * and the payload's length is exactly what they need. */
+static int pb_screen__block_apply(const struct pb_screen__ctx *X, int64_t u0, int64_t ua, int64_t ub,
+                                  struct pb_bytes *pay, struct pb_screen__unit *units, double *recs, uint64_t **bits,
+                                  int32_t *n_words, struct pb_screen_boot *boot)
+{
+  int status = PB_OK;
+  pay->pos = 0;
+  for (int64_t u = ua; u < ub && status == PB_OK; u++)
+    status = pb_screen__unit_get(X, u, pay, &units[u - u0],
+                                 recs + (X->unit_cell0[u] - X->unit_cell0[u0]) * X->L.rec_len, &bits[u - u0],
+                                 &n_words[u - u0]);
+  int32_t tt[2];
+  if (status == PB_OK) status = pb_blocks_get(pay, tt, sizeof tt);
+  if (status == PB_OK && (tt[0] != (int32_t)(ua / X->meta->n_models) || tt[1] != (int32_t)((ub - 1) / X->meta->n_models) ||
+                          pay->len - pay->pos != pb_screen_boot_bytes(boot, tt[0], tt[1])))
+    status = PB_FAIL;
+  if (status == PB_OK) status = pb_screen_boot_add(boot, tt[0], tt[1], pay);
+  return status;
+}
+
+/* Undo a partial pb_screen__block_apply of units [ua, ub). */
+static void pb_screen__block_drop(const struct pb_screen__ctx *X, int64_t u0, int64_t ua, int64_t ub,
+                                  struct pb_screen__unit *units, uint64_t **bits)
+{
+  for (int64_t u = ua; u < ub; u++) {
+    if (units[u - u0].score) pb_screen__unit_free(&units[u - u0], X);
+    memset(&units[u - u0], 0, sizeof units[u - u0]);
+    free(bits[u - u0]);
+    bits[u - u0] = NULL;
+  }
+}
+
+/* The units of block k: [*ua, *ub). */
+static void pb_screen__block_units(const struct pb_screen__ctx *X, int64_t per, int64_t k, int64_t *ua, int64_t *ub)
+{
+  *ua = k * per;
+  *ub = *ua + per < X->n_units ? *ua + per : X->n_units;
+}
+
+/* One block: its checkpoint when intact, else computed (and checkpointed). */
+static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per, int64_t k, int64_t u0,
+                            struct pb_screen__unit *units, double *recs, uint64_t **bits, int32_t *n_words,
+                            struct pb_screen_boot *boot, struct pb_first_error *fe)
+{
+  int64_t ua, ub;
+  pb_screen__block_units(X, per, k, &ua, &ub);
+  struct pb_bytes pay = {0};
+  int status = PB_OK;
+  if (pb_blocks_load(bl, k, &pay)) {
+    /* an intact block of this key has this layout; anything else is recomputed */
+    status = pb_screen__block_apply(X, u0, ua, ub, &pay, units, recs, bits, n_words, boot);
+    if (status != PB_OK) {
+      pb_screen__block_drop(X, u0, ua, ub, units, bits);
+      pb_warning("screen: block %lld does not read back: recomputing it", (long long)k);
+    }
+  } else {
+    status = PB_FAIL;
+  }
+  if (status != PB_OK) {
+    status = pb_screen__block_compute(X, ua, ub, boot, fe, &pay);
+    if (status == PB_OK) status = pb_blocks_save(bl, k, &pay);
+    if (status == PB_OK) status = pb_screen__block_apply(X, u0, ua, ub, &pay, units, recs, bits, n_words, boot);
+    if (status != PB_OK) pb_first_error_record(fe, ua);
+  }
+  pb_blocks_bytes_free(&pay);
+  return status;
+}
+
+/* Every unit of this rank's blocks, a round of blocks (dynamically over threads) at a
+ * time; a signal or a failure on any rank ends the loop at the next round. */
+static int pb_screen__blocks_run(const struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per, int64_t u0,
+                                 struct pb_screen__unit *units, double *recs, uint64_t **bits, int32_t *n_words,
+                                 struct pb_screen_boot *boot, struct pb_progress *prog)
+{
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
+  for (int64_t r = 0; r < bl->rounds; r++) {
+    int64_t b0, b1;
+    pb_blocks_round(bl, r, &b0, &b1);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = b0; k < b1; k++) {
+      int64_t ua, ub;
+      pb_screen__block_units(X, per, k, &ua, &ub);
+      if (pb_screen__block(X, bl, per, k, u0, units, recs, bits, n_words, boot, &fe) == PB_OK)
+        pb_progress_step(prog, ub - ua);
+    }
+    if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
+  }
+  return pb_first_error_status(&fe);
+}
+
+/* ------------------------------------------------------------ outputs */
 
 static const char *const pb_screen__strata_names[PB_SCREEN_STRATA] = {"low", "mid", "high"};
 
@@ -1684,14 +1894,18 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     X.unit_cell0[u + 1] = X.unit_cell0[u] + nc - 1;
     cost[u] = nc + X.ps[0].n + 8;
   }
-  int64_t *bounds = pb_malloc((size_t)(st.size + 1) * sizeof *bounds);
-  pb_dist_partition_bcast(X.n_units, cost, comm, bounds);
-  int64_t u0 = bounds[st.rank], u1 = bounds[st.rank + 1], nu = u1 - u0;
-  free(bounds);
+  /* blocks of units in cell order, split over ranks by their cost */
+  int64_t per = (X.n_units + PB_SCREEN_BLOCKS - 1) / PB_SCREEN_BLOCKS, nb = per > 0 ? (X.n_units + per - 1) / per : 0;
+  int64_t *bcost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *bcost);
+  for (int64_t u = 0; u < X.n_units; u++) bcost[u / per] += cost[u];
   free(cost);
+  struct pb_blocks bl;
+  status = pb_blocks_open(&bl, outdir, "screen", nb, bcost, comm);
+  free(bcost);
+  int64_t u0 = bl.first * per, u1 = bl.last * per < X.n_units ? bl.last * per : X.n_units, nu = u1 - u0;
   struct pb_screen_boot boot;
   pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
-  status = pb_screen__load(&st, &X, u0, u1);
+  if (status == PB_OK) status = pb_screen__load(&st, &X, u0, u1);
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
@@ -1699,31 +1913,11 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
   uint64_t **bits = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *bits);
   int32_t *n_words = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *n_words);
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
   struct pb_progress prog;
   pb_progress_begin(&prog, "screen", "model-target units", status == PB_OK ? nu : 0);
-  if (status == PB_OK) {
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t u = u0; u < u1; u++) {
-      int32_t t, m;
-      char msg[1024];
-      pb_screen__cell_names(&X, u, &t, &m);
-      if (pb_screen__unit_prepare(&X, t, m, &units[u - u0], msg, sizeof msg) != PB_OK) {
-        pb_error_set("%s", msg);
-        pb_first_error_record(&fe, u);
-      }
-      n_words[u - u0] = (units[u - u0].n + 63) / 64;
-      int64_t ncell = X.unit_cell0[u + 1] - X.unit_cell0[u];
-      bits[u - u0] = pb_malloc((size_t)(ncell * n_words[u - u0] + 1) * sizeof(uint64_t));
-      pb_screen__unit_cells(&X, t, m, &units[u - u0], recs + (X.unit_cell0[u] - X.unit_cell0[u0]) * X.L.rec_len,
-                            bits[u - u0], n_words[u - u0], &boot);
-      pb_progress_step(&prog, 1);
-    }
-    status = pb_first_error_status(&fe);
-  }
+  if (status == PB_OK) status = pb_screen__blocks_run(&X, &bl, per, u0, units, recs, bits, n_words, &boot, &prog);
   pb_progress_end(&prog);
-  status = pb_error_agree(comm, status);
+  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
   status = pb_error_agree(comm, status);
@@ -1735,10 +1929,9 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
              pb_timer_get(&tm, "load"), pb_timer_get(&tm, "compute"), (long long)X.unit_cell0[X.n_units],
              opt->n_derange, pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
-  for (int64_t u = 0; u < nu; u++) {
-    pb_screen__unit_free(&units[u], &X);
-    free(bits[u]);
-  }
+  for (int64_t u = 0; u < nu; u++) /* a stopped loop leaves units unset */
+    if (units[u].score) pb_screen__unit_free(&units[u], &X);
+  for (int64_t u = 0; u < nu; u++) free(bits[u]);
   free(units);
   free(bits);
   free(n_words);

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pairbound/output.h"
@@ -15,15 +16,29 @@
 
 static volatile sig_atomic_t pb_sig__got;      /* first signal received, 0: none */
 static volatile sig_atomic_t pb_sig__deferred; /* 1: a block loop polls the flag */
-static char pb_sig__hint[1024];
+static volatile double pb_sig__t0;            /* when the first signal came */
+#define PB_SIG_REPEAT_S 1.0
+static int pb_sig__agreed;                     /* what the ranks last agreed to stop for */
+static char pb_sig__hint[4096];
 static size_t pb_sig__len;
 static char pb_sig__cleanup[4096]; /* a staging directory to remove before exiting, "" when none */
+
+/* Monotonic seconds (clock_gettime is async-signal-safe). */
+static double pb_sig__now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
 
 static void pb_sig__handler(int sig)
 {
   int again = pb_sig__got != 0;
-  if (!again) pb_sig__got = sig;
-  if (pb_sig__deferred && !again) return;
+  double now = pb_sig__now();
+  if (!again) pb_sig__got = sig, pb_sig__t0 = now;
+  /* one stop request often arrives twice at once (a launcher forwards the
+   * signal its process group also got): only a later one is a second request */
+  if (pb_sig__deferred && (!again || now - pb_sig__t0 < PB_SIG_REPEAT_S)) return;
   pb_output_remove_tree(pb_sig__cleanup);
   if (pb_sig__len) {
     char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
@@ -46,7 +61,9 @@ void pb_signal_install(const char *hint, int deferred, MPI_Comm comm)
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = pb_sig__handler;
-  sigemptyset(&sa.sa_mask);
+  sigemptyset(&sa.sa_mask); /* one handler at a time: the second sees the first's time */
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sigaddset(&sa.sa_mask, SIGINT);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
 }
@@ -89,7 +106,13 @@ int pb_signal_agree(MPI_Comm comm)
 {
   int mine = pb_sig__got, any = 0;
   MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  pb_sig__agreed = any;
   return any;
+}
+
+int pb_signal_stopped(void)
+{
+  return pb_sig__agreed;
 }
 
 int pb_signal_exit_status(int sig)

@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <hdf5.h>
 
+#include "pairbound/blocks.h"
 #include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
@@ -1188,39 +1189,124 @@ static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_bloc
   return status;
 }
 
-/* Every covered cell of this rank; returns the enumerating thread-seconds. */
-static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
-                                 const struct pb_verify_options *opt, struct pb_verify__work *w)
+/* Block checkpoints (pairbound/blocks.h): a block is K consecutive cells in
+ * global order, K from the cell count alone (about 256 blocks), so any rank
+ * count maps to the same blocks; its payload is each cell's record and
+ * failure text. */
+#define PB_VERIFY_BLOCKS 256
+
+static void pb_verify__block_cells(int64_t n_cells, int64_t per, int64_t k, int64_t *ca, int64_t *cb)
 {
-  const int64_t nc = w->nc;
+  *ca = k * per;
+  *cb = *ca + per < n_cells ? *ca + per : n_cells;
+}
+
+/* One covered cell (its record and failure text in w). */
+static void pb_verify__one(const struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
+                           struct pb_verify__work *w, struct pb_verify__scratch *sc, int64_t c, double *t_enum)
+{
+  struct pb_verify__cellstate cs = {w->recs + c * PB_VF_N, w->fail[c], w->where[c]};
+  struct pb_verify__ref ref = {opt->against == NULL, w->fvals ? &w->fvals[c] : NULL, w->fi5 ? w->fi5[c] : 0,
+                               st->first + c == w->corrupt_cell, w->corrupt_label};
+  if (opt->against && !(w->ftau[c] == w->tau[c])) {
+    pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
+                     (double)w->ftau[c], (double)w->tau[c]);
+    cs.rec[PB_VF_COVERED] = 1;
+    return;
+  }
+  const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], w->tau[c]);
+  pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, sc, &cs, t_enum);
+}
+
+/* Block k's checkpoint into w: 1 when intact (and of this layout), else 0. */
+static int pb_verify__block_load(const struct pb_stage *st, struct pb_verify__work *w, struct pb_blocks *bl, int64_t per,
+                                 int64_t k)
+{
+  int64_t ca, cb;
+  pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+  struct pb_bytes pay = {0};
+  int ok = pb_blocks_load(bl, k, &pay) && pay.len == (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG);
+  for (int64_t c = ca - st->first; c < cb - st->first && ok; c++) {
+    pb_blocks_get(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+    pb_blocks_get(&pay, w->fail[c], PB_VERIFY__MSG);
+    w->fail[c][PB_VERIFY__MSG - 1] = '\0';
+  }
+  pb_blocks_bytes_free(&pay);
+  return ok;
+}
+
+/* Checkpoint block k from w. */
+static int pb_verify__block_save(const struct pb_stage *st, const struct pb_verify__work *w, struct pb_blocks *bl,
+                                 int64_t per, int64_t k)
+{
+  int64_t ca, cb;
+  pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+  struct pb_bytes pay = {0};
+  for (int64_t c = ca - st->first; c < cb - st->first; c++) {
+    pb_blocks_put(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+    pb_blocks_put(&pay, w->fail[c], PB_VERIFY__MSG);
+  }
+  int status = pb_blocks_save(bl, k, &pay);
+  pb_blocks_bytes_free(&pay);
+  return status;
+}
+
+/* Every covered cell of this rank, a round of blocks at a time: the round's
+ * intact checkpoints are read, its other cells verified and their blocks
+ * checkpointed as each completes; a signal or a failure on any rank ends the
+ * loop at the next round.  Returns the enumerating thread-seconds. */
+static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
+                                 const struct pb_verify_options *opt, struct pb_verify__work *w, struct pb_blocks *bl,
+                                 int64_t per, int *status)
+{
   double t_enum = 0.0;
   struct pb_progress prog;
-  pb_progress_begin(&prog, "verify", "cells", nc);
-#pragma omp parallel reduction(+ : t_enum)
-  {
-    struct pb_verify__scratch sc;
-    memset(&sc, 0, sizeof sc);
-    if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
-#pragma omp for schedule(dynamic, 4)
-    for (int64_t c = 0; c < nc; c++) {
-      pb_progress_step(&prog, 1);
-      if (!w->cov[st->first + c]) continue;
-      struct pb_verify__cellstate cs = {w->recs + c * PB_VF_N, w->fail[c], w->where[c]};
-      struct pb_verify__ref ref = {opt->against == NULL, w->fvals ? &w->fvals[c] : NULL, w->fi5 ? w->fi5[c] : 0,
-                                   st->first + c == w->corrupt_cell, w->corrupt_label};
-      if (opt->against && !(w->ftau[c] == w->tau[c])) {
-        pb_verify__failf(&cs, -1, "results file threshold %.9g differs from this run's %.9g (other protocol options?)",
-                         (double)w->ftau[c], (double)w->tau[c]);
-        cs.rec[PB_VF_COVERED] = 1;
-        continue;
-      }
-      const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], w->tau[c]);
-      pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, &sc, &cs, &t_enum);
+  struct pb_first_error fe;
+  pb_first_error_init(&fe);
+  pb_progress_begin(&prog, "verify", "cells", w->nc);
+  uint8_t *todo = pb_calloc((size_t)(w->nc > 0 ? w->nc : 1), 1);
+  for (int64_t r = 0; r < bl->rounds; r++) {
+    int64_t b0, b1, c0, c1, e;
+    pb_blocks_round(bl, r, &b0, &b1);
+    pb_verify__block_cells(st->n_cells, per, b0, &c0, &e);
+    pb_verify__block_cells(st->n_cells, per, b1 - 1, &e, &c1);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t k = b0; k < b1; k++) {
+      int64_t ca, cb;
+      pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+      int ok = pb_verify__block_load(st, w, bl, per, k);
+      for (int64_t c = ca; c < cb; c++) todo[c - st->first] = !ok;
+      if (ok) pb_progress_step(&prog, cb - ca);
     }
-    pb_verify__scratch_free(&sc);
-    pb_verify_lp_release(); /* no-op in a thread that solved no LP */
+    /* cells of the round's other blocks, dynamically (their costs differ
+     * widely); the thread that completes a block checkpoints it */
+    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
+    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - st->first];
+#pragma omp parallel reduction(+ : t_enum)
+    {
+      struct pb_verify__scratch sc;
+      memset(&sc, 0, sizeof sc);
+      if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
+#pragma omp for schedule(dynamic, 4)
+      for (int64_t c = c0 - st->first; c < c1 - st->first; c++) {
+        if (!todo[c]) continue;
+        pb_progress_step(&prog, 1);
+        if (w->cov[st->first + c]) pb_verify__one(st, b, opt, w, &sc, c, &t_enum);
+        const int64_t k = (st->first + c) / per;
+        int64_t rest;
+#pragma omp atomic capture seq_cst /* a flush: the block's other cells are visible to the one that saves it */
+        rest = --left[k - b0];
+        if (rest == 0 && pb_verify__block_save(st, w, bl, per, k) != PB_OK) pb_first_error_record(&fe, k * per);
+      }
+      pb_verify__scratch_free(&sc);
+      pb_verify_lp_release(); /* no-op in a thread that solved no LP */
+    }
+    free(left);
+    if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
   }
+  free(todo);
   pb_progress_end(&prog);
+  *status = pb_first_error_status(&fe);
   return t_enum;
 }
 
@@ -1309,15 +1395,31 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   if (pb_stage_require(&st, store_path, "verify", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   int status = pb_verify__check_sources(&st, opt);
   if (status != PB_OK) return pb_stage_close(&st, status);
-  status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
+  /* blocks of cells in global order, split over ranks by their covered cells */
+  struct pb_cell_ref *all;
+  pb_dist_cells(st.meta, &all);
+  uint8_t *cov = pb_verify__select(&st, all, opt);
+  int64_t per = (st.n_cells + PB_VERIFY_BLOCKS - 1) / PB_VERIFY_BLOCKS, nb = per > 0 ? (st.n_cells + per - 1) / per : 0;
+  int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost);
+  for (int64_t c = 0; c < st.n_cells; c++) cost[c / per] += 1 + 8 * cov[c];
+  free(cov);
+  free(all);
+  struct pb_blocks bl;
+  status = pb_blocks_open(&bl, outdir, "verify", nb, cost, comm);
+  free(cost);
+  st.first = bl.first * per;
+  st.last = bl.last * per < st.n_cells ? bl.last * per : st.n_cells;
+  if (status == PB_OK)
+    status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
   status = pb_error_agree(comm, status);
-  if (status != PB_OK) return pb_stage_close(&st, status);
+  if (status != PB_OK) return pb_stage_close(&st, pb_blocks_close(&bl, status));
   struct pb_verify__work w;
   memset(&w, 0, sizeof w);
   status = pb_verify__setup(&st, &b, opt, &w);
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
-  const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w) : 0.0;
+  const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w, &bl, per, &status) : 0.0;
+  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
   pb_timer_lap(&tm, "verify");
   char msg[PB_VERIFY__MSG] = "";
   int64_t first_fail;

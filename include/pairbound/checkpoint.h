@@ -19,6 +19,17 @@ struct pb_checkpoint_key {
   const char *settings;  /* the stage's effective settings, one "key = value" per line */
 };
 
+/** The key as checkpoint lines (stage, build, store_sha256, one "setting" line per setting; caller frees). */
+char *pb_checkpoint_key_text(const struct pb_checkpoint_key *key);
+
+/**
+ * PB_OK when @p text (lines as pb_checkpoint_key_text writes them) records
+ * @p key; otherwise PB_FAIL with a message naming @p where, what was made
+ * (@p done, e.g. "the completed output was") and the first field that differs, with
+ * both values.
+ */
+int pb_checkpoint_key_same(const char *where, const char *done, const char *text, const struct pb_checkpoint_key *key);
+
 /**
  * Rank 0 only: record that OUTDIR holds the complete output of @p key:
  * OUTDIR/checkpoint.txt (written under a temporary name, then renamed) with

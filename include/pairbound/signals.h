@@ -3,8 +3,10 @@
  * The first signal only sets a flag: long stages poll it at their block
  * boundaries (pb_signal_agree, so every rank stops at the same boundary),
  * clean up what they staged, say how to resume and exit non-zero.  A second
- * signal, or a first one while nothing polls (pb_signal_install(.., 0)),
- * ends the process at once with 128 + signal after writing the hint, since
+ * signal (one more than a second after the first: a launcher that forwards
+ * the signal its process group also received delivers one request twice),
+ * or a first one while nothing polls (pb_signal_install(.., 0)), ends the
+ * process at once with 128 + signal after writing the hint, since
  * mpirun and SLURM follow a SIGTERM with a SIGKILL within seconds anyway. */
 #ifndef PAIRBOUND_SIGNALS_H
 #define PAIRBOUND_SIGNALS_H
@@ -44,6 +46,9 @@ int pb_signal_pending(void);
  * 0 when none, so that all ranks leave a block loop at the same boundary.
  */
 int pb_signal_agree(MPI_Comm comm);
+
+/** The signal the last pb_signal_agree agreed on (same on every rank), 0 when none. */
+int pb_signal_stopped(void);
 
 /** Exit status for a run stopped by @p sig (128 + sig, the shell's convention). */
 int pb_signal_exit_status(int sig);

@@ -41,7 +41,8 @@ vs_seed() {
 # wall: median wall seconds of the last run()
 wall() { awk '{print $1}' "$W/t" | median; }
 
-# run NAME RECORDS NP THREADS ARGS...: REPEAT runs, print medians
+# run NAME RECORDS NP THREADS ARGS...: REPEAT runs, print medians (FRESH=1: the
+# output removed before each, for --resume runs that would otherwise keep it)
 run() {
   local name=$1 recs=$2 np=$3 th=$4 out="" prev=""
   shift 4
@@ -52,6 +53,7 @@ run() {
   : > "$W/t"
   : > "$W/phases"
   for i in $(seq "$REPEAT"); do
+    [ -n "${FRESH:-}" ] && [ -n "$out" ] && rm -rf "$out"
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
       mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
@@ -102,6 +104,7 @@ for scope in panel all; do
     vs_seed "policy panel (whole process)" 167.29 "$(wall)"
   else
     run "policy --all (11,088 cells)" $PAIRED 1 2 policy --all "$W/p.h5" -o "$W/oa"
+    FRESH=1 run "policy --all --resume, 252 blocks" $PAIRED 1 2 policy --all --resume "$W/p.h5" -o "$W/oa"
   fi
   for k in load compute write; do
     printf '  policy %-5s %-24s %8.3f s\n' "$scope" "$k" "$(phase "policy/$k")"
@@ -150,6 +153,9 @@ echo
 echo "resampling (draws x cells per second = (2000 + 200) x 9504 / wall for screen):"
 run "bounds --group-draws 2000" $PAIRED 1 2 bounds --group-draws 2000 --no-matched "$W/p.h5" -o "$W/ob"
 run "screen + 2000 group, 200 class draws" $((2200 * 9504)) 1 2 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
+# with --resume: the cost of keeping the 44 block checkpoints (0.6 MB each) until the stage commits
+FRESH=1 run "  same, --resume (44 blocks kept)" $((2200 * 9504)) 1 2 screen --group-draws 2000 --class-draws 200 --resume \
+  "$W/p.h5" -o "$W/os"
 run "  same, 1 rank x 1 thread" $((2200 * 9504)) 1 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
 run "  same, 2 ranks x 1 thread" $((2200 * 9504)) 2 1 screen --group-draws 2000 --class-draws 200 "$W/p.h5" -o "$W/os"
 

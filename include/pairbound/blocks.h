@@ -1,0 +1,105 @@
+/* Block checkpoints inside long stages (issue 11): the work of a stage's
+ * long loop is cut into blocks defined by the work itself (K units in global
+ * order), so a different rank count maps to the same blocks.  The rank that
+ * completes a block writes what the stage's reduction and writers consume
+ * from it to OUTDIR/.pairbound-blocks/LOOP/BLOCK.blk (temporary name, then
+ * renamed), headed by the hash of the stage's checkpoint key, the block id,
+ * the payload length and the payload's SHA-256.  With --resume a rank loads
+ * its intact, matching blocks and recomputes the rest, so a kill loses at
+ * most the blocks in progress (each is saved as soon as it is complete).
+ *
+ * The driver (`pairbound STAGE --resume`, `pairbound run`) says what the
+ * stage's output belongs to with pb_blocks_context(); without a context
+ * (a plain single-stage command) nothing is written and every block runs.
+ * Block loops poll SIGTERM/SIGINT at block boundaries (pairbound/signals.h)
+ * and stop there with the resume hint of the context. */
+#ifndef PAIRBOUND_BLOCKS_H
+#define PAIRBOUND_BLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "pairbound/checkpoint.h"
+
+#define PB_BLOCKS_DIR ".pairbound-blocks"
+#define PB_BLOCKS_PER_THREAD 4 /* blocks per thread in one round of a loop */
+
+/**
+ * What the next stage's blocks belong to (@p key, copied; NULL: no blocks),
+ * whether to reuse blocks already there (@p resume), and what to tell the
+ * user when a signal stops the stage (@p hint, e.g. "resume with: ...").
+ */
+void pb_blocks_context(const struct pb_checkpoint_key *key, int resume, const char *hint);
+
+/** "resume with: COMMAND --resume" for the command line of a provenance text (caller frees). */
+char *pb_blocks_resume_hint(const char *provenance);
+
+/** A growing byte buffer (block payloads): put appends, get reads from pos. */
+struct pb_bytes {
+  uint8_t *buf;
+  size_t len, cap, pos;
+};
+void pb_blocks_put(struct pb_bytes *b, const void *p, size_t n);
+/** PB_FAIL when fewer than @p n bytes remain (a payload of another layout). */
+int pb_blocks_get(struct pb_bytes *b, void *p, size_t n);
+void pb_blocks_bytes_free(struct pb_bytes *b);
+
+/* One block loop of a stage. */
+struct pb_blocks {
+  char *dir;             /* OUTDIR/.pairbound-blocks/LOOP; NULL without a context */
+  char keyhash[65];      /* SHA-256 of the checkpoint key's text */
+  int resume;
+  MPI_Comm comm;
+  int rank;
+  int64_t n_blocks;
+  int64_t first, last;   /* this rank's blocks [first, last) */
+  int64_t rounds;        /* loop rounds every rank makes (pb_blocks_round) */
+  int64_t per_round;     /* blocks a rank runs in one round (PB_BLOCKS_PER_THREAD x its threads) */
+  int64_t loaded, computed, damaged;
+  int signal;            /* the signal the ranks agreed to stop at, 0 when none */
+};
+
+/**
+ * Collective: set up loop @p loop of the stage writing @p outdir over
+ * @p n_blocks blocks with costs @p cost (NULL: equal), partitioned over the
+ * ranks of @p comm in contiguous runs.  With --resume, PB_FAIL on every rank
+ * when the blocks there were made for another build, store or setting (the
+ * message names what differs); otherwise stale blocks are removed.  Signals
+ * are deferred until pb_blocks_close.
+ */
+int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, int64_t n_blocks, const int64_t *cost,
+                   MPI_Comm comm);
+
+/** This rank's blocks of round @p r: [*b0, *b1), possibly empty. */
+void pb_blocks_round(const struct pb_blocks *bl, int64_t r, int64_t *b0, int64_t *b1);
+
+/**
+ * With --resume: 1 and the payload of block @p id in @p out when its file is
+ * intact and made for this key; 0 (the block must be computed) when it is
+ * missing, or damaged (truncated, checksum or header wrong: said at -v 1).
+ * Thread-safe for distinct blocks.
+ */
+int pb_blocks_load(struct pb_blocks *bl, int64_t id, struct pb_bytes *out);
+
+/** Write block @p id's payload (atomically); a no-op without a context.  Thread-safe for distinct blocks. */
+int pb_blocks_save(struct pb_blocks *bl, int64_t id, const struct pb_bytes *payload);
+
+/**
+ * Collective, at the end of each round: 1 when the loop must stop, because
+ * a rank received SIGTERM/SIGINT (bl->signal) or @p status failed on a rank;
+ * 0 to go on.
+ */
+int pb_blocks_boundary(struct pb_blocks *bl, int status);
+
+/**
+ * Collective: end the loop.  Says on rank 0 how many blocks were resumed and
+ * recomputed; when a signal stopped it, returns PB_FAIL with the resume hint
+ * as the message (the process then exits with pb_signal_exit_status).
+ */
+int pb_blocks_close(struct pb_blocks *bl, int status);
+
+/** Rank 0: remove OUTDIR/.pairbound-blocks (the stage's output is committed). */
+void pb_blocks_remove(const char *outdir);
+
+#endif /* PAIRBOUND_BLOCKS_H */

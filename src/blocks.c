@@ -1,0 +1,344 @@
+/* Block checkpoints inside long stages (include/pairbound/blocks.h).
+ *
+ * OUTDIR/.pairbound-blocks/LOOP/ holds key.txt (the checkpoint key's lines,
+ * then "end SHA256-of-those-lines") and one file per completed block:
+ *
+ *   pairbound-block 1
+ *   key HEX        SHA-256 of the key text: build, store checksum, settings
+ *   block ID
+ *   bytes N
+ *   sha256 HEX     of the N payload bytes that follow
+ *
+ * key.txt lets a refused resume name what differs; the per-block key hash,
+ * length and checksum make a stale, truncated or edited block detectable,
+ * and such a block is recomputed, never trusted. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include "pairbound/blocks.h"
+#include "pairbound/dist.h"
+#include "pairbound/error.h"
+#include "pairbound/results.h"
+#include "pairbound/signals.h"
+#include "pairbound/util.h"
+
+#define PB_BLOCKS_MAGIC "pairbound-block 1\n"
+#define PB_BLOCKS_KEYFILE "key.txt"
+
+/* What the driver said the next stage's blocks belong to. */
+static struct {
+  struct pb_checkpoint_key key;
+  char *key_text; /* NULL: no blocks are kept */
+  int resume;
+  char *hint;
+} pb_blocks__ctx;
+
+void pb_blocks_context(const struct pb_checkpoint_key *key, int resume, const char *hint)
+{
+  struct pb_checkpoint_key *k = &pb_blocks__ctx.key;
+  free((char *)k->stage);
+  free((char *)k->build);
+  free((char *)k->store_sha);
+  free((char *)k->settings);
+  free(pb_blocks__ctx.key_text);
+  free(pb_blocks__ctx.hint);
+  memset(&pb_blocks__ctx, 0, sizeof pb_blocks__ctx);
+  if (!key) return;
+  pb_blocks__ctx.hint = pb_strdup(hint ? hint : "");
+  k->stage = pb_strdup(key->stage);
+  k->build = pb_strdup(key->build);
+  k->store_sha = pb_strdup(key->store_sha);
+  k->settings = pb_strdup(key->settings ? key->settings : "");
+  pb_blocks__ctx.key_text = pb_checkpoint_key_text(k);
+  pb_blocks__ctx.resume = resume;
+}
+
+char *pb_blocks_resume_hint(const char *provenance)
+{
+  const char *c = strstr(provenance ? provenance : "", "\ncommand:");
+  c = c ? c + 9 : "";
+  c += strspn(c, " ");
+  size_t n = strcspn(c, "\n");
+  struct pb_text t = {0};
+  pb_text_printf(&t, "resume with: %.*s", (int)n, c);
+  int has = 0;
+  for (const char *w = c; w < c + n; w += strcspn(w, " \n"), w += strspn(w, " "))
+    has |= strncmp(w, "--resume", 8) == 0 && (w[8] == ' ' || w[8] == '\n' || w[8] == '\0');
+  if (!has) pb_text_printf(&t, " --resume");
+  return t.buf;
+}
+
+/* ------------------------------------------------------------ bytes */
+
+void pb_blocks_put(struct pb_bytes *b, const void *p, size_t n)
+{
+  if (b->len + n > b->cap) {
+    b->cap = 2 * (b->len + n) + 4096;
+    b->buf = pb_realloc(b->buf, b->cap);
+  }
+  if (n) memcpy(b->buf + b->len, p, n);
+  b->len += n;
+}
+
+int pb_blocks_get(struct pb_bytes *b, void *p, size_t n)
+{
+  if (n > b->len - b->pos) {
+    pb_error_set("block payload ends early (%zu bytes wanted, %zu left)", n, b->len - b->pos);
+    return PB_FAIL;
+  }
+  if (n) memcpy(p, b->buf + b->pos, n);
+  b->pos += n;
+  return PB_OK;
+}
+
+void pb_blocks_bytes_free(struct pb_bytes *b)
+{
+  free(b->buf);
+  memset(b, 0, sizeof *b);
+}
+
+/* ------------------------------------------------------------ directory */
+
+/* Remove the files of DIR for which keep() is false (all when keep is NULL). */
+static void pb_blocks__sweep(const char *dir, int (*keep)(const char *name))
+{
+  DIR *d = opendir(dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (keep && keep(e->d_name))) continue;
+    char *p = pb_path_join(dir, e->d_name);
+    unlink(p);
+    free(p);
+  }
+  if (d) closedir(d);
+}
+
+/* What a killed writer left is a temporary (NAME.tmp.XXXXXX): never a block. */
+static int pb_blocks__not_temporary(const char *name)
+{
+  return strstr(name, ".tmp.") == NULL;
+}
+
+/* Rank 0: with --resume keep blocks made for this key (refuse blocks of
+ * another key, naming what differs); otherwise start an empty directory. */
+static int pb_blocks__prepare(struct pb_blocks *bl)
+{
+  if (pb_mkdir_p(bl->dir) != PB_OK) return PB_FAIL;
+  pb_blocks__sweep(bl->dir, pb_blocks__not_temporary);
+  char *kpath = pb_path_join(bl->dir, PB_BLOCKS_KEYFILE);
+  int status = PB_OK, keep = 0;
+  if (bl->resume) {
+    char *text = pb_text_load(kpath), *end = text ? strstr(text, "\nend ") : NULL, hex[65];
+    pb_error_clear();
+    if (end) {
+      pb_sha256_hex(text, (size_t)(end + 1 - text), hex);
+      keep = strncmp(end + 5, hex, 64) == 0;
+    }
+    if (keep) {
+      end[1] = '\0';
+      status = pb_checkpoint_key_same(bl->dir, "the completed blocks were", text, &pb_blocks__ctx.key);
+    } else if (text) {
+      pb_message("%s: %s is damaged: its blocks are recomputed", bl->dir, PB_BLOCKS_KEYFILE);
+    }
+    free(text);
+  }
+  if (status == PB_OK && !keep) {
+    pb_blocks__sweep(bl->dir, NULL);
+    struct pb_outfile f;
+    char hex[65];
+    const char *kt = pb_blocks__ctx.key_text;
+    pb_sha256_hex(kt, strlen(kt), hex);
+    status = pb_outfile_open(&f, kpath);
+    if (status == PB_OK) {
+      fprintf(f.fp, "%send %s\n", kt, hex);
+      status = pb_outfile_commit(&f);
+    }
+  }
+  free(kpath);
+  return status;
+}
+
+int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, int64_t n_blocks, const int64_t *cost,
+                   MPI_Comm comm)
+{
+  int size;
+  memset(bl, 0, sizeof *bl);
+  bl->comm = comm;
+  MPI_Comm_rank(comm, &bl->rank);
+  MPI_Comm_size(comm, &size);
+  bl->n_blocks = n_blocks;
+  int status = PB_OK;
+  if (pb_blocks__ctx.key_text) {
+    char *top = pb_path_join(outdir, PB_BLOCKS_DIR);
+    bl->dir = pb_path_join(top, loop);
+    free(top);
+    bl->resume = pb_blocks__ctx.resume;
+    /* the drivers know the store checksum on rank 0 only */
+    pb_sha256_hex(pb_blocks__ctx.key_text, strlen(pb_blocks__ctx.key_text), bl->keyhash);
+    MPI_Bcast(bl->keyhash, sizeof bl->keyhash, MPI_CHAR, 0, comm);
+    if (bl->rank == 0) status = pb_blocks__prepare(bl);
+    status = pb_error_agree(comm, status);
+  }
+  int64_t *first = pb_malloc((size_t)(size + 1) * sizeof *first);
+  pb_dist_partition_bcast(n_blocks, cost, comm, first);
+  bl->first = first[bl->rank];
+  bl->last = first[bl->rank + 1];
+  free(first);
+  /* a round gives each thread about PB_BLOCKS_PER_THREAD blocks: enough to
+   * even out uneven work before the round's boundary, few enough that a
+   * stop request waits for little */
+  bl->per_round = (int64_t)PB_BLOCKS_PER_THREAD * omp_get_max_threads();
+  int64_t mine = (bl->last - bl->first + bl->per_round - 1) / bl->per_round;
+  MPI_Allreduce(&mine, &bl->rounds, 1, MPI_INT64_T, MPI_MAX, comm);
+  pb_signal_set_deferred(1);
+  return status;
+}
+
+void pb_blocks_round(const struct pb_blocks *bl, int64_t r, int64_t *b0, int64_t *b1)
+{
+  *b0 = bl->first + r * bl->per_round;
+  if (*b0 > bl->last) *b0 = bl->last;
+  *b1 = *b0 + bl->per_round < bl->last ? *b0 + bl->per_round : bl->last;
+}
+
+/* ------------------------------------------------------------ block files */
+
+static char *pb_blocks__path(const struct pb_blocks *bl, int64_t id)
+{
+  char name[40];
+  snprintf(name, sizeof name, "%" PRId64 ".blk", id);
+  return pb_path_join(bl->dir, name);
+}
+
+/* Why the block file's bytes are not block @p id of this key (NULL: intact); the payload is left in out. */
+static const char *pb_blocks__parse(const struct pb_blocks *bl, int64_t id, const uint8_t *buf, size_t n,
+                                    struct pb_bytes *out)
+{
+  size_t h = 0;
+  for (int lines = 0; h < n && h < 512 && lines < 5; h++) lines += buf[h] == '\n';
+  char head[520], key[65] = "", sha[65] = "", hex[65];
+  long long blk = -1;
+  unsigned long long bytes = 0;
+  memcpy(head, buf, h < sizeof head - 1 ? h : sizeof head - 1);
+  head[h < sizeof head - 1 ? h : sizeof head - 1] = '\0';
+  if (strncmp(head, PB_BLOCKS_MAGIC, strlen(PB_BLOCKS_MAGIC)) != 0 ||
+      sscanf(head + strlen(PB_BLOCKS_MAGIC), "key %64s\nblock %lld\nbytes %llu\nsha256 %64s\n", key, &blk, &bytes,
+             sha) != 4)
+    return "header truncated or corrupt";
+  if (strcmp(key, bl->keyhash) != 0) return "made for another build, store or setting";
+  if (blk != id) return "holds another block";
+  if (bytes != n - h) return "truncated (payload length differs)";
+  pb_sha256_hex(buf + h, n - h, hex);
+  if (strcmp(hex, sha) != 0) return "payload checksum differs";
+  out->len = out->pos = 0;
+  pb_blocks_put(out, buf + h, n - h);
+  return NULL;
+}
+
+int pb_blocks_load(struct pb_blocks *bl, int64_t id, struct pb_bytes *out)
+{
+  if (!bl->dir || !bl->resume) return 0;
+  char *path = pb_blocks__path(bl, id);
+  FILE *fp = fopen(path, "rb");
+  if (!fp) {
+    free(path);
+#pragma omp atomic
+    bl->computed++; /* never completed */
+    return 0;
+  }
+  struct pb_bytes raw = {0};
+  uint8_t chunk[1 << 14];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0) pb_blocks_put(&raw, chunk, got);
+  const char *why = ferror(fp) ? "read error" : pb_blocks__parse(bl, id, raw.buf, raw.len, out);
+  fclose(fp);
+  pb_blocks_bytes_free(&raw);
+  if (!why) {
+#pragma omp atomic
+    bl->loaded++;
+  } else {
+#pragma omp atomic
+    bl->damaged++;
+#pragma omp atomic
+    bl->computed++;
+    if (pb_log_verbosity() >= 1) fprintf(stderr, "[%d] %s: %s: recomputing this block\n", bl->rank, path, why);
+  }
+  free(path);
+  return why == NULL;
+}
+
+int pb_blocks_save(struct pb_blocks *bl, int64_t id, const struct pb_bytes *payload)
+{
+  if (!bl->dir) return PB_OK;
+  char *path = pb_blocks__path(bl, id), hex[65];
+  pb_sha256_hex(payload->buf ? (const void *)payload->buf : "", payload->len, hex);
+  struct pb_outfile f;
+  int status = pb_outfile_open(&f, path);
+  if (status == PB_OK) {
+    fprintf(f.fp, PB_BLOCKS_MAGIC "key %s\nblock %" PRId64 "\nbytes %zu\nsha256 %s\n", bl->keyhash, id, payload->len,
+            hex);
+    if (payload->len) fwrite(payload->buf, 1, payload->len, f.fp);
+    status = pb_outfile_commit(&f);
+  }
+  free(path);
+  return status;
+}
+
+/* ------------------------------------------------------------ loop end */
+
+int pb_blocks_boundary(struct pb_blocks *bl, int status)
+{
+  int failed = status != PB_OK, any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, bl->comm);
+  bl->signal = pb_signal_agree(bl->comm);
+  return any || bl->signal;
+}
+
+int pb_blocks_close(struct pb_blocks *bl, int status)
+{
+  int64_t v[3] = {bl->loaded, bl->computed, bl->damaged};
+  MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_SUM, bl->comm);
+  if (bl->dir && bl->resume && status == PB_OK)
+    pb_message("%s: %lld of %lld blocks resumed, %lld computed (%lld damaged ones among them)", bl->dir,
+               (long long)v[0], (long long)bl->n_blocks, (long long)v[1], (long long)v[2]);
+  if (bl->signal) {
+    /* the process ends with 128 + signal: stay deferred so that it is not cut short */
+    if (bl->dir)
+      pb_error_set("stopped by signal %d at a block boundary; %lld of %lld blocks are complete in %s; %s", bl->signal,
+                   (long long)(v[0] + v[1]), (long long)bl->n_blocks, bl->dir,
+                   pb_blocks__ctx.hint ? pb_blocks__ctx.hint : "");
+    else
+      pb_error_set("stopped by signal %d at a block boundary; nothing is kept (give --resume to keep completed "
+                   "blocks)", bl->signal);
+    status = PB_FAIL;
+  } else {
+    pb_signal_set_deferred(0);
+  }
+  free(bl->dir);
+  bl->dir = NULL;
+  return status;
+}
+
+void pb_blocks_remove(const char *outdir)
+{
+  char *top = pb_path_join(outdir, PB_BLOCKS_DIR);
+  DIR *d = opendir(top);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    char *sub = pb_path_join(top, e->d_name);
+    pb_blocks__sweep(sub, NULL);
+    if (rmdir(sub) != 0 && errno != ENOENT) pb_warning("%s: cannot remove: %s", sub, strerror(errno));
+    free(sub);
+  }
+  if (d) closedir(d);
+  rmdir(top);
+  free(top);
+}
