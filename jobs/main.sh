@@ -9,4 +9,8 @@ set -e
 cd "$(dirname "$0")/.."
 NP=${NP:-1}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# one machine: Open MPI's shared-memory transport; probing UCX's network
+# transports costs ~0.2 s per process start and nothing on one node
+# (docs/run.md "MPI transport"); a value already set is kept
+export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}" OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"
 mpirun --oversubscribe --bind-to none -np "$NP" ./pairbound run ${RESUME:+--resume}
