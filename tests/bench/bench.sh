@@ -13,9 +13,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 W=$(mktemp -d "${TMPDIR:-/tmp}/pbbench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# one machine: the shared-memory transport, as jobs/main.sh (docs/run.md
-# "MPI transport"); `OMPI_MCA_pml=ucx make bench` measures with UCX
-export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}" OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"
+# one machine: the PML Open MPI selects here, named so that start-up skips
+# probing the cm PML's libraries, as jobs/main.sh (docs/run.md "MPI start-up")
+export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
 PAIRED=9108000
 ALLREC=18832000
 
@@ -71,7 +71,7 @@ run() {
 
 echo "pairbound bench: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), REPEAT=$REPEAT, medians"
 echo "  $("$PB" --version)"
-echo "  MPI transport: pml $OMPI_MCA_pml, btl $OMPI_MCA_btl"
+echo "  MPI: OMPI_MCA_pml=$OMPI_MCA_pml"
 echo "stage                              ranks x thr   wall        throughput        memory"
 run "synth (paper, all records)" $ALLREC 1 2 synth --no-summary -o "$W/p.h5"
 run "synth (paper) 2 ranks" $ALLREC 2 1 synth --no-summary -o "$W/p.h5"
