@@ -77,6 +77,21 @@ char *pb_blocks_resume_hint(const char *provenance)
   return t.buf;
 }
 
+/* ------------------------------------------------------------ partition */
+
+int64_t pb_blocks_per(int64_t n_items, int64_t target, int64_t *n_blocks)
+{
+  int64_t per = (n_items + target - 1) / target;
+  *n_blocks = per > 0 ? (n_items + per - 1) / per : 0;
+  return per;
+}
+
+void pb_blocks_items(int64_t n_items, int64_t per, int64_t k, int64_t *a, int64_t *b)
+{
+  *a = k * per;
+  *b = *a + per < n_items ? *a + per : n_items;
+}
+
 /* ------------------------------------------------------------ bytes */
 
 void pb_blocks_put(struct pb_bytes *b, const void *p, size_t n)

@@ -310,13 +310,6 @@ static int32_t pb_policy__primary(const struct pb_policy_options *opt)
  * policy_bounds and policy_pairs rows. */
 #define PB_POLICY_BLOCKS 256
 
-/* Cells [ca, cb) (global) of block k. */
-static void pb_policy__block_cells(int64_t n_cells, int64_t per, int64_t k, int64_t *ca, int64_t *cb)
-{
-  *ca = k * per;
-  *cb = *ca + per < n_cells ? *ca + per : n_cells;
-}
-
 static void pb_policy__put_text(struct pb_bytes *pay, const struct pb_text *t)
 {
   uint64_t n = t->len;
@@ -378,12 +371,12 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1, c0, c1, e;
     pb_blocks_round(bl, r, &b0, &b1);
-    pb_policy__block_cells(st->n_cells, per, b0, &c0, &e);
-    pb_policy__block_cells(st->n_cells, per, b1 - 1, &e, &c1);
+    pb_blocks_items(st->n_cells, per, b0, &c0, &e);
+    pb_blocks_items(st->n_cells, per, b1 - 1, &e, &c1);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = b0; k < b1; k++) {
       int64_t ca, cb;
-      pb_policy__block_cells(st->n_cells, per, k, &ca, &cb);
+      pb_blocks_items(st->n_cells, per, k, &ca, &cb);
       struct pb_bytes pay = {0};
       int ok = pb_blocks_load(bl, k, &pay) && pb_policy__block_apply(b, ca, cb, rec_len, &pay, recs, tb, tp) == PB_OK;
       for (int64_t c = ca; c < cb; c++) todo[c - b->first] = !ok;
@@ -421,7 +414,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
       if (rest == 0) {
         int64_t ca, cb;
         struct pb_bytes pay = {0};
-        pb_policy__block_cells(st->n_cells, per, k, &ca, &cb);
+        pb_blocks_items(st->n_cells, per, k, &ca, &cb);
         pb_policy__block_put(b, ca, cb, rec_len, recs, tb, tp, &pay);
         if (pb_blocks_save(bl, k, &pay) != PB_OK) pb_first_error_record(&fe, ca);
         pb_blocks_bytes_free(&pay);
@@ -521,7 +514,7 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
   /* blocks of cells in global order, split over ranks by their cells in scope */
-  int64_t per = (st.n_cells + PB_POLICY_BLOCKS - 1) / PB_POLICY_BLOCKS, nb = per > 0 ? (st.n_cells + per - 1) / per : 0;
+  int64_t nb, per = pb_blocks_per(st.n_cells, PB_POLICY_BLOCKS, &nb);
   int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost);
   for (int64_t c = 0; c < st.n_cells; c++) {
     const struct pb_source *src = &st.meta->sources[all[c].source];

@@ -1405,20 +1405,13 @@ static void pb_screen__block_drop(const struct pb_screen__ctx *X, int64_t u0, in
   }
 }
 
-/* The units of block k: [*ua, *ub). */
-static void pb_screen__block_units(const struct pb_screen__ctx *X, int64_t per, int64_t k, int64_t *ua, int64_t *ub)
-{
-  *ua = k * per;
-  *ub = *ua + per < X->n_units ? *ua + per : X->n_units;
-}
-
 /* One block: its checkpoint when intact, else computed (and checkpointed). */
 static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per, int64_t k, int64_t u0,
                             struct pb_screen__unit *units, double *recs, uint64_t **bits, int32_t *n_words,
                             struct pb_screen_boot *boot, struct pb_first_error *fe)
 {
   int64_t ua, ub;
-  pb_screen__block_units(X, per, k, &ua, &ub);
+  pb_blocks_items(X->n_units, per, k, &ua, &ub);
   struct pb_bytes pay = {0};
   int status = PB_OK;
   if (pb_blocks_load(bl, k, &pay)) {
@@ -1455,7 +1448,7 @@ static int pb_screen__blocks_run(const struct pb_screen__ctx *X, struct pb_block
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = b0; k < b1; k++) {
       int64_t ua, ub;
-      pb_screen__block_units(X, per, k, &ua, &ub);
+      pb_blocks_items(X->n_units, per, k, &ua, &ub);
       if (pb_screen__block(X, bl, per, k, u0, units, recs, bits, n_words, boot, &fe) == PB_OK)
         pb_progress_step(prog, ub - ua);
     }
@@ -1895,7 +1888,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     cost[u] = nc + X.ps[0].n + 8;
   }
   /* blocks of units in cell order, split over ranks by their cost */
-  int64_t per = (X.n_units + PB_SCREEN_BLOCKS - 1) / PB_SCREEN_BLOCKS, nb = per > 0 ? (X.n_units + per - 1) / per : 0;
+  int64_t nb, per = pb_blocks_per(X.n_units, PB_SCREEN_BLOCKS, &nb);
   int64_t *bcost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *bcost);
   for (int64_t u = 0; u < X.n_units; u++) bcost[u / per] += cost[u];
   free(cost);

@@ -1195,12 +1195,6 @@ static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_bloc
  * failure text. */
 #define PB_VERIFY_BLOCKS 256
 
-static void pb_verify__block_cells(int64_t n_cells, int64_t per, int64_t k, int64_t *ca, int64_t *cb)
-{
-  *ca = k * per;
-  *cb = *ca + per < n_cells ? *ca + per : n_cells;
-}
-
 /* One covered cell (its record and failure text in w). */
 static void pb_verify__one(const struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
                            struct pb_verify__work *w, struct pb_verify__scratch *sc, int64_t c, double *t_enum)
@@ -1223,7 +1217,7 @@ static int pb_verify__block_load(const struct pb_stage *st, struct pb_verify__wo
                                  int64_t k)
 {
   int64_t ca, cb;
-  pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+  pb_blocks_items(st->n_cells, per, k, &ca, &cb);
   struct pb_bytes pay = {0};
   int ok = pb_blocks_load(bl, k, &pay) && pay.len == (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG);
   for (int64_t c = ca - st->first; c < cb - st->first && ok; c++) {
@@ -1240,7 +1234,7 @@ static int pb_verify__block_save(const struct pb_stage *st, const struct pb_veri
                                  int64_t per, int64_t k)
 {
   int64_t ca, cb;
-  pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+  pb_blocks_items(st->n_cells, per, k, &ca, &cb);
   struct pb_bytes pay = {0};
   for (int64_t c = ca - st->first; c < cb - st->first; c++) {
     pb_blocks_put(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
@@ -1268,12 +1262,12 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1, c0, c1, e;
     pb_blocks_round(bl, r, &b0, &b1);
-    pb_verify__block_cells(st->n_cells, per, b0, &c0, &e);
-    pb_verify__block_cells(st->n_cells, per, b1 - 1, &e, &c1);
+    pb_blocks_items(st->n_cells, per, b0, &c0, &e);
+    pb_blocks_items(st->n_cells, per, b1 - 1, &e, &c1);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = b0; k < b1; k++) {
       int64_t ca, cb;
-      pb_verify__block_cells(st->n_cells, per, k, &ca, &cb);
+      pb_blocks_items(st->n_cells, per, k, &ca, &cb);
       int ok = pb_verify__block_load(st, w, bl, per, k);
       for (int64_t c = ca; c < cb; c++) todo[c - st->first] = !ok;
       if (ok) pb_progress_step(&prog, cb - ca);
@@ -1399,7 +1393,7 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
   uint8_t *cov = pb_verify__select(&st, all, opt);
-  int64_t per = (st.n_cells + PB_VERIFY_BLOCKS - 1) / PB_VERIFY_BLOCKS, nb = per > 0 ? (st.n_cells + per - 1) / per : 0;
+  int64_t nb, per = pb_blocks_per(st.n_cells, PB_VERIFY_BLOCKS, &nb);
   int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost);
   for (int64_t c = 0; c < st.n_cells; c++) cost[c / per] += 1 + 8 * cov[c];
   free(cov);

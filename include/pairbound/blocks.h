@@ -60,6 +60,13 @@ struct pb_blocks {
   int signal;            /* the signal the ranks agreed to stop at, 0 when none */
 };
 
+/** Items per block so that @p n_items make about @p target blocks (at least 1
+ *  item each); @p n_blocks receives the number of blocks. */
+int64_t pb_blocks_per(int64_t n_items, int64_t target, int64_t *n_blocks);
+
+/** The items of block @p k, [*a, *b), for blocks of @p per consecutive items. */
+void pb_blocks_items(int64_t n_items, int64_t per, int64_t k, int64_t *a, int64_t *b);
+
 /**
  * Collective: set up loop @p loop of the stage writing @p outdir over
  * @p n_blocks blocks with costs @p cost (NULL: equal), partitioned over the
