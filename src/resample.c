@@ -165,11 +165,13 @@ static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order,
     return nc;
   }
   int64_t *key = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
-  for (int32_t i = 0; i < n; i++) key[i] = ((int64_t)label[i] << 32) | i;
+  /* label * 2^32 + index (a multiplication: labels may be negative, which a
+   * left shift would make undefined); the low 32 bits are the index */
+  for (int32_t i = 0; i < n; i++) key[i] = (int64_t)label[i] * 4294967296LL + i;
   qsort(key, (size_t)n, sizeof *key, pb_cmp_i64);
   for (int32_t i = 0; i < n; i++) {
     order[i] = (int32_t)(key[i] & 0xffffffff);
-    if (i == 0 || (key[i] >> 32) != (key[i - 1] >> 32)) cbeg[nc++] = i;
+    if (i == 0 || label[order[i]] != label[order[i - 1]]) cbeg[nc++] = i;
   }
   cbeg[nc] = n;
   free(key);
