@@ -256,13 +256,19 @@ done:
 
 void pb_h5_write_failed(hid_t loc, const char *name)
 {
+  /* Only local calls here: the other ranks may already be in the next
+   * collective call, so asking HDF5 for the file's communicator (which
+   * duplicates it, a collective) would wait for them for ever.  The MPI-IO
+   * handle's group is local information. */
   int err = errno, size = 1, rank = 0;
-  hid_t file = H5Iget_file_id(loc), fapl = file < 0 ? -1 : H5Fget_access_plist(file);
-  MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Info info = MPI_INFO_NULL;
-  if (fapl >= 0 && H5Pget_fapl_mpio(fapl, &comm, &info) >= 0) {
-    MPI_Comm_size(comm, &size);
-    MPI_Comm_rank(comm, &rank);
+  hid_t file = H5Iget_file_id(loc);
+  void *handle = NULL;
+  MPI_Group group = MPI_GROUP_NULL;
+  if (file >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle &&
+      MPI_File_get_group(*(MPI_File *)handle, &group) == MPI_SUCCESS) {
+    MPI_Group_size(group, &size);
+    MPI_Group_rank(group, &rank);
+    MPI_Group_free(&group);
   }
   if (size > 1) {
     char path[4096] = "";
@@ -272,10 +278,7 @@ void pb_h5_write_failed(hid_t loc, const char *name)
     if (path[0]) unlink(path);
     pb_signal_cleanup_now(); /* a stage's staging directory, on the rank that made it */
     fflush(NULL);
-    MPI_Abort(comm, 1);
+    MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-  if (fapl >= 0) H5Pclose(fapl);
   if (file >= 0) H5Fclose(file);
 }

@@ -177,9 +177,33 @@ int pb_results_commit(struct pb_results *res)
   return status;
 }
 
+/* Discarding after the disk filled up, at 2+ ranks: closing results.h5
+ * flushes HDF5's metadata, which fails on the ranks that write it and not on
+ * the others, and the ranks then wait in different collective calls for
+ * ever.  Nothing consistent can follow, so say why and end every rank, as a
+ * failed collective write does (pb_h5_write_failed).  The agreed message
+ * (pb_error_agree) is the same on every rank, so all ranks take this path. */
+static void pb_results__discard_full(struct pb_results *res)
+{
+  int size;
+  MPI_Comm_size(res->comm, &size);
+  const char *msg = pb_error_message();
+  if (size < 2 || res->file < 0 || !(strstr(msg, strerror(ENOSPC)) || strstr(msg, strerror(EDQUOT)))) return;
+  if (res->rank == 0) {
+    fprintf(stderr, "pairbound: error on rank 0: %s; stopping every rank (the unfinished output cannot be closed "
+            "consistently on a full disk; it is removed)\n", msg);
+    unlink(res->tmp);
+    pb_signal_cleanup_now();
+  }
+  fflush(NULL);
+  MPI_Barrier(res->comm);
+  MPI_Abort(res->comm, 1);
+}
+
 void pb_results_close(struct pb_results *res)
 {
   if (!res) return;
+  pb_results__discard_full(res);
   if (res->file >= 0 && res->staging) {
     /* the report files go first: on a full disk, the close's metadata flush needs their space */
     char *rep = pb_path_join(res->staging, "report");
