@@ -141,11 +141,23 @@ check "scontrol requeue: accepted" test $? -eq 0
 i=0; until [ "$(job_state "$id")" = PENDING ] || [ $i -gt 600 ]; do i=$((i + 1)); sleep 0.1; done
 check "requeue: the job is pending again" test "$(job_state "$id")" = PENDING
 check "requeue: it stopped before completing" test ! -s "$WORK/rq/REPORT.md"
+# release it only once the first run's processes are gone (they hold the
+# output's lock until SLURM's SIGTERM/SIGKILL ends them), and not within the
+# second of the requeue: slurmd revokes the job's credentials at the requeue
+# and compares creation times in whole seconds, so a relaunch in that second
+# is refused ("Job credential revoked"), which is why SLURM itself delays it
+i=0; while pgrep -f "run $WORK/rq.ini" > /dev/null && [ $i -lt 600 ]; do i=$((i + 1)); sleep 0.1; done
+sleep 2
 i=0; while [ "$(job_state "$id")" = PENDING ] && [ $i -lt 240 ]; do
   scontrol update jobid="$id" StartTime=now 2> /dev/null; i=$((i + 1)); sleep 0.5
 done
 wait_job "$id" 240
-[ "$(job_state "$id")" = COMPLETED ] || tail -n 25 "$WORK/rq.out" | sed 's/^/# rq.out: /'
+if [ "$(job_state "$id")" != COMPLETED ]; then
+  tail -n 25 "$WORK/rq.out" | sed 's/^/# rq.out: /'
+  scontrol show job "$id" 2>&1 | sed 's/^/# job: /'
+  scontrol show node 2>&1 | grep -E "State|Reason" | sed 's/^/# node: /'
+  grep -h "$id" "$D/log/"*.log | tail -n 30 | sed 's/^/# slurm: /'
+fi
 check "requeued job: restarted (SLURM_RESTART_COUNT = 1) with --resume" grep -q "^pairbound.sbatch: restart 1 of job $id: resuming" "$WORK/rq.out"
 check "requeued job completed" test "$(job_state "$id")" = COMPLETED
 check "requeued job resumed (kept bounds)" grep -q "run: bounds complete in .* (checkpoint matches)" "$WORK/rq.out"
