@@ -6,11 +6,13 @@
  * is identical for any number of ranks and threads.  Kernel: exact_kernel.c. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <mpi.h>
 #include <omp.h>
@@ -211,54 +213,51 @@ static int pb_exact__cases_row(const char *path, int64_t line, char *buf, struct
   return PB_OK;
 }
 
+struct pb_exact__cases_ctx {
+  struct pb_exact_cases *c;
+  char world[32], level[32];
+  double scale;
+};
+
+static int pb_exact__cases_line(void *ctx, const char *path, int64_t line, char *buf)
+{
+  struct pb_exact__cases_ctx *x = ctx;
+  struct pb_exact_cases *c = x->c;
+  if (buf[0] == '#') return pb_exact__cases_meta(path, line, buf, x->world, x->level, &x->scale, c);
+  if (!strncmp(buf, "case\t", 5)) {
+    if (!x->world[0] || !x->level[0] || c->seed == UINT64_MAX) {
+      pb_error_set("%s:%lld: the header lacks `# world`, `# level` or `# seed` (not a `pairbound world sample` file?)",
+                   path, (long long)line);
+      return PB_FAIL;
+    }
+    if (pb_world_open(x->world, x->level, x->scale, &c->world)) {
+      char why[256];
+      snprintf(why, sizeof why, "%s", pb_error_message());
+      pb_error_set("%s:%lld: %s", path, (long long)line, why);
+      return PB_FAIL;
+    }
+    c->na = pb_world_n_attrs(c->world);
+    return PB_OK;
+  }
+  if (!c->world) {
+    pb_error_set("%s:%lld: data before the `case` header line", path, (long long)line);
+    return PB_FAIL;
+  }
+  return pb_exact__cases_row(path, line, buf, c);
+}
+
 /* Read a CASES file (docs/exact.md); every rank reads it (it is small). */
 static int pb_exact__cases_read(const char *path, struct pb_exact_cases *c)
 {
-  int status = PB_FAIL;
-  char world[32] = "", level[32] = "", *buf = NULL;
-  size_t cap = 0;
-  double scale = 1.0;
-  int64_t line = 0;
+  struct pb_exact__cases_ctx x = {.c = c, .scale = 1.0};
   memset(c, 0, sizeof *c);
   c->seed = UINT64_MAX;
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    pb_error_set("cannot open CASES file %s", path);
+  if (pb_lines_each(path, "CASES file", pb_exact__cases_line, &x)) return PB_FAIL;
+  if (!c->world || c->n == 0) {
+    pb_error_set("%s: no cases", path);
     return PB_FAIL;
   }
-  while (getline(&buf, &cap, fp) > 0) {
-    line++;
-    if (buf[0] == '#') {
-      if (pb_exact__cases_meta(path, line, buf, world, level, &scale, c)) goto done;
-    } else if (!strncmp(buf, "case\t", 5)) {
-      if (!world[0] || !level[0] || c->seed == UINT64_MAX) {
-        pb_error_set("%s:%lld: the header lacks `# world`, `# level` or `# seed` (not a `pairbound world sample` file?)",
-                     path, (long long)line);
-        goto done;
-      }
-      if (pb_world_open(world, level, scale, &c->world)) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", pb_error_message());
-        pb_error_set("%s:%lld: %s", path, (long long)line, why);
-        goto done;
-      }
-      c->na = pb_world_n_attrs(c->world);
-    } else if (!c->world) {
-      pb_error_set("%s:%lld: data before the `case` header line", path, (long long)line);
-      goto done;
-    } else if (pb_exact__cases_row(path, line, buf, c)) {
-      goto done;
-    }
-  }
-  if (ferror(fp) || !c->world || c->n == 0) {
-    pb_error_set("%s: %s", path, ferror(fp) ? "read error" : "no cases");
-    goto done;
-  }
-  status = PB_OK;
-done:
-  free(buf);
-  fclose(fp);
-  return status;
+  return PB_OK;
 }
 
 /* Cases [first, first + n) of stream 0 of @p seed, as `pairbound world sample` draws them. */
@@ -277,45 +276,47 @@ void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int6
   pb_world_draw_range(w, seed, 0, first, n, c->x, c->y, c->pstar);
 }
 
+struct pb_exact__pred_ctx {
+  int64_t n, got;
+  double *q;
+};
+
+static int pb_exact__predictions_line(void *ctx, const char *path, int64_t line, char *buf)
+{
+  struct pb_exact__pred_ctx *x = ctx;
+  if (buf[0] == '#' || (line == 1 && !strncmp(buf, "q", 1) && strspn(buf + 1, " \t\r\n") == strlen(buf + 1)))
+    return PB_OK;
+  double v = NAN;
+  char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
+  int unknown = tok && (!strcmp(tok, "unknown") || !strcasecmp(tok, "nan"));
+  if (!tok || strtok_r(NULL, " \t\r\n", &save) || (!unknown && pb_parse_double(tok, 0.0, 1.0, 0, &v) != PB_OK)) {
+    pb_error_set("%s:%lld: expected one probability in [0, 1] (or unknown / nan)", path, (long long)line);
+    return PB_FAIL;
+  }
+  if (x->got == x->n) {
+    pb_error_set("%s:%lld: more predictions than the %lld cases", path, (long long)line, (long long)x->n);
+    return PB_FAIL;
+  }
+  x->q[x->got++] = v;
+  return PB_OK;
+}
+
 /* One probability per case in [0, 1], or `unknown` / `nan` for a forecast that was not given; '#' lines and
  * a `q` header are skipped. */
 static int pb_exact__predictions_read(const char *path, int64_t n, double *q)
 {
-  int status = PB_FAIL;
-  char *buf = NULL;
-  size_t cap = 0;
-  int64_t line = 0, got = 0;
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    pb_error_set("cannot open PREDICTIONS file %s (nor is it pstar, prior or logistic:n=N)", path);
+  struct pb_exact__pred_ctx x = {.n = n, .q = q};
+  if (access(path, R_OK) != 0) { /* the one place a built-in predictor name may have been meant */
+    pb_error_set("%s: cannot open as the PREDICTIONS file: %s (nor is it pstar, prior or logistic:n=N)", path,
+                 strerror(errno));
     return PB_FAIL;
   }
-  while (getline(&buf, &cap, fp) > 0) {
-    line++;
-    if (buf[0] == '#' || (line == 1 && !strncmp(buf, "q", 1) && strspn(buf + 1, " \t\r\n") == strlen(buf + 1)))
-      continue;
-    double v = NAN;
-    char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
-    int unknown = tok && (!strcmp(tok, "unknown") || !strcasecmp(tok, "nan"));
-    if (!tok || strtok_r(NULL, " \t\r\n", &save) || (!unknown && pb_parse_double(tok, 0.0, 1.0, 0, &v) != PB_OK)) {
-      pb_error_set("%s:%lld: expected one probability in [0, 1] (or unknown / nan)", path, (long long)line);
-      goto done;
-    }
-    if (got == n) {
-      pb_error_set("%s:%lld: more predictions than the %lld cases", path, (long long)line, (long long)n);
-      goto done;
-    }
-    q[got++] = v;
+  if (pb_lines_each(path, "PREDICTIONS file", pb_exact__predictions_line, &x)) return PB_FAIL;
+  if (x.got != n) {
+    pb_error_set("%s: %lld predictions for %lld cases", path, (long long)x.got, (long long)n);
+    return PB_FAIL;
   }
-  if (got != n) {
-    pb_error_set("%s: %lld predictions for %lld cases", path, (long long)got, (long long)n);
-    goto done;
-  }
-  status = PB_OK;
-done:
-  free(buf);
-  fclose(fp);
-  return status;
+  return PB_OK;
 }
 
 /* ---------------------------------------------------------------- features, predictor, groups */

@@ -41,64 +41,60 @@ static int pb_fragility__parse_line(char *line, double *value, double *mass, cha
   return PB_OK;
 }
 
+struct pb_fragility__law_ctx {
+  double *v, *m, total;
+  int32_t cnt, cap;
+  int64_t last, lines;
+};
+
+static int pb_fragility__law_line(void *ctx, const char *path, int64_t lineno, char *line)
+{
+  struct pb_fragility__law_ctx *x = ctx;
+  x->lines = lineno;
+  char *s = line;
+  while (*s == ' ' || *s == '\t') s++;
+  if (*s == '#' || *s == '\n' || *s == '\r' || *s == '\0') return PB_OK;
+  char why[128];
+  double v, w;
+  if (pb_fragility__parse_line(s, &v, &w, why, sizeof why)) {
+    pb_error_set("%s:%lld: %s", path, (long long)lineno, why);
+    return PB_FAIL;
+  }
+  if (x->cnt == x->cap) {
+    x->cap = x->cap ? 2 * x->cap : 16;
+    x->v = pb_realloc(x->v, (size_t)x->cap * sizeof *x->v);
+    x->m = pb_realloc(x->m, (size_t)x->cap * sizeof *x->m);
+  }
+  x->v[x->cnt] = v;
+  x->m[x->cnt++] = w;
+  x->total += w; /* in file order: the tolerance check is about what the file says */
+  x->last = lineno;
+  return PB_OK;
+}
+
 int pb_fragility_read_law(const char *path, double **value, double **mass, int32_t *n)
 {
   int status = PB_FAIL;
-  double *v = NULL, *m = NULL, total = 0;
-  int32_t cnt = 0, cap = 0;
-  long lineno = 0, last = 0;
-  char *line = NULL;
-  size_t len = 0;
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    pb_error_set("%s: cannot open: %s", path, strerror(errno));
-    return PB_FAIL;
-  }
-  while (getline(&line, &len, fp) != -1) {
-    lineno++;
-    char *s = line;
-    while (*s == ' ' || *s == '\t') s++;
-    if (*s == '#' || *s == '\n' || *s == '\r' || *s == '\0') continue;
-    char why[128];
-    double x, w;
-    if (pb_fragility__parse_line(s, &x, &w, why, sizeof why)) {
-      pb_error_set("%s:%ld: %s", path, lineno, why);
-      goto done;
-    }
-    if (cnt == cap) {
-      cap = cap ? 2 * cap : 16;
-      v = pb_realloc(v, (size_t)cap * sizeof *v);
-      m = pb_realloc(m, (size_t)cap * sizeof *m);
-    }
-    v[cnt] = x;
-    m[cnt++] = w;
-    total += w; /* in file order: the tolerance check is about what the file says */
-    last = lineno;
-  }
-  if (ferror(fp)) {
-    pb_error_set("%s: read error", path);
+  struct pb_fragility__law_ctx x = {0};
+  if (pb_lines_each(path, NULL, pb_fragility__law_line, &x)) goto done;
+  if (x.cnt == 0) {
+    pb_error_set("%s:%lld: no 'value mass' lines", path, (long long)x.lines);
     goto done;
   }
-  if (cnt == 0) {
-    pb_error_set("%s:%ld: no 'value mass' lines", path, lineno);
-    goto done;
-  }
-  if (!(fabs(total - 1) <= PB_FRAGILITY_MASS_TOL)) {
+  if (!(fabs(x.total - 1) <= PB_FRAGILITY_MASS_TOL)) {
     char buf[40];
-    pb_format_double(total, buf);
-    pb_error_set("%s:%ld: masses sum to %s, not 1 (tolerance 1e-12)", path, last, buf);
+    pb_format_double(x.total, buf);
+    pb_error_set("%s:%lld: masses sum to %s, not 1 (tolerance 1e-12)", path, (long long)x.last, buf);
     goto done;
   }
-  *value = v;
-  *mass = m;
-  *n = cnt;
-  v = m = NULL;
+  *value = x.v;
+  *mass = x.m;
+  *n = x.cnt;
+  x.v = x.m = NULL;
   status = PB_OK;
 done:
-  free(line);
-  free(v);
-  free(m);
-  fclose(fp);
+  free(x.v);
+  free(x.m);
   return status;
 }
 
@@ -221,54 +217,54 @@ struct pb_fragility__signal {
 /* --group-file: `source image_id value` lines (blank and # lines ignored);
  * the value replaces U as the within-bin group signal of the listed images of
  * that source; images of a listed source that the file omits are left out. */
-static int pb_fragility__group_file(const struct pb_meta *meta, const char *path, struct pb_fragility__signal *sig)
+struct pb_fragility__group_ctx {
+  const struct pb_meta *meta;
+  struct pb_strmap *maps;
+  struct pb_fragility__signal *sig;
+};
+
+static int pb_fragility__group_line(void *ctx, const char *path, int64_t lineno, char *line)
 {
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+  struct pb_fragility__group_ctx *x = ctx;
+  const struct pb_meta *meta = x->meta;
+  char *p = line;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') return PB_OK;
+  double v = NAN;
+  int32_t s = -1, i = -1;
+  char *save = NULL, *w[4];
+  for (int k = 0; k < 4; k++) w[k] = strtok_r(k ? NULL : p, " \t\r\n", &save);
+  int got = w[2] && !w[3];
+  for (int32_t k = 0; got && k < meta->n_sources; k++)
+    if (!strcmp(meta->sources[k].name, w[0])) s = k;
+  if (s >= 0) i = pb_strmap_get(&x->maps[s], w[1]);
+  int bad_value = i >= 0 && pb_parse_double(w[2], -DBL_MAX, DBL_MAX, 0, &v) != PB_OK;
+  struct pb_fragility__signal *sig = x->sig;
+  const char *why = !got ? "expected 'source image_id value'" : s < 0 ? "unknown source"
+                    : i < 0 ? "unknown image id for this source" : bad_value ? "value is not a finite number"
+                    : sig[s].user && !isnan(sig[s].user[i]) ? "image listed twice" : NULL;
+  if (why) {
+    pb_error_set("%s:%lld: %s", path, (long long)lineno, why);
     return PB_FAIL;
   }
-  struct pb_strmap *maps = pb_calloc((size_t)meta->n_sources, sizeof *maps);
+  if (!sig[s].user) {
+    sig[s].user = pb_malloc((size_t)meta->sources[s].n_images * sizeof(double));
+    for (int32_t k = 0; k < meta->sources[s].n_images; k++) sig[s].user[k] = NAN;
+  }
+  sig[s].user[i] = v;
+  return PB_OK;
+}
+
+static int pb_fragility__group_file(const struct pb_meta *meta, const char *path, struct pb_fragility__signal *sig)
+{
+  struct pb_fragility__group_ctx x = {meta, pb_calloc((size_t)meta->n_sources, sizeof *x.maps), sig};
   for (int32_t s = 0; s < meta->n_sources; s++) {
-    pb_strmap_init(&maps[s]);
-    for (int32_t i = 0; i < meta->sources[s].n_images; i++) pb_strmap_put(&maps[s], meta->sources[s].image_ids[i], i);
+    pb_strmap_init(&x.maps[s]);
+    for (int32_t i = 0; i < meta->sources[s].n_images; i++) pb_strmap_put(&x.maps[s], meta->sources[s].image_ids[i], i);
   }
-  char *line = NULL;
-  size_t len = 0;
-  long lineno = 0;
-  int status = PB_OK;
-  while (status == PB_OK && getline(&line, &len, fp) != -1) {
-    lineno++;
-    char *p = line;
-    while (*p == ' ' || *p == '\t') p++;
-    if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') continue;
-    double v = NAN;
-    int32_t s = -1, i = -1;
-    char *save = NULL, *w[4];
-    for (int k = 0; k < 4; k++) w[k] = strtok_r(k ? NULL : p, " \t\r\n", &save);
-    int got = w[2] && !w[3];
-    for (int32_t k = 0; got && k < meta->n_sources; k++)
-      if (!strcmp(meta->sources[k].name, w[0])) s = k;
-    if (s >= 0) i = pb_strmap_get(&maps[s], w[1]);
-    int bad_value = i >= 0 && pb_parse_double(w[2], -DBL_MAX, DBL_MAX, 0, &v) != PB_OK;
-    const char *why = !got ? "expected 'source image_id value'" : s < 0 ? "unknown source"
-                      : i < 0 ? "unknown image id for this source" : bad_value ? "value is not a finite number"
-                      : sig[s].user && !isnan(sig[s].user[i]) ? "image listed twice" : NULL;
-    if (why) {
-      pb_error_set("%s:%ld: %s", path, lineno, why);
-      status = PB_FAIL;
-      break;
-    }
-    if (!sig[s].user) {
-      sig[s].user = pb_malloc((size_t)meta->sources[s].n_images * sizeof(double));
-      for (int32_t k = 0; k < meta->sources[s].n_images; k++) sig[s].user[k] = NAN;
-    }
-    sig[s].user[i] = v;
-  }
-  for (int32_t s = 0; s < meta->n_sources; s++) pb_strmap_free(&maps[s]);
-  free(maps);
-  free(line);
-  fclose(fp);
+  int status = pb_lines_each(path, NULL, pb_fragility__group_line, &x);
+  for (int32_t s = 0; s < meta->n_sources; s++) pb_strmap_free(&x.maps[s]);
+  free(x.maps);
   return status;
 }
 

@@ -273,6 +273,29 @@ float pb_round_half(double x)
   return (float)ldexp(nearbyint(ldexp(x, -q)), q);
 }
 
+/* ---------------------------------------------------------- text files */
+int pb_lines_each(const char *path, const char *what, pb_line_fn fn, void *ctx)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open%s%s: %s", path, what ? " as the " : "", what ? what : "", strerror(errno));
+    return PB_FAIL;
+  }
+  char *buf = NULL;
+  size_t cap = 0;
+  int64_t line = 0;
+  int status = PB_OK;
+  errno = 0;
+  while (status == PB_OK && getline(&buf, &cap, fp) > 0) status = fn(ctx, path, ++line, buf);
+  if (status == PB_OK && ferror(fp)) {
+    pb_error_set("%s: read error after line %lld: %s", path, (long long)line, strerror(errno ? errno : EIO));
+    status = PB_FAIL;
+  }
+  free(buf);
+  fclose(fp);
+  return status;
+}
+
 /* ------------------------------------------------------------ output files */
 
 char *pb_path_join(const char *dir, const char *name)

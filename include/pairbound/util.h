@@ -67,6 +67,12 @@ float pb_round_half(double x);
 /* ---- whole file as a string (caller frees), NULL with a message on failure. */
 char *pb_text_load(const char *path);
 
+/* ---- a text file line by line: @p fn gets each line (newline kept, writable) and its 1-based number, and
+ * stops the walk by returning non-zero (with a message set). Open and read errors are named with @p what,
+ * the path and the system's reason. Returns PB_OK when every line was accepted. */
+typedef int (*pb_line_fn)(void *ctx, const char *path, int64_t line, char *text);
+int pb_lines_each(const char *path, const char *what, pb_line_fn fn, void *ctx);
+
 /* ---- output files written under a temporary name and renamed when complete. */
 struct pb_outfile {
   FILE *fp;

@@ -6,12 +6,14 @@
  * files.  The seed is PB_TEST_SEED (default 20260908) and is always printed. */
 #include "config.h"
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <mpi.h>
 
@@ -544,6 +546,66 @@ static char *slurp(const char *path)
   return buf;
 }
 
+/* pb_lines_each: every line with its number, a stop from the callback, the last line without a newline,
+ * and open and directory errors that name the file, what it was for and the system's reason. */
+struct lines_seen {
+  int n, stop_at;
+  char text[4][16];
+  int64_t num[4];
+};
+
+static int lines_cb(void *ctx, const char *path, int64_t line, char *text)
+{
+  struct lines_seen *s = ctx;
+  (void)path;
+  if (line == s->stop_at) {
+    pb_error_set("stopped at %lld", (long long)line);
+    return PB_FAIL;
+  }
+  snprintf(s->text[s->n], sizeof s->text[0], "%s", text);
+  s->num[s->n++] = line;
+  return PB_OK;
+}
+
+START_TEST(test_lines_each)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s", pb_test_path("lines.txt"));
+  FILE *fp = fopen(path, "w");
+  fputs("a\n\nthird", fp);
+  fclose(fp);
+  struct lines_seen s = {0};
+  ck_assert_int_eq(pb_lines_each(path, NULL, lines_cb, &s), PB_OK);
+  ck_assert_int_eq(s.n, 3);
+  ck_assert_str_eq(s.text[0], "a\n");
+  ck_assert_str_eq(s.text[1], "\n");
+  ck_assert_str_eq(s.text[2], "third");
+  ck_assert(s.num[0] == 1 && s.num[1] == 2 && s.num[2] == 3);
+
+  struct lines_seen t = {.stop_at = 2};
+  ck_assert_int_eq(pb_lines_each(path, NULL, lines_cb, &t), PB_FAIL);
+  ck_assert_int_eq(t.n, 1);
+  ck_assert_str_eq(pb_error_message(), "stopped at 2");
+
+  char missing[600];
+  snprintf(missing, sizeof missing, "%s.none", path);
+  ck_assert_int_eq(pb_lines_each(missing, "CASES file", lines_cb, &s), PB_FAIL);
+  char want[700];
+  snprintf(want, sizeof want, "%s: cannot open as the CASES file: %s", missing, strerror(ENOENT));
+  ck_assert_str_eq(pb_error_message(), want);
+
+  /* a directory opens but cannot be read: a read error, not an empty file */
+  char dir[600];
+  snprintf(dir, sizeof dir, "%s", pb_test_path("linesdir"));
+  ck_assert(mkdir(dir, 0700) == 0);
+  struct lines_seen u = {0};
+  ck_assert_int_eq(pb_lines_each(dir, NULL, lines_cb, &u), PB_FAIL);
+  ck_assert_int_eq(u.n, 0);
+  snprintf(want, sizeof want, "%s: read error after line 0: %s", dir, strerror(EISDIR));
+  ck_assert_str_eq(pb_error_message(), want);
+}
+END_TEST
+
 START_TEST(test_outfile)
 {
   char path[512];
@@ -826,6 +888,7 @@ static Suite *suite(void)
   tc = tcase_create("containers_files");
   tcase_add_test(tc, test_strmap);
   tcase_add_test(tc, test_outfile);
+  tcase_add_test(tc, test_lines_each);
   tcase_add_test(tc, test_mkdir_join);
   tcase_add_test(tc, test_staging_commit);
   tcase_add_test(tc, test_error_long_name);
