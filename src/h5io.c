@@ -70,30 +70,10 @@ hid_t pb_h5_strtype(size_t len)
   return t;
 }
 
-/* Collective write of a whole small 1-D dataset whose contents rank 0 supplies. */
-int pb_h5_write_small(hid_t loc, const char *name, hid_t ftype, hid_t mtype,
-                                 hsize_t n, const void *buf, int rank)
+/* Collective write of a whole small 1-D dataset whose contents rank 0 supplies: rank 0's slice is all of it. */
+int pb_h5_write_small(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hsize_t n, const void *buf, int rank)
 {
-  int status = PB_FAIL;
-  hid_t space = -1, dset = -1, fsel = -1, msel = -1, dxpl = -1;
-  if ((space = H5Screate_simple(1, &n, NULL)) < 0) goto done;
-  if ((dset = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
-  if ((fsel = H5Scopy(space)) < 0 || (msel = H5Scopy(space)) < 0) goto done;
-  if (rank != 0 && (H5Sselect_none(fsel) < 0 || H5Sselect_none(msel) < 0)) goto done;
-  if ((dxpl = pb_h5_dxpl()) < 0) goto done;
-  if (H5Dwrite(dset, mtype, msel, fsel, dxpl, buf) < 0) {
-    pb_h5_write_failed(loc, name);
-    goto done;
-  }
-  status = PB_OK;
-done:
-  if (status != PB_OK) pb_error_set("HDF5: cannot write dataset '%s'", name);
-  if (dxpl >= 0) H5Pclose(dxpl);
-  if (msel >= 0) H5Sclose(msel);
-  if (fsel >= 0) H5Sclose(fsel);
-  if (dset >= 0) H5Dclose(dset);
-  if (space >= 0) H5Sclose(space);
-  return status;
+  return pb_h5_write_slice(loc, name, ftype, mtype, (int64_t)n, 0, rank == 0 ? (int64_t)n : 0, buf);
 }
 
 /* Pack strings into one fixed-width buffer (width = longest + 1). */
