@@ -17,7 +17,10 @@
 enum pb_screen_row {
   PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_MARGIN, PB_SR_ENTROPY, PB_SR_CLASS_DELTA, PB_SR_CLASS_U_CC,
   PB_SR_CLASS_U_ALL, PB_SR_G_S, PB_SR_G_SU, PB_SR_G_SURET, PB_SR_A3, PB_SR_U_DERANGE, PB_SR_U_LOO, PB_SR_RANDOM,
-  PB_SR_S_NS, PB_SR_U_NS, PB_SR_S_CCDEV, PB_SR_U_CCDEV, PB_SR_FIXED
+  PB_SR_S_NS, PB_SR_U_NS, PB_SR_S_CCDEV, PB_SR_U_CCDEV,
+  /* seed E.1: Table 22 protocol sensitivity, the delta identity ablation, Table 18's random tie-break */
+  PB_SR_U_RANK, PB_SR_U_POW05, PB_SR_U_POW2, PB_SR_DELTA_NS, PB_SR_DELTA_DERANGE, PB_SR_S_TB, PB_SR_U_TB,
+  PB_SR_DELTA_TB, PB_SR_RET_TB, PB_SR_FIXED
 };
 extern const char *const pb_screen_row_names[PB_SR_FIXED];
 
