@@ -43,6 +43,9 @@ struct pb_screen_layout {
   int32_t n_subsets;         /* Table 28 subsets of the primary probe set */
   int32_t *subset_m;         /* size of each subset */
   int32_t n_probes;          /* primary probe count */
+  int32_t **subset_idx;      /* each subset's indices into the primary set */
+  int32_t probe_src;         /* primary probe source and its conditions (Figure 6 labels) */
+  const int32_t *probe_cond;
   int32_t row_off, strata_off, subset_off, rec_len;
   int subset_tiers;
 };
@@ -90,6 +93,15 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
                          const int32_t *targets, const int32_t *cell_target, const int32_t *cell_model,
                          const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
                          int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md);
+
+/* Appendix E tables from the cell records (screen_extra.c): Tables 18 (tie-break), 22, 38, 39, the
+ * delta ablation, Figure 6, capture diagnostics; collective (model-group intervals), text on rank 0.
+ * cell_cond = each cell's condition index in its target source. */
+int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
+                           int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
+                           const int32_t *cell_cond, const double *recs, int64_t n_cells,
+                           const struct pb_screen_options *opt, MPI_Comm comm, struct pb_results *res,
+                           struct pb_text *md);
 
 /** Source x tier tables (TSV + report/screen.md); rank 0 only. */
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,

@@ -535,6 +535,9 @@ static void pb_screen__layout(struct pb_screen__ctx *X)
   }
   L->n_subsets = X->n_subsets;
   L->subset_m = X->sub_m;
+  L->subset_idx = X->sub_idx;
+  L->probe_src = X->ps[0].src;
+  L->probe_cond = X->ps[0].cond;
   L->n_probes = X->ps[0].n;
   L->row_off = PB_SI_N_FIELDS;
   L->strata_off = L->row_off + PB_SCREEN_MET * L->n_rows;
@@ -1874,11 +1877,15 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
   int32_t *cell_target = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_target);
   int32_t *cell_model = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_model);
+  int32_t *cell_cond = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_cond);
   for (int64_t u = 0; u < X->n_units; u++)
     for (int64_t c = X->unit_cell0[u]; c < X->unit_cell0[u + 1]; c++) {
       cell_target[c] = (int32_t)(u / st->meta->n_models);
       cell_src[c] = X->targets[cell_target[c]];
       cell_model[c] = (int32_t)(u % st->meta->n_models);
+      /* a unit's cells are its perturbed conditions in order, clean skipped */
+      int32_t k = (int32_t)(c - X->unit_cell0[u]), clean = st->meta->sources[cell_src[c]].clean;
+      cell_cond[c] = k < clean ? k : k + 1;
     }
   struct pb_text extra = {0};
   char *nothing = pb_screen__nothing_note(X, store_path);
@@ -1887,6 +1894,9 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   if (opt->group_draws > 0 || opt->class_draws > 0)
     status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, cell_target, cell_model, all, n_cells, opt,
                                   opt->group_draws, st->comm, st->results, &extra);
+  if (status == PB_OK)
+    status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, cell_cond, all,
+                                    n_cells, opt, st->comm, st->results, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
@@ -1900,6 +1910,7 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   free(cell_src);
   free(cell_target);
   free(cell_model);
+  free(cell_cond);
   free(all);
   return status;
 }
