@@ -27,6 +27,7 @@ struct pb_sx {
   const double *recs;
   int64_t n_cells;
   const struct pb_screen_options *opt;
+  const struct pb_screen_boot *B;   /* class-bootstrap sums, reduced (draws 0: no class intervals) */
   MPI_Comm comm;
   struct pb_results *res;
   int rank;
@@ -163,6 +164,72 @@ static const struct pb_sx_spec pb_sx__delta_spec = {
     "source\ttier\tcells\tU\tU derangement\tdelta\tdelta derangement\twins\tdelta gap [groups]",
     "screen_identity_delta.tsv", 6, pb_sx__delta_ablation};
 
+/* Class-bootstrap interval of class contrast c, metric k, for target t and
+ * tier (-1: all tiers); NaN without class draws. */
+static struct pb_interval pb_sx__class(const struct pb_sx *S, int32_t t, int tier, int c, int k)
+{
+  struct pb_interval v = {NAN, NAN, NAN, 0};
+  if (S->B && S->B->draws > 0 && c >= 0)
+    pb_screen_boot_class_interval(S->B, t * PB_SB_NROWS_PER_TARGET + 1 + tier, c * PB_SB_NMET + k, &v);
+  return v;
+}
+
+/* Index of class contrast base - x, or -1. */
+static int pb_sx__class_contrast(int base, int x)
+{
+  for (int c = 0; c < PB_SB_NCLASSCON; c++)
+    if (pb_screen_boot_base[c] == base && pb_screen_boot_contrast[c] == x) return c;
+  return -1;
+}
+
+/* Seed Table 17: per source and tier the AUROC differences U - S, delta - U
+ * and g(S,U) - S (plain cell means) with class-bootstrap intervals. */
+static int pb_sx__table17(struct pb_sx *S, struct pb_text *md)
+{
+  static const int base[3] = {PB_SR_U, PB_SR_DELTA, PB_SR_G_SU}, x[3] = {PB_SR_S, PB_SR_U, PB_SR_S};
+  char note[600];
+  snprintf(note, sizeof note, "AUROC differences, plain cell means; {lo, hi}: 95%% class bootstrap (%lld draws of the "
+           "classes, one draw shared by the cells of a source, cells without both outcomes skipped; class cells = "
+           "mean cells retained per draw). delta - U is minus the U - delta contrast.",
+           (long long)(S->B ? S->B->draws : 0));
+  pb_table_begin(&S->t, "Class-resampled AUROC differences (seed Table 17)", note,
+                 "source	tier	class_cells	U-S	class_lo	class_hi	delta-U	class_lo	class_hi	g_SU-S	class_lo	"
+                 "class_hi",
+                 "source	tier	class cells	U - S {classes}	delta - U {classes}	g(S,U) - S {classes}");
+  for (int32_t t = 0; t < S->n_targets; t++)
+    for (int tier = 0; tier < PB_N_TIERS; tier++) {
+      double sum[3] = {0, 0, 0};
+      int64_t cnt[3] = {0, 0, 0}, cells = 0;
+      for (int64_t c = 0; c < S->n_cells; c++) {
+        if (S->cell_target[c] != t || pb_sx__tier(S, c) != tier) continue;
+        cells++;
+        for (int j = 0; j < 3; j++) {
+          double d = pb_sx__met(S, c, base[j], 2) - pb_sx__met(S, c, x[j], 2);
+          if (!isnan(d)) sum[j] += d, cnt[j]++;
+        }
+      }
+      if (cells == 0) continue;
+      double kept = 0;
+      int32_t row = t * PB_SB_NROWS_PER_TARGET + 1 + tier;
+      for (int64_t b = 0; S->B && b < S->B->draws; b++) kept += (double)S->B->cells[(size_t)row * (size_t)S->B->draws + (size_t)b];
+      pb_table_str(&S->t, pb_sx__src(S, t), 1);
+      pb_table_str(&S->t, pb_tier_name(tier), 0);
+      pb_table_num(&S->t, S->B && S->B->draws > 0 ? kept / (double)S->B->draws : NAN, 1);
+      for (int j = 0; j < 3; j++) {
+        int flip = j == 1; /* delta - U from the U - delta contrast */
+        struct pb_interval v = pb_sx__class(S, t, tier, pb_sx__class_contrast(flip ? PB_SR_U : base[j], flip ? PB_SR_DELTA : x[j]), 0);
+        double lo = flip ? -v.hi : v.lo, hi = flip ? -v.lo : v.hi, est = cnt[j] ? sum[j] / (double)cnt[j] : NAN;
+        pb_text_double(&S->t.tsv, est);
+        pb_text_double(&S->t.tsv, lo);
+        pb_text_double(&S->t.tsv, hi);
+        pb_text_printf(&S->t.md, " | %+.3f", est);
+        if (!isnan(lo)) pb_text_printf(&S->t.md, " {%+.3f, %+.3f}", lo, hi);
+      }
+      pb_table_end_row(&S->t);
+    }
+  return pb_table_flush(&S->t, S->res, "screen_class_intervals.tsv", md);
+}
+
 /* ------------------------------------------------------------ Table 18 tie-break */
 
 /* Prorated and one-random-tie-break coverage of S, U, delta, ret and random,
@@ -238,12 +305,11 @@ static int pb_sx__baselines(struct pb_sx *S, struct pb_text *md)
              "Mild cells weighted equally: recall (coverage) at q = 0.2 and AUROC of each score, and the mean "
              "cellwise U - score recall difference with its 95%% model-group interval (%lld draws). margin and "
              "entropy are NaN without top-k lists in the store (docs/screen.md); the TTA row needs an extra probe "
-             "set named TTA. Class-resampled intervals of U - S are in screen_intervals.tsv; those of U - margin "
-             "and U - entropy are not computed.",
-             (long long)S->opt->group_draws);
+             "set named TTA (its class interval is not computed). {lo, hi}: 95%% class bootstrap (%lld draws).",
+             (long long)S->opt->group_draws, (long long)(S->B ? S->B->draws : 0));
     pb_table_begin(&S->t, "Additional simple baselines on mild conditions (seed Table 38)", note,
-                   "source\tscore\tcells\trecall_q20\tauroc\tU-score\tgroup_lo\tgroup_hi",
-                   "source\tscore\tcells\tRecall@.2\tAUROC\tU - score [groups]");
+                   "source\tscore\tcells\trecall_q20\tauroc\tU-score\tgroup_lo\tgroup_hi\tclass_lo\tclass_hi",
+                   "source\tscore\tcells\tRecall@.2\tAUROC\tU - score [groups]\t{classes}");
     for (int32_t t = 0; t < S->n_targets; t++) {
       if (cells[t] == 0) continue;
       for (int j = 0; j < nb; j++) {
@@ -254,6 +320,11 @@ static int pb_sx__baselines(struct pb_sx *S, struct pb_text *md)
         pb_table_num(&S->t, v[0].est, 3);
         pb_table_num(&S->t, v[1].est, 3);
         pb_sx__interval(&S->t, &v[2], j > 0 ? S->opt->group_draws : 0);
+        struct pb_interval cl = pb_sx__class(S, t, PB_TIER_MILD, j > 0 ? pb_sx__class_contrast(PB_SR_U, rows[j]) : -1, 2);
+        pb_text_double(&S->t.tsv, cl.lo);
+        pb_text_double(&S->t.tsv, cl.hi);
+        if (isnan(cl.lo)) pb_text_printf(&S->t.md, " | n/a");
+        else pb_text_printf(&S->t.md, " | {%+.3f, %+.3f}", cl.lo, cl.hi);
         pb_table_end_row(&S->t);
       }
     }
@@ -338,9 +409,12 @@ static int pb_sx__groups(struct pb_sx *S, struct pb_text *md)
       }
       pb_table_end_row(&S->t);
     }
-    if (def[0] > 0)
-      pb_text_printf(&sum, "- %s: U - S positive for %d of %d models; U - TTA %s%d of %d.\n", pb_sx__src(S, t),
-                     pos[0], def[0], S->tta >= 0 ? "positive for " : "n/a (no TTA set): ", pos[1], def[1]);
+    if (def[0] > 0 && S->tta >= 0)
+      pb_text_printf(&sum, "- %s: U - S positive for %d of %d models; U - TTA positive for %d of %d.\n",
+                     pb_sx__src(S, t), pos[0], def[0], pos[1], def[1]);
+    else if (def[0] > 0)
+      pb_text_printf(&sum, "- %s: U - S positive for %d of %d models; U - TTA n/a (no TTA probe set).\n",
+                     pb_sx__src(S, t), pos[0], def[0]);
   }
   if (status == PB_OK) status = pb_table_flush(&S->t, S->res, "screen_models.tsv", md);
   if (status == PB_OK && sum.len) pb_text_printf(md, "\nModel-level positivity (mild, recall at q = 0.2):\n\n%s\n", sum.buf);
@@ -361,6 +435,8 @@ static void pb_sx__split_severity(const char *name, char *type, size_t tlen, con
   for (const char *p = dash ? dash + 1 : name; digits && *p; p++) digits = *p >= '0' && *p <= '9';
   size_t n = digits ? (size_t)(dash - name) : strlen(name);
   snprintf(type, tlen, "%.*s", (int)n, name);
+  for (char *p = type; *p; p++) /* the type is a gnuplot string literal */
+    if (*p == '\'' || *p == '"' || *p == '\\') *p = '_';
   *sev = digits ? dash + 1 : "";
 }
 
@@ -427,12 +503,15 @@ static int pb_sx__figure6(struct pb_sx *S, struct pb_text *md)
   static const int pt[4] = {7, 5, 9, 13}; /* filled circle, square, triangle, diamond */
   static const char *const line[3] = {"average of all probes (U)", "clean confidence S", "TTA average"};
   double off = nt > 1 ? 0.3 / (nt - 1) : 0;
-  pb_text_printf(&sc, "set key outside right top\nset xrange [0:1]\nset yrange [-0.7:%d.7]\nset ytics scale 0\n"
-                      "set grid xtics\nplot ", ntypes - 1);
+  pb_text_printf(&sc, "set key outside below\nset offsets graph 0.05, graph 0.05, 0, 0\nset yrange [-0.7:%d.7]\n"
+                      "set grid xtics\nset ytics scale 0 (", ntypes - 1);
+  for (int32_t i = 0, k = 0; i < n1; i++) /* one label per type, at its first probe */
+    if (y[i] == k) pb_text_printf(&sc, "%s'%s' %d", k++ ? ", " : "", type[i], y[i]);
+  pb_text_printf(&sc, ")\nplot ");
   const char *sep = "";
   for (int32_t t = 0; t < nt; t++)
     for (int32_t v = 0; v < nsev; v++) {
-      pb_text_printf(&sc, "%sDATA using (column(4)==%d ? column(%d) : 1/0):(column(3)%+.3f):ytic(2) with points "
+      pb_text_printf(&sc, "%sDATA using (column(4)==%d ? column(%d) : 1/0):(column(3)%+.3f) with points "
                           "pt %d ps 1.6 lc %d title '%s, %s%s'", sep, v, 6 + t, -0.15 + t * off, pt[v], t + 1,
                      pb_sx__src(S, t), sevs[v][0] ? "severity " : "single probe", sevs[v]);
       sep = ", \\\n  ";
@@ -606,11 +685,11 @@ static int pb_sx__capture(struct pb_sx *S, struct pb_text *md)
 int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
                            int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
                            const int32_t *cell_cond, const double *recs, int64_t n_cells,
-                           const struct pb_screen_options *opt, MPI_Comm comm, struct pb_results *res,
-                           struct pb_text *md)
+                           const struct pb_screen_options *opt, const struct pb_screen_boot *B, MPI_Comm comm,
+                           struct pb_results *res, struct pb_text *md)
 {
-  struct pb_sx S = {meta, L, targets, cell_target, cell_model, cell_cond, n_targets, recs, n_cells, opt, comm, res,
-                    0, NULL, 0, -1, {{0}, {0}}};
+  struct pb_sx S = {meta, L, targets, cell_target, cell_model, cell_cond, n_targets, recs, n_cells, opt, B, comm,
+                    res, 0, NULL, 0, -1, {{0}, {0}}};
   MPI_Comm_rank(comm, &S.rank);
   S.mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S.mg);
   for (int32_t m = 0; m < meta->n_models; m++) { /* groups in order of first appearance */
@@ -626,7 +705,8 @@ int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_la
   if (status == PB_OK) status = pb_sx__tier_table(&S, &pb_sx__delta_spec, md);
   if (status == PB_OK) status = pb_sx__baselines(&S, md);
   if (status == PB_OK && S.rank == 0) {
-    status = pb_sx__tiebreak(&S, md);
+    status = pb_sx__table17(&S, md);
+    if (status == PB_OK) status = pb_sx__tiebreak(&S, md);
     if (status == PB_OK) status = pb_sx__groups(&S, md);
     if (status == PB_OK) status = pb_sx__figure6(&S, md);
     if (status == PB_OK) status = pb_sx__capture(&S, md);

@@ -1896,7 +1896,7 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
                                   opt->group_draws, st->comm, st->results, &extra);
   if (status == PB_OK)
     status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, cell_cond, all,
-                                    n_cells, opt, st->comm, st->results, &extra);
+                                    n_cells, opt, boot, st->comm, st->results, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
