@@ -14,38 +14,29 @@
 double pb_screen_u_power(const float *const *m, int32_t n_probes, int32_t j, double gamma)
 {
   double sum = 0;
-  for (int32_t a = 0; a < n_probes; a++) sum += pow((double)m[a][j], gamma);
+  for (int32_t a = 0; a < n_probes; a++) {
+    double v = m[a][j]; /* the seed's two exponents exactly: sqrt and the square are correctly rounded */
+    sum += gamma == 0.5 ? sqrt(v) : gamma == 2.0 ? v * v : pow(v, gamma);
+  }
   return sum / n_probes;
-}
-
-struct pb_screen__fv { float v; int32_t q; };
-
-static int pb_screen__cmp_fv(const void *pa, const void *pb)
-{
-  const struct pb_screen__fv *a = pa, *b = pb;
-  if (a->v != b->v) return a->v < b->v ? -1 : 1;
-  return (a->q > b->q) - (a->q < b->q);
 }
 
 void pb_screen_u_rank(const float *const *m, int32_t n_probes, const int32_t *j, int32_t n, double *out)
 {
-  struct pb_screen__fv *fv = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *fv);
-  /* twice the mid-CDF, an integer: #{<} + #{<=} per probe, summed over probes
-   * exactly before the one division */
+  double *v = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+  /* twice the mid-CDF, an integer: #{<} + #{<=} = (twice the ascending
+   * midrank) - 1 per probe, summed over probes exactly before the one division */
   int64_t *acc = pb_calloc((size_t)(n > 0 ? n : 1), sizeof *acc);
+  struct pb_screen_ranked r;
   for (int32_t a = 0; a < n_probes; a++) {
-    for (int32_t q = 0; q < n; q++) fv[q] = (struct pb_screen__fv){m[a][j[q]], q};
-    qsort(fv, (size_t)n, sizeof *fv, pb_screen__cmp_fv);
-    for (int32_t s = 0; s < n;) {
-      int32_t e = s + 1;
-      while (e < n && fv[e].v == fv[s].v) e++;
-      for (int32_t i = s; i < e; i++) acc[fv[i].q] += s + e;
-      s = e;
-    }
+    for (int32_t q = 0; q < n; q++) v[q] = m[a][j[q]];
+    pb_screen_rank(v, n, NULL, 0, &r);
+    for (int32_t q = 0; q < n; q++) acc[q] += r.mid2[q] - 1;
+    pb_screen_ranked_free(&r);
   }
   for (int32_t q = 0; q < n; q++) out[q] = (double)acc[q] / (2.0 * (double)n * (double)n_probes);
   free(acc);
-  free(fv);
+  free(v);
 }
 
 void pb_screen_ranked_tiebreak(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o,
