@@ -484,6 +484,9 @@ static int pb_sx__figure6(struct pb_sx *S, struct pb_text *md)
     if (sevs[sv[i]] == NULL) sevs[sv[i]] = sev[i];
     i++;
   }
+  int any = 0; /* gnuplot refuses a plot without one finite point */
+  for (int32_t i = 0; i < n1; i++)
+    for (int32_t t = 0; t < nt; t++) any |= !isnan(pb_sx__mild_recall(S, t, -1, jof[i]));
   struct pb_text d = {0}, sc = {0};
   pb_text_printf(&d, "probe\ttype\ty\tseverity_index\tseverity");
   for (int32_t t = 0; t < nt; t++) pb_text_printf(&d, "\trecall_%s", pb_sx__src(S, t));
@@ -525,7 +528,9 @@ static int pb_sx__figure6(struct pb_sx *S, struct pb_text *md)
                                 "Failure recall at a 20% budget for each single probe, mild conditions (seed Figure 6)",
                                 "failure recall at q = 0.2 (share of real failures found; ties prorated)",
                                 "probe type", sc.buf};
-  int status = pb_figure_write(S->res, &fig, d.buf, d.len, md);
+  int status = PB_OK;
+  if (any) status = pb_figure_write(S->res, &fig, d.buf, d.len, md);
+  else pb_text_printf(md, "\nFigure 6 (single-probe recall): no mild cell has a defined recall; not drawn.\n");
   pb_text_free(&d);
   pb_text_free(&sc);
   free(type);
@@ -644,7 +649,7 @@ static int pb_sx__capture(struct pb_sx *S, struct pb_text *md)
     }
     for (int j = 0; j < 2; j++) {
       if (def[j] == 0) continue;
-      int all_pos = 1, groups = 0;
+      int all_pos = 1;
       pb_sx__capture_row(S, t, &C, j, -1, NULL, 1, &all_pos);
       for (int f = 0; fields >= 2 && f < fields; f++)
         for (int32_t i = 0; i < C.n; i++) {
@@ -658,14 +663,12 @@ static int pb_sx__capture(struct pb_sx *S, struct pb_text *md)
           if (seen) continue;
           pb_sx__capture_row(S, t, &C, j, f, lv, 1, &all_pos);
           pb_sx__capture_row(S, t, &C, j, f, lv, 0, &all_pos);
-          groups++;
         }
       pb_text_printf(&sum, "- %s, %s: mean positive in %d of %d mild conditions; %s\n", src->name,
                      j ? "U - TTA" : "U - S", pos[j], def[j],
                      fields >= 2 ? (all_pos ? "every factor-level group and one-level deletion keeps a positive mean"
                                             : "some factor-level group or deletion has a non-positive mean")
                                  : "condition names form no factor grid");
-      (void)groups;
     }
     free(C.cond);
     free(C.mean);
