@@ -29,6 +29,10 @@ check "screen_cells.tsv: AUROC and coverage in [0, 1], n_fail <= n, nan only wit
 check "screen_cells.tsv: a tie-break takes whole failures (coverage x n_fail an integer)" awk -F'\t' '$5 ~ /_tiebreak$/ && $7 > 0 {
   for (i = 9; i <= 11; i++) { x = $i * $7; if (x - int(x + 0.5) > 1e-9 || int(x + 0.5) - x > 1e-9) bad = 1 } } END { exit bad }' "$T"
 check "Figure 6 drawn" test -s "$WORK/o11/report/figure6_probe_recall.png"
+check "screen_cells.tsv: delta and its derangement on U's non-singleton images" awk -F'\t' '{ k = $1 "|" $2 "|" $3 }
+  $5 == "U_nonsingleton" { n[k] = $6; f[k] = $7 } $5 == "delta_nonsingleton" || $5 == "delta_derange" { m[k, $5] = $6 "|" $7 }
+  END { for (k in n) { if (m[k, "delta_nonsingleton"] != n[k] "|" f[k] || m[k, "delta_derange"] != n[k] "|" f[k]) bad = 1; c++ }
+        exit bad || c == 0 }' "$T"
 check "screen_cells.tsv: random selection covers failures within each cell" awk -F'\t' '$5 == "random" && $7 > 0 && $9 == "nan" { bad = 1 } END { exit bad }' "$T"
 
 # bad input: a clear message, exit 1, no results
