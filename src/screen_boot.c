@@ -1,6 +1,7 @@
-/* Intervals of the screening paired differences U - S, U - delta, U - ret and
- * U - A3 (seed 000 Tables 16-20): model-group bootstrap of cell means and the
- * class bootstrap of class-weighted AUROC and coverage (E.1). */
+/* Intervals of the screening paired differences U - S, U - delta, U - ret,
+ * U - A3, U - margin, U - entropy, g_SU - S (seed 000 Tables 16-20, 38):
+ * model-group bootstrap of cell means and the class bootstrap of
+ * class-weighted AUROC and coverage (E.1). */
 #include "config.h"
 
 #include <math.h>
@@ -14,10 +15,23 @@
 #include "pairbound/resample.h"
 #include "screen_internal.h"
 
-const int pb_screen_boot_scores[PB_SB_NSCORES] = {PB_SR_U, PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3};
-/* Tables 16-20 and 34-35 (S, delta, ret, A3), 25 (derangement, leave-one-out), 26 (class baselines) */
-const int pb_screen_boot_contrast[PB_SB_NCON] = {PB_SR_S, PB_SR_DELTA, PB_SR_RET, PB_SR_A3, PB_SR_U_DERANGE,
-                                                 PB_SR_U_LOO, PB_SR_CLASS_DELTA, PB_SR_CLASS_U_CC, PB_SR_CLASS_U_ALL};
+const int pb_screen_boot_scores[PB_SB_NSCORES] = {PB_SR_U,      PB_SR_S,       PB_SR_DELTA, PB_SR_RET,
+                                                  PB_SR_A3,     PB_SR_MARGIN,  PB_SR_ENTROPY, PB_SR_G_SU};
+/* Tables 16-20 and 34-35 (S, delta, ret, A3), 38 (margin, entropy), 17 (g_SU - S), 25 (derangement,
+ * leave-one-out), 26 (class baselines) */
+const int pb_screen_boot_contrast[PB_SB_NCON] = {PB_SR_S,         PB_SR_DELTA,       PB_SR_RET,        PB_SR_A3,
+                                                 PB_SR_MARGIN,    PB_SR_ENTROPY,     PB_SR_S,          PB_SR_U_DERANGE,
+                                                 PB_SR_U_LOO,     PB_SR_CLASS_DELTA, PB_SR_CLASS_U_CC, PB_SR_CLASS_U_ALL};
+const int pb_screen_boot_base[PB_SB_NCON] = {PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U,
+                                             PB_SR_G_SU, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U};
+
+/* Index of score row r in pb_screen_boot_scores (the class contrasts' rows are all there). */
+static int pb_sb__score_index(int r)
+{
+  int j = 0;
+  while (j < PB_SB_NSCORES - 1 && pb_screen_boot_scores[j] != r) j++;
+  return j;
+}
 
 /* Fixed point 2^-40: sums of differences in [-1, 1] over at most millions of
  * cells stay far inside int64, and integer sums are exact in any order. */
@@ -151,7 +165,11 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
   int32_t K = B->n_classes[t], *w = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
   int64_t *scratch = pb_malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *scratch);
   size_t rows[2] = {(size_t)t * PB_SB_NROWS_PER_TARGET, (size_t)t * PB_SB_NROWS_PER_TARGET + 1 + (size_t)tier};
-  int nrows = tier >= 0 ? 2 : 1;
+  int nrows = tier >= 0 ? 2 : 1, ia[PB_SB_NCLASSCON], ib[PB_SB_NCLASSCON];
+  for (int c = 0; c < PB_SB_NCLASSCON; c++) {
+    ia[c] = pb_sb__score_index(pb_screen_boot_base[c]);
+    ib[c] = pb_sb__score_index(pb_screen_boot_contrast[c]);
+  }
   for (int64_t b = 0; b < B->draws; b++) {
     const int32_t *mult = B->mult[t] + b * K;
     for (int32_t q = 0; q < n; q++) w[q] = mult[label[q]];
@@ -164,7 +182,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
       pb_sb__add(&B->cells[rows[r] * (size_t)B->draws + (size_t)b], 1);
       for (int c = 0; c < PB_SB_NCLASSCON; c++)
         for (int k = 0; k < PB_SB_NMET; k++) {
-          double d = m[0][k] - m[c + 1][k];
+          double d = m[ia[c]][k] - m[ib[c]][k];
           if (isnan(d)) continue;
           pb_sb__add(&B->sum[base + c * PB_SB_NMET + k], llround(d * PB_SB_SCALE));
           pb_sb__add(&B->cnt[base + c * PB_SB_NMET + k], 1);
@@ -179,7 +197,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
 static double pb_sb__diff(const struct pb_screen_layout *L, const double *rec, int c, int k)
 {
   const int met = 2 + k; /* n, n_fail, auroc, cov_q10, cov_q20, cov_q30 */
-  return rec[L->row_off + PB_SCREEN_MET * PB_SR_U + met] -
+  return rec[L->row_off + PB_SCREEN_MET * pb_screen_boot_base[c] + met] -
          rec[L->row_off + PB_SCREEN_MET * pb_screen_boot_contrast[c] + met];
 }
 
@@ -189,7 +207,7 @@ static int pb_sb__in_row(const double *rec, int row)
 }
 
 /* Percentile interval of one class-bootstrap statistic over the draws where it is defined. */
-static void pb_sb__class_interval(const struct pb_screen_boot *B, int32_t row, int stat, struct pb_interval *out)
+void pb_screen_boot_class_interval(const struct pb_screen_boot *B, int32_t row, int stat, struct pb_interval *out)
 {
   double *v = pb_malloc((size_t)(B->draws > 0 ? B->draws : 1) * sizeof *v);
   int64_t n = 0;
@@ -214,13 +232,14 @@ static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta
     pb_table_str(t, meta->sources[targets[tg]].name, 1);
     pb_table_str(t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
     char name[64];
-    snprintf(name, sizeof name, "U-%s", pb_screen_row_names[pb_screen_boot_contrast[c]]);
+    snprintf(name, sizeof name, "%s-%s", pb_screen_row_names[pb_screen_boot_base[c]],
+             pb_screen_row_names[pb_screen_boot_contrast[c]]);
     pb_table_str(t, name, 0);
     pb_table_int(t, cells);
     for (int k = 0; k < PB_SB_NMET; k++) {
       const struct pb_interval *g = giv ? &giv[row * PB_SB_NSTAT + c * PB_SB_NMET + k] : NULL;
       struct pb_interval cl = {NAN, NAN, NAN, 0};
-      if (B->draws > 0 && c < PB_SB_NCLASSCON) pb_sb__class_interval(B, row, c * PB_SB_NMET + k, &cl);
+      if (B->draws > 0 && c < PB_SB_NCLASSCON) pb_screen_boot_class_interval(B, row, c * PB_SB_NMET + k, &cl);
       pb_text_double(&t->tsv, g ? g->est : NAN);
       pb_text_double(&t->tsv, g ? g->lo : NAN);
       pb_text_double(&t->tsv, g ? g->hi : NAN);
@@ -378,7 +397,7 @@ static int pb_sb__gap_figures(const struct pb_screen_boot *B, const struct pb_me
       int32_t tier = row % PB_SB_NROWS_PER_TARGET - 1;
       const struct pb_interval *g = &giv[row * PB_SB_NSTAT + met[f]];
       struct pb_interval cl = {NAN, NAN, NAN, 0};
-      if (B->draws > 0) pb_sb__class_interval(B, row, met[f], &cl);
+      if (B->draws > 0) pb_screen_boot_class_interval(B, row, met[f], &cl);
       pb_text_printf(&d, "%s %s", meta->sources[targets[row / PB_SB_NROWS_PER_TARGET]].name,
                      tier < 0 ? "all tiers" : pb_tier_name(tier));
       pb_text_double(&d, g->est);
@@ -425,7 +444,7 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
              "its cells, class-weighted AUROC and prorated coverage, cells without both outcomes skipped; "
              "class_cells = mean cells retained).",
              (long long)group_draws, (long long)B->draws);
-    pb_table_begin(&t, "Paired differences with intervals (seed Tables 16, 17, 19, 20, 25, 26, 34, 35)", note,
+    pb_table_begin(&t, "Paired differences with intervals (seed Tables 16, 17, 19, 20, 25, 26, 34, 35, 38)", note,
                    "source\ttier\tcontrast\tcells\tauroc\tauroc_group_lo\tauroc_group_hi\tauroc_class_lo\t"
                    "auroc_class_hi\tcov_q10\tcov_q10_group_lo\tcov_q10_group_hi\tcov_q10_class_lo\tcov_q10_class_hi\t"
                    "cov_q20\tcov_q20_group_lo\tcov_q20_group_hi\tcov_q20_class_lo\tcov_q20_class_hi\tcov_q30\t"

@@ -12,12 +12,17 @@
 #include "pairbound/screen.h"
 #include "pairbound/store.h"
 
+struct pb_interval;
+
 /* Fixed score rows of screen_cells.tsv (docs/screen.md); extra probe sets
  * follow as U_<name>, A3_<name>. */
 enum pb_screen_row {
   PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_MARGIN, PB_SR_ENTROPY, PB_SR_CLASS_DELTA, PB_SR_CLASS_U_CC,
   PB_SR_CLASS_U_ALL, PB_SR_G_S, PB_SR_G_SU, PB_SR_G_SURET, PB_SR_A3, PB_SR_U_DERANGE, PB_SR_U_LOO, PB_SR_RANDOM,
-  PB_SR_S_NS, PB_SR_U_NS, PB_SR_S_CCDEV, PB_SR_U_CCDEV, PB_SR_FIXED
+  PB_SR_S_NS, PB_SR_U_NS, PB_SR_S_CCDEV, PB_SR_U_CCDEV,
+  /* seed E.1: Table 22 protocol sensitivity, the delta identity ablation, Table 18's random tie-break */
+  PB_SR_U_RANK, PB_SR_U_POW05, PB_SR_U_POW2, PB_SR_DELTA_NS, PB_SR_DELTA_DERANGE, PB_SR_S_TB, PB_SR_U_TB,
+  PB_SR_DELTA_TB, PB_SR_RET_TB, PB_SR_FIXED
 };
 extern const char *const pb_screen_row_names[PB_SR_FIXED];
 
@@ -40,19 +45,24 @@ struct pb_screen_layout {
   int32_t n_subsets;         /* Table 28 subsets of the primary probe set */
   int32_t *subset_m;         /* size of each subset */
   int32_t n_probes;          /* primary probe count */
+  int32_t **subset_idx;      /* each subset's indices into the primary set */
+  int32_t probe_src;         /* primary probe source and its conditions (Figure 6 labels) */
+  const int32_t *probe_cond;
   int32_t row_off, strata_off, subset_off, rec_len;
   int subset_tiers;
 };
 
 /* ---- intervals of the paired differences U - X (screen_boot.c) */
-#define PB_SB_NCON 9          /* contrasts U - X, X in pb_screen_boot_contrast */
-#define PB_SB_NCLASSCON 4     /* the first ones also get class-bootstrap intervals: S, delta, ret, A3 */
+#define PB_SB_NCON 12         /* contrasts B - X: B in pb_screen_boot_base (U but for g_SU - S), X in pb_screen_boot_contrast */
+#define PB_SB_NCLASSCON 7     /* the first ones also get class-bootstrap intervals: U - S, delta, ret, A3, margin,
+                                 entropy and g_SU - S */
 #define PB_SB_NMET 4          /* auroc, cov_q10, cov_q20, cov_q30 */
 #define PB_SB_NSTAT (PB_SB_NCON * PB_SB_NMET)
 #define PB_SB_NROWS_PER_TARGET (PB_N_TIERS + 1) /* all tiers, then each tier */
-#define PB_SB_NSCORES (PB_SB_NCLASSCON + 1)     /* scores the class bootstrap ranks: U, then S, delta, ret, A3 */
+#define PB_SB_NSCORES 8       /* scores the class bootstrap ranks: U, S, delta, ret, A3, margin, entropy, g_SU */
 extern const int pb_screen_boot_scores[PB_SB_NSCORES];
-extern const int pb_screen_boot_contrast[PB_SB_NCON];   /* score row compared with U */
+extern const int pb_screen_boot_contrast[PB_SB_NCON];   /* score row X of contrast B - X */
+extern const int pb_screen_boot_base[PB_SB_NCON];       /* score row B of contrast B - X */
 
 /* Class-bootstrap accumulators: one class draw per target source shared by
  * all its cells; per (target, tier row, draw, statistic) fixed-point sums, so
@@ -75,6 +85,9 @@ void pb_screen_boot_orders(const double *const *score, int32_t n, int32_t **orde
 void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,
                          const uint8_t *y, const double *const *score, int32_t *const *order, const int32_t *n_order);
 void pb_screen_boot_free(struct pb_screen_boot *B);
+/* Class-bootstrap percentile interval of statistic @p stat (contrast c * PB_SB_NMET + metric) in accumulator
+ * row @p row (target t * PB_SB_NROWS_PER_TARGET + 0 for all tiers, 1 + tier for one); after the reduction. */
+void pb_screen_boot_class_interval(const struct pb_screen_boot *B, int32_t row, int stat, struct pb_interval *out);
 /* Zeroed accumulators sharing B's class draws: one block's contributions (free with pb_screen_boot_free). */
 void pb_screen_boot_local(const struct pb_screen_boot *B, struct pb_screen_boot *L);
 /* Block payloads: the accumulators of targets [t0, t1] appended to @p out, or read from @p in and added to B. */
@@ -87,6 +100,15 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
                          const int32_t *targets, const int32_t *cell_target, const int32_t *cell_model,
                          const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
                          int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md);
+
+/* Appendix E tables from the cell records (screen_extra.c): Tables 18 (tie-break), 22, 38, 39, the
+ * delta ablation, Figure 6, capture diagnostics; collective (model-group intervals), text on rank 0.
+ * cell_cond = each cell's condition index in its target source. */
+int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
+                           int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
+                           const int32_t *cell_cond, const double *recs, int64_t n_cells,
+                           const struct pb_screen_options *opt, const struct pb_screen_boot *B, MPI_Comm comm,
+                           struct pb_results *res, struct pb_text *md);
 
 /** Source x tier tables (TSV + report/screen.md); rank 0 only. */
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,

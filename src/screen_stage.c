@@ -30,7 +30,9 @@
 
 const char *const pb_screen_row_names[PB_SR_FIXED] = {
   "S", "U", "delta", "ret", "margin", "entropy", "class_delta", "class_U_cc", "class_U_all", "g_S", "g_SU",
-  "g_SUret", "A3", "U_derange", "U_loo", "random", "S_nonsingleton", "U_nonsingleton", "S_classcc", "U_classcc"};
+  "g_SUret", "A3", "U_derange", "U_loo", "random", "S_nonsingleton", "U_nonsingleton", "S_classcc", "U_classcc",
+  "U_rank", "U_pow05", "U_pow2", "delta_nonsingleton", "delta_derange", "S_tiebreak", "U_tiebreak", "delta_tiebreak",
+  "ret_tiebreak"};
 
 /* Per-image score arrays written to results.h5 (/screen/images): the rows
  * whose score is one value per image (random and the derangement excluded). */
@@ -533,6 +535,9 @@ static void pb_screen__layout(struct pb_screen__ctx *X)
   }
   L->n_subsets = X->n_subsets;
   L->subset_m = X->sub_m;
+  L->subset_idx = X->sub_idx;
+  L->probe_src = X->ps[0].src;
+  L->probe_cond = X->ps[0].cond;
   L->n_probes = X->ps[0].n;
   L->row_off = PB_SI_N_FIELDS;
   L->strata_off = L->row_off + PB_SCREEN_MET * L->n_rows;
@@ -658,6 +663,7 @@ struct pb_screen__unit {
   struct pb_screen_ranked *rk;     /* [n_rows] (random unused) */
   struct pb_screen_ranked *der;    /* [n_derange] over the non-singleton subset */
   double **der_score;              /* [n_derange][n] */
+  struct pb_screen_ranked *der_delta; /* [n_derange] delta under the same derangements */
   int32_t n_ns;
   int32_t *cls_pos;                /* positions sorted by (label, position) */
   int32_t n_cls;
@@ -682,6 +688,7 @@ static void pb_screen__unit_free(struct pb_screen__unit *U, const struct pb_scre
   }
   for (int32_t d = 0; d < nd; d++) {
     pb_screen_ranked_free(&U->der[d]);
+    pb_screen_ranked_free(&U->der_delta[d]);
     free(U->der_score[d]);
   }
   for (int s = 0; s < PB_SCREEN_STRATA; s++) {
@@ -696,6 +703,7 @@ static void pb_screen__unit_free(struct pb_screen__unit *U, const struct pb_scre
   free(U->score);
   free(U->rk);
   free(U->der);
+  free(U->der_delta);
   free(U->der_score);
   free(U->img);
   free(U->label);
@@ -909,12 +917,36 @@ static void pb_screen__scores(const struct pb_screen__ctx *X, struct pb_screen__
     sc[PB_SR_A3][q] = -A3all[0][i];
     sc[PB_SR_S_NS][q] = sc[PB_SR_S_CCDEV][q] = -S;
     sc[PB_SR_U_NS][q] = sc[PB_SR_U_CCDEV][q] = -u;
-    sc[PB_SR_U_DERANGE][q] = sc[PB_SR_RANDOM][q] = NAN;
+    sc[PB_SR_U_DERANGE][q] = sc[PB_SR_RANDOM][q] = sc[PB_SR_DELTA_DERANGE][q] = NAN;
+    sc[PB_SR_DELTA_NS][q] = S - u;
+    sc[PB_SR_S_TB][q] = sc[PB_SR_U_TB][q] = sc[PB_SR_DELTA_TB][q] = sc[PB_SR_RET_TB][q] = NAN;
     for (int32_t e = 1; e < X->n_ps; e++) {
       sc[PB_SR_FIXED + 2 * (e - 1)][q] = -Uall[e][i];
       sc[PB_SR_FIXED + 2 * (e - 1) + 1][q] = -A3all[e][i];
     }
   }
+}
+
+/* Table 22's protocol-sensitivity scores of the analysis set: U_rank and the
+ * power means U^0.5, U^2 over the primary probe set (docs/screen.md). */
+static void pb_screen__protocol_scores(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                       struct pb_screen__unit *U)
+{
+  const struct pb_screen__pset *ps = &X->ps[0];
+  const struct pb_source *P = &X->meta->sources[ps->src];
+  const int32_t *jn = X->join[W->t][ps->src], n = U->n;
+  const float **mrow = pb_malloc((size_t)ps->n * sizeof *mrow);
+  int32_t *j = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *j);
+  for (int32_t a = 0; a < ps->n; a++) mrow[a] = pb_screen__rec_row(X, ps->src, W->m * P->n_conditions + ps->cond[a]).m;
+  for (int32_t q = 0; q < n; q++) {
+    j[q] = jn[U->img[q]];
+    U->score[PB_SR_U_POW05][q] = -pb_screen_u_power(mrow, ps->n, j[q], 0.5);
+    U->score[PB_SR_U_POW2][q] = -pb_screen_u_power(mrow, ps->n, j[q], 2.0);
+  }
+  pb_screen_u_rank(mrow, ps->n, j, n, U->score[PB_SR_U_RANK]);
+  for (int32_t q = 0; q < n; q++) U->score[PB_SR_U_RANK][q] = -U->score[PB_SR_U_RANK][q];
+  free(j);
+  free(mrow);
 }
 
 /* Classes of the analysis set, the non-singleton subset, leave-one-out means. */
@@ -958,8 +990,10 @@ static void pb_screen__rankings(const struct pb_screen__ctx *X, const struct pb_
   const int32_t T = W->T, m = W->m, nd = opt->n_derange, n_rows = X->L.n_rows, n = U->n, nn = n > 0 ? n : 1;
   const int32_t *ns_list = W->ns_list, *cc_list = W->cc_list, n_cc = W->n_cc;
   for (int32_t r = 0; r < n_rows; r++) {
-    if (r == PB_SR_RANDOM || r == PB_SR_U_DERANGE) continue;
-    if (r == PB_SR_S_NS || r == PB_SR_U_NS || r == PB_SR_U_LOO) pb_screen_rank(U->score[r], n, ns_list, U->n_ns, &U->rk[r]);
+    if (r == PB_SR_RANDOM || r == PB_SR_U_DERANGE || r == PB_SR_DELTA_DERANGE) continue;
+    if (r >= PB_SR_S_TB && r <= PB_SR_RET_TB) continue; /* tie-breaks of S, U, delta, ret: per cell */
+    if (r == PB_SR_S_NS || r == PB_SR_U_NS || r == PB_SR_U_LOO || r == PB_SR_DELTA_NS)
+      pb_screen_rank(U->score[r], n, ns_list, U->n_ns, &U->rk[r]);
     else if (r == PB_SR_S_CCDEV || r == PB_SR_U_CCDEV) pb_screen_rank(U->score[r], n, cc_list, n_cc, &U->rk[r]);
     else pb_screen_rank(U->score[r], n, NULL, 0, &U->rk[r]);
   }
@@ -967,20 +1001,28 @@ static void pb_screen__rankings(const struct pb_screen__ctx *X, const struct pb_
   /* within-class derangements of U among the non-singleton images (Table 25) */
   U->der = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der);
   U->der_score = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_score);
+  U->der_delta = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_delta);
   int32_t *perm = pb_malloc((size_t)nn * sizeof *perm);
+  double *dd = pb_malloc((size_t)nn * sizeof *dd);
   for (int32_t d = 0; d < nd; d++) {
     struct pb_rng rng;
     pb_rng_init(&rng, opt->seed, PB_RNG_SCREEN_DERANGE, ((uint64_t)T << 32) | (uint64_t)m, (uint32_t)d);
     double *ds = U->der_score[d] = pb_malloc((size_t)nn * sizeof(double));
-    for (int32_t q = 0; q < n; q++) ds[q] = NAN;
+    for (int32_t q = 0; q < n; q++) ds[q] = dd[q] = NAN;
     for (int32_t g = 0; g < U->n_cls; g++) {
       int32_t a = U->cls_start[g], size = U->cls_start[g + 1] - a;
       if (size < 2) continue;
       pb_perm_derange(&rng, size, perm);
-      for (int32_t j = 0; j < size; j++) ds[U->cls_pos[a + j]] = U->score[PB_SR_U][U->cls_pos[a + perm[j]]];
+      /* delta moves with the same reassignment (the seed's "same ablation applied to delta") */
+      for (int32_t j = 0; j < size; j++) {
+        ds[U->cls_pos[a + j]] = U->score[PB_SR_U][U->cls_pos[a + perm[j]]];
+        dd[U->cls_pos[a + j]] = U->score[PB_SR_DELTA][U->cls_pos[a + perm[j]]];
+      }
     }
     pb_screen_rank(ds, n, ns_list, U->n_ns, &U->der[d]);
+    pb_screen_rank(dd, n, ns_list, U->n_ns, &U->der_delta[d]);
   }
+  free(dd);
   free(perm);
 }
 
@@ -1087,6 +1129,7 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
   pb_screen__probe_means(X, &W, U);
   int status = pb_screen__fits(X, &W, U, why, why_len);
   pb_screen__scores(X, &W, U);
+  pb_screen__protocol_scores(X, &W, U);
   pb_screen__classes(&W, U);
   pb_screen__rankings(X, &W, U);
   pb_screen__terciles(X, &W, U);
@@ -1135,6 +1178,24 @@ static void pb_screen__mean_metrics(const struct pb_screen_ranked *r, int32_t nd
   out[1] = nf;
   out[2] = nd > 0 ? acc[0] / nd : NAN;
   for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) out[3 + b] = nd > 0 ? acc[1 + b] / nd : NAN;
+}
+
+/* Table 18's one seeded random tie-break of S, U, delta or ret (row r) in cell
+ * (T, m, c): coverage at each budget; n and n_fail as ranked, AUROC nan. */
+static void pb_screen__tiebreak(const struct pb_screen__ctx *X, int32_t T, int32_t m, int32_t c, int32_t r,
+                                const struct pb_screen__unit *U, const struct pb_screen_outcome *oc, double *out)
+{
+  static const int base[4] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET};
+  struct pb_screen_metric mt;
+  struct pb_rng rng;
+  const struct pb_screen_ranked *rk = &U->rk[base[r - PB_SR_S_TB]];
+  pb_screen_ranked_metrics(rk, oc, 0, &mt);
+  pb_rng_init(&rng, X->opt->seed, PB_RNG_SCREEN_TIEBREAK, ((uint64_t)T << 40) | ((uint64_t)m << 20) | (uint64_t)c,
+              (uint32_t)(r - PB_SR_S_TB));
+  out[0] = mt.n;
+  out[1] = mt.n_fail;
+  out[2] = NAN;
+  pb_screen_ranked_tiebreak(rk, oc, &rng, out + 3);
 }
 
 /* Every cell of a prepared unit: one outcome vector, O(n) per score. */
@@ -1193,6 +1254,10 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
       double *out = rec + L->row_off + PB_SCREEN_MET * r;
       if (r == PB_SR_U_DERANGE) {
         pb_screen__mean_metrics(U->der, nd, &oc, 7, out);
+      } else if (r == PB_SR_DELTA_DERANGE) {
+        pb_screen__mean_metrics(U->der_delta, nd, &oc, 7, out);
+      } else if (r >= PB_SR_S_TB && r <= PB_SR_RET_TB) {
+        pb_screen__tiebreak(X, T, m, c, r, U, &oc, out);
       } else if (r == PB_SR_RANDOM) {
         /* one seeded random order per cell: no ties */
         struct pb_rng rng;
@@ -1305,6 +1370,7 @@ static int pb_screen__unit_get(const struct pb_screen__ctx *X, int64_t u, struct
   U->rk = pb_calloc((size_t)X->L.n_rows, sizeof *U->rk);
   U->der = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der);
   U->der_score = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_score);
+  U->der_delta = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_delta);
   U->st_der = pb_calloc((size_t)(PB_SCREEN_STRATA * nd > 0 ? PB_SCREEN_STRATA * nd : 1), sizeof *U->st_der);
   U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
   *bits = NULL;
@@ -1811,11 +1877,15 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
   int32_t *cell_target = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_target);
   int32_t *cell_model = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_model);
+  int32_t *cell_cond = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_cond);
   for (int64_t u = 0; u < X->n_units; u++)
     for (int64_t c = X->unit_cell0[u]; c < X->unit_cell0[u + 1]; c++) {
       cell_target[c] = (int32_t)(u / st->meta->n_models);
       cell_src[c] = X->targets[cell_target[c]];
       cell_model[c] = (int32_t)(u % st->meta->n_models);
+      /* a unit's cells are its perturbed conditions in order, clean skipped */
+      int32_t k = (int32_t)(c - X->unit_cell0[u]), clean = st->meta->sources[cell_src[c]].clean;
+      cell_cond[c] = k < clean ? k : k + 1;
     }
   struct pb_text extra = {0};
   char *nothing = pb_screen__nothing_note(X, store_path);
@@ -1824,6 +1894,9 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   if (opt->group_draws > 0 || opt->class_draws > 0)
     status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, cell_target, cell_model, all, n_cells, opt,
                                   opt->group_draws, st->comm, st->results, &extra);
+  if (status == PB_OK)
+    status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, cell_cond, all,
+                                    n_cells, opt, boot, st->comm, st->results, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
@@ -1837,6 +1910,7 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   free(cell_src);
   free(cell_target);
   free(cell_model);
+  free(cell_cond);
   free(all);
   return status;
 }

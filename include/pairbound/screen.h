@@ -17,6 +17,7 @@
 #define PB_RNG_SCREEN_DERANGE 0x53430001u
 #define PB_RNG_SCREEN_RANDOM 0x53430002u
 #define PB_RNG_SCREEN_SUBSET 0x53430003u
+#define PB_RNG_SCREEN_TIEBREAK 0x53430004u
 #define PB_SCREEN_MAX_SUBSET_SIZES 8
 
 extern const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS];   /* 10, 20, 30 */
@@ -88,6 +89,31 @@ struct pb_screen_metric {
 /** AUROC and prorated coverages for the budgets in bit mask @p budgets (others NaN). */
 void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o, int budgets,
                               struct pb_screen_metric *m);
+
+/* ------------------------------------------------------------ protocol sensitivity (Table 22), tie-break (Table 18) */
+
+/** Power mean score (1/P) sum_a m[a][j]^gamma, summed in probe order (U^0.5, U^2 of seed E.1). */
+double pb_screen_u_power(const float *const *m, int32_t n_probes, int32_t j, double gamma);
+
+/**
+ * Rank-normalised probe mean U_rank of the n images whose probe records sit at
+ * @p j[0..n): each probe's true-class probability is replaced by its mid-CDF
+ * percentile among the n images, (#{<} + #{<=}) / 2n (tied images share
+ * it), and the percentiles are averaged over the P probes into @p out[q].
+ * Invariant to any strictly increasing rescaling of one probe's values.
+ */
+void pb_screen_u_rank(const float *const *m, int32_t n_probes, const int32_t *j, int32_t n, double *out);
+
+/**
+ * Coverage at each budget under one random tie-break of ranked score @p r:
+ * the images wholly above the cutoff group, plus a uniformly random
+ * (k - A)-subset of its g images drawn from @p rng (selection sampling in
+ * position order), against the failures of the ranked subset.  Its
+ * expectation is the prorated coverage of pb_screen_ranked_metrics.  NaN
+ * without a failure.
+ */
+void pb_screen_ranked_tiebreak(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o,
+                               struct pb_rng *rng, double *cov);
 
 /* ------------------------------------------------------------ controls */
 

@@ -27,7 +27,8 @@ check "screen intervals bracket finite values" awk -F'\t' 'NR > 1 && $5 != "nan"
 for np in 2 3 4; do
   th=$((np % 2 + 1))
   pb "$np" "$th" screen "$WORK/sc.h5" -o "$WORK/c$np" $sargs
-  for f in screen_intervals.tsv screen_intervals_more.tsv screen.md screen_cells.tsv; do
+  for f in screen_intervals.tsv screen_intervals_more.tsv screen.md screen_cells.tsv screen_protocol.tsv \
+    screen_identity_delta.tsv screen_baselines.tsv screen_groups.tsv screen_models.tsv screen_capture.tsv; do
     check "screen $f identical at $np ranks x $th threads" cmp -s "$WORK/c11/report/$f" "$WORK/c$np/report/$f"
   done
 done
