@@ -26,6 +26,8 @@ enum pb_screen_info {
   PB_SI_TIER, PB_SI_N, PB_SI_NFAIL, PB_SI_NNS, PB_SI_NFAIL_NS, PB_SI_DEGENERATE, PB_SI_NUNMATCHED, PB_SI_A3APPROX,
   PB_SI_N_FIELDS
 };
+#define PB_SCREEN_N_NATURAL 5  /* natural rows */
+enum { PB_SN_U0, PB_SN_TTA0, PB_SN_AGREE, PB_SN_USEL, PB_SN_TTASEL };
 #define PB_SCREEN_MET 6   /* n, n_fail, auroc, cov_q10, cov_q20, cov_q30 */
 #define PB_SCREEN_STRATA 3
 #define PB_SCREEN_STRATUM_F 7 /* n, n_fail, auroc_S, auroc_U, auroc_U_ns, auroc_U_derange, ret_gap */
@@ -37,6 +39,9 @@ struct pb_screen_layout {
   char **extra_names;        /* their names (U_<name> is row PB_SR_FIXED + 2 e) */
   int is_tta[64];            /* extra set named TTA (case-insensitive): U - TTA contrasts */
   int32_t extra_n[64];       /* probe conditions of each extra set */
+  /* natural rows (a TTA set exists): U0, TTA0, agree_TTA, U_sel, TTA_sel
+   * from row tta_rows on (-1 without a TTA set); docs/screen.md */
+  int32_t tta_rows;
   int32_t n_subsets;         /* Table 28 subsets of the primary probe set */
   int32_t *subset_m;         /* size of each subset */
   int32_t n_probes;          /* primary probe count */

@@ -45,7 +45,7 @@ int64_t pb_meta_cells(const struct pb_meta *meta)
 {
   int64_t cells = 0;
   for (int32_t s = 0; s < meta->n_sources; s++)
-    cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
+    if (!meta->sources[s].probe_role) cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
   return cells;
 }
 
@@ -54,6 +54,7 @@ int64_t pb_meta_paired_records(const struct pb_meta *meta)
   int64_t recs = 0;
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
+    if (src->probe_role) continue;
     int64_t n_eval = 0;
     for (int32_t i = 0; i < src->n_images; i++) n_eval += src->split[i] == PB_SPLIT_EVAL;
     recs += (int64_t)meta->n_models * (src->n_conditions - 1) * n_eval;

@@ -67,7 +67,7 @@ struct pb_store;         /* open store file */
 
 /* Metadata helpers. */
 int pb_meta_validate(const struct pb_meta *meta);
-int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells */
+int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe-role sources have none) */
 int64_t pb_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
 int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name);
 void pb_meta_free(struct pb_meta *meta);
