@@ -93,6 +93,23 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
                          const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
                          int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md);
 
+/* The development selections as the report shows them (screen_tta_report.c). */
+struct pb_screen_sel_report {
+  int32_t n_pick[2];        /* 0: U^sel, 1: TTA^sel */
+  const int32_t *n_chosen[2]; /* [target] picks made (NULL: no selection) */
+  char **names[2];          /* [target * n_pick] "SOURCE:condition" of each pick */
+  const double *value[2];   /* [target * n_pick] mean selection-split coverage after the pick */
+  uint8_t *fixed[2];        /* [target * n_pick] the pick belongs to the fixed set */
+};
+
+/* Natural-comparison tables (Tables 29, 31/37, 34, 38 natural rows, E.2 selections) and Figure 4:
+ * collective (model-group intervals), text on rank 0; nothing without a TTA set. */
+int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
+                             int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
+                             const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
+                             const struct pb_screen_sel_report *S, MPI_Comm comm, struct pb_results *res,
+                             struct pb_text *md);
+
 /** Source x tier tables (TSV + report/screen.md); rank 0 only. */
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,
                      const double *recs, int64_t n_cells, struct pb_results *res, const struct pb_screen_options *opt,

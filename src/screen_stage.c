@@ -1927,6 +1927,45 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 
 /* The interval tables (every rank resamples collectively) and the report on
  * rank 0, from every cell's record gathered in global order (collective). */
+/* The natural-comparison tables with the selections named (collective). */
+static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen__ctx *X, const int32_t *cell_target,
+                                     const int32_t *cell_model, const double *all, int64_t n_cells,
+                                     struct pb_text *extra)
+{
+  struct pb_screen_sel_report S;
+  memset(&S, 0, sizeof S);
+  for (int g = 0; g < 2; g++) {
+    const struct pb_screen__pool *pl = &X->pool[g];
+    if (!pl->n_chosen) continue;
+    size_t n = (size_t)X->n_targets * pl->n_pick;
+    S.n_pick[g] = pl->n_pick;
+    S.n_chosen[g] = pl->n_chosen;
+    S.value[g] = pl->value;
+    S.names[g] = pb_calloc(n > 0 ? n : 1, sizeof(char *));
+    S.fixed[g] = pb_calloc(n > 0 ? n : 1, 1);
+    for (int32_t t = 0; t < X->n_targets; t++)
+      for (int32_t k = 0; k < pl->n_chosen[t]; k++) {
+        int32_t a = pl->chosen[(size_t)t * pl->n_pick + k];
+        const struct pb_screen__pset *ps = &X->ps[pl->ps[a]];
+        const struct pb_source *src = &X->meta->sources[ps->src];
+        const char *cond = src->conditions[ps->cond[pl->k[a]]];
+        size_t len = strlen(src->name) + strlen(cond) + 2;
+        char *name = S.names[g][(size_t)t * pl->n_pick + k] = pb_malloc(len);
+        snprintf(name, len, "%s:%s", src->name, cond);
+        /* the fixed set leads each pool: the primary set, or the natural source's first conditions */
+        S.fixed[g][(size_t)t * pl->n_pick + k] = a < pl->n_pick;
+      }
+  }
+  int status = pb_screen_natural_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, all,
+                                        n_cells, X->opt, &S, st->comm, st->results, extra);
+  for (int g = 0; g < 2; g++) {
+    for (size_t j = 0; S.names[g] && j < (size_t)X->n_targets * S.n_pick[g]; j++) free(S.names[g][j]);
+    free(S.names[g]);
+    free(S.fixed[g]);
+  }
+  return status;
+}
+
 static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t nloc, const double *recs,
                                  struct pb_screen_boot *boot, const char *store_path)
 {
@@ -1951,6 +1990,7 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   if (opt->group_draws > 0 || opt->class_draws > 0)
     status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, cell_target, cell_model, all, n_cells, opt,
                                   opt->group_draws, st->comm, st->results, &extra);
+  if (status == PB_OK) status = pb_screen__natural_report(st, X, cell_target, cell_model, all, n_cells, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
