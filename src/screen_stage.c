@@ -2161,8 +2161,9 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
   if (status == PB_OK) status = pb_screen__load(&st, &X, u0, u1);
   status = pb_error_agree(comm, status);
-  if (status == PB_OK) pb_screen__select(&X, comm, u0, u1);
   pb_timer_lap(&tm, "load");
+  if (status == PB_OK) pb_screen__select(&X, comm, u0, u1);
+  pb_timer_lap(&tm, "select");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
   struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
@@ -2180,8 +2181,10 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_screen_boot_free(&boot);
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);
-  pb_message("screen: load %.3f s; scores, fits and metrics %.3f s (%lld cells, %d derangement draws); write %.3f s",
-             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "compute"), (long long)X.unit_cell0[X.n_units],
+  pb_message("screen: load %.3f s; probe selection %.3f s; scores, fits and metrics %.3f s (%lld cells, %d "
+             "derangement draws); write %.3f s",
+             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "select"), pb_timer_get(&tm, "compute"),
+             (long long)X.unit_cell0[X.n_units],
              opt->n_derange, pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   for (int64_t u = 0; u < nu; u++) /* a stopped loop leaves units unset */
