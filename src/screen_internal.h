@@ -42,7 +42,8 @@ struct pb_screen_layout {
   /* natural rows (a TTA set exists): U0, TTA0, agree_TTA, U_sel, TTA_sel
    * from row tta_rows on (-1 without a TTA set); docs/screen.md */
   int32_t tta_rows;
-  int32_t n_subsets;         /* Table 28 subsets of the primary probe set */
+  int32_t n_subsets;         /* Table 28 subsets of the primary probe set, then (Table 32) the same index sets of the TTA set */
+  int32_t n_subsets_u;       /* those of the primary set */
   int32_t *subset_m;         /* size of each subset */
   int32_t n_probes;          /* primary probe count */
   int32_t row_off, strata_off, subset_off, rec_len;

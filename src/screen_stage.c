@@ -264,7 +264,7 @@ struct pb_screen__ctx {
   int32_t *targets;            /* store indices, ascending */
   int32_t ***join;             /* [target][source] target image -> source image or -1 (NULL when unused) */
   struct pb_screen__rows *rows;
-  int32_t n_subsets;
+  int32_t n_subsets, n_subsets_u; /* all, and those of the primary set (then the TTA set's, Table 32) */
   int32_t *sub_m, **sub_idx;   /* Table 28 subsets: indices into the primary set */
   struct pb_screen_layout L;
   int64_t n_units;
@@ -502,6 +502,17 @@ static void pb_screen__subsets(struct pb_screen__ctx *X)
       free(perm);
     }
   }
+  X->n_subsets_u = X->n_subsets;
+  /* Table 32: the same index sets applied to the fixed natural transforms */
+  if (X->tta >= 0 && X->ps[X->tta].n >= P && X->n_subsets > 0) {
+    X->sub_m = pb_realloc(X->sub_m, (size_t)(2 * X->n_subsets) * sizeof *X->sub_m);
+    X->sub_idx = pb_realloc(X->sub_idx, (size_t)(2 * X->n_subsets) * sizeof *X->sub_idx);
+    for (int32_t j = 0; j < X->n_subsets_u; j++) {
+      X->sub_m[X->n_subsets] = X->sub_m[j];
+      X->sub_idx[X->n_subsets] = pb_malloc((size_t)X->sub_m[j] * sizeof(int32_t));
+      memcpy(X->sub_idx[X->n_subsets++], X->sub_idx[j], (size_t)X->sub_m[j] * sizeof(int32_t));
+    }
+  }
 }
 
 static int pb_screen__targets(struct pb_screen__ctx *X)
@@ -608,6 +619,7 @@ static void pb_screen__layout(struct pb_screen__ctx *X)
   static const char *const natural[PB_SCREEN_N_NATURAL] = {"U0", "TTA0", "agree_TTA", "U_sel", "TTA_sel"};
   for (int j = 0; j < PB_SCREEN_N_NATURAL && L->tta_rows >= 0; j++) L->row_names[L->tta_rows + j] = pb_strdup(natural[j]);
   L->n_subsets = X->n_subsets;
+  L->n_subsets_u = X->n_subsets_u;
   L->subset_m = X->sub_m;
   L->n_probes = X->ps[0].n;
   L->row_off = PB_SI_N_FIELDS;
@@ -1158,21 +1170,23 @@ static void pb_screen__terciles(const struct pb_screen__ctx *X, const struct pb_
   }
 }
 
-/* Table 28: rankings of U over prefixed subsets of the primary probe set. */
+/* Table 28: rankings of U over prefixed subsets of the primary probe set;
+ * Table 32: the same index sets over the TTA set. */
 static void pb_screen__subset_ranks(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
                                     struct pb_screen__unit *U)
 {
   const struct pb_meta *meta = X->meta;
   const int32_t t = W->t, m = W->m, n = U->n, nn = n > 0 ? n : 1;
   U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
-  if (X->n_subsets > 0) {
-    const struct pb_screen__pset *ps = &X->ps[0];
+  double *sv = pb_malloc((size_t)nn * sizeof *sv);
+  for (int half = 0; half < 2 && X->n_subsets > 0; half++) { /* the primary set's subsets, then the TTA set's */
+    if (half && X->n_subsets == X->n_subsets_u) break;
+    const struct pb_screen__pset *ps = &X->ps[half ? X->tta : 0];
     const struct pb_source *P = &meta->sources[ps->src];
     const int32_t *jn = X->join[t][ps->src];
     struct pb_screen__rec *rows = pb_malloc((size_t)ps->n * sizeof *rows);
     for (int32_t a = 0; a < ps->n; a++) rows[a] = pb_screen__rec_row(X, ps->src, m * P->n_conditions + ps->cond[a]);
-    double *sv = pb_malloc((size_t)nn * sizeof *sv);
-    for (int32_t j = 0; j < X->n_subsets; j++) {
+    for (int32_t j = half ? X->n_subsets_u : 0; j < (half ? X->n_subsets : X->n_subsets_u); j++) {
       for (int32_t q = 0; q < n; q++) {
         int32_t ji = jn[U->img[q]];
         double sum = 0;
@@ -1181,9 +1195,9 @@ static void pb_screen__subset_ranks(const struct pb_screen__ctx *X, const struct
       }
       pb_screen_rank(sv, n, NULL, 0, &U->sub[j]);
     }
-    free(sv);
     free(rows);
   }
+  free(sv);
 }
 
 /* Scores, fits and rankings of unit (target t, model m).  Returns PB_FAIL

@@ -206,6 +206,64 @@ static void pb_snat__selection(const struct pb_snat *N, const struct pb_screen_o
   (void)e_usel;
 }
 
+/* Table 32's natural rows: TTA from m of the fixed transforms, the Table 28
+ * index sets applied to the TTA list (per subset the equal-weight cell mean,
+ * then mean [min, max] over subsets; gain over S on the same cells). */
+static void pb_snat__subsets(const struct pb_snat *N, const int32_t *cell_target, const double *recs, int64_t n_cells,
+                             struct pb_table *t)
+{
+  const struct pb_screen_layout *L = N->L;
+  pb_table_begin(t, "TTA from m natural transforms, prefixed subsets by index (seed Table 32, natural rows)",
+                 "The Table 28 subsets of the primary probe set applied by index to the 18 fixed transforms; per "
+                 "subset the equal-weight cell mean, then the mean [min, max] over subsets; gain = coverage at q = 0.2 "
+                 "minus that of S. The corruption rows are screen_subsets.tsv.",
+                 "source	tier	m	subsets	coverage	cov_min	cov_max	gain	gain_min	auroc	auroc_min	auroc_max",
+                 NULL);
+  for (int32_t tg = 0; tg < N->n_targets; tg++)
+    for (int tier = 0; tier < PB_N_TIERS; tier++) {
+      if (!((L->subset_tiers >> tier) & 1) || N->cells[tg * PB_SNAT_ROWS + tier + 1] == 0) continue;
+      for (int32_t j0 = L->n_subsets_u; j0 < L->n_subsets;) {
+        int32_t m = L->subset_m[j0], j1 = j0;
+        while (j1 < L->n_subsets && L->subset_m[j1] == m) j1++;
+        double acc[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+        int32_t k = 0;
+        for (int32_t j = j0; j < j1; j++) {
+          double sum[3] = {0, 0, 0}, v[3];
+          int64_t cnt[3] = {0, 0, 0};
+          for (int64_t c = 0; c < n_cells; c++) {
+            const double *rec = recs + c * L->rec_len;
+            if (cell_target[c] != tg || rec[PB_SI_TIER] != tier) continue;
+            double x[3] = {rec[L->subset_off + 2 * j + 1], rec[L->subset_off + 2 * j],
+                           rec[L->subset_off + 2 * j + 1] - rec[L->row_off + PB_SCREEN_MET * PB_SR_S + PB_SNAT_Q20]};
+            for (int e = 0; e < 3; e++)
+              if (!isnan(x[e])) sum[e] += x[e], cnt[e]++;
+          }
+          for (int e = 0; e < 3; e++) { /* coverage, AUROC, gain */
+            v[e] = cnt[e] ? sum[e] / (double)cnt[e] : NAN;
+            acc[e] += v[e];
+            lo[e] = fmin(lo[e], v[e]);
+            if (e < 2) hi[e] = fmax(hi[e], v[e]);
+          }
+          k++;
+        }
+        pb_table_str(t, N->meta->sources[N->targets[tg]].name, 1);
+        pb_table_str(t, pb_tier_name(tier), 0);
+        pb_table_int(t, m);
+        pb_table_int(t, j1 - j0);
+        pb_table_num(t, acc[0] / k, 3);
+        pb_table_num(t, isinf(lo[0]) ? NAN : lo[0], 3);
+        pb_table_num(t, isinf(hi[0]) ? NAN : hi[0], 3);
+        pb_table_num(t, acc[2] / k, -3);
+        pb_table_num(t, isinf(lo[2]) ? NAN : lo[2], -3);
+        pb_table_num(t, acc[1] / k, 3);
+        pb_table_num(t, isinf(lo[1]) ? NAN : lo[1], 3);
+        pb_table_num(t, isinf(hi[1]) ? NAN : hi[1], 3);
+        pb_table_end_row(t);
+        j0 = j1;
+      }
+    }
+}
+
 /* The headline check (seed abstract, Section 5.3): mild coverage at q = 0.2 of U and TTA18 beside the seed's. */
 static void pb_snat__headline(const struct pb_snat *N, const struct pb_screen_options *opt, int32_t e0,
                               struct pb_text *md)
@@ -336,6 +394,8 @@ int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_
     status |= pb_table_flush(&t, res, "screen_natural.tsv", md);
     pb_snat__variants(&N, opt, e_var, &t);
     status |= pb_table_flush(&t, res, "screen_natural_variants.tsv", md);
+    pb_snat__subsets(&N, cell_target, recs, n_cells, &t);
+    status |= pb_table_flush(&t, res, "screen_natural_subsets.tsv", md);
     pb_snat__baselines(&N, opt, e_base, n_base, base_names, &t);
     status |= pb_table_flush(&t, res, "screen_natural_baselines.tsv", md);
     pb_snat__selection(&N, opt, S, e_usel, &t);

@@ -25,7 +25,7 @@ check "probe-role sources have no cells" sh -c "grep -qx 'source.TTA.cells 0' '$
 
 S="$WORK/s11.h5"
 pb 1 1 screen "$S" --group-draws 200 -o "$WORK/o11"
-reports="screen_natural.tsv screen_natural_variants.tsv screen_natural_baselines.tsv screen_natural_selection.tsv
+reports="screen_natural.tsv screen_natural_subsets.tsv screen_natural_variants.tsv screen_natural_baselines.tsv screen_natural_selection.tsv
   figure4_probe_sets.tsv screen_probesets.tsv screen_cells.tsv screen.md"
 ranks_identical "$reports" screen "$S" --group-draws 200
 R="$WORK/o11/report"
