@@ -33,19 +33,37 @@ static int pb_screen__sel_in(const int32_t *chosen, int32_t k, int32_t c)
   return 0;
 }
 
-static int pb_screen__sel_cmp(const void *x, const void *y)
+/* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare selection.
+ * The value is what matters, so the pivot rule cannot change a result. */
+static double pb_screen__kth_largest(double *v, int32_t n, int32_t k)
 {
-  double a = *(const double *)x, b = *(const double *)y;
-  return a < b ? 1 : a > b ? -1 : 0;
+  int32_t lo = 0, hi = n - 1, want = k - 1;
+  while (lo < hi) {
+    double pivot = v[lo + (hi - lo) / 2];
+    int32_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] > pivot) i++;
+      while (v[j] < pivot) j--;
+      if (i <= j) {
+        double t = v[i];
+        v[i++] = v[j];
+        v[j--] = t;
+      }
+    }
+    if (want <= j) hi = j;
+    else if (want >= i) lo = i;
+    else break;
+  }
+  return v[want];
 }
 
 /* Coverage of every cell at once from one score: k = budget, the images
  * above the cutoff value (A of them) and those tied at it (g), then per cell
  * (F_A g + (k - A) f_g) / (g n_fail), the formula of pb_screen_ranked_metrics.
  * Only the top k images and the cutoff group are visited, so a candidate
- * costs a sort plus O(k cells). */
+ * costs a linear-time selection plus O(k cells). */
 static void pb_screen__sel_cover(const struct pb_screen_sel_unit *u, const double *score, const uint8_t *fail_t,
-                                 const int32_t *n_fail, int pct, double *sorted, int32_t *fa, int32_t *fg, double *sum,
+                                 const int32_t *n_fail, int pct, double *work, int32_t *fa, int32_t *fg, double *sum,
                                  int64_t *cnt)
 {
   const int32_t n = u->n, C = u->n_cells;
@@ -53,9 +71,8 @@ static void pb_screen__sel_cover(const struct pb_screen_sel_unit *u, const doubl
   *cnt = 0;
   if (n == 0) return;
   int32_t k = pb_screen_budget(n, pct);
-  for (int32_t i = 0; i < n; i++) sorted[i] = score[i];
-  qsort(sorted, (size_t)n, sizeof *sorted, pb_screen__sel_cmp);
-  double v = sorted[k - 1];
+  for (int32_t i = 0; i < n; i++) work[i] = score[i];
+  double v = pb_screen__kth_largest(work, n, k);
   int32_t A = 0, g = 0;
   for (int32_t c = 0; c < C; c++) fa[c] = fg[c] = 0;
   for (int32_t i = 0; i < n; i++) {
@@ -89,17 +106,17 @@ void pb_screen_sel_step(const struct pb_screen_sel_unit *u, const int32_t *chose
       n_fail[c] += u->fail[(size_t)c * n + i] != 0;
     }
   {
-    double *score = pb_malloc((size_t)nn * sizeof *score), *sorted = pb_malloc((size_t)nn * sizeof *sorted);
+    double *score = pb_malloc((size_t)nn * sizeof *score), *work = pb_malloc((size_t)nn * sizeof *work);
     int32_t *fa = pb_malloc((size_t)cc * sizeof *fa), *fg = pb_malloc((size_t)cc * sizeof *fg);
     for (int32_t a = 0; a < u->n_cand; a++) {
       sum[a] = 0;
       cnt[a] = 0;
       if (pb_screen__sel_in(chosen, k, a)) continue;
       for (int32_t i = 0; i < n; i++) score[i] = -(base[i] + u->m[(size_t)a * n + i]) / (k + 1);
-      pb_screen__sel_cover(u, score, fail_t, n_fail, pb_screen_budget_pct[b], sorted, fa, fg, &sum[a], &cnt[a]);
+      pb_screen__sel_cover(u, score, fail_t, n_fail, pb_screen_budget_pct[b], work, fa, fg, &sum[a], &cnt[a]);
     }
     free(score);
-    free(sorted);
+    free(work);
     free(fa);
     free(fg);
   }
