@@ -17,7 +17,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # probing the cm PML's libraries, as jobs/main.sh (docs/run.md "MPI start-up")
 export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
 PAIRED=9108000
-ALLREC=18832000
+# every record synth writes: 18,832,000 of the analysed sources + the probe-only
+# TTA (44 x 31 x 1,000) and Syn-B5 (44 x 10 x 1,000)
+ALLREC=20636000
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
