@@ -307,9 +307,14 @@ static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t 
     return PB_FAIL;
   }
   if (src->grid ? pb_synth_config__resolve_grid(src) : pb_synth_config__resolve_list(src)) return PB_FAIL;
-  if (src->probe_fixed > src->n_conditions || (src->probe_fixed && !src->probe_role)) {
+  int natural = src->probe_role && strcmp(src->probe_role, "natural") == 0;
+  if (src->probe_fixed > src->n_conditions || (src->probe_fixed && !natural)) {
     pb_error_set("source %s: probe_fixed needs 'probe = natural' and at most %d (its conditions)", src->name,
                  src->n_conditions);
+    return PB_FAIL;
+  }
+  if (src->fragility_corr != 0 && !natural) {
+    pb_error_set("source %s: fragility_corr applies to a natural probe source only (probe = natural)", src->name);
     return PB_FAIL;
   }
   for (int32_t c = 0; c < src->n_conditions; c++) {

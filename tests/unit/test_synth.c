@@ -321,6 +321,17 @@ START_TEST(test_config_errors)
          "test.ini: source S: condition 'clean' repeated or reserved");
   reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5, fog:0.4\n",
          "test.ini: source S: condition 'fog' repeated or reserved");
+  /* probe roles (docs/synth.md): only natural or extra:SRC; the natural-only keys elsewhere */
+  reject(BASE_HEAD BASE_SOURCE "probe = tta\n", "test.ini:18: [source S] probe must be 'natural' or 'extra:SRC', got 'tta'");
+  reject(BASE_HEAD BASE_SOURCE "probe = extra:\n", "test.ini:18: [source S] probe must be 'natural' or 'extra:SRC', got 'extra:'");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe_fixed = 1\n",
+         "test.ini: source S: probe_fixed needs 'probe = natural' and at most 1 (its conditions)");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = natural\nprobe_fixed = 2\n",
+         "test.ini: source S: probe_fixed needs 'probe = natural' and at most 1 (its conditions)");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = extra:T\nfragility_corr = 0.5\n",
+         "test.ini: source S: fragility_corr applies to a natural probe source only (probe = natural)");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = natural\nfragility_corr = 1.5\n",
+         "test.ini:20: [source S] fragility_corr must be a number in [-1, 1], got '1.5'");
   reject(BASE_HEAD "[model_skill]\nm9 = 0.1\n" BASE_SOURCE "conditions = fog:0.5\n",
          "test.ini: [model_skill] names unknown model 'm9'");
   reject(BASE_HEAD "[source S]\nclasses = 4\n", "test.ini: source S: needs classes, images_per_class, "
