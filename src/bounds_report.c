@@ -47,6 +47,7 @@ static void pb_rep__grid(const struct pb_meta *meta, const struct pb_cell_ref *c
                  "For L and dMk the I5 bounds equal Ik (Theorem 1).",
                  "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
     struct pb_mean m[5] = {{0}};
     int64_t n = 0, straddle = 0, zero = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -82,6 +83,7 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *
                  "source\tcells\tH_I0\tH_Ik\tH_I5\textra\tnarrower\tL_I5\tdMk_I5\tdMk_I0_varsupport\t"
                  "dMk_I0_defined\tH_normalised", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
     struct pb_mean m[8] = {{0}};
     int64_t n = 0, narrower = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -119,6 +121,7 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_ce
                  "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.",
                  "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
     struct pb_mean m[3] = {{0}};
     int64_t n = 0, vbig = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -266,6 +269,7 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *c
   pb_table_begin(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
                  "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
     struct pb_mean m[6] = {{0}};
     int64_t n = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -299,6 +303,7 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref
                  "source\tH_orig\tH_matched\tL_orig\tL_matched\tdMk_orig\tdMk_matched\tdMk_matched_min\t"
                  "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
     struct pb_mean orig[4] = {{0}}, seeds[4] = {{0}};
     double dmin = INFINITY, dmax = -INFINITY;
     int64_t undefined = 0;
@@ -425,6 +430,7 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
                      "| source | cells | mild | severe | extreme | panel cells |\n|---|---|---|---|---|---|\n",
                  p->coverage);
   for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
     const struct pb_source *src = &meta->sources[s];
     int64_t tiers[PB_N_TIERS] = {0}, panel = 0;
     for (int32_t c = 0; c < src->n_conditions; c++)

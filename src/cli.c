@@ -147,6 +147,12 @@ static int pb_cli__opt_classes(void *opts, const char *label, const char *v)
   return pb_ingest_add_classes(&((struct pb_cli_args *)opts)->ingest, v);
 }
 
+static int pb_cli__opt_probe_role(void *opts, const char *label, const char *v)
+{
+  (void)label;
+  return pb_ingest_add_probe_role(&((struct pb_cli_args *)opts)->ingest, v);
+}
+
 #define PB_O(member) PB_OPTION_FIELD(struct pb_cli_args, member)
 #define PB_CLI_OUTPUT(meta, text) \
   {.name = "output", .short_name = 'o', .type = PB_OPTION_STRING, PB_O(output), .metavar = meta, .help = text}
@@ -171,6 +177,11 @@ static const struct pb_option pb_cli__ingest_options[] = {
   {.name = "classes", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_classes, .metavar = "N|SRC=N", .repeatable = 1,
    .help = "number of classes of every source (N; default: 1 + largest label or prediction seen) or of source SRC "
            "(SRC=N); repeatable"},
+  {.name = "probe-role", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_probe_role,
+   .metavar = "SRC=natural[:N]|SRC=extra:PSRC", .repeatable = 1,
+   .help = "declare SRC a probe source (no cells of its own): natural transformations whose first N perturbed "
+           "conditions are screen's fixed TTA set, or further selection candidates of probe source PSRC "
+           "(docs/store.md); repeatable"},
   PB_CLI_OUTPUT("STORE", "store file to write; nothing is written when the CSV is invalid"),
   PB_CLI_FORCE("file"),
   {.name = NULL}};

@@ -738,6 +738,16 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
       pb_error_set("%s: classes given for source %s, which has no records", ctx->path, opt->class_source[i]);
       return PB_FAIL;
     }
+  for (int i = 0; opt && i < opt->n_roles; i++) {
+    int32_t s = pb_strmap_get(&ctx->sources, opt->role_source[i]);
+    if (s < 0) {
+      pb_error_set("%s: probe role given for source %s, which has no records", ctx->path, opt->role_source[i]);
+      return PB_FAIL;
+    }
+    free(meta->sources[s].probe_role);
+    meta->sources[s].probe_role = pb_strdup(opt->role[i]);
+    meta->sources[s].probe_fixed = opt->role_fixed[i];
+  }
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_source *src = &meta->sources[s];
     struct pb_ingest__src *x = &ctx->src[s];
@@ -979,8 +989,51 @@ int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)
   return PB_OK;
 }
 
+int pb_ingest_add_probe_role(struct pb_ingest_options *opt, const char *arg)
+{
+  const char *eq = strchr(arg, '=');
+  const char *v = eq ? eq + 1 : "";
+  int64_t fixed = 0;
+  char role[16 + 256];
+  if (!eq || eq == arg) goto bad;
+  if (strncmp(v, "natural", 7) == 0 && (v[7] == '\0' || v[7] == ':')) {
+    if (v[7] == ':' && pb_parse_int(v + 8, 1, 1 << 20, &fixed)) goto bad;
+    snprintf(role, sizeof role, "natural");
+  } else if (strncmp(v, "extra:", 6) == 0 && v[6] && strlen(v) < sizeof role) {
+    snprintf(role, sizeof role, "%s", v);
+  } else goto bad;
+  size_t len = (size_t)(eq - arg);
+  int i = 0;
+  while (i < opt->n_roles && (strlen(opt->role_source[i]) != len || strncmp(opt->role_source[i], arg, len))) i++;
+  if (i == opt->n_roles) {
+    opt->n_roles++;
+    opt->role_source = pb_realloc(opt->role_source, (size_t)opt->n_roles * sizeof(char *));
+    opt->role = pb_realloc(opt->role, (size_t)opt->n_roles * sizeof(char *));
+    opt->role_fixed = pb_realloc(opt->role_fixed, (size_t)opt->n_roles * sizeof(int32_t));
+    opt->role_source[i] = pb_malloc(len + 1);
+    memcpy(opt->role_source[i], arg, len);
+    opt->role_source[i][len] = '\0';
+  } else free(opt->role[i]);
+  opt->role[i] = pb_strdup(role);
+  opt->role_fixed[i] = (int32_t)fixed;
+  return PB_OK;
+bad:
+  pb_error_set("--probe-role: expected SRC=natural, SRC=natural:N or SRC=extra:PROBE_SOURCE, found '%s'", arg);
+  return PB_FAIL;
+}
+
 void pb_ingest_options_free(struct pb_ingest_options *opt)
 {
+  for (int i = 0; i < opt->n_roles; i++) {
+    free(opt->role_source[i]);
+    free(opt->role[i]);
+  }
+  free(opt->role_source);
+  free(opt->role);
+  free(opt->role_fixed);
+  opt->role_source = opt->role = NULL;
+  opt->role_fixed = NULL;
+  opt->n_roles = 0;
   for (int i = 0; i < opt->n_source_classes; i++) free(opt->class_source[i]);
   free(opt->class_source);
   free(opt->class_count);

@@ -33,6 +33,7 @@ static void pb_prep__orderings(const struct pb_meta *meta, const struct pb_cell_
                   "(I0 -> Ik, Ik -> I5). `directed_*` count ordered pairs.",
                   "source\tcells\tshared\tplus_k\tplus_5\tdirected_shared\tdirected_plus_k\tdirected_plus_5", NULL);
   for (int32_t s = 0; s <= meta->n_sources; s++) {
+    if (s < meta->n_sources && meta->sources[s].probe_role) continue; /* a probe source has no cells */
     int64_t v[7] = {0};
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * rl;
@@ -61,6 +62,7 @@ static void pb_prep__actions(const struct pb_meta *meta, const struct pb_cell_re
                   "with identical evaluation acceptance vectors are merged (post hoc diagnostic).",
                   "source\tcells\tone_action_I0\tone_action_Ik\tone_action_I5", NULL);
   for (int32_t s = 0; s <= meta->n_sources; s++) {
+    if (s < meta->n_sources && meta->sources[s].probe_role) continue; /* a probe source has no cells */
     int64_t v[4] = {0};
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * rl;
@@ -95,6 +97,7 @@ static void pb_prep__selection(const struct pb_meta *meta, const struct pb_cell_
                   "Controls: the fixed 80% policy and the marginal proxy.",
                   "source\tcells\tfeasible_mean\tminimax\tbetter\tworse\ttied\tfixed80\tproxy", NULL);
   for (int32_t s = 0; s <= meta->n_sources; s++) {
+    if (s < meta->n_sources && meta->sources[s].probe_role) continue; /* a probe source has no cells */
     double sum[4] = {0};
     int64_t n[4] = {0}, cells_n = 0, bwt[3] = {0};
     for (int64_t c = 0; c < n_cells; c++) {
@@ -174,6 +177,7 @@ static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_cell_re
                   "separate I5 intervals, and the information increments I0 -> Ik and Ik -> I5.",
                   "source\tlambda\tcells\tshared\tplus_k\tplus_5", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++)
+    if (!meta->sources[s].probe_role) /* a probe source has no cells */
     for (int32_t li = 0; li < opt->n_lambdas; li++) {
       int64_t v[4];
       pb_prep__fig5_counts(cells, recs, n_cells, rl, s, li, v);

@@ -174,9 +174,11 @@ static void pb_protocol__alloc(struct pb_protocol *p, const struct pb_meta *meta
     ps->mean_dev_acc = pb_calloc(C, sizeof(double));
     ps->tier = pb_calloc(C, sizeof(int8_t));
     ps->panel = pb_calloc(M * C, 1);
-    ps->panel_quota = pb_protocol_default_quota(meta->sources[s].name);
+    /* probe-role sources have no cells (docs/store.md), so no panel */
+    ps->panel_quota = meta->sources[s].probe_role ? 0 : pb_protocol_default_quota(meta->sources[s].name);
     for (int32_t i = 0; i < opt->n_quota; i++)
-      if (strcmp(opt->quota_source[i], meta->sources[s].name) == 0) ps->panel_quota = opt->quota[i];
+      if (!meta->sources[s].probe_role && strcmp(opt->quota_source[i], meta->sources[s].name) == 0)
+        ps->panel_quota = opt->quota[i];
   }
 }
 

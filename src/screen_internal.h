@@ -31,6 +31,8 @@ enum pb_screen_info {
   PB_SI_TIER, PB_SI_N, PB_SI_NFAIL, PB_SI_NNS, PB_SI_NFAIL_NS, PB_SI_DEGENERATE, PB_SI_NUNMATCHED, PB_SI_A3APPROX,
   PB_SI_N_FIELDS
 };
+#define PB_SCREEN_N_NATURAL 5  /* natural rows */
+enum { PB_SN_U0, PB_SN_TTA0, PB_SN_AGREE, PB_SN_USEL, PB_SN_TTASEL };
 #define PB_SCREEN_MET 6   /* n, n_fail, auroc, cov_q10, cov_q20, cov_q30 */
 #define PB_SCREEN_STRATA 3
 #define PB_SCREEN_STRATUM_F 7 /* n, n_fail, auroc_S, auroc_U, auroc_U_ns, auroc_U_derange, ret_gap */
@@ -42,7 +44,11 @@ struct pb_screen_layout {
   char **extra_names;        /* their names (U_<name> is row PB_SR_FIXED + 2 e) */
   int is_tta[64];            /* extra set named TTA (case-insensitive): U - TTA contrasts */
   int32_t extra_n[64];       /* probe conditions of each extra set */
-  int32_t n_subsets;         /* Table 28 subsets of the primary probe set */
+  /* natural rows (a TTA set exists): U0, TTA0, agree_TTA, U_sel, TTA_sel
+   * from row tta_rows on (-1 without a TTA set); docs/screen.md */
+  int32_t tta_rows;
+  int32_t n_subsets;         /* Table 28 subsets of the primary probe set, then (Table 32) the same index sets of the TTA set */
+  int32_t n_subsets_u;       /* those of the primary set */
   int32_t *subset_m;         /* size of each subset */
   int32_t n_probes;          /* primary probe count */
   int32_t **subset_idx;      /* each subset's indices into the primary set */
@@ -109,6 +115,22 @@ int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_la
                            const int32_t *cell_cond, const double *recs, int64_t n_cells,
                            const struct pb_screen_options *opt, const struct pb_screen_boot *B, MPI_Comm comm,
                            struct pb_results *res, struct pb_text *md);
+/* The development selections as the report shows them (screen_tta_report.c). */
+struct pb_screen_sel_report {
+  int32_t n_pick[2];        /* 0: U^sel, 1: TTA^sel */
+  const int32_t *n_chosen[2]; /* [target] picks made (NULL: no selection) */
+  char **names[2];          /* [target * n_pick] "SOURCE:condition" of each pick */
+  const double *value[2];   /* [target * n_pick] mean selection-split coverage after the pick */
+  uint8_t *fixed[2];        /* [target * n_pick] the pick belongs to the fixed set */
+};
+
+/* Natural-comparison tables (Tables 29, 31/37, 34, 38 natural rows, E.2 selections) and Figure 4:
+ * collective (model-group intervals), text on rank 0; nothing without a TTA set. */
+int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
+                             int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
+                             const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
+                             const struct pb_screen_sel_report *S, MPI_Comm comm, struct pb_results *res,
+                             struct pb_text *md);
 
 /** Source x tier tables (TSV + report/screen.md); rank 0 only. */
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,

@@ -318,9 +318,9 @@ static void pb_srep__subsets(struct pb_srep *R)
   {
     if (!((L->subset_tiers >> tier) & 1)) continue;
     double S_cov = pb_srep__mean(R, s, tier, PB_SR_S, 4);
-    for (int32_t j0 = 0; j0 < L->n_subsets;) {
+    for (int32_t j0 = 0; j0 < L->n_subsets_u;) {
       int32_t m = L->subset_m[j0], j1 = j0;
-      while (j1 < L->n_subsets && L->subset_m[j1] == m) j1++;
+      while (j1 < L->n_subsets_u && L->subset_m[j1] == m) j1++;
       struct pb_smean cm = {0, 0}, am = {0, 0};
       double cmin = INFINITY, cmax = -INFINITY, amin = INFINITY, amax = -INFINITY;
       for (int32_t j = j0; j < j1; j++) {

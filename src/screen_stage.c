@@ -240,6 +240,16 @@ struct pb_screen__pset {
   int32_t *cond;       /* condition indices in the probe source */
 };
 
+/* Candidates of a development selection (U^sel, TTA^sel): candidate a is
+ * probe k[a] of probe set ps[a]; per target the n_pick chosen ones. */
+struct pb_screen__pool {
+  int32_t n, n_pick;
+  int32_t *ps, *k;
+  int32_t *n_chosen;           /* [target] */
+  int32_t *chosen;             /* [target][n_pick] candidates in selection order */
+  double *value;               /* [target][n_pick] mean coverage at 20% after each pick */
+};
+
 struct pb_screen__rows {
   int32_t n, n_tk;
   int32_t *rows, *tk_rows;
@@ -256,14 +266,76 @@ struct pb_screen__ctx {
   int32_t *targets;            /* store indices, ascending */
   int32_t ***join;             /* [target][source] target image -> source image or -1 (NULL when unused) */
   struct pb_screen__rows *rows;
-  int32_t n_subsets;
+  int32_t n_subsets, n_subsets_u; /* all, and those of the primary set (then the TTA set's, Table 32) */
   int32_t *sub_m, **sub_idx;   /* Table 28 subsets: indices into the primary set */
   struct pb_screen_layout L;
   int64_t n_units;
   int64_t *unit_cell0;         /* [n_units + 1] first global cell of each unit */
   int8_t **tier;               /* [target][condition] tiers used for reporting */
+  int32_t tta;                 /* the probe set named TTA, -1 none */
+  int32_t n_hidden;            /* trailing probe sets read only by the selection (no score rows) */
+  struct pb_screen__pool pool[2]; /* selection candidates: 0 U^sel, 1 TTA^sel */
   int64_t n_joined;            /* target images with a partner in the primary probe source */
 };
+
+static void pb_screen__pool_add(struct pb_screen__pool *pl, int32_t p, int32_t k)
+{
+  pl->ps = pb_realloc(pl->ps, (size_t)(pl->n + 1) * sizeof *pl->ps);
+  pl->k = pb_realloc(pl->k, (size_t)(pl->n + 1) * sizeof *pl->k);
+  pl->ps[pl->n] = p;
+  pl->k[pl->n++] = k;
+}
+
+/* Natural probes (docs/screen.md): unless a set is named TTA, the fixed
+ * transforms of the store's natural-role source become set TTA.  With a TTA
+ * set, the candidates of the development selections are read through
+ * trailing hidden sets: every perturbed condition of the TTA set's source
+ * when it is a natural source (TTA^sel), and the primary set plus every
+ * source marked extra:<primary source> (U^sel). */
+static void pb_screen__natural_sets(struct pb_screen__ctx *X)
+{
+  const struct pb_meta *meta = X->meta;
+  X->tta = -1;
+  for (int32_t p = 1; p < X->n_ps; p++)
+    if (X->ps[p].name && !strcasecmp(X->ps[p].name, "TTA")) X->tta = p;
+  X->ps = pb_realloc(X->ps, (size_t)(X->n_ps + 2 + meta->n_sources) * sizeof *X->ps);
+  int32_t nat = -1;
+  for (int32_t s = 0; s < meta->n_sources && nat < 0; s++)
+    if (meta->sources[s].probe_role && !strcmp(meta->sources[s].probe_role, "natural")) nat = s;
+  if (X->tta < 0 && nat >= 0) {
+    const struct pb_source *src = &meta->sources[nat];
+    struct pb_screen__pset *ps = &X->ps[X->tta = X->n_ps++];
+    int32_t nf = src->probe_fixed > 0 ? src->probe_fixed : src->n_conditions - 1;
+    *ps = (struct pb_screen__pset){pb_strdup("TTA"), nat, 0, pb_malloc((size_t)nf * sizeof(int32_t))};
+    for (int32_t c = 0; c < src->n_conditions && ps->n < nf; c++)
+      if (c != src->clean) ps->cond[ps->n++] = c;
+  }
+  if (X->tta < 0) return;
+  int32_t first_hidden = X->n_ps;
+  const char *psrc = meta->sources[X->ps[0].src].name;
+  for (int g = 0; g < 2; g++) {
+    struct pb_screen__pool *pl = &X->pool[g];
+    pl->n_pick = X->ps[g ? X->tta : 0].n;
+    pl->ps = pb_malloc(sizeof(int32_t));
+    pl->k = pb_malloc(sizeof(int32_t));
+    if (g == 0)
+      for (int32_t k = 0; k < X->ps[0].n; k++) pb_screen__pool_add(pl, 0, k);
+    for (int32_t s = 0; s < meta->n_sources; s++) {
+      const struct pb_source *src = &meta->sources[s];
+      const char *role = src->probe_role;
+      int take = g ? role && !strcmp(role, "natural") && s == X->ps[X->tta].src
+                   : role && !strncmp(role, "extra:", 6) && !strcmp(role + 6, psrc);
+      if (!take) continue;
+      struct pb_screen__pset *ps = &X->ps[X->n_ps];
+      *ps = (struct pb_screen__pset){pb_strdup(g ? "(TTA candidates)" : "(U candidates)"), s, 0,
+                                     pb_malloc((size_t)src->n_conditions * sizeof(int32_t))};
+      for (int32_t c = 0; c < src->n_conditions; c++)
+        if (c != src->clean) pb_screen__pool_add(pl, X->n_ps, ps->n), ps->cond[ps->n++] = c;
+      X->n_ps++;
+    }
+  }
+  X->n_hidden = X->n_ps - first_hidden;
+}
 
 /* Resolve probe sets and severity sets against the store. */
 static int pb_screen__psets(struct pb_screen__ctx *X)
@@ -366,7 +438,8 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
       }
     }
   }
-  if (X->n_ps - 1 > 64) {
+  pb_screen__natural_sets(X);
+  if (X->n_ps - 1 - X->n_hidden > 64) {
     pb_error_set("at most 64 extra probe sets");
     return PB_FAIL;
   }
@@ -429,6 +502,17 @@ static void pb_screen__subsets(struct pb_screen__ctx *X)
         j++;
       }
       free(perm);
+    }
+  }
+  X->n_subsets_u = X->n_subsets;
+  /* Table 32: the same index sets applied to the fixed natural transforms */
+  if (X->tta >= 0 && X->ps[X->tta].n >= P && X->n_subsets > 0) {
+    X->sub_m = pb_realloc(X->sub_m, (size_t)(2 * X->n_subsets) * sizeof *X->sub_m);
+    X->sub_idx = pb_realloc(X->sub_idx, (size_t)(2 * X->n_subsets) * sizeof *X->sub_idx);
+    for (int32_t j = 0; j < X->n_subsets_u; j++) {
+      X->sub_m[X->n_subsets] = X->sub_m[j];
+      X->sub_idx[X->n_subsets] = pb_malloc((size_t)X->sub_m[j] * sizeof(int32_t));
+      memcpy(X->sub_idx[X->n_subsets++], X->sub_idx[j], (size_t)X->sub_m[j] * sizeof(int32_t));
     }
   }
 }
@@ -517,8 +601,9 @@ static char *pb_screen__nothing_note(const struct pb_screen__ctx *X, const char 
 static void pb_screen__layout(struct pb_screen__ctx *X)
 {
   struct pb_screen_layout *L = &X->L;
-  L->n_extra = X->n_ps - 1;
-  L->n_rows = PB_SR_FIXED + 2 * L->n_extra;
+  L->n_extra = X->n_ps - 1 - X->n_hidden;
+  L->tta_rows = X->tta >= 0 ? PB_SR_FIXED + 2 * L->n_extra : -1;
+  L->n_rows = PB_SR_FIXED + 2 * L->n_extra + (X->tta >= 0 ? PB_SCREEN_N_NATURAL : 0);
   L->row_names = pb_malloc((size_t)L->n_rows * sizeof(char *));
   L->extra_names = pb_malloc((size_t)(L->n_extra + 1) * sizeof(char *));
   for (int r = 0; r < PB_SR_FIXED; r++) L->row_names[r] = pb_strdup(pb_screen_row_names[r]);
@@ -533,7 +618,10 @@ static void pb_screen__layout(struct pb_screen__ctx *X)
     L->is_tta[e] = !strcasecmp(nm, "TTA");
     L->extra_n[e] = X->ps[1 + e].n;
   }
+  static const char *const natural[PB_SCREEN_N_NATURAL] = {"U0", "TTA0", "agree_TTA", "U_sel", "TTA_sel"};
+  for (int j = 0; j < PB_SCREEN_N_NATURAL && L->tta_rows >= 0; j++) L->row_names[L->tta_rows + j] = pb_strdup(natural[j]);
   L->n_subsets = X->n_subsets;
+  L->n_subsets_u = X->n_subsets_u;
   L->subset_m = X->sub_m;
   L->subset_idx = X->sub_idx;
   L->probe_src = X->ps[0].src;
@@ -793,7 +881,7 @@ static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_scr
       Uall[p][i] = pb_screen_u(mrow, ps->n, j);
       if (p == 0) ret[i] = (double)right / ps->n;
       A3all[p][i] = NAN;
-      if (clean.pred[i] == y && src->split[i] == an_split) {
+      if (clean.pred[i] == y && src->split[i] == an_split && p < X->n_ps - X->n_hidden) {
         for (int32_t a = 0; a < ps->n; a++) pr[a] = pb_screen__probs(&prow[a], j, y, k);
         struct pb_screen_probs c0 = pb_screen__probs(&clean, i, y, k);
         int32_t approx;
@@ -865,6 +953,49 @@ static int pb_screen__fits(const struct pb_screen__ctx *X, struct pb_screen__uwo
   return status;
 }
 
+/* The natural rows of a unit (docs/screen.md): U0 and TTA0 (the clean
+ * true-class probability as an extra term), TTA agreement, and the means over
+ * the development-selected sets, summed in selection order. */
+static void pb_screen__natural_scores(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+                                      struct pb_screen__unit *U)
+{
+  const struct pb_meta *meta = X->meta;
+  const int32_t m = W->m, t = W->t, r0 = X->L.tta_rows, n = U->n;
+  int32_t most = X->ps[0].n > X->ps[X->tta].n ? X->ps[0].n : X->ps[X->tta].n;
+  const float **mrow = pb_malloc((size_t)most * sizeof *mrow);
+  const int32_t **prow = pb_malloc((size_t)most * sizeof *prow);
+  for (int which = 0; which < 2; which++) {
+    const struct pb_screen__pset *ps = &X->ps[which ? X->tta : 0];
+    const int32_t *jn = X->join[t][ps->src];
+    for (int32_t a = 0; a < ps->n; a++) {
+      struct pb_screen__rec r = pb_screen__rec_row(X, ps->src, m * meta->sources[ps->src].n_conditions + ps->cond[a]);
+      mrow[a] = r.m;
+      prow[a] = r.pred;
+    }
+    for (int32_t q = 0; q < n; q++) {
+      int32_t i = U->img[q];
+      U->score[r0 + (which ? PB_SN_TTA0 : PB_SN_U0)][q] = -pb_screen_u0(W->clean.m[i], mrow, ps->n, jn[i]);
+      if (which) U->score[r0 + PB_SN_AGREE][q] = -pb_screen_agreement(prow, ps->n, jn[i], W->clean.pred[i]);
+    }
+  }
+  free(mrow);
+  free(prow);
+  for (int g = 0; g < 2; g++) {
+    const struct pb_screen__pool *pl = &X->pool[g];
+    int32_t nch = pl->n_chosen ? pl->n_chosen[t] : 0;
+    double *out = U->score[r0 + (g ? PB_SN_TTASEL : PB_SN_USEL)];
+    for (int32_t q = 0; q < n; q++) out[q] = nch ? 0.0 : NAN;
+    for (int32_t j = 0; j < nch; j++) {
+      int32_t a = pl->chosen[t * pl->n_pick + j];
+      const struct pb_screen__pset *ps = &X->ps[pl->ps[a]];
+      struct pb_screen__rec r =
+          pb_screen__rec_row(X, ps->src, m * meta->sources[ps->src].n_conditions + ps->cond[pl->k[a]]);
+      for (int32_t q = 0; q < n; q++) out[q] += r.m[X->join[t][ps->src][U->img[q]]];
+    }
+    for (int32_t q = 0; q < n && nch; q++) out[q] = -out[q] / nch;
+  }
+}
+
 /* The analysis set (clean-correct images of the analysis split with a
  * partner in every probe set) and every score row of it. */
 static void pb_screen__scores(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U)
@@ -920,11 +1051,12 @@ static void pb_screen__scores(const struct pb_screen__ctx *X, struct pb_screen__
     sc[PB_SR_U_DERANGE][q] = sc[PB_SR_RANDOM][q] = sc[PB_SR_DELTA_DERANGE][q] = NAN;
     sc[PB_SR_DELTA_NS][q] = S - u;
     sc[PB_SR_S_TB][q] = sc[PB_SR_U_TB][q] = sc[PB_SR_DELTA_TB][q] = sc[PB_SR_RET_TB][q] = NAN;
-    for (int32_t e = 1; e < X->n_ps; e++) {
+    for (int32_t e = 1; e < X->n_ps - X->n_hidden; e++) {
       sc[PB_SR_FIXED + 2 * (e - 1)][q] = -Uall[e][i];
       sc[PB_SR_FIXED + 2 * (e - 1) + 1][q] = -A3all[e][i];
     }
   }
+  if (X->tta >= 0) pb_screen__natural_scores(X, W, U);
 }
 
 /* Table 22's protocol-sensitivity scores of the analysis set: U_rank and the
@@ -1080,21 +1212,23 @@ static void pb_screen__terciles(const struct pb_screen__ctx *X, const struct pb_
   }
 }
 
-/* Table 28: rankings of U over prefixed subsets of the primary probe set. */
+/* Table 28: rankings of U over prefixed subsets of the primary probe set;
+ * Table 32: the same index sets over the TTA set. */
 static void pb_screen__subset_ranks(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
                                     struct pb_screen__unit *U)
 {
   const struct pb_meta *meta = X->meta;
   const int32_t t = W->t, m = W->m, n = U->n, nn = n > 0 ? n : 1;
   U->sub = pb_calloc((size_t)(X->n_subsets > 0 ? X->n_subsets : 1), sizeof *U->sub);
-  if (X->n_subsets > 0) {
-    const struct pb_screen__pset *ps = &X->ps[0];
+  double *sv = pb_malloc((size_t)nn * sizeof *sv);
+  for (int half = 0; half < 2 && X->n_subsets > 0; half++) { /* the primary set's subsets, then the TTA set's */
+    if (half && X->n_subsets == X->n_subsets_u) break;
+    const struct pb_screen__pset *ps = &X->ps[half ? X->tta : 0];
     const struct pb_source *P = &meta->sources[ps->src];
     const int32_t *jn = X->join[t][ps->src];
     struct pb_screen__rec *rows = pb_malloc((size_t)ps->n * sizeof *rows);
     for (int32_t a = 0; a < ps->n; a++) rows[a] = pb_screen__rec_row(X, ps->src, m * P->n_conditions + ps->cond[a]);
-    double *sv = pb_malloc((size_t)nn * sizeof *sv);
-    for (int32_t j = 0; j < X->n_subsets; j++) {
+    for (int32_t j = half ? X->n_subsets_u : 0; j < (half ? X->n_subsets : X->n_subsets_u); j++) {
       for (int32_t q = 0; q < n; q++) {
         int32_t ji = jn[U->img[q]];
         double sum = 0;
@@ -1103,9 +1237,9 @@ static void pb_screen__subset_ranks(const struct pb_screen__ctx *X, const struct
       }
       pb_screen_rank(sv, n, NULL, 0, &U->sub[j]);
     }
-    free(sv);
     free(rows);
   }
+  free(sv);
 }
 
 /* Scores, fits and rankings of unit (target t, model m).  Returns PB_FAIL
@@ -1828,6 +1962,13 @@ static int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X,
 static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 {
   const struct pb_meta *meta = X->meta;
+  for (int g = 0; g < 2; g++) {
+    free(X->pool[g].ps);
+    free(X->pool[g].k);
+    free(X->pool[g].n_chosen);
+    free(X->pool[g].chosen);
+    free(X->pool[g].value);
+  }
   for (int32_t p = 0; p < X->n_ps; p++) {
     free(X->ps[p].name);
     free(X->ps[p].cond);
@@ -1866,6 +2007,45 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 
 /* The interval tables (every rank resamples collectively) and the report on
  * rank 0, from every cell's record gathered in global order (collective). */
+/* The natural-comparison tables with the selections named (collective). */
+static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen__ctx *X, const int32_t *cell_target,
+                                     const int32_t *cell_model, const double *all, int64_t n_cells,
+                                     struct pb_text *extra)
+{
+  struct pb_screen_sel_report S;
+  memset(&S, 0, sizeof S);
+  for (int g = 0; g < 2; g++) {
+    const struct pb_screen__pool *pl = &X->pool[g];
+    if (!pl->n_chosen) continue;
+    size_t n = (size_t)X->n_targets * pl->n_pick;
+    S.n_pick[g] = pl->n_pick;
+    S.n_chosen[g] = pl->n_chosen;
+    S.value[g] = pl->value;
+    S.names[g] = pb_calloc(n > 0 ? n : 1, sizeof(char *));
+    S.fixed[g] = pb_calloc(n > 0 ? n : 1, 1);
+    for (int32_t t = 0; t < X->n_targets; t++)
+      for (int32_t k = 0; k < pl->n_chosen[t]; k++) {
+        int32_t a = pl->chosen[(size_t)t * pl->n_pick + k];
+        const struct pb_screen__pset *ps = &X->ps[pl->ps[a]];
+        const struct pb_source *src = &X->meta->sources[ps->src];
+        const char *cond = src->conditions[ps->cond[pl->k[a]]];
+        size_t len = strlen(src->name) + strlen(cond) + 2;
+        char *name = S.names[g][(size_t)t * pl->n_pick + k] = pb_malloc(len);
+        snprintf(name, len, "%s:%s", src->name, cond);
+        /* the fixed set leads each pool: the primary set, or the natural source's first conditions */
+        S.fixed[g][(size_t)t * pl->n_pick + k] = a < pl->n_pick;
+      }
+  }
+  int status = pb_screen_natural_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, all,
+                                        n_cells, X->opt, &S, st->comm, st->results, extra);
+  for (int g = 0; g < 2; g++) {
+    for (size_t j = 0; S.names[g] && j < (size_t)X->n_targets * S.n_pick[g]; j++) free(S.names[g][j]);
+    free(S.names[g]);
+    free(S.fixed[g]);
+  }
+  return status;
+}
+
 static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t nloc, const double *recs,
                                  struct pb_screen_boot *boot, const char *store_path)
 {
@@ -1897,6 +2077,7 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   if (status == PB_OK)
     status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, cell_cond, all,
                                     n_cells, opt, boot, st->comm, st->results, &extra);
+  if (status == PB_OK) status = pb_screen__natural_report(st, X, cell_target, cell_model, all, n_cells, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
@@ -1915,6 +2096,99 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   return status;
 }
 
+/* One unit's selection data (pool pl, target t, model m): the clean-correct
+ * images of the fitting split with a partner in every candidate's source, the
+ * candidates' true-class probabilities and every perturbed condition's
+ * failures.  Caller frees m and fail. */
+static void pb_screen__sel_data(const struct pb_screen__ctx *X, const struct pb_screen__pool *pl, int32_t t,
+                                int32_t m, struct pb_screen_sel_unit *su)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_source *src = &meta->sources[X->targets[t]];
+  const int32_t N = src->n_images, nc = src->n_conditions;
+  const uint8_t fit_split = X->opt->swapped ? PB_SPLIT_EVAL : PB_SPLIT_DEV;
+  struct pb_screen__rec clean = pb_screen__rec_row(X, X->targets[t], m * nc + src->clean);
+  int32_t *img = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof *img), n = 0;
+  for (int32_t i = 0; i < N; i++) {
+    int ok = src->split[i] == fit_split && clean.pred[i] == src->labels[i];
+    for (int32_t a = 0; a < pl->n && ok; a++) ok = X->join[t][X->ps[pl->ps[a]].src][i] >= 0;
+    if (ok) img[n++] = i;
+  }
+  float *mv = pb_malloc((size_t)(pl->n * n > 0 ? pl->n * n : 1) * sizeof *mv);
+  for (int32_t a = 0; a < pl->n; a++) {
+    const struct pb_screen__pset *ps = &X->ps[pl->ps[a]];
+    struct pb_screen__rec r = pb_screen__rec_row(X, ps->src, m * meta->sources[ps->src].n_conditions + ps->cond[pl->k[a]]);
+    for (int32_t q = 0; q < n; q++) mv[(size_t)a * n + q] = r.m[X->join[t][ps->src][img[q]]];
+  }
+  uint8_t *fail = pb_malloc((size_t)((nc - 1) * n > 0 ? (nc - 1) * n : 1));
+  for (int32_t c = 0, e = 0; c < nc; c++) {
+    if (c == src->clean) continue;
+    struct pb_screen__rec r = pb_screen__rec_row(X, X->targets[t], m * nc + c);
+    for (int32_t q = 0; q < n; q++) fail[(size_t)e * n + q] = r.pred[img[q]] != src->labels[img[q]];
+    e++;
+  }
+  free(img);
+  *su = (struct pb_screen_sel_unit){n, pl->n, nc - 1, mv, fail};
+}
+
+/* TTA^sel and U^sel (seed E.2): per target, greedy forward selection of
+ * n_pick candidates maximising the mean coverage at 20% over every model and
+ * perturbed condition on the fitting split.  Each rank scores its own units;
+ * the per-model sums meet in one array (one contributor per entry, so the
+ * reduction is exact) and are added in model order: the same choice for any
+ * partition.  Collective. */
+static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u0, int64_t u1)
+{
+  const int32_t M = X->meta->n_models;
+  for (int g = 0; g < 2; g++) {
+    struct pb_screen__pool *pl = &X->pool[g];
+    if (pl->n == 0) continue;
+    const int32_t n = pl->n;
+    pl->n_chosen = pb_calloc((size_t)X->n_targets, sizeof *pl->n_chosen);
+    pl->chosen = pb_calloc((size_t)(X->n_targets * pl->n_pick > 0 ? X->n_targets * pl->n_pick : 1), sizeof *pl->chosen);
+    pl->value = pb_calloc((size_t)(X->n_targets * pl->n_pick > 0 ? X->n_targets * pl->n_pick : 1), sizeof *pl->value);
+    double *sum = pb_malloc((size_t)M * n * sizeof *sum), *tot = pb_malloc((size_t)n * sizeof *tot);
+    int64_t *cnt = pb_malloc((size_t)M * n * sizeof *cnt), *tc = pb_malloc((size_t)n * sizeof *tc);
+    for (int32_t t = 0; t < X->n_targets; t++) {
+      int64_t a = u0 > (int64_t)t * M ? u0 : (int64_t)t * M, b = u1 < (int64_t)(t + 1) * M ? u1 : (int64_t)(t + 1) * M;
+      int32_t nu = b > a ? (int32_t)(b - a) : 0, *chosen = pl->chosen + (size_t)t * pl->n_pick, k = 0;
+      struct pb_screen_sel_unit *su = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *su);
+      for (int32_t x = 0; x < nu; x++) pb_screen__sel_data(X, pl, t, (int32_t)(a + x - (int64_t)t * M), &su[x]);
+      for (; k < pl->n_pick; k++) {
+        memset(sum, 0, (size_t)M * n * sizeof *sum);
+        memset(cnt, 0, (size_t)M * n * sizeof *cnt);
+        /* units are independent: each thread fills its own models' entries */
+#pragma omp parallel for schedule(dynamic)
+        for (int32_t x = 0; x < nu; x++) {
+          int32_t m = (int32_t)(a + x - (int64_t)t * M);
+          pb_screen_sel_step(&su[x], chosen, k, 1, sum + (size_t)m * n, cnt + (size_t)m * n);
+        }
+        MPI_Allreduce(MPI_IN_PLACE, sum, M * n, MPI_DOUBLE, MPI_SUM, comm);
+        MPI_Allreduce(MPI_IN_PLACE, cnt, M * n, MPI_INT64_T, MPI_SUM, comm);
+        for (int32_t c = 0; c < n; c++) {
+          tot[c] = 0;
+          tc[c] = 0;
+          for (int32_t m = 0; m < M; m++) tot[c] += sum[(size_t)m * n + c], tc[c] += cnt[(size_t)m * n + c];
+        }
+        int32_t c = pb_screen_sel_pick(tot, tc, chosen, k, n);
+        if (c < 0) break;
+        chosen[k] = c;
+        pl->value[(size_t)t * pl->n_pick + k] = tot[c] / (double)tc[c];
+      }
+      pl->n_chosen[t] = k;
+      for (int32_t x = 0; x < nu; x++) {
+        free((void *)su[x].m);
+        free((void *)su[x].fail);
+      }
+      free(su);
+    }
+    free(sum);
+    free(tot);
+    free(cnt);
+    free(tc);
+  }
+}
+
 int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
                   const struct pb_screen_options *opt, const char *provenance)
 {
@@ -1925,6 +2199,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   if (pb_stage_require(&st, store_path, "screen", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
+  X.tta = -1;
   X.meta = st.meta;
   X.proto = &st.protocol;
   X.opt = opt;
@@ -1975,6 +2250,8 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   if (status == PB_OK) status = pb_screen__load(&st, &X, u0, u1);
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
+  if (status == PB_OK) pb_screen__select(&X, comm, u0, u1);
+  pb_timer_lap(&tm, "select");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
   struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
@@ -1992,8 +2269,10 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_screen_boot_free(&boot);
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);
-  pb_message("screen: load %.3f s; scores, fits and metrics %.3f s (%lld cells, %d derangement draws); write %.3f s",
-             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "compute"), (long long)X.unit_cell0[X.n_units],
+  pb_message("screen: load %.3f s; probe selection %.3f s; scores, fits and metrics %.3f s (%lld cells, %d "
+             "derangement draws); write %.3f s",
+             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "select"), pb_timer_get(&tm, "compute"),
+             (long long)X.unit_cell0[X.n_units],
              opt->n_derange, pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   for (int64_t u = 0; u < nu; u++) /* a stopped loop leaves units unset */

@@ -45,7 +45,7 @@ int64_t pb_meta_cells(const struct pb_meta *meta)
 {
   int64_t cells = 0;
   for (int32_t s = 0; s < meta->n_sources; s++)
-    cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
+    if (!meta->sources[s].probe_role) cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
   return cells;
 }
 
@@ -54,6 +54,7 @@ int64_t pb_meta_paired_records(const struct pb_meta *meta)
   int64_t recs = 0;
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
+    if (src->probe_role) continue;
     int64_t n_eval = 0;
     for (int32_t i = 0; i < src->n_images; i++) n_eval += src->split[i] == PB_SPLIT_EVAL;
     recs += (int64_t)meta->n_models * (src->n_conditions - 1) * n_eval;
@@ -99,6 +100,14 @@ int pb_meta_validate(const struct pb_meta *meta)
     }
     for (int32_t c = 0; c < src->n_conditions; c++)
       if (pb_meta__check_name("condition", src->conditions[c])) return PB_FAIL;
+    if (src->probe_role && strcmp(src->probe_role, "natural") != 0 && strncmp(src->probe_role, "extra:", 6) != 0) {
+      pb_error_set("source %s: probe role '%s' is neither 'natural' nor 'extra:SRC'", src->name, src->probe_role);
+      return PB_FAIL;
+    }
+    if (src->probe_fixed < 0 || src->probe_fixed > src->n_conditions - 1) {
+      pb_error_set("source %s: probe_fixed %d outside [0, %d]", src->name, src->probe_fixed, src->n_conditions - 1);
+      return PB_FAIL;
+    }
     for (int32_t i = 0; i < src->n_images; i++) {
       if (pb_meta__check_name("image", src->image_ids[i])) return PB_FAIL;
       if (src->labels[i] < 0 || src->labels[i] >= src->n_classes) {
@@ -134,6 +143,7 @@ void pb_meta_free(struct pb_meta *meta)
     free(src->labels);
     free(src->split);
     pb__free_strings(src->conditions, src->n_conditions);
+    free(src->probe_role);
   }
   free(meta->sources);
   free(meta->provenance);
@@ -234,6 +244,9 @@ static int pb_store__create_source(const struct pb_store *st, hid_t sources, int
                      (hsize_t)meta->topk};
   if (pb_h5_attr_int(grp, "n_classes", src->n_classes) || pb_h5_attr_int(grp, "clean_index", src->clean))
     goto done;
+  if (src->probe_role &&
+      (pb_h5_attr_str(grp, "probe_role", src->probe_role) || pb_h5_attr_int(grp, "probe_fixed", src->probe_fixed)))
+    goto done;
   if (pb_h5_write_strings(grp, "image_id", src->image_ids, src->n_images, rank)) goto done;
   if (pb_h5_write_small(grp, "label", H5T_STD_I32LE, H5T_NATIVE_INT32, (hsize_t)src->n_images,
                             src->labels, rank))
@@ -293,6 +306,7 @@ static void pb_meta__copy(struct pb_meta *dst, const struct pb_meta *src)
     b->split = pb_malloc((size_t)a->n_images);
     memcpy(b->split, a->split, (size_t)a->n_images);
     b->conditions = pb__copy_strings(a->conditions, a->n_conditions);
+    b->probe_role = a->probe_role ? pb_strdup(a->probe_role) : NULL;
   }
 }
 
@@ -638,6 +652,11 @@ static int pb_store__read_source(struct pb_store *st, hid_t sources, struct pb_s
   if (grp < 0) goto done;
   if (pb_h5_read_attr_int(grp, "n_classes", &src->n_classes) ||
       pb_h5_read_attr_int(grp, "clean_index", &src->clean))
+    goto done;
+  /* optional: stores written before probe roles existed have none */
+  if (H5Aexists(grp, "probe_role") > 0 &&
+      (!(src->probe_role = pb_h5_read_attr_str(grp, "probe_role")) ||
+       pb_h5_read_attr_int(grp, "probe_fixed", &src->probe_fixed)))
     goto done;
   if (!(src->image_ids = pb_h5_read_strings(grp, "image_id", &n_img))) goto done;
   src->n_images = n_img;

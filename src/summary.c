@@ -64,8 +64,11 @@ static void pb_summary__source(FILE *fp, const struct pb_meta *meta, const struc
   fprintf(fp, "source.%s.dev_images %d\n", n, ps->n_dev);
   fprintf(fp, "source.%s.eval_images %d\n", n, ps->n_eval);
   fprintf(fp, "source.%s.conditions %d\n", n, src->n_conditions - 1);
-  fprintf(fp, "source.%s.cells %lld\n", n, (long long)meta->n_models * (src->n_conditions - 1));
-  fprintf(fp, "source.%s.paired_records %lld\n", n, (long long)meta->n_models * (src->n_conditions - 1) * ps->n_eval);
+  /* a probe-role source only answers for other sources' images: no cells */
+  int64_t cells = src->probe_role ? 0 : (int64_t)meta->n_models * (src->n_conditions - 1);
+  if (src->probe_role) fprintf(fp, "source.%s.probe_role %s (fixed %d)\n", n, src->probe_role, src->probe_fixed);
+  fprintf(fp, "source.%s.cells %lld\n", n, (long long)cells);
+  fprintf(fp, "source.%s.paired_records %lld\n", n, (long long)cells * ps->n_eval);
   fprintf(fp, "source.%s.tiers mild=%d severe=%d extreme=%d\n", n, tiers[0], tiers[1], tiers[2]);
   fprintf(fp, "source.%s.clean_eval_accuracy %s\n", n, a);
   fprintf(fp, "source.%s.perturbed_eval_accuracy %s\n", n, b);

@@ -91,6 +91,8 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
         src->split[y * cs->images_per_class + order[j]] = j < n_dev ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
     }
     free(order);
+    src->probe_role = cs->probe_role ? pb_strdup(cs->probe_role) : NULL;
+    src->probe_fixed = cs->probe_fixed;
     src->n_conditions = cs->n_conditions + 1;
     src->conditions = pb_malloc((size_t)src->n_conditions * sizeof(char *));
     src->clean = 0;
@@ -126,7 +128,16 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     struct pb_rng rng;
     pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i, (uint32_t)base);
     L->ease[i] = SIG_EASE * pb_rng_normal(&rng);
-    L->fragility[i] = exp(FRAG_LOG_SD * pb_rng_normal(&rng));
+    double z = pb_rng_normal(&rng);
+    if (cs->probe_role && strcmp(cs->probe_role, "natural") == 0) {
+      /* natural transforms respond to a fragility of their own, only partly
+       * the base image's: r z + sqrt(1 - r^2) w keeps the log-normal law */
+      struct pb_rng nat;
+      pb_rng_init(&nat, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i | (2ull << 40), (uint32_t)base);
+      double r = cs->fragility_corr;
+      z = r * z + sqrt(1.0 - r * r) * pb_rng_normal(&nat);
+    }
+    L->fragility[i] = exp(FRAG_LOG_SD * z);
     /* two neighbour classes per class; each image leans to one of them */
     int32_t y = src->labels[i], j = (int32_t)pb_rng_below(&rng, 2);
     struct pb_rng nb;

@@ -92,6 +92,22 @@ static int pb_synth_config__source_key(struct pb_synth_source *src, const char *
     free(copy);
     if (bad || k != PB_N_TIERS) return PB_FAIL;
     src->has_tiers = 1;
+  } else if (strcmp(key, "probe") == 0) {
+    if (strcmp(v, "natural") != 0 && (strncmp(v, "extra:", 6) != 0 || !v[6])) {
+      pb_error_set("[source %s] probe must be 'natural' or 'extra:SRC', got '%s'", src->name, v);
+      return PB_INI_REASON;
+    }
+    free(src->probe_role);
+    src->probe_role = pb_strdup(v);
+  } else if (strcmp(key, "probe_fixed") == 0) {
+    if (pb_parse_int(v, 0, 1 << 16, &n)) return PB_FAIL;
+    src->probe_fixed = (int32_t)n;
+  } else if (strcmp(key, "fragility_corr") == 0) {
+    if (pb_parse_double(v, -1.0, 1.0, 0, &x)) {
+      pb_error_set("[source %s] fragility_corr must be a number in [-1, 1], got '%s'", src->name, v);
+      return PB_INI_REASON;
+    }
+    src->fragility_corr = x;
   } else {
     pb_error_set("unknown key '%s' in a source section", key);
     return PB_INI_REASON;
@@ -291,6 +307,16 @@ static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t 
     return PB_FAIL;
   }
   if (src->grid ? pb_synth_config__resolve_grid(src) : pb_synth_config__resolve_list(src)) return PB_FAIL;
+  int natural = src->probe_role && strcmp(src->probe_role, "natural") == 0;
+  if (src->probe_fixed > src->n_conditions || (src->probe_fixed && !natural)) {
+    pb_error_set("source %s: probe_fixed needs 'probe = natural' and at most %d (its conditions)", src->name,
+                 src->n_conditions);
+    return PB_FAIL;
+  }
+  if (src->fragility_corr != 0 && !natural) {
+    pb_error_set("source %s: fragility_corr applies to a natural probe source only (probe = natural)", src->name);
+    return PB_FAIL;
+  }
   for (int32_t c = 0; c < src->n_conditions; c++) {
     int bad = strcmp(src->conditions[c].name, "clean") == 0;
     for (int32_t d = 0; d < c && !bad; d++) bad = strcmp(src->conditions[c].name, src->conditions[d].name) == 0;
@@ -382,6 +408,7 @@ void pb_synth_config_free(struct pb_synth_config *cfg)
     free(src->image_prefix);
     free(src->grid);
     free(src->condition_text);
+    free(src->probe_role);
     for (int32_t c = 0; c < src->n_conditions; c++) free(src->conditions[c].name);
     free(src->conditions);
   }

@@ -15,6 +15,10 @@ struct pb_ingest_options {
   char **class_source;      /* [n_source_classes] source names */
   int32_t *class_count;     /* [n_source_classes] their class counts */
   const char *provenance;   /* stored as the store's provenance text (NULL = "") */
+  int n_roles;              /* --probe-role: sources declared probe sources (docs/store.md) */
+  char **role_source;       /* [n_roles] */
+  char **role;              /* [n_roles] "natural" or "extra:SRC" */
+  int32_t *role_fixed;      /* [n_roles] natural: fixed leading conditions (0 = all) */
 };
 
 /**
@@ -25,7 +29,16 @@ struct pb_ingest_options {
  */
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg);
 
-/** Release what pb_ingest_add_classes() allocated (provenance is not owned). */
+/**
+ * Add one `--probe-role` argument: "SRC=natural[:N]" (a natural-transformation
+ * probe source whose first N perturbed conditions, in first-seen order, are
+ * the fixed set; all when N is omitted) or "SRC=extra:PSRC" (further
+ * selection candidates of probe source PSRC).  A later value for SRC replaces
+ * an earlier one.  @return PB_OK, or PB_FAIL when malformed.
+ */
+int pb_ingest_add_probe_role(struct pb_ingest_options *opt, const char *arg);
+
+/** Release what pb_ingest_add_classes() and pb_ingest_add_probe_role() allocated (provenance is not owned). */
 void pb_ingest_options_free(struct pb_ingest_options *opt);
 
 /**

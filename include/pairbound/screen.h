@@ -181,6 +181,53 @@ double pb_screen_margin(const struct pb_screen_probs *r);
 /** Clean entropy -sum p log p with the uniform completion; NaN without a list. */
 double pb_screen_entropy(const struct pb_screen_probs *r, int32_t n_classes);
 
+/* ------------------------------------------------------------ natural probes (E.2-E.4; src/screen_tta.c) */
+
+/**
+ * The +0 variant (Bahat and Shakhnarovich): the untransformed image's
+ * true-class probability @p m0 as a (P+1)-th term, (m0 + sum_a m[a][j]) /
+ * (P + 1), summed clean first, then in probe order.
+ */
+double pb_screen_u0(double m0, const float *const *m, int32_t n_probes, int32_t j);
+
+/** TTA agreement: the share of the probes whose prediction pred[a][j] equals @p clean_pred. */
+double pb_screen_agreement(const int32_t *const *pred, int32_t n_probes, int32_t j, int32_t clean_pred);
+
+/* One model's data for the greedy selection of a probe set (TTA^sel, U^sel):
+ * n images (clean-correct, selection split), the candidates' true-class
+ * probabilities and the failure outcome of every perturbed condition. */
+struct pb_screen_sel_unit {
+  int32_t n, n_cand, n_cells;
+  const float *m;        /* [n_cand][n] */
+  const uint8_t *fail;   /* [n_cells][n] 1 = failure */
+};
+
+/**
+ * One greedy step on one unit: for every candidate c not in chosen[0..k),
+ * the score -(sum_{a in chosen} m[a] + m[c]) / (k + 1) (sum in chosen order,
+ * then c) is ranked once and its coverage at budget index @p b (0, 1, 2 =
+ * 10, 20, 30 %) summed over the cells that have a failure: sum[c] and cnt[c]
+ * (chosen candidates get 0 and 0).
+ */
+void pb_screen_sel_step(const struct pb_screen_sel_unit *u, const int32_t *chosen, int32_t k, int b, double *sum,
+                        int64_t *cnt);
+
+/**
+ * The candidate not in chosen[0..k) with the largest mean coverage sum/cnt
+ * (cnt = 0 counts as no value; ties go to the smaller index); -1 when none
+ * has a value.
+ */
+int32_t pb_screen_sel_pick(const double *sum, const int64_t *cnt, const int32_t *chosen, int32_t k, int32_t n_cand);
+
+/**
+ * Greedy forward selection of @p n_pick candidates over @p n_units units
+ * (each step's per-unit sums added in unit order, then picked); chosen[] gets
+ * the candidate indices in selection order.  Returns how many were chosen
+ * (fewer than n_pick only when no remaining candidate has a value).
+ */
+int32_t pb_screen_sel_greedy(const struct pb_screen_sel_unit *units, int32_t n_units, int32_t n_pick, int b,
+                             int32_t *chosen);
+
 /* ------------------------------------------------------------ stage */
 
 struct pb_screen_probeset {

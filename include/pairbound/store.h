@@ -28,6 +28,13 @@ struct pb_source {
   int32_t n_conditions;
   char **conditions;     /* [n_conditions] */
   int32_t clean;         /* index of PB_CLEAN_CONDITION in conditions */
+  /* Probe role (optional source attributes, docs/store.md): NULL for an
+   * ordinary source; "natural" for a natural-transformation (TTA) probe source
+   * whose first probe_fixed perturbed conditions are the fixed set and the rest
+   * a candidate pool; "extra:SRC" for further candidate conditions of probe
+   * source SRC that only probe selection (U^sel) uses. */
+  char *probe_role;
+  int32_t probe_fixed;
 };
 
 /* Store metadata: models, their groups, sources.  topk is the length of the
@@ -60,7 +67,7 @@ struct pb_store;         /* open store file */
 
 /* Metadata helpers. */
 int pb_meta_validate(const struct pb_meta *meta);
-int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells */
+int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe-role sources have none) */
 int64_t pb_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
 int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name);
 void pb_meta_free(struct pb_meta *meta);

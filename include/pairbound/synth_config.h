@@ -26,6 +26,12 @@ struct pb_synth_source {
   int32_t tiers[PB_N_TIERS];
   int has_tiers;
   char *condition_text;  /* explicit 'name:accuracy, ...' list */
+  /* probe role stored with the source (docs/store.md): NULL, "natural" or "extra:SRC" */
+  char *probe_role;
+  int32_t probe_fixed;   /* natural: leading perturbed conditions forming the fixed set */
+  /* natural: correlation of the transforms' fragility factor with the base
+   * image's fragility (the rest is an image factor of its own; docs/synth.md) */
+  double fragility_corr;
 };
 
 struct pb_synth_config {

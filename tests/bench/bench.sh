@@ -17,7 +17,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # probing the cm PML's libraries, as jobs/main.sh (docs/run.md "MPI start-up")
 export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
 PAIRED=9108000
-ALLREC=18832000
+# every record synth writes: 18,832,000 of the analysed sources + the probe-only
+# TTA (44 x 31 x 1,000) and Syn-B5 (44 x 10 x 1,000)
+ALLREC=20636000
 
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
@@ -117,11 +119,13 @@ done
 
 # screen: every score and metric of the 44 x (54 + 162) ES and Diverse cells
 # (500 evaluation images each), 10 derangement draws, 3 x 88 logistic fits,
-# 98 probe subsets on mild cells; the CPU line shows user + system seconds.
+# 98 probe subsets on mild cells, the TTA^sel and U^sel selections (select:
+# 2 targets x 18 greedy steps over 30 and 27 candidates x 44 models); the CPU
+# line shows user + system seconds.
 SCREENREC=4752000
 run "screen (9504 cells)" $SCREENREC 1 2 screen "$W/p.h5" -o "$W/os"
 echo "screen phases (slowest rank, median over runs; results.h5 /timings/screen):"
-for k in load compute write; do
+for k in load select compute write; do
   printf '  %-30s %8.3f s\n' "$k" "$(phase "screen/$k")"
 done
 OMP_NUM_THREADS=2 /usr/bin/time -f '  screen CPU: %U s user + %S s system, %e s wall (1 rank x 2 threads)' \

@@ -10,8 +10,10 @@
 pb 1 1 synth --scale small --no-summary -o "$WORK/good.h5"
 out=$(pb 2 1 check "$WORK/good.h5"); rc=$?
 check "a good store passes check" [ $rc -eq 0 ]
-check "check counts every record (4 Syn + 5 ES + 7 Diverse + 5 Syn-B conditions x 5 models)" \
-  sh -c "echo '$out' | grep -q '^checked 7500 records in 105 rows: ok, 0 damaged$'"
+# rows: 5 models x (4 Syn + 5 ES + 7 Diverse + 5 Syn-B + 31 TTA + 3 Syn-B5 conditions) = 275;
+# records: 5 x (4 x 120 + 5 x 60 + 7 x 60 + 5 x 60 + 31 x 60 + 3 x 60) = 17,700 (check reads probe sources too)
+check "check counts every record (4 Syn + 5 ES + 7 Diverse + 5 Syn-B + 31 TTA + 3 Syn-B5 conditions x 5 models)" \
+  sh -c "echo '$out' | grep -q '^checked 17700 records in 275 rows: ok, 0 damaged$'"
 
 # damage DESCRIPTION DATASET INDEX VALUE EXPECTED-REASON [STAGE-READS-IT]
 # (bounds reads no top-k lists, so top-k damage is shown through check and export)

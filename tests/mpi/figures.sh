@@ -22,9 +22,16 @@ if "${PAIRBOUND_GNUPLOT:-gnuplot}" -e 'set terminal' 2>&1 | grep -q pngcairo; th
   figure "$WORK/c" screen.md figure2b_auroc_gap
   figure "$WORK/c" screen.md figure3_coverage_budget
   figure "$WORK/c" screen.md figure3b_coverage_gap
+  figure "$WORK/c" screen.md figure4_probe_sets
 else
   echo "# gnuplot with pngcairo is not installed: rendering not tested here"
 fi
+# Figure 4's ES points are Table 33's: TTA and all-corruption recall at 0.2 under the mean and A3 rules
+check "Figure 4 ES points = screen_probesets.tsv" sh -c "
+  awk -F'\t' '\$1 == \"ES\" && \$2 == \"TTA\" { print \"Natural transforms\t\" \$4 \"\t\" \$6 }
+    \$1 == \"ES\" && \$2 == \"all (U)\" { print \"Corruptions\t\" \$4 \"\t\" \$6 }' '$WORK/c/report/screen_probesets.tsv' | sort > '$WORK/want4'
+  awk -F'\t' 'NR > 1 { print \$1 \"\t\" \$2 \"\t\" \$3 }' '$WORK/c/report/figure4_probe_sets.tsv' | sort > '$WORK/got4'
+  test -s '$WORK/want4' && cmp -s '$WORK/want4' '$WORK/got4'"
 # Figure 1's bars are the panel table's H widths at I0, Ik, I5 (Table 7 columns 3-5)
 check "Figure 1 H bars = identification_panel.tsv" sh -c "
   awk -F'\t' 'NR > 1 { print \$1 \" H\t\" \$3 \"\t\" \$4 \"\t\" \$5 }' '$WORK/b/report/identification_panel.tsv' > '$WORK/want'

@@ -1,8 +1,8 @@
 # screen: byte-identical reports and identical results.h5 for 1, 2, 3 ranks and
 # 1, 2 threads; output shape and value ranges; clear errors; the swapped split;
 # and at paper scale the expected direction: U beats S on mild conditions of both
-# target sources (AUROC and coverage at q = 0.2) and the within-class
-# derangement control falls toward 0.5.
+# target sources (AUROC and coverage at q = 0.2), U > TTA18 > S in coverage, and
+# the within-class derangement control falls toward 0.5.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/screen.ini" --no-summary -o "$WORK/s.h5"
@@ -75,6 +75,12 @@ for src in ES Diverse; do
   check "paper $src mild: tie-break means near the prorated values" awk -F'\t' -v s=$src 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
     $1 == s && $2 == "mild" { n++; for (k = 1; k <= 4; k++) { split("S U delta ret", w, " "); d = $(h[w[k] "_tie"]) - $(h[w[k] "_prorated"]);
       if (d > 0.01 || d < -0.01) bad = 1 } } END { exit bad || n != 3 }' "$WORK/p1/report/screen_coverage_tiebreak.tsv"
+  # the seed's qualitative ordering of Section 5.3 (docs/synth.md, "U versus TTA")
+  check "paper $src mild: coverage at 0.2 orders U > TTA18 > S" awk -F'\t' -v s=$src 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $1 == s && $2 == "mild" { ok = $(h["U"]) > $(h["TTA"]) && $(h["TTA"]) > $(h["S"]) } END { exit !ok }' "$WORK/p1/report/screen_natural.tsv"
+done
+for f in screen_natural.tsv screen_natural_selection.tsv; do
+  check "paper $f identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/$f" "$WORK/p3/report/$f"
 done
 check "paper: Table 39 has the ten model groups per target" test "$(grep -c '^ES' "$WORK/p1/report/screen_groups.tsv")" -eq 10
 finish

@@ -128,10 +128,11 @@ START_TEST(test_paper_config)
 
   /* sources: Syn 1000 x 10 with 18 conditions, Syn-B 200 x 5 with the same 18,
    * ES 54 = 2 x 27, Diverse 162 = 6 lighting codes x 27 */
-  ck_assert_int_eq(cfg.n_sources, 4);
-  const char *sname[4] = {"Syn", "Syn-B", "ES", "Diverse"};
-  const int classes[4] = {1000, 200, 200, 200}, per_class[4] = {10, 5, 5, 5}, ncond[4] = {18, 18, 54, 162};
-  for (int s = 0; s < 4; s++) {
+  ck_assert_int_eq(cfg.n_sources, 6);
+  const char *sname[6] = {"Syn", "Syn-B", "ES", "Diverse", "TTA", "Syn-B5"};
+  const int classes[6] = {1000, 200, 200, 200, 200, 200}, per_class[6] = {10, 5, 5, 5, 5, 5},
+            ncond[6] = {18, 18, 54, 162, 30, 9};
+  for (int s = 0; s < 6; s++) {
     const struct pb_synth_source *src = &cfg.sources[s];
     ck_assert_str_eq(src->name, sname[s]);
     ck_assert_int_eq(src->classes, classes[s]);
@@ -150,6 +151,28 @@ START_TEST(test_paper_config)
         for (int c = 0; c < 18; c++) found += strcmp(cfg.sources[s].conditions[c].name, name) == 0;
         ck_assert_msg(found == 1, "%s: condition %s", sname[s], name);
       }
+  /* E.2: the 18 fixed natural transformations lead the TTA source (the seed's
+   * list), then the 12 further candidates of the 30-transform pool; the
+   * source is declared natural with 18 fixed, on the base images of ES */
+  const char *fixed[18] = {"hflip", "shift+2x", "shift-2x", "shift+2y", "shift-2y", "shift+5x", "shift-5x",
+                           "shift+5y", "shift-5y", "zoom1.1", "zoom1.2", "rot+5", "rot-5", "rot+10", "rot-10",
+                           "gamma0.8", "gamma0.9", "hflip+zoom1.1"};
+  const struct pb_synth_source *tta = &cfg.sources[4], *b5 = &cfg.sources[5];
+  for (int c = 0; c < 18; c++) ck_assert_str_eq(tta->conditions[c].name, fixed[c]);
+  ck_assert_str_eq(tta->probe_role, "natural");
+  ck_assert_int_eq(tta->probe_fixed, 18);
+  ck_assert_str_eq(tta->base, cfg.sources[2].base);
+  ck_assert(tta->fragility_corr > 0 && tta->fragility_corr < 1);
+  /* milder than every corruption: a few points below the clean accuracy (the seed's ~2% TTA errors) */
+  for (int c = 0; c < 30; c++)
+    ck_assert(tta->conditions[c].accuracy > 0.8 && tta->conditions[c].accuracy < tta->clean_accuracy);
+  /* Syn-B5: the nine corruptions at severity 5, candidates of Syn-B only */
+  ck_assert_str_eq(b5->probe_role, "extra:Syn-B");
+  for (int k = 0; k < 9; k++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s-5", corr[k]);
+    ck_assert_str_eq(b5->conditions[k].name, name);
+  }
   /* Appendix F tier counts: ES 44/5/5, Diverse 51/25/86 */
   const int tiers[2][3] = {{44, 5, 5}, {51, 25, 86}};
   for (int s = 2; s < 4; s++) {
@@ -298,6 +321,17 @@ START_TEST(test_config_errors)
          "test.ini: source S: condition 'clean' repeated or reserved");
   reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5, fog:0.4\n",
          "test.ini: source S: condition 'fog' repeated or reserved");
+  /* probe roles (docs/synth.md): only natural or extra:SRC; the natural-only keys elsewhere */
+  reject(BASE_HEAD BASE_SOURCE "probe = tta\n", "test.ini:18: [source S] probe must be 'natural' or 'extra:SRC', got 'tta'");
+  reject(BASE_HEAD BASE_SOURCE "probe = extra:\n", "test.ini:18: [source S] probe must be 'natural' or 'extra:SRC', got 'extra:'");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe_fixed = 1\n",
+         "test.ini: source S: probe_fixed needs 'probe = natural' and at most 1 (its conditions)");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = natural\nprobe_fixed = 2\n",
+         "test.ini: source S: probe_fixed needs 'probe = natural' and at most 1 (its conditions)");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = extra:T\nfragility_corr = 0.5\n",
+         "test.ini: source S: fragility_corr applies to a natural probe source only (probe = natural)");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = natural\nfragility_corr = 1.5\n",
+         "test.ini:20: [source S] fragility_corr must be a number in [-1, 1], got '1.5'");
   reject(BASE_HEAD "[model_skill]\nm9 = 0.1\n" BASE_SOURCE "conditions = fog:0.5\n",
          "test.ini: [model_skill] names unknown model 'm9'");
   reject(BASE_HEAD "[source S]\nclasses = 4\n", "test.ini: source S: needs classes, images_per_class, "
@@ -442,8 +476,8 @@ START_TEST(test_small_records)
     }
     pb_rows_free(&r);
   }
-  /* 5 models x (Syn 4 x 120 + ES 5 x 60 + Diverse 7 x 60 + Syn-B 5 x 60) records */
-  ck_assert_int_eq(total, 5 * (4 * 120 + 5 * 60 + 7 * 60 + 5 * 60));
+  /* 5 models x (Syn 4 x 120 + ES 5 x 60 + Diverse 7 x 60 + Syn-B 5 x 60 + TTA 31 x 60 + Syn-B5 3 x 60) records */
+  ck_assert_int_eq(total, 5 * (4 * 120 + 5 * 60 + 7 * 60 + 5 * 60 + 31 * 60 + 3 * 60));
   ck_assert(correct > 0 && wrong > 0);
   pb_meta_free(&meta);
   pb_synth_config_free(&cfg);

@@ -1,0 +1,48 @@
+# Natural-transformation probes (seed 000 Section 5.3, E.2-E.4): the synthetic
+# TTA source is identical for 1-3 ranks x 1-2 threads; screen finds it by its
+# probe role, and its natural tables (U - TTA contrasts, the TTA^sel and U^sel
+# selections, Figure 4's data) are byte-identical across ranks and threads;
+# --probe TTA=SRC keeps working; probe-role sources have no cells.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --scale small --no-summary -o "$WORK/s11.h5"
+for np in 1 2 3; do
+  for th in 1 2; do
+    [ "$np$th" = 11 ] && continue
+    pb "$np" "$th" synth --scale small --no-summary -o "$WORK/s$np$th.h5"
+    check "synth TTA source identical at $np ranks x $th threads" \
+      "$H5DIFF" "$WORK/s11.h5" "$WORK/s$np$th.h5" /sources/TTA /sources/TTA
+    check "synth Syn-B5 source identical at $np ranks x $th threads" \
+      "$H5DIFF" "$WORK/s11.h5" "$WORK/s$np$th.h5" /sources/Syn-B5 /sources/Syn-B5
+  done
+done
+# the small panel: 18 fixed + 12 pool transforms, declared natural; 2 extra Syn-B conditions
+"$PAIRBOUND" synth --scale small -o "$WORK/sum.h5" > "$WORK/summary.txt"
+check "TTA source: 30 transforms, role natural with 18 fixed" sh -c "grep -qx 'source.TTA.conditions 30' '$WORK/summary.txt' &&
+  grep -qx 'source.TTA.probe_role natural (fixed 18)' '$WORK/summary.txt'"
+check "probe-role sources have no cells" sh -c "grep -qx 'source.TTA.cells 0' '$WORK/summary.txt' &&
+  grep -qx 'source.Syn-B5.cells 0' '$WORK/summary.txt' && grep -qx 'cells 85' '$WORK/summary.txt'"
+
+S="$WORK/s11.h5"
+pb 1 1 screen "$S" --group-draws 200 -o "$WORK/o11"
+reports="screen_natural.tsv screen_natural_subsets.tsv screen_natural_variants.tsv screen_natural_baselines.tsv screen_natural_selection.tsv
+  figure4_probe_sets.tsv screen_probesets.tsv screen_cells.tsv screen.md"
+ranks_identical "$reports" screen "$S" --group-draws 200
+R="$WORK/o11/report"
+# 5 models x 2 targets... the selection: 18 natural picks, 4 Syn-B picks (of Syn-B's 4 + Syn-B5's 2) per target
+for src in ES Diverse; do
+  check "$src: TTA_sel picks 18 of the 30 transforms" test "$(awk -F'\t' -v s=$src '$1 == s && $2 == "TTA_sel"' "$R/screen_natural_selection.tsv" | wc -l)" -eq 18
+  check "$src: U_sel picks 4 of the 6 Syn-B conditions" test "$(awk -F'\t' -v s=$src '$1 == s && $2 == "U_sel"' "$R/screen_natural_selection.tsv" | wc -l)" -eq 4
+  check "$src: picks are distinct" test "$(awk -F'\t' -v s=$src '$1 == s { print $2, $4 }' "$R/screen_natural_selection.tsv" | sort -u | wc -l)" -eq 22
+done
+check "natural rows in screen_cells.tsv" awk -F'\t' 'NR > 1 { seen[$5] = 1 } END {
+  n = split("U_TTA A3_TTA U0 TTA0 agree_TTA U_sel TTA_sel", w, " ")
+  for (i = 1; i <= n; i++) if (!(w[i] in seen)) exit 1 }' "$R/screen_cells.tsv"
+check "the report states the headline beside the seed's" grep -qF "| source | U | seed U | TTA18 | seed TTA18 | U - TTA18 |" "$R/screen.md"
+check "Figure 4 rendered or explained" sh -c "test -s '$R/figure4_probe_sets.png' || grep -q 'figure4_probe_sets' '$R/screen.md'"
+
+# --probe TTA=SRC (an explicit natural set) still works: 2 transforms, TTA_sel then picks 2
+pb 2 1 screen "$S" --probe TTA=TTA:hflip,rot+5 -o "$WORK/ex"
+check "explicit TTA set: U_TTA is the mean of 2 transforms" grep -qP '^ES\tTTA\t2\t' "$WORK/ex/report/screen_probesets.tsv"
+check "explicit TTA set: TTA_sel picks 2" test "$(awk -F'\t' '$1 == "ES" && $2 == "TTA_sel"' "$WORK/ex/report/screen_natural_selection.tsv" | wc -l)" -eq 2
+finish
