@@ -10,7 +10,8 @@
 # (/usr/bin/time around each rank under mpirun).
 #   usage: bench_scale.sh PAIRBOUND [SRCDIR]
 # Environment: THREADS (per rank, default 1), RANKS (default "1 2 4"),
-# SCALE_FACTOR (default 10x1), KEEP=1 keeps the stores (printed paths).
+# SCALE_FACTOR (default 10x1), STORES (default "paper10 imagenet75": either or
+# both), KEEP=1 keeps the stores (printed paths).
 set -eu
 PB=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +19,7 @@ SRC=${2:-$(cd "$HERE/../.." && pwd)}
 THREADS=${THREADS:-1}
 RANKS=${RANKS:-1 2 4}
 FACTOR=${SCALE_FACTOR:-10x1}
+STORES=${STORES:-paper10 imagenet75}
 W=$(mktemp -d "${TMPDIR:-/tmp}/pbscale.XXXXXX")
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$W"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -79,19 +81,23 @@ run() {
   done
 }
 
-store paper10 --scale-factor "$FACTOR"
-store imagenet75 --config "$SRC/inputs/imagenet75.ini"
-p10=$(awk '$1 == "paired_records" {print $2}' "$W/paper10.txt")
-i75=$(awk '$1 == "paired_records" {print $2}' "$W/imagenet75.txt")
-
-run paper10 "$p10" bounds
-run paper10 "$p10" screen
-run paper10 "$p10" verify
-run imagenet75 "$i75" bounds
-# ImageNet-C has one source: it is both target and probe (U from severity 3 of five corruptions)
-run imagenet75 "$i75" screen --targets ImageNet-C \
-  --probe ImageNet-C:gaussian_noise_3,defocus_blur_3,snow_3,contrast_3,jpeg_3
-# verify's classes of 50 records per side are exact LPs (docs/verify.md): a sample of cells
-run imagenet75 "$i75" verify --cells sample --sample 40
+case " $STORES " in *" paper10 "*)
+  store paper10 --scale-factor "$FACTOR"
+  p10=$(awk '$1 == "paired_records" {print $2}' "$W/paper10.txt")
+  run paper10 "$p10" bounds
+  run paper10 "$p10" screen
+  run paper10 "$p10" verify
+  [ -n "${KEEP:-}" ] || rm -f "$W/paper10.h5" ;;
+esac
+case " $STORES " in *" imagenet75 "*)
+  store imagenet75 --config "$SRC/inputs/imagenet75.ini"
+  i75=$(awk '$1 == "paired_records" {print $2}' "$W/imagenet75.txt")
+  run imagenet75 "$i75" bounds
+  # ImageNet-C has one source: it is both target and probe (U from severity 3 of five corruptions)
+  run imagenet75 "$i75" screen --targets ImageNet-C \
+    --probe ImageNet-C:gaussian_noise_3,defocus_blur_3,snow_3,contrast_3,jpeg_3
+  # verify's classes of 50 records per side are exact LPs (docs/verify.md): a sample of cells
+  run imagenet75 "$i75" verify --cells sample --sample 40 ;;
+esac
 [ -n "${KEEP:-}" ] && echo "stores kept in $W"
 exit 0
