@@ -374,26 +374,19 @@ done:
 }
 
 /* Runs of consecutive rows of one model: each is one regular hyperslab block
- * [1][len][I](+[K]).  Returns the number of runs; starts[j], lens[j] describe them. */
-/* Blocks of consecutive rows, each one hyperslab: either part of one model's
- * conditions, or whole models (a run of rows from the first condition of a
- * model through the last condition of a later one).  A rank's rows are
- * usually one contiguous range, so this is at most three blocks per source
- * and field instead of one per model. */
+ * [1][len][I](+[K]), one transfer, chunk-aligned when it covers the model's
+ * rows.  Returns the number of runs; starts[j], lens[j] describe them.  Whole
+ * models are not merged into larger transfers: on Fletcher32 chunks one
+ * transfer per dataset measured slower than one per model
+ * (tests/bench/bench_store.c, docs/store.md "Layout"). */
 static int32_t pb_store__runs(int32_t n_cond, int32_t n_rows, const int32_t *rows, int32_t *starts, int32_t *lens)
 {
   int32_t n = 0;
   for (int32_t i = 0; i < n_rows;) {
     int32_t j = i + 1;
-    while (j < n_rows && rows[j] == rows[j - 1] + 1) j++;
-    for (int32_t r = rows[i], left = j - i; left > 0;) {
-      int32_t c = r % n_cond;
-      int32_t take = c != 0 || left < n_cond ? (left < n_cond - c ? left : n_cond - c) : left / n_cond * n_cond;
-      starts[n] = r;
-      lens[n++] = take;
-      r += take;
-      left -= take;
-    }
+    while (j < n_rows && rows[j] == rows[j - 1] + 1 && rows[j] / n_cond == rows[i] / n_cond) j++;
+    starts[n] = rows[i];
+    lens[n++] = j - i;
     i = j;
   }
   return n;
@@ -463,10 +456,7 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
     if (j < nb) {
       start[0] = (hsize_t)(starts[j] / s->n_conditions);
       start[1] = (hsize_t)(starts[j] % s->n_conditions);
-      /* whole models (pb_store__runs): a [models][conditions] block */
-      int whole = start[1] == 0 && lens[j] >= s->n_conditions;
-      count[0] = whole ? (hsize_t)(lens[j] / s->n_conditions) : 1;
-      count[1] = whole ? (hsize_t)s->n_conditions : (hsize_t)lens[j];
+      count[1] = (hsize_t)lens[j];
     }
     herr_t e = (mspace = H5Screate_simple(ndims, count, NULL)) < 0 ? -1 : 0;
     if (e >= 0)
