@@ -152,7 +152,7 @@ static int pb_cli__opt_scale_factor(void *opts, const char *label, const char *v
 {
   (void)label;
   struct pb_cli_args *a = opts;
-  return pb_synth_factor_parse(v, &a->model_factor, &a->image_factor);
+  return pb_synth_config_factor_parse(v, &a->model_factor, &a->image_factor);
 }
 
 #define PB_O(member) PB_OPTION_FIELD(struct pb_cli_args, member)

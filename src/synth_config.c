@@ -120,7 +120,8 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     if (strcmp(key, "seed") == 0) { uint64_t u = 0; bad = pb_parse_uint(v, UINT64_MAX, &u); cfg->seed = u; }
     else if (strcmp(key, "topk") == 0) { bad = pb_parse_int(v, 0, 64, &n); cfg->topk = (int32_t)n; }
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
-    else if (strcmp(key, "scale_factor") == 0) bad = pb_synth_factor_parse(v, &cfg->model_factor, &cfg->image_factor);
+    else if (strcmp(key, "scale_factor") == 0)
+      bad = pb_synth_config_factor_parse(v, &cfg->model_factor, &cfg->image_factor) ? PB_INI_REASON : PB_OK;
     else { pb_error_set("unknown key '%s' in [panel]", key); bad = PB_INI_REASON; }
   } else if (strcmp(section, "groups") == 0) {
     if ((bad = pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x)) == PB_OK) {
@@ -345,7 +346,7 @@ static int pb_synth_config__resolve(struct pb_synth_config__parse *p)
   return status;
 }
 
-int pb_synth_factor_parse(const char *text, int32_t *model_factor, int32_t *image_factor)
+int pb_synth_config_factor_parse(const char *text, int32_t *model_factor, int32_t *image_factor)
 {
   char buf[64];
   int64_t m = 0, i = 0;

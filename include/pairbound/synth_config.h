@@ -60,7 +60,7 @@ void pb_synth_config_free(struct pb_synth_config *cfg);
  * "MxI" (models times M, images per class times I), each in
  * [1, PB_SYNTH_MAX_FACTOR].
  */
-int pb_synth_factor_parse(const char *text, int32_t *model_factor, int32_t *image_factor);
+int pb_synth_config_factor_parse(const char *text, int32_t *model_factor, int32_t *image_factor);
 
 /**
  * Scale a parsed configuration, same latent model (docs/synth.md, "Scale

@@ -37,6 +37,9 @@ check "scale_factor = 2 in [panel] is --scale-factor 2" \
   "$H5DIFF" --exclude-path /provenance "$WORK/f11.h5" "$WORK/ini2.h5"
 check "scale factor 0 refused, naming the value" sh -c \
   "! '$PAIRBOUND' synth --scale small --scale-factor 0 -o '$WORK/z.h5' 2> '$WORK/z.err' && grep -q \"scale factor '0'\" '$WORK/z.err' && test ! -e '$WORK/z.h5'"
+sed 's/^\[panel\]/[panel]\nscale_factor = 0/' "$TOP_SRCDIR/inputs/small.ini" > "$WORK/small0.ini"
+check "scale_factor = 0 refused, naming file and line" sh -c \
+  "! '$PAIRBOUND' synth --config '$WORK/small0.ini' -o '$WORK/z.h5' 2> '$WORK/z0.err' && grep -q \"small0.ini:5: scale factor '0'\" '$WORK/z0.err'"
 check "scale factor 2x refused" sh -c "! '$PAIRBOUND' synth --scale small --scale-factor 2x -o '$WORK/z.h5' 2> /dev/null"
 
 # Layout: every record dataset chunked by model slab, (1, conditions, images[, k])
