@@ -206,12 +206,26 @@ static int pb_store__space(const struct pb_meta *meta, const char *path, const c
   return PB_FAIL;
 }
 
-/* Record datasets [model][condition][image](+[k]) chunked by cell. */
+/* Largest record chunk.  Chunks are whole model slabs (every condition of one
+ * model of a source) up to this size, else as many of the model's conditions
+ * as fit (at least one): few, large chunks make a read of 18.8 M records a few
+ * thousand chunk look-ups and checksums instead of tens of thousands, while a
+ * rank reading part of a model's conditions reads at most one extra chunk at
+ * each end of its range.  Measured with tests/bench/bench_store.c
+ * (docs/store.md, "Layout"). */
+#define PB_STORE_CHUNK_BYTES (4u << 20)
+
+/* Record datasets [model][condition][image](+[k]) chunked by model slab. */
 static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, int ndims,
                                     const hsize_t *dims)
 {
   int status = PB_FAIL;
-  hsize_t chunk[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 0};
+  const hsize_t per_row = dims[2] * (ndims > 3 ? dims[3] : 1) * H5Tget_size(ftype);
+  hsize_t rows = per_row ? PB_STORE_CHUNK_BYTES / per_row : 1;
+  rows = rows < 1 ? 1 : rows > dims[1] ? dims[1] : rows;
+  /* a row above the limit by itself is split along images (HDF5 caps a chunk at 4 GB) */
+  hsize_t images = rows == 1 && per_row > PB_STORE_CHUNK_BYTES ? dims[2] / (per_row / PB_STORE_CHUNK_BYTES) : dims[2];
+  hsize_t chunk[4] = {1, rows, images < 1 ? 1 : images, ndims > 3 ? dims[3] : 0};
   hid_t space = H5Screate_simple(ndims, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
   if (space < 0 || dcpl < 0) goto done;
   /* Fletcher32 per chunk: a flipped bit in a record is a read error, not a wrong value */
@@ -374,7 +388,11 @@ done:
 }
 
 /* Runs of consecutive rows of one model: each is one regular hyperslab block
- * [1][len][I](+[K]).  Returns the number of runs; starts[j], lens[j] describe them. */
+ * [1][len][I](+[K]), one transfer, chunk-aligned when it covers the model's
+ * rows.  Returns the number of runs; starts[j], lens[j] describe them.  Whole
+ * models are not merged into larger transfers: on Fletcher32 chunks one
+ * transfer per dataset measured slower than one per model
+ * (tests/bench/bench_store.c, docs/store.md "Layout"). */
 static int32_t pb_store__runs(int32_t n_cond, int32_t n_rows, const int32_t *rows, int32_t *starts, int32_t *lens)
 {
   int32_t n = 0;
@@ -557,6 +575,32 @@ const char *pb_store_record_problem(const struct pb_source *s, const struct pb_r
   return why;
 }
 
+/* pb_store_record_problem without a branch per record, one field rule at a
+ * time over a row: nonzero when no record of the row starting at record k0
+ * breaks a rule of the fields read.  Rows with top-k lists, and any row this
+ * flags, go through pb_store_record_problem, which names the first damaged
+ * record.  The same comparisons in the same precision, so both agree on every
+ * record. */
+static int pb_store__row_clean(const struct pb_source *s, const struct pb_rows *d, int64_t k0)
+{
+  if (d->topk > 0 && d->topk_class) return 0;
+  const int32_t n = s->n_images, K = s->n_classes, *label = s->labels;
+  const int32_t *pred = d->pred ? d->pred + k0 : NULL;
+  const float *S = d->smax ? d->smax + k0 : NULL, *M = d->ptrue ? d->ptrue + k0 : NULL;
+  int ok = 1;
+  if (pred)
+    for (int32_t i = 0; i < n; i++) ok &= (pred[i] >= 0) & (pred[i] < K);
+  if (S)
+    for (int32_t i = 0; i < n; i++) ok &= (S[i] >= 0.0f) & (S[i] <= 1.0f);
+  if (M)
+    for (int32_t i = 0; i < n; i++) ok &= (M[i] >= 0.0f) & (M[i] <= 1.0f);
+  if (S && M)
+    for (int32_t i = 0; i < n; i++) ok &= !(M[i] > S[i] + PB_STORE_PROB_TOL);
+  if (S && M && pred)
+    for (int32_t i = 0; i < n; i++) ok &= (pred[i] != label[i]) | !(fabsf(M[i] - S[i]) > PB_STORE_PROB_TOL);
+  return ok;
+}
+
 /* Range checks of every record read, so a damaged or hand-edited store is
  * refused with the cell and image named instead of driving a kernel out of
  * its arrays.  One pass over data already in cache. */
@@ -566,12 +610,15 @@ static int pb_store__validate(const struct pb_store *st, int32_t src, int32_t n_
   const struct pb_source *s = &st->meta.sources[src];
   const int64_t n = (int64_t)n_rows * s->n_images;
   char why[160];
-  /* records over threads; the first damaged one (lowest row, then image) is reported */
+  /* rows over threads; the first damaged record (lowest row, then image) is reported */
   int64_t bad = n;
 #pragma omp parallel for schedule(static) reduction(min : bad)
-  for (int64_t k = 0; k < n; k++) {
+  for (int32_t r = 0; r < n_rows; r++) {
+    const int64_t k0 = (int64_t)r * s->n_images;
+    if (k0 >= bad || pb_store__row_clean(s, d, k0)) continue;
     char w[160];
-    if (k < bad && pb_store_record_problem(s, d, k, (int32_t)(k % s->n_images), w, sizeof w)) bad = k;
+    for (int64_t k = k0; k < k0 + s->n_images && k < bad; k++)
+      if (pb_store_record_problem(s, d, k, (int32_t)(k - k0), w, sizeof w)) bad = k;
   }
   if (bad == n) return PB_OK;
   const int32_t r = (int32_t)(bad / s->n_images), i = (int32_t)(bad % s->n_images);

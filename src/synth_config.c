@@ -5,6 +5,8 @@
 #include <ctype.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +136,8 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     if (strcmp(key, "seed") == 0) { uint64_t u = 0; bad = pb_parse_uint(v, UINT64_MAX, &u); cfg->seed = u; }
     else if (strcmp(key, "topk") == 0) { bad = pb_parse_int(v, 0, 64, &n); cfg->topk = (int32_t)n; }
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
+    else if (strcmp(key, "scale_factor") == 0)
+      bad = pb_synth_config_factor_parse(v, &cfg->model_factor, &cfg->image_factor) ? PB_INI_REASON : PB_OK;
     else { pb_error_set("unknown key '%s' in [panel]", key); bad = PB_INI_REASON; }
   } else if (strcmp(section, "groups") == 0) {
     if ((bad = pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x)) == PB_OK) {
@@ -353,13 +357,85 @@ static int pb_synth_config__resolve(struct pb_synth_config__parse *p)
     }
     cfg->model_skill[m] += p->offsets[i];
   }
-  for (int32_t s = 0; s < cfg->n_sources; s++)
-    if (pb_synth_config__resolve_source(cfg, s)) {
-      char why[1024];
-      snprintf(why, sizeof why, "%s", pb_error_message());
-      pb_error_set("%s: %s", p->name, why);
+  int status = PB_OK;
+  for (int32_t s = 0; s < cfg->n_sources && status == PB_OK; s++) status = pb_synth_config__resolve_source(cfg, s);
+  /* the factors apply to the resolved geometry, so a source inheriting its
+   * base's images is scaled once, with it */
+  int32_t fm = cfg->model_factor, fi = cfg->image_factor;
+  cfg->model_factor = cfg->image_factor = 1;
+  if (status == PB_OK) status = pb_synth_config_scale(cfg, fm, fi);
+  if (status != PB_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s: %s", p->name, why);
+  }
+  return status;
+}
+
+int pb_synth_config_factor_parse(const char *text, int32_t *model_factor, int32_t *image_factor)
+{
+  char buf[64];
+  int64_t m = 0, i = 0;
+  snprintf(buf, sizeof buf, "%s", text);
+  char *x = strchr(buf, 'x');
+  if (x) *x = '\0';
+  if (strlen(text) >= sizeof buf || pb_parse_int(buf, 1, PB_SYNTH_MAX_FACTOR, &m) ||
+      pb_parse_int(x ? x + 1 : buf, 1, PB_SYNTH_MAX_FACTOR, &i)) {
+    pb_error_set("scale factor '%s': expected F or MxI, integers in [1, %d] (models x M, images per class x I)",
+                 text, PB_SYNTH_MAX_FACTOR);
+    return PB_FAIL;
+  }
+  *model_factor = (int32_t)m;
+  *image_factor = (int32_t)i;
+  return PB_OK;
+}
+
+/* Models copied in rounds: copy r (r = 2..fm) of model m is "ID~r", same group
+ * and skill; its jitter comes from its own index, as for any model. */
+static int pb_synth_config__scale_models(struct pb_synth_config *cfg, int32_t fm)
+{
+  const int32_t n = cfg->n_models;
+  cfg->model_ids = pb_realloc(cfg->model_ids, (size_t)n * (size_t)fm * sizeof(char *));
+  cfg->model_groups = pb_realloc(cfg->model_groups, (size_t)n * (size_t)fm * sizeof(char *));
+  cfg->model_skill = pb_realloc(cfg->model_skill, (size_t)n * (size_t)fm * sizeof(double));
+  for (int32_t r = 2; r <= fm; r++)
+    for (int32_t m = 0; m < n; m++) {
+      char id[256];
+      snprintf(id, sizeof id, "%s~%d", cfg->model_ids[m], r);
+      if (pb_synth_config__find(cfg->model_ids, cfg->n_models, id) >= 0) {
+        pb_error_set("scale factor: copy '%s' of model %s is already a model of the configuration", id,
+                     cfg->model_ids[m]);
+        return PB_FAIL;
+      }
+      cfg->model_ids[cfg->n_models] = pb_strdup(id);
+      cfg->model_groups[cfg->n_models] = pb_strdup(cfg->model_groups[m]);
+      cfg->model_skill[cfg->n_models++] = cfg->model_skill[m];
+    }
+  return PB_OK;
+}
+
+int pb_synth_config_scale(struct pb_synth_config *cfg, int32_t model_factor, int32_t image_factor)
+{
+  if (model_factor < 1 || model_factor > PB_SYNTH_MAX_FACTOR || image_factor < 1 ||
+      image_factor > PB_SYNTH_MAX_FACTOR) {
+    pb_error_set("scale factor %dx%d outside [1, %d]", model_factor, image_factor, PB_SYNTH_MAX_FACTOR);
+    return PB_FAIL;
+  }
+  for (int32_t s = 0; s < cfg->n_sources; s++) {
+    const struct pb_synth_source *src = &cfg->sources[s];
+    if ((int64_t)src->classes * src->images_per_class * image_factor > INT32_MAX) {
+      pb_error_set("scale factor: source %s would have more than %d images", src->name, INT32_MAX);
       return PB_FAIL;
     }
+  }
+  if (model_factor > 1 && pb_synth_config__scale_models(cfg, model_factor) != PB_OK) return PB_FAIL;
+  for (int32_t s = 0; s < cfg->n_sources; s++) {
+    struct pb_synth_source *src = &cfg->sources[s];
+    src->images_per_class *= image_factor;
+    for (int32_t i = 0; i < src->n_dev_pattern; i++) src->dev_pattern[i] *= image_factor;
+  }
+  cfg->model_factor *= model_factor;
+  cfg->image_factor *= image_factor;
   return PB_OK;
 }
 
@@ -368,6 +444,7 @@ int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_co
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 20260908;
   cfg->half_precision = 1;
+  cfg->model_factor = cfg->image_factor = 1;
   cfg->text = pb_strdup(text);
   struct pb_synth_config__parse p = {.cfg = cfg, .name = name};
   int status = pb_ini_parse(text, name, pb_synth_config__entry, &p);

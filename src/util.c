@@ -168,14 +168,18 @@ int pb_cmp_i32(const void *a, const void *b)
 PB_UTIL__CMP(pb_cmp_i64, int64_t)
 PB_UTIL__CMP(pb_cmp_double, double)
 
-/* one body for both element types: the sorts differ only in the type */
-#define PB_UTIL__SORT_SMALL(name, type, cmp)                                                                           \
-  void name(type *v, int32_t n, int32_t cutoff)                                                                        \
+/* One body for both element types: the sorts differ only in the type.
+ * Insertion sort up to the cutoff; above it a bottom-up merge sort with the
+ * comparison inlined (qsort's callback cost more than the sort itself at the
+ * class sizes of real test sets: 50 ImageNet images, 1,000 CIFAR ones), over
+ * insertion-sorted runs of 8, through a stack buffer up to 1,024 elements.
+ * Both are stable, like glibc's qsort (a merge sort), so values that compare
+ * equal (0.0 and -0.0) keep their order and every sum over the result is the
+ * same as before. */
+#define PB_UTIL__SORT_STACK 1024
+#define PB_UTIL__SORT_SMALL(name, type)                                                                                \
+  static void name##__insertion(type *v, int32_t n)                                                                   \
   {                                                                                                                    \
-    if (n > cutoff) {                                                                                                  \
-      qsort(v, (size_t)n, sizeof *v, cmp);                                                                             \
-      return;                                                                                                          \
-    }                                                                                                                  \
     for (int32_t i = 1; i < n; i++) {                                                                                  \
       type t = v[i];                                                                                                   \
       int32_t j = i;                                                                                                   \
@@ -185,9 +189,32 @@ PB_UTIL__CMP(pb_cmp_double, double)
       }                                                                                                                \
       v[j] = t;                                                                                                        \
     }                                                                                                                  \
+  }                                                                                                                    \
+  void name(type *v, int32_t n, int32_t cutoff)                                                                        \
+  {                                                                                                                    \
+    if (n <= cutoff) {                                                                                                 \
+      name##__insertion(v, n);                                                                                         \
+      return;                                                                                                          \
+    }                                                                                                                  \
+    type stack[PB_UTIL__SORT_STACK];                                                                                   \
+    type *tmp = n <= PB_UTIL__SORT_STACK ? stack : pb_malloc((size_t)n * sizeof *tmp), *src = v, *dst = tmp;        \
+    for (int32_t lo = 0; lo < n; lo += 8) name##__insertion(v + lo, n - lo < 8 ? n - lo : 8);                        \
+    for (int32_t w = 8; w < n; w *= 2) {                                                                               \
+      for (int32_t lo = 0; lo < n; lo += 2 * w) {                                                                      \
+        int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;          \
+        while (i < mid && j < hi) dst[k++] = src[j] < src[i] ? src[j++] : src[i++];                                    \
+        while (i < mid) dst[k++] = src[i++];                                                                           \
+        while (j < hi) dst[k++] = src[j++];                                                                            \
+      }                                                                                                                \
+      type *t = src;                                                                                                   \
+      src = dst;                                                                                                       \
+      dst = t;                                                                                                         \
+    }                                                                                                                  \
+    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);                                                               \
+    if (tmp != stack) free(tmp);                                                                                       \
   }
-PB_UTIL__SORT_SMALL(pb_sort_small_double, double, pb_cmp_double)
-PB_UTIL__SORT_SMALL(pb_sort_small_i64, int64_t, pb_cmp_i64)
+PB_UTIL__SORT_SMALL(pb_sort_small_double, double)
+PB_UTIL__SORT_SMALL(pb_sort_small_i64, int64_t)
 
 int32_t pb_sorted_unique_i32(int32_t *v, int32_t n)
 {

@@ -47,6 +47,8 @@ struct pb_synth_config {
   double *model_skill;   /* group skill + model offset */
   int32_t n_sources;
   struct pb_synth_source *sources;
+  int32_t model_factor;  /* scale factors applied so far ([panel] scale_factor, --scale-factor); 1 = none */
+  int32_t image_factor;
   char *text;            /* the configuration text itself (provenance) */
 };
 
@@ -55,6 +57,25 @@ int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_co
 /** Read and parse a configuration file. */
 int pb_synth_config_load(const char *path, struct pb_synth_config *cfg);
 void pb_synth_config_free(struct pb_synth_config *cfg);
+
+/* Largest factor of either kind: keeps images per class and models within int32_t. */
+#define PB_SYNTH_MAX_FACTOR 1000
+
+/**
+ * Parse a scale factor, "F" (models and images per class both times F) or
+ * "MxI" (models times M, images per class times I), each in
+ * [1, PB_SYNTH_MAX_FACTOR].
+ */
+int pb_synth_config_factor_parse(const char *text, int32_t *model_factor, int32_t *image_factor);
+
+/**
+ * Scale a parsed configuration, same latent model (docs/synth.md, "Scale
+ * factor"): every model gets model_factor - 1 copies "ID~2" ... in the same
+ * group with the same skill (each its own seeded jitter), appended in rounds
+ * after the originals; every class has image_factor times its images and
+ * development images.  Records grow by model_factor x image_factor.
+ */
+int pb_synth_config_scale(struct pb_synth_config *cfg, int32_t model_factor, int32_t image_factor);
 
 /* The embedded inputs/paper.ini and inputs/small.ini (src/embedded.c). */
 extern const char pb_embedded_paper_ini[];

@@ -47,8 +47,9 @@ int pb_cmp_i32(const void *a, const void *b);
 /* ---- ascending sorts of numbers (qsort comparators; NaN-free input) */
 int pb_cmp_i64(const void *a, const void *b);
 int pb_cmp_double(const void *a, const void *b);
-/** Ascending, insertion sort up to @p cutoff entries (stable, no call
- *  overhead: the many tiny per-class arrays), qsort above. */
+/** Ascending and stable: insertion sort up to @p cutoff entries (the many
+ *  tiny per-class arrays), an inlined merge sort above (no call per
+ *  comparison; O(n log n)). */
 void pb_sort_small_double(double *v, int32_t n, int32_t cutoff);
 void pb_sort_small_i64(int64_t *v, int32_t n, int32_t cutoff);
 

@@ -865,6 +865,54 @@ START_TEST(test_fields_timer)
 }
 END_TEST
 
+/* pb_sort_small_*: against a quadratic reference (each value placed by
+ * counting the values below it and the equal ones before it), at sizes across
+ * the cutoff, the runs of 8 and the stack buffer (1,024), with many ties; and
+ * stability: 0.0 and -0.0 compare equal and keep their input order. */
+START_TEST(test_sort_small)
+{
+  static const int32_t sizes[] = {0, 1, 7, 8, 9, 31, 32, 33, 50, 64, 100, 257, 1000, 1024, 1025, 3001};
+  uint64_t st = 12345;
+  for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
+    const int32_t n = sizes[t];
+    double *v = malloc((size_t)(n + 1) * sizeof *v), *ref = malloc((size_t)(n + 1) * sizeof *ref);
+    int64_t *w = malloc((size_t)(n + 1) * sizeof *w), *wref = malloc((size_t)(n + 1) * sizeof *wref);
+    for (int32_t i = 0; i < n; i++) {
+      st = st * 6364136223846793005ull + 1442695040888963407ull;
+      int32_t q = (int32_t)(st >> 33) % 97; /* ties */
+      v[i] = q == 0 ? ((st >> 20) & 1 ? -0.0 : 0.0) : (double)q / 7.0 - 3.0;
+      w[i] = (int64_t)(st >> 13) % 1000 - 500;
+    }
+    for (int32_t i = 0; i < n; i++) {
+      int32_t r = 0, rw = 0;
+      for (int32_t j = 0; j < n; j++) {
+        r += v[j] < v[i] || (v[j] == v[i] && j < i);
+        rw += w[j] < w[i] || (w[j] == w[i] && j < i);
+      }
+      ref[r] = v[i];
+      wref[rw] = w[i];
+    }
+    for (int32_t cutoff = 0; cutoff <= 32; cutoff += 32) {
+      double *a = malloc((size_t)(n + 1) * sizeof *a);
+      int64_t *b = malloc((size_t)(n + 1) * sizeof *b);
+      memcpy(a, v, (size_t)n * sizeof *a);
+      memcpy(b, w, (size_t)n * sizeof *b);
+      pb_sort_small_double(a, n, cutoff);
+      pb_sort_small_i64(b, n, cutoff);
+      for (int32_t i = 0; i < n; i++) {
+        ck_assert_msg(a[i] == ref[i] && signbit(a[i]) == signbit(ref[i]), "n %d cutoff %d: [%d] = %g, want %g", n,
+                      cutoff, i, a[i], ref[i]);
+        ck_assert_msg(b[i] == wref[i], "n %d cutoff %d: [%d] = %lld, want %lld", n, cutoff, i, (long long)b[i],
+                      (long long)wref[i]);
+      }
+      free(a);
+      free(b);
+    }
+    free(v), free(ref), free(w), free(wref);
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("util");
@@ -884,6 +932,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_format_round_trip);
   tcase_add_test(tc, test_format_subnormal_shortest);
   tcase_add_test(tc, test_sha256);
+  tcase_add_test(tc, test_sort_small);
   suite_add_tcase(s, tc);
   tc = tcase_create("containers_files");
   tcase_add_test(tc, test_strmap);
