@@ -368,6 +368,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
   struct pb_progress prog;
   pb_progress_begin(&prog, "policy", "cells", b->n_cells);
   uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
+  int written = PB_OK;
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1, c0, c1, e;
     pb_blocks_round(bl, r, &b0, &b1);
@@ -429,11 +430,13 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
       pb_text_free(&tb[c]);
       pb_text_free(&tp[c]);
     }
-    if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
+    /* a table that cannot be written (a full disk) stops the loop too */
+    if (written == PB_OK && (written = pb_tsv_status(out_b)) == PB_OK) written = pb_tsv_status(out_p);
+    if (pb_blocks_boundary(bl, pb_first_error_status(&fe) == PB_OK ? written : PB_FAIL)) break;
   }
   free(todo);
   pb_progress_end(&prog);
-  return pb_first_error_status(&fe);
+  return pb_first_error_status(&fe) == PB_OK ? written : PB_FAIL;
 }
 
 static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_block *b, struct pb_blocks *bl,

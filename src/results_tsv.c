@@ -37,7 +37,6 @@ struct pb_tsv {
   int fd;         /* rank 0: tmp, after the header; ranks > 0: spill */
   int64_t len;    /* bytes in fd: rank 0 the header and its rows; others their rows */
   int err;        /* errno of the first failed write, 0 while none failed */
-  const char *what; /* the file that write went to */
 };
 
 /* Largest write of one collective call: under INT_MAX (MPI counts are int)
@@ -54,7 +53,6 @@ static void pb_tsv__put(struct pb_tsv *t, const char *text, size_t len)
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       t->err = n < 0 ? errno : EIO;
-      t->what = t->spill ? t->spill : t->tmp;
       return;
     }
     text += n;
@@ -119,6 +117,14 @@ int pb_tsv_open(MPI_Comm comm, const char *path, const char *header, struct pb_t
 void pb_tsv_write(struct pb_tsv *t, const char *text, size_t len)
 {
   if (len) pb_tsv__put(t, text, len);
+}
+
+int pb_tsv_status(const struct pb_tsv *t)
+{
+  if (!t->err) return PB_OK;
+  if (t->spill) pb_error_set("%s: cannot write file (this rank's rows, in %s): %s", t->path, t->spill, strerror(t->err));
+  else pb_error_set("%s: cannot write file: %s", t->path, strerror(t->err));
+  return PB_FAIL;
 }
 
 /* Collective: write this rank's @p len bytes at @p at in rounds of at most
@@ -189,15 +195,12 @@ static int pb_tsv__place_all(struct pb_tsv *t, const char *mem, int64_t len)
 /* Collective: agree on the writes so far, place the rows of ranks > 0, rename. */
 static int pb_tsv__finish(struct pb_tsv *t, const char *mem, int64_t len)
 {
-  int status = PB_OK;
+  int status;
   if (t->rank == 0 && t->fd >= 0) {
-    if (close(t->fd) != 0 && !t->err) t->err = errno, t->what = t->tmp;
+    if (close(t->fd) != 0 && !t->err) t->err = errno;
     t->fd = -1;
   }
-  if (t->err) {
-    pb_error_set("%s: cannot write file: %s", t->what, strerror(t->err));
-    status = PB_FAIL;
-  }
+  status = pb_tsv_status(t);
   if (pb_error_agree(t->comm, status) == PB_OK) status = pb_error_agree(t->comm, pb_tsv__place_all(t, mem, len));
   else status = PB_FAIL;
   /* every temporary goes before the last agreement: when the commit returns

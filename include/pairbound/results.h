@@ -65,6 +65,8 @@ int pb_tsv_open(MPI_Comm comm, const char *path, const char *header, struct pb_t
 int pb_results_tsv_open(struct pb_results *res, const char *name, const char *header, struct pb_tsv **out);
 /** Append @p len bytes of rows; a failure is kept and reported by the commit. */
 void pb_tsv_write(struct pb_tsv *t, const char *text, size_t len);
+/** PB_FAIL with the reason when a write of this rank has failed so far (local), e.g. to stop a long loop early. */
+int pb_tsv_status(const struct pb_tsv *t);
 /** Place every rank's rows and rename the file into place; frees @p t (collective). */
 int pb_tsv_commit(struct pb_tsv *t);
 /** Remove this rank's temporaries and free @p t (local; NULL is a no-op). */
