@@ -571,9 +571,7 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   pb_blocks_context(a->resume ? &key : NULL, a->resume, hint);
   free(hint);
   if (!strcmp(cli->cmd, "protocol")) {
-    struct pb_stage st;
-    status = pb_stage_open(store, out, comm, p, cli->provenance, &st);
-    if (status == PB_OK) status = pb_stage_close(&st, PB_OK);
+    status = pb_stage_protocol_run(store, out, comm, p, cli->provenance);
   } else if (!strcmp(cli->cmd, "states")) {
     status = pb_states_run(store, out, comm, p, cli->provenance);
   } else if (!strcmp(cli->cmd, "bounds")) {

@@ -360,7 +360,7 @@ static void pb_policy__block_put(const struct pb_cell_block *b, int64_t ca, int6
  * loop at the next round. */
 static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell_block *b, struct pb_blocks *bl,
                                  int64_t per, const struct pb_policy_options *opt, int32_t rec_len, double *recs,
-                                 struct pb_text *tb, struct pb_text *tp)
+                                 struct pb_text *tb, struct pb_text *tp, struct pb_tsv *out_b, struct pb_tsv *out_p)
 {
   const int32_t primary = pb_policy__primary(opt);
   struct pb_first_error fe;
@@ -368,6 +368,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
   struct pb_progress prog;
   pb_progress_begin(&prog, "policy", "cells", b->n_cells);
   uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
+  int written = PB_OK;
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1, c0, c1, e;
     pb_blocks_round(bl, r, &b0, &b1);
@@ -421,16 +422,26 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
       }
     }
     free(left);
-    if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
+    /* the round's rows, in cell order, go to the tables now: a rank holds
+     * one round of text, not its whole share (policy --all writes 1 GB) */
+    for (int64_t c = c0 - b->first; c < c1 - b->first; c++) {
+      pb_tsv_write(out_b, tb[c].buf, tb[c].len);
+      pb_tsv_write(out_p, tp[c].buf, tp[c].len);
+      pb_text_free(&tb[c]);
+      pb_text_free(&tp[c]);
+    }
+    /* a table that cannot be written (a full disk) stops the loop too */
+    if (written == PB_OK && (written = pb_tsv_status(out_b)) == PB_OK) written = pb_tsv_status(out_p);
+    if (pb_blocks_boundary(bl, pb_first_error_status(&fe) == PB_OK ? written : PB_FAIL)) break;
   }
   free(todo);
   pb_progress_end(&prog);
-  return pb_first_error_status(&fe);
+  return pb_first_error_status(&fe) == PB_OK ? written : PB_FAIL;
 }
 
 static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_block *b, struct pb_blocks *bl,
                               int64_t per, const struct pb_policy_options *opt, int32_t rec_len, double *recs,
-                              struct pb_text *tb_all, struct pb_text *tp_all)
+                              struct pb_tsv *out_b, struct pb_tsv *out_p)
 {
   const int32_t P = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
   const int64_t nc = b->n_cells;
@@ -459,12 +470,8 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
     rec[PB_PC_TAU0] = tau0;
   }
   status = pb_error_agree(st->comm, status);
-  if (status == PB_OK) status = pb_policy__blocks_run(st, b, bl, per, opt, rec_len, recs, tb, tp);
-  for (int64_t c = 0; c < nc; c++) {
-    if (status == PB_OK && tb[c].len) {
-      pb_text_printf(tb_all, "%s", tb[c].buf);
-      pb_text_printf(tp_all, "%s", tp[c].buf);
-    }
+  if (status == PB_OK) status = pb_policy__blocks_run(st, b, bl, per, opt, rec_len, recs, tb, tp, out_b, out_p);
+  for (int64_t c = 0; c < nc; c++) { /* what a stopped loop left */
     pb_text_free(&tb[c]);
     pb_text_free(&tp[c]);
   }
@@ -473,8 +480,30 @@ static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_bl
   return status;
 }
 
+/* Collective: open policy_bounds.tsv and policy_pairs.tsv, filled as the cells are computed. */
+static int pb_policy__tables_open(struct pb_stage *st, struct pb_tsv **out_b, struct pb_tsv **out_p)
+{
+  struct pb_text head = {0};
+  pb_fields_tsv_header(&pb_policy__bounds_tsv, PB_POLICY__ROW_KEYS, 0, &head);
+  pb_text_printf(&head, "\n");
+  *out_p = NULL;
+  int status = pb_results_tsv_open(st->results, "policy_bounds.tsv", head.buf, out_b);
+  pb_text_free(&head);
+  if (status != PB_OK) return status;
+  pb_fields_tsv_header(&pb_policy__pairs_tsv, PB_POLICY__ROW_KEYS, 0, &head);
+  pb_text_printf(&head, "\n");
+  status = pb_results_tsv_open(st->results, "policy_pairs.tsv", head.buf, out_p);
+  pb_text_free(&head);
+  if (status != PB_OK) {
+    pb_tsv_abort(*out_b);
+    *out_b = NULL;
+  }
+  return status;
+}
+
+/* The cell records into results.h5, then the two tables' commits (collective; the tables are freed). */
 static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, const struct pb_policy_options *opt,
-                            const double *recs, const struct pb_text *tb, const struct pb_text *tp)
+                            const double *recs, struct pb_tsv *out_b, struct pb_tsv *out_p)
 {
   struct pb_fields fs; /* rec_len fields: PB_PC_NBASE + n_lambdas * PB_PL_N */
   pb_policy__cell_fields(opt, &fs);
@@ -486,17 +515,14 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
     status = pb_results_attr_str(st->results, "/policy", "lambdas", lam.buf);
     pb_text_free(&lam);
   }
-  if (status != PB_OK) return status;
-  struct pb_text head = {0};
-  pb_fields_tsv_header(&pb_policy__bounds_tsv, PB_POLICY__ROW_KEYS, 0, &head);
-  pb_text_printf(&head, "\n");
-  status = pb_results_tsv(st->results, "policy_bounds.tsv", head.buf, tb->buf, tb->len);
-  pb_text_free(&head);
-  if (status != PB_OK) return status;
-  pb_fields_tsv_header(&pb_policy__pairs_tsv, PB_POLICY__ROW_KEYS, 0, &head);
-  pb_text_printf(&head, "\n");
-  status = pb_results_tsv(st->results, "policy_pairs.tsv", head.buf, tp->buf, tp->len);
-  pb_text_free(&head);
+  if (status != PB_OK) {
+    pb_tsv_abort(out_b);
+    pb_tsv_abort(out_p);
+    return status;
+  }
+  status = pb_tsv_commit(out_b);
+  if (status == PB_OK) status = pb_tsv_commit(out_p);
+  else pb_tsv_abort(out_p);
   return status;
 }
 
@@ -539,13 +565,16 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_lap(&tm, "load");
   const int32_t rec_len = PB_PC_NBASE + opt->n_lambdas * PB_PL_N;
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * rec_len * sizeof *recs);
-  struct pb_text tb = {0}, tp = {0};
-  status = pb_policy__compute(&st, &b, &bl, per, opt, rec_len, recs, &tb, &tp);
+  struct pb_tsv *out_b = NULL, *out_p = NULL;
+  status = pb_policy__tables_open(&st, &out_b, &out_p);
+  if (status == PB_OK) status = pb_policy__compute(&st, &b, &bl, per, opt, rec_len, recs, out_b, out_p);
   status = pb_blocks_close(&bl, pb_error_agree(comm, status));
   pb_timer_lap(&tm, "compute");
-  if (status == PB_OK) status = pb_policy__write(&st, &b, opt, recs, &tb, &tp);
-  pb_text_free(&tb);
-  pb_text_free(&tp);
+  if (status == PB_OK) status = pb_policy__write(&st, &b, opt, recs, out_b, out_p);
+  else {
+    pb_tsv_abort(out_b);
+    pb_tsv_abort(out_p);
+  }
   if (status == PB_OK) {
     double *all = pb_stage_gather(&st, b.n_cells, st.n_cells, rec_len, recs, 0);
     if (st.rank == 0) status = pb_policy_report(st.meta, all, st.n_cells, rec_len, opt, pb_policy__primary(opt), st.results);

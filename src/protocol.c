@@ -322,6 +322,10 @@ static const char *pb_protocol__path(char *buf, size_t n, const char *source, co
 static int pb_protocol__h5(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_results *res)
 {
   char path[512];
+  /* every rank holds the protocol; rank 0 writes it (the others' selections are empty) */
+  int rank;
+  MPI_Comm_rank(pb_results_comm(res), &rank);
+  const int64_t r0 = rank == 0;
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
     const struct pb_protocol_source *ps = &p->src[s];
@@ -332,16 +336,16 @@ static int pb_protocol__h5(const struct pb_protocol *p, const struct pb_meta *me
     snprintf(path, sizeof path, "/protocol/%s", src->name);
     status |= pb_results_group(res, path);
     for (int64_t m = 0; m < M; m++) v[m] = ps->tau[m];
-    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "tau"), M, 0, M, v);
+    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "tau"), M, 0, r0 * (M), v);
     for (int64_t i = 0; i < M * PB_PROTOCOL_N_Q; i++) v[i] = ps->policy_tau[i];
-    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "policy_tau"), M * PB_PROTOCOL_N_Q, 0, M * PB_PROTOCOL_N_Q, v);
-    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "mean_dev_accuracy"), C, 0, C, ps->mean_dev_acc);
+    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "policy_tau"), M * PB_PROTOCOL_N_Q, 0, r0 * (M * PB_PROTOCOL_N_Q), v);
+    status |= pb_results_write_f64(res, pb_protocol__path(path, sizeof path, src->name, "mean_dev_accuracy"), C, 0, r0 * (C), ps->mean_dev_acc);
     for (int64_t c = 0; c < C; c++) w[c] = ps->tier[c];
-    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "tier"), C, 0, C, w);
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "tier"), C, 0, r0 * (C), w);
     for (int64_t i = 0; i < M * C; i++) w[i] = ps->panel[i];
-    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "panel"), M * C, 0, M * C, w);
-    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "dev_correct"), M * C, 0, M * C, ps->dev_correct);
-    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "eval_correct"), M * C, 0, M * C, ps->eval_correct);
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "panel"), M * C, 0, r0 * (M * C), w);
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "dev_correct"), M * C, 0, r0 * (M * C), ps->dev_correct);
+    status |= pb_results_write_i64(res, pb_protocol__path(path, sizeof path, src->name, "eval_correct"), M * C, 0, r0 * (M * C), ps->eval_correct);
     free(v);
     free(w);
     if (status != PB_OK) return PB_FAIL;

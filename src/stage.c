@@ -7,9 +7,12 @@
 #include "pairbound/error.h"
 #include "pairbound/output.h"
 #include "pairbound/stage.h"
+#include "pairbound/timer.h"
 
-int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
-                  const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage)
+/* pb_stage_open, timing its phases in @p tm when not NULL (the protocol verb, whose whole work this is). */
+static int pb_stage__open(const char *store_path, const char *outdir, MPI_Comm comm,
+                          const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage,
+                          struct pb_timer *tm)
 {
   memset(stage, 0, sizeof *stage);
   stage->comm = comm;
@@ -20,15 +23,36 @@ int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
   if (pb_error_agree(comm, ok) != PB_OK) return PB_FAIL;
   if (pb_store_open(store_path, comm, &stage->store)) return PB_FAIL;
   stage->meta = pb_store_meta(stage->store);
+  if (tm) pb_timer_lap(tm, "open");
   if (pb_protocol_compute(stage->store, comm, popt, &stage->protocol)) goto fail;
+  if (tm) pb_timer_lap(tm, "compute");
   if (pb_results_create(outdir, comm, provenance, &stage->results)) goto fail;
   if (pb_protocol_write(&stage->protocol, stage->meta, stage->results)) goto fail;
+  if (tm) pb_timer_lap(tm, "write");
   stage->n_cells = pb_meta_cells(stage->meta);
   pb_dist_my_cells(stage->meta, comm, &stage->first, &stage->last);
   return PB_OK;
 fail:
   pb_stage_close(stage, PB_FAIL);
   return PB_FAIL;
+}
+
+int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
+                  const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage)
+{
+  return pb_stage__open(store_path, outdir, comm, popt, provenance, stage, NULL);
+}
+
+int pb_stage_protocol_run(const char *store_path, const char *outdir, MPI_Comm comm,
+                          const struct pb_protocol_options *popt, const char *provenance)
+{
+  struct pb_stage st;
+  struct pb_timer tm;
+  pb_timer_start(&tm, "protocol");
+  if (pb_stage__open(store_path, outdir, comm, popt, provenance, &st, &tm) != PB_OK) return PB_FAIL;
+  pb_timer_reduce(&tm, comm);
+  pb_timer_message(&tm);
+  return pb_stage_close(&st, pb_timer_write(&tm, st.results));
 }
 
 int pb_stage_close(struct pb_stage *stage, int status)

@@ -9,6 +9,7 @@
 #include "pairbound/results.h"
 #include "pairbound/stage.h"
 #include "pairbound/states.h"
+#include "pairbound/timer.h"
 
 void pb_states_count(const struct pb_cell_data *d, struct pb_states *out)
 {
@@ -84,15 +85,23 @@ int pb_states_run(const char *store_path, const char *outdir, MPI_Comm comm,
 {
   struct pb_stage st;
   struct pb_cell_block b;
+  struct pb_timer tm;
+  pb_timer_start(&tm, "states");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (pb_stage_require(&st, store_path, "states", PB_STAGE_NEEDS_CELLS)) return pb_stage_close(&st, PB_FAIL);
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED, &b);
   status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
+  pb_timer_lap(&tm, "load");
   struct pb_states *cnt = pb_calloc((size_t)(b.n_cells > 0 ? b.n_cells : 1), sizeof *cnt);
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t c = 0; c < b.n_cells; c++) pb_states_count(&b.cells[c], &cnt[c]);
+  pb_timer_lap(&tm, "compute");
   status = pb_states__write(&st, &b, cnt);
+  pb_timer_lap(&tm, "write");
+  pb_timer_reduce(&tm, comm);
+  pb_timer_message(&tm);
+  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(cnt);
   pb_cells_free(&b);
   return pb_stage_close(&st, status);

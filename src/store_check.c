@@ -56,13 +56,21 @@ static void pb_check__row(struct pb_store *st, int32_t src, int32_t row, struct 
   pb_rows_free(&d);
 }
 
-/* Rank 0 prints every rank's lines in rank order (ranks hold consecutive rows). */
+/* Rank 0 prints every rank's lines in rank order (ranks hold consecutive
+ * rows), the first max_lines overall: a rank sends only those of its lines
+ * that come before that many, so rank 0 receives at most max_lines. */
 static void pb_check__print(struct pb_check__out *o, MPI_Comm comm, FILE *out)
 {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  int len = (int)o->len, *lens = rank == 0 ? malloc((size_t)size * sizeof *lens) : NULL;
+  int64_t kept = 0, before = 0;
+  for (size_t i = 0; i < o->len; i++) kept += o->buf[i] == '\n';
+  MPI_Exscan(&kept, &before, 1, MPI_INT64_T, MPI_SUM, comm);
+  if (rank == 0) before = 0;
+  size_t send = 0;
+  for (int64_t n = 0; send < o->len && before + n < o->max_lines; send++) n += o->buf[send] == '\n';
+  int len = (int)send, *lens = rank == 0 ? malloc((size_t)size * sizeof *lens) : NULL;
   int *displ = rank == 0 ? malloc((size_t)size * sizeof *displ) : NULL;
   MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
   char *all = NULL;
@@ -79,7 +87,6 @@ static void pb_check__print(struct pb_check__out *o, MPI_Comm comm, FILE *out)
   int64_t v[4] = {o->bad, o->records, o->rows, o->lines};
   MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT64_T, MPI_SUM, comm);
   if (rank == 0) {
-    /* each rank kept up to max_lines; print the first max_lines overall */
     int64_t shown = 0;
     for (char *p = all; *p && shown < o->max_lines; shown++) {
       char *nl = strchr(p, '\n');

@@ -63,3 +63,12 @@ int pb_timer_write(const struct pb_timer *t, struct pb_results *res)
   if (status == PB_OK) status = pb_results_attr_str(res, "/timings", "units", "seconds (slowest rank)");
   return status;
 }
+
+void pb_timer_message(const struct pb_timer *t)
+{
+  char line[1024];
+  int n = snprintf(line, sizeof line, "%s:", t->stage);
+  for (int i = 0; i < t->n && n > 0 && (size_t)n < sizeof line; i++)
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %.3f s", i ? ";" : "", t->phase[i], t->sec[i]);
+  pb_message("%s", line);
+}

@@ -184,9 +184,10 @@ static void pb_world__block(const struct pb_world *w, const struct pb_world_opti
 }
 
 /* This rank's rows: cases [lo, hi) in blocks drawn and formatted by the
- * threads, a batch at a time, then appended in case order. */
+ * threads, a batch at a time, then written in case order (a rank holds one
+ * batch of text, however many cases it draws). */
 static void pb_world__rows(const struct pb_world *w, const struct pb_world_options *o, uint64_t lo, uint64_t hi,
-                           struct pb_text *t)
+                           struct pb_tsv *out)
 {
   enum { BATCH = 64 };
   struct pb_text part[BATCH];
@@ -207,7 +208,7 @@ static void pb_world__rows(const struct pb_world *w, const struct pb_world_optio
       free(x);
     }
     for (int k = 0; k < nb; k++) {
-      if (part[k].len) pb_world__put(t, part[k].buf, part[k].len);
+      pb_tsv_write(out, part[k].buf, part[k].len);
       pb_text_free(&part[k]);
     }
   }
@@ -219,17 +220,18 @@ static int pb_world__sample(int rank, int size, const char *output, const struct
   if (pb_world_open(pb_world__worlds[o->world], pb_world__levels[o->level], o->residual_scale, &w) != PB_OK)
     return PB_FAIL;
   double t0 = MPI_Wtime();
-  struct pb_text head = {0}, rows = {0};
+  struct pb_text head = {0};
+  struct pb_tsv *out;
   if (rank == 0) pb_world__header(w, o, &head);
   /* contiguous, nearly equal index ranges in rank order */
   uint64_t n = (uint64_t)o->cases, lo = n * (uint64_t)rank / (uint64_t)size, hi = n * (uint64_t)(rank + 1) / (uint64_t)size;
-  pb_world__rows(w, o, lo, hi, &rows);
-  double t1 = MPI_Wtime();
-  int status = pb_results_tsv_file(MPI_COMM_WORLD, output, rank == 0 ? head.buf : "", rows.buf, rows.len);
-  pb_message("world: sample %s %s: %llu cases, draw %.3f s, write %.3f s", pb_world_name(w), pb_world_level_name(w),
-             (unsigned long long)n, t1 - t0, MPI_Wtime() - t1);
+  int status = pb_tsv_open(MPI_COMM_WORLD, output, rank == 0 ? head.buf : "", &out);
   pb_text_free(&head);
-  pb_text_free(&rows);
+  if (status == PB_OK) pb_world__rows(w, o, lo, hi, out);
+  double t1 = MPI_Wtime();
+  if (status == PB_OK) status = pb_tsv_commit(out);
+  pb_message("world: sample %s %s: %llu cases, draw and write %.3f s, commit %.3f s", pb_world_name(w),
+             pb_world_level_name(w), (unsigned long long)n, t1 - t0, MPI_Wtime() - t1);
   pb_world_free(w);
   return status;
 }

@@ -42,13 +42,37 @@ int pb_results_commit(struct pb_results *res);
 void pb_results_close(struct pb_results *res);
 
 /**
- * Write report/NAME on rank 0 from per-rank text: @p header then every rank's
- * @p text in rank order (collective).  Ranks hold contiguous ranges of the
- * rows, so the file is identical for any number of ranks.
+ * Write report/NAME from per-rank text: @p header (rank 0's; ignored on the
+ * others) then every rank's @p text in rank order (collective).  Ranks hold
+ * contiguous ranges of the rows, so the file is identical for any number of
+ * ranks.  Each rank writes its own rows at its offset (MPI-IO); none holds
+ * another's.
  */
 int pb_results_tsv(struct pb_results *res, const char *name, const char *header, const char *text, size_t len);
 /** The same for any file @p path (temporary name, then rename), e.g. a stage's data output. */
 int pb_results_tsv_file(MPI_Comm comm, const char *path, const char *header, const char *text, size_t len);
+
+/* The same file written while its rows are computed, a block at a time, so
+ * that no rank holds more than a block of text: open (collective), hand over
+ * blocks in row order (local, any number per rank, including none), commit
+ * (collective: a write that failed on any rank fails it on every rank) or
+ * abort (local).  Rank 0 writes its blocks into the output's temporary at
+ * once; the other ranks keep theirs in a spill file beside it
+ * ("PATH.rankN.tmp.XXXXXX") until the commit places them at their offsets. */
+struct pb_tsv;
+int pb_tsv_open(MPI_Comm comm, const char *path, const char *header, struct pb_tsv **out);
+/** pb_tsv_open for report/NAME of the staged output. */
+int pb_results_tsv_open(struct pb_results *res, const char *name, const char *header, struct pb_tsv **out);
+/** Append @p len bytes of rows; a failure is kept and reported by the commit. */
+void pb_tsv_write(struct pb_tsv *t, const char *text, size_t len);
+/** PB_FAIL with the reason when a write of this rank has failed so far (local), e.g. to stop a long loop early. */
+int pb_tsv_status(const struct pb_tsv *t);
+/** Place every rank's rows and rename the file into place; frees @p t (collective). */
+int pb_tsv_commit(struct pb_tsv *t);
+/** Remove this rank's temporaries and free @p t (local; NULL is a no-op). */
+void pb_tsv_abort(struct pb_tsv *t);
+/** For tests: the most bytes one collective write call carries (default 32 MiB; out of range: the default). */
+void pb_tsv_set_chunk(int64_t bytes);
 
 /* Growable text buffer for building TSV rows. */
 struct pb_text {

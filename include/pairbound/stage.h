@@ -24,6 +24,9 @@ struct pb_stage {
 /** Open STORE, compute and write the protocol, create OUTDIR (collective). */
 int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
                   const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage);
+/** The protocol verb: pb_stage_open and commit, its phases timed (/timings/protocol). */
+int pb_stage_protocol_run(const char *store_path, const char *outdir, MPI_Comm comm,
+                          const struct pb_protocol_options *popt, const char *provenance);
 /**
  * Every rank's per-cell records (rec_len doubles per cell, this rank's n_local
  * cells in order, n_total over all ranks) joined in global order, on rank 0

@@ -31,6 +31,13 @@ timings() {
 }
 # phase NAME: median over the last run()'s repetitions of phase NAME ("stage/phase")
 phase() { awk -v k="$1" '$1 == k {print $2}' "$W/phases" | median; }
+# phases STAGE: every phase STAGE recorded in the last run(), in its order, with medians
+phases() {
+  local k
+  for k in $(awk -v s="$1/" 'index($1, s) == 1 && !seen[$1]++ {print substr($1, length(s) + 1)}' "$W/phases"); do
+    printf '  %-30s %8.3f s\n' "$1/$k" "$(phase "$1/$k")"
+  done
+}
 # colsum DIR PATH: sum of a results.h5 column (NaN entries skipped)
 colsum() {
   h5dump -y -d "$2" "$1/results.h5" | awk '/DATA/ {on = 1; next} on && /}/ {on = 0} on {
@@ -78,7 +85,9 @@ echo "stage                              ranks x thr   wall        throughput   
 run "synth (paper, all records)" $ALLREC 1 2 synth --no-summary -o "$W/p.h5"
 run "synth (paper) 2 ranks" $ALLREC 2 1 synth --no-summary -o "$W/p.h5"
 run "protocol" $ALLREC 1 2 protocol "$W/p.h5" -o "$W/o"
+phases protocol
 run "states (paired records)" $PAIRED 1 2 states "$W/p.h5" -o "$W/o"
+phases states
 run "bounds (paired records)" $PAIRED 1 2 bounds "$W/p.h5" -o "$W/o"
 vs_seed "hierarchy, full grid (whole process)" 218.35 "$(wall)"
 vs_seed "matched support (its phase)" 88.07 "$(phase bounds/matched_support)"
@@ -91,6 +100,7 @@ run "bounds --i5 all" $PAIRED 1 2 bounds --i5 all --no-matched "$W/p.h5" -o "$W/
 # verify: every class of every cell (Syn 5 records per class, real sources 2-3),
 # then C.1's shape restricted to 48 Syn cells
 run "verify (all cells)" $PAIRED 1 2 verify "$W/p.h5" -o "$W/v"
+phases verify
 perms=$(colsum "$W/v" /verify/cells/permutations)
 echo "$(phase verify/verify) $(phase verify/enumeration_cpu) $perms" |
   awk '{printf "  verify phase %.3f s: %.3g permutations/s overall, %.3g per enumerating thread-second\n", $1, $3 / $1, $3 / $2}'
@@ -110,6 +120,7 @@ for scope in panel all; do
     vs_seed "policy panel (whole process)" 167.29 "$(wall)"
   else
     run "policy --all (11,088 cells)" $PAIRED 1 2 policy --all "$W/p.h5" -o "$W/oa"
+    run "policy --all 2 ranks" $PAIRED 2 1 policy --all "$W/p.h5" -o "$W/oa"
     FRESH=1 run "policy --all --resume, 252 blocks" $PAIRED 1 2 policy --all --resume "$W/p.h5" -o "$W/oa"
   fi
   for k in load compute write; do

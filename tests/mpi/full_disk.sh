@@ -46,6 +46,24 @@ for fill in 190000 150000 120000 100000; do
       test -z "$(ls -A "$full/o" 2>/dev/null | grep -v '^[.]pairbound[.]lock$')"
   done
 done
+# policy --all streams its 6 MB of tables while it computes (rank 0 into the
+# output's temporary, the other ranks into spill files beside it): a write
+# failing there, on any rank, fails the stage on every rank with nothing left
+for fill in 0 100000; do
+  for np in 1 2 3; do
+    rm -rf "${full:?}"/*
+    [ $fill -gt 0 ] && head -c $fill /dev/zero > "$full/filler" 2>/dev/null
+    # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+    OMP_NUM_THREADS=1 timeout 120 "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$PAIRBOUND" -v 0 policy --all "$WORK/s.h5" \
+      -o "$full/o" 2> "$WORK/e_policy.txt"
+    st=$?
+    check "policy --all on a full disk ($fill B taken), $np rank(s): exit 1, no crash, no hang ($st)" test $st -eq 1
+    check "policy --all on a full disk ($fill B taken), $np rank(s): the reason" \
+      grep -q "No space left on device" "$WORK/e_policy.txt"
+    check "policy --all on a full disk ($fill B taken), $np rank(s): no results.h5, report, spill or staging directory" \
+      test -z "$(ls -A "$full/o" 2>/dev/null | grep -v '^[.]pairbound[.]lock$')"
+  done
+done
 rm -rf "${full:?}"/*
 "$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$full/s.csv" 2> "$WORK/e_export.txt"
 st=$?

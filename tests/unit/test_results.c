@@ -1,0 +1,189 @@
+/* The parallel TSV writer (src/results_tsv.c): the file is the header and
+ * every rank's rows in rank order, byte for byte the file one rank writes,
+ * for any split of the rows over the ranks (a rank with none included), any
+ * size of collective write and rows handed over in blocks; a write that
+ * fails on one rank fails on every rank and leaves nothing behind.  Run at
+ * 1 rank by make check and at 2 and 3 by tests/mpi/unit_ranks.sh. */
+#include <errno.h>
+#include <glob.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include "testlib.h"
+#include "pairbound/results.h"
+#include "pairbound/util.h"
+
+#define N_ROWS 23
+
+static const char *header = "name\tvalue\tpad\n";
+
+/* Row i: rows of different lengths, so offsets are uneven too. */
+static size_t row(int i, char *buf)
+{
+  int n = sprintf(buf, "row%d\t%d\t", i, i * i);
+  for (int k = 0; k < (i * 7) % 13; k++) buf[n++] = 'x';
+  buf[n++] = '\n';
+  buf[n] = '\0';
+  return (size_t)n;
+}
+
+/* The file the writer must produce, built without it: header, rows 0..n-1. */
+static char *expected(int n)
+{
+  struct pb_text t = {0};
+  char buf[64];
+  pb_text_printf(&t, "%s", header);
+  for (int i = 0; i < n; i++) {
+    row(i, buf);
+    pb_text_printf(&t, "%s", buf);
+  }
+  return t.buf;
+}
+
+/* This rank's rows [*lo, *hi) of @p n in split @p layout:
+ * 0: rank 1 holds none, rank 0 the first 9, the others the rest unevenly;
+ * 1: rank 0 holds none, rank r the r-th share of weights r*r. */
+static void rows_of(int layout, int n, int *lo, int *hi)
+{
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int cut[8] = {0}, w = 0, acc = 0;
+  for (int r = 0; r < size; r++) w += layout == 0 ? (r == 0 ? 9 : r == 1 ? 0 : r * 5) : r * r;
+  for (int r = 0; r < size; r++) {
+    cut[r] = w ? acc * n / w : 0;
+    acc += layout == 0 ? (r == 0 ? 9 : r == 1 ? 0 : r * 5) : r * r;
+  }
+  cut[size] = n;
+  if (size == 1) cut[0] = 0;
+  *lo = cut[rank];
+  *hi = cut[rank + 1];
+}
+
+static int temporaries(const char *path)
+{
+  char pat[600];
+  glob_t g;
+  snprintf(pat, sizeof pat, "%s.*tmp.*", path); /* PATH.tmp.X and the spills PATH.rankN.tmp.X */
+  int n = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+  globfree(&g);
+  return n;
+}
+
+static char *slurp(const char *path)
+{
+  FILE *fp = fopen(path, "rb");
+  ck_assert_msg(fp != NULL, "%s missing", path);
+  struct pb_text t = {0};
+  char buf[4096];
+  for (size_t got; (got = fread(buf, 1, sizeof buf, fp)) > 0;) pb_text_printf(&t, "%.*s", (int)got, buf);
+  fclose(fp);
+  return t.buf ? t.buf : pb_strdup("");
+}
+
+/* Write @p n rows split by @p layout, all at once or (@p stream) a row at a time. */
+static int write_rows(const char *path, int layout, int n, int stream)
+{
+  int lo, hi;
+  rows_of(layout, n, &lo, &hi);
+  char buf[64];
+  if (stream) {
+    struct pb_tsv *t;
+    if (pb_tsv_open(MPI_COMM_WORLD, path, header, &t) != PB_OK) return PB_FAIL;
+    for (int i = lo; i < hi; i++) {
+      size_t len = row(i, buf);
+      pb_tsv_write(t, buf, len);
+      pb_tsv_write(t, buf, 0); /* an empty block is no row */
+    }
+    return pb_tsv_commit(t);
+  }
+  struct pb_text t = {0};
+  for (int i = lo; i < hi; i++) {
+    row(i, buf);
+    pb_text_printf(&t, "%s", buf);
+  }
+  int status = pb_results_tsv_file(MPI_COMM_WORLD, path, header, t.buf, t.len);
+  pb_text_free(&t);
+  return status;
+}
+
+START_TEST(test_tsv_rank_order)
+{
+  const int64_t chunks[] = {0, 13}; /* default; rows (8-25 bytes) straddling calls */
+  for (int ci = 0; ci < 2; ci++)
+    for (int layout = 0; layout < 2; layout++)
+      for (int stream = 0; stream < 2; stream++)
+        for (int n = 0; n <= N_ROWS; n += N_ROWS) {
+          pb_tsv_set_chunk(chunks[ci]);
+          char name[64];
+          snprintf(name, sizeof name, "t_%d_%d_%d_%d.tsv", ci, layout, stream, n);
+          const char *path = pb_test_path(name);
+          ck_assert_msg(write_rows(path, layout, n, stream) == PB_OK, "%s: %s", name, pb_error_message());
+          char *got = slurp(path), *want = expected(n);
+          ck_assert_msg(strcmp(got, want) == 0, "%s: got\n%s\nwant\n%s", name, got, want);
+          ck_assert_int_eq(temporaries(path), 0);
+          free(got);
+          free(want);
+          MPI_Barrier(MPI_COMM_WORLD); /* every rank has read it before the next test */
+        }
+  pb_tsv_set_chunk(0);
+}
+END_TEST
+
+/* A write into a file system that refuses it: no file, no temporary, on every rank. */
+START_TEST(test_tsv_failures)
+{
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *missing = pb_test_path("no/such/dir/x.tsv");
+  for (int stream = 0; stream < 2; stream++) {
+    pb_error_clear();
+    ck_assert(write_rows(missing, 1, N_ROWS, stream) == PB_FAIL);
+    ck_assert_msg(strstr(pb_error_message(), "no/such/dir/x.tsv") != NULL, "%s", pb_error_message());
+    ck_assert(!pb_test_exists(missing));
+  }
+  /* the last rank's writes fail (as on a full disk, EFBIG here): its rows
+   * are lost, so the commit fails on every rank and removes everything */
+  const char *path = pb_test_path("fails.tsv");
+  struct pb_tsv *t;
+  ck_assert(pb_tsv_open(MPI_COMM_WORLD, path, header, &t) == PB_OK);
+  struct rlimit old, small;
+  void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+  getrlimit(RLIMIT_FSIZE, &old);
+  small = old;
+  small.rlim_cur = 40;
+  if (rank == size - 1) setrlimit(RLIMIT_FSIZE, &small);
+  char buf[64];
+  for (int i = 0; i < N_ROWS; i++) pb_tsv_write(t, buf, row(i, buf));
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, was);
+  pb_error_clear();
+  ck_assert(pb_tsv_commit(t) == PB_FAIL);
+  ck_assert_msg(strstr(pb_error_message(), strerror(EFBIG)) != NULL, "%s", pb_error_message());
+  MPI_Barrier(MPI_COMM_WORLD);
+  ck_assert(!pb_test_exists(path));
+  ck_assert_int_eq(temporaries(path), 0);
+  MPI_Barrier(MPI_COMM_WORLD); /* every rank has looked before rank 0 makes the next temporary */
+  /* an abort leaves nothing either */
+  ck_assert(pb_tsv_open(MPI_COMM_WORLD, path, header, &t) == PB_OK);
+  pb_tsv_write(t, buf, row(1, buf));
+  pb_tsv_abort(t);
+  MPI_Barrier(MPI_COMM_WORLD);
+  ck_assert(!pb_test_exists(path));
+  ck_assert_int_eq(temporaries(path), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("results");
+  TCase *tc = tcase_create("tsv");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_tsv_rank_order);
+  tcase_add_test(tc, test_tsv_failures);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(suite()); }
