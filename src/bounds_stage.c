@@ -95,6 +95,16 @@ static const struct pb_field pb_identify__fields[PB_IF_N] = {
   [PB_IF_MATCH + 17] = {"match5_L", PB_FMT_NUM},
   [PB_IF_MATCH + 18] = {"match5_dMk", PB_FMT_NUM},
   [PB_IF_MATCH + 19] = {"match5_Hmax", PB_FMT_NUM},
+  [PB_IF_DSS] = {"ds_s", PB_FMT_NUM},
+  [PB_IF_DSW] = {"ds_w", PB_FMT_NUM},
+  [PB_IF_F_IND] = {"F_ind", PB_FMT_NUM},
+  [PB_IF_A_IND] = {"A_ind", PB_FMT_NUM},
+  [PB_IF_Q_IND] = {"Q_ind", PB_FMT_NUM},
+  [PB_IF_K_IND] = {"k_ind", PB_FMT_NUM},
+  [PB_IF_DSS_IND] = {"ds_s_ind", PB_FMT_NUM},
+  [PB_IF_DSW_IND] = {"ds_w_ind", PB_FMT_NUM},
+  [PB_IF_U] = {"U_clean_accepted_correct", PB_FMT_NUM},
+  [PB_IF_V1] = {"V_perturbed_rejected_correct", PB_FMT_NUM},
 };
 _Static_assert(PB_IDENTIFY_N_MATCH_SEEDS == 5, "pb_identify__fields lists five matched-support seeds");
 
@@ -188,6 +198,10 @@ static void pb_identify__pack(const struct pb_cell_bounds *b, double *r)
   r[PB_IF_KWG] = b->K_width_global;
   r[PB_IF_NCLASSES] = (double)b->n_classes;
   r[PB_IF_NPINNED] = (double)b->n_pinned;
+  const double t[] = {b->ds_s, b->ds_w, b->F_ind, b->A_ind, b->Q_ind, b->k_ind, b->ds_s_ind, b->ds_w_ind};
+  memcpy(r + PB_IF_DSS, t, sizeof t);
+  r[PB_IF_U] = b->U;
+  r[PB_IF_V1] = b->V1;
 }
 
 struct pb_identify__ranked {

@@ -20,7 +20,11 @@ enum pb_identify_field {
   PB_IF_VR_C, PB_IF_VR_S, PB_IF_VR_M,
   PB_IF_H_PERM, PB_IF_L_PERM, PB_IF_D_PERM, /* mean over within-class permutation replicates */
   PB_IF_MATCH, /* per matched-support seed: H, L, dMk widths at I5 and the H_I0 upper bound */
-  PB_IF_N = PB_IF_MATCH + 4 * PB_IDENTIFY_N_MATCH_SEEDS
+  /* Table 2: ds_s, ds_w and the independent counterparts of F, A, Q, k, ds_s, ds_w (pb_cell_bounds) */
+  PB_IF_DSS = PB_IF_MATCH + 4 * PB_IDENTIFY_N_MATCH_SEEDS, PB_IF_DSW, PB_IF_F_IND, PB_IF_A_IND, PB_IF_Q_IND,
+  PB_IF_K_IND, PB_IF_DSS_IND, PB_IF_DSW_IND,
+  PB_IF_U, PB_IF_V1, /* P(C = 1, Z = 1), P(C' = 1, Z' = 0): the B.2 event fractions */
+  PB_IF_N
 };
 
 /* The record's field table: /bounds/cells columns and bounds.tsv (after model, source, condition). */
@@ -35,6 +39,12 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
                           const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out);
 
 /** Diagnostics tables (report/ TSV files and REPORT.md) from every cell's record; rank 0 only. */
+/* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets
+ * (bounds_report_more.c), into @p md and report/ files. */
+int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                            int64_t n_cells, struct pb_results *res, const struct pb_identify_options *opt,
+                            struct pb_text *md);
+
 int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t n_cells,
                        struct pb_results *res, const struct pb_identify_options *opt,
                        const struct pb_identify_intervals *iv);

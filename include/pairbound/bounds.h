@@ -19,12 +19,22 @@ struct pb_cell_bounds {
   double A;                     /* mean |S - S'| */
   double Q;                     /* Pearson corr(S, S'); NaN if either side is constant */
   double E;                     /* P(C' = 0, Z' = 1), correspondence-free */
+  double U, V1;                 /* P(C = 1, Z = 1) and P(C' = 1, Z' = 0): the one-sided event masses
+                                   that H and L intersect (Appendix B.2 event fractions) */
   double H_obs, L_obs, dMk_obs; /* values under the observed correspondence */
 
   double H_I0[2], H_Ik[2], H_I5[2], H_ind;     /* Eq. 4, Eq. 7, exact I5 (DP), Eq. 4 */
   double L_I0[2], L_Ik[2], L_I5[2], L_ind;     /* Eq. 4, Eq. 5, via I5 blocks, Eq. 4 */
   double dMk_I0[2], dMk_Ik[2], dMk_I5[2], dMk_ind; /* A.10, Eq. 6, via I5 blocks, Eq. 14 */
   double W, V;                  /* Eq. 9: dMk_obs - dMk_ind = W + V (NaN when K = 0) */
+
+  /* Table 2's score changes in the wrong-answer states, E[S - S' | T = j]
+   * (NaN when the state is empty), and the class-conditional independent
+   * counterparts (H.2) of the paired summaries: every clean record with every
+   * perturbed record of its class, weight 1/n_y; ds_*_ind are ratios of the
+   * expected numerator and denominator, as Eq. 14. */
+  double ds_s, ds_w;
+  double F_ind, A_ind, Q_ind, k_ind, ds_s_ind, ds_w_ind;
 
   /* Appendix C.3 / Table 11: width of the total overlap K / n from accuracies
    * only, classwise (sum of per-class Frechet widths) and global (A, B, N). */

@@ -327,6 +327,50 @@ static void set_rec(struct tcell *c, int i, int32_t y, int32_t p0, float s0, flo
   c->m1[i] = m1;
 }
 
+/* Table 2's ds_s, ds_w and the independent counterparts (H.2) on a cell
+ * worked by hand.  Class 0 (three images): clean (pred, S) = (0, .75),
+ * (1, .5), (2, .625); perturbed (1, .25), (1, .375), (3, .25).  Class 5
+ * (one image): (5, 1) and (5, .875), correct on both sides.  Observed pairs:
+ * h, s (d = .125), w (d = .375), k.  Independent: the nine class-0
+ * combinations with weight 1/3 and the class-5 one with weight 1:
+ * same-label combinations 2 + 1 (F_ind = (9 - 2)/3 / 4 = 7/12); sum of
+ * |S - S'| 3 + .125 weighted (1 + .125) / 4; overlap a b / n = 0 + 1; wrong
+ * same-label combinations (.5,.25) and (.5,.375): 2 of them, sum .375; wrong
+ * different-label ones: four, sum .25 + .375 + .25 + .375 = 1.25.  Q_ind:
+ * cell means .71875 and .4375, class means (.625, 7/24) and (1, .875). */
+START_TEST(test_table2_hand)
+{
+  struct tcell c = {.n = 4, .tau = 0.6f,
+                    .label = {0, 0, 0, 5}, .pred0 = {0, 1, 2, 5}, .pred1 = {1, 1, 3, 5},
+                    .s0 = {0.75f, 0.5f, 0.625f, 1.0f}, .s1 = {0.25f, 0.375f, 0.25f, 0.875f},
+                    .m0 = {0.75f, 0.25f, 0.125f, 1.0f}, .m1 = {0.125f, 0.125f, 0.0625f, 0.875f}};
+  struct pb_cell_view in = as_input(&c);
+  struct pb_cell_bounds b;
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), 0);
+  ck_assert_int_eq(b.s, 1);
+  ck_assert_int_eq(b.w, 1);
+  ASSERT_NEAR(b.ds_s, 0.125);
+  ASSERT_NEAR(b.ds_w, 0.375);
+  ASSERT_NEAR(b.F, 0.5);
+  ASSERT_NEAR(b.F_ind, 7.0 / 12.0);
+  ASSERT_NEAR(b.A_ind, 1.125 / 4.0);
+  ASSERT_NEAR(b.k_ind, 0.25);
+  ASSERT_NEAR(b.ds_s_ind, 0.375 / 2.0);
+  ASSERT_NEAR(b.ds_w_ind, 1.25 / 4.0);
+  const double cov = 3 * (0.625 - 0.71875) * (7.0 / 24.0 - 0.4375) + (1 - 0.71875) * (0.875 - 0.4375);
+  const double sxx = 0.03125 * 0.03125 + 0.21875 * 0.21875 + 0.09375 * 0.09375 + 0.28125 * 0.28125;
+  const double syy = 2 * 0.1875 * 0.1875 + 0.0625 * 0.0625 + 0.4375 * 0.4375;
+  ASSERT_NEAR(b.Q_ind, cov / sqrt(sxx * syy));
+  /* no wrong-wrong record: both ds undefined, observed and independent */
+  struct tcell d = {.n = 2, .tau = 0.5f, .label = {1, 1}, .pred0 = {1, 2}, .pred1 = {1, 1},
+                    .s0 = {0.5f, 0.5f}, .s1 = {0.5f, 0.75f}, .m0 = {0.5f, 0.25f}, .m1 = {0.5f, 0.75f}};
+  in = as_input(&d);
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), 0);
+  ck_assert(isnan(b.ds_s) && isnan(b.ds_w) && isnan(b.ds_s_ind) && isnan(b.ds_w_ind));
+  ASSERT_NEAR(b.k_ind, 1.0 / 2.0);
+}
+END_TEST
+
 /* Section 3.1: two images of class y (label 5), alternative label 9, tau 0.8.
  * Observed pairing gives (H, L, dM_k) = (0, 1/2, 0.9 - 0.6); the swapped
  * pairing gives (1/2, 0, 0.6 - 0.6).  Both have h = k = 1. */
@@ -850,6 +894,7 @@ static Suite *bounds_suite(void)
   Suite *s = suite_create("bounds");
   TCase *tc = tcase_create("worked");
   tcase_add_test(tc, test_section31_two_images);
+  tcase_add_test(tc, test_table2_hand);
   tcase_add_test(tc, test_a6_counterexample);
   tcase_add_test(tc, test_s_not_interval);
   tcase_add_test(tc, test_i5_strictly_narrower);
