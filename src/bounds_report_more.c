@@ -221,6 +221,40 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_cell_re
   }
 }
 
+/* Appendix J.2 / Table 49: persistent same-wrong rate by cross-model support. */
+static void pb_more__support(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                             int64_t n_cells, struct pb_table *t)
+{
+  static const char *const variant[PB_SUPPORT_N] = {"other models", "other groups (Table 49)",
+                                                    "other groups, equal weight"};
+  pb_table_begin(t, "Cross-model support for a clean wrong answer (seed Table 49, Appendix J.2)",
+                 "Events: model x condition x evaluation image with a wrong clean prediction w; support: share of "
+                 "other models (all others; those outside the evaluated model's group, the seed's Table 49; or the "
+                 "mean of the other groups' shares) predicting w on the clean image; low <= 0.25, high >= 0.75. "
+                 "Rate: percentage of events whose perturbed prediction is still w (a persistent error), events of "
+                 "every cell pooled. These weight model-condition-image events; they are neither the state share "
+                 "s nor independent-image probabilities.",
+                 "source	support	high_pct	middle_pct	low_pct	high_events	middle_events	low_events", NULL);
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int v = 0; v < PB_SUPPORT_N; v++) {
+      int64_t ev[PB_SUPPORT_N_STRATA] = {0}, same[PB_SUPPORT_N_STRATA] = {0};
+      for (int64_t c = 0; c < n_cells; c++) {
+        const double *r = recs + c * PB_IF_N + PB_IF_J2 + 2 * PB_SUPPORT_N_STRATA * v;
+        if (cells[c].source != s || isnan(r[0])) continue;
+        for (int k = 0; k < PB_SUPPORT_N_STRATA; k++) {
+          ev[k] += (int64_t)r[2 * k];
+          same[k] += (int64_t)r[2 * k + 1];
+        }
+      }
+      static const int order[3] = {PB_SUPPORT_HIGH, PB_SUPPORT_MID, PB_SUPPORT_LOW};
+      pb_table_str(t, meta->sources[s].name, 1);
+      pb_table_str(t, variant[v], 0);
+      for (int k = 0; k < 3; k++) pb_table_num(t, ev[order[k]] ? PP * (double)same[order[k]] / ev[order[k]] : NAN, 2);
+      for (int k = 0; k < 3; k++) pb_table_int(t, ev[order[k]]);
+      pb_table_end_row(t);
+    }
+}
+
 int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
                             int64_t n_cells, struct pb_results *res, const struct pb_identify_options *opt,
                             struct pb_text *md)
@@ -235,5 +269,7 @@ int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref
   status |= pb_table_flush(&t, res, "identification_positive_widths.tsv", md);
   pb_more__subsets(meta, cells, recs, n_cells, &t);
   status |= pb_table_flush(&t, res, "identification_subsets.tsv", md);
+  pb_more__support(meta, cells, recs, n_cells, &t);
+  status |= pb_table_flush(&t, res, "identification_crossmodel_support.tsv", md);
   return status ? PB_FAIL : PB_OK;
 }

@@ -105,8 +105,27 @@ static const struct pb_field pb_identify__fields[PB_IF_N] = {
   [PB_IF_DSW_IND] = {"ds_w_ind", PB_FMT_NUM},
   [PB_IF_U] = {"U_clean_accepted_correct", PB_FMT_NUM},
   [PB_IF_V1] = {"V_perturbed_rejected_correct", PB_FMT_NUM},
+  [PB_IF_J2 + 0] = {"j2_xmodel_low_events", PB_FMT_NUM},
+  [PB_IF_J2 + 1] = {"j2_xmodel_low_same", PB_FMT_NUM},
+  [PB_IF_J2 + 2] = {"j2_xmodel_mid_events", PB_FMT_NUM},
+  [PB_IF_J2 + 3] = {"j2_xmodel_mid_same", PB_FMT_NUM},
+  [PB_IF_J2 + 4] = {"j2_xmodel_high_events", PB_FMT_NUM},
+  [PB_IF_J2 + 5] = {"j2_xmodel_high_same", PB_FMT_NUM},
+  [PB_IF_J2 + 6] = {"j2_xgroup_low_events", PB_FMT_NUM},
+  [PB_IF_J2 + 7] = {"j2_xgroup_low_same", PB_FMT_NUM},
+  [PB_IF_J2 + 8] = {"j2_xgroup_mid_events", PB_FMT_NUM},
+  [PB_IF_J2 + 9] = {"j2_xgroup_mid_same", PB_FMT_NUM},
+  [PB_IF_J2 + 10] = {"j2_xgroup_high_events", PB_FMT_NUM},
+  [PB_IF_J2 + 11] = {"j2_xgroup_high_same", PB_FMT_NUM},
+  [PB_IF_J2 + 12] = {"j2_groups_low_events", PB_FMT_NUM},
+  [PB_IF_J2 + 13] = {"j2_groups_low_same", PB_FMT_NUM},
+  [PB_IF_J2 + 14] = {"j2_groups_mid_events", PB_FMT_NUM},
+  [PB_IF_J2 + 15] = {"j2_groups_mid_same", PB_FMT_NUM},
+  [PB_IF_J2 + 16] = {"j2_groups_high_events", PB_FMT_NUM},
+  [PB_IF_J2 + 17] = {"j2_groups_high_same", PB_FMT_NUM},
 };
 _Static_assert(PB_IDENTIFY_N_MATCH_SEEDS == 5, "pb_identify__fields lists five matched-support seeds");
+_Static_assert(PB_SUPPORT_N == 3 && PB_SUPPORT_N_STRATA == 3, "pb_identify__fields lists 3 x 3 J.2 strata");
 
 const struct pb_fields pb_identify_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_identify__fields};
 
@@ -454,6 +473,9 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
   }
   if (status == PB_OK && opt->matched) pb_identify__matched(st, b, tau, recs);
   pb_timer_lap(tm, "matched_support");
+  status = pb_error_agree(st->comm, status);
+  if (status == PB_OK) status = pb_identify_support(st, b, recs);
+  pb_timer_lap(tm, "clean_support");
   free(tau);
   free(i5);
   return status;
@@ -512,9 +534,9 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_reduce(&tm, comm);
   const double grid = pb_timer_get(&tm, "grid_pass");
   pb_message("bounds: load %.3f s; grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
-             "matched support %.3f s; write %.3f s",
+             "matched support %.3f s; clean-answer support %.3f s; write %.3f s",
              pb_timer_get(&tm, "load"), grid, grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
-             pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "write"));
+             pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);
   pb_cells_free(&b);

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "pairbound/bounds.h"
+#include "pairbound/cells.h"
 #include "pairbound/fields.h"
 #include "pairbound/identify.h"
 #include "pairbound/results.h"
@@ -24,7 +26,9 @@ enum pb_identify_field {
   PB_IF_DSS = PB_IF_MATCH + 4 * PB_IDENTIFY_N_MATCH_SEEDS, PB_IF_DSW, PB_IF_F_IND, PB_IF_A_IND, PB_IF_Q_IND,
   PB_IF_K_IND, PB_IF_DSS_IND, PB_IF_DSW_IND,
   PB_IF_U, PB_IF_V1, /* P(C = 1, Z = 1), P(C' = 1, Z' = 0): the B.2 event fractions */
-  PB_IF_N
+  /* J.2 counts [variant][stratum][events, same wrong answer kept] (pb_bounds_support_cell) */
+  PB_IF_J2,
+  PB_IF_N = PB_IF_J2 + 2 * PB_SUPPORT_N * PB_SUPPORT_N_STRATA
 };
 
 /* The record's field table: /bounds/cells columns and bounds.tsv (after model, source, condition). */
@@ -39,6 +43,11 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
                           const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out);
 
 /** Diagnostics tables (report/ TSV files and REPORT.md) from every cell's record; rank 0 only. */
+/* J.2: every cell's clean-wrong events by cross-model support into
+ * recs[c * PB_IF_N + PB_IF_J2 ...] (collective; bounds_stage_support.c). */
+struct pb_stage;
+int pb_identify_support(const struct pb_stage *st, const struct pb_cell_block *b, double *recs);
+
 /* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets
  * (bounds_report_more.c), into @p md and report/ files. */
 int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,

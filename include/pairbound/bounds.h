@@ -66,6 +66,44 @@ struct pb_cell_bounds {
  */
 int pb_bounds_cell(const struct pb_cell_view *in, int want_i5, struct pb_cell_bounds *out);
 
+/* Cross-model support for a clean wrong answer (seed 000 J.2, Table 49). */
+enum pb_support_variant {
+  PB_SUPPORT_XMODEL,        /* share of every other model */
+  PB_SUPPORT_XGROUP,        /* share of the models outside the evaluated model's group (Table 49) */
+  PB_SUPPORT_GROUPS_EQUAL,  /* mean over the other groups of each group's share */
+  PB_SUPPORT_N
+};
+enum pb_support_stratum { PB_SUPPORT_LOW, PB_SUPPORT_MID, PB_SUPPORT_HIGH, PB_SUPPORT_N_STRATA };
+#define PB_SUPPORT_LOW_MAX 0.25   /* low support: at most this share */
+#define PB_SUPPORT_HIGH_MIN 0.75  /* high support: at least this share */
+#define PB_SUPPORT_TOL 1e-12      /* rounding of a mean of group shares must not move a boundary value */
+
+/**
+ * Support of every clean wrong answer of one source: for model m wrong on
+ * image i with answer w, the share of other models whose clean prediction on
+ * i is also w, in the three variants of enum pb_support_variant.
+ *
+ * @param group   [n_models] group index of each model, in [0, n_groups)
+ * @param label   [n_images] true labels
+ * @param clean   [n_models][n_images] clean predicted labels
+ * @param out     [PB_SUPPORT_N][n_models][n_images]; NaN where m is correct
+ *                on i, or the variant has no other model or group
+ */
+void pb_bounds_clean_support(int32_t n_models, int32_t n_groups, const int32_t *group, int32_t n_images,
+                             const int32_t *label, const int32_t *clean, double *out);
+
+/** Stratum of a support value: low (<= 0.25), high (>= 0.75) or middle, within PB_SUPPORT_TOL. */
+int pb_bounds_support_stratum(double v);
+
+/**
+ * One cell's J.2 events: its clean-wrong records by support stratum
+ * (counts[v][stratum][0]) and how many of them keep the same wrong answer
+ * after perturbation (counts[v][stratum][1]), i.e. persistent errors s.
+ * support[v][i]: the support of the cell's model on the cell's image i.
+ */
+void pb_bounds_support_cell(const struct pb_cell_view *in, const double *const support[PB_SUPPORT_N],
+                            int64_t counts[PB_SUPPORT_N][PB_SUPPORT_N_STRATA][2]);
+
 /**
  * Exact count bounds for H in one class at information level I5.
  *

@@ -7,6 +7,7 @@ pb 1 1 bounds "$WORK/s.h5" -o "$WORK/o11"
 reports="bounds.tsv identification_grid.tsv identification_panel.tsv identification_decomposition.tsv
   identification_variance_ratio.tsv identification_accuracy_only.tsv identification_matched.tsv
   identification_table2.tsv identification_strata.tsv identification_positive_widths.tsv identification_subsets.tsv
+  identification_crossmodel_support.tsv
   REPORT.md"
 ranks_identical "$reports" bounds "$WORK/s.h5"
 check "bounds.tsv: one row per cell" test "$(($(wc -l < "$WORK/o11/report/bounds.tsv") - 1))" -eq 85

@@ -371,6 +371,49 @@ START_TEST(test_table2_hand)
 }
 END_TEST
 
+/* J.2 support on a hand store: models 0, 1 in group 0, model 2 in group 1,
+ * model 3 in group 2; three images with labels 0, 0, 1.  Clean predictions:
+ * image 0: 5, 5, 5, 0; image 1: 7, 0, 8, 7; image 2: 3, 3, 3, 3.  E.g. model 3
+ * on image 1 (answer 7): one of the three others agrees (1/3), one of the
+ * three outside group 2 (1/3), groups 0 and 1 agree with shares 1/2 and 0
+ * (mean 1/4, exactly the low boundary). */
+START_TEST(test_clean_support_hand)
+{
+  const int32_t group[4] = {0, 0, 1, 2}, label[3] = {0, 0, 1};
+  const int32_t clean[4 * 3] = {5, 7, 3, /* model 0 */ 5, 0, 3, /* model 1 */ 5, 8, 3, /* model 2 */ 0, 7, 3};
+  double sup[3 * 4 * 3];
+  pb_bounds_clean_support(4, 3, group, 3, label, clean, sup);
+  const double q = NAN;
+  /* [variant][model][image] */
+  const double want[3][4][3] = {
+      {{2.0 / 3, 1.0 / 3, 1}, {2.0 / 3, q, 1}, {2.0 / 3, 0, 1}, {q, 1.0 / 3, 1}},
+      {{0.5, 0.5, 1}, {0.5, q, 1}, {2.0 / 3, 0, 1}, {q, 1.0 / 3, 1}},
+      {{0.5, 0.5, 1}, {0.5, q, 1}, {0.5, 0, 1}, {q, 0.25, 1}}};
+  for (int v = 0; v < 3; v++)
+    for (int m = 0; m < 4; m++)
+      for (int i = 0; i < 3; i++) ASSERT_NEAR(sup[(v * 4 + m) * 3 + i], want[v][m][i], "variant %d model %d image %d", v, m, i);
+  ck_assert_int_eq(pb_bounds_support_stratum(0.25), PB_SUPPORT_LOW);
+  ck_assert_int_eq(pb_bounds_support_stratum(0.25 + 1e-9), PB_SUPPORT_MID);
+  ck_assert_int_eq(pb_bounds_support_stratum(0.75), PB_SUPPORT_HIGH);
+  ck_assert_int_eq(pb_bounds_support_stratum(2.0 / 3), PB_SUPPORT_MID);
+  /* model 3 under a condition that keeps 7 on image 1 and changes 3 to 4 on image 2 */
+  const int32_t p1[3] = {0, 7, 4};
+  const float f[3] = {0.5f, 0.5f, 0.5f};
+  struct pb_cell_view in = {.index = -1, .n = 3, .label = label, .pred0 = clean + 9, .s0 = f, .m0 = f,
+                            .pred1 = p1, .s1 = f, .m1 = f, .tau = 0.5f};
+  const double *ptr[3] = {sup + 9, sup + 12 + 9, sup + 24 + 9};
+  int64_t c[PB_SUPPORT_N][PB_SUPPORT_N_STRATA][2];
+  pb_bounds_support_cell(&in, ptr, c);
+  /* other models: image 1 middle (kept), image 2 high (changed) */
+  ck_assert(c[0][PB_SUPPORT_MID][0] == 1 && c[0][PB_SUPPORT_MID][1] == 1);
+  ck_assert(c[0][PB_SUPPORT_HIGH][0] == 1 && c[0][PB_SUPPORT_HIGH][1] == 0 && c[0][PB_SUPPORT_LOW][0] == 0);
+  ck_assert(c[1][PB_SUPPORT_MID][0] == 1 && c[1][PB_SUPPORT_HIGH][0] == 1 && c[1][PB_SUPPORT_LOW][0] == 0);
+  /* equal group weights: image 1 at 1/4 is low support */
+  ck_assert(c[2][PB_SUPPORT_LOW][0] == 1 && c[2][PB_SUPPORT_LOW][1] == 1 && c[2][PB_SUPPORT_MID][0] == 0);
+  ck_assert(c[2][PB_SUPPORT_HIGH][0] == 1 && c[2][PB_SUPPORT_HIGH][1] == 0);
+}
+END_TEST
+
 /* Section 3.1: two images of class y (label 5), alternative label 9, tau 0.8.
  * Observed pairing gives (H, L, dM_k) = (0, 1/2, 0.9 - 0.6); the swapped
  * pairing gives (1/2, 0, 0.6 - 0.6).  Both have h = k = 1. */
@@ -895,6 +938,7 @@ static Suite *bounds_suite(void)
   TCase *tc = tcase_create("worked");
   tcase_add_test(tc, test_section31_two_images);
   tcase_add_test(tc, test_table2_hand);
+  tcase_add_test(tc, test_clean_support_hand);
   tcase_add_test(tc, test_a6_counterexample);
   tcase_add_test(tc, test_s_not_interval);
   tcase_add_test(tc, test_i5_strictly_narrower);
