@@ -255,6 +255,87 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_cell_re
     }
 }
 
+/* Appendix F.1 / Table 40: acceptance under each protocol, raw and Platt. */
+static void pb_more__table40(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                             int64_t n_cells, struct pb_table *t)
+{
+  static const char *const proto[PB_F1_N_PROTOCOLS] = {"Q80", "R5", "A0.9", "A0.7", "A0.5"};
+  pb_table_begin(t, "Acceptance protocols, raw and Platt-scaled (seed Table 40, Appendix F.1)",
+                 "Every cell of the source, weighted equally; H, L and selective risk (errors among accepted "
+                 "perturbed inputs; mean over cells that accept any) in percent; coverage = share of perturbed inputs "
+                 "accepted. Q80: the quantile protocol's development threshold (80% clean-development coverage), "
+                 "recomputed on the Platt scores; R5: the 5% risk rule (largest top-ranked development prefix with "
+                 "error <= 5%, every tie at its cutoff accepted); Ap: S >= p. Platt: logistic regression of clean "
+                 "development correctness on logit(S), per model and source, applied to both sides.",
+                 "source\tprotocol\tcells\tH_raw\tH_platt\tL_raw\tL_platt\tselrisk_raw\tselrisk_platt\t"
+                 "coverage_raw\tcoverage_platt", NULL);
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {
+      struct pb_more__mean m[2][4] = {{{0}}};
+      int64_t n = 0;
+      for (int64_t c = 0; c < n_cells; c++) {
+        const double *r = recs + c * PB_IF_N;
+        if (cells[c].source != s || isnan(r[PB_IF_F1])) continue;
+        n++;
+        for (int k = 0; k < 2; k++) {
+          const double *q = r + PB_IF_F1 + (k * PB_F1_N_PROTOCOLS + p) * PB_F1_N_COUNTS, N = r[PB_IF_NREC];
+          pb_more__add(&m[k][0], PP * q[PB_F1_H] / N);
+          pb_more__add(&m[k][1], PP * q[PB_F1_L] / N);
+          if (q[PB_F1_ACC] > 0) pb_more__add(&m[k][2], PP * q[PB_F1_ACC_ERR] / q[PB_F1_ACC]);
+          pb_more__add(&m[k][3], q[PB_F1_ACC] / N);
+        }
+      }
+      pb_table_str(t, meta->sources[s].name, 1);
+      pb_table_str(t, proto[p], 0);
+      pb_table_int(t, n);
+      for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 2; k++) pb_table_num(t, pb_more__get(&m[k][j]), j == 3 ? 3 : 2);
+      pb_table_end_row(t);
+    }
+}
+
+/* Appendix F.1: the calibrators themselves and the binary Brier scores. */
+static void pb_more__calibration(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                                 int64_t n_cells, struct pb_table *t)
+{
+  pb_table_begin(t, "Platt calibration per model and source (Appendix F.1)",
+                 "Means over the models of a source (the fit is per model and source) and, for the perturbed "
+                 "Brier score, over its cells. Binary Brier score: mean (score - correct)^2. q80_changed: accept/"
+                 "reject decisions (both sides, every cell) that Platt scaling changes under the quantile "
+                 "protocol; models_unchanged: models with none (a strictly increasing calibrator changes none).",
+                 "source\tmodels\tplatt_a\tplatt_b\tbrier_dev_raw\tbrier_dev_platt\tbrier_perturbed_raw\t"
+                 "brier_perturbed_platt\tq80_changed\tmodels_unchanged", NULL);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    struct pb_more__mean m[6] = {{0}};
+    int64_t changed = 0, models = 0, unchanged = 0;
+    for (int32_t model = 0; model < meta->n_models; model++) {
+      int64_t mc = 0, seen = 0;
+      for (int64_t c = 0; c < n_cells; c++) {
+        const double *r = recs + c * PB_IF_N;
+        if (cells[c].source != s || cells[c].model != model || isnan(r[PB_IF_F1])) continue;
+        if (!seen++) {
+          pb_more__add(&m[0], r[PB_IF_F1_PLATT_A]);
+          pb_more__add(&m[1], r[PB_IF_F1_PLATT_B]);
+          pb_more__add(&m[2], r[PB_IF_F1_BRIER0_RAW]);
+          pb_more__add(&m[3], r[PB_IF_F1_BRIER0_PLATT]);
+        }
+        pb_more__add(&m[4], r[PB_IF_F1_BRIER1_RAW]);
+        pb_more__add(&m[5], r[PB_IF_F1_BRIER1_PLATT]);
+        mc += (int64_t)r[PB_IF_F1_CHANGED];
+      }
+      models += seen > 0;
+      unchanged += seen > 0 && mc == 0;
+      changed += mc;
+    }
+    pb_table_str(t, meta->sources[s].name, 1);
+    pb_table_int(t, models);
+    for (int j = 0; j < 6; j++) pb_table_num(t, pb_more__get(&m[j]), 4);
+    pb_table_int(t, changed);
+    pb_table_int(t, unchanged);
+    pb_table_end_row(t);
+  }
+}
+
 int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
                             int64_t n_cells, struct pb_results *res, const struct pb_identify_options *opt,
                             struct pb_text *md)
@@ -271,5 +352,11 @@ int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref
   status |= pb_table_flush(&t, res, "identification_subsets.tsv", md);
   pb_more__support(meta, cells, recs, n_cells, &t);
   status |= pb_table_flush(&t, res, "identification_crossmodel_support.tsv", md);
+  if (opt->calibration) {
+    pb_more__table40(meta, cells, recs, n_cells, &t);
+    status |= pb_table_flush(&t, res, "protocol_acceptance.tsv", md);
+    pb_more__calibration(meta, cells, recs, n_cells, &t);
+    status |= pb_table_flush(&t, res, "protocol_calibration.tsv", md);
+  }
   return status ? PB_FAIL : PB_OK;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
+#include "pairbound/calibration.h"
 #include "pairbound/error.h"
 
 #include "testrng.h"
@@ -411,6 +412,96 @@ START_TEST(test_clean_support_hand)
   /* equal group weights: image 1 at 1/4 is low support */
   ck_assert(c[2][PB_SUPPORT_LOW][0] == 1 && c[2][PB_SUPPORT_LOW][1] == 1 && c[2][PB_SUPPORT_MID][0] == 0);
   ck_assert(c[2][PB_SUPPORT_HIGH][0] == 1 && c[2][PB_SUPPORT_HIGH][1] == 0);
+}
+END_TEST
+
+/* Platt's smoothed-target likelihood, written out here independently. */
+static double platt_nll(const float *s, const uint8_t *c, int n, double a, double b)
+{
+  int np = 0;
+  for (int i = 0; i < n; i++) np += c[i];
+  double f = 0;
+  for (int i = 0; i < n; i++) {
+    const double t = c[i] ? (np + 1.0) / (np + 2.0) : 1.0 / (n - np + 2.0);
+    const double x = log((double)s[i] / (1.0 - (double)s[i])), p = 1.0 / (1.0 + exp(-(a * x + b)));
+    f -= t * log(p) + (1 - t) * log(1 - p);
+  }
+  return f;
+}
+
+/* Two distinct scores: the model is saturated, so the fitted probabilities
+ * equal the mean smoothed target at each score (closed form).  Ten records
+ * at S = sigma(-1) with 3 correct, ten at sigma(1) with 8 correct: 11
+ * correct, 9 wrong, targets 12/13 and 1/11. */
+START_TEST(test_platt_closed_form)
+{
+  float s[20];
+  uint8_t c[20];
+  for (int i = 0; i < 20; i++) {
+    s[i] = (float)(1.0 / (1.0 + exp(i < 10 ? 1.0 : -1.0)));
+    c[i] = i < 10 ? i < 3 : i < 18;
+  }
+  const double tp = 12.0 / 13.0, tn = 1.0 / 11.0, q1 = (3 * tp + 7 * tn) / 10, q2 = (8 * tp + 2 * tn) / 10;
+  const double x1 = log((double)s[0] / (1 - (double)s[0])), x2 = log((double)s[10] / (1 - (double)s[10]));
+  const double a = (log(q2 / (1 - q2)) - log(q1 / (1 - q1))) / (x2 - x1), b = log(q1 / (1 - q1)) - a * x1;
+  double ab[2];
+  ck_assert_int_eq(pb_platt_fit(s, c, 20, ab), 0);
+  ck_assert_msg(fabs(ab[0] - a) < 1e-9 && fabs(ab[1] - b) < 1e-9, "fit (%.12g, %.12g), closed form (%.12g, %.12g)",
+                ab[0], ab[1], a, b);
+  ck_assert(fabs(pb_platt_apply(ab, s[0]) - q1) < 1e-9 && fabs(pb_platt_apply(ab, s[15]) - q2) < 1e-9);
+  /* random records: no step of 1e-4 in any direction lowers the likelihood's negative */
+  rng_state = test_seed() * 13u + 7u;
+  float r[200];
+  uint8_t rc[200];
+  for (int i = 0; i < 200; i++) {
+    r[i] = (float)(0.05 + 0.9 * rng_int(0, 1000) / 1000.0);
+    rc[i] = rng_int(0, 999) < 1000 * r[i] * r[i] + 100;
+  }
+  ck_assert_int_eq(pb_platt_fit(r, rc, 200, ab), 0);
+  const double f0 = platt_nll(r, rc, 200, ab[0], ab[1]);
+  for (int da = -1; da <= 1; da++)
+    for (int db = -1; db <= 1; db++)
+      ck_assert_msg(platt_nll(r, rc, 200, ab[0] + 1e-4 * da, ab[1] + 1e-4 * db) >= f0 - 1e-12,
+                    "a step (%d, %d) improves the fit", da, db);
+  /* every record correct: the optimum is flat at the smoothed target 201/202 */
+  for (int i = 0; i < 200; i++) rc[i] = 1;
+  ck_assert_int_eq(pb_platt_fit(r, rc, 200, ab), 0);
+  ck_assert(fabs(ab[0]) < 1e-6 && fabs(pb_platt_apply(ab, 0.5f) - 201.0 / 202.0) < 1e-9);
+}
+END_TEST
+
+/* Thresholds of the F.1 protocols and one cell's counts, by hand. */
+START_TEST(test_f1_protocols_hand)
+{
+  /* ten development scores .95 .9 ... .5 (descending), wrong at .8 and .6:
+   * Q80 = 8th largest = .6; R5: prefixes of 1, 2 records have no error, the
+   * third (.85) none, the fourth (.8) one error: 1/4 > 5%, and never back
+   * under 5% later, so the cutoff is .85 */
+  double v[10];
+  uint8_t c[10];
+  for (int i = 0; i < 10; i++) v[9 - i] = 0.95 - 0.05 * i, c[9 - i] = !(i == 3 || i == 7);
+  double t[PB_F1_N_PROTOCOLS];
+  pb_f1_thresholds(v, c, 10, t);
+  ASSERT_NEAR(t[PB_F1_Q80], 0.95 - 0.05 * 7);
+  ASSERT_NEAR(t[PB_F1_R5], 0.85);
+  ASSERT_NEAR(t[PB_F1_A70], 0.7);
+  /* a tie at the cutoff: .9 wrong and .9 correct; the wrong one counts first,
+   * so no prefix of the tie is below 5% and the cutoff stays above it */
+  double w[3] = {0.9, 0.95, 0.9};
+  uint8_t wc[3] = {1, 1, 0};
+  pb_f1_thresholds(w, wc, 3, t);
+  ASSERT_NEAR(t[PB_F1_R5], 0.95);
+  /* a cell of four records: (c0, c1) = (1,0), (1,1), (1,1), (0,0) with
+   * clean / perturbed scores (.9,.8) (.9,.4) (.6,.95) (.3,.9) at threshold .7:
+   * H: record 0; L: record 1; accepted perturbed: 0, 2, 3, of them wrong 0 and 3 */
+  const int32_t label[4] = {1, 1, 1, 1}, p0[4] = {1, 1, 1, 2}, p1[4] = {2, 1, 1, 2};
+  const double x0[4] = {0.9, 0.9, 0.6, 0.3}, x1[4] = {0.8, 0.4, 0.95, 0.9};
+  const double thr[PB_F1_N_PROTOCOLS] = {0.7, 0.7, 0.7, 0.7, 2.0};
+  struct pb_cell_view in = {.index = -1, .n = 4, .label = label, .pred0 = p0, .pred1 = p1};
+  int64_t o[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS];
+  pb_f1_cell(&in, x0, x1, thr, o);
+  ck_assert(o[0][PB_F1_H] == 1 && o[0][PB_F1_L] == 1 && o[0][PB_F1_ACC] == 3 && o[0][PB_F1_ACC_ERR] == 2);
+  ck_assert(o[4][PB_F1_H] == 0 && o[4][PB_F1_L] == 0 && o[4][PB_F1_ACC] == 0 && o[4][PB_F1_ACC_ERR] == 0);
 }
 END_TEST
 
@@ -939,6 +1030,8 @@ static Suite *bounds_suite(void)
   tcase_add_test(tc, test_section31_two_images);
   tcase_add_test(tc, test_table2_hand);
   tcase_add_test(tc, test_clean_support_hand);
+  tcase_add_test(tc, test_platt_closed_form);
+  tcase_add_test(tc, test_f1_protocols_hand);
   tcase_add_test(tc, test_a6_counterexample);
   tcase_add_test(tc, test_s_not_interval);
   tcase_add_test(tc, test_i5_strictly_narrower);
