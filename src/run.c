@@ -155,10 +155,11 @@ static int pb_run__opt_stages(void *opts, const char *label, const char *v)
       free(copy);
       return PB_FAIL;
     }
-    for (int32_t i = 0; i < cfg->n_stages && known; i++) known = strcmp(cfg->stages[i], t) != 0;
-    if (!known || cfg->n_stages == PB_RUN_MAX_STAGES) {
-      pb_error_set("%s: unknown or repeated stage '%s' (a stage, or KIND.NAME for a further instance of stage KIND)",
-                   label, t);
+    int repeated = 0;
+    for (int32_t i = 0; i < cfg->n_stages; i++) repeated |= strcmp(cfg->stages[i], t) == 0;
+    if (!known || repeated || cfg->n_stages == PB_RUN_MAX_STAGES) {
+      if (repeated) pb_error_set("%s: stage '%s' listed twice (a further instance is KIND.NAME)", label, t);
+      else pb_error_set("%s: unknown stage '%s'", label, t);
       free(copy);
       return PB_FAIL;
     }

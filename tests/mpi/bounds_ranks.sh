@@ -26,8 +26,8 @@ check "bounds.tsv: nesting and observed values inside" awk -F'\t' '
   END { exit bad }' "$WORK/o11/report/bounds.tsv"
 
 pb 2 1 synth --no-summary -o "$WORK/p.h5"
-pb 1 2 bounds "$WORK/p.h5" -o "$WORK/p1"
-pb 3 1 bounds "$WORK/p.h5" -o "$WORK/p3"
+pb 1 2 bounds "$WORK/p.h5" --calibration -o "$WORK/p1"
+pb 3 1 bounds "$WORK/p.h5" --calibration -o "$WORK/p3"
 for f in $reports; do
   check "paper $f identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/$f" "$WORK/p3/report/$f"
 done
