@@ -49,4 +49,17 @@ void pb_bounds__class_l_dmk_i5(int32_t a, const double *x, const uint8_t *xacc, 
                                const double *z, const uint8_t *zrej, int32_t kblock,
                                int64_t lcount[2], double dnum[2]);
 
+/* Sums of the class-conditional independent combination (H.2): every clean
+ * record of a class with every perturbed record of it, weight 1/n_y, added
+ * class by class in ascending label order. */
+struct pb_bounds__ind {
+  double flips, absd, cov, k, dss_num, dss_den, dsw_num, dsw_den;
+};
+
+/* Add class y's independent sums to *t.  s0/p0 and s1/p1: the class's ny
+ * clean and perturbed S and predicted labels in index order; mean0/mean1:
+ * the cell means of S and S'.  O(ny^2). */
+void pb_bounds__class_ind(const float *s0, const int32_t *p0, const float *s1, const int32_t *p1, int32_t ny,
+                          int32_t y, double mean0, double mean1, struct pb_bounds__ind *t);
+
 #endif /* PAIRBOUND_BOUNDS_INTERNAL_H */

@@ -16,6 +16,8 @@
  * the full grid does not hammer the allocator. */
 struct pb_bounds__scratch {
   int32_t *idx, *tmp;          /* record indices grouped by label (stable) */
+  float *gs0, *gs1;            /* S, S' and the predicted labels in grouped order */
+  int32_t *gp0, *gp1;
   int32_t *cbeg;               /* class c occupies idx[cbeg[c] .. cbeg[c+1]) */
   double *x, *z;               /* correct M (clean) / M' (perturbed), per class ascending */
   uint8_t *xacc, *zrej;        /* acceptance of x, rejection of z, same positions */
@@ -137,7 +139,7 @@ static double pb_bounds__ratio_extreme(int32_t ncls, const int32_t *kl, const in
 static void pb_bounds__fill_nan(struct pb_cell_bounds *o)
 {
   const double q = NAN;
-  o->acc0 = o->acc1 = o->F = o->A = o->Q = o->E = q;
+  o->acc0 = o->acc1 = o->F = o->A = o->Q = o->E = o->U = o->V1 = q;
   o->H_obs = o->L_obs = o->dMk_obs = q;
   o->H_I0[0] = o->H_I0[1] = o->H_Ik[0] = o->H_Ik[1] = o->H_I5[0] = o->H_I5[1] = o->H_ind = q;
   o->L_I0[0] = o->L_I0[1] = o->L_Ik[0] = o->L_Ik[1] = o->L_I5[0] = o->L_I5[1] = o->L_ind = q;
@@ -145,6 +147,7 @@ static void pb_bounds__fill_nan(struct pb_cell_bounds *o)
   o->dMk_I5[0] = o->dMk_I5[1] = o->dMk_ind = q;
   o->W = o->V = q;
   o->K_width_class = o->K_width_global = q;
+  o->ds_s = o->ds_w = o->F_ind = o->A_ind = o->Q_ind = o->k_ind = o->ds_s_ind = o->ds_w_ind = q;
 }
 
 static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i5, void **block)
@@ -154,7 +157,7 @@ static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i
   /* doubles first, then int64, int32, bytes: keeps every array aligned */
   const size_t nd = 2 * N + 3 * N + (want_i5 ? 4 * (2 * N) : 0);
   const size_t n64 = want_i5 ? 2 * N : 0;
-  const size_t n32 = 2 * N + (N + 1) + 5 * N;
+  const size_t n32 = 2 * N + (N + 1) + 5 * N + 4 * N;
   const size_t n8 = 2 * N;
   bytes = nd * sizeof(double) + n64 * sizeof(int64_t) + n32 * sizeof(int32_t) + n8;
   char *p = malloc(bytes);
@@ -186,6 +189,10 @@ static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i
   sc->ck = i; i += N;
   sc->ckl = i; i += N;
   sc->ckh = i; i += N;
+  sc->gp0 = i; i += N;
+  sc->gp1 = i; i += N;
+  sc->gs0 = (float *)i; i += N;
+  sc->gs1 = (float *)i; i += N;
   uint8_t *b = (uint8_t *)i;
   sc->xacc = b; b += N;
   sc->zrej = b;
@@ -201,14 +208,16 @@ struct pb_bounds__cls {
   int32_t k, h, r, s, w;        /* observed five-state counts */
   int32_t hobs, lobs, flips;
   double num;                   /* observed sum of M - M' over k pairs */
+  double dss, dsw;              /* observed sums of S - S' over s and w pairs */
 };
 
 /* Cell totals, accumulated class by class in ascending label order: integer
  * counts exactly, floating sums in that fixed order. */
 struct pb_bounds__tot {
-  int64_t a, b, E, hobs, lobs, flips;
+  int64_t a, b, E, U, V1, hobs, lobs, flips;
   int64_t H0lo, H0hi, Hklo, Hkhi, H5lo, H5hi, L0lo, L0hi, Lklo, Lkhi, L5lo, L5hi, kwidth, pinned;
-  double Hind, Lind, absd, sxx, syy, sxy, Dklo, Dkhi, D5lo, D5hi, numobs, ind_num, ind_den;
+  double Hind, Lind, absd, sxx, syy, sxy, Dklo, Dkhi, D5lo, D5hi, numobs, ind_num, ind_den, dss, dsw;
+  struct pb_bounds__ind ind;    /* Table 2's independent counterparts */
 };
 
 /* Labels and predictions must be >= 0; returns the largest label, or -1 with the error set. */
@@ -247,6 +256,7 @@ static void pb_bounds__class_records(const struct pb_cell_view *in, struct pb_bo
     const int32_t i = sc->idx[p];
     const int c0 = in->pred0[i] == y, c1 = in->pred1[i] == y;
     const int z0 = in->s0[i] >= tau, z1 = in->s1[i] >= tau;
+    sc->gs0[p] = in->s0[i], sc->gs1[p] = in->s1[i], sc->gp0[p] = in->pred0[i], sc->gp1[p] = in->pred1[i];
     if (c0) {
       x[cl.a] = in->m0[i];
       xacc[cl.a] = (uint8_t)z0;
@@ -276,8 +286,10 @@ static void pb_bounds__class_records(const struct pb_cell_view *in, struct pb_bo
       cl.r++;
     } else if (in->pred0[i] == in->pred1[i]) {
       cl.s++;
+      cl.dss += (double)in->s0[i] - (double)in->s1[i];
     } else {
       cl.w++;
+      cl.dsw += (double)in->s0[i] - (double)in->s1[i];
     }
     cl.flips += in->pred0[i] != in->pred1[i];
     const double d0 = (double)in->s0[i] - mean0, d1 = (double)in->s1[i] - mean1;
@@ -295,10 +307,15 @@ static void pb_bounds__class_records(const struct pb_cell_view *in, struct pb_bo
   T->a += q->a;
   T->b += q->b;
   T->E += q->t;
+  T->U += q->u;
+  T->V1 += q->v;
   T->hobs += q->hobs;
   T->lobs += q->lobs;
   T->flips += q->flips;
   T->numobs += q->num;
+  T->dss += q->dss;
+  T->dsw += q->dsw;
+  pb_bounds__class_ind(sc->gs0 + beg, sc->gp0 + beg, sc->gs1 + beg, sc->gp1 + beg, cl.ny, y, mean0, mean1, &T->ind);
   /* classes are small: insertion sort up to 32 scores */
   pb_sort_small_double(x, q->a, 32);
   pb_sort_small_double(z, q->b, 32);
@@ -413,6 +430,8 @@ static void pb_bounds__finish(const struct pb_bounds__tot *T, const struct pb_bo
   out->A = T->absd / N;
   out->Q = (T->sxx > 0.0 && T->syy > 0.0) ? T->sxy / sqrt(T->sxx * T->syy) : NAN;
   out->E = T->E / N;
+  out->U = T->U / N;
+  out->V1 = T->V1 / N;
   out->H_obs = T->hobs / N;
   out->L_obs = T->lobs / N;
   out->dMk_obs = K > 0 ? T->numobs / (double)K : NAN;
@@ -442,6 +461,14 @@ static void pb_bounds__finish(const struct pb_bounds__tot *T, const struct pb_bo
     out->W = W;
     out->V = V;
   }
+  out->ds_s = out->s > 0 ? T->dss / (double)out->s : NAN;
+  out->ds_w = out->w > 0 ? T->dsw / (double)out->w : NAN;
+  out->F_ind = T->ind.flips / N;
+  out->A_ind = T->ind.absd / N;
+  out->Q_ind = (T->sxx > 0.0 && T->syy > 0.0) ? T->ind.cov / sqrt(T->sxx * T->syy) : NAN;
+  out->k_ind = T->ind.k / N;
+  out->ds_s_ind = T->ind.dss_den > 0.0 ? T->ind.dss_num / T->ind.dss_den : NAN;
+  out->ds_w_ind = T->ind.dsw_den > 0.0 ? T->ind.dsw_num / T->ind.dsw_den : NAN;
   out->K_width_class = T->kwidth / N;
   out->K_width_global = (double)(pb_bounds__min64(T->a, T->b) - pb_bounds__max64(0, T->a + T->b - n)) / N;
   out->n_pinned = T->pinned;

@@ -477,6 +477,7 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
     status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
     if (status == PB_OK) status = pb_rep__matched_figure(meta, cells, recs, n_cells, res, &md);
   }
+  if (status == PB_OK) status = pb_identify_report_more(meta, cells, recs, n_cells, res, opt, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
   free(cells);

@@ -95,8 +95,85 @@ static const struct pb_field pb_identify__fields[PB_IF_N] = {
   [PB_IF_MATCH + 17] = {"match5_L", PB_FMT_NUM},
   [PB_IF_MATCH + 18] = {"match5_dMk", PB_FMT_NUM},
   [PB_IF_MATCH + 19] = {"match5_Hmax", PB_FMT_NUM},
+  [PB_IF_DSS] = {"ds_s", PB_FMT_NUM},
+  [PB_IF_DSW] = {"ds_w", PB_FMT_NUM},
+  [PB_IF_F_IND] = {"F_ind", PB_FMT_NUM},
+  [PB_IF_A_IND] = {"A_ind", PB_FMT_NUM},
+  [PB_IF_Q_IND] = {"Q_ind", PB_FMT_NUM},
+  [PB_IF_K_IND] = {"k_ind", PB_FMT_NUM},
+  [PB_IF_DSS_IND] = {"ds_s_ind", PB_FMT_NUM},
+  [PB_IF_DSW_IND] = {"ds_w_ind", PB_FMT_NUM},
+  [PB_IF_U] = {"U_clean_accepted_correct", PB_FMT_NUM},
+  [PB_IF_V1] = {"V_perturbed_rejected_correct", PB_FMT_NUM},
+  [PB_IF_J2 + 0] = {"j2_xmodel_low_events", PB_FMT_NUM},
+  [PB_IF_J2 + 1] = {"j2_xmodel_low_same", PB_FMT_NUM},
+  [PB_IF_J2 + 2] = {"j2_xmodel_mid_events", PB_FMT_NUM},
+  [PB_IF_J2 + 3] = {"j2_xmodel_mid_same", PB_FMT_NUM},
+  [PB_IF_J2 + 4] = {"j2_xmodel_high_events", PB_FMT_NUM},
+  [PB_IF_J2 + 5] = {"j2_xmodel_high_same", PB_FMT_NUM},
+  [PB_IF_J2 + 6] = {"j2_xgroup_low_events", PB_FMT_NUM},
+  [PB_IF_J2 + 7] = {"j2_xgroup_low_same", PB_FMT_NUM},
+  [PB_IF_J2 + 8] = {"j2_xgroup_mid_events", PB_FMT_NUM},
+  [PB_IF_J2 + 9] = {"j2_xgroup_mid_same", PB_FMT_NUM},
+  [PB_IF_J2 + 10] = {"j2_xgroup_high_events", PB_FMT_NUM},
+  [PB_IF_J2 + 11] = {"j2_xgroup_high_same", PB_FMT_NUM},
+  [PB_IF_J2 + 12] = {"j2_groups_low_events", PB_FMT_NUM},
+  [PB_IF_J2 + 13] = {"j2_groups_low_same", PB_FMT_NUM},
+  [PB_IF_J2 + 14] = {"j2_groups_mid_events", PB_FMT_NUM},
+  [PB_IF_J2 + 15] = {"j2_groups_mid_same", PB_FMT_NUM},
+  [PB_IF_J2 + 16] = {"j2_groups_high_events", PB_FMT_NUM},
+  [PB_IF_J2 + 17] = {"j2_groups_high_same", PB_FMT_NUM},
+  [PB_IF_F1 + 0] = {"f1_q80_raw_H", PB_FMT_NUM},
+  [PB_IF_F1 + 1] = {"f1_q80_raw_L", PB_FMT_NUM},
+  [PB_IF_F1 + 2] = {"f1_q80_raw_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 3] = {"f1_q80_raw_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 4] = {"f1_r5_raw_H", PB_FMT_NUM},
+  [PB_IF_F1 + 5] = {"f1_r5_raw_L", PB_FMT_NUM},
+  [PB_IF_F1 + 6] = {"f1_r5_raw_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 7] = {"f1_r5_raw_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 8] = {"f1_a90_raw_H", PB_FMT_NUM},
+  [PB_IF_F1 + 9] = {"f1_a90_raw_L", PB_FMT_NUM},
+  [PB_IF_F1 + 10] = {"f1_a90_raw_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 11] = {"f1_a90_raw_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 12] = {"f1_a70_raw_H", PB_FMT_NUM},
+  [PB_IF_F1 + 13] = {"f1_a70_raw_L", PB_FMT_NUM},
+  [PB_IF_F1 + 14] = {"f1_a70_raw_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 15] = {"f1_a70_raw_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 16] = {"f1_a50_raw_H", PB_FMT_NUM},
+  [PB_IF_F1 + 17] = {"f1_a50_raw_L", PB_FMT_NUM},
+  [PB_IF_F1 + 18] = {"f1_a50_raw_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 19] = {"f1_a50_raw_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 20] = {"f1_q80_platt_H", PB_FMT_NUM},
+  [PB_IF_F1 + 21] = {"f1_q80_platt_L", PB_FMT_NUM},
+  [PB_IF_F1 + 22] = {"f1_q80_platt_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 23] = {"f1_q80_platt_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 24] = {"f1_r5_platt_H", PB_FMT_NUM},
+  [PB_IF_F1 + 25] = {"f1_r5_platt_L", PB_FMT_NUM},
+  [PB_IF_F1 + 26] = {"f1_r5_platt_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 27] = {"f1_r5_platt_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 28] = {"f1_a90_platt_H", PB_FMT_NUM},
+  [PB_IF_F1 + 29] = {"f1_a90_platt_L", PB_FMT_NUM},
+  [PB_IF_F1 + 30] = {"f1_a90_platt_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 31] = {"f1_a90_platt_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 32] = {"f1_a70_platt_H", PB_FMT_NUM},
+  [PB_IF_F1 + 33] = {"f1_a70_platt_L", PB_FMT_NUM},
+  [PB_IF_F1 + 34] = {"f1_a70_platt_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 35] = {"f1_a70_platt_accerr", PB_FMT_NUM},
+  [PB_IF_F1 + 36] = {"f1_a50_platt_H", PB_FMT_NUM},
+  [PB_IF_F1 + 37] = {"f1_a50_platt_L", PB_FMT_NUM},
+  [PB_IF_F1 + 38] = {"f1_a50_platt_acc", PB_FMT_NUM},
+  [PB_IF_F1 + 39] = {"f1_a50_platt_accerr", PB_FMT_NUM},
+  [PB_IF_F1_CHANGED] = {"f1_q80_platt_changed", PB_FMT_NUM},
+  [PB_IF_F1_BRIER1_RAW] = {"f1_brier_perturbed_raw", PB_FMT_NUM},
+  [PB_IF_F1_BRIER1_PLATT] = {"f1_brier_perturbed_platt", PB_FMT_NUM},
+  [PB_IF_F1_PLATT_A] = {"f1_platt_a", PB_FMT_NUM},
+  [PB_IF_F1_PLATT_B] = {"f1_platt_b", PB_FMT_NUM},
+  [PB_IF_F1_BRIER0_RAW] = {"f1_brier_dev_raw", PB_FMT_NUM},
+  [PB_IF_F1_BRIER0_PLATT] = {"f1_brier_dev_platt", PB_FMT_NUM},
 };
+_Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_identify__fields lists 2 x 5 x 4 F.1 counts");
 _Static_assert(PB_IDENTIFY_N_MATCH_SEEDS == 5, "pb_identify__fields lists five matched-support seeds");
+_Static_assert(PB_SUPPORT_N == 3 && PB_SUPPORT_N_STRATA == 3, "pb_identify__fields lists 3 x 3 J.2 strata");
 
 const struct pb_fields pb_identify_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_identify__fields};
 
@@ -112,6 +189,10 @@ const struct pb_option pb_identify_option_table[] = {
            "panel, as in the seed paper)"},
   {.name = "no-matched", .type = PB_OPTION_FLAG, PB_O(matched), .flag = 0, .ini = "matched", .def = "1",
    .help = "skip the matched-support comparison (Appendix B.2)"},
+  {.name = "calibration", .type = PB_OPTION_FLAG, PB_O(calibration), .flag = 1, .def = "0",
+   .help = "also the acceptance protocols of Appendix F.1 (Table 40: quantile protocol, 5% risk rule, absolute "
+           "thresholds, raw and Platt-scaled on clean development records; off by default, on in `pairbound run`'s "
+           "default pipeline; about 1 s more at paper scale, the 'calibration' phase of -v 2)"},
   {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS,
    .def = "0", .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "
@@ -188,6 +269,10 @@ static void pb_identify__pack(const struct pb_cell_bounds *b, double *r)
   r[PB_IF_KWG] = b->K_width_global;
   r[PB_IF_NCLASSES] = (double)b->n_classes;
   r[PB_IF_NPINNED] = (double)b->n_pinned;
+  const double t[] = {b->ds_s, b->ds_w, b->F_ind, b->A_ind, b->Q_ind, b->k_ind, b->ds_s_ind, b->ds_w_ind};
+  memcpy(r + PB_IF_DSS, t, sizeof t);
+  r[PB_IF_U] = b->U;
+  r[PB_IF_V1] = b->V1;
 }
 
 struct pb_identify__ranked {
@@ -440,6 +525,11 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_
   }
   if (status == PB_OK && opt->matched) pb_identify__matched(st, b, tau, recs);
   pb_timer_lap(tm, "matched_support");
+  status = pb_error_agree(st->comm, status);
+  if (status == PB_OK) status = pb_identify_support(st, b, recs);
+  pb_timer_lap(tm, "clean_support");
+  if (status == PB_OK && opt->calibration) status = pb_identify_calibration(st, b, recs);
+  pb_timer_lap(tm, "calibration");
   free(tau);
   free(i5);
   return status;
@@ -498,9 +588,9 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_reduce(&tm, comm);
   const double grid = pb_timer_get(&tm, "grid_pass");
   pb_message("bounds: load %.3f s; grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
-             "matched support %.3f s; write %.3f s",
+             "matched support %.3f s; clean-answer support %.3f s; calibration %.3f s; write %.3f s",
              pb_timer_get(&tm, "load"), grid, grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
-             pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "write"));
+             pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "calibration"), pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);
   pb_cells_free(&b);

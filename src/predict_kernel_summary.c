@@ -212,83 +212,6 @@ void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint
   free(f0);
 }
 
-/* Sums of the independent combination (Eq. 14 and its analogues): every
- * clean record i of a class with every perturbed record j of it, weight 1/n_y. */
-struct pb_predict__ind {
-  double flips, absd, cov, k, dss_num, dss_den, dsw_num, dsw_den;
-};
-
-static void pb_predict__ind_class(const struct pb_cell_view *in, const int32_t *idx, int32_t ny, double mean0,
-                                  double mean1, struct pb_predict__ind *t)
-{
-  int64_t same = 0, a = 0, b = 0, nss = 0, nww = 0;
-  double absd = 0.0, m0 = 0.0, m1 = 0.0, ss = 0.0, sw = 0.0;
-  const int32_t y = in->label[idx[0]];
-  for (int32_t p = 0; p < ny; p++) {
-    const int32_t i = idx[p];
-    a += in->pred0[i] == y;
-    b += in->pred1[i] == y;
-    m0 += in->s0[i];
-    m1 += in->s1[i];
-    for (int32_t q = 0; q < ny; q++) {
-      const int32_t j = idx[q];
-      const double d = (double)in->s0[i] - (double)in->s1[j];
-      same += in->pred0[i] == in->pred1[j];
-      absd += fabs(d);
-      if (in->pred0[i] == y || in->pred1[j] == y) continue;
-      if (in->pred0[i] == in->pred1[j]) {
-        nss++;
-        ss += d;
-      } else {
-        nww++;
-        sw += d;
-      }
-    }
-  }
-  const double w = 1.0 / ny;
-  t->flips += (double)((int64_t)ny * ny - same) * w;
-  t->absd += absd * w;
-  /* sum over i, j of (S_i - mean0)(S'_j - mean1) / n_y = n_y (mu_y - mean0)(mu'_y - mean1) */
-  t->cov += ny * (m0 / ny - mean0) * (m1 / ny - mean1);
-  t->k += (double)(a * b) * w;
-  t->dss_num += ss * w;
-  t->dss_den += (double)nss * w;
-  t->dsw_num += sw * w;
-  t->dsw_den += (double)nww * w;
-}
-
-/* Independent counterparts of F, A, Q, k, ds_s, ds_w into out[PB_PC_IND + ...];
- * dM_k and L come from pb_bounds_cell (Eq. 14 and Eq. 4). */
-static void pb_predict__independent(const struct pb_cell_view *in, double *out)
-{
-  const int32_t n = in->n;
-  /* the records of each class in index order */
-  int32_t *order = pb_malloc((2 * (size_t)n + 1) * sizeof *order), *cbeg = order + n;
-  const int32_t nc = pb_perm_classes(n, in->label, order, cbeg);
-  double sum0 = 0.0, sum1 = 0.0;
-  for (int32_t i = 0; i < n; i++) {
-    sum0 += in->s0[i];
-    sum1 += in->s1[i];
-  }
-  const double mean0 = sum0 / n, mean1 = sum1 / n;
-  double sxx = 0.0, syy = 0.0;
-  for (int32_t i = 0; i < n; i++) {
-    sxx += ((double)in->s0[i] - mean0) * ((double)in->s0[i] - mean0);
-    syy += ((double)in->s1[i] - mean1) * ((double)in->s1[i] - mean1);
-  }
-  struct pb_predict__ind t;
-  memset(&t, 0, sizeof t);
-  for (int32_t c = 0; c < nc; c++) pb_predict__ind_class(in, order + cbeg[c], cbeg[c + 1] - cbeg[c], mean0, mean1, &t);
-  double *o = out + PB_PC_IND;
-  o[PB_PC_F - PB_PC_F] = t.flips / n;
-  o[PB_PC_A - PB_PC_F] = t.absd / n;
-  o[PB_PC_Q - PB_PC_F] = sxx > 0.0 && syy > 0.0 ? t.cov / sqrt(sxx * syy) : NAN;
-  o[PB_PC_K - PB_PC_F] = t.k / n;
-  o[PB_PC_DSS - PB_PC_F] = t.dss_den > 0.0 ? t.dss_num / t.dss_den : NAN;
-  o[PB_PC_DSW - PB_PC_F] = t.dsw_den > 0.0 ? t.dsw_num / t.dsw_den : NAN;
-  free(order);
-}
-
 int pb_predict_cell_summary(const struct pb_cell_view *in, double *out)
 {
   struct pb_cell_bounds b;
@@ -299,7 +222,7 @@ int pb_predict_cell_summary(const struct pb_cell_view *in, double *out)
     return PB_FAIL;
   }
   const int32_t n = in->n;
-  double s0 = 0.0, s1 = 0.0, m0 = 0.0, m1 = 0.0, ll = 0.0, paired[PB_PREDICT_N_PAIRED];
+  double s0 = 0.0, s1 = 0.0, m0 = 0.0, m1 = 0.0, ll = 0.0;
   int64_t a = 0;
   for (int32_t i = 0; i < n; i++) {
     s0 += in->s0[i];
@@ -320,18 +243,23 @@ int pb_predict_cell_summary(const struct pb_cell_view *in, double *out)
   out[PB_PC_R80] = (double)c.selected_wrong / c.selected;
   out[PB_PC_E] = b.E;
   out[PB_PC_CR] = (double)c.correct_rejected / n;
-  /* paired summaries: the bounds engine's observed values; ds_s and ds_w,
-   * which it does not compute, from the O(n) paired pass */
-  pb_predict_cell_paired(in, NULL, paired);
+  /* paired summaries and their independent counterparts: the bounds
+   * engine's values (Table 2 and H.2) */
   out[PB_PC_F] = b.F;
   out[PB_PC_A] = b.A;
   out[PB_PC_Q] = b.Q;
   out[PB_PC_K] = (double)b.k / n;
   out[PB_PC_DMK] = b.dMk_obs;
-  out[PB_PC_DSS] = paired[PB_PC_DSS - PB_PC_F];
-  out[PB_PC_DSW] = paired[PB_PC_DSW - PB_PC_F];
+  out[PB_PC_DSS] = b.ds_s;
+  out[PB_PC_DSW] = b.ds_w;
   out[PB_PC_L] = b.L_obs;
-  pb_predict__independent(in, out);
+  double *ind = out + PB_PC_IND - PB_PC_F;
+  ind[PB_PC_F] = b.F_ind;
+  ind[PB_PC_A] = b.A_ind;
+  ind[PB_PC_Q] = b.Q_ind;
+  ind[PB_PC_K] = b.k_ind;
+  ind[PB_PC_DSS] = b.ds_s_ind;
+  ind[PB_PC_DSW] = b.ds_w_ind;
   out[PB_PC_IND + PB_PC_DMK - PB_PC_F] = b.dMk_ind;
   out[PB_PC_IND + PB_PC_L - PB_PC_F] = b.L_ind;
   return PB_OK;

@@ -71,24 +71,76 @@ static int pb_run__exact(const struct pb_run_config *cfg, const char *outdir, MP
 
 /* Stages in pipeline order: runner, report file under report/, option table
  * and the place of its options in the configuration. */
+#define PB_RUN__MEMBER(m) offsetof(struct pb_run_config, m), sizeof(((struct pb_run_config *)0)->m)
 static const struct {
   const char *name;
   int (*fn)(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov);
   const char *report;
   const struct pb_option *table;
-  size_t offset;
+  size_t offset, size;
 } pb_run__stages[] = {
-  {"bounds", pb_run__bounds, "REPORT.md", pb_identify_option_table, offsetof(struct pb_run_config, bounds)},
-  {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, offsetof(struct pb_run_config, verify)},
-  {"policy", pb_run__policy, "policy.md", pb_policy_option_table, offsetof(struct pb_run_config, policy)},
-  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, offsetof(struct pb_run_config, screen)},
-  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, offsetof(struct pb_run_config, predict)},
-  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, offsetof(struct pb_run_config, fragility)},
-  {"exact", pb_run__exact, "exact.md", pb_exact_option_table, offsetof(struct pb_run_config, exact)}};
+  {"bounds", pb_run__bounds, "REPORT.md", pb_identify_option_table, PB_RUN__MEMBER(bounds)},
+  {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, PB_RUN__MEMBER(verify)},
+  {"policy", pb_run__policy, "policy.md", pb_policy_option_table, PB_RUN__MEMBER(policy)},
+  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, PB_RUN__MEMBER(screen)},
+  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, PB_RUN__MEMBER(predict)},
+  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, PB_RUN__MEMBER(fragility)},
+  {"exact", pb_run__exact, "exact.md", pb_exact_option_table, PB_RUN__MEMBER(exact)}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
-/* stages = a, b, ... (known stage names, pipeline order as listed) */
+/* Index in pb_run__stages of a stage name or of an instance name KIND.NAME
+ * (NAME of letters, digits, '_' and '-'); -1 when neither. */
+static int pb_run__kind(const char *name)
+{
+  const char *dot = strchr(name, '.');
+  size_t n = dot ? (size_t)(dot - name) : strlen(name);
+  if (dot && (dot[1] == '\0' || dot[1 + strspn(dot + 1, "abcdefghijklmnopqrstuvwxyz"
+                                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")] != '\0'))
+    return -1;
+  for (int i = 0; i < PB_RUN_N_KNOWN; i++)
+    if (strlen(pb_run__stages[i].name) == n && strncmp(pb_run__stages[i].name, name, n) == 0) return i;
+  return -1;
+}
+
+/* Every stage's defaults into @p cfg's option members. */
+static void pb_run__defaults(struct pb_run_config *cfg)
+{
+  pb_protocol_options_default(&cfg->protocol);
+  pb_identify_options_default(&cfg->bounds);
+  pb_verify_options_default(&cfg->verify);
+  pb_policy_options_default(&cfg->policy);
+  pb_screen_options_default(&cfg->screen);
+  pb_predict_options_default(&cfg->predict);
+  pb_fragility_stage_options_default(&cfg->fragility);
+  pb_exact_options_default(&cfg->exact);
+}
+
+static void pb_run__free_options(struct pb_run_config *cfg)
+{
+  pb_protocol_options_free(&cfg->protocol);
+  for (int i = 0; i < PB_RUN_N_KNOWN; i++) pb_options_free(pb_run__stages[i].table, (char *)cfg + pb_run__stages[i].offset);
+  pb_screen_options_free(&cfg->screen);
+  pb_fragility_stage_options_free(&cfg->fragility);
+  pb_exact_options_free(&cfg->exact);
+}
+
+/* The instance named @p name (KIND.NAME), created with its kind's defaults
+ * when @p create; NULL when absent or when there is no room left. */
+static struct pb_run_instance *pb_run__instance(struct pb_run_config *cfg, const char *name, int create)
+{
+  for (int32_t i = 0; i < cfg->n_instances; i++)
+    if (!strcmp(cfg->instances[i].name, name)) return &cfg->instances[i];
+  if (!create || cfg->n_instances == PB_RUN_MAX_INSTANCES) return NULL;
+  struct pb_run_instance *in = &cfg->instances[cfg->n_instances++];
+  in->name = pb_strdup(name);
+  in->seen_in_stages = 0;
+  in->opts = pb_calloc(1, sizeof *in->opts);
+  pb_run__defaults(in->opts);
+  return in;
+}
+
+/* stages = a, b, ... (known stage names or KIND.NAME instances, pipeline order as listed) */
 static int pb_run__opt_stages(void *opts, const char *label, const char *v)
 {
   struct pb_run_config *cfg = opts;
@@ -96,13 +148,22 @@ static int pb_run__opt_stages(void *opts, const char *label, const char *v)
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
   cfg->n_stages = 0;
   for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
-    int known = 0;
-    for (int i = 0; i < PB_RUN_N_KNOWN; i++) known |= strcmp(pb_run__stages[i].name, t) == 0;
-    if (!known || cfg->n_stages == PB_RUN_MAX_STAGES) {
-      pb_error_set("%s: unknown stage '%s'", label, t);
+    struct pb_run_instance *in = NULL;
+    int known = pb_run__kind(t) >= 0;
+    if (known && strchr(t, '.') && (in = pb_run__instance(cfg, t, 1)) == NULL) {
+      pb_error_set("%s: more than %d stage instances", label, PB_RUN_MAX_INSTANCES);
       free(copy);
       return PB_FAIL;
     }
+    int repeated = 0;
+    for (int32_t i = 0; i < cfg->n_stages; i++) repeated |= strcmp(cfg->stages[i], t) == 0;
+    if (!known || repeated || cfg->n_stages == PB_RUN_MAX_STAGES) {
+      if (repeated) pb_error_set("%s: stage '%s' listed twice (a further instance is KIND.NAME)", label, t);
+      else pb_error_set("%s: unknown stage '%s'", label, t);
+      free(copy);
+      return PB_FAIL;
+    }
+    if (in) in->seen_in_stages = 1;
     cfg->stages[cfg->n_stages++] = pb_strdup(t);
   }
   free(copy);
@@ -171,12 +232,15 @@ static const struct pb_option *pb_run__section(struct pb_run_config *cfg, const 
     *opts = &cfg->protocol;
     return pb_protocol_option_table;
   }
-  for (int i = 0; i < PB_RUN_N_KNOWN; i++)
-    if (!strcmp(section, pb_run__stages[i].name)) {
-      *opts = (char *)cfg + pb_run__stages[i].offset;
-      return pb_run__stages[i].table;
-    }
-  return NULL;
+  const int k = pb_run__kind(section);
+  if (k < 0) return NULL;
+  if (strchr(section, '.')) {
+    struct pb_run_instance *in = pb_run__instance(cfg, section, 1);
+    if (!in) return NULL;
+    cfg = in->opts;
+  }
+  *opts = (char *)cfg + pb_run__stages[k].offset;
+  return pb_run__stages[k].table;
 }
 
 /* One run-configuration entry (a pb_ini_fn). */
@@ -215,43 +279,59 @@ static int pb_run__has_stage(const struct pb_run_config *cfg, const char *name)
 
 /* What [run] and [bounds] set for the other stages, unless their own sections
  * say otherwise: the run seed (plus each stage's offset), the draws, and
- * [bounds] tau for verify and policy (one threshold for every cell). */
-static void pb_run__propagate(const struct pb_run__parse *p)
+ * [bounds] tau for verify and policy (one threshold for every cell).  @p d:
+ * the run configuration itself or an instance's options; sec[k]: the section
+ * holding the keys of stage k's member of @p d (pb_run__stages order). */
+static void pb_run__propagate_into(const struct pb_run__parse *p, struct pb_run_config *d, const char *const *sec)
 {
-  struct pb_run_config *c = p->cfg;
-  if (!pb_run__seen(p, "bounds", "seed")) c->bounds.seed = c->seed + PB_RUN_SEED_BOUNDS;
-  if (!pb_run__seen(p, "verify", "sample_seed")) c->verify.sample_seed = c->seed + PB_RUN_SEED_VERIFY;
-  if (!pb_run__seen(p, "screen", "seed")) c->screen.seed = c->seed + PB_RUN_SEED_SCREEN;
-  if (!pb_run__seen(p, "predict", "seed")) c->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
-  if (!pb_run__seen(p, "fragility", "seed")) c->fragility.k.seed = c->seed + PB_RUN_SEED_FRAGILITY;
-  if (!pb_run__seen(p, "exact", "seed")) c->exact.seed = c->seed + (uint64_t)PB_RUN_SEED_EXACT;
-  c->screen.from_config = c->fragility.from_config = 1;
-  if (!pb_run__seen(p, "bounds", "group_draws")) c->bounds.group_draws = c->group_draws;
-  if (!pb_run__seen(p, "screen", "group_draws")) c->screen.group_draws = c->group_draws;
-  if (!pb_run__seen(p, "predict", "group_draws")) c->predict.group_draws = c->group_draws;
-  if (!pb_run__seen(p, "screen", "class_draws")) c->screen.class_draws = c->class_draws;
-  if (c->bounds.have_tau && !pb_run__seen(p, "verify", "tau")) {
-    c->verify.have_tau = 1;
-    c->verify.tau = c->bounds.tau;
+  const struct pb_run_config *c = p->cfg;
+  if (!pb_run__seen(p, sec[0], "seed")) d->bounds.seed = c->seed + PB_RUN_SEED_BOUNDS;
+  if (!pb_run__seen(p, sec[1], "sample_seed")) d->verify.sample_seed = c->seed + PB_RUN_SEED_VERIFY;
+  if (!pb_run__seen(p, sec[3], "seed")) d->screen.seed = c->seed + PB_RUN_SEED_SCREEN;
+  if (!pb_run__seen(p, sec[4], "seed")) d->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
+  if (!pb_run__seen(p, sec[5], "seed")) d->fragility.k.seed = c->seed + PB_RUN_SEED_FRAGILITY;
+  if (!pb_run__seen(p, sec[6], "seed")) d->exact.seed = c->seed + (uint64_t)PB_RUN_SEED_EXACT;
+  d->screen.from_config = d->fragility.from_config = 1;
+  if (!pb_run__seen(p, sec[0], "group_draws")) d->bounds.group_draws = c->group_draws;
+  if (!pb_run__seen(p, sec[3], "group_draws")) d->screen.group_draws = c->group_draws;
+  if (!pb_run__seen(p, sec[4], "group_draws")) d->predict.group_draws = c->group_draws;
+  if (!pb_run__seen(p, sec[3], "class_draws")) d->screen.class_draws = c->class_draws;
+  if (c->bounds.have_tau && !pb_run__seen(p, sec[1], "tau")) {
+    d->verify.have_tau = 1;
+    d->verify.tau = c->bounds.tau;
   }
-  if (c->bounds.have_tau && !pb_run__seen(p, "policy", "tau")) {
-    c->policy.have_tau = 1;
-    c->policy.tau = c->bounds.tau;
+  if (c->bounds.have_tau && !pb_run__seen(p, sec[2], "tau")) {
+    d->policy.have_tau = 1;
+    d->policy.tau = c->bounds.tau;
   }
+}
+
+/* Propagation into the run's own stages, then into every instance (whose
+ * own section stands in for its kind's); an instance needs its stage listed. */
+static int pb_run__propagate(const struct pb_run__parse *p, const char *name)
+{
+  const char *sec[PB_RUN_N_KNOWN];
+  for (int k = 0; k < PB_RUN_N_KNOWN; k++) sec[k] = pb_run__stages[k].name;
+  pb_run__propagate_into(p, p->cfg, sec);
+  for (int32_t i = 0; i < p->cfg->n_instances; i++) {
+    const struct pb_run_instance *in = &p->cfg->instances[i];
+    if (!in->seen_in_stages) {
+      pb_error_set("%s: section [%s] is a stage instance that [run] stages does not list", name, in->name);
+      return PB_FAIL;
+    }
+    const int k = pb_run__kind(in->name);
+    sec[k] = in->name;
+    pb_run__propagate_into(p, in->opts, sec);
+    sec[k] = pb_run__stages[k].name;
+  }
+  return PB_OK;
 }
 
 int pb_run_config_parse(const char *text, const char *name, struct pb_run_config *cfg)
 {
   memset(cfg, 0, sizeof *cfg);
   pb_options_defaults(pb_run__options, cfg);
-  pb_protocol_options_default(&cfg->protocol);
-  pb_identify_options_default(&cfg->bounds);
-  pb_verify_options_default(&cfg->verify);
-  pb_policy_options_default(&cfg->policy);
-  pb_screen_options_default(&cfg->screen);
-  pb_predict_options_default(&cfg->predict);
-  pb_fragility_stage_options_default(&cfg->fragility);
-  pb_exact_options_default(&cfg->exact);
+  pb_run__defaults(cfg);
   cfg->text = pb_strdup(text);
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);
@@ -262,7 +342,7 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
     pb_error_set("%s: [run] needs store, output and stages", name);
     status = PB_FAIL;
   }
-  if (status == PB_OK) pb_run__propagate(&p);
+  if (status == PB_OK) status = pb_run__propagate(&p, name);
   for (int32_t i = 0; i < p.n_seen; i++) free(p.seen[i]);
   free(p.seen);
   if (status != PB_OK) pb_run_config_free(cfg);
@@ -283,11 +363,12 @@ void pb_run_config_free(struct pb_run_config *cfg)
   free(cfg->synth);
   pb_options_free(pb_run__options, cfg);
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
-  pb_protocol_options_free(&cfg->protocol);
-  for (int i = 0; i < PB_RUN_N_KNOWN; i++) pb_options_free(pb_run__stages[i].table, (char *)cfg + pb_run__stages[i].offset);
-  pb_screen_options_free(&cfg->screen);
-  pb_fragility_stage_options_free(&cfg->fragility);
-  pb_exact_options_free(&cfg->exact);
+  pb_run__free_options(cfg);
+  for (int32_t i = 0; i < cfg->n_instances; i++) {
+    pb_run__free_options(cfg->instances[i].opts);
+    free(cfg->instances[i].opts);
+    free(cfg->instances[i].name);
+  }
   free(cfg->text);
   memset(cfg, 0, sizeof *cfg);
 }
@@ -302,6 +383,10 @@ void pb_run_config_help(FILE *fp)
     fprintf(fp, "\n[%s]  (as `pairbound %s --help`)\n", pb_run__stages[i].name, pb_run__stages[i].name);
     pb_options_help_ini(fp, pb_run__stages[i].table);
   }
+  fprintf(fp, "\n[KIND.NAME]  a further instance of stage KIND, listed as KIND.NAME in [run] stages (e.g.\n"
+              "  `stages = ..., screen, screen.dev` with `[screen.dev] split = dev`): the keys of [KIND], starting\n"
+              "  from KIND's defaults and what [run] gives every KIND; output, checkpoint and resume in\n"
+              "  OUTPUT/KIND.NAME.\n");
 }
 
 /* The store, generated first when the configuration asks and it is absent. */
@@ -334,9 +419,31 @@ static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
 
 const char *pb_run_stage_report(const char *stage)
 {
-  for (int j = 0; j < PB_RUN_N_KNOWN; j++)
-    if (strcmp(pb_run__stages[j].name, stage) == 0) return pb_run__stages[j].report;
-  return "REPORT.md";
+  const int k = pb_run__kind(stage);
+  return k >= 0 ? pb_run__stages[k].report : "REPORT.md";
+}
+
+const char *pb_run_stage_kind(const char *stage)
+{
+  const int k = pb_run__kind(stage);
+  return k >= 0 ? pb_run__stages[k].name : stage;
+}
+
+/* Run stage or instance @p name into @p dir: an instance runs its kind with
+ * the run's configuration but its own options in place of the kind's. */
+static int pb_run__call(const struct pb_run_config *cfg, const char *name, const char *dir, MPI_Comm comm,
+                        const char *prov)
+{
+  const int k = pb_run__kind(name);
+  if (!strchr(name, '.')) return pb_run__stages[k].fn(cfg, dir, comm, prov);
+  struct pb_run_config *in = pb_run__instance((struct pb_run_config *)cfg, name, 0)->opts;
+  struct pb_run_config *view = pb_malloc(sizeof *view);
+  *view = *cfg;
+  const size_t off = pb_run__stages[k].offset;
+  memcpy((char *)view + off, (const char *)in + off, pb_run__stages[k].size);
+  int status = pb_run__stages[k].fn(view, dir, comm, prov);
+  free(view);
+  return status;
 }
 
 /* What a stage's output depends on besides the store and the build: the run
@@ -391,8 +498,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     char *hint = pb_blocks_resume_hint(prov);
     pb_blocks_context(key, cfg->resume, hint);
     free(hint);
-    for (int j = 0; j < PB_RUN_N_KNOWN; j++)
-      if (strcmp(pb_run__stages[j].name, cfg->stages[i]) == 0) status = pb_run__stages[j].fn(cfg, dir, comm, prov);
+    status = pb_run__call(cfg, cfg->stages[i], dir, comm, prov);
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
     pb_blocks_context(NULL, 0, NULL);
     if (status == PB_OK) status = pb_checkpoint_commit_all(dir, key, comm);

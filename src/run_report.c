@@ -248,22 +248,28 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
   struct pb_text md = {0};
   int status = PB_OK;
   pb_rr__provenance(cfg, facts, &md);
-  for (int k = 0; k < PB_RR_N_ORDER && status == PB_OK; k++) {
-    if (pb_rr__in_config(cfg, pb_rr__paper_order[k]) < 0) continue;
-    char *dir = pb_path_join(cfg->output, pb_rr__paper_order[k]), *sub = pb_path_join(dir, "report"),
-         *rep = pb_path_join(sub, pb_run_stage_report(pb_rr__paper_order[k]));
-    char *text = pb_text_load(rep);
-    if (text) {
-      pb_text_printf(&md, "\n");
-      pb_rr__append_stage(&md, pb_rr__paper_order[k], text);
-    } else {
-      status = PB_FAIL;
+  /* each stage in the paper's order, its further instances (KIND.NAME) after it in the order of [run] stages */
+  for (int k = 0; k < PB_RR_N_ORDER && status == PB_OK; k++)
+    for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
+      const char *name = cfg->stages[i];
+      if (strcmp(pb_run_stage_kind(name), pb_rr__paper_order[k])) continue;
+      char *dir = pb_path_join(cfg->output, name), *sub = pb_path_join(dir, "report"),
+           *rep = pb_path_join(sub, pb_run_stage_report(name));
+      char *text = pb_text_load(rep);
+      if (text) {
+        pb_text_printf(&md, "\n");
+        if (strchr(name, '.'))
+          pb_text_printf(&md, "# Stage instance %s\n\n`%s` run again with the options of section [%s] "
+                              "(docs/run.md); its outputs are in `%s/`.\n\n", name, pb_rr__paper_order[k], name, name);
+        pb_rr__append_stage(&md, name, text);
+      } else {
+        status = PB_FAIL;
+      }
+      free(text);
+      free(rep);
+      free(sub);
+      free(dir);
     }
-    free(text);
-    free(rep);
-    free(sub);
-    free(dir);
-  }
   char *path = pb_path_join(cfg->output, "REPORT.md");
   if (status == PB_OK) {
     struct pb_outfile f;

@@ -196,9 +196,12 @@ static int pb_synth__cmp_entry(const void *a, const void *b)
 }
 
 /* Top-k list consistent with (pred, smax, ptrue): the remaining mass decays
- * geometrically over random other classes, each strictly below smax. */
+ * geometrically over other classes, each strictly below smax.  The first of
+ * them is the image's confusable class, as a real model's list holds the
+ * plausible confusions of an image under every condition (so that the
+ * lists of one image's records share it, as A3 needs); the rest are random. */
 static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng, int32_t K, int32_t y,
-                           int32_t pred, float S, float M, int32_t *cls, float *prob)
+                           int32_t conf, int32_t pred, float S, float M, int32_t *cls, float *prob)
 {
   int32_t k = cfg->topk, n = 0;
   struct pb_synth__entry e[2 + 64];
@@ -208,13 +211,14 @@ static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng
   float cap = pb_synth__prob(cfg, S * 0.96);
   for (int32_t j = 0; j < k && n < K; j++) {
     rest *= 0.5;
-    int32_t c;
-    int dup;
-    do {
+    int32_t c = conf;
+    int dup = 0;
+    for (int32_t t = 0; t < n; t++) dup |= e[t].cls == c;
+    while (dup) {
       c = (int32_t)pb_rng_below(rng, (uint32_t)K);
       dup = 0;
       for (int32_t t = 0; t < n; t++) dup |= e[t].cls == c;
-    } while (dup);
+    }
     float p = pb_synth__prob(cfg, fmin(rest, cap));
     e[n++] = (struct pb_synth__entry){c, p};
   }
@@ -248,7 +252,7 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
     *M = pb_synth__prob(cfg, fmin(mt, *S * 0.9));
     if (*M >= *S) *M = 0.0f;
   }
-  if (cfg->topk > 0) pb_synth__topk(cfg, &rng, K, y, *pred, *S, *M, tk_cls, tk_prob);
+  if (cfg->topk > 0) pb_synth__topk(cfg, &rng, K, y, L->confusable[i], *pred, *S, *M, tk_cls, tk_prob);
 }
 
 void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s, int32_t first_row,

@@ -19,12 +19,22 @@ struct pb_cell_bounds {
   double A;                     /* mean |S - S'| */
   double Q;                     /* Pearson corr(S, S'); NaN if either side is constant */
   double E;                     /* P(C' = 0, Z' = 1), correspondence-free */
+  double U, V1;                 /* P(C = 1, Z = 1) and P(C' = 1, Z' = 0): the one-sided event masses
+                                   that H and L intersect (Appendix B.2 event fractions) */
   double H_obs, L_obs, dMk_obs; /* values under the observed correspondence */
 
   double H_I0[2], H_Ik[2], H_I5[2], H_ind;     /* Eq. 4, Eq. 7, exact I5 (DP), Eq. 4 */
   double L_I0[2], L_Ik[2], L_I5[2], L_ind;     /* Eq. 4, Eq. 5, via I5 blocks, Eq. 4 */
   double dMk_I0[2], dMk_Ik[2], dMk_I5[2], dMk_ind; /* A.10, Eq. 6, via I5 blocks, Eq. 14 */
   double W, V;                  /* Eq. 9: dMk_obs - dMk_ind = W + V (NaN when K = 0) */
+
+  /* Table 2's score changes in the wrong-answer states, E[S - S' | T = j]
+   * (NaN when the state is empty), and the class-conditional independent
+   * counterparts (H.2) of the paired summaries: every clean record with every
+   * perturbed record of its class, weight 1/n_y; ds_*_ind are ratios of the
+   * expected numerator and denominator, as Eq. 14. */
+  double ds_s, ds_w;
+  double F_ind, A_ind, Q_ind, k_ind, ds_s_ind, ds_w_ind;
 
   /* Appendix C.3 / Table 11: width of the total overlap K / n from accuracies
    * only, classwise (sum of per-class Frechet widths) and global (A, B, N). */
@@ -55,6 +65,44 @@ struct pb_cell_bounds {
  *         pb_error_set() naming the cell (and the class where one is at fault).
  */
 int pb_bounds_cell(const struct pb_cell_view *in, int want_i5, struct pb_cell_bounds *out);
+
+/* Cross-model support for a clean wrong answer (seed 000 J.2, Table 49). */
+enum pb_support_variant {
+  PB_SUPPORT_XMODEL,        /* share of every other model */
+  PB_SUPPORT_XGROUP,        /* share of the models outside the evaluated model's group (Table 49) */
+  PB_SUPPORT_GROUPS_EQUAL,  /* mean over the other groups of each group's share */
+  PB_SUPPORT_N
+};
+enum pb_support_stratum { PB_SUPPORT_LOW, PB_SUPPORT_MID, PB_SUPPORT_HIGH, PB_SUPPORT_N_STRATA };
+#define PB_SUPPORT_LOW_MAX 0.25   /* low support: at most this share */
+#define PB_SUPPORT_HIGH_MIN 0.75  /* high support: at least this share */
+#define PB_SUPPORT_TOL 1e-12      /* rounding of a mean of group shares must not move a boundary value */
+
+/**
+ * Support of every clean wrong answer of one source: for model m wrong on
+ * image i with answer w, the share of other models whose clean prediction on
+ * i is also w, in the three variants of enum pb_support_variant.
+ *
+ * @param group   [n_models] group index of each model, in [0, n_groups)
+ * @param label   [n_images] true labels
+ * @param clean   [n_models][n_images] clean predicted labels
+ * @param out     [PB_SUPPORT_N][n_models][n_images]; NaN where m is correct
+ *                on i, or the variant has no other model or group
+ */
+void pb_bounds_clean_support(int32_t n_models, int32_t n_groups, const int32_t *group, int32_t n_images,
+                             const int32_t *label, const int32_t *clean, double *out);
+
+/** Stratum of a support value: low (<= 0.25), high (>= 0.75) or middle, within PB_SUPPORT_TOL. */
+int pb_bounds_support_stratum(double v);
+
+/**
+ * One cell's J.2 events: its clean-wrong records by support stratum
+ * (counts[v][stratum][0]) and how many of them keep the same wrong answer
+ * after perturbation (counts[v][stratum][1]), i.e. persistent errors s.
+ * support[v][i]: the support of the cell's model on the cell's image i.
+ */
+void pb_bounds_support_cell(const struct pb_cell_view *in, const double *const support[PB_SUPPORT_N],
+                            int64_t counts[PB_SUPPORT_N][PB_SUPPORT_N_STRATA][2]);
 
 /**
  * Exact count bounds for H in one class at information level I5.

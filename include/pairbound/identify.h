@@ -24,6 +24,7 @@ struct pb_identify_options {
   float tau;           /* one acceptance threshold for every cell (--tau) */
   int i5_scope;        /* cells that get the I5 and variable-support pass */
   int matched;         /* run the matched-support comparison (B.2) */
+  int calibration;     /* the F.1 acceptance protocols, raw and Platt-scaled (Table 40) */
   int64_t group_draws; /* model-group bootstrap draws for the interval tables (0 = none) */
   int32_t perm_replicates; /* within-class permutation replicates (H.2 empirical control) */
   uint64_t seed;       /* base seed of every resampling and permutation stream */

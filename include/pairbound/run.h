@@ -16,6 +16,19 @@
 #include "pairbound/verify.h"
 
 #define PB_RUN_MAX_STAGES 16
+#define PB_RUN_MAX_INSTANCES 8
+
+struct pb_run_config;
+
+/* A named further instance of a stage: `stages = ..., screen.dev` runs the
+ * screen stage a second time with the options of section [screen.dev]
+ * (starting from screen's defaults and what [run] gives every screen), into
+ * OUTPUT/screen.dev with its own checkpoint (docs/run.md). */
+struct pb_run_instance {
+  char *name;                   /* KIND.NAME, KIND a stage */
+  int seen_in_stages;           /* listed in [run] stages */
+  struct pb_run_config *opts;   /* its options, at the place of its kind's member */
+};
 
 /* Offsets added to the run seed for each stage's seed (docs/run.md): the
  * streams of different stages are then keyed by different seeds, and the
@@ -43,6 +56,8 @@ struct pb_run_config {
   struct pb_predict_options predict;
   struct pb_fragility_stage_options fragility;
   struct pb_exact_options exact;  /* [exact]: naming worlds there joins the exact stage to the pipeline */
+  int32_t n_instances;  /* further named instances of stages (KIND.NAME) */
+  struct pb_run_instance instances[PB_RUN_MAX_INSTANCES];
   char *text;           /* the configuration itself (provenance) */
   int resume;           /* --resume: keep stages whose checkpointed output matches */
 };

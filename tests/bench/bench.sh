@@ -92,11 +92,13 @@ run "bounds (paired records)" $PAIRED 1 2 bounds "$W/p.h5" -o "$W/o"
 vs_seed "hierarchy, full grid (whole process)" 218.35 "$(wall)"
 vs_seed "matched support (its phase)" 88.07 "$(phase bounds/matched_support)"
 echo "bounds phases (slowest rank, median over runs; results.h5 /timings/bounds):"
-for k in load grid_pass i5_pass matched_support write; do
+for k in load grid_pass i5_pass matched_support clean_support write; do
   printf '  %-30s %8.3f s\n' "$k" "$(phase "bounds/$k")"
 done
 run "bounds 2 ranks" $PAIRED 2 1 bounds "$W/p.h5" -o "$W/o"
 run "bounds --i5 all" $PAIRED 1 2 bounds --i5 all --no-matched "$W/p.h5" -o "$W/o"
+run "bounds --calibration (F.1)" $PAIRED 1 2 bounds --calibration "$W/p.h5" -o "$W/o"
+echo "  calibration phase: $(phase bounds/calibration) s"
 # verify: every class of every cell (Syn 5 records per class, real sources 2-3),
 # then C.1's shape restricted to 48 Syn cells
 run "verify (all cells)" $PAIRED 1 2 verify "$W/p.h5" -o "$W/v"

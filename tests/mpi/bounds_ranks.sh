@@ -3,10 +3,13 @@
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
-pb 1 1 bounds "$WORK/s.h5" -o "$WORK/o11"
+pb 1 1 bounds "$WORK/s.h5" --calibration -o "$WORK/o11"
 reports="bounds.tsv identification_grid.tsv identification_panel.tsv identification_decomposition.tsv
-  identification_variance_ratio.tsv identification_accuracy_only.tsv identification_matched.tsv REPORT.md"
-ranks_identical "$reports" bounds "$WORK/s.h5"
+  identification_variance_ratio.tsv identification_accuracy_only.tsv identification_matched.tsv
+  identification_table2.tsv identification_strata.tsv identification_positive_widths.tsv identification_subsets.tsv
+  identification_crossmodel_support.tsv protocol_acceptance.tsv protocol_calibration.tsv
+  REPORT.md"
+ranks_identical "$reports" bounds "$WORK/s.h5" --calibration
 check "bounds.tsv: one row per cell" test "$(($(wc -l < "$WORK/o11/report/bounds.tsv") - 1))" -eq 85
 want='model	source	condition	n	E	H_obs	H_I0_lo	H_I0_hi	H_Ik_lo	H_Ik_hi	H_I5_lo	H_I5_hi	H_ind	L_obs	L_I0_lo	L_I0_hi	L_Ik_lo	L_Ik_hi	L_I5_lo	L_I5_hi	L_ind	dMk_obs	dMk_I0_lo	dMk_I0_hi	dMk_Ik_lo	dMk_Ik_hi	dMk_I5_lo	dMk_I5_hi	dMk_ind'
 check "bounds.tsv: required leading columns" test "$(head -1 "$WORK/o11/report/bounds.tsv" | cut -f1-29)" = "$want"
@@ -23,8 +26,8 @@ check "bounds.tsv: nesting and observed values inside" awk -F'\t' '
   END { exit bad }' "$WORK/o11/report/bounds.tsv"
 
 pb 2 1 synth --no-summary -o "$WORK/p.h5"
-pb 1 2 bounds "$WORK/p.h5" -o "$WORK/p1"
-pb 3 1 bounds "$WORK/p.h5" -o "$WORK/p3"
+pb 1 2 bounds "$WORK/p.h5" --calibration -o "$WORK/p1"
+pb 3 1 bounds "$WORK/p.h5" --calibration -o "$WORK/p3"
 for f in $reports; do
   check "paper $f identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/$f" "$WORK/p3/report/$f"
 done

@@ -10,7 +10,7 @@ cat > "$WORK/run.ini" <<INI
 synth = none
 store = $WORK/s.h5
 output = $WORK/r
-stages = bounds, verify, policy, screen, predict, fragility
+stages = bounds, verify, verify.policies, policy, screen, screen.dev, predict, fragility
 seed = 100
 group_draws = 3
 class_draws = 2
@@ -39,6 +39,18 @@ subsets = 3
 subset_tiers = all
 severity_sets = 0
 
+[screen.dev]
+split = dev
+targets = ES
+subsets = 3
+severity_sets = 0
+
+[verify.policies]
+policies = 1
+cells = sample
+sample = 2
+max_class = 5
+
 [predict]
 features = Syn-B
 targets = ES, Diverse
@@ -65,13 +77,25 @@ pb 2 1 predict "$WORK/s.h5" --coverage 0.7 --seed 105 --group-draws=3 --features
   --shuffles 2 --no-deletion -o "$WORK/d"
 pb 2 1 fragility "$WORK/s.h5" --coverage 0.7 --seed 106 --bins=6 --groups 3 --grid 5 --rho-max 2 --lcb-rho 0.5 \
   --null 4 --probe self -o "$WORK/f"
-for d in b:bounds v:verify p:policy c:screen d:predict f:fragility; do
+# further instances (docs/run.md): their own section from the stage's defaults, the run's seed and draws
+pb 2 1 screen "$WORK/s.h5" --coverage 0.7 --seed=104 --group-draws 3 --class-draws 2 --split dev --targets ES \
+  --subsets 3 --no-severity-sets -o "$WORK/c2"
+pb 2 1 verify "$WORK/s.h5" --coverage 0.7 --cells sample --sample 2 --sample-seed 103 --max-class=5 --policies -o "$WORK/v2"
+for d in b:bounds v:verify p:policy c:screen d:predict f:fragility c2:screen.dev v2:verify.policies; do
   dir=${d%%:*} stage=${d#*:}
   check "run $stage = command line: results.h5" same_h5 "$WORK/r/$stage/results.h5" "$WORK/$dir/results.h5"
   for f in $(cd "$WORK/$dir/report" && ls); do
     check "run $stage = command line: $f" cmp -s "$WORK/r/$stage/report/$f" "$WORK/$dir/report/$f"
   done
 done
+check "REPORT.md holds the instances" test "$(grep -c '^# Stage instance' "$WORK/r/REPORT.md")" -eq 2
+"$PAIRBOUND" -v 1 run "$WORK/run.ini" --resume > /dev/null 2> "$WORK/resume.txt"
+check "--resume keeps the instances" test "$(grep -c '\(screen.dev\|verify.policies\) complete in .*not recomputed' "$WORK/resume.txt")" -eq 2
+printf '[run]\nstore = %s/s.h5\noutput = %s/bad_out\nstages = screen\n[screen.dev]\nsplit = dev\n' "$WORK" "$WORK" > "$WORK/bad.ini"
+"$PAIRBOUND" -v 0 run "$WORK/bad.ini" > /dev/null 2> "$WORK/err.txt"
+check "an instance section without its stage: exit 1" test $? -eq 1
+check "an instance section without its stage: message" \
+  test "$(cat "$WORK/err.txt")" = "pairbound run: error: $WORK/bad.ini: section [screen.dev] is a stage instance that [run] stages does not list"
 # the screen seed is not screen's standalone default under a run seed of 100
 pb 1 1 screen "$WORK/s.h5" --coverage 0.7 --group-draws 3 --class-draws 2 --targets ES \
   --probe TTA=Syn-B:fog-2 --subsets 3 --subset-tiers all --no-severity-sets -o "$WORK/c0"

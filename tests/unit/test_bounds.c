@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
+#include "pairbound/calibration.h"
 #include "pairbound/error.h"
 
 #include "testrng.h"
@@ -326,6 +327,183 @@ static void set_rec(struct tcell *c, int i, int32_t y, int32_t p0, float s0, flo
   c->s1[i] = s1;
   c->m1[i] = m1;
 }
+
+/* Table 2's ds_s, ds_w and the independent counterparts (H.2) on a cell
+ * worked by hand.  Class 0 (three images): clean (pred, S) = (0, .75),
+ * (1, .5), (2, .625); perturbed (1, .25), (1, .375), (3, .25).  Class 5
+ * (one image): (5, 1) and (5, .875), correct on both sides.  Observed pairs:
+ * h, s (d = .125), w (d = .375), k.  Independent: the nine class-0
+ * combinations with weight 1/3 and the class-5 one with weight 1:
+ * same-label combinations 2 + 1 (F_ind = (9 - 2)/3 / 4 = 7/12); sum of
+ * |S - S'| 3 + .125 weighted (1 + .125) / 4; overlap a b / n = 0 + 1; wrong
+ * same-label combinations (.5,.25) and (.5,.375): 2 of them, sum .375; wrong
+ * different-label ones: four, sum .25 + .375 + .25 + .375 = 1.25.  Q_ind:
+ * cell means .71875 and .4375, class means (.625, 7/24) and (1, .875). */
+START_TEST(test_table2_hand)
+{
+  struct tcell c = {.n = 4, .tau = 0.6f,
+                    .label = {0, 0, 0, 5}, .pred0 = {0, 1, 2, 5}, .pred1 = {1, 1, 3, 5},
+                    .s0 = {0.75f, 0.5f, 0.625f, 1.0f}, .s1 = {0.25f, 0.375f, 0.25f, 0.875f},
+                    .m0 = {0.75f, 0.25f, 0.125f, 1.0f}, .m1 = {0.125f, 0.125f, 0.0625f, 0.875f}};
+  struct pb_cell_view in = as_input(&c);
+  struct pb_cell_bounds b;
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), 0);
+  ck_assert_int_eq(b.s, 1);
+  ck_assert_int_eq(b.w, 1);
+  ASSERT_NEAR(b.ds_s, 0.125);
+  ASSERT_NEAR(b.ds_w, 0.375);
+  ASSERT_NEAR(b.F, 0.5);
+  ASSERT_NEAR(b.F_ind, 7.0 / 12.0);
+  ASSERT_NEAR(b.A_ind, 1.125 / 4.0);
+  ASSERT_NEAR(b.k_ind, 0.25);
+  ASSERT_NEAR(b.ds_s_ind, 0.375 / 2.0);
+  ASSERT_NEAR(b.ds_w_ind, 1.25 / 4.0);
+  const double cov = 3 * (0.625 - 0.71875) * (7.0 / 24.0 - 0.4375) + (1 - 0.71875) * (0.875 - 0.4375);
+  const double sxx = 0.03125 * 0.03125 + 0.21875 * 0.21875 + 0.09375 * 0.09375 + 0.28125 * 0.28125;
+  const double syy = 2 * 0.1875 * 0.1875 + 0.0625 * 0.0625 + 0.4375 * 0.4375;
+  ASSERT_NEAR(b.Q_ind, cov / sqrt(sxx * syy));
+  /* no wrong-wrong record: both ds undefined, observed and independent */
+  struct tcell d = {.n = 2, .tau = 0.5f, .label = {1, 1}, .pred0 = {1, 2}, .pred1 = {1, 1},
+                    .s0 = {0.5f, 0.5f}, .s1 = {0.5f, 0.75f}, .m0 = {0.5f, 0.25f}, .m1 = {0.5f, 0.75f}};
+  in = as_input(&d);
+  ck_assert_int_eq(pb_bounds_cell(&in, 0, &b), 0);
+  ck_assert(isnan(b.ds_s) && isnan(b.ds_w) && isnan(b.ds_s_ind) && isnan(b.ds_w_ind));
+  ASSERT_NEAR(b.k_ind, 1.0 / 2.0);
+}
+END_TEST
+
+/* J.2 support on a hand store: models 0, 1 in group 0, model 2 in group 1,
+ * model 3 in group 2; three images with labels 0, 0, 1.  Clean predictions:
+ * image 0: 5, 5, 5, 0; image 1: 7, 0, 8, 7; image 2: 3, 3, 3, 3.  E.g. model 3
+ * on image 1 (answer 7): one of the three others agrees (1/3), one of the
+ * three outside group 2 (1/3), groups 0 and 1 agree with shares 1/2 and 0
+ * (mean 1/4, exactly the low boundary). */
+START_TEST(test_clean_support_hand)
+{
+  const int32_t group[4] = {0, 0, 1, 2}, label[3] = {0, 0, 1};
+  const int32_t clean[4 * 3] = {5, 7, 3, /* model 0 */ 5, 0, 3, /* model 1 */ 5, 8, 3, /* model 2 */ 0, 7, 3};
+  double sup[3 * 4 * 3];
+  pb_bounds_clean_support(4, 3, group, 3, label, clean, sup);
+  const double q = NAN;
+  /* [variant][model][image] */
+  const double want[3][4][3] = {
+      {{2.0 / 3, 1.0 / 3, 1}, {2.0 / 3, q, 1}, {2.0 / 3, 0, 1}, {q, 1.0 / 3, 1}},
+      {{0.5, 0.5, 1}, {0.5, q, 1}, {2.0 / 3, 0, 1}, {q, 1.0 / 3, 1}},
+      {{0.5, 0.5, 1}, {0.5, q, 1}, {0.5, 0, 1}, {q, 0.25, 1}}};
+  for (int v = 0; v < 3; v++)
+    for (int m = 0; m < 4; m++)
+      for (int i = 0; i < 3; i++) ASSERT_NEAR(sup[(v * 4 + m) * 3 + i], want[v][m][i], "variant %d model %d image %d", v, m, i);
+  ck_assert_int_eq(pb_bounds_support_stratum(0.25), PB_SUPPORT_LOW);
+  ck_assert_int_eq(pb_bounds_support_stratum(0.25 + 1e-9), PB_SUPPORT_MID);
+  ck_assert_int_eq(pb_bounds_support_stratum(0.75), PB_SUPPORT_HIGH);
+  ck_assert_int_eq(pb_bounds_support_stratum(2.0 / 3), PB_SUPPORT_MID);
+  /* model 3 under a condition that keeps 7 on image 1 and changes 3 to 4 on image 2 */
+  const int32_t p1[3] = {0, 7, 4};
+  const float f[3] = {0.5f, 0.5f, 0.5f};
+  struct pb_cell_view in = {.index = -1, .n = 3, .label = label, .pred0 = clean + 9, .s0 = f, .m0 = f,
+                            .pred1 = p1, .s1 = f, .m1 = f, .tau = 0.5f};
+  const double *ptr[3] = {sup + 9, sup + 12 + 9, sup + 24 + 9};
+  int64_t c[PB_SUPPORT_N][PB_SUPPORT_N_STRATA][2];
+  pb_bounds_support_cell(&in, ptr, c);
+  /* other models: image 1 middle (kept), image 2 high (changed) */
+  ck_assert(c[0][PB_SUPPORT_MID][0] == 1 && c[0][PB_SUPPORT_MID][1] == 1);
+  ck_assert(c[0][PB_SUPPORT_HIGH][0] == 1 && c[0][PB_SUPPORT_HIGH][1] == 0 && c[0][PB_SUPPORT_LOW][0] == 0);
+  ck_assert(c[1][PB_SUPPORT_MID][0] == 1 && c[1][PB_SUPPORT_HIGH][0] == 1 && c[1][PB_SUPPORT_LOW][0] == 0);
+  /* equal group weights: image 1 at 1/4 is low support */
+  ck_assert(c[2][PB_SUPPORT_LOW][0] == 1 && c[2][PB_SUPPORT_LOW][1] == 1 && c[2][PB_SUPPORT_MID][0] == 0);
+  ck_assert(c[2][PB_SUPPORT_HIGH][0] == 1 && c[2][PB_SUPPORT_HIGH][1] == 0);
+}
+END_TEST
+
+/* Platt's smoothed-target likelihood, written out here independently. */
+static double platt_nll(const float *s, const uint8_t *c, int n, double a, double b)
+{
+  int np = 0;
+  for (int i = 0; i < n; i++) np += c[i];
+  double f = 0;
+  for (int i = 0; i < n; i++) {
+    const double t = c[i] ? (np + 1.0) / (np + 2.0) : 1.0 / (n - np + 2.0);
+    const double x = log((double)s[i] / (1.0 - (double)s[i])), p = 1.0 / (1.0 + exp(-(a * x + b)));
+    f -= t * log(p) + (1 - t) * log(1 - p);
+  }
+  return f;
+}
+
+/* Two distinct scores: the model is saturated, so the fitted probabilities
+ * equal the mean smoothed target at each score (closed form).  Ten records
+ * at S = sigma(-1) with 3 correct, ten at sigma(1) with 8 correct: 11
+ * correct, 9 wrong, targets 12/13 and 1/11. */
+START_TEST(test_platt_closed_form)
+{
+  float s[20];
+  uint8_t c[20];
+  for (int i = 0; i < 20; i++) {
+    s[i] = (float)(1.0 / (1.0 + exp(i < 10 ? 1.0 : -1.0)));
+    c[i] = i < 10 ? i < 3 : i < 18;
+  }
+  const double tp = 12.0 / 13.0, tn = 1.0 / 11.0, q1 = (3 * tp + 7 * tn) / 10, q2 = (8 * tp + 2 * tn) / 10;
+  const double x1 = log((double)s[0] / (1 - (double)s[0])), x2 = log((double)s[10] / (1 - (double)s[10]));
+  const double a = (log(q2 / (1 - q2)) - log(q1 / (1 - q1))) / (x2 - x1), b = log(q1 / (1 - q1)) - a * x1;
+  double ab[2];
+  ck_assert_int_eq(pb_platt_fit(s, c, 20, ab), 0);
+  ck_assert_msg(fabs(ab[0] - a) < 1e-9 && fabs(ab[1] - b) < 1e-9, "fit (%.12g, %.12g), closed form (%.12g, %.12g)",
+                ab[0], ab[1], a, b);
+  ck_assert(fabs(pb_platt_apply(ab, s[0]) - q1) < 1e-9 && fabs(pb_platt_apply(ab, s[15]) - q2) < 1e-9);
+  /* random records: no step of 1e-4 in any direction lowers the likelihood's negative */
+  rng_state = test_seed() * 13u + 7u;
+  float r[200];
+  uint8_t rc[200];
+  for (int i = 0; i < 200; i++) {
+    r[i] = (float)(0.05 + 0.9 * rng_int(0, 1000) / 1000.0);
+    rc[i] = rng_int(0, 999) < 1000 * r[i] * r[i] + 100;
+  }
+  ck_assert_int_eq(pb_platt_fit(r, rc, 200, ab), 0);
+  const double f0 = platt_nll(r, rc, 200, ab[0], ab[1]);
+  for (int da = -1; da <= 1; da++)
+    for (int db = -1; db <= 1; db++)
+      ck_assert_msg(platt_nll(r, rc, 200, ab[0] + 1e-4 * da, ab[1] + 1e-4 * db) >= f0 - 1e-12,
+                    "a step (%d, %d) improves the fit", da, db);
+  /* every record correct: the optimum is flat at the smoothed target 201/202 */
+  for (int i = 0; i < 200; i++) rc[i] = 1;
+  ck_assert_int_eq(pb_platt_fit(r, rc, 200, ab), 0);
+  ck_assert(fabs(ab[0]) < 1e-6 && fabs(pb_platt_apply(ab, 0.5f) - 201.0 / 202.0) < 1e-9);
+}
+END_TEST
+
+/* Thresholds of the F.1 protocols and one cell's counts, by hand. */
+START_TEST(test_f1_protocols_hand)
+{
+  /* ten development scores .95 .9 ... .5 (descending), wrong at .8 and .6:
+   * Q80 = 8th largest = .6; R5: prefixes of 1, 2 records have no error, the
+   * third (.85) none, the fourth (.8) one error: 1/4 > 5%, and never back
+   * under 5% later, so the cutoff is .85 */
+  double v[10];
+  uint8_t c[10];
+  for (int i = 0; i < 10; i++) v[9 - i] = 0.95 - 0.05 * i, c[9 - i] = !(i == 3 || i == 7);
+  double t[PB_F1_N_PROTOCOLS];
+  pb_f1_thresholds(v, c, 10, t);
+  ASSERT_NEAR(t[PB_F1_Q80], 0.95 - 0.05 * 7);
+  ASSERT_NEAR(t[PB_F1_R5], 0.85);
+  ASSERT_NEAR(t[PB_F1_A70], 0.7);
+  /* a tie at the cutoff: .9 wrong and .9 correct; the wrong one counts first,
+   * so no prefix of the tie is below 5% and the cutoff stays above it */
+  double w[3] = {0.9, 0.95, 0.9};
+  uint8_t wc[3] = {1, 1, 0};
+  pb_f1_thresholds(w, wc, 3, t);
+  ASSERT_NEAR(t[PB_F1_R5], 0.95);
+  /* a cell of four records: (c0, c1) = (1,0), (1,1), (1,1), (0,0) with
+   * clean / perturbed scores (.9,.8) (.9,.4) (.6,.95) (.3,.9) at threshold .7:
+   * H: record 0; L: record 1; accepted perturbed: 0, 2, 3, of them wrong 0 and 3 */
+  const int32_t label[4] = {1, 1, 1, 1}, p0[4] = {1, 1, 1, 2}, p1[4] = {2, 1, 1, 2};
+  const double x0[4] = {0.9, 0.9, 0.6, 0.3}, x1[4] = {0.8, 0.4, 0.95, 0.9};
+  const double thr[PB_F1_N_PROTOCOLS] = {0.7, 0.7, 0.7, 0.7, 2.0};
+  struct pb_cell_view in = {.index = -1, .n = 4, .label = label, .pred0 = p0, .pred1 = p1};
+  int64_t o[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS];
+  pb_f1_cell(&in, x0, x1, thr, o);
+  ck_assert(o[0][PB_F1_H] == 1 && o[0][PB_F1_L] == 1 && o[0][PB_F1_ACC] == 3 && o[0][PB_F1_ACC_ERR] == 2);
+  ck_assert(o[4][PB_F1_H] == 0 && o[4][PB_F1_L] == 0 && o[4][PB_F1_ACC] == 0 && o[4][PB_F1_ACC_ERR] == 0);
+}
+END_TEST
 
 /* Section 3.1: two images of class y (label 5), alternative label 9, tau 0.8.
  * Observed pairing gives (H, L, dM_k) = (0, 1/2, 0.9 - 0.6); the swapped
@@ -850,6 +1028,10 @@ static Suite *bounds_suite(void)
   Suite *s = suite_create("bounds");
   TCase *tc = tcase_create("worked");
   tcase_add_test(tc, test_section31_two_images);
+  tcase_add_test(tc, test_table2_hand);
+  tcase_add_test(tc, test_clean_support_hand);
+  tcase_add_test(tc, test_platt_closed_form);
+  tcase_add_test(tc, test_f1_protocols_hand);
   tcase_add_test(tc, test_a6_counterexample);
   tcase_add_test(tc, test_s_not_interval);
   tcase_add_test(tc, test_i5_strictly_narrower);

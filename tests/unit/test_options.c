@@ -274,8 +274,18 @@ START_TEST(test_run_embedded)
 {
   struct pb_run_config c;
   ck_assert_msg(pb_run_config_parse(pb_embedded_run_ini, "inputs/run.ini", &c) == PB_OK, "%s", pb_error_message());
-  ck_assert(c.n_stages == 6 && c.bounds.perm_replicates == 20 && c.bounds.group_draws == 2000);
-  ck_assert_str_eq(c.stages[5], "fragility");
+  ck_assert(c.n_stages == 9 && c.bounds.perm_replicates == 20 && c.bounds.group_draws == 2000);
+  ck_assert_str_eq(c.stages[8], "fragility");
+  ck_assert(c.bounds.calibration == 1);
+  /* the further instances: their own options, the run's seeds and draws */
+  ck_assert_int_eq(c.n_instances, 3);
+  ck_assert_str_eq(c.stages[5], "screen.dev");
+  const struct pb_run_config *dev = c.instances[1].opts, *dev_tiers = c.instances[2].opts;
+  ck_assert_str_eq(c.instances[1].name, "screen.dev");
+  ck_assert(dev->screen.swapped == 1 && dev->screen.eval_tiers == 0 && dev->screen.seed == 20260912);
+  ck_assert(dev->screen.group_draws == 2000 && dev->screen.class_draws == 200);
+  ck_assert(dev_tiers->screen.swapped == 1 && dev_tiers->screen.eval_tiers == 1);
+  ck_assert(c.instances[0].opts->verify.policies == 1 && c.verify.policies == 0);
   ck_assert(c.fragility.k.seed == 20260914 && c.fragility.k.n_null == 200);
   ck_assert(c.screen.group_draws == 2000 && c.screen.class_draws == 200);
   ck_assert(c.bounds.seed == 20260908 && c.screen.seed == 20260912 && c.verify.sample_seed == 20260911);
