@@ -2,7 +2,8 @@
  * U - A3, U - margin, U - entropy, g_SU - S (seed 000 Tables 16-20, 38):
  * model-group bootstrap of cell means and the class bootstrap of
  * class-weighted AUROC and coverage (E.1); with a TTA set the class
- * bootstrap also gives U - U_TTA and U - A3_TTA (Tables 31, 34, 37, 38),
+ * bootstrap also gives U - U_TTA, U - A3_TTA and U - agree_TTA (Tables 31,
+ * 34, 37, 38),
  * which the natural tables report. */
 #include "config.h"
 
@@ -59,12 +60,18 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
   memset(B, 0, sizeof *B);
   B->n_targets = n_targets;
   B->draws = draws;
-  /* the first set named TTA (as the natural tables): U - U_TTA and U - A3_TTA; the
+  /* the first set named TTA (as the natural tables): U - U_TTA, U - A3_TTA and U - agree_TTA; the
    * statistics of the fixed contrasts keep their places, so without it nothing moves */
   for (int32_t e = 0; e < L->n_extra && B->n_dyn == 0; e++)
     if (L->is_tta[e]) {
-      B->dyn_row[B->n_dyn++] = PB_SR_FIXED + 2 * e;
-      B->dyn_row[B->n_dyn++] = PB_SR_FIXED + 2 * e + 1;
+      B->dyn_row[B->n_dyn] = PB_SR_FIXED + 2 * e; /* by tier: Tables 31, 37; mild: Table 38 */
+      B->dyn_tier[B->n_dyn++] = -1;
+      B->dyn_row[B->n_dyn] = PB_SR_FIXED + 2 * e + 1; /* Table 34's natural rows report mild cells only */
+      B->dyn_tier[B->n_dyn++] = PB_TIER_MILD;
+      if (L->tta_rows >= 0) { /* TTA agreement: Table 38, mild */
+        B->dyn_row[B->n_dyn] = L->tta_rows + PB_SN_AGREE;
+        B->dyn_tier[B->n_dyn++] = PB_TIER_MILD;
+      }
     }
   B->n_scores = PB_SB_NSCORES + B->n_dyn;
   B->n_stat = PB_SB_NSTAT + B->n_dyn * PB_SB_NMET;
@@ -194,24 +201,31 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
   /* class contrasts: the first PB_SB_NCLASSCON fixed ones, then U - dyn_row[d] at statistic PB_SB_NCON + d */
   int nrows = tier >= 0 ? 2 : 1, ncc = PB_SB_NCLASSCON + B->n_dyn, ia[PB_SB_NCLASSCON + PB_SB_NDYN],
       ib[PB_SB_NCLASSCON + PB_SB_NDYN], at[PB_SB_NCLASSCON + PB_SB_NDYN];
+  /* a contrast restricted to one tier (dyn_tier) is ranked and summed only in that tier's row */
+  int in_row[PB_SB_NCLASSCON + PB_SB_NDYN][2], use[PB_SB_NSCORES + PB_SB_NDYN];
+  for (int j = 0; j < B->n_scores; j++)
+    use[j] = j < PB_SB_NSCORES || B->dyn_tier[j - PB_SB_NSCORES] < 0 || B->dyn_tier[j - PB_SB_NSCORES] == tier;
   for (int c = 0; c < ncc; c++) {
-    int fixed = c < PB_SB_NCLASSCON;
+    int fixed = c < PB_SB_NCLASSCON, only = fixed ? -1 : B->dyn_tier[c - PB_SB_NCLASSCON];
     ia[c] = pb_sb__score_index(B, fixed ? pb_screen_boot_base[c] : PB_SR_U);
     ib[c] = fixed ? pb_sb__score_index(B, pb_screen_boot_contrast[c]) : PB_SB_NSCORES + c - PB_SB_NCLASSCON;
     at[c] = fixed ? c : PB_SB_NCON + c - PB_SB_NCLASSCON;
+    in_row[c][0] = only < 0;
+    in_row[c][1] = only < 0 || only == tier;
   }
   for (int64_t b = 0; b < B->draws; b++) {
     const int32_t *mult = B->mult[t] + b * K;
     for (int32_t q = 0; q < n; q++) w[q] = mult[label[q]];
     double m[PB_SB_NSCORES + PB_SB_NDYN][PB_SB_NMET];
     for (int j = 0; j < B->n_scores; j++)
-      pb_weighted_metrics(score[j], y, w, order[j], n_order[j], pcts, PB_SB_NMET - 1, scratch, &m[j][0], &m[j][1]);
+      if (use[j])
+        pb_weighted_metrics(score[j], y, w, order[j], n_order[j], pcts, PB_SB_NMET - 1, scratch, &m[j][0], &m[j][1]);
     if (isnan(m[0][0])) continue; /* the draw left no failure or no retained image: cell skipped */
     for (int r = 0; r < nrows; r++) {
       size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat;
       pb_sb__add(&B->cells[rows[r] * (size_t)B->draws + (size_t)b], 1);
       for (int c = 0; c < ncc; c++)
-        for (int k = 0; k < PB_SB_NMET; k++) {
+        for (int k = 0; k < PB_SB_NMET && in_row[c][r]; k++) {
           double d = m[ia[c]][k] - m[ib[c]][k];
           if (isnan(d)) continue;
           pb_sb__add(&B->sum[base + at[c] * PB_SB_NMET + k], llround(d * PB_SB_SCALE));

@@ -66,8 +66,9 @@ struct pb_screen_layout {
 #define PB_SB_NSTAT (PB_SB_NCON * PB_SB_NMET)
 #define PB_SB_NROWS_PER_TARGET (PB_N_TIERS + 1) /* all tiers, then each tier */
 #define PB_SB_NSCORES 8       /* scores the class bootstrap ranks: U, S, delta, ret, A3, margin, entropy, g_SU */
-#define PB_SB_NDYN 2          /* with a TTA set also U_TTA and A3_TTA, for the class contrasts U - U_TTA (Tables 31,
-                                 37, 38) and U - A3_TTA (Table 34): contrasts PB_SB_NCON + d */
+#define PB_SB_NDYN 3          /* with a TTA set also U_TTA, A3_TTA and (natural rows) agree_TTA, for the class
+                                 contrasts U - U_TTA (Tables 31, 37, 38), U - A3_TTA (Table 34, mild cells only) and
+                                 U - agree_TTA (Table 38, mild only): contrasts PB_SB_NCON + d */
 extern const int pb_screen_boot_scores[PB_SB_NSCORES];
 extern const int pb_screen_boot_contrast[PB_SB_NCON];   /* score row X of contrast B - X */
 extern const int pb_screen_boot_base[PB_SB_NCON];       /* score row B of contrast B - X */
@@ -84,6 +85,7 @@ struct pb_screen_boot {
   int64_t *cells;           /* [target * rows + row][draw] cells with both outcomes in the draw */
   int32_t n_dyn;            /* dynamic contrasts U - dyn_row[d] (0 without a TTA set) */
   int32_t dyn_row[PB_SB_NDYN];
+  int32_t dyn_tier[PB_SB_NDYN]; /* only cells of this tier (-1: all), summed in its tier row only (cost) */
   int32_t n_scores, n_stat; /* PB_SB_NSCORES + n_dyn; PB_SB_NSTAT + n_dyn * PB_SB_NMET */
   int shared;               /* a block's accumulators: n_classes and mult belong to another */
 };

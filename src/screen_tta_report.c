@@ -176,7 +176,7 @@ static void pb_snat__baselines(const struct pb_snat *N, const struct pb_screen_o
   snprintf(note, sizeof note,
            "Coverage at q = 0.2 and AUROC of each score; U-score in coverage at q = 0.2 and in AUROC with 95%% "
            "model-group intervals (group_lo/hi, %lld draws) and 95%% class-bootstrap intervals (class_lo/hi, %lld draws; "
-           "n/a without, and for agree_TTA, which the class bootstrap does not rank). TTA = TTA18, agree_TTA = TTA "
+           "n/a without). TTA = TTA18, agree_TTA = TTA "
            "agreement (share of the fixed transforms predicting the clean prediction; low = risk), A3_TTA = adapted "
            "A3Rank on the natural probes (Table 34's natural rows). Margin and entropy need top-k lists (NaN "
            "without them).",
