@@ -3,8 +3,7 @@
  * model-group bootstrap of cell means and the class bootstrap of
  * class-weighted AUROC and coverage (E.1); with a TTA set the class
  * bootstrap also gives U - U_TTA, U - A3_TTA and U - agree_TTA (Tables 31,
- * 34, 37, 38),
- * which the natural tables report. */
+ * 34, 37, 38), which the natural tables report. */
 #include "config.h"
 
 #include <math.h>
