@@ -1,7 +1,9 @@
 /* Intervals of the screening paired differences U - S, U - delta, U - ret,
  * U - A3, U - margin, U - entropy, g_SU - S (seed 000 Tables 16-20, 38):
  * model-group bootstrap of cell means and the class bootstrap of
- * class-weighted AUROC and coverage (E.1). */
+ * class-weighted AUROC and coverage (E.1); with a TTA set the class
+ * bootstrap also gives U - U_TTA, U - A3_TTA and U - agree_TTA (Tables 31,
+ * 34, 37, 38), which the natural tables report. */
 #include "config.h"
 
 #include <math.h>
@@ -25,11 +27,25 @@ const int pb_screen_boot_contrast[PB_SB_NCON] = {PB_SR_S,         PB_SR_DELTA,  
 const int pb_screen_boot_base[PB_SB_NCON] = {PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U,
                                              PB_SR_G_SU, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U, PB_SR_U};
 
-/* Index of score row r in pb_screen_boot_scores (the class contrasts' rows are all there). */
-static int pb_sb__score_index(int r)
+int32_t pb_screen_boot_score_row(const struct pb_screen_boot *B, int j)
+{
+  return j < PB_SB_NSCORES ? pb_screen_boot_scores[j] : B->dyn_row[j - PB_SB_NSCORES];
+}
+
+int pb_screen_boot_class_contrast(const struct pb_screen_boot *B, int32_t base, int32_t x)
+{
+  for (int c = 0; c < PB_SB_NCLASSCON; c++)
+    if (pb_screen_boot_base[c] == base && pb_screen_boot_contrast[c] == x) return c;
+  for (int d = 0; d < B->n_dyn && base == PB_SR_U; d++)
+    if (B->dyn_row[d] == x) return PB_SB_NCON + d;
+  return -1;
+}
+
+/* Index of score row r among the class bootstrap's scores (the class contrasts' rows are all there). */
+static int pb_sb__score_index(const struct pb_screen_boot *B, int32_t r)
 {
   int j = 0;
-  while (j < PB_SB_NSCORES - 1 && pb_screen_boot_scores[j] != r) j++;
+  while (j < B->n_scores - 1 && pb_screen_boot_score_row(B, j) != r) j++;
   return j;
 }
 
@@ -37,12 +53,27 @@ static int pb_sb__score_index(int r)
  * cells stay far inside int64, and integer sums are exact in any order. */
 #define PB_SB_SCALE 1099511627776.0
 
-void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
-                         int32_t n_targets, uint64_t seed, int64_t draws)
+void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
+                         const int32_t *targets, int32_t n_targets, uint64_t seed, int64_t draws)
 {
   memset(B, 0, sizeof *B);
   B->n_targets = n_targets;
   B->draws = draws;
+  /* the first set named TTA (as the natural tables): U - U_TTA, U - A3_TTA and U - agree_TTA; the
+   * statistics of the fixed contrasts keep their places, so without it nothing moves */
+  for (int32_t e = 0; e < L->n_extra && B->n_dyn == 0; e++)
+    if (L->is_tta[e]) {
+      B->dyn_row[B->n_dyn] = PB_SR_FIXED + 2 * e; /* by tier: Tables 31, 37; mild: Table 38 */
+      B->dyn_tier[B->n_dyn++] = -1;
+      B->dyn_row[B->n_dyn] = PB_SR_FIXED + 2 * e + 1; /* Table 34's natural rows report mild cells only */
+      B->dyn_tier[B->n_dyn++] = PB_TIER_MILD;
+      if (L->tta_rows >= 0) { /* TTA agreement: Table 38, mild */
+        B->dyn_row[B->n_dyn] = L->tta_rows + PB_SN_AGREE;
+        B->dyn_tier[B->n_dyn++] = PB_TIER_MILD;
+      }
+    }
+  B->n_scores = PB_SB_NSCORES + B->n_dyn;
+  B->n_stat = PB_SB_NSTAT + B->n_dyn * PB_SB_NMET;
   B->n_classes = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->n_classes);
   B->mult = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->mult);
   for (int32_t t = 0; t < n_targets; t++) {
@@ -53,8 +84,8 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
     for (int64_t b = 0; b < draws; b++) pb_boot_multiplicities(&spec, b, K, B->mult[t] + b * K);
   }
   size_t rows = (size_t)n_targets * PB_SB_NROWS_PER_TARGET;
-  B->sum = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * PB_SB_NSTAT, sizeof *B->sum);
-  B->cnt = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * PB_SB_NSTAT, sizeof *B->cnt);
+  B->sum = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * (size_t)B->n_stat, sizeof *B->sum);
+  B->cnt = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * (size_t)B->n_stat, sizeof *B->cnt);
   B->cells = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1), sizeof *B->cells);
 }
 
@@ -82,8 +113,8 @@ void pb_screen_boot_local(const struct pb_screen_boot *B, struct pb_screen_boot 
   *L = *B;
   L->shared = 1;
   size_t rows = (size_t)B->n_targets * PB_SB_NROWS_PER_TARGET, d = (size_t)(B->draws > 0 ? B->draws : 1);
-  L->sum = pb_calloc(rows * d * PB_SB_NSTAT, sizeof *L->sum);
-  L->cnt = pb_calloc(rows * d * PB_SB_NSTAT, sizeof *L->cnt);
+  L->sum = pb_calloc(rows * d * (size_t)B->n_stat, sizeof *L->sum);
+  L->cnt = pb_calloc(rows * d * (size_t)B->n_stat, sizeof *L->cnt);
   L->cells = pb_calloc(rows * d, sizeof *L->cells);
 }
 
@@ -99,27 +130,28 @@ size_t pb_screen_boot_bytes(const struct pb_screen_boot *B, int32_t t0, int32_t 
   size_t off, n;
   if (t0 < 0 || t1 < t0 || t1 >= B->n_targets) return (size_t)-1;
   pb_sb__span(B, t0, t1, &off, &n);
-  return (2 * n * PB_SB_NSTAT + n) * sizeof(int64_t);
+  return (2 * n * (size_t)B->n_stat + n) * sizeof(int64_t);
 }
 
 void pb_screen_boot_put(const struct pb_screen_boot *L, int32_t t0, int32_t t1, struct pb_bytes *out)
 {
   size_t off, n;
   pb_sb__span(L, t0, t1, &off, &n);
-  pb_blocks_put(out, L->sum + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->sum);
-  pb_blocks_put(out, L->cnt + off * PB_SB_NSTAT, n * PB_SB_NSTAT * sizeof *L->cnt);
+  size_t ns = (size_t)L->n_stat;
+  pb_blocks_put(out, L->sum + off * ns, n * ns * sizeof *L->sum);
+  pb_blocks_put(out, L->cnt + off * ns, n * ns * sizeof *L->cnt);
   pb_blocks_put(out, L->cells + off, n * sizeof *L->cells);
 }
 
 int pb_screen_boot_add(struct pb_screen_boot *B, int32_t t0, int32_t t1, struct pb_bytes *in)
 {
-  size_t off, n;
+  size_t off, n, ns = (size_t)B->n_stat;
   pb_sb__span(B, t0, t1, &off, &n);
-  int64_t *v = pb_malloc((n * PB_SB_NSTAT > 0 ? n * PB_SB_NSTAT : 1) * sizeof *v);
+  int64_t *v = pb_malloc((n * ns > 0 ? n * ns : 1) * sizeof *v);
   int status = PB_OK;
   for (int part = 0; part < 3 && status == PB_OK; part++) {
-    size_t len = part < 2 ? n * PB_SB_NSTAT : n;
-    int64_t *dst = part == 0 ? B->sum + off * PB_SB_NSTAT : part == 1 ? B->cnt + off * PB_SB_NSTAT : B->cells + off;
+    size_t len = part < 2 ? n * ns : n;
+    int64_t *dst = part == 0 ? B->sum + off * ns : part == 1 ? B->cnt + off * ns : B->cells + off;
     status = pb_blocks_get(in, v, len * sizeof *v);
     for (size_t i = 0; i < len && status == PB_OK; i++)
       if (v[i]) pb_sb__add(&dst[i], v[i]);
@@ -143,10 +175,10 @@ static int pb_sb__cmp(const void *a, const void *b)
   return (x->i > y->i) - (x->i < y->i);
 }
 
-void pb_screen_boot_orders(const double *const *score, int32_t n, int32_t **order, int32_t *n_order)
+void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, int32_t **order, int32_t *n_order)
 {
   struct pb_sb__key *k = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *k);
-  for (int j = 0; j < PB_SB_NSCORES; j++) {
+  for (int j = 0; j < n_scores; j++) {
     int32_t m = 0;
     for (int32_t q = 0; q < n; q++)
       if (!isnan(score[j][q])) k[m++] = (struct pb_sb__key){score[j][q], q};
@@ -165,27 +197,38 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
   int32_t K = B->n_classes[t], *w = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
   int64_t *scratch = pb_malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *scratch);
   size_t rows[2] = {(size_t)t * PB_SB_NROWS_PER_TARGET, (size_t)t * PB_SB_NROWS_PER_TARGET + 1 + (size_t)tier};
-  int nrows = tier >= 0 ? 2 : 1, ia[PB_SB_NCLASSCON], ib[PB_SB_NCLASSCON];
-  for (int c = 0; c < PB_SB_NCLASSCON; c++) {
-    ia[c] = pb_sb__score_index(pb_screen_boot_base[c]);
-    ib[c] = pb_sb__score_index(pb_screen_boot_contrast[c]);
+  /* class contrasts: the first PB_SB_NCLASSCON fixed ones, then U - dyn_row[d] at statistic PB_SB_NCON + d */
+  int nrows = tier >= 0 ? 2 : 1, ncc = PB_SB_NCLASSCON + B->n_dyn, ia[PB_SB_NCLASSCON + PB_SB_NDYN],
+      ib[PB_SB_NCLASSCON + PB_SB_NDYN], at[PB_SB_NCLASSCON + PB_SB_NDYN];
+  /* a contrast restricted to one tier (dyn_tier) is ranked and summed only in that tier's row */
+  int in_row[PB_SB_NCLASSCON + PB_SB_NDYN][2], use[PB_SB_NSCORES + PB_SB_NDYN];
+  for (int j = 0; j < B->n_scores; j++)
+    use[j] = j < PB_SB_NSCORES || B->dyn_tier[j - PB_SB_NSCORES] < 0 || B->dyn_tier[j - PB_SB_NSCORES] == tier;
+  for (int c = 0; c < ncc; c++) {
+    int fixed = c < PB_SB_NCLASSCON, only = fixed ? -1 : B->dyn_tier[c - PB_SB_NCLASSCON];
+    ia[c] = pb_sb__score_index(B, fixed ? pb_screen_boot_base[c] : PB_SR_U);
+    ib[c] = fixed ? pb_sb__score_index(B, pb_screen_boot_contrast[c]) : PB_SB_NSCORES + c - PB_SB_NCLASSCON;
+    at[c] = fixed ? c : PB_SB_NCON + c - PB_SB_NCLASSCON;
+    in_row[c][0] = only < 0;
+    in_row[c][1] = only < 0 || only == tier;
   }
   for (int64_t b = 0; b < B->draws; b++) {
     const int32_t *mult = B->mult[t] + b * K;
     for (int32_t q = 0; q < n; q++) w[q] = mult[label[q]];
-    double m[PB_SB_NSCORES][PB_SB_NMET];
-    for (int j = 0; j < PB_SB_NSCORES; j++)
-      pb_weighted_metrics(score[j], y, w, order[j], n_order[j], pcts, PB_SB_NMET - 1, scratch, &m[j][0], &m[j][1]);
+    double m[PB_SB_NSCORES + PB_SB_NDYN][PB_SB_NMET];
+    for (int j = 0; j < B->n_scores; j++)
+      if (use[j])
+        pb_weighted_metrics(score[j], y, w, order[j], n_order[j], pcts, PB_SB_NMET - 1, scratch, &m[j][0], &m[j][1]);
     if (isnan(m[0][0])) continue; /* the draw left no failure or no retained image: cell skipped */
     for (int r = 0; r < nrows; r++) {
-      size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * PB_SB_NSTAT;
+      size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat;
       pb_sb__add(&B->cells[rows[r] * (size_t)B->draws + (size_t)b], 1);
-      for (int c = 0; c < PB_SB_NCLASSCON; c++)
-        for (int k = 0; k < PB_SB_NMET; k++) {
+      for (int c = 0; c < ncc; c++)
+        for (int k = 0; k < PB_SB_NMET && in_row[c][r]; k++) {
           double d = m[ia[c]][k] - m[ib[c]][k];
           if (isnan(d)) continue;
-          pb_sb__add(&B->sum[base + c * PB_SB_NMET + k], llround(d * PB_SB_SCALE));
-          pb_sb__add(&B->cnt[base + c * PB_SB_NMET + k], 1);
+          pb_sb__add(&B->sum[base + at[c] * PB_SB_NMET + k], llround(d * PB_SB_SCALE));
+          pb_sb__add(&B->cnt[base + at[c] * PB_SB_NMET + k], 1);
         }
     }
   }
@@ -212,7 +255,7 @@ void pb_screen_boot_class_interval(const struct pb_screen_boot *B, int32_t row, 
   double *v = pb_malloc((size_t)(B->draws > 0 ? B->draws : 1) * sizeof *v);
   int64_t n = 0;
   for (int64_t b = 0; b < B->draws; b++) {
-    size_t i = ((size_t)row * (size_t)B->draws + (size_t)b) * PB_SB_NSTAT + (size_t)stat;
+    size_t i = ((size_t)row * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat + (size_t)stat;
     if (B->cnt[i] > 0) v[n++] = (double)B->sum[i] / PB_SB_SCALE / (double)B->cnt[i];
   }
   qsort(v, (size_t)n, sizeof *v, pb_sb__cmp_double);
@@ -425,8 +468,8 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
   int32_t nr = B->n_targets * PB_SB_NROWS_PER_TARGET;
   size_t nacc = (size_t)nr * (size_t)(B->draws > 0 ? B->draws : 1);
   if (B->draws > 0) { /* integer sums: the same totals whatever the partition */
-    MPI_Allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * PB_SB_NSTAT), MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, B->cnt, (int)(nacc * PB_SB_NSTAT), MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, B->cnt, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
   }
   /* model-group bootstrap of each row's cell means (the point estimates too) */

@@ -175,11 +175,9 @@ static struct pb_interval pb_sx__class(const struct pb_sx *S, int32_t t, int tie
 }
 
 /* Index of class contrast base - x, or -1. */
-static int pb_sx__class_contrast(int base, int x)
+static int pb_sx__class_contrast(const struct pb_sx *S, int base, int x)
 {
-  for (int c = 0; c < PB_SB_NCLASSCON; c++)
-    if (pb_screen_boot_base[c] == base && pb_screen_boot_contrast[c] == x) return c;
-  return -1;
+  return S->B ? pb_screen_boot_class_contrast(S->B, base, x) : -1;
 }
 
 /* Seed Table 17: per source and tier the AUROC differences U - S, delta - U
@@ -217,7 +215,7 @@ static int pb_sx__table17(struct pb_sx *S, struct pb_text *md)
       pb_table_num(&S->t, S->B && S->B->draws > 0 ? kept / (double)S->B->draws : NAN, 1);
       for (int j = 0; j < 3; j++) {
         int flip = j == 1; /* delta - U from the U - delta contrast */
-        struct pb_interval v = pb_sx__class(S, t, tier, pb_sx__class_contrast(flip ? PB_SR_U : base[j], flip ? PB_SR_DELTA : x[j]), 0);
+        struct pb_interval v = pb_sx__class(S, t, tier, pb_sx__class_contrast(S, flip ? PB_SR_U : base[j], flip ? PB_SR_DELTA : x[j]), 0);
         double lo = flip ? -v.hi : v.lo, hi = flip ? -v.lo : v.hi, est = cnt[j] ? sum[j] / (double)cnt[j] : NAN;
         pb_text_double(&S->t.tsv, est);
         pb_text_double(&S->t.tsv, lo);
@@ -305,8 +303,9 @@ static int pb_sx__baselines(struct pb_sx *S, struct pb_text *md)
              "Mild cells weighted equally: recall (coverage) at q = 0.2 and AUROC of each score, and the mean "
              "cellwise U - score recall difference with its 95%% model-group interval (%lld draws). margin and "
              "entropy are NaN without top-k lists in the store (docs/screen.md); the TTA row needs an extra probe "
-             "set named TTA (its class interval is not computed). {lo, hi}: 95%% class bootstrap (%lld draws).",
-             (long long)S->opt->group_draws, (long long)(S->B ? S->B->draws : 0));
+             "set named TTA%s. {lo, hi}: 95%% class bootstrap (%lld draws).",
+             (long long)S->opt->group_draws, S->tta >= 0 ? "" : " (its class interval is not computed)",
+             (long long)(S->B ? S->B->draws : 0));
     pb_table_begin(&S->t, "Additional simple baselines on mild conditions (seed Table 38)", note,
                    "source\tscore\tcells\trecall_q20\tauroc\tU-score\tgroup_lo\tgroup_hi\tclass_lo\tclass_hi",
                    "source\tscore\tcells\tRecall@.2\tAUROC\tU - score [groups]\t{classes}");
@@ -320,7 +319,7 @@ static int pb_sx__baselines(struct pb_sx *S, struct pb_text *md)
         pb_table_num(&S->t, v[0].est, 3);
         pb_table_num(&S->t, v[1].est, 3);
         pb_sx__interval(&S->t, &v[2], j > 0 ? S->opt->group_draws : 0);
-        struct pb_interval cl = pb_sx__class(S, t, PB_TIER_MILD, j > 0 ? pb_sx__class_contrast(PB_SR_U, rows[j]) : -1, 2);
+        struct pb_interval cl = pb_sx__class(S, t, PB_TIER_MILD, j > 0 ? pb_sx__class_contrast(S, PB_SR_U, rows[j]) : -1, 2);
         pb_text_double(&S->t.tsv, cl.lo);
         pb_text_double(&S->t.tsv, cl.hi);
         if (isnan(cl.lo)) pb_text_printf(&S->t.md, " | n/a");

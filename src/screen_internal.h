@@ -66,6 +66,9 @@ struct pb_screen_layout {
 #define PB_SB_NSTAT (PB_SB_NCON * PB_SB_NMET)
 #define PB_SB_NROWS_PER_TARGET (PB_N_TIERS + 1) /* all tiers, then each tier */
 #define PB_SB_NSCORES 8       /* scores the class bootstrap ranks: U, S, delta, ret, A3, margin, entropy, g_SU */
+#define PB_SB_NDYN 3          /* with a TTA set also U_TTA, A3_TTA and (natural rows) agree_TTA, for the class
+                                 contrasts U - U_TTA (Tables 31, 37, 38), U - A3_TTA (Table 34, mild cells only) and
+                                 U - agree_TTA (Table 38, mild only): contrasts PB_SB_NCON + d */
 extern const int pb_screen_boot_scores[PB_SB_NSCORES];
 extern const int pb_screen_boot_contrast[PB_SB_NCON];   /* score row X of contrast B - X */
 extern const int pb_screen_boot_base[PB_SB_NCON];       /* score row B of contrast B - X */
@@ -80,13 +83,21 @@ struct pb_screen_boot {
   int32_t **mult;           /* [target][draw * n_classes] */
   int64_t *sum, *cnt;       /* [target * rows + row][draw][stat] */
   int64_t *cells;           /* [target * rows + row][draw] cells with both outcomes in the draw */
+  int32_t n_dyn;            /* dynamic contrasts U - dyn_row[d] (0 without a TTA set) */
+  int32_t dyn_row[PB_SB_NDYN];
+  int32_t dyn_tier[PB_SB_NDYN]; /* only cells of this tier (-1: all), summed in its tier row only (cost) */
+  int32_t n_scores, n_stat; /* PB_SB_NSCORES + n_dyn; PB_SB_NSTAT + n_dyn * PB_SB_NMET */
   int shared;               /* a block's accumulators: n_classes and mult belong to another */
 };
 
-void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
-                         int32_t n_targets, uint64_t seed, int64_t draws);
-/* Ascending orders of the PB_SB_NSCORES scores of a unit (NaN left out); caller frees order[k]. */
-void pb_screen_boot_orders(const double *const *score, int32_t n, int32_t **order, int32_t *n_order);
+void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
+                         const int32_t *targets, int32_t n_targets, uint64_t seed, int64_t draws);
+/* Score row of the class bootstrap's score j < B->n_scores. */
+int32_t pb_screen_boot_score_row(const struct pb_screen_boot *B, int j);
+/* Index c of the class contrast base - x (statistics c * PB_SB_NMET + metric), or -1 when it has no class sums. */
+int pb_screen_boot_class_contrast(const struct pb_screen_boot *B, int32_t base, int32_t x);
+/* Ascending orders of the n_scores scores of a unit (NaN left out); caller frees order[k]. */
+void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, int32_t **order, int32_t *n_order);
 /* One cell's contribution to every draw (thread-safe: atomic integer adds). */
 void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,
                          const uint8_t *y, const double *const *score, int32_t *const *order, const int32_t *n_order);
@@ -125,12 +136,12 @@ struct pb_screen_sel_report {
 };
 
 /* Natural-comparison tables (Tables 29, 31/37, 34, 38 natural rows, E.2 selections) and Figure 4:
- * collective (model-group intervals), text on rank 0; nothing without a TTA set. */
+ * collective (model-group intervals; class intervals from B, reduced), text on rank 0; nothing without a TTA set. */
 int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
                              int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
                              const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
-                             const struct pb_screen_sel_report *S, MPI_Comm comm, struct pb_results *res,
-                             struct pb_text *md);
+                             const struct pb_screen_boot *B, const struct pb_screen_sel_report *S, MPI_Comm comm,
+                             struct pb_results *res, struct pb_text *md);
 
 /** Source x tier tables (TSV + report/screen.md); rank 0 only. */
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,

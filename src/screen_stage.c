@@ -1338,10 +1338,10 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
                                   struct pb_screen_boot *B)
 {
   /* class bootstrap: score orders are per unit, outcomes per cell */
-  const double *bscore[PB_SB_NSCORES];
-  int32_t *border[PB_SB_NSCORES], bn[PB_SB_NSCORES];
-  for (int j = 0; j < PB_SB_NSCORES; j++) bscore[j] = U->score[pb_screen_boot_scores[j]];
-  if (B->draws > 0) pb_screen_boot_orders(bscore, U->n, border, bn);
+  const double *bscore[PB_SB_NSCORES + PB_SB_NDYN];
+  int32_t *border[PB_SB_NSCORES + PB_SB_NDYN], bn[PB_SB_NSCORES + PB_SB_NDYN];
+  for (int j = 0; j < B->n_scores; j++) bscore[j] = U->score[pb_screen_boot_score_row(B, j)];
+  if (B->draws > 0) pb_screen_boot_orders(bscore, B->n_scores, U->n, border, bn);
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_layout *L = &X->L;
   int32_t T = X->targets[t], nd = X->opt->n_derange;
@@ -1445,7 +1445,7 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
   free(oc.keep);
   free(order);
   free(y);
-  for (int j = 0; j < PB_SB_NSCORES && B->draws > 0; j++) free(border[j]);
+  for (int j = 0; j < B->n_scores && B->draws > 0; j++) free(border[j]);
 }
 
 /* ------------------------------------------------------------ blocks */
@@ -2010,7 +2010,7 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 /* The natural-comparison tables with the selections named (collective). */
 static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen__ctx *X, const int32_t *cell_target,
                                      const int32_t *cell_model, const double *all, int64_t n_cells,
-                                     struct pb_text *extra)
+                                     const struct pb_screen_boot *boot, struct pb_text *extra)
 {
   struct pb_screen_sel_report S;
   memset(&S, 0, sizeof S);
@@ -2037,7 +2037,7 @@ static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen
       }
   }
   int status = pb_screen_natural_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, all,
-                                        n_cells, X->opt, &S, st->comm, st->results, extra);
+                                        n_cells, X->opt, boot, &S, st->comm, st->results, extra);
   for (int g = 0; g < 2; g++) {
     for (size_t j = 0; S.names[g] && j < (size_t)X->n_targets * S.n_pick[g]; j++) free(S.names[g][j]);
     free(S.names[g]);
@@ -2077,7 +2077,7 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
   if (status == PB_OK)
     status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, cell_cond, all,
                                     n_cells, opt, boot, st->comm, st->results, &extra);
-  if (status == PB_OK) status = pb_screen__natural_report(st, X, cell_target, cell_model, all, n_cells, &extra);
+  if (status == PB_OK) status = pb_screen__natural_report(st, X, cell_target, cell_model, all, n_cells, boot, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
@@ -2246,7 +2246,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   free(bcost);
   int64_t u0 = bl.first * per, u1 = bl.last * per < X.n_units ? bl.last * per : X.n_units, nu = u1 - u0;
   struct pb_screen_boot boot;
-  pb_screen_boot_init(&boot, st.meta, X.targets, X.n_targets, opt->seed, opt->class_draws);
+  pb_screen_boot_init(&boot, st.meta, &X.L, X.targets, X.n_targets, opt->seed, opt->class_draws);
   if (status == PB_OK) status = pb_screen__load(&st, &X, u0, u1);
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");

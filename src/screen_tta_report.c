@@ -35,6 +35,7 @@ struct pb_snat {
   struct pb_snat_stat *st;
   struct pb_interval *iv;     /* [target * PB_SNAT_ROWS + row][stat] */
   int64_t *cells;             /* [target * PB_SNAT_ROWS + row] */
+  const struct pb_screen_boot *B; /* class-bootstrap sums, reduced (draws 0: no class intervals) */
 };
 
 static double pb_snat__value(const struct pb_screen_layout *L, const double *rec, const struct pb_snat_stat *s)
@@ -92,8 +93,21 @@ static void pb_snat__put(struct pb_table *t, const struct pb_interval *v, int di
   pb_table_num(t, draws ? v->hi : NAN, digits);
 }
 
+/* Class-bootstrap interval {lo, hi} of U - row in metric k (0 auroc, 1-3 coverage at q = .1 .2 .3) on target
+ * tg's cells of one tier, as two columns; n/a without class draws or class sums for that contrast. */
+static void pb_snat__class(const struct pb_snat *N, int32_t tg, int tier, int32_t row, int k, struct pb_table *t)
+{
+  struct pb_interval v = {NAN, NAN, NAN, 0};
+  int c = N->B ? pb_screen_boot_class_contrast(N->B, PB_SR_U, row) : -1;
+  if (c >= 0 && N->B->draws > 0)
+    pb_screen_boot_class_interval(N->B, tg * PB_SB_NROWS_PER_TARGET + 1 + tier, c * PB_SB_NMET + k, &v);
+  pb_table_num(t, v.lo, -3);
+  pb_table_num(t, v.hi, -3);
+}
+
 /* Table 37 (Table 31 on the swapped split): corruption versus natural averages by tier. */
-static void pb_snat__tiers(const struct pb_snat *N, const struct pb_screen_options *opt, int32_t e0, struct pb_table *t)
+static void pb_snat__tiers(const struct pb_snat *N, const struct pb_screen_options *opt, int32_t e0, int32_t tta,
+                           struct pb_table *t)
 {
   char title[200], note[700];
   snprintf(title, sizeof title, "Corruption versus natural-transformation averages by tier (seed Table %s)",
@@ -101,13 +115,14 @@ static void pb_snat__tiers(const struct pb_snat *N, const struct pb_screen_optio
   snprintf(note, sizeof note,
            "Coverage at q = 0.2 and AUROC on %s images, cells weighted equally; U = the primary (corruption) probe "
            "mean, TTA = the 18 fixed natural transforms (TTA18), TTA_sel = the development-selected natural set%s. "
-           "Differences with 95%% model-group intervals (%lld draws). Class-resampled intervals of these contrasts "
-           "are not produced (docs/coverage.md).",
+           "Differences with 95%% model-group intervals (group_lo/hi, %lld draws) and, for U - TTA and delta_auroc "
+           "(AUROC of U - TTA), 95%% class-bootstrap intervals (class_lo/hi, %lld draws, the class draws of "
+           "screen_intervals.tsv: class-weighted metrics, cells without both outcomes skipped; n/a without).",
            opt->swapped ? "development" : "evaluation", opt->swapped ? " (selected on evaluation images)" : "",
-           (long long)opt->group_draws);
+           (long long)opt->group_draws, (long long)(N->B ? N->B->draws : 0));
   pb_table_begin(t, title, note,
-                 "source\ttier\tcells\tS\tU\tTTA\tU-TTA\tgroup_lo\tgroup_hi\tauroc_U\tauroc_TTA\tdelta_auroc\tgroup_lo\t"
-                 "group_hi\tU-TTA_sel\tgroup_lo\tgroup_hi", NULL);
+                 "source\ttier\tcells\tS\tU\tTTA\tU-TTA\tgroup_lo\tgroup_hi\tclass_lo\tclass_hi\tauroc_U\tauroc_TTA\t"
+                 "delta_auroc\tgroup_lo\tgroup_hi\tclass_lo\tclass_hi\tU-TTA_sel\tgroup_lo\tgroup_hi", NULL);
   for (int32_t tg = 0; tg < N->n_targets; tg++)
     for (int tier = 0; tier < PB_N_TIERS; tier++) {
       if (N->cells[tg * PB_SNAT_ROWS + tier + 1] == 0) continue;
@@ -116,8 +131,10 @@ static void pb_snat__tiers(const struct pb_snat *N, const struct pb_screen_optio
       pb_table_int(t, N->cells[tg * PB_SNAT_ROWS + tier + 1]);
       for (int32_t e = 0; e < 3; e++) pb_table_num(t, pb_snat__iv(N, tg, tier, e0 + e)->est, 3);
       pb_snat__put(t, pb_snat__iv(N, tg, tier, e0 + 3), -3, opt->group_draws > 0);
+      pb_snat__class(N, tg, tier, tta, 2, t);
       for (int32_t e = 4; e < 6; e++) pb_table_num(t, pb_snat__iv(N, tg, tier, e0 + e)->est, 3);
       pb_snat__put(t, pb_snat__iv(N, tg, tier, e0 + 6), -3, opt->group_draws > 0);
+      pb_snat__class(N, tg, tier, tta, 0, t);
       pb_snat__put(t, pb_snat__iv(N, tg, tier, e0 + 7), -3, opt->group_draws > 0);
       pb_table_end_row(t);
     }
@@ -153,15 +170,20 @@ static void pb_snat__variants(const struct pb_snat *N, const struct pb_screen_op
 
 /* Table 38 with the TTA baseline, and Table 34's natural rows (U - A3 on natural probes): mild cells. */
 static void pb_snat__baselines(const struct pb_snat *N, const struct pb_screen_options *opt, int32_t e0,
-                               int32_t n_base, const char *const *names, struct pb_table *t)
+                               int32_t n_base, const int32_t *rows, const char *const *names, struct pb_table *t)
 {
-  pb_table_begin(t, "Simple baselines against U on mild conditions, with TTA (seed Tables 38 and 34)",
-                 "Coverage at q = 0.2 and AUROC of each score; U-score in coverage at q = 0.2 and in AUROC with 95% "
-                 "model-group intervals. TTA = TTA18, agree_TTA = TTA agreement (share of the fixed transforms "
-                 "predicting the clean prediction; low = risk), A3_TTA = adapted A3Rank on the natural probes "
-                 "(Table 34's natural rows). Margin and entropy need top-k lists (NaN without them).",
-                 "source\tscore\trecall_q20\tauroc\tU-score\tgroup_lo\tgroup_hi\tU-score auroc\tgroup_lo\tgroup_hi",
-                 NULL);
+  char note[800];
+  snprintf(note, sizeof note,
+           "Coverage at q = 0.2 and AUROC of each score; U-score in coverage at q = 0.2 and in AUROC with 95%% "
+           "model-group intervals (group_lo/hi, %lld draws) and 95%% class-bootstrap intervals (class_lo/hi, %lld draws; "
+           "n/a without). TTA = TTA18, agree_TTA = TTA "
+           "agreement (share of the fixed transforms predicting the clean prediction; low = risk), A3_TTA = adapted "
+           "A3Rank on the natural probes (Table 34's natural rows). Margin and entropy need top-k lists (NaN "
+           "without them).",
+           (long long)opt->group_draws, (long long)(N->B ? N->B->draws : 0));
+  pb_table_begin(t, "Simple baselines against U on mild conditions, with TTA (seed Tables 38 and 34)", note,
+                 "source\tscore\trecall_q20\tauroc\tU-score\tgroup_lo\tgroup_hi\tclass_lo\tclass_hi\tU-score auroc\t"
+                 "group_lo\tgroup_hi\tclass_lo\tclass_hi", NULL);
   for (int32_t tg = 0; tg < N->n_targets; tg++) {
     if (N->cells[tg * PB_SNAT_ROWS + PB_TIER_MILD + 1] == 0) continue;
     for (int32_t j = 0; j < n_base; j++) {
@@ -171,7 +193,9 @@ static void pb_snat__baselines(const struct pb_snat *N, const struct pb_screen_o
       pb_table_num(t, pb_snat__iv(N, tg, PB_TIER_MILD, e)->est, 3);
       pb_table_num(t, pb_snat__iv(N, tg, PB_TIER_MILD, e + 1)->est, 3);
       pb_snat__put(t, pb_snat__iv(N, tg, PB_TIER_MILD, e + 2), -3, opt->group_draws > 0);
+      pb_snat__class(N, tg, PB_TIER_MILD, rows[j], 2, t);
       pb_snat__put(t, pb_snat__iv(N, tg, PB_TIER_MILD, e + 3), -3, opt->group_draws > 0);
+      pb_snat__class(N, tg, PB_TIER_MILD, rows[j], 0, t);
       pb_table_end_row(t);
     }
   }
@@ -338,8 +362,8 @@ static int pb_snat__figure(const struct pb_snat *N, int32_t e0, struct pb_result
 int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
                              int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
                              const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
-                             const struct pb_screen_sel_report *S, MPI_Comm comm, struct pb_results *res,
-                             struct pb_text *md)
+                             const struct pb_screen_boot *B, const struct pb_screen_sel_report *S, MPI_Comm comm,
+                             struct pb_results *res, struct pb_text *md)
 {
   int32_t tta = -1;
   for (int32_t e = 0; e < L->n_extra && tta < 0; e++)
@@ -382,7 +406,7 @@ int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_
   }
   const int32_t e_usel = n;
   st[n++] = (struct pb_snat_stat){us, PB_SR_U, PB_SNAT_Q20};
-  struct pb_snat N = {meta, L, targets, n_targets, n, st, NULL, NULL};
+  struct pb_snat N = {meta, L, targets, n_targets, n, st, NULL, NULL, B};
   int rank;
   MPI_Comm_rank(comm, &rank);
   int status = pb_snat__boot(&N, cell_target, cell_model, recs, n_cells, opt, comm);
@@ -390,13 +414,13 @@ int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_
     struct pb_table t = {{0}, {0}};
     pb_text_printf(md, "\n### Natural-transformation comparison (seed Section 5.3, Appendix E.2-E.4)\n");
     pb_snat__headline(&N, opt, e_tiers + 1, md);
-    pb_snat__tiers(&N, opt, e_tiers, &t);
+    pb_snat__tiers(&N, opt, e_tiers, tta, &t);
     status |= pb_table_flush(&t, res, "screen_natural.tsv", md);
     pb_snat__variants(&N, opt, e_var, &t);
     status |= pb_table_flush(&t, res, "screen_natural_variants.tsv", md);
     pb_snat__subsets(&N, cell_target, recs, n_cells, &t);
     status |= pb_table_flush(&t, res, "screen_natural_subsets.tsv", md);
-    pb_snat__baselines(&N, opt, e_base, n_base, base_names, &t);
+    pb_snat__baselines(&N, opt, e_base, n_base, base_rows, base_names, &t);
     status |= pb_table_flush(&t, res, "screen_natural_baselines.tsv", md);
     pb_snat__selection(&N, opt, S, e_usel, &t);
     status |= pb_table_flush(&t, res, "screen_natural_selection.tsv", md);

@@ -2,9 +2,13 @@
  * the greedy development selection, against hand-worked values and an
  * independent greedy search with a coverage computed from its definition. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pairbound/screen.h"
 #include "testlib.h"
+#include "pairbound/resample.h"
+#include "../../src/screen_internal.h"
 
 START_TEST(test_u0_agreement_hand)
 {
@@ -175,6 +179,97 @@ START_TEST(test_greedy_reference)
 }
 END_TEST
 
+/* Class bootstrap of U - U_TTA, U - A3_TTA, U - agree_TTA (Tables 31, 34, 37, 38): one
+ * cell of four images in two classes, two hand-set class draws, every sum
+ * worked by hand from the definitions (higher score = riskier, AUROC with
+ * ties 1/2, coverage of the top k = max(1, round(q W)) = 1 weighted image). */
+START_TEST(test_class_boot_tta_hand)
+{
+  struct pb_source src = {0};
+  src.n_classes = 2;
+  struct pb_meta meta = {0};
+  meta.n_sources = 1;
+  meta.sources = &src;
+  struct pb_screen_layout L;
+  memset(&L, 0, sizeof L);
+  L.n_extra = 1;
+  L.tta_rows = -1;
+  const int32_t targets[1] = {0};
+  struct pb_screen_boot B;
+  /* without a set named TTA nothing is added: the fixed statistics only */
+  pb_screen_boot_init(&B, &meta, &L, targets, 1, 7, 2);
+  ck_assert_int_eq(B.n_scores, PB_SB_NSCORES);
+  ck_assert_int_eq(B.n_stat, PB_SB_NSTAT);
+  ck_assert_int_eq(pb_screen_boot_class_contrast(&B, PB_SR_U, PB_SR_FIXED), -1);
+  pb_screen_boot_free(&B);
+  L.is_tta[0] = 1;
+  L.tta_rows = PB_SR_FIXED + 2; /* the natural rows follow U_TTA, A3_TTA */
+  pb_screen_boot_init(&B, &meta, &L, targets, 1, 7, 2);
+  ck_assert_int_eq(B.n_scores, PB_SB_NSCORES + 3);
+  const int cg = pb_screen_boot_class_contrast(&B, PB_SR_U, L.tta_rows + PB_SN_AGREE);
+  ck_assert_int_eq(cg, PB_SB_NCON + 2);
+  const int ct = pb_screen_boot_class_contrast(&B, PB_SR_U, PB_SR_FIXED);
+  const int ca = pb_screen_boot_class_contrast(&B, PB_SR_U, PB_SR_FIXED + 1);
+  ck_assert_int_eq(ct, PB_SB_NCON);
+  ck_assert_int_eq(ca, PB_SB_NCON + 1);
+  ck_assert_int_eq(pb_screen_boot_class_contrast(&B, PB_SR_U, PB_SR_S), 0);
+  /* draw 0 keeps both classes once, draw 1 class 0 twice and class 1 not at all */
+  const int32_t mult[4] = {1, 1, 2, 0};
+  memcpy(B.mult[0], mult, sizeof mult);
+  const int32_t label[4] = {0, 0, 1, 1};
+  const uint8_t y[4] = {1, 0, 0, 1}; /* images 0 and 3 fail */
+  const double u[4] = {4, 1, 2, 3}, tta[4] = {1, 4, 3, 2}, a3t[4] = {4, 1, 2, 2};
+  const double *score[PB_SB_NSCORES + 3];
+  for (int j = 0; j < PB_SB_NSCORES; j++) score[j] = u; /* the fixed contrasts all 0 */
+  score[PB_SB_NSCORES] = tta;
+  score[PB_SB_NSCORES + 1] = a3t;
+  score[PB_SB_NSCORES + 2] = tta; /* agreement ranked as U_TTA: U - agree_TTA = U - U_TTA on mild cells */
+  int32_t *order[PB_SB_NSCORES + 3], n_order[PB_SB_NSCORES + 3];
+  pb_screen_boot_orders(score, B.n_scores, 4, order, n_order);
+  pb_screen_boot_cell(&B, 0, PB_TIER_MILD, 4, label, y, score, order, n_order);
+  /* draw 0: U ranks both failures first (AUROC 1, top image a failure: coverage 1/2), U_TTA both last (0, 0),
+   * A3_TTA 4 of the pairs but one tie, 3.5/4 (top image a failure: 1/2).
+   * draw 1 (images 0 and 1, weight 2 each): U 1 and 1/2, U_TTA 0 and 0, A3_TTA 1 and 1/2. */
+  const double want_t[2][PB_SB_NMET] = {{1, .5, .5, .5}, {1, .5, .5, .5}};
+  const double want_a[2][PB_SB_NMET] = {{.125, 0, 0, 0}, {0, 0, 0, 0}};
+  for (int row = 0; row < 2; row++) /* all tiers, then the mild tier */
+    for (int b = 0; b < 2; b++) {
+      const int64_t *sum = B.sum + ((size_t)row * 2 + (size_t)b) * (size_t)B.n_stat;
+      const int64_t *cnt = B.cnt + ((size_t)row * 2 + (size_t)b) * (size_t)B.n_stat;
+      for (int k = 0; k < PB_SB_NMET; k++) {
+        ck_assert_int_eq(cnt[ct * PB_SB_NMET + k], 1);
+        ck_assert_double_eq_tol((double)sum[ct * PB_SB_NMET + k] / 1099511627776.0, want_t[b][k], 1e-12);
+        /* U - A3_TTA (Table 34) is summed for mild cells in the mild row only */
+        ck_assert_int_eq(cnt[ca * PB_SB_NMET + k], row == 1);
+        ck_assert_int_eq(cnt[cg * PB_SB_NMET + k], row == 1);
+        if (row == 1) {
+          ck_assert_double_eq_tol((double)sum[ca * PB_SB_NMET + k] / 1099511627776.0, want_a[b][k], 1e-12);
+          ck_assert_double_eq_tol((double)sum[cg * PB_SB_NMET + k] / 1099511627776.0, want_t[b][k], 1e-12);
+        }
+        ck_assert_int_eq(sum[k], 0); /* U - S with S = U */
+      }
+    }
+  struct pb_interval iv;
+  pb_screen_boot_class_interval(&B, 1, ct * PB_SB_NMET, &iv);
+  ck_assert_int_eq(iv.n_draws, 2);
+  ck_assert_double_eq_tol(iv.lo, 1, 1e-12);
+  ck_assert_double_eq_tol(iv.hi, 1, 1e-12);
+  /* a severe cell: U - TTA in both rows, U - A3_TTA and U - agree_TTA nowhere */
+  memset(B.sum, 0, 2 * (size_t)B.n_stat * PB_SB_NROWS_PER_TARGET * sizeof *B.sum);
+  memset(B.cnt, 0, 2 * (size_t)B.n_stat * PB_SB_NROWS_PER_TARGET * sizeof *B.cnt);
+  pb_screen_boot_cell(&B, 0, PB_TIER_MILD + 1, 4, label, y, score, order, n_order);
+  for (int row = 0; row < PB_SB_NROWS_PER_TARGET; row++)
+    for (int k = 0; k < PB_SB_NMET; k++) {
+      const int64_t *cnt = B.cnt + (size_t)row * 2 * (size_t)B.n_stat;
+      ck_assert_int_eq(cnt[ct * PB_SB_NMET + k], row == 0 || row == PB_TIER_MILD + 2);
+      ck_assert_int_eq(cnt[ca * PB_SB_NMET + k], 0);
+      ck_assert_int_eq(cnt[cg * PB_SB_NMET + k], 0);
+    }
+  for (int j = 0; j < B.n_scores; j++) free(order[j]);
+  pb_screen_boot_free(&B);
+}
+END_TEST
+
 static Suite *tta_suite(void)
 {
   Suite *s = suite_create("screen_tta");
@@ -182,6 +277,7 @@ static Suite *tta_suite(void)
   tcase_add_test(tc, test_u0_agreement_hand);
   tcase_add_test(tc, test_greedy_hand);
   tcase_add_test(tc, test_greedy_reference);
+  tcase_add_test(tc, test_class_boot_tta_hand);
   suite_add_tcase(s, tc);
   return s;
 }
