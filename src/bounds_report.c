@@ -18,17 +18,6 @@
 
 #define PP 100.0
 
-struct pb_mean { double sum; int64_t n; };
-
-static void pb_mean_add(struct pb_mean *m, double x)
-{
-  if (isnan(x)) return;
-  m->sum += x;
-  m->n++;
-}
-
-static double pb_mean_get(const struct pb_mean *m) { return m->n ? m->sum / m->n : NAN; }
-
 static double pb_rep__width(const double *r, int lo) { return (r[lo + 1] - r[lo]) * PP; }
 
 /* First cells of a row: the source, and a tier label when given. */
@@ -48,23 +37,23 @@ static void pb_rep__grid(const struct pb_meta *meta, const struct pb_cell_ref *c
                  "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    struct pb_mean m[5] = {{0}};
+    struct pb_nanmean m[5] = {{0}};
     int64_t n = 0, straddle = 0, zero = 0;
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * PB_IF_N;
       if (cells[c].source != s) continue;
       n++;
-      pb_mean_add(&m[0], pb_rep__width(r, PB_IF_H_I0_LO));
-      pb_mean_add(&m[1], pb_rep__width(r, PB_IF_H_IK_LO));
-      pb_mean_add(&m[2], pb_rep__width(r, PB_IF_L_I0_LO));
-      pb_mean_add(&m[3], pb_rep__width(r, PB_IF_L_IK_LO));
-      pb_mean_add(&m[4], pb_rep__width(r, PB_IF_D_IK_LO));
+      pb_nanmean_add(&m[0], pb_rep__width(r, PB_IF_H_I0_LO));
+      pb_nanmean_add(&m[1], pb_rep__width(r, PB_IF_H_IK_LO));
+      pb_nanmean_add(&m[2], pb_rep__width(r, PB_IF_L_I0_LO));
+      pb_nanmean_add(&m[3], pb_rep__width(r, PB_IF_L_IK_LO));
+      pb_nanmean_add(&m[4], pb_rep__width(r, PB_IF_D_IK_LO));
       zero += r[PB_IF_K] == 0;
       straddle += r[PB_IF_D_IK_LO] < 0 && r[PB_IF_D_IK_HI] > 0;
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, n);
-    for (int j = 0; j < 5; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    for (int j = 0; j < 5; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
     pb_table_int(t, m[4].n);
     pb_table_int(t, straddle);
     pb_table_int(t, zero);
@@ -84,7 +73,7 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *
                  "dMk_I0_defined\tH_normalised", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    struct pb_mean m[8] = {{0}};
+    struct pb_nanmean m[8] = {{0}};
     int64_t n = 0, narrower = 0;
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * PB_IF_N;
@@ -92,23 +81,23 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *
       n++;
       double w0 = pb_rep__width(r, PB_IF_H_I0_LO), wk = pb_rep__width(r, PB_IF_H_IK_LO);
       double w5 = pb_rep__width(r, PB_IF_H_I5_LO);
-      pb_mean_add(&m[0], w0);
-      pb_mean_add(&m[1], wk);
-      pb_mean_add(&m[2], w5);
-      pb_mean_add(&m[3], wk - w5);
+      pb_nanmean_add(&m[0], w0);
+      pb_nanmean_add(&m[1], wk);
+      pb_nanmean_add(&m[2], w5);
+      pb_nanmean_add(&m[3], wk - w5);
       narrower += w5 < wk - 1e-9;
-      pb_mean_add(&m[4], pb_rep__width(r, PB_IF_L_I5_LO));
-      pb_mean_add(&m[5], pb_rep__width(r, PB_IF_D_I5_LO));
-      pb_mean_add(&m[6], pb_rep__width(r, PB_IF_D_I0_LO));
-      if (r[PB_IF_H_I0_HI] > 0) pb_mean_add(&m[7], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+      pb_nanmean_add(&m[4], pb_rep__width(r, PB_IF_L_I5_LO));
+      pb_nanmean_add(&m[5], pb_rep__width(r, PB_IF_D_I5_LO));
+      pb_nanmean_add(&m[6], pb_rep__width(r, PB_IF_D_I0_LO));
+      if (r[PB_IF_H_I0_HI] > 0) pb_nanmean_add(&m[7], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, n);
-    for (int j = 0; j < 4; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    for (int j = 0; j < 4; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
     pb_table_int(t, narrower);
-    for (int j = 4; j < 7; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    for (int j = 4; j < 7; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
     pb_table_int(t, m[6].n);
-    pb_table_num(t, pb_mean_get(&m[7]), 4);
+    pb_table_num(t, pb_nanmean_get(&m[7]), 4);
     pb_table_end_row(t);
   }
 }
@@ -122,21 +111,21 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_ce
                  "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    struct pb_mean m[3] = {{0}};
+    struct pb_nanmean m[3] = {{0}};
     int64_t n = 0, vbig = 0;
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * PB_IF_N;
       if (cells[c].source != s || !(r[PB_IF_K] > 0)) continue;
       n++;
       double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
-      pb_mean_add(&m[0], (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
-      pb_mean_add(&m[1], W);
-      pb_mean_add(&m[2], V);
+      pb_nanmean_add(&m[0], (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
+      pb_nanmean_add(&m[1], W);
+      pb_nanmean_add(&m[2], V);
       vbig += V > W + PB_DECOMPOSITION_TIE_PP;
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, n);
-    for (int j = 0; j < 3; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+    for (int j = 0; j < 3; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
     pb_table_num(t, n ? PP * (double)vbig / n : NAN, 1);
     pb_table_end_row(t);
   }
@@ -221,19 +210,19 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref
   int32_t (*rows)[2] = pb_malloc((size_t)pb_rep__max_rows(meta) * sizeof *rows);
   int32_t nr = pb_rep__tier_rows(meta, cells, recs, n_cells, rows);
   for (int32_t row = 0; row < nr; row++) {
-    struct pb_mean m[4] = {{0}};
+    struct pb_nanmean m[4] = {{0}};
     int64_t n = 0;
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * PB_IF_N;
       if (!pb_rep__in_row(&cells[c], r, rows[row])) continue;
       n++;
       if (table == 10) {
-        for (int j = 0; j < 3; j++) pb_mean_add(&m[j], r[PB_IF_VR_C + j]);
+        for (int j = 0; j < 3; j++) pb_nanmean_add(&m[j], r[PB_IF_VR_C + j]);
       } else {
-        pb_mean_add(&m[0], r[PB_IF_KWC] * PP);
-        pb_mean_add(&m[1], r[PB_IF_KWG] * PP);
-        pb_mean_add(&m[2], (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
-        pb_mean_add(&m[3], r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
+        pb_nanmean_add(&m[0], r[PB_IF_KWC] * PP);
+        pb_nanmean_add(&m[1], r[PB_IF_KWG] * PP);
+        pb_nanmean_add(&m[2], (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
+        pb_nanmean_add(&m[3], r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
       }
     }
     pb_rep__label(t, meta->sources[rows[row][0]].name, rows[row][1] < 0 ? "all tiers" : pb_tier_name(rows[row][1]));
@@ -241,9 +230,9 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref
     if (table == 10) {
       for (int j = 0; j < 3; j++) {
         const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
-        pb_text_double(&t->tsv, pb_mean_get(&m[j]));
-        if (v) pb_text_printf(&t->md, " | %.2f [%.2f, %.2f]", pb_mean_get(&m[j]), v->lo, v->hi);
-        else pb_text_printf(&t->md, " | %.2f", pb_mean_get(&m[j]));
+        pb_text_double(&t->tsv, pb_nanmean_get(&m[j]));
+        if (v) pb_text_printf(&t->md, " | %.2f [%.2f, %.2f]", pb_nanmean_get(&m[j]), v->lo, v->hi);
+        else pb_text_printf(&t->md, " | %.2f", pb_nanmean_get(&m[j]));
       }
       for (int j = 0; j < 3; j++) {
         const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
@@ -251,7 +240,7 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref
         pb_text_double(&t->tsv, v ? v->hi : NAN);
       }
     } else {
-      for (int j = 0; j < 4; j++) pb_table_num(t, pb_mean_get(&m[j]), 2);
+      for (int j = 0; j < 4; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
     }
     pb_table_end_row(t);
   }
@@ -270,22 +259,22 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *c
                  "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    struct pb_mean m[6] = {{0}};
+    struct pb_nanmean m[6] = {{0}};
     int64_t n = 0;
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * PB_IF_N;
       if (cells[c].source != s) continue;
       n++;
-      pb_mean_add(&m[0], r[PB_IF_H_IND] * PP);
-      pb_mean_add(&m[1], r[PB_IF_H_PERM] * PP);
-      pb_mean_add(&m[2], r[PB_IF_L_IND] * PP);
-      pb_mean_add(&m[3], r[PB_IF_L_PERM] * PP);
-      pb_mean_add(&m[4], r[PB_IF_D_IND] * PP);
-      pb_mean_add(&m[5], r[PB_IF_D_PERM] * PP);
+      pb_nanmean_add(&m[0], r[PB_IF_H_IND] * PP);
+      pb_nanmean_add(&m[1], r[PB_IF_H_PERM] * PP);
+      pb_nanmean_add(&m[2], r[PB_IF_L_IND] * PP);
+      pb_nanmean_add(&m[3], r[PB_IF_L_PERM] * PP);
+      pb_nanmean_add(&m[4], r[PB_IF_D_IND] * PP);
+      pb_nanmean_add(&m[5], r[PB_IF_D_PERM] * PP);
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, n);
-    for (int j = 0; j < 6; j++) pb_table_num(t, pb_mean_get(&m[j]), 3);
+    for (int j = 0; j < 6; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 3);
     pb_table_end_row(t);
   }
 }
@@ -304,38 +293,38 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref
                  "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    struct pb_mean orig[4] = {{0}}, seeds[4] = {{0}};
+    struct pb_nanmean orig[4] = {{0}}, seeds[4] = {{0}};
     double dmin = INFINITY, dmax = -INFINITY;
     int64_t undefined = 0;
     for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-      struct pb_mean m[4] = {{0}};
+      struct pb_nanmean m[4] = {{0}};
       for (int64_t c = 0; c < n_cells; c++) {
         const double *r = recs + c * PB_IF_N, *x = r + PB_IF_MATCH + 4 * j;
         if (cells[c].source != s || r[PB_IF_PANEL] != 1) continue;
         if (j == 0) {
-          pb_mean_add(&orig[0], pb_rep__width(r, PB_IF_H_I5_LO));
-          pb_mean_add(&orig[1], pb_rep__width(r, PB_IF_L_I5_LO));
-          pb_mean_add(&orig[2], pb_rep__width(r, PB_IF_D_I5_LO));
-          if (r[PB_IF_H_I0_HI] > 0) pb_mean_add(&orig[3], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+          pb_nanmean_add(&orig[0], pb_rep__width(r, PB_IF_H_I5_LO));
+          pb_nanmean_add(&orig[1], pb_rep__width(r, PB_IF_L_I5_LO));
+          pb_nanmean_add(&orig[2], pb_rep__width(r, PB_IF_D_I5_LO));
+          if (r[PB_IF_H_I0_HI] > 0) pb_nanmean_add(&orig[3], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
         }
-        for (int k = 0; k < 3; k++) pb_mean_add(&m[k], x[k] * PP);
-        if (x[3] > 0) pb_mean_add(&m[3], x[0] / x[3]);
+        for (int k = 0; k < 3; k++) pb_nanmean_add(&m[k], x[k] * PP);
+        if (x[3] > 0) pb_nanmean_add(&m[3], x[0] / x[3]);
         undefined += isnan(x[2]) && !isnan(x[0]);
       }
-      for (int k = 0; k < 4; k++) pb_mean_add(&seeds[k], pb_mean_get(&m[k]));
-      double d = pb_mean_get(&m[2]);
+      for (int k = 0; k < 4; k++) pb_nanmean_add(&seeds[k], pb_nanmean_get(&m[k]));
+      double d = pb_nanmean_get(&m[2]);
       if (!isnan(d)) dmin = fmin(dmin, d), dmax = fmax(dmax, d);
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
     for (int k = 0; k < 3; k++) {
-      pb_table_num(t, pb_mean_get(&orig[k]), 2);
-      pb_table_num(t, pb_mean_get(&seeds[k]), 2);
+      pb_table_num(t, pb_nanmean_get(&orig[k]), 2);
+      pb_table_num(t, pb_nanmean_get(&seeds[k]), 2);
     }
     pb_table_num(t, isinf(dmin) ? NAN : dmin, 2);
     pb_table_num(t, isinf(dmax) ? NAN : dmax, 2);
     pb_table_int(t, undefined);
-    pb_table_num(t, pb_mean_get(&orig[3]), 4);
-    pb_table_num(t, pb_mean_get(&seeds[3]), 4);
+    pb_table_num(t, pb_nanmean_get(&orig[3]), 4);
+    pb_table_num(t, pb_nanmean_get(&seeds[3]), 4);
     pb_table_end_row(t);
   }
 }
@@ -355,15 +344,15 @@ static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_cell_ref 
   int rows = 0;
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int k = 0; k < 3; k++) {
-      struct pb_mean m[3] = {{0}};
+      struct pb_nanmean m[3] = {{0}};
       for (int64_t c = 0; c < n_cells; c++) {
         const double *r = recs + c * PB_IF_N;
         if (cells[c].source != s || r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) continue;
-        for (int j = 0; j < 3; j++) pb_mean_add(&m[j], pb_rep__width(r, lo[k][j]));
+        for (int j = 0; j < 3; j++) pb_nanmean_add(&m[j], pb_rep__width(r, lo[k][j]));
       }
       if (m[2].n == 0) continue;
       pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
-      for (int j = 0; j < 3; j++) pb_text_double(&d, pb_mean_get(&m[j]));
+      for (int j = 0; j < 3; j++) pb_text_double(&d, pb_nanmean_get(&m[j]));
       pb_text_printf(&d, "\n");
       rows++;
     }
@@ -392,21 +381,21 @@ static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_ce
   int rows = 0;
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int k = 0; k < 3; k++) {
-      struct pb_mean orig = {0}, seeds = {0};
+      struct pb_nanmean orig = {0}, seeds = {0};
       for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-        struct pb_mean m = {0};
+        struct pb_nanmean m = {0};
         for (int64_t c = 0; c < n_cells; c++) {
           const double *r = recs + c * PB_IF_N;
           if (cells[c].source != s || r[PB_IF_PANEL] != 1) continue;
-          if (j == 0) pb_mean_add(&orig, pb_rep__width(r, lo[k]));
-          pb_mean_add(&m, r[PB_IF_MATCH + 4 * j + k] * PP);
+          if (j == 0) pb_nanmean_add(&orig, pb_rep__width(r, lo[k]));
+          pb_nanmean_add(&m, r[PB_IF_MATCH + 4 * j + k] * PP);
         }
-        pb_mean_add(&seeds, pb_mean_get(&m));
+        pb_nanmean_add(&seeds, pb_nanmean_get(&m));
       }
       if (orig.n == 0) continue;
       pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
-      pb_text_double(&d, pb_mean_get(&orig));
-      pb_text_double(&d, pb_mean_get(&seeds));
+      pb_text_double(&d, pb_nanmean_get(&orig));
+      pb_text_double(&d, pb_nanmean_get(&seeds));
       pb_text_printf(&d, "\n");
       rows++;
     }

@@ -13,17 +13,6 @@
 
 #define PP 100.0
 
-struct pb_more__mean { double sum; int64_t n; };
-
-static void pb_more__add(struct pb_more__mean *m, double x)
-{
-  if (isnan(x)) return;
-  m->sum += x;
-  m->n++;
-}
-
-static double pb_more__get(const struct pb_more__mean *m) { return m->n ? m->sum / m->n : NAN; }
-
 /* Table 2's summaries: paired (observed correspondence) field, independent
  * field (-1: none, E needs perturbed records only), and the scale to report. */
 static const struct {
@@ -55,7 +44,7 @@ static void pb_more__table2(const struct pb_meta *meta, const struct pb_cell_ref
   const int ns = (int)(sizeof pb_more__t2 / sizeof pb_more__t2[0]);
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int j = 0; j < ns; j++) {
-      struct pb_more__mean mp = {0}, mi = {0}, md = {0};
+      struct pb_nanmean mp = {0}, mi = {0}, md = {0};
       for (int64_t c = 0; c < n_cells; c++) {
         const double *r = recs + c * PB_IF_N;
         if (cells[c].source != s) continue;
@@ -64,16 +53,16 @@ static void pb_more__table2(const struct pb_meta *meta, const struct pb_cell_ref
         const double p = r[pb_more__t2[j].paired] / div * pb_more__t2[j].scale;
         const double q = pb_more__t2[j].ind >= 0 ? r[pb_more__t2[j].ind] * pb_more__t2[j].scale : NAN;
         if (isnan(p) || (pb_more__t2[j].ind >= 0 && isnan(q))) continue;
-        pb_more__add(&mp, p);
-        pb_more__add(&mi, q);
-        pb_more__add(&md, p - q);
+        pb_nanmean_add(&mp, p);
+        pb_nanmean_add(&mi, q);
+        pb_nanmean_add(&md, p - q);
       }
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, pb_more__t2[j].name, 0);
       pb_table_int(t, mp.n);
-      pb_table_num(t, pb_more__get(&mp), pb_more__t2[j].scale == 1.0 ? 4 : 2);
-      pb_table_num(t, pb_more__get(&mi), pb_more__t2[j].scale == 1.0 ? 4 : 2);
-      pb_table_num(t, pb_more__get(&md), pb_more__t2[j].scale == 1.0 ? -4 : -2);
+      pb_table_num(t, pb_nanmean_get(&mp), pb_more__t2[j].scale == 1.0 ? 4 : 2);
+      pb_table_num(t, pb_nanmean_get(&mi), pb_more__t2[j].scale == 1.0 ? 4 : 2);
+      pb_table_num(t, pb_nanmean_get(&md), pb_more__t2[j].scale == 1.0 ? -4 : -2);
       pb_table_end_row(t);
     }
 }
@@ -106,7 +95,7 @@ static void pb_more__strata(const struct pb_meta *meta, const struct pb_cell_ref
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int j = 0; j < nst; j++)
       for (int b = 0; b < 3; b++) {
-        struct pb_more__mean m[4] = {{0}};
+        struct pb_nanmean m[4] = {{0}};
         int64_t n = 0;
         for (int64_t c = 0; c < n_cells; c++) {
           const double *r = recs + c * PB_IF_N;
@@ -116,18 +105,18 @@ static void pb_more__strata(const struct pb_meta *meta, const struct pb_cell_ref
           const int bin = x < pb_more__strat[j].cut[0] ? 0 : x < pb_more__strat[j].cut[1] ? 1 : 2;
           if (bin != b) continue;
           n++;
-          pb_more__add(&m[0], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) * PP);
-          pb_more__add(&m[1], (r[PB_IF_L_I5_HI] - r[PB_IF_L_I5_LO]) * PP);
-          pb_more__add(&m[2], (r[PB_IF_D_I5_HI] - r[PB_IF_D_I5_LO]) * PP);
-          if (r[PB_IF_H_I0_HI] > 0) pb_more__add(&m[3], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+          pb_nanmean_add(&m[0], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) * PP);
+          pb_nanmean_add(&m[1], (r[PB_IF_L_I5_HI] - r[PB_IF_L_I5_LO]) * PP);
+          pb_nanmean_add(&m[2], (r[PB_IF_D_I5_HI] - r[PB_IF_D_I5_LO]) * PP);
+          if (r[PB_IF_H_I0_HI] > 0) pb_nanmean_add(&m[3], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
         }
         pb_table_str(t, meta->sources[s].name, 1);
         pb_table_str(t, pb_more__strat[j].name, 0);
         pb_table_str(t, bins[j == 0 ? 0 : 1][b], 0);
         pb_table_int(t, n);
-        for (int k = 0; k < 3; k++) pb_table_num(t, pb_more__get(&m[k]), 2);
+        for (int k = 0; k < 3; k++) pb_table_num(t, pb_nanmean_get(&m[k]), 2);
         pb_table_int(t, m[2].n);
-        pb_table_num(t, pb_more__get(&m[3]), 4);
+        pb_table_num(t, pb_nanmean_get(&m[3]), 4);
         pb_table_end_row(t);
       }
 }
@@ -193,7 +182,7 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_cell_re
       zk_ind0 += r[PB_IF_K_IND] == 0;
     }
     for (int sub = 0; sub < 3; sub++) {
-      struct pb_more__mean m[4] = {{0}};
+      struct pb_nanmean m[4] = {{0}};
       int64_t n = 0, vbig = 0;
       for (int64_t c = 0; c < n_cells; c++) {
         const double *r = recs + c * PB_IF_N;
@@ -202,16 +191,16 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_cell_re
         if ((sub == 1 && K < 20) || (sub == 2 && K > 5)) continue;
         n++;
         const double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
-        pb_more__add(&m[0], r[PB_IF_D_OBS] * PP);
-        pb_more__add(&m[1], (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
-        pb_more__add(&m[2], W);
-        pb_more__add(&m[3], V);
+        pb_nanmean_add(&m[0], r[PB_IF_D_OBS] * PP);
+        pb_nanmean_add(&m[1], (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
+        pb_nanmean_add(&m[2], W);
+        pb_nanmean_add(&m[3], V);
         vbig += V > W + PB_DECOMPOSITION_TIE_PP;
       }
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, name[sub], 0);
       pb_table_int(t, n);
-      for (int k = 0; k < 4; k++) pb_table_num(t, pb_more__get(&m[k]), k == 1 ? -2 : 2);
+      for (int k = 0; k < 4; k++) pb_table_num(t, pb_nanmean_get(&m[k]), k == 1 ? -2 : 2);
       pb_table_num(t, n ? PP * (double)vbig / n : NAN, 1);
       pb_table_int(t, zk);
       pb_table_int(t, zk_ind0);
@@ -271,7 +260,7 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_cell_re
                  "coverage_raw\tcoverage_platt", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {
-      struct pb_more__mean m[2][4] = {{{0}}};
+      struct pb_nanmean m[2][4] = {{{0}}};
       int64_t n = 0;
       for (int64_t c = 0; c < n_cells; c++) {
         const double *r = recs + c * PB_IF_N;
@@ -279,17 +268,17 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_cell_re
         n++;
         for (int k = 0; k < 2; k++) {
           const double *q = r + PB_IF_F1 + (k * PB_F1_N_PROTOCOLS + p) * PB_F1_N_COUNTS, N = r[PB_IF_NREC];
-          pb_more__add(&m[k][0], PP * q[PB_F1_H] / N);
-          pb_more__add(&m[k][1], PP * q[PB_F1_L] / N);
-          if (q[PB_F1_ACC] > 0) pb_more__add(&m[k][2], PP * q[PB_F1_ACC_ERR] / q[PB_F1_ACC]);
-          pb_more__add(&m[k][3], q[PB_F1_ACC] / N);
+          pb_nanmean_add(&m[k][0], PP * q[PB_F1_H] / N);
+          pb_nanmean_add(&m[k][1], PP * q[PB_F1_L] / N);
+          if (q[PB_F1_ACC] > 0) pb_nanmean_add(&m[k][2], PP * q[PB_F1_ACC_ERR] / q[PB_F1_ACC]);
+          pb_nanmean_add(&m[k][3], q[PB_F1_ACC] / N);
         }
       }
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, proto[p], 0);
       pb_table_int(t, n);
       for (int j = 0; j < 4; j++)
-        for (int k = 0; k < 2; k++) pb_table_num(t, pb_more__get(&m[k][j]), j == 3 ? 3 : 2);
+        for (int k = 0; k < 2; k++) pb_table_num(t, pb_nanmean_get(&m[k][j]), j == 3 ? 3 : 2);
       pb_table_end_row(t);
     }
 }
@@ -306,7 +295,7 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_cel
                  "source\tmodels\tplatt_a\tplatt_b\tbrier_dev_raw\tbrier_dev_platt\tbrier_perturbed_raw\t"
                  "brier_perturbed_platt\tq80_changed\tmodels_unchanged", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++) {
-    struct pb_more__mean m[6] = {{0}};
+    struct pb_nanmean m[6] = {{0}};
     int64_t changed = 0, models = 0, unchanged = 0;
     for (int32_t model = 0; model < meta->n_models; model++) {
       int64_t mc = 0, seen = 0;
@@ -314,13 +303,13 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_cel
         const double *r = recs + c * PB_IF_N;
         if (cells[c].source != s || cells[c].model != model || isnan(r[PB_IF_F1])) continue;
         if (!seen++) {
-          pb_more__add(&m[0], r[PB_IF_F1_PLATT_A]);
-          pb_more__add(&m[1], r[PB_IF_F1_PLATT_B]);
-          pb_more__add(&m[2], r[PB_IF_F1_BRIER0_RAW]);
-          pb_more__add(&m[3], r[PB_IF_F1_BRIER0_PLATT]);
+          pb_nanmean_add(&m[0], r[PB_IF_F1_PLATT_A]);
+          pb_nanmean_add(&m[1], r[PB_IF_F1_PLATT_B]);
+          pb_nanmean_add(&m[2], r[PB_IF_F1_BRIER0_RAW]);
+          pb_nanmean_add(&m[3], r[PB_IF_F1_BRIER0_PLATT]);
         }
-        pb_more__add(&m[4], r[PB_IF_F1_BRIER1_RAW]);
-        pb_more__add(&m[5], r[PB_IF_F1_BRIER1_PLATT]);
+        pb_nanmean_add(&m[4], r[PB_IF_F1_BRIER1_RAW]);
+        pb_nanmean_add(&m[5], r[PB_IF_F1_BRIER1_PLATT]);
         mc += (int64_t)r[PB_IF_F1_CHANGED];
       }
       models += seen > 0;
@@ -329,7 +318,7 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_cel
     }
     pb_table_str(t, meta->sources[s].name, 1);
     pb_table_int(t, models);
-    for (int j = 0; j < 6; j++) pb_table_num(t, pb_more__get(&m[j]), 4);
+    for (int j = 0; j < 6; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 4);
     pb_table_int(t, changed);
     pb_table_int(t, unchanged);
     pb_table_end_row(t);

@@ -25,17 +25,6 @@ struct pb_srep {
   struct pb_table t;   /* the table being built */
 };
 
-struct pb_smean { double sum; int64_t n; };
-
-static void pb_smean_add(struct pb_smean *m, double x)
-{
-  if (isnan(x)) return;
-  m->sum += x;
-  m->n++;
-}
-
-static double pb_smean_get(const struct pb_smean *m) { return m->n ? m->sum / m->n : NAN; }
-
 /* metric f (0 n, 1 n_fail, 2 auroc, 3.. coverage) of score row r in cell c */
 static double pb_srep__v(const struct pb_srep *R, int64_t c, int32_t r, int f)
 {
@@ -50,21 +39,21 @@ static int pb_srep__in(const struct pb_srep *R, int64_t c, int32_t s, int tier)
 
 static double pb_srep__mean(const struct pb_srep *R, int32_t s, int tier, int32_t r, int f)
 {
-  struct pb_smean m = {0, 0};
+  struct pb_nanmean m = {0, 0};
   for (int64_t c = 0; c < R->n_cells; c++)
-    if (pb_srep__in(R, c, s, tier)) pb_smean_add(&m, pb_srep__v(R, c, r, f));
-  return pb_smean_get(&m);
+    if (pb_srep__in(R, c, s, tier)) pb_nanmean_add(&m, pb_srep__v(R, c, r, f));
+  return pb_nanmean_get(&m);
 }
 
 static double pb_srep__diff(const struct pb_srep *R, int32_t s, int tier, int32_t a, int32_t b, int f)
 {
-  struct pb_smean m = {0, 0};
+  struct pb_nanmean m = {0, 0};
   for (int64_t c = 0; c < R->n_cells; c++)
     if (pb_srep__in(R, c, s, tier)) {
       double x = pb_srep__v(R, c, a, f), y = pb_srep__v(R, c, b, f);
-      if (!isnan(x) && !isnan(y)) pb_smean_add(&m, x - y);
+      if (!isnan(x) && !isnan(y)) pb_nanmean_add(&m, x - y);
     }
-  return pb_smean_get(&m);
+  return pb_nanmean_get(&m);
 }
 
 static int64_t pb_srep__count(const struct pb_srep *R, int32_t s, int tier)
@@ -185,26 +174,26 @@ static void pb_srep__ceiling(struct pb_srep *R)
                   "source\ttier\tp\tceil_q10\tceil_q20\tceil_q30\tU/ceil_q10\tU/ceil_q20\tU/ceil_q30\trandom/ceil_q20", NULL);
   FOR_GROUPS(R, s, tier)
   {
-    struct pb_smean p = {0, 0}, ceil[3] = {{0, 0}}, ratio[3] = {{0, 0}}, rnd = {0, 0};
+    struct pb_nanmean p = {0, 0}, ceil[3] = {{0, 0}}, ratio[3] = {{0, 0}}, rnd = {0, 0};
     for (int64_t c = 0; c < R->n_cells; c++) {
       if (!pb_srep__in(R, c, s, tier)) continue;
       const double *rec = R->recs + c * R->L->rec_len;
       double n = rec[PB_SI_N], nf = rec[PB_SI_NFAIL];
-      if (n > 0) pb_smean_add(&p, nf / n);
+      if (n > 0) pb_nanmean_add(&p, nf / n);
       if (nf <= 0) continue;
       for (int b = 0; b < 3; b++) {
         double cl = fmin(1.0, pb_screen_budget((int32_t)n, pb_screen_budget_pct[b]) / nf);
-        pb_smean_add(&ceil[b], cl);
-        pb_smean_add(&ratio[b], pb_srep__v(R, c, PB_SR_U, 3 + b) / cl);
-        if (b == 1) pb_smean_add(&rnd, pb_srep__v(R, c, PB_SR_RANDOM, 4) / cl);
+        pb_nanmean_add(&ceil[b], cl);
+        pb_nanmean_add(&ratio[b], pb_srep__v(R, c, PB_SR_U, 3 + b) / cl);
+        if (b == 1) pb_nanmean_add(&rnd, pb_srep__v(R, c, PB_SR_RANDOM, 4) / cl);
       }
     }
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
     pb_table_str(&R->t, pb_tier_name(tier), 0);
-    pb_table_num(&R->t, pb_smean_get(&p), 3);
-    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_smean_get(&ceil[b]), 3);
-    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_smean_get(&ratio[b]), 3);
-    pb_table_num(&R->t, pb_smean_get(&rnd), 3);
+    pb_table_num(&R->t, pb_nanmean_get(&p), 3);
+    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_nanmean_get(&ceil[b]), 3);
+    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_nanmean_get(&ratio[b]), 3);
+    pb_table_num(&R->t, pb_nanmean_get(&rnd), 3);
     pb_table_end_row(&R->t);
   }
 }
@@ -220,17 +209,17 @@ static void pb_srep__identity(struct pb_srep *R)
                   "source\ttier\tcells\tS\tU\tderangement\tLOO mean\tgap\twins_pct\tdegenerate\tgap_excl_degenerate", NULL);
   FOR_GROUPS(R, s, tier)
   {
-    struct pb_smean wins = {0, 0}, gx = {0, 0};
+    struct pb_nanmean wins = {0, 0}, gx = {0, 0};
     int64_t defined = 0, degenerate = 0;
     for (int64_t c = 0; c < R->n_cells; c++) {
       if (!pb_srep__in(R, c, s, tier)) continue;
       double u = pb_srep__v(R, c, PB_SR_U_NS, 2), d = pb_srep__v(R, c, PB_SR_U_DERANGE, 2);
       if (isnan(u) || isnan(d)) continue;
       defined++;
-      pb_smean_add(&wins, u > d ? 100.0 : 0.0);
+      pb_nanmean_add(&wins, u > d ? 100.0 : 0.0);
       int deg = R->recs[c * R->L->rec_len + PB_SI_DEGENERATE] == 1;
       degenerate += deg;
-      if (!deg) pb_smean_add(&gx, u - d);
+      if (!deg) pb_nanmean_add(&gx, u - d);
     }
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
     pb_table_str(&R->t, pb_tier_name(tier), 0);
@@ -240,9 +229,9 @@ static void pb_srep__identity(struct pb_srep *R)
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_DERANGE, 2), 3);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_LOO, 2), 3);
     pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U_NS, PB_SR_U_DERANGE, 2), -3);
-    pb_table_num(&R->t, pb_smean_get(&wins), 1);
+    pb_table_num(&R->t, pb_nanmean_get(&wins), 1);
     pb_table_int(&R->t, degenerate);
-    pb_table_num(&R->t, pb_smean_get(&gx), -3);
+    pb_table_num(&R->t, pb_nanmean_get(&gx), -3);
     pb_table_end_row(&R->t);
   }
 }
@@ -282,24 +271,24 @@ static void pb_srep__strata(struct pb_srep *R)
   for (int32_t s = 0; s < R->meta->n_sources; s++) {
     if (!pb_srep__has(R, s)) continue;
     for (int k = 0; k < PB_SCREEN_STRATA; k++) {
-      struct pb_smean m[6] = {{0, 0}};
+      struct pb_nanmean m[6] = {{0, 0}};
       int64_t cells = 0;
       for (int64_t c = 0; c < R->n_cells; c++) {
         if (R->cell_src[c] != s) continue;
         const double *o = R->recs + c * R->L->rec_len + R->L->strata_off + PB_SCREEN_STRATUM_F * k;
         cells += !isnan(o[3]);
-        pb_smean_add(&m[0], o[2]);
-        pb_smean_add(&m[1], o[3]);
-        pb_smean_add(&m[2], o[5]);
-        if (!isnan(o[4]) && !isnan(o[5])) pb_smean_add(&m[3], o[4] - o[5]);
-        pb_smean_add(&m[4], o[6]);
+        pb_nanmean_add(&m[0], o[2]);
+        pb_nanmean_add(&m[1], o[3]);
+        pb_nanmean_add(&m[2], o[5]);
+        if (!isnan(o[4]) && !isnan(o[5])) pb_nanmean_add(&m[3], o[4] - o[5]);
+        pb_nanmean_add(&m[4], o[6]);
       }
       pb_table_str(&R->t, R->meta->sources[s].name, 1);
       pb_table_str(&R->t, names[k], 0);
       pb_table_int(&R->t, cells);
-      for (int j = 0; j < 3; j++) pb_table_num(&R->t, pb_smean_get(&m[j]), 3);
-      pb_table_num(&R->t, pb_smean_get(&m[3]), -3);
-      pb_table_num(&R->t, pb_smean_get(&m[4]), -3);
+      for (int j = 0; j < 3; j++) pb_table_num(&R->t, pb_nanmean_get(&m[j]), 3);
+      pb_table_num(&R->t, pb_nanmean_get(&m[3]), -3);
+      pb_table_num(&R->t, pb_nanmean_get(&m[4]), -3);
       pb_table_end_row(&R->t);
     }
   }
@@ -321,18 +310,18 @@ static void pb_srep__subsets(struct pb_srep *R)
     for (int32_t j0 = 0; j0 < L->n_subsets_u;) {
       int32_t m = L->subset_m[j0], j1 = j0;
       while (j1 < L->n_subsets_u && L->subset_m[j1] == m) j1++;
-      struct pb_smean cm = {0, 0}, am = {0, 0};
+      struct pb_nanmean cm = {0, 0}, am = {0, 0};
       double cmin = INFINITY, cmax = -INFINITY, amin = INFINITY, amax = -INFINITY;
       for (int32_t j = j0; j < j1; j++) {
-        struct pb_smean cv = {0, 0}, av = {0, 0};
+        struct pb_nanmean cv = {0, 0}, av = {0, 0};
         for (int64_t c = 0; c < R->n_cells; c++)
           if (pb_srep__in(R, c, s, tier)) {
-            pb_smean_add(&av, R->recs[c * L->rec_len + L->subset_off + 2 * j]);
-            pb_smean_add(&cv, R->recs[c * L->rec_len + L->subset_off + 2 * j + 1]);
+            pb_nanmean_add(&av, R->recs[c * L->rec_len + L->subset_off + 2 * j]);
+            pb_nanmean_add(&cv, R->recs[c * L->rec_len + L->subset_off + 2 * j + 1]);
           }
-        double x = pb_smean_get(&cv), a = pb_smean_get(&av);
-        pb_smean_add(&cm, x);
-        pb_smean_add(&am, a);
+        double x = pb_nanmean_get(&cv), a = pb_nanmean_get(&av);
+        pb_nanmean_add(&cm, x);
+        pb_nanmean_add(&am, a);
         if (!isnan(x)) cmin = fmin(cmin, x), cmax = fmax(cmax, x);
         if (!isnan(a)) amin = fmin(amin, a), amax = fmax(amax, a);
       }
@@ -340,12 +329,12 @@ static void pb_srep__subsets(struct pb_srep *R)
       pb_table_str(&R->t, pb_tier_name(tier), 0);
       pb_table_int(&R->t, m);
       pb_table_int(&R->t, j1 - j0);
-      pb_table_num(&R->t, pb_smean_get(&cm), 3);
+      pb_table_num(&R->t, pb_nanmean_get(&cm), 3);
       pb_table_num(&R->t, isinf(cmin) ? NAN : cmin, 3);
       pb_table_num(&R->t, isinf(cmax) ? NAN : cmax, 3);
-      pb_table_num(&R->t, pb_smean_get(&cm) - S_cov, -3);
+      pb_table_num(&R->t, pb_nanmean_get(&cm) - S_cov, -3);
       pb_table_num(&R->t, isinf(cmin) ? NAN : cmin - S_cov, -3);
-      pb_table_num(&R->t, pb_smean_get(&am), 3);
+      pb_table_num(&R->t, pb_nanmean_get(&am), 3);
       pb_table_num(&R->t, isinf(amin) ? NAN : amin, 3);
       pb_table_num(&R->t, isinf(amax) ? NAN : amax, 3);
       pb_table_end_row(&R->t);

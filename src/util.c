@@ -300,6 +300,15 @@ float pb_round_half(double x)
   return (float)ldexp(nearbyint(ldexp(x, -q)), q);
 }
 
+void pb_nanmean_add(struct pb_nanmean *m, double x)
+{
+  if (isnan(x)) return;
+  m->sum += x;
+  m->n++;
+}
+
+double pb_nanmean_get(const struct pb_nanmean *m) { return m->n ? m->sum / (double)m->n : NAN; }
+
 /* ---------------------------------------------------------- text files */
 int pb_lines_each(const char *path, const char *what, pb_line_fn fn, void *ctx)
 {

@@ -62,6 +62,13 @@ void pb_sha256_hex(const void *data, size_t n, char hex[65]);
 void pb_format_float(float x, char buf[32]);
 /* Format a double for TSV output: shortest round-trip text, "nan" when undefined. */
 void pb_format_double(double x, char buf[40]);
+/* Mean of the defined values added (NaN = undefined, skipped), summed in the order added; NaN when none. */
+struct pb_nanmean {
+  double sum;
+  int64_t n;
+};
+void pb_nanmean_add(struct pb_nanmean *m, double x);
+double pb_nanmean_get(const struct pb_nanmean *m);
 /* Round to the nearest IEEE half-precision value (ties to even), as float. */
 float pb_round_half(double x);
 
