@@ -13,31 +13,6 @@
 #include "pairbound/protocol.h"
 #include "pairbound/resample.h"
 
-/* The k-th largest of v[0..n) (1 <= k <= n) by quickselect; v is reordered.
- * The value, hence the cutoff, is the protocol's rank rule on sorted scores. */
-static float pb_predict__kth_largest(float *v, int32_t n, int32_t k)
-{
-  int32_t lo = 0, hi = n - 1;
-  const int32_t want = n - k; /* ascending position */
-  while (lo < hi) {
-    const float pivot = v[lo + (hi - lo) / 2];
-    int32_t i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] < pivot) i++;
-      while (v[j] > pivot) j--;
-      if (i <= j) {
-        const float t = v[i];
-        v[i++] = v[j];
-        v[j--] = t;
-      }
-    }
-    if (want <= j) hi = j;
-    else if (want >= i) lo = i;
-    else break;
-  }
-  return v[want];
-}
-
 int pb_predict_cell_counts(const struct pb_cell_view *in, struct pb_predict_counts *out)
 {
   memset(out, 0, sizeof *out);
@@ -49,7 +24,7 @@ int pb_predict_cell_counts(const struct pb_cell_view *in, struct pb_predict_coun
    * are selected, so the selected count can exceed 80% and is the denominator */
   float *v = pb_malloc((size_t)in->n * sizeof *v);
   memcpy(v, in->s1, (size_t)in->n * sizeof *v);
-  const float cut = pb_predict__kth_largest(v, in->n, pb_protocol_rank(in->n, PB_PREDICT_R80_COVERAGE));
+  const float cut = pb_kth_largest_f32(v, in->n, pb_protocol_rank(in->n, PB_PREDICT_R80_COVERAGE));
   free(v);
   out->n = in->n;
   for (int32_t i = 0; i < in->n; i++) {

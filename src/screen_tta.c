@@ -33,30 +33,6 @@ static int pb_screen__sel_in(const int32_t *chosen, int32_t k, int32_t c)
   return 0;
 }
 
-/* The k-th largest of v[0..n) (1 <= k <= n), reordering v: Hoare selection.
- * The value is what matters, so the pivot rule cannot change a result. */
-static double pb_screen__kth_largest(double *v, int32_t n, int32_t k)
-{
-  int32_t lo = 0, hi = n - 1, want = k - 1;
-  while (lo < hi) {
-    double pivot = v[lo + (hi - lo) / 2];
-    int32_t i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] > pivot) i++;
-      while (v[j] < pivot) j--;
-      if (i <= j) {
-        double t = v[i];
-        v[i++] = v[j];
-        v[j--] = t;
-      }
-    }
-    if (want <= j) hi = j;
-    else if (want >= i) lo = i;
-    else break;
-  }
-  return v[want];
-}
-
 /* Coverage of every cell at once from one score: k = budget, the images
  * above the cutoff value (A of them) and those tied at it (g), then per cell
  * (F_A g + (k - A) f_g) / (g n_fail), the formula of pb_screen_ranked_metrics.
@@ -72,7 +48,7 @@ static void pb_screen__sel_cover(const struct pb_screen_sel_unit *u, const doubl
   if (n == 0) return;
   int32_t k = pb_screen_budget(n, pct);
   for (int32_t i = 0; i < n; i++) work[i] = score[i];
-  double v = pb_screen__kth_largest(work, n, k);
+  double v = pb_kth_largest(work, n, k);
   int32_t A = 0, g = 0;
   for (int32_t c = 0; c < C; c++) fa[c] = fg[c] = 0;
   for (int32_t i = 0; i < n; i++) {

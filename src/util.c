@@ -300,6 +300,34 @@ float pb_round_half(double x)
   return (float)ldexp(nearbyint(ldexp(x, -q)), q);
 }
 
+/* one selection for both widths: ascending position n - k */
+#define PB_KTH_LARGEST(NAME, T)                                                                                  \
+  T NAME(T *v, int32_t n, int32_t k)                                                                             \
+  {                                                                                                              \
+    int32_t lo = 0, hi = n - 1;                                                                                  \
+    const int32_t want = n - k;                                                                                    \
+    while (lo < hi) {                                                                                            \
+      const T pivot = v[lo + (hi - lo) / 2];                                                                     \
+      int32_t i = lo, j = hi;                                                                                    \
+      while (i <= j) {                                                                                           \
+        while (v[i] < pivot) i++;                                                                                \
+        while (v[j] > pivot) j--;                                                                                \
+        if (i <= j) {                                                                                            \
+          const T t = v[i];                                                                                      \
+          v[i++] = v[j];                                                                                         \
+          v[j--] = t;                                                                                            \
+        }                                                                                                        \
+      }                                                                                                          \
+      if (want <= j) hi = j;                                                                                     \
+      else if (want >= i) lo = i;                                                                                \
+      else break;                                                                                                \
+    }                                                                                                            \
+    return v[want];                                                                                              \
+  }
+PB_KTH_LARGEST(pb_kth_largest, double)
+PB_KTH_LARGEST(pb_kth_largest_f32, float)
+#undef PB_KTH_LARGEST
+
 void pb_nanmean_add(struct pb_nanmean *m, double x)
 {
   if (isnan(x)) return;

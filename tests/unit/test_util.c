@@ -606,6 +606,36 @@ START_TEST(test_lines_each)
 }
 END_TEST
 
+static int kth_desc(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x < y) - (x > y);
+}
+
+/* pb_kth_largest (both widths) against a full descending sort, with many ties and every k */
+START_TEST(test_kth_largest)
+{
+  uint64_t x = 88172645463325252ull;
+  for (int rep = 0; rep < 200; rep++) {
+    int32_t n = 1 + rep % 37;
+    double v[37], sorted[37], w[37];
+    float f[37];
+    for (int32_t i = 0; i < n; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      v[i] = (double)(x % 6) / 4.0; /* six levels: ties everywhere */
+    }
+    memcpy(sorted, v, sizeof sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, kth_desc);
+    for (int32_t k = 1; k <= n; k++) {
+      memcpy(w, v, sizeof w);
+      for (int32_t i = 0; i < n; i++) f[i] = (float)v[i];
+      ck_assert(pb_kth_largest(w, n, k) == sorted[k - 1]);
+      ck_assert(pb_kth_largest_f32(f, n, k) == (float)sorted[k - 1]);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_outfile)
 {
   char path[512];
@@ -938,6 +968,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_strmap);
   tcase_add_test(tc, test_outfile);
   tcase_add_test(tc, test_lines_each);
+  tcase_add_test(tc, test_kth_largest);
   tcase_add_test(tc, test_mkdir_join);
   tcase_add_test(tc, test_staging_commit);
   tcase_add_test(tc, test_error_long_name);
