@@ -224,6 +224,15 @@ void pb_blocks_round(const struct pb_blocks *bl, int64_t r, int64_t *b0, int64_t
   *b1 = *b0 + bl->per_round < bl->last ? *b0 + bl->per_round : bl->last;
 }
 
+void pb_blocks_round_items(const struct pb_blocks *bl, int64_t r, int64_t n_items, int64_t per, int64_t *b0,
+                           int64_t *b1, int64_t *c0, int64_t *c1)
+{
+  int64_t e;
+  pb_blocks_round(bl, r, b0, b1);
+  pb_blocks_items(n_items, per, *b0, c0, &e);
+  pb_blocks_items(n_items, per, *b1 - 1, &e, c1);
+}
+
 /* ------------------------------------------------------------ block files */
 
 static char *pb_blocks__path(const struct pb_blocks *bl, int64_t id)

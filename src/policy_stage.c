@@ -370,10 +370,8 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
   uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
   int written = PB_OK;
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1, c0, c1, e;
-    pb_blocks_round(bl, r, &b0, &b1);
-    pb_blocks_items(st->n_cells, per, b0, &c0, &e);
-    pb_blocks_items(st->n_cells, per, b1 - 1, &e, &c1);
+    int64_t b0, b1, c0, c1;
+    pb_blocks_round_items(bl, r, st->n_cells, per, &b0, &b1, &c0, &c1);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = b0; k < b1; k++) {
       int64_t ca, cb;

@@ -1260,10 +1260,8 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   pb_progress_begin(&prog, "verify", "cells", w->nc);
   uint8_t *todo = pb_calloc((size_t)(w->nc > 0 ? w->nc : 1), 1);
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1, c0, c1, e;
-    pb_blocks_round(bl, r, &b0, &b1);
-    pb_blocks_items(st->n_cells, per, b0, &c0, &e);
-    pb_blocks_items(st->n_cells, per, b1 - 1, &e, &c1);
+    int64_t b0, b1, c0, c1;
+    pb_blocks_round_items(bl, r, st->n_cells, per, &b0, &b1, &c0, &c1);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = b0; k < b1; k++) {
       int64_t ca, cb;

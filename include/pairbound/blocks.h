@@ -81,6 +81,11 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
 /** This rank's blocks of round @p r: [*b0, *b1), possibly empty. */
 void pb_blocks_round(const struct pb_blocks *bl, int64_t r, int64_t *b0, int64_t *b1);
 
+/** The same round's blocks [*b0, *b1) and the items they hold, [*c0, *c1) (empty when the round is), for
+ *  blocks of @p per consecutive items out of @p n_items. */
+void pb_blocks_round_items(const struct pb_blocks *bl, int64_t r, int64_t n_items, int64_t per, int64_t *b0,
+                           int64_t *b1, int64_t *c0, int64_t *c1);
+
 /**
  * With --resume: 1 and the payload of block @p id in @p out when its file is
  * intact and made for this key; 0 (the block must be computed) when it is
