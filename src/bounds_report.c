@@ -35,8 +35,7 @@ static void pb_rep__grid(const struct pb_meta *meta, const struct pb_cell_ref *c
                  "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. "
                  "For L and dMk the I5 bounds equal Ik (Theorem 1).",
                  "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     struct pb_nanmean m[5] = {{0}};
     int64_t n = 0, straddle = 0, zero = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -71,8 +70,7 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *
                  "variable-support dMk range at I0 (A.10) follow; normalised H = I5 width / maximum feasible H mass.",
                  "source\tcells\tH_I0\tH_Ik\tH_I5\textra\tnarrower\tL_I5\tdMk_I5\tdMk_I0_varsupport\t"
                  "dMk_I0_defined\tH_normalised", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     struct pb_nanmean m[8] = {{0}};
     int64_t n = 0, narrower = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -109,8 +107,7 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_ce
   pb_table_begin(t, "Signed confidence decomposition (seed Table 9, Eq. 9)",
                  "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.",
                  "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     struct pb_nanmean m[3] = {{0}};
     int64_t n = 0, vbig = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -137,7 +134,7 @@ static int32_t pb_rep__tier_rows(const struct pb_meta *meta, const struct pb_cel
                                  int64_t n_cells, int32_t (*rows)[2])
 {
   int32_t n = 0;
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int tier = -1; tier < PB_N_TIERS; tier++) {
       int any = 0;
       for (int64_t c = 0; c < n_cells && !any; c++)
@@ -257,8 +254,7 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *c
            replicates);
   pb_table_begin(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
                  "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     struct pb_nanmean m[6] = {{0}};
     int64_t n = 0;
     for (int64_t c = 0; c < n_cells; c++) {
@@ -291,8 +287,7 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref
                  "maximum feasible H mass.",
                  "source\tH_orig\tH_matched\tL_orig\tL_matched\tdMk_orig\tdMk_matched\tdMk_matched_min\t"
                  "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     struct pb_nanmean orig[4] = {{0}}, seeds[4] = {{0}};
     double dmin = INFINITY, dmax = -INFINITY;
     int64_t undefined = 0;
@@ -342,7 +337,7 @@ static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_cell_ref 
   struct pb_text d = {0};
   pb_text_printf(&d, "source and target\tI0 (marginal records)\tIk (+ classwise overlap)\tI5 (+ five-state counts)\n");
   int rows = 0;
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int k = 0; k < 3; k++) {
       struct pb_nanmean m[3] = {{0}};
       for (int64_t c = 0; c < n_cells; c++) {
@@ -379,7 +374,7 @@ static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_ce
   struct pb_text d = {0};
   pb_text_printf(&d, "source and target\toriginal support\tmatched support (mean over seeds)\n");
   int rows = 0;
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int k = 0; k < 3; k++) {
       struct pb_nanmean orig = {0}, seeds = {0};
       for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
@@ -418,8 +413,7 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
                      "round(%g n_dev) clean-development scores per model and source (ties accepted).\n\n"
                      "| source | cells | mild | severe | extreme | panel cells |\n|---|---|---|---|---|---|\n",
                  p->coverage);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    if (meta->sources[s].probe_role) continue; /* a probe source has no cells */
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
     int64_t tiers[PB_N_TIERS] = {0}, panel = 0;
     for (int32_t c = 0; c < src->n_conditions; c++)

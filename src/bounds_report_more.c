@@ -42,7 +42,7 @@ static void pb_more__table2(const struct pb_meta *meta, const struct pb_cell_ref
                  "denominator (Eq. 14).",
                  "source\tsummary\tcells\tpaired\tindependent\tpaired_minus_independent", NULL);
   const int ns = (int)(sizeof pb_more__t2 / sizeof pb_more__t2[0]);
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int j = 0; j < ns; j++) {
       struct pb_nanmean mp = {0}, mi = {0}, md = {0};
       for (int64_t c = 0; c < n_cells; c++) {
@@ -92,7 +92,7 @@ static void pb_more__strata(const struct pb_meta *meta, const struct pb_cell_ref
                  "V = P(C'=1, Z'=0) (right event of L).",
                  "source\tstratifier\tstratum\tcells\tH_I5\tL_I5\tdMk_I5\tdMk_cells\tH_norm", NULL);
   const int nst = (int)(sizeof pb_more__strat / sizeof pb_more__strat[0]);
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int j = 0; j < nst; j++)
       for (int b = 0; b < 3; b++) {
         struct pb_nanmean m[4] = {{0}};
@@ -130,7 +130,7 @@ static void pb_more__positive(const struct pb_meta *meta, const struct pb_cell_r
                  "how many have a positive I5 width of H, L and dMk; dMk counts are out of the cells where it is "
                  "defined (K > 0). Identical endpoints at two levels therefore rarely imply point identification.",
                  "source\tsupport\tcells\tH_positive\tL_positive\tdMk_positive\tdMk_defined", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int sup = 0; sup < 1 + (matched != 0); sup++) {
       int64_t n = 0, pos[3] = {0}, defined = 0;
       for (int64_t c = 0; c < n_cells; c++) {
@@ -173,7 +173,7 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_cell_re
                  "one (repeated on every subset row).",
                  "source\tsubset\tcells\tmean_dMk\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct\t"
                  "zero_K\tzero_K_ind_zero\tzero_K_ind_positive", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     int64_t zk = 0, zk_ind0 = 0;
     for (int64_t c = 0; c < n_cells; c++) {
       const double *r = recs + c * PB_IF_N;
@@ -224,7 +224,7 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_cell_re
                  "every cell pooled. These weight model-condition-image events; they are neither the state share "
                  "s nor independent-image probabilities.",
                  "source	support	high_pct	middle_pct	low_pct	high_events	middle_events	low_events", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int v = 0; v < PB_SUPPORT_N; v++) {
       int64_t ev[PB_SUPPORT_N_STRATA] = {0}, same[PB_SUPPORT_N_STRATA] = {0};
       for (int64_t c = 0; c < n_cells; c++) {
@@ -258,7 +258,7 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_cell_re
                  "development correctness on logit(S), per model and source, applied to both sides.",
                  "source\tprotocol\tcells\tH_raw\tH_platt\tL_raw\tL_platt\tselrisk_raw\tselrisk_platt\t"
                  "coverage_raw\tcoverage_platt", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++)
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {
       struct pb_nanmean m[2][4] = {{{0}}};
       int64_t n = 0;
@@ -294,7 +294,7 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_cel
                  "protocol; models_unchanged: models with none (a strictly increasing calibrator changes none).",
                  "source\tmodels\tplatt_a\tplatt_b\tbrier_dev_raw\tbrier_dev_platt\tbrier_perturbed_raw\t"
                  "brier_perturbed_platt\tq80_changed\tmodels_unchanged", NULL);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     struct pb_nanmean m[6] = {{0}};
     int64_t changed = 0, models = 0, unchanged = 0;
     for (int32_t model = 0; model < meta->n_models; model++) {

@@ -98,7 +98,7 @@ int pb_identify_calibration(const struct pb_stage *st, const struct pb_cell_bloc
   int status = PB_OK;
   int32_t nmax = 1;
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
-  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources && status == PB_OK; s = pb_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
     int32_t n_dev = 0;
     for (int32_t i = 0; i < src->n_images; i++) n_dev += src->split[i] == PB_SPLIT_DEV;

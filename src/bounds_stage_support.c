@@ -56,7 +56,7 @@ int pb_identify_support(const struct pb_stage *st, const struct pb_cell_block *b
   int32_t *group = pb_malloc((size_t)M * sizeof *group);
   const int32_t ng = pb_identify__groups(meta, group);
   int status = PB_OK;
-  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources && status == PB_OK; s = pb_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
     int32_t *clean = pb_malloc(((size_t)M * src->n_images + 1) * sizeof *clean);
     int32_t *label = pb_malloc(((size_t)src->n_images + 1) * sizeof *label), ne = 0;

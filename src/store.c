@@ -41,20 +41,25 @@ int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name)
   return -1;
 }
 
+int32_t pb_meta_target(const struct pb_meta *meta, int32_t s)
+{
+  while (s < meta->n_sources && meta->sources[s].probe_role) s++;
+  return s;
+}
+
 int64_t pb_meta_cells(const struct pb_meta *meta)
 {
   int64_t cells = 0;
-  for (int32_t s = 0; s < meta->n_sources; s++)
-    if (!meta->sources[s].probe_role) cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+    cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
   return cells;
 }
 
 int64_t pb_meta_paired_records(const struct pb_meta *meta)
 {
   int64_t recs = 0;
-  for (int32_t s = 0; s < meta->n_sources; s++) {
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
-    if (src->probe_role) continue;
     int64_t n_eval = 0;
     for (int32_t i = 0; i < src->n_images; i++) n_eval += src->split[i] == PB_SPLIT_EVAL;
     recs += (int64_t)meta->n_models * (src->n_conditions - 1) * n_eval;

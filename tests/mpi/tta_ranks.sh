@@ -3,7 +3,7 @@
 # probe role, and its natural tables (U - TTA contrasts, the TTA^sel and U^sel
 # selections, Figure 4's data, the class-bootstrap intervals of U - TTA and
 # U - A3_TTA) are byte-identical across ranks and threads;
-# --probe TTA=SRC keeps working; probe-role sources have no cells.
+# --probe TTA=SRC keeps working; probe-role sources have no cells and no rows in bounds' tables.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s11.h5"
@@ -69,5 +69,10 @@ check "explicit TTA set: U_TTA is the mean of 2 transforms" grep -qP '^ES\tTTA\t
 check "without class draws the class intervals are n/a" awk -F'\t' 'NR > 1 { n++
   if ($10 != "nan" || $11 != "nan" || $17 != "nan" || $18 != "nan") bad = 1 } END { exit bad || n == 0 }' \
   "$WORK/ex/report/screen_natural.tsv"
+# bounds' per-source tables (every one, with --calibration) list only the sources that have cells;
+# the conditions table lists every source's conditions, probe sources included
+pb 1 2 bounds "$S" --calibration -o "$WORK/b"
+check "bounds tables: no rows of the probe sources" sh -c "! grep -l -P '^(TTA|Syn-B5)\t' \$(ls '$WORK/b/report/'*.tsv | grep -v protocol_conditions)"
+check "bounds tables: the target sources are there" grep -q -P '^ES\t' "$WORK/b/report/identification_table2.tsv"
 check "explicit TTA set: TTA_sel picks 2" test "$(awk -F'\t' '$1 == "ES" && $2 == "TTA_sel"' "$WORK/ex/report/screen_natural_selection.tsv" | wc -l)" -eq 2
 finish
