@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -9,8 +11,41 @@
 #include "cli.h"
 #include "h5io.h"
 
+/* Most of a stage's memory is touched once: the store's arrays, HDF5's chunk
+ * buffers, the output text.  With 4 KiB pages every first touch is a page
+ * fault, and on virtual machines a fault costs microseconds: loading the paper
+ * store spent half its time in them.  glibc (2.35 and later) backs its heap
+ * with transparent huge pages when the tunable glibc.malloc.hugetlb=1 is set,
+ * but reads tunables only when a program starts, so pairbound re-executes
+ * itself once with it added to GLIBC_TUNABLES, before MPI starts (the process
+ * id, arguments and environment stay the same).  PB_HUGEPAGES=0 keeps the
+ * default; a kernel with transparent huge pages off ignores the tunable.
+ * Not under AddressSanitizer, whose allocator replaces glibc's. */
+static void pb_main__huge_pages(char **argv)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35) && !defined(__SANITIZE_ADDRESS__)
+  const char *opt = getenv("PB_HUGEPAGES");
+  if (opt && strcmp(opt, "0") == 0) return;
+  const char *old = getenv("GLIBC_TUNABLES");
+  if (old && strstr(old, "glibc.malloc.hugetlb")) return; /* set by the user, or by us before the exec */
+  static const char add[] = "glibc.malloc.hugetlb=1";
+  size_t n = (old ? strlen(old) + 1 : 0) + sizeof add;
+  char *v = malloc(n);
+  if (!v) return;
+  snprintf(v, n, "%s%s%s", old ? old : "", old ? ":" : "", add);
+  if (setenv("GLIBC_TUNABLES", v, 1) == 0) execv("/proc/self/exe", argv);
+  /* no exec (no /proc): run as we are, without the tunable in the environment */
+  if (old) setenv("GLIBC_TUNABLES", old, 1);
+  else unsetenv("GLIBC_TUNABLES");
+  free(v);
+#else
+  (void)argv;
+#endif
+}
+
 int main(int argc, char **argv)
 {
+  pb_main__huge_pages(argv);
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int status = pb_cli_main(argc, argv);
