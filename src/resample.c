@@ -259,98 +259,144 @@ int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item,
 
 /* ---------------------------------------------------- weighted metrics */
 
-double pb_weighted_auroc(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n)
+void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
+                       uint32_t *code)
 {
-  /* integer numerator: 2 x (concordant pairs) + tied pairs, each pair weighted */
-  int64_t neg_below = 0, pos = 0, neg = 0;
-  __int128 num2 = 0;
-  for (int32_t i = 0; i < n;) {
-    int32_t j = i;
-    int64_t gp = 0, gn = 0;
-    while (j < n && score[order[j]] == score[order[i]]) {
-      int32_t q = order[j++];
-      if (y[q]) gp += w[q];
-      else gn += w[q];
-    }
-    num2 += (__int128)gp * (2 * neg_below + gn);
-    neg_below += gn;
-    pos += gp;
-    neg += gn;
-    i = j;
-  }
-  return pos > 0 && neg > 0 ? (double)num2 / (2.0 * (double)pos * (double)neg) : NAN;
-}
-
-double pb_weighted_coverage(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order,
-                            int32_t n, int pct)
-{
-  int64_t total = 0, fails = 0;
   for (int32_t i = 0; i < n; i++) {
-    total += w[order[i]];
-    fails += y[order[i]] ? w[order[i]] : 0;
+    int32_t q = order[n - 1 - i];
+    uint32_t first = i == 0 || score[q] != score[order[n - i]];
+    code[i] = (uint32_t)label[q] << 2 | first << 1 | (y[q] ? 1u : 0u);
   }
-  if (fails == 0 || total == 0) return NAN;
-  int64_t k = (pct * total + 50) / 100; /* as pb_screen_budget: halves up, in integers */
-  if (k < 1) k = 1;
-  /* walk tie groups from the highest score down */
-  int64_t above = 0, covered = 0;
-  for (int32_t j = n - 1; j >= 0;) {
-    int32_t i = j;
-    int64_t g = 0, gf = 0;
-    while (i >= 0 && score[order[i]] == score[order[j]]) {
-      int32_t q = order[i--];
-      g += w[q];
-      gf += y[q] ? w[q] : 0;
-    }
-    if (above + g >= k) /* the cutoff group: each of its images is selected with probability (k - above) / g */
-      return ((double)covered + (double)gf * (double)(k - above) / (double)g) / (double)fails;
-    above += g;
-    covered += gf;
-    j = i;
-  }
-  return (double)covered / (double)fails;
 }
 
-void pb_weighted_metrics(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n,
-                         const int *pcts, int n_pct, int64_t *scratch, double *auroc, double *cov)
+/* Budgets k = max(1, round(pct W / 100)) (halves up, in integers, as
+ * pb_screen_budget) of one weighting; cov NaN and nothing open without failures. */
+static int64_t pb_wm__budgets(int64_t pos, int64_t total, const int *pcts, int n_pct, int64_t *k, double *cov,
+                              unsigned *open)
 {
-  /* tie groups in ascending order: weighted failures and retained images of each */
-  int64_t *gp = scratch, *gn = scratch + n, pos = 0, neg = 0;
-  int32_t ng = 0;
-  for (int32_t i = 0; i < n;) {
-    int32_t j = i;
-    gp[ng] = gn[ng] = 0;
-    while (j < n && score[order[j]] == score[order[i]]) {
-      int32_t q = order[j++];
-      if (y[q]) gp[ng] += w[q];
-      else gn[ng] += w[q];
-    }
-    pos += gp[ng];
-    neg += gn[ng++];
-    i = j;
-  }
-  __int128 num2 = 0;
-  int64_t below = 0;
-  for (int32_t g = 0; g < ng; g++) {
-    num2 += (__int128)gp[g] * (2 * below + gn[g]);
-    below += gn[g];
-  }
-  *auroc = pos > 0 && neg > 0 ? (double)num2 / (2.0 * (double)pos * (double)neg) : NAN;
+  int64_t next = INT64_MAX;
+  *open = 0;
   for (int b = 0; b < n_pct; b++) {
-    int64_t total = pos + neg, k = (pcts[b] * total + 50) / 100, above = 0, covered = 0;
-    if (k < 1) k = 1;
-    cov[b] = pos > 0 ? (double)covered / (double)pos : NAN;
-    for (int32_t g = ng - 1; g >= 0 && pos > 0; g--) {
-      int64_t size = gp[g] + gn[g];
-      if (above + size >= k) {
-        cov[b] = ((double)covered + (double)gp[g] * (double)(k - above) / (double)size) / (double)pos;
-        break;
-      }
-      above += size;
-      covered += gp[g];
-      cov[b] = (double)covered / (double)pos;
+    k[b] = (pcts[b] * total + 50) / 100;
+    if (k[b] < 1) k[b] = 1;
+    cov[b] = NAN;
+    if (pos > 0) {
+      *open |= 1u << b;
+      if (k[b] < next) next = k[b];
     }
   }
+  return next;
+}
+
+/* The tie group [above, above + size) with gp failure weight reaches budgets
+ * of one weighting: each of its images is selected with probability
+ * (k - above) / size (the coverage definition's expression, term for term).
+ * Returns the smallest budget still open. */
+static int64_t pb_wm__reach(int64_t covered, int64_t gp, int64_t above, int64_t size, int64_t pos, const int64_t *k,
+                            int n_pct, unsigned *open, double *cov)
+{
+  int64_t next = INT64_MAX;
+  for (int b = 0; b < n_pct; b++)
+    if (*open >> b & 1) {
+      if (above + size >= k[b]) {
+        cov[b] = ((double)covered + (double)gp * (double)(k[b] - above) / (double)size) / (double)pos;
+        *open &= ~(1u << b);
+      } else if (k[b] < next) {
+        next = k[b];
+      }
+    }
+  return next;
+}
+
+/* After the last image: budgets beyond every image, and the AUROC of lane l. */
+static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t total, unsigned open, int n_pct,
+                          double *auroc, double *cov)
+{
+  for (int b = 0; b < n_pct; b++)
+    if (open >> b & 1) cov[b] = (double)covered / (double)pos;
+  int64_t neg = total - pos;
+  *auroc = pos > 0 && neg > 0 ? pairs / (2.0 * (double)pos * (double)neg) : NAN;
+}
+
+/* Top down over tie groups, per lane: a group's failure (gp) and retained
+ * (gn) weight, the failure weight above it (the coverage so far, ap) and the
+ * weight above it (ab).  2 x (concordant pairs) + tied pairs counts, from each
+ * retained image, the failures above it twice and those tied once.  The lanes
+ * are GCC vectors: AVX2 where the processor has it (a clone per target, chosen
+ * when the program loads).  Needs every total below 2^31, so that gn and
+ * 2 ap + gp fit 32 bits (an unsigned 32 x 32-bit product per lane) and the
+ * pair count, at most 2 pos neg <= total^2 / 2, fits 64. */
+typedef int64_t pb_wm__v __attribute__((vector_size(8 * PB_WM_LANES)));
+typedef uint64_t pb_wm__vu __attribute__((vector_size(8 * PB_WM_LANES)));
+typedef int32_t pb_wm__v32 __attribute__((vector_size(4 * PB_WM_LANES)));
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void pb_wm__pass(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
+                        const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
+{
+  enum { L = PB_WM_LANES };
+  int64_t k[L][PB_WM_MAX_PCT];
+  unsigned open[L];
+  pb_wm__v gp = {0}, gn = {0}, ap = {0}, ab = {0}, next, zero = {0};
+  pb_wm__vu num2 = {0}, lo;
+  for (int l = 0; l < L; l++) lo[l] = 0xffffffffu;
+  for (int l = 0; l < L; l++) next[l] = pb_wm__budgets(pos[l], total[l], pcts, n_pct, k[l], cov + l * n_pct, &open[l]);
+  for (int32_t i = 0; i <= n; i++) {
+    uint32_t c = i < n ? code[i] : 2u;
+    if (c & 2u && i > 0) { /* close the group before this image */
+      pb_wm__v size = gp + gn, hit = ab + size >= next;
+      num2 += ((pb_wm__vu)gn & lo) * ((pb_wm__vu)(ap + ap + gp) & lo);
+      for (int l = 0; l < L; l++)
+        if (hit[l])
+          next[l] = pb_wm__reach(ap[l], gp[l], ab[l], size[l], pos[l], k[l], n_pct, &open[l], cov + l * n_pct);
+      ab += size;
+      ap += gp;
+      gp = gn = zero;
+    }
+    if (i == n) break;
+    pb_wm__v32 w32;
+    memcpy(&w32, mult + (size_t)(c >> 2) * L, sizeof w32);
+    pb_wm__v w = __builtin_convertvector(w32, pb_wm__v), f = zero - (int64_t)(c & 1u);
+    gp += w & f;
+    gn += w & ~f;
+  }
+  for (int l = 0; l < L; l++)
+    pb_wm__finish(ap[l], (double)num2[l], pos[l], total[l], open[l], n_pct, &auroc[l], cov + l * n_pct);
+}
+
+/* pb_wm__pass one lane at a time, the pair count in 128 bits: a weighting of 2^31 images or more. */
+static void pb_wm__pass_wide(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
+                             const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
+{
+  for (int l = 0; l < PB_WM_LANES; l++) {
+    int64_t k[PB_WM_MAX_PCT], gp = 0, gn = 0, ap = 0, ab = 0;
+    unsigned open;
+    __int128 num2 = 0;
+    int64_t next = pb_wm__budgets(pos[l], total[l], pcts, n_pct, k, cov + l * n_pct, &open);
+    for (int32_t i = 0; i <= n; i++) {
+      uint32_t c = i < n ? code[i] : 2u;
+      if (c & 2u && i > 0) {
+        num2 += (__int128)gn * (2 * ap + gp);
+        if (ab + gp + gn >= next) next = pb_wm__reach(ap, gp, ab, gp + gn, pos[l], k, n_pct, &open, cov + l * n_pct);
+        ab += gp + gn;
+        ap += gp;
+        gp = gn = 0;
+      }
+      if (i == n) break;
+      *(c & 1u ? &gp : &gn) += mult[(size_t)(c >> 2) * PB_WM_LANES + l];
+    }
+    pb_wm__finish(ap, (double)num2, pos[l], total[l], open, n_pct, &auroc[l], cov + l * n_pct);
+  }
+}
+
+void pb_weighted_metrics(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
+                         const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
+{
+  int wide = 0;
+  for (int l = 0; l < PB_WM_LANES; l++) wide |= total[l] > INT32_MAX;
+  if (wide) pb_wm__pass_wide(code, n, mult, pos, total, pcts, n_pct, auroc, cov);
+  else pb_wm__pass(code, n, mult, pos, total, pcts, n_pct, auroc, cov);
 }
 
 int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage)

@@ -190,12 +190,111 @@ void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, 
   free(k);
 }
 
+/* A cell's scores packed for the draws: score j's codes (pb_weighted_codes)
+ * at code + off[j], and the classes among its coded images with their image
+ * and failure counts at cls/in/fail + coff[j] (ncls[j] of them), so a draw's
+ * weighted totals cost O(classes).  A score defined on every image shares the
+ * cell's class counts (full[j]), summed once per draw. */
+struct pb_sb__cell {
+  uint32_t *code;
+  int32_t *cls, *in, *fail;
+  size_t off[PB_SB_NSCORES + PB_SB_NDYN], coff[PB_SB_NSCORES + PB_SB_NDYN + 2];
+  int32_t ncls[PB_SB_NSCORES + PB_SB_NDYN + 1];
+  int full[PB_SB_NSCORES + PB_SB_NDYN];
+};
+
+/* Class counts of the images order[0..m) (all n images when order is NULL) appended at slot j. */
+static void pb_sb__classes(struct pb_sb__cell *C, int j, const int32_t *label, const uint8_t *y, const int32_t *order,
+                           int32_t m, int32_t *dense_in, int32_t *dense_fail)
+{
+  size_t o = C->coff[j];
+  int32_t k = 0;
+  for (int32_t i = 0; i < m; i++) {
+    int32_t q = order ? order[i] : i, c = label[q];
+    if (dense_in[c]++ == 0) C->cls[o + k++] = c;
+    dense_fail[c] += y[q] != 0;
+  }
+  for (int32_t i = 0; i < k; i++) {
+    int32_t c = C->cls[o + i];
+    C->in[o + i] = dense_in[c];
+    C->fail[o + i] = dense_fail[c];
+    dense_in[c] = dense_fail[c] = 0;
+  }
+  C->ncls[j] = k;
+  C->coff[j + 1] = o + (size_t)k;
+}
+
+static void pb_sb__cell_pack(struct pb_sb__cell *C, const struct pb_screen_boot *B, int32_t K, const int *use,
+                             int32_t n, const int32_t *label, const uint8_t *y, const double *const *score,
+                             int32_t *const *order, const int32_t *n_order)
+{
+  const int ns = B->n_scores;
+  size_t nc = 0, cls = (size_t)(n < K ? n : K);
+  for (int j = 0; j < ns; j++) {
+    C->off[j] = nc;
+    nc += use[j] ? (size_t)n_order[j] : 0;
+  }
+  C->code = pb_malloc((nc > 0 ? nc : 1) * sizeof *C->code);
+  size_t room = cls * (size_t)(ns + 1) + 1;
+  C->cls = pb_malloc(room * sizeof *C->cls);
+  C->in = pb_malloc(room * sizeof *C->in);
+  C->fail = pb_malloc(room * sizeof *C->fail);
+  int32_t *dense = pb_calloc(2 * (size_t)(K > 0 ? K : 1), sizeof *dense);
+  C->coff[0] = 0;
+  pb_sb__classes(C, 0, label, y, NULL, n, dense, dense + K); /* slot 0: every image */
+  for (int j = 0; j < ns; j++) {
+    C->full[j] = n_order[j] == n;
+    C->coff[j + 2] = C->coff[j + 1];
+    C->ncls[j + 1] = 0;
+    if (!use[j]) continue;
+    pb_weighted_codes(score[j], y, label, order[j], n_order[j], C->code + C->off[j]);
+    if (!C->full[j]) pb_sb__classes(C, j + 1, label, y, order[j], n_order[j], dense, dense + K);
+  }
+  free(dense);
+}
+
+/* Weighted failures and images among slot j's classes under each lane's class weights
+ * (multT: class-major, PB_WM_LANES per class). */
+static void pb_sb__totals(const struct pb_sb__cell *C, int j, const int32_t *multT, int64_t *pos, int64_t *total)
+{
+  for (int l = 0; l < PB_WM_LANES; l++) pos[l] = total[l] = 0;
+  for (size_t i = C->coff[j]; i < C->coff[j] + (size_t)C->ncls[j]; i++) {
+    const int32_t *w = multT + (size_t)C->cls[i] * PB_WM_LANES;
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      pos[l] += (int64_t)w[l] * C->fail[i];
+      total[l] += (int64_t)w[l] * C->in[i];
+    }
+  }
+}
+
+/* Score j's metrics m[j][lane][auroc, cov...] for draws b0 .. b0 + PB_WM_LANES - 1 (class-major weights multT). */
+static void pb_sb__draws(const struct pb_screen_boot *B, const struct pb_sb__cell *C, const int *use,
+                         const int32_t *n_order, const int32_t *multT, double (*m)[PB_WM_LANES][PB_SB_NMET])
+{
+  static const int pcts[PB_SB_NMET - 1] = {10, 20, 30};
+  int64_t pos_all[PB_WM_LANES], total_all[PB_WM_LANES], pos[PB_WM_LANES], total[PB_WM_LANES];
+  double auroc[PB_WM_LANES], cov[PB_WM_LANES * (PB_SB_NMET - 1)];
+  pb_sb__totals(C, 0, multT, pos_all, total_all);
+  for (int j = 0; j < B->n_scores; j++) {
+    if (!use[j]) continue;
+    if (C->full[j]) {
+      memcpy(pos, pos_all, sizeof pos);
+      memcpy(total, total_all, sizeof total);
+    } else {
+      pb_sb__totals(C, j + 1, multT, pos, total);
+    }
+    pb_weighted_metrics(C->code + C->off[j], n_order[j], multT, pos, total, pcts, PB_SB_NMET - 1, auroc, cov);
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      m[j][l][0] = auroc[l];
+      for (int k = 1; k < PB_SB_NMET; k++) m[j][l][k] = cov[l * (PB_SB_NMET - 1) + k - 1];
+    }
+  }
+}
+
 void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,
                          const uint8_t *y, const double *const *score, int32_t *const *order, const int32_t *n_order)
 {
-  static const int pcts[PB_SB_NMET - 1] = {10, 20, 30};
-  int32_t K = B->n_classes[t], *w = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *w);
-  int64_t *scratch = pb_malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *scratch);
+  int32_t K = B->n_classes[t];
   size_t rows[2] = {(size_t)t * PB_SB_NROWS_PER_TARGET, (size_t)t * PB_SB_NROWS_PER_TARGET + 1 + (size_t)tier};
   /* class contrasts: the first PB_SB_NCLASSCON fixed ones, then U - dyn_row[d] at statistic PB_SB_NCON + d */
   int nrows = tier >= 0 ? 2 : 1, ncc = PB_SB_NCLASSCON + B->n_dyn, ia[PB_SB_NCLASSCON + PB_SB_NDYN],
@@ -212,28 +311,36 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
     in_row[c][0] = only < 0;
     in_row[c][1] = only < 0 || only == tier;
   }
-  for (int64_t b = 0; b < B->draws; b++) {
-    const int32_t *mult = B->mult[t] + b * K;
-    for (int32_t q = 0; q < n; q++) w[q] = mult[label[q]];
-    double m[PB_SB_NSCORES + PB_SB_NDYN][PB_SB_NMET];
-    for (int j = 0; j < B->n_scores; j++)
-      if (use[j])
-        pb_weighted_metrics(score[j], y, w, order[j], n_order[j], pcts, PB_SB_NMET - 1, scratch, &m[j][0], &m[j][1]);
-    if (isnan(m[0][0])) continue; /* the draw left no failure or no retained image: cell skipped */
-    for (int r = 0; r < nrows; r++) {
-      size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat;
-      pb_sb__add(&B->cells[rows[r] * (size_t)B->draws + (size_t)b], 1);
-      for (int c = 0; c < ncc; c++)
-        for (int k = 0; k < PB_SB_NMET && in_row[c][r]; k++) {
-          double d = m[ia[c]][k] - m[ib[c]][k];
-          if (isnan(d)) continue;
-          pb_sb__add(&B->sum[base + at[c] * PB_SB_NMET + k], llround(d * PB_SB_SCALE));
-          pb_sb__add(&B->cnt[base + at[c] * PB_SB_NMET + k], 1);
-        }
+  struct pb_sb__cell C;
+  pb_sb__cell_pack(&C, B, K, use, n, label, y, score, order, n_order);
+  /* draws PB_WM_LANES at a time, their class weights interleaved (a lane past the last draw weighs nothing) */
+  int32_t *multT = pb_malloc((size_t)(K > 0 ? K : 1) * PB_WM_LANES * sizeof *multT);
+  for (int64_t b0 = 0; b0 < B->draws; b0 += PB_WM_LANES) {
+    for (int l = 0; l < PB_WM_LANES; l++)
+      for (int32_t c = 0; c < K; c++) multT[(size_t)c * PB_WM_LANES + l] = b0 + l < B->draws ? B->mult[t][(b0 + l) * K + c] : 0;
+    double m[PB_SB_NSCORES + PB_SB_NDYN][PB_WM_LANES][PB_SB_NMET];
+    pb_sb__draws(B, &C, use, n_order, multT, m);
+    for (int l = 0; l < PB_WM_LANES && b0 + l < B->draws; l++) {
+      int64_t b = b0 + l;
+      if (isnan(m[0][l][0])) continue; /* the draw left no failure or no retained image: cell skipped */
+      for (int r = 0; r < nrows; r++) {
+        size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat;
+        B->cells[rows[r] * (size_t)B->draws + (size_t)b]++;
+        for (int c = 0; c < ncc; c++)
+          for (int k = 0; k < PB_SB_NMET && in_row[c][r]; k++) {
+            double d = m[ia[c]][l][k] - m[ib[c]][l][k];
+            if (isnan(d)) continue;
+            B->sum[base + at[c] * PB_SB_NMET + k] += llround(d * PB_SB_SCALE);
+            B->cnt[base + at[c] * PB_SB_NMET + k]++;
+          }
+      }
     }
   }
-  free(scratch);
-  free(w);
+  free(multT);
+  free(C.code);
+  free(C.cls);
+  free(C.in);
+  free(C.fail);
 }
 
 /* Per-cell paired differences of the stored metrics (no resampling). */

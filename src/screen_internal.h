@@ -98,7 +98,8 @@ int32_t pb_screen_boot_score_row(const struct pb_screen_boot *B, int j);
 int pb_screen_boot_class_contrast(const struct pb_screen_boot *B, int32_t base, int32_t x);
 /* Ascending orders of the n_scores scores of a unit (NaN left out); caller frees order[k]. */
 void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, int32_t **order, int32_t *n_order);
-/* One cell's contribution to every draw (thread-safe: atomic integer adds). */
+/* One cell's contribution to every draw, added to B: the calling thread's own accumulators
+ * (pb_screen_boot_local), which pb_screen_boot_add merges atomically. */
 void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t n, const int32_t *label,
                          const uint8_t *y, const double *const *score, int32_t *const *order, const int32_t *n_order);
 void pb_screen_boot_free(struct pb_screen_boot *B);

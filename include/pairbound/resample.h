@@ -120,27 +120,39 @@ void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm);
 /** Uniform random permutation of n items (label permutations). */
 void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm);
 
-/* ---- class-weighted screening metrics (class bootstrap): integer weights w
- * act as replication counts, so each equals the unweighted metric on the data
- * set with every image repeated w times.  @p order lists the images with a
- * defined score in ascending score order (ties adjacent). */
+/* ---- class-weighted screening metrics (class bootstrap): integer weights
+ * act as replication counts, so each metric equals the unweighted one on the
+ * data set with every image repeated as often as its class was drawn. */
 
-/** AUROC with y = 1 positive (failure), ties 1/2; NaN without weighted positives or negatives. */
-double pb_weighted_auroc(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n);
-
-/**
- * Failure coverage of the top k = max(1, round(pct W / 100)) images by score
- * (W = total weight), ties at the cutoff prorated; NaN without failures.
- */
-double pb_weighted_coverage(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order,
-                            int32_t n, int pct);
+/** The most budgets pb_weighted_metrics takes. */
+#define PB_WM_MAX_PCT 8
 
 /**
- * Both metrics in one pass over the tie groups: *auroc and cov[i] for budget
- * pcts[i] (same definitions as above).  @p scratch holds 2 n int64 values.
+ * One score's images packed for repeated weighted passes: @p order lists the
+ * images with a defined score in ascending score order (ties adjacent), and
+ * code[i] (i = 0..n-1, descending score) is label << 2 | (first image of its
+ * tie group) << 1 | (failure).  Labels below 2^30.
  */
-void pb_weighted_metrics(const double *score, const uint8_t *y, const int32_t *w, const int32_t *order, int32_t n,
-                         const int *pcts, int n_pct, int64_t *scratch, double *auroc, double *cov);
+void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
+                       uint32_t *code);
+
+/** Weightings pb_weighted_metrics evaluates in one pass. */
+#define PB_WM_LANES 4
+
+/**
+ * For each of PB_WM_LANES weightings l (image weight mult[label *
+ * PB_WM_LANES + l]): AUROC auroc[l] with failures positive (ties 1/2; NaN
+ * without weighted failures or retained images), and the failure coverage
+ * cov[l * n_pct + b] of the top k = max(1, round(pcts[b] W / 100)) images by
+ * score (W = total weight, ties at the cutoff prorated; NaN without
+ * failures), in one pass over the codes of pb_weighted_codes: the tie
+ * groups, which all weightings share, are walked once.  @p pos[l] and
+ * @p total[l] are the weighted failures and images among the coded ones,
+ * which the caller sums over classes (O(classes), not O(images)).
+ * n_pct <= PB_WM_MAX_PCT.
+ */
+void pb_weighted_metrics(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
+                         const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov);
 
 /** Percentile of sorted data (linear interpolation), NaN for n = 0. */
 double pb_percentile_sorted(const double *sorted, int64_t n, double q);

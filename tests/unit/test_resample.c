@@ -233,8 +233,31 @@ static int by_score(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* Class weights act as replication: the weighted metrics equal the unweighted
- * ones (pb_screen_auroc, pb_screen_coverage) on the explicitly replicated data. */
+/* Every image its own class: lane l's weights w[l][i] become mult[i * LANES + l]; the
+ * weighted totals as the caller sums them. */
+static void wm_run(const double *score, const uint8_t *y, const int32_t *order, int32_t k, int32_t n,
+                   int32_t (*w)[40], double *auroc, double *cov)
+{
+  enum { NMAX = 40 };
+  int32_t label[NMAX], mult[NMAX * PB_WM_LANES];
+  uint32_t code[NMAX];
+  int64_t pos[PB_WM_LANES] = {0}, total[PB_WM_LANES] = {0};
+  const int pcts[3] = {10, 20, 30};
+  for (int32_t i = 0; i < n; i++) label[i] = i;
+  for (int l = 0; l < PB_WM_LANES; l++) {
+    for (int32_t i = 0; i < n; i++) mult[i * PB_WM_LANES + l] = w[l][i];
+    for (int32_t j = 0; j < k; j++) {
+      total[l] += w[l][order[j]];
+      pos[l] += y[order[j]] ? w[l][order[j]] : 0;
+    }
+  }
+  pb_weighted_codes(score, y, label, order, k, code);
+  pb_weighted_metrics(code, k, mult, pos, total, pcts, 3, auroc, cov);
+}
+
+/* Class weights act as replication: each lane's weighted metrics equal the
+ * unweighted ones (pb_screen_auroc, pb_screen_coverage) on the explicitly
+ * replicated data, whatever the other lanes hold. */
 START_TEST(test_weighted_equals_replicated)
 {
   struct pb_rng r;
@@ -242,49 +265,91 @@ START_TEST(test_weighted_equals_replicated)
   enum { NMAX = 40 };
   double score[NMAX], rep_s[NMAX * 4];
   uint8_t y[NMAX], rep_y[NMAX * 4];
-  int32_t w[NMAX], order[NMAX];
+  int32_t w[PB_WM_LANES][NMAX], order[NMAX];
   int checked = 0;
   for (int trial = 0; trial < 3000; trial++) {
-    int32_t n = 1 + (int32_t)pb_rng_below(&r, NMAX), m = 0, levels = 1 + (int32_t)pb_rng_below(&r, 6), k = 0;
+    int32_t n = 1 + (int32_t)pb_rng_below(&r, NMAX), levels = 1 + (int32_t)pb_rng_below(&r, 6), k = 0;
     for (int32_t i = 0; i < n; i++) {
       score[i] = pb_rng_below(&r, 8) == 0 ? NAN : (double)pb_rng_below(&r, (uint32_t)levels) / 4.0; /* heavy ties */
       y[i] = (uint8_t)pb_rng_below(&r, 2);
-      w[i] = (int32_t)pb_rng_below(&r, 4); /* 0..3 copies, as a class drawn 0..3 times */
+      for (int l = 0; l < PB_WM_LANES; l++) w[l][i] = (int32_t)pb_rng_below(&r, 4); /* 0..3 copies */
       if (!isnan(score[i])) order[k++] = i;
-      for (int32_t c = 0; c < w[i]; c++) rep_s[m] = score[i], rep_y[m++] = y[i];
     }
     g_score = score;
     qsort(order, (size_t)k, sizeof *order, by_score);
-    double a = pb_weighted_auroc(score, y, w, order, k), b = m ? pb_screen_auroc(rep_s, rep_y, m) : NAN;
-    ck_assert_msg(isnan(a) == isnan(b) && (isnan(a) || fabs(a - b) < 1e-12), "trial %d auroc %.17g vs %.17g", trial, a, b);
-    for (int pct = 10; pct <= 30; pct += 10) {
-      double c = pb_weighted_coverage(score, y, w, order, k, pct), d = m ? pb_screen_coverage(rep_s, rep_y, m, pct) : NAN;
-      ck_assert_msg(isnan(c) == isnan(d) && (isnan(c) || fabs(c - d) < 1e-12), "trial %d coverage %d%%: %.17g vs %.17g",
-                    trial, pct, c, d);
-    }
-    checked += !isnan(a);
-    /* the one-pass version agrees exactly with the separate ones */
-    int64_t scratch[2 * NMAX];
-    const int pcts[3] = {10, 20, 30};
-    double a1, cv[3];
-    pb_weighted_metrics(score, y, w, order, k, pcts, 3, scratch, &a1, cv);
-    ck_assert(isnan(a1) == isnan(a) && (isnan(a) || a1 == a));
-    for (int b = 0; b < 3; b++) {
-      double c = pb_weighted_coverage(score, y, w, order, k, pcts[b]);
-      ck_assert_msg(isnan(cv[b]) == isnan(c) && (isnan(c) || cv[b] == c), "trial %d %d%%: %.17g vs %.17g", trial,
-                    pcts[b], cv[b], c);
+    double auroc[PB_WM_LANES], cov[PB_WM_LANES * 3];
+    wm_run(score, y, order, k, n, w, auroc, cov);
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      int32_t m = 0;
+      for (int32_t i = 0; i < n; i++)
+        for (int32_t c = 0; c < w[l][i] && !isnan(score[i]); c++) rep_s[m] = score[i], rep_y[m++] = y[i];
+      double b = m ? pb_screen_auroc(rep_s, rep_y, m) : NAN;
+      ck_assert_msg(isnan(auroc[l]) == isnan(b) && (isnan(b) || fabs(auroc[l] - b) < 1e-12),
+                    "trial %d lane %d auroc %.17g vs %.17g", trial, l, auroc[l], b);
+      for (int q = 0; q < 3; q++) {
+        double d = m ? pb_screen_coverage(rep_s, rep_y, m, 10 * (q + 1)) : NAN;
+        ck_assert_msg(isnan(cov[l * 3 + q]) == isnan(d) && (isnan(d) || fabs(cov[l * 3 + q] - d) < 1e-12),
+                      "trial %d lane %d coverage %d%%: %.17g vs %.17g", trial, l, 10 * (q + 1), cov[l * 3 + q], d);
+      }
+      checked += !isnan(b);
     }
   }
-  ck_assert(checked > 1000);
+  ck_assert(checked > 4000);
   /* hand case: scores 3 (fail), 2 (keep) x2 weight, 2 (fail), 1 (keep); AUROC pairs: fail3 beats 3 keeps
-   * (weight 3), fail2 ties two keeps (weight 2, 1/2 each) and beats one: (3 + 1 + 1) / (2 * 3) = 5/6 */
+   * (weight 3), fail2 ties two keeps (weight 2, 1/2 each) and beats one: (3 + 1 + 1) / (2 * 3) = 5/6.
+   * W = 5, k = round(.3 * 5) = 2 (1.5 rounds up): the fail at 3, then 1 of the 3 weight units tied at 2, one
+   * of which is a failure: covered = 1 + 1/3, over 2 failures = 2/3 */
   const double hs[4] = {3, 2, 2, 1};
   const uint8_t hy[4] = {1, 0, 1, 0};
-  const int32_t hw[4] = {1, 2, 1, 1}, ho[4] = {3, 1, 2, 0};
-  ck_assert(fabs(pb_weighted_auroc(hs, hy, hw, ho, 4) - 5.0 / 6) < 1e-15);
-  /* W = 5, k = round(.3 * 5) = 2 (1.5 rounds up): the fail at 3, then 1 of the 3 weight units tied at 2, one of
-   * which is a failure: covered = 1 + 1/3, over 2 failures = 2/3 */
-  ck_assert(fabs(pb_weighted_coverage(hs, hy, hw, ho, 4, 30) - 2.0 / 3) < 1e-15);
+  const int32_t ho[4] = {3, 1, 2, 0};
+  int32_t hw[PB_WM_LANES][NMAX] = {{0}};
+  for (int l = 0; l < PB_WM_LANES; l++) hw[l][0] = 1, hw[l][1] = 2, hw[l][2] = 1, hw[l][3] = 1;
+  double auroc[PB_WM_LANES], cov[PB_WM_LANES * 3];
+  wm_run(hs, hy, ho, 4, 4, hw, auroc, cov);
+  ck_assert(fabs(auroc[0] - 5.0 / 6) < 1e-15);
+  ck_assert(fabs(cov[2] - 2.0 / 3) < 1e-15);
+}
+END_TEST
+
+/* Totals of 2^31 or more take the 128-bit pass: weights scaled by 2^26 (totals
+ * a multiple of 10, so every budget scales exactly) give exactly the unscaled
+ * lane's AUROC and coverage, both being ratios of weights. */
+START_TEST(test_weighted_wide)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 78, 0, 0);
+  enum { NMAX = 40 };
+  double score[NMAX];
+  uint8_t y[NMAX];
+  int32_t w[PB_WM_LANES][NMAX], order[NMAX];
+  for (int trial = 0; trial < 500; trial++) {
+    int32_t n = 20, levels = 1 + (int32_t)pb_rng_below(&r, 10);
+    int64_t sum = 0;
+    for (int32_t i = 0; i < n; i++) {
+      score[i] = (double)pb_rng_below(&r, (uint32_t)levels);
+      y[i] = (uint8_t)pb_rng_below(&r, 2);
+      w[0][i] = 2 + (int32_t)pb_rng_below(&r, 6); /* 2..7, at most 16 after the adjustment */
+      sum += w[0][i];
+      order[i] = i;
+    }
+    w[0][0] += (int32_t)((10 - sum % 10) % 10); /* total a multiple of 10 */
+    for (int l = 1; l < PB_WM_LANES; l++)
+      for (int32_t i = 0; i < n; i++) w[l][i] = w[0][i] << 26; /* each below 2^31, the total at least 40 x 2^26 > 2^31 */
+    g_score = score;
+    qsort(order, (size_t)n, sizeof *order, by_score);
+    double small[PB_WM_LANES], csmall[PB_WM_LANES * 3], wide[PB_WM_LANES], cwide[PB_WM_LANES * 3];
+    int32_t w0[PB_WM_LANES][NMAX];
+    for (int l = 0; l < PB_WM_LANES; l++) memcpy(w0[l], w[0], sizeof w0[l]);
+    wm_run(score, y, order, n, n, w0, small, csmall); /* every lane unscaled: the 64-bit pass */
+    wm_run(score, y, order, n, n, w, wide, cwide);
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      ck_assert_msg(isnan(wide[l]) == isnan(small[0]) && (isnan(small[0]) || wide[l] == small[0]),
+                    "trial %d lane %d auroc %.17g vs %.17g", trial, l, wide[l], small[0]);
+      for (int q = 0; q < 3; q++)
+        ck_assert_msg(isnan(cwide[l * 3 + q]) == isnan(csmall[q]) && (isnan(csmall[q]) || cwide[l * 3 + q] == csmall[q]),
+                      "trial %d lane %d coverage %d: %.17g vs %.17g", trial, l, q, cwide[l * 3 + q], csmall[q]);
+    }
+  }
 }
 END_TEST
 
@@ -297,6 +362,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_known_distribution);
   tcase_add_test(tc, test_against_reference);
   tcase_add_test(tc, test_weighted_equals_replicated);
+  tcase_add_test(tc, test_weighted_wide);
   suite_add_tcase(s, tc);
   tc = tcase_create("nulls");
   tcase_add_test(tc, test_classes);
