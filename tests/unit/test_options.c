@@ -285,6 +285,8 @@ START_TEST(test_run_embedded)
   ck_assert(dev->screen.swapped == 1 && dev->screen.eval_tiers == 0 && dev->screen.seed == 20260912);
   ck_assert(dev->screen.group_draws == 2000 && dev->screen.class_draws == 200);
   ck_assert(dev_tiers->screen.swapped == 1 && dev_tiers->screen.eval_tiers == 1);
+  /* its own key wins over [run] class_draws: Table 24 has group intervals only */
+  ck_assert(dev_tiers->screen.group_draws == 2000 && dev_tiers->screen.class_draws == 0);
   ck_assert(c.instances[0].opts->verify.policies == 1 && c.verify.policies == 0);
   ck_assert(c.fragility.k.seed == 20260914 && c.fragility.k.n_null == 200);
   ck_assert(c.screen.group_draws == 2000 && c.screen.class_draws == 200);
