@@ -20,12 +20,16 @@
  * itself once with it added to GLIBC_TUNABLES, before MPI starts (the process
  * id, arguments and environment stay the same).  PB_HUGEPAGES=0 keeps the
  * default; a kernel with transparent huge pages off ignores the tunable.
- * Not under AddressSanitizer, whose allocator replaces glibc's. */
+ * Not under AddressSanitizer, whose allocator replaces glibc's, nor under
+ * valgrind (its preloaded library in LD_PRELOAD), which would let the
+ * re-executed program run outside it. */
 static void pb_main__huge_pages(char **argv)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35) && !defined(__SANITIZE_ADDRESS__)
   const char *opt = getenv("PB_HUGEPAGES");
   if (opt && strcmp(opt, "0") == 0) return;
+  const char *pre = getenv("LD_PRELOAD");
+  if (pre && strstr(pre, "vgpreload")) return;
   const char *old = getenv("GLIBC_TUNABLES");
   if (old && strstr(old, "glibc.malloc.hugetlb")) return; /* set by the user, or by us before the exec */
   static const char add[] = "glibc.malloc.hugetlb=1";
