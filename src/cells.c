@@ -18,12 +18,10 @@ static void pb_cells__keep(struct pb_rows *r, int fields)
 }
 
 /* Rows [0, n) of whole-row @p in, evaluation images only (positions ev[0 .. n_eval)),
- * into rows [at, at + n) of @p out; rows over threads (a gather from memory
- * just written by HDF5: 6% of a serial profile of bounds on /tmp/i75.h5). */
+ * into rows [at, at + n) of @p out. */
 static void pb_cells__compact(const struct pb_rows *in, int32_t n, const int32_t *ev, int32_t n_eval,
                               struct pb_rows *out, int32_t at)
 {
-#pragma omp parallel for schedule(static)
   for (int32_t j = 0; j < n; j++) {
     const size_t i0 = (size_t)j * in->n_images, o = (size_t)(at + j) * n_eval;
     if (out->pred)
