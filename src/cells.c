@@ -33,22 +33,32 @@ static void pb_cells__compact(const struct pb_rows *in, int32_t n, const int32_t
   }
 }
 
+/* Whole-row buffer of a read: models are read in batches of consecutive
+ * models whose rows of one field fit in this many bytes (at least one model):
+ * the paper store's small sources stay one read per field, a source of
+ * 100,000 images is read a model at a time. */
+#define PB_CELLS_BATCH_BYTES ((size_t)32 << 20)
+
 /* Source s's rows (sorted, distinct) compacted to evaluation images in @p out.
- * They are read a model at a time into one buffer of whole rows, so the block
- * holds n_eval records per row instead of n_images and no second copy of the
- * cells' rows is ever allocated (a model's rows were one transfer anyway).
- * Every rank reads once per model, with no rows where it has none, so the
- * collective calls match; they agree on the status, so all stop together. */
+ * They are read a batch of models at a time into one buffer of whole rows, so
+ * the block holds n_eval records per row instead of n_images and no second
+ * copy of the cells' rows is ever allocated.  The batches depend on the
+ * metadata only, so every rank makes the same reads (with no rows where it
+ * has none) and the collective calls match; they agree on the status, so all
+ * stop together. */
 static int pb_cells__read_source(struct pb_store *st, int32_t s, int32_t n_eval, int32_t u, const int32_t *rows,
                                  int fields, struct pb_rows *out)
 {
   const struct pb_meta *meta = pb_store_meta(st);
   const struct pb_source *src = &meta->sources[s];
+  const size_t model_bytes = (size_t)src->n_conditions * (size_t)src->n_images * sizeof(float);
+  const int32_t per = model_bytes > 0 && PB_CELLS_BATCH_BYTES / model_bytes > 1
+                        ? (int32_t)(PB_CELLS_BATCH_BYTES / model_bytes) : 1;
   int32_t most = 1, *ev = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof *ev);
   for (int32_t i = 0, k = 0; i < src->n_images; i++)
     if (src->split[i] == PB_SPLIT_EVAL) ev[k++] = i;
   for (int32_t j = 0, e = 0; j < u; j = e) {
-    while (e < u && rows[e] / src->n_conditions == rows[j] / src->n_conditions) e++;
+    while (e < u && rows[e] / src->n_conditions / per == rows[j] / src->n_conditions / per) e++;
     most = e - j > most ? e - j : most;
   }
   struct pb_rows buf;
@@ -57,9 +67,9 @@ static int pb_cells__read_source(struct pb_store *st, int32_t s, int32_t n_eval,
   pb_cells__keep(&buf, fields);
   pb_cells__keep(out, fields);
   int status = PB_OK;
-  for (int32_t m = 0, j = 0; m < meta->n_models && status == PB_OK; m++) {
+  for (int32_t m = 0, j = 0; m < meta->n_models && status == PB_OK; m += per) {
     int32_t e = j;
-    while (e < u && rows[e] / src->n_conditions == m) e++;
+    while (e < u && rows[e] / src->n_conditions < m + per) e++;
     status = pb_store_read_fields_into(st, s, e - j, rows + j, fields, &buf);
     if (status == PB_OK) pb_cells__compact(&buf, e - j, ev, n_eval, out, j);
     j = e;
