@@ -101,7 +101,23 @@ static void pb_screen__budgets(struct pb_screen_ranked *r)
   }
 }
 
-void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t n_sub, struct pb_screen_ranked *r)
+/* Tie groups of the descending order held by key[0..k) (positions key[j].pos) or order[0..k). */
+static void pb_screen__groups(struct pb_screen_ranked *r, const double *score, const struct pb_screen__key *key,
+                              const int32_t *order, int32_t k)
+{
+  for (int32_t a = 0; a < k;) {
+    int32_t g = 1;
+    if (key)
+      while (a + g < k && key[a + g].s == key[a].s) g++;
+    else
+      while (a + g < k && score[order[a + g]] == score[order[a]]) g++;
+    pb_screen__group(r, a, g, key, order);
+    a += g;
+  }
+}
+
+void pb_screen_rank_keep(const double *score, int32_t n, const int32_t *sub, int32_t n_sub,
+                         struct pb_screen_ranked *r, int32_t *order)
 {
   int32_t m = sub ? n_sub : n, k = 0;
   struct pb_screen__key *key = pb_malloc((size_t)(2 * m + 2) * sizeof *key);
@@ -113,13 +129,25 @@ void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t 
   pb_screen__ranked_alloc(r, n);
   r->n = k;
   pb_screen__budgets(r);
-  for (int32_t a = 0; a < k;) {
-    int32_t g = 1;
-    while (a + g < k && key[a + g].s == key[a].s) g++;
-    pb_screen__group(r, a, g, key, NULL);
-    a += g;
-  }
+  pb_screen__groups(r, score, key, NULL, k);
+  for (int32_t j = 0; j < k && order; j++) order[j] = key[j].pos;
   free(key);
+}
+
+void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t n_sub, struct pb_screen_ranked *r)
+{
+  pb_screen_rank_keep(score, n, sub, n_sub, r, NULL);
+}
+
+void pb_screen_rank_sorted(const double *score, int32_t n, const int32_t *list, int32_t n_list,
+                           struct pb_screen_ranked *r)
+{
+  /* a tie group's images share their midrank and codes, so the order inside
+   * a run of equal scores does not matter */
+  pb_screen__ranked_alloc(r, n);
+  r->n = n_list;
+  pb_screen__budgets(r);
+  pb_screen__groups(r, score, NULL, list, n_list);
 }
 
 void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r)
@@ -161,17 +189,24 @@ void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_
   int64_t cnt = 0, r2 = 0, full[PB_SCREEN_N_BUDGETS] = {0, 0, 0}, cut[PB_SCREEN_N_BUDGETS] = {0, 0, 0};
   const int32_t *mid2 = r->mid2;
   const uint8_t *code = r->code;
-  for (int32_t j = 0; j < len; j++) {
-    int32_t q = list[j];
-    if (mid2[q] < 0) continue;
-    cnt++;
-    r2 += mid2[q];
-    uint8_t c = code[q];
-    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
-      full[b] += (c >> (2 * b) & 3) == 1;
-      cut[b] += (c >> (2 * b) & 3) == 2;
+  if (budgets == 0) /* the AUROC alone: no budget counts */
+    for (int32_t j = 0; j < len; j++) {
+      int32_t v = mid2[list[j]];
+      cnt += v >= 0;
+      r2 += v >= 0 ? v : 0;
     }
-  }
+  else
+    for (int32_t j = 0; j < len; j++) {
+      int32_t q = list[j];
+      if (mid2[q] < 0) continue;
+      cnt++;
+      r2 += mid2[q];
+      uint8_t c = code[q];
+      for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+        full[b] += (c >> (2 * b) & 3) == 1;
+        cut[b] += (c >> (2 * b) & 3) == 2;
+      }
+    }
   int64_t n = r->n, npos = cnt;
   if (!use_fail) {
     npos = n - cnt;
@@ -231,18 +266,17 @@ struct pb_screen__logit_data {
   double C;
 };
 
-/* log(1 + exp(eta)) without overflow */
-static double pb_screen__log1pexp(double eta) { return eta > 0 ? eta + log1p(exp(-eta)) : log1p(exp(eta)); }
+/* log(1 + exp(eta)) without overflow, given e = exp(-|eta|) */
+static double pb_screen__log1pexp(double eta, double e) { return eta > 0 ? eta + log1p(e) : log1p(e); }
 
-static double pb_screen__sigmoid(double eta)
-{
-  if (eta >= 0) return 1.0 / (1.0 + exp(-eta));
-  double e = exp(eta);
-  return e / (1.0 + e);
-}
+/* 1 / (1 + exp(-eta)), given e = exp(-|eta|) */
+static double pb_screen__sigmoid(double eta, double e) { return eta >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e); }
 
-/* objective and gradient at theta = (b, w_1..w_p); sums in image order */
-static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const double *theta, double *grad)
+/* objective (when want_f) and gradient (when grad) at theta = (b, w_1..w_p);
+ * sums in image order.  BFGS asks for one, the other or both: each is the
+ * same sum whether or not the other is formed, and one exp serves both. */
+static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const double *theta, int want_f,
+                                    double *grad)
 {
   int p = d->p;
   double f = 0, g[4] = {0, 0, 0, 0};
@@ -250,8 +284,10 @@ static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const
     const double *z = d->z + (size_t)i * p;
     double eta = theta[0];
     for (int j = 0; j < p; j++) eta += theta[1 + j] * z[j];
-    f += d->trials[i] * pb_screen__log1pexp(eta) - d->fails[i] * eta;
-    double r = d->trials[i] * pb_screen__sigmoid(eta) - d->fails[i];
+    double e = exp(-fabs(eta));
+    if (want_f) f += d->trials[i] * pb_screen__log1pexp(eta, e) - d->fails[i] * eta;
+    if (!grad) continue;
+    double r = d->trials[i] * pb_screen__sigmoid(eta, e) - d->fails[i];
     g[0] += r;
     for (int j = 0; j < p; j++) g[1 + j] += r * z[j];
   }
@@ -276,7 +312,7 @@ static void pb_screen__logit_hess(const struct pb_screen__logit_data *d, const d
     for (int j = 0; j < p; j++) z[1 + j] = d->z[(size_t)i * p + j];
     double eta = 0;
     for (int j = 0; j <= p; j++) eta += theta[j] * z[j];
-    double s = pb_screen__sigmoid(eta), w = d->C * d->trials[i] * s * (1 - s);
+    double s = pb_screen__sigmoid(eta, exp(-fabs(eta))), w = d->C * d->trials[i] * s * (1 - s);
     for (int a = 0; a <= p; a++)
       for (int b = 0; b <= p; b++) H[a][b] += w * z[a] * z[b];
   }
@@ -292,14 +328,14 @@ static double pb_screen__norm(const double *g, int n)
 
 static double pb_screen__gsl_f(const gsl_vector *v, void *params)
 {
-  return pb_screen__logit_eval(params, v->data, NULL);
+  return pb_screen__logit_eval(params, v->data, 1, NULL);
 }
 
 static void pb_screen__gsl_df(const gsl_vector *v, void *params, gsl_vector *df)
 {
   double g[4];
   const struct pb_screen__logit_data *d = params;
-  pb_screen__logit_eval(d, v->data, g);
+  pb_screen__logit_eval(d, v->data, 0, g);
   for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
 }
 
@@ -307,7 +343,7 @@ static void pb_screen__gsl_fdf(const gsl_vector *v, void *params, double *f, gsl
 {
   double g[4];
   const struct pb_screen__logit_data *d = params;
-  *f = pb_screen__logit_eval(d, v->data, g);
+  *f = pb_screen__logit_eval(d, v->data, 1, g);
   for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
 }
 
@@ -335,7 +371,7 @@ double pb_screen_logit_objective(const double *x, int p, const int32_t *n_trials
   double *z = pb_screen__standardise(x, p, n, &tmp);
   struct pb_screen__logit_data d = {p, n, z, n_trials, n_fail, C};
   double theta[4] = {fit->b, fit->w[0], fit->w[1], fit->w[2]};
-  double f = pb_screen__logit_eval(&d, theta, grad);
+  double f = pb_screen__logit_eval(&d, theta, 1, grad);
   free(z);
   return f;
 }
@@ -382,7 +418,7 @@ int pb_screen_logit_fit(const double *x, int p, const int32_t *n_trials, const i
   const gsl_vector *xm = gsl_multimin_fdfminimizer_x(mz);
   double theta[4] = {0, 0, 0, 0}, g[4];
   for (int j = 0; j <= p; j++) theta[j] = gsl_vector_get(xm, (size_t)j);
-  pb_screen__logit_eval(&d, theta, g);
+  pb_screen__logit_eval(&d, theta, 0, g);
   /* BFGS stops where the objective stops resolving decreases (its line
    * search compares function values); Newton steps on the gradient, solved
    * by Cholesky of the penalised Hessian, finish the job while the gradient
@@ -405,7 +441,7 @@ int pb_screen_logit_fit(const double *x, int p, const int32_t *n_trials, const i
     gsl_vector_free(step);
     gsl_matrix_free(Hc);
     if (rc2 != GSL_SUCCESS) break;
-    pb_screen__logit_eval(&d, cand, gc);
+    pb_screen__logit_eval(&d, cand, 0, gc);
     double gcn = pb_screen__norm(gc, p + 1);
     if (!(gcn < gn)) break;
     memcpy(theta, cand, sizeof theta);
