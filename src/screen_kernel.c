@@ -15,6 +15,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/screen.h"
+#include "pairbound/util.h"
 
 const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS] = {10, 20, 30};
 
@@ -69,6 +70,14 @@ static void pb_screen__ranked_alloc(struct pb_screen_ranked *r, int32_t n_all)
   r->mid2 = pb_malloc((size_t)(n_all > 0 ? n_all : 1) * sizeof *r->mid2);
   r->code = pb_calloc((size_t)(n_all > 0 ? n_all : 1), 1);
   for (int32_t q = 0; q < n_all; q++) r->mid2[q] = -1;
+  r->cut = NULL;
+  r->n_cut = 0;
+}
+
+/* The cutoff groups' positions ascending, the order of a tie-break's draws. */
+static void pb_screen__ranked_finish(struct pb_screen_ranked *r)
+{
+  qsort(r->cut, (size_t)r->n_cut, sizeof *r->cut, pb_cmp_i32);
 }
 
 /* Tie group [a, a+g) of the descending order holding positions pos[]. */
@@ -86,10 +95,13 @@ static void pb_screen__group(struct pb_screen_ranked *r, int32_t a, int32_t g, c
       r->g[b] = g;
     }
   }
+  int cutoff = (code & 0x2a) != 0; /* code 2 at some budget */
+  if (cutoff) r->cut = pb_realloc(r->cut, (size_t)(r->n_cut + g) * sizeof *r->cut);
   for (int32_t j = a; j < a + g; j++) {
     int32_t pos = key ? key[j].pos : order[j];
     r->mid2[pos] = mid2;
     r->code[pos] = code;
+    if (cutoff) r->cut[r->n_cut++] = pos;
   }
 }
 
@@ -116,6 +128,45 @@ static void pb_screen__groups(struct pb_screen_ranked *r, const double *score, c
   }
 }
 
+/* Key of an LSD radix sort: ascending keys are descending scores, and -0 is
+ * +0, so equal scores get equal keys (NaN never reaches it). */
+static uint64_t pb_screen__radix_key(double s)
+{
+  uint64_t u;
+  s = s == 0 ? 0.0 : s;
+  memcpy(&u, &s, sizeof u);
+  u = u >> 63 ? ~u : u | 0x8000000000000000ull; /* ascending in s */
+  return ~u;
+}
+
+/* The order of pb_screen__sort by 11-bit digits: a stable LSD radix sort of
+ * keys entered in ascending position keeps equal scores in position order.
+ * The scores come back from their positions in @p score.
+ * Digits that every key shares are skipped.  O(n) per digit. */
+static void pb_screen__radix(struct pb_screen__key *a, int32_t n, const double *score)
+{
+  struct pb_screen__rkey { uint64_t k; int32_t pos; } *x = pb_malloc((size_t)(2 * n) * sizeof *x), *y = x + n;
+  int32_t *cnt = pb_malloc(2048 * sizeof *cnt);
+  for (int32_t j = 0; j < n; j++) x[j] = (struct pb_screen__rkey){pb_screen__radix_key(a[j].s), a[j].pos};
+  for (int shift = 0; shift < 64; shift += 11) {
+    memset(cnt, 0, 2048 * sizeof *cnt);
+    for (int32_t j = 0; j < n; j++) cnt[x[j].k >> shift & 2047]++;
+    if (cnt[x[0].k >> shift & 2047] == n) continue;
+    for (int32_t d = 0, sum = 0; d < 2048; d++) {
+      int32_t c = cnt[d];
+      cnt[d] = sum;
+      sum += c;
+    }
+    for (int32_t j = 0; j < n; j++) y[cnt[x[j].k >> shift & 2047]++] = x[j];
+    struct pb_screen__rkey *t = x;
+    x = y;
+    y = t;
+  }
+  for (int32_t j = 0; j < n; j++) a[j] = (struct pb_screen__key){score[x[j].pos], x[j].pos};
+  free(x < y ? x : y);
+  free(cnt);
+}
+
 void pb_screen_rank_keep(const double *score, int32_t n, const int32_t *sub, int32_t n_sub,
                          struct pb_screen_ranked *r, int32_t *order)
 {
@@ -125,11 +176,15 @@ void pb_screen_rank_keep(const double *score, int32_t n, const int32_t *sub, int
     int32_t pos = sub ? sub[j] : j;
     if (!isnan(score[pos])) key[k++] = (struct pb_screen__key){score[pos], pos};
   }
-  pb_screen__sort(key, key + m + 1, k);
+  int ascending = 1; /* radix needs the keys in position order */
+  for (int32_t j = 1; j < k && ascending; j++) ascending = key[j].pos > key[j - 1].pos;
+  if (ascending && k >= 256) pb_screen__radix(key, k, score);
+  else pb_screen__sort(key, key + m + 1, k);
   pb_screen__ranked_alloc(r, n);
   r->n = k;
   pb_screen__budgets(r);
   pb_screen__groups(r, score, key, NULL, k);
+  pb_screen__ranked_finish(r);
   for (int32_t j = 0; j < k && order; j++) order[j] = key[j].pos;
   free(key);
 }
@@ -148,6 +203,7 @@ void pb_screen_rank_sorted(const double *score, int32_t n, const int32_t *list, 
   r->n = n_list;
   pb_screen__budgets(r);
   pb_screen__groups(r, score, NULL, list, n_list);
+  pb_screen__ranked_finish(r);
 }
 
 void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r)
@@ -156,12 +212,14 @@ void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct
   r->n = n_sub;
   pb_screen__budgets(r);
   for (int32_t a = 0; a < n_sub; a++) pb_screen__group(r, a, 1, NULL, order);
+  pb_screen__ranked_finish(r);
 }
 
 void pb_screen_ranked_free(struct pb_screen_ranked *r)
 {
   free(r->mid2);
   free(r->code);
+  free(r->cut);
   memset(r, 0, sizeof *r);
 }
 
@@ -188,25 +246,28 @@ void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_
   int32_t len = use_fail ? o->n_fail : o->n - o->n_fail;
   int64_t cnt = 0, r2 = 0, full[PB_SCREEN_N_BUDGETS] = {0, 0, 0}, cut[PB_SCREEN_N_BUDGETS] = {0, 0, 0};
   const int32_t *mid2 = r->mid2;
-  const uint8_t *code = r->code;
   if (budgets == 0) /* the AUROC alone: no budget counts */
     for (int32_t j = 0; j < len; j++) {
       int32_t v = mid2[list[j]];
       cnt += v >= 0;
       r2 += v >= 0 ? v : 0;
     }
-  else
+  else {
+    /* twice the midrank falls from group to group: the groups wholly inside
+     * the top k are those above the cutoff group's value M, which it holds */
+    int32_t M[PB_SCREEN_N_BUDGETS];
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) M[b] = 2 * r->n - 2 * r->A[b] - r->g[b] + 1;
     for (int32_t j = 0; j < len; j++) {
-      int32_t q = list[j];
-      if (mid2[q] < 0) continue;
+      int32_t v = mid2[list[j]];
+      if (v < 0) continue;
       cnt++;
-      r2 += mid2[q];
-      uint8_t c = code[q];
+      r2 += v;
       for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
-        full[b] += (c >> (2 * b) & 3) == 1;
-        cut[b] += (c >> (2 * b) & 3) == 2;
+        full[b] += v > M[b];
+        cut[b] += v == M[b];
       }
     }
+  }
   int64_t n = r->n, npos = cnt;
   if (!use_fail) {
     npos = n - cnt;

@@ -250,6 +250,9 @@ struct pb_screen__pool {
   double *value;               /* [target][n_pick] mean coverage at 20% after each pick */
 };
 
+/* A source's loaded rows: the clean and probe rows whole (tk_rows, tk: with
+ * the top-k lists when the store has them), every other perturbed row of a
+ * target only its predictions (rows, d), all that the cells and fits read of it. */
 struct pb_screen__rows {
   int32_t n, n_tk;
   int32_t *rows, *tk_rows;
@@ -662,9 +665,10 @@ static void pb_screen__tiers(struct pb_screen__ctx *X)
 
 
 
-/* One collective read per source (and one for top-k lists): the rows of this
- * rank's units, i.e. every condition of the target source and the probe
- * conditions of each probe source, for the unit's model. */
+/* Two collective reads per source: the rows of this rank's units, i.e. every
+ * condition of the target source and the probe conditions of each probe
+ * source, for the unit's model; whole records for the clean and probe rows,
+ * predictions alone for the rest (struct pb_screen__rows). */
 static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, int64_t u1)
 {
   const struct pb_meta *meta = X->meta;
@@ -694,14 +698,16 @@ static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_
           }
     }
     R->n = pb_sorted_unique_i32(R->rows, R->n);
-    R->n_tk = topk ? pb_sorted_unique_i32(R->tk_rows, R->n_tk) : 0;
-    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows,
-                                  PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &R->d);
+    R->n_tk = pb_sorted_unique_i32(R->tk_rows, R->n_tk);
+    int32_t kept = 0; /* rows without a whole record */
+    for (int32_t j = 0; j < R->n; j++)
+      if (pb_sorted_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
+    R->n = kept;
+    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows, PB_FIELD_PRED, &R->d);
     if (status == PB_OK) status = rc;
-    if (topk) {
-      rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows, PB_FIELD_TOPK, &R->tk);
-      if (status == PB_OK) status = rc;
-    }
+    rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows,
+                              PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0), &R->tk);
+    if (status == PB_OK) status = rc;
   }
   return status;
 }
@@ -718,13 +724,16 @@ static struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, 
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
   struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
-  int32_t j = pb_sorted_find_i32(R->rows, R->n, row);
-  if (j < 0) PB_ERROR("screen: row %d of source %d was not loaded", row, s);
-  r.pred = R->d.pred + (size_t)j * n;
-  r.s = R->d.smax + (size_t)j * n;
-  r.m = R->d.ptrue + (size_t)j * n;
-  int32_t q = R->n_tk ? pb_sorted_find_i32(R->tk_rows, R->n_tk, row) : -1;
-  if (q >= 0) {
+  int32_t q = pb_sorted_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sorted_find_i32(R->rows, R->n, row) : -1;
+  if (q < 0 && j < 0) PB_ERROR("screen: row %d of source %d was not loaded", row, s);
+  if (j >= 0) { /* predictions alone: s and m stay NULL */
+    r.pred = R->d.pred + (size_t)j * n;
+    return r;
+  }
+  r.pred = R->tk.pred + (size_t)q * n;
+  r.s = R->tk.smax + (size_t)q * n;
+  r.m = R->tk.ptrue + (size_t)q * n;
+  if (k > 0 && R->tk.topk_class) {
     r.tkc = R->tk.topk_class + (size_t)q * n * k;
     r.tkp = R->tk.topk_prob + (size_t)q * n * k;
   }

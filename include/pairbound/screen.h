@@ -62,6 +62,7 @@ struct pb_screen_ranked {
   uint8_t *code;      /* [n_all] 2 bits per budget b at bit 2b */
   int32_t k[PB_SCREEN_N_BUDGETS], A[PB_SCREEN_N_BUDGETS], g[PB_SCREEN_N_BUDGETS]; /* budget, images above the
                                                       cutoff group, cutoff group size */
+  int32_t *cut, n_cut; /* positions with code 2 at some budget, ascending */
 };
 
 /** Rank @p score over the positions listed in @p sub (all n when sub is NULL); NaN entries dropped. */

@@ -295,6 +295,39 @@ START_TEST(test_ranked_sorted)
 }
 END_TEST
 
+/* Rankings of a few hundred to a few thousand images (pb_screen_rank_keep's
+ * radix path): heavy ties, -0 beside +0, NaN, subsets; from the definition. */
+START_TEST(test_rank_large)
+{
+  test_rng(12);
+  static const double vals[] = {-0.0, 0.0, 1e-300, -1e-300, 0.5, -0.5, 3.0, -2.0, 1e300, -1e300, 0.25, 0.125};
+  for (int rep = 0; rep < 24; rep++) {
+    int32_t n = rint_(256, 1500), *order = malloc((size_t)n * sizeof *order), *sub = malloc((size_t)n * sizeof *sub);
+    double *s = malloc((size_t)n * sizeof *s);
+    uint8_t *in = malloc((size_t)n), *all = malloc((size_t)n);
+    int32_t nv = rint_(1, 12), ns = 0;
+    for (int32_t q = 0; q < n; q++) {
+      s[q] = rint_(0, 30) == 0 ? NAN : rep % 3 == 2 ? (double)rint_(0, 1 << 20) * 1e-3 : vals[rint_(0, nv - 1)];
+      all[q] = 1;
+      in[q] = (uint8_t)(rep % 2 == 0 || rint_(0, 2) > 0);
+      if (in[q]) sub[ns++] = q;
+    }
+    struct pb_screen_ranked r;
+    pb_screen_rank_keep(s, n, rep % 2 ? sub : NULL, ns, &r, order);
+    check_ranked_def(&r, s, rep % 2 ? in : all, n, rep, "large");
+    for (int32_t j = 0; j + 1 < r.n; j++)
+      ck_assert_msg(s[order[j]] > s[order[j + 1]] || (s[order[j]] == s[order[j + 1]] && order[j] < order[j + 1]),
+                    "rep %d: order at %d", rep, j);
+    pb_screen_ranked_free(&r);
+    free(order);
+    free(sub);
+    free(s);
+    free(in);
+    free(all);
+  }
+}
+END_TEST
+
 /* ------------------------------------------------------------ derangements */
 
 START_TEST(test_derangement)
@@ -536,6 +569,7 @@ static Suite *screen_suite(void)
   tcase_add_test(tc, test_coverage_tie_orders);
   tcase_add_test(tc, test_ranked_subsets);
   tcase_add_test(tc, test_ranked_sorted);
+  tcase_add_test(tc, test_rank_large);
   tcase_add_test(tc, test_derangement);
   tcase_add_test(tc, test_logistic);
   tcase_add_test(tc, test_a3_hand);
