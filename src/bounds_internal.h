@@ -56,10 +56,16 @@ struct pb_bounds__ind {
   double flips, absd, cov, k, dss_num, dss_den, dsw_num, dsw_den;
 };
 
+/* Bytes of scratch that pb_bounds__class_ind needs for a class of ny records
+ * (a multiple of 8; 8-byte aligned). */
+size_t pb_bounds__ind_work_len(int32_t ny);
+
 /* Add class y's independent sums to *t.  s0/p0 and s1/p1: the class's ny
  * clean and perturbed S and predicted labels in index order; mean0/mean1:
- * the cell means of S and S'.  O(ny^2). */
+ * the cell means of S and S'; work: pb_bounds__ind_work_len(ny) bytes.
+ * O(ny log ny) when the sums are provably exact (the same doubles as the
+ * definition's index-order loop), else that O(ny^2) loop. */
 void pb_bounds__class_ind(const float *s0, const int32_t *p0, const float *s1, const int32_t *p1, int32_t ny,
-                          int32_t y, double mean0, double mean1, struct pb_bounds__ind *t);
+                          int32_t y, double mean0, double mean1, void *work, struct pb_bounds__ind *t);
 
 #endif /* PAIRBOUND_BOUNDS_INTERNAL_H */

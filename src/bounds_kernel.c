@@ -23,6 +23,7 @@ struct pb_bounds__scratch {
   uint8_t *xacc, *zrej;        /* acceptance of x, rejection of z, same positions */
   int32_t *ca, *cb, *ck, *ckl, *ckh; /* per class a, b, observed k, feasible k range */
   double *cnum, *ckt, *cbm;    /* per class observed dM_k numerator, a b / n, mu - mu' */
+  void *indw;                  /* pb_bounds__class_ind's scratch */
   /* want_i5 only: */
   double *pxa, *sxd, *pza, *szd; /* per class (offset cbeg[c] + c) prefix sums, see below */
   int64_t *keys;               /* wrong records of one class for the I5 DP */
@@ -155,7 +156,7 @@ static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i
   const size_t N = (size_t)n;
   size_t bytes = 0;
   /* doubles first, then int64, int32, bytes: keeps every array aligned */
-  const size_t nd = 2 * N + 3 * N + (want_i5 ? 4 * (2 * N) : 0);
+  const size_t nd = 2 * N + 3 * N + pb_bounds__ind_work_len(n) / sizeof(double) + (want_i5 ? 4 * (2 * N) : 0);
   const size_t n64 = want_i5 ? 2 * N : 0;
   const size_t n32 = 2 * N + (N + 1) + 5 * N + 4 * N;
   const size_t n8 = 2 * N;
@@ -169,6 +170,7 @@ static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i
   sc->cnum = d; d += N;
   sc->ckt = d; d += N;
   sc->cbm = d; d += N;
+  sc->indw = d; d += pb_bounds__ind_work_len(n) / sizeof(double);
   if (want_i5) {
     sc->pxa = d; d += 2 * N;
     sc->sxd = d; d += 2 * N;
@@ -315,10 +317,10 @@ static void pb_bounds__class_records(const struct pb_cell_view *in, struct pb_bo
   T->numobs += q->num;
   T->dss += q->dss;
   T->dsw += q->dsw;
-  pb_bounds__class_ind(sc->gs0 + beg, sc->gp0 + beg, sc->gs1 + beg, sc->gp1 + beg, cl.ny, y, mean0, mean1, &T->ind);
-  /* classes are small: insertion sort up to 32 scores */
-  pb_sort_small_double(x, q->a, 32);
-  pb_sort_small_double(z, q->b, 32);
+  pb_bounds__class_ind(sc->gs0 + beg, sc->gp0 + beg, sc->gs1 + beg, sc->gp1 + beg, cl.ny, y, mean0, mean1, sc->indw,
+                       &T->ind);
+  pb_sort_small_double(x, q->a, 64);
+  pb_sort_small_double(z, q->b, 64);
 }
 
 /* Class c's closed forms at I0 and Ik (Eq. 4-7), the Eq. 14 / Eq. 9

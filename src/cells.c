@@ -9,23 +9,75 @@
 #include "pairbound/error.h"
 #include "pairbound/util.h"
 
-/* Keep only evaluation images of every row, in place. */
-static void pb_cells__compact(const struct pb_source *src, struct pb_rows *r, int32_t n_eval)
+/* Free the arrays of fields not in @p fields. */
+static void pb_cells__keep(struct pb_rows *r, int fields)
 {
-  for (int32_t j = 0; j < r->n_rows; j++) {
-    size_t in = (size_t)j * src->n_images, out = (size_t)j * n_eval;
-    for (int32_t i = 0; i < src->n_images; i++, in++) {
-      if (src->split[i] != PB_SPLIT_EVAL) continue;
-      if (r->pred) r->pred[out] = r->pred[in];
-      if (r->smax) r->smax[out] = r->smax[in];
-      if (r->ptrue) r->ptrue[out] = r->ptrue[in];
-      out++;
-    }
-  }
-  r->n_images = n_eval;
+  if (!(fields & PB_FIELD_PRED)) { free(r->pred); r->pred = NULL; }
+  if (!(fields & PB_FIELD_SMAX)) { free(r->smax); r->smax = NULL; }
+  if (!(fields & PB_FIELD_PTRUE)) { free(r->ptrue); r->ptrue = NULL; }
 }
 
+/* Rows [0, n) of whole-row @p in, evaluation images only (positions ev[0 .. n_eval)),
+ * into rows [at, at + n) of @p out. */
+static void pb_cells__compact(const struct pb_rows *in, int32_t n, const int32_t *ev, int32_t n_eval,
+                              struct pb_rows *out, int32_t at)
+{
+  for (int32_t j = 0; j < n; j++) {
+    const size_t i0 = (size_t)j * in->n_images, o = (size_t)(at + j) * n_eval;
+    if (out->pred)
+      for (int32_t k = 0; k < n_eval; k++) out->pred[o + k] = in->pred[i0 + ev[k]];
+    if (out->smax)
+      for (int32_t k = 0; k < n_eval; k++) out->smax[o + k] = in->smax[i0 + ev[k]];
+    if (out->ptrue)
+      for (int32_t k = 0; k < n_eval; k++) out->ptrue[o + k] = in->ptrue[i0 + ev[k]];
+  }
+}
 
+/* Whole-row buffer of a read: models are read in batches of consecutive
+ * models whose rows of one field fit in this many bytes (at least one model):
+ * the paper store's small sources stay one read per field, a source of
+ * 100,000 images is read a model at a time. */
+#define PB_CELLS_BATCH_BYTES ((size_t)32 << 20)
+
+/* Source s's rows (sorted, distinct) compacted to evaluation images in @p out.
+ * They are read a batch of models at a time into one buffer of whole rows, so
+ * the block holds n_eval records per row instead of n_images and no second
+ * copy of the cells' rows is ever allocated.  The batches depend on the
+ * metadata only, so every rank makes the same reads (with no rows where it
+ * has none) and the collective calls match; they agree on the status, so all
+ * stop together. */
+static int pb_cells__read_source(struct pb_store *st, int32_t s, int32_t n_eval, int32_t u, const int32_t *rows,
+                                 int fields, struct pb_rows *out)
+{
+  const struct pb_meta *meta = pb_store_meta(st);
+  const struct pb_source *src = &meta->sources[s];
+  const size_t model_bytes = (size_t)src->n_conditions * (size_t)src->n_images * sizeof(float);
+  const int32_t per = model_bytes > 0 && PB_CELLS_BATCH_BYTES / model_bytes > 1
+                        ? (int32_t)(PB_CELLS_BATCH_BYTES / model_bytes) : 1;
+  int32_t most = 1, *ev = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof *ev);
+  for (int32_t i = 0, k = 0; i < src->n_images; i++)
+    if (src->split[i] == PB_SPLIT_EVAL) ev[k++] = i;
+  for (int32_t j = 0, e = 0; j < u; j = e) {
+    while (e < u && rows[e] / src->n_conditions / per == rows[j] / src->n_conditions / per) e++;
+    most = e - j > most ? e - j : most;
+  }
+  struct pb_rows buf;
+  pb_rows_alloc(&buf, most, src->n_images, 0);
+  pb_rows_alloc(out, u, n_eval, 0);
+  pb_cells__keep(&buf, fields);
+  pb_cells__keep(out, fields);
+  int status = PB_OK;
+  for (int32_t m = 0, j = 0; m < meta->n_models && status == PB_OK; m += per) {
+    int32_t e = j;
+    while (e < u && rows[e] / src->n_conditions < m + per) e++;
+    status = pb_store_read_fields_into(st, s, e - j, rows + j, fields, &buf);
+    if (status == PB_OK) pb_cells__compact(&buf, e - j, ev, n_eval, out, j);
+    j = e;
+  }
+  pb_rows_free(&buf);
+  free(ev);
+  return status;
+}
 
 int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, struct pb_cell_block *out)
 {
@@ -59,13 +111,12 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
     int32_t u = pb_sorted_unique_i32(rows, nr);
     /* pb_store_read_fields agrees on its status across ranks, so after a
      * failure on any rank every rank skips the remaining sources together */
-    if (status == PB_OK) status = pb_store_read_fields(st, s, u, rows, fields, &out->rows[s]);
+    if (status == PB_OK) status = pb_cells__read_source(st, s, n_eval, u, rows, fields, &out->rows[s]);
     out->labels[s] = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof(int32_t));
     for (int32_t i = 0, k = 0; i < src->n_images; i++)
       if (src->split[i] == PB_SPLIT_EVAL) out->labels[s][k++] = src->labels[i];
     if (status == PB_OK) {
       struct pb_rows *r = &out->rows[s];
-      pb_cells__compact(src, r, n_eval);
       for (int64_t c = first; c < last; c++) {
         if (all[c].source != s) continue;
         struct pb_cell_data *d = &out->cells[c - first];

@@ -289,6 +289,24 @@ void pb_text_num(struct pb_text *t, double x)
   t->len += m->len;
 }
 
+void pb_text_int(struct pb_text *t, long long v)
+{
+  /* what "\t%lld" prints, without the printf machinery: count columns
+   * (two in every row of screen_cells.tsv) */
+  char d[24];
+  int n = 0;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  do d[n++] = (char)('0' + u % 10); while (u /= 10);
+  if (v < 0) d[n++] = '-';
+  if (t->len + (size_t)n + 2 > t->cap) {
+    t->cap = 2 * (t->len + (size_t)n + 2) + 4096;
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+  t->buf[t->len++] = '\t';
+  while (n > 0) t->buf[t->len++] = d[--n];
+  t->buf[t->len] = '\0';
+}
+
 void pb_text_free(struct pb_text *t)
 {
   free(t->buf);

@@ -15,6 +15,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/screen.h"
+#include "pairbound/util.h"
 
 const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS] = {10, 20, 30};
 
@@ -69,6 +70,14 @@ static void pb_screen__ranked_alloc(struct pb_screen_ranked *r, int32_t n_all)
   r->mid2 = pb_malloc((size_t)(n_all > 0 ? n_all : 1) * sizeof *r->mid2);
   r->code = pb_calloc((size_t)(n_all > 0 ? n_all : 1), 1);
   for (int32_t q = 0; q < n_all; q++) r->mid2[q] = -1;
+  r->cut = NULL;
+  r->n_cut = 0;
+}
+
+/* The cutoff groups' positions ascending, the order of a tie-break's draws. */
+static void pb_screen__ranked_finish(struct pb_screen_ranked *r)
+{
+  qsort(r->cut, (size_t)r->n_cut, sizeof *r->cut, pb_cmp_i32);
 }
 
 /* Tie group [a, a+g) of the descending order holding positions pos[]. */
@@ -86,10 +95,13 @@ static void pb_screen__group(struct pb_screen_ranked *r, int32_t a, int32_t g, c
       r->g[b] = g;
     }
   }
+  int cutoff = (code & 0x2a) != 0; /* code 2 at some budget */
+  if (cutoff) r->cut = pb_realloc(r->cut, (size_t)(r->n_cut + g) * sizeof *r->cut);
   for (int32_t j = a; j < a + g; j++) {
     int32_t pos = key ? key[j].pos : order[j];
     r->mid2[pos] = mid2;
     r->code[pos] = code;
+    if (cutoff) r->cut[r->n_cut++] = pos;
   }
 }
 
@@ -101,7 +113,62 @@ static void pb_screen__budgets(struct pb_screen_ranked *r)
   }
 }
 
-void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t n_sub, struct pb_screen_ranked *r)
+/* Tie groups of the descending order held by key[0..k) (positions key[j].pos) or order[0..k). */
+static void pb_screen__groups(struct pb_screen_ranked *r, const double *score, const struct pb_screen__key *key,
+                              const int32_t *order, int32_t k)
+{
+  for (int32_t a = 0; a < k;) {
+    int32_t g = 1;
+    if (key)
+      while (a + g < k && key[a + g].s == key[a].s) g++;
+    else
+      while (a + g < k && score[order[a + g]] == score[order[a]]) g++;
+    pb_screen__group(r, a, g, key, order);
+    a += g;
+  }
+}
+
+/* Key of an LSD radix sort: ascending keys are descending scores, and -0 is
+ * +0, so equal scores get equal keys (NaN never reaches it). */
+static uint64_t pb_screen__radix_key(double s)
+{
+  uint64_t u;
+  s = s == 0 ? 0.0 : s;
+  memcpy(&u, &s, sizeof u);
+  u = u >> 63 ? ~u : u | 0x8000000000000000ull; /* ascending in s */
+  return ~u;
+}
+
+/* The order of pb_screen__sort by 11-bit digits: a stable LSD radix sort of
+ * keys entered in ascending position keeps equal scores in position order.
+ * The scores come back from their positions in @p score.
+ * Digits that every key shares are skipped.  O(n) per digit. */
+static void pb_screen__radix(struct pb_screen__key *a, int32_t n, const double *score)
+{
+  struct pb_screen__rkey { uint64_t k; int32_t pos; } *x = pb_malloc((size_t)(2 * n) * sizeof *x), *y = x + n;
+  int32_t *cnt = pb_malloc(2048 * sizeof *cnt);
+  for (int32_t j = 0; j < n; j++) x[j] = (struct pb_screen__rkey){pb_screen__radix_key(a[j].s), a[j].pos};
+  for (int shift = 0; shift < 64; shift += 11) {
+    memset(cnt, 0, 2048 * sizeof *cnt);
+    for (int32_t j = 0; j < n; j++) cnt[x[j].k >> shift & 2047]++;
+    if (cnt[x[0].k >> shift & 2047] == n) continue;
+    for (int32_t d = 0, sum = 0; d < 2048; d++) {
+      int32_t c = cnt[d];
+      cnt[d] = sum;
+      sum += c;
+    }
+    for (int32_t j = 0; j < n; j++) y[cnt[x[j].k >> shift & 2047]++] = x[j];
+    struct pb_screen__rkey *t = x;
+    x = y;
+    y = t;
+  }
+  for (int32_t j = 0; j < n; j++) a[j] = (struct pb_screen__key){score[x[j].pos], x[j].pos};
+  free(x < y ? x : y);
+  free(cnt);
+}
+
+void pb_screen_rank_keep(const double *score, int32_t n, const int32_t *sub, int32_t n_sub,
+                         struct pb_screen_ranked *r, int32_t *order)
 {
   int32_t m = sub ? n_sub : n, k = 0;
   struct pb_screen__key *key = pb_malloc((size_t)(2 * m + 2) * sizeof *key);
@@ -109,17 +176,34 @@ void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t 
     int32_t pos = sub ? sub[j] : j;
     if (!isnan(score[pos])) key[k++] = (struct pb_screen__key){score[pos], pos};
   }
-  pb_screen__sort(key, key + m + 1, k);
+  int ascending = 1; /* radix needs the keys in position order */
+  for (int32_t j = 1; j < k && ascending; j++) ascending = key[j].pos > key[j - 1].pos;
+  if (ascending && k >= 256) pb_screen__radix(key, k, score);
+  else pb_screen__sort(key, key + m + 1, k);
   pb_screen__ranked_alloc(r, n);
   r->n = k;
   pb_screen__budgets(r);
-  for (int32_t a = 0; a < k;) {
-    int32_t g = 1;
-    while (a + g < k && key[a + g].s == key[a].s) g++;
-    pb_screen__group(r, a, g, key, NULL);
-    a += g;
-  }
+  pb_screen__groups(r, score, key, NULL, k);
+  pb_screen__ranked_finish(r);
+  for (int32_t j = 0; j < k && order; j++) order[j] = key[j].pos;
   free(key);
+}
+
+void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t n_sub, struct pb_screen_ranked *r)
+{
+  pb_screen_rank_keep(score, n, sub, n_sub, r, NULL);
+}
+
+void pb_screen_rank_sorted(const double *score, int32_t n, const int32_t *list, int32_t n_list,
+                           struct pb_screen_ranked *r)
+{
+  /* a tie group's images share their midrank and codes, so the order inside
+   * a run of equal scores does not matter */
+  pb_screen__ranked_alloc(r, n);
+  r->n = n_list;
+  pb_screen__budgets(r);
+  pb_screen__groups(r, score, NULL, list, n_list);
+  pb_screen__ranked_finish(r);
 }
 
 void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r)
@@ -128,12 +212,14 @@ void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct
   r->n = n_sub;
   pb_screen__budgets(r);
   for (int32_t a = 0; a < n_sub; a++) pb_screen__group(r, a, 1, NULL, order);
+  pb_screen__ranked_finish(r);
 }
 
 void pb_screen_ranked_free(struct pb_screen_ranked *r)
 {
   free(r->mid2);
   free(r->code);
+  free(r->cut);
   memset(r, 0, sizeof *r);
 }
 
@@ -160,16 +246,26 @@ void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_
   int32_t len = use_fail ? o->n_fail : o->n - o->n_fail;
   int64_t cnt = 0, r2 = 0, full[PB_SCREEN_N_BUDGETS] = {0, 0, 0}, cut[PB_SCREEN_N_BUDGETS] = {0, 0, 0};
   const int32_t *mid2 = r->mid2;
-  const uint8_t *code = r->code;
-  for (int32_t j = 0; j < len; j++) {
-    int32_t q = list[j];
-    if (mid2[q] < 0) continue;
-    cnt++;
-    r2 += mid2[q];
-    uint8_t c = code[q];
-    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
-      full[b] += (c >> (2 * b) & 3) == 1;
-      cut[b] += (c >> (2 * b) & 3) == 2;
+  if (budgets == 0) /* the AUROC alone: no budget counts */
+    for (int32_t j = 0; j < len; j++) {
+      int32_t v = mid2[list[j]];
+      cnt += v >= 0;
+      r2 += v >= 0 ? v : 0;
+    }
+  else {
+    /* twice the midrank falls from group to group: the groups wholly inside
+     * the top k are those above the cutoff group's value M, which it holds */
+    int32_t M[PB_SCREEN_N_BUDGETS];
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) M[b] = 2 * r->n - 2 * r->A[b] - r->g[b] + 1;
+    for (int32_t j = 0; j < len; j++) {
+      int32_t v = mid2[list[j]];
+      if (v < 0) continue;
+      cnt++;
+      r2 += v;
+      for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+        full[b] += v > M[b];
+        cut[b] += v == M[b];
+      }
     }
   }
   int64_t n = r->n, npos = cnt;
@@ -231,18 +327,17 @@ struct pb_screen__logit_data {
   double C;
 };
 
-/* log(1 + exp(eta)) without overflow */
-static double pb_screen__log1pexp(double eta) { return eta > 0 ? eta + log1p(exp(-eta)) : log1p(exp(eta)); }
+/* log(1 + exp(eta)) without overflow, given e = exp(-|eta|) */
+static double pb_screen__log1pexp(double eta, double e) { return eta > 0 ? eta + log1p(e) : log1p(e); }
 
-static double pb_screen__sigmoid(double eta)
-{
-  if (eta >= 0) return 1.0 / (1.0 + exp(-eta));
-  double e = exp(eta);
-  return e / (1.0 + e);
-}
+/* 1 / (1 + exp(-eta)), given e = exp(-|eta|) */
+static double pb_screen__sigmoid(double eta, double e) { return eta >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e); }
 
-/* objective and gradient at theta = (b, w_1..w_p); sums in image order */
-static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const double *theta, double *grad)
+/* objective (when want_f) and gradient (when grad) at theta = (b, w_1..w_p);
+ * sums in image order.  BFGS asks for one, the other or both: each is the
+ * same sum whether or not the other is formed, and one exp serves both. */
+static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const double *theta, int want_f,
+                                    double *grad)
 {
   int p = d->p;
   double f = 0, g[4] = {0, 0, 0, 0};
@@ -250,8 +345,10 @@ static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const
     const double *z = d->z + (size_t)i * p;
     double eta = theta[0];
     for (int j = 0; j < p; j++) eta += theta[1 + j] * z[j];
-    f += d->trials[i] * pb_screen__log1pexp(eta) - d->fails[i] * eta;
-    double r = d->trials[i] * pb_screen__sigmoid(eta) - d->fails[i];
+    double e = exp(-fabs(eta));
+    if (want_f) f += d->trials[i] * pb_screen__log1pexp(eta, e) - d->fails[i] * eta;
+    if (!grad) continue;
+    double r = d->trials[i] * pb_screen__sigmoid(eta, e) - d->fails[i];
     g[0] += r;
     for (int j = 0; j < p; j++) g[1 + j] += r * z[j];
   }
@@ -276,7 +373,7 @@ static void pb_screen__logit_hess(const struct pb_screen__logit_data *d, const d
     for (int j = 0; j < p; j++) z[1 + j] = d->z[(size_t)i * p + j];
     double eta = 0;
     for (int j = 0; j <= p; j++) eta += theta[j] * z[j];
-    double s = pb_screen__sigmoid(eta), w = d->C * d->trials[i] * s * (1 - s);
+    double s = pb_screen__sigmoid(eta, exp(-fabs(eta))), w = d->C * d->trials[i] * s * (1 - s);
     for (int a = 0; a <= p; a++)
       for (int b = 0; b <= p; b++) H[a][b] += w * z[a] * z[b];
   }
@@ -292,14 +389,14 @@ static double pb_screen__norm(const double *g, int n)
 
 static double pb_screen__gsl_f(const gsl_vector *v, void *params)
 {
-  return pb_screen__logit_eval(params, v->data, NULL);
+  return pb_screen__logit_eval(params, v->data, 1, NULL);
 }
 
 static void pb_screen__gsl_df(const gsl_vector *v, void *params, gsl_vector *df)
 {
   double g[4];
   const struct pb_screen__logit_data *d = params;
-  pb_screen__logit_eval(d, v->data, g);
+  pb_screen__logit_eval(d, v->data, 0, g);
   for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
 }
 
@@ -307,7 +404,7 @@ static void pb_screen__gsl_fdf(const gsl_vector *v, void *params, double *f, gsl
 {
   double g[4];
   const struct pb_screen__logit_data *d = params;
-  *f = pb_screen__logit_eval(d, v->data, g);
+  *f = pb_screen__logit_eval(d, v->data, 1, g);
   for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
 }
 
@@ -335,7 +432,7 @@ double pb_screen_logit_objective(const double *x, int p, const int32_t *n_trials
   double *z = pb_screen__standardise(x, p, n, &tmp);
   struct pb_screen__logit_data d = {p, n, z, n_trials, n_fail, C};
   double theta[4] = {fit->b, fit->w[0], fit->w[1], fit->w[2]};
-  double f = pb_screen__logit_eval(&d, theta, grad);
+  double f = pb_screen__logit_eval(&d, theta, 1, grad);
   free(z);
   return f;
 }
@@ -382,7 +479,7 @@ int pb_screen_logit_fit(const double *x, int p, const int32_t *n_trials, const i
   const gsl_vector *xm = gsl_multimin_fdfminimizer_x(mz);
   double theta[4] = {0, 0, 0, 0}, g[4];
   for (int j = 0; j <= p; j++) theta[j] = gsl_vector_get(xm, (size_t)j);
-  pb_screen__logit_eval(&d, theta, g);
+  pb_screen__logit_eval(&d, theta, 0, g);
   /* BFGS stops where the objective stops resolving decreases (its line
    * search compares function values); Newton steps on the gradient, solved
    * by Cholesky of the penalised Hessian, finish the job while the gradient
@@ -405,7 +502,7 @@ int pb_screen_logit_fit(const double *x, int p, const int32_t *n_trials, const i
     gsl_vector_free(step);
     gsl_matrix_free(Hc);
     if (rc2 != GSL_SUCCESS) break;
-    pb_screen__logit_eval(&d, cand, gc);
+    pb_screen__logit_eval(&d, cand, 0, gc);
     double gcn = pb_screen__norm(gc, p + 1);
     if (!(gcn < gn)) break;
     memcpy(theta, cand, sizeof theta);

@@ -44,6 +44,21 @@ void pb_screen_ranked_tiebreak(const struct pb_screen_ranked *r, const struct pb
 {
   int64_t npos = 0, full[PB_SCREEN_N_BUDGETS] = {0, 0, 0}, hit[PB_SCREEN_N_BUDGETS] = {0, 0, 0};
   int64_t need[PB_SCREEN_N_BUDGETS], left[PB_SCREEN_N_BUDGETS];
+  /* failures ranked, and those wholly above each cutoff group, from the
+   * shorter outcome list (the images above a cutoff group number A) */
+  int use_fail = o->n_fail <= o->n - o->n_fail;
+  const int32_t *list = use_fail ? o->fail : o->keep;
+  int32_t len = use_fail ? o->n_fail : o->n - o->n_fail;
+  for (int32_t j = 0; j < len; j++) {
+    int32_t q = list[j];
+    if (r->mid2[q] < 0) continue;
+    npos++;
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) full[b] += (r->code[q] >> (2 * b) & 3) == 1;
+  }
+  if (!use_fail) {
+    npos = r->n - npos;
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) full[b] = r->A[b] - full[b];
+  }
   for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
     need[b] = r->k[b] - r->A[b];
     left[b] = r->g[b];
@@ -51,14 +66,11 @@ void pb_screen_ranked_tiebreak(const struct pb_screen_ranked *r, const struct pb
   /* selection sampling (Knuth's Algorithm S) over the cutoff group in
    * position order: each (k - A)-subset of its g images equally likely, i.e.
    * the top-k set under a uniformly random order of the tied images */
-  for (int32_t q = 0; q < r->n_all; q++) {
-    if (r->mid2[q] < 0) continue;
+  for (int32_t j = 0; j < r->n_cut; j++) {
+    int32_t q = r->cut[j];
     int y = o->y[q] != 0;
-    npos += y;
     for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
-      int c = r->code[q] >> (2 * b) & 3;
-      if (c == 1) full[b] += y;
-      if (c != 2) continue;
+      if ((r->code[q] >> (2 * b) & 3) != 2) continue;
       int take = need[b] > 0 && (int64_t)pb_rng_below(rng, (uint32_t)left[b]) < need[b];
       need[b] -= take;
       left[b]--;

@@ -250,6 +250,9 @@ struct pb_screen__pool {
   double *value;               /* [target][n_pick] mean coverage at 20% after each pick */
 };
 
+/* A source's loaded rows: the clean and probe rows whole (tk_rows, tk: with
+ * the top-k lists when the store has them), every other perturbed row of a
+ * target only its predictions (rows, d), all that the cells and fits read of it. */
 struct pb_screen__rows {
   int32_t n, n_tk;
   int32_t *rows, *tk_rows;
@@ -662,9 +665,10 @@ static void pb_screen__tiers(struct pb_screen__ctx *X)
 
 
 
-/* One collective read per source (and one for top-k lists): the rows of this
- * rank's units, i.e. every condition of the target source and the probe
- * conditions of each probe source, for the unit's model. */
+/* Two collective reads per source: the rows of this rank's units, i.e. every
+ * condition of the target source and the probe conditions of each probe
+ * source, for the unit's model; whole records for the clean and probe rows,
+ * predictions alone for the rest (struct pb_screen__rows). */
 static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, int64_t u1)
 {
   const struct pb_meta *meta = X->meta;
@@ -694,14 +698,16 @@ static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_
           }
     }
     R->n = pb_sorted_unique_i32(R->rows, R->n);
-    R->n_tk = topk ? pb_sorted_unique_i32(R->tk_rows, R->n_tk) : 0;
-    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows,
-                                  PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &R->d);
+    R->n_tk = pb_sorted_unique_i32(R->tk_rows, R->n_tk);
+    int32_t kept = 0; /* rows without a whole record */
+    for (int32_t j = 0; j < R->n; j++)
+      if (pb_sorted_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
+    R->n = kept;
+    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows, PB_FIELD_PRED, &R->d);
     if (status == PB_OK) status = rc;
-    if (topk) {
-      rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows, PB_FIELD_TOPK, &R->tk);
-      if (status == PB_OK) status = rc;
-    }
+    rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows,
+                              PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0), &R->tk);
+    if (status == PB_OK) status = rc;
   }
   return status;
 }
@@ -718,13 +724,16 @@ static struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, 
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
   struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
-  int32_t j = pb_sorted_find_i32(R->rows, R->n, row);
-  if (j < 0) PB_ERROR("screen: row %d of source %d was not loaded", row, s);
-  r.pred = R->d.pred + (size_t)j * n;
-  r.s = R->d.smax + (size_t)j * n;
-  r.m = R->d.ptrue + (size_t)j * n;
-  int32_t q = R->n_tk ? pb_sorted_find_i32(R->tk_rows, R->n_tk, row) : -1;
-  if (q >= 0) {
+  int32_t q = pb_sorted_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sorted_find_i32(R->rows, R->n, row) : -1;
+  if (q < 0 && j < 0) PB_ERROR("screen: row %d of source %d was not loaded", row, s);
+  if (j >= 0) { /* predictions alone: s and m stay NULL */
+    r.pred = R->d.pred + (size_t)j * n;
+    return r;
+  }
+  r.pred = R->tk.pred + (size_t)q * n;
+  r.s = R->tk.smax + (size_t)q * n;
+  r.m = R->tk.ptrue + (size_t)q * n;
+  if (k > 0 && R->tk.topk_class) {
     r.tkc = R->tk.topk_class + (size_t)q * n * k;
     r.tkp = R->tk.topk_prob + (size_t)q * n * k;
   }
@@ -839,6 +848,8 @@ struct pb_screen__uwork {
   double *cd_sum, *ucc_sum, *uall_sum;
   int32_t *cd_n, *ucc_n;             /* fitting-side class sums and counts */
   int32_t *ns_list, *cc_list, n_cc;  /* analysis positions: non-singleton classes; class mean defined */
+  int32_t *ord[3], n_ord[3];         /* positions by descending S, U, delta (ties by position) */
+  int32_t **der_ord;                 /* [n_derange] the same of each derangement of U */
 };
 
 
@@ -1113,28 +1124,56 @@ static void pb_screen__classes(struct pb_screen__uwork *W, struct pb_screen__uni
   W->n_cc = n_cc;
 }
 
+/* The positions of order[0..n_ord) with keep[q] set, in their order. */
+static int32_t pb_screen__filter(const int32_t *order, int32_t n_ord, const uint8_t *keep, int32_t *out)
+{
+  int32_t m = 0;
+  for (int32_t j = 0; j < n_ord; j++)
+    if (keep[order[j]]) out[m++] = order[j];
+  return m;
+}
+
 /* Rankings of every score row, and the within-class derangements of U
- * among the non-singleton images (Table 25). */
-static void pb_screen__rankings(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
+ * among the non-singleton images (Table 25).  S, U and delta are sorted once
+ * (W->ord): their subset rows keep the subset's part of that order, and a
+ * derangement moves U's (delta's) order with its images, so neither sorts
+ * again (pb_screen_rank_sorted); the derangements' orders stay in W->der_ord
+ * for the strata. */
+static void pb_screen__rankings(const struct pb_screen__ctx *X, struct pb_screen__uwork *W,
                                 struct pb_screen__unit *U)
 {
   const struct pb_screen_options *opt = X->opt;
   const int32_t T = W->T, m = W->m, nd = opt->n_derange, n_rows = X->L.n_rows, n = U->n, nn = n > 0 ? n : 1;
-  const int32_t *ns_list = W->ns_list, *cc_list = W->cc_list, n_cc = W->n_cc;
+  static const int base[3] = {PB_SR_S, PB_SR_U, PB_SR_DELTA};
+  for (int j = 0; j < 3; j++) W->ord[j] = pb_malloc((size_t)nn * sizeof(int32_t));
   for (int32_t r = 0; r < n_rows; r++) {
     if (r == PB_SR_RANDOM || r == PB_SR_U_DERANGE || r == PB_SR_DELTA_DERANGE) continue;
     if (r >= PB_SR_S_TB && r <= PB_SR_RET_TB) continue; /* tie-breaks of S, U, delta, ret: per cell */
-    if (r == PB_SR_S_NS || r == PB_SR_U_NS || r == PB_SR_U_LOO || r == PB_SR_DELTA_NS)
-      pb_screen_rank(U->score[r], n, ns_list, U->n_ns, &U->rk[r]);
-    else if (r == PB_SR_S_CCDEV || r == PB_SR_U_CCDEV) pb_screen_rank(U->score[r], n, cc_list, n_cc, &U->rk[r]);
-    else pb_screen_rank(U->score[r], n, NULL, 0, &U->rk[r]);
+    if (r == PB_SR_S_NS || r == PB_SR_U_NS || r == PB_SR_DELTA_NS || r == PB_SR_S_CCDEV || r == PB_SR_U_CCDEV) continue;
+    if (r == PB_SR_U_LOO) pb_screen_rank(U->score[r], n, W->ns_list, U->n_ns, &U->rk[r]);
+    else pb_screen_rank_keep(U->score[r], n, NULL, 0, &U->rk[r], r <= PB_SR_DELTA ? W->ord[r] : NULL);
   }
+  for (int j = 0; j < 3; j++) W->n_ord[j] = U->rk[base[j]].n;
+  /* the subset rows: S, U and delta over the non-singleton and the class-mean images */
+  uint8_t *cc = pb_calloc((size_t)nn, 1);
+  for (int32_t j = 0; j < W->n_cc; j++) cc[W->cc_list[j]] = 1;
+  int32_t *list = pb_malloc((size_t)nn * sizeof *list);
+  static const int sub[5][3] = {{PB_SR_S_NS, 0, 0}, {PB_SR_U_NS, 1, 0}, {PB_SR_DELTA_NS, 2, 0},
+                                {PB_SR_S_CCDEV, 0, 1}, {PB_SR_U_CCDEV, 1, 1}};
+  for (int j = 0; j < 5; j++) {
+    int32_t k = pb_screen__filter(W->ord[sub[j][1]], W->n_ord[sub[j][1]], sub[j][2] ? cc : U->ns, list);
+    pb_screen_rank_sorted(U->score[sub[j][0]], n, list, k, &U->rk[sub[j][0]]);
+  }
+  free(cc);
 
   /* within-class derangements of U among the non-singleton images (Table 25) */
   U->der = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der);
   U->der_score = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_score);
   U->der_delta = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *U->der_delta);
-  int32_t *perm = pb_malloc((size_t)nn * sizeof *perm);
+  W->der_ord = pb_calloc((size_t)(nd > 0 ? nd : 1), sizeof *W->der_ord);
+  int32_t *perm = pb_malloc((size_t)nn * sizeof *perm), *inv = pb_malloc((size_t)nn * sizeof *inv);
+  int32_t *lu = pb_malloc((size_t)nn * sizeof *lu), *ld = pb_malloc((size_t)nn * sizeof *ld);
+  int32_t nu = pb_screen__filter(W->ord[1], W->n_ord[1], U->ns, lu), ndl = pb_screen__filter(W->ord[2], W->n_ord[2], U->ns, ld);
   double *dd = pb_malloc((size_t)nn * sizeof *dd);
   for (int32_t d = 0; d < nd; d++) {
     struct pb_rng rng;
@@ -1149,17 +1188,26 @@ static void pb_screen__rankings(const struct pb_screen__ctx *X, const struct pb_
       for (int32_t j = 0; j < size; j++) {
         ds[U->cls_pos[a + j]] = U->score[PB_SR_U][U->cls_pos[a + perm[j]]];
         dd[U->cls_pos[a + j]] = U->score[PB_SR_DELTA][U->cls_pos[a + perm[j]]];
+        inv[U->cls_pos[a + perm[j]]] = U->cls_pos[a + j];
       }
     }
-    pb_screen_rank(ds, n, ns_list, U->n_ns, &U->der[d]);
-    pb_screen_rank(dd, n, ns_list, U->n_ns, &U->der_delta[d]);
+    int32_t *od = W->der_ord[d] = pb_malloc((size_t)nn * sizeof *od);
+    for (int32_t j = 0; j < nu; j++) od[j] = inv[lu[j]];
+    for (int32_t j = 0; j < ndl; j++) list[j] = inv[ld[j]];
+    pb_screen_rank_sorted(ds, n, od, nu, &U->der[d]);
+    pb_screen_rank_sorted(dd, n, list, ndl, &U->der_delta[d]);
   }
   free(dd);
   free(perm);
+  free(inv);
+  free(lu);
+  free(ld);
+  free(list);
 }
 
 /* Clean-confidence terciles (Table 27): mid-CDF of S, ties share a stratum;
- * rankings and U medians within each stratum. */
+ * rankings (parts of the orders of pb_screen__rankings) and U medians within
+ * each stratum. */
 static void pb_screen__terciles(const struct pb_screen__ctx *X, const struct pb_screen__uwork *W,
                                 struct pb_screen__unit *U)
 {
@@ -1169,47 +1217,54 @@ static void pb_screen__terciles(const struct pb_screen__ctx *X, const struct pb_
   U->stratum = pb_calloc((size_t)nn, 1);
   U->med = pb_calloc((size_t)nn, 1);
   U->st_der = pb_calloc((size_t)PB_SCREEN_STRATA * (nd > 0 ? nd : 1), sizeof *U->st_der);
-  {
-    double *sv = pb_malloc((size_t)nn * sizeof *sv);
-    for (int32_t q = 0; q < n; q++) sv[q] = clean.s[U->img[q]];
-    double *sorted = pb_malloc((size_t)nn * sizeof *sorted);
-    memcpy(sorted, sv, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, pb_screen__cmp_dbl);
-    for (int32_t q = 0; q < n; q++) {
-      int32_t lo = 0, hi = n; /* lt = #{< s}, le = #{<= s} by binary search */
-      while (lo < hi) { int32_t mid = (lo + hi) / 2; if (sorted[mid] < sv[q]) lo = mid + 1; else hi = mid; }
-      int64_t lt = lo;
-      hi = n;
-      while (lo < hi) { int32_t mid = (lo + hi) / 2; if (sorted[mid] <= sv[q]) lo = mid + 1; else hi = mid; }
-      int64_t le = lo;
-      U->stratum[q] = 3 * (lt + le) <= 2 * (int64_t)n ? 0 : 3 * (lt + le) <= 4 * (int64_t)n ? 1 : 2;
-    }
-    int32_t *all_s = pb_malloc((size_t)nn * sizeof(int32_t)), *ns_s = pb_malloc((size_t)nn * sizeof(int32_t));
-    for (int s = 0; s < PB_SCREEN_STRATA; s++) {
-      int32_t na = 0, nb = 0;
-      for (int32_t q = 0; q < n; q++)
-        if (U->stratum[q] == s) {
-          all_s[na++] = q;
-          if (U->ns[q]) ns_s[nb++] = q;
-        }
-      pb_screen_rank(U->score[PB_SR_S], n, all_s, na, &U->st_S[s]);
-      pb_screen_rank(U->score[PB_SR_U], n, all_s, na, &U->st_U[s]);
-      pb_screen_rank(U->score[PB_SR_U], n, ns_s, nb, &U->st_Uns[s]);
-      for (int32_t d = 0; d < nd; d++) pb_screen_rank(U->der_score[d], n, ns_s, nb, &U->st_der[s * nd + d]);
-      /* median of U inside the stratum; images equal to it belong to neither side */
-      for (int32_t j = 0; j < na; j++) sorted[j] = Uall[0][U->img[all_s[j]]];
-      qsort(sorted, (size_t)na, sizeof *sorted, pb_screen__cmp_dbl);
-      double med = na == 0 ? NAN : na % 2 ? sorted[na / 2] : 0.5 * (sorted[na / 2 - 1] + sorted[na / 2]);
-      for (int32_t j = 0; j < na; j++) {
-        double u = Uall[0][U->img[all_s[j]]];
-        U->med[all_s[j]] = u > med ? 1 : u < med ? 2 : 0;
-      }
-    }
-    free(all_s);
-    free(ns_s);
-    free(sv);
-    free(sorted);
+  double *sv = pb_malloc((size_t)nn * sizeof *sv);
+  for (int32_t q = 0; q < n; q++) sv[q] = clean.s[U->img[q]];
+  double *sorted = pb_malloc((size_t)nn * sizeof *sorted);
+  memcpy(sorted, sv, (size_t)n * sizeof *sorted);
+  qsort(sorted, (size_t)n, sizeof *sorted, pb_screen__cmp_dbl);
+  for (int32_t q = 0; q < n; q++) {
+    int32_t lo = 0, hi = n; /* lt = #{< s}, le = #{<= s} by binary search */
+    while (lo < hi) { int32_t mid = (lo + hi) / 2; if (sorted[mid] < sv[q]) lo = mid + 1; else hi = mid; }
+    int64_t lt = lo;
+    hi = n;
+    while (lo < hi) { int32_t mid = (lo + hi) / 2; if (sorted[mid] <= sv[q]) lo = mid + 1; else hi = mid; }
+    int64_t le = lo;
+    U->stratum[q] = 3 * (lt + le) <= 2 * (int64_t)n ? 0 : 3 * (lt + le) <= 4 * (int64_t)n ? 1 : 2;
   }
+  int32_t *all_s = pb_malloc((size_t)nn * sizeof(int32_t)), *list = pb_malloc((size_t)nn * sizeof(int32_t));
+  uint8_t *in = pb_malloc((size_t)nn), *in_ns = pb_malloc((size_t)nn);
+  for (int s = 0; s < PB_SCREEN_STRATA; s++) {
+    int32_t na = 0, k;
+    for (int32_t q = 0; q < n; q++) {
+      in[q] = U->stratum[q] == s;
+      in_ns[q] = in[q] && U->ns[q];
+      if (in[q]) all_s[na++] = q;
+    }
+    k = pb_screen__filter(W->ord[0], W->n_ord[0], in, list);
+    pb_screen_rank_sorted(U->score[PB_SR_S], n, list, k, &U->st_S[s]);
+    k = pb_screen__filter(W->ord[1], W->n_ord[1], in, list);
+    pb_screen_rank_sorted(U->score[PB_SR_U], n, list, k, &U->st_U[s]);
+    k = pb_screen__filter(W->ord[1], W->n_ord[1], in_ns, list);
+    pb_screen_rank_sorted(U->score[PB_SR_U], n, list, k, &U->st_Uns[s]);
+    for (int32_t d = 0; d < nd; d++) {
+      k = pb_screen__filter(W->der_ord[d], U->der[d].n, in, list);
+      pb_screen_rank_sorted(U->der_score[d], n, list, k, &U->st_der[s * nd + d]);
+    }
+    /* median of U inside the stratum; images equal to it belong to neither side */
+    for (int32_t j = 0; j < na; j++) sorted[j] = Uall[0][U->img[all_s[j]]];
+    qsort(sorted, (size_t)na, sizeof *sorted, pb_screen__cmp_dbl);
+    double med = na == 0 ? NAN : na % 2 ? sorted[na / 2] : 0.5 * (sorted[na / 2 - 1] + sorted[na / 2]);
+    for (int32_t j = 0; j < na; j++) {
+      double u = Uall[0][U->img[all_s[j]]];
+      U->med[all_s[j]] = u > med ? 1 : u < med ? 2 : 0;
+    }
+  }
+  free(all_s);
+  free(list);
+  free(in);
+  free(in_ns);
+  free(sv);
+  free(sorted);
 }
 
 /* Table 28: rankings of U over prefixed subsets of the primary probe set;
@@ -1270,6 +1325,9 @@ static int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, in
   pb_screen__subset_ranks(X, &W, U);
   free(W.ns_list);
   free(W.cc_list);
+  for (int j = 0; j < 3; j++) free(W.ord[j]);
+  for (int32_t d = 0; d < opt->n_derange && W.der_ord; d++) free(W.der_ord[d]);
+  free(W.der_ord);
   free(W.cd_sum);
   free(W.ucc_sum);
   free(W.uall_sum);
@@ -1350,6 +1408,9 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
   uint8_t *y = pb_malloc((size_t)nn);
   int32_t *order = pb_malloc((size_t)nn * sizeof *order);
   struct pb_screen_outcome oc = {0, 0, y, pb_malloc((size_t)nn * sizeof(int32_t)), pb_malloc((size_t)nn * sizeof(int32_t))};
+  struct pb_screen_outcome st[PB_SCREEN_STRATA]; /* the outcomes of each stratum's images (their rankings' universe) */
+  for (int s = 0; s < PB_SCREEN_STRATA; s++)
+    st[s] = (struct pb_screen_outcome){0, 0, y, pb_malloc((size_t)nn * sizeof(int32_t)), pb_malloc((size_t)nn * sizeof(int32_t))};
   int64_t cell = 0;
   for (int32_t c = 0; c < nc; c++) {
     if (c == src->clean) continue;
@@ -1413,25 +1474,30 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
         pb_screen__put(out, &mt);
       }
     }
+    /* each stratum's rankings against its own images' outcomes: a walk over a third of them */
+    int64_t ka[PB_SCREEN_STRATA] = {0}, ra[PB_SCREEN_STRATA] = {0}, kb[PB_SCREEN_STRATA] = {0}, rb[PB_SCREEN_STRATA] = {0};
+    for (int s = 0; s < PB_SCREEN_STRATA; s++) st[s].n = st[s].n_fail = 0;
+    for (int32_t q = 0; q < n; q++) {
+      int s = U->stratum[q];
+      if (y[q]) st[s].fail[st[s].n_fail++] = q;
+      else st[s].keep[st[s].n - st[s].n_fail] = q;
+      st[s].n++;
+      if (U->med[q] == 1) ka[s]++, ra[s] += !y[q];
+      else if (U->med[q] == 2) kb[s]++, rb[s] += !y[q];
+    }
     for (int s = 0; s < PB_SCREEN_STRATA; s++) {
       double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * s, tmp[6];
-      pb_screen_ranked_metrics(&U->st_S[s], &oc, 0, &mt);
+      pb_screen_ranked_metrics(&U->st_S[s], &st[s], 0, &mt);
       o[0] = mt.n;
       o[1] = mt.n_fail;
       o[2] = mt.auroc;
-      pb_screen_ranked_metrics(&U->st_U[s], &oc, 0, &mt);
+      pb_screen_ranked_metrics(&U->st_U[s], &st[s], 0, &mt);
       o[3] = mt.auroc;
-      pb_screen_ranked_metrics(&U->st_Uns[s], &oc, 0, &mt);
+      pb_screen_ranked_metrics(&U->st_Uns[s], &st[s], 0, &mt);
       o[4] = mt.auroc;
-      pb_screen__mean_metrics(U->st_der + s * nd, nd, &oc, 0, tmp);
+      pb_screen__mean_metrics(U->st_der + s * nd, nd, &st[s], 0, tmp);
       o[5] = tmp[2];
-      int64_t ka = 0, ra = 0, kb = 0, rb = 0;
-      for (int32_t q = 0; q < n; q++) {
-        if (U->stratum[q] != s) continue;
-        if (U->med[q] == 1) ka++, ra += !y[q];
-        else if (U->med[q] == 2) kb++, rb += !y[q];
-      }
-      o[6] = ka > 0 && kb > 0 ? (double)ra / ka - (double)rb / kb : NAN;
+      o[6] = ka[s] > 0 && kb[s] > 0 ? (double)ra[s] / ka[s] - (double)rb[s] / kb[s] : NAN;
     }
     if (B->draws > 0) pb_screen_boot_cell(B, t, (int)rec[PB_SI_TIER], n, U->label, y, bscore, border, bn);
     if (rec[PB_SI_TIER] >= 0 && (L->subset_tiers >> (int)rec[PB_SI_TIER]) & 1)
@@ -1443,6 +1509,10 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
   }
   free(oc.fail);
   free(oc.keep);
+  for (int s = 0; s < PB_SCREEN_STRATA; s++) {
+    free(st[s].fail);
+    free(st[s].keep);
+  }
   free(order);
   free(y);
   for (int j = 0; j < B->n_scores && B->draws > 0; j++) free(border[j]);
@@ -2128,7 +2198,8 @@ static void pb_screen__sel_data(const struct pb_screen__ctx *X, const struct pb_
     e++;
   }
   free(img);
-  *su = (struct pb_screen_sel_unit){n, pl->n, nc - 1, mv, fail};
+  *su = (struct pb_screen_sel_unit){n, pl->n, nc - 1, mv, fail, NULL, NULL};
+  pb_screen_sel_pack(su);
 }
 
 /* TTA^sel and U^sel (seed E.2): per target, greedy forward selection of
@@ -2179,6 +2250,7 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
       for (int32_t x = 0; x < nu; x++) {
         free((void *)su[x].m);
         free((void *)su[x].fail);
+        pb_screen_sel_unpack(&su[x]);
       }
       free(su);
     }

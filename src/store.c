@@ -635,6 +635,16 @@ static int pb_store__validate(const struct pb_store *st, int32_t src, int32_t n_
   return PB_FAIL;
 }
 
+/* Transfer and check the rows into @p d's arrays; every rank returns the same status. */
+static int pb_store__read_into(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
+                               struct pb_rows *d)
+{
+  int status = pb_store__rows_all(st, src, n_rows, rows, d, fields, 0);
+  if (status == PB_OK && !(fields & PB_FIELD_UNCHECKED)) status = pb_store__validate(st, src, n_rows, rows, d);
+  /* the record checks are local: agree, so every rank fails with the first failing rank's reason */
+  return pb_error_agree(st->comm, status);
+}
+
 int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
                          struct pb_rows *out)
 {
@@ -644,14 +654,20 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }
   if (!(fields & PB_FIELD_PTRUE)) { free(out->ptrue); out->ptrue = NULL; }
-  int status = pb_store__rows_all(st, src, n_rows, rows, out, fields, 0);
-  if (status == PB_OK && !(fields & PB_FIELD_UNCHECKED)) status = pb_store__validate(st, src, n_rows, rows, out);
-  /* the record checks are local: agree, so every rank fails with the first failing rank's reason */
-  if (pb_error_agree(st->comm, status) != PB_OK) {
+  if (pb_store__read_into(st, src, n_rows, rows, fields, out) != PB_OK) {
     pb_rows_free(out);
     return PB_FAIL;
   }
   return PB_OK;
+}
+
+int pb_store_read_fields_into(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
+                              struct pb_rows *buf)
+{
+  if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
+  buf->n_rows = n_rows;
+  buf->n_images = st->meta.sources[src].n_images;
+  return pb_store__read_into(st, src, n_rows, rows, fields, buf);
 }
 
 int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows,

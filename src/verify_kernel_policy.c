@@ -20,7 +20,15 @@
 
 #include "pairbound/verify.h"
 
-static inline int32_t pb_verify__pop(uint32_t m) { return __builtin_popcount(m); }
+/* Bits set in m.  Written out: without -mpopcnt __builtin_popcount is a libgcc
+ * call (__popcountdi2), and this runs for every policy of every partner set. */
+static inline int32_t pb_verify__pop(uint32_t m)
+{
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  m = (m + (m >> 4)) & 0x0f0f0f0fu;
+  return (int32_t)((m * 0x01010101u) >> 24);
+}
 
 /* Valid policy setup. */
 static int pb_verify__setup_ok(const struct pb_verify_policy_setup *ps)

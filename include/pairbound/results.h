@@ -85,6 +85,8 @@ void pb_text_double(struct pb_text *t, double x);  /* tab + shortest round-trip 
  * faster where rows repeat few distinct values (counts over N) and the
  * shortest round-trip formatting would dominate the output cost. */
 void pb_text_num(struct pb_text *t, double x);
+/* pb_text_printf(t, "\t%lld", v), faster. */
+void pb_text_int(struct pb_text *t, long long v);
 void pb_text_free(struct pb_text *t);
 
 /* A report table built as TSV and markdown side by side: rows start with

@@ -62,10 +62,23 @@ struct pb_screen_ranked {
   uint8_t *code;      /* [n_all] 2 bits per budget b at bit 2b */
   int32_t k[PB_SCREEN_N_BUDGETS], A[PB_SCREEN_N_BUDGETS], g[PB_SCREEN_N_BUDGETS]; /* budget, images above the
                                                       cutoff group, cutoff group size */
+  int32_t *cut, n_cut; /* positions with code 2 at some budget, ascending */
 };
 
 /** Rank @p score over the positions listed in @p sub (all n when sub is NULL); NaN entries dropped. */
 void pb_screen_rank(const double *score, int32_t n, const int32_t *sub, int32_t n_sub, struct pb_screen_ranked *r);
+/** pb_screen_rank, and the ranked positions in descending order (ties by
+ *  ascending position) into @p order[0..r->n) when it is not NULL. */
+void pb_screen_rank_keep(const double *score, int32_t n, const int32_t *sub, int32_t n_sub,
+                         struct pb_screen_ranked *r, int32_t *order);
+/**
+ * pb_screen_rank over the positions of @p list, given in non-increasing score
+ * order (no NaN; equal scores in any order): the same ranking in O(n_list).
+ * A subset of a pb_screen_rank_keep order, or a relabelling of the positions
+ * of one (a within-class permutation of the scores), needs no sort.
+ */
+void pb_screen_rank_sorted(const double *score, int32_t n, const int32_t *list, int32_t n_list,
+                           struct pb_screen_ranked *r);
 /** Rank positions given in descending order @p order[0..n_sub) with no ties (the random selection). */
 void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r);
 void pb_screen_ranked_free(struct pb_screen_ranked *r);
@@ -200,7 +213,13 @@ struct pb_screen_sel_unit {
   int32_t n, n_cand, n_cells;
   const float *m;        /* [n_cand][n] */
   const uint8_t *fail;   /* [n_cells][n] 1 = failure */
+  uint64_t *rows;        /* NULL, or fail packed by pb_screen_sel_pack (image-major, a byte per cell) */
+  int32_t *n_fail;       /* [n_cells] failures of each cell, with rows */
 };
+
+/** Pack u->fail once for all the steps on @p u (free with pb_screen_sel_unpack). */
+void pb_screen_sel_pack(struct pb_screen_sel_unit *u);
+void pb_screen_sel_unpack(struct pb_screen_sel_unit *u);
 
 /**
  * One greedy step on one unit: for every candidate c not in chosen[0..k),

@@ -122,6 +122,16 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
                          struct pb_rows *out);
 
 /**
+ * pb_store_read_fields into arrays the caller owns: @p buf's arrays of the
+ * fields in @p fields hold at least @p n_rows rows of the source's n_images
+ * records (buf->topk as allocated); buf->n_rows and n_images are set.  So a
+ * reader of many requests keeps one buffer.  Collective, like
+ * pb_store_read_fields; every rank returns the same status.
+ */
+int pb_store_read_fields_into(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
+                              struct pb_rows *buf);
+
+/**
  * Why record @p k (image @p i) of a block read from source @p s breaks the
  * rules that ingest and synth guarantee (docs/store.md, "Integrity"), or NULL.
  * The reason is written into @p why.

@@ -18,6 +18,7 @@
 #include "pairbound/calibration.h"
 #include "pairbound/error.h"
 
+#include "../../src/bounds_internal.h"
 #include "testrng.h"
 
 #define TOL 1e-12
@@ -1023,6 +1024,100 @@ START_TEST(test_invalid_input)
 }
 END_TEST
 
+/* Table 2's independent sums of one class from their definition, added to
+ * *t: every (clean i, perturbed j) combination in index order, weight 1/n_y. */
+static void class_ind_definition(const float *s0, const int32_t *p0, const float *s1, const int32_t *p1, int ny,
+                                 int y, double mean0, double mean1, struct pb_bounds__ind *t)
+{
+  int64_t differ = 0, a = 0, b = 0, nss = 0, nww = 0;
+  double absd = 0.0, sum0 = 0.0, sum1 = 0.0, ss = 0.0, sw = 0.0;
+  for (int i = 0; i < ny; i++) {
+    a += p0[i] == y;
+    b += p1[i] == y;
+    sum0 += s0[i];
+    sum1 += s1[i];
+  }
+  for (int i = 0; i < ny; i++)
+    for (int j = 0; j < ny; j++) {
+      const double d = (double)s0[i] - (double)s1[j];
+      differ += p0[i] != p1[j];
+      absd += fabs(d);
+      if (p0[i] == y || p1[j] == y) continue;
+      if (p0[i] == p1[j]) nss++, ss += d;
+      else nww++, sw += d;
+    }
+  const double w = 1.0 / ny;
+  t->flips += (double)differ * w;
+  t->absd += absd * w;
+  t->cov += ny * (sum0 / ny - mean0) * (sum1 / ny - mean1);
+  t->k += (double)(a * b) * w;
+  t->dss_num += ss * w;
+  t->dss_den += (double)nss * w;
+  t->dsw_num += sw * w;
+  t->dsw_den += (double)nww * w;
+}
+
+/* Bit patterns equal (so 0.0 and -0.0, or two NaNs, are told apart or matched exactly). */
+static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
+
+/* A score: kind 0 on a coarse grid (multiples of 2^-10 in [0, 1], zeros
+ * included), kind 1 a float with all 24 bits over 2^-20 .. 1 (sums of many
+ * differences then round, and the kernel must use the definition's order). */
+static float random_score(int kind)
+{
+  if (kind == 0) return rng_int(0, 6) == 0 ? 0.0f : (float)rng_int(0, 1024) / 1024.0f;
+  const float m = (float)(rng_next() >> 40) / (float)(1u << 24);
+  return ldexpf(m, -rng_int(0, 20));
+}
+
+/* pb_bounds__class_ind against the definition, bit for bit: its O(n log n)
+ * route (scores on a grid) and its fallback (full-precision scores) must
+ * both give the definition's doubles, since bounds' outputs must not change. */
+START_TEST(test_class_ind_vs_definition)
+{
+  const unsigned long seed = test_seed() * 104729u + 11u;
+  rng_state = seed;
+  printf("class_ind vs definition: seed %lu\n", seed);
+  enum { NY = 300 };
+  static float s0[NY], s1[NY];
+  static int32_t p0[NY], p1[NY];
+  static double work[NY * 8];
+  int rounded = 0;
+  for (int it = 0; it < 4000; it++) {
+    const int kind = it % 2, ny = rng_int(1, it % 10 == 9 ? NY : 80), y = rng_int(0, 5), nlab = rng_int(1, 8);
+    ck_assert(pb_bounds__ind_work_len(ny) <= sizeof work);
+    for (int i = 0; i < ny; i++) {
+      /* mostly correct, wrong labels from a few classes so equal wrong answers occur */
+      p0[i] = rng_int(0, 3) ? y : rng_int(0, nlab);
+      p1[i] = rng_int(0, 2) ? y : rng_int(0, nlab);
+      s0[i] = random_score(kind);
+      s1[i] = random_score(kind);
+    }
+    if (kind == 0 && ny > 1) s0[0] = -0.0f;
+    const double mean0 = random_score(0), mean1 = random_score(0);
+    struct pb_bounds__ind got = {0}, want = {0};
+    pb_bounds__class_ind(s0, p0, s1, p1, ny, y, mean0, mean1, work, &got);
+    class_ind_definition(s0, p0, s1, p1, ny, y, mean0, mean1, &want);
+    const double g[8] = {got.flips, got.absd, got.cov, got.k, got.dss_num, got.dss_den, got.dsw_num, got.dsw_den};
+    const double e[8] = {want.flips, want.absd, want.cov, want.k, want.dss_num, want.dss_den, want.dsw_num,
+                         want.dsw_den};
+    for (int f = 0; f < 8; f++)
+      if (!same_bits(g[f], e[f]))
+        ck_abort_msg("seed %lu, instance %d (kind %d, n_y %d): sum %d = %.17g, definition %.17g", seed, it, kind,
+                     ny, f, g[f], e[f]);
+    /* the full-precision instances must include sums that round in double */
+    if (kind == 1) {
+      long double exact = 0.0L;
+      for (int i = 0; i < ny; i++)
+        for (int j = 0; j < ny; j++) exact += fabsl((long double)s0[i] - (long double)s1[j]);
+      rounded += (long double)(want.absd * ny) != exact;
+    }
+  }
+  printf("class_ind vs definition: 4000 instances, %d full-precision ones whose sum rounds\n", rounded);
+  ck_assert_int_gt(rounded, 0);
+}
+END_TEST
+
 static Suite *bounds_suite(void)
 {
   Suite *s = suite_create("bounds");
@@ -1043,6 +1138,7 @@ static Suite *bounds_suite(void)
   tcase_add_test(tr, test_order_invariance);
   tcase_add_test(tr, test_class_h_i5_vs_enumeration);
   tcase_add_test(tr, test_class_h_i5_vs_label_search);
+  tcase_add_test(tr, test_class_ind_vs_definition);
   suite_add_tcase(s, tr);
   return s;
 }

@@ -182,6 +182,152 @@ START_TEST(test_ranked_subsets)
 }
 END_TEST
 
+/* The ranking from its definition: over the positions with in[q] and a
+ * defined score, twice the ascending midrank #{<} + #{<=} + 1, and per budget
+ * k = max(1, round(pct n / 100)) code 1 when every image at or above the score
+ * fits in the top k, 2 when the score's tie group straddles the k-th place. */
+static void check_ranked_def(const struct pb_screen_ranked *r, const double *s, const uint8_t *in, int32_t n,
+                             int rep, const char *what)
+{
+  static const int pct[3] = {10, 20, 30};
+  int32_t m = 0;
+  for (int32_t q = 0; q < n; q++) m += in[q] && !isnan(s[q]);
+  ck_assert_msg(r->n == m && r->n_all == n, "rep %d %s: n %d of %d, expected %d", rep, what, r->n, r->n_all, m);
+  for (int b = 0; b < 3; b++) {
+    int32_t k = m ? ((int32_t)((pct[b] * (int64_t)m + 50) / 100) > 1 ? (int32_t)((pct[b] * (int64_t)m + 50) / 100) : 1) : 0;
+    ck_assert_int_eq(r->k[b], k);
+  }
+  for (int32_t q = 0; q < n; q++) {
+    if (!in[q] || isnan(s[q])) {
+      ck_assert_msg(r->mid2[q] == -1 && r->code[q] == 0, "rep %d %s: q %d outside", rep, what, q);
+      continue;
+    }
+    int32_t lt = 0, le = 0, gt = 0, ge = 0;
+    for (int32_t j = 0; j < n; j++) {
+      if (!in[j] || isnan(s[j])) continue;
+      lt += s[j] < s[q];
+      le += s[j] <= s[q];
+      gt += s[j] > s[q];
+      ge += s[j] >= s[q];
+    }
+    ck_assert_msg(r->mid2[q] == lt + le + 1, "rep %d %s: q %d mid2 %d, expected %d", rep, what, q, r->mid2[q],
+                  lt + le + 1);
+    for (int b = 0; b < 3; b++) {
+      int c = r->code[q] >> (2 * b) & 3, want = ge < r->k[b] ? 1 : gt < r->k[b] ? 2 : 0;
+      ck_assert_msg(c == want, "rep %d %s: q %d budget %d code %d, expected %d", rep, what, q, b, c, want);
+      if (want == 2) ck_assert_msg(r->A[b] == gt && r->g[b] == ge - gt, "rep %d %s: cutoff group", rep, what);
+    }
+  }
+}
+
+/* pb_screen_rank_keep's order, pb_screen_rank_sorted on a subset of it and on
+ * a list whose ties come in random order (a relabelled score), and the
+ * metrics against the outcomes of the subset's images only: the ranking from
+ * its definition and the AUROC of the pair count. */
+START_TEST(test_ranked_sorted)
+{
+  test_rng(11);
+  for (int rep = 0; rep < 400; rep++) {
+    int32_t n = rint_(1, 60), order[60], list[60], tie[60], nl = 0;
+    double s[60], t[60];
+    uint8_t all[60], in[60], y[60], yt[60];
+    int levels = rint_(1, 8);
+    for (int32_t q = 0; q < n; q++) {
+      s[q] = rint_(0, 9) == 0 ? NAN : rint_(0, levels) * 0.25 - 1.0;
+      all[q] = 1;
+      in[q] = (uint8_t)(rint_(0, 3) > 0);
+      y[q] = (uint8_t)rint_(0, 1);
+    }
+    struct pb_screen_ranked r, rs, rt;
+    pb_screen_rank_keep(s, n, NULL, 0, &r, order);
+    check_ranked_def(&r, s, all, n, rep, "rank_keep");
+    for (int32_t j = 0; j + 1 < r.n; j++)
+      ck_assert_msg(s[order[j]] > s[order[j + 1]] || (s[order[j]] == s[order[j + 1]] && order[j] < order[j + 1]),
+                    "rep %d: order at %d", rep, j);
+    for (int32_t j = 0; j < r.n; j++)
+      if (in[order[j]]) list[nl++] = order[j];
+    pb_screen_rank_sorted(s, n, list, nl, &rs);
+    check_ranked_def(&rs, s, in, n, rep, "rank_sorted subset");
+    /* descending values, ties shuffled */
+    int32_t nt = 0;
+    for (int32_t q = 0; q < n; q++)
+      if (!isnan(s[q])) tie[nt++] = q;
+    for (int32_t j = nt - 1; j > 0; j--) {
+      int32_t k = rint_(0, j), x = tie[j];
+      tie[j] = tie[k];
+      tie[k] = x;
+    }
+    for (int32_t j = 1; j < nt; j++) /* insertion sort on the value only: ties stay shuffled */
+      for (int32_t i = j; i > 0 && s[tie[i]] > s[tie[i - 1]]; i--) {
+        int32_t x = tie[i];
+        tie[i] = tie[i - 1];
+        tie[i - 1] = x;
+      }
+    pb_screen_rank_sorted(s, n, tie, nt, &rt);
+    check_ranked_def(&rt, s, all, n, rep, "rank_sorted shuffled ties");
+    /* the subset's rankings against an outcome that lists only its images */
+    struct pb_screen_outcome o = {0, 0, y, (int32_t[60]){0}, (int32_t[60]){0}};
+    int32_t m = 0;
+    for (int32_t q = 0; q < n; q++) {
+      if (!in[q]) continue;
+      if (y[q]) o.fail[o.n_fail++] = q;
+      else o.keep[o.n - o.n_fail] = q;
+      o.n++;
+      if (!isnan(s[q])) t[m] = s[q], yt[m++] = y[q];
+    }
+    double a = brute_auroc(t, yt, m);
+    for (int budgets = 0; budgets <= 7; budgets += 7) {
+      struct pb_screen_metric mt;
+      pb_screen_ranked_metrics(&rs, &o, budgets, &mt);
+      ck_assert_int_eq(mt.n, m);
+      if (isnan(a)) ck_assert(isnan(mt.auroc));
+      else ck_assert_msg(fabs(mt.auroc - a) <= 1e-12, "rep %d: auroc %.17g vs %.17g", rep, mt.auroc, a);
+      for (int b = 0; b < 3; b++) {
+        double c = budgets && m ? pb_screen_coverage(t, yt, m, b == 0 ? 10 : b == 1 ? 20 : 30) : NAN;
+        if (isnan(c)) ck_assert(isnan(mt.cov[b]));
+        else ck_assert_msg(fabs(mt.cov[b] - c) <= 1e-12, "rep %d: coverage %.17g vs %.17g", rep, mt.cov[b], c);
+      }
+    }
+    pb_screen_ranked_free(&r);
+    pb_screen_ranked_free(&rs);
+    pb_screen_ranked_free(&rt);
+  }
+}
+END_TEST
+
+/* Rankings of a few hundred to a few thousand images (pb_screen_rank_keep's
+ * radix path): heavy ties, -0 beside +0, NaN, subsets; from the definition. */
+START_TEST(test_rank_large)
+{
+  test_rng(12);
+  static const double vals[] = {-0.0, 0.0, 1e-300, -1e-300, 0.5, -0.5, 3.0, -2.0, 1e300, -1e300, 0.25, 0.125};
+  for (int rep = 0; rep < 24; rep++) {
+    int32_t n = rint_(256, 1500), *order = malloc((size_t)n * sizeof *order), *sub = malloc((size_t)n * sizeof *sub);
+    double *s = malloc((size_t)n * sizeof *s);
+    uint8_t *in = malloc((size_t)n), *all = malloc((size_t)n);
+    int32_t nv = rint_(1, 12), ns = 0;
+    for (int32_t q = 0; q < n; q++) {
+      s[q] = rint_(0, 30) == 0 ? NAN : rep % 3 == 2 ? (double)rint_(0, 1 << 20) * 1e-3 : vals[rint_(0, nv - 1)];
+      all[q] = 1;
+      in[q] = (uint8_t)(rep % 2 == 0 || rint_(0, 2) > 0);
+      if (in[q]) sub[ns++] = q;
+    }
+    struct pb_screen_ranked r;
+    pb_screen_rank_keep(s, n, rep % 2 ? sub : NULL, ns, &r, order);
+    check_ranked_def(&r, s, rep % 2 ? in : all, n, rep, "large");
+    for (int32_t j = 0; j + 1 < r.n; j++)
+      ck_assert_msg(s[order[j]] > s[order[j + 1]] || (s[order[j]] == s[order[j + 1]] && order[j] < order[j + 1]),
+                    "rep %d: order at %d", rep, j);
+    pb_screen_ranked_free(&r);
+    free(order);
+    free(sub);
+    free(s);
+    free(in);
+    free(all);
+  }
+}
+END_TEST
+
 /* ------------------------------------------------------------ derangements */
 
 START_TEST(test_derangement)
@@ -422,6 +568,8 @@ static Suite *screen_suite(void)
   tcase_add_test(tc, test_budget_rounding);
   tcase_add_test(tc, test_coverage_tie_orders);
   tcase_add_test(tc, test_ranked_subsets);
+  tcase_add_test(tc, test_ranked_sorted);
+  tcase_add_test(tc, test_rank_large);
   tcase_add_test(tc, test_derangement);
   tcase_add_test(tc, test_logistic);
   tcase_add_test(tc, test_a3_hand);

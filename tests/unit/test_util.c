@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -469,6 +470,126 @@ START_TEST(test_format_round_trip)
     pb_format_double(x, dbuf);
     ck_assert_msg(strtod(dbuf, NULL) == x, "%.17g -> '%s'", x, dbuf);
   }
+}
+END_TEST
+
+/* pb_format_double's definition, by the C library: "nan"; integers below
+ * 2^53 as "%.0f" (no "-0"); else the first of %.15g, %.16g, %.17g (from %.1g
+ * below DBL_MIN) that strtod reads back exactly. */
+static void format_double_ref(double x, char buf[40])
+{
+  if (isnan(x)) { strcpy(buf, "nan"); return; }
+  if (x == floor(x) && fabs(x) < 9007199254740992.0) {
+    snprintf(buf, 40, "%.0f", x == 0 ? 0.0 : x);
+    return;
+  }
+  for (int p = fabs(x) < DBL_MIN ? 1 : 15; p <= 17; p++) {
+    snprintf(buf, 40, "%.*g", p, x);
+    if (strtod(buf, NULL) == x) return;
+  }
+}
+
+static void check_format_double(double x, const char *kind)
+{
+  char got[40], want[40];
+  pb_format_double(x, got);
+  format_double_ref(x, want);
+  if (strcmp(got, want) != 0) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    ck_abort_msg("%s: %.17g (bits %016llx, seed %llu): '%s', C library '%s'", kind, x, (unsigned long long)bits,
+                 (unsigned long long)test_seed(), got, want);
+  }
+}
+
+static uint64_t rng_u64(struct pb_rng *r) { return ((uint64_t)pb_rng_u32(r) << 32) | pb_rng_u32(r); }
+
+/* The exact integer path of pb_format_double against the snprintf / strtod
+ * definition: special values, neighbours of the fast path's limits and of
+ * powers of two and ten, random bit patterns, rates k / N, short decimals
+ * at every scale, and exact ties at 15, 16 and 17 digits (a 13- to
+ * 15-digit integer plus j / 2^k), each also negated. */
+START_TEST(test_format_double_exact)
+{
+  const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 5e-324, DBL_MIN, DBL_MAX, 1e-6, 1e15,
+                            9007199254740992.0, 9007199254740991.0, 0.1, 0.5, 1.5, 2.5, 1e-5, 0.30000000000000004,
+                            999999999999999.9, 99999999999999.99, 0.99999999999999989, 9.9999999999999995e-7};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+    for (int sg = 0; sg < 2; sg++) check_format_double(sg ? -special[i] : special[i], "special");
+  for (int e = -1074; e <= 1023; e++) {
+    const double x = ldexp(1.0, e);
+    check_format_double(x, "power of two");
+    check_format_double(nextafter(x, 0), "below a power of two");
+    check_format_double(nextafter(x, INFINITY), "above a power of two");
+  }
+  for (int e = -20; e <= 20; e++) {
+    const double x = pow(10.0, e);
+    double y = x;
+    for (int k = 0; k < 4; k++, y = nextafter(y, 0)) check_format_double(y, "below a power of ten");
+    y = x;
+    for (int k = 0; k < 4; k++, y = nextafter(y, INFINITY)) check_format_double(y, "above a power of ten");
+  }
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 6, 0, 0);
+  for (int i = 0; i < 300000; i++) {
+    const uint64_t bits = rng_u64(&r);
+    double x;
+    memcpy(&x, &bits, sizeof x);
+    check_format_double(x, "bit pattern");
+    /* the fast path's range: exponents of 1e-7 to 1e16 */
+    const uint64_t b2 = (bits & 0x800fffffffffffffull) | ((uint64_t)(1000 + pb_rng_below(&r, 80)) << 52);
+    memcpy(&x, &b2, sizeof x);
+    check_format_double(x, "bit pattern, fast range");
+  }
+  for (int i = 0; i < 300000; i++) {
+    const int32_t N = 1 + (int32_t)pb_rng_below(&r, 100000), k = (int32_t)pb_rng_below(&r, (uint64_t)N + 1);
+    check_format_double((double)k / N, "rate");
+    check_format_double(-(double)k / N, "rate");
+  }
+  for (int i = 0; i < 300000; i++) {
+    /* a decimal of 1 to 17 digits at scale 10^-8 .. 10^16 */
+    const int d = 1 + (int)pb_rng_below(&r, 17), e = -8 - d + (int)pb_rng_below(&r, 25);
+    char txt[64];
+    snprintf(txt, sizeof txt, "%llue%d", (unsigned long long)(rng_u64(&r) % (uint64_t)pow(10.0, d)), e);
+    check_format_double(strtod(txt, NULL), "short decimal");
+  }
+  for (int i = 0; i < 300000; i++) {
+    const int k = 1 + (int)pb_rng_below(&r, 8), id = 13 + (int)pb_rng_below(&r, 3);
+    const uint64_t I = (uint64_t)pow(10.0, id - 1) + rng_u64(&r) % (uint64_t)(9 * pow(10.0, id - 1));
+    const uint64_t j = 1 + 2 * pb_rng_below(&r, (uint64_t)1 << (k - 1));
+    const uint64_t v = I << k | j; /* exact below 2^53 */
+    if (v < (uint64_t)1 << 53) check_format_double(ldexp((double)v, -k), "tie");
+  }
+}
+END_TEST
+
+/* pb_text_int and pb_text_num append what "\t%lld" and "\t" + pb_format_double
+ * give, after text already in the buffer. */
+START_TEST(test_text_int_num)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 7, 0, 0);
+  struct pb_text t = {0};
+  char want[64];
+  size_t at = 0;
+  const long long fixed[] = {0, 1, -1, 9, 10, -10, 999, 1000, LLONG_MAX, LLONG_MIN, LLONG_MIN + 1};
+  for (int i = 0; i < 200000; i++) {
+    long long v = (long long)(rng_u64(&r) >> (1 + pb_rng_below(&r, 63))); /* 0 .. LLONG_MAX */
+    if (pb_rng_below(&r, 2)) v = -v;
+    if (i < (int)(sizeof fixed / sizeof fixed[0])) v = fixed[i];
+    pb_text_int(&t, v);
+    snprintf(want, sizeof want, "\t%lld", v);
+    ck_assert_msg(t.len == at + strlen(want) && strcmp(t.buf + at, want) == 0, "%lld: '%s' (seed %llu)", v,
+                  t.buf + at, (unsigned long long)test_seed());
+    at = t.len;
+    const double x = (double)(int32_t)pb_rng_below(&r, 1000) / (1 + pb_rng_below(&r, 999));
+    pb_text_num(&t, x);
+    want[0] = '\t';
+    pb_format_double(x, want + 1);
+    ck_assert_str_eq(t.buf + at, want);
+    at = t.len;
+  }
+  pb_text_free(&t);
 }
 END_TEST
 
@@ -961,6 +1082,8 @@ static Suite *suite(void)
   tcase_add_test(tc, test_format_float_hand);
   tcase_add_test(tc, test_format_round_trip);
   tcase_add_test(tc, test_format_subnormal_shortest);
+  tcase_add_test(tc, test_format_double_exact);
+  tcase_add_test(tc, test_text_int_num);
   tcase_add_test(tc, test_sha256);
   tcase_add_test(tc, test_sort_small);
   suite_add_tcase(s, tc);
