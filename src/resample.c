@@ -318,51 +318,142 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
   *auroc = pos > 0 && neg > 0 ? pairs / (2.0 * (double)pos * (double)neg) : NAN;
 }
 
-/* Top down over tie groups, per lane: a group's failure (gp) and retained
- * (gn) weight, the failure weight above it (the coverage so far, ap) and the
- * weight above it (ab).  2 x (concordant pairs) + tied pairs counts, from each
- * retained image, the failures above it twice and those tied once.  The lanes
- * are GCC vectors: AVX2 where the processor has it (a clone per target, chosen
- * when the program loads).  Needs every total below 2^31, so that gn and
- * 2 ap + gp fit 32 bits (an unsigned 32 x 32-bit product per lane) and the
- * pair count, at most 2 pos neg <= total^2 / 2, fits 64. */
-typedef int64_t pb_wm__v __attribute__((vector_size(8 * PB_WM_LANES)));
-typedef uint64_t pb_wm__vu __attribute__((vector_size(8 * PB_WM_LANES)));
-typedef int32_t pb_wm__v32 __attribute__((vector_size(4 * PB_WM_LANES)));
+/* Top down over the images, every lane at once and without a branch on the
+ * data.  AUROC: 2 x (concordant pairs) + tied pairs = sum over groups g of
+ * gn_g (2 ap_g + gp_g) (gp, gn: a tie group's failure and retained weight;
+ * ap, rn: the failure and retained weight strictly above it), which regrouped
+ * is sum over retained images of w ap_g + sum over failures of w (N - rn_g)
+ * (N the retained total): each image adds its own term from values fixed at
+ * its group's first image.  Coverage: the budget k falls in the last group
+ * whose weight above (ab) is below k; that group's first image (lo) and its
+ * ab and ap are kept per budget, and pb_wm__close walks the group for its
+ * size and failures (a few images).  Once every lane's weight so far reaches
+ * its largest budget no group can be a budget's any more, and the rest of
+ * the pass forms the pair count alone.  V is the lane vector: 32-bit lanes
+ * when every total is at most 65,535 (products and the pair count, at most
+ * total^2 / 2, fit 32 bits), else 64-bit lanes (totals below 2^31, the
+ * products of two 31-bit numbers).  GCC vectors: AVX-512 or AVX2 where the
+ * processor has it (a clone per target, chosen when the program loads). */
+typedef uint32_t pb_wm__n __attribute__((vector_size(4 * PB_WM_LANES)));
+typedef uint64_t pb_wm__w __attribute__((vector_size(8 * PB_WM_LANES)));
+typedef int32_t pb_wm__i32 __attribute__((vector_size(4 * PB_WM_LANES)));
+
+/* The state a pass leaves for pb_wm__close, per lane. */
+struct pb_wm__state {
+  int64_t num2[PB_WM_LANES], ap[PB_WM_LANES];
+  int64_t lo_i[PB_WM_MAX_PCT][PB_WM_LANES], lo_ab[PB_WM_MAX_PCT][PB_WM_LANES], lo_ap[PB_WM_MAX_PCT][PB_WM_LANES];
+};
+
+#define PB_WM__CHUNK 16
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
+#define PB_WM__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PB_WM__CLONES
 #endif
-static void pb_wm__pass(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
-                        const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
-{
-  enum { L = PB_WM_LANES };
-  int64_t k[L][PB_WM_MAX_PCT];
-  unsigned open[L];
-  pb_wm__v gp = {0}, gn = {0}, ap = {0}, ab = {0}, next, zero = {0};
-  pb_wm__vu num2 = {0}, lo;
-  for (int l = 0; l < L; l++) lo[l] = 0xffffffffu;
-  for (int l = 0; l < L; l++) next[l] = pb_wm__budgets(pos[l], total[l], pcts, n_pct, k[l], cov + l * n_pct, &open[l]);
-  for (int32_t i = 0; i <= n; i++) {
-    uint32_t c = i < n ? code[i] : 2u;
-    if (c & 2u && i > 0) { /* close the group before this image */
-      pb_wm__v size = gp + gn, hit = ab + size >= next;
-      num2 += ((pb_wm__vu)gn & lo) * ((pb_wm__vu)(ap + ap + gp) & lo);
-      for (int l = 0; l < L; l++)
-        if (hit[l])
-          next[l] = pb_wm__reach(ap[l], gp[l], ab[l], size[l], pos[l], k[l], n_pct, &open[l], cov + l * n_pct);
-      ab += size;
-      ap += gp;
-      gp = gn = zero;
-    }
-    if (i == n) break;
-    pb_wm__v32 w32;
-    memcpy(&w32, mult + (size_t)(c >> 2) * L, sizeof w32);
-    pb_wm__v w = __builtin_convertvector(w32, pb_wm__v), f = zero - (int64_t)(c & 1u);
-    gp += w & f;
-    gn += w & ~f;
+
+/* One pass of lane type V (element E); LOADW(c) the weights of image code c. */
+#define PB_WM__PASS(NAME, V, E, LOADW)                                                                                   \
+  PB_WM__CLONES static void NAME(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,             \
+                                 const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                     \
+                                 struct pb_wm__state *S)                                                               \
+  {                                                                                                                    \
+    enum { L = PB_WM_LANES };                                                                                          \
+    V ap = {0}, rn = {0}, apg = {0}, rng = {0}, num = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT];                        \
+    V lo_i[PB_WM_MAX_PCT], lo_ab[PB_WM_MAX_PCT], lo_ap[PB_WM_MAX_PCT];                                                 \
+    for (int l = 0; l < L; l++) nret[l] = (E)(total[l] - pos[l]);                                                      \
+    for (int b = 0; b < n_pct; b++) {                                                                                  \
+      for (int l = 0; l < L; l++) {                                                                                    \
+        kb[b][l] = (E)k[b][l];                                                                                         \
+        if (kb[b][l] > kmax[l]) kmax[l] = kb[b][l];                                                                    \
+      }                                                                                                                \
+      lo_i[b] = lo_ab[b] = lo_ap[b] = (V){0};                                                                          \
+    }                                                                                                                  \
+    int32_t i = 0;                                                                                                     \
+    for (int open = n_pct > 0; open && i < n;) {                                                                       \
+      for (int32_t end = n - i > PB_WM__CHUNK ? i + PB_WM__CHUNK : n; i < end; i++) {                                 \
+        uint32_t c = code[i];                                                                                          \
+        V w, first = (V){0} + (E)(0 - (E)(c >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(c & 1u));                        \
+        LOADW(w, c);                                                                                                   \
+        apg = (ap & first) | (apg & ~first);                                                                           \
+        rng = (rn & first) | (rng & ~first);                                                                           \
+        V ab = ap + rn, at = (V){0} + (E)i;                                                                            \
+        for (int b = 0; b < n_pct; b++) {                                                                              \
+          V m = (V)(ab < kb[b]) & first;                                                                               \
+          lo_i[b] = (at & m) | (lo_i[b] & ~m);                                                                         \
+          lo_ab[b] = (ab & m) | (lo_ab[b] & ~m);                                                                       \
+          lo_ap[b] = (ap & m) | (lo_ap[b] & ~m);                                                                       \
+        }                                                                                                              \
+        num += w * (((nret - rng) & f) | (apg & ~f));                                                                  \
+        ap += w & f;                                                                                                   \
+        rn += w & ~f;                                                                                                  \
+      }                                                                                                                \
+      V short_ = (V)(ap + rn < kmax);                                                                                  \
+      open = 0;                                                                                                        \
+      for (int l = 0; l < L; l++) open |= short_[l] != 0;                                                              \
+    }                                                                                                                  \
+    for (; i < n; i++) {                                                                                               \
+      uint32_t c = code[i];                                                                                            \
+      V w, first = (V){0} + (E)(0 - (E)(c >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(c & 1u));                          \
+      LOADW(w, c);                                                                                                     \
+      apg = (ap & first) | (apg & ~first);                                                                             \
+      rng = (rn & first) | (rng & ~first);                                                                             \
+      num += w * (((nret - rng) & f) | (apg & ~f));                                                                    \
+      ap += w & f;                                                                                                     \
+      rn += w & ~f;                                                                                                    \
+    }                                                                                                                  \
+    for (int l = 0; l < L; l++) {                                                                                      \
+      S->num2[l] = (int64_t)num[l];                                                                                    \
+      S->ap[l] = (int64_t)ap[l];                                                                                       \
+      for (int b = 0; b < n_pct; b++) {                                                                                \
+        S->lo_i[b][l] = (int64_t)lo_i[b][l];                                                                           \
+        S->lo_ab[b][l] = (int64_t)lo_ab[b][l];                                                                         \
+        S->lo_ap[b][l] = (int64_t)lo_ap[b][l];                                                                         \
+      }                                                                                                                \
+    }                                                                                                                  \
   }
-  for (int l = 0; l < L; l++)
-    pb_wm__finish(ap[l], (double)num2[l], pos[l], total[l], open[l], n_pct, &auroc[l], cov + l * n_pct);
+
+/* The weights of image code c: 32-bit lanes as stored, or widened to 64 bits. */
+#define PB_WM__LOAD_N(w, c) memcpy(&(w), mult + (size_t)((c) >> 2) * PB_WM_LANES, sizeof(w))
+#define PB_WM__LOAD_W(w, c)                                                        \
+  do {                                                                             \
+    pb_wm__i32 w32_;                                                               \
+    memcpy(&w32_, mult + (size_t)((c) >> 2) * PB_WM_LANES, sizeof w32_);           \
+    (w) = __builtin_convertvector(w32_, pb_wm__w);                                 \
+  } while (0)
+PB_WM__PASS(pb_wm__pass_n, pb_wm__n, uint32_t, PB_WM__LOAD_N)
+PB_WM__PASS(pb_wm__pass_w, pb_wm__w, uint64_t, PB_WM__LOAD_W)
+
+/* The budgets' coverage from a pass's state: the group that holds budget b
+ * starts at lo_i with lo_ab weight and lo_ap failures above it; its images up
+ * to the next group's first give its size and failure weight, and each of
+ * its images is selected with probability (k - above) / size (the coverage
+ * definition's expression, term for term).  Then the AUROC. */
+static void pb_wm__close(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
+                         const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,
+                         const struct pb_wm__state *S, double *auroc, double *cov)
+{
+  for (int l = 0; l < PB_WM_LANES; l++) {
+    for (int b = 0; b < n_pct; b++) {
+      double *out = cov + l * n_pct + b;
+      if (pos[l] <= 0) {
+        *out = NAN;
+        continue;
+      }
+      int64_t size = 0, gp = 0;
+      for (int32_t i = (int32_t)S->lo_i[b][l]; i < n && (i == S->lo_i[b][l] || !(code[i] & 2u)); i++) {
+        int64_t w = mult[(size_t)(code[i] >> 2) * PB_WM_LANES + l];
+        size += w;
+        gp += code[i] & 1u ? w : 0;
+      }
+      int64_t above = S->lo_ab[b][l], covered = S->lo_ap[b][l];
+      if (above + size >= k[b][l])
+        *out = ((double)covered + (double)gp * (double)(k[b][l] - above) / (double)size) / (double)pos[l];
+      else /* beyond every image */
+        *out = (double)S->ap[l] / (double)pos[l];
+    }
+    int64_t neg = total[l] - pos[l];
+    auroc[l] = pos[l] > 0 && neg > 0 ? (double)S->num2[l] / (2.0 * (double)pos[l] * (double)neg) : NAN;
+  }
 }
 
 /* pb_wm__pass one lane at a time, the pair count in 128 bits: a weighting of 2^31 images or more. */
@@ -393,10 +484,23 @@ static void pb_wm__pass_wide(const uint32_t *code, int32_t n, const int32_t *mul
 void pb_weighted_metrics(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
                          const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
 {
-  int wide = 0;
-  for (int l = 0; l < PB_WM_LANES; l++) wide |= total[l] > INT32_MAX;
-  if (wide) pb_wm__pass_wide(code, n, mult, pos, total, pcts, n_pct, auroc, cov);
-  else pb_wm__pass(code, n, mult, pos, total, pcts, n_pct, auroc, cov);
+  int64_t most = 0;
+  for (int l = 0; l < PB_WM_LANES; l++) most = total[l] > most ? total[l] : most;
+  if (most > INT32_MAX) {
+    pb_wm__pass_wide(code, n, mult, pos, total, pcts, n_pct, auroc, cov);
+    return;
+  }
+  /* budgets as pb_wm__budgets; none for a lane without failures (its coverage is NaN) */
+  int64_t k[PB_WM_MAX_PCT][PB_WM_LANES];
+  for (int b = 0; b < n_pct; b++)
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      int64_t kb = (pcts[b] * total[l] + 50) / 100;
+      k[b][l] = pos[l] > 0 ? (kb < 1 ? 1 : kb) : 0;
+    }
+  struct pb_wm__state S;
+  if (most <= 65535) pb_wm__pass_n(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S);
+  else pb_wm__pass_w(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S);
+  pb_wm__close(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S, auroc, cov);
 }
 
 int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage)

@@ -323,17 +323,22 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
     for (int l = 0; l < PB_WM_LANES && b0 + l < B->draws; l++) {
       int64_t b = b0 + l;
       if (isnan(m[0][l][0])) continue; /* the draw left no failure or no retained image: cell skipped */
+      size_t base[2];
       for (int r = 0; r < nrows; r++) {
-        size_t base = (rows[r] * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat;
+        base[r] = (rows[r] * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat;
         B->cells[rows[r] * (size_t)B->draws + (size_t)b]++;
-        for (int c = 0; c < ncc; c++)
-          for (int k = 0; k < PB_SB_NMET && in_row[c][r]; k++) {
-            double d = m[ia[c]][l][k] - m[ib[c]][l][k];
-            if (isnan(d)) continue;
-            B->sum[base + at[c] * PB_SB_NMET + k] += llround(d * PB_SB_SCALE);
-            B->cnt[base + at[c] * PB_SB_NMET + k]++;
-          }
       }
+      for (int c = 0; c < ncc; c++)
+        for (int k = 0; k < PB_SB_NMET; k++) {
+          double d = m[ia[c]][l][k] - m[ib[c]][l][k];
+          if (isnan(d)) continue;
+          int64_t v = pb_round_half_away(d * PB_SB_SCALE);
+          for (int r = 0; r < nrows; r++)
+            if (in_row[c][r]) {
+              B->sum[base[r] + at[c] * PB_SB_NMET + k] += v;
+              B->cnt[base[r] + at[c] * PB_SB_NMET + k]++;
+            }
+        }
     }
   }
   free(multT);

@@ -137,7 +137,7 @@ void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *lab
                        uint32_t *code);
 
 /** Weightings pb_weighted_metrics evaluates in one pass. */
-#define PB_WM_LANES 4
+#define PB_WM_LANES 16
 
 /**
  * For each of PB_WM_LANES weightings l (image weight mult[label *

@@ -73,6 +73,14 @@ double pb_kth_largest(double *v, int32_t n, int32_t k);
 float pb_kth_largest_f32(float *v, int32_t n, int32_t k);
 void pb_nanmean_add(struct pb_nanmean *m, double x);
 double pb_nanmean_get(const struct pb_nanmean *m);
+/* llround(x) (halves away from zero) for |x| < 2^63, without the library call: the
+ * truncation and the remainder x - t are exact. */
+static inline int64_t pb_round_half_away(double x)
+{
+  int64_t t = (int64_t)x;
+  double r = x - (double)t;
+  return t + (r >= 0.5) - (r <= -0.5);
+}
 /* Round to the nearest IEEE half-precision value (ties to even), as float. */
 float pb_round_half(double x);
 

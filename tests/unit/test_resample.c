@@ -311,9 +311,10 @@ START_TEST(test_weighted_equals_replicated)
 }
 END_TEST
 
-/* Totals of 2^31 or more take the 128-bit pass: weights scaled by 2^26 (totals
- * a multiple of 10, so every budget scales exactly) give exactly the unscaled
- * lane's AUROC and coverage, both being ratios of weights. */
+/* Totals above 65,535 take the 64-bit lanes, totals of 2^31 or more the
+ * 128-bit pass: weights scaled by 2^12 or 2^26 (totals a multiple of 10, so
+ * every budget scales exactly) give exactly the unscaled lane's AUROC and
+ * coverage (32-bit lanes), both being ratios of weights. */
 START_TEST(test_weighted_wide)
 {
   struct pb_rng r;
@@ -322,7 +323,8 @@ START_TEST(test_weighted_wide)
   double score[NMAX];
   uint8_t y[NMAX];
   int32_t w[PB_WM_LANES][NMAX], order[NMAX];
-  for (int trial = 0; trial < 500; trial++) {
+  for (int trial = 0; trial < 1000; trial++) {
+    int shift = trial % 2 ? 12 : 26; /* totals 40 x 2^12 .. 320 x 2^12 < 2^31, or at least 40 x 2^26 > 2^31 */
     int32_t n = 20, levels = 1 + (int32_t)pb_rng_below(&r, 10);
     int64_t sum = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -334,7 +336,7 @@ START_TEST(test_weighted_wide)
     }
     w[0][0] += (int32_t)((10 - sum % 10) % 10); /* total a multiple of 10 */
     for (int l = 1; l < PB_WM_LANES; l++)
-      for (int32_t i = 0; i < n; i++) w[l][i] = w[0][i] << 26; /* each below 2^31, the total at least 40 x 2^26 > 2^31 */
+      for (int32_t i = 0; i < n; i++) w[l][i] = w[0][i] << shift; /* each below 2^31 */
     g_score = score;
     qsort(order, (size_t)n, sizeof *order, by_score);
     double small[PB_WM_LANES], csmall[PB_WM_LANES * 3], wide[PB_WM_LANES], cwide[PB_WM_LANES * 3];

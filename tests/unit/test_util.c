@@ -360,6 +360,28 @@ END_TEST
 
 /* --------------------------------------------------------------- formatting */
 
+/* pb_round_half_away against hand-worked halves and the C library's llround on
+ * random doubles of every magnitude the class bootstrap scales (|x| <= 2^41)
+ * and beyond (integers past 2^53, where x - t must be 0). */
+START_TEST(test_round_half_away)
+{
+  const double x[] = {0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 0.0, -0.0,
+                      1e-300, 4503599627370495.5, -4503599627370495.5, 9007199254740993.0, 1099511627776.0 * 0.75};
+  const int64_t want[] = {1, -1, 2, -2, 3, -3, 0, 0, 0, 0, 0, 4503599627370496, -4503599627370496, 9007199254740992,
+                          824633720832};
+  for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+    ck_assert_msg(pb_round_half_away(x[i]) == want[i], "%.17g: %lld, want %lld", x[i],
+                  (long long)pb_round_half_away(x[i]), (long long)want[i]);
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 91, 0, 0);
+  for (int i = 0; i < 200000; i++) {
+    double v = (pb_rng_uniform(&r) * 2 - 1) * ldexp(1.0, (int)pb_rng_below(&r, 62));
+    if (i % 4 == 0) v = floor(v) + 0.5; /* exact halves */
+    ck_assert_msg(pb_round_half_away(v) == llround(v), "%.17g", v);
+  }
+}
+END_TEST
+
 START_TEST(test_format_float_hand)
 {
   char buf[32];
@@ -1079,6 +1101,7 @@ static Suite *suite(void)
   tc = tcase_create("numbers");
   tcase_add_test(tc, test_round_half_hand);
   tcase_add_test(tc, test_round_half_exhaustive);
+  tcase_add_test(tc, test_round_half_away);
   tcase_add_test(tc, test_format_float_hand);
   tcase_add_test(tc, test_format_round_trip);
   tcase_add_test(tc, test_format_subnormal_shortest);
