@@ -130,11 +130,17 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
       sum[(size_t)group[c] * n_stats + k] += v;
       count[(size_t)group[c] * n_stats + k] += 1;
     }
-  struct pb_boot__means m = {n_groups, n_stats, sum, count};
-  int status = pb_boot_run(spec, n_groups, n_stats, pb_boot__means_fn, &m, comm, out);
+  int status = pb_boot_group_sums(sum, count, n_groups, n_stats, spec, comm, out);
   free(sum);
   free(count);
   return status;
+}
+
+int pb_boot_group_sums(const double *sum, const double *count, int32_t n_groups, int32_t n_stats,
+                       const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out)
+{
+  struct pb_boot__means m = {n_groups, n_stats, sum, count};
+  return pb_boot_run(spec, n_groups, n_stats, pb_boot__means_fn, &m, comm, out);
 }
 
 /* ------------------------------------------------------------ permutations */

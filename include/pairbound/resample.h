@@ -73,6 +73,15 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
 int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
                         const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
 
+/**
+ * pb_boot_group_means from the cells already reduced to their groups:
+ * sum[g][k] and count[g][k] are the sum and the number of the defined values
+ * of statistic k over the cells of group g (every rank passes the same, e.g.
+ * from pb_agg_reduce to all ranks), so no rank needs the cells themselves.
+ */
+int pb_boot_group_sums(const double *sum, const double *count, int32_t n_groups, int32_t n_stats,
+                       const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
+
 /* Markdown note of a stage whose group intervals have zero width (pb_boot_one_group). */
 #define PB_BOOT_ONE_GROUP_NOTE                                                                                   \
   "\n*Warning: every model belongs to one model group, so resampling the model groups redraws that group every " \

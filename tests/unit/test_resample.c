@@ -130,6 +130,16 @@ START_TEST(test_against_reference)
     ck_assert(fabs(iv[k].hi - ref_quantile(vals, n, 0.95)) < 1e-12);
   }
   ck_assert(iv[2].n_draws < D); /* group 3 is absent from some draws */
+  /* from the groups' sums and counts alone (what a rank gets from an exact reduction): the same intervals */
+  double sum[G * S] = {0}, cnt[G * S] = {0};
+  for (int c = 0; c < C; c++)
+    for (int k = 0; k < S; k++)
+      if (!isnan(x[c * S + k])) sum[g[c] * S + k] += x[c * S + k], cnt[g[c] * S + k] += 1;
+  struct pb_interval iv2[S];
+  ck_assert_int_eq(pb_boot_group_sums(sum, cnt, G, S, &spec, MPI_COMM_WORLD, iv2), PB_OK);
+  for (int k = 0; k < S; k++)
+    ck_assert(iv2[k].est == iv[k].est && iv2[k].lo == iv[k].lo && iv2[k].hi == iv[k].hi &&
+              iv2[k].n_draws == iv[k].n_draws);
 }
 END_TEST
 
