@@ -3,6 +3,7 @@
 #define PAIRBOUND_VERIFY_INTERNAL_H
 
 #include <stdint.h>
+#include <mpi.h>
 
 #include "pairbound/dist.h"
 #include "pairbound/fields.h"
@@ -67,9 +68,13 @@ extern const char *const pb_verify_cmp_names[PB_VERIFY_NCMP];
 /** The record's field table: /verify/cells columns and verify.tsv (static storage; first call from serial code). */
 const struct pb_fields *pb_verify_fields(void);
 
-/** Summary tables of every cell's record into report/REPORT.md (rank 0). */
+/**
+ * Summary tables of every cell's record into report/REPORT.md (collective:
+ * each rank summarises its n_local records, of cells first.., and rank 0
+ * writes from the reduced totals; @p cells: every cell's reference).
+ */
 int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                     int64_t n_cells, const struct pb_verify_options *opt, const char *first_failure,
-                     struct pb_results *res);
+                     int64_t first, int64_t n_local, int64_t n_cells, const struct pb_verify_options *opt,
+                     const char *first_failure, struct pb_results *res, MPI_Comm comm);
 
 #endif /* PAIRBOUND_VERIFY_INTERNAL_H */

@@ -1356,10 +1356,8 @@ static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, 
     pb_warning("verify: %.0f of %.0f classes not checked (larger than %d records per side; raise --lp-max, at most %d)",
                totals[5], totals[3], lim, PB_VERIFY_LP_MAX_N);
   if (status == PB_OK) {
-    double *all = pb_stage_gather(st, nc, st->n_cells, PB_VF_N, w->recs, 0);
-    if (st->rank == 0) status = pb_verify_report(st->meta, w->all_cells, all, st->n_cells, opt, msg, st->results);
+    status = pb_verify_report(st->meta, w->all_cells, w->recs, st->first, nc, st->n_cells, opt, msg, st->results, comm);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    free(all);
   }
   *first_fail_out = first_fail;
   return status;
