@@ -54,6 +54,22 @@ int64_t pb_dist_cells(const struct pb_meta *meta, struct pb_cell_ref **cells)
   return n;
 }
 
+struct pb_cell_ref pb_dist_cell_at(const struct pb_meta *meta, int64_t index)
+{
+  for (int32_t s = 0; s < meta->n_sources && index >= 0; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    if (src->probe_role) continue;
+    const int has_clean = src->clean >= 0 && src->clean < src->n_conditions;
+    const int64_t per = src->n_conditions - has_clean, n = (int64_t)meta->n_models * per;
+    if (index < n) {
+      const int32_t j = (int32_t)(index % per);
+      return (struct pb_cell_ref){s, (int32_t)(index / per), j + (has_clean && j >= src->clean)};
+    }
+    index -= n;
+  }
+  return (struct pb_cell_ref){-1, -1, -1};
+}
+
 void pb_dist_my_cells(const struct pb_meta *meta, MPI_Comm comm, int64_t *first, int64_t *last)
 {
   int rank, size;

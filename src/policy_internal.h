@@ -3,6 +3,7 @@
 #define PAIRBOUND_POLICY_INTERNAL_H
 
 #include <stdint.h>
+#include <mpi.h>
 
 #include "pairbound/policy.h"
 #include "pairbound/results.h"
@@ -38,8 +39,11 @@ enum pb_policy_lfield {
 };
 
 
-/** Report tables (policy_*.tsv and policy.md) from every cell's record; rank 0 only. */
-int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t n_cells, int32_t rec_len,
-                     const struct pb_policy_options *opt, int32_t primary, struct pb_results *res);
+/**
+ * Report tables (policy_*.tsv and policy.md), collective: each rank adds up
+ * its n_local records (of cells first..), rank 0 writes the tables.
+ */
+int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local, int32_t rec_len,
+                     const struct pb_policy_options *opt, int32_t primary, struct pb_results *res, MPI_Comm comm);
 
 #endif /* PAIRBOUND_POLICY_INTERNAL_H */

@@ -574,10 +574,9 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
     pb_tsv_abort(out_p);
   }
   if (status == PB_OK) {
-    double *all = pb_stage_gather(&st, b.n_cells, st.n_cells, rec_len, recs, 0);
-    if (st.rank == 0) status = pb_policy_report(st.meta, all, st.n_cells, rec_len, opt, pb_policy__primary(opt), st.results);
+    status = pb_policy_report(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), st.results,
+                              comm);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    free(all);
   }
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);

@@ -25,6 +25,8 @@ void pb_dist_partition_bcast(int64_t n, const int64_t *cost, MPI_Comm comm, int6
 /** All cells of a store in global order, and the number of evaluation images of each source. */
 int64_t pb_dist_cells(const struct pb_meta *meta, struct pb_cell_ref **cells);
 int32_t pb_dist_eval_count(const struct pb_source *src);
+/** Cell @p index of the global order of pb_dist_cells, without the list ({-1, -1, -1} past the end). */
+struct pb_cell_ref pb_dist_cell_at(const struct pb_meta *meta, int64_t index);
 
 /**
  * Cells of this rank: a contiguous range [*first, *last) of the global cell

@@ -167,7 +167,22 @@ START_TEST(test_cells_order)
     ck_assert_msg(cells[i].source == want[i].source && cells[i].model == want[i].model &&
                       cells[i].condition == want[i].condition,
                   "cell %d = (%d, %d, %d)", i, cells[i].source, cells[i].model, cells[i].condition);
+  for (int i = 0; i < 9; i++) {
+    const struct pb_cell_ref r = pb_dist_cell_at(&meta, i);
+    ck_assert_msg(r.source == want[i].source && r.model == want[i].model && r.condition == want[i].condition,
+                  "cell_at %d = (%d, %d, %d)", i, r.source, r.model, r.condition);
+  }
+  ck_assert_int_eq(pb_dist_cell_at(&meta, 9).source, -1);
   free(cells);
+  /* a probe source (any role) has no cells: B's come first */
+  meta.sources[0].probe_role = (char *)"probe";
+  n = pb_dist_cells(&meta, &cells);
+  ck_assert_int_eq(n, 3);
+  for (int i = 0; i < 3; i++) {
+    const struct pb_cell_ref r = pb_dist_cell_at(&meta, i);
+    ck_assert(r.source == 1 && r.model == i && r.condition == 1 && cells[i].model == i);
+  }
+  meta.sources[0].probe_role = NULL;
   ck_assert_int_eq(pb_dist_eval_count(&meta.sources[0]), 3);
   ck_assert_int_eq(pb_dist_eval_count(&meta.sources[1]), 2);
 }
