@@ -264,8 +264,8 @@ static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__
 
 #define PB_PREDICT__LOAD_CHUNKS 8
 
-/* Records of this rank's cells, the first failing cell (lowest index) naming
- * the error.  The cells are read in PB_PREDICT__LOAD_CHUNKS contiguous chunks
+/* Records of this rank's cells (*out: st->last - st->first rows), the first
+ * failing cell (lowest index) naming the error.  The cells are read in PB_PREDICT__LOAD_CHUNKS contiguous chunks
  * of about equal size (by records) on the main thread, which calls MPI and
  * HDF5; each cell of a chunk becomes a task as soon as the chunk is in, so
  * the other threads compute while the rest is read. */
@@ -321,7 +321,7 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
   }
   if (status == PB_OK) status = pb_first_error_status(&fe);
   status = pb_error_agree(st->comm, status);
-  if (status == PB_OK) *out = pb_stage_gather(st, nl, st->n_cells, rec_len, rec, 1);
+  if (status == PB_OK) *out = rec, rec = NULL;
   for (int64_t k = 0; k < K; k++) pb_cells_free(&blk[k]); /* chunks not read to the end after a failure */
   free(blk), free(left), free(go), free(rec), free(want), free(cb), free(cost);
   return status;
@@ -329,43 +329,113 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
 
 /* ------------------------------------------------------------ model level */
 
-/* Equal-weight mean over a feature source's perturbed conditions of every
- * summary (each over the conditions where it is defined) and of the shuffle
- * replicates: acc[m][j] sums, cnt[m][j] counts. */
-static void pb_predict__synthetic(struct pb_predict__data *d, const struct pb_cell_ref *all, int64_t n_cells,
-                                  const double *rec, int32_t rec_len, int32_t f, double *syn)
+/* [*g0, *g1): the cells of the (source, model) run holding global cell g
+ * (a model's perturbed conditions of one source, contiguous in cell order). */
+static void pb_predict__run(const struct pb_meta *meta, int64_t g, int64_t *g0, int64_t *g1)
 {
-  const int32_t M = d->n_models, W = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
-  double *cnt = pb_calloc((size_t)M * W, sizeof *cnt);
-  for (int64_t i = 0; i < (int64_t)M * W; i++) syn[i] = 0.0;
-  for (int64_t c = 0; c < n_cells; c++) {
-    if (all[c].source != d->fs[f]) continue;
-    for (int32_t j = 0; j < W; j++) {
-      const double v = rec[c * rec_len + j];
-      if (isnan(v)) continue;
-      syn[(size_t)all[c].model * W + j] += v;
-      cnt[(size_t)all[c].model * W + j] += 1;
+  const struct pb_cell_ref r = pb_dist_cell_at(meta, g);
+  const struct pb_source *src = &meta->sources[r.source];
+  *g0 = g - (r.condition - (r.condition > src->clean));
+  *g1 = *g0 + src->n_conditions - 1;
+}
+
+/* The records of the runs that start on this rank, whole: this rank's rows
+ * followed by the rows of the later ranks that continue the run of its last
+ * cell (*ext: rows first .. *ext_last - 1).  Every rank sends the part of the
+ * run at its start that began on an earlier rank to that rank: at most one
+ * run's rows, fewer than a source's conditions, per rank (collective). */
+static void pb_predict__halo(const struct pb_stage *st, const double *rec, int32_t rec_len, double **ext,
+                             int64_t *ext_last)
+{
+  const int size = st->size, rank = st->rank;
+  int64_t *bnd = pb_malloc((size_t)size * 2 * sizeof *bnd), mine[2] = {st->first, st->last}, g0, g1;
+  MPI_Allgather(mine, 2, MPI_INT64_T, bnd, 2, MPI_INT64_T, st->comm);
+  int64_t e = st->last;
+  if (st->last > st->first) {
+    pb_predict__run(st->meta, st->last - 1, &g0, &g1);
+    if (g0 >= st->first) e = g1; /* the run of the last cell starts here: this rank sums it */
+  }
+  MPI_Request req = MPI_REQUEST_NULL;
+  if (st->last > st->first) {
+    pb_predict__run(st->meta, st->first, &g0, &g1);
+    int to = 0;
+    while (to < size && !(bnd[2 * to] <= g0 && g0 < bnd[2 * to + 1])) to++;
+    if (g0 < st->first && to < rank) {
+      const int64_t n = (g1 < st->last ? g1 : st->last) - st->first;
+      MPI_Isend(rec, (int)(n * rec_len), MPI_DOUBLE, to, 0, st->comm, &req);
     }
   }
-  for (int64_t i = 0; i < (int64_t)M * W; i++) syn[i] = cnt[i] > 0 ? syn[i] / cnt[i] : NAN;
-  for (int32_t m = 0; m < M; m++)
-    memcpy(&d->shuf[((size_t)f * M + m) * d->n_shuf * PB_PREDICT_N_PAIRED], &syn[(size_t)m * W + PB_PC_N],
-           (size_t)d->n_shuf * PB_PREDICT_N_PAIRED * sizeof(double));
-  free(cnt);
+  double *x = pb_malloc((size_t)(e > st->first ? e - st->first : 1) * rec_len * sizeof *x);
+  memcpy(x, rec, (size_t)(st->last - st->first) * rec_len * sizeof *x);
+  for (int r = rank + 1; r < size && e > st->last; r++) {
+    const int64_t lo = bnd[2 * r], hi = bnd[2 * r + 1] < e ? bnd[2 * r + 1] : e;
+    if (hi > lo && lo < e)
+      MPI_Recv(x + (lo - st->first) * rec_len, (int)((hi - lo) * rec_len), MPI_DOUBLE, r, 0, st->comm,
+               MPI_STATUS_IGNORE);
+  }
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  free(bnd);
+  *ext = x;
+  *ext_last = e;
+}
+
+/* Per (feature source, model) the mean over the source's perturbed conditions
+ * of every summary and shuffle replicate (each over the conditions where it
+ * is defined), syn[f][m][W]; per (target source, model) the target counts
+ * pooled over its mild conditions, kt[t][m][N_COUNTS].  Each run is summed
+ * in cell order by the rank its first cell is on, as one rank holding every
+ * cell would; the others contribute zero bits to an MPI_BOR, so every rank
+ * gets the same bits (collective). */
+static void pb_predict__key_sums(const struct pb_stage *st, const struct pb_predict__data *d, const double *rec,
+                                 int32_t rec_len, double *syn, double *kt)
+{
+  const int32_t M = d->n_models, W = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED, NK = PB_PREDICT__N_COUNTS;
+  const size_t n_syn = (size_t)d->n_fs * M * W, n_kt = (size_t)d->n_ts * M * NK;
+  memset(syn, 0, n_syn * sizeof *syn);
+  memset(kt, 0, n_kt * sizeof *kt);
+  double *x;
+  int64_t e, g0, g1;
+  pb_predict__halo(st, rec, rec_len, &x, &e);
+  for (int64_t g = st->first; g < st->last; g = g1) {
+    pb_predict__run(st->meta, g, &g0, &g1);
+    if (g0 < st->first) continue; /* summed by the rank it starts on */
+    const struct pb_cell_ref r = pb_dist_cell_at(st->meta, g0);
+    const int32_t f = pb_predict__find(d->fs, d->n_fs, r.source), t = pb_predict__find(d->ts, d->n_ts, r.source);
+    if (f >= 0) {
+      double *sm = &syn[((size_t)f * M + r.model) * W], *cnt = pb_calloc((size_t)W, sizeof *cnt);
+      for (int64_t c = g0; c < g1; c++)
+        for (int32_t j = 0; j < W; j++) {
+          const double v = x[(c - st->first) * rec_len + j];
+          if (!isnan(v)) sm[j] += v, cnt[j] += 1;
+        }
+      for (int32_t j = 0; j < W; j++) sm[j] = cnt[j] > 0 ? sm[j] / cnt[j] : NAN;
+      free(cnt);
+    }
+    if (t >= 0) {
+      const int32_t off = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
+      double *k = &kt[((size_t)t * M + r.model) * NK];
+      for (int64_t c = g0; c < g1; c++) {
+        const double *v = &x[(c - st->first) * rec_len + off];
+        if (!isnan(v[0]))
+          for (int i = 0; i < NK; i++) k[i] += v[i];
+      }
+    }
+  }
+  free(x);
+  MPI_Allreduce(MPI_IN_PLACE, syn, (int)n_syn, MPI_UINT64_T, MPI_BOR, st->comm);
+  MPI_Allreduce(MPI_IN_PLACE, kt, (int)n_kt, MPI_UINT64_T, MPI_BOR, st->comm);
+  /* a feature source with no perturbed condition has no run: nothing defined */
+  for (int32_t f = 0; f < d->n_fs; f++)
+    if (st->meta->sources[d->fs[f]].n_conditions < 2)
+      for (size_t i = 0; i < (size_t)M * W; i++) syn[(size_t)f * M * W + i] = NAN;
 }
 
 /* Targets from evaluation counts pooled over the mild conditions of target
  * source t (H.4: pooled counts, not averaged ratios), in percentage points. */
-static void pb_predict__targets(struct pb_predict__data *d, const struct pb_cell_ref *all, int64_t n_cells,
-                                const double *rec, int32_t rec_len, int32_t t)
+static void pb_predict__targets(struct pb_predict__data *d, const double *kt, int32_t t)
 {
   const int32_t M = d->n_models;
-  const int32_t off = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
-  double *k = pb_calloc((size_t)M * PB_PREDICT__N_COUNTS, sizeof *k);
-  for (int64_t c = 0; c < n_cells; c++) {
-    if (all[c].source != d->ts[t] || isnan(rec[c * rec_len + off])) continue;
-    for (int i = 0; i < PB_PREDICT__N_COUNTS; i++) k[(size_t)all[c].model * PB_PREDICT__N_COUNTS + i] += rec[c * rec_len + off + i];
-  }
+  const double *k = &kt[(size_t)t * M * PB_PREDICT__N_COUNTS];
   for (int32_t m = 0; m < M; m++) {
     const double *q = &k[(size_t)m * PB_PREDICT__N_COUNTS];
     double *y = &d->target[((size_t)t * M + m) * PB_PREDICT__N_TARGETS];
@@ -380,7 +450,6 @@ static void pb_predict__targets(struct pb_predict__data *d, const struct pb_cell
       d->lk_checked++;
     }
   }
-  free(k);
   for (int j = 0; j < PB_PREDICT__N_TARGETS; j++) {
     double *v = pb_malloc((size_t)M * sizeof *v);
     int32_t n = 0;
@@ -411,24 +480,31 @@ static void pb_predict__dev(const struct pb_stage *st, int32_t s, int32_t m, dou
   out[1] = p->n_dev > 0 && n_mild > 0 ? (double)correct / ((double)p->n_dev * n_mild) : NAN;
 }
 
-static void pb_predict__model_level(const struct pb_stage *st, struct pb_predict__data *d, const struct pb_cell_ref *all,
-                                    const double *rec, int32_t rec_len)
+/* Features and targets of every model from this rank's records rec (collective). */
+static void pb_predict__model_level(const struct pb_stage *st, struct pb_predict__data *d, const double *rec,
+                                    int32_t rec_len)
 {
   const int32_t M = d->n_models, W = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
-  double *syn = pb_malloc((size_t)M * W * sizeof *syn);
-  for (int32_t t = 0; t < d->n_ts; t++) pb_predict__targets(d, all, st->n_cells, rec, rec_len, t);
+  double *syn = pb_malloc((size_t)(d->n_fs > 0 ? d->n_fs : 1) * M * W * sizeof *syn);
+  double *kt = pb_malloc((size_t)(d->n_ts > 0 ? d->n_ts : 1) * M * PB_PREDICT__N_COUNTS * sizeof *kt);
+  pb_predict__key_sums(st, d, rec, rec_len, syn, kt);
+  for (int32_t t = 0; t < d->n_ts; t++) pb_predict__targets(d, kt, t);
   for (int32_t f = 0; f < d->n_fs; f++) {
-    pb_predict__synthetic(d, all, st->n_cells, rec, rec_len, f, syn);
+    const double *sf = &syn[(size_t)f * M * W];
+    for (int32_t m = 0; m < M; m++)
+      memcpy(&d->shuf[((size_t)f * M + m) * d->n_shuf * PB_PREDICT_N_PAIRED], &sf[(size_t)m * W + PB_PC_N],
+             (size_t)d->n_shuf * PB_PREDICT_N_PAIRED * sizeof(double));
     for (int32_t t = 0; t < d->n_ts; t++)
       for (int32_t m = 0; m < M; m++) {
         double *x = &d->feat[(((size_t)f * d->n_ts + t) * M + m) * PB_PREDICT__N_FEAT], dev[2];
         pb_predict__dev(st, d->ts[t], m, dev);
         for (int j = 0; j < PB_PREDICT__N_FEAT; j++)
-          x[j] = pb_predict__feat_src[j] >= 0 ? syn[(size_t)m * W + pb_predict__feat_src[j]] : NAN;
+          x[j] = pb_predict__feat_src[j] >= 0 ? sf[(size_t)m * W + pb_predict__feat_src[j]] : NAN;
         x[PB_PREDICT__REAL_ACC0] = dev[0];
         x[PB_PREDICT__REAL_A1] = dev[1];
       }
   }
+  free(kt);
   free(syn);
 }
 
@@ -573,6 +649,10 @@ static int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
   int status = pb_first_error_status(&fe);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) {
+    /* every rank needs every fit's predictions (the report's errors, gains and
+     * intervals); a unit is a fit, 2 M doubles, and there are combinations x
+     * (sets + shuffles + deletions) of them: bounded by models and groups, not
+     * by cells or images (2.1 MB on the paper store) */
     double *all = pb_stage_gather(st, hi - lo, d->n_units, 2 * M, mine, 1);
     d->pred = pb_malloc((size_t)(d->n_units > 0 ? d->n_units : 1) * M * sizeof *d->pred);
     d->lam = pb_malloc((size_t)(d->n_units > 0 ? d->n_units : 1) * M * sizeof *d->lam);
@@ -827,7 +907,7 @@ static int pb_predict__compute(struct pb_stage *st, const struct pb_predict_opti
     d->shuf = pb_malloc((size_t)d->n_fs * M * (d->n_shuf > 0 ? d->n_shuf : 1) * PB_PREDICT_N_PAIRED * sizeof *d->shuf);
     d->target = pb_malloc((size_t)d->n_ts * M * PB_PREDICT__N_TARGETS * sizeof *d->target);
     d->iqr = pb_malloc((size_t)d->n_ts * PB_PREDICT__N_TARGETS * sizeof *d->iqr);
-    pb_predict__model_level(st, d, all, rec, rec_len);
+    pb_predict__model_level(st, d, rec, rec_len);
     d->sets = pb_malloc(PB_PREDICT__N_TARGETS * 64 * sizeof *d->sets);
     d->cmp = pb_malloc(64 * sizeof *d->cmp);
     for (int t = 0; t < PB_PREDICT__N_TARGETS; t++)
