@@ -1,9 +1,10 @@
 /* What the fragility stage and its report share: the output field tables and
- * the gathered records. */
+ * the records of a rank. */
 #ifndef PAIRBOUND_FRAGILITY_INTERNAL_H
 #define PAIRBOUND_FRAGILITY_INTERNAL_H
 
 #include <stdint.h>
+#include <mpi.h>
 
 #include "pairbound/fields.h"
 #include "pairbound/fragility.h"
@@ -18,22 +19,25 @@
 void pb_fragility_arm_fields(const struct pb_fragility_options *o, struct pb_fields *fs);
 extern const struct pb_fields pb_fragility_drift_fields;
 
-/* Everything the report needs, on rank 0. */
+/* Everything the report needs: this rank's units and drift records (contiguous in global order). */
 struct pb_fragility_out {
   const struct pb_meta *meta;
   const struct pb_fragility_options *opt;
   const struct pb_fields *arm_fields;  /* pb_fragility_arm_fields of opt */
   int32_t arm_len;               /* PB_FRAGILITY_ARM_LEN(n_grid) */
   int64_t n_units;               /* sources x models, source-major */
-  const double *arms;            /* [n_units][2][arm_len] */
+  int64_t u0, nu;                /* this rank's units */
+  const double *arms;            /* [nu][2][arm_len] */
   int64_t n_drift;               /* perturbed cells, global cell order */
-  const double *drift;           /* [n_drift][PB_FD_FIXED] */
+  int64_t d0, nd;                /* this rank's drift records (those of its units) */
+  const double *drift;           /* [nd][PB_FD_FIXED] */
   const int64_t *drift0;         /* [n_units + 1] first drift record of each unit */
   const int8_t *const *tier;     /* [source][condition] */
   const char *const *u_signal;   /* [source] description of the group signal used */
+  MPI_Comm comm;
 };
 
-/** report/fragility.tsv, fragility_drift.tsv, fragility.md and the figures (rank 0). */
+/** report/fragility.tsv, fragility_drift.tsv, fragility.md and the figures (collective; rank 0 writes the markdown). */
 int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *out);
 
 #endif /* PAIRBOUND_FRAGILITY_INTERNAL_H */

@@ -1,5 +1,8 @@
-/* Report of `pairbound fragility`: report/fragility.tsv, fragility_drift.tsv,
- * fragility.md with the profile and drift-decomposition figures (rank 0). */
+/* Report of `pairbound fragility`: report/fragility.tsv, fragility_drift.tsv
+ * (each rank writes its own units' rows), fragility.md with the profile and
+ * drift-decomposition figures (rank 0, from totals, medians by selection and
+ * correlations computed where the data of a condition meet: no rank holds
+ * another rank's records). */
 #include "config.h"
 
 #include <math.h>
@@ -9,49 +12,50 @@
 
 #include <gsl/gsl_statistics_double.h>
 
+#include "pairbound/agg.h"
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 #include "pairbound/figure.h"
 #include "pairbound/fragility.h"
-#include "pairbound/resample.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"
 #include "fragility_internal.h"
 
-/* report/fragility.tsv: one row per model, source and arm. */
+/* report/fragility.tsv: one row per model, source and arm; each rank its own units (collective). */
 static int pb_fragility__arm_tsv(struct pb_results *res, const struct pb_fragility_out *out)
 {
   const struct pb_meta *meta = out->meta;
-  struct pb_text t = {0};
-  pb_fields_tsv_header(out->arm_fields, "model\tsource\tarm", 0, &t);
-  pb_text_printf(&t, "\n");
-  for (int64_t u = 0; u < out->n_units; u++)
+  struct pb_text h = {0}, t = {0};
+  pb_fields_tsv_header(out->arm_fields, "model\tsource\tarm", 0, &h);
+  pb_text_printf(&h, "\n");
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
     for (int a = 0; a < 2; a++) {
-      const double *r = out->arms + ((size_t)u * 2 + a) * out->arm_len;
+      const double *r = out->arms + ((size_t)(u - out->u0) * 2 + a) * out->arm_len;
       pb_text_printf(&t, "%s\t%s\t%s", meta->model_ids[u % meta->n_models], meta->sources[u / meta->n_models].name,
                      a == 0 ? "A" : "B");
       pb_fields_tsv_values(out->arm_fields, r, 0, &t);
       pb_text_printf(&t, "\n");
     }
-  int status = pb_results_write_report(res, "fragility.tsv", t.buf, t.len);
+  int status = pb_results_tsv(res, "fragility.tsv", h.buf, t.buf, t.len);
+  pb_text_free(&h);
   pb_text_free(&t);
   return status;
 }
 
-/* report/fragility_drift.tsv: one row per model x perturbed condition. */
+/* report/fragility_drift.tsv: one row per model x perturbed condition; each rank its own units (collective). */
 static int pb_fragility__drift_tsv(struct pb_results *res, const struct pb_fragility_out *out)
 {
   const struct pb_meta *meta = out->meta;
-  struct pb_text t = {0};
-  pb_fields_tsv_header(&pb_fragility_drift_fields, "model\tsource\tcondition\ttier", 0, &t);
-  pb_text_printf(&t, "\n");
-  for (int64_t u = 0; u < out->n_units; u++) {
+  struct pb_text h = {0}, t = {0};
+  pb_fields_tsv_header(&pb_fragility_drift_fields, "model\tsource\tcondition\ttier", 0, &h);
+  pb_text_printf(&h, "\n");
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
     int32_t s = (int32_t)(u / meta->n_models);
     const struct pb_source *S = &meta->sources[s];
     int64_t d = out->drift0[u];
     for (int32_t c = 0; c < S->n_conditions; c++) {
       if (c == S->clean) continue;
-      const double *r = out->drift + (size_t)d++ * PB_FD_FIXED;
+      const double *r = out->drift + (size_t)(d++ - out->d0) * PB_FD_FIXED;
       int tier = out->tier[s][c];
       pb_text_printf(&t, "%s\t%s\t%s\t%s", meta->model_ids[u % meta->n_models], S->name, S->conditions[c],
                      tier >= 0 ? pb_tier_name(tier) : "none");
@@ -59,29 +63,238 @@ static int pb_fragility__drift_tsv(struct pb_results *res, const struct pb_fragi
       pb_text_printf(&t, "\n");
     }
   }
-  int status = pb_results_write_report(res, "fragility_drift.tsv", t.buf, t.len);
+  int status = pb_results_tsv(res, "fragility_drift.tsv", h.buf, t.buf, t.len);
+  pb_text_free(&h);
   pb_text_free(&t);
   return status;
 }
 
-static int pb_fragility__cmp(const void *a, const void *b)
+/* Tier rows of the drift table: all tiers, none, mild, severe, extreme (tier + 2). */
+#define PB_FR__NTIER (PB_TIER_EXTREME + 3)
+/* The source table's medians over models, per (source, arm): FAUC_up,
+ * FAUC_down, G_R, G_R_corrected, held-out and null-median agreement. */
+static const int pb_fragility__med_cols[6] = {PB_FA_FAUC_UP, PB_FA_FAUC_DOWN, PB_FA_G_R, PB_FA_G_R_CORR,
+                                               PB_FA_AGREE, PB_FA_NULL_MEDIAN};
+
+/* What the tables print, from every rank's units (on rank 0; the medians on every rank). */
+struct pb_fragility__sum {
+  double *med;        /* [source][arm][6] medians over models (NaN left out) */
+  int64_t *lcb;       /* [source][3]: models with LCB > 0 on arm A, on arm B, on both */
+  struct pb_agg dm;   /* [source][tier row][4] ratio, L_comp, L_cond, L_total */
+  int64_t *dk;        /* [source][tier row][3] cells, utilisation bins, undefined bins */
+  double *dmax;       /* [source][tier row] largest additivity residual (from 0) */
+  double *dutil;      /* [source][tier row] median utilisation over cells */
+  struct pb_agg sp;   /* [source][2] Spearman (FAUC, ECE) over the conditions where finite */
+  int32_t pick[3], n_pick;  /* profile models: lowest, median, highest FAUC_up of source 0, arm A */
+  double *prof;       /* [n_pick][3 n_grid] their profiles */
+};
+
+/* Medians per (source, arm) by selection over the ranks, and the LCB counts (collective). */
+static void pb_fragility__arm_summary(const struct pb_fragility_out *out, struct pb_fragility__sum *S)
 {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models, ns = meta->n_sources;
+  double *v = pb_malloc((size_t)(out->nu > 0 ? out->nu : 1) * sizeof *v);
+  for (int32_t s = 0; s < ns; s++)
+    for (int a = 0; a < 2; a++)
+      for (int c = 0; c < 6; c++) {
+        int64_t n = 0;
+        for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
+          if (u / M == s) v[n++] = out->arms[((size_t)(u - out->u0) * 2 + a) * out->arm_len + pb_fragility__med_cols[c]];
+        S->med[((size_t)s * 2 + a) * 6 + c] = pb_select_quantile(v, n, 0.5, out->comm);
+      }
+  free(v);
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+    const double *r = out->arms + (size_t)(u - out->u0) * 2 * out->arm_len;
+    int64_t *k = S->lcb + (u / M) * 3;
+    k[0] += r[PB_FA_LCB] > 0;
+    k[1] += r[out->arm_len + PB_FA_LCB] > 0;
+    k[2] += r[PB_FA_LCB] > 0 && r[out->arm_len + PB_FA_LCB] > 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, S->lcb, ns * 3, MPI_INT64_T, MPI_SUM, out->comm);
 }
 
-/* Median of the defined values among v[0..n) (sorts in place after compaction). */
-static double pb_fragility__median(double *v, int64_t n)
+/* Drift means, counts, maxima and utilisation medians per (source, tier row) (collective). */
+static int pb_fragility__drift_summary(const struct pb_fragility_out *out, struct pb_fragility__sum *S)
 {
-  int64_t m = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (!isnan(v[i])) v[m++] = v[i];
-  qsort(v, (size_t)m, sizeof *v, pb_fragility__cmp);
-  return pb_percentile_sorted(v, m, 0.5);
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models, ns = meta->n_sources, NT = PB_FR__NTIER;
+  static const int f[4] = {PB_FD_RATIO, PB_FD_L_COMP, PB_FD_L_COND, PB_FD_L_TOTAL};
+  double *util = pb_malloc((size_t)(out->nd > 0 ? out->nd : 1) * sizeof *util);
+  for (int32_t s = 0; s < ns; s++)
+    for (int ti = 0; ti < NT; ti++) {
+      const struct pb_source *src = &meta->sources[s];
+      int64_t n = 0;
+      const size_t key = (size_t)s * NT + ti;
+      for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+        if (u / M != s) continue;
+        int64_t d = out->drift0[u];
+        for (int32_t c = 0; c < src->n_conditions; c++) {
+          if (c == src->clean) continue;
+          const double *r = out->drift + (size_t)(d++ - out->d0) * PB_FD_FIXED;
+          if (ti > 0 && out->tier[s][c] != ti - 2) continue;
+          for (int k = 0; k < 4; k++) pb_agg_add(&S->dm, (int64_t)key * 4 + k, r[f[k]]);
+          util[n++] = r[PB_FD_UTIL];
+          S->dk[key * 3 + 0]++;
+          S->dk[key * 3 + 1] += (int64_t)r[PB_FD_N_UTIL];
+          S->dk[key * 3 + 2] += (int64_t)r[PB_FD_N_UNDEF];
+          S->dmax[key] = fmax(S->dmax[key], r[PB_FD_RESIDUAL]);
+        }
+      }
+      S->dutil[key] = pb_select_quantile(util, n, 0.5, out->comm);
+    }
+  free(util);
+  MPI_Allreduce(MPI_IN_PLACE, S->dk, ns * NT * 3, MPI_INT64_T, MPI_SUM, out->comm);
+  MPI_Allreduce(MPI_IN_PLACE, S->dmax, ns * NT, MPI_DOUBLE, MPI_MAX, out->comm);
+  return pb_agg_reduce(&S->dm, out->comm, 0);
+}
+
+/* Spearman across models of arm A's FAUC_up and ECE with L_comp, per
+ * (source, perturbed condition): every rank sends its units' three values to
+ * the rank that owns the condition (conditions dealt round robin), which
+ * computes the correlation over the models in model order; the finite ones
+ * are summed exactly per source (collective, on rank 0). */
+static int pb_fragility__spearman_summary(const struct pb_fragility_out *out, struct pb_fragility__sum *S)
+{
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models, ns = meta->n_sources;
+  int rank, size;
+  MPI_Comm_rank(out->comm, &rank);
+  MPI_Comm_size(out->comm, &size);
+  int64_t *q0 = pb_malloc((size_t)(ns + 1) * sizeof *q0); /* first (source, condition) of each source */
+  q0[0] = 0;
+  for (int32_t s = 0; s < ns; s++) q0[s + 1] = q0[s] + meta->sources[s].n_conditions - 1;
+  int *cnt = pb_calloc((size_t)size, sizeof *cnt), *rcnt = pb_malloc((size_t)size * sizeof *rcnt);
+  int *off = pb_malloc((size_t)(size + 1) * sizeof *off), *roff = pb_malloc((size_t)(size + 1) * sizeof *roff);
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
+    for (int64_t q = q0[u / M]; q < q0[u / M + 1]; q++) cnt[q % size] += 5;
+  off[0] = 0;
+  for (int r = 0; r < size; r++) off[r + 1] = off[r] + cnt[r];
+  double *snd = pb_malloc((size_t)(off[size] > 0 ? off[size] : 1) * sizeof *snd);
+  int *at = pb_malloc((size_t)size * sizeof *at);
+  memcpy(at, off, (size_t)size * sizeof *at);
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+    const double *a = out->arms + (size_t)(u - out->u0) * 2 * out->arm_len;
+    for (int64_t q = q0[u / M]; q < q0[u / M + 1]; q++) {
+      const double lc = out->drift[(size_t)(out->drift0[u] + q - q0[u / M] - out->d0) * PB_FD_FIXED + PB_FD_L_COMP];
+      double *x = snd + at[q % size];
+      at[q % size] += 5;
+      x[0] = (double)q, x[1] = (double)(u % M), x[2] = a[PB_FA_FAUC_UP], x[3] = a[PB_FA_ECE], x[4] = lc;
+    }
+  }
+  MPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT, out->comm);
+  roff[0] = 0;
+  for (int r = 0; r < size; r++) roff[r + 1] = roff[r] + rcnt[r];
+  double *rcv = pb_malloc((size_t)(roff[size] > 0 ? roff[size] : 1) * sizeof *rcv);
+  MPI_Alltoallv(snd, cnt, off, MPI_DOUBLE, rcv, rcnt, roff, MPI_DOUBLE, out->comm);
+  /* this rank's conditions q = rank, rank + size, ...: values by model */
+  const int64_t nq = q0[ns] > rank ? (q0[ns] - rank + size - 1) / size : 0;
+  double *val = pb_malloc((size_t)(nq > 0 ? nq : 1) * M * 3 * sizeof *val);
+  for (int64_t i = 0; i < nq * M * 3; i++) val[i] = NAN;
+  for (int i = 0; i < roff[size]; i += 5) {
+    const double *x = rcv + i;
+    double *v = val + (((int64_t)x[0] / size) * M + (int64_t)x[1]) * 3;
+    v[0] = x[2], v[1] = x[3], v[2] = x[4];
+  }
+  double *xs = pb_malloc((size_t)M * 3 * sizeof *xs), *w = pb_malloc((size_t)2 * M * sizeof *w);
+  for (int64_t j = 0, s = 0; j < nq; j++) {
+    const int64_t q = rank + j * size;
+    while (q >= q0[s + 1]) s++;
+    size_t n = 0;
+    for (int32_t m = 0; m < M; m++) {
+      const double *v = val + (j * M + m) * 3;
+      if (isnan(v[0]) || isnan(v[1]) || isnan(v[2])) continue;
+      xs[n] = v[0], xs[M + n] = v[1], xs[2 * M + n++] = v[2];
+    }
+    if (n < 3) continue;
+    const double rf = gsl_stats_spearman(xs, 1, xs + 2 * M, 1, n, w), re = gsl_stats_spearman(xs + M, 1, xs + 2 * M, 1, n, w);
+    if (isfinite(rf)) pb_agg_add(&S->sp, s * 2, rf);
+    if (isfinite(re)) pb_agg_add(&S->sp, s * 2 + 1, re);
+  }
+  free(xs), free(w), free(val), free(rcv), free(snd), free(at);
+  free(cnt), free(rcnt), free(off), free(roff), free(q0);
+  return pb_agg_reduce(&S->sp, out->comm, 0);
+}
+
+/* The profile figure's models: among source 0's models with FAUC_up (arm A)
+ * defined, sorted by it with ties in model order, the first, the middle
+ * (n / 2) and the last; and their three profiles, fetched from their ranks
+ * (collective, rank 0). */
+static int pb_fragility__profile_summary(const struct pb_fragility_out *out, struct pb_fragility__sum *S)
+{
+  const int32_t M = out->meta->n_models, G = out->opt->n_grid, len2 = 2 * out->arm_len;
+  const int64_t hi = out->u0 + out->nu < M ? out->u0 + out->nu : M; /* this rank's units of source 0 */
+  double *v = pb_malloc((size_t)(M > 0 ? M : 1) * sizeof *v);
+  int64_t n_local = 0;
+  struct pb_loc lo, top;
+  pb_loc_init(&lo, 1, INFINITY);
+  pb_loc_init(&top, 1, -INFINITY);
+  for (int64_t u = out->u0; u < hi; u++) {
+    v[n_local++] = out->arms[(size_t)(u - out->u0) * len2 + PB_FA_FAUC_UP];
+    pb_loc_min(&lo, v[n_local - 1], u, 0);
+  }
+  for (int64_t u = hi - 1; u >= out->u0; u--) /* the last of equal maxima: the lowest M - 1 - u, met first from the top */
+    pb_loc_max(&top, out->arms[(size_t)(u - out->u0) * len2 + PB_FA_FAUC_UP], M - 1 - u, 0);
+  const int64_t n = pb_select_count(v, n_local, out->comm);
+  pb_loc_reduce(&lo, 1, 0, out->comm, -1);
+  pb_loc_reduce(&top, 1, 1, out->comm, -1);
+  S->n_pick = 0;
+  if (n > 0) S->pick[S->n_pick++] = (int32_t)lo.cell;
+  if (n > 2) { /* position n / 2: the value there, then among the models of that value the right one */
+    const int64_t k = n / 2;
+    double med, mid;
+    pb_select_kth(v, n_local, &k, 1, out->comm, &med);
+    int64_t below = 0, m_eq = 0;
+    for (int64_t i = 0; i < n_local; i++) below += v[i] < med;
+    MPI_Allreduce(MPI_IN_PLACE, &below, 1, MPI_INT64_T, MPI_SUM, out->comm);
+    for (int64_t i = 0; i < n_local; i++)
+      if (v[i] == med) v[m_eq++] = (double)(out->u0 + i);
+    const int64_t j = k - below;
+    pb_select_kth(v, m_eq, &j, 1, out->comm, &mid);
+    S->pick[S->n_pick++] = (int32_t)mid;
+  }
+  if (n > 1) S->pick[S->n_pick++] = (int32_t)(M - 1 - top.cell);
+  free(v);
+  int32_t *fields = pb_malloc((size_t)3 * G * sizeof *fields);
+  for (int32_t k = 0; k < 3 * G; k++) fields[k] = PB_FA_FIXED + k;
+  S->prof = pb_malloc((size_t)(S->n_pick > 0 ? S->n_pick : 1) * 3 * G * sizeof *S->prof);
+  int status = PB_OK;
+  for (int i = 0; i < S->n_pick && status == PB_OK; i++)
+    status = pb_agg_fetch(out->comm, out->u0, out->nu, S->pick[i], out->arms, len2, fields, 3 * G,
+                          S->prof + (size_t)i * 3 * G, 0);
+  free(fields);
+  return status;
+}
+
+static void pb_fragility__sum_free(struct pb_fragility__sum *S)
+{
+  free(S->med), free(S->lcb), free(S->dk), free(S->dmax), free(S->dutil), free(S->prof);
+  pb_agg_free(&S->dm);
+  pb_agg_free(&S->sp);
+}
+
+/* Everything the tables and figures print (collective; complete on rank 0). */
+static int pb_fragility__summarise(const struct pb_fragility_out *out, struct pb_fragility__sum *S)
+{
+  const int32_t ns = out->meta->n_sources, NT = PB_FR__NTIER;
+  memset(S, 0, sizeof *S);
+  S->med = pb_malloc((size_t)ns * 2 * 6 * sizeof *S->med);
+  S->lcb = pb_calloc((size_t)ns * 3, sizeof *S->lcb);
+  pb_agg_init(&S->dm, (int64_t)ns * NT * 4);
+  S->dk = pb_calloc((size_t)ns * NT * 3, sizeof *S->dk);
+  S->dmax = pb_calloc((size_t)ns * NT, sizeof *S->dmax);
+  S->dutil = pb_malloc((size_t)ns * NT * sizeof *S->dutil);
+  pb_agg_init(&S->sp, (int64_t)ns * 2);
+  pb_fragility__arm_summary(out, S);
+  int status = pb_fragility__drift_summary(out, S);
+  if (status == PB_OK) status = pb_fragility__spearman_summary(out, S);
+  if (status == PB_OK) status = pb_fragility__profile_summary(out, S);
+  return status;
 }
 
 /* Table: per source and arm, medians over models and LCB counts. */
-static void pb_fragility__source_table(const struct pb_fragility_out *out, struct pb_table *tb)
+static void pb_fragility__source_table(const struct pb_fragility_out *out, const struct pb_fragility__sum *S,
+                                       struct pb_table *tb)
 {
   const struct pb_meta *meta = out->meta;
   int32_t M = meta->n_models;
@@ -91,70 +304,23 @@ static void pb_fragility__source_table(const struct pb_fragility_out *out, struc
   pb_table_begin(tb, title, "Arm A fits bins and groups on part A and estimates rates on part B; arm B swaps them.",
                  "source\tarm\tmodels\tFAUC_up\tFAUC_down\tG_R\tG_R_corrected\tlcb_positive\tlcb_positive_both_arms\t"
                  "heldout_agreement\tnull_median_agreement", NULL);
-  static const int cols[] = {PB_FA_FAUC_UP, PB_FA_FAUC_DOWN, PB_FA_G_R, PB_FA_G_R_CORR};
-  double *v = pb_malloc((size_t)M * sizeof *v);
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int a = 0; a < 2; a++) {
-      const double *base = out->arms + (size_t)s * M * 2 * out->arm_len;
-#define PB_FR_AT(m, arm, f) base[((size_t)(m) * 2 + (arm)) * out->arm_len + (f)]
+      const double *med = S->med + ((size_t)s * 2 + a) * 6;
       pb_table_str(tb, meta->sources[s].name, 1);
       pb_table_str(tb, a == 0 ? "A" : "B", 0);
       pb_table_int(tb, M);
-      for (int c = 0; c < 4; c++) {
-        for (int32_t m = 0; m < M; m++) v[m] = PB_FR_AT(m, a, cols[c]);
-        pb_table_num(tb, pb_fragility__median(v, M), 4);
-      }
-      int64_t pos = 0, both = 0;
-      for (int32_t m = 0; m < M; m++) {
-        pos += PB_FR_AT(m, a, PB_FA_LCB) > 0;
-        both += PB_FR_AT(m, 0, PB_FA_LCB) > 0 && PB_FR_AT(m, 1, PB_FA_LCB) > 0;
-      }
-      pb_table_int(tb, pos);
-      pb_table_int(tb, both);
-      for (int32_t m = 0; m < M; m++) v[m] = PB_FR_AT(m, a, PB_FA_AGREE);
-      pb_table_num(tb, pb_fragility__median(v, M), 3);
-      for (int32_t m = 0; m < M; m++) v[m] = PB_FR_AT(m, a, PB_FA_NULL_MEDIAN);
-      pb_table_num(tb, pb_fragility__median(v, M), 3);
+      for (int c = 0; c < 4; c++) pb_table_num(tb, med[c], 4);
+      pb_table_int(tb, S->lcb[s * 3 + a]);
+      pb_table_int(tb, S->lcb[s * 3 + 2]);
+      pb_table_num(tb, med[4], 3);
+      pb_table_num(tb, med[5], 3);
       pb_table_end_row(tb);
-#undef PB_FR_AT
     }
-  free(v);
 }
 
-/* Mean of field f over the drift records of source s (all tiers when tier < -1). */
-static void pb_fragility__drift_stats(const struct pb_fragility_out *out, int32_t s, int tier, double *mean,
-                                      int64_t *cells, double *med_util, int64_t *util_bins, int64_t *undef_bins,
-                                      double *max_resid)
-{
-  const struct pb_meta *meta = out->meta;
-  const struct pb_source *S = &meta->sources[s];
-  double sum[4] = {0, 0, 0, 0};
-  int64_t cnt[4] = {0, 0, 0, 0}, n = 0;
-  double *util = pb_malloc((size_t)(meta->n_models * S->n_conditions + 1) * sizeof *util);
-  *util_bins = *undef_bins = 0;
-  *max_resid = 0;
-  static const int f[4] = {PB_FD_RATIO, PB_FD_L_COMP, PB_FD_L_COND, PB_FD_L_TOTAL};
-  for (int32_t m = 0; m < meta->n_models; m++) {
-    int64_t d = out->drift0[(int64_t)s * meta->n_models + m];
-    for (int32_t c = 0; c < S->n_conditions; c++) {
-      if (c == S->clean) continue;
-      const double *r = out->drift + (size_t)d++ * PB_FD_FIXED;
-      if (tier >= -1 && out->tier[s][c] != tier) continue;
-      for (int k = 0; k < 4; k++)
-        if (!isnan(r[f[k]])) sum[k] += r[f[k]], cnt[k]++;
-      util[n++] = r[PB_FD_UTIL];
-      *util_bins += (int64_t)r[PB_FD_N_UTIL];
-      *undef_bins += (int64_t)r[PB_FD_N_UNDEF];
-      *max_resid = fmax(*max_resid, r[PB_FD_RESIDUAL]);
-    }
-  }
-  for (int k = 0; k < 4; k++) mean[k] = cnt[k] ? sum[k] / cnt[k] : NAN;
-  *cells = n;
-  *med_util = pb_fragility__median(util, n);
-  free(util);
-}
-
-static void pb_fragility__drift_table(const struct pb_fragility_out *out, struct pb_table *tb)
+static void pb_fragility__drift_table(const struct pb_fragility_out *out, const struct pb_fragility__sum *S,
+                                      struct pb_table *tb)
 {
   const struct pb_meta *meta = out->meta;
   pb_table_begin(tb, "Composition/conditional split of clean -> perturbed drift (Proposition 8)",
@@ -164,90 +330,48 @@ static void pb_fragility__drift_table(const struct pb_fragility_out *out, struct
                  "source\ttier\tcells\tmean_ratio\tmean_L_comp\tmean_L_cond\tmean_L_total\tmedian_utilisation\t"
                  "utilisation_bins\tundefined_bins\tmax_additivity_residual", NULL);
   for (int32_t s = 0; s < meta->n_sources; s++)
-    for (int tier = -2; tier <= PB_TIER_EXTREME; tier++) {
-      double mean[4], mu, resid;
-      int64_t cells, ub, un;
-      pb_fragility__drift_stats(out, s, tier, mean, &cells, &mu, &ub, &un, &resid);
-      if (cells == 0) continue;
+    for (int ti = 0; ti < PB_FR__NTIER; ti++) {
+      const int64_t key = (int64_t)s * PB_FR__NTIER + ti, *k = S->dk + key * 3;
+      if (k[0] == 0) continue;
       pb_table_str(tb, meta->sources[s].name, 1);
-      pb_table_str(tb, tier == -2 ? "all" : tier == -1 ? "none" : pb_tier_name(tier), 0);
-      pb_table_int(tb, cells);
-      for (int k = 0; k < 4; k++) pb_table_num(tb, mean[k], 4);
-      pb_table_num(tb, mu, 3);
-      pb_table_int(tb, ub);
-      pb_table_int(tb, un);
-      pb_table_num(tb, resid, 3);
+      pb_table_str(tb, ti == 0 ? "all" : ti == 1 ? "none" : pb_tier_name(ti - 2), 0);
+      pb_table_int(tb, k[0]);
+      for (int j = 0; j < 4; j++) pb_table_num(tb, pb_agg_mean(&S->dm, key * 4 + j), 4);
+      pb_table_num(tb, S->dutil[key], 3);
+      pb_table_int(tb, k[1]);
+      pb_table_int(tb, k[2]);
+      pb_table_num(tb, S->dmax[key], 3);
       pb_table_end_row(tb);
     }
 }
 
 /* Spearman across models of source FAUC_up and ECE (arm A) with L_comp, per
  * perturbed condition, averaged over the conditions where it is defined. */
-static void pb_fragility__spearman_table(const struct pb_fragility_out *out, struct pb_table *tb)
+static void pb_fragility__spearman_table(const struct pb_fragility_out *out, const struct pb_fragility__sum *S,
+                                         struct pb_table *tb)
 {
   const struct pb_meta *meta = out->meta;
-  int32_t M = meta->n_models;
   pb_table_begin(tb, "Source metrics and the composition term across models",
                  "Spearman correlation across models of the source FAUC_up (arm A) and of the source ECE (arm A, rate "
                  "part) with L_comp, per perturbed condition; mean over conditions where defined.",
                  "source\tconditions\tmean_spearman_FAUC_Lcomp\tmean_spearman_ECE_Lcomp", NULL);
-  double *x = pb_malloc((size_t)M * sizeof *x), *e = pb_malloc((size_t)M * sizeof *e);
-  double *y = pb_malloc((size_t)M * sizeof *y), *w = pb_malloc((size_t)2 * M * sizeof *w);
   for (int32_t s = 0; s < meta->n_sources; s++) {
-    const struct pb_source *S = &meta->sources[s];
-    double sf = 0, se = 0;
-    int32_t nf = 0, ne = 0, k = 0;
-    for (int32_t c = 0; c < S->n_conditions; c++) {
-      if (c == S->clean) continue;
-      int32_t n = 0;
-      for (int32_t m = 0; m < M; m++) {
-        int64_t u = (int64_t)s * M + m;
-        const double *a = out->arms + (size_t)u * 2 * out->arm_len;
-        double lc = out->drift[(size_t)(out->drift0[u] + k) * PB_FD_FIXED + PB_FD_L_COMP];
-        if (isnan(a[PB_FA_FAUC_UP]) || isnan(a[PB_FA_ECE]) || isnan(lc)) continue;
-        x[n] = a[PB_FA_FAUC_UP], e[n] = a[PB_FA_ECE], y[n++] = lc;
-      }
-      k++;
-      if (n < 3) continue;
-      double rf = gsl_stats_spearman(x, 1, y, 1, (size_t)n, w), re = gsl_stats_spearman(e, 1, y, 1, (size_t)n, w);
-      if (isfinite(rf)) sf += rf, nf++;
-      if (isfinite(re)) se += re, ne++;
-    }
-    pb_table_str(tb, S->name, 1);
-    pb_table_int(tb, S->n_conditions - 1);
-    pb_table_num(tb, nf ? sf / nf : NAN, 3);
-    pb_table_num(tb, ne ? se / ne : NAN, 3);
+    pb_table_str(tb, meta->sources[s].name, 1);
+    pb_table_int(tb, meta->sources[s].n_conditions - 1);
+    pb_table_num(tb, pb_agg_mean(&S->sp, (int64_t)s * 2), 3);
+    pb_table_num(tb, pb_agg_mean(&S->sp, (int64_t)s * 2 + 1), 3);
     pb_table_end_row(tb);
   }
-  free(x);
-  free(e);
-  free(y);
-  free(w);
 }
 
 /* Profile figure: up and down restricted profiles with the variance law for
  * the models of lowest, median and highest FAUC_up (first source, arm A). */
-static int pb_fragility__profile_figure(struct pb_results *res, const struct pb_fragility_out *out, struct pb_text *md)
+static int pb_fragility__profile_figure(struct pb_results *res, const struct pb_fragility_out *out,
+                                        const struct pb_fragility__sum *S, struct pb_text *md)
 {
   const struct pb_meta *meta = out->meta;
   const struct pb_fragility_options *o = out->opt;
-  int32_t M = meta->n_models, pick[3], np = 0;
-  int32_t *ord = pb_malloc((size_t)M * sizeof *ord), n = 0;
-  for (int32_t m = 0; m < M; m++)
-    if (!isnan(out->arms[(size_t)m * 2 * out->arm_len + PB_FA_FAUC_UP])) ord[n++] = m;
-  for (int32_t i = 1; i < n; i++) /* insertion sort by FAUC_up, ties by model order: stable and exact */
-    for (int32_t j = i; j > 0; j--) {
-      double a = out->arms[(size_t)ord[j - 1] * 2 * out->arm_len + PB_FA_FAUC_UP];
-      double b = out->arms[(size_t)ord[j] * 2 * out->arm_len + PB_FA_FAUC_UP];
-      if (!(b < a)) break;
-      int32_t t = ord[j];
-      ord[j] = ord[j - 1];
-      ord[j - 1] = t;
-    }
-  if (n > 0) pick[np++] = ord[0];
-  if (n > 2) pick[np++] = ord[n / 2];
-  if (n > 1) pick[np++] = ord[n - 1];
-  free(ord);
+  const int32_t *pick = S->pick, np = S->n_pick;
   struct pb_text d = {0};
   pb_text_printf(&d, "rho");
   for (int i = 0; i < np; i++)
@@ -257,7 +381,7 @@ static int pb_fragility__profile_figure(struct pb_results *res, const struct pb_
   for (int32_t k = 0; k < o->n_grid; k++) {
     pb_text_printf(&d, "%.17g", pb_fragility_grid(o, k));
     for (int i = 0; i < np; i++) {
-      const double *r = out->arms + (size_t)pick[i] * 2 * out->arm_len + PB_FA_FIXED;
+      const double *r = S->prof + (size_t)i * 3 * o->n_grid;
       pb_text_double(&d, r[k]);
       pb_text_double(&d, r[o->n_grid + k]);
       pb_text_double(&d, r[2 * o->n_grid + k]);
@@ -281,7 +405,8 @@ static int pb_fragility__profile_figure(struct pb_results *res, const struct pb_
 }
 
 /* Drift figure: mean L_comp, L_cond and L_total by severity tier, all sources pooled. */
-static int pb_fragility__drift_figure(struct pb_results *res, const struct pb_fragility_out *out, struct pb_text *md)
+static int pb_fragility__drift_figure(struct pb_results *res, const struct pb_fragility_out *out,
+                                      const struct pb_fragility__sum *S, struct pb_text *md)
 {
   const struct pb_meta *meta = out->meta;
   struct pb_text d = {0};
@@ -290,10 +415,11 @@ static int pb_fragility__drift_figure(struct pb_results *res, const struct pb_fr
     double sum[4] = {0, 0, 0, 0};
     int64_t cnt = 0;
     for (int32_t s = 0; s < meta->n_sources; s++) {
-      double mean[4], mu, resid;
-      int64_t cells, ub, un;
-      pb_fragility__drift_stats(out, s, tier, mean, &cells, &mu, &ub, &un, &resid);
-      for (int k = 0; k < 4 && cells > 0; k++) sum[k] += cells * (isnan(mean[k]) ? 0 : mean[k]);
+      const int64_t key = (int64_t)s * PB_FR__NTIER + tier + 2, cells = S->dk[key * 3];
+      for (int k = 0; k < 4 && cells > 0; k++) {
+        const double mean = pb_agg_mean(&S->dm, key * 4 + k);
+        sum[k] += cells * (isnan(mean) ? 0 : mean);
+      }
       cnt += cells;
     }
     if (cnt == 0) continue;
@@ -318,9 +444,17 @@ int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *o
 {
   const struct pb_meta *meta = out->meta;
   const struct pb_fragility_options *o = out->opt;
+  int rank;
+  MPI_Comm_rank(out->comm, &rank);
   int status = pb_fragility__arm_tsv(res, out);
   if (status == PB_OK) status = pb_fragility__drift_tsv(res, out);
   if (status != PB_OK) return status;
+  struct pb_fragility__sum S;
+  status = pb_fragility__summarise(out, &S);
+  if (rank != 0 || status != PB_OK) {
+    pb_fragility__sum_free(&S);
+    return status;
+  }
   struct pb_text md = {0};
   char a[40], b[40], c[40], al[40];
   pb_format_double(o->rho_min, a);
@@ -347,21 +481,22 @@ int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *o
   pb_text_printf(&md, ".\n\nTables: report/fragility.tsv (one row per model, source and arm), "
                       "report/fragility_drift.tsv (one row per model x perturbed condition).\n\n");
   struct pb_table tb = {{0}, {0}};
-  pb_fragility__source_table(out, &tb);
+  pb_fragility__source_table(out, &S, &tb);
   status = pb_table_flush(&tb, res, "fragility_sources.tsv", &md);
   if (status == PB_OK) {
-    pb_fragility__drift_table(out, &tb);
+    pb_fragility__drift_table(out, &S, &tb);
     status = pb_table_flush(&tb, res, "fragility_drift_summary.tsv", &md);
   }
   if (status == PB_OK) {
-    pb_fragility__spearman_table(out, &tb);
+    pb_fragility__spearman_table(out, &S, &tb);
     status = pb_table_flush(&tb, res, "fragility_spearman.tsv", &md);
   }
-  if (status == PB_OK) status = pb_fragility__profile_figure(res, out, &md);
-  if (status == PB_OK) status = pb_fragility__drift_figure(res, out, &md);
+  if (status == PB_OK) status = pb_fragility__profile_figure(res, out, &S, &md);
+  if (status == PB_OK) status = pb_fragility__drift_figure(res, out, &S, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "fragility.md", md.buf, md.len);
   pb_text_free(&tb.tsv);
   pb_text_free(&tb.md);
   pb_text_free(&md);
+  pb_fragility__sum_free(&S);
   return status;
 }

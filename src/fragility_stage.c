@@ -644,15 +644,13 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
     status = pb_fragility__h5(st.results, meta, o, &arm_fields, arm, u0, nu, U.n_units, drift, d0, nd,
                               U.drift0[U.n_units]);
   status = pb_error_agree(comm, status);
-  double *all_arm = pb_stage_gather(&st, 2 * nu, 2 * U.n_units, len, arm, 0);
-  double *all_drift = pb_stage_gather(&st, nd, U.drift0[U.n_units], PB_FD_FIXED, drift, 0);
-  if (status == PB_OK && st.rank == 0) {
+  if (status == PB_OK) {
     const char **what = pb_malloc((size_t)meta->n_sources * sizeof *what);
     for (int32_t s = 0; s < meta->n_sources; s++) what[s] = U.sig[s].what;
     const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
     for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
-    struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, all_arm, U.drift0[U.n_units], all_drift,
-                                   U.drift0, tier, what};
+    struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, u0, nu, arm, U.drift0[U.n_units], d0, nd,
+                                   drift, U.drift0, tier, what, comm};
     status = pb_fragility_report(st.results, &out);
     free(what);
     free(tier);
@@ -665,8 +663,6 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
              pb_timer_get(&tm, "compute"), pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   pb_fields_free(&arm_fields);
-  free(all_arm);
-  free(all_drift);
   free(arm);
   free(drift);
   for (int32_t s = 0; s < meta->n_sources; s++) {
