@@ -1,7 +1,9 @@
 /* Diagnostics tables of the identification stage, laid out like seed 000's
  * Tables 6-11 and B.2: report/identification_*.tsv and report/REPORT.md.
  * Widths are reported in percentage points of N; cells are weighted equally
- * within each source (and tier), summed in cell order. */
+ * within each source (and tier).  Every rank adds up its own cells (exact
+ * sums, pairbound/agg.h) and rank 0 prints the totals: the tables do not
+ * depend on how the cells are split, and no rank holds another's records. */
 #include "config.h"
 
 #include <math.h>
@@ -27,42 +29,96 @@ static void pb_rep__label(struct pb_table *t, const char *source, const char *ti
   if (tier) pb_table_str(t, tier, 0);
 }
 
+/* Tier row of a cell (0: all tiers, 1 + tier), or -1 when in none but the first. */
+static int pb_rep__tier_row(const double *r) { return r[PB_IF_TIER] >= 0 && r[PB_IF_TIER] < PB_N_TIERS ? 1 + (int)r[PB_IF_TIER] : -1; }
+
+/* One cell of source s into the totals of Tables 6, 7, 9-11, H.2, 8 and Figure 1. */
+static void pb_rep__add(struct pb_identify_sum *S, int32_t s, const double *r)
+{
+  /* Table 6 */
+  pb_rs_tally(S, s, PB_RS_GRID_N, 1);
+  static const int grid[5] = {PB_IF_H_I0_LO, PB_IF_H_IK_LO, PB_IF_L_I0_LO, PB_IF_L_IK_LO, PB_IF_D_IK_LO};
+  for (int j = 0; j < 5; j++) pb_rs_add(S, s, PB_RS_GRID_M + j, pb_rep__width(r, grid[j]));
+  pb_rs_tally(S, s, PB_RS_GRID_ZERO, r[PB_IF_K] == 0);
+  pb_rs_tally(S, s, PB_RS_GRID_STRADDLE, r[PB_IF_D_IK_LO] < 0 && r[PB_IF_D_IK_HI] > 0);
+  /* Table 7 and Figure 1: panel cells with the I5 pass */
+  if (r[PB_IF_PANEL] == 1 && !isnan(r[PB_IF_H_I5_LO])) {
+    const double w0 = pb_rep__width(r, PB_IF_H_I0_LO), wk = pb_rep__width(r, PB_IF_H_IK_LO);
+    const double w5 = pb_rep__width(r, PB_IF_H_I5_LO);
+    pb_rs_tally(S, s, PB_RS_PANEL_N, 1);
+    pb_rs_add(S, s, PB_RS_PANEL_M + 0, w0);
+    pb_rs_add(S, s, PB_RS_PANEL_M + 1, wk);
+    pb_rs_add(S, s, PB_RS_PANEL_M + 2, w5);
+    pb_rs_add(S, s, PB_RS_PANEL_M + 3, wk - w5);
+    pb_rs_tally(S, s, PB_RS_PANEL_NARROWER, w5 < wk - 1e-9);
+    pb_rs_add(S, s, PB_RS_PANEL_M + 4, pb_rep__width(r, PB_IF_L_I5_LO));
+    pb_rs_add(S, s, PB_RS_PANEL_M + 5, pb_rep__width(r, PB_IF_D_I5_LO));
+    pb_rs_add(S, s, PB_RS_PANEL_M + 6, pb_rep__width(r, PB_IF_D_I0_LO));
+    if (r[PB_IF_H_I0_HI] > 0) pb_rs_add(S, s, PB_RS_PANEL_M + 7, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+    static const int lo[9] = {PB_IF_H_I0_LO, PB_IF_H_IK_LO, PB_IF_H_I5_LO, PB_IF_L_I0_LO, PB_IF_L_IK_LO,
+                              PB_IF_L_I5_LO, PB_IF_D_I0_LO, PB_IF_D_IK_LO, PB_IF_D_I5_LO};
+    for (int j = 0; j < 9; j++) pb_rs_add(S, s, PB_RS_FIG1 + j, pb_rep__width(r, lo[j]));
+  }
+  /* Table 9: positive-K cells */
+  if (r[PB_IF_K] > 0) {
+    const double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
+    pb_rs_tally(S, s, PB_RS_DEC_N, 1);
+    pb_rs_add(S, s, PB_RS_DEC_M + 0, (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
+    pb_rs_add(S, s, PB_RS_DEC_M + 1, W);
+    pb_rs_add(S, s, PB_RS_DEC_M + 2, V);
+    pb_rs_tally(S, s, PB_RS_DEC_VBIG, V > W + PB_DECOMPOSITION_TIE_PP);
+  }
+  /* Tables 10 and 11: the all-tiers row and the cell's tier row */
+  const int rows[2] = {0, pb_rep__tier_row(r)};
+  for (int i = 0; i < 2 && rows[i] >= 0; i++) {
+    const int o = PB_RS_TIER + 8 * rows[i];
+    pb_rs_tally(S, s, o, 1);
+    for (int j = 0; j < 3; j++) pb_rs_add(S, s, o + 1 + j, r[PB_IF_VR_C + j]);
+    pb_rs_add(S, s, o + 4, r[PB_IF_KWC] * PP);
+    pb_rs_add(S, s, o + 5, r[PB_IF_KWG] * PP);
+    pb_rs_add(S, s, o + 6, (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
+    pb_rs_add(S, s, o + 7, r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
+  }
+  /* H.2 */
+  pb_rs_tally(S, s, PB_RS_PERM_N, 1);
+  static const int perm[6] = {PB_IF_H_IND, PB_IF_H_PERM, PB_IF_L_IND, PB_IF_L_PERM, PB_IF_D_IND, PB_IF_D_PERM};
+  for (int j = 0; j < 6; j++) pb_rs_add(S, s, PB_RS_PERM_M + j, r[perm[j]] * PP);
+  /* Table 8: panel cells, original support and each matched seed */
+  if (r[PB_IF_PANEL] == 1) {
+    pb_rs_add(S, s, PB_RS_MATCH_ORIG + 0, pb_rep__width(r, PB_IF_H_I5_LO));
+    pb_rs_add(S, s, PB_RS_MATCH_ORIG + 1, pb_rep__width(r, PB_IF_L_I5_LO));
+    pb_rs_add(S, s, PB_RS_MATCH_ORIG + 2, pb_rep__width(r, PB_IF_D_I5_LO));
+    if (r[PB_IF_H_I0_HI] > 0)
+      pb_rs_add(S, s, PB_RS_MATCH_ORIG + 3, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+    for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+      const double *x = r + PB_IF_MATCH + 4 * j;
+      for (int k = 0; k < 3; k++) pb_rs_add(S, s, PB_RS_MATCH_SEED + 4 * j + k, x[k] * PP);
+      if (x[3] > 0) pb_rs_add(S, s, PB_RS_MATCH_SEED + 4 * j + 3, x[0] / x[3]);
+      pb_rs_tally(S, s, PB_RS_MATCH_UNDEF, isnan(x[2]) && !isnan(x[0]));
+    }
+  }
+}
+
 /* Table 6: full-grid mean widths. */
-static void pb_rep__grid(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                         int64_t n_cells, struct pb_table *t)
+static void pb_rep__grid(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   pb_table_begin(t, "Full-grid mean identification widths (seed Table 6)",
                  "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. "
                  "For L and dMk the I5 bounds equal Ik (Theorem 1).",
                  "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
-    struct pb_nanmean m[5] = {{0}};
-    int64_t n = 0, straddle = 0, zero = 0;
-    for (int64_t c = 0; c < n_cells; c++) {
-      const double *r = recs + c * PB_IF_N;
-      if (cells[c].source != s) continue;
-      n++;
-      pb_nanmean_add(&m[0], pb_rep__width(r, PB_IF_H_I0_LO));
-      pb_nanmean_add(&m[1], pb_rep__width(r, PB_IF_H_IK_LO));
-      pb_nanmean_add(&m[2], pb_rep__width(r, PB_IF_L_I0_LO));
-      pb_nanmean_add(&m[3], pb_rep__width(r, PB_IF_L_IK_LO));
-      pb_nanmean_add(&m[4], pb_rep__width(r, PB_IF_D_IK_LO));
-      zero += r[PB_IF_K] == 0;
-      straddle += r[PB_IF_D_IK_LO] < 0 && r[PB_IF_D_IK_HI] > 0;
-    }
     pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_table_int(t, n);
-    for (int j = 0; j < 5; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
-    pb_table_int(t, m[4].n);
-    pb_table_int(t, straddle);
-    pb_table_int(t, zero);
+    pb_table_int(t, pb_rs_int(S, s, PB_RS_GRID_N));
+    for (int j = 0; j < 5; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_GRID_M + j), 2);
+    pb_table_int(t, pb_rs_count(S, s, PB_RS_GRID_M + 4));
+    pb_table_int(t, pb_rs_int(S, s, PB_RS_GRID_STRADDLE));
+    pb_table_int(t, pb_rs_int(S, s, PB_RS_GRID_ZERO));
     pb_table_end_row(t);
   }
 }
 
 /* Table 7 (and the A.10 ranges): panel cells with the I5 pass. */
-static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                          int64_t n_cells, struct pb_table *t)
+static void pb_rep__panel(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   pb_table_begin(t, "Panel: H widths by information level (seed Table 7)",
                  "Percentage points; the same panel cells at every level. Extra = Ik - I5 width; narrower counts "
@@ -71,127 +127,116 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_cell_ref *
                  "source\tcells\tH_I0\tH_Ik\tH_I5\textra\tnarrower\tL_I5\tdMk_I5\tdMk_I0_varsupport\t"
                  "dMk_I0_defined\tH_normalised", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
-    struct pb_nanmean m[8] = {{0}};
-    int64_t n = 0, narrower = 0;
-    for (int64_t c = 0; c < n_cells; c++) {
-      const double *r = recs + c * PB_IF_N;
-      if (cells[c].source != s || r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) continue;
-      n++;
-      double w0 = pb_rep__width(r, PB_IF_H_I0_LO), wk = pb_rep__width(r, PB_IF_H_IK_LO);
-      double w5 = pb_rep__width(r, PB_IF_H_I5_LO);
-      pb_nanmean_add(&m[0], w0);
-      pb_nanmean_add(&m[1], wk);
-      pb_nanmean_add(&m[2], w5);
-      pb_nanmean_add(&m[3], wk - w5);
-      narrower += w5 < wk - 1e-9;
-      pb_nanmean_add(&m[4], pb_rep__width(r, PB_IF_L_I5_LO));
-      pb_nanmean_add(&m[5], pb_rep__width(r, PB_IF_D_I5_LO));
-      pb_nanmean_add(&m[6], pb_rep__width(r, PB_IF_D_I0_LO));
-      if (r[PB_IF_H_I0_HI] > 0) pb_nanmean_add(&m[7], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
-    }
     pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_table_int(t, n);
-    for (int j = 0; j < 4; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
-    pb_table_int(t, narrower);
-    for (int j = 4; j < 7; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
-    pb_table_int(t, m[6].n);
-    pb_table_num(t, pb_nanmean_get(&m[7]), 4);
+    pb_table_int(t, pb_rs_int(S, s, PB_RS_PANEL_N));
+    for (int j = 0; j < 4; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PANEL_M + j), 2);
+    pb_table_int(t, pb_rs_int(S, s, PB_RS_PANEL_NARROWER));
+    for (int j = 4; j < 7; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PANEL_M + j), 2);
+    pb_table_int(t, pb_rs_count(S, s, PB_RS_PANEL_M + 6));
+    pb_table_num(t, pb_rs_mean(S, s, PB_RS_PANEL_M + 7), 4);
     pb_table_end_row(t);
   }
 }
 
 /* Table 9: signed decomposition on positive-K cells, with the 1e-8 pp tie rule. */
-static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                                  int64_t n_cells, struct pb_table *t)
+static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   pb_table_begin(t, "Signed confidence decomposition (seed Table 9, Eq. 9)",
                  "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.",
                  "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
-    struct pb_nanmean m[3] = {{0}};
-    int64_t n = 0, vbig = 0;
-    for (int64_t c = 0; c < n_cells; c++) {
-      const double *r = recs + c * PB_IF_N;
-      if (cells[c].source != s || !(r[PB_IF_K] > 0)) continue;
-      n++;
-      double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
-      pb_nanmean_add(&m[0], (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
-      pb_nanmean_add(&m[1], W);
-      pb_nanmean_add(&m[2], V);
-      vbig += V > W + PB_DECOMPOSITION_TIE_PP;
-    }
+    const int64_t n = pb_rs_int(S, s, PB_RS_DEC_N), vbig = pb_rs_int(S, s, PB_RS_DEC_VBIG);
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, n);
-    for (int j = 0; j < 3; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
+    for (int j = 0; j < 3; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_DEC_M + j), 2);
     pb_table_num(t, n ? PP * (double)vbig / n : NAN, 1);
     pb_table_end_row(t);
   }
 }
 
 /* Rows by source, then all tiers and each tier with cells: Tables 10 and 11.
- * rows[i] = {source, tier (-1 = all tiers)}; returns the row count. */
-static int32_t pb_rep__tier_rows(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                                 int64_t n_cells, int32_t (*rows)[2])
+ * rows[i] = {source, tier (-1 = all tiers)}; returns the row count.  @p cells
+ * [source][tier row] counts the cells of each. */
+static int32_t pb_rep__tier_rows(const struct pb_meta *meta, const int64_t *cells, int32_t (*rows)[2])
 {
   int32_t n = 0;
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
-    for (int tier = -1; tier < PB_N_TIERS; tier++) {
-      int any = 0;
-      for (int64_t c = 0; c < n_cells && !any; c++)
-        any = cells[c].source == s && (tier < 0 || recs[c * PB_IF_N + PB_IF_TIER] == tier);
-      if (any) rows[n][0] = s, rows[n][1] = tier, n++;
-    }
+    for (int tier = -1; tier < PB_N_TIERS; tier++)
+      if (cells[(size_t)s * PB_RS_TIER_ROWS + tier + 1] > 0) rows[n][0] = s, rows[n][1] = tier, n++;
   return n;
 }
 
-static int pb_rep__in_row(const struct pb_cell_ref *cell, const double *r, const int32_t row[2])
+static int32_t pb_rep__max_rows(const struct pb_meta *meta) { return meta->n_sources * PB_RS_TIER_ROWS; }
+
+/* Model group of every model: groups numbered in order of first appearance; returns their number. */
+static int32_t pb_rep__model_groups(const struct pb_meta *meta, int32_t *model_group)
 {
-  return cell->source == row[0] && (row[1] < 0 || r[PB_IF_TIER] == row[1]);
+  int32_t ng = 0;
+  for (int32_t m = 0; m < meta->n_models; m++) {
+    model_group[m] = -1;
+    for (int32_t j = 0; j < m && model_group[m] < 0; j++)
+      if (strcmp(meta->model_groups[j], meta->model_groups[m]) == 0) model_group[m] = model_group[j];
+    if (model_group[m] < 0) model_group[m] = ng++;
+  }
+  return ng;
 }
 
-static int32_t pb_rep__max_rows(const struct pb_meta *meta) { return meta->n_sources * (PB_N_TIERS + 1); }
-
-int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t n_cells,
+/* Statistic (row, metric) = cell mean of that metric over the row's cells:
+ * each rank sums its cells per (source, tier row, model group, metric)
+ * exactly, the sums reach every rank, and the bootstrap resamples the groups
+ * from them (pb_boot_group_sums). */
+int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
                           const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out)
 {
-  struct pb_cell_ref *cells;
-  pb_dist_cells(meta, &cells);
-  int32_t (*rows)[2] = pb_malloc((size_t)pb_rep__max_rows(meta) * sizeof *rows);
-  out->n_rows = pb_rep__tier_rows(meta, cells, recs, n_cells, rows);
+  const int32_t NR = PB_RS_TIER_ROWS, nrow_max = pb_rep__max_rows(meta);
+  int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
+  const int32_t ng = pb_rep__model_groups(meta, model_group);
+  int64_t *cells = pb_calloc((size_t)nrow_max, sizeof *cells);
+  struct pb_agg a; /* [source][tier row][group][metric] */
+  pb_agg_init(&a, (int64_t)nrow_max * ng * 3);
+  for (int64_t c = 0; c < n_local; c++) {
+    const double *r = recs + c * PB_IF_N;
+    const struct pb_cell_ref ref = pb_dist_cell_at(meta, first + c);
+    const int rows[2] = {0, pb_rep__tier_row(r)};
+    for (int i = 0; i < 2 && rows[i] >= 0; i++) {
+      const int64_t row = (int64_t)ref.source * NR + rows[i];
+      cells[row]++;
+      for (int j = 0; j < 3; j++) pb_agg_add(&a, (row * ng + model_group[ref.model]) * 3 + j, r[PB_IF_VR_C + j]);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, cells, nrow_max, MPI_INT64_T, MPI_SUM, comm);
+  int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
+  out->n_rows = pb_rep__tier_rows(meta, cells, rows);
   out->vr = NULL;
   int status = PB_OK;
-  if (opt->group_draws > 0) {
-    /* statistic (row, metric) = cell mean of that metric over the row's cells */
-    int32_t ns = 3 * out->n_rows, *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group), ng = 0;
-    int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
-    for (int32_t m = 0; m < meta->n_models; m++) {
-      model_group[m] = -1;
-      for (int32_t j = 0; j < m && model_group[m] < 0; j++)
-        if (strcmp(meta->model_groups[j], meta->model_groups[m]) == 0) model_group[m] = model_group[j];
-      if (model_group[m] < 0) model_group[m] = ng++;
-    }
-    double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
-    for (int64_t c = 0; c < n_cells; c++) {
-      group[c] = model_group[cells[c].model];
-      for (int32_t r = 0; r < out->n_rows; r++)
-        for (int j = 0; j < 3; j++)
-          x[c * ns + 3 * r + j] = pb_rep__in_row(&cells[c], recs + c * PB_IF_N, rows[r]) ? recs[c * PB_IF_N + PB_IF_VR_C + j] : NAN;
-    }
+  if (opt->group_draws > 0) status = pb_agg_reduce(&a, comm, -1);
+  if (opt->group_draws > 0 && status == PB_OK) {
+    const int32_t ns = 3 * out->n_rows;
+    double *sum = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *sum);
+    double *cnt = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *cnt);
+    for (int32_t g = 0; g < ng; g++)
+      for (int32_t i = 0; i < out->n_rows; i++)
+        for (int j = 0; j < 3; j++) {
+          const int64_t slot = (((int64_t)rows[i][0] * NR + rows[i][1] + 1) * ng + g) * 3 + j;
+          sum[(size_t)g * ns + 3 * i + j] = pb_agg_sum(&a, slot);
+          cnt[(size_t)g * ns + 3 * i + j] = (double)pb_agg_count(&a, slot);
+        }
     struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 0, opt->group_draws, PB_BOOT_LEVEL};
     out->vr = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *out->vr);
-    status = pb_boot_group_means(x, n_cells, ns, group, ng, &spec, comm, out->vr);
-    free(x);
-    free(group);
-    free(model_group);
+    status = pb_boot_group_sums(sum, cnt, ng, ns, &spec, comm, out->vr);
+    free(sum);
+    free(cnt);
   }
+  pb_agg_free(&a);
   free(rows);
   free(cells);
+  free(model_group);
   return status;
 }
 
 /* Table 10 (with model-group intervals when drawn) or Table 11. */
-static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_table *t, int table, const struct pb_identify_intervals *iv)
+static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t, int table,
+                            const struct pb_identify_intervals *iv)
 {
   if (table == 10)
     pb_table_begin(t, "Paired-to-unpaired variance ratio (seed Table 10)",
@@ -204,32 +249,23 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref
                    "Percentage points of N: width of K from per-class accuracies and from global accuracies, observed "
                    "gross flips h + r, and the share of classes whose overlap is pinned.",
                    "source\ttier\tcells\tK_width_classwise\tK_width_global\tobserved_h_plus_r\tpinned_pct", NULL);
-  int32_t (*rows)[2] = pb_malloc((size_t)pb_rep__max_rows(meta) * sizeof *rows);
-  int32_t nr = pb_rep__tier_rows(meta, cells, recs, n_cells, rows);
+  const int32_t nrow_max = pb_rep__max_rows(meta);
+  int64_t *cells = pb_malloc((size_t)nrow_max * sizeof *cells);
+  for (int32_t i = 0; i < nrow_max; i++) cells[i] = pb_rs_int(S, i / PB_RS_TIER_ROWS, PB_RS_TIER + 8 * (i % PB_RS_TIER_ROWS));
+  int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
+  int32_t nr = pb_rep__tier_rows(meta, cells, rows);
   for (int32_t row = 0; row < nr; row++) {
-    struct pb_nanmean m[4] = {{0}};
-    int64_t n = 0;
-    for (int64_t c = 0; c < n_cells; c++) {
-      const double *r = recs + c * PB_IF_N;
-      if (!pb_rep__in_row(&cells[c], r, rows[row])) continue;
-      n++;
-      if (table == 10) {
-        for (int j = 0; j < 3; j++) pb_nanmean_add(&m[j], r[PB_IF_VR_C + j]);
-      } else {
-        pb_nanmean_add(&m[0], r[PB_IF_KWC] * PP);
-        pb_nanmean_add(&m[1], r[PB_IF_KWG] * PP);
-        pb_nanmean_add(&m[2], (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
-        pb_nanmean_add(&m[3], r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
-      }
-    }
-    pb_rep__label(t, meta->sources[rows[row][0]].name, rows[row][1] < 0 ? "all tiers" : pb_tier_name(rows[row][1]));
-    pb_table_int(t, n);
+    const int32_t s = rows[row][0];
+    const int o = PB_RS_TIER + 8 * (rows[row][1] + 1);
+    pb_rep__label(t, meta->sources[s].name, rows[row][1] < 0 ? "all tiers" : pb_tier_name(rows[row][1]));
+    pb_table_int(t, pb_rs_int(S, s, o));
     if (table == 10) {
       for (int j = 0; j < 3; j++) {
         const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
-        pb_text_double(&t->tsv, pb_nanmean_get(&m[j]));
-        if (v) pb_text_printf(&t->md, " | %.2f [%.2f, %.2f]", pb_nanmean_get(&m[j]), v->lo, v->hi);
-        else pb_text_printf(&t->md, " | %.2f", pb_nanmean_get(&m[j]));
+        const double m = pb_rs_mean(S, s, o + 1 + j);
+        pb_text_double(&t->tsv, m);
+        if (v) pb_text_printf(&t->md, " | %.2f [%.2f, %.2f]", m, v->lo, v->hi);
+        else pb_text_printf(&t->md, " | %.2f", m);
       }
       for (int j = 0; j < 3; j++) {
         const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
@@ -237,16 +273,17 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_cell_ref
         pb_text_double(&t->tsv, v ? v->hi : NAN);
       }
     } else {
-      for (int j = 0; j < 4; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 2);
+      for (int j = 0; j < 4; j++) pb_table_num(t, pb_rs_mean(S, s, o + 4 + j), 2);
     }
     pb_table_end_row(t);
   }
   free(rows);
+  free(cells);
 }
 
 /* H.2: independent counterparts against the mean over permutation replicates. */
-static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                         int64_t n_cells, struct pb_table *t, int32_t replicates)
+static void pb_rep__perm(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
+                         int32_t replicates)
 {
   char note[256];
   snprintf(note, sizeof note, "Cell means of the independent values (Eq. 4, Eq. 14) and of the same targets under %d "
@@ -255,29 +292,23 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_cell_ref *c
   pb_table_begin(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
                  "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
-    struct pb_nanmean m[6] = {{0}};
-    int64_t n = 0;
-    for (int64_t c = 0; c < n_cells; c++) {
-      const double *r = recs + c * PB_IF_N;
-      if (cells[c].source != s) continue;
-      n++;
-      pb_nanmean_add(&m[0], r[PB_IF_H_IND] * PP);
-      pb_nanmean_add(&m[1], r[PB_IF_H_PERM] * PP);
-      pb_nanmean_add(&m[2], r[PB_IF_L_IND] * PP);
-      pb_nanmean_add(&m[3], r[PB_IF_L_PERM] * PP);
-      pb_nanmean_add(&m[4], r[PB_IF_D_IND] * PP);
-      pb_nanmean_add(&m[5], r[PB_IF_D_PERM] * PP);
-    }
     pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_table_int(t, n);
-    for (int j = 0; j < 6; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 3);
+    pb_table_int(t, pb_rs_int(S, s, PB_RS_PERM_N));
+    for (int j = 0; j < 6; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PERM_M + j), 3);
     pb_table_end_row(t);
   }
 }
 
+/* Mean over the seeds of the per-seed means of target k of source s (seeds in order, undefined ones left out). */
+static double pb_rep__seed_mean(const struct pb_identify_sum *S, int32_t s, int k)
+{
+  struct pb_nanmean seeds = {0};
+  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) pb_nanmean_add(&seeds, pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + k));
+  return pb_nanmean_get(&seeds);
+}
+
 /* B.2 / Table 8: panel I5 widths before and after matching support; seed means first. */
-static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_table *t)
+static void pb_rep__matched(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   pb_table_begin(t, "Matched support (seed Table 8, Appendix B.2)",
                  "Panel cells, I5 widths in percentage points, original vs matched to the classes common to every "
@@ -288,38 +319,21 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref
                  "source\tH_orig\tH_matched\tL_orig\tL_matched\tdMk_orig\tdMk_matched\tdMk_matched_min\t"
                  "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
-    struct pb_nanmean orig[4] = {{0}}, seeds[4] = {{0}};
     double dmin = INFINITY, dmax = -INFINITY;
-    int64_t undefined = 0;
     for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-      struct pb_nanmean m[4] = {{0}};
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N, *x = r + PB_IF_MATCH + 4 * j;
-        if (cells[c].source != s || r[PB_IF_PANEL] != 1) continue;
-        if (j == 0) {
-          pb_nanmean_add(&orig[0], pb_rep__width(r, PB_IF_H_I5_LO));
-          pb_nanmean_add(&orig[1], pb_rep__width(r, PB_IF_L_I5_LO));
-          pb_nanmean_add(&orig[2], pb_rep__width(r, PB_IF_D_I5_LO));
-          if (r[PB_IF_H_I0_HI] > 0) pb_nanmean_add(&orig[3], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
-        }
-        for (int k = 0; k < 3; k++) pb_nanmean_add(&m[k], x[k] * PP);
-        if (x[3] > 0) pb_nanmean_add(&m[3], x[0] / x[3]);
-        undefined += isnan(x[2]) && !isnan(x[0]);
-      }
-      for (int k = 0; k < 4; k++) pb_nanmean_add(&seeds[k], pb_nanmean_get(&m[k]));
-      double d = pb_nanmean_get(&m[2]);
+      const double d = pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + 2);
       if (!isnan(d)) dmin = fmin(dmin, d), dmax = fmax(dmax, d);
     }
     pb_rep__label(t, meta->sources[s].name, NULL);
     for (int k = 0; k < 3; k++) {
-      pb_table_num(t, pb_nanmean_get(&orig[k]), 2);
-      pb_table_num(t, pb_nanmean_get(&seeds[k]), 2);
+      pb_table_num(t, pb_rs_mean(S, s, PB_RS_MATCH_ORIG + k), 2);
+      pb_table_num(t, pb_rep__seed_mean(S, s, k), 2);
     }
     pb_table_num(t, isinf(dmin) ? NAN : dmin, 2);
     pb_table_num(t, isinf(dmax) ? NAN : dmax, 2);
-    pb_table_int(t, undefined);
-    pb_table_num(t, pb_nanmean_get(&orig[3]), 4);
-    pb_table_num(t, pb_nanmean_get(&seeds[3]), 4);
+    pb_table_int(t, pb_rs_int(S, s, PB_RS_MATCH_UNDEF));
+    pb_table_num(t, pb_rs_mean(S, s, PB_RS_MATCH_ORIG + 3), 4);
+    pb_table_num(t, pb_rep__seed_mean(S, s, 3), 4);
     pb_table_end_row(t);
   }
 }
@@ -327,27 +341,18 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_cell_ref
 /* Figure 1: panel mean widths of H, L and dMk at I0, Ik and I5, one cluster of
  * three bars per source and target (the seed's W0, W1, W2). dMk at I0 is the
  * variable-support range (defined cells only); panel cells with the I5 pass. */
-static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                           int64_t n_cells, struct pb_results *res, struct pb_text *md)
+static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
+                           struct pb_text *md)
 {
   static const char *const target[3] = {"H", "L", "dMk"};
-  static const int lo[3][3] = {{PB_IF_H_I0_LO, PB_IF_H_IK_LO, PB_IF_H_I5_LO},
-                               {PB_IF_L_I0_LO, PB_IF_L_IK_LO, PB_IF_L_I5_LO},
-                               {PB_IF_D_I0_LO, PB_IF_D_IK_LO, PB_IF_D_I5_LO}};
   struct pb_text d = {0};
   pb_text_printf(&d, "source and target\tI0 (marginal records)\tIk (+ classwise overlap)\tI5 (+ five-state counts)\n");
   int rows = 0;
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int k = 0; k < 3; k++) {
-      struct pb_nanmean m[3] = {{0}};
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N;
-        if (cells[c].source != s || r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) continue;
-        for (int j = 0; j < 3; j++) pb_nanmean_add(&m[j], pb_rep__width(r, lo[k][j]));
-      }
-      if (m[2].n == 0) continue;
+      if (pb_rs_count(S, s, PB_RS_FIG1 + 3 * k + 2) == 0) continue;
       pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
-      for (int j = 0; j < 3; j++) pb_text_double(&d, pb_nanmean_get(&m[j]));
+      for (int j = 0; j < 3; j++) pb_text_double(&d, pb_rs_mean(S, s, PB_RS_FIG1 + 3 * k + j));
       pb_text_printf(&d, "\n");
       rows++;
     }
@@ -366,31 +371,19 @@ static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_cell_ref 
 /* The matched-support comparison (B.2) as a figure: panel I5 widths of H, L
  * and dMk per source, original support against the seed mean of the matched
  * supports. */
-static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                                  int64_t n_cells, struct pb_results *res, struct pb_text *md)
+static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
+                                  struct pb_text *md)
 {
   static const char *const target[3] = {"H", "L", "dMk"};
-  static const int lo[3] = {PB_IF_H_I5_LO, PB_IF_L_I5_LO, PB_IF_D_I5_LO};
   struct pb_text d = {0};
   pb_text_printf(&d, "source and target\toriginal support\tmatched support (mean over seeds)\n");
   int rows = 0;
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int k = 0; k < 3; k++) {
-      struct pb_nanmean orig = {0}, seeds = {0};
-      for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-        struct pb_nanmean m = {0};
-        for (int64_t c = 0; c < n_cells; c++) {
-          const double *r = recs + c * PB_IF_N;
-          if (cells[c].source != s || r[PB_IF_PANEL] != 1) continue;
-          if (j == 0) pb_nanmean_add(&orig, pb_rep__width(r, lo[k]));
-          pb_nanmean_add(&m, r[PB_IF_MATCH + 4 * j + k] * PP);
-        }
-        pb_nanmean_add(&seeds, pb_nanmean_get(&m));
-      }
-      if (orig.n == 0) continue;
+      if (pb_rs_count(S, s, PB_RS_MATCH_ORIG + k) == 0) continue;
       pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
-      pb_text_double(&d, pb_nanmean_get(&orig));
-      pb_text_double(&d, pb_nanmean_get(&seeds));
+      pb_text_double(&d, pb_rs_mean(S, s, PB_RS_MATCH_ORIG + k));
+      pb_text_double(&d, pb_rep__seed_mean(S, s, k));
       pb_text_printf(&d, "\n");
       rows++;
     }
@@ -425,44 +418,94 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
   }
 }
 
-int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t n_cells,
-                       struct pb_results *res, const struct pb_identify_options *opt,
-                       const struct pb_identify_intervals *iv)
+/* The totals of every rank's cells on rank 0 (collective); this rank holds
+ * n_local records of cells first.. . */
+static int pb_rep__summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
+                             MPI_Comm comm, struct pb_identify_sum *S)
 {
-  struct pb_cell_ref *cells;
-  pb_dist_cells(meta, &cells);
+  const int32_t ns = meta->n_sources, M = meta->n_models;
+  pb_agg_init(&S->a, (int64_t)ns * PB_RS_N);
+  S->cal_first = pb_malloc((size_t)(ns * M > 0 ? ns * M : 1) * sizeof *S->cal_first);
+  pb_loc_init(S->cal_first, ns * M, INFINITY);
+  S->cal_changed = pb_calloc((size_t)(ns * M > 0 ? ns * M : 1), sizeof *S->cal_changed);
+  for (int64_t c = 0; c < n_local; c++) {
+    const double *r = recs + c * PB_IF_N;
+    const struct pb_cell_ref ref = pb_dist_cell_at(meta, first + c);
+    pb_rep__add(S, ref.source, r);
+    pb_identify_more_add(S, ref.source, r);
+    if (!isnan(r[PB_IF_F1])) {
+      const size_t k = (size_t)ref.source * M + ref.model;
+      pb_loc_min(&S->cal_first[k], (double)(first + c), first + c, 0);
+      S->cal_changed[k] += (int64_t)r[PB_IF_F1_CHANGED];
+    }
+  }
+  /* F.1's per-model values: the rank that holds a model's first cell adds them */
+  int status = pb_loc_reduce(S->cal_first, ns * M, 0, comm, -1);
+  for (int64_t k = 0; k < (int64_t)ns * M && status == PB_OK; k++) {
+    const int64_t g = S->cal_first[k].cell;
+    if (g < first || g >= first + n_local) continue;
+    const double *r = recs + (g - first) * PB_IF_N;
+    static const int f[4] = {PB_IF_F1_PLATT_A, PB_IF_F1_PLATT_B, PB_IF_F1_BRIER0_RAW, PB_IF_F1_BRIER0_PLATT};
+    for (int j = 0; j < 4; j++) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + j, r[f[j]]);
+  }
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) MPI_Reduce(MPI_IN_PLACE, S->cal_changed, ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
+  else MPI_Reduce(S->cal_changed, NULL, ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
+  if (status == PB_OK) status = pb_agg_reduce(&S->a, comm, 0);
+  return status;
+}
+
+static void pb_rep__sum_free(struct pb_identify_sum *S)
+{
+  pb_agg_free(&S->a);
+  free(S->cal_first);
+  free(S->cal_changed);
+}
+
+int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t first,
+                       int64_t n_local, struct pb_results *res, const struct pb_identify_options *opt,
+                       const struct pb_identify_intervals *iv, MPI_Comm comm)
+{
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  struct pb_identify_sum S;
+  int status = pb_rep__summarise(meta, recs, first, n_local, comm, &S);
+  if (rank != 0 || status != PB_OK) {
+    pb_rep__sum_free(&S);
+    return status;
+  }
   struct pb_text md = {0};
   struct pb_table t = {{0}, {0}};
-  int status = PB_OK;
   pb_rep__protocol(meta, p, &md);
   pb_text_printf(&md, "\n## Identification (pairbound bounds)\n\nPer-cell intervals: report/bounds.tsv. "
                       "I5 and the variable-support dMk range cover the %s.\n",
                  opt->i5_scope == PB_IDENTIFY_I5_ALL ? "full grid" : opt->i5_scope == PB_IDENTIFY_I5_PANEL ? "panel" : "no cell");
-  pb_rep__grid(meta, cells, recs, n_cells, &t);
+  pb_rep__grid(meta, &S, &t);
   status |= pb_table_flush(&t, res, "identification_grid.tsv", &md);
-  pb_rep__panel(meta, cells, recs, n_cells, &t);
+  pb_rep__panel(meta, &S, &t);
   status |= pb_table_flush(&t, res, "identification_panel.tsv", &md);
-  if (status == PB_OK) status = pb_rep__figure1(meta, cells, recs, n_cells, res, &md);
-  pb_rep__decomposition(meta, cells, recs, n_cells, &t);
+  if (status == PB_OK) status = pb_rep__figure1(meta, &S, res, &md);
+  pb_rep__decomposition(meta, &S, &t);
   status |= pb_table_flush(&t, res, "identification_decomposition.tsv", &md);
-  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 10, iv);
+  pb_rep__by_tier(meta, &S, &t, 10, iv);
   status |= pb_table_flush(&t, res, "identification_variance_ratio.tsv", &md);
   if (pb_boot_one_group(meta->model_groups, meta->n_models, opt->group_draws, "bounds"))
     pb_text_printf(&md, "%s", PB_BOOT_ONE_GROUP_NOTE);
-  pb_rep__by_tier(meta, cells, recs, n_cells, &t, 11, iv);
+  pb_rep__by_tier(meta, &S, &t, 11, iv);
   status |= pb_table_flush(&t, res, "identification_accuracy_only.tsv", &md);
   if (opt->perm_replicates > 0) {
-    pb_rep__perm(meta, cells, recs, n_cells, &t, opt->perm_replicates);
+    pb_rep__perm(meta, &S, &t, opt->perm_replicates);
     status |= pb_table_flush(&t, res, "identification_permutation.tsv", &md);
   }
   if (opt->matched) {
-    pb_rep__matched(meta, cells, recs, n_cells, &t);
+    pb_rep__matched(meta, &S, &t);
     status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
-    if (status == PB_OK) status = pb_rep__matched_figure(meta, cells, recs, n_cells, res, &md);
+    if (status == PB_OK) status = pb_rep__matched_figure(meta, &S, res, &md);
   }
-  if (status == PB_OK) status = pb_identify_report_more(meta, cells, recs, n_cells, res, opt, &md);
+  if (status == PB_OK) status = pb_identify_report_more(meta, &S, res, opt, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
-  free(cells);
+  pb_rep__sum_free(&S);
   return status ? PB_FAIL : PB_OK;
 }

@@ -1,7 +1,9 @@
 /* More diagnostics of the identification stage: Table 2's targets beside
  * their class-conditional independent counterparts (Section 3.1, H.2), the
- * B.2 strata and positive-width counts, and the B.4 support subsets.
- * Cells are weighted equally within a source, summed in cell order. */
+ * B.2 strata and positive-width counts, the B.4 support subsets, J.2's
+ * cross-model support and F.1's protocols.  Cells are weighted equally
+ * within a source; each rank adds its own cells into the totals
+ * (pb_identify_more_add), rank 0 prints them. */
 #include "config.h"
 
 #include <math.h>
@@ -29,8 +31,22 @@ static const struct {
 /* Table 2: mean paired value and mean independent counterpart over the cells
  * where both are defined (the paired value defined implies the independent
  * one is: the observed matching is one of those averaged). */
-static void pb_more__table2(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_table *t)
+static void pb_more__table2_add(struct pb_identify_sum *S, int32_t s, const double *r)
+{
+  const int ns = (int)(sizeof pb_more__t2 / sizeof pb_more__t2[0]);
+  for (int j = 0; j < ns; j++) {
+    /* k is stored as a count; its share is k / n */
+    const double div = pb_more__t2[j].paired == PB_IF_K ? r[PB_IF_NREC] : 1.0;
+    const double p = r[pb_more__t2[j].paired] / div * pb_more__t2[j].scale;
+    const double q = pb_more__t2[j].ind >= 0 ? r[pb_more__t2[j].ind] * pb_more__t2[j].scale : NAN;
+    if (isnan(p) || (pb_more__t2[j].ind >= 0 && isnan(q))) continue;
+    pb_rs_add(S, s, PB_RS_T2 + 3 * j + 0, p);
+    pb_rs_add(S, s, PB_RS_T2 + 3 * j + 1, q);
+    pb_rs_add(S, s, PB_RS_T2 + 3 * j + 2, p - q);
+  }
+}
+
+static void pb_more__table2(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   pb_table_begin(t, "Reliability targets and paired summaries with their independent counterparts (seed Table 2, "
                     "Section 3.1, Appendix H.2)",
@@ -44,25 +60,13 @@ static void pb_more__table2(const struct pb_meta *meta, const struct pb_cell_ref
   const int ns = (int)(sizeof pb_more__t2 / sizeof pb_more__t2[0]);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int j = 0; j < ns; j++) {
-      struct pb_nanmean mp = {0}, mi = {0}, md = {0};
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N;
-        if (cells[c].source != s) continue;
-        /* k is stored as a count; its share is k / n */
-        const double div = pb_more__t2[j].paired == PB_IF_K ? r[PB_IF_NREC] : 1.0;
-        const double p = r[pb_more__t2[j].paired] / div * pb_more__t2[j].scale;
-        const double q = pb_more__t2[j].ind >= 0 ? r[pb_more__t2[j].ind] * pb_more__t2[j].scale : NAN;
-        if (isnan(p) || (pb_more__t2[j].ind >= 0 && isnan(q))) continue;
-        pb_nanmean_add(&mp, p);
-        pb_nanmean_add(&mi, q);
-        pb_nanmean_add(&md, p - q);
-      }
+      const int o = PB_RS_T2 + 3 * j;
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, pb_more__t2[j].name, 0);
-      pb_table_int(t, mp.n);
-      pb_table_num(t, pb_nanmean_get(&mp), pb_more__t2[j].scale == 1.0 ? 4 : 2);
-      pb_table_num(t, pb_nanmean_get(&mi), pb_more__t2[j].scale == 1.0 ? 4 : 2);
-      pb_table_num(t, pb_nanmean_get(&md), pb_more__t2[j].scale == 1.0 ? -4 : -2);
+      pb_table_int(t, pb_rs_count(S, s, o));
+      pb_table_num(t, pb_rs_mean(S, s, o), pb_more__t2[j].scale == 1.0 ? 4 : 2);
+      pb_table_num(t, pb_rs_mean(S, s, o + 1), pb_more__t2[j].scale == 1.0 ? 4 : 2);
+      pb_table_num(t, pb_rs_mean(S, s, o + 2), pb_more__t2[j].scale == 1.0 ? -4 : -2);
       pb_table_end_row(t);
     }
 }
@@ -79,9 +83,59 @@ static const struct {
   {"V", PB_IF_V1, {0.1, 0.3}},
 };
 
+/* Appendix B.2 strata, positive widths (panel cells with the I5 pass), B.4 subsets: one cell. */
+static void pb_more__panel_add(struct pb_identify_sum *S, int32_t s, const double *r)
+{
+  if (r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) return;
+  const int nst = (int)(sizeof pb_more__strat / sizeof pb_more__strat[0]);
+  for (int j = 0; j < nst; j++) {
+    double x = r[pb_more__strat[j].field];
+    if (pb_more__strat[j].field == PB_IF_K) x /= r[PB_IF_NREC];
+    const int bin = x < pb_more__strat[j].cut[0] ? 0 : x < pb_more__strat[j].cut[1] ? 1 : 2;
+    const int o = PB_RS_STRATA + 5 * (3 * j + bin);
+    pb_rs_tally(S, s, o, 1);
+    pb_rs_add(S, s, o + 1, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) * PP);
+    pb_rs_add(S, s, o + 2, (r[PB_IF_L_I5_HI] - r[PB_IF_L_I5_LO]) * PP);
+    pb_rs_add(S, s, o + 3, (r[PB_IF_D_I5_HI] - r[PB_IF_D_I5_LO]) * PP);
+    if (r[PB_IF_H_I0_HI] > 0) pb_rs_add(S, s, o + 4, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
+  }
+  pb_rs_tally(S, s, PB_RS_POS + 0, 1);
+  pb_rs_tally(S, s, PB_RS_POS + 1, r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO] > 0);
+  pb_rs_tally(S, s, PB_RS_POS + 2, r[PB_IF_L_I5_HI] - r[PB_IF_L_I5_LO] > 0);
+  pb_rs_tally(S, s, PB_RS_POS + 3, r[PB_IF_D_I5_HI] - r[PB_IF_D_I5_LO] > 0);
+  pb_rs_tally(S, s, PB_RS_POS + 4, !isnan(r[PB_IF_D_I5_LO]));
+  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+    const double *x = r + PB_IF_MATCH + 4 * j;
+    if (isnan(x[0])) continue;
+    pb_rs_tally(S, s, PB_RS_POS + 5, 1);
+    for (int k = 0; k < 3; k++) pb_rs_tally(S, s, PB_RS_POS + 6 + k, x[k] > 0);
+    pb_rs_tally(S, s, PB_RS_POS + 9, !isnan(x[2]));
+  }
+}
+
+static void pb_more__subsets_add(struct pb_identify_sum *S, int32_t s, const double *r)
+{
+  const double K = r[PB_IF_K];
+  if (!isnan(K) && K == 0) {
+    pb_rs_tally(S, s, PB_RS_SUB_ZK, 1);
+    pb_rs_tally(S, s, PB_RS_SUB_ZK_IND0, r[PB_IF_K_IND] == 0);
+  }
+  if (!(K > 0)) return;
+  const double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
+  for (int sub = 0; sub < 3; sub++) {
+    if ((sub == 1 && K < 20) || (sub == 2 && K > 5)) continue;
+    const int o = PB_RS_SUB + 6 * sub;
+    pb_rs_tally(S, s, o, 1);
+    pb_rs_add(S, s, o + 1, r[PB_IF_D_OBS] * PP);
+    pb_rs_add(S, s, o + 2, (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
+    pb_rs_add(S, s, o + 3, W);
+    pb_rs_add(S, s, o + 4, V);
+    pb_rs_tally(S, s, o + 5, V > W + PB_DECOMPOSITION_TIE_PP);
+  }
+}
+
 /* Appendix B.2 strata: mean I5 widths on the panel by stratum. */
-static void pb_more__strata(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_table *t)
+static void pb_more__strata(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   static const char *const bins[3][3] = {{"[0,.1)", "[.1,.5)", "[.5,1]"}, {"[0,.1)", "[.1,.3)", "[.3,1]"}};
   pb_table_begin(t, "Panel I5 widths by support stratum (Appendix B.2)",
@@ -95,35 +149,21 @@ static void pb_more__strata(const struct pb_meta *meta, const struct pb_cell_ref
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int j = 0; j < nst; j++)
       for (int b = 0; b < 3; b++) {
-        struct pb_nanmean m[4] = {{0}};
-        int64_t n = 0;
-        for (int64_t c = 0; c < n_cells; c++) {
-          const double *r = recs + c * PB_IF_N;
-          if (cells[c].source != s || r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) continue;
-          double x = r[pb_more__strat[j].field];
-          if (pb_more__strat[j].field == PB_IF_K) x /= r[PB_IF_NREC];
-          const int bin = x < pb_more__strat[j].cut[0] ? 0 : x < pb_more__strat[j].cut[1] ? 1 : 2;
-          if (bin != b) continue;
-          n++;
-          pb_nanmean_add(&m[0], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) * PP);
-          pb_nanmean_add(&m[1], (r[PB_IF_L_I5_HI] - r[PB_IF_L_I5_LO]) * PP);
-          pb_nanmean_add(&m[2], (r[PB_IF_D_I5_HI] - r[PB_IF_D_I5_LO]) * PP);
-          if (r[PB_IF_H_I0_HI] > 0) pb_nanmean_add(&m[3], (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
-        }
+        const int o = PB_RS_STRATA + 5 * (3 * j + b);
         pb_table_str(t, meta->sources[s].name, 1);
         pb_table_str(t, pb_more__strat[j].name, 0);
         pb_table_str(t, bins[j == 0 ? 0 : 1][b], 0);
-        pb_table_int(t, n);
-        for (int k = 0; k < 3; k++) pb_table_num(t, pb_nanmean_get(&m[k]), 2);
-        pb_table_int(t, m[2].n);
-        pb_table_num(t, pb_nanmean_get(&m[3]), 4);
+        pb_table_int(t, pb_rs_int(S, s, o));
+        for (int k = 0; k < 3; k++) pb_table_num(t, pb_rs_mean(S, s, o + 1 + k), 2);
+        pb_table_int(t, pb_rs_count(S, s, o + 3));
+        pb_table_num(t, pb_rs_mean(S, s, o + 4), 4);
         pb_table_end_row(t);
       }
 }
 
 /* Appendix B.2: cells (and matched cell-seeds) with a positive I5 width. */
-static void pb_more__positive(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                              int64_t n_cells, int matched, struct pb_table *t)
+static void pb_more__positive(const struct pb_meta *meta, const struct pb_identify_sum *S, int matched,
+                              struct pb_table *t)
 {
   pb_table_begin(t, "Positive remaining five-state widths (Appendix B.2)",
                  "Panel cells with the I5 pass (original support) and panel cell-seeds of the matched supports: "
@@ -132,38 +172,15 @@ static void pb_more__positive(const struct pb_meta *meta, const struct pb_cell_r
                  "source\tsupport\tcells\tH_positive\tL_positive\tdMk_positive\tdMk_defined", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int sup = 0; sup < 1 + (matched != 0); sup++) {
-      int64_t n = 0, pos[3] = {0}, defined = 0;
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N;
-        if (cells[c].source != s || r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) continue;
-        if (sup == 0) {
-          n++;
-          pos[0] += r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO] > 0;
-          pos[1] += r[PB_IF_L_I5_HI] - r[PB_IF_L_I5_LO] > 0;
-          pos[2] += r[PB_IF_D_I5_HI] - r[PB_IF_D_I5_LO] > 0;
-          defined += !isnan(r[PB_IF_D_I5_LO]);
-          continue;
-        }
-        for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-          const double *x = r + PB_IF_MATCH + 4 * j;
-          if (isnan(x[0])) continue;
-          n++;
-          for (int k = 0; k < 3; k++) pos[k] += x[k] > 0;
-          defined += !isnan(x[2]);
-        }
-      }
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, sup == 0 ? "original" : "matched (cell-seeds)", 0);
-      pb_table_int(t, n);
-      for (int k = 0; k < 3; k++) pb_table_int(t, pos[k]);
-      pb_table_int(t, defined);
+      for (int k = 0; k < 5; k++) pb_table_int(t, pb_rs_int(S, s, PB_RS_POS + 5 * sup + k));
       pb_table_end_row(t);
     }
 }
 
 /* Appendix B.4: Table 9 on changing support subsets, and the zero-K counts. */
-static void pb_more__subsets(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                             int64_t n_cells, struct pb_table *t)
+static void pb_more__subsets(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   static const char *const name[3] = {"K > 0", "K >= 20", "1 <= K <= 5"};
   pb_table_begin(t, "Signed decomposition on support subsets (Appendix B.4)",
@@ -174,33 +191,14 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_cell_re
                  "source\tsubset\tcells\tmean_dMk\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct\t"
                  "zero_K\tzero_K_ind_zero\tzero_K_ind_positive", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
-    int64_t zk = 0, zk_ind0 = 0;
-    for (int64_t c = 0; c < n_cells; c++) {
-      const double *r = recs + c * PB_IF_N;
-      if (cells[c].source != s || isnan(r[PB_IF_K]) || r[PB_IF_K] != 0) continue;
-      zk++;
-      zk_ind0 += r[PB_IF_K_IND] == 0;
-    }
+    const int64_t zk = pb_rs_int(S, s, PB_RS_SUB_ZK), zk_ind0 = pb_rs_int(S, s, PB_RS_SUB_ZK_IND0);
     for (int sub = 0; sub < 3; sub++) {
-      struct pb_nanmean m[4] = {{0}};
-      int64_t n = 0, vbig = 0;
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N;
-        const double K = r[PB_IF_K];
-        if (cells[c].source != s || !(K > 0)) continue;
-        if ((sub == 1 && K < 20) || (sub == 2 && K > 5)) continue;
-        n++;
-        const double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
-        pb_nanmean_add(&m[0], r[PB_IF_D_OBS] * PP);
-        pb_nanmean_add(&m[1], (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
-        pb_nanmean_add(&m[2], W);
-        pb_nanmean_add(&m[3], V);
-        vbig += V > W + PB_DECOMPOSITION_TIE_PP;
-      }
+      const int o = PB_RS_SUB + 6 * sub;
+      const int64_t n = pb_rs_int(S, s, o), vbig = pb_rs_int(S, s, o + 5);
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, name[sub], 0);
       pb_table_int(t, n);
-      for (int k = 0; k < 4; k++) pb_table_num(t, pb_nanmean_get(&m[k]), k == 1 ? -2 : 2);
+      for (int k = 0; k < 4; k++) pb_table_num(t, pb_rs_mean(S, s, o + 1 + k), k == 1 ? -2 : 2);
       pb_table_num(t, n ? PP * (double)vbig / n : NAN, 1);
       pb_table_int(t, zk);
       pb_table_int(t, zk_ind0);
@@ -210,9 +208,43 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_cell_re
   }
 }
 
+/* J.2 event counts and F.1 acceptance counts and Brier scores of one cell. */
+static void pb_more__counts_add(struct pb_identify_sum *S, int32_t s, const double *r)
+{
+  for (int v = 0; v < PB_SUPPORT_N; v++) {
+    const double *x = r + PB_IF_J2 + 2 * PB_SUPPORT_N_STRATA * v;
+    if (isnan(x[0])) continue;
+    for (int k = 0; k < PB_SUPPORT_N_STRATA; k++) {
+      pb_rs_tally(S, s, PB_RS_SUPPORT + 2 * (PB_SUPPORT_N_STRATA * v + k), (int64_t)x[2 * k]);
+      pb_rs_tally(S, s, PB_RS_SUPPORT + 2 * (PB_SUPPORT_N_STRATA * v + k) + 1, (int64_t)x[2 * k + 1]);
+    }
+  }
+  if (isnan(r[PB_IF_F1])) return;
+  for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {
+    const int o = PB_RS_T40 + 9 * p;
+    pb_rs_tally(S, s, o, 1);
+    for (int k = 0; k < 2; k++) {
+      const double *q = r + PB_IF_F1 + (k * PB_F1_N_PROTOCOLS + p) * PB_F1_N_COUNTS, N = r[PB_IF_NREC];
+      pb_rs_add(S, s, o + 1 + 4 * k + 0, PP * q[PB_F1_H] / N);
+      pb_rs_add(S, s, o + 1 + 4 * k + 1, PP * q[PB_F1_L] / N);
+      if (q[PB_F1_ACC] > 0) pb_rs_add(S, s, o + 1 + 4 * k + 2, PP * q[PB_F1_ACC_ERR] / q[PB_F1_ACC]);
+      pb_rs_add(S, s, o + 1 + 4 * k + 3, q[PB_F1_ACC] / N);
+    }
+  }
+  pb_rs_add(S, s, PB_RS_CAL + 4, r[PB_IF_F1_BRIER1_RAW]);
+  pb_rs_add(S, s, PB_RS_CAL + 5, r[PB_IF_F1_BRIER1_PLATT]);
+}
+
+void pb_identify_more_add(struct pb_identify_sum *S, int32_t s, const double *r)
+{
+  pb_more__table2_add(S, s, r);
+  pb_more__panel_add(S, s, r);
+  pb_more__subsets_add(S, s, r);
+  pb_more__counts_add(S, s, r);
+}
+
 /* Appendix J.2 / Table 49: persistent same-wrong rate by cross-model support. */
-static void pb_more__support(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                             int64_t n_cells, struct pb_table *t)
+static void pb_more__support(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   static const char *const variant[PB_SUPPORT_N] = {"other models", "other groups (Table 49)",
                                                     "other groups, equal weight"};
@@ -226,14 +258,10 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_cell_re
                  "source	support	high_pct	middle_pct	low_pct	high_events	middle_events	low_events", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int v = 0; v < PB_SUPPORT_N; v++) {
-      int64_t ev[PB_SUPPORT_N_STRATA] = {0}, same[PB_SUPPORT_N_STRATA] = {0};
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N + PB_IF_J2 + 2 * PB_SUPPORT_N_STRATA * v;
-        if (cells[c].source != s || isnan(r[0])) continue;
-        for (int k = 0; k < PB_SUPPORT_N_STRATA; k++) {
-          ev[k] += (int64_t)r[2 * k];
-          same[k] += (int64_t)r[2 * k + 1];
-        }
+      int64_t ev[PB_SUPPORT_N_STRATA], same[PB_SUPPORT_N_STRATA];
+      for (int k = 0; k < PB_SUPPORT_N_STRATA; k++) {
+        ev[k] = pb_rs_int(S, s, PB_RS_SUPPORT + 2 * (PB_SUPPORT_N_STRATA * v + k));
+        same[k] = pb_rs_int(S, s, PB_RS_SUPPORT + 2 * (PB_SUPPORT_N_STRATA * v + k) + 1);
       }
       static const int order[3] = {PB_SUPPORT_HIGH, PB_SUPPORT_MID, PB_SUPPORT_LOW};
       pb_table_str(t, meta->sources[s].name, 1);
@@ -245,8 +273,7 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_cell_re
 }
 
 /* Appendix F.1 / Table 40: acceptance under each protocol, raw and Platt. */
-static void pb_more__table40(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                             int64_t n_cells, struct pb_table *t)
+static void pb_more__table40(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   static const char *const proto[PB_F1_N_PROTOCOLS] = {"Q80", "R5", "A0.9", "A0.7", "A0.5"};
   pb_table_begin(t, "Acceptance protocols, raw and Platt-scaled (seed Table 40, Appendix F.1)",
@@ -260,32 +287,18 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_cell_re
                  "coverage_raw\tcoverage_platt", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
     for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {
-      struct pb_nanmean m[2][4] = {{{0}}};
-      int64_t n = 0;
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N;
-        if (cells[c].source != s || isnan(r[PB_IF_F1])) continue;
-        n++;
-        for (int k = 0; k < 2; k++) {
-          const double *q = r + PB_IF_F1 + (k * PB_F1_N_PROTOCOLS + p) * PB_F1_N_COUNTS, N = r[PB_IF_NREC];
-          pb_nanmean_add(&m[k][0], PP * q[PB_F1_H] / N);
-          pb_nanmean_add(&m[k][1], PP * q[PB_F1_L] / N);
-          if (q[PB_F1_ACC] > 0) pb_nanmean_add(&m[k][2], PP * q[PB_F1_ACC_ERR] / q[PB_F1_ACC]);
-          pb_nanmean_add(&m[k][3], q[PB_F1_ACC] / N);
-        }
-      }
+      const int o = PB_RS_T40 + 9 * p;
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, proto[p], 0);
-      pb_table_int(t, n);
+      pb_table_int(t, pb_rs_int(S, s, o));
       for (int j = 0; j < 4; j++)
-        for (int k = 0; k < 2; k++) pb_table_num(t, pb_nanmean_get(&m[k][j]), j == 3 ? 3 : 2);
+        for (int k = 0; k < 2; k++) pb_table_num(t, pb_rs_mean(S, s, o + 1 + 4 * k + j), j == 3 ? 3 : 2);
       pb_table_end_row(t);
     }
 }
 
 /* Appendix F.1: the calibrators themselves and the binary Brier scores. */
-static void pb_more__calibration(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                                 int64_t n_cells, struct pb_table *t)
+static void pb_more__calibration(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
   pb_table_begin(t, "Platt calibration per model and source (Appendix F.1)",
                  "Means over the models of a source (the fit is per model and source) and, for the perturbed "
@@ -295,56 +308,42 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_cel
                  "source\tmodels\tplatt_a\tplatt_b\tbrier_dev_raw\tbrier_dev_platt\tbrier_perturbed_raw\t"
                  "brier_perturbed_platt\tq80_changed\tmodels_unchanged", NULL);
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
-    struct pb_nanmean m[6] = {{0}};
     int64_t changed = 0, models = 0, unchanged = 0;
     for (int32_t model = 0; model < meta->n_models; model++) {
-      int64_t mc = 0, seen = 0;
-      for (int64_t c = 0; c < n_cells; c++) {
-        const double *r = recs + c * PB_IF_N;
-        if (cells[c].source != s || cells[c].model != model || isnan(r[PB_IF_F1])) continue;
-        if (!seen++) {
-          pb_nanmean_add(&m[0], r[PB_IF_F1_PLATT_A]);
-          pb_nanmean_add(&m[1], r[PB_IF_F1_PLATT_B]);
-          pb_nanmean_add(&m[2], r[PB_IF_F1_BRIER0_RAW]);
-          pb_nanmean_add(&m[3], r[PB_IF_F1_BRIER0_PLATT]);
-        }
-        pb_nanmean_add(&m[4], r[PB_IF_F1_BRIER1_RAW]);
-        pb_nanmean_add(&m[5], r[PB_IF_F1_BRIER1_PLATT]);
-        mc += (int64_t)r[PB_IF_F1_CHANGED];
-      }
-      models += seen > 0;
-      unchanged += seen > 0 && mc == 0;
-      changed += mc;
+      const size_t k = (size_t)s * meta->n_models + model;
+      const int seen = S->cal_first[k].cell >= 0;
+      models += seen;
+      unchanged += seen && S->cal_changed[k] == 0;
+      changed += S->cal_changed[k];
     }
     pb_table_str(t, meta->sources[s].name, 1);
     pb_table_int(t, models);
-    for (int j = 0; j < 6; j++) pb_table_num(t, pb_nanmean_get(&m[j]), 4);
+    for (int j = 0; j < 6; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_CAL + j), 4);
     pb_table_int(t, changed);
     pb_table_int(t, unchanged);
     pb_table_end_row(t);
   }
 }
 
-int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_results *res, const struct pb_identify_options *opt,
-                            struct pb_text *md)
+int pb_identify_report_more(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
+                            const struct pb_identify_options *opt, struct pb_text *md)
 {
   struct pb_table t = {{0}, {0}};
   int status = PB_OK;
-  pb_more__table2(meta, cells, recs, n_cells, &t);
+  pb_more__table2(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_table2.tsv", md);
-  pb_more__strata(meta, cells, recs, n_cells, &t);
+  pb_more__strata(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_strata.tsv", md);
-  pb_more__positive(meta, cells, recs, n_cells, opt->matched, &t);
+  pb_more__positive(meta, S, opt->matched, &t);
   status |= pb_table_flush(&t, res, "identification_positive_widths.tsv", md);
-  pb_more__subsets(meta, cells, recs, n_cells, &t);
+  pb_more__subsets(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_subsets.tsv", md);
-  pb_more__support(meta, cells, recs, n_cells, &t);
+  pb_more__support(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_crossmodel_support.tsv", md);
   if (opt->calibration) {
-    pb_more__table40(meta, cells, recs, n_cells, &t);
+    pb_more__table40(meta, S, &t);
     status |= pb_table_flush(&t, res, "protocol_acceptance.tsv", md);
-    pb_more__calibration(meta, cells, recs, n_cells, &t);
+    pb_more__calibration(meta, S, &t);
     status |= pb_table_flush(&t, res, "protocol_calibration.tsv", md);
   }
   return status ? PB_FAIL : PB_OK;

@@ -574,15 +574,13 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_skip(&tm);
   if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
   if (status == PB_OK) {
-    /* every rank: the resampling runs on all of them */
-    double *all = pb_stage_gather(&st, b.n_cells, st.n_cells, PB_IF_N, recs, 1);
+    /* every rank adds up its own cells; the resampling runs on all of them */
     struct pb_identify_intervals iv;
-    status = pb_identify_intervals(st.meta, all, st.n_cells, opt, comm, &iv);
-    if (status == PB_OK && st.rank == 0)
-      status = pb_identify_report(st.meta, &st.protocol, all, st.n_cells, st.results, opt, &iv);
+    status = pb_identify_intervals(st.meta, recs, b.first, b.n_cells, opt, comm, &iv);
+    if (status == PB_OK)
+      status = pb_identify_report(st.meta, &st.protocol, recs, b.first, b.n_cells, st.results, opt, &iv, comm);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(iv.vr);
-    free(all);
   }
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);

@@ -3,12 +3,16 @@
 #define PAIRBOUND_IDENTIFY_INTERNAL_H
 
 #include <stdint.h>
+#include <mpi.h>
 
+#include "pairbound/agg.h"
 #include "pairbound/bounds.h"
 #include "pairbound/calibration.h"
 #include "pairbound/cells.h"
 #include "pairbound/fields.h"
 #include "pairbound/identify.h"
+#include "pairbound/protocol.h"
+#include "pairbound/resample.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
 
@@ -41,15 +45,65 @@ enum pb_identify_field {
 /* The record's field table: /bounds/cells columns and bounds.tsv (after model, source, condition). */
 extern const struct pb_fields pb_identify_fields;
 
-/* Model-group bootstrap intervals of Table 10 (rows source x {all, tiers}, stats C, S, M); collective. */
+/* The report tables' totals per source (bounds_report.c, bounds_report_more.c):
+ * slot (source, PB_RS_*) of one exact aggregate (pairbound/agg.h), filled by
+ * every rank from its own cells and reduced to rank 0.  A mean slot takes
+ * the values a table averages (NaN skipped, as pb_nanmean); a tally slot
+ * integer increments. */
+#define PB_RS_TIER_ROWS (PB_N_TIERS + 1)   /* all tiers, then each tier */
+enum pb_rs_slot {
+  PB_RS_GRID_N, PB_RS_GRID_M, PB_RS_GRID_STRADDLE = PB_RS_GRID_M + 5, PB_RS_GRID_ZERO,   /* Table 6 */
+  PB_RS_PANEL_N, PB_RS_PANEL_M, PB_RS_PANEL_NARROWER = PB_RS_PANEL_M + 8,               /* Table 7 */
+  PB_RS_FIG1,                                                                           /* Figure 1: [target][level] */
+  PB_RS_DEC_N = PB_RS_FIG1 + 9, PB_RS_DEC_M, PB_RS_DEC_VBIG = PB_RS_DEC_M + 3,          /* Table 9 */
+  PB_RS_TIER,                                  /* Tables 10, 11: [tier row][n, C, S, M, 4 accuracy-only means] */
+  PB_RS_PERM_N = PB_RS_TIER + 8 * PB_RS_TIER_ROWS, PB_RS_PERM_M,                        /* H.2 */
+  PB_RS_MATCH_ORIG = PB_RS_PERM_M + 6,                   /* Table 8: original H, L, dMk widths, H_norm */
+  PB_RS_MATCH_SEED = PB_RS_MATCH_ORIG + 4,               /* [seed][H, L, dMk, H_norm] */
+  PB_RS_MATCH_UNDEF = PB_RS_MATCH_SEED + 4 * PB_IDENTIFY_N_MATCH_SEEDS,
+  PB_RS_T2,                                              /* Table 2: [summary][paired, independent, difference] */
+  PB_RS_STRATA = PB_RS_T2 + 3 * 10,                      /* B.2: [stratifier][bin][n, H, L, dMk, H_norm] */
+  PB_RS_POS = PB_RS_STRATA + 4 * 3 * 5,                  /* B.2: [support][n, H, L, dMk positive, dMk defined] */
+  PB_RS_SUB_ZK = PB_RS_POS + 2 * 5, PB_RS_SUB_ZK_IND0,   /* B.4 */
+  PB_RS_SUB,                                             /* [subset][n, 4 means, V > W] */
+  PB_RS_SUPPORT = PB_RS_SUB + 3 * 6,                     /* J.2: [variant][stratum][events, same] */
+  PB_RS_T40 = PB_RS_SUPPORT + PB_SUPPORT_N * PB_SUPPORT_N_STRATA * 2,   /* F.1: [protocol][n, [raw, Platt][4]] */
+  PB_RS_CAL = PB_RS_T40 + PB_F1_N_PROTOCOLS * 9,         /* F.1: [4 per-model values, 2 per-cell Brier scores] */
+  PB_RS_N = PB_RS_CAL + 6
+};
+
+struct pb_identify_sum {
+  struct pb_agg a;             /* [source][PB_RS_N] */
+  /* F.1's calibrators are per model: the first cell of each (source, model)
+   * with F.1 counts, and the Q80 decisions Platt changes per (source, model) */
+  struct pb_loc *cal_first;    /* [source][model] */
+  int64_t *cal_changed;        /* [source][model] */
+};
+
+static inline int64_t pb_rs(int32_t s, int slot) { return (int64_t)s * PB_RS_N + slot; }
+static inline void pb_rs_add(struct pb_identify_sum *S, int32_t s, int slot, double x) { pb_agg_add(&S->a, pb_rs(s, slot), x); }
+static inline void pb_rs_tally(struct pb_identify_sum *S, int32_t s, int slot, int64_t k)
+{
+  pb_agg_add_int(&S->a, pb_rs(s, slot), k);
+}
+static inline double pb_rs_mean(const struct pb_identify_sum *S, int32_t s, int slot) { return pb_agg_mean(&S->a, pb_rs(s, slot)); }
+/* values counted in a mean slot */
+static inline int64_t pb_rs_count(const struct pb_identify_sum *S, int32_t s, int slot) { return pb_agg_count(&S->a, pb_rs(s, slot)); }
+/* the total of a tally slot */
+static inline int64_t pb_rs_int(const struct pb_identify_sum *S, int32_t s, int slot) { return (int64_t)pb_agg_sum(&S->a, pb_rs(s, slot)); }
+
+/* One cell of source s into the totals of Table 2, B.2, B.4, J.2 and F.1 (bounds_report_more.c). */
+void pb_identify_more_add(struct pb_identify_sum *S, int32_t s, const double *r);
+
+/* Model-group bootstrap intervals of Table 10 (rows source x {all, tiers} with cells, stats C, S, M),
+ * from every rank's n_local records of cells first..; collective. */
 struct pb_identify_intervals {
   int32_t n_rows;
   struct pb_interval *vr;   /* [n_rows][3] */
 };
-int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t n_cells,
+int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
                           const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out);
 
-/** Diagnostics tables (report/ TSV files and REPORT.md) from every cell's record; rank 0 only. */
 /* J.2: every cell's clean-wrong events by cross-model support into
  * recs[c * PB_IF_N + PB_IF_J2 ...] (collective; bounds_stage_support.c). */
 struct pb_stage;
@@ -59,14 +113,18 @@ int pb_identify_support(const struct pb_stage *st, const struct pb_cell_block *b
  * Platt-scaled, into recs (collective; bounds_stage_calib.c). */
 int pb_identify_calibration(const struct pb_stage *st, const struct pb_cell_block *b, double *recs);
 
-/* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets
- * (bounds_report_more.c), into @p md and report/ files. */
-int pb_identify_report_more(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                            int64_t n_cells, struct pb_results *res, const struct pb_identify_options *opt,
-                            struct pb_text *md);
+/* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets, J.2
+ * and F.1 (bounds_report_more.c) from the reduced totals, into @p md and
+ * report/ files (rank 0). */
+int pb_identify_report_more(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
+                            const struct pb_identify_options *opt, struct pb_text *md);
 
-int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t n_cells,
-                       struct pb_results *res, const struct pb_identify_options *opt,
-                       const struct pb_identify_intervals *iv);
+/**
+ * Diagnostics tables (report/ TSV files and REPORT.md), collective: every
+ * rank adds up its n_local records (cells first..), rank 0 writes.
+ */
+int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t first,
+                       int64_t n_local, struct pb_results *res, const struct pb_identify_options *opt,
+                       const struct pb_identify_intervals *iv, MPI_Comm comm);
 
 #endif /* PAIRBOUND_IDENTIFY_INTERNAL_H */
