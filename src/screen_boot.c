@@ -409,47 +409,59 @@ static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta
   }
 }
 
-/* Model groups of the models, in order of first appearance. */
-static int32_t pb_sb__groups(const struct pb_meta *meta, int32_t *mg)
+void pb_screen_gsum_init(struct pb_screen_gsum *G, int32_t n_stat, int32_t n_groups)
 {
-  int32_t ng = 0;
-  for (int32_t m = 0; m < meta->n_models; m++) {
-    mg[m] = -1;
-    for (int32_t j = 0; j < m && mg[m] < 0; j++)
-      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) mg[m] = mg[j];
-    if (mg[m] < 0) mg[m] = ng++;
-  }
-  return ng;
+  G->n_stat = n_stat;
+  G->n_groups = n_groups;
+  pb_agg_init(&G->a, (int64_t)n_stat * n_groups);
+}
+
+int pb_screen_gsum_boot(struct pb_screen_gsum *G, const struct pb_boot_spec *spec, MPI_Comm comm,
+                        struct pb_interval *out)
+{
+  const int32_t ns = G->n_stat, ng = G->n_groups;
+  int status = pb_agg_reduce(&G->a, comm, -1);
+  double *sum = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *sum);
+  double *cnt = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *cnt);
+  for (int32_t g = 0; g < ng; g++)
+    for (int32_t k = 0; k < ns; k++) {
+      sum[(size_t)g * ns + k] = pb_agg_sum(&G->a, (int64_t)k * ng + g);
+      cnt[(size_t)g * ns + k] = (double)pb_agg_count(&G->a, (int64_t)k * ng + g);
+    }
+  if (status == PB_OK) status = pb_boot_group_sums(sum, cnt, ng, ns, spec, comm, out);
+  free(sum);
+  free(cnt);
+  pb_agg_free(&G->a);
+  return status;
 }
 
 /* Model-group bootstrap of per-row cell means: statistic (row, e) is the mean of
  * value(L, rec, e) over the cells of that row (target, tier); cells[row]
- * counts them.  Returns the intervals ([rows][n_e]); collective. */
+ * counts them.  Every rank adds its own cells to exact per-group sums.
+ * Returns the intervals ([rows][n_e]); collective. */
 static struct pb_interval *pb_sb__group_rows(const struct pb_meta *meta, const struct pb_screen_layout *L,
-                                             int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
-                                             const double *recs, int64_t n_cells, int32_t n_e,
+                                             int32_t n_targets, const struct pb_screen_cells *C, int32_t n_e,
                                              double (*value)(const struct pb_screen_layout *, const double *, int),
                                              const struct pb_boot_spec *spec, MPI_Comm comm, int64_t *cells,
                                              int *status)
 {
   int32_t nr = n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * n_e;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_sb__groups(meta, mg);
-  double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)(ns > 0 ? ns : 1) * sizeof *x);
-  int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_screen_model_groups(meta, mg);
+  struct pb_screen_gsum G;
+  pb_screen_gsum_init(&G, ns, ng);
   memset(cells, 0, (size_t)nr * sizeof *cells);
-  for (int64_t c = 0; c < n_cells; c++) {
-    const double *rec = recs + c * L->rec_len;
-    group[c] = mg[cell_model[c]];
-    for (int32_t row = 0; row < nr; row++) {
-      int ok = row / PB_SB_NROWS_PER_TARGET == cell_target[c] && pb_sb__in_row(rec, row % PB_SB_NROWS_PER_TARGET);
-      cells[row] += ok;
-      for (int e = 0; e < n_e; e++) x[c * ns + row * n_e + e] = ok ? value(L, rec, e) : NAN;
+  for (int64_t c = 0; c < C->n; c++) {
+    const double *rec = C->recs + c * L->rec_len;
+    for (int32_t j = 0; j < PB_SB_NROWS_PER_TARGET; j++) {
+      const int32_t row = C->target[c] * PB_SB_NROWS_PER_TARGET + j;
+      if (!pb_sb__in_row(rec, j)) continue;
+      cells[row]++;
+      for (int e = 0; e < n_e; e++) pb_screen_gsum_add(&G, row * n_e + e, mg[C->model[c]], value(L, rec, e));
     }
   }
+  MPI_Allreduce(MPI_IN_PLACE, cells, nr, MPI_INT64_T, MPI_SUM, comm);
   struct pb_interval *iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *iv);
-  *status = pb_boot_group_means(x, n_cells, ns, group, ng, spec, comm, iv);
-  free(x);
-  free(group);
+  *status = pb_screen_gsum_boot(&G, spec, comm, iv);
   free(mg);
   return iv;
 }
@@ -475,8 +487,7 @@ static double pb_sb__extra_value(const struct pb_screen_layout *L, const double 
 
 /* Tercile gaps (by target, all tiers) and U - U_<set> (by target and tier) with model-group intervals. */
 static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
-                              int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
-                              const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
+                              int32_t n_targets, const struct pb_screen_cells *C, const struct pb_screen_options *opt,
                               int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md)
 {
   int rank;
@@ -485,8 +496,8 @@ static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen
   int64_t *cells = pb_malloc((size_t)nr * sizeof *cells);
   struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 1, group_draws, PB_BOOT_LEVEL};
   int status;
-  struct pb_interval *iv = pb_sb__group_rows(meta, L, n_targets, cell_target, cell_model, recs, n_cells, ne,
-                                             pb_sb__extra_value, &spec, comm, cells, &status);
+  struct pb_interval *iv = pb_sb__group_rows(meta, L, n_targets, C, ne, pb_sb__extra_value, &spec, comm, cells,
+                                             &status);
   if (status == PB_OK && rank == 0) {
     static const char *const strata[PB_SCREEN_STRATA] = {"low S", "mid S", "high S"};
     struct pb_table t = {{0}, {0}};
@@ -571,8 +582,7 @@ static int pb_sb__gap_figures(const struct pb_screen_boot *B, const struct pb_me
 }
 
 int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
-                         const int32_t *targets, const int32_t *cell_target, const int32_t *cell_model,
-                         const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
+                         const int32_t *targets, const struct pb_screen_cells *C, const struct pb_screen_options *opt,
                          int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md)
 {
   int rank;
@@ -588,8 +598,8 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
   int64_t *cells = pb_malloc((size_t)nr * sizeof *cells);
   struct pb_boot_spec gspec = {opt->seed, PB_RNG_GROUP_BOOT, 0, group_draws, PB_BOOT_LEVEL};
   int status;
-  struct pb_interval *giv = pb_sb__group_rows(meta, L, B->n_targets, cell_target, cell_model, recs, n_cells,
-                                              PB_SB_NSTAT, pb_sb__diff_stat, &gspec, comm, cells, &status);
+  struct pb_interval *giv = pb_sb__group_rows(meta, L, B->n_targets, C, PB_SB_NSTAT, pb_sb__diff_stat, &gspec, comm,
+                                              cells, &status);
   if (status == PB_OK && rank == 0) {
     struct pb_table t = {{0}, {0}};
     char note[512];
@@ -612,8 +622,7 @@ int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, c
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   if (status == PB_OK && group_draws > 0)
-    status = pb_sb__extra_table(meta, L, targets, B->n_targets, cell_target, cell_model, recs, n_cells, opt,
-                                group_draws, comm, res, md);
+    status = pb_sb__extra_table(meta, L, targets, B->n_targets, C, opt, group_draws, comm, res, md);
   free(cells);
   free(giv);
   return status;

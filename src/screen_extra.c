@@ -3,8 +3,9 @@
  * ablation, Table 18's random tie-break beside the prorated value, Table 38's
  * baselines with group intervals, Table 39 (model groups, per-model
  * positivity), Figure 6 (single-probe recall) and the capture-factor
- * diagnostics.  Cells are weighted equally, summed in cell order; intervals
- * resample the model groups (docs/screen.md). */
+ * diagnostics.  Cells are weighted equally; the means come from the totals
+ * of every rank's cells (pb_screen_sum, rank 0), the intervals resample the
+ * model groups from exact per-group sums (docs/screen.md). */
 #include "config.h"
 
 #include <math.h>
@@ -14,6 +15,7 @@
 
 #include <mpi.h>
 
+#include "pairbound/agg.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/resample.h"
@@ -22,10 +24,10 @@
 struct pb_sx {
   const struct pb_meta *meta;
   const struct pb_screen_layout *L;
-  const int32_t *targets, *cell_target, *cell_model, *cell_cond;
+  const int32_t *targets;
   int32_t n_targets;
-  const double *recs;
-  int64_t n_cells;
+  const struct pb_screen_cells *C;  /* this rank's cells (the group bootstraps) */
+  const struct pb_screen_sum *T;    /* every cell's totals, on rank 0 (the mean tables) */
   const struct pb_screen_options *opt;
   const struct pb_screen_boot *B;   /* class-bootstrap sums, reduced (draws 0: no class intervals) */
   MPI_Comm comm;
@@ -36,40 +38,38 @@ struct pb_sx {
   struct pb_table t;
 };
 
-/* Metric f (0 n, 1 n_fail, 2 auroc, 3-5 coverage at 10/20/30%) of score row r in cell c. */
+/* Metric f (0 n, 1 n_fail, 2 auroc, 3-5 coverage at 10/20/30%) of score row r in local cell c. */
 static double pb_sx__met(const struct pb_sx *S, int64_t c, int32_t r, int f)
 {
-  return S->recs[c * S->L->rec_len + S->L->row_off + PB_SCREEN_MET * r + f];
+  return S->C->recs[c * S->L->rec_len + S->L->row_off + PB_SCREEN_MET * r + f];
 }
 
 static int pb_sx__tier(const struct pb_sx *S, int64_t c)
 {
-  double t = S->recs[c * S->L->rec_len + PB_SI_TIER];
+  double t = S->C->recs[c * S->L->rec_len + PB_SI_TIER];
   return isnan(t) ? -1 : (int)t;
 }
 
 static const char *pb_sx__src(const struct pb_sx *S, int32_t t) { return S->meta->sources[S->targets[t]].name; }
 
-/* Group-bootstrap intervals of n_stat per-cell statistics: x is [cell][stat],
- * NaN where a cell does not enter a statistic.  Collective; frees x. */
-static struct pb_interval *pb_sx__boot(const struct pb_sx *S, double *x, int32_t n_stat, int *status)
+/* Totals of target t and a tier at offset o: mean, and integer total. */
+static double pb_sx__mean(const struct pb_sx *S, int32_t t, int tier, int64_t o)
 {
-  int32_t *group = pb_malloc((size_t)(S->n_cells > 0 ? S->n_cells : 1) * sizeof *group);
-  for (int64_t c = 0; c < S->n_cells; c++) group[c] = S->mg[S->cell_model[c]];
-  struct pb_boot_spec spec = {S->opt->seed, PB_RNG_GROUP_BOOT, 2, S->opt->group_draws, PB_BOOT_LEVEL};
-  struct pb_interval *iv = pb_malloc((size_t)(n_stat > 0 ? n_stat : 1) * sizeof *iv);
-  *status = pb_boot_group_means(x, S->n_cells, n_stat, group, S->ng, &spec, S->comm, iv);
-  free(group);
-  free(x);
-  return iv;
+  return pb_agg_mean(&S->T->a, pb_screen_sum_tt(S->T, t, tier, o));
 }
 
-static double *pb_sx__alloc(const struct pb_sx *S, int32_t n_stat)
+static int64_t pb_sx__cells(const struct pb_sx *S, int32_t t, int tier)
 {
-  size_t n = (size_t)(S->n_cells > 0 ? S->n_cells : 1) * (size_t)(n_stat > 0 ? n_stat : 1);
-  double *x = pb_malloc(n * sizeof *x);
-  for (size_t i = 0; i < n; i++) x[i] = NAN;
-  return x;
+  return (int64_t)pb_agg_sum(&S->T->a, pb_screen_sum_tt(S->T, t, tier, PB_SS_CELLS));
+}
+
+/* Group-bootstrap intervals of n_stat per-cell statistics from their exact per-group sums (collective). */
+static struct pb_interval *pb_sx__boot(const struct pb_sx *S, struct pb_screen_gsum *G, int32_t n_stat, int *status)
+{
+  struct pb_boot_spec spec = {S->opt->seed, PB_RNG_GROUP_BOOT, 2, S->opt->group_draws, PB_BOOT_LEVEL};
+  struct pb_interval *iv = pb_malloc((size_t)(n_stat > 0 ? n_stat : 1) * sizeof *iv);
+  *status = pb_screen_gsum_boot(G, &spec, S->comm, iv);
+  return iv;
 }
 
 /* "est [lo, hi]" cells: TSV gets three columns, markdown one. */
@@ -99,17 +99,19 @@ struct pb_sx_spec {
 static int pb_sx__tier_table(struct pb_sx *S, const struct pb_sx_spec *sp, struct pb_text *md)
 {
   int32_t nrow = S->n_targets * PB_N_TIERS, ns = nrow * sp->n_k;
-  double *x = pb_sx__alloc(S, ns);
+  struct pb_screen_gsum G;
+  pb_screen_gsum_init(&G, ns, S->ng);
   int64_t *cells = pb_calloc((size_t)nrow, sizeof *cells);
-  for (int64_t c = 0; c < S->n_cells; c++) {
+  for (int64_t c = 0; c < S->C->n; c++) {
     int tier = pb_sx__tier(S, c);
     if (tier < 0) continue;
-    int32_t row = S->cell_target[c] * PB_N_TIERS + tier;
+    int32_t row = S->C->target[c] * PB_N_TIERS + tier;
     cells[row]++;
-    for (int k = 0; k < sp->n_k; k++) x[c * ns + row * sp->n_k + k] = sp->value(S, c, k);
+    for (int k = 0; k < sp->n_k; k++) pb_screen_gsum_add(&G, row * sp->n_k + k, S->mg[S->C->model[c]], sp->value(S, c, k));
   }
+  MPI_Allreduce(MPI_IN_PLACE, cells, nrow, MPI_INT64_T, MPI_SUM, S->comm);
   int status;
-  struct pb_interval *iv = pb_sx__boot(S, x, ns, &status);
+  struct pb_interval *iv = pb_sx__boot(S, &G, ns, &status);
   if (status == PB_OK && S->rank == 0) {
     char note[1024];
     snprintf(note, sizeof note, "%s Interval: 95%% model-group bootstrap (%lld draws; none when 0).", sp->note,
@@ -196,16 +198,7 @@ static int pb_sx__table17(struct pb_sx *S, struct pb_text *md)
                  "source	tier	class cells	U - S {classes}	delta - U {classes}	g(S,U) - S {classes}");
   for (int32_t t = 0; t < S->n_targets; t++)
     for (int tier = 0; tier < PB_N_TIERS; tier++) {
-      double sum[3] = {0, 0, 0};
-      int64_t cnt[3] = {0, 0, 0}, cells = 0;
-      for (int64_t c = 0; c < S->n_cells; c++) {
-        if (S->cell_target[c] != t || pb_sx__tier(S, c) != tier) continue;
-        cells++;
-        for (int j = 0; j < 3; j++) {
-          double d = pb_sx__met(S, c, base[j], 2) - pb_sx__met(S, c, x[j], 2);
-          if (!isnan(d)) sum[j] += d, cnt[j]++;
-        }
-      }
+      const int64_t cells = pb_sx__cells(S, t, tier);
       if (cells == 0) continue;
       double kept = 0;
       int32_t row = t * PB_SB_NROWS_PER_TARGET + 1 + tier;
@@ -216,7 +209,8 @@ static int pb_sx__table17(struct pb_sx *S, struct pb_text *md)
       for (int j = 0; j < 3; j++) {
         int flip = j == 1; /* delta - U from the U - delta contrast */
         struct pb_interval v = pb_sx__class(S, t, tier, pb_sx__class_contrast(S, flip ? PB_SR_U : base[j], flip ? PB_SR_DELTA : x[j]), 0);
-        double lo = flip ? -v.hi : v.lo, hi = flip ? -v.lo : v.hi, est = cnt[j] ? sum[j] / (double)cnt[j] : NAN;
+        double lo = flip ? -v.hi : v.lo, hi = flip ? -v.lo : v.hi;
+        const double est = pb_sx__mean(S, t, tier, PB_SS_PAIR(S->T, pb_screen_sum_pair(S->T, base[j], x[j]), 2));
         pb_text_double(&S->t.tsv, est);
         pb_text_double(&S->t.tsv, lo);
         pb_text_double(&S->t.tsv, hi);
@@ -247,19 +241,7 @@ static int pb_sx__tiebreak(struct pb_sx *S, struct pb_text *md)
   for (int32_t t = 0; t < S->n_targets; t++)
     for (int tier = 0; tier < PB_N_TIERS; tier++)
       for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
-        double sum[9] = {0};
-        int64_t cnt[9] = {0}, cells = 0;
-        for (int64_t c = 0; c < S->n_cells; c++) {
-          if (S->cell_target[c] != t || pb_sx__tier(S, c) != tier) continue;
-          cells++;
-          for (int k = 0; k < 9; k++) {
-            int32_t r = k < 4 ? tb[k] : k == 4 ? PB_SR_RANDOM : pro[k - 5];
-            double v = pb_sx__met(S, c, r, 3 + b);
-            if (isnan(v)) continue;
-            sum[k] += v;
-            cnt[k]++;
-          }
-        }
+        const int64_t cells = pb_sx__cells(S, t, tier);
         if (cells == 0) continue;
         char q[16];
         snprintf(q, sizeof q, "%.1f", pb_screen_budget_pct[b] / 100.0);
@@ -267,7 +249,10 @@ static int pb_sx__tiebreak(struct pb_sx *S, struct pb_text *md)
         pb_table_str(&S->t, pb_tier_name(tier), 0);
         pb_table_str(&S->t, q, 0);
         pb_table_int(&S->t, cells);
-        for (int k = 0; k < 9; k++) pb_table_num(&S->t, cnt[k] ? sum[k] / (double)cnt[k] : NAN, 3);
+        for (int k = 0; k < 9; k++) {
+          const int32_t r = k < 4 ? tb[k] : k == 4 ? PB_SR_RANDOM : pro[k - 5];
+          pb_table_num(&S->t, pb_sx__mean(S, t, tier, PB_SS_ROW(r, 3 + b)), 3);
+        }
         pb_table_end_row(&S->t);
       }
   return pb_table_flush(&S->t, S->res, "screen_coverage_tiebreak.tsv", md);
@@ -282,21 +267,23 @@ static int pb_sx__baselines(struct pb_sx *S, struct pb_text *md)
   int32_t rows[5] = {PB_SR_U, PB_SR_S, PB_SR_MARGIN, PB_SR_ENTROPY, S->tta};
   int nb = S->tta >= 0 ? 5 : 4;
   int32_t ns = S->n_targets * nb * 3;
-  double *x = pb_sx__alloc(S, ns);
+  struct pb_screen_gsum G;
+  pb_screen_gsum_init(&G, ns, S->ng);
   int64_t *cells = pb_calloc((size_t)S->n_targets, sizeof *cells);
-  for (int64_t c = 0; c < S->n_cells; c++) {
+  for (int64_t c = 0; c < S->C->n; c++) {
     if (pb_sx__tier(S, c) != PB_TIER_MILD) continue;
-    int32_t t = S->cell_target[c];
+    const int32_t t = S->C->target[c], g = S->mg[S->C->model[c]];
     cells[t]++;
     for (int j = 0; j < nb; j++) {
-      double *o = x + c * ns + (t * nb + j) * 3;
-      o[0] = pb_sx__met(S, c, rows[j], 4);
-      o[1] = pb_sx__met(S, c, rows[j], 2);
-      o[2] = j > 0 ? pb_sx__met(S, c, PB_SR_U, 4) - o[0] : NAN;
+      const double o0 = pb_sx__met(S, c, rows[j], 4);
+      pb_screen_gsum_add(&G, (t * nb + j) * 3, g, o0);
+      pb_screen_gsum_add(&G, (t * nb + j) * 3 + 1, g, pb_sx__met(S, c, rows[j], 2));
+      pb_screen_gsum_add(&G, (t * nb + j) * 3 + 2, g, j > 0 ? pb_sx__met(S, c, PB_SR_U, 4) - o0 : NAN);
     }
   }
+  MPI_Allreduce(MPI_IN_PLACE, cells, S->n_targets, MPI_INT64_T, MPI_SUM, S->comm);
   int status;
-  struct pb_interval *iv = pb_sx__boot(S, x, ns, &status);
+  struct pb_interval *iv = pb_sx__boot(S, &G, ns, &status);
   if (status == PB_OK && S->rank == 0) {
     char note[900];
     snprintf(note, sizeof note,
@@ -340,21 +327,19 @@ static int pb_sx__baselines(struct pb_sx *S, struct pb_text *md)
  * the cells of each unit of @p key (group or model) of target t. */
 static void pb_sx__by(const struct pb_sx *S, int32_t t, int by_model, int32_t n_key, double *mean, int64_t *cells)
 {
-  double *sum = pb_calloc((size_t)n_key * 2, sizeof *sum);
-  int64_t *cnt = pb_calloc((size_t)n_key * 2, sizeof *cnt);
-  memset(cells, 0, (size_t)n_key * sizeof *cells);
-  for (int64_t c = 0; c < S->n_cells; c++) {
-    if (S->cell_target[c] != t || pb_sx__tier(S, c) != PB_TIER_MILD) continue;
-    int32_t key = by_model ? S->cell_model[c] : S->mg[S->cell_model[c]];
-    double u = pb_sx__met(S, c, PB_SR_U, 4);
-    double d[2] = {u - pb_sx__met(S, c, PB_SR_S, 4), S->tta >= 0 ? u - pb_sx__met(S, c, S->tta, 4) : NAN};
-    cells[key]++;
-    for (int j = 0; j < 2; j++)
-      if (!isnan(d[j])) sum[key * 2 + j] += d[j], cnt[key * 2 + j]++;
+  for (int32_t k = 0; k < n_key; k++) {
+    cells[k] = (int64_t)pb_agg_sum(&S->T->a, pb_screen_sum_key(S->T, by_model, t, k, 0));
+    for (int j = 0; j < 2; j++) mean[2 * k + j] = pb_agg_mean(&S->T->a, pb_screen_sum_key(S->T, by_model, t, k, 1 + j));
   }
-  for (int32_t k = 0; k < 2 * n_key; k++) mean[k] = cnt[k] ? sum[k] / (double)cnt[k] : NAN;
-  free(sum);
-  free(cnt);
+}
+
+/* The same per mild condition k < nc of target t. */
+static void pb_sx__by_cond(const struct pb_sx *S, int32_t t, int32_t nc, double *mean, int64_t *cells)
+{
+  for (int32_t k = 0; k < nc; k++) {
+    cells[k] = (int64_t)pb_agg_sum(&S->T->a, pb_screen_sum_key(S->T, 2, t, k, 0));
+    for (int j = 0; j < 2; j++) mean[2 * k + j] = pb_agg_mean(&S->T->a, pb_screen_sum_key(S->T, 2, t, k, 1 + j));
+  }
 }
 
 /* Group name of group index g (first model of the group). */
@@ -443,14 +428,7 @@ static void pb_sx__split_severity(const char *name, char *type, size_t tlen, con
  * the single-probe subset j (row < 0). */
 static double pb_sx__mild_recall(const struct pb_sx *S, int32_t t, int32_t r, int32_t j)
 {
-  double sum = 0;
-  int64_t n = 0;
-  for (int64_t c = 0; c < S->n_cells; c++) {
-    if (S->cell_target[c] != t || pb_sx__tier(S, c) != PB_TIER_MILD) continue;
-    double v = r >= 0 ? pb_sx__met(S, c, r, 4) : S->recs[c * S->L->rec_len + S->L->subset_off + 2 * j + 1];
-    if (!isnan(v)) sum += v, n++;
-  }
-  return n ? sum / (double)n : NAN;
+  return pb_sx__mean(S, t, PB_TIER_MILD, r >= 0 ? PB_SS_ROW(r, 4) : PB_SS_SUB(S->T, j, 1));
 }
 
 static int pb_sx__figure6(struct pb_sx *S, struct pb_text *md)
@@ -615,17 +593,9 @@ static int pb_sx__capture(struct pb_sx *S, struct pb_text *md)
     const struct pb_source *src = &S->meta->sources[S->targets[t]];
     int32_t nc = src->n_conditions;
     struct pb_sx_capture C = {0, pb_malloc((size_t)nc * sizeof(int32_t)), pb_calloc((size_t)nc * 2, sizeof(double))};
-    double *acc = pb_calloc((size_t)nc * 2, sizeof *acc);
-    int64_t *cnt = pb_calloc((size_t)nc * 2, sizeof *cnt), *cells = pb_calloc((size_t)nc, sizeof *cells);
-    for (int64_t c = 0; c < S->n_cells; c++) {
-      if (S->cell_target[c] != t || pb_sx__tier(S, c) != PB_TIER_MILD) continue;
-      int32_t k = S->cell_cond[c];
-      double u = pb_sx__met(S, c, PB_SR_U, 4);
-      double d[2] = {u - pb_sx__met(S, c, PB_SR_S, 4), S->tta >= 0 ? u - pb_sx__met(S, c, S->tta, 4) : NAN};
-      cells[k]++;
-      for (int j = 0; j < 2; j++)
-        if (!isnan(d[j])) acc[2 * k + j] += d[j], cnt[2 * k + j]++;
-    }
+    double *mean = pb_malloc((size_t)nc * 2 * sizeof *mean);
+    int64_t *cells = pb_malloc((size_t)nc * sizeof *cells);
+    pb_sx__by_cond(S, t, nc, mean, cells);
     int32_t pos[2] = {0, 0}, def[2] = {0, 0}, fields = -1;
     for (int32_t k = 0; k < nc; k++) {
       if (cells[k] == 0) continue;
@@ -637,7 +607,7 @@ static int pb_sx__capture(struct pb_sx *S, struct pb_text *md)
       pb_table_str(&per, src->conditions[k], 0);
       pb_table_int(&per, cells[k]);
       for (int j = 0; j < 2; j++) {
-        double m = cnt[2 * k + j] ? acc[2 * k + j] / (double)cnt[2 * k + j] : NAN;
+        double m = mean[2 * k + j];
         C.mean[2 * C.n + j] = m;
         def[j] += !isnan(m);
         pos[j] += m > 0;
@@ -671,8 +641,7 @@ static int pb_sx__capture(struct pb_sx *S, struct pb_text *md)
     }
     free(C.cond);
     free(C.mean);
-    free(acc);
-    free(cnt);
+    free(mean);
     free(cells);
   }
   int status = pb_table_flush(&per, S->res, "screen_capture_conditions.tsv", md);
@@ -685,21 +654,14 @@ static int pb_sx__capture(struct pb_sx *S, struct pb_text *md)
 /* ------------------------------------------------------------ entry */
 
 int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
-                           int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
-                           const int32_t *cell_cond, const double *recs, int64_t n_cells,
+                           int32_t n_targets, const struct pb_screen_cells *C, const struct pb_screen_sum *T,
                            const struct pb_screen_options *opt, const struct pb_screen_boot *B, MPI_Comm comm,
                            struct pb_results *res, struct pb_text *md)
 {
-  struct pb_sx S = {meta, L, targets, cell_target, cell_model, cell_cond, n_targets, recs, n_cells, opt, B, comm,
-                    res, 0, NULL, 0, -1, {{0}, {0}}};
+  struct pb_sx S = {meta, L, targets, n_targets, C, T, opt, B, comm, res, 0, NULL, 0, -1, {{0}, {0}}};
   MPI_Comm_rank(comm, &S.rank);
   S.mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S.mg);
-  for (int32_t m = 0; m < meta->n_models; m++) { /* groups in order of first appearance */
-    S.mg[m] = -1;
-    for (int32_t j = 0; j < m && S.mg[m] < 0; j++)
-      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) S.mg[m] = S.mg[j];
-    if (S.mg[m] < 0) S.mg[m] = S.ng++;
-  }
+  S.ng = pb_screen_model_groups(meta, S.mg);
   for (int32_t e = 0; e < L->n_extra && S.tta < 0; e++)
     if (L->is_tta[e]) S.tta = PB_SR_FIXED + 2 * e;
   pb_text_printf(md, "\n### Appendix E checks (seed Tables 17-18, 22, 38-39, Figure 6, E.1 and E.3)\n");

@@ -1,8 +1,10 @@
 /* Screening summary tables laid out like seed 000 Tables 16, 18, 19, 21,
- * 25-28, 33 and 36: report/screen_*.tsv and report/screen.md.  Cells are
- * weighted equally within source and tier, summed in cell order; a paired
- * difference is the mean of cellwise differences over the cells where both
- * values are defined.  Intervals are the resampling stage's (docs/screen.md). */
+ * 25-28, 33 and 36: report/screen_*.tsv and report/screen.md, and the
+ * totals every screen table reads (pb_screen_sum: each rank adds its own
+ * cells, exact sums reduced to rank 0).  Cells are weighted equally within
+ * source and tier; a paired difference is the mean of cellwise differences
+ * over the cells where both values are defined.  Intervals are the
+ * resampling stage's (docs/screen.md). */
 #include "config.h"
 
 #include <math.h>
@@ -11,65 +13,197 @@
 #include <string.h>
 
 #include "pairbound/protocol.h"
+#include "pairbound/agg.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/util.h"
 #include "screen_internal.h"
 
+/* ------------------------------------------------------------ totals */
+
+int32_t pb_screen_model_groups(const struct pb_meta *meta, int32_t *mg)
+{
+  int32_t ng = 0;
+  for (int32_t m = 0; m < meta->n_models; m++) {
+    mg[m] = -1;
+    for (int32_t j = 0; j < m && mg[m] < 0; j++)
+      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) mg[m] = mg[j];
+    if (mg[m] < 0) mg[m] = ng++;
+  }
+  return ng;
+}
+
+static int32_t pb_srep__tta(const struct pb_screen_layout *L);
+
+void pb_screen_sum_init(struct pb_screen_sum *S, const struct pb_meta *meta, const struct pb_screen_layout *L,
+                        const int32_t *targets, int32_t n_targets)
+{
+  memset(S, 0, sizeof *S);
+  S->n_targets = n_targets;
+  S->n_rows = L->n_rows;
+  S->n_subsets = L->n_subsets;
+  S->n_models = meta->n_models;
+  S->mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S->mg);
+  S->n_groups = pb_screen_model_groups(meta, S->mg);
+  for (int32_t t = 0; t < n_targets; t++)
+    if (meta->sources[targets[t]].n_conditions > S->max_cond) S->max_cond = meta->sources[targets[t]].n_conditions;
+  S->tta = pb_srep__tta(L);
+  const int32_t pairs[PB_SS_NPAIR][2] = {
+      {PB_SR_U, PB_SR_S},      {PB_SR_U, PB_SR_DELTA},   {PB_SR_U, PB_SR_RET},          {PB_SR_U, PB_SR_A3},
+      {PB_SR_G_SU, PB_SR_S},   {PB_SR_DELTA, PB_SR_U},   {PB_SR_U, S->tta},             {PB_SR_U, PB_SR_MARGIN},
+      {PB_SR_U, PB_SR_ENTROPY}, {PB_SR_U, PB_SR_G_SU},   {PB_SR_U_NS, PB_SR_U_DERANGE}, {PB_SR_U_CCDEV, PB_SR_CLASS_U_CC}};
+  memcpy(S->pair, pairs, sizeof pairs);
+  S->per_tt = PB_SS_SUB(S, S->n_subsets, 0);
+  pb_agg_init(&S->a, pb_screen_sum_key(S, 3, 0, 0, 0));
+}
+
+void pb_screen_sum_free(struct pb_screen_sum *S)
+{
+  free(S->mg);
+  pb_agg_free(&S->a);
+}
+
+int pb_screen_sum_pair(const struct pb_screen_sum *S, int32_t a, int32_t b)
+{
+  for (int p = 0; p < PB_SS_NPAIR; p++)
+    if (S->pair[p][0] == a && S->pair[p][1] == b) return p;
+  return -1;
+}
+
+int pb_screen_sum_reduce(struct pb_screen_sum *S, MPI_Comm comm) { return pb_agg_reduce(&S->a, comm, 0); }
+
+/* metric f (0 n, 1 n_fail, 2 auroc, 3.. coverage) of score row r of a record (NaN for r < 0) */
+static double pb_srep__met(const struct pb_screen_layout *L, const double *rec, int32_t r, int f)
+{
+  return r < 0 ? NAN : rec[L->row_off + PB_SCREEN_MET * r + f];
+}
+
+/* One cell into its (target, tier) key: rows, pairs, Table 21, Table 25, subsets. */
+static void pb_srep__add_tier(struct pb_screen_sum *S, const struct pb_screen_layout *L, int32_t t, int tier,
+                              const double *rec)
+{
+  struct pb_agg *a = &S->a;
+  const int64_t k = pb_screen_sum_tt(S, t, tier, 0);
+  pb_agg_add_int(a, k + PB_SS_CELLS, 1);
+  for (int32_t r = 0; r < S->n_rows; r++)
+    for (int f = 0; f < PB_SCREEN_MET; f++) pb_agg_add(a, k + PB_SS_ROW(r, f), pb_srep__met(L, rec, r, f));
+  for (int p = 0; p < PB_SS_NPAIR; p++)
+    for (int f = 0; f < PB_SCREEN_MET; f++) {
+      const double x = pb_srep__met(L, rec, S->pair[p][0], f), y = pb_srep__met(L, rec, S->pair[p][1], f);
+      if (!isnan(x) && !isnan(y)) pb_agg_add(a, k + PB_SS_PAIR(S, p, f), x - y);
+    }
+  /* Table 21: p, ceilings, U / ceiling, random / ceiling at q = 0.2 */
+  const int64_t o = k + PB_SS_CEIL(S);
+  const double n = rec[PB_SI_N], nf = rec[PB_SI_NFAIL];
+  if (n > 0) pb_agg_add(a, o, nf / n);
+  for (int b = 0; b < 3 && nf > 0; b++) {
+    const double cl = fmin(1.0, pb_screen_budget((int32_t)n, pb_screen_budget_pct[b]) / nf);
+    pb_agg_add(a, o + 1 + b, cl);
+    pb_agg_add(a, o + 4 + b, pb_srep__met(L, rec, PB_SR_U, 3 + b) / cl);
+    if (b == 1) pb_agg_add(a, o + 7, pb_srep__met(L, rec, PB_SR_RANDOM, 4) / cl);
+  }
+  /* Table 25: defined cells, wins, degenerate cells, gap without them */
+  const double u = pb_srep__met(L, rec, PB_SR_U_NS, 2), d = pb_srep__met(L, rec, PB_SR_U_DERANGE, 2);
+  if (!isnan(u) && !isnan(d)) {
+    const int deg = rec[PB_SI_DEGENERATE] == 1;
+    pb_agg_add_int(a, k + PB_SS_ID(S), 1);
+    pb_agg_add(a, k + PB_SS_ID(S) + 1, u > d ? 100.0 : 0.0);
+    pb_agg_add_int(a, k + PB_SS_ID(S) + 2, deg);
+    if (!deg) pb_agg_add(a, k + PB_SS_ID(S) + 3, u - d);
+  }
+  const double s_cov = pb_srep__met(L, rec, PB_SR_S, 4);
+  for (int32_t j = 0; j < S->n_subsets; j++) {
+    const double *x = rec + L->subset_off + 2 * j;
+    pb_agg_add(a, k + PB_SS_SUB(S, j, 0), x[0]);
+    pb_agg_add(a, k + PB_SS_SUB(S, j, 1), x[1]);
+    pb_agg_add(a, k + PB_SS_SUB(S, j, 2), x[1] - s_cov);
+  }
+}
+
+void pb_screen_sum_add(struct pb_screen_sum *S, const struct pb_screen_layout *L, const struct pb_screen_cells *C,
+                       int64_t c)
+{
+  const double *rec = C->recs + c * L->rec_len;
+  const int32_t t = C->target[c];
+  const int tier = isnan(rec[PB_SI_TIER]) ? -1 : (int)rec[PB_SI_TIER];
+  /* Table 27 pools every condition of a source */
+  const int64_t k = pb_screen_sum_t(S, t, 0);
+  pb_agg_add_int(&S->a, k, 1);
+  for (int j = 0; j < PB_SCREEN_STRATA; j++) {
+    const double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * j;
+    const int64_t q = k + 1 + 5 * j;
+    pb_agg_add(&S->a, q, o[2]);
+    pb_agg_add(&S->a, q + 1, o[3]);
+    pb_agg_add(&S->a, q + 2, o[5]);
+    if (!isnan(o[4]) && !isnan(o[5])) pb_agg_add(&S->a, q + 3, o[4] - o[5]);
+    pb_agg_add(&S->a, q + 4, o[6]);
+  }
+  if (tier >= 0 && tier < PB_N_TIERS) pb_srep__add_tier(S, L, t, tier, rec);
+  if (tier != PB_TIER_MILD) return;
+  const double u = pb_srep__met(L, rec, PB_SR_U, 4);
+  const double d[2] = {u - pb_srep__met(L, rec, PB_SR_S, 4), S->tta >= 0 ? u - pb_srep__met(L, rec, S->tta, 4) : NAN};
+  const int32_t key[3] = {S->mg[C->model[c]], C->model[c], C->cond[c]};
+  for (int kind = 0; kind < 3; kind++) {
+    pb_agg_add_int(&S->a, pb_screen_sum_key(S, kind, t, key[kind], 0), 1);
+    for (int j = 0; j < 2; j++) pb_agg_add(&S->a, pb_screen_sum_key(S, kind, t, key[kind], 1 + j), d[j]);
+  }
+}
+
+/* ------------------------------------------------------------ tables */
+
 struct pb_srep {
   const struct pb_meta *meta;
   const struct pb_screen_layout *L;
-  const int32_t *cell_src;
-  const double *recs;
-  int64_t n_cells;
+  const int32_t *targets;
+  int32_t n_targets;
+  const struct pb_screen_sum *S;
   struct pb_table t;   /* the table being built */
 };
 
-/* metric f (0 n, 1 n_fail, 2 auroc, 3.. coverage) of score row r in cell c */
-static double pb_srep__v(const struct pb_srep *R, int64_t c, int32_t r, int f)
+/* Target index of source s, or -1. */
+static int32_t pb_srep__target(const struct pb_srep *R, int32_t s)
 {
-  if (r < 0) return NAN;
-  return R->recs[c * R->L->rec_len + R->L->row_off + PB_SCREEN_MET * r + f];
+  for (int32_t t = 0; t < R->n_targets; t++)
+    if (R->targets[t] == s) return t;
+  return -1;
 }
 
-static int pb_srep__in(const struct pb_srep *R, int64_t c, int32_t s, int tier)
-{
-  return R->cell_src[c] == s && (tier < 0 || R->recs[c * R->L->rec_len + PB_SI_TIER] == tier);
-}
-
+/* Mean of metric f of score row r over source s's cells of a tier (NaN for r < 0). */
 static double pb_srep__mean(const struct pb_srep *R, int32_t s, int tier, int32_t r, int f)
 {
-  struct pb_nanmean m = {0, 0};
-  for (int64_t c = 0; c < R->n_cells; c++)
-    if (pb_srep__in(R, c, s, tier)) pb_nanmean_add(&m, pb_srep__v(R, c, r, f));
-  return pb_nanmean_get(&m);
+  if (r < 0) return NAN;
+  return pb_agg_mean(&R->S->a, pb_screen_sum_tt(R->S, pb_srep__target(R, s), tier, PB_SS_ROW(r, f)));
 }
 
+/* Mean of the cellwise differences a - b over the cells where both are defined. */
 static double pb_srep__diff(const struct pb_srep *R, int32_t s, int tier, int32_t a, int32_t b, int f)
 {
-  struct pb_nanmean m = {0, 0};
-  for (int64_t c = 0; c < R->n_cells; c++)
-    if (pb_srep__in(R, c, s, tier)) {
-      double x = pb_srep__v(R, c, a, f), y = pb_srep__v(R, c, b, f);
-      if (!isnan(x) && !isnan(y)) pb_nanmean_add(&m, x - y);
-    }
-  return pb_nanmean_get(&m);
+  const int p = pb_screen_sum_pair(R->S, a, b);
+  if (p < 0) PB_ERROR("screen report: no totals of the difference of rows %d and %d", (int)a, (int)b);
+  return pb_agg_mean(&R->S->a, pb_screen_sum_tt(R->S, pb_srep__target(R, s), tier, PB_SS_PAIR(R->S, p, f)));
+}
+
+/* Mean (pb_srep__at) and integer total (pb_srep__tally) of offset o of source s and a tier. */
+static double pb_srep__at(const struct pb_srep *R, int32_t s, int tier, int64_t o)
+{
+  return pb_agg_mean(&R->S->a, pb_screen_sum_tt(R->S, pb_srep__target(R, s), tier, o));
+}
+
+static int64_t pb_srep__tally(const struct pb_srep *R, int32_t s, int tier, int64_t o)
+{
+  return (int64_t)pb_agg_sum(&R->S->a, pb_screen_sum_tt(R->S, pb_srep__target(R, s), tier, o));
 }
 
 static int64_t pb_srep__count(const struct pb_srep *R, int32_t s, int tier)
 {
-  int64_t n = 0;
-  for (int64_t c = 0; c < R->n_cells; c++) n += pb_srep__in(R, c, s, tier);
-  return n;
+  return pb_srep__target(R, s) < 0 ? 0 : pb_srep__tally(R, s, tier, PB_SS_CELLS);
 }
-
 
 /* Sources that have cells, in store order. */
 static int pb_srep__has(const struct pb_srep *R, int32_t s)
 {
-  for (int64_t c = 0; c < R->n_cells; c++)
-    if (R->cell_src[c] == s) return 1;
-  return 0;
+  const int32_t t = pb_srep__target(R, s);
+  return t >= 0 && pb_agg_sum(&R->S->a, pb_screen_sum_t(R->S, t, 0)) > 0;
 }
 
 #define FOR_GROUPS(R, s, tier)                                   \
@@ -100,8 +234,7 @@ static void pb_srep__auroc(struct pb_srep *R)
                                  PB_SR_CLASS_DELTA, PB_SR_G_S, PB_SR_G_SU, PB_SR_G_SURET, PB_SR_A3};
   FOR_GROUPS(R, s, tier)
   {
-    int64_t defined = 0;
-    for (int64_t c = 0; c < R->n_cells; c++) defined += pb_srep__in(R, c, s, tier) && !isnan(pb_srep__v(R, c, PB_SR_U, 2));
+    const int64_t defined = pb_agg_count(&R->S->a, pb_screen_sum_tt(R->S, pb_srep__target(R, s), tier, PB_SS_ROW(PB_SR_U, 2)));
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
     pb_table_str(&R->t, pb_tier_name(tier), 0);
     pb_table_int(&R->t, pb_srep__count(R, s, tier));
@@ -174,26 +307,13 @@ static void pb_srep__ceiling(struct pb_srep *R)
                   "source\ttier\tp\tceil_q10\tceil_q20\tceil_q30\tU/ceil_q10\tU/ceil_q20\tU/ceil_q30\trandom/ceil_q20", NULL);
   FOR_GROUPS(R, s, tier)
   {
-    struct pb_nanmean p = {0, 0}, ceil[3] = {{0, 0}}, ratio[3] = {{0, 0}}, rnd = {0, 0};
-    for (int64_t c = 0; c < R->n_cells; c++) {
-      if (!pb_srep__in(R, c, s, tier)) continue;
-      const double *rec = R->recs + c * R->L->rec_len;
-      double n = rec[PB_SI_N], nf = rec[PB_SI_NFAIL];
-      if (n > 0) pb_nanmean_add(&p, nf / n);
-      if (nf <= 0) continue;
-      for (int b = 0; b < 3; b++) {
-        double cl = fmin(1.0, pb_screen_budget((int32_t)n, pb_screen_budget_pct[b]) / nf);
-        pb_nanmean_add(&ceil[b], cl);
-        pb_nanmean_add(&ratio[b], pb_srep__v(R, c, PB_SR_U, 3 + b) / cl);
-        if (b == 1) pb_nanmean_add(&rnd, pb_srep__v(R, c, PB_SR_RANDOM, 4) / cl);
-      }
-    }
+    const int64_t o = PB_SS_CEIL(R->S);
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
     pb_table_str(&R->t, pb_tier_name(tier), 0);
-    pb_table_num(&R->t, pb_nanmean_get(&p), 3);
-    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_nanmean_get(&ceil[b]), 3);
-    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_nanmean_get(&ratio[b]), 3);
-    pb_table_num(&R->t, pb_nanmean_get(&rnd), 3);
+    pb_table_num(&R->t, pb_srep__at(R, s, tier, o), 3);
+    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_srep__at(R, s, tier, o + 1 + b), 3);
+    for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_srep__at(R, s, tier, o + 4 + b), 3);
+    pb_table_num(&R->t, pb_srep__at(R, s, tier, o + 7), 3);
     pb_table_end_row(&R->t);
   }
 }
@@ -209,18 +329,7 @@ static void pb_srep__identity(struct pb_srep *R)
                   "source\ttier\tcells\tS\tU\tderangement\tLOO mean\tgap\twins_pct\tdegenerate\tgap_excl_degenerate", NULL);
   FOR_GROUPS(R, s, tier)
   {
-    struct pb_nanmean wins = {0, 0}, gx = {0, 0};
-    int64_t defined = 0, degenerate = 0;
-    for (int64_t c = 0; c < R->n_cells; c++) {
-      if (!pb_srep__in(R, c, s, tier)) continue;
-      double u = pb_srep__v(R, c, PB_SR_U_NS, 2), d = pb_srep__v(R, c, PB_SR_U_DERANGE, 2);
-      if (isnan(u) || isnan(d)) continue;
-      defined++;
-      pb_nanmean_add(&wins, u > d ? 100.0 : 0.0);
-      int deg = R->recs[c * R->L->rec_len + PB_SI_DEGENERATE] == 1;
-      degenerate += deg;
-      if (!deg) pb_nanmean_add(&gx, u - d);
-    }
+    const int64_t o = PB_SS_ID(R->S), defined = pb_srep__tally(R, s, tier, o);
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
     pb_table_str(&R->t, pb_tier_name(tier), 0);
     pb_table_int(&R->t, defined);
@@ -229,9 +338,9 @@ static void pb_srep__identity(struct pb_srep *R)
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_DERANGE, 2), 3);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_LOO, 2), 3);
     pb_table_num(&R->t, pb_srep__diff(R, s, tier, PB_SR_U_NS, PB_SR_U_DERANGE, 2), -3);
-    pb_table_num(&R->t, pb_nanmean_get(&wins), 1);
-    pb_table_int(&R->t, degenerate);
-    pb_table_num(&R->t, pb_nanmean_get(&gx), -3);
+    pb_table_num(&R->t, pb_srep__at(R, s, tier, o + 1), 1);
+    pb_table_int(&R->t, pb_srep__tally(R, s, tier, o + 2));
+    pb_table_num(&R->t, pb_srep__at(R, s, tier, o + 3), -3);
     pb_table_end_row(&R->t);
   }
 }
@@ -271,24 +380,14 @@ static void pb_srep__strata(struct pb_srep *R)
   for (int32_t s = 0; s < R->meta->n_sources; s++) {
     if (!pb_srep__has(R, s)) continue;
     for (int k = 0; k < PB_SCREEN_STRATA; k++) {
-      struct pb_nanmean m[6] = {{0, 0}};
-      int64_t cells = 0;
-      for (int64_t c = 0; c < R->n_cells; c++) {
-        if (R->cell_src[c] != s) continue;
-        const double *o = R->recs + c * R->L->rec_len + R->L->strata_off + PB_SCREEN_STRATUM_F * k;
-        cells += !isnan(o[3]);
-        pb_nanmean_add(&m[0], o[2]);
-        pb_nanmean_add(&m[1], o[3]);
-        pb_nanmean_add(&m[2], o[5]);
-        if (!isnan(o[4]) && !isnan(o[5])) pb_nanmean_add(&m[3], o[4] - o[5]);
-        pb_nanmean_add(&m[4], o[6]);
-      }
+      const int64_t q = pb_screen_sum_t(R->S, pb_srep__target(R, s), 1 + 5 * k);
+      const int64_t cells = pb_agg_count(&R->S->a, q + 1);
       pb_table_str(&R->t, R->meta->sources[s].name, 1);
       pb_table_str(&R->t, names[k], 0);
       pb_table_int(&R->t, cells);
-      for (int j = 0; j < 3; j++) pb_table_num(&R->t, pb_nanmean_get(&m[j]), 3);
-      pb_table_num(&R->t, pb_nanmean_get(&m[3]), -3);
-      pb_table_num(&R->t, pb_nanmean_get(&m[4]), -3);
+      for (int j = 0; j < 3; j++) pb_table_num(&R->t, pb_agg_mean(&R->S->a, q + j), 3);
+      pb_table_num(&R->t, pb_agg_mean(&R->S->a, q + 3), -3);
+      pb_table_num(&R->t, pb_agg_mean(&R->S->a, q + 4), -3);
       pb_table_end_row(&R->t);
     }
   }
@@ -313,13 +412,7 @@ static void pb_srep__subsets(struct pb_srep *R)
       struct pb_nanmean cm = {0, 0}, am = {0, 0};
       double cmin = INFINITY, cmax = -INFINITY, amin = INFINITY, amax = -INFINITY;
       for (int32_t j = j0; j < j1; j++) {
-        struct pb_nanmean cv = {0, 0}, av = {0, 0};
-        for (int64_t c = 0; c < R->n_cells; c++)
-          if (pb_srep__in(R, c, s, tier)) {
-            pb_nanmean_add(&av, R->recs[c * L->rec_len + L->subset_off + 2 * j]);
-            pb_nanmean_add(&cv, R->recs[c * L->rec_len + L->subset_off + 2 * j + 1]);
-          }
-        double x = pb_nanmean_get(&cv), a = pb_nanmean_get(&av);
+        double x = pb_srep__at(R, s, tier, PB_SS_SUB(R->S, j, 1)), a = pb_srep__at(R, s, tier, PB_SS_SUB(R->S, j, 0));
         pb_nanmean_add(&cm, x);
         pb_nanmean_add(&am, a);
         if (!isnan(x)) cmin = fmin(cmin, x), cmax = fmax(cmax, x);
@@ -440,11 +533,11 @@ static int pb_srep__figure_budget(struct pb_srep *R, struct pb_results *res, str
   return status;
 }
 
-int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *cell_src,
-                     const double *recs, int64_t n_cells, struct pb_results *res, const struct pb_screen_options *opt,
-                     const char *probe_desc, const struct pb_text *extra)
+int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
+                     int32_t n_targets, const struct pb_screen_sum *S, struct pb_results *res,
+                     const struct pb_screen_options *opt, const char *probe_desc, const struct pb_text *extra)
 {
-  struct pb_srep R = {meta, L, cell_src, recs, n_cells, {{0}, {0}}};
+  struct pb_srep R = {meta, L, targets, n_targets, S, {{0}, {0}}};
   struct pb_text md = {0};
   int status = PB_OK;
   pb_text_printf(&md, "## Screening (pairbound screen)\n\nScores on %s images (fitting on %s images), tiers from %s "

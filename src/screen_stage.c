@@ -2078,8 +2078,8 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
 /* The interval tables (every rank resamples collectively) and the report on
  * rank 0, from every cell's record gathered in global order (collective). */
 /* The natural-comparison tables with the selections named (collective). */
-static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen__ctx *X, const int32_t *cell_target,
-                                     const int32_t *cell_model, const double *all, int64_t n_cells,
+static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen__ctx *X,
+                                     const struct pb_screen_cells *C, const struct pb_screen_sum *T,
                                      const struct pb_screen_boot *boot, struct pb_text *extra)
 {
   struct pb_screen_sel_report S;
@@ -2106,8 +2106,8 @@ static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen
         S.fixed[g][(size_t)t * pl->n_pick + k] = a < pl->n_pick;
       }
   }
-  int status = pb_screen_natural_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, all,
-                                        n_cells, X->opt, boot, &S, st->comm, st->results, extra);
+  int status = pb_screen_natural_report(st->meta, &X->L, X->targets, X->n_targets, C, T, X->opt, boot, &S, st->comm,
+                                        st->results, extra);
   for (int g = 0; g < 2; g++) {
     for (size_t j = 0; S.names[g] && j < (size_t)X->n_targets * S.n_pick[g]; j++) free(S.names[g][j]);
     free(S.names[g]);
@@ -2116,53 +2116,56 @@ static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen
   return status;
 }
 
-static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t nloc, const double *recs,
-                                 struct pb_screen_boot *boot, const char *store_path)
+/* Every report table from this rank's units [u0, u1) (recs: their cells):
+ * the totals of every rank's cells on rank 0 for the mean tables, exact
+ * per-group sums for the interval tables (collective); no rank holds
+ * another rank's records. */
+static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
+                                 const double *recs, struct pb_screen_boot *boot, const char *store_path)
 {
   const struct pb_screen_options *opt = X->opt;
-  int status = PB_OK;
-  int64_t n_cells = X->unit_cell0[X->n_units];
-  /* every rank: the interval tables resample collectively */
-  double *all = pb_stage_gather(st, nloc, n_cells, X->L.rec_len, recs, 1);
-  int32_t *cell_src = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_src);
-  int32_t *cell_target = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_target);
-  int32_t *cell_model = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_model);
-  int32_t *cell_cond = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *cell_cond);
-  for (int64_t u = 0; u < X->n_units; u++)
+  const int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0;
+  int32_t *target = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *target);
+  int32_t *model = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *model);
+  int32_t *cond = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * sizeof *cond);
+  for (int64_t u = u0; u < u1; u++)
     for (int64_t c = X->unit_cell0[u]; c < X->unit_cell0[u + 1]; c++) {
-      cell_target[c] = (int32_t)(u / st->meta->n_models);
-      cell_src[c] = X->targets[cell_target[c]];
-      cell_model[c] = (int32_t)(u % st->meta->n_models);
+      target[c - c0] = (int32_t)(u / st->meta->n_models);
+      model[c - c0] = (int32_t)(u % st->meta->n_models);
       /* a unit's cells are its perturbed conditions in order, clean skipped */
-      int32_t k = (int32_t)(c - X->unit_cell0[u]), clean = st->meta->sources[cell_src[c]].clean;
-      cell_cond[c] = k < clean ? k : k + 1;
+      int32_t k = (int32_t)(c - X->unit_cell0[u]), clean = st->meta->sources[X->targets[target[c - c0]]].clean;
+      cond[c - c0] = k < clean ? k : k + 1;
     }
+  const struct pb_screen_cells C = {nloc, recs, target, model, cond};
+  struct pb_screen_sum T;
+  pb_screen_sum_init(&T, st->meta, &X->L, X->targets, X->n_targets);
+  for (int64_t c = 0; c < nloc; c++) pb_screen_sum_add(&T, &X->L, &C, c);
+  int status = pb_screen_sum_reduce(&T, st->comm);
   struct pb_text extra = {0};
   char *nothing = pb_screen__nothing_note(X, store_path);
   if (nothing) pb_text_printf(&extra, "%s", nothing);
   free(nothing);
-  if (opt->group_draws > 0 || opt->class_draws > 0)
-    status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, cell_target, cell_model, all, n_cells, opt,
-                                  opt->group_draws, st->comm, st->results, &extra);
+  if (status == PB_OK && (opt->group_draws > 0 || opt->class_draws > 0))
+    status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, &C, opt, opt->group_draws, st->comm,
+                                  st->results, &extra);
   if (status == PB_OK)
-    status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, cell_target, cell_model, cell_cond, all,
-                                    n_cells, opt, boot, st->comm, st->results, &extra);
-  if (status == PB_OK) status = pb_screen__natural_report(st, X, cell_target, cell_model, all, n_cells, boot, &extra);
+    status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, &C, &T, opt, boot, st->comm,
+                                    st->results, &extra);
+  if (status == PB_OK) status = pb_screen__natural_report(st, X, &C, &T, boot, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
     char desc[1024];
     const struct pb_source *P = &st->meta->sources[X->ps[0].src];
     snprintf(desc, sizeof desc, "%d conditions of %s", X->ps[0].n, P->name);
-    status = pb_screen_report(st->meta, &X->L, cell_src, all, n_cells, st->results, opt, desc, &extra);
+    status = pb_screen_report(st->meta, &X->L, X->targets, X->n_targets, &T, st->results, opt, desc, &extra);
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, st->comm);
   pb_text_free(&extra);
-  free(cell_src);
-  free(cell_target);
-  free(cell_model);
-  free(cell_cond);
-  free(all);
+  pb_screen_sum_free(&T);
+  free(target);
+  free(model);
+  free(cond);
   return status;
 }
 
@@ -2337,7 +2340,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_timer_lap(&tm, "compute");
   if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
   status = pb_error_agree(comm, status);
-  if (status == PB_OK) status = pb_screen__report_all(&st, &X, nloc, recs, &boot, store_path);
+  if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, &boot, store_path);
   pb_screen_boot_free(&boot);
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);

@@ -1,8 +1,9 @@
 /* Natural-transformation comparison tables of seed 000 Section 5.3 and
  * Appendix E.2-E.4 (docs/screen.md, "Natural probes"): Tables 29, 31/37,
- * 34 and 38 (natural rows), the development selections and Figure 4, from
- * the per-cell records every rank holds after the gather.  The model-group
- * intervals are collective; the text is written on rank 0. */
+ * 34 and 38 (natural rows), the development selections and Figure 4: the
+ * model-group intervals from exact per-group sums of every rank's own cells
+ * (collective), the subset means from the report's totals (pb_screen_sum);
+ * the text is written on rank 0. */
 #include "config.h"
 
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairbound/agg.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/resample.h"
@@ -44,38 +46,31 @@ static double pb_snat__value(const struct pb_screen_layout *L, const double *rec
   return s->b < 0 ? a : a - rec[L->row_off + PB_SCREEN_MET * s->b + s->met];
 }
 
-/* Cell means of every statistic with 95% model-group intervals, by target and tier row. */
-static int pb_snat__boot(struct pb_snat *N, const int32_t *cell_target, const int32_t *cell_model, const double *recs,
-                         int64_t n_cells, const struct pb_screen_options *opt, MPI_Comm comm)
+/* Cell means of every statistic with 95% model-group intervals, by target and
+ * tier row, from exact per-group sums of this rank's cells (collective). */
+static int pb_snat__boot(struct pb_snat *N, const struct pb_screen_cells *C, const struct pb_screen_options *opt,
+                         MPI_Comm comm)
 {
   const struct pb_meta *meta = N->meta;
-  int32_t nr = N->n_targets * PB_SNAT_ROWS, ns = nr * N->n_stats, ng = 0;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg);
-  for (int32_t m = 0; m < meta->n_models; m++) { /* groups numbered by first appearance */
-    mg[m] = -1;
-    for (int32_t j = 0; j < m && mg[m] < 0; j++)
-      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) mg[m] = mg[j];
-    if (mg[m] < 0) mg[m] = ng++;
-  }
-  double *x = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * (size_t)ns * sizeof *x);
-  int32_t *group = pb_malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof *group);
+  int32_t nr = N->n_targets * PB_SNAT_ROWS, ns = nr * N->n_stats;
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_screen_model_groups(meta, mg);
+  struct pb_screen_gsum G;
+  pb_screen_gsum_init(&G, ns, ng);
   N->cells = pb_calloc((size_t)nr, sizeof *N->cells);
-  for (int64_t c = 0; c < n_cells; c++) {
-    const double *rec = recs + c * N->L->rec_len;
-    group[c] = mg[cell_model[c]];
-    for (int32_t row = 0; row < nr; row++) {
-      int tier = row % PB_SNAT_ROWS - 1;
-      int ok = row / PB_SNAT_ROWS == cell_target[c] && (tier < 0 || rec[PB_SI_TIER] == tier);
-      N->cells[row] += ok;
+  for (int64_t c = 0; c < C->n; c++) {
+    const double *rec = C->recs + c * N->L->rec_len;
+    for (int32_t j = 0; j < PB_SNAT_ROWS; j++) {
+      const int32_t row = C->target[c] * PB_SNAT_ROWS + j;
+      if (j > 0 && rec[PB_SI_TIER] != j - 1) continue;
+      N->cells[row]++;
       for (int32_t e = 0; e < N->n_stats; e++)
-        x[(size_t)c * ns + (size_t)row * N->n_stats + e] = ok ? pb_snat__value(N->L, rec, &N->st[e]) : NAN;
+        pb_screen_gsum_add(&G, row * N->n_stats + e, mg[C->model[c]], pb_snat__value(N->L, rec, &N->st[e]));
     }
   }
+  MPI_Allreduce(MPI_IN_PLACE, N->cells, nr, MPI_INT64_T, MPI_SUM, comm);
   struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 2, opt->group_draws, PB_BOOT_LEVEL};
-  N->iv = pb_malloc((size_t)ns * sizeof *N->iv);
-  int status = pb_boot_group_means(x, n_cells, ns, group, ng, &spec, comm, N->iv);
-  free(x);
-  free(group);
+  N->iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *N->iv);
+  int status = pb_screen_gsum_boot(&G, &spec, comm, N->iv);
   free(mg);
   return status;
 }
@@ -233,8 +228,7 @@ static void pb_snat__selection(const struct pb_snat *N, const struct pb_screen_o
 /* Table 32's natural rows: TTA from m of the fixed transforms, the Table 28
  * index sets applied to the TTA list (per subset the equal-weight cell mean,
  * then mean [min, max] over subsets; gain over S on the same cells). */
-static void pb_snat__subsets(const struct pb_snat *N, const int32_t *cell_target, const double *recs, int64_t n_cells,
-                             struct pb_table *t)
+static void pb_snat__subsets(const struct pb_snat *N, const struct pb_screen_sum *T, struct pb_table *t)
 {
   const struct pb_screen_layout *L = N->L;
   pb_table_begin(t, "TTA from m natural transforms, prefixed subsets by index (seed Table 32, natural rows)",
@@ -252,18 +246,10 @@ static void pb_snat__subsets(const struct pb_snat *N, const int32_t *cell_target
         double acc[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
         int32_t k = 0;
         for (int32_t j = j0; j < j1; j++) {
-          double sum[3] = {0, 0, 0}, v[3];
-          int64_t cnt[3] = {0, 0, 0};
-          for (int64_t c = 0; c < n_cells; c++) {
-            const double *rec = recs + c * L->rec_len;
-            if (cell_target[c] != tg || rec[PB_SI_TIER] != tier) continue;
-            double x[3] = {rec[L->subset_off + 2 * j + 1], rec[L->subset_off + 2 * j],
-                           rec[L->subset_off + 2 * j + 1] - rec[L->row_off + PB_SCREEN_MET * PB_SR_S + PB_SNAT_Q20]};
-            for (int e = 0; e < 3; e++)
-              if (!isnan(x[e])) sum[e] += x[e], cnt[e]++;
-          }
+          double v[3];
+          static const int sub[3] = {1, 0, 2}; /* coverage, AUROC, gain in the totals' order */
           for (int e = 0; e < 3; e++) { /* coverage, AUROC, gain */
-            v[e] = cnt[e] ? sum[e] / (double)cnt[e] : NAN;
+            v[e] = pb_agg_mean(&T->a, pb_screen_sum_tt(T, tg, tier, PB_SS_SUB(T, j, sub[e])));
             acc[e] += v[e];
             lo[e] = fmin(lo[e], v[e]);
             if (e < 2) hi[e] = fmax(hi[e], v[e]);
@@ -360,10 +346,10 @@ static int pb_snat__figure(const struct pb_snat *N, int32_t e0, struct pb_result
 }
 
 int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
-                             int32_t n_targets, const int32_t *cell_target, const int32_t *cell_model,
-                             const double *recs, int64_t n_cells, const struct pb_screen_options *opt,
-                             const struct pb_screen_boot *B, const struct pb_screen_sel_report *S, MPI_Comm comm,
-                             struct pb_results *res, struct pb_text *md)
+                             int32_t n_targets, const struct pb_screen_cells *C, const struct pb_screen_sum *T,
+                             const struct pb_screen_options *opt, const struct pb_screen_boot *B,
+                             const struct pb_screen_sel_report *S, MPI_Comm comm, struct pb_results *res,
+                             struct pb_text *md)
 {
   int32_t tta = -1;
   for (int32_t e = 0; e < L->n_extra && tta < 0; e++)
@@ -409,7 +395,7 @@ int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_
   struct pb_snat N = {meta, L, targets, n_targets, n, st, NULL, NULL, B};
   int rank;
   MPI_Comm_rank(comm, &rank);
-  int status = pb_snat__boot(&N, cell_target, cell_model, recs, n_cells, opt, comm);
+  int status = pb_snat__boot(&N, C, opt, comm);
   if (status == PB_OK && rank == 0) {
     struct pb_table t = {{0}, {0}};
     pb_text_printf(md, "\n### Natural-transformation comparison (seed Section 5.3, Appendix E.2-E.4)\n");
@@ -418,7 +404,7 @@ int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_
     status |= pb_table_flush(&t, res, "screen_natural.tsv", md);
     pb_snat__variants(&N, opt, e_var, &t);
     status |= pb_table_flush(&t, res, "screen_natural_variants.tsv", md);
-    pb_snat__subsets(&N, cell_target, recs, n_cells, &t);
+    pb_snat__subsets(&N, T, &t);
     status |= pb_table_flush(&t, res, "screen_natural_subsets.tsv", md);
     pb_snat__baselines(&N, opt, e_base, n_base, base_rows, base_names, &t);
     status |= pb_table_flush(&t, res, "screen_natural_baselines.tsv", md);
