@@ -28,9 +28,13 @@ int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
 int pb_stage_protocol_run(const char *store_path, const char *outdir, MPI_Comm comm,
                           const struct pb_protocol_options *popt, const char *provenance);
 /**
- * Every rank's per-cell records (rec_len doubles per cell, this rank's n_local
- * cells in order, n_total over all ranks) joined in global order, on rank 0
- * only (to_all = 0, NULL elsewhere) or on every rank (collective).  Caller frees.
+ * Every rank's records (rec_len doubles per item, this rank's n_local items
+ * in order, n_total over all ranks) joined in global order, on rank 0 only
+ * (to_all = 0, NULL elsewhere) or on every rank (collective).  Caller frees.
+ * Only for items whose number does not grow with the cells or images (e.g.
+ * predict's fits); a report summarises per-cell records with the
+ * aggregates of pairbound/agg.h instead (docs/architecture.md, "Writing
+ * outputs").  n_local * rec_len must fit an MPI count (int).
  */
 double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int64_t n_total, int32_t rec_len,
                         const double *recs, int to_all);
