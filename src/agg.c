@@ -221,6 +221,16 @@ double pb_agg_mean(const struct pb_agg *a, int64_t i)
   return pb_agg__round(d, ND, PB_AGG_LSB_EXP - 32 * PB_AGG__EXTRA, rem != 0, neg);
 }
 
+double pb_agg_mean_of(const struct pb_agg *a, int64_t first, int64_t stride, int64_t n)
+{
+  struct pb_agg all;
+  pb_agg_init(&all, 1);
+  for (int64_t k = 0; k < n; k++) pb_agg_fold(&all, 0, a, first + k * stride);
+  const double m = pb_agg_mean(&all, 0);
+  pb_agg_free(&all);
+  return m;
+}
+
 /* ------------------------------------------------------------ locations */
 
 void pb_loc_init(struct pb_loc *l, int n, double start)
@@ -360,7 +370,8 @@ double pb_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm c
   const int64_t k[2] = {lhs, lhs + 1 < n ? lhs + 1 : lhs};
   double x[2];
   pb_select_kth(v, n_local, k, 2, comm, x);
-  return lhs == n - 1 ? x[0] : (1 - delta) * x[0] + delta * x[1];
+  /* equal neighbours: that value exactly, as pb_percentile_sorted */
+  return lhs == n - 1 || x[0] == x[1] ? x[0] : (1 - delta) * x[0] + delta * x[1];
 }
 
 /* ---------------------------------------------------------------- fetch */

@@ -214,16 +214,20 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
     const int32_t ns = 3 * out->n_rows;
     double *sum = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *sum);
     double *cnt = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *cnt);
-    for (int32_t g = 0; g < ng; g++)
-      for (int32_t i = 0; i < out->n_rows; i++)
-        for (int j = 0; j < 3; j++) {
-          const int64_t slot = (((int64_t)rows[i][0] * NR + rows[i][1] + 1) * ng + g) * 3 + j;
-          sum[(size_t)g * ns + 3 * i + j] = pb_agg_sum(&a, slot);
-          cnt[(size_t)g * ns + 3 * i + j] = (double)pb_agg_count(&a, slot);
+    double *full = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *full);
+    for (int32_t i = 0; i < out->n_rows; i++)
+      for (int j = 0; j < 3; j++) {
+        const int64_t row = (int64_t)rows[i][0] * NR + rows[i][1] + 1;
+        for (int32_t g = 0; g < ng; g++) {
+          sum[(size_t)g * ns + 3 * i + j] = pb_agg_sum(&a, (row * ng + g) * 3 + j);
+          cnt[(size_t)g * ns + 3 * i + j] = (double)pb_agg_count(&a, (row * ng + g) * 3 + j);
         }
+        full[3 * i + j] = pb_agg_mean_of(&a, row * ng * 3 + j, 3, ng); /* the table's exact mean */
+      }
     struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 0, opt->group_draws, PB_BOOT_LEVEL};
     out->vr = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *out->vr);
-    status = pb_boot_group_sums(sum, cnt, ng, ns, &spec, comm, out->vr);
+    status = pb_boot_group_sums(sum, cnt, full, ng, ns, &spec, comm, out->vr);
+    free(full);
     free(sum);
     free(cnt);
   }

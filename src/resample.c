@@ -26,7 +26,10 @@ void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32
 
 double pb_percentile_sorted(const double *sorted, int64_t n, double q)
 {
-  return n > 0 ? gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, q) : NAN;
+  if (n <= 0) return NAN;
+  const int64_t lhs = (int64_t)(q * (double)(n - 1)); /* GSL's left neighbour */
+  if (lhs >= 0 && lhs + 1 < n && sorted[lhs] == sorted[lhs + 1]) return sorted[lhs];
+  return gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, q);
 }
 
 /* Interval of one statistic from its draws (NaN draws left out). */
@@ -102,12 +105,21 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
 struct pb_boot__means {
   int32_t n_groups, n_stats;
   const double *sum, *count;   /* [group][stat] */
+  const double *full;          /* [stat] the sample's own statistic, or NULL */
 };
 
-/* Weighted sums over groups in group order: identical for any partition of draws. */
+/* Weighted sums over groups in group order: identical for any partition of
+ * draws.  The sample itself (every group once: the estimate, and with one
+ * group every draw) takes the caller's statistic of it when given. */
 static void pb_boot__means_fn(const int32_t *mult, int32_t n_units, void *ctx, double *values)
 {
   const struct pb_boot__means *m = ctx;
+  int32_t g1 = 0;
+  while (m->full && g1 < n_units && mult[g1] == 1) g1++;
+  if (m->full && g1 == n_units) {
+    memcpy(values, m->full, (size_t)m->n_stats * sizeof *values);
+    return;
+  }
   for (int32_t k = 0; k < m->n_stats; k++) {
     double s = 0, c = 0;
     for (int32_t g = 0; g < n_units; g++) {
@@ -130,16 +142,16 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
       sum[(size_t)group[c] * n_stats + k] += v;
       count[(size_t)group[c] * n_stats + k] += 1;
     }
-  int status = pb_boot_group_sums(sum, count, n_groups, n_stats, spec, comm, out);
+  int status = pb_boot_group_sums(sum, count, NULL, n_groups, n_stats, spec, comm, out);
   free(sum);
   free(count);
   return status;
 }
 
-int pb_boot_group_sums(const double *sum, const double *count, int32_t n_groups, int32_t n_stats,
-                       const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out)
+int pb_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
+                       int32_t n_stats, const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out)
 {
-  struct pb_boot__means m = {n_groups, n_stats, sum, count};
+  struct pb_boot__means m = {n_groups, n_stats, sum, count, full};
   return pb_boot_run(spec, n_groups, n_stats, pb_boot__means_fn, &m, comm, out);
 }
 

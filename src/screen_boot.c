@@ -428,16 +428,11 @@ int pb_screen_gsum_boot(struct pb_screen_gsum *G, const struct pb_boot_spec *spe
       sum[(size_t)g * ns + k] = pb_agg_sum(&G->a, (int64_t)k * ng + g);
       cnt[(size_t)g * ns + k] = (double)pb_agg_count(&G->a, (int64_t)k * ng + g);
     }
-  if (status == PB_OK) status = pb_boot_group_sums(sum, cnt, ng, ns, spec, comm, out);
-  /* the point estimate: the exact mean over every group's cells, rounded once */
-  struct pb_agg all;
-  pb_agg_init(&all, 1);
-  for (int32_t k = 0; k < ns && status == PB_OK; k++) {
-    memset(all.v, 0, PB_AGG_WIDTH * sizeof *all.v);
-    for (int32_t g = 0; g < ng; g++) pb_agg_fold(&all, 0, &G->a, (int64_t)k * ng + g);
-    out[k].est = pb_agg_mean(&all, 0);
-  }
-  pb_agg_free(&all);
+  /* the point estimate (the sample's draw): the exact mean over every group's cells, rounded once */
+  double *full = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *full);
+  for (int32_t k = 0; k < ns; k++) full[k] = pb_agg_mean_of(&G->a, (int64_t)k * ng, 1, ng);
+  if (status == PB_OK) status = pb_boot_group_sums(sum, cnt, full, ng, ns, spec, comm, out);
+  free(full);
   free(sum);
   free(cnt);
   pb_agg_free(&G->a);

@@ -51,6 +51,8 @@ int64_t pb_agg_count(const struct pb_agg *a, int64_t i);
 double pb_agg_sum(const struct pb_agg *a, int64_t i);
 /** The exact sum over the count, rounded once; NaN when nothing was counted (as pb_nanmean_get). */
 double pb_agg_mean(const struct pb_agg *a, int64_t i);
+/** The exact mean of slots first, first + stride, ... (@p n of them) together, rounded once (a total over groups). */
+double pb_agg_mean_of(const struct pb_agg *a, int64_t first, int64_t stride, int64_t n);
 
 /* ---- maxima and minima with their location.  Feed the candidates of a rank
  * in global cell order: a value replaces the current one only when strictly

@@ -78,9 +78,14 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
  * sum[g][k] and count[g][k] are the sum and the number of the defined values
  * of statistic k over the cells of group g (every rank passes the same, e.g.
  * from pb_agg_reduce to all ranks), so no rank needs the cells themselves.
+ * @p full (may be NULL): full[k] is statistic k of the sample itself, every
+ * group once, as the caller computes its point estimate (e.g. the exact mean,
+ * pb_agg_mean); a draw that takes every group once (with one group: every
+ * draw) gets it instead of sum / count rounded twice, so that such a draw
+ * equals the estimate and one group's intervals have zero width exactly.
  */
-int pb_boot_group_sums(const double *sum, const double *count, int32_t n_groups, int32_t n_stats,
-                       const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
+int pb_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
+                       int32_t n_stats, const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
 
 /* Markdown note of a stage whose group intervals have zero width (pb_boot_one_group). */
 #define PB_BOOT_ONE_GROUP_NOTE                                                                                   \
@@ -163,7 +168,12 @@ void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *lab
 void pb_weighted_metrics(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
                          const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov);
 
-/** Percentile of sorted data (linear interpolation), NaN for n = 0. */
+/**
+ * Percentile of sorted data (linear interpolation, GSL's
+ * quantile_from_sorted_data), NaN for n = 0; between two equal order
+ * statistics it is that value exactly, where (1 - delta) a + delta a may
+ * round away from a (a zero-width interval stays zero-width).
+ */
 double pb_percentile_sorted(const double *sorted, int64_t n, double q);
 
 #endif /* PAIRBOUND_RESAMPLE_H */

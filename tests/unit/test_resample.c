@@ -54,6 +54,13 @@ START_TEST(test_percentile)
   ck_assert(fabs(pb_percentile_sorted(v, 4, 0.025) - 1.075) < 1e-15);
   ck_assert(fabs(pb_percentile_sorted(v, 4, 0.975) - 3.925) < 1e-15);
   ck_assert(isnan(pb_percentile_sorted(v, 0, 0.5)));
+  /* 200 equal draws: the 97.5th percentile is that value exactly; the
+   * interpolation (1 - d) a + d a with d = 0.025000000000005684 rounds this
+   * a one unit down (checked by hand in binary64) */
+  double same[200];
+  for (int i = 0; i < 200; i++) same[i] = 0.65020338682778;
+  ck_assert(pb_percentile_sorted(same, 200, 0.975) == 0.65020338682778);
+  ck_assert(pb_percentile_sorted(same, 200, 0.025) == 0.65020338682778);
 }
 END_TEST
 
@@ -136,10 +143,20 @@ START_TEST(test_against_reference)
     for (int k = 0; k < S; k++)
       if (!isnan(x[c * S + k])) sum[g[c] * S + k] += x[c * S + k], cnt[g[c] * S + k] += 1;
   struct pb_interval iv2[S];
-  ck_assert_int_eq(pb_boot_group_sums(sum, cnt, G, S, &spec, MPI_COMM_WORLD, iv2), PB_OK);
+  ck_assert_int_eq(pb_boot_group_sums(sum, cnt, NULL, G, S, &spec, MPI_COMM_WORLD, iv2), PB_OK);
   for (int k = 0; k < S; k++)
     ck_assert(iv2[k].est == iv[k].est && iv2[k].lo == iv[k].lo && iv2[k].hi == iv[k].hi &&
               iv2[k].n_draws == iv[k].n_draws);
+  /* one group: every draw is the sample, so with the sample's statistic given
+   * every draw takes it, exactly (sum / count would round 1/3 differently
+   * from the sentinel 0.25 here) and the interval has zero width */
+  const double one_sum[2] = {1, 7}, one_cnt[2] = {3, 2}, full[2] = {0.25, NAN};
+  struct pb_interval iv1[2];
+  ck_assert_int_eq(pb_boot_group_sums(one_sum, one_cnt, full, 1, 2, &spec, MPI_COMM_WORLD, iv1), PB_OK);
+  ck_assert(iv1[0].lo == 0.25 && iv1[0].hi == 0.25 && iv1[0].n_draws == D);
+  ck_assert(iv1[1].n_draws == 0); /* an undefined sample statistic stays undefined in every draw */
+  ck_assert_int_eq(pb_boot_group_sums(one_sum, one_cnt, NULL, 1, 2, &spec, MPI_COMM_WORLD, iv1), PB_OK);
+  ck_assert(iv1[0].lo == 1.0 / 3 && iv1[0].hi == 1.0 / 3 && iv1[1].lo == 3.5);
 }
 END_TEST
 
