@@ -182,6 +182,7 @@ START_TEST(test_cells_order)
     const struct pb_cell_ref r = pb_dist_cell_at(&meta, i);
     ck_assert(r.source == 1 && r.model == i && r.condition == 1 && cells[i].model == i);
   }
+  free(cells);
   meta.sources[0].probe_role = NULL;
   ck_assert_int_eq(pb_dist_eval_count(&meta.sources[0]), 3);
   ck_assert_int_eq(pb_dist_eval_count(&meta.sources[1]), 2);
