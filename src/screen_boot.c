@@ -300,7 +300,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
   int nrows = tier >= 0 ? 2 : 1, ncc = PB_SB_NCLASSCON + B->n_dyn, ia[PB_SB_NCLASSCON + PB_SB_NDYN],
       ib[PB_SB_NCLASSCON + PB_SB_NDYN], at[PB_SB_NCLASSCON + PB_SB_NDYN];
   /* a contrast restricted to one tier (dyn_tier) is ranked and summed only in that tier's row */
-  int in_row[PB_SB_NCLASSCON + PB_SB_NDYN][2], use[PB_SB_NSCORES + PB_SB_NDYN];
+  int in_row[PB_SB_NCLASSCON + PB_SB_NDYN][2], live[PB_SB_NCLASSCON + PB_SB_NDYN], use[PB_SB_NSCORES + PB_SB_NDYN];
   for (int j = 0; j < B->n_scores; j++)
     use[j] = j < PB_SB_NSCORES || B->dyn_tier[j - PB_SB_NSCORES] < 0 || B->dyn_tier[j - PB_SB_NSCORES] == tier;
   for (int c = 0; c < ncc; c++) {
@@ -310,6 +310,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
     at[c] = fixed ? c : PB_SB_NCON + c - PB_SB_NCLASSCON;
     in_row[c][0] = only < 0;
     in_row[c][1] = only < 0 || only == tier;
+    live[c] = in_row[c][0] || (nrows > 1 && in_row[c][1]); /* else its scores may not be computed here */
   }
   struct pb_sb__cell C;
   pb_sb__cell_pack(&C, B, K, use, n, label, y, score, order, n_order);
@@ -329,7 +330,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
         B->cells[rows[r] * (size_t)B->draws + (size_t)b]++;
       }
       for (int c = 0; c < ncc; c++)
-        for (int k = 0; k < PB_SB_NMET; k++) {
+        for (int k = 0; k < PB_SB_NMET && live[c]; k++) {
           double d = m[ia[c]][l][k] - m[ib[c]][l][k];
           if (isnan(d)) continue;
           int64_t v = pb_round_half_away(d * PB_SB_SCALE);
