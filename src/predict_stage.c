@@ -276,11 +276,15 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
   uint8_t *want = pb_malloc((size_t)(nl > 0 ? nl : 1));
   int64_t total = 0, *cb = pb_malloc((size_t)(K + 1) * sizeof *cb), *cost = pb_malloc((size_t)(nl + 1) * sizeof *cost);
   cost[0] = 0;
+  /* evaluation images per source, counted once rather than once per cell */
+  int32_t *n_eval = pb_malloc((size_t)(st->meta->n_sources > 0 ? st->meta->n_sources : 1) * sizeof *n_eval);
+  for (int32_t s = 0; s < st->meta->n_sources; s++) n_eval[s] = pb_dist_eval_count(&st->meta->sources[s]);
   for (int64_t c = 0; c < nl; c++) {
     want[c] = (uint8_t)pb_predict__role(st, d, &all[st->first + c]);
-    total += want[c] ? pb_dist_eval_count(&st->meta->sources[all[st->first + c].source]) : 0;
+    total += want[c] ? n_eval[all[st->first + c].source] : 0;
     cost[c + 1] = total;
   }
+  free(n_eval);
   for (int64_t k = 0, c = 0; k <= K; k++) {
     while (c < nl && cost[c] < total * k / K) c++;
     cb[k] = k == K ? nl : c;
