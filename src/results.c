@@ -255,6 +255,17 @@ void pb_text_printf(struct pb_text *t, const char *fmt, ...)
   }
 }
 
+void pb_text_append(struct pb_text *t, const char *s, size_t n)
+{
+  if (t->len + n + 1 > t->cap) {
+    t->cap = 2 * (t->len + n + 64);
+    t->buf = pb_realloc(t->buf, t->cap);
+  }
+  memcpy(t->buf + t->len, s, n);
+  t->len += n;
+  t->buf[t->len] = '\0';
+}
+
 void pb_text_double(struct pb_text *t, double x)
 {
   char b[40];

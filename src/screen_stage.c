@@ -1989,11 +1989,17 @@ static int pb_screen__write_tsv(struct pb_stage *st, const struct pb_screen__ctx
   for (int64_t u = u0; u < u1; u++)
     pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)]);
   struct pb_text txt[4] = {{0}}, head[4] = {{0}};
-  for (int64_t j = 0; j < nu; j++)
-    for (int k = 0; k < 4; k++) {
-      if (tu[4 * j + k].len) pb_text_printf(&txt[k], "%s", tu[4 * j + k].buf);
+  for (int k = 0; k < 4; k++) { /* each file's text sized once, then joined in unit order */
+    size_t len = 0;
+    for (int64_t j = 0; j < nu; j++) len += tu[4 * j + k].len;
+    txt[k].cap = len + 1;
+    txt[k].buf = pb_malloc(txt[k].cap);
+    txt[k].buf[0] = '\0';
+    for (int64_t j = 0; j < nu; j++) {
+      pb_text_append(&txt[k], tu[4 * j + k].buf, tu[4 * j + k].len);
       pb_text_free(&tu[4 * j + k]);
     }
+  }
   free(tu);
   static const char *const names[4] = {"screen_cells.tsv", "screen_cell_info.tsv", "screen_strata.tsv",
                                        "screen_fits.tsv"};

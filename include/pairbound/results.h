@@ -80,6 +80,8 @@ struct pb_text {
   size_t len, cap;
 };
 void pb_text_printf(struct pb_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append @p n bytes of @p s (a copy, no format scan: joining blocks of rows). */
+void pb_text_append(struct pb_text *t, const char *s, size_t n);
 void pb_text_double(struct pb_text *t, double x);  /* tab + shortest round-trip text or nan */
 /* pb_text_double through a per-thread memo of recent values: the same text,
  * faster where rows repeat few distinct values (counts over N) and the
