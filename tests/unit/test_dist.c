@@ -146,8 +146,8 @@ static void hand_meta(struct pb_meta *m)
   static int32_t labA[5] = {0, 1, 0, 1, 2}, labB[2] = {1, 0};
   static uint8_t splA[5] = {1, 0, 1, 0, 1}, splB[2] = {1, 1};
   static struct pb_source src[2];
-  src[0] = (struct pb_source){"A", 3, 5, imgA, labA, splA, 3, condA, 1};
-  src[1] = (struct pb_source){"B", 2, 2, imgB, labB, splB, 2, condB, 0};
+  src[0] = (struct pb_source){"A", 3, 5, imgA, labA, splA, 3, condA, 1, NULL, 0};
+  src[1] = (struct pb_source){"B", 2, 2, imgB, labB, splB, 2, condB, 0, NULL, 0};
   *m = (struct pb_meta){3, models, groups, 2, src, 0, NULL};
 }
 

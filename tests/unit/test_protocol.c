@@ -408,7 +408,7 @@ START_TEST(test_compute_tier_boundaries)
     labels[i] = 0;
     split[i] = i < 15 ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
   }
-  struct pb_source src = {"S", 2, NI, ids, labels, split, 3, conds, 0};
+  struct pb_source src = {"S", 2, NI, ids, labels, split, 3, conds, 0, NULL, 0};
   struct pb_meta meta = {3, models, groups, 1, &src, 0, "tier boundaries"};
   const int correct[3][3] = {{15, 0, 0}, {15, 3, 0}, {15, 15, 9}}; /* [model][condition] */
   char path[512];

@@ -37,8 +37,8 @@ static struct pb_source h_src[2];
 
 static void hand_meta(struct pb_meta *m)
 {
-  h_src[0] = (struct pb_source){"A", 3, 4, h_imgA, h_labA, h_splA, 3, h_condA, 1};
-  h_src[1] = (struct pb_source){"B", 4, 5, h_imgB, h_labB, h_splB, 3, h_condB, 0};
+  h_src[0] = (struct pb_source){"A", 3, 4, h_imgA, h_labA, h_splA, 3, h_condA, 1, NULL, 0};
+  h_src[1] = (struct pb_source){"B", 4, 5, h_imgB, h_labB, h_splB, 3, h_condB, 0, NULL, 0};
   *m = (struct pb_meta){NM, h_models, h_groups, 2, h_src, TOPK, "hand-made test store"};
 }
 
