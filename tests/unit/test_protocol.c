@@ -403,8 +403,8 @@ START_TEST(test_compute_tier_boundaries)
   int32_t labels[NI];
   uint8_t split[NI];
   for (int i = 0; i < NI; i++) {
-    ids[i] = malloc(8);
-    snprintf(ids[i], 8, "i%02d", i);
+    ids[i] = malloc(16);
+    snprintf(ids[i], 16, "i%02d", i);
     labels[i] = 0;
     split[i] = i < 15 ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
   }

@@ -44,7 +44,7 @@ START_TEST(test_greedy_hand)
       0, 0, 0, 0, 1,  /* C */
       0, 0, 0, 0, 0,  /* D: no failure, no coverage */
   };
-  struct pb_screen_sel_unit u = {5, 4, 4, m, fail};
+  struct pb_screen_sel_unit u = {5, 4, 4, m, fail, NULL, NULL};
   double sum[4];
   int64_t cnt[4];
   /* step 1: c0 covers C only (0 + 0 + 1), c1 A and half of B (1 + 1/2 + 0),
@@ -78,7 +78,7 @@ START_TEST(test_greedy_hand)
   ck_assert_int_eq(got[3], 2);
   /* a unit with no failure anywhere gives no value: nothing is chosen */
   const uint8_t none[5] = {0, 0, 0, 0, 0};
-  struct pb_screen_sel_unit z = {5, 4, 1, m, none};
+  struct pb_screen_sel_unit z = {5, 4, 1, m, none, NULL, NULL};
   ck_assert_int_eq(pb_screen_sel_greedy(&z, 1, 2, 1, got), 0);
 }
 END_TEST
@@ -160,7 +160,7 @@ START_TEST(test_greedy_reference)
       /* a coarse grid of probabilities, so ties at the cutoff are common */
       for (int j = 0; j < NC * n; j++) m[x][j] = (float)rng_int(0, 8) / 8.0f;
       for (int j = 0; j < cells * n; j++) f[x][j] = rng_int(0, 3) == 0;
-      u[x] = (struct pb_screen_sel_unit){n, NC, cells, m[x], f[x]};
+      u[x] = (struct pb_screen_sel_unit){n, NC, cells, m[x], f[x], NULL, NULL};
     }
     int pct = (rep % 3 + 1) * 10, b = rep % 3;
     int32_t want[5], got[5];
