@@ -585,9 +585,12 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_lap(&tm, "write");
   pb_timer_reduce(&tm, comm);
   const double grid = pb_timer_get(&tm, "grid_pass");
-  pb_message("bounds: load %.3f s; grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
+  double rb = 0, rs = 0;
+  pb_store_read_stats(st.store, &rb, &rs);
+  pb_message("bounds: load %.3f s (store reads %.0f MB in %.3f s, %.2f GB/s); grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
              "matched support %.3f s; clean-answer support %.3f s; calibration %.3f s; write %.3f s",
-             pb_timer_get(&tm, "load"), grid, grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
+             pb_timer_get(&tm, "load"), rb / 1e6, rs, rs > 0 ? rb / rs / 1e9 : 0.0, grid,
+             grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
              pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "calibration"), pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);

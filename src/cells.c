@@ -34,10 +34,14 @@ static void pb_cells__compact(const struct pb_rows *in, int32_t n, const int32_t
 }
 
 /* Whole-row buffer of a read: models are read in batches of consecutive
- * models whose rows of one field fit in this many bytes (at least one model):
- * the paper store's small sources stay one read per field, a source of
- * 100,000 images is read a model at a time. */
-#define PB_CELLS_BATCH_BYTES ((size_t)32 << 20)
+ * models whose rows of one field fit in this many bytes (at least one model),
+ * the size of a record chunk (PB_STORE_CHUNK_BYTES): the paper store's small
+ * sources stay one read per field, a source of 100,000 images is read a model
+ * at a time.  Small, so the one buffer is touched (page-faulted) once and stays
+ * in cache from the read to the compaction: with 32 MB the fresh buffer's page
+ * faults were a third of bounds' load on the paper store (docs/store.md,
+ * "Reading"). */
+#define PB_CELLS_BATCH_BYTES ((size_t)4 << 20)
 
 /* Source s's rows (sorted, distinct) compacted to evaluation images in @p out.
  * They are read a batch of models at a time into one buffer of whole rows, so

@@ -132,6 +132,13 @@ int pb_store_read_fields_into(struct pb_store *st, int32_t src, int32_t n_rows, 
                               struct pb_rows *buf);
 
 /**
+ * Record bytes this rank has read from @p st so far (pb_store_read_rows,
+ * pb_store_read_fields*) and the seconds those reads took, checks included:
+ * the store's load rate of a stage's -v 2 line.
+ */
+void pb_store_read_stats(const struct pb_store *st, double *bytes, double *seconds);
+
+/**
  * Why record @p k (image @p i) of a block read from source @p s breaks the
  * rules that ingest and synth guarantee (docs/store.md, "Integrity"), or NULL.
  * The reason is written into @p why.

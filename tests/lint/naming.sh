@@ -33,5 +33,6 @@ module parse pb_parse_
 module predict_kernel pb_predict_
 module predict_kernel_summary pb_predict_
 module blocks pb_blocks_
+module checksum pb_checksum_
 echo "# $checked global names checked, $FAILS bad"
 [ "$FAILS" -eq 0 ] && [ "$checked" -gt 10 ]
