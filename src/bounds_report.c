@@ -168,19 +168,6 @@ static int32_t pb_rep__tier_rows(const struct pb_meta *meta, const int64_t *cell
 
 static int32_t pb_rep__max_rows(const struct pb_meta *meta) { return meta->n_sources * PB_RS_TIER_ROWS; }
 
-/* Model group of every model: groups numbered in order of first appearance; returns their number. */
-static int32_t pb_rep__model_groups(const struct pb_meta *meta, int32_t *model_group)
-{
-  int32_t ng = 0;
-  for (int32_t m = 0; m < meta->n_models; m++) {
-    model_group[m] = -1;
-    for (int32_t j = 0; j < m && model_group[m] < 0; j++)
-      if (strcmp(meta->model_groups[j], meta->model_groups[m]) == 0) model_group[m] = model_group[j];
-    if (model_group[m] < 0) model_group[m] = ng++;
-  }
-  return ng;
-}
-
 /* Statistic (row, metric) = cell mean of that metric over the row's cells:
  * each rank sums its cells per (source, tier row, model group, metric)
  * exactly, the sums reach every rank, and the bootstrap resamples the groups
@@ -190,7 +177,7 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
 {
   const int32_t NR = PB_RS_TIER_ROWS, nrow_max = pb_rep__max_rows(meta);
   int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
-  const int32_t ng = pb_rep__model_groups(meta, model_group);
+  const int32_t ng = pb_meta_model_groups(meta, model_group);
   int64_t *cells = pb_calloc((size_t)nrow_max, sizeof *cells);
   struct pb_agg a; /* [source][tier row][group][metric] */
   pb_agg_init(&a, (int64_t)nrow_max * ng * 3);

@@ -13,19 +13,6 @@
 #include "pairbound/stage.h"
 #include "bounds_stage_internal.h"
 
-/* Group index of every model: groups numbered in order of first appearance. */
-static int32_t pb_identify__groups(const struct pb_meta *meta, int32_t *group)
-{
-  int32_t ng = 0;
-  for (int32_t m = 0; m < meta->n_models; m++) {
-    group[m] = -1;
-    for (int32_t o = 0; o < m && group[m] < 0; o++)
-      if (strcmp(meta->model_groups[o], meta->model_groups[m]) == 0) group[m] = group[o];
-    if (group[m] < 0) group[m] = ng++;
-  }
-  return ng;
-}
-
 /* Clean predictions of every model on source s's evaluation images (collective). */
 static int pb_identify__clean_eval(struct pb_store *store, const struct pb_source *src, int32_t s, int32_t n_models,
                                    int32_t *clean, int32_t *label, int32_t *n_eval)
@@ -54,7 +41,7 @@ int pb_identify_support(const struct pb_stage *st, const struct pb_cell_block *b
   const struct pb_meta *meta = st->meta;
   const int32_t M = meta->n_models;
   int32_t *group = pb_malloc((size_t)M * sizeof *group);
-  const int32_t ng = pb_identify__groups(meta, group);
+  const int32_t ng = pb_meta_model_groups(meta, group);
   int status = PB_OK;
   for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources && status == PB_OK; s = pb_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];

@@ -451,7 +451,7 @@ static struct pb_interval *pb_sb__group_rows(const struct pb_meta *meta, const s
                                              int *status)
 {
   int32_t nr = n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * n_e;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_screen_model_groups(meta, mg);
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_meta_model_groups(meta, mg);
   struct pb_screen_gsum G;
   pb_screen_gsum_init(&G, ns, ng);
   memset(cells, 0, (size_t)nr * sizeof *cells);

@@ -661,7 +661,7 @@ int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_la
   struct pb_sx S = {meta, L, targets, n_targets, C, T, opt, B, comm, res, 0, NULL, 0, -1, {{0}, {0}}};
   MPI_Comm_rank(comm, &S.rank);
   S.mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S.mg);
-  S.ng = pb_screen_model_groups(meta, S.mg);
+  S.ng = pb_meta_model_groups(meta, S.mg);
   for (int32_t e = 0; e < L->n_extra && S.tta < 0; e++)
     if (L->is_tta[e]) S.tta = PB_SR_FIXED + 2 * e;
   pb_text_printf(md, "\n### Appendix E checks (seed Tables 17-18, 22, 38-39, Figure 6, E.1 and E.3)\n");

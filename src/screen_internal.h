@@ -125,9 +125,6 @@ struct pb_screen_cells {
   const int32_t *target, *model, *cond;
 };
 
-/* Model groups of the models in order of first appearance (mg[model]); returns their number. */
-int32_t pb_screen_model_groups(const struct pb_meta *meta, int32_t *mg);
-
 /* Model-group sums of per-cell statistics, exact (pairbound/agg.h), for a
  * group bootstrap of cell means without the cells: add each cell's value of
  * statistic k (NaN: the cell does not enter it) with the cell's group, then

@@ -21,18 +21,6 @@
 
 /* ------------------------------------------------------------ totals */
 
-int32_t pb_screen_model_groups(const struct pb_meta *meta, int32_t *mg)
-{
-  int32_t ng = 0;
-  for (int32_t m = 0; m < meta->n_models; m++) {
-    mg[m] = -1;
-    for (int32_t j = 0; j < m && mg[m] < 0; j++)
-      if (!strcmp(meta->model_groups[j], meta->model_groups[m])) mg[m] = mg[j];
-    if (mg[m] < 0) mg[m] = ng++;
-  }
-  return ng;
-}
-
 static int32_t pb_srep__tta(const struct pb_screen_layout *L);
 
 void pb_screen_sum_init(struct pb_screen_sum *S, const struct pb_meta *meta, const struct pb_screen_layout *L,
@@ -44,7 +32,7 @@ void pb_screen_sum_init(struct pb_screen_sum *S, const struct pb_meta *meta, con
   S->n_subsets = L->n_subsets;
   S->n_models = meta->n_models;
   S->mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S->mg);
-  S->n_groups = pb_screen_model_groups(meta, S->mg);
+  S->n_groups = pb_meta_model_groups(meta, S->mg);
   for (int32_t t = 0; t < n_targets; t++)
     if (meta->sources[targets[t]].n_conditions > S->max_cond) S->max_cond = meta->sources[targets[t]].n_conditions;
   S->tta = pb_srep__tta(L);

@@ -53,7 +53,7 @@ static int pb_snat__boot(struct pb_snat *N, const struct pb_screen_cells *C, con
 {
   const struct pb_meta *meta = N->meta;
   int32_t nr = N->n_targets * PB_SNAT_ROWS, ns = nr * N->n_stats;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_screen_model_groups(meta, mg);
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_meta_model_groups(meta, mg);
   struct pb_screen_gsum G;
   pb_screen_gsum_init(&G, ns, ng);
   N->cells = pb_calloc((size_t)nr, sizeof *N->cells);

@@ -52,6 +52,18 @@ int32_t pb_meta_target(const struct pb_meta *meta, int32_t s)
   return s;
 }
 
+int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group)
+{
+  int32_t ng = 0;
+  for (int32_t m = 0; m < meta->n_models; m++) {
+    group[m] = -1;
+    for (int32_t j = 0; j < m && group[m] < 0; j++)
+      if (strcmp(meta->model_groups[j], meta->model_groups[m]) == 0) group[m] = group[j];
+    if (group[m] < 0) group[m] = ng++;
+  }
+  return ng;
+}
+
 int64_t pb_meta_cells(const struct pb_meta *meta)
 {
   int64_t cells = 0;

@@ -70,6 +70,8 @@ int pb_meta_validate(const struct pb_meta *meta);
 /* The first source >= s that has cells (is not probe-role), or n_sources: loops over the analysed sources
  * read `for (s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))`. */
 int32_t pb_meta_target(const struct pb_meta *meta, int32_t s);
+/* Model group index of every model (group[model]), groups numbered in order of first appearance; returns their number. */
+int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group);
 int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe-role sources have none) */
 int64_t pb_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
 int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name);
