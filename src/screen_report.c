@@ -457,16 +457,8 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
   }
 }
 
-/* A figure that renders while the report goes on: pb_figure_start keeps a
- * pointer to fig (its script included), so both live as long as the job. */
-struct pb_srep__fig {
-  struct pb_figure fig;
-  char script[400];
-  struct pb_figure_job job;
-};
-
 /* Figure 2(a): AUROC of the main scores by source and tier (clustered bars). */
-static int pb_srep__figure_auroc(struct pb_srep *R, struct pb_results *res, struct pb_srep__fig *F)
+static int pb_srep__figure_auroc(struct pb_srep *R, struct pb_results *res, struct pb_text *md)
 {
   static const int32_t cols[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_G_SU, PB_SR_A3};
   const int nc = (int)(sizeof cols / sizeof cols[0]);
@@ -482,20 +474,20 @@ static int pb_srep__figure_auroc(struct pb_srep *R, struct pb_results *res, stru
     pb_text_printf(&d, "\n");
     rows++;
   }
-  F->fig = (struct pb_figure){
+  const struct pb_figure fig = {
       "figure2a_auroc", "Failure detection: AUROC of each score by source and tier (seed Figure 2a)",
       "target source and development tier", "AUROC (failure positive; 0.5 = chance)",
       "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"
       "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:1]\nset key outside right top\n"
       "plot for [i=2:7] DATA using i:xtic(1), 0.5 with lines dt 2 lc rgb 'black' title 'chance'"};
-  int status = rows > 0 ? pb_figure_start(res, &F->fig, d.buf, d.len, &F->job) : PB_OK;
+  int status = rows > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
   pb_text_free(&d);
   return status;
 }
 
 /* Figure 3: failure coverage against the testing budget on mild conditions,
  * one line per target source (dash) and score (colour). */
-static int pb_srep__figure_budget(struct pb_srep *R, struct pb_results *res, struct pb_srep__fig *F)
+static int pb_srep__figure_budget(struct pb_srep *R, struct pb_results *res, struct pb_text *md)
 {
   static const int32_t cols[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_A3, PB_SR_RANDOM};
   const int nc = (int)(sizeof cols / sizeof cols[0]);
@@ -515,15 +507,16 @@ static int pb_srep__figure_budget(struct pb_srep *R, struct pb_results *res, str
         for (int j = 0; j < nc; j++) pb_text_double(&d, pb_srep__mean(R, s, PB_TIER_MILD, cols[j], 3 + b));
     pb_text_printf(&d, "\n");
   }
-  snprintf(F->script, sizeof F->script,
+  char script[400];
+  snprintf(script, sizeof script,
            "set key outside right top\nset yrange [0:1]\nset xtics 10\nset xrange [5:35]\n"
            "plot for [i=2:%d] DATA using 1:i with linespoints lw 2 pt 7 lc (i-2)%%%d+1 dt 1+(i-2)/%d",
            1 + n_src * nc, nc, nc);
-  F->fig = (struct pb_figure){"figure3_coverage_budget",
-                              "Failure coverage against the testing budget, mild conditions (seed Figure 3)",
-                              "testing budget q (% of clean-correct images selected)",
-                              "failure coverage (share of real failures found; ties prorated)", F->script};
-  int status = n_src > 0 ? pb_figure_start(res, &F->fig, d.buf, d.len, &F->job) : PB_OK;
+  const struct pb_figure fig = {"figure3_coverage_budget",
+                                "Failure coverage against the testing budget, mild conditions (seed Figure 3)",
+                                "testing budget q (% of clean-correct images selected)",
+                                "failure coverage (share of real failures found; ties prorated)", script};
+  int status = n_src > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
   pb_text_free(&d);
   return status;
 }
@@ -541,38 +534,26 @@ int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *
                  opt->swapped ? "development" : "evaluation", opt->swapped ? "evaluation" : "development",
                  opt->eval_tiers ? "evaluation" : "development", probe_desc, opt->n_derange,
                  (unsigned long long)opt->seed);
-  /* Figures 2(a) and 3 render while the later tables are built: the text
-   * after each figure goes to after[f] until the figure's own markdown is in
-   * md, so screen.md is the same as with one figure rendered at a time */
-  struct pb_srep__fig F[2];
-  struct pb_text after[2] = {{0}, {0}};
-  memset(F, 0, sizeof F);
   pb_srep__auroc(&R);
   status |= pb_table_flush(&R.t, res, "screen_auroc.tsv", &md);
-  if (status == PB_OK) status = pb_srep__figure_auroc(&R, res, &F[0]);
+  if (status == PB_OK) status = pb_srep__figure_auroc(&R, res, &md);
   pb_srep__coverage(&R);
-  status |= pb_table_flush(&R.t, res, "screen_coverage.tsv", &after[0]);
-  if (status == PB_OK) status = pb_srep__figure_budget(&R, res, &F[1]);
+  status |= pb_table_flush(&R.t, res, "screen_coverage.tsv", &md);
+  if (status == PB_OK) status = pb_srep__figure_budget(&R, res, &md);
   pb_srep__coverage_diff(&R);
-  status |= pb_table_flush(&R.t, res, "screen_coverage_diff.tsv", &after[1]);
+  status |= pb_table_flush(&R.t, res, "screen_coverage_diff.tsv", &md);
   pb_srep__ceiling(&R);
-  status |= pb_table_flush(&R.t, res, "screen_ceiling.tsv", &after[1]);
+  status |= pb_table_flush(&R.t, res, "screen_ceiling.tsv", &md);
   pb_srep__identity(&R);
-  status |= pb_table_flush(&R.t, res, "screen_identity.tsv", &after[1]);
+  status |= pb_table_flush(&R.t, res, "screen_identity.tsv", &md);
   pb_srep__class(&R);
-  status |= pb_table_flush(&R.t, res, "screen_class.tsv", &after[1]);
+  status |= pb_table_flush(&R.t, res, "screen_class.tsv", &md);
   pb_srep__strata(&R);
-  status |= pb_table_flush(&R.t, res, "screen_strata_summary.tsv", &after[1]);
+  status |= pb_table_flush(&R.t, res, "screen_strata_summary.tsv", &md);
   pb_srep__subsets(&R);
-  status |= pb_table_flush(&R.t, res, "screen_subsets.tsv", &after[1]);
+  status |= pb_table_flush(&R.t, res, "screen_subsets.tsv", &md);
   pb_srep__probesets(&R, probe_desc);
-  status |= pb_table_flush(&R.t, res, "screen_probesets.tsv", &after[1]);
-  for (int f = 0; f < 2; f++) { /* every job is finished, also after an error */
-    const int done = pb_figure_finish(&F[f].job, &md);
-    status = status != PB_OK ? status : done;
-    if (after[f].len) pb_text_append(&md, after[f].buf, after[f].len);
-    pb_text_free(&after[f]);
-  }
+  status |= pb_table_flush(&R.t, res, "screen_probesets.tsv", &md);
   if (extra && extra->len) pb_text_printf(&md, "%s", extra->buf);
   if (status == PB_OK) status = pb_results_write_report(res, "screen.md", md.buf, md.len);
   pb_text_free(&md);
