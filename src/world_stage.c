@@ -127,19 +127,6 @@ static void pb_world__header(const struct pb_world *w, const struct pb_world_opt
   pb_text_printf(t, "\ty\tp_star\n");
 }
 
-/* Append @p n bytes to @p t (the rows are built a cell at a time, where a
- * printf per cell would cost more than drawing the case). */
-static void pb_world__put(struct pb_text *t, const char *s, size_t n)
-{
-  if (t->len + n + 1 > t->cap) {
-    t->cap = 2 * (t->cap + n + 64);
-    t->buf = pb_realloc(t->buf, t->cap);
-  }
-  memcpy(t->buf + t->len, s, n);
-  t->len += n;
-  t->buf[t->len] = '\0';
-}
-
 /* A tab and an unsigned integer in decimal. */
 static void pb_world__put_uint(struct pb_text *t, uint64_t v, int tab)
 {
@@ -147,7 +134,7 @@ static void pb_world__put_uint(struct pb_text *t, uint64_t v, int tab)
   int i = 24;
   do b[--i] = (char)('0' + v % 10); while ((v /= 10) > 0);
   if (tab) b[--i] = '\t';
-  pb_world__put(t, b + i, (size_t)(24 - i));
+  pb_text_append(t, b + i, (size_t)(24 - i));
 }
 
 /* One TSV cell: non-negative integers (categories, counts, labels) directly,
@@ -161,8 +148,8 @@ static void pb_world__cell(struct pb_text *t, double v)
   }
   char b[40];
   pb_format_double(v, b);
-  pb_world__put(t, "\t", 1);
-  pb_world__put(t, b, strlen(b));
+  pb_text_append(t, "\t", 1);
+  pb_text_append(t, b, strlen(b));
 }
 
 /* Cases [first, first + n) as TSV rows into @p t. */
@@ -179,7 +166,7 @@ static void pb_world__block(const struct pb_world *w, const struct pb_world_opti
     for (int j = 0; j < na; j++) pb_world__cell(t, x[j]);
     pb_world__put_uint(t, (uint64_t)y, 1);
     pb_world__cell(t, p);
-    pb_world__put(t, "\n", 1);
+    pb_text_append(t, "\n", 1);
   }
 }
 
