@@ -1977,42 +1977,51 @@ static int pb_screen__write_images(struct pb_stage *st, const struct pb_screen__
 }
 
 /* screen_cells.tsv, screen_cell_info.tsv, screen_strata.tsv and
- * screen_fits.tsv, gathered in cell order; units format in parallel and are
- * joined in order (collective). */
+ * screen_fits.tsv in cell order: a round of units formats in parallel into
+ * buffers that are reused round after round (so the 60 MB of text is never
+ * held, nor its pages faulted in, at once) and goes to the files in unit
+ * order (collective). */
 static int pb_screen__write_tsv(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
                                 const double *recs, const struct pb_screen__unit *units)
 {
-  const struct pb_screen_layout *L = &X->L;
-  const int64_t c0 = X->unit_cell0[u0], nu = u1 - u0;
-  struct pb_text *tu = pb_calloc((size_t)(4 * nu + 1), sizeof *tu);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t u = u0; u < u1; u++)
-    pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], &tu[4 * (u - u0)]);
-  struct pb_text txt[4] = {{0}}, head[4] = {{0}};
-  for (int k = 0; k < 4; k++) { /* each file's text sized once, then joined in unit order */
-    size_t len = 0;
-    for (int64_t j = 0; j < nu; j++) len += tu[4 * j + k].len;
-    txt[k].cap = len + 1;
-    txt[k].buf = pb_malloc(txt[k].cap);
-    txt[k].buf[0] = '\0';
-    for (int64_t j = 0; j < nu; j++) {
-      pb_text_append(&txt[k], tu[4 * j + k].buf, tu[4 * j + k].len);
-      pb_text_free(&tu[4 * j + k]);
-    }
-  }
-  free(tu);
   static const char *const names[4] = {"screen_cells.tsv", "screen_cell_info.tsv", "screen_strata.tsv",
                                        "screen_fits.tsv"};
+  const struct pb_screen_layout *L = &X->L;
+  const int64_t c0 = X->unit_cell0[u0], round = 16 * (int64_t)omp_get_max_threads();
+  struct pb_text head[4] = {{0}};
   pb_fields_tsv_header(&pb_screen__met, "model\tsource\tcondition\ttier\tscore", 0, &head[0]);
   pb_fields_tsv_header(&pb_screen__info_tsv, "model\tsource\tcondition\ttier", 0, &head[1]);
   pb_fields_tsv_header(&pb_screen__stratum, "model\tsource\tcondition\ttier\tstratum", 0, &head[2]);
   pb_fields_tsv_header(&pb_screen__fits_tsv, "model\tsource", 0, &head[3]);
+  struct pb_tsv *tf[4] = {NULL};
   int status = PB_OK;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 4 && status == PB_OK; k++) {
     pb_text_printf(&head[k], "\n");
-    if (status == PB_OK) status = pb_results_tsv(st->results, names[k], head[k].buf, txt[k].buf, txt[k].len);
-    pb_text_free(&head[k]);
-    pb_text_free(&txt[k]);
+    status = pb_results_tsv_open(st->results, names[k], head[k].buf, &tf[k]);
+  }
+  struct pb_text *tu = pb_calloc((size_t)(4 * round), sizeof *tu);
+  for (int64_t a = u0; a < u1 && status == PB_OK; a += round) {
+    const int64_t b = a + round < u1 ? a + round : u1;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t u = a; u < b; u++) {
+      struct pb_text *t = &tu[4 * (u - a)];
+      for (int j = 0; j < 4; j++) t[j].len = 0;
+      pb_screen__unit_text(X, u, recs + (X->unit_cell0[u] - c0) * L->rec_len, &units[u - u0], t);
+    }
+    for (int j = 0; j < 4; j++)
+      for (int64_t u = a; u < b; u++) pb_tsv_write(tf[j], tu[4 * (u - a) + j].buf, tu[4 * (u - a) + j].len);
+  }
+  for (int64_t j = 0; j < 4 * round; j++) pb_text_free(&tu[j]);
+  free(tu);
+  if (status == PB_OK) /* collective, in the same order on every rank */
+    for (int j = 0; j < 4; j++) {
+      int one = pb_tsv_commit(tf[j]);
+      tf[j] = NULL;
+      if (status == PB_OK) status = one;
+    }
+  for (int j = 0; j < 4; j++) {
+    pb_tsv_abort(tf[j]);
+    pb_text_free(&head[j]);
   }
   return status;
 }
@@ -2233,6 +2242,7 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
       int64_t a = u0 > (int64_t)t * M ? u0 : (int64_t)t * M, b = u1 < (int64_t)(t + 1) * M ? u1 : (int64_t)(t + 1) * M;
       int32_t nu = b > a ? (int32_t)(b - a) : 0, *chosen = pl->chosen + (size_t)t * pl->n_pick, k = 0;
       struct pb_screen_sel_unit *su = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *su);
+#pragma omp parallel for schedule(dynamic)
       for (int32_t x = 0; x < nu; x++) pb_screen__sel_data(X, pl, t, (int32_t)(a + x - (int64_t)t * M), &su[x]);
       for (; k < pl->n_pick; k++) {
         memset(sum, 0, (size_t)M * n * sizeof *sum);

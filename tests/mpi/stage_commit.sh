@@ -38,13 +38,14 @@ if [ "\$1" = -e ]; then echo pngcairo; exit 0; fi
 cat >/dev/null; echo \$\$ > "$WORK/gp.pid"; exec sleep 60
 EOS
 chmod +x slowgp
-# Open MPI's mpirun follows a forwarded SIGTERM with SIGKILL after
-# odls_base_sigkill_timeout (1 s): on a machine busy with the rest of the
-# suite's I/O rank 0 may not have removed its staging directory by then (a
-# killed run's directory is the next run's to sweep, tested below); give it
-# the time a scheduler's grace period gives
+# Open MPI's mpirun, on SIGTERM, sends its ranks SIGCONT, waits
+# odls_base_sigkill_timeout (1 s), sends SIGTERM, waits as long again and
+# sends SIGKILL: on a machine busy with the rest of the suite's I/O, 1 s may
+# not be enough for rank 0 to remove its staging directory (a killed run's
+# directory is the next run's to sweep, tested below); 5 s is the grace
+# period a scheduler gives, without the test waiting twice 20 s
 GRACE=""
-if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then GRACE="--mca odls_base_sigkill_timeout 20"; fi
+if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then GRACE="--mca odls_base_sigkill_timeout 5"; fi
 for np in 1 2; do
   rm -f gp.pid
   # shellcheck disable=SC2086 # MPIRUN_FLAGS and GRACE are lists of words
@@ -57,6 +58,7 @@ for np in 1 2; do
   kill -TERM $pid
   timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
   wait $pid; rc=$?
+  check "$np rank(s): nothing of the stopped stage lives on (its gnuplot)" sh -c '! kill -0 "$(cat gp.pid)" 2>/dev/null'
   [ -s gp.pid ] && kill "$(cat gp.pid)" 2>/dev/null
   check "$np rank(s): SIGTERM ends the stage non-zero ($rc)" [ $rc -ne 0 ]
   check "$np rank(s): and says OUTDIR is as it was" grep -q "stopped by a signal; o is as it was before this run" term.log
