@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -842,6 +843,23 @@ static void pb_policy__rates(const struct pb_policy__work *wk, const struct pb_p
   }
 }
 
+/* Zero what a call writes: the marginal and interval fields, and of the
+ * per-weight arrays only the first nl weights of each level.  The whole
+ * struct is 130 KB, and clearing it all was a third of verify --policies,
+ * which passes every class on its own (2.9 M calls on the paper store). */
+static void pb_policy__out_zero(struct pb_policy_result *out, int32_t nl)
+{
+  memset(out, 0, offsetof(struct pb_policy_result, J));
+  for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
+    memset(out->J[lv], 0, (size_t)nl * sizeof out->J[lv][0]);
+    memset(out->J_lemma1[lv], 0, (size_t)nl * sizeof out->J_lemma1[lv][0]);
+    memset(out->D[lv], 0, (size_t)nl * sizeof out->D[lv][0]);
+    memset(out->Jn[lv], 0, (size_t)nl * sizeof out->Jn[lv][0]);
+    memset(out->Dn[lv], 0, (size_t)nl * sizeof out->Dn[lv][0]);
+  }
+  out->n_mean_unrepresentable = 0;
+}
+
 int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *ps, struct pb_policy_result *out)
 {
   if (pb_policy__check(in, ps, out)) return -1;
@@ -861,7 +879,7 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
     pb_cell_error(in, -1, "policy: out of memory (n = %d)", n);
     goto done;
   }
-  memset(out, 0, sizeof *out);
+  pb_policy__out_zero(out, ps->n_lambda);
   out->N = n;
   out->n_pol = P;
   out->n_lambda = ps->n_lambda;

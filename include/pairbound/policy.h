@@ -58,7 +58,8 @@ struct pb_policy_result {
  *             present; in->tau is the clean threshold Z = [S >= tau], not NaN)
  * @param ps   the policies (1 <= n_pol <= PB_POLICY_MAX, 1 <= n_lambda <=
  *             PB_POLICY_MAX_LAMBDA, lambdas in [0, 1], thresholds not NaN)
- * @param out  filled on success
+ * @param out  filled on success: every field, except that the per-weight arrays
+ *             (J, J_lemma1, D, Jn, Dn) are written for the first n_lambda weights only
  * @return 0 on success, -1 on invalid input or allocation failure
  *         (pb_error_set names the cell, the class where one is at fault, and the cause)
  */
