@@ -235,6 +235,9 @@ void pb_screen_outcome_set(struct pb_screen_outcome *o, const uint8_t *y, int32_
   }
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o, int budgets,
                               struct pb_screen_metric *m)
 {
@@ -246,27 +249,37 @@ void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_
   int32_t len = use_fail ? o->n_fail : o->n - o->n_fail;
   int64_t cnt = 0, r2 = 0, full[PB_SCREEN_N_BUDGETS] = {0, 0, 0}, cut[PB_SCREEN_N_BUDGETS] = {0, 0, 0};
   const int32_t *mid2 = r->mid2;
-  if (budgets == 0) /* the AUROC alone: no budget counts */
+  if (budgets == 0) { /* the AUROC alone: no budget counts */
+#pragma omp simd reduction(+ : cnt, r2)
     for (int32_t j = 0; j < len; j++) {
-      int32_t v = mid2[list[j]];
+      const int32_t v = mid2[list[j]];
       cnt += v >= 0;
       r2 += v >= 0 ? v : 0;
     }
-  else {
+  } else {
     /* twice the midrank falls from group to group: the groups wholly inside
-     * the top k are those above the cutoff group's value M, which it holds */
-    int32_t M[PB_SCREEN_N_BUDGETS];
-    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) M[b] = 2 * r->n - 2 * r->A[b] - r->g[b] + 1;
+     * the top k are those above the cutoff group's value M, which it holds
+     * (M >= 1, so an unranked image, -1, is in neither count).  The three
+     * budgets in named integers, not arrays, so the loop is one gather and
+     * compares in vector registers (integer sums: any order) */
+    _Static_assert(PB_SCREEN_N_BUDGETS == 3, "one counter pair per budget below");
+    const int32_t M0 = 2 * r->n - 2 * r->A[0] - r->g[0] + 1, M1 = 2 * r->n - 2 * r->A[1] - r->g[1] + 1,
+                  M2 = 2 * r->n - 2 * r->A[2] - r->g[2] + 1;
+    int64_t f0 = 0, f1 = 0, f2 = 0, c0 = 0, c1 = 0, c2 = 0;
+#pragma omp simd reduction(+ : cnt, r2, f0, f1, f2, c0, c1, c2)
     for (int32_t j = 0; j < len; j++) {
-      int32_t v = mid2[list[j]];
-      if (v < 0) continue;
-      cnt++;
-      r2 += v;
-      for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
-        full[b] += v > M[b];
-        cut[b] += v == M[b];
-      }
+      const int32_t v = mid2[list[j]];
+      cnt += v >= 0;
+      r2 += v >= 0 ? v : 0;
+      f0 += v > M0;
+      f1 += v > M1;
+      f2 += v > M2;
+      c0 += v == M0;
+      c1 += v == M1;
+      c2 += v == M2;
     }
+    full[0] = f0, full[1] = f1, full[2] = f2;
+    cut[0] = c0, cut[1] = c1, cut[2] = c2;
   }
   int64_t n = r->n, npos = cnt;
   if (!use_fail) {
