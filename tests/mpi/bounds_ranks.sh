@@ -25,9 +25,9 @@ check "bounds.tsv: nesting and observed values inside" awk -F'\t' '
       if (T != "H" && (l5 != lk || h5 != hk)) bad = 1 } }
   END { exit bad }' "$WORK/o11/report/bounds.tsv"
 
-pb 2 1 synth --no-summary -o "$WORK/p.h5"
-pb 1 2 bounds "$WORK/p.h5" --calibration -o "$WORK/p1"
-pb 3 1 bounds "$WORK/p.h5" --calibration -o "$WORK/p3"
+P=$(paper_store)  # the suite's paper store (tests/mpi/paper_store.sh)
+pb 1 2 bounds "$P" --calibration -o "$WORK/p1"
+pb 3 1 bounds "$P" --calibration -o "$WORK/p3"
 for f in $reports; do
   check "paper $f identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/$f" "$WORK/p3/report/$f"
 done

@@ -51,9 +51,9 @@ check "swapped split with a named probe set runs" test "$(cut -f5 "$WORK/sw/repo
 check "swapped split: report says so" grep -qF "Scores on development images (fitting on evaluation images), tiers from evaluation" "$WORK/sw/report/screen.md"
 
 # paper scale: the expected direction, and 1 rank x 2 threads = 3 ranks x 1 thread
-pb 2 1 synth --no-summary -o "$WORK/p.h5"
-pb 1 2 screen "$WORK/p.h5" -o "$WORK/p1"
-pb 3 1 screen "$WORK/p.h5" -o "$WORK/p3"
+P=$(paper_store)  # the suite's paper store (tests/mpi/paper_store.sh)
+pb 1 2 screen "$P" -o "$WORK/p1"
+pb 3 1 screen "$P" -o "$WORK/p3"
 for f in screen_cells.tsv screen_auroc.tsv screen_identity.tsv screen_protocol.tsv screen_coverage_tiebreak.tsv; do
   check "paper $f identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/$f" "$WORK/p3/report/$f"
 done

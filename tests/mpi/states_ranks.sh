@@ -9,9 +9,9 @@ ranks_identical "states.tsv protocol_thresholds.tsv protocol_conditions.tsv prot
 check "no temporary results left" sh -c '! ls -a "$1"/o* "$1"/o*/report 2>/dev/null | grep -q "[.]tmp"' _ "$WORK"
 
 # Paper scale, cells 10x different in size: 1 vs 3 ranks.
-pb 2 1 synth --no-summary -o "$WORK/p.h5"
-pb 1 2 states "$WORK/p.h5" -o "$WORK/p1"
-pb 3 1 states "$WORK/p.h5" -o "$WORK/p3"
+P=$(paper_store)  # the suite's paper store (tests/mpi/paper_store.sh)
+pb 1 2 states "$P" -o "$WORK/p1"
+pb 3 1 states "$P" -o "$WORK/p3"
 check "paper states.tsv identical at 1 and 3 ranks" cmp -s "$WORK/p1/report/states.tsv" "$WORK/p3/report/states.tsv"
 check "paper results.h5 identical at 1 and 3 ranks" same_h5 "$WORK/p1/results.h5" "$WORK/p3/results.h5"
 check "paper states.tsv has 11,088 cells" test "$(($(wc -l < "$WORK/p1/report/states.tsv") - 1))" -eq 11088
