@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bounds_internal.h"
+#include "pairbound/util.h"
 
 /* Nonzero when the sums of the class's n_y^2 score differences are exact in
  * double in any order: every nonzero finite score is m 2^e with m < 2^24;
@@ -55,9 +56,7 @@ static int pb_bounds__ind_exact(const float *s0, const float *s1, int32_t ny)
  * pairs) or an equal wrong label, so only the wrong predictions are paired
  * by label.  w: scratch of pb_bounds__ind_work_len(n_y) bytes. */
 #define PB_IND_LANES 8
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+PB_CLONES
 static void pb_bounds__ind_fast(const float *s0, const int32_t *p0, const float *s1, const int32_t *p1, int32_t ny,
                                 int32_t y, int64_t a, int64_t b, void *w, int64_t *same, int64_t *nss, double *absd,
                                 double *ss, double *sw)

@@ -363,15 +363,10 @@ struct pb_wm__state {
 };
 
 #define PB_WM__CHUNK 16
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define PB_WM__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PB_WM__CLONES
-#endif
 
 /* One pass of lane type V (element E); LOADW(c) the weights of image code c. */
 #define PB_WM__PASS(NAME, V, E, LOADW)                                                                                   \
-  PB_WM__CLONES static void NAME(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,             \
+  PB_CLONES static void NAME(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,             \
                                  const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                     \
                                  struct pb_wm__state *S)                                                               \
   {                                                                                                                    \

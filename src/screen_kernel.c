@@ -235,9 +235,7 @@ void pb_screen_outcome_set(struct pb_screen_outcome *o, const uint8_t *y, int32_
   }
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+PB_CLONES
 void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o, int budgets,
                               struct pb_screen_metric *m)
 {

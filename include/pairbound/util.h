@@ -6,6 +6,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Versions of a hot kernel for AVX-512, AVX2 and the baseline, chosen at load
+ * time by the CPU (gcc on x86-64).  Only for loops whose result is the same in
+ * every version: integer sums, or floating sums proven exact in any order.
+ * Not under the sanitizers (their build has no dispatcher) nor clang. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define PB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PB_CLONES
+#endif
+
 /* ---- counter-based random numbers (Random123 Philox4x32-10).
  * A stream is named by (seed, analysis, item, replicate); draws within it are
  * numbered, so results never depend on rank, thread or call order. */
