@@ -62,6 +62,28 @@ enum pb_verify_field {
   PB_VF_N
 };
 
+/* Memo of the class-level policy checks (src/verify_memo.c): one table per
+ * thread, keyed by a class's canonical form. */
+#define PB_VERIFY_MEMO_KEY (1 + 4 * PB_VERIFY_MAX_N)
+struct pb_verify_memo;
+/** A table of at most @p budget bytes whose slots hold @p payload bytes. */
+struct pb_verify_memo *pb_verify_memo_new(size_t payload, size_t budget);
+void pb_verify_memo_free(struct pb_verify_memo *m);
+/** The payload stored under @p key, or NULL. */
+unsigned char *pb_verify_memo_find(struct pb_verify_memo *m, const unsigned char *key);
+/** The slot of @p key, claimed for it (replacing whatever it held): fill its payload. */
+unsigned char *pb_verify_memo_put(struct pb_verify_memo *m, const unsigned char *key);
+void pb_verify_memo_counts(const struct pb_verify_memo *m, int64_t *hits, int64_t *misses);
+/**
+ * Canonical form of a class for the policy checks: @p key (1 + 4 n bytes),
+ * the record order that sorts it, and each record's wrong-label codes q0, q1
+ * (0 for a correct prediction, else 1 + the label's rank among the class's
+ * distinct wrong labels).
+ */
+void pb_verify_memo_canon(const struct pb_verify_records *r, const struct pb_verify_policy_setup *ps,
+                          unsigned char key[PB_VERIFY_MEMO_KEY], int32_t order[PB_VERIFY_MAX_N],
+                          int32_t q0[PB_VERIFY_MAX_N], int32_t q1[PB_VERIFY_MAX_N]);
+
 extern const char *const pb_verify_target_names[PB_VERIFY_NTARGETS];
 extern const char *const pb_verify_cmp_names[PB_VERIFY_NCMP];
 

@@ -106,23 +106,24 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
   int32_t perm[PB_VERIFY_MAX_N], ctr[PB_VERIFY_MAX_N];
   for (int32_t i = 0; i < n; i++) perm[i] = i, ctr[i] = 0;
   int64_t count = 0;
-  /* Heap's algorithm (iterative): each step swaps two entries; the first
+  /* Heap's algorithm (iterative): each step swaps two entries, so the
+   * counts and masks are updated for those two positions only; the first
    * permutation is the identity, i.e. the observed correspondence. */
+  int32_t k = 0, s = 0, H = 0, L = 0;
+  uint32_t mi = 0, mj = 0, am = 0;
+#define PB_VERIFY__TOGGLE(i, sg)                                  \
+  do {                                                            \
+    const uint32_t cd = code[(i) * n + perm[i]], kk = cd & 1u;    \
+    am ^= (amask >> (i) & 1u) << perm[i];                         \
+    k += (sg) * (int32_t)kk;                                      \
+    s += (sg) * (int32_t)(cd >> 1 & 1u);                          \
+    H += (sg) * (int32_t)(cd >> 2 & 1u);                          \
+    L += (sg) * (int32_t)(cd >> 3 & 1u);                          \
+    mi ^= kk << (i);                                              \
+    mj ^= kk << perm[i];                                          \
+  } while (0)
+  for (int32_t i = 0; i < n; i++) PB_VERIFY__TOGGLE(i, 1);
   for (int32_t lvl = 1;;) {
-    int32_t k = 0, s = 0, H = 0, L = 0;
-    uint32_t mi = 0, mj = 0, am = 0;
-    for (int32_t i = 0; i < n; i++) {
-      const uint32_t cd = code[i * n + perm[i]];
-      am |= (amask >> i & 1u) << perm[i];
-      k += (int32_t)(cd & PB_VERIFY__KK);
-      s += (int32_t)(cd >> 1 & 1u);
-      H += (int32_t)(cd >> 2 & 1u);
-      L += (int32_t)(cd >> 3 & 1u);
-      if (cd & PB_VERIFY__KK) {
-        mi |= 1u << i;
-        mj |= 1u << perm[i];
-      }
-    }
     const double D = sx[mi] - sz[mj];
     pb_verify__key_add(&keys[k * (n + 1) + s], H, L, D);
     if (tally) tally[(uint32_t)(k * (n + 1) + s) << n | am]++;
@@ -136,12 +137,17 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
     while (lvl < n && ctr[lvl] >= lvl) ctr[lvl++] = 0;
     if (lvl >= n) break;
     const int32_t other = lvl % 2 == 0 ? 0 : ctr[lvl];
+    PB_VERIFY__TOGGLE(other, -1);
+    PB_VERIFY__TOGGLE(lvl, -1);
     const int32_t t = perm[other];
     perm[other] = perm[lvl];
     perm[lvl] = t;
+    PB_VERIFY__TOGGLE(other, 1);
+    PB_VERIFY__TOGGLE(lvl, 1);
     ctr[lvl]++;
     lvl = 1;
   }
+#undef PB_VERIFY__TOGGLE
   out->perms = count;
 
   /* Levels: I0 all keys, Ik the observed k, I5 the observed (k, s). */

@@ -58,21 +58,29 @@ static void pb_verify__pmasks(const struct pb_verify_records *r, const struct pb
   out->A = 0;
   for (int32_t i = 0; i < n; i++)
     if (r->c0[i] && r->z0[i]) out->A |= (uint16_t)(1u << i), out->u++;
+  pb_verify_policy_masks(r, ps, out->W, out->R);
   for (int32_t j = 0; j < P; j++) {
-    uint16_t w = 0, c = 0;
-    for (int32_t i = 0; i < n; i++) {
-      const int acc = r->s1[i] >= ps->tau[j];
-      if (!r->c1[i] && acc) w |= (uint16_t)(1u << i);
-      if (r->c1[i] && !acc) c |= (uint16_t)(1u << i);
-    }
-    out->W[j] = w, out->R[j] = c;
+    const uint16_t w = out->W[j], c = out->R[j];
     out->e[j] = pb_verify__pop(w);
     out->rj[j] = pb_verify__pop(c);
     /* the observed correspondence is the identity: pi(A) = A */
     out->h_obs[j] = pb_verify__pop(out->A & w);
     out->l_obs[j] = pb_verify__pop(out->A & c);
   }
+}
 
+void pb_verify_policy_masks(const struct pb_verify_records *r, const struct pb_verify_policy_setup *ps,
+                            uint16_t W[PB_VERIFY_MAX_POL], uint16_t R[PB_VERIFY_MAX_POL])
+{
+  for (int32_t j = 0; j < ps->n_pol; j++) {
+    uint16_t w = 0, c = 0;
+    for (int32_t i = 0; i < r->n; i++) {
+      const int acc = r->s1[i] >= ps->tau[j];
+      if (!r->c1[i] && acc) w |= (uint16_t)(1u << i);
+      if (r->c1[i] && !acc) c |= (uint16_t)(1u << i);
+    }
+    W[j] = w, R[j] = c;
+  }
 }
 
 /* Bijection counts per partner set and level (I0: every key, Ik: observed k,
@@ -301,6 +309,63 @@ void pb_verify_pacc_add(struct pb_verify_pacc *a, const struct pb_verify_pclass 
           for (int y = 0; y < 2; y++) a->D[lv][li][j][o][y] += q->D[lv][li][j][o][y];
       }
   }
+}
+
+/* One walk over what pb_verify_pacc_add() reads, in both directions: every
+ * count of a class is at most n <= PB_VERIFY_MAX_N in magnitude (Lemma 1's
+ * "empty" marker is -1), so one signed byte holds it; the two means are
+ * doubles and travel bit for bit. */
+size_t pb_verify_pclass_packed_size(const struct pb_verify_policy_setup *ps)
+{
+  const size_t P = (size_t)ps->n_pol, NL = (size_t)ps->n_lambda;
+  return 1 + 3 * P + PB_VERIFY_NLEVELS * (4 * P + P * P + NL * P * (4 + 2 + 2 * P)) +
+         PB_VERIFY_NLEVELS * 2 * P * sizeof(double);
+}
+
+void pb_verify_pclass_pack(struct pb_verify_pclass *q, const struct pb_verify_policy_setup *ps, unsigned char *buf,
+                           int pack)
+{
+  const int32_t P = ps->n_pol, NL = ps->n_lambda;
+  signed char *b = (signed char *)buf;
+#define PB_VERIFY__IO(x)             \
+  do {                               \
+    if (pack) *b++ = (signed char)(x); \
+    else (x) = *b++;                 \
+  } while (0)
+#define PB_VERIFY__IOD(x)                   \
+  do {                                      \
+    if (pack) memcpy(b, &(x), sizeof(x));   \
+    else memcpy(&(x), b, sizeof(x));        \
+    b += sizeof(x);                         \
+  } while (0)
+  PB_VERIFY__IO(q->n);
+  for (int32_t j = 0; j < P; j++) {
+    PB_VERIFY__IO(q->e[j]);
+    PB_VERIFY__IO(q->h_obs[j]);
+    PB_VERIFY__IO(q->l_obs[j]);
+  }
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++) {
+    for (int32_t j = 0; j < P; j++) {
+      for (int x = 0; x < 2; x++) {
+        PB_VERIFY__IO(q->h[lv][j][x]);
+        PB_VERIFY__IO(q->l[lv][j][x]);
+      }
+      PB_VERIFY__IOD(q->hmean[lv][j]);
+      PB_VERIFY__IOD(q->lmean[lv][j]);
+      for (int32_t o = 0; o < P; o++) PB_VERIFY__IO(q->DL[lv][j][o]);
+    }
+    for (int32_t li = 0; li < NL; li++)
+      for (int32_t j = 0; j < P; j++) {
+        for (int x = 0; x < 2; x++)
+          for (int y = 0; y < 2; y++) PB_VERIFY__IO(q->J[lv][li][j][x][y]);
+        PB_VERIFY__IO(q->lemma1[lv][li][j][0]);
+        PB_VERIFY__IO(q->lemma1[lv][li][j][1]);
+        for (int32_t o = 0; o < P; o++)
+          for (int y = 0; y < 2; y++) PB_VERIFY__IO(q->D[lv][li][j][o][y]);
+      }
+  }
+#undef PB_VERIFY__IO
+#undef PB_VERIFY__IOD
 }
 
 void pb_verify_pacc_values(const struct pb_verify_pacc *a, const struct pb_verify_policy_setup *ps,

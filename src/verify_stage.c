@@ -542,11 +542,23 @@ struct pb_verify__scratch {
   struct pb_verify_pvalues *pv_mine, *pv_eng, *pv_cart;
   struct pb_policy_result *pres;
   uint16_t (*W)[PB_VERIFY_MAX_POL], (*R)[PB_VERIFY_MAX_POL];
+  struct pb_verify_memo *memo; /* the thread's, kept across rounds (NULL: off) */
+  size_t memo_pack;            /* bytes of a packed class in a memo payload */
 };
 
-static void pb_verify__scratch_policies(struct pb_verify__scratch *s, int32_t max_class)
+/* Policy scratch; @p memo: the thread's memo slot (created on first use,
+ * freed by the caller), or NULL for none. */
+static void pb_verify__scratch_policies(struct pb_verify__scratch *s, const struct pb_verify_options *opt,
+                                        struct pb_verify_memo **memo)
 {
-  s->tally = pb_malloc((size_t)pb_verify_tally_len(max_class) * sizeof *s->tally);
+  s->tally = pb_malloc((size_t)pb_verify_tally_len(opt->max_class) * sizeof *s->tally);
+  /* every cell has the same policy and weight counts, so one payload size */
+  const struct pb_verify_policy_setup dims = {.n_pol = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q,
+                                              .n_lambda = opt->n_lambdas};
+  s->memo_pack = pb_verify_pclass_packed_size(&dims);
+  if (memo && !*memo)
+    *memo = pb_verify_memo_new(s->memo_pack + (3 + PB_VERIFY_NPRES) * sizeof(double), (size_t)32 << 20);
+  s->memo = memo ? *memo : NULL;
   s->pq = pb_malloc(sizeof *s->pq);
   s->pacc = pb_verify_pacc_new();
   s->pacc1 = pb_verify_pacc_new();
@@ -644,48 +656,101 @@ static void pb_verify__cell_policies(const struct pb_cell_view *d, const struct 
   }
 }
 
-/* Class level of the policy verification: the class's policy counts into the
- * cell's accumulator (slot: its enumerated index), its structure, and the
- * class alone against the policy engine. */
-static void pb_verify__class_policies_check(const struct pb_verify_records *r, const struct pb_verify_class *q,
-                                            const struct pb_cell_view *cv, const struct pb_verify_policy_setup *ps,
-                                            const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
-                                            struct pb_verify__cellstate *cs, int32_t slot)
+/* The class's largest policy residuals into the cell's per-target maxima. */
+static void pb_verify__cres_update(double *rec, const double res[PB_VERIFY_NPRES], int32_t y)
 {
-  double *rec = cs->rec;
-  const int32_t y = cv->label[0];
-  /* policy counts of the same bijections; the class alone, then into the cell */
+  for (int t = 0; t < PB_VERIFY_NPT; t++)
+    for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
+      const double x = res[PB_VERIFY_PSLOT(t, lv)];
+      if (rec[PB_VF_POL_CRES_LABEL + t] < 0 || x > rec[PB_VF_POL_CRES + t])
+        rec[PB_VF_POL_CRES + t] = x, rec[PB_VF_POL_CRES_LABEL + t] = y;
+    }
+}
+
+/* Structural-check counters a class adds (pb_verify__pstructure). */
+static const int pb_verify__chk_fields[3] = {PB_VF_POL_CHK_LEMMA1, PB_VF_POL_CHK_COR1, PB_VF_POL_CHK_STRUCT};
+
+/* A memo payload: the packed class, the check counters it added, its residuals. */
+static void pb_verify__memo_io(struct pb_verify__scratch *sc, const struct pb_verify_policy_setup *ps,
+                               unsigned char *pay, double chk[3], double res[PB_VERIFY_NPRES], int pack)
+{
+  pb_verify_pclass_pack(sc->pq, ps, pay, pack);
+  unsigned char *x = pay + sc->memo_pack;
+  if (pack) memcpy(x, chk, 3 * sizeof *chk), memcpy(x + 3 * sizeof *chk, res, PB_VERIFY_NPRES * sizeof *res);
+  else memcpy(chk, x, 3 * sizeof *chk), memcpy(res, x + 3 * sizeof *chk, PB_VERIFY_NPRES * sizeof *res);
+}
+
+/* Class level of the policy verification, on the class's canonical form
+ * (src/verify_memo.c): its policy counts into the cell's accumulator, its
+ * structure, and the class alone against the policy engine; or, for a key
+ * this thread has checked and passed, the stored outcome.  @p y names the
+ * class in messages. */
+static void pb_verify__class_policies_check(const struct pb_verify_records *r, const struct pb_cell_view *cv,
+                                            int32_t y, const struct pb_verify_policy_setup *ps,
+                                            const struct pb_verify__ref *ref, struct pb_verify__scratch *sc,
+                                            struct pb_verify__cellstate *cs, double *t_enum)
+{
+  double *rec = cs->rec, chk[3], res[PB_VERIFY_NPRES];
+  const int32_t n = r->n;
+  unsigned char key[PB_VERIFY_MEMO_KEY];
+  int32_t ord[PB_VERIFY_MAX_N], q0[PB_VERIFY_MAX_N], q1[PB_VERIFY_MAX_N];
+  pb_verify_memo_canon(r, ps, key, ord, q0, q1);
+  /* the test hook corrupts one engine result of this cell: nothing is reused around it */
+  struct pb_verify_memo *memo = ref->corrupt ? NULL : sc->memo;
+  unsigned char *hit = memo ? pb_verify_memo_find(memo, key) : NULL;
   struct pb_verify_pclass *pq = sc->pq;
-  if (pb_verify_class_policies(r, q, sc->tally, ps, pq) != 0) {
-    pb_verify__failf(cs, y, "policy counts of the class cannot be enumerated");
-  } else {
+  if (hit) {
+    pb_verify__memo_io(sc, ps, hit, chk, res, 0);
     rec[PB_VF_POL_CLASSES]++;
     pb_verify_pacc_add(sc->pacc, pq, ps);
-    memcpy(sc->W[slot], pq->W, sizeof sc->W[0]);
-    memcpy(sc->R[slot], pq->R, sizeof sc->R[0]);
-    pb_verify_pacc_reset(sc->pacc1, ps);
-    pb_verify_pacc_add(sc->pacc1, pq, ps);
-    pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
-    pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
-    {
-      const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
-                                          .lambda = ps->lambda};
-      if (pb_policy_cell(cv, &pps, sc->pres) != 0) {
-        pb_verify__failf(cs, y, "policy engine rejected the class");
-      } else {
-        if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
-        pb_verify__engine_pvalues(sc->pres, ps, sc->pv_eng);
-        struct pb_verify__pw w[PB_VERIFY_NPRES];
-        pb_verify__pcompare(sc->pv_mine, sc->pv_eng, ps, 0, w);
-        for (int t = 0; t < PB_VERIFY_NPT; t++)
-          for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
-            const double x = w[PB_VERIFY_PSLOT(t, lv)].r;
-            if (rec[PB_VF_POL_CRES_LABEL + t] < 0 || x > rec[PB_VF_POL_CRES + t])
-              rec[PB_VF_POL_CRES + t] = x, rec[PB_VF_POL_CRES_LABEL + t] = y;
-          }
-        pb_verify__presidual_fail(cs, y, "policy engine", w, ps);
-      }
-    }
+    for (int f = 0; f < 3; f++) rec[pb_verify__chk_fields[f]] += chk[f];
+    pb_verify__cres_update(rec, res, y);
+    return;
+  }
+  uint8_t c0[PB_VERIFY_MAX_N], z0[PB_VERIFY_MAX_N], c1[PB_VERIFY_MAX_N], z1[PB_VERIFY_MAX_N];
+  int32_t p0[PB_VERIFY_MAX_N], p1[PB_VERIFY_MAX_N], lab[PB_VERIFY_MAX_N];
+  float s0[PB_VERIFY_MAX_N], s1[PB_VERIFY_MAX_N], m0[PB_VERIFY_MAX_N], m1[PB_VERIFY_MAX_N];
+  for (int32_t a = 0; a < n; a++) {
+    const int32_t i = ord[a];
+    c0[a] = r->c0[i], z0[a] = r->z0[i], c1[a] = r->c1[i], z1[a] = r->z1[i];
+    p0[a] = q0[i], p1[a] = q1[i], lab[a] = 0;
+    s0[a] = cv->s0[i], s1[a] = cv->s1[i], m0[a] = cv->m0[i], m1[a] = cv->m1[i];
+  }
+  const struct pb_verify_records rc = {n, c0, z0, c1, z1, p0, p1, m0, m1, s1};
+  struct pb_cell_view cc = *cv;
+  cc.label = lab, cc.pred0 = p0, cc.s0 = s0, cc.m0 = m0, cc.pred1 = p1, cc.s1 = s1, cc.m1 = m1;
+  struct pb_verify_class qc;
+  const double t0 = omp_get_wtime();
+  const int enum_ok = pb_verify_class_enumerate_sets(&rc, &qc, NULL, sc->tally) == 0;
+  *t_enum += omp_get_wtime() - t0;
+  if (!enum_ok || pb_verify_class_policies(&rc, &qc, sc->tally, ps, pq) != 0) {
+    pb_verify__failf(cs, y, "policy counts of the class cannot be enumerated");
+    return;
+  }
+  const double failed0 = rec[PB_VF_FAILED];
+  for (int f = 0; f < 3; f++) chk[f] = rec[pb_verify__chk_fields[f]];
+  rec[PB_VF_POL_CLASSES]++;
+  pb_verify_pacc_add(sc->pacc, pq, ps);
+  pb_verify_pacc_reset(sc->pacc1, ps);
+  pb_verify_pacc_add(sc->pacc1, pq, ps);
+  pb_verify_pacc_values(sc->pacc1, ps, sc->pv_mine);
+  pb_verify__pstructure(cs, y, sc->pv_mine, ps, pq->corollary1);
+  const struct pb_policy_setup pps = {.n_pol = ps->n_pol, .tau = ps->tau, .n_lambda = ps->n_lambda,
+                                      .lambda = ps->lambda};
+  if (pb_policy_cell(&cc, &pps, sc->pres) != 0) {
+    pb_verify__failf(cs, y, "policy engine rejected the class");
+    return;
+  }
+  if (ref->corrupt && ref->corrupt_label == y) pb_verify__corrupt(sc->pres);
+  pb_verify__engine_pvalues(sc->pres, ps, sc->pv_eng);
+  struct pb_verify__pw w[PB_VERIFY_NPRES];
+  pb_verify__pcompare(sc->pv_mine, sc->pv_eng, ps, 0, w);
+  for (int t = 0; t < PB_VERIFY_NPRES; t++) res[t] = w[t].r;
+  pb_verify__cres_update(rec, res, y);
+  pb_verify__presidual_fail(cs, y, "policy engine", w, ps);
+  if (memo && rec[PB_VF_FAILED] == failed0) {
+    for (int f = 0; f < 3; f++) chk[f] = rec[pb_verify__chk_fields[f]] - chk[f];
+    pb_verify__memo_io(sc, ps, pb_verify_memo_put(memo, key), chk, res, 1);
   }
 }
 
@@ -962,7 +1027,7 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
       list = pb_malloc((size_t)f * sizeof *list);
     }
     double t0 = omp_get_wtime();
-    if ((ps ? pb_verify_class_enumerate_sets(&r, q, list, sc->tally) : pb_verify_class_enumerate(&r, q, list)) != 0) {
+    if (pb_verify_class_enumerate(&r, q, list) != 0) {
       pb_verify__failf(cs, y, "class of %d records cannot be enumerated", (int)ny);
       free(list);
       continue;
@@ -977,7 +1042,11 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
     pb_verify__structure(cs, y, &v);
     if (q->H[PB_VERIFY_I5][1] - q->H[PB_VERIFY_I5][0] < q->H[PB_VERIFY_IK][1] - q->H[PB_VERIFY_IK][0])
       rec[PB_VF_NARROWER_H]++;
-    if (ps) pb_verify__class_policies_check(&r, q, &cv, ps, ref, sc, cs, nenum - 1);
+    if (ps) {
+      /* record order, as the Cartesian product's partner sets */
+      pb_verify_policy_masks(&r, ps, sc->W[nenum - 1], sc->R[nenum - 1]);
+      pb_verify__class_policies_check(&r, &cv, y, ps, ref, sc, cs, t_enum);
+    }
     if (ref->in_process) pb_verify__class_engine(&cv, &v, cs);
   }
   rec[PB_VF_ENUMERATED] = nenum;
@@ -1251,9 +1320,15 @@ static int pb_verify__block_save(const struct pb_stage *st, const struct pb_veri
  * loop at the next round.  Returns the enumerating thread-seconds. */
 static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
                                  const struct pb_verify_options *opt, struct pb_verify__work *w, struct pb_blocks *bl,
-                                 int64_t per, int *status)
+                                 int64_t per, int *status, int64_t memo_counts[2])
 {
   double t_enum = 0.0;
+  /* one memo per thread, for the whole run (PAIRBOUND_VERIFY_NO_MEMO=1: none,
+   * for the test that shows a memo changes no byte) */
+  const int nth = omp_get_max_threads();
+  const char *no_memo = getenv("PAIRBOUND_VERIFY_NO_MEMO");
+  const int use_memo = opt->policies && !(no_memo && strcmp(no_memo, "1") == 0);
+  struct pb_verify_memo **memos = pb_calloc((size_t)nth, sizeof *memos);
   struct pb_progress prog;
   struct pb_first_error fe;
   pb_first_error_init(&fe);
@@ -1278,7 +1353,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
     {
       struct pb_verify__scratch sc;
       memset(&sc, 0, sizeof sc);
-      if (opt->policies) pb_verify__scratch_policies(&sc, opt->max_class);
+      if (opt->policies) pb_verify__scratch_policies(&sc, opt, use_memo ? &memos[omp_get_thread_num()] : NULL);
 #pragma omp for schedule(dynamic, 4)
       for (int64_t c = c0 - st->first; c < c1 - st->first; c++) {
         if (!todo[c]) continue;
@@ -1297,6 +1372,14 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
     if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
   }
   free(todo);
+  memo_counts[0] = memo_counts[1] = 0;
+  for (int t = 0; t < nth; t++) {
+    int64_t h, m;
+    pb_verify_memo_counts(memos[t], &h, &m);
+    memo_counts[0] += h, memo_counts[1] += m;
+    pb_verify_memo_free(memos[t]);
+  }
+  free(memos);
   pb_progress_end(&prog);
   *status = pb_first_error_status(&fe);
   return t_enum;
@@ -1408,7 +1491,8 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   status = pb_verify__setup(&st, &b, opt, &w);
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
-  const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w, &bl, per, &status) : 0.0;
+  int64_t memo_counts[2] = {0, 0};
+  const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w, &bl, per, &status, memo_counts) : 0.0;
   status = pb_blocks_close(&bl, pb_error_agree(comm, status));
   pb_timer_lap(&tm, "verify");
   char msg[PB_VERIFY__MSG] = "";
@@ -1427,6 +1511,11 @@ int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm, con
              "overall, %.3g per enumerating thread-second); write %.3f s",
              totals[1], totals[0], mx[0], mx[1], mx[1] > 0 ? totals[0] / mx[1] : 0.0,
              enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
+  if (opt->policies) {
+    MPI_Allreduce(MPI_IN_PLACE, memo_counts, 2, MPI_INT64_T, MPI_SUM, comm);
+    pb_message("verify: class policy checks: %lld canonical forms checked, %lld repeats reused (docs/verify.md)",
+               (long long)memo_counts[1], (long long)memo_counts[0]);
+  }
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   pb_verify__work_free(&w);
   pb_cells_free(&b);

@@ -9,6 +9,7 @@
 #ifndef PAIRBOUND_VERIFY_H
 #define PAIRBOUND_VERIFY_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <mpi.h>
 
@@ -146,6 +147,11 @@ int pb_verify_class_policies(const struct pb_verify_records *r, const struct pb_
                              const uint32_t *tally, const struct pb_verify_policy_setup *ps,
                              struct pb_verify_pclass *out);
 
+/** Perturbed-side masks of a class (record order): W[j] the wrong records
+ * accepted by tau_j, R[j] the correct ones rejected (@p r must carry s1). */
+void pb_verify_policy_masks(const struct pb_verify_records *r, const struct pb_verify_policy_setup *ps,
+                            uint16_t W[PB_VERIFY_MAX_POL], uint16_t R[PB_VERIFY_MAX_POL]);
+
 /* Policy values of a cell or class, as rates: the layout of the policy
  * engine's result (include/pairbound/policy.h) for the compared fields. */
 struct pb_verify_pvalues {
@@ -178,6 +184,12 @@ struct pb_verify_pacc;
 struct pb_verify_pacc *pb_verify_pacc_new(void);
 void pb_verify_pacc_free(struct pb_verify_pacc *a);
 void pb_verify_pacc_reset(struct pb_verify_pacc *a, const struct pb_verify_policy_setup *ps);
+/** Bytes of pb_verify_pclass_pack()'s image of a class under @p ps. */
+size_t pb_verify_pclass_packed_size(const struct pb_verify_policy_setup *ps);
+/** Copy the fields of @p q that pb_verify_pacc_add() reads into @p buf
+ * (pack = 1) or back from it (pack = 0); byte for byte the same accumulation. */
+void pb_verify_pclass_pack(struct pb_verify_pclass *q, const struct pb_verify_policy_setup *ps, unsigned char *buf,
+                           int pack);
 void pb_verify_pacc_add(struct pb_verify_pacc *a, const struct pb_verify_pclass *q, const struct pb_verify_policy_setup *ps);
 void pb_verify_pacc_values(const struct pb_verify_pacc *a, const struct pb_verify_policy_setup *ps,
                            struct pb_verify_pvalues *out);

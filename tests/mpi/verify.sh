@@ -123,6 +123,13 @@ for run in "2 1" "3 2"; do
   check "small synth --policies: REPORT.md identical at $1 ranks x $2 threads" cmp -s "$WORK/p11/report/REPORT.md" "$WORK/p$1$2/report/REPORT.md"
   check "small synth --policies: results.h5 identical at $1 ranks x $2 threads" same_h5 "$WORK/p11/results.h5" "$WORK/p$1$2/results.h5"
 done
+# the class memo (docs/verify.md) changes no byte: off, and 1 rank x 1 thread vs 2
+PAIRBOUND_VERIFY_NO_MEMO=1 pb 1 2 verify "$WORK/s.h5" --policies -o "$WORK/p_nomemo"
+check "small synth --policies: verify.tsv identical without the class memo" cmp -s "$WORK/p11/report/verify.tsv" "$WORK/p_nomemo/report/verify.tsv"
+check "small synth --policies: results.h5 identical without the class memo" same_h5 "$WORK/p11/results.h5" "$WORK/p_nomemo/results.h5"
+OMP_NUM_THREADS=1 "$PAIRBOUND" -v 1 verify "$WORK/s.h5" --policies -o "$WORK/p_memo" 2> "$WORK/pmemo.txt"
+check "small synth --policies: the memo reuses repeated classes" \
+  grep -qE "class policy checks: [1-9][0-9]* canonical forms checked, [1-9][0-9]* repeats reused" "$WORK/pmemo.txt"
 ptsv="$WORK/p11/report/verify.tsv"
 pcol() { head -1 "$1" | tr '\t' '\n' | grep -nx "$2" | cut -d: -f1; }
 check "small synth --policies: every class's policy counts enumerated" \
@@ -140,6 +147,9 @@ for run in "2 2" "3 1"; do
   check "tiny cells --policies: verify.tsv identical at $1 ranks x $2 threads" cmp -s "$WORK/q11/report/verify.tsv" "$WORK/q$1$2/report/verify.tsv"
   check "tiny cells --policies: results.h5 identical at $1 ranks x $2 threads" same_h5 "$WORK/q11/results.h5" "$WORK/q$1$2/results.h5"
 done
+PAIRBOUND_VERIFY_NO_MEMO=1 pb 1 1 verify "$WORK/tiny.h5" $ptaus -o "$WORK/q_nomemo"
+check "tiny cells --policies: verify.tsv identical without the class memo" cmp -s "$WORK/q11/report/verify.tsv" "$WORK/q_nomemo/report/verify.tsv"
+check "tiny cells --policies: results.h5 identical without the class memo" same_h5 "$WORK/q11/results.h5" "$WORK/q_nomemo/results.h5"
 qtsv="$WORK/q11/report/verify.tsv"
 check "tiny cells --policies: every T cell brute-forced (policy Cartesian check), residual <= 1e-12" \
   awk -F'\t' -v c="$(pcol "$qtsv" pol_cartesian_res)" 'NR > 1 && $2 == "T" && !($c <= 1e-12) { bad = 1 } END { exit bad }' "$qtsv"
