@@ -80,7 +80,7 @@ static FILE *pb_figure__render(const struct pb_figure *fig, const char *data_pat
   return gp;
 }
 
-static void pb_figure__fail(const struct pb_figure *fig, const char *log)
+static void pb_figure__fail(const char *name, const char *log)
 {
   char msg[512] = "";
   FILE *fp = fopen(log, "r");
@@ -91,7 +91,7 @@ static void pb_figure__fail(const struct pb_figure *fig, const char *log)
   }
   for (char *c = msg; *c; c++)
     if (*c == '\n') *c = ' ';
-  pb_error_set("figure %s: gnuplot failed: %s", fig->name, msg[0] ? msg : "no message");
+  pb_error_set("figure %s: gnuplot failed: %s", name, msg[0] ? msg : "no message");
 }
 
 int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
@@ -99,6 +99,7 @@ int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, c
 {
   memset(job, 0, sizeof *job);
   job->fig = fig;
+  job->name = pb_strdup(fig->name);
   char name[256];
   snprintf(name, sizeof name, "%s.tsv", fig->name);
   int status = pb_results_write_report(res, name, data, len);
@@ -121,6 +122,13 @@ int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, c
   return PB_OK;
 }
 
+/* The markdown of a rendered figure. */
+static void pb_figure__link(struct pb_text *md, const struct pb_figure *fig)
+{
+  pb_text_printf(md, "\n![%s](%s.png)\n\n*%s — data: [%s.tsv](%s.tsv).*\n", fig->title, fig->name, fig->title,
+                 fig->name, fig->name);
+}
+
 int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md)
 {
   const struct pb_figure *fig = job->fig;
@@ -133,7 +141,7 @@ int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md)
     const int st = job->gp ? pclose(job->gp) : -1;
     status = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? PB_OK : PB_FAIL;
     if (status != PB_OK) {
-      pb_figure__fail(fig, job->log);
+      pb_figure__fail(job->name, job->log);
       unlink(job->tmp);
     } else if (rename(job->tmp, job->png) != 0) {
       pb_error_set("%s: cannot write file: %s", job->png, strerror(errno));
@@ -141,20 +149,25 @@ int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md)
       status = PB_FAIL;
     }
     unlink(job->log);
-    if (status == PB_OK && md)
-      pb_text_printf(md, "\n![%s](%s.png)\n\n*%s — data: [%s.tsv](%s.tsv).*\n", fig->title, fig->name, fig->title,
-                     fig->name, fig->name);
+    if (status == PB_OK && md) pb_figure__link(md, fig);
   }
-  free(job->png), free(job->tmp), free(job->log);
+  free(job->name), free(job->png), free(job->tmp), free(job->log);
   memset(job, 0, sizeof *job);
   return status;
 }
 
-int pb_figure_write(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+int pb_figure_write(struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
                     struct pb_text *md)
 {
   struct pb_figure_job job;
   const int status = pb_figure_start(res, fig, data, len, &job);
-  const int done = pb_figure_finish(&job, md);
-  return status != PB_OK ? status : done;
+  if (status != PB_OK || job.state != PB_FIGURE__RENDERING) {
+    const int done = pb_figure_finish(&job, md);
+    return status != PB_OK ? status : done;
+  }
+  /* rendered beside the caller; the commit waits (a failure there discards the outputs, link and all) */
+  if (md) pb_figure__link(md, fig);
+  job.fig = NULL;
+  pb_results_defer_figure(res, &job);
+  return PB_OK;
 }

@@ -273,6 +273,32 @@ done:
   return status;
 }
 
+static void *pb_protocol__dup(const void *a, size_t n)
+{
+  void *b = pb_malloc(n > 0 ? n : 1);
+  if (n > 0) memcpy(b, a, n);
+  return b;
+}
+
+void pb_protocol_copy(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_protocol *out)
+{
+  *out = *p;
+  out->src = pb_calloc((size_t)p->n_sources, sizeof *out->src);
+  for (int32_t s = 0; s < p->n_sources; s++) {
+    const struct pb_protocol_source *a = &p->src[s];
+    struct pb_protocol_source *b = &out->src[s];
+    const size_t M = (size_t)meta->n_models, C = (size_t)meta->sources[s].n_conditions;
+    *b = *a;
+    b->tau = pb_protocol__dup(a->tau, M * sizeof *a->tau);
+    b->policy_tau = pb_protocol__dup(a->policy_tau, M * PB_PROTOCOL_N_Q * sizeof *a->policy_tau);
+    b->dev_correct = pb_protocol__dup(a->dev_correct, M * C * sizeof *a->dev_correct);
+    b->eval_correct = pb_protocol__dup(a->eval_correct, M * C * sizeof *a->eval_correct);
+    b->mean_dev_acc = pb_protocol__dup(a->mean_dev_acc, C * sizeof *a->mean_dev_acc);
+    b->tier = pb_protocol__dup(a->tier, C * sizeof *a->tier);
+    b->panel = pb_protocol__dup(a->panel, M * C * sizeof *a->panel);
+  }
+}
+
 void pb_protocol_free(struct pb_protocol *p)
 {
   for (int32_t s = 0; s < p->n_sources && p->src; s++) {

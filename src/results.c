@@ -17,6 +17,7 @@
 
 #include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/signals.h"
@@ -30,7 +31,35 @@ struct pb_results {
   char *outdir, *tmp;
   char *staging; /* OUTDIR/.pairbound-stage.XXXXXX: results.h5 and report/ until the commit */
   struct pb_output_lock lock; /* rank 0: OUTDIR/.pairbound.lock while the stage writes */
+  struct pb_figure_job *figs; /* figures still rendering (pb_figure_write), finished at commit or close */
+  int n_figs, cap_figs;
 };
+
+void pb_results_defer_figure(struct pb_results *res, struct pb_figure_job *job)
+{
+  if (res->n_figs == res->cap_figs) {
+    res->cap_figs = res->cap_figs ? 2 * res->cap_figs : 8;
+    res->figs = pb_realloc(res->figs, (size_t)res->cap_figs * sizeof *res->figs);
+  }
+  res->figs[res->n_figs++] = *job;
+  memset(job, 0, sizeof *job);
+}
+
+/* Wait for every deferred figure: PB_OK, or the first failure (its message set). */
+static int pb_results__figures(struct pb_results *res)
+{
+  int status = PB_OK;
+  for (int i = 0; i < res->n_figs; i++) {
+    char first[1024] = "";
+    if (status != PB_OK) snprintf(first, sizeof first, "%s", pb_error_message());
+    if (pb_figure_finish(&res->figs[i], NULL) != PB_OK && status == PB_OK) status = PB_FAIL;
+    else if (first[0]) pb_error_set("%s", first); /* keep the first failure's words */
+  }
+  free(res->figs);
+  res->figs = NULL;
+  res->n_figs = res->cap_figs = 0;
+  return status;
+}
 
 const char *pb_build_info(void)
 {
@@ -164,8 +193,10 @@ char *pb_results_report_path(const struct pb_results *res, const char *name)
 
 int pb_results_commit(struct pb_results *res)
 {
+  const int figs = pb_results__figures(res);
   int status = pb_h5_close_file(res->file, res->tmp, 0);
   res->file = -1;
+  if (status == PB_OK) status = figs;
   /* a signal now would cut the commit in two: it waits until the end */
   int was = pb_signal_set_deferred(1);
   if (status == PB_OK && res->rank == 0) status = pb_output_staging_commit(res->staging, res->outdir);
@@ -203,6 +234,7 @@ static void pb_results__discard_full(struct pb_results *res)
 void pb_results_close(struct pb_results *res)
 {
   if (!res) return;
+  pb_results__figures(res); /* the outputs are discarded: only gnuplot's end matters */
   pb_results__discard_full(res);
   if (res->file >= 0 && res->staging) {
     /* the report files go first: on a full disk, the close's metadata flush needs their space */

@@ -17,6 +17,7 @@
 #include "pairbound/checkpoint.h"
 #include "pairbound/results.h"
 #include "pairbound/error.h"
+#include "pairbound/stage.h"
 #include "pairbound/exact.h"
 #include "pairbound/fragility.h"
 #include "pairbound/identify.h"
@@ -533,10 +534,12 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   if (status == PB_OK && rank == 0) status = reads_store ? pb_file_sha256(cfg->store, sha) : PB_OK;
   if (!reads_store) snprintf(sha, sizeof sha, "none");
   status = pb_error_agree(comm, status);
+  pb_stage_protocol_memo(1); /* every stage opens the one store: its protocol is computed once */
   for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
     struct pb_checkpoint_key key = {cfg->stages[i], facts.build, sha, settings};
     status = pb_run__stage(cfg, i, &key, prov, comm, &facts);
   }
+  pb_stage_protocol_memo(0);
   facts.total = MPI_Wtime() - t0;
   if (status == PB_OK && rank == 0) status = pb_run_report(cfg, &facts);
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);

@@ -31,12 +31,14 @@ int pb_figure_available(void);
 
 /**
  * Rank 0 only: write @p data (@p len bytes: a header line, then tab-separated
- * rows) as report/NAME.tsv, render report/NAME.png under a temporary name and
- * rename it into place, and append to @p md the image link (or a line saying
- * the figure was skipped and why).  A gnuplot failure is an error naming the
- * figure and gnuplot's message.
+ * rows) as report/NAME.tsv, start gnuplot rendering report/NAME.png under a
+ * temporary name, and append to @p md the image link (or a line saying the
+ * figure was skipped and why).  gnuplot runs beside the caller: the results'
+ * commit waits for it and renames the PNG into place (pb_results_commit), so
+ * a gnuplot failure there is an error naming the figure and gnuplot's
+ * message, and fails the commit (the link is then never published).
  */
-int pb_figure_write(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+int pb_figure_write(struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
                     struct pb_text *md);
 
 /* A figure whose rendering overlaps the caller's work: pb_figure_start
@@ -46,7 +48,8 @@ int pb_figure_write(const struct pb_results *res, const struct pb_figure *fig, c
  * as pb_figure_write does. */
 enum { PB_FIGURE__DONE = 0, PB_FIGURE__SKIPPED, PB_FIGURE__RENDERING };
 struct pb_figure_job {
-  const struct pb_figure *fig;
+  const struct pb_figure *fig; /* read by pb_figure_finish when given markdown */
+  char *name;                  /* the figure's name, for messages */
   int state;           /* PB_FIGURE__* */
   FILE *gp;            /* gnuplot's input while rendering (NULL: it could not be started) */
   char *png, *tmp, *log;

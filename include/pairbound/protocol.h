@@ -85,6 +85,9 @@ int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_prot
 /** Write the protocol into results.h5 (/protocol) and report/protocol_*.tsv (collective). */
 int pb_protocol_write(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_results *res);
 
+/** A deep copy of @p p (a protocol of the store @p meta describes) into @p out. */
+void pb_protocol_copy(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_protocol *out);
+
 void pb_protocol_free(struct pb_protocol *p);
 
 #endif /* PAIRBOUND_PROTOCOL_H */

@@ -104,6 +104,9 @@ void pb_table_int(struct pb_table *t, int64_t v);
 void pb_table_num(struct pb_table *t, double x, int digits);
 void pb_table_end_row(struct pb_table *t);
 /** Write @p len bytes of @p text as report/NAME (temporary name, then rename); rank 0 only. */
+struct pb_figure_job;
+/** Take over a figure job that is still rendering: the commit (or close) waits for it (pb_figure_write). */
+void pb_results_defer_figure(struct pb_results *res, struct pb_figure_job *job);
 int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len);
 /** Write the TSV as report/NAME, append the markdown to @p md, reset the table. */
 int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md);

@@ -24,6 +24,14 @@ struct pb_stage {
 /** Open STORE, compute and write the protocol, create OUTDIR (collective). */
 int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
                   const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage);
+/**
+ * Keep (@p on = 1) the protocol that pb_stage_open computes and reuse it
+ * while the store file (device, inode, size, modification time), the
+ * protocol options and the communicator are the same; 0 drops it.  For
+ * `pairbound run`, whose stages all open one store; collective in
+ * pb_stage_open (every rank agrees on a reuse).
+ */
+void pb_stage_protocol_memo(int on);
 /** The protocol verb: pb_stage_open and commit, its phases timed (/timings/protocol). */
 int pb_stage_protocol_run(const char *store_path, const char *outdir, MPI_Comm comm,
                           const struct pb_protocol_options *popt, const char *provenance);
