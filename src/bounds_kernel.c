@@ -36,12 +36,17 @@ struct pb_bounds__scratch {
 static int pb_bounds__group(const int32_t *label, int32_t n, int32_t maxlab, int32_t *idx,
                             int32_t *tmp)
 {
-  if (maxlab < 65536) {
-    int32_t *cnt = calloc((size_t)maxlab + 2, sizeof *cnt);
+  /* counting sort over the labels' range (one class alone, as verify passes
+   * them, is a range of one whatever its label) */
+  int32_t minlab = maxlab;
+  for (int32_t i = 0; i < n; i++) minlab = label[i] < minlab ? label[i] : minlab;
+  if (maxlab - minlab < 65536) {
+    const int32_t range = maxlab - minlab;
+    int32_t *cnt = calloc((size_t)range + 2, sizeof *cnt);
     if (!cnt) return -1;
-    for (int32_t i = 0; i < n; i++) cnt[label[i] + 1]++;
-    for (int32_t l = 0; l <= maxlab; l++) cnt[l + 1] += cnt[l];
-    for (int32_t i = 0; i < n; i++) idx[cnt[label[i]]++] = i;
+    for (int32_t i = 0; i < n; i++) cnt[label[i] - minlab + 1]++;
+    for (int32_t l = 0; l <= range; l++) cnt[l + 1] += cnt[l];
+    for (int32_t i = 0; i < n; i++) idx[cnt[label[i] - minlab]++] = i;
     free(cnt);
     return 0;
   }

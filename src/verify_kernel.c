@@ -27,21 +27,26 @@ struct pb_verify__key {
   double dmin, dmax;
 };
 
-static void pb_verify__key_add(struct pb_verify__key *e, int32_t H, int32_t L, double D)
+/* Keys start empty (pb_verify__key_empty): the extremes of no bijection, so
+ * that adding one is six branch-free minima and maxima. */
+static void pb_verify__key_empty(struct pb_verify__key *e)
 {
-  if (!e->seen) {
-    e->seen = 1;
-    e->hmin = e->hmax = H;
-    e->lmin = e->lmax = L;
-    e->dmin = e->dmax = D;
-    return;
-  }
-  if (H < e->hmin) e->hmin = H;
-  if (H > e->hmax) e->hmax = H;
-  if (L < e->lmin) e->lmin = L;
-  if (L > e->lmax) e->lmax = L;
-  if (D < e->dmin) e->dmin = D;
-  if (D > e->dmax) e->dmax = D;
+  e->seen = 0;
+  e->hmin = e->lmin = INT32_MAX;
+  e->hmax = e->lmax = INT32_MIN;
+  e->dmin = INFINITY;
+  e->dmax = -INFINITY;
+}
+
+static inline void pb_verify__key_add(struct pb_verify__key *e, int32_t H, int32_t L, double D)
+{
+  e->seen = 1;
+  e->hmin = H < e->hmin ? H : e->hmin;
+  e->hmax = H > e->hmax ? H : e->hmax;
+  e->lmin = L < e->lmin ? L : e->lmin;
+  e->lmax = L > e->lmax ? L : e->lmax;
+  e->dmin = D < e->dmin ? D : e->dmin;
+  e->dmax = D > e->dmax ? D : e->dmax;
 }
 
 /* Merge key statistics into a level's extrema. */
@@ -87,22 +92,20 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
                                   (c0 && z0 && !c1 && z1 ? PB_VERIFY__HH : 0) |
                                   (c0 && z0 && c1 && !z1 ? PB_VERIFY__LL : 0));
     }
-  /* Subset sums of M (clean) and M' (perturbed), each in record order. */
+  /* Subset sums of M (clean) and M' (perturbed), each in record order: a
+   * mask's sum is its lower records' sum plus its highest record, which is
+   * the left-to-right sum over ascending records term for term. */
   const uint32_t nmask = 1u << n;
   double sx[1u << PB_VERIFY_MAX_N], sz[1u << PB_VERIFY_MAX_N];
-  for (uint32_t mask = 0; mask < nmask; mask++) {
-    double x = 0.0, z = 0.0;
-    for (int32_t i = 0; i < n; i++)
-      if (mask >> i & 1u) {
-        x += (double)r->m0[i];
-        z += (double)r->m1[i];
-      }
-    sx[mask] = x;
-    sz[mask] = z;
+  sx[0] = sz[0] = 0.0;
+  for (uint32_t mask = 1; mask < nmask; mask++) {
+    const int32_t top = 31 - __builtin_clz(mask);
+    sx[mask] = sx[mask ^ 1u << top] + (double)r->m0[top];
+    sz[mask] = sz[mask ^ 1u << top] + (double)r->m1[top];
   }
 
   struct pb_verify__key keys[(PB_VERIFY_MAX_N + 1) * (PB_VERIFY_MAX_N + 1)];
-  memset(keys, 0, sizeof keys);
+  for (int32_t i = 0; i < (n + 1) * (n + 1); i++) pb_verify__key_empty(&keys[i]);
   int32_t perm[PB_VERIFY_MAX_N], ctr[PB_VERIFY_MAX_N];
   for (int32_t i = 0; i < n; i++) perm[i] = i, ctr[i] = 0;
   int64_t count = 0;
@@ -249,18 +252,19 @@ int pb_verify_combine(const struct pb_verify_class *cls, int32_t ncls, struct pb
 
   /* Knapsack on the total overlap (offset by the smallest attainable total):
    * lo[t] / hi[t] = smallest / largest numerator sum over class choices with
-   * total sum(kmin) + t, accumulated in class order. */
+   * total sum(kmin) + t, accumulated in class order; an unreachable total
+   * holds +inf / -inf, which no candidate sum replaces, so every step is a
+   * branch-free minimum or maximum over the class's overlaps (exact: a
+   * minimum picks one of its candidates). */
   double *lo = malloc((size_t)(width + 1) * sizeof *lo), *hi = malloc((size_t)(width + 1) * sizeof *hi);
   double *nlo = malloc((size_t)(width + 1) * sizeof *nlo), *nhi = malloc((size_t)(width + 1) * sizeof *nhi);
-  uint8_t *reach = malloc((size_t)width + 1), *nreach = malloc((size_t)width + 1);
-  if (!lo || !hi || !nlo || !nhi || !reach || !nreach) {
-    free(lo), free(hi), free(nlo), free(nhi), free(reach), free(nreach);
+  if (!lo || !hi || !nlo || !nhi) {
+    free(lo), free(hi), free(nlo), free(nhi);
     return -1;
   }
   int64_t base = 0;
-  int32_t cur = 0; /* reachable offsets 0..cur */
+  int32_t cur = 0; /* offsets 0..cur may be reachable */
   lo[0] = hi[0] = 0.0;
-  reach[0] = 1;
   for (int32_t c = 0; c < ncls; c++) {
     const struct pb_verify_class *q = &cls[c];
     int32_t kmin = -1, kmax = -1;
@@ -271,39 +275,42 @@ int pb_verify_combine(const struct pb_verify_class *cls, int32_t ncls, struct pb
       }
     base += kmin;
     const int32_t ncur = cur + kmax - kmin;
-    memset(nreach, 0, (size_t)ncur + 1);
-    for (int32_t t = 0; t <= cur; t++) {
-      if (!reach[t]) continue;
-      for (int32_t k = kmin; k <= kmax; k++) {
-        if (!q->k_seen[k]) continue;
-        const int32_t u = t + k - kmin;
-        /* k = 0 means an empty correct-correct block: numerator exactly 0 */
-        const double vlo = k > 0 ? lo[t] + q->Dk[k][0] : lo[t], vhi = k > 0 ? hi[t] + q->Dk[k][1] : hi[t];
-        if (!nreach[u]) {
-          nreach[u] = 1;
-          nlo[u] = vlo;
-          nhi[u] = vhi;
-        } else {
-          if (vlo < nlo[u]) nlo[u] = vlo;
-          if (vhi > nhi[u]) nhi[u] = vhi;
+    /* k = kmin (always seen) sets offsets 0..cur; the rest start unreachable */
+    for (int32_t u = cur + 1; u <= ncur; u++) nlo[u] = INFINITY, nhi[u] = -INFINITY;
+    for (int32_t k = kmin; k <= kmax; k++) {
+      if (!q->k_seen[k]) continue;
+      double *restrict dlo = nlo + (k - kmin), *restrict dhi = nhi + (k - kmin);
+      /* k = 0: an empty correct-correct block, numerator exactly 0 (no term added) */
+      const double alo = k > 0 ? q->Dk[k][0] : 0.0, ahi = k > 0 ? q->Dk[k][1] : 0.0;
+      if (k == kmin && k == 0) {
+        memcpy(dlo, lo, (size_t)(cur + 1) * sizeof *lo);
+        memcpy(dhi, hi, (size_t)(cur + 1) * sizeof *hi);
+      } else if (k == kmin) {
+#pragma omp simd
+        for (int32_t t = 0; t <= cur; t++) dlo[t] = lo[t] + alo, dhi[t] = hi[t] + ahi;
+      } else {
+#pragma omp simd
+        for (int32_t t = 0; t <= cur; t++) {
+          const double vlo = lo[t] + alo, vhi = hi[t] + ahi;
+          dlo[t] = vlo < dlo[t] ? vlo : dlo[t];
+          dhi[t] = vhi > dhi[t] ? vhi : dhi[t];
         }
       }
     }
     cur = ncur;
     double *t1 = lo; lo = nlo; nlo = t1;
     double *t2 = hi; hi = nhi; nhi = t2;
-    uint8_t *t3 = reach; reach = nreach; nreach = t3;
   }
   /* For a fixed K > 0 the ratio is monotone in the numerator, so the extreme
    * ratio over all choices is the extreme over K of the extreme sums / K. */
   for (int32_t t = 0; t <= cur; t++) {
     const int64_t Kt = base + t;
-    if (!reach[t] || Kt <= 0) continue;
+    if (lo[t] == INFINITY || Kt <= 0) continue;
     const double rlo = lo[t] / (double)Kt, rhi = hi[t] / (double)Kt;
     if (isnan(out->dMk[PB_VERIFY_I0][0]) || rlo < out->dMk[PB_VERIFY_I0][0]) out->dMk[PB_VERIFY_I0][0] = rlo;
     if (isnan(out->dMk[PB_VERIFY_I0][1]) || rhi > out->dMk[PB_VERIFY_I0][1]) out->dMk[PB_VERIFY_I0][1] = rhi;
   }
-  free(lo), free(hi), free(nlo), free(nhi), free(reach), free(nreach);
+  free(lo), free(hi), free(nlo), free(nhi);
   return 0;
 }
 
