@@ -72,8 +72,9 @@ static int pb_run__exact(const struct pb_run_config *cfg, const char *outdir, MP
   return pb_exact_worlds_run(&cfg->exact, outdir, comm, prov); /* the worlds are drawn, not read from the store */
 }
 
-/* Stages in pipeline order: runner, report file under report/, option table
- * and the place of its options in the configuration. */
+/* Stages in pipeline order: runner, report file under report/, option table,
+ * the place of its options in the configuration, and whether its loops save
+ * blocks (pairbound/blocks.h), which carry the checkpoint key. */
 #define PB_RUN__MEMBER(m) offsetof(struct pb_run_config, m), sizeof(((struct pb_run_config *)0)->m)
 static const struct {
   const char *name;
@@ -81,14 +82,15 @@ static const struct {
   const char *report;
   const struct pb_option *table;
   size_t offset, size;
+  int blocks;
 } pb_run__stages[] = {
-  {"bounds", pb_run__bounds, "REPORT.md", pb_identify_option_table, PB_RUN__MEMBER(bounds)},
-  {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, PB_RUN__MEMBER(verify)},
-  {"policy", pb_run__policy, "policy.md", pb_policy_option_table, PB_RUN__MEMBER(policy)},
-  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, PB_RUN__MEMBER(screen)},
-  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, PB_RUN__MEMBER(predict)},
-  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, PB_RUN__MEMBER(fragility)},
-  {"exact", pb_run__exact, "exact.md", pb_exact_option_table, PB_RUN__MEMBER(exact)}};
+  {"bounds", pb_run__bounds, "REPORT.md", pb_identify_option_table, PB_RUN__MEMBER(bounds), 0},
+  {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, PB_RUN__MEMBER(verify), 1},
+  {"policy", pb_run__policy, "policy.md", pb_policy_option_table, PB_RUN__MEMBER(policy), 1},
+  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, PB_RUN__MEMBER(screen), 1},
+  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, PB_RUN__MEMBER(predict), 0},
+  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, PB_RUN__MEMBER(fragility), 0},
+  {"exact", pb_run__exact, "exact.md", pb_exact_option_table, PB_RUN__MEMBER(exact), 0}};
 
 #define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
 
@@ -484,7 +486,7 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
 /* The store's SHA-256, the checkpoints' key: rank 0 hashes the whole file
  * (0.8 s for the paper store) on a thread of its own beside the first stage,
  * and the key is first needed when that stage's checkpoint is written (with
- * --resume: before its checkpoint is checked). */
+ * --resume, or for a stage whose loops save blocks: before it starts). */
 struct pb_run__digest {
   pthread_t thread;
   int started, joined, status;
@@ -530,7 +532,9 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
   MPI_Comm_rank(comm, &rank);
   char *dir = pb_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
-  int done = cfg->resume ? pb_run__digest_wait(dg, comm) : PB_OK;
+  /* the key is needed now to check a checkpoint, or by the stage's blocks */
+  const int k = pb_run__kind(cfg->stages[i]);
+  int done = cfg->resume || (k >= 0 && pb_run__stages[k].blocks) ? pb_run__digest_wait(dg, comm) : PB_OK;
   if (done == PB_OK) done = cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
   if (done == PB_FAIL) status = PB_FAIL;
   else if (done) {

@@ -117,13 +117,14 @@ START_TEST(test_figure_gnuplot_error)
   bad.script = "plot DATA using 1:2 with nosuchstyle";
   struct pb_results *res = make_results("fig3");
   struct pb_text md = {0};
-  ck_assert_int_eq(pb_figure_write(res, &bad, data, strlen(data), &md), PB_FAIL);
-  ck_assert_ptr_nonnull(strstr(pb_error_message(), "figure profile"));
+  /* gnuplot runs beside the caller: its failure fails the commit, which publishes nothing */
+  ck_assert_int_eq(pb_figure_write(res, &bad, data, strlen(data), &md), PB_OK);
+  ck_assert_int_eq(pb_results_commit(res), PB_FAIL);
+  ck_assert_ptr_nonnull(strstr(pb_error_message(), "figure profile: gnuplot failed"));
   ck_assert(!pb_test_exists(pb_test_path("fig3/report/profile.png")));
-  ck_assert(!pb_test_exists(pb_test_path("fig3/report/profile.png.tmp")));
-  ck_assert(!pb_test_exists(pb_test_path("fig3/report/profile.png.log")));
+  ck_assert(!pb_test_exists(pb_test_path("fig3/report/profile.tsv")));
+  ck_assert(!pb_test_exists(pb_test_path("fig3/results.h5")));
   pb_text_free(&md);
-  pb_results_close(res);
 }
 END_TEST
 
