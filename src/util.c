@@ -411,32 +411,78 @@ float pb_round_half(double x)
   return (float)ldexp(nearbyint(ldexp(x, -q)), q);
 }
 
-/* one selection for both widths: ascending position n - k */
-#define PB_KTH_LARGEST(NAME, T)                                                                                  \
-  T NAME(T *v, int32_t n, int32_t k)                                                                             \
-  {                                                                                                              \
-    int32_t lo = 0, hi = n - 1;                                                                                  \
-    const int32_t want = n - k;                                                                                    \
-    while (lo < hi) {                                                                                            \
-      const T pivot = v[lo + (hi - lo) / 2];                                                                     \
-      int32_t i = lo, j = hi;                                                                                    \
-      while (i <= j) {                                                                                           \
-        while (v[i] < pivot) i++;                                                                                \
-        while (v[j] > pivot) j--;                                                                                \
-        if (i <= j) {                                                                                            \
-          const T t = v[i];                                                                                      \
-          v[i++] = v[j];                                                                                         \
-          v[j--] = t;                                                                                            \
-        }                                                                                                        \
-      }                                                                                                          \
-      if (want <= j) hi = j;                                                                                     \
-      else if (want >= i) lo = i;                                                                                \
-      else break;                                                                                                \
-    }                                                                                                            \
-    return v[want];                                                                                              \
+/* One selection for both widths, of ascending position p = n - k.  Short
+ * arrays (and any holding a NaN, which has no place in the order) by Hoare
+ * selection; longer ones by radix selection on the order-preserving integer
+ * image of each value (sign bit flipped, or every bit of a negative): the
+ * range of the images is cut into at most 2^11 buckets, one pass counts
+ * them, the elements of the bucket holding position p move to the front, and
+ * the selection continues there, each round on a range 2^11 times narrower.
+ * Three linear passes without data-dependent branches instead of Hoare's
+ * mispredicted comparisons.  -0 and +0 get neighbouring images: a refinement
+ * of the order, so the value found compares equal to the exact answer. */
+#define PB_KTH_LARGEST(NAME, T, U, TOP)                                                                          \
+  static T NAME##__hoare(T *v, int32_t n, int32_t want)                                                         \
+  {                                                                                                             \
+    int32_t lo = 0, hi = n - 1;                                                                                 \
+    while (lo < hi) {                                                                                           \
+      const T pivot = v[lo + (hi - lo) / 2];                                                                    \
+      int32_t i = lo, j = hi;                                                                                   \
+      while (i <= j) {                                                                                          \
+        while (v[i] < pivot) i++;                                                                               \
+        while (v[j] > pivot) j--;                                                                               \
+        if (i <= j) {                                                                                           \
+          const T t = v[i];                                                                                     \
+          v[i++] = v[j];                                                                                        \
+          v[j--] = t;                                                                                           \
+        }                                                                                                       \
+      }                                                                                                         \
+      if (want <= j) hi = j;                                                                                    \
+      else if (want >= i) lo = i;                                                                               \
+      else break;                                                                                               \
+    }                                                                                                           \
+    return v[want];                                                                                             \
+  }                                                                                                             \
+  static inline U NAME##__key(T x)                                                                              \
+  {                                                                                                             \
+    U u;                                                                                                        \
+    memcpy(&u, &x, sizeof u);                                                                                   \
+    return u >> TOP ? ~u : u | (U)1 << TOP;                                                                     \
+  }                                                                                                             \
+  T NAME(T *v, int32_t n, int32_t k)                                                                            \
+  {                                                                                                             \
+    int32_t want = n - k;                                                                                       \
+    while (n > 256) {                                                                                           \
+      U lo = ~(U)0, hi = 0;                                                                                     \
+      int nan = 0;                                                                                              \
+      for (int32_t i = 0; i < n; i++) {                                                                         \
+        const U u = NAME##__key(v[i]);                                                                          \
+        nan |= v[i] != v[i];                                                                                    \
+        lo = u < lo ? u : lo;                                                                                   \
+        hi = u > hi ? u : hi;                                                                                   \
+      }                                                                                                         \
+      if (nan) break;                                                                                           \
+      if (lo == hi) return v[0];                                                                                \
+      int shift = 0;                                                                                            \
+      while (((hi - lo) >> shift) >= 2048) shift++;                                                             \
+      int32_t cnt[2048] = {0};                                                                                  \
+      for (int32_t i = 0; i < n; i++) cnt[(NAME##__key(v[i]) - lo) >> shift]++;                                 \
+      int32_t b = 0, below = 0;                                                                                 \
+      while (below + cnt[b] <= want) below += cnt[b++];                                                         \
+      int32_t m = 0;                                                                                            \
+      for (int32_t i = 0; i < n; i++)                                                                           \
+        if ((int32_t)((NAME##__key(v[i]) - lo) >> shift) == b) {                                                \
+          const T t = v[m];                                                                                     \
+          v[m++] = v[i];                                                                                        \
+          v[i] = t;                                                                                             \
+        }                                                                                                       \
+      n = m;                                                                                                    \
+      want -= below;                                                                                            \
+    }                                                                                                           \
+    return NAME##__hoare(v, n, want);                                                                           \
   }
-PB_KTH_LARGEST(pb_kth_largest, double)
-PB_KTH_LARGEST(pb_kth_largest_f32, float)
+PB_KTH_LARGEST(pb_kth_largest, double, uint64_t, 63)
+PB_KTH_LARGEST(pb_kth_largest_f32, float, uint32_t, 31)
 #undef PB_KTH_LARGEST
 
 void pb_nanmean_add(struct pb_nanmean *m, double x)

@@ -77,8 +77,8 @@ struct pb_nanmean {
   double sum;
   int64_t n;
 };
-/* The k-th largest of v[0..n) (1 <= k <= n) by Hoare selection; v is reordered. Only the value is returned,
- * so the pivot rule cannot change a result. */
+/* The k-th largest of v[0..n) (1 <= k <= n) by radix selection (Hoare's for short arrays or with a NaN);
+ * v is reordered. Only the value is returned, so the method cannot change a result. */
 double pb_kth_largest(double *v, int32_t n, int32_t k);
 float pb_kth_largest_f32(float *v, int32_t n, int32_t k);
 void pb_nanmean_add(struct pb_nanmean *m, double x);

@@ -776,6 +776,40 @@ START_TEST(test_kth_largest)
       ck_assert(pb_kth_largest_f32(f, n, k) == (float)sorted[k - 1]);
     }
   }
+  /* long arrays (the radix path): both signs, both zeros, subnormals, infinities, ties, narrow and wide
+   * ranges; every k of some, spot k of others */
+  enum { NL = 5000 };
+  static double lv[NL], ls[NL], lw[NL];
+  static float lf[NL], lfs[NL];
+  for (int rep = 0; rep < 24; rep++) {
+    const int32_t n = 257 + rep * 197;
+    for (int32_t i = 0; i < n; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const double u = (double)(x >> 11) / 9007199254740992.0;
+      switch (rep % 4) {
+      case 0: lv[i] = (double)(x % 9) - 4.0; break;                    /* nine levels, -0 and +0 among them */
+      case 1: lv[i] = 0.5 + u * 1e-9; break;                           /* a narrow range */
+      case 2: lv[i] = (x % 2 ? -1 : 1) * ldexp(u, (int)(x % 200) - 100); break; /* a wide one */
+      default: lv[i] = x % 50 == 0 ? (x % 3 ? INFINITY : -INFINITY) : x % 7 == 0 ? -0.0 : x % 11 == 0 ? 4.9e-324 : u - 0.5;
+      }
+      if (rep % 4 == 0 && lv[i] == 0 && x % 2) lv[i] = -0.0;
+      lf[i] = (float)lv[i];
+    }
+    memcpy(ls, lv, (size_t)n * sizeof *ls);
+    qsort(ls, (size_t)n, sizeof *ls, kth_desc);
+    for (int32_t i = 0; i < n; i++) lfs[i] = (float)ls[i]; /* float rounding keeps the order */
+    for (int32_t k = 1; k <= n; k += rep < 4 ? 1 : 37) {
+      memcpy(lw, lv, (size_t)n * sizeof *lw);
+      ck_assert(pb_kth_largest(lw, n, k) == ls[k - 1]);
+      float g[NL];
+      memcpy(g, lf, (size_t)n * sizeof *g);
+      ck_assert(pb_kth_largest_f32(g, n, k) == lfs[k - 1]);
+    }
+  }
+  /* a NaN among them: Hoare's selection, as before */
+  for (int32_t i = 0; i < 300; i++) lw[i] = i % 10;
+  lw[17] = NAN;
+  (void)pb_kth_largest(lw, 300, 100);
 }
 END_TEST
 
