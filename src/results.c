@@ -49,12 +49,13 @@ void pb_results_defer_figure(struct pb_results *res, struct pb_figure_job *job)
 static int pb_results__figures(struct pb_results *res)
 {
   int status = PB_OK;
-  for (int i = 0; i < res->n_figs; i++) {
-    char first[1024] = "";
-    if (status != PB_OK) snprintf(first, sizeof first, "%s", pb_error_message());
-    if (pb_figure_finish(&res->figs[i], NULL) != PB_OK && status == PB_OK) status = PB_FAIL;
-    else if (first[0]) pb_error_set("%s", first); /* keep the first failure's words */
-  }
+  char first[1024] = "";
+  for (int i = 0; i < res->n_figs; i++)
+    if (pb_figure_finish(&res->figs[i], NULL) != PB_OK && status == PB_OK) {
+      status = PB_FAIL;
+      snprintf(first, sizeof first, "%s", pb_error_message());
+    }
+  if (status != PB_OK) pb_error_set("%s", first); /* the first failure's words, not the last's */
   free(res->figs);
   res->figs = NULL;
   res->n_figs = res->cap_figs = 0;

@@ -534,9 +534,9 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
   double t0 = MPI_Wtime();
   /* the key is needed now to check a checkpoint, or by the stage's blocks */
   const int k = pb_run__kind(cfg->stages[i]);
-  int done = cfg->resume || (k >= 0 && pb_run__stages[k].blocks) ? pb_run__digest_wait(dg, comm) : PB_OK;
-  if (done == PB_OK) done = cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
-  if (done == PB_FAIL) status = PB_FAIL;
+  if (cfg->resume || (k >= 0 && pb_run__stages[k].blocks)) status = pb_run__digest_wait(dg, comm);
+  const int done = status == PB_OK && cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
+  if (status != PB_OK || done == PB_FAIL) status = PB_FAIL;
   else if (done) {
     facts->resumed[i] = 1;
     if (rank == 0) pb_blocks_remove(dir); /* left by a kill between the commit and their removal */
