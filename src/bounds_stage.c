@@ -376,32 +376,62 @@ static void pb_identify__matched_cell(const struct pb_cell_view *d, const int32_
   free(u.label), free(u.pred0), free(u.pred1), free(u.s0), free(u.s1), free(u.m0), free(u.m1);
 }
 
+/* Scratch of the permutation control, per thread (cells of at most cap records). */
+struct pb_identify__perm_scratch {
+  int32_t cap, *perm, *order, *cbeg;
+  uint8_t *a, *b; /* per record: clean correct (1), and accepted (2); perturbed correct (1), accepted (2) */
+};
+
+static void pb_identify__perm_scratch_init(struct pb_identify__perm_scratch *p, int32_t cap)
+{
+  p->cap = cap;
+  p->perm = pb_malloc((size_t)cap * sizeof *p->perm);
+  p->order = pb_malloc((size_t)cap * sizeof *p->order);
+  p->cbeg = pb_malloc(((size_t)cap + 1) * sizeof *p->cbeg);
+  p->a = pb_malloc((size_t)cap);
+  p->b = pb_malloc((size_t)cap);
+}
+
+static void pb_identify__perm_scratch_free(struct pb_identify__perm_scratch *p)
+{
+  free(p->perm), free(p->order), free(p->cbeg), free(p->a), free(p->b);
+}
+
 /* H.2's empirical control: H, L and dM_k under uniform within-class
  * permutations of the perturbed records, averaged over the replicates (dM_k
- * over replicates with K > 0). */
+ * over replicates with K > 0).  The classes and the records' correctness and
+ * acceptance are the same in every replicate, so they are found once; each
+ * replicate is pb_perm_within_class's permutation (the same stream from the
+ * same grouping), and the numerator is summed in record order. */
 static void pb_identify__perm_control(const struct pb_cell_view *d, const struct pb_identify_options *opt,
-                                      int32_t *perm, double out[3])
+                                      struct pb_identify__perm_scratch *p, double out[3])
 {
   const float tau = d->tau;
+  const int32_t n = d->n, nc = pb_perm_classes(n, d->label, p->order, p->cbeg);
+  for (int32_t i = 0; i < n; i++) {
+    p->a[i] = (uint8_t)((d->pred0[i] == d->label[i]) | (d->s0[i] >= tau) << 1);
+    p->b[i] = (uint8_t)((d->pred1[i] == d->label[i]) | (d->s1[i] >= tau) << 1);
+  }
   double h = 0, l = 0, dm = 0;
   int32_t nd = 0;
   for (int32_t r = 0; r < opt->perm_replicates; r++) {
-    pb_perm_within_class(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)d->index, (uint32_t)r, d->n, d->label, perm);
+    pb_perm_within_grouped(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)d->index, (uint32_t)r, nc, p->order, p->cbeg,
+                           p->perm);
     int64_t H = 0, L = 0, K = 0;
     double num = 0;
-    for (int32_t i = 0; i < d->n; i++) {
-      int32_t j = perm[i];
-      int c0 = d->pred0[i] == d->label[i], c1 = d->pred1[j] == d->label[j];
-      int z0 = d->s0[i] >= tau, z1 = d->s1[j] >= tau;
-      H += c0 && z0 && !c1 && z1;
-      L += c0 && z0 && c1 && !z1;
-      if (c0 && c1) {
-        K++;
-        num += (double)d->m0[i] - (double)d->m1[j];
-      }
+    for (int32_t i = 0; i < n; i++) {
+      const int32_t j = p->perm[i];
+      const unsigned a = p->a[i], b = p->b[j];
+      H += a == 3 && b == 2; /* clean correct accepted, perturbed wrong accepted */
+      L += a == 3 && b == 1; /* clean correct accepted, perturbed correct rejected */
+      /* a select, not a branch (overlap is data-dependent); adding +0 leaves the sum's bits alone */
+      const unsigned k = a & b & 1;
+      const double x = (double)d->m0[i] - (double)d->m1[j];
+      K += k;
+      num += k ? x : 0.0;
     }
-    h += (double)H / d->n;
-    l += (double)L / d->n;
+    h += (double)H / n;
+    l += (double)L / n;
     if (K > 0) {
       dm += num / K;
       nd++;
@@ -462,7 +492,9 @@ static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_blo
 #pragma omp parallel
   {
     double *scratch = NULL;
-    int32_t cap = 0, *perm = pb_malloc((size_t)nmax * sizeof *perm);
+    int32_t cap = 0;
+    struct pb_identify__perm_scratch perm;
+    pb_identify__perm_scratch_init(&perm, nmax);
 #pragma omp for schedule(dynamic, 8)
     for (int64_t c = 0; c < b->n_cells; c++) {
       if (i5[c] != pass) continue;
@@ -476,11 +508,11 @@ static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_blo
         scratch = pb_realloc(scratch, 2 * (size_t)cap * sizeof *scratch);
       }
       pb_identify__ratios(&d, scratch, rec + PB_IF_VR_C);
-      if (opt->perm_replicates > 0) pb_identify__perm_control(&d, opt, perm, rec + PB_IF_H_PERM);
+      if (opt->perm_replicates > 0) pb_identify__perm_control(&d, opt, &perm, rec + PB_IF_H_PERM);
       pb_progress_step(&prog, 1);
     }
     free(scratch);
-    free(perm);
+    pb_identify__perm_scratch_free(&perm);
   }
   pb_progress_end(&prog);
   return pb_first_error_status(&fe);

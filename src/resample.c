@@ -343,15 +343,17 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
  * is sum over retained images of w ap_g + sum over failures of w (N - rn_g)
  * (N the retained total): each image adds its own term from values fixed at
  * its group's first image.  Coverage: the budget k falls in the last group
- * whose weight above (ab) is below k; that group's first image (lo) and its
- * ab and ap are kept per budget, and pb_wm__close walks the group for its
- * size and failures (a few images).  Once every lane's weight so far reaches
- * its largest budget no group can be a budget's any more, and the rest of
- * the pass forms the pair count alone.  V is the lane vector: 32-bit lanes
- * when every total is at most 65,535 (products and the pair count, at most
- * total^2 / 2, fit 32 bits), else 64-bit lanes (totals below 2^31, the
- * products of two 31-bit numbers).  GCC vectors: AVX-512 or AVX2 where the
- * processor has it (a clone per target, chosen when the program loads). */
+ * whose weight above (ab) is below k, whose first image (lo) with its ab and
+ * ap pb_wm__close needs.  The pass does not follow the budgets image by
+ * image: every PB_WM__SNAP images it keeps each lane's ap and rn, the last
+ * group start so far, and per budget the last such point still below it,
+ * until every lane's weight reaches its largest budget; each budget is then
+ * followed over the few images between its lanes' points.  V is the lane vector:
+ * 32-bit lanes when every total is at most 65,535 (products and the pair
+ * count, at most total^2 / 2, fit 32 bits), else 64-bit lanes (totals below
+ * 2^31, the products of two 31-bit numbers).  GCC vectors: AVX-512 or AVX2
+ * where the processor has it (a clone per target, chosen when the program
+ * loads). */
 typedef uint32_t pb_wm__n __attribute__((vector_size(4 * PB_WM_LANES)));
 typedef uint64_t pb_wm__w __attribute__((vector_size(8 * PB_WM_LANES)));
 typedef int32_t pb_wm__i32 __attribute__((vector_size(4 * PB_WM_LANES)));
@@ -359,55 +361,72 @@ typedef int32_t pb_wm__i32 __attribute__((vector_size(4 * PB_WM_LANES)));
 /* The state a pass leaves for pb_wm__close, per lane. */
 struct pb_wm__state {
   int64_t num2[PB_WM_LANES], ap[PB_WM_LANES];
-  int64_t lo_i[PB_WM_MAX_PCT][PB_WM_LANES], lo_ab[PB_WM_MAX_PCT][PB_WM_LANES], lo_ap[PB_WM_MAX_PCT][PB_WM_LANES];
+  /* per budget: the weight and failure weight above its group, the group's weight and failure weight */
+  int64_t lo_ab[PB_WM_MAX_PCT][PB_WM_LANES], lo_ap[PB_WM_MAX_PCT][PB_WM_LANES];
+  int64_t lo_size[PB_WM_MAX_PCT][PB_WM_LANES], lo_gp[PB_WM_MAX_PCT][PB_WM_LANES];
 };
 
-#define PB_WM__CHUNK 16
+/* Snapshot points of a pass: image at[c] (c * PB_WM__SNAP, or n last), each
+ * lane's failure and retained weight above it (ap, rn: one lane vector per
+ * point, stored as bytes), and lf[c], the last group start before it. */
+#define PB_WM__SNAP 8
+struct pb_wm__snaps {
+  int32_t *at, *lf;
+  unsigned char *ap, *rn;
+};
 
-/* One pass of lane type V (element E); LOADW(c) the weights of image code c. */
+/* One pass of lane type V (element E); LOADW(c) the weights of image code c.
+ * P has room for n / PB_WM__SNAP + 2 snapshots.  Budget b is then found
+ * from the snapshots: every lane's last group start below it lies after
+ * lf[c] for the lowest lane's last point c below the budget, so the images
+ * from that point to the highest lane's next point are followed as the
+ * budget's definition says (weight above a group start below k), from the
+ * start lf[c] with its weights summed from its own point; these few images
+ * replace following every budget over the whole first part of the pass. */
 #define PB_WM__PASS(NAME, V, E, LOADW)                                                                                   \
   PB_CLONES static void NAME(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,             \
                                  const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                     \
-                                 struct pb_wm__state *S)                                                               \
+                                 const struct pb_wm__snaps *P, struct pb_wm__state *S)                                 \
   {                                                                                                                    \
     enum { L = PB_WM_LANES };                                                                                          \
-    V ap = {0}, rn = {0}, apg = {0}, rng = {0}, num = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT];                        \
-    V lo_i[PB_WM_MAX_PCT], lo_ab[PB_WM_MAX_PCT], lo_ap[PB_WM_MAX_PCT];                                                 \
+    V ap = {0}, rn = {0}, apg = {0}, rng = {0}, num = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT], cst[PB_WM_MAX_PCT];    \
     for (int l = 0; l < L; l++) nret[l] = (E)(total[l] - pos[l]);                                                      \
     for (int b = 0; b < n_pct; b++) {                                                                                  \
       for (int l = 0; l < L; l++) {                                                                                    \
         kb[b][l] = (E)k[b][l];                                                                                         \
         if (kb[b][l] > kmax[l]) kmax[l] = kb[b][l];                                                                    \
       }                                                                                                                \
-      lo_i[b] = lo_ab[b] = lo_ap[b] = (V){0};                                                                          \
+      cst[b] = (V){0};                                                                                                 \
     }                                                                                                                  \
-    int32_t i = 0;                                                                                                     \
-    for (int open = n_pct > 0; open && i < n;) {                                                                       \
-      for (int32_t end = n - i > PB_WM__CHUNK ? i + PB_WM__CHUNK : n; i < end; i++) {                                 \
-        uint32_t c = code[i];                                                                                          \
-        V w, first = (V){0} + (E)(0 - (E)(c >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(c & 1u));                        \
-        LOADW(w, c);                                                                                                   \
+    int32_t i = 0, lf = 0;                                                                                             \
+    for (int32_t c = 0; n_pct > 0; c++) {                                                                              \
+      V ab = ap + rn, cv = (V){0} + (E)c, short_ = (V)(ab < kmax);                                                     \
+      P->at[c] = i, P->lf[c] = lf;                                                                                     \
+      memcpy(P->ap + (size_t)c * sizeof(V), &ap, sizeof(V));                                                           \
+      memcpy(P->rn + (size_t)c * sizeof(V), &rn, sizeof(V));                                                           \
+      for (int b = 0; b < n_pct; b++) {                                                                                \
+        V m = (V)(ab < kb[b]);                                                                                         \
+        cst[b] = (cv & m) | (cst[b] & ~m);                                                                             \
+      }                                                                                                                \
+      int open = 0;                                                                                                    \
+      for (int l = 0; l < L; l++) open |= short_[l] != 0;                                                              \
+      if (!open || i >= n) break;                                                                                      \
+      for (int32_t end = n - i > PB_WM__SNAP ? i + PB_WM__SNAP : n; i < end; i++) {                                   \
+        uint32_t u = code[i];                                                                                          \
+        V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                        \
+        LOADW(w, u);                                                                                                   \
+        lf = u & 2u ? i : lf;                                                                                          \
         apg = (ap & first) | (apg & ~first);                                                                           \
         rng = (rn & first) | (rng & ~first);                                                                           \
-        V ab = ap + rn, at = (V){0} + (E)i;                                                                            \
-        for (int b = 0; b < n_pct; b++) {                                                                              \
-          V m = (V)(ab < kb[b]) & first;                                                                               \
-          lo_i[b] = (at & m) | (lo_i[b] & ~m);                                                                         \
-          lo_ab[b] = (ab & m) | (lo_ab[b] & ~m);                                                                       \
-          lo_ap[b] = (ap & m) | (lo_ap[b] & ~m);                                                                       \
-        }                                                                                                              \
         num += w * (((nret - rng) & f) | (apg & ~f));                                                                  \
         ap += w & f;                                                                                                   \
         rn += w & ~f;                                                                                                  \
       }                                                                                                                \
-      V short_ = (V)(ap + rn < kmax);                                                                                  \
-      open = 0;                                                                                                        \
-      for (int l = 0; l < L; l++) open |= short_[l] != 0;                                                              \
     }                                                                                                                  \
     for (; i < n; i++) {                                                                                               \
-      uint32_t c = code[i];                                                                                            \
-      V w, first = (V){0} + (E)(0 - (E)(c >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(c & 1u));                          \
-      LOADW(w, c);                                                                                                     \
+      uint32_t u = code[i];                                                                                            \
+      V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                          \
+      LOADW(w, u);                                                                                                     \
       apg = (ap & first) | (apg & ~first);                                                                             \
       rng = (rn & first) | (rng & ~first);                                                                             \
       num += w * (((nret - rng) & f) | (apg & ~f));                                                                    \
@@ -417,10 +436,55 @@ struct pb_wm__state {
     for (int l = 0; l < L; l++) {                                                                                      \
       S->num2[l] = (int64_t)num[l];                                                                                    \
       S->ap[l] = (int64_t)ap[l];                                                                                       \
-      for (int b = 0; b < n_pct; b++) {                                                                                \
-        S->lo_i[b][l] = (int64_t)lo_i[b][l];                                                                           \
-        S->lo_ab[b][l] = (int64_t)lo_ab[b][l];                                                                         \
-        S->lo_ap[b][l] = (int64_t)lo_ap[b][l];                                                                         \
+    }                                                                                                                  \
+    for (int b = 0; b < n_pct; b++) {                                                                                  \
+      int32_t clo = INT32_MAX, chi = -1;                                                                               \
+      for (int l = 0; l < L; l++)                                                                                      \
+        if (k[b][l] > 0) {                                                                                             \
+          clo = (int32_t)cst[b][l] < clo ? (int32_t)cst[b][l] : clo;                                                   \
+          chi = (int32_t)cst[b][l] > chi ? (int32_t)cst[b][l] : chi;                                                   \
+        }                                                                                                              \
+      V lab = {0}, lap = {0}, gsz = {0}, ggp = {0}, a, r;                                                              \
+      if (chi >= 0) {                                                                                                  \
+        const int32_t g = P->lf[clo], c2 = g / PB_WM__SNAP;                                                            \
+        memcpy(&a, P->ap + (size_t)c2 * sizeof(V), sizeof(V));                                                         \
+        memcpy(&r, P->rn + (size_t)c2 * sizeof(V), sizeof(V));                                                         \
+        for (i = P->at[c2]; i < g; i++) {                                                                              \
+          uint32_t u = code[i];                                                                                        \
+          V w, f = (V){0} + (E)(0 - (E)(u & 1u));                                                                      \
+          LOADW(w, u);                                                                                                 \
+          a += w & f;                                                                                                  \
+          r += w & ~f;                                                                                                 \
+        }                                                                                                              \
+        /* from the group start g on: the latest group start below the budget, and the size and failure weight of  \
+         * its group (until the next start), past the last lane's point while some lane's group goes on */           \
+        const int32_t end = n - P->at[chi] > PB_WM__SNAP ? P->at[chi] + PB_WM__SNAP : n;                               \
+        V in = {0};                                                                                                    \
+        for (i = g; i < n; i++) {                                                                                      \
+          if (i >= end) {                                                                                              \
+            int more = 0;                                                                                              \
+            for (int l = 0; l < L; l++) more |= in[l] != 0;                                                            \
+            if (!more) break;                                                                                          \
+          }                                                                                                            \
+          uint32_t u = code[i];                                                                                        \
+          V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                      \
+          LOADW(w, u);                                                                                                 \
+          V ab = a + r, m = (V)(ab < kb[b]) & first, cont = in & ~first;                                               \
+          lab = (ab & m) | (lab & ~m);                                                                                 \
+          lap = (a & m) | (lap & ~m);                                                                                  \
+          gsz = (w & m) | ((gsz + (w & cont)) & ~m);                                                                   \
+          ggp = (w & f & m) | ((ggp + (w & f & cont)) & ~m);                                                           \
+          in = m | cont;                                                                                               \
+          a += w & f;                                                                                                  \
+          r += w & ~f;                                                                                                 \
+        }                                                                                                              \
+      }                                                                                                                \
+      for (int l = 0; l < L; l++) {                                                                                    \
+        const int on = k[b][l] > 0;                                                                                    \
+        S->lo_ab[b][l] = on ? (int64_t)lab[l] : 0;                                                                     \
+        S->lo_ap[b][l] = on ? (int64_t)lap[l] : 0;                                                                     \
+        S->lo_size[b][l] = on ? (int64_t)gsz[l] : 0;                                                                   \
+        S->lo_gp[b][l] = on ? (int64_t)ggp[l] : 0;                                                                     \
       }                                                                                                                \
     }                                                                                                                  \
   }
@@ -437,29 +501,20 @@ PB_WM__PASS(pb_wm__pass_n, pb_wm__n, uint32_t, PB_WM__LOAD_N)
 PB_WM__PASS(pb_wm__pass_w, pb_wm__w, uint64_t, PB_WM__LOAD_W)
 
 /* The budgets' coverage from a pass's state: the group that holds budget b
- * starts at lo_i with lo_ab weight and lo_ap failures above it; its images up
- * to the next group's first give its size and failure weight, and each of
- * its images is selected with probability (k - above) / size (the coverage
- * definition's expression, term for term).  Then the AUROC. */
-static void pb_wm__close(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
-                         const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,
+ * has lo_ab weight and lo_ap failures above it, lo_size weight and lo_gp
+ * failures, and each of its images is selected with probability
+ * (k - above) / size (the coverage definition's expression, term for term).
+ * Then the AUROC. */
+static void pb_wm__close(const int64_t *pos, const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,
                          const struct pb_wm__state *S, double *auroc, double *cov)
 {
   for (int l = 0; l < PB_WM_LANES; l++) {
     for (int b = 0; b < n_pct; b++) {
       double *out = cov + l * n_pct + b;
-      if (pos[l] <= 0) {
+      const int64_t above = S->lo_ab[b][l], covered = S->lo_ap[b][l], size = S->lo_size[b][l], gp = S->lo_gp[b][l];
+      if (pos[l] <= 0)
         *out = NAN;
-        continue;
-      }
-      int64_t size = 0, gp = 0;
-      for (int32_t i = (int32_t)S->lo_i[b][l]; i < n && (i == S->lo_i[b][l] || !(code[i] & 2u)); i++) {
-        int64_t w = mult[(size_t)(code[i] >> 2) * PB_WM_LANES + l];
-        size += w;
-        gp += code[i] & 1u ? w : 0;
-      }
-      int64_t above = S->lo_ab[b][l], covered = S->lo_ap[b][l];
-      if (above + size >= k[b][l])
+      else if (above + size >= k[b][l])
         *out = ((double)covered + (double)gp * (double)(k[b][l] - above) / (double)size) / (double)pos[l];
       else /* beyond every image */
         *out = (double)S->ap[l] / (double)pos[l];
@@ -511,9 +566,22 @@ void pb_weighted_metrics(const uint32_t *code, int32_t n, const int32_t *mult, c
       k[b][l] = pos[l] > 0 ? (kb < 1 ? 1 : kb) : 0;
     }
   struct pb_wm__state S;
-  if (most <= 65535) pb_wm__pass_n(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S);
-  else pb_wm__pass_w(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S);
-  pb_wm__close(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S, auroc, cov);
+  /* snapshots on the stack for the usual few hundred images, else on the heap */
+  enum { ON_STACK = 130, VBYTES = 8 * PB_WM_LANES }; /* the wider lane vector's bytes */
+  int32_t at_s[ON_STACK], lf_s[ON_STACK];
+  unsigned char ap_s[ON_STACK * VBYTES], rn_s[ON_STACK * VBYTES];
+  const size_t room = (size_t)(n > 0 ? n : 0) / PB_WM__SNAP + 2;
+  struct pb_wm__snaps P = {at_s, lf_s, ap_s, rn_s};
+  if (room > ON_STACK) {
+    P.at = pb_malloc(2 * room * sizeof *P.at);
+    P.lf = P.at + room;
+    P.ap = pb_malloc(2 * room * VBYTES);
+    P.rn = P.ap + room * VBYTES;
+  }
+  if (most <= 65535) pb_wm__pass_n(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
+  else pb_wm__pass_w(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
+  if (room > ON_STACK) free(P.at), free(P.ap);
+  pb_wm__close(pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S, auroc, cov);
 }
 
 int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage)

@@ -80,8 +80,15 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
     int32_t K = meta->sources[targets[t]].n_classes;
     struct pb_boot_spec spec = {seed, PB_RNG_CLASS_BOOT, (uint32_t)targets[t], draws, PB_BOOT_LEVEL};
     B->n_classes[t] = K;
-    B->mult[t] = pb_malloc((size_t)(draws > 0 ? draws : 1) * (size_t)K * sizeof(int32_t));
-    for (int64_t b = 0; b < draws; b++) pb_boot_multiplicities(&spec, b, K, B->mult[t] + b * K);
+    const size_t blocks = (size_t)(draws > 0 ? draws + PB_WM_LANES - 1 : PB_WM_LANES) / PB_WM_LANES;
+    int32_t *one = pb_malloc((size_t)(K > 0 ? K : 1) * sizeof *one);
+    B->mult[t] = pb_calloc(blocks * (size_t)(K > 0 ? K : 1) * PB_WM_LANES, sizeof(int32_t));
+    for (int64_t b = 0; b < draws; b++) {
+      pb_boot_multiplicities(&spec, b, K, one);
+      int32_t *blk = B->mult[t] + (size_t)(b / PB_WM_LANES) * (size_t)K * PB_WM_LANES + b % PB_WM_LANES;
+      for (int32_t c = 0; c < K; c++) blk[(size_t)c * PB_WM_LANES] = one[c];
+    }
+    free(one);
   }
   size_t rows = (size_t)n_targets * PB_SB_NROWS_PER_TARGET;
   B->sum = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * (size_t)B->n_stat, sizeof *B->sum);
@@ -255,7 +262,7 @@ static void pb_sb__cell_pack(struct pb_sb__cell *C, const struct pb_screen_boot 
 
 /* Weighted failures and images among slot j's classes under each lane's class weights
  * (multT: class-major, PB_WM_LANES per class). */
-static void pb_sb__totals(const struct pb_sb__cell *C, int j, const int32_t *multT, int64_t *pos, int64_t *total)
+PB_CLONES static void pb_sb__totals(const struct pb_sb__cell *C, int j, const int32_t *multT, int64_t *pos, int64_t *total)
 {
   for (int l = 0; l < PB_WM_LANES; l++) pos[l] = total[l] = 0;
   for (size_t i = C->coff[j]; i < C->coff[j] + (size_t)C->ncls[j]; i++) {
@@ -314,11 +321,9 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
   }
   struct pb_sb__cell C;
   pb_sb__cell_pack(&C, B, K, use, n, label, y, score, order, n_order);
-  /* draws PB_WM_LANES at a time, their class weights interleaved (a lane past the last draw weighs nothing) */
-  int32_t *multT = pb_malloc((size_t)(K > 0 ? K : 1) * PB_WM_LANES * sizeof *multT);
+  /* draws PB_WM_LANES at a time, their class weights interleaved (B->mult) */
   for (int64_t b0 = 0; b0 < B->draws; b0 += PB_WM_LANES) {
-    for (int l = 0; l < PB_WM_LANES; l++)
-      for (int32_t c = 0; c < K; c++) multT[(size_t)c * PB_WM_LANES + l] = b0 + l < B->draws ? B->mult[t][(b0 + l) * K + c] : 0;
+    const int32_t *multT = B->mult[t] + (size_t)(b0 / PB_WM_LANES) * (size_t)K * PB_WM_LANES;
     double m[PB_SB_NSCORES + PB_SB_NDYN][PB_WM_LANES][PB_SB_NMET];
     pb_sb__draws(B, &C, use, n_order, multT, m);
     for (int l = 0; l < PB_WM_LANES && b0 + l < B->draws; l++) {
@@ -342,7 +347,6 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
         }
     }
   }
-  free(multT);
   free(C.code);
   free(C.cls);
   free(C.in);

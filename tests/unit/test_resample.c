@@ -338,6 +338,60 @@ START_TEST(test_weighted_equals_replicated)
 }
 END_TEST
 
+/* Long weightings: a few thousand images in long tie groups and runs of
+ * zero weight, so the budgets fall far into the pass, lanes reach them many
+ * snapshots apart and groups span snapshots; each lane against the
+ * replicated data as above. */
+START_TEST(test_weighted_long)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 78, 0, 0);
+  enum { N = 3000 };
+  double *score = malloc(N * sizeof *score), *rep_s = malloc(4 * N * sizeof *rep_s);
+  uint8_t *y = malloc(N), *rep_y = malloc(4 * N);
+  int32_t *order = malloc(N * sizeof *order), *label = malloc(N * sizeof *label);
+  int32_t *mult = malloc((size_t)N * PB_WM_LANES * sizeof *mult);
+  uint32_t *code = malloc(N * sizeof *code);
+  for (int trial = 0; trial < 40; trial++) {
+    int32_t n = 200 + (int32_t)pb_rng_below(&r, N - 199), levels = 1 + (int32_t)pb_rng_below(&r, trial % 2 ? 40 : n);
+    int64_t pos[PB_WM_LANES] = {0}, total[PB_WM_LANES] = {0};
+    for (int32_t i = 0; i < n; i++) {
+      score[i] = (double)pb_rng_below(&r, (uint32_t)levels);
+      y[i] = pb_rng_below(&r, 4) == 0;
+      label[i] = i;
+      order[i] = i;
+      for (int l = 0; l < PB_WM_LANES; l++) /* lane l drops a stretch of images */
+        mult[i * PB_WM_LANES + l] = i > l * n / 20 && i < l * n / 10 ? 0 : (int32_t)pb_rng_below(&r, 4);
+    }
+    g_score = score;
+    qsort(order, (size_t)n, sizeof *order, by_score);
+    for (int l = 0; l < PB_WM_LANES; l++)
+      for (int32_t i = 0; i < n; i++) {
+        total[l] += mult[i * PB_WM_LANES + l];
+        pos[l] += y[i] ? mult[i * PB_WM_LANES + l] : 0;
+      }
+    const int pcts[3] = {10, 20, 30};
+    double auroc[PB_WM_LANES], cov[PB_WM_LANES * 3];
+    pb_weighted_codes(score, y, label, order, n, code);
+    pb_weighted_metrics(code, n, mult, pos, total, pcts, 3, auroc, cov);
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      int32_t m = 0;
+      for (int32_t i = 0; i < n; i++)
+        for (int32_t c = 0; c < mult[i * PB_WM_LANES + l]; c++) rep_s[m] = score[i], rep_y[m++] = y[i];
+      double b = pb_screen_auroc(rep_s, rep_y, m);
+      ck_assert_msg(isnan(auroc[l]) == isnan(b) && (isnan(b) || fabs(auroc[l] - b) < 1e-12),
+                    "trial %d lane %d auroc %.17g vs %.17g", trial, l, auroc[l], b);
+      for (int q = 0; q < 3; q++) {
+        double d = pb_screen_coverage(rep_s, rep_y, m, pcts[q]);
+        ck_assert_msg(isnan(cov[l * 3 + q]) == isnan(d) && (isnan(d) || fabs(cov[l * 3 + q] - d) < 1e-12),
+                      "trial %d lane %d coverage %d%%: %.17g vs %.17g", trial, l, pcts[q], cov[l * 3 + q], d);
+      }
+    }
+  }
+  free(score), free(rep_s), free(y), free(rep_y), free(order), free(label), free(mult), free(code);
+}
+END_TEST
+
 /* Totals above 65,535 take the 64-bit lanes, totals of 2^31 or more the
  * 128-bit pass: weights scaled by 2^12 or 2^26 (totals a multiple of 10, so
  * every budget scales exactly) give exactly the unscaled lane's AUROC and
@@ -392,6 +446,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_against_reference);
   tcase_add_test(tc, test_weighted_equals_replicated);
   tcase_add_test(tc, test_weighted_wide);
+  tcase_add_test(tc, test_weighted_long);
   suite_add_tcase(s, tc);
   tc = tcase_create("nulls");
   tcase_add_test(tc, test_classes);
