@@ -21,6 +21,7 @@
 #include "pairbound/output.h"
 #include "pairbound/store.h"
 #include "h5io.h"
+#include "store_internal.h"
 
 struct pb_store {
   struct pb_meta meta;
@@ -187,7 +188,7 @@ void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32
 
 void pb_rows_free(struct pb_rows *rows)
 {
-  if (!rows) return;
+  if (!rows || pb_store_memo_release(rows)) return;
   free(rows->pred);
   free(rows->smax);
   free(rows->ptrue);
@@ -909,14 +910,27 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
 {
   memset(out, 0, sizeof *out);
   if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
+  /* under `pairbound run`, rows an earlier instance of the stage read (src/store_memo.c); every rank
+   * reads when one misses, as the reads may be collective */
+  const int memo = !st->writable && !(fields & PB_FIELD_UNCHECKED);
+  int hit = memo && n_rows > 0 ? pb_store_memo_find(st->path, st->comm, src, fields, n_rows, rows) : -1;
+  int all = memo && (n_rows == 0 || hit >= 0); /* a rank with nothing to read has nothing to miss */
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm);
+  if (all && hit >= 0) {
+    pb_store_memo_take(hit, out);
+    return PB_OK;
+  }
+  if (!all) pb_store_memo_miss();
   pb_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }
   if (!(fields & PB_FIELD_PTRUE)) { free(out->ptrue); out->ptrue = NULL; }
+  if (all) return PB_OK; /* no rows here, and the others read none */
   if (pb_store__read_into(st, src, n_rows, rows, fields, out) != PB_OK) {
     pb_rows_free(out);
     return PB_FAIL;
   }
+  if (memo && n_rows > 0) pb_store_memo_put(st->path, st->comm, src, fields, n_rows, rows, out);
   return PB_OK;
 }
 

@@ -79,6 +79,14 @@ void pb_meta_free(struct pb_meta *meta);
 
 void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk);
 void pb_rows_free(struct pb_rows *rows);
+/**
+ * The rows memo of `pairbound run` (on = 1; off by default): rows that
+ * pb_store_read_fields read are kept when freed and handed to a later
+ * identical read of the same store file (path, device, inode, size and
+ * modification time) on the same communicator, instead of being read again;
+ * such rows are read-only.  Each call drops the rows nobody holds.
+ */
+void pb_store_rows_memo(int on);
 
 /**
  * Create a store at a temporary name beside @p path and write its metadata.

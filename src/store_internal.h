@@ -1,0 +1,22 @@
+/* Between src/store.c and src/store_memo.c: the rows memo of `pairbound run`. */
+#ifndef PB_STORE_INTERNAL_H
+#define PB_STORE_INTERNAL_H
+
+#include <mpi.h>
+
+#include "pairbound/store.h"
+
+/* The entry holding these rows of source @p src of the store at @p path
+ * (opened on @p comm), or -1; this rank's view only (callers agree). */
+int pb_store_memo_find(const char *path, MPI_Comm comm, int32_t src, int fields, int32_t n_rows, const int32_t *rows);
+/* Entry @p i's rows into @p out, held until pb_rows_free. */
+void pb_store_memo_take(int i, struct pb_rows *out);
+/* Some rank missed: the entries nobody holds are dropped before the read. */
+void pb_store_memo_miss(void);
+/* Rows just read (held by the caller) become an entry, when the memo is on. */
+void pb_store_memo_put(const char *path, MPI_Comm comm, int32_t src, int fields, int32_t n_rows, const int32_t *rows,
+                       const struct pb_rows *d);
+/* 1 if @p r holds an entry's rows (now let go and cleared), else 0. */
+int pb_store_memo_release(struct pb_rows *r);
+
+#endif
