@@ -193,11 +193,16 @@ for v in 1 0; do
   printf '  -v %d %8.2f s\n' "$v" "$(median < "$W/t")"
 done
 
-# the whole pipeline as the main job runs it (checkpoints, REPORT.md, summary)
+# the main job: the default pipeline (inputs/run.ini: nine stages, checkpoints,
+# REPORT.md, summary) on the store already built, then a shorter one
 echo
+sed -e 's|^synth = .*|synth = none|' -e "s|^store = .*|store = $W/p.h5|" -e "s|^output = .*|output = $W/od|" \
+  "$HERE/../../inputs/run.ini" > "$W/default.ini"
+run "run: default pipeline (inputs/run.ini)" $PAIRED 1 2 run "$W/default.ini"
+vs_seed "main job, its four timed analyses (218.35 + 88.07 + 167.29 + 199.84 s)" 673.55 "$(wall)"
 printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = bounds, verify, policy, screen\ngroup_draws = 2000\nclass_draws = 200\n[bounds]\nperm_replicates = 20\n' \
   "$W/p.h5" "$W/or" > "$W/run.ini"
-run "run: every stage, 2000 + 200 draws" $PAIRED 1 2 run "$W/run.ini"
+run "run: bounds, verify, policy, screen" $PAIRED 1 2 run "$W/run.ini"
 run "run: same, 2 ranks x 1 thread" $PAIRED 2 1 run "$W/run.ini"
 
 # exact score (seed 002 C.3-C.5), credit risk at High, logistic:n=1000: the
