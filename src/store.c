@@ -918,6 +918,9 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
   MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm);
   if (all && hit >= 0) {
     pb_store_memo_take(hit, out);
+    if (pb_log_verbosity() >= 2)
+      pb_message("store: %d rows of source %s from the run's rows memo, not read again", (int)n_rows,
+                 st->meta.sources[src].name);
     return PB_OK;
   }
   if (!all) pb_store_memo_miss();

@@ -117,6 +117,20 @@ bad_config() { # bad_config DESCRIPTION LINE REASON CONFIG-TEXT
   check "$d: message" test "$(cat "$WORK/err.txt")" = "pairbound run: error: $WORK/bad.ini:$line: $why"
   check "$d: no output" test ! -e "$WORK/bad_out"
 }
+# consecutive instances reading the same rows share them (src/store_memo.c), at 3 ranks, and
+# the second's outputs are still those of its command line
+printf '[run]\nsynth = none\nstore = %s/s.h5\noutput = %s/m\nstages = screen, screen.dev\nseed = 100\ngroup_draws = 3\nclass_draws = 2\n[screen]\ntargets = ES\nsubsets = 3\nseverity_sets = 0\n[screen.dev]\nsplit = dev\ntargets = ES\nsubsets = 3\nseverity_sets = 0\n' \
+  "$WORK" "$WORK" > "$WORK/memo.ini"
+OMP_NUM_THREADS=1 mpi_launch 3 "$PAIRBOUND" -v 2 run "$WORK/memo.ini" > /dev/null 2> "$WORK/memo.txt"
+check "memo run exits 0" test $? -eq 0
+check "screen.dev takes screen's rows from the memo" grep -q "from the run's rows memo, not read again" "$WORK/memo.txt"
+pb 3 1 screen "$WORK/s.h5" --seed=104 --group-draws 3 --class-draws 2 --split dev --targets ES --subsets 3 \
+  --no-severity-sets -o "$WORK/m2"
+check "memo: screen.dev = command line: results.h5" same_h5 "$WORK/m/screen.dev/results.h5" "$WORK/m2/results.h5"
+for f in $(cd "$WORK/m2/report" && ls); do
+  check "memo: screen.dev = command line: $f" cmp -s "$WORK/m/screen.dev/report/$f" "$WORK/m2/report/$f"
+done
+
 head="[run]\nstore = $WORK/s.h5\noutput = $WORK/bad_out\nstages = screen\n"
 bad_config "unknown key" 7 "unknown key 'draws' in [screen]" "$head\n[screen]\ndraws = 3\n"
 bad_config "unknown section" 6 "unknown section [sreen]" "$head[sreen]\nseed = 3\n"
