@@ -376,15 +376,14 @@ static void pb_identify__matched_cell(const struct pb_cell_view *d, const int32_
   free(u.label), free(u.pred0), free(u.pred1), free(u.s0), free(u.s1), free(u.m0), free(u.m1);
 }
 
-/* Scratch of the permutation control, per thread (cells of at most cap records). */
+/* Scratch of the permutation control, per thread (cells of at most the size it was made for). */
 struct pb_identify__perm_scratch {
-  int32_t cap, *perm, *order, *cbeg;
+  int32_t *perm, *order, *cbeg;
   uint8_t *a, *b; /* per record: clean correct (1), and accepted (2); perturbed correct (1), accepted (2) */
 };
 
 static void pb_identify__perm_scratch_init(struct pb_identify__perm_scratch *p, int32_t cap)
 {
-  p->cap = cap;
   p->perm = pb_malloc((size_t)cap * sizeof *p->perm);
   p->order = pb_malloc((size_t)cap * sizeof *p->order);
   p->cbeg = pb_malloc(((size_t)cap + 1) * sizeof *p->cbeg);
@@ -424,11 +423,10 @@ static void pb_identify__perm_control(const struct pb_cell_view *d, const struct
       const unsigned a = p->a[i], b = p->b[j];
       H += a == 3 && b == 2; /* clean correct accepted, perturbed wrong accepted */
       L += a == 3 && b == 1; /* clean correct accepted, perturbed correct rejected */
-      /* a select, not a branch (overlap is data-dependent); adding +0 leaves the sum's bits alone */
-      const unsigned k = a & b & 1;
-      const double x = (double)d->m0[i] - (double)d->m1[j];
-      K += k;
-      num += k ? x : 0.0;
+      if (a & b & 1) { /* correct on both sides */
+        K++;
+        num += (double)d->m0[i] - (double)d->m1[j];
+      }
     }
     h += (double)H / n;
     l += (double)L / n;

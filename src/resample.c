@@ -343,8 +343,8 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
  * is sum over retained images of w ap_g + sum over failures of w (N - rn_g)
  * (N the retained total): each image adds its own term from values fixed at
  * its group's first image.  Coverage: the budget k falls in the last group
- * whose weight above (ab) is below k, whose first image (lo) with its ab and
- * ap pb_wm__close needs.  The pass does not follow the budgets image by
+ * whose weight above (ab) is below k; pb_wm__close needs that group's weight
+ * and failure weight above it and its own weight and failure weight.  The pass does not follow the budgets image by
  * image: every PB_WM__SNAP images it keeps each lane's ap and rn, the last
  * group start so far, and per budget the last such point still below it,
  * until every lane's weight reaches its largest budget; each budget is then
@@ -374,6 +374,19 @@ struct pb_wm__snaps {
   int32_t *at, *lf;
   unsigned char *ap, *rn;
 };
+
+/* One image of code u in a pass: its term of the pair count from the values
+ * at its group's first image, then the failure and retained weight so far. */
+#define PB_WM__STEP(V, E, LOADW, u)                                                                                      \
+  do {                                                                                                                 \
+    V w, first = (V){0} + (E)(0 - (E)((u) >> 1 & 1u)), f = (V){0} + (E)(0 - (E)((u) & 1u));                           \
+    LOADW(w, (u));                                                                                                     \
+    apg = (ap & first) | (apg & ~first);                                                                               \
+    rng = (rn & first) | (rng & ~first);                                                                               \
+    num += w * (((nret - rng) & f) | (apg & ~f));                                                                      \
+    ap += w & f;                                                                                                       \
+    rn += w & ~f;                                                                                                      \
+  } while (0)
 
 /* One pass of lane type V (element E); LOADW(c) the weights of image code c.
  * P has room for n / PB_WM__SNAP + 2 snapshots.  Budget b is then found
@@ -412,26 +425,14 @@ struct pb_wm__snaps {
       for (int l = 0; l < L; l++) open |= short_[l] != 0;                                                              \
       if (!open || i >= n) break;                                                                                      \
       for (int32_t end = n - i > PB_WM__SNAP ? i + PB_WM__SNAP : n; i < end; i++) {                                   \
-        uint32_t u = code[i];                                                                                          \
-        V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                        \
-        LOADW(w, u);                                                                                                   \
+        const uint32_t u = code[i];                                                                                    \
         lf = u & 2u ? i : lf;                                                                                          \
-        apg = (ap & first) | (apg & ~first);                                                                           \
-        rng = (rn & first) | (rng & ~first);                                                                           \
-        num += w * (((nret - rng) & f) | (apg & ~f));                                                                  \
-        ap += w & f;                                                                                                   \
-        rn += w & ~f;                                                                                                  \
+        PB_WM__STEP(V, E, LOADW, u);                                                                                   \
       }                                                                                                                \
     }                                                                                                                  \
     for (; i < n; i++) {                                                                                               \
-      uint32_t u = code[i];                                                                                            \
-      V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                          \
-      LOADW(w, u);                                                                                                     \
-      apg = (ap & first) | (apg & ~first);                                                                             \
-      rng = (rn & first) | (rng & ~first);                                                                             \
-      num += w * (((nret - rng) & f) | (apg & ~f));                                                                    \
-      ap += w & f;                                                                                                     \
-      rn += w & ~f;                                                                                                    \
+      const uint32_t u = code[i];                                                                                      \
+      PB_WM__STEP(V, E, LOADW, u);                                                                                     \
     }                                                                                                                  \
     for (int l = 0; l < L; l++) {                                                                                      \
       S->num2[l] = (int64_t)num[l];                                                                                    \

@@ -55,13 +55,9 @@ static int pb_stage__memo_get(const char *path, MPI_Comm comm, const struct pb_p
                               const struct pb_meta *meta, struct pb_protocol *out)
 {
   if (!pb_stage__memo.on) return 0;
-  struct stat sb;
-  int cmp = MPI_UNEQUAL, hit = pb_stage__memo.valid && stat(path, &sb) == 0;
-  if (hit) MPI_Comm_compare(comm, pb_stage__memo.comm, &cmp);
-  hit = hit && (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) && strcmp(path, pb_stage__memo.path) == 0 &&
-        sb.st_dev == pb_stage__memo.id.st_dev && sb.st_ino == pb_stage__memo.id.st_ino &&
-        sb.st_size == pb_stage__memo.id.st_size && sb.st_mtim.tv_sec == pb_stage__memo.id.st_mtim.tv_sec &&
-        sb.st_mtim.tv_nsec == pb_stage__memo.id.st_mtim.tv_nsec && pb_stage__same_opt(opt, &pb_stage__memo.opt);
+  int hit = pb_stage__memo.valid &&
+            pb_store_file_unchanged(path, comm, pb_stage__memo.path, pb_stage__memo.comm, &pb_stage__memo.id) &&
+            pb_stage__same_opt(opt, &pb_stage__memo.opt);
   MPI_Allreduce(MPI_IN_PLACE, &hit, 1, MPI_INT, MPI_MIN, comm);
   if (hit) pb_protocol_copy(&pb_stage__memo.p, meta, out);
   return hit;

@@ -188,7 +188,11 @@ void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32
 
 void pb_rows_free(struct pb_rows *rows)
 {
-  if (!rows || pb_store_memo_release(rows)) return;
+  if (rows && !pb_store_memo_release(rows)) pb_rows_free_owned(rows);
+}
+
+void pb_rows_free_owned(struct pb_rows *rows)
+{
   free(rows->pred);
   free(rows->smax);
   free(rows->ptrue);
@@ -912,10 +916,10 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
   if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
   /* under `pairbound run`, rows an earlier instance of the stage read (src/store_memo.c); every rank
    * reads when one misses, as the reads may be collective */
-  const int memo = !st->writable && !(fields & PB_FIELD_UNCHECKED);
+  const int memo = pb_store_memo_on() && !st->writable && !(fields & PB_FIELD_UNCHECKED);
   int hit = memo && n_rows > 0 ? pb_store_memo_find(st->path, st->comm, src, fields, n_rows, rows) : -1;
   int all = memo && (n_rows == 0 || hit >= 0); /* a rank with nothing to read has nothing to miss */
-  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm);
+  if (memo) MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm); /* memo: on alike on every rank */
   if (all && hit >= 0) {
     pb_store_memo_take(hit, out);
     if (pb_log_verbosity() >= 2)
@@ -923,7 +927,7 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
                  st->meta.sources[src].name);
     return PB_OK;
   }
-  if (!all) pb_store_memo_miss();
+  if (memo && !all) pb_store_memo_miss();
   pb_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }

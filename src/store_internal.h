@@ -18,5 +18,9 @@ void pb_store_memo_put(const char *path, MPI_Comm comm, int32_t src, int fields,
                        const struct pb_rows *d);
 /* 1 if @p r holds an entry's rows (now let go and cleared), else 0. */
 int pb_store_memo_release(struct pb_rows *r);
+/* Whether the memo is on (the same on every rank: `pairbound run` sets it between stages). */
+int pb_store_memo_on(void);
+/* pb_rows_free's release of the arrays, for rows the caller owns (the memo's own entries). */
+void pb_rows_free_owned(struct pb_rows *rows);
 
 #endif

@@ -37,7 +37,7 @@ static pthread_mutex_t pb_memo__lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void pb_memo__free_entry(struct pb_memo__entry *e)
 {
-  free(e->d.pred), free(e->d.smax), free(e->d.ptrue), free(e->d.topk_class), free(e->d.topk_prob);
+  pb_rows_free_owned(&e->d);
   free(e->rows);
 }
 
@@ -64,16 +64,30 @@ void pb_store_rows_memo(int on)
   pthread_mutex_unlock(&pb_memo__lock);
 }
 
-/* Whether @p path (opened on @p comm) is the file the entries came from. */
-static int pb_memo__same_store(const char *path, MPI_Comm comm)
+int pb_store_file_unchanged(const char *path, MPI_Comm comm, const char *known_path, MPI_Comm known_comm,
+                            const struct stat *id)
 {
   struct stat sb;
   int cmp = MPI_UNEQUAL;
-  if (!pb_memo.path || strcmp(path, pb_memo.path) != 0 || stat(path, &sb) != 0) return 0;
-  MPI_Comm_compare(comm, pb_memo.comm, &cmp);
-  return (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) && sb.st_dev == pb_memo.id.st_dev &&
-         sb.st_ino == pb_memo.id.st_ino && sb.st_size == pb_memo.id.st_size &&
-         sb.st_mtim.tv_sec == pb_memo.id.st_mtim.tv_sec && sb.st_mtim.tv_nsec == pb_memo.id.st_mtim.tv_nsec;
+  if (!known_path || strcmp(path, known_path) != 0 || stat(path, &sb) != 0) return 0;
+  MPI_Comm_compare(comm, known_comm, &cmp);
+  return (cmp == MPI_IDENT || cmp == MPI_CONGRUENT) && sb.st_dev == id->st_dev && sb.st_ino == id->st_ino &&
+         sb.st_size == id->st_size && sb.st_mtim.tv_sec == id->st_mtim.tv_sec &&
+         sb.st_mtim.tv_nsec == id->st_mtim.tv_nsec;
+}
+
+/* Whether @p path (opened on @p comm) is the file the entries came from. */
+static int pb_memo__same_store(const char *path, MPI_Comm comm)
+{
+  return pb_store_file_unchanged(path, comm, pb_memo.path, pb_memo.comm, &pb_memo.id);
+}
+
+int pb_store_memo_on(void)
+{
+  pthread_mutex_lock(&pb_memo__lock);
+  const int on = pb_memo.on;
+  pthread_mutex_unlock(&pb_memo__lock);
+  return on;
 }
 
 int pb_store_memo_find(const char *path, MPI_Comm comm, int32_t src, int fields, int32_t n_rows, const int32_t *rows)

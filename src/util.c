@@ -418,8 +418,7 @@ float pb_round_half(double x)
  * range of the images is cut into at most 2^11 buckets, one pass counts
  * them, the elements of the bucket holding position p move to the front, and
  * the selection continues there, each round on a range 2^11 times narrower.
- * Three linear passes without data-dependent branches instead of Hoare's
- * mispredicted comparisons.  -0 and +0 get neighbouring images: a refinement
+ * Three linear passes a round instead of Hoare's mispredicted comparisons.  -0 and +0 get neighbouring images: a refinement
  * of the order, so the value found compares equal to the exact answer. */
 #define PB_KTH_LARGEST(NAME, T, U, TOP)                                                                          \
   static T NAME##__hoare(T *v, int32_t n, int32_t want)                                                         \

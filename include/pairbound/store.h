@@ -87,6 +87,15 @@ void pb_rows_free(struct pb_rows *rows);
  * such rows are read-only.  Each call drops the rows nobody holds.
  */
 void pb_store_rows_memo(int on);
+struct stat;
+/**
+ * Whether @p path, opened on @p comm, is still the file @p known_path was
+ * when @p id was taken from it on @p known_comm: same name, device, inode,
+ * size and modification time, and a congruent communicator.  The test of
+ * the run's memos (protocol, rows) before they reuse anything.
+ */
+int pb_store_file_unchanged(const char *path, MPI_Comm comm, const char *known_path, MPI_Comm known_comm,
+                            const struct stat *id);
 
 /**
  * Create a store at a temporary name beside @p path and write its metadata.
