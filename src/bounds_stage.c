@@ -440,12 +440,12 @@ static void pb_identify__perm_control(const struct pb_cell_view *d, const struct
   out[2] = nd ? dm / nd : NAN;
 }
 
-/* Threshold of each cell: --tau, or the protocol's development threshold. */
-static int pb_identify__taus(const struct pb_stage *st, const struct pb_cell_block *b,
+/* Threshold of each of the rank's cells @p refs: --tau, or the protocol's development threshold. */
+static int pb_identify__taus(const struct pb_stage *st, const struct pb_cell_ref *refs, int64_t n,
                              const struct pb_identify_options *opt, float *tau)
 {
-  for (int64_t c = 0; c < b->n_cells; c++) {
-    const struct pb_cell_ref *r = &b->cells[c].ref;
+  for (int64_t c = 0; c < n; c++) {
+    const struct pb_cell_ref *r = &refs[c];
     tau[c] = opt->have_tau ? opt->tau : st->protocol.src[r->source].tau[r->model];
     if (isnan(tau[c])) {
       pb_error_set("source %s, model %s: no development threshold (the source has no development images); "
@@ -458,11 +458,11 @@ static int pb_identify__taus(const struct pb_stage *st, const struct pb_cell_blo
 
 /* Records of the cells not computed: NaN but for tier, panel and threshold;
  * i5[c]: the cell's I5 pass (1) or grid pass (0). */
-static void pb_identify__init_recs(const struct pb_stage *st, const struct pb_cell_block *b,
+static void pb_identify__init_recs(const struct pb_stage *st, const struct pb_cell_ref *refs, int64_t n,
                                    const struct pb_identify_options *opt, const float *tau, uint8_t *i5, double *recs)
 {
-  for (int64_t c = 0; c < b->n_cells; c++) {
-    const struct pb_cell_ref *r = &b->cells[c].ref;
+  for (int64_t c = 0; c < n; c++) {
+    const struct pb_cell_ref *r = &refs[c];
     int panel = st->protocol.src[r->source].panel[r->model * st->meta->sources[r->source].n_conditions + r->condition];
     i5[c] = opt->i5_scope == PB_IDENTIFY_I5_ALL || (opt->i5_scope == PB_IDENTIFY_I5_PANEL && panel);
     double *rec = recs + c * PB_IF_N;
@@ -473,20 +473,15 @@ static void pb_identify__init_recs(const struct pb_stage *st, const struct pb_ce
   }
 }
 
-/* One pass over the cells whose i5 flag is @p pass: the kernel, Table 10
- * ratios and the permutation control. */
-static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_block *b,
-                             const struct pb_identify_options *opt, const float *tau, const uint8_t *i5, int pass,
-                             double *recs)
+/* One pass over the piece's cells whose i5 flag is @p pass (tau, i5 and recs
+ * are the piece's): the kernel, Table 10 ratios and the permutation control.
+ * A cell's failure goes to @p fe, the lowest cell index first. */
+static void pb_identify__pass(const struct pb_stage *st, const struct pb_cell_block *b,
+                              const struct pb_identify_options *opt, const float *tau, const uint8_t *i5, int pass,
+                              double *recs, struct pb_progress *prog, struct pb_first_error *fe)
 {
   int32_t nmax = 1;
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
-  int64_t todo = 0;
-  for (int64_t c = 0; c < b->n_cells; c++) todo += i5[c] == pass;
-  struct pb_progress prog;
-  pb_progress_begin(&prog, pass ? "bounds (I5 pass)" : "bounds", "cells", todo);
 #pragma omp parallel
   {
     double *scratch = NULL;
@@ -499,7 +494,7 @@ static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_blo
       const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], tau[c]);
       struct pb_cell_bounds cb;
       double *rec = recs + c * PB_IF_N;
-      if (pb_bounds_cell(&d, pass, &cb) != 0) pb_first_error_record(&fe, b->first + c);
+      if (pb_bounds_cell(&d, pass, &cb) != 0) pb_first_error_record(fe, b->first + c);
       pb_identify__pack(&cb, rec);
       if (d.n > cap) {
         cap = d.n;
@@ -507,72 +502,141 @@ static int pb_identify__pass(const struct pb_stage *st, const struct pb_cell_blo
       }
       pb_identify__ratios(&d, scratch, rec + PB_IF_VR_C);
       if (opt->perm_replicates > 0) pb_identify__perm_control(&d, opt, &perm, rec + PB_IF_H_PERM);
-      pb_progress_step(&prog, 1);
+      pb_progress_step(prog, 1);
     }
     free(scratch);
     pb_identify__perm_scratch_free(&perm);
   }
-  pb_progress_end(&prog);
-  return pb_first_error_status(&fe);
 }
 
-/* Appendix B.2: every panel cell on each seed's matched-support subsample. */
-static void pb_identify__matched(const struct pb_stage *st, const struct pb_cell_block *b, const float *tau,
-                                 double *recs)
+/* Appendix B.2's matched-support subsamples of one source, one per seed. */
+struct pb_identify__match {
+  int32_t *pos[PB_IDENTIFY_N_MATCH_SEEDS], m[PB_IDENTIFY_N_MATCH_SEEDS];
+};
+
+static void pb_identify__match_prep(const struct pb_meta *meta, int32_t s, const uint8_t *common,
+                                    struct pb_identify__match *mt)
 {
-  int32_t K;
-  uint8_t *common = pb_identify__common(st->meta, &K);
   for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-    uint64_t seed = PB_IDENTIFY_MATCH_SEED0 + (uint64_t)j;
-    for (int32_t s = 0; s < st->meta->n_sources; s++) {
-      int32_t *pos = pb_malloc((size_t)st->meta->sources[s].n_images * sizeof *pos);
-      int32_t m = pb_identify__match_sample(st->meta, s, seed, common, pos);
-#pragma omp parallel for schedule(dynamic, 4)
-      for (int64_t c = 0; c < b->n_cells; c++)
-        if (b->cells[c].ref.source == s && recs[c * PB_IF_N + PB_IF_PANEL] == 1) {
-          const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], tau[c]);
-          pb_identify__matched_cell(&d, pos, m, recs + c * PB_IF_N + PB_IF_MATCH + 4 * j);
-        }
-      free(pos);
-    }
+    mt->pos[j] = pb_malloc(((size_t)meta->sources[s].n_images + 1) * sizeof *mt->pos[j]);
+    mt->m[j] = pb_identify__match_sample(meta, s, PB_IDENTIFY_MATCH_SEED0 + (uint64_t)j, common, mt->pos[j]);
   }
-  free(common);
 }
 
-/* All cells of this rank: the grid pass, then the I5 pass, then matched support. */
-static int pb_identify__compute(const struct pb_stage *st, const struct pb_cell_block *b,
-                                const struct pb_identify_options *opt, double *recs, struct pb_timer *tm)
+static void pb_identify__match_free(struct pb_identify__match *mt)
 {
-  float *tau = pb_malloc((size_t)(b->n_cells > 0 ? b->n_cells : 1) * sizeof *tau);
-  uint8_t *i5 = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
-  int status = pb_identify__taus(st, b, opt, tau);
-  pb_identify__init_recs(st, b, opt, tau, i5, recs);
-  static const char *const pass_names[2] = {"grid_pass", "i5_pass"};
-  for (int pass = 0; pass < 2; pass++) {
-    pb_timer_skip(tm);
-    if (status == PB_OK) status = pb_identify__pass(st, b, opt, tau, i5, pass, recs);
-    pb_timer_lap(tm, pass_names[pass]);
+  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) free(mt->pos[j]);
+}
+
+/* Appendix B.2: every panel cell of the piece on each seed's matched-support subsample. */
+static void pb_identify__matched(const struct pb_stage *st, const struct pb_cell_block *b, const float *tau,
+                                 const struct pb_identify__match *mt, double *recs)
+{
+  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++)
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t c = 0; c < b->n_cells; c++)
+      if (recs[c * PB_IF_N + PB_IF_PANEL] == 1) {
+        const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], tau[c]);
+        pb_identify__matched_cell(&d, mt->pos[j], mt->m[j], recs + c * PB_IF_N + PB_IF_MATCH + 4 * j);
+      }
+}
+
+/* What the pieces of one source share, and where they go. */
+struct pb_identify__ctx {
+  const struct pb_identify_options *opt;
+  const float *tau;        /* the rank's cells */
+  const uint8_t *i5;
+  double *recs;
+  const uint8_t *common;   /* B.2's common classes */
+  struct pb_progress prog;
+  struct pb_first_error fe;
+  struct pb_timer *tm;
+};
+
+/* Source s's pieces: the per-source parts (matched-support subsamples,
+ * clean-answer support, calibration fits), then each piece's load, grid and
+ * I5 passes, matched support, support and calibration.  Ranks agree on the
+ * status after every piece, so all stop before the next collective read. */
+static int pb_identify__source(const struct pb_stage *st, struct pb_cells_stream *cs, int32_t s,
+                               struct pb_identify__ctx *x)
+{
+  const struct pb_identify_options *opt = x->opt;
+  const int target = pb_meta_target(st->meta, s) == s;
+  struct pb_identify__match mt = {{NULL}, {0}};
+  struct pb_identify_support_src sup = {0, 0, NULL};
+  struct pb_identify_calib_src cal = {0, NULL};
+  if (opt->matched) pb_identify__match_prep(st->meta, s, x->common, &mt);
+  pb_timer_lap(x->tm, "matched_support");
+  int status = target ? pb_identify_support_prep(st, s, &sup) : PB_OK;
+  pb_timer_lap(x->tm, "clean_support");
+  if (status == PB_OK && target && opt->calibration) status = pb_identify_calib_prep(st, s, &cal);
+  pb_timer_lap(x->tm, "calibration");
+  const int32_t n_pieces = status == PB_OK ? pb_cells_stream_pieces(cs, s) : 0;
+  for (int32_t j = 0; j < n_pieces && status == PB_OK; j++) {
+    status = pb_cells_stream_load(cs, j);
+    pb_timer_lap(x->tm, "load");
+    const struct pb_cell_block *b = &cs->block;
+    const int64_t off = b->first - st->first;
+    double *recs = x->recs + off * PB_IF_N;
+    static const char *const pass_names[2] = {"grid_pass", "i5_pass"};
+    for (int pass = 0; pass < 2 && status == PB_OK && !pb_first_error_any(&x->fe); pass++) {
+      pb_identify__pass(st, b, opt, x->tau + off, x->i5 + off, pass, recs, &x->prog, &x->fe);
+      pb_timer_lap(x->tm, pass_names[pass]);
+    }
+    if (status == PB_OK) status = pb_first_error_status(&x->fe);
+    if (status == PB_OK && opt->matched) pb_identify__matched(st, b, x->tau + off, &mt, recs);
+    pb_timer_lap(x->tm, "matched_support");
+    if (status == PB_OK) pb_identify_support_cells(st, &sup, b, recs);
+    pb_timer_lap(x->tm, "clean_support");
+    if (status == PB_OK) pb_identify_calib_cells(st, &cal, b, recs);
+    pb_timer_lap(x->tm, "calibration");
+    status = pb_error_agree(st->comm, status);
   }
-  if (status == PB_OK && opt->matched) pb_identify__matched(st, b, tau, recs);
-  pb_timer_lap(tm, "matched_support");
+  pb_identify__match_free(&mt);
+  pb_identify_support_free(&sup);
+  pb_identify_calib_free(&cal);
+  return status;
+}
+
+/* All cells of this rank, a piece at a time (pb_cells_stream_*), so the rank
+ * holds one piece's records instead of its whole share. */
+static int pb_identify__compute(const struct pb_stage *st, const struct pb_identify_options *opt, double *recs,
+                                struct pb_timer *tm)
+{
+  const int64_t n = st->last - st->first;
+  struct pb_cells_stream cs;
+  int status = pb_cells_stream_open(st->store, st->comm, st->first, st->last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &cs);
+  float *tau = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *tau);
+  uint8_t *i5 = pb_calloc((size_t)(n > 0 ? n : 1), 1);
+  const struct pb_cell_ref *refs = cs.all + st->first;
+  pb_timer_lap(tm, "load"); /* the stage's opening (protocol included) */
+  if (status == PB_OK) status = pb_identify__taus(st, refs, n, opt, tau);
+  pb_identify__init_recs(st, refs, n, opt, tau, i5, recs);
   status = pb_error_agree(st->comm, status);
-  if (status == PB_OK) status = pb_identify_support(st, b, recs);
-  pb_timer_lap(tm, "clean_support");
-  if (status == PB_OK && opt->calibration) status = pb_identify_calibration(st, b, recs);
-  pb_timer_lap(tm, "calibration");
+  int32_t K;
+  struct pb_identify__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .common = pb_identify__common(st->meta, &K), .tm = tm};
+  pb_first_error_init(&x.fe);
+  pb_progress_begin(&x.prog, "bounds", "cells", n); /* each cell goes through one of the two passes */
+  for (int32_t s = 0; s < st->meta->n_sources && status == PB_OK; s++)
+    if (!st->meta->sources[s].probe_role) status = pb_identify__source(st, &cs, s, &x);
+  pb_progress_end(&x.prog);
+  free((void *)x.common);
+  pb_cells_stream_close(&cs);
   free(tau);
   free(i5);
   return status;
 }
 
-static int pb_identify__write_cells(struct pb_stage *st, const struct pb_cell_block *b, const double *recs)
+static int pb_identify__write_cells(struct pb_stage *st, const double *recs)
 {
-  int status = pb_fields_write(&pb_identify_fields, st->results, st->n_cells, b->first, b->n_cells, recs);
+  const int64_t n = st->last - st->first;
+  int status = pb_fields_write(&pb_identify_fields, st->results, st->n_cells, st->first, n, recs);
   if (status != PB_OK) return status;
   struct pb_text t = {0}, head = {0};
-  for (int64_t c = 0; c < b->n_cells; c++) {
-    const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], NAN);
-    pb_text_printf(&t, "%s\t%s\t%s", d.model, d.source, d.condition);
+  for (int64_t c = 0; c < n; c++) {
+    const struct pb_cell_ref r = pb_dist_cell_at(st->meta, st->first + c);
+    const struct pb_source *src = &st->meta->sources[r.source];
+    pb_text_printf(&t, "%s\t%s\t%s", st->meta->model_ids[r.model], src->name, src->conditions[r.condition]);
     pb_fields_tsv_values(&pb_identify_fields, recs + c * PB_IF_N, 0, &t);
     pb_text_printf(&t, "\n");
   }
@@ -589,26 +653,22 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
                     const char *provenance)
 {
   struct pb_stage st;
-  struct pb_cell_block b;
   struct pb_timer tm;
   pb_timer_start(&tm, "bounds");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (pb_stage_require(&st, store_path, "bounds", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
-  int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
-  status = pb_error_agree(comm, status);
-  if (status != PB_OK) return pb_stage_close(&st, status);
-  pb_timer_lap(&tm, "load");
-  double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * PB_IF_N * sizeof *recs);
-  status = pb_identify__compute(&st, &b, opt, recs, &tm);
+  const int64_t n = st.last - st.first;
+  double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
+  int status = pb_identify__compute(&st, opt, recs, &tm);
   status = pb_error_agree(comm, status);
   pb_timer_skip(&tm);
-  if (status == PB_OK) status = pb_identify__write_cells(&st, &b, recs);
+  if (status == PB_OK) status = pb_identify__write_cells(&st, recs);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */
     struct pb_identify_intervals iv;
-    status = pb_identify_intervals(st.meta, recs, b.first, b.n_cells, opt, comm, &iv);
+    status = pb_identify_intervals(st.meta, recs, st.first, n, opt, comm, &iv);
     if (status == PB_OK)
-      status = pb_identify_report(st.meta, &st.protocol, recs, b.first, b.n_cells, st.results, opt, &iv, comm);
+      status = pb_identify_report(st.meta, &st.protocol, recs, st.first, n, st.results, opt, &iv, comm);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(iv.vr);
   }
@@ -624,6 +684,5 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
              pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "calibration"), pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);
-  pb_cells_free(&b);
   return pb_stage_close(&st, status);
 }

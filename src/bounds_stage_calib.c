@@ -91,42 +91,53 @@ static void pb_calib__cell(const struct pb_cell_view *d, const struct pb_calib__
   rec[PB_IF_F1_BRIER0_PLATT] = cm->brier[1];
 }
 
-int pb_identify_calibration(const struct pb_stage *st, const struct pb_cell_block *b, double *recs)
+int pb_identify_calib_prep(const struct pb_stage *st, int32_t s, struct pb_identify_calib_src *p)
 {
   const struct pb_meta *meta = st->meta;
   const int32_t M = meta->n_models;
-  int status = PB_OK;
+  const struct pb_source *src = &meta->sources[s];
+  memset(p, 0, sizeof *p);
+  int32_t n_dev = 0;
+  for (int32_t i = 0; i < src->n_images; i++) n_dev += src->split[i] == PB_SPLIT_DEV;
+  if (n_dev == 0) return PB_OK; /* no development records: the fields stay NaN */
+  int32_t *rows = pb_malloc((size_t)M * sizeof *rows);
+  for (int32_t m = 0; m < M; m++) rows[m] = m * src->n_conditions + src->clean;
+  struct pb_rows r;
+  int status = pb_error_agree(st->comm, pb_store_read_fields(st->store, s, M, rows, PB_FIELD_PRED | PB_FIELD_SMAX, &r));
+  free(rows);
+  if (status != PB_OK) return status;
+  struct pb_calib__model *cm = pb_malloc((size_t)M * sizeof *cm);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int32_t m = 0; m < M; m++)
+    pb_calib__model(src, r.pred + (size_t)m * src->n_images, r.smax + (size_t)m * src->n_images, n_dev, &cm[m]);
+  pb_rows_free(&r);
+  p->n_models = M;
+  p->models = cm;
+  return PB_OK;
+}
+
+void pb_identify_calib_cells(const struct pb_stage *st, const struct pb_identify_calib_src *p,
+                             const struct pb_cell_block *b, double *recs)
+{
+  if (!p->models) return;
   int32_t nmax = 1;
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources && status == PB_OK; s = pb_meta_target(meta, s + 1)) {
-    const struct pb_source *src = &meta->sources[s];
-    int32_t n_dev = 0;
-    for (int32_t i = 0; i < src->n_images; i++) n_dev += src->split[i] == PB_SPLIT_DEV;
-    if (n_dev == 0) continue; /* no development records: the fields stay NaN */
-    int32_t *rows = pb_malloc((size_t)M * sizeof *rows);
-    for (int32_t m = 0; m < M; m++) rows[m] = m * src->n_conditions + src->clean;
-    struct pb_rows r;
-    status = pb_error_agree(st->comm, pb_store_read_fields(st->store, s, M, rows, PB_FIELD_PRED | PB_FIELD_SMAX, &r));
-    free(rows);
-    if (status != PB_OK) break;
-    struct pb_calib__model *cm = pb_malloc((size_t)M * sizeof *cm);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int32_t m = 0; m < M; m++)
-      pb_calib__model(src, r.pred + (size_t)m * src->n_images, r.smax + (size_t)m * src->n_images, n_dev, &cm[m]);
-    pb_rows_free(&r);
 #pragma omp parallel
-    {
-      double *x = pb_malloc(3 * (size_t)nmax * sizeof *x);
+  {
+    double *x = pb_malloc(3 * (size_t)nmax * sizeof *x);
 #pragma omp for schedule(dynamic, 16)
-      for (int64_t c = 0; c < b->n_cells; c++) {
-        if (b->cells[c].ref.source != s || b->cells[c].n == 0) continue;
-        const struct pb_cell_view d = pb_cells_view(meta, &b->cells[c], NAN);
-        pb_calib__cell(&d, &cm[b->cells[c].ref.model], x, recs + c * PB_IF_N);
-      }
-      free(x);
+    for (int64_t c = 0; c < b->n_cells; c++) {
+      if (b->cells[c].n == 0) continue;
+      const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], NAN);
+      pb_calib__cell(&d, &p->models[b->cells[c].ref.model], x, recs + c * PB_IF_N);
     }
-    for (int32_t m = 0; m < M; m++) free(cm[m].p0);
-    free(cm);
+    free(x);
   }
-  return status;
+}
+
+void pb_identify_calib_free(struct pb_identify_calib_src *p)
+{
+  for (int32_t m = 0; m < p->n_models; m++) free(p->models[m].p0);
+  free(p->models);
+  memset(p, 0, sizeof *p);
 }

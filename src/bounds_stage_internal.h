@@ -104,14 +104,33 @@ struct pb_identify_intervals {
 int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
                           const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out);
 
-/* J.2: every cell's clean-wrong events by cross-model support into
- * recs[c * PB_IF_N + PB_IF_J2 ...] (collective; bounds_stage_support.c). */
+/* J.2: cross-model support of clean wrong answers (bounds_stage_support.c).
+ * Per source, the support of every model's clean evaluation answers
+ * (collective: every rank reads every model's clean row); then each piece's
+ * cells' clean-wrong events by support into recs[c * PB_IF_N + PB_IF_J2 ...]. */
 struct pb_stage;
-int pb_identify_support(const struct pb_stage *st, const struct pb_cell_block *b, double *recs);
+struct pb_identify_support_src {
+  int32_t ne;      /* evaluation images */
+  size_t plane;    /* models x ne */
+  double *support; /* [PB_SUPPORT_N][models][ne] */
+};
+int pb_identify_support_prep(const struct pb_stage *st, int32_t s, struct pb_identify_support_src *p);
+void pb_identify_support_cells(const struct pb_stage *st, const struct pb_identify_support_src *p,
+                               const struct pb_cell_block *b, double *recs);
+void pb_identify_support_free(struct pb_identify_support_src *p);
 
-/* F.1: every cell's acceptance counts under the Table 40 protocols, raw and
- * Platt-scaled, into recs (collective; bounds_stage_calib.c). */
-int pb_identify_calibration(const struct pb_stage *st, const struct pb_cell_block *b, double *recs);
+/* F.1: acceptance counts under the Table 40 protocols, raw and Platt-scaled
+ * (bounds_stage_calib.c).  Per source, every model's fit on its clean
+ * development records (collective); then each piece's cells into recs. */
+struct pb_calib__model;
+struct pb_identify_calib_src {
+  int32_t n_models;
+  struct pb_calib__model *models; /* NULL where the source has no development records */
+};
+int pb_identify_calib_prep(const struct pb_stage *st, int32_t s, struct pb_identify_calib_src *p);
+void pb_identify_calib_cells(const struct pb_stage *st, const struct pb_identify_calib_src *p,
+                             const struct pb_cell_block *b, double *recs);
+void pb_identify_calib_free(struct pb_identify_calib_src *p);
 
 /* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets, J.2
  * and F.1 (bounds_report_more.c) from the reduced totals, into @p md and

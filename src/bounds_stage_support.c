@@ -36,39 +36,49 @@ static int pb_identify__clean_eval(struct pb_store *store, const struct pb_sourc
   return PB_OK;
 }
 
-int pb_identify_support(const struct pb_stage *st, const struct pb_cell_block *b, double *recs)
+int pb_identify_support_prep(const struct pb_stage *st, int32_t s, struct pb_identify_support_src *p)
 {
   const struct pb_meta *meta = st->meta;
+  const struct pb_source *src = &meta->sources[s];
   const int32_t M = meta->n_models;
+  memset(p, 0, sizeof *p);
   int32_t *group = pb_malloc((size_t)M * sizeof *group);
   const int32_t ng = pb_meta_model_groups(meta, group);
-  int status = PB_OK;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources && status == PB_OK; s = pb_meta_target(meta, s + 1)) {
-    const struct pb_source *src = &meta->sources[s];
-    int32_t *clean = pb_malloc(((size_t)M * src->n_images + 1) * sizeof *clean);
-    int32_t *label = pb_malloc(((size_t)src->n_images + 1) * sizeof *label), ne = 0;
-    status = pb_error_agree(st->comm, pb_identify__clean_eval(st->store, src, s, M, clean, label, &ne));
-    if (status == PB_OK) {
-      const size_t plane = (size_t)M * ne;
-      double *support = pb_malloc((PB_SUPPORT_N * plane + 1) * sizeof *support);
-      pb_bounds_clean_support(M, ng, group, ne, label, clean, support);
-#pragma omp parallel for schedule(dynamic, 16)
-      for (int64_t c = 0; c < b->n_cells; c++) {
-        const struct pb_cell_data *d = &b->cells[c];
-        if (d->ref.source != s || d->n != ne) continue;
-        const struct pb_cell_view v = pb_cells_view(meta, d, NAN);
-        const double *sup[PB_SUPPORT_N];
-        for (int k = 0; k < PB_SUPPORT_N; k++) sup[k] = support + k * plane + (size_t)d->ref.model * ne;
-        int64_t counts[PB_SUPPORT_N][PB_SUPPORT_N_STRATA][2];
-        pb_bounds_support_cell(&v, sup, counts);
-        double *r = recs + c * PB_IF_N + PB_IF_J2;
-        for (int k = 0; k < PB_SUPPORT_N * PB_SUPPORT_N_STRATA * 2; k++) r[k] = (double)(&counts[0][0][0])[k];
-      }
-      free(support);
-    }
-    free(clean);
-    free(label);
+  int32_t *clean = pb_malloc(((size_t)M * src->n_images + 1) * sizeof *clean);
+  int32_t *label = pb_malloc(((size_t)src->n_images + 1) * sizeof *label), ne = 0;
+  int status = pb_error_agree(st->comm, pb_identify__clean_eval(st->store, src, s, M, clean, label, &ne));
+  if (status == PB_OK) {
+    p->ne = ne;
+    p->plane = (size_t)M * ne;
+    p->support = pb_malloc((PB_SUPPORT_N * p->plane + 1) * sizeof *p->support);
+    pb_bounds_clean_support(M, ng, group, ne, label, clean, p->support);
   }
+  free(clean);
+  free(label);
   free(group);
   return status;
+}
+
+void pb_identify_support_cells(const struct pb_stage *st, const struct pb_identify_support_src *p,
+                               const struct pb_cell_block *b, double *recs)
+{
+  if (!p->support) return;
+#pragma omp parallel for schedule(dynamic, 16)
+  for (int64_t c = 0; c < b->n_cells; c++) {
+    const struct pb_cell_data *d = &b->cells[c];
+    if (d->n != p->ne) continue;
+    const struct pb_cell_view v = pb_cells_view(st->meta, d, NAN);
+    const double *sup[PB_SUPPORT_N];
+    for (int k = 0; k < PB_SUPPORT_N; k++) sup[k] = p->support + k * p->plane + (size_t)d->ref.model * p->ne;
+    int64_t counts[PB_SUPPORT_N][PB_SUPPORT_N_STRATA][2];
+    pb_bounds_support_cell(&v, sup, counts);
+    double *r = recs + c * PB_IF_N + PB_IF_J2;
+    for (int k = 0; k < PB_SUPPORT_N * PB_SUPPORT_N_STRATA * 2; k++) r[k] = (double)(&counts[0][0][0])[k];
+  }
+}
+
+void pb_identify_support_free(struct pb_identify_support_src *p)
+{
+  free(p->support);
+  memset(p, 0, sizeof *p);
 }

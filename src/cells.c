@@ -1,5 +1,6 @@
-/* A rank's cells: one collective read per source of the cell rows and the
- * clean rows they need, compacted to evaluation images. */
+/* A rank's cells: collective reads of the cell rows and the clean rows they
+ * need, compacted to evaluation images; all at once (pb_cells_load), or a
+ * piece of models at a time through reused buffers (pb_cells_stream_*). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -43,44 +44,96 @@ static void pb_cells__compact(const struct pb_rows *in, int32_t n, const int32_t
  * "Reading"). */
 #define PB_CELLS_BATCH_BYTES ((size_t)4 << 20)
 
-/* Source s's rows (sorted, distinct) compacted to evaluation images in @p out.
- * They are read a batch of models at a time into one buffer of whole rows, so
- * the block holds n_eval records per row instead of n_images and no second
- * copy of the cells' rows is ever allocated.  The batches depend on the
- * metadata only, so every rank makes the same reads (with no rows where it
+/* Records of a piece of pb_cells_stream_*: models whose evaluation records of
+ * the fields read fit in this many bytes (at least one model).  Large enough
+ * that a piece's cells keep the threads busy, small beside a rank's share. */
+#define PB_CELLS_PIECE_BYTES ((size_t)64 << 20)
+
+/* Models per read batch of source @p src: their rows of one field fit in
+ * PB_CELLS_BATCH_BYTES (at least one model). */
+static int32_t pb_cells__per_read(const struct pb_source *src, size_t batch_bytes)
+{
+  const size_t model_bytes = (size_t)src->n_conditions * (size_t)src->n_images * sizeof(float);
+  return model_bytes > 0 && batch_bytes / model_bytes > 1 ? (int32_t)(batch_bytes / model_bytes) : 1;
+}
+
+/* Rows rows[0 .. u) (sorted, distinct, all of models [m0, m1)) of source s,
+ * compacted to evaluation images in @p out, which holds u rows of n_eval.
+ * They are read a batch of models at a time into @p buf (whole rows of
+ * pb_cells__per_read models, the fields of @p fields), so the block holds
+ * n_eval records per row instead of n_images and no second copy of the
+ * cells' rows is ever allocated.  The batches depend on the metadata and
+ * [m0, m1) only, so every rank makes the same reads (with no rows where it
  * has none) and the collective calls match; they agree on the status, so all
  * stop together. */
-static int pb_cells__read_source(struct pb_store *st, int32_t s, int32_t n_eval, int32_t u, const int32_t *rows,
-                                 int fields, struct pb_rows *out)
+static int pb_cells__read_source(struct pb_store *st, int32_t s, int32_t m0, int32_t m1, int32_t per, int32_t u,
+                                 const int32_t *rows, int fields, struct pb_rows *buf, struct pb_rows *out)
 {
-  const struct pb_meta *meta = pb_store_meta(st);
-  const struct pb_source *src = &meta->sources[s];
-  const size_t model_bytes = (size_t)src->n_conditions * (size_t)src->n_images * sizeof(float);
-  const int32_t per = model_bytes > 0 && PB_CELLS_BATCH_BYTES / model_bytes > 1
-                        ? (int32_t)(PB_CELLS_BATCH_BYTES / model_bytes) : 1;
-  int32_t most = 1, *ev = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof *ev);
+  const struct pb_source *src = &pb_store_meta(st)->sources[s];
+  const int32_t n_eval = out->n_images;
+  int32_t *ev = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof *ev);
   for (int32_t i = 0, k = 0; i < src->n_images; i++)
     if (src->split[i] == PB_SPLIT_EVAL) ev[k++] = i;
-  for (int32_t j = 0, e = 0; j < u; j = e) {
-    while (e < u && rows[e] / src->n_conditions / per == rows[j] / src->n_conditions / per) e++;
-    most = e - j > most ? e - j : most;
-  }
-  struct pb_rows buf;
-  pb_rows_alloc(&buf, most, src->n_images, 0);
-  pb_rows_alloc(out, u, n_eval, 0);
-  pb_cells__keep(&buf, fields);
-  pb_cells__keep(out, fields);
   int status = PB_OK;
-  for (int32_t m = 0, j = 0; m < meta->n_models && status == PB_OK; m += per) {
+  for (int32_t m = m0, j = 0; m < m1 && status == PB_OK; m += per) {
     int32_t e = j;
     while (e < u && rows[e] / src->n_conditions < m + per) e++;
-    status = pb_store_read_fields_into(st, s, e - j, rows + j, fields, &buf);
-    if (status == PB_OK) pb_cells__compact(&buf, e - j, ev, n_eval, out, j);
+    status = pb_store_read_fields_into(st, s, e - j, rows + j, fields, buf);
+    if (status == PB_OK) pb_cells__compact(buf, e - j, ev, n_eval, out, j);
     j = e;
   }
-  pb_rows_free(&buf);
   free(ev);
   return status;
+}
+
+/* Whole-row read buffer for a batch of @p per_read of the @p n_models models of source s, the fields of @p fields. */
+static void pb_cells__buf(const struct pb_source *src, int32_t per_read, int32_t n_models, int fields,
+                          struct pb_rows *buf)
+{
+  pb_rows_alloc(buf, (per_read < n_models ? per_read : n_models) * src->n_conditions, src->n_images, 0);
+  pb_cells__keep(buf, fields);
+}
+
+/* The cells c of [first, last) in @p all of source s with models [m0, m1)
+ * (and want[c - first] where @p want is given): their rows and the clean rows
+ * of their models, sorted and distinct, into @p rows; returns the count. */
+static int32_t pb_cells__rows(const struct pb_meta *meta, const struct pb_cell_ref *all, int64_t first, int64_t last,
+                              int32_t s, int32_t m0, int32_t m1, const uint8_t *want, int32_t *rows)
+{
+  const struct pb_source *src = &meta->sources[s];
+  int32_t nr = 0;
+  for (int64_t c = first; c < last; c++)
+    if (all[c].source == s && all[c].model >= m0 && all[c].model < m1 && (!want || want[c - first])) {
+      rows[nr++] = all[c].model * src->n_conditions + all[c].condition;
+      rows[nr++] = all[c].model * src->n_conditions + src->clean;
+    }
+  return pb_sorted_unique_i32(rows, nr);
+}
+
+/* Point cell @p d (of source s, whose u rows @p rows are in @p r) at its records. */
+static void pb_cells__point(const struct pb_source *src, const int32_t *rows, int32_t u, const struct pb_rows *r,
+                            const int32_t *labels, struct pb_cell_data *d)
+{
+  const int32_t n_eval = r->n_images;
+  size_t a = (size_t)pb_sorted_find_i32(rows, u, d->ref.model * src->n_conditions + src->clean) * n_eval;
+  size_t b = (size_t)pb_sorted_find_i32(rows, u, d->ref.model * src->n_conditions + d->ref.condition) * n_eval;
+  d->n = n_eval;
+  d->label = labels;
+  d->pred0 = r->pred ? r->pred + a : NULL;
+  d->pred1 = r->pred ? r->pred + b : NULL;
+  d->s0 = r->smax ? r->smax + a : NULL;
+  d->s1 = r->smax ? r->smax + b : NULL;
+  d->m0 = r->ptrue ? r->ptrue + a : NULL;
+  d->m1 = r->ptrue ? r->ptrue + b : NULL;
+}
+
+/* Evaluation labels of source @p src. */
+static int32_t *pb_cells__labels(const struct pb_source *src, int32_t n_eval)
+{
+  int32_t *l = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof *l);
+  for (int32_t i = 0, k = 0; i < src->n_images; i++)
+    if (src->split[i] == PB_SPLIT_EVAL) l[k++] = src->labels[i];
+  return l;
 }
 
 int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, struct pb_cell_block *out)
@@ -103,47 +156,158 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
   out->rows = pb_calloc((size_t)meta->n_sources, sizeof *out->rows);
   out->labels = pb_calloc((size_t)meta->n_sources, sizeof *out->labels);
   fields &= ~PB_FIELD_TOPK;
+  if (last > n_all) last = n_all;
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
-    int32_t n_eval = pb_dist_eval_count(src), nr = 0;
+    int32_t n_eval = pb_dist_eval_count(src);
     int32_t *rows = pb_malloc((size_t)(2 * out->n_cells + 1) * sizeof *rows);
-    for (int64_t c = first; c < last && c < n_all; c++)
-      if (all[c].source == s && (!want || want[c - first])) {
-        rows[nr++] = all[c].model * src->n_conditions + all[c].condition;
-        rows[nr++] = all[c].model * src->n_conditions + src->clean;
-      }
-    int32_t u = pb_sorted_unique_i32(rows, nr);
+    int32_t u = pb_cells__rows(meta, all, first, last, s, 0, meta->n_models, want, rows);
     /* pb_store_read_fields agrees on its status across ranks, so after a
      * failure on any rank every rank skips the remaining sources together */
-    if (status == PB_OK) status = pb_cells__read_source(st, s, n_eval, u, rows, fields, &out->rows[s]);
-    out->labels[s] = pb_malloc((size_t)(n_eval > 0 ? n_eval : 1) * sizeof(int32_t));
-    for (int32_t i = 0, k = 0; i < src->n_images; i++)
-      if (src->split[i] == PB_SPLIT_EVAL) out->labels[s][k++] = src->labels[i];
+    pb_rows_alloc(&out->rows[s], u, n_eval, 0);
+    pb_cells__keep(&out->rows[s], fields);
     if (status == PB_OK) {
-      struct pb_rows *r = &out->rows[s];
+      struct pb_rows buf;
+      const int32_t per_read = pb_cells__per_read(src, PB_CELLS_BATCH_BYTES);
+      pb_cells__buf(src, per_read, meta->n_models, fields, &buf);
+      status = pb_cells__read_source(st, s, 0, meta->n_models, per_read, u, rows, fields, &buf, &out->rows[s]);
+      pb_rows_free(&buf);
+    }
+    out->labels[s] = pb_cells__labels(src, n_eval);
+    if (status == PB_OK)
       for (int64_t c = first; c < last; c++) {
         if (all[c].source != s) continue;
         struct pb_cell_data *d = &out->cells[c - first];
         d->ref = all[c];
         d->index = c;
-        if (want && !want[c - first]) continue;
-        size_t a = (size_t)pb_sorted_find_i32(rows, u, all[c].model * src->n_conditions + src->clean) * n_eval;
-        size_t b = (size_t)pb_sorted_find_i32(rows, u, all[c].model * src->n_conditions + all[c].condition) * n_eval;
-        d->n = n_eval;
-        d->label = out->labels[s];
-        d->pred0 = r->pred ? r->pred + a : NULL;
-        d->pred1 = r->pred ? r->pred + b : NULL;
-        d->s0 = r->smax ? r->smax + a : NULL;
-        d->s1 = r->smax ? r->smax + b : NULL;
-        d->m0 = r->ptrue ? r->ptrue + a : NULL;
-        d->m1 = r->ptrue ? r->ptrue + b : NULL;
+        if (!want || want[c - first]) pb_cells__point(src, rows, u, &out->rows[s], out->labels[s], d);
       }
-    }
     free(rows);
   }
   free(all);
   if (status != PB_OK) pb_cells_free(out);
   return status;
+}
+
+int pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int64_t last, int fields,
+                         struct pb_cells_stream *cs)
+{
+  const struct pb_meta *meta = pb_store_meta(st);
+  memset(cs, 0, sizeof *cs);
+  cs->st = st;
+  cs->comm = comm;
+  cs->fields = fields & ~PB_FIELD_TOPK;
+  cs->n_all = pb_dist_cells(meta, &cs->all);
+  cs->first = first;
+  cs->last = last < cs->n_all ? last : cs->n_all;
+  cs->src = -1;
+  cs->piece_bytes = PB_CELLS_PIECE_BYTES;
+  cs->batch_bytes = PB_CELLS_BATCH_BYTES;
+  cs->rows = pb_malloc((size_t)(2 * (cs->last > first ? cs->last - first : 0) + 1) * sizeof *cs->rows);
+  struct pb_cell_block *b = &cs->block;
+  b->n_sources = meta->n_sources;
+  b->rows = pb_calloc((size_t)meta->n_sources, sizeof *b->rows);
+  b->labels = pb_calloc((size_t)meta->n_sources, sizeof *b->labels);
+  b->cells = pb_calloc((size_t)(cs->last > first ? cs->last - first : 1), sizeof *b->cells);
+  return PB_OK;
+}
+
+/* Models per piece of source s: their evaluation records of the fields read
+ * fit @p piece_bytes, in whole read batches of @p per_read models (each piece
+ * so makes the same number of reads, ceil(per / per_read), on every rank). */
+static int32_t pb_cells__per_piece(const struct pb_meta *meta, int32_t s, int fields, size_t piece_bytes,
+                                   int32_t per_read)
+{
+  const struct pb_source *src = &meta->sources[s];
+  const int nf = !!(fields & PB_FIELD_PRED) + !!(fields & PB_FIELD_SMAX) + !!(fields & PB_FIELD_PTRUE);
+  const size_t model_bytes = (size_t)src->n_conditions * (size_t)pb_dist_eval_count(src) * sizeof(float) * (nf ? nf : 1);
+  const int32_t M = meta->n_models > 0 ? meta->n_models : 1, pr = per_read < M ? per_read : M;
+  size_t per = model_bytes > 0 ? piece_bytes / model_bytes : (size_t)M;
+  if (per > (size_t)M) per = (size_t)M;
+  per = per / (size_t)pr * (size_t)pr;
+  return per > 0 ? (int32_t)per : pr;
+}
+
+int32_t pb_cells_stream_models(const struct pb_meta *meta, int32_t s, int fields)
+{
+  return pb_cells__per_piece(meta, s, fields & ~PB_FIELD_TOPK, PB_CELLS_PIECE_BYTES,
+                             pb_cells__per_read(&meta->sources[s], PB_CELLS_BATCH_BYTES));
+}
+
+int32_t pb_cells_stream_pieces(struct pb_cells_stream *cs, int32_t s)
+{
+  const struct pb_meta *meta = pb_store_meta(cs->st);
+  struct pb_cell_block *b = &cs->block;
+  if (s != cs->src) { /* a new source: its labels and read buffer; the records' arrays move to it */
+    const struct pb_source *src = &meta->sources[s];
+    if (cs->src >= 0) {
+      b->rows[s] = b->rows[cs->src];
+      memset(&b->rows[cs->src], 0, sizeof b->rows[cs->src]);
+      free(b->labels[cs->src]);
+      b->labels[cs->src] = NULL;
+    }
+    pb_rows_free(&cs->buf);
+    cs->per_read = pb_cells__per_read(src, cs->batch_bytes);
+    pb_cells__buf(src, cs->per_read, meta->n_models, cs->fields, &cs->buf);
+    b->labels[s] = pb_cells__labels(src, pb_dist_eval_count(src));
+    cs->src = s;
+  }
+  /* this rank's cells of s: consecutive in the cell order, so a range of models */
+  cs->c0 = cs->first;
+  while (cs->c0 < cs->last && cs->all[cs->c0].source < s) cs->c0++;
+  cs->c1 = cs->c0;
+  while (cs->c1 < cs->last && cs->all[cs->c1].source == s) cs->c1++;
+  cs->per = pb_cells__per_piece(meta, s, cs->fields, cs->piece_bytes, cs->per_read);
+  cs->m_lo = cs->c1 > cs->c0 ? cs->all[cs->c0].model : 0;
+  int32_t n = cs->c1 > cs->c0 ? (cs->all[cs->c1 - 1].model - cs->m_lo) / cs->per + 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT32_T, MPI_MAX, cs->comm);
+  return n;
+}
+
+int pb_cells_stream_load(struct pb_cells_stream *cs, int32_t j)
+{
+  const struct pb_meta *meta = pb_store_meta(cs->st);
+  const int32_t s = cs->src;
+  const struct pb_source *src = &meta->sources[s];
+  struct pb_cell_block *b = &cs->block;
+  const int32_t n_eval = pb_dist_eval_count(src);
+  /* piece j: this rank's models [m0, m0 + per) of s; empty past its cells,
+   * yet the same per / per_read reads, so the collective calls match */
+  const int32_t m0 = cs->m_lo + j * cs->per, m1 = m0 + cs->per;
+  const int32_t u = pb_cells__rows(meta, cs->all, cs->c0, cs->c1, s, m0, m1, NULL, cs->rows);
+  struct pb_rows *r = &b->rows[s];
+  if ((size_t)u * (size_t)n_eval > cs->cap) { /* grow: the arrays are reused by every later piece */
+    pb_rows_free(r);
+    pb_rows_alloc(r, u, n_eval, 0);
+    pb_cells__keep(r, cs->fields);
+    cs->cap = (size_t)u * (size_t)n_eval;
+  }
+  r->n_rows = u;
+  r->n_images = n_eval;
+  int status = pb_cells__read_source(cs->st, s, m0, m1, cs->per_read, u, cs->rows, cs->fields, &cs->buf, r);
+  int64_t c0 = cs->c0;
+  while (c0 < cs->c1 && cs->all[c0].model < m0) c0++;
+  int64_t c1 = c0;
+  while (c1 < cs->c1 && cs->all[c1].model < m1) c1++;
+  b->first = c0;
+  b->n_cells = c1 - c0;
+  for (int64_t c = c0; c < c1; c++) {
+    struct pb_cell_data *d = &b->cells[c - c0];
+    memset(d, 0, sizeof *d);
+    d->ref = cs->all[c];
+    d->index = c;
+    if (status == PB_OK) pb_cells__point(src, cs->rows, u, r, b->labels[s], d);
+  }
+  return status;
+}
+
+void pb_cells_stream_close(struct pb_cells_stream *cs)
+{
+  pb_rows_free(&cs->buf);
+  pb_cells_free(&cs->block);
+  free(cs->all);
+  free(cs->rows);
+  memset(cs, 0, sizeof *cs);
 }
 
 void pb_cells_free(struct pb_cell_block *b)

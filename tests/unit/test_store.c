@@ -512,12 +512,69 @@ START_TEST(test_cells_load)
 }
 END_TEST
 
+/* Pieces of [first, last), @p piece_bytes of records each, read in batches of
+ * @p batch_bytes: together they tile the range in order, each within its
+ * range of models, and each piece's cells hold their own records
+ * (check_block), whatever the pieces before them left in the reused buffers. */
+static void check_stream(struct pb_store *st, int64_t first, int64_t last, int fields, size_t piece_bytes,
+                         size_t batch_bytes)
+{
+  const struct pb_meta *meta = pb_store_meta(st);
+  struct pb_cells_stream cs;
+  ck_assert(pb_cells_stream_open(st, MPI_COMM_WORLD, first, last, fields, &cs) == PB_OK);
+  cs.piece_bytes = piece_bytes;
+  cs.batch_bytes = batch_bytes;
+  int64_t next = first;
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    const int32_t n = pb_cells_stream_pieces(&cs, s);
+    for (int32_t j = 0; j < n; j++) {
+      ck_assert(pb_cells_stream_load(&cs, j) == PB_OK);
+      const struct pb_cell_block *b = &cs.block;
+      if (b->n_cells == 0) continue;
+      ck_assert_int_eq(b->first, next);
+      for (int64_t c = 0; c < b->n_cells; c++) {
+        ck_assert_int_eq(b->cells[c].ref.source, s);
+        ck_assert(b->cells[c].ref.model >= cs.m_lo + j * cs.per && b->cells[c].ref.model < cs.m_lo + (j + 1) * cs.per);
+      }
+      check_block(b, b->first, b->first + b->n_cells, fields);
+      next = b->first + b->n_cells;
+    }
+  }
+  ck_assert_int_eq(next, last);
+  pb_cells_stream_close(&cs);
+}
+
+START_TEST(test_cells_stream)
+{
+  struct pb_store *st;
+  ck_assert(pb_store_open(store_path(), MPI_COMM_WORLD, &st) == PB_OK);
+  ck_assert_int_eq(pb_store_meta(st)->n_models, 3);
+  /* one model per piece and per read; two models per piece; the defaults (a piece per source) */
+  const size_t piece[3] = {1, 2 * 3 * 3 * 4 * 3, 64 << 20}, batch[3] = {1, 1, 4 << 20};
+  for (int k = 0; k < 3; k++) {
+    check_stream(st, 0, 12, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, piece[k], batch[k]);
+    check_stream(st, 3, 8, PB_FIELD_PRED | PB_FIELD_PTRUE, piece[k], batch[k]); /* across the sources, no smax */
+    check_stream(st, 9, 11, PB_FIELD_ALL, piece[k], batch[k]);                  /* inside B, top-k bit ignored */
+    check_stream(st, 5, 5, PB_FIELD_PRED, piece[k], batch[k]);                  /* nothing */
+    /* each rank its own share, as a stage has them: the ranks' piece counts differ */
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check_stream(st, 12 * rank / size, 12 * (rank + 1) / size, PB_FIELD_PRED | PB_FIELD_SMAX, piece[k], batch[k]);
+  }
+  /* at most the models there are: source A's model is 3 conditions x 2 evaluation images x 4 bytes a field */
+  ck_assert_int_eq(pb_cells_stream_models(pb_store_meta(st), 0, PB_FIELD_PRED), 3);
+  pb_store_close(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("store");
   tcase_add_test(tc, test_metadata_round_trip);
   tcase_add_test(tc, test_read_subsets);
+  tcase_add_test(tc, test_cells_stream);
   tcase_add_test(tc, test_row_errors);
   tcase_add_test(tc, test_partial_write);
   tcase_add_test(tc, test_uncommitted_removed);
