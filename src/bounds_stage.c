@@ -605,12 +605,12 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_ident
 {
   const int64_t n = st->last - st->first;
   struct pb_cells_stream cs;
-  int status = pb_cells_stream_open(st->store, st->comm, st->first, st->last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &cs);
+  pb_cells_stream_open(st->store, st->comm, st->first, st->last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &cs);
   float *tau = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *tau);
   uint8_t *i5 = pb_calloc((size_t)(n > 0 ? n : 1), 1);
   const struct pb_cell_ref *refs = cs.all + st->first;
   pb_timer_lap(tm, "load"); /* the stage's opening (protocol included) */
-  if (status == PB_OK) status = pb_identify__taus(st, refs, n, opt, tau);
+  int status = pb_identify__taus(st, refs, n, opt, tau);
   pb_identify__init_recs(st, refs, n, opt, tau, i5, recs);
   status = pb_error_agree(st->comm, status);
   int32_t K;

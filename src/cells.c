@@ -189,17 +189,17 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
   return status;
 }
 
-int pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int64_t last, int fields,
-                         struct pb_cells_stream *cs)
+void pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int64_t last, int fields,
+                          struct pb_cells_stream *cs)
 {
   const struct pb_meta *meta = pb_store_meta(st);
   memset(cs, 0, sizeof *cs);
   cs->st = st;
   cs->comm = comm;
   cs->fields = fields & ~PB_FIELD_TOPK;
-  cs->n_all = pb_dist_cells(meta, &cs->all);
+  const int64_t n_all = pb_dist_cells(meta, &cs->all);
   cs->first = first;
-  cs->last = last < cs->n_all ? last : cs->n_all;
+  cs->last = last < n_all ? last : n_all;
   cs->src = -1;
   cs->piece_bytes = PB_CELLS_PIECE_BYTES;
   cs->batch_bytes = PB_CELLS_BATCH_BYTES;
@@ -209,7 +209,6 @@ int pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int6
   b->rows = pb_calloc((size_t)meta->n_sources, sizeof *b->rows);
   b->labels = pb_calloc((size_t)meta->n_sources, sizeof *b->labels);
   b->cells = pb_calloc((size_t)(cs->last > first ? cs->last - first : 1), sizeof *b->cells);
-  return PB_OK;
 }
 
 /* Models per piece of source s: their evaluation records of the fields read
@@ -226,12 +225,6 @@ static int32_t pb_cells__per_piece(const struct pb_meta *meta, int32_t s, int fi
   if (per > (size_t)M) per = (size_t)M;
   per = per / (size_t)pr * (size_t)pr;
   return per > 0 ? (int32_t)per : pr;
-}
-
-int32_t pb_cells_stream_models(const struct pb_meta *meta, int32_t s, int fields)
-{
-  return pb_cells__per_piece(meta, s, fields & ~PB_FIELD_TOPK, PB_CELLS_PIECE_BYTES,
-                             pb_cells__per_read(&meta->sources[s], PB_CELLS_BATCH_BYTES));
 }
 
 int32_t pb_cells_stream_pieces(struct pb_cells_stream *cs, int32_t s)

@@ -50,8 +50,8 @@ void pb_cells_free(struct pb_cell_block *b);
  * share (and touches no fresh memory after the first pieces).  Sources go in
  * turn, every rank the same: pb_cells_stream_pieces(cs, s) (collective)
  * returns the number of pieces of source s, the most any rank has; piece j
- * is this rank's cells of s whose models are the j-th range of
- * pb_cells_stream_models models from its first one (consecutive in the cell
+ * is this rank's cells of s whose models are the j-th range of cs->per
+ * models from its first one (consecutive in the cell
  * order; none past its cells).  Each rank pieces its own share, so the ranks
  * work at once; every load makes the same reads on every rank (empty where a
  * rank has nothing), so the collective calls match, and every rank returns
@@ -63,24 +63,21 @@ struct pb_cells_stream {
   int64_t first, last;        /* the rank's cells */
   int fields;                 /* PB_FIELD_* read */
   struct pb_cell_ref *all;    /* every cell, pb_dist_cells */
-  int64_t n_all;
   int32_t *rows;              /* rows of the current piece */
   struct pb_rows buf;         /* whole rows of one read batch of the current source */
   size_t cap;                 /* records per field that block.rows[src] can hold */
   int32_t src;                /* the current source, -1 before the first */
   int64_t c0, c1;             /* the rank's cells of src */
-  int32_t m_lo, per;          /* the first model of those cells; models per piece */
+  int32_t m_lo, per;          /* the first model of those cells; models per piece (records of the fields
+                                 read fit 64 MB, in whole read batches; at most the models there are) */
   int32_t per_read;           /* models per read batch of src */
   size_t piece_bytes;         /* records per piece (64 MB; tests set less, before the first source) */
   size_t batch_bytes;         /* whole-row bytes per field of a read batch (4 MB; likewise) */
   struct pb_cell_block block; /* the current piece: first, n_cells, cells, rows[src], labels[src] */
 };
 
-int pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int64_t last, int fields,
-                         struct pb_cells_stream *cs);
-
-/** Models per piece of source @p s: their records of @p fields fit in 64 MB (at least one read batch). */
-int32_t pb_cells_stream_models(const struct pb_meta *meta, int32_t s, int fields);
+void pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int64_t last, int fields,
+                          struct pb_cells_stream *cs);
 
 /** Make @p s the current source; returns its number of pieces (collective). */
 int32_t pb_cells_stream_pieces(struct pb_cells_stream *cs, int32_t s);
