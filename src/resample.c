@@ -278,13 +278,31 @@ int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item,
 /* ---------------------------------------------------- weighted metrics */
 
 void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
-                       uint32_t *code)
+                       uint32_t *words, struct pb_wm_codes *out)
 {
+  uint32_t *code = words, *ret = words + n, *fail, *ra, *rae;
+  int32_t n_fail = 0;
+  for (int32_t i = 0; i < n; i++) n_fail += y[order[i]] != 0;
+  fail = ret + (n - n_fail), ra = fail + n_fail, rae = ra + n_fail;
+  /* r: retained images so far; gs: retained images above the current tie group; gf: its first failure */
+  int32_t r = 0, f = 0, gs = 0, gf = 0;
   for (int32_t i = 0; i < n; i++) {
     int32_t q = order[n - 1 - i];
     uint32_t first = i == 0 || score[q] != score[order[n - i]];
     code[i] = (uint32_t)label[q] << 2 | first << 1 | (y[q] ? 1u : 0u);
+    if (first) {
+      for (; gf < f; gf++) rae[gf] = (uint32_t)r; /* the previous group's failures */
+      gs = r;
+    }
+    if (y[q]) {
+      fail[f] = (uint32_t)label[q];
+      ra[f++] = (uint32_t)gs;
+    } else {
+      ret[r++] = (uint32_t)label[q];
+    }
   }
+  for (; gf < f; gf++) rae[gf] = (uint32_t)r;
+  *out = (struct pb_wm_codes){code, ret, fail, ra, rae, n, n_fail};
 }
 
 /* Budgets k = max(1, round(pct W / 100)) (halves up, in integers, as
@@ -336,24 +354,28 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
   *auroc = pos > 0 && neg > 0 ? pairs / (2.0 * (double)pos * (double)neg) : NAN;
 }
 
-/* Top down over the images, every lane at once and without a branch on the
- * data.  AUROC: 2 x (concordant pairs) + tied pairs = sum over groups g of
- * gn_g (2 ap_g + gp_g) (gp, gn: a tie group's failure and retained weight;
- * ap, rn: the failure and retained weight strictly above it), which regrouped
- * is sum over retained images of w ap_g + sum over failures of w (N - rn_g)
- * (N the retained total): each image adds its own term from values fixed at
- * its group's first image.  Coverage: the budget k falls in the last group
- * whose weight above (ab) is below k; pb_wm__close needs that group's weight
- * and failure weight above it and its own weight and failure weight.  The pass does not follow the budgets image by
- * image: every PB_WM__SNAP images it keeps each lane's ap and rn, the last
- * group start so far, and per budget the last such point still below it,
- * until every lane's weight reaches its largest budget; each budget is then
- * followed over the few images between its lanes' points.  V is the lane vector:
- * 32-bit lanes when every total is at most 65,535 (products and the pair
- * count, at most total^2 / 2, fit 32 bits), else 64-bit lanes (totals below
- * 2^31, the products of two 31-bit numbers).  GCC vectors: AVX-512 or AVX2
- * where the processor has it (a clone per target, chosen when the program
- * loads). */
+/* Every lane at once, without a branch on a lane's weights.  AUROC: 2 x
+ * (concordant pairs) + tied pairs = sum over failures i of w_i (2 RB_i + RT_i)
+ * (RB, RT: the retained weight strictly below and tied with i's group) =
+ * sum of w_i ((N - RA_i) + (N - RAE_i)) (N the retained total, RA and RAE
+ * the retained weight strictly above and above or in i's group), so the
+ * pair count adds the retained weights in order and multiplies only at the
+ * failures, from the lists of pb_weighted_codes (one vector add per retained
+ * image; a former pass over the codes blended and multiplied at every image).
+ * Coverage: the budget k falls in the last group whose weight above (ab) is
+ * below k; pb_wm__close needs that group's weight and failure weight above
+ * it and its own weight and failure weight.  The pass does not follow the
+ * budgets image by image: every PB_WM__SNAP images it keeps each lane's
+ * failure and retained weight above (ap, rn), the last group start so far,
+ * and per budget the last such point still below it, until every lane's
+ * weight reaches its largest budget; each budget is then followed over the
+ * few images between its lanes' points.  V is the lane vector: 16-bit lanes
+ * when every total is at most 65,535 (every weight sum fits; the pair count,
+ * at most total^2 / 2, is summed in 32-bit lanes), else 64-bit lanes (totals
+ * below 2^31, the products of two 31-bit numbers).  GCC vectors: AVX-512
+ * (with its 16-bit operations) or AVX2 where the processor has it (a clone
+ * per target, chosen when the program loads). */
+typedef uint16_t pb_wm__h __attribute__((vector_size(2 * PB_WM_LANES)));
 typedef uint32_t pb_wm__n __attribute__((vector_size(4 * PB_WM_LANES)));
 typedef uint64_t pb_wm__w __attribute__((vector_size(8 * PB_WM_LANES)));
 typedef int32_t pb_wm__i32 __attribute__((vector_size(4 * PB_WM_LANES)));
@@ -375,20 +397,47 @@ struct pb_wm__snaps {
   unsigned char *ap, *rn;
 };
 
-/* One image of code u in a pass: its term of the pair count from the values
- * at its group's first image, then the failure and retained weight so far. */
+/* One image of code u: the failure and retained weight so far. */
 #define PB_WM__STEP(V, E, LOADW, u)                                                                                      \
   do {                                                                                                                 \
-    V w, first = (V){0} + (E)(0 - (E)((u) >> 1 & 1u)), f = (V){0} + (E)(0 - (E)((u) & 1u));                           \
-    LOADW(w, (u));                                                                                                     \
-    apg = (ap & first) | (apg & ~first);                                                                               \
-    rng = (rn & first) | (rng & ~first);                                                                               \
-    num += w * (((nret - rng) & f) | (apg & ~f));                                                                      \
+    V w, f = (V){0} + (E)(0 - (E)((u) & 1u));                                                                          \
+    LOADW(w, (u) >> 2);                                                                                                \
     ap += w & f;                                                                                                       \
     rn += w & ~f;                                                                                                      \
   } while (0)
 
-/* One pass of lane type V (element E); LOADW(c) the weights of image code c.
+/* The pair count and the failure weight from the lists: the retained
+ * weight so far (rs) is taken at each failure's group start (RA, kept for
+ * the further failures of that group, which start before rs's point) and
+ * end (RAE); each failure adds w (N - RA) + w (N - RAE), both factors at
+ * most N.  ADD(w, x, y) adds w (x + y) to the pair count. */
+#define PB_WM__PAIRS(V, LOADW, ADD)                                                                                    \
+  do {                                                                                                                 \
+    V rs = {0}, ra = {0};                                                                                              \
+    int32_t p = 0;                                                                                                     \
+    for (int32_t f = 0; f < C->n_fail; f++) {                                                                          \
+      const int32_t a = (int32_t)C->ra[f], e = (int32_t)C->rae[f];                                                     \
+      V w;                                                                                                             \
+      if (a >= p) {                                                                                                    \
+        for (; p < a; p++) {                                                                                           \
+          LOADW(w, C->ret[p]);                                                                                         \
+          rs += w;                                                                                                     \
+        }                                                                                                              \
+        ra = rs;                                                                                                       \
+      }                                                                                                                \
+      for (; p < e; p++) {                                                                                             \
+        LOADW(w, C->ret[p]);                                                                                           \
+        rs += w;                                                                                                       \
+      }                                                                                                                \
+      LOADW(w, C->fail[f]);                                                                                            \
+      ADD(w, nret - ra, nret - rs);                                                                                    \
+      apt += w;                                                                                                        \
+    }                                                                                                                  \
+  } while (0)
+
+/* One pass of lane type V (element E); LOADW(label) the weights of a
+ * label; NUM declares the pair count, ADD adds to it (PB_WM__PAIRS), NUM_GET(l)
+ * reads lane l of it.
  * P has room for n / PB_WM__SNAP + 2 snapshots.  Budget b is then found
  * from the snapshots: every lane's last group start below it lies after
  * lf[c] for the lowest lane's last point c below the budget, so the images
@@ -396,13 +445,16 @@ struct pb_wm__snaps {
  * budget's definition says (weight above a group start below k), from the
  * start lf[c] with its weights summed from its own point; these few images
  * replace following every budget over the whole first part of the pass. */
-#define PB_WM__PASS(NAME, V, E, LOADW)                                                                                   \
-  PB_CLONES static void NAME(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,             \
+#define PB_WM__PASS(NAME, V, E, LOADW, NUM, ADD, NUM_GET)                                                                   \
+  PB_CLONES_BW static void NAME(const struct pb_wm_codes *C, const void *mult, const int64_t *pos,                      \
                                  const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                     \
                                  const struct pb_wm__snaps *P, struct pb_wm__state *S)                                 \
   {                                                                                                                    \
     enum { L = PB_WM_LANES };                                                                                          \
-    V ap = {0}, rn = {0}, apg = {0}, rng = {0}, num = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT], cst[PB_WM_MAX_PCT];    \
+    const uint32_t *code = C->code;                                                                                    \
+    const int32_t n = C->n;                                                                                            \
+    V ap = {0}, rn = {0}, apt = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT], cst[PB_WM_MAX_PCT];                         \
+    NUM;                                                                                                               \
     for (int l = 0; l < L; l++) nret[l] = (E)(total[l] - pos[l]);                                                      \
     for (int b = 0; b < n_pct; b++) {                                                                                  \
       for (int l = 0; l < L; l++) {                                                                                    \
@@ -411,6 +463,7 @@ struct pb_wm__snaps {
       }                                                                                                                \
       cst[b] = (V){0};                                                                                                 \
     }                                                                                                                  \
+    PB_WM__PAIRS(V, LOADW, ADD);                                                                                       \
     int32_t i = 0, lf = 0;                                                                                             \
     for (int32_t c = 0; n_pct > 0; c++) {                                                                              \
       V ab = ap + rn, cv = (V){0} + (E)c, short_ = (V)(ab < kmax);                                                     \
@@ -430,13 +483,9 @@ struct pb_wm__snaps {
         PB_WM__STEP(V, E, LOADW, u);                                                                                   \
       }                                                                                                                \
     }                                                                                                                  \
-    for (; i < n; i++) {                                                                                               \
-      const uint32_t u = code[i];                                                                                      \
-      PB_WM__STEP(V, E, LOADW, u);                                                                                     \
-    }                                                                                                                  \
     for (int l = 0; l < L; l++) {                                                                                      \
-      S->num2[l] = (int64_t)num[l];                                                                                    \
-      S->ap[l] = (int64_t)ap[l];                                                                                       \
+      S->num2[l] = (int64_t)NUM_GET(l);                                                                                \
+      S->ap[l] = (int64_t)apt[l];                                                                                      \
     }                                                                                                                  \
     for (int b = 0; b < n_pct; b++) {                                                                                  \
       int32_t clo = INT32_MAX, chi = -1;                                                                               \
@@ -453,7 +502,7 @@ struct pb_wm__snaps {
         for (i = P->at[c2]; i < g; i++) {                                                                              \
           uint32_t u = code[i];                                                                                        \
           V w, f = (V){0} + (E)(0 - (E)(u & 1u));                                                                      \
-          LOADW(w, u);                                                                                                 \
+          LOADW(w, u >> 2);                                                                                            \
           a += w & f;                                                                                                  \
           r += w & ~f;                                                                                                 \
         }                                                                                                              \
@@ -469,7 +518,7 @@ struct pb_wm__snaps {
           }                                                                                                            \
           uint32_t u = code[i];                                                                                        \
           V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                      \
-          LOADW(w, u);                                                                                                 \
+          LOADW(w, u >> 2);                                                                                            \
           V ab = a + r, m = (V)(ab < kb[b]) & first, cont = in & ~first;                                               \
           lab = (ab & m) | (lab & ~m);                                                                                 \
           lap = (a & m) | (lap & ~m);                                                                                  \
@@ -490,16 +539,25 @@ struct pb_wm__snaps {
     }                                                                                                                  \
   }
 
-/* The weights of image code c: 32-bit lanes as stored, or widened to 64 bits. */
-#define PB_WM__LOAD_N(w, c) memcpy(&(w), mult + (size_t)((c) >> 2) * PB_WM_LANES, sizeof(w))
-#define PB_WM__LOAD_W(w, c)                                                        \
+/* The weights of a label: 16-bit lanes from their 16-bit copy, or the
+ * 32-bit ones widened to 64 bits. */
+#define PB_WM__LOAD_H(w, lab) memcpy(&(w), (const uint16_t *)mult + (size_t)(lab) * PB_WM_LANES, sizeof(w))
+#define PB_WM__LOAD_W(w, lab)                                                      \
   do {                                                                             \
     pb_wm__i32 w32_;                                                               \
-    memcpy(&w32_, mult + (size_t)((c) >> 2) * PB_WM_LANES, sizeof w32_);           \
+    memcpy(&w32_, (const int32_t *)mult + (size_t)(lab) * PB_WM_LANES, sizeof w32_); \
     (w) = __builtin_convertvector(w32_, pb_wm__w);                                 \
   } while (0)
-PB_WM__PASS(pb_wm__pass_n, pb_wm__n, uint32_t, PB_WM__LOAD_N)
-PB_WM__PASS(pb_wm__pass_w, pb_wm__w, uint64_t, PB_WM__LOAD_W)
+/* The 16-bit pass keeps its pair count in 32-bit lanes. */
+#define PB_WM__TO_N(x) __builtin_convertvector((x), pb_wm__n)
+#define PB_WM__NUM_H pb_wm__n num_ = {0}
+#define PB_WM__ADD_H(w, x, y) (num_ += PB_WM__TO_N(w) * (PB_WM__TO_N(x) + PB_WM__TO_N(y)))
+#define PB_WM__GET_H(l) num_[l]
+#define PB_WM__NUM_W pb_wm__w num_ = {0}
+#define PB_WM__ADD_W(w, x, y) (num_ += (w) * ((x) + (y)))
+#define PB_WM__GET_W(l) num_[l]
+PB_WM__PASS(pb_wm__pass_h, pb_wm__h, uint16_t, PB_WM__LOAD_H, PB_WM__NUM_H, PB_WM__ADD_H, PB_WM__GET_H)
+PB_WM__PASS(pb_wm__pass_w, pb_wm__w, uint64_t, PB_WM__LOAD_W, PB_WM__NUM_W, PB_WM__ADD_W, PB_WM__GET_W)
 
 /* The budgets' coverage from a pass's state: the group that holds budget b
  * has lo_ab weight and lo_ap failures above it, lo_size weight and lo_gp
@@ -550,13 +608,14 @@ static void pb_wm__pass_wide(const uint32_t *code, int32_t n, const int32_t *mul
   }
 }
 
-void pb_weighted_metrics(const uint32_t *code, int32_t n, const int32_t *mult, const int64_t *pos,
+void pb_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
                          const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
 {
+  const int32_t n = C->n;
   int64_t most = 0;
   for (int l = 0; l < PB_WM_LANES; l++) most = total[l] > most ? total[l] : most;
   if (most > INT32_MAX) {
-    pb_wm__pass_wide(code, n, mult, pos, total, pcts, n_pct, auroc, cov);
+    pb_wm__pass_wide(C->code, n, mult, pos, total, pcts, n_pct, auroc, cov);
     return;
   }
   /* budgets as pb_wm__budgets; none for a lane without failures (its coverage is NaN) */
@@ -579,8 +638,8 @@ void pb_weighted_metrics(const uint32_t *code, int32_t n, const int32_t *mult, c
     P.ap = pb_malloc(2 * room * VBYTES);
     P.rn = P.ap + room * VBYTES;
   }
-  if (most <= 65535) pb_wm__pass_n(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
-  else pb_wm__pass_w(code, n, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
+  if (most <= 65535 && mult16) pb_wm__pass_h(C, mult16, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
+  else pb_wm__pass_w(C, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
   if (room > ON_STACK) free(P.at), free(P.ap);
   pb_wm__close(pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S, auroc, cov);
 }

@@ -76,6 +76,7 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
   B->n_stat = PB_SB_NSTAT + B->n_dyn * PB_SB_NMET;
   B->n_classes = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->n_classes);
   B->mult = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->mult);
+  B->mult16 = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->mult16);
   for (int32_t t = 0; t < n_targets; t++) {
     int32_t K = meta->sources[targets[t]].n_classes;
     struct pb_boot_spec spec = {seed, PB_RNG_CLASS_BOOT, (uint32_t)targets[t], draws, PB_BOOT_LEVEL};
@@ -89,6 +90,10 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
       for (int32_t c = 0; c < K; c++) blk[(size_t)c * PB_WM_LANES] = one[c];
     }
     free(one);
+    /* a class count is at most K, the classes drawn */
+    const size_t cells = blocks * (size_t)(K > 0 ? K : 1) * PB_WM_LANES;
+    B->mult16[t] = K <= 65535 ? pb_malloc(cells * sizeof(uint16_t)) : NULL;
+    for (size_t i = 0; i < cells && B->mult16[t]; i++) B->mult16[t][i] = (uint16_t)B->mult[t][i];
   }
   size_t rows = (size_t)n_targets * PB_SB_NROWS_PER_TARGET;
   B->sum = pb_calloc(rows * (size_t)(draws > 0 ? draws : 1) * (size_t)B->n_stat, sizeof *B->sum);
@@ -98,9 +103,10 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
 
 void pb_screen_boot_free(struct pb_screen_boot *B)
 {
-  for (int32_t t = 0; t < B->n_targets && B->mult && !B->shared; t++) free(B->mult[t]);
+  for (int32_t t = 0; t < B->n_targets && B->mult && !B->shared; t++) free(B->mult[t]), free(B->mult16[t]);
   if (!B->shared) {
     free(B->mult);
+    free(B->mult16);
     free(B->n_classes);
   }
   free(B->sum);
@@ -198,12 +204,13 @@ void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, 
 }
 
 /* A cell's scores packed for the draws: score j's codes (pb_weighted_codes)
- * at code + off[j], and the classes among its coded images with their image
+ * in codes[j] (their words at words + off[j]), and the classes among its coded images with their image
  * and failure counts at cls/in/fail + coff[j] (ncls[j] of them), so a draw's
  * weighted totals cost O(classes).  A score defined on every image shares the
  * cell's class counts (full[j]), summed once per draw. */
 struct pb_sb__cell {
-  uint32_t *code;
+  uint32_t *words;
+  struct pb_wm_codes codes[PB_SB_NSCORES + PB_SB_NDYN];
   int32_t *cls, *in, *fail;
   size_t off[PB_SB_NSCORES + PB_SB_NDYN], coff[PB_SB_NSCORES + PB_SB_NDYN + 2];
   int32_t ncls[PB_SB_NSCORES + PB_SB_NDYN + 1];
@@ -239,9 +246,9 @@ static void pb_sb__cell_pack(struct pb_sb__cell *C, const struct pb_screen_boot 
   size_t nc = 0, cls = (size_t)(n < K ? n : K);
   for (int j = 0; j < ns; j++) {
     C->off[j] = nc;
-    nc += use[j] ? (size_t)n_order[j] : 0;
+    nc += use[j] ? PB_WM_CODE_WORDS(n_order[j]) : 0;
   }
-  C->code = pb_malloc((nc > 0 ? nc : 1) * sizeof *C->code);
+  C->words = pb_malloc((nc > 0 ? nc : 1) * sizeof *C->words);
   size_t room = cls * (size_t)(ns + 1) + 1;
   C->cls = pb_malloc(room * sizeof *C->cls);
   C->in = pb_malloc(room * sizeof *C->in);
@@ -254,7 +261,7 @@ static void pb_sb__cell_pack(struct pb_sb__cell *C, const struct pb_screen_boot 
     C->coff[j + 2] = C->coff[j + 1];
     C->ncls[j + 1] = 0;
     if (!use[j]) continue;
-    pb_weighted_codes(score[j], y, label, order[j], n_order[j], C->code + C->off[j]);
+    pb_weighted_codes(score[j], y, label, order[j], n_order[j], C->words + C->off[j], &C->codes[j]);
     if (!C->full[j]) pb_sb__classes(C, j + 1, label, y, order[j], n_order[j], dense, dense + K);
   }
   free(dense);
@@ -276,7 +283,7 @@ PB_CLONES static void pb_sb__totals(const struct pb_sb__cell *C, int j, const in
 
 /* Score j's metrics m[j][lane][auroc, cov...] for draws b0 .. b0 + PB_WM_LANES - 1 (class-major weights multT). */
 static void pb_sb__draws(const struct pb_screen_boot *B, const struct pb_sb__cell *C, const int *use,
-                         const int32_t *n_order, const int32_t *multT, double (*m)[PB_WM_LANES][PB_SB_NMET])
+                         const int32_t *multT, const uint16_t *mult16, double (*m)[PB_WM_LANES][PB_SB_NMET])
 {
   static const int pcts[PB_SB_NMET - 1] = {10, 20, 30};
   int64_t pos_all[PB_WM_LANES], total_all[PB_WM_LANES], pos[PB_WM_LANES], total[PB_WM_LANES];
@@ -290,7 +297,7 @@ static void pb_sb__draws(const struct pb_screen_boot *B, const struct pb_sb__cel
     } else {
       pb_sb__totals(C, j + 1, multT, pos, total);
     }
-    pb_weighted_metrics(C->code + C->off[j], n_order[j], multT, pos, total, pcts, PB_SB_NMET - 1, auroc, cov);
+    pb_weighted_metrics(&C->codes[j], multT, mult16, pos, total, pcts, PB_SB_NMET - 1, auroc, cov);
     for (int l = 0; l < PB_WM_LANES; l++) {
       m[j][l][0] = auroc[l];
       for (int k = 1; k < PB_SB_NMET; k++) m[j][l][k] = cov[l * (PB_SB_NMET - 1) + k - 1];
@@ -323,9 +330,11 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
   pb_sb__cell_pack(&C, B, K, use, n, label, y, score, order, n_order);
   /* draws PB_WM_LANES at a time, their class weights interleaved (B->mult) */
   for (int64_t b0 = 0; b0 < B->draws; b0 += PB_WM_LANES) {
-    const int32_t *multT = B->mult[t] + (size_t)(b0 / PB_WM_LANES) * (size_t)K * PB_WM_LANES;
+    const size_t blk = (size_t)(b0 / PB_WM_LANES) * (size_t)K * PB_WM_LANES;
+    const int32_t *multT = B->mult[t] + blk;
+    const uint16_t *mult16 = B->mult16[t] ? B->mult16[t] + blk : NULL;
     double m[PB_SB_NSCORES + PB_SB_NDYN][PB_WM_LANES][PB_SB_NMET];
-    pb_sb__draws(B, &C, use, n_order, multT, m);
+    pb_sb__draws(B, &C, use, multT, mult16, m);
     for (int l = 0; l < PB_WM_LANES && b0 + l < B->draws; l++) {
       int64_t b = b0 + l;
       if (isnan(m[0][l][0])) continue; /* the draw left no failure or no retained image: cell skipped */
@@ -347,7 +356,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
         }
     }
   }
-  free(C.code);
+  free(C.words);
   free(C.cls);
   free(C.in);
   free(C.fail);

@@ -12,8 +12,11 @@
  * Not under the sanitizers (their build has no dispatcher) nor clang. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define PB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* the same for kernels on 8- and 16-bit lanes, which AVX-512 has with its BW part (x86-64-v4) */
+#define PB_CLONES_BW __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define PB_CLONES
+#define PB_CLONES_BW
 #endif
 
 /* ---- counter-based random numbers (Random123 Philox4x32-10).

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pairbound/resample.h"
 #include "pairbound/screen.h"
@@ -260,6 +262,25 @@ static int by_score(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* pb_weighted_metrics with the 16-bit copy of the weights (where they fit)
+ * and without it: the 16-bit and 64-bit lanes must give the same values. */
+static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t n_mult, const int64_t *pos,
+                    const int64_t *total, const int *pcts, double *auroc, double *cov)
+{
+  uint16_t *m16 = malloc(n_mult * sizeof *m16);
+  int fits = 1;
+  for (size_t i = 0; i < n_mult; i++) fits &= mult[i] >= 0 && mult[i] <= 65535, m16[i] = (uint16_t)mult[i];
+  double a2[PB_WM_LANES], c2[PB_WM_LANES * 3];
+  pb_weighted_metrics(codes, mult, fits ? m16 : NULL, pos, total, pcts, 3, auroc, cov);
+  pb_weighted_metrics(codes, mult, NULL, pos, total, pcts, 3, a2, c2);
+  for (int l = 0; l < PB_WM_LANES; l++) {
+    ck_assert_msg(memcmp(&auroc[l], &a2[l], sizeof a2[l]) == 0, "lane %d auroc %.17g (16-bit) vs %.17g", l, auroc[l],
+                  a2[l]);
+    ck_assert(memcmp(&cov[3 * l], &c2[3 * l], 3 * sizeof *c2) == 0);
+  }
+  free(m16);
+}
+
 /* Every image its own class: lane l's weights w[l][i] become mult[i * LANES + l]; the
  * weighted totals as the caller sums them. */
 static void wm_run(const double *score, const uint8_t *y, const int32_t *order, int32_t k, int32_t n,
@@ -267,7 +288,8 @@ static void wm_run(const double *score, const uint8_t *y, const int32_t *order, 
 {
   enum { NMAX = 40 };
   int32_t label[NMAX], mult[NMAX * PB_WM_LANES];
-  uint32_t code[NMAX];
+  uint32_t words[PB_WM_CODE_WORDS(NMAX)];
+  struct pb_wm_codes codes;
   int64_t pos[PB_WM_LANES] = {0}, total[PB_WM_LANES] = {0};
   const int pcts[3] = {10, 20, 30};
   for (int32_t i = 0; i < n; i++) label[i] = i;
@@ -278,8 +300,8 @@ static void wm_run(const double *score, const uint8_t *y, const int32_t *order, 
       pos[l] += y[order[j]] ? w[l][order[j]] : 0;
     }
   }
-  pb_weighted_codes(score, y, label, order, k, code);
-  pb_weighted_metrics(code, k, mult, pos, total, pcts, 3, auroc, cov);
+  pb_weighted_codes(score, y, label, order, k, words, &codes);
+  wm_both(&codes, mult, (size_t)n * PB_WM_LANES, pos, total, pcts, auroc, cov);
 }
 
 /* Class weights act as replication: each lane's weighted metrics equal the
@@ -351,7 +373,8 @@ START_TEST(test_weighted_long)
   uint8_t *y = malloc(N), *rep_y = malloc(4 * N);
   int32_t *order = malloc(N * sizeof *order), *label = malloc(N * sizeof *label);
   int32_t *mult = malloc((size_t)N * PB_WM_LANES * sizeof *mult);
-  uint32_t *code = malloc(N * sizeof *code);
+  uint32_t *words = malloc(PB_WM_CODE_WORDS(N) * sizeof *words);
+  struct pb_wm_codes codes;
   for (int trial = 0; trial < 40; trial++) {
     int32_t n = 200 + (int32_t)pb_rng_below(&r, N - 199), levels = 1 + (int32_t)pb_rng_below(&r, trial % 2 ? 40 : n);
     int64_t pos[PB_WM_LANES] = {0}, total[PB_WM_LANES] = {0};
@@ -372,8 +395,8 @@ START_TEST(test_weighted_long)
       }
     const int pcts[3] = {10, 20, 30};
     double auroc[PB_WM_LANES], cov[PB_WM_LANES * 3];
-    pb_weighted_codes(score, y, label, order, n, code);
-    pb_weighted_metrics(code, n, mult, pos, total, pcts, 3, auroc, cov);
+    pb_weighted_codes(score, y, label, order, n, words, &codes);
+    wm_both(&codes, mult, (size_t)n * PB_WM_LANES, pos, total, pcts, auroc, cov);
     for (int l = 0; l < PB_WM_LANES; l++) {
       int32_t m = 0;
       for (int32_t i = 0; i < n; i++)
@@ -388,7 +411,7 @@ START_TEST(test_weighted_long)
       }
     }
   }
-  free(score), free(rep_s), free(y), free(rep_y), free(order), free(label), free(mult), free(code);
+  free(score), free(rep_s), free(y), free(rep_y), free(order), free(label), free(mult), free(words);
 }
 END_TEST
 

@@ -214,9 +214,13 @@ START_TEST(test_class_boot_tta_hand)
   ck_assert_int_eq(ca, PB_SB_NCON + 1);
   ck_assert_int_eq(pb_screen_boot_class_contrast(&B, PB_SR_U, PB_SR_S), 0);
   /* draw 0 keeps both classes once, draw 1 class 0 twice and class 1 not at all */
-  const int32_t mult[2][2] = {{1, 1}, {2, 0}}; /* [draw][class], into B.mult's interleaved layout */
+  /* [draw][class], into B.mult's interleaved layout and its 16-bit copy */
+  const int32_t mult[2][2] = {{1, 1}, {2, 0}};
   for (int b = 0; b < 2; b++)
-    for (int c = 0; c < 2; c++) B.mult[0][c * PB_WM_LANES + b] = mult[b][c];
+    for (int c = 0; c < 2; c++) {
+      B.mult[0][c * PB_WM_LANES + b] = mult[b][c];
+      B.mult16[0][c * PB_WM_LANES + b] = (uint16_t)mult[b][c];
+    }
   const int32_t label[4] = {0, 0, 1, 1};
   const uint8_t y[4] = {1, 0, 0, 1}; /* images 0 and 3 fail */
   const double u[4] = {4, 1, 2, 3}, tta[4] = {1, 4, 3, 2}, a3t[4] = {4, 1, 2, 2};
