@@ -271,14 +271,17 @@ static void pb_sb__cell_pack(struct pb_sb__cell *C, const struct pb_screen_boot 
  * (multT: class-major, PB_WM_LANES per class). */
 PB_CLONES static void pb_sb__totals(const struct pb_sb__cell *C, int j, const int32_t *multT, int64_t *pos, int64_t *total)
 {
-  for (int l = 0; l < PB_WM_LANES; l++) pos[l] = total[l] = 0;
+  /* weights and counts are non-negative 32-bit numbers: unsigned 32 x 32 -> 64-bit products */
+  uint64_t p[PB_WM_LANES] = {0}, t[PB_WM_LANES] = {0};
   for (size_t i = C->coff[j]; i < C->coff[j] + (size_t)C->ncls[j]; i++) {
     const int32_t *w = multT + (size_t)C->cls[i] * PB_WM_LANES;
+    const uint64_t f = (uint32_t)C->fail[i], m = (uint32_t)C->in[i];
     for (int l = 0; l < PB_WM_LANES; l++) {
-      pos[l] += (int64_t)w[l] * C->fail[i];
-      total[l] += (int64_t)w[l] * C->in[i];
+      p[l] += (uint64_t)(uint32_t)w[l] * f;
+      t[l] += (uint64_t)(uint32_t)w[l] * m;
     }
   }
+  for (int l = 0; l < PB_WM_LANES; l++) pos[l] = (int64_t)p[l], total[l] = (int64_t)t[l];
 }
 
 /* Score j's metrics m[j][lane][auroc, cov...] for draws b0 .. b0 + PB_WM_LANES - 1 (class-major weights multT). */
