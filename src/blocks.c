@@ -47,7 +47,7 @@ void pb_blocks_context(const struct pb_checkpoint_key *key, int resume, const ch
   struct pb_checkpoint_key *k = &pb_blocks__ctx.key;
   free((char *)k->stage);
   free((char *)k->build);
-  free((char *)k->store_sha);
+  free((char *)k->store_digest);
   free((char *)k->settings);
   free(pb_blocks__ctx.key_text);
   free(pb_blocks__ctx.hint);
@@ -56,7 +56,7 @@ void pb_blocks_context(const struct pb_checkpoint_key *key, int resume, const ch
   pb_blocks__ctx.hint = pb_strdup(hint ? hint : "");
   k->stage = pb_strdup(key->stage);
   k->build = pb_strdup(key->build);
-  k->store_sha = pb_strdup(key->store_sha);
+  k->store_digest = pb_strdup(key->store_digest);
   k->settings = pb_strdup(key->settings ? key->settings : "");
   pb_blocks__ctx.key_text = pb_checkpoint_key_text(k);
   pb_blocks__ctx.resume = resume;

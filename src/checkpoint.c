@@ -1,16 +1,20 @@
 /* Stage checkpoints (include/pairbound/checkpoint.h).  OUTDIR/checkpoint.txt:
  *
- *   pairbound-checkpoint 1
+ *   pairbound-checkpoint 2
  *   stage NAME
  *   build TEXT
- *   store_sha256 HEX
+ *   store_xxh128 HEX             (XXH3-128 of the store, 32 hex digits)
  *   setting KEY = VALUE          (one per line, in the caller's order)
- *   output PATH HEX              (results.h5 first, then the listed files)
+ *   output PATH HEX              (XXH3-128; results.h5 first, then the listed files)
  *   end HEX                      (SHA-256 of every line above, newlines included)
  *
  * The closing self-checksum makes a truncated or edited checkpoint
  * detectable; the output checksums make a truncated or replaced output
- * detectable.  Either way the stage is recomputed, never trusted. */
+ * detectable.  Either way the stage is recomputed, never trusted.  Format 1
+ * (SHA-256 of the store and outputs, before stop 30) reads as another
+ * format: recomputed too.  The file checksums are XXH3-128, not SHA-256:
+ * they detect changed or damaged files, not forgery, and hash the 1.07 GB
+ * paper store in 0.1 s of CPU instead of 1.0-1.3 s. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,7 +24,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include <nettle/sha2.h>
+#include <xxhash.h>
 
 #include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
@@ -28,30 +32,34 @@
 #include "pairbound/util.h"
 
 #define PB_CKPT_NAME "checkpoint.txt"
-#define PB_CKPT_MAGIC "pairbound-checkpoint 1\n"
+#define PB_CKPT_MAGIC "pairbound-checkpoint 2\n"
 
-int pb_file_sha256(const char *path, char hex[65])
+int pb_file_digest(const char *path, char hex[65])
 {
   FILE *fp = fopen(path, "rb");
   if (!fp) {
     pb_error_set("%s: cannot read: %s", path, strerror(errno));
     return PB_FAIL;
   }
-  struct sha256_ctx ctx;
-  sha256_init(&ctx);
-  uint8_t *buf = pb_malloc(1 << 16);
+  XXH3_state_t *st = XXH3_createState();
+  if (!st) PB_ERROR("out of memory hashing %s", path);
+  XXH3_128bits_reset(st);
+  enum { BUF = 1 << 20 };
+  uint8_t *buf = pb_malloc(BUF);
   size_t got;
-  while ((got = fread(buf, 1, 1 << 16, fp)) > 0) sha256_update(&ctx, got, buf);
+  while ((got = fread(buf, 1, BUF, fp)) > 0) XXH3_128bits_update(st, buf, got);
   free(buf);
   int bad = ferror(fp);
   fclose(fp);
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
+  XXH3_freeState(st);
   if (bad) {
     pb_error_set("%s: read error", path);
     return PB_FAIL;
   }
-  uint8_t d[SHA256_DIGEST_SIZE];
-  sha256_digest(&ctx, SHA256_DIGEST_SIZE, d);
-  for (int i = 0; i < SHA256_DIGEST_SIZE; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+  /* the canonical (big-endian) bytes, as `xxhsum -H2` prints them */
+  for (size_t i = 0; i < sizeof c.digest; i++) snprintf(hex + 2 * i, 3, "%02x", c.digest[i]);
   return PB_OK;
 }
 
@@ -92,7 +100,7 @@ void pb_checkpoint_remove(const char *outdir)
 char *pb_checkpoint_key_text(const struct pb_checkpoint_key *key)
 {
   struct pb_text t = {0};
-  pb_text_printf(&t, "stage %s\nbuild %s\nstore_sha256 %s\n", key->stage, key->build, key->store_sha);
+  pb_text_printf(&t, "stage %s\nbuild %s\nstore_xxh128 %s\n", key->stage, key->build, key->store_digest);
   for (const char *s = key->settings; s && *s;) {
     const char *nl = strchr(s, '\n');
     size_t n = nl ? (size_t)(nl - s) : strlen(s);
@@ -112,7 +120,7 @@ static int pb_ckpt__body(const char *outdir, const struct pb_checkpoint_key *key
   int status = PB_OK;
   for (int i = 0; names[i]; i++) {
     char *path = pb_path_join(outdir, names[i]), hex[65];
-    if (status == PB_OK) status = pb_file_sha256(path, hex);
+    if (status == PB_OK) status = pb_file_digest(path, hex);
     if (status == PB_OK) pb_text_printf(t, "output %s %s\n", names[i], hex);
     free(path);
     free(names[i]);
@@ -211,7 +219,7 @@ static int pb_ckpt__outputs_intact(const char *outdir, const char *text, char *w
     char name[512], want[65], hex[65];
     if (sscanf(s + 7, "%511s %64s", name, want) != 2) return 0;
     char *path = pb_path_join(outdir, name);
-    int ok = pb_file_sha256(path, hex) == PB_OK && strcmp(hex, want) == 0;
+    int ok = pb_file_digest(path, hex) == PB_OK && strcmp(hex, want) == 0;
     free(path);
     if (!ok) {
       snprintf(why, why_len, "%s is missing or differs from the checkpoint", name);
@@ -225,7 +233,7 @@ int pb_checkpoint_key_same(const char *where, const char *done, const char *text
 {
   int status = pb_ckpt__same(where, done, text, "stage ", "stage", key->stage);
   if (status == PB_OK) status = pb_ckpt__same(where, done, text, "build ", "program build", key->build);
-  if (status == PB_OK) status = pb_ckpt__same(where, done, text, "store_sha256 ", "store checksum", key->store_sha);
+  if (status == PB_OK) status = pb_ckpt__same(where, done, text, "store_xxh128 ", "store checksum", key->store_digest);
   if (status == PB_OK) status = pb_ckpt__settings(where, done, text, key->settings);
   return status;
 }
@@ -247,6 +255,9 @@ int pb_checkpoint_check(const char *outdir, const struct pb_checkpoint_key *key,
   char hex[65];
   *state = PB_CHECKPOINT_DAMAGED;
   snprintf(why, why_len, "checkpoint truncated or corrupt");
+  if (strncmp(text, PB_CKPT_MAGIC, strlen(PB_CKPT_MAGIC)) != 0 && strncmp(text, "pairbound-checkpoint ", 21) == 0)
+    snprintf(why, why_len, "checkpoint of another format (%.*s; this pairbound writes %.*s)", (int)strcspn(text, "\n"),
+             text, (int)strlen(PB_CKPT_MAGIC) - 1, PB_CKPT_MAGIC);
   if (strncmp(text, PB_CKPT_MAGIC, strlen(PB_CKPT_MAGIC)) != 0 || !end) goto done;
   pb_sha256_hex(text, (size_t)(end + 1 - text), hex);
   if (strncmp(end + 5, hex, 64) != 0 || end[69] != '\n' || end[70] != '\0') goto done;

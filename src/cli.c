@@ -525,12 +525,12 @@ static char *pb_cli__resume_settings(const struct pb_cli *cli)
 
 /* With --resume: 1 when OUTDIR holds this command's complete output (skip),
  * 0 to run, PB_FAIL when refused; @p key is filled for the commit. */
-static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct pb_checkpoint_key *key, char sha[65])
+static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct pb_checkpoint_key *key, char digest[65])
 {
-  int status = cli->rank == 0 ? pb_file_sha256(a->operand, sha) : PB_OK;
+  int status = cli->rank == 0 ? pb_file_digest(a->operand, digest) : PB_OK;
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (status != PB_OK) return PB_FAIL;
-  *key = (struct pb_checkpoint_key){cli->cmd, pb_build_info(), sha, pb_cli__resume_settings(cli)};
+  *key = (struct pb_checkpoint_key){cli->cmd, pb_build_info(), digest, pb_cli__resume_settings(cli)};
   int done = pb_checkpoint_resumable(a->output, key, MPI_COMM_WORLD);
   if (done == 1) pb_message("%s: %s is complete (checkpoint matches): not recomputed", cli->cmd, a->output);
   return done;
@@ -557,9 +557,9 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   const struct pb_protocol_options *p = &a->protocol;
   MPI_Comm comm = MPI_COMM_WORLD;
   struct pb_checkpoint_key key = {NULL, NULL, NULL, NULL};
-  char sha[65] = "", *hint = pb_blocks_resume_hint(cli->provenance);
+  char digest[65] = "", *hint = pb_blocks_resume_hint(cli->provenance);
   pb_cli__signals(cli, out, hint);
-  int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, a, &key, sha) : 0;
+  int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, a, &key, digest) : 0;
   if (done != 0) {
     /* blocks a kill left between the commit and their removal */
     if (done == 1 && cli->rank == 0) pb_blocks_remove(out);

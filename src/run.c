@@ -483,8 +483,8 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
   return t.buf;
 }
 
-/* The store's SHA-256, the checkpoints' key: rank 0 hashes the whole file
- * (0.8 s for the paper store) on a thread of its own beside the first stage,
+/* The store's checksum (pb_file_digest), the checkpoints' key: rank 0 hashes
+ * the whole file (0.2 s for the paper store) on a thread of its own beside the first stage,
  * and the key is first needed when that stage's checkpoint is written (with
  * --resume, or for a stage whose loops save blocks: before it starts). */
 struct pb_run__digest {
@@ -501,7 +501,7 @@ static void *pb_run__digest_main(void *arg)
   struct pb_run__digest *d = arg;
   struct timespec a, b; /* no MPI call off the main thread */
   clock_gettime(CLOCK_MONOTONIC, &a);
-  d->status = pb_file_sha256(d->path, d->hex);
+  d->status = pb_file_digest(d->path, d->hex);
   if (d->status != PB_OK) snprintf(d->why, sizeof d->why, "%s", pb_error_message());
   clock_gettime(CLOCK_MONOTONIC, &b);
   d->seconds = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
@@ -518,7 +518,7 @@ static int pb_run__digest_wait(struct pb_run__digest *d, MPI_Comm comm)
     pthread_join(d->thread, NULL);
     status = d->status;
     if (status != PB_OK) pb_error_set("%s", d->why);
-    pb_message("run: store SHA-256 (checkpoint key) in %.2f s, beside the first stage", d->seconds);
+    pb_message("run: store checksum (XXH3-128, checkpoint key) in %.2f s, beside the first stage", d->seconds);
   }
   return pb_error_agree(comm, status);
 }
@@ -553,7 +553,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     if (status == PB_OK) status = dgs;
     const double t_ck = MPI_Wtime();
     if (status == PB_OK) status = pb_checkpoint_commit_all(dir, key, comm);
-    pb_message("run: %s checkpoint (SHA-256 of its outputs) in %.2f s", cfg->stages[i], MPI_Wtime() - t_ck);
+    pb_message("run: %s checkpoint (XXH3-128 of its outputs) in %.2f s", cfg->stages[i], MPI_Wtime() - t_ck);
     if (status == PB_OK && rank == 0) pb_blocks_remove(dir);
     if (status == PB_OK) pb_message("run: %s done in %.2f s -> %s", cfg->stages[i], MPI_Wtime() - t0, dir);
   }
@@ -568,9 +568,9 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   MPI_Comm_rank(comm, &rank);
   double t0 = MPI_Wtime();
   size_t n = strlen(provenance) + strlen(cfg->text) + 32;
-  char *prov = pb_malloc(n), *settings = pb_run__settings(cfg), sha[65] = "";
+  char *prov = pb_malloc(n), *settings = pb_run__settings(cfg), digest[65] = "";
   snprintf(prov, n, "%s\nrun configuration:\n%s", provenance, cfg->text);
-  struct pb_run_facts facts = {pb_build_info(), sha, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
+  struct pb_run_facts facts = {pb_build_info(), digest, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
   MPI_Comm_size(comm, &facts.ranks);
   char hint[PATH_MAX + 256];
   snprintf(hint, sizeof hint,
@@ -582,17 +582,17 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   int reads_store = 0;
   for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= strcmp(cfg->stages[i], "exact") != 0;
   int status = reads_store ? pb_run__store(cfg, comm) : PB_OK;
-  struct pb_run__digest dg = {.path = cfg->store, .hex = sha};
+  struct pb_run__digest dg = {.path = cfg->store, .hex = digest};
   status = pb_error_agree(comm, status);
   if (status == PB_OK && rank == 0 && reads_store) {
     dg.started = pthread_create(&dg.thread, NULL, pb_run__digest_main, &dg) == 0;
-    if (!dg.started) status = pb_file_sha256(cfg->store, sha); /* no thread: hash now */
+    if (!dg.started) status = pb_file_digest(cfg->store, digest); /* no thread: hash now */
   }
-  if (!reads_store) snprintf(sha, sizeof sha, "none");
+  if (!reads_store) snprintf(digest, sizeof digest, "none");
   status = pb_error_agree(comm, status);
   pb_stage_protocol_memo(1); /* every stage opens the one store: its protocol is computed once */
   for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
-    struct pb_checkpoint_key key = {cfg->stages[i], facts.build, sha, settings};
+    struct pb_checkpoint_key key = {cfg->stages[i], facts.build, digest, settings};
     /* consecutive instances of one kind share the rows they read (src/store_memo.c); a new kind starts afresh */
     if (i == 0 || pb_run__kind(cfg->stages[i]) != pb_run__kind(cfg->stages[i - 1])) pb_store_rows_memo(1);
     status = pb_run__stage(cfg, i, &key, prov, comm, &facts, &dg);

@@ -194,9 +194,9 @@ static int pb_rr__in_config(const struct pb_run_config *cfg, const char *stage)
 static void pb_rr__provenance(const struct pb_run_config *cfg, const struct pb_run_facts *f, struct pb_text *md)
 {
   pb_text_printf(md, "# pairbound run report\n\n## Provenance\n\n"
-                     "- program: %s\n- store: `%s`, SHA-256 `%s`\n- parallelism: %d MPI rank%s x %d OpenMP thread%s\n"
+                     "- program: %s\n- store: `%s`, XXH3-128 `%s`\n- parallelism: %d MPI rank%s x %d OpenMP thread%s\n"
                      "- wall time: %.2f s in all;",
-                 f->build, cfg->store, f->store_sha, f->ranks, f->ranks == 1 ? "" : "s", f->threads,
+                 f->build, cfg->store, f->store_digest, f->ranks, f->ranks == 1 ? "" : "s", f->threads,
                  f->threads == 1 ? "" : "s", f->total);
   for (int32_t i = 0; i < cfg->n_stages; i++)
     pb_text_printf(md, " %s %.2f s%s%s", cfg->stages[i], f->wall[i], f->resumed[i] ? " (complete output resumed)" : "",

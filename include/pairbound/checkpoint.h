@@ -8,18 +8,20 @@
 #include <stddef.h>
 #include <mpi.h>
 
-/** SHA-256 of a file's bytes as 64 hex digits (streamed; any size). */
-int pb_file_sha256(const char *path, char hex[65]);
+/** XXH3-128 of a file's bytes as 32 hex digits, the canonical order that
+ * `xxhsum -H2` prints (streamed; any size): the checksum of stores and
+ * outputs in checkpoints and provenance. */
+int pb_file_digest(const char *path, char hex[65]);
 
 /* What a stage's output is made from. */
 struct pb_checkpoint_key {
-  const char *stage;     /* stage name */
-  const char *build;     /* pb_build_info(): version, git revision, configure flags */
-  const char *store_sha; /* SHA-256 of the store file */
-  const char *settings;  /* the stage's effective settings, one "key = value" per line */
+  const char *stage;        /* stage name */
+  const char *build;        /* pb_build_info(): version, git revision, configure flags */
+  const char *store_digest; /* pb_file_digest of the store file */
+  const char *settings;     /* the stage's effective settings, one "key = value" per line */
 };
 
-/** The key as checkpoint lines (stage, build, store_sha256, one "setting" line per setting; caller frees). */
+/** The key as checkpoint lines (stage, build, store_xxh128, one "setting" line per setting; caller frees). */
 char *pb_checkpoint_key_text(const struct pb_checkpoint_key *key);
 
 /**
@@ -33,7 +35,7 @@ int pb_checkpoint_key_same(const char *where, const char *done, const char *text
 /**
  * Rank 0 only: record that OUTDIR holds the complete output of @p key:
  * OUTDIR/checkpoint.txt (written under a temporary name, then renamed) with
- * the key and the SHA-256 of OUTDIR/results.h5 and of every file in
+ * the key and the pb_file_digest of OUTDIR/results.h5 and of every file in
  * OUTDIR/report/ (name order).
  */
 int pb_checkpoint_commit(const char *outdir, const struct pb_checkpoint_key *key);

@@ -19,7 +19,12 @@ for s in bounds verify policy screen; do
 done
 check "run: one-screen summary on stdout (<= 30 lines)" test "$(wc -l < "$WORK/ref.out")" -le 30
 check "run: summary names REPORT.md" grep -qF "$WORK/ref/REPORT.md" "$WORK/ref.out"
-check "REPORT.md: provenance with the store checksum" grep -q '^- store: .*SHA-256 `[0-9a-f]\{64\}`' "$WORK/ref/REPORT.md"
+# the checksums are XXH3-128 as xxhsum (an independent program) prints them
+store_sum=$(xxhsum -H2 "$WORK/small.h5" | cut -d' ' -f1)
+check "REPORT.md: provenance with the store checksum (xxhsum -H2)" grep -qF "XXH3-128 \`$store_sum\`" "$WORK/ref/REPORT.md"
+check "checkpoint: the store checksum" grep -qx "store_xxh128 $store_sum" "$WORK/ref/bounds/checkpoint.txt"
+check "checkpoint: results.h5's checksum" grep -qx "output results.h5 $(xxhsum -H2 "$WORK/ref/bounds/results.h5" | cut -d' ' -f1)" \
+  "$WORK/ref/bounds/checkpoint.txt"
 check "REPORT.md: ranks x threads" grep -q '^- parallelism: 2 MPI ranks x 1 OpenMP thread$' "$WORK/ref/REPORT.md"
 for f in bounds/report/figure1_identified_widths policy/report/figure5_certified_orderings \
          screen/report/figure2b_auroc_gap screen/report/figure3_coverage_budget; do
@@ -104,6 +109,11 @@ head -c 1000 "$WORK/ref/policy/report/policy_pairs.tsv" > "$WORK/dmg/policy/repo
 "$PAIRBOUND" run "$WORK/dmg.ini" --resume > /dev/null 2> "$WORK/e.txt"
 check "truncated output: recomputed" grep -q "policy: report/policy_pairs.tsv is missing or differs from the checkpoint (in .*): recomputing" "$WORK/e.txt"
 check "truncated output: identical after recomputing" same_stages "$WORK/dmg"
+sed -i '1s/.*/pairbound-checkpoint 1/' "$WORK/dmg/bounds/checkpoint.txt" # as an older pairbound wrote it
+"$PAIRBOUND" run "$WORK/dmg.ini" --resume > /dev/null 2> "$WORK/e.txt"
+check "format 1 checkpoint: recomputed, saying why" \
+  grep -q "bounds: checkpoint of another format (pairbound-checkpoint 1; this pairbound writes pairbound-checkpoint 2).*: recomputing" "$WORK/e.txt"
+check "format 1 checkpoint: identical after recomputing" same_stages "$WORK/dmg"
 
 # single stages: --resume keeps a complete, matching output and refuses another command
 pb 2 1 policy "$WORK/small.h5" -o "$WORK/sp" --resume
