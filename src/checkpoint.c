@@ -34,6 +34,12 @@
 #define PB_CKPT_NAME "checkpoint.txt"
 #define PB_CKPT_MAGIC "pairbound-checkpoint 2\n"
 
+/* The canonical (big-endian) bytes, as `xxhsum -H2` prints them. */
+static void pb_ckpt__hex(const XXH128_canonical_t *c, char hex[65])
+{
+  for (size_t i = 0; i < sizeof c->digest; i++) snprintf(hex + 2 * i, 3, "%02x", c->digest[i]);
+}
+
 int pb_file_digest(const char *path, char hex[65])
 {
   FILE *fp = fopen(path, "rb");
@@ -58,9 +64,15 @@ int pb_file_digest(const char *path, char hex[65])
     pb_error_set("%s: read error", path);
     return PB_FAIL;
   }
-  /* the canonical (big-endian) bytes, as `xxhsum -H2` prints them */
-  for (size_t i = 0; i < sizeof c.digest; i++) snprintf(hex + 2 * i, 3, "%02x", c.digest[i]);
+  pb_ckpt__hex(&c, hex);
   return PB_OK;
+}
+
+void pb_digest_hex(const void *buf, size_t n, char hex[65])
+{
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(n ? buf : "", n));
+  pb_ckpt__hex(&c, hex);
 }
 
 static int pb_ckpt__cmp_name(const void *a, const void *b)

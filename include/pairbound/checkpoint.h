@@ -13,6 +13,9 @@
  * outputs in checkpoints and provenance. */
 int pb_file_digest(const char *path, char hex[65]);
 
+/** pb_file_digest of @p n bytes in memory. */
+void pb_digest_hex(const void *buf, size_t n, char hex[65]);
+
 /* What a stage's output is made from. */
 struct pb_checkpoint_key {
   const char *stage;        /* stage name */

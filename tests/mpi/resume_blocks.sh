@@ -155,6 +155,8 @@ pid=$!
 wait_for "$pid" at_least 3 "$WORK/m" && kill -TERM "$pid"
 wait "$pid"
 check "SIGTERM to mpirun: non-zero exit" test $? -ne 0
+# mpirun can return while its ranks still exit (and hold OUTDIR's lock): wait for them
+for i in $(seq 100); do pgrep -f -- "-o $WORK/m --resume" > /dev/null || break; sleep 0.1; done
 OMP_NUM_THREADS=1 tl 3 "$PAIRBOUND" -v 0 screen "$STORE" $ARGS -o "$WORK/m" --resume
 check "SIGTERM to mpirun: resume at 3 ranks identical" same_out "$WORK/m"
 
