@@ -204,10 +204,11 @@ void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, 
 }
 
 /* A cell's scores packed for the draws: score j's codes (pb_weighted_codes)
- * in codes[j] (their words at words + off[j]), and the classes among its coded images with their image
- * and failure counts at cls/in/fail + coff[j] (ncls[j] of them), so a draw's
- * weighted totals cost O(classes).  A score defined on every image shares the
- * cell's class counts (full[j]), summed once per draw. */
+ * in codes[j] (their words at words + off[j]), and the classes among its
+ * coded images with their image and failure counts at cls/in/fail + coff[j]
+ * (ncls[j] of them), so a draw's weighted totals cost O(classes).  A score
+ * defined on every image shares the cell's class counts (full[j]), summed
+ * once per draw. */
 struct pb_sb__cell {
   uint32_t *words;
   struct pb_wm_codes codes[PB_SB_NSCORES + PB_SB_NDYN];
