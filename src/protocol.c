@@ -191,6 +191,25 @@ static void pb_protocol__alloc(struct pb_protocol *p, const struct pb_meta *meta
 /* Development and evaluation correct counts of rows [lo, hi) of source s.
  * The batches depend on the metadata only, so every rank makes the same
  * reads (with no rows where it has none) and the collective calls match. */
+/* One row's correct predictions on the development and evaluation halves,
+ * without a branch and in vector lanes (GCC's -O2 cost model left the loop
+ * scalar: 7% of bounds on an ImageNet-shaped store). */
+PB_CLONES static void pb_protocol__count(const int32_t *pr, const struct pb_source *src, int64_t *dev_out,
+                                         int64_t *eval_out)
+{
+  const int32_t *lab = src->labels;
+  const uint8_t *split = src->split;
+  int32_t dev = 0, ok = 0;
+#pragma omp simd reduction(+ : dev, ok)
+  for (int32_t i = 0; i < src->n_images; i++) {
+    const int32_t hit = pr[i] == lab[i];
+    ok += hit;
+    dev += hit & (split[i] == PB_SPLIT_DEV);
+  }
+  *dev_out = dev;
+  *eval_out = ok - dev;
+}
+
 static int pb_protocol__correct(struct pb_store *st, int32_t s, int32_t lo, int32_t hi, struct pb_protocol *p)
 {
   const struct pb_source *src = &pb_store_meta(st)->sources[s];
@@ -212,17 +231,9 @@ static int pb_protocol__correct(struct pb_store *st, int32_t s, int32_t lo, int3
     status = pb_store_read_fields_into(st, s, nr, rows, PB_FIELD_PRED, &buf);
     if (status != PB_OK) break;
 #pragma omp parallel for schedule(static)
-    for (int32_t j = 0; j < nr; j++) {
-      int64_t dev = 0, ev = 0;
-      const int32_t *pr = buf.pred + (size_t)j * src->n_images;
-      for (int32_t i = 0; i < src->n_images; i++) {
-        int ok = pr[i] == src->labels[i];
-        if (src->split[i] == PB_SPLIT_DEV) dev += ok;
-        else ev += ok;
-      }
-      p->src[s].dev_correct[rows[j]] = dev;
-      p->src[s].eval_correct[rows[j]] = ev;
-    }
+    for (int32_t j = 0; j < nr; j++)
+      pb_protocol__count(buf.pred + (size_t)j * src->n_images, src, &p->src[s].dev_correct[rows[j]],
+                         &p->src[s].eval_correct[rows[j]]);
   }
   pb_rows_free(&buf);
   free(rows);

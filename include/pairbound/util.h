@@ -60,9 +60,10 @@ int pb_cmp_i32(const void *a, const void *b);
 /* ---- ascending sorts of numbers (qsort comparators; NaN-free input) */
 int pb_cmp_i64(const void *a, const void *b);
 int pb_cmp_double(const void *a, const void *b);
-/** Ascending and stable: insertion sort up to @p cutoff entries (the many
- *  tiny per-class arrays), an inlined merge sort above (no call per
- *  comparison; O(n log n)). */
+/** Ascending and stable: up to @p cutoff entries (the many tiny per-class
+ *  arrays) each value placed at its rank, compared with 4 or 8 at a time
+ *  (insertion sort up to 8 entries, above 64, or without AVX2), an inlined
+ *  merge sort above the cutoff (no call per comparison; O(n log n)). */
 void pb_sort_small_double(double *v, int32_t n, int32_t cutoff);
 void pb_sort_small_i64(int64_t *v, int32_t n, int32_t cutoff);
 

@@ -1083,20 +1083,23 @@ END_TEST
 
 /* pb_sort_small_*: against a quadratic reference (each value placed by
  * counting the values below it and the equal ones before it), at sizes across
- * the cutoff, the runs of 8 and the stack buffer (1,024), with many ties; and
+ * the cutoff, the rank sort's 64, the runs of 8 and the stack buffer (1,024), with many ties; and
  * stability: 0.0 and -0.0 compare equal and keep their input order. */
 START_TEST(test_sort_small)
 {
   static const int32_t sizes[] = {0, 1, 7, 8, 9, 31, 32, 33, 50, 64, 100, 257, 1000, 1024, 1025, 3001};
   uint64_t st = 12345;
-  for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
-    const int32_t n = sizes[t];
+  /* every size twice: doubles, then doubles that are floats (the rank sort compares those as floats) */
+  for (size_t t = 0; t < 2 * (sizeof sizes / sizeof *sizes); t++) {
+    const int32_t n = sizes[t % (sizeof sizes / sizeof *sizes)];
+    const int as_float = t >= sizeof sizes / sizeof *sizes;
     double *v = malloc((size_t)(n + 1) * sizeof *v), *ref = malloc((size_t)(n + 1) * sizeof *ref);
     int64_t *w = malloc((size_t)(n + 1) * sizeof *w), *wref = malloc((size_t)(n + 1) * sizeof *wref);
     for (int32_t i = 0; i < n; i++) {
       st = st * 6364136223846793005ull + 1442695040888963407ull;
       int32_t q = (int32_t)(st >> 33) % 97; /* ties */
       v[i] = q == 0 ? ((st >> 20) & 1 ? -0.0 : 0.0) : (double)q / 7.0 - 3.0;
+      if (as_float) v[i] = (float)v[i];
       w[i] = (int64_t)(st >> 13) % 1000 - 500;
     }
     for (int32_t i = 0; i < n; i++) {
@@ -1108,7 +1111,7 @@ START_TEST(test_sort_small)
       ref[r] = v[i];
       wref[rw] = w[i];
     }
-    for (int32_t cutoff = 0; cutoff <= 32; cutoff += 32) {
+    for (int32_t cutoff = 0; cutoff <= 64; cutoff += 32) { /* 64: bounds' cutoff, ranks up to 64 */
       double *a = malloc((size_t)(n + 1) * sizeof *a);
       int64_t *b = malloc((size_t)(n + 1) * sizeof *b);
       memcpy(a, v, (size_t)n * sizeof *a);
