@@ -262,6 +262,69 @@ START_TEST(test_rng_below_rule)
 }
 END_TEST
 
+/* The stream's words from the test's own Philox (ref_philox), block after block. */
+struct ref_stream {
+  uint32_t key[2], ctr[4], out[4];
+  int left;
+};
+
+static uint32_t ref_next(struct ref_stream *q)
+{
+  if (q->left == 0) {
+    ref_philox(q->ctr, q->key, q->out);
+    q->ctr[3]++;
+    q->left = 4;
+  }
+  return q->out[4 - q->left--];
+}
+
+static uint32_t ref_below(struct ref_stream *q, uint32_t n)
+{
+  const uint64_t limit = ((uint64_t)1 << 32) % n;
+  uint64_t m;
+  while (((m = (uint64_t)ref_next(q) * n) & 0xffffffffu) < limit) continue;
+  return (uint32_t)(m >> 32);
+}
+
+/* pb_rng_shuffle against the test's own stream: the shuffles (Fisher-Yates on
+ * Lemire's rule, drawn from the reference stream) and the words after them
+ * are the reference's, for shuffles from 2 to 3 x 2^20 entries (where a draw
+ * is rejected about a thousand times per shuffle), three in a row, after 0-5
+ * draws already taken, and across the block counter's wrap. */
+START_TEST(test_rng_shuffle_bulk)
+{
+  const int32_t ns[] = {2, 9, 33, 64, 65, 100, 257, 5000, 3 << 20};
+  int32_t *v = malloc((size_t)(3 << 20) * sizeof *v), *w = malloc((size_t)(3 << 20) * sizeof *w);
+  for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
+    for (int lead = 0; lead < 6; lead++)
+      for (int wrap = 0; wrap < 2; wrap++) {
+        const int32_t n = ns[t];
+        if (n == 3 << 20 && (lead > 1 || wrap)) continue;
+        struct pb_rng r;
+        pb_rng_init(&r, test_seed(), 5, (uint64_t)t, (uint32_t)lead);
+        if (wrap) r.ctr[3] = 0xfffffff3u;
+        struct ref_stream q = {{r.key[0], r.key[1]}, {r.ctr[0], r.ctr[1], r.ctr[2], r.ctr[3]}, {0}, 0};
+        for (int k = 0; k < lead; k++) ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
+        for (int rep = 0; rep < 3; rep++) {
+          for (int32_t k = 0; k < n; k++) v[k] = w[k] = k;
+          pb_rng_shuffle(&r, v, n);
+          for (int32_t k = n - 1; k > 0; k--) {
+            const int32_t j = (int32_t)ref_below(&q, (uint32_t)k + 1), x = w[k];
+            w[k] = w[j];
+            w[j] = x;
+          }
+          for (int32_t k = 0; k < n; k++)
+            ck_assert_msg(v[k] == w[k], "n %d lead %d wrap %d shuffle %d: [%d] %d, want %d", n, lead, wrap, rep, k,
+                          v[k], w[k]);
+          if (n == 3 << 20) break;
+        }
+        for (int k = 0; k < 200; k++) ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
+      }
+  free(v);
+  free(w);
+}
+END_TEST
+
 /* ------------------------------------------------------------ half rounding */
 
 /* Every positive finite IEEE binary16 value, ascending, with its bit pattern:
@@ -1143,6 +1206,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_rng_uniform);
   tcase_add_test(tc, test_rng_below);
   tcase_add_test(tc, test_rng_below_rule);
+  tcase_add_test(tc, test_rng_shuffle_bulk);
   suite_add_tcase(s, tc);
   tc = tcase_create("numbers");
   tcase_add_test(tc, test_round_half_hand);
