@@ -32,16 +32,32 @@ double pb_percentile_sorted(const double *sorted, int64_t n, double q)
   return gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, q);
 }
 
+double pb_percentile_select(double *v, int64_t n, double q)
+{
+  if (n <= 0) return NAN;
+  if (n > INT32_MAX) {
+    gsl_sort(v, 1, (size_t)n);
+    return pb_percentile_sorted(v, n, q);
+  }
+  /* the two order statistics gsl_stats_quantile_from_sorted_data reads, and its expression */
+  const double index = q * (double)(n - 1);
+  const int64_t lhs = (int64_t)index;
+  const double delta = index - (double)lhs;
+  const double x0 = pb_kth_largest(v, (int32_t)n, (int32_t)(n - lhs));
+  if (lhs + 1 >= n) return x0;
+  const double x1 = pb_kth_largest(v, (int32_t)n, (int32_t)(n - lhs - 1));
+  return x0 == x1 ? x0 : (1 - delta) * x0 + delta * x1;
+}
+
 /* Interval of one statistic from its draws (NaN draws left out). */
 static void pb_boot__interval(double *v, int64_t n, double level, struct pb_interval *out)
 {
   int64_t m = 0;
   for (int64_t i = 0; i < n; i++)
     if (!isnan(v[i])) v[m++] = v[i];
-  gsl_sort(v, 1, (size_t)m);
   out->n_draws = m;
-  out->lo = pb_percentile_sorted(v, m, (1 - level) / 2);
-  out->hi = pb_percentile_sorted(v, m, 1 - (1 - level) / 2);
+  out->lo = pb_percentile_select(v, m, (1 - level) / 2);
+  out->hi = pb_percentile_select(v, m, 1 - (1 - level) / 2);
 }
 
 int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,

@@ -175,12 +175,6 @@ int pb_screen_boot_add(struct pb_screen_boot *B, int32_t t0, int32_t t1, struct 
 
 struct pb_sb__key { double s; int32_t i; };
 
-static int pb_sb__cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static int pb_sb__cmp(const void *a, const void *b)
 {
   const struct pb_sb__key *x = a, *y = b;
@@ -388,10 +382,9 @@ void pb_screen_boot_class_interval(const struct pb_screen_boot *B, int32_t row, 
     size_t i = ((size_t)row * (size_t)B->draws + (size_t)b) * (size_t)B->n_stat + (size_t)stat;
     if (B->cnt[i] > 0) v[n++] = (double)B->sum[i] / PB_SB_SCALE / (double)B->cnt[i];
   }
-  qsort(v, (size_t)n, sizeof *v, pb_sb__cmp_double);
   out->n_draws = n;
-  out->lo = pb_percentile_sorted(v, n, (1 - PB_BOOT_LEVEL) / 2);
-  out->hi = pb_percentile_sorted(v, n, 1 - (1 - PB_BOOT_LEVEL) / 2);
+  out->lo = pb_percentile_select(v, n, (1 - PB_BOOT_LEVEL) / 2);
+  out->hi = pb_percentile_select(v, n, 1 - (1 - PB_BOOT_LEVEL) / 2);
   free(v);
 }
 

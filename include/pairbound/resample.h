@@ -190,5 +190,8 @@ void pb_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, c
  * round away from a (a zero-width interval stays zero-width).
  */
 double pb_percentile_sorted(const double *sorted, int64_t n, double q);
+/** pb_percentile_sorted's value from unsorted NaN-free data, by selecting the
+ *  two order statistics it reads (O(n) instead of a sort); @p v is reordered. */
+double pb_percentile_select(double *v, int64_t n, double q);
 
 #endif /* PAIRBOUND_RESAMPLE_H */

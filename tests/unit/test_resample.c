@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "pairbound/resample.h"
 #include "pairbound/screen.h"
 #include "pairbound/util.h"
@@ -46,6 +49,42 @@ START_TEST(test_multiplicities)
     for (int u = 0; u < 10; u++) differ |= m[u] != m2[u];
   }
   ck_assert(differ);
+}
+END_TEST
+
+/* pb_percentile_select: GSL's quantile of the sorted copy (gsl_sort, then
+ * gsl_stats_quantile_from_sorted_data; pb_percentile_sorted where two equal
+ * order statistics meet), bit for bit, on shuffled data with many ties, at
+ * sizes around the selection's short-array cutoff and at the bootstrap's
+ * 200 and 2,000 draws, for the quantiles the intervals and tables use. */
+START_TEST(test_percentile_select)
+{
+  static const int64_t ns[] = {1, 2, 3, 7, 31, 32, 33, 64, 65, 200, 1000, 2000, 2001};
+  static const double qs[] = {0.0, 0.025, 0.25, 0.5, 0.75, 0.975, 1.0};
+  uint64_t st = 99;
+  double *v = malloc(2001 * sizeof *v), *sorted = malloc(2001 * sizeof *sorted), *work = malloc(2001 * sizeof *work);
+  for (size_t t = 0; t < sizeof ns / sizeof *ns; t++)
+    for (int ties = 0; ties < 2; ties++) {
+      const int64_t n = ns[t];
+      for (int64_t i = 0; i < n; i++) {
+        st = st * 6364136223846793005ull + 1442695040888963407ull;
+        v[i] = ties ? (double)((st >> 33) % 9) / 8.0 : (double)(st >> 11) / 9007199254740992.0 - 0.5;
+      }
+      memcpy(sorted, v, (size_t)n * sizeof *v);
+      gsl_sort(sorted, 1, (size_t)n);
+      for (size_t j = 0; j < sizeof qs / sizeof *qs; j++) {
+        memcpy(work, v, (size_t)n * sizeof *v);
+        const int64_t lhs = (int64_t)(qs[j] * (double)(n - 1));
+        const double want = lhs + 1 < n && sorted[lhs] == sorted[lhs + 1]
+                                ? sorted[lhs] : gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, qs[j]);
+        const double got = pb_percentile_select(work, n, qs[j]);
+        ck_assert_msg(got == want, "n %lld ties %d q %g: %.17g, want %.17g", (long long)n, ties, qs[j], got, want);
+      }
+    }
+  ck_assert(isnan(pb_percentile_select(v, 0, 0.5)));
+  free(v);
+  free(sorted);
+  free(work);
 }
 END_TEST
 
@@ -465,6 +504,7 @@ static Suite *suite(void)
   TCase *tc = tcase_create("bootstrap");
   tcase_add_test(tc, test_multiplicities);
   tcase_add_test(tc, test_percentile);
+  tcase_add_test(tc, test_percentile_select);
   tcase_add_test(tc, test_known_distribution);
   tcase_add_test(tc, test_against_reference);
   tcase_add_test(tc, test_weighted_equals_replicated);
