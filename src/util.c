@@ -188,6 +188,7 @@ PB_UTIL__CMP(pb_cmp_double, double)
  * call: GCC 12 scalarises these vector comparisons in a target_clones clone,
  * but not under a target attribute. */
 #define PB_UTIL__RANK_MAX 64
+#if defined(__x86_64__)
 /* name(v, n, pad): the values v of type T by keys of type K (the values
  * converted, exactly: the caller checks), W keys per vector, I the integer
  * of K's width (comparison masks). */
@@ -227,6 +228,26 @@ PB_UTIL__RANK_SORT(pb_util__rank_float_v3, double, float, int32_t, 8, "arch=x86-
 PB_UTIL__RANK_SORT(pb_util__rank_i64_v4, int64_t, int64_t, int64_t, 8, "arch=x86-64-v4")
 PB_UTIL__RANK_SORT(pb_util__rank_i64_v3, int64_t, int64_t, int64_t, 4, "arch=x86-64-v3")
 
+static int pb_util__isa_cap = 2;
+
+/* 2 where the processor runs x86-64-v4 code, 1 where x86-64-v3, else 0 (at
+ * most the cap).  clang (the fuzz build) knows no level names in
+ * __builtin_cpu_supports, so it asks for the features those versions use. */
+static int pb_util__isa(void)
+{
+#if defined(__clang__)
+  const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                 __builtin_cpu_supports("bmi2");
+  const int isa = v3 ? 1 + (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                            __builtin_cpu_supports("avx512cd"))
+                     : 0;
+#else
+  const int isa = __builtin_cpu_supports("x86-64-v4") ? 2 : __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
+#endif
+  return isa < pb_util__isa_cap ? isa : pb_util__isa_cap;
+}
+
 /* The rank sort where the processor has AVX2 at least; 0: use insertion sort. */
 static int pb_util__rank_double(double *v, int32_t n)
 {
@@ -235,19 +256,24 @@ static int pb_util__rank_double(double *v, int32_t n)
     nan |= v[i] != v[i];
     wide |= (double)(float)v[i] != v[i];
   }
-  const int v4 = __builtin_cpu_supports("x86-64-v4"), v3 = __builtin_cpu_supports("x86-64-v3");
-  if (nan || !(v4 || v3)) return 0;
+  const int isa = pb_util__isa(), v4 = isa == 2;
+  if (nan || !isa) return 0;
   if (!wide) (v4 ? pb_util__rank_float_v4 : pb_util__rank_float_v3)(v, n, INFINITY);
   else (v4 ? pb_util__rank_double_v4 : pb_util__rank_double_v3)(v, n, INFINITY);
   return 1;
 }
 static int pb_util__rank_i64(int64_t *v, int32_t n)
 {
-  if (__builtin_cpu_supports("x86-64-v4")) pb_util__rank_i64_v4(v, n, INT64_MAX);
-  else if (__builtin_cpu_supports("x86-64-v3")) pb_util__rank_i64_v3(v, n, INT64_MAX);
-  else return 0;
-  return 1;
+  const int isa = pb_util__isa();
+  if (isa == 2) pb_util__rank_i64_v4(v, n, INT64_MAX);
+  else if (isa == 1) pb_util__rank_i64_v3(v, n, INT64_MAX);
+  return isa > 0;
 }
+#else
+/* elsewhere insertion sort serves every small array */
+static int pb_util__rank_double(double *v, int32_t n) { return (void)v, (void)n, 0; }
+static int pb_util__rank_i64(int64_t *v, int32_t n) { return (void)v, (void)n, 0; }
+#endif
 
 #define PB_UTIL__SORT_SMALL(name, type, rankable)                                                                      \
   static void name##__insertion(type *v, int32_t n)                                                                   \
@@ -285,6 +311,15 @@ static int pb_util__rank_i64(int64_t *v, int32_t n)
     if (src != v) memcpy(v, src, (size_t)n * sizeof *v);                                                               \
     if (tmp != stack) free(tmp);                                                                                       \
   }
+void pb_sort_small_isa_cap(int cap)
+{
+#if defined(__x86_64__)
+  pb_util__isa_cap = cap;
+#else
+  (void)cap;
+#endif
+}
+
 PB_UTIL__SORT_SMALL(pb_sort_small_double, double, pb_util__rank_double)
 PB_UTIL__SORT_SMALL(pb_sort_small_i64, int64_t, pb_util__rank_i64)
 

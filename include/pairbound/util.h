@@ -66,6 +66,10 @@ int pb_cmp_double(const void *a, const void *b);
  *  merge sort above the cutoff (no call per comparison; O(n log n)). */
 void pb_sort_small_double(double *v, int32_t n, int32_t cutoff);
 void pb_sort_small_i64(int64_t *v, int32_t n, int32_t cutoff);
+/* For tests: the highest instruction-set version the small sorts may use
+ * (0 insertion sort only, 1 x86-64-v3, 2 x86-64-v4, the default), so that
+ * every version is checked on a machine that has the highest. */
+void pb_sort_small_isa_cap(int cap);
 
 /* ---- SHA-256 of a text, first 8 bytes as a big-endian integer (ordering key). */
 uint64_t pb_sha256_key(const char *text);

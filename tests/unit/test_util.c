@@ -1174,7 +1174,10 @@ START_TEST(test_sort_small)
       ref[r] = v[i];
       wref[rw] = w[i];
     }
-    for (int32_t cutoff = 0; cutoff <= 64; cutoff += 32) { /* 64: bounds' cutoff, ranks up to 64 */
+    /* 64: bounds' cutoff, ranks up to 64; every instruction-set version the machine has */
+    for (int32_t k = 0; k < 9; k++) {
+      const int32_t cutoff = 32 * (k % 3), isa = k / 3;
+      pb_sort_small_isa_cap(isa);
       double *a = malloc((size_t)(n + 1) * sizeof *a);
       int64_t *b = malloc((size_t)(n + 1) * sizeof *b);
       memcpy(a, v, (size_t)n * sizeof *a);
@@ -1182,14 +1185,15 @@ START_TEST(test_sort_small)
       pb_sort_small_double(a, n, cutoff);
       pb_sort_small_i64(b, n, cutoff);
       for (int32_t i = 0; i < n; i++) {
-        ck_assert_msg(a[i] == ref[i] && signbit(a[i]) == signbit(ref[i]), "n %d cutoff %d: [%d] = %g, want %g", n,
-                      cutoff, i, a[i], ref[i]);
-        ck_assert_msg(b[i] == wref[i], "n %d cutoff %d: [%d] = %lld, want %lld", n, cutoff, i, (long long)b[i],
-                      (long long)wref[i]);
+        ck_assert_msg(a[i] == ref[i] && signbit(a[i]) == signbit(ref[i]), "n %d cutoff %d isa %d: [%d] = %g, want %g",
+                      n, cutoff, isa, i, a[i], ref[i]);
+        ck_assert_msg(b[i] == wref[i], "n %d cutoff %d isa %d: [%d] = %lld, want %lld", n, cutoff, isa, i,
+                      (long long)b[i], (long long)wref[i]);
       }
       free(a);
       free(b);
     }
+    pb_sort_small_isa_cap(2);
     free(v), free(ref), free(w), free(wref);
   }
 }
