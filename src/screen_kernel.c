@@ -206,13 +206,34 @@ void pb_screen_rank_sorted(const double *score, int32_t n, const int32_t *list, 
   pb_screen__ranked_finish(r);
 }
 
-void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r)
+PB_CLONES
+void pb_screen_order_metrics(const int32_t *order, int32_t n, const uint8_t *y, int budgets,
+                             struct pb_screen_metric *m)
 {
-  pb_screen__ranked_alloc(r, n);
-  r->n = n_sub;
-  pb_screen__budgets(r);
-  for (int32_t a = 0; a < n_sub; a++) pb_screen__group(r, a, 1, NULL, order);
-  pb_screen__ranked_finish(r);
+  /* without ties the a-th image of the order has twice its ascending midrank
+   * 2 (n - a), and the top k are whole: the coverage at a budget is the
+   * failures among the first k over all failures (the cutoff group of
+   * pb_screen_ranked_metrics is one image, so its proration is exact) */
+  int32_t k[PB_SCREEN_N_BUDGETS];
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) k[b] = n > 0 ? pb_screen_budget(n, pb_screen_budget_pct[b]) : 0;
+  _Static_assert(PB_SCREEN_N_BUDGETS == 3, "one counter per budget below");
+  const int32_t k0 = k[0], k1 = k[1], k2 = k[2];
+  int64_t npos = 0, r2 = 0, t0 = 0, t1 = 0, t2 = 0;
+#pragma omp simd reduction(+ : npos, r2, t0, t1, t2)
+  for (int32_t a = 0; a < n; a++) {
+    const int64_t f = y[order[a]] != 0;
+    npos += f;
+    r2 += f * 2 * (int64_t)(n - a);
+    t0 += f & (a < k0);
+    t1 += f & (a < k1);
+    t2 += f & (a < k2);
+  }
+  const int64_t top[PB_SCREEN_N_BUDGETS] = {t0, t1, t2}, nneg = n - npos;
+  m->n = n;
+  m->n_fail = (int32_t)npos;
+  m->auroc = npos > 0 && nneg > 0 ? (double)(r2 - npos * (npos + 1)) / (2.0 * (double)npos * (double)nneg) : NAN;
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++)
+    m->cov[b] = npos > 0 && (budgets >> b) & 1 ? (double)top[b] / (double)npos : NAN;
 }
 
 void pb_screen_ranked_free(struct pb_screen_ranked *r)
@@ -228,11 +249,15 @@ void pb_screen_outcome_set(struct pb_screen_outcome *o, const uint8_t *y, int32_
   o->n = n;
   o->y = y;
   o->n_fail = 0;
-  int32_t nk = 0;
-  for (int32_t q = 0; q < n; q++) {
-    if (y[q]) o->fail[o->n_fail++] = q;
-    else o->keep[nk++] = q;
+  int32_t nk = 0, nf = 0;
+  for (int32_t q = 0; q < n; q++) { /* both lists written, one advanced: no branch on the outcome */
+    const int32_t f = y[q] != 0;
+    o->fail[nf] = q;
+    o->keep[nk] = q;
+    nf += f;
+    nk += 1 - f;
   }
+  o->n_fail = nf;
 }
 
 PB_CLONES
@@ -242,6 +267,10 @@ void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_
   /* walk the shorter of the failing and retained lists; the other side's
    * sums follow from the totals: sum of 2 midranks n (n + 1), A images wholly
    * above and g in the cutoff group */
+  if (r->n == 0) { /* nothing ranked (a score undefined on every image): what the walk would give */
+    *m = (struct pb_screen_metric){0, 0, NAN, {NAN, NAN, NAN}};
+    return;
+  }
   int use_fail = o->n_fail <= o->n - o->n_fail;
   const int32_t *list = use_fail ? o->fail : o->keep;
   int32_t len = use_fail ? o->n_fail : o->n - o->n_fail;

@@ -1373,21 +1373,24 @@ static void pb_screen__mean_metrics(const struct pb_screen_ranked *r, int32_t nd
 }
 
 /* Table 18's one seeded random tie-break of S, U, delta or ret (row r) in cell
- * (T, m, c): coverage at each budget; n and n_fail as ranked, AUROC nan. */
+ * (T, m, c) into rec's row r: coverage at each budget; n and n_fail those of
+ * the score's own row, set before it (the same ranking), AUROC nan. */
 static void pb_screen__tiebreak(const struct pb_screen__ctx *X, int32_t T, int32_t m, int32_t c, int32_t r,
-                                const struct pb_screen__unit *U, const struct pb_screen_outcome *oc, double *out)
+                                const struct pb_screen__unit *U, const struct pb_screen_outcome *oc, double *rec)
 {
   static const int base[4] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET};
-  struct pb_screen_metric mt;
+  _Static_assert(PB_SR_S < PB_SR_S_TB && PB_SR_U < PB_SR_S_TB && PB_SR_DELTA < PB_SR_S_TB && PB_SR_RET < PB_SR_S_TB,
+                 "a tie-break row follows its score's row");
+  const int b = base[r - PB_SR_S_TB];
+  const double *own = rec + X->L.row_off + PB_SCREEN_MET * b;
+  double *out = rec + X->L.row_off + PB_SCREEN_MET * r;
   struct pb_rng rng;
-  const struct pb_screen_ranked *rk = &U->rk[base[r - PB_SR_S_TB]];
-  pb_screen_ranked_metrics(rk, oc, 0, &mt);
   pb_rng_init(&rng, X->opt->seed, PB_RNG_SCREEN_TIEBREAK, ((uint64_t)T << 40) | ((uint64_t)m << 20) | (uint64_t)c,
               (uint32_t)(r - PB_SR_S_TB));
-  out[0] = mt.n;
-  out[1] = mt.n_fail;
+  out[0] = own[0];
+  out[1] = own[1];
   out[2] = NAN;
-  pb_screen_ranked_tiebreak(rk, oc, &rng, out + 3);
+  pb_screen_ranked_tiebreak(&U->rk[b], oc, &rng, out + 3);
 }
 
 /* Every cell of a prepared unit: one outcome vector, O(n) per score. */
@@ -1418,21 +1421,27 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
     uint64_t *bw = bits + cell * n_words;
     cell++;
     struct pb_screen__rec r1 = pb_screen__rec_row(X, T, m * nc + c);
-    memset(bw, 0, (size_t)n_words * sizeof *bw);
-    for (int32_t q = 0; q < n; q++) {
-      y[q] = r1.pred[U->img[q]] != U->label[q];
-      if (y[q]) bw[q / 64] |= 1ull << (q % 64);
+    /* outcomes, their bits and failure counts in one pass without a branch
+     * on the outcome (failures are near half of the images, so a branch on
+     * one mispredicts for most of them) */
+    int32_t nf = 0, nfns = 0;
+    for (int32_t w = 0; w < n_words; w++) {
+      const int32_t q0 = 64 * w, q1 = q0 + 64 < n ? q0 + 64 : n;
+      uint64_t word = 0;
+      for (int32_t q = q0; q < q1; q++) {
+        const uint8_t f = r1.pred[U->img[q]] != U->label[q];
+        y[q] = f;
+        word |= (uint64_t)f << (q - q0);
+        nfns += f & U->ns[q];
+      }
+      bw[w] = word;
+      nf += __builtin_popcountll(word);
     }
     pb_screen_outcome_set(&oc, y, n);
     for (int f = 0; f < L->rec_len; f++) rec[f] = NAN;
     struct pb_screen_metric mt;
     rec[PB_SI_TIER] = X->tier[t][c];
     rec[PB_SI_N] = n;
-    int32_t nf = 0, nfns = 0;
-    for (int32_t q = 0; q < n; q++) {
-      nf += y[q];
-      nfns += y[q] && U->ns[q];
-    }
     rec[PB_SI_NFAIL] = nf;
     rec[PB_SI_NNS] = U->n_ns;
     rec[PB_SI_NFAIL_NS] = nfns;
@@ -1452,22 +1461,15 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
       } else if (r == PB_SR_DELTA_DERANGE) {
         pb_screen__mean_metrics(U->der_delta, nd, &oc, 7, out);
       } else if (r >= PB_SR_S_TB && r <= PB_SR_RET_TB) {
-        pb_screen__tiebreak(X, T, m, c, r, U, &oc, out);
+        pb_screen__tiebreak(X, T, m, c, r, U, &oc, rec);
       } else if (r == PB_SR_RANDOM) {
         /* one seeded random order per cell: no ties */
         struct pb_rng rng;
         pb_rng_init(&rng, X->opt->seed, PB_RNG_SCREEN_RANDOM,
                     ((uint64_t)T << 40) | ((uint64_t)m << 20) | (uint64_t)c, 0);
         for (int32_t j = 0; j < n; j++) order[j] = j;
-        for (int32_t j = n - 1; j > 0; j--) {
-          int32_t k = (int32_t)pb_rng_below(&rng, (uint32_t)j + 1), tmp = order[j];
-          order[j] = order[k];
-          order[k] = tmp;
-        }
-        struct pb_screen_ranked rnd;
-        pb_screen_rank_order(order, n, n, &rnd);
-        pb_screen_ranked_metrics(&rnd, &oc, 7, &mt);
-        pb_screen_ranked_free(&rnd);
+        pb_rng_shuffle(&rng, order, n);
+        pb_screen_order_metrics(order, n, y, 7, &mt);
         pb_screen__put(out, &mt);
       } else {
         pb_screen_ranked_metrics(&U->rk[r], &oc, 7, &mt);
@@ -1477,13 +1479,14 @@ static void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int
     /* each stratum's rankings against its own images' outcomes: a walk over a third of them */
     int64_t ka[PB_SCREEN_STRATA] = {0}, ra[PB_SCREEN_STRATA] = {0}, kb[PB_SCREEN_STRATA] = {0}, rb[PB_SCREEN_STRATA] = {0};
     for (int s = 0; s < PB_SCREEN_STRATA; s++) st[s].n = st[s].n_fail = 0;
-    for (int32_t q = 0; q < n; q++) {
-      int s = U->stratum[q];
-      if (y[q]) st[s].fail[st[s].n_fail++] = q;
-      else st[s].keep[st[s].n - st[s].n_fail] = q;
+    for (int32_t q = 0; q < n; q++) { /* both lists written, one advanced: no branch on the outcome */
+      const int s = U->stratum[q], f = y[q], md = U->med[q];
+      st[s].fail[st[s].n_fail] = q;
+      st[s].keep[st[s].n - st[s].n_fail] = q;
+      st[s].n_fail += f;
       st[s].n++;
-      if (U->med[q] == 1) ka[s]++, ra[s] += !y[q];
-      else if (U->med[q] == 2) kb[s]++, rb[s] += !y[q];
+      ka[s] += md == 1, ra[s] += (md == 1) & !f;
+      kb[s] += md == 2, rb[s] += (md == 2) & !f;
     }
     for (int s = 0; s < PB_SCREEN_STRATA; s++) {
       double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * s, tmp[6];

@@ -79,8 +79,6 @@ void pb_screen_rank_keep(const double *score, int32_t n, const int32_t *sub, int
  */
 void pb_screen_rank_sorted(const double *score, int32_t n, const int32_t *list, int32_t n_list,
                            struct pb_screen_ranked *r);
-/** Rank positions given in descending order @p order[0..n_sub) with no ties (the random selection). */
-void pb_screen_rank_order(const int32_t *order, int32_t n_sub, int32_t n, struct pb_screen_ranked *r);
 void pb_screen_ranked_free(struct pb_screen_ranked *r);
 
 /* One outcome vector (failure = 1) with its failing and retained positions. */
@@ -102,6 +100,12 @@ struct pb_screen_metric {
 /** AUROC and prorated coverages for the budgets in bit mask @p budgets (others NaN). */
 void pb_screen_ranked_metrics(const struct pb_screen_ranked *r, const struct pb_screen_outcome *o, int budgets,
                               struct pb_screen_metric *m);
+
+/** The metrics of pb_screen_ranked_metrics for positions 0..n-1 ranked in the
+ *  descending order @p order[0..n) with no ties (the random selection),
+ *  against outcomes @p y[0..n): one pass over the order, no ranking built. */
+void pb_screen_order_metrics(const int32_t *order, int32_t n, const uint8_t *y, int budgets,
+                             struct pb_screen_metric *m);
 
 /* ------------------------------------------------------------ protocol sensitivity (Table 22), tie-break (Table 18) */
 

@@ -139,6 +139,75 @@ START_TEST(test_coverage_tie_orders)
 }
 END_TEST
 
+/* pb_screen_order_metrics (a random order, no ties): the AUROC by pair
+ * count and each coverage as the failures among the first k of the order,
+ * counted here; failures a few, about half, or nearly all (either outcome
+ * list is the shorter); and a score undefined everywhere ranks nothing. */
+START_TEST(test_order_metrics)
+{
+  test_rng(11);
+  static const int pct[3] = {10, 20, 30};
+  for (int rep = 0; rep < 300; rep++) {
+    int32_t n = rep < 3 ? rep : rint_(1, 200), order[200], inv[200], nf = 0;
+    uint8_t y[200];
+    double s[200];
+    int32_t rate = rint_(0, 10);
+    for (int32_t i = 0; i < n; i++) {
+      order[i] = i;
+      y[i] = (uint8_t)(rint_(0, 9) < rate);
+      nf += y[i];
+    }
+    for (int32_t i = n - 1; i > 0; i--) { /* a uniformly random order */
+      int32_t j = rint_(0, i), t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    for (int32_t a = 0; a < n; a++) inv[order[a]] = a;
+    for (int32_t i = 0; i < n; i++) s[i] = n - inv[i]; /* descending along the order */
+    struct pb_screen_metric m;
+    pb_screen_order_metrics(order, n, y, 7, &m);
+    ck_assert_int_eq(m.n, n);
+    ck_assert_int_eq(m.n_fail, nf);
+    double want = brute_auroc(s, y, n);
+    if (isnan(want)) ck_assert_msg(isnan(m.auroc), "rep %d: AUROC %g, expected undefined", rep, m.auroc);
+    else ck_assert_msg(m.auroc == want, "rep %d (n %d): AUROC %.17g, pair count %.17g", rep, n, m.auroc, want);
+    for (int b = 0; b < 3; b++) {
+      int32_t k = n ? (int32_t)((pct[b] * n + 50) / 100) : 0, hits = 0;
+      if (n && k < 1) k = 1;
+      for (int32_t a = 0; a < k; a++) hits += y[order[a]];
+      if (nf == 0) ck_assert_msg(isnan(m.cov[b]), "rep %d: coverage without failures %g", rep, m.cov[b]);
+      else ck_assert_msg(m.cov[b] == (double)hits / nf, "rep %d n %d q %d%%: coverage %.17g, counted %d of %d", rep,
+                         n, pct[b], m.cov[b], hits, nf);
+    }
+    pb_screen_order_metrics(order, n, y, 2, &m); /* budgets not asked for stay NaN */
+    ck_assert(isnan(m.cov[0]) && isnan(m.cov[2]));
+  }
+  /* hand case: order 2, 0, 3, 1 with failures 0 and 1: of the four
+   * (failure, retained) pairs only image 0 above image 3 is a win, so the
+   * AUROC is 1/4; k = 1 at every budget (0.4, 0.8, 1.2 round to 0, 1, 1) and
+   * the first image, 2, is retained: coverage 0 */
+  const int32_t ord[4] = {2, 0, 3, 1};
+  const uint8_t yy[4] = {1, 1, 0, 0};
+  struct pb_screen_metric m;
+  pb_screen_order_metrics(ord, 4, yy, 7, &m);
+  ck_assert_double_eq(m.auroc, 0.25);
+  for (int b = 0; b < 3; b++) ck_assert_double_eq(m.cov[b], 0.0);
+  /* a score undefined on every image: nothing ranked, every metric undefined */
+  double nan4[4] = {NAN, NAN, NAN, NAN};
+  struct pb_screen_ranked r;
+  struct pb_screen_outcome o = {0, 0, NULL, malloc(4 * sizeof(int32_t)), malloc(4 * sizeof(int32_t))};
+  pb_screen_rank(nan4, 4, NULL, 0, &r);
+  pb_screen_outcome_set(&o, yy, 4);
+  pb_screen_ranked_metrics(&r, &o, 7, &m);
+  ck_assert_int_eq(m.n, 0);
+  ck_assert_int_eq(m.n_fail, 0);
+  ck_assert(isnan(m.auroc) && isnan(m.cov[0]) && isnan(m.cov[1]) && isnan(m.cov[2]));
+  pb_screen_ranked_free(&r);
+  free(o.fail);
+  free(o.keep);
+}
+END_TEST
+
 /* Ranked once, evaluated on subsets and with either outcome list: the same
  * values as ranking the extracted subset directly. */
 START_TEST(test_ranked_subsets)
@@ -567,6 +636,7 @@ static Suite *screen_suite(void)
   tcase_add_test(tc, test_auroc_pairs);
   tcase_add_test(tc, test_budget_rounding);
   tcase_add_test(tc, test_coverage_tie_orders);
+  tcase_add_test(tc, test_order_metrics);
   tcase_add_test(tc, test_ranked_subsets);
   tcase_add_test(tc, test_ranked_sorted);
   tcase_add_test(tc, test_rank_large);
