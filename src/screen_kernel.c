@@ -370,6 +370,11 @@ struct pb_screen__logit_data {
    * give again, so every sum keeps its terms and order */
   const int32_t *rep;
   double *ce, *cl; /* [n]: exp(-|eta|) and log(1 + exp(eta)) of the first rows */
+  /* the gradient an objective-only call formed too: BFGS's line search asks
+   * for the gradient at the point whose objective it just took (a third of
+   * the calls), and gets these sums, the same terms in the same order */
+  int g_ok;
+  double g_theta[4], g_sum[4];
 };
 
 /* d->rep, d->ce, d->cl when at most half the rows have features of their own
@@ -420,12 +425,18 @@ static double pb_screen__sigmoid(double eta, double e) { return eta >= 0 ? 1.0 /
 /* objective (when want_f) and gradient (when grad) at theta = (b, w_1..w_p);
  * sums in image order.  BFGS asks for one, the other or both: each is the
  * same sum whether or not the other is formed, and one exp serves both. */
-static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const double *theta, int want_f,
-                                    double *grad)
+static double pb_screen__logit_eval(struct pb_screen__logit_data *d, const double *theta, int want_f, double *grad)
 {
   int p = d->p;
   double f = 0, g[4] = {0, 0, 0, 0};
-  for (int32_t i = 0; i < d->n; i++) {
+  const int cached = !want_f && d->g_ok && memcmp(theta, d->g_theta, (size_t)(p + 1) * sizeof *theta) == 0;
+  if (cached) memcpy(g, d->g_sum, sizeof g);
+  if (want_f && !grad) { /* form the gradient too, for the call that follows */
+    grad = d->g_sum;
+    memcpy(d->g_theta, theta, (size_t)(p + 1) * sizeof *theta);
+    d->g_ok = 1;
+  }
+  for (int32_t i = 0; i < d->n && !cached; i++) {
     const double *z = d->z + (size_t)i * p;
     double eta = theta[0];
     for (int j = 0; j < p; j++) eta += theta[1 + j] * z[j];
@@ -444,11 +455,12 @@ static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const
     g[0] += r;
     for (int j = 0; j < p; j++) g[1 + j] += r * z[j];
   }
+  if (grad == d->g_sum) memcpy(d->g_sum, g, sizeof g);
   f *= d->C;
   double pen = 0;
   for (int j = 0; j < p; j++) pen += theta[1 + j] * theta[1 + j];
   f += 0.5 * pen;
-  if (grad) {
+  if (grad && grad != d->g_sum) {
     grad[0] = d->C * g[0];
     for (int j = 0; j < p; j++) grad[1 + j] = d->C * g[1 + j] + theta[1 + j];
   }
@@ -456,7 +468,7 @@ static double pb_screen__logit_eval(const struct pb_screen__logit_data *d, const
 }
 
 /* Hessian of the objective at theta: diag(0, 1, .., 1) + C sum n_i s_i (1 - s_i) z_i z_i' */
-static void pb_screen__logit_hess(const struct pb_screen__logit_data *d, const double *theta, double H[4][4])
+static void pb_screen__logit_hess(struct pb_screen__logit_data *d, const double *theta, double H[4][4])
 {
   int p = d->p;
   memset(H, 0, 16 * sizeof(double));
@@ -494,7 +506,7 @@ static double pb_screen__gsl_f(const gsl_vector *v, void *params)
 static void pb_screen__gsl_df(const gsl_vector *v, void *params, gsl_vector *df)
 {
   double g[4];
-  const struct pb_screen__logit_data *d = params;
+  struct pb_screen__logit_data *d = params;
   pb_screen__logit_eval(d, v->data, 0, g);
   for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
 }
@@ -502,7 +514,7 @@ static void pb_screen__gsl_df(const gsl_vector *v, void *params, gsl_vector *df)
 static void pb_screen__gsl_fdf(const gsl_vector *v, void *params, double *f, gsl_vector *df)
 {
   double g[4];
-  const struct pb_screen__logit_data *d = params;
+  struct pb_screen__logit_data *d = params;
   *f = pb_screen__logit_eval(d, v->data, 1, g);
   for (int j = 0; j <= d->p; j++) gsl_vector_set(df, (size_t)j, g[j]);
 }
@@ -529,7 +541,7 @@ double pb_screen_logit_objective(const double *x, int p, const int32_t *n_trials
 {
   struct pb_screen_logit tmp = *fit;
   double *z = pb_screen__standardise(x, p, n, &tmp);
-  struct pb_screen__logit_data d = {p, n, z, n_trials, n_fail, C, NULL, NULL, NULL};
+  struct pb_screen__logit_data d = {.p = p, .n = n, .z = z, .trials = n_trials, .fails = n_fail, .C = C};
   double theta[4] = {fit->b, fit->w[0], fit->w[1], fit->w[2]};
   double f = pb_screen__logit_eval(&d, theta, 1, grad);
   free(z);
@@ -559,7 +571,7 @@ int pb_screen_logit_fit(const double *x, int p, const int32_t *n_trials, const i
     fit->grad_norm = NAN;
     return PB_OK;
   }
-  struct pb_screen__logit_data d = {p, n, z, n_trials, n_fail, C, NULL, NULL, NULL};
+  struct pb_screen__logit_data d = {.p = p, .n = n, .z = z, .trials = n_trials, .fails = n_fail, .C = C};
   void *reuse = pb_screen__reps(&d);
   gsl_multimin_function_fdf fn = {pb_screen__gsl_f, pb_screen__gsl_df, pb_screen__gsl_fdf, (size_t)p + 1, &d};
   gsl_vector *x0 = gsl_vector_alloc((size_t)p + 1);

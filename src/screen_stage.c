@@ -924,6 +924,7 @@ static int pb_screen__fits(const struct pb_screen__ctx *X, struct pb_screen__uwo
   int32_t n_fit = 0;
   double *xf = pb_malloc((size_t)(N > 0 ? N : 1) * 3 * sizeof(double));
   int32_t *trials = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t)), *fails = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t));
+  int32_t *fit_img = pb_malloc((size_t)(N > 0 ? N : 1) * sizeof(int32_t)); /* the fitting images, ascending */
   for (int32_t i = 0; i < N; i++) {
     if (src->split[i] != fit_split || isnan(Uall[0][i])) continue;
     int32_t y = src->labels[i];
@@ -938,10 +939,16 @@ static int pb_screen__fits(const struct pb_screen__ctx *X, struct pb_screen__uwo
     xf[3 * n_fit + 2] = ret[i];
     trials[n_fit] = nc - 1;
     fails[n_fit] = 0;
-    for (int32_t c = 0; c < nc; c++)
-      if (c != src->clean) fails[n_fit] += cond[c].pred[i] != y;
-    n_fit++;
+    fit_img[n_fit++] = i;
   }
+  /* failures counted a condition's row at a time (an image's conditions are
+   * rows apart: one cache line per condition and image) */
+  for (int32_t c = 0; c < nc; c++) {
+    if (c == src->clean) continue;
+    const int32_t *pred = cond[c].pred, *label = src->labels;
+    for (int32_t j = 0; j < n_fit; j++) fails[j] += pred[fit_img[j]] != label[fit_img[j]];
+  }
+  free(fit_img);
   U->n_fit = n_fit;
   for (int32_t i = 0; i < n_fit; i++) {
     U->n_fit_trials += trials[i];
@@ -1128,8 +1135,10 @@ static void pb_screen__classes(struct pb_screen__uwork *W, struct pb_screen__uni
 static int32_t pb_screen__filter(const int32_t *order, int32_t n_ord, const uint8_t *keep, int32_t *out)
 {
   int32_t m = 0;
-  for (int32_t j = 0; j < n_ord; j++)
-    if (keep[order[j]]) out[m++] = order[j];
+  for (int32_t j = 0; j < n_ord; j++) { /* written always, kept when set: no branch on keep */
+    out[m] = order[j];
+    m += keep[order[j]] != 0;
+  }
   return m;
 }
 
