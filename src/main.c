@@ -47,9 +47,24 @@ static void pb_main__huge_pages(char **argv)
 #endif
 }
 
+/* A process that no launcher started (no mpirun, srun or PMI variables) is
+ * alone in MPI_COMM_WORLD.  Open MPI would still initialise the cm PML's
+ * PSM2 and libfabric libraries to find that no high-speed network is there,
+ * about 0.2 s of every such start (docs/run.md, "MPI start-up"); ob1, the
+ * PML it then picks, is set unless the user chose one.  Under a launcher the
+ * PML is left to Open MPI and the site. */
+static void pb_main__singleton_pml(void)
+{
+  static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID"};
+  for (size_t j = 0; j < sizeof launched / sizeof *launched; j++)
+    if (getenv(launched[j])) return;
+  setenv("OMPI_MCA_pml", "ob1", 0);
+}
+
 int main(int argc, char **argv)
 {
   pb_main__huge_pages(argv);
+  pb_main__singleton_pml();
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int status = pb_cli_main(argc, argv);
