@@ -79,13 +79,92 @@ uint32_t pb_rng_below(struct pb_rng *r, uint32_t n)
   return pb_rng__below(r, n);
 }
 
+/* Philox4x32-10 blocks first, first + 1, .. (the draw counter ctr[3] wraps
+ * alone, as in pb_rng__next) of stream r, nb <= PB_RNG__BATCH of them, into
+ * out[i][b]: Random123's rounds written out on independent blocks, so that
+ * the compiler computes 8 or 16 at once (test_util checks them against
+ * Random123's philox4x32 and the one-block stream). */
+#define PB_RNG__BATCH 64
+PB_CLONES static void pb_rng__blocks(const struct pb_rng *r, uint32_t first, int nb,
+                                     uint32_t out[4][PB_RNG__BATCH])
+{
+  const uint32_t k0 = r->key[0], k1 = r->key[1], a0 = r->ctr[0], a1 = r->ctr[1], a2 = r->ctr[2];
+#pragma omp simd
+  for (int b = 0; b < nb; b++) {
+    uint32_t c0 = a0, c1 = a1, c2 = a2, c3 = first + (uint32_t)b, x0 = k0, x1 = k1;
+    for (int round = 0; round < 10; round++) {
+      const uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+      c0 = (uint32_t)(p1 >> 32) ^ c1 ^ x0;
+      c1 = (uint32_t)p1;
+      c2 = (uint32_t)(p0 >> 32) ^ c3 ^ x1;
+      c3 = (uint32_t)p0;
+      x0 += 0x9E3779B9u;
+      x1 += 0xBB67AE85u;
+    }
+    out[0][b] = c0, out[1][b] = c1, out[2][b] = c2, out[3][b] = c3;
+  }
+}
+
+/* pb_rng_shuffle's draws: those left in r's block, then blocks computed a
+ * batch at a time; pb_rng__batch_end leaves r as the same draws one by one
+ * would have (the last block used, its unused draws left). */
+struct pb_rng__batch {
+  uint32_t out[4][PB_RNG__BATCH];
+  uint32_t first; /* counter of out's first block */
+  int have, used; /* draws in out, draws taken */
+};
+
+static inline uint32_t pb_rng__batch_next(struct pb_rng *r, struct pb_rng__batch *q, int64_t want)
+{
+  if (r->left > 0) return r->out[4 - r->left--];
+  if (q->used == q->have) {
+    /* about one draw per element: blocks for what is still wanted, a batch at most */
+    int64_t nb = want / 4 + 2;
+    q->first = r->ctr[3];
+    q->have = 4 * (int)(nb < PB_RNG__BATCH ? nb : PB_RNG__BATCH);
+    q->used = 0;
+    pb_rng__blocks(r, q->first, q->have / 4, q->out);
+    r->ctr[3] = q->first + (uint32_t)(q->have / 4);
+  }
+  const int d = q->used++;
+  return q->out[d % 4][d / 4];
+}
+
+static void pb_rng__batch_end(struct pb_rng *r, const struct pb_rng__batch *q)
+{
+  if (q->used == q->have) return; /* every block used whole (or none computed): r is as it should be */
+  const int b = (q->used - 1) / 4;  /* used > 0: a batch is computed when a draw is wanted */
+  for (int i = 0; i < 4; i++) r->out[i] = q->out[i][b];
+  r->left = 4 * (b + 1) - q->used;
+  r->ctr[3] = q->first + (uint32_t)b + 1;
+}
+
 void pb_rng_shuffle(struct pb_rng *r, int32_t *v, int32_t n)
 {
+  if (n < PB_RNG__BATCH) { /* a few blocks: computed one at a time */
+    for (int32_t i = n - 1; i > 0; i--) {
+      int32_t j = (int32_t)pb_rng__below(r, (uint32_t)i + 1), t = v[i];
+      v[i] = v[j];
+      v[j] = t;
+    }
+    return;
+  }
+  struct pb_rng__batch q;
+  q.have = q.used = 0;
+  q.first = 0;
   for (int32_t i = n - 1; i > 0; i--) {
-    int32_t j = (int32_t)pb_rng__below(r, (uint32_t)i + 1), t = v[i];
+    /* pb_rng__below on the batched draws */
+    const uint32_t bound = (uint32_t)i + 1;
+    uint64_t m = (uint64_t)pb_rng__batch_next(r, &q, i) * bound;
+    if ((uint32_t)m < bound) {
+      const uint32_t limit = (uint32_t)(-bound) % bound;
+      while ((uint32_t)m < limit) m = (uint64_t)pb_rng__batch_next(r, &q, i) * bound;
+    }
+    const int32_t j = (int32_t)(m >> 32), t = v[i];
     v[i] = v[j];
     v[j] = t;
   }
+  pb_rng__batch_end(r, &q);
 }
 
 /* --------------------------------------------------------------- strmap */
