@@ -257,6 +257,7 @@ struct pb_screen__rows {
   int32_t n, n_tk;
   int32_t *rows, *tk_rows;
   struct pb_rows d, tk;
+  int32_t cap_d, cap_tk; /* rows d and tk hold when streamed (pb_screen__load) */
 };
 
 struct pb_screen__ctx {
@@ -669,15 +670,46 @@ static void pb_screen__tiers(struct pb_screen__ctx *X)
  * condition of the target source and the probe conditions of each probe
  * source, for the unit's model; whole records for the clean and probe rows,
  * predictions alone for the rest (struct pb_screen__rows). */
-static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, int64_t u1)
+/* Grow a streamed source's arrays to hold n rows of n_img records of the
+ * fields read into them (pred alone for d; every field for tk).  The arrays
+ * are kept from piece to piece: the next piece's rows land in memory already
+ * touched (fresh memory costs more to touch on a virtual machine than the
+ * read itself: docs/store.md) */
+static void pb_screen__rows_grow(struct pb_rows *d, int32_t *cap, int32_t n, int32_t n_img, int32_t topk, int whole)
+{
+  if (n <= *cap) return;
+  const size_t k = (size_t)n * (size_t)n_img;
+  d->pred = pb_realloc(d->pred, k * sizeof *d->pred);
+  if (whole) {
+    d->smax = pb_realloc(d->smax, k * sizeof *d->smax);
+    d->ptrue = pb_realloc(d->ptrue, k * sizeof *d->ptrue);
+    if (topk > 0) {
+      d->topk_class = pb_realloc(d->topk_class, k * (size_t)topk * sizeof *d->topk_class);
+      d->topk_prob = pb_realloc(d->topk_prob, k * (size_t)topk * sizeof *d->topk_prob);
+    }
+  }
+  d->topk = whole ? topk : 0;
+  *cap = n;
+}
+
+/* The rows units [u0, u1) read, per source: every condition of a target
+ * source, the probe rows of each probe source.  Streamed (one piece of
+ * units at a time, pb_screen__pieces), they are read into arrays kept for
+ * the next piece; otherwise through pb_store_read_fields, whose rows the
+ * later screen stages of a `pairbound run` share.  Collective: every rank
+ * makes the same reads, with no rows where it has none. */
+static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, int64_t u1, int stream)
 {
   const struct pb_meta *meta = X->meta;
   int status = PB_OK, topk = meta->topk > 0;
-  X->rows = pb_calloc((size_t)meta->n_sources, sizeof *X->rows);
+  if (!X->rows) X->rows = pb_calloc((size_t)meta->n_sources, sizeof *X->rows);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
     struct pb_screen__rows *R = &X->rows[s];
     int32_t cap = 16, ctk = 16;
+    free(R->rows);
+    free(R->tk_rows);
+    R->n = R->n_tk = 0;
     R->rows = pb_malloc((size_t)cap * sizeof(int32_t));
     R->tk_rows = pb_malloc((size_t)ctk * sizeof(int32_t));
     for (int64_t u = u0; u < u1; u++) {
@@ -703,10 +735,19 @@ static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_
     for (int32_t j = 0; j < R->n; j++)
       if (pb_sorted_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
     R->n = kept;
-    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows, PB_FIELD_PRED, &R->d);
-    if (status == PB_OK) status = rc;
-    rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows,
-                              PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0), &R->tk);
+    const int tk_fields = PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0);
+    int rc;
+    if (stream) {
+      pb_screen__rows_grow(&R->d, &R->cap_d, R->n, src->n_images, 0, 0);
+      pb_screen__rows_grow(&R->tk, &R->cap_tk, R->n_tk, src->n_images, meta->topk, 1);
+      rc = pb_store_read_fields_into(st->store, s, status == PB_OK ? R->n : 0, R->rows, PB_FIELD_PRED, &R->d);
+      if (status == PB_OK) status = rc;
+      rc = pb_store_read_fields_into(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows, tk_fields, &R->tk);
+    } else {
+      rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n : 0, R->rows, PB_FIELD_PRED, &R->d);
+      if (status == PB_OK) status = rc;
+      rc = pb_store_read_fields(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows, tk_fields, &R->tk);
+    }
     if (status == PB_OK) status = rc;
   }
   return status;
@@ -1718,14 +1759,61 @@ static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl
 
 /* Every unit of this rank's blocks, a round of blocks (dynamically over threads) at a
  * time; a signal or a failure on any rank ends the loop at the next round. */
-static int pb_screen__blocks_run(const struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per, int64_t u0,
-                                 struct pb_screen__unit *units, double *recs, uint64_t **bits, int32_t *n_words,
-                                 struct pb_screen_boot *boot, struct pb_progress *prog)
+/* Streaming (docs/screen.md, "Memory"): rounds of the block loop per piece
+ * of rows, the same on every rank (they read together); every round at once
+ * (one piece, read before the probe selection) when the rows of the most
+ * loaded round of any rank times the rounds fit PB_SCREEN_PIECE_BYTES
+ * (PAIRBOUND_SCREEN_PIECE_BYTES overrides it, for the tests), or when a
+ * development selection needs every unit's rows before any unit is scored.
+ * Collective. */
+#define PB_SCREEN_PIECE_BYTES ((int64_t)256 << 20)
+static int64_t pb_screen__piece_rounds(const struct pb_screen__ctx *X, const struct pb_blocks *bl, int64_t per,
+                                       MPI_Comm comm)
+{
+  const struct pb_meta *meta = X->meta;
+  int64_t budget = PB_SCREEN_PIECE_BYTES, most = 0;
+  const char *env = getenv("PAIRBOUND_SCREEN_PIECE_BYTES");
+  if (env && *env) budget = strtoll(env, NULL, 10);
+  for (int64_t r = 0; r < bl->rounds; r++) {
+    int64_t b0, b1, bytes = 0;
+    pb_blocks_round(bl, r, &b0, &b1);
+    for (int64_t u = b0 * per; u < b1 * per && u < X->n_units; u++) {
+      const struct pb_source *T = &meta->sources[X->targets[u / meta->n_models]];
+      bytes += (int64_t)T->n_conditions * T->n_images * 4; /* predictions */
+      for (int32_t p = 0; p < X->n_ps; p++) /* whole records */
+        bytes += (int64_t)X->ps[p].n * meta->sources[X->ps[p].src].n_images * (12 + 8 * (int64_t)meta->topk);
+    }
+    most = bytes > most ? bytes : most;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, comm);
+  if (X->pool[0].n > 0 || X->pool[1].n > 0 || most * bl->rounds <= budget) return bl->rounds > 0 ? bl->rounds : 1;
+  const int64_t q = most > 0 ? budget / most : bl->rounds;
+  return q < 1 ? 1 : q;
+}
+
+static int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per,
+                                 int64_t q, int64_t u0, struct pb_screen__unit *units, double *recs, uint64_t **bits,
+                                 int32_t *n_words, struct pb_screen_boot *boot, struct pb_progress *prog,
+                                 double *load_sec)
 {
   struct pb_first_error fe;
   pb_first_error_init(&fe);
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1;
+    if (q < bl->rounds && r % q == 0) {
+      /* the next piece: this rank's units of rounds r .. r + q - 1 */
+      int64_t e0, e1;
+      pb_blocks_round(bl, r, &b0, &e0);
+      pb_blocks_round(bl, r + q - 1 < bl->rounds ? r + q - 1 : bl->rounds - 1, &e1, &b1);
+      const int64_t ua = b0 * per < X->n_units ? b0 * per : X->n_units, ub = b1 * per < X->n_units ? b1 * per : X->n_units;
+      const double t0 = MPI_Wtime();
+      const int status = pb_error_agree(bl->comm, pb_screen__load(st, X, ua, ub > ua ? ub : ua, 1));
+      *load_sec += MPI_Wtime() - t0;
+      if (status != PB_OK) {
+        pb_first_error_record(&fe, ua);
+        break;
+      }
+    }
     pb_blocks_round(bl, r, &b0, &b1);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t k = b0; k < b1; k++) {
@@ -2350,7 +2438,11 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   int64_t u0 = bl.first * per, u1 = bl.last * per < X.n_units ? bl.last * per : X.n_units, nu = u1 - u0;
   struct pb_screen_boot boot;
   pb_screen_boot_init(&boot, st.meta, &X.L, X.targets, X.n_targets, opt->seed, opt->class_draws);
-  if (status == PB_OK) status = pb_screen__load(&st, &X, u0, u1);
+  const int64_t q = pb_screen__piece_rounds(&X, &bl, per, comm);
+  if (q < bl.rounds)
+    pb_message("screen: rows read a piece at a time, %lld rounds of units each (%lld pieces)", (long long)q,
+               (long long)((bl.rounds + q - 1) / q));
+  if (status == PB_OK && q >= bl.rounds) status = pb_screen__load(&st, &X, u0, u1, 0);
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "load");
   if (status == PB_OK) pb_screen__select(&X, comm, u0, u1);
@@ -2362,10 +2454,14 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   int32_t *n_words = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *n_words);
   struct pb_progress prog;
   pb_progress_begin(&prog, "screen", "model-target units", status == PB_OK ? nu : 0);
-  if (status == PB_OK) status = pb_screen__blocks_run(&X, &bl, per, u0, units, recs, bits, n_words, &boot, &prog);
+  double piece_load = 0; /* streamed pieces' reads, inside the loop: counted as load */
+  if (status == PB_OK)
+    status = pb_screen__blocks_run(&st, &X, &bl, per, q, u0, units, recs, bits, n_words, &boot, &prog, &piece_load);
   pb_progress_end(&prog);
   status = pb_blocks_close(&bl, pb_error_agree(comm, status));
   pb_timer_lap(&tm, "compute");
+  pb_timer_add(&tm, "load", piece_load);
+  pb_timer_add(&tm, "compute", -piece_load);
   /* the report first: its figures render (pb_figure_write) while the columns and TSV files are written */
   const double t_rep = MPI_Wtime();
   if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, &boot, store_path);

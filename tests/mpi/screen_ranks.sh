@@ -35,6 +35,18 @@ check "screen_cells.tsv: delta and its derangement on U's non-singleton images" 
         exit bad || c == 0 }' "$T"
 check "screen_cells.tsv: random selection covers failures within each cell" awk -F'\t' '$5 == "random" && $7 > 0 && $9 == "nan" { bad = 1 } END { exit bad }' "$T"
 
+# streamed rows (docs/screen.md, "Memory"): a piece of rows per round of units,
+# the same bytes as the rows read at once, at 1 and 2 ranks
+for np in 1 2; do
+  (export PAIRBOUND_SCREEN_PIECE_BYTES=1; OMP_NUM_THREADS=1 mpi_launch "$np" "$PAIRBOUND" -v 1 screen "$WORK/s.h5" \
+    -o "$WORK/st$np" 2> "$WORK/st$np.log")
+  check "streamed at $np ranks: read a piece at a time" grep -qF "rows read a piece at a time" "$WORK/st$np.log"
+  for f in $reports; do
+    check "streamed $f identical at $np ranks" cmp -s "$WORK/o11/report/$f" "$WORK/st$np/report/$f"
+  done
+  check "streamed results.h5 identical at $np ranks" same_h5 "$WORK/o11/results.h5" "$WORK/st$np/results.h5"
+done
+
 # bad input: a clear message, exit 1, no results
 "$PAIRBOUND" -v 0 screen "$WORK/s.h5" --targets Nope -o "$WORK/e1" 2> "$WORK/err1.txt"
 check "unknown target: exit 1" test $? -eq 1
