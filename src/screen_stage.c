@@ -674,7 +674,7 @@ static void pb_screen__tiers(struct pb_screen__ctx *X)
  * fields read into them (pred alone for d; every field for tk).  The arrays
  * are kept from piece to piece: the next piece's rows land in memory already
  * touched (fresh memory costs more to touch on a virtual machine than the
- * read itself: docs/store.md) */
+ * read itself: docs/scaling.md, "Page faults and huge pages") */
 static void pb_screen__rows_grow(struct pb_rows *d, int32_t *cap, int32_t n, int32_t n_img, int32_t topk, int whole)
 {
   if (n <= *cap) return;
@@ -694,7 +694,7 @@ static void pb_screen__rows_grow(struct pb_rows *d, int32_t *cap, int32_t n, int
 
 /* The rows units [u0, u1) read, per source: every condition of a target
  * source, the probe rows of each probe source.  Streamed (one piece of
- * units at a time, pb_screen__pieces), they are read into arrays kept for
+ * units at a time, pb_screen__piece_rounds), they are read into arrays kept for
  * the next piece; otherwise through pb_store_read_fields, whose rows the
  * later screen stages of a `pairbound run` share.  Collective: every rank
  * makes the same reads, with no rows where it has none. */
