@@ -61,29 +61,13 @@ double pb_rng_normal(struct pb_rng *r)
   return sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v);
 }
 
-static inline uint32_t pb_rng__below(struct pb_rng *r, uint32_t n)
-{
-  /* Lemire-style rejection keeps the draw exactly uniform: a draw is
-   * rejected when its low word is below 2^32 mod n, which is below n, so
-   * that remainder (a division) is needed only for a low word below n */
-  uint64_t m = (uint64_t)pb_rng__next(r) * n;
-  if ((uint32_t)m < n) {
-    const uint32_t limit = (uint32_t)(-n) % n;
-    while ((uint32_t)m < limit) m = (uint64_t)pb_rng__next(r) * n;
-  }
-  return (uint32_t)(m >> 32);
-}
 
-uint32_t pb_rng_below(struct pb_rng *r, uint32_t n)
-{
-  return pb_rng__below(r, n);
-}
 
 /* Philox4x32-10 blocks first, first + 1, .. (the draw counter ctr[3] wraps
  * alone, as in pb_rng__next) of stream r, nb <= PB_RNG__BATCH of them, into
  * out[i][b]: Random123's rounds written out on independent blocks, so that
- * the compiler computes 8 or 16 at once (test_util checks them against
- * Random123's philox4x32 and the one-block stream). */
+ * the compiler computes 8 or 16 at once (test_util's bulk shuffle test checks
+ * the draws against its own Philox stream). */
 #define PB_RNG__BATCH 64
 PB_CLONES static void pb_rng__blocks(const struct pb_rng *r, uint32_t first, int nb,
                                      uint32_t out[4][PB_RNG__BATCH])
@@ -139,32 +123,38 @@ static void pb_rng__batch_end(struct pb_rng *r, const struct pb_rng__batch *q)
   r->ctr[3] = q->first + (uint32_t)b + 1;
 }
 
+/* Uniform in [0, n), from r's draws one block at a time (q NULL) or from
+ * batch q, about @p want draws still to come.  Lemire-style rejection keeps
+ * the draw exactly uniform: a draw is rejected when its low word is below
+ * 2^32 mod n, which is below n, so that remainder (a division) is needed
+ * only for a low word below n */
+static inline uint32_t pb_rng__below(struct pb_rng *r, struct pb_rng__batch *q, uint32_t n, int64_t want)
+{
+  uint64_t m = (uint64_t)(q ? pb_rng__batch_next(r, q, want) : pb_rng__next(r)) * n;
+  if ((uint32_t)m < n) {
+    const uint32_t limit = (uint32_t)(-n) % n;
+    while ((uint32_t)m < limit) m = (uint64_t)(q ? pb_rng__batch_next(r, q, want) : pb_rng__next(r)) * n;
+  }
+  return (uint32_t)(m >> 32);
+}
+
+uint32_t pb_rng_below(struct pb_rng *r, uint32_t n)
+{
+  return pb_rng__below(r, NULL, n, 0);
+}
+
 void pb_rng_shuffle(struct pb_rng *r, int32_t *v, int32_t n)
 {
-  if (n < PB_RNG__BATCH) { /* a few blocks: computed one at a time */
-    for (int32_t i = n - 1; i > 0; i--) {
-      int32_t j = (int32_t)pb_rng__below(r, (uint32_t)i + 1), t = v[i];
-      v[i] = v[j];
-      v[j] = t;
-    }
-    return;
-  }
-  struct pb_rng__batch q;
-  q.have = q.used = 0;
-  q.first = 0;
+  /* under PB_RNG__BATCH entries the few blocks are computed one at a time */
+  struct pb_rng__batch batch, *q = n < PB_RNG__BATCH ? NULL : &batch;
+  batch.have = batch.used = 0;
+  batch.first = 0;
   for (int32_t i = n - 1; i > 0; i--) {
-    /* pb_rng__below on the batched draws */
-    const uint32_t bound = (uint32_t)i + 1;
-    uint64_t m = (uint64_t)pb_rng__batch_next(r, &q, i) * bound;
-    if ((uint32_t)m < bound) {
-      const uint32_t limit = (uint32_t)(-bound) % bound;
-      while ((uint32_t)m < limit) m = (uint64_t)pb_rng__batch_next(r, &q, i) * bound;
-    }
-    const int32_t j = (int32_t)(m >> 32), t = v[i];
+    const int32_t j = (int32_t)pb_rng__below(r, q, (uint32_t)i + 1, i), t = v[i];
     v[i] = v[j];
     v[j] = t;
   }
-  pb_rng__batch_end(r, &q);
+  if (q) pb_rng__batch_end(r, q);
 }
 
 /* --------------------------------------------------------------- strmap */
