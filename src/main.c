@@ -47,24 +47,31 @@ static void pb_main__huge_pages(char **argv)
 #endif
 }
 
-/* A process that no launcher started (no mpirun, srun or PMI variables) is
- * alone in MPI_COMM_WORLD.  Open MPI would still initialise the cm PML's
- * PSM2 and libfabric libraries to find that no high-speed network is there,
- * about 0.2 s of every such start (docs/run.md, "MPI start-up"); ob1, the
- * PML it then picks, is set unless the user chose one.  Under a launcher the
- * PML is left to Open MPI and the site. */
-static void pb_main__singleton_pml(void)
+/* A process alone in MPI_COMM_WORLD (started without a launcher, or by one
+ * that says it started one process) has no peer to reach, yet Open MPI
+ * would still initialise the cm PML's PSM2 and libfabric libraries to find
+ * that no high-speed network is there, about 0.2 s of every such start
+ * (docs/run.md, "MPI start-up"); ob1, the PML it then picks, is set unless
+ * the user chose one.  With more processes, or a launcher that does not say
+ * how many, the PML is left to Open MPI and the site. */
+static void pb_main__single_pml(void)
 {
   static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID"};
-  for (size_t j = 0; j < sizeof launched / sizeof *launched; j++)
-    if (getenv(launched[j])) return;
+  static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
+  int under_launcher = 0;
+  for (size_t j = 0; j < sizeof launched / sizeof *launched; j++) under_launcher |= getenv(launched[j]) != NULL;
+  if (under_launcher) {
+    const char *size = NULL;
+    for (size_t j = 0; j < sizeof sizes / sizeof *sizes && !size; j++) size = getenv(sizes[j]);
+    if (!size || strcmp(size, "1") != 0) return;
+  }
   setenv("OMPI_MCA_pml", "ob1", 0);
 }
 
 int main(int argc, char **argv)
 {
   pb_main__huge_pages(argv);
-  pb_main__singleton_pml();
+  pb_main__single_pml();
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int status = pb_cli_main(argc, argv);

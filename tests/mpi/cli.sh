@@ -85,6 +85,7 @@ check "INI section without ']': named at its line" \
 # store schema_version missing or not an integer: said so, not "version -1"
 "$PAIRBOUND" -v 0 synth --scale small --no-summary -o "$WORK/sv.h5"
 cp "$WORK/sv.h5" "$WORK/sv2.h5"
+cp "$WORK/sv.h5" "$WORK/ok.h5"
 "$H5POKE" --attr-del "$WORK/sv.h5" / schema_version
 "$PAIRBOUND" info "$WORK/sv.h5" > /dev/null 2> "$WORK/e.txt"
 check "store without schema_version: named" grep -qx "pairbound info: error: $WORK/sv.h5: no schema_version attribute (a damaged or foreign store)" "$WORK/e.txt"
@@ -92,4 +93,27 @@ check "store without schema_version: named" grep -qx "pairbound info: error: $WO
 "$PAIRBOUND" info "$WORK/sv2.h5" > /dev/null 2> "$WORK/e.txt"
 check "store with a string schema_version: named" \
   grep -qx "pairbound info: error: $WORK/sv2.h5: schema_version attribute is not an integer (a damaged or foreign store)" "$WORK/e.txt"
+# one process alone (no launcher, or a launcher of one): Open MPI's ob1 PML
+# is set unless the user chose one, so the cm PML (and its PSM2/libfabric
+# start-up) is never opened; with two processes, or the user's own choice, it
+# is left to Open MPI (docs/run.md, "MPI start-up")
+if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
+  cm() { grep -c "component cm" "$1"; }
+  pml() { # pml LOG NP [VAR=VALUE]: the PML framework's log of pairbound info at NP processes
+    local log=$1 np=$2
+    shift 2
+    # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+    env -u OMPI_MCA_pml OMPI_MCA_pml_base_verbose=10 "$@" "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$PAIRBOUND" info "$WORK/ok.h5" \
+      > /dev/null 2> "$log"
+  }
+  env -u OMPI_MCA_pml OMPI_MCA_pml_base_verbose=10 "$PAIRBOUND" info "$WORK/ok.h5" > /dev/null 2> "$WORK/pml0.txt"
+  pml "$WORK/pml1.txt" 1
+  pml "$WORK/pml2.txt" 2
+  pml "$WORK/pmlu.txt" 1 OMPI_MCA_pml=^v
+  check "PML: the log names the PMLs it opens" grep -q "component ob1" "$WORK/pml1.txt"
+  check "PML: no launcher, cm not opened" test "$(cm "$WORK/pml0.txt")" -eq 0
+  check "PML: one process under the launcher, cm not opened" test "$(cm "$WORK/pml1.txt")" -eq 0
+  check "PML: two processes, left to Open MPI (cm opened)" test "$(cm "$WORK/pml2.txt")" -gt 0
+  check "PML: the user's setting kept (cm opened)" test "$(cm "$WORK/pmlu.txt")" -gt 0
+fi
 finish
