@@ -1,5 +1,5 @@
 # The paper-scale store that bounds_ranks, screen_ranks and states_ranks read
-# (Makefile.am orders them after this test): synthesised once per suite at
+# (Makefile.am orders them, and synth_ranks, after this test): synthesised once per suite at
 # 2 ranks x 1 thread instead of once in each, into the build tree.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 

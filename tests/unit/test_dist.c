@@ -237,9 +237,13 @@ static Suite *suite(void)
   Suite *s = suite_create("dist");
   TCase *tc = tcase_create("partition");
   tcase_add_test(tc, test_partition_hand);
-  tcase_add_test(tc, test_partition_random);
   tcase_add_test(tc, test_partition_bcast);
   tcase_add_test(tc, test_rows_cost_hand);
+  suite_add_tcase(s, tc);
+  /* no MPI call: left out at 2 and 3 ranks (tests/mpi/unit_ranks.sh) */
+  tc = tcase_create("kernels");
+  tcase_set_tags(tc, "serial");
+  tcase_add_test(tc, test_partition_random);
   suite_add_tcase(s, tc);
   tc = tcase_create("cells");
   tcase_add_test(tc, test_cells_order);
