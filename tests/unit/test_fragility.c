@@ -330,14 +330,18 @@ START_TEST(test_random_shape)
     for (int i = 0; i < n; i++) eta[i] = rng_unif(), p[i] = rng_unif();
     ck_assert_int_eq(pb_fragility_law_set(&L, eta, p, n), PB_OK);
     for (int d = 0; d < 2; d++) {
+      /* one assertion per profile (check's CK_NOFORK mode writes a record per assertion): the first rho at which
+       * it is not positive, decreases or is not concave */
       double prev2 = 0, prev = 0, h = 0.01;
-      for (int k = 1; k < 2000; k++) {
+      const char *bad = NULL;
+      int k = 1;
+      for (; k < 2000 && !bad; k++) {
         double f = pb_fragility_profile(&L, d ? PB_FRAGILITY_DOWN : PB_FRAGILITY_UP, k * h);
-        ck_assert(f > 0);
-        ck_assert_msg(f >= prev - 1e-13, "decreasing at rho %g", k * h);
-        if (k >= 2) ck_assert_msg(f - 2 * prev + prev2 <= 1e-12, "not concave at rho %g", k * h);
+        bad = !(f > 0) ? "not positive" : !(f >= prev - 1e-13) ? "decreasing"
+              : k >= 2 && !(f - 2 * prev + prev2 <= 1e-12) ? "not concave" : NULL;
         prev2 = prev, prev = f;
       }
+      ck_assert_msg(!bad, "trial %d, %s profile %s at rho %g", trial, d ? "downward" : "upward", bad, (k - 1) * h);
     }
   }
   pb_fragility_law_free(&L);

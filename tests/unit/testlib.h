@@ -71,6 +71,7 @@ static inline int pb_test_run(Suite *s)
   printf("test seed %lu (set PB_TEST_SEED to change)\n", test_seed());
   SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
+  pb_test_nofork = 1; /* no marks of passing assertions (testrng.h) */
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr), rank;
   srunner_free(sr);
