@@ -111,9 +111,13 @@ if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
   pml "$WORK/pml2.txt" 2
   pml "$WORK/pmlu.txt" 1 OMPI_MCA_pml=^v
   check "PML: the log names the PMLs it opens" grep -q "component ob1" "$WORK/pml1.txt"
-  check "PML: no launcher, cm not opened" test "$(cm "$WORK/pml0.txt")" -eq 0
-  check "PML: one process under the launcher, cm not opened" test "$(cm "$WORK/pml1.txt")" -eq 0
-  check "PML: two processes, left to Open MPI (cm opened)" test "$(cm "$WORK/pml2.txt")" -gt 0
-  check "PML: the user's setting kept (cm opened)" test "$(cm "$WORK/pmlu.txt")" -gt 0
+  # where this Open MPI opens cm when left to itself (two processes)
+  if [ "$(cm "$WORK/pml2.txt")" -gt 0 ]; then
+    check "PML: no launcher, cm not opened" test "$(cm "$WORK/pml0.txt")" -eq 0
+    check "PML: one process under the launcher, cm not opened" test "$(cm "$WORK/pml1.txt")" -eq 0
+    check "PML: the user's setting kept (cm opened)" test "$(cm "$WORK/pmlu.txt")" -gt 0
+  else
+    echo "# PML checks skipped: this Open MPI does not open the cm PML even at two processes"
+  fi
 fi
 finish
