@@ -330,8 +330,8 @@ START_TEST(test_random_shape)
     for (int i = 0; i < n; i++) eta[i] = rng_unif(), p[i] = rng_unif();
     ck_assert_int_eq(pb_fragility_law_set(&L, eta, p, n), PB_OK);
     for (int d = 0; d < 2; d++) {
-      /* one assertion per profile (check's CK_NOFORK mode writes a record per assertion): the first rho at which
-       * it is not positive, decreases or is not concave */
+      /* one assertion per profile (this test runs forked, where check writes the place of every passing
+       * assertion for its crash report): the first rho at which it is not positive, decreases or is not concave */
       double prev2 = 0, prev = 0, h = 0.01;
       const char *bad = NULL;
       int k = 1;
