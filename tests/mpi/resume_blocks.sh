@@ -76,6 +76,11 @@ OMP_NUM_THREADS=2 tl 2 "$PAIRBOUND" -v 0 screen "$STORE" $ARGS -o "$WORK/plain" 
 check "--resume run at 2 ranks x 2 threads: completes" test $? -eq 0
 check "--resume run: output identical" same_out "$WORK/plain"
 check "--resume run: blocks removed after the commit" test ! -e "$WORK/plain/.pairbound-blocks"
+# blocks a kill left between the commit and their removal: removed by the next --resume, which recomputes nothing
+mkdir -p "$WORK/plain/.pairbound-blocks/screen" && echo left > "$WORK/plain/.pairbound-blocks/screen/7.blk"
+"$PAIRBOUND" -v 1 screen "$STORE" $ARGS -o "$WORK/plain" --resume > /dev/null 2> "$WORK/plain.err"
+check "blocks left after the commit: not recomputed" grep -q "is complete (checkpoint matches): not recomputed" "$WORK/plain.err"
+check "blocks left after the commit: removed" test ! -e "$WORK/plain/.pairbound-blocks"
 
 # SIGKILL early (first block), mid-loop (half the blocks), after the last block (during the write)
 n=0
@@ -89,7 +94,12 @@ for point in "at_least 1" "at_least 30" "at_least $T"; do
     > /dev/null 2> "$WORK/k$n.err"
   check "SIGKILL ($point), resumed at $np ranks: completes" test $? -eq 0
   check "SIGKILL ($point), resumed at $np ranks: output identical" same_out "$WORK/k$n"
-  if [ "$have" -gt 0 ]; then
+  if grep -q "is complete (checkpoint matches): not recomputed" "$WORK/k$n.err"; then
+    # the kill landed after the commit, while the blocks were being removed:
+    # the committed output is kept and the blocks left over are removed
+    echo "# kill $n landed after the commit"
+    check "SIGKILL ($point) after the commit: leftover blocks removed" test ! -e "$WORK/k$n/.pairbound-blocks"
+  elif [ "$have" -gt 0 ]; then
     check "SIGKILL ($point): the $have complete blocks were not recomputed" \
       grep -q "blocks/screen: $have of $T blocks resumed, $((T - have)) computed (0 damaged" "$WORK/k$n.err"
   fi
