@@ -27,7 +27,10 @@ make -j2 >/dev/null
 # scanning thread-local storage under Debian 12's glibc in a singleton MPI
 # process; pairbound keeps no heap pointer only in thread-local storage.
 ${CC:-gcc} -shared -fPIC -O1 tests/tools/nodlclose.c -o tests/tools/nodlclose.so
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
+# PB_TEST_SANITIZERS=1: fewer ranks x threads layouts, no paper-scale
+# synth_ranks, 1-rank resumes in resume_blocks (docs/testing.md, Sanitizers);
+# PB_TEST_SANITIZERS=0 make check-sanitize runs the full set
+PB_TEST_SANITIZERS=${PB_TEST_SANITIZERS:-1} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
 LSAN_OPTIONS=suppressions="$dir/tests/fuzz/lsan.supp":print_suppressions=0:use_tls=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LD_PRELOAD="$dir/tests/tools/nodlclose.so" \
   make -j2 check

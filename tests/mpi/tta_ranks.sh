@@ -7,15 +7,13 @@
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s11.h5"
-for np in 1 2 3; do
-  for th in 1 2; do
-    [ "$np$th" = 11 ] && continue
-    pb "$np" "$th" synth --scale small --no-summary -o "$WORK/s$np$th.h5"
-    check "synth TTA source identical at $np ranks x $th threads" \
-      "$H5DIFF" "$WORK/s11.h5" "$WORK/s$np$th.h5" /sources/TTA /sources/TTA
-    check "synth Syn-B5 source identical at $np ranks x $th threads" \
-      "$H5DIFF" "$WORK/s11.h5" "$WORK/s$np$th.h5" /sources/Syn-B5 /sources/Syn-B5
-  done
+for l in $LAYOUTS; do
+  np=${l%?} th=${l#?}
+  pb "$np" "$th" synth --scale small --no-summary -o "$WORK/s$np$th.h5"
+  check "synth TTA source identical at $np ranks x $th threads" \
+    "$H5DIFF" "$WORK/s11.h5" "$WORK/s$np$th.h5" /sources/TTA /sources/TTA
+  check "synth Syn-B5 source identical at $np ranks x $th threads" \
+    "$H5DIFF" "$WORK/s11.h5" "$WORK/s$np$th.h5" /sources/Syn-B5 /sources/Syn-B5
 done
 # the small panel: 18 fixed + 12 pool transforms, declared natural; 2 extra Syn-B conditions
 "$PAIRBOUND" synth --scale small -o "$WORK/sum.h5" > "$WORK/summary.txt"

@@ -30,12 +30,10 @@ check "bayes_error strictly rises with the level" awk '
 # sample: identical bytes for any rank and thread count
 for w in covert credit review; do
   pb 1 1 world sample --world $w --level medium -n 2501 --seed 11 --first 7 -o "$WORK/$w.11.tsv"
-  for np in 1 2 3; do
-    for th in 1 2; do
-      [ "$np$th" = 11 ] && continue
-      pb "$np" "$th" world sample --world $w --level medium -n 2501 --seed 11 --first 7 -o "$WORK/$w.$np$th.tsv"
-      check "$w CASES identical at $np ranks x $th threads" cmp -s "$WORK/$w.11.tsv" "$WORK/$w.$np$th.tsv"
-    done
+  for l in $LAYOUTS; do
+    np=${l%?} th=${l#?}
+    pb "$np" "$th" world sample --world $w --level medium -n 2501 --seed 11 --first 7 -o "$WORK/$w.$np$th.tsv"
+    check "$w CASES identical at $np ranks x $th threads" cmp -s "$WORK/$w.11.tsv" "$WORK/$w.$np$th.tsv"
   done
 done
 check "CASES: 8 comment lines, header, 2501 rows" test "$(wc -l < "$WORK/credit.11.tsv")" -eq 2510
