@@ -17,35 +17,58 @@ export OMPI_CC=clang OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # plugins stay loaded so that leak reports name their library (suppressed,
 # lsan.supp); see docs/testing.md
 clang -shared -fPIC -O1 "$src/tests/tools/nodlclose.c" -o "$out/nodlclose.so"
+# harnesses run (and objects compile) up to one per core at a time: each
+# harness still gets SECONDS of a whole core
+jobs=$(nproc 2> /dev/null || echo 1)
 # the library once, as objects instrumented for coverage, shared by every harness
-objs=
+objs='' n=0
 # (embedded.c is generated in the build tree; in an in-tree build the glob sees it too)
 for f in $(ls "$src"/src/*.c | grep -v -e '/main\.c$' -e '/cli\.c$' -e '/embedded\.c$') "$build/src/embedded.c"; do
   o="$out/$(basename "$f" .c).o"
   if [ ! -e "$o" ] || [ "$f" -nt "$o" ]; then
+    # removed first: a failed compile leaves no object, so the link below fails on it
+    rm -f "$o"
     mpicc -std=gnu11 -fopenmp $san -fsanitize=fuzzer-no-link -I"$build" -I"$src/include" -I"$src/src" $cppflags \
-      -c "$f" -o "$o"
+      -c "$f" -o "$o" &
+    n=$((n + 1))
+    if [ $n -ge "$jobs" ]; then wait; n=0; fi
   fi
   objs="$objs $o"
 done
-status=0
+wait
 for t in $targets; do
   mpicc -std=gnu11 -fopenmp $san -fsanitize=fuzzer -I"$build" -I"$src/include" $cppflags \
     "$src/tests/fuzz/fuzz_$t.c" $objs $libs -o "$out/fuzz_$t"
-  work="$build/tests/fuzz/corpus-$t"
+done
+# fuzz_one TARGET: its run, its log in BUILD/tests/fuzz/fuzz_TARGET.log
+fuzz_one() {
+  work="$build/tests/fuzz/corpus-$1"
   mkdir -p "$work"
-  echo "fuzz_$t: ${secs} s"
   # the seed corpus is read-only input; new inputs go to the work corpus
-  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
-      LSAN_OPTIONS=suppressions=$src/tests/fuzz/lsan.supp:print_suppressions=0:use_tls=0 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LD_PRELOAD="$out/nodlclose.so" \
-      "$out/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
-      -artifact_prefix="$src/tests/fuzz/crashes/$t-" -print_final_stats=1 "$work" "$src/tests/fuzz/corpus/$t" \
-      > "$build/tests/fuzz/fuzz_$t.log" 2>&1; then
-    echo "fuzz_$t: FAILED (input kept under tests/fuzz/crashes/, log $build/tests/fuzz/fuzz_$t.log)"
-    tail -40 "$build/tests/fuzz/fuzz_$t.log"
-    status=1
-  fi
-  grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units)' "$build/tests/fuzz/fuzz_$t.log" | tail -2
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
+    LSAN_OPTIONS=suppressions=$src/tests/fuzz/lsan.supp:print_suppressions=0:use_tls=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LD_PRELOAD="$out/nodlclose.so" \
+    "$out/fuzz_$1" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+    -artifact_prefix="$src/tests/fuzz/crashes/$1-" -print_final_stats=1 "$work" "$src/tests/fuzz/corpus/$1" \
+    > "$build/tests/fuzz/fuzz_$1.log" 2>&1
+}
+status=0
+set -- $targets
+while [ $# -gt 0 ]; do
+  batch='' i=0
+  while [ $# -gt 0 ] && [ $i -lt "$jobs" ]; do batch="$batch $1"; shift; i=$((i + 1)); done
+  for t in $batch; do
+    echo "fuzz_$t: ${secs} s"
+    fuzz_one "$t" &
+    eval "pid_$t=$!"
+  done
+  for t in $batch; do
+    if ! eval "wait \$pid_$t"; then
+      echo "fuzz_$t: FAILED (input kept under tests/fuzz/crashes/, log $build/tests/fuzz/fuzz_$t.log)"
+      tail -40 "$build/tests/fuzz/fuzz_$t.log"
+      status=1
+    fi
+    grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units)' "$build/tests/fuzz/fuzz_$t.log" | tail -2
+  done
 done
 exit $status
