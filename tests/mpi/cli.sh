@@ -99,14 +99,16 @@ check "store with a string schema_version: named" \
 # is left to Open MPI (docs/run.md, "MPI start-up")
 if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then
   cm() { grep -c "component cm" "$1"; }
-  pml() { # pml LOG NP [VAR=VALUE]: the PML framework's log of pairbound info at NP processes
+  # pml LOG NP [VAR=VALUE]: the PML framework's log of pairbound info at NP
+  # processes under the launcher (NP 0: started without one)
+  pml() {
     local log=$1 np=$2
     shift 2
     # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
-    env -u OMPI_MCA_pml OMPI_MCA_pml_base_verbose=10 "$@" "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$PAIRBOUND" info "$WORK/ok.h5" \
-      > /dev/null 2> "$log"
+    [ "$np" -gt 0 ] && set -- "$@" "$MPIRUN" $MPIRUN_FLAGS -n "$np"
+    env -u OMPI_MCA_pml OMPI_MCA_pml_base_verbose=10 "$@" "$PAIRBOUND" info "$WORK/ok.h5" > /dev/null 2> "$log"
   }
-  env -u OMPI_MCA_pml OMPI_MCA_pml_base_verbose=10 "$PAIRBOUND" info "$WORK/ok.h5" > /dev/null 2> "$WORK/pml0.txt"
+  pml "$WORK/pml0.txt" 0
   pml "$WORK/pml1.txt" 1
   pml "$WORK/pml2.txt" 2
   pml "$WORK/pmlu.txt" 1 OMPI_MCA_pml=^v

@@ -57,7 +57,7 @@ ranks_identical() {
   done
 }
 # paper_store_path: where tests/mpi/paper_store.sh leaves the suite's shared
-# paper-scale store (synth --no-summary at 2 ranks x 1 thread)
+# paper-scale store (synth at 2 ranks x 1 thread; its summary in PATH.txt)
 paper_store_path() { echo "${TOP_BUILDDIR:-.}/tests/mpi/paper.h5"; }
 # paper_store: that store, or the same one synthesised into $WORK when this
 # test runs without it (on its own, outside the suite's ordering)
@@ -66,7 +66,7 @@ paper_store() {
   s=$(paper_store_path)
   if [ ! -s "$s" ]; then
     s="$WORK/p.h5"
-    [ -s "$s" ] || pb 2 1 synth --no-summary -o "$s" >&2
+    [ -s "$s" ] || pb 2 1 synth -o "$s" > "$s.txt"
   fi
   echo "$s"
 }

@@ -32,7 +32,9 @@ check "paper: Diverse tier mix 51/25/86" grep -qx 'source.Diverse.tiers mild=51 
 check "paper: 450 panel cells" grep -qx 'panel_cells 450' "$WORK/p1.txt"
 # 2 ranks x 1 thread: the suite's paper store (tests/mpi/paper_store.sh), one
 # paper synthesis less (about 50 s under the sanitizers)
-check "paper store identical at 2 ranks" "$H5DIFF" "$WORK/p1.h5" "$(paper_store)"
+P=$(paper_store)
+check "paper store identical at 2 ranks" "$H5DIFF" "$WORK/p1.h5" "$P"
+check "paper summary identical at 2 ranks" cmp -s "$WORK/p1.txt" "$P.txt"
 pb 3 1 synth -o "$WORK/p3.h5" > "$WORK/p3.txt"
 check "paper store identical at 3 ranks" "$H5DIFF" "$WORK/p1.h5" "$WORK/p3.h5"
 check "paper summary identical at 3 ranks" cmp -s "$WORK/p1.txt" "$WORK/p3.txt"
