@@ -977,6 +977,8 @@ void pb_store_close(struct pb_store *st)
   else if (st->file >= 0) H5Fclose(st->file);
   if (st->fd >= 0) close(st->fd);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
+  /* no rank leaves before the unfinished store is gone (pb_results_close) */
+  if (st->writable && st->tmp_path) MPI_Barrier(st->comm);
   pb_output_lock_release(&st->lock);
   pb_meta_free(&st->meta);
   free(st->path);
