@@ -249,8 +249,8 @@ void pb_results_close(struct pb_results *res)
     pb_signal_cleanup(NULL);
     pb_output_remove_tree(res->staging);
   }
-  /* no rank leaves before the staging directory is gone: a failed run's
-   * first exit makes mpirun end the others, rank 0 among them */
+  /* no rank leaves before the staging directory is gone: a rank's
+   * non-zero exit (a failed run) makes mpirun end the others, rank 0 among them */
   if (res->staging) MPI_Barrier(res->comm);
   pb_output_lock_release(&res->lock);
   free(res->outdir);

@@ -31,6 +31,12 @@ pb() {
   local np=$1 th=$2; shift 2
   OMP_NUM_THREADS=$th mpi_launch "$np" "$PAIRBOUND" -v 0 "$@"
 }
+# SCHED_GRACE: Open MPI's default grace between the SIGTERM and the SIGKILL
+# that mpirun sends its ranks (1 s), which the suite's environment sets to 0
+# (Makefile.am).  Tests that signal mpirun as a scheduler would, or whose
+# ranks abort each other, run the launcher under `env "$SCHED_GRACE"` (env
+# execs it, so $! is still the launcher) or export it.
+SCHED_GRACE=OMPI_MCA_odls_base_sigkill_timeout=1
 # same_h5 A B: identical results or stores; /timings (wall seconds, include/pairbound/timer.h)
 # and /provenance (command line, git revision) are the parts that may differ
 same_h5() { "$H5DIFF" --exclude-path /provenance --exclude-path /timings "$1" "$2" >/dev/null; }

@@ -12,10 +12,9 @@ if ! mount -t tmpfs -o size=200k tmpfs "$full" 2>/dev/null; then
   exit 0
 fi
 trap 'umount "$full"; rm -rf "$WORK"' EXIT
-# A write failing on one rank ends every rank (MPI_Abort); rank 0 then removes
-# its staging directory in its SIGTERM handler, in the grace mpirun gives
-# before SIGKILL: Open MPI's default (1 s), which the suite's environment sets to 0
-export OMPI_MCA_odls_base_sigkill_timeout=1
+# a write failing on one rank ends every rank (MPI_Abort); rank 0 then removes
+# its staging directory in its SIGTERM handler, within mpirun's grace
+export "$SCHED_GRACE"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
 # every rank count: a write failing on some ranks only, inside a collective

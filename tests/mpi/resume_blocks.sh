@@ -165,8 +165,7 @@ timeout 300 "$PAIRBOUND" -v 0 screen "$STORE" $ARGS -o "$WORK/t" --resume
 check "SIGTERM: resume identical" same_out "$WORK/t"
 
 # SIGTERM to mpirun (a scheduler's time limit): non-zero, then an identical resume
-# (with Open MPI's default grace before SIGKILL, which the suite's environment sets to 0)
-OMP_NUM_THREADS=1 OMPI_MCA_odls_base_sigkill_timeout=1 timeout 300 "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" -v 0 screen "$STORE" $ARGS -o "$WORK/m" \
+OMP_NUM_THREADS=1 timeout 300 env "$SCHED_GRACE" "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" -v 0 screen "$STORE" $ARGS -o "$WORK/m" \
   --resume > /dev/null 2>&1 &
 pid=$!
 wait_for "$pid" at_least 3 "$WORK/m" && kill -TERM "$pid"
