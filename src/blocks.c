@@ -38,6 +38,7 @@
 
 #define PB_BLOCKS_MAGIC "pairbound-block 2\n"
 #define PB_BLOCKS_KEYFILE "key.txt"
+#define PB_BLOCKS__NOTICE 1 /* tag of a stop notice (pb_blocks_poll) */
 
 /* What the driver said the next stage's blocks belong to. */
 static struct {
@@ -218,6 +219,12 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
   bl->per_round = (int64_t)PB_BLOCKS_PER_THREAD * omp_get_max_threads();
   int64_t mine = (bl->last - bl->first + bl->per_round - 1) / bl->per_round;
   MPI_Allreduce(&mine, &bl->rounds, 1, MPI_INT64_T, MPI_MAX, comm);
+  /* pb_blocks_poll's notices travel on a communicator of their own, so they
+   * can never match another message; the receive waits from the start */
+  MPI_Comm_dup(comm, &bl->notice_comm);
+  bl->notice_size = size;
+  bl->notice_out = pb_malloc((size_t)size * sizeof *bl->notice_out);
+  MPI_Irecv(&bl->notice_val, 1, MPI_INT, MPI_ANY_SOURCE, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_in);
   pb_signal_set_deferred(1);
   return status;
 }
@@ -331,8 +338,75 @@ int pb_blocks_boundary(struct pb_blocks *bl, int status)
   return any || bl->signal;
 }
 
+/* Stop notices (pb_blocks_poll): a rank that stops for a reason of its own
+ * tells rank 0; rank 0, stopping for its own reason or told, tells every
+ * other rank, once.  So a rank receives at most size - 1 notices (rank 0) or
+ * one (the others), and pb_blocks__notices_end can count them. */
+static void pb_blocks__tell(struct pb_blocks *bl, int sig)
+{
+  if (bl->notice_told || bl->notice_size < 2) return;
+  bl->notice_told = 1;
+  bl->notice_seen = sig > bl->notice_seen ? sig : bl->notice_seen;
+  int *val = &bl->notice_seen; /* not written again until the sends complete (pb_blocks__notices_end) */
+  if (bl->rank != 0)
+    MPI_Isend(val, 1, MPI_INT, 0, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_out[bl->notice_sent++]);
+  else
+    for (int r = 1; r < bl->notice_size; r++)
+      MPI_Isend(val, 1, MPI_INT, r, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_out[bl->notice_sent++]);
+}
+
+int pb_blocks_poll(struct pb_blocks *bl, int status)
+{
+  int heard = 0;
+  if (!bl->notice_heard) {
+    MPI_Test(&bl->notice_in, &heard, MPI_STATUS_IGNORE);
+    if (heard) bl->notice_heard = 1;
+  }
+  const int mine = pb_signal_pending();
+  if (status != PB_OK || mine) {
+    pb_blocks__tell(bl, mine);
+    return 1;
+  }
+  if (bl->notice_heard) {
+    if (bl->notice_val > bl->notice_seen && !bl->notice_told) bl->notice_seen = bl->notice_val;
+    if (bl->rank == 0) pb_blocks__tell(bl, bl->notice_val); /* pass it on */
+    return 1;
+  }
+  return 0;
+}
+
+/* Collective: complete the sends, receive every notice sent here (their
+ * number is known once the ranks add up who told), and agree on the signal
+ * any rank stopped for (0 when none). */
+static int pb_blocks__notices_end(struct pb_blocks *bl)
+{
+  MPI_Waitall(bl->notice_sent, bl->notice_out, MPI_STATUSES_IGNORE);
+  int told[2] = {bl->rank == 0 && bl->notice_told, bl->rank != 0 && bl->notice_told};
+  MPI_Allreduce(MPI_IN_PLACE, told, 2, MPI_INT, MPI_SUM, bl->comm);
+  const int expect = bl->rank == 0 ? told[1] : told[0];
+  int seen = bl->notice_seen;
+  if (expect > 0) {
+    if (!bl->notice_heard) MPI_Wait(&bl->notice_in, MPI_STATUS_IGNORE);
+    seen = bl->notice_val > seen ? bl->notice_val : seen;
+    for (int i = 1; i < expect; i++) {
+      int v;
+      MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, PB_BLOCKS__NOTICE, bl->notice_comm, MPI_STATUS_IGNORE);
+      seen = v > seen ? v : seen;
+    }
+  } else {
+    MPI_Cancel(&bl->notice_in);
+    MPI_Wait(&bl->notice_in, MPI_STATUS_IGNORE);
+  }
+  MPI_Comm_free(&bl->notice_comm);
+  free(bl->notice_out);
+  bl->notice_out = NULL;
+  return pb_signal_agree_on(bl->comm, seen);
+}
+
 int pb_blocks_close(struct pb_blocks *bl, int status)
 {
+  const int sig = pb_blocks__notices_end(bl);
+  if (sig) bl->signal = sig;
   int64_t v[3] = {bl->loaded, bl->computed, bl->damaged};
   MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_SUM, bl->comm);
   if (bl->dir && bl->resume && status == PB_OK)

@@ -110,6 +110,14 @@ int pb_signal_agree(MPI_Comm comm)
   return any;
 }
 
+int pb_signal_agree_on(MPI_Comm comm, int mine)
+{
+  int any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  if (any) pb_sig__agreed = any;
+  return any;
+}
+
 int pb_signal_stopped(void)
 {
   return pb_sig__agreed;

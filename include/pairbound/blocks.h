@@ -58,6 +58,11 @@ struct pb_blocks {
   int64_t per_round;     /* blocks a rank runs in one round (PB_BLOCKS_PER_THREAD x its threads) */
   int64_t loaded, computed, damaged;
   int signal;            /* the signal the ranks agreed to stop at, 0 when none */
+  /* stop notices of pb_blocks_poll: a dedicated communicator, the receive
+   * posted at open, what this rank sent and saw */
+  MPI_Comm notice_comm;
+  MPI_Request notice_in, *notice_out;
+  int notice_val, notice_sent, notice_told, notice_heard, notice_seen, notice_size;
 };
 
 /** Items per block so that @p n_items make about @p target blocks (at least 1
@@ -100,9 +105,22 @@ int pb_blocks_save(struct pb_blocks *bl, int64_t id, const struct pb_bytes *payl
 /**
  * Collective, at the end of each round: 1 when the loop must stop, because
  * a rank received SIGTERM/SIGINT (bl->signal) or @p status failed on a rank;
- * 0 to go on.
+ * 0 to go on.  For loops with collective calls inside a round (every rank
+ * then stops at the same boundary).
  */
 int pb_blocks_boundary(struct pb_blocks *bl, int status);
+
+/**
+ * Local, at the end of each round of a loop with no collective call inside:
+ * 1 when this rank must stop, because it received SIGTERM/SIGINT, @p status
+ * failed here, or another rank stopped for either reason and its notice has
+ * arrived (point to point, through rank 0); 0 to go on.  Ranks so run their
+ * rounds at their own pace instead of waiting for the slowest at every
+ * boundary; a stopping rank's notice reaches the others at their next poll.
+ * pb_blocks_close agrees on the signal, so every rank reports the same stop.
+ * A loop calls either this or pb_blocks_boundary, never both.
+ */
+int pb_blocks_poll(struct pb_blocks *bl, int status);
 
 /**
  * Collective: end the loop.  Says on rank 0 how many blocks were resumed and

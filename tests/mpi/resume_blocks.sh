@@ -190,6 +190,35 @@ check "policy --all resumed: report identical" test $bad -eq 0
 [ "$have" -gt 0 ] && check "policy --all: the $have complete blocks were not recomputed" \
   grep -q "blocks/policy: $have of 255 blocks resumed" "$WORK/p.err"
 
+# SIGTERM to one rank of a loop without collective calls (policy --all polls,
+# pb_blocks_poll): rank 1 stops at its next round and its notice, passed on by
+# rank 0, stops rank 2 at its own next round, well before its last block
+# (254, the highest cells, are rank 2's last); every rank reports the signal
+# and the resume is identical.  SCHED_GRACE: the ranks exit 143 one by one.
+# rank_pid PID R: the process of rank R among PID's descendants
+rank_pid() {
+  local p
+  for p in $(tree "$1"); do
+    tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+  done
+}
+OMP_NUM_THREADS=1 timeout 300 env "$SCHED_GRACE" "$MPIRUN" $MPIRUN_FLAGS -n 3 "$PAIRBOUND" -v 0 policy "$STORE" --all \
+  -o "$WORK/p1" --resume > /dev/null 2> "$WORK/p1.err" &
+pid=$!
+wait_for "$pid" at_least 12 "$WORK/p1" && kill -TERM "$(rank_pid "$pid" 1)"
+wait "$pid"
+check "SIGTERM to rank 1 of 3 (policy --all): non-zero exit" test $? -ne 0
+check "SIGTERM to rank 1 of 3: stopped at a block boundary" \
+  grep -q "stopped by signal 15 at a block boundary; [0-9]* of 255 blocks are complete" "$WORK/p1.err"
+have=$(nblocks "$WORK/p1")
+echo "# SIGTERM to rank 1: $have of 255 blocks complete"
+check "SIGTERM to rank 1 of 3: rank 2 stopped too (its last block, 254, not computed)" \
+  test ! -e "$WORK/p1/.pairbound-blocks/policy/254.blk"
+for i in $(seq 100); do pgrep -f -- "-o $WORK/p1 --resume" > /dev/null || break; sleep 0.1; done
+OMP_NUM_THREADS=2 tl $R "$PAIRBOUND" -v 0 policy "$STORE" --all -o "$WORK/p1" --resume
+check "SIGTERM to rank 1 of 3: resume completes" test $? -eq 0
+check "SIGTERM to rank 1 of 3: resumed results.h5 identical" same_h5 "$WORK/pref/results.h5" "$WORK/p1/results.h5"
+
 # verify --policies: blocks of cells as policy (the checks of Syn, to keep it short)
 OMP_NUM_THREADS=1 tl 2 "$PAIRBOUND" -v 0 verify "$STORE" --policies --sources Syn -o "$WORK/vref"
 CMD="verify $STORE --policies --sources Syn"
