@@ -116,7 +116,9 @@ int pb_blocks_boundary(struct pb_blocks *bl, int status);
  * failed here, or another rank stopped for either reason and its notice has
  * arrived (point to point, through rank 0); 0 to go on.  Ranks so run their
  * rounds at their own pace instead of waiting for the slowest at every
- * boundary; a stopping rank's notice reaches the others at their next poll.
+ * boundary; a stopping rank's notice reaches the others at their next poll
+ * (once rank 0, which passes notices on, has left its loop, the others run
+ * theirs to the end: the stop is then only later, never lost).
  * pb_blocks_close agrees on the signal, so every rank reports the same stop.
  * A loop calls either this or pb_blocks_boundary, never both.
  */
