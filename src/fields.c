@@ -62,15 +62,25 @@ int pb_fields_write(const struct pb_fields *fs, struct pb_results *res, int64_t 
 int pb_fields_write_at(const struct pb_fields *fs, struct pb_results *res, int64_t n_total, int64_t first,
                        int64_t n_local, const double *recs, int64_t stride)
 {
-  double *col = pb_malloc((size_t)(n_local > 0 ? n_local : 1) * sizeof *col);
+  /* columns a group of G at a time: one pass over the records takes G
+   * consecutive fields of each (a few cache lines), where a column at a time
+   * touches one line per record and field (screen's 365 columns of cell
+   * records 12 kB apart: 0.01 s instead of 0.03 s) */
+  enum { G = 32 };
+  const int64_t nl = n_local > 0 ? n_local : 1;
+  double *cols = pb_malloc((size_t)G * (size_t)nl * sizeof *cols);
   int status = pb_results_group(res, fs->group);
-  for (int32_t f = 0; f < fs->n && status == PB_OK; f++) {
-    char path[256];
-    for (int64_t c = 0; c < n_local; c++) col[c] = recs[c * stride + f];
-    snprintf(path, sizeof path, "%s/%s", fs->group, fs->f[f].name);
-    status = pb_results_write_f64(res, path, n_total, first, n_local, col);
+  for (int32_t f0 = 0; f0 < fs->n && status == PB_OK; f0 += G) {
+    const int32_t g = fs->n - f0 < G ? fs->n - f0 : G;
+    for (int64_t c = 0; c < n_local; c++)
+      for (int32_t j = 0; j < g; j++) cols[(size_t)j * (size_t)nl + (size_t)c] = recs[c * stride + f0 + j];
+    for (int32_t j = 0; j < g && status == PB_OK; j++) {
+      char path[256];
+      snprintf(path, sizeof path, "%s/%s", fs->group, fs->f[f0 + j].name);
+      status = pb_results_write_f64(res, path, n_total, first, n_local, cols + (size_t)j * (size_t)nl);
+    }
   }
-  free(col);
+  free(cols);
   return status;
 }
 

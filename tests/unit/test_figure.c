@@ -1,7 +1,8 @@
 /* Report figures (src/figure.c): the data TSV is written verbatim beside the
  * PNG, the PNG is a real PNG file, a missing gnuplot leaves a complete report
- * that says the figure was skipped, and a gnuplot error names the figure and
- * leaves no PNG or temporary behind. */
+ * that says the figure was skipped, a gnuplot error names the figure and
+ * leaves no PNG or temporary behind, and figures sharing one gnuplot fail
+ * and render independently of each other. */
 #include "config.h"
 
 #include <stdio.h>
@@ -128,6 +129,66 @@ START_TEST(test_figure_gnuplot_error)
 }
 END_TEST
 
+/* Figures started together share one gnuplot (src/figure.c), which goes on
+ * after an error: the failing one in the middle is named with gnuplot's
+ * words, the ones before and after it are rendered, and the one after it,
+ * as a figure started later in a new gnuplot, is byte for byte the figure
+ * rendered alone (the first one's log scale was reset in between). */
+static void check_png(struct pb_results *res, const char *name, int same_as_alone)
+{
+  char *png = pb_results_report_path(res, name);
+  size_t n, n1;
+  char *bytes = slurp(png, &n), *alone = slurp(pb_test_path("fig1/report/profile.png"), &n1);
+  ck_assert_ptr_nonnull(bytes);
+  ck_assert(memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0);
+  if (same_as_alone && alone) { /* test_figure_rendered ran first in this process */
+    ck_assert_uint_eq(n, n1);
+    ck_assert(memcmp(bytes, alone, n) == 0);
+  }
+  free(alone);
+  free(bytes);
+  free(png);
+}
+
+START_TEST(test_figure_shared_session)
+{
+  unsetenv("PAIRBOUND_GNUPLOT");
+  if (!pb_figure_available()) return;
+  struct pb_figure first = fig, bad = fig, after = fig, later = fig;
+  first.name = "first";
+  first.script = "set logscale y\nplot DATA using 1:2 with linespoints";
+  bad.name = "bad";
+  bad.script = "plot DATA using 1:2 with nosuchstyle";
+  after.name = "after";
+  later.name = "later";
+  struct pb_results *res = make_results("fig5");
+  struct pb_figure_job j[4];
+  ck_assert_int_eq(pb_figure_start(res, &first, data, strlen(data), &j[0]), PB_OK);
+  ck_assert_int_eq(pb_figure_start(res, &bad, data, strlen(data), &j[1]), PB_OK);
+  ck_assert_int_eq(pb_figure_start(res, &after, data, strlen(data), &j[2]), PB_OK);
+  ck_assert_int_eq(pb_figure_finish(&j[1], NULL), PB_FAIL);
+  ck_assert_ptr_nonnull(strstr(pb_error_message(), "figure bad: gnuplot failed: "));
+  ck_assert_ptr_nonnull(strstr(pb_error_message(), "unrecognized plot type"));
+  ck_assert_int_eq(pb_figure_finish(&j[2], NULL), PB_OK);
+  ck_assert_int_eq(pb_figure_finish(&j[0], NULL), PB_OK);
+  check_png(res, "first.png", 0);
+  check_png(res, "after.png", 1);
+  char *path = pb_results_report_path(res, "bad.png");
+  ck_assert(!pb_test_exists(path));
+  free(path);
+  path = pb_results_report_path(res, "bad.png.tmp");
+  ck_assert(!pb_test_exists(path));
+  free(path);
+  path = pb_results_report_path(res, "first.png.log");
+  ck_assert(!pb_test_exists(path));
+  free(path);
+  ck_assert_int_eq(pb_figure_start(res, &later, data, strlen(data), &j[3]), PB_OK);
+  ck_assert_int_eq(pb_figure_finish(&j[3], NULL), PB_OK);
+  check_png(res, "later.png", 1);
+  pb_results_close(res);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("figure");
@@ -135,6 +196,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_figure_rendered);
   tcase_add_test(tc, test_figure_skipped_without_gnuplot);
   tcase_add_test(tc, test_figure_gnuplot_error);
+  tcase_add_test(tc, test_figure_shared_session);
   suite_add_tcase(s, tc);
   return s;
 }
