@@ -106,6 +106,8 @@ phases verify
 perms=$(colsum "$W/v" /verify/cells/permutations)
 echo "$(phase verify/verify) $(phase verify/enumeration_cpu) $perms" |
   awk '{printf "  verify phase %.3f s: %.3g permutations/s overall, %.3g per enumerating thread-second\n", $1, $3 / $1, $3 / $2}'
+# 2 ranks: the blocks split by their enumeration cost, each rank at its own pace
+run "verify 2 ranks" $PAIRED 2 1 verify "$W/p.h5" -o "$W/v"
 run "verify --sources Syn --sample 48" 240000 1 2 verify --sources Syn --cells sample --sample 48 "$W/p.h5" -o "$W/v"
 # verify --policies: the policy engine against enumeration (per class and per
 # cell) on the panel at the primary weight, the panel at the whole weight grid,
