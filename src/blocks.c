@@ -344,9 +344,10 @@ int pb_blocks_boundary(struct pb_blocks *bl, int status)
  * one (the others), and pb_blocks__notices_end can count them. */
 static void pb_blocks__tell(struct pb_blocks *bl, int sig)
 {
-  if (bl->notice_told || bl->notice_size < 2) return;
-  bl->notice_told = 1;
+  if (bl->notice_told) return;
   bl->notice_seen = sig > bl->notice_seen ? sig : bl->notice_seen;
+  if (bl->notice_size < 2) return;
+  bl->notice_told = 1;
   int *val = &bl->notice_seen; /* not written again until the sends complete (pb_blocks__notices_end) */
   if (bl->rank != 0)
     MPI_Isend(val, 1, MPI_INT, 0, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_out[bl->notice_sent++]);

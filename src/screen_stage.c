@@ -1822,7 +1822,10 @@ static int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, 
       if (pb_screen__block(X, bl, per, k, u0, units, recs, bits, n_words, boot, &fe) == PB_OK)
         pb_progress_step(prog, ub - ua);
     }
-    if (pb_blocks_boundary(bl, pb_first_error_status(&fe))) break;
+    /* rounds that read a piece of the store (collective) end together; otherwise each rank runs at its own pace */
+    const int stop = q < bl->rounds ? pb_blocks_boundary(bl, pb_first_error_status(&fe))
+                                    : pb_blocks_poll(bl, pb_first_error_status(&fe));
+    if (stop) break;
   }
   return pb_first_error_status(&fe);
 }
