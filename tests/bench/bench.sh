@@ -254,8 +254,7 @@ for shape in cifar imagenet; do
   else
     run "policy --all (ImageNet-shaped, 40 cells)" 1000000 1 2 policy --all "$W/imagenet.h5" -o "$W/opi"
   fi
-  v=$(sed -n "s/.*policy: .*compute \([0-9.]*\) s.*/\1/p" "$W/phases" | median)
-  printf '  policy %-8s compute %8.3f s\n' "$shape" "$v"
+  printf '  policy %-8s compute %8.3f s\n' "$shape" "$(phase policy/compute)"
 done
 # verify at real class sizes: every class of the CIFAR-shaped store (500
 # records per side) by exact integer programs, against the bounds engine, and
