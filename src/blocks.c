@@ -222,7 +222,6 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
   /* pb_blocks_poll's notices travel on a communicator of their own, so they
    * can never match another message; the receive waits from the start */
   MPI_Comm_dup(comm, &bl->notice_comm);
-  bl->notice_size = size;
   bl->notice_out = pb_malloc((size_t)size * sizeof *bl->notice_out);
   MPI_Irecv(&bl->notice_val, 1, MPI_INT, MPI_ANY_SOURCE, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_in);
   pb_signal_set_deferred(1);
@@ -345,35 +344,21 @@ int pb_blocks_boundary(struct pb_blocks *bl, int status)
 static void pb_blocks__tell(struct pb_blocks *bl, int sig)
 {
   if (bl->notice_told) return;
-  bl->notice_seen = sig > bl->notice_seen ? sig : bl->notice_seen;
-  if (bl->notice_size < 2) return;
   bl->notice_told = 1;
-  int *val = &bl->notice_seen; /* not written again until the sends complete (pb_blocks__notices_end) */
-  if (bl->rank != 0)
-    MPI_Isend(val, 1, MPI_INT, 0, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_out[bl->notice_sent++]);
-  else
-    for (int r = 1; r < bl->notice_size; r++)
-      MPI_Isend(val, 1, MPI_INT, r, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_out[bl->notice_sent++]);
+  bl->notice_seen = sig; /* the sends' buffer: not written again */
+  int size;
+  MPI_Comm_size(bl->notice_comm, &size);
+  for (int r = bl->rank == 0 ? 1 : 0; r < (bl->rank == 0 ? size : 1); r++)
+    MPI_Isend(&bl->notice_seen, 1, MPI_INT, r, PB_BLOCKS__NOTICE, bl->notice_comm, &bl->notice_out[bl->notice_sent++]);
 }
 
 int pb_blocks_poll(struct pb_blocks *bl, int status)
 {
-  int heard = 0;
-  if (!bl->notice_heard) {
-    MPI_Test(&bl->notice_in, &heard, MPI_STATUS_IGNORE);
-    if (heard) bl->notice_heard = 1;
-  }
+  if (!bl->notice_heard) MPI_Test(&bl->notice_in, &bl->notice_heard, MPI_STATUS_IGNORE);
   const int mine = pb_signal_pending();
-  if (status != PB_OK || mine) {
-    pb_blocks__tell(bl, mine);
-    return 1;
-  }
-  if (bl->notice_heard) {
-    if (bl->notice_val > bl->notice_seen && !bl->notice_told) bl->notice_seen = bl->notice_val;
-    if (bl->rank == 0) pb_blocks__tell(bl, bl->notice_val); /* pass it on */
-    return 1;
-  }
-  return 0;
+  if (status != PB_OK || mine) pb_blocks__tell(bl, mine);
+  else if (bl->notice_heard && bl->rank == 0) pb_blocks__tell(bl, bl->notice_val); /* pass it on */
+  return status != PB_OK || mine || bl->notice_heard;
 }
 
 /* Collective: complete the sends, receive every notice sent here (their
@@ -401,13 +386,13 @@ static int pb_blocks__notices_end(struct pb_blocks *bl)
   MPI_Comm_free(&bl->notice_comm);
   free(bl->notice_out);
   bl->notice_out = NULL;
-  return pb_signal_agree_on(bl->comm, seen);
+  /* a lock-step loop's agreed signal (pb_blocks_boundary) counts too */
+  return pb_signal_agree_on(bl->comm, seen > bl->signal ? seen : bl->signal);
 }
 
 int pb_blocks_close(struct pb_blocks *bl, int status)
 {
-  const int sig = pb_blocks__notices_end(bl);
-  if (sig) bl->signal = sig;
+  bl->signal = pb_blocks__notices_end(bl);
   int64_t v[3] = {bl->loaded, bl->computed, bl->damaged};
   MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_SUM, bl->comm);
   if (bl->dir && bl->resume && status == PB_OK)

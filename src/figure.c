@@ -71,8 +71,8 @@ struct pb_figure__ended {
   char **msg;    /* [n]: gnuplot's error for the figure, NULL when it rendered */
 };
 static struct {
-  FILE *gp;       /* the open session's input; NULL when none is open */
-  char *log;      /* its stderr */
+  FILE *gp;       /* the open session's input (NULL when gnuplot could not be started) */
+  char *log;      /* its stderr; NULL when no session is open */
   int next_seq;   /* the open session's next figure */
   int n_ended;    /* sessions that ended; the open one is number n_ended + 1 */
   struct pb_figure__ended *ended;
@@ -80,8 +80,19 @@ static struct {
 
 #define PB_FIGURE__MARK "pairbound-figure "
 
-/* gnuplot's message in [from, to): its lines on one line, at most 500 bytes;
- * NULL when it holds no error. */
+/* [from, to) on one line, at most 511 bytes (caller frees). */
+static char *pb_figure__one_line(const char *from, const char *to)
+{
+  char msg[512];
+  size_t n = (size_t)(to - from) < sizeof msg - 1 ? (size_t)(to - from) : sizeof msg - 1;
+  memcpy(msg, from, n);
+  msg[n] = '\0';
+  for (char *c = msg; *c; c++)
+    if (*c == '\n') *c = ' ';
+  return pb_strdup(msg);
+}
+
+/* gnuplot's message in [from, to) on one line; NULL when it holds no error. */
 static char *pb_figure__error(const char *from, const char *to)
 {
   int err = 0;
@@ -97,14 +108,7 @@ static char *pb_figure__error(const char *from, const char *to)
     }
     l = e + 1;
   }
-  if (!err) return NULL;
-  char msg[512];
-  size_t n = (size_t)(to - from) < sizeof msg - 1 ? (size_t)(to - from) : sizeof msg - 1;
-  memcpy(msg, from, n);
-  msg[n] = '\0';
-  for (char *c = msg; *c; c++)
-    if (*c == '\n') *c = ' ';
-  return pb_strdup(msg);
+  return err ? pb_figure__one_line(from, to) : NULL;
 }
 
 /* End the open session: wait for gnuplot, read what it said of each figure. */
@@ -125,12 +129,10 @@ static void pb_figure__end(void)
       m = next;
     }
   if (!ok && !blamed) { /* no figure to blame: every one failed, with all gnuplot said */
-    char msg[512];
-    if (!pb_figure__s.gp) snprintf(msg, sizeof msg, "cannot start %s", pb_figure__program());
-    else snprintf(msg, sizeof msg, "%s", text && text[0] ? text : "no message");
-    for (char *c = msg; *c; c++)
-      if (*c == '\n') *c = ' ';
-    for (int i = 0; i < e.n; i++) e.msg[i] = pb_strdup(msg);
+    char start[300];
+    snprintf(start, sizeof start, "cannot start %s", pb_figure__program());
+    const char *why = !pb_figure__s.gp ? start : text && text[0] ? text : "no message";
+    for (int i = 0; i < e.n; i++) e.msg[i] = pb_figure__one_line(why, why + strlen(why));
   }
   free(text);
   if (pb_figure__s.log) unlink(pb_figure__s.log);

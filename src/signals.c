@@ -102,20 +102,17 @@ int pb_signal_pending(void)
   return pb_sig__got;
 }
 
-int pb_signal_agree(MPI_Comm comm)
+int pb_signal_agree_on(MPI_Comm comm, int mine)
 {
-  int mine = pb_sig__got, any = 0;
+  int any = 0;
   MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
   pb_sig__agreed = any;
   return any;
 }
 
-int pb_signal_agree_on(MPI_Comm comm, int mine)
+int pb_signal_agree(MPI_Comm comm)
 {
-  int any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-  if (any) pb_sig__agreed = any;
-  return any;
+  return pb_signal_agree_on(comm, pb_sig__got);
 }
 
 int pb_signal_stopped(void)

@@ -62,7 +62,7 @@ struct pb_blocks {
    * posted at open, what this rank sent and saw */
   MPI_Comm notice_comm;
   MPI_Request notice_in, *notice_out;
-  int notice_val, notice_sent, notice_told, notice_heard, notice_seen, notice_size;
+  int notice_val, notice_sent, notice_told, notice_heard, notice_seen;
 };
 
 /** Items per block so that @p n_items make about @p target blocks (at least 1

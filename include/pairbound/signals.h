@@ -47,12 +47,9 @@ int pb_signal_pending(void);
  */
 int pb_signal_agree(MPI_Comm comm);
 
-/**
- * Collective on @p comm: the largest of the ranks' @p mine (a signal number
- * or 0); when that is a signal, pb_signal_stopped() reports it from now on.
- */
+/** Collective on @p comm: as pb_signal_agree, over the ranks' @p mine (a signal number or 0) instead. */
 int pb_signal_agree_on(MPI_Comm comm, int mine);
-/** The signal pb_signal_agree (or a signal-finding pb_signal_agree_on) last agreed on (same on every rank), 0 when none. */
+/** The signal the last pb_signal_agree or pb_signal_agree_on agreed on (same on every rank), 0 when none. */
 int pb_signal_stopped(void);
 
 /** Exit status for a run stopped by @p sig (128 + sig, the shell's convention). */

@@ -193,7 +193,7 @@ check "policy --all resumed: report identical" test $bad -eq 0
 # SIGTERM to one rank of a loop without collective calls (policy --all polls,
 # pb_blocks_poll): rank 1 stops at its next round and its notice, passed on by
 # rank 0, stops rank 2 at its own next round, well before its last block
-# (254, the highest cells, are rank 2's last); every rank reports the signal
+# (block 254, the highest cells, is rank 2's last); every rank reports the signal
 # and the resume is identical.  SCHED_GRACE: the ranks exit 143 one by one.
 # rank_pid PID R: the process of rank R among PID's descendants
 rank_pid() {
