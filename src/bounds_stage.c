@@ -14,6 +14,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/fields.h"
 #include "pairbound/identify.h"
 #include "pairbound/resample.h"
@@ -657,6 +658,7 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_start(&tm, "bounds");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (pb_stage_require(&st, store_path, "bounds", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
+  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
   const int64_t n = st.last - st.first;
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
   int status = pb_identify__compute(&st, opt, recs, &tm);

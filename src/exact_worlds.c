@@ -438,6 +438,7 @@ int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MP
     }
   g.e = pb_calloc((size_t)(g.nw * g.nl * g.np), sizeof *g.e);
   if (pb_results_create(outdir, comm, provenance, &res)) goto done;
+  pb_figure_prepare(res); /* its gnuplot starts while the worlds are computed */
   for (int w = 0; w < g.nw; w++)
     for (int l = 0; l < g.nl; l++)
       if (pb_exact__cell(comm, o, &g, w, l, res, &timer)) goto done;

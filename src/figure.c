@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <mpi.h>
+
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/util.h"
@@ -20,28 +22,57 @@ static const char *pb_figure__program(void)
   return p && p[0] ? p : "gnuplot";
 }
 
+/* Whether the program has pngcairo: asked once per program name (so
+ * PAIRBOUND_GNUPLOT may change in between) by `PROG -e 'set terminal'`, whose
+ * terminal list goes to stdout.  pb_figure_prepare starts the question and
+ * pb_figure_available reads the answer, so its start-up overlaps a stage's
+ * work. */
+static struct {
+  int known;          /* the answer for `checked`, or -1 */
+  char checked[256];  /* the program asked about */
+  FILE *asking;       /* the question still running, or NULL */
+} pb_figure__probe = {-1, "", NULL};
+
+/* Single-quoted for sh: ' becomes '\'' (paths are the user's). */
+static void pb_figure__sh_quoted(struct pb_text *t, const char *s)
+{
+  pb_text_append(t, "'", 1);
+  for (; *s; s++)
+    if (*s == '\'') pb_text_append(t, "'\\''", 4);
+    else pb_text_append(t, s, 1);
+  pb_text_append(t, "'", 1);
+}
+
+static void pb_figure__ask(const char *prog)
+{
+  snprintf(pb_figure__probe.checked, sizeof pb_figure__probe.checked, "%s", prog);
+  pb_figure__probe.known = -1;
+  struct pb_text cmd = {0};
+  pb_figure__sh_quoted(&cmd, prog);
+  pb_text_printf(&cmd, " -e 'set terminal' 2>&1");
+  pb_figure__probe.asking = popen(cmd.buf, "r");
+  pb_text_free(&cmd);
+}
+
 int pb_figure_available(void)
 {
-  /* checked once per program name, so PAIRBOUND_GNUPLOT may change in between */
-  static int known = -1;
-  static char checked[256];
   const char *prog = pb_figure__program();
-  if (known >= 0 && strcmp(checked, prog) == 0) return known;
-  snprintf(checked, sizeof checked, "%s", prog);
-  known = 0;
-  if (strcmp(prog, "none") == 0) return known;
-  /* the terminal list goes to stdout; pngcairo must be among them */
-  size_t n = strlen(prog) + 64;
-  char *cmd = pb_malloc(n);
-  snprintf(cmd, n, "'%s' -e 'set terminal' 2>&1", prog);
-  FILE *p = popen(cmd, "r");
-  free(cmd);
-  if (!p) return known;
+  if (strcmp(prog, "none") == 0) return 0;
+  if (strcmp(pb_figure__probe.checked, prog) != 0 || (pb_figure__probe.known < 0 && !pb_figure__probe.asking)) {
+    if (pb_figure__probe.asking) pclose(pb_figure__probe.asking); /* about another program */
+    pb_figure__ask(prog);
+  }
+  if (pb_figure__probe.known >= 0) return pb_figure__probe.known;
+  FILE *p = pb_figure__probe.asking;
+  pb_figure__probe.asking = NULL;
+  pb_figure__probe.known = 0;
+  if (!p) return 0;
   char line[256];
+  int has = 0;
   while (fgets(line, sizeof line, p))
-    if (strstr(line, "pngcairo")) known = 1;
-  if (pclose(p) != 0) known = 0;
-  return known;
+    if (strstr(line, "pngcairo")) has = 1;
+  pb_figure__probe.known = pclose(p) == 0 && has;
+  return pb_figure__probe.known;
 }
 
 /* A gnuplot single-quoted string: '' stands for one quote. */
@@ -144,32 +175,75 @@ static void pb_figure__end(void)
   pb_figure__s.next_seq = 0;
 }
 
+/* Writing to a gnuplot that stopped (at an earlier figure, or never
+ * started) meets a closed pipe: that must not end pairbound by SIGPIPE, the
+ * failure is reported when the session ends.  Returns the old action. */
+static struct sigaction pb_figure__sigpipe_off(void)
+{
+  struct sigaction ign, old;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old);
+  return old;
+}
+
+#define PB_FIGURE__TERMINAL "set terminal pngcairo size 960,600 font 'DejaVu Sans,11' noenhanced\n"
+
+/* Open a session whose stderr goes to @p log (taken), and have it load what
+ * its first figure would (cairo, pango, the font) while nothing waits for it:
+ * a small plot with text, to /dev/null.  The figures' `reset` and terminal
+ * line undo it, so their PNGs are byte for byte those of a cold gnuplot. */
+static void pb_figure__open(char *log)
+{
+  struct pb_text cmd = {0};
+  pb_figure__sh_quoted(&cmd, pb_figure__program());
+  pb_text_printf(&cmd, " 2>");
+  pb_figure__sh_quoted(&cmd, log);
+  pb_figure__s.log = log;
+  pb_figure__s.gp = popen(cmd.buf, "w");
+  pb_text_free(&cmd);
+  if (!pb_figure__s.gp) return; /* reported when the session ends */
+  struct sigaction old = pb_figure__sigpipe_off();
+  fputs(PB_FIGURE__TERMINAL "set output '/dev/null'\nunset border\nunset tics\nset label 1 'warm-up' at graph 0.5, 0.5\n"
+        "plot [0:1] [0:1] NaN notitle\nunset output\n", pb_figure__s.gp);
+  fflush(pb_figure__s.gp);
+  sigaction(SIGPIPE, &old, NULL);
+}
+
+void pb_figure_prepare(const struct pb_results *res)
+{
+  int rank;
+  MPI_Comm_rank(pb_results_comm(res), &rank);
+  const char *prog = pb_figure__program();
+  if (rank != 0 || strcmp(prog, "none") == 0) return;
+  if (strcmp(pb_figure__probe.checked, prog) != 0) {
+    if (pb_figure__probe.asking) pclose(pb_figure__probe.asking);
+    pb_figure__ask(prog);
+  }
+  if (!pb_figure__s.log && pb_figure__probe.known != 0) pb_figure__open(pb_results_report_path(res, ".figures.log"));
+}
+
+void pb_figure_settle(void)
+{
+  if (pb_figure__s.log) pb_figure__end();
+}
+
 /* Send the figure's script (common set-up first) to the open session,
  * starting one (its log beside the figure) when none is open. */
 static void pb_figure__render(const struct pb_figure *fig, const char *data_path, struct pb_figure_job *job)
 {
   if (!pb_figure__s.log) {
     size_t n = strlen(job->png) + 8;
-    pb_figure__s.log = pb_malloc(n);
-    snprintf(pb_figure__s.log, n, "%s.log", job->png);
-    n = strlen(pb_figure__program()) + strlen(pb_figure__s.log) + 32;
-    char *cmd = pb_malloc(n);
-    snprintf(cmd, n, "'%s' 2>'%s'", pb_figure__program(), pb_figure__s.log);
-    pb_figure__s.gp = popen(cmd, "w");
-    free(cmd);
+    char *log = pb_malloc(n);
+    snprintf(log, n, "%s.log", job->png);
+    pb_figure__open(log);
   }
   job->session = pb_figure__s.n_ended + 1;
   job->seq = pb_figure__s.next_seq++;
   FILE *gp = pb_figure__s.gp;
   if (!gp) return; /* reported when the session ends */
-  /* a gnuplot that stopped at an earlier figure closes the pipe: writing then
-   * must not end pairbound by SIGPIPE (the failure is reported at the end) */
-  struct sigaction ign, old;
-  memset(&ign, 0, sizeof ign);
-  ign.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &ign, &old);
-  fprintf(gp, "print '%s%d'\nreset\n", PB_FIGURE__MARK, job->seq);
-  fputs("set terminal pngcairo size 960,600 font 'DejaVu Sans,11' noenhanced\nset output ", gp);
+  struct sigaction old = pb_figure__sigpipe_off();
+  fprintf(gp, "print '%s%d'\nreset\n" PB_FIGURE__TERMINAL "set output ", PB_FIGURE__MARK, job->seq);
   pb_figure__quoted(gp, job->tmp);
   fputs("\nset datafile separator '\\t'\nset datafile missing 'nan'\nset key autotitle columnheader\nDATA = ", gp);
   pb_figure__quoted(gp, data_path);

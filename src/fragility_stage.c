@@ -14,6 +14,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/fields.h"
 #include "pairbound/fragility.h"
 #include "pairbound/options.h"
@@ -601,6 +602,7 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   struct pb_stage st;
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (pb_stage_require(&st, store_path, "fragility", PB_STAGE_NEEDS_CELLS)) return pb_stage_close(&st, PB_FAIL);
+  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
   const struct pb_meta *meta = st.meta;
   const struct pb_fragility_options *o = &opt->k;
   struct pb_fragility__setup U;

@@ -18,6 +18,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/fields.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
@@ -534,6 +535,7 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_timer_start(&tm, "policy");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (pb_stage_require(&st, store_path, "policy", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
+  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);

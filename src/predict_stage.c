@@ -15,6 +15,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/options.h"
 #include "pairbound/predict.h"
 #include "pairbound/resample.h"
@@ -940,6 +941,7 @@ int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, co
   pb_timer_start(&tm, "predict");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (pb_stage_require(&st, store_path, "predict", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
+  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
   int status = pb_predict__setup(&st, opt, &d);
   if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &tm);
   pb_timer_skip(&tm);

@@ -59,6 +59,7 @@ static int pb_results__figures(struct pb_results *res)
   free(res->figs);
   res->figs = NULL;
   res->n_figs = res->cap_figs = 0;
+  pb_figure_settle(); /* a gnuplot prepared for this stage that got no figure */
   return status;
 }
 

@@ -20,6 +20,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/fields.h"
 #include "pairbound/resample.h"
 #include "pairbound/screen.h"
@@ -2391,6 +2392,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_timer_start(&tm, "screen");
   if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
   if (pb_stage_require(&st, store_path, "screen", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
+  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
   X.tta = -1;

@@ -30,6 +30,21 @@ struct pb_figure {
 int pb_figure_available(void);
 
 /**
+ * A stage that will have figures, once its results exist: on rank 0, start
+ * the check of pb_figure_available and a gnuplot that loads its terminal and
+ * font, so that both overlap the stage's work instead of its end (the
+ * figures go to that gnuplot).  Elsewhere, or with figures disabled, nothing.
+ */
+void pb_figure_prepare(const struct pb_results *res);
+
+/**
+ * End the figures' gnuplot now: the figures sent to it are rendered (their
+ * jobs still need pb_figure_finish), and one started by pb_figure_prepare
+ * that got none exits.  pb_results_commit and pb_results_close call it.
+ */
+void pb_figure_settle(void);
+
+/**
  * Rank 0 only: write @p data (@p len bytes: a header line, then tab-separated
  * rows) as report/NAME.tsv, start gnuplot rendering report/NAME.png under a
  * temporary name, and append to @p md the image link (or a line saying the

@@ -1,13 +1,15 @@
 /* Report figures (src/figure.c): the data TSV is written verbatim beside the
  * PNG, the PNG is a real PNG file, a missing gnuplot leaves a complete report
  * that says the figure was skipped, a gnuplot error names the figure and
- * leaves no PNG or temporary behind, and figures sharing one gnuplot fail
- * and render independently of each other. */
+ * leaves no PNG or temporary behind, figures sharing one gnuplot fail and
+ * render independently of each other, and a gnuplot started ahead of its
+ * figures draws them as a cold one and ends with its stage. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -189,6 +191,61 @@ START_TEST(test_figure_shared_session)
 }
 END_TEST
 
+/* The child processes of this thread, as the kernel lists them ("" when it
+ * cannot say). */
+static char *children(void)
+{
+  char path[64], *text = calloc(1, 4096);
+  snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+  FILE *fp = fopen(path, "r");
+  if (fp) {
+    if (!fgets(text, 4096, fp)) text[0] = '\0';
+    fclose(fp);
+  }
+  return text;
+}
+
+/* A gnuplot started ahead (pb_figure_prepare) draws the figure byte for
+ * byte as a cold one (its warm-up plot leaves nothing behind); one that gets
+ * no figure ends at the commit; an OUTDIR with a single quote in its name
+ * (sh quoting) renders too. */
+START_TEST(test_figure_prepared)
+{
+  unsetenv("PAIRBOUND_GNUPLOT");
+  if (!pb_figure_available()) return;
+  struct pb_results *res = make_results("fig'6");
+  pb_figure_prepare(res);
+  struct pb_text md = {0};
+  ck_assert_int_eq(pb_figure_write(res, &fig, data, strlen(data), &md), PB_OK);
+  ck_assert_int_eq(pb_results_commit(res), PB_OK);
+  size_t n, n1;
+  char *png = slurp(pb_test_path("fig'6/report/profile.png"), &n), *alone = slurp(pb_test_path("fig1/report/profile.png"), &n1);
+  ck_assert_ptr_nonnull(png);
+  ck_assert_ptr_nonnull(alone); /* test_figure_rendered ran first in this process */
+  ck_assert_uint_eq(n, n1);
+  ck_assert(memcmp(png, alone, n) == 0);
+  ck_assert(!pb_test_exists(pb_test_path("fig'6/report/.figures.log")));
+  ck_assert_ptr_nonnull(strstr(md.buf, "![Fragility profile](profile.png)"));
+  free(png);
+  free(alone);
+  pb_text_free(&md);
+
+  char *before = children();
+  res = make_results("fig7");
+  pb_figure_prepare(res);
+  char *during = children();
+  ck_assert_int_eq(pb_results_commit(res), PB_OK);
+  char *after = children();
+  if (pb_test_exists("/proc/self/task")) {
+    ck_assert_str_ne(during, before); /* gnuplot (through sh) runs ... */
+    ck_assert_str_eq(after, before);  /* ... and is gone with the stage */
+  }
+  free(before);
+  free(during);
+  free(after);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("figure");
@@ -197,6 +254,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_figure_skipped_without_gnuplot);
   tcase_add_test(tc, test_figure_gnuplot_error);
   tcase_add_test(tc, test_figure_shared_session);
+  tcase_add_test(tc, test_figure_prepared);
   suite_add_tcase(s, tc);
   return s;
 }
