@@ -43,8 +43,11 @@ static void pb_figure__sh_quoted(struct pb_text *t, const char *s)
   pb_text_append(t, "'", 1);
 }
 
+/* Ask about @p prog unless the answer, or the question, is about it already. */
 static void pb_figure__ask(const char *prog)
 {
+  if (strcmp(pb_figure__probe.checked, prog) == 0 && (pb_figure__probe.known >= 0 || pb_figure__probe.asking)) return;
+  if (pb_figure__probe.asking) pclose(pb_figure__probe.asking); /* about another program */
   snprintf(pb_figure__probe.checked, sizeof pb_figure__probe.checked, "%s", prog);
   pb_figure__probe.known = -1;
   struct pb_text cmd = {0};
@@ -58,10 +61,7 @@ int pb_figure_available(void)
 {
   const char *prog = pb_figure__program();
   if (strcmp(prog, "none") == 0) return 0;
-  if (strcmp(pb_figure__probe.checked, prog) != 0 || (pb_figure__probe.known < 0 && !pb_figure__probe.asking)) {
-    if (pb_figure__probe.asking) pclose(pb_figure__probe.asking); /* about another program */
-    pb_figure__ask(prog);
-  }
+  pb_figure__ask(prog);
   if (pb_figure__probe.known >= 0) return pb_figure__probe.known;
   FILE *p = pb_figure__probe.asking;
   pb_figure__probe.asking = NULL;
@@ -216,10 +216,7 @@ void pb_figure_prepare(const struct pb_results *res)
   MPI_Comm_rank(pb_results_comm(res), &rank);
   const char *prog = pb_figure__program();
   if (rank != 0 || strcmp(prog, "none") == 0) return;
-  if (strcmp(pb_figure__probe.checked, prog) != 0) {
-    if (pb_figure__probe.asking) pclose(pb_figure__probe.asking);
-    pb_figure__ask(prog);
-  }
+  pb_figure__ask(prog);
   if (!pb_figure__s.log && pb_figure__probe.known != 0) pb_figure__open(pb_results_report_path(res, ".figures.log"));
 }
 

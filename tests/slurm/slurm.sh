@@ -19,7 +19,13 @@ D=$WORK/slurm
 chmod 755 "$WORK"  # the munge user reaches its socket directory through it
 mkdir -p "$D/state" "$D/spool" "$D/log" "$D/munge"
 H=$(hostname -s); CPUS=$(nproc); MEM=$(( $(free -m | awk '/Mem:/{print $2}') - 1024 ))
-PORT=$((20000 + $$ % 20000))
+# two ports below the kernel's ephemeral range (the MPI tests running beside
+# this one hold TCP connections there: a port taken from it once made
+# slurmctld fail with "Address already in use"), neither of them in use
+EPH=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2> /dev/null || echo 32768)
+in_use() { ss -Htan 2> /dev/null | awk '{print $4}' | grep -q ":$1\$"; }
+PORT=$((10000 + ($$ % ((EPH - 10002) / 2)) * 2))
+while in_use $PORT || in_use $((PORT + 1)); do PORT=$((PORT + 2)); [ $PORT -lt $((EPH - 1)) ] || PORT=10000; done
 cat > "$D/slurm.conf" << EOF2
 ClusterName=pbtest
 SlurmctldHost=$H
