@@ -95,8 +95,10 @@ static void pb_figure__quoted(FILE *fp, const char *s)
  * error and exits non-zero at the end; what it says after a figure's marker
  * is that figure's: an error ("line N: ...", not a warning) fails it alone.
  * A non-zero exit with no figure to blame (gnuplot died, or is not gnuplot)
- * fails them all.  What each ended session said is kept, by number, for
- * the jobs still to be finished. */
+ * fails them all.  What each ended session that had figures said is kept,
+ * by number, for the jobs still to be finished.  The session's stderr goes
+ * to report/.figures.log of the results that opened it, removed when it ends
+ * (before the commit moves report/ into place). */
 struct pb_figure__ended {
   int n;         /* figures it was sent */
   char **msg;    /* [n]: gnuplot's error for the figure, NULL when it rendered */
@@ -168,8 +170,12 @@ static void pb_figure__end(void)
   free(text);
   if (pb_figure__s.log) unlink(pb_figure__s.log);
   free(pb_figure__s.log);
-  pb_figure__s.ended = pb_realloc(pb_figure__s.ended, (size_t)(pb_figure__s.n_ended + 1) * sizeof e);
-  pb_figure__s.ended[pb_figure__s.n_ended++] = e;
+  if (e.n > 0) { /* kept for its jobs; a session prepared for a stage without figures has none */
+    pb_figure__s.ended = pb_realloc(pb_figure__s.ended, (size_t)(pb_figure__s.n_ended + 1) * sizeof e);
+    pb_figure__s.ended[pb_figure__s.n_ended++] = e;
+  } else {
+    free(e.msg);
+  }
   pb_figure__s.gp = NULL;
   pb_figure__s.log = NULL;
   pb_figure__s.next_seq = 0;
@@ -210,6 +216,13 @@ static void pb_figure__open(char *log)
   sigaction(SIGPIPE, &old, NULL);
 }
 
+/* The open session, started (its log in @p res's report directory, removed
+ * when it ends) when none is. */
+static void pb_figure__session(const struct pb_results *res)
+{
+  if (!pb_figure__s.log) pb_figure__open(pb_results_report_path(res, ".figures.log"));
+}
+
 void pb_figure_prepare(const struct pb_results *res)
 {
   int rank;
@@ -217,7 +230,7 @@ void pb_figure_prepare(const struct pb_results *res)
   const char *prog = pb_figure__program();
   if (rank != 0 || strcmp(prog, "none") == 0) return;
   pb_figure__ask(prog);
-  if (!pb_figure__s.log && pb_figure__probe.known != 0) pb_figure__open(pb_results_report_path(res, ".figures.log"));
+  if (pb_figure__probe.known != 0) pb_figure__session(res); /* before the answer: gnuplot is the usual case */
 }
 
 void pb_figure_settle(void)
@@ -225,16 +238,9 @@ void pb_figure_settle(void)
   if (pb_figure__s.log) pb_figure__end();
 }
 
-/* Send the figure's script (common set-up first) to the open session,
- * starting one (its log beside the figure) when none is open. */
+/* Send the figure's script (common set-up first) to the open session. */
 static void pb_figure__render(const struct pb_figure *fig, const char *data_path, struct pb_figure_job *job)
 {
-  if (!pb_figure__s.log) {
-    size_t n = strlen(job->png) + 8;
-    char *log = pb_malloc(n);
-    snprintf(log, n, "%s.log", job->png);
-    pb_figure__open(log);
-  }
   job->session = pb_figure__s.n_ended + 1;
   job->seq = pb_figure__s.next_seq++;
   FILE *gp = pb_figure__s.gp;
@@ -275,6 +281,7 @@ int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, c
   snprintf(job->tmp, n, "%s.tmp", job->png);
   snprintf(name, sizeof name, "%s.tsv", fig->name);
   char *data_path = pb_results_report_path(res, name);
+  pb_figure__session(res);
   pb_figure__render(fig, data_path, job);
   free(data_path);
   job->state = PB_FIGURE__RENDERING;
