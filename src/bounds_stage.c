@@ -381,6 +381,7 @@ static void pb_identify__matched_cell(const struct pb_cell_view *d, const int32_
 struct pb_identify__perm_scratch {
   int32_t *perm, *order, *cbeg;
   uint8_t *a, *b; /* per record: clean correct (1), and accepted (2); perturbed correct (1), accepted (2) */
+  double *diff;   /* M - M' of a replicate's pairs correct on both sides, in record order */
 };
 
 static void pb_identify__perm_scratch_init(struct pb_identify__perm_scratch *p, int32_t cap)
@@ -390,11 +391,12 @@ static void pb_identify__perm_scratch_init(struct pb_identify__perm_scratch *p, 
   p->cbeg = pb_malloc(((size_t)cap + 1) * sizeof *p->cbeg);
   p->a = pb_malloc((size_t)cap);
   p->b = pb_malloc((size_t)cap);
+  p->diff = pb_malloc((size_t)cap * sizeof *p->diff);
 }
 
 static void pb_identify__perm_scratch_free(struct pb_identify__perm_scratch *p)
 {
-  free(p->perm), free(p->order), free(p->cbeg), free(p->a), free(p->b);
+  free(p->perm), free(p->order), free(p->cbeg), free(p->a), free(p->b), free(p->diff);
 }
 
 /* H.2's empirical control: H, L and dM_k under uniform within-class
@@ -418,17 +420,18 @@ static void pb_identify__perm_control(const struct pb_cell_view *d, const struct
     pb_perm_within_grouped(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)d->index, (uint32_t)r, nc, p->order, p->cbeg,
                            p->perm);
     int64_t H = 0, L = 0, K = 0;
-    double num = 0;
+    /* without a branch: every pair's difference is stored, and kept (K
+     * advanced) when it is correct on both sides; then summed in order */
     for (int32_t i = 0; i < n; i++) {
       const int32_t j = p->perm[i];
       const unsigned a = p->a[i], b = p->b[j];
-      H += a == 3 && b == 2; /* clean correct accepted, perturbed wrong accepted */
-      L += a == 3 && b == 1; /* clean correct accepted, perturbed correct rejected */
-      if (a & b & 1) { /* correct on both sides */
-        K++;
-        num += (double)d->m0[i] - (double)d->m1[j];
-      }
+      H += (a == 3) & (b == 2); /* clean correct accepted, perturbed wrong accepted */
+      L += (a == 3) & (b == 1); /* clean correct accepted, perturbed correct rejected */
+      p->diff[K] = (double)d->m0[i] - (double)d->m1[j];
+      K += a & b & 1; /* correct on both sides */
     }
+    double num = 0;
+    for (int64_t k = 0; k < K; k++) num += p->diff[k];
     h += (double)H / n;
     l += (double)L / n;
     if (K > 0) {

@@ -232,27 +232,29 @@ void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm)
 }
 
 /* Permutation (or derangement) of each class of a grouping from one RNG
- * stream: classes in label order, a shuffle of each class's items. */
+ * stream: classes in label order, a shuffle of each class's items.  Shuffling
+ * a copy of the class's items moves them as shuffling positions 0 .. m-1
+ * would, so a permutation takes one pb_rng_shuffle_segments over the copy. */
 static int32_t pb_perm__within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t nc,
                                        const int32_t *order, const int32_t *cbeg, int32_t *perm, int derange)
 {
   struct pb_rng rng;
   pb_rng_init(&rng, seed, analysis, item, replicate);
-  int32_t big = 1, fixed = 0;
-  for (int32_t c = 0; c < nc; c++)
-    if (cbeg[c + 1] - cbeg[c] > big) big = cbeg[c + 1] - cbeg[c];
-  int32_t *idx = pb_malloc((size_t)big * sizeof *idx);
-  for (int32_t c = 0; c < nc; c++) {
-    int32_t m = cbeg[c + 1] - cbeg[c];
-    if (derange && m > 1) pb_perm_derange(&rng, m, idx);
-    else {
-      for (int32_t i = 0; i < m; i++) idx[i] = i;
-      pb_rng_shuffle(&rng, idx, m);
+  const int32_t n = nc > 0 ? cbeg[nc] : 0;
+  int32_t *w = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *w), fixed = 0;
+  if (!derange) {
+    memcpy(w, order, (size_t)n * sizeof *w);
+    pb_rng_shuffle_segments(&rng, w, nc, cbeg);
+  } else {
+    for (int32_t c = 0; c < nc; c++) { /* positions 0 .. m-1 of the class, as pb_perm_derange draws them */
+      int32_t m = cbeg[c + 1] - cbeg[c], *idx = w + cbeg[c];
+      pb_perm_derange(&rng, m, idx);
+      fixed += m == 1;
+      for (int32_t i = 0; i < m; i++) idx[i] = order[cbeg[c] + idx[i]];
     }
-    fixed += derange && m == 1;
-    for (int32_t i = 0; i < m; i++) perm[order[cbeg[c] + i]] = order[cbeg[c] + idx[i]];
   }
-  free(idx);
+  for (int32_t p = 0; p < n; p++) perm[order[p]] = w[p];
+  free(w);
   return fixed;
 }
 

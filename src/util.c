@@ -145,14 +145,27 @@ uint32_t pb_rng_below(struct pb_rng *r, uint32_t n)
 
 void pb_rng_shuffle(struct pb_rng *r, int32_t *v, int32_t n)
 {
-  /* under PB_RNG__BATCH entries the few blocks are computed one at a time */
-  struct pb_rng__batch batch, *q = n < PB_RNG__BATCH ? NULL : &batch;
+  const int32_t beg[2] = {0, n > 0 ? n : 0};
+  pb_rng_shuffle_segments(r, v, 1, beg);
+}
+
+void pb_rng_shuffle_segments(struct pb_rng *r, int32_t *v, int32_t n_seg, const int32_t *beg)
+{
+  /* the draws still to come, about: one per element but each segment's first */
+  int64_t want = n_seg > 0 ? (int64_t)beg[n_seg] - beg[0] - n_seg : 0;
+  /* under PB_RNG__BATCH draws the few blocks are computed one at a time; above,
+   * a batch at a time across segments, so that many small classes (50 records
+   * each in the paper's sources) get the vectorised blocks too */
+  struct pb_rng__batch batch, *q = want < PB_RNG__BATCH ? NULL : &batch;
   batch.have = batch.used = 0;
   batch.first = 0;
-  for (int32_t i = n - 1; i > 0; i--) {
-    const int32_t j = (int32_t)pb_rng__below(r, q, (uint32_t)i + 1, i), t = v[i];
-    v[i] = v[j];
-    v[j] = t;
+  for (int32_t s = 0; s < n_seg; s++) {
+    int32_t *w = v + beg[s];
+    for (int32_t i = beg[s + 1] - beg[s] - 1; i > 0; i--, want--) {
+      const int32_t j = (int32_t)pb_rng__below(r, q, (uint32_t)i + 1, want), t = w[i];
+      w[i] = w[j];
+      w[j] = t;
+    }
   }
   if (q) pb_rng__batch_end(r, q);
 }

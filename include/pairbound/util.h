@@ -35,6 +35,8 @@ double pb_rng_normal(struct pb_rng *r);           /* standard normal (Box-Muller
 uint32_t pb_rng_below(struct pb_rng *r, uint32_t n); /* uniform in [0, n), unbiased */
 /* Fisher-Yates shuffle of v[0..n): for i = n-1 down to 1, swap v[i] with v[pb_rng_below(r, i + 1)]. */
 void pb_rng_shuffle(struct pb_rng *r, int32_t *v, int32_t n);
+/* pb_rng_shuffle of v[beg[s] .. beg[s + 1]) for s = 0 .. n_seg - 1 in turn: the same draws as n_seg calls. */
+void pb_rng_shuffle_segments(struct pb_rng *r, int32_t *v, int32_t n_seg, const int32_t *beg);
 
 /* ---- string -> index map (open addressing, insertion order kept by caller). */
 struct pb_strmap {

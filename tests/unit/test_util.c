@@ -325,6 +325,44 @@ START_TEST(test_rng_shuffle_bulk)
 }
 END_TEST
 
+/* pb_rng_shuffle_segments against the test's own stream: segment after
+ * segment, Fisher-Yates on Lemire's rule from one reference stream, for runs
+ * of small segments (their draws together span several batches), a single
+ * segment, segments of one element (no draw) and none; the words after are the
+ * reference's too, so a batch left part-used hands back the right state. */
+START_TEST(test_rng_shuffle_segments)
+{
+  static const int32_t sizes[][12] = {
+    {50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 0}, {1, 2, 1, 63, 64, 65, 1, 1, 129, 3, 0}, {5, 5, 5, 5, 5, 0},
+    {1, 1, 1, 0}, {700, 0}, {0}};
+  int32_t v[1000], w[1000], beg[13];
+  for (size_t t = 0; t < sizeof sizes / sizeof sizes[0]; t++)
+    for (int lead = 0; lead < 3; lead++) {
+      int32_t ns = 0;
+      beg[0] = 0;
+      while (sizes[t][ns]) {
+        beg[ns + 1] = beg[ns] + sizes[t][ns];
+        ns++;
+      }
+      struct pb_rng r;
+      pb_rng_init(&r, test_seed(), 9, (uint64_t)t, (uint32_t)lead);
+      struct ref_stream q = {{r.key[0], r.key[1]}, {r.ctr[0], r.ctr[1], r.ctr[2], r.ctr[3]}, {0}, 0};
+      for (int k = 0; k < lead; k++) ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
+      for (int32_t k = 0; k < beg[ns]; k++) v[k] = w[k] = 3 * k + 1;
+      pb_rng_shuffle_segments(&r, v, ns, beg);
+      for (int32_t g = 0; g < ns; g++)
+        for (int32_t k = beg[g + 1] - beg[g] - 1; k > 0; k--) {
+          const int32_t j = beg[g] + (int32_t)ref_below(&q, (uint32_t)k + 1), x = w[beg[g] + k];
+          w[beg[g] + k] = w[j];
+          w[j] = x;
+        }
+      for (int32_t k = 0; k < beg[ns]; k++)
+        ck_assert_msg(v[k] == w[k], "sizes %zu lead %d: [%d] %d, want %d", t, lead, k, v[k], w[k]);
+      for (int k = 0; k < 50; k++) ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------ half rounding */
 
 /* Every positive finite IEEE binary16 value, ascending, with its bit pattern:
@@ -1211,6 +1249,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_rng_below);
   tcase_add_test(tc, test_rng_below_rule);
   tcase_add_test(tc, test_rng_shuffle_bulk);
+  tcase_add_test(tc, test_rng_shuffle_segments);
   suite_add_tcase(s, tc);
   tc = tcase_create("numbers");
   tcase_add_test(tc, test_round_half_hand);
