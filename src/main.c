@@ -1,9 +1,13 @@
 /* pairbound: reliability evidence from stored classifier prediction records. */
 #include "config.h"
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -47,6 +51,16 @@ static void pb_main__huge_pages(char **argv)
 #endif
 }
 
+/* Whether a launcher started this process: the variables Open MPI, PMI(x)
+ * and SLURM give their processes. */
+static int pb_main__launched(void)
+{
+  static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID"};
+  for (size_t j = 0; j < sizeof launched / sizeof *launched; j++)
+    if (getenv(launched[j])) return 1;
+  return 0;
+}
+
 /* A process alone in MPI_COMM_WORLD (started without a launcher, or by one
  * that says it started one process) has no peer to reach, yet Open MPI
  * would still initialise the cm PML's PSM2 and libfabric libraries to find
@@ -56,11 +70,8 @@ static void pb_main__huge_pages(char **argv)
  * how many, the PML is left to Open MPI and the site. */
 static void pb_main__single_pml(void)
 {
-  static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID"};
   static const char *const sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
-  int under_launcher = 0;
-  for (size_t j = 0; j < sizeof launched / sizeof *launched; j++) under_launcher |= getenv(launched[j]) != NULL;
-  if (under_launcher) {
+  if (pb_main__launched()) {
     const char *size = NULL;
     for (size_t j = 0; j < sizeof sizes / sizeof *sizes && !size; j++) size = getenv(sizes[j]);
     if (!size || strcmp(size, "1") != 0) return;
@@ -68,12 +79,49 @@ static void pb_main__single_pml(void)
   setenv("OMPI_MCA_pml", "ob1", 0);
 }
 
+/* PMIx's shared-memory datastore (gds ds12/ds21) saves memory where many
+ * processes of a job share a node, but the server builds two 4 MB segments
+ * for it while a client starts: 25 ms of each MPI_Init here (docs/run.md,
+ * "MPI start-up").  A process without a launcher, or one of at most
+ * PB_MAIN_HASH_LOCAL on its node by mpirun's count, asks for the plain hash
+ * datastore instead, unless the user chose one. */
+#define PB_MAIN_HASH_LOCAL 8
+static void pb_main__pmix_gds(void)
+{
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (pb_main__launched() && !(local && atoi(local) >= 1 && atoi(local) <= PB_MAIN_HASH_LOCAL)) return;
+  setenv("PMIX_MCA_gds", "hash", 0);
+}
+
+/* The connection of an Open MPI process to its PMIx server (mpirun's, or the
+ * node daemon's) is a TCP socket without TCP_NODELAY, so a short message
+ * written while the previous one waits for its delayed acknowledgement
+ * stays back until that timer fires: MPI_Finalize's fence waited 40 ms for
+ * it on every process here.  Set TCP_NODELAY on this process's TCP sockets
+ * once MPI is up; it changes when bytes are sent, never what is sent. */
+static void pb_main__tcp_nodelay(void)
+{
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return;
+  const int skip = dirfd(d);
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const int fd = atoi(e->d_name), one = 1;
+    int proto = 0;
+    socklen_t len = sizeof proto;
+    if (fd > 2 && fd != skip && getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 && proto == IPPROTO_TCP)
+      (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  closedir(d);
+}
+
 int main(int argc, char **argv)
 {
   pb_main__huge_pages(argv);
   pb_main__single_pml();
+  pb_main__pmix_gds();
   int provided;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  pb_main__tcp_nodelay();
   int status = pb_cli_main(argc, argv);
   if (pb_h5_unclosed()) {
     /* a file HDF5 failed to close makes its termination (run by
