@@ -84,6 +84,58 @@ START_TEST(test_threshold_random)
 }
 END_TEST
 
+/* The value at the rank is the one a stable descending sort puts there, bit
+ * for bit: checked against the test's own stable insertion sort on scores
+ * mixing -0 and +0 with a few levels (which of two equal zeros is taken
+ * shows in the sign), and on floats of every exponent and sign (all three
+ * radix passes carry information), n up to 3,000. */
+static float ref_stable_desc_at(const float *s, int n, int rank, float *w)
+{
+  for (int i = 0; i < n; i++) {
+    int j = i;
+    while (j > 0 && w[j - 1] < s[i]) { /* strictly smaller moves down: equal values keep their order */
+      w[j] = w[j - 1];
+      j--;
+    }
+    w[j] = s[i];
+  }
+  return w[rank - 1];
+}
+
+START_TEST(test_threshold_stable_bits)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 32, 0, 0);
+  enum { NMAX = 3000 };
+  float *s = malloc(NMAX * sizeof *s), *w = malloc(NMAX * sizeof *w);
+  int zeros_of_each_sign[2] = {0, 0};
+  for (int trial = 0; trial < 400; trial++) {
+    const int wide = trial % 2, n = 1 + (int)pb_rng_below(&r, trial < 300 ? 60 : NMAX);
+    for (int i = 0; i < n; i++) {
+      if (wide) {
+        uint32_t u;
+        do u = pb_rng_u32(&r);
+        while ((u & 0x7f800000u) == 0x7f800000u); /* no NaN or infinity */
+        memcpy(&s[i], &u, sizeof u);
+      } else {
+        static const float lv[4] = {0.0f, -0.0f, 0.25f, 1.0f};
+        s[i] = lv[pb_rng_below(&r, 4)];
+      }
+    }
+    const double q = (double)(1 + pb_rng_below(&r, 10)) / 10.0;
+    const int rank = pb_protocol_rank(n, q);
+    const float got = pb_protocol_threshold(s, n, q), want = ref_stable_desc_at(s, n, rank, w);
+    ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "trial %d: n %d q %.1f: %a, want %a", trial, n, q,
+                  (double)got, (double)want);
+    if (want == 0.0f) zeros_of_each_sign[signbit(want) ? 1 : 0]++;
+  }
+  ck_assert_int_gt(zeros_of_each_sign[0], 10); /* both zeros were answers */
+  ck_assert_int_gt(zeros_of_each_sign[1], 10);
+  free(s);
+  free(w);
+}
+END_TEST
+
 /* Known library bug (reported): rank round(q n) is taken from q * n in
  * floating point, so an exact half just below (0.7 * 175 = 122.5 computes as
  * 122.49999999999999) rounds down.  Scores 175, 174, ..., 1: rank 123 is 53. */
@@ -454,6 +506,7 @@ static Suite *suite(void)
   TCase *tc = tcase_create("rules");
   tcase_add_test(tc, test_threshold_hand);
   tcase_add_test(tc, test_threshold_random);
+  tcase_add_test(tc, test_threshold_stable_bits);
   tcase_add_test(tc, test_tiers);
   tcase_add_test(tc, test_threshold_exact_half);
   suite_add_tcase(s, tc);
