@@ -86,8 +86,9 @@ static inline uint32_t pb_protocol__image(float x)
  * integer image, complemented.  Values equal as floats share an image (-0
  * takes +0's), so equal values keep their input order, as the stable merge
  * sort of glibc's qsort kept them: the value at a rank, -0 or +0 included,
- * is the one qsort gave (about 40 times faster on a model's 5,000
- * development scores).  NaN-free input (records are checked when read). */
+ * is the one qsort gave (the protocol's compute on the paper store took
+ * 0.055-0.060 s with qsort, 0.044-0.045 s with this).  NaN-free input
+ * (records are checked when read). */
 static void pb_protocol__sort_desc(float *v, float *tmp, int32_t n)
 {
   static const int shift[3] = {0, 11, 22};
