@@ -29,7 +29,17 @@ struct pb_bounds__scratch {
   int64_t *keys;               /* wrong records of one class for the I5 DP */
   int32_t *dp;                 /* I5 DP table, grown on demand */
   size_t dp_len;
+  int dp_heap;                 /* dp is malloc'd (else the caller's stack table) */
 };
+
+/* A cell of few records (verify passes every class alone: 2.85 M calls on
+ * the paper store, of at most 8 records a side) gets its scratch, its label
+ * counts and its I5 table on the stack instead of from malloc, whose calls
+ * cost more than such a cell's arithmetic: bytes of scratch, label range and
+ * I5 table entries that fit. */
+#define PB_BOUNDS__STACK_BYTES 16384
+#define PB_BOUNDS__SMALL_RANGE 254
+#define PB_BOUNDS__STACK_DP 1024
 
 /* Stable grouping by label with one counting/radix sort: O(n + range), and
  * index order inside a class fixes the order of every floating sum. */
@@ -42,12 +52,14 @@ static int pb_bounds__group(const int32_t *label, int32_t n, int32_t maxlab, int
   for (int32_t i = 0; i < n; i++) minlab = label[i] < minlab ? label[i] : minlab;
   if (maxlab - minlab < 65536) {
     const int32_t range = maxlab - minlab;
-    int32_t *cnt = calloc((size_t)range + 2, sizeof *cnt);
+    int32_t small[PB_BOUNDS__SMALL_RANGE + 2];
+    int32_t *cnt = range <= PB_BOUNDS__SMALL_RANGE ? small : malloc(((size_t)range + 2) * sizeof *cnt);
     if (!cnt) return -1;
+    memset(cnt, 0, ((size_t)range + 2) * sizeof *cnt);
     for (int32_t i = 0; i < n; i++) cnt[label[i] - minlab + 1]++;
     for (int32_t l = 0; l <= range; l++) cnt[l + 1] += cnt[l];
     for (int32_t i = 0; i < n; i++) idx[cnt[label[i] - minlab]++] = i;
-    free(cnt);
+    if (cnt != small) free(cnt);
     return 0;
   }
   int32_t *cnt = malloc(65537 * sizeof *cnt);
@@ -156,7 +168,10 @@ static void pb_bounds__fill_nan(struct pb_cell_bounds *o)
   o->ds_s = o->ds_w = o->F_ind = o->A_ind = o->Q_ind = o->k_ind = o->ds_s_ind = o->ds_w_ind = q;
 }
 
-static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i5, void **block)
+/* Carve the scratch from @p stack (@p stack_bytes, 16-byte aligned) when it
+ * fits, else from one malloc returned in *block (NULL for the stack). */
+static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i5, void *stack, size_t stack_bytes,
+                            void **block)
 {
   const size_t N = (size_t)n;
   size_t bytes = 0;
@@ -166,9 +181,9 @@ static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i
   const size_t n32 = 2 * N + (N + 1) + 5 * N + 4 * N;
   const size_t n8 = 2 * N;
   bytes = nd * sizeof(double) + n64 * sizeof(int64_t) + n32 * sizeof(int32_t) + n8;
-  char *p = malloc(bytes);
+  char *p = bytes <= stack_bytes ? stack : malloc(bytes);
   if (!p) return -1;
-  *block = p;
+  *block = p == stack ? NULL : p;
   double *d = (double *)p;
   sc->x = d; d += N;
   sc->z = d; d += N;
@@ -203,7 +218,7 @@ static int pb_bounds__alloc(struct pb_bounds__scratch *sc, int32_t n, int want_i
   uint8_t *b = (uint8_t *)i;
   sc->xacc = b; b += N;
   sc->zrej = b;
-  sc->dp = NULL;
+  sc->dp = NULL; /* the caller's stack table, or grown from the heap */
   sc->dp_len = 0;
   return 0;
 }
@@ -384,11 +399,13 @@ static int pb_bounds__class_i5(const struct pb_cell_view *in, struct pb_bounds__
 {
   const double *x = sc->x + beg, *z = sc->z + beg;
   const size_t need = pb_bounds__h_i5_dp_len(q->h, q->s);
-  if (need > sc->dp_len) {
-    int32_t *nd = realloc(sc->dp, need * sizeof *nd);
+  if (need > sc->dp_len) { /* the table is filled afresh for every class: nothing to keep */
+    int32_t *nd = malloc(need * sizeof *nd);
     if (!nd) return pb_cell_error(in, y, "bounds: out of memory for the I5 program");
+    if (sc->dp_heap) free(sc->dp);
     sc->dp = nd;
     sc->dp_len = need;
+    sc->dp_heap = 1;
   }
   int32_t tp[2];
   if (pb_bounds__h_i5_core(sc->keys, nkeys, q->h, q->r, q->s, q->w, sc->dp, tp) != 0)
@@ -506,7 +523,13 @@ int pb_bounds_cell(const struct pb_cell_view *in, int want_i5, struct pb_cell_bo
   const int32_t n = in->n;
   struct pb_bounds__scratch sc;
   void *block = NULL;
-  if (pb_bounds__alloc(&sc, n, want_i5, &block) != 0) return pb_cell_error(in, -1, "bounds: out of memory (n = %d)", n);
+  _Alignas(64) char stack[PB_BOUNDS__STACK_BYTES];
+  int32_t dp_stack[PB_BOUNDS__STACK_DP];
+  if (pb_bounds__alloc(&sc, n, want_i5, stack, sizeof stack, &block) != 0)
+    return pb_cell_error(in, -1, "bounds: out of memory (n = %d)", n);
+  sc.dp = dp_stack;
+  sc.dp_len = PB_BOUNDS__STACK_DP;
+  sc.dp_heap = 0;
   if (pb_bounds__group(in->label, n, maxlab, sc.idx, sc.tmp) != 0) {
     free(block);
     return pb_cell_error(in, -1, "bounds: out of memory grouping %d labels", maxlab + 1);
@@ -547,7 +570,7 @@ int pb_bounds_cell(const struct pb_cell_view *in, int want_i5, struct pb_cell_bo
   }
   if (rc == 0) pb_bounds__finish(&T, &sc, ncls, n, want_i5, out);
   else pb_bounds__fill_nan(out);
-  free(sc.dp);
+  if (sc.dp_heap) free(sc.dp);
   free(block);
   return rc;
 }
