@@ -528,6 +528,24 @@ static int pb_verify__cmp_li(const void *pa, const void *pb)
   return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
+/* li[0 .. n) = the records in (label, index) order: a counting sort over the
+ * labels' range when it is small (stable: indices ascend within a label),
+ * else qsort; both give the one such order. */
+static void pb_verify__group(const int32_t *label, int32_t n, struct pb_verify__li *li)
+{
+  int32_t lo = n > 0 ? label[0] : 0, hi = lo;
+  for (int32_t i = 1; i < n; i++) lo = label[i] < lo ? label[i] : lo, hi = label[i] > hi ? label[i] : hi;
+  if ((int64_t)hi - lo >= 4096) {
+    for (int32_t i = 0; i < n; i++) li[i] = (struct pb_verify__li){label[i], i};
+    qsort(li, (size_t)n, sizeof *li, pb_verify__cmp_li);
+    return;
+  }
+  int32_t cnt[4096 + 1] = {0};
+  for (int32_t i = 0; i < n; i++) cnt[label[i] - lo + 1]++;
+  for (int32_t l = 0; l < hi - lo; l++) cnt[l + 1] += cnt[l];
+  for (int32_t i = 0; i < n; i++) li[cnt[label[i] - lo]++] = (struct pb_verify__li){label[i], i};
+}
+
 /* Thread-local scratch of one cell. */
 struct pb_verify__scratch {
   struct pb_verify__li *li;
@@ -965,8 +983,7 @@ static void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify
   const int32_t n = d->n;
   const float tau = d->tau;
   pb_verify__scratch_grow(sc, n);
-  for (int32_t i = 0; i < n; i++) sc->li[i] = (struct pb_verify__li){d->label[i], i};
-  qsort(sc->li, (size_t)n, sizeof *sc->li, pb_verify__cmp_li);
+  pb_verify__group(d->label, n, sc->li);
   int32_t ncls = 0;
   for (int32_t p = 0; p < n; p++)
     if (p == 0 || sc->li[p].label != sc->li[p - 1].label) sc->cbeg[ncls++] = p;
