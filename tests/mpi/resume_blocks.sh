@@ -16,12 +16,8 @@ sed -e '/^m-c1 = gamma$/a m-a3 = alpha\nm-a4 = alpha\nm-a5 = alpha\nm-a6 = alpha
 STORE=$WORK/medium.h5
 ARGS="--group-draws 200 --class-draws 200"
 T=60
-# R: the ranks of most resumes (another count than the killed 2-rank runs).
-# Under the sanitizers 1: 3 ranks on 2 cores wait on each other in every
-# collective call, which the sanitizers slow fourfold (a 3-rank resume there
-# takes 15-26 s against 4-6 s at 1 rank); the normal suite resumes at 3.
+# R: the ranks of most resumes (another count than the killed 2-rank runs)
 R=3
-[ "${PB_TEST_SANITIZERS:-0}" = 1 ] && R=1
 
 # same_out DIR: every report file and results.h5 of DIR equal the reference's
 same_out() {
