@@ -39,17 +39,17 @@ if [ -n "$asan" ] && strip -g -o "tests/tools/lib/$(basename "$asan")" "$asan"; 
   LD_LIBRARY_PATH="$dir/tests/tools/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export LD_LIBRARY_PATH
 fi
-# OMPI_MCA_fcoll=individual: Open MPI's OMPIO picks its aggregating
-# collective-write component (vulcan) at 3 or more ranks, which takes a 32 MB
-# aggregation buffer per collective write; under ASan each one is allocated
-# and cleared again, so a 3-rank stage on a small store spent 8 of its 10 s
+# OMPI_MCA_fcoll=individual: at 3 ranks (not at 2) Open MPI's OMPIO picks
+# its aggregating collective-write component (vulcan, a 32 MB aggregation
+# buffer per collective write), which under ASan spends its time in memset
+# and page faults: a 3-rank screen on a small store spent 8.4 of its 10.8 s
 # writing results.h5 (bounds 7.5 -> 2.5 s, policy 14.3 -> 3.2 s).  The
 # independent-write component runs the same pairbound code (the same MPI-IO
 # and HDF5 calls); the normal suite keeps Open MPI's choice (docs/testing.md).
 OMPI_MCA_fcoll=${OMPI_MCA_fcoll:-individual}
 export OMPI_MCA_fcoll
 # PB_TEST_SANITIZERS=1: fewer ranks x threads layouts, no paper-scale
-# synth_ranks, 1-rank resumes in resume_blocks (docs/testing.md, Sanitizers);
+# synth_ranks (docs/testing.md, Sanitizers);
 # PB_TEST_SANITIZERS=0 make check-sanitize runs the full set
 PB_TEST_SANITIZERS=${PB_TEST_SANITIZERS:-1} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0 \
 LSAN_OPTIONS=suppressions="$dir/tests/fuzz/lsan.supp":print_suppressions=0:use_tls=0 \
