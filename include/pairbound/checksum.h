@@ -1,4 +1,4 @@
-/* Checksums of stored bytes, bit-exact with HDF5's (src/checksum.c). */
+/* Checksums of stored bytes, bit-exact with HDF5's (src/core/checksum.c). */
 #ifndef PAIRBOUND_CHECKSUM_H
 #define PAIRBOUND_CHECKSUM_H
 

@@ -4,7 +4,7 @@
  * over groups x equal-width bins, higher-order (Bayes mixture) and k-snapshot
  * calibration errors, nearest-neighbour Bayes-error estimators and an L2
  * logistic-regression reference predictor.  Pure computation: no MPI, no I/O.
- * The `exact score` stage (src/exact_stage.c) draws the inputs from a world
+ * The `exact score` stage (src/exact/exact_stage.c) draws the inputs from a world
  * (include/pairbound/world.h).  See docs/exact.md, "Scoring". */
 #ifndef PAIRBOUND_EXACT_H
 #define PAIRBOUND_EXACT_H
@@ -121,7 +121,7 @@ void pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k
 int pb_exact_logistic_fit(int64_t n, int d, const double *x, const int *y, double lambda, double *beta);
 double pb_exact_logistic_predict(int d, const double *beta, const double *x);
 
-/* ---- `pairbound exact score|worlds` (src/exact_stage.c, src/exact_worlds.c) */
+/* ---- `pairbound exact score|worlds` (src/exact/exact_stage.c, src/exact/exact_stage_worlds.c) */
 #define PB_EXACT_MAX_SIZES 8
 struct pb_exact_options {
   int64_t reference, calibration;             /* population reference and calibration inputs */

@@ -66,7 +66,7 @@ struct pb_figure_job {
   const struct pb_figure *fig; /* read by pb_figure_finish when given markdown */
   char *name;                  /* the figure's name, for messages */
   int state;           /* PB_FIGURE__* */
-  int session, seq;    /* the gnuplot process rendering it, and its place there (src/figure.c) */
+  int session, seq;    /* the gnuplot process rendering it, and its place there (src/core/figure.c) */
   char *png, *tmp;
 };
 int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,

@@ -5,7 +5,7 @@
  *
  * Adding an option to a stage: one row in the stage's table (next to its
  * options_default() function, e.g. pb_identify_option_table in
- * src/bounds_stage.c):
+ * src/bounds/bounds_stage.c):
  *
  *   {.name = "perm-replicates", .type = PB_OPTION_INT,
  *    PB_OPTION_FIELD(struct pb_identify_options, perm_replicates),
@@ -23,10 +23,10 @@
  *      with `void pb_<a>_options_default(struct pb_<a>_options *o)` doing
  *      memset + pb_options_defaults(pb_<a>_option_table, o);
  *   2. adds a union member to struct pb_cli_args and a row to the command
- *      table in src/cli.c (the verb, "STORE", the table, the default function,
+ *      table in src/cli/cli.c (the verb, "STORE", the table, the default function,
  *      a description) and a branch in pb_cli__stage();
  *   3. adds its options struct to struct pb_run_config and a row to
- *      pb_run__stages in src/run.c (runner, report file, table, offset); if it
+ *      pb_run__stages in src/run/run.c (runner, report file, table, offset); if it
  *      draws random numbers, its seed gets an offset PB_RUN_SEED_<A> there
  *      (include/pairbound/run.h, docs/run.md).
  * Values that are not one number, word or list (a repeatable SRC=N, a list of

@@ -198,7 +198,7 @@ double pb_screen_margin(const struct pb_screen_probs *r);
 /** Clean entropy -sum p log p with the uniform completion; NaN without a list. */
 double pb_screen_entropy(const struct pb_screen_probs *r, int32_t n_classes);
 
-/* ------------------------------------------------------------ natural probes (E.2-E.4; src/screen_tta.c) */
+/* ------------------------------------------------------------ natural probes (E.2-E.4; src/screen/screen_kernel_tta.c) */
 
 /**
  * The +0 variant (Bahat and Shakhnarovich): the untransformed image's

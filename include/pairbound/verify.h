@@ -2,10 +2,10 @@
  * enumeration (seed 000 Appendix A.10 "finite verification", B.3, C.1,
  * Appendix D "Numerical verification", J.1).  See docs/verify.md.
  *
- * Nothing here shares code with the bounds engine (src/bounds_kernel.c,
- * src/bounds_kernel_i5.c): classes are grouped, states classified, extrema collected
+ * Nothing here shares code with the bounds engine (src/bounds/bounds_kernel.c,
+ * src/bounds/bounds_kernel_i5.c): classes are grouped, states classified, extrema collected
  * and classes combined by this module alone.  The bounds engine is only
- * called by the stage (src/verify_stage.c) to be compared against. */
+ * called by the stage (src/verify/verify_stage.c) to be compared against. */
 #ifndef PAIRBOUND_VERIFY_H
 #define PAIRBOUND_VERIFY_H
 

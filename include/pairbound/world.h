@@ -114,7 +114,7 @@ double pb_world_count_cdf(const struct pb_world *w, int j, double k);
  */
 int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k);
 
-/* ---- `pairbound world info|sample` (src/world_stage.c) */
+/* ---- `pairbound world info|sample` (src/world/world_stage.c) */
 struct pb_world_options {
   int world, level;          /* choice index; 3 = all (info only) */
   double residual_scale;

@@ -22,8 +22,8 @@ clang -shared -fPIC -O1 "$src/tests/tools/nodlclose.c" -o "$out/nodlclose.so"
 jobs=$(nproc 2> /dev/null || echo 1)
 # the library once, as objects instrumented for coverage, shared by every harness
 objs='' n=0
-# (embedded.c is generated in the build tree; in an in-tree build the glob sees it too)
-for f in $(ls "$src"/src/*.c | grep -v -e '/main\.c$' -e '/cli\.c$' -e '/embedded\.c$') "$build/src/embedded.c"; do
+# (every folder but src/cli/; embedded.c is generated in the build tree)
+for f in $(ls "$src"/src/*/*.c | grep -v -e '/src/cli/') "$build/src/embedded.c"; do
   o="$out/$(basename "$f" .c).o"
   if [ ! -e "$o" ] || [ "$f" -nt "$o" ]; then
     # removed first: a failed compile leaves no object, so the link below fails on it

@@ -8,7 +8,8 @@ set -u
 FAILS=0
 checked=0
 module() { # module FILE-STEM PREFIX
-  local obj="$TOP_BUILDDIR/src/$1.o" sym
+  local obj sym
+  obj=$(ls "$TOP_BUILDDIR"/src/*/"$1.o" 2>/dev/null | head -1)
   if [ ! -f "$obj" ]; then
     echo "not ok - $obj: not built"
     FAILS=$((FAILS + 1))

@@ -117,7 +117,7 @@ bad_config() { # bad_config DESCRIPTION LINE REASON CONFIG-TEXT
   check "$d: message" test "$(cat "$WORK/err.txt")" = "pairbound run: error: $WORK/bad.ini:$line: $why"
   check "$d: no output" test ! -e "$WORK/bad_out"
 }
-# consecutive instances reading the same rows share them (src/store_memo.c), at 3 ranks, and
+# consecutive instances reading the same rows share them (src/store/store_memo.c), at 3 ranks, and
 # the second's outputs are still those of its command line
 printf '[run]\nsynth = none\nstore = %s/s.h5\noutput = %s/m\nstages = screen, screen.dev\nseed = 100\ngroup_draws = 3\nclass_draws = 2\n[screen]\ntargets = ES\nsubsets = 3\nseverity_sets = 0\n[screen.dev]\nsplit = dev\ntargets = ES\nsubsets = 3\nseverity_sets = 0\n' \
   "$WORK" "$WORK" > "$WORK/memo.ini"

@@ -1,4 +1,4 @@
-/* Partition-free aggregates (src/agg.c).  Exact sums and means are checked
+/* Partition-free aggregates (src/core/agg.c).  Exact sums and means are checked
  * against a reference built without limbs: a binary number of one byte per
  * bit, added and negated bit by bit, rounded by reading its bits, divided by
  * shift and subtract.  Then: every order and split of the terms gives the

@@ -1,4 +1,4 @@
-/* Unit tests for the identification bounds (src/bounds_kernel.c, src/bounds_kernel_i5.c).
+/* Unit tests for the identification bounds (src/bounds/bounds_kernel.c, src/bounds/bounds_kernel_i5.c).
  *
  * Expected values come from hand derivations of the seed's worked cases or
  * from brute-force enumeration of every within-class bijection, implemented
@@ -18,7 +18,7 @@
 #include "pairbound/calibration.h"
 #include "pairbound/error.h"
 
-#include "../../src/bounds_internal.h"
+#include "../../src/bounds/bounds_internal.h"
 #include "testrng.h"
 
 #define TOL 1e-12

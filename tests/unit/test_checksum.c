@@ -1,8 +1,8 @@
-/* Fletcher32 (src/checksum.c) against values worked by hand from HDF5's
+/* Fletcher32 (src/core/checksum.c) against values worked by hand from HDF5's
  * definition, against a word-at-a-time transcription of that definition on
  * random bytes, and against the checksums HDF5's own filter stores (chunks
  * read raw with H5Dread_chunk); then the store's direct chunk reads
- * (src/store.c, docs/store.md "Reading") against HDF5's reads of the same rows:
+ * (src/store/store.c, docs/store.md "Reading") against HDF5's reads of the same rows:
  * chunks read whole, in part, across a chunk boundary and in the edge chunk,
  * on every rank count, and a chunk whose checksum fails. */
 #include "config.h"
@@ -156,7 +156,7 @@ END_TEST
 /* ------------------------------------------------ the store's direct reads
  * One source of 100,000 images, 12 conditions, 2 models: a row is 400 KB, so a
  * model's 4.8 MB slab is stored as chunks of 10 conditions and an edge chunk
- * holding conditions 10 and 11 (src/store.c, PB_STORE_CHUNK_BYTES). */
+ * holding conditions 10 and 11 (src/store/store.c, PB_STORE_CHUNK_BYTES). */
 #define D_IMG 100000
 #define D_COND 12
 #define D_MOD 2

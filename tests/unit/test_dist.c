@@ -1,4 +1,4 @@
-/* Work distribution (src/dist.c): hand-worked partitions under the midpoint
+/* Work distribution (src/core/dist.c): hand-worked partitions under the midpoint
  * rule documented in include/pairbound/dist.h, properties of partitions of
  * random costs checked against their definition, and the global cell order.
  * The seed is PB_TEST_SEED (default 20260908) and is always printed. */

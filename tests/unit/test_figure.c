@@ -1,4 +1,4 @@
-/* Report figures (src/figure.c): the data TSV is written verbatim beside the
+/* Report figures (src/core/figure.c): the data TSV is written verbatim beside the
  * PNG, the PNG is a real PNG file, a missing gnuplot leaves a complete report
  * that says the figure was skipped, a gnuplot error names the figure and
  * leaves no PNG or temporary behind, figures sharing one gnuplot fail and
@@ -131,7 +131,7 @@ START_TEST(test_figure_gnuplot_error)
 }
 END_TEST
 
-/* Figures started together share one gnuplot (src/figure.c), which goes on
+/* Figures started together share one gnuplot (src/core/figure.c), which goes on
  * after an error: the failing one in the middle is named with gnuplot's
  * words, the ones before and after it are rendered, and the one after it,
  * as a figure started later in a new gnuplot, is byte for byte the figure

@@ -1,5 +1,5 @@
 /* Unit tests for the exact fragility profile of a finite law
- * (src/fragility_kernel.c, seed 001 Section 3.1, Appendix E, M).
+ * (src/fragility/fragility_kernel.c, seed 001 Section 3.1, Appendix E, M).
  *
  * Expected values come from hand derivations (the two- and three-point laws
  * below, worked in docs/fragility.md), or from an independent solution of the

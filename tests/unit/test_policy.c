@@ -1,4 +1,4 @@
-/* Unit tests for the policy kernel (src/policy_kernel.c).
+/* Unit tests for the policy kernel (src/policy/policy_kernel.c).
  *
  * Expected values come from hand derivations (two worked cells below) or
  * from brute-force enumeration of every within-class bijection (and, for

@@ -1,4 +1,4 @@
-/* Unit tests for the prediction kernel (src/predict_kernel.c).
+/* Unit tests for the prediction kernel (src/predict/predict_kernel.c).
  *
  * Expected values come from an independent implementation written here: the
  * two-feature ridge solved with the explicit 2 x 2 inverse, preprocessing

@@ -1,4 +1,4 @@
-/* Evaluation protocol (src/protocol.c): development thresholds with ties
+/* Evaluation protocol (src/core/protocol.c): development thresholds with ties
  * (seed 000 Appendix F "Acceptance and ties"), tier cut-offs (Section 3.3),
  * the frozen panel (Appendix B.1; a hand-worked case whose SHA-256 keys were
  * computed with coreutils sha256sum, and properties on the paper's shapes),

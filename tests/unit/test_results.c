@@ -1,4 +1,4 @@
-/* The parallel TSV writer (src/results_tsv.c): the file is the header and
+/* The parallel TSV writer (src/core/results_tsv.c): the file is the header and
  * every rank's rows in rank order, byte for byte the file one rank writes,
  * for any split of the rows over the ranks (a rank with none included), any
  * size of collective write and rows handed over in blocks; a write that

@@ -1,4 +1,4 @@
-/* Unit tests for the screening kernels (src/screen_kernel.c).
+/* Unit tests for the screening kernels (src/screen/screen_kernel.c).
  *
  * Expected values come from independent computations written here: a direct
  * O(n^2) pair count for the AUROC, enumeration of every tie order for the

@@ -1,5 +1,5 @@
 /* Unit tests for the protocol-sensitivity and tie-break kernels
- * (src/screen_kernel_extra.c; seed 000 Tables 18 and 22).
+ * (src/screen/screen_kernel_extra.c; seed 000 Tables 18 and 22).
  *
  * Expected values are hand-worked (power means, mid-CDF percentiles with
  * ties), follow from invariance (U_rank under a strictly increasing rescaling

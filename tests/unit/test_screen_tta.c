@@ -1,4 +1,4 @@
-/* Natural-probe scores (src/screen_tta.c): the +0 variant, TTA agreement and
+/* Natural-probe scores (src/screen/screen_kernel_tta.c): the +0 variant, TTA agreement and
  * the greedy development selection, against hand-worked values and an
  * independent greedy search with a coverage computed from its definition. */
 #include <math.h>
@@ -8,7 +8,7 @@
 #include "pairbound/screen.h"
 #include "testlib.h"
 #include "pairbound/resample.h"
-#include "../../src/screen_internal.h"
+#include "../../src/screen/screen_internal.h"
 
 START_TEST(test_u0_agreement_hand)
 {

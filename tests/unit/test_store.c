@@ -1,4 +1,4 @@
-/* Record store (src/store.c) and cell loading (src/cells.c): a store built
+/* Record store (src/store/store.c) and cell loading (src/core/cells.c): a store built
  * from a hand-made pb_meta with known values, read back through arbitrary row
  * subsets and field masks; the temporary-name life cycle; the exact error
  * messages of bad files; metadata validation and counts worked by hand. */

@@ -1,4 +1,4 @@
-/* Synthetic panel (src/config.c, src/synth.c): the paper configuration
+/* Synthetic panel (src/config.c, src/synth/synth.c): the paper configuration
  * against the dimensions stated in seed 000 (Section 3.3, Appendix B.1, F and
  * Table 41, transcribed here), configuration errors with their line numbers,
  * invariants of every generated record of the small configuration, partition

@@ -1,4 +1,4 @@
-/* Small shared helpers (src/util.c): the Philox stream against Random123's
+/* Small shared helpers (src/core/util.c): the Philox stream against Random123's
  * published known-answer vectors and an independent Philox4x32-10 written
  * here from the Random123 paper, half-precision rounding against a table of
  * every positive half value built from its bit patterns, shortest float text,

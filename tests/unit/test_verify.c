@@ -1,4 +1,4 @@
-/* Unit tests of the verification enumerator (src/verify_kernel.c): hand-worked
+/* Unit tests of the verification enumerator (src/verify/verify_kernel.c): hand-worked
  * classes from seed 000 (Section 3.1, Appendix A.6 / Table 5), an independent
  * lexicographic enumeration written here, the class combination against
  * whole-cell Cartesian products, and agreement with the bounds engine. */

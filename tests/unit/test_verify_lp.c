@@ -1,4 +1,4 @@
-/* The exact integer-programming check of verify (src/verify_kernel_lp.c):
+/* The exact integer-programming check of verify (src/verify/verify_kernel_lp.c):
  * against enumeration of every bijection on classes of 2-8 records, then the
  * policy engine (pb_policy_cell) and the bounds engine's I5 H program
  * (pb_bounds_class_h_i5) against it at 20-300 records per side, where only the

@@ -1,4 +1,4 @@
-/* Unit tests for the worlds (src/world_kernel.c, world_factors.c, world_fields.c).
+/* Unit tests for the worlds (src/world/world_kernel.c, world_factors.c, world_fields.c).
  *
  * Expected values come from independent reasoning written here: the covert
  * transfer's exact rationals 1/52, 25/338, 49/338 and a brute-force
@@ -20,7 +20,7 @@
 #include "pairbound/error.h"
 #include "pairbound/util.h"
 #include "pairbound/world.h"
-#include "../../src/world_internal.h"
+#include "../../src/world/world_internal.h"
 #include "testlib.h"
 
 static const char *const levels[3] = {"low", "medium", "high"};

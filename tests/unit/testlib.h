@@ -49,7 +49,7 @@ static inline int pb_test_exists(const char *path)
   return stat(path, &sb) == 0;
 }
 
-/* How many temporaries of PATH exist (PATH.tmp.XXXXXX, src/output.c). */
+/* How many temporaries of PATH exist (PATH.tmp.XXXXXX, src/core/output.c). */
 static inline int pb_test_temps(const char *path)
 {
   char pat[600];

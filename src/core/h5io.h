@@ -27,7 +27,7 @@ char **pb_h5_read_strings(hid_t loc, const char *name, int32_t *count);
 int pb_h5_close_file(hid_t file, const char *path, int discard);
 /* Whether some file could not be closed: HDF5 1.10 then crashes when it
  * terminates (H5F__close_cb), so the process must exit without terminating
- * HDF5 and MPI (src/main.c). */
+ * HDF5 and MPI (src/cli/main.c). */
 int pb_h5_unclosed(void);
 /* A collective write (or early allocation) of file @p loc failed on this
  * rank.  With more than one rank the others may be waiting in that same

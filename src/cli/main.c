@@ -13,7 +13,7 @@
 #include <mpi.h>
 
 #include "cli.h"
-#include "h5io.h"
+#include "core/h5io.h"
 
 /* Most of a stage's memory is touched once: the store's arrays, HDF5's chunk
  * buffers, the output text.  With 4 KiB pages every first touch is a page

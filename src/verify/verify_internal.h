@@ -62,7 +62,7 @@ enum pb_verify_field {
   PB_VF_N
 };
 
-/* Memo of the class-level policy checks (src/verify_memo.c): one table per
+/* Memo of the class-level policy checks (src/verify/verify_stage_memo.c): one table per
  * thread, keyed by a class's canonical form. */
 #define PB_VERIFY_MEMO_KEY (1 + 4 * PB_VERIFY_MAX_N)
 struct pb_verify_memo;

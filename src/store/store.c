@@ -20,7 +20,7 @@
 #include "pairbound/error.h"
 #include "pairbound/output.h"
 #include "pairbound/store.h"
-#include "h5io.h"
+#include "core/h5io.h"
 #include "store_internal.h"
 
 struct pb_store {
@@ -914,7 +914,7 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
 {
   memset(out, 0, sizeof *out);
   if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
-  /* under `pairbound run`, rows an earlier instance of the stage read (src/store_memo.c); every rank
+  /* under `pairbound run`, rows an earlier instance of the stage read (src/store/store_memo.c); every rank
    * reads when one misses, as the reads may be collective */
   const int memo = pb_store_memo_on() && !st->writable && !(fields & PB_FIELD_UNCHECKED);
   int hit = memo && n_rows > 0 ? pb_store_memo_find(st->path, st->comm, src, fields, n_rows, rows) : -1;

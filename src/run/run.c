@@ -593,7 +593,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   pb_stage_protocol_memo(1); /* every stage opens the one store: its protocol is computed once */
   for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
     struct pb_checkpoint_key key = {cfg->stages[i], facts.build, digest, settings};
-    /* consecutive instances of one kind share the rows they read (src/store_memo.c); a new kind starts afresh */
+    /* consecutive instances of one kind share the rows they read (src/store/store_memo.c); a new kind starts afresh */
     if (i == 0 || pb_run__kind(cfg->stages[i]) != pb_run__kind(cfg->stages[i - 1])) pb_store_rows_memo(1);
     status = pb_run__stage(cfg, i, &key, prov, comm, &facts, &dg);
   }

@@ -1,7 +1,7 @@
 /* Enumeration kernel of `pairbound verify`: every within-class bijection,
  * classified by its five-state counts, and the exact combination of classes
  * (seed 000 Appendix A.10, B.3, C.1).  Deliberately independent of
- * src/bounds_kernel.c and src/bounds_kernel_i5.c: no closed forms, no dynamic program over
+ * src/bounds/bounds_kernel.c and src/bounds/bounds_kernel_i5.c: no closed forms, no dynamic program over
  * wrong labels, no Dinkelbach iteration. */
 #include "config.h"
 

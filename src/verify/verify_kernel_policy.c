@@ -4,10 +4,10 @@
  * intervals, Corollary 1 (attainable (L_j)_j vectors at Ik and I5), the exact
  * combination of classes and a whole-cell Cartesian brute force.
  *
- * Independent of src/policy_kernel.c: no closed forms, no prefix sums over
+ * Independent of src/policy/policy_kernel.c: no closed forms, no prefix sums over
  * sorted record values, no dynamic program over wrong labels, no counting of
  * bijections by formula.  Every number here comes from the bijections that
- * src/verify_kernel.c enumerated, through the tally of their partner sets pi(A):
+ * src/verify/verify_kernel.c enumerated, through the tally of their partner sets pi(A):
  * the events of Eq. 10 are h_j(pi) = |pi(A) ∩ W_j|, l_j(pi) = |pi(A) ∩ R_j|
  * (the definition summed over i in A), so every count of a bijection is a
  * function of its partner set and the tally loses nothing. */

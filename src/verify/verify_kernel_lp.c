@@ -14,7 +14,7 @@
  * and the same-label wrong pairs to the observed s (these two counts fix all
  * five states).  So each endpoint is an integer program with two side
  * constraints on a transportation polytope, solved here without the label DP
- * of the engines (src/bounds_kernel_i5.c, src/policy_kernel.c). */
+ * of the engines (src/bounds/bounds_kernel_i5.c, src/policy/policy_kernel.c). */
 #include "config.h"
 
 #include <glpk.h>

@@ -24,7 +24,7 @@
 #include "pairbound/timer.h"
 #include "pairbound/util.h"
 #include "pairbound/verify.h"
-#include "bounds_stage_internal.h"
+#include "bounds/bounds_stage_internal.h"
 #include "verify_internal.h"
 
 const char *const pb_verify_target_names[PB_VERIFY_NTARGETS] = {"H", "L", "dMk"};
@@ -699,7 +699,7 @@ static void pb_verify__memo_io(struct pb_verify__scratch *sc, const struct pb_ve
 }
 
 /* Class level of the policy verification, on the class's canonical form
- * (src/verify_memo.c): its policy counts into the cell's accumulator, its
+ * (src/verify/verify_stage_memo.c): its policy counts into the cell's accumulator, its
  * structure, and the class alone against the policy engine; or, for a key
  * this thread has checked and passed, the stored outcome.  @p y names the
  * class in messages. */

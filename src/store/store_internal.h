@@ -1,4 +1,4 @@
-/* Between src/store.c and src/store_memo.c: the rows memo of `pairbound run`. */
+/* Between src/store/store.c and src/store/store_memo.c: the rows memo of `pairbound run`. */
 #ifndef PB_STORE_INTERNAL_H
 #define PB_STORE_INTERNAL_H
 
