@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/table.h"
+
 struct pb_results;
 
 /**
@@ -74,39 +76,10 @@ void pb_tsv_abort(struct pb_tsv *t);
 /** For tests: the most bytes one collective write call carries (default 32 MiB; out of range: the default). */
 void pb_tsv_set_chunk(int64_t bytes);
 
-/* Growable text buffer for building TSV rows. */
-struct pb_text {
-  char *buf;
-  size_t len, cap;
-};
-void pb_text_printf(struct pb_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Append @p n bytes of @p s (a copy, no format scan: joining blocks of rows). */
-void pb_text_append(struct pb_text *t, const char *s, size_t n);
-void pb_text_double(struct pb_text *t, double x);  /* tab + shortest round-trip text or nan */
-/* pb_text_double through a per-thread memo of recent values: the same text,
- * faster where rows repeat few distinct values (counts over N) and the
- * shortest round-trip formatting would dominate the output cost. */
-void pb_text_num(struct pb_text *t, double x);
-/* pb_text_printf(t, "\t%lld", v), faster. */
-void pb_text_int(struct pb_text *t, long long v);
-void pb_text_free(struct pb_text *t);
-
-/* A report table built as TSV and markdown side by side: rows start with
- * pb_table_str(t, s, 1), continue with cells, end with pb_table_end_row(). */
-struct pb_table {
-  struct pb_text tsv, md;
-};
-/** Title, note and header; @p md_cols (NULL = @p cols) when markdown shows other columns. */
-void pb_table_begin(struct pb_table *t, const char *title, const char *note, const char *cols, const char *md_cols);
-void pb_table_str(struct pb_table *t, const char *s, int first);
-void pb_table_int(struct pb_table *t, int64_t v);
-/* TSV: full precision; markdown: digits decimals (negative: -digits decimals with a sign) */
-void pb_table_num(struct pb_table *t, double x, int digits);
-void pb_table_end_row(struct pb_table *t);
-/** Write @p len bytes of @p text as report/NAME (temporary name, then rename); rank 0 only. */
 struct pb_figure_job;
 /** Take over a figure job that is still rendering: the commit (or close) waits for it (pb_figure_write). */
 void pb_results_defer_figure(struct pb_results *res, struct pb_figure_job *job);
+/** Write @p len bytes of @p text as report/NAME (temporary name, then rename); rank 0 only. */
 int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len);
 /** Write the TSV as report/NAME, append the markdown to @p md, reset the table. */
 int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md);

@@ -239,25 +239,51 @@ static void pb_srep__auroc(struct pb_srep *R)
   }
 }
 
+/* A row of the per-budget tables: its source, tier and budget. */
+struct pb_srep__at {
+  const struct pb_srep *R;
+  int32_t s;
+  int tier, b;
+  char q[16];
+};
+
+enum { PB_SREP__SOURCE = -1, PB_SREP__TIER = -2, PB_SREP__Q = -3 };
+
+/* Key columns (source, tier, q) by name; any other column is the mean of its
+ * score (slot) at the row's budget. */
+static union pb_cell pb_srep__coverage_cell(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_srep__at *a = ctx;
+  switch (c->slot) {
+  case PB_SREP__SOURCE: return (union pb_cell){.s = a->R->meta->sources[a->s].name};
+  case PB_SREP__TIER: return (union pb_cell){.s = pb_tier_name(a->tier)};
+  case PB_SREP__Q: return (union pb_cell){.s = a->q};
+  default: return (union pb_cell){.x = pb_srep__mean(a->R, a->s, a->tier, c->slot, 3 + a->b)};
+  }
+}
+
 /* Table 18: coverage levels at every budget. */
 static void pb_srep__coverage(struct pb_srep *R)
 {
-  pb_table_begin(&R->t, "Failure coverage at budget q (seed Table 18)",
-                  "Share of a cell's failures among the top-q fraction of clean-correct images, k = max(1, round(q n)), "
-                  "ties at the cutoff prorated (expected coverage under random tie-breaking); random is one seeded "
-                  "draw per cell.",
-                  "source\ttier\tq\tS\tU\tdelta\tret\tmargin\tentropy\tclass_delta\tg_SU\tA3\trandom", NULL);
-  static const int32_t cols[] = {PB_SR_S, PB_SR_U, PB_SR_DELTA, PB_SR_RET, PB_SR_MARGIN, PB_SR_ENTROPY,
-                                 PB_SR_CLASS_DELTA, PB_SR_G_SU, PB_SR_A3, PB_SR_RANDOM};
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .slot = PB_SREP__SOURCE},   {"tier", PB_COL_STR, .slot = PB_SREP__TIER},
+    {"q", PB_COL_STR, .slot = PB_SREP__Q},             {"S", PB_COL_NUM, 3, .slot = PB_SR_S},
+    {"U", PB_COL_NUM, 3, .slot = PB_SR_U},             {"delta", PB_COL_NUM, 3, .slot = PB_SR_DELTA},
+    {"ret", PB_COL_NUM, 3, .slot = PB_SR_RET},         {"margin", PB_COL_NUM, 3, .slot = PB_SR_MARGIN},
+    {"entropy", PB_COL_NUM, 3, .slot = PB_SR_ENTROPY}, {"class_delta", PB_COL_NUM, 3, .slot = PB_SR_CLASS_DELTA},
+    {"g_SU", PB_COL_NUM, 3, .slot = PB_SR_G_SU},       {"A3", PB_COL_NUM, 3, .slot = PB_SR_A3},
+    {"random", PB_COL_NUM, 3, .slot = PB_SR_RANDOM},   {NULL}};
+  static const struct pb_table_spec spec = {
+    "Failure coverage at budget q (seed Table 18)",
+    "Share of a cell's failures among the top-q fraction of clean-correct images, k = max(1, round(q n)), ties at "
+    "the cutoff prorated (expected coverage under random tie-breaking); random is one seeded draw per cell.",
+    cols};
+  pb_table_open(&R->t, &spec);
   FOR_GROUPS(R, s, tier)
   for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
-    char q[16];
-    snprintf(q, sizeof q, "%.1f", pb_screen_budget_pct[b] / 100.0);
-    pb_table_str(&R->t, R->meta->sources[s].name, 1);
-    pb_table_str(&R->t, pb_tier_name(tier), 0);
-    pb_table_str(&R->t, q, 0);
-    for (size_t j = 0; j < sizeof cols / sizeof cols[0]; j++) pb_table_num(&R->t, pb_srep__mean(R, s, tier, cols[j], 3 + b), 3);
-    pb_table_end_row(&R->t);
+    struct pb_srep__at at = {R, s, tier, b, ""};
+    snprintf(at.q, sizeof at.q, "%.1f", pb_screen_budget_pct[b] / 100.0);
+    pb_table_row(&R->t, &spec, pb_srep__coverage_cell, &at);
   }
 }
 

@@ -1,0 +1,78 @@
+/* Report tables, described once.  A table is its title, its note and an
+ * array of columns, each with its TSV name, its markdown name, its format
+ * and the slot its value comes from; one function prints a whole row by
+ * asking the report's getter for each column's slot, so a column's name and
+ * its value cannot drift apart.  The TSV (every digit: the shortest text
+ * that reads back exactly) and the markdown (rounded for reading) are built
+ * side by side from that one description.
+ *
+ *   enum { COL_SOURCE, COL_TIER, COL_AUROC };
+ *   static const struct pb_column cols[] = {
+ *     {"source", PB_COL_STR, .slot = COL_SOURCE},
+ *     {"tier", PB_COL_STR, .slot = COL_TIER},
+ *     {"auroc_U", PB_COL_NUM, 3, .slot = COL_AUROC, .arg = SCORE_U, .md = "AUROC U"},
+ *     {NULL}};
+ *   static const struct pb_table_spec spec = {"Title (seed Table 16)", "What a row is.", cols};
+ *   static union pb_cell get(const void *ctx, const struct pb_column *c) { ... switch (c->slot) ... }
+ *
+ *   pb_table_open(&t, &spec);
+ *   for (each row) pb_table_row(&t, &spec, get, &row_context);
+ *   pb_table_flush(&t, res, "screen_auroc.tsv", md);     (pairbound/results.h)
+ *
+ * Pure: no MPI, no I/O. */
+#ifndef PAIRBOUND_TABLE_H
+#define PAIRBOUND_TABLE_H
+
+#include <stdint.h>
+
+#include "pairbound/text.h"
+
+enum pb_col_fmt {
+  PB_COL_STR, /* text as given */
+  PB_COL_INT, /* an integer */
+  PB_COL_NUM  /* a double: TSV every digit ("nan"); markdown .digits decimals ("n/a"), negative: -digits with a sign */
+};
+
+struct pb_column {
+  const char *name;     /* TSV header; NULL ends the columns */
+  enum pb_col_fmt fmt;
+  int digits;           /* PB_COL_NUM: markdown decimals (negative: that many, signed) */
+  int slot, arg;        /* what the table's getter returns for this column (the report's own enums) */
+  const char *md;       /* markdown header when it differs from name, else NULL */
+};
+
+struct pb_table_spec {
+  const char *title, *note;
+  const struct pb_column *cols;
+};
+
+union pb_cell {
+  const char *s;
+  int64_t i;
+  double x;
+};
+
+/* The value of column @p c in the row described by @p ctx (its member as c->fmt says). */
+typedef union pb_cell (*pb_table_get_fn)(const void *ctx, const struct pb_column *c);
+
+/* A table's TSV and markdown text as they are built. */
+struct pb_table {
+  struct pb_text tsv, md;
+};
+
+/** Title, note and the header row of @p spec (TSV names; markdown names). */
+void pb_table_open(struct pb_table *t, const struct pb_table_spec *spec);
+/** One row: every column of @p spec, its value from @p get(@p ctx, column). */
+void pb_table_row(struct pb_table *t, const struct pb_table_spec *spec, pb_table_get_fn get, const void *ctx);
+/** Number of columns of @p spec. */
+int pb_table_n_cols(const struct pb_table_spec *spec);
+
+/* Positional form, being replaced by the description above: header strings
+ * and values supplied in the same order by hand. */
+void pb_table_begin(struct pb_table *t, const char *title, const char *note, const char *cols, const char *md_cols);
+void pb_table_str(struct pb_table *t, const char *s, int first);
+void pb_table_int(struct pb_table *t, int64_t v);
+void pb_table_num(struct pb_table *t, double x, int digits);
+void pb_table_end_row(struct pb_table *t);
+
+#endif /* PAIRBOUND_TABLE_H */
