@@ -1,12 +1,13 @@
-/* Status codes, error messages and rank-prefixed logging. */
+/* Status codes, error messages and rank-prefixed logging: the pure part,
+ * which kernels use (no MPI; they return a status and never end the job).
+ * Agreeing on a status across ranks and ending the job are in
+ * pairbound/error_mpi.h. */
 #ifndef PAIRBOUND_ERROR_H
 #define PAIRBOUND_ERROR_H
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include <mpi.h>
 
 #define PB_OK 0
 #define PB_FAIL (-1)
@@ -45,16 +46,6 @@ int pb_first_error_any(const struct pb_first_error *e);
 /** PB_OK, or PB_FAIL with the first failure's message set on the calling thread. */
 int pb_first_error_status(const struct pb_first_error *e);
 
-/**
- * Agree on a status before the next collective step (collective on @p comm):
- * PB_FAIL on every rank when any rank passed PB_FAIL; a rank that did not fail
- * gets the lowest failing rank's message as "rank R: ...", a failing rank keeps
- * its own (a check that fails alike on every rank reads the same), so a
- * rank's local error ends the collective work of all ranks instead of leaving
- * them waiting in a call it no longer makes.
- */
-int pb_error_agree(MPI_Comm comm, int status);
-
 /* Rank and verbosity used by the logging helpers. */
 void pb_log_init(int rank, int verbosity);
 int pb_log_rank(void);
@@ -62,14 +53,6 @@ int pb_log_verbosity(void);
 
 void pb_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pb_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Fatal internal error: print rank, file, function, line and abort every rank. */
-void pb_abort(const char *file, const char *func, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5), noreturn));
-#define PB_ERROR(...) do { pb_abort(__FILE__, __func__, __LINE__, __VA_ARGS__); } while (0)
-
-/* Install a GSL error handler that reports through PB_ERROR. */
-void pb_error_install_gsl_handler(void);
 
 /* Allocation helpers that abort the job when memory is exhausted. */
 void *pb_malloc(size_t n);

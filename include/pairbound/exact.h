@@ -110,7 +110,7 @@ struct pb_exact_nn {
  * Euclidean distance; distance ties go to the lower row index.
  * @param x row-major [n][d] encoded features
  */
-void pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, struct pb_exact_nn *out);
+int pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, struct pb_exact_nn *out);
 
 /* ---- A.1: L2-regularised logistic regression, Newton / IRLS. */
 /**

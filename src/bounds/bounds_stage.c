@@ -14,6 +14,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
 #include "pairbound/identify.h"

@@ -14,6 +14,7 @@
 #include "pairbound/calibration.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/stage.h"
 #include "bounds_stage_internal.h"
 

@@ -10,6 +10,7 @@
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/stage.h"
 #include "bounds_stage_internal.h"
 

@@ -19,6 +19,7 @@
 #include "pairbound/checkpoint.h"
 #include "pairbound/signals.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/exact.h"
 #include "pairbound/fragility.h"
 #include "pairbound/identify.h"

@@ -32,6 +32,7 @@
 #include "pairbound/checkpoint.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/results.h"
 #include "pairbound/signals.h"
 #include "pairbound/util.h"

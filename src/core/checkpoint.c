@@ -29,6 +29,7 @@
 
 #include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"
 

@@ -8,6 +8,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 
 static _Thread_local char pb__errbuf[PB_ERROR_MAX];
 static int pb__rank = 0;

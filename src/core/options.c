@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/options.h"
 #include "pairbound/parse.h"
 #include "pairbound/util.h"

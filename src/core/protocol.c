@@ -12,6 +12,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/util.h"
 
 const double pb_protocol_q[PB_PROTOCOL_N_Q] = {0.6, 0.7, 0.8, 0.9, 1.0};

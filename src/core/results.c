@@ -17,6 +17,7 @@
 
 #include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"

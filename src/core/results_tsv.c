@@ -24,6 +24,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/util.h"

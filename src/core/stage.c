@@ -7,6 +7,7 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/timer.h"
 
 void pb_timer_start(struct pb_timer *t, const char *stage)

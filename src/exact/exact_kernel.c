@@ -290,11 +290,14 @@ static int pb_exact__knn_vote(int64_t ntrain, int d, const double *x, const int 
  * R* >= (1 - sqrt(1 - 2 R_1NN)) / 2; Devroye's (1981) refinement for odd k,
  * in the form R_kNN <= R* (1 + sqrt(2 / k)) (our choice of its constant,
  * docs/exact.md).  Both also give R* <= R_NN. */
-void pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, struct pb_exact_nn *out)
+int pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, struct pb_exact_nn *out)
 {
   int64_t ntrain = n / 2, ntest = n - ntrain;
   int64_t e1 = 0, ek = 0;
-  if (k < 1 || k > 63 || k % 2 == 0) PB_ERROR("nearest-neighbour estimator: k = %d must be odd and below 64", k);
+  if (k < 1 || k > 63 || k % 2 == 0) {
+    pb_error_set("nearest-neighbour estimator: k = %d must be odd and below 64", k);
+    return PB_FAIL;
+  }
 #pragma omp parallel for schedule(static) reduction(+ : e1, ek)
   for (int64_t i = ntrain; i < n; i++) {
     double bd[64];
@@ -310,6 +313,7 @@ void pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k
   out->ch_upper = out->err_1nn;
   out->dv_lower = out->err_knn / (1.0 + sqrt(2.0 / k));
   out->dv_upper = out->err_knn;
+  return PB_OK;
 }
 
 /* ---- A.1 logistic regression */

@@ -788,8 +788,8 @@ static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct p
     int *y = pb_malloc(sizeof(int) * (size_t)n);
     pb_world_draw_range(w, 2032 + (uint64_t)sd, PB_EXACT_STREAM_KNN, 0, n, x, y, NULL);
     for (int64_t i = 0; i < n; i++) pb_exact__encode(w, all, x + i * na, f + i * d);
-    struct pb_exact_nn e;
-    pb_exact_nn_estimate(n, d, f, y, PB_EXACT_KNN_K, &e);
+    struct pb_exact_nn e = {NAN, NAN, NAN, NAN, NAN, NAN};
+    pb_exact_nn_estimate(n, d, f, y, PB_EXACT_KNN_K, &e); /* k is PB_EXACT_KNN_K, odd and below 64: no failure */
     double *o = buf + item * 6;
     o[0] = e.err_1nn, o[1] = e.err_knn, o[2] = e.ch_lower, o[3] = e.ch_upper, o[4] = e.dv_lower, o[5] = e.dv_upper;
     free(x);

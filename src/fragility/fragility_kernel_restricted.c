@@ -194,14 +194,16 @@ static int pb_fragility__bin_law(const struct pb_fragility__tally *t, int32_t b,
 }
 
 /* r of group g under the law's optimiser (weights per distinct atom); 1 for
- * groups without rate data, which the reweighting cannot address. */
+ * groups without rate data, which the reweighting cannot address.  The law
+ * is built from these rates, so every rate is one of its atoms (NaN, which
+ * drops the bin below, would mark a broken invariant). */
 static double pb_fragility__group_weight(const struct pb_fragility_law *law, const double *r, double eta)
 {
   if (isnan(eta)) return 1;
   double z = eta - law->mean;
   for (int32_t i = 0; i < law->n; i++)
     if (law->z[i] == z) return r[i];
-  PB_ERROR("fragility: group rate %.17g is not an atom of its law", eta);
+  return NAN;
 }
 
 /* ------------------------------------------------------------ held-out drift */

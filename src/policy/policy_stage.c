@@ -18,6 +18,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
 #include "pairbound/policy.h"

@@ -15,6 +15,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/options.h"
 #include "pairbound/predict.h"

@@ -19,6 +19,7 @@
 #include "pairbound/checkpoint.h"
 #include "pairbound/results.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/stage.h"
 #include "pairbound/exact.h"
 #include "pairbound/fragility.h"

@@ -15,6 +15,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/agg.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/util.h"
 #include "screen_internal.h"

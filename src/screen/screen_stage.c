@@ -20,6 +20,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
 #include "pairbound/resample.h"

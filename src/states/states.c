@@ -6,6 +6,7 @@
 
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/results.h"
 #include "pairbound/stage.h"
 #include "pairbound/states.h"

@@ -18,6 +18,7 @@
 
 #include "pairbound/checksum.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/store.h"
 #include "core/h5io.h"

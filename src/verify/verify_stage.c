@@ -18,6 +18,7 @@
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/exact.h"
 
 #define TOL 1e-12

@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"

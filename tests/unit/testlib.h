@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
 #include "testrng.h"
 
 /* A fresh scratch directory per test program, one for all its ranks (made by
