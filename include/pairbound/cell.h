@@ -41,4 +41,15 @@ const char *pb_cell_view_name(const struct pb_cell_view *v, char *buf, size_t le
 /** Kernel error: pb_error_set("CELL NAME[, class Y]: MESSAGE"); y < 0 omits the class.  Returns -1. */
 int pb_cell_error(const struct pb_cell_view *v, int32_t y, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* One cell, evaluation images only, in store image order (image i pairs with image i). */
+struct pb_cell_data {
+  struct pb_cell_ref ref;
+  int64_t index;                 /* global cell index */
+  int32_t n;                     /* evaluation images */
+  const int32_t *label;          /* [n] true labels */
+  const int32_t *pred0, *pred1;  /* clean / perturbed predicted labels */
+  const float *s0, *s1;          /* max probabilities (NULL unless loaded) */
+  const float *m0, *m1;          /* true-class probabilities (NULL unless loaded) */
+};
+
 #endif /* PAIRBOUND_CELL_H */

@@ -10,17 +10,6 @@
 #include "pairbound/dist.h"
 #include "pairbound/store.h"
 
-/* One cell, evaluation images only, in store image order (image i pairs with image i). */
-struct pb_cell_data {
-  struct pb_cell_ref ref;
-  int64_t index;                 /* global cell index */
-  int32_t n;                     /* evaluation images */
-  const int32_t *label;          /* [n] true labels */
-  const int32_t *pred0, *pred1;  /* clean / perturbed predicted labels */
-  const float *s0, *s1;          /* max probabilities (NULL unless loaded) */
-  const float *m0, *m1;          /* true-class probabilities (NULL unless loaded) */
-};
-
 struct pb_cell_block {
   int64_t first, n_cells;
   struct pb_cell_data *cells;

@@ -11,8 +11,6 @@
 
 #include <stdint.h>
 
-#include <mpi.h>
-
 #include "pairbound/options.h"
 
 /* A.2: only q is clipped, to [PB_EXACT_CLIP, 1 - PB_EXACT_CLIP]. */
@@ -131,24 +129,15 @@ struct pb_exact_options {
   int64_t sizes[PB_EXACT_MAX_SIZES];          /* empirical-MC and kNN sample sizes */
   /* worlds: every world x level, cases [first, first + n_cases) of (seed, stream 0), each predictor */
   char *worlds, *levels, *predictors;         /* comma-separated lists (owned) */
-  int have_worlds;                            /* worlds given: an [exact] section joins `pairbound run` */
   uint64_t seed, first;
   int64_t n_cases;
 };
 /* The options of `pairbound exact` and of a run configuration's [exact]
  * section (include/pairbound/options.h). */
 extern const struct pb_option pb_exact_option_table[];
-/** Defaults: the seed's sizes, 1,000,000 reference inputs, 2,000 calibration inputs, 10 resamples, lambda 1;
- *  worlds covert,credit,review at low,medium,high, predictors pstar,prior,logistic:n=1000, seed 2032,
- *  cases 1000..1499 (A.5). */
-void pb_exact_options_default(struct pb_exact_options *o);
-void pb_exact_options_free(struct pb_exact_options *o);
-/** `exact score` (collective): score the forecasts @p predictions (a file or a built-in predictor name) for the
- *  CASES file @p cases into @p outdir. */
-int pb_exact_score_run(const char *cases, const char *predictions, const char *outdir,
-                       const struct pb_exact_options *o, MPI_Comm comm, const char *provenance);
-/** `exact worlds` (collective): score every predictor in every world x level into @p outdir. */
-int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MPI_Comm comm, const char *provenance);
+/* Defaults (the table's): the seed's sizes, 1,000,000 reference inputs, 2,000 calibration inputs, 10
+ * resamples, lambda 1; worlds covert,credit,review at low,medium,high, predictors pstar,prior,logistic:n=1000,
+ * seed 2032, cases 1000..1499 (A.5).  The stage is pb_exact_stage (pairbound/registry.h). */
 
 #define PB_EXACT_HELP \
   "Score positive-class probability forecasts against exact class probabilities (seed 002; docs/exact.md,\n" \

@@ -13,7 +13,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <mpi.h>
 
 #include "pairbound/cell.h"
 #include "pairbound/options.h"
@@ -196,19 +195,7 @@ struct pb_fragility_stage_options {
   int from_config;             /* set by a run configuration: messages name its [fragility] keys, not options */
 };
 extern const struct pb_option pb_fragility_option_table[];
-void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o);
-/** Release what the options hold (the table's strings and the radii). */
-void pb_fragility_stage_options_free(struct pb_fragility_stage_options *o);
 
-/**
- * `pairbound fragility STORE -o OUTDIR`: per model and source both arms of the
- * restricted profile, and the drift split of every model x perturbed
- * condition cell.  Writes OUTDIR/results.h5 (/fragility, /timings/fragility),
- * report/fragility.tsv, fragility_drift.tsv, fragility.md and its figures
- * (collective).
- */
-int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
-                     const struct pb_fragility_stage_options *opt, const char *provenance);
 
 /* ------------------------------------------------------------ law files */
 

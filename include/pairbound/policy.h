@@ -73,11 +73,9 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
  */
 int pb_policy_argmin(const double *v, const double *q, int32_t n);
 
-/* ---- the `pairbound policy` stage --------------------------------------- */
+/* ---- the options of the `pairbound policy` stage (pb_policy_stage, pairbound/registry.h) */
 
-#include <mpi.h>
-
-#include "pairbound/protocol.h"
+#include "pairbound/options.h"
 
 #define PB_POLICY_PRIMARY_LAMBDA 0.5
 
@@ -93,11 +91,5 @@ struct pb_policy_options {
 
 /** Options of `pairbound policy` and [policy] (include/pairbound/options.h). */
 extern const struct pb_option pb_policy_option_table[];
-void pb_policy_options_default(struct pb_policy_options *opt);
-
-/** Run the stage on STORE, writing OUTDIR (collective). */
-int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
-                  const struct pb_protocol_options *popt, const struct pb_policy_options *opt,
-                  const char *provenance);
 
 #endif /* PAIRBOUND_POLICY_H */

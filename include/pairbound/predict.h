@@ -5,7 +5,6 @@
 #define PAIRBOUND_PREDICT_H
 
 #include <stdint.h>
-#include <mpi.h>
 
 #include "pairbound/bounds.h"
 #include "pairbound/options.h"
@@ -188,10 +187,6 @@ struct pb_predict_options {
 
 /** Options of `pairbound predict` and [predict] (include/pairbound/options.h). */
 extern const struct pb_option pb_predict_option_table[];
-void pb_predict_options_default(struct pb_predict_options *opt);
 
-/** Run the stage on STORE into OUTDIR (collective); docs/predict.md. */
-int pb_predict_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
-                   const struct pb_predict_options *opt, const char *provenance);
 
 #endif /* PAIRBOUND_PREDICT_H */

@@ -6,19 +6,11 @@
 #include <stdio.h>
 #include <mpi.h>
 
-#include "pairbound/exact.h"
-#include "pairbound/fragility.h"
-#include "pairbound/identify.h"
-#include "pairbound/policy.h"
-#include "pairbound/predict.h"
 #include "pairbound/protocol.h"
-#include "pairbound/screen.h"
-#include "pairbound/verify.h"
 
 #define PB_RUN_MAX_STAGES 16
 #define PB_RUN_MAX_INSTANCES 8
-
-struct pb_run_config;
+#define PB_RUN_MAX_KINDS 16     /* stages in the registry (pairbound/registry.h) */
 
 /* A named further instance of a stage: `stages = ..., screen.dev` runs the
  * screen stage a second time with the options of section [screen.dev]
@@ -27,35 +19,18 @@ struct pb_run_config;
 struct pb_run_instance {
   char *name;                   /* KIND.NAME, KIND a stage */
   int seen_in_stages;           /* listed in [run] stages */
-  struct pb_run_config *opts;   /* its options, at the place of its kind's member */
+  void *opts;                   /* its options (its kind's options struct) */
 };
-
-/* Offsets added to the run seed for each stage's seed (docs/run.md): the
- * streams of different stages are then keyed by different seeds, and the
- * default run seed 20260908 gives every stage its standalone default. */
-#define PB_RUN_SEED_BOUNDS 0   /* bounds --seed (20260908) */
-#define PB_RUN_SEED_VERIFY 3   /* verify --sample-seed (20260911) */
-#define PB_RUN_SEED_SCREEN 4   /* screen --seed (20260912) */
-#define PB_RUN_SEED_PREDICT 5  /* predict --seed (20260913) */
-#define PB_RUN_SEED_FRAGILITY 6 /* fragility --seed (20260914) */
-/* exact --seed (2032, the seed paper's first seed; C.3): added modulo 2^64 */
-#define PB_RUN_SEED_EXACT (-20258876)
 
 struct pb_run_config {
   char *synth;          /* NULL: use an existing store; "paper", "small" or a synth INI path */
   char *store, *output;
   int32_t n_stages;
   char *stages[PB_RUN_MAX_STAGES];
-  uint64_t seed;        /* [run] seed: every stage's seed unless its section sets one */
+  uint64_t seed;        /* [run] seed: every stage's seed (plus its offset) unless its section sets one */
   int64_t group_draws, class_draws;
   struct pb_protocol_options protocol;
-  struct pb_identify_options bounds;
-  struct pb_verify_options verify;
-  struct pb_policy_options policy;
-  struct pb_screen_options screen;
-  struct pb_predict_options predict;
-  struct pb_fragility_stage_options fragility;
-  struct pb_exact_options exact;  /* [exact]: naming worlds there joins the exact stage to the pipeline */
+  void *opts[PB_RUN_MAX_KINDS]; /* [STAGE] sections: the options of pb_stages[k] */
   int32_t n_instances;  /* further named instances of stages (KIND.NAME) */
   struct pb_run_instance instances[PB_RUN_MAX_INSTANCES];
   char *text;           /* the configuration itself (provenance) */

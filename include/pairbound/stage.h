@@ -32,9 +32,12 @@ int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
  * pb_stage_open (every rank agrees on a reuse).
  */
 void pb_stage_protocol_memo(int on);
-/** The protocol verb: pb_stage_open and commit, its phases timed (/timings/protocol). */
-int pb_stage_protocol_run(const char *store_path, const char *outdir, MPI_Comm comm,
-                          const struct pb_protocol_options *popt, const char *provenance);
+/** pb_stage_open timing its phases (open, compute, write) in @p tm when not NULL: the protocol stage, whose
+ * whole work this is. */
+struct pb_timer;
+int pb_stage_open_timed(const char *store_path, const char *outdir, MPI_Comm comm,
+                        const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage,
+                        struct pb_timer *tm);
 /**
  * Every rank's records (rec_len doubles per item, this rank's n_local items
  * in order, n_total over all ranks) joined in global order, on rank 0 only

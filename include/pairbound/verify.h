@@ -11,7 +11,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <mpi.h>
 
 #include "pairbound/protocol.h"
 
@@ -308,15 +307,6 @@ struct pb_verify_options {
 
 /** Options of `pairbound verify` and [verify] (include/pairbound/options.h). */
 extern const struct pb_option pb_verify_option_table[];
-void pb_verify_options_default(struct pb_verify_options *opt);
 
-/**
- * Run `pairbound verify` on STORE, writing OUTDIR (collective).  Outputs are
- * written and committed even when a check fails; the return value is then
- * PB_FAIL with pb_error_message() naming the first failing cell and class.
- */
-int pb_verify_run(const char *store_path, const char *outdir, MPI_Comm comm,
-                  const struct pb_protocol_options *popt, const struct pb_verify_options *opt,
-                  const char *provenance);
 
 #endif /* PAIRBOUND_VERIFY_H */

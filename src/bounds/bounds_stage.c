@@ -14,6 +14,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
+#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
@@ -209,12 +210,6 @@ const struct pb_option pb_identify_option_table[] = {
            "seed + 0, docs/run.md)"},
   {.name = NULL}};
 #undef PB_O
-
-void pb_identify_options_default(struct pb_identify_options *opt)
-{
-  memset(opt, 0, sizeof *opt);
-  pb_options_defaults(pb_identify_option_table, opt);
-}
 
 double pb_identify_variance_ratio(const double *x, const double *y, int32_t n)
 {
@@ -653,10 +648,13 @@ static int pb_identify__write_cells(struct pb_stage *st, const double *recs)
   return status;
 }
 
-int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
-                    const struct pb_protocol_options *popt, const struct pb_identify_options *opt,
-                    const char *provenance)
+/* `pairbound bounds` (the registry's run). */
+static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *opts)
 {
+  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
+  const struct pb_protocol_options *popt = call->protocol;
+  const struct pb_identify_options *opt = opts;
+  MPI_Comm comm = call->comm;
   struct pb_stage st;
   struct pb_timer tm;
   pb_timer_start(&tm, "bounds");
@@ -692,3 +690,24 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   free(recs);
   return pb_stage_close(&st, status);
 }
+
+static const struct pb_stage_inherit pb_bounds__inherits[] = {
+  {"seed", "run.seed", 0}, {"group_draws", "run.group_draws", 0}, {NULL, NULL, 0}};
+
+const struct pb_stage_desc pb_bounds_stage = {
+  .name = "bounds",
+  .help = "Sharp identification intervals of H, L and dM_k at information levels I0, Ik and I5 for every model x\n"
+          "condition cell (seed 000 Sections 3-4, Appendix A-C; docs/bounds.md), with observed and independent\n"
+          "values and the diagnostics tables (widths, decomposition, variance ratios, accuracy-only K, matched\n"
+          "support). Writes OUTDIR/results.h5 (/bounds), OUTDIR/report/bounds.tsv, identification_*.tsv, REPORT.md.\n",
+  .protocol = 1,
+  .options = pb_identify_option_table,
+  .options_size = sizeof(struct pb_identify_options),
+  .run = pb_bounds__stage_run,
+  .pipeline = 1,
+  .reads_store = 1,
+  .report = "REPORT.md",
+  .report_order = 0,
+  .inherits = pb_bounds__inherits,
+  .summary = pb_bounds_summary,
+};

@@ -3,6 +3,7 @@
 #define PAIRBOUND_IDENTIFY_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <mpi.h>
 
 #include "pairbound/agg.h"
@@ -145,5 +146,8 @@ int pb_identify_report_more(const struct pb_meta *meta, const struct pb_identify
 int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t first,
                        int64_t n_local, struct pb_results *res, const struct pb_identify_options *opt,
                        const struct pb_identify_intervals *iv, MPI_Comm comm);
+
+/** bounds' lines of the run summary, from the report TSVs in @p dir (bounds_report_summary.c). */
+void pb_bounds_summary(FILE *fp, const char *dir);
 
 #endif /* PAIRBOUND_IDENTIFY_INTERNAL_H */

@@ -17,29 +17,21 @@
 
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
-#include "pairbound/signals.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/exact.h"
-#include "pairbound/fragility.h"
-#include "pairbound/identify.h"
 #include "pairbound/ingest.h"
-#include "pairbound/output.h"
 #include "pairbound/options.h"
-#include "pairbound/policy.h"
-#include "pairbound/predict.h"
+#include "pairbound/output.h"
 #include "pairbound/protocol.h"
+#include "pairbound/registry.h"
 #include "pairbound/results.h"
 #include "pairbound/run.h"
-#include "pairbound/screen.h"
 #include "pairbound/signals.h"
-#include "pairbound/stage.h"
-#include "pairbound/states.h"
+#include "pairbound/store.h"
 #include "pairbound/summary.h"
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
 #include "pairbound/util.h"
-#include "pairbound/verify.h"
 #include "pairbound/world.h"
 #include "cli.h"
 
@@ -66,16 +58,8 @@ struct pb_cli_args {
   int64_t max_lines;       /* check */
   struct pb_ingest_options ingest;
   struct pb_protocol_options protocol;
-  union {
-    struct pb_identify_options bounds;
-    struct pb_policy_options policy;
-    struct pb_verify_options verify;
-    struct pb_screen_options screen;
-    struct pb_predict_options predict;
-    struct pb_fragility_stage_options fragility;
-    struct pb_world_options world;
-    struct pb_exact_options exact;
-  } stage;
+  struct pb_world_options world;
+  void *stage;             /* a stage's options (its descriptor's options_size), or NULL */
 };
 
 struct pb_cli_command {
@@ -84,15 +68,15 @@ struct pb_cli_command {
                                       PREDICTIONS|worlds"): up to that many operands, checked by .run */
   int output_required;             /* -o must be given */
   const struct pb_option *own;     /* the command's own options (into struct pb_cli_args) */
-  const struct pb_option *stage;   /* the stage's options (into args.stage), or NULL */
+  const struct pb_option *options;  /* the command's own table beyond `own` (into args.world), or NULL */
   int protocol;                    /* takes the protocol options */
-  void (*stage_default)(void *opts);
-  void (*stage_free)(void *opts);
+  const struct pb_stage_desc *desc; /* a stage of the registry (its options into args.stage), or NULL */
   int (*run)(struct pb_cli *cli, struct pb_cli_args *a);
   const char *help;                /* description, before the options */
 };
 
-static const struct pb_cli_command pb_cli__table[];
+#define PB_CLI_MAX_COMMANDS 40
+static struct pb_cli_command pb_cli__table[PB_CLI_MAX_COMMANDS];
 static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a);
 
 /* The message, then the synopsis on one line: the whole one when it fits,
@@ -241,7 +225,8 @@ static void pb_cli__tables(const struct pb_cli_command *c, struct pb_cli_args *a
 {
   t->n = 0;
   t->table[t->n] = c->own, t->opts[t->n++] = a;
-  if (c->stage) t->table[t->n] = c->stage, t->opts[t->n++] = &a->stage;
+  if (c->options) t->table[t->n] = c->options, t->opts[t->n++] = &a->world;
+  if (c->desc && c->desc->options) t->table[t->n] = c->desc->options, t->opts[t->n++] = a->stage;
   if (c->protocol) t->table[t->n] = pb_protocol_option_table, t->opts[t->n++] = &a->protocol;
 }
 
@@ -262,7 +247,8 @@ static void pb_cli__synopsis(const struct pb_cli_command *c, char *buf, size_t c
     snprintf(buf + strlen(buf), cap - strlen(buf), c->output_required ? " -%c %s" : " [-%c %s]", o->short_name,
              o->metavar);
   pb_options_synopsis(buf, cap, c->own);
-  if (c->stage) pb_options_synopsis(buf, cap, c->stage);
+  if (c->options) pb_options_synopsis(buf, cap, c->options);
+  if (c->desc && c->desc->options) pb_options_synopsis(buf, cap, c->desc->options);
   if (c->protocol) snprintf(buf + strlen(buf), cap - strlen(buf), " [protocol options]");
 }
 
@@ -272,7 +258,8 @@ static void pb_cli__help(const struct pb_cli_command *c)
   pb_cli__synopsis(c, syn, sizeof syn);
   printf("usage: %s\n\n%s\n", syn, c->help);
   pb_options_help(stdout, c->own);
-  if (c->stage) pb_options_help(stdout, c->stage);
+  if (c->options) pb_options_help(stdout, c->options);
+  if (c->desc && c->desc->options) pb_options_help(stdout, c->desc->options);
   if (c->protocol) {
     printf("\nProtocol options (docs/protocol.md):\n");
     pb_options_help(stdout, pb_protocol_option_table);
@@ -392,7 +379,8 @@ static int pb_cli__command(struct pb_cli *cli, const struct pb_cli_command *c, i
   memset(&a, 0, sizeof a);
   pb_options_defaults(c->own, &a);
   pb_protocol_options_default(&a.protocol);
-  if (c->stage_default) c->stage_default(&a.stage);
+  if (c->options) pb_options_defaults(c->options, &a.world);
+  if (c->desc) a.stage = pb_stage_options_new(c->desc);
   char syn[2048];
   pb_cli__synopsis(c, syn, sizeof syn);
   int rc = pb_cli__parse(cli, c, argc, argv, &a, syn);
@@ -406,8 +394,7 @@ static int pb_cli__command(struct pb_cli *cli, const struct pb_cli_command *c, i
   pb_options_free(c->own, &a);
   pb_ingest_options_free(&a.ingest);
   pb_protocol_options_free(&a.protocol);
-  if (c->stage) pb_options_free(c->stage, &a.stage);
-  if (c->stage_free) c->stage_free(&a.stage);
+  if (c->desc) pb_stage_options_free(c->desc, a.stage);
   return rc;
 }
 
@@ -524,19 +511,6 @@ static char *pb_cli__resume_settings(const struct pb_cli *cli)
   return t.buf;
 }
 
-/* With --resume: 1 when OUTDIR holds this command's complete output (skip),
- * 0 to run, PB_FAIL when refused; @p key is filled for the commit. */
-static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct pb_checkpoint_key *key, char digest[65])
-{
-  int status = cli->rank == 0 ? pb_file_digest(a->operand, digest) : PB_OK;
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (status != PB_OK) return PB_FAIL;
-  *key = (struct pb_checkpoint_key){cli->cmd, pb_build_info(), digest, pb_cli__resume_settings(cli)};
-  int done = pb_checkpoint_resumable(a->output, key, MPI_COMM_WORLD);
-  if (done == 1) pb_message("%s: %s is complete (checkpoint matches): not recomputed", cli->cmd, a->output);
-  return done;
-}
-
 /* A stage's output is staged inside OUTDIR until its commit (results.h): a
  * signal stops a block loop at its next boundary (pairbound/blocks.h), anything
  * else at once, removing the staging directory, so OUTDIR is as it was. */
@@ -548,19 +522,61 @@ static void pb_cli__signals(const struct pb_cli *cli, const char *outdir, const 
   pb_signal_install(hint, 0, MPI_COMM_WORLD);
 }
 
-/* Every analysis stage: run it on STORE into OUTDIR and say how long it took;
- * with --resume keep a matching checkpointed OUTDIR, else run and checkpoint
- * (without --resume nothing is hashed: no cost on plain runs). */
+/* What a stage command runs on (pairbound/registry.h). */
+static struct pb_stage_call pb_cli__call(const struct pb_cli *cli, const struct pb_cli_args *a)
+{
+  return (struct pb_stage_call){a->operand, a->output, MPI_COMM_WORLD, &a->protocol, cli->provenance, NULL};
+}
+
+/* With --resume: 1 when OUTDIR holds this command's complete output (skip),
+ * 0 to run, PB_FAIL when refused; @p key is filled for the commit.  A stage
+ * that reads no store is keyed by "none" in its place. */
+static int pb_cli__resumable(struct pb_cli *cli, const struct pb_stage_desc *d, struct pb_cli_args *a,
+                             struct pb_checkpoint_key *key, char digest[65])
+{
+  int status = PB_OK;
+  if (d->reads_store) status = cli->rank == 0 ? pb_file_digest(a->operand, digest) : PB_OK;
+  else snprintf(digest, 65, "none");
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (status != PB_OK) return PB_FAIL;
+  *key = (struct pb_checkpoint_key){cli->cmd, pb_build_info(), digest, pb_cli__resume_settings(cli)};
+  int done = pb_checkpoint_resumable(a->output, key, MPI_COMM_WORLD);
+  if (done == 1) pb_message("%s: %s is complete (checkpoint matches): not recomputed", cli->cmd, a->output);
+  return done;
+}
+
+/* Every stage of the registry: its own command-line forms first (fragility
+ * --law, exact score), else run it on STORE into OUTDIR and say how long it
+ * took; with --resume keep a matching checkpointed OUTDIR, else run and
+ * checkpoint it (without --resume nothing is hashed: no cost on plain runs). */
 static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
 {
+  const struct pb_cli_command *c = pb_cli__table;
+  while (strcmp(c->name, cli->cmd)) c++;
+  const struct pb_stage_desc *d = c->desc;
   double t0 = pb_cli__now();
-  const char *store = a->operand, *out = a->output;
-  const struct pb_protocol_options *p = &a->protocol;
+  const char *out = a->output;
+  const struct pb_stage_call call = pb_cli__call(cli, a);
+  char *hint = pb_blocks_resume_hint(cli->provenance);
+  pb_cli__signals(cli, out, hint);
+  if (d->command) {
+    const struct pb_stage_args args = {a->operand, a->more, a->n_more, a->output};
+    int r = d->command(&call, &args, a->stage);
+    if (r == PB_STAGE_USAGE) {
+      char syn[2048];
+      pb_cli__synopsis(c, syn, sizeof syn);
+      free(hint);
+      return pb_cli__usage_error(cli, syn, "%s", pb_error_message());
+    }
+    if (r != PB_STAGE_RUN) {
+      free(hint);
+      return pb_cli__status(cli, r);
+    }
+  }
   MPI_Comm comm = MPI_COMM_WORLD;
   struct pb_checkpoint_key key = {NULL, NULL, NULL, NULL};
-  char digest[65] = "", *hint = pb_blocks_resume_hint(cli->provenance);
-  pb_cli__signals(cli, out, hint);
-  int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, a, &key, digest) : 0;
+  char digest[65] = "";
+  int status = PB_OK, done = a->resume ? pb_cli__resumable(cli, d, a, &key, digest) : 0;
   if (done != 0) {
     /* blocks a kill left between the commit and their removal */
     if (done == 1 && cli->rank == 0) pb_blocks_remove(out);
@@ -571,23 +587,7 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   /* with --resume the long loops keep completed blocks (pairbound/blocks.h) */
   pb_blocks_context(a->resume ? &key : NULL, a->resume, hint);
   free(hint);
-  if (!strcmp(cli->cmd, "protocol")) {
-    status = pb_stage_protocol_run(store, out, comm, p, cli->provenance);
-  } else if (!strcmp(cli->cmd, "states")) {
-    status = pb_states_run(store, out, comm, p, cli->provenance);
-  } else if (!strcmp(cli->cmd, "bounds")) {
-    status = pb_identify_run(store, out, comm, p, &a->stage.bounds, cli->provenance);
-  } else if (!strcmp(cli->cmd, "policy")) {
-    status = pb_policy_run(store, out, comm, p, &a->stage.policy, cli->provenance);
-  } else if (!strcmp(cli->cmd, "verify")) {
-    status = pb_verify_run(store, out, comm, p, &a->stage.verify, cli->provenance);
-  } else if (!strcmp(cli->cmd, "fragility")) {
-    status = pb_fragility_run(store, out, comm, p, &a->stage.fragility, cli->provenance);
-  } else if (!strcmp(cli->cmd, "screen")) {
-    status = pb_screen_run(store, out, comm, p, &a->stage.screen, cli->provenance);
-  } else {
-    status = pb_predict_run(store, out, comm, p, &a->stage.predict, cli->provenance);
-  }
+  status = d->run(&call, a->stage);
   if (a->resume) {
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
     if (status == PB_OK) status = pb_checkpoint_commit_all(out, &key, comm);
@@ -598,28 +598,6 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   int rc = pb_cli__status(cli, status);
   if (rc == PB_EXIT_OK) pb_message("%s: wrote %s in %.2f s", cli->cmd, out, pb_cli__now() - t0);
   return rc;
-}
-
-/* fragility: the store stage, or with --law the exact profile of a law file
- * (read on every rank, printed by rank 0). */
-static int pb_cli__fragility(struct pb_cli *cli, struct pb_cli_args *a)
-{
-  const struct pb_fragility_stage_options *o = &a->stage.fragility;
-  const struct pb_cli_command *c = pb_cli__table;
-  while (strcmp(c->name, cli->cmd)) c++;
-  char syn[2048];
-  pb_cli__synopsis(c, syn, sizeof syn);
-  if (!o->law) {
-    if (!a->operand) return pb_cli__usage_error(cli, syn, "missing %s", "STORE (or --law FILE)");
-    if (!a->output) return pb_cli__usage_error(cli, syn, "missing %s", "-o OUTDIR");
-    if (o->rho) return pb_cli__usage_error(cli, syn, "%s", "--rho needs --law FILE");
-    return pb_cli__stage(cli, a);
-  }
-  const char *bad = a->operand ? "takes no STORE with --law" : a->output ? "takes no -o with --law"
-                    : o->store_given ? "store options are not taken with --law" : !o->rho ? "missing --rho r1,r2,..."
-                    : NULL;
-  if (bad) return pb_cli__usage_error(cli, syn, "%s", bad);
-  return pb_cli__status(cli, pb_fragility_law_print(o, cli->rank == 0 ? stdout : NULL));
 }
 
 static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a)
@@ -643,17 +621,6 @@ static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a)
   return rc;
 }
 
-static void pb_cli__bounds_default(void *o) { pb_identify_options_default(o); }
-static void pb_cli__policy_default(void *o) { pb_policy_options_default(o); }
-static void pb_cli__verify_default(void *o) { pb_verify_options_default(o); }
-static void pb_cli__screen_default(void *o) { pb_screen_options_default(o); }
-static void pb_cli__screen_free(void *o) { pb_screen_options_free(o); }
-static void pb_cli__predict_default(void *o) { pb_predict_options_default(o); }
-static void pb_cli__fragility_default(void *o) { pb_fragility_stage_options_default(o); }
-static void pb_cli__fragility_free(void *o) { pb_fragility_stage_options_free(o); }
-
-static void pb_cli__world_default(void *o) { pb_world_options_default(o); }
-
 /* `world info` prints, `world sample` writes CASES (docs/exact.md). */
 static int pb_cli__world(struct pb_cli *cli, struct pb_cli_args *a)
 {
@@ -664,117 +631,56 @@ static int pb_cli__world(struct pb_cli *cli, struct pb_cli_args *a)
   int sample = !strcmp(a->operand, "sample");
   if (!sample && strcmp(a->operand, "info")) return pb_cli__usage_error(cli, syn, "expected info or sample, got '%s'", a->operand);
   if (sample && !a->output) return pb_cli__usage_error(cli, syn, "%s", "sample needs -o CASES");
-  if (sample && (a->stage.world.world == 3 || a->stage.world.level == 3))
+  if (sample && (a->world.world == 3 || a->world.level == 3))
     return pb_cli__usage_error(cli, syn, "%s", "sample needs one --world and one --level");
-  return pb_cli__status(cli, pb_world_run(sample, a->output, &a->stage.world, MPI_COMM_WORLD));
-}
-
-static void pb_cli__exact_default(void *o) { pb_exact_options_default(o); }
-static void pb_cli__exact_free(void *o) { pb_exact_options_free(o); }
-
-/* `exact score CASES PREDICTIONS` scores one CASES file, `exact worlds` the built-in predictors on drawn cases. */
-static int pb_cli__exact(struct pb_cli *cli, struct pb_cli_args *a)
-{
-  const struct pb_cli_command *c = pb_cli__table;
-  while (strcmp(c->name, cli->cmd)) c++;
-  char syn[2048];
-  pb_cli__synopsis(c, syn, sizeof syn);
-  int score = !strcmp(a->operand, "score");
-  if (!score && strcmp(a->operand, "worlds"))
-    return pb_cli__usage_error(cli, syn, "expected score or worlds, got '%s'", a->operand);
-  if (score && a->n_more != 2) return pb_cli__usage_error(cli, syn, "%s", "score takes CASES and PREDICTIONS");
-  if (!score && a->n_more) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", a->more[0]);
-  const struct pb_exact_options *o = &a->stage.exact;
-  pb_cli__signals(cli, a->output, NULL);
-  return pb_cli__status(cli, score ? pb_exact_score_run(a->more[0], a->more[1], a->output, o, MPI_COMM_WORLD,
-                                                        cli->provenance)
-                                   : pb_exact_worlds_run(o, a->output, MPI_COMM_WORLD, cli->provenance));
+  return pb_cli__status(cli, pb_world_run(sample, a->output, &a->world, MPI_COMM_WORLD));
 }
 
 /* ------------------------------------------------------------------ table */
 
-static const struct pb_cli_command pb_cli__table[] = {
-  {"synth", NULL, 1, pb_cli__synth_options, NULL, 0, NULL, NULL, pb_cli__synth,
+/* Commands that are not stages: before the stages (records in and out, a
+ * store's integrity and summary) and after them (worlds, the pipeline). */
+static const struct pb_cli_command pb_cli__before[] = {
+  {"synth", NULL, 1, pb_cli__synth_options, NULL, 0, NULL, pb_cli__synth,
    "Generate a deterministic synthetic panel (docs/synth.md) and print its summary.\n"},
-  {"ingest", "CSV", 1, pb_cli__ingest_options, NULL, 0, NULL, NULL, pb_cli__ingest,
+  {"ingest", "CSV", 1, pb_cli__ingest_options, NULL, 0, NULL, pb_cli__ingest,
    "Validate a CSV of prediction records (docs/csv.md) and write a store.\n"},
-  {"export", "STORE", 1, pb_cli__export_options, NULL, 0, NULL, NULL, pb_cli__export,
+  {"export", "STORE", 1, pb_cli__export_options, NULL, 0, NULL, pb_cli__export,
    "Write every record of a store as CSV in canonical order (docs/csv.md).\n"},
-  {"check", "STORE", 0, pb_cli__check_options, NULL, 0, NULL, NULL, pb_cli__check,
+  {"check", "STORE", 0, pb_cli__check_options, NULL, 0, NULL, pb_cli__check,
    "Read every record of a store, verify its per-chunk Fletcher32 checksums and the record rules of\n"
    "docs/store.md (classes in range, probabilities in [0, 1], M <= S, M = S when correct, top-k order)\n"
    "and name every damaged row or record; exit status 1 when anything is damaged.\n"},
-  {"info", "STORE", 0, pb_cli__info_options, NULL, 1, NULL, NULL, pb_cli__info,
+  {"info", "STORE", 0, pb_cli__info_options, NULL, 1, NULL, pb_cli__info,
    "Print `name value` lines describing a store and its protocol (docs/protocol.md).\n"},
-  {"protocol", "STORE", 1, pb_cli__stage_options, NULL, 1, NULL, NULL, pb_cli__stage,
-   "Compute thresholds, tiers and the frozen panel; write OUTDIR/results.h5 and OUTDIR/report/protocol_*.tsv.\n"},
-  {"states", "STORE", 1, pb_cli__stage_options, NULL, 1, NULL, NULL, pb_cli__stage,
-   "Per-cell accuracies and five-state counts (h, r, s, w, k) of every model x condition cell;\n"
-   "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n"},
-  {"bounds", "STORE", 1, pb_cli__stage_options, pb_identify_option_table, 1, pb_cli__bounds_default, NULL,
-   pb_cli__stage,
-   "Sharp identification intervals of H, L and dM_k at information levels I0, Ik and I5 for every model x\n"
-   "condition cell (seed 000 Sections 3-4, Appendix A-C; docs/bounds.md), with observed and independent\n"
-   "values and the diagnostics tables (widths, decomposition, variance ratios, accuracy-only K, matched\n"
-   "support). Writes OUTDIR/results.h5 (/bounds), OUTDIR/report/bounds.tsv, identification_*.tsv, REPORT.md.\n"},
-  {"policy", "STORE", 1, pb_cli__stage_options, pb_policy_option_table, 1, pb_cli__policy_default, NULL,
-   pb_cli__stage,
-   "Rejection-policy comparisons under a shared correspondence (seed 000 Section 4.2, Appendix A.7-A.8, D;\n"
-   "docs/policy.md): for each cell, clean threshold tau0 and perturbed policies tau_j, at I0, Ik and I5 the sharp\n"
-   "H_j, L_j, J_j = lambda H_j + (1 - lambda) L_j intervals, the Lemma 1 upper bound, D+_jl for every ordered\n"
-   "pair, minimax regret, the feasible-permutation mean, observed costs; certified orderings, information\n"
-   "increments, merged actions, selection tables and the D.1 illustration. Writes OUTDIR/results.h5 (/policy),\n"
-   "OUTDIR/report/policy_bounds.tsv, policy_pairs.tsv, policy_*.tsv and policy.md.\n"},
-  {"verify", "STORE", 1, pb_cli__stage_options, pb_verify_option_table, 1, pb_cli__verify_default, NULL,
-   pb_cli__stage,
-   "Independent verification of the identification endpoints (seed 000 A.10, B.3, C.1; docs/verify.md):\n"
-   "enumerate every within-class bijection of every small class, classify it by its five-state counts, combine\n"
-   "classes exactly and compare H, L and dM_k at I0, Ik, I5 (and observed values) with the bounds engine, per\n"
-   "cell and per class; brute-force whole-cell Cartesian products of tiny cells; structural checks (nesting,\n"
-   "observed values inside, Theorem 1). Writes OUTDIR/results.h5 (/verify/cells), OUTDIR/report/verify.tsv\n"
-   "(one row per covered cell) and OUTDIR/report/REPORT.md. Exit status 1 when any residual exceeds 1e-12 or\n"
-   "any check fails, after writing the outputs; the message names the cell and class.\n"},
-  {"screen", "STORE", 1, pb_cli__stage_options, pb_screen_option_table, 1, pb_cli__screen_default,
-   pb_cli__screen_free, pb_cli__stage,
-   "Prospective screening (seed 000 Section 5, Appendix E; docs/screen.md): for every model, target source and\n"
-   "perturbed target condition, rank the clean-correct images by failure-risk scores and measure AUROC (failure\n"
-   "positive, ties 1/2) and failure coverage at budgets q = .1 .2 .3 (ties at the cutoff prorated). Scores: S, U,\n"
-   "delta, ret, margin, entropy, class baselines, logistic g(S), g(S,U), g(S,U,ret), adapted A3 (Eq. 12), the\n"
-   "within-class derangement and leave-one-out controls of U, a seeded random order, U_<set>/A3_<set> for extra\n"
-   "probe sets and U over prefixed probe subsets. Writes OUTDIR/results.h5 (/screen), report/screen_cells.tsv,\n"
-   "screen_cell_info.tsv, screen_strata.tsv, the summary tables screen_*.tsv and report/screen.md.\n"},
-  {"predict", "STORE", 1, pb_cli__stage_options, pb_predict_option_table, 1, pb_cli__predict_default, NULL,
-   pb_cli__stage,
-   "Model-level prediction (seed 000 Section 6, Appendices H-I; docs/predict.md): per-model summaries of the\n"
-   "feature sources (per condition, averaged equally: clean and perturbed accuracy, confidence, log loss, matched\n"
-   "synthetic risk, the paired F, A, Q, k, dM_k, ds_s, ds_w, L and their class-conditional independent\n"
-   "counterparts, Eq. 14, and within-class shuffles) predict the mild real targets a1, R80, E_tau, L_k of each\n"
-   "target source by nested leave-one-group-out ridge (grid .1 .3 1 3 10 30 100, probit targets, training-fold\n"
-   "imputation and scaling); gains with group-reweighting intervals of stored out-of-fold errors and whole-group\n"
-   "deletion refits. Writes OUTDIR/results.h5 (/predict), report/predict_*.tsv, predict.md and Figure 8.\n"},
-  {"fragility", "[STORE]", 0, pb_cli__stage_options, pb_fragility_option_table, 1, pb_cli__fragility_default,
-   pb_cli__fragility_free, pb_cli__fragility,
-   "Fragility profiles (seed 001; docs/fragility.md). `pairbound fragility STORE -o OUTDIR`: per model and\n"
-   "source, the restricted fragility profile of the clean records in both split arms (bins of clean\n"
-   "confidence x within-bin quantile groups of U), G_R with and without the binomial-noise correction, FAUC\n"
-   "up/down, variance laws, the split-sample lower confidence bound, held-out drift agreement and its\n"
-   "permutation null; per model x perturbed condition the composition/conditional drift split. Writes\n"
-   "OUTDIR/results.h5 (/fragility), report/fragility.tsv, fragility_drift.tsv, fragility.md and figures.\n"
-   "`pairbound fragility --law FILE --rho r1,r2,...`: the exact upward and downward profiles of a finite\n"
-   "propensity law; prints `G`, `rho_plus` and `rho_sat` (of the upward profile; rho_plus is inf when G = 0)\n"
-   "as `name value` lines, then one `rho up down` line per radius, numbers as the shortest decimal that\n"
-   "reads back exactly.\n"},
-  {"world", "info|sample", 0, pb_cli__world_options, pb_world_option_table, 0, pb_cli__world_default, NULL,
-   pb_cli__world, PB_WORLD_HELP},
-  {"exact", "score CASES PREDICTIONS|worlds", 1, pb_cli__stage_options, pb_exact_option_table, 0,
-   pb_cli__exact_default, pb_cli__exact_free, pb_cli__exact, PB_EXACT_HELP},
-  {"run", "[CONFIG]", 0, pb_cli__run_options, NULL, 0, NULL, NULL, pb_cli__run,
+  {NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL}};
+static const struct pb_cli_command pb_cli__after[] = {
+  {"world", "info|sample", 0, pb_cli__world_options, pb_world_option_table, 0, NULL, pb_cli__world, PB_WORLD_HELP},
+  {"run", "[CONFIG]", 0, pb_cli__run_options, NULL, 0, NULL, pb_cli__run,
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"
    "seed paper's resampling settings). Each stage writes OUTDIR/STAGE/ and a checkpoint; OUTDIR/REPORT.md\n"
    "holds provenance and every stage's report and figures; a one-screen summary is printed. A [STAGE] section of CONFIG sets that stage's options: the options of `pairbound STAGE\n"
    "--help` spelt with '_' for '-', listed below.\n"},
-  {NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL}};
+  {NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL}};
+
+/* Every command: the ones above around one per stage of the registry
+ * (pairbound/registry.h), which takes -o OUTDIR, --resume and --force, its
+ * stage's table and (when it reads a store) the protocol options. */
+static struct pb_cli_command pb_cli__table[PB_CLI_MAX_COMMANDS];
+
+static void pb_cli__table_init(void)
+{
+  int n = 0;
+  for (const struct pb_cli_command *c = pb_cli__before; c->name; c++) pb_cli__table[n++] = *c;
+  for (int i = 0; pb_stages[i]; i++) {
+    const struct pb_stage_desc *d = pb_stages[i];
+    pb_cli__table[n++] = (struct pb_cli_command){d->name, d->operand ? d->operand : "STORE", !d->output_optional,
+                                                 pb_cli__stage_options, NULL, d->protocol, d, pb_cli__stage, d->help};
+  }
+  for (const struct pb_cli_command *c = pb_cli__after; c->name; c++) pb_cli__table[n++] = *c;
+  pb_cli__table[n].name = NULL;
+}
 
 static void pb_cli__main_help(void)
 {
@@ -842,6 +748,7 @@ int pb_cli_main(int argc, char **argv)
   MPI_Comm_rank(MPI_COMM_WORLD, &cli.rank);
   pb_log_init(cli.rank, 1);
   pb_error_install_gsl_handler();
+  pb_cli__table_init();
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; i++) {
     int64_t v;

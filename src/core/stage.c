@@ -83,8 +83,7 @@ static void pb_stage__memo_put(const char *path, MPI_Comm comm, const struct pb_
   pb_stage__memo.valid = 1;
 }
 
-/* pb_stage_open, timing its phases in @p tm when not NULL (the protocol verb, whose whole work this is). */
-static int pb_stage__open(const char *store_path, const char *outdir, MPI_Comm comm,
+int pb_stage_open_timed(const char *store_path, const char *outdir, MPI_Comm comm,
                           const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage,
                           struct pb_timer *tm)
 {
@@ -117,19 +116,7 @@ fail:
 int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
                   const struct pb_protocol_options *popt, const char *provenance, struct pb_stage *stage)
 {
-  return pb_stage__open(store_path, outdir, comm, popt, provenance, stage, NULL);
-}
-
-int pb_stage_protocol_run(const char *store_path, const char *outdir, MPI_Comm comm,
-                          const struct pb_protocol_options *popt, const char *provenance)
-{
-  struct pb_stage st;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "protocol");
-  if (pb_stage__open(store_path, outdir, comm, popt, provenance, &st, &tm) != PB_OK) return PB_FAIL;
-  pb_timer_reduce(&tm, comm);
-  pb_timer_message(&tm);
-  return pb_stage_close(&st, pb_timer_write(&tm, st.results));
+  return pb_stage_open_timed(store_path, outdir, comm, popt, provenance, stage, NULL);
 }
 
 int pb_stage_close(struct pb_stage *stage, int status)

@@ -107,4 +107,11 @@ int pb_exact_report_h5(struct pb_results *res, const char *prefix, const struct 
 /** results.h5 /exact, report/exact_*.tsv, figures and report/exact.md of one evaluation (collective). */
 int pb_exact_report_write(struct pb_results *res, const struct pb_world *w, const struct pb_exact_eval *e);
 
+/** `exact score` (collective): score the forecasts @p predictions (a file or a built-in predictor name) for the
+ *  CASES file @p cases into @p outdir. */
+int pb_exact_score_run(const char *cases, const char *predictions, const char *outdir,
+                       const struct pb_exact_options *o, MPI_Comm comm, const char *provenance);
+/** `exact worlds` (collective): score every predictor in every world x level into @p outdir. */
+int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MPI_Comm comm, const char *provenance);
+
 #endif /* PAIRBOUND_EXACT_INTERNAL_H */

@@ -18,6 +18,7 @@
 #include <omp.h>
 
 #include "pairbound/error.h"
+#include "pairbound/registry.h"
 #include "pairbound/exact.h"
 #include "pairbound/parse.h"
 #include "pairbound/results.h"
@@ -104,7 +105,7 @@ const struct pb_option pb_exact_option_table[] = {
   {.name = "sizes", .type = PB_OPTION_CUSTOM, .parse = pb_exact__opt_sizes, .metavar = "a,b,..",
    .def = "200,500,1000,2000,4000", .help = "1-8 sample sizes >= 10 of the empirical MC and kNN sweeps"},
   {.name = "worlds", .type = PB_OPTION_CUSTOM, .parse = pb_exact__opt_worlds, .metavar = "a,b",
-   .mark = PB_OPTION_AT(struct pb_exact_options, have_worlds), .def = "covert,credit,review",
+   .def = "covert,credit,review",
    .help = "worlds: covert, credit, review (worlds only; naming worlds in a run configuration's [exact] "
            "section joins the exact stage to the pipeline)"},
   {.name = "levels", .type = PB_OPTION_CUSTOM, .parse = pb_exact__opt_levels, .metavar = "a,b",
@@ -120,15 +121,10 @@ const struct pb_option pb_exact_option_table[] = {
   {.name = NULL}};
 #undef PB_X
 
-void pb_exact_options_default(struct pb_exact_options *o)
+/* What pb_options_free leaves. */
+static void pb_exact__options_release(void *opts)
 {
-  memset(o, 0, sizeof *o);
-  pb_options_defaults(pb_exact_option_table, o);
-  o->have_worlds = 0; /* the defaults name no world for a run configuration */
-}
-
-void pb_exact_options_free(struct pb_exact_options *o)
-{
+  struct pb_exact_options *o = opts;
   free(o->worlds);
   free(o->levels);
   free(o->predictors);
@@ -929,3 +925,40 @@ done:
   pb_exact_cases_free(&c);
   return status;
 }
+
+/* `exact worlds` under `pairbound run` and on the command line. */
+static int pb_exact__stage_run(const struct pb_stage_call *call, const void *opts)
+{
+  return pb_exact_worlds_run(opts, call->outdir, call->comm, call->provenance);
+}
+
+/* `exact score CASES PREDICTIONS` scores one CASES file; `exact worlds` is the stage itself. */
+static int pb_exact__command(const struct pb_stage_call *call, const struct pb_stage_args *args, const void *opts)
+{
+  int score = !strcmp(args->operand, "score");
+  if (!score && strcmp(args->operand, "worlds")) pb_error_set("expected score or worlds, got '%s'", args->operand);
+  else if (score && args->n_more != 2) pb_error_set("score takes CASES and PREDICTIONS");
+  else if (!score && args->n_more) pb_error_set("unexpected argument '%s'", args->more[0]);
+  else if (!score) return PB_STAGE_RUN;
+  else return pb_exact_score_run(args->more[0], args->more[1], call->outdir, opts, call->comm, call->provenance);
+  return PB_STAGE_USAGE;
+}
+
+/* "-20258876": the default run seed 20260908 gives exact the seed paper's first seed, 2032 (C.3). */
+static const struct pb_stage_inherit pb_exact__inherits[] = {{"seed", "run.seed", -20258876}, {NULL, NULL, 0}};
+
+const struct pb_stage_desc pb_exact_stage = {
+  .name = "exact",
+  .help = PB_EXACT_HELP,
+  .operand = "score CASES PREDICTIONS|worlds",
+  .options = pb_exact_option_table,
+  .options_size = sizeof(struct pb_exact_options),
+  .release = pb_exact__options_release,
+  .run = pb_exact__stage_run,
+  .command = pb_exact__command,
+  .pipeline = 1,
+  .report = "exact.md",
+  .report_order = 6,
+  .inherits = pb_exact__inherits,
+  .joins = "worlds",
+};

@@ -14,6 +14,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
@@ -191,15 +192,10 @@ const struct pb_option pb_fragility_option_table[] = {
 
 /* ------------------------------------------------------------ store stage */
 
-void pb_fragility_stage_options_default(struct pb_fragility_stage_options *o)
+/* What pb_options_free leaves: the radii of --rho. */
+static void pb_fragility__options_release(void *opts)
 {
-  memset(o, 0, sizeof *o);
-  pb_options_defaults(pb_fragility_option_table, o);
-}
-
-void pb_fragility_stage_options_free(struct pb_fragility_stage_options *o)
-{
-  pb_options_free(pb_fragility_option_table, o);
+  struct pb_fragility_stage_options *o = opts;
   free(o->rho);
   o->rho = NULL;
   o->n_rho = 0;
@@ -595,9 +591,15 @@ static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragi
   return PB_OK;
 }
 
-int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
-                     const struct pb_fragility_stage_options *opt, const char *provenance)
+/* `pairbound fragility STORE -o OUTDIR` (the registry's run); under
+ * `pairbound run` messages name the configuration's keys instead of options. */
+static int pb_fragility__stage_run(const struct pb_stage_call *call, const void *opts)
 {
+  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
+  const struct pb_protocol_options *popt = call->protocol;
+  MPI_Comm comm = call->comm;
+  struct pb_fragility_stage_options own = *(const struct pb_fragility_stage_options *)opts, *opt = &own;
+  own.from_config = call->section != NULL;
   struct pb_timer tm;
   pb_timer_start(&tm, "fragility");
   struct pb_stage st;
@@ -676,3 +678,54 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   pb_fragility__setup_free(&U, meta);
   return pb_stage_close(&st, status);
 }
+
+/* The command line: the store stage, or with --law the exact profile of a
+ * law file (read on every rank, printed by rank 0). */
+static int pb_fragility__command(const struct pb_stage_call *call, const struct pb_stage_args *args, const void *opts)
+{
+  const struct pb_fragility_stage_options *o = opts;
+  const char *bad;
+  if (!o->law)
+    bad = !args->operand ? "missing STORE (or --law FILE)" : !args->output ? "missing -o OUTDIR"
+          : o->rho ? "--rho needs --law FILE" : NULL;
+  else
+    bad = args->operand ? "takes no STORE with --law" : args->output ? "takes no -o with --law"
+          : o->store_given ? "store options are not taken with --law" : !o->rho ? "missing --rho r1,r2,..." : NULL;
+  if (bad) {
+    pb_error_set("%s", bad);
+    return PB_STAGE_USAGE;
+  }
+  if (!o->law) return PB_STAGE_RUN;
+  int rank;
+  MPI_Comm_rank(call->comm, &rank);
+  return pb_fragility_law_print(o, rank == 0 ? stdout : NULL);
+}
+
+static const struct pb_stage_inherit pb_fragility__inherits[] = {{"seed", "run.seed", 6}, {NULL, NULL, 0}};
+
+const struct pb_stage_desc pb_fragility_stage = {
+  .name = "fragility",
+  .help = "Fragility profiles (seed 001; docs/fragility.md). `pairbound fragility STORE -o OUTDIR`: per model and\n"
+          "source, the restricted fragility profile of the clean records in both split arms (bins of clean\n"
+          "confidence x within-bin quantile groups of U), G_R with and without the binomial-noise correction, FAUC\n"
+          "up/down, variance laws, the split-sample lower confidence bound, held-out drift agreement and its\n"
+          "permutation null; per model x perturbed condition the composition/conditional drift split. Writes\n"
+          "OUTDIR/results.h5 (/fragility), report/fragility.tsv, fragility_drift.tsv, fragility.md and figures.\n"
+          "`pairbound fragility --law FILE --rho r1,r2,...`: the exact upward and downward profiles of a finite\n"
+          "propensity law; prints `G`, `rho_plus` and `rho_sat` (of the upward profile; rho_plus is inf when G = 0)\n"
+          "as `name value` lines, then one `rho up down` line per radius, numbers as the shortest decimal that\n"
+          "reads back exactly.\n",
+  .operand = "[STORE]",
+  .output_optional = 1,
+  .protocol = 1,
+  .options = pb_fragility_option_table,
+  .options_size = sizeof(struct pb_fragility_stage_options),
+  .release = pb_fragility__options_release,
+  .run = pb_fragility__stage_run,
+  .command = pb_fragility__command,
+  .pipeline = 1,
+  .reads_store = 1,
+  .report = "fragility.md",
+  .report_order = 5,
+  .inherits = pb_fragility__inherits,
+};

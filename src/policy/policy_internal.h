@@ -3,6 +3,7 @@
 #define PAIRBOUND_POLICY_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <mpi.h>
 
 #include "pairbound/policy.h"
@@ -45,5 +46,8 @@ enum pb_policy_lfield {
  */
 int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local, int32_t rec_len,
                      const struct pb_policy_options *opt, int32_t primary, struct pb_results *res, MPI_Comm comm);
+
+/** policy's line of the run summary, from the report TSVs in @p dir (policy_report_summary.c). */
+void pb_policy_summary(FILE *fp, const char *dir);
 
 #endif /* PAIRBOUND_POLICY_INTERNAL_H */

@@ -18,6 +18,7 @@
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
@@ -138,12 +139,6 @@ const struct pb_option pb_policy_option_table[] = {
            "when listed, else the first)"},
   {.name = NULL}};
 #undef PB_O
-
-void pb_policy_options_default(struct pb_policy_options *opt)
-{
-  memset(opt, 0, sizeof *opt);
-  pb_options_defaults(pb_policy_option_table, opt);
-}
 
 static int pb_policy__strict(double d) { return d < -PB_POLICY_STRICT; }
 
@@ -526,10 +521,13 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
   return status;
 }
 
-int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
-                  const struct pb_protocol_options *popt, const struct pb_policy_options *opt,
-                  const char *provenance)
+/* `pairbound policy` (the registry's run). */
+static int pb_policy__stage_run(const struct pb_stage_call *call, const void *opts)
 {
+  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
+  const struct pb_protocol_options *popt = call->protocol;
+  MPI_Comm comm = call->comm;
+  const struct pb_policy_options *opt = opts;
   struct pb_stage st;
   struct pb_cell_block b;
   struct pb_timer tm;
@@ -594,3 +592,26 @@ int pb_policy_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_cells_free(&b);
   return pb_stage_close(&st, status);
 }
+
+static const struct pb_stage_inherit pb_policy__inherits[] = {{"tau", "bounds.tau", 0}, {NULL, NULL, 0}};
+
+const struct pb_stage_desc pb_policy_stage = {
+  .name = "policy",
+  .help = "Rejection-policy comparisons under a shared correspondence (seed 000 Section 4.2, Appendix A.7-A.8, D;\n"
+          "docs/policy.md): for each cell, clean threshold tau0 and perturbed policies tau_j, at I0, Ik and I5 the sharp\n"
+          "H_j, L_j, J_j = lambda H_j + (1 - lambda) L_j intervals, the Lemma 1 upper bound, D+_jl for every ordered\n"
+          "pair, minimax regret, the feasible-permutation mean, observed costs; certified orderings, information\n"
+          "increments, merged actions, selection tables and the D.1 illustration. Writes OUTDIR/results.h5 (/policy),\n"
+          "OUTDIR/report/policy_bounds.tsv, policy_pairs.tsv, policy_*.tsv and policy.md.\n",
+  .protocol = 1,
+  .options = pb_policy_option_table,
+  .options_size = sizeof(struct pb_policy_options),
+  .run = pb_policy__stage_run,
+  .pipeline = 1,
+  .reads_store = 1,
+  .blocks = 1,
+  .report = "policy.md",
+  .report_order = 1,
+  .inherits = pb_policy__inherits,
+  .summary = pb_policy_summary,
+};

@@ -17,118 +17,28 @@
 
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
-#include "pairbound/results.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/stage.h"
-#include "pairbound/exact.h"
-#include "pairbound/fragility.h"
-#include "pairbound/identify.h"
 #include "pairbound/ini.h"
 #include "pairbound/options.h"
-#include "pairbound/policy.h"
-#include "pairbound/predict.h"
+#include "pairbound/parse.h"
+#include "pairbound/registry.h"
 #include "pairbound/resample.h"
+#include "pairbound/results.h"
 #include "pairbound/run.h"
-#include "pairbound/screen.h"
+#include "pairbound/signals.h"
+#include "pairbound/stage.h"
+#include "pairbound/store.h"
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
 #include "pairbound/util.h"
-#include "pairbound/verify.h"
-#include "pairbound/signals.h"
 #include "run_internal.h"
 
-static int pb_run__bounds(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
+/* The pipeline stages of the registry, by index in pb_stages (a command-only stage is not one). */
+static const struct pb_stage_desc *pb_run__kind(const char *name)
 {
-  return pb_identify_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->bounds, prov);
-}
-
-static int pb_run__verify(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
-{
-  return pb_verify_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->verify, prov);
-}
-
-static int pb_run__policy(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
-{
-  return pb_policy_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->policy, prov);
-}
-
-static int pb_run__screen(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
-{
-  return pb_screen_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->screen, prov);
-}
-
-static int pb_run__predict(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
-{
-  return pb_predict_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->predict, prov);
-}
-
-static int pb_run__fragility(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
-{
-  return pb_fragility_run(cfg->store, outdir, comm, &cfg->protocol, &cfg->fragility, prov);
-}
-
-static int pb_run__exact(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov)
-{
-  return pb_exact_worlds_run(&cfg->exact, outdir, comm, prov); /* the worlds are drawn, not read from the store */
-}
-
-/* Stages in pipeline order: runner, report file under report/, option table,
- * the place of its options in the configuration, and whether its loops save
- * blocks (pairbound/blocks.h), which carry the checkpoint key. */
-#define PB_RUN__MEMBER(m) offsetof(struct pb_run_config, m), sizeof(((struct pb_run_config *)0)->m)
-static const struct {
-  const char *name;
-  int (*fn)(const struct pb_run_config *cfg, const char *outdir, MPI_Comm comm, const char *prov);
-  const char *report;
-  const struct pb_option *table;
-  size_t offset, size;
-  int blocks;
-} pb_run__stages[] = {
-  {"bounds", pb_run__bounds, "REPORT.md", pb_identify_option_table, PB_RUN__MEMBER(bounds), 0},
-  {"verify", pb_run__verify, "REPORT.md", pb_verify_option_table, PB_RUN__MEMBER(verify), 1},
-  {"policy", pb_run__policy, "policy.md", pb_policy_option_table, PB_RUN__MEMBER(policy), 1},
-  {"screen", pb_run__screen, "screen.md", pb_screen_option_table, PB_RUN__MEMBER(screen), 1},
-  {"predict", pb_run__predict, "predict.md", pb_predict_option_table, PB_RUN__MEMBER(predict), 0},
-  {"fragility", pb_run__fragility, "fragility.md", pb_fragility_option_table, PB_RUN__MEMBER(fragility), 0},
-  {"exact", pb_run__exact, "exact.md", pb_exact_option_table, PB_RUN__MEMBER(exact), 0}};
-
-#define PB_RUN_N_KNOWN ((int)(sizeof pb_run__stages / sizeof pb_run__stages[0]))
-
-/* Index in pb_run__stages of a stage name or of an instance name KIND.NAME
- * (NAME of letters, digits, '_' and '-'); -1 when neither. */
-static int pb_run__kind(const char *name)
-{
-  const char *dot = strchr(name, '.');
-  size_t n = dot ? (size_t)(dot - name) : strlen(name);
-  if (dot && (dot[1] == '\0' || dot[1 + strspn(dot + 1, "abcdefghijklmnopqrstuvwxyz"
-                                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")] != '\0'))
-    return -1;
-  for (int i = 0; i < PB_RUN_N_KNOWN; i++)
-    if (strlen(pb_run__stages[i].name) == n && strncmp(pb_run__stages[i].name, name, n) == 0) return i;
-  return -1;
-}
-
-/* Every stage's defaults into @p cfg's option members. */
-static void pb_run__defaults(struct pb_run_config *cfg)
-{
-  pb_protocol_options_default(&cfg->protocol);
-  pb_identify_options_default(&cfg->bounds);
-  pb_verify_options_default(&cfg->verify);
-  pb_policy_options_default(&cfg->policy);
-  pb_screen_options_default(&cfg->screen);
-  pb_predict_options_default(&cfg->predict);
-  pb_fragility_stage_options_default(&cfg->fragility);
-  pb_exact_options_default(&cfg->exact);
-}
-
-static void pb_run__free_options(struct pb_run_config *cfg)
-{
-  pb_protocol_options_free(&cfg->protocol);
-  for (int i = 0; i < PB_RUN_N_KNOWN; i++) pb_options_free(pb_run__stages[i].table, (char *)cfg + pb_run__stages[i].offset);
-  pb_screen_options_free(&cfg->screen);
-  pb_fragility_stage_options_free(&cfg->fragility);
-  pb_exact_options_free(&cfg->exact);
+  const struct pb_stage_desc *d = pb_stage_find(name);
+  return d && d->pipeline ? d : NULL;
 }
 
 /* The instance named @p name (KIND.NAME), created with its kind's defaults
@@ -141,12 +51,11 @@ static struct pb_run_instance *pb_run__instance(struct pb_run_config *cfg, const
   struct pb_run_instance *in = &cfg->instances[cfg->n_instances++];
   in->name = pb_strdup(name);
   in->seen_in_stages = 0;
-  in->opts = pb_calloc(1, sizeof *in->opts);
-  pb_run__defaults(in->opts);
+  in->opts = pb_stage_options_new(pb_run__kind(name));
   return in;
 }
 
-/* stages = a, b, ... (known stage names or KIND.NAME instances, pipeline order as listed) */
+/* stages = a, b, ... (pipeline stage names or KIND.NAME instances, pipeline order as listed) */
 static int pb_run__opt_stages(void *opts, const char *label, const char *v)
 {
   struct pb_run_config *cfg = opts;
@@ -155,7 +64,7 @@ static int pb_run__opt_stages(void *opts, const char *label, const char *v)
   cfg->n_stages = 0;
   for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
     struct pb_run_instance *in = NULL;
-    int known = pb_run__kind(t) >= 0;
+    int known = pb_run__kind(t) != NULL;
     if (known && strchr(t, '.') && (in = pb_run__instance(cfg, t, 1)) == NULL) {
       pb_error_set("%s: more than %d stage instances", label, PB_RUN_MAX_INSTANCES);
       free(copy);
@@ -186,6 +95,17 @@ static int pb_run__opt_synth(void *opts, const char *label, const char *v)
   return PB_OK;
 }
 
+/* The pipeline's stage names, "bounds, verify, ...", for --help. */
+static const char *pb_run__pipeline_names(void)
+{
+  static char names[512];
+  names[0] = '\0';
+  for (int k = 0; pb_stages[k]; k++)
+    if (pb_stages[k]->pipeline)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", pb_stages[k]->name);
+  return names;
+}
+
 #define PB_O(member) PB_OPTION_FIELD(struct pb_run_config, member)
 static const struct pb_option pb_run__options[] = {
   {.name = "synth", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_synth, .metavar = "paper|small|FILE|none",
@@ -195,8 +115,8 @@ static const struct pb_option pb_run__options[] = {
   {.name = "output", .type = PB_OPTION_STRING, PB_O(output), .metavar = "OUTDIR",
    .help = "output directory; each stage writes OUTDIR/STAGE/ (required)"},
   {.name = "stages", .type = PB_OPTION_CUSTOM, .parse = pb_run__opt_stages, .metavar = "LIST",
-   .help = "stages to run, in pipeline order: bounds, verify, policy, screen, predict, fragility, exact (required, unless "
-           "[exact] names worlds: then exact joins the pipeline last)"},
+   .help = "stages to run, in pipeline order (the stages are listed below; required, unless a stage's section "
+           "names what adds it: [exact] worlds adds exact last)"},
   {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260908",
    .help = "run seed: every stage's random streams are keyed by it plus the stage's offset (bounds seed +0, verify "
            "sample_seed +3, screen seed +4, predict seed +5, fragility seed +6, exact seed -20258876, "
@@ -210,21 +130,22 @@ static const struct pb_option pb_run__options[] = {
   {.name = NULL}};
 #undef PB_O
 
-/* State of one configuration parse: the keys seen so far, "section\nkey". */
+/* State of one configuration parse: the keys seen so far ("section\nkey") with their values. */
 struct pb_run__parse {
   struct pb_run_config *cfg;
   int32_t n_seen;
-  char **seen;
+  char **seen, **value;
 };
 
-static int pb_run__seen(const struct pb_run__parse *p, const char *section, const char *key)
+/* The value given for @p key in [@p section], or NULL. */
+static const char *pb_run__seen(const struct pb_run__parse *p, const char *section, const char *key)
 {
   for (int32_t i = 0; i < p->n_seen; i++) {
     size_t n = strlen(section);
     if (strncmp(p->seen[i], section, n) == 0 && p->seen[i][n] == '\n' && strcmp(p->seen[i] + n + 1, key) == 0)
-      return 1;
+      return p->value[i];
   }
-  return 0;
+  return NULL;
 }
 
 /* Section @p section: its table and where its options live in @p cfg. */
@@ -238,15 +159,16 @@ static const struct pb_option *pb_run__section(struct pb_run_config *cfg, const 
     *opts = &cfg->protocol;
     return pb_protocol_option_table;
   }
-  const int k = pb_run__kind(section);
-  if (k < 0) return NULL;
+  const struct pb_stage_desc *d = pb_run__kind(section);
+  if (!d || !d->options) return NULL;
   if (strchr(section, '.')) {
     struct pb_run_instance *in = pb_run__instance(cfg, section, 1);
     if (!in) return NULL;
-    cfg = in->opts;
+    *opts = in->opts;
+  } else {
+    *opts = cfg->opts[pb_stage_index(d)];
   }
-  *opts = (char *)cfg + pb_run__stages[k].offset;
-  return pb_run__stages[k].table;
+  return d->options;
 }
 
 /* One run-configuration entry (a pb_ini_fn). */
@@ -268,9 +190,11 @@ static int pb_run__entry(void *user, const char *section, const char *key, const
     return PB_INI_REASON;
   }
   p->seen = pb_realloc(p->seen, (size_t)(p->n_seen + 1) * sizeof(char *));
+  p->value = pb_realloc(p->value, (size_t)(p->n_seen + 1) * sizeof(char *));
   size_t n = strlen(section) + strlen(key) + 2;
   p->seen[p->n_seen] = pb_malloc(n);
-  snprintf(p->seen[p->n_seen++], n, "%s\n%s", section, key);
+  snprintf(p->seen[p->n_seen], n, "%s\n%s", section, key);
+  p->value[p->n_seen++] = pb_strdup(v);
   char label[128];
   snprintf(label, sizeof label, "[%s] %s", section, key);
   return pb_options_set(o, opts, label, v) == PB_OK ? PB_OK : PB_INI_REASON;
@@ -283,74 +207,86 @@ static int pb_run__has_stage(const struct pb_run_config *cfg, const char *name)
   return 0;
 }
 
-/* What [run] and [bounds] set for the other stages, unless their own sections
- * say otherwise: the run seed (plus each stage's offset), the draws, and
- * [bounds] tau for verify and policy (one threshold for every cell).  @p d:
- * the run configuration itself or an instance's options; sec[k]: the section
- * holding the keys of stage k's member of @p d (pb_run__stages order). */
-static void pb_run__propagate_into(const struct pb_run__parse *p, struct pb_run_config *d, const char *const *sec)
+/* What other sections give stage @p d (options @p opts, section @p sec)
+ * unless @p sec sets it (its .inherits, docs/run.md): a key of [run] always
+ * (as given or its default, integers plus the stage's offset modulo 2^64),
+ * a key of a stage's section when given there. */
+static int pb_run__inherit(const struct pb_run__parse *p, const struct pb_stage_desc *d, void *opts, const char *sec)
 {
-  const struct pb_run_config *c = p->cfg;
-  if (!pb_run__seen(p, sec[0], "seed")) d->bounds.seed = c->seed + PB_RUN_SEED_BOUNDS;
-  if (!pb_run__seen(p, sec[1], "sample_seed")) d->verify.sample_seed = c->seed + PB_RUN_SEED_VERIFY;
-  if (!pb_run__seen(p, sec[3], "seed")) d->screen.seed = c->seed + PB_RUN_SEED_SCREEN;
-  if (!pb_run__seen(p, sec[4], "seed")) d->predict.seed = c->seed + PB_RUN_SEED_PREDICT;
-  if (!pb_run__seen(p, sec[5], "seed")) d->fragility.k.seed = c->seed + PB_RUN_SEED_FRAGILITY;
-  if (!pb_run__seen(p, sec[6], "seed")) d->exact.seed = c->seed + (uint64_t)PB_RUN_SEED_EXACT;
-  d->screen.from_config = d->fragility.from_config = 1;
-  if (!pb_run__seen(p, sec[0], "group_draws")) d->bounds.group_draws = c->group_draws;
-  if (!pb_run__seen(p, sec[3], "group_draws")) d->screen.group_draws = c->group_draws;
-  if (!pb_run__seen(p, sec[4], "group_draws")) d->predict.group_draws = c->group_draws;
-  if (!pb_run__seen(p, sec[3], "class_draws")) d->screen.class_draws = c->class_draws;
-  if (c->bounds.have_tau && !pb_run__seen(p, sec[1], "tau")) {
-    d->verify.have_tau = 1;
-    d->verify.tau = c->bounds.tau;
+  for (const struct pb_stage_inherit *h = d->inherits; h && h->key; h++) {
+    if (pb_run__seen(p, sec, h->key)) continue;
+    const char *dot = strchr(h->from, '.');
+    char from[64], text[32];
+    snprintf(from, sizeof from, "%.*s", (int)(dot - h->from), h->from);
+    const char *v = pb_run__seen(p, from, dot + 1);
+    if (!v && !strcmp(from, "run")) v = pb_options_find_ini(pb_run__options, dot + 1)->def;
+    if (!v) continue;
+    uint64_t u;
+    if (h->add && pb_parse_uint(v, UINT64_MAX, &u) == PB_OK) {
+      snprintf(text, sizeof text, "%llu", (unsigned long long)(u + (uint64_t)h->add));
+      v = text;
+    }
+    char label[128];
+    snprintf(label, sizeof label, "[%s] %s (for [%s] %s)", from, dot + 1, sec, h->key);
+    if (pb_options_set(pb_options_find_ini(d->options, h->key), opts, label, v) != PB_OK) return PB_FAIL;
   }
-  if (c->bounds.have_tau && !pb_run__seen(p, sec[2], "tau")) {
-    d->policy.have_tau = 1;
-    d->policy.tau = c->bounds.tau;
-  }
+  return PB_OK;
 }
 
-/* Propagation into the run's own stages, then into every instance (whose
- * own section stands in for its kind's); an instance needs its stage listed. */
+/* What other sections give the run's own stages, then every instance
+ * (whose own section stands in for its kind's); an instance needs its stage
+ * listed. */
 static int pb_run__propagate(const struct pb_run__parse *p, const char *name)
 {
-  const char *sec[PB_RUN_N_KNOWN];
-  for (int k = 0; k < PB_RUN_N_KNOWN; k++) sec[k] = pb_run__stages[k].name;
-  pb_run__propagate_into(p, p->cfg, sec);
-  for (int32_t i = 0; i < p->cfg->n_instances; i++) {
-    const struct pb_run_instance *in = &p->cfg->instances[i];
+  struct pb_run_config *cfg = p->cfg;
+  for (int k = 0; pb_stages[k]; k++)
+    if (pb_stages[k]->pipeline && pb_run__inherit(p, pb_stages[k], cfg->opts[k], pb_stages[k]->name) != PB_OK)
+      return PB_FAIL;
+  for (int32_t i = 0; i < cfg->n_instances; i++) {
+    const struct pb_run_instance *in = &cfg->instances[i];
     if (!in->seen_in_stages) {
       pb_error_set("%s: section [%s] is a stage instance that [run] stages does not list", name, in->name);
       return PB_FAIL;
     }
-    const int k = pb_run__kind(in->name);
-    sec[k] = in->name;
-    pb_run__propagate_into(p, in->opts, sec);
-    sec[k] = pb_run__stages[k].name;
+    if (pb_run__inherit(p, pb_run__kind(in->name), in->opts, in->name) != PB_OK) return PB_FAIL;
   }
   return PB_OK;
+}
+
+/* A stage whose section names its .joins key joins the pipeline, last. */
+static void pb_run__joins(const struct pb_run__parse *p)
+{
+  struct pb_run_config *cfg = p->cfg;
+  for (int k = 0; pb_stages[k]; k++) {
+    const struct pb_stage_desc *d = pb_stages[k];
+    if (d->pipeline && d->joins && pb_run__seen(p, d->name, d->joins) && !pb_run__has_stage(cfg, d->name) &&
+        cfg->n_stages < PB_RUN_MAX_STAGES)
+      cfg->stages[cfg->n_stages++] = pb_strdup(d->name);
+  }
 }
 
 int pb_run_config_parse(const char *text, const char *name, struct pb_run_config *cfg)
 {
   memset(cfg, 0, sizeof *cfg);
   pb_options_defaults(pb_run__options, cfg);
-  pb_run__defaults(cfg);
+  pb_protocol_options_default(&cfg->protocol);
+  for (int k = 0; pb_stages[k]; k++)
+    if (pb_stages[k]->pipeline) cfg->opts[k] = pb_stage_options_new(pb_stages[k]);
   cfg->text = pb_strdup(text);
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);
-  /* naming worlds joins the exact stage to the pipeline (last, after the store's stages) */
-  if (status == PB_OK && cfg->exact.have_worlds && !pb_run__has_stage(cfg, "exact") && cfg->n_stages < PB_RUN_MAX_STAGES)
-    cfg->stages[cfg->n_stages++] = pb_strdup("exact");
+  if (status == PB_OK) pb_run__joins(&p);
   if (status == PB_OK && (!cfg->store || !cfg->output || cfg->n_stages == 0)) {
     pb_error_set("%s: [run] needs store, output and stages", name);
     status = PB_FAIL;
   }
   if (status == PB_OK) status = pb_run__propagate(&p, name);
-  for (int32_t i = 0; i < p.n_seen; i++) free(p.seen[i]);
+  for (int32_t i = 0; i < p.n_seen; i++) {
+    free(p.seen[i]);
+    free(p.value[i]);
+  }
   free(p.seen);
+  free(p.value);
   if (status != PB_OK) pb_run_config_free(cfg);
   return status;
 }
@@ -369,10 +305,10 @@ void pb_run_config_free(struct pb_run_config *cfg)
   free(cfg->synth);
   pb_options_free(pb_run__options, cfg);
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
-  pb_run__free_options(cfg);
+  pb_protocol_options_free(&cfg->protocol);
+  for (int k = 0; pb_stages[k]; k++) pb_stage_options_free(pb_stages[k], cfg->opts[k]);
   for (int32_t i = 0; i < cfg->n_instances; i++) {
-    pb_run__free_options(cfg->instances[i].opts);
-    free(cfg->instances[i].opts);
+    pb_stage_options_free(pb_run__kind(cfg->instances[i].name), cfg->instances[i].opts);
     free(cfg->instances[i].name);
   }
   free(cfg->text);
@@ -381,13 +317,15 @@ void pb_run_config_free(struct pb_run_config *cfg)
 
 void pb_run_config_help(FILE *fp)
 {
-  fprintf(fp, "\nConfiguration sections and keys (`key = value`; docs/run.md):\n\n[run]\n");
+  fprintf(fp, "\nConfiguration sections and keys (`key = value`; docs/run.md):\n\n[run]  (pipeline stages: %s)\n",
+          pb_run__pipeline_names());
   pb_options_help_ini(fp, pb_run__options);
   fprintf(fp, "\n[protocol]\n");
   pb_options_help_ini(fp, pb_protocol_option_table);
-  for (int i = 0; i < PB_RUN_N_KNOWN; i++) {
-    fprintf(fp, "\n[%s]  (as `pairbound %s --help`)\n", pb_run__stages[i].name, pb_run__stages[i].name);
-    pb_options_help_ini(fp, pb_run__stages[i].table);
+  for (int k = 0; pb_stages[k]; k++) {
+    if (!pb_stages[k]->pipeline || !pb_stages[k]->options) continue;
+    fprintf(fp, "\n[%s]  (as `pairbound %s --help`)\n", pb_stages[k]->name, pb_stages[k]->name);
+    pb_options_help_ini(fp, pb_stages[k]->options);
   }
   fprintf(fp, "\n[KIND.NAME]  a further instance of stage KIND, listed as KIND.NAME in [run] stages (e.g.\n"
               "  `stages = ..., screen, screen.dev` with `[screen.dev] split = dev`): the keys of [KIND], starting\n"
@@ -423,33 +361,14 @@ static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
   return status;
 }
 
-const char *pb_run_stage_report(const char *stage)
-{
-  const int k = pb_run__kind(stage);
-  return k >= 0 ? pb_run__stages[k].report : "REPORT.md";
-}
-
-const char *pb_run_stage_kind(const char *stage)
-{
-  const int k = pb_run__kind(stage);
-  return k >= 0 ? pb_run__stages[k].name : stage;
-}
-
-/* Run stage or instance @p name into @p dir: an instance runs its kind with
- * the run's configuration but its own options in place of the kind's. */
+/* Run stage or instance @p name into @p dir with its options (an instance's own). */
 static int pb_run__call(const struct pb_run_config *cfg, const char *name, const char *dir, MPI_Comm comm,
                         const char *prov)
 {
-  const int k = pb_run__kind(name);
-  if (!strchr(name, '.')) return pb_run__stages[k].fn(cfg, dir, comm, prov);
-  struct pb_run_config *in = pb_run__instance((struct pb_run_config *)cfg, name, 0)->opts;
-  struct pb_run_config *view = pb_malloc(sizeof *view);
-  *view = *cfg;
-  const size_t off = pb_run__stages[k].offset;
-  memcpy((char *)view + off, (const char *)in + off, pb_run__stages[k].size);
-  int status = pb_run__stages[k].fn(view, dir, comm, prov);
-  free(view);
-  return status;
+  const struct pb_stage_desc *d = pb_run__kind(name);
+  const struct pb_run_instance *in = strchr(name, '.') ? pb_run__instance((struct pb_run_config *)cfg, name, 0) : NULL;
+  const struct pb_stage_call call = {d->reads_store ? cfg->store : NULL, dir, comm, &cfg->protocol, prov, name};
+  return d->run(&call, in ? in->opts : cfg->opts[pb_stage_index(d)]);
 }
 
 /* What a stage's output depends on besides the store and the build: the run
@@ -534,8 +453,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
   char *dir = pb_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
   /* the key is needed now to check a checkpoint, or by the stage's blocks */
-  const int k = pb_run__kind(cfg->stages[i]);
-  if (cfg->resume || (k >= 0 && pb_run__stages[k].blocks)) status = pb_run__digest_wait(dg, comm);
+  if (cfg->resume || pb_run__kind(cfg->stages[i])->blocks) status = pb_run__digest_wait(dg, comm);
   const int done = status == PB_OK && cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
   if (status != PB_OK || done == PB_FAIL) status = PB_FAIL;
   else if (done) {
@@ -579,9 +497,9 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
            "checkpoints; to continue, repeat the same command with --resume",
            cfg->output);
   pb_signal_install(hint, 0, comm);
-  /* the exact stage draws its worlds and reads no store: a pipeline of it alone needs none */
+  /* a pipeline of stages that read no store (exact draws its worlds) needs none */
   int reads_store = 0;
-  for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= strcmp(cfg->stages[i], "exact") != 0;
+  for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= pb_run__kind(cfg->stages[i])->reads_store;
   int status = reads_store ? pb_run__store(cfg, comm) : PB_OK;
   struct pb_run__digest dg = {.path = cfg->store, .hex = digest};
   status = pb_error_agree(comm, status);

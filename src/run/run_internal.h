@@ -15,11 +15,6 @@ struct pb_run_facts {
   double total;            /* seconds of the whole run */
 };
 
-/** Report file of a stage under OUTPUT/STAGE/report/ ("REPORT.md", "policy.md", ...). */
-const char *pb_run_stage_report(const char *stage);
-/** The stage a stage or instance name runs ("screen" for "screen.dev"). */
-const char *pb_run_stage_kind(const char *stage);
-
 /**
  * Rank 0: write OUTPUT/REPORT.md (provenance, then every stage's report in
  * the seed paper's order with its figure links made relative to OUTPUT) and

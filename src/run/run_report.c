@@ -15,156 +15,25 @@
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/results.h"
+#include "pairbound/registry.h"
 #include "pairbound/util.h"
 #include "run_internal.h"
 
-/* Stages in the order of the seed paper (Sections 3-4.1, 4.2, 5, Appendix F). */
-/* seed 000's order (Sections 3-6, then the appendices' verification), then the
- * two further seed papers' analyses */
-static const char *const pb_rr__paper_order[] = {"bounds", "policy", "screen", "predict", "verify", "fragility",
-                                                 "exact"};
-#define PB_RR_N_ORDER ((int)(sizeof pb_rr__paper_order / sizeof pb_rr__paper_order[0]))
-
-/* ------------------------------------------------------------ TSV reading */
-
-struct pb_rr_tsv {
-  char *text;
-  int n_cols, n_rows;
-  char **cell; /* row-major, row 0 = header */
-};
-
-static int pb_rr__tsv_load(const char *output, const char *stage, const char *name, struct pb_rr_tsv *t)
+/* The pipeline stages in REPORT.md's order (their .report_order: seed 000's
+ * Sections 3-6, then the appendices' verification, then the two further
+ * seed papers' analyses); returns how many. */
+static int pb_rr__order(const struct pb_stage_desc **out)
 {
-  memset(t, 0, sizeof *t);
-  char *dir = pb_path_join(output, stage), *rep = pb_path_join(dir, "report"), *path = pb_path_join(rep, name);
-  t->text = pb_text_load(path);
-  free(dir);
-  free(rep);
-  free(path);
-  if (!t->text) {
-    pb_error_clear();
-    return PB_FAIL;
-  }
-  int cap = 64, n = 0;
-  t->cell = pb_malloc((size_t)cap * sizeof *t->cell);
-  for (char *line = t->text, *next; line && *line; line = next) {
-    next = strchr(line, '\n');
-    if (next) *next++ = '\0';
-    int cols = 0;
-    for (char *c = line, *tab;; c = tab + 1, cols++) {
-      if (n == cap) t->cell = pb_realloc(t->cell, (size_t)(cap *= 2) * sizeof *t->cell);
-      t->cell[n++] = c;
-      if (!(tab = strchr(c, '\t'))) break;
-      *tab = '\0';
+  int n = 0;
+  for (int k = 0; pb_stages[k]; k++)
+    if (pb_stages[k]->pipeline) out[n++] = pb_stages[k];
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && out[j]->report_order < out[j - 1]->report_order; j--) {
+      const struct pb_stage_desc *t = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = t;
     }
-    if (t->n_rows == 0) t->n_cols = cols + 1;
-    if (cols + 1 != t->n_cols) n -= cols + 1; /* ragged line: not a table row */
-    else t->n_rows++;
-  }
-  return PB_OK;
-}
-
-static void pb_rr__tsv_free(struct pb_rr_tsv *t)
-{
-  free(t->text);
-  free(t->cell);
-  memset(t, 0, sizeof *t);
-}
-
-static int pb_rr__col(const struct pb_rr_tsv *t, const char *name)
-{
-  for (int j = 0; j < t->n_cols; j++)
-    if (strcmp(t->cell[j], name) == 0) return j;
-  return -1;
-}
-
-static const char *pb_rr__at(const struct pb_rr_tsv *t, int row, const char *col)
-{
-  int j = pb_rr__col(t, col);
-  return j >= 0 && row > 0 && row < t->n_rows ? t->cell[row * t->n_cols + j] : NULL;
-}
-
-static double pb_rr__num(const struct pb_rr_tsv *t, int row, const char *col)
-{
-  const char *s = pb_rr__at(t, row, col);
-  return s ? strtod(s, NULL) : NAN;
-}
-
-/* ------------------------------------------------------------- summaries */
-
-static void pb_rr__sum_bounds(const char *output, FILE *fp)
-{
-  struct pb_rr_tsv t;
-  if (pb_rr__tsv_load(output, "bounds", "identification_panel.tsv", &t) != PB_OK) return;
-  fprintf(fp, "bounds  panel mean H width, pp of N, marginal I0 -> overlap Ik -> five-state I5:\n");
-  for (int r = 1; r < t.n_rows; r++)
-    fprintf(fp, "          %-10s %6.2f -> %6.2f -> %6.2f   (%s cells)\n", pb_rr__at(&t, r, "source"),
-            pb_rr__num(&t, r, "H_I0"), pb_rr__num(&t, r, "H_Ik"), pb_rr__num(&t, r, "H_I5"), pb_rr__at(&t, r, "cells"));
-  pb_rr__tsv_free(&t);
-}
-
-static void pb_rr__sum_policy(const char *output, FILE *fp)
-{
-  struct pb_rr_tsv t;
-  if (pb_rr__tsv_load(output, "policy", "policy_figure5.tsv", &t) != PB_OK) return;
-  fprintf(fp, "policy  share of cells with an ordering certified only under a shared correspondence, lambda = 0.5:\n        ");
-  for (int r = 1; r < t.n_rows; r++)
-    if (pb_rr__num(&t, r, "lambda") == 0.5)
-      fprintf(fp, "  %s %.3f", pb_rr__at(&t, r, "source"), pb_rr__num(&t, r, "shared"));
-  fprintf(fp, "\n");
-  pb_rr__tsv_free(&t);
-}
-
-static void pb_rr__sum_screen(const char *output, FILE *fp)
-{
-  struct pb_rr_tsv a, c, iv;
-  if (pb_rr__tsv_load(output, "screen", "screen_auroc.tsv", &a) != PB_OK) return;
-  int have_cov = pb_rr__tsv_load(output, "screen", "screen_coverage.tsv", &c) == PB_OK;
-  int have_iv = pb_rr__tsv_load(output, "screen", "screen_intervals.tsv", &iv) == PB_OK;
-  fprintf(fp, "screen  mild conditions: AUROC U vs S (U-S, 95%% model-group interval); coverage at q = 0.2:\n");
-  for (int r = 1; r < a.n_rows; r++) {
-    const char *src = pb_rr__at(&a, r, "source");
-    if (strcmp(pb_rr__at(&a, r, "tier"), "mild")) continue;
-    fprintf(fp, "          %-10s AUROC %.3f vs %.3f (%+.3f", src, pb_rr__num(&a, r, "U"), pb_rr__num(&a, r, "S"),
-            pb_rr__num(&a, r, "U-S"));
-    int k = -1;
-    if (have_iv)
-      for (int j = 1; j < iv.n_rows && k < 0; j++)
-        if (!strcmp(pb_rr__at(&iv, j, "source"), src) && !strcmp(pb_rr__at(&iv, j, "tier"), "mild") &&
-            !strcmp(pb_rr__at(&iv, j, "contrast"), "U-S"))
-          k = j;
-    if (k > 0 && !isnan(pb_rr__num(&iv, k, "auroc_group_lo")))
-      fprintf(fp, " [%+.3f, %+.3f]", pb_rr__num(&iv, k, "auroc_group_lo"), pb_rr__num(&iv, k, "auroc_group_hi"));
-    fprintf(fp, ")");
-    int q = -1;
-    if (have_cov)
-      for (int j = 1; j < c.n_rows && q < 0; j++)
-        if (!strcmp(pb_rr__at(&c, j, "source"), src) && !strcmp(pb_rr__at(&c, j, "tier"), "mild") &&
-            !strcmp(pb_rr__at(&c, j, "q"), "0.2"))
-          q = j;
-    if (q > 0) fprintf(fp, "; coverage %.3f vs %.3f", pb_rr__num(&c, q, "U"), pb_rr__num(&c, q, "S"));
-    fprintf(fp, "\n");
-  }
-  pb_rr__tsv_free(&a);
-  if (have_cov) pb_rr__tsv_free(&c);
-  if (have_iv) pb_rr__tsv_free(&iv);
-}
-
-static void pb_rr__sum_verify(const char *output, FILE *fp)
-{
-  char *dir = pb_path_join(output, "verify"), *rep = pb_path_join(dir, "report"), *path = pb_path_join(rep, "REPORT.md");
-  char *text = pb_text_load(path);
-  if (!text) pb_error_clear();
-  const char *v = text ? strstr(text, "**Verdict: ") : NULL;
-  struct pb_rr_tsv t;
-  int cells = pb_rr__tsv_load(output, "verify", "verify.tsv", &t) == PB_OK ? t.n_rows - 1 : -1;
-  if (v) fprintf(fp, "verify  %.*s on %d cells (independent enumeration of the bounds)\n",
-                 (int)strcspn(v + 11, "*"), v + 11, cells);
-  if (cells >= 0) pb_rr__tsv_free(&t);
-  free(text);
-  free(path);
-  free(rep);
-  free(dir);
+  return n;
 }
 
 /* ---------------------------------------------------------------- report */
@@ -219,12 +88,13 @@ static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_
   fprintf(fp, "\npairbound run: %d stage%s on %s (%d rank%s x %d thread%s), %.1f s\n", cfg->n_stages,
           cfg->n_stages == 1 ? "" : "s", cfg->store, facts->ranks, facts->ranks == 1 ? "" : "s", facts->threads,
           facts->threads == 1 ? "" : "s", facts->total);
-  for (int k = 0; k < PB_RR_N_ORDER; k++) {
-    if (pb_rr__in_config(cfg, pb_rr__paper_order[k]) < 0) continue;
-    if (!strcmp(pb_rr__paper_order[k], "bounds")) pb_rr__sum_bounds(cfg->output, fp);
-    else if (!strcmp(pb_rr__paper_order[k], "policy")) pb_rr__sum_policy(cfg->output, fp);
-    else if (!strcmp(pb_rr__paper_order[k], "screen")) pb_rr__sum_screen(cfg->output, fp);
-    else if (!strcmp(pb_rr__paper_order[k], "verify")) pb_rr__sum_verify(cfg->output, fp);
+  const struct pb_stage_desc *order[PB_RUN_MAX_KINDS];
+  const int n = pb_rr__order(order);
+  for (int k = 0; k < n; k++) {
+    if (!order[k]->summary || pb_rr__in_config(cfg, order[k]->name) < 0) continue;
+    char *dir = pb_path_join(cfg->output, order[k]->name);
+    order[k]->summary(fp, dir);
+    free(dir);
   }
   fprintf(fp, "time   ");
   for (int32_t i = 0; i < cfg->n_stages; i++)
@@ -249,18 +119,20 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
   int status = PB_OK;
   pb_rr__provenance(cfg, facts, &md);
   /* each stage in the paper's order, its further instances (KIND.NAME) after it in the order of [run] stages */
-  for (int k = 0; k < PB_RR_N_ORDER && status == PB_OK; k++)
+  const struct pb_stage_desc *order[PB_RUN_MAX_KINDS];
+  const int n = pb_rr__order(order);
+  for (int k = 0; k < n && status == PB_OK; k++)
     for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
       const char *name = cfg->stages[i];
-      if (strcmp(pb_run_stage_kind(name), pb_rr__paper_order[k])) continue;
+      if (pb_stage_find(name) != order[k]) continue;
       char *dir = pb_path_join(cfg->output, name), *sub = pb_path_join(dir, "report"),
-           *rep = pb_path_join(sub, pb_run_stage_report(name));
+           *rep = pb_path_join(sub, order[k]->report);
       char *text = pb_text_load(rep);
       if (text) {
         pb_text_printf(&md, "\n");
         if (strchr(name, '.'))
           pb_text_printf(&md, "# Stage instance %s\n\n`%s` run again with the options of section [%s] "
-                              "(docs/run.md); its outputs are in `%s/`.\n\n", name, pb_rr__paper_order[k], name, name);
+                              "(docs/run.md); its outputs are in `%s/`.\n\n", name, order[k]->name, name, name);
         pb_rr__append_stage(&md, name, text);
       } else {
         status = PB_FAIL;

@@ -4,6 +4,7 @@
 #define PAIRBOUND_SCREEN_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <mpi.h>
 
 #include "pairbound/agg.h"
@@ -232,5 +233,8 @@ int pb_screen_natural_report(const struct pb_meta *meta, const struct pb_screen_
 int pb_screen_report(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
                      int32_t n_targets, const struct pb_screen_sum *S, struct pb_results *res,
                      const struct pb_screen_options *opt, const char *probe_desc, const struct pb_text *extra);
+
+/** screen's lines of the run summary, from the report TSVs in @p dir (screen_report_summary.c). */
+void pb_screen_summary(FILE *fp, const char *dir);
 
 #endif /* PAIRBOUND_SCREEN_INTERNAL_H */

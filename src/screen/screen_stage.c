@@ -20,6 +20,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
@@ -175,14 +176,10 @@ const struct pb_option pb_screen_option_table[] = {
   {.name = NULL}};
 #undef PB_O
 
-void pb_screen_options_default(struct pb_screen_options *opt)
+/* What pb_options_free leaves: the targets and probe sets. */
+static void pb_screen__options_release(void *opts)
 {
-  memset(opt, 0, sizeof *opt);
-  pb_options_defaults(pb_screen_option_table, opt);
-}
-
-void pb_screen_options_free(struct pb_screen_options *opt)
-{
+  struct pb_screen_options *opt = opts;
   for (int32_t t = 0; t < opt->n_targets; t++) free(opt->targets[t]);
   free(opt->targets);
   for (int32_t p = 0; p < opt->n_probesets; p++) pb_screen__probeset_free(&opt->probesets[p]);
@@ -2385,9 +2382,15 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
   }
 }
 
-int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
-                  const struct pb_screen_options *opt, const char *provenance)
+/* `pairbound screen` (the registry's run); under `pairbound run` messages
+ * name the configuration's keys instead of options. */
+static int pb_screen__stage_run(const struct pb_stage_call *call, const void *opts)
 {
+  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
+  const struct pb_protocol_options *popt = call->protocol;
+  MPI_Comm comm = call->comm;
+  struct pb_screen_options o = *(const struct pb_screen_options *)opts, *opt = &o;
+  o.from_config = call->section != NULL;
   struct pb_stage st;
   struct pb_timer tm;
   pb_timer_start(&tm, "screen");
@@ -2495,3 +2498,29 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_screen__ctx_free(&X);
   return pb_stage_close(&st, status);
 }
+
+static const struct pb_stage_inherit pb_screen__inherits[] = {
+  {"seed", "run.seed", 4}, {"group_draws", "run.group_draws", 0}, {"class_draws", "run.class_draws", 0}, {NULL, NULL, 0}};
+
+const struct pb_stage_desc pb_screen_stage = {
+  .name = "screen",
+  .help = "Prospective screening (seed 000 Section 5, Appendix E; docs/screen.md): for every model, target source and\n"
+          "perturbed target condition, rank the clean-correct images by failure-risk scores and measure AUROC (failure\n"
+          "positive, ties 1/2) and failure coverage at budgets q = .1 .2 .3 (ties at the cutoff prorated). Scores: S, U,\n"
+          "delta, ret, margin, entropy, class baselines, logistic g(S), g(S,U), g(S,U,ret), adapted A3 (Eq. 12), the\n"
+          "within-class derangement and leave-one-out controls of U, a seeded random order, U_<set>/A3_<set> for extra\n"
+          "probe sets and U over prefixed probe subsets. Writes OUTDIR/results.h5 (/screen), report/screen_cells.tsv,\n"
+          "screen_cell_info.tsv, screen_strata.tsv, the summary tables screen_*.tsv and report/screen.md.\n",
+  .protocol = 1,
+  .options = pb_screen_option_table,
+  .options_size = sizeof(struct pb_screen_options),
+  .release = pb_screen__options_release,
+  .run = pb_screen__stage_run,
+  .pipeline = 1,
+  .reads_store = 1,
+  .blocks = 1,
+  .report = "screen.md",
+  .report_order = 2,
+  .inherits = pb_screen__inherits,
+  .summary = pb_screen_summary,
+};

@@ -3,6 +3,7 @@
 #define PAIRBOUND_VERIFY_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <mpi.h>
 
 #include "pairbound/dist.h"
@@ -98,5 +99,8 @@ const struct pb_fields *pb_verify_fields(void);
 int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
                      int64_t first, int64_t n_local, int64_t n_cells, const struct pb_verify_options *opt,
                      const char *first_failure, struct pb_results *res, MPI_Comm comm);
+
+/** verify's line of the run summary, from its report in @p dir (verify_report_summary.c). */
+void pb_verify_summary(FILE *fp, const char *dir);
 
 #endif /* PAIRBOUND_VERIFY_INTERNAL_H */

@@ -9,8 +9,24 @@
 
 #include "pairbound/options.h"
 #include "pairbound/parse.h"
+#include "pairbound/fragility.h"
+#include "pairbound/identify.h"
+#include "pairbound/policy.h"
+#include "pairbound/predict.h"
+#include "pairbound/registry.h"
 #include "pairbound/run.h"
+#include "pairbound/screen.h"
+#include "pairbound/verify.h"
 #include "testlib.h"
+
+/* The options of stage NAME in a parsed run configuration (pairbound/registry.h). */
+#define STAGE_OPTS(c, name, type) ((type *)(c).opts[pb_stage_index(pb_stage_find(#name))])
+#define BOUNDS(c) STAGE_OPTS(c, bounds, struct pb_identify_options)
+#define VERIFY(c) STAGE_OPTS(c, verify, struct pb_verify_options)
+#define POLICY(c) STAGE_OPTS(c, policy, struct pb_policy_options)
+#define SCREEN(c) STAGE_OPTS(c, screen, struct pb_screen_options)
+#define PREDICT(c) STAGE_OPTS(c, predict, struct pb_predict_options)
+#define FRAGILITY(c) STAGE_OPTS(c, fragility, struct pb_fragility_stage_options)
 
 START_TEST(test_parse_int)
 {
@@ -173,35 +189,35 @@ START_TEST(test_run_seed)
 {
   struct pb_run_config c;
   run_parse_ok("", &c); /* default run seed: every stage its standalone default */
-  ck_assert(c.bounds.seed == 20260908 && c.verify.sample_seed == 20260911 && c.screen.seed == 20260912);
-  ck_assert(c.predict.seed == 20260913 && c.fragility.k.seed == 20260914);
+  ck_assert(BOUNDS(c)->seed == 20260908 && VERIFY(c)->sample_seed == 20260911 && SCREEN(c)->seed == 20260912);
+  ck_assert(PREDICT(c)->seed == 20260913 && FRAGILITY(c)->k.seed == 20260914);
   pb_run_config_free(&c);
   run_parse_ok("seed = 100\ngroup_draws = 7\nclass_draws = 5\n", &c);
-  ck_assert(c.bounds.seed == 100 && c.verify.sample_seed == 103 && c.screen.seed == 104 && c.predict.seed == 105);
-  ck_assert(c.fragility.k.seed == 106);
-  ck_assert(c.bounds.group_draws == 7 && c.screen.group_draws == 7 && c.screen.class_draws == 5);
-  ck_assert(c.predict.group_draws == 7);
+  ck_assert(BOUNDS(c)->seed == 100 && VERIFY(c)->sample_seed == 103 && SCREEN(c)->seed == 104 && PREDICT(c)->seed == 105);
+  ck_assert(FRAGILITY(c)->k.seed == 106);
+  ck_assert(BOUNDS(c)->group_draws == 7 && SCREEN(c)->group_draws == 7 && SCREEN(c)->class_draws == 5);
+  ck_assert(PREDICT(c)->group_draws == 7);
   pb_run_config_free(&c);
   /* a stage's own key wins, in whichever order the sections come */
   run_parse_ok("[screen]\nseed = 9\ngroup_draws = 1\n[verify]\nsample_seed = 4\n[run]\nseed = 100\ngroup_draws = 7\n", &c);
-  ck_assert(c.bounds.seed == 100 && c.verify.sample_seed == 4 && c.screen.seed == 9);
-  ck_assert(c.bounds.group_draws == 7 && c.screen.group_draws == 1);
+  ck_assert(BOUNDS(c)->seed == 100 && VERIFY(c)->sample_seed == 4 && SCREEN(c)->seed == 9);
+  ck_assert(BOUNDS(c)->group_draws == 7 && SCREEN(c)->group_draws == 1);
   pb_run_config_free(&c);
   /* [predict]: lists with blanks after the commas, the flag under the name of what it switches */
   run_parse_ok("[predict]\nfeatures = Syn-B, Syn\ntargets = ES\ndeletion = 0\nseed = 3\n[run]\nseed = 100\n", &c);
-  ck_assert(c.predict.n_features == 2 && c.predict.n_targets == 1 && c.predict.deletion == 0 && c.predict.seed == 3);
-  ck_assert_str_eq(c.predict.features[0], "Syn-B");
-  ck_assert_str_eq(c.predict.features[1], "Syn");
+  ck_assert(PREDICT(c)->n_features == 2 && PREDICT(c)->n_targets == 1 && PREDICT(c)->deletion == 0 && PREDICT(c)->seed == 3);
+  ck_assert_str_eq(PREDICT(c)->features[0], "Syn-B");
+  ck_assert_str_eq(PREDICT(c)->features[1], "Syn");
   pb_run_config_free(&c);
   run_parse_fails("[predict]\ntargets = ES,,Diverse\n",
                   "t.ini:6: [predict] targets: expected 1 to 4 comma-separated source names, got 'ES,,Diverse'");
   run_parse_ok("[fragility]\nseed = 11\n[run]\nseed = 100\n", &c);
-  ck_assert(c.fragility.k.seed == 11 && c.screen.seed == 104);
+  ck_assert(FRAGILITY(c)->k.seed == 11 && SCREEN(c)->seed == 104);
   pb_run_config_free(&c);
   /* [bounds] tau is every cell's threshold for verify and policy too, unless they set theirs */
   run_parse_ok("[bounds]\ntau = 0.75\n[policy]\ntau = 0.5\n", &c);
-  ck_assert(c.bounds.have_tau && c.bounds.tau == 0.75f && c.verify.have_tau && c.verify.tau == 0.75f);
-  ck_assert(c.policy.have_tau && c.policy.tau == 0.5f);
+  ck_assert(BOUNDS(c)->have_tau && BOUNDS(c)->tau == 0.75f && VERIFY(c)->have_tau && VERIFY(c)->tau == 0.75f);
+  ck_assert(POLICY(c)->have_tau && POLICY(c)->tau == 0.5f);
   pb_run_config_free(&c);
 }
 END_TEST
@@ -214,11 +230,11 @@ START_TEST(test_run_sections)
                "severity_sets = 0\n[verify]\nsources = ES,Syn\npolicy_taus = 0.5,0.6\n[policy]\nall = 1\n", &c);
   ck_assert(c.protocol.coverage == 0.7 && c.protocol.n_quota == 2 && c.protocol.quota[1] == 4);
   ck_assert_str_eq(c.protocol.quota_source[1], "Syn");
-  ck_assert(c.screen.n_probesets == 2 && c.screen.n_targets == 1 && c.screen.swapped == 1);
-  ck_assert(c.screen.n_subset_sizes == 0 && c.screen.severity_sets == 0);
-  ck_assert_str_eq(c.verify.sources, "ES,Syn");
-  ck_assert(c.verify.policies == 1 && c.verify.n_taus == 2); /* policy_taus implies policies, as on the command line */
-  ck_assert(c.policy.all == 1);
+  ck_assert(SCREEN(c)->n_probesets == 2 && SCREEN(c)->n_targets == 1 && SCREEN(c)->swapped == 1);
+  ck_assert(SCREEN(c)->n_subset_sizes == 0 && SCREEN(c)->severity_sets == 0);
+  ck_assert_str_eq(VERIFY(c)->sources, "ES,Syn");
+  ck_assert(VERIFY(c)->policies == 1 && VERIFY(c)->n_taus == 2); /* policy_taus implies policies, as on the command line */
+  ck_assert(POLICY(c)->all == 1);
   pb_run_config_free(&c);
   run_parse_fails("[screen]\nprobe = Syn-B\nprobe = Syn-B:fog-2\n",
                   "t.ini:7: only one [screen] probe without NAME= (the primary set), got another: 'Syn-B:fog-2'");
@@ -229,8 +245,8 @@ START_TEST(test_run_sections)
   run_parse_fails("[fragility]\nrho = 1\n", "t.ini:6: unknown key 'rho' in [fragility]");
   run_parse_fails("[fragility]\nbins = 0\n", "t.ini:6: [fragility] bins must be an integer in [1, 1000], got '0'");
   run_parse_ok("[fragility]\nbins = 10\nrho_max = 2\nprobe = self\nnull = 0\n", &c);
-  ck_assert(c.fragility.k.n_bins == 10 && c.fragility.k.rho_max == 2 && c.fragility.k.n_null == 0);
-  ck_assert_str_eq(c.fragility.probe, "self");
+  ck_assert(FRAGILITY(c)->k.n_bins == 10 && FRAGILITY(c)->k.rho_max == 2 && FRAGILITY(c)->k.n_null == 0);
+  ck_assert_str_eq(FRAGILITY(c)->probe, "self");
   pb_run_config_free(&c);
   run_parse_fails("[policy]\nlambdas = 0.5,2\n",
                   "t.ini:6: [policy] lambdas takes 1 to 32 comma-separated values in [0, 1], got '0.5,2'");
@@ -274,26 +290,26 @@ START_TEST(test_run_embedded)
 {
   struct pb_run_config c;
   ck_assert_msg(pb_run_config_parse(pb_embedded_run_ini, "inputs/run.ini", &c) == PB_OK, "%s", pb_error_message());
-  ck_assert(c.n_stages == 9 && c.bounds.perm_replicates == 20 && c.bounds.group_draws == 2000);
+  ck_assert(c.n_stages == 9 && BOUNDS(c)->perm_replicates == 20 && BOUNDS(c)->group_draws == 2000);
   ck_assert_str_eq(c.stages[8], "fragility");
-  ck_assert(c.bounds.calibration == 1);
+  ck_assert(BOUNDS(c)->calibration == 1);
   /* the further instances: their own options, the run's seeds and draws */
   ck_assert_int_eq(c.n_instances, 3);
   ck_assert_str_eq(c.stages[5], "screen.dev");
-  const struct pb_run_config *dev = c.instances[1].opts, *dev_tiers = c.instances[2].opts;
+  const struct pb_screen_options *dev = c.instances[1].opts, *dev_tiers = c.instances[2].opts;
   ck_assert_str_eq(c.instances[1].name, "screen.dev");
-  ck_assert(dev->screen.swapped == 1 && dev->screen.eval_tiers == 0 && dev->screen.seed == 20260912);
-  ck_assert(dev->screen.group_draws == 2000 && dev->screen.class_draws == 200);
-  ck_assert(dev_tiers->screen.swapped == 1 && dev_tiers->screen.eval_tiers == 1);
+  ck_assert(dev->swapped == 1 && dev->eval_tiers == 0 && dev->seed == 20260912);
+  ck_assert(dev->group_draws == 2000 && dev->class_draws == 200);
+  ck_assert(dev_tiers->swapped == 1 && dev_tiers->eval_tiers == 1);
   /* its own key wins over [run] class_draws: Table 24 has group intervals only */
-  ck_assert(dev_tiers->screen.group_draws == 2000 && dev_tiers->screen.class_draws == 0);
-  ck_assert(c.instances[0].opts->verify.policies == 1 && c.verify.policies == 0);
-  ck_assert(c.fragility.k.seed == 20260914 && c.fragility.k.n_null == 200);
-  ck_assert(c.screen.group_draws == 2000 && c.screen.class_draws == 200);
-  ck_assert(c.bounds.seed == 20260908 && c.screen.seed == 20260912 && c.verify.sample_seed == 20260911);
-  ck_assert(c.predict.seed == 20260913 && c.predict.group_draws == 2000 && c.predict.shuffles == 20);
-  ck_assert(c.predict.deletion == 1 && c.predict.n_features == 2 && c.predict.n_targets == 2);
-  ck_assert_str_eq(c.predict.features[1], "Syn-B");
+  ck_assert(dev_tiers->group_draws == 2000 && dev_tiers->class_draws == 0);
+  ck_assert(((const struct pb_verify_options *)c.instances[0].opts)->policies == 1 && VERIFY(c)->policies == 0);
+  ck_assert(FRAGILITY(c)->k.seed == 20260914 && FRAGILITY(c)->k.n_null == 200);
+  ck_assert(SCREEN(c)->group_draws == 2000 && SCREEN(c)->class_draws == 200);
+  ck_assert(BOUNDS(c)->seed == 20260908 && SCREEN(c)->seed == 20260912 && VERIFY(c)->sample_seed == 20260911);
+  ck_assert(PREDICT(c)->seed == 20260913 && PREDICT(c)->group_draws == 2000 && PREDICT(c)->shuffles == 20);
+  ck_assert(PREDICT(c)->deletion == 1 && PREDICT(c)->n_features == 2 && PREDICT(c)->n_targets == 2);
+  ck_assert_str_eq(PREDICT(c)->features[1], "Syn-B");
   pb_run_config_free(&c);
 }
 END_TEST

@@ -1,30 +1,18 @@
-/* Demo stage: five-state counts per cell, distributed over ranks and threads. */
+/* `pairbound states`: five-state counts per cell, distributed over ranks and
+ * threads (the demo stage of the work distribution). */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/protocol.h"
+#include "pairbound/cells.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/registry.h"
 #include "pairbound/results.h"
 #include "pairbound/stage.h"
 #include "pairbound/states.h"
 #include "pairbound/timer.h"
-
-void pb_states_count(const struct pb_cell_data *d, struct pb_states *out)
-{
-  memset(out, 0, sizeof *out);
-  out->n = d->n;
-  for (int32_t i = 0; i < d->n; i++) {
-    int c0 = d->pred0[i] == d->label[i], c1 = d->pred1[i] == d->label[i];
-    if (c0 && c1) out->k++;
-    else if (c0) out->h++;
-    else if (c1) out->r++;
-    else if (d->pred0[i] == d->pred1[i]) out->s++;
-    else out->w++;
-  }
-}
 
 /* Columns of the per-cell table, in output order. */
 static const char *const pb_states__cols[] = {"n", "h", "r", "s", "w", "k"};
@@ -81,9 +69,13 @@ static int pb_states__write(struct pb_stage *st, const struct pb_cell_block *b, 
   return status;
 }
 
-int pb_states_run(const char *store_path, const char *outdir, MPI_Comm comm,
-                  const struct pb_protocol_options *popt, const char *provenance)
+/* `pairbound states` (the registry's run). */
+static int pb_states__stage_run(const struct pb_stage_call *call, const void *opts)
 {
+  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
+  const struct pb_protocol_options *popt = call->protocol;
+  MPI_Comm comm = call->comm;
+  (void)opts;
   struct pb_stage st;
   struct pb_cell_block b;
   struct pb_timer tm;
@@ -107,3 +99,12 @@ int pb_states_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_cells_free(&b);
   return pb_stage_close(&st, status);
 }
+
+const struct pb_stage_desc pb_states_stage = {
+  .name = "states",
+  .help = "Per-cell accuracies and five-state counts (h, r, s, w, k) of every model x condition cell;\n"
+          "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n",
+  .protocol = 1,
+  .run = pb_states__stage_run,
+  .reads_store = 1,
+};
