@@ -1,14 +1,15 @@
 /* Evaluation protocol (seed 000 Section 3.3, Appendices B.1, D, F):
- * development thresholds, condition tiers and the frozen panel. */
+ * development thresholds, condition tiers and the frozen panel.  Pure: its
+ * computation from a store and its outputs are pb_protocol_compute and
+ * pb_protocol_write (pairbound/stage.h). */
 #ifndef PAIRBOUND_PROTOCOL_H
 #define PAIRBOUND_PROTOCOL_H
 
 #include <stdint.h>
-#include <mpi.h>
 
 #include "pairbound/options.h"
-#include "pairbound/results.h"
-#include "pairbound/store.h"
+
+struct pb_meta;
 
 /* Severity tiers of a perturbed condition by mean development accuracy. */
 #define PB_TIER_MILD 0
@@ -77,13 +78,6 @@ int32_t pb_protocol_default_quota(const char *source);
  * it does not already have.  @p panel is [n_models][n_conditions].
  */
 void pb_protocol_panel(const struct pb_meta *meta, int32_t src, uint64_t seed, int32_t quota, uint8_t *panel);
-
-/** Compute the protocol from a store (collective; rows split over ranks). */
-int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_protocol_options *opt,
-                        struct pb_protocol *out);
-
-/** Write the protocol into results.h5 (/protocol) and report/protocol_*.tsv (collective). */
-int pb_protocol_write(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_results *res);
 
 /** A deep copy of @p p (a protocol of the store @p meta describes) into @p out. */
 void pb_protocol_copy(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_protocol *out);

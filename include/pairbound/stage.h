@@ -10,6 +10,13 @@
 #include "pairbound/results.h"
 #include "pairbound/store.h"
 
+/** Compute the protocol from a store (collective; rows split over ranks; src/core/protocol.c). */
+int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_protocol_options *opt,
+                        struct pb_protocol *out);
+
+/** Write the protocol into results.h5 (/protocol) and report/protocol_*.tsv (collective). */
+int pb_protocol_write(const struct pb_protocol *p, const struct pb_meta *meta, struct pb_results *res);
+
 struct pb_stage {
   MPI_Comm comm;
   int rank, size;

@@ -8,7 +8,6 @@
 
 #include <stdint.h>
 
-#include <mpi.h>
 
 #include "pairbound/options.h"
 
@@ -124,12 +123,6 @@ struct pb_world_options {
 extern const struct pb_option pb_world_option_table[];
 void pb_world_options_default(struct pb_world_options *o);
 
-/**
- * `world info` (@p sample 0: `name value` lines on stdout, rank 0) or `world
- * sample` (cases FIRST .. FIRST + N - 1 into the CASES file @p output,
- * identical for any number of ranks and threads).  Collective over @p comm.
- */
-int pb_world_run(int sample, const char *output, const struct pb_world_options *o, MPI_Comm comm);
 
 #define PB_WORLD_HELP \
   "Worlds with exact class probabilities (seed 002 Sections 3.2-4, Appendix B; docs/exact.md).\n" \

@@ -32,7 +32,7 @@
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
 #include "pairbound/util.h"
-#include "pairbound/world.h"
+#include "pairbound/world_stage.h"
 #include "cli.h"
 
 #define PB_EXIT_OK 0

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "pairbound/protocol.h"
+#include "pairbound/stage.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"

@@ -20,7 +20,7 @@
 #include "pairbound/cell.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
-#include "pairbound/resample.h"
+#include "pairbound/draws.h"
 #include "pairbound/util.h"
 
 void pb_fragility_options_default(struct pb_fragility_options *o)

@@ -11,7 +11,7 @@
 #include "pairbound/error.h"
 #include "pairbound/predict.h"
 #include "pairbound/protocol.h"
-#include "pairbound/resample.h"
+#include "pairbound/draws.h"
 
 int pb_predict_cell_counts(const struct pb_cell_view *in, struct pb_predict_counts *out)
 {

@@ -18,6 +18,7 @@
 #include "pairbound/synth_config.h"
 #include "pairbound/error.h"
 #include "pairbound/protocol.h"
+#include "pairbound/stage.h"
 #include "pairbound/store.h"
 #include "pairbound/synth.h"
 #include "pairbound/util.h"
