@@ -1,5 +1,6 @@
-/* Shared by screen_stage.c and the report files: score rows, the per-cell
- * record and the report's totals. */
+/* Shared by the screen stage and report files: the report's cells and
+ * totals, their tables (the pure part, score rows and the per-cell record,
+ * is screen_kernel_internal.h). */
 #ifndef PAIRBOUND_SCREEN_INTERNAL_H
 #define PAIRBOUND_SCREEN_INTERNAL_H
 
