@@ -679,6 +679,74 @@ static void pb_screen__tiebreak(const struct pb_screen__ctx *X, int32_t T, int32
   pb_screen_ranked_tiebreak(&U->rk[b], oc, &rng, out + 3);
 }
 
+/* Cell (T, m, c)'s metrics of every score row into rec, against its outcomes oc. */
+static void pb_screen__cell_rows(const struct pb_screen__ctx *X, int32_t T, int32_t m, int32_t c,
+                                 const struct pb_screen__unit *U, const struct pb_screen_outcome *oc, int32_t *order,
+                                 double *rec)
+{
+  const struct pb_screen_layout *L = &X->L;
+  const int32_t nd = X->opt->n_derange, n = U->n;
+  const uint8_t *y = oc->y;
+  struct pb_screen_metric mt;
+  for (int32_t r = 0; r < L->n_rows; r++) {
+    double *out = rec + L->row_off + PB_SCREEN_MET * r;
+    if (r == PB_SR_U_DERANGE) {
+      pb_screen__mean_metrics(U->der, nd, oc, 7, out);
+    } else if (r == PB_SR_DELTA_DERANGE) {
+      pb_screen__mean_metrics(U->der_delta, nd, oc, 7, out);
+    } else if (r >= PB_SR_S_TB && r <= PB_SR_RET_TB) {
+      pb_screen__tiebreak(X, T, m, c, r, U, oc, rec);
+    } else if (r == PB_SR_RANDOM) {
+      /* one seeded random order per cell: no ties */
+      struct pb_rng rng;
+      pb_rng_init(&rng, X->opt->seed, PB_RNG_SCREEN_RANDOM,
+                  ((uint64_t)T << 40) | ((uint64_t)m << 20) | (uint64_t)c, 0);
+      for (int32_t j = 0; j < n; j++) order[j] = j;
+      pb_rng_shuffle(&rng, order, n);
+      pb_screen_order_metrics(order, n, y, 7, &mt);
+      pb_screen__put(out, &mt);
+    } else {
+      pb_screen_ranked_metrics(&U->rk[r], oc, 7, &mt);
+      pb_screen__put(out, &mt);
+    }
+  }
+}
+
+/* Each stratum's rankings against its own images' outcomes (y; st: the
+ * strata's outcome lists), Table 27's fields of the cell into out. */
+static void pb_screen__cell_strata(const struct pb_screen__unit *U, int32_t nd, const uint8_t *y,
+                                   struct pb_screen_outcome st[PB_SCREEN_STRATA], double *out)
+{
+  const int32_t n = U->n;
+  struct pb_screen_metric mt;
+  /* a walk over a third of the images each */
+  int64_t ka[PB_SCREEN_STRATA] = {0}, ra[PB_SCREEN_STRATA] = {0}, kb[PB_SCREEN_STRATA] = {0}, rb[PB_SCREEN_STRATA] = {0};
+  for (int s = 0; s < PB_SCREEN_STRATA; s++) st[s].n = st[s].n_fail = 0;
+  for (int32_t q = 0; q < n; q++) { /* both lists written, one advanced: no branch on the outcome */
+    const int s = U->stratum[q], f = y[q], md = U->med[q];
+    st[s].fail[st[s].n_fail] = q;
+    st[s].keep[st[s].n - st[s].n_fail] = q;
+    st[s].n_fail += f;
+    st[s].n++;
+    ka[s] += md == 1, ra[s] += (md == 1) & !f;
+    kb[s] += md == 2, rb[s] += (md == 2) & !f;
+  }
+  for (int s = 0; s < PB_SCREEN_STRATA; s++) {
+    double *o = out + PB_SCREEN_STRATUM_F * s, tmp[6];
+    pb_screen_ranked_metrics(&U->st_S[s], &st[s], 0, &mt);
+    o[0] = mt.n;
+    o[1] = mt.n_fail;
+    o[2] = mt.auroc;
+    pb_screen_ranked_metrics(&U->st_U[s], &st[s], 0, &mt);
+    o[3] = mt.auroc;
+    pb_screen_ranked_metrics(&U->st_Uns[s], &st[s], 0, &mt);
+    o[4] = mt.auroc;
+    pb_screen__mean_metrics(U->st_der + s * nd, nd, &st[s], 0, tmp);
+    o[5] = tmp[2];
+    o[6] = ka[s] > 0 && kb[s] > 0 ? (double)ra[s] / ka[s] - (double)rb[s] / kb[s] : NAN;
+  }
+}
+
 /* Every cell of a prepared unit: one outcome vector, O(n) per score. */
 void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int32_t m, const struct pb_screen__unit *U,
                            double *recs, uint64_t *bits, int32_t n_words, struct pb_screen_boot *B)
@@ -739,54 +807,8 @@ void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int32_t m,
       for (int32_t j = a + 1; j < b && pure; j++) pure = y[U->cls_pos[j]] == y[U->cls_pos[a]];
     }
     rec[PB_SI_DEGENERATE] = U->n_ns > 0 ? pure : NAN;
-    for (int32_t r = 0; r < L->n_rows; r++) {
-      double *out = rec + L->row_off + PB_SCREEN_MET * r;
-      if (r == PB_SR_U_DERANGE) {
-        pb_screen__mean_metrics(U->der, nd, &oc, 7, out);
-      } else if (r == PB_SR_DELTA_DERANGE) {
-        pb_screen__mean_metrics(U->der_delta, nd, &oc, 7, out);
-      } else if (r >= PB_SR_S_TB && r <= PB_SR_RET_TB) {
-        pb_screen__tiebreak(X, T, m, c, r, U, &oc, rec);
-      } else if (r == PB_SR_RANDOM) {
-        /* one seeded random order per cell: no ties */
-        struct pb_rng rng;
-        pb_rng_init(&rng, X->opt->seed, PB_RNG_SCREEN_RANDOM,
-                    ((uint64_t)T << 40) | ((uint64_t)m << 20) | (uint64_t)c, 0);
-        for (int32_t j = 0; j < n; j++) order[j] = j;
-        pb_rng_shuffle(&rng, order, n);
-        pb_screen_order_metrics(order, n, y, 7, &mt);
-        pb_screen__put(out, &mt);
-      } else {
-        pb_screen_ranked_metrics(&U->rk[r], &oc, 7, &mt);
-        pb_screen__put(out, &mt);
-      }
-    }
-    /* each stratum's rankings against its own images' outcomes: a walk over a third of them */
-    int64_t ka[PB_SCREEN_STRATA] = {0}, ra[PB_SCREEN_STRATA] = {0}, kb[PB_SCREEN_STRATA] = {0}, rb[PB_SCREEN_STRATA] = {0};
-    for (int s = 0; s < PB_SCREEN_STRATA; s++) st[s].n = st[s].n_fail = 0;
-    for (int32_t q = 0; q < n; q++) { /* both lists written, one advanced: no branch on the outcome */
-      const int s = U->stratum[q], f = y[q], md = U->med[q];
-      st[s].fail[st[s].n_fail] = q;
-      st[s].keep[st[s].n - st[s].n_fail] = q;
-      st[s].n_fail += f;
-      st[s].n++;
-      ka[s] += md == 1, ra[s] += (md == 1) & !f;
-      kb[s] += md == 2, rb[s] += (md == 2) & !f;
-    }
-    for (int s = 0; s < PB_SCREEN_STRATA; s++) {
-      double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * s, tmp[6];
-      pb_screen_ranked_metrics(&U->st_S[s], &st[s], 0, &mt);
-      o[0] = mt.n;
-      o[1] = mt.n_fail;
-      o[2] = mt.auroc;
-      pb_screen_ranked_metrics(&U->st_U[s], &st[s], 0, &mt);
-      o[3] = mt.auroc;
-      pb_screen_ranked_metrics(&U->st_Uns[s], &st[s], 0, &mt);
-      o[4] = mt.auroc;
-      pb_screen__mean_metrics(U->st_der + s * nd, nd, &st[s], 0, tmp);
-      o[5] = tmp[2];
-      o[6] = ka[s] > 0 && kb[s] > 0 ? (double)ra[s] / ka[s] - (double)rb[s] / kb[s] : NAN;
-    }
+    pb_screen__cell_rows(X, T, m, c, U, &oc, order, rec);
+    pb_screen__cell_strata(U, nd, y, st, rec + L->strata_off);
     if (B->draws > 0) pb_screen_boot_cell(B, t, (int)rec[PB_SI_TIER], n, U->label, y, bscore, border, bn);
     if (rec[PB_SI_TIER] >= 0 && (L->subset_tiers >> (int)rec[PB_SI_TIER]) & 1)
       for (int32_t j = 0; j < X->n_subsets; j++) {

@@ -171,58 +171,16 @@ struct pb_wm__snaps {
     }                                                                                                                  \
   } while (0)
 
-/* One pass of lane type V (element E); LOADW(label) the weights of a
- * label; NUM declares the pair count, ADD adds to it (PB_WM__PAIRS), NUM_GET(l)
- * reads lane l of it.
- * P has room for n / PB_WM__SNAP + 2 snapshots.  Budget b is then found
- * from the snapshots: every lane's last group start below it lies after
- * lf[c] for the lowest lane's last point c below the budget, so the images
- * from that point to the highest lane's next point are followed as the
- * budget's definition says (weight above a group start below k), from the
- * start lf[c] with its weights summed from its own point; these few images
- * replace following every budget over the whole first part of the pass. */
-#define PB_WM__PASS(NAME, V, E, LOADW, NUM, ADD, NUM_GET)                                                                   \
-  PB_CLONES_BW static void NAME(const struct pb_wm_codes *C, const void *mult, const int64_t *pos,                      \
-                                 const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                     \
-                                 const struct pb_wm__snaps *P, struct pb_wm__state *S)                                 \
-  {                                                                                                                    \
-    enum { L = PB_WM_LANES };                                                                                          \
-    const uint32_t *code = C->code;                                                                                    \
-    const int32_t n = C->n;                                                                                            \
-    V ap = {0}, rn = {0}, apt = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT], cst[PB_WM_MAX_PCT];                         \
-    NUM;                                                                                                               \
-    for (int l = 0; l < L; l++) nret[l] = (E)(total[l] - pos[l]);                                                      \
-    for (int b = 0; b < n_pct; b++) {                                                                                  \
-      for (int l = 0; l < L; l++) {                                                                                    \
-        kb[b][l] = (E)k[b][l];                                                                                         \
-        if (kb[b][l] > kmax[l]) kmax[l] = kb[b][l];                                                                    \
-      }                                                                                                                \
-      cst[b] = (V){0};                                                                                                 \
-    }                                                                                                                  \
-    PB_WM__PAIRS(V, LOADW, ADD);                                                                                       \
-    int32_t i = 0, lf = 0;                                                                                             \
-    for (int32_t c = 0; n_pct > 0; c++) {                                                                              \
-      V ab = ap + rn, cv = (V){0} + (E)c, short_ = (V)(ab < kmax);                                                     \
-      P->at[c] = i, P->lf[c] = lf;                                                                                     \
-      memcpy(P->ap + (size_t)c * sizeof(V), &ap, sizeof(V));                                                           \
-      memcpy(P->rn + (size_t)c * sizeof(V), &rn, sizeof(V));                                                           \
-      for (int b = 0; b < n_pct; b++) {                                                                                \
-        V m = (V)(ab < kb[b]);                                                                                         \
-        cst[b] = (cv & m) | (cst[b] & ~m);                                                                             \
-      }                                                                                                                \
-      int open = 0;                                                                                                    \
-      for (int l = 0; l < L; l++) open |= short_[l] != 0;                                                              \
-      if (!open || i >= n) break;                                                                                      \
-      for (int32_t end = n - i > PB_WM__SNAP ? i + PB_WM__SNAP : n; i < end; i++) {                                   \
-        const uint32_t u = code[i];                                                                                    \
-        lf = u & 2u ? i : lf;                                                                                          \
-        PB_WM__STEP(V, E, LOADW, u);                                                                                   \
-      }                                                                                                                \
-    }                                                                                                                  \
-    for (int l = 0; l < L; l++) {                                                                                      \
-      S->num2[l] = (int64_t)NUM_GET(l);                                                                                \
-      S->ap[l] = (int64_t)apt[l];                                                                                      \
-    }                                                                                                                  \
+/* Each budget b of a pass, from its snapshots P and each lane's last
+ * snapshot below the budget (cst): every lane's last group start below it
+ * lies after lf[c] for the lowest lane's last point c below the budget, so
+ * the images from that point to the highest lane's next point are followed
+ * as the budget's definition says (weight above a group start below k), from
+ * the start lf[c] with its weights summed from its own point; these few
+ * images replace following every budget over the whole first part of the
+ * pass.  Leaves in S, per budget and lane, the group that holds the budget. */
+#define PB_WM__GROUPS(V, E, LOADW)                                                                                     \
+  do {                                                                                                                 \
     for (int b = 0; b < n_pct; b++) {                                                                                  \
       int32_t clo = INT32_MAX, chi = -1;                                                                               \
       for (int l = 0; l < L; l++)                                                                                      \
@@ -273,6 +231,56 @@ struct pb_wm__snaps {
         S->lo_gp[b][l] = on ? (int64_t)ggp[l] : 0;                                                                     \
       }                                                                                                                \
     }                                                                                                                  \
+  } while (0)                                                                                                          \
+
+/* One pass of lane type V (element E); LOADW(label) the weights of a
+ * label; NUM declares the pair count, ADD adds to it (PB_WM__PAIRS), NUM_GET(l)
+ * reads lane l of it.
+ * P has room for n / PB_WM__SNAP + 2 snapshots, from which the budgets are
+ * then found (PB_WM__GROUPS). */
+#define PB_WM__PASS(NAME, V, E, LOADW, NUM, ADD, NUM_GET)                                                                   \
+  PB_CLONES_BW static void NAME(const struct pb_wm_codes *C, const void *mult, const int64_t *pos,                      \
+                                 const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                     \
+                                 const struct pb_wm__snaps *P, struct pb_wm__state *S)                                 \
+  {                                                                                                                    \
+    enum { L = PB_WM_LANES };                                                                                          \
+    const uint32_t *code = C->code;                                                                                    \
+    const int32_t n = C->n;                                                                                            \
+    V ap = {0}, rn = {0}, apt = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT], cst[PB_WM_MAX_PCT];                         \
+    NUM;                                                                                                               \
+    for (int l = 0; l < L; l++) nret[l] = (E)(total[l] - pos[l]);                                                      \
+    for (int b = 0; b < n_pct; b++) {                                                                                  \
+      for (int l = 0; l < L; l++) {                                                                                    \
+        kb[b][l] = (E)k[b][l];                                                                                         \
+        if (kb[b][l] > kmax[l]) kmax[l] = kb[b][l];                                                                    \
+      }                                                                                                                \
+      cst[b] = (V){0};                                                                                                 \
+    }                                                                                                                  \
+    PB_WM__PAIRS(V, LOADW, ADD);                                                                                       \
+    int32_t i = 0, lf = 0;                                                                                             \
+    for (int32_t c = 0; n_pct > 0; c++) {                                                                              \
+      V ab = ap + rn, cv = (V){0} + (E)c, short_ = (V)(ab < kmax);                                                     \
+      P->at[c] = i, P->lf[c] = lf;                                                                                     \
+      memcpy(P->ap + (size_t)c * sizeof(V), &ap, sizeof(V));                                                           \
+      memcpy(P->rn + (size_t)c * sizeof(V), &rn, sizeof(V));                                                           \
+      for (int b = 0; b < n_pct; b++) {                                                                                \
+        V m = (V)(ab < kb[b]);                                                                                         \
+        cst[b] = (cv & m) | (cst[b] & ~m);                                                                             \
+      }                                                                                                                \
+      int open = 0;                                                                                                    \
+      for (int l = 0; l < L; l++) open |= short_[l] != 0;                                                              \
+      if (!open || i >= n) break;                                                                                      \
+      for (int32_t end = n - i > PB_WM__SNAP ? i + PB_WM__SNAP : n; i < end; i++) {                                   \
+        const uint32_t u = code[i];                                                                                    \
+        lf = u & 2u ? i : lf;                                                                                          \
+        PB_WM__STEP(V, E, LOADW, u);                                                                                   \
+      }                                                                                                                \
+    }                                                                                                                  \
+    for (int l = 0; l < L; l++) {                                                                                      \
+      S->num2[l] = (int64_t)NUM_GET(l);                                                                                \
+      S->ap[l] = (int64_t)apt[l];                                                                                      \
+    }                                                                                                                  \
+    PB_WM__GROUPS(V, E, LOADW);                                                                                        \
   }
 
 /* The weights of a label: 16-bit lanes from their 16-bit copy, or the

@@ -287,6 +287,50 @@ static void pb_screen__natural_sets(struct pb_screen__ctx *X)
   X->n_hidden = X->n_ps - first_hidden;
 }
 
+/* Severity sets (--severity-sets): the primary set's conditions grouped by a
+ * trailing -N, one set sevN per severity, when every condition has one and
+ * there are at least two. */
+static void pb_screen__severity_sets(struct pb_screen__ctx *X)
+{
+  const struct pb_meta *meta = X->meta;
+  const struct pb_screen_options *opt = X->opt;
+  const struct pb_screen__pset *P = &X->ps[0];
+  const struct pb_source *psrc = &meta->sources[P->src];
+  int all_suffixed = 1;
+  int32_t sev[16], n_sev = 0;
+  for (int32_t k = 0; k < P->n && all_suffixed; k++) {
+    const char *name = psrc->conditions[P->cond[k]], *dash = strrchr(name, '-');
+    all_suffixed = dash && dash[1] && strspn(dash + 1, "0123456789") == strlen(dash + 1) && strlen(dash + 1) < 6;
+    if (!all_suffixed) break;
+    int32_t v = atoi(dash + 1), seen = 0;
+    for (int32_t j = 0; j < n_sev; j++) seen |= sev[j] == v;
+    if (!seen && n_sev < 16) sev[n_sev++] = v;
+  }
+  if (opt->severity_sets && all_suffixed && n_sev >= 2) {
+    for (int32_t j = 1; j < n_sev; j++) /* ascending severities */
+      for (int32_t i = j; i > 0 && sev[i - 1] > sev[i]; i--) {
+        int32_t t = sev[i];
+        sev[i] = sev[i - 1];
+        sev[i - 1] = t;
+      }
+    for (int32_t j = 0; j < n_sev; j++) {
+      char name[32];
+      snprintf(name, sizeof name, "sev%d", sev[j]);
+      int clash = 0;
+      for (int32_t k = 1; k < X->n_ps; k++) clash |= !strcmp(X->ps[k].name, name);
+      if (clash) continue;
+      struct pb_screen__pset *ps = &X->ps[X->n_ps++];
+      ps->name = pb_strdup(name);
+      ps->src = P->src;
+      ps->cond = pb_malloc((size_t)P->n * sizeof(int32_t));
+      for (int32_t k = 0; k < P->n; k++) {
+        const char *dash = strrchr(psrc->conditions[P->cond[k]], '-');
+        if (atoi(dash + 1) == sev[j]) ps->cond[ps->n++] = P->cond[k];
+      }
+    }
+  }
+}
+
 /* Resolve probe sets and severity sets against the store. */
 static int pb_screen__psets(struct pb_screen__ctx *X)
 {
@@ -352,42 +396,7 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
         return PB_FAIL;
       }
   }
-  /* severity sets: primary conditions grouped by a trailing -N */
-  const struct pb_screen__pset *P = &X->ps[0];
-  const struct pb_source *psrc = &meta->sources[P->src];
-  int all_suffixed = 1;
-  int32_t sev[16], n_sev = 0;
-  for (int32_t k = 0; k < P->n && all_suffixed; k++) {
-    const char *name = psrc->conditions[P->cond[k]], *dash = strrchr(name, '-');
-    all_suffixed = dash && dash[1] && strspn(dash + 1, "0123456789") == strlen(dash + 1) && strlen(dash + 1) < 6;
-    if (!all_suffixed) break;
-    int32_t v = atoi(dash + 1), seen = 0;
-    for (int32_t j = 0; j < n_sev; j++) seen |= sev[j] == v;
-    if (!seen && n_sev < 16) sev[n_sev++] = v;
-  }
-  if (opt->severity_sets && all_suffixed && n_sev >= 2) {
-    for (int32_t j = 1; j < n_sev; j++) /* ascending severities */
-      for (int32_t i = j; i > 0 && sev[i - 1] > sev[i]; i--) {
-        int32_t t = sev[i];
-        sev[i] = sev[i - 1];
-        sev[i - 1] = t;
-      }
-    for (int32_t j = 0; j < n_sev; j++) {
-      char name[32];
-      snprintf(name, sizeof name, "sev%d", sev[j]);
-      int clash = 0;
-      for (int32_t k = 1; k < X->n_ps; k++) clash |= !strcmp(X->ps[k].name, name);
-      if (clash) continue;
-      struct pb_screen__pset *ps = &X->ps[X->n_ps++];
-      ps->name = pb_strdup(name);
-      ps->src = P->src;
-      ps->cond = pb_malloc((size_t)P->n * sizeof(int32_t));
-      for (int32_t k = 0; k < P->n; k++) {
-        const char *dash = strrchr(psrc->conditions[P->cond[k]], '-');
-        if (atoi(dash + 1) == sev[j]) ps->cond[ps->n++] = P->cond[k];
-      }
-    }
-  }
+  pb_screen__severity_sets(X);
   pb_screen__natural_sets(X);
   if (X->n_ps - 1 - X->n_hidden > 64) {
     pb_error_set("at most 64 extra probe sets");
@@ -730,6 +739,44 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
   }
 }
 
+/* The analysis split needs its clean-correct images, the fitting split
+ * development rows: every target source needs both splits. */
+static int pb_screen__check_splits(const struct pb_screen__ctx *X)
+{
+  int status = PB_OK;
+  for (int32_t t = 0; t < X->n_targets && status == PB_OK; t++) {
+    const struct pb_protocol_source *ps = &X->proto->src[X->targets[t]];
+    if (ps->n_dev == 0 || ps->n_eval == 0) {
+      pb_error_set("target source %s needs both development and evaluation images (has %d and %d)",
+                   X->meta->sources[X->targets[t]].name, ps->n_dev, ps->n_eval);
+      status = PB_FAIL;
+    }
+  }
+  return status;
+}
+
+/* Units (target, model) in cell order, with their first cells (X->unit_cell0);
+ * blocks of units in cell order (*nb of them), each block's cost (*bcost,
+ * caller frees) for the split over ranks.  Returns the units per block. */
+static int64_t pb_screen__units(struct pb_screen__ctx *X, int64_t *nb, int64_t **bcost)
+{
+  const struct pb_meta *meta = X->meta;
+  X->n_units = (int64_t)X->n_targets * meta->n_models;
+  X->unit_cell0 = pb_malloc((size_t)(X->n_units + 1) * sizeof(int64_t));
+  int64_t *cost = pb_malloc((size_t)(X->n_units > 0 ? X->n_units : 1) * sizeof *cost);
+  X->unit_cell0[0] = 0;
+  for (int64_t u = 0; u < X->n_units; u++) {
+    int32_t nc = meta->sources[X->targets[u / meta->n_models]].n_conditions;
+    X->unit_cell0[u + 1] = X->unit_cell0[u] + nc - 1;
+    cost[u] = nc + X->ps[0].n + 8;
+  }
+  int64_t per = pb_blocks_per(X->n_units, PB_SCREEN_BLOCKS, nb);
+  *bcost = pb_calloc((size_t)(*nb > 0 ? *nb : 1), sizeof **bcost);
+  for (int64_t u = 0; u < X->n_units; u++) (*bcost)[u / per] += cost[u];
+  free(cost);
+  return per;
+}
+
 int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, const struct pb_protocol_options *popt,
                   const struct pb_screen_options *opt, const char *provenance)
 {
@@ -752,15 +799,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
     pb_error_set("negative number of derangement draws");
     status = PB_FAIL;
   }
-  /* the analysis split needs its clean-correct images, the fitting split development rows */
-  for (int32_t t = 0; t < X.n_targets && status == PB_OK; t++) {
-    const struct pb_protocol_source *ps = &st.protocol.src[X.targets[t]];
-    if (ps->n_dev == 0 || ps->n_eval == 0) {
-      pb_error_set("target source %s needs both development and evaluation images (has %d and %d)",
-                   st.meta->sources[X.targets[t]].name, ps->n_dev, ps->n_eval);
-      status = PB_FAIL;
-    }
-  }
+  if (status == PB_OK) status = pb_screen__check_splits(&X);
   if (status != PB_OK) {
     pb_screen__ctx_free(&X);
     return pb_stage_close(&st, status);
@@ -768,21 +807,7 @@ int pb_screen_run(const char *store_path, const char *outdir, MPI_Comm comm, con
   pb_screen__subsets(&X);
   pb_screen__layout(&X);
   pb_screen__tiers(&X);
-  /* units (target, model) in cell order, split over ranks by their cell counts */
-  X.n_units = (int64_t)X.n_targets * st.meta->n_models;
-  X.unit_cell0 = pb_malloc((size_t)(X.n_units + 1) * sizeof(int64_t));
-  int64_t *cost = pb_malloc((size_t)(X.n_units > 0 ? X.n_units : 1) * sizeof *cost);
-  X.unit_cell0[0] = 0;
-  for (int64_t u = 0; u < X.n_units; u++) {
-    int32_t nc = st.meta->sources[X.targets[u / st.meta->n_models]].n_conditions;
-    X.unit_cell0[u + 1] = X.unit_cell0[u] + nc - 1;
-    cost[u] = nc + X.ps[0].n + 8;
-  }
-  /* blocks of units in cell order, split over ranks by their cost */
-  int64_t nb, per = pb_blocks_per(X.n_units, PB_SCREEN_BLOCKS, &nb);
-  int64_t *bcost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *bcost);
-  for (int64_t u = 0; u < X.n_units; u++) bcost[u / per] += cost[u];
-  free(cost);
+  int64_t nb, *bcost, per = pb_screen__units(&X, &nb, &bcost);
   struct pb_blocks bl;
   status = pb_blocks_open(&bl, outdir, "screen", nb, bcost, comm);
   free(bcost);
