@@ -2,7 +2,10 @@
  * E.1-E.4).  Work unit = (target source, model): the clean-correct image set,
  * every score and every fit depend on the unit only, the outcome on the
  * condition, so each score is ranked once per unit and each cell costs O(n)
- * per score.  docs/screen.md describes every score, rule and output. */
+ * per score.  This file: options, set-up, the development selection and
+ * pb_screen_run; the unit's computation is screen_kernel_unit.c, the rows
+ * read and the block loop screen_stage_blocks.c, the outputs
+ * screen_stage_write.c.  docs/screen.md describes every score, rule and output. */
 #include "config.h"
 
 #include <ctype.h>
