@@ -1,53 +1,15 @@
-/* Resampling and permutation nulls: model-group and class bootstrap
- * percentile intervals, within-class permutations and derangements, label
- * permutations.  Every draw comes from the counter-based RNG keyed by
- * (base seed, analysis, draw index, stream), so results never depend on the
- * number of ranks or threads. */
+/* Resampling: model-group and class bootstrap percentile intervals over
+ * the ranks (collective), on the draws of pairbound/draws.h (which kernels
+ * use without MPI).  The class-weighted screening metrics of the class
+ * bootstrap are screen's (pairbound/screen_kernel.h). */
 #ifndef PAIRBOUND_RESAMPLE_H
 #define PAIRBOUND_RESAMPLE_H
 
 #include <stdint.h>
 #include <mpi.h>
 
-#include "pairbound/perm.h"
+#include "pairbound/draws.h"
 #include "pairbound/util.h"
-
-/* Analysis ids of the RNG streams (synth uses 1-4). */
-enum pb_rng_analysis {
-  PB_RNG_GROUP_BOOT = 16,
-  PB_RNG_CLASS_BOOT = 17,
-  PB_RNG_PERM_WITHIN = 18,
-  PB_RNG_DERANGE = 19,
-  PB_RNG_LABEL_PERM = 20
-};
-
-#define PB_BOOT_LEVEL 0.95
-
-struct pb_interval {
-  double est;            /* the statistic on the original sample */
-  double lo, hi;         /* percentile interval */
-  int64_t n_draws;       /* draws in which the statistic was defined */
-};
-
-/* Cap on --group-draws / --class-draws (and group_draws / class_draws in a run
- * configuration): 95% percentile intervals are stable well below it, and the
- * cost is linear in draws (10^7 draws ran for minutes; issue 17 item 9). */
-#define PB_BOOT_MAX_DRAWS 100000
-
-struct pb_boot_spec {
-  uint64_t seed;
-  uint32_t analysis;     /* PB_RNG_GROUP_BOOT, PB_RNG_CLASS_BOOT, ... */
-  uint32_t stream;       /* e.g. the source index of a class bootstrap */
-  int64_t n_draws;
-  double level;          /* 0.95 for 95% intervals */
-};
-
-/**
- * Multiplicities of one bootstrap draw: @p n_units units drawn with replacement
- * (mult[u] = times unit u was drawn; sums to n_units).  Draw index -1 gives the
- * original sample (all ones).
- */
-void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult);
 
 /**
  * A statistic vector as a function of unit multiplicities; must be
@@ -102,16 +64,5 @@ int pb_boot_group_sums(const double *sum, const double *count, const double *ful
  * markdown; else 0.
  */
 int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage);
-
-/**
- * Percentile of sorted data (linear interpolation, GSL's
- * quantile_from_sorted_data), NaN for n = 0; between two equal order
- * statistics it is that value exactly, where (1 - delta) a + delta a may
- * round away from a (a zero-width interval stays zero-width).
- */
-double pb_percentile_sorted(const double *sorted, int64_t n, double q);
-/** pb_percentile_sorted's value from unsorted NaN-free data, by selecting the
- *  two order statistics it reads (O(n) instead of a sort); @p v is reordered. */
-double pb_percentile_select(double *v, int64_t n, double q);
 
 #endif /* PAIRBOUND_RESAMPLE_H */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "pairbound/error.h"
-#include "pairbound/perm.h"
+#include "pairbound/draws.h"
 #include "pairbound/screen_kernel.h"
 #include "pairbound/util.h"
 #include "screen_kernel_internal.h"
