@@ -65,7 +65,6 @@ struct pb_verify__ref {
   int32_t corrupt_label;      /* -1: the cell-level result */
 };
 
-
 /* |a - b|, 0 when both are undefined, infinite when exactly one is. */
 static inline double pb_verify__res(double a, double b)
 {
