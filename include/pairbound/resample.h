@@ -1,6 +1,7 @@
 /* Resampling: model-group and class bootstrap percentile intervals over
  * the ranks (collective), on the draws of pairbound/draws.h (which kernels
- * use without MPI), and the class-weighted screening metrics. */
+ * use without MPI).  The class-weighted screening metrics of the class
+ * bootstrap are screen's (pairbound/screen_kernel.h). */
 #ifndef PAIRBOUND_RESAMPLE_H
 #define PAIRBOUND_RESAMPLE_H
 
@@ -63,54 +64,5 @@ int pb_boot_group_sums(const double *sum, const double *count, const double *ful
  * markdown; else 0.
  */
 int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage);
-
-/* ---- class-weighted screening metrics (class bootstrap): integer weights
- * act as replication counts, so each metric equals the unweighted one on the
- * data set with every image repeated as often as its class was drawn. */
-
-/** The most budgets pb_weighted_metrics takes. */
-#define PB_WM_MAX_PCT 8
-
-/** One score's images packed for repeated weighted passes (pb_weighted_codes). */
-struct pb_wm_codes {
-  const uint32_t *code; /**< n: label << 2 | (first image of its tie group) << 1 | (failure), descending score */
-  const uint32_t *ret;  /**< n - n_fail: the retained images' labels, descending score */
-  const uint32_t *fail; /**< n_fail: the failures' labels, descending score */
-  const uint32_t *ra;   /**< n_fail: retained images strictly above failure f's tie group */
-  const uint32_t *rae;  /**< n_fail: retained images above or in failure f's tie group */
-  int32_t n, n_fail;
-};
-
-/** 32-bit words pb_weighted_codes needs for n images. */
-#define PB_WM_CODE_WORDS(n) (4 * (size_t)(n))
-
-/**
- * Packs one score's images into @p words (PB_WM_CODE_WORDS(n) of them, which
- * @p out points into): @p order lists the images with a defined score in
- * ascending score order (ties adjacent).  Labels below 2^30.
- */
-void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
-                       uint32_t *words, struct pb_wm_codes *out);
-
-/** Weightings pb_weighted_metrics evaluates in one pass. */
-#define PB_WM_LANES 32
-
-/**
- * For each of PB_WM_LANES weightings l (image weight mult[label *
- * PB_WM_LANES + l]): AUROC auroc[l] with failures positive (ties 1/2; NaN
- * without weighted failures or retained images), and the failure coverage
- * cov[l * n_pct + b] of the top k = max(1, round(pcts[b] W / 100)) images by
- * score (W = total weight, ties at the cutoff prorated; NaN without
- * failures), in one pass over the codes of pb_weighted_codes: the tie
- * groups, which all weightings share, are walked once.  @p pos[l] and
- * @p total[l] are the weighted failures and images among the coded ones,
- * which the caller sums over classes (O(classes), not O(images)).
- * @p mult16, where not NULL, holds the same weights as 16-bit integers
- * (each at most 65,535): with it, weightings whose totals are all at most
- * 65,535 take the pass in 16-bit lanes, twice the lanes of a vector.
- * n_pct <= PB_WM_MAX_PCT.
- */
-void pb_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
-                         const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov);
 
 #endif /* PAIRBOUND_RESAMPLE_H */

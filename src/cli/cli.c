@@ -27,6 +27,7 @@
 #include "pairbound/results.h"
 #include "pairbound/run.h"
 #include "pairbound/signals.h"
+#include "pairbound/stage.h"
 #include "pairbound/store.h"
 #include "pairbound/summary.h"
 #include "pairbound/synth.h"

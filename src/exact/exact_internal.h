@@ -88,6 +88,10 @@ struct pb_exact_cases {
 void pb_exact_cases_free(struct pb_exact_cases *c);
 /** Take @p w and draw its cases [first, first + n) of stream 0 of @p seed. */
 void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c);
+/** Read a CASES file (docs/exact.md) into @p c; every rank reads it (exact_stage_inputs.c). */
+int pb_exact__cases_read(const char *path, struct pb_exact_cases *c);
+/** Read the @p n forecasts of a PREDICTIONS file into @p q (NaN: not given). */
+int pb_exact__predictions_read(const char *path, int64_t n, double *q);
 
 /* One predictor evaluated on one set of cases. */
 struct pb_exact_eval {

@@ -5,7 +5,8 @@
  * models, conditions, images, in order of first appearance); pass 2 fills the
  * dense [model][condition][image] arrays and finds duplicates with a bitmap.
  * A duplicate's first occurrence is found by a third, short read, so no line
- * number has to be kept per record.  Format and messages: docs/csv.md. */
+ * number has to be kept per record.  The reading itself is in
+ * src/ingest/ingest_read.c.  Format and messages: docs/csv.md. */
 #include "config.h"
 
 #include <errno.h>
@@ -16,7 +17,6 @@
 #include <string.h>
 
 #include <mpi.h>
-#include <csv.h>
 
 #include "pairbound/error.h"
 #include "pairbound/util.h"
@@ -24,32 +24,13 @@
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
 #include "pairbound/options.h"
+#include "ingest_internal.h"
 
 /* Tolerance of the probability consistency checks (ptrue <= smax, ...). */
 #define PB_INGEST_TOL 1e-6
 
-/* Row handlers return PB_OK, PB_FAIL, or this to end the read early. */
-#define PB_INGEST__STOP 1
-
-enum {
-  PB_COL_MODEL, PB_COL_GROUP, PB_COL_SOURCE, PB_COL_CONDITION, PB_COL_IMAGE,
-  PB_COL_LABEL, PB_COL_SPLIT, PB_COL_PRED, PB_COL_SMAX, PB_COL_PTRUE, PB_N_COLS
-};
-
 static const char *const pb_ingest__colname[PB_N_COLS] = {
   "model", "group", "source", "condition", "image", "label", "split", "pred", "smax", "ptrue"};
-
-/* Per-source dictionaries beside the pb_source being built. */
-struct pb_ingest__src {
-  struct pb_strmap conditions;
-  struct pb_strmap images;
-  int32_t cap_conditions, cap_images;
-  int64_t *image_line;     /* line where each image first appeared */
-  int32_t given_classes;   /* from the options, 0 = infer */
-  int32_t max_class;       /* largest label, pred or top-k class seen */
-  uint8_t *seen;           /* pass 2: bitmap over [row][image] */
-  int32_t hint_condition, hint_image;   /* last looked up (pb_ingest__lookup) */
-};
 
 /* One parsed record (names point into the reader's field buffers). */
 struct pb_ingest__rec {
@@ -58,202 +39,6 @@ struct pb_ingest__rec {
   uint8_t split;
   float smax, ptrue;
 };
-
-struct pb_ingest__ctx {
-  const char *path;
-  const struct pb_ingest_options *opt;
-  struct pb_meta *meta;
-  int have_header;
-  int n_fields;
-  int col[PB_N_COLS];
-  int *topk_class_col, *topk_prob_col;
-  int32_t *tk_class;       /* scratch [topk] */
-  float *tk_prob;
-  struct pb_strmap sources, models;
-  int32_t cap_sources, cap_models;
-  int64_t *model_line;
-  struct pb_ingest__src *src;
-  int64_t n_records;
-  struct pb_rows *rows;    /* pass 2 output [n_sources] */
-  int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
-  int32_t dup_s, dup_m, dup_c, dup_i;
-  int64_t dup_line, first_line;
-};
-
-typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
-
-/* libcsv feeds fields and row ends through callbacks; this carries them,
- * plus the physical line numbers libcsv does not track. */
-struct pb_ingest__reader {
-  struct pb_ingest__ctx *ctx;
-  pb_ingest__row_fn on_row;
-  int64_t line;            /* physical line being fed */
-  int64_t row_line;        /* line where the current row began, 0 = none */
-  char **field;
-  size_t *field_cap;
-  int n_field, cap_field;
-  char **fast;             /* fields of a line split in place (pb_ingest__fast_row) */
-  int cap_fast;
-  int status;
-};
-
-/* ------------------------------------------------------------------ reading */
-
-static void pb_ingest__on_field(void *s, size_t len, void *data)
-{
-  struct pb_ingest__reader *r = data;
-  if (r->status != PB_OK) return;
-  if (r->row_line == 0) r->row_line = r->line;   /* a row that began after a bare CR */
-  if (r->n_field == r->cap_field) {
-    int cap = r->cap_field ? 2 * r->cap_field : 16;
-    r->field = pb_realloc(r->field, (size_t)cap * sizeof *r->field);
-    r->field_cap = pb_realloc(r->field_cap, (size_t)cap * sizeof *r->field_cap);
-    for (int i = r->cap_field; i < cap; i++) {
-      r->field[i] = NULL;
-      r->field_cap[i] = 0;
-    }
-    r->cap_field = cap;
-  }
-  int k = r->n_field++;
-  if (r->field_cap[k] < len + 1) {
-    r->field_cap[k] = len + 1 > 64 ? len + 1 : 64;
-    r->field[k] = pb_realloc(r->field[k], r->field_cap[k]);
-  }
-  if (len) memcpy(r->field[k], s, len);
-  r->field[k][len] = '\0';
-  if (len && memchr(s, '\0', len)) {
-    pb_error_set("%s:%lld: field %d contains a NUL byte", r->ctx->path, (long long)r->row_line, k + 1);
-    r->status = PB_FAIL;
-  }
-}
-
-static void pb_ingest__on_row(int c, void *data)
-{
-  struct pb_ingest__reader *r = data;
-  (void)c;
-  if (r->status == PB_OK)
-    r->status = r->on_row(r->ctx, r->field, r->n_field, r->row_line ? r->row_line : r->line);
-  r->n_field = 0;
-  r->row_line = 0;
-}
-
-/* A line libcsv skips between rows: only blanks and line ends. */
-static int pb_ingest__blank(const char *s, ssize_t n)
-{
-  for (ssize_t i = 0; i < n; i++)
-    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return 0;
-  return 1;
-}
-
-/* The common line, split in place without libcsv: it ends with LF (or CRLF),
- * holds no quote, no other CR and no NUL, and is not blank, so libcsv would
- * deliver exactly its comma-separated fields with blanks (space, tab) trimmed
- * at their ends.  Returns 1 when the line was handled (r->status set), 0 when
- * libcsv must parse it. */
-static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
-{
-  if (n < 1 || s[n - 1] != '\n') return 0;
-  ssize_t end = n - 1;
-  if (end > 0 && s[end - 1] == '\r') end--;
-  if (pb_ingest__blank(s, end)) return 0;
-  /* one pass: field starts at commas, any quote, CR or NUL hands the line to libcsv */
-  int nf = 0;
-  char *start = s;
-  for (ssize_t i = 0; i <= end; i++) {
-    const char ch = i < end ? s[i] : ',';
-    if (ch == '"' || ch == '\r' || ch == '\0') return 0;
-    if (ch != ',') continue;
-    if (nf == r->cap_fast) {
-      r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 16;
-      r->fast = pb_realloc(r->fast, (size_t)r->cap_fast * sizeof *r->fast);
-    }
-    r->fast[nf++] = start;
-    start = s + i + 1;
-  }
-  /* trim blanks at both ends of every field and terminate it in place (its
-   * end is the next field's comma or the line end) */
-  for (int k = 0; k < nf; k++) {
-    char *p = r->fast[k], *fe = k + 1 < nf ? r->fast[k + 1] - 1 : s + end;
-    while (p < fe && (*p == ' ' || *p == '\t')) p++;
-    while (fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
-    *fe = '\0';
-    r->fast[k] = p;
-  }
-  r->status = r->on_row(r->ctx, r->fast, nf, r->line);
-  return 1;
-}
-
-/* Read the whole CSV, calling on_row for every row (the header included).
- * libcsv gets one physical line at a time so that each row knows its line. */
-static int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row)
-{
-  struct pb_ingest__reader r = {.ctx = ctx, .on_row = on_row, .status = PB_OK};
-  struct csv_parser p;
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  int parser = 0;
-  FILE *fp = fopen(ctx->path, "r");
-  if (!fp) {
-    pb_error_set("%s: cannot open: %s", ctx->path, strerror(errno));
-    return PB_FAIL;
-  }
-  if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
-    pb_error_set("%s: cannot initialise the CSV parser", ctx->path);
-    r.status = PB_FAIL;
-    goto done;
-  }
-  parser = 1;
-  while (r.status == PB_OK && (n = getline(&line, &cap, fp)) > 0) {
-    char *text = line;
-    r.line++;
-    /* spreadsheets often start a UTF-8 file with a byte-order mark */
-    if (r.line == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-      text += 3;
-      n -= 3;
-    }
-    /* CR-only line ends (classic Mac) would make the whole file one line
-     * for the line numbers of every message: refused (docs/csv.md) */
-    const char *cr = memchr(text, '\r', (size_t)n);
-    if (cr && cr + 1 < text + n && cr[1] != '\n') {
-      pb_error_set("%s:%lld: carriage return inside a line: line ends must be LF or CRLF, not CR alone", ctx->path,
-                   (long long)r.line);
-      r.status = PB_FAIL;
-      break;
-    }
-    /* libcsv holds no part of a row here: split plain lines directly */
-    if (r.row_line == 0 && r.n_field == 0 && pb_ingest__fast_row(&r, text, n)) continue;
-    if (r.row_line == 0 && !pb_ingest__blank(text, n)) r.row_line = r.line;
-    if (csv_parse(&p, text, (size_t)n, pb_ingest__on_field, pb_ingest__on_row, &r) != (size_t)n &&
-        r.status == PB_OK) {
-      if (csv_error(&p) == CSV_EPARSE)
-        pb_error_set("%s:%lld: malformed CSV: misplaced quote", ctx->path, (long long)r.line);
-      else
-        pb_error_set("%s:%lld: CSV parser: %s", ctx->path, (long long)r.line, csv_strerror(csv_error(&p)));
-      r.status = PB_FAIL;
-    }
-  }
-  if (r.status == PB_OK && ferror(fp)) {
-    pb_error_set("%s: read error: %s", ctx->path, strerror(errno));
-    r.status = PB_FAIL;
-  }
-  /* csv_fini delivers a last row that has no line end */
-  if (r.status == PB_OK && csv_fini(&p, pb_ingest__on_field, pb_ingest__on_row, &r) != 0 &&
-      r.status == PB_OK) {
-    pb_error_set("%s:%lld: malformed CSV: quoted field not closed at end of file", ctx->path,
-                 (long long)(r.row_line ? r.row_line : r.line));
-    r.status = PB_FAIL;
-  }
-done:
-  if (parser) csv_free(&p);
-  for (int i = 0; i < r.cap_field; i++) free(r.field[i]);
-  free(r.field);
-  free(r.fast);
-  free(r.field_cap);
-  free(line);
-  fclose(fp);
-  return r.status == PB_FAIL ? PB_FAIL : PB_OK;
-}
 
 /* ------------------------------------------------------------------- header */
 

@@ -1,4 +1,4 @@
-/* Shared by predict_stage.c and predict_report.c; not part of the public API. */
+/* Shared by predict_stage.c, predict_stage_fit.c and predict_report.c; not part of the public API. */
 #ifndef PAIRBOUND_PREDICT_INTERNAL_H
 #define PAIRBOUND_PREDICT_INTERNAL_H
 
@@ -68,6 +68,13 @@ static inline int32_t pb_predict__n_combos(const struct pb_predict__data *d)
 {
   return d->n_fs * d->n_ts * PB_PREDICT__N_TARGETS;
 }
+
+/* The fits (predict_stage_fit.c): the units in their fixed order (@p deletion: with the deletion refits),
+ * every unit's predictions gathered on every rank (collective), and the SVD solver's check of them (collective). */
+struct pb_stage;
+void pb_predict__units(struct pb_predict__data *d, int deletion);
+int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d);
+void pb_predict__svd_check(struct pb_stage *st, struct pb_predict__data *d);
 
 /* Report: tables, markdown and figure from the gathered fits (collective for the intervals). */
 int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t seed, MPI_Comm comm,

@@ -14,7 +14,7 @@
 #include <gsl/gsl_vector.h>
 
 #include "pairbound/error.h"
-#include "pairbound/screen.h"
+#include "pairbound/screen_kernel.h"
 #include "pairbound/util.h"
 
 const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS] = {10, 20, 30};

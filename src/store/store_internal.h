@@ -1,10 +1,29 @@
-/* Between src/store/store.c and src/store/store_memo.c: the rows memo of `pairbound run`. */
+/* Between the files of src/store: the open store, and the rows memo of `pairbound run`. */
 #ifndef PB_STORE_INTERNAL_H
 #define PB_STORE_INTERNAL_H
 
 #include <mpi.h>
+#include <hdf5.h>
 
+#include "pairbound/output.h"
 #include "pairbound/store.h"
+
+struct pb_store {
+  struct pb_meta meta;
+  hid_t file;
+  int fd;           /* the same file for the direct chunk reads, or -1 */
+  MPI_Comm comm;
+  int rank;
+  int writable;
+  double read_bytes, read_seconds; /* records this rank has read, pb_store_read_stats */
+  char *path;       /* final name */
+  char *tmp_path;   /* name while being written */
+  struct pb_output_lock lock; /* rank 0, while being written: STORE.lock */
+};
+
+/* Whether a record dataset has the shape the metadata promises (store.c); PB_FAIL with the reason set. */
+int pb_store__shape_ok(const struct pb_store *st, const struct pb_source *s, const char *name, int ndims,
+                       const hsize_t *dims);
 
 /* The entry holding these rows of source @p src of the store at @p path
  * (opened on @p comm), or -1; this rank's view only (callers agree). */
@@ -20,7 +39,7 @@ void pb_store_memo_put(const char *path, MPI_Comm comm, int32_t src, int fields,
 int pb_store_memo_release(struct pb_rows *r);
 /* Whether the memo is on (the same on every rank: `pairbound run` sets it between stages). */
 int pb_store_memo_on(void);
-/* pb_rows_free's release of the arrays, for rows the caller owns (the memo's own entries). */
+/* pb_rows_free's release of the arrays, for rows the caller owns (the memo's own entries; store_memo.c). */
 void pb_rows_free_owned(struct pb_rows *rows);
 
 #endif

@@ -35,6 +35,16 @@ static struct {
 } pb_memo;
 static pthread_mutex_t pb_memo__lock = PTHREAD_MUTEX_INITIALIZER;
 
+void pb_rows_free_owned(struct pb_rows *rows)
+{
+  free(rows->pred);
+  free(rows->smax);
+  free(rows->ptrue);
+  free(rows->topk_class);
+  free(rows->topk_prob);
+  memset(rows, 0, sizeof *rows);
+}
+
 static void pb_memo__free_entry(struct pb_memo__entry *e)
 {
   pb_rows_free_owned(&e->d);

@@ -66,6 +66,37 @@ static void pb_verify__merge(const struct pb_verify__key *e, int *any, int32_t H
   if (e->dmax > D[1]) D[1] = e->dmax;
 }
 
+/* The class's extrema at each level from the per-(k, s) key statistics: I0
+ * all keys, Ik the observed k, I5 the observed (k, s); and the per-overlap
+ * numerator extremes (variable support). */
+static void pb_verify__levels(const struct pb_verify__key *keys, int32_t n, struct pb_verify_class *out)
+{
+  int any[PB_VERIFY_NLEVELS] = {0, 0, 0};
+  double dummy[2];
+  for (int32_t k = 0; k <= n; k++)
+    for (int32_t s = 0; s <= n; s++) {
+      const struct pb_verify__key *e = &keys[k * (n + 1) + s];
+      pb_verify__merge(e, &any[PB_VERIFY_I0], out->H[PB_VERIFY_I0], out->L[PB_VERIFY_I0], dummy);
+      if (k == out->k) pb_verify__merge(e, &any[PB_VERIFY_IK], out->H[PB_VERIFY_IK], out->L[PB_VERIFY_IK], out->D[PB_VERIFY_IK]);
+      if (k == out->k && s == out->s)
+        pb_verify__merge(e, &any[PB_VERIFY_I5], out->H[PB_VERIFY_I5], out->L[PB_VERIFY_I5], out->D[PB_VERIFY_I5]);
+    }
+  if (out->k == 0)
+    for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++) out->D[lv][0] = out->D[lv][1] = NAN;
+  /* Per-overlap numerator extremes over all bijections (variable support). */
+  out->D[PB_VERIFY_I0][0] = out->D[PB_VERIFY_I0][1] = NAN;
+  for (int32_t k = 0; k <= n; k++) {
+    int seen = 0;
+    int32_t h2[2], l2[2];
+    for (int32_t s = 0; s <= n; s++) pb_verify__merge(&keys[k * (n + 1) + s], &seen, h2, l2, out->Dk[k]);
+    out->k_seen[k] = (uint8_t)seen;
+    if (!seen || k == 0) continue;
+    const double lo = out->Dk[k][0] / (double)k, hi = out->Dk[k][1] / (double)k;
+    if (isnan(out->D[PB_VERIFY_I0][0]) || lo < out->D[PB_VERIFY_I0][0]) out->D[PB_VERIFY_I0][0] = lo;
+    if (isnan(out->D[PB_VERIFY_I0][1]) || hi > out->D[PB_VERIFY_I0][1]) out->D[PB_VERIFY_I0][1] = hi;
+  }
+}
+
 static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_verify_class *out,
                                 struct pb_verify_perm *list, uint32_t *tally)
 {
@@ -152,32 +183,7 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
   }
 #undef PB_VERIFY__TOGGLE
   out->perms = count;
-
-  /* Levels: I0 all keys, Ik the observed k, I5 the observed (k, s). */
-  int any[PB_VERIFY_NLEVELS] = {0, 0, 0};
-  double dummy[2];
-  for (int32_t k = 0; k <= n; k++)
-    for (int32_t s = 0; s <= n; s++) {
-      const struct pb_verify__key *e = &keys[k * (n + 1) + s];
-      pb_verify__merge(e, &any[PB_VERIFY_I0], out->H[PB_VERIFY_I0], out->L[PB_VERIFY_I0], dummy);
-      if (k == out->k) pb_verify__merge(e, &any[PB_VERIFY_IK], out->H[PB_VERIFY_IK], out->L[PB_VERIFY_IK], out->D[PB_VERIFY_IK]);
-      if (k == out->k && s == out->s)
-        pb_verify__merge(e, &any[PB_VERIFY_I5], out->H[PB_VERIFY_I5], out->L[PB_VERIFY_I5], out->D[PB_VERIFY_I5]);
-    }
-  if (out->k == 0)
-    for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++) out->D[lv][0] = out->D[lv][1] = NAN;
-  /* Per-overlap numerator extremes over all bijections (variable support). */
-  out->D[PB_VERIFY_I0][0] = out->D[PB_VERIFY_I0][1] = NAN;
-  for (int32_t k = 0; k <= n; k++) {
-    int seen = 0;
-    int32_t h2[2], l2[2];
-    for (int32_t s = 0; s <= n; s++) pb_verify__merge(&keys[k * (n + 1) + s], &seen, h2, l2, out->Dk[k]);
-    out->k_seen[k] = (uint8_t)seen;
-    if (!seen || k == 0) continue;
-    const double lo = out->Dk[k][0] / (double)k, hi = out->Dk[k][1] / (double)k;
-    if (isnan(out->D[PB_VERIFY_I0][0]) || lo < out->D[PB_VERIFY_I0][0]) out->D[PB_VERIFY_I0][0] = lo;
-    if (isnan(out->D[PB_VERIFY_I0][1]) || hi > out->D[PB_VERIFY_I0][1]) out->D[PB_VERIFY_I0][1] = hi;
-  }
+  pb_verify__levels(keys, n, out);
   return 0;
 }
 
@@ -201,55 +207,12 @@ static void pb_verify__nan_values(struct pb_verify_values *v)
   v->H_obs = v->L_obs = v->dMk_obs = NAN;
 }
 
-int pb_verify_combine(const struct pb_verify_class *cls, int32_t ncls, struct pb_verify_values *out)
+/* dM_k at I0 of a cell from its classes (@p width: the sum over classes of
+ * their attainable overlap ranges): the extreme ratio over every choice of
+ * one attainable overlap per class.  -1 when out of memory. */
+static int pb_verify__combine_dmk_i0(const struct pb_verify_class *cls, int32_t ncls, int32_t width,
+                                     struct pb_verify_values *out)
 {
-  if (!out) return -1;
-  memset(out, 0, sizeof *out);
-  pb_verify__nan_values(out);
-  if (!cls || ncls < 1) return -1;
-  int64_t N = 0, K = 0, H[PB_VERIFY_NLEVELS][2] = {{0}}, L[PB_VERIFY_NLEVELS][2] = {{0}}, Hobs = 0, Lobs = 0;
-  double D[PB_VERIFY_NLEVELS][2] = {{0}}, Dobs = 0.0;
-  int32_t width = 0;
-  for (int32_t c = 0; c < ncls; c++) {
-    const struct pb_verify_class *q = &cls[c];
-    N += q->n;
-    K += q->k;
-    Hobs += q->H_obs;
-    Lobs += q->L_obs;
-    for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
-      for (int e = 0; e < 2; e++) {
-        H[lv][e] += q->H[lv][e];
-        L[lv][e] += q->L[lv][e];
-      }
-    if (q->k > 0) {
-      for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++)
-        for (int e = 0; e < 2; e++) D[lv][e] += q->D[lv][e];
-      Dobs += q->D_obs;
-    }
-    int32_t kmin = -1, kmax = -1;
-    for (int32_t k = 0; k <= q->n; k++)
-      if (q->k_seen[k]) {
-        if (kmin < 0) kmin = k;
-        kmax = k;
-      }
-    width += kmax - kmin;
-  }
-  const double dN = (double)N;
-  out->n = N;
-  out->K = K;
-  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
-    for (int e = 0; e < 2; e++) {
-      out->H[lv][e] = (double)H[lv][e] / dN;
-      out->L[lv][e] = (double)L[lv][e] / dN;
-    }
-  out->H_obs = (double)Hobs / dN;
-  out->L_obs = (double)Lobs / dN;
-  if (K > 0) {
-    for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++)
-      for (int e = 0; e < 2; e++) out->dMk[lv][e] = D[lv][e] / (double)K;
-    out->dMk_obs = Dobs / (double)K;
-  }
-
   /* Knapsack on the total overlap (offset by the smallest attainable total):
    * lo[t] / hi[t] = smallest / largest numerator sum over class choices with
    * total sum(kmin) + t, accumulated in class order; an unreachable total
@@ -312,6 +275,58 @@ int pb_verify_combine(const struct pb_verify_class *cls, int32_t ncls, struct pb
   }
   free(lo), free(hi), free(nlo), free(nhi);
   return 0;
+}
+
+int pb_verify_combine(const struct pb_verify_class *cls, int32_t ncls, struct pb_verify_values *out)
+{
+  if (!out) return -1;
+  memset(out, 0, sizeof *out);
+  pb_verify__nan_values(out);
+  if (!cls || ncls < 1) return -1;
+  int64_t N = 0, K = 0, H[PB_VERIFY_NLEVELS][2] = {{0}}, L[PB_VERIFY_NLEVELS][2] = {{0}}, Hobs = 0, Lobs = 0;
+  double D[PB_VERIFY_NLEVELS][2] = {{0}}, Dobs = 0.0;
+  int32_t width = 0;
+  for (int32_t c = 0; c < ncls; c++) {
+    const struct pb_verify_class *q = &cls[c];
+    N += q->n;
+    K += q->k;
+    Hobs += q->H_obs;
+    Lobs += q->L_obs;
+    for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+      for (int e = 0; e < 2; e++) {
+        H[lv][e] += q->H[lv][e];
+        L[lv][e] += q->L[lv][e];
+      }
+    if (q->k > 0) {
+      for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++)
+        for (int e = 0; e < 2; e++) D[lv][e] += q->D[lv][e];
+      Dobs += q->D_obs;
+    }
+    int32_t kmin = -1, kmax = -1;
+    for (int32_t k = 0; k <= q->n; k++)
+      if (q->k_seen[k]) {
+        if (kmin < 0) kmin = k;
+        kmax = k;
+      }
+    width += kmax - kmin;
+  }
+  const double dN = (double)N;
+  out->n = N;
+  out->K = K;
+  for (int lv = 0; lv < PB_VERIFY_NLEVELS; lv++)
+    for (int e = 0; e < 2; e++) {
+      out->H[lv][e] = (double)H[lv][e] / dN;
+      out->L[lv][e] = (double)L[lv][e] / dN;
+    }
+  out->H_obs = (double)Hobs / dN;
+  out->L_obs = (double)Lobs / dN;
+  if (K > 0) {
+    for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++)
+      for (int e = 0; e < 2; e++) out->dMk[lv][e] = D[lv][e] / (double)K;
+    out->dMk_obs = Dobs / (double)K;
+  }
+
+  return pb_verify__combine_dmk_i0(cls, ncls, width, out);
 }
 
 /* Running extrema over the combinations of a Cartesian product. */

@@ -2,7 +2,7 @@
  * definition, against a word-at-a-time transcription of that definition on
  * random bytes, and against the checksums HDF5's own filter stores (chunks
  * read raw with H5Dread_chunk); then the store's direct chunk reads
- * (src/store/store.c, docs/store.md "Reading") against HDF5's reads of the same rows:
+ * (src/store/store_read.c, docs/store.md "Reading") against HDF5's reads of the same rows:
  * chunks read whole, in part, across a chunk boundary and in the edge chunk,
  * on every rank count, and a chunk whose checksum fails. */
 #include "config.h"

@@ -1,4 +1,4 @@
-/* The fast paths of CSV ingest (src/ingest/ingest.c): plain lines split without
+/* The fast paths of CSV ingest (src/ingest/ingest_read.c, ingest.c): plain lines split without
  * libcsv must give exactly libcsv's fields, and plain decimals parsed without
  * strtof exactly strtof's float.  Expected values come from strtof itself and
  * from the same records written in libcsv-only forms (quoted fields), never
