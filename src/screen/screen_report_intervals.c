@@ -134,7 +134,7 @@ static int pb_sint__gap_figures(const struct pb_screen_rep_in *in, struct pb_tex
     fig.script = script;
     const struct pb_table_spec spec = {fig.title, "", cols};
     struct pb_table t = {{0}, {0}};
-    char label[300], text[PB_SCREEN_IV_TEXT];
+    char label[300];
     pb_table_open(&t, &spec);
     for (int32_t row = 0; row < nr; row++) {
       if (D->cells[row] == 0) continue;
@@ -142,7 +142,7 @@ static int pb_sint__gap_figures(const struct pb_screen_rep_in *in, struct pb_tex
       snprintf(label, sizeof label, "%s %s", in->meta->sources[in->targets[row / PB_SB_NROWS_PER_TARGET]].name,
                tier < 0 ? "all tiers" : pb_tier_name(tier));
       const struct pb_screen_ivrow r = {{label}, D->cells[row], pb_screen_rows_iv(D, row, met[f]),
-                                        in->opt->group_draws, in->B, row, PB_SR_S, text};
+                                        in->opt->group_draws, in->B, row, PB_SR_S, NULL};
       pb_table_row(&t, &spec, pb_screen_iv_cell, &r);
     }
     status = pb_screen_figure(in->res, &fig, &t, 1, md);

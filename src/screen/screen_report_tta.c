@@ -60,7 +60,7 @@ static const struct pb_column pb_snat__tier_cols[] = {
 static void pb_snat__tiers(const struct pb_snat *N, struct pb_table *t)
 {
   const struct pb_screen_options *opt = N->in->opt;
-  char title[200], note[700], text[PB_SCREEN_IV_TEXT];
+  char title[200], note[700];
   snprintf(title, sizeof title, "Corruption versus natural-transformation averages by tier (seed Table %s)",
            opt->swapped ? "31" : "37");
   snprintf(note, sizeof note,
@@ -79,7 +79,7 @@ static void pb_snat__tiers(const struct pb_snat *N, struct pb_table *t)
       if (N->R->cells[row] == 0) continue;
       const struct pb_screen_ivrow r = {{pb_snat__src(N, tg), pb_tier_name(tier)}, N->R->cells[row],
                                         pb_snat__iv(N, tg, tier, N->nat->e_tiers), opt->group_draws, N->in->B, row,
-                                        N->nat->tta, text};
+                                        N->nat->tta, NULL};
       pb_table_row(t, &spec, pb_screen_iv_cell, &r);
     }
 }
@@ -122,7 +122,7 @@ static const struct pb_column pb_snat__baseline_cols[] = {
 static void pb_snat__baselines(const struct pb_snat *N, struct pb_table *t)
 {
   const struct pb_screen_natural *nat = N->nat;
-  char note[800], text[PB_SCREEN_IV_TEXT];
+  char note[800];
   snprintf(note, sizeof note,
            "Coverage at q = 0.2 and AUROC of each score; U-score in coverage at q = 0.2 and in AUROC with 95%% "
            "model-group intervals (group_lo/hi, %lld draws) and 95%% class-bootstrap intervals (class_lo/hi, %lld draws; "
@@ -139,7 +139,7 @@ static void pb_snat__baselines(const struct pb_snat *N, struct pb_table *t)
     for (int32_t j = 0; j < nat->n_base && N->R->cells[row] > 0; j++) {
       const struct pb_screen_ivrow r = {{pb_snat__src(N, tg), nat->base_name[j]}, N->R->cells[row],
                                         pb_snat__iv(N, tg, PB_TIER_MILD, nat->e_base + 4 * j),
-                                        N->in->opt->group_draws, N->in->B, row, nat->base_row[j], text};
+                                        N->in->opt->group_draws, N->in->B, row, nat->base_row[j], NULL};
       pb_table_row(t, &spec, pb_screen_iv_cell, &r);
     }
   }
