@@ -33,12 +33,21 @@ enum pb_col_fmt {
   PB_COL_NUM  /* a double: TSV every digit ("nan"); markdown .digits decimals ("n/a"), negative: -digits with a sign */
 };
 
+/* Where a column shows: both texts, or one only (an interval's TSV columns
+ * est, lo, hi beside one markdown column "est [lo, hi]" that the getter writes). */
+enum pb_col_side {
+  PB_COL_BOTH,
+  PB_COL_TSV_ONLY,
+  PB_COL_MD_ONLY      /* its header is md if given, else name */
+};
+
 struct pb_column {
   const char *name;     /* TSV header; NULL ends the columns */
   enum pb_col_fmt fmt;
   int digits;           /* PB_COL_NUM: markdown decimals (negative: that many, signed) */
   int slot, arg;        /* what the table's getter returns for this column (the report's own enums) */
   const char *md;       /* markdown header when it differs from name, else NULL */
+  enum pb_col_side side;
 };
 
 struct pb_table_spec {
@@ -64,6 +73,9 @@ struct pb_table {
 void pb_table_open(struct pb_table *t, const struct pb_table_spec *spec);
 /** One row: every column of @p spec, its value from @p get(@p ctx, column). */
 void pb_table_row(struct pb_table *t, const struct pb_table_spec *spec, pb_table_get_fn get, const void *ctx);
+/** Getter of rows that are structs: column slot = offsetof the row's member, of type const char * (PB_COL_STR),
+ *  int64_t (PB_COL_INT) or double (PB_COL_NUM). */
+union pb_cell pb_table_member(const void *row, const struct pb_column *c);
 /** Number of columns of @p spec. */
 int pb_table_n_cols(const struct pb_table_spec *spec);
 

@@ -11,12 +11,18 @@
 void pb_table_open(struct pb_table *t, const struct pb_table_spec *spec)
 {
   pb_text_printf(&t->md, "\n### %s\n\n%s\n\n|", spec->title, spec->note);
-  for (const struct pb_column *c = spec->cols; c->name; c++) pb_text_printf(&t->md, " %s |", c->md ? c->md : c->name);
-  pb_text_printf(&t->md, "\n|");
-  for (const struct pb_column *c = spec->cols; c->name; c++) pb_text_printf(&t->md, "---|");
-  pb_text_printf(&t->md, "\n");
   for (const struct pb_column *c = spec->cols; c->name; c++)
-    pb_text_printf(&t->tsv, "%s%s", c == spec->cols ? "" : "\t", c->name);
+    if (c->side != PB_COL_TSV_ONLY) pb_text_printf(&t->md, " %s |", c->md ? c->md : c->name);
+  pb_text_printf(&t->md, "\n|");
+  for (const struct pb_column *c = spec->cols; c->name; c++)
+    if (c->side != PB_COL_TSV_ONLY) pb_text_printf(&t->md, "---|");
+  pb_text_printf(&t->md, "\n");
+  int first = 1;
+  for (const struct pb_column *c = spec->cols; c->name; c++)
+    if (c->side != PB_COL_MD_ONLY) {
+      pb_text_printf(&t->tsv, "%s%s", first ? "" : "\t", c->name);
+      first = 0;
+    }
   pb_text_printf(&t->tsv, "\n");
 }
 
@@ -27,41 +33,67 @@ int pb_table_n_cols(const struct pb_table_spec *spec)
   return n;
 }
 
-/* One cell; the first of a row has no separator before it in the TSV and
- * opens the markdown row. */
-static void pb_table__cell(struct pb_table *t, const struct pb_column *c, union pb_cell v, int first)
+/* One cell of the TSV; the first of a row has no tab before it. */
+static void pb_table__tsv(struct pb_text *tsv, const struct pb_column *c, union pb_cell v, int first)
 {
-  const char *sep = first ? "" : "\t", *md = first ? "|" : " |";
+  const char *sep = first ? "" : "\t";
   switch (c->fmt) {
-  case PB_COL_STR:
-    pb_text_printf(&t->tsv, "%s%s", sep, v.s);
-    pb_text_printf(&t->md, "%s %s", md, v.s);
-    break;
-  case PB_COL_INT:
-    pb_text_printf(&t->tsv, "%s%lld", sep, (long long)v.i);
-    pb_text_printf(&t->md, "%s %lld", md, (long long)v.i);
-    break;
+  case PB_COL_STR: pb_text_printf(tsv, "%s%s", sep, v.s); break;
+  case PB_COL_INT: pb_text_printf(tsv, "%s%lld", sep, (long long)v.i); break;
   case PB_COL_NUM:
     if (first) {
       /* pb_text_double writes a leading tab: a number that opens a row drops it */
-      size_t at = t->tsv.len;
-      pb_text_double(&t->tsv, v.x);
-      memmove(t->tsv.buf + at, t->tsv.buf + at + 1, t->tsv.len - at);
-      t->tsv.len--;
+      size_t at = tsv->len;
+      pb_text_double(tsv, v.x);
+      memmove(tsv->buf + at, tsv->buf + at + 1, tsv->len - at);
+      tsv->len--;
     } else {
-      pb_text_double(&t->tsv, v.x);
+      pb_text_double(tsv, v.x);
     }
-    if (isnan(v.x)) pb_text_printf(&t->md, "%s n/a", md);
-    else if (c->digits < 0) pb_text_printf(&t->md, "%s %+.*f", md, -c->digits, v.x);
-    else pb_text_printf(&t->md, "%s %.*f", md, c->digits, v.x);
+    break;
+  }
+}
+
+/* One cell of the markdown; the first opens the row. */
+static void pb_table__md(struct pb_text *md, const struct pb_column *c, union pb_cell v, int first)
+{
+  const char *sep = first ? "|" : " |";
+  switch (c->fmt) {
+  case PB_COL_STR: pb_text_printf(md, "%s %s", sep, v.s); break;
+  case PB_COL_INT: pb_text_printf(md, "%s %lld", sep, (long long)v.i); break;
+  case PB_COL_NUM:
+    if (isnan(v.x)) pb_text_printf(md, "%s n/a", sep);
+    else if (c->digits < 0) pb_text_printf(md, "%s %+.*f", sep, -c->digits, v.x);
+    else pb_text_printf(md, "%s %.*f", sep, c->digits, v.x);
     break;
   }
 }
 
 void pb_table_row(struct pb_table *t, const struct pb_table_spec *spec, pb_table_get_fn get, const void *ctx)
 {
-  for (const struct pb_column *c = spec->cols; c->name; c++) pb_table__cell(t, c, get(ctx, c), c == spec->cols);
+  int tsv_first = 1, md_first = 1;
+  for (const struct pb_column *c = spec->cols; c->name; c++) {
+    const union pb_cell v = get(ctx, c);
+    if (c->side != PB_COL_MD_ONLY) {
+      pb_table__tsv(&t->tsv, c, v, tsv_first);
+      tsv_first = 0;
+    }
+    if (c->side != PB_COL_TSV_ONLY) {
+      pb_table__md(&t->md, c, v, md_first);
+      md_first = 0;
+    }
+  }
   pb_table_end_row(t);
+}
+
+union pb_cell pb_table_member(const void *row, const struct pb_column *c)
+{
+  const char *m = (const char *)row + c->slot;
+  switch (c->fmt) {
+  case PB_COL_STR: return (union pb_cell){.s = *(const char *const *)m};
+  case PB_COL_INT: return (union pb_cell){.i = *(const int64_t *)m};
+  default: return (union pb_cell){.x = *(const double *)m};
+  }
 }
 
 void pb_table_begin(struct pb_table *t, const char *title, const char *note, const char *cols, const char *md_cols)

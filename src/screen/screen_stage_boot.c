@@ -3,7 +3,9 @@
  * model-group bootstrap of cell means and the class bootstrap of
  * class-weighted AUROC and coverage (E.1); with a TTA set the class
  * bootstrap also gives U - U_TTA, U - A3_TTA and U - agree_TTA (Tables 31,
- * 34, 37, 38), which the natural tables report. */
+ * 34, 37, 38), which the natural tables report.  Every interval the reports
+ * print is resampled here (pb_screen_ivs_boot, collective); the report files
+ * only format them on rank 0. */
 #include "config.h"
 
 #include <math.h>
@@ -13,7 +15,6 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
-#include "pairbound/figure.h"
 #include "pairbound/resample.h"
 #include "screen_internal.h"
 
@@ -61,17 +62,17 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
   B->draws = draws;
   /* the first set named TTA (as the natural tables): U - U_TTA, U - A3_TTA and U - agree_TTA; the
    * statistics of the fixed contrasts keep their places, so without it nothing moves */
-  for (int32_t e = 0; e < L->n_extra && B->n_dyn == 0; e++)
-    if (L->is_tta[e]) {
-      B->dyn_row[B->n_dyn] = PB_SR_FIXED + 2 * e; /* by tier: Tables 31, 37; mild: Table 38 */
-      B->dyn_tier[B->n_dyn++] = -1;
-      B->dyn_row[B->n_dyn] = PB_SR_FIXED + 2 * e + 1; /* Table 34's natural rows report mild cells only */
+  const int32_t tta = pb_screen_tta_row(L);
+  if (tta >= 0) {
+    B->dyn_row[B->n_dyn] = tta; /* by tier: Tables 31, 37; mild: Table 38 */
+    B->dyn_tier[B->n_dyn++] = -1;
+    B->dyn_row[B->n_dyn] = tta + 1; /* Table 34's natural rows report mild cells only */
+    B->dyn_tier[B->n_dyn++] = PB_TIER_MILD;
+    if (L->tta_rows >= 0) { /* TTA agreement: Table 38, mild */
+      B->dyn_row[B->n_dyn] = L->tta_rows + PB_SN_AGREE;
       B->dyn_tier[B->n_dyn++] = PB_TIER_MILD;
-      if (L->tta_rows >= 0) { /* TTA agreement: Table 38, mild */
-        B->dyn_row[B->n_dyn] = L->tta_rows + PB_SN_AGREE;
-        B->dyn_tier[B->n_dyn++] = PB_TIER_MILD;
-      }
     }
+  }
   B->n_scores = PB_SB_NSCORES + B->n_dyn;
   B->n_stat = PB_SB_NSTAT + B->n_dyn * PB_SB_NMET;
   B->n_classes = pb_malloc((size_t)(n_targets > 0 ? n_targets : 1) * sizeof *B->n_classes);
@@ -388,38 +389,6 @@ void pb_screen_boot_class_interval(const struct pb_screen_boot *B, int32_t row, 
   free(v);
 }
 
-static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
-                            int32_t row, int64_t cells, const struct pb_interval *giv, struct pb_table *t)
-{
-  int32_t tg = row / PB_SB_NROWS_PER_TARGET, tier = row % PB_SB_NROWS_PER_TARGET - 1;
-  double retained = 0;
-  for (int64_t b = 0; b < B->draws; b++) retained += (double)B->cells[(size_t)row * (size_t)B->draws + (size_t)b];
-  for (int c = 0; c < PB_SB_NCON; c++) {
-    pb_table_str(t, meta->sources[targets[tg]].name, 1);
-    pb_table_str(t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
-    char name[64];
-    snprintf(name, sizeof name, "%s-%s", pb_screen_row_names[pb_screen_boot_base[c]],
-             pb_screen_row_names[pb_screen_boot_contrast[c]]);
-    pb_table_str(t, name, 0);
-    pb_table_int(t, cells);
-    for (int k = 0; k < PB_SB_NMET; k++) {
-      const struct pb_interval *g = giv ? &giv[row * PB_SB_NSTAT + c * PB_SB_NMET + k] : NULL;
-      struct pb_interval cl = {NAN, NAN, NAN, 0};
-      if (B->draws > 0 && c < PB_SB_NCLASSCON) pb_screen_boot_class_interval(B, row, c * PB_SB_NMET + k, &cl);
-      pb_text_double(&t->tsv, g ? g->est : NAN);
-      pb_text_double(&t->tsv, g ? g->lo : NAN);
-      pb_text_double(&t->tsv, g ? g->hi : NAN);
-      pb_text_double(&t->tsv, cl.lo);
-      pb_text_double(&t->tsv, cl.hi);
-      pb_text_printf(&t->md, " | %+.3f", g ? g->est : NAN);
-      if (g && g->n_draws) pb_text_printf(&t->md, " [%+.3f, %+.3f]", g->lo, g->hi);
-      if (B->draws > 0 && c < PB_SB_NCLASSCON) pb_text_printf(&t->md, " {%+.3f, %+.3f}", cl.lo, cl.hi);
-    }
-    pb_table_num(t, B->draws > 0 && c < PB_SB_NCLASSCON ? retained / (double)B->draws : NAN, 1);
-    pb_table_end_row(t);
-  }
-}
-
 void pb_screen_gsum_init(struct pb_screen_gsum *G, int32_t n_stat, int32_t n_groups)
 {
   G->n_stat = n_stat;
@@ -450,195 +419,214 @@ int pb_screen_gsum_boot(struct pb_screen_gsum *G, const struct pb_boot_spec *spe
   return status;
 }
 
-/* Model-group bootstrap of per-row cell means: statistic (row, e) is the mean of
- * value(L, rec, e) over the cells of that row (target, tier); cells[row]
- * counts them.  Every rank adds its own cells to exact per-group sums.
- * Returns the intervals ([rows][n_e]); collective. */
-static struct pb_interval *pb_sb__group_rows(const struct pb_meta *meta, const struct pb_screen_layout *L,
-                                             int32_t n_targets, const struct pb_screen_cells *C, int32_t n_e,
-                                             double (*value)(const struct pb_screen_layout *, const double *, int),
-                                             const struct pb_boot_spec *spec, MPI_Comm comm, int64_t *cells,
-                                             int *status)
+/* ------------------------------------------------------------ the reports' model-group intervals */
+
+/* Per-cell value of statistic k of a table, from the cell's record (ctx: the table's own). */
+typedef double (*pb_sb__value_fn)(const void *ctx, const struct pb_screen_layout *L, const double *rec, int k);
+
+/* What every model-group bootstrap of the reports reads. */
+struct pb_sb__grp {
+  const struct pb_meta *meta;
+  const struct pb_screen_layout *L;
+  int32_t n_targets;
+  const struct pb_screen_cells *C;   /* this rank's cells */
+  const struct pb_screen_options *opt;
+  MPI_Comm comm;
+};
+
+/* Model-group bootstrap of per-row cell means into R: statistic k of a row
+ * (target, all tiers / one tier) is the mean of value(ctx, L, rec, k) over
+ * the row's cells.  Every rank adds its own cells to exact per-group sums;
+ * collective. */
+static int pb_sb__group_rows(const struct pb_sb__grp *g, int32_t n_stat, pb_sb__value_fn value, const void *ctx,
+                             uint32_t stream, struct pb_screen_rows *R)
 {
-  int32_t nr = n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * n_e;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_meta_model_groups(meta, mg);
+  const struct pb_screen_cells *C = g->C;
+  int32_t nr = g->n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * n_stat;
+  int32_t *mg = pb_malloc((size_t)g->meta->n_models * sizeof *mg), ng = pb_meta_model_groups(g->meta, mg);
   struct pb_screen_gsum G;
   pb_screen_gsum_init(&G, ns, ng);
-  memset(cells, 0, (size_t)nr * sizeof *cells);
+  R->n_stat = n_stat;
+  R->cells = pb_calloc((size_t)(nr > 0 ? nr : 1), sizeof *R->cells);
   for (int64_t c = 0; c < C->n; c++) {
-    const double *rec = C->recs + c * L->rec_len;
+    const double *rec = C->recs + c * g->L->rec_len;
     for (int32_t j = 0; j < PB_SB_NROWS_PER_TARGET; j++) {
       const int32_t row = C->target[c] * PB_SB_NROWS_PER_TARGET + j;
       if (!pb_sb__in_row(rec, j)) continue;
-      cells[row]++;
-      for (int e = 0; e < n_e; e++) pb_screen_gsum_add(&G, row * n_e + e, mg[C->model[c]], value(L, rec, e));
+      R->cells[row]++;
+      for (int e = 0; e < n_stat; e++) pb_screen_gsum_add(&G, row * n_stat + e, mg[C->model[c]], value(ctx, g->L, rec, e));
     }
   }
-  MPI_Allreduce(MPI_IN_PLACE, cells, nr, MPI_INT64_T, MPI_SUM, comm);
-  struct pb_interval *iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *iv);
-  *status = pb_screen_gsum_boot(&G, spec, comm, iv);
+  MPI_Allreduce(MPI_IN_PLACE, R->cells, nr, MPI_INT64_T, MPI_SUM, g->comm);
+  struct pb_boot_spec spec = {g->opt->seed, PB_RNG_GROUP_BOOT, stream, g->opt->group_draws, PB_BOOT_LEVEL};
+  R->iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *R->iv);
+  int status = pb_screen_gsum_boot(&G, &spec, g->comm, R->iv);
   free(mg);
-  return iv;
+  return status;
 }
 
-static double pb_sb__diff_stat(const struct pb_screen_layout *L, const double *rec, int s)
+static double pb_sb__met(const struct pb_screen_layout *L, const double *rec, int32_t r, int f)
 {
+  return rec[L->row_off + PB_SCREEN_MET * r + f];
+}
+
+/* The paired differences of contrast s / PB_SB_NMET, metric s % PB_SB_NMET (screen_intervals.tsv). */
+static double pb_sb__diff_stat(const void *ctx, const struct pb_screen_layout *L, const double *rec, int s)
+{
+  (void)ctx;
   return pb_sb__diff(L, rec, s / PB_SB_NMET, s % PB_SB_NMET);
 }
 
-/* Per-cell value of extra statistic e: the Table 27 tercile gaps (U minus its
- * derangement control on the non-singleton subset, AUROC) for e < 3, then
- * U - U_<set> AUROC and coverage at 20% for each extra probe set. */
-static double pb_sb__extra_value(const struct pb_screen_layout *L, const double *rec, int e)
+/* The Table 27 tercile gaps (U minus its derangement control on the
+ * non-singleton subset, AUROC) for e < 3, then U - U_<set> AUROC and
+ * coverage at 20% for each extra probe set. */
+static double pb_sb__extra_value(const void *ctx, const struct pb_screen_layout *L, const double *rec, int e)
 {
+  (void)ctx;
   if (e < PB_SCREEN_STRATA) {
     const double *o = rec + L->strata_off + PB_SCREEN_STRATUM_F * e;
     return o[4] - o[5];
   }
   int j = e - PB_SCREEN_STRATA, set = j / 2, met = j % 2 ? 4 : 2; /* auroc, cov_q20 */
-  return rec[L->row_off + PB_SCREEN_MET * PB_SR_U + met] -
-         rec[L->row_off + PB_SCREEN_MET * (PB_SR_FIXED + 2 * set) + met];
+  return pb_sb__met(L, rec, PB_SR_U, met) - pb_sb__met(L, rec, PB_SR_FIXED + 2 * set, met);
 }
 
-/* Tercile gaps (by target, all tiers) and U - U_<set> (by target and tier) with model-group intervals. */
-static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen_layout *L, const int32_t *targets,
-                              int32_t n_targets, const struct pb_screen_cells *C, const struct pb_screen_options *opt,
-                              int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md)
+/* Table 22: AUROC of S, U, U_rank, U^0.5, U^2, then U_rank - S. */
+static double pb_sb__t22(const void *ctx, const struct pb_screen_layout *L, const double *rec, int k)
 {
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  int32_t ne = PB_SCREEN_STRATA + 2 * L->n_extra, nr = n_targets * PB_SB_NROWS_PER_TARGET;
-  int64_t *cells = pb_malloc((size_t)nr * sizeof *cells);
-  struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 1, group_draws, PB_BOOT_LEVEL};
-  int status;
-  struct pb_interval *iv = pb_sb__group_rows(meta, L, n_targets, C, ne, pb_sb__extra_value, &spec, comm, cells,
-                                             &status);
-  if (status == PB_OK && rank == 0) {
-    static const char *const strata[PB_SCREEN_STRATA] = {"low S", "mid S", "high S"};
-    struct pb_table t = {{0}, {0}};
-    char note[400];
-    snprintf(note, sizeof note, "Cell means with 95%% model-group intervals (%lld draws): the Table 27 gap (AUROC of U "
-             "minus its derangement control on the non-singleton images, within terciles of clean confidence S) and, "
-             "for each extra probe set, U - U_set in AUROC and in coverage at 20%% (Tables 29, 31, 37 with a TTA set).",
-             (long long)group_draws);
-    pb_table_begin(&t, "Tercile gaps and probe-set contrasts with intervals (seed Tables 27, 29, 31, 37)", note,
-                   "source\ttier\tstatistic\tcells\tvalue\tgroup_lo\tgroup_hi", NULL);
-    for (int32_t row = 0; row < nr; row++) {
-      if (cells[row] == 0) continue;
-      int32_t tg = row / PB_SB_NROWS_PER_TARGET, tier = row % PB_SB_NROWS_PER_TARGET - 1;
-      for (int e = 0; e < ne; e++) {
-        if (e < PB_SCREEN_STRATA && tier >= 0) continue; /* terciles pool all conditions of a source */
-        char name[160];
-        if (e < PB_SCREEN_STRATA) snprintf(name, sizeof name, "gap U-U_derange (%s)", strata[e]);
-        else snprintf(name, sizeof name, "U-U_%s %s", L->extra_names[(e - PB_SCREEN_STRATA) / 2],
-                      (e - PB_SCREEN_STRATA) % 2 ? "cov_q20" : "auroc");
-        const struct pb_interval *v = &iv[row * ne + e];
-        pb_table_str(&t, meta->sources[targets[tg]].name, 1);
-        pb_table_str(&t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
-        pb_table_str(&t, name, 0);
-        pb_table_int(&t, cells[row]);
-        pb_table_num(&t, v->est, 3);
-        pb_table_num(&t, v->lo, 3);
-        pb_table_num(&t, v->hi, 3);
-        pb_table_end_row(&t);
-      }
-    }
-    status = pb_table_flush(&t, res, "screen_intervals_more.tsv", md);
+  static const int32_t row[5] = {PB_SR_S, PB_SR_U, PB_SR_U_RANK, PB_SR_U_POW05, PB_SR_U_POW2};
+  (void)ctx;
+  if (k < 5) return pb_sb__met(L, rec, row[k], 2);
+  return pb_sb__met(L, rec, PB_SR_U_RANK, 2) - pb_sb__met(L, rec, PB_SR_S, 2);
+}
+
+/* The delta ablation: AUROC of U, its derangement, delta, its derangement; delta beats its control; the gap. */
+static double pb_sb__delta(const void *ctx, const struct pb_screen_layout *L, const double *rec, int k)
+{
+  static const int32_t row[4] = {PB_SR_U_NS, PB_SR_U_DERANGE, PB_SR_DELTA_NS, PB_SR_DELTA_DERANGE};
+  (void)ctx;
+  if (k < 4) return pb_sb__met(L, rec, row[k], 2);
+  double gap = pb_sb__met(L, rec, PB_SR_DELTA_NS, 2) - pb_sb__met(L, rec, PB_SR_DELTA_DERANGE, 2);
+  if (k == 4) return isnan(gap) ? NAN : gap > 0;
+  return gap;
+}
+
+/* Table 38, score j = k / 3 of the rows ctx: recall at q = 0.2, AUROC, U - score recall (none for U itself). */
+static double pb_sb__base(const void *ctx, const struct pb_screen_layout *L, const double *rec, int k)
+{
+  const int32_t *rows = ctx;
+  const int j = k / 3;
+  const double o0 = pb_sb__met(L, rec, rows[j], 4);
+  switch (k % 3) {
+  case 0: return o0;
+  case 1: return pb_sb__met(L, rec, rows[j], 2);
+  default: return j > 0 ? pb_sb__met(L, rec, PB_SR_U, 4) - o0 : NAN;
   }
-  free(iv);
-  free(cells);
-  return status;
 }
 
-/* Figures 2(b) and 3(b): the U - S gap in AUROC and in coverage at 20% by
- * target and tier, with the 95% model-group and class-bootstrap intervals
- * (missing intervals are left out of the plot, the estimate always shown). */
-static int pb_sb__gap_figures(const struct pb_screen_boot *B, const struct pb_meta *meta, const int32_t *targets,
-                              const int64_t *cells, const struct pb_interval *giv, int64_t group_draws,
-                              struct pb_results *res, struct pb_text *md)
+/* One natural statistic: rec[row a] - rec[row b] (b < 0: the level of a) of metric met. */
+struct pb_sb__stat { int32_t a, b; int met; };
+#define PB_SB_NATSTAT 64
+
+static double pb_sb__natural(const void *ctx, const struct pb_screen_layout *L, const double *rec, int k)
 {
-  static const struct pb_figure figs[2] = {
-      {"figure2b_auroc_gap", "AUROC gain of U over clean confidence S with 95% intervals (seed Figure 2b)",
-       "target source and development tier", "AUROC difference U - S", NULL},
-      {"figure3b_coverage_gap", "Failure coverage gain of U over S at a 20% budget with 95% intervals (seed Figure 3)",
-       "target source and development tier", "coverage difference U - S (share of failures)", NULL}};
-  static const int met[2] = {0, 2}; /* auroc, cov_q20 */
-  const char *script = "set xtics rotate by -35 scale 0\nset offsets 0.5, 0.5, 0, 0\nset key outside right top\n"
-                       "plot DATA using 0:2:xtic(1) with points pt 7 ps 1.5 lc rgb 'black' title 'U - S (cell mean)', "
-                       "DATA using ($0-0.12):2:3:4 with yerrorbars pt 7 lw 2 lc 1 title '95% model-group interval', "
-                       "DATA using ($0+0.12):2:5:6 with yerrorbars pt 6 lw 2 lc 2 title '95% class interval', "
-                       "0 with lines dt 2 lc rgb 'gray40' title 'no gain'";
-  int32_t nr = B->n_targets * PB_SB_NROWS_PER_TARGET;
+  const struct pb_sb__stat *s = (const struct pb_sb__stat *)ctx + k;
+  const double a = pb_sb__met(L, rec, s->a, s->met);
+  return s->b < 0 ? a : a - pb_sb__met(L, rec, s->b, s->met);
+}
+
+/* The natural tables' statistics into st (at most PB_SB_NATSTAT), where each table's start in N; their count. */
+static int32_t pb_sb__natural_stats(const struct pb_screen_layout *L, int32_t tta, struct pb_screen_natural *N,
+                                    struct pb_sb__stat *st)
+{
+  static const char *const base_names[PB_SCREEN_NAT_BASE] = {"S", "TTA", "margin", "entropy", "agree_TTA", "A3_TTA"};
+  const int32_t r0 = L->tta_rows, a3t = tta + 1;
+  const int32_t u0 = r0 + PB_SN_U0, t0 = r0 + PB_SN_TTA0, agr = r0 + PB_SN_AGREE, us = r0 + PB_SN_USEL,
+                ts = r0 + PB_SN_TTASEL;
+  const int32_t base_rows[PB_SCREEN_NAT_BASE] = {PB_SR_S, tta, PB_SR_MARGIN, PB_SR_ENTROPY, agr, a3t};
+  int32_t n = 0;
+  N->tta = tta;
+  N->n_base = PB_SCREEN_NAT_BASE;
+  memcpy(N->base_row, base_rows, sizeof base_rows);
+  memcpy(N->base_name, base_names, sizeof base_names);
+  /* the tier table (8), the variants (9), the baselines (4 each), Figure 4 (8), U_sel - U */
+  N->e_tiers = n;
+  st[n++] = (struct pb_sb__stat){PB_SR_S, -1, PB_SM_COV20};
+  st[n++] = (struct pb_sb__stat){PB_SR_U, -1, PB_SM_COV20};
+  st[n++] = (struct pb_sb__stat){tta, -1, PB_SM_COV20};
+  st[n++] = (struct pb_sb__stat){PB_SR_U, tta, PB_SM_COV20};
+  st[n++] = (struct pb_sb__stat){PB_SR_U, -1, PB_SM_AUROC};
+  st[n++] = (struct pb_sb__stat){tta, -1, PB_SM_AUROC};
+  st[n++] = (struct pb_sb__stat){PB_SR_U, tta, PB_SM_AUROC};
+  st[n++] = (struct pb_sb__stat){PB_SR_U, ts, PB_SM_COV20};
+  N->e_var = n;
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) st[n++] = (struct pb_sb__stat){u0, t0, PB_SM_COV10 + b};
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) st[n++] = (struct pb_sb__stat){PB_SR_U, ts, PB_SM_COV10 + b};
+  for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) st[n++] = (struct pb_sb__stat){ts, tta, PB_SM_COV10 + b};
+  N->e_base = n;
+  for (int32_t j = 0; j < PB_SCREEN_NAT_BASE; j++) {
+    st[n++] = (struct pb_sb__stat){base_rows[j], -1, PB_SM_COV20};
+    st[n++] = (struct pb_sb__stat){base_rows[j], -1, PB_SM_AUROC};
+    st[n++] = (struct pb_sb__stat){PB_SR_U, base_rows[j], PB_SM_COV20};
+    st[n++] = (struct pb_sb__stat){PB_SR_U, base_rows[j], PB_SM_AUROC};
+  }
+  N->e_fig = n; /* set (natural, corruption) x rule (mean, A3) x metric (recall, AUROC) */
+  const int32_t fig_rows[4] = {tta, a3t, PB_SR_U, PB_SR_A3};
+  for (int j = 0; j < 4; j++) {
+    st[n++] = (struct pb_sb__stat){fig_rows[j], -1, PB_SM_COV20};
+    st[n++] = (struct pb_sb__stat){fig_rows[j], -1, PB_SM_AUROC};
+  }
+  N->e_usel = n;
+  st[n++] = (struct pb_sb__stat){us, PB_SR_U, PB_SM_COV20};
+  return n;
+}
+
+/* Class sums of every rank's cells: integer sums, the same totals whatever the partition (collective). */
+static void pb_sb__reduce(struct pb_screen_boot *B, MPI_Comm comm)
+{
+  size_t nacc = (size_t)B->n_targets * PB_SB_NROWS_PER_TARGET * (size_t)B->draws;
+  MPI_Allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, B->cnt, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
+}
+
+/* Group draws of stream 0 (the paired differences), 1 (the gaps and set contrasts) and 2 (Appendix E and
+ * the natural tables): a draw depends on its stream only, so a table's intervals do not depend on which
+ * others are computed. */
+int pb_screen_ivs_boot(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
+                       const struct pb_screen_cells *C, const struct pb_screen_options *opt, MPI_Comm comm,
+                       struct pb_screen_ivs *I)
+{
+  const struct pb_sb__grp g = {meta, L, B->n_targets, C, opt, comm};
+  const int32_t tta = pb_screen_tta_row(L);
   int status = PB_OK;
-  for (int f = 0; f < 2 && status == PB_OK; f++) {
-    struct pb_text d = {0};
-    pb_text_printf(&d, "source and tier\tU-S\tgroup_lo\tgroup_hi\tclass_lo\tclass_hi\n");
-    for (int32_t row = 0; row < nr; row++) {
-      if (cells[row] == 0) continue;
-      int32_t tier = row % PB_SB_NROWS_PER_TARGET - 1;
-      const struct pb_interval *g = &giv[row * PB_SB_NSTAT + met[f]];
-      struct pb_interval cl = {NAN, NAN, NAN, 0};
-      if (B->draws > 0) pb_screen_boot_class_interval(B, row, met[f], &cl);
-      pb_text_printf(&d, "%s %s", meta->sources[targets[row / PB_SB_NROWS_PER_TARGET]].name,
-                     tier < 0 ? "all tiers" : pb_tier_name(tier));
-      pb_text_double(&d, g->est);
-      pb_text_double(&d, group_draws > 0 ? g->lo : NAN);
-      pb_text_double(&d, group_draws > 0 ? g->hi : NAN);
-      pb_text_double(&d, cl.lo);
-      pb_text_double(&d, cl.hi);
-      pb_text_printf(&d, "\n");
-    }
-    struct pb_figure fig = figs[f];
-    fig.script = script;
-    status = pb_figure_write(res, &fig, d.buf, d.len, md);
-    pb_text_free(&d);
+  memset(I, 0, sizeof *I);
+  I->nat.tta = -1;
+  if (B->draws > 0) pb_sb__reduce(B, comm);
+  if (opt->group_draws > 0 || opt->class_draws > 0)
+    status = pb_sb__group_rows(&g, PB_SB_NSTAT, pb_sb__diff_stat, NULL, 0, &I->diff);
+  if (status == PB_OK && opt->group_draws > 0)
+    status = pb_sb__group_rows(&g, PB_SCREEN_STRATA + 2 * L->n_extra, pb_sb__extra_value, NULL, 1, &I->more);
+  if (status == PB_OK) status = pb_sb__group_rows(&g, 6, pb_sb__t22, NULL, 2, &I->t22);
+  if (status == PB_OK) status = pb_sb__group_rows(&g, 6, pb_sb__delta, NULL, 2, &I->delta);
+  const int32_t base_rows[5] = {PB_SR_U, PB_SR_S, PB_SR_MARGIN, PB_SR_ENTROPY, tta};
+  memcpy(I->base_row, base_rows, sizeof base_rows);
+  I->n_base = tta >= 0 ? 5 : 4;
+  if (status == PB_OK) status = pb_sb__group_rows(&g, 3 * I->n_base, pb_sb__base, I->base_row, 2, &I->base);
+  if (status == PB_OK && tta >= 0 && L->tta_rows >= 0) {
+    struct pb_sb__stat st[PB_SB_NATSTAT];
+    const int32_t n = pb_sb__natural_stats(L, tta, &I->nat, st);
+    status = pb_sb__group_rows(&g, n, pb_sb__natural, st, 2, &I->natural);
   }
   return status;
 }
 
-int pb_screen_boot_table(struct pb_screen_boot *B, const struct pb_meta *meta, const struct pb_screen_layout *L,
-                         const int32_t *targets, const struct pb_screen_cells *C, const struct pb_screen_options *opt,
-                         int64_t group_draws, MPI_Comm comm, struct pb_results *res, struct pb_text *md)
+void pb_screen_ivs_free(struct pb_screen_ivs *I)
 {
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  int32_t nr = B->n_targets * PB_SB_NROWS_PER_TARGET;
-  size_t nacc = (size_t)nr * (size_t)(B->draws > 0 ? B->draws : 1);
-  if (B->draws > 0) { /* integer sums: the same totals whatever the partition */
-    MPI_Allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, B->cnt, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
+  struct pb_screen_rows *all[] = {&I->diff, &I->more, &I->t22, &I->delta, &I->base, &I->natural};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
+    free(all[k]->cells);
+    free(all[k]->iv);
   }
-  /* model-group bootstrap of each row's cell means (the point estimates too) */
-  int64_t *cells = pb_malloc((size_t)nr * sizeof *cells);
-  struct pb_boot_spec gspec = {opt->seed, PB_RNG_GROUP_BOOT, 0, group_draws, PB_BOOT_LEVEL};
-  int status;
-  struct pb_interval *giv = pb_sb__group_rows(meta, L, B->n_targets, C, PB_SB_NSTAT, pb_sb__diff_stat, &gspec, comm,
-                                              cells, &status);
-  if (status == PB_OK && rank == 0) {
-    struct pb_table t = {{0}, {0}};
-    char note[512];
-    snprintf(note, sizeof note,
-             "Cell means of the per-cell paired differences (cells weighted equally); [lo, hi]: 95%% model-group "
-             "bootstrap (%lld draws); {lo, hi}: 95%% class bootstrap (%lld draws, one class draw per source shared by "
-             "its cells, class-weighted AUROC and prorated coverage, cells without both outcomes skipped; "
-             "class_cells = mean cells retained).",
-             (long long)group_draws, (long long)B->draws);
-    pb_table_begin(&t, "Paired differences with intervals (seed Tables 16, 17, 19, 20, 25, 26, 34, 35, 38)", note,
-                   "source\ttier\tcontrast\tcells\tauroc\tauroc_group_lo\tauroc_group_hi\tauroc_class_lo\t"
-                   "auroc_class_hi\tcov_q10\tcov_q10_group_lo\tcov_q10_group_hi\tcov_q10_class_lo\tcov_q10_class_hi\t"
-                   "cov_q20\tcov_q20_group_lo\tcov_q20_group_hi\tcov_q20_class_lo\tcov_q20_class_hi\tcov_q30\t"
-                   "cov_q30_group_lo\tcov_q30_group_hi\tcov_q30_class_lo\tcov_q30_class_hi\tclass_cells",
-                   "source\ttier\tcontrast\tcells\tAUROC\tcoverage 10%\tcoverage 20%\tcoverage 30%\tclass cells");
-    for (int32_t row = 0; row < nr; row++)
-      if (cells[row] > 0) pb_sb__row_text(B, meta, targets, row, cells[row], group_draws > 0 ? giv : NULL, &t);
-    status = pb_table_flush(&t, res, "screen_intervals.tsv", md);
-    if (status == PB_OK) status = pb_sb__gap_figures(B, meta, targets, cells, giv, group_draws, res, md);
-  }
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  if (status == PB_OK && group_draws > 0)
-    status = pb_sb__extra_table(meta, L, targets, B->n_targets, C, opt, group_draws, comm, res, md);
-  free(cells);
-  free(giv);
-  return status;
+  memset(I, 0, sizeof *I);
 }

@@ -378,10 +378,9 @@ int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X, int64_
 
 /* The interval tables (every rank resamples collectively) and the report on
  * rank 0, from every cell's record gathered in global order (collective). */
-/* The natural-comparison tables with the selections named (collective). */
-static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen__ctx *X,
-                                     const struct pb_screen_cells *C, const struct pb_screen_sum *T,
-                                     const struct pb_screen_boot *boot, struct pb_text *extra)
+/* The natural-comparison tables with the selections named (rank 0). */
+static int pb_screen__natural_report(const struct pb_screen__ctx *X, const struct pb_screen_rep_in *in,
+                                     struct pb_text *extra)
 {
   struct pb_screen_sel_report S;
   memset(&S, 0, sizeof S);
@@ -407,8 +406,7 @@ static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen
         S.fixed[g][(size_t)t * pl->n_pick + k] = a < pl->n_pick;
       }
   }
-  int status = pb_screen_natural_report(st->meta, &X->L, X->targets, X->n_targets, C, T, X->opt, boot, &S, st->comm,
-                                        st->results, extra);
+  int status = pb_screen_natural_report(in, &S, extra);
   for (int g = 0; g < 2; g++) {
     for (size_t j = 0; S.names[g] && j < (size_t)X->n_targets * S.n_pick[g]; j++) free(S.names[g][j]);
     free(S.names[g]);
@@ -419,10 +417,10 @@ static int pb_screen__natural_report(struct pb_stage *st, const struct pb_screen
 
 /* Every report table from this rank's units [u0, u1) (recs: their cells):
  * the totals of every rank's cells on rank 0 for the mean tables, exact
- * per-group sums for the interval tables (collective); no rank holds
- * another rank's records. */
+ * per-group sums for the intervals (collective), then the reports on rank 0;
+ * no rank holds another rank's records. */
 int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
-                          const double *recs, struct pb_screen_boot *boot, const char *store_path)
+                                 const double *recs, struct pb_screen_boot *boot, const char *store_path)
 {
   const struct pb_screen_options *opt = X->opt;
   const int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0;
@@ -442,27 +440,28 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
   pb_screen_sum_init(&T, st->meta, &X->L, X->targets, X->n_targets);
   for (int64_t c = 0; c < nloc; c++) pb_screen_sum_add(&T, &X->L, &C, c);
   int status = pb_screen_sum_reduce(&T, st->comm);
+  struct pb_screen_ivs I;
+  memset(&I, 0, sizeof I);
+  if (status == PB_OK) status = pb_screen_ivs_boot(boot, st->meta, &X->L, &C, opt, st->comm, &I);
+  const struct pb_screen_rep_in in = {st->meta, &X->L, X->targets, X->n_targets, opt, &T, boot, &I, st->results};
   struct pb_text extra = {0};
   char *nothing = pb_screen__nothing_note(X, store_path);
   if (nothing) pb_text_printf(&extra, "%s", nothing);
   free(nothing);
-  if (status == PB_OK && (opt->group_draws > 0 || opt->class_draws > 0))
-    status = pb_screen_boot_table(boot, st->meta, &X->L, X->targets, &C, opt, opt->group_draws, st->comm,
-                                  st->results, &extra);
-  if (status == PB_OK)
-    status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, &C, &T, opt, boot, st->comm,
-                                    st->results, &extra);
-  if (status == PB_OK) status = pb_screen__natural_report(st, X, &C, &T, boot, &extra);
+  if (status == PB_OK && st->rank == 0) status = pb_screen_interval_report(&in, &extra);
+  if (status == PB_OK && st->rank == 0) status = pb_screen_extra_report(&in, &extra);
+  if (status == PB_OK && st->rank == 0) status = pb_screen__natural_report(X, &in, &extra);
   if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
     char desc[1024];
     const struct pb_source *P = &st->meta->sources[X->ps[0].src];
     snprintf(desc, sizeof desc, "%d conditions of %s", X->ps[0].n, P->name);
-    status = pb_screen_report(st->meta, &X->L, X->targets, X->n_targets, &T, st->results, opt, desc, &extra);
+    status = pb_screen_report(&in, desc, &extra);
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, st->comm);
   pb_text_free(&extra);
+  pb_screen_ivs_free(&I);
   pb_screen_sum_free(&T);
   free(target);
   free(model);
