@@ -31,7 +31,7 @@ struct pb_agg {
 /** @p n zeroed slots; free with pb_agg_free. */
 void pb_agg_init(struct pb_agg *a, int64_t n);
 void pb_agg_free(struct pb_agg *a);
-/** Add @p x to slot @p i; NaN is skipped (neither summed nor counted), as pb_nanmean_add. */
+/** Add @p x to slot @p i; NaN is skipped (neither summed nor counted), as pb_num_nanmean_add. */
 void pb_agg_add(struct pb_agg *a, int64_t i, double x);
 /** Add the integer @p k to slot @p i exactly (any int64) and count it. */
 void pb_agg_add_int(struct pb_agg *a, int64_t i, int64_t k);
@@ -49,7 +49,7 @@ int pb_agg_reduce(struct pb_agg *a, MPI_Comm comm, int root);
 int64_t pb_agg_count(const struct pb_agg *a, int64_t i);
 /** The exact sum rounded once to the nearest double (ties to even); 0 when empty, NaN for +inf and -inf. */
 double pb_agg_sum(const struct pb_agg *a, int64_t i);
-/** The exact sum over the count, rounded once; NaN when nothing was counted (as pb_nanmean_get). */
+/** The exact sum over the count, rounded once; NaN when nothing was counted (as pb_num_nanmean_get). */
 double pb_agg_mean(const struct pb_agg *a, int64_t i);
 /** The exact mean of slots first, first + stride, ... (@p n of them) together, rounded once (a total over groups). */
 double pb_agg_mean_of(const struct pb_agg *a, int64_t first, int64_t stride, int64_t n);
@@ -65,14 +65,14 @@ struct pb_loc {
 };
 
 /** @p n locations starting at value @p start with no cell. */
-void pb_loc_init(struct pb_loc *l, int n, double start);
-void pb_loc_max(struct pb_loc *l, double v, int64_t cell, int64_t tag);
-void pb_loc_min(struct pb_loc *l, double v, int64_t cell, int64_t tag);
+void pb_agg_loc_init(struct pb_loc *l, int n, double start);
+void pb_agg_loc_max(struct pb_loc *l, double v, int64_t cell, int64_t tag);
+void pb_agg_loc_min(struct pb_loc *l, double v, int64_t cell, int64_t tag);
 /**
  * The winners over the ranks of @p comm (collective; @p is_max as fed), on
  * rank @p root or on every rank when @p root < 0.
  */
-int pb_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root);
+int pb_agg_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root);
 
 /* ---- exact order statistics over the ranks: a radix select on the
  * order-preserving 64-bit key of each double (8 rounds of 256-bin histograms
@@ -81,19 +81,19 @@ int pb_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root);
  * +0.0. */
 
 /** Values that are not NaN, over every rank of @p comm (collective). */
-int64_t pb_select_count(const double *v, int64_t n_local, MPI_Comm comm);
+int64_t pb_agg_select_count(const double *v, int64_t n_local, MPI_Comm comm);
 /**
- * out[j] = the k[j]-th smallest (0-based, 0 <= k[j] < pb_select_count) of
+ * out[j] = the k[j]-th smallest (0-based, 0 <= k[j] < pb_agg_select_count) of
  * the non-NaN values v[0..n_local) of every rank (collective; every rank gets
  * them).
  */
-void pb_select_kth(const double *v, int64_t n_local, const int64_t *k, int nk, MPI_Comm comm, double *out);
+void pb_agg_select_kth(const double *v, int64_t n_local, const int64_t *k, int nk, MPI_Comm comm, double *out);
 /**
  * Quantile @p q of the non-NaN values of every rank, interpolated as
- * pb_percentile_sorted (GSL's quantile_from_sorted_data) on them sorted;
+ * pb_resample_percentile_sorted (GSL's quantile_from_sorted_data) on them sorted;
  * NaN when there is none (collective).
  */
-double pb_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm comm);
+double pb_agg_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm comm);
 
 /* ---- one record from its owner */
 

@@ -46,12 +46,12 @@ struct pb_boot_spec {
  * (mult[u] = times unit u was drawn; sums to n_units).  Draw index -1 gives the
  * original sample (all ones).
  */
-void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult);
+void pb_resample_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult);
 
 /* ---- permutation nulls.  @p label groups the n items into classes. */
 
 /** Uniform random within-class permutation (perm[i] = partner of item i). */
-void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+void pb_resample_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
                           const int32_t *label, int32_t *perm);
 
 /**
@@ -60,10 +60,10 @@ void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint3
  * class c is order[cbeg[c] .. cbeg[c+1]) (cbeg has n + 1 entries).  Returns
  * the number of classes.
  */
-int32_t pb_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg);
+int32_t pb_resample_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg);
 
-/** pb_perm_within_class from classes computed once by pb_perm_classes (the same draws). */
-void pb_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n_classes,
+/** pb_resample_perm_within_class from classes computed once by pb_resample_perm_classes (the same draws). */
+void pb_resample_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n_classes,
                             const int32_t *order, const int32_t *cbeg, int32_t *perm);
 
 /**
@@ -71,14 +71,14 @@ void pb_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uin
  * perm[i] != i for every item of a class with at least two items; singleton
  * classes keep their item (returned count of such fixed items).
  */
-int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+int32_t pb_resample_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
                                 const int32_t *label, int32_t *perm);
 
 /** Uniform random derangement of 0..n-1 (n >= 2) from @p rng: shuffles until no fixed point (about e tries). */
-void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm);
+void pb_resample_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm);
 
 /** Uniform random permutation of n items (label permutations). */
-void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm);
+void pb_resample_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm);
 
 /**
  * Percentile of sorted data (linear interpolation, GSL's
@@ -86,9 +86,9 @@ void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t r
  * statistics it is that value exactly, where (1 - delta) a + delta a may
  * round away from a (a zero-width interval stays zero-width).
  */
-double pb_percentile_sorted(const double *sorted, int64_t n, double q);
-/** pb_percentile_sorted's value from unsorted NaN-free data, by selecting the
+double pb_resample_percentile_sorted(const double *sorted, int64_t n, double q);
+/** pb_resample_percentile_sorted's value from unsorted NaN-free data, by selecting the
  *  two order statistics it reads (O(n) instead of a sort); @p v is reordered. */
-double pb_percentile_select(double *v, int64_t n, double q);
+double pb_resample_percentile_select(double *v, int64_t n, double q);
 
 #endif /* PAIRBOUND_DRAWS_H */

@@ -25,7 +25,7 @@ typedef void (*pb_boot_fn)(const int32_t *mult, int32_t n_units, void *ctx, doub
  * the same intervals.  Percentiles use linear interpolation between order
  * statistics (GSL's quantile_from_sorted_data).
  */
-int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
+int pb_resample_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
                 MPI_Comm comm, struct pb_interval *out);
 
 /**
@@ -33,11 +33,11 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
  * x[c][k] over cells c where it is defined, each cell weighted by the
  * multiplicity of its model group.  Costs O(groups x stats) per draw.
  */
-int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
+int pb_resample_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
                         const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
 
 /**
- * pb_boot_group_means from the cells already reduced to their groups:
+ * pb_resample_boot_group_means from the cells already reduced to their groups:
  * sum[g][k] and count[g][k] are the sum and the number of the defined values
  * of statistic k over the cells of group g (every rank passes the same, e.g.
  * from pb_agg_reduce to all ranks), so no rank needs the cells themselves.
@@ -47,10 +47,10 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
  * draw) gets it instead of sum / count rounded twice, so that such a draw
  * equals the estimate and one group's intervals have zero width exactly.
  */
-int pb_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
+int pb_resample_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
                        int32_t n_stats, const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
 
-/* Markdown note of a stage whose group intervals have zero width (pb_boot_one_group). */
+/* Markdown note of a stage whose group intervals have zero width (pb_resample_boot_one_group). */
 #define PB_BOOT_ONE_GROUP_NOTE                                                                                   \
   "\n*Warning: every model belongs to one model group, so resampling the model groups redraws that group every " \
   "time and each 95% group interval above has zero width: it says nothing about the uncertainty between groups " \
@@ -63,6 +63,6 @@ int pb_boot_group_sums(const double *sum, const double *count, const double *ful
  * group) and returns 1, so that the stage adds PB_BOOT_ONE_GROUP_NOTE to its
  * markdown; else 0.
  */
-int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage);
+int pb_resample_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage);
 
 #endif /* PAIRBOUND_RESAMPLE_H */

@@ -54,14 +54,14 @@ int32_t pb_strmap_put(struct pb_strmap *m, const char *key, int32_t value);
 
 /* ---- sorted int32 sets (row lists) */
 /** Sort ascending and drop repeats; returns the new length. */
-int32_t pb_sorted_unique_i32(int32_t *v, int32_t n);
+int32_t pb_sort_unique_i32(int32_t *v, int32_t n);
 /** Index of x in ascending v, or -1. */
-int32_t pb_sorted_find_i32(const int32_t *v, int32_t n, int32_t x);
-int pb_cmp_i32(const void *a, const void *b);
+int32_t pb_sort_find_i32(const int32_t *v, int32_t n, int32_t x);
+int pb_sort_cmp_i32(const void *a, const void *b);
 
 /* ---- ascending sorts of numbers (qsort comparators; NaN-free input) */
-int pb_cmp_i64(const void *a, const void *b);
-int pb_cmp_double(const void *a, const void *b);
+int pb_sort_cmp_i64(const void *a, const void *b);
+int pb_sort_cmp_double(const void *a, const void *b);
 /** Ascending and stable: up to @p cutoff entries (the many tiny per-class
  *  arrays) each value placed at its rank, compared with 4 or 8 at a time
  *  (insertion sort up to 8 entries, above 64, or without AVX2), an inlined
@@ -74,44 +74,44 @@ void pb_sort_small_i64(int64_t *v, int32_t n, int32_t cutoff);
 void pb_sort_small_isa_cap(int cap);
 
 /* ---- SHA-256 of a text, first 8 bytes as a big-endian integer (ordering key). */
-uint64_t pb_sha256_key(const char *text);
-void pb_sha256_hex(const void *data, size_t n, char hex[65]);
+uint64_t pb_checksum_sha256_key(const char *text);
+void pb_checksum_sha256_hex(const void *data, size_t n, char hex[65]);
 
 /* ---- numbers */
 /* Shortest decimal text that reads back as exactly the same float. */
-void pb_format_float(float x, char buf[32]);
+void pb_text_format_float(float x, char buf[32]);
 /* Format a double for TSV output: shortest round-trip text, "nan" when undefined. */
-void pb_format_double(double x, char buf[40]);
+void pb_text_format_double(double x, char buf[40]);
 /* Mean of the defined values added (NaN = undefined, skipped), summed in the order added; NaN when none. */
-struct pb_nanmean {
+struct pb_num_nanmean {
   double sum;
   int64_t n;
 };
 /* The k-th largest of v[0..n) (1 <= k <= n) by radix selection (Hoare's for short arrays or with a NaN);
  * v is reordered. Only the value is returned, so the method cannot change a result. */
-double pb_kth_largest(double *v, int32_t n, int32_t k);
-float pb_kth_largest_f32(float *v, int32_t n, int32_t k);
-void pb_nanmean_add(struct pb_nanmean *m, double x);
-double pb_nanmean_get(const struct pb_nanmean *m);
+double pb_sort_kth_largest(double *v, int32_t n, int32_t k);
+float pb_sort_kth_largest_f32(float *v, int32_t n, int32_t k);
+void pb_num_nanmean_add(struct pb_num_nanmean *m, double x);
+double pb_num_nanmean_get(const struct pb_num_nanmean *m);
 /* llround(x) (halves away from zero) for |x| < 2^63, without the library call: the
  * truncation and the remainder x - t are exact. */
-static inline int64_t pb_round_half_away(double x)
+static inline int64_t pb_num_round_half_away(double x)
 {
   int64_t t = (int64_t)x;
   double r = x - (double)t;
   return t + (r >= 0.5) - (r <= -0.5);
 }
 /* Round to the nearest IEEE half-precision value (ties to even), as float. */
-float pb_round_half(double x);
+float pb_num_round_half(double x);
 
 /* ---- whole file as a string (caller frees), NULL with a message on failure. */
-char *pb_text_load(const char *path);
+char *pb_output_text_load(const char *path);
 
 /* ---- a text file line by line: @p fn gets each line (newline kept, writable) and its 1-based number, and
  * stops the walk by returning non-zero (with a message set). Open and read errors are named with @p what,
  * the path and the system's reason. Returns PB_OK when every line was accepted. */
-typedef int (*pb_line_fn)(void *ctx, const char *path, int64_t line, char *text);
-int pb_lines_each(const char *path, const char *what, pb_line_fn fn, void *ctx);
+typedef int (*pb_output_line_fn)(void *ctx, const char *path, int64_t line, char *text);
+int pb_output_lines_each(const char *path, const char *what, pb_output_line_fn fn, void *ctx);
 
 /* ---- output files written under a temporary name and renamed when complete. */
 struct pb_outfile {
@@ -119,10 +119,10 @@ struct pb_outfile {
   char *path;
   char *tmp;
 };
-int pb_outfile_open(struct pb_outfile *f, const char *path);
-int pb_outfile_commit(struct pb_outfile *f);   /* closes and renames; PB_FAIL on I/O error */
-void pb_outfile_abort(struct pb_outfile *f);   /* closes and removes the temporary */
-int pb_mkdir_p(const char *dir);
-char *pb_path_join(const char *dir, const char *name);
+int pb_output_file_open(struct pb_outfile *f, const char *path);
+int pb_output_file_commit(struct pb_outfile *f);   /* closes and renames; PB_FAIL on I/O error */
+void pb_output_file_abort(struct pb_outfile *f);   /* closes and removes the temporary */
+int pb_output_mkdir_p(const char *dir);
+char *pb_output_path_join(const char *dir, const char *name);
 
 #endif /* PAIRBOUND_UTIL_H */

@@ -115,7 +115,7 @@ int pb_output_file_ok(const char *path, enum pb_output_kind kind, const char *co
 /* Does @p dir hold one of the inputs where a stage writes (results.h5, report/)? */
 static const char *pb_output__input_inside(const char *dir, const char *const *inputs, int n)
 {
-  char *res = pb_path_join(dir, "results.h5"), *rep = pb_path_join(dir, "report");
+  char *res = pb_output_path_join(dir, "results.h5"), *rep = pb_output_path_join(dir, "report");
   const char *hit = pb_output__input(res, inputs, n);
   struct stat r, b;
   if (!hit && stat(rep, &r) == 0)
@@ -151,7 +151,7 @@ int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, i
     pb_error_set("%s: the input %s lies where this stage writes its output; refusing to replace it", dir, in);
     return PB_FAIL;
   }
-  char *res = pb_path_join(dir, "results.h5"), *rep = pb_path_join(dir, "report");
+  char *res = pb_output_path_join(dir, "results.h5"), *rep = pb_output_path_join(dir, "report");
   struct stat r;
   int ours = (lstat(res, &r) == 0 && S_ISREG(r.st_mode)) || (lstat(rep, &r) == 0 && S_ISDIR(r.st_mode));
   int bad_res = lstat(res, &r) == 0 && !S_ISREG(r.st_mode);
@@ -277,7 +277,7 @@ void pb_output_sweep(const char *dir, const char *prefix)
   for (struct dirent *e; (e = readdir(d));) {
     int staging = !prefix && !strncmp(e->d_name, PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING));
     if (!staging && !pb_output__is_temp(e->d_name, prefix)) continue;
-    char *p = pb_path_join(dir && dir[0] ? dir : ".", e->d_name);
+    char *p = pb_output_path_join(dir && dir[0] ? dir : ".", e->d_name);
     struct stat sb;
     if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && !staging) unlink(p);
     else if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && staging) pb_output_remove_tree(p);
@@ -334,9 +334,9 @@ int pb_output_staging_make(const char *outdir, MPI_Comm comm, char **staging)
   MPI_Comm_rank(comm, &rank);
   *staging = NULL;
   if (rank == 0) {
-    char *dir = pb_path_join(outdir, PB_OUTPUT_STAGING "XXXXXX"), *rep = NULL;
+    char *dir = pb_output_path_join(outdir, PB_OUTPUT_STAGING "XXXXXX"), *rep = NULL;
     if (!mkdtemp(dir)) pb_error_set("%s: cannot create a staging directory: %s", outdir, strerror(errno));
-    else if (pb_mkdir_p(rep = pb_path_join(dir, "report")) != PB_OK) pb_output_remove_tree(dir);
+    else if (pb_output_mkdir_p(rep = pb_output_path_join(dir, "report")) != PB_OK) pb_output_remove_tree(dir);
     else len = (int)strlen(dir) + 1;
     free(rep);
     if (len) *staging = dir;
@@ -380,9 +380,9 @@ static int pb_output__unswap(const char *from, const char *to, const char *aside
 
 int pb_output_staging_commit(const char *staging, const char *outdir)
 {
-  char *s_rep = pb_path_join(staging, "report"), *s_res = pb_path_join(staging, "results.h5");
-  char *rep = pb_path_join(outdir, "report"), *res = pb_path_join(outdir, "results.h5");
-  char *aside = pb_path_join(staging, "report.old");
+  char *s_rep = pb_output_path_join(staging, "report"), *s_res = pb_output_path_join(staging, "results.h5");
+  char *rep = pb_output_path_join(outdir, "report"), *res = pb_output_path_join(outdir, "results.h5");
+  char *aside = pb_output_path_join(staging, "report.old");
   int status = PB_FAIL;
   if (pb_output__swap(s_rep, rep, aside) != 0) {
     pb_error_set("%s: cannot move the new report into place: %s; %s is unchanged", rep, strerror(errno), outdir);

@@ -13,8 +13,8 @@
 int pb_report_tsv_load(const char *dir, const char *name, struct pb_report_tsv *t)
 {
   memset(t, 0, sizeof *t);
-  char *rep = pb_path_join(dir, "report"), *path = pb_path_join(rep, name);
-  t->text = pb_text_load(path);
+  char *rep = pb_output_path_join(dir, "report"), *path = pb_output_path_join(rep, name);
+  t->text = pb_output_text_load(path);
   free(rep);
   free(path);
   if (!t->text) {

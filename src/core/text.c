@@ -41,7 +41,7 @@ void pb_text_append(struct pb_text *t, const char *s, size_t n)
 void pb_text_double(struct pb_text *t, double x)
 {
   char b[40];
-  pb_format_double(x, b);
+  pb_text_format_double(x, b);
   pb_text_printf(t, "\t%s", b);
 }
 
@@ -58,7 +58,7 @@ void pb_text_num(struct pb_text *t, double x)
   memcpy(&bits, &x, sizeof bits);
   struct pb_text__memo *m = &pb_text__memo[((bits ^ (bits >> 29)) * 0x9e3779b97f4a7c15ull) >> 52 & (PB_TEXT__MEMO - 1)];
   if (!m->used || m->bits != bits) {
-    pb_format_double(x, m->txt);
+    pb_text_format_double(x, m->txt);
     m->bits = bits;
     m->used = 1;
     m->len = (uint8_t)strlen(m->txt);

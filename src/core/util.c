@@ -235,7 +235,7 @@ int32_t pb_strmap_put(struct pb_strmap *m, const char *key, int32_t value)
 
 /* ------------------------------------------------------------ int32 sets */
 
-int pb_cmp_i32(const void *a, const void *b)
+int pb_sort_cmp_i32(const void *a, const void *b)
 {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
@@ -247,8 +247,8 @@ int pb_cmp_i32(const void *a, const void *b)
     type x = *(const type *)a, y = *(const type *)b;                                                                   \
     return (x > y) - (x < y);                                                                                          \
   }
-PB_UTIL__CMP(pb_cmp_i64, int64_t)
-PB_UTIL__CMP(pb_cmp_double, double)
+PB_UTIL__CMP(pb_sort_cmp_i64, int64_t)
+PB_UTIL__CMP(pb_sort_cmp_double, double)
 
 /* One body for both element types: the sorts differ only in the type.
  * Insertion sort up to the cutoff; above it a bottom-up merge sort with the
@@ -405,16 +405,16 @@ void pb_sort_small_isa_cap(int cap)
 PB_UTIL__SORT_SMALL(pb_sort_small_double, double, pb_util__rank_double)
 PB_UTIL__SORT_SMALL(pb_sort_small_i64, int64_t, pb_util__rank_i64)
 
-int32_t pb_sorted_unique_i32(int32_t *v, int32_t n)
+int32_t pb_sort_unique_i32(int32_t *v, int32_t n)
 {
-  qsort(v, (size_t)n, sizeof *v, pb_cmp_i32);
+  qsort(v, (size_t)n, sizeof *v, pb_sort_cmp_i32);
   int32_t u = 0;
   for (int32_t j = 0; j < n; j++)
     if (u == 0 || v[j] != v[u - 1]) v[u++] = v[j];
   return u;
 }
 
-int32_t pb_sorted_find_i32(const int32_t *v, int32_t n, int32_t x)
+int32_t pb_sort_find_i32(const int32_t *v, int32_t n, int32_t x)
 {
   int32_t lo = 0, hi = n - 1;
   while (lo <= hi) {
@@ -436,7 +436,7 @@ static void pb__sha256(const void *data, size_t n, uint8_t digest[SHA256_DIGEST_
   sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
 }
 
-uint64_t pb_sha256_key(const char *text)
+uint64_t pb_checksum_sha256_key(const char *text)
 {
   uint8_t d[SHA256_DIGEST_SIZE];
   pb__sha256(text, strlen(text), d);
@@ -445,7 +445,7 @@ uint64_t pb_sha256_key(const char *text)
   return k;
 }
 
-void pb_sha256_hex(const void *data, size_t n, char hex[65])
+void pb_checksum_sha256_hex(const void *data, size_t n, char hex[65])
 {
   uint8_t d[SHA256_DIGEST_SIZE];
   pb__sha256(data, n, d);
@@ -454,7 +454,7 @@ void pb_sha256_hex(const void *data, size_t n, char hex[65])
 
 /* ---------------------------------------------------------------- numbers */
 
-void pb_format_float(float x, char buf[32])
+void pb_text_format_float(float x, char buf[32])
 {
   if (isnan(x)) { strcpy(buf, "nan"); return; }
   /* Any two distinct 6-digit decimals are distinct floats (FLT_DIG), so when
@@ -530,7 +530,7 @@ static void pb_util__g_text(int neg, uint64_t D, int p, int X, char *buf)
   *o = '\0';
 }
 
-/* pb_format_double's text of a finite non-integer x with 1e-6 <= |x| < 1e15,
+/* pb_text_format_double's text of a finite non-integer x with 1e-6 <= |x| < 1e15,
  * computed exactly in 128-bit integers instead of by snprintf and strtod:
  * for p = 15, 16, 17 the correctly rounded p-digit decimal (ties to even, as
  * glibc's printf) and whether it reads back as x (strictly inside x's
@@ -572,7 +572,7 @@ static int pb_util__format_fast(double x, char buf[40])
   return 0;
 }
 
-void pb_format_double(double x, char buf[40])
+void pb_text_format_double(double x, char buf[40])
 {
   if (isnan(x)) { strcpy(buf, "nan"); return; }
   if (x == floor(x) && fabs(x) < 9007199254740992.0) { /* counts print as integers; no "-0" */
@@ -590,7 +590,7 @@ void pb_format_double(double x, char buf[40])
   }
 }
 
-float pb_round_half(double x)
+float pb_num_round_half(double x)
 {
   if (!(x > 0)) return 0.0f;
   int e;
@@ -669,21 +669,21 @@ float pb_round_half(double x)
     }                                                                                                           \
     return NAME##__hoare(v, n, want);                                                                           \
   }
-PB_KTH_LARGEST(pb_kth_largest, double, uint64_t, 63)
-PB_KTH_LARGEST(pb_kth_largest_f32, float, uint32_t, 31)
+PB_KTH_LARGEST(pb_sort_kth_largest, double, uint64_t, 63)
+PB_KTH_LARGEST(pb_sort_kth_largest_f32, float, uint32_t, 31)
 #undef PB_KTH_LARGEST
 
-void pb_nanmean_add(struct pb_nanmean *m, double x)
+void pb_num_nanmean_add(struct pb_num_nanmean *m, double x)
 {
   if (isnan(x)) return;
   m->sum += x;
   m->n++;
 }
 
-double pb_nanmean_get(const struct pb_nanmean *m) { return m->n ? m->sum / (double)m->n : NAN; }
+double pb_num_nanmean_get(const struct pb_num_nanmean *m) { return m->n ? m->sum / (double)m->n : NAN; }
 
 /* ---------------------------------------------------------- text files */
-int pb_lines_each(const char *path, const char *what, pb_line_fn fn, void *ctx)
+int pb_output_lines_each(const char *path, const char *what, pb_output_line_fn fn, void *ctx)
 {
   FILE *fp = fopen(path, "r");
   if (!fp) {
@@ -707,7 +707,7 @@ int pb_lines_each(const char *path, const char *what, pb_line_fn fn, void *ctx)
 
 /* ------------------------------------------------------------ output files */
 
-char *pb_path_join(const char *dir, const char *name)
+char *pb_output_path_join(const char *dir, const char *name)
 {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *p = pb_malloc(n);
@@ -715,7 +715,7 @@ char *pb_path_join(const char *dir, const char *name)
   return p;
 }
 
-int pb_mkdir_p(const char *dir)
+int pb_output_mkdir_p(const char *dir)
 {
   char *p = pb_strdup(dir);
   int status = PB_OK;
@@ -736,7 +736,7 @@ int pb_mkdir_p(const char *dir)
   return status;
 }
 
-int pb_outfile_open(struct pb_outfile *f, const char *path)
+int pb_output_file_open(struct pb_outfile *f, const char *path)
 {
   /* a unique temporary: two writers of one path never share it */
   int fd = pb_output_temp(path, &f->tmp);
@@ -753,7 +753,7 @@ int pb_outfile_open(struct pb_outfile *f, const char *path)
   return PB_OK;
 }
 
-int pb_outfile_commit(struct pb_outfile *f)
+int pb_output_file_commit(struct pb_outfile *f)
 {
   int bad = ferror(f->fp);
   bad |= fclose(f->fp) != 0;
@@ -767,7 +767,7 @@ int pb_outfile_commit(struct pb_outfile *f)
   return bad ? PB_FAIL : PB_OK;
 }
 
-void pb_outfile_abort(struct pb_outfile *f)
+void pb_output_file_abort(struct pb_outfile *f)
 {
   fclose(f->fp);
   unlink(f->tmp);
@@ -775,7 +775,7 @@ void pb_outfile_abort(struct pb_outfile *f)
   free(f->tmp);
 }
 
-char *pb_text_load(const char *path)
+char *pb_output_text_load(const char *path)
 {
   FILE *fp = fopen(path, "r");
   if (!fp) {

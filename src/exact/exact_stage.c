@@ -301,7 +301,7 @@ static void pb_exact__groups(const struct pb_world *w, uint64_t seed, struct pb_
       pb_world_draw_range(w, seed, PB_EXACT_STREAM_QUARTILE, 0, PB_EXACT_QUARTILE_N, x, NULL, NULL);
     }
     for (int64_t i = 0; i < PB_EXACT_QUARTILE_N; i++) col[i] = x[i * na + j];
-    qsort(col, PB_EXACT_QUARTILE_N, sizeof *col, pb_cmp_double);
+    qsort(col, PB_EXACT_QUARTILE_N, sizeof *col, pb_sort_cmp_double);
     double cut[5] = {-INFINITY, col[PB_EXACT_QUARTILE_N / 4], col[PB_EXACT_QUARTILE_N / 2],
                      col[3 * (PB_EXACT_QUARTILE_N / 4)], INFINITY};
     for (int q = 0; q < 4; q++) {

@@ -134,7 +134,7 @@ int pb_exact__cases_read(const char *path, struct pb_exact_cases *c)
   struct pb_exact__cases_ctx x = {.c = c, .scale = 1.0};
   memset(c, 0, sizeof *c);
   c->seed = UINT64_MAX;
-  if (pb_lines_each(path, "CASES file", pb_exact__cases_line, &x)) return PB_FAIL;
+  if (pb_output_lines_each(path, "CASES file", pb_exact__cases_line, &x)) return PB_FAIL;
   if (!c->world || c->n == 0) {
     pb_error_set("%s: no cases", path);
     return PB_FAIL;
@@ -193,7 +193,7 @@ int pb_exact__predictions_read(const char *path, int64_t n, double *q)
                  strerror(errno));
     return PB_FAIL;
   }
-  if (pb_lines_each(path, "PREDICTIONS file", pb_exact__predictions_line, &x)) return PB_FAIL;
+  if (pb_output_lines_each(path, "PREDICTIONS file", pb_exact__predictions_line, &x)) return PB_FAIL;
   if (x.got != n) {
     pb_error_set("%s: %lld predictions for %lld cases", path, (long long)x.got, (long long)n);
     return PB_FAIL;

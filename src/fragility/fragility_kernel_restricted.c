@@ -39,7 +39,7 @@ void pb_fragility_options_default(struct pb_fragility_options *o)
 enum pb_fragility_part pb_fragility_part_of(uint64_t seed, const char *image_id)
 {
   struct pb_rng r;
-  pb_rng_init(&r, seed, PB_RNG_FRAGILITY_SPLIT, pb_sha256_key(image_id), 0);
+  pb_rng_init(&r, seed, PB_RNG_FRAGILITY_SPLIT, pb_checksum_sha256_key(image_id), 0);
   double x = pb_rng_uniform(&r);
   return x < 0.4 ? PB_FRAGILITY_PART_A : x < 0.8 ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_E;
 }
@@ -423,7 +423,7 @@ static void pb_fragility__null(const struct pb_fragility_options *o, uint64_t it
     pb_fragility__tally_clear(R);
     for (int32_t b = 0; b < J; b++) {
       int32_t nb = b0[b + 1] - b0[b];
-      pb_perm_uniform(o->seed, PB_RNG_FRAGILITY_NULL, item * PB_FRAGILITY_MAX_BINS + (uint64_t)b, (uint32_t)rep, nb,
+      pb_resample_perm_uniform(o->seed, PB_RNG_FRAGILITY_NULL, item * PB_FRAGILITY_MAX_BINS + (uint64_t)b, (uint32_t)rep, nb,
                       perm);
       for (int32_t j = 0; j < nb; j++) pb_fragility__add(R, b, grp[b0[b] + j], cor[b0[b] + perm[j]], 0);
     }
@@ -431,7 +431,7 @@ static void pb_fragility__null(const struct pb_fragility_options *o, uint64_t it
     if (!isnan(a)) vals[nv++] = a;
   }
   qsort(vals, (size_t)nv, sizeof *vals, pb_fragility__cmp_dbl);
-  rec[PB_FA_NULL_MEDIAN] = pb_percentile_sorted(vals, nv, 0.5);
+  rec[PB_FA_NULL_MEDIAN] = pb_resample_percentile_sorted(vals, nv, 0.5);
   rec[PB_FA_NULL_DEFINED] = nv;
   free(perm);
   free(vals);
@@ -599,7 +599,7 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
   rec[PB_FD_L_COMP] = sqrt(sc);
   rec[PB_FD_L_COND] = sqrt(sd);
   rec[PB_FD_RATIO] = tot > 0 ? sqrt(sc) / sqrt(tot) : NAN;
-  rec[PB_FD_UTIL] = pb_percentile_sorted(util, nu, 0.5);
+  rec[PB_FD_UTIL] = pb_resample_percentile_sorted(util, nu, 0.5);
   rec[PB_FD_N_UTIL] = nu;
   rec[PB_FD_N_UNDEF] = n_undef;
   rec[PB_FD_N_UNSUPPORTED] = n_unsup;

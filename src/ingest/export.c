@@ -16,7 +16,7 @@
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
 
-/* Names never hold ',', '"' or line ends (pb_meta_validate), but the CSV
+/* Names never hold ',', '"' or line ends (pb_store_meta_validate), but the CSV
  * reader trims blanks around unquoted fields, so such names are quoted. */
 static void pb_export__name(FILE *fp, const char *s)
 {
@@ -44,12 +44,12 @@ static void pb_export__model(FILE *fp, const struct pb_meta *meta, int32_t s, in
       pb_export__name(fp, src->conditions[c]);
       fputc(',', fp);
       pb_export__name(fp, src->image_ids[i]);
-      pb_format_float(r->smax[at], a);
-      pb_format_float(r->ptrue[at], b);
+      pb_text_format_float(r->smax[at], a);
+      pb_text_format_float(r->ptrue[at], b);
       fprintf(fp, ",%d,%s,%d,%s,%s", src->labels[i], src->split[i] == PB_SPLIT_EVAL ? "eval" : "dev",
               r->pred[at], a, b);
       for (int32_t k = 0; k < r->topk; k++) {
-        pb_format_float(r->topk_prob[at * (size_t)r->topk + (size_t)k], a);
+        pb_text_format_float(r->topk_prob[at * (size_t)r->topk + (size_t)k], a);
         fprintf(fp, ",%d,%s", r->topk_class[at * (size_t)r->topk + (size_t)k], a);
       }
       fputc('\n', fp);
@@ -72,7 +72,7 @@ int pb_export_csv(const char *store_path, const char *csv_path)
   sprintf(lockfile, "%s.lock", csv_path);
   int locked = pb_output_lock_take(&lock, lockfile, csv_path, 1);
   free(lockfile);
-  if (locked != PB_OK || pb_outfile_open(&out, csv_path)) goto done;
+  if (locked != PB_OK || pb_output_file_open(&out, csv_path)) goto done;
   open = 1;
   fputs("model,group,source,condition,image,label,split,pred,smax,ptrue", out.fp);
   for (int32_t k = 1; k <= meta->topk; k++) fprintf(out.fp, ",top%d_class,top%d_prob", k, k);
@@ -85,7 +85,7 @@ int pb_export_csv(const char *store_path, const char *csv_path)
       for (int32_t c = 0; c < nc; c++) index[c] = m * nc + c;
       if (pb_store_read_rows(st, s, nc, index, &block)) goto done;
       pb_export__model(out.fp, meta, s, m, &block);
-      pb_rows_free(&block);
+      pb_store_rows_free(&block);
       /* stop at the first failed write (a full disk), not after the store */
       if (fflush(out.fp) != 0 || ferror(out.fp)) {
         pb_error_set("%s: cannot write file: %s", csv_path, strerror(errno));
@@ -94,11 +94,11 @@ int pb_export_csv(const char *store_path, const char *csv_path)
     }
   }
   open = 0;
-  status = pb_outfile_commit(&out);
+  status = pb_output_file_commit(&out);
 done:
-  if (open) pb_outfile_abort(&out);
+  if (open) pb_output_file_abort(&out);
   pb_output_lock_release(&lock);
-  pb_rows_free(&block);
+  pb_store_rows_free(&block);
   free(index);
   pb_store_close(st);
   return status;

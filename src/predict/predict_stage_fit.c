@@ -138,8 +138,8 @@ int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
   pb_dist_partition(nf, cost, st->size, first);
   const int64_t f0 = first[st->rank], f1 = first[st->rank + 1], lo = fit[f0], hi = fit[f1];
   double *mine = pb_malloc((size_t)(hi > lo ? hi - lo : 1) * 2 * M * sizeof *mine);
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
+  struct pb_error_first fe;
+  pb_error_first_init(&fe);
 #pragma omp parallel
   {
     struct pb_predict__scratch w;
@@ -151,12 +151,12 @@ int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", pb_error_message());
         pb_error_set("predict: fit %lld (set %s): %s", (long long)u, d->sets[d->u_set[u]].name, msg);
-        pb_first_error_record(&fe, u);
+        pb_error_first_record(&fe, u);
       }
     }
     pb_predict__scratch_free(&w);
   }
-  int status = pb_first_error_status(&fe);
+  int status = pb_error_first_status(&fe);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) {
     /* every rank needs every fit's predictions (the report's errors, gains and

@@ -92,7 +92,7 @@ static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_
   const int n = pb_rr__order(order);
   for (int k = 0; k < n; k++) {
     if (!order[k]->summary || pb_rr__in_config(cfg, order[k]->name) < 0) continue;
-    char *dir = pb_path_join(cfg->output, order[k]->name);
+    char *dir = pb_output_path_join(cfg->output, order[k]->name);
     order[k]->summary(fp, dir);
     free(dir);
   }
@@ -125,9 +125,9 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
     for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
       const char *name = cfg->stages[i];
       if (pb_stage_find(name) != order[k]) continue;
-      char *dir = pb_path_join(cfg->output, name), *sub = pb_path_join(dir, "report"),
-           *rep = pb_path_join(sub, order[k]->report);
-      char *text = pb_text_load(rep);
+      char *dir = pb_output_path_join(cfg->output, name), *sub = pb_output_path_join(dir, "report"),
+           *rep = pb_output_path_join(sub, order[k]->report);
+      char *text = pb_output_text_load(rep);
       if (text) {
         pb_text_printf(&md, "\n");
         if (strchr(name, '.'))
@@ -142,13 +142,13 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
       free(sub);
       free(dir);
     }
-  char *path = pb_path_join(cfg->output, "REPORT.md");
+  char *path = pb_output_path_join(cfg->output, "REPORT.md");
   if (status == PB_OK) {
     struct pb_outfile f;
-    status = pb_outfile_open(&f, path);
+    status = pb_output_file_open(&f, path);
     if (status == PB_OK) {
       fwrite(md.buf, 1, md.len, f.fp);
-      status = pb_outfile_commit(&f);
+      status = pb_output_file_commit(&f);
     }
   }
   pb_text_free(&md);

@@ -44,7 +44,7 @@ static inline void pb_screen_gsum_add(struct pb_screen_gsum *G, int32_t k, int32
 {
   pb_agg_add(&G->a, (int64_t)k * G->n_groups + group, x);
 }
-/* Reduce the sums to every rank, then pb_boot_group_sums into out[n_stat], each estimate the exact
+/* Reduce the sums to every rank, then pb_resample_boot_group_sums into out[n_stat], each estimate the exact
  * mean over all cells rounded once (collective); frees G. */
 int pb_screen_gsum_boot(struct pb_screen_gsum *G, const struct pb_boot_spec *spec, MPI_Comm comm,
                         struct pb_interval *out);

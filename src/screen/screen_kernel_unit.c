@@ -23,7 +23,7 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
   struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
-  int32_t q = pb_sorted_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sorted_find_i32(R->rows, R->n, row) : -1;
+  int32_t q = pb_sort_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sort_find_i32(R->rows, R->n, row) : -1;
   if (q < 0 && j < 0) { /* pb_screen__load reads every row a unit asks for: a broken invariant, not bad data */
     fprintf(stderr, "[%d] screen: row %d of source %d was not loaded\n", pb_log_rank(), row, s);
     abort();
@@ -469,7 +469,7 @@ static void pb_screen__rankings(const struct pb_screen__ctx *X, struct pb_screen
     for (int32_t g = 0; g < U->n_cls; g++) {
       int32_t a = U->cls_start[g], size = U->cls_start[g + 1] - a;
       if (size < 2) continue;
-      pb_perm_derange(&rng, size, perm);
+      pb_resample_perm_derange(&rng, size, perm);
       /* delta moves with the same reassignment (the seed's "same ablation applied to delta") */
       for (int32_t j = 0; j < size; j++) {
         ds[U->cls_pos[a + j]] = U->score[PB_SR_U][U->cls_pos[a + perm[j]]];

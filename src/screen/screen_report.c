@@ -37,7 +37,7 @@ union pb_cell pb_screen_sum_cell(const void *ctx, const struct pb_column *c)
   const int f = c->arg == PB_SM_AT_Q ? 3 + r->b : c->arg;
   switch (c->slot) {
   case PB_SCOL_SOURCE: return (union pb_cell){.s = r->in->meta->sources[r->in->targets[r->t]].name};
-  case PB_SCOL_TIER: return (union pb_cell){.s = pb_tier_name(r->tier)};
+  case PB_SCOL_TIER: return (union pb_cell){.s = pb_protocol_tier_name(r->tier)};
   case PB_SCOL_Q: return (union pb_cell){.s = r->q};
   case PB_SCOL_LABEL: return (union pb_cell){.s = r->label};
   case PB_SCOL_CELLS: return (union pb_cell){.i = (int64_t)pb_agg_sum(&T->a, key + PB_SS_CELLS)};
@@ -336,20 +336,20 @@ static void pb_srep__subsets(struct pb_srep *R)
     for (int32_t j0 = 0; j0 < L->n_subsets_u;) {
       int32_t m = L->subset_m[j0], j1 = j0;
       while (j1 < L->n_subsets_u && L->subset_m[j1] == m) j1++;
-      struct pb_nanmean cm = {0, 0}, am = {0, 0};
+      struct pb_num_nanmean cm = {0, 0}, am = {0, 0};
       double cmin = INFINITY, cmax = -INFINITY, amin = INFINITY, amax = -INFINITY;
       for (int32_t j = j0; j < j1; j++) {
         double x = pb_srep__at(R, g.t, g.tier, PB_SS_SUB(R->in->T, j, 1));
         double a = pb_srep__at(R, g.t, g.tier, PB_SS_SUB(R->in->T, j, 0));
-        pb_nanmean_add(&cm, x);
-        pb_nanmean_add(&am, a);
+        pb_num_nanmean_add(&cm, x);
+        pb_num_nanmean_add(&am, a);
         if (!isnan(x)) cmin = fmin(cmin, x), cmax = fmax(cmax, x);
         if (!isnan(a)) amin = fmin(amin, a), amax = fmax(amax, a);
       }
       const struct pb_screen_subrow row = {
-          R->in->meta->sources[R->in->targets[g.t]].name, pb_tier_name(g.tier), m, j1 - j0,
-          pb_nanmean_get(&cm), isinf(cmin) ? NAN : cmin, isinf(cmax) ? NAN : cmax, pb_nanmean_get(&cm) - S_cov,
-          isinf(cmin) ? NAN : cmin - S_cov, pb_nanmean_get(&am), isinf(amin) ? NAN : amin,
+          R->in->meta->sources[R->in->targets[g.t]].name, pb_protocol_tier_name(g.tier), m, j1 - j0,
+          pb_num_nanmean_get(&cm), isinf(cmin) ? NAN : cmin, isinf(cmax) ? NAN : cmax, pb_num_nanmean_get(&cm) - S_cov,
+          isinf(cmin) ? NAN : cmin - S_cov, pb_num_nanmean_get(&am), isinf(amin) ? NAN : amin,
           isinf(amax) ? NAN : amax};
       pb_table_row(&R->t, &spec, pb_table_member, &row);
       j0 = j1;
@@ -424,7 +424,7 @@ static int pb_srep__figure_auroc(struct pb_srep *R, struct pb_text *md)
   pb_table_open(&t, &spec);
   FOR_GROUPS(R, r)
   {
-    snprintf(label, sizeof label, "%s %s", R->in->meta->sources[R->in->targets[r.t]].name, pb_tier_name(r.tier));
+    snprintf(label, sizeof label, "%s %s", R->in->meta->sources[R->in->targets[r.t]].name, pb_protocol_tier_name(r.tier));
     r.label = label;
     pb_table_row(&t, &spec, pb_screen_sum_cell, &r);
     rows++;

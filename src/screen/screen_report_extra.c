@@ -90,7 +90,7 @@ static int pb_sx__tier_table(struct pb_sx *S, const struct pb_table_spec *table,
     for (int tier = 0; tier < PB_N_TIERS; tier++) {
       const int32_t row = pb_sx__brow(t, tier);
       if (R->cells[row] == 0) continue;
-      const struct pb_screen_ivrow r = {{pb_sx__src(S, t), pb_tier_name(tier)}, R->cells[row],
+      const struct pb_screen_ivrow r = {{pb_sx__src(S, t), pb_protocol_tier_name(tier)}, R->cells[row],
                                         pb_screen_rows_iv(R, row, 0), S->in->opt->group_draws, .text = text};
       pb_table_row(&S->t, &spec, pb_screen_iv_cell, &r);
     }
@@ -136,7 +136,7 @@ static int pb_sx__table17(struct pb_sx *S, struct pb_text *md)
     for (int tier = 0; tier < PB_N_TIERS; tier++) {
       if (pb_sx__cells(S, t, tier) == 0) continue;
       const int32_t row = pb_sx__brow(t, tier);
-      struct pb_sx__t17 r = {.source = pb_sx__src(S, t), .tier = pb_tier_name(tier), .kept = NAN};
+      struct pb_sx__t17 r = {.source = pb_sx__src(S, t), .tier = pb_protocol_tier_name(tier), .kept = NAN};
       double kept = 0;
       for (int64_t b = 0; b < B->draws; b++) kept += (double)B->cells[(size_t)row * (size_t)B->draws + (size_t)b];
       if (B->draws > 0) r.kept = kept / (double)B->draws;

@@ -86,7 +86,7 @@ static void pb_sint__rows(const struct pb_screen_rep_in *in, int32_t row, const 
     snprintf(name, sizeof name, "%s-%s", in->L->row_names[pb_screen_boot_base[c]],
              in->L->row_names[pb_screen_boot_contrast[c]]);
     char text[PB_SCREEN_IV_TEXT];
-    struct pb_sint__row r = {.str = {in->meta->sources[in->targets[tg]].name, tier < 0 ? "all tiers" : pb_tier_name(tier),
+    struct pb_sint__row r = {.str = {in->meta->sources[in->targets[tg]].name, tier < 0 ? "all tiers" : pb_protocol_tier_name(tier),
                                      name},
                              .cells = D->cells[row],
                              .has_g = in->opt->group_draws > 0,
@@ -140,7 +140,7 @@ static int pb_sint__gap_figures(const struct pb_screen_rep_in *in, struct pb_tex
       if (D->cells[row] == 0) continue;
       const int32_t tier = row % PB_SB_NROWS_PER_TARGET - 1;
       snprintf(label, sizeof label, "%s %s", in->meta->sources[in->targets[row / PB_SB_NROWS_PER_TARGET]].name,
-               tier < 0 ? "all tiers" : pb_tier_name(tier));
+               tier < 0 ? "all tiers" : pb_protocol_tier_name(tier));
       const struct pb_screen_ivrow r = {{label}, D->cells[row], pb_screen_rows_iv(D, row, met[f]),
                                         in->opt->group_draws, in->B, row, PB_SR_S, NULL};
       pb_table_row(&t, &spec, pb_screen_iv_cell, &r);
@@ -181,7 +181,7 @@ static int pb_sint__more(const struct pb_screen_rep_in *in, struct pb_text *md)
       else snprintf(name, sizeof name, "U-U_%s %s", L->extra_names[(e - PB_SCREEN_STRATA) / 2],
                     (e - PB_SCREEN_STRATA) % 2 ? "cov_q20" : "auroc");
       const struct pb_screen_ivrow r = {.str = {in->meta->sources[in->targets[tg]].name,
-                                                tier < 0 ? "all tiers" : pb_tier_name(tier), name},
+                                                tier < 0 ? "all tiers" : pb_protocol_tier_name(tier), name},
                                         .cells = M->cells[row],
                                         .iv = pb_screen_rows_iv(M, row, e),
                                         .draws = in->opt->group_draws};

@@ -77,7 +77,7 @@ static void pb_snat__tiers(const struct pb_snat *N, struct pb_table *t)
     for (int tier = 0; tier < PB_N_TIERS; tier++) {
       const int32_t row = pb_snat__row(tg, tier);
       if (N->R->cells[row] == 0) continue;
-      const struct pb_screen_ivrow r = {{pb_snat__src(N, tg), pb_tier_name(tier)}, N->R->cells[row],
+      const struct pb_screen_ivrow r = {{pb_snat__src(N, tg), pb_protocol_tier_name(tier)}, N->R->cells[row],
                                         pb_snat__iv(N, tg, tier, N->nat->e_tiers), opt->group_draws, N->in->B, row,
                                         N->nat->tta, NULL};
       pb_table_row(t, &spec, pb_screen_iv_cell, &r);
@@ -105,7 +105,7 @@ static void pb_snat__variants(const struct pb_snat *N, struct pb_table *t)
       for (int b = 0; b < PB_SCREEN_N_BUDGETS && N->R->cells[row] > 0; b++) {
         char q[16];
         snprintf(q, sizeof q, "0.%d", pb_screen_budget_pct[b] / 10);
-        const struct pb_screen_ivrow r = {.str = {pb_snat__src(N, tg), pb_tier_name(tier), q},
+        const struct pb_screen_ivrow r = {.str = {pb_snat__src(N, tg), pb_protocol_tier_name(tier), q},
                                           .cells = N->R->cells[row],
                                           .iv = pb_snat__iv(N, tg, tier, N->nat->e_var + b),
                                           .draws = N->in->opt->group_draws};
@@ -219,7 +219,7 @@ static void pb_snat__subsets(const struct pb_snat *N, struct pb_table *t)
           k++;
         }
         const struct pb_screen_subrow r = {
-            pb_snat__src(N, tg), pb_tier_name(tier), m, j1 - j0, acc[0] / k, isinf(lo[0]) ? NAN : lo[0],
+            pb_snat__src(N, tg), pb_protocol_tier_name(tier), m, j1 - j0, acc[0] / k, isinf(lo[0]) ? NAN : lo[0],
             isinf(hi[0]) ? NAN : hi[0], acc[2] / k, isinf(lo[2]) ? NAN : lo[2], acc[1] / k,
             isinf(lo[1]) ? NAN : lo[1], isinf(hi[1]) ? NAN : hi[1]};
         pb_table_row(t, &spec, pb_table_member, &r);

@@ -119,7 +119,7 @@ static int pb_screen__opt_subset_tiers(void *opts, const char *label, const char
   for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
     int t = -1;
     for (int k = 0; k < PB_N_TIERS; k++)
-      if (!strcmp(w, pb_tier_name(k))) t = k;
+      if (!strcmp(w, pb_protocol_tier_name(k))) t = k;
     bad = t < 0;
     if (!bad) o->subset_tiers |= 1 << t;
   }
@@ -355,7 +355,7 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     }
     struct pb_screen__pset *ps = &X->ps[X->n_ps++];
     ps->name = in->name ? pb_strdup(in->name) : NULL;
-    ps->src = pb_meta_find_source(meta, in->source);
+    ps->src = pb_store_meta_find_source(meta, in->source);
     if (ps->src < 0) {
       pb_error_set("probe source %s is not in the store%s", in->source,
                    q != 0 || in != &dflt ? ""
@@ -453,7 +453,7 @@ static void pb_screen__subsets(struct pb_screen__ctx *X)
           perm[k] = perm[r];
           perm[r] = t;
         }
-        qsort(perm, (size_t)m, sizeof *perm, pb_cmp_i32);
+        qsort(perm, (size_t)m, sizeof *perm, pb_sort_cmp_i32);
         int dup = 0;
         for (int32_t q = 0; q < j && !dup; q++) dup = !memcmp(X->sub_idx[first + q], perm, (size_t)m * sizeof *perm);
         if (dup) continue;
@@ -485,7 +485,7 @@ static int pb_screen__targets(struct pb_screen__ctx *X)
   X->targets = pb_malloc((size_t)n * sizeof(int32_t));
   for (int32_t t = 0; t < n; t++) {
     const char *name = opt->n_targets ? opt->targets[t] : dflt[t];
-    int32_t s = pb_meta_find_source(meta, name);
+    int32_t s = pb_store_meta_find_source(meta, name);
     if (s < 0) {
       pb_error_set("target source %s is not in the store%s", name, opt->n_targets ? "" : " (give --targets SRC,...)");
       return PB_FAIL;
@@ -501,7 +501,7 @@ static int pb_screen__targets(struct pb_screen__ctx *X)
     }
     X->targets[X->n_targets++] = s;
   }
-  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_cmp_i32);
+  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_sort_cmp_i32);
   return PB_OK;
 }
 
@@ -592,7 +592,7 @@ static void pb_screen__tiers(struct pb_screen__ctx *X)
       int64_t total = 0;
       for (int32_t m = 0; m < meta->n_models; m++) total += ps->eval_correct[m * src->n_conditions + c];
       double acc = (double)total / ((double)ps->n_eval * meta->n_models);
-      X->tier[t][c] = c == src->clean || ps->n_eval == 0 ? -1 : (int8_t)pb_tier_of_accuracy(acc);
+      X->tier[t][c] = c == src->clean || ps->n_eval == 0 ? -1 : (int8_t)pb_protocol_tier_of_accuracy(acc);
     }
   }
 }
@@ -626,8 +626,8 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
     for (int32_t s = 0; s < meta->n_sources; s++) {
       free(X->rows[s].rows);
       free(X->rows[s].tk_rows);
-      pb_rows_free(&X->rows[s].d);
-      pb_rows_free(&X->rows[s].tk);
+      pb_store_rows_free(&X->rows[s].d);
+      pb_store_rows_free(&X->rows[s].tk);
     }
   free(X->rows);
   for (int32_t j = 0; j < X->n_subsets; j++) free(X->sub_idx[j]);

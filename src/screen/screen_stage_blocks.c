@@ -87,11 +87,11 @@ int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, i
             R->tk_rows[R->n_tk++] = m * src->n_conditions + X->ps[p].cond[k];
           }
     }
-    R->n = pb_sorted_unique_i32(R->rows, R->n);
-    R->n_tk = pb_sorted_unique_i32(R->tk_rows, R->n_tk);
+    R->n = pb_sort_unique_i32(R->rows, R->n);
+    R->n_tk = pb_sort_unique_i32(R->tk_rows, R->n_tk);
     int32_t kept = 0; /* rows without a whole record */
     for (int32_t j = 0; j < R->n; j++)
-      if (pb_sorted_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
+      if (pb_sort_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
     R->n = kept;
     const int tk_fields = PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0);
     int rc;
@@ -176,7 +176,7 @@ static int pb_screen__unit_get(const struct pb_screen__ctx *X, int64_t u, struct
 
 /* Compute units [ua, ub) into a payload; PB_FAIL (recorded in fe) when a unit fails. */
 static int pb_screen__block_compute(const struct pb_screen__ctx *X, int64_t ua, int64_t ub,
-                                    const struct pb_screen_boot *boot, struct pb_first_error *fe, struct pb_bytes *pay)
+                                    const struct pb_screen_boot *boot, struct pb_error_first *fe, struct pb_bytes *pay)
 {
   struct pb_screen_boot local;
   pb_screen_boot_local(boot, &local);
@@ -189,7 +189,7 @@ static int pb_screen__block_compute(const struct pb_screen__ctx *X, int64_t ua, 
     pb_screen__cell_names(X, u, &t, &m);
     if (pb_screen__unit_prepare(X, t, m, &U, msg, sizeof msg) != PB_OK) {
       pb_error_set("%s", msg);
-      pb_first_error_record(fe, u);
+      pb_error_first_record(fe, u);
       status = PB_FAIL;
     }
     int64_t ncell = X->unit_cell0[u + 1] - X->unit_cell0[u];
@@ -246,7 +246,7 @@ static void pb_screen__block_drop(const struct pb_screen__ctx *X, int64_t u0, in
 /* One block: its checkpoint when intact, else computed (and checkpointed). */
 static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per, int64_t k, int64_t u0,
                             struct pb_screen__unit *units, double *recs, uint64_t **bits, int32_t *n_words,
-                            struct pb_screen_boot *boot, struct pb_first_error *fe)
+                            struct pb_screen_boot *boot, struct pb_error_first *fe)
 {
   int64_t ua, ub;
   pb_blocks_items(X->n_units, per, k, &ua, &ub);
@@ -266,7 +266,7 @@ static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl
     status = pb_screen__block_compute(X, ua, ub, boot, fe, &pay);
     if (status == PB_OK) status = pb_blocks_save(bl, k, &pay);
     if (status == PB_OK) status = pb_screen__block_apply(X, u0, ua, ub, &pay, units, recs, bits, n_words, boot);
-    if (status != PB_OK) pb_first_error_record(fe, ua);
+    if (status != PB_OK) pb_error_first_record(fe, ua);
   }
   pb_blocks_bytes_free(&pay);
   return status;
@@ -311,8 +311,8 @@ int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, struct 
                           int32_t *n_words, struct pb_screen_boot *boot, struct pb_progress *prog,
                           double *load_sec)
 {
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
+  struct pb_error_first fe;
+  pb_error_first_init(&fe);
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1;
     if (q < bl->rounds && r % q == 0) {
@@ -325,7 +325,7 @@ int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, struct 
       const int status = pb_error_agree(bl->comm, pb_screen__load(st, X, ua, ub > ua ? ub : ua, 1));
       *load_sec += MPI_Wtime() - t0;
       if (status != PB_OK) {
-        pb_first_error_record(&fe, ua);
+        pb_error_first_record(&fe, ua);
         break;
       }
     }
@@ -338,10 +338,10 @@ int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, struct 
         pb_progress_step(prog, ub - ua);
     }
     /* rounds that read a piece of the store (collective) end together; otherwise each rank runs at its own pace */
-    const int stop = q < bl->rounds ? pb_blocks_boundary(bl, pb_first_error_status(&fe))
-                                    : pb_blocks_poll(bl, pb_first_error_status(&fe));
+    const int stop = q < bl->rounds ? pb_blocks_boundary(bl, pb_error_first_status(&fe))
+                                    : pb_blocks_poll(bl, pb_error_first_status(&fe));
     if (stop) break;
   }
-  return pb_first_error_status(&fe);
+  return pb_error_first_status(&fe);
 }
 

@@ -134,7 +134,7 @@ static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, cons
   for (int32_t c = 0; c < src->n_conditions; c++) {
     if (c == src->clean) continue;
     const double *rec = recs + (cell++) * L->rec_len;
-    const char *tier = pb_tier_name((int)rec[PB_SI_TIER]);
+    const char *tier = pb_protocol_tier_name((int)rec[PB_SI_TIER]);
     char head[1024];
     snprintf(head, sizeof head, "%s\t%s\t%s\t%s", meta->model_ids[m], src->name, src->conditions[c], tier);
     for (int32_t r = 0; r < L->n_rows; r++) {
@@ -451,7 +451,7 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
   if (status == PB_OK && st->rank == 0) status = pb_screen_interval_report(&in, &extra);
   if (status == PB_OK && st->rank == 0) status = pb_screen_extra_report(&in, &extra);
   if (status == PB_OK && st->rank == 0) status = pb_screen__natural_report(X, &in, &extra);
-  if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
+  if (pb_resample_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
     char desc[1024];

@@ -25,20 +25,20 @@
 
 /* ------------------------------------------------------------------ metadata */
 
-int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name)
+int32_t pb_store_meta_find_source(const struct pb_meta *meta, const char *name)
 {
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (strcmp(meta->sources[s].name, name) == 0) return s;
   return -1;
 }
 
-int32_t pb_meta_target(const struct pb_meta *meta, int32_t s)
+int32_t pb_store_meta_target(const struct pb_meta *meta, int32_t s)
 {
   while (s < meta->n_sources && meta->sources[s].probe_role) s++;
   return s;
 }
 
-int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group)
+int32_t pb_store_meta_model_groups(const struct pb_meta *meta, int32_t *group)
 {
   int32_t ng = 0;
   for (int32_t m = 0; m < meta->n_models; m++) {
@@ -50,18 +50,18 @@ int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group)
   return ng;
 }
 
-int64_t pb_meta_cells(const struct pb_meta *meta)
+int64_t pb_store_meta_cells(const struct pb_meta *meta)
 {
   int64_t cells = 0;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
   return cells;
 }
 
-int64_t pb_meta_paired_records(const struct pb_meta *meta)
+int64_t pb_store_meta_paired_records(const struct pb_meta *meta)
 {
   int64_t recs = 0;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
     int64_t n_eval = 0;
     for (int32_t i = 0; i < src->n_images; i++) n_eval += src->split[i] == PB_SPLIT_EVAL;
@@ -81,7 +81,7 @@ static int pb_meta__check_name(const char *what, const char *name)
   return PB_OK;
 }
 
-int pb_meta_validate(const struct pb_meta *meta)
+int pb_store_meta_validate(const struct pb_meta *meta)
 {
   if (meta->n_models <= 0) { pb_error_set("store has no models"); return PB_FAIL; }
   if (meta->n_sources <= 0) { pb_error_set("store has no sources"); return PB_FAIL; }
@@ -139,7 +139,7 @@ static void pb__free_strings(char **v, int32_t n)
   free(v);
 }
 
-void pb_meta_free(struct pb_meta *meta)
+void pb_store_meta_free(struct pb_meta *meta)
 {
   if (!meta) return;
   pb__free_strings(meta->model_ids, meta->n_models);
@@ -158,7 +158,7 @@ void pb_meta_free(struct pb_meta *meta)
   memset(meta, 0, sizeof *meta);
 }
 
-void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk)
+void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk)
 {
   size_t n = (size_t)n_rows * (size_t)n_images;
   rows->n_rows = n_rows;
@@ -171,9 +171,9 @@ void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32
   rows->topk_prob = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_prob) : NULL;
 }
 
-void pb_rows_free(struct pb_rows *rows)
+void pb_store_rows_free(struct pb_rows *rows)
 {
-  if (rows && !pb_store_memo_release(rows)) pb_rows_free_owned(rows);
+  if (rows && !pb_store_memo_release(rows)) pb_store_rows_free_owned(rows);
 }
 
 /* Rank 0: refuse at once, before any collective HDF5 write, a store that
@@ -325,7 +325,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   hid_t fapl = -1, grp = -1;
   struct pb_store *st = NULL;
   *out = NULL;
-  if (pb_meta_validate(meta)) return PB_FAIL;
+  if (pb_store_meta_validate(meta)) return PB_FAIL;
   st = pb_store__new(path, comm);
   st->writable = 1;
   pb_meta__copy(&st->meta, meta);
@@ -424,7 +424,7 @@ void pb_store_close(struct pb_store *st)
   /* no rank leaves before the unfinished store is gone (pb_results_close) */
   if (st->writable && st->tmp_path) MPI_Barrier(st->comm);
   pb_output_lock_release(&st->lock);
-  pb_meta_free(&st->meta);
+  pb_store_meta_free(&st->meta);
   free(st->path);
   free(st->tmp_path);
   free(st);
@@ -552,7 +552,7 @@ static int pb_store__read_meta(struct pb_store *st)
     return PB_FAIL;
   }
   H5Gclose(grp);
-  if (pb_meta_validate(meta)) {
+  if (pb_store_meta_validate(meta)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s: invalid store: %s", st->path, why);

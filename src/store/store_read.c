@@ -517,13 +517,13 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
     return PB_OK;
   }
   if (memo && !all) pb_store_memo_miss();
-  pb_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
+  pb_store_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }
   if (!(fields & PB_FIELD_PTRUE)) { free(out->ptrue); out->ptrue = NULL; }
   if (all) return PB_OK; /* no rows here, and the others read none */
   if (pb_store__read_into(st, src, n_rows, rows, fields, out) != PB_OK) {
-    pb_rows_free(out);
+    pb_store_rows_free(out);
     return PB_FAIL;
   }
   if (memo && n_rows > 0) pb_store_memo_put(st->path, st->comm, src, fields, n_rows, rows, out);

@@ -53,11 +53,11 @@ static void pb_summary__source(FILE *fp, const struct pb_meta *meta, const struc
   double clean, pert;
   pb_summary__accuracy(meta, p, s, &clean, &pert);
   char a[40], b[40], t0[40], t1[40];
-  pb_format_double(clean, a);
-  pb_format_double(pert, b);
+  pb_text_format_double(clean, a);
+  pb_text_format_double(pert, b);
   /* a source without development images has no thresholds */
-  pb_format_float(ps->n_dev > 0 ? lo : NAN, t0);
-  pb_format_float(ps->n_dev > 0 ? hi : NAN, t1);
+  pb_text_format_float(ps->n_dev > 0 ? lo : NAN, t0);
+  pb_text_format_float(ps->n_dev > 0 ? hi : NAN, t1);
   const char *n = src->name;
   fprintf(fp, "source.%s.classes %d\n", n, src->n_classes);
   fprintf(fp, "source.%s.images %d\n", n, src->n_images);
@@ -83,18 +83,18 @@ static void pb_summary__full(FILE *fp, const struct pb_meta *meta, const struct 
   char b[40];
   for (int32_t m = 0; m < meta->n_models; m++) {
     fprintf(fp, "tau %s %s", src->name, meta->model_ids[m]);
-    pb_format_float(ps->tau[m], b);
+    pb_text_format_float(ps->tau[m], b);
     fprintf(fp, " %s", b);
     for (int32_t q = 0; q < PB_PROTOCOL_N_Q; q++) {
-      pb_format_float(ps->policy_tau[m * PB_PROTOCOL_N_Q + q], b);
+      pb_text_format_float(ps->policy_tau[m * PB_PROTOCOL_N_Q + q], b);
       fprintf(fp, " %s", b);
     }
     fputc('\n', fp);
   }
   for (int32_t c = 0; c < src->n_conditions; c++) {
     if (c == src->clean) continue;
-    pb_format_double(ps->mean_dev_acc[c], b);
-    fprintf(fp, "tier %s %s %s %s\n", src->name, src->conditions[c], pb_tier_name(ps->tier[c]), b);
+    pb_text_format_double(ps->mean_dev_acc[c], b);
+    fprintf(fp, "tier %s %s %s %s\n", src->name, src->conditions[c], pb_protocol_tier_name(ps->tier[c]), b);
   }
   for (int32_t m = 0; m < meta->n_models; m++)
     for (int32_t c = 0; c < src->n_conditions; c++)
@@ -114,8 +114,8 @@ void pb_summary_print(FILE *fp, const struct pb_meta *meta, const struct pb_prot
   fprintf(fp, "models %d\n", meta->n_models);
   fprintf(fp, "groups %d\n", pb_summary__groups(meta));
   fprintf(fp, "sources %d\n", meta->n_sources);
-  fprintf(fp, "cells %lld\n", (long long)pb_meta_cells(meta));
-  fprintf(fp, "paired_records %lld\n", (long long)pb_meta_paired_records(meta));
+  fprintf(fp, "cells %lld\n", (long long)pb_store_meta_cells(meta));
+  fprintf(fp, "paired_records %lld\n", (long long)pb_store_meta_paired_records(meta));
   fprintf(fp, "topk %d\n", meta->topk);
   fprintf(fp, "coverage %g\n", p->coverage);
   fprintf(fp, "tiers mild=%d severe=%d extreme=%d\n", tiers[0], tiers[1], tiers[2]);

@@ -33,7 +33,7 @@ static double pb_synth__sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 static float pb_synth__prob(const struct pb_synth_config *cfg, double p)
 {
-  return cfg->half_precision ? pb_round_half(p) : (float)p;
+  return cfg->half_precision ? pb_num_round_half(p) : (float)p;
 }
 
 /* Index of the first source with the same base: names the shared image stream. */
@@ -103,7 +103,7 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
   meta->provenance = pb_malloc(n);
   snprintf(meta->provenance, n, "pairbound synth, seed %llu, configuration:\n%s", (unsigned long long)cfg->seed,
            cfg->text);
-  return pb_meta_validate(meta);
+  return pb_store_meta_validate(meta);
 }
 
 /* Latent quantities of one source that every record of it needs. */
@@ -261,7 +261,7 @@ void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta
   const struct pb_source *src = &meta->sources[s];
   struct pb_synth__source L;
   pb_synth__latents(cfg, meta, s, &L);
-  pb_rows_alloc(out, n_rows, src->n_images, cfg->topk);
+  pb_store_rows_alloc(out, n_rows, src->n_images, cfg->topk);
   int64_t n = (int64_t)n_rows * src->n_images;
   int32_t k = cfg->topk;
 #pragma omp parallel for schedule(static)
@@ -291,7 +291,7 @@ int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm
     struct pb_rows data;
     pb_synth_rows(cfg, &meta, s, lo[s], nr, &data);
     status = pb_store_write_rows(st, s, nr, rows, &data);
-    pb_rows_free(&data);
+    pb_store_rows_free(&data);
     free(rows);
   }
   free(lo);
@@ -302,6 +302,6 @@ int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm
   }
 done:
   pb_store_close(st);
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   return status;
 }

@@ -13,8 +13,8 @@
 
 void pb_verify_summary(FILE *fp, const char *dir)
 {
-  char *rep = pb_path_join(dir, "report"), *path = pb_path_join(rep, "REPORT.md");
-  char *text = pb_text_load(path);
+  char *rep = pb_output_path_join(dir, "report"), *path = pb_output_path_join(rep, "REPORT.md");
+  char *text = pb_output_text_load(path);
   if (!text) pb_error_clear();
   const char *v = text ? strstr(text, "**Verdict: ") : NULL;
   struct pb_report_tsv t;
