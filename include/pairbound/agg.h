@@ -31,7 +31,7 @@ struct pb_agg {
 /** @p n zeroed slots; free with pb_agg_free. */
 void pb_agg_init(struct pb_agg *a, int64_t n);
 void pb_agg_free(struct pb_agg *a);
-/** Add @p x to slot @p i; NaN is skipped (neither summed nor counted), as pb_nanmean_add. */
+/** Add @p x to slot @p i; NaN is skipped (neither summed nor counted), as pb_num_nanmean_add. */
 void pb_agg_add(struct pb_agg *a, int64_t i, double x);
 /** Add the integer @p k to slot @p i exactly (any int64) and count it. */
 void pb_agg_add_int(struct pb_agg *a, int64_t i, int64_t k);
@@ -49,7 +49,7 @@ int pb_agg_reduce(struct pb_agg *a, MPI_Comm comm, int root);
 int64_t pb_agg_count(const struct pb_agg *a, int64_t i);
 /** The exact sum rounded once to the nearest double (ties to even); 0 when empty, NaN for +inf and -inf. */
 double pb_agg_sum(const struct pb_agg *a, int64_t i);
-/** The exact sum over the count, rounded once; NaN when nothing was counted (as pb_nanmean_get). */
+/** The exact sum over the count, rounded once; NaN when nothing was counted (as pb_num_nanmean_get). */
 double pb_agg_mean(const struct pb_agg *a, int64_t i);
 /** The exact mean of slots first, first + stride, ... (@p n of them) together, rounded once (a total over groups). */
 double pb_agg_mean_of(const struct pb_agg *a, int64_t first, int64_t stride, int64_t n);

@@ -8,19 +8,11 @@
 #include <stddef.h>
 #include <mpi.h>
 
-/** XXH3-128 of a file's bytes as 32 hex digits, the canonical order that
- * `xxhsum -H2` prints (streamed; any size): the checksum of stores and
- * outputs in checkpoints and provenance. */
-int pb_file_digest(const char *path, char hex[65]);
-
-/** pb_file_digest of @p n bytes in memory. */
-void pb_digest_hex(const void *buf, size_t n, char hex[65]);
-
 /* What a stage's output is made from. */
 struct pb_checkpoint_key {
   const char *stage;        /* stage name */
   const char *build;        /* pb_build_info(): version, git revision, configure flags */
-  const char *store_digest; /* pb_file_digest of the store file */
+  const char *store_digest; /* pb_checksum_xxh128_file of the store file */
   const char *settings;     /* the stage's effective settings, one "key = value" per line */
 };
 
@@ -38,7 +30,7 @@ int pb_checkpoint_key_same(const char *where, const char *done, const char *text
 /**
  * Rank 0 only: record that OUTDIR holds the complete output of @p key:
  * OUTDIR/checkpoint.txt (written under a temporary name, then renamed) with
- * the key and the pb_file_digest of OUTDIR/results.h5 and of every file in
+ * the key and the pb_checksum_xxh128_file of OUTDIR/results.h5 and of every file in
  * OUTDIR/report/ (name order).
  */
 int pb_checkpoint_commit(const char *outdir, const struct pb_checkpoint_key *key);

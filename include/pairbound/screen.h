@@ -9,7 +9,7 @@
 #include <mpi.h>
 
 #include "pairbound/protocol.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 
 #define PB_SCREEN_N_BUDGETS 3
 #define PB_SCREEN_LOGIT_C 1.0

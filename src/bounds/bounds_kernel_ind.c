@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "bounds_internal.h"
-#include "pairbound/util.h"
+#include "pairbound/clones.h"
 
 /* Nonzero when the sums of the class's n_y^2 score differences are exact in
  * double in any order: every nonzero finite score is m 2^e with m < 2^24;

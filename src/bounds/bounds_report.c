@@ -15,7 +15,7 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/num.h"
 #include "bounds_stage_internal.h"
 
 #define PP 100.0
@@ -293,9 +293,9 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_identify_su
 /* Mean over the seeds of the per-seed means of target k of source s (seeds in order, undefined ones left out). */
 static double pb_rep__seed_mean(const struct pb_identify_sum *S, int32_t s, int k)
 {
-  struct pb_nanmean seeds = {0};
-  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) pb_nanmean_add(&seeds, pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + k));
-  return pb_nanmean_get(&seeds);
+  struct pb_num_nanmean seeds = {0};
+  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) pb_num_nanmean_add(&seeds, pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + k));
+  return pb_num_nanmean_get(&seeds);
 }
 
 /* B.2 / Table 8: panel I5 widths before and after matching support; seed means first. */

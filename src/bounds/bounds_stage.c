@@ -21,7 +21,7 @@
 #include "pairbound/resample.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
+#include "pairbound/checksum.h"
 #include "bounds_stage_internal.h"
 
 /* bounds.tsv and /bounds/cells: one field per record slot (docs/bounds.md). */
@@ -312,7 +312,7 @@ static int32_t pb_identify__match_sample(const struct pb_meta *meta, int32_t s, 
       char text[512];
       snprintf(text, sizeof text, "match|%llu|%s|%d|%s", (unsigned long long)seed, src->name, src->labels[i],
                src->image_ids[i]);
-      r[n++] = (struct pb_identify__ranked){pb_sha256_key(text), src->labels[i], n_eval};
+      r[n++] = (struct pb_identify__ranked){pb_checksum_sha256_key(text), src->labels[i], n_eval};
     }
     n_eval++;
   }

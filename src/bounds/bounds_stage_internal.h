@@ -48,7 +48,7 @@ extern const struct pb_fields pb_identify_fields;
 /* The report tables' totals per source (bounds_report.c, bounds_report_more.c):
  * slot (source, PB_RS_*) of one exact aggregate (pairbound/agg.h), filled by
  * every rank from its own cells and reduced to rank 0.  A mean slot takes
- * the values a table averages (NaN skipped, as pb_nanmean); a tally slot
+ * the values a table averages (NaN skipped, as pb_num_nanmean); a tally slot
  * integer increments. */
 #define PB_RS_TIER_ROWS (PB_N_TIERS + 1)   /* all tiers, then each tier */
 enum pb_rs_slot {

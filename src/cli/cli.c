@@ -38,7 +38,7 @@
 #include "pairbound/summary.h"
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
-#include "pairbound/util.h"
+#include "pairbound/checksum.h"
 #include "pairbound/verify.h"
 #include "pairbound/world.h"
 #include "cli.h"
@@ -528,7 +528,7 @@ static char *pb_cli__resume_settings(const struct pb_cli *cli)
  * 0 to run, PB_FAIL when refused; @p key is filled for the commit. */
 static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct pb_checkpoint_key *key, char digest[65])
 {
-  int status = cli->rank == 0 ? pb_file_digest(a->operand, digest) : PB_OK;
+  int status = cli->rank == 0 ? pb_checksum_xxh128_file(a->operand, digest) : PB_OK;
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (status != PB_OK) return PB_FAIL;
   *key = (struct pb_checkpoint_key){cli->cmd, pb_build_info(), digest, pb_cli__resume_settings(cli)};

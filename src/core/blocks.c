@@ -7,7 +7,7 @@
  *   key HEX        SHA-256 of the key text: build, store checksum, settings
  *   block ID
  *   bytes N
- *   xxh128 HEX     XXH3-128 (pb_digest_hex) of the N payload bytes that follow
+ *   xxh128 HEX     XXH3-128 (pb_checksum_xxh128_hex) of the N payload bytes that follow
  *
  * (format 1, before stop 30, had the payload's SHA-256: such a block reads as
  * damaged and is recomputed; XXH3 hashes the 100 MB of a run's screen blocks
@@ -30,12 +30,13 @@
 
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
+#include "pairbound/checksum.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/signals.h"
-#include "pairbound/util.h"
 
 #define PB_BLOCKS_MAGIC "pairbound-block 2\n"
 #define PB_BLOCKS_KEYFILE "key.txt"
@@ -136,7 +137,7 @@ static void pb_blocks__sweep(const char *dir, int (*keep)(const char *name))
   DIR *d = opendir(dir);
   for (struct dirent *e; d && (e = readdir(d));) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || (keep && keep(e->d_name))) continue;
-    char *p = pb_path_join(dir, e->d_name);
+    char *p = pb_output_path_join(dir, e->d_name);
     unlink(p);
     free(p);
   }
@@ -153,15 +154,15 @@ static int pb_blocks__not_temporary(const char *name)
  * another key, naming what differs); otherwise start an empty directory. */
 static int pb_blocks__prepare(struct pb_blocks *bl)
 {
-  if (pb_mkdir_p(bl->dir) != PB_OK) return PB_FAIL;
+  if (pb_output_mkdir_p(bl->dir) != PB_OK) return PB_FAIL;
   pb_blocks__sweep(bl->dir, pb_blocks__not_temporary);
-  char *kpath = pb_path_join(bl->dir, PB_BLOCKS_KEYFILE);
+  char *kpath = pb_output_path_join(bl->dir, PB_BLOCKS_KEYFILE);
   int status = PB_OK, keep = 0;
   if (bl->resume) {
-    char *text = pb_text_load(kpath), *end = text ? strstr(text, "\nend ") : NULL, hex[65];
+    char *text = pb_output_text_load(kpath), *end = text ? strstr(text, "\nend ") : NULL, hex[65];
     pb_error_clear();
     if (end) {
-      pb_sha256_hex(text, (size_t)(end + 1 - text), hex);
+      pb_checksum_sha256_hex(text, (size_t)(end + 1 - text), hex);
       keep = strncmp(end + 5, hex, 64) == 0;
     }
     if (keep) {
@@ -177,11 +178,11 @@ static int pb_blocks__prepare(struct pb_blocks *bl)
     struct pb_outfile f;
     char hex[65];
     const char *kt = pb_blocks__ctx.key_text;
-    pb_sha256_hex(kt, strlen(kt), hex);
-    status = pb_outfile_open(&f, kpath);
+    pb_checksum_sha256_hex(kt, strlen(kt), hex);
+    status = pb_output_file_open(&f, kpath);
     if (status == PB_OK) {
       fprintf(f.fp, "%send %s\n", kt, hex);
-      status = pb_outfile_commit(&f);
+      status = pb_output_file_commit(&f);
     }
   }
   free(kpath);
@@ -199,12 +200,12 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
   bl->n_blocks = n_blocks;
   int status = PB_OK;
   if (pb_blocks__ctx.key_text) {
-    char *top = pb_path_join(outdir, PB_BLOCKS_DIR);
-    bl->dir = pb_path_join(top, loop);
+    char *top = pb_output_path_join(outdir, PB_BLOCKS_DIR);
+    bl->dir = pb_output_path_join(top, loop);
     free(top);
     bl->resume = pb_blocks__ctx.resume;
     /* the drivers know the store checksum on rank 0 only */
-    pb_sha256_hex(pb_blocks__ctx.key_text, strlen(pb_blocks__ctx.key_text), bl->keyhash);
+    pb_checksum_sha256_hex(pb_blocks__ctx.key_text, strlen(pb_blocks__ctx.key_text), bl->keyhash);
     MPI_Bcast(bl->keyhash, sizeof bl->keyhash, MPI_CHAR, 0, comm);
     if (bl->rank == 0) status = pb_blocks__prepare(bl);
     status = pb_error_agree(comm, status);
@@ -251,7 +252,7 @@ static char *pb_blocks__path(const struct pb_blocks *bl, int64_t id)
 {
   char name[40];
   snprintf(name, sizeof name, "%" PRId64 ".blk", id);
-  return pb_path_join(bl->dir, name);
+  return pb_output_path_join(bl->dir, name);
 }
 
 /* Why the block file's bytes are not block @p id of this key (NULL: intact); the payload is left in out. */
@@ -272,7 +273,7 @@ static const char *pb_blocks__parse(const struct pb_blocks *bl, int64_t id, cons
   if (strcmp(key, bl->keyhash) != 0) return "made for another build, store or setting";
   if (blk != id) return "holds another block";
   if (bytes != n - h) return "truncated (payload length differs)";
-  pb_digest_hex(buf + h, n - h, hex);
+  pb_checksum_xxh128_hex(buf + h, n - h, hex);
   if (strcmp(hex, sum) != 0) return "payload checksum differs";
   out->len = out->pos = 0;
   pb_blocks_put(out, buf + h, n - h);
@@ -315,14 +316,14 @@ int pb_blocks_save(struct pb_blocks *bl, int64_t id, const struct pb_bytes *payl
 {
   if (!bl->dir) return PB_OK;
   char *path = pb_blocks__path(bl, id), hex[65];
-  pb_digest_hex(payload->buf, payload->len, hex);
+  pb_checksum_xxh128_hex(payload->buf, payload->len, hex);
   struct pb_outfile f;
-  int status = pb_outfile_open(&f, path);
+  int status = pb_output_file_open(&f, path);
   if (status == PB_OK) {
     fprintf(f.fp, PB_BLOCKS_MAGIC "key %s\nblock %" PRId64 "\nbytes %zu\nxxh128 %s\n", bl->keyhash, id, payload->len,
             hex);
     if (payload->len) fwrite(payload->buf, 1, payload->len, f.fp);
-    status = pb_outfile_commit(&f);
+    status = pb_output_file_commit(&f);
   }
   free(path);
   return status;
@@ -419,11 +420,11 @@ int pb_blocks_close(struct pb_blocks *bl, int status)
 
 void pb_blocks_remove(const char *outdir)
 {
-  char *top = pb_path_join(outdir, PB_BLOCKS_DIR);
+  char *top = pb_output_path_join(outdir, PB_BLOCKS_DIR);
   DIR *d = opendir(top);
   for (struct dirent *e; d && (e = readdir(d));) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char *sub = pb_path_join(top, e->d_name);
+    char *sub = pb_output_path_join(top, e->d_name);
     pb_blocks__sweep(sub, NULL);
     if (rmdir(sub) != 0 && errno != ENOENT) pb_warning("%s: cannot remove: %s", sub, strerror(errno));
     free(sub);

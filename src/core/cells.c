@@ -8,7 +8,7 @@
 
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 /* Free the arrays of fields not in @p fields. */
 static void pb_cells__keep(struct pb_rows *r, int fields)
@@ -107,7 +107,7 @@ static int32_t pb_cells__rows(const struct pb_meta *meta, const struct pb_cell_r
       rows[nr++] = all[c].model * src->n_conditions + all[c].condition;
       rows[nr++] = all[c].model * src->n_conditions + src->clean;
     }
-  return pb_sorted_unique_i32(rows, nr);
+  return pb_sort_unique_i32(rows, nr);
 }
 
 /* Point cell @p d (of source s, whose u rows @p rows are in @p r) at its records. */
@@ -115,8 +115,8 @@ static void pb_cells__point(const struct pb_source *src, const int32_t *rows, in
                             const int32_t *labels, struct pb_cell_data *d)
 {
   const int32_t n_eval = r->n_images;
-  size_t a = (size_t)pb_sorted_find_i32(rows, u, d->ref.model * src->n_conditions + src->clean) * n_eval;
-  size_t b = (size_t)pb_sorted_find_i32(rows, u, d->ref.model * src->n_conditions + d->ref.condition) * n_eval;
+  size_t a = (size_t)pb_sort_find_i32(rows, u, d->ref.model * src->n_conditions + src->clean) * n_eval;
+  size_t b = (size_t)pb_sort_find_i32(rows, u, d->ref.model * src->n_conditions + d->ref.condition) * n_eval;
   d->n = n_eval;
   d->label = labels;
   d->pred0 = r->pred ? r->pred + a : NULL;

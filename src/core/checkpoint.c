@@ -25,57 +25,15 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "pairbound/checkpoint.h"
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/output.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
 
 #define PB_CKPT_NAME "checkpoint.txt"
 #define PB_CKPT_MAGIC "pairbound-checkpoint 2\n"
-
-/* The canonical (big-endian) bytes, as `xxhsum -H2` prints them. */
-static void pb_ckpt__hex(const XXH128_canonical_t *c, char hex[65])
-{
-  for (size_t i = 0; i < sizeof c->digest; i++) snprintf(hex + 2 * i, 3, "%02x", c->digest[i]);
-}
-
-int pb_file_digest(const char *path, char hex[65])
-{
-  FILE *fp = fopen(path, "rb");
-  if (!fp) {
-    pb_error_set("%s: cannot read: %s", path, strerror(errno));
-    return PB_FAIL;
-  }
-  XXH3_state_t *st = XXH3_createState();
-  if (!st) PB_ERROR("out of memory hashing %s", path);
-  XXH3_128bits_reset(st);
-  enum { BUF = 1 << 20 };
-  uint8_t *buf = pb_malloc(BUF);
-  size_t got;
-  while ((got = fread(buf, 1, BUF, fp)) > 0) XXH3_128bits_update(st, buf, got);
-  free(buf);
-  int bad = ferror(fp);
-  fclose(fp);
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
-  XXH3_freeState(st);
-  if (bad) {
-    pb_error_set("%s: read error", path);
-    return PB_FAIL;
-  }
-  pb_ckpt__hex(&c, hex);
-  return PB_OK;
-}
-
-void pb_digest_hex(const void *buf, size_t n, char hex[65])
-{
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits(n ? buf : "", n));
-  pb_ckpt__hex(&c, hex);
-}
 
 static int pb_ckpt__cmp_name(const void *a, const void *b)
 {
@@ -88,7 +46,7 @@ static char **pb_ckpt__outputs(const char *outdir)
   int n = 1, cap = 16;
   char **names = pb_malloc((size_t)cap * sizeof *names);
   names[0] = pb_strdup("results.h5");
-  char *rep = pb_path_join(outdir, "report");
+  char *rep = pb_output_path_join(outdir, "report");
   DIR *d = opendir(rep);
   for (struct dirent *e; d && (e = readdir(d));) {
     size_t len = strlen(e->d_name);
@@ -106,7 +64,7 @@ static char **pb_ckpt__outputs(const char *outdir)
 
 void pb_checkpoint_remove(const char *outdir)
 {
-  char *path = pb_path_join(outdir, PB_CKPT_NAME);
+  char *path = pb_output_path_join(outdir, PB_CKPT_NAME);
   unlink(path);
   free(path);
 }
@@ -133,8 +91,8 @@ static int pb_ckpt__body(const char *outdir, const struct pb_checkpoint_key *key
   char **names = pb_ckpt__outputs(outdir);
   int status = PB_OK;
   for (int i = 0; names[i]; i++) {
-    char *path = pb_path_join(outdir, names[i]), hex[65];
-    if (status == PB_OK) status = pb_file_digest(path, hex);
+    char *path = pb_output_path_join(outdir, names[i]), hex[65];
+    if (status == PB_OK) status = pb_checksum_xxh128_file(path, hex);
     if (status == PB_OK) pb_text_printf(t, "output %s %s\n", names[i], hex);
     free(path);
     free(names[i]);
@@ -149,15 +107,15 @@ int pb_checkpoint_commit(const char *outdir, const struct pb_checkpoint_key *key
   int status = pb_ckpt__body(outdir, key, &t);
   if (status == PB_OK) {
     char hex[65];
-    pb_sha256_hex(t.buf, t.len, hex);
+    pb_checksum_sha256_hex(t.buf, t.len, hex);
     pb_text_printf(&t, "end %s\n", hex);
-    char *path = pb_path_join(outdir, PB_CKPT_NAME);
+    char *path = pb_output_path_join(outdir, PB_CKPT_NAME);
     struct pb_outfile f;
-    status = pb_outfile_open(&f, path);
+    status = pb_output_file_open(&f, path);
     free(path);
     if (status == PB_OK) {
       fwrite(t.buf, 1, t.len, f.fp);
-      status = pb_outfile_commit(&f);
+      status = pb_output_file_commit(&f);
     }
   }
   pb_text_free(&t);
@@ -232,8 +190,8 @@ static int pb_ckpt__outputs_intact(const char *outdir, const char *text, char *w
     if (strncmp(s, "output ", 7) != 0) continue;
     char name[512], want[65], hex[65];
     if (sscanf(s + 7, "%511s %64s", name, want) != 2) return 0;
-    char *path = pb_path_join(outdir, name);
-    int ok = pb_file_digest(path, hex) == PB_OK && strcmp(hex, want) == 0;
+    char *path = pb_output_path_join(outdir, name);
+    int ok = pb_checksum_xxh128_file(path, hex) == PB_OK && strcmp(hex, want) == 0;
     free(path);
     if (!ok) {
       snprintf(why, why_len, "%s is missing or differs from the checkpoint", name);
@@ -255,8 +213,8 @@ int pb_checkpoint_key_same(const char *where, const char *done, const char *text
 int pb_checkpoint_check(const char *outdir, const struct pb_checkpoint_key *key, enum pb_checkpoint_state *state,
                         char *why, size_t why_len)
 {
-  char *path = pb_path_join(outdir, PB_CKPT_NAME);
-  char *text = pb_text_load(path);
+  char *path = pb_output_path_join(outdir, PB_CKPT_NAME);
+  char *text = pb_output_text_load(path);
   free(path);
   *state = PB_CHECKPOINT_NONE;
   snprintf(why, why_len, "no checkpoint");
@@ -273,7 +231,7 @@ int pb_checkpoint_check(const char *outdir, const struct pb_checkpoint_key *key,
     snprintf(why, why_len, "checkpoint of another format (%.*s; this pairbound writes %.*s)", (int)strcspn(text, "\n"),
              text, (int)strlen(PB_CKPT_MAGIC) - 1, PB_CKPT_MAGIC);
   if (strncmp(text, PB_CKPT_MAGIC, strlen(PB_CKPT_MAGIC)) != 0 || !end) goto done;
-  pb_sha256_hex(text, (size_t)(end + 1 - text), hex);
+  pb_checksum_sha256_hex(text, (size_t)(end + 1 - text), hex);
   if (strncmp(end + 5, hex, 64) != 0 || end[69] != '\n' || end[70] != '\0') goto done;
   end[1] = '\0';
   if (pb_checkpoint_key_same(outdir, "the completed output was", text, key) != PB_OK) {

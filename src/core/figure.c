@@ -14,7 +14,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/output.h"
 
 static const char *pb_figure__program(void)
 {
@@ -150,7 +150,7 @@ static void pb_figure__end(void)
   struct pb_figure__ended e = {pb_figure__s.next_seq, pb_calloc((size_t)pb_figure__s.next_seq + 1, sizeof(char *))};
   const int st = pb_figure__s.gp ? pclose(pb_figure__s.gp) : -1;
   const int ok = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-  char *text = pb_figure__s.log ? pb_text_load(pb_figure__s.log) : NULL;
+  char *text = pb_figure__s.log ? pb_output_text_load(pb_figure__s.log) : NULL;
   if (!text) pb_error_clear();
   int blamed = 0;
   if (!ok && text)

@@ -11,7 +11,6 @@
 
 #include "pairbound/error.h"
 #include "pairbound/ini.h"
-#include "pairbound/util.h"
 
 /* State of one pb_ini_parse() call. */
 struct pb_ini__state {

@@ -20,7 +20,6 @@
 #include "pairbound/blocks.h"
 #include "pairbound/error.h"
 #include "pairbound/output.h"
-#include "pairbound/util.h"
 
 #define PB_CSV_HEADER "model,group,source,condition,image,label,split,pred,smax,ptrue"
 
@@ -115,7 +114,7 @@ int pb_output_file_ok(const char *path, enum pb_output_kind kind, const char *co
 /* Does @p dir hold one of the inputs where a stage writes (results.h5, report/)? */
 static const char *pb_output__input_inside(const char *dir, const char *const *inputs, int n)
 {
-  char *res = pb_path_join(dir, "results.h5"), *rep = pb_path_join(dir, "report");
+  char *res = pb_output_path_join(dir, "results.h5"), *rep = pb_output_path_join(dir, "report");
   const char *hit = pb_output__input(res, inputs, n);
   struct stat r, b;
   if (!hit && stat(rep, &r) == 0)
@@ -151,7 +150,7 @@ int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, i
     pb_error_set("%s: the input %s lies where this stage writes its output; refusing to replace it", dir, in);
     return PB_FAIL;
   }
-  char *res = pb_path_join(dir, "results.h5"), *rep = pb_path_join(dir, "report");
+  char *res = pb_output_path_join(dir, "results.h5"), *rep = pb_output_path_join(dir, "report");
   struct stat r;
   int ours = (lstat(res, &r) == 0 && S_ISREG(r.st_mode)) || (lstat(rep, &r) == 0 && S_ISDIR(r.st_mode));
   int bad_res = lstat(res, &r) == 0 && !S_ISREG(r.st_mode);
@@ -277,7 +276,7 @@ void pb_output_sweep(const char *dir, const char *prefix)
   for (struct dirent *e; (e = readdir(d));) {
     int staging = !prefix && !strncmp(e->d_name, PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING));
     if (!staging && !pb_output__is_temp(e->d_name, prefix)) continue;
-    char *p = pb_path_join(dir && dir[0] ? dir : ".", e->d_name);
+    char *p = pb_output_path_join(dir && dir[0] ? dir : ".", e->d_name);
     struct stat sb;
     if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode) && !staging) unlink(p);
     else if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && staging) pb_output_remove_tree(p);
@@ -334,9 +333,9 @@ int pb_output_staging_make(const char *outdir, MPI_Comm comm, char **staging)
   MPI_Comm_rank(comm, &rank);
   *staging = NULL;
   if (rank == 0) {
-    char *dir = pb_path_join(outdir, PB_OUTPUT_STAGING "XXXXXX"), *rep = NULL;
+    char *dir = pb_output_path_join(outdir, PB_OUTPUT_STAGING "XXXXXX"), *rep = NULL;
     if (!mkdtemp(dir)) pb_error_set("%s: cannot create a staging directory: %s", outdir, strerror(errno));
-    else if (pb_mkdir_p(rep = pb_path_join(dir, "report")) != PB_OK) pb_output_remove_tree(dir);
+    else if (pb_output_mkdir_p(rep = pb_output_path_join(dir, "report")) != PB_OK) pb_output_remove_tree(dir);
     else len = (int)strlen(dir) + 1;
     free(rep);
     if (len) *staging = dir;
@@ -380,9 +379,9 @@ static int pb_output__unswap(const char *from, const char *to, const char *aside
 
 int pb_output_staging_commit(const char *staging, const char *outdir)
 {
-  char *s_rep = pb_path_join(staging, "report"), *s_res = pb_path_join(staging, "results.h5");
-  char *rep = pb_path_join(outdir, "report"), *res = pb_path_join(outdir, "results.h5");
-  char *aside = pb_path_join(staging, "report.old");
+  char *s_rep = pb_output_path_join(staging, "report"), *s_res = pb_output_path_join(staging, "results.h5");
+  char *rep = pb_output_path_join(outdir, "report"), *res = pb_output_path_join(outdir, "results.h5");
+  char *aside = pb_output_path_join(staging, "report.old");
   int status = PB_FAIL;
   if (pb_output__swap(s_rep, rep, aside) != 0) {
     pb_error_set("%s: cannot move the new report into place: %s; %s is unchanged", rep, strerror(errno), outdir);
@@ -404,4 +403,118 @@ done:
   free(res);
   free(aside);
   return status;
+}
+
+/* ------------------------------------------------------------- text files */
+
+char *pb_output_text_load(const char *path)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0, got;
+  char *text = pb_malloc(cap);
+  while ((got = fread(text + n, 1, cap - n - 1, fp)) > 0) {
+    n += got;
+    if (n + 1 == cap) text = pb_realloc(text, cap *= 2);
+  }
+  text[n] = '\0';
+  fclose(fp);
+  return text;
+}
+
+int pb_output_lines_each(const char *path, const char *what, pb_output_line_fn fn, void *ctx)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open%s%s: %s", path, what ? " as the " : "", what ? what : "", strerror(errno));
+    return PB_FAIL;
+  }
+  char *buf = NULL;
+  size_t cap = 0;
+  int64_t line = 0;
+  int status = PB_OK;
+  errno = 0;
+  while (status == PB_OK && getline(&buf, &cap, fp) > 0) status = fn(ctx, path, ++line, buf);
+  if (status == PB_OK && ferror(fp)) {
+    pb_error_set("%s: read error after line %lld: %s", path, (long long)line, strerror(errno ? errno : EIO));
+    status = PB_FAIL;
+  }
+  free(buf);
+  fclose(fp);
+  return status;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+char *pb_output_path_join(const char *dir, const char *name)
+{
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = pb_malloc(n);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+int pb_output_mkdir_p(const char *dir)
+{
+  char *p = pb_strdup(dir);
+  int status = PB_OK;
+  for (char *s = p + 1;; s++) {
+    if (*s == '/' || *s == '\0') {
+      char c = *s;
+      *s = '\0';
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        pb_error_set("%s: cannot create directory: %s", p, strerror(errno));
+        status = PB_FAIL;
+        break;
+      }
+      *s = c;
+      if (c == '\0') break;
+    }
+  }
+  free(p);
+  return status;
+}
+
+/* ---------------------------------------------- files written under a temporary name */
+
+int pb_output_file_open(struct pb_outfile *f, const char *path)
+{
+  /* a unique temporary: two writers of one path never share it */
+  int fd = pb_output_temp(path, &f->tmp);
+  if (fd < 0) return PB_FAIL;
+  f->fp = fdopen(fd, "w");
+  if (!f->fp) {
+    pb_error_set("%s: cannot create file: %s", f->tmp, strerror(errno));
+    close(fd);
+    unlink(f->tmp);
+    free(f->tmp);
+    return PB_FAIL;
+  }
+  f->path = pb_strdup(path);
+  return PB_OK;
+}
+
+int pb_output_file_commit(struct pb_outfile *f)
+{
+  int bad = ferror(f->fp);
+  bad |= fclose(f->fp) != 0;
+  if (!bad && rename(f->tmp, f->path) != 0) bad = 1;
+  if (bad) {
+    pb_error_set("%s: cannot write file: %s", f->path, strerror(errno));
+    unlink(f->tmp);
+  }
+  free(f->path);
+  free(f->tmp);
+  return bad ? PB_FAIL : PB_OK;
+}
+
+void pb_output_file_abort(struct pb_outfile *f)
+{
+  fclose(f->fp);
+  unlink(f->tmp);
+  free(f->path);
+  free(f->tmp);
 }

@@ -9,7 +9,6 @@
 
 #include "pairbound/error.h"
 #include "pairbound/parse.h"
-#include "pairbound/util.h"
 
 /* True when only white space is left. */
 static int pb_parse__rest_blank(const char *end)

@@ -13,7 +13,8 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/util.h"
+#include "pairbound/checksum.h"
+#include "pairbound/clones.h"
 
 const double pb_protocol_q[PB_PROTOCOL_N_Q] = {0.6, 0.7, 0.8, 0.9, 1.0};
 
@@ -153,7 +154,7 @@ static void pb_protocol__order(uint64_t seed, const char *source, const char *ki
     size_t len = strlen(source) + strlen(kind) + strlen(names[i]) + 48;
     char *text = pb_malloc(len);
     snprintf(text, len, "panel|%llu|%s|%s|%s", (unsigned long long)seed, source, kind, names[i]);
-    k[m++] = (struct pb_protocol__key){pb_sha256_key(text), i};
+    k[m++] = (struct pb_protocol__key){pb_checksum_sha256_key(text), i};
     free(text);
   }
   qsort(k, (size_t)m, sizeof *k, pb_protocol__cmp_key);

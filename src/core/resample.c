@@ -13,7 +13,9 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/resample.h"
-#include "pairbound/util.h"
+#include "pairbound/clones.h"
+#include "pairbound/rng.h"
+#include "pairbound/sort.h"
 
 void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult)
 {
@@ -43,9 +45,9 @@ double pb_percentile_select(double *v, int64_t n, double q)
   const double index = q * (double)(n - 1);
   const int64_t lhs = (int64_t)index;
   const double delta = index - (double)lhs;
-  const double x0 = pb_kth_largest(v, (int32_t)n, (int32_t)(n - lhs));
+  const double x0 = pb_sort_kth_largest(v, (int32_t)n, (int32_t)(n - lhs));
   if (lhs + 1 >= n) return x0;
-  const double x1 = pb_kth_largest(v, (int32_t)n, (int32_t)(n - lhs - 1));
+  const double x1 = pb_sort_kth_largest(v, (int32_t)n, (int32_t)(n - lhs - 1));
   return x0 == x1 ? x0 : (1 - delta) * x0 + delta * x1;
 }
 
@@ -202,7 +204,7 @@ static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order,
   /* label * 2^32 + index (a multiplication: labels may be negative, which a
    * left shift would make undefined); the low 32 bits are the index */
   for (int32_t i = 0; i < n; i++) key[i] = (int64_t)label[i] * 4294967296LL + i;
-  qsort(key, (size_t)n, sizeof *key, pb_cmp_i64);
+  qsort(key, (size_t)n, sizeof *key, pb_sort_cmp_i64);
   for (int32_t i = 0; i < n; i++) {
     order[i] = (int32_t)(key[i] & 0xffffffff);
     if (i == 0 || label[order[i]] != label[order[i - 1]]) cbeg[nc++] = i;

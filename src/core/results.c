@@ -22,7 +22,6 @@
 #include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/signals.h"
-#include "pairbound/util.h"
 #include "h5io.h"
 
 struct pb_results {
@@ -74,9 +73,9 @@ const char *pb_build_info(void)
  * run left (temporaries, staging directories). */
 static int pb_results__claim(struct pb_results *res, const char *outdir)
 {
-  char *report = pb_path_join(outdir, "report"), *lock = pb_path_join(outdir, ".pairbound.lock");
+  char *report = pb_output_path_join(outdir, "report"), *lock = pb_output_path_join(outdir, ".pairbound.lock");
   int status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
-  if (status == PB_OK) status = pb_mkdir_p(outdir);
+  if (status == PB_OK) status = pb_output_mkdir_p(outdir);
   if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
   if (status == PB_OK) { /* ours now: what a killed run left half-written goes */
     pb_output_sweep(outdir, NULL);
@@ -105,7 +104,7 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
     goto done;
   }
   if (res->rank == 0) pb_signal_cleanup(res->staging);
-  res->tmp = pb_path_join(res->staging, "results.h5");
+  res->tmp = pb_output_path_join(res->staging, "results.h5");
   status = PB_FAIL;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
@@ -188,8 +187,8 @@ int pb_results_attr_str(struct pb_results *res, const char *path, const char *na
 
 char *pb_results_report_path(const struct pb_results *res, const char *name)
 {
-  char *report = pb_path_join(res->staging, "report");
-  char *p = pb_path_join(report, name);
+  char *report = pb_output_path_join(res->staging, "report");
+  char *p = pb_output_path_join(report, name);
   free(report);
   return p;
 }
@@ -241,7 +240,7 @@ void pb_results_close(struct pb_results *res)
   pb_results__discard_full(res);
   if (res->file >= 0 && res->staging) {
     /* the report files go first: on a full disk, the close's metadata flush needs their space */
-    char *rep = pb_path_join(res->staging, "report");
+    char *rep = pb_output_path_join(res->staging, "report");
     if (res->rank == 0) pb_output_remove_tree(rep);
     free(rep);
     MPI_Barrier(res->comm);
@@ -281,10 +280,10 @@ int pb_results_write_report(const struct pb_results *res, const char *name, cons
 {
   char *path = pb_results_report_path(res, name);
   struct pb_outfile f;
-  int status = pb_outfile_open(&f, path);
+  int status = pb_output_file_open(&f, path);
   if (status == PB_OK) {
     if (len) fwrite(text, 1, len, f.fp);
-    status = pb_outfile_commit(&f);
+    status = pb_output_file_commit(&f);
   }
   free(path);
   return status;

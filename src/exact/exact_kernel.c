@@ -12,7 +12,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/exact.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 const int pb_exact_snapshot_k[PB_EXACT_NK] = {1, 2, 3, 5, 10, 20, 50};
 
@@ -212,7 +212,7 @@ void pb_exact_law_empirical(int64_t n, const double *v, struct pb_exact_law *out
 {
   double *s = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *s);
   memcpy(s, v, (size_t)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof *s, pb_cmp_double);
+  qsort(s, (size_t)n, sizeof *s, pb_sort_cmp_double);
   out->x = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *out->x);
   out->w = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *out->w);
   out->n = 0;

@@ -19,9 +19,11 @@
 
 #include "pairbound/error.h"
 #include "pairbound/exact.h"
+#include "pairbound/output.h"
 #include "pairbound/parse.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
+#include "pairbound/sort.h"
 #include "pairbound/world.h"
 #include "exact_internal.h"
 
@@ -252,7 +254,7 @@ static int pb_exact__cases_read(const char *path, struct pb_exact_cases *c)
   struct pb_exact__cases_ctx x = {.c = c, .scale = 1.0};
   memset(c, 0, sizeof *c);
   c->seed = UINT64_MAX;
-  if (pb_lines_each(path, "CASES file", pb_exact__cases_line, &x)) return PB_FAIL;
+  if (pb_output_lines_each(path, "CASES file", pb_exact__cases_line, &x)) return PB_FAIL;
   if (!c->world || c->n == 0) {
     pb_error_set("%s: no cases", path);
     return PB_FAIL;
@@ -311,7 +313,7 @@ static int pb_exact__predictions_read(const char *path, int64_t n, double *q)
                  strerror(errno));
     return PB_FAIL;
   }
-  if (pb_lines_each(path, "PREDICTIONS file", pb_exact__predictions_line, &x)) return PB_FAIL;
+  if (pb_output_lines_each(path, "PREDICTIONS file", pb_exact__predictions_line, &x)) return PB_FAIL;
   if (x.got != n) {
     pb_error_set("%s: %lld predictions for %lld cases", path, (long long)x.got, (long long)n);
     return PB_FAIL;
@@ -492,7 +494,7 @@ static void pb_exact__groups(const struct pb_world *w, uint64_t seed, struct pb_
       pb_world_draw_range(w, seed, PB_EXACT_STREAM_QUARTILE, 0, PB_EXACT_QUARTILE_N, x, NULL, NULL);
     }
     for (int64_t i = 0; i < PB_EXACT_QUARTILE_N; i++) col[i] = x[i * na + j];
-    qsort(col, PB_EXACT_QUARTILE_N, sizeof *col, pb_cmp_double);
+    qsort(col, PB_EXACT_QUARTILE_N, sizeof *col, pb_sort_cmp_double);
     double cut[5] = {-INFINITY, col[PB_EXACT_QUARTILE_N / 4], col[PB_EXACT_QUARTILE_N / 2],
                      col[3 * (PB_EXACT_QUARTILE_N / 4)], INFINITY};
     for (int q = 0; q < 4; q++) {

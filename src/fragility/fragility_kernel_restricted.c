@@ -18,10 +18,11 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "pairbound/cell.h"
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
 #include "pairbound/resample.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 
 void pb_fragility_options_default(struct pb_fragility_options *o)
 {
@@ -39,7 +40,7 @@ void pb_fragility_options_default(struct pb_fragility_options *o)
 enum pb_fragility_part pb_fragility_part_of(uint64_t seed, const char *image_id)
 {
   struct pb_rng r;
-  pb_rng_init(&r, seed, PB_RNG_FRAGILITY_SPLIT, pb_sha256_key(image_id), 0);
+  pb_rng_init(&r, seed, PB_RNG_FRAGILITY_SPLIT, pb_checksum_sha256_key(image_id), 0);
   double x = pb_rng_uniform(&r);
   return x < 0.4 ? PB_FRAGILITY_PART_A : x < 0.8 ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_E;
 }

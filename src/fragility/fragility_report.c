@@ -18,7 +18,7 @@
 #include "pairbound/figure.h"
 #include "pairbound/fragility.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 #include "fragility_internal.h"
 
 /* report/fragility.tsv: one row per model, source and arm; each rank its own units (collective). */
@@ -299,7 +299,7 @@ static void pb_fragility__source_table(const struct pb_fragility_out *out, const
   const struct pb_meta *meta = out->meta;
   int32_t M = meta->n_models;
   char title[160], lcb[40];
-  pb_format_double(out->opt->rho_lcb, lcb);
+  pb_text_format_double(out->opt->rho_lcb, lcb);
   snprintf(title, sizeof title, "Restricted fragility by source and arm (medians over models; LCB at rho = %s)", lcb);
   pb_table_begin(tb, title, "Arm A fits bins and groups on part A and estimates rates on part B; arm B swaps them.",
                  "source\tarm\tmodels\tFAUC_up\tFAUC_down\tG_R\tG_R_corrected\tlcb_positive\tlcb_positive_both_arms\t"
@@ -457,10 +457,10 @@ int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *o
   }
   struct pb_text md = {0};
   char a[40], b[40], c[40], al[40];
-  pb_format_double(o->rho_min, a);
-  pb_format_double(o->rho_max, b);
-  pb_format_double(o->rho_lcb, c);
-  pb_format_double(1 - o->alpha, al);
+  pb_text_format_double(o->rho_min, a);
+  pb_text_format_double(o->rho_max, b);
+  pb_text_format_double(o->rho_lcb, c);
+  pb_text_format_double(1 - o->alpha, al);
   pb_text_printf(&md,
                  "# Fragility (seed 001)\n\n"
                  "Restricted fragility profiles of every model and source from the clean records, both split arms, "

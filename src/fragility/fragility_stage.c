@@ -25,7 +25,10 @@
 #include "pairbound/stage.h"
 #include "pairbound/store.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
+#include "pairbound/output.h"
+#include "pairbound/sort.h"
+#include "pairbound/strmap.h"
+#include "pairbound/text.h"
 #include "fragility_internal.h"
 
 #define PB_FRAGILITY_MASS_TOL 1e-12
@@ -78,14 +81,14 @@ int pb_fragility_read_law(const char *path, double **value, double **mass, int32
 {
   int status = PB_FAIL;
   struct pb_fragility__law_ctx x = {0};
-  if (pb_lines_each(path, NULL, pb_fragility__law_line, &x)) goto done;
+  if (pb_output_lines_each(path, NULL, pb_fragility__law_line, &x)) goto done;
   if (x.cnt == 0) {
     pb_error_set("%s:%lld: no 'value mass' lines", path, (long long)x.lines);
     goto done;
   }
   if (!(fabs(x.total - 1) <= PB_FRAGILITY_MASS_TOL)) {
     char buf[40];
-    pb_format_double(x.total, buf);
+    pb_text_format_double(x.total, buf);
     pb_error_set("%s:%lld: masses sum to %s, not 1 (tolerance 1e-12)", path, (long long)x.last, buf);
     goto done;
   }
@@ -110,16 +113,16 @@ int pb_fragility_law_print(const struct pb_fragility_stage_options *o, FILE *out
   if (status == PB_OK) status = pb_fragility_law_set(&law, v, m, n);
   if (status == PB_OK && out) {
     char a[40], b[40], c[40];
-    pb_format_double(law.G, a);
+    pb_text_format_double(law.G, a);
     fprintf(out, "G %s\n", a);
-    pb_format_double(law.up.rho_plus, a);
+    pb_text_format_double(law.up.rho_plus, a);
     fprintf(out, "rho_plus %s\n", a);
-    pb_format_double(law.up.rho_sat, a);
+    pb_text_format_double(law.up.rho_sat, a);
     fprintf(out, "rho_sat %s\n", a);
     for (int32_t i = 0; i < o->n_rho; i++) {
-      pb_format_double(o->rho[i], a);
-      pb_format_double(pb_fragility_profile(&law, PB_FRAGILITY_UP, o->rho[i]), b);
-      pb_format_double(pb_fragility_profile(&law, PB_FRAGILITY_DOWN, o->rho[i]), c);
+      pb_text_format_double(o->rho[i], a);
+      pb_text_format_double(pb_fragility_profile(&law, PB_FRAGILITY_UP, o->rho[i]), b);
+      pb_text_format_double(pb_fragility_profile(&law, PB_FRAGILITY_DOWN, o->rho[i]), c);
       fprintf(out, "%s %s %s\n", a, b, c);
     }
     fflush(out);
@@ -264,7 +267,7 @@ static int pb_fragility__group_file(const struct pb_meta *meta, const char *path
     pb_strmap_init(&x.maps[s]);
     for (int32_t i = 0; i < meta->sources[s].n_images; i++) pb_strmap_put(&x.maps[s], meta->sources[s].image_ids[i], i);
   }
-  int status = pb_lines_each(path, NULL, pb_fragility__group_line, &x);
+  int status = pb_output_lines_each(path, NULL, pb_fragility__group_line, &x);
   for (int32_t s = 0; s < meta->n_sources; s++) pb_strmap_free(&x.maps[s]);
   free(x.maps);
   return status;
@@ -340,7 +343,7 @@ static int pb_fragility__read(struct pb_stage *st, const struct pb_fragility__si
       while (L[s].n + nc > cap) L[s].rows = pb_realloc(L[s].rows, (size_t)(cap *= 2) * sizeof(int32_t));
       for (int32_t c = 0; c < nc; c++) L[s].rows[L[s].n++] = m * nc + c;
     }
-    L[s].n = pb_sorted_unique_i32(L[s].rows, L[s].n);
+    L[s].n = pb_sort_unique_i32(L[s].rows, L[s].n);
     int rc = pb_store_read_fields(st->store, s, status == PB_OK ? L[s].n : 0, L[s].rows,
                                   PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &L[s].d);
     if (status == PB_OK) status = rc;
@@ -350,7 +353,7 @@ static int pb_fragility__read(struct pb_stage *st, const struct pb_fragility__si
 
 static size_t pb_fragility__row(const struct pb_fragility__load *L, const struct pb_meta *meta, int32_t s, int32_t row)
 {
-  int32_t j = pb_sorted_find_i32(L[s].rows, L[s].n, row);
+  int32_t j = pb_sort_find_i32(L[s].rows, L[s].n, row);
   if (j < 0) PB_ERROR("fragility: row %d of source %s was not loaded", row, meta->sources[s].name);
   return (size_t)j * meta->sources[s].n_images;
 }
@@ -469,13 +472,13 @@ void pb_fragility_arm_fields(const struct pb_fragility_options *o, struct pb_fie
 {
   char r[40];
   pb_fields_alloc(fs, "/fragility/arms", PB_FRAGILITY_ARM_LEN(o->n_grid));
-  pb_format_double(o->rho_lcb, r);
+  pb_text_format_double(o->rho_lcb, r);
   for (int32_t f = 0; f < PB_FA_FIXED; f++)
     pb_fields_setf(fs, f, pb_fragility__arm[f].fmt, "%s%s", pb_fragility__arm[f].name,
                    f == PB_FA_PLUGIN_LCB_RHO || f == PB_FA_LCB ? r : "");
   for (int32_t f = PB_FA_FIXED; f < fs->n; f++) {
     int32_t k = (f - PB_FA_FIXED) % o->n_grid, which = (f - PB_FA_FIXED) / o->n_grid;
-    pb_format_double(pb_fragility_grid(o, k), r);
+    pb_text_format_double(pb_fragility_grid(o, k), r);
     pb_fields_setf(fs, f, PB_FMT_NUM, "%s%s", pb_fragility__grid_prefix[which], r);
   }
 }

@@ -11,7 +11,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 #include "pairbound/store.h"
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
@@ -44,12 +44,12 @@ static void pb_export__model(FILE *fp, const struct pb_meta *meta, int32_t s, in
       pb_export__name(fp, src->conditions[c]);
       fputc(',', fp);
       pb_export__name(fp, src->image_ids[i]);
-      pb_format_float(r->smax[at], a);
-      pb_format_float(r->ptrue[at], b);
+      pb_text_format_float(r->smax[at], a);
+      pb_text_format_float(r->ptrue[at], b);
       fprintf(fp, ",%d,%s,%d,%s,%s", src->labels[i], src->split[i] == PB_SPLIT_EVAL ? "eval" : "dev",
               r->pred[at], a, b);
       for (int32_t k = 0; k < r->topk; k++) {
-        pb_format_float(r->topk_prob[at * (size_t)r->topk + (size_t)k], a);
+        pb_text_format_float(r->topk_prob[at * (size_t)r->topk + (size_t)k], a);
         fprintf(fp, ",%d,%s", r->topk_class[at * (size_t)r->topk + (size_t)k], a);
       }
       fputc('\n', fp);
@@ -72,7 +72,7 @@ int pb_export_csv(const char *store_path, const char *csv_path)
   sprintf(lockfile, "%s.lock", csv_path);
   int locked = pb_output_lock_take(&lock, lockfile, csv_path, 1);
   free(lockfile);
-  if (locked != PB_OK || pb_outfile_open(&out, csv_path)) goto done;
+  if (locked != PB_OK || pb_output_file_open(&out, csv_path)) goto done;
   open = 1;
   fputs("model,group,source,condition,image,label,split,pred,smax,ptrue", out.fp);
   for (int32_t k = 1; k <= meta->topk; k++) fprintf(out.fp, ",top%d_class,top%d_prob", k, k);
@@ -94,9 +94,9 @@ int pb_export_csv(const char *store_path, const char *csv_path)
     }
   }
   open = 0;
-  status = pb_outfile_commit(&out);
+  status = pb_output_file_commit(&out);
 done:
-  if (open) pb_outfile_abort(&out);
+  if (open) pb_output_file_abort(&out);
   pb_output_lock_release(&lock);
   pb_rows_free(&block);
   free(index);

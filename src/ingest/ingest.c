@@ -19,7 +19,7 @@
 #include <csv.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/strmap.h"
 #include "pairbound/store.h"
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"

@@ -24,7 +24,7 @@
 #include "pairbound/bounds.h"
 #include "pairbound/error.h"
 #include "pairbound/policy.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"};
 
@@ -888,7 +888,7 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
 
   /* classes in ascending label order, records in index order */
   for (int32_t i = 0; i < n; i++) idx[i] = (int64_t)in->label[i] * 4294967296LL + i; /* (no shift: labels may be < 0) */
-  qsort(idx, (size_t)n, sizeof *idx, pb_cmp_i64);
+  qsort(idx, (size_t)n, sizeof *idx, pb_sort_cmp_i64);
   for (int32_t i = 0; i < n; i++) idx[i] &= 0xffffffff;
   for (int32_t st = 0; st < n;) {
     const int32_t y = in->label[idx[st]];

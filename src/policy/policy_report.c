@@ -16,7 +16,7 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 #include "policy_internal.h"
 
 #define PP 100.0
@@ -204,7 +204,7 @@ static void pb_prep__weights(const struct pb_policy_options *opt, const struct p
   for (int32_t li = 0; li < opt->n_lambdas; li++) {
     const int64_t *w = pb_prep__lamk(S, li);
     char lam[40];
-    pb_format_double(opt->lambdas[li], lam);
+    pb_text_format_double(opt->lambdas[li], lam);
     pb_table_str(t, lam, 1);
     pb_table_int(t, w[PB_PS__W_N]);
     pb_table_num(t, pb_agg_mean(&S->a, (int64_t)(S->ns + 1) * 4 + li), 6);
@@ -226,7 +226,7 @@ static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_policy_
     for (int32_t li = 0; li < opt->n_lambdas; li++) {
       const int64_t *v = pb_prep__fig5(S, s, li);
       char lam[40];
-      pb_format_double(opt->lambdas[li], lam);
+      pb_text_format_double(opt->lambdas[li], lam);
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, lam, 0);
       pb_table_int(t, v[0]);
@@ -251,7 +251,7 @@ static int pb_prep__figure5_plot(const struct pb_meta *meta, const struct pb_pol
   pb_text_printf(&d, "\n");
   for (int32_t li = 0; li < opt->n_lambdas; li++) {
     char lam[40];
-    pb_format_double(opt->lambdas[li], lam);
+    pb_text_format_double(opt->lambdas[li], lam);
     pb_text_printf(&d, "%s", lam);
     for (int32_t s = 0; s < meta->n_sources; s++) {
       const int64_t *v = pb_prep__fig5(S, s, li);
@@ -384,7 +384,7 @@ int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t fir
   struct pb_text md = {0};
   struct pb_table t = {{0}, {0}};
   char lam[40];
-  pb_format_double(opt->lambdas[primary], lam);
+  pb_text_format_double(opt->lambdas[primary], lam);
   pb_text_printf(&md, "# pairbound policy report\n\nRejection-policy comparisons under a shared correspondence "
                       "(seed 000 Section 4.2, Appendix D) on the %s; primary weight lambda = %s. Per-policy bounds: "
                       "report/policy_bounds.tsv; pairwise certificates: report/policy_pairs.tsv.\n",

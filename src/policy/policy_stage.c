@@ -24,7 +24,6 @@
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
 #include "policy_internal.h"
 
 /* /policy/cells: the cell fields, then per weight i the PB_PL_N fields suffixed _lambda<i>. */

@@ -12,6 +12,7 @@
 #include "pairbound/predict.h"
 #include "pairbound/protocol.h"
 #include "pairbound/resample.h"
+#include "pairbound/sort.h"
 
 int pb_predict_cell_counts(const struct pb_cell_view *in, struct pb_predict_counts *out)
 {
@@ -24,7 +25,7 @@ int pb_predict_cell_counts(const struct pb_cell_view *in, struct pb_predict_coun
    * are selected, so the selected count can exceed 80% and is the denominator */
   float *v = pb_malloc((size_t)in->n * sizeof *v);
   memcpy(v, in->s1, (size_t)in->n * sizeof *v);
-  const float cut = pb_kth_largest_f32(v, in->n, pb_protocol_rank(in->n, PB_PREDICT_R80_COVERAGE));
+  const float cut = pb_sort_kth_largest_f32(v, in->n, pb_protocol_rank(in->n, PB_PREDICT_R80_COVERAGE));
   free(v);
   out->n = in->n;
   for (int32_t i = 0; i < in->n; i++) {

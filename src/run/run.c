@@ -33,7 +33,9 @@
 #include "pairbound/screen.h"
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
-#include "pairbound/util.h"
+#include "pairbound/checksum.h"
+#include "pairbound/output.h"
+#include "pairbound/text.h"
 #include "pairbound/verify.h"
 #include "pairbound/signals.h"
 #include "run_internal.h"
@@ -357,7 +359,7 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
 
 int pb_run_config_load(const char *path, struct pb_run_config *cfg)
 {
-  char *text = pb_text_load(path);
+  char *text = pb_output_text_load(path);
   if (!text) return PB_FAIL;
   int status = pb_run_config_parse(text, path, cfg);
   free(text);
@@ -414,7 +416,7 @@ static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
   char *dir = pb_strdup(cfg->store), *slash = strrchr(dir, '/');
   if (rank == 0 && slash && slash != dir) {
     *slash = '\0';
-    status = pb_mkdir_p(dir);
+    status = pb_output_mkdir_p(dir);
   }
   free(dir);
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
@@ -460,7 +462,7 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
 {
   struct pb_text t = {0};
   char coverage[40];
-  pb_format_double(cfg->protocol.coverage, coverage);
+  pb_text_format_double(cfg->protocol.coverage, coverage);
   pb_text_printf(&t, "seed = %llu\ngroup_draws = %lld\nclass_draws = %lld\ncoverage = %s\npanel_seed = %llu\n",
                  (unsigned long long)cfg->seed, (long long)cfg->group_draws, (long long)cfg->class_draws, coverage,
                  (unsigned long long)cfg->protocol.panel_seed);
@@ -484,7 +486,7 @@ static char *pb_run__settings(const struct pb_run_config *cfg)
   return t.buf;
 }
 
-/* The store's checksum (pb_file_digest), the checkpoints' key: rank 0 hashes
+/* The store's checksum (pb_checksum_xxh128_file), the checkpoints' key: rank 0 hashes
  * the whole file (0.2 s for the paper store) on a thread of its own beside the first stage,
  * and the key is first needed when that stage's checkpoint is written (with
  * --resume, or for a stage whose loops save blocks: before it starts). */
@@ -502,7 +504,7 @@ static void *pb_run__digest_main(void *arg)
   struct pb_run__digest *d = arg;
   struct timespec a, b; /* no MPI call off the main thread */
   clock_gettime(CLOCK_MONOTONIC, &a);
-  d->status = pb_file_digest(d->path, d->hex);
+  d->status = pb_checksum_xxh128_file(d->path, d->hex);
   if (d->status != PB_OK) snprintf(d->why, sizeof d->why, "%s", pb_error_message());
   clock_gettime(CLOCK_MONOTONIC, &b);
   d->seconds = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
@@ -531,7 +533,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
 {
   int rank, status = PB_OK;
   MPI_Comm_rank(comm, &rank);
-  char *dir = pb_path_join(cfg->output, cfg->stages[i]);
+  char *dir = pb_output_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
   /* the key is needed now to check a checkpoint, or by the stage's blocks */
   const int k = pb_run__kind(cfg->stages[i]);
@@ -587,7 +589,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   status = pb_error_agree(comm, status);
   if (status == PB_OK && rank == 0 && reads_store) {
     dg.started = pthread_create(&dg.thread, NULL, pb_run__digest_main, &dg) == 0;
-    if (!dg.started) status = pb_file_digest(cfg->store, digest); /* no thread: hash now */
+    if (!dg.started) status = pb_checksum_xxh128_file(cfg->store, digest); /* no thread: hash now */
   }
   if (!reads_store) snprintf(digest, sizeof digest, "none");
   status = pb_error_agree(comm, status);

@@ -7,7 +7,7 @@
 /* What the run did, for REPORT.md's provenance and the closing summary. */
 struct pb_run_facts {
   const char *build;       /* pb_build_info() */
-  const char *store_digest;   /* pb_file_digest of the store */
+  const char *store_digest;   /* pb_checksum_xxh128_file of the store */
   const char *settings;    /* effective analysis settings, "key = value" lines */
   int ranks, threads;
   double wall[PB_RUN_MAX_STAGES]; /* seconds per stage, in cfg->stages order */

@@ -15,7 +15,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "pairbound/output.h"
 #include "run_internal.h"
 
 /* Stages in the order of the seed paper (Sections 3-4.1, 4.2, 5, Appendix F). */
@@ -36,8 +36,8 @@ struct pb_rr_tsv {
 static int pb_rr__tsv_load(const char *output, const char *stage, const char *name, struct pb_rr_tsv *t)
 {
   memset(t, 0, sizeof *t);
-  char *dir = pb_path_join(output, stage), *rep = pb_path_join(dir, "report"), *path = pb_path_join(rep, name);
-  t->text = pb_text_load(path);
+  char *dir = pb_output_path_join(output, stage), *rep = pb_output_path_join(dir, "report"), *path = pb_output_path_join(rep, name);
+  t->text = pb_output_text_load(path);
   free(dir);
   free(rep);
   free(path);
@@ -152,8 +152,8 @@ static void pb_rr__sum_screen(const char *output, FILE *fp)
 
 static void pb_rr__sum_verify(const char *output, FILE *fp)
 {
-  char *dir = pb_path_join(output, "verify"), *rep = pb_path_join(dir, "report"), *path = pb_path_join(rep, "REPORT.md");
-  char *text = pb_text_load(path);
+  char *dir = pb_output_path_join(output, "verify"), *rep = pb_output_path_join(dir, "report"), *path = pb_output_path_join(rep, "REPORT.md");
+  char *text = pb_output_text_load(path);
   if (!text) pb_error_clear();
   const char *v = text ? strstr(text, "**Verdict: ") : NULL;
   struct pb_rr_tsv t;
@@ -253,9 +253,9 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
     for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
       const char *name = cfg->stages[i];
       if (strcmp(pb_run_stage_kind(name), pb_rr__paper_order[k])) continue;
-      char *dir = pb_path_join(cfg->output, name), *sub = pb_path_join(dir, "report"),
-           *rep = pb_path_join(sub, pb_run_stage_report(name));
-      char *text = pb_text_load(rep);
+      char *dir = pb_output_path_join(cfg->output, name), *sub = pb_output_path_join(dir, "report"),
+           *rep = pb_output_path_join(sub, pb_run_stage_report(name));
+      char *text = pb_output_text_load(rep);
       if (text) {
         pb_text_printf(&md, "\n");
         if (strchr(name, '.'))
@@ -270,13 +270,13 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
       free(sub);
       free(dir);
     }
-  char *path = pb_path_join(cfg->output, "REPORT.md");
+  char *path = pb_output_path_join(cfg->output, "REPORT.md");
   if (status == PB_OK) {
     struct pb_outfile f;
-    status = pb_outfile_open(&f, path);
+    status = pb_output_file_open(&f, path);
     if (status == PB_OK) {
       fwrite(md.buf, 1, md.len, f.fp);
-      status = pb_outfile_commit(&f);
+      status = pb_output_file_commit(&f);
     }
   }
   pb_text_free(&md);

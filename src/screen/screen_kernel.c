@@ -13,9 +13,10 @@
 #include <gsl/gsl_multimin.h>
 #include <gsl/gsl_vector.h>
 
+#include "pairbound/clones.h"
 #include "pairbound/error.h"
 #include "pairbound/screen.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS] = {10, 20, 30};
 
@@ -77,7 +78,7 @@ static void pb_screen__ranked_alloc(struct pb_screen_ranked *r, int32_t n_all)
 /* The cutoff groups' positions ascending, the order of a tie-break's draws. */
 static void pb_screen__ranked_finish(struct pb_screen_ranked *r)
 {
-  if (r->n_cut > 1) qsort(r->cut, (size_t)r->n_cut, sizeof *r->cut, pb_cmp_i32); /* r->cut is NULL when empty */
+  if (r->n_cut > 1) qsort(r->cut, (size_t)r->n_cut, sizeof *r->cut, pb_sort_cmp_i32); /* r->cut is NULL when empty */
 }
 
 /* Tie group [a, a+g) of the descending order holding positions pos[]. */

@@ -10,7 +10,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/screen.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 double pb_screen_u0(double m0, const float *const *m, int32_t n_probes, int32_t j)
 {
@@ -95,7 +95,7 @@ static void pb_screen__sel_cover(const struct pb_screen_sel_unit *u, const doubl
   if (n == 0) return;
   int32_t k = pb_screen_budget(n, pct);
   for (int32_t i = 0; i < n; i++) work[i] = score[i];
-  double v = pb_kth_largest(work, n, k);
+  double v = pb_sort_kth_largest(work, n, k);
   int32_t A = 0, g = 0;
   for (int h = 0; h < 2; h++) {
     for (int32_t c = 0; c < C; c++) sa[h].acc[c] = 0;

@@ -17,7 +17,7 @@
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/num.h"
 #include "screen_internal.h"
 
 /* ------------------------------------------------------------ totals */
@@ -424,12 +424,12 @@ static void pb_srep__subsets(struct pb_srep *R)
     for (int32_t j0 = 0; j0 < L->n_subsets_u;) {
       int32_t m = L->subset_m[j0], j1 = j0;
       while (j1 < L->n_subsets_u && L->subset_m[j1] == m) j1++;
-      struct pb_nanmean cm = {0, 0}, am = {0, 0};
+      struct pb_num_nanmean cm = {0, 0}, am = {0, 0};
       double cmin = INFINITY, cmax = -INFINITY, amin = INFINITY, amax = -INFINITY;
       for (int32_t j = j0; j < j1; j++) {
         double x = pb_srep__at(R, s, tier, PB_SS_SUB(R->S, j, 1)), a = pb_srep__at(R, s, tier, PB_SS_SUB(R->S, j, 0));
-        pb_nanmean_add(&cm, x);
-        pb_nanmean_add(&am, a);
+        pb_num_nanmean_add(&cm, x);
+        pb_num_nanmean_add(&am, a);
         if (!isnan(x)) cmin = fmin(cmin, x), cmax = fmax(cmax, x);
         if (!isnan(a)) amin = fmin(amin, a), amax = fmax(amax, a);
       }
@@ -437,12 +437,12 @@ static void pb_srep__subsets(struct pb_srep *R)
       pb_table_str(&R->t, pb_tier_name(tier), 0);
       pb_table_int(&R->t, m);
       pb_table_int(&R->t, j1 - j0);
-      pb_table_num(&R->t, pb_nanmean_get(&cm), 3);
+      pb_table_num(&R->t, pb_num_nanmean_get(&cm), 3);
       pb_table_num(&R->t, isinf(cmin) ? NAN : cmin, 3);
       pb_table_num(&R->t, isinf(cmax) ? NAN : cmax, 3);
-      pb_table_num(&R->t, pb_nanmean_get(&cm) - S_cov, -3);
+      pb_table_num(&R->t, pb_num_nanmean_get(&cm) - S_cov, -3);
       pb_table_num(&R->t, isinf(cmin) ? NAN : cmin - S_cov, -3);
-      pb_table_num(&R->t, pb_nanmean_get(&am), 3);
+      pb_table_num(&R->t, pb_num_nanmean_get(&am), 3);
       pb_table_num(&R->t, isinf(amin) ? NAN : amin, 3);
       pb_table_num(&R->t, isinf(amax) ? NAN : amax, 3);
       pb_table_end_row(&R->t);

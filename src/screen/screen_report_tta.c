@@ -15,7 +15,6 @@
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/resample.h"
-#include "pairbound/util.h"
 #include "screen_internal.h"
 
 /* The seed's mild-condition coverage at q = 0.2 (Tables 33, 37). */

@@ -27,7 +27,9 @@
 #include "pairbound/screen.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
+#include "pairbound/sort.h"
+#include "pairbound/strmap.h"
 #include "screen_internal.h"
 
 const char *const pb_screen_row_names[PB_SR_FIXED] = {
@@ -500,7 +502,7 @@ static void pb_screen__subsets(struct pb_screen__ctx *X)
           perm[k] = perm[r];
           perm[r] = t;
         }
-        qsort(perm, (size_t)m, sizeof *perm, pb_cmp_i32);
+        qsort(perm, (size_t)m, sizeof *perm, pb_sort_cmp_i32);
         int dup = 0;
         for (int32_t q = 0; q < j && !dup; q++) dup = !memcmp(X->sub_idx[first + q], perm, (size_t)m * sizeof *perm);
         if (dup) continue;
@@ -548,7 +550,7 @@ static int pb_screen__targets(struct pb_screen__ctx *X)
     }
     X->targets[X->n_targets++] = s;
   }
-  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_cmp_i32);
+  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_sort_cmp_i32);
   return PB_OK;
 }
 
@@ -731,11 +733,11 @@ static int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_
             R->tk_rows[R->n_tk++] = m * src->n_conditions + X->ps[p].cond[k];
           }
     }
-    R->n = pb_sorted_unique_i32(R->rows, R->n);
-    R->n_tk = pb_sorted_unique_i32(R->tk_rows, R->n_tk);
+    R->n = pb_sort_unique_i32(R->rows, R->n);
+    R->n_tk = pb_sort_unique_i32(R->tk_rows, R->n_tk);
     int32_t kept = 0; /* rows without a whole record */
     for (int32_t j = 0; j < R->n; j++)
-      if (pb_sorted_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
+      if (pb_sort_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
     R->n = kept;
     const int tk_fields = PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0);
     int rc;
@@ -767,7 +769,7 @@ static struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, 
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
   struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
-  int32_t q = pb_sorted_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sorted_find_i32(R->rows, R->n, row) : -1;
+  int32_t q = pb_sort_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sort_find_i32(R->rows, R->n, row) : -1;
   if (q < 0 && j < 0) PB_ERROR("screen: row %d of source %d was not loaded", row, s);
   if (j >= 0) { /* predictions alone: s and m stay NULL */
     r.pred = R->d.pred + (size_t)j * n;

@@ -12,8 +12,10 @@
 
 #include <mpi.h>
 
+#include "pairbound/clones.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
+#include "pairbound/num.h"
 #include "pairbound/resample.h"
 #include "screen_internal.h"
 
@@ -345,7 +347,7 @@ void pb_screen_boot_cell(struct pb_screen_boot *B, int32_t t, int tier, int32_t 
         for (int k = 0; k < PB_SB_NMET && live[c]; k++) {
           double d = m[ia[c]][l][k] - m[ib[c]][l][k];
           if (isnan(d)) continue;
-          int64_t v = pb_round_half_away(d * PB_SB_SCALE);
+          int64_t v = pb_num_round_half_away(d * PB_SB_SCALE);
           for (int r = 0; r < nrows; r++)
             if (in_row[c][r]) {
               B->sum[base[r] + at[c] * PB_SB_NMET + k] += v;

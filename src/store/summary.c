@@ -7,7 +7,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/summary.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 
 static int32_t pb_summary__groups(const struct pb_meta *meta)
 {
@@ -53,11 +53,11 @@ static void pb_summary__source(FILE *fp, const struct pb_meta *meta, const struc
   double clean, pert;
   pb_summary__accuracy(meta, p, s, &clean, &pert);
   char a[40], b[40], t0[40], t1[40];
-  pb_format_double(clean, a);
-  pb_format_double(pert, b);
+  pb_text_format_double(clean, a);
+  pb_text_format_double(pert, b);
   /* a source without development images has no thresholds */
-  pb_format_float(ps->n_dev > 0 ? lo : NAN, t0);
-  pb_format_float(ps->n_dev > 0 ? hi : NAN, t1);
+  pb_text_format_float(ps->n_dev > 0 ? lo : NAN, t0);
+  pb_text_format_float(ps->n_dev > 0 ? hi : NAN, t1);
   const char *n = src->name;
   fprintf(fp, "source.%s.classes %d\n", n, src->n_classes);
   fprintf(fp, "source.%s.images %d\n", n, src->n_images);
@@ -83,17 +83,17 @@ static void pb_summary__full(FILE *fp, const struct pb_meta *meta, const struct 
   char b[40];
   for (int32_t m = 0; m < meta->n_models; m++) {
     fprintf(fp, "tau %s %s", src->name, meta->model_ids[m]);
-    pb_format_float(ps->tau[m], b);
+    pb_text_format_float(ps->tau[m], b);
     fprintf(fp, " %s", b);
     for (int32_t q = 0; q < PB_PROTOCOL_N_Q; q++) {
-      pb_format_float(ps->policy_tau[m * PB_PROTOCOL_N_Q + q], b);
+      pb_text_format_float(ps->policy_tau[m * PB_PROTOCOL_N_Q + q], b);
       fprintf(fp, " %s", b);
     }
     fputc('\n', fp);
   }
   for (int32_t c = 0; c < src->n_conditions; c++) {
     if (c == src->clean) continue;
-    pb_format_double(ps->mean_dev_acc[c], b);
+    pb_text_format_double(ps->mean_dev_acc[c], b);
     fprintf(fp, "tier %s %s %s %s\n", src->name, src->conditions[c], pb_tier_name(ps->tier[c]), b);
   }
   for (int32_t m = 0; m < meta->n_models; m++)

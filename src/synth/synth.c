@@ -15,8 +15,9 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/num.h"
+#include "pairbound/rng.h"
 #include "pairbound/synth.h"
-#include "pairbound/util.h"
 
 /* Latent scales (probit units). */
 #define SIG_MODEL_JITTER 0.15
@@ -33,7 +34,7 @@ static double pb_synth__sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 static float pb_synth__prob(const struct pb_synth_config *cfg, double p)
 {
-  return cfg->half_precision ? pb_round_half(p) : (float)p;
+  return cfg->half_precision ? pb_num_round_half(p) : (float)p;
 }
 
 /* Index of the first source with the same base: names the shared image stream. */

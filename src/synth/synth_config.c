@@ -14,7 +14,8 @@
 #include "pairbound/parse.h"
 #include "pairbound/protocol.h"
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/checksum.h"
+#include "pairbound/output.h"
 #include "pairbound/store.h"
 #include "pairbound/synth_config.h"
 
@@ -184,7 +185,7 @@ static double pb_synth_config__harshness(const int32_t *idx, const int32_t *leve
   double h = 0;
   for (int32_t f = 0; f < nf; f++)
     if (levels[f] > 1) h += (f == 0 ? 3.0 : 1.0) * idx[f] / (levels[f] - 1);
-  return h + 0.6 * (double)(pb_sha256_key(name) >> 11) / 9007199254740992.0;
+  return h + 0.6 * (double)(pb_checksum_sha256_key(name) >> 11) / 9007199254740992.0;
 }
 
 struct pb_synth_config__ranked { double key; int32_t index; };
@@ -458,7 +459,7 @@ int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_co
 
 int pb_synth_config_load(const char *path, struct pb_synth_config *cfg)
 {
-  char *text = pb_text_load(path);
+  char *text = pb_output_text_load(path);
   if (!text) return PB_FAIL;
   int status = pb_synth_config_parse(text, path, cfg);
   free(text);

@@ -9,7 +9,7 @@
 
 #include "pairbound/agg.h"
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/output.h"
 #include "verify_internal.h"
 
 #define PP 100.0
@@ -342,10 +342,10 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
 
   char *path = pb_results_report_path(res, "REPORT.md");
   struct pb_outfile f;
-  status = pb_outfile_open(&f, path);
+  status = pb_output_file_open(&f, path);
   if (status == PB_OK) {
     fwrite(md.buf, 1, md.len, f.fp);
-    status = pb_outfile_commit(&f);
+    status = pb_output_file_commit(&f);
   }
   if (status != PB_OK) pb_error_set("%s: cannot write file", path);
   free(path);

@@ -23,7 +23,7 @@
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
+#include "pairbound/checksum.h"
 #include "pairbound/verify.h"
 #include "bounds/bounds_stage_internal.h"
 #include "verify_internal.h"
@@ -1109,7 +1109,7 @@ static uint8_t *pb_verify__select(const struct pb_stage *st, const struct pb_cel
         char text[1024];
         snprintf(text, sizeof text, "verify|%llu|%s|%s|%s", (unsigned long long)opt->sample_seed, src->name,
                  meta->model_ids[cells[c].model], src->conditions[cells[c].condition]);
-        keys[m++] = (struct pb_verify__key){pb_sha256_key(text), c};
+        keys[m++] = (struct pb_verify__key){pb_checksum_sha256_key(text), c};
       }
     }
     if (opt->cells == PB_VERIFY_CELLS_SAMPLE) {

@@ -15,7 +15,7 @@
 #include "pairbound/error.h"
 #include "pairbound/options.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 #include "pairbound/world.h"
 
 #define PB_WORLD_BLOCK 4096   /* cases drawn per parallel block */
@@ -55,7 +55,7 @@ void pb_world_options_default(struct pb_world_options *o)
 static void pb_world__line(const char *name, double v)
 {
   char buf[40];
-  pb_format_double(v, buf);
+  pb_text_format_double(v, buf);
   printf("%s %s\n", name, buf);
 }
 
@@ -106,7 +106,7 @@ static int pb_world__info(int rank, const struct pb_world_options *o)
 static void pb_world__header(const struct pb_world *w, const struct pb_world_options *o, struct pb_text *t)
 {
   char a[40], b[40];
-  pb_format_double(pb_world_residual_scale(w), a);
+  pb_text_format_double(pb_world_residual_scale(w), a);
   pb_text_printf(t, "# pairbound world cases 1\n# world %s\n# level %s\n# residual_scale %s\n# seed %llu\n"
                     "# stream %llu\n# first %llu\n# cases %llu\ncase",
                  pb_world_name(w), pb_world_level_name(w), a, (unsigned long long)o->seed,
@@ -118,8 +118,8 @@ static void pb_world__header(const struct pb_world *w, const struct pb_world_opt
       for (int v = 0; v < at->n_values; v++) pb_text_printf(t, "%s%s", v ? "," : "", at->values[v]);
       pb_text_printf(t, ")");
     } else {
-      pb_format_double(at->lo, a);
-      pb_format_double(at->hi, b);
+      pb_text_format_double(at->lo, a);
+      pb_text_format_double(at->hi, b);
       pb_text_printf(t, "\t%s:num[%s,%s]", at->name, a, b);
     }
     if (at->irrelevant) pb_text_printf(t, ":irrelevant");
@@ -138,7 +138,7 @@ static void pb_world__put_uint(struct pb_text *t, uint64_t v, int tab)
 }
 
 /* One TSV cell: non-negative integers (categories, counts, labels) directly,
- * other values as pb_format_double's shortest round-trip decimal, which is
+ * other values as pb_text_format_double's shortest round-trip decimal, which is
  * the same text the integers would get from it. */
 static void pb_world__cell(struct pb_text *t, double v)
 {
@@ -147,7 +147,7 @@ static void pb_world__cell(struct pb_text *t, double v)
     return;
   }
   char b[40];
-  pb_format_double(v, b);
+  pb_text_format_double(v, b);
   pb_text_append(t, "\t", 1);
   pb_text_append(t, b, strlen(b));
 }

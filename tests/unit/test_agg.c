@@ -17,7 +17,6 @@
 
 #include "pairbound/agg.h"
 #include "pairbound/resample.h"
-#include "pairbound/util.h"
 
 #include "testlib.h"
 
@@ -138,7 +137,7 @@ START_TEST(test_sum_hand)
   pb_agg_add(&a, 2, 2.0);
   pb_agg_add(&a, 2, 2.0);
   ck_assert(pb_agg_mean(&a, 2) == 5.0 / 3.0);
-  /* infinities, and terms at 2^128 or beyond, as pb_nanmean would treat an infinity */
+  /* infinities, and terms at 2^128 or beyond, as pb_num_nanmean would treat an infinity */
   pb_agg_add(&a, 3, INFINITY);
   pb_agg_add(&a, 3, 1.0);
   ck_assert(pb_agg_sum(&a, 3) == INFINITY && pb_agg_mean(&a, 3) == INFINITY && pb_agg_count(&a, 3) == 2);
@@ -159,7 +158,7 @@ START_TEST(test_sum_hand)
   ck_assert(pb_agg_sum(&a, 6) == 0x1p53);
   pb_agg_add(&a, 6, 0x1p-100); /* now just above halfway: up */
   ck_assert(pb_agg_sum(&a, 6) == 0x1p53 + 2);
-  /* zeros of either sign sum to +0, as pb_nanmean's running sum from +0 */
+  /* zeros of either sign sum to +0, as pb_num_nanmean's running sum from +0 */
   pb_agg_add(&a, 7, -0.0);
   ck_assert(same_bits(pb_agg_sum(&a, 7), 0.0) && same_bits(pb_agg_mean(&a, 7), 0.0));
   pb_agg_free(&a);

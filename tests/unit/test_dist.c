@@ -13,8 +13,8 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/rng.h"
 #include "pairbound/store.h"
-#include "pairbound/util.h"
 
 #include "testlib.h"
 

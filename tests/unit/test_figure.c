@@ -16,7 +16,6 @@
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
 
 #include "testlib.h"
 

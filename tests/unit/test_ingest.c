@@ -11,7 +11,7 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 #include "pairbound/store.h"
 #include "pairbound/ingest.h"
 
@@ -148,8 +148,8 @@ static void gen_make(struct gen *g)
           g->smax[s][at] = smax;
           g->ptrue[s][at] = ptrue;
           char a[32], b[32], line[256];
-          pb_format_float(smax, a);
-          pb_format_float(ptrue, b);
+          pb_text_format_float(smax, a);
+          pb_text_format_float(ptrue, b);
           snprintf(line, sizeof line, "%s,%s,%s,%s,%s%d,%d,%s,%d,%s,%s\n", gen_models[m], gen_groups[m],
                    gen_sources[s], gen_conds[s][c], s == 0 ? "syn-img" : "es-img", i, label,
                    i % 2 ? "eval" : "dev", pred, a, b);

@@ -20,7 +20,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/store.h"
 #include "pairbound/synth.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 
 #include "testlib.h"
 

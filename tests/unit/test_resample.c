@@ -10,8 +10,8 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "pairbound/resample.h"
+#include "pairbound/rng.h"
 #include "pairbound/screen.h"
-#include "pairbound/util.h"
 #include "testlib.h"
 
 START_TEST(test_multiplicities)

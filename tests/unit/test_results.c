@@ -11,7 +11,6 @@
 
 #include "testlib.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
 
 #define N_ROWS 23
 

@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "pairbound/rng.h"
 #include "pairbound/screen.h"
-#include "pairbound/util.h"
 #include "testlib.h"
 
 static struct pb_rng trng;

@@ -21,7 +21,8 @@
 #include "pairbound/error.h"
 #include "pairbound/store.h"
 #include "pairbound/synth.h"
-#include "pairbound/util.h"
+#include "pairbound/num.h"
+#include "pairbound/rng.h"
 
 #include "testlib.h"
 
@@ -419,7 +420,7 @@ static long check_records(const struct pb_meta *meta, int s, const struct pb_row
       ck_assert_msg(0 <= M && M <= S && S <= 1, "%s row %d image %d: ptrue %g smax %g", src->name, row, i,
                     (double)M, (double)S);
       ck_assert_msg(is_half(S) && is_half(M), "%s row %d image %d: not half precision", src->name, row, i);
-      ck_assert(pb_round_half(S) == S && pb_round_half(M) == M);
+      ck_assert(pb_num_round_half(S) == S && pb_num_round_half(M) == M);
       if (pred == y) ck_assert_msg(M == S, "%s row %d image %d: correct but ptrue != smax", src->name, row, i);
       else ck_assert_msg(M < S, "%s row %d image %d: wrong but ptrue >= smax", src->name, row, i);
       if (!topk) continue;

@@ -1,4 +1,5 @@
-/* Small shared helpers (src/core/util.c): the Philox stream against Random123's
+/* Small shared helpers (src/core/: rng.c, num.c, text.c, checksum.c,
+ * strmap.c, sort.c, output.c): the Philox stream against Random123's
  * published known-answer vectors and an independent Philox4x32-10 written
  * here from the Random123 paper, half-precision rounding against a table of
  * every positive half value built from its bit patterns, shortest float text,
@@ -18,13 +19,18 @@
 
 #include <mpi.h>
 
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
+#include "pairbound/num.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"
+#include "pairbound/rng.h"
+#include "pairbound/sort.h"
+#include "pairbound/strmap.h"
+#include "pairbound/text.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
 
 #include "testlib.h"
 
@@ -407,27 +413,27 @@ static double ref_round_half(double x)
 
 START_TEST(test_round_half_hand)
 {
-  ck_assert(pb_round_half(0.1) == 0.0999755859375f);       /* 1638 / 16384 */
-  ck_assert(pb_round_half(1.0 / 3) == 0.333251953125f);    /* 1365 / 4096 */
-  ck_assert(pb_round_half(0.5) == 0.5f);
-  ck_assert(pb_round_half(1.0) == 1.0f);
-  ck_assert(pb_round_half(0.0) == 0.0f);
+  ck_assert(pb_num_round_half(0.1) == 0.0999755859375f);       /* 1638 / 16384 */
+  ck_assert(pb_num_round_half(1.0 / 3) == 0.333251953125f);    /* 1365 / 4096 */
+  ck_assert(pb_num_round_half(0.5) == 0.5f);
+  ck_assert(pb_num_round_half(1.0) == 1.0f);
+  ck_assert(pb_num_round_half(0.0) == 0.0f);
   /* 1 + 2^-11 lies halfway between 1 and 1 + 2^-10: ties to even gives 1 */
-  ck_assert(pb_round_half(2049.0 / 2048) == 1.0f);
+  ck_assert(pb_num_round_half(2049.0 / 2048) == 1.0f);
   /* 1 + 3 * 2^-11 lies halfway between 1 + 2^-10 (odd) and 1 + 2^-9 (even) */
-  ck_assert(pb_round_half(2051.0 / 2048) == 1026.0f / 1024);
+  ck_assert(pb_num_round_half(2051.0 / 2048) == 1026.0f / 1024);
   /* subnormal range, step 2^-24 = 5.96e-8: 1e-7 is 1.68 steps, so it rounds
    * to 2 steps = 2^-23; 3e-8 is 0.50 steps and rounds up to 2^-24 */
-  ck_assert(pb_round_half(1e-7) == ldexpf(1.0f, -23));
-  ck_assert(pb_round_half(3e-8) == ldexpf(1.0f, -24));
-  ck_assert(pb_round_half(ldexp(1.0, -25)) == 0.0f);          /* tie between 0 and 2^-24: even */
-  ck_assert(pb_round_half(3 * ldexp(1.0, -25)) == ldexpf(1.0f, -23)); /* 1.5 steps: even is 2 */
-  ck_assert(pb_round_half(ldexp(1.0, -26)) == 0.0f);
+  ck_assert(pb_num_round_half(1e-7) == ldexpf(1.0f, -23));
+  ck_assert(pb_num_round_half(3e-8) == ldexpf(1.0f, -24));
+  ck_assert(pb_num_round_half(ldexp(1.0, -25)) == 0.0f);          /* tie between 0 and 2^-24: even */
+  ck_assert(pb_num_round_half(3 * ldexp(1.0, -25)) == ldexpf(1.0f, -23)); /* 1.5 steps: even is 2 */
+  ck_assert(pb_num_round_half(ldexp(1.0, -26)) == 0.0f);
   /* smallest normal 2^-14 and the subnormal just below it */
-  ck_assert(pb_round_half(ldexp(1.0, -14)) == ldexpf(1.0f, -14));
-  ck_assert(pb_round_half(ldexp(1023.0, -24)) == ldexpf(1023.0f, -24));
+  ck_assert(pb_num_round_half(ldexp(1.0, -14)) == ldexpf(1.0f, -14));
+  ck_assert(pb_num_round_half(ldexp(1023.0, -24)) == ldexpf(1023.0f, -24));
   /* 0.96 rounds to 983 / 1024 = 0.9599609375 (0.96 * 1024 = 983.04) */
-  ck_assert(pb_round_half(0.96) == 0.9599609375f);
+  ck_assert(pb_num_round_half(0.96) == 0.9599609375f);
 }
 END_TEST
 
@@ -437,14 +443,14 @@ START_TEST(test_round_half_exhaustive)
   /* every half value is a fixed point, and every midpoint between two
    * neighbours rounds to the one with the even bit pattern */
   for (int k = 0; k < N_HALF; k++) {
-    ck_assert_msg(pb_round_half(half_value[k]) == (float)half_value[k], "half %d = %.17g", k, half_value[k]);
+    ck_assert_msg(pb_num_round_half(half_value[k]) == (float)half_value[k], "half %d = %.17g", k, half_value[k]);
     if (k + 1 < N_HALF) {
       double mid = 0.5 * (half_value[k] + half_value[k + 1]);
       double want = (half_bits[k] & 1) == 0 ? half_value[k] : half_value[k + 1];
-      ck_assert_msg(pb_round_half(mid) == (float)want, "midpoint %.17g", mid);
+      ck_assert_msg(pb_num_round_half(mid) == (float)want, "midpoint %.17g", mid);
       /* just off the midpoint the nearest wins */
-      ck_assert(pb_round_half(nextafter(mid, 0)) == (float)half_value[k]);
-      ck_assert(pb_round_half(nextafter(mid, 1e9)) == (float)half_value[k + 1]);
+      ck_assert(pb_num_round_half(nextafter(mid, 0)) == (float)half_value[k]);
+      ck_assert(pb_num_round_half(nextafter(mid, 1e9)) == (float)half_value[k + 1]);
     }
   }
   /* random probabilities, spread over many binades */
@@ -453,7 +459,7 @@ START_TEST(test_round_half_exhaustive)
   for (int i = 0; i < 200000; i++) {
     double x = pb_rng_uniform(&r);
     if (i % 2) x = pow(x, 8);
-    float got = pb_round_half(x);
+    float got = pb_num_round_half(x);
     ck_assert_msg(got == (float)ref_round_half(x), "x = %.17g: got %.17g, want %.17g", x, (double)got,
                   ref_round_half(x));
   }
@@ -462,7 +468,7 @@ END_TEST
 
 /* --------------------------------------------------------------- formatting */
 
-/* pb_round_half_away against hand-worked halves and the C library's llround on
+/* pb_num_round_half_away against hand-worked halves and the C library's llround on
  * random doubles of every magnitude the class bootstrap scales (|x| <= 2^41)
  * and beyond (integers past 2^53, where x - t must be 0). */
 START_TEST(test_round_half_away)
@@ -472,14 +478,14 @@ START_TEST(test_round_half_away)
   const int64_t want[] = {1, -1, 2, -2, 3, -3, 0, 0, 0, 0, 0, 4503599627370496, -4503599627370496, 9007199254740992,
                           824633720832};
   for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
-    ck_assert_msg(pb_round_half_away(x[i]) == want[i], "%.17g: %lld, want %lld", x[i],
-                  (long long)pb_round_half_away(x[i]), (long long)want[i]);
+    ck_assert_msg(pb_num_round_half_away(x[i]) == want[i], "%.17g: %lld, want %lld", x[i],
+                  (long long)pb_num_round_half_away(x[i]), (long long)want[i]);
   struct pb_rng r;
   pb_rng_init(&r, test_seed(), 91, 0, 0);
   for (int i = 0; i < 200000; i++) {
     double v = (pb_rng_uniform(&r) * 2 - 1) * ldexp(1.0, (int)pb_rng_below(&r, 62));
     if (i % 4 == 0) v = floor(v) + 0.5; /* exact halves */
-    ck_assert_msg(pb_round_half_away(v) == llround(v), "%.17g", v);
+    ck_assert_msg(pb_num_round_half_away(v) == llround(v), "%.17g", v);
   }
 }
 END_TEST
@@ -487,46 +493,46 @@ END_TEST
 START_TEST(test_format_float_hand)
 {
   char buf[32];
-  pb_format_float(0.1f, buf);
+  pb_text_format_float(0.1f, buf);
   ck_assert_str_eq(buf, "0.1");
-  pb_format_float(0.333251953125f, buf);
+  pb_text_format_float(0.333251953125f, buf);
   ck_assert_str_eq(buf, "0.33325195");
-  pb_format_float(1.0f, buf);
+  pb_text_format_float(1.0f, buf);
   ck_assert_str_eq(buf, "1");
-  pb_format_float(0.0f, buf);
+  pb_text_format_float(0.0f, buf);
   ck_assert_str_eq(buf, "0");
-  pb_format_float(0.5f, buf);
+  pb_text_format_float(0.5f, buf);
   ck_assert_str_eq(buf, "0.5");
-  pb_format_float(0.0999755859375f, buf);
+  pb_text_format_float(0.0999755859375f, buf);
   ck_assert_str_eq(buf, "0.099975586");
-  pb_format_float(1.0f / 3, buf);
+  pb_text_format_float(1.0f / 3, buf);
   ck_assert_str_eq(buf, "0.33333334");
-  pb_format_float(16777216.0f, buf);
+  pb_text_format_float(16777216.0f, buf);
   ck_assert_str_eq(buf, "16777216");
-  pb_format_float(FLT_MAX, buf);
+  pb_text_format_float(FLT_MAX, buf);
   ck_assert_str_eq(buf, "3.4028235e+38");
-  pb_format_float(1e-10f, buf);
+  pb_text_format_float(1e-10f, buf);
   ck_assert_str_eq(buf, "1e-10");
-  pb_format_float(NAN, buf);
+  pb_text_format_float(NAN, buf);
   ck_assert_str_eq(buf, "nan");
 
   char dbuf[40];
-  pb_format_double(0.1, dbuf);
+  pb_text_format_double(0.1, dbuf);
   ck_assert_str_eq(dbuf, "0.1");
-  pb_format_double(1.0 / 3, dbuf);
+  pb_text_format_double(1.0 / 3, dbuf);
   ck_assert_str_eq(dbuf, "0.3333333333333333");
-  pb_format_double(0.1 + 0.2, dbuf);
+  pb_text_format_double(0.1 + 0.2, dbuf);
   ck_assert_str_eq(dbuf, "0.30000000000000004");
-  pb_format_double(2.0, dbuf);
+  pb_text_format_double(2.0, dbuf);
   ck_assert_str_eq(dbuf, "2");
-  pb_format_double(-1.5, dbuf);
+  pb_text_format_double(-1.5, dbuf);
   ck_assert_str_eq(dbuf, "-1.5");
-  pb_format_double(NAN, dbuf);
+  pb_text_format_double(NAN, dbuf);
   ck_assert_str_eq(dbuf, "nan");
   /* subnormals read back exactly (shortness: test_format_subnormal_shortest) */
-  pb_format_double(5e-324, dbuf);
+  pb_text_format_double(5e-324, dbuf);
   ck_assert(strtod(dbuf, NULL) == 5e-324);
-  pb_format_float(ldexpf(1.0f, -149), buf);
+  pb_text_format_float(ldexpf(1.0f, -149), buf);
   ck_assert(strtof(buf, NULL) == ldexpf(1.0f, -149));
 }
 END_TEST
@@ -537,13 +543,13 @@ END_TEST
 START_TEST(test_format_subnormal_shortest)
 {
   char buf[32], dbuf[40];
-  pb_format_double(5e-324, dbuf); /* the smallest subnormal double */
+  pb_text_format_double(5e-324, dbuf); /* the smallest subnormal double */
   ck_assert_str_eq(dbuf, "5e-324");
   /* subnormal float step 1.4e-45: 4 digits (step 1e-44) are too few, 5 suffice */
   float x = strtof("3.4356e-41", NULL);
-  pb_format_float(x, buf);
+  pb_text_format_float(x, buf);
   ck_assert_str_eq(buf, "3.4356e-41");
-  pb_format_float(ldexpf(1.0f, -149), buf); /* 1.4012985e-45: "1e-45" reads back */
+  pb_text_format_float(ldexpf(1.0f, -149), buf); /* 1.4012985e-45: "1e-45" reads back */
   ck_assert_str_eq(buf, "1e-45");
 }
 END_TEST
@@ -573,7 +579,7 @@ START_TEST(test_format_round_trip)
     memcpy(&x, &bits, sizeof x);
     if (isnan(x) || isinf(x)) continue;
     if (i % 3 == 0) x = (float)pb_rng_uniform(&r); /* probabilities */
-    pb_format_float(x, buf);
+    pb_text_format_float(x, buf);
     ck_assert_msg(strtof(buf, NULL) == x, "%.9g -> '%s'", (double)x, buf);
     /* shortest: the nearest decimal with one digit fewer does not read back
      * (if the nearest does not, no other decimal of that length does) */
@@ -591,13 +597,13 @@ START_TEST(test_format_round_trip)
     double x;
     memcpy(&x, &bits, sizeof x);
     if (isnan(x) || isinf(x)) continue;
-    pb_format_double(x, dbuf);
+    pb_text_format_double(x, dbuf);
     ck_assert_msg(strtod(dbuf, NULL) == x, "%.17g -> '%s'", x, dbuf);
   }
 }
 END_TEST
 
-/* pb_format_double's definition, by the C library: "nan"; integers below
+/* pb_text_format_double's definition, by the C library: "nan"; integers below
  * 2^53 as "%.0f" (no "-0"); else the first of %.15g, %.16g, %.17g (from %.1g
  * below DBL_MIN) that strtod reads back exactly. */
 static void format_double_ref(double x, char buf[40])
@@ -616,7 +622,7 @@ static void format_double_ref(double x, char buf[40])
 static void check_format_double(double x, const char *kind)
 {
   char got[40], want[40];
-  pb_format_double(x, got);
+  pb_text_format_double(x, got);
   format_double_ref(x, want);
   if (strcmp(got, want) != 0) {
     uint64_t bits;
@@ -628,7 +634,7 @@ static void check_format_double(double x, const char *kind)
 
 static uint64_t rng_u64(struct pb_rng *r) { return ((uint64_t)pb_rng_u32(r) << 32) | pb_rng_u32(r); }
 
-/* The exact integer path of pb_format_double against the snprintf / strtod
+/* The exact integer path of pb_text_format_double against the snprintf / strtod
  * definition: special values, neighbours of the fast path's limits and of
  * powers of two and ten, random bit patterns, rates k / N, short decimals
  * at every scale, and exact ties at 15, 16 and 17 digits (a 13- to
@@ -687,7 +693,7 @@ START_TEST(test_format_double_exact)
 }
 END_TEST
 
-/* pb_text_int and pb_text_num append what "\t%lld" and "\t" + pb_format_double
+/* pb_text_int and pb_text_num append what "\t%lld" and "\t" + pb_text_format_double
  * give, after text already in the buffer. */
 START_TEST(test_text_int_num)
 {
@@ -709,7 +715,7 @@ START_TEST(test_text_int_num)
     const double x = (double)(int32_t)pb_rng_below(&r, 1000) / (1 + pb_rng_below(&r, 999));
     pb_text_num(&t, x);
     want[0] = '\t';
-    pb_format_double(x, want + 1);
+    pb_text_format_double(x, want + 1);
     ck_assert_str_eq(t.buf + at, want);
     at = t.len;
   }
@@ -723,22 +729,22 @@ START_TEST(test_sha256)
 {
   char hex[65];
   /* FIPS 180-2 Appendix B test vectors */
-  pb_sha256_hex("abc", 3, hex);
+  pb_checksum_sha256_hex("abc", 3, hex);
   ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  pb_sha256_hex("", 0, hex);
+  pb_checksum_sha256_hex("", 0, hex);
   ck_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-  pb_sha256_hex(two, strlen(two), hex);
+  pb_checksum_sha256_hex(two, strlen(two), hex);
   ck_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   /* one million 'a' */
   char *million = malloc(1000000);
   memset(million, 'a', 1000000);
-  pb_sha256_hex(million, 1000000, hex);
+  pb_checksum_sha256_hex(million, 1000000, hex);
   ck_assert_str_eq(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   free(million);
   /* the key is the digest's first 8 bytes, big-endian */
-  ck_assert(pb_sha256_key("abc") == 0xba7816bf8f01cfeaull);
-  ck_assert(pb_sha256_key("") == 0xe3b0c44298fc1c14ull);
+  ck_assert(pb_checksum_sha256_key("abc") == 0xba7816bf8f01cfeaull);
+  ck_assert(pb_checksum_sha256_key("") == 0xe3b0c44298fc1c14ull);
 }
 END_TEST
 
@@ -791,7 +797,7 @@ static char *slurp(const char *path)
   return buf;
 }
 
-/* pb_lines_each: every line with its number, a stop from the callback, the last line without a newline,
+/* pb_output_lines_each: every line with its number, a stop from the callback, the last line without a newline,
  * and open and directory errors that name the file, what it was for and the system's reason. */
 struct lines_seen {
   int n, stop_at;
@@ -820,7 +826,7 @@ START_TEST(test_lines_each)
   fputs("a\n\nthird", fp);
   fclose(fp);
   struct lines_seen s = {0};
-  ck_assert_int_eq(pb_lines_each(path, NULL, lines_cb, &s), PB_OK);
+  ck_assert_int_eq(pb_output_lines_each(path, NULL, lines_cb, &s), PB_OK);
   ck_assert_int_eq(s.n, 3);
   ck_assert_str_eq(s.text[0], "a\n");
   ck_assert_str_eq(s.text[1], "\n");
@@ -828,13 +834,13 @@ START_TEST(test_lines_each)
   ck_assert(s.num[0] == 1 && s.num[1] == 2 && s.num[2] == 3);
 
   struct lines_seen t = {.stop_at = 2};
-  ck_assert_int_eq(pb_lines_each(path, NULL, lines_cb, &t), PB_FAIL);
+  ck_assert_int_eq(pb_output_lines_each(path, NULL, lines_cb, &t), PB_FAIL);
   ck_assert_int_eq(t.n, 1);
   ck_assert_str_eq(pb_error_message(), "stopped at 2");
 
   char missing[600];
   snprintf(missing, sizeof missing, "%s.none", path);
-  ck_assert_int_eq(pb_lines_each(missing, "CASES file", lines_cb, &s), PB_FAIL);
+  ck_assert_int_eq(pb_output_lines_each(missing, "CASES file", lines_cb, &s), PB_FAIL);
   char want[700];
   snprintf(want, sizeof want, "%s: cannot open as the CASES file: %s", missing, strerror(ENOENT));
   ck_assert_str_eq(pb_error_message(), want);
@@ -844,7 +850,7 @@ START_TEST(test_lines_each)
   snprintf(dir, sizeof dir, "%s", pb_test_path("linesdir"));
   ck_assert(mkdir(dir, 0700) == 0);
   struct lines_seen u = {0};
-  ck_assert_int_eq(pb_lines_each(dir, NULL, lines_cb, &u), PB_FAIL);
+  ck_assert_int_eq(pb_output_lines_each(dir, NULL, lines_cb, &u), PB_FAIL);
   ck_assert_int_eq(u.n, 0);
   snprintf(want, sizeof want, "%s: read error after line 0: %s", dir, strerror(EISDIR));
   ck_assert_str_eq(pb_error_message(), want);
@@ -857,7 +863,7 @@ static int kth_desc(const void *a, const void *b)
   return (x < y) - (x > y);
 }
 
-/* pb_kth_largest (both widths) against a full descending sort, with many ties and every k */
+/* pb_sort_kth_largest (both widths) against a full descending sort, with many ties and every k */
 START_TEST(test_kth_largest)
 {
   uint64_t x = 88172645463325252ull;
@@ -874,8 +880,8 @@ START_TEST(test_kth_largest)
     for (int32_t k = 1; k <= n; k++) {
       memcpy(w, v, sizeof w);
       for (int32_t i = 0; i < n; i++) f[i] = (float)v[i];
-      ck_assert(pb_kth_largest(w, n, k) == sorted[k - 1]);
-      ck_assert(pb_kth_largest_f32(f, n, k) == (float)sorted[k - 1]);
+      ck_assert(pb_sort_kth_largest(w, n, k) == sorted[k - 1]);
+      ck_assert(pb_sort_kth_largest_f32(f, n, k) == (float)sorted[k - 1]);
     }
   }
   /* long arrays (the radix path): both signs, both zeros, subnormals, infinities, ties, narrow and wide
@@ -902,17 +908,17 @@ START_TEST(test_kth_largest)
     for (int32_t i = 0; i < n; i++) lfs[i] = (float)ls[i]; /* float rounding keeps the order */
     for (int32_t k = 1; k <= n; k += rep < 4 ? 1 : 37) {
       memcpy(lw, lv, (size_t)n * sizeof *lw);
-      ck_assert(pb_kth_largest(lw, n, k) == ls[k - 1]);
+      ck_assert(pb_sort_kth_largest(lw, n, k) == ls[k - 1]);
       float g[NL];
       memcpy(g, lf, (size_t)n * sizeof *g);
-      ck_assert(pb_kth_largest_f32(g, n, k) == lfs[k - 1]);
+      ck_assert(pb_sort_kth_largest_f32(g, n, k) == lfs[k - 1]);
     }
   }
   /* a NaN among them: Hoare's selection, as before (no order holds a NaN, so the value is one of the
    * array's, and the other 299 are still there) */
   for (int32_t i = 0; i < 300; i++) lw[i] = i % 10;
   lw[17] = NAN;
-  const double r = pb_kth_largest(lw, 300, 100);
+  const double r = pb_sort_kth_largest(lw, 300, 100);
   ck_assert(isnan(r) || (r >= 0 && r <= 9 && r == floor(r)));
   int nans = 0, sum = 0;
   for (int32_t i = 0; i < 300; i++) {
@@ -929,12 +935,12 @@ START_TEST(test_outfile)
   char path[512];
   snprintf(path, sizeof path, "%s", pb_test_path("out.tsv"));
   struct pb_outfile f;
-  ck_assert(pb_outfile_open(&f, path) == PB_OK);
+  ck_assert(pb_output_file_open(&f, path) == PB_OK);
   ck_assert(pb_test_exists(f.tmp) && pb_test_temps(path) == 1); /* PATH.tmp.XXXXXX */
   ck_assert(strncmp(f.tmp, path, strlen(path)) == 0);            /* beside the target */
   ck_assert(!pb_test_exists(path)); /* nothing under the final name while writing */
   fprintf(f.fp, "a\tb\n1\t2\n");
-  ck_assert(pb_outfile_commit(&f) == PB_OK);
+  ck_assert(pb_output_file_commit(&f) == PB_OK);
   ck_assert(pb_test_exists(path));
   ck_assert(pb_test_temps(path) == 0);
   char *text = slurp(path);
@@ -942,15 +948,15 @@ START_TEST(test_outfile)
   free(text);
 
   /* a second write replaces the file atomically; an aborted one leaves the old */
-  ck_assert(pb_outfile_open(&f, path) == PB_OK);
+  ck_assert(pb_output_file_open(&f, path) == PB_OK);
   fprintf(f.fp, "new\n");
-  ck_assert(pb_outfile_commit(&f) == PB_OK);
+  ck_assert(pb_output_file_commit(&f) == PB_OK);
   text = slurp(path);
   ck_assert_str_eq(text, "new\n");
   free(text);
-  ck_assert(pb_outfile_open(&f, path) == PB_OK);
+  ck_assert(pb_output_file_open(&f, path) == PB_OK);
   fprintf(f.fp, "partial");
-  pb_outfile_abort(&f);
+  pb_output_file_abort(&f);
   ck_assert(pb_test_temps(path) == 0);
   text = slurp(path);
   ck_assert_str_eq(text, "new\n");
@@ -959,16 +965,16 @@ START_TEST(test_outfile)
   /* abort of a new file leaves nothing at all */
   char path2[512];
   snprintf(path2, sizeof path2, "%s", pb_test_path("aborted.tsv"));
-  ck_assert(pb_outfile_open(&f, path2) == PB_OK);
+  ck_assert(pb_output_file_open(&f, path2) == PB_OK);
   fprintf(f.fp, "x\n");
-  pb_outfile_abort(&f);
+  pb_output_file_abort(&f);
   ck_assert(!pb_test_exists(path2) && pb_test_temps(path2) == 0);
 
   /* a file in a missing directory cannot be opened, with the reason */
   char path3[512];
   snprintf(path3, sizeof path3, "%s", pb_test_path("no/such/dir/x.tsv"));
   pb_error_clear();
-  ck_assert(pb_outfile_open(&f, path3) == PB_FAIL);
+  ck_assert(pb_output_file_open(&f, path3) == PB_FAIL);
   char want[700];
   snprintf(want, sizeof want, "%s: cannot create file: No such file or directory", path3);
   ck_assert_str_eq(pb_error_message(), want);
@@ -977,12 +983,12 @@ END_TEST
 
 START_TEST(test_mkdir_join)
 {
-  char *dir = pb_path_join(pb_test_dir(), "a/b/c");
-  ck_assert(pb_mkdir_p(dir) == PB_OK);
-  ck_assert(pb_mkdir_p(dir) == PB_OK); /* existing is fine */
+  char *dir = pb_output_path_join(pb_test_dir(), "a/b/c");
+  ck_assert(pb_output_mkdir_p(dir) == PB_OK);
+  ck_assert(pb_output_mkdir_p(dir) == PB_OK); /* existing is fine */
   struct stat sb;
   ck_assert(stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode));
-  char *f = pb_path_join(dir, "x.txt");
+  char *f = pb_output_path_join(dir, "x.txt");
   char want[600];
   snprintf(want, sizeof want, "%s/a/b/c/x.txt", pb_test_dir());
   ck_assert_str_eq(f, want);
@@ -993,7 +999,7 @@ END_TEST
 
 static void put_file(const char *dir, const char *name, const char *text)
 {
-  char *p = pb_path_join(dir, name);
+  char *p = pb_output_path_join(dir, name);
   FILE *fp = fopen(p, "w");
   ck_assert(fp != NULL);
   fputs(text, fp);
@@ -1003,7 +1009,7 @@ static void put_file(const char *dir, const char *name, const char *text)
 
 static int file_is(const char *dir, const char *name, const char *text)
 {
-  char *p = pb_path_join(dir, name), buf[64] = "";
+  char *p = pb_output_path_join(dir, name), buf[64] = "";
   FILE *fp = fopen(p, "r");
   free(p);
   if (!fp) return 0;
@@ -1018,13 +1024,13 @@ static int file_is(const char *dir, const char *name, const char *text)
  * report swap is undone and OUTDIR keeps the previous pair. */
 START_TEST(test_staging_commit)
 {
-  char *out = pb_path_join(pb_test_dir(), "staged"), *rep = pb_path_join(out, "report"), *stg = NULL;
-  ck_assert(pb_mkdir_p(rep) == PB_OK);
+  char *out = pb_output_path_join(pb_test_dir(), "staged"), *rep = pb_output_path_join(out, "report"), *stg = NULL;
+  ck_assert(pb_output_mkdir_p(rep) == PB_OK);
   put_file(rep, "a.tsv", "old\n");
   put_file(out, "results.h5", "old results\n");
   ck_assert(pb_output_staging_make(out, MPI_COMM_SELF, &stg) == PB_OK);
   ck_assert(strncmp(stg + strlen(out), "/" PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING) + 1) == 0);
-  char *srep = pb_path_join(stg, "report");
+  char *srep = pb_output_path_join(stg, "report");
   ck_assert(pb_test_exists(srep)); /* made empty, for the stage to fill */
   put_file(srep, "a.tsv", "new\n");
   put_file(srep, "b.tsv", "only new\n");
@@ -1039,11 +1045,11 @@ START_TEST(test_staging_commit)
   free(srep);
 
   ck_assert(pb_output_staging_make(out, MPI_COMM_SELF, &stg) == PB_OK);
-  srep = pb_path_join(stg, "report");
+  srep = pb_output_path_join(stg, "report");
   put_file(srep, "a.tsv", "newer\n");
   put_file(stg, "results.h5", "newer results\n");
-  char *res = pb_path_join(out, "results.h5");
-  ck_assert(unlink(res) == 0 && pb_mkdir_p(res) == PB_OK);
+  char *res = pb_output_path_join(out, "results.h5");
+  ck_assert(unlink(res) == 0 && pb_output_mkdir_p(res) == PB_OK);
   put_file(res, "keep", "x"); /* a non-empty directory: rename() cannot replace it */
   ck_assert(pb_output_staging_commit(stg, out) == PB_FAIL);
   ck_assert_msg(strstr(pb_error_message(), "is unchanged") != NULL, "%s", pb_error_message());
@@ -1051,7 +1057,7 @@ START_TEST(test_staging_commit)
   ck_assert(file_is(srep, "a.tsv", "newer\n") && file_is(stg, "results.h5", "newer results\n"));
   ck_assert(file_is(res, "keep", "x"));
   /* removal takes links, never what they point to */
-  char *link = pb_path_join(srep, "link");
+  char *link = pb_output_path_join(srep, "link");
   ck_assert(symlink(res, link) == 0);
   pb_output_remove_tree(stg);
   ck_assert(!pb_test_exists(stg) && file_is(res, "keep", "x"));
@@ -1149,7 +1155,7 @@ START_TEST(test_fields_timer)
   pb_text_free(&t);
   pb_fields_free(&dyn);
 
-  char *out = pb_path_join(pb_test_dir(), "fields");
+  char *out = pb_output_path_join(pb_test_dir(), "fields");
   struct pb_results *res;
   ck_assert_int_eq(pb_results_create(out, MPI_COMM_WORLD, "test", &res), PB_OK);
   ck_assert_int_eq(pb_fields_write(&fs, res, 2, 0, 2, recs), PB_OK);
@@ -1162,7 +1168,7 @@ START_TEST(test_fields_timer)
   pb_timer_reduce(&tm, MPI_COMM_WORLD);
   ck_assert_int_eq(pb_timer_write(&tm, res), PB_OK);
   ck_assert_int_eq(pb_results_commit(res), PB_OK);
-  char *h5 = pb_path_join(out, "results.h5");
+  char *h5 = pb_output_path_join(out, "results.h5");
   double back[6], one[3];
   ck_assert_int_eq(pb_fields_read(&fs, h5, 2, 0, 2, back), PB_OK);
   for (int i = 0; i < 6; i++) ck_assert(back[i] == recs[i] || (isnan(back[i]) && isnan(recs[i])));

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 #include "pairbound/world.h"
 #include "../../src/world/world_internal.h"
 #include "testlib.h"
