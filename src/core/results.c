@@ -18,11 +18,15 @@
 #include "pairbound/checkpoint.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/figure.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/signals.h"
 #include "h5io.h"
+
+struct pb_results__deferred {
+  pb_results_wait_fn wait;
+  void *ctx;
+};
 
 struct pb_results {
   MPI_Comm comm;
@@ -31,35 +35,33 @@ struct pb_results {
   char *outdir, *tmp;
   char *staging; /* OUTDIR/.pairbound-stage.XXXXXX: results.h5 and report/ until the commit */
   struct pb_output_lock lock; /* rank 0: OUTDIR/.pairbound.lock while the stage writes */
-  struct pb_figure_job *figs; /* figures still rendering (pb_figure_write), finished at commit or close */
-  int n_figs, cap_figs;
+  struct pb_results__deferred *deferred; /* work beside the stage (pb_results_defer), waited for at commit or close */
+  int n_deferred, cap_deferred;
 };
 
-void pb_results_defer_figure(struct pb_results *res, struct pb_figure_job *job)
+void pb_results_defer(struct pb_results *res, pb_results_wait_fn wait, void *ctx)
 {
-  if (res->n_figs == res->cap_figs) {
-    res->cap_figs = res->cap_figs ? 2 * res->cap_figs : 8;
-    res->figs = pb_realloc(res->figs, (size_t)res->cap_figs * sizeof *res->figs);
+  if (res->n_deferred == res->cap_deferred) {
+    res->cap_deferred = res->cap_deferred ? 2 * res->cap_deferred : 8;
+    res->deferred = pb_realloc(res->deferred, (size_t)res->cap_deferred * sizeof *res->deferred);
   }
-  res->figs[res->n_figs++] = *job;
-  memset(job, 0, sizeof *job);
+  res->deferred[res->n_deferred++] = (struct pb_results__deferred){wait, ctx};
 }
 
-/* Wait for every deferred figure: PB_OK, or the first failure (its message set). */
-static int pb_results__figures(struct pb_results *res)
+/* Wait for every deferred work, in order: PB_OK, or the first failure (its message set). */
+static int pb_results__wait(struct pb_results *res)
 {
   int status = PB_OK;
   char first[1024] = "";
-  for (int i = 0; i < res->n_figs; i++)
-    if (pb_figure_finish(&res->figs[i], NULL) != PB_OK && status == PB_OK) {
+  for (int i = 0; i < res->n_deferred; i++)
+    if (res->deferred[i].wait(res->deferred[i].ctx) != PB_OK && status == PB_OK) {
       status = PB_FAIL;
       snprintf(first, sizeof first, "%s", pb_error_message());
     }
   if (status != PB_OK) pb_error_set("%s", first); /* the first failure's words, not the last's */
-  free(res->figs);
-  res->figs = NULL;
-  res->n_figs = res->cap_figs = 0;
-  pb_figure_settle(); /* a gnuplot prepared for this stage that got no figure */
+  free(res->deferred);
+  res->deferred = NULL;
+  res->n_deferred = res->cap_deferred = 0;
   return status;
 }
 
@@ -195,10 +197,10 @@ char *pb_results_report_path(const struct pb_results *res, const char *name)
 
 int pb_results_commit(struct pb_results *res)
 {
-  const int figs = pb_results__figures(res);
+  const int waited = pb_results__wait(res);
   int status = pb_h5_close_file(res->file, res->tmp, 0);
   res->file = -1;
-  if (status == PB_OK) status = figs;
+  if (status == PB_OK) status = waited;
   /* a signal now would cut the commit in two: it waits until the end */
   int was = pb_signal_set_deferred(1);
   if (status == PB_OK && res->rank == 0) status = pb_output_staging_commit(res->staging, res->outdir);
@@ -236,7 +238,7 @@ static void pb_results__discard_full(struct pb_results *res)
 void pb_results_close(struct pb_results *res)
 {
   if (!res) return;
-  pb_results__figures(res); /* the outputs are discarded: only gnuplot's end matters */
+  pb_results__wait(res); /* the outputs are discarded: only the work's end matters (a gnuplot's) */
   pb_results__discard_full(res);
   if (res->file >= 0 && res->staging) {
     /* the report files go first: on a full disk, the close's metadata flush needs their space */
