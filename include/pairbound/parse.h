@@ -15,5 +15,7 @@ int pb_parse_uint(const char *s, uint64_t hi, uint64_t *out);
 int pb_parse_double(const char *s, double lo, double hi, int open_lo, double *out);
 /** 1 to max comma-separated reals in [lo, hi]; *n gets their count. */
 int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int *n);
+/** 1 to max comma-separated decimal integers in [lo, hi]; *n gets their count. */
+int pb_parse_int_list(const char *s, int64_t lo, int64_t hi, int max, int64_t *out, int *n);
 
 #endif /* PAIRBOUND_PARSE_H */

@@ -62,3 +62,16 @@ int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int
   free(copy);
   return status == PB_OK && *n > 0 ? PB_OK : PB_FAIL;
 }
+
+int pb_parse_int_list(const char *s, int64_t lo, int64_t hi, int max, int64_t *out, int *n)
+{
+  char *copy = pb_strdup(s), *save = NULL;
+  int status = PB_OK;
+  *n = 0;
+  for (char *w = strtok_r(copy, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save)) {
+    if (*n >= max || pb_parse_int(w, lo, hi, &out[*n])) status = PB_FAIL;
+    else (*n)++;
+  }
+  free(copy);
+  return status == PB_OK && *n > 0 ? PB_OK : PB_FAIL;
+}
