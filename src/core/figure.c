@@ -12,14 +12,15 @@
 
 #include <mpi.h>
 
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/output.h"
+#include "pairbound/parse.h"
 
 static const char *pb_figure__program(void)
 {
-  const char *p = getenv("PAIRBOUND_GNUPLOT");
-  return p && p[0] ? p : "gnuplot";
+  return pb_env_given(PB_ENV_GNUPLOT) ? pb_env_get(PB_ENV_GNUPLOT) : "gnuplot";
 }
 
 /* Whether the program has pngcairo: asked once per program name (so
@@ -155,10 +156,11 @@ static void pb_figure__end(void)
   int blamed = 0;
   if (!ok && text)
     for (const char *m = strstr(text, PB_FIGURE__MARK); m;) {
-      const int seq = atoi(m + strlen(PB_FIGURE__MARK));
+      int64_t seq;
+      const char *after;
+      const int ours = pb_parse_int_prefix(m + strlen(PB_FIGURE__MARK), 0, e.n - 1, &seq, &after) == PB_OK;
       const char *from = strchr(m, '\n') ? strchr(m, '\n') + 1 : m + strlen(m), *next = strstr(from, PB_FIGURE__MARK);
-      if (seq >= 0 && seq < e.n && !e.msg[seq] && (e.msg[seq] = pb_figure__error(from, next ? next : from + strlen(from))))
-        blamed = 1;
+      if (ours && !e.msg[seq] && (e.msg[seq] = pb_figure__error(from, next ? next : from + strlen(from)))) blamed = 1;
       m = next;
     }
   if (!ok && !blamed) { /* no figure to blame: every one failed, with all gnuplot said */

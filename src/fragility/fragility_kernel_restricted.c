@@ -21,6 +21,7 @@
 #include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
+#include "pairbound/parse.h"
 #include "pairbound/resample.h"
 #include "pairbound/rng.h"
 
@@ -54,7 +55,8 @@ double pb_fragility_grid(const struct pb_fragility_options *o, int32_t k)
   if (k == o->n_grid - 1) return o->rho_max;
   char buf[32];
   snprintf(buf, sizeof buf, "%.4g", o->rho_min * pow(o->rho_max / o->rho_min, (double)k / (o->n_grid - 1)));
-  return strtod(buf, NULL);
+  double rho;
+  return pb_parse_real(buf, &rho) == PB_OK ? rho : NAN;
 }
 
 /* ------------------------------------------------------------ partition */

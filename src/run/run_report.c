@@ -16,6 +16,7 @@
 #include "pairbound/error.h"
 #include "pairbound/results.h"
 #include "pairbound/output.h"
+#include "pairbound/parse.h"
 #include "run_internal.h"
 
 /* Stages in the order of the seed paper (Sections 3-4.1, 4.2, 5, Appendix F). */
@@ -87,7 +88,8 @@ static const char *pb_rr__at(const struct pb_rr_tsv *t, int row, const char *col
 static double pb_rr__num(const struct pb_rr_tsv *t, int row, const char *col)
 {
   const char *s = pb_rr__at(t, row, col);
-  return s ? strtod(s, NULL) : NAN;
+  double x;
+  return s && pb_parse_real(s, &x) == PB_OK ? x : NAN;
 }
 
 /* ------------------------------------------------------------- summaries */

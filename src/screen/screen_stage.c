@@ -19,10 +19,12 @@
 #include "pairbound/progress.h"
 #include "pairbound/protocol.h"
 #include "pairbound/dist.h"
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/figure.h"
 #include "pairbound/fields.h"
+#include "pairbound/parse.h"
 #include "pairbound/resample.h"
 #include "pairbound/screen.h"
 #include "pairbound/stage.h"
@@ -417,11 +419,13 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
   int32_t sev[16], n_sev = 0;
   for (int32_t k = 0; k < P->n && all_suffixed; k++) {
     const char *name = psrc->conditions[P->cond[k]], *dash = strrchr(name, '-');
-    all_suffixed = dash && dash[1] && strspn(dash + 1, "0123456789") == strlen(dash + 1) && strlen(dash + 1) < 6;
+    int64_t v = 0;
+    all_suffixed = dash && dash[1] && strspn(dash + 1, "0123456789") == strlen(dash + 1) && strlen(dash + 1) < 6 &&
+                   pb_parse_int(dash + 1, 0, 99999, &v) == PB_OK;
     if (!all_suffixed) break;
-    int32_t v = atoi(dash + 1), seen = 0;
+    int32_t seen = 0;
     for (int32_t j = 0; j < n_sev; j++) seen |= sev[j] == v;
-    if (!seen && n_sev < 16) sev[n_sev++] = v;
+    if (!seen && n_sev < 16) sev[n_sev++] = (int32_t)v;
   }
   if (opt->severity_sets && all_suffixed && n_sev >= 2) {
     for (int32_t j = 1; j < n_sev; j++) /* ascending severities */
@@ -442,7 +446,8 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
       ps->cond = pb_malloc((size_t)P->n * sizeof(int32_t));
       for (int32_t k = 0; k < P->n; k++) {
         const char *dash = strrchr(psrc->conditions[P->cond[k]], '-');
-        if (atoi(dash + 1) == sev[j]) ps->cond[ps->n++] = P->cond[k];
+        int64_t v;
+        if (pb_parse_int(dash + 1, 0, 99999, &v) == PB_OK && v == sev[j]) ps->cond[ps->n++] = P->cond[k];
       }
     }
   }
@@ -1776,8 +1781,7 @@ static int64_t pb_screen__piece_rounds(const struct pb_screen__ctx *X, const str
 {
   const struct pb_meta *meta = X->meta;
   int64_t budget = PB_SCREEN_PIECE_BYTES, most = 0;
-  const char *env = getenv("PAIRBOUND_SCREEN_PIECE_BYTES");
-  if (env && *env) budget = strtoll(env, NULL, 10);
+  pb_env_int(PB_ENV_SCREEN_PIECE_BYTES, 0, INT64_MAX, &budget); /* unset: the default stays */
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1, bytes = 0;
     pb_blocks_round(bl, r, &b0, &b1);
