@@ -65,14 +65,14 @@ struct pb_loc {
 };
 
 /** @p n locations starting at value @p start with no cell. */
-void pb_loc_init(struct pb_loc *l, int n, double start);
-void pb_loc_max(struct pb_loc *l, double v, int64_t cell, int64_t tag);
-void pb_loc_min(struct pb_loc *l, double v, int64_t cell, int64_t tag);
+void pb_agg_loc_init(struct pb_loc *l, int n, double start);
+void pb_agg_loc_max(struct pb_loc *l, double v, int64_t cell, int64_t tag);
+void pb_agg_loc_min(struct pb_loc *l, double v, int64_t cell, int64_t tag);
 /**
  * The winners over the ranks of @p comm (collective; @p is_max as fed), on
  * rank @p root or on every rank when @p root < 0.
  */
-int pb_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root);
+int pb_agg_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root);
 
 /* ---- exact order statistics over the ranks: a radix select on the
  * order-preserving 64-bit key of each double (8 rounds of 256-bin histograms
@@ -81,19 +81,19 @@ int pb_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root);
  * +0.0. */
 
 /** Values that are not NaN, over every rank of @p comm (collective). */
-int64_t pb_select_count(const double *v, int64_t n_local, MPI_Comm comm);
+int64_t pb_agg_select_count(const double *v, int64_t n_local, MPI_Comm comm);
 /**
- * out[j] = the k[j]-th smallest (0-based, 0 <= k[j] < pb_select_count) of
+ * out[j] = the k[j]-th smallest (0-based, 0 <= k[j] < pb_agg_select_count) of
  * the non-NaN values v[0..n_local) of every rank (collective; every rank gets
  * them).
  */
-void pb_select_kth(const double *v, int64_t n_local, const int64_t *k, int nk, MPI_Comm comm, double *out);
+void pb_agg_select_kth(const double *v, int64_t n_local, const int64_t *k, int nk, MPI_Comm comm, double *out);
 /**
  * Quantile @p q of the non-NaN values of every rank, interpolated as
- * pb_percentile_sorted (GSL's quantile_from_sorted_data) on them sorted;
+ * pb_resample_percentile_sorted (GSL's quantile_from_sorted_data) on them sorted;
  * NaN when there is none (collective).
  */
-double pb_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm comm);
+double pb_agg_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm comm);
 
 /* ---- one record from its owner */
 

@@ -26,10 +26,10 @@ enum pb_f1_count { PB_F1_H, PB_F1_L, PB_F1_ACC, PB_F1_ACC_ERR, PB_F1_N_COUNTS };
  * solved by GSL's Cholesky decomposition and step halving on the
  * log-likelihood.  Returns 0, or -1 (ab = NaN) when n == 0.
  */
-int pb_platt_fit(const float *s, const uint8_t *correct, int32_t n, double ab[2]);
+int pb_bounds_platt_fit(const float *s, const uint8_t *correct, int32_t n, double ab[2]);
 
 /** The Platt-scaled score of S. */
-double pb_platt_apply(const double ab[2], float s);
+double pb_bounds_platt_apply(const double ab[2], float s);
 
 /**
  * Thresholds of every protocol from development scores v[0..n) with
@@ -38,13 +38,13 @@ double pb_platt_apply(const double ab[2], float s);
  * counted first among tied scores (+inf when none); Ap the constant p.
  * Q80 and R5 are NaN when n == 0.
  */
-void pb_f1_thresholds(const double *v, const uint8_t *c, int32_t n, double thr[PB_F1_N_PROTOCOLS]);
+void pb_bounds_f1_thresholds(const double *v, const uint8_t *c, int32_t n, double thr[PB_F1_N_PROTOCOLS]);
 
 /**
  * One cell's counts under thresholds thr[PB_F1_N_PROTOCOLS] applied to the
  * scores x0 (clean) and x1 (perturbed) of its records: out[p][count].
  */
-void pb_f1_cell(const struct pb_cell_view *in, const double *x0, const double *x1, const double *thr,
-                int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS]);
+void pb_bounds_f1_cell(const struct pb_cell_view *in, const double *x0, const double *x1, const double *thr,
+                       int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS]);
 
 #endif /* PAIRBOUND_CALIBRATION_H */

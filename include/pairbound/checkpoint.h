@@ -11,7 +11,7 @@
 /* What a stage's output is made from. */
 struct pb_checkpoint_key {
   const char *stage;        /* stage name */
-  const char *build;        /* pb_build_info(): version, git revision, configure flags */
+  const char *build;        /* pb_results_build_info(): version, git revision, configure flags */
   const char *store_digest; /* pb_checksum_xxh128_file of the store file */
   const char *settings;     /* the stage's effective settings, one "key = value" per line */
 };

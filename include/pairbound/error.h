@@ -28,23 +28,23 @@ void pb_error_clear(void);
  * the message its thread set, so the error reported is the same for any
  * number of threads (and, items being global indices, of ranks).
  *
- *   struct pb_first_error fe;
- *   pb_first_error_init(&fe);
+ *   struct pb_error_first fe;
+ *   pb_error_first_init(&fe);
  *   #pragma omp parallel for
  *   for (i = 0; i < n; i++)
- *     if (kernel(...) != 0) pb_first_error_record(&fe, i);
- *   status = pb_first_error_status(&fe);   (PB_FAIL, message set, if any failed) */
-struct pb_first_error {
+ *     if (kernel(...) != 0) pb_error_first_record(&fe, i);
+ *   status = pb_error_first_status(&fe);   (PB_FAIL, message set, if any failed) */
+struct pb_error_first {
   int64_t item;                  /* lowest failing item, -1: none */
   char message[PB_ERROR_MAX];
 };
-void pb_first_error_init(struct pb_first_error *e);
+void pb_error_first_init(struct pb_error_first *e);
 /** Record that @p item failed with the calling thread's pb_error_message() (thread-safe). */
-void pb_first_error_record(struct pb_first_error *e, int64_t item);
+void pb_error_first_record(struct pb_error_first *e, int64_t item);
 /** Has any item failed?  (Also usable inside the loop to skip later items.) */
-int pb_first_error_any(const struct pb_first_error *e);
+int pb_error_first_any(const struct pb_error_first *e);
 /** PB_OK, or PB_FAIL with the first failure's message set on the calling thread. */
-int pb_first_error_status(const struct pb_first_error *e);
+int pb_error_first_status(const struct pb_error_first *e);
 
 /* Rank and verbosity used by the logging helpers. */
 void pb_log_init(int rank, int verbosity);

@@ -15,7 +15,7 @@
 /* How a field's double is printed in the TSV (results.h5 always stores the double). */
 enum pb_field_fmt {
   PB_FMT_NUM = 0,    /* shortest round-trip text, "nan" for NaN (pb_text_num) */
-  PB_FMT_TIER,       /* a tier index printed by name (pb_tier_name) */
+  PB_FMT_TIER,       /* a tier index printed by name (pb_protocol_tier_name) */
   PB_FMT_INT         /* an integer-valued double printed as an integer, "nan" for NaN */
 };
 

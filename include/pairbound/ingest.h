@@ -47,10 +47,10 @@ void pb_ingest_options_free(struct pb_ingest_options *opt);
  * of the resulting store, not of the CSV.
  * @param csv_path  input CSV
  * @param opt       options (may be NULL)
- * @param meta      filled on success (release with pb_meta_free())
+ * @param meta      filled on success (release with pb_store_meta_free())
  * @param rows      on success *rows is an array [meta->n_sources], row index
  *                  model * n_conditions + condition (release each with
- *                  pb_rows_free(), then free() the array)
+ *                  pb_store_rows_free(), then free() the array)
  * @return PB_OK, or PB_FAIL with pb_error_message() = "FILE:LINE: reason"
  *         (or "FILE: reason" for errors about the whole set).
  */

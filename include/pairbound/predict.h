@@ -163,8 +163,8 @@ void pb_predict_cell_paired(const struct pb_cell_view *in, const int32_t *perm, 
 /**
  * The shuffle control: for r = 0 .. n_rep - 1, the eight paired summaries
  * (out[r][8]) under the within-class permutation of the resampling engine's
- * stream (seed, analysis, item, r) (pb_perm_within_grouped).  Identical to
- * pb_predict_cell_paired with pb_perm_within_class permutations, with the
+ * stream (seed, analysis, item, r) (pb_resample_perm_within_grouped).  Identical to
+ * pb_predict_cell_paired with pb_resample_perm_within_class permutations, with the
  * class grouping and everything independent of the pairing computed once.
  */
 void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint32_t analysis, uint64_t item,

@@ -17,8 +17,8 @@
 #define PB_N_TIERS 3
 
 /* Tier of a mean development accuracy: mild >= .40, severe .20-.40, extreme < .20. */
-int pb_tier_of_accuracy(double accuracy);
-const char *pb_tier_name(int tier);
+int pb_protocol_tier_of_accuracy(double accuracy);
+const char *pb_protocol_tier_name(int tier);
 
 #define PB_PROTOCOL_COVERAGE 0.8
 #define PB_PROTOCOL_N_Q 5

@@ -46,7 +46,7 @@ struct pb_boot_spec {
  * (mult[u] = times unit u was drawn; sums to n_units).  Draw index -1 gives the
  * original sample (all ones).
  */
-void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult);
+void pb_resample_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult);
 
 /**
  * A statistic vector as a function of unit multiplicities; must be
@@ -62,19 +62,20 @@ typedef void (*pb_boot_fn)(const int32_t *mult, int32_t n_units, void *ctx, doub
  * the same intervals.  Percentiles use linear interpolation between order
  * statistics (GSL's quantile_from_sorted_data).
  */
-int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
-                MPI_Comm comm, struct pb_interval *out);
+int pb_resample_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
+                         MPI_Comm comm, struct pb_interval *out);
 
 /**
  * Model-group bootstrap of cell-weighted means: statistic k is the mean of
  * x[c][k] over cells c where it is defined, each cell weighted by the
  * multiplicity of its model group.  Costs O(groups x stats) per draw.
  */
-int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
-                        const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
+int pb_resample_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group,
+                                 int32_t n_groups, const struct pb_boot_spec *spec, MPI_Comm comm,
+                                 struct pb_interval *out);
 
 /**
- * pb_boot_group_means from the cells already reduced to their groups:
+ * pb_resample_boot_group_means from the cells already reduced to their groups:
  * sum[g][k] and count[g][k] are the sum and the number of the defined values
  * of statistic k over the cells of group g (every rank passes the same, e.g.
  * from pb_agg_reduce to all ranks), so no rank needs the cells themselves.
@@ -84,10 +85,11 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
  * draw) gets it instead of sum / count rounded twice, so that such a draw
  * equals the estimate and one group's intervals have zero width exactly.
  */
-int pb_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
-                       int32_t n_stats, const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out);
+int pb_resample_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
+                                int32_t n_stats, const struct pb_boot_spec *spec, MPI_Comm comm,
+                                struct pb_interval *out);
 
-/* Markdown note of a stage whose group intervals have zero width (pb_boot_one_group). */
+/* Markdown note of a stage whose group intervals have zero width (pb_resample_boot_one_group). */
 #define PB_BOOT_ONE_GROUP_NOTE                                                                                   \
   "\n*Warning: every model belongs to one model group, so resampling the model groups redraws that group every " \
   "time and each 95% group interval above has zero width: it says nothing about the uncertainty between groups " \
@@ -100,13 +102,13 @@ int pb_boot_group_sums(const double *sum, const double *count, const double *ful
  * group) and returns 1, so that the stage adds PB_BOOT_ONE_GROUP_NOTE to its
  * markdown; else 0.
  */
-int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage);
+int pb_resample_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage);
 
 /* ---- permutation nulls.  @p label groups the n items into classes. */
 
 /** Uniform random within-class permutation (perm[i] = partner of item i). */
-void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
-                          const int32_t *label, int32_t *perm);
+void pb_resample_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                                   const int32_t *label, int32_t *perm);
 
 /**
  * Classes of @p label for repeated permutations of the same items: order[]
@@ -114,34 +116,35 @@ void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint3
  * class c is order[cbeg[c] .. cbeg[c+1]) (cbeg has n + 1 entries).  Returns
  * the number of classes.
  */
-int32_t pb_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg);
+int32_t pb_resample_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg);
 
-/** pb_perm_within_class from classes computed once by pb_perm_classes (the same draws). */
-void pb_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n_classes,
-                            const int32_t *order, const int32_t *cbeg, int32_t *perm);
+/** pb_resample_perm_within_class from classes computed once by pb_resample_perm_classes (the same draws). */
+void pb_resample_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate,
+                                     int32_t n_classes, const int32_t *order, const int32_t *cbeg, int32_t *perm);
 
 /**
  * Uniform random within-class derangement (rejection sampling, exact):
  * perm[i] != i for every item of a class with at least two items; singleton
  * classes keep their item (returned count of such fixed items).
  */
-int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
-                                const int32_t *label, int32_t *perm);
+int32_t pb_resample_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                                         const int32_t *label, int32_t *perm);
 
 /** Uniform random derangement of 0..n-1 (n >= 2) from @p rng: shuffles until no fixed point (about e tries). */
-void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm);
+void pb_resample_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm);
 
 /** Uniform random permutation of n items (label permutations). */
-void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm);
+void pb_resample_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                              int32_t *perm);
 
 /* ---- class-weighted screening metrics (class bootstrap): integer weights
  * act as replication counts, so each metric equals the unweighted one on the
  * data set with every image repeated as often as its class was drawn. */
 
-/** The most budgets pb_weighted_metrics takes. */
+/** The most budgets pb_resample_weighted_metrics takes. */
 #define PB_WM_MAX_PCT 8
 
-/** One score's images packed for repeated weighted passes (pb_weighted_codes). */
+/** One score's images packed for repeated weighted passes (pb_resample_weighted_codes). */
 struct pb_wm_codes {
   const uint32_t *code; /**< n: label << 2 | (first image of its tie group) << 1 | (failure), descending score */
   const uint32_t *ret;  /**< n - n_fail: the retained images' labels, descending score */
@@ -151,7 +154,7 @@ struct pb_wm_codes {
   int32_t n, n_fail;
 };
 
-/** 32-bit words pb_weighted_codes needs for n images. */
+/** 32-bit words pb_resample_weighted_codes needs for n images. */
 #define PB_WM_CODE_WORDS(n) (4 * (size_t)(n))
 
 /**
@@ -159,10 +162,10 @@ struct pb_wm_codes {
  * @p out points into): @p order lists the images with a defined score in
  * ascending score order (ties adjacent).  Labels below 2^30.
  */
-void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
-                       uint32_t *words, struct pb_wm_codes *out);
+void pb_resample_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order,
+                                int32_t n, uint32_t *words, struct pb_wm_codes *out);
 
-/** Weightings pb_weighted_metrics evaluates in one pass. */
+/** Weightings pb_resample_weighted_metrics evaluates in one pass. */
 #define PB_WM_LANES 32
 
 /**
@@ -171,7 +174,7 @@ void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *lab
  * without weighted failures or retained images), and the failure coverage
  * cov[l * n_pct + b] of the top k = max(1, round(pcts[b] W / 100)) images by
  * score (W = total weight, ties at the cutoff prorated; NaN without
- * failures), in one pass over the codes of pb_weighted_codes: the tie
+ * failures), in one pass over the codes of pb_resample_weighted_codes: the tie
  * groups, which all weightings share, are walked once.  @p pos[l] and
  * @p total[l] are the weighted failures and images among the coded ones,
  * which the caller sums over classes (O(classes), not O(images)).
@@ -180,8 +183,9 @@ void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *lab
  * 65,535 take the pass in 16-bit lanes, twice the lanes of a vector.
  * n_pct <= PB_WM_MAX_PCT.
  */
-void pb_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
-                         const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov);
+void pb_resample_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, const uint16_t *mult16,
+                                  const int64_t *pos, const int64_t *total, const int *pcts, int n_pct, double *auroc,
+                                  double *cov);
 
 /**
  * Percentile of sorted data (linear interpolation, GSL's
@@ -189,9 +193,9 @@ void pb_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, c
  * statistics it is that value exactly, where (1 - delta) a + delta a may
  * round away from a (a zero-width interval stays zero-width).
  */
-double pb_percentile_sorted(const double *sorted, int64_t n, double q);
-/** pb_percentile_sorted's value from unsorted NaN-free data, by selecting the
+double pb_resample_percentile_sorted(const double *sorted, int64_t n, double q);
+/** pb_resample_percentile_sorted's value from unsorted NaN-free data, by selecting the
  *  two order statistics it reads (O(n) instead of a sort); @p v is reordered. */
-double pb_percentile_select(double *v, int64_t n, double q);
+double pb_resample_percentile_select(double *v, int64_t n, double q);
 
 #endif /* PAIRBOUND_RESAMPLE_H */

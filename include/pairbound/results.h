@@ -92,6 +92,6 @@ int pb_results_write_report(const struct pb_results *res, const char *name, cons
 int pb_table_flush(struct pb_table *t, struct pb_results *res, const char *name, struct pb_text *md);
 
 /* Build description for provenance: version, git revision, configure flags, CFLAGS. */
-const char *pb_build_info(void);
+const char *pb_results_build_info(void);
 
 #endif /* PAIRBOUND_RESULTS_H */

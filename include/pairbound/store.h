@@ -66,19 +66,19 @@ struct pb_rows {
 struct pb_store;         /* open store file */
 
 /* Metadata helpers. */
-int pb_meta_validate(const struct pb_meta *meta);
+int pb_store_meta_validate(const struct pb_meta *meta);
 /* The first source >= s that has cells (is not probe-role), or n_sources: loops over the analysed sources
- * read `for (s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))`. */
-int32_t pb_meta_target(const struct pb_meta *meta, int32_t s);
+ * read `for (s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))`. */
+int32_t pb_store_meta_target(const struct pb_meta *meta, int32_t s);
 /* Model group index of every model (group[model]), groups numbered in order of first appearance; returns their number. */
-int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group);
-int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe-role sources have none) */
-int64_t pb_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
-int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name);
-void pb_meta_free(struct pb_meta *meta);
+int32_t pb_store_meta_model_groups(const struct pb_meta *meta, int32_t *group);
+int64_t pb_store_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe-role sources have none) */
+int64_t pb_store_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
+int32_t pb_store_meta_find_source(const struct pb_meta *meta, const char *name);
+void pb_store_meta_free(struct pb_meta *meta);
 
-void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk);
-void pb_rows_free(struct pb_rows *rows);
+void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk);
+void pb_store_rows_free(struct pb_rows *rows);
 /**
  * The rows memo of `pairbound run` (on = 1; off by default): rows that
  * pb_store_read_fields read are kept when freed and handed to a later

@@ -29,7 +29,7 @@ static double pb_platt__nll(const double *x, const double *t, int32_t n, double 
   return f;
 }
 
-int pb_platt_fit(const float *s, const uint8_t *correct, int32_t n, double ab[2])
+int pb_bounds_platt_fit(const float *s, const uint8_t *correct, int32_t n, double ab[2])
 {
   ab[0] = ab[1] = NAN;
   if (n <= 0) return -1;
@@ -80,7 +80,7 @@ int pb_platt_fit(const float *s, const uint8_t *correct, int32_t n, double ab[2]
   return 0;
 }
 
-double pb_platt_apply(const double ab[2], float s)
+double pb_bounds_platt_apply(const double ab[2], float s)
 {
   return 1.0 / (1.0 + exp(-(ab[0] * pb_platt__x(s) + ab[1])));
 }
@@ -91,7 +91,7 @@ static int pb_f1__cmp_desc(const void *pa, const void *pb)
   return a[0] > b[0] ? -1 : a[0] < b[0] ? 1 : (a[1] < b[1]) - (a[1] > b[1]);
 }
 
-void pb_f1_thresholds(const double *v, const uint8_t *c, int32_t n, double thr[PB_F1_N_PROTOCOLS])
+void pb_bounds_f1_thresholds(const double *v, const uint8_t *c, int32_t n, double thr[PB_F1_N_PROTOCOLS])
 {
   thr[PB_F1_A90] = 0.9, thr[PB_F1_A70] = 0.7, thr[PB_F1_A50] = 0.5;
   thr[PB_F1_Q80] = thr[PB_F1_R5] = NAN;
@@ -111,8 +111,8 @@ void pb_f1_thresholds(const double *v, const uint8_t *c, int32_t n, double thr[P
   free(pair);
 }
 
-void pb_f1_cell(const struct pb_cell_view *in, const double *x0, const double *x1, const double *thr,
-                int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS])
+void pb_bounds_f1_cell(const struct pb_cell_view *in, const double *x0, const double *x1, const double *thr,
+                       int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS])
 {
   /* one pass per protocol with the four counts in registers, branch-free */
   for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {

@@ -106,7 +106,7 @@ static void pb_rep__grid(const struct pb_meta *meta, const struct pb_identify_su
                  "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. "
                  "For L and dMk the I5 bounds equal Ik (Theorem 1).",
                  "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, pb_rs_int(S, s, PB_RS_GRID_N));
     for (int j = 0; j < 5; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_GRID_M + j), 2);
@@ -126,7 +126,7 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_identify_s
                  "variable-support dMk range at I0 (A.10) follow; normalised H = I5 width / maximum feasible H mass.",
                  "source\tcells\tH_I0\tH_Ik\tH_I5\textra\tnarrower\tL_I5\tdMk_I5\tdMk_I0_varsupport\t"
                  "dMk_I0_defined\tH_normalised", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, pb_rs_int(S, s, PB_RS_PANEL_N));
     for (int j = 0; j < 4; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PANEL_M + j), 2);
@@ -144,7 +144,7 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_id
   pb_table_begin(t, "Signed confidence decomposition (seed Table 9, Eq. 9)",
                  "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.",
                  "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     const int64_t n = pb_rs_int(S, s, PB_RS_DEC_N), vbig = pb_rs_int(S, s, PB_RS_DEC_VBIG);
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, n);
@@ -160,7 +160,7 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_id
 static int32_t pb_rep__tier_rows(const struct pb_meta *meta, const int64_t *cells, int32_t (*rows)[2])
 {
   int32_t n = 0;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int tier = -1; tier < PB_N_TIERS; tier++)
       if (cells[(size_t)s * PB_RS_TIER_ROWS + tier + 1] > 0) rows[n][0] = s, rows[n][1] = tier, n++;
   return n;
@@ -171,13 +171,13 @@ static int32_t pb_rep__max_rows(const struct pb_meta *meta) { return meta->n_sou
 /* Statistic (row, metric) = cell mean of that metric over the row's cells:
  * each rank sums its cells per (source, tier row, model group, metric)
  * exactly, the sums reach every rank, and the bootstrap resamples the groups
- * from them (pb_boot_group_sums). */
+ * from them (pb_resample_boot_group_sums). */
 int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
                           const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out)
 {
   const int32_t NR = PB_RS_TIER_ROWS, nrow_max = pb_rep__max_rows(meta);
   int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
-  const int32_t ng = pb_meta_model_groups(meta, model_group);
+  const int32_t ng = pb_store_meta_model_groups(meta, model_group);
   int64_t *cells = pb_calloc((size_t)nrow_max, sizeof *cells);
   struct pb_agg a; /* [source][tier row][group][metric] */
   pb_agg_init(&a, (int64_t)nrow_max * ng * 3);
@@ -213,7 +213,7 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
       }
     struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 0, opt->group_draws, PB_BOOT_LEVEL};
     out->vr = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *out->vr);
-    status = pb_boot_group_sums(sum, cnt, full, ng, ns, &spec, comm, out->vr);
+    status = pb_resample_boot_group_sums(sum, cnt, full, ng, ns, &spec, comm, out->vr);
     free(full);
     free(sum);
     free(cnt);
@@ -248,7 +248,7 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_identify
   for (int32_t row = 0; row < nr; row++) {
     const int32_t s = rows[row][0];
     const int o = PB_RS_TIER + 8 * (rows[row][1] + 1);
-    pb_rep__label(t, meta->sources[s].name, rows[row][1] < 0 ? "all tiers" : pb_tier_name(rows[row][1]));
+    pb_rep__label(t, meta->sources[s].name, rows[row][1] < 0 ? "all tiers" : pb_protocol_tier_name(rows[row][1]));
     pb_table_int(t, pb_rs_int(S, s, o));
     if (table == 10) {
       for (int j = 0; j < 3; j++) {
@@ -282,7 +282,7 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_identify_su
            replicates);
   pb_table_begin(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
                  "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     pb_rep__label(t, meta->sources[s].name, NULL);
     pb_table_int(t, pb_rs_int(S, s, PB_RS_PERM_N));
     for (int j = 0; j < 6; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PERM_M + j), 3);
@@ -309,7 +309,7 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_identify
                  "maximum feasible H mass.",
                  "source\tH_orig\tH_matched\tL_orig\tL_matched\tdMk_orig\tdMk_matched\tdMk_matched_min\t"
                  "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     double dmin = INFINITY, dmax = -INFINITY;
     for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
       const double d = pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + 2);
@@ -339,7 +339,7 @@ static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_identify_
   struct pb_text d = {0};
   pb_text_printf(&d, "source and target\tI0 (marginal records)\tIk (+ classwise overlap)\tI5 (+ five-state counts)\n");
   int rows = 0;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int k = 0; k < 3; k++) {
       if (pb_rs_count(S, s, PB_RS_FIG1 + 3 * k + 2) == 0) continue;
       pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
@@ -369,7 +369,7 @@ static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_id
   struct pb_text d = {0};
   pb_text_printf(&d, "source and target\toriginal support\tmatched support (mean over seeds)\n");
   int rows = 0;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int k = 0; k < 3; k++) {
       if (pb_rs_count(S, s, PB_RS_MATCH_ORIG + k) == 0) continue;
       pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
@@ -397,7 +397,7 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
                      "round(%g n_dev) clean-development scores per model and source (ties accepted).\n\n"
                      "| source | cells | mild | severe | extreme | panel cells |\n|---|---|---|---|---|---|\n",
                  p->coverage);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
     int64_t tiers[PB_N_TIERS] = {0}, panel = 0;
     for (int32_t c = 0; c < src->n_conditions; c++)
@@ -417,7 +417,7 @@ static int pb_rep__summarise(const struct pb_meta *meta, const double *recs, int
   const int32_t ns = meta->n_sources, M = meta->n_models;
   pb_agg_init(&S->a, (int64_t)ns * PB_RS_N);
   S->cal_first = pb_malloc((size_t)(ns * M > 0 ? ns * M : 1) * sizeof *S->cal_first);
-  pb_loc_init(S->cal_first, ns * M, INFINITY);
+  pb_agg_loc_init(S->cal_first, ns * M, INFINITY);
   S->cal_changed = pb_calloc((size_t)(ns * M > 0 ? ns * M : 1), sizeof *S->cal_changed);
   for (int64_t c = 0; c < n_local; c++) {
     const double *r = recs + c * PB_IF_N;
@@ -426,12 +426,12 @@ static int pb_rep__summarise(const struct pb_meta *meta, const double *recs, int
     pb_identify_more_add(S, ref.source, r);
     if (!isnan(r[PB_IF_F1])) {
       const size_t k = (size_t)ref.source * M + ref.model;
-      pb_loc_min(&S->cal_first[k], (double)(first + c), first + c, 0);
+      pb_agg_loc_min(&S->cal_first[k], (double)(first + c), first + c, 0);
       S->cal_changed[k] += (int64_t)r[PB_IF_F1_CHANGED];
     }
   }
   /* F.1's per-model values: the rank that holds a model's first cell adds them */
-  int status = pb_loc_reduce(S->cal_first, ns * M, 0, comm, -1);
+  int status = pb_agg_loc_reduce(S->cal_first, ns * M, 0, comm, -1);
   for (int64_t k = 0; k < (int64_t)ns * M && status == PB_OK; k++) {
     const int64_t g = S->cal_first[k].cell;
     if (g < first || g >= first + n_local) continue;
@@ -481,7 +481,7 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
   status |= pb_table_flush(&t, res, "identification_decomposition.tsv", &md);
   pb_rep__by_tier(meta, &S, &t, 10, iv);
   status |= pb_table_flush(&t, res, "identification_variance_ratio.tsv", &md);
-  if (pb_boot_one_group(meta->model_groups, meta->n_models, opt->group_draws, "bounds"))
+  if (pb_resample_boot_one_group(meta->model_groups, meta->n_models, opt->group_draws, "bounds"))
     pb_text_printf(&md, "%s", PB_BOOT_ONE_GROUP_NOTE);
   pb_rep__by_tier(meta, &S, &t, 11, iv);
   status |= pb_table_flush(&t, res, "identification_accuracy_only.tsv", &md);

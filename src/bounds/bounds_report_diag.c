@@ -57,7 +57,7 @@ static void pb_more__table2(const struct pb_meta *meta, const struct pb_identify
                  "denominator (Eq. 14).",
                  "source\tsummary\tcells\tpaired\tindependent\tpaired_minus_independent", NULL);
   const int ns = (int)(sizeof pb_more__t2 / sizeof pb_more__t2[0]);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int j = 0; j < ns; j++) {
       const int o = PB_RS_T2 + 3 * j;
       pb_table_str(t, meta->sources[s].name, 1);
@@ -145,7 +145,7 @@ static void pb_more__strata(const struct pb_meta *meta, const struct pb_identify
                  "V = P(C'=1, Z'=0) (right event of L).",
                  "source\tstratifier\tstratum\tcells\tH_I5\tL_I5\tdMk_I5\tdMk_cells\tH_norm", NULL);
   const int nst = (int)(sizeof pb_more__strat / sizeof pb_more__strat[0]);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int j = 0; j < nst; j++)
       for (int b = 0; b < 3; b++) {
         const int o = PB_RS_STRATA + 5 * (3 * j + b);
@@ -169,7 +169,7 @@ static void pb_more__positive(const struct pb_meta *meta, const struct pb_identi
                  "how many have a positive I5 width of H, L and dMk; dMk counts are out of the cells where it is "
                  "defined (K > 0). Identical endpoints at two levels therefore rarely imply point identification.",
                  "source\tsupport\tcells\tH_positive\tL_positive\tdMk_positive\tdMk_defined", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int sup = 0; sup < 1 + (matched != 0); sup++) {
       pb_table_str(t, meta->sources[s].name, 1);
       pb_table_str(t, sup == 0 ? "original" : "matched (cell-seeds)", 0);
@@ -189,7 +189,7 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_identif
                  "one (repeated on every subset row).",
                  "source\tsubset\tcells\tmean_dMk\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct\t"
                  "zero_K\tzero_K_ind_zero\tzero_K_ind_positive", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     const int64_t zk = pb_rs_int(S, s, PB_RS_SUB_ZK), zk_ind0 = pb_rs_int(S, s, PB_RS_SUB_ZK_IND0);
     for (int sub = 0; sub < 3; sub++) {
       const int o = PB_RS_SUB + 6 * sub;
@@ -255,7 +255,7 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_identif
                  "every cell pooled. These weight model-condition-image events; they are neither the state share "
                  "s nor independent-image probabilities.",
                  "source	support	high_pct	middle_pct	low_pct	high_events	middle_events	low_events", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int v = 0; v < PB_SUPPORT_N; v++) {
       int64_t ev[PB_SUPPORT_N_STRATA], same[PB_SUPPORT_N_STRATA];
       for (int k = 0; k < PB_SUPPORT_N_STRATA; k++) {
@@ -284,7 +284,7 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_identif
                  "development correctness on logit(S), per model and source, applied to both sides.",
                  "source\tprotocol\tcells\tH_raw\tH_platt\tL_raw\tL_platt\tselrisk_raw\tselrisk_platt\t"
                  "coverage_raw\tcoverage_platt", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {
       const int o = PB_RS_T40 + 9 * p;
       pb_table_str(t, meta->sources[s].name, 1);
@@ -306,7 +306,7 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_ide
                  "protocol; models_unchanged: models with none (a strictly increasing calibrator changes none).",
                  "source\tmodels\tplatt_a\tplatt_b\tbrier_dev_raw\tbrier_dev_platt\tbrier_perturbed_raw\t"
                  "brier_perturbed_platt\tq80_changed\tmodels_unchanged", NULL);
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     int64_t changed = 0, models = 0, unchanged = 0;
     for (int32_t model = 0; model < meta->n_models; model++) {
       const size_t k = (size_t)s * meta->n_models + model;

@@ -404,13 +404,13 @@ static void pb_identify__perm_scratch_free(struct pb_identify__perm_scratch *p)
  * permutations of the perturbed records, averaged over the replicates (dM_k
  * over replicates with K > 0).  The classes and the records' correctness and
  * acceptance are the same in every replicate, so they are found once; each
- * replicate is pb_perm_within_class's permutation (the same stream from the
+ * replicate is pb_resample_perm_within_class's permutation (the same stream from the
  * same grouping), and the numerator is summed in record order. */
 static void pb_identify__perm_control(const struct pb_cell_view *d, const struct pb_identify_options *opt,
                                       struct pb_identify__perm_scratch *p, double out[3])
 {
   const float tau = d->tau;
-  const int32_t n = d->n, nc = pb_perm_classes(n, d->label, p->order, p->cbeg);
+  const int32_t n = d->n, nc = pb_resample_perm_classes(n, d->label, p->order, p->cbeg);
   for (int32_t i = 0; i < n; i++) {
     p->a[i] = (uint8_t)((d->pred0[i] == d->label[i]) | (d->s0[i] >= tau) << 1);
     p->b[i] = (uint8_t)((d->pred1[i] == d->label[i]) | (d->s1[i] >= tau) << 1);
@@ -418,8 +418,8 @@ static void pb_identify__perm_control(const struct pb_cell_view *d, const struct
   double h = 0, l = 0, dm = 0;
   int32_t nd = 0;
   for (int32_t r = 0; r < opt->perm_replicates; r++) {
-    pb_perm_within_grouped(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)d->index, (uint32_t)r, nc, p->order, p->cbeg,
-                           p->perm);
+    pb_resample_perm_within_grouped(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)d->index, (uint32_t)r, nc, p->order, p->cbeg,
+                                    p->perm);
     int64_t H = 0, L = 0, K = 0;
     /* without a branch: every pair's difference is stored, and kept (K
      * advanced) when it is correct on both sides; then summed in order */
@@ -483,7 +483,7 @@ static void pb_identify__init_recs(const struct pb_stage *st, const struct pb_ce
  * A cell's failure goes to @p fe, the lowest cell index first. */
 static void pb_identify__pass(const struct pb_stage *st, const struct pb_cell_block *b,
                               const struct pb_identify_options *opt, const float *tau, const uint8_t *i5, int pass,
-                              double *recs, struct pb_progress *prog, struct pb_first_error *fe)
+                              double *recs, struct pb_progress *prog, struct pb_error_first *fe)
 {
   int32_t nmax = 1;
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
@@ -499,7 +499,7 @@ static void pb_identify__pass(const struct pb_stage *st, const struct pb_cell_bl
       const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], tau[c]);
       struct pb_cell_bounds cb;
       double *rec = recs + c * PB_IF_N;
-      if (pb_bounds_cell(&d, pass, &cb) != 0) pb_first_error_record(fe, b->first + c);
+      if (pb_bounds_cell(&d, pass, &cb) != 0) pb_error_first_record(fe, b->first + c);
       pb_identify__pack(&cb, rec);
       if (d.n > cap) {
         cap = d.n;
@@ -554,7 +554,7 @@ struct pb_identify__ctx {
   double *recs;
   const uint8_t *common;   /* B.2's common classes */
   struct pb_progress prog;
-  struct pb_first_error fe;
+  struct pb_error_first fe;
   struct pb_timer *tm;
 };
 
@@ -566,7 +566,7 @@ static int pb_identify__source(const struct pb_stage *st, struct pb_cells_stream
                                struct pb_identify__ctx *x)
 {
   const struct pb_identify_options *opt = x->opt;
-  const int target = pb_meta_target(st->meta, s) == s;
+  const int target = pb_store_meta_target(st->meta, s) == s;
   struct pb_identify__match mt = {{NULL}, {0}};
   struct pb_identify_support_src sup = {0, 0, NULL};
   struct pb_identify_calib_src cal = {0, NULL};
@@ -584,11 +584,11 @@ static int pb_identify__source(const struct pb_stage *st, struct pb_cells_stream
     const int64_t off = b->first - st->first;
     double *recs = x->recs + off * PB_IF_N;
     static const char *const pass_names[2] = {"grid_pass", "i5_pass"};
-    for (int pass = 0; pass < 2 && status == PB_OK && !pb_first_error_any(&x->fe); pass++) {
+    for (int pass = 0; pass < 2 && status == PB_OK && !pb_error_first_any(&x->fe); pass++) {
       pb_identify__pass(st, b, opt, x->tau + off, x->i5 + off, pass, recs, &x->prog, &x->fe);
       pb_timer_lap(x->tm, pass_names[pass]);
     }
-    if (status == PB_OK) status = pb_first_error_status(&x->fe);
+    if (status == PB_OK) status = pb_error_first_status(&x->fe);
     if (status == PB_OK && opt->matched) pb_identify__matched(st, b, x->tau + off, &mt, recs);
     pb_timer_lap(x->tm, "matched_support");
     if (status == PB_OK) pb_identify_support_cells(st, &sup, b, recs);
@@ -620,7 +620,7 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_ident
   status = pb_error_agree(st->comm, status);
   int32_t K;
   struct pb_identify__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .common = pb_identify__common(st->meta, &K), .tm = tm};
-  pb_first_error_init(&x.fe);
+  pb_error_first_init(&x.fe);
   pb_progress_begin(&x.prog, "bounds", "cells", n); /* each cell goes through one of the two passes */
   for (int32_t s = 0; s < st->meta->n_sources && status == PB_OK; s++)
     if (!st->meta->sources[s].probe_role) status = pb_identify__source(st, &cs, s, &x);
@@ -686,7 +686,7 @@ int pb_identify_run(const char *store_path, const char *outdir, MPI_Comm comm,
   pb_message("bounds: load %.3f s (store reads %.0f MB in %.3f s, %.2f GB/s); grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
              "matched support %.3f s; clean-answer support %.3f s; calibration %.3f s; write %.3f s",
              pb_timer_get(&tm, "load"), rb / 1e6, rs, rs > 0 ? rb / rs / 1e9 : 0.0, grid,
-             grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
+             grid > 0 ? pb_store_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
              pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "calibration"), pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);

@@ -38,23 +38,23 @@ static void pb_calib__model(const struct pb_source *src, const int32_t *pred, co
       s[j] = smax[i];
       c[j++] = pred[i] == src->labels[i];
     }
-  pb_platt_fit(s, c, n_dev, out->ab);
+  pb_bounds_platt_fit(s, c, n_dev, out->ab);
   out->brier[0] = out->brier[1] = 0.0;
   for (int32_t i = 0; i < n_dev; i++) {
-    const double p = pb_platt_apply(out->ab, s[i]);
+    const double p = pb_bounds_platt_apply(out->ab, s[i]);
     out->brier[0] += ((double)s[i] - c[i]) * ((double)s[i] - c[i]);
     out->brier[1] += (p - c[i]) * (p - c[i]);
   }
   out->brier[0] /= n_dev;
   out->brier[1] /= n_dev;
   for (int k = 0; k < 2; k++) {
-    for (int32_t i = 0; i < n_dev; i++) v[i] = k ? pb_platt_apply(out->ab, s[i]) : (double)s[i];
-    pb_f1_thresholds(v, c, n_dev, out->thr[k]);
+    for (int32_t i = 0; i < n_dev; i++) v[i] = k ? pb_bounds_platt_apply(out->ab, s[i]) : (double)s[i];
+    pb_bounds_f1_thresholds(v, c, n_dev, out->thr[k]);
   }
   out->p0 = pb_malloc(((size_t)src->n_images - n_dev + 1) * sizeof *out->p0);
   j = 0;
   for (int32_t i = 0; i < src->n_images; i++)
-    if (src->split[i] == PB_SPLIT_EVAL) out->p0[j++] = pb_platt_apply(out->ab, smax[i]);
+    if (src->split[i] == PB_SPLIT_EVAL) out->p0[j++] = pb_bounds_platt_apply(out->ab, smax[i]);
   free(s);
   free(c);
   free(v);
@@ -69,7 +69,7 @@ static void pb_calib__cell(const struct pb_cell_view *d, const struct pb_calib__
   int64_t changed = 0;
   for (int32_t i = 0; i < d->n; i++) {
     x0[i] = d->s0[i], x1[i] = d->s1[i];
-    p1[i] = pb_platt_apply(cm->ab, d->s1[i]);
+    p1[i] = pb_bounds_platt_apply(cm->ab, d->s1[i]);
     const int c1 = d->pred1[i] == d->label[i];
     brier[0] += (x1[i] - c1) * (x1[i] - c1);
     brier[1] += (p1[i] - c1) * (p1[i] - c1);
@@ -77,8 +77,8 @@ static void pb_calib__cell(const struct pb_cell_view *d, const struct pb_calib__
     changed += ((x0[i] >= tr) != (p0[i] >= tp)) + ((x1[i] >= tr) != (p1[i] >= tp));
   }
   int64_t counts[2][PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS];
-  pb_f1_cell(d, x0, x1, cm->thr[0], counts[0]);
-  pb_f1_cell(d, p0, p1, cm->thr[1], counts[1]);
+  pb_bounds_f1_cell(d, x0, x1, cm->thr[0], counts[0]);
+  pb_bounds_f1_cell(d, p0, p1, cm->thr[1], counts[1]);
   double *r = rec + PB_IF_F1;
   for (int k = 0; k < 2; k++)
     for (int p = 0; p < PB_F1_N_PROTOCOLS; p++)
@@ -111,7 +111,7 @@ int pb_identify_calib_prep(const struct pb_stage *st, int32_t s, struct pb_ident
 #pragma omp parallel for schedule(dynamic, 1)
   for (int32_t m = 0; m < M; m++)
     pb_calib__model(src, r.pred + (size_t)m * src->n_images, r.smax + (size_t)m * src->n_images, n_dev, &cm[m]);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   p->n_models = M;
   p->models = cm;
   return PB_OK;

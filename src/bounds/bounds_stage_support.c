@@ -33,7 +33,7 @@ static int pb_identify__clean_eval(struct pb_store *store, const struct pb_sourc
       if (src->split[i] == PB_SPLIT_EVAL) clean[(size_t)m * ne + j++] = r.pred[(size_t)m * src->n_images + i];
   }
   *n_eval = ne;
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   return PB_OK;
 }
 
@@ -44,7 +44,7 @@ int pb_identify_support_prep(const struct pb_stage *st, int32_t s, struct pb_ide
   const int32_t M = meta->n_models;
   memset(p, 0, sizeof *p);
   int32_t *group = pb_malloc((size_t)M * sizeof *group);
-  const int32_t ng = pb_meta_model_groups(meta, group);
+  const int32_t ng = pb_store_meta_model_groups(meta, group);
   int32_t *clean = pb_malloc(((size_t)M * src->n_images + 1) * sizeof *clean);
   int32_t *label = pb_malloc(((size_t)src->n_images + 1) * sizeof *label), ne = 0;
   int status = pb_error_agree(st->comm, pb_identify__clean_eval(st->store, src, s, M, clean, label, &ne));

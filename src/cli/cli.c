@@ -531,7 +531,7 @@ static int pb_cli__resumable(struct pb_cli *cli, struct pb_cli_args *a, struct p
   int status = cli->rank == 0 ? pb_checksum_xxh128_file(a->operand, digest) : PB_OK;
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (status != PB_OK) return PB_FAIL;
-  *key = (struct pb_checkpoint_key){cli->cmd, pb_build_info(), digest, pb_cli__resume_settings(cli)};
+  *key = (struct pb_checkpoint_key){cli->cmd, pb_results_build_info(), digest, pb_cli__resume_settings(cli)};
   int done = pb_checkpoint_resumable(a->output, key, MPI_COMM_WORLD);
   if (done == 1) pb_message("%s: %s is complete (checkpoint matches): not recomputed", cli->cmd, a->output);
   return done;
@@ -795,10 +795,10 @@ static void pb_cli__main_help(void)
 
 static char *pb_cli__provenance(int argc, char **argv)
 {
-  size_t n = strlen(pb_build_info()) + 32;
+  size_t n = strlen(pb_results_build_info()) + 32;
   for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
   char *p = pb_malloc(n);
-  snprintf(p, n, "%s\ncommand:", pb_build_info());
+  snprintf(p, n, "%s\ncommand:", pb_results_build_info());
   for (int i = 0; i < argc; i++) {
     strcat(p, " ");
     strcat(p, argv[i]);
@@ -850,7 +850,7 @@ int pb_cli_main(int argc, char **argv)
       if (cli.rank == 0) pb_cli__main_help();
       return PB_EXIT_OK;
     } else if (!strcmp(argv[i], "--version")) {
-      if (cli.rank == 0) printf("%s\n", pb_build_info());
+      if (cli.rank == 0) printf("%s\n", pb_results_build_info());
       return PB_EXIT_OK;
     } else if (pb_cli__global_value(argc, argv, &i, "-v", "--verbose", &val)) {
       if (pb_cli__global_int(cli.rank, "-v (verbosity)", val, 0, 2, &v)) return PB_EXIT_USAGE;

@@ -232,17 +232,17 @@ double pb_agg_mean_of(const struct pb_agg *a, int64_t first, int64_t stride, int
 
 /* ------------------------------------------------------------ locations */
 
-void pb_loc_init(struct pb_loc *l, int n, double start)
+void pb_agg_loc_init(struct pb_loc *l, int n, double start)
 {
   for (int j = 0; j < n; j++) l[j] = (struct pb_loc){start, -1, -1};
 }
 
-void pb_loc_max(struct pb_loc *l, double v, int64_t cell, int64_t tag)
+void pb_agg_loc_max(struct pb_loc *l, double v, int64_t cell, int64_t tag)
 {
   if (v > l->v) *l = (struct pb_loc){v, cell, tag};
 }
 
-void pb_loc_min(struct pb_loc *l, double v, int64_t cell, int64_t tag)
+void pb_agg_loc_min(struct pb_loc *l, double v, int64_t cell, int64_t tag)
 {
   if (v < l->v) *l = (struct pb_loc){v, cell, tag};
 }
@@ -277,7 +277,7 @@ static void pb_loc__op_min(void *in, void *inout, int *len, MPI_Datatype *type)
   pb_loc__op(in, inout, len, 0);
 }
 
-int pb_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root)
+int pb_agg_loc_reduce(struct pb_loc *l, int n, int is_max, MPI_Comm comm, int root)
 {
   int rank;
   MPI_Comm_rank(comm, &rank);
@@ -317,7 +317,7 @@ static double pb_select__value(uint64_t k)
   return x;
 }
 
-int64_t pb_select_count(const double *v, int64_t n_local, MPI_Comm comm)
+int64_t pb_agg_select_count(const double *v, int64_t n_local, MPI_Comm comm)
 {
   int64_t n = 0;
   for (int64_t i = 0; i < n_local; i++) n += !isnan(v[i]);
@@ -325,7 +325,7 @@ int64_t pb_select_count(const double *v, int64_t n_local, MPI_Comm comm)
   return n;
 }
 
-void pb_select_kth(const double *v, int64_t n_local, const int64_t *k, int nk, MPI_Comm comm, double *out)
+void pb_agg_select_kth(const double *v, int64_t n_local, const int64_t *k, int nk, MPI_Comm comm, double *out)
 {
   uint64_t *prefix = pb_calloc((size_t)(nk > 0 ? nk : 1), sizeof *prefix);
   int64_t *want = pb_malloc((size_t)(nk > 0 ? nk : 1) * sizeof *want);
@@ -358,9 +358,9 @@ void pb_select_kth(const double *v, int64_t n_local, const int64_t *k, int nk, M
   free(prefix);
 }
 
-double pb_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm comm)
+double pb_agg_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm comm)
 {
-  const int64_t n = pb_select_count(v, n_local, comm);
+  const int64_t n = pb_agg_select_count(v, n_local, comm);
   if (n == 0) return NAN;
   /* GSL's gsl_stats_quantile_from_sorted_data, on the two order statistics it reads */
   const double index = q * (double)(n - 1);
@@ -368,8 +368,8 @@ double pb_select_quantile(const double *v, int64_t n_local, double q, MPI_Comm c
   const double delta = index - (double)lhs;
   const int64_t k[2] = {lhs, lhs + 1 < n ? lhs + 1 : lhs};
   double x[2];
-  pb_select_kth(v, n_local, k, 2, comm, x);
-  /* equal neighbours: that value exactly, as pb_percentile_sorted */
+  pb_agg_select_kth(v, n_local, k, 2, comm, x);
+  /* equal neighbours: that value exactly, as pb_resample_percentile_sorted */
   return lhs == n - 1 || x[0] == x[1] ? x[0] : (1 - delta) * x[0] + delta * x[1];
 }
 

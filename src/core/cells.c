@@ -90,7 +90,7 @@ static int pb_cells__read_source(struct pb_store *st, int32_t s, int32_t m0, int
 static void pb_cells__buf(const struct pb_source *src, int32_t per_read, int32_t n_models, int fields,
                           struct pb_rows *buf)
 {
-  pb_rows_alloc(buf, (per_read < n_models ? per_read : n_models) * src->n_conditions, src->n_images, 0);
+  pb_store_rows_alloc(buf, (per_read < n_models ? per_read : n_models) * src->n_conditions, src->n_images, 0);
   pb_cells__keep(buf, fields);
 }
 
@@ -164,14 +164,14 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
     int32_t u = pb_cells__rows(meta, all, first, last, s, 0, meta->n_models, want, rows);
     /* pb_store_read_fields agrees on its status across ranks, so after a
      * failure on any rank every rank skips the remaining sources together */
-    pb_rows_alloc(&out->rows[s], u, n_eval, 0);
+    pb_store_rows_alloc(&out->rows[s], u, n_eval, 0);
     pb_cells__keep(&out->rows[s], fields);
     if (status == PB_OK) {
       struct pb_rows buf;
       const int32_t per_read = pb_cells__per_read(src, PB_CELLS_BATCH_BYTES);
       pb_cells__buf(src, per_read, meta->n_models, fields, &buf);
       status = pb_cells__read_source(st, s, 0, meta->n_models, per_read, u, rows, fields, &buf, &out->rows[s]);
-      pb_rows_free(&buf);
+      pb_store_rows_free(&buf);
     }
     out->labels[s] = pb_cells__labels(src, n_eval);
     if (status == PB_OK)
@@ -239,7 +239,7 @@ int32_t pb_cells_stream_pieces(struct pb_cells_stream *cs, int32_t s)
       free(b->labels[cs->src]);
       b->labels[cs->src] = NULL;
     }
-    pb_rows_free(&cs->buf);
+    pb_store_rows_free(&cs->buf);
     cs->per_read = pb_cells__per_read(src, cs->batch_bytes);
     pb_cells__buf(src, cs->per_read, meta->n_models, cs->fields, &cs->buf);
     b->labels[s] = pb_cells__labels(src, pb_dist_eval_count(src));
@@ -270,8 +270,8 @@ int pb_cells_stream_load(struct pb_cells_stream *cs, int32_t j)
   const int32_t u = pb_cells__rows(meta, cs->all, cs->c0, cs->c1, s, m0, m1, NULL, cs->rows);
   struct pb_rows *r = &b->rows[s];
   if ((size_t)u * (size_t)n_eval > cs->cap) { /* grow: the arrays are reused by every later piece */
-    pb_rows_free(r);
-    pb_rows_alloc(r, u, n_eval, 0);
+    pb_store_rows_free(r);
+    pb_store_rows_alloc(r, u, n_eval, 0);
     pb_cells__keep(r, cs->fields);
     cs->cap = (size_t)u * (size_t)n_eval;
   }
@@ -296,7 +296,7 @@ int pb_cells_stream_load(struct pb_cells_stream *cs, int32_t j)
 
 void pb_cells_stream_close(struct pb_cells_stream *cs)
 {
-  pb_rows_free(&cs->buf);
+  pb_store_rows_free(&cs->buf);
   pb_cells_free(&cs->block);
   free(cs->all);
   free(cs->rows);
@@ -306,7 +306,7 @@ void pb_cells_stream_close(struct pb_cells_stream *cs)
 void pb_cells_free(struct pb_cell_block *b)
 {
   for (int32_t s = 0; s < b->n_sources; s++) {
-    if (b->rows) pb_rows_free(&b->rows[s]);
+    if (b->rows) pb_store_rows_free(&b->rows[s]);
     if (b->labels) free(b->labels[s]);
   }
   free(b->rows);

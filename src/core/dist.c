@@ -44,7 +44,7 @@ int32_t pb_dist_eval_count(const struct pb_source *src)
 
 int64_t pb_dist_cells(const struct pb_meta *meta, struct pb_cell_ref **cells)
 {
-  int64_t n = pb_meta_cells(meta), k = 0;
+  int64_t n = pb_store_meta_cells(meta), k = 0;
   struct pb_cell_ref *c = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int32_t m = 0; m < meta->n_models && !meta->sources[s].probe_role; m++)

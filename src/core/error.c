@@ -59,15 +59,15 @@ void pb_error_set(const char *fmt, ...)
 const char *pb_error_message(void) { return pb__errbuf[0] ? pb__errbuf : "unknown error"; }
 void pb_error_clear(void) { pb__errbuf[0] = '\0'; }
 
-void pb_first_error_init(struct pb_first_error *e)
+void pb_error_first_init(struct pb_error_first *e)
 {
   e->item = -1;
   e->message[0] = '\0';
 }
 
-void pb_first_error_record(struct pb_first_error *e, int64_t item)
+void pb_error_first_record(struct pb_error_first *e, int64_t item)
 {
-#pragma omp critical(pb_first_error)
+#pragma omp critical(pb_error__first)
   if (e->item < 0 || item < e->item) {
     snprintf(e->message, sizeof e->message, "%s", pb_error_message());
 #pragma omp atomic write
@@ -75,7 +75,7 @@ void pb_first_error_record(struct pb_first_error *e, int64_t item)
   }
 }
 
-int pb_first_error_any(const struct pb_first_error *e)
+int pb_error_first_any(const struct pb_error_first *e)
 {
   int64_t item;
 #pragma omp atomic read
@@ -83,7 +83,7 @@ int pb_first_error_any(const struct pb_first_error *e)
   return item >= 0;
 }
 
-int pb_first_error_status(const struct pb_first_error *e)
+int pb_error_first_status(const struct pb_error_first *e)
 {
   if (e->item < 0) return PB_OK;
   pb_error_set("%s", e->message);

@@ -93,7 +93,7 @@ void pb_fields_tsv_header(const struct pb_fields *fs, const char *keys, int32_t 
 void pb_fields_tsv_values(const struct pb_fields *fs, const double *rec, int32_t from, struct pb_text *t)
 {
   for (int32_t f = from; f < fs->n; f++) {
-    if (fs->f[f].fmt == PB_FMT_TIER) pb_text_printf(t, "\t%s", pb_tier_name((int)rec[f]));
+    if (fs->f[f].fmt == PB_FMT_TIER) pb_text_printf(t, "\t%s", pb_protocol_tier_name((int)rec[f]));
     else if (fs->f[f].fmt == PB_FMT_INT && !isnan(rec[f])) pb_text_int(t, (long long)rec[f]);
     else pb_text_num(t, rec[f]);
   }

@@ -18,14 +18,14 @@
 
 const double pb_protocol_q[PB_PROTOCOL_N_Q] = {0.6, 0.7, 0.8, 0.9, 1.0};
 
-int pb_tier_of_accuracy(double accuracy)
+int pb_protocol_tier_of_accuracy(double accuracy)
 {
   if (accuracy >= 0.40) return PB_TIER_MILD;
   if (accuracy >= 0.20) return PB_TIER_SEVERE;
   return PB_TIER_EXTREME;
 }
 
-const char *pb_tier_name(int tier)
+const char *pb_protocol_tier_name(int tier)
 {
   static const char *names[] = {"mild", "severe", "extreme"};
   return tier >= 0 && tier < PB_N_TIERS ? names[tier] : "none";
@@ -248,7 +248,7 @@ static int pb_protocol__correct(struct pb_store *st, int32_t s, int32_t lo, int3
                         ? (int32_t)(PB_PROTOCOL_BATCH_BYTES / model_bytes) : 1;
   int32_t *rows = pb_malloc((size_t)per * (size_t)C * sizeof *rows);
   struct pb_rows buf;
-  pb_rows_alloc(&buf, per * C, src->n_images, 0);
+  pb_store_rows_alloc(&buf, per * C, src->n_images, 0);
   free(buf.smax);
   free(buf.ptrue);
   buf.smax = buf.ptrue = NULL;
@@ -264,7 +264,7 @@ static int pb_protocol__correct(struct pb_store *st, int32_t s, int32_t lo, int3
       pb_protocol__count(buf.pred + (size_t)j * src->n_images, src, &p->src[s].dev_correct[rows[j]],
                          &p->src[s].eval_correct[rows[j]]);
   }
-  pb_rows_free(&buf);
+  pb_store_rows_free(&buf);
   free(rows);
   return status;
 }
@@ -301,7 +301,7 @@ static int pb_protocol__rows(struct pb_store *st, int32_t s, int32_t lo, int32_t
       free(dev);
     }
   }
-  pb_rows_free(&smax);
+  pb_store_rows_free(&smax);
   free(clean);
   return status;
 }
@@ -334,7 +334,7 @@ int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_prot
       int64_t total = 0;
       for (int32_t m = 0; m < meta->n_models; m++) total += ps->dev_correct[m * src->n_conditions + c];
       ps->mean_dev_acc[c] = ps->n_dev > 0 ? (double)total / ((double)ps->n_dev * meta->n_models) : NAN;
-      ps->tier[c] = c == src->clean || ps->n_dev == 0 ? -1 : (int8_t)pb_tier_of_accuracy(ps->mean_dev_acc[c]);
+      ps->tier[c] = c == src->clean || ps->n_dev == 0 ? -1 : (int8_t)pb_protocol_tier_of_accuracy(ps->mean_dev_acc[c]);
     }
     pb_protocol_panel(meta, s, out->panel_seed, ps->panel_quota, ps->panel);
   }
@@ -404,7 +404,7 @@ static void pb_protocol__tables(const struct pb_protocol *p, const struct pb_met
     for (int32_t c = 0; c < src->n_conditions; c++) {
       pb_text_printf(cond, "%s\t%s", src->name, src->conditions[c]);
       pb_text_double(cond, ps->mean_dev_acc[c]);
-      pb_text_printf(cond, "\t%s\n", c == src->clean ? "clean" : pb_tier_name(ps->tier[c]));
+      pb_text_printf(cond, "\t%s\n", c == src->clean ? "clean" : pb_protocol_tier_name(ps->tier[c]));
     }
   }
 }

@@ -17,7 +17,7 @@
 #include "pairbound/rng.h"
 #include "pairbound/sort.h"
 
-void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult)
+void pb_resample_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult)
 {
   for (int32_t u = 0; u < n_units; u++) mult[u] = draw < 0;
   if (draw < 0) return;
@@ -26,7 +26,7 @@ void pb_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32
   for (int32_t u = 0; u < n_units; u++) mult[pb_rng_below(&rng, (uint32_t)n_units)]++;
 }
 
-double pb_percentile_sorted(const double *sorted, int64_t n, double q)
+double pb_resample_percentile_sorted(const double *sorted, int64_t n, double q)
 {
   if (n <= 0) return NAN;
   const int64_t lhs = (int64_t)(q * (double)(n - 1)); /* GSL's left neighbour */
@@ -34,12 +34,12 @@ double pb_percentile_sorted(const double *sorted, int64_t n, double q)
   return gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, q);
 }
 
-double pb_percentile_select(double *v, int64_t n, double q)
+double pb_resample_percentile_select(double *v, int64_t n, double q)
 {
   if (n <= 0) return NAN;
   if (n > INT32_MAX) {
     gsl_sort(v, 1, (size_t)n);
-    return pb_percentile_sorted(v, n, q);
+    return pb_resample_percentile_sorted(v, n, q);
   }
   /* the two order statistics gsl_stats_quantile_from_sorted_data reads, and its expression */
   const double index = q * (double)(n - 1);
@@ -58,12 +58,12 @@ static void pb_boot__interval(double *v, int64_t n, double level, struct pb_inte
   for (int64_t i = 0; i < n; i++)
     if (!isnan(v[i])) v[m++] = v[i];
   out->n_draws = m;
-  out->lo = pb_percentile_select(v, m, (1 - level) / 2);
-  out->hi = pb_percentile_select(v, m, 1 - (1 - level) / 2);
+  out->lo = pb_resample_percentile_select(v, m, (1 - level) / 2);
+  out->hi = pb_resample_percentile_select(v, m, 1 - (1 - level) / 2);
 }
 
-int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
-                MPI_Comm comm, struct pb_interval *out)
+int pb_resample_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stats, pb_boot_fn fn, void *ctx,
+                         MPI_Comm comm, struct pb_interval *out)
 {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
@@ -79,7 +79,7 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
     int32_t *mult = pb_malloc((size_t)(n_units > 0 ? n_units : 1) * sizeof *mult);
 #pragma omp for schedule(static)
     for (int64_t d = 0; d < nd; d++) {
-      pb_boot_multiplicities(spec, d0 + d, n_units, mult);
+      pb_resample_boot_multiplicities(spec, d0 + d, n_units, mult);
       fn(mult, n_units, ctx, mine + d * n_stats);
       pb_progress_step(&prog, 1);
     }
@@ -96,7 +96,7 @@ int pb_boot_run(const struct pb_boot_spec *spec, int32_t n_units, int32_t n_stat
   MPI_Allgatherv(mine, counts[rank], MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, comm);
   double *est = pb_malloc((size_t)(n_stats > 0 ? n_stats : 1) * sizeof *est);
   int32_t *ones = pb_malloc((size_t)(n_units > 0 ? n_units : 1) * sizeof *ones);
-  pb_boot_multiplicities(spec, -1, n_units, ones);
+  pb_resample_boot_multiplicities(spec, -1, n_units, ones);
   fn(ones, n_units, ctx, est);
   /* statistics are independent: threads take whole columns */
 #pragma omp parallel
@@ -148,8 +148,9 @@ static void pb_boot__means_fn(const int32_t *mult, int32_t n_units, void *ctx, d
   }
 }
 
-int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group, int32_t n_groups,
-                        const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out)
+int pb_resample_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const int32_t *group,
+                                 int32_t n_groups, const struct pb_boot_spec *spec, MPI_Comm comm,
+                                 struct pb_interval *out)
 {
   double *sum = pb_calloc((size_t)n_groups * (size_t)n_stats, sizeof *sum);
   double *count = pb_calloc((size_t)n_groups * (size_t)n_stats, sizeof *count);
@@ -160,17 +161,18 @@ int pb_boot_group_means(const double *x, int64_t n_cells, int32_t n_stats, const
       sum[(size_t)group[c] * n_stats + k] += v;
       count[(size_t)group[c] * n_stats + k] += 1;
     }
-  int status = pb_boot_group_sums(sum, count, NULL, n_groups, n_stats, spec, comm, out);
+  int status = pb_resample_boot_group_sums(sum, count, NULL, n_groups, n_stats, spec, comm, out);
   free(sum);
   free(count);
   return status;
 }
 
-int pb_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
-                       int32_t n_stats, const struct pb_boot_spec *spec, MPI_Comm comm, struct pb_interval *out)
+int pb_resample_boot_group_sums(const double *sum, const double *count, const double *full, int32_t n_groups,
+                                int32_t n_stats, const struct pb_boot_spec *spec, MPI_Comm comm,
+                                struct pb_interval *out)
 {
   struct pb_boot__means m = {n_groups, n_stats, sum, count, full};
-  return pb_boot_run(spec, n_groups, n_stats, pb_boot__means_fn, &m, comm, out);
+  return pb_resample_boot_run(spec, n_groups, n_stats, pb_boot__means_fn, &m, comm, out);
 }
 
 /* ------------------------------------------------------------ permutations */
@@ -214,7 +216,8 @@ static int32_t pb_perm__classes(int32_t n, const int32_t *label, int32_t *order,
   return nc;
 }
 
-void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n, int32_t *perm)
+void pb_resample_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                              int32_t *perm)
 {
   struct pb_rng rng;
   pb_rng_init(&rng, seed, analysis, item, replicate);
@@ -222,7 +225,7 @@ void pb_perm_uniform(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t r
   pb_rng_shuffle(&rng, perm, n);
 }
 
-void pb_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm)
+void pb_resample_perm_derange(struct pb_rng *rng, int32_t n, int32_t *perm)
 {
   for (;;) {
     for (int32_t j = 0; j < n; j++) perm[j] = j;
@@ -248,9 +251,9 @@ static int32_t pb_perm__within_grouped(uint64_t seed, uint32_t analysis, uint64_
     memcpy(w, order, (size_t)n * sizeof *w);
     pb_rng_shuffle_segments(&rng, w, nc, cbeg);
   } else {
-    for (int32_t c = 0; c < nc; c++) { /* positions 0 .. m-1 of the class, as pb_perm_derange draws them */
+    for (int32_t c = 0; c < nc; c++) { /* positions 0 .. m-1 of the class, as pb_resample_perm_derange draws them */
       int32_t m = cbeg[c + 1] - cbeg[c], *idx = w + cbeg[c];
-      pb_perm_derange(&rng, m, idx);
+      pb_resample_perm_derange(&rng, m, idx);
       fixed += m == 1;
       for (int32_t i = 0; i < m; i++) idx[i] = order[cbeg[c] + idx[i]];
     }
@@ -272,33 +275,33 @@ static int32_t pb_perm__within(uint64_t seed, uint32_t analysis, uint64_t item, 
   return fixed;
 }
 
-int32_t pb_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg)
+int32_t pb_resample_perm_classes(int32_t n, const int32_t *label, int32_t *order, int32_t *cbeg)
 {
   return pb_perm__classes(n, label, order, cbeg);
 }
 
-void pb_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n_classes,
-                            const int32_t *order, const int32_t *cbeg, int32_t *perm)
+void pb_resample_perm_within_grouped(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate,
+                                     int32_t n_classes, const int32_t *order, const int32_t *cbeg, int32_t *perm)
 {
   pb_perm__within_grouped(seed, analysis, item, replicate, n_classes, order, cbeg, perm, 0);
 }
 
-void pb_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
-                          const int32_t *label, int32_t *perm)
+void pb_resample_perm_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                                   const int32_t *label, int32_t *perm)
 {
   pb_perm__within(seed, analysis, item, replicate, n, label, perm, 0);
 }
 
-int32_t pb_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
-                                const int32_t *label, int32_t *perm)
+int32_t pb_resample_derange_within_class(uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate, int32_t n,
+                                         const int32_t *label, int32_t *perm)
 {
   return pb_perm__within(seed, analysis, item, replicate, n, label, perm, 1);
 }
 
 /* ---------------------------------------------------- weighted metrics */
 
-void pb_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
-                       uint32_t *words, struct pb_wm_codes *out)
+void pb_resample_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order,
+                                int32_t n, uint32_t *words, struct pb_wm_codes *out)
 {
   uint32_t *code = words, *ret = words + n, *fail, *ra, *rae;
   int32_t n_fail = 0;
@@ -380,8 +383,9 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
  * sum of w_i ((N - RA_i) + (N - RAE_i)) (N the retained total, RA and RAE
  * the retained weight strictly above and above or in i's group), so the
  * pair count adds the retained weights in order and multiplies only at the
- * failures, from the lists of pb_weighted_codes (one vector add per retained
- * image; a former pass over the codes blended and multiplied at every image).
+ * failures, from the lists of pb_resample_weighted_codes (one vector add per
+ * retained image; a former pass over the codes blended and multiplied at
+ * every image).
  * Coverage: the budget k falls in the last group whose weight above (ab) is
  * below k; pb_wm__close needs that group's weight and failure weight above
  * it and its own weight and failure weight.  The pass does not follow the
@@ -628,8 +632,9 @@ static void pb_wm__pass_wide(const uint32_t *code, int32_t n, const int32_t *mul
   }
 }
 
-void pb_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
-                         const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
+void pb_resample_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16,
+                                  const int64_t *pos, const int64_t *total, const int *pcts, int n_pct, double *auroc,
+                                  double *cov)
 {
   const int32_t n = C->n;
   int64_t most = 0;
@@ -664,7 +669,7 @@ void pb_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult, const
   pb_wm__close(pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S, auroc, cov);
 }
 
-int pb_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage)
+int pb_resample_boot_one_group(char *const *model_groups, int32_t n_models, int64_t group_draws, const char *stage)
 {
   if (group_draws <= 0 || n_models <= 0) return 0;
   for (int32_t m = 1; m < n_models; m++)

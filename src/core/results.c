@@ -65,7 +65,7 @@ static int pb_results__wait(struct pb_results *res)
   return status;
 }
 
-const char *pb_build_info(void)
+const char *pb_results_build_info(void)
 {
   return "pairbound " PACKAGE_VERSION " (git " PB_GIT_REVISION "); configure: " PB_CONFIGURE_ARGS
          "; CFLAGS: " PB_CFLAGS;
@@ -115,7 +115,7 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
     goto done;
   }
   if ((grp = H5Gcreate2(res->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-      pb_h5_attr_str(grp, "build", pb_build_info()) || pb_h5_attr_str(grp, "text", provenance))
+      pb_h5_attr_str(grp, "build", pb_results_build_info()) || pb_h5_attr_str(grp, "text", provenance))
     goto done;
   status = PB_OK;
 done:

@@ -106,7 +106,7 @@ static int pb_stage__open(const char *store_path, const char *outdir, MPI_Comm c
   if (pb_results_create(outdir, comm, provenance, &stage->results)) goto fail;
   if (pb_protocol_write(&stage->protocol, stage->meta, stage->results)) goto fail;
   if (tm) pb_timer_lap(tm, "write");
-  stage->n_cells = pb_meta_cells(stage->meta);
+  stage->n_cells = pb_store_meta_cells(stage->meta);
   pb_dist_my_cells(stage->meta, comm, &stage->first, &stage->last);
   return PB_OK;
 fail:

@@ -426,15 +426,15 @@ static void pb_fragility__null(const struct pb_fragility_options *o, uint64_t it
     pb_fragility__tally_clear(R);
     for (int32_t b = 0; b < J; b++) {
       int32_t nb = b0[b + 1] - b0[b];
-      pb_perm_uniform(o->seed, PB_RNG_FRAGILITY_NULL, item * PB_FRAGILITY_MAX_BINS + (uint64_t)b, (uint32_t)rep, nb,
-                      perm);
+      pb_resample_perm_uniform(o->seed, PB_RNG_FRAGILITY_NULL, item * PB_FRAGILITY_MAX_BINS + (uint64_t)b, (uint32_t)rep, nb,
+                               perm);
       for (int32_t j = 0; j < nb; j++) pb_fragility__add(R, b, grp[b0[b] + j], cor[b0[b] + perm[j]], 0);
     }
     double a = pb_fragility__agreement(R, E, o->rho_lcb, law, work);
     if (!isnan(a)) vals[nv++] = a;
   }
   qsort(vals, (size_t)nv, sizeof *vals, pb_fragility__cmp_dbl);
-  rec[PB_FA_NULL_MEDIAN] = pb_percentile_sorted(vals, nv, 0.5);
+  rec[PB_FA_NULL_MEDIAN] = pb_resample_percentile_sorted(vals, nv, 0.5);
   rec[PB_FA_NULL_DEFINED] = nv;
   free(perm);
   free(vals);
@@ -602,7 +602,7 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
   rec[PB_FD_L_COMP] = sqrt(sc);
   rec[PB_FD_L_COND] = sqrt(sd);
   rec[PB_FD_RATIO] = tot > 0 ? sqrt(sc) / sqrt(tot) : NAN;
-  rec[PB_FD_UTIL] = pb_percentile_sorted(util, nu, 0.5);
+  rec[PB_FD_UTIL] = pb_resample_percentile_sorted(util, nu, 0.5);
   rec[PB_FD_N_UTIL] = nu;
   rec[PB_FD_N_UNDEF] = n_undef;
   rec[PB_FD_N_UNSUPPORTED] = n_unsup;

@@ -58,7 +58,7 @@ static int pb_fragility__drift_tsv(struct pb_results *res, const struct pb_fragi
       const double *r = out->drift + (size_t)(d++ - out->d0) * PB_FD_FIXED;
       int tier = out->tier[s][c];
       pb_text_printf(&t, "%s\t%s\t%s\t%s", meta->model_ids[u % meta->n_models], S->name, S->conditions[c],
-                     tier >= 0 ? pb_tier_name(tier) : "none");
+                     tier >= 0 ? pb_protocol_tier_name(tier) : "none");
       pb_fields_tsv_values(&pb_fragility_drift_fields, r, 0, &t);
       pb_text_printf(&t, "\n");
     }
@@ -101,7 +101,7 @@ static void pb_fragility__arm_summary(const struct pb_fragility_out *out, struct
         int64_t n = 0;
         for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
           if (u / M == s) v[n++] = out->arms[((size_t)(u - out->u0) * 2 + a) * out->arm_len + pb_fragility__med_cols[c]];
-        S->med[((size_t)s * 2 + a) * 6 + c] = pb_select_quantile(v, n, 0.5, out->comm);
+        S->med[((size_t)s * 2 + a) * 6 + c] = pb_agg_select_quantile(v, n, 0.5, out->comm);
       }
   free(v);
   for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
@@ -141,7 +141,7 @@ static int pb_fragility__drift_summary(const struct pb_fragility_out *out, struc
           S->dmax[key] = fmax(S->dmax[key], r[PB_FD_RESIDUAL]);
         }
       }
-      S->dutil[key] = pb_select_quantile(util, n, 0.5, out->comm);
+      S->dutil[key] = pb_agg_select_quantile(util, n, 0.5, out->comm);
     }
   free(util);
   MPI_Allreduce(MPI_IN_PLACE, S->dk, ns * NT * 3, MPI_INT64_T, MPI_SUM, out->comm);
@@ -227,30 +227,30 @@ static int pb_fragility__profile_summary(const struct pb_fragility_out *out, str
   double *v = pb_malloc((size_t)(M > 0 ? M : 1) * sizeof *v);
   int64_t n_local = 0;
   struct pb_loc lo, top;
-  pb_loc_init(&lo, 1, INFINITY);
-  pb_loc_init(&top, 1, -INFINITY);
+  pb_agg_loc_init(&lo, 1, INFINITY);
+  pb_agg_loc_init(&top, 1, -INFINITY);
   for (int64_t u = out->u0; u < hi; u++) {
     v[n_local++] = out->arms[(size_t)(u - out->u0) * len2 + PB_FA_FAUC_UP];
-    pb_loc_min(&lo, v[n_local - 1], u, 0);
+    pb_agg_loc_min(&lo, v[n_local - 1], u, 0);
   }
   for (int64_t u = hi - 1; u >= out->u0; u--) /* the last of equal maxima: the lowest M - 1 - u, met first from the top */
-    pb_loc_max(&top, out->arms[(size_t)(u - out->u0) * len2 + PB_FA_FAUC_UP], M - 1 - u, 0);
-  const int64_t n = pb_select_count(v, n_local, out->comm);
-  pb_loc_reduce(&lo, 1, 0, out->comm, -1);
-  pb_loc_reduce(&top, 1, 1, out->comm, -1);
+    pb_agg_loc_max(&top, out->arms[(size_t)(u - out->u0) * len2 + PB_FA_FAUC_UP], M - 1 - u, 0);
+  const int64_t n = pb_agg_select_count(v, n_local, out->comm);
+  pb_agg_loc_reduce(&lo, 1, 0, out->comm, -1);
+  pb_agg_loc_reduce(&top, 1, 1, out->comm, -1);
   S->n_pick = 0;
   if (n > 0) S->pick[S->n_pick++] = (int32_t)lo.cell;
   if (n > 2) { /* position n / 2: the value there, then among the models of that value the right one */
     const int64_t k = n / 2;
     double med, mid;
-    pb_select_kth(v, n_local, &k, 1, out->comm, &med);
+    pb_agg_select_kth(v, n_local, &k, 1, out->comm, &med);
     int64_t below = 0, m_eq = 0;
     for (int64_t i = 0; i < n_local; i++) below += v[i] < med;
     MPI_Allreduce(MPI_IN_PLACE, &below, 1, MPI_INT64_T, MPI_SUM, out->comm);
     for (int64_t i = 0; i < n_local; i++)
       if (v[i] == med) v[m_eq++] = (double)(out->u0 + i);
     const int64_t j = k - below;
-    pb_select_kth(v, m_eq, &j, 1, out->comm, &mid);
+    pb_agg_select_kth(v, m_eq, &j, 1, out->comm, &mid);
     S->pick[S->n_pick++] = (int32_t)mid;
   }
   if (n > 1) S->pick[S->n_pick++] = (int32_t)(M - 1 - top.cell);
@@ -334,7 +334,7 @@ static void pb_fragility__drift_table(const struct pb_fragility_out *out, const 
       const int64_t key = (int64_t)s * PB_FR__NTIER + ti, *k = S->dk + key * 3;
       if (k[0] == 0) continue;
       pb_table_str(tb, meta->sources[s].name, 1);
-      pb_table_str(tb, ti == 0 ? "all" : ti == 1 ? "none" : pb_tier_name(ti - 2), 0);
+      pb_table_str(tb, ti == 0 ? "all" : ti == 1 ? "none" : pb_protocol_tier_name(ti - 2), 0);
       pb_table_int(tb, k[0]);
       for (int j = 0; j < 4; j++) pb_table_num(tb, pb_agg_mean(&S->dm, key * 4 + j), 4);
       pb_table_num(tb, S->dutil[key], 3);

@@ -633,14 +633,14 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
   double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
   if (status == PB_OK) {
-    struct pb_first_error fe;
-    pb_first_error_init(&fe);
+    struct pb_error_first fe;
+    pb_error_first_init(&fe);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++)
       if (pb_fragility__unit(meta, L, U.sig, U.part, o, u, U.drift0[u], arm + (size_t)(u - u0) * 2 * len,
                              drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED) != PB_OK)
-        pb_first_error_record(&fe, u);
-    status = pb_first_error_status(&fe);
+        pb_error_first_record(&fe, u);
+    status = pb_error_first_status(&fe);
   }
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "compute");
@@ -673,7 +673,7 @@ int pb_fragility_run(const char *store_path, const char *outdir, MPI_Comm comm, 
   free(drift);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     free(L[s].rows);
-    pb_rows_free(&L[s].d);
+    pb_store_rows_free(&L[s].d);
   }
   free(L);
   pb_fragility__setup_free(&U, meta);

@@ -16,7 +16,7 @@
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
 
-/* Names never hold ',', '"' or line ends (pb_meta_validate), but the CSV
+/* Names never hold ',', '"' or line ends (pb_store_meta_validate), but the CSV
  * reader trims blanks around unquoted fields, so such names are quoted. */
 static void pb_export__name(FILE *fp, const char *s)
 {
@@ -85,7 +85,7 @@ int pb_export_csv(const char *store_path, const char *csv_path)
       for (int32_t c = 0; c < nc; c++) index[c] = m * nc + c;
       if (pb_store_read_rows(st, s, nc, index, &block)) goto done;
       pb_export__model(out.fp, meta, s, m, &block);
-      pb_rows_free(&block);
+      pb_store_rows_free(&block);
       /* stop at the first failed write (a full disk), not after the store */
       if (fflush(out.fp) != 0 || ferror(out.fp)) {
         pb_error_set("%s: cannot write file: %s", csv_path, strerror(errno));
@@ -98,7 +98,7 @@ int pb_export_csv(const char *store_path, const char *csv_path)
 done:
   if (open) pb_output_file_abort(&out);
   pb_output_lock_release(&lock);
-  pb_rows_free(&block);
+  pb_store_rows_free(&block);
   free(index);
   pb_store_close(st);
   return status;

@@ -320,7 +320,7 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
 
 /* ------------------------------------------------------------------- fields */
 
-/* Names become HDF5 link names and CSV fields (same rule as pb_meta_validate). */
+/* Names become HDF5 link names and CSV fields (same rule as pb_store_meta_validate). */
 static int pb_ingest__name(const struct pb_ingest__ctx *ctx, int64_t line, int col, const char *s)
 {
   const char *what = NULL;
@@ -766,7 +766,7 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_source *src = &meta->sources[s];
     size_t n_rec = (size_t)meta->n_models * (size_t)src->n_conditions * (size_t)src->n_images;
-    pb_rows_alloc(&ctx->rows[s], meta->n_models * src->n_conditions, src->n_images, meta->topk);
+    pb_store_rows_alloc(&ctx->rows[s], meta->n_models * src->n_conditions, src->n_images, meta->topk);
     ctx->src[s].seen = pb_calloc((n_rec + 7) / 8, 1);
   }
   return PB_OK;
@@ -908,7 +908,7 @@ int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, s
   }
   if (pb_ingest__check_complete(&ctx)) goto done;
   meta->provenance = pb_strdup(opt && opt->provenance ? opt->provenance : "");
-  if (pb_meta_validate(meta)) {
+  if (pb_store_meta_validate(meta)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s: %s", csv_path, why);
@@ -919,11 +919,11 @@ int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, s
   status = PB_OK;
 done:
   if (ctx.rows) {
-    for (int32_t s = 0; s < meta->n_sources; s++) pb_rows_free(&ctx.rows[s]);
+    for (int32_t s = 0; s < meta->n_sources; s++) pb_store_rows_free(&ctx.rows[s]);
     free(ctx.rows);
   }
   pb_ingest__ctx_free(&ctx);
-  if (status != PB_OK) pb_meta_free(meta);
+  if (status != PB_OK) pb_store_meta_free(meta);
   return status;
 }
 
@@ -943,16 +943,16 @@ int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, con
     index = pb_realloc(index, (size_t)n * sizeof *index);
     for (int32_t r = 0; r < n; r++) index[r] = r;
     if (pb_store_write_rows(st, s, n, index, &rows[s])) goto done;
-    pb_rows_free(&rows[s]);   /* written: release it before the next source */
+    pb_store_rows_free(&rows[s]);   /* written: release it before the next source */
   }
   status = pb_store_commit(st);   /* closes the store either way */
   st = NULL;
 done:
   if (st) pb_store_close(st);   /* removes the unfinished STORE.tmp */
   free(index);
-  for (int32_t s = 0; s < meta.n_sources; s++) pb_rows_free(&rows[s]);
+  for (int32_t s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
   free(rows);
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   return status;
 }
 

@@ -305,19 +305,19 @@ static int64_t pb_prep__pick(const struct pb_meta *meta, const double *recs, int
     real[c] = r[PB_PC_SCOPE] == 1 && pb_prep__real(meta->sources[pb_dist_cell_at(meta, first + c).source].name);
     if (real[c]) w[nl++] = r[PB_PC_HW_I0];
   }
-  const int64_t nw = pb_select_count(w, nl, comm), k[2] = {(nw - 1) / 2, nw / 2};
+  const int64_t nw = pb_agg_select_count(w, nl, comm), k[2] = {(nw - 1) / 2, nw / 2};
   double x[2] = {NAN, NAN};
-  if (nw > 0) pb_select_kth(w, nl, k, 2, comm, x);
+  if (nw > 0) pb_agg_select_kth(w, nl, k, 2, comm, x);
   const double med = nw == 0 ? NAN : nw % 2 ? x[1] : (x[0] + x[1]) / 2;
   free(w);
   struct pb_loc best;
-  pb_loc_init(&best, 1, INFINITY);
+  pb_agg_loc_init(&best, 1, INFINITY);
   for (int64_t c = 0; c < n_local && nw > 0; c++) {
     const double *r = recs + c * rl;
-    if (real[c] && r[PB_PC_K] > 0 && !isnan(r[PB_PC_D1])) pb_loc_min(&best, fabs(r[PB_PC_HW_I0] - med), first + c, 0);
+    if (real[c] && r[PB_PC_K] > 0 && !isnan(r[PB_PC_D1])) pb_agg_loc_min(&best, fabs(r[PB_PC_HW_I0] - med), first + c, 0);
   }
   free(real);
-  pb_loc_reduce(&best, 1, 0, comm, -1);
+  pb_agg_loc_reduce(&best, 1, 0, comm, -1);
   *med_out = med;
   return best.cell;
 }

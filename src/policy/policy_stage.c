@@ -364,8 +364,8 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
                                  struct pb_text *tb, struct pb_text *tp, struct pb_tsv *out_b, struct pb_tsv *out_p)
 {
   const int32_t primary = pb_policy__primary(opt);
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
+  struct pb_error_first fe;
+  pb_error_first_init(&fe);
   struct pb_progress prog;
   pb_progress_begin(&prog, "policy", "cells", b->n_cells);
   uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
@@ -405,7 +405,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
       const int64_t k = (b->first + c) / per;
       int64_t rest;
       if (!ok) {
-        pb_first_error_record(&fe, b->first + c);
+        pb_error_first_record(&fe, b->first + c);
 #pragma omp atomic
         left[k - b0] += 1 << 30; /* a failed block is never checkpointed */
       }
@@ -416,7 +416,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
         struct pb_bytes pay = {0};
         pb_blocks_items(st->n_cells, per, k, &ca, &cb);
         pb_policy__block_put(b, ca, cb, rec_len, recs, tb, tp, &pay);
-        if (pb_blocks_save(bl, k, &pay) != PB_OK) pb_first_error_record(&fe, ca);
+        if (pb_blocks_save(bl, k, &pay) != PB_OK) pb_error_first_record(&fe, ca);
         pb_blocks_bytes_free(&pay);
       }
     }
@@ -431,11 +431,11 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
     }
     /* a table that cannot be written (a full disk) stops the loop too */
     if (written == PB_OK && (written = pb_tsv_status(out_b)) == PB_OK) written = pb_tsv_status(out_p);
-    if (pb_blocks_poll(bl, pb_first_error_status(&fe) == PB_OK ? written : PB_FAIL)) break; /* no collective call in the loop */
+    if (pb_blocks_poll(bl, pb_error_first_status(&fe) == PB_OK ? written : PB_FAIL)) break; /* no collective call in the loop */
   }
   free(todo);
   pb_progress_end(&prog);
-  return pb_first_error_status(&fe) == PB_OK ? written : PB_FAIL;
+  return pb_error_first_status(&fe) == PB_OK ? written : PB_FAIL;
 }
 
 static int pb_policy__compute(const struct pb_stage *st, const struct pb_cell_block *b, struct pb_blocks *bl,

@@ -115,7 +115,7 @@ void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint
   double *d0 = pb_malloc((size_t)n * sizeof *d0);
   struct pb_predict__side1 *p1 = pb_malloc((size_t)n * sizeof *p1);
   uint8_t *f0 = pb_malloc((size_t)n);
-  const int32_t nc = pb_perm_classes(n, in->label, order, cbeg);
+  const int32_t nc = pb_resample_perm_classes(n, in->label, order, cbeg);
   /* everything that does not depend on the pairing, in the same arithmetic
    * as pb_predict_cell_paired so that the results are identical */
   double sum0 = 0.0, sum1 = 0.0, sxx = 0.0;
@@ -137,7 +137,7 @@ void pb_predict_cell_shuffles(const struct pb_cell_view *in, uint64_t seed, uint
   for (int32_t r0 = 0; r0 < n_rep; r0 += PB_PREDICT__REP_BLOCK) {
     const int32_t nb = n_rep - r0 < PB_PREDICT__REP_BLOCK ? n_rep - r0 : PB_PREDICT__REP_BLOCK;
     for (int32_t b = 0; b < nb; b++)
-      pb_perm_within_grouped(seed, analysis, item, (uint32_t)(r0 + b), nc, order, cbeg, perm + (size_t)b * n);
+      pb_resample_perm_within_grouped(seed, analysis, item, (uint32_t)(r0 + b), nc, order, cbeg, perm + (size_t)b * n);
     for (int32_t b = nb; b < PB_PREDICT__REP_BLOCK; b++) memcpy(perm + (size_t)b * n, perm, (size_t)n * sizeof *perm);
     struct pb_predict__pass acc[PB_PREDICT__REP_BLOCK];
     memset(acc, 0, sizeof acc);

@@ -183,8 +183,8 @@ static int pb_predict__intervals(const struct pb_predict__data *d, const double 
     const struct pb_boot_spec spec = {seed, PB_RNG_GROUP_BOOT, 0, draws, PB_BOOT_LEVEL};
     int32_t *ident = pb_malloc((size_t)G * sizeof *ident);
     for (int32_t g = 0; g < G; g++) ident[g] = g;
-    status = pb_boot_group_means(x, M, ns, d->group, G, &spec, comm, iv);
-    if (status == PB_OK) status = pb_boot_group_means(xg, G, ns, ident, G, &spec, comm, iv + ns);
+    status = pb_resample_boot_group_means(x, M, ns, d->group, G, &spec, comm, iv);
+    if (status == PB_OK) status = pb_resample_boot_group_means(xg, G, ns, ident, G, &spec, comm, iv + ns);
     for (int32_t i = 0; i < ns && status == PB_OK; i++) {
       out[i].lo = iv[i].lo, out[i].hi = iv[i].hi;
       out[i].glo = iv[ns + i].lo, out[i].ghi = iv[ns + i].hi;

@@ -254,14 +254,14 @@ static int pb_predict__cell_record(const struct pb_stage *st, const struct pb_pr
 static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__data *d,
                                   const struct pb_predict_options *opt, const struct pb_cell_ref *all,
                                   const struct pb_cell_data *cell, int64_t c, int role, double *rec,
-                                  struct pb_first_error *fe)
+                                  struct pb_error_first *fe)
 {
   if (pb_predict__cell_record(st, d, opt, cell, role, rec) == PB_OK) return;
   const struct pb_cell_ref *r = &all[st->first + c];
   const struct pb_source *s = &st->meta->sources[r->source];
   pb_error_set("predict: cell (%s, %s, %s): invalid records", s->name, st->meta->model_ids[r->model],
                s->conditions[r->condition]);
-  pb_first_error_record(fe, c);
+  pb_error_first_record(fe, c);
 }
 
 #define PB_PREDICT__LOAD_CHUNKS 8
@@ -296,8 +296,8 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
   uint8_t *go = pb_calloc((size_t)(nl > 0 ? nl : 1), 1);  /* cell c is a task */
   double *rec = pb_malloc((size_t)(nl > 0 ? nl : 1) * rec_len * sizeof *rec);
   for (int64_t i = 0; i < (nl > 0 ? nl : 1) * rec_len; i++) rec[i] = NAN;
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
+  struct pb_error_first fe;
+  pb_error_first_init(&fe);
   int status = PB_OK;
 #pragma omp parallel
 #pragma omp master
@@ -325,7 +325,7 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
         }
       }
   }
-  if (status == PB_OK) status = pb_first_error_status(&fe);
+  if (status == PB_OK) status = pb_error_first_status(&fe);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) *out = rec, rec = NULL;
   for (int64_t k = 0; k < K; k++) pb_cells_free(&blk[k]); /* chunks not read to the end after a failure */
@@ -464,7 +464,7 @@ static void pb_predict__targets(struct pb_predict__data *d, const double *kt, in
       if (!isnan(y)) v[n++] = y;
     }
     pb_predict_median(v, n); /* sorts */
-    d->iqr[t * PB_PREDICT__N_TARGETS + j] = pb_percentile_sorted(v, n, 0.75) - pb_percentile_sorted(v, n, 0.25);
+    d->iqr[t * PB_PREDICT__N_TARGETS + j] = pb_resample_percentile_sorted(v, n, 0.75) - pb_resample_percentile_sorted(v, n, 0.25);
     free(v);
   }
 }
@@ -634,8 +634,8 @@ static int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
   pb_dist_partition(nf, cost, st->size, first);
   const int64_t f0 = first[st->rank], f1 = first[st->rank + 1], lo = fit[f0], hi = fit[f1];
   double *mine = pb_malloc((size_t)(hi > lo ? hi - lo : 1) * 2 * M * sizeof *mine);
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
+  struct pb_error_first fe;
+  pb_error_first_init(&fe);
 #pragma omp parallel
   {
     struct pb_predict__scratch w;
@@ -647,12 +647,12 @@ static int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d)
         char msg[2048];
         snprintf(msg, sizeof msg, "%s", pb_error_message());
         pb_error_set("predict: fit %lld (set %s): %s", (long long)u, d->sets[d->u_set[u]].name, msg);
-        pb_first_error_record(&fe, u);
+        pb_error_first_record(&fe, u);
       }
     }
     pb_predict__scratch_free(&w);
   }
-  int status = pb_first_error_status(&fe);
+  int status = pb_error_first_status(&fe);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) {
     /* every rank needs every fit's predictions (the report's errors, gains and
@@ -737,7 +737,7 @@ static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_
   d->n_shuf = opt->shuffles;
   for (int32_t i = 0; i < opt->n_features + opt->n_targets; i++) {
     const char *name = i < opt->n_features ? opt->features[i] : opt->targets[i - opt->n_features];
-    const int32_t s = pb_meta_find_source(meta, name);
+    const int32_t s = pb_store_meta_find_source(meta, name);
     if (s < 0) {
       pb_error_set("predict: the store has no source '%s'", name);
       return PB_FAIL;

@@ -573,7 +573,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   size_t n = strlen(provenance) + strlen(cfg->text) + 32;
   char *prov = pb_malloc(n), *settings = pb_run__settings(cfg), digest[65] = "";
   snprintf(prov, n, "%s\nrun configuration:\n%s", provenance, cfg->text);
-  struct pb_run_facts facts = {pb_build_info(), digest, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
+  struct pb_run_facts facts = {pb_results_build_info(), digest, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
   MPI_Comm_size(comm, &facts.ranks);
   char hint[PATH_MAX + 256];
   snprintf(hint, sizeof hint,

@@ -6,7 +6,7 @@
 
 /* What the run did, for REPORT.md's provenance and the closing summary. */
 struct pb_run_facts {
-  const char *build;       /* pb_build_info() */
+  const char *build;       /* pb_results_build_info() */
   const char *store_digest;   /* pb_checksum_xxh128_file of the store */
   const char *settings;    /* effective analysis settings, "key = value" lines */
   int ranks, threads;

@@ -84,7 +84,7 @@ struct pb_screen_boot {
   int64_t draws;
   int32_t *n_classes;       /* [target] */
   int32_t **mult;           /* [target]: per block of PB_WM_LANES draws, class-major, the block's draws
-                             * interleaved (a lane past the last draw weighs nothing), as pb_weighted_metrics reads them */
+                             * interleaved (a lane past the last draw weighs nothing), as pb_resample_weighted_metrics reads them */
   uint16_t **mult16;        /* [target]: the same as 16-bit integers (NULL where a class count exceeds 65,535) */
   int64_t *sum, *cnt;       /* [target * rows + row][draw][stat] */
   int64_t *cells;           /* [target * rows + row][draw] cells with both outcomes in the draw */
@@ -140,7 +140,7 @@ static inline void pb_screen_gsum_add(struct pb_screen_gsum *G, int32_t k, int32
 {
   pb_agg_add(&G->a, (int64_t)k * G->n_groups + group, x);
 }
-/* Reduce the sums to every rank, then pb_boot_group_sums into out[n_stat], each estimate the exact
+/* Reduce the sums to every rank, then pb_resample_boot_group_sums into out[n_stat], each estimate the exact
  * mean over all cells rounded once (collective); frees G. */
 int pb_screen_gsum_boot(struct pb_screen_gsum *G, const struct pb_boot_spec *spec, MPI_Comm comm,
                         struct pb_interval *out);

@@ -33,7 +33,7 @@ void pb_screen_sum_init(struct pb_screen_sum *S, const struct pb_meta *meta, con
   S->n_subsets = L->n_subsets;
   S->n_models = meta->n_models;
   S->mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S->mg);
-  S->n_groups = pb_meta_model_groups(meta, S->mg);
+  S->n_groups = pb_store_meta_model_groups(meta, S->mg);
   for (int32_t t = 0; t < n_targets; t++)
     if (meta->sources[targets[t]].n_conditions > S->max_cond) S->max_cond = meta->sources[targets[t]].n_conditions;
   S->tta = pb_srep__tta(L);
@@ -225,7 +225,7 @@ static void pb_srep__auroc(struct pb_srep *R)
   {
     const int64_t defined = pb_agg_count(&R->S->a, pb_screen_sum_tt(R->S, pb_srep__target(R, s), tier, PB_SS_ROW(PB_SR_U, 2)));
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
-    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_str(&R->t, pb_protocol_tier_name(tier), 0);
     pb_table_int(&R->t, pb_srep__count(R, s, tier));
     pb_table_int(&R->t, defined);
     for (size_t j = 0; j < sizeof cols / sizeof cols[0]; j++) pb_table_num(&R->t, pb_srep__mean(R, s, tier, cols[j], 2), 3);
@@ -257,7 +257,7 @@ static union pb_cell pb_srep__coverage_cell(const void *ctx, const struct pb_col
   const struct pb_srep__at *a = ctx;
   switch (c->slot) {
   case PB_SREP__SOURCE: return (union pb_cell){.s = a->R->meta->sources[a->s].name};
-  case PB_SREP__TIER: return (union pb_cell){.s = pb_tier_name(a->tier)};
+  case PB_SREP__TIER: return (union pb_cell){.s = pb_protocol_tier_name(a->tier)};
   case PB_SREP__Q: return (union pb_cell){.s = a->q};
   default: return (union pb_cell){.x = pb_srep__mean(a->R, a->s, a->tier, c->slot, 3 + a->b)};
   }
@@ -302,7 +302,7 @@ static void pb_srep__coverage_diff(struct pb_srep *R)
     char q[16];
     snprintf(q, sizeof q, "%.1f", pb_screen_budget_pct[b] / 100.0);
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
-    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_str(&R->t, pb_protocol_tier_name(tier), 0);
     pb_table_str(&R->t, q, 0);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_S, 3 + b), 3);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U, 3 + b), 3);
@@ -324,7 +324,7 @@ static void pb_srep__ceiling(struct pb_srep *R)
   {
     const int64_t o = PB_SS_CEIL(R->S);
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
-    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_str(&R->t, pb_protocol_tier_name(tier), 0);
     pb_table_num(&R->t, pb_srep__at(R, s, tier, o), 3);
     for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_srep__at(R, s, tier, o + 1 + b), 3);
     for (int b = 0; b < 3; b++) pb_table_num(&R->t, pb_srep__at(R, s, tier, o + 4 + b), 3);
@@ -346,7 +346,7 @@ static void pb_srep__identity(struct pb_srep *R)
   {
     const int64_t o = PB_SS_ID(R->S), defined = pb_srep__tally(R, s, tier, o);
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
-    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_str(&R->t, pb_protocol_tier_name(tier), 0);
     pb_table_int(&R->t, defined);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_S_NS, 2), 3);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_NS, 2), 3);
@@ -371,7 +371,7 @@ static void pb_srep__class(struct pb_srep *R)
   FOR_GROUPS(R, s, tier)
   {
     pb_table_str(&R->t, R->meta->sources[s].name, 1);
-    pb_table_str(&R->t, pb_tier_name(tier), 0);
+    pb_table_str(&R->t, pb_protocol_tier_name(tier), 0);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_S_CCDEV, 2), 3);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_U_CCDEV, 2), 3);
     pb_table_num(&R->t, pb_srep__mean(R, s, tier, PB_SR_CLASS_U_CC, 2), 3);
@@ -434,7 +434,7 @@ static void pb_srep__subsets(struct pb_srep *R)
         if (!isnan(a)) amin = fmin(amin, a), amax = fmax(amax, a);
       }
       pb_table_str(&R->t, R->meta->sources[s].name, 1);
-      pb_table_str(&R->t, pb_tier_name(tier), 0);
+      pb_table_str(&R->t, pb_protocol_tier_name(tier), 0);
       pb_table_int(&R->t, m);
       pb_table_int(&R->t, j1 - j0);
       pb_table_num(&R->t, pb_num_nanmean_get(&cm), 3);
@@ -496,7 +496,7 @@ static int pb_srep__figure_auroc(struct pb_srep *R, struct pb_results *res, stru
   int rows = 0;
   FOR_GROUPS(R, s, tier)
   {
-    pb_text_printf(&d, "%s %s", R->meta->sources[s].name, pb_tier_name(tier));
+    pb_text_printf(&d, "%s %s", R->meta->sources[s].name, pb_protocol_tier_name(tier));
     for (int j = 0; j < nc; j++) pb_text_double(&d, pb_srep__mean(R, s, tier, cols[j], 2));
     pb_text_printf(&d, "\n");
     rows++;

@@ -120,7 +120,7 @@ static int pb_sx__tier_table(struct pb_sx *S, const struct pb_sx_spec *sp, struc
     for (int32_t row = 0; row < nrow; row++) {
       if (cells[row] == 0) continue;
       pb_table_str(&S->t, pb_sx__src(S, row / PB_N_TIERS), 1);
-      pb_table_str(&S->t, pb_tier_name(row % PB_N_TIERS), 0);
+      pb_table_str(&S->t, pb_protocol_tier_name(row % PB_N_TIERS), 0);
       pb_table_int(&S->t, cells[row]);
       for (int k = 0; k + 1 < sp->n_k; k++) pb_table_num(&S->t, iv[row * sp->n_k + k].est, 3);
       pb_sx__interval(&S->t, &iv[row * sp->n_k + sp->n_k - 1], S->opt->group_draws);
@@ -204,7 +204,7 @@ static int pb_sx__table17(struct pb_sx *S, struct pb_text *md)
       int32_t row = t * PB_SB_NROWS_PER_TARGET + 1 + tier;
       for (int64_t b = 0; S->B && b < S->B->draws; b++) kept += (double)S->B->cells[(size_t)row * (size_t)S->B->draws + (size_t)b];
       pb_table_str(&S->t, pb_sx__src(S, t), 1);
-      pb_table_str(&S->t, pb_tier_name(tier), 0);
+      pb_table_str(&S->t, pb_protocol_tier_name(tier), 0);
       pb_table_num(&S->t, S->B && S->B->draws > 0 ? kept / (double)S->B->draws : NAN, 1);
       for (int j = 0; j < 3; j++) {
         int flip = j == 1; /* delta - U from the U - delta contrast */
@@ -246,7 +246,7 @@ static int pb_sx__tiebreak(struct pb_sx *S, struct pb_text *md)
         char q[16];
         snprintf(q, sizeof q, "%.1f", pb_screen_budget_pct[b] / 100.0);
         pb_table_str(&S->t, pb_sx__src(S, t), 1);
-        pb_table_str(&S->t, pb_tier_name(tier), 0);
+        pb_table_str(&S->t, pb_protocol_tier_name(tier), 0);
         pb_table_str(&S->t, q, 0);
         pb_table_int(&S->t, cells);
         for (int k = 0; k < 9; k++) {
@@ -661,7 +661,7 @@ int pb_screen_extra_report(const struct pb_meta *meta, const struct pb_screen_la
   struct pb_sx S = {meta, L, targets, n_targets, C, T, opt, B, comm, res, 0, NULL, 0, -1, {{0}, {0}}};
   MPI_Comm_rank(comm, &S.rank);
   S.mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S.mg);
-  S.ng = pb_meta_model_groups(meta, S.mg);
+  S.ng = pb_store_meta_model_groups(meta, S.mg);
   for (int32_t e = 0; e < L->n_extra && S.tta < 0; e++)
     if (L->is_tta[e]) S.tta = PB_SR_FIXED + 2 * e;
   pb_text_printf(md, "\n### Appendix E checks (seed Tables 17-18, 22, 38-39, Figure 6, E.1 and E.3)\n");

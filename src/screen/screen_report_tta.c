@@ -52,7 +52,7 @@ static int pb_snat__boot(struct pb_snat *N, const struct pb_screen_cells *C, con
 {
   const struct pb_meta *meta = N->meta;
   int32_t nr = N->n_targets * PB_SNAT_ROWS, ns = nr * N->n_stats;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_meta_model_groups(meta, mg);
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_store_meta_model_groups(meta, mg);
   struct pb_screen_gsum G;
   pb_screen_gsum_init(&G, ns, ng);
   N->cells = pb_calloc((size_t)nr, sizeof *N->cells);
@@ -121,7 +121,7 @@ static void pb_snat__tiers(const struct pb_snat *N, const struct pb_screen_optio
     for (int tier = 0; tier < PB_N_TIERS; tier++) {
       if (N->cells[tg * PB_SNAT_ROWS + tier + 1] == 0) continue;
       pb_table_str(t, N->meta->sources[N->targets[tg]].name, 1);
-      pb_table_str(t, pb_tier_name(tier), 0);
+      pb_table_str(t, pb_protocol_tier_name(tier), 0);
       pb_table_int(t, N->cells[tg * PB_SNAT_ROWS + tier + 1]);
       for (int32_t e = 0; e < 3; e++) pb_table_num(t, pb_snat__iv(N, tg, tier, e0 + e)->est, 3);
       pb_snat__put(t, pb_snat__iv(N, tg, tier, e0 + 3), -3, opt->group_draws > 0);
@@ -151,7 +151,7 @@ static void pb_snat__variants(const struct pb_snat *N, const struct pb_screen_op
         char q[16];
         snprintf(q, sizeof q, "0.%d", pb_screen_budget_pct[b] / 10);
         pb_table_str(t, N->meta->sources[N->targets[tg]].name, 1);
-        pb_table_str(t, pb_tier_name(tier), 0);
+        pb_table_str(t, pb_protocol_tier_name(tier), 0);
         pb_table_str(t, q, 0);
         pb_snat__put(t, pb_snat__iv(N, tg, tier, e0 + b), -3, opt->group_draws > 0);
         pb_table_num(t, NAN, 3);
@@ -256,7 +256,7 @@ static void pb_snat__subsets(const struct pb_snat *N, const struct pb_screen_sum
           k++;
         }
         pb_table_str(t, N->meta->sources[N->targets[tg]].name, 1);
-        pb_table_str(t, pb_tier_name(tier), 0);
+        pb_table_str(t, pb_protocol_tier_name(tier), 0);
         pb_table_int(t, m);
         pb_table_int(t, j1 - j0);
         pb_table_num(t, acc[0] / k, 3);

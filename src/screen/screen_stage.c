@@ -126,7 +126,7 @@ static int pb_screen__opt_subset_tiers(void *opts, const char *label, const char
   for (char *w = strtok_r(list, ",", &save); w && !bad; w = strtok_r(NULL, ",", &save)) {
     int t = -1;
     for (int k = 0; k < PB_N_TIERS; k++)
-      if (!strcmp(w, pb_tier_name(k))) t = k;
+      if (!strcmp(w, pb_protocol_tier_name(k))) t = k;
     bad = t < 0;
     if (!bad) o->subset_tiers |= 1 << t;
   }
@@ -371,7 +371,7 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     }
     struct pb_screen__pset *ps = &X->ps[X->n_ps++];
     ps->name = in->name ? pb_strdup(in->name) : NULL;
-    ps->src = pb_meta_find_source(meta, in->source);
+    ps->src = pb_store_meta_find_source(meta, in->source);
     if (ps->src < 0) {
       pb_error_set("probe source %s is not in the store%s", in->source,
                    q != 0 || in != &dflt ? ""
@@ -539,7 +539,7 @@ static int pb_screen__targets(struct pb_screen__ctx *X)
   X->targets = pb_malloc((size_t)n * sizeof(int32_t));
   for (int32_t t = 0; t < n; t++) {
     const char *name = opt->n_targets ? opt->targets[t] : dflt[t];
-    int32_t s = pb_meta_find_source(meta, name);
+    int32_t s = pb_store_meta_find_source(meta, name);
     if (s < 0) {
       pb_error_set("target source %s is not in the store%s", name, opt->n_targets ? "" : " (give --targets SRC,...)");
       return PB_FAIL;
@@ -666,7 +666,7 @@ static void pb_screen__tiers(struct pb_screen__ctx *X)
       int64_t total = 0;
       for (int32_t m = 0; m < meta->n_models; m++) total += ps->eval_correct[m * src->n_conditions + c];
       double acc = (double)total / ((double)ps->n_eval * meta->n_models);
-      X->tier[t][c] = c == src->clean || ps->n_eval == 0 ? -1 : (int8_t)pb_tier_of_accuracy(acc);
+      X->tier[t][c] = c == src->clean || ps->n_eval == 0 ? -1 : (int8_t)pb_protocol_tier_of_accuracy(acc);
     }
   }
 }
@@ -1242,7 +1242,7 @@ static void pb_screen__rankings(const struct pb_screen__ctx *X, struct pb_screen
     for (int32_t g = 0; g < U->n_cls; g++) {
       int32_t a = U->cls_start[g], size = U->cls_start[g + 1] - a;
       if (size < 2) continue;
-      pb_perm_derange(&rng, size, perm);
+      pb_resample_perm_derange(&rng, size, perm);
       /* delta moves with the same reassignment (the seed's "same ablation applied to delta") */
       for (int32_t j = 0; j < size; j++) {
         ds[U->cls_pos[a + j]] = U->score[PB_SR_U][U->cls_pos[a + perm[j]]];
@@ -1670,7 +1670,7 @@ static int pb_screen__unit_get(const struct pb_screen__ctx *X, int64_t u, struct
 
 /* Compute units [ua, ub) into a payload; PB_FAIL (recorded in fe) when a unit fails. */
 static int pb_screen__block_compute(const struct pb_screen__ctx *X, int64_t ua, int64_t ub,
-                                    const struct pb_screen_boot *boot, struct pb_first_error *fe, struct pb_bytes *pay)
+                                    const struct pb_screen_boot *boot, struct pb_error_first *fe, struct pb_bytes *pay)
 {
   struct pb_screen_boot local;
   pb_screen_boot_local(boot, &local);
@@ -1683,7 +1683,7 @@ static int pb_screen__block_compute(const struct pb_screen__ctx *X, int64_t ua, 
     pb_screen__cell_names(X, u, &t, &m);
     if (pb_screen__unit_prepare(X, t, m, &U, msg, sizeof msg) != PB_OK) {
       pb_error_set("%s", msg);
-      pb_first_error_record(fe, u);
+      pb_error_first_record(fe, u);
       status = PB_FAIL;
     }
     int64_t ncell = X->unit_cell0[u + 1] - X->unit_cell0[u];
@@ -1740,7 +1740,7 @@ static void pb_screen__block_drop(const struct pb_screen__ctx *X, int64_t u0, in
 /* One block: its checkpoint when intact, else computed (and checkpointed). */
 static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl, int64_t per, int64_t k, int64_t u0,
                             struct pb_screen__unit *units, double *recs, uint64_t **bits, int32_t *n_words,
-                            struct pb_screen_boot *boot, struct pb_first_error *fe)
+                            struct pb_screen_boot *boot, struct pb_error_first *fe)
 {
   int64_t ua, ub;
   pb_blocks_items(X->n_units, per, k, &ua, &ub);
@@ -1760,7 +1760,7 @@ static int pb_screen__block(const struct pb_screen__ctx *X, struct pb_blocks *bl
     status = pb_screen__block_compute(X, ua, ub, boot, fe, &pay);
     if (status == PB_OK) status = pb_blocks_save(bl, k, &pay);
     if (status == PB_OK) status = pb_screen__block_apply(X, u0, ua, ub, &pay, units, recs, bits, n_words, boot);
-    if (status != PB_OK) pb_first_error_record(fe, ua);
+    if (status != PB_OK) pb_error_first_record(fe, ua);
   }
   pb_blocks_bytes_free(&pay);
   return status;
@@ -1804,8 +1804,8 @@ static int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, 
                                  int32_t *n_words, struct pb_screen_boot *boot, struct pb_progress *prog,
                                  double *load_sec)
 {
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
+  struct pb_error_first fe;
+  pb_error_first_init(&fe);
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1;
     if (q < bl->rounds && r % q == 0) {
@@ -1818,7 +1818,7 @@ static int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, 
       const int status = pb_error_agree(bl->comm, pb_screen__load(st, X, ua, ub > ua ? ub : ua, 1));
       *load_sec += MPI_Wtime() - t0;
       if (status != PB_OK) {
-        pb_first_error_record(&fe, ua);
+        pb_error_first_record(&fe, ua);
         break;
       }
     }
@@ -1831,11 +1831,11 @@ static int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, 
         pb_progress_step(prog, ub - ua);
     }
     /* rounds that read a piece of the store (collective) end together; otherwise each rank runs at its own pace */
-    const int stop = q < bl->rounds ? pb_blocks_boundary(bl, pb_first_error_status(&fe))
-                                    : pb_blocks_poll(bl, pb_first_error_status(&fe));
+    const int stop = q < bl->rounds ? pb_blocks_boundary(bl, pb_error_first_status(&fe))
+                                    : pb_blocks_poll(bl, pb_error_first_status(&fe));
     if (stop) break;
   }
-  return pb_first_error_status(&fe);
+  return pb_error_first_status(&fe);
 }
 
 /* ------------------------------------------------------------ outputs */
@@ -1913,7 +1913,7 @@ static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, cons
   for (int32_t c = 0; c < src->n_conditions; c++) {
     if (c == src->clean) continue;
     const double *rec = recs + (cell++) * L->rec_len;
-    const char *tier = pb_tier_name((int)rec[PB_SI_TIER]);
+    const char *tier = pb_protocol_tier_name((int)rec[PB_SI_TIER]);
     char head[1024];
     snprintf(head, sizeof head, "%s\t%s\t%s\t%s", meta->model_ids[m], src->name, src->conditions[c], tier);
     for (int32_t r = 0; r < L->n_rows; r++) {
@@ -2184,8 +2184,8 @@ static void pb_screen__ctx_free(struct pb_screen__ctx *X)
     for (int32_t s = 0; s < meta->n_sources; s++) {
       free(X->rows[s].rows);
       free(X->rows[s].tk_rows);
-      pb_rows_free(&X->rows[s].d);
-      pb_rows_free(&X->rows[s].tk);
+      pb_store_rows_free(&X->rows[s].d);
+      pb_store_rows_free(&X->rows[s].tk);
     }
   free(X->rows);
   for (int32_t j = 0; j < X->n_subsets; j++) free(X->sub_idx[j]);
@@ -2278,7 +2278,7 @@ static int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ct
     status = pb_screen_extra_report(st->meta, &X->L, X->targets, X->n_targets, &C, &T, opt, boot, st->comm,
                                     st->results, &extra);
   if (status == PB_OK) status = pb_screen__natural_report(st, X, &C, &T, boot, &extra);
-  if (pb_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
+  if (pb_resample_boot_one_group(st->meta->model_groups, st->meta->n_models, opt->group_draws, "screen"))
     pb_text_printf(&extra, "%s", PB_BOOT_ONE_GROUP_NOTE);
   if (status == PB_OK && st->rank == 0) {
     char desc[1024];

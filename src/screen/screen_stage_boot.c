@@ -87,7 +87,7 @@ void pb_screen_boot_init(struct pb_screen_boot *B, const struct pb_meta *meta, c
     int32_t *one = pb_malloc((size_t)(K > 0 ? K : 1) * sizeof *one);
     B->mult[t] = pb_calloc(blocks * (size_t)(K > 0 ? K : 1) * PB_WM_LANES, sizeof(int32_t));
     for (int64_t b = 0; b < draws; b++) {
-      pb_boot_multiplicities(&spec, b, K, one);
+      pb_resample_boot_multiplicities(&spec, b, K, one);
       int32_t *blk = B->mult[t] + (size_t)(b / PB_WM_LANES) * (size_t)K * PB_WM_LANES + b % PB_WM_LANES;
       for (int32_t c = 0; c < K; c++) blk[(size_t)c * PB_WM_LANES] = one[c];
     }
@@ -199,7 +199,7 @@ void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, 
   free(k);
 }
 
-/* A cell's scores packed for the draws: score j's codes (pb_weighted_codes)
+/* A cell's scores packed for the draws: score j's codes (pb_resample_weighted_codes)
  * in codes[j] (their words at words + off[j]), and the classes among its
  * coded images with their image and failure counts at cls/in/fail + coff[j]
  * (ncls[j] of them), so a draw's weighted totals cost O(classes).  A score
@@ -258,7 +258,7 @@ static void pb_sb__cell_pack(struct pb_sb__cell *C, const struct pb_screen_boot 
     C->coff[j + 2] = C->coff[j + 1];
     C->ncls[j + 1] = 0;
     if (!use[j]) continue;
-    pb_weighted_codes(score[j], y, label, order[j], n_order[j], C->words + C->off[j], &C->codes[j]);
+    pb_resample_weighted_codes(score[j], y, label, order[j], n_order[j], C->words + C->off[j], &C->codes[j]);
     if (!C->full[j]) pb_sb__classes(C, j + 1, label, y, order[j], n_order[j], dense, dense + K);
   }
   free(dense);
@@ -297,7 +297,7 @@ static void pb_sb__draws(const struct pb_screen_boot *B, const struct pb_sb__cel
     } else {
       pb_sb__totals(C, j + 1, multT, pos, total);
     }
-    pb_weighted_metrics(&C->codes[j], multT, mult16, pos, total, pcts, PB_SB_NMET - 1, auroc, cov);
+    pb_resample_weighted_metrics(&C->codes[j], multT, mult16, pos, total, pcts, PB_SB_NMET - 1, auroc, cov);
     for (int l = 0; l < PB_WM_LANES; l++) {
       m[j][l][0] = auroc[l];
       for (int k = 1; k < PB_SB_NMET; k++) m[j][l][k] = cov[l * (PB_SB_NMET - 1) + k - 1];
@@ -385,8 +385,8 @@ void pb_screen_boot_class_interval(const struct pb_screen_boot *B, int32_t row, 
     if (B->cnt[i] > 0) v[n++] = (double)B->sum[i] / PB_SB_SCALE / (double)B->cnt[i];
   }
   out->n_draws = n;
-  out->lo = pb_percentile_select(v, n, (1 - PB_BOOT_LEVEL) / 2);
-  out->hi = pb_percentile_select(v, n, 1 - (1 - PB_BOOT_LEVEL) / 2);
+  out->lo = pb_resample_percentile_select(v, n, (1 - PB_BOOT_LEVEL) / 2);
+  out->hi = pb_resample_percentile_select(v, n, 1 - (1 - PB_BOOT_LEVEL) / 2);
   free(v);
 }
 
@@ -398,7 +398,7 @@ static void pb_sb__row_text(const struct pb_screen_boot *B, const struct pb_meta
   for (int64_t b = 0; b < B->draws; b++) retained += (double)B->cells[(size_t)row * (size_t)B->draws + (size_t)b];
   for (int c = 0; c < PB_SB_NCON; c++) {
     pb_table_str(t, meta->sources[targets[tg]].name, 1);
-    pb_table_str(t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
+    pb_table_str(t, tier < 0 ? "all tiers" : pb_protocol_tier_name(tier), 0);
     char name[64];
     snprintf(name, sizeof name, "%s-%s", pb_screen_row_names[pb_screen_boot_base[c]],
              pb_screen_row_names[pb_screen_boot_contrast[c]]);
@@ -444,7 +444,7 @@ int pb_screen_gsum_boot(struct pb_screen_gsum *G, const struct pb_boot_spec *spe
   /* the point estimate (the sample's draw): the exact mean over every group's cells, rounded once */
   double *full = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *full);
   for (int32_t k = 0; k < ns; k++) full[k] = pb_agg_mean_of(&G->a, (int64_t)k * ng, 1, ng);
-  if (status == PB_OK) status = pb_boot_group_sums(sum, cnt, full, ng, ns, spec, comm, out);
+  if (status == PB_OK) status = pb_resample_boot_group_sums(sum, cnt, full, ng, ns, spec, comm, out);
   free(full);
   free(sum);
   free(cnt);
@@ -463,7 +463,7 @@ static struct pb_interval *pb_sb__group_rows(const struct pb_meta *meta, const s
                                              int *status)
 {
   int32_t nr = n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * n_e;
-  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_meta_model_groups(meta, mg);
+  int32_t *mg = pb_malloc((size_t)meta->n_models * sizeof *mg), ng = pb_store_meta_model_groups(meta, mg);
   struct pb_screen_gsum G;
   pb_screen_gsum_init(&G, ns, ng);
   memset(cells, 0, (size_t)nr * sizeof *cells);
@@ -536,7 +536,7 @@ static int pb_sb__extra_table(const struct pb_meta *meta, const struct pb_screen
                       (e - PB_SCREEN_STRATA) % 2 ? "cov_q20" : "auroc");
         const struct pb_interval *v = &iv[row * ne + e];
         pb_table_str(&t, meta->sources[targets[tg]].name, 1);
-        pb_table_str(&t, tier < 0 ? "all tiers" : pb_tier_name(tier), 0);
+        pb_table_str(&t, tier < 0 ? "all tiers" : pb_protocol_tier_name(tier), 0);
         pb_table_str(&t, name, 0);
         pb_table_int(&t, cells[row]);
         pb_table_num(&t, v->est, 3);
@@ -582,7 +582,7 @@ static int pb_sb__gap_figures(const struct pb_screen_boot *B, const struct pb_me
       struct pb_interval cl = {NAN, NAN, NAN, 0};
       if (B->draws > 0) pb_screen_boot_class_interval(B, row, met[f], &cl);
       pb_text_printf(&d, "%s %s", meta->sources[targets[row / PB_SB_NROWS_PER_TARGET]].name,
-                     tier < 0 ? "all tiers" : pb_tier_name(tier));
+                     tier < 0 ? "all tiers" : pb_protocol_tier_name(tier));
       pb_text_double(&d, g->est);
       pb_text_double(&d, group_draws > 0 ? g->lo : NAN);
       pb_text_double(&d, group_draws > 0 ? g->hi : NAN);

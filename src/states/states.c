@@ -43,7 +43,7 @@ static void pb_states__row(const struct pb_stage *st, const struct pb_cell_data 
   const struct pb_source *src = &meta->sources[d->ref.source];
   int tier = st->protocol.src[d->ref.source].tier[d->ref.condition];
   pb_text_printf(t, "%s\t%s\t%s\t%s\t%lld", meta->model_ids[d->ref.model], src->name,
-                 src->conditions[d->ref.condition], pb_tier_name(tier), (long long)c->n);
+                 src->conditions[d->ref.condition], pb_protocol_tier_name(tier), (long long)c->n);
   pb_text_double(t, c->n ? (double)(c->h + c->k) / c->n : 0.0 / 0.0);
   pb_text_double(t, c->n ? (double)(c->r + c->k) / c->n : 0.0 / 0.0);
   pb_text_printf(t, "\t%lld\t%lld\t%lld\t%lld\t%lld\n", (long long)c->h, (long long)c->r, (long long)c->s,

@@ -42,20 +42,20 @@ struct pb_store {
 
 /* ------------------------------------------------------------------ metadata */
 
-int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name)
+int32_t pb_store_meta_find_source(const struct pb_meta *meta, const char *name)
 {
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (strcmp(meta->sources[s].name, name) == 0) return s;
   return -1;
 }
 
-int32_t pb_meta_target(const struct pb_meta *meta, int32_t s)
+int32_t pb_store_meta_target(const struct pb_meta *meta, int32_t s)
 {
   while (s < meta->n_sources && meta->sources[s].probe_role) s++;
   return s;
 }
 
-int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group)
+int32_t pb_store_meta_model_groups(const struct pb_meta *meta, int32_t *group)
 {
   int32_t ng = 0;
   for (int32_t m = 0; m < meta->n_models; m++) {
@@ -67,18 +67,18 @@ int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group)
   return ng;
 }
 
-int64_t pb_meta_cells(const struct pb_meta *meta)
+int64_t pb_store_meta_cells(const struct pb_meta *meta)
 {
   int64_t cells = 0;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
     cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
   return cells;
 }
 
-int64_t pb_meta_paired_records(const struct pb_meta *meta)
+int64_t pb_store_meta_paired_records(const struct pb_meta *meta)
 {
   int64_t recs = 0;
-  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
     int64_t n_eval = 0;
     for (int32_t i = 0; i < src->n_images; i++) n_eval += src->split[i] == PB_SPLIT_EVAL;
@@ -98,7 +98,7 @@ static int pb_meta__check_name(const char *what, const char *name)
   return PB_OK;
 }
 
-int pb_meta_validate(const struct pb_meta *meta)
+int pb_store_meta_validate(const struct pb_meta *meta)
 {
   if (meta->n_models <= 0) { pb_error_set("store has no models"); return PB_FAIL; }
   if (meta->n_sources <= 0) { pb_error_set("store has no sources"); return PB_FAIL; }
@@ -156,7 +156,7 @@ static void pb__free_strings(char **v, int32_t n)
   free(v);
 }
 
-void pb_meta_free(struct pb_meta *meta)
+void pb_store_meta_free(struct pb_meta *meta)
 {
   if (!meta) return;
   pb__free_strings(meta->model_ids, meta->n_models);
@@ -175,7 +175,7 @@ void pb_meta_free(struct pb_meta *meta)
   memset(meta, 0, sizeof *meta);
 }
 
-void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk)
+void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk)
 {
   size_t n = (size_t)n_rows * (size_t)n_images;
   rows->n_rows = n_rows;
@@ -188,12 +188,12 @@ void pb_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32
   rows->topk_prob = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_prob) : NULL;
 }
 
-void pb_rows_free(struct pb_rows *rows)
+void pb_store_rows_free(struct pb_rows *rows)
 {
-  if (rows && !pb_store_memo_release(rows)) pb_rows_free_owned(rows);
+  if (rows && !pb_store_memo_release(rows)) pb_store_rows_free_owned(rows);
 }
 
-void pb_rows_free_owned(struct pb_rows *rows)
+void pb_store_rows_free_owned(struct pb_rows *rows)
 {
   free(rows->pred);
   free(rows->smax);
@@ -360,7 +360,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   hid_t fapl = -1, grp = -1;
   struct pb_store *st = NULL;
   *out = NULL;
-  if (pb_meta_validate(meta)) return PB_FAIL;
+  if (pb_store_meta_validate(meta)) return PB_FAIL;
   st = pb_store__new(path, comm);
   st->writable = 1;
   pb_meta__copy(&st->meta, meta);
@@ -930,13 +930,13 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
     return PB_OK;
   }
   if (memo && !all) pb_store_memo_miss();
-  pb_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
+  pb_store_rows_alloc(out, n_rows, st->meta.sources[src].n_images, (fields & PB_FIELD_TOPK) ? st->meta.topk : 0);
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }
   if (!(fields & PB_FIELD_PTRUE)) { free(out->ptrue); out->ptrue = NULL; }
   if (all) return PB_OK; /* no rows here, and the others read none */
   if (pb_store__read_into(st, src, n_rows, rows, fields, out) != PB_OK) {
-    pb_rows_free(out);
+    pb_store_rows_free(out);
     return PB_FAIL;
   }
   if (memo && n_rows > 0) pb_store_memo_put(st->path, st->comm, src, fields, n_rows, rows, out);
@@ -982,7 +982,7 @@ void pb_store_close(struct pb_store *st)
   /* no rank leaves before the unfinished store is gone (pb_results_close) */
   if (st->writable && st->tmp_path) MPI_Barrier(st->comm);
   pb_output_lock_release(&st->lock);
-  pb_meta_free(&st->meta);
+  pb_store_meta_free(&st->meta);
   free(st->path);
   free(st->tmp_path);
   free(st);
@@ -1110,7 +1110,7 @@ static int pb_store__read_meta(struct pb_store *st)
     return PB_FAIL;
   }
   H5Gclose(grp);
-  if (pb_meta_validate(meta)) {
+  if (pb_store_meta_validate(meta)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s: invalid store: %s", st->path, why);

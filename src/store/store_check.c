@@ -53,7 +53,7 @@ static void pb_check__row(struct pb_store *st, int32_t src, int32_t row, struct 
     if (pb_store_record_problem(s, &d, i, i, why, sizeof why))
       pb_check__line(o, "source %s, model %s, condition %s, image %s: %s", s->name, model, cond, s->image_ids[i],
                      why);
-  pb_rows_free(&d);
+  pb_store_rows_free(&d);
 }
 
 /* Rank 0 prints every rank's lines in rank order (ranks hold consecutive

@@ -9,7 +9,7 @@
 /* The entry holding these rows of source @p src of the store at @p path
  * (opened on @p comm), or -1; this rank's view only (callers agree). */
 int pb_store_memo_find(const char *path, MPI_Comm comm, int32_t src, int fields, int32_t n_rows, const int32_t *rows);
-/* Entry @p i's rows into @p out, held until pb_rows_free. */
+/* Entry @p i's rows into @p out, held until pb_store_rows_free. */
 void pb_store_memo_take(int i, struct pb_rows *out);
 /* Some rank missed: the entries nobody holds are dropped before the read. */
 void pb_store_memo_miss(void);
@@ -20,7 +20,7 @@ void pb_store_memo_put(const char *path, MPI_Comm comm, int32_t src, int fields,
 int pb_store_memo_release(struct pb_rows *r);
 /* Whether the memo is on (the same on every rank: `pairbound run` sets it between stages). */
 int pb_store_memo_on(void);
-/* pb_rows_free's release of the arrays, for rows the caller owns (the memo's own entries). */
-void pb_rows_free_owned(struct pb_rows *rows);
+/* pb_store_rows_free's release of the arrays, for rows the caller owns (the memo's own entries). */
+void pb_store_rows_free_owned(struct pb_rows *rows);
 
 #endif

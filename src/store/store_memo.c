@@ -3,7 +3,7 @@
  * same rows of the same store, whatever their split or tiers, so the rows
  * the first reads are handed to the next instead of being read, checked and
  * page-faulted again.  Rows handed out are read-only by contract (every
- * reader of pb_store_read_fields only reads them); pb_rows_free returns
+ * reader of pb_store_read_fields only reads them); pb_store_rows_free returns
  * them here.  Entries nobody holds are dropped on a miss and between stages
  * of different kinds, so a stage never holds more than it would without the
  * memo. */
@@ -37,7 +37,7 @@ static pthread_mutex_t pb_memo__lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void pb_memo__free_entry(struct pb_memo__entry *e)
 {
-  pb_rows_free_owned(&e->d);
+  pb_store_rows_free_owned(&e->d);
   free(e->rows);
 }
 

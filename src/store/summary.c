@@ -94,7 +94,7 @@ static void pb_summary__full(FILE *fp, const struct pb_meta *meta, const struct 
   for (int32_t c = 0; c < src->n_conditions; c++) {
     if (c == src->clean) continue;
     pb_text_format_double(ps->mean_dev_acc[c], b);
-    fprintf(fp, "tier %s %s %s %s\n", src->name, src->conditions[c], pb_tier_name(ps->tier[c]), b);
+    fprintf(fp, "tier %s %s %s %s\n", src->name, src->conditions[c], pb_protocol_tier_name(ps->tier[c]), b);
   }
   for (int32_t m = 0; m < meta->n_models; m++)
     for (int32_t c = 0; c < src->n_conditions; c++)
@@ -114,8 +114,8 @@ void pb_summary_print(FILE *fp, const struct pb_meta *meta, const struct pb_prot
   fprintf(fp, "models %d\n", meta->n_models);
   fprintf(fp, "groups %d\n", pb_summary__groups(meta));
   fprintf(fp, "sources %d\n", meta->n_sources);
-  fprintf(fp, "cells %lld\n", (long long)pb_meta_cells(meta));
-  fprintf(fp, "paired_records %lld\n", (long long)pb_meta_paired_records(meta));
+  fprintf(fp, "cells %lld\n", (long long)pb_store_meta_cells(meta));
+  fprintf(fp, "paired_records %lld\n", (long long)pb_store_meta_paired_records(meta));
   fprintf(fp, "topk %d\n", meta->topk);
   fprintf(fp, "coverage %g\n", p->coverage);
   fprintf(fp, "tiers mild=%d severe=%d extreme=%d\n", tiers[0], tiers[1], tiers[2]);

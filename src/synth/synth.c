@@ -104,7 +104,7 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
   meta->provenance = pb_malloc(n);
   snprintf(meta->provenance, n, "pairbound synth, seed %llu, configuration:\n%s", (unsigned long long)cfg->seed,
            cfg->text);
-  return pb_meta_validate(meta);
+  return pb_store_meta_validate(meta);
 }
 
 /* Latent quantities of one source that every record of it needs. */
@@ -262,7 +262,7 @@ void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta
   const struct pb_source *src = &meta->sources[s];
   struct pb_synth__source L;
   pb_synth__latents(cfg, meta, s, &L);
-  pb_rows_alloc(out, n_rows, src->n_images, cfg->topk);
+  pb_store_rows_alloc(out, n_rows, src->n_images, cfg->topk);
   int64_t n = (int64_t)n_rows * src->n_images;
   int32_t k = cfg->topk;
 #pragma omp parallel for schedule(static)
@@ -292,7 +292,7 @@ int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm
     struct pb_rows data;
     pb_synth_rows(cfg, &meta, s, lo[s], nr, &data);
     status = pb_store_write_rows(st, s, nr, rows, &data);
-    pb_rows_free(&data);
+    pb_store_rows_free(&data);
     free(rows);
   }
   free(lo);
@@ -303,6 +303,6 @@ int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm
   }
 done:
   pb_store_close(st);
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   return status;
 }

@@ -84,13 +84,13 @@ static void pb_verify__add(const struct pb_cell_ref *cell, int64_t g, const doub
     if (r[PB_VF_CART_RES] > A->max[PB_VS__MAX_CART]) A->max[PB_VS__MAX_CART] = r[PB_VF_CART_RES];
   }
   for (int j = 0; j < PB_VERIFY__NR; j++) {
-    pb_loc_max(&A->res[j], r[PB_VF_RES + j], g, -1);
-    if (r[PB_VF_CRES_LABEL + j] >= 0) pb_loc_max(&A->cres[j], r[PB_VF_CRES + j], g, (int64_t)r[PB_VF_CRES_LABEL + j]);
+    pb_agg_loc_max(&A->res[j], r[PB_VF_RES + j], g, -1);
+    if (r[PB_VF_CRES_LABEL + j] >= 0) pb_agg_loc_max(&A->cres[j], r[PB_VF_CRES + j], g, (int64_t)r[PB_VF_CRES_LABEL + j]);
   }
-  for (int j = 0; j < PB_VERIFY_NPRES; j++) pb_loc_max(&A->pres[j], r[PB_VF_POL_RES + j], g, -1);
+  for (int j = 0; j < PB_VERIFY_NPRES; j++) pb_agg_loc_max(&A->pres[j], r[PB_VF_POL_RES + j], g, -1);
   for (int t = 0; t < PB_VERIFY_NPT; t++)
     if (r[PB_VF_POL_CRES_LABEL + t] >= 0)
-      pb_loc_max(&A->pcres[t], r[PB_VF_POL_CRES + t], g, (int64_t)r[PB_VF_POL_CRES_LABEL + t]);
+      pb_agg_loc_max(&A->pcres[t], r[PB_VF_POL_CRES + t], g, (int64_t)r[PB_VF_POL_CRES_LABEL + t]);
   if (!isnan(r[PB_VF_POL_CART_RES])) {
     k[PB_VS__PCART_N]++;
     if (r[PB_VF_POL_CART_RES] > A->max[PB_VS__MAX_PCART]) A->max[PB_VS__MAX_PCART] = r[PB_VF_POL_CART_RES];
@@ -111,10 +111,10 @@ static int pb_verify__summarise(const struct pb_meta *meta, const struct pb_cell
   A.count = pb_calloc((size_t)ncount, sizeof *A.count);
   pb_agg_init(&A.sums, PB_VF_N + 1 + ns);
   for (int j = 0; j < PB_VS__NMAX; j++) A.max[j] = j == PB_VS__MAX_PCART ? -1.0 : 0.0;
-  pb_loc_init(A.res, NR, -1.0);
-  pb_loc_init(A.cres, NR, -1.0);
-  pb_loc_init(A.pres, PB_VERIFY_NPRES, -1.0);
-  pb_loc_init(A.pcres, PB_VERIFY_NPT, -1.0);
+  pb_agg_loc_init(A.res, NR, -1.0);
+  pb_agg_loc_init(A.cres, NR, -1.0);
+  pb_agg_loc_init(A.pres, PB_VERIFY_NPRES, -1.0);
+  pb_agg_loc_init(A.pcres, PB_VERIFY_NPT, -1.0);
   for (int64_t c = 0; c < n_local; c++) {
     const double *r = recs + c * PB_VF_N;
     if (r[PB_VF_COVERED] == 1) pb_verify__add(&cells[first + c], first + c, r, &A);
@@ -127,7 +127,7 @@ static int pb_verify__summarise(const struct pb_meta *meta, const struct pb_cell
   const struct { struct pb_loc *l; int n; } locs[4] = {{A.res, NR}, {A.cres, NR}, {A.pres, PB_VERIFY_NPRES},
                                                       {A.pcres, PB_VERIFY_NPT}};
   for (int j = 0; j < 4; j++)
-    if (status == PB_OK) status = pb_loc_reduce(locs[j].l, locs[j].n, 1, comm, 0);
+    if (status == PB_OK) status = pb_agg_loc_reduce(locs[j].l, locs[j].n, 1, comm, 0);
   memset(S, 0, sizeof *S);
   S->bys = pb_calloc((size_t)ns, sizeof *S->bys);
   if (rank == 0 && status == PB_OK) {

@@ -1091,7 +1091,7 @@ static uint8_t *pb_verify__select(const struct pb_stage *st, const struct pb_cel
   else {
     char *list = pb_strdup(opt->sources), *save = NULL;
     for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-      int32_t s = pb_meta_find_source(meta, w);
+      int32_t s = pb_store_meta_find_source(meta, w);
       if (s >= 0) src_on[s] = 1;
     }
     free(list);
@@ -1200,7 +1200,7 @@ static int pb_verify__check_sources(const struct pb_stage *st, const struct pb_v
   char *list = pb_strdup(opt->sources), *save = NULL;
   int status = PB_OK;
   for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
-    if (pb_meta_find_source(st->meta, w) < 0) {
+    if (pb_store_meta_find_source(st->meta, w) < 0) {
       pb_error_set("--sources: the store has no source '%s'", w);
       status = PB_FAIL;
     }
@@ -1350,8 +1350,8 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   const int use_memo = opt->policies && !(no_memo && strcmp(no_memo, "1") == 0);
   struct pb_verify_memo **memos = pb_calloc((size_t)nth, sizeof *memos);
   struct pb_progress prog;
-  struct pb_first_error fe;
-  pb_first_error_init(&fe);
+  struct pb_error_first fe;
+  pb_error_first_init(&fe);
   pb_progress_begin(&prog, "verify", "cells", w->nc);
   uint8_t *todo = pb_calloc((size_t)(w->nc > 0 ? w->nc : 1), 1);
   for (int64_t r = 0; r < bl->rounds; r++) {
@@ -1383,13 +1383,13 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
         int64_t rest;
 #pragma omp atomic capture seq_cst /* a flush: the block's other cells are visible to the one that saves it */
         rest = --left[k - b0];
-        if (rest == 0 && pb_verify__block_save(st, w, bl, per, k) != PB_OK) pb_first_error_record(&fe, k * per);
+        if (rest == 0 && pb_verify__block_save(st, w, bl, per, k) != PB_OK) pb_error_first_record(&fe, k * per);
       }
       pb_verify__scratch_free(&sc);
       pb_verify_lp_release(); /* no-op in a thread that solved no LP */
     }
     free(left);
-    if (pb_blocks_poll(bl, pb_first_error_status(&fe))) break; /* no collective call in the loop */
+    if (pb_blocks_poll(bl, pb_error_first_status(&fe))) break; /* no collective call in the loop */
   }
   free(todo);
   memo_counts[0] = memo_counts[1] = 0;
@@ -1401,7 +1401,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   }
   free(memos);
   pb_progress_end(&prog);
-  *status = pb_first_error_status(&fe);
+  *status = pb_error_first_status(&fe);
   return t_enum;
 }
 

@@ -26,9 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   struct pb_meta meta = {0};
   struct pb_rows *rows = NULL;
   if (pb_ingest_parse(path, NULL, &meta, &rows) == PB_OK) {
-    for (int32_t s = 0; s < meta.n_sources; s++) pb_rows_free(&rows[s]);
+    for (int32_t s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
     free(rows);
-    pb_meta_free(&meta);
+    pb_store_meta_free(&meta);
   } else if (!pb_error_message()[0]) {
     abort(); /* a refusal must say why */
   }

@@ -269,15 +269,15 @@ START_TEST(test_loc)
   for (int i = 0; i < n; i++) v[i] = rng_int(0, 9) == 0 ? NAN : rng_int(-19, 19) * 0.5;
   v[7] = 10.0, v[300] = 10.0, v[9] = -10.0, v[250] = -10.0; /* ties of the extremes */
   struct pb_loc mx, mn;
-  pb_loc_init(&mx, 1, -1.0);
-  pb_loc_init(&mn, 1, INFINITY);
-  for (int i = 0; i < n; i++) pb_loc_max(&mx, v[i], i, 100 + i), pb_loc_min(&mn, v[i], i, 100 + i);
+  pb_agg_loc_init(&mx, 1, -1.0);
+  pb_agg_loc_init(&mn, 1, INFINITY);
+  for (int i = 0; i < n; i++) pb_agg_loc_max(&mx, v[i], i, 100 + i), pb_agg_loc_min(&mn, v[i], i, 100 + i);
   ck_assert(mx.v == 10.0 && mx.cell == 7 && mx.tag == 107);
   ck_assert(mn.v == -10.0 && mn.cell == 9 && mn.tag == 109);
   /* nothing above the start: no cell */
   struct pb_loc none;
-  pb_loc_init(&none, 1, 11.0);
-  for (int i = 0; i < n; i++) pb_loc_max(&none, v[i], i, 0);
+  pb_agg_loc_init(&none, 1, 11.0);
+  for (int i = 0; i < n; i++) pb_agg_loc_max(&none, v[i], i, 0);
   ck_assert(none.cell == -1 && none.v == 11.0);
 }
 END_TEST
@@ -314,24 +314,24 @@ START_TEST(test_reduce_ranks)
   int64_t lo, hi;
   share(n, &lo, &hi);
   struct pb_loc l[2], lall[2];
-  pb_loc_init(l, 2, -INFINITY);
+  pb_agg_loc_init(l, 2, -INFINITY);
   for (int i = 0; i < n; i++) {
     pb_agg_add(&whole, i % 3, x[i]);
     if (i >= lo && i < hi) {
       pb_agg_add(&mine, i % 3, x[i]);
       pb_agg_add(&all, i % 3, x[i]);
-      pb_loc_max(&l[0], x[i], i, -i);
-      pb_loc_max(&l[1], fabs(x[i]) > 1 ? 1.0 : 0.0, i, 0); /* many ties */
+      pb_agg_loc_max(&l[0], x[i], i, -i);
+      pb_agg_loc_max(&l[1], fabs(x[i]) > 1 ? 1.0 : 0.0, i, 0); /* many ties */
     }
   }
   memcpy(lall, l, sizeof l);
   ck_assert(pb_agg_reduce(&mine, MPI_COMM_WORLD, 0) == PB_OK);
   ck_assert(pb_agg_reduce(&all, MPI_COMM_WORLD, -1) == PB_OK);
-  ck_assert(pb_loc_reduce(l, 2, 1, MPI_COMM_WORLD, 0) == PB_OK);
-  ck_assert(pb_loc_reduce(lall, 2, 1, MPI_COMM_WORLD, -1) == PB_OK);
+  ck_assert(pb_agg_loc_reduce(l, 2, 1, MPI_COMM_WORLD, 0) == PB_OK);
+  ck_assert(pb_agg_loc_reduce(lall, 2, 1, MPI_COMM_WORLD, -1) == PB_OK);
   struct pb_loc want[2];
-  pb_loc_init(want, 2, -INFINITY);
-  for (int i = 0; i < n; i++) pb_loc_max(&want[0], x[i], i, -i), pb_loc_max(&want[1], fabs(x[i]) > 1, i, 0);
+  pb_agg_loc_init(want, 2, -INFINITY);
+  for (int i = 0; i < n; i++) pb_agg_loc_max(&want[0], x[i], i, -i), pb_agg_loc_max(&want[1], fabs(x[i]) > 1, i, 0);
   for (int k = 0; k < 3; k++) {
     ck_assert(same_bits(pb_agg_sum(&all, k), pb_agg_sum(&whole, k)));
     ck_assert(same_bits(pb_agg_mean(&all, k), pb_agg_mean(&whole, k)));
@@ -353,7 +353,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Selection over the ranks' shares equals sorting all values (NaN left out),
- * and the quantiles equal pb_percentile_sorted on the sorted values. */
+ * and the quantiles equal pb_resample_percentile_sorted on the sorted values. */
 START_TEST(test_select)
 {
   rng_state = test_seed() + 5;
@@ -370,15 +370,15 @@ START_TEST(test_select)
     qsort(s, (size_t)m, sizeof *s, cmp_double);
     int64_t lo, hi;
     share(n, &lo, &hi);
-    ck_assert(pb_select_count(v + lo, hi - lo, MPI_COMM_WORLD) == m);
+    ck_assert(pb_agg_select_count(v + lo, hi - lo, MPI_COMM_WORLD) == m);
     int64_t *k = malloc((size_t)(m > 0 ? m : 1) * sizeof *k);
     double *got = malloc((size_t)(m > 0 ? m : 1) * sizeof *got);
     for (int j = 0; j < m; j++) k[j] = m - 1 - j;
-    pb_select_kth(v + lo, hi - lo, k, m, MPI_COMM_WORLD, got);
+    pb_agg_select_kth(v + lo, hi - lo, k, m, MPI_COMM_WORLD, got);
     for (int j = 0; j < m; j++) ck_assert_msg(got[j] == s[m - 1 - j], "trial %d k %d", trial, m - 1 - j);
     const double qs[6] = {0, 0.1, 0.25, 0.5, 0.975, 1};
     for (int j = 0; j < 6; j++) {
-      const double want = pb_percentile_sorted(s, m, qs[j]), q = pb_select_quantile(v + lo, hi - lo, qs[j], MPI_COMM_WORLD);
+      const double want = pb_resample_percentile_sorted(s, m, qs[j]), q = pb_agg_select_quantile(v + lo, hi - lo, qs[j], MPI_COMM_WORLD);
       ck_assert_msg(same_bits(q, want) || (isnan(q) && isnan(want)), "trial %d q %g: %a, want %a", trial, qs[j], q, want);
     }
     free(k), free(got), free(v), free(s);
@@ -389,13 +389,13 @@ START_TEST(test_select)
   const double one = 1.0;
   const int64_t bad = 1;
   double got;
-  pb_select_kth(&one, rank == 0, &bad, 1, MPI_COMM_WORLD, &got);
+  pb_agg_select_kth(&one, rank == 0, &bad, 1, MPI_COMM_WORLD, &got);
   ck_assert(isnan(got));
-  ck_assert(isnan(pb_select_quantile(NULL, 0, 0.5, MPI_COMM_WORLD)));
+  ck_assert(isnan(pb_agg_select_quantile(NULL, 0, 0.5, MPI_COMM_WORLD)));
   /* -0.0 before +0.0 */
   const double z[2] = {0.0, -0.0};
   const int64_t k0 = 0;
-  pb_select_kth(z, rank == 0 ? 2 : 0, &k0, 1, MPI_COMM_WORLD, &got);
+  pb_agg_select_kth(z, rank == 0 ? 2 : 0, &k0, 1, MPI_COMM_WORLD, &got);
   ck_assert(same_bits(got, -0.0));
 }
 END_TEST

@@ -446,10 +446,10 @@ START_TEST(test_platt_closed_form)
   const double x1 = log((double)s[0] / (1 - (double)s[0])), x2 = log((double)s[10] / (1 - (double)s[10]));
   const double a = (log(q2 / (1 - q2)) - log(q1 / (1 - q1))) / (x2 - x1), b = log(q1 / (1 - q1)) - a * x1;
   double ab[2];
-  ck_assert_int_eq(pb_platt_fit(s, c, 20, ab), 0);
+  ck_assert_int_eq(pb_bounds_platt_fit(s, c, 20, ab), 0);
   ck_assert_msg(fabs(ab[0] - a) < 1e-9 && fabs(ab[1] - b) < 1e-9, "fit (%.12g, %.12g), closed form (%.12g, %.12g)",
                 ab[0], ab[1], a, b);
-  ck_assert(fabs(pb_platt_apply(ab, s[0]) - q1) < 1e-9 && fabs(pb_platt_apply(ab, s[15]) - q2) < 1e-9);
+  ck_assert(fabs(pb_bounds_platt_apply(ab, s[0]) - q1) < 1e-9 && fabs(pb_bounds_platt_apply(ab, s[15]) - q2) < 1e-9);
   /* random records: no step of 1e-4 in any direction lowers the likelihood's negative */
   rng_state = test_seed() * 13u + 7u;
   float r[200];
@@ -458,7 +458,7 @@ START_TEST(test_platt_closed_form)
     r[i] = (float)(0.05 + 0.9 * rng_int(0, 1000) / 1000.0);
     rc[i] = rng_int(0, 999) < 1000 * r[i] * r[i] + 100;
   }
-  ck_assert_int_eq(pb_platt_fit(r, rc, 200, ab), 0);
+  ck_assert_int_eq(pb_bounds_platt_fit(r, rc, 200, ab), 0);
   const double f0 = platt_nll(r, rc, 200, ab[0], ab[1]);
   for (int da = -1; da <= 1; da++)
     for (int db = -1; db <= 1; db++)
@@ -466,8 +466,8 @@ START_TEST(test_platt_closed_form)
                     "a step (%d, %d) improves the fit", da, db);
   /* every record correct: the optimum is flat at the smoothed target 201/202 */
   for (int i = 0; i < 200; i++) rc[i] = 1;
-  ck_assert_int_eq(pb_platt_fit(r, rc, 200, ab), 0);
-  ck_assert(fabs(ab[0]) < 1e-6 && fabs(pb_platt_apply(ab, 0.5f) - 201.0 / 202.0) < 1e-9);
+  ck_assert_int_eq(pb_bounds_platt_fit(r, rc, 200, ab), 0);
+  ck_assert(fabs(ab[0]) < 1e-6 && fabs(pb_bounds_platt_apply(ab, 0.5f) - 201.0 / 202.0) < 1e-9);
 }
 END_TEST
 
@@ -482,7 +482,7 @@ START_TEST(test_f1_protocols_hand)
   uint8_t c[10];
   for (int i = 0; i < 10; i++) v[9 - i] = 0.95 - 0.05 * i, c[9 - i] = !(i == 3 || i == 7);
   double t[PB_F1_N_PROTOCOLS];
-  pb_f1_thresholds(v, c, 10, t);
+  pb_bounds_f1_thresholds(v, c, 10, t);
   ASSERT_NEAR(t[PB_F1_Q80], 0.95 - 0.05 * 7);
   ASSERT_NEAR(t[PB_F1_R5], 0.85);
   ASSERT_NEAR(t[PB_F1_A70], 0.7);
@@ -490,7 +490,7 @@ START_TEST(test_f1_protocols_hand)
    * so no prefix of the tie is below 5% and the cutoff stays above it */
   double w[3] = {0.9, 0.95, 0.9};
   uint8_t wc[3] = {1, 1, 0};
-  pb_f1_thresholds(w, wc, 3, t);
+  pb_bounds_f1_thresholds(w, wc, 3, t);
   ASSERT_NEAR(t[PB_F1_R5], 0.95);
   /* a cell of four records: (c0, c1) = (1,0), (1,1), (1,1), (0,0) with
    * clean / perturbed scores (.9,.8) (.9,.4) (.6,.95) (.3,.9) at threshold .7:
@@ -500,7 +500,7 @@ START_TEST(test_f1_protocols_hand)
   const double thr[PB_F1_N_PROTOCOLS] = {0.7, 0.7, 0.7, 0.7, 2.0};
   struct pb_cell_view in = {.index = -1, .n = 4, .label = label, .pred0 = p0, .pred1 = p1};
   int64_t o[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS];
-  pb_f1_cell(&in, x0, x1, thr, o);
+  pb_bounds_f1_cell(&in, x0, x1, thr, o);
   ck_assert(o[0][PB_F1_H] == 1 && o[0][PB_F1_L] == 1 && o[0][PB_F1_ACC] == 3 && o[0][PB_F1_ACC_ERR] == 2);
   ck_assert(o[4][PB_F1_H] == 0 && o[4][PB_F1_L] == 0 && o[4][PB_F1_ACC] == 0 && o[4][PB_F1_ACC_ERR] == 0);
 }

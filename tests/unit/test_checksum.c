@@ -190,7 +190,7 @@ static const char *direct_store(void)
   ck_assert_msg(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK, "%s", pb_error_message());
   struct pb_rows d;
   int32_t rows[D_MOD * D_COND];
-  pb_rows_alloc(&d, D_MOD * D_COND, D_IMG, 0);
+  pb_store_rows_alloc(&d, D_MOD * D_COND, D_IMG, 0);
   for (int r = 0; r < D_MOD * D_COND; r++) {
     rows[r] = r;
     for (int i = 0; i < D_IMG; i++) {
@@ -202,7 +202,7 @@ static const char *direct_store(void)
   }
   ck_assert_msg(pb_store_write_rows(st, 0, D_MOD * D_COND, rows, &d) == PB_OK, "%s", pb_error_message());
   ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
-  pb_rows_free(&d);
+  pb_store_rows_free(&d);
   for (int i = 0; i < D_IMG; i++) free(ids[i]);
   free(ids);
   free(labels);
@@ -226,7 +226,7 @@ static void read_and_check(const char *path, int32_t n, const int32_t *rows, int
       if (d.pred[x] != d_pred(rows[j], i) || d.smax[x] != d_smax(rows[j], i) || d.ptrue[x] != d_ptrue(rows[j], i))
         ck_abort_msg("row %d image %d differs (%s path)", rows[j], i, hdf5 ? "HDF5" : "direct");
     }
-  pb_rows_free(&d);
+  pb_store_rows_free(&d);
   pb_store_close(st);
 }
 
@@ -296,7 +296,7 @@ START_TEST(test_direct_damage)
   /* pred of the same model is intact */
   ck_assert_msg(pb_store_read_fields(st, 0, 1, bad_rows, PB_FIELD_PRED, &d) == PB_OK, "%s", pb_error_message());
   ck_assert_int_eq(d.pred[5], d_pred(13, 5));
-  pb_rows_free(&d);
+  pb_store_rows_free(&d);
   pb_store_close(st);
 }
 END_TEST

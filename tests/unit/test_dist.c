@@ -155,14 +155,14 @@ START_TEST(test_cells_order)
 {
   struct pb_meta meta;
   hand_meta(&meta);
-  ck_assert(pb_meta_validate(&meta) == PB_OK);
+  ck_assert(pb_store_meta_validate(&meta) == PB_OK);
   struct pb_cell_ref *cells;
   int64_t n = pb_dist_cells(&meta, &cells);
   /* source-major, then model, then condition, clean skipped */
   const struct pb_cell_ref want[9] = {{0, 0, 0}, {0, 0, 2}, {0, 1, 0}, {0, 1, 2}, {0, 2, 0},
                                       {0, 2, 2}, {1, 0, 1}, {1, 1, 1}, {1, 2, 1}};
   ck_assert_int_eq(n, 9);
-  ck_assert_int_eq(pb_meta_cells(&meta), 9);
+  ck_assert_int_eq(pb_store_meta_cells(&meta), 9);
   for (int i = 0; i < 9; i++)
     ck_assert_msg(cells[i].source == want[i].source && cells[i].model == want[i].model &&
                       cells[i].condition == want[i].condition,

@@ -240,7 +240,7 @@ START_TEST(test_round_trip_topk)
   ck_assert_int_eq(r.topk_class[0 * 2 + 1], 2);
   ck_assert(r.topk_prob[0 * 2 + 1] == 0.1f);
   ck_assert(r.topk_prob[2 * 2 + 1] == 0.3f);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   pb_store_close(st);
 }
 END_TEST
@@ -288,7 +288,7 @@ START_TEST(test_store_values)
     ck_assert(memcmp(r.pred, g.pred[s], cnt * sizeof(int32_t)) == 0);
     ck_assert(memcmp(r.smax, g.smax[s], cnt * sizeof(float)) == 0);
     ck_assert(memcmp(r.ptrue, g.ptrue[s], cnt * sizeof(float)) == 0);
-    pb_rows_free(&r);
+    pb_store_rows_free(&r);
   }
   pb_store_close(st);
   gen_free(&g);
@@ -377,9 +377,9 @@ START_TEST(test_parse_classes)
   ck_assert_int_eq(meta.sources[1].n_classes, 2);
   ck_assert_int_eq(rows[0].n_rows, 1);
   ck_assert_int_eq(rows[0].pred[0], 5);
-  for (int s = 0; s < meta.n_sources; s++) pb_rows_free(&rows[s]);
+  for (int s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
   free(rows);
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
 
   struct pb_ingest_options opt = {0};
   ck_assert(pb_ingest_add_classes(&opt, "10") == PB_OK);
@@ -389,9 +389,9 @@ START_TEST(test_parse_classes)
   ck_assert(pb_ingest_parse(path, &opt, &meta, &rows) == PB_OK);
   ck_assert_int_eq(meta.sources[0].n_classes, 10);
   ck_assert_int_eq(meta.sources[1].n_classes, 4);
-  for (int s = 0; s < meta.n_sources; s++) pb_rows_free(&rows[s]);
+  for (int s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
   free(rows);
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   pb_ingest_options_free(&opt);
 
   ck_assert(pb_ingest_add_classes(&opt, "0") == PB_FAIL);

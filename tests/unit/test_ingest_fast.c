@@ -65,9 +65,9 @@ START_TEST(test_decimals_equal_strtof)
     ck_assert_msg(memcmp(&rows[0].smax[i], &want, sizeof want) == 0, "'%s': ingest %a, strtof %a", str[i],
                   (double)rows[0].smax[i], (double)want);
   }
-  pb_rows_free(&rows[0]);
+  pb_store_rows_free(&rows[0]);
   free(rows);
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   free(csv);
   free(str);
 }
@@ -120,12 +120,12 @@ START_TEST(test_plain_lines_equal_libcsv)
   ck_assert(memcmp(ra[0].pred, rb[0].pred, n * sizeof *ra[0].pred) == 0);
   ck_assert(memcmp(ra[0].smax, rb[0].smax, n * sizeof *ra[0].smax) == 0);
   ck_assert(memcmp(ra[0].ptrue, rb[0].ptrue, n * sizeof *ra[0].ptrue) == 0);
-  pb_rows_free(&ra[0]);
-  pb_rows_free(&rb[0]);
+  pb_store_rows_free(&ra[0]);
+  pb_store_rows_free(&rb[0]);
   free(ra);
   free(rb);
-  pb_meta_free(&ma);
-  pb_meta_free(&mb);
+  pb_store_meta_free(&ma);
+  pb_store_meta_free(&mb);
   free(plain);
   free(quoted);
 }

@@ -554,7 +554,7 @@ START_TEST(test_independent_bruteforce)
     double sh[3 * PB_PREDICT_N_PAIRED];
     pb_predict_cell_shuffles(&in, 99, PB_RNG_PERM_WITHIN, (uint64_t)rep, 3, sh);
     for (int r = 0; r < 3; r++) {
-      pb_perm_within_class(99, PB_RNG_PERM_WITHIN, (uint64_t)rep, (uint32_t)r, c.n, c.label, perm);
+      pb_resample_perm_within_class(99, PB_RNG_PERM_WITHIN, (uint64_t)rep, (uint32_t)r, c.n, c.label, perm);
       pb_predict_cell_paired(&in, perm, lean);
       for (int t = 0; t < 8; t++)
         ck_assert_msg(memcmp(&sh[r * 8 + t], &lean[t], sizeof(double)) == 0 || (isnan(sh[r * 8 + t]) && isnan(lean[t])),

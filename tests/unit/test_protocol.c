@@ -153,18 +153,18 @@ END_TEST
 
 START_TEST(test_tiers)
 {
-  ck_assert_int_eq(pb_tier_of_accuracy(0.40), PB_TIER_MILD);
-  ck_assert_int_eq(pb_tier_of_accuracy(0.3999), PB_TIER_SEVERE);
-  ck_assert_int_eq(pb_tier_of_accuracy(0.20), PB_TIER_SEVERE);
-  ck_assert_int_eq(pb_tier_of_accuracy(0.1999), PB_TIER_EXTREME);
-  ck_assert_int_eq(pb_tier_of_accuracy(1.0), PB_TIER_MILD);
-  ck_assert_int_eq(pb_tier_of_accuracy(0.0), PB_TIER_EXTREME);
-  ck_assert_int_eq(pb_tier_of_accuracy(2.0 / 5), PB_TIER_MILD);   /* 200 of 500 */
-  ck_assert_int_eq(pb_tier_of_accuracy(100.0 / 500), PB_TIER_SEVERE);
-  ck_assert_str_eq(pb_tier_name(PB_TIER_MILD), "mild");
-  ck_assert_str_eq(pb_tier_name(PB_TIER_SEVERE), "severe");
-  ck_assert_str_eq(pb_tier_name(PB_TIER_EXTREME), "extreme");
-  ck_assert_str_eq(pb_tier_name(-1), "none");
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(0.40), PB_TIER_MILD);
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(0.3999), PB_TIER_SEVERE);
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(0.20), PB_TIER_SEVERE);
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(0.1999), PB_TIER_EXTREME);
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(1.0), PB_TIER_MILD);
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(0.0), PB_TIER_EXTREME);
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(2.0 / 5), PB_TIER_MILD);   /* 200 of 500 */
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(100.0 / 500), PB_TIER_SEVERE);
+  ck_assert_str_eq(pb_protocol_tier_name(PB_TIER_MILD), "mild");
+  ck_assert_str_eq(pb_protocol_tier_name(PB_TIER_SEVERE), "severe");
+  ck_assert_str_eq(pb_protocol_tier_name(PB_TIER_EXTREME), "extreme");
+  ck_assert_str_eq(pb_protocol_tier_name(-1), "none");
   ck_assert_int_eq(pb_protocol_default_quota("Syn"), 90);
   ck_assert_int_eq(pb_protocol_default_quota("Syn-B"), 90);
   ck_assert_int_eq(pb_protocol_default_quota("ES"), 135);
@@ -420,7 +420,7 @@ START_TEST(test_compute_small)
     free(dev);
     free(dev_sum);
     free(rows);
-    pb_rows_free(&r);
+    pb_store_rows_free(&r);
   }
   /* half-precision scores: development ties at the threshold occur somewhere */
   ck_assert_msg(ties_seen > 0, "no threshold ties in the small panel");
@@ -431,7 +431,7 @@ START_TEST(test_compute_small)
   opt.quota_source = (char *[]){"ES"};
   opt.quota = (int32_t[]){3};
   ck_assert(pb_protocol_compute(st, MPI_COMM_WORLD, &opt, &p) == PB_OK);
-  int32_t es = pb_meta_find_source(meta, "ES");
+  int32_t es = pb_store_meta_find_source(meta, "ES");
   ck_assert(es >= 0);
   int sel = 0;
   for (int i = 0; i < meta->n_models * meta->sources[es].n_conditions; i++) sel += p.src[es].panel[i];
@@ -468,7 +468,7 @@ START_TEST(test_compute_tier_boundaries)
   struct pb_store *st;
   ck_assert(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK);
   struct pb_rows d;
-  pb_rows_alloc(&d, 9, NI, 0);
+  pb_store_rows_alloc(&d, 9, NI, 0);
   int32_t rows[9];
   for (int r = 0; r < 9; r++) {
     rows[r] = r;
@@ -481,7 +481,7 @@ START_TEST(test_compute_tier_boundaries)
   }
   ck_assert(pb_store_write_rows(st, 0, 9, rows, &d) == PB_OK);
   ck_assert(pb_store_commit(st) == PB_OK);
-  pb_rows_free(&d);
+  pb_store_rows_free(&d);
   for (int i = 0; i < NI; i++) free(ids[i]);
 
   ck_assert(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK);
@@ -492,9 +492,9 @@ START_TEST(test_compute_tier_boundaries)
   ck_assert_int_eq(p.src[0].dev_correct[1 * 3 + 1], 3);
   ck_assert_int_eq(p.src[0].dev_correct[2 * 3 + 2], 9);
   ck_assert_msg(p.src[0].tier[1] == PB_TIER_MILD, "mean dev accuracy 18/45 = 0.4 computed as %.17g: tier %s",
-                p.src[0].mean_dev_acc[1], pb_tier_name(p.src[0].tier[1]));
+                p.src[0].mean_dev_acc[1], pb_protocol_tier_name(p.src[0].tier[1]));
   ck_assert_msg(p.src[0].tier[2] == PB_TIER_SEVERE, "mean dev accuracy 9/45 = 0.2 computed as %.17g: tier %s",
-                p.src[0].mean_dev_acc[2], pb_tier_name(p.src[0].tier[2]));
+                p.src[0].mean_dev_acc[2], pb_protocol_tier_name(p.src[0].tier[2]));
   pb_protocol_free(&p);
   pb_store_close(st);
 }

@@ -18,11 +18,11 @@ START_TEST(test_multiplicities)
 {
   struct pb_boot_spec spec = {test_seed(), PB_RNG_GROUP_BOOT, 0, 0, 0.95};
   int32_t m[10], m2[10];
-  pb_boot_multiplicities(&spec, -1, 10, m);
+  pb_resample_boot_multiplicities(&spec, -1, 10, m);
   for (int u = 0; u < 10; u++) ck_assert_int_eq(m[u], 1);
   for (int64_t d = 0; d < 500; d++) {
-    pb_boot_multiplicities(&spec, d, 10, m);
-    pb_boot_multiplicities(&spec, d, 10, m2);
+    pb_resample_boot_multiplicities(&spec, d, 10, m);
+    pb_resample_boot_multiplicities(&spec, d, 10, m2);
     int sum = 0;
     for (int u = 0; u < 10; u++) {
       sum += m[u];
@@ -33,7 +33,7 @@ START_TEST(test_multiplicities)
   /* two units: (2,0), (1,1), (0,2) with probabilities 1/4, 1/2, 1/4 */
   int64_t seen[3] = {0, 0, 0}, N = 40000;
   for (int64_t d = 0; d < N; d++) {
-    pb_boot_multiplicities(&spec, d, 2, m);
+    pb_resample_boot_multiplicities(&spec, d, 2, m);
     seen[m[0]]++;
   }
   double chi = 0, p[3] = {0.25, 0.5, 0.25};
@@ -44,16 +44,16 @@ START_TEST(test_multiplicities)
   other.stream = 1;
   int differ = 0;
   for (int64_t d = 0; d < 50; d++) {
-    pb_boot_multiplicities(&spec, d, 10, m);
-    pb_boot_multiplicities(&other, d, 10, m2);
+    pb_resample_boot_multiplicities(&spec, d, 10, m);
+    pb_resample_boot_multiplicities(&other, d, 10, m2);
     for (int u = 0; u < 10; u++) differ |= m[u] != m2[u];
   }
   ck_assert(differ);
 }
 END_TEST
 
-/* pb_percentile_select: GSL's quantile of the sorted copy (gsl_sort, then
- * gsl_stats_quantile_from_sorted_data; pb_percentile_sorted where two equal
+/* pb_resample_percentile_select: GSL's quantile of the sorted copy (gsl_sort, then
+ * gsl_stats_quantile_from_sorted_data; pb_resample_percentile_sorted where two equal
  * order statistics meet), bit for bit, on shuffled data with many ties, at
  * sizes around the selection's short-array cutoff and at the bootstrap's
  * 200 and 2,000 draws, for the quantiles the intervals and tables use. */
@@ -77,11 +77,11 @@ START_TEST(test_percentile_select)
         const int64_t lhs = (int64_t)(qs[j] * (double)(n - 1));
         const double want = lhs + 1 < n && sorted[lhs] == sorted[lhs + 1]
                                 ? sorted[lhs] : gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, qs[j]);
-        const double got = pb_percentile_select(work, n, qs[j]);
+        const double got = pb_resample_percentile_select(work, n, qs[j]);
         ck_assert_msg(got == want, "n %lld ties %d q %g: %.17g, want %.17g", (long long)n, ties, qs[j], got, want);
       }
     }
-  ck_assert(isnan(pb_percentile_select(v, 0, 0.5)));
+  ck_assert(isnan(pb_resample_percentile_select(v, 0, 0.5)));
   free(v);
   free(sorted);
   free(work);
@@ -91,17 +91,17 @@ END_TEST
 START_TEST(test_percentile)
 {
   const double v[4] = {1, 2, 3, 4};
-  ck_assert(fabs(pb_percentile_sorted(v, 4, 0.5) - 2.5) < 1e-15);
-  ck_assert(fabs(pb_percentile_sorted(v, 4, 0.025) - 1.075) < 1e-15);
-  ck_assert(fabs(pb_percentile_sorted(v, 4, 0.975) - 3.925) < 1e-15);
-  ck_assert(isnan(pb_percentile_sorted(v, 0, 0.5)));
+  ck_assert(fabs(pb_resample_percentile_sorted(v, 4, 0.5) - 2.5) < 1e-15);
+  ck_assert(fabs(pb_resample_percentile_sorted(v, 4, 0.025) - 1.075) < 1e-15);
+  ck_assert(fabs(pb_resample_percentile_sorted(v, 4, 0.975) - 3.925) < 1e-15);
+  ck_assert(isnan(pb_resample_percentile_sorted(v, 0, 0.5)));
   /* 200 equal draws: the 97.5th percentile is that value exactly; the
    * interpolation (1 - d) a + d a with d = 0.025000000000005684 rounds this
    * a one unit down (checked by hand in binary64) */
   double same[200];
   for (int i = 0; i < 200; i++) same[i] = 0.65020338682778;
-  ck_assert(pb_percentile_sorted(same, 200, 0.975) == 0.65020338682778);
-  ck_assert(pb_percentile_sorted(same, 200, 0.025) == 0.65020338682778);
+  ck_assert(pb_resample_percentile_sorted(same, 200, 0.975) == 0.65020338682778);
+  ck_assert(pb_resample_percentile_sorted(same, 200, 0.025) == 0.65020338682778);
 }
 END_TEST
 
@@ -115,13 +115,13 @@ START_TEST(test_known_distribution)
   const double x3[3] = {0, 0, 1}, x2[2] = {0, 1}, xc[4] = {0.25, 0.25, 0.25, 0.25};
   const int32_t g[4] = {0, 1, 2, 3};
   struct pb_interval iv;
-  ck_assert_int_eq(pb_boot_group_means(x3, 3, 1, g, 3, &spec, MPI_COMM_WORLD, &iv), PB_OK);
+  ck_assert_int_eq(pb_resample_boot_group_means(x3, 3, 1, g, 3, &spec, MPI_COMM_WORLD, &iv), PB_OK);
   ck_assert(fabs(iv.est - 1.0 / 3) < 1e-15);
   ck_assert(iv.lo == 0 && iv.hi == 1);
   ck_assert_int_eq(iv.n_draws, 20000);
-  ck_assert_int_eq(pb_boot_group_means(x2, 2, 1, g, 2, &spec, MPI_COMM_WORLD, &iv), PB_OK);
+  ck_assert_int_eq(pb_resample_boot_group_means(x2, 2, 1, g, 2, &spec, MPI_COMM_WORLD, &iv), PB_OK);
   ck_assert(iv.est == 0.5 && iv.lo == 0 && iv.hi == 1);
-  ck_assert_int_eq(pb_boot_group_means(xc, 4, 1, g, 4, &spec, MPI_COMM_WORLD, &iv), PB_OK);
+  ck_assert_int_eq(pb_resample_boot_group_means(xc, 4, 1, g, 4, &spec, MPI_COMM_WORLD, &iv), PB_OK);
   ck_assert(iv.est == 0.25 && iv.lo == 0.25 && iv.hi == 0.25);
 }
 END_TEST
@@ -156,7 +156,7 @@ START_TEST(test_against_reference)
   }
   struct pb_boot_spec spec = {test_seed(), PB_RNG_GROUP_BOOT, 5, D, 0.9};
   struct pb_interval iv[S];
-  ck_assert_int_eq(pb_boot_group_means(x, C, S, g, G, &spec, MPI_COMM_WORLD, iv), PB_OK);
+  ck_assert_int_eq(pb_resample_boot_group_means(x, C, S, g, G, &spec, MPI_COMM_WORLD, iv), PB_OK);
   for (int k = 0; k < S; k++) {
     double vals[D], est_num = 0, est_den = 0;
     int64_t n = 0;
@@ -164,7 +164,7 @@ START_TEST(test_against_reference)
     for (int c = 0; c < C; c++)
       if (!isnan(x[c * S + k])) est_num += x[c * S + k], est_den += 1;
     for (int64_t d = 0; d < D; d++) {
-      pb_boot_multiplicities(&spec, d, G, m);
+      pb_resample_boot_multiplicities(&spec, d, G, m);
       double num = 0, den = 0;
       for (int c = 0; c < C; c++)
         if (!isnan(x[c * S + k])) num += m[g[c]] * x[c * S + k], den += m[g[c]];
@@ -184,7 +184,7 @@ START_TEST(test_against_reference)
     for (int k = 0; k < S; k++)
       if (!isnan(x[c * S + k])) sum[g[c] * S + k] += x[c * S + k], cnt[g[c] * S + k] += 1;
   struct pb_interval iv2[S];
-  ck_assert_int_eq(pb_boot_group_sums(sum, cnt, NULL, G, S, &spec, MPI_COMM_WORLD, iv2), PB_OK);
+  ck_assert_int_eq(pb_resample_boot_group_sums(sum, cnt, NULL, G, S, &spec, MPI_COMM_WORLD, iv2), PB_OK);
   for (int k = 0; k < S; k++)
     ck_assert(iv2[k].est == iv[k].est && iv2[k].lo == iv[k].lo && iv2[k].hi == iv[k].hi &&
               iv2[k].n_draws == iv[k].n_draws);
@@ -193,10 +193,10 @@ START_TEST(test_against_reference)
    * from the sentinel 0.25 here) and the interval has zero width */
   const double one_sum[2] = {1, 7}, one_cnt[2] = {3, 2}, full[2] = {0.25, NAN};
   struct pb_interval iv1[2];
-  ck_assert_int_eq(pb_boot_group_sums(one_sum, one_cnt, full, 1, 2, &spec, MPI_COMM_WORLD, iv1), PB_OK);
+  ck_assert_int_eq(pb_resample_boot_group_sums(one_sum, one_cnt, full, 1, 2, &spec, MPI_COMM_WORLD, iv1), PB_OK);
   ck_assert(iv1[0].lo == 0.25 && iv1[0].hi == 0.25 && iv1[0].n_draws == D);
   ck_assert(iv1[1].n_draws == 0); /* an undefined sample statistic stays undefined in every draw */
-  ck_assert_int_eq(pb_boot_group_sums(one_sum, one_cnt, NULL, 1, 2, &spec, MPI_COMM_WORLD, iv1), PB_OK);
+  ck_assert_int_eq(pb_resample_boot_group_sums(one_sum, one_cnt, NULL, 1, 2, &spec, MPI_COMM_WORLD, iv1), PB_OK);
   ck_assert(iv1[0].lo == 1.0 / 3 && iv1[0].hi == 1.0 / 3 && iv1[1].lo == 3.5);
 }
 END_TEST
@@ -221,13 +221,13 @@ START_TEST(test_permutations)
   int32_t perm[8], again[8];
   int64_t f3[6] = {0}, f4[24] = {0}, d4[24] = {0};
   const int N = 24000;
-  /* classes grouped once (pb_perm_classes) give the same draws as grouping per call */
+  /* classes grouped once (pb_resample_perm_classes) give the same draws as grouping per call */
   int32_t order[8], cbeg[9];
-  const int32_t nc = pb_perm_classes(8, label, order, cbeg);
+  const int32_t nc = pb_resample_perm_classes(8, label, order, cbeg);
   ck_assert_int_eq(nc, 3);
   for (int rep = 0; rep < N; rep++) {
-    pb_perm_within_class(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, 8, label, perm);
-    pb_perm_within_grouped(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, nc, order, cbeg, again);
+    pb_resample_perm_within_class(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, 8, label, perm);
+    pb_resample_perm_within_grouped(7, PB_RNG_PERM_WITHIN, 3, (uint32_t)rep, nc, order, cbeg, again);
     int used[8] = {0};
     for (int i = 0; i < 8; i++) {
       ck_assert_int_eq(label[perm[i]], label[i]);
@@ -242,7 +242,7 @@ START_TEST(test_permutations)
       for (int j = 0; j < 4; j++) if (perm[c4[i]] == c4[j]) p4[i] = j;
     f3[perm_index(p3, 3)]++;
     f4[perm_index(p4, 4)]++;
-    ck_assert_int_eq(pb_derange_within_class(7, PB_RNG_DERANGE, 3, (uint32_t)rep, 8, label, perm), 1);
+    ck_assert_int_eq(pb_resample_derange_within_class(7, PB_RNG_DERANGE, 3, (uint32_t)rep, 8, label, perm), 1);
     for (int i = 0; i < 8; i++) {
       ck_assert_int_eq(label[perm[i]], label[i]);
       if (i != 4) ck_assert_int_ne(perm[i], i);
@@ -262,8 +262,8 @@ START_TEST(test_permutations)
   ck_assert_int_eq(nder, 9);
   ck_assert_msg(chi3 < 30 && chi4 < 65 && chid < 40, "chi-square %g %g %g", chi3, chi4, chid);
   /* uniform label permutation is a bijection and reproducible */
-  pb_perm_uniform(1, PB_RNG_LABEL_PERM, 0, 0, 8, perm);
-  pb_perm_uniform(1, PB_RNG_LABEL_PERM, 0, 0, 8, again);
+  pb_resample_perm_uniform(1, PB_RNG_LABEL_PERM, 0, 0, 8, perm);
+  pb_resample_perm_uniform(1, PB_RNG_LABEL_PERM, 0, 0, 8, again);
   int used[8] = {0};
   for (int i = 0; i < 8; i++) {
     used[perm[i]]++;
@@ -273,7 +273,7 @@ START_TEST(test_permutations)
 }
 END_TEST
 
-/* pb_perm_classes by hand: classes in ascending label, items in index order,
+/* pb_resample_perm_classes by hand: classes in ascending label, items in index order,
  * whether the labels are narrow (counting sort) or spread over a range much
  * wider than the item count (sorted keys), negative labels included. */
 START_TEST(test_classes)
@@ -284,7 +284,7 @@ START_TEST(test_classes)
   for (int v = 0; v < 3; v++) {
     int32_t lab[8], order[8], cbeg[9];
     for (int i = 0; i < 8; i++) lab[i] = label[i] * scale[v] + shift[v];
-    ck_assert_int_eq(pb_perm_classes(8, lab, order, cbeg), 3);
+    ck_assert_int_eq(pb_resample_perm_classes(8, lab, order, cbeg), 3);
     /* scale -1 reverses the class order: labels -9 (item 4), -5 (0, 3, 5), -2 (1, 2, 6, 7) */
     const int32_t rev_order[8] = {4, 0, 3, 5, 1, 2, 6, 7}, rev_cbeg[4] = {0, 1, 4, 8};
     for (int i = 0; i < 8; i++) ck_assert_int_eq(order[i], scale[v] < 0 ? rev_order[i] : want_order[i]);
@@ -301,7 +301,7 @@ static int by_score(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* pb_weighted_metrics with the 16-bit copy of the weights (where they fit)
+/* pb_resample_weighted_metrics with the 16-bit copy of the weights (where they fit)
  * and without it: the 16-bit and 64-bit lanes must give the same values. */
 static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t n_mult, const int64_t *pos,
                     const int64_t *total, const int *pcts, double *auroc, double *cov)
@@ -310,8 +310,8 @@ static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t
   int fits = 1;
   for (size_t i = 0; i < n_mult; i++) fits &= mult[i] >= 0 && mult[i] <= 65535, m16[i] = (uint16_t)mult[i];
   double a2[PB_WM_LANES], c2[PB_WM_LANES * 3];
-  pb_weighted_metrics(codes, mult, fits ? m16 : NULL, pos, total, pcts, 3, auroc, cov);
-  pb_weighted_metrics(codes, mult, NULL, pos, total, pcts, 3, a2, c2);
+  pb_resample_weighted_metrics(codes, mult, fits ? m16 : NULL, pos, total, pcts, 3, auroc, cov);
+  pb_resample_weighted_metrics(codes, mult, NULL, pos, total, pcts, 3, a2, c2);
   for (int l = 0; l < PB_WM_LANES; l++) {
     ck_assert_msg(memcmp(&auroc[l], &a2[l], sizeof a2[l]) == 0, "lane %d auroc %.17g (16-bit) vs %.17g", l, auroc[l],
                   a2[l]);
@@ -339,7 +339,7 @@ static void wm_run(const double *score, const uint8_t *y, const int32_t *order, 
       pos[l] += y[order[j]] ? w[l][order[j]] : 0;
     }
   }
-  pb_weighted_codes(score, y, label, order, k, words, &codes);
+  pb_resample_weighted_codes(score, y, label, order, k, words, &codes);
   wm_both(&codes, mult, (size_t)n * PB_WM_LANES, pos, total, pcts, auroc, cov);
 }
 
@@ -434,7 +434,7 @@ START_TEST(test_weighted_long)
       }
     const int pcts[3] = {10, 20, 30};
     double auroc[PB_WM_LANES], cov[PB_WM_LANES * 3];
-    pb_weighted_codes(score, y, label, order, n, words, &codes);
+    pb_resample_weighted_codes(score, y, label, order, n, words, &codes);
     wm_both(&codes, mult, (size_t)n * PB_WM_LANES, pos, total, pcts, auroc, cov);
     for (int l = 0; l < PB_WM_LANES; l++) {
       int32_t m = 0;

@@ -408,8 +408,8 @@ START_TEST(test_derangement)
     struct pb_rng r1, r2;
     pb_rng_init(&r1, test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
     pb_rng_init(&r2, test_seed(), PB_RNG_SCREEN_DERANGE, rep, 3);
-    pb_perm_derange(&r1, n, perm);
-    pb_perm_derange(&r2, n, again);
+    pb_resample_perm_derange(&r1, n, perm);
+    pb_resample_perm_derange(&r2, n, again);
     uint64_t seen = 0;
     for (int32_t j = 0; j < n; j++) {
       ck_assert_msg(perm[j] != j, "fixed point at %d (n %d)", j, n);
@@ -425,7 +425,7 @@ START_TEST(test_derangement)
   /* n = 2 is the swap */
   struct pb_rng r;
   pb_rng_init(&r, 1, PB_RNG_SCREEN_DERANGE, 0, 0);
-  pb_perm_derange(&r, 2, perm);
+  pb_resample_perm_derange(&r, 2, perm);
   ck_assert(perm[0] == 1 && perm[1] == 0);
 }
 END_TEST

@@ -61,7 +61,7 @@ static void fill_rows(const struct pb_meta *meta, int s, struct pb_rows *d)
 {
   const struct pb_source *src = &meta->sources[s];
   int nr = meta->n_models * src->n_conditions;
-  pb_rows_alloc(d, nr, src->n_images, meta->topk);
+  pb_store_rows_alloc(d, nr, src->n_images, meta->topk);
   for (int r = 0; r < nr; r++)
     for (int i = 0; i < src->n_images; i++) {
       size_t x = (size_t)r * src->n_images + i;
@@ -90,7 +90,7 @@ static void make_store(const char *path)
     int32_t rows[16];
     for (int r = 0; r < d.n_rows; r++) rows[r] = r;
     ck_assert_msg(pb_store_write_rows(st, s, d.n_rows, rows, &d) == PB_OK, "%s", pb_error_message());
-    pb_rows_free(&d);
+    pb_store_rows_free(&d);
   }
   ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
   ck_assert(pb_test_exists(path));
@@ -164,8 +164,8 @@ START_TEST(test_metadata_round_trip)
       ck_assert_int_eq(a->split[i], b->split[i]);
     }
   }
-  ck_assert_int_eq(pb_meta_find_source(m, "B"), 1);
-  ck_assert_int_eq(pb_meta_find_source(m, "C"), -1);
+  ck_assert_int_eq(pb_store_meta_find_source(m, "B"), 1);
+  ck_assert_int_eq(pb_store_meta_find_source(m, "C"), -1);
   pb_store_close(st);
 }
 END_TEST
@@ -179,32 +179,32 @@ START_TEST(test_read_subsets)
   const int32_t sub[4] = {0, 2, 3, 7};
   ck_assert(pb_store_read_rows(st, 0, 4, sub, &r) == PB_OK);
   check_rows(0, 4, sub, &r, PB_FIELD_ALL, TOPK);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   /* a contiguous run crossing a model boundary, and the last row */
   const int32_t run[6] = {1, 2, 3, 4, 5, 8};
   ck_assert(pb_store_read_rows(st, 0, 6, run, &r) == PB_OK);
   check_rows(0, 6, run, &r, PB_FIELD_ALL, TOPK);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   /* every row of B */
   const int32_t allB[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
   ck_assert(pb_store_read_rows(st, 1, 9, allB, &r) == PB_OK);
   check_rows(1, 9, allB, &r, PB_FIELD_ALL, TOPK);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   /* single fields: the others stay NULL */
   const int32_t subB[3] = {1, 5, 6};
   ck_assert(pb_store_read_fields(st, 1, 3, subB, PB_FIELD_PRED, &r) == PB_OK);
   check_rows(1, 3, subB, &r, PB_FIELD_PRED, TOPK);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   ck_assert(pb_store_read_fields(st, 0, 4, sub, PB_FIELD_SMAX | PB_FIELD_TOPK, &r) == PB_OK);
   check_rows(0, 4, sub, &r, PB_FIELD_SMAX | PB_FIELD_TOPK, TOPK);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   ck_assert(pb_store_read_fields(st, 1, 3, subB, PB_FIELD_PTRUE, &r) == PB_OK);
   check_rows(1, 3, subB, &r, PB_FIELD_PTRUE, TOPK);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   /* no rows at all (a rank without work) */
   ck_assert(pb_store_read_rows(st, 0, 0, sub, &r) == PB_OK);
   ck_assert_int_eq(r.n_rows, 0);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   pb_store_close(st);
 }
 END_TEST
@@ -233,7 +233,7 @@ START_TEST(test_row_errors)
   char want[700];
   snprintf(want, sizeof want, "%s: store is not open for writing", store_path());
   ck_assert_str_eq(pb_error_message(), want);
-  pb_rows_free(&d);
+  pb_store_rows_free(&d);
   pb_store_close(st);
 }
 END_TEST
@@ -251,7 +251,7 @@ START_TEST(test_partial_write)
   struct pb_rows full, part;
   fill_rows(&meta, 0, &full);
   const int32_t odd[4] = {1, 3, 5, 7};
-  pb_rows_alloc(&part, 4, 4, TOPK);
+  pb_store_rows_alloc(&part, 4, 4, TOPK);
   for (int j = 0; j < 4; j++) {
     memcpy(part.pred + j * 4, full.pred + odd[j] * 4, 4 * sizeof(int32_t));
     memcpy(part.smax + j * 4, full.smax + odd[j] * 4, 4 * sizeof(float));
@@ -262,14 +262,14 @@ START_TEST(test_partial_write)
   ck_assert(pb_store_write_rows(st, 0, 4, odd, &part) == PB_OK);
   ck_assert(pb_store_write_rows(st, 1, 0, odd, &part) == PB_OK); /* nothing for B */
   ck_assert(pb_store_commit(st) == PB_OK);
-  pb_rows_free(&full);
-  pb_rows_free(&part);
+  pb_store_rows_free(&full);
+  pb_store_rows_free(&part);
   ck_assert(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK);
   struct pb_rows r;
   const int32_t back[2] = {3, 7};
   ck_assert(pb_store_read_rows(st, 0, 2, back, &r) == PB_OK);
   check_rows(0, 2, back, &r, PB_FIELD_ALL, TOPK);
-  pb_rows_free(&r);
+  pb_store_rows_free(&r);
   pb_store_close(st);
 }
 END_TEST
@@ -373,37 +373,37 @@ START_TEST(test_meta_validate)
 {
   struct pb_meta meta;
   hand_meta(&meta);
-  ck_assert(pb_meta_validate(&meta) == PB_OK);
+  ck_assert(pb_store_meta_validate(&meta) == PB_OK);
   /* a name with '/' */
   char *bad_groups[NM] = {"gA", "g/B", "gA"};
   meta.model_groups = bad_groups;
-  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(),
                    "group name 'g/B' contains a character that is not allowed ('/', ',', '\"' or a newline)");
   hand_meta(&meta);
   char *bad_cond[3] = {"fog", "clean", "sn,ow"};
   h_src[0].conditions = bad_cond;
-  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(),
                    "condition name 'sn,ow' contains a character that is not allowed ('/', ',', '\"' or a newline)");
   /* a source without 'clean' (the clean index names another condition) */
   hand_meta(&meta);
   char *no_clean[3] = {"fog", "Clean", "snow"};
   h_src[0].conditions = no_clean;
-  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "source A has no 'clean' condition");
   hand_meta(&meta);
   h_src[1].clean = 3; /* out of range */
-  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "source B has no 'clean' condition");
   /* a label outside the classes */
   hand_meta(&meta);
   int32_t bad_lab[4] = {0, 3, 1, 2};
   h_src[0].labels = bad_lab;
-  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "source A image a2: label 3 outside [0, 3)");
   hand_meta(&meta);
-  ck_assert(pb_meta_validate(&meta) == PB_OK);
+  ck_assert(pb_store_meta_validate(&meta) == PB_OK);
 }
 END_TEST
 
@@ -412,9 +412,9 @@ START_TEST(test_meta_counts)
   struct pb_meta meta;
   hand_meta(&meta);
   /* A: 3 models x 2 perturbed conditions; B: 3 x 2 */
-  ck_assert_int_eq(pb_meta_cells(&meta), 12);
+  ck_assert_int_eq(pb_store_meta_cells(&meta), 12);
   /* A: 6 cells x 2 evaluation images; B: 6 cells x 3 */
-  ck_assert_int_eq(pb_meta_paired_records(&meta), 6 * 2 + 6 * 3);
+  ck_assert_int_eq(pb_store_meta_paired_records(&meta), 6 * 2 + 6 * 3);
 }
 END_TEST
 

@@ -181,7 +181,7 @@ START_TEST(test_paper_config)
     for (int c = 0; c < cfg.sources[s].n_conditions; c++) {
       double a = cfg.sources[s].conditions[c].accuracy;
       ck_assert(a > 0 && a < 1);
-      count[pb_tier_of_accuracy(a)]++;
+      count[pb_protocol_tier_of_accuracy(a)]++;
     }
     for (int t = 0; t < 3; t++)
       ck_assert_msg(count[t] == tiers[s - 2][t], "%s tier %d: %d conditions", sname[s], t, count[t]);
@@ -200,8 +200,8 @@ START_TEST(test_paper_config)
   /* the metadata alone, no records */
   struct pb_meta meta;
   ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
-  ck_assert_int_eq(pb_meta_cells(&meta), 11088);              /* Appendix B.1 */
-  ck_assert_int_eq(pb_meta_paired_records(&meta), 9108000);   /* 44 x (18 x 5000 + 234 x 500) */
+  ck_assert_int_eq(pb_store_meta_cells(&meta), 11088);              /* Appendix B.1 */
+  ck_assert_int_eq(pb_store_meta_paired_records(&meta), 9108000);   /* 44 x (18 x 5000 + 234 x 500) */
   const int n_images[4] = {10000, 1000, 1000, 1000}, n_dev[4] = {5000, 500, 500, 500};
   for (int s = 0; s < 4; s++) {
     const struct pb_source *src = &meta.sources[s];
@@ -231,7 +231,7 @@ START_TEST(test_paper_config)
       ck_assert_int_eq(meta.sources[s].labels[i], meta.sources[1].labels[i]);
       ck_assert_int_eq(meta.sources[s].split[i], meta.sources[1].split[i]);
     }
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -381,22 +381,22 @@ START_TEST(test_config_grid)
   int count[3] = {0, 0, 0};
   for (int c = 0; c < 6; c++) {
     ck_assert_str_eq(s->conditions[c].name, names[c]);
-    count[pb_tier_of_accuracy(s->conditions[c].accuracy)]++;
+    count[pb_protocol_tier_of_accuracy(s->conditions[c].accuracy)]++;
   }
   ck_assert(count[0] == 3 && count[1] == 2 && count[2] == 1);
   /* harshness: 3 x lighting level + setting level / 2 + a jitter below 0.6,
    * so the 'on' conditions (at most 1.6) are the three mild ones, off_a (at
    * most 3.6) is severe, and the extreme one is off_b or off_c (at least 3.5) */
-  for (int c = 0; c < 3; c++) ck_assert_int_eq(pb_tier_of_accuracy(s->conditions[c].accuracy), PB_TIER_MILD);
-  ck_assert_int_eq(pb_tier_of_accuracy(s->conditions[3].accuracy), PB_TIER_SEVERE);
-  ck_assert_int_eq((pb_tier_of_accuracy(s->conditions[4].accuracy) == PB_TIER_EXTREME) +
-                       (pb_tier_of_accuracy(s->conditions[5].accuracy) == PB_TIER_EXTREME),
+  for (int c = 0; c < 3; c++) ck_assert_int_eq(pb_protocol_tier_of_accuracy(s->conditions[c].accuracy), PB_TIER_MILD);
+  ck_assert_int_eq(pb_protocol_tier_of_accuracy(s->conditions[3].accuracy), PB_TIER_SEVERE);
+  ck_assert_int_eq((pb_protocol_tier_of_accuracy(s->conditions[4].accuracy) == PB_TIER_EXTREME) +
+                       (pb_protocol_tier_of_accuracy(s->conditions[5].accuracy) == PB_TIER_EXTREME),
                    1);
   /* targets lie in the documented tier ranges: mild .45-.84, severe .24-.36, extreme .015-.16 */
   const double lo[3] = {0.45, 0.24, 0.015}, hi[3] = {0.84, 0.36, 0.16};
   for (int c = 0; c < 6; c++) {
     double a = s->conditions[c].accuracy;
-    int t = pb_tier_of_accuracy(a);
+    int t = pb_protocol_tier_of_accuracy(a);
     ck_assert_msg(a >= lo[t] && a <= hi[t], "%s: accuracy %g", s->conditions[c].name, a);
   }
   pb_synth_config_free(&cfg);
@@ -475,12 +475,12 @@ START_TEST(test_small_records)
       correct += ok;
       wrong += !ok;
     }
-    pb_rows_free(&r);
+    pb_store_rows_free(&r);
   }
   /* 5 models x (Syn 4 x 120 + ES 5 x 60 + Diverse 7 x 60 + Syn-B 5 x 60 + TTA 31 x 60 + Syn-B5 3 x 60) records */
   ck_assert_int_eq(total, 5 * (4 * 120 + 5 * 60 + 7 * 60 + 5 * 60 + 31 * 60 + 3 * 60));
   ck_assert(correct > 0 && wrong > 0);
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -505,13 +505,13 @@ START_TEST(test_partition_independence)
       ck_assert_msg(rows_equal(&whole, 0, &a, 0, (size_t)k * NI, 3), "source %d: rows [0, %d) differ", s, k);
       ck_assert_msg(rows_equal(&whole, (size_t)k * NI, &b, 0, (size_t)(nr - k) * NI, 3),
                     "source %d: rows [%d, %d) differ", s, k, nr);
-      pb_rows_free(&a);
-      pb_rows_free(&b);
+      pb_store_rows_free(&a);
+      pb_store_rows_free(&b);
     }
     /* a single row in the middle */
     pb_synth_rows(&cfg, &meta, s, nr / 2, 1, &a);
     ck_assert(rows_equal(&whole, (size_t)(nr / 2) * NI, &a, 0, (size_t)NI, 3));
-    pb_rows_free(&a);
+    pb_store_rows_free(&a);
     /* thread counts */
     omp_set_num_threads(1);
     pb_synth_rows(&cfg, &meta, s, 0, nr, &t1);
@@ -523,12 +523,12 @@ START_TEST(test_partition_independence)
     ck_assert_msg(rows_equal(&whole, 0, &t1, 0, (size_t)nr * NI, 3), "source %d: 1 thread differs", s);
     ck_assert_msg(rows_equal(&whole, 0, &t2, 0, (size_t)nr * NI, 3), "source %d: 2 threads differ", s);
     ck_assert_msg(rows_equal(&whole, 0, &t3, 0, (size_t)nr * NI, 3), "source %d: 3 threads differ", s);
-    pb_rows_free(&t1);
-    pb_rows_free(&t2);
-    pb_rows_free(&t3);
-    pb_rows_free(&whole);
+    pb_store_rows_free(&t1);
+    pb_store_rows_free(&t2);
+    pb_store_rows_free(&t3);
+    pb_store_rows_free(&whole);
   }
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -550,10 +550,10 @@ START_TEST(test_seed_changes_records)
   ck_assert_msg(same < nr * NI / 2, "seed change left %d of %d records unchanged", same, nr * NI);
   int split_same = memcmp(m1.sources[0].split, m2.sources[0].split, (size_t)NI) == 0;
   ck_assert_msg(!split_same, "seed change left the split unchanged");
-  pb_rows_free(&a);
-  pb_rows_free(&b);
-  pb_meta_free(&m1);
-  pb_meta_free(&m2);
+  pb_store_rows_free(&a);
+  pb_store_rows_free(&b);
+  pb_store_meta_free(&m1);
+  pb_store_meta_free(&m2);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -565,8 +565,8 @@ START_TEST(test_shared_base_clean)
   parse_ok(pb_embedded_small_ini, &cfg);
   struct pb_meta meta;
   ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
-  int es = pb_meta_find_source(&meta, "ES"), dv = pb_meta_find_source(&meta, "Diverse"),
-      syn = pb_meta_find_source(&meta, "Syn");
+  int es = pb_store_meta_find_source(&meta, "ES"), dv = pb_store_meta_find_source(&meta, "Diverse"),
+      syn = pb_store_meta_find_source(&meta, "Syn");
   ck_assert(es >= 0 && dv >= 0 && syn >= 0);
   const struct pb_source *A = &meta.sources[es], *B = &meta.sources[dv];
   ck_assert_int_eq(A->n_images, B->n_images);
@@ -585,12 +585,12 @@ START_TEST(test_shared_base_clean)
     pb_synth_rows(&cfg, &meta, es, m * A->n_conditions + 1, 1, &pa);
     pb_synth_rows(&cfg, &meta, dv, m * B->n_conditions + 1, 1, &pb);
     ck_assert(!rows_equal(&pa, 0, &pb, 0, (size_t)NI, k));
-    pb_rows_free(&a);
-    pb_rows_free(&b);
-    pb_rows_free(&pa);
-    pb_rows_free(&pb);
+    pb_store_rows_free(&a);
+    pb_store_rows_free(&b);
+    pb_store_rows_free(&pa);
+    pb_store_rows_free(&pb);
   }
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -609,8 +609,8 @@ START_TEST(test_paper_structure)
   parse_ok(pb_embedded_paper_ini, &cfg);
   struct pb_meta meta;
   ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
-  int synb = pb_meta_find_source(&meta, "Syn-B"), es = pb_meta_find_source(&meta, "ES"),
-      dv = pb_meta_find_source(&meta, "Diverse");
+  int synb = pb_store_meta_find_source(&meta, "Syn-B"), es = pb_store_meta_find_source(&meta, "ES"),
+      dv = pb_store_meta_find_source(&meta, "Diverse");
   const struct pb_source *E = &meta.sources[es], *D = &meta.sources[dv], *SB = &meta.sources[synb];
   const int NI = 1000;
   int models[4] = {0, 11, 36, 43}; /* DINOv2, ViT-B-16-SigLIP, alexnet, vit-b16-sup */
@@ -647,8 +647,8 @@ START_TEST(test_paper_structure)
         }
       }
     }
-    pb_rows_free(&sb);
-    pb_rows_free(&r);
+    pb_store_rows_free(&sb);
+    pb_store_rows_free(&r);
   }
   /* persistent errors (the same wrong label on both sides) and changed ones */
   ck_assert_msg(persistent > 0 && changed > 0, "persistent %ld, changed %ld", persistent, changed);
@@ -675,12 +675,12 @@ START_TEST(test_paper_structure)
       zero_k += K == 0;
       cells++;
     }
-    pb_rows_free(&r);
+    pb_store_rows_free(&r);
   }
   ck_assert_int_eq(supervised, 5);
   ck_assert_int_eq(cells, 5 * 162);
   ck_assert_msg(zero_k > 0, "every supervised Diverse cell has retained-correct pairs");
-  pb_meta_free(&meta);
+  pb_store_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST

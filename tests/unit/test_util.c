@@ -1104,25 +1104,25 @@ END_TEST
 START_TEST(test_first_error)
 {
   for (int rep = 0; rep < 20; rep++) {
-    struct pb_first_error fe;
-    pb_first_error_init(&fe);
+    struct pb_error_first fe;
+    pb_error_first_init(&fe);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(4)
     for (int i = 0; i < 1000; i++) {
       if (i % 7 == 3 && i >= 200) {
         pb_error_set("item %d failed", i);
-        pb_first_error_record(&fe, i);
+        pb_error_first_record(&fe, i);
       }
     }
-    ck_assert(pb_first_error_any(&fe));
+    ck_assert(pb_error_first_any(&fe));
     pb_error_clear();
-    ck_assert_int_eq(pb_first_error_status(&fe), PB_FAIL);
+    ck_assert_int_eq(pb_error_first_status(&fe), PB_FAIL);
     ck_assert_str_eq(pb_error_message(), "item 206 failed");
     ck_assert_int_eq(fe.item, 206);
   }
-  struct pb_first_error ok;
-  pb_first_error_init(&ok);
-  ck_assert(!pb_first_error_any(&ok));
-  ck_assert_int_eq(pb_first_error_status(&ok), PB_OK);
+  struct pb_error_first ok;
+  pb_error_first_init(&ok);
+  ck_assert(!pb_error_first_any(&ok));
+  ck_assert_int_eq(pb_error_first_status(&ok), PB_OK);
 }
 END_TEST
 
