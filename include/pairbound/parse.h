@@ -20,7 +20,8 @@ int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int
 int pb_parse_int_list(const char *s, int64_t lo, int64_t hi, int max, int64_t *out, int *n);
 /** Any real as the outputs write it, nan and inf included; a value beyond the doubles is inf or 0. */
 int pb_parse_real(const char *s, double *out);
-/** The digits at the start of @p s (no white space, no sign) as an integer in [lo, hi]; *end: past them. */
+/** The digits at the start of @p s (no white space, no sign) as an integer in [lo, hi]; *end (unless NULL): past
+ * them. */
 int pb_parse_int_prefix(const char *s, int64_t lo, int64_t hi, int64_t *out, const char **end);
 
 /* A CSV field: white space may lead (as strtol and strtof allow) but nothing

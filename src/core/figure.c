@@ -157,8 +157,7 @@ static void pb_figure__end(void)
   if (!ok && text)
     for (const char *m = strstr(text, PB_FIGURE__MARK); m;) {
       int64_t seq;
-      const char *after;
-      const int ours = pb_parse_int_prefix(m + strlen(PB_FIGURE__MARK), 0, e.n - 1, &seq, &after) == PB_OK;
+      const int ours = pb_parse_int_prefix(m + strlen(PB_FIGURE__MARK), 0, e.n - 1, &seq, NULL) == PB_OK;
       const char *from = strchr(m, '\n') ? strchr(m, '\n') + 1 : m + strlen(m), *next = strstr(from, PB_FIGURE__MARK);
       if (ours && !e.msg[seq] && (e.msg[seq] = pb_figure__error(from, next ? next : from + strlen(from)))) blamed = 1;
       m = next;

@@ -93,7 +93,7 @@ int pb_parse_int_prefix(const char *s, int64_t lo, int64_t hi, int64_t *out, con
   unsigned long long x = strtoull(s, &e, 10);
   if (errno || x > INT64_MAX || (int64_t)x < lo || (int64_t)x > hi) return PB_FAIL;
   *out = (int64_t)x;
-  *end = e;
+  if (end) *end = e;
   return PB_OK;
 }
 
