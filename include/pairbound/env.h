@@ -67,5 +67,7 @@ int pb_env_set(enum pb_env_var var, const char *value, int overwrite);
 int pb_env_int(enum pb_env_var var, int64_t lo, int64_t hi, int64_t *out);
 /** The same for a real in [@p lo, @p hi]. */
 int pb_env_double(enum pb_env_var var, double lo, double hi, double *out);
+/** The same for 1 to @p max comma-separated integers in [@p lo, @p hi]; *@p n gets their count. */
+int pb_env_int_list(enum pb_env_var var, int64_t lo, int64_t hi, int max, int64_t *out, int *n);
 
 #endif /* PAIRBOUND_ENV_H */

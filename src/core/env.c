@@ -69,6 +69,15 @@ int pb_env_int(enum pb_env_var var, int64_t lo, int64_t hi, int64_t *out)
   return PB_FAIL;
 }
 
+int pb_env_int_list(enum pb_env_var var, int64_t lo, int64_t hi, int max, int64_t *out, int *n)
+{
+  if (!pb_env_given(var)) return PB_FAIL;
+  if (pb_parse_int_list(pb_env_get(var), lo, hi, max, out, n) == PB_OK) return PB_OK;
+  pb_warning("%s='%s' is not 1 to %d comma-separated integers in [%lld, %lld]: ignored", pb_env_table[var].name,
+             pb_env_get(var), max, (long long)lo, (long long)hi);
+  return PB_FAIL;
+}
+
 int pb_env_double(enum pb_env_var var, double lo, double hi, double *out)
 {
   if (!pb_env_given(var)) return PB_FAIL;

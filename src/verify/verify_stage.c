@@ -22,7 +22,6 @@
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
-#include "pairbound/parse.h"
 #include "pairbound/policy.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
@@ -1229,8 +1228,7 @@ static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_bloc
   w->corrupt_label = -1;
   int64_t hook[2];
   int n_hook = 0;
-  if (pb_env_given(PB_ENV_VERIFY_TEST_CORRUPT) &&
-      pb_parse_int_list(pb_env_get(PB_ENV_VERIFY_TEST_CORRUPT), 0, INT_MAX, 2, hook, &n_hook) == PB_OK)
+  if (pb_env_int_list(PB_ENV_VERIFY_TEST_CORRUPT, 0, INT_MAX, 2, hook, &n_hook) == PB_OK)
     w->corrupt_cell = hook[0], w->corrupt_label = n_hook > 1 ? (int32_t)hook[1] : -1;
   for (int64_t c = 0; c < nc; c++) {
     const struct pb_cell_ref *r = &b->cells[c].ref;
