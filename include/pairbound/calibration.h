@@ -45,6 +45,6 @@ void pb_bounds_f1_thresholds(const double *v, const uint8_t *c, int32_t n, doubl
  * scores x0 (clean) and x1 (perturbed) of its records: out[p][count].
  */
 void pb_bounds_f1_cell(const struct pb_cell_view *in, const double *x0, const double *x1, const double *thr,
-                int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS]);
+                       int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS]);
 
 #endif /* PAIRBOUND_CALIBRATION_H */

@@ -6,15 +6,8 @@
 #define PAIRBOUND_CHECKPOINT_H
 
 #include <stddef.h>
+
 #include <mpi.h>
-
-/** XXH3-128 of a file's bytes as 32 hex digits, the canonical order that
- * `xxhsum -H2` prints (streamed; any size): the checksum of stores and
- * outputs in checkpoints and provenance. */
-int pb_checksum_xxh128_file(const char *path, char hex[65]);
-
-/** pb_checksum_xxh128_file of @p n bytes in memory. */
-void pb_checksum_xxh128_hex(const void *buf, size_t n, char hex[65]);
 
 /* What a stage's output is made from. */
 struct pb_checkpoint_key {

@@ -1,4 +1,7 @@
-/* Checksums of stored bytes, bit-exact with HDF5's (src/core/checksum.c). */
+/* Checksums and hashes (src/core/checksum.c): HDF5's Fletcher32 of stored
+ * chunks, bit-exact with HDF5's; SHA-256 for ordering keys and the
+ * checkpoints' self-check; XXH3-128 for the checksums of stores, outputs and
+ * block files (docs/run.md, "Resume"). */
 #ifndef PAIRBOUND_CHECKSUM_H
 #define PAIRBOUND_CHECKSUM_H
 
@@ -27,5 +30,18 @@ uint32_t pb_checksum_fletcher32(const void *data, size_t len);
  * @return 1 when they match, 0 when not
  */
 int pb_checksum_fletcher32_ok(const void *data, size_t len, const void *stored);
+
+/** SHA-256 of @p text, its first 8 bytes as a big-endian integer: an ordering key. */
+uint64_t pb_checksum_sha256_key(const char *text);
+/** SHA-256 of @p n bytes as 64 hex digits. */
+void pb_checksum_sha256_hex(const void *data, size_t n, char hex[65]);
+
+/** XXH3-128 of a file's bytes as 32 hex digits, the canonical order that
+ * `xxhsum -H2` prints (streamed; any size): the checksum of stores and
+ * outputs in checkpoints and provenance.  PB_FAIL with a message when the
+ * file cannot be read. */
+int pb_checksum_xxh128_file(const char *path, char hex[65]);
+/** pb_checksum_xxh128_file of @p n bytes in memory. */
+void pb_checksum_xxh128_hex(const void *data, size_t n, char hex[65]);
 
 #endif /* PAIRBOUND_CHECKSUM_H */

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 
 /* Analysis ids of the RNG streams (synth uses 1-4). */
 enum pb_rng_analysis {

@@ -35,12 +35,13 @@ int pb_figure_available(void);
  * font, so that both overlap the stage's work instead of its end (the
  * figures go to that gnuplot).  Elsewhere, or with figures disabled, nothing.
  */
-void pb_figure_prepare(const struct pb_results *res);
+void pb_figure_prepare(struct pb_results *res);
 
 /**
  * End the figures' gnuplot now: the figures sent to it are rendered (their
  * jobs still need pb_figure_finish), and one started by pb_figure_prepare
- * that got none exits.  pb_results_commit and pb_results_close call it.
+ * that got none exits.  The commit or close of the results it was started
+ * for calls it too (pb_results_defer).
  */
 void pb_figure_settle(void);
 
@@ -69,7 +70,7 @@ struct pb_figure_job {
   int session, seq;    /* the gnuplot process rendering it, and its place there (src/core/figure.c) */
   char *png, *tmp;
 };
-int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+int pb_figure_start(struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
                     struct pb_figure_job *job);
 /** Wait for the figure of pb_figure_start; @p md may be NULL (nothing appended). */
 int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md);

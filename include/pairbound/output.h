@@ -1,10 +1,44 @@
-/* Protecting what is already on disk: which paths an output may take, unique
- * temporary names beside the target, and an advisory lock per output so two
- * runs never write the same STORE or OUTDIR.  docs/store.md ("Outputs"). */
+/* Files and what is already on disk: text files read whole or by lines,
+ * paths, files written under a temporary name and renamed when complete;
+ * which paths an output may take, unique temporary names beside the target,
+ * and an advisory lock per output so two runs never write the same STORE or
+ * OUTDIR.  docs/store.md ("Outputs"). */
 #ifndef PAIRBOUND_OUTPUT_H
 #define PAIRBOUND_OUTPUT_H
 
+#include <stdint.h>
+#include <stdio.h>
+
 #include <mpi.h>
+
+/* ---- text files */
+/** Whole file as a string (caller frees), NULL with a message on failure. */
+char *pb_output_text_load(const char *path);
+
+/** A text file line by line: @p fn gets each line (newline kept, writable) and its 1-based number, and
+ * stops the walk by returning non-zero (with a message set). Open and read errors are named with @p what,
+ * the path and the system's reason. Returns PB_OK when every line was accepted. */
+typedef int (*pb_output_line_fn)(void *ctx, const char *path, int64_t line, char *text);
+int pb_output_lines_each(const char *path, const char *what, pb_output_line_fn fn, void *ctx);
+
+/* ---- paths */
+/** "DIR/NAME" (caller frees). */
+char *pb_output_path_join(const char *dir, const char *name);
+/** Create @p dir and its missing parents (mkdir -p). */
+int pb_output_mkdir_p(const char *dir);
+
+/* ---- files written under a temporary name and renamed when complete */
+struct pb_outfile {
+  FILE *fp;
+  char *path;
+  char *tmp;
+};
+/** Open a unique temporary beside @p path (pb_output_temp) for writing into f->fp. */
+int pb_output_file_open(struct pb_outfile *f, const char *path);
+int pb_output_file_commit(struct pb_outfile *f);   /* closes and renames; PB_FAIL on I/O error */
+void pb_output_file_abort(struct pb_outfile *f);   /* closes and removes the temporary */
+
+/* ---- outputs that never destroy data */
 
 /* What kind of file an existing output path holds (pb_output_file_ok). */
 enum pb_output_kind {

@@ -6,10 +6,10 @@
 #define PAIRBOUND_RESAMPLE_H
 
 #include <stdint.h>
+
 #include <mpi.h>
 
 #include "pairbound/draws.h"
-#include "pairbound/util.h"
 
 /**
  * A statistic vector as a function of unit multiplicities; must be

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
 #include <mpi.h>
 
 #include "pairbound/table.h"
@@ -76,9 +77,16 @@ void pb_tsv_abort(struct pb_tsv *t);
 /** For tests: the most bytes one collective write call carries (default 32 MiB; out of range: the default). */
 void pb_tsv_set_chunk(int64_t bytes);
 
-struct pb_figure_job;
-/** Take over a figure job that is still rendering: the commit (or close) waits for it (pb_figure_write). */
-void pb_results_defer_figure(struct pb_results *res, struct pb_figure_job *job);
+/**
+ * Work that goes on beside the stage and must end before its outputs are
+ * committed, such as a figure that gnuplot renders (pb_figure_write):
+ * pb_results_commit and pb_results_close call @p wait(@p ctx) once for each,
+ * in the order deferred.  @p wait waits for the work, releases @p ctx and
+ * returns PB_OK, or PB_FAIL with a message: the first failure fails the
+ * commit (its message is the commit's).
+ */
+typedef int (*pb_results_wait_fn)(void *ctx);
+void pb_results_defer(struct pb_results *res, pb_results_wait_fn wait, void *ctx);
 /** Write @p len bytes of @p text as report/NAME (temporary name, then rename); rank 0 only. */
 int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len);
 /** Write the TSV as report/NAME, append the markdown to @p md, reset the table. */

@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 #include "pairbound/protocol.h"
+#include "pairbound/rng.h"
 #include "pairbound/screen_kernel.h"
-#include "pairbound/util.h"
 
 /* ------------------------------------------------------------ stage */
 

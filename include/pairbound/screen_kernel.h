@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 
 #define PB_SCREEN_N_BUDGETS 3
 #define PB_SCREEN_LOGIT_C 1.0
@@ -257,10 +257,10 @@ int32_t pb_screen_sel_greedy(const struct pb_screen_sel_unit *units, int32_t n_u
  * so each metric equals the unweighted one on the data set with every image
  * repeated as often as its class was drawn. */
 
-/** The most budgets pb_resample_weighted_metrics takes. */
+/** The most budgets pb_screen_weighted_metrics takes. */
 #define PB_WM_MAX_PCT 8
 
-/** One score's images packed for repeated weighted passes (pb_resample_weighted_codes). */
+/** One score's images packed for repeated weighted passes (pb_screen_weighted_codes). */
 struct pb_wm_codes {
   const uint32_t *code; /**< n: label << 2 | (first image of its tie group) << 1 | (failure), descending score */
   const uint32_t *ret;  /**< n - n_fail: the retained images' labels, descending score */
@@ -270,7 +270,7 @@ struct pb_wm_codes {
   int32_t n, n_fail;
 };
 
-/** 32-bit words pb_resample_weighted_codes needs for n images. */
+/** 32-bit words pb_screen_weighted_codes needs for n images. */
 #define PB_WM_CODE_WORDS(n) (4 * (size_t)(n))
 
 /**
@@ -278,10 +278,10 @@ struct pb_wm_codes {
  * @p out points into): @p order lists the images with a defined score in
  * ascending score order (ties adjacent).  Labels below 2^30.
  */
-void pb_resample_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
+void pb_screen_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
                        uint32_t *words, struct pb_wm_codes *out);
 
-/** Weightings pb_resample_weighted_metrics evaluates in one pass. */
+/** Weightings pb_screen_weighted_metrics evaluates in one pass. */
 #define PB_WM_LANES 32
 
 /**
@@ -290,7 +290,7 @@ void pb_resample_weighted_codes(const double *score, const uint8_t *y, const int
  * without weighted failures or retained images), and the failure coverage
  * cov[l * n_pct + b] of the top k = max(1, round(pcts[b] W / 100)) images by
  * score (W = total weight, ties at the cutoff prorated; NaN without
- * failures), in one pass over the codes of pb_resample_weighted_codes: the tie
+ * failures), in one pass over the codes of pb_screen_weighted_codes: the tie
  * groups, which all weightings share, are walked once.  @p pos[l] and
  * @p total[l] are the weighted failures and images among the coded ones,
  * which the caller sums over classes (O(classes), not O(images)).
@@ -299,7 +299,7 @@ void pb_resample_weighted_codes(const double *score, const uint8_t *y, const int
  * 65,535 take the pass in 16-bit lanes, twice the lanes of a vector.
  * n_pct <= PB_WM_MAX_PCT.
  */
-void pb_resample_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
+void pb_screen_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
                          const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov);
 
 /* ------------------------------------------------------------ options (the stage's, as the kernels read them) */

@@ -22,4 +22,10 @@ void pb_text_num(struct pb_text *t, double x);
 void pb_text_int(struct pb_text *t, long long v);
 void pb_text_free(struct pb_text *t);
 
+/* ---- numbers as text */
+/* Shortest decimal text that reads back as exactly the same float. */
+void pb_text_format_float(float x, char buf[32]);
+/* Format a double for TSV output: shortest round-trip text, "nan" when undefined. */
+void pb_text_format_double(double x, char buf[40]);
+
 #endif /* PAIRBOUND_TEXT_H */

@@ -9,7 +9,7 @@
 
 #include "pairbound/bounds.h"
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 #include "bounds_internal.h"
 
 /* Scratch of one pb_bounds_cell() call, carved from a single allocation so

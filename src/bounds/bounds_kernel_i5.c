@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 #include "bounds_internal.h"
 
 static inline int32_t pb_bounds__max3(int32_t a, int32_t b, int32_t c)

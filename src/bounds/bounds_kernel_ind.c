@@ -19,8 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "pairbound/clones.h"
 #include "bounds_internal.h"
-#include "pairbound/util.h"
 
 /* Nonzero when the sums of the class's n_y^2 score differences are exact in
  * double in any order: every nonzero finite score is m 2^e with m < 2^24;

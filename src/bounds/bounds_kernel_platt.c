@@ -112,7 +112,7 @@ void pb_bounds_f1_thresholds(const double *v, const uint8_t *c, int32_t n, doubl
 }
 
 void pb_bounds_f1_cell(const struct pb_cell_view *in, const double *x0, const double *x1, const double *thr,
-                int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS])
+                       int64_t out[PB_F1_N_PROTOCOLS][PB_F1_N_COUNTS])
 {
   /* one pass per protocol with the four counts in registers, branch-free */
   for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {

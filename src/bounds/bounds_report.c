@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/num.h"
+#include "pairbound/protocol.h"
 #include "bounds_stage_internal.h"
 
 #define PP 100.0

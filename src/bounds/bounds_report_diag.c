@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
 #include "bounds_stage_internal.h"
 
 #define PP 100.0

@@ -10,19 +10,19 @@
 #include <mpi.h>
 #include <omp.h>
 
-#include "pairbound/progress.h"
 #include "pairbound/cells.h"
-#include "pairbound/protocol.h"
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
-#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/figure.h"
 #include "pairbound/fields.h"
+#include "pairbound/figure.h"
 #include "pairbound/identify.h"
+#include "pairbound/progress.h"
+#include "pairbound/protocol.h"
+#include "pairbound/registry.h"
 #include "pairbound/resample.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
 #include "bounds_stage_internal.h"
 
 /* bounds.tsv and /bounds/cells: one field per record slot (docs/bounds.md). */
@@ -414,7 +414,7 @@ static void pb_identify__perm_control(const struct pb_cell_view *d, const struct
   int32_t nd = 0;
   for (int32_t r = 0; r < opt->perm_replicates; r++) {
     pb_resample_perm_within_grouped(opt->seed, PB_RNG_PERM_WITHIN, (uint64_t)d->index, (uint32_t)r, nc, p->order, p->cbeg,
-                           p->perm);
+                                    p->perm);
     int64_t H = 0, L = 0, K = 0;
     /* without a branch: every pair's difference is stored, and kept (K
      * advanced) when it is correct on both sides; then summed in order */

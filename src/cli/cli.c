@@ -17,6 +17,7 @@
 
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ingest.h"
@@ -32,7 +33,8 @@
 #include "pairbound/summary.h"
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
-#include "pairbound/util.h"
+#include "pairbound/verify.h"
+#include "pairbound/world.h"
 #include "pairbound/world_stage.h"
 #include "cli.h"
 

@@ -10,7 +10,6 @@
 
 #include "pairbound/agg.h"
 #include "pairbound/error.h"
-#include "pairbound/util.h"
 
 #define L PB_AGG_LIMBS
 #define CNT L      /* slot index of the count */

@@ -30,12 +30,14 @@
 
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
+#include "pairbound/checksum.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/output.h"
+#include "pairbound/parse.h"
 #include "pairbound/results.h"
 #include "pairbound/signals.h"
-#include "pairbound/util.h"
 
 #define PB_BLOCKS_MAGIC "pairbound-block 2\n"
 #define PB_BLOCKS_KEYFILE "key.txt"
@@ -254,6 +256,26 @@ static char *pb_blocks__path(const struct pb_blocks *bl, int64_t id)
   return pb_output_path_join(bl->dir, name);
 }
 
+/* The header lines after the magic as pb_blocks_save writes them, "key K",
+ * "block B", "bytes N" and "xxh128 S" (K and S at most 64 characters), into
+ * @p key, @p blk, @p bytes and @p sum; 0 when one is missing or malformed. */
+static int pb_blocks__header(char *text, char key[65], int64_t *blk, uint64_t *bytes, char sum[65])
+{
+  static const char *const name[4] = {"key ", "block ", "bytes ", "xxh128 "};
+  char *value[4], *save = NULL;
+  for (int i = 0; i < 4; i++) {
+    char *line = strtok_r(i ? NULL : text, "\n", &save);
+    if (!line || strncmp(line, name[i], strlen(name[i])) != 0) return 0;
+    value[i] = line + strlen(name[i]);
+  }
+  if (strlen(value[0]) > 64 || strlen(value[3]) > 64 || pb_parse_int(value[1], INT64_MIN, INT64_MAX, blk) != PB_OK ||
+      pb_parse_uint(value[2], UINT64_MAX, bytes) != PB_OK)
+    return 0;
+  strcpy(key, value[0]);
+  strcpy(sum, value[3]);
+  return 1;
+}
+
 /* Why the block file's bytes are not block @p id of this key (NULL: intact); the payload is left in out. */
 static const char *pb_blocks__parse(const struct pb_blocks *bl, int64_t id, const uint8_t *buf, size_t n,
                                     struct pb_bytes *out)
@@ -261,13 +283,12 @@ static const char *pb_blocks__parse(const struct pb_blocks *bl, int64_t id, cons
   size_t h = 0;
   for (int lines = 0; h < n && h < 512 && lines < 5; h++) lines += buf[h] == '\n';
   char head[520], key[65] = "", sum[65] = "", hex[65];
-  long long blk = -1;
-  unsigned long long bytes = 0;
+  int64_t blk = -1;
+  uint64_t bytes = 0;
   memcpy(head, buf, h < sizeof head - 1 ? h : sizeof head - 1);
   head[h < sizeof head - 1 ? h : sizeof head - 1] = '\0';
   if (strncmp(head, PB_BLOCKS_MAGIC, strlen(PB_BLOCKS_MAGIC)) != 0 ||
-      sscanf(head + strlen(PB_BLOCKS_MAGIC), "key %64s\nblock %lld\nbytes %llu\nxxh128 %64s\n", key, &blk, &bytes,
-             sum) != 4)
+      !pb_blocks__header(head + strlen(PB_BLOCKS_MAGIC), key, &blk, &bytes, sum))
     return "header truncated or corrupt";
   if (strcmp(key, bl->keyhash) != 0) return "made for another build, store or setting";
   if (blk != id) return "holds another block";

@@ -8,7 +8,7 @@
 
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 /* Free the arrays of fields not in @p fields. */
 static void pb_cells__keep(struct pb_rows *r, int fields)

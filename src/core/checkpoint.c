@@ -18,64 +18,22 @@
  * 1.1-2.1 s. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <unistd.h>
 
-#include <xxhash.h>
-
 #include "pairbound/checkpoint.h"
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/output.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
 
 #define PB_CKPT_NAME "checkpoint.txt"
 #define PB_CKPT_MAGIC "pairbound-checkpoint 2\n"
-
-/* The canonical (big-endian) bytes, as `xxhsum -H2` prints them. */
-static void pb_ckpt__hex(const XXH128_canonical_t *c, char hex[65])
-{
-  for (size_t i = 0; i < sizeof c->digest; i++) snprintf(hex + 2 * i, 3, "%02x", c->digest[i]);
-}
-
-int pb_checksum_xxh128_file(const char *path, char hex[65])
-{
-  FILE *fp = fopen(path, "rb");
-  if (!fp) {
-    pb_error_set("%s: cannot read: %s", path, strerror(errno));
-    return PB_FAIL;
-  }
-  XXH3_state_t *st = XXH3_createState();
-  if (!st) PB_ERROR("out of memory hashing %s", path);
-  XXH3_128bits_reset(st);
-  enum { BUF = 1 << 20 };
-  uint8_t *buf = pb_malloc(BUF);
-  size_t got;
-  while ((got = fread(buf, 1, BUF, fp)) > 0) XXH3_128bits_update(st, buf, got);
-  free(buf);
-  int bad = ferror(fp);
-  fclose(fp);
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
-  XXH3_freeState(st);
-  if (bad) {
-    pb_error_set("%s: read error", path);
-    return PB_FAIL;
-  }
-  pb_ckpt__hex(&c, hex);
-  return PB_OK;
-}
-
-void pb_checksum_xxh128_hex(const void *buf, size_t n, char hex[65])
-{
-  XXH128_canonical_t c;
-  XXH128_canonicalFromHash(&c, XXH3_128bits(n ? buf : "", n));
-  pb_ckpt__hex(&c, hex);
-}
 
 static int pb_ckpt__cmp_name(const void *a, const void *b)
 {

@@ -1,10 +1,19 @@
-/* HDF5's Fletcher32 checksum, computed so that gcc vectorises it. */
+/* Checksums and hashes (include/pairbound/checksum.h): HDF5's Fletcher32,
+ * computed so that gcc vectorises it; SHA-256 (nettle) and XXH3-128
+ * (libxxhash). */
 #include "config.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <nettle/sha2.h>
+#include <xxhash.h>
+
 #include "pairbound/checksum.h"
+#include "pairbound/error.h"
 
 /* HDF5's loop adds one word at a time, sum1 += w_i; sum2 += sum1, and folds
  * both sums to 17 bits after every 360 words.  Over one such block of n words
@@ -83,4 +92,77 @@ int pb_checksum_fletcher32_ok(const void *data, size_t len, const void *stored)
   /* HDF5 before 1.6.3: the bytes of the host's (little-endian) value swapped in pairs */
   uint32_t reversed = ((f & 0x00ff00ffu) << 8) | ((f >> 8) & 0x00ff00ffu);
   return v == f || v == reversed;
+}
+
+/* ---------------------------------------------------------------- SHA-256 */
+
+static void pb_checksum__sha256(const void *data, size_t n, uint8_t digest[SHA256_DIGEST_SIZE])
+{
+  struct sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, n, data);
+  sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+}
+
+uint64_t pb_checksum_sha256_key(const char *text)
+{
+  uint8_t d[SHA256_DIGEST_SIZE];
+  pb_checksum__sha256(text, strlen(text), d);
+  uint64_t k = 0;
+  for (int i = 0; i < 8; i++) k = (k << 8) | d[i];
+  return k;
+}
+
+void pb_checksum_sha256_hex(const void *data, size_t n, char hex[65])
+{
+  uint8_t d[SHA256_DIGEST_SIZE];
+  pb_checksum__sha256(data, n, d);
+  for (int i = 0; i < SHA256_DIGEST_SIZE; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* -------------------------------------------------------------- XXH3-128 */
+
+/* The canonical (big-endian) bytes, as `xxhsum -H2` prints them. */
+static void pb_checksum__xxh_hex(const XXH128_canonical_t *c, char hex[65])
+{
+  for (size_t i = 0; i < sizeof c->digest; i++) snprintf(hex + 2 * i, 3, "%02x", c->digest[i]);
+}
+
+int pb_checksum_xxh128_file(const char *path, char hex[65])
+{
+  FILE *fp = fopen(path, "rb");
+  if (!fp) {
+    pb_error_set("%s: cannot read: %s", path, strerror(errno));
+    return PB_FAIL;
+  }
+  XXH3_state_t *st = XXH3_createState();
+  if (!st) {
+    fclose(fp);
+    pb_error_set("out of memory hashing %s", path);
+    return PB_FAIL;
+  }
+  XXH3_128bits_reset(st);
+  enum { BUF = 1 << 20 };
+  uint8_t *buf = pb_malloc(BUF);
+  size_t got;
+  while ((got = fread(buf, 1, BUF, fp)) > 0) XXH3_128bits_update(st, buf, got);
+  free(buf);
+  int bad = ferror(fp);
+  fclose(fp);
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
+  XXH3_freeState(st);
+  if (bad) {
+    pb_error_set("%s: read error", path);
+    return PB_FAIL;
+  }
+  pb_checksum__xxh_hex(&c, hex);
+  return PB_OK;
+}
+
+void pb_checksum_xxh128_hex(const void *data, size_t n, char hex[65])
+{
+  XXH128_canonical_t c;
+  XXH128_canonicalFromHash(&c, XXH3_128bits(n ? data : "", n));
+  pb_checksum__xxh_hex(&c, hex);
 }

@@ -67,7 +67,7 @@ void pb_error_first_init(struct pb_error_first *e)
 
 void pb_error_first_record(struct pb_error_first *e, int64_t item)
 {
-#pragma omp critical(pb_error_first)
+#pragma omp critical(pb_error__first)
   if (e->item < 0 || item < e->item) {
     snprintf(e->message, sizeof e->message, "%s", pb_error_message());
 #pragma omp atomic write

@@ -7,19 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <mpi.h>
 
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/output.h"
+#include "pairbound/parse.h"
 
 static const char *pb_figure__program(void)
 {
-  const char *p = getenv("PAIRBOUND_GNUPLOT");
-  return p && p[0] ? p : "gnuplot";
+  return pb_env_given(PB_ENV_GNUPLOT) ? pb_env_get(PB_ENV_GNUPLOT) : "gnuplot";
 }
 
 /* Whether the program has pngcairo: asked once per program name (so
@@ -155,10 +156,10 @@ static void pb_figure__end(void)
   int blamed = 0;
   if (!ok && text)
     for (const char *m = strstr(text, PB_FIGURE__MARK); m;) {
-      const int seq = atoi(m + strlen(PB_FIGURE__MARK));
+      int64_t seq;
+      const int ours = pb_parse_int_prefix(m + strlen(PB_FIGURE__MARK), 0, e.n - 1, &seq, NULL) == PB_OK;
       const char *from = strchr(m, '\n') ? strchr(m, '\n') + 1 : m + strlen(m), *next = strstr(from, PB_FIGURE__MARK);
-      if (seq >= 0 && seq < e.n && !e.msg[seq] && (e.msg[seq] = pb_figure__error(from, next ? next : from + strlen(from))))
-        blamed = 1;
+      if (ours && !e.msg[seq] && (e.msg[seq] = pb_figure__error(from, next ? next : from + strlen(from)))) blamed = 1;
       m = next;
     }
   if (!ok && !blamed) { /* no figure to blame: every one failed, with all gnuplot said */
@@ -216,14 +217,27 @@ static void pb_figure__open(char *log)
   sigaction(SIGPIPE, &old, NULL);
 }
 
-/* The open session, started (its log in @p res's report directory, removed
- * when it ends) when none is. */
-static void pb_figure__session(const struct pb_results *res)
+/* The session's end, as work deferred to the commit of the results that
+ * opened it (pb_results_defer): a gnuplot prepared for a stage that got no
+ * figure ends there too, and its log leaves report/ before report/ moves. */
+static int pb_figure__settle_deferred(void *ctx)
 {
-  if (!pb_figure__s.log) pb_figure__open(pb_results_report_path(res, ".figures.log"));
+  (void)ctx;
+  pb_figure_settle();
+  return PB_OK;
 }
 
-void pb_figure_prepare(const struct pb_results *res)
+/* The open session, started (its log in @p res's report directory, removed
+ * when it ends, at the latest when @p res is committed or closed) when none
+ * is. */
+static void pb_figure__session(struct pb_results *res)
+{
+  if (pb_figure__s.log) return;
+  pb_figure__open(pb_results_report_path(res, ".figures.log"));
+  pb_results_defer(res, pb_figure__settle_deferred, NULL);
+}
+
+void pb_figure_prepare(struct pb_results *res)
 {
   int rank;
   MPI_Comm_rank(pb_results_comm(res), &rank);
@@ -261,7 +275,7 @@ static void pb_figure__render(const struct pb_figure *fig, const char *data_path
   sigaction(SIGPIPE, &old, NULL);
 }
 
-int pb_figure_start(const struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
+int pb_figure_start(struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
                     struct pb_figure_job *job)
 {
   memset(job, 0, sizeof *job);
@@ -322,6 +336,15 @@ int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md)
   return status;
 }
 
+/* A figure job finished at the commit of its results (pb_results_defer). */
+static int pb_figure__finish_deferred(void *ctx)
+{
+  struct pb_figure_job *job = ctx;
+  const int status = pb_figure_finish(job, NULL);
+  free(job);
+  return status;
+}
+
 int pb_figure_write(struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
                     struct pb_text *md)
 {
@@ -334,6 +357,8 @@ int pb_figure_write(struct pb_results *res, const struct pb_figure *fig, const c
   /* rendered beside the caller; the commit waits (a failure there discards the outputs, link and all) */
   if (md) pb_figure__link(md, fig);
   job.fig = NULL;
-  pb_results_defer_figure(res, &job);
+  struct pb_figure_job *later = pb_malloc(sizeof *later);
+  *later = job;
+  pb_results_defer(res, pb_figure__finish_deferred, later);
   return PB_OK;
 }

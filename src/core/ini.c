@@ -11,7 +11,6 @@
 
 #include "pairbound/error.h"
 #include "pairbound/ini.h"
-#include "pairbound/util.h"
 
 /* State of one pb_ini_parse() call. */
 struct pb_ini__state {
@@ -23,7 +22,7 @@ struct pb_ini__state {
   void *user;
 };
 
-static char *pb_ini__trim(char *s)
+char *pb_ini_trim(char *s)
 {
   while (isspace((unsigned char)*s)) s++;
   char *e = s + strlen(s);
@@ -75,18 +74,28 @@ static int pb_ini__handler(void *user, const char *section, const char *key, con
 {
   struct pb_ini__state *p = user;
   if (p->failed) return 1;
-  char *mem = pb_strdup(value), *v = pb_ini__trim(mem);
+  char *mem = pb_strdup(value), *v = pb_ini_trim(mem);
   pb_error_clear();
   int bad = p->fn(p->user, section, key, v);
   if (bad) {
     char why[512];
-    if (bad == PB_INI_REASON) snprintf(why, sizeof why, "%s", pb_error_message());
-    else snprintf(why, sizeof why, "[%s] %s: invalid value '%s'", section, key, v);
+    if (bad != PB_INI_REASON) {
+      char label[512];
+      snprintf(label, sizeof label, "[%s] %s", section, key);
+      pb_ini_invalid(label, v);
+    }
+    snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s:%d: %s", p->name, p->line, why);
     p->failed = 1;
   }
   free(mem);
   return bad ? 0 : 1;
+}
+
+int pb_ini_invalid(const char *label, const char *value)
+{
+  pb_error_set("%s: invalid value '%s'", label, value);
+  return PB_FAIL;
 }
 
 int pb_ini_parse(const char *text, const char *name, pb_ini_fn fn, void *user)

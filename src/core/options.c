@@ -8,7 +8,6 @@
 #include "pairbound/error_mpi.h"
 #include "pairbound/options.h"
 #include "pairbound/parse.h"
-#include "pairbound/util.h"
 
 /* ------------------------------------------------------------ one option */
 

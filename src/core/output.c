@@ -6,21 +6,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include <hdf5.h>
 
 #include "pairbound/blocks.h"
 #include "pairbound/error.h"
 #include "pairbound/output.h"
-#include "pairbound/util.h"
 
 #define PB_CSV_HEADER "model,group,source,condition,image,label,split,pred,smax,ptrue"
 
@@ -404,4 +403,118 @@ done:
   free(res);
   free(aside);
   return status;
+}
+
+/* ------------------------------------------------------------- text files */
+
+char *pb_output_text_load(const char *path)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 4096, n = 0, got;
+  char *text = pb_malloc(cap);
+  while ((got = fread(text + n, 1, cap - n - 1, fp)) > 0) {
+    n += got;
+    if (n + 1 == cap) text = pb_realloc(text, cap *= 2);
+  }
+  text[n] = '\0';
+  fclose(fp);
+  return text;
+}
+
+int pb_output_lines_each(const char *path, const char *what, pb_output_line_fn fn, void *ctx)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open%s%s: %s", path, what ? " as the " : "", what ? what : "", strerror(errno));
+    return PB_FAIL;
+  }
+  char *buf = NULL;
+  size_t cap = 0;
+  int64_t line = 0;
+  int status = PB_OK;
+  errno = 0;
+  while (status == PB_OK && getline(&buf, &cap, fp) > 0) status = fn(ctx, path, ++line, buf);
+  if (status == PB_OK && ferror(fp)) {
+    pb_error_set("%s: read error after line %lld: %s", path, (long long)line, strerror(errno ? errno : EIO));
+    status = PB_FAIL;
+  }
+  free(buf);
+  fclose(fp);
+  return status;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+char *pb_output_path_join(const char *dir, const char *name)
+{
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = pb_malloc(n);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+int pb_output_mkdir_p(const char *dir)
+{
+  char *p = pb_strdup(dir);
+  int status = PB_OK;
+  for (char *s = p + 1;; s++) {
+    if (*s == '/' || *s == '\0') {
+      char c = *s;
+      *s = '\0';
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        pb_error_set("%s: cannot create directory: %s", p, strerror(errno));
+        status = PB_FAIL;
+        break;
+      }
+      *s = c;
+      if (c == '\0') break;
+    }
+  }
+  free(p);
+  return status;
+}
+
+/* ---------------------------------------------- files written under a temporary name */
+
+int pb_output_file_open(struct pb_outfile *f, const char *path)
+{
+  /* a unique temporary: two writers of one path never share it */
+  int fd = pb_output_temp(path, &f->tmp);
+  if (fd < 0) return PB_FAIL;
+  f->fp = fdopen(fd, "w");
+  if (!f->fp) {
+    pb_error_set("%s: cannot create file: %s", f->tmp, strerror(errno));
+    close(fd);
+    unlink(f->tmp);
+    free(f->tmp);
+    return PB_FAIL;
+  }
+  f->path = pb_strdup(path);
+  return PB_OK;
+}
+
+int pb_output_file_commit(struct pb_outfile *f)
+{
+  int bad = ferror(f->fp);
+  bad |= fclose(f->fp) != 0;
+  if (!bad && rename(f->tmp, f->path) != 0) bad = 1;
+  if (bad) {
+    pb_error_set("%s: cannot write file: %s", f->path, strerror(errno));
+    unlink(f->tmp);
+  }
+  free(f->path);
+  free(f->tmp);
+  return bad ? PB_FAIL : PB_OK;
+}
+
+void pb_output_file_abort(struct pb_outfile *f)
+{
+  fclose(f->fp);
+  unlink(f->tmp);
+  free(f->path);
+  free(f->tmp);
 }

@@ -1,4 +1,4 @@
-/* The one number parser of options, configurations and lists. */
+/* The one number parser (include/pairbound/parse.h). */
 #include "config.h"
 
 #include <ctype.h>
@@ -9,7 +9,6 @@
 
 #include "pairbound/error.h"
 #include "pairbound/parse.h"
-#include "pairbound/util.h"
 
 /* True when only white space is left. */
 static int pb_parse__rest_blank(const char *end)
@@ -62,4 +61,58 @@ int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int
   }
   free(copy);
   return status == PB_OK && *n > 0 ? PB_OK : PB_FAIL;
+}
+
+int pb_parse_int_list(const char *s, int64_t lo, int64_t hi, int max, int64_t *out, int *n)
+{
+  char *copy = pb_strdup(s), *save = NULL;
+  int status = PB_OK;
+  *n = 0;
+  for (char *w = strtok_r(copy, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save)) {
+    if (*n >= max || pb_parse_int(w, lo, hi, &out[*n])) status = PB_FAIL;
+    else (*n)++;
+  }
+  free(copy);
+  return status == PB_OK && *n > 0 ? PB_OK : PB_FAIL;
+}
+
+int pb_parse_real(const char *s, double *out)
+{
+  char *end;
+  double x = strtod(s, &end); /* ERANGE: inf or 0, kept */
+  if (end == s || !pb_parse__rest_blank(end)) return PB_FAIL;
+  *out = x;
+  return PB_OK;
+}
+
+int pb_parse_int_prefix(const char *s, int64_t lo, int64_t hi, int64_t *out, const char **end)
+{
+  if (!isdigit((unsigned char)*s)) return PB_FAIL;
+  char *e;
+  errno = 0;
+  unsigned long long x = strtoull(s, &e, 10);
+  if (errno || x > INT64_MAX || (int64_t)x < lo || (int64_t)x > hi) return PB_FAIL;
+  *out = (int64_t)x;
+  if (end) *end = e;
+  return PB_OK;
+}
+
+int pb_parse_csv_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (end == s || *end != '\0') return PB_FAIL;
+  if (errno == ERANGE || x < lo || x > hi) return PB_PARSE_RANGE;
+  *out = x;
+  return PB_OK;
+}
+
+int pb_parse_csv_float(const char *s, float *out)
+{
+  char *end;
+  float x = strtof(s, &end); /* ERANGE: inf or 0, kept (the caller says why it refuses them) */
+  if (end == s || *end != '\0') return PB_FAIL;
+  *out = x;
+  return PB_OK;
 }

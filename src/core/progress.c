@@ -1,14 +1,15 @@
 /* Progress lines (include/pairbound/progress.h). */
 #include "config.h"
 
+#include <float.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
 
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/progress.h"
 
@@ -32,10 +33,10 @@ void pb_progress_begin(struct pb_progress *p, const char *what, const char *unit
   p->active = pb_log_rank() == 0 && pb_log_verbosity() >= 1 && total > 0;
   if (!p->active) return;
   p->tty = isatty(STDERR_FILENO);
-  const char *env = getenv("PAIRBOUND_PROGRESS_INTERVAL");
-  p->interval = env && *env ? atof(env) : p->tty ? PB_PROGRESS_TTY_EVERY : PB_PROGRESS_LOG_EVERY;
+  const int given = pb_env_double(PB_ENV_PROGRESS_INTERVAL, 0, DBL_MAX, &p->interval) == PB_OK;
+  if (!given) p->interval = p->tty ? PB_PROGRESS_TTY_EVERY : PB_PROGRESS_LOG_EVERY;
   p->t0 = pb_progress__now();
-  p->next = p->t0 + (env && *env ? p->interval : p->tty ? PB_PROGRESS_FIRST : p->interval);
+  p->next = p->t0 + (given ? p->interval : p->tty ? PB_PROGRESS_FIRST : p->interval);
 }
 
 static void pb_progress__show(struct pb_progress *p, int64_t done, double now, int final)

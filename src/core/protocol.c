@@ -9,12 +9,13 @@
 
 #include <mpi.h>
 
-#include "pairbound/protocol.h"
-#include "pairbound/stage.h"
+#include "pairbound/checksum.h"
+#include "pairbound/clones.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/util.h"
+#include "pairbound/protocol.h"
+#include "pairbound/stage.h"
 
 const double pb_protocol_q[PB_PROTOCOL_N_Q] = {0.6, 0.7, 0.8, 0.9, 1.0};
 

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/parse.h"
 #include "pairbound/report_tsv.h"
-#include "pairbound/util.h"
 
 int pb_report_tsv_load(const char *dir, const char *name, struct pb_report_tsv *t)
 {
@@ -58,5 +58,5 @@ double pb_report_tsv_num(const struct pb_report_tsv *t, int row, const char *col
 {
   const char *s = pb_report_tsv_at(t, row, col);
   double x;
-  return s && pb_parse_double(s, -HUGE_VAL, HUGE_VAL, 0, &x) == PB_OK ? x : NAN;
+  return s && pb_parse_real(s, &x) == PB_OK ? x : NAN;
 }

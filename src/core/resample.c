@@ -9,11 +9,12 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "pairbound/progress.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/progress.h"
 #include "pairbound/resample.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
+#include "pairbound/sort.h"
 
 void pb_resample_boot_multiplicities(const struct pb_boot_spec *spec, int64_t draw, int32_t n_units, int32_t *mult)
 {

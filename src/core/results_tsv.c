@@ -27,7 +27,6 @@
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
 
 struct pb_tsv {
   MPI_Comm comm;

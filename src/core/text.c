@@ -1,6 +1,8 @@
 /* Growable text (include/pairbound/text.h). */
 #include "config.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,7 +11,6 @@
 
 #include "pairbound/error.h"
 #include "pairbound/text.h"
-#include "pairbound/util.h"
 
 void pb_text_printf(struct pb_text *t, const char *fmt, ...)
 {
@@ -94,4 +95,142 @@ void pb_text_free(struct pb_text *t)
 {
   free(t->buf);
   memset(t, 0, sizeof *t);
+}
+
+/* ---------------------------------------------------------------- numbers */
+
+void pb_text_format_float(float x, char buf[32])
+{
+  if (isnan(x)) { strcpy(buf, "nan"); return; }
+  /* Any two distinct 6-digit decimals are distinct floats (FLT_DIG), so when
+   * %.6g (which drops trailing zeros) reads back exactly it is the shortest. */
+  for (int p = fabsf(x) < FLT_MIN && x != 0 ? 1 : 6; p <= 9; p++) { /* subnormals have fewer digits */
+    snprintf(buf, 32, "%.*g", p, (double)x);
+    if (strtof(buf, NULL) == x) return;
+  }
+}
+
+/* Decimal digits of v into b (no terminator); returns their count. */
+static int pb_text__digits(uint64_t v, char *b)
+{
+  char t[20];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10); while (v /= 10);
+  for (int i = 0; i < n; i++) b[i] = t[n - 1 - i];
+  return n;
+}
+
+typedef unsigned __int128 pb_text__u128;
+
+/* 10^q for 0 <= q <= 38 (exact). */
+static pb_text__u128 pb_text__pow10(int q)
+{
+  static const uint64_t t[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+                                 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+                                 10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                 100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+  return q < 20 ? (pb_text__u128)t[q] : (pb_text__u128)t[19] * t[q - 19];
+}
+
+/* Sign of d * 2^t - w (exact: w's quotient and remainder by 2^t). */
+static int pb_text__cmp_shifted(uint64_t d, int t, pb_text__u128 w)
+{
+  const pb_text__u128 wq = w >> t, wr = w - (wq << t);
+  if (d != wq) return d < wq ? -1 : 1;
+  return wr ? -1 : 0;
+}
+
+/* |x| = m 2^-s >= 10^e, exactly (m < 2^53, 0 < s <= 73, -8 <= e <= 16). */
+static int pb_text__ge_pow10(uint64_t m, int s, int e)
+{
+  if (e >= 0) return (pb_text__u128)m >= pb_text__pow10(e) << s;
+  return (pb_text__u128)m * pb_text__pow10(-e) >= (pb_text__u128)1 << s;
+}
+
+/* %.{p}g of the decimal D 10^(X - p + 1) (10^(p-1) <= D < 10^p): trailing
+ * zeros dropped, style e when X < -4 or X >= p, exponent of two digits at least. */
+static void pb_text__g_text(int neg, uint64_t D, int p, int X, char *buf)
+{
+  char dg[20];
+  pb_text__digits(D, dg);
+  int nd = p;
+  while (nd > 1 && dg[nd - 1] == '0') nd--;
+  char *o = buf;
+  if (neg) *o++ = '-';
+  if (X < -4 || X >= p) {
+    *o++ = dg[0];
+    if (nd > 1) *o++ = '.', memcpy(o, dg + 1, (size_t)nd - 1), o += nd - 1;
+    *o++ = 'e', *o++ = X < 0 ? '-' : '+';
+    const int ax = X < 0 ? -X : X;
+    if (ax < 10) *o++ = '0';
+    o += pb_text__digits((uint64_t)ax, o);
+  } else if (X >= 0) {
+    memcpy(o, dg, (size_t)X + 1), o += X + 1;
+    if (nd > X + 1) *o++ = '.', memcpy(o, dg + X + 1, (size_t)(nd - X - 1)), o += nd - X - 1;
+  } else {
+    *o++ = '0', *o++ = '.';
+    for (int i = 0; i < -X - 1; i++) *o++ = '0';
+    memcpy(o, dg, (size_t)nd), o += nd;
+  }
+  *o = '\0';
+}
+
+/* pb_text_format_double's text of a finite non-integer x with 1e-6 <= |x| < 1e15,
+ * computed exactly in 128-bit integers instead of by snprintf and strtod:
+ * for p = 15, 16, 17 the correctly rounded p-digit decimal (ties to even, as
+ * glibc's printf) and whether it reads back as x (strictly inside x's
+ * rounding interval, or on its edge with x's significand even: strtod's
+ * ties-to-even).  Returns 0 (caller takes the snprintf path) for powers of
+ * two, whose interval is not symmetric, and where no width fits the
+ * integers.  Bounds: |x| = m 2^-s with 2^52 <= m < 2^53 and 3 <= s <= 72;
+ * p - 1 - X <= 22, so m 10^22 < 2^127 and (2m + 1) 10^22 < 2^128. */
+static int pb_text__format_fast(double x, char buf[40])
+{
+  const double ax = fabs(x);
+  if (!(ax >= 1e-6 && ax < 1e15)) return 0;
+  int bexp;
+  const uint64_t m = (uint64_t)ldexp(frexp(ax, &bexp), 53);
+  const int s = 53 - bexp;
+  if (m == (uint64_t)1 << 52 || s < 1 || s > 72) return 0;
+  int e10 = (int)floor(log10(ax)); /* made exact below */
+  while (e10 > -7 && !pb_text__ge_pow10(m, s, e10)) e10--;
+  while (e10 < 15 && pb_text__ge_pow10(m, s, e10 + 1)) e10++;
+  for (int p = 15; p <= 17; p++) {
+    int X = e10, q = p - 1 - X;
+    if (q < 0 || q > 22) return 0;
+    const pb_text__u128 N = (pb_text__u128)m * pb_text__pow10(q);
+    pb_text__u128 D = N >> s;
+    const pb_text__u128 rem = N - (D << s), half = (pb_text__u128)1 << (s - 1);
+    if (rem > half || (rem == half && (D & 1))) D++;
+    if (D == pb_text__pow10(p)) D = pb_text__pow10(p - 1), X++, q--; /* 9.99.. rounded up to 10 */
+    if (q < 0) return 0;
+    /* D 10^-q against the midpoints (2m -+ 1) 2^-(s+1) of x's neighbours, scaled by 10^q */
+    const pb_text__u128 tq = pb_text__pow10(q);
+    const int up = pb_text__cmp_shifted((uint64_t)D, s + 1, (2 * (pb_text__u128)m + 1) * tq);
+    const int lo = pb_text__cmp_shifted((uint64_t)D, s + 1, (2 * (pb_text__u128)m - 1) * tq);
+    const int even = (m & 1) == 0;
+    if ((up < 0 || (up == 0 && even)) && (lo > 0 || (lo == 0 && even))) {
+      pb_text__g_text(x < 0, (uint64_t)D, p, X, buf);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void pb_text_format_double(double x, char buf[40])
+{
+  if (isnan(x)) { strcpy(buf, "nan"); return; }
+  if (x == floor(x) && fabs(x) < 9007199254740992.0) { /* counts print as integers; no "-0" */
+    /* what "%.0f" prints: the exact integer */
+    char *o = buf;
+    if (x < 0) *o++ = '-';
+    o += pb_text__digits((uint64_t)fabs(x), o);
+    *o = '\0';
+    return;
+  }
+  if (pb_text__format_fast(x, buf)) return;
+  for (int p = fabs(x) < DBL_MIN ? 1 : 15; p <= 17; p++) { /* as for floats (DBL_DIG = 15) */
+    snprintf(buf, 40, "%.*g", p, x);
+    if (strtod(buf, NULL) == x) return;
+  }
 }

@@ -12,7 +12,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/exact.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 const int pb_exact_snapshot_k[PB_EXACT_NK] = {1, 2, 3, 5, 10, 20, 50};
 

@@ -13,7 +13,6 @@
 #include "pairbound/exact.h"
 #include "pairbound/figure.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
 #include "exact_internal.h"
 
 /* Column PREFIX/NAME written whole by rank 0 (collective). */

@@ -15,11 +15,13 @@
 #include <omp.h>
 
 #include "pairbound/error.h"
-#include "pairbound/registry.h"
 #include "pairbound/exact.h"
+#include "pairbound/output.h"
 #include "pairbound/parse.h"
+#include "pairbound/registry.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
+#include "pairbound/sort.h"
 #include "pairbound/world.h"
 #include "exact_internal.h"
 

@@ -13,8 +13,8 @@
 
 #include "pairbound/error.h"
 #include "pairbound/exact.h"
+#include "pairbound/output.h"
 #include "pairbound/parse.h"
-#include "pairbound/util.h"
 #include "pairbound/world.h"
 #include "exact_internal.h"
 

@@ -18,7 +18,6 @@
 #include "pairbound/exact.h"
 #include "pairbound/figure.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
 #include "pairbound/world.h"
 #include "exact_internal.h"
 

@@ -18,10 +18,12 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "pairbound/cell.h"
+#include "pairbound/checksum.h"
+#include "pairbound/draws.h"
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
-#include "pairbound/draws.h"
-#include "pairbound/util.h"
+#include "pairbound/parse.h"
+#include "pairbound/rng.h"
 
 void pb_fragility_options_default(struct pb_fragility_options *o)
 {
@@ -53,7 +55,8 @@ double pb_fragility_grid(const struct pb_fragility_options *o, int32_t k)
   if (k == o->n_grid - 1) return o->rho_max;
   char buf[32];
   snprintf(buf, sizeof buf, "%.4g", o->rho_min * pow(o->rho_max / o->rho_min, (double)k / (o->n_grid - 1)));
-  return strtod(buf, NULL);
+  double rho;
+  return pb_parse_real(buf, &rho) == PB_OK ? rho : NAN;
 }
 
 /* ------------------------------------------------------------ partition */
@@ -424,7 +427,7 @@ static void pb_fragility__null(const struct pb_fragility_options *o, uint64_t it
     for (int32_t b = 0; b < J; b++) {
       int32_t nb = b0[b + 1] - b0[b];
       pb_resample_perm_uniform(o->seed, PB_RNG_FRAGILITY_NULL, item * PB_FRAGILITY_MAX_BINS + (uint64_t)b, (uint32_t)rep, nb,
-                      perm);
+                               perm);
       for (int32_t j = 0; j < nb; j++) pb_fragility__add(R, b, grp[b0[b] + j], cor[b0[b] + perm[j]], 0);
     }
     double a = pb_fragility__agreement(R, E, o->rho_lcb, law, work);

@@ -18,7 +18,7 @@
 #include "pairbound/figure.h"
 #include "pairbound/fragility.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 #include "fragility_internal.h"
 
 /* report/fragility.tsv: one row per model, source and arm; each rank its own units (collective). */

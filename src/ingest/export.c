@@ -11,10 +11,10 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
-#include "pairbound/store.h"
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
+#include "pairbound/store.h"
+#include "pairbound/text.h"
 
 /* Names never hold ',', '"' or line ends (pb_store_meta_validate), but the CSV
  * reader trims blanks around unquoted fields, so such names are quoted. */

@@ -19,11 +19,12 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
-#include "pairbound/store.h"
 #include "pairbound/ingest.h"
-#include "pairbound/output.h"
 #include "pairbound/options.h"
+#include "pairbound/output.h"
+#include "pairbound/parse.h"
+#include "pairbound/store.h"
+#include "pairbound/strmap.h"
 #include "ingest_internal.h"
 
 /* Tolerance of the probability consistency checks (ptrue <= smax, ...). */
@@ -47,10 +48,9 @@ struct pb_ingest__rec {
 static long pb_ingest__topk_column(const char *name, int *is_prob)
 {
   if (strncmp(name, "top", 3) != 0 || name[3] < '1' || name[3] > '9') return 0;
-  char *end;
-  errno = 0;
-  long k = strtol(name + 3, &end, 10);
-  if (errno || k < 1 || k > INT32_MAX) return 0;
+  const char *end;
+  int64_t k;
+  if (pb_parse_int_prefix(name + 3, 1, INT32_MAX, &k, &end) != PB_OK) return 0;
   if (strcmp(end, "_class") == 0) *is_prob = 0;
   else if (strcmp(end, "_prob") == 0) *is_prob = 1;
   else return 0;
@@ -135,14 +135,13 @@ static int pb_ingest__name(const struct pb_ingest__ctx *ctx, int64_t line, int c
 static int pb_ingest__int(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
                           int32_t *out)
 {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end != '\0') {
+  int64_t v;
+  const int status = pb_parse_csv_int(s, INT32_MIN, INT32_MAX, &v);
+  if (status == PB_FAIL) {
     pb_error_set("%s:%lld: column '%s': not an integer: '%s'", ctx->path, (long long)line, col, s);
     return PB_FAIL;
   }
-  if (errno == ERANGE || v < INT32_MIN || v > INT32_MAX) {
+  if (status == PB_PARSE_RANGE) {
     pb_error_set("%s:%lld: column '%s': integer out of range: '%s'", ctx->path, (long long)line, col, s);
     return PB_FAIL;
   }
@@ -219,10 +218,9 @@ static int pb_ingest__decimal(const char *s, float *out)
 static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
                            float *out)
 {
-  char *end = (char *)"";
   float v;
-  if (!pb_ingest__decimal(s, &v)) v = strtof(s, &end);   /* ERANGE on underflow is fine: the float is stored */
-  if (end == s || *end != '\0') {
+  /* strtof's result, ERANGE on underflow included (the float is stored) */
+  if (!pb_ingest__decimal(s, &v) && pb_parse_csv_float(s, &v) != PB_OK) {
     pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
     return PB_FAIL;
   }

@@ -7,7 +7,7 @@
 
 #include "pairbound/ingest.h"
 #include "pairbound/store.h"
-#include "pairbound/util.h"
+#include "pairbound/strmap.h"
 
 /* Row handlers return PB_OK, PB_FAIL, or this to end the read early. */
 #define PB_INGEST__STOP 1

@@ -16,15 +16,15 @@
 
 #include <math.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pairbound/bounds.h"
 #include "pairbound/error.h"
 #include "pairbound/policy.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 #include "policy_kernel_internal.h"
 
 const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"};

@@ -16,7 +16,7 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 #include "policy_internal.h"
 
 #define PP 100.0

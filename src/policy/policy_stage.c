@@ -13,19 +13,18 @@
 #include <omp.h>
 
 #include "pairbound/blocks.h"
-#include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
-#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/figure.h"
 #include "pairbound/fields.h"
+#include "pairbound/figure.h"
 #include "pairbound/policy.h"
+#include "pairbound/progress.h"
+#include "pairbound/registry.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
 #include "policy_internal.h"
 
 /* /policy/cells: the cell fields, then per weight i the PB_PL_N fields suffixed _lambda<i>. */

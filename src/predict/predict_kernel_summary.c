@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairbound/draws.h"
 #include "pairbound/error.h"
 #include "pairbound/predict.h"
 #include "pairbound/protocol.h"
-#include "pairbound/draws.h"
+#include "pairbound/sort.h"
 
 int pb_predict_cell_counts(const struct pb_cell_view *in, struct pb_predict_counts *out)
 {

@@ -17,10 +17,12 @@
 
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ini.h"
 #include "pairbound/options.h"
+#include "pairbound/output.h"
 #include "pairbound/parse.h"
 #include "pairbound/registry.h"
 #include "pairbound/resample.h"
@@ -31,7 +33,8 @@
 #include "pairbound/store.h"
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
+#include "pairbound/verify.h"
 #include "run_internal.h"
 
 /* The pipeline stages of the registry, by index in pb_stages (a command-only stage is not one). */

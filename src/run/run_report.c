@@ -12,11 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pairbound/protocol.h"
 #include "pairbound/error.h"
-#include "pairbound/results.h"
+#include "pairbound/output.h"
+#include "pairbound/parse.h"
+#include "pairbound/protocol.h"
 #include "pairbound/registry.h"
-#include "pairbound/util.h"
+#include "pairbound/results.h"
 #include "run_internal.h"
 
 /* The pipeline stages in REPORT.md's order (their .report_order: seed 000's

@@ -13,9 +13,11 @@
 #include <gsl/gsl_multimin.h>
 #include <gsl/gsl_vector.h>
 
+#include "pairbound/clones.h"
 #include "pairbound/error.h"
+#include "pairbound/screen.h"
 #include "pairbound/screen_kernel.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 const int pb_screen_budget_pct[PB_SCREEN_N_BUDGETS] = {10, 20, 30};
 

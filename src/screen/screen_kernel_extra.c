@@ -8,8 +8,9 @@
 #include <stdlib.h>
 
 #include "pairbound/error.h"
+#include "pairbound/rng.h"
+#include "pairbound/screen.h"
 #include "pairbound/screen_kernel.h"
-#include "pairbound/util.h"
 
 double pb_screen_u_power(const float *const *m, int32_t n_probes, int32_t j, double gamma)
 {

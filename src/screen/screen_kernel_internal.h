@@ -83,7 +83,7 @@ struct pb_screen_boot {
   int64_t draws;
   int32_t *n_classes;       /* [target] */
   int32_t **mult;           /* [target]: per block of PB_WM_LANES draws, class-major, the block's draws
-                             * interleaved (a lane past the last draw weighs nothing), as pb_resample_weighted_metrics reads them */
+                             * interleaved (a lane past the last draw weighs nothing), as pb_screen_weighted_metrics reads them */
   uint16_t **mult16;        /* [target]: the same as 16-bit integers (NULL where a class count exceeds 65,535) */
   int64_t *sum, *cnt;       /* [target * rows + row][draw][stat] */
   int64_t *cells;           /* [target * rows + row][draw] cells with both outcomes in the draw */

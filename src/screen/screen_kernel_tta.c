@@ -9,8 +9,9 @@
 #include <stdlib.h>
 
 #include "pairbound/error.h"
+#include "pairbound/screen.h"
 #include "pairbound/screen_kernel.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 
 double pb_screen_u0(double m0, const float *const *m, int32_t n_probes, int32_t j)
 {

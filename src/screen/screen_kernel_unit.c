@@ -12,10 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/error.h"
 #include "pairbound/draws.h"
+#include "pairbound/error.h"
+#include "pairbound/rng.h"
 #include "pairbound/screen_kernel.h"
-#include "pairbound/util.h"
+#include "pairbound/sort.h"
 #include "screen_kernel_internal.h"
 
 struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t s, int32_t row)

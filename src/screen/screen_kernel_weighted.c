@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairbound/clones.h"
 #include "pairbound/error.h"
 #include "pairbound/screen_kernel.h"
-#include "pairbound/util.h"
 
-void pb_resample_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
+void pb_screen_weighted_codes(const double *score, const uint8_t *y, const int32_t *label, const int32_t *order, int32_t n,
                        uint32_t *words, struct pb_wm_codes *out)
 {
   uint32_t *code = words, *ret = words + n, *fail, *ra, *rae;
@@ -96,7 +96,7 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
  * sum of w_i ((N - RA_i) + (N - RAE_i)) (N the retained total, RA and RAE
  * the retained weight strictly above and above or in i's group), so the
  * pair count adds the retained weights in order and multiplies only at the
- * failures, from the lists of pb_resample_weighted_codes (one vector add per retained
+ * failures, from the lists of pb_screen_weighted_codes (one vector add per retained
  * image; a former pass over the codes blended and multiplied at every image).
  * Coverage: the budget k falls in the last group whose weight above (ab) is
  * below k; pb_wm__close needs that group's weight and failure weight above
@@ -352,7 +352,7 @@ static void pb_wm__pass_wide(const uint32_t *code, int32_t n, const int32_t *mul
   }
 }
 
-void pb_resample_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
+void pb_screen_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
                          const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov)
 {
   const int32_t n = C->n;

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/protocol.h"
 #include "pairbound/agg.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
-#include "pairbound/util.h"
+#include "pairbound/num.h"
+#include "pairbound/protocol.h"
 #include "screen_internal.h"
 
 /* ------------------------------------------------------------ shared getters */

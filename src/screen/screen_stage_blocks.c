@@ -13,12 +13,13 @@
 #include <omp.h>
 
 #include "pairbound/blocks.h"
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/progress.h"
+#include "pairbound/sort.h"
 #include "pairbound/stage.h"
 #include "pairbound/store.h"
-#include "pairbound/util.h"
 #include "screen_internal.h"
 #include "screen_stage_internal.h"
 
@@ -287,8 +288,7 @@ int64_t pb_screen__piece_rounds(const struct pb_screen__ctx *X, const struct pb_
 {
   const struct pb_meta *meta = X->meta;
   int64_t budget = PB_SCREEN_PIECE_BYTES, most = 0;
-  const char *env = getenv("PAIRBOUND_SCREEN_PIECE_BYTES");
-  if (env && *env) budget = strtoll(env, NULL, 10);
+  pb_env_int(PB_ENV_SCREEN_PIECE_BYTES, 0, INT64_MAX, &budget); /* unset: the default stays */
   for (int64_t r = 0; r < bl->rounds; r++) {
     int64_t b0, b1, bytes = 0;
     pb_blocks_round(bl, r, &b0, &b1);

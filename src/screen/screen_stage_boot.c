@@ -14,7 +14,10 @@
 
 #include <mpi.h>
 
+#include "pairbound/clones.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
+#include "pairbound/num.h"
 #include "pairbound/resample.h"
 #include "screen_internal.h"
 
@@ -198,7 +201,7 @@ void pb_screen_boot_orders(const double *const *score, int n_scores, int32_t n, 
   free(k);
 }
 
-/* A cell's scores packed for the draws: score j's codes (pb_resample_weighted_codes)
+/* A cell's scores packed for the draws: score j's codes (pb_screen_weighted_codes)
  * in codes[j] (their words at words + off[j]), and the classes among its
  * coded images with their image and failure counts at cls/in/fail + coff[j]
  * (ncls[j] of them), so a draw's weighted totals cost O(classes).  A score
@@ -257,7 +260,7 @@ static void pb_sb__cell_pack(struct pb_sb__cell *C, const struct pb_screen_boot 
     C->coff[j + 2] = C->coff[j + 1];
     C->ncls[j + 1] = 0;
     if (!use[j]) continue;
-    pb_resample_weighted_codes(score[j], y, label, order[j], n_order[j], C->words + C->off[j], &C->codes[j]);
+    pb_screen_weighted_codes(score[j], y, label, order[j], n_order[j], C->words + C->off[j], &C->codes[j]);
     if (!C->full[j]) pb_sb__classes(C, j + 1, label, y, order[j], n_order[j], dense, dense + K);
   }
   free(dense);
@@ -296,7 +299,7 @@ static void pb_sb__draws(const struct pb_screen_boot *B, const struct pb_sb__cel
     } else {
       pb_sb__totals(C, j + 1, multT, pos, total);
     }
-    pb_resample_weighted_metrics(&C->codes[j], multT, mult16, pos, total, pcts, PB_SB_NMET - 1, auroc, cov);
+    pb_screen_weighted_metrics(&C->codes[j], multT, mult16, pos, total, pcts, PB_SB_NMET - 1, auroc, cov);
     for (int l = 0; l < PB_WM_LANES; l++) {
       m[j][l][0] = auroc[l];
       for (int k = 1; k < PB_SB_NMET; k++) m[j][l][k] = cov[l * (PB_SB_NMET - 1) + k - 1];

@@ -20,7 +20,6 @@
 #include "pairbound/stage.h"
 #include "pairbound/text.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
 #include "screen_internal.h"
 #include "screen_stage_internal.h"
 

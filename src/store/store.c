@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
+#include <sys/statvfs.h>
 
 #include <mpi.h>
 #include <hdf5.h>
 
+#include "pairbound/checksum.h"
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <hdf5.h>
 
 #include "pairbound/checksum.h"
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/store.h"
@@ -44,8 +46,8 @@ static int32_t pb_store__runs(int32_t n_cond, int32_t n_rows, const int32_t *row
  * selection of every transfer fail, as a local HDF5 error would (tests/mpi/store_errors.sh). */
 static int pb_store__inject_failure(const struct pb_store *st, int write)
 {
-  const char *h = getenv("PAIRBOUND_TEST_READ_FAIL_RANK");
-  return !write && h && h[0] && atoi(h) == st->rank;
+  int64_t rank;
+  return !write && pb_env_int(PB_ENV_TEST_READ_FAIL_RANK, 0, INT_MAX, &rank) == PB_OK && rank == st->rank;
 }
 
 
@@ -99,8 +101,8 @@ static int pb_store__direct_fits(hid_t dset, hid_t mtype, int ndims, const hsize
  * through HDF5; so does the failure hook, whose failures are HDF5 calls'. */
 static int pb_store__direct_allowed(const struct pb_store *st)
 {
-  const char *h = getenv("PAIRBOUND_TEST_READ_FAIL_RANK"), *r = getenv("PAIRBOUND_STORE_READ");
-  return PB_STORE_DIRECT && !st->writable && !(h && h[0]) && !(r && strcmp(r, "hdf5") == 0);
+  const char *r = pb_env_get(PB_ENV_STORE_READ);
+  return PB_STORE_DIRECT && !st->writable && !pb_env_given(PB_ENV_TEST_READ_FAIL_RANK) && !(r && strcmp(r, "hdf5") == 0);
 }
 
 /* Collective: find the chunks any rank's runs touch.  Every rank asks HDF5

@@ -4,10 +4,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
+#include "pairbound/protocol.h"
 #include "pairbound/summary.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
 
 static int32_t pb_summary__groups(const struct pb_meta *meta)
 {

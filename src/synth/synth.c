@@ -15,8 +15,9 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/num.h"
+#include "pairbound/rng.h"
 #include "pairbound/synth.h"
-#include "pairbound/util.h"
 
 /* Latent scales (probit units). */
 #define SIG_MODEL_JITTER 0.15

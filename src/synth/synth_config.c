@@ -2,7 +2,6 @@
  * condition grids into named conditions with target accuracies. */
 #include "config.h"
 
-#include <ctype.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -10,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairbound/checksum.h"
+#include "pairbound/error.h"
 #include "pairbound/ini.h"
+#include "pairbound/options.h"
+#include "pairbound/output.h"
 #include "pairbound/parse.h"
 #include "pairbound/protocol.h"
-#include "pairbound/error.h"
-#include "pairbound/util.h"
 #include "pairbound/store.h"
 #include "pairbound/synth_config.h"
 
@@ -25,14 +26,6 @@ struct pb_synth_config__parse {
   double *offsets;
   int32_t n_offsets;
 };
-
-static char *pb_synth_config__trim(char *s)
-{
-  while (isspace((unsigned char)*s)) s++;
-  char *e = s + strlen(s);
-  while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
-  return s;
-}
 
 static void pb_synth_config__append(char **dst, const char *v)
 {
@@ -53,68 +46,160 @@ static struct pb_synth_source *pb_synth_config__source(struct pb_synth_config *c
   return src;
 }
 
-static int pb_synth_config__source_key(struct pb_synth_source *src, const char *key, const char *v)
+/* ---- the keys of a [source NAME] section: one option-table row each
+ * (include/pairbound/options.h).  Custom rows: they accept what the keys
+ * always accepted, and a value that does not parse is "[source NAME] key:
+ * invalid value 'V'" (pb_ini_invalid) unless the key says more (classes,
+ * probe, fragility_corr). */
+
+static int pb_synth_config__int(const char *label, const char *v, int64_t lo, int64_t hi, int32_t *out)
 {
-  double x;
   int64_t n;
-  if (strcmp(key, "base") == 0) { free(src->base); src->base = pb_strdup(v); }
-  else if (strcmp(key, "image_prefix") == 0) { free(src->image_prefix); src->image_prefix = pb_strdup(v); }
-  else if (strcmp(key, "classes") == 0) {
-    if (pb_parse_int(v, 2, PB_MAX_CLASSES, &n)) {
-      pb_error_set("[source %s] classes must be an integer in [2, %d] (the limit of classes per source), got '%s'",
-                   src->name, PB_MAX_CLASSES, v);
-      return PB_INI_REASON;
-    }
+  if (pb_parse_int(v, lo, hi, &n)) return pb_ini_invalid(label, v);
+  *out = (int32_t)n;
+  return PB_OK;
+}
+
+static int pb_synth_config__base(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  (void)label;
+  free(src->base);
+  src->base = pb_strdup(v); /* may be empty */
+  return PB_OK;
+}
+
+static int pb_synth_config__image_prefix(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  (void)label;
+  free(src->image_prefix);
+  src->image_prefix = pb_strdup(v); /* may be empty */
+  return PB_OK;
+}
+
+static int pb_synth_config__classes(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  int64_t n;
+  (void)label;
+  if (pb_parse_int(v, 2, PB_MAX_CLASSES, &n) == PB_OK) {
     src->classes = (int32_t)n;
-  } else if (strcmp(key, "images_per_class") == 0) {
-    if (pb_parse_int(v, 1, 1 << 16, &n)) return PB_FAIL;
-    src->images_per_class = (int32_t)n;
-  } else if (strcmp(key, "dev_per_class") == 0) {
-    char *copy = pb_strdup(v), *save = NULL;
-    src->n_dev_pattern = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      if (src->n_dev_pattern == 16 || pb_parse_int(pb_synth_config__trim(t), 0, 1 << 16, &n)) {
-        free(copy);
-        return PB_FAIL;
-      }
-      src->dev_pattern[src->n_dev_pattern++] = (int32_t)n;
-    }
-    free(copy);
-    if (src->n_dev_pattern == 0) return PB_FAIL;
-  } else if (strcmp(key, "clean_accuracy") == 0) {
-    if (pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x) || x <= 0.01 || x >= 0.99) return PB_FAIL;
-    src->clean_accuracy = x;
-  } else if (strcmp(key, "conditions") == 0) pb_synth_config__append(&src->condition_text, v);
-  else if (strcmp(key, "grid") == 0) pb_synth_config__append(&src->grid, v);
-  else if (strcmp(key, "tiers") == 0) {
-    char *copy = pb_strdup(v), *save = NULL;
-    int k = 0, bad = 0;
-    for (char *t = strtok_r(copy, ",", &save); t && !bad; t = strtok_r(NULL, ",", &save))
-      if (!(bad = k == PB_N_TIERS || pb_parse_int(t, 0, 1 << 24, &n))) src->tiers[k++] = (int32_t)n;
-    free(copy);
-    if (bad || k != PB_N_TIERS) return PB_FAIL;
-    src->has_tiers = 1;
-  } else if (strcmp(key, "probe") == 0) {
-    if (strcmp(v, "natural") != 0 && (strncmp(v, "extra:", 6) != 0 || !v[6])) {
-      pb_error_set("[source %s] probe must be 'natural' or 'extra:SRC', got '%s'", src->name, v);
-      return PB_INI_REASON;
-    }
-    free(src->probe_role);
-    src->probe_role = pb_strdup(v);
-  } else if (strcmp(key, "probe_fixed") == 0) {
-    if (pb_parse_int(v, 0, 1 << 16, &n)) return PB_FAIL;
-    src->probe_fixed = (int32_t)n;
-  } else if (strcmp(key, "fragility_corr") == 0) {
-    if (pb_parse_double(v, -1.0, 1.0, 0, &x)) {
-      pb_error_set("[source %s] fragility_corr must be a number in [-1, 1], got '%s'", src->name, v);
-      return PB_INI_REASON;
-    }
-    src->fragility_corr = x;
-  } else {
+    return PB_OK;
+  }
+  pb_error_set("[source %s] classes must be an integer in [2, %d] (the limit of classes per source), got '%s'",
+               src->name, PB_MAX_CLASSES, v);
+  return PB_FAIL;
+}
+
+static int pb_synth_config__images_per_class(void *opts, const char *label, const char *v)
+{
+  return pb_synth_config__int(label, v, 1, 1 << 16, &((struct pb_synth_source *)opts)->images_per_class);
+}
+
+static int pb_synth_config__dev_per_class(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  int64_t n[16];
+  int k;
+  if (pb_parse_int_list(v, 0, 1 << 16, 16, n, &k)) return pb_ini_invalid(label, v);
+  for (int i = 0; i < k; i++) src->dev_pattern[i] = (int32_t)n[i];
+  src->n_dev_pattern = k;
+  return PB_OK;
+}
+
+static int pb_synth_config__clean_accuracy(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  double x;
+  if (pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x) || x <= 0.01 || x >= 0.99) return pb_ini_invalid(label, v);
+  src->clean_accuracy = x;
+  return PB_OK;
+}
+
+/* conditions and grid: a repeated key adds to the list */
+static int pb_synth_config__conditions(void *opts, const char *label, const char *v)
+{
+  (void)label;
+  pb_synth_config__append(&((struct pb_synth_source *)opts)->condition_text, v);
+  return PB_OK;
+}
+
+static int pb_synth_config__grid(void *opts, const char *label, const char *v)
+{
+  (void)label;
+  pb_synth_config__append(&((struct pb_synth_source *)opts)->grid, v);
+  return PB_OK;
+}
+
+static int pb_synth_config__tiers(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  int64_t n[PB_N_TIERS];
+  int k;
+  if (pb_parse_int_list(v, 0, 1 << 24, PB_N_TIERS, n, &k) || k != PB_N_TIERS) return pb_ini_invalid(label, v);
+  for (int t = 0; t < PB_N_TIERS; t++) src->tiers[t] = (int32_t)n[t];
+  src->has_tiers = 1;
+  return PB_OK;
+}
+
+static int pb_synth_config__probe(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  (void)label;
+  if (strcmp(v, "natural") != 0 && (strncmp(v, "extra:", 6) != 0 || !v[6])) {
+    pb_error_set("[source %s] probe must be 'natural' or 'extra:SRC', got '%s'", src->name, v);
+    return PB_FAIL;
+  }
+  free(src->probe_role);
+  src->probe_role = pb_strdup(v);
+  return PB_OK;
+}
+
+static int pb_synth_config__probe_fixed(void *opts, const char *label, const char *v)
+{
+  return pb_synth_config__int(label, v, 0, 1 << 16, &((struct pb_synth_source *)opts)->probe_fixed);
+}
+
+static int pb_synth_config__fragility_corr(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  (void)label;
+  if (pb_parse_double(v, -1.0, 1.0, 0, &src->fragility_corr) == PB_OK) return PB_OK;
+  pb_error_set("[source %s] fragility_corr must be a number in [-1, 1], got '%s'", src->name, v);
+  return PB_FAIL;
+}
+
+/* row KEY is parsed by pb_synth_config__KEY */
+#define PB_SYNTH_CONFIG__KEY(key) {.name = #key, .type = PB_OPTION_CUSTOM, .parse = pb_synth_config__##key}
+static const struct pb_option pb_synth_config__source_keys[] = {
+    PB_SYNTH_CONFIG__KEY(base),             /* name shared by sources with the same images */
+    PB_SYNTH_CONFIG__KEY(image_prefix),     /* image ids are PREFIX + number */
+    PB_SYNTH_CONFIG__KEY(classes),          /* 2 .. PB_MAX_CLASSES */
+    PB_SYNTH_CONFIG__KEY(images_per_class), /* 1 .. 65536 */
+    PB_SYNTH_CONFIG__KEY(dev_per_class),    /* 1 to 16 counts, cycled over classes */
+    PB_SYNTH_CONFIG__KEY(clean_accuracy),   /* in (0.01, 0.99) */
+    PB_SYNTH_CONFIG__KEY(conditions),       /* name:accuracy, ... (or grid) */
+    PB_SYNTH_CONFIG__KEY(grid),             /* a,b x c,d, ... (with tiers) */
+    PB_SYNTH_CONFIG__KEY(tiers),            /* mild,severe,extreme counts of the grid */
+    PB_SYNTH_CONFIG__KEY(probe),            /* natural or extra:SRC */
+    PB_SYNTH_CONFIG__KEY(probe_fixed),      /* leading conditions of a natural probe's fixed set */
+    PB_SYNTH_CONFIG__KEY(fragility_corr),   /* in [-1, 1], natural probe only */
+    {.name = NULL}};
+#undef PB_SYNTH_CONFIG__KEY
+
+/* One [source NAME] entry of section @p section. */
+static int pb_synth_config__source_key(struct pb_synth_source *src, const char *section, const char *key,
+                                       const char *v)
+{
+  const struct pb_option *o = pb_options_find_ini(pb_synth_config__source_keys, key);
+  if (!o) {
     pb_error_set("unknown key '%s' in a source section", key);
     return PB_INI_REASON;
   }
-  return PB_OK;
+  char label[512];
+  snprintf(label, sizeof label, "[%s] %s", section, key);
+  return pb_options_set(o, src, label, v) == PB_OK ? PB_OK : PB_INI_REASON;
 }
 
 static int32_t pb_synth_config__find(char **names, int32_t n, const char *key)
@@ -169,7 +254,8 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
       p->offsets[p->n_offsets++] = x;
     }
   } else if (strncmp(section, "source ", 7) == 0 && section[7]) {
-    bad = pb_synth_config__source_key(pb_synth_config__source(cfg, pb_synth_config__trim((char *)section + 7)), key, v);
+    struct pb_synth_source *src = pb_synth_config__source(cfg, pb_ini_trim((char *)section + 7));
+    bad = pb_synth_config__source_key(src, section, key, v);
   } else {
     pb_error_set("unknown section [%s]", section);
     bad = PB_INI_REASON;
@@ -208,8 +294,8 @@ static int pb_synth_config__resolve_grid(struct pb_synth_source *src)
     if (nf == 8) goto bad;
     char *save2 = NULL;
     for (char *t = strtok_r(f, ",", &save2); t; t = strtok_r(NULL, ",", &save2)) {
-      if (levels[nf] == 32 || !*pb_synth_config__trim(t)) goto bad;
-      factors[nf][levels[nf]++] = pb_synth_config__trim(t);
+      if (levels[nf] == 32 || !*pb_ini_trim(t)) goto bad;
+      factors[nf][levels[nf]++] = pb_ini_trim(t);
     }
     if (levels[nf] == 0) goto bad;
     total *= levels[nf++];
@@ -253,18 +339,18 @@ static int pb_synth_config__resolve_list(struct pb_synth_source *src)
 {
   char *copy = pb_strdup(src->condition_text), *save = NULL;
   for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    t = pb_synth_config__trim(t);
+    t = pb_ini_trim(t);
     if (!*t) continue;
     char *colon = strrchr(t, ':');
     double acc;
     if (!colon || (*colon = '\0', pb_parse_double(colon + 1, -DBL_MAX, DBL_MAX, 0, &acc)) || acc <= 0 || acc >= 1 ||
-        !*pb_synth_config__trim(t)) {
+        !*pb_ini_trim(t)) {
       pb_error_set("source %s: condition '%s' must be written name:accuracy with 0 < accuracy < 1", src->name, t);
       free(copy);
       return PB_FAIL;
     }
     src->conditions = pb_realloc(src->conditions, (size_t)(src->n_conditions + 1) * sizeof *src->conditions);
-    src->conditions[src->n_conditions].name = pb_strdup(pb_synth_config__trim(t));
+    src->conditions[src->n_conditions].name = pb_strdup(pb_ini_trim(t));
     src->conditions[src->n_conditions++].accuracy = acc;
   }
   free(copy);

@@ -9,7 +9,7 @@
 
 #include "pairbound/agg.h"
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/output.h"
 #include "verify_internal.h"
 
 #define PP 100.0

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/report_tsv.h"
-#include "pairbound/util.h"
 #include "verify_internal.h"
 
 void pb_verify_summary(FILE *fp, const char *dir)

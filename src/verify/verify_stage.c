@@ -3,6 +3,7 @@
  * per cell (seed 000 A.10, B.3, C.1, Appendix D; docs/verify.md). */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,17 +14,18 @@
 #include <hdf5.h>
 
 #include "pairbound/blocks.h"
-#include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
+#include "pairbound/checksum.h"
+#include "pairbound/env.h"
 #include "pairbound/error.h"
-#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
 #include "pairbound/policy.h"
+#include "pairbound/progress.h"
+#include "pairbound/registry.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
 #include "pairbound/verify.h"
 #include "bounds/bounds_stage_internal.h"
 #include "verify_internal.h"
@@ -302,12 +304,10 @@ static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_bloc
   /* test-only hook: PAIRBOUND_VERIFY_TEST_CORRUPT=CELL[,LABEL] (global cell index, class label) */
   w->corrupt_cell = -1;
   w->corrupt_label = -1;
-  const char *hook = getenv("PAIRBOUND_VERIFY_TEST_CORRUPT");
-  if (hook && hook[0]) {
-    long long cc = -1;
-    int cl = -1;
-    if (sscanf(hook, "%lld,%d", &cc, &cl) >= 1) w->corrupt_cell = cc, w->corrupt_label = cl;
-  }
+  int64_t hook[2];
+  int n_hook = 0;
+  if (pb_env_int_list(PB_ENV_VERIFY_TEST_CORRUPT, 0, INT_MAX, 2, hook, &n_hook) == PB_OK)
+    w->corrupt_cell = hook[0], w->corrupt_label = n_hook > 1 ? (int32_t)hook[1] : -1;
   for (int64_t c = 0; c < nc; c++) {
     const struct pb_cell_ref *r = &b->cells[c].ref;
     const struct pb_source *src = &st->meta->sources[r->source];
@@ -422,7 +422,7 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   /* one memo per thread, for the whole run (PAIRBOUND_VERIFY_NO_MEMO=1: none,
    * for the test that shows a memo changes no byte) */
   const int nth = omp_get_max_threads();
-  const char *no_memo = getenv("PAIRBOUND_VERIFY_NO_MEMO");
+  const char *no_memo = pb_env_get(PB_ENV_VERIFY_NO_MEMO);
   const int use_memo = opt->policies && !(no_memo && strcmp(no_memo, "1") == 0);
   struct pb_verify_memo **memos = pb_calloc((size_t)nth, sizeof *memos);
   struct pb_progress prog;

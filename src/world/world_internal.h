@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 #include "pairbound/world.h"
 
 #define PB_WORLD_MAX_FACTORS 10

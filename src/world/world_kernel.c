@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 #include "pairbound/world.h"
 #include "world_internal.h"
 

@@ -14,6 +14,7 @@
 #include <gsl/gsl_randist.h>
 
 #include "pairbound/error.h"
+#include "pairbound/rng.h"
 #include "world_internal.h"
 
 enum { LAW_NB, LAW_NB_ZERO, LAW_LOGNORMAL };

@@ -15,7 +15,8 @@
 #include "pairbound/error.h"
 #include "pairbound/options.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "pairbound/text.h"
+#include "pairbound/world.h"
 #include "pairbound/world_stage.h"
 
 #define PB_WORLD_BLOCK 4096   /* cases drawn per parallel block */

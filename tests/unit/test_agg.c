@@ -17,8 +17,6 @@
 
 #include "pairbound/agg.h"
 #include "pairbound/resample.h"
-#include "pairbound/util.h"
-
 #include "testlib.h"
 
 /* ---- the bit-array reference: two's complement, bit j of weight 2^(j + REF_LSB) */

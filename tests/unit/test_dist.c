@@ -13,9 +13,8 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/rng.h"
 #include "pairbound/store.h"
-#include "pairbound/util.h"
-
 #include "testlib.h"
 
 static void expect_partition(int64_t n, const int64_t *cost, int nparts, const int64_t *want)

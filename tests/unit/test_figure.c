@@ -16,8 +16,6 @@
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
-
 #include "testlib.h"
 
 static const char data[] = "rho\tup\tdown\n0.1\t0.2\t0.1\n1\t0.5\t0.4\n3\t0.7\t0.6\n";

@@ -11,10 +11,9 @@
 #include <mpi.h>
 
 #include "pairbound/error.h"
-#include "pairbound/util.h"
-#include "pairbound/store.h"
 #include "pairbound/ingest.h"
-
+#include "pairbound/store.h"
+#include "pairbound/text.h"
 #include "testlib.h"
 
 #define HDR "model,group,source,condition,image,label,split,pred,smax,ptrue\n"

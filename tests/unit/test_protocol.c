@@ -15,14 +15,13 @@
 
 #include <mpi.h>
 
-#include "pairbound/synth_config.h"
 #include "pairbound/error.h"
 #include "pairbound/protocol.h"
+#include "pairbound/rng.h"
 #include "pairbound/stage.h"
 #include "pairbound/store.h"
 #include "pairbound/synth.h"
-#include "pairbound/util.h"
-
+#include "pairbound/synth_config.h"
 #include "testlib.h"
 
 /* ------------------------------------------------------------- thresholds */

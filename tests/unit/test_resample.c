@@ -10,8 +10,8 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "pairbound/resample.h"
+#include "pairbound/rng.h"
 #include "pairbound/screen.h"
-#include "pairbound/util.h"
 #include "testlib.h"
 
 START_TEST(test_multiplicities)
@@ -301,7 +301,7 @@ static int by_score(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* pb_resample_weighted_metrics with the 16-bit copy of the weights (where they fit)
+/* pb_screen_weighted_metrics with the 16-bit copy of the weights (where they fit)
  * and without it: the 16-bit and 64-bit lanes must give the same values. */
 static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t n_mult, const int64_t *pos,
                     const int64_t *total, const int *pcts, double *auroc, double *cov)
@@ -310,8 +310,8 @@ static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t
   int fits = 1;
   for (size_t i = 0; i < n_mult; i++) fits &= mult[i] >= 0 && mult[i] <= 65535, m16[i] = (uint16_t)mult[i];
   double a2[PB_WM_LANES], c2[PB_WM_LANES * 3];
-  pb_resample_weighted_metrics(codes, mult, fits ? m16 : NULL, pos, total, pcts, 3, auroc, cov);
-  pb_resample_weighted_metrics(codes, mult, NULL, pos, total, pcts, 3, a2, c2);
+  pb_screen_weighted_metrics(codes, mult, fits ? m16 : NULL, pos, total, pcts, 3, auroc, cov);
+  pb_screen_weighted_metrics(codes, mult, NULL, pos, total, pcts, 3, a2, c2);
   for (int l = 0; l < PB_WM_LANES; l++) {
     ck_assert_msg(memcmp(&auroc[l], &a2[l], sizeof a2[l]) == 0, "lane %d auroc %.17g (16-bit) vs %.17g", l, auroc[l],
                   a2[l]);
@@ -339,7 +339,7 @@ static void wm_run(const double *score, const uint8_t *y, const int32_t *order, 
       pos[l] += y[order[j]] ? w[l][order[j]] : 0;
     }
   }
-  pb_resample_weighted_codes(score, y, label, order, k, words, &codes);
+  pb_screen_weighted_codes(score, y, label, order, k, words, &codes);
   wm_both(&codes, mult, (size_t)n * PB_WM_LANES, pos, total, pcts, auroc, cov);
 }
 
@@ -434,7 +434,7 @@ START_TEST(test_weighted_long)
       }
     const int pcts[3] = {10, 20, 30};
     double auroc[PB_WM_LANES], cov[PB_WM_LANES * 3];
-    pb_resample_weighted_codes(score, y, label, order, n, words, &codes);
+    pb_screen_weighted_codes(score, y, label, order, n, words, &codes);
     wm_both(&codes, mult, (size_t)n * PB_WM_LANES, pos, total, pcts, auroc, cov);
     for (int l = 0; l < PB_WM_LANES; l++) {
       int32_t m = 0;

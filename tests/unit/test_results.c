@@ -9,9 +9,8 @@
 #include <signal.h>
 #include <sys/resource.h>
 
-#include "testlib.h"
 #include "pairbound/results.h"
-#include "pairbound/util.h"
+#include "testlib.h"
 
 #define N_ROWS 23
 

@@ -7,16 +7,17 @@
  * margin and entropy cases.  The seed is PB_TEST_SEED (default 20260908). */
 #include "config.h"
 
-#include <check.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <check.h>
+
 #include "pairbound/resample.h"
+#include "pairbound/rng.h"
 #include "pairbound/screen.h"
-#include "pairbound/util.h"
 #include "testlib.h"
 
 static struct pb_rng trng;

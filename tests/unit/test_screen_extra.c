@@ -10,13 +10,14 @@
  * h (f/g) (1 - f/g) (g - h) / (g - 1).  The seed is PB_TEST_SEED. */
 #include "config.h"
 
-#include <check.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <check.h>
+
+#include "pairbound/rng.h"
 #include "pairbound/screen.h"
-#include "pairbound/util.h"
 #include "testlib.h"
 
 static struct pb_rng trng;

@@ -17,12 +17,12 @@
 #include <mpi.h>
 #include <omp.h>
 
-#include "pairbound/synth_config.h"
 #include "pairbound/error.h"
+#include "pairbound/num.h"
+#include "pairbound/rng.h"
 #include "pairbound/store.h"
 #include "pairbound/synth.h"
-#include "pairbound/util.h"
-
+#include "pairbound/synth_config.h"
 #include "testlib.h"
 
 /* ---------------------------------------------------------------- helpers */

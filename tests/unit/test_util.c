@@ -1,4 +1,5 @@
-/* Small shared helpers (src/core/util.c): the Philox stream against Random123's
+/* Small shared helpers (src/core/: rng.c, num.c, text.c, checksum.c,
+ * strmap.c, sort.c, output.c): the Philox stream against Random123's
  * published known-answer vectors and an independent Philox4x32-10 written
  * here from the Random123 paper, half-precision rounding against a table of
  * every positive half value built from its bit patterns, shortest float text,
@@ -18,14 +19,18 @@
 
 #include <mpi.h>
 
+#include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
+#include "pairbound/num.h"
 #include "pairbound/output.h"
 #include "pairbound/results.h"
+#include "pairbound/rng.h"
+#include "pairbound/sort.h"
+#include "pairbound/strmap.h"
+#include "pairbound/text.h"
 #include "pairbound/timer.h"
-#include "pairbound/util.h"
-
 #include "testlib.h"
 
 /* ------------------------------------------------- reference Philox4x32-10

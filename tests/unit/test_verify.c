@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "pairbound/bounds.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 #include "pairbound/verify.h"
 #include "testlib.h"
 

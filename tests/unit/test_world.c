@@ -10,15 +10,16 @@
  * 20260908). */
 #include "config.h"
 
-#include <check.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <check.h>
+
 #include "pairbound/error.h"
-#include "pairbound/util.h"
+#include "pairbound/rng.h"
 #include "pairbound/world.h"
 #include "../../src/world/world_internal.h"
 #include "testlib.h"
