@@ -19,6 +19,10 @@
  *   for (each row) pb_table_row(&t, &spec, get, &row_context);
  *   pb_table_flush(&t, res, "screen_auroc.tsv", md);     (pairbound/results.h)
  *
+ * A column's .only = PB_COL_TSV or PB_COL_MD keeps it to one side; a table
+ * without markdown (a figure's data) is written by pb_table_tsv_open and
+ * pb_table_tsv_row.
+ *
  * Pure: no MPI, no I/O. */
 #ifndef PAIRBOUND_TABLE_H
 #define PAIRBOUND_TABLE_H
@@ -33,12 +37,18 @@ enum pb_col_fmt {
   PB_COL_NUM  /* a double: TSV every digit ("nan"); markdown .digits decimals ("n/a"), negative: -digits with a sign */
 };
 
+/* Where a column appears: both sides (the default), or only one, where the
+ * TSV keeps every digit of values that the markdown shows in one cell (a
+ * mean and its interval: "0.12 [0.10, 0.15]"). */
+enum pb_col_only { PB_COL_BOTH, PB_COL_TSV, PB_COL_MD };
+
 struct pb_column {
   const char *name;     /* TSV header; NULL ends the columns */
   enum pb_col_fmt fmt;
   int digits;           /* PB_COL_NUM: markdown decimals (negative: that many, signed) */
   int slot, arg;        /* what the table's getter returns for this column (the report's own enums) */
   const char *md;       /* markdown header when it differs from name, else NULL */
+  enum pb_col_only only;
 };
 
 struct pb_table_spec {
@@ -66,6 +76,19 @@ void pb_table_open(struct pb_table *t, const struct pb_table_spec *spec);
 void pb_table_row(struct pb_table *t, const struct pb_table_spec *spec, pb_table_get_fn get, const void *ctx);
 /** Number of columns of @p spec. */
 int pb_table_n_cols(const struct pb_table_spec *spec);
+
+/* A table that is a TSV only (a figure's data, a file without a markdown
+ * table): its header row and rows, as pb_table_open and pb_table_row write
+ * them on the TSV side (title and note unused). */
+void pb_table_tsv_open(struct pb_text *tsv, const struct pb_table_spec *spec);
+void pb_table_tsv_row(struct pb_text *tsv, const struct pb_table_spec *spec, pb_table_get_fn get, const void *ctx);
+
+/* Columns built at run time (one per budget, condition, level, ...): room for
+ * @p n columns and the terminator, all zero; pb_table_col_name gives a column
+ * a name of its own, and pb_table_cols_free frees those names and the array. */
+struct pb_column *pb_table_cols_new(int n);
+void pb_table_col_name(struct pb_column *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pb_table_cols_free(struct pb_column *cols);
 
 /* Positional form, being replaced by the description above: header strings
  * and values supplied in the same order by hand. */
