@@ -6,13 +6,10 @@
  * is identical for any number of ranks and threads.  Kernel: exact_kernel.c. */
 #include "config.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <unistd.h>
 
 #include <mpi.h>
 #include <omp.h>
@@ -133,190 +130,6 @@ void pb_exact_options_free(struct pb_exact_options *o)
   free(o->levels);
   free(o->predictors);
   o->worlds = o->levels = o->predictors = NULL;
-}
-
-/* ---------------------------------------------------------------- inputs */
-void pb_exact_cases_free(struct pb_exact_cases *c)
-{
-  if (c->world) pb_world_free(c->world);
-  free(c->index);
-  free(c->x);
-  free(c->pstar);
-  free(c->y);
-}
-
-/* Header comment lines `# key value` name the world; nothing else is read from them. */
-static int pb_exact__cases_meta(const char *path, int64_t line, char *buf, char *world, char *level, double *scale,
-                                struct pb_exact_cases *c)
-{
-  char key[64], val[128];
-  if (sscanf(buf, "# %63s %127s", key, val) != 2) return PB_OK;
-  int bad = 0;
-  if (!strcmp(key, "world")) snprintf(world, 32, "%.31s", val);
-  else if (!strcmp(key, "level")) snprintf(level, 32, "%.31s", val);
-  else if (!strcmp(key, "residual_scale")) bad = pb_parse_double(val, -HUGE_VAL, HUGE_VAL, 0, scale);
-  else if (!strcmp(key, "seed")) bad = pb_parse_uint(val, UINT64_MAX, &c->seed);
-  else if (!strcmp(key, "stream")) bad = pb_parse_uint(val, UINT64_MAX, &c->stream);
-  else return PB_OK;
-  if (bad) {
-    pb_error_set("%s:%lld: bad value '%s' for %s", path, (long long)line, val, key);
-    return PB_FAIL;
-  }
-  return PB_OK;
-}
-
-/* One data row: case index, the visible attributes, y, p_star; p_star must be
- * the world's exact p* of the attributes (the file and the world agree). */
-static int pb_exact__cases_row(const char *path, int64_t line, char *buf, struct pb_exact_cases *c)
-{
-  if (c->n == c->cap) {
-    c->cap = c->cap ? 2 * c->cap : 1024;
-    c->index = pb_realloc(c->index, (size_t)c->cap * sizeof *c->index);
-    c->x = pb_realloc(c->x, (size_t)c->cap * c->na * sizeof *c->x);
-    c->pstar = pb_realloc(c->pstar, (size_t)c->cap * sizeof *c->pstar);
-    c->y = pb_realloc(c->y, (size_t)c->cap * sizeof *c->y);
-  }
-  /* whitespace-separated fields: case, the na attributes, y, p_star */
-  double *x = c->x + c->n * c->na, p = NAN;
-  int64_t yv = -1;
-  char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
-  int ok = tok && pb_parse_uint(tok, UINT64_MAX, &c->index[c->n]) == PB_OK;
-  for (int j = 0; ok && j < c->na; j++)
-    ok = (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_double(tok, -HUGE_VAL, HUGE_VAL, 0, &x[j]) == PB_OK;
-  ok = ok && (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_int(tok, 0, 1, &yv) == PB_OK;
-  ok = ok && (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_double(tok, -HUGE_VAL, HUGE_VAL, 0, &p) == PB_OK;
-  ok = ok && !strtok_r(NULL, " \t\r\n", &save);
-  if (!ok) {
-    pb_error_set("%s:%lld: expected a case index, %d attribute values, y in {0, 1} and p_star", path, (long long)line,
-                 c->na);
-    return PB_FAIL;
-  }
-  double exact;
-  if (pb_world_pstar(c->world, x, &exact) != PB_OK) {
-    char why[256];
-    snprintf(why, sizeof why, "%s", pb_error_message());
-    pb_error_set("%s:%lld: %s", path, (long long)line, why);
-    return PB_FAIL;
-  }
-  if (exact != p) {
-    pb_error_set("%s:%lld: p_star %.17g is not the world's exact p* %.17g for these attributes", path, (long long)line,
-                 p, exact);
-    return PB_FAIL;
-  }
-  if ((p == 0.0 && yv == 1) || (p == 1.0 && yv == 0)) {
-    pb_error_set("%s:%lld: label y = %lld is impossible at p* = %g", path, (long long)line, (long long)yv, p);
-    return PB_FAIL;
-  }
-  c->y[c->n] = (int)yv;
-  c->pstar[c->n] = p;
-  c->n++;
-  return PB_OK;
-}
-
-struct pb_exact__cases_ctx {
-  struct pb_exact_cases *c;
-  char world[32], level[32];
-  double scale;
-};
-
-static int pb_exact__cases_line(void *ctx, const char *path, int64_t line, char *buf)
-{
-  struct pb_exact__cases_ctx *x = ctx;
-  struct pb_exact_cases *c = x->c;
-  if (buf[0] == '#') return pb_exact__cases_meta(path, line, buf, x->world, x->level, &x->scale, c);
-  if (!strncmp(buf, "case\t", 5)) {
-    if (!x->world[0] || !x->level[0] || c->seed == UINT64_MAX) {
-      pb_error_set("%s:%lld: the header lacks `# world`, `# level` or `# seed` (not a `pairbound world sample` file?)",
-                   path, (long long)line);
-      return PB_FAIL;
-    }
-    if (pb_world_open(x->world, x->level, x->scale, &c->world)) {
-      char why[256];
-      snprintf(why, sizeof why, "%s", pb_error_message());
-      pb_error_set("%s:%lld: %s", path, (long long)line, why);
-      return PB_FAIL;
-    }
-    c->na = pb_world_n_attrs(c->world);
-    return PB_OK;
-  }
-  if (!c->world) {
-    pb_error_set("%s:%lld: data before the `case` header line", path, (long long)line);
-    return PB_FAIL;
-  }
-  return pb_exact__cases_row(path, line, buf, c);
-}
-
-/* Read a CASES file (docs/exact.md); every rank reads it (it is small). */
-static int pb_exact__cases_read(const char *path, struct pb_exact_cases *c)
-{
-  struct pb_exact__cases_ctx x = {.c = c, .scale = 1.0};
-  memset(c, 0, sizeof *c);
-  c->seed = UINT64_MAX;
-  if (pb_lines_each(path, "CASES file", pb_exact__cases_line, &x)) return PB_FAIL;
-  if (!c->world || c->n == 0) {
-    pb_error_set("%s: no cases", path);
-    return PB_FAIL;
-  }
-  return PB_OK;
-}
-
-/* Cases [first, first + n) of stream 0 of @p seed, as `pairbound world sample` draws them. */
-void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c)
-{
-  memset(c, 0, sizeof *c);
-  c->world = w;
-  c->seed = seed;
-  c->na = pb_world_n_attrs(w);
-  c->n = c->cap = n;
-  c->index = pb_malloc(sizeof *c->index * (size_t)n);
-  c->x = pb_malloc(sizeof *c->x * (size_t)(n * c->na));
-  c->pstar = pb_malloc(sizeof *c->pstar * (size_t)n);
-  c->y = pb_malloc(sizeof *c->y * (size_t)n);
-  for (int64_t i = 0; i < n; i++) c->index[i] = first + (uint64_t)i;
-  pb_world_draw_range(w, seed, 0, first, n, c->x, c->y, c->pstar);
-}
-
-struct pb_exact__pred_ctx {
-  int64_t n, got;
-  double *q;
-};
-
-static int pb_exact__predictions_line(void *ctx, const char *path, int64_t line, char *buf)
-{
-  struct pb_exact__pred_ctx *x = ctx;
-  if (buf[0] == '#' || (line == 1 && !strncmp(buf, "q", 1) && strspn(buf + 1, " \t\r\n") == strlen(buf + 1)))
-    return PB_OK;
-  double v = NAN;
-  char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
-  int unknown = tok && (!strcmp(tok, "unknown") || !strcasecmp(tok, "nan"));
-  if (!tok || strtok_r(NULL, " \t\r\n", &save) || (!unknown && pb_parse_double(tok, 0.0, 1.0, 0, &v) != PB_OK)) {
-    pb_error_set("%s:%lld: expected one probability in [0, 1] (or unknown / nan)", path, (long long)line);
-    return PB_FAIL;
-  }
-  if (x->got == x->n) {
-    pb_error_set("%s:%lld: more predictions than the %lld cases", path, (long long)line, (long long)x->n);
-    return PB_FAIL;
-  }
-  x->q[x->got++] = v;
-  return PB_OK;
-}
-
-/* One probability per case in [0, 1], or `unknown` / `nan` for a forecast that was not given; '#' lines and
- * a `q` header are skipped. */
-static int pb_exact__predictions_read(const char *path, int64_t n, double *q)
-{
-  struct pb_exact__pred_ctx x = {.n = n, .q = q};
-  if (access(path, R_OK) != 0) { /* the one place a built-in predictor name may have been meant */
-    pb_error_set("%s: cannot open as the PREDICTIONS file: %s (nor is it pstar, prior or logistic:n=N)", path,
-                 strerror(errno));
-    return PB_FAIL;
-  }
-  if (pb_lines_each(path, "PREDICTIONS file", pb_exact__predictions_line, &x)) return PB_FAIL;
-  if (x.got != n) {
-    pb_error_set("%s: %lld predictions for %lld cases", path, (long long)x.got, (long long)n);
-    return PB_FAIL;
-  }
-  return PB_OK;
 }
 
 /* ---------------------------------------------------------------- features, predictor, groups */
@@ -910,14 +723,14 @@ int pb_exact_score_run(const char *cases, const char *predictions, const char *o
   struct pb_results *res = NULL;
   double *qfile = NULL;
   int status = PB_FAIL;
-  if (pb_exact__cases_read(cases, &c)) goto done;
+  if (pb_exact_cases_read(cases, &c)) goto done;
   if (!pb_exact__builtin(predictions)) {
     qfile = pb_malloc(sizeof(double) * (size_t)c.n);
-    if (pb_exact__predictions_read(predictions, c.n, qfile)) goto done;
+    if (pb_exact_predictions_read(predictions, c.n, qfile)) goto done;
   }
   if (pb_exact_evaluate(comm, &c, predictions, qfile, o, 1, &e)) goto done;
   if (pb_results_create(outdir, comm, provenance, &res)) goto done;
-  if (pb_exact_report_write(res, c.world, &e)) goto done;
+  if (pb_exact_write(res, c.world, &e)) goto done;
   pb_timer_lap(&e.timer, "write");
   pb_exact_timings(&e.timer, comm, res, o->reference);
   status = pb_results_commit(res);
