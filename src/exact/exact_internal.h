@@ -140,11 +140,11 @@ int pb_exact_report_worlds(struct pb_results *res, const struct pb_exact_grid *g
 #define PB_EXACT_NSUM 26
 void pb_exact_summary(const struct pb_exact_result *r, const char **name, double *v);
 /* Mean and sample s.d. of v[0], v[stride], ... (n values); the kNN interval
- * endpoint c (0 ch_lower .. 3 dv_upper) at size index a (n_sizes: the
- * ablation), averaged over the seeds. */
+ * endpoints ch_lower .. dv_upper at size index a (n_sizes: the ablation),
+ * averaged over the seeds, and the exact Bayes error. */
 double pb_exact_mean(const double *v, int n, int stride);
 double pb_exact_sd(const double *v, int n, int stride);
-double pb_exact_knn_mean(const struct pb_exact_result *r, int a, int c);
+void pb_exact_knn_row(const struct pb_exact_result *r, int a, double x[5]);
 /* A row of the report tables: its labels, integers and values; a column's
  * .arg says which, its .slot which one. */
 struct pb_exact_row {
@@ -154,5 +154,7 @@ struct pb_exact_row {
 };
 enum { PB_EXACT_ROW_KEY, PB_EXACT_ROW_N, PB_EXACT_ROW_X };
 union pb_cell pb_exact_row_cell(const void *row, const struct pb_column *c);
+#define PB_EXACT_COL_KEY(name, i) {name, PB_COL_STR, .slot = i, .arg = PB_EXACT_ROW_KEY}
+#define PB_EXACT_COL_X(name, i) {name, PB_COL_NUM, 4, .slot = i, .arg = PB_EXACT_ROW_X} /* 4 decimals */
 
 #endif /* PAIRBOUND_EXACT_INTERNAL_H */

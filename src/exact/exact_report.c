@@ -31,10 +31,17 @@ double pb_exact_sd(const double *v, int n, int stride)
   return n > 1 ? sqrt(s / (n - 1)) : NAN;
 }
 
-double pb_exact_knn_mean(const struct pb_exact_result *r, int a, int c)
+/* Endpoint c (0 ch_lower .. 3 dv_upper) at size index a, averaged over the seeds. */
+static double pb_exact__knn_mean(const struct pb_exact_result *r, int a, int c)
 {
   const double *e = (a < r->n_sizes ? &r->knn[a][0].ch_lower : &r->knn_relevant[0].ch_lower) + c;
   return pb_exact_mean(e, PB_EXACT_NSEEDS, (int)(sizeof(struct pb_exact_nn) / sizeof(double)));
+}
+
+void pb_exact_knn_row(const struct pb_exact_result *r, int a, double x[5])
+{
+  for (int c = 0; c < 4; c++) x[c] = pb_exact__knn_mean(r, a, c);
+  x[4] = r->world.bayes_error;
 }
 
 void pb_exact_summary(const struct pb_exact_result *r, const char **name, double *v)
@@ -109,19 +116,17 @@ static void pb_exact__groups_table(struct pb_table *t, const struct pb_exact_gro
   }
 }
 
-#define PB_EXACT__X(name, i) {name, PB_COL_NUM, 4, .slot = i, .arg = PB_EXACT_ROW_X}
-
 /* Empirical MC per size (mean and sd over resamples) against the reference MC
  * and its band; the figure's data without the resample count. */
 static void pb_exact__mc_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
   static const struct pb_column cols[] = {
     {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, {"resamples", PB_COL_INT, .slot = 1, .arg = PB_EXACT_ROW_N},
-    PB_EXACT__X("mc_mean", 0), PB_EXACT__X("mc_sd", 1), PB_EXACT__X("reference_mc", 2),
-    PB_EXACT__X("reference_lo", 3), PB_EXACT__X("reference_hi", 4), {NULL}};
+    PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1), PB_EXACT_COL_X("reference_mc", 2),
+    PB_EXACT_COL_X("reference_lo", 3), PB_EXACT_COL_X("reference_hi", 4), {NULL}};
   static const struct pb_column fig_cols[] = {
-    {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, PB_EXACT__X("mc_mean", 0), PB_EXACT__X("mc_sd", 1),
-    PB_EXACT__X("reference_mc", 2), PB_EXACT__X("reference_lo", 3), PB_EXACT__X("reference_hi", 4), {NULL}};
+    {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1),
+    PB_EXACT_COL_X("reference_mc", 2), PB_EXACT_COL_X("reference_lo", 3), PB_EXACT_COL_X("reference_hi", 4), {NULL}};
   static const struct pb_table_spec spec = {
     "Empirical multicalibration error over calibration sample size (Eq. 3)",
     "Labels as targets on independent calibration resamples; the reference row integrates exact p* over the "
@@ -143,8 +148,8 @@ static void pb_exact__mc_table(struct pb_table *t, struct pb_text *fig, const st
 static void pb_exact__ho_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
   static const struct pb_column cols[] = {
-    {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT__X("E_HO", 0), PB_EXACT__X("E_k", 1),
-    PB_EXACT__X("E_k_before", 2), PB_EXACT__X("delta_k", 3), {NULL}};
+    {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("E_HO", 0), PB_EXACT_COL_X("E_k", 1),
+    PB_EXACT_COL_X("E_k_before", 2), PB_EXACT_COL_X("delta_k", 3), {NULL}};
   static const struct pb_table_spec spec = {
     "Higher-order and snapshot calibration errors over k (Eq. 5, 7-9)",
     "Bins of the scored predictor weighted by reference mass; E_k_before uses the model's own binomial laws (Eq. 9); "
@@ -166,11 +171,11 @@ static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const s
 {
   static const struct pb_column cols[] = {
     {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, {"fields", PB_COL_STR, .arg = PB_EXACT_ROW_KEY},
-    PB_EXACT__X("ch_lower", 0), PB_EXACT__X("ch_upper", 1), PB_EXACT__X("dv_lower", 2), PB_EXACT__X("dv_upper", 3),
-    PB_EXACT__X("bayes_error", 4), {NULL}};
+    PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1), PB_EXACT_COL_X("dv_lower", 2), PB_EXACT_COL_X("dv_upper", 3),
+    PB_EXACT_COL_X("bayes_error", 4), {NULL}};
   static const struct pb_column fig_cols[] = {
-    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT__X("ch_lower", 0), PB_EXACT__X("ch_upper", 1),
-    PB_EXACT__X("dv_lower", 2), PB_EXACT__X("dv_upper", 3), PB_EXACT__X("bayes_error", 4), {NULL}};
+    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1),
+    PB_EXACT_COL_X("dv_lower", 2), PB_EXACT_COL_X("dv_upper", 3), PB_EXACT_COL_X("bayes_error", 4), {NULL}};
   static const struct pb_table_spec spec = {
     "Nearest-neighbour Bayes-error estimators over sample size (C.3)",
     "Mean over seeds 2032-2034 of the Cover-Hart 1NN interval [(1 - sqrt(1 - 2 R1)) / 2, R1] and the kNN (k = 5) "
@@ -182,8 +187,7 @@ static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const s
   for (int a = 0; a <= r->n_sizes; a++) {
     const int ablation = a == r->n_sizes;
     double x[5];
-    for (int c = 0; c < 4; c++) x[c] = pb_exact_knn_mean(r, a, c);
-    x[4] = r->world.bayes_error;
+    pb_exact_knn_row(r, a, x);
     const struct pb_exact_row row = {{ablation ? "relevant" : "all"}, {r->sizes[ablation ? a - 1 : a]}, x};
     pb_table_row(t, &spec, pb_exact_row_cell, &row);
     if (!ablation) pb_table_tsv_row(fig, &fig_spec, pb_exact_row_cell, &row);

@@ -48,18 +48,17 @@ static struct pb_exact_row pb_exact__entry_row(const struct pb_exact_entry *en, 
   return (struct pb_exact_row){{en->world, en->level, en->pred}, {n}, x};
 }
 
-#define PB_EXACT__X(name, i) {name, PB_COL_NUM, 4, .slot = i, .arg = PB_EXACT_ROW_X}
-#define PB_EXACT__KEY(name, i) {name, PB_COL_STR, .slot = i, .arg = PB_EXACT_ROW_KEY}
+#define PB_EXACT__ENTRY_KEYS PB_EXACT_COL_KEY("world", 0), PB_EXACT_COL_KEY("level", 1), PB_EXACT_COL_KEY("predictor", 2)
 
 /* Scores per world x level x predictor, and the KL-by-world-and-level figure data. */
 static void pb_exact__kl(const struct pb_exact_grid *g, struct pb_table *t, struct pb_text *fig)
 {
   static const struct pb_column cols[] = {
-    PB_EXACT__KEY("world", 0), PB_EXACT__KEY("level", 1), PB_EXACT__KEY("predictor", 2),
-    {"n_cases", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT__X("bayes_error", 0),
-    PB_EXACT__X("bayes_accuracy_cases", 1), PB_EXACT__X("expected_accuracy", 2), PB_EXACT__X("delta_acc", 3),
-    PB_EXACT__X("realised_accuracy", 4), PB_EXACT__X("kl_nats", 5), PB_EXACT__X("reference_kl_nats", 6),
-    PB_EXACT__X("reference_ece", 7), PB_EXACT__X("reference_mc", 8), PB_EXACT__X("reference_mc_halfwidth", 9),
+    PB_EXACT__ENTRY_KEYS,
+    {"n_cases", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("bayes_error", 0),
+    PB_EXACT_COL_X("bayes_accuracy_cases", 1), PB_EXACT_COL_X("expected_accuracy", 2), PB_EXACT_COL_X("delta_acc", 3),
+    PB_EXACT_COL_X("realised_accuracy", 4), PB_EXACT_COL_X("kl_nats", 5), PB_EXACT_COL_X("reference_kl_nats", 6),
+    PB_EXACT_COL_X("reference_ece", 7), PB_EXACT_COL_X("reference_mc", 8), PB_EXACT_COL_X("reference_mc_halfwidth", 9),
     {NULL}};
   static const struct pb_table_spec spec = {
     "Scores by world, level and predictor (Eq. 1-3)",
@@ -98,9 +97,9 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
                           int *panels)
 {
   static const struct pb_column cols[] = {
-    PB_EXACT__KEY("world", 0), PB_EXACT__KEY("level", 1), {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N},
-    PB_EXACT__KEY("fields", 3), PB_EXACT__X("ch_lower", 0), PB_EXACT__X("ch_upper", 1), PB_EXACT__X("dv_lower", 2),
-    PB_EXACT__X("dv_upper", 3), PB_EXACT__X("bayes_error", 4), {NULL}};
+    PB_EXACT_COL_KEY("world", 0), PB_EXACT_COL_KEY("level", 1), {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N},
+    PB_EXACT_COL_KEY("fields", 3), PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1), PB_EXACT_COL_X("dv_lower", 2),
+    PB_EXACT_COL_X("dv_upper", 3), PB_EXACT_COL_X("bayes_error", 4), {NULL}};
   static const struct pb_table_spec spec = {
     "Nearest-neighbour Bayes-error estimators by world and level (C.3)",
     "Means over seeds 2032-2034: Cover-Hart 1NN and Devroye 5NN intervals against the exact Bayes error; fields = "
@@ -123,8 +122,7 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
       for (int a = 0; a <= en->r.n_sizes; a++) {
         const int ablation = a == en->r.n_sizes;
         double x[5];
-        for (int c = 0; c < 4; c++) x[c] = pb_exact_knn_mean(&en->r, a, c);
-        x[4] = en->r.world.bayes_error;
+        pb_exact_knn_row(&en->r, a, x);
         struct pb_exact_row row = pb_exact__entry_row(en, en->r.sizes[ablation ? a - 1 : a], x);
         row.key[3] = ablation ? "relevant" : "all";
         pb_table_row(t, &spec, pb_exact_row_cell, &row);
@@ -136,10 +134,7 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
   double *x = pb_malloc((size_t)(5 * nc + 1) * sizeof *x);
   pb_table_tsv_open(fig, &fspec);
   for (int a = 0; nc > 0 && a < col[0]->r.n_sizes; a++) {
-    for (int i = 0; i < nc; i++) {
-      for (int c = 0; c < 4; c++) x[5 * i + c] = pb_exact_knn_mean(&col[i]->r, a, c);
-      x[5 * i + 4] = col[i]->r.world.bayes_error;
-    }
+    for (int i = 0; i < nc; i++) pb_exact_knn_row(&col[i]->r, a, x + 5 * i);
     const struct pb_exact_row row = {{NULL}, {col[0]->r.sizes[a]}, x};
     pb_table_tsv_row(fig, &fspec, pb_exact_row_cell, &row);
   }
@@ -152,9 +147,9 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
 static void pb_exact__mc(const struct pb_exact_grid *g, struct pb_table *t, struct pb_text *fig)
 {
   static const struct pb_column cols[] = {
-    PB_EXACT__KEY("world", 0), PB_EXACT__KEY("level", 1), PB_EXACT__KEY("predictor", 2),
-    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT__X("mc_mean", 0), PB_EXACT__X("mc_sd", 1),
-    PB_EXACT__X("reference_mc", 2), PB_EXACT__X("reference_mc_halfwidth", 3), {NULL}};
+    PB_EXACT__ENTRY_KEYS,
+    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1),
+    PB_EXACT_COL_X("reference_mc", 2), PB_EXACT_COL_X("reference_mc_halfwidth", 3), {NULL}};
   static const struct pb_table_spec spec = {
     "Empirical multicalibration error by world, level and predictor (Eq. 3, C.4)",
     "Mean and s.d. over calibration resamples; reference MC of the predictor with its 95% Hoeffding half-width.",
@@ -218,9 +213,9 @@ static int pb_exact__ho_pred(const struct pb_exact_grid *g, int w)
 static void pb_exact__ho(const struct pb_exact_grid *g, struct pb_table *t, struct pb_text *fig)
 {
   static const struct pb_column cols[] = {
-    PB_EXACT__KEY("world", 0), PB_EXACT__KEY("level", 1), PB_EXACT__KEY("predictor", 2),
-    {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT__X("E_HO", 0), PB_EXACT__X("E_k", 1),
-    PB_EXACT__X("E_k_before", 2), PB_EXACT__X("delta_k", 3), {NULL}};
+    PB_EXACT__ENTRY_KEYS,
+    {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("E_HO", 0), PB_EXACT_COL_X("E_k", 1),
+    PB_EXACT_COL_X("E_k_before", 2), PB_EXACT_COL_X("delta_k", 3), {NULL}};
   static const struct pb_table_spec spec = {
     "Higher-order and snapshot calibration errors by world, level and predictor (Eq. 5, 7-9)",
     "Bins of each predictor weighted by reference mass; |E_HO - delta_k| <= E_k (Eq. 8).", cols};
