@@ -1,4 +1,5 @@
-/* Shared by verify_stage.c and verify_report.c: the per-cell record layout. */
+/* Shared by the verify stage's files and its report: the per-cell record
+ * layout, the names of targets and levels, the report's totals. */
 #ifndef PAIRBOUND_VERIFY_INTERNAL_H
 #define PAIRBOUND_VERIFY_INTERNAL_H
 
