@@ -11,7 +11,7 @@
 #include "pairbound/error.h"
 #include "verify_internal.h"
 
-/* What a rank adds up over its cells, reduced to rank 0 into a pb_verify__sum:
+/* What a rank adds up over its cells, reduced to rank 0 into a pb_verify_sum:
  * counts in int64, sums of doubles (integer valued) exactly, maxima with
  * their first cell; the same for any split of the cells. */
 enum { PB_VS__COVERED, PB_VS__COMPLETE, PB_VS__CART_CELLS, PB_VS__I5_MISSING, PB_VS__LPN, PB_VS__PCART_N = PB_VS__LPN + 3,
