@@ -17,8 +17,6 @@
 #include "pairbound/util.h"
 #include "bounds_stage_internal.h"
 
-#define PP 100.0
-
 /* One row per source of a table whose columns read the totals from the row's first slot @p base. */
 static void pb_rep__by_source(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
                               const struct pb_table_spec *spec, pb_table_get_fn get, int base)
