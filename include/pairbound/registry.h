@@ -84,17 +84,17 @@ struct pb_stage_desc {
 };
 
 /** Every stage, in pipeline order, NULL-terminated (src/run/registry.c). */
-extern const struct pb_stage_desc *const pb_stages[];
+extern const struct pb_stage_desc *const pb_registry_stages[];
 
 /** The stage called @p name, or the kind of an instance name KIND.NAME (NAME of letters, digits, '_', '-');
  * NULL when neither. */
-const struct pb_stage_desc *pb_stage_find(const char *name);
+const struct pb_stage_desc *pb_registry_find(const char *name);
 
-/** Index of @p d in pb_stages. */
-int pb_stage_index(const struct pb_stage_desc *d);
+/** Index of @p d in pb_registry_stages. */
+int pb_registry_index(const struct pb_stage_desc *d);
 
-/** Options of @p d with its defaults (calloc'd; release with pb_stage_options_free). */
-void *pb_stage_options_new(const struct pb_stage_desc *d);
-void pb_stage_options_free(const struct pb_stage_desc *d, void *opts);
+/** Options of @p d with its defaults (calloc'd; release with pb_registry_options_free). */
+void *pb_registry_options_new(const struct pb_stage_desc *d);
+void pb_registry_options_free(const struct pb_stage_desc *d, void *opts);
 
 #endif /* PAIRBOUND_REGISTRY_H */

@@ -30,7 +30,7 @@ struct pb_run_config {
   uint64_t seed;        /* [run] seed: every stage's seed (plus its offset) unless its section sets one */
   int64_t group_draws, class_draws;
   struct pb_protocol_options protocol;
-  void *opts[PB_RUN_MAX_KINDS]; /* [STAGE] sections: the options of pb_stages[k] */
+  void *opts[PB_RUN_MAX_KINDS]; /* [STAGE] sections: the options of pb_registry_stages[k] */
   int32_t n_instances;  /* further named instances of stages (KIND.NAME) */
   struct pb_run_instance instances[PB_RUN_MAX_INSTANCES];
   char *text;           /* the configuration itself (provenance) */

@@ -19,6 +19,10 @@
  *   for (each row) pb_table_row(&t, &spec, get, &row_context);
  *   pb_table_flush(&t, res, "screen_auroc.tsv", md);     (pairbound/results.h)
  *
+ * A column's .side = PB_COL_TSV_ONLY or PB_COL_MD_ONLY keeps it to one text; a table
+ * without markdown (a figure's data) is written by pb_table_tsv_open and
+ * pb_table_tsv_row.
+ *
  * Pure: no MPI, no I/O. */
 #ifndef PAIRBOUND_TABLE_H
 #define PAIRBOUND_TABLE_H
@@ -47,7 +51,7 @@ struct pb_column {
   int digits;           /* PB_COL_NUM: markdown decimals (negative: that many, signed) */
   int slot, arg;        /* what the table's getter returns for this column (the report's own enums) */
   const char *md;       /* markdown header when it differs from name, else NULL */
-  enum pb_col_side side;
+  enum pb_col_side side; /* both texts unless one only */
 };
 
 struct pb_table_spec {
@@ -79,12 +83,18 @@ union pb_cell pb_table_member(const void *row, const struct pb_column *c);
 /** Number of columns of @p spec. */
 int pb_table_n_cols(const struct pb_table_spec *spec);
 
-/* Positional form, being replaced by the description above: header strings
- * and values supplied in the same order by hand. */
-void pb_table_begin(struct pb_table *t, const char *title, const char *note, const char *cols, const char *md_cols);
-void pb_table_str(struct pb_table *t, const char *s, int first);
-void pb_table_int(struct pb_table *t, int64_t v);
-void pb_table_num(struct pb_table *t, double x, int digits);
-void pb_table_end_row(struct pb_table *t);
+/* A table that is a TSV only (a figure's data, a file without a markdown
+ * table): its header row and rows, as pb_table_open and pb_table_row write
+ * them on the TSV side (title and note unused). */
+void pb_table_tsv_open(struct pb_text *tsv, const struct pb_table_spec *spec);
+void pb_table_tsv_row(struct pb_text *tsv, const struct pb_table_spec *spec, pb_table_get_fn get, const void *ctx);
+
+/* Columns built at run time (one per budget, condition, level, ...): room for
+ * @p n columns and the terminator, all zero; pb_table_col_name gives a column
+ * a name of its own, and pb_table_cols_free frees those names and the array. */
+struct pb_column *pb_table_cols_new(int n);
+void pb_table_col_name(struct pb_column *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pb_table_cols_free(struct pb_column *cols);
+
 
 #endif /* PAIRBOUND_TABLE_H */

@@ -1,9 +1,8 @@
 /* Diagnostics tables of the identification stage, laid out like seed 000's
  * Tables 6-11 and B.2: report/identification_*.tsv and report/REPORT.md.
  * Widths are reported in percentage points of N; cells are weighted equally
- * within each source (and tier).  Every rank adds up its own cells (exact
- * sums, pairbound/agg.h) and rank 0 prints the totals: the tables do not
- * depend on how the cells are split, and no rank holds another's records. */
+ * within each source (and tier).  Rank 0 prints the totals of every rank's
+ * cells (bounds_stage_reduce.c). */
 #include "config.h"
 
 #include <math.h>
@@ -11,283 +10,213 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairbound/protocol.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/num.h"
-#include "pairbound/protocol.h"
+#include "pairbound/text.h"
 #include "bounds_stage_internal.h"
 
-#define PP 100.0
-
-static double pb_rep__width(const double *r, int lo) { return (r[lo + 1] - r[lo]) * PP; }
-
-/* First cells of a row: the source, and a tier label when given. */
-static void pb_rep__label(struct pb_table *t, const char *source, const char *tier)
+/* One row per source of a table whose columns read the totals from the row's first slot @p base. */
+static void pb_rep__by_source(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
+                              const struct pb_table_spec *spec, pb_table_get_fn get, int base)
 {
-  pb_table_str(t, source, 1);
-  if (tier) pb_table_str(t, tier, 0);
-}
-
-/* Tier row of a cell (0: all tiers, 1 + tier), or -1 when in none but the first. */
-static int pb_rep__tier_row(const double *r) { return r[PB_IF_TIER] >= 0 && r[PB_IF_TIER] < PB_N_TIERS ? 1 + (int)r[PB_IF_TIER] : -1; }
-
-/* One cell of source s into the totals of Tables 6, 7, 9-11, H.2, 8 and Figure 1. */
-static void pb_rep__add(struct pb_identify_sum *S, int32_t s, const double *r)
-{
-  /* Table 6 */
-  pb_rs_tally(S, s, PB_RS_GRID_N, 1);
-  static const int grid[5] = {PB_IF_H_I0_LO, PB_IF_H_IK_LO, PB_IF_L_I0_LO, PB_IF_L_IK_LO, PB_IF_D_IK_LO};
-  for (int j = 0; j < 5; j++) pb_rs_add(S, s, PB_RS_GRID_M + j, pb_rep__width(r, grid[j]));
-  pb_rs_tally(S, s, PB_RS_GRID_ZERO, r[PB_IF_K] == 0);
-  pb_rs_tally(S, s, PB_RS_GRID_STRADDLE, r[PB_IF_D_IK_LO] < 0 && r[PB_IF_D_IK_HI] > 0);
-  /* Table 7 and Figure 1: panel cells with the I5 pass */
-  if (r[PB_IF_PANEL] == 1 && !isnan(r[PB_IF_H_I5_LO])) {
-    const double w0 = pb_rep__width(r, PB_IF_H_I0_LO), wk = pb_rep__width(r, PB_IF_H_IK_LO);
-    const double w5 = pb_rep__width(r, PB_IF_H_I5_LO);
-    pb_rs_tally(S, s, PB_RS_PANEL_N, 1);
-    pb_rs_add(S, s, PB_RS_PANEL_M + 0, w0);
-    pb_rs_add(S, s, PB_RS_PANEL_M + 1, wk);
-    pb_rs_add(S, s, PB_RS_PANEL_M + 2, w5);
-    pb_rs_add(S, s, PB_RS_PANEL_M + 3, wk - w5);
-    pb_rs_tally(S, s, PB_RS_PANEL_NARROWER, w5 < wk - 1e-9);
-    pb_rs_add(S, s, PB_RS_PANEL_M + 4, pb_rep__width(r, PB_IF_L_I5_LO));
-    pb_rs_add(S, s, PB_RS_PANEL_M + 5, pb_rep__width(r, PB_IF_D_I5_LO));
-    pb_rs_add(S, s, PB_RS_PANEL_M + 6, pb_rep__width(r, PB_IF_D_I0_LO));
-    if (r[PB_IF_H_I0_HI] > 0) pb_rs_add(S, s, PB_RS_PANEL_M + 7, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
-    static const int lo[9] = {PB_IF_H_I0_LO, PB_IF_H_IK_LO, PB_IF_H_I5_LO, PB_IF_L_I0_LO, PB_IF_L_IK_LO,
-                              PB_IF_L_I5_LO, PB_IF_D_I0_LO, PB_IF_D_IK_LO, PB_IF_D_I5_LO};
-    for (int j = 0; j < 9; j++) pb_rs_add(S, s, PB_RS_FIG1 + j, pb_rep__width(r, lo[j]));
-  }
-  /* Table 9: positive-K cells */
-  if (r[PB_IF_K] > 0) {
-    const double W = fabs(r[PB_IF_WCOMP]) * PP, V = fabs(r[PB_IF_VCOMP]) * PP;
-    pb_rs_tally(S, s, PB_RS_DEC_N, 1);
-    pb_rs_add(S, s, PB_RS_DEC_M + 0, (r[PB_IF_D_OBS] - r[PB_IF_D_IND]) * PP);
-    pb_rs_add(S, s, PB_RS_DEC_M + 1, W);
-    pb_rs_add(S, s, PB_RS_DEC_M + 2, V);
-    pb_rs_tally(S, s, PB_RS_DEC_VBIG, V > W + PB_DECOMPOSITION_TIE_PP);
-  }
-  /* Tables 10 and 11: the all-tiers row and the cell's tier row */
-  const int rows[2] = {0, pb_rep__tier_row(r)};
-  for (int i = 0; i < 2 && rows[i] >= 0; i++) {
-    const int o = PB_RS_TIER + 8 * rows[i];
-    pb_rs_tally(S, s, o, 1);
-    for (int j = 0; j < 3; j++) pb_rs_add(S, s, o + 1 + j, r[PB_IF_VR_C + j]);
-    pb_rs_add(S, s, o + 4, r[PB_IF_KWC] * PP);
-    pb_rs_add(S, s, o + 5, r[PB_IF_KWG] * PP);
-    pb_rs_add(S, s, o + 6, (r[PB_IF_H] + r[PB_IF_R]) / r[PB_IF_NREC] * PP);
-    pb_rs_add(S, s, o + 7, r[PB_IF_NPINNED] / r[PB_IF_NCLASSES] * PP);
-  }
-  /* H.2 */
-  pb_rs_tally(S, s, PB_RS_PERM_N, 1);
-  static const int perm[6] = {PB_IF_H_IND, PB_IF_H_PERM, PB_IF_L_IND, PB_IF_L_PERM, PB_IF_D_IND, PB_IF_D_PERM};
-  for (int j = 0; j < 6; j++) pb_rs_add(S, s, PB_RS_PERM_M + j, r[perm[j]] * PP);
-  /* Table 8: panel cells, original support and each matched seed */
-  if (r[PB_IF_PANEL] == 1) {
-    pb_rs_add(S, s, PB_RS_MATCH_ORIG + 0, pb_rep__width(r, PB_IF_H_I5_LO));
-    pb_rs_add(S, s, PB_RS_MATCH_ORIG + 1, pb_rep__width(r, PB_IF_L_I5_LO));
-    pb_rs_add(S, s, PB_RS_MATCH_ORIG + 2, pb_rep__width(r, PB_IF_D_I5_LO));
-    if (r[PB_IF_H_I0_HI] > 0)
-      pb_rs_add(S, s, PB_RS_MATCH_ORIG + 3, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
-    for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-      const double *x = r + PB_IF_MATCH + 4 * j;
-      for (int k = 0; k < 3; k++) pb_rs_add(S, s, PB_RS_MATCH_SEED + 4 * j + k, x[k] * PP);
-      if (x[3] > 0) pb_rs_add(S, s, PB_RS_MATCH_SEED + 4 * j + 3, x[0] / x[3]);
-      pb_rs_tally(S, s, PB_RS_MATCH_UNDEF, isnan(x[2]) && !isnan(x[0]));
-    }
+  pb_table_open(t, spec);
+  PB_IDENTIFY_SOURCES(meta, s)
+  {
+    const struct pb_identify_row row = {S, s, base, {meta->sources[s].name}};
+    pb_table_row(t, spec, get, &row);
   }
 }
 
 /* Table 6: full-grid mean widths. */
 static void pb_rep__grid(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Full-grid mean identification widths (seed Table 6)",
-                 "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. "
-                 "For L and dMk the I5 bounds equal Ik (Theorem 1).",
-                 "source\tcells\tH_I0\tH_Ik\tL_I0\tL_Ik\tdMk_Ik\tdMk_cells\tdMk_straddle_zero\tzero_K_cells", NULL);
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
-    pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_table_int(t, pb_rs_int(S, s, PB_RS_GRID_N));
-    for (int j = 0; j < 5; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_GRID_M + j), 2);
-    pb_table_int(t, pb_rs_count(S, s, PB_RS_GRID_M + 4));
-    pb_table_int(t, pb_rs_int(S, s, PB_RS_GRID_STRADDLE));
-    pb_table_int(t, pb_rs_int(S, s, PB_RS_GRID_ZERO));
-    pb_table_end_row(t);
-  }
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
+    {"cells", PB_COL_INT, .slot = PB_RS_GRID_N, .arg = PB_IROW_INT},
+    {"H_I0", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 0, .arg = PB_IROW_MEAN},
+    {"H_Ik", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 1, .arg = PB_IROW_MEAN},
+    {"L_I0", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 2, .arg = PB_IROW_MEAN},
+    {"L_Ik", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 3, .arg = PB_IROW_MEAN},
+    {"dMk_Ik", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 4, .arg = PB_IROW_MEAN},
+    {"dMk_cells", PB_COL_INT, .slot = PB_RS_GRID_M + 4, .arg = PB_IROW_COUNT},
+    {"dMk_straddle_zero", PB_COL_INT, .slot = PB_RS_GRID_STRADDLE, .arg = PB_IROW_INT},
+    {"zero_K_cells", PB_COL_INT, .slot = PB_RS_GRID_ZERO, .arg = PB_IROW_INT},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Full-grid mean identification widths (seed Table 6)",
+    "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. For L and dMk "
+    "the I5 bounds equal Ik (Theorem 1).",
+    cols};
+  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, 0);
 }
 
 /* Table 7 (and the A.10 ranges): panel cells with the I5 pass. */
 static void pb_rep__panel(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Panel: H widths by information level (seed Table 7)",
-                 "Percentage points; the same panel cells at every level. Extra = Ik - I5 width; narrower counts "
-                 "cells with a strictly narrower I5 interval. L and dMk at I5 (equal to Ik by Theorem 1) and the "
-                 "variable-support dMk range at I0 (A.10) follow; normalised H = I5 width / maximum feasible H mass.",
-                 "source\tcells\tH_I0\tH_Ik\tH_I5\textra\tnarrower\tL_I5\tdMk_I5\tdMk_I0_varsupport\t"
-                 "dMk_I0_defined\tH_normalised", NULL);
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
-    pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_table_int(t, pb_rs_int(S, s, PB_RS_PANEL_N));
-    for (int j = 0; j < 4; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PANEL_M + j), 2);
-    pb_table_int(t, pb_rs_int(S, s, PB_RS_PANEL_NARROWER));
-    for (int j = 4; j < 7; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PANEL_M + j), 2);
-    pb_table_int(t, pb_rs_count(S, s, PB_RS_PANEL_M + 6));
-    pb_table_num(t, pb_rs_mean(S, s, PB_RS_PANEL_M + 7), 4);
-    pb_table_end_row(t);
-  }
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
+    {"cells", PB_COL_INT, .slot = PB_RS_PANEL_N, .arg = PB_IROW_INT},
+    {"H_I0", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 0, .arg = PB_IROW_MEAN},
+    {"H_Ik", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 1, .arg = PB_IROW_MEAN},
+    {"H_I5", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 2, .arg = PB_IROW_MEAN},
+    {"extra", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 3, .arg = PB_IROW_MEAN},
+    {"narrower", PB_COL_INT, .slot = PB_RS_PANEL_NARROWER, .arg = PB_IROW_INT},
+    {"L_I5", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 4, .arg = PB_IROW_MEAN},
+    {"dMk_I5", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 5, .arg = PB_IROW_MEAN},
+    {"dMk_I0_varsupport", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 6, .arg = PB_IROW_MEAN},
+    {"dMk_I0_defined", PB_COL_INT, .slot = PB_RS_PANEL_M + 6, .arg = PB_IROW_COUNT},
+    {"H_normalised", PB_COL_NUM, 4, .slot = PB_RS_PANEL_M + 7, .arg = PB_IROW_MEAN},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Panel: H widths by information level (seed Table 7)",
+    "Percentage points; the same panel cells at every level. Extra = Ik - I5 width; narrower counts cells with a "
+    "strictly narrower I5 interval. L and dMk at I5 (equal to Ik by Theorem 1) and the variable-support dMk range "
+    "at I0 (A.10) follow; normalised H = I5 width / maximum feasible H mass.",
+    cols};
+  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, 0);
 }
 
 /* Table 9: signed decomposition on positive-K cells, with the 1e-8 pp tie rule. */
 static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Signed confidence decomposition (seed Table 9, Eq. 9)",
-                 "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.",
-                 "source\tK_pos_cells\tpair_minus_ind\tmean_abs_W\tmean_abs_V\tshare_V_gt_W_pct", NULL);
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
-    const int64_t n = pb_rs_int(S, s, PB_RS_DEC_N), vbig = pb_rs_int(S, s, PB_RS_DEC_VBIG);
-    pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_table_int(t, n);
-    for (int j = 0; j < 3; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_DEC_M + j), 2);
-    pb_table_num(t, n ? PP * (double)vbig / n : NAN, 1);
-    pb_table_end_row(t);
+  /* the rows start at PB_RS_DEC_N, the count that the share divides */
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
+    {"K_pos_cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
+    {"pair_minus_ind", PB_COL_NUM, 2, .slot = PB_RS_DEC_M + 0 - PB_RS_DEC_N, .arg = PB_IROW_MEAN},
+    {"mean_abs_W", PB_COL_NUM, 2, .slot = PB_RS_DEC_M + 1 - PB_RS_DEC_N, .arg = PB_IROW_MEAN},
+    {"mean_abs_V", PB_COL_NUM, 2, .slot = PB_RS_DEC_M + 2 - PB_RS_DEC_N, .arg = PB_IROW_MEAN},
+    {"share_V_gt_W_pct", PB_COL_NUM, 1, .slot = PB_RS_DEC_VBIG - PB_RS_DEC_N, .arg = PB_IROW_SHARE},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Signed confidence decomposition (seed Table 9, Eq. 9)",
+    "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.", cols};
+  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, PB_RS_DEC_N);
+}
+
+/* A row of Table 10: the totals' row, and its model-group intervals (NULL: not drawn). */
+struct pb_rep__vr_row {
+  struct pb_identify_row r;
+  const struct pb_interval *iv; /* [3] */
+  char *buf;
+};
+
+enum { PB_REP__VR_MD = -1, PB_REP__VR_LO = -2, PB_REP__VR_HI = -3 };
+
+/* Table 10's variance ratios: the mean, its interval ends (.slot: the
+ * ratio's slot after the row's first) and, in the markdown, both in one cell. */
+static union pb_cell pb_rep__vr_cell(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_rep__vr_row *v = ctx;
+  const struct pb_interval *iv = v->iv ? &v->iv[c->slot - 1] : NULL;
+  switch (c->arg) {
+  case PB_REP__VR_LO: return (union pb_cell){.x = iv ? iv->lo : NAN};
+  case PB_REP__VR_HI: return (union pb_cell){.x = iv ? iv->hi : NAN};
+  case PB_REP__VR_MD: {
+    const double m = pb_rs_mean(v->r.S, v->r.s, v->r.base + c->slot);
+    if (iv) snprintf(v->buf, 96, "%.2f [%.2f, %.2f]", m, iv->lo, iv->hi);
+    else snprintf(v->buf, 96, "%.2f", m);
+    return (union pb_cell){.s = v->buf};
+  }
+  default: return pb_identify_row_cell(&v->r, c);
   }
 }
 
-/* Rows by source, then all tiers and each tier with cells: Tables 10 and 11.
- * rows[i] = {source, tier (-1 = all tiers)}; returns the row count.  @p cells
- * [source][tier row] counts the cells of each. */
-static int32_t pb_rep__tier_rows(const struct pb_meta *meta, const int64_t *cells, int32_t (*rows)[2])
+/* Rows of Tables 10 and 11: per source, all tiers and each tier with cells
+ * (@p iv: Table 10's intervals by row, or NULL). */
+static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
+                            const struct pb_table_spec *spec, const struct pb_identify_intervals *iv)
 {
-  int32_t n = 0;
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
-    for (int tier = -1; tier < PB_N_TIERS; tier++)
-      if (cells[(size_t)s * PB_RS_TIER_ROWS + tier + 1] > 0) rows[n][0] = s, rows[n][1] = tier, n++;
-  return n;
-}
-
-static int32_t pb_rep__max_rows(const struct pb_meta *meta) { return meta->n_sources * PB_RS_TIER_ROWS; }
-
-/* Statistic (row, metric) = cell mean of that metric over the row's cells:
- * each rank sums its cells per (source, tier row, model group, metric)
- * exactly, the sums reach every rank, and the bootstrap resamples the groups
- * from them (pb_resample_boot_group_sums). */
-int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
-                          const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out)
-{
-  const int32_t NR = PB_RS_TIER_ROWS, nrow_max = pb_rep__max_rows(meta);
-  int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
-  const int32_t ng = pb_store_meta_model_groups(meta, model_group);
-  int64_t *cells = pb_calloc((size_t)nrow_max, sizeof *cells);
-  struct pb_agg a; /* [source][tier row][group][metric] */
-  pb_agg_init(&a, (int64_t)nrow_max * ng * 3);
-  for (int64_t c = 0; c < n_local; c++) {
-    const double *r = recs + c * PB_IF_N;
-    const struct pb_cell_ref ref = pb_dist_cell_at(meta, first + c);
-    const int rows[2] = {0, pb_rep__tier_row(r)};
-    for (int i = 0; i < 2 && rows[i] >= 0; i++) {
-      const int64_t row = (int64_t)ref.source * NR + rows[i];
-      cells[row]++;
-      for (int j = 0; j < 3; j++) pb_agg_add(&a, (row * ng + model_group[ref.model]) * 3 + j, r[PB_IF_VR_C + j]);
-    }
-  }
-  MPI_Allreduce(MPI_IN_PLACE, cells, nrow_max, MPI_INT64_T, MPI_SUM, comm);
-  int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
-  out->n_rows = pb_rep__tier_rows(meta, cells, rows);
-  out->vr = NULL;
-  int status = PB_OK;
-  if (opt->group_draws > 0) status = pb_agg_reduce(&a, comm, -1);
-  if (opt->group_draws > 0 && status == PB_OK) {
-    const int32_t ns = 3 * out->n_rows;
-    double *sum = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *sum);
-    double *cnt = pb_malloc((size_t)(ng > 0 ? ng : 1) * (ns > 0 ? ns : 1) * sizeof *cnt);
-    double *full = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *full);
-    for (int32_t i = 0; i < out->n_rows; i++)
-      for (int j = 0; j < 3; j++) {
-        const int64_t row = (int64_t)rows[i][0] * NR + rows[i][1] + 1;
-        for (int32_t g = 0; g < ng; g++) {
-          sum[(size_t)g * ns + 3 * i + j] = pb_agg_sum(&a, (row * ng + g) * 3 + j);
-          cnt[(size_t)g * ns + 3 * i + j] = (double)pb_agg_count(&a, (row * ng + g) * 3 + j);
-        }
-        full[3 * i + j] = pb_agg_mean_of(&a, row * ng * 3 + j, 3, ng); /* the table's exact mean */
-      }
-    struct pb_boot_spec spec = {opt->seed, PB_RNG_GROUP_BOOT, 0, opt->group_draws, PB_BOOT_LEVEL};
-    out->vr = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *out->vr);
-    status = pb_resample_boot_group_sums(sum, cnt, full, ng, ns, &spec, comm, out->vr);
-    free(full);
-    free(sum);
-    free(cnt);
-  }
-  pb_agg_free(&a);
-  free(rows);
-  free(cells);
-  free(model_group);
-  return status;
-}
-
-/* Table 10 (with model-group intervals when drawn) or Table 11. */
-static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t, int table,
-                            const struct pb_identify_intervals *iv)
-{
-  if (table == 10)
-    pb_table_begin(t, "Paired-to-unpaired variance ratio (seed Table 10)",
-                      "var(X - X') / (var(X) + var(X')) over evaluation pairs, mean over cells (weighted equally); "
-                      "[lo, hi]: 95% percentile intervals from resampling the model groups (--group-draws).",
-                      "source\ttier\tcells\tC\tS\tM\tC_lo\tC_hi\tS_lo\tS_hi\tM_lo\tM_hi",
-                      "source\ttier\tcells\tC\tS\tM");
-  else
-    pb_table_begin(t, "Identification of K from accuracies alone (seed Table 11)",
-                   "Percentage points of N: width of K from per-class accuracies and from global accuracies, observed "
-                   "gross flips h + r, and the share of classes whose overlap is pinned.",
-                   "source\ttier\tcells\tK_width_classwise\tK_width_global\tobserved_h_plus_r\tpinned_pct", NULL);
-  const int32_t nrow_max = pb_rep__max_rows(meta);
+  const int32_t nrow_max = meta->n_sources * PB_RS_TIER_ROWS;
   int64_t *cells = pb_malloc((size_t)nrow_max * sizeof *cells);
   for (int32_t i = 0; i < nrow_max; i++) cells[i] = pb_rs_int(S, i / PB_RS_TIER_ROWS, PB_RS_TIER + 8 * (i % PB_RS_TIER_ROWS));
   int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
-  int32_t nr = pb_rep__tier_rows(meta, cells, rows);
+  const int32_t nr = pb_identify_tier_rows(meta, cells, rows);
+  char buf[96];
+  pb_table_open(t, spec);
   for (int32_t row = 0; row < nr; row++) {
-    const int32_t s = rows[row][0];
-    const int o = PB_RS_TIER + 8 * (rows[row][1] + 1);
-    pb_rep__label(t, meta->sources[s].name, rows[row][1] < 0 ? "all tiers" : pb_protocol_tier_name(rows[row][1]));
-    pb_table_int(t, pb_rs_int(S, s, o));
-    if (table == 10) {
-      for (int j = 0; j < 3; j++) {
-        const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
-        const double m = pb_rs_mean(S, s, o + 1 + j);
-        pb_text_double(&t->tsv, m);
-        if (v) pb_text_printf(&t->md, " | %.2f [%.2f, %.2f]", m, v->lo, v->hi);
-        else pb_text_printf(&t->md, " | %.2f", m);
-      }
-      for (int j = 0; j < 3; j++) {
-        const struct pb_interval *v = iv->vr ? &iv->vr[3 * row + j] : NULL;
-        pb_text_double(&t->tsv, v ? v->lo : NAN);
-        pb_text_double(&t->tsv, v ? v->hi : NAN);
-      }
-    } else {
-      for (int j = 0; j < 4; j++) pb_table_num(t, pb_rs_mean(S, s, o + 4 + j), 2);
-    }
-    pb_table_end_row(t);
+    const int32_t s = rows[row][0], tier = rows[row][1];
+    const struct pb_rep__vr_row v = {
+      {S, s, PB_RS_TIER + 8 * (tier + 1), {meta->sources[s].name, tier < 0 ? "all tiers" : pb_protocol_tier_name(tier)}},
+      iv && iv->vr ? &iv->vr[3 * row] : NULL, buf};
+    pb_table_row(t, spec, pb_rep__vr_cell, &v);
   }
   free(rows);
   free(cells);
+}
+
+/* Table 10, with model-group intervals when drawn. */
+static void pb_rep__variance_ratio(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
+                                   const struct pb_identify_intervals *iv)
+{
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
+    {"tier", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
+    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
+    {"C", PB_COL_NUM, .slot = 1, .arg = PB_IROW_MEAN, .side = PB_COL_TSV_ONLY},
+    {"C", PB_COL_STR, .slot = 1, .arg = PB_REP__VR_MD, .side = PB_COL_MD_ONLY},
+    {"S", PB_COL_NUM, .slot = 2, .arg = PB_IROW_MEAN, .side = PB_COL_TSV_ONLY},
+    {"S", PB_COL_STR, .slot = 2, .arg = PB_REP__VR_MD, .side = PB_COL_MD_ONLY},
+    {"M", PB_COL_NUM, .slot = 3, .arg = PB_IROW_MEAN, .side = PB_COL_TSV_ONLY},
+    {"M", PB_COL_STR, .slot = 3, .arg = PB_REP__VR_MD, .side = PB_COL_MD_ONLY},
+    {"C_lo", PB_COL_NUM, .slot = 1, .arg = PB_REP__VR_LO, .side = PB_COL_TSV_ONLY},
+    {"C_hi", PB_COL_NUM, .slot = 1, .arg = PB_REP__VR_HI, .side = PB_COL_TSV_ONLY},
+    {"S_lo", PB_COL_NUM, .slot = 2, .arg = PB_REP__VR_LO, .side = PB_COL_TSV_ONLY},
+    {"S_hi", PB_COL_NUM, .slot = 2, .arg = PB_REP__VR_HI, .side = PB_COL_TSV_ONLY},
+    {"M_lo", PB_COL_NUM, .slot = 3, .arg = PB_REP__VR_LO, .side = PB_COL_TSV_ONLY},
+    {"M_hi", PB_COL_NUM, .slot = 3, .arg = PB_REP__VR_HI, .side = PB_COL_TSV_ONLY},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Paired-to-unpaired variance ratio (seed Table 10)",
+    "var(X - X') / (var(X) + var(X')) over evaluation pairs, mean over cells (weighted equally); [lo, hi]: 95% "
+    "percentile intervals from resampling the model groups (--group-draws).",
+    cols};
+  pb_rep__by_tier(meta, S, t, &spec, iv);
+}
+
+/* Table 11: what accuracies alone identify of K. */
+static void pb_rep__accuracy_only(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+{
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
+    {"tier", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
+    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
+    {"K_width_classwise", PB_COL_NUM, 2, .slot = 4, .arg = PB_IROW_MEAN},
+    {"K_width_global", PB_COL_NUM, 2, .slot = 5, .arg = PB_IROW_MEAN},
+    {"observed_h_plus_r", PB_COL_NUM, 2, .slot = 6, .arg = PB_IROW_MEAN},
+    {"pinned_pct", PB_COL_NUM, 2, .slot = 7, .arg = PB_IROW_MEAN},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Identification of K from accuracies alone (seed Table 11)",
+    "Percentage points of N: width of K from per-class accuracies and from global accuracies, observed gross flips "
+    "h + r, and the share of classes whose overlap is pinned.",
+    cols};
+  pb_rep__by_tier(meta, S, t, &spec, NULL);
 }
 
 /* H.2: independent counterparts against the mean over permutation replicates. */
 static void pb_rep__perm(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
                          int32_t replicates)
 {
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
+    {"cells", PB_COL_INT, .slot = PB_RS_PERM_N, .arg = PB_IROW_INT},
+    {"H_ind", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 0, .arg = PB_IROW_MEAN},
+    {"H_perm", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 1, .arg = PB_IROW_MEAN},
+    {"L_ind", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 2, .arg = PB_IROW_MEAN},
+    {"L_perm", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 3, .arg = PB_IROW_MEAN},
+    {"dMk_ind", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 4, .arg = PB_IROW_MEAN},
+    {"dMk_perm", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 5, .arg = PB_IROW_MEAN},
+    {NULL}};
   char note[256];
   snprintf(note, sizeof note, "Cell means of the independent values (Eq. 4, Eq. 14) and of the same targets under %d "
            "uniform within-class permutations per cell (H.2's empirical control); rates in pp, dMk over K > 0.",
            replicates);
-  pb_table_begin(t, "Independent counterparts and the permutation control (Appendix H.2)", note,
-                 "source\tcells\tH_ind\tH_perm\tL_ind\tL_perm\tdMk_ind\tdMk_perm", NULL);
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
-    pb_rep__label(t, meta->sources[s].name, NULL);
-    pb_table_int(t, pb_rs_int(S, s, PB_RS_PERM_N));
-    for (int j = 0; j < 6; j++) pb_table_num(t, pb_rs_mean(S, s, PB_RS_PERM_M + j), 3);
-    pb_table_end_row(t);
-  }
+  const struct pb_table_spec spec = {"Independent counterparts and the permutation control (Appendix H.2)", note, cols};
+  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, 0);
 }
 
 /* Mean over the seeds of the per-seed means of target k of source s (seeds in order, undefined ones left out). */
@@ -298,36 +227,82 @@ static double pb_rep__seed_mean(const struct pb_identify_sum *S, int32_t s, int 
   return pb_num_nanmean_get(&seeds);
 }
 
+enum { PB_REP__SEED_MEAN = -1, PB_REP__SEED_MIN = -2, PB_REP__SEED_MAX = -3 };
+
+/* Matched support: a column whose slot is an original-support width
+ * (PB_RS_MATCH_ORIG + target) shows, by its kind, the matched supports' mean
+ * over the seeds or their smallest or largest seed mean. */
+static union pb_cell pb_rep__matched_cell(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_identify_row *r = ctx;
+  const int k = r->base + c->slot - PB_RS_MATCH_ORIG;
+  if (c->arg == PB_REP__SEED_MEAN) return (union pb_cell){.x = pb_rep__seed_mean(r->S, r->s, k)};
+  if (c->arg != PB_REP__SEED_MIN && c->arg != PB_REP__SEED_MAX) return pb_identify_row_cell(ctx, c);
+  double lo = INFINITY, hi = -INFINITY;
+  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+    const double d = pb_rs_mean(r->S, r->s, PB_RS_MATCH_SEED + 4 * j + k);
+    if (!isnan(d)) lo = fmin(lo, d), hi = fmax(hi, d);
+  }
+  const double x = c->arg == PB_REP__SEED_MIN ? lo : hi;
+  return (union pb_cell){.x = isinf(x) ? NAN : x};
+}
+
 /* B.2 / Table 8: panel I5 widths before and after matching support; seed means first. */
 static void pb_rep__matched(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Matched support (seed Table 8, Appendix B.2)",
-                 "Panel cells, I5 widths in percentage points, original vs matched to the classes common to every "
-                 "source with two evaluation records per class (SHA-256 order of seed, source, class, image; seeds "
-                 "20260910-20260914). Matched values average defined cells within each seed, then the seeds "
-                 "equally; min/max over seeds are sensitivity summaries. H_norm divides each H width by the "
-                 "maximum feasible H mass.",
-                 "source\tH_orig\tH_matched\tL_orig\tL_matched\tdMk_orig\tdMk_matched\tdMk_matched_min\t"
-                 "dMk_matched_max\tdMk_undefined_cell_seeds\tH_norm_orig\tH_norm_matched", NULL);
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
-    double dmin = INFINITY, dmax = -INFINITY;
-    for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
-      const double d = pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + 2);
-      if (!isnan(d)) dmin = fmin(dmin, d), dmax = fmax(dmax, d);
-    }
-    pb_rep__label(t, meta->sources[s].name, NULL);
-    for (int k = 0; k < 3; k++) {
-      pb_table_num(t, pb_rs_mean(S, s, PB_RS_MATCH_ORIG + k), 2);
-      pb_table_num(t, pb_rep__seed_mean(S, s, k), 2);
-    }
-    pb_table_num(t, isinf(dmin) ? NAN : dmin, 2);
-    pb_table_num(t, isinf(dmax) ? NAN : dmax, 2);
-    pb_table_int(t, pb_rs_int(S, s, PB_RS_MATCH_UNDEF));
-    pb_table_num(t, pb_rs_mean(S, s, PB_RS_MATCH_ORIG + 3), 4);
-    pb_table_num(t, pb_rep__seed_mean(S, s, 3), 4);
-    pb_table_end_row(t);
-  }
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
+    {"H_orig", PB_COL_NUM, 2, .slot = 0, .arg = PB_IROW_MEAN},
+    {"H_matched", PB_COL_NUM, 2, .slot = 0, .arg = PB_REP__SEED_MEAN},
+    {"L_orig", PB_COL_NUM, 2, .slot = 1, .arg = PB_IROW_MEAN},
+    {"L_matched", PB_COL_NUM, 2, .slot = 1, .arg = PB_REP__SEED_MEAN},
+    {"dMk_orig", PB_COL_NUM, 2, .slot = 2, .arg = PB_IROW_MEAN},
+    {"dMk_matched", PB_COL_NUM, 2, .slot = 2, .arg = PB_REP__SEED_MEAN},
+    {"dMk_matched_min", PB_COL_NUM, 2, .slot = 2, .arg = PB_REP__SEED_MIN},
+    {"dMk_matched_max", PB_COL_NUM, 2, .slot = 2, .arg = PB_REP__SEED_MAX},
+    {"dMk_undefined_cell_seeds", PB_COL_INT, .slot = PB_RS_MATCH_UNDEF - PB_RS_MATCH_ORIG, .arg = PB_IROW_INT},
+    {"H_norm_orig", PB_COL_NUM, 4, .slot = 3, .arg = PB_IROW_MEAN},
+    {"H_norm_matched", PB_COL_NUM, 4, .slot = 3, .arg = PB_REP__SEED_MEAN},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Matched support (seed Table 8, Appendix B.2)",
+    "Panel cells, I5 widths in percentage points, original vs matched to the classes common to every source with "
+    "two evaluation records per class (SHA-256 order of seed, source, class, image; seeds 20260910-20260914). "
+    "Matched values average defined cells within each seed, then the seeds equally; min/max over seeds are "
+    "sensitivity summaries. H_norm divides each H width by the maximum feasible H mass.",
+    cols};
+  pb_rep__by_source(meta, S, t, &spec, pb_rep__matched_cell, PB_RS_MATCH_ORIG);
 }
+
+/* A bar chart of the panel's widths: one row per source and target k (H, L,
+ * dMk) whose first slot is @p base0 + @p step k, left out where the slot
+ * @p need after it counts no value. */
+static int pb_rep__widths_figure(const struct pb_meta *meta, const struct pb_identify_sum *S, const struct pb_figure *fig,
+                                 const struct pb_table_spec *spec, pb_table_get_fn get, int base0, int step, int need,
+                                 struct pb_results *res, struct pb_text *md)
+{
+  static const char *const target[3] = {"H", "L", "dMk"};
+  struct pb_text d = {0};
+  char label[160];
+  int rows = 0;
+  pb_table_tsv_open(&d, spec);
+  PB_IDENTIFY_SOURCES(meta, s)
+  for (int k = 0; k < 3; k++) {
+    const struct pb_identify_row row = {S, s, base0 + step * k, {label}};
+    if (pb_rs_count(S, s, row.base + need) == 0) continue;
+    snprintf(label, sizeof label, "%s %s", meta->sources[s].name, target[k]);
+    pb_table_tsv_row(&d, spec, get, &row);
+    rows++;
+  }
+  int status = rows > 0 ? pb_figure_write(res, fig, d.buf, d.len, md) : PB_OK;
+  pb_text_free(&d);
+  return status;
+}
+
+#define PB_REP__BARS                                                                                               \
+  "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"            \
+  "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:*]\nset key top right\n"
+#define PB_REP__TARGETS "source and target (H: accepted error, L: lost acceptance, dMk: confidence change of correct pairs)"
 
 /* Figure 1: panel mean widths of H, L and dMk at I0, Ik and I5, one cluster of
  * three bars per source and target (the seed's W0, W1, W2). dMk at I0 is the
@@ -335,28 +310,18 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_identify
 static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
                            struct pb_text *md)
 {
-  static const char *const target[3] = {"H", "L", "dMk"};
-  struct pb_text d = {0};
-  pb_text_printf(&d, "source and target\tI0 (marginal records)\tIk (+ classwise overlap)\tI5 (+ five-state counts)\n");
-  int rows = 0;
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
-    for (int k = 0; k < 3; k++) {
-      if (pb_rs_count(S, s, PB_RS_FIG1 + 3 * k + 2) == 0) continue;
-      pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
-      for (int j = 0; j < 3; j++) pb_text_double(&d, pb_rs_mean(S, s, PB_RS_FIG1 + 3 * k + j));
-      pb_text_printf(&d, "\n");
-      rows++;
-    }
-  const struct pb_figure fig = {
-      "figure1_identified_widths", "Mean identified widths on the panel by information level (seed Figure 1)",
-      "source and target (H: accepted error, L: lost acceptance, dMk: confidence change of correct pairs)",
-      "mean interval width (percentage points of N)",
-      "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"
-      "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:*]\nset key top right\n"
-      "plot DATA using 2:xtic(1), '' using 3, '' using 4"};
-  int status = rows > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
-  pb_text_free(&d);
-  return status;
+  static const struct pb_column cols[] = {
+    {"source and target", PB_COL_STR, .arg = PB_IROW_KEY},
+    {"I0 (marginal records)", PB_COL_NUM, .slot = 0, .arg = PB_IROW_MEAN},
+    {"Ik (+ classwise overlap)", PB_COL_NUM, .slot = 1, .arg = PB_IROW_MEAN},
+    {"I5 (+ five-state counts)", PB_COL_NUM, .slot = 2, .arg = PB_IROW_MEAN},
+    {NULL}};
+  static const struct pb_table_spec spec = {NULL, NULL, cols};
+  static const struct pb_figure fig = {
+    "figure1_identified_widths", "Mean identified widths on the panel by information level (seed Figure 1)",
+    PB_REP__TARGETS, "mean interval width (percentage points of N)",
+    PB_REP__BARS "plot DATA using 2:xtic(1), '' using 3, '' using 4"};
+  return pb_rep__widths_figure(meta, S, &fig, &spec, pb_identify_row_cell, PB_RS_FIG1, 3, 2, res, md);
 }
 
 /* The matched-support comparison (B.2) as a figure: panel I5 widths of H, L
@@ -365,29 +330,17 @@ static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_identify_
 static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
                                   struct pb_text *md)
 {
-  static const char *const target[3] = {"H", "L", "dMk"};
-  struct pb_text d = {0};
-  pb_text_printf(&d, "source and target\toriginal support\tmatched support (mean over seeds)\n");
-  int rows = 0;
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
-    for (int k = 0; k < 3; k++) {
-      if (pb_rs_count(S, s, PB_RS_MATCH_ORIG + k) == 0) continue;
-      pb_text_printf(&d, "%s %s", meta->sources[s].name, target[k]);
-      pb_text_double(&d, pb_rs_mean(S, s, PB_RS_MATCH_ORIG + k));
-      pb_text_double(&d, pb_rep__seed_mean(S, s, k));
-      pb_text_printf(&d, "\n");
-      rows++;
-    }
-  const struct pb_figure fig = {
-      "figure_matched_support", "I5 widths on original and matched support (seed Table 8, Appendix B.2)",
-      "source and target (H: accepted error, L: lost acceptance, dMk: confidence change of correct pairs)",
-      "mean I5 interval width (percentage points of N)",
-      "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"
-      "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:*]\nset key top right\n"
-      "plot DATA using 2:xtic(1), '' using 3"};
-  int status = rows > 0 ? pb_figure_write(res, &fig, d.buf, d.len, md) : PB_OK;
-  pb_text_free(&d);
-  return status;
+  static const struct pb_column cols[] = {
+    {"source and target", PB_COL_STR, .arg = PB_IROW_KEY},
+    {"original support", PB_COL_NUM, .slot = 0, .arg = PB_IROW_MEAN},
+    {"matched support (mean over seeds)", PB_COL_NUM, .slot = 0, .arg = PB_REP__SEED_MEAN},
+    {NULL}};
+  static const struct pb_table_spec spec = {NULL, NULL, cols};
+  static const struct pb_figure fig = {
+    "figure_matched_support", "I5 widths on original and matched support (seed Table 8, Appendix B.2)",
+    PB_REP__TARGETS, "mean I5 interval width (percentage points of N)",
+    PB_REP__BARS "plot DATA using 2:xtic(1), '' using 3"};
+  return pb_rep__widths_figure(meta, S, &fig, &spec, pb_rep__matched_cell, PB_RS_MATCH_ORIG, 1, 0, res, md);
 }
 
 /* The protocol summary that heads REPORT.md. */
@@ -409,94 +362,41 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
   }
 }
 
-/* The totals of every rank's cells on rank 0 (collective); this rank holds
- * n_local records of cells first.. . */
-static int pb_rep__summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
-                             MPI_Comm comm, struct pb_identify_sum *S)
+int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_identify_sum *S,
+                       struct pb_results *res, const struct pb_identify_options *opt,
+                       const struct pb_identify_intervals *iv)
 {
-  const int32_t ns = meta->n_sources, M = meta->n_models;
-  pb_agg_init(&S->a, (int64_t)ns * PB_RS_N);
-  S->cal_first = pb_malloc((size_t)(ns * M > 0 ? ns * M : 1) * sizeof *S->cal_first);
-  pb_agg_loc_init(S->cal_first, ns * M, INFINITY);
-  S->cal_changed = pb_calloc((size_t)(ns * M > 0 ? ns * M : 1), sizeof *S->cal_changed);
-  for (int64_t c = 0; c < n_local; c++) {
-    const double *r = recs + c * PB_IF_N;
-    const struct pb_cell_ref ref = pb_dist_cell_at(meta, first + c);
-    pb_rep__add(S, ref.source, r);
-    pb_identify_more_add(S, ref.source, r);
-    if (!isnan(r[PB_IF_F1])) {
-      const size_t k = (size_t)ref.source * M + ref.model;
-      pb_agg_loc_min(&S->cal_first[k], (double)(first + c), first + c, 0);
-      S->cal_changed[k] += (int64_t)r[PB_IF_F1_CHANGED];
-    }
-  }
-  /* F.1's per-model values: the rank that holds a model's first cell adds them */
-  int status = pb_agg_loc_reduce(S->cal_first, ns * M, 0, comm, -1);
-  for (int64_t k = 0; k < (int64_t)ns * M && status == PB_OK; k++) {
-    const int64_t g = S->cal_first[k].cell;
-    if (g < first || g >= first + n_local) continue;
-    const double *r = recs + (g - first) * PB_IF_N;
-    static const int f[4] = {PB_IF_F1_PLATT_A, PB_IF_F1_PLATT_B, PB_IF_F1_BRIER0_RAW, PB_IF_F1_BRIER0_PLATT};
-    for (int j = 0; j < 4; j++) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + j, r[f[j]]);
-  }
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) MPI_Reduce(MPI_IN_PLACE, S->cal_changed, ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
-  else MPI_Reduce(S->cal_changed, NULL, ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
-  if (status == PB_OK) status = pb_agg_reduce(&S->a, comm, 0);
-  return status;
-}
-
-static void pb_rep__sum_free(struct pb_identify_sum *S)
-{
-  pb_agg_free(&S->a);
-  free(S->cal_first);
-  free(S->cal_changed);
-}
-
-int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t first,
-                       int64_t n_local, struct pb_results *res, const struct pb_identify_options *opt,
-                       const struct pb_identify_intervals *iv, MPI_Comm comm)
-{
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  struct pb_identify_sum S;
-  int status = pb_rep__summarise(meta, recs, first, n_local, comm, &S);
-  if (rank != 0 || status != PB_OK) {
-    pb_rep__sum_free(&S);
-    return status;
-  }
   struct pb_text md = {0};
   struct pb_table t = {{0}, {0}};
+  int status = PB_OK;
   pb_rep__protocol(meta, p, &md);
   pb_text_printf(&md, "\n## Identification (pairbound bounds)\n\nPer-cell intervals: report/bounds.tsv. "
                       "I5 and the variable-support dMk range cover the %s.\n",
                  opt->i5_scope == PB_IDENTIFY_I5_ALL ? "full grid" : opt->i5_scope == PB_IDENTIFY_I5_PANEL ? "panel" : "no cell");
-  pb_rep__grid(meta, &S, &t);
+  pb_rep__grid(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_grid.tsv", &md);
-  pb_rep__panel(meta, &S, &t);
+  pb_rep__panel(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_panel.tsv", &md);
-  if (status == PB_OK) status = pb_rep__figure1(meta, &S, res, &md);
-  pb_rep__decomposition(meta, &S, &t);
+  if (status == PB_OK) status = pb_rep__figure1(meta, S, res, &md);
+  pb_rep__decomposition(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_decomposition.tsv", &md);
-  pb_rep__by_tier(meta, &S, &t, 10, iv);
+  pb_rep__variance_ratio(meta, S, &t, iv);
   status |= pb_table_flush(&t, res, "identification_variance_ratio.tsv", &md);
   if (pb_resample_boot_one_group(meta->model_groups, meta->n_models, opt->group_draws, "bounds"))
     pb_text_printf(&md, "%s", PB_BOOT_ONE_GROUP_NOTE);
-  pb_rep__by_tier(meta, &S, &t, 11, iv);
+  pb_rep__accuracy_only(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_accuracy_only.tsv", &md);
   if (opt->perm_replicates > 0) {
-    pb_rep__perm(meta, &S, &t, opt->perm_replicates);
+    pb_rep__perm(meta, S, &t, opt->perm_replicates);
     status |= pb_table_flush(&t, res, "identification_permutation.tsv", &md);
   }
   if (opt->matched) {
-    pb_rep__matched(meta, &S, &t);
+    pb_rep__matched(meta, S, &t);
     status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
-    if (status == PB_OK) status = pb_rep__matched_figure(meta, &S, res, &md);
+    if (status == PB_OK) status = pb_rep__matched_figure(meta, S, res, &md);
   }
-  if (status == PB_OK) status = pb_identify_report_more(meta, &S, res, opt, &md);
+  if (status == PB_OK) status = pb_identify_report_more(meta, S, res, opt, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
-  pb_rep__sum_free(&S);
   return status ? PB_FAIL : PB_OK;
 }

@@ -671,8 +671,12 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
     /* every rank adds up its own cells; the resampling runs on all of them */
     struct pb_identify_intervals iv;
     status = pb_identify_intervals(st.meta, recs, st.first, n, opt, comm, &iv);
-    if (status == PB_OK)
-      status = pb_identify_report(st.meta, &st.protocol, recs, st.first, n, st.results, opt, &iv, comm);
+    if (status == PB_OK) {
+      struct pb_identify_sum S;
+      status = pb_identify_summarise(st.meta, recs, st.first, n, comm, &S);
+      if (status == PB_OK && st.rank == 0) status = pb_identify_report(st.meta, &st.protocol, &S, st.results, opt, &iv);
+      pb_identify_sum_free(&S);
+    }
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(iv.vr);
   }

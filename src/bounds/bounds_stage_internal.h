@@ -1,4 +1,5 @@
-/* Shared by bounds_stage.c and bounds_report.c: the per-cell record layout. */
+/* Shared by the bounds stage and its report: the per-cell record layout,
+ * the report's totals and the rows of its tables. */
 #ifndef PAIRBOUND_IDENTIFY_INTERNAL_H
 #define PAIRBOUND_IDENTIFY_INTERNAL_H
 
@@ -16,6 +17,7 @@
 #include "pairbound/resample.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
+#include "pairbound/table.h"
 
 /* One cell = PB_IF_N doubles; the first 26 are bounds.tsv's required columns. */
 enum pb_identify_field {
@@ -46,12 +48,14 @@ enum pb_identify_field {
 /* The record's field table: /bounds/cells columns and bounds.tsv (after model, source, condition). */
 extern const struct pb_fields pb_identify_fields;
 
-/* The report tables' totals per source (bounds_report.c, bounds_report_more.c):
+/* The report tables' totals per source (bounds_stage_reduce.c):
  * slot (source, PB_RS_*) of one exact aggregate (pairbound/agg.h), filled by
  * every rank from its own cells and reduced to rank 0.  A mean slot takes
  * the values a table averages (NaN skipped, as pb_num_nanmean); a tally slot
  * integer increments. */
 #define PB_RS_TIER_ROWS (PB_N_TIERS + 1)   /* all tiers, then each tier */
+#define PB_IDENTIFY_N_T2 10                /* Table 2's summaries */
+#define PB_IDENTIFY_N_STRATA 4             /* B.2's stratifiers, 3 bins each */
 enum pb_rs_slot {
   PB_RS_GRID_N, PB_RS_GRID_M, PB_RS_GRID_STRADDLE = PB_RS_GRID_M + 5, PB_RS_GRID_ZERO,   /* Table 6 */
   PB_RS_PANEL_N, PB_RS_PANEL_M, PB_RS_PANEL_NARROWER = PB_RS_PANEL_M + 8,               /* Table 7 */
@@ -63,8 +67,8 @@ enum pb_rs_slot {
   PB_RS_MATCH_SEED = PB_RS_MATCH_ORIG + 4,               /* [seed][H, L, dMk, H_norm] */
   PB_RS_MATCH_UNDEF = PB_RS_MATCH_SEED + 4 * PB_IDENTIFY_N_MATCH_SEEDS,
   PB_RS_T2,                                              /* Table 2: [summary][paired, independent, difference] */
-  PB_RS_STRATA = PB_RS_T2 + 3 * 10,                      /* B.2: [stratifier][bin][n, H, L, dMk, H_norm] */
-  PB_RS_POS = PB_RS_STRATA + 4 * 3 * 5,                  /* B.2: [support][n, H, L, dMk positive, dMk defined] */
+  PB_RS_STRATA = PB_RS_T2 + 3 * PB_IDENTIFY_N_T2,        /* B.2: [stratifier][bin][n, H, L, dMk, H_norm] */
+  PB_RS_POS = PB_RS_STRATA + PB_IDENTIFY_N_STRATA * 3 * 5, /* B.2: [support][n, H, L, dMk positive, dMk defined] */
   PB_RS_SUB_ZK = PB_RS_POS + 2 * 5, PB_RS_SUB_ZK_IND0,   /* B.4 */
   PB_RS_SUB,                                             /* [subset][n, 4 means, V > W] */
   PB_RS_SUPPORT = PB_RS_SUB + 3 * 6,                     /* J.2: [variant][stratum][events, same] */
@@ -93,17 +97,69 @@ static inline int64_t pb_rs_count(const struct pb_identify_sum *S, int32_t s, in
 /* the total of a tally slot */
 static inline int64_t pb_rs_int(const struct pb_identify_sum *S, int32_t s, int slot) { return (int64_t)pb_agg_sum(&S->a, pb_rs(s, slot)); }
 
-/* One cell of source s into the totals of Table 2, B.2, B.4, J.2 and F.1 (bounds_report_more.c). */
-void pb_identify_more_add(struct pb_identify_sum *S, int32_t s, const double *r);
+/**
+ * The totals of every rank's cells on rank 0 (collective; free with
+ * pb_identify_sum_free on every rank): this rank holds the n_local records
+ * @p recs of cells first.. .
+ */
+int pb_identify_summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
+                          MPI_Comm comm, struct pb_identify_sum *S);
+void pb_identify_sum_free(struct pb_identify_sum *S);
 
 /* Model-group bootstrap intervals of Table 10 (rows source x {all, tiers} with cells, stats C, S, M),
- * from every rank's n_local records of cells first..; collective. */
+ * from every rank's n_local records of cells first..; collective (bounds_stage_reduce.c). */
 struct pb_identify_intervals {
   int32_t n_rows;
   struct pb_interval *vr;   /* [n_rows][3] */
 };
 int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
                           const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out);
+
+/* Table 2's summaries: paired (observed correspondence) field, independent
+ * field (-1: none, E needs perturbed records only), and the scale to report
+ * (bounds_report_rows.c). */
+struct pb_identify_t2 {
+  const char *name;
+  int paired, ind;
+  double scale;
+};
+extern const struct pb_identify_t2 pb_identify_t2[PB_IDENTIFY_N_T2];
+
+/* B.2 stratifiers: K/N and the event fractions that H and L intersect. */
+struct pb_identify_stratum {
+  const char *name;
+  int field;
+  double cut[2]; /* bins [0, cut0), [cut0, cut1), [cut1, 1] */
+};
+extern const struct pb_identify_stratum pb_identify_strata[PB_IDENTIFY_N_STRATA];
+
+/* Rows by source, then all tiers and each tier with cells: Tables 10 and 11.
+ * rows[i] = {source, tier (-1 = all tiers)}; returns the row count.  @p cells
+ * [source][tier row] counts the cells of each; @p rows holds
+ * meta->n_sources * PB_RS_TIER_ROWS. */
+int32_t pb_identify_tier_rows(const struct pb_meta *meta, const int64_t *cells, int32_t (*rows)[2]);
+
+/* One row of a report table on the totals (bounds_report_rows.c): its
+ * labels (key[0] the source's name) and its first slot; a column's .arg says
+ * what it shows, its .slot which label (PB_IROW_KEY) or which slot after
+ * the row's first. */
+enum pb_irow_kind {
+  PB_IROW_KEY,    /* key[slot] */
+  PB_IROW_MEAN,   /* pb_rs_mean */
+  PB_IROW_INT,    /* pb_rs_int */
+  PB_IROW_COUNT,  /* pb_rs_count */
+  PB_IROW_SHARE   /* percentage of the tally of the row's first slot */
+};
+struct pb_identify_row {
+  const struct pb_identify_sum *S;
+  int32_t s;
+  int base;
+  const char *key[3];
+};
+union pb_cell pb_identify_row_cell(const void *row, const struct pb_column *c);
+/* The sources that the tables have rows for (not the probe sources). */
+#define PB_IDENTIFY_SOURCES(meta, s) \
+  for (int32_t s = pb_store_meta_target(meta, 0); s < (meta)->n_sources; s = pb_store_meta_target(meta, s + 1))
 
 /* J.2: cross-model support of clean wrong answers (bounds_stage_support.c).
  * Per source, the support of every model's clean evaluation answers
@@ -134,18 +190,15 @@ void pb_identify_calib_cells(const struct pb_stage *st, const struct pb_identify
 void pb_identify_calib_free(struct pb_identify_calib_src *p);
 
 /* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets, J.2
- * and F.1 (bounds_report_more.c) from the reduced totals, into @p md and
+ * and F.1 (bounds_report_diag.c) from the reduced totals, into @p md and
  * report/ files (rank 0). */
 int pb_identify_report_more(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
                             const struct pb_identify_options *opt, struct pb_text *md);
 
-/**
- * Diagnostics tables (report/ TSV files and REPORT.md), collective: every
- * rank adds up its n_local records (cells first..), rank 0 writes.
- */
-int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const double *recs, int64_t first,
-                       int64_t n_local, struct pb_results *res, const struct pb_identify_options *opt,
-                       const struct pb_identify_intervals *iv, MPI_Comm comm);
+/** Diagnostics tables (report/ TSV files and REPORT.md) from the reduced totals (rank 0). */
+int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_identify_sum *S,
+                       struct pb_results *res, const struct pb_identify_options *opt,
+                       const struct pb_identify_intervals *iv);
 
 /** bounds' lines of the run summary, from the report TSVs in @p dir (bounds_report_summary.c). */
 void pb_bounds_summary(FILE *fp, const char *dir);

@@ -383,7 +383,7 @@ static int pb_cli__command(struct pb_cli *cli, const struct pb_cli_command *c, i
   pb_options_defaults(c->own, &a);
   pb_protocol_options_default(&a.protocol);
   if (c->options) pb_options_defaults(c->options, &a.world);
-  if (c->desc) a.stage = pb_stage_options_new(c->desc);
+  if (c->desc) a.stage = pb_registry_options_new(c->desc);
   char syn[2048];
   pb_cli__synopsis(c, syn, sizeof syn);
   int rc = pb_cli__parse(cli, c, argc, argv, &a, syn);
@@ -397,7 +397,7 @@ static int pb_cli__command(struct pb_cli *cli, const struct pb_cli_command *c, i
   pb_options_free(c->own, &a);
   pb_ingest_options_free(&a.ingest);
   pb_protocol_options_free(&a.protocol);
-  if (c->desc) pb_stage_options_free(c->desc, a.stage);
+  if (c->desc) pb_registry_options_free(c->desc, a.stage);
   return rc;
 }
 
@@ -676,8 +676,8 @@ static void pb_cli__table_init(void)
 {
   int n = 0;
   for (const struct pb_cli_command *c = pb_cli__before; c->name; c++) pb_cli__table[n++] = *c;
-  for (int i = 0; pb_stages[i]; i++) {
-    const struct pb_stage_desc *d = pb_stages[i];
+  for (int i = 0; pb_registry_stages[i]; i++) {
+    const struct pb_stage_desc *d = pb_registry_stages[i];
     pb_cli__table[n++] = (struct pb_cli_command){d->name, d->operand ? d->operand : "STORE", !d->output_optional,
                                                  pb_cli__stage_options, NULL, d->protocol, d, pb_cli__stage, d->help};
   }

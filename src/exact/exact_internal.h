@@ -86,12 +86,12 @@ struct pb_exact_cases {
   int *y;
 };
 void pb_exact_cases_free(struct pb_exact_cases *c);
+/** Read a CASES file (docs/exact.md) into @p c; every rank reads it (exact_stage_cases.c). */
+int pb_exact_cases_read(const char *path, struct pb_exact_cases *c);
+/** @p n forecasts of a PREDICTIONS file into @p q (NaN: unknown). */
+int pb_exact_predictions_read(const char *path, int64_t n, double *q);
 /** Take @p w and draw its cases [first, first + n) of stream 0 of @p seed. */
 void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c);
-/** Read a CASES file (docs/exact.md) into @p c; every rank reads it (exact_stage_inputs.c). */
-int pb_exact__cases_read(const char *path, struct pb_exact_cases *c);
-/** Read the @p n forecasts of a PREDICTIONS file into @p q (NaN: not given). */
-int pb_exact__predictions_read(const char *path, int64_t n, double *q);
 
 /* One predictor evaluated on one set of cases. */
 struct pb_exact_eval {
@@ -106,10 +106,56 @@ void pb_exact_eval_free(struct pb_exact_eval *e);
 /** Reduce @p t to the slowest rank, print it (-v 1) and write it as results.h5 /timings/exact (collective). */
 int pb_exact_timings(struct pb_timer *t, MPI_Comm comm, struct pb_results *res, int64_t reference);
 
-/** One evaluation's datasets under @p prefix (e.g. "/exact") of results.h5 (collective). */
-int pb_exact_report_h5(struct pb_results *res, const char *prefix, const struct pb_exact_result *r);
-/** results.h5 /exact, report/exact_*.tsv, figures and report/exact.md of one evaluation (collective). */
-int pb_exact_report_write(struct pb_results *res, const struct pb_world *w, const struct pb_exact_eval *e);
+/* `exact worlds`: every predictor scored in every world x level. */
+#define PB_EXACT_MAXL 8
+/* One scored (world, level, predictor); have = 0 when the predictor does not apply there. */
+struct pb_exact_entry {
+  char world[16], level[16], pred[64];
+  int have;
+  struct pb_exact_result r;
+};
+struct pb_exact_grid {
+  int nw, nl, np;
+  char *w[PB_EXACT_MAXL], *l[PB_EXACT_MAXL], *p[PB_EXACT_MAXL];
+  char *buf[3];
+  struct pb_exact_entry *e;  /* [w][l][p] */
+};
+static inline struct pb_exact_entry *pb_exact_at(const struct pb_exact_grid *g, int w, int l, int p)
+{
+  return &g->e[(w * g->nl + l) * g->np + p];
+}
+
+/** One evaluation's datasets under @p prefix (e.g. "/exact") of results.h5 (collective; exact_stage_write.c). */
+int pb_exact_write_h5(struct pb_results *res, const char *prefix, const struct pb_exact_result *r);
+/** results.h5 /exact and the report of one evaluation (collective; rank 0 writes the report). */
+int pb_exact_write(struct pb_results *res, const struct pb_world *w, const struct pb_exact_eval *e);
+
+/* The reports (exact_report.c, exact_report_worlds.c; rank 0): report/exact_*.tsv,
+ * the figures and report/exact.md of one evaluation, or of the worlds grid. */
+int pb_exact_report(struct pb_results *res, const struct pb_world *w, const struct pb_exact_predictor *p,
+                    const struct pb_exact_groups *g, const struct pb_exact_result *r);
+int pb_exact_report_worlds(struct pb_results *res, const struct pb_exact_grid *g, const struct pb_exact_options *o);
+
+/* The summary values of an evaluation by name (/exact/summary, report/exact_scores.tsv). */
+#define PB_EXACT_NSUM 26
+void pb_exact_summary(const struct pb_exact_result *r, const char **name, double *v);
+/* Mean and sample s.d. of v[0], v[stride], ... (n values); the kNN interval
+ * endpoints ch_lower .. dv_upper at size index a (n_sizes: the ablation),
+ * averaged over the seeds, and the exact Bayes error. */
+double pb_exact_mean(const double *v, int n, int stride);
+double pb_exact_sd(const double *v, int n, int stride);
+void pb_exact_knn_row(const struct pb_exact_result *r, int a, double x[5]);
+/* A row of the report tables: its labels, integers and values; a column's
+ * .arg says which, its .slot which one. */
+struct pb_exact_row {
+  const char *key[4];
+  int64_t n[2];
+  const double *x;
+};
+enum { PB_EXACT_ROW_KEY, PB_EXACT_ROW_N, PB_EXACT_ROW_X };
+union pb_cell pb_exact_row_cell(const void *row, const struct pb_column *c);
+#define PB_EXACT_COL_KEY(name, i) {name, PB_COL_STR, .slot = i, .arg = PB_EXACT_ROW_KEY}
+#define PB_EXACT_COL_X(name, i) {name, PB_COL_NUM, 4, .slot = i, .arg = PB_EXACT_ROW_X} /* 4 decimals */
 
 /** `exact score` (collective): score the forecasts @p predictions (a file or a built-in predictor name) for the
  *  CASES file @p cases into @p outdir. */
@@ -117,5 +163,8 @@ int pb_exact_score_run(const char *cases, const char *predictions, const char *o
                        const struct pb_exact_options *o, MPI_Comm comm, const char *provenance);
 /** `exact worlds` (collective): score every predictor in every world x level into @p outdir. */
 int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MPI_Comm comm, const char *provenance);
+
+/** What pb_options_free leaves of the options: the stage's .release (exact_stage.c). */
+void pb_exact__options_release(void *opts);
 
 #endif /* PAIRBOUND_EXACT_INTERNAL_H */

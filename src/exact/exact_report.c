@@ -1,5 +1,7 @@
-/* Outputs of `pairbound exact score`: results.h5 /exact, report/exact_*.tsv,
- * report/exact.md and its figures (docs/exact.md, "Scoring"). */
+/* Report of `pairbound exact score`: report/exact_*.tsv, report/exact.md and
+ * its figures (docs/exact.md, "Scoring"); and what the worlds report shares
+ * with it (the summary values, the row getter, means over resamples and
+ * seeds). */
 #include "config.h"
 
 #include <math.h>
@@ -7,48 +9,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
-
 #include "pairbound/error.h"
 #include "pairbound/exact.h"
 #include "pairbound/figure.h"
 #include "pairbound/results.h"
+#include "pairbound/table.h"
+#include "pairbound/text.h"
 #include "exact_internal.h"
 
-/* Column PREFIX/NAME written whole by rank 0 (collective). */
-static int pb_exact__col(struct pb_results *res, int rank, const char *prefix, const char *name, int64_t n,
-                         const double *v)
-{
-  char path[256];
-  snprintf(path, sizeof path, "%s/%s", prefix, name);
-  return pb_results_write_f64(res, path, n, 0, rank == 0 ? n : 0, v);
-}
-
-static double pb_exact__mean(const double *v, int n, int stride)
+double pb_exact_mean(const double *v, int n, int stride)
 {
   double s = 0.0;
   for (int i = 0; i < n; i++) s += v[i * stride];
   return s / n;
 }
 
-static double pb_exact__sd(const double *v, int n, int stride)
+double pb_exact_sd(const double *v, int n, int stride)
 {
-  double m = pb_exact__mean(v, n, stride), s = 0.0;
+  double m = pb_exact_mean(v, n, stride), s = 0.0;
   for (int i = 0; i < n; i++) s += (v[i * stride] - m) * (v[i * stride] - m);
   return n > 1 ? sqrt(s / (n - 1)) : NAN;
 }
 
-/* Summary values as /exact/summary {name, value} and report/exact_scores.tsv. */
-#define PB_EXACT__NSUM 26
-static void pb_exact__summary(const struct pb_exact_result *r, const char **name, double *v)
+/* Endpoint c (0 ch_lower .. 3 dv_upper) at size index a, averaged over the seeds. */
+static double pb_exact__knn_mean(const struct pb_exact_result *r, int a, int c)
 {
-  const char *n[PB_EXACT__NSUM] = {
+  const double *e = (a < r->n_sizes ? &r->knn[a][0].ch_lower : &r->knn_relevant[0].ch_lower) + c;
+  return pb_exact_mean(e, PB_EXACT_NSEEDS, (int)(sizeof(struct pb_exact_nn) / sizeof(double)));
+}
+
+void pb_exact_knn_row(const struct pb_exact_result *r, int a, double x[5])
+{
+  for (int c = 0; c < 4; c++) x[c] = pb_exact__knn_mean(r, a, c);
+  x[4] = r->world.bayes_error;
+}
+
+void pb_exact_summary(const struct pb_exact_result *r, const char **name, double *v)
+{
+  const char *n[PB_EXACT_NSUM] = {
     "n_cases", "expected_accuracy", "bayes_accuracy_cases", "delta_acc", "realised_accuracy", "kl_nats",
     "logloss_q_nats", "logloss_pstar_nats", "clipped_forecasts", "unknown_forecasts", "cases_ece_pstar", "cases_mc_pstar", "cases_mc_labels",
     "world_bayes_error", "world_bayes_accuracy", "world_positive_prior", "world_entropy_bits", "world_states",
     "reference_n", "reference_kl_nats", "reference_ece", "reference_mc", "reference_mc_halfwidth", "reference_mc_group",
     "reference_mc_bin", "ho_covered_mass"};
-  double x[PB_EXACT__NSUM] = {
+  double x[PB_EXACT_NSUM] = {
     (double)r->n_cases, r->cases.expected, r->cases.bayes, r->cases.bayes - r->cases.expected, r->cases.realised,
     r->cases.kl, r->cases.logloss_q, r->cases.logloss_p, (double)r->cases.clipped, (double)r->cases.unknown, r->cases_ece, r->cases_mc, r->emp_cases_mc,
     r->world.bayes_error, r->world.bayes_accuracy, r->world.positive_prior, r->world.entropy_bits,
@@ -56,181 +60,137 @@ static void pb_exact__summary(const struct pb_exact_result *r, const char **name
     r->have_reference ? r->ref_ece : NAN, r->have_reference ? r->ref_mc : NAN,
     r->have_reference ? r->ref_halfwidth : NAN, r->have_reference ? (double)r->ref_mc_group : NAN,
     r->have_reference ? (double)r->ref_mc_bin : NAN, r->have_ho ? r->covered_mass : NAN};
-  for (int i = 0; i < PB_EXACT__NSUM; i++) name[i] = n[i], v[i] = x[i];
+  for (int i = 0; i < PB_EXACT_NSUM; i++) name[i] = n[i], v[i] = x[i];
 }
 
-int pb_exact_report_h5(struct pb_results *res, const char *prefix, const struct pb_exact_result *r)
+union pb_cell pb_exact_row_cell(const void *row, const struct pb_column *c)
 {
-  int rank;
-  char path[256];
-  MPI_Comm_rank(pb_results_comm(res), &rank);
-  const char *name[PB_EXACT__NSUM];
-  double v[PB_EXACT__NSUM], ho[5][PB_EXACT_NK];
-  int status = pb_results_group(res, prefix);
-  pb_exact__summary(r, name, v);
-  snprintf(path, sizeof path, "%s/summary_name", prefix);
-  status |= pb_results_write_strings(res, path, PB_EXACT__NSUM, (char *const *)name);
-  status |= pb_exact__col(res, rank, prefix, "summary_value", PB_EXACT__NSUM, v);
-  if (r->have_ho) {
-    for (int t = 0; t < PB_EXACT_NK; t++) {
-      ho[0][t] = pb_exact_snapshot_k[t], ho[1][t] = r->e_ho[t], ho[2][t] = r->e_k[t];
-      ho[3][t] = r->e_k_before[t], ho[4][t] = r->delta_k[t];
-    }
-    status |= pb_exact__col(res, rank, prefix, "ho_k", PB_EXACT_NK, ho[0]);
-    status |= pb_exact__col(res, rank, prefix, "ho_E_HO", PB_EXACT_NK, ho[1]);
-    status |= pb_exact__col(res, rank, prefix, "ho_E_k", PB_EXACT_NK, ho[2]);
-    status |= pb_exact__col(res, rank, prefix, "ho_E_k_before", PB_EXACT_NK, ho[3]);
-    status |= pb_exact__col(res, rank, prefix, "ho_delta_k", PB_EXACT_NK, ho[4]);
+  const struct pb_exact_row *r = row;
+  switch (c->arg) {
+  case PB_EXACT_ROW_KEY: return (union pb_cell){.s = r->key[c->slot]};
+  case PB_EXACT_ROW_N: return (union pb_cell){.i = r->n[c->slot]};
+  case PB_EXACT_ROW_X: return (union pb_cell){.x = r->x[c->slot]};
   }
-  if (r->emp_mc) status |= pb_exact__col(res, rank, prefix, "mc_empirical", (int64_t)r->n_sizes * r->resamples, r->emp_mc);
-  if (r->have_knn) {
-    int64_t n = (int64_t)r->n_sizes * PB_EXACT_NSEEDS;
-    double *k = pb_malloc(sizeof(double) * (size_t)(6 * n));
-    for (int64_t i = 0; i < n; i++) {
-      const struct pb_exact_nn *e = &r->knn[i / PB_EXACT_NSEEDS][i % PB_EXACT_NSEEDS];
-      k[i] = e->err_1nn, k[n + i] = e->err_knn, k[2 * n + i] = e->ch_lower, k[3 * n + i] = e->ch_upper;
-      k[4 * n + i] = e->dv_lower, k[5 * n + i] = e->dv_upper;
-    }
-    static const char *const cols[6] = {"knn_err_1nn", "knn_err_knn", "knn_ch_lower", "knn_ch_upper", "knn_dv_lower",
-                                        "knn_dv_upper"};
-    for (int c = 0; c < 6; c++) status |= pb_exact__col(res, rank, prefix, cols[c], n, k + c * n);
-    /* the ablation without irrelevant fields at the largest size, seed-major in the same layout */
-    for (int i = 0; i < PB_EXACT_NSEEDS; i++)
-      for (int c = 0; c < 6; c++) k[c * PB_EXACT_NSEEDS + i] = (&r->knn_relevant[i].err_1nn)[c];
-    for (int c = 0; c < 6; c++) {
-      char name[64];
-      snprintf(name, sizeof name, "%s_relevant", cols[c]);
-      status |= pb_exact__col(res, rank, prefix, name, PB_EXACT_NSEEDS, k + c * PB_EXACT_NSEEDS);
-    }
-    free(k);
-  }
-  return status ? PB_FAIL : PB_OK;
+  return (union pb_cell){.s = ""};
 }
 
-/* A row's first cell: an integer. */
-static void pb_exact__first(struct pb_table *t, int64_t v)
-{
-  char buf[32];
-  snprintf(buf, sizeof buf, "%lld", (long long)v);
-  pb_table_str(t, buf, 1);
-}
-
+/* The summary values; counts show without decimals in the markdown. */
 static void pb_exact__scores_table(struct pb_table *t, const struct pb_world *w, const struct pb_exact_predictor *p,
                                    const struct pb_exact_result *r)
 {
-  const char *name[PB_EXACT__NSUM];
-  double v[PB_EXACT__NSUM];
+  static const struct pb_column count[] = {{"quantity", PB_COL_STR, .arg = PB_EXACT_ROW_KEY},
+                                           {"value", PB_COL_NUM, 0, .arg = PB_EXACT_ROW_X}, {NULL}},
+                                value[] = {{"quantity", PB_COL_STR, .arg = PB_EXACT_ROW_KEY},
+                                           {"value", PB_COL_NUM, 6, .arg = PB_EXACT_ROW_X}, {NULL}};
+  static const char note[] =
+    "Eq. 1-2 on the cases (expected accuracy against the exact p*, KL with q clipped to [0.001, 0.999]); world "
+    "values by exact enumeration; reference values integrate the predictor over the sampled population reference "
+    "(nan for a predictions file, which has no values off the cases).";
+  const char *name[PB_EXACT_NSUM];
+  double v[PB_EXACT_NSUM];
   char title[200];
   snprintf(title, sizeof title, "Scores of `%s` in %s at %s (residual scale %g)", p->name, pb_world_name(w),
            pb_world_level_name(w), pb_world_residual_scale(w));
-  pb_table_begin(t, title,
-                 "Eq. 1-2 on the cases (expected accuracy against the exact p*, KL with q clipped to [0.001, 0.999]); "
-                 "world values by exact enumeration; reference values integrate the predictor over the sampled "
-                 "population reference (nan for a predictions file, which has no values off the cases).",
-                 "quantity\tvalue", NULL);
-  pb_exact__summary(r, name, v);
-  for (int i = 0; i < PB_EXACT__NSUM; i++) {
-    pb_table_str(t, name[i], 1);
-    pb_table_num(t, v[i], isfinite(v[i]) && v[i] == floor(v[i]) ? 0 : 6);  /* counts without decimals */
-    pb_table_end_row(t);
+  const struct pb_table_spec spec_count = {title, note, count}, spec_value = {title, note, value};
+  pb_table_open(t, &spec_value);
+  pb_exact_summary(r, name, v);
+  for (int i = 0; i < PB_EXACT_NSUM; i++) {
+    const struct pb_exact_row row = {{name[i]}, {0}, &v[i]};
+    pb_table_row(t, isfinite(v[i]) && v[i] == floor(v[i]) ? &spec_count : &spec_value, pb_exact_row_cell, &row);
   }
 }
 
 static void pb_exact__groups_table(struct pb_table *t, const struct pb_exact_groups *g)
 {
-  pb_table_begin(t, "Multicalibration groups (Section 5)",
-                 "Group 0 is the whole population; `reference_mc_group` and `reference_mc_bin` of the scores "
-                 "name the cell where the reference MC error is attained (bins 0-9 of width 0.1).",
-                 "group\tname", NULL);
+  static const struct pb_column cols[] = {
+    {"group", PB_COL_INT, .arg = PB_EXACT_ROW_N}, {"name", PB_COL_STR, .arg = PB_EXACT_ROW_KEY}, {NULL}};
+  static const struct pb_table_spec spec = {
+    "Multicalibration groups (Section 5)",
+    "Group 0 is the whole population; `reference_mc_group` and `reference_mc_bin` of the scores name the cell where "
+    "the reference MC error is attained (bins 0-9 of width 0.1).",
+    cols};
+  pb_table_open(t, &spec);
   for (int i = 0; i < g->n; i++) {
-    pb_exact__first(t, i);
-    pb_table_str(t, g->name[i], 0);
-    pb_table_end_row(t);
+    const struct pb_exact_row row = {{g->name[i]}, {i}, NULL};
+    pb_table_row(t, &spec, pb_exact_row_cell, &row);
   }
 }
 
-/* Empirical MC per size (mean and sd over resamples) against the reference MC and its band. */
+/* Empirical MC per size (mean and sd over resamples) against the reference MC
+ * and its band; the figure's data without the resample count. */
 static void pb_exact__mc_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
-  pb_table_begin(t, "Empirical multicalibration error over calibration sample size (Eq. 3)",
-                 "Labels as targets on independent calibration resamples; the reference row integrates exact p* "
-                 "over the population reference with a 95% simultaneous Hoeffding band (C.4).",
-                 "n\tresamples\tmc_mean\tmc_sd\treference_mc\treference_lo\treference_hi", NULL);
-  pb_text_printf(fig, "n\tmc_mean\tmc_sd\treference_mc\treference_lo\treference_hi\n");
+  static const struct pb_column cols[] = {
+    {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, {"resamples", PB_COL_INT, .slot = 1, .arg = PB_EXACT_ROW_N},
+    PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1), PB_EXACT_COL_X("reference_mc", 2),
+    PB_EXACT_COL_X("reference_lo", 3), PB_EXACT_COL_X("reference_hi", 4), {NULL}};
+  static const struct pb_column fig_cols[] = {
+    {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1),
+    PB_EXACT_COL_X("reference_mc", 2), PB_EXACT_COL_X("reference_lo", 3), PB_EXACT_COL_X("reference_hi", 4), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Empirical multicalibration error over calibration sample size (Eq. 3)",
+    "Labels as targets on independent calibration resamples; the reference row integrates exact p* over the "
+    "population reference with a 95% simultaneous Hoeffding band (C.4).",
+    cols}, fig_spec = {NULL, NULL, fig_cols};
+  pb_table_open(t, &spec);
+  pb_table_tsv_open(fig, &fig_spec);
   double lo = fmax(0.0, r->ref_mc - r->ref_halfwidth), hi = r->ref_mc + r->ref_halfwidth;
   for (int a = 0; a < r->n_sizes; a++) {
-    double m = pb_exact__mean(r->emp_mc + a * r->resamples, r->resamples, 1);
-    double s = pb_exact__sd(r->emp_mc + a * r->resamples, r->resamples, 1);
-    pb_exact__first(t, r->sizes[a]);
-    pb_table_int(t, r->resamples);
-    pb_table_num(t, m, 4);
-    pb_table_num(t, s, 4);
-    pb_table_num(t, r->ref_mc, 4);
-    pb_table_num(t, lo, 4);
-    pb_table_num(t, hi, 4);
-    pb_table_end_row(t);
-    pb_text_printf(fig, "%lld", (long long)r->sizes[a]);
-    pb_text_double(fig, m);
-    pb_text_double(fig, s);
-    pb_text_double(fig, r->ref_mc);
-    pb_text_double(fig, lo);
-    pb_text_double(fig, hi);
-    pb_text_printf(fig, "\n");
+    const double x[5] = {pb_exact_mean(r->emp_mc + a * r->resamples, r->resamples, 1),
+                         pb_exact_sd(r->emp_mc + a * r->resamples, r->resamples, 1), r->ref_mc, lo, hi};
+    const struct pb_exact_row row = {{NULL}, {r->sizes[a], r->resamples}, x};
+    pb_table_row(t, &spec, pb_exact_row_cell, &row);
+    pb_table_tsv_row(fig, &fig_spec, pb_exact_row_cell, &row);
   }
 }
 
+/* Higher-order and snapshot errors per k; the figure's data is the table's TSV. */
 static void pb_exact__ho_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
-  pb_table_begin(t, "Higher-order and snapshot calibration errors over k (Eq. 5, 7-9)",
-                 "Bins of the scored predictor weighted by reference mass; E_k_before uses the model's own binomial "
-                 "laws (Eq. 9); |E_HO - delta_k| <= E_k (Eq. 8).",
-                 "k\tE_HO\tE_k\tE_k_before\tdelta_k", NULL);
-  pb_text_printf(fig, "k\tE_HO\tE_k\tE_k_before\tdelta_k\n");
+  static const struct pb_column cols[] = {
+    {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("E_HO", 0), PB_EXACT_COL_X("E_k", 1),
+    PB_EXACT_COL_X("E_k_before", 2), PB_EXACT_COL_X("delta_k", 3), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Higher-order and snapshot calibration errors over k (Eq. 5, 7-9)",
+    "Bins of the scored predictor weighted by reference mass; E_k_before uses the model's own binomial laws (Eq. 9); "
+    "|E_HO - delta_k| <= E_k (Eq. 8).",
+    cols};
+  pb_table_open(t, &spec);
+  pb_table_tsv_open(fig, &spec);
   for (int i = 0; i < PB_EXACT_NK; i++) {
-    pb_exact__first(t, pb_exact_snapshot_k[i]);
-    pb_table_num(t, r->e_ho[i], 4);
-    pb_table_num(t, r->e_k[i], 4);
-    pb_table_num(t, r->e_k_before[i], 4);
-    pb_table_num(t, r->delta_k[i], 4);
-    pb_table_end_row(t);
-    pb_text_printf(fig, "%d", pb_exact_snapshot_k[i]);
-    pb_text_double(fig, r->e_ho[i]);
-    pb_text_double(fig, r->e_k[i]);
-    pb_text_double(fig, r->e_k_before[i]);
-    pb_text_double(fig, r->delta_k[i]);
-    pb_text_printf(fig, "\n");
+    const double x[4] = {r->e_ho[i], r->e_k[i], r->e_k_before[i], r->delta_k[i]};
+    const struct pb_exact_row row = {{NULL}, {pb_exact_snapshot_k[i]}, x};
+    pb_table_row(t, &spec, pb_exact_row_cell, &row);
+    pb_table_tsv_row(fig, &spec, pb_exact_row_cell, &row);
   }
 }
 
-/* Interval endpoints (ch_lower .. dv_upper) averaged over the seeds. */
-static void pb_exact__knn_means(const struct pb_exact_nn *e, double v[4])
-{
-  int stride = (int)(sizeof(struct pb_exact_nn) / sizeof(double));
-  for (int c = 0; c < 4; c++) v[c] = pb_exact__mean(&e[0].ch_lower + c, PB_EXACT_NSEEDS, stride);
-}
-
+/* Nearest-neighbour intervals per size and the ablation row; the figure's
+ * data without the fields column and the ablation. */
 static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
-  pb_table_begin(t, "Nearest-neighbour Bayes-error estimators over sample size (C.3)",
-                 "Mean over seeds 2032-2034 of the Cover-Hart 1NN interval [(1 - sqrt(1 - 2 R1)) / 2, R1] and the "
-                 "kNN (k = 5) interval [R5 / (1 + sqrt(2/5)), R5], against the exact Bayes error; the last row "
-                 "repeats the largest size without the irrelevant fields (fields = relevant).",
-                 "n\tfields\tch_lower\tch_upper\tdv_lower\tdv_upper\tbayes_error", NULL);
-  pb_text_printf(fig, "n\tch_lower\tch_upper\tdv_lower\tdv_upper\tbayes_error\n");
+  static const struct pb_column cols[] = {
+    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, {"fields", PB_COL_STR, .arg = PB_EXACT_ROW_KEY},
+    PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1), PB_EXACT_COL_X("dv_lower", 2), PB_EXACT_COL_X("dv_upper", 3),
+    PB_EXACT_COL_X("bayes_error", 4), {NULL}};
+  static const struct pb_column fig_cols[] = {
+    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1),
+    PB_EXACT_COL_X("dv_lower", 2), PB_EXACT_COL_X("dv_upper", 3), PB_EXACT_COL_X("bayes_error", 4), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Nearest-neighbour Bayes-error estimators over sample size (C.3)",
+    "Mean over seeds 2032-2034 of the Cover-Hart 1NN interval [(1 - sqrt(1 - 2 R1)) / 2, R1] and the kNN (k = 5) "
+    "interval [R5 / (1 + sqrt(2/5)), R5], against the exact Bayes error; the last row repeats the largest size "
+    "without the irrelevant fields (fields = relevant).",
+    cols}, fig_spec = {NULL, NULL, fig_cols};
+  pb_table_open(t, &spec);
+  pb_table_tsv_open(fig, &fig_spec);
   for (int a = 0; a <= r->n_sizes; a++) {
-    int ablation = a == r->n_sizes;
-    double v[4];
-    pb_exact__knn_means(ablation ? r->knn_relevant : r->knn[a], v);
-    pb_exact__first(t, r->sizes[ablation ? a - 1 : a]);
-    pb_table_str(t, ablation ? "relevant" : "all", 0);
-    for (int c = 0; c < 4; c++) pb_table_num(t, v[c], 4);
-    pb_table_num(t, r->world.bayes_error, 4);
-    pb_table_end_row(t);
-    if (ablation) continue;
-    pb_text_printf(fig, "%lld", (long long)r->sizes[a]);
-    for (int c = 0; c < 4; c++) pb_text_double(fig, v[c]);
-    pb_text_double(fig, r->world.bayes_error);
-    pb_text_printf(fig, "\n");
+    const int ablation = a == r->n_sizes;
+    double x[5];
+    pb_exact_knn_row(r, a, x);
+    const struct pb_exact_row row = {{ablation ? "relevant" : "all"}, {r->sizes[ablation ? a - 1 : a]}, x};
+    pb_table_row(t, &spec, pb_exact_row_cell, &row);
+    if (!ablation) pb_table_tsv_row(fig, &fig_spec, pb_exact_row_cell, &row);
   }
 }
 
@@ -253,9 +213,8 @@ static const struct pb_figure pb_exact__fig_knn = {
   "DATA using 1:4:5 with filledcurves fs transparent solid 0.5 lc rgb '#b0d0ff' title 'Devroye 5NN interval', "
   "DATA using 1:6 with lines lw 2 lc rgb 'black' title 'exact Bayes error'"};
 
-/* Rank 0: every table, figure and the markdown section. */
-static int pb_exact__files(struct pb_results *res, const struct pb_world *w, const struct pb_exact_predictor *p,
-                           const struct pb_exact_groups *g, const struct pb_exact_result *r)
+int pb_exact_report(struct pb_results *res, const struct pb_world *w, const struct pb_exact_predictor *p,
+                    const struct pb_exact_groups *g, const struct pb_exact_result *r)
 {
   struct pb_table t = {{0}, {0}};
   struct pb_text md = {0}, fig = {0};
@@ -293,13 +252,3 @@ static int pb_exact__files(struct pb_results *res, const struct pb_world *w, con
   return status ? PB_FAIL : PB_OK;
 }
 
-int pb_exact_report_write(struct pb_results *res, const struct pb_world *w, const struct pb_exact_eval *e)
-{
-  int rank;
-  MPI_Comm comm = pb_results_comm(res);
-  MPI_Comm_rank(comm, &rank);
-  int status = pb_exact_report_h5(res, "/exact", &e->r);
-  if (status == PB_OK && rank == 0) status = pb_exact__files(res, w, &e->pred, &e->groups, &e->r);
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  return status;
-}

@@ -18,7 +18,6 @@
 #include "pairbound/exact.h"
 #include "pairbound/output.h"
 #include "pairbound/parse.h"
-#include "pairbound/registry.h"
 #include "pairbound/results.h"
 #include "pairbound/rng.h"
 #include "pairbound/sort.h"
@@ -120,8 +119,8 @@ const struct pb_option pb_exact_option_table[] = {
   {.name = NULL}};
 #undef PB_X
 
-/* What pb_options_free leaves. */
-static void pb_exact__options_release(void *opts)
+/* What pb_options_free leaves of the options (the stage's .release). */
+void pb_exact__options_release(void *opts)
 {
   struct pb_exact_options *o = opts;
   free(o->worlds);
@@ -721,14 +720,14 @@ int pb_exact_score_run(const char *cases, const char *predictions, const char *o
   struct pb_results *res = NULL;
   double *qfile = NULL;
   int status = PB_FAIL;
-  if (pb_exact__cases_read(cases, &c)) goto done;
+  if (pb_exact_cases_read(cases, &c)) goto done;
   if (!pb_exact__builtin(predictions)) {
     qfile = pb_malloc(sizeof(double) * (size_t)c.n);
-    if (pb_exact__predictions_read(predictions, c.n, qfile)) goto done;
+    if (pb_exact_predictions_read(predictions, c.n, qfile)) goto done;
   }
   if (pb_exact_evaluate(comm, &c, predictions, qfile, o, 1, &e)) goto done;
   if (pb_results_create(outdir, comm, provenance, &res)) goto done;
-  if (pb_exact_report_write(res, c.world, &e)) goto done;
+  if (pb_exact_write(res, c.world, &e)) goto done;
   pb_timer_lap(&e.timer, "write");
   pb_exact_timings(&e.timer, comm, res, o->reference);
   status = pb_results_commit(res);
@@ -741,39 +740,3 @@ done:
   return status;
 }
 
-/* `exact worlds` under `pairbound run` and on the command line. */
-static int pb_exact__stage_run(const struct pb_stage_call *call, const void *opts)
-{
-  return pb_exact_worlds_run(opts, call->outdir, call->comm, call->provenance);
-}
-
-/* `exact score CASES PREDICTIONS` scores one CASES file; `exact worlds` is the stage itself. */
-static int pb_exact__command(const struct pb_stage_call *call, const struct pb_stage_args *args, const void *opts)
-{
-  int score = !strcmp(args->operand, "score");
-  if (!score && strcmp(args->operand, "worlds")) pb_error_set("expected score or worlds, got '%s'", args->operand);
-  else if (score && args->n_more != 2) pb_error_set("score takes CASES and PREDICTIONS");
-  else if (!score && args->n_more) pb_error_set("unexpected argument '%s'", args->more[0]);
-  else if (!score) return PB_STAGE_RUN;
-  else return pb_exact_score_run(args->more[0], args->more[1], call->outdir, opts, call->comm, call->provenance);
-  return PB_STAGE_USAGE;
-}
-
-/* "-20258876": the default run seed 20260908 gives exact the seed paper's first seed, 2032 (C.3). */
-static const struct pb_stage_inherit pb_exact__inherits[] = {{"seed", "run.seed", -20258876}, {NULL, NULL, 0}};
-
-const struct pb_stage_desc pb_exact_stage = {
-  .name = "exact",
-  .help = PB_EXACT_HELP,
-  .operand = "score CASES PREDICTIONS|worlds",
-  .options = pb_exact_option_table,
-  .options_size = sizeof(struct pb_exact_options),
-  .release = pb_exact__options_release,
-  .run = pb_exact__stage_run,
-  .command = pb_exact__command,
-  .pipeline = 1,
-  .report = "exact.md",
-  .report_order = 6,
-  .inherits = pb_exact__inherits,
-  .joins = "worlds",
-};

@@ -6,24 +6,17 @@
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/agg.h"
 #include "pairbound/fields.h"
 #include "pairbound/fragility.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
 
-/* The field tables of the two outputs (results.h5 /fragility/arms and
- * /fragility/drift columns, report/fragility.tsv and fragility_drift.tsv):
- * an arm record's (PB_FRAGILITY_ARM_LEN fields; the lcb and profile names
- * carry their radius, so the table is built per run and released with
- * pb_fields_free) and a drift record's (PB_FD_FIXED fields). */
-void pb_fragility_arm_fields(const struct pb_fragility_options *o, struct pb_fields *fs);
-extern const struct pb_fields pb_fragility_drift_fields;
-
-/* Everything the report needs: this rank's units and drift records (contiguous in global order). */
+/* Everything the report and its totals need: this rank's units and drift records (contiguous in global order). */
 struct pb_fragility_out {
   const struct pb_meta *meta;
   const struct pb_fragility_options *opt;
-  const struct pb_fields *arm_fields;  /* pb_fragility_arm_fields of opt */
+  const struct pb_fields *arm_fields;  /* an arm record's field table (per run: names carry radii) */
   int32_t arm_len;               /* PB_FRAGILITY_ARM_LEN(n_grid) */
   int64_t n_units;               /* sources x models, source-major */
   int64_t u0, nu;                /* this rank's units */
@@ -37,7 +30,29 @@ struct pb_fragility_out {
   MPI_Comm comm;
 };
 
-/** report/fragility.tsv, fragility_drift.tsv, fragility.md and the figures (collective; rank 0 writes the markdown). */
-int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *out);
+/* Tier rows of the drift table: all tiers, none, mild, severe, extreme (tier + 2). */
+#define PB_FRAGILITY_NTIER (PB_TIER_EXTREME + 3)
+
+/* What the report prints, from every rank's units (on rank 0; the medians on
+ * every rank; fragility_stage_reduce.c). */
+struct pb_fragility_sum {
+  double *med;        /* [source][arm][6] medians over models (NaN left out) of FAUC_up, FAUC_down, G_R,
+                         G_R_corrected, held-out and null-median agreement */
+  int64_t *lcb;       /* [source][3]: models with LCB > 0 on arm A, on arm B, on both */
+  struct pb_agg dm;   /* [source][tier row][4] ratio, L_comp, L_cond, L_total */
+  int64_t *dk;        /* [source][tier row][3] cells, utilisation bins, undefined bins */
+  double *dmax;       /* [source][tier row] largest additivity residual (from 0) */
+  double *dutil;      /* [source][tier row] median utilisation over cells */
+  struct pb_agg sp;   /* [source][2] Spearman (FAUC, ECE) over the conditions where finite */
+  int32_t pick[3], n_pick;  /* profile models: lowest, median, highest FAUC_up of source 0, arm A */
+  double *prof;       /* [n_pick][3 n_grid] their profiles */
+};
+
+/** The report's totals of every rank's units (collective; free with pb_fragility_sum_free on every rank). */
+int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
+void pb_fragility_sum_free(struct pb_fragility_sum *S);
+
+/** fragility.md, its tables and figures from the totals (rank 0). */
+int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *out, const struct pb_fragility_sum *S);
 
 #endif /* PAIRBOUND_FRAGILITY_INTERNAL_H */

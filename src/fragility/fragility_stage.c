@@ -464,7 +464,11 @@ static const struct pb_field pb_fragility__arm[PB_FA_FIXED] = {
 /* The per-radius blocks that follow, n_grid fields each, in record order. */
 static const char *const pb_fragility__grid_prefix[4] = {"profile_up_", "profile_down_", "var_law_", "capped_law_"};
 
-void pb_fragility_arm_fields(const struct pb_fragility_options *o, struct pb_fields *fs)
+/* The field table of an arm record (results.h5 /fragility/arms columns,
+ * report/fragility.tsv): PB_FRAGILITY_ARM_LEN fields; the lcb and profile
+ * names carry their radius, so the table is built per run and released with
+ * pb_fields_free. */
+static void pb_fragility__arm_fields(const struct pb_fragility_options *o, struct pb_fields *fs)
 {
   char r[40];
   pb_fields_alloc(fs, "/fragility/arms", PB_FRAGILITY_ARM_LEN(o->n_grid));
@@ -479,13 +483,14 @@ void pb_fragility_arm_fields(const struct pb_fragility_options *o, struct pb_fie
   }
 }
 
+/* ... and of a drift record (/fragility/drift, report/fragility_drift.tsv). */
 static const struct pb_field pb_fragility__drift[PB_FD_FIXED] = {
   [PB_FD_N] = {"n", PB_FMT_INT}, [PB_FD_L_TOTAL] = {"L_total", PB_FMT_NUM}, [PB_FD_L_COMP] = {"L_comp", PB_FMT_NUM},
   [PB_FD_L_COND] = {"L_cond", PB_FMT_NUM}, [PB_FD_RATIO] = {"ratio", PB_FMT_NUM},
   [PB_FD_UTIL] = {"utilisation", PB_FMT_NUM}, [PB_FD_N_UTIL] = {"utilisation_bins", PB_FMT_INT},
   [PB_FD_N_UNDEF] = {"undefined_bins", PB_FMT_INT}, [PB_FD_N_UNSUPPORTED] = {"unsupported_bins", PB_FMT_INT},
   [PB_FD_RESIDUAL] = {"additivity_residual", PB_FMT_NUM}};
-const struct pb_fields pb_fragility_drift_fields = {"/fragility/drift", PB_FD_FIXED, pb_fragility__drift, NULL};
+static const struct pb_fields pb_fragility__drift_fields = {"/fragility/drift", PB_FD_FIXED, pb_fragility__drift, NULL};
 
 /* Row labels: /fragility/arms/{model,source,arm} and /fragility/drift/
  * {model,source,condition} (rank 0 supplies them; names point into meta). */
@@ -530,13 +535,61 @@ static int pb_fragility__h5(struct pb_results *res, const struct pb_meta *meta, 
   if (status == PB_OK) status = pb_results_group(res, "/fragility/drift");
   if (status == PB_OK) status = pb_fragility__h5_labels(res, meta, n_units, n_drift);
   if (status == PB_OK) status = pb_fields_write(arm_fields, res, 2 * n_units, 2 * u0, 2 * nu, arm);
-  if (status == PB_OK) status = pb_fields_write(&pb_fragility_drift_fields, res, n_drift, d0, nd, drift);
+  if (status == PB_OK) status = pb_fields_write(&pb_fragility__drift_fields, res, n_drift, d0, nd, drift);
   double grid[PB_FRAGILITY_MAX_GRID];
   for (int32_t k = 0; k < o->n_grid; k++) grid[k] = pb_fragility_grid(o, k);
   int rank;
   MPI_Comm_rank(pb_results_comm(res), &rank);
   if (status == PB_OK)
     status = pb_results_write_f64(res, "/fragility/grid", o->n_grid, 0, rank == 0 ? o->n_grid : 0, grid);
+  return status;
+}
+
+/* report/fragility.tsv: one row per model, source and arm; each rank its own units (collective). */
+static int pb_fragility__arm_tsv(struct pb_results *res, const struct pb_fragility_out *out)
+{
+  const struct pb_meta *meta = out->meta;
+  struct pb_text h = {0}, t = {0};
+  pb_fields_tsv_header(out->arm_fields, "model\tsource\tarm", 0, &h);
+  pb_text_printf(&h, "\n");
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
+    for (int a = 0; a < 2; a++) {
+      const double *r = out->arms + ((size_t)(u - out->u0) * 2 + a) * out->arm_len;
+      pb_text_printf(&t, "%s\t%s\t%s", meta->model_ids[u % meta->n_models], meta->sources[u / meta->n_models].name,
+                     a == 0 ? "A" : "B");
+      pb_fields_tsv_values(out->arm_fields, r, 0, &t);
+      pb_text_printf(&t, "\n");
+    }
+  int status = pb_results_tsv(res, "fragility.tsv", h.buf, t.buf, t.len);
+  pb_text_free(&h);
+  pb_text_free(&t);
+  return status;
+}
+
+/* report/fragility_drift.tsv: one row per model x perturbed condition; each rank its own units (collective). */
+static int pb_fragility__drift_tsv(struct pb_results *res, const struct pb_fragility_out *out)
+{
+  const struct pb_meta *meta = out->meta;
+  struct pb_text h = {0}, t = {0};
+  pb_fields_tsv_header(&pb_fragility__drift_fields, "model\tsource\tcondition\ttier", 0, &h);
+  pb_text_printf(&h, "\n");
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+    int32_t s = (int32_t)(u / meta->n_models);
+    const struct pb_source *S = &meta->sources[s];
+    int64_t d = out->drift0[u];
+    for (int32_t c = 0; c < S->n_conditions; c++) {
+      if (c == S->clean) continue;
+      const double *r = out->drift + (size_t)(d++ - out->d0) * PB_FD_FIXED;
+      int tier = out->tier[s][c];
+      pb_text_printf(&t, "%s\t%s\t%s\t%s", meta->model_ids[u % meta->n_models], S->name, S->conditions[c],
+                     tier >= 0 ? pb_protocol_tier_name(tier) : "none");
+      pb_fields_tsv_values(&pb_fragility__drift_fields, r, 0, &t);
+      pb_text_printf(&t, "\n");
+    }
+  }
+  int status = pb_results_tsv(res, "fragility_drift.tsv", h.buf, t.buf, t.len);
+  pb_text_free(&h);
+  pb_text_free(&t);
   return status;
 }
 
@@ -647,7 +700,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   status = pb_error_agree(comm, status);
   pb_timer_lap(&tm, "compute");
   struct pb_fields arm_fields;
-  pb_fragility_arm_fields(o, &arm_fields);
+  pb_fragility__arm_fields(o, &arm_fields);
   if (status == PB_OK)
     status = pb_fragility__h5(st.results, meta, o, &arm_fields, arm, u0, nu, U.n_units, drift, d0, nd,
                               U.drift0[U.n_units]);
@@ -659,7 +712,14 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
     struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, u0, nu, arm, U.drift0[U.n_units], d0, nd,
                                    drift, U.drift0, tier, what, comm};
-    status = pb_fragility_report(st.results, &out);
+    status = pb_fragility__arm_tsv(st.results, &out);
+    if (status == PB_OK) status = pb_fragility__drift_tsv(st.results, &out);
+    if (status == PB_OK) {
+      struct pb_fragility_sum S;
+      status = pb_fragility_summarise(&out, &S);
+      if (status == PB_OK && st.rank == 0) status = pb_fragility_report(st.results, &out, &S);
+      pb_fragility_sum_free(&S);
+    }
     free(what);
     free(tier);
   }

@@ -1,10 +1,9 @@
 /* Report tables of the policy stage, laid out like seed 000 Tables 4, 12-15
  * and Figure 5: report/policy_*.tsv and report/policy.md (its own markdown
  * file, so that running `bounds` and `policy` into one OUTDIR keeps both).
- * Cells are weighted equally within a source; every rank adds up its own
- * cells (counts in int64, regrets as exact sums, pairbound/agg.h) and rank 0
- * prints the totals, so no rank holds another's records; regrets are printed
- * in percentage points. */
+ * Cells are weighted equally within a source; rank 0 prints the totals of
+ * every rank's cells (policy_stage_reduce.c); regrets are printed in
+ * percentage points. */
 #include "config.h"
 
 #include <math.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/agg.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
@@ -21,244 +19,207 @@
 
 #define PP 100.0
 
-static const double *pb_prep__lam(const double *rec, int32_t li) { return rec + PB_PC_NBASE + (size_t)li * PB_PL_N; }
-
-/* Synthetic-corruption sources are Syn and Syn-B; every other source is a real capture (D.1). */
-static int pb_prep__real(const char *name) { return strcmp(name, "Syn") != 0 && strcmp(name, "Syn-B") != 0; }
-
-/* What the tables add up over the cells in scope, summed over the ranks: per
- * source (s = n_sources: every cell, the Total rows) the integer counts of
- * Tables 12 and 13 and the cells with one action, per weight Table 14's
- * counts, per (source, weight) Figure 5's counts, and the checks; exact sums
- * of the regrets.  The same for any split of the cells. */
-enum { PB_PS__ORD = 0, PB_PS__ACT = 7, PB_PS__BWT = 10, PB_PS__PER_SRC = 13 }; /* counts per source */
-enum { PB_PS__W_N = 0, PB_PS__W_BWT = 1, PB_PS__PER_LAM = 4 };                 /* counts per weight */
-struct pb_prep__sum {
-  int32_t ns, nl, li;   /* sources, weights, the primary weight */
-  int64_t *k;           /* counts: per source, per weight, per (source, weight) 4, then cells / Cor. 1 / bad means */
-  struct pb_agg a;      /* regrets x PP: per source the 4 of Table 13, then per weight Table 14's delta */
-  double lemma1;        /* largest Lemma 1 residual x PP (from 0) */
+/* A row of the tables: its labels, its counts and its first regret slot;
+ * a column's .arg says what it shows, its .slot which label, count or
+ * regret after the first. */
+struct pb_prep__row {
+  const struct pb_policy_sum *S;
+  const char *key[2];
+  const int64_t *k;
+  int64_t a;
+};
+enum {
+  PB_PREP__KEY,      /* key[slot] */
+  PB_PREP__COUNT,    /* k[slot] */
+  PB_PREP__SHARE,    /* k[slot] / k[0] */
+  PB_PREP__REGRET,   /* mean regret in slot a + slot */
+  PB_PREP__LEMMA1    /* the largest Lemma 1 residual */
 };
 
-static int64_t *pb_prep__src(const struct pb_prep__sum *S, int32_t s) { return S->k + (size_t)s * PB_PS__PER_SRC; }
-static int64_t *pb_prep__lamk(const struct pb_prep__sum *S, int32_t li)
+static union pb_cell pb_prep__cell(const void *ctx, const struct pb_column *c)
 {
-  return S->k + (size_t)(S->ns + 1) * PB_PS__PER_SRC + (size_t)li * PB_PS__PER_LAM;
-}
-/* Figure 5 counts of source s at weight li: cells, then cells with an
- * additional certified ordering (shared correspondence, I0 -> Ik, Ik -> I5). */
-static int64_t *pb_prep__fig5(const struct pb_prep__sum *S, int32_t s, int32_t li)
-{
-  return pb_prep__lamk(S, S->nl) + ((size_t)s * S->nl + li) * 4;
-}
-static int64_t *pb_prep__chk(const struct pb_prep__sum *S) { return pb_prep__fig5(S, S->ns, 0); }
-static int64_t pb_prep__nk(int32_t ns, int32_t nl)
-{
-  return (int64_t)(ns + 1) * PB_PS__PER_SRC + (int64_t)nl * PB_PS__PER_LAM + (int64_t)ns * nl * 4 + 3;
+  const struct pb_prep__row *r = ctx;
+  switch (c->arg) {
+  case PB_PREP__KEY: return (union pb_cell){.s = r->key[c->slot]};
+  case PB_PREP__COUNT: return (union pb_cell){.i = r->k[c->slot]};
+  case PB_PREP__SHARE: return (union pb_cell){.x = r->k[0] ? (double)r->k[c->slot] / r->k[0] : NAN};
+  case PB_PREP__REGRET: return (union pb_cell){.x = pb_agg_mean(&r->S->a, r->a + c->slot)};
+  case PB_PREP__LEMMA1: return (union pb_cell){.x = r->S->lemma1};
+  }
+  return (union pb_cell){.s = ""};
 }
 
-/* Better / worse / tied: minimax against the feasible-mean rule on realized cost. */
-static void pb_prep__bwt(const double *l, int lv, int64_t bwt[3])
+/* One row per source with cells (a probe source has none), then the Total. */
+static void pb_prep__by_source(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t,
+                               const struct pb_table_spec *spec)
 {
-  double a = l[PB_PL_REG_MM + lv], b = l[PB_PL_REG_MEAN + lv];
-  if (isnan(a) || isnan(b)) return;
-  if (a < b - PB_POLICY_STRICT) bwt[0]++;
-  else if (a > b + PB_POLICY_STRICT) bwt[1]++;
-  else bwt[2]++;
-}
-
-/* One cell in scope of source @p s into the counts and sums of its source and of the Total. */
-static void pb_prep__add(struct pb_prep__sum *S, int32_t s, const double *r)
-{
-  const double *l = pb_prep__lam(r, S->li);
-  const int32_t keys[2] = {s, S->ns};
-  for (int j = 0; j < 2; j++) {
-    int64_t *v = pb_prep__src(S, keys[j]);
-    v[PB_PS__ORD + 0]++;
-    v[PB_PS__ORD + 1] += l[PB_PL_CERT + 2] > 0;
-    v[PB_PS__ORD + 2] += l[PB_PL_INCK] > 0;
-    v[PB_PS__ORD + 3] += l[PB_PL_INC5] > 0;
-    v[PB_PS__ORD + 4] += (int64_t)l[PB_PL_CERT + 2];
-    v[PB_PS__ORD + 5] += (int64_t)l[PB_PL_INCK];
-    v[PB_PS__ORD + 6] += (int64_t)l[PB_PL_INC5];
-    for (int lv = 0; lv < 3; lv++) v[PB_PS__ACT + lv] += l[PB_PL_NACT + lv] == 1;
-    pb_prep__bwt(l, 2, v + PB_PS__BWT);
-    const double x[4] = {l[PB_PL_REG_MEAN + 2], l[PB_PL_REG_MM + 2], l[PB_PL_REG_FIX], l[PB_PL_REG_PROXY]};
-    for (int i = 0; i < 4; i++) pb_agg_add(&S->a, (int64_t)keys[j] * 4 + i, x[i] * PP);
+  pb_table_open(t, spec);
+  for (int32_t s = 0; s <= meta->n_sources; s++) {
+    if (s < meta->n_sources && meta->sources[s].probe_role) continue;
+    const struct pb_prep__row row = {S, {s < meta->n_sources ? meta->sources[s].name : "Total"},
+                                     pb_policy_sum_src(S, s), (int64_t)s * 4};
+    pb_table_row(t, spec, pb_prep__cell, &row);
   }
-  for (int32_t li = 0; li < S->nl; li++) {
-    const double *m = pb_prep__lam(r, li);
-    int64_t *w = pb_prep__lamk(S, li), *f = pb_prep__fig5(S, s, li);
-    const double d = m[PB_PL_REG_MEAN + 2] - m[PB_PL_REG_MM + 2];
-    w[PB_PS__W_N] += !isnan(d);
-    pb_agg_add(&S->a, (int64_t)(S->ns + 1) * 4 + li, d * PP);
-    pb_prep__bwt(m, 2, w + PB_PS__W_BWT);
-    f[0]++;
-    f[1] += m[PB_PL_CERT + 2] > 0;
-    f[2] += m[PB_PL_INCK] > 0;
-    f[3] += m[PB_PL_INC5] > 0;
-  }
-  int64_t *chk = pb_prep__chk(S);
-  chk[0]++;
-  chk[1] += (int64_t)r[PB_PC_COR1];
-  chk[2] += (int64_t)r[PB_PC_MEAN_BAD];
-  S->lemma1 = fmax(S->lemma1, r[PB_PC_LEMMA1] * PP);
-}
-
-/* The summary of every rank's cells in scope on rank 0 (collective); this rank
- * holds n_local records of cells first.. . */
-static int pb_prep__summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local, int32_t rl,
-                              const struct pb_policy_options *opt, int32_t primary, MPI_Comm comm,
-                              struct pb_prep__sum *S)
-{
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  *S = (struct pb_prep__sum){meta->n_sources, opt->n_lambdas, primary, NULL, {0, NULL}, 0.0};
-  const int64_t nk = pb_prep__nk(S->ns, S->nl);
-  S->k = pb_calloc((size_t)nk, sizeof *S->k);
-  pb_agg_init(&S->a, (int64_t)(S->ns + 1) * 4 + S->nl);
-  for (int64_t c = 0; c < n_local; c++) {
-    const double *r = recs + c * rl;
-    if (r[PB_PC_SCOPE] == 1) pb_prep__add(S, pb_dist_cell_at(meta, first + c).source, r);
-  }
-  int status = pb_agg_reduce(&S->a, comm, 0);
-  if (rank == 0) {
-    MPI_Reduce(MPI_IN_PLACE, S->k, (int)nk, MPI_INT64_T, MPI_SUM, 0, comm);
-    MPI_Reduce(MPI_IN_PLACE, &S->lemma1, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-  } else {
-    MPI_Reduce(S->k, NULL, (int)nk, MPI_INT64_T, MPI_SUM, 0, comm);
-    MPI_Reduce(&S->lemma1, NULL, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
-  }
-  return status;
-}
-
-static void pb_prep__sum_free(struct pb_prep__sum *S)
-{
-  free(S->k);
-  pb_agg_free(&S->a);
 }
 
 /* Table 12 (+ the directed counts behind it) at the primary weight. */
-static void pb_prep__orderings(const struct pb_meta *meta, const struct pb_prep__sum *S, struct pb_table *t)
+static void pb_prep__orderings(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Additional strict policy comparisons (seed Table 12 / Table 4)",
-                  "Cells with at least one mixed-outcome ordering: `shared` = D+ < -1e-12 missed by the separate "
-                  "I5 intervals; `plus_k`, `plus_5` = strict at the richer level but not at the poorer one "
-                  "(I0 -> Ik, Ik -> I5). `directed_*` count ordered pairs.",
-                  "source\tcells\tshared\tplus_k\tplus_5\tdirected_shared\tdirected_plus_k\tdirected_plus_5", NULL);
-  for (int32_t s = 0; s <= meta->n_sources; s++) {
-    if (s < meta->n_sources && meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    const int64_t *v = pb_prep__src(S, s) + PB_PS__ORD;
-    pb_table_str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
-    for (int i = 0; i < 7; i++) pb_table_int(t, v[i]);
-    pb_table_end_row(t);
-  }
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_PREP__KEY},
+    {"cells", PB_COL_INT, .slot = PB_PS_ORD + 0, .arg = PB_PREP__COUNT},
+    {"shared", PB_COL_INT, .slot = PB_PS_ORD + 1, .arg = PB_PREP__COUNT},
+    {"plus_k", PB_COL_INT, .slot = PB_PS_ORD + 2, .arg = PB_PREP__COUNT},
+    {"plus_5", PB_COL_INT, .slot = PB_PS_ORD + 3, .arg = PB_PREP__COUNT},
+    {"directed_shared", PB_COL_INT, .slot = PB_PS_ORD + 4, .arg = PB_PREP__COUNT},
+    {"directed_plus_k", PB_COL_INT, .slot = PB_PS_ORD + 5, .arg = PB_PREP__COUNT},
+    {"directed_plus_5", PB_COL_INT, .slot = PB_PS_ORD + 6, .arg = PB_PREP__COUNT},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Additional strict policy comparisons (seed Table 12 / Table 4)",
+    "Cells with at least one mixed-outcome ordering: `shared` = D+ < -1e-12 missed by the separate I5 intervals; "
+    "`plus_k`, `plus_5` = strict at the richer level but not at the poorer one (I0 -> Ik, Ik -> I5). `directed_*` "
+    "count ordered pairs.",
+    cols};
+  pb_prep__by_source(meta, S, t, &spec);
 }
 
 /* Post hoc merge of identical acceptance vectors (Appendix D). */
-static void pb_prep__actions(const struct pb_meta *meta, const struct pb_prep__sum *S, struct pb_table *t)
+static void pb_prep__actions(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Cells left with one distinct action",
-                  "After removing policies strictly worse than another throughout the feasible set, thresholds "
-                  "with identical evaluation acceptance vectors are merged (post hoc diagnostic).",
-                  "source\tcells\tone_action_I0\tone_action_Ik\tone_action_I5", NULL);
-  for (int32_t s = 0; s <= meta->n_sources; s++) {
-    if (s < meta->n_sources && meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    const int64_t *v = pb_prep__src(S, s);
-    pb_table_str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
-    pb_table_int(t, v[PB_PS__ORD]);
-    for (int i = 0; i < 3; i++) pb_table_int(t, v[PB_PS__ACT + i]);
-    pb_table_end_row(t);
-  }
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_PREP__KEY},
+    {"cells", PB_COL_INT, .slot = PB_PS_ORD, .arg = PB_PREP__COUNT},
+    {"one_action_I0", PB_COL_INT, .slot = PB_PS_ACT + 0, .arg = PB_PREP__COUNT},
+    {"one_action_Ik", PB_COL_INT, .slot = PB_PS_ACT + 1, .arg = PB_PREP__COUNT},
+    {"one_action_I5", PB_COL_INT, .slot = PB_PS_ACT + 2, .arg = PB_PREP__COUNT},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Cells left with one distinct action",
+    "After removing policies strictly worse than another throughout the feasible set, thresholds with identical "
+    "evaluation acceptance vectors are merged (post hoc diagnostic).",
+    cols};
+  pb_prep__by_source(meta, S, t, &spec);
 }
 
 /* Table 13 at the primary weight, I5, with the two controls. */
-static void pb_prep__selection(const struct pb_meta *meta, const struct pb_prep__sum *S, struct pb_table *t)
+static void pb_prep__selection(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Realized regret of the selection rules (seed Table 13)",
-                  "I5; mean realized regret in percentage points (cells equally weighted within source); "
-                  "Better/Worse/Tied: minimax lower/higher/equal realized cost than the feasible-permutation mean rule. "
-                  "Controls: the fixed 80% policy and the marginal proxy.",
-                  "source\tcells\tfeasible_mean\tminimax\tbetter\tworse\ttied\tfixed80\tproxy", NULL);
-  for (int32_t s = 0; s <= meta->n_sources; s++) {
-    if (s < meta->n_sources && meta->sources[s].probe_role) continue; /* a probe source has no cells */
-    const int64_t *v = pb_prep__src(S, s);
-    pb_table_str(t, s < meta->n_sources ? meta->sources[s].name : "Total", 1);
-    pb_table_int(t, v[PB_PS__ORD]);
-    pb_table_num(t, pb_agg_mean(&S->a, (int64_t)s * 4 + 0), 6);
-    pb_table_num(t, pb_agg_mean(&S->a, (int64_t)s * 4 + 1), 6);
-    for (int i = 0; i < 3; i++) pb_table_int(t, v[PB_PS__BWT + i]);
-    pb_table_num(t, pb_agg_mean(&S->a, (int64_t)s * 4 + 2), 6);
-    pb_table_num(t, pb_agg_mean(&S->a, (int64_t)s * 4 + 3), 6);
-    pb_table_end_row(t);
-  }
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = PB_PREP__KEY},
+    {"cells", PB_COL_INT, .slot = PB_PS_ORD, .arg = PB_PREP__COUNT},
+    {"feasible_mean", PB_COL_NUM, 6, .slot = 0, .arg = PB_PREP__REGRET},
+    {"minimax", PB_COL_NUM, 6, .slot = 1, .arg = PB_PREP__REGRET},
+    {"better", PB_COL_INT, .slot = PB_PS_BWT + 0, .arg = PB_PREP__COUNT},
+    {"worse", PB_COL_INT, .slot = PB_PS_BWT + 1, .arg = PB_PREP__COUNT},
+    {"tied", PB_COL_INT, .slot = PB_PS_BWT + 2, .arg = PB_PREP__COUNT},
+    {"fixed80", PB_COL_NUM, 6, .slot = 2, .arg = PB_PREP__REGRET},
+    {"proxy", PB_COL_NUM, 6, .slot = 3, .arg = PB_PREP__REGRET},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Realized regret of the selection rules (seed Table 13)",
+    "I5; mean realized regret in percentage points (cells equally weighted within source); Better/Worse/Tied: "
+    "minimax lower/higher/equal realized cost than the feasible-permutation mean rule. Controls: the fixed 80% "
+    "policy and the marginal proxy.",
+    cols};
+  pb_prep__by_source(meta, S, t, &spec);
 }
 
 /* Table 14: the weight grid at I5 over all cells in scope. */
-static void pb_prep__weights(const struct pb_policy_options *opt, const struct pb_prep__sum *S, struct pb_table *t)
+static void pb_prep__weights(const struct pb_policy_options *opt, const struct pb_policy_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Selection over the weight grid (seed Table 14)",
-                  "I5; delta = feasible-mean regret minus minimax regret in percentage points, averaged equally over "
-                  "cells (negative favours the mean rule).",
-                  "lambda\tcells\tdelta_pp\tbetter\tworse\ttied", NULL);
+  static const struct pb_column cols[] = {
+    {"lambda", PB_COL_STR, .arg = PB_PREP__KEY},
+    {"cells", PB_COL_INT, .slot = PB_PS_W_N, .arg = PB_PREP__COUNT},
+    {"delta_pp", PB_COL_NUM, 6, .slot = 0, .arg = PB_PREP__REGRET},
+    {"better", PB_COL_INT, .slot = PB_PS_W_BWT + 0, .arg = PB_PREP__COUNT},
+    {"worse", PB_COL_INT, .slot = PB_PS_W_BWT + 1, .arg = PB_PREP__COUNT},
+    {"tied", PB_COL_INT, .slot = PB_PS_W_BWT + 2, .arg = PB_PREP__COUNT},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Selection over the weight grid (seed Table 14)",
+    "I5; delta = feasible-mean regret minus minimax regret in percentage points, averaged equally over cells "
+    "(negative favours the mean rule).",
+    cols};
+  pb_table_open(t, &spec);
   for (int32_t li = 0; li < opt->n_lambdas; li++) {
-    const int64_t *w = pb_prep__lamk(S, li);
     char lam[40];
     pb_text_format_double(opt->lambdas[li], lam);
-    pb_table_str(t, lam, 1);
-    pb_table_int(t, w[PB_PS__W_N]);
-    pb_table_num(t, pb_agg_mean(&S->a, (int64_t)(S->ns + 1) * 4 + li), 6);
-    for (int i = 0; i < 3; i++) pb_table_int(t, w[PB_PS__W_BWT + i]);
-    pb_table_end_row(t);
+    const struct pb_prep__row row = {S, {lam}, pb_policy_sum_lam(S, li), (int64_t)(S->ns + 1) * 4 + li};
+    pb_table_row(t, &spec, pb_prep__cell, &row);
   }
 }
 
 /* Figure 5 data: per source and weight, the fraction of cells with an additional certified ordering. */
 static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_policy_options *opt,
-                             const struct pb_prep__sum *S, struct pb_table *t)
+                             const struct pb_policy_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Sensitivity to the cost weight (seed Figure 5 data)",
-                  "Fraction of cells with an additional certified mixed-outcome ordering: shared correspondence vs "
-                  "separate I5 intervals, and the information increments I0 -> Ik and Ik -> I5.",
-                  "source\tlambda\tcells\tshared\tplus_k\tplus_5", NULL);
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .slot = 0, .arg = PB_PREP__KEY},
+    {"lambda", PB_COL_STR, .slot = 1, .arg = PB_PREP__KEY},
+    {"cells", PB_COL_INT, .slot = 0, .arg = PB_PREP__COUNT},
+    {"shared", PB_COL_NUM, 4, .slot = 1, .arg = PB_PREP__SHARE},
+    {"plus_k", PB_COL_NUM, 4, .slot = 2, .arg = PB_PREP__SHARE},
+    {"plus_5", PB_COL_NUM, 4, .slot = 3, .arg = PB_PREP__SHARE},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Sensitivity to the cost weight (seed Figure 5 data)",
+    "Fraction of cells with an additional certified mixed-outcome ordering: shared correspondence vs separate I5 "
+    "intervals, and the information increments I0 -> Ik and Ik -> I5.",
+    cols};
+  pb_table_open(t, &spec);
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (!meta->sources[s].probe_role) /* a probe source has no cells */
     for (int32_t li = 0; li < opt->n_lambdas; li++) {
-      const int64_t *v = pb_prep__fig5(S, s, li);
       char lam[40];
       pb_text_format_double(opt->lambdas[li], lam);
-      pb_table_str(t, meta->sources[s].name, 1);
-      pb_table_str(t, lam, 0);
-      pb_table_int(t, v[0]);
-      for (int i = 1; i < 4; i++) pb_table_num(t, v[0] ? (double)v[i] / v[0] : NAN, 4);
-      pb_table_end_row(t);
+      const struct pb_prep__row row = {S, {meta->sources[s].name, lam}, pb_policy_sum_fig5(S, s, li), 0};
+      pb_table_row(t, &spec, pb_prep__cell, &row);
     }
+}
+
+/* Figure 5's plot data at one weight: a column per source (.slot) and
+ * comparison (.arg, 1-3) whose source has cells in scope. */
+struct pb_prep__fig5_row {
+  const struct pb_policy_sum *S;
+  int32_t li;
+  const char *lambda;
+};
+
+static union pb_cell pb_prep__fig5_cell(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_prep__fig5_row *r = ctx;
+  if (c->slot < 0) return (union pb_cell){.s = r->lambda};
+  const int64_t *v = pb_policy_sum_fig5(r->S, c->slot, r->li);
+  return (union pb_cell){.x = (double)v[c->arg] / v[0]};
 }
 
 /* Figure 5 as a plot: one line per source and comparison across the weight grid
  * (colour = source, dash = comparison), sources without cells in scope left out. */
 static int pb_prep__figure5_plot(const struct pb_meta *meta, const struct pb_policy_options *opt,
-                                 const struct pb_prep__sum *S, struct pb_results *res, struct pb_text *md)
+                                 const struct pb_policy_sum *S, struct pb_results *res, struct pb_text *md)
 {
   static const char *const cmp[3] = {"shared vs separate", "I0 -> Ik", "Ik -> I5"};
-  struct pb_text d = {0};
+  struct pb_column *cols = pb_table_cols_new(1 + 3 * meta->n_sources);
   int32_t n_cols = 0;
-  pb_text_printf(&d, "lambda");
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    const int64_t *v = pb_prep__fig5(S, s, 0);
-    for (int i = 0; i < 3 && v[0] > 0; i++, n_cols++) pb_text_printf(&d, "\t%s: %s", meta->sources[s].name, cmp[i]);
-  }
-  pb_text_printf(&d, "\n");
+  pb_table_col_name(&cols[0], "lambda");
+  cols[0].slot = -1;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int i = 0; i < 3 && pb_policy_sum_fig5(S, s, 0)[0] > 0; i++, n_cols++) {
+      struct pb_column *c = &cols[1 + n_cols];
+      pb_table_col_name(c, "%s: %s", meta->sources[s].name, cmp[i]);
+      c->fmt = PB_COL_NUM, c->slot = s, c->arg = 1 + i;
+    }
+  const struct pb_table_spec spec = {NULL, NULL, cols};
+  struct pb_text d = {0};
+  pb_table_tsv_open(&d, &spec);
   for (int32_t li = 0; li < opt->n_lambdas; li++) {
     char lam[40];
     pb_text_format_double(opt->lambdas[li], lam);
-    pb_text_printf(&d, "%s", lam);
-    for (int32_t s = 0; s < meta->n_sources; s++) {
-      const int64_t *v = pb_prep__fig5(S, s, li);
-      for (int i = 1; i < 4 && v[0] > 0; i++) pb_text_double(&d, (double)v[i] / v[0]);
-    }
-    pb_text_printf(&d, "\n");
+    const struct pb_prep__fig5_row row = {S, li, lam};
+    pb_table_tsv_row(&d, &spec, pb_prep__fig5_cell, &row);
   }
+  pb_table_cols_free(cols);
   char script[512];
   snprintf(script, sizeof script,
            "set key outside right top\nset yrange [0:*]\nset xrange [0:1]\n"
@@ -273,90 +234,93 @@ static int pb_prep__figure5_plot(const struct pb_meta *meta, const struct pb_pol
 }
 
 /* Numerical checks: Lemma 1 residual, Corollary 1 violations, exact means. */
-static void pb_prep__checks(const struct pb_prep__sum *S, struct pb_table *t)
+static void pb_prep__checks(const struct pb_policy_sum *S, struct pb_table *t)
 {
-  pb_table_begin(t, "Numerical checks",
-                  "Lemma 1: largest |Eq. 8 - direct maximisation| in percentage points over all levels, weights and "
-                  "policies. Corollary 1: natural-cost interval ends and D'+ that differ between Ik and I5 (must be 0). "
-                  "Unrepresentable means: I5 classes whose exact bijection counts exceed 128 bits (feasible mean NaN).",
-                  "cells\tlemma1_max_residual_pp\tcorollary1_violations\tunrepresentable_mean_classes", NULL);
-  const int64_t *chk = pb_prep__chk(S);
-  pb_text_printf(&t->tsv, "%lld", (long long)chk[0]);
-  pb_text_printf(&t->md, "| %lld", (long long)chk[0]);
-  pb_table_num(t, S->lemma1, 17);
-  pb_table_int(t, chk[1]);
-  pb_table_int(t, chk[2]);
-  pb_table_end_row(t);
+  static const struct pb_column cols[] = {
+    {"cells", PB_COL_INT, .slot = 0, .arg = PB_PREP__COUNT},
+    {"lemma1_max_residual_pp", PB_COL_NUM, 17, .arg = PB_PREP__LEMMA1},
+    {"corollary1_violations", PB_COL_INT, .slot = 1, .arg = PB_PREP__COUNT},
+    {"unrepresentable_mean_classes", PB_COL_INT, .slot = 2, .arg = PB_PREP__COUNT},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Numerical checks",
+    "Lemma 1: largest |Eq. 8 - direct maximisation| in percentage points over all levels, weights and policies. "
+    "Corollary 1: natural-cost interval ends and D'+ that differ between Ik and I5 (must be 0). Unrepresentable "
+    "means: I5 classes whose exact bijection counts exceed 128 bits (feasible mean NaN).",
+    cols};
+  const struct pb_prep__row row = {S, {NULL}, pb_policy_sum_checks(S), 0};
+  pb_table_open(t, &spec);
+  pb_table_row(t, &spec, pb_prep__cell, &row);
 }
 
-/* D.1: among real cells in scope with K > 0 and a mixed certified pair at the
- * primary weight, the cell nearest the median marginal H width of all real
- * cells in scope (NaN widths left out); ties go to the earlier cell (source,
- * model, condition order).  Collective: the median by selection over the
- * ranks, the cell by a located minimum; returns it (-1: none) on every rank. */
-static int64_t pb_prep__pick(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local, int32_t rl,
-                             MPI_Comm comm, double *med_out)
+/* D.1's rows: a target's intervals at I0, Ik and I5 and its observed value
+ * (.slot: the value), which the markdown shows as "[lo, hi]" in points
+ * (.arg = 1); or the pair's values. */
+struct pb_prep__d1_row {
+  const char *name;
+  const double *v;
+  char *buf;
+};
+
+static union pb_cell pb_prep__d1_cell(const void *ctx, const struct pb_column *c)
 {
-  double *w = pb_malloc((size_t)(n_local > 0 ? n_local : 1) * sizeof *w);
-  uint8_t *real = pb_malloc((size_t)(n_local > 0 ? n_local : 1));
-  int64_t nl = 0;
-  for (int64_t c = 0; c < n_local; c++) {
-    const double *r = recs + c * rl;
-    real[c] = r[PB_PC_SCOPE] == 1 && pb_prep__real(meta->sources[pb_dist_cell_at(meta, first + c).source].name);
-    if (real[c]) w[nl++] = r[PB_PC_HW_I0];
-  }
-  const int64_t nw = pb_agg_select_count(w, nl, comm), k[2] = {(nw - 1) / 2, nw / 2};
-  double x[2] = {NAN, NAN};
-  if (nw > 0) pb_agg_select_kth(w, nl, k, 2, comm, x);
-  const double med = nw == 0 ? NAN : nw % 2 ? x[1] : (x[0] + x[1]) / 2;
-  free(w);
-  struct pb_loc best;
-  pb_agg_loc_init(&best, 1, INFINITY);
-  for (int64_t c = 0; c < n_local && nw > 0; c++) {
-    const double *r = recs + c * rl;
-    if (real[c] && r[PB_PC_K] > 0 && !isnan(r[PB_PC_D1])) pb_agg_loc_min(&best, fabs(r[PB_PC_HW_I0] - med), first + c, 0);
-  }
-  free(real);
-  pb_agg_loc_reduce(&best, 1, 0, comm, -1);
-  *med_out = med;
-  return best.cell;
+  const struct pb_prep__d1_row *r = ctx;
+  if (c->slot < 0) return (union pb_cell){.s = r->name};
+  if (c->fmt == PB_COL_NUM) return (union pb_cell){.x = r->v[c->slot]};
+  if (c->arg) snprintf(r->buf, 64, "[%.1f, %.1f]", r->v[c->slot] * PP, r->v[c->slot + 1] * PP);
+  else snprintf(r->buf, 64, "%.1f", r->v[c->slot] * PP);
+  return (union pb_cell){.s = r->buf};
 }
 
-/* D.1's table and text from the picked cell's record @p r (rank 0). */
-static void pb_prep__illustration(const struct pb_meta *meta, int64_t best, const double *r, double med,
-                                  struct pb_table *t)
+#define PB_PREP__D1_LEVEL(lv, i)                                                                             \
+  {lv "_lo", PB_COL_NUM, .slot = i, .side = PB_COL_TSV_ONLY}, {lv "_hi", PB_COL_NUM, .slot = i + 1, .side = PB_COL_TSV_ONLY}, \
+    {lv, PB_COL_STR, .slot = i, .arg = 1, .side = PB_COL_MD_ONLY}
+
+/* D.1's table and text from the picked cell's record (Table 15 in the
+ * markdown, the TSV with every digit and the pair behind the text). */
+static void pb_prep__illustration(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t)
 {
-  pb_text_printf(&t->md, "\n### Real-record illustration (seed D.1 / Table 15)\n\n");
-  if (best < 0) {
-    pb_text_printf(&t->md, "No real cell in scope has positive retained-correct support and a mixed certified "
-                           "pair at the primary weight.\n");
-    pb_text_printf(&t->tsv, "target\tI0_lo\tI0_hi\tIk_lo\tIk_hi\tI5_lo\tI5_hi\tobserved\n");
+  static const struct pb_column cols[] = {
+    {"target", PB_COL_STR, .slot = -1}, PB_PREP__D1_LEVEL("I0", 0), PB_PREP__D1_LEVEL("Ik", 2),
+    PB_PREP__D1_LEVEL("I5", 4), {"observed", PB_COL_NUM, .slot = 6, .side = PB_COL_TSV_ONLY},
+    {"observed", PB_COL_STR, .slot = 6, .side = PB_COL_MD_ONLY}, {NULL}};
+  static const char *const pair_names[] = {"j", "l", "tau_j", "tau_l", "q_j", "q_l", "Jj_lo", "Jj_hi",
+                                           "Jl_lo", "Jl_hi", "separate_gap", "Dplus_I5", "Dplus_I0"};
+  static const char title[] = "Real-record illustration (seed D.1 / Table 15)";
+  const double *r = S->rec;
+  if (S->best < 0) {
+    const struct pb_table_spec spec = {title, NULL, cols};
+    pb_text_printf(&t->md, "\n### %s\n\nNo real cell in scope has positive retained-correct support and a mixed "
+                           "certified pair at the primary weight.\n", title);
+    pb_table_tsv_open(&t->tsv, &spec);
     return;
   }
-  const struct pb_cell_ref cell = pb_dist_cell_at(meta, best);
+  const struct pb_cell_ref cell = pb_dist_cell_at(meta, S->best);
   const struct pb_source *src = &meta->sources[cell.source];
-  pb_text_printf(&t->md, "Cell: model %s, source %s, condition %s (clean threshold %.6g; median marginal H width of "
-                         "the real cells %.4f pp, this cell %.4f pp). H, L in percentage points, dMk in probability "
-                         "points.\n\n| target | I0 | Ik | I5 | observed |\n|---|---|---|---|---|\n",
-                 meta->model_ids[cell.model], src->name, src->conditions[cell.condition], r[PB_PC_TAU0], med * PP,
+  struct pb_text note = {0};
+  char buf[64];
+  pb_text_printf(&note, "Cell: model %s, source %s, condition %s (clean threshold %.6g; median marginal H width of "
+                        "the real cells %.4f pp, this cell %.4f pp). H, L in percentage points, dMk in probability "
+                        "points.",
+                 meta->model_ids[cell.model], src->name, src->conditions[cell.condition], r[PB_PC_TAU0], S->med * PP,
                  r[PB_PC_HW_I0] * PP);
+  const struct pb_table_spec spec = {title, note.buf, cols};
   pb_text_printf(&t->tsv, "# model %s\tsource %s\tcondition %s\n", meta->model_ids[cell.model], src->name,
                  src->conditions[cell.condition]);
-  pb_text_printf(&t->tsv, "target\tI0_lo\tI0_hi\tIk_lo\tIk_hi\tI5_lo\tI5_hi\tobserved\n");
-  const char *names[3] = {"H", "L", "dMk"};
+  pb_table_open(t, &spec);
+  static const char *const names[3] = {"H", "L", "dMk"};
   for (int q = 0; q < 3; q++) {
-    const double *v = r + PB_PC_T15 + 7 * q;
-    pb_text_printf(&t->tsv, "%s", names[q]);
-    for (int i = 0; i < 7; i++) pb_text_double(&t->tsv, v[i]);
-    pb_text_printf(&t->tsv, "\n");
-    pb_text_printf(&t->md, "| %s | [%.1f, %.1f] | [%.1f, %.1f] | [%.1f, %.1f] | %.1f |\n", names[q], v[0] * PP,
-                   v[1] * PP, v[2] * PP, v[3] * PP, v[4] * PP, v[5] * PP, v[6] * PP);
+    const struct pb_prep__d1_row row = {names[q], r + PB_PC_T15 + 7 * q, buf};
+    pb_table_row(t, &spec, pb_prep__d1_cell, &row);
   }
+  pb_text_free(&note);
+  struct pb_column pair[1 + 13 + 1] = {{"pair", PB_COL_STR, .slot = -1}};
+  for (int i = 0; i < 13; i++) pair[1 + i] = (struct pb_column){pair_names[i], PB_COL_NUM, .slot = i};
+  const struct pb_table_spec pair_spec = {NULL, NULL, pair};
   const double *d = r + PB_PC_D1;
-  pb_text_printf(&t->tsv, "pair\tj\tl\ttau_j\ttau_l\tq_j\tq_l\tJj_lo\tJj_hi\tJl_lo\tJl_hi\tseparate_gap\tDplus_I5\tDplus_I0\n"
-                          "pair");
-  for (int i = 0; i < 13; i++) pb_text_double(&t->tsv, d[i]);
-  pb_text_printf(&t->tsv, "\n");
+  const struct pb_prep__d1_row pair_row = {"pair", d, buf};
+  pb_table_tsv_open(&t->tsv, &pair_spec);
+  pb_table_tsv_row(&t->tsv, &pair_spec, pb_prep__d1_cell, &pair_row);
   pb_text_printf(&t->md, "\nFirst mixed certified pair in index order (I5, primary weight): policy %d (nominal "
                          "coverage %.2f, threshold %.6g) against policy %d (%.2f, %.6g). J intervals [%.1f, %.1f] and "
                          "[%.1f, %.1f] points; separate endpoints give an upper difference of %+.2f, one common "
@@ -365,48 +329,34 @@ static void pb_prep__illustration(const struct pb_meta *meta, int64_t best, cons
                  d[10] * PP, d[11] * PP, d[12] * PP);
 }
 
-int pb_policy_report(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local, int32_t rec_len,
-                     const struct pb_policy_options *opt, int32_t primary, struct pb_results *res, MPI_Comm comm)
+int pb_policy_report(const struct pb_meta *meta, const struct pb_policy_options *opt, const struct pb_policy_sum *S,
+                     struct pb_results *res)
 {
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  struct pb_prep__sum S;
-  int status = pb_prep__summarise(meta, recs, first, n_local, rec_len, opt, primary, comm, &S);
-  double med;
-  const int64_t best = pb_prep__pick(meta, recs, first, n_local, rec_len, comm, &med);
-  double *rec = pb_malloc((size_t)rec_len * sizeof *rec);
-  if (best >= 0) status |= pb_agg_fetch(comm, first, n_local, best, recs, rec_len, NULL, 0, rec, 0);
-  if (rank != 0 || status != PB_OK) {
-    free(rec);
-    pb_prep__sum_free(&S);
-    return status ? PB_FAIL : PB_OK;
-  }
   struct pb_text md = {0};
   struct pb_table t = {{0}, {0}};
   char lam[40];
-  pb_text_format_double(opt->lambdas[primary], lam);
+  int status = PB_OK;
+  pb_text_format_double(opt->lambdas[S->li], lam);
   pb_text_printf(&md, "# pairbound policy report\n\nRejection-policy comparisons under a shared correspondence "
                       "(seed 000 Section 4.2, Appendix D) on the %s; primary weight lambda = %s. Per-policy bounds: "
                       "report/policy_bounds.tsv; pairwise certificates: report/policy_pairs.tsv.\n",
                  opt->all ? "full grid" : "frozen panel", lam);
-  pb_prep__orderings(meta, &S, &t);
+  pb_prep__orderings(meta, S, &t);
   status |= pb_table_flush(&t, res, "policy_orderings.tsv", &md);
-  pb_prep__actions(meta, &S, &t);
+  pb_prep__actions(meta, S, &t);
   status |= pb_table_flush(&t, res, "policy_actions.tsv", &md);
-  pb_prep__selection(meta, &S, &t);
+  pb_prep__selection(meta, S, &t);
   status |= pb_table_flush(&t, res, "policy_selection.tsv", &md);
-  pb_prep__weights(opt, &S, &t);
+  pb_prep__weights(opt, S, &t);
   status |= pb_table_flush(&t, res, "policy_weights.tsv", &md);
-  pb_prep__figure5(meta, opt, &S, &t);
+  pb_prep__figure5(meta, opt, S, &t);
   status |= pb_table_flush(&t, res, "policy_figure5.tsv", &md);
-  if (status == PB_OK) status = pb_prep__figure5_plot(meta, opt, &S, res, &md);
-  pb_prep__checks(&S, &t);
+  if (status == PB_OK) status = pb_prep__figure5_plot(meta, opt, S, res, &md);
+  pb_prep__checks(S, &t);
   status |= pb_table_flush(&t, res, "policy_checks.tsv", &md);
-  pb_prep__illustration(meta, best, rec, med, &t);
+  pb_prep__illustration(meta, S, &t);
   status |= pb_table_flush(&t, res, "policy_illustration.tsv", &md);
   if (status == PB_OK) status = pb_results_write_report(res, "policy.md", md.buf, md.len);
   pb_text_free(&md);
-  free(rec);
-  pb_prep__sum_free(&S);
   return status ? PB_FAIL : PB_OK;
 }

@@ -578,8 +578,10 @@ static int pb_policy__stage_run(const struct pb_stage_call *call, const void *op
     pb_tsv_abort(out_p);
   }
   if (status == PB_OK) {
-    status = pb_policy_report(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), st.results,
-                              comm);
+    struct pb_policy_sum S;
+    status = pb_policy_summarise(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), comm, &S);
+    if (status == PB_OK && st.rank == 0) status = pb_policy_report(st.meta, opt, &S, st.results);
+    pb_policy_sum_free(&S);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   }
   pb_timer_lap(&tm, "write");

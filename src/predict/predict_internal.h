@@ -1,10 +1,12 @@
-/* Shared by predict_stage.c, predict_stage_fit.c and predict_report.c; not part of the public API. */
+/* Shared by the predict stage's files (predict_stage*.c) and its report; not part of the public API. */
 #ifndef PAIRBOUND_PREDICT_INTERNAL_H
 #define PAIRBOUND_PREDICT_INTERNAL_H
 
 #include <stdint.h>
 #include <mpi.h>
 
+#include "pairbound/fields.h"
+#include "pairbound/figure.h"
 #include "pairbound/predict.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
@@ -14,7 +16,9 @@
 #define PB_PREDICT__SHUF_COL 100    /* set columns >= this are shuffle replicates of paired summary col - 100 */
 #define PB_PREDICT__MAX_COLS 40
 #define PB_PREDICT__N_STEPS 5       /* C1, C2, C3a, C3b, C4 */
+#define PB_PREDICT__PAIRED0 12      /* feature column of F */
 
+/* Names of the features, targets and steps (predict_fields.c). */
 extern const char *const pb_predict__feat_names[PB_PREDICT__N_FEAT];
 extern const char *const pb_predict__target_names[PB_PREDICT__N_TARGETS];
 extern const char *const pb_predict__step_names[PB_PREDICT__N_STEPS];
@@ -76,8 +80,65 @@ void pb_predict__units(struct pb_predict__data *d, int deletion);
 int pb_predict__fit_all(struct pb_stage *st, struct pb_predict__data *d);
 void pb_predict__svd_check(struct pb_stage *st, struct pb_predict__data *d);
 
-/* Report: tables, markdown and figure from the gathered fits (collective for the intervals). */
-int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t seed, MPI_Comm comm,
-                       struct pb_results *res);
+/* One comparison's row: what the tables need about comparison k of
+ * combination c (index c * n_cmp + k). */
+struct pb_predict__gain {
+  double base, alt, gain, lo, hi, ggain, glo, ghi;
+  int32_t n;
+  double del_min, del_max;    /* deletion refit gains (NaN without them) */
+  int32_t del_pos, del_n;
+  double rel, iqr, thr[7];    /* relative gain (%), target IQR, practical thresholds (I.2) */
+};
+
+/* The one description of the comparison outputs (include/pairbound/fields.h,
+ * predict_fields.c): each field is a column of report/predict_gains.tsv
+ * (after the identifying columns) and a dataset results.h5
+ * /predict/gains/NAME indexed [combination][comparison]. */
+enum {
+  PB_PG_N_MODELS, PB_PG_BASE, PB_PG_ALT, PB_PG_GAIN, PB_PG_LO, PB_PG_HI, PB_PG_GGAIN, PB_PG_GLO, PB_PG_GHI,
+  PB_PG_REL, PB_PG_DEL_MIN, PB_PG_DEL_MAX, PB_PG_DEL_POS, PB_PG_DEL_N, PB_PG_IQR, PB_PG_THR, PB_PG_N = PB_PG_THR + 7
+};
+extern const struct pb_fields pb_predict__gain_fields;
+/* Comparison row @p g as the record of pb_predict__gain_fields. */
+void pb_predict__gain_record(const struct pb_predict__gain *g, double *r);
+
+/* What the report prints (predict_stage_gains.c): every comparison's gains
+ * with their intervals, the deletion refits' gains [comparison][group] (NaN
+ * without them), and every (combination, set)'s model-equal and
+ * group-equal MAE. */
+struct pb_predict__mae {
+  double mae, mae_group_equal;
+  int32_t n_models;
+};
+struct pb_predict__gains {
+  struct pb_predict__gain *g;
+  double *dg;
+  struct pb_predict__mae *mae;  /* [combination][set] */
+};
+
+/* report/predict_features.tsv and predict_sets.tsv (rank 0 text), predict_oof.tsv and
+ * predict_deletion_oof.tsv, results.h5 /predict (collective; predict_stage_write.c). */
+int pb_predict__write_inputs(const struct pb_predict__data *d, int rank, struct pb_results *res);
+int pb_predict__write_oof(const struct pb_predict__data *d, int rank, int size, struct pb_results *res);
+int pb_predict__write_h5(const struct pb_predict__data *d, int rank, struct pb_results *res);
+
+/**
+ * The comparisons' gains, their group-reweighting intervals and results.h5
+ * /predict/gains, then the report from them (collective; rank 0 writes the
+ * report; predict_stage_gains.c).
+ */
+int pb_predict__gains_run(struct pb_predict__data *d, int64_t group_draws, uint64_t seed, MPI_Comm comm,
+                          struct pb_results *res);
+
+/* The report (predict_report.c, rank 0): Figure 8 started from the gains
+ * without intervals (pb_figure_start: gnuplot renders it while the
+ * intervals are drawn; @p fig and @p title hold what the job refers to until
+ * pb_predict__report finishes it), then the tables and predict.md (@p status:
+ * of the stage so far, @p fig_status: of the figure's start). */
+int pb_predict__report_figure(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                              struct pb_results *res, struct pb_figure *fig, char title[160],
+                              struct pb_figure_job *job);
+int pb_predict__report(const struct pb_predict__data *d, const struct pb_predict__gains *G, int64_t group_draws,
+                       uint64_t seed, int status, int fig_status, struct pb_figure_job *job, struct pb_results *res);
 
 #endif /* PAIRBOUND_PREDICT_INTERNAL_H */

@@ -1,6 +1,7 @@
 /* Report of the predict stage: MAEs, gains with group-reweighting intervals
  * of stored out-of-fold errors, deletion refits, Tables 43-46 and Figure 8 of
- * seed 000 Appendix I (docs/predict.md). */
+ * seed 000 Appendix I (docs/predict.md), from the comparisons of
+ * predict_stage_gains.c. */
 #include "config.h"
 
 #include <math.h>
@@ -10,64 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
-
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 #include "pairbound/figure.h"
-#include "pairbound/resample.h"
+#include "pairbound/table.h"
 #include "predict_internal.h"
-
-/* Practical thresholds of I.2: fractions of the full-pool target IQR and of the matched baseline MAE. */
-static const double pb_predict__thr_iqr[4] = {0.025, 0.05, 0.1, 0.2};
-static const double pb_predict__thr_mae[3] = {0.05, 0.10, 0.20};
-
-/* Per-model absolute errors of (combo, set) in the fits without deletion, or
- * of deletion refit @p del; a shuffle set averages each model's error over
- * its replicates.  NaN where the model was not predicted. */
-static void pb_predict__errors(const struct pb_predict__data *d, int32_t c, int32_t k, int32_t del, double *err)
-{
-  const int32_t M = d->n_models, tg = c % PB_PREDICT__N_TARGETS, t = (c / PB_PREDICT__N_TARGETS) % d->n_ts;
-  const struct pb_predict__set *s = &d->sets[tg * d->n_sets + k];
-  const int32_t reps = s->shuffle ? d->n_shuf : 1;
-  const int64_t u0 = d->first_unit[c * d->n_sets + k] + (del >= 0 ? reps + del : 0);
-  const int32_t nu = del >= 0 ? 1 : reps;
-  for (int32_t m = 0; m < M; m++) {
-    const double y = d->target[((size_t)t * M + m) * PB_PREDICT__N_TARGETS + tg];
-    double acc = 0.0;
-    for (int32_t r = 0; r < nu; r++) acc += fabs(d->pred[(u0 + r) * M + m] - y);
-    err[m] = acc / nu;
-  }
-}
-
-/* Model-equal and group-equal means of the defined entries of v. */
-static void pb_predict__means(const struct pb_predict__data *d, const double *v, double *model_eq, double *group_eq,
-                              int32_t *n)
-{
-  double s = 0.0, gs = 0.0;
-  int32_t c = 0, gc = 0;
-  for (int32_t g = 0; g < d->n_groups; g++) {
-    double t = 0.0;
-    int32_t k = 0;
-    for (int32_t m = 0; m < d->n_models; m++)
-      if (d->group[m] == g && !isnan(v[m])) {
-        t += v[m];
-        k++;
-      }
-    if (k > 0) {
-      gs += t / k;
-      gc++;
-    }
-  }
-  for (int32_t m = 0; m < d->n_models; m++)
-    if (!isnan(v[m])) {
-      s += v[m];
-      c++;
-    }
-  *model_eq = c ? s / c : NAN;
-  *group_eq = gc ? gs / gc : NAN;
-  *n = c;
-}
 
 static void pb_predict__combo_names(const struct pb_predict__data *d, int32_t c, const char **fs, const char **ts,
                                     const char **tg)
@@ -77,151 +25,6 @@ static void pb_predict__combo_names(const struct pb_predict__data *d, int32_t c,
   *fs = d->meta->sources[d->fs[c / (PB_PREDICT__N_TARGETS * d->n_ts)]].name;
 }
 
-/* One gains row: what the tables need about comparison k of combination c. */
-struct pb_predict__gain {
-  double base, alt, gain, lo, hi, ggain, glo, ghi;
-  int32_t n;
-  double del_min, del_max;    /* deletion refit gains (NaN without them) */
-  int32_t del_pos, del_n;
-  double rel, iqr, thr[7];    /* relative gain (%), target IQR, practical thresholds (I.2) */
-};
-
-/* The one description of the comparison outputs (include/pairbound/fields.h):
- * each field is a column of report/predict_gains.tsv (after the identifying
- * columns) and a dataset results.h5 /predict/gains/NAME indexed
- * [combination][comparison]. */
-enum {
-  PB_PG_N_MODELS, PB_PG_BASE, PB_PG_ALT, PB_PG_GAIN, PB_PG_LO, PB_PG_HI, PB_PG_GGAIN, PB_PG_GLO, PB_PG_GHI,
-  PB_PG_REL, PB_PG_DEL_MIN, PB_PG_DEL_MAX, PB_PG_DEL_POS, PB_PG_DEL_N, PB_PG_IQR, PB_PG_THR, PB_PG_N = PB_PG_THR + 7
-};
-static const struct pb_field pb_predict__gain_fields[PB_PG_N] = {
-  [PB_PG_N_MODELS] = {"n_models", PB_FMT_INT},
-  [PB_PG_BASE] = {"base_mae", PB_FMT_NUM},
-  [PB_PG_ALT] = {"alt_mae", PB_FMT_NUM},
-  [PB_PG_GAIN] = {"gain", PB_FMT_NUM},
-  [PB_PG_LO] = {"lo", PB_FMT_NUM},
-  [PB_PG_HI] = {"hi", PB_FMT_NUM},
-  [PB_PG_GGAIN] = {"gain_group_equal", PB_FMT_NUM},
-  [PB_PG_GLO] = {"lo_group_equal", PB_FMT_NUM},
-  [PB_PG_GHI] = {"hi_group_equal", PB_FMT_NUM},
-  [PB_PG_REL] = {"rel_gain_pct", PB_FMT_NUM},
-  [PB_PG_DEL_MIN] = {"deletion_min", PB_FMT_NUM},
-  [PB_PG_DEL_MAX] = {"deletion_max", PB_FMT_NUM},
-  [PB_PG_DEL_POS] = {"deletion_positive", PB_FMT_INT},
-  [PB_PG_DEL_N] = {"deletion_refits", PB_FMT_INT},
-  [PB_PG_IQR] = {"target_iqr", PB_FMT_NUM},
-  [PB_PG_THR + 0] = {"thr_iqr_0.025", PB_FMT_NUM},
-  [PB_PG_THR + 1] = {"thr_iqr_0.05", PB_FMT_NUM},
-  [PB_PG_THR + 2] = {"thr_iqr_0.1", PB_FMT_NUM},
-  [PB_PG_THR + 3] = {"thr_iqr_0.2", PB_FMT_NUM},
-  [PB_PG_THR + 4] = {"thr_mae_5", PB_FMT_NUM},
-  [PB_PG_THR + 5] = {"thr_mae_10", PB_FMT_NUM},
-  [PB_PG_THR + 6] = {"thr_mae_20", PB_FMT_NUM}};
-
-/* Comparison row @p g as the record of pb_predict__gain_fields. */
-static void pb_predict__gain_record(const struct pb_predict__gain *g, double *r)
-{
-  r[PB_PG_N_MODELS] = g->n, r[PB_PG_BASE] = g->base, r[PB_PG_ALT] = g->alt, r[PB_PG_GAIN] = g->gain;
-  r[PB_PG_LO] = g->lo, r[PB_PG_HI] = g->hi, r[PB_PG_GGAIN] = g->ggain, r[PB_PG_GLO] = g->glo, r[PB_PG_GHI] = g->ghi;
-  r[PB_PG_REL] = g->rel, r[PB_PG_DEL_MIN] = g->del_min, r[PB_PG_DEL_MAX] = g->del_max;
-  r[PB_PG_DEL_POS] = g->del_pos, r[PB_PG_DEL_N] = g->del_n, r[PB_PG_IQR] = g->iqr;
-  for (int k = 0; k < 7; k++) r[PB_PG_THR + k] = g->thr[k];
-}
-
-/* Relative gain, target IQR and thresholds of comparison row i. */
-static void pb_predict__derived(const struct pb_predict__data *d, int64_t i, struct pb_predict__gain *o)
-{
-  const int32_t c = (int32_t)(i / d->n_cmp);
-  o->iqr = d->iqr[((c / PB_PREDICT__N_TARGETS) % d->n_ts) * PB_PREDICT__N_TARGETS + c % PB_PREDICT__N_TARGETS];
-  o->rel = 100.0 * o->gain / o->base;
-  for (int k = 0; k < 4; k++) o->thr[k] = pb_predict__thr_iqr[k] * o->iqr;
-  for (int k = 0; k < 3; k++) o->thr[4 + k] = pb_predict__thr_mae[k] * o->base;
-}
-
-/* MAEs and gains of every comparison: statistic (c, k) is the mean
- * per-model error difference base - alt, model-equal and group-equal (group
- * means); x [M][ns] and xg [G][ns] receive the per-model differences and
- * their group means for the intervals. */
-static void pb_predict__gains(const struct pb_predict__data *d, double *x, double *xg, struct pb_predict__gain *out)
-{
-  const int32_t M = d->n_models, G = d->n_groups, ns = pb_predict__n_combos(d) * d->n_cmp;
-  double *eb = pb_malloc((size_t)M * sizeof *eb), *ea = pb_malloc((size_t)M * sizeof *ea);
-  for (int32_t c = 0; c < pb_predict__n_combos(d); c++)
-    for (int32_t k = 0; k < d->n_cmp; k++) {
-      const int32_t i = c * d->n_cmp + k;
-      pb_predict__errors(d, c, d->cmp[k].base, -1, eb);
-      pb_predict__errors(d, c, d->cmp[k].alt, -1, ea);
-      double me, ge;
-      for (int32_t m = 0; m < M; m++) x[(size_t)m * ns + i] = eb[m] - ea[m];
-      pb_predict__means(d, eb, &out[i].base, &ge, &out[i].n);
-      pb_predict__means(d, ea, &out[i].alt, &ge, &out[i].n);
-      for (int32_t m = 0; m < M; m++) ea[m] = x[(size_t)m * ns + i];
-      pb_predict__means(d, ea, &me, &out[i].ggain, &out[i].n);
-      out[i].gain = me;
-      for (int32_t g = 0; g < G; g++) {
-        double s = 0.0;
-        int32_t n = 0;
-        for (int32_t m = 0; m < M; m++)
-          if (d->group[m] == g && !isnan(ea[m])) s += ea[m], n++;
-        xg[(size_t)g * ns + i] = n ? s / n : NAN;
-      }
-      out[i].lo = out[i].hi = out[i].glo = out[i].ghi = NAN;
-    }
-  free(eb), free(ea);
-}
-
-/* Group-reweighting intervals of every comparison (collective) from the
- * differences of pb_predict__gains: model-equal (each model weighted by its
- * group's multiplicity) and group-equal (group means). */
-static int pb_predict__intervals(const struct pb_predict__data *d, const double *x, const double *xg, int64_t draws,
-                                 uint64_t seed, MPI_Comm comm, struct pb_predict__gain *out)
-{
-  const int32_t M = d->n_models, G = d->n_groups, ns = pb_predict__n_combos(d) * d->n_cmp;
-  int status = PB_OK;
-  if (draws > 0) {
-    struct pb_interval *iv = pb_malloc((size_t)ns * 2 * sizeof *iv);
-    const struct pb_boot_spec spec = {seed, PB_RNG_GROUP_BOOT, 0, draws, PB_BOOT_LEVEL};
-    int32_t *ident = pb_malloc((size_t)G * sizeof *ident);
-    for (int32_t g = 0; g < G; g++) ident[g] = g;
-    status = pb_resample_boot_group_means(x, M, ns, d->group, G, &spec, comm, iv);
-    if (status == PB_OK) status = pb_resample_boot_group_means(xg, G, ns, ident, G, &spec, comm, iv + ns);
-    for (int32_t i = 0; i < ns && status == PB_OK; i++) {
-      out[i].lo = iv[i].lo, out[i].hi = iv[i].hi;
-      out[i].glo = iv[ns + i].lo, out[i].ghi = iv[ns + i].hi;
-    }
-    free(iv);
-    free(ident);
-  }
-  return status;
-}
-
-/* Deletion refit gains of comparison k in combination c (both sets refitted). */
-static void pb_predict__deletions(const struct pb_predict__data *d, int32_t c, int32_t k, double *gain,
-                                  struct pb_predict__gain *o)
-{
-  const int32_t M = d->n_models, tg = c % PB_PREDICT__N_TARGETS;
-  o->del_min = o->del_max = NAN;
-  o->del_pos = o->del_n = 0;
-  if (!d->deletion_run || !d->sets[tg * d->n_sets + d->cmp[k].base].deletion ||
-      !d->sets[tg * d->n_sets + d->cmp[k].alt].deletion)
-    return;
-  double *eb = pb_malloc((size_t)M * sizeof *eb), *ea = pb_malloc((size_t)M * sizeof *ea);
-  for (int32_t g = 0; g < d->n_groups; g++) {
-    double mb, ma, ge;
-    int32_t n;
-    pb_predict__errors(d, c, d->cmp[k].base, g, eb);
-    pb_predict__errors(d, c, d->cmp[k].alt, g, ea);
-    pb_predict__means(d, eb, &mb, &ge, &n);
-    pb_predict__means(d, ea, &ma, &ge, &n);
-    gain[g] = mb - ma;
-    o->del_min = o->del_n == 0 || gain[g] < o->del_min ? gain[g] : o->del_min;
-    o->del_max = o->del_n == 0 || gain[g] > o->del_max ? gain[g] : o->del_max;
-    o->del_pos += gain[g] > 0;
-    o->del_n++;
-  }
-  free(eb), free(ea);
-}
-
 static int32_t pb_predict__cmp_find(const struct pb_predict__data *d, const char *name)
 {
   for (int32_t k = 0; k < d->n_cmp; k++)
@@ -229,27 +32,67 @@ static int32_t pb_predict__cmp_find(const struct pb_predict__data *d, const char
   return -1;
 }
 
-/* report/predict_mae.tsv: every (combination, set), model-equal and group-equal MAE. */
-static int pb_predict__mae_tsv(const struct pb_predict__data *d, struct pb_results *res)
+/* A row of a table: names of its combination (feature source, target
+ * source, target) and of what in it the row is about, and its values: up to
+ * three comparisons (Tables 43-46) or plain values (the TSV files).  A
+ * column's .arg says which (PB_PREDICT__CMP + i: comparison i), its .slot
+ * which name, value or field of the comparison's record (PB_PG_*, or
+ * PB_PREDICT__IV: its gain with the interval, as text). */
+struct pb_predict__row {
+  const char *key[5];
+  const struct pb_predict__gain *g[3];
+  double v[2];
+  int64_t n;
+  char *buf;
+};
+enum { PB_PREDICT__KEY, PB_PREDICT__V, PB_PREDICT__N, PB_PREDICT__CMP };
+enum { PB_PREDICT__IV = PB_PG_N };
+
+static union pb_cell pb_predict__cell(const void *ctx, const struct pb_column *c)
 {
+  const struct pb_predict__row *r = ctx;
+  if (c->arg == PB_PREDICT__KEY) return (union pb_cell){.s = r->key[c->slot]};
+  if (c->arg == PB_PREDICT__V) return (union pb_cell){.x = r->v[c->slot]};
+  if (c->arg == PB_PREDICT__N) return (union pb_cell){.i = r->n};
+  const struct pb_predict__gain *o = r->g[c->arg - PB_PREDICT__CMP];
+  if (c->slot == PB_PREDICT__IV) {
+    if (isnan(o->lo)) snprintf(r->buf, 96, "%+.2f", o->gain);
+    else snprintf(r->buf, 96, "%+.2f [%+.2f, %+.2f]", o->gain, o->lo, o->hi);
+    return (union pb_cell){.s = r->buf};
+  }
+  double rec[PB_PG_N];
+  pb_predict__gain_record(o, rec);
+  if (c->fmt == PB_COL_INT) return (union pb_cell){.i = (int64_t)rec[c->slot]};
+  return (union pb_cell){.x = rec[c->slot]};
+}
+
+#define PB_PREDICT__KEYS(a, b, c)                                                                                  \
+  {a, PB_COL_STR, .slot = 0, .arg = PB_PREDICT__KEY}, {b, PB_COL_STR, .slot = 1, .arg = PB_PREDICT__KEY},         \
+    {c, PB_COL_STR, .slot = 2, .arg = PB_PREDICT__KEY}
+
+/* report/predict_mae.tsv: every (combination, set), model-equal and group-equal MAE. */
+static int pb_predict__mae_tsv(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                               struct pb_results *res)
+{
+  static const struct pb_column cols[] = {
+    PB_PREDICT__KEYS("feature_source", "target_source", "target"),
+    {"feature_set", PB_COL_STR, .slot = 3, .arg = PB_PREDICT__KEY},
+    {"n_models", PB_COL_INT, .arg = PB_PREDICT__N},
+    {"mae", PB_COL_NUM, .slot = 0, .arg = PB_PREDICT__V},
+    {"mae_group_equal", PB_COL_NUM, .slot = 1, .arg = PB_PREDICT__V},
+    {NULL}};
+  static const struct pb_table_spec spec = {NULL, NULL, cols};
   struct pb_text t = {0};
-  double *err = pb_malloc((size_t)d->n_models * sizeof *err);
-  pb_text_printf(&t, "feature_source\ttarget_source\ttarget\tfeature_set\tn_models\tmae\tmae_group_equal\n");
+  pb_table_tsv_open(&t, &spec);
   for (int32_t c = 0; c < pb_predict__n_combos(d); c++)
     for (int32_t k = 0; k < d->n_sets; k++) {
-      const char *fs, *ts, *tg;
-      double me, ge;
-      int32_t n;
-      pb_predict__combo_names(d, c, &fs, &ts, &tg);
-      pb_predict__errors(d, c, k, -1, err);
-      pb_predict__means(d, err, &me, &ge, &n);
-      pb_text_printf(&t, "%s\t%s\t%s\t%s\t%d", fs, ts, tg, d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets + k].name, n);
-      pb_text_double(&t, me);
-      pb_text_double(&t, ge);
-      pb_text_printf(&t, "\n");
+      const struct pb_predict__mae *m = &G->mae[(size_t)c * d->n_sets + k];
+      struct pb_predict__row row = {.v = {m->mae, m->mae_group_equal}, .n = m->n_models};
+      pb_predict__combo_names(d, c, &row.key[0], &row.key[1], &row.key[2]);
+      row.key[3] = d->sets[(c % PB_PREDICT__N_TARGETS) * d->n_sets + k].name;
+      pb_table_tsv_row(&t, &spec, pb_predict__cell, &row);
     }
   int status = pb_results_write_report(res, "predict_mae.tsv", t.buf, t.len);
-  free(err);
   pb_text_free(&t);
   return status;
 }
@@ -257,10 +100,9 @@ static int pb_predict__mae_tsv(const struct pb_predict__data *d, struct pb_resul
 /* report/predict_gains.tsv: every comparison, its identifying columns then pb_predict__gain_fields. */
 static int pb_predict__gains_tsv(const struct pb_predict__data *d, const struct pb_predict__gain *g, struct pb_results *res)
 {
-  const struct pb_fields fs = pb_fields_static("/predict/gains", PB_PG_N, pb_predict__gain_fields);
   struct pb_text t = {0};
   double rec[PB_PG_N];
-  pb_fields_tsv_header(&fs, "feature_source\ttarget_source\ttarget\tcomparison\tbase_set\talt_set", 0, &t);
+  pb_fields_tsv_header(&pb_predict__gain_fields, "feature_source\ttarget_source\ttarget\tcomparison\tbase_set\talt_set", 0, &t);
   pb_text_printf(&t, "\n");
   for (int32_t c = 0; c < pb_predict__n_combos(d); c++)
     for (int32_t k = 0; k < d->n_cmp; k++) {
@@ -270,7 +112,7 @@ static int pb_predict__gains_tsv(const struct pb_predict__data *d, const struct 
       pb_text_printf(&t, "%s\t%s\t%s\t%s\t%s\t%s", fsn, ts, tg, d->cmp[k].name, sets[d->cmp[k].base].name,
                      sets[d->cmp[k].alt].name);
       pb_predict__gain_record(&g[c * d->n_cmp + k], rec);
-      pb_fields_tsv_values(&fs, rec, 0, &t);
+      pb_fields_tsv_values(&pb_predict__gain_fields, rec, 0, &t);
       pb_text_printf(&t, "\n");
     }
   int status = pb_results_write_report(res, "predict_gains.tsv", t.buf, t.len);
@@ -278,21 +120,28 @@ static int pb_predict__gains_tsv(const struct pb_predict__data *d, const struct 
   return status;
 }
 
+
 /* report/predict_deletion.tsv: one row per comparison with refits and removed group. */
 static int pb_predict__deletion_tsv(const struct pb_predict__data *d, const double *dg, struct pb_results *res)
 {
+  static const struct pb_column cols[] = {
+    PB_PREDICT__KEYS("feature_source", "target_source", "target"),
+    {"comparison", PB_COL_STR, .slot = 3, .arg = PB_PREDICT__KEY},
+    {"removed_group", PB_COL_STR, .slot = 4, .arg = PB_PREDICT__KEY},
+    {"gain", PB_COL_NUM, .slot = 0, .arg = PB_PREDICT__V},
+    {NULL}};
+  static const struct pb_table_spec spec = {NULL, NULL, cols};
   struct pb_text t = {0};
-  pb_text_printf(&t, "feature_source\ttarget_source\ttarget\tcomparison\tremoved_group\tgain\n");
+  pb_table_tsv_open(&t, &spec);
   for (int32_t c = 0; c < pb_predict__n_combos(d); c++)
     for (int32_t k = 0; k < d->n_cmp; k++) {
       const double *v = &dg[((size_t)c * d->n_cmp + k) * d->n_groups];
       if (isnan(v[0])) continue;
-      const char *fs, *ts, *tg;
-      pb_predict__combo_names(d, c, &fs, &ts, &tg);
+      struct pb_predict__row row = {.key[3] = d->cmp[k].name};
+      pb_predict__combo_names(d, c, &row.key[0], &row.key[1], &row.key[2]);
       for (int32_t grp = 0; grp < d->n_groups; grp++) {
-        pb_text_printf(&t, "%s\t%s\t%s\t%s\t%s", fs, ts, tg, d->cmp[k].name, d->group_names[grp]);
-        pb_text_double(&t, v[grp]);
-        pb_text_printf(&t, "\n");
+        row.key[4] = d->group_names[grp], row.v[0] = v[grp];
+        pb_table_tsv_row(&t, &spec, pb_predict__cell, &row);
       }
     }
   int status = pb_results_write_report(res, "predict_deletion.tsv", t.buf, t.len);
@@ -300,124 +149,175 @@ static int pb_predict__deletion_tsv(const struct pb_predict__data *d, const doub
   return status;
 }
 
-static void pb_predict__cell_iv(struct pb_table *t, const struct pb_predict__gain *o)
+/* A table of comparisons @p k of the first @p n_combos combinations (one row each). */
+static void pb_predict__cmp_table(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                                  const struct pb_table_spec *spec, const int32_t k[3], int32_t n_combos,
+                                  struct pb_table *t)
 {
   char buf[96];
-  if (isnan(o->lo)) snprintf(buf, sizeof buf, "%+.2f", o->gain);
-  else snprintf(buf, sizeof buf, "%+.2f [%+.2f, %+.2f]", o->gain, o->lo, o->hi);
-  pb_table_str(t, buf, 0);
+  pb_table_open(t, spec);
+  for (int32_t c = 0; c < n_combos; c++) {
+    struct pb_predict__row row = {.buf = buf};
+    for (int j = 0; j < 3; j++) row.g[j] = &G->g[c * d->n_cmp + k[j]];
+    pb_predict__combo_names(d, c, &row.key[0], &row.key[1], &row.key[2]);
+    pb_table_row(t, spec, pb_predict__cell, &row);
+  }
+}
+
+/* Table 43: C1 and dM_k against B_ind, first feature source. */
+static void pb_predict__table43(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                                const int32_t k[3], struct pb_table *t)
+{
+  static const struct pb_column cols[] = {
+    {"target_source", PB_COL_STR, .slot = 1, .arg = PB_PREDICT__KEY},
+    {"target", PB_COL_STR, .slot = 2, .arg = PB_PREDICT__KEY},
+    {"baseline_mae", PB_COL_NUM, 2, .slot = PB_PG_BASE, .arg = PB_PREDICT__CMP},
+    {"c1_gain", PB_COL_NUM, -2, .slot = PB_PG_GAIN, .arg = PB_PREDICT__CMP},
+    {"c1_lo", PB_COL_NUM, -2, .slot = PB_PG_LO, .arg = PB_PREDICT__CMP},
+    {"c1_hi", PB_COL_NUM, -2, .slot = PB_PG_HI, .arg = PB_PREDICT__CMP},
+    {"dmk_gain", PB_COL_NUM, -2, .slot = PB_PG_GAIN, .arg = PB_PREDICT__CMP + 1},
+    {NULL}};
+  char title[160];
+  snprintf(title, sizeof title, "Table 43: %s summaries predicting mild real targets", d->meta->sources[d->fs[0]].name);
+  const struct pb_table_spec spec = {
+    title,
+    "Baseline is B_ind (MAE, pp); changes are MAE reductions in pp (positive is better). C1 adds (F,A,Q) to B_ind; "
+    "the last column adds dM_k alone. Brackets: group-reweighting intervals of stored out-of-fold errors, not full "
+    "fitting-uncertainty intervals.",
+    cols};
+  pb_predict__cmp_table(d, G, &spec, k, d->n_ts * PB_PREDICT__N_TARGETS, t);
+}
+
+/* Table 44: C1, original dM_k and B_ind + dM_k with their intervals, every combination. */
+static void pb_predict__table44(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                                const int32_t k[3], struct pb_table *t)
+{
+  static const struct pb_column cols[] = {
+    PB_PREDICT__KEYS("features", "source", "target"),
+    {"bind_c1", PB_COL_STR, .slot = PB_PREDICT__IV, .arg = PB_PREDICT__CMP},
+    {"original_dmk", PB_COL_STR, .slot = PB_PREDICT__IV, .arg = PB_PREDICT__CMP + 1},
+    {"bind_dmk", PB_COL_STR, .slot = PB_PREDICT__IV, .arg = PB_PREDICT__CMP + 2},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Table 44: all source/target settings",
+    "Model-weighted MAE reductions (pp) with group-reweighting intervals. Original dM_k conditions on C2 + dM_k,ind "
+    "(controlled C3a); B_ind + dM_k is the feature-order sensitivity.",
+    cols};
+  pb_predict__cmp_table(d, G, &spec, k, pb_predict__n_combos(d), t);
+}
+
+/* Table 45: C1 against B_ind with the deletion refits, every combination. */
+static void pb_predict__table45(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                                const int32_t k[3], struct pb_table *t)
+{
+  static const struct pb_column cols[] = {
+    PB_PREDICT__KEYS("features", "source", "target"),
+    {"baseline", PB_COL_NUM, 2, .slot = PB_PG_BASE, .arg = PB_PREDICT__CMP},
+    {"c1", PB_COL_NUM, 2, .slot = PB_PG_ALT, .arg = PB_PREDICT__CMP},
+    {"gain_pct", PB_COL_NUM, -1, .slot = PB_PG_REL, .arg = PB_PREDICT__CMP},
+    {"deletion_min", PB_COL_NUM, -2, .slot = PB_PG_DEL_MIN, .arg = PB_PREDICT__CMP},
+    {"deletion_max", PB_COL_NUM, -2, .slot = PB_PG_DEL_MAX, .arg = PB_PREDICT__CMP},
+    {"positive", PB_COL_INT, .slot = PB_PG_DEL_POS, .arg = PB_PREDICT__CMP},
+    {"refits", PB_COL_INT, .slot = PB_PG_DEL_N, .arg = PB_PREDICT__CMP},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Table 45: C1 against B_ind with whole-group deletion refits",
+    "Complete-pool MAE (pp), relative gain against the matched baseline, and the range of MAE reductions after "
+    "removing each group from training, inner validation and evaluation and refitting (a sensitivity range, not a "
+    "confidence interval).",
+    cols};
+  pb_predict__cmp_table(d, G, &spec, k, pb_predict__n_combos(d), t);
+}
+
+/* Table 46: unpaired synthetic information against clean performance, first feature source. */
+static void pb_predict__table46(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                                const int32_t k[3], struct pb_table *t)
+{
+  static const struct pb_column cols[] = {
+    {"target", PB_COL_STR, .slot = 2, .arg = PB_PREDICT__KEY},
+    {"source", PB_COL_STR, .slot = 1, .arg = PB_PREDICT__KEY},
+    {"b0_mae", PB_COL_NUM, 2, .slot = PB_PG_BASE, .arg = PB_PREDICT__CMP},
+    {"b1_mae", PB_COL_NUM, 2, .slot = PB_PG_ALT, .arg = PB_PREDICT__CMP},
+    {"gain", PB_COL_NUM, -2, .slot = PB_PG_GAIN, .arg = PB_PREDICT__CMP},
+    {"lo", PB_COL_NUM, -2, .slot = PB_PG_LO, .arg = PB_PREDICT__CMP},
+    {"hi", PB_COL_NUM, -2, .slot = PB_PG_HI, .arg = PB_PREDICT__CMP},
+    {NULL}};
+  char title[160];
+  snprintf(title, sizeof title, "Table 46: unpaired synthetic information versus clean-performance features (%s)",
+           d->meta->sources[d->fs[0]].name);
+  const struct pb_table_spec spec = {
+    title, "B0: clean accuracies; B1 adds the unpaired synthetic summaries. MAEs and gains in pp; group-reweighting "
+           "intervals.", cols};
+  pb_predict__cmp_table(d, G, &spec, k, d->n_ts * PB_PREDICT__N_TARGETS, t);
 }
 
 /* Tables 43-46 of seed 000 Appendix I in its shapes. */
-static int pb_predict__md_tables(const struct pb_predict__data *d, const struct pb_predict__gain *g,
+static int pb_predict__md_tables(const struct pb_predict__data *d, const struct pb_predict__gains *G,
                                  struct pb_results *res, struct pb_text *md)
 {
   const int32_t kf = pb_predict__cmp_find(d, "B_ind:FAQ"), kd = pb_predict__cmp_find(d, "B_ind:dMk");
   const int32_t ko = pb_predict__cmp_find(d, "controlled:C3a"), ku = pb_predict__cmp_find(d, "unpaired:B0->B1");
   struct pb_table t = {{0}, {0}};
-  char title[160];
   int status = PB_OK;
-  snprintf(title, sizeof title, "Table 43: %s summaries predicting mild real targets", d->meta->sources[d->fs[0]].name);
-  pb_table_begin(&t, title,
-                 "Baseline is B_ind (MAE, pp); changes are MAE reductions in pp (positive is better). C1 adds (F,A,Q) "
-                 "to B_ind; the last column adds dM_k alone. Brackets: group-reweighting intervals of stored "
-                 "out-of-fold errors, not full fitting-uncertainty intervals.",
-                 "target_source\ttarget\tbaseline_mae\tc1_gain\tc1_lo\tc1_hi\tdmk_gain", NULL);
-  for (int32_t c = 0; c < d->n_ts * PB_PREDICT__N_TARGETS; c++) {
-    const struct pb_predict__gain *a = &g[c * d->n_cmp + kf], *b = &g[c * d->n_cmp + kd];
-    const char *fs, *ts, *tg;
-    pb_predict__combo_names(d, c, &fs, &ts, &tg);
-    pb_table_str(&t, ts, 1), pb_table_str(&t, tg, 0);
-    pb_table_num(&t, a->base, 2), pb_table_num(&t, a->gain, -2), pb_table_num(&t, a->lo, -2);
-    pb_table_num(&t, a->hi, -2), pb_table_num(&t, b->gain, -2);
-    pb_table_end_row(&t);
-  }
+  pb_predict__table43(d, G, (const int32_t[3]){kf, kd, kd}, &t);
   status |= pb_table_flush(&t, res, "predict_table43.tsv", md);
-  pb_table_begin(&t, "Table 44: all source/target settings",
-                 "Model-weighted MAE reductions (pp) with group-reweighting intervals. Original dM_k conditions on "
-                 "C2 + dM_k,ind (controlled C3a); B_ind + dM_k is the feature-order sensitivity.",
-                 "features\tsource\ttarget\tbind_c1\toriginal_dmk\tbind_dmk", NULL);
-  for (int32_t c = 0; c < pb_predict__n_combos(d); c++) {
-    const char *fs, *ts, *tg;
-    pb_predict__combo_names(d, c, &fs, &ts, &tg);
-    pb_table_str(&t, fs, 1), pb_table_str(&t, ts, 0), pb_table_str(&t, tg, 0);
-    pb_predict__cell_iv(&t, &g[c * d->n_cmp + kf]);
-    pb_predict__cell_iv(&t, &g[c * d->n_cmp + ko]);
-    pb_predict__cell_iv(&t, &g[c * d->n_cmp + kd]);
-    pb_table_end_row(&t);
-  }
+  pb_predict__table44(d, G, (const int32_t[3]){kf, ko, kd}, &t);
   status |= pb_table_flush(&t, res, "predict_table44.tsv", md);
-  pb_table_begin(&t, "Table 45: C1 against B_ind with whole-group deletion refits",
-                 "Complete-pool MAE (pp), relative gain against the matched baseline, and the range of MAE reductions "
-                 "after removing each group from training, inner validation and evaluation and refitting (a "
-                 "sensitivity range, not a confidence interval).",
-                 "features\tsource\ttarget\tbaseline\tc1\tgain_pct\tdeletion_min\tdeletion_max\tpositive\trefits", NULL);
-  for (int32_t c = 0; c < pb_predict__n_combos(d); c++) {
-    const struct pb_predict__gain *a = &g[c * d->n_cmp + kf];
-    const char *fs, *ts, *tg;
-    pb_predict__combo_names(d, c, &fs, &ts, &tg);
-    pb_table_str(&t, fs, 1), pb_table_str(&t, ts, 0), pb_table_str(&t, tg, 0);
-    pb_table_num(&t, a->base, 2), pb_table_num(&t, a->alt, 2), pb_table_num(&t, a->rel, -1);
-    pb_table_num(&t, a->del_min, -2), pb_table_num(&t, a->del_max, -2);
-    pb_table_int(&t, a->del_pos), pb_table_int(&t, a->del_n);
-    pb_table_end_row(&t);
-  }
+  pb_predict__table45(d, G, (const int32_t[3]){kf, kf, kf}, &t);
   status |= pb_table_flush(&t, res, "predict_table45.tsv", md);
-  snprintf(title, sizeof title, "Table 46: unpaired synthetic information versus clean-performance features (%s)",
-           d->meta->sources[d->fs[0]].name);
-  pb_table_begin(&t, title, "B0: clean accuracies; B1 adds the unpaired synthetic summaries. MAEs and gains in pp; "
-                 "group-reweighting intervals.", "target\tsource\tb0_mae\tb1_mae\tgain\tlo\thi", NULL);
-  for (int32_t c = 0; c < d->n_ts * PB_PREDICT__N_TARGETS; c++) {
-    const struct pb_predict__gain *a = &g[c * d->n_cmp + ku];
-    const char *fs, *ts, *tg;
-    pb_predict__combo_names(d, c, &fs, &ts, &tg);
-    pb_table_str(&t, tg, 1), pb_table_str(&t, ts, 0);
-    pb_table_num(&t, a->base, 2), pb_table_num(&t, a->alt, 2), pb_table_num(&t, a->gain, -2);
-    pb_table_num(&t, a->lo, -2), pb_table_num(&t, a->hi, -2);
-    pb_table_end_row(&t);
-  }
+  pb_predict__table46(d, G, (const int32_t[3]){ku, ku, ku}, &t);
   status |= pb_table_flush(&t, res, "predict_table46.tsv", md);
   return status ? PB_FAIL : PB_OK;
 }
 
-static void pb_predict__fig_row(struct pb_text *t, double x, const double *v)
+/* Figure 8's data: a row at x, its value in one of the five columns (the others NaN). */
+struct pb_predict__fig_row {
+  char x[32];
+  double v[5];
+};
+
+static union pb_cell pb_predict__fig_cell(const void *ctx, const struct pb_column *c)
 {
-  pb_text_printf(t, "%g", x);
-  for (int i = 0; i < 5; i++) pb_text_double(t, v[i]);
-  pb_text_printf(t, "\n");
+  const struct pb_predict__fig_row *r = ctx;
+  return c->slot < 0 ? (union pb_cell){.s = r->x} : (union pb_cell){.x = r->v[c->slot]};
 }
 
-/* Figure 8: C1 gain of the first feature source on the Diverse target source
- * (the last one when there is no Diverse) against the all-summary control
- * B_ind and the current-summary control B1 + (F,A,Q)_ind: full-pool diamonds,
- * deletion-refit dots, the 0.1 IQR line.  Started here (pb_figure_start);
- * @p fig and @p title hold what the job refers to until pb_figure_finish. */
-static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_predict__gain *g, const double *dg,
-                              struct pb_results *res, struct pb_figure *fig, char title[160], struct pb_figure_job *job)
+static void pb_predict__fig_row(struct pb_text *t, const struct pb_table_spec *spec, double x, int col, double v)
 {
+  struct pb_predict__fig_row row = {"", {NAN, NAN, NAN, NAN, NAN}};
+  snprintf(row.x, sizeof row.x, "%g", x);
+  row.v[col] = v;
+  pb_table_tsv_row(t, spec, pb_predict__fig_cell, &row);
+}
+
+int pb_predict__report_figure(const struct pb_predict__data *d, const struct pb_predict__gains *G,
+                              struct pb_results *res, struct pb_figure *fig, char title[160],
+                              struct pb_figure_job *job)
+{
+  /* columns 2-3: full pool (all-summary, current-summary); 4-5: refits; 6: threshold */
+  static const struct pb_column cols[] = {
+    {"x", PB_COL_STR, .slot = -1},
+    {"all-summary control (full pool)", PB_COL_NUM, .slot = 0},
+    {"current-summary control (full pool)", PB_COL_NUM, .slot = 1},
+    {"all-summary control (group removed)", PB_COL_NUM, .slot = 2},
+    {"current-summary control (group removed)", PB_COL_NUM, .slot = 3},
+    {"threshold", PB_COL_NUM, .slot = 4},
+    {NULL}};
+  static const struct pb_table_spec spec = {NULL, NULL, cols};
   int32_t t = d->n_ts - 1;
   for (int32_t i = 0; i < d->n_ts; i++)
     if (!strcmp(d->meta->sources[d->ts[i]].name, "Diverse")) t = i;
   const int32_t k[2] = {pb_predict__cmp_find(d, "B_ind:FAQ"), pb_predict__cmp_find(d, "controlled:C1")};
   struct pb_text data = {0};
-  pb_text_printf(&data, "x\tall-summary control (full pool)\tcurrent-summary control (full pool)"
-                        "\tall-summary control (group removed)\tcurrent-summary control (group removed)\tthreshold\n");
+  pb_table_tsv_open(&data, &spec);
   for (int tg = 0; tg < PB_PREDICT__N_TARGETS; tg++) {
     const int32_t c = t * PB_PREDICT__N_TARGETS + tg;
     for (int j = 0; j < 2; j++) {
-      const double x = tg + 1 + (j ? 0.12 : -0.12), *v = &dg[((size_t)c * d->n_cmp + k[j]) * d->n_groups];
-      /* columns 2-3: full pool (all-summary, current-summary); 4-5: refits; 6: threshold */
-      double row[5] = {NAN, NAN, NAN, NAN, NAN};
-      row[j] = g[c * d->n_cmp + k[j]].gain;
-      pb_predict__fig_row(&data, x, row);
-      for (int32_t grp = 0; grp < d->n_groups && !isnan(v[0]); grp++) {
-        row[j] = NAN;
-        row[2 + j] = v[grp];
-        pb_predict__fig_row(&data, x, row);
-      }
+      const double x = tg + 1 + (j ? 0.12 : -0.12), *v = &G->dg[((size_t)c * d->n_cmp + k[j]) * d->n_groups];
+      pb_predict__fig_row(&data, &spec, x, j, G->g[c * d->n_cmp + k[j]].gain);
+      for (int32_t grp = 0; grp < d->n_groups && !isnan(v[0]); grp++) pb_predict__fig_row(&data, &spec, x, 2 + j, v[grp]);
     }
-    const double thr[5] = {NAN, NAN, NAN, NAN, 0.1 * d->iqr[t * PB_PREDICT__N_TARGETS + tg]};
-    pb_predict__fig_row(&data, tg + 1, thr);
+    pb_predict__fig_row(&data, &spec, tg + 1, 4, 0.1 * d->iqr[t * PB_PREDICT__N_TARGETS + tg]);
   }
   snprintf(title, 160, "Figure 8: %s-to-%s C1 sensitivity", d->meta->sources[d->fs[0]].name,
            d->meta->sources[d->ts[t]].name);
@@ -432,19 +332,6 @@ static int pb_predict__figure(const struct pb_predict__data *d, const struct pb_
     "0 with lines lc rgb '#999999' notitle"};
   int status = pb_figure_start(res, fig, data.buf, data.len, job);
   pb_text_free(&data);
-  return status;
-}
-
-/* results.h5 /predict/gains/NAME for every field of pb_predict__gain_fields (collective; rank 0 writes). */
-static int pb_predict__gains_h5(const struct pb_predict__data *d, const struct pb_predict__gain *g, int rank,
-                                struct pb_results *res)
-{
-  const struct pb_fields fs = pb_fields_static("/predict/gains", PB_PG_N, pb_predict__gain_fields);
-  const int64_t n = (int64_t)pb_predict__n_combos(d) * d->n_cmp, mine = rank == 0 ? n : 0;
-  double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_PG_N * sizeof *recs);
-  for (int64_t i = 0; i < n; i++) pb_predict__gain_record(&g[i], recs + i * PB_PG_N);
-  int status = pb_fields_write(&fs, res, n, 0, mine, recs);
-  free(recs);
   return status;
 }
 
@@ -476,52 +363,27 @@ static void pb_predict__verification(const struct pb_predict__data *d, struct pb
                  (long long)d->svd_checked, d->svd_max_diff, (long long)d->lk_checked, d->lk_max_diff);
 }
 
-int pb_predict__report(struct pb_predict__data *d, int64_t group_draws, uint64_t seed, MPI_Comm comm,
-                       struct pb_results *res)
+int pb_predict__report(const struct pb_predict__data *d, const struct pb_predict__gains *G, int64_t group_draws,
+                       uint64_t seed, int status, int fig_status, struct pb_figure_job *job, struct pb_results *res)
 {
-  int rank;
-  MPI_Comm_rank(comm, &rank);
-  const int64_t ns = (int64_t)pb_predict__n_combos(d) * d->n_cmp;
-  struct pb_predict__gain *g = pb_calloc((size_t)(ns > 0 ? ns : 1), sizeof *g);
-  double *dg = pb_malloc((size_t)(ns > 0 ? ns : 1) * d->n_groups * sizeof *dg);
-  double *x = pb_malloc((size_t)d->n_models * (ns > 0 ? ns : 1) * sizeof *x);
-  double *xg = pb_malloc((size_t)d->n_groups * (ns > 0 ? ns : 1) * sizeof *xg);
-  pb_predict__gains(d, x, xg, g);
-  for (int64_t i = 0; i < ns; i++) {
-    for (int32_t grp = 0; grp < d->n_groups; grp++) dg[i * d->n_groups + grp] = NAN;
-    pb_predict__deletions(d, (int32_t)(i / d->n_cmp), (int32_t)(i % d->n_cmp), &dg[i * d->n_groups], &g[i]);
-    pb_predict__derived(d, i, &g[i]);
-  }
-  /* the figure needs no interval: gnuplot renders it while the intervals
-   * and the tables are computed */
-  struct pb_figure fig;
-  struct pb_figure_job job = {0};
-  char title[160];
-  const int fig_status = rank == 0 ? pb_predict__figure(d, g, dg, res, &fig, title, &job) : PB_OK;
-  int status = pb_predict__intervals(d, x, xg, group_draws, seed, comm, g);
-  if (status == PB_OK) status = pb_predict__gains_h5(d, g, rank, res);
-  if (rank == 0) {
-    struct pb_text md = {0};
-    pb_text_printf(&md, "# Model-level prediction (seed 000 Section 6, Appendices H-I)\n\n"
-                        "Nested leave-one-group-out ridge over %d model groups, %lld group-reweighting draws of stored "
-                        "out-of-fold errors (seed %llu); every comparison in predict_gains.tsv, every MAE in "
-                        "predict_mae.tsv. See docs/predict.md.\n",
-                   d->n_groups, (long long)group_draws, (unsigned long long)seed);
-    if (!d->deletion_run)
-      pb_text_printf(&md, "\nThe whole-group deletion refits were not run (--no-deletion, or fewer than 4 groups: a "
-                          "refit needs 3 groups after the removal).\n");
-    if (status == PB_OK) status = pb_predict__mae_tsv(d, res);
-    if (status == PB_OK) status = pb_predict__gains_tsv(d, g, res);
-    if (status == PB_OK) status = pb_predict__deletion_tsv(d, dg, res);
-    if (status == PB_OK) status = pb_predict__md_tables(d, g, res, &md);
-    if (status == PB_OK) status = fig_status;
-    const int done = pb_figure_finish(&job, status == PB_OK ? &md : NULL);
-    if (status == PB_OK) status = done;
-    pb_predict__verification(d, &md);
-    if (status == PB_OK) status = pb_results_write_report(res, "predict.md", md.buf, md.len);
-    pb_text_free(&md);
-  }
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-  free(g), free(dg), free(x), free(xg);
+  struct pb_text md = {0};
+  pb_text_printf(&md, "# Model-level prediction (seed 000 Section 6, Appendices H-I)\n\n"
+                      "Nested leave-one-group-out ridge over %d model groups, %lld group-reweighting draws of stored "
+                      "out-of-fold errors (seed %llu); every comparison in predict_gains.tsv, every MAE in "
+                      "predict_mae.tsv. See docs/predict.md.\n",
+                 d->n_groups, (long long)group_draws, (unsigned long long)seed);
+  if (!d->deletion_run)
+    pb_text_printf(&md, "\nThe whole-group deletion refits were not run (--no-deletion, or fewer than 4 groups: a "
+                        "refit needs 3 groups after the removal).\n");
+  if (status == PB_OK) status = pb_predict__mae_tsv(d, G, res);
+  if (status == PB_OK) status = pb_predict__gains_tsv(d, G->g, res);
+  if (status == PB_OK) status = pb_predict__deletion_tsv(d, G->dg, res);
+  if (status == PB_OK) status = pb_predict__md_tables(d, G, res, &md);
+  if (status == PB_OK) status = fig_status;
+  const int done = pb_figure_finish(job, status == PB_OK ? &md : NULL);
+  if (status == PB_OK) status = done;
+  pb_predict__verification(d, &md);
+  if (status == PB_OK) status = pb_results_write_report(res, "predict.md", md.buf, md.len);
+  pb_text_free(&md);
   return status;
 }

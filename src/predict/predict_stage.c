@@ -25,20 +25,12 @@
 #include "pairbound/timer.h"
 #include "predict_internal.h"
 
-const char *const pb_predict__feat_names[PB_PREDICT__N_FEAT] = {
-  "syn_acc0", "real_dev_acc0", "syn_a1", "syn_S0", "syn_S1", "syn_M0", "syn_M1", "syn_logloss", "real_dev_a1",
-  "syn_R80", "syn_E", "syn_CR", "F", "A", "Q", "k", "dMk", "ds_s", "ds_w", "Lsyn",
-  "F_ind", "A_ind", "Q_ind", "k_ind", "dMk_ind", "ds_s_ind", "ds_w_ind", "Lsyn_ind"};
-const char *const pb_predict__target_names[PB_PREDICT__N_TARGETS] = {"a1", "R80", "E", "L"};
-const char *const pb_predict__step_names[PB_PREDICT__N_STEPS] = {"C1", "C2", "C3a", "C3b", "C4"};
-
 /* Cell summary column behind each feature; -1 for the two real development features. */
 static const int pb_predict__feat_src[PB_PREDICT__N_FEAT] = {
   PB_PC_ACC0, -1, PB_PC_A1, PB_PC_S0, PB_PC_S1, PB_PC_M0, PB_PC_M1, PB_PC_LOGLOSS, -1, PB_PC_R80, PB_PC_E, PB_PC_CR,
   PB_PC_F, PB_PC_A, PB_PC_Q, PB_PC_K, PB_PC_DMK, PB_PC_DSS, PB_PC_DSW, PB_PC_L,
   PB_PC_IND + 0, PB_PC_IND + 1, PB_PC_IND + 2, PB_PC_IND + 3, PB_PC_IND + 4, PB_PC_IND + 5, PB_PC_IND + 6,
   PB_PC_IND + 7};
-#define PB_PREDICT__PAIRED0 12  /* feature column of F */
 #define PB_PREDICT__IND0 20     /* feature column of F_ind */
 #define PB_PREDICT__REAL_ACC0 1
 #define PB_PREDICT__REAL_A1 8
@@ -569,120 +561,6 @@ static void pb_predict__data_free(struct pb_predict__data *d)
   free(d->pred), free(d->lam), free(d->first_unit);
 }
 
-/* report/predict_features.tsv and predict_sets.tsv (rank 0 text). */
-static int pb_predict__write_inputs(const struct pb_predict__data *d, int rank, struct pb_results *res)
-{
-  struct pb_text h = {0}, t = {0}, hs = {0}, ts = {0};
-  const int32_t M = d->n_models;
-  pb_text_printf(&h, "model\tgroup\tfeature_source\ttarget_source");
-  for (int j = 0; j < PB_PREDICT__N_FEAT; j++) pb_text_printf(&h, "\t%s", pb_predict__feat_names[j]);
-  for (int j = 0; j < PB_PREDICT__N_TARGETS; j++) pb_text_printf(&h, "\t%s", pb_predict__target_names[j]);
-  pb_text_printf(&h, "\n");
-  pb_text_printf(&hs, "target\tfeature_set\tshuffle\tdeletion\tfeatures\n");
-  for (int32_t f = 0; f < d->n_fs && rank == 0; f++)
-    for (int32_t s = 0; s < d->n_ts; s++)
-      for (int32_t m = 0; m < M; m++) {
-        pb_text_printf(&t, "%s\t%s\t%s\t%s", d->meta->model_ids[m], d->group_names[d->group[m]],
-                       d->meta->sources[d->fs[f]].name, d->meta->sources[d->ts[s]].name);
-        for (int j = 0; j < PB_PREDICT__N_FEAT; j++)
-          pb_text_double(&t, d->feat[(((size_t)f * d->n_ts + s) * M + m) * PB_PREDICT__N_FEAT + j]);
-        for (int j = 0; j < PB_PREDICT__N_TARGETS; j++)
-          pb_text_double(&t, d->target[((size_t)s * M + m) * PB_PREDICT__N_TARGETS + j]);
-        pb_text_printf(&t, "\n");
-      }
-  for (int tg = 0; tg < PB_PREDICT__N_TARGETS && rank == 0; tg++)
-    for (int32_t k = 0; k < d->n_sets; k++) {
-      const struct pb_predict__set *s = &d->sets[tg * d->n_sets + k];
-      pb_text_printf(&ts, "%s\t%s\t%d\t%d\t", pb_predict__target_names[tg], s->name, s->shuffle, s->deletion);
-      for (int32_t j = 0; j < s->n_cols; j++)
-        pb_text_printf(&ts, "%s%s%s", j ? "," : "",
-                       s->cols[j] >= PB_PREDICT__SHUF_COL ? pb_predict__feat_names[PB_PREDICT__PAIRED0 + s->cols[j] - PB_PREDICT__SHUF_COL]
-                                                           : pb_predict__feat_names[s->cols[j]],
-                       s->cols[j] >= PB_PREDICT__SHUF_COL ? "_shuf" : "");
-      pb_text_printf(&ts, "\n");
-    }
-  int status = pb_results_tsv(res, "predict_features.tsv", h.buf, t.buf, t.len);
-  if (status == PB_OK) status = pb_results_tsv(res, "predict_sets.tsv", hs.buf, ts.buf, ts.len);
-  pb_text_free(&h), pb_text_free(&t), pb_text_free(&hs), pb_text_free(&ts);
-  return status;
-}
-
-/* The rows of unit u (one per predicted model) onto t[0] (fits without
- * deletion) or t[1] (deletion refits). */
-static void pb_predict__oof_rows(const struct pb_predict__data *d, int64_t u, struct pb_text t[2])
-{
-  const int32_t M = d->n_models, c = d->u_combo[u], tg = c % PB_PREDICT__N_TARGETS;
-  const int32_t s = (c / PB_PREDICT__N_TARGETS) % d->n_ts, f = c / (PB_PREDICT__N_TARGETS * d->n_ts), del = d->u_del[u];
-  struct pb_text *o = &t[del >= 0];
-  for (int32_t m = 0; m < M; m++) {
-    if (isnan(d->pred[u * M + m])) continue;
-    pb_text_printf(o, "%s\t%s\t%s\t%s\t%s\t%s\t%d", d->meta->model_ids[m], d->group_names[d->group[m]],
-                   d->meta->sources[d->fs[f]].name, d->meta->sources[d->ts[s]].name, pb_predict__target_names[tg],
-                   d->sets[tg * d->n_sets + d->u_set[u]].name, d->u_rep[u]);
-    if (del >= 0) pb_text_printf(o, "\t%s", d->group_names[del]);
-    /* lambda and truth repeat a few values: the memoised formatter */
-    pb_text_num(o, pb_predict_lambda[(int)d->lam[u * M + m]]);
-    pb_text_double(o, d->pred[u * M + m]);
-    pb_text_num(o, d->target[((size_t)s * M + m) * PB_PREDICT__N_TARGETS + tg]);
-    pb_text_printf(o, "\n");
-  }
-}
-
-/* report/predict_oof.tsv and predict_deletion_oof.tsv, one row per predicted
- * model: each rank formats a contiguous block of units (its threads
- * contiguous sub-blocks, joined in order), and the files take the blocks in
- * rank order, so they are the same for any number of ranks and threads. */
-static int pb_predict__write_oof(const struct pb_predict__data *d, int rank, int size, struct pb_results *res)
-{
-  const int64_t lo = d->n_units * rank / size, hi = d->n_units * (rank + 1) / size;
-  const int nt = omp_get_max_threads();
-  struct pb_text *part = pb_calloc(2 * (size_t)nt, sizeof *part), t[2] = {{0}, {0}};
-#pragma omp parallel num_threads(nt)
-  {
-    struct pb_text *o = &part[2 * omp_get_thread_num()];
-#pragma omp for schedule(static)
-    for (int64_t u = lo; u < hi; u++) pb_predict__oof_rows(d, u, o);
-  }
-  for (int i = 0; i < 2 * nt; i++) {
-    if (part[i].len) pb_text_printf(&t[i % 2], "%.*s", (int)part[i].len, part[i].buf);
-    pb_text_free(&part[i]);
-  }
-  free(part);
-  const char *h = "model\tgroup\tfeature_source\ttarget_source\ttarget\tfeature_set\treplicate\tlambda\tprediction\ttruth\n";
-  const char *hd =
-      "model\tgroup\tfeature_source\ttarget_source\ttarget\tfeature_set\treplicate\tremoved_group\tlambda\tprediction\ttruth\n";
-  int status = pb_results_tsv(res, "predict_oof.tsv", h, t[0].buf, t[0].len);
-  if (status == PB_OK) status = pb_results_tsv(res, "predict_deletion_oof.tsv", hd, t[1].buf, t[1].len);
-  pb_text_free(&t[0]), pb_text_free(&t[1]);
-  return status;
-}
-
-/* results.h5 /predict: features, targets and every unit's predictions. */
-static int pb_predict__write_h5(const struct pb_predict__data *d, int rank, struct pb_results *res)
-{
-  const int64_t M = d->n_models, nf = (int64_t)d->n_fs * d->n_ts * M * PB_PREDICT__N_FEAT;
-  const int64_t nt = (int64_t)d->n_ts * M * PB_PREDICT__N_TARGETS, nu = d->n_units;
-  int64_t *uc = pb_malloc((size_t)(nu > 0 ? nu : 1) * 4 * sizeof *uc);
-  for (int64_t u = 0; u < nu; u++) {
-    uc[u] = d->u_combo[u];
-    uc[nu + u] = d->u_set[u];
-    uc[2 * nu + u] = d->u_rep[u];
-    uc[3 * nu + u] = d->u_del[u];
-  }
-  const int mine = rank == 0;
-  int status = pb_results_group(res, "/predict/oof");
-  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/features", nf, 0, mine ? nf : 0, d->feat);
-  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/targets", nt, 0, mine ? nt : 0, d->target);
-  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/oof/prediction", nu * M, 0, mine ? nu * M : 0, d->pred);
-  if (status == PB_OK) status = pb_results_write_f64(res, "/predict/oof/lambda_index", nu * M, 0, mine ? nu * M : 0, d->lam);
-  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/combination", nu, 0, mine ? nu : 0, uc);
-  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/set", nu, 0, mine ? nu : 0, uc + nu);
-  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/replicate", nu, 0, mine ? nu : 0, uc + 2 * nu);
-  if (status == PB_OK) status = pb_results_write_i64(res, "/predict/oof/removed_group", nu, 0, mine ? nu : 0, uc + 3 * nu);
-  free(uc);
-  return status;
-}
-
 static int pb_predict__compute(struct pb_stage *st, const struct pb_predict_options *opt, struct pb_predict__data *d,
                                struct pb_timer *tm)
 {
@@ -739,7 +617,7 @@ static int pb_predict__stage_run(const struct pb_stage_call *call, const void *o
   if (status == PB_OK) status = pb_predict__write_inputs(&d, st.rank, st.results);
   if (status == PB_OK) status = pb_predict__write_oof(&d, st.rank, st.size, st.results);
   if (status == PB_OK) status = pb_predict__write_h5(&d, st.rank, st.results);
-  if (status == PB_OK) status = pb_predict__report(&d, opt->group_draws, opt->seed, comm, st.results);
+  if (status == PB_OK) status = pb_predict__gains_run(&d, opt->group_draws, opt->seed, comm, st.results);
   pb_timer_lap(&tm, "report");
   pb_timer_reduce(&tm, comm);
   pb_message("predict: cells %.3f s; fits %.3f s (%lld nested fits); report %.3f s (intervals, tables, figure)",

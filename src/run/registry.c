@@ -25,28 +25,28 @@
 #define PB_STAGE_DECLARE(name) extern const struct pb_stage_desc pb_##name##_stage;
 #define PB_STAGE_ENTRY(name) &pb_##name##_stage,
 PB_STAGES(PB_STAGE_DECLARE)
-const struct pb_stage_desc *const pb_stages[] = {PB_STAGES(PB_STAGE_ENTRY) NULL};
+const struct pb_stage_desc *const pb_registry_stages[] = {PB_STAGES(PB_STAGE_ENTRY) NULL};
 
-const struct pb_stage_desc *pb_stage_find(const char *name)
+const struct pb_stage_desc *pb_registry_find(const char *name)
 {
   const char *dot = strchr(name, '.');
   size_t n = dot ? (size_t)(dot - name) : strlen(name);
   if (dot && (dot[1] == '\0' || dot[1 + strspn(dot + 1, "abcdefghijklmnopqrstuvwxyz"
                                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")] != '\0'))
     return NULL;
-  for (int i = 0; pb_stages[i]; i++)
-    if (strlen(pb_stages[i]->name) == n && strncmp(pb_stages[i]->name, name, n) == 0) return pb_stages[i];
+  for (int i = 0; pb_registry_stages[i]; i++)
+    if (strlen(pb_registry_stages[i]->name) == n && strncmp(pb_registry_stages[i]->name, name, n) == 0) return pb_registry_stages[i];
   return NULL;
 }
 
-int pb_stage_index(const struct pb_stage_desc *d)
+int pb_registry_index(const struct pb_stage_desc *d)
 {
   int i = 0;
-  while (pb_stages[i] && pb_stages[i] != d) i++;
+  while (pb_registry_stages[i] && pb_registry_stages[i] != d) i++;
   return i;
 }
 
-void *pb_stage_options_new(const struct pb_stage_desc *d)
+void *pb_registry_options_new(const struct pb_stage_desc *d)
 {
   void *o = pb_calloc(1, d->options_size ? d->options_size : 1);
   if (d->defaults) d->defaults(o);
@@ -54,7 +54,7 @@ void *pb_stage_options_new(const struct pb_stage_desc *d)
   return o;
 }
 
-void pb_stage_options_free(const struct pb_stage_desc *d, void *opts)
+void pb_registry_options_free(const struct pb_stage_desc *d, void *opts)
 {
   if (!opts) return;
   if (d->options) pb_options_free(d->options, opts);

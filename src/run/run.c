@@ -37,10 +37,10 @@
 #include "pairbound/verify.h"
 #include "run_internal.h"
 
-/* The pipeline stages of the registry, by index in pb_stages (a command-only stage is not one). */
+/* The pipeline stages of the registry, by index in pb_registry_stages (a command-only stage is not one). */
 static const struct pb_stage_desc *pb_run__kind(const char *name)
 {
-  const struct pb_stage_desc *d = pb_stage_find(name);
+  const struct pb_stage_desc *d = pb_registry_find(name);
   return d && d->pipeline ? d : NULL;
 }
 
@@ -54,7 +54,7 @@ static struct pb_run_instance *pb_run__instance(struct pb_run_config *cfg, const
   struct pb_run_instance *in = &cfg->instances[cfg->n_instances++];
   in->name = pb_strdup(name);
   in->seen_in_stages = 0;
-  in->opts = pb_stage_options_new(pb_run__kind(name));
+  in->opts = pb_registry_options_new(pb_run__kind(name));
   return in;
 }
 
@@ -103,9 +103,9 @@ static const char *pb_run__pipeline_names(void)
 {
   static char names[512];
   names[0] = '\0';
-  for (int k = 0; pb_stages[k]; k++)
-    if (pb_stages[k]->pipeline)
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", pb_stages[k]->name);
+  for (int k = 0; pb_registry_stages[k]; k++)
+    if (pb_registry_stages[k]->pipeline)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", pb_registry_stages[k]->name);
   return names;
 }
 
@@ -169,7 +169,7 @@ static const struct pb_option *pb_run__section(struct pb_run_config *cfg, const 
     if (!in) return NULL;
     *opts = in->opts;
   } else {
-    *opts = cfg->opts[pb_stage_index(d)];
+    *opts = cfg->opts[pb_registry_index(d)];
   }
   return d->options;
 }
@@ -242,8 +242,8 @@ static int pb_run__inherit(const struct pb_run__parse *p, const struct pb_stage_
 static int pb_run__propagate(const struct pb_run__parse *p, const char *name)
 {
   struct pb_run_config *cfg = p->cfg;
-  for (int k = 0; pb_stages[k]; k++)
-    if (pb_stages[k]->pipeline && pb_run__inherit(p, pb_stages[k], cfg->opts[k], pb_stages[k]->name) != PB_OK)
+  for (int k = 0; pb_registry_stages[k]; k++)
+    if (pb_registry_stages[k]->pipeline && pb_run__inherit(p, pb_registry_stages[k], cfg->opts[k], pb_registry_stages[k]->name) != PB_OK)
       return PB_FAIL;
   for (int32_t i = 0; i < cfg->n_instances; i++) {
     const struct pb_run_instance *in = &cfg->instances[i];
@@ -260,8 +260,8 @@ static int pb_run__propagate(const struct pb_run__parse *p, const char *name)
 static void pb_run__joins(const struct pb_run__parse *p)
 {
   struct pb_run_config *cfg = p->cfg;
-  for (int k = 0; pb_stages[k]; k++) {
-    const struct pb_stage_desc *d = pb_stages[k];
+  for (int k = 0; pb_registry_stages[k]; k++) {
+    const struct pb_stage_desc *d = pb_registry_stages[k];
     if (d->pipeline && d->joins && pb_run__seen(p, d->name, d->joins) && !pb_run__has_stage(cfg, d->name) &&
         cfg->n_stages < PB_RUN_MAX_STAGES)
       cfg->stages[cfg->n_stages++] = pb_strdup(d->name);
@@ -273,8 +273,8 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
   memset(cfg, 0, sizeof *cfg);
   pb_options_defaults(pb_run__options, cfg);
   pb_protocol_options_default(&cfg->protocol);
-  for (int k = 0; pb_stages[k]; k++)
-    if (pb_stages[k]->pipeline) cfg->opts[k] = pb_stage_options_new(pb_stages[k]);
+  for (int k = 0; pb_registry_stages[k]; k++)
+    if (pb_registry_stages[k]->pipeline) cfg->opts[k] = pb_registry_options_new(pb_registry_stages[k]);
   cfg->text = pb_strdup(text);
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);
@@ -309,9 +309,9 @@ void pb_run_config_free(struct pb_run_config *cfg)
   pb_options_free(pb_run__options, cfg);
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
   pb_protocol_options_free(&cfg->protocol);
-  for (int k = 0; pb_stages[k]; k++) pb_stage_options_free(pb_stages[k], cfg->opts[k]);
+  for (int k = 0; pb_registry_stages[k]; k++) pb_registry_options_free(pb_registry_stages[k], cfg->opts[k]);
   for (int32_t i = 0; i < cfg->n_instances; i++) {
-    pb_stage_options_free(pb_run__kind(cfg->instances[i].name), cfg->instances[i].opts);
+    pb_registry_options_free(pb_run__kind(cfg->instances[i].name), cfg->instances[i].opts);
     free(cfg->instances[i].name);
   }
   free(cfg->text);
@@ -325,10 +325,10 @@ void pb_run_config_help(FILE *fp)
   pb_options_help_ini(fp, pb_run__options);
   fprintf(fp, "\n[protocol]\n");
   pb_options_help_ini(fp, pb_protocol_option_table);
-  for (int k = 0; pb_stages[k]; k++) {
-    if (!pb_stages[k]->pipeline || !pb_stages[k]->options) continue;
-    fprintf(fp, "\n[%s]  (as `pairbound %s --help`)\n", pb_stages[k]->name, pb_stages[k]->name);
-    pb_options_help_ini(fp, pb_stages[k]->options);
+  for (int k = 0; pb_registry_stages[k]; k++) {
+    if (!pb_registry_stages[k]->pipeline || !pb_registry_stages[k]->options) continue;
+    fprintf(fp, "\n[%s]  (as `pairbound %s --help`)\n", pb_registry_stages[k]->name, pb_registry_stages[k]->name);
+    pb_options_help_ini(fp, pb_registry_stages[k]->options);
   }
   fprintf(fp, "\n[KIND.NAME]  a further instance of stage KIND, listed as KIND.NAME in [run] stages (e.g.\n"
               "  `stages = ..., screen, screen.dev` with `[screen.dev] split = dev`): the keys of [KIND], starting\n"
@@ -371,7 +371,7 @@ static int pb_run__call(const struct pb_run_config *cfg, const char *name, const
   const struct pb_stage_desc *d = pb_run__kind(name);
   const struct pb_run_instance *in = strchr(name, '.') ? pb_run__instance((struct pb_run_config *)cfg, name, 0) : NULL;
   const struct pb_stage_call call = {d->reads_store ? cfg->store : NULL, dir, comm, &cfg->protocol, prov, name};
-  return d->run(&call, in ? in->opts : cfg->opts[pb_stage_index(d)]);
+  return d->run(&call, in ? in->opts : cfg->opts[pb_registry_index(d)]);
 }
 
 /* What a stage's output depends on besides the store and the build: the run

@@ -26,8 +26,8 @@
 static int pb_rr__order(const struct pb_stage_desc **out)
 {
   int n = 0;
-  for (int k = 0; pb_stages[k]; k++)
-    if (pb_stages[k]->pipeline) out[n++] = pb_stages[k];
+  for (int k = 0; pb_registry_stages[k]; k++)
+    if (pb_registry_stages[k]->pipeline) out[n++] = pb_registry_stages[k];
   for (int i = 1; i < n; i++)
     for (int j = i; j > 0 && out[j]->report_order < out[j - 1]->report_order; j--) {
       const struct pb_stage_desc *t = out[j];
@@ -125,7 +125,7 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
   for (int k = 0; k < n && status == PB_OK; k++)
     for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
       const char *name = cfg->stages[i];
-      if (pb_stage_find(name) != order[k]) continue;
+      if (pb_registry_find(name) != order[k]) continue;
       char *dir = pb_output_path_join(cfg->output, name), *sub = pb_output_path_join(dir, "report"),
            *rep = pb_output_path_join(sub, order[k]->report);
       char *text = pb_output_text_load(rep);

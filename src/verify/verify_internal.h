@@ -1,4 +1,5 @@
-/* Shared by verify_stage.c and verify_report.c: the per-cell record layout. */
+/* Shared by the verify stage's files and its report: the per-cell record
+ * layout, the names of targets and levels, the report's totals. */
 #ifndef PAIRBOUND_VERIFY_INTERNAL_H
 #define PAIRBOUND_VERIFY_INTERNAL_H
 
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <mpi.h>
 
+#include "pairbound/agg.h"
 #include "pairbound/dist.h"
 #include "pairbound/fields.h"
 #include "pairbound/results.h"
@@ -87,18 +89,44 @@ void pb_verify_memo_canon(const struct pb_verify_records *r, const struct pb_ver
 
 extern const char *const pb_verify_target_names[PB_VERIFY_NTARGETS];
 extern const char *const pb_verify_cmp_names[PB_VERIFY_NCMP];
+extern const char *const pb_verify_level_names[PB_VERIFY_NLEVELS];
 
-/** The record's field table: /verify/cells columns and verify.tsv (static storage; first call from serial code). */
+/** The record's field table: /verify/cells columns and verify.tsv (static storage; first call from serial code;
+ * verify_fields.c with the names above). */
 const struct pb_fields *pb_verify_fields(void);
 
+#define PB_VERIFY_NR (PB_VERIFY_NTARGETS * PB_VERIFY_NCMP)
+
+/* Totals over the covered cells of every rank and where the largest residuals occur (verify_stage_reduce.c). */
+struct pb_verify_sum {
+  double tot[PB_VF_N];
+  int64_t covered, complete, cart_cells, i5_missing;
+  double cart_max, cart_comb;
+  double rmax[PB_VERIFY_NR], cmax[PB_VERIFY_NR];   /* largest cell / class residual per target x level */
+  int64_t rcell[PB_VERIFY_NR], ccell[PB_VERIFY_NR];
+  int32_t clabel[PB_VERIFY_NR];
+  double lpmax[3];   /* largest residual: LP vs bounds engine, LP vs policy engine, closed forms */
+  int64_t lpn[3];    /* cells where each was compared */
+  struct pb_src_tot { int64_t cells, classes, skipped, narrower; double perms; } *bys;   /* per source */
+  /* --policies: largest cell residual per target x level, class residual per target, Cartesian residual */
+  struct pb_loc pres[PB_VERIFY_NPRES], pcres[PB_VERIFY_NPT];
+  double pcart_max;
+  int64_t pcart_n;
+};
+
 /**
- * Summary tables of every cell's record into report/REPORT.md (collective:
- * each rank summarises its n_local records, of cells first.., and rank 0
- * writes from the reduced totals; @p cells: every cell's reference).
+ * The totals of every rank's covered cells on rank 0 (collective; free with
+ * pb_verify_sum_free on every rank).  @p cells: every cell's reference in
+ * global order; @p recs: this rank's n_local records, of cells first.. .
  */
-int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
-                     int64_t first, int64_t n_local, int64_t n_cells, const struct pb_verify_options *opt,
-                     const char *first_failure, struct pb_results *res, MPI_Comm comm);
+int pb_verify_summarise(const struct pb_meta *meta, const struct pb_cell_ref *cells, const double *recs,
+                        int64_t first, int64_t n_local, MPI_Comm comm, struct pb_verify_sum *S);
+void pb_verify_sum_free(struct pb_verify_sum *S);
+
+/** report/REPORT.md from the reduced totals (rank 0; @p cells: every cell's reference). */
+int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const struct pb_verify_sum *S,
+                     int64_t n_cells, const struct pb_verify_options *opt, const char *first_failure,
+                     struct pb_results *res);
 
 /** verify's line of the run summary, from its report in @p dir (verify_report_summary.c). */
 void pb_verify_summary(FILE *fp, const char *dir);

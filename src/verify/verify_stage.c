@@ -3,7 +3,6 @@
  * per cell (seed 000 A.10, B.3, C.1, Appendix D; docs/verify.md). */
 #include "config.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,90 +13,26 @@
 #include <hdf5.h>
 
 #include "pairbound/blocks.h"
+#include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
-#include "pairbound/checksum.h"
 #include "pairbound/env.h"
 #include "pairbound/error.h"
+#include "pairbound/registry.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
 #include "pairbound/policy.h"
-#include "pairbound/progress.h"
-#include "pairbound/registry.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
+#include "pairbound/text.h"
+#include "pairbound/checksum.h"
 #include "pairbound/verify.h"
 #include "bounds/bounds_stage_internal.h"
-#include "verify_internal.h"
 #include "verify_stage_internal.h"
 
 /* The policy engine is the one under test; its limits must cover ours. */
 _Static_assert(PB_VERIFY_MAX_POL == PB_POLICY_MAX && PB_VERIFY_MAX_LAMBDA == PB_POLICY_MAX_LAMBDA,
                "verify and policy limits differ");
-
-static const char *pb_verify__field_name(int f)
-{
-  static const char *const fixed[PB_VF_VAL] = {
-    "covered", "n", "tau", "classes", "classes_enumerated", "classes_skipped", "permutations",
-    "cartesian_combinations", "H_I5_narrower_classes", "checks_nesting", "failed_nesting", "checks_observed",
-    "failed_observed", "checks_theorem1", "failed_theorem1", "against_i5_missing"};
-  static char names[PB_VF_N][40];
-  static int ready = 0;
-  if (!ready) { /* first call from serial code (the stage's setup) */
-    {
-      for (int i = 0; i < PB_VF_VAL; i++) snprintf(names[i], sizeof names[i], "%s", fixed[i]);
-      static const char *const v[7] = {"obs", "I0_lo", "I0_hi", "Ik_lo", "Ik_hi", "I5_lo", "I5_hi"};
-      for (int t = 0; t < PB_VERIFY_NTARGETS; t++) {
-        for (int j = 0; j < 7; j++)
-          snprintf(names[PB_VF_VAL + 7 * t + j], sizeof names[0], "%s_%s", pb_verify_target_names[t], v[j]);
-        for (int j = 0; j < PB_VERIFY_NCMP; j++) {
-          const int o = PB_VERIFY_NCMP * t + j;
-          snprintf(names[PB_VF_RES + o], sizeof names[0], "res_%s_%s", pb_verify_target_names[t], pb_verify_cmp_names[j]);
-          snprintf(names[PB_VF_CRES + o], sizeof names[0], "class_res_%s_%s", pb_verify_target_names[t],
-                   pb_verify_cmp_names[j]);
-          snprintf(names[PB_VF_CRES_LABEL + o], sizeof names[0], "class_res_%s_%s_label", pb_verify_target_names[t],
-                   pb_verify_cmp_names[j]);
-        }
-      }
-      snprintf(names[PB_VF_CART_RES], sizeof names[0], "cartesian_res");
-      static const char *const pfixed[] = {"pol_classes", "pol_checks_lemma1", "pol_failed_lemma1",
-                                           "pol_checks_corollary1", "pol_failed_corollary1", "pol_checks_structure",
-                                           "pol_failed_structure", "pol_shared_strict"};
-      for (int i = 0; i < PB_VF_POL_RES - PB_VF_POL_CLASSES; i++)
-        snprintf(names[PB_VF_POL_CLASSES + i], sizeof names[0], "%s", pfixed[i]);
-      for (int t = 0; t < PB_VERIFY_NPT; t++) {
-        for (int lv = 0; lv < (t == PB_VERIFY_PT_OBS ? 1 : PB_VERIFY_NLEVELS); lv++) {
-          if (t == PB_VERIFY_PT_OBS) snprintf(names[PB_VF_POL_RES], sizeof names[0], "pol_res_obs");
-          else
-            snprintf(names[PB_VF_POL_RES + PB_VERIFY_PSLOT(t, lv)], sizeof names[0], "pol_res_%s_%s",
-                     pb_verify_ptarget_names[t], pb_verify__level_names[lv]);
-        }
-        snprintf(names[PB_VF_POL_CRES + t], sizeof names[0], "pol_class_res_%s", pb_verify_ptarget_names[t]);
-        snprintf(names[PB_VF_POL_CRES_LABEL + t], sizeof names[0], "pol_class_res_%s_label", pb_verify_ptarget_names[t]);
-      }
-      snprintf(names[PB_VF_POL_CART_RES], sizeof names[0], "pol_cartesian_res");
-      static const char *const lfixed[] = {"classes_lp", "lp_programs", "lp_branch_and_bound", "lp_res_H_I5",
-                                           "lp_pol_res_I5", "closed_form_res_I0_Ik"};
-      for (int i = 0; i <= PB_VF_CF_RES - PB_VF_LP_CLASSES; i++)
-        snprintf(names[PB_VF_LP_CLASSES + i], sizeof names[0], "%s", lfixed[i]);
-      snprintf(names[PB_VF_FAILED], sizeof names[0], "failed");
-      snprintf(names[PB_VF_FAIL_LABEL], sizeof names[0], "failed_class");
-      ready = 1;
-    }
-  }
-  return names[f];
-}
-
-const struct pb_fields *pb_verify_fields(void)
-{
-  static struct pb_field f[PB_VF_N];
-  static struct pb_fields fs;
-  if (!fs.f) { /* first call from serial code (the stage's setup) */
-    for (int i = 0; i < PB_VF_N; i++) f[i] = (struct pb_field){pb_verify__field_name(i), PB_FMT_NUM};
-    fs = pb_fields_static("/verify/cells", PB_VF_N, f);
-  }
-  return &fs;
-}
 
 #define PB_O(member) PB_OPTION_FIELD(struct pb_verify_options, member)
 #define PB_POLICIES PB_OPTION_AT(struct pb_verify_options, policies)
@@ -154,7 +89,6 @@ const struct pb_option pb_verify_option_table[] = {
   {.name = NULL}};
 #undef PB_POLICIES
 #undef PB_O
-
 
 /* Covered cells: source filter, then all / panel / a per-source sample in
  * SHA-256 order of names (identical on every rank). */
@@ -359,6 +293,7 @@ static int pb_verify__setup(const struct pb_stage *st, const struct pb_cell_bloc
  * count maps to the same blocks; its payload is each cell's record and
  * failure text. */
 #define PB_VERIFY_BLOCKS 256
+#define PB_VERIFY__NTOT 7   /* run totals (pb_verify__write) */
 
 /* One covered cell (its record and failure text in w). */
 static void pb_verify__one(const struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
@@ -535,7 +470,11 @@ static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, 
     pb_warning("verify: %.0f of %.0f classes not checked (larger than %d records per side; raise --lp-max, at most %d)",
                totals[5], totals[3], lim, PB_VERIFY_LP_MAX_N);
   if (status == PB_OK) {
-    status = pb_verify_report(st->meta, w->all_cells, w->recs, st->first, nc, st->n_cells, opt, msg, st->results, comm);
+    struct pb_verify_sum S;
+    status = pb_verify_summarise(st->meta, w->all_cells, w->recs, st->first, nc, comm, &S);
+    if (status == PB_OK && st->rank == 0)
+      status = pb_verify_report(st->meta, w->all_cells, &S, st->n_cells, opt, msg, st->results);
+    pb_verify_sum_free(&S);
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   }
   *first_fail_out = first_fail;

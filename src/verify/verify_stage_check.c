@@ -1,26 +1,16 @@
-/* `pairbound verify`: the comparisons of enumerated values with the engines'
- * (bounds and policy), the structural checks (nesting, observed values,
- * Theorem 1, Lemma 1, Corollary 1) and their failure messages; the names of
- * the compared targets.  docs/verify.md. */
+/* Checks of one cell or class (docs/verify.md): the enumerated values against
+ * a reference (the bounds engine, a results file, the Cartesian product),
+ * their structure (nesting, observed values, Theorem 1), and with
+ * --policies the same for the policy values (Lemma 1, Corollary 1); a
+ * failure is counted in the cell's record and the first one described. */
 #include "config.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/bounds.h"
-#include "pairbound/policy.h"
-#include "pairbound/verify.h"
-#include "verify_internal.h"
 #include "verify_stage_internal.h"
-
-const char *const pb_verify_target_names[PB_VERIFY_NTARGETS] = {"H", "L", "dMk"};
-const char *const pb_verify_cmp_names[PB_VERIFY_NCMP] = {"obs", "I0", "Ik", "I5"};
-const char *const pb_verify_ptarget_names[PB_VERIFY_NPT] = {"obs", "H", "L", "J", "Dplus", "lemma1", "mean", "natural"};
-
-const char *const pb_verify__level_names[PB_VERIFY_NLEVELS] = {"I0", "Ik", "I5"};
 
 /* The seven compared values of a target from any (cell or class) values. */
 void pb_verify__vals(const struct pb_verify_values *v, int t, double out[7])
@@ -143,7 +133,7 @@ void pb_verify__structure(struct pb_verify__cellstate *cs, int32_t label, const 
         if (!(x[1 + 2 * lv] <= x[0] + tol && x[0] <= x[2 + 2 * lv] + tol)) {
           r[PB_VF_FAIL_OBS]++;
           pb_verify__failf(cs, label, "observed %s %.17g outside its %s interval [%.17g, %.17g]", T, x[0],
-                           pb_verify__level_names[lv], x[1 + 2 * lv], x[2 + 2 * lv]);
+                           pb_verify_level_names[lv], x[1 + 2 * lv], x[2 + 2 * lv]);
         }
       }
     }
@@ -242,7 +232,7 @@ static void pb_verify__pwhere(const struct pb_verify__pw *w, const struct pb_ver
                               size_t len)
 {
   int m = snprintf(buf, len, "%s", w->what ? w->what : "?");
-  if (w->lv >= 0 && m < (int)len) m += snprintf(buf + m, len - (size_t)m, " at %s", pb_verify__level_names[w->lv]);
+  if (w->lv >= 0 && m < (int)len) m += snprintf(buf + m, len - (size_t)m, " at %s", pb_verify_level_names[w->lv]);
   if (w->li >= 0 && m < (int)len) m += snprintf(buf + m, len - (size_t)m, ", lambda %g", ps->lambda[w->li]);
   if (w->j >= 0 && m < (int)len) m += snprintf(buf + m, len - (size_t)m, ", j %d (tau %.9g)", w->j, (double)ps->tau[w->j]);
   if (w->o >= 0 && m < (int)len) snprintf(buf + m, len - (size_t)m, ", l %d (tau %.9g)", w->o, (double)ps->tau[w->o]);
@@ -293,7 +283,7 @@ void pb_verify__pstructure(struct pb_verify__cellstate *cs, int32_t label, const
       for (int32_t j = 0; j < P; j++)
         pb_verify__pchk(cs, label, PB_VF_POL_CHK_LEMMA1, !(pb_verify__res(v->J[lv][li][j][1], v->J_lemma1[lv][li][j]) > tol),
                         "Lemma 1 (Eq. 8) fails: J_%d at %s, lambda %g: direct maximum %.17g, Eq. 8 from the enumerated "
-                        "count intervals %.17g", j, pb_verify__level_names[lv], ps->lambda[li], v->J[lv][li][j][1],
+                        "count intervals %.17g", j, pb_verify_level_names[lv], ps->lambda[li], v->J[lv][li][j][1],
                         v->J_lemma1[lv][li][j]);
   if (cor1 >= 0)
     pb_verify__pchk(cs, label, PB_VF_POL_CHK_COR1, cor1,
@@ -324,7 +314,7 @@ void pb_verify__pstructure(struct pb_verify__cellstate *cs, int32_t label, const
                           H[lv][j][0] <= v->H_mean[lv][j] + tol && v->H_mean[lv][j] <= H[lv][j][1] + tol &&
                           L[lv][j][0] <= v->L_mean[lv][j] + tol && v->L_mean[lv][j] <= L[lv][j][1] + tol,
                       "policy %d at %s: observed value or feasible mean of H_j / L_j outside its interval", j,
-                      pb_verify__level_names[lv]);
+                      pb_verify_level_names[lv]);
   }
   for (int32_t li = 0; li < NL; li++) {
     const double lam = ps->lambda[li];
@@ -336,7 +326,7 @@ void pb_verify__pstructure(struct pb_verify__cellstate *cs, int32_t label, const
         if (lv > 0) ok = ok && v->J[lv - 1][li][j][0] <= J[0] + tol && J[1] <= v->J[lv - 1][li][j][1] + tol;
         pb_verify__pchk(cs, label, PB_VF_POL_CHK_STRUCT, ok,
                         "policy %d at %s, lambda %g: J_j interval [%.17g, %.17g] not nested, or observed %.17g / "
-                        "feasible mean %.17g outside", j, pb_verify__level_names[lv], lam, J[0], J[1], jo, mean);
+                        "feasible mean %.17g outside", j, pb_verify_level_names[lv], lam, J[0], J[1], jo, mean);
         for (int32_t o = 0; o < P; o++) {
           if (o == j) continue;
           const double d = v->D[lv][li][j][o], oo = lam * v->H_obs[o] + (1 - lam) * v->L_obs[o];
@@ -346,10 +336,9 @@ void pb_verify__pstructure(struct pb_verify__cellstate *cs, int32_t label, const
           pb_verify__pchk(cs, label, PB_VF_POL_CHK_STRUCT, dk,
                           "policy pair (%d, %d) at %s, lambda %g: D+ %.17g not within [observed difference %.17g, "
                           "separate gap %.17g], or larger than at the coarser level", j, o,
-                          pb_verify__level_names[lv], lam, d, jo - oo, gap);
+                          pb_verify_level_names[lv], lam, d, jo - oo, gap);
         }
       }
     }
   }
 }
-

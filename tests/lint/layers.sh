@@ -6,47 +6,12 @@
 #     or replaced without the other;
 #  2. no kernel (src/*/*_kernel*.c: pure computation) sees <mpi.h>, directly
 #     or through the headers it includes (the compiler's dependency file,
-#     src/FOLDER/.deps/FILE.Plo).
-# The known exceptions below are being removed; each is printed as
-# "# known: ...", and one that no longer occurs is printed so that it can be
-# taken off the list.  Anything else fails the test.
+#     src/FOLDER/.deps/FILE.Plo);
+#  3. no report (src/*/*_report*.c: tables, markdown, figures of totals the
+#     stage has reduced) calls MPI (no MPI_ symbol in its object) or includes
+#     <mpi.h> itself.
 set -u
 : "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}"
-
-# Cycles allowed for now: the files of one line may depend on each other
-# (a cycle among some of them is known too) | why.
-known_cycles() {
-  cat <<'EOF'
-screen/screen_stage screen/screen_stage_boot screen/screen_report screen/screen_report_extra screen/screen_report_tta | the screen stage and its report call each other (split elsewhere)
-predict/predict_stage predict/predict_report | the predict stage and its report call each other (split elsewhere)
-verify/verify_stage verify/verify_report | the verify stage and its report call each other (split elsewhere)
-fragility/fragility_stage fragility/fragility_report | the fragility stage and its report call each other (split elsewhere)
-run/run run/run_report | the pipeline and its report call each other (src/run is reworked elsewhere)
-store/store store/store_memo | pb_store_rows_free_owned (store.c is split elsewhere)
-EOF
-}
-
-# Kernels that still see <mpi.h> through their analysis' public header (removed elsewhere).
-known_mpi_kernels() {
-  cat <<'EOF'
-bounds/bounds_kernel_platt
-exact/exact_kernel
-fragility/fragility_kernel
-fragility/fragility_kernel_restricted
-policy/policy_kernel
-predict/predict_kernel
-predict/predict_kernel_summary
-screen/screen_kernel
-screen/screen_kernel_extra
-screen/screen_kernel_tta
-verify/verify_kernel
-verify/verify_kernel_lp
-verify/verify_kernel_policy
-world/world_kernel
-world/world_kernel_factors
-world/world_kernel_fields
-EOF
-}
 
 fails=0
 
@@ -109,55 +74,22 @@ sccs=$(graph | awk '
     }
   }')
 
-# Is every file of the component ($@) on one line of the known cycles?  Prints that line's why.
-known_cycle() {
-  local files why f all
-  while IFS='|' read -r files why; do
-    all=1
-    for f in "$@"; do
-      case " $files " in *" $f "*) ;; *) all=0 ;; esac
-    done
-    if [ $all -eq 1 ]; then
-      echo "$why"
-      return 0
-    fi
-  done <<EOF
-$(known_cycles)
-EOF
-  return 1
-}
-
-n_scc=0 current="" bad=0 seen=""
+n_scc=0 bad=0
 while read -r kind a b why; do
   case "$kind" in
     SCC)
       n_scc=$((n_scc + 1))
       # shellcheck disable=SC2086
       set -- $a $b $why
-      if reason=$(known_cycle "$@"); then
-        echo "# known: cycle among $*:$reason"
-        bad=0
-        seen="$seen $*"
-      else
-        echo "not ok - cycle among $* (each depends on the others):"
-        fails=$((fails + 1))
-        bad=1
-      fi
+      echo "not ok - cycle among $* (each depends on the others):"
+      fails=$((fails + 1))
+      bad=1
       ;;
     EDGE) [ $bad -eq 1 ] && echo "#   src/$a ${why:+$why }(src/$b)" ;;
   esac
 done <<EOF
 $sccs
 EOF
-while IFS='|' read -r files why; do
-  for f in $files; do
-    case " $seen " in *" $f "*) continue 2 ;; esac
-  done
-  echo "# known cycle no longer found, take it off the list: $files"
-done <<EOF
-$(known_cycles)
-EOF
-
 # ---- 2. kernels that see <mpi.h>
 # the first headers of src/ or include/ on the way from FILE to <mpi.h> (a hint; the .Plo decides)
 through() {
@@ -184,19 +116,30 @@ for k in "$TOP_SRCDIR"/src/*/*_kernel*.c; do
     continue
   fi
   n_kernels=$((n_kernels + 1))
-  known=0
-  known_mpi_kernels | grep -qx "$node" && known=1
   if grep -qE '(^|[[:space:]/])mpi\.h([[:space:]:\\]|$)' "$deps"; then
-    if [ $known -eq 1 ]; then
-      echo "# known: src/$node.c sees <mpi.h> (through $(through "$k"))"
-    else
-      echo "not ok - src/$node.c, a kernel, sees <mpi.h> (through $(through "$k")): it may use only pure headers"
-      fails=$((fails + 1))
-    fi
-  elif [ $known -eq 1 ]; then
-    echo "# src/$node.c no longer sees <mpi.h>: take it off the list of known kernels"
+    echo "not ok - src/$node.c, a kernel, sees <mpi.h> (through $(through "$k")): it may use only pure headers"
+    fails=$((fails + 1))
   fi
 done
 
-echo "# $n_scc cycles, $n_kernels kernels checked ($n_unchecked without dependency files), $fails bad"
-[ "$fails" -eq 0 ] && [ "$n_kernels" -gt 0 ]
+# ---- 3. reports that call MPI
+n_reports=0
+for r in "$TOP_SRCDIR"/src/*/*_report*.c; do
+  node=${r#"$TOP_SRCDIR"/src/}
+  node=${node%.c}
+  obj="$TOP_BUILDDIR/src/$node.o"
+  [ -f "$obj" ] || continue
+  n_reports=$((n_reports + 1))
+  calls=$(nm "$obj" | awk '$1 == "U" && $2 ~ /^P?MPI_/ { printf " %s", $2 }')
+  if [ -n "$calls" ]; then
+    echo "not ok - src/$node.c, a report, calls MPI:$calls (the stage reduces; the report formats)"
+    fails=$((fails + 1))
+  fi
+  if grep -q '^[[:space:]]*#[[:space:]]*include[[:space:]]*<mpi\.h>' "$r"; then
+    echo "not ok - src/$node.c, a report, includes <mpi.h>"
+    fails=$((fails + 1))
+  fi
+done
+
+echo "# $n_scc cycles, $n_kernels kernels ($n_unchecked without dependency files) and $n_reports reports checked, $fails bad"
+[ "$fails" -eq 0 ] && [ "$n_kernels" -gt 0 ] && [ "$n_reports" -gt 0 ]

@@ -712,13 +712,13 @@ END_TEST
 START_TEST(test_option_defaults)
 {
   struct pb_fragility_options k;
-  struct pb_fragility_stage_options *o = pb_stage_options_new(pb_stage_find("fragility"));
+  struct pb_fragility_stage_options *o = pb_registry_options_new(pb_registry_find("fragility"));
   pb_fragility_options_default(&k);
   ck_assert(o->k.n_bins == k.n_bins && o->k.n_groups == k.n_groups && o->k.n_grid == k.n_grid);
   ck_assert(o->k.rho_min == k.rho_min && o->k.rho_max == k.rho_max && o->k.rho_lcb == k.rho_lcb);
   ck_assert(o->k.alpha == k.alpha && o->k.seed == k.seed && o->k.n_null == k.n_null);
   ck_assert(o->probe == NULL && o->group_file == NULL && o->law == NULL && o->rho == NULL && !o->store_given);
-  pb_stage_options_free(pb_stage_find("fragility"), o);
+  pb_registry_options_free(pb_registry_find("fragility"), o);
 }
 END_TEST
 

@@ -20,7 +20,7 @@
 #include "testlib.h"
 
 /* The options of stage NAME in a parsed run configuration (pairbound/registry.h). */
-#define STAGE_OPTS(c, name, type) ((type *)(c).opts[pb_stage_index(pb_stage_find(#name))])
+#define STAGE_OPTS(c, name, type) ((type *)(c).opts[pb_registry_index(pb_registry_find(#name))])
 #define BOUNDS(c) STAGE_OPTS(c, bounds, struct pb_identify_options)
 #define VERIFY(c) STAGE_OPTS(c, verify, struct pb_verify_options)
 #define POLICY(c) STAGE_OPTS(c, policy, struct pb_policy_options)

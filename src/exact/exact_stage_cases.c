@@ -1,6 +1,6 @@
-/* `pairbound exact score`: its inputs, the cases TSV (a world, a level and
- * the drawn cases it names) and the predictions file, read and checked line
- * by line; and the cases drawn from a world directly.  docs/exact.md. */
+/* The cases that `pairbound exact` scores: a CASES file of `pairbound world
+ * sample` (every rank reads it: it is small) or cases drawn from a world
+ * directly, and the forecasts of a PREDICTIONS file (docs/exact.md). */
 #include "config.h"
 
 #include <errno.h>
@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "pairbound/error.h"
+#include "pairbound/parse.h"
 #include "pairbound/exact.h"
 #include "pairbound/output.h"
-#include "pairbound/parse.h"
 #include "pairbound/world.h"
 #include "exact_internal.h"
 
@@ -129,7 +129,7 @@ static int pb_exact__cases_line(void *ctx, const char *path, int64_t line, char 
 }
 
 /* Read a CASES file (docs/exact.md); every rank reads it (it is small). */
-int pb_exact__cases_read(const char *path, struct pb_exact_cases *c)
+int pb_exact_cases_read(const char *path, struct pb_exact_cases *c)
 {
   struct pb_exact__cases_ctx x = {.c = c, .scale = 1.0};
   memset(c, 0, sizeof *c);
@@ -185,7 +185,7 @@ static int pb_exact__predictions_line(void *ctx, const char *path, int64_t line,
 
 /* One probability per case in [0, 1], or `unknown` / `nan` for a forecast that was not given; '#' lines and
  * a `q` header are skipped. */
-int pb_exact__predictions_read(const char *path, int64_t n, double *q)
+int pb_exact_predictions_read(const char *path, int64_t n, double *q)
 {
   struct pb_exact__pred_ctx x = {.n = n, .q = q};
   if (access(path, R_OK) != 0) { /* the one place a built-in predictor name may have been meant */
@@ -200,4 +200,3 @@ int pb_exact__predictions_read(const char *path, int64_t n, double *q)
   }
   return PB_OK;
 }
-

@@ -1,26 +1,21 @@
-/* `pairbound verify`: one cell.  Its classes in (label, record) order, each
- * enumerated (or, when too large, checked by exact integer programs) and
- * compared alone with the bounds and policy engines, then combined and
- * compared on the whole cell, with the Cartesian product on small cells and
- * the closed forms on cells with large classes.  docs/verify.md. */
+/* Verification of one cell (docs/verify.md): its classes grouped and
+ * enumerated (or checked by exact integer programs where too large),
+ * each against the bounds and policy engines on the class alone, then the
+ * classes combined exactly and the cell checked against its reference and,
+ * where small, the whole-cell Cartesian product. */
 #include "config.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
 
-#include "pairbound/bounds.h"
-#include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
-#include "pairbound/policy.h"
-#include "pairbound/verify.h"
-#include "verify_internal.h"
 #include "verify_stage_internal.h"
 
+/* The records in (label, index) order: this module's own grouping. */
 static int pb_verify__cmp_li(const void *pa, const void *pb)
 {
   const struct pb_verify__li *a = pa, *b = pb;
@@ -314,6 +309,7 @@ static void pb_verify__cell_combine(const struct pb_cell_view *d, const struct p
   if (ps) pb_verify__cell_policies(d, ps, ref, sc, cs, ncls, cartesian);
 }
 
+/* Verify one cell; the record and failure text are filled in. */
 /* One class too large to enumerate (docs/verify.md): its I5 endpoints by
  * exact integer programs, against the bounds engine (H) and, with policies,
  * the policy engine (H_j, L_j, J_j, D+_jl) on the class alone. */
@@ -439,12 +435,11 @@ static void pb_verify__cell_closed_forms(const struct pb_cell_view *d, const str
       if (x > worst) worst = x;
       if (x > PB_VERIFY_TOL)
         pb_verify__failf(cs, -1, "%s at %s: closed form %.6g / %.6g, bounds engine %.6g / %.6g", "H / L",
-                         pb_verify__level_names[lv], H[lv][e] / N, L[lv][e] / N, eh[lv][e], el[lv][e]);
+                         pb_verify_level_names[lv], H[lv][e] / N, L[lv][e] / N, eh[lv][e], el[lv][e]);
     }
   cs->rec[PB_VF_CF_RES] = worst;
 }
 
-/* Verify one cell; the record and failure text are filled in. */
 void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify_options *opt,
                      const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
                      struct pb_verify__scratch *sc, struct pb_verify__cellstate *cs, double *t_enum)
