@@ -651,16 +651,12 @@ static int pb_identify__write_cells(struct pb_stage *st, const double *recs)
 /* `pairbound bounds` (the registry's run). */
 static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
-  const struct pb_protocol_options *popt = call->protocol;
   const struct pb_identify_options *opt = opts;
   MPI_Comm comm = call->comm;
   struct pb_stage st;
   struct pb_timer tm;
   pb_timer_start(&tm, "bounds");
-  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (pb_stage_require(&st, store_path, "bounds", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
-  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
+  if (pb_stage_begin(call, &st)) return PB_FAIL;
   const int64_t n = st.last - st.first;
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
   int status = pb_identify__compute(&st, opt, recs, &tm);
@@ -705,6 +701,8 @@ const struct pb_stage_desc pb_bounds_stage = {
           "values and the diagnostics tables (widths, decomposition, variance ratios, accuracy-only K, matched\n"
           "support). Writes OUTDIR/results.h5 (/bounds), OUTDIR/report/bounds.tsv, identification_*.tsv, REPORT.md.\n",
   .protocol = 1,
+  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
+  .figures = 1,
   .options = pb_identify_option_table,
   .options_size = sizeof(struct pb_identify_options),
   .run = pb_bounds__stage_run,

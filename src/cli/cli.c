@@ -526,9 +526,10 @@ static void pb_cli__signals(const struct pb_cli *cli, const char *outdir, const 
 }
 
 /* What a stage command runs on (pairbound/registry.h). */
-static struct pb_stage_call pb_cli__call(const struct pb_cli *cli, const struct pb_cli_args *a)
+static struct pb_stage_call pb_cli__call(const struct pb_cli *cli, const struct pb_cli_args *a,
+                                         const struct pb_stage_desc *d)
 {
-  return (struct pb_stage_call){a->operand, a->output, MPI_COMM_WORLD, &a->protocol, cli->provenance, NULL};
+  return (struct pb_stage_call){a->operand, a->output, MPI_COMM_WORLD, &a->protocol, cli->provenance, NULL, d};
 }
 
 /* With --resume: 1 when OUTDIR holds this command's complete output (skip),
@@ -559,7 +560,7 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   const struct pb_stage_desc *d = c->desc;
   double t0 = pb_cli__now();
   const char *out = a->output;
-  const struct pb_stage_call call = pb_cli__call(cli, a);
+  const struct pb_stage_call call = pb_cli__call(cli, a, d);
   char *hint = pb_blocks_resume_hint(cli->provenance);
   pb_cli__signals(cli, out, hint);
   if (d->command) {

@@ -7,6 +7,7 @@
 
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/figure.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/stage.h"
@@ -167,5 +168,14 @@ int pb_stage_require(const struct pb_stage *stage, const char *store_path, const
                  store_path, name);
     return PB_FAIL;
   }
+  return PB_OK;
+}
+
+int pb_stage_begin(const struct pb_stage_call *call, struct pb_stage *stage)
+{
+  const struct pb_stage_desc *d = call->stage;
+  if (pb_stage_open(call->store, call->outdir, call->comm, call->protocol, call->provenance, stage)) return PB_FAIL;
+  if (pb_stage_require(stage, call->store, d->name, d->needs)) return pb_stage_close(stage, PB_FAIL);
+  if (d->figures) pb_figure_prepare(stage->results); /* its gnuplot starts while the stage works */
   return PB_OK;
 }

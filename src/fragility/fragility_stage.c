@@ -651,17 +651,13 @@ static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragi
  * `pairbound run` messages name the configuration's keys instead of options. */
 static int pb_fragility__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
-  const struct pb_protocol_options *popt = call->protocol;
   MPI_Comm comm = call->comm;
   struct pb_fragility_stage_options own = *(const struct pb_fragility_stage_options *)opts, *opt = &own;
   own.from_config = call->section != NULL;
   struct pb_timer tm;
   pb_timer_start(&tm, "fragility");
   struct pb_stage st;
-  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (pb_stage_require(&st, store_path, "fragility", PB_STAGE_NEEDS_CELLS)) return pb_stage_close(&st, PB_FAIL);
-  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
+  if (pb_stage_begin(call, &st)) return PB_FAIL;
   const struct pb_meta *meta = st.meta;
   const struct pb_fragility_options *o = &opt->k;
   struct pb_fragility__setup U;
@@ -781,6 +777,8 @@ const struct pb_stage_desc pb_fragility_stage = {
   .operand = "[STORE]",
   .output_optional = 1,
   .protocol = 1,
+  .needs = PB_STAGE_NEEDS_CELLS,
+  .figures = 1,
   .options = pb_fragility_option_table,
   .options_size = sizeof(struct pb_fragility_stage_options),
   .release = pb_fragility__options_release,

@@ -523,17 +523,14 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
 /* `pairbound policy` (the registry's run). */
 static int pb_policy__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
-  const struct pb_protocol_options *popt = call->protocol;
+  const char *outdir = call->outdir;
   MPI_Comm comm = call->comm;
   const struct pb_policy_options *opt = opts;
   struct pb_stage st;
   struct pb_cell_block b;
   struct pb_timer tm;
   pb_timer_start(&tm, "policy");
-  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (pb_stage_require(&st, store_path, "policy", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
-  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
+  if (pb_stage_begin(call, &st)) return PB_FAIL;
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
@@ -605,6 +602,8 @@ const struct pb_stage_desc pb_policy_stage = {
           "increments, merged actions, selection tables and the D.1 illustration. Writes OUTDIR/results.h5 (/policy),\n"
           "OUTDIR/report/policy_bounds.tsv, policy_pairs.tsv, policy_*.tsv and policy.md.\n",
   .protocol = 1,
+  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
+  .figures = 1,
   .options = pb_policy_option_table,
   .options_size = sizeof(struct pb_policy_options),
   .run = pb_policy__stage_run,

@@ -599,8 +599,6 @@ static int pb_predict__compute(struct pb_stage *st, const struct pb_predict_opti
 /* `pairbound predict` (the registry's run). */
 static int pb_predict__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
-  const struct pb_protocol_options *popt = call->protocol;
   MPI_Comm comm = call->comm;
   const struct pb_predict_options *opt = opts;
   struct pb_stage st;
@@ -608,9 +606,7 @@ static int pb_predict__stage_run(const struct pb_stage_call *call, const void *o
   memset(&d, 0, sizeof d);
   struct pb_timer tm;
   pb_timer_start(&tm, "predict");
-  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (pb_stage_require(&st, store_path, "predict", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
-  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
+  if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_predict__setup(&st, opt, &d);
   if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &tm);
   pb_timer_skip(&tm);
@@ -640,6 +636,8 @@ const struct pb_stage_desc pb_predict_stage = {
           "imputation and scaling); gains with group-reweighting intervals of stored out-of-fold errors and whole-group\n"
           "deletion refits. Writes OUTDIR/results.h5 (/predict), report/predict_*.tsv, predict.md and Figure 8.\n",
   .protocol = 1,
+  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
+  .figures = 1,
   .options = pb_predict_option_table,
   .options_size = sizeof(struct pb_predict_options),
   .run = pb_predict__stage_run,

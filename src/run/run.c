@@ -370,7 +370,7 @@ static int pb_run__call(const struct pb_run_config *cfg, const char *name, const
 {
   const struct pb_stage_desc *d = pb_run__kind(name);
   const struct pb_run_instance *in = strchr(name, '.') ? pb_run__instance((struct pb_run_config *)cfg, name, 0) : NULL;
-  const struct pb_stage_call call = {d->reads_store ? cfg->store : NULL, dir, comm, &cfg->protocol, prov, name};
+  const struct pb_stage_call call = {d->reads_store ? cfg->store : NULL, dir, comm, &cfg->protocol, prov, name, d};
   return d->run(&call, in ? in->opts : cfg->opts[pb_registry_index(d)]);
 }
 

@@ -786,17 +786,14 @@ static int64_t pb_screen__units(struct pb_screen__ctx *X, int64_t *nb, int64_t *
  * name the configuration's keys instead of options. */
 static int pb_screen__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
-  const struct pb_protocol_options *popt = call->protocol;
+  const char *store_path = call->store, *outdir = call->outdir;
   MPI_Comm comm = call->comm;
   struct pb_screen_options o = *(const struct pb_screen_options *)opts, *opt = &o;
   o.from_config = call->section != NULL;
   struct pb_stage st;
   struct pb_timer tm;
   pb_timer_start(&tm, "screen");
-  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (pb_stage_require(&st, store_path, "screen", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
-  pb_figure_prepare(st.results); /* its gnuplot starts while the stage works */
+  if (pb_stage_begin(call, &st)) return PB_FAIL;
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
   X.tta = -1;
@@ -890,6 +887,8 @@ const struct pb_stage_desc pb_screen_stage = {
           "probe sets and U over prefixed probe subsets. Writes OUTDIR/results.h5 (/screen), report/screen_cells.tsv,\n"
           "screen_cell_info.tsv, screen_strata.tsv, the summary tables screen_*.tsv and report/screen.md.\n",
   .protocol = 1,
+  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
+  .figures = 1,
   .options = pb_screen_option_table,
   .options_size = sizeof(struct pb_screen_options),
   .release = pb_screen__options_release,

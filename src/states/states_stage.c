@@ -72,16 +72,13 @@ static int pb_states__write(struct pb_stage *st, const struct pb_cell_block *b, 
 /* `pairbound states` (the registry's run). */
 static int pb_states__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
-  const struct pb_protocol_options *popt = call->protocol;
   MPI_Comm comm = call->comm;
   (void)opts;
   struct pb_stage st;
   struct pb_cell_block b;
   struct pb_timer tm;
   pb_timer_start(&tm, "states");
-  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (pb_stage_require(&st, store_path, "states", PB_STAGE_NEEDS_CELLS)) return pb_stage_close(&st, PB_FAIL);
+  if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED, &b);
   status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
@@ -105,6 +102,7 @@ const struct pb_stage_desc pb_states_stage = {
   .help = "Per-cell accuracies and five-state counts (h, r, s, w, k) of every model x condition cell;\n"
           "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n",
   .protocol = 1,
+  .needs = PB_STAGE_NEEDS_CELLS,
   .run = pb_states__stage_run,
   .reads_store = 1,
 };

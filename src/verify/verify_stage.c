@@ -518,8 +518,7 @@ static int64_t *pb_verify__source_costs(const struct pb_meta *meta, const struct
 /* `pairbound verify` (the registry's run). */
 static int pb_verify__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir, *provenance = call->provenance;
-  const struct pb_protocol_options *popt = call->protocol;
+  const char *outdir = call->outdir;
   MPI_Comm comm = call->comm;
   const struct pb_verify_options *opt = opts;
   struct pb_stage st;
@@ -530,8 +529,7 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   }
   struct pb_timer tm;
   pb_timer_start(&tm, "verify");
-  if (pb_stage_open(store_path, outdir, comm, popt, provenance, &st)) return PB_FAIL;
-  if (pb_stage_require(&st, store_path, "verify", PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL)) return pb_stage_close(&st, PB_FAIL);
+  if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_verify__check_sources(&st, opt);
   if (status != PB_OK) return pb_stage_close(&st, status);
   /* blocks of cells in global order, split over ranks by their covered cells */
@@ -615,6 +613,7 @@ const struct pb_stage_desc pb_verify_stage = {
           "(one row per covered cell) and OUTDIR/report/REPORT.md. Exit status 1 when any residual exceeds 1e-12 or\n"
           "any check fails, after writing the outputs; the message names the cell and class.\n",
   .protocol = 1,
+  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
   .options = pb_verify_option_table,
   .options_size = sizeof(struct pb_verify_options),
   .run = pb_verify__stage_run,
