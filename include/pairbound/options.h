@@ -4,31 +4,23 @@
  * parser (pairbound/parse.h).
  *
  * Adding an option to a stage: one row in the stage's table (next to its
- * options_default() function, e.g. pb_identify_option_table in
- * src/bounds/bounds_stage.c):
+ * descriptor, e.g. pb_bounds_option_table in src/bounds/bounds_stage.c):
  *
  *   {.name = "perm-replicates", .type = PB_OPTION_INT,
- *    PB_OPTION_FIELD(struct pb_identify_options, perm_replicates),
+ *    PB_OPTION_FIELD(struct pb_bounds_options, perm_replicates),
  *    .metavar = "R", .def = "0", .imax = 10000000, .help = "within-class permutation replicates"},
  *
- * and nothing else: options_default() applies .def through
- * pb_options_defaults(); `pairbound bounds --perm-replicates 5`,
+ * and nothing else: the stage's options start from the table's .def values
+ * (pb_options_defaults); `pairbound bounds --perm-replicates 5`,
  * `--perm-replicates=5` and `perm_replicates = 5` in the [bounds] section of
  * a `pairbound run` configuration all reach the field; `--help` prints
  * "--perm-replicates R" with .help and "(default 0)".
  *
- * A new stage <a>:
- *   1. declares `extern const struct pb_option pb_<a>_option_table[];` in its
- *      header (rows end with {.name = NULL}) and defines it in src/<a>_stage.c
- *      with `void pb_<a>_options_default(struct pb_<a>_options *o)` doing
- *      memset + pb_options_defaults(pb_<a>_option_table, o);
- *   2. adds a union member to struct pb_cli_args and a row to the command
- *      table in src/cli/cli.c (the verb, "STORE", the table, the default function,
- *      a description) and a branch in pb_cli__stage();
- *   3. adds its options struct to struct pb_run_config and a row to
- *      pb_run__stages in src/run/run.c (runner, report file, table, offset); if it
- *      draws random numbers, its seed gets an offset PB_RUN_SEED_<A> there
- *      (include/pairbound/run.h, docs/run.md).
+ * A new stage names its table in its descriptor (.options, .options_size;
+ * pairbound/stage.h) and is listed once in src/run/registry.c
+ * (docs/architecture.md, "Adding a stage"); a key it takes from [run] (a
+ * seed, the draws) is one row of its descriptor's .inherits.
+ *
  * Values that are not one number, word or list (a repeatable SRC=N, a list of
  * names) are PB_OPTION_CUSTOM rows whose .parse stores them and sets the
  * message "LABEL ...", where LABEL is "--name" or "[section] key". */

@@ -19,19 +19,19 @@
 #include "bounds_stage_internal.h"
 
 /* One row per source of a table whose columns read the totals from the row's first slot @p base. */
-static void pb_rep__by_source(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
+static void pb_rep__by_source(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t,
                               const struct pb_table_spec *spec, pb_table_get_fn get, int base)
 {
   pb_table_open(t, spec);
-  PB_IDENTIFY_SOURCES(meta, s)
+  PB_BOUNDS_SOURCES(meta, s)
   {
-    const struct pb_identify_row row = {S, s, base, {meta->sources[s].name}};
+    const struct pb_bounds_row row = {S, s, base, {meta->sources[s].name}};
     pb_table_row(t, spec, get, &row);
   }
 }
 
 /* Table 6: full-grid mean widths. */
-static void pb_rep__grid(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_rep__grid(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
     {"source", PB_COL_STR, .arg = PB_IROW_KEY},
@@ -50,11 +50,11 @@ static void pb_rep__grid(const struct pb_meta *meta, const struct pb_identify_su
     "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. For L and dMk "
     "the I5 bounds equal Ik (Theorem 1).",
     cols};
-  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, 0);
+  pb_rep__by_source(meta, S, t, &spec, pb_bounds_row_cell, 0);
 }
 
 /* Table 7 (and the A.10 ranges): panel cells with the I5 pass. */
-static void pb_rep__panel(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_rep__panel(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
     {"source", PB_COL_STR, .arg = PB_IROW_KEY},
@@ -76,11 +76,11 @@ static void pb_rep__panel(const struct pb_meta *meta, const struct pb_identify_s
     "strictly narrower I5 interval. L and dMk at I5 (equal to Ik by Theorem 1) and the variable-support dMk range "
     "at I0 (A.10) follow; normalised H = I5 width / maximum feasible H mass.",
     cols};
-  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, 0);
+  pb_rep__by_source(meta, S, t, &spec, pb_bounds_row_cell, 0);
 }
 
 /* Table 9: signed decomposition on positive-K cells, with the 1e-8 pp tie rule. */
-static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   /* the rows start at PB_RS_DEC_N, the count that the share divides */
   static const struct pb_column cols[] = {
@@ -94,12 +94,12 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_id
   static const struct pb_table_spec spec = {
     "Signed confidence decomposition (seed Table 9, Eq. 9)",
     "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.", cols};
-  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, PB_RS_DEC_N);
+  pb_rep__by_source(meta, S, t, &spec, pb_bounds_row_cell, PB_RS_DEC_N);
 }
 
 /* A row of Table 10: the totals' row, and its model-group intervals (NULL: not drawn). */
 struct pb_rep__vr_row {
-  struct pb_identify_row r;
+  struct pb_bounds_row r;
   const struct pb_interval *iv; /* [3] */
   char *buf;
 };
@@ -121,20 +121,20 @@ static union pb_cell pb_rep__vr_cell(const void *ctx, const struct pb_column *c)
     else snprintf(v->buf, 96, "%.2f", m);
     return (union pb_cell){.s = v->buf};
   }
-  default: return pb_identify_row_cell(&v->r, c);
+  default: return pb_bounds_row_cell(&v->r, c);
   }
 }
 
 /* Rows of Tables 10 and 11: per source, all tiers and each tier with cells
  * (@p iv: Table 10's intervals by row, or NULL). */
-static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
-                            const struct pb_table_spec *spec, const struct pb_identify_intervals *iv)
+static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t,
+                            const struct pb_table_spec *spec, const struct pb_bounds_intervals *iv)
 {
   const int32_t nrow_max = meta->n_sources * PB_RS_TIER_ROWS;
   int64_t *cells = pb_malloc((size_t)nrow_max * sizeof *cells);
   for (int32_t i = 0; i < nrow_max; i++) cells[i] = pb_rs_int(S, i / PB_RS_TIER_ROWS, PB_RS_TIER + 8 * (i % PB_RS_TIER_ROWS));
   int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
-  const int32_t nr = pb_identify_tier_rows(meta, cells, rows);
+  const int32_t nr = pb_bounds_tier_rows(meta, cells, rows);
   char buf[96];
   pb_table_open(t, spec);
   for (int32_t row = 0; row < nr; row++) {
@@ -149,8 +149,8 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_identify
 }
 
 /* Table 10, with model-group intervals when drawn. */
-static void pb_rep__variance_ratio(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
-                                   const struct pb_identify_intervals *iv)
+static void pb_rep__variance_ratio(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t,
+                                   const struct pb_bounds_intervals *iv)
 {
   static const struct pb_column cols[] = {
     {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
@@ -178,7 +178,7 @@ static void pb_rep__variance_ratio(const struct pb_meta *meta, const struct pb_i
 }
 
 /* Table 11: what accuracies alone identify of K. */
-static void pb_rep__accuracy_only(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_rep__accuracy_only(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
     {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
@@ -198,7 +198,7 @@ static void pb_rep__accuracy_only(const struct pb_meta *meta, const struct pb_id
 }
 
 /* H.2: independent counterparts against the mean over permutation replicates. */
-static void pb_rep__perm(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
+static void pb_rep__perm(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t,
                          int32_t replicates)
 {
   static const struct pb_column cols[] = {
@@ -216,14 +216,14 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_identify_su
            "uniform within-class permutations per cell (H.2's empirical control); rates in pp, dMk over K > 0.",
            replicates);
   const struct pb_table_spec spec = {"Independent counterparts and the permutation control (Appendix H.2)", note, cols};
-  pb_rep__by_source(meta, S, t, &spec, pb_identify_row_cell, 0);
+  pb_rep__by_source(meta, S, t, &spec, pb_bounds_row_cell, 0);
 }
 
 /* Mean over the seeds of the per-seed means of target k of source s (seeds in order, undefined ones left out). */
-static double pb_rep__seed_mean(const struct pb_identify_sum *S, int32_t s, int k)
+static double pb_rep__seed_mean(const struct pb_bounds_sum *S, int32_t s, int k)
 {
   struct pb_num_nanmean seeds = {0};
-  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) pb_num_nanmean_add(&seeds, pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + k));
+  for (int j = 0; j < PB_BOUNDS_N_MATCH_SEEDS; j++) pb_num_nanmean_add(&seeds, pb_rs_mean(S, s, PB_RS_MATCH_SEED + 4 * j + k));
   return pb_num_nanmean_get(&seeds);
 }
 
@@ -234,12 +234,12 @@ enum { PB_REP__SEED_MEAN = -1, PB_REP__SEED_MIN = -2, PB_REP__SEED_MAX = -3 };
  * over the seeds or their smallest or largest seed mean. */
 static union pb_cell pb_rep__matched_cell(const void *ctx, const struct pb_column *c)
 {
-  const struct pb_identify_row *r = ctx;
+  const struct pb_bounds_row *r = ctx;
   const int k = r->base + c->slot - PB_RS_MATCH_ORIG;
   if (c->arg == PB_REP__SEED_MEAN) return (union pb_cell){.x = pb_rep__seed_mean(r->S, r->s, k)};
-  if (c->arg != PB_REP__SEED_MIN && c->arg != PB_REP__SEED_MAX) return pb_identify_row_cell(ctx, c);
+  if (c->arg != PB_REP__SEED_MIN && c->arg != PB_REP__SEED_MAX) return pb_bounds_row_cell(ctx, c);
   double lo = INFINITY, hi = -INFINITY;
-  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+  for (int j = 0; j < PB_BOUNDS_N_MATCH_SEEDS; j++) {
     const double d = pb_rs_mean(r->S, r->s, PB_RS_MATCH_SEED + 4 * j + k);
     if (!isnan(d)) lo = fmin(lo, d), hi = fmax(hi, d);
   }
@@ -248,7 +248,7 @@ static union pb_cell pb_rep__matched_cell(const void *ctx, const struct pb_colum
 }
 
 /* B.2 / Table 8: panel I5 widths before and after matching support; seed means first. */
-static void pb_rep__matched(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_rep__matched(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
     {"source", PB_COL_STR, .arg = PB_IROW_KEY},
@@ -277,7 +277,7 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_identify
 /* A bar chart of the panel's widths: one row per source and target k (H, L,
  * dMk) whose first slot is @p base0 + @p step k, left out where the slot
  * @p need after it counts no value. */
-static int pb_rep__widths_figure(const struct pb_meta *meta, const struct pb_identify_sum *S, const struct pb_figure *fig,
+static int pb_rep__widths_figure(const struct pb_meta *meta, const struct pb_bounds_sum *S, const struct pb_figure *fig,
                                  const struct pb_table_spec *spec, pb_table_get_fn get, int base0, int step, int need,
                                  struct pb_results *res, struct pb_text *md)
 {
@@ -286,9 +286,9 @@ static int pb_rep__widths_figure(const struct pb_meta *meta, const struct pb_ide
   char label[160];
   int rows = 0;
   pb_table_tsv_open(&d, spec);
-  PB_IDENTIFY_SOURCES(meta, s)
+  PB_BOUNDS_SOURCES(meta, s)
   for (int k = 0; k < 3; k++) {
-    const struct pb_identify_row row = {S, s, base0 + step * k, {label}};
+    const struct pb_bounds_row row = {S, s, base0 + step * k, {label}};
     if (pb_rs_count(S, s, row.base + need) == 0) continue;
     snprintf(label, sizeof label, "%s %s", meta->sources[s].name, target[k]);
     pb_table_tsv_row(&d, spec, get, &row);
@@ -307,7 +307,7 @@ static int pb_rep__widths_figure(const struct pb_meta *meta, const struct pb_ide
 /* Figure 1: panel mean widths of H, L and dMk at I0, Ik and I5, one cluster of
  * three bars per source and target (the seed's W0, W1, W2). dMk at I0 is the
  * variable-support range (defined cells only); panel cells with the I5 pass. */
-static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
+static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
                            struct pb_text *md)
 {
   static const struct pb_column cols[] = {
@@ -321,13 +321,13 @@ static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_identify_
     "figure1_identified_widths", "Mean identified widths on the panel by information level (seed Figure 1)",
     PB_REP__TARGETS, "mean interval width (percentage points of N)",
     PB_REP__BARS "plot DATA using 2:xtic(1), '' using 3, '' using 4"};
-  return pb_rep__widths_figure(meta, S, &fig, &spec, pb_identify_row_cell, PB_RS_FIG1, 3, 2, res, md);
+  return pb_rep__widths_figure(meta, S, &fig, &spec, pb_bounds_row_cell, PB_RS_FIG1, 3, 2, res, md);
 }
 
 /* The matched-support comparison (B.2) as a figure: panel I5 widths of H, L
  * and dMk per source, original support against the seed mean of the matched
  * supports. */
-static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
+static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
                                   struct pb_text *md)
 {
   static const struct pb_column cols[] = {
@@ -362,9 +362,9 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
   }
 }
 
-int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_identify_sum *S,
-                       struct pb_results *res, const struct pb_identify_options *opt,
-                       const struct pb_identify_intervals *iv)
+int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_bounds_sum *S,
+                       struct pb_results *res, const struct pb_bounds_options *opt,
+                       const struct pb_bounds_intervals *iv)
 {
   struct pb_text md = {0};
   struct pb_table t = {{0}, {0}};
@@ -372,7 +372,7 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
   pb_rep__protocol(meta, p, &md);
   pb_text_printf(&md, "\n## Identification (pairbound bounds)\n\nPer-cell intervals: report/bounds.tsv. "
                       "I5 and the variable-support dMk range cover the %s.\n",
-                 opt->i5_scope == PB_IDENTIFY_I5_ALL ? "full grid" : opt->i5_scope == PB_IDENTIFY_I5_PANEL ? "panel" : "no cell");
+                 opt->i5_scope == PB_BOUNDS_I5_ALL ? "full grid" : opt->i5_scope == PB_BOUNDS_I5_PANEL ? "panel" : "no cell");
   pb_rep__grid(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_grid.tsv", &md);
   pb_rep__panel(meta, S, &t);
@@ -395,7 +395,7 @@ int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, 
     status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
     if (status == PB_OK) status = pb_rep__matched_figure(meta, S, res, &md);
   }
-  if (status == PB_OK) status = pb_identify_report_more(meta, S, res, opt, &md);
+  if (status == PB_OK) status = pb_bounds_report_more(meta, S, res, opt, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
   return status ? PB_FAIL : PB_OK;

@@ -16,14 +16,14 @@
 
 /* Rows per source and part j < @p n of it: the label names[j], the first
  * slot @p base0 + @p step j. */
-static void pb_more__rows(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t,
+static void pb_more__rows(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t,
                           const struct pb_table_spec *spec, pb_table_get_fn get, const char *const *names, int n,
                           int base0, int step)
 {
   pb_table_open(t, spec);
-  PB_IDENTIFY_SOURCES(meta, s)
+  PB_BOUNDS_SOURCES(meta, s)
   for (int j = 0; j < n; j++) {
-    const struct pb_identify_row row = {S, s, base0 + step * j, {meta->sources[s].name, names[j]}};
+    const struct pb_bounds_row row = {S, s, base0 + step * j, {meta->sources[s].name, names[j]}};
     pb_table_row(t, spec, get, &row);
   }
 }
@@ -39,7 +39,7 @@ static void pb_more__rows(const struct pb_meta *meta, const struct pb_identify_s
    {NULL}}
 
 /* Table 2: paired summaries beside their independent counterparts. */
-static void pb_more__table2(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_more__table2(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column pp[] = PB_MORE__T2_COLS(2), corr[] = PB_MORE__T2_COLS(4);
   static const char note[] =
@@ -52,15 +52,15 @@ static void pb_more__table2(const struct pb_meta *meta, const struct pb_identify
                               "Table 2, Section 3.1, Appendix H.2)";
   static const struct pb_table_spec spec_pp = {title, note, pp}, spec_corr = {title, note, corr};
   pb_table_open(t, &spec_pp);
-  PB_IDENTIFY_SOURCES(meta, s)
-  for (int j = 0; j < PB_IDENTIFY_N_T2; j++) {
-    const struct pb_identify_row row = {S, s, PB_RS_T2 + 3 * j, {meta->sources[s].name, pb_identify_t2[j].name}};
-    pb_table_row(t, pb_identify_t2[j].scale == 1.0 ? &spec_corr : &spec_pp, pb_identify_row_cell, &row);
+  PB_BOUNDS_SOURCES(meta, s)
+  for (int j = 0; j < PB_BOUNDS_N_T2; j++) {
+    const struct pb_bounds_row row = {S, s, PB_RS_T2 + 3 * j, {meta->sources[s].name, pb_bounds_t2[j].name}};
+    pb_table_row(t, pb_bounds_t2[j].scale == 1.0 ? &spec_corr : &spec_pp, pb_bounds_row_cell, &row);
   }
 }
 
 /* Appendix B.2 strata: mean I5 widths on the panel by stratum. */
-static void pb_more__strata(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_more__strata(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const char *const bins[2][3] = {{"[0,.1)", "[.1,.5)", "[.5,1]"}, {"[0,.1)", "[.1,.3)", "[.3,1]"}};
   static const struct pb_column cols[] = {
@@ -82,17 +82,17 @@ static void pb_more__strata(const struct pb_meta *meta, const struct pb_identify
     "both), E = P(C'=0, Z'=1) (right event of H), V = P(C'=1, Z'=0) (right event of L).",
     cols};
   pb_table_open(t, &spec);
-  PB_IDENTIFY_SOURCES(meta, s)
-  for (int j = 0; j < PB_IDENTIFY_N_STRATA; j++)
+  PB_BOUNDS_SOURCES(meta, s)
+  for (int j = 0; j < PB_BOUNDS_N_STRATA; j++)
     for (int b = 0; b < 3; b++) {
-      const struct pb_identify_row row = {S, s, PB_RS_STRATA + 5 * (3 * j + b),
-                                          {meta->sources[s].name, pb_identify_strata[j].name, bins[j != 0][b]}};
-      pb_table_row(t, &spec, pb_identify_row_cell, &row);
+      const struct pb_bounds_row row = {S, s, PB_RS_STRATA + 5 * (3 * j + b),
+                                          {meta->sources[s].name, pb_bounds_strata[j].name, bins[j != 0][b]}};
+      pb_table_row(t, &spec, pb_bounds_row_cell, &row);
     }
 }
 
 /* Appendix B.2: cells (and matched cell-seeds) with a positive I5 width. */
-static void pb_more__positive(const struct pb_meta *meta, const struct pb_identify_sum *S, int matched,
+static void pb_more__positive(const struct pb_meta *meta, const struct pb_bounds_sum *S, int matched,
                               struct pb_table *t)
 {
   static const char *const support[2] = {"original", "matched (cell-seeds)"};
@@ -111,7 +111,7 @@ static void pb_more__positive(const struct pb_meta *meta, const struct pb_identi
     "positive I5 width of H, L and dMk; dMk counts are out of the cells where it is defined (K > 0). Identical "
     "endpoints at two levels therefore rarely imply point identification.",
     cols};
-  pb_more__rows(meta, S, t, &spec, pb_identify_row_cell, support, 1 + (matched != 0), PB_RS_POS, 5);
+  pb_more__rows(meta, S, t, &spec, pb_bounds_row_cell, support, 1 + (matched != 0), PB_RS_POS, 5);
 }
 
 enum { PB_MORE__ZERO_K = -1, PB_MORE__ZERO_K_IND0 = -2, PB_MORE__ZERO_K_IND_POS = -3, PB_MORE__RATE = -4 };
@@ -121,7 +121,7 @@ enum { PB_MORE__ZERO_K = -1, PB_MORE__ZERO_K_IND0 = -2, PB_MORE__ZERO_K_IND_POS 
  * (counted in the next slot). */
 static union pb_cell pb_more__cell(const void *ctx, const struct pb_column *c)
 {
-  const struct pb_identify_row *r = ctx;
+  const struct pb_bounds_row *r = ctx;
   switch (c->arg) {
   case PB_MORE__ZERO_K: return (union pb_cell){.i = pb_rs_int(r->S, r->s, PB_RS_SUB_ZK)};
   case PB_MORE__ZERO_K_IND0: return (union pb_cell){.i = pb_rs_int(r->S, r->s, PB_RS_SUB_ZK_IND0)};
@@ -131,12 +131,12 @@ static union pb_cell pb_more__cell(const void *ctx, const struct pb_column *c)
     const int64_t ev = pb_rs_int(r->S, r->s, r->base + c->slot), same = pb_rs_int(r->S, r->s, r->base + c->slot + 1);
     return (union pb_cell){.x = ev ? PP * (double)same / ev : NAN};
   }
-  default: return pb_identify_row_cell(ctx, c);
+  default: return pb_bounds_row_cell(ctx, c);
   }
 }
 
 /* Appendix B.4: Table 9 on changing support subsets, and the zero-K counts. */
-static void pb_more__subsets(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_more__subsets(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const char *const name[3] = {"K > 0", "K >= 20", "1 <= K <= 5"};
   static const struct pb_column cols[] = {
@@ -162,7 +162,7 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_identif
 }
 
 /* Appendix J.2 / Table 49: persistent same-wrong rate by cross-model support. */
-static void pb_more__support(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_more__support(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const char *const variant[PB_SUPPORT_N] = {"other models", "other groups (Table 49)",
                                                     "other groups, equal weight"};
@@ -189,7 +189,7 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_identif
 }
 
 /* Appendix F.1 / Table 40: acceptance under each protocol, raw and Platt. */
-static void pb_more__table40(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_more__table40(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const char *const proto[PB_F1_N_PROTOCOLS] = {"Q80", "R5", "A0.9", "A0.7", "A0.5"};
   /* a row's slots: n, then [raw, Platt][H, L, selective risk, coverage] */
@@ -215,12 +215,12 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_identif
     ">= p. Platt: logistic regression of clean development correctness on logit(S), per model and source, applied "
     "to both sides.",
     cols};
-  pb_more__rows(meta, S, t, &spec, pb_identify_row_cell, proto, PB_F1_N_PROTOCOLS, PB_RS_T40, 9);
+  pb_more__rows(meta, S, t, &spec, pb_bounds_row_cell, proto, PB_F1_N_PROTOCOLS, PB_RS_T40, 9);
 }
 
 /* A row of the calibration table: the source's totals and its per-model counts. */
 struct pb_more__cal_row {
-  struct pb_identify_row r;
+  struct pb_bounds_row r;
   int64_t models, changed, unchanged;
 };
 enum { PB_MORE__MODELS = -1, PB_MORE__CHANGED = -2, PB_MORE__UNCHANGED = -3 };
@@ -232,12 +232,12 @@ static union pb_cell pb_more__cal_cell(const void *ctx, const struct pb_column *
   case PB_MORE__MODELS: return (union pb_cell){.i = x->models};
   case PB_MORE__CHANGED: return (union pb_cell){.i = x->changed};
   case PB_MORE__UNCHANGED: return (union pb_cell){.i = x->unchanged};
-  default: return pb_identify_row_cell(&x->r, c);
+  default: return pb_bounds_row_cell(&x->r, c);
   }
 }
 
 /* Appendix F.1: the calibrators themselves and the binary Brier scores. */
-static void pb_more__calibration(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_table *t)
+static void pb_more__calibration(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
     {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
@@ -259,7 +259,7 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_ide
     "strictly increasing calibrator changes none).",
     cols};
   pb_table_open(t, &spec);
-  PB_IDENTIFY_SOURCES(meta, s)
+  PB_BOUNDS_SOURCES(meta, s)
   {
     struct pb_more__cal_row x = {{S, s, 0, {meta->sources[s].name}}, 0, 0, 0};
     for (int32_t model = 0; model < meta->n_models; model++) {
@@ -273,8 +273,8 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_ide
   }
 }
 
-int pb_identify_report_more(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
-                            const struct pb_identify_options *opt, struct pb_text *md)
+int pb_bounds_report_more(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
+                            const struct pb_bounds_options *opt, struct pb_text *md)
 {
   struct pb_table t = {{0}, {0}};
   int status = PB_OK;

@@ -16,7 +16,7 @@
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
 #include "pairbound/figure.h"
-#include "pairbound/identify.h"
+#include "pairbound/bounds_stage.h"
 #include "pairbound/progress.h"
 #include "pairbound/protocol.h"
 #include "pairbound/registry.h"
@@ -26,7 +26,7 @@
 #include "bounds_stage_internal.h"
 
 /* bounds.tsv and /bounds/cells: one field per record slot (docs/bounds.md). */
-static const struct pb_field pb_identify__fields[PB_IF_N] = {
+static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_NREC] = {"n", PB_FMT_NUM},
   [PB_IF_E] = {"E", PB_FMT_NUM},
   [PB_IF_H_OBS] = {"H_obs", PB_FMT_NUM},
@@ -174,16 +174,16 @@ static const struct pb_field pb_identify__fields[PB_IF_N] = {
   [PB_IF_F1_BRIER0_RAW] = {"f1_brier_dev_raw", PB_FMT_NUM},
   [PB_IF_F1_BRIER0_PLATT] = {"f1_brier_dev_platt", PB_FMT_NUM},
 };
-_Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_identify__fields lists 2 x 5 x 4 F.1 counts");
-_Static_assert(PB_IDENTIFY_N_MATCH_SEEDS == 5, "pb_identify__fields lists five matched-support seeds");
-_Static_assert(PB_SUPPORT_N == 3 && PB_SUPPORT_N_STRATA == 3, "pb_identify__fields lists 3 x 3 J.2 strata");
+_Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_bounds__fields lists 2 x 5 x 4 F.1 counts");
+_Static_assert(PB_BOUNDS_N_MATCH_SEEDS == 5, "pb_bounds__fields lists five matched-support seeds");
+_Static_assert(PB_SUPPORT_N == 3 && PB_SUPPORT_N_STRATA == 3, "pb_bounds__fields lists 3 x 3 J.2 strata");
 
-const struct pb_fields pb_identify_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_identify__fields};
+const struct pb_fields pb_bounds_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_bounds__fields};
 
-#define PB_O(member) PB_OPTION_FIELD(struct pb_identify_options, member)
-const struct pb_option pb_identify_option_table[] = {
+#define PB_O(member) PB_OPTION_FIELD(struct pb_bounds_options, member)
+const struct pb_option pb_bounds_option_table[] = {
   {.name = "tau", .type = PB_OPTION_DOUBLE, PB_O(tau), .metavar = "X", .max = 1,
-   .mark = PB_OPTION_AT(struct pb_identify_options, have_tau),
+   .mark = PB_OPTION_AT(struct pb_bounds_options, have_tau),
    .help = "one acceptance threshold for every cell instead of the protocol's development threshold (a store "
            "without development images then works)"},
   {.name = "i5", .type = PB_OPTION_CHOICE, PB_O(i5_scope), .metavar = "panel|all|none", .choices = "none|panel|all",
@@ -211,7 +211,7 @@ const struct pb_option pb_identify_option_table[] = {
   {.name = NULL}};
 #undef PB_O
 
-double pb_identify_variance_ratio(const double *x, const double *y, int32_t n)
+double pb_bounds_variance_ratio(const double *x, const double *y, int32_t n)
 {
   if (n <= 0) return NAN;
   double mx = 0, my = 0, md = 0, vx = 0, vy = 0, vd = 0;
@@ -231,7 +231,7 @@ double pb_identify_variance_ratio(const double *x, const double *y, int32_t n)
 }
 
 /* Table 10 ratios for correctness, max probability and true-class probability. */
-static void pb_identify__ratios(const struct pb_cell_view *d, double *scratch, double out[3])
+static void pb_bounds__ratios(const struct pb_cell_view *d, double *scratch, double out[3])
 {
   double *x = scratch, *y = scratch + d->n;
   for (int j = 0; j < 3; j++) {
@@ -239,11 +239,11 @@ static void pb_identify__ratios(const struct pb_cell_view *d, double *scratch, d
       x[i] = j == 0 ? d->pred0[i] == d->label[i] : j == 1 ? d->s0[i] : d->m0[i];
       y[i] = j == 0 ? d->pred1[i] == d->label[i] : j == 1 ? d->s1[i] : d->m1[i];
     }
-    out[j] = pb_identify_variance_ratio(x, y, d->n);
+    out[j] = pb_bounds_variance_ratio(x, y, d->n);
   }
 }
 
-static void pb_identify__pack(const struct pb_cell_bounds *b, double *r)
+static void pb_bounds__pack(const struct pb_cell_bounds *b, double *r)
 {
   const double v[] = {
     (double)b->n, b->E, b->H_obs, b->H_I0[0], b->H_I0[1], b->H_Ik[0], b->H_Ik[1], b->H_I5[0], b->H_I5[1], b->H_ind,
@@ -272,20 +272,20 @@ static void pb_identify__pack(const struct pb_cell_bounds *b, double *r)
   r[PB_IF_V1] = b->V1;
 }
 
-struct pb_identify__ranked {
+struct pb_bounds__ranked {
   uint64_t key;
   int32_t label, pos;
 };
 
-static int pb_identify__cmp_ranked(const void *pa, const void *pb)
+static int pb_bounds__cmp_ranked(const void *pa, const void *pb)
 {
-  const struct pb_identify__ranked *a = pa, *b = pb;
+  const struct pb_bounds__ranked *a = pa, *b = pb;
   if (a->label != b->label) return a->label < b->label ? -1 : 1;
   if (a->key != b->key) return a->key < b->key ? -1 : 1;
   return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-static int pb_identify__cmp_i32(const void *pa, const void *pb)
+static int pb_bounds__cmp_i32(const void *pa, const void *pb)
 {
   const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
   return (a > b) - (a < b);
@@ -295,36 +295,36 @@ static int pb_identify__cmp_i32(const void *pa, const void *pb)
  * common to every source, the two evaluation images that come first in the
  * SHA-256 order of "match|SEED|SOURCE|CLASS|IMAGE".  Returns evaluation
  * positions, ascending; identical for every model. */
-static int32_t pb_identify__match_sample(const struct pb_meta *meta, int32_t s, uint64_t seed,
+static int32_t pb_bounds__match_sample(const struct pb_meta *meta, int32_t s, uint64_t seed,
                                          const uint8_t *common, int32_t *pos)
 {
   const struct pb_source *src = &meta->sources[s];
   int32_t n_eval = 0, n = 0;
-  struct pb_identify__ranked *r = pb_malloc((size_t)src->n_images * sizeof *r);
+  struct pb_bounds__ranked *r = pb_malloc((size_t)src->n_images * sizeof *r);
   for (int32_t i = 0; i < src->n_images; i++) {
     if (src->split[i] != PB_SPLIT_EVAL) continue;
     if (common[src->labels[i]]) {
       char text[512];
       snprintf(text, sizeof text, "match|%llu|%s|%d|%s", (unsigned long long)seed, src->name, src->labels[i],
                src->image_ids[i]);
-      r[n++] = (struct pb_identify__ranked){pb_checksum_sha256_key(text), src->labels[i], n_eval};
+      r[n++] = (struct pb_bounds__ranked){pb_checksum_sha256_key(text), src->labels[i], n_eval};
     }
     n_eval++;
   }
   /* by (label, key); pos breaks ties, so the order is the stable one of the keys */
-  qsort(r, (size_t)n, sizeof *r, pb_identify__cmp_ranked);
+  qsort(r, (size_t)n, sizeof *r, pb_bounds__cmp_ranked);
   int32_t m = 0;
   for (int32_t i = 0, taken = 0; i < n; i++) {
     taken = i > 0 && r[i].label == r[i - 1].label ? taken + 1 : 0;
-    if (taken < PB_IDENTIFY_MATCH_PER_CLASS) pos[m++] = r[i].pos;
+    if (taken < PB_BOUNDS_MATCH_PER_CLASS) pos[m++] = r[i].pos;
   }
   free(r);
-  qsort(pos, (size_t)m, sizeof *pos, pb_identify__cmp_i32); /* ascending evaluation positions */
+  qsort(pos, (size_t)m, sizeof *pos, pb_bounds__cmp_i32); /* ascending evaluation positions */
   return m;
 }
 
 /* Labels present among the evaluation images of every source (B.2's common classes). */
-static uint8_t *pb_identify__common(const struct pb_meta *meta, int32_t *max_classes)
+static uint8_t *pb_bounds__common(const struct pb_meta *meta, int32_t *max_classes)
 {
   int32_t K = 0;
   for (int32_t s = 0; s < meta->n_sources; s++) K = meta->sources[s].n_classes > K ? meta->sources[s].n_classes : K;
@@ -341,14 +341,14 @@ static uint8_t *pb_identify__common(const struct pb_meta *meta, int32_t *max_cla
   return common;
 }
 
-struct pb_identify__subset {
+struct pb_bounds__subset {
   int32_t *label, *pred0, *pred1;
   float *s0, *s1, *m0, *m1;
 };
 
-static void pb_identify__matched_cell(const struct pb_cell_view *d, const int32_t *pos, int32_t m, double *out)
+static void pb_bounds__matched_cell(const struct pb_cell_view *d, const int32_t *pos, int32_t m, double *out)
 {
-  struct pb_identify__subset u = {pb_malloc((size_t)m * sizeof(int32_t)), pb_malloc((size_t)m * sizeof(int32_t)),
+  struct pb_bounds__subset u = {pb_malloc((size_t)m * sizeof(int32_t)), pb_malloc((size_t)m * sizeof(int32_t)),
                                   pb_malloc((size_t)m * sizeof(int32_t)), pb_malloc((size_t)m * sizeof(float)),
                                   pb_malloc((size_t)m * sizeof(float)), pb_malloc((size_t)m * sizeof(float)),
                                   pb_malloc((size_t)m * sizeof(float))};
@@ -374,13 +374,13 @@ static void pb_identify__matched_cell(const struct pb_cell_view *d, const int32_
 }
 
 /* Scratch of the permutation control, per thread (cells of at most the size it was made for). */
-struct pb_identify__perm_scratch {
+struct pb_bounds__perm_scratch {
   int32_t *perm, *order, *cbeg;
   uint8_t *a, *b; /* per record: clean correct (1), and accepted (2); perturbed correct (1), accepted (2) */
   double *diff;   /* M - M' of a replicate's pairs correct on both sides, in record order */
 };
 
-static void pb_identify__perm_scratch_init(struct pb_identify__perm_scratch *p, int32_t cap)
+static void pb_bounds__perm_scratch_init(struct pb_bounds__perm_scratch *p, int32_t cap)
 {
   p->perm = pb_malloc((size_t)cap * sizeof *p->perm);
   p->order = pb_malloc((size_t)cap * sizeof *p->order);
@@ -390,7 +390,7 @@ static void pb_identify__perm_scratch_init(struct pb_identify__perm_scratch *p, 
   p->diff = pb_malloc((size_t)cap * sizeof *p->diff);
 }
 
-static void pb_identify__perm_scratch_free(struct pb_identify__perm_scratch *p)
+static void pb_bounds__perm_scratch_free(struct pb_bounds__perm_scratch *p)
 {
   free(p->perm), free(p->order), free(p->cbeg), free(p->a), free(p->b), free(p->diff);
 }
@@ -401,8 +401,8 @@ static void pb_identify__perm_scratch_free(struct pb_identify__perm_scratch *p)
  * acceptance are the same in every replicate, so they are found once; each
  * replicate is pb_resample_perm_within_class's permutation (the same stream from the
  * same grouping), and the numerator is summed in record order. */
-static void pb_identify__perm_control(const struct pb_cell_view *d, const struct pb_identify_options *opt,
-                                      struct pb_identify__perm_scratch *p, double out[3])
+static void pb_bounds__perm_control(const struct pb_cell_view *d, const struct pb_bounds_options *opt,
+                                      struct pb_bounds__perm_scratch *p, double out[3])
 {
   const float tau = d->tau;
   const int32_t n = d->n, nc = pb_resample_perm_classes(n, d->label, p->order, p->cbeg);
@@ -441,8 +441,8 @@ static void pb_identify__perm_control(const struct pb_cell_view *d, const struct
 }
 
 /* Threshold of each of the rank's cells @p refs: --tau, or the protocol's development threshold. */
-static int pb_identify__taus(const struct pb_stage *st, const struct pb_cell_ref *refs, int64_t n,
-                             const struct pb_identify_options *opt, float *tau)
+static int pb_bounds__taus(const struct pb_stage *st, const struct pb_cell_ref *refs, int64_t n,
+                             const struct pb_bounds_options *opt, float *tau)
 {
   for (int64_t c = 0; c < n; c++) {
     const struct pb_cell_ref *r = &refs[c];
@@ -458,13 +458,13 @@ static int pb_identify__taus(const struct pb_stage *st, const struct pb_cell_ref
 
 /* Records of the cells not computed: NaN but for tier, panel and threshold;
  * i5[c]: the cell's I5 pass (1) or grid pass (0). */
-static void pb_identify__init_recs(const struct pb_stage *st, const struct pb_cell_ref *refs, int64_t n,
-                                   const struct pb_identify_options *opt, const float *tau, uint8_t *i5, double *recs)
+static void pb_bounds__init_recs(const struct pb_stage *st, const struct pb_cell_ref *refs, int64_t n,
+                                   const struct pb_bounds_options *opt, const float *tau, uint8_t *i5, double *recs)
 {
   for (int64_t c = 0; c < n; c++) {
     const struct pb_cell_ref *r = &refs[c];
     int panel = st->protocol.src[r->source].panel[r->model * st->meta->sources[r->source].n_conditions + r->condition];
-    i5[c] = opt->i5_scope == PB_IDENTIFY_I5_ALL || (opt->i5_scope == PB_IDENTIFY_I5_PANEL && panel);
+    i5[c] = opt->i5_scope == PB_BOUNDS_I5_ALL || (opt->i5_scope == PB_BOUNDS_I5_PANEL && panel);
     double *rec = recs + c * PB_IF_N;
     for (int f = 0; f < PB_IF_N; f++) rec[f] = NAN;
     rec[PB_IF_TIER] = st->protocol.src[r->source].tier[r->condition];
@@ -476,8 +476,8 @@ static void pb_identify__init_recs(const struct pb_stage *st, const struct pb_ce
 /* One pass over the piece's cells whose i5 flag is @p pass (tau, i5 and recs
  * are the piece's): the kernel, Table 10 ratios and the permutation control.
  * A cell's failure goes to @p fe, the lowest cell index first. */
-static void pb_identify__pass(const struct pb_stage *st, const struct pb_cell_block *b,
-                              const struct pb_identify_options *opt, const float *tau, const uint8_t *i5, int pass,
+static void pb_bounds__pass(const struct pb_stage *st, const struct pb_cell_block *b,
+                              const struct pb_bounds_options *opt, const float *tau, const uint8_t *i5, int pass,
                               double *recs, struct pb_progress *prog, struct pb_error_first *fe)
 {
   int32_t nmax = 1;
@@ -486,8 +486,8 @@ static void pb_identify__pass(const struct pb_stage *st, const struct pb_cell_bl
   {
     double *scratch = NULL;
     int32_t cap = 0;
-    struct pb_identify__perm_scratch perm;
-    pb_identify__perm_scratch_init(&perm, nmax);
+    struct pb_bounds__perm_scratch perm;
+    pb_bounds__perm_scratch_init(&perm, nmax);
 #pragma omp for schedule(dynamic, 8)
     for (int64_t c = 0; c < b->n_cells; c++) {
       if (i5[c] != pass) continue;
@@ -495,55 +495,55 @@ static void pb_identify__pass(const struct pb_stage *st, const struct pb_cell_bl
       struct pb_cell_bounds cb;
       double *rec = recs + c * PB_IF_N;
       if (pb_bounds_cell(&d, pass, &cb) != 0) pb_error_first_record(fe, b->first + c);
-      pb_identify__pack(&cb, rec);
+      pb_bounds__pack(&cb, rec);
       if (d.n > cap) {
         cap = d.n;
         scratch = pb_realloc(scratch, 2 * (size_t)cap * sizeof *scratch);
       }
-      pb_identify__ratios(&d, scratch, rec + PB_IF_VR_C);
-      if (opt->perm_replicates > 0) pb_identify__perm_control(&d, opt, &perm, rec + PB_IF_H_PERM);
+      pb_bounds__ratios(&d, scratch, rec + PB_IF_VR_C);
+      if (opt->perm_replicates > 0) pb_bounds__perm_control(&d, opt, &perm, rec + PB_IF_H_PERM);
       pb_progress_step(prog, 1);
     }
     free(scratch);
-    pb_identify__perm_scratch_free(&perm);
+    pb_bounds__perm_scratch_free(&perm);
   }
 }
 
 /* Appendix B.2's matched-support subsamples of one source, one per seed. */
-struct pb_identify__match {
-  int32_t *pos[PB_IDENTIFY_N_MATCH_SEEDS], m[PB_IDENTIFY_N_MATCH_SEEDS];
+struct pb_bounds__match {
+  int32_t *pos[PB_BOUNDS_N_MATCH_SEEDS], m[PB_BOUNDS_N_MATCH_SEEDS];
 };
 
-static void pb_identify__match_prep(const struct pb_meta *meta, int32_t s, const uint8_t *common,
-                                    struct pb_identify__match *mt)
+static void pb_bounds__match_prep(const struct pb_meta *meta, int32_t s, const uint8_t *common,
+                                    struct pb_bounds__match *mt)
 {
-  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+  for (int j = 0; j < PB_BOUNDS_N_MATCH_SEEDS; j++) {
     mt->pos[j] = pb_malloc(((size_t)meta->sources[s].n_images + 1) * sizeof *mt->pos[j]);
-    mt->m[j] = pb_identify__match_sample(meta, s, PB_IDENTIFY_MATCH_SEED0 + (uint64_t)j, common, mt->pos[j]);
+    mt->m[j] = pb_bounds__match_sample(meta, s, PB_BOUNDS_MATCH_SEED0 + (uint64_t)j, common, mt->pos[j]);
   }
 }
 
-static void pb_identify__match_free(struct pb_identify__match *mt)
+static void pb_bounds__match_free(struct pb_bounds__match *mt)
 {
-  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) free(mt->pos[j]);
+  for (int j = 0; j < PB_BOUNDS_N_MATCH_SEEDS; j++) free(mt->pos[j]);
 }
 
 /* Appendix B.2: every panel cell of the piece on each seed's matched-support subsample. */
-static void pb_identify__matched(const struct pb_stage *st, const struct pb_cell_block *b, const float *tau,
-                                 const struct pb_identify__match *mt, double *recs)
+static void pb_bounds__matched(const struct pb_stage *st, const struct pb_cell_block *b, const float *tau,
+                                 const struct pb_bounds__match *mt, double *recs)
 {
-  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++)
+  for (int j = 0; j < PB_BOUNDS_N_MATCH_SEEDS; j++)
 #pragma omp parallel for schedule(dynamic, 4)
     for (int64_t c = 0; c < b->n_cells; c++)
       if (recs[c * PB_IF_N + PB_IF_PANEL] == 1) {
         const struct pb_cell_view d = pb_cells_view(st->meta, &b->cells[c], tau[c]);
-        pb_identify__matched_cell(&d, mt->pos[j], mt->m[j], recs + c * PB_IF_N + PB_IF_MATCH + 4 * j);
+        pb_bounds__matched_cell(&d, mt->pos[j], mt->m[j], recs + c * PB_IF_N + PB_IF_MATCH + 4 * j);
       }
 }
 
 /* What the pieces of one source share, and where they go. */
-struct pb_identify__ctx {
-  const struct pb_identify_options *opt;
+struct pb_bounds__ctx {
+  const struct pb_bounds_options *opt;
   const float *tau;        /* the rank's cells */
   const uint8_t *i5;
   double *recs;
@@ -557,19 +557,19 @@ struct pb_identify__ctx {
  * clean-answer support, calibration fits), then each piece's load, grid and
  * I5 passes, matched support, support and calibration.  Ranks agree on the
  * status after every piece, so all stop before the next collective read. */
-static int pb_identify__source(const struct pb_stage *st, struct pb_cells_stream *cs, int32_t s,
-                               struct pb_identify__ctx *x)
+static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *cs, int32_t s,
+                               struct pb_bounds__ctx *x)
 {
-  const struct pb_identify_options *opt = x->opt;
+  const struct pb_bounds_options *opt = x->opt;
   const int target = pb_store_meta_target(st->meta, s) == s;
-  struct pb_identify__match mt = {{NULL}, {0}};
-  struct pb_identify_support_src sup = {0, 0, NULL};
-  struct pb_identify_calib_src cal = {0, NULL};
-  if (opt->matched) pb_identify__match_prep(st->meta, s, x->common, &mt);
+  struct pb_bounds__match mt = {{NULL}, {0}};
+  struct pb_bounds_support_src sup = {0, 0, NULL};
+  struct pb_bounds_calib_src cal = {0, NULL};
+  if (opt->matched) pb_bounds__match_prep(st->meta, s, x->common, &mt);
   pb_timer_lap(x->tm, "matched_support");
-  int status = target ? pb_identify_support_prep(st, s, &sup) : PB_OK;
+  int status = target ? pb_bounds_support_prep(st, s, &sup) : PB_OK;
   pb_timer_lap(x->tm, "clean_support");
-  if (status == PB_OK && target && opt->calibration) status = pb_identify_calib_prep(st, s, &cal);
+  if (status == PB_OK && target && opt->calibration) status = pb_bounds_calib_prep(st, s, &cal);
   pb_timer_lap(x->tm, "calibration");
   const int32_t n_pieces = status == PB_OK ? pb_cells_stream_pieces(cs, s) : 0;
   for (int32_t j = 0; j < n_pieces && status == PB_OK; j++) {
@@ -580,27 +580,27 @@ static int pb_identify__source(const struct pb_stage *st, struct pb_cells_stream
     double *recs = x->recs + off * PB_IF_N;
     static const char *const pass_names[2] = {"grid_pass", "i5_pass"};
     for (int pass = 0; pass < 2 && status == PB_OK && !pb_error_first_any(&x->fe); pass++) {
-      pb_identify__pass(st, b, opt, x->tau + off, x->i5 + off, pass, recs, &x->prog, &x->fe);
+      pb_bounds__pass(st, b, opt, x->tau + off, x->i5 + off, pass, recs, &x->prog, &x->fe);
       pb_timer_lap(x->tm, pass_names[pass]);
     }
     if (status == PB_OK) status = pb_error_first_status(&x->fe);
-    if (status == PB_OK && opt->matched) pb_identify__matched(st, b, x->tau + off, &mt, recs);
+    if (status == PB_OK && opt->matched) pb_bounds__matched(st, b, x->tau + off, &mt, recs);
     pb_timer_lap(x->tm, "matched_support");
-    if (status == PB_OK) pb_identify_support_cells(st, &sup, b, recs);
+    if (status == PB_OK) pb_bounds_support_cells(st, &sup, b, recs);
     pb_timer_lap(x->tm, "clean_support");
-    if (status == PB_OK) pb_identify_calib_cells(st, &cal, b, recs);
+    if (status == PB_OK) pb_bounds_calib_cells(st, &cal, b, recs);
     pb_timer_lap(x->tm, "calibration");
     status = pb_error_agree(st->comm, status);
   }
-  pb_identify__match_free(&mt);
-  pb_identify_support_free(&sup);
-  pb_identify_calib_free(&cal);
+  pb_bounds__match_free(&mt);
+  pb_bounds_support_free(&sup);
+  pb_bounds_calib_free(&cal);
   return status;
 }
 
 /* All cells of this rank, a piece at a time (pb_cells_stream_*), so the rank
  * holds one piece's records instead of its whole share. */
-static int pb_identify__compute(const struct pb_stage *st, const struct pb_identify_options *opt, double *recs,
+static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_options *opt, double *recs,
                                 struct pb_timer *tm)
 {
   const int64_t n = st->last - st->first;
@@ -610,15 +610,15 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_ident
   uint8_t *i5 = pb_calloc((size_t)(n > 0 ? n : 1), 1);
   const struct pb_cell_ref *refs = cs.all + st->first;
   pb_timer_lap(tm, "load"); /* the stage's opening (protocol included) */
-  int status = pb_identify__taus(st, refs, n, opt, tau);
-  pb_identify__init_recs(st, refs, n, opt, tau, i5, recs);
+  int status = pb_bounds__taus(st, refs, n, opt, tau);
+  pb_bounds__init_recs(st, refs, n, opt, tau, i5, recs);
   status = pb_error_agree(st->comm, status);
   int32_t K;
-  struct pb_identify__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .common = pb_identify__common(st->meta, &K), .tm = tm};
+  struct pb_bounds__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .common = pb_bounds__common(st->meta, &K), .tm = tm};
   pb_error_first_init(&x.fe);
   pb_progress_begin(&x.prog, "bounds", "cells", n); /* each cell goes through one of the two passes */
   for (int32_t s = 0; s < st->meta->n_sources && status == PB_OK; s++)
-    if (!st->meta->sources[s].probe_role) status = pb_identify__source(st, &cs, s, &x);
+    if (!st->meta->sources[s].probe_role) status = pb_bounds__source(st, &cs, s, &x);
   pb_progress_end(&x.prog);
   free((void *)x.common);
   pb_cells_stream_close(&cs);
@@ -627,20 +627,20 @@ static int pb_identify__compute(const struct pb_stage *st, const struct pb_ident
   return status;
 }
 
-static int pb_identify__write_cells(struct pb_stage *st, const double *recs)
+static int pb_bounds__write_cells(struct pb_stage *st, const double *recs)
 {
   const int64_t n = st->last - st->first;
-  int status = pb_fields_write(&pb_identify_fields, st->results, st->n_cells, st->first, n, recs);
+  int status = pb_fields_write(&pb_bounds_fields, st->results, st->n_cells, st->first, n, recs);
   if (status != PB_OK) return status;
   struct pb_text t = {0}, head = {0};
   for (int64_t c = 0; c < n; c++) {
     const struct pb_cell_ref r = pb_dist_cell_at(st->meta, st->first + c);
     const struct pb_source *src = &st->meta->sources[r.source];
     pb_text_printf(&t, "%s\t%s\t%s", st->meta->model_ids[r.model], src->name, src->conditions[r.condition]);
-    pb_fields_tsv_values(&pb_identify_fields, recs + c * PB_IF_N, 0, &t);
+    pb_fields_tsv_values(&pb_bounds_fields, recs + c * PB_IF_N, 0, &t);
     pb_text_printf(&t, "\n");
   }
-  pb_fields_tsv_header(&pb_identify_fields, "model\tsource\tcondition", 0, &head);
+  pb_fields_tsv_header(&pb_bounds_fields, "model\tsource\tcondition", 0, &head);
   pb_text_printf(&head, "\n");
   status = pb_results_tsv(st->results, "bounds.tsv", head.buf, t.buf, t.len);
   pb_text_free(&t);
@@ -651,7 +651,7 @@ static int pb_identify__write_cells(struct pb_stage *st, const double *recs)
 /* `pairbound bounds` (the registry's run). */
 static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const struct pb_identify_options *opt = opts;
+  const struct pb_bounds_options *opt = opts;
   MPI_Comm comm = call->comm;
   struct pb_stage st;
   struct pb_timer tm;
@@ -659,19 +659,19 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   const int64_t n = st.last - st.first;
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
-  int status = pb_identify__compute(&st, opt, recs, &tm);
+  int status = pb_bounds__compute(&st, opt, recs, &tm);
   status = pb_error_agree(comm, status);
   pb_timer_skip(&tm);
-  if (status == PB_OK) status = pb_identify__write_cells(&st, recs);
+  if (status == PB_OK) status = pb_bounds__write_cells(&st, recs);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */
-    struct pb_identify_intervals iv;
-    status = pb_identify_intervals(st.meta, recs, st.first, n, opt, comm, &iv);
+    struct pb_bounds_intervals iv;
+    status = pb_bounds_intervals(st.meta, recs, st.first, n, opt, comm, &iv);
     if (status == PB_OK) {
-      struct pb_identify_sum S;
-      status = pb_identify_summarise(st.meta, recs, st.first, n, comm, &S);
-      if (status == PB_OK && st.rank == 0) status = pb_identify_report(st.meta, &st.protocol, &S, st.results, opt, &iv);
-      pb_identify_sum_free(&S);
+      struct pb_bounds_sum S;
+      status = pb_bounds_summarise(st.meta, recs, st.first, n, comm, &S);
+      if (status == PB_OK && st.rank == 0) status = pb_bounds_report(st.meta, &st.protocol, &S, st.results, opt, &iv);
+      pb_bounds_sum_free(&S);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, comm);
     free(iv.vr);
@@ -703,8 +703,8 @@ const struct pb_stage_desc pb_bounds_stage = {
   .protocol = 1,
   .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
   .figures = 1,
-  .options = pb_identify_option_table,
-  .options_size = sizeof(struct pb_identify_options),
+  .options = pb_bounds_option_table,
+  .options_size = sizeof(struct pb_bounds_options),
   .run = pb_bounds__stage_run,
   .pipeline = 1,
   .reads_store = 1,

@@ -92,7 +92,7 @@ static void pb_calib__cell(const struct pb_cell_view *d, const struct pb_calib__
   rec[PB_IF_F1_BRIER0_PLATT] = cm->brier[1];
 }
 
-int pb_identify_calib_prep(const struct pb_stage *st, int32_t s, struct pb_identify_calib_src *p)
+int pb_bounds_calib_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_calib_src *p)
 {
   const struct pb_meta *meta = st->meta;
   const int32_t M = meta->n_models;
@@ -117,7 +117,7 @@ int pb_identify_calib_prep(const struct pb_stage *st, int32_t s, struct pb_ident
   return PB_OK;
 }
 
-void pb_identify_calib_cells(const struct pb_stage *st, const struct pb_identify_calib_src *p,
+void pb_bounds_calib_cells(const struct pb_stage *st, const struct pb_bounds_calib_src *p,
                              const struct pb_cell_block *b, double *recs)
 {
   if (!p->models) return;
@@ -136,7 +136,7 @@ void pb_identify_calib_cells(const struct pb_stage *st, const struct pb_identify
   }
 }
 
-void pb_identify_calib_free(struct pb_identify_calib_src *p)
+void pb_bounds_calib_free(struct pb_bounds_calib_src *p)
 {
   for (int32_t m = 0; m < p->n_models; m++) free(p->models[m].p0);
   free(p->models);

@@ -12,7 +12,7 @@
 #include "pairbound/calibration.h"
 #include "pairbound/cells.h"
 #include "pairbound/fields.h"
-#include "pairbound/identify.h"
+#include "pairbound/bounds_stage.h"
 #include "pairbound/protocol.h"
 #include "pairbound/resample.h"
 #include "pairbound/results.h"
@@ -20,7 +20,7 @@
 #include "pairbound/table.h"
 
 /* One cell = PB_IF_N doubles; the first 26 are bounds.tsv's required columns. */
-enum pb_identify_field {
+enum pb_bounds_field {
   PB_IF_NREC, PB_IF_E, PB_IF_H_OBS, PB_IF_H_I0_LO, PB_IF_H_I0_HI, PB_IF_H_IK_LO, PB_IF_H_IK_HI, PB_IF_H_I5_LO,
   PB_IF_H_I5_HI, PB_IF_H_IND, PB_IF_L_OBS, PB_IF_L_I0_LO, PB_IF_L_I0_HI, PB_IF_L_IK_LO, PB_IF_L_IK_HI,
   PB_IF_L_I5_LO, PB_IF_L_I5_HI, PB_IF_L_IND, PB_IF_D_OBS, PB_IF_D_I0_LO, PB_IF_D_I0_HI, PB_IF_D_IK_LO,
@@ -31,7 +31,7 @@ enum pb_identify_field {
   PB_IF_H_PERM, PB_IF_L_PERM, PB_IF_D_PERM, /* mean over within-class permutation replicates */
   PB_IF_MATCH, /* per matched-support seed: H, L, dMk widths at I5 and the H_I0 upper bound */
   /* Table 2: ds_s, ds_w and the independent counterparts of F, A, Q, k, ds_s, ds_w (pb_cell_bounds) */
-  PB_IF_DSS = PB_IF_MATCH + 4 * PB_IDENTIFY_N_MATCH_SEEDS, PB_IF_DSW, PB_IF_F_IND, PB_IF_A_IND, PB_IF_Q_IND,
+  PB_IF_DSS = PB_IF_MATCH + 4 * PB_BOUNDS_N_MATCH_SEEDS, PB_IF_DSW, PB_IF_F_IND, PB_IF_A_IND, PB_IF_Q_IND,
   PB_IF_K_IND, PB_IF_DSS_IND, PB_IF_DSW_IND,
   PB_IF_U, PB_IF_V1, /* P(C = 1, Z = 1), P(C' = 1, Z' = 0): the B.2 event fractions */
   /* J.2 counts [variant][stratum][events, same wrong answer kept] (pb_bounds_support_cell) */
@@ -46,7 +46,7 @@ enum pb_identify_field {
 };
 
 /* The record's field table: /bounds/cells columns and bounds.tsv (after model, source, condition). */
-extern const struct pb_fields pb_identify_fields;
+extern const struct pb_fields pb_bounds_fields;
 
 /* The report tables' totals per source (bounds_stage_reduce.c):
  * slot (source, PB_RS_*) of one exact aggregate (pairbound/agg.h), filled by
@@ -54,8 +54,8 @@ extern const struct pb_fields pb_identify_fields;
  * the values a table averages (NaN skipped, as pb_num_nanmean); a tally slot
  * integer increments. */
 #define PB_RS_TIER_ROWS (PB_N_TIERS + 1)   /* all tiers, then each tier */
-#define PB_IDENTIFY_N_T2 10                /* Table 2's summaries */
-#define PB_IDENTIFY_N_STRATA 4             /* B.2's stratifiers, 3 bins each */
+#define PB_BOUNDS_N_T2 10                /* Table 2's summaries */
+#define PB_BOUNDS_N_STRATA 4             /* B.2's stratifiers, 3 bins each */
 enum pb_rs_slot {
   PB_RS_GRID_N, PB_RS_GRID_M, PB_RS_GRID_STRADDLE = PB_RS_GRID_M + 5, PB_RS_GRID_ZERO,   /* Table 6 */
   PB_RS_PANEL_N, PB_RS_PANEL_M, PB_RS_PANEL_NARROWER = PB_RS_PANEL_M + 8,               /* Table 7 */
@@ -65,10 +65,10 @@ enum pb_rs_slot {
   PB_RS_PERM_N = PB_RS_TIER + 8 * PB_RS_TIER_ROWS, PB_RS_PERM_M,                        /* H.2 */
   PB_RS_MATCH_ORIG = PB_RS_PERM_M + 6,                   /* Table 8: original H, L, dMk widths, H_norm */
   PB_RS_MATCH_SEED = PB_RS_MATCH_ORIG + 4,               /* [seed][H, L, dMk, H_norm] */
-  PB_RS_MATCH_UNDEF = PB_RS_MATCH_SEED + 4 * PB_IDENTIFY_N_MATCH_SEEDS,
+  PB_RS_MATCH_UNDEF = PB_RS_MATCH_SEED + 4 * PB_BOUNDS_N_MATCH_SEEDS,
   PB_RS_T2,                                              /* Table 2: [summary][paired, independent, difference] */
-  PB_RS_STRATA = PB_RS_T2 + 3 * PB_IDENTIFY_N_T2,        /* B.2: [stratifier][bin][n, H, L, dMk, H_norm] */
-  PB_RS_POS = PB_RS_STRATA + PB_IDENTIFY_N_STRATA * 3 * 5, /* B.2: [support][n, H, L, dMk positive, dMk defined] */
+  PB_RS_STRATA = PB_RS_T2 + 3 * PB_BOUNDS_N_T2,        /* B.2: [stratifier][bin][n, H, L, dMk, H_norm] */
+  PB_RS_POS = PB_RS_STRATA + PB_BOUNDS_N_STRATA * 3 * 5, /* B.2: [support][n, H, L, dMk positive, dMk defined] */
   PB_RS_SUB_ZK = PB_RS_POS + 2 * 5, PB_RS_SUB_ZK_IND0,   /* B.4 */
   PB_RS_SUB,                                             /* [subset][n, 4 means, V > W] */
   PB_RS_SUPPORT = PB_RS_SUB + 3 * 6,                     /* J.2: [variant][stratum][events, same] */
@@ -77,7 +77,7 @@ enum pb_rs_slot {
   PB_RS_N = PB_RS_CAL + 6
 };
 
-struct pb_identify_sum {
+struct pb_bounds_sum {
   struct pb_agg a;             /* [source][PB_RS_N] */
   /* F.1's calibrators are per model: the first cell of each (source, model)
    * with F.1 counts, and the Q80 decisions Platt changes per (source, model) */
@@ -86,58 +86,58 @@ struct pb_identify_sum {
 };
 
 static inline int64_t pb_rs(int32_t s, int slot) { return (int64_t)s * PB_RS_N + slot; }
-static inline void pb_rs_add(struct pb_identify_sum *S, int32_t s, int slot, double x) { pb_agg_add(&S->a, pb_rs(s, slot), x); }
-static inline void pb_rs_tally(struct pb_identify_sum *S, int32_t s, int slot, int64_t k)
+static inline void pb_rs_add(struct pb_bounds_sum *S, int32_t s, int slot, double x) { pb_agg_add(&S->a, pb_rs(s, slot), x); }
+static inline void pb_rs_tally(struct pb_bounds_sum *S, int32_t s, int slot, int64_t k)
 {
   pb_agg_add_int(&S->a, pb_rs(s, slot), k);
 }
-static inline double pb_rs_mean(const struct pb_identify_sum *S, int32_t s, int slot) { return pb_agg_mean(&S->a, pb_rs(s, slot)); }
+static inline double pb_rs_mean(const struct pb_bounds_sum *S, int32_t s, int slot) { return pb_agg_mean(&S->a, pb_rs(s, slot)); }
 /* values counted in a mean slot */
-static inline int64_t pb_rs_count(const struct pb_identify_sum *S, int32_t s, int slot) { return pb_agg_count(&S->a, pb_rs(s, slot)); }
+static inline int64_t pb_rs_count(const struct pb_bounds_sum *S, int32_t s, int slot) { return pb_agg_count(&S->a, pb_rs(s, slot)); }
 /* the total of a tally slot */
-static inline int64_t pb_rs_int(const struct pb_identify_sum *S, int32_t s, int slot) { return (int64_t)pb_agg_sum(&S->a, pb_rs(s, slot)); }
+static inline int64_t pb_rs_int(const struct pb_bounds_sum *S, int32_t s, int slot) { return (int64_t)pb_agg_sum(&S->a, pb_rs(s, slot)); }
 
 /**
  * The totals of every rank's cells on rank 0 (collective; free with
- * pb_identify_sum_free on every rank): this rank holds the n_local records
+ * pb_bounds_sum_free on every rank): this rank holds the n_local records
  * @p recs of cells first.. .
  */
-int pb_identify_summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
-                          MPI_Comm comm, struct pb_identify_sum *S);
-void pb_identify_sum_free(struct pb_identify_sum *S);
+int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
+                          MPI_Comm comm, struct pb_bounds_sum *S);
+void pb_bounds_sum_free(struct pb_bounds_sum *S);
 
 /* Model-group bootstrap intervals of Table 10 (rows source x {all, tiers} with cells, stats C, S, M),
  * from every rank's n_local records of cells first..; collective (bounds_stage_reduce.c). */
-struct pb_identify_intervals {
+struct pb_bounds_intervals {
   int32_t n_rows;
   struct pb_interval *vr;   /* [n_rows][3] */
 };
-int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
-                          const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out);
+int pb_bounds_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
+                          const struct pb_bounds_options *opt, MPI_Comm comm, struct pb_bounds_intervals *out);
 
 /* Table 2's summaries: paired (observed correspondence) field, independent
  * field (-1: none, E needs perturbed records only), and the scale to report
  * (bounds_report_rows.c). */
-struct pb_identify_t2 {
+struct pb_bounds_t2 {
   const char *name;
   int paired, ind;
   double scale;
 };
-extern const struct pb_identify_t2 pb_identify_t2[PB_IDENTIFY_N_T2];
+extern const struct pb_bounds_t2 pb_bounds_t2[PB_BOUNDS_N_T2];
 
 /* B.2 stratifiers: K/N and the event fractions that H and L intersect. */
-struct pb_identify_stratum {
+struct pb_bounds_stratum {
   const char *name;
   int field;
   double cut[2]; /* bins [0, cut0), [cut0, cut1), [cut1, 1] */
 };
-extern const struct pb_identify_stratum pb_identify_strata[PB_IDENTIFY_N_STRATA];
+extern const struct pb_bounds_stratum pb_bounds_strata[PB_BOUNDS_N_STRATA];
 
 /* Rows by source, then all tiers and each tier with cells: Tables 10 and 11.
  * rows[i] = {source, tier (-1 = all tiers)}; returns the row count.  @p cells
  * [source][tier row] counts the cells of each; @p rows holds
  * meta->n_sources * PB_RS_TIER_ROWS. */
-int32_t pb_identify_tier_rows(const struct pb_meta *meta, const int64_t *cells, int32_t (*rows)[2]);
+int32_t pb_bounds_tier_rows(const struct pb_meta *meta, const int64_t *cells, int32_t (*rows)[2]);
 
 /* One row of a report table on the totals (bounds_report_rows.c): its
  * labels (key[0] the source's name) and its first slot; a column's .arg says
@@ -150,15 +150,15 @@ enum pb_irow_kind {
   PB_IROW_COUNT,  /* pb_rs_count */
   PB_IROW_SHARE   /* percentage of the tally of the row's first slot */
 };
-struct pb_identify_row {
-  const struct pb_identify_sum *S;
+struct pb_bounds_row {
+  const struct pb_bounds_sum *S;
   int32_t s;
   int base;
   const char *key[3];
 };
-union pb_cell pb_identify_row_cell(const void *row, const struct pb_column *c);
+union pb_cell pb_bounds_row_cell(const void *row, const struct pb_column *c);
 /* The sources that the tables have rows for (not the probe sources). */
-#define PB_IDENTIFY_SOURCES(meta, s) \
+#define PB_BOUNDS_SOURCES(meta, s) \
   for (int32_t s = pb_store_meta_target(meta, 0); s < (meta)->n_sources; s = pb_store_meta_target(meta, s + 1))
 
 /* J.2: cross-model support of clean wrong answers (bounds_stage_support.c).
@@ -166,39 +166,39 @@ union pb_cell pb_identify_row_cell(const void *row, const struct pb_column *c);
  * (collective: every rank reads every model's clean row); then each piece's
  * cells' clean-wrong events by support into recs[c * PB_IF_N + PB_IF_J2 ...]. */
 struct pb_stage;
-struct pb_identify_support_src {
+struct pb_bounds_support_src {
   int32_t ne;      /* evaluation images */
   size_t plane;    /* models x ne */
   double *support; /* [PB_SUPPORT_N][models][ne] */
 };
-int pb_identify_support_prep(const struct pb_stage *st, int32_t s, struct pb_identify_support_src *p);
-void pb_identify_support_cells(const struct pb_stage *st, const struct pb_identify_support_src *p,
+int pb_bounds_support_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_support_src *p);
+void pb_bounds_support_cells(const struct pb_stage *st, const struct pb_bounds_support_src *p,
                                const struct pb_cell_block *b, double *recs);
-void pb_identify_support_free(struct pb_identify_support_src *p);
+void pb_bounds_support_free(struct pb_bounds_support_src *p);
 
 /* F.1: acceptance counts under the Table 40 protocols, raw and Platt-scaled
  * (bounds_stage_calib.c).  Per source, every model's fit on its clean
  * development records (collective); then each piece's cells into recs. */
 struct pb_calib__model;
-struct pb_identify_calib_src {
+struct pb_bounds_calib_src {
   int32_t n_models;
   struct pb_calib__model *models; /* NULL where the source has no development records */
 };
-int pb_identify_calib_prep(const struct pb_stage *st, int32_t s, struct pb_identify_calib_src *p);
-void pb_identify_calib_cells(const struct pb_stage *st, const struct pb_identify_calib_src *p,
+int pb_bounds_calib_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_calib_src *p);
+void pb_bounds_calib_cells(const struct pb_stage *st, const struct pb_bounds_calib_src *p,
                              const struct pb_cell_block *b, double *recs);
-void pb_identify_calib_free(struct pb_identify_calib_src *p);
+void pb_bounds_calib_free(struct pb_bounds_calib_src *p);
 
 /* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets, J.2
  * and F.1 (bounds_report_diag.c) from the reduced totals, into @p md and
  * report/ files (rank 0). */
-int pb_identify_report_more(const struct pb_meta *meta, const struct pb_identify_sum *S, struct pb_results *res,
-                            const struct pb_identify_options *opt, struct pb_text *md);
+int pb_bounds_report_more(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
+                            const struct pb_bounds_options *opt, struct pb_text *md);
 
 /** Diagnostics tables (report/ TSV files and REPORT.md) from the reduced totals (rank 0). */
-int pb_identify_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_identify_sum *S,
-                       struct pb_results *res, const struct pb_identify_options *opt,
-                       const struct pb_identify_intervals *iv);
+int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_bounds_sum *S,
+                       struct pb_results *res, const struct pb_bounds_options *opt,
+                       const struct pb_bounds_intervals *iv);
 
 /** bounds' lines of the run summary, from the report TSVs in @p dir (bounds_report_summary.c). */
 void pb_bounds_summary(FILE *fp, const char *dir);

@@ -1,5 +1,5 @@
 /* The totals behind the identification tables (bounds_stage_internal.h,
- * struct pb_identify_sum): every rank adds up its own cells into exact
+ * struct pb_bounds_sum): every rank adds up its own cells into exact
  * per-source sums (pairbound/agg.h) and the sums meet on rank 0, so the
  * tables do not depend on how the cells are split and no rank holds
  * another's records; and Table 10's model-group bootstrap. */
@@ -22,14 +22,14 @@ static int pb_isum__tier_row(const double *r) { return r[PB_IF_TIER] >= 0 && r[P
 /* Table 2: mean paired value and mean independent counterpart over the cells
  * where both are defined (the paired value defined implies the independent
  * one is: the observed matching is one of those averaged). */
-static void pb_isum__table2_add(struct pb_identify_sum *S, int32_t s, const double *r)
+static void pb_isum__table2_add(struct pb_bounds_sum *S, int32_t s, const double *r)
 {
-  for (int j = 0; j < PB_IDENTIFY_N_T2; j++) {
+  for (int j = 0; j < PB_BOUNDS_N_T2; j++) {
     /* k is stored as a count; its share is k / n */
-    const double div = pb_identify_t2[j].paired == PB_IF_K ? r[PB_IF_NREC] : 1.0;
-    const double p = r[pb_identify_t2[j].paired] / div * pb_identify_t2[j].scale;
-    const double q = pb_identify_t2[j].ind >= 0 ? r[pb_identify_t2[j].ind] * pb_identify_t2[j].scale : NAN;
-    if (isnan(p) || (pb_identify_t2[j].ind >= 0 && isnan(q))) continue;
+    const double div = pb_bounds_t2[j].paired == PB_IF_K ? r[PB_IF_NREC] : 1.0;
+    const double p = r[pb_bounds_t2[j].paired] / div * pb_bounds_t2[j].scale;
+    const double q = pb_bounds_t2[j].ind >= 0 ? r[pb_bounds_t2[j].ind] * pb_bounds_t2[j].scale : NAN;
+    if (isnan(p) || (pb_bounds_t2[j].ind >= 0 && isnan(q))) continue;
     pb_rs_add(S, s, PB_RS_T2 + 3 * j + 0, p);
     pb_rs_add(S, s, PB_RS_T2 + 3 * j + 1, q);
     pb_rs_add(S, s, PB_RS_T2 + 3 * j + 2, p - q);
@@ -37,13 +37,13 @@ static void pb_isum__table2_add(struct pb_identify_sum *S, int32_t s, const doub
 }
 
 /* Appendix B.2 strata, positive widths (panel cells with the I5 pass), B.4 subsets: one cell. */
-static void pb_isum__panel_add(struct pb_identify_sum *S, int32_t s, const double *r)
+static void pb_isum__panel_add(struct pb_bounds_sum *S, int32_t s, const double *r)
 {
   if (r[PB_IF_PANEL] != 1 || isnan(r[PB_IF_H_I5_LO])) return;
-  for (int j = 0; j < PB_IDENTIFY_N_STRATA; j++) {
-    double x = r[pb_identify_strata[j].field];
-    if (pb_identify_strata[j].field == PB_IF_K) x /= r[PB_IF_NREC];
-    const int bin = x < pb_identify_strata[j].cut[0] ? 0 : x < pb_identify_strata[j].cut[1] ? 1 : 2;
+  for (int j = 0; j < PB_BOUNDS_N_STRATA; j++) {
+    double x = r[pb_bounds_strata[j].field];
+    if (pb_bounds_strata[j].field == PB_IF_K) x /= r[PB_IF_NREC];
+    const int bin = x < pb_bounds_strata[j].cut[0] ? 0 : x < pb_bounds_strata[j].cut[1] ? 1 : 2;
     const int o = PB_RS_STRATA + 5 * (3 * j + bin);
     pb_rs_tally(S, s, o, 1);
     pb_rs_add(S, s, o + 1, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) * PP);
@@ -56,7 +56,7 @@ static void pb_isum__panel_add(struct pb_identify_sum *S, int32_t s, const doubl
   pb_rs_tally(S, s, PB_RS_POS + 2, r[PB_IF_L_I5_HI] - r[PB_IF_L_I5_LO] > 0);
   pb_rs_tally(S, s, PB_RS_POS + 3, r[PB_IF_D_I5_HI] - r[PB_IF_D_I5_LO] > 0);
   pb_rs_tally(S, s, PB_RS_POS + 4, !isnan(r[PB_IF_D_I5_LO]));
-  for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+  for (int j = 0; j < PB_BOUNDS_N_MATCH_SEEDS; j++) {
     const double *x = r + PB_IF_MATCH + 4 * j;
     if (isnan(x[0])) continue;
     pb_rs_tally(S, s, PB_RS_POS + 5, 1);
@@ -65,7 +65,7 @@ static void pb_isum__panel_add(struct pb_identify_sum *S, int32_t s, const doubl
   }
 }
 
-static void pb_isum__subsets_add(struct pb_identify_sum *S, int32_t s, const double *r)
+static void pb_isum__subsets_add(struct pb_bounds_sum *S, int32_t s, const double *r)
 {
   const double K = r[PB_IF_K];
   if (!isnan(K) && K == 0) {
@@ -87,7 +87,7 @@ static void pb_isum__subsets_add(struct pb_identify_sum *S, int32_t s, const dou
 }
 
 /* J.2 event counts and F.1 acceptance counts and Brier scores of one cell. */
-static void pb_isum__counts_add(struct pb_identify_sum *S, int32_t s, const double *r)
+static void pb_isum__counts_add(struct pb_bounds_sum *S, int32_t s, const double *r)
 {
   for (int v = 0; v < PB_SUPPORT_N; v++) {
     const double *x = r + PB_IF_J2 + 2 * PB_SUPPORT_N_STRATA * v;
@@ -114,7 +114,7 @@ static void pb_isum__counts_add(struct pb_identify_sum *S, int32_t s, const doub
 }
 
 /* One cell of source s into the totals of Tables 6, 7, 9-11, H.2, 8 and Figure 1. */
-static void pb_isum__add(struct pb_identify_sum *S, int32_t s, const double *r)
+static void pb_isum__add(struct pb_bounds_sum *S, int32_t s, const double *r)
 {
   /* Table 6 */
   pb_rs_tally(S, s, PB_RS_GRID_N, 1);
@@ -171,7 +171,7 @@ static void pb_isum__add(struct pb_identify_sum *S, int32_t s, const double *r)
     pb_rs_add(S, s, PB_RS_MATCH_ORIG + 2, pb_isum__width(r, PB_IF_D_I5_LO));
     if (r[PB_IF_H_I0_HI] > 0)
       pb_rs_add(S, s, PB_RS_MATCH_ORIG + 3, (r[PB_IF_H_I5_HI] - r[PB_IF_H_I5_LO]) / r[PB_IF_H_I0_HI]);
-    for (int j = 0; j < PB_IDENTIFY_N_MATCH_SEEDS; j++) {
+    for (int j = 0; j < PB_BOUNDS_N_MATCH_SEEDS; j++) {
       const double *x = r + PB_IF_MATCH + 4 * j;
       for (int k = 0; k < 3; k++) pb_rs_add(S, s, PB_RS_MATCH_SEED + 4 * j + k, x[k] * PP);
       if (x[3] > 0) pb_rs_add(S, s, PB_RS_MATCH_SEED + 4 * j + 3, x[0] / x[3]);
@@ -184,8 +184,8 @@ static void pb_isum__add(struct pb_identify_sum *S, int32_t s, const double *r)
  * each rank sums its cells per (source, tier row, model group, metric)
  * exactly, the sums reach every rank, and the bootstrap resamples the groups
  * from them (pb_resample_boot_group_sums). */
-int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
-                          const struct pb_identify_options *opt, MPI_Comm comm, struct pb_identify_intervals *out)
+int pb_bounds_intervals(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
+                          const struct pb_bounds_options *opt, MPI_Comm comm, struct pb_bounds_intervals *out)
 {
   const int32_t NR = PB_RS_TIER_ROWS, nrow_max = meta->n_sources * PB_RS_TIER_ROWS;
   int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
@@ -205,7 +205,7 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
   }
   MPI_Allreduce(MPI_IN_PLACE, cells, nrow_max, MPI_INT64_T, MPI_SUM, comm);
   int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
-  out->n_rows = pb_identify_tier_rows(meta, cells, rows);
+  out->n_rows = pb_bounds_tier_rows(meta, cells, rows);
   out->vr = NULL;
   int status = PB_OK;
   if (opt->group_draws > 0) status = pb_agg_reduce(&a, comm, -1);
@@ -237,8 +237,8 @@ int pb_identify_intervals(const struct pb_meta *meta, const double *recs, int64_
   return status;
 }
 
-int pb_identify_summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
-                          MPI_Comm comm, struct pb_identify_sum *S)
+int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t first, int64_t n_local,
+                          MPI_Comm comm, struct pb_bounds_sum *S)
 {
   const int32_t ns = meta->n_sources, M = meta->n_models;
   pb_agg_init(&S->a, (int64_t)ns * PB_RS_N);
@@ -276,7 +276,7 @@ int pb_identify_summarise(const struct pb_meta *meta, const double *recs, int64_
   return status;
 }
 
-void pb_identify_sum_free(struct pb_identify_sum *S)
+void pb_bounds_sum_free(struct pb_bounds_sum *S)
 {
   pb_agg_free(&S->a);
   free(S->cal_first);

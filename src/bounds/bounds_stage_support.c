@@ -15,7 +15,7 @@
 #include "bounds_stage_internal.h"
 
 /* Clean predictions of every model on source s's evaluation images (collective). */
-static int pb_identify__clean_eval(struct pb_store *store, const struct pb_source *src, int32_t s, int32_t n_models,
+static int pb_bounds__clean_eval(struct pb_store *store, const struct pb_source *src, int32_t s, int32_t n_models,
                                    int32_t *clean, int32_t *label, int32_t *n_eval)
 {
   int32_t *rows = pb_malloc((size_t)n_models * sizeof *rows);
@@ -37,7 +37,7 @@ static int pb_identify__clean_eval(struct pb_store *store, const struct pb_sourc
   return PB_OK;
 }
 
-int pb_identify_support_prep(const struct pb_stage *st, int32_t s, struct pb_identify_support_src *p)
+int pb_bounds_support_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_support_src *p)
 {
   const struct pb_meta *meta = st->meta;
   const struct pb_source *src = &meta->sources[s];
@@ -47,7 +47,7 @@ int pb_identify_support_prep(const struct pb_stage *st, int32_t s, struct pb_ide
   const int32_t ng = pb_store_meta_model_groups(meta, group);
   int32_t *clean = pb_malloc(((size_t)M * src->n_images + 1) * sizeof *clean);
   int32_t *label = pb_malloc(((size_t)src->n_images + 1) * sizeof *label), ne = 0;
-  int status = pb_error_agree(st->comm, pb_identify__clean_eval(st->store, src, s, M, clean, label, &ne));
+  int status = pb_error_agree(st->comm, pb_bounds__clean_eval(st->store, src, s, M, clean, label, &ne));
   if (status == PB_OK) {
     p->ne = ne;
     p->plane = (size_t)M * ne;
@@ -60,7 +60,7 @@ int pb_identify_support_prep(const struct pb_stage *st, int32_t s, struct pb_ide
   return status;
 }
 
-void pb_identify_support_cells(const struct pb_stage *st, const struct pb_identify_support_src *p,
+void pb_bounds_support_cells(const struct pb_stage *st, const struct pb_bounds_support_src *p,
                                const struct pb_cell_block *b, double *recs)
 {
   if (!p->support) return;
@@ -78,7 +78,7 @@ void pb_identify_support_cells(const struct pb_stage *st, const struct pb_identi
   }
 }
 
-void pb_identify_support_free(struct pb_identify_support_src *p)
+void pb_bounds_support_free(struct pb_bounds_support_src *p)
 {
   free(p->support);
   memset(p, 0, sizeof *p);

@@ -151,7 +151,7 @@ static int pb_verify__read_against(const char *path, const struct pb_stage *st, 
 {
   const int64_t n = st->last - st->first;
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
-  int status = pb_fields_read(&pb_identify_fields, path, st->n_cells, st->first, n, recs);
+  int status = pb_fields_read(&pb_bounds_fields, path, st->n_cells, st->first, n, recs);
   if (status != PB_OK) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());

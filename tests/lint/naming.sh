@@ -15,8 +15,6 @@ set -u
 # why.
 exceptions() {
   cat <<'EOF'
-bounds_stage*  | pb_identify_   | the identification analysis of src/bounds (include/pairbound/identify.h); its entry points pb_identify_run, pb_identify_options_default and pb_identify_option_table are renamed with the other stages' (pending, elsewhere)
-bounds_report* | pb_identify_   | the identification analysis' report (identify.h)
 results_tsv    | pb_tsv_        | its own type, struct pb_tsv (include/pairbound/results.h)
 results        | pb_table_flush | a table's flush writes through the results (table.c is pure)
 h5io           | pb_h5_         | the HDF5 helpers (src/core/h5io.h)

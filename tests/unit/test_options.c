@@ -10,7 +10,7 @@
 #include "pairbound/options.h"
 #include "pairbound/parse.h"
 #include "pairbound/fragility.h"
-#include "pairbound/identify.h"
+#include "pairbound/bounds_stage.h"
 #include "pairbound/policy.h"
 #include "pairbound/predict.h"
 #include "pairbound/registry.h"
@@ -21,7 +21,7 @@
 
 /* The options of stage NAME in a parsed run configuration (pairbound/registry.h). */
 #define STAGE_OPTS(c, name, type) ((type *)(c).opts[pb_registry_index(pb_registry_find(#name))])
-#define BOUNDS(c) STAGE_OPTS(c, bounds, struct pb_identify_options)
+#define BOUNDS(c) STAGE_OPTS(c, bounds, struct pb_bounds_options)
 #define VERIFY(c) STAGE_OPTS(c, verify, struct pb_verify_options)
 #define POLICY(c) STAGE_OPTS(c, policy, struct pb_policy_options)
 #define SCREEN(c) STAGE_OPTS(c, screen, struct pb_screen_options)
@@ -264,7 +264,7 @@ START_TEST(test_run_every_key)
   static const struct {
     const char *section;
     const struct pb_option *table;
-  } stages[] = {{"protocol", pb_protocol_option_table}, {"bounds", pb_identify_option_table},
+  } stages[] = {{"protocol", pb_protocol_option_table}, {"bounds", pb_bounds_option_table},
                 {"verify", pb_verify_option_table}, {"policy", pb_policy_option_table},
                 {"screen", pb_screen_option_table}, {"predict", pb_predict_option_table},
                 {"fragility", pb_fragility_option_table}};
