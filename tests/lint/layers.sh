@@ -24,6 +24,7 @@ graph() {
     [ -f "$obj" ] || continue
     node=${obj#"$TOP_BUILDDIR"/src/}
     node=${node%.o}
+    [ -f "$TOP_SRCDIR/src/$node.c" ] || continue # left by an earlier build of this tree
     # (.gomp_critical_user_*: the lock of a named OpenMP critical section, not a dependency)
     nm "$obj" | awk -v node="$node" '$NF ~ /^\.gomp_critical_user_/ { next }
       NF == 3 && $2 ~ /^[TDRBCV]$/ { print "DEF", $3, node } NF == 2 && $1 == "U" { print "USE", node, $2 }'

@@ -8,7 +8,7 @@
 # the table small, and remove a row when its file comes under the rule.
 # docs/testing.md, "Lints".
 set -u
-: "${TOP_BUILDDIR:?}"
+: "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}"
 
 # FILE (a shell pattern on the file's name without .c) | the names it may
 # export besides pb_<module>_ (ending in '_': a prefix; else an exact name) |
@@ -27,6 +27,9 @@ EOF
 fails=0 checked=0 files=0
 for obj in "$TOP_BUILDDIR"/src/*.o "$TOP_BUILDDIR"/src/*/*.o; do
   [ -f "$obj" ] || continue
+  # an object whose source is gone (left by an earlier build of this tree) is not part of it
+  src=${obj#"$TOP_BUILDDIR"/}
+  [ -f "$TOP_SRCDIR/${src%.o}.c" ] || continue
   files=$((files + 1))
   stem=$(basename "$obj" .o)
   rel=${obj#"$TOP_BUILDDIR"/}
