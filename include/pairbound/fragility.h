@@ -76,7 +76,6 @@ void pb_fragility_weights(const struct pb_fragility_law *law, enum pb_fragility_
 #define PB_FRAGILITY_SEED 20260914ull
 #define PB_FRAGILITY_NULL 200
 #define PB_FRAGILITY_MAX_GRID 64
-#define PB_FRAGILITY_PROBE "Syn-B"
 #define PB_FRAGILITY_MAX_BINS 1000
 #define PB_FRAGILITY_MAX_GROUPS 64
 /* RNG analysis ids (pb_rng_init): role split and permutation null. */

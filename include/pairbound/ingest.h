@@ -15,10 +15,9 @@ struct pb_ingest_options {
   char **class_source;      /* [n_source_classes] source names */
   int32_t *class_count;     /* [n_source_classes] their class counts */
   const char *provenance;   /* stored as the store's provenance text (NULL = "") */
-  int n_roles;              /* --probe-role: sources declared probe sources (docs/store.md) */
+  int n_roles;              /* --role: sources whose role the store declares (docs/store.md, "Roles") */
   char **role_source;       /* [n_roles] */
-  char **role;              /* [n_roles] "natural" or "extra:SRC" */
-  int32_t *role_fixed;      /* [n_roles] natural: fixed leading conditions (0 = all) */
+  char **role;              /* [n_roles] the role's text */
 };
 
 /**
@@ -30,15 +29,15 @@ struct pb_ingest_options {
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg);
 
 /**
- * Add one `--probe-role` argument: "SRC=natural[:N]" (a natural-transformation
- * probe source whose first N perturbed conditions, in first-seen order, are
- * the fixed set; all when N is omitted) or "SRC=extra:PSRC" (further
- * selection candidates of probe source PSRC).  A later value for SRC replaces
- * an earlier one.  @return PB_OK, or PB_FAIL when malformed.
+ * Add one `--role` argument "SRC=ROLE" (docs/store.md, "Roles": synthetic,
+ * real, natural[:N], extra:PSRC); a later value for SRC replaces an earlier
+ * one.  @p label names the option in the message.  Whether the role fits
+ * the store (PSRC a synthetic source of it, N at most its conditions) is
+ * checked once the CSV is read.  @return PB_OK, or PB_FAIL when malformed.
  */
-int pb_ingest_add_probe_role(struct pb_ingest_options *opt, const char *arg);
+int pb_ingest_add_role(struct pb_ingest_options *opt, const char *label, const char *arg);
 
-/** Release what pb_ingest_add_classes() and pb_ingest_add_probe_role() allocated (provenance is not owned). */
+/** Release what pb_ingest_add_classes() and pb_ingest_add_role() allocated (provenance is not owned). */
 void pb_ingest_options_free(struct pb_ingest_options *opt);
 
 /**
@@ -47,7 +46,7 @@ void pb_ingest_options_free(struct pb_ingest_options *opt);
  * of the resulting store, not of the CSV.
  * @param csv_path  input CSV
  * @param opt       options (may be NULL)
- * @param meta      filled on success (release with pb_store_meta_free())
+ * @param meta      filled on success (release with pb_meta_free())
  * @param rows      on success *rows is an array [meta->n_sources], row index
  *                  model * n_conditions + condition (release each with
  *                  pb_store_rows_free(), then free() the array)

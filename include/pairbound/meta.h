@@ -4,6 +4,7 @@
 #ifndef PAIRBOUND_META_H
 #define PAIRBOUND_META_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PB_SPLIT_DEV 0
@@ -26,14 +27,28 @@ struct pb_source {
   int32_t n_conditions;
   char **conditions;     /* [n_conditions] */
   int32_t clean;         /* index of PB_CLEAN_CONDITION in conditions */
-  /* Probe role (optional source attributes, docs/store.md): NULL for an
-   * ordinary source; "natural" for a natural-transformation (TTA) probe source
-   * whose first probe_fixed perturbed conditions are the fixed set and the rest
-   * a candidate pool; "extra:SRC" for further candidate conditions of probe
-   * source SRC that only probe selection (U^sel) uses. */
-  char *probe_role;
-  int32_t probe_fixed;
+  /* What the source is for the analyses (docs/store.md, "Roles"): every
+   * stage takes its defaults from the roles, never from a source's name. */
+  int role;              /* enum pb_role */
+  int role_declared;     /* 1: the store declares it; 0: inferred (PB_ROLE_REAL) */
+  int32_t role_fixed;    /* natural: its first role_fixed perturbed conditions are the fixed TTA set (0: all) */
+  char *role_of;         /* extra: the probe source whose selection candidates it adds, else NULL */
+  /* The seed paper's published values for the source this one stands for,
+   * "key:value, ...", as a synthetic panel's configuration declares them
+   * (reports print them beside ours; docs/synth.md), else NULL. */
+  char *seed_values;
 };
+
+/* Roles of a source (its `role` text in parentheses). */
+enum pb_role {
+  PB_ROLE_REAL = 0,      /* "real": physical or natural captures; screening and prediction targets */
+  PB_ROLE_SYNTHETIC,     /* "synthetic": a digital corruption or probe suite, regenerable; screening probes,
+                            prediction features */
+  PB_ROLE_NATURAL,       /* "natural[:N]": natural-transformation (TTA) probes; no cells */
+  PB_ROLE_EXTRA          /* "extra:SRC": further selection candidates of probe source SRC; no cells */
+};
+/* Longest role text a source of a store with names up to @p max_name characters can have, with its NUL. */
+#define PB_ROLE_TEXT(max_name) ((max_name) + 16)
 
 /* Store metadata: models, their groups, sources.  topk is the length of the
  * optional (class, probability) lists kept per record (0 = none). */
@@ -45,6 +60,7 @@ struct pb_meta {
   struct pb_source *sources;
   int32_t topk;
   char *provenance;      /* free text written as the file's provenance attribute */
+  int32_t schema_version; /* of the store it was read from (pairbound/store.h) */
 };
 
 /* A block of rows read from or written to one source.  A row is one
@@ -61,17 +77,49 @@ struct pb_rows {
   float *topk_prob;      /* [n_rows][n_images][topk] or NULL */
 };
 
+/* Roles (src/store/store.c).  Parse "synthetic", "real", "natural[:N]" or
+ * "extra:SRC" into @p src (role, role_fixed, role_of; declared): PB_FAIL
+ * with "source NAME: ..." when the text is no role.  Whether it fits the
+ * store (SRC a source, N at most its conditions) is pb_meta_validate's. */
+int pb_meta_role_parse(struct pb_source *src, const char *text);
+/** The role's text, as the store and `pairbound roles` write it ("natural:18"; "natural" for N = 0). */
+void pb_meta_role_text(const struct pb_source *src, char *buf, size_t n);
+/** The role of every source the store does not declare one for (docs/store.md, "Roles"): synthetic when
+ *  another source's role is extra:SRC naming it (a probe suite), else real. */
+void pb_meta_infer_roles(struct pb_meta *meta);
+/** Whether every source's role fits the store (extra:SRC names a synthetic source, natural:N at most its
+ *  perturbed conditions); else PB_FAIL with "source NAME: ...". */
+int pb_meta_validate_roles(const struct pb_meta *meta);
+/** A probe source (natural or extra) has no cells: the analyses read it only as a probe. */
+int pb_meta_is_probe(const struct pb_source *src);
+
+/* Defaults from roles (docs/store.md, "Roles"; never from names).  The
+ * sources of @p role that have cells (perturbed conditions, not probe
+ * sources), in store order, into @p out (room for n_sources); their number. */
+int32_t pb_meta_role_sources(const struct pb_meta *meta, int role, int32_t *out);
+/** Image ids of @p b that @p a has too (the same id in two sources is the same base image). */
+int64_t pb_meta_shared_images(const struct pb_source *a, const struct pb_source *b);
+/** The default probe source: the synthetic source with cells that shares the most images with the real
+ *  sources (the first in store order on a tie); -1 when no synthetic source shares an image with one. */
+int32_t pb_meta_role_probe(const struct pb_meta *meta);
+/** The default screening targets: the real sources with cells that share images with @p probe (every real
+ *  source with cells when @p probe < 0), in store order; their number. */
+int32_t pb_meta_role_targets(const struct pb_meta *meta, int32_t probe, int32_t *out);
+
+/** The seed value @p key of @p src (its seed_values), NaN when it declares none. */
+double pb_meta_seed_value(const struct pb_source *src, const char *key);
+
 /* Metadata helpers. */
-int pb_store_meta_validate(const struct pb_meta *meta);
-/* The first source >= s that has cells (is not probe-role), or n_sources: loops over the analysed sources
- * read `for (s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))`. */
-int32_t pb_store_meta_target(const struct pb_meta *meta, int32_t s);
+int pb_meta_validate(const struct pb_meta *meta);
+/* The first source >= s that has cells (is not a probe source), or n_sources: loops over the analysed sources
+ * read `for (s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))`. */
+int32_t pb_meta_target(const struct pb_meta *meta, int32_t s);
 /* Model group index of every model (group[model]), groups numbered in order of first appearance; returns their number. */
-int32_t pb_store_meta_model_groups(const struct pb_meta *meta, int32_t *group);
-int64_t pb_store_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe-role sources have none) */
-int64_t pb_store_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
-int32_t pb_store_meta_find_source(const struct pb_meta *meta, const char *name);
-void pb_store_meta_free(struct pb_meta *meta);
+int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group);
+int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe sources have none) */
+int64_t pb_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
+int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name);
+void pb_meta_free(struct pb_meta *meta);
 
 void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk);
 void pb_store_rows_free(struct pb_rows *rows);

@@ -177,8 +177,8 @@ struct pb_protocol_options;
 
 struct pb_predict_options {
   int32_t n_features, n_targets;
-  char features[PB_PREDICT_MAX_SOURCES][64];  /* feature sources (default Syn, Syn-B) */
-  char targets[PB_PREDICT_MAX_SOURCES][64];   /* target sources (default ES, Diverse) */
+  char features[PB_PREDICT_MAX_SOURCES][64];  /* feature sources (n_features 0: by role, the synthetic ones) */
+  char targets[PB_PREDICT_MAX_SOURCES][64];   /* target sources (n_targets 0: by role, the real ones) */
   int64_t group_draws;        /* group-reweighting draws of stored out-of-fold errors (default 2000) */
   int32_t shuffles;           /* within-class shuffle replicates (default 20; 0 = no shuffle control) */
   int deletion;               /* run the whole-group deletion refits (default 1) */

@@ -68,8 +68,12 @@ int32_t pb_protocol_rank(int32_t n, double q);
  */
 float pb_protocol_threshold(const float *scores, int32_t n, double q);
 
-/** Default panel size of a source: Syn 90, Syn-B 90, ES 135, Diverse 135, others 135. */
-int32_t pb_protocol_default_quota(const char *source);
+/* Default panel sizes by role (seed 000 Appendix B.1: 90 cells of each synthetic source, 135 of each real one). */
+#define PB_PROTOCOL_QUOTA_SYNTHETIC 90
+#define PB_PROTOCOL_QUOTA_REAL 135
+struct pb_source;
+/** Default panel size of a source by its role: synthetic 90, real 135, a probe source (no cells) 0. */
+int32_t pb_protocol_default_quota(const struct pb_source *src);
 
 /**
  * Frozen panel of one source, chosen from names alone (docs/protocol.md):

@@ -14,6 +14,7 @@
 #include "pairbound/protocol.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
+#include "pairbound/text.h"
 
 /* What a stage runs on: the same for the command line and `pairbound run`. */
 struct pb_stage_call {
@@ -77,8 +78,13 @@ struct pb_stage_desc {
   const struct pb_stage_inherit *inherits;    /* keys from other sections, {NULL}-terminated, or NULL */
   const char *joins;                          /* a key of its section that, when given, adds the stage
                                                  to the pipeline (last), or NULL */
-  /* its lines of the run's one-screen summary, read back from its report TSVs in @p dir (OUTPUT/<name>) */
-  void (*summary)(FILE *fp, const char *dir);
+  /* whether it can run on the store of @p meta with @p opts (its roles, groups, ...), beyond .needs; else 0
+   * with the one-line reason in @p why, and `pairbound run` skips it (NULL: it can) */
+  int (*applies)(const struct pb_meta *meta, const void *opts, char *why, size_t n);
+  /* its lines of the run's one-screen summary on @p fp and its findings for the first page of REPORT.md in
+   * @p md (each may be NULL), read back from its report TSVs in @p dir (OUTPUT/<name>); @p rel is the path of
+   * its report/ relative to REPORT.md, for figure links */
+  void (*summary)(FILE *fp, struct pb_text *md, const char *dir, const char *rel);
 };
 
 /** Compute the protocol from a store (collective; rows split over ranks; src/core/protocol.c). */
@@ -132,6 +138,12 @@ double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int64_t n
 #define PB_STAGE_NEEDS_CELLS 1 /* a perturbed condition besides 'clean' in some source */
 #define PB_STAGE_NEEDS_EVAL 2  /* evaluation images (split 'eval') in some source */
 
+/**
+ * Whether the store of @p meta lacks what stage @p name @p needs: 1 with the
+ * reason, naming @p store_path, in @p why; 0 when it has it (pure).
+ */
+int pb_stage_lacks(const struct pb_meta *meta, const char *store_path, const char *name, unsigned needs, char *why,
+                   size_t n);
 /**
  * Does the store hold what stage @p name @p needs?  Else PB_FAIL with a
  * message naming @p store_path and what it lacks.  Every rank holds the same

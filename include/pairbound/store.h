@@ -9,7 +9,9 @@
 
 #include "pairbound/meta.h"
 
-#define PB_STORE_SCHEMA_VERSION 1
+/* Schema version written; stores of PB_STORE_SCHEMA_OLDEST and later are read (docs/store.md). */
+#define PB_STORE_SCHEMA_VERSION 2
+#define PB_STORE_SCHEMA_OLDEST 1
 
 struct pb_store;         /* open store file */
 
@@ -111,5 +113,15 @@ int pb_store_check(const char *path, MPI_Comm comm, int64_t max_lines, FILE *out
 
 /** Close a store; a created, uncommitted store is removed. */
 void pb_store_close(struct pb_store *st);
+
+/**
+ * `pairbound roles STORE --set SRC=ROLE...` (one process): give the sources
+ * their roles (docs/store.md, "Roles") under the store's lock, changing no
+ * record: a store of this schema has its one `roles` attribute rewritten in
+ * place; an older one is copied, given it and renamed over itself.
+ */
+int pb_store_roles_set(const char *path, int n, char *const *assign);
+/** One "SRC ROLE (declared|inferred: not declared)" line per source. */
+void pb_store_roles_print(FILE *fp, const struct pb_meta *meta);
 
 #endif /* PAIRBOUND_STORE_H */

@@ -26,9 +26,10 @@ struct pb_synth_source {
   int32_t tiers[PB_N_TIERS];
   int has_tiers;
   char *condition_text;  /* explicit 'name:accuracy, ...' list */
-  /* probe role stored with the source (docs/store.md): NULL, "natural" or "extra:SRC" */
-  char *probe_role;
-  int32_t probe_fixed;   /* natural: leading perturbed conditions forming the fixed set */
+  /* the source's role, as the store declares it (docs/store.md, "Roles"): "synthetic", "real",
+   * "natural[:N]", "extra:SRC", or NULL (none declared: inferred real) */
+  char *role;
+  char *seed_values;     /* the seed paper's values for the source it stands for ("key:value, ...") or NULL */
   /* natural: correlation of the transforms' fragility factor with the base
    * image's fragility (the rest is an image factor of its own; docs/synth.md) */
   double fragility_corr;

@@ -350,7 +350,7 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
                      "round(%g n_dev) clean-development scores per model and source (ties accepted).\n\n"
                      "| source | cells | mild | severe | extreme | panel cells |\n|---|---|---|---|---|---|\n",
                  p->coverage);
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1)) {
     const struct pb_source *src = &meta->sources[s];
     int64_t tiers[PB_N_TIERS] = {0}, panel = 0;
     for (int32_t c = 0; c < src->n_conditions; c++)

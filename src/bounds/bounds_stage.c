@@ -561,7 +561,7 @@ static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *
                                struct pb_bounds__ctx *x)
 {
   const struct pb_bounds_options *opt = x->opt;
-  const int target = pb_store_meta_target(st->meta, s) == s;
+  const int target = pb_meta_target(st->meta, s) == s;
   struct pb_bounds__match mt = {{NULL}, {0}};
   struct pb_bounds_support_src sup = {0, 0, NULL};
   struct pb_bounds_calib_src cal = {0, NULL};
@@ -618,7 +618,7 @@ static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_
   pb_error_first_init(&x.fe);
   pb_progress_begin(&x.prog, "bounds", "cells", n); /* each cell goes through one of the two passes */
   for (int32_t s = 0; s < st->meta->n_sources && status == PB_OK; s++)
-    if (!st->meta->sources[s].probe_role) status = pb_bounds__source(st, &cs, s, &x);
+    if (!pb_meta_is_probe(&st->meta->sources[s])) status = pb_bounds__source(st, &cs, s, &x);
   pb_progress_end(&x.prog);
   free((void *)x.common);
   pb_cells_stream_close(&cs);
@@ -684,7 +684,7 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
   pb_message("bounds: load %.3f s (store reads %.0f MB in %.3f s, %.2f GB/s); grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
              "matched support %.3f s; clean-answer support %.3f s; calibration %.3f s; write %.3f s",
              pb_timer_get(&tm, "load"), rb / 1e6, rs, rs > 0 ? rb / rs / 1e9 : 0.0, grid,
-             grid > 0 ? pb_store_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
+             grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
              pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "calibration"), pb_timer_get(&tm, "write"));
   if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   free(recs);

@@ -159,7 +159,7 @@ struct pb_bounds_row {
 union pb_cell pb_bounds_row_cell(const void *row, const struct pb_column *c);
 /* The sources that the tables have rows for (not the probe sources). */
 #define PB_BOUNDS_SOURCES(meta, s) \
-  for (int32_t s = pb_store_meta_target(meta, 0); s < (meta)->n_sources; s = pb_store_meta_target(meta, s + 1))
+  for (int32_t s = pb_meta_target(meta, 0); s < (meta)->n_sources; s = pb_meta_target(meta, s + 1))
 
 /* J.2: cross-model support of clean wrong answers (bounds_stage_support.c).
  * Per source, the support of every model's clean evaluation answers
@@ -201,6 +201,6 @@ int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, co
                        const struct pb_bounds_intervals *iv);
 
 /** bounds' lines of the run summary, from the report TSVs in @p dir (bounds_report_summary.c). */
-void pb_bounds_summary(FILE *fp, const char *dir);
+void pb_bounds_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);
 
 #endif /* PAIRBOUND_IDENTIFY_INTERNAL_H */

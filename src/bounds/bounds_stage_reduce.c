@@ -189,7 +189,7 @@ int pb_bounds_intervals(const struct pb_meta *meta, const double *recs, int64_t 
 {
   const int32_t NR = PB_RS_TIER_ROWS, nrow_max = meta->n_sources * PB_RS_TIER_ROWS;
   int32_t *model_group = pb_malloc((size_t)meta->n_models * sizeof *model_group);
-  const int32_t ng = pb_store_meta_model_groups(meta, model_group);
+  const int32_t ng = pb_meta_model_groups(meta, model_group);
   int64_t *cells = pb_calloc((size_t)nrow_max, sizeof *cells);
   struct pb_agg a; /* [source][tier row][group][metric] */
   pb_agg_init(&a, (int64_t)nrow_max * ng * 3);

@@ -62,6 +62,8 @@ struct pb_cli_args {
   struct pb_ingest_options ingest;
   struct pb_protocol_options protocol;
   struct pb_world_options world;
+  int n_roles;             /* roles --set SRC=ROLE, as given */
+  char **roles;
   void *stage;             /* a stage's options (its descriptor's options_size), or NULL */
 };
 
@@ -136,10 +138,18 @@ static int pb_cli__opt_classes(void *opts, const char *label, const char *v)
   return pb_ingest_add_classes(&((struct pb_cli_args *)opts)->ingest, v);
 }
 
-static int pb_cli__opt_probe_role(void *opts, const char *label, const char *v)
+static int pb_cli__opt_role(void *opts, const char *label, const char *v)
 {
+  return pb_ingest_add_role(&((struct pb_cli_args *)opts)->ingest, label, v);
+}
+
+static int pb_cli__opt_set_role(void *opts, const char *label, const char *v)
+{
+  struct pb_cli_args *a = opts;
   (void)label;
-  return pb_ingest_add_probe_role(&((struct pb_cli_args *)opts)->ingest, v);
+  a->roles = pb_realloc(a->roles, (size_t)(a->n_roles + 1) * sizeof *a->roles);
+  a->roles[a->n_roles++] = pb_strdup(v);
+  return PB_OK;
 }
 
 static int pb_cli__opt_scale_factor(void *opts, const char *label, const char *v)
@@ -176,11 +186,15 @@ static const struct pb_option pb_cli__ingest_options[] = {
   {.name = "classes", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_classes, .metavar = "N|SRC=N", .repeatable = 1,
    .help = "number of classes of every source (N; default: 1 + largest label or prediction seen) or of source SRC "
            "(SRC=N); repeatable"},
-  {.name = "probe-role", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_probe_role,
-   .metavar = "SRC=natural[:N]|SRC=extra:PSRC", .repeatable = 1,
-   .help = "declare SRC a probe source (no cells of its own): natural transformations whose first N perturbed "
-           "conditions are screen's fixed TTA set, or further selection candidates of probe source PSRC "
-           "(docs/store.md); repeatable"},
+  {.name = "role", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_role,
+   .metavar = "SRC=ROLE", .repeatable = 1,
+   .help = "what source SRC is for the analyses: synthetic (a corruption or probe suite: screening probes, "
+           "prediction features), real (captures: screening and prediction targets), natural[:N] (natural-"
+           "transformation probes whose first N perturbed conditions are screen's fixed TTA set) or extra:PSRC "
+           "(further selection candidates of synthetic source PSRC); a source without one is inferred real "
+           "(docs/store.md, \"Roles\"; `pairbound roles` changes them later); repeatable"},
+  {.name = "probe-role", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_role, .metavar = "SRC=ROLE",
+   .repeatable = 1, .help = "the older name of --role"},
   PB_CLI_OUTPUT("STORE", "store file to write; nothing is written when the CSV is invalid"),
   PB_CLI_FORCE("file"),
   {.name = NULL}};
@@ -189,6 +203,11 @@ static const struct pb_option pb_cli__export_options[] = {PB_CLI_OUTPUT("CSV", "
 static const struct pb_option pb_cli__check_options[] = {
   {.name = "max-lines", .type = PB_OPTION_INT, PB_O(max_lines), .metavar = "N", .def = "100", .imax = 1ull << 40,
    .help = "list at most N damaged rows or records; the count is always complete"},
+  {.name = NULL}};
+static const struct pb_option pb_cli__roles_options[] = {
+  {.name = "set", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_set_role, .metavar = "SRC=ROLE", .repeatable = 1,
+   .help = "give source SRC the role ROLE: synthetic, real, natural[:N] or extra:PSRC (docs/store.md, \"Roles\"); "
+           "repeatable; no record is rewritten"},
   {.name = NULL}};
 static const struct pb_option pb_cli__info_options[] = {
   {.name = "full", .type = PB_OPTION_FLAG, PB_O(full), .flag = 1, .help = "also print every threshold, tier and panel cell"},
@@ -488,6 +507,21 @@ static int pb_cli__info(struct pb_cli *cli, struct pb_cli_args *a)
   return pb_cli__summary(cli, a->operand, &a->protocol, a->full);
 }
 
+/* `roles STORE [--set SRC=ROLE]...`: change them on rank 0 (under the store's lock), then print them. */
+static int pb_cli__roles(struct pb_cli *cli, struct pb_cli_args *a)
+{
+  int status = cli->rank == 0 && a->n_roles ? pb_store_roles_set(a->operand, a->n_roles, a->roles) : PB_OK;
+  if (pb_error_agree(MPI_COMM_WORLD, status) == PB_OK) {
+    struct pb_store *st;
+    status = pb_store_open(a->operand, MPI_COMM_WORLD, &st);
+    if (status == PB_OK && cli->rank == 0) pb_store_roles_print(stdout, pb_store_meta(st));
+    if (status == PB_OK) pb_store_close(st);
+  }
+  for (int i = 0; i < a->n_roles; i++) free(a->roles[i]);
+  free(a->roles);
+  return pb_cli__status(cli, status);
+}
+
 /* The checkpoint settings of a single-stage command: its arguments as
  * provenance records them, without the program path, --resume and the
  * global -v/--threads (which change no output); resuming needs the same
@@ -657,6 +691,11 @@ static const struct pb_cli_command pb_cli__before[] = {
    "and name every damaged row or record; exit status 1 when anything is damaged.\n"},
   {"info", "STORE", 0, pb_cli__info_options, NULL, 1, NULL, pb_cli__info,
    "Print `name value` lines describing a store and its protocol (docs/protocol.md).\n"},
+  {"roles", "STORE", 0, pb_cli__roles_options, NULL, 0, NULL, pb_cli__roles,
+   "Print what each source of a store is for the analyses, `SRC ROLE (declared|inferred: not declared)`, after\n"
+   "giving the roles of --set (docs/store.md, \"Roles\"): synthetic (a corruption or probe suite: screening\n"
+   "probes, prediction features), real (captures: screening and prediction targets), natural[:N] or\n"
+   "extra:PSRC (probe sources without cells). Every stage takes its defaults from the roles.\n"},
   {NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL}};
 static const struct pb_cli_command pb_cli__after[] = {
   {"world", "info|sample", 0, pb_cli__world_options, pb_world_option_table, 0, NULL, pb_cli__world, PB_WORLD_HELP},

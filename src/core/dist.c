@@ -44,10 +44,10 @@ int32_t pb_dist_eval_count(const struct pb_source *src)
 
 int64_t pb_dist_cells(const struct pb_meta *meta, struct pb_cell_ref **cells)
 {
-  int64_t n = pb_store_meta_cells(meta), k = 0;
+  int64_t n = pb_meta_cells(meta), k = 0;
   struct pb_cell_ref *c = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
   for (int32_t s = 0; s < meta->n_sources; s++)
-    for (int32_t m = 0; m < meta->n_models && !meta->sources[s].probe_role; m++)
+    for (int32_t m = 0; m < meta->n_models && !pb_meta_is_probe(&meta->sources[s]); m++)
       for (int32_t j = 0; j < meta->sources[s].n_conditions; j++)
         if (j != meta->sources[s].clean) c[k++] = (struct pb_cell_ref){s, m, j};
   *cells = c;
@@ -58,7 +58,7 @@ struct pb_cell_ref pb_dist_cell_at(const struct pb_meta *meta, int64_t index)
 {
   for (int32_t s = 0; s < meta->n_sources && index >= 0; s++) {
     const struct pb_source *src = &meta->sources[s];
-    if (src->probe_role) continue;
+    if (pb_meta_is_probe(src)) continue;
     const int has_clean = src->clean >= 0 && src->clean < src->n_conditions;
     const int64_t per = src->n_conditions - has_clean, n = (int64_t)meta->n_models * per;
     if (index < n) {

@@ -132,6 +132,56 @@ done:
   return status;
 }
 
+int pb_h5_attr_strings(hid_t loc, const char *name, char *const *v, int32_t n, size_t width)
+{
+  int status = PB_FAIL;
+  hsize_t dim = (hsize_t)n;
+  char *buf = pb_calloc((size_t)(n > 0 ? n : 1), width);
+  for (int32_t i = 0; i < n; i++) snprintf(buf + (size_t)i * width, width, "%s", v[i]);
+  hid_t space = H5Screate_simple(1, &dim, NULL), attr = -1, t = pb_h5_strtype(width);
+  if (space < 0 || t < 0) goto done;
+  if (H5Aexists(loc, name) > 0) attr = H5Aopen(loc, name, H5P_DEFAULT); /* rewritten in place */
+  else attr = H5Acreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (attr < 0 || H5Awrite(attr, t, buf) < 0) goto done;
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("HDF5: cannot write attribute '%s'", name);
+  if (attr >= 0) H5Aclose(attr);
+  if (t >= 0) H5Tclose(t);
+  if (space >= 0) H5Sclose(space);
+  free(buf);
+  return status;
+}
+
+char **pb_h5_read_attr_strings(hid_t loc, const char *name, int32_t *count, size_t *width)
+{
+  char **v = NULL, *buf = NULL;
+  hsize_t dim = 0;
+  hid_t attr = H5Aopen(loc, name, H5P_DEFAULT), ft = -1, mt = -1, space = -1;
+  if (attr < 0) return NULL;
+  if ((ft = H5Aget_type(attr)) < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft)) goto done;
+  if ((space = H5Aget_space(attr)) < 0 || H5Sget_simple_extent_ndims(space) != 1) goto done;
+  H5Sget_simple_extent_dims(space, &dim, NULL);
+  const size_t w = H5Tget_size(ft);
+  if ((mt = pb_h5_strtype(w)) < 0) goto done;
+  buf = pb_calloc((size_t)(dim > 0 ? dim : 1), w);
+  if (H5Aread(attr, mt, buf) < 0) goto done;
+  v = pb_malloc((size_t)(dim > 0 ? dim : 1) * sizeof *v);
+  for (hsize_t i = 0; i < dim; i++) {
+    v[i] = pb_calloc(w + 1, 1);
+    memcpy(v[i], buf + i * w, w);
+  }
+  *count = (int32_t)dim;
+  if (width) *width = w;
+done:
+  free(buf);
+  if (space >= 0) H5Sclose(space);
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  H5Aclose(attr);
+  return v;
+}
+
 int pb_h5_read_attr_int(hid_t loc, const char *name, int32_t *value)
 {
   hid_t attr = H5Aopen(loc, name, H5P_DEFAULT);

@@ -15,6 +15,12 @@ char *pb_h5_pack_strings(char *const *v, int32_t n, size_t *width);
 int pb_h5_write_strings(hid_t loc, const char *name, char *const *v, int32_t n, int rank);
 int pb_h5_attr_int(hid_t loc, const char *name, int32_t value);
 int pb_h5_attr_str(hid_t loc, const char *name, const char *value);
+/* A 1-D attribute of @p n fixed-length strings of @p width bytes (NUL included); an existing attribute of that
+ * name and size is rewritten in place. */
+int pb_h5_attr_strings(hid_t loc, const char *name, char *const *v, int32_t n, size_t width);
+/* Such an attribute's strings (caller frees each and the array), their count and width; NULL when absent or not
+ * fixed-length strings. */
+char **pb_h5_read_attr_strings(hid_t loc, const char *name, int32_t *count, size_t *width);
 int pb_h5_read_attr_int(hid_t loc, const char *name, int32_t *value);
 char *pb_h5_read_attr_str(hid_t loc, const char *name);
 void *pb_h5_read_small(hid_t loc, const char *name, hid_t mtype, size_t esize, hsize_t *n);

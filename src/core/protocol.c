@@ -57,7 +57,8 @@ const struct pb_option pb_protocol_option_table[] = {
   {.name = "panel-seed", .type = PB_OPTION_INT, PB_O(panel_seed), .metavar = "N", .def = "20260910",
    .help = "seed of the frozen panel's name ordering"},
   {.name = "panel-cells", .type = PB_OPTION_CUSTOM, .parse = pb_protocol__opt_panel_cells, .metavar = "SRC=N",
-   .repeatable = 1, .help = "panel size of source SRC (default Syn 90, Syn-B 90, others 135); repeatable"},
+   .repeatable = 1, .help = "panel size of source SRC (default 90 for a synthetic source, 135 for a real one; docs/protocol.md); "
+           "repeatable"},
   {.name = NULL}};
 #undef PB_O
 
@@ -130,9 +131,10 @@ float pb_protocol_threshold(const float *scores, int32_t n, double q)
   return t;
 }
 
-int32_t pb_protocol_default_quota(const char *source)
+int32_t pb_protocol_default_quota(const struct pb_source *src)
 {
-  return strcmp(source, "Syn") == 0 || strcmp(source, "Syn-B") == 0 ? 90 : 135;
+  if (pb_meta_is_probe(src)) return 0;
+  return src->role == PB_ROLE_SYNTHETIC ? PB_PROTOCOL_QUOTA_SYNTHETIC : PB_PROTOCOL_QUOTA_REAL;
 }
 
 struct pb_protocol__key { uint64_t key; int32_t index; };
@@ -204,10 +206,10 @@ static void pb_protocol__alloc(struct pb_protocol *p, const struct pb_meta *meta
     ps->mean_dev_acc = pb_calloc(C, sizeof(double));
     ps->tier = pb_calloc(C, sizeof(int8_t));
     ps->panel = pb_calloc(M * C, 1);
-    /* probe-role sources have no cells (docs/store.md), so no panel */
-    ps->panel_quota = meta->sources[s].probe_role ? 0 : pb_protocol_default_quota(meta->sources[s].name);
+    /* probe sources have no cells (docs/store.md), so no panel */
+    ps->panel_quota = pb_protocol_default_quota(&meta->sources[s]);
     for (int32_t i = 0; i < opt->n_quota; i++)
-      if (!meta->sources[s].probe_role && strcmp(opt->quota_source[i], meta->sources[s].name) == 0)
+      if (!pb_meta_is_probe(&meta->sources[s]) && strcmp(opt->quota_source[i], meta->sources[s].name) == 0)
         ps->panel_quota = opt->quota[i];
   }
 }

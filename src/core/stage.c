@@ -106,7 +106,7 @@ int pb_stage_open_timed(const char *store_path, const char *outdir, MPI_Comm com
   if (pb_results_create(outdir, comm, provenance, &stage->results)) goto fail;
   if (pb_protocol_write(&stage->protocol, stage->meta, stage->results)) goto fail;
   if (tm) pb_timer_lap(tm, "write");
-  stage->n_cells = pb_store_meta_cells(stage->meta);
+  stage->n_cells = pb_meta_cells(stage->meta);
   pb_dist_my_cells(stage->meta, comm, &stage->first, &stage->last);
   return PB_OK;
 fail:
@@ -150,25 +150,35 @@ double *pb_stage_gather(const struct pb_stage *stage, int64_t n_local, int64_t n
   return all;
 }
 
-int pb_stage_require(const struct pb_stage *stage, const char *store_path, const char *name, unsigned needs)
+int pb_stage_lacks(const struct pb_meta *meta, const char *store_path, const char *name, unsigned needs, char *why,
+                   size_t n)
 {
-  const struct pb_meta *meta = stage->meta;
   int64_t n_eval = 0;
   for (int32_t s = 0; s < meta->n_sources; s++)
     for (int32_t i = 0; i < meta->sources[s].n_images; i++) n_eval += meta->sources[s].split[i] == PB_SPLIT_EVAL;
-  if ((needs & PB_STAGE_NEEDS_CELLS) && stage->n_cells == 0) {
-    pb_error_set("%s: nothing for %s to analyse: no source has a condition besides '%s' (every analysis compares a "
-                 "perturbed condition with '%s'; docs/csv.md)",
-                 store_path, name, PB_CLEAN_CONDITION, PB_CLEAN_CONDITION);
-    return PB_FAIL;
+  if ((needs & PB_STAGE_NEEDS_CELLS) && pb_meta_cells(meta) == 0) {
+    snprintf(why, n,
+             "%s: nothing for %s to analyse: no source has a condition besides '%s' (every analysis compares a "
+             "perturbed condition with '%s'; docs/csv.md)",
+             store_path, name, PB_CLEAN_CONDITION, PB_CLEAN_CONDITION);
+    return 1;
   }
   if ((needs & PB_STAGE_NEEDS_EVAL) && n_eval == 0) {
-    pb_error_set("%s: %s needs evaluation images, but every image of the store is in the development split "
-                 "(split 'dev'); give the images to evaluate on split 'eval' (docs/csv.md)",
-                 store_path, name);
-    return PB_FAIL;
+    snprintf(why, n,
+             "%s: %s needs evaluation images, but every image of the store is in the development split (split "
+             "'dev'); give the images to evaluate on split 'eval' (docs/csv.md)",
+             store_path, name);
+    return 1;
   }
-  return PB_OK;
+  return 0;
+}
+
+int pb_stage_require(const struct pb_stage *stage, const char *store_path, const char *name, unsigned needs)
+{
+  char why[PB_ERROR_MAX];
+  if (!pb_stage_lacks(stage->meta, store_path, name, needs, why, sizeof why)) return PB_OK;
+  pb_error_set("%s", why);
+  return PB_FAIL;
 }
 
 int pb_stage_begin(const struct pb_stage_call *call, struct pb_stage *stage)

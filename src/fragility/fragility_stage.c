@@ -179,8 +179,9 @@ const struct pb_option pb_fragility_option_table[] = {
    .help = "seed of the image roles and the null (default 20260914; under `pairbound run`: the run seed + 6, "
            "docs/run.md)", .help_default = 1},
   {.name = "probe", .type = PB_OPTION_STRING, PB_O(probe), PB_STORE_OPT, .metavar = "SRC|self",
-   .help = "source whose perturbed conditions define U, joined by image id (default Syn-B when the store has "
-           "it); sources with no joined image, or 'self', use their own perturbed conditions"},
+   .help = "source whose perturbed conditions define U, joined by image id (default: the synthetic source that "
+           "shares the most images with the real ones, as screen's; docs/store.md, \"Roles\"); sources with no "
+           "joined image, or 'self', use their own perturbed conditions"},
   {.name = "group-file", .type = PB_OPTION_STRING, PB_O(group_file), PB_STORE_OPT, .metavar = "FILE",
    .help = "a user-supplied group column: `source image_id value` lines; the value replaces U for the "
            "listed sources (their unlisted images are left out)"},
@@ -272,9 +273,8 @@ static int pb_fragility__group_file(const struct pb_meta *meta, const char *path
 static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, int from_config,
                                  struct pb_fragility__signal *sig)
 {
-  int32_t ps = -1;
-  for (int32_t s = 0; s < meta->n_sources; s++)
-    if (!strcmp(meta->sources[s].name, probe ? probe : PB_FRAGILITY_PROBE)) ps = s;
+  /* the default probe is screen's: the synthetic source the real ones share images with (by role) */
+  int32_t ps = probe ? pb_meta_find_source(meta, probe) : pb_meta_role_probe(meta);
   if (ps < 0 && probe && strcmp(probe, "self") != 0) {
     pb_error_set("%s %s: no such source in the store (or 'self')", from_config ? "[fragility] probe =" : "--probe", probe);
     return PB_FAIL;

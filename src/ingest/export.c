@@ -16,7 +16,7 @@
 #include "pairbound/store.h"
 #include "pairbound/text.h"
 
-/* Names never hold ',', '"' or line ends (pb_store_meta_validate), but the CSV
+/* Names never hold ',', '"' or line ends (pb_meta_validate), but the CSV
  * reader trims blanks around unquoted fields, so such names are quoted. */
 static void pb_export__name(FILE *fp, const char *s)
 {

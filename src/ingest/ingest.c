@@ -105,7 +105,7 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
 
 /* ------------------------------------------------------------------- fields */
 
-/* Names become HDF5 link names and CSV fields (same rule as pb_store_meta_validate). */
+/* Names become HDF5 link names and CSV fields (same rule as pb_meta_validate). */
 static int pb_ingest__name(const struct pb_ingest__ctx *ctx, int64_t line, int col, const char *s)
 {
   const char *what = NULL;
@@ -524,12 +524,10 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
   for (int i = 0; opt && i < opt->n_roles; i++) {
     int32_t s = pb_strmap_get(&ctx->sources, opt->role_source[i]);
     if (s < 0) {
-      pb_error_set("%s: probe role given for source %s, which has no records", ctx->path, opt->role_source[i]);
+      pb_error_set("%s: role given for source %s, which has no records", ctx->path, opt->role_source[i]);
       return PB_FAIL;
     }
-    free(meta->sources[s].probe_role);
-    meta->sources[s].probe_role = pb_strdup(opt->role[i]);
-    meta->sources[s].probe_fixed = opt->role_fixed[i];
+    if (pb_meta_role_parse(&meta->sources[s], opt->role[i]) != PB_OK) return PB_FAIL;
   }
   for (int32_t s = 0; s < meta->n_sources; s++) {
     struct pb_source *src = &meta->sources[s];
@@ -546,6 +544,13 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
                    meta->n_models, src->n_conditions, src->n_images);
       return PB_FAIL;
     }
+  }
+  pb_meta_infer_roles(meta);
+  if (pb_meta_validate_roles(meta) != PB_OK) { /* the roles given fit the sources read */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s: %s", ctx->path, why);
+    return PB_FAIL;
   }
   ctx->rows = pb_calloc((size_t)meta->n_sources, sizeof *ctx->rows);
   for (int32_t s = 0; s < meta->n_sources; s++) {
@@ -693,7 +698,7 @@ int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, s
   }
   if (pb_ingest__check_complete(&ctx)) goto done;
   meta->provenance = pb_strdup(opt && opt->provenance ? opt->provenance : "");
-  if (pb_store_meta_validate(meta)) {
+  if (pb_meta_validate(meta)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s: %s", csv_path, why);
@@ -708,7 +713,7 @@ done:
     free(ctx.rows);
   }
   pb_ingest__ctx_free(&ctx);
-  if (status != PB_OK) pb_store_meta_free(meta);
+  if (status != PB_OK) pb_meta_free(meta);
   return status;
 }
 
@@ -737,7 +742,7 @@ done:
   free(index);
   for (int32_t s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
   free(rows);
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   return status;
 }
 
@@ -772,37 +777,39 @@ int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)
   return PB_OK;
 }
 
-int pb_ingest_add_probe_role(struct pb_ingest_options *opt, const char *arg)
+int pb_ingest_add_role(struct pb_ingest_options *opt, const char *label, const char *arg)
 {
   const char *eq = strchr(arg, '=');
-  const char *v = eq ? eq + 1 : "";
-  int64_t fixed = 0;
-  char role[16 + 256];
-  if (!eq || eq == arg) goto bad;
-  if (strncmp(v, "natural", 7) == 0 && (v[7] == '\0' || v[7] == ':')) {
-    if (v[7] == ':' && pb_parse_int(v + 8, 1, 1 << 20, &fixed)) goto bad;
-    snprintf(role, sizeof role, "natural");
-  } else if (strncmp(v, "extra:", 6) == 0 && v[6] && strlen(v) < sizeof role) {
-    snprintf(role, sizeof role, "%s", v);
-  } else goto bad;
+  if (!eq || eq == arg) {
+    pb_error_set("%s: expected SRC=ROLE (ROLE: synthetic, real, natural[:N] or extra:SRC), found '%s'", label, arg);
+    return PB_FAIL;
+  }
   size_t len = (size_t)(eq - arg);
+  char *name = pb_malloc(len + 1);
+  memcpy(name, arg, len);
+  name[len] = '\0';
+  struct pb_source probe = {.name = name}; /* the text must be a role; whether it fits the store, ingest says */
+  if (pb_meta_role_parse(&probe, eq + 1) != PB_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s %s: %s", label, arg, why);
+    free(name);
+    return PB_FAIL;
+  }
+  free(probe.role_of);
   int i = 0;
-  while (i < opt->n_roles && (strlen(opt->role_source[i]) != len || strncmp(opt->role_source[i], arg, len))) i++;
+  while (i < opt->n_roles && strcmp(opt->role_source[i], name)) i++;
   if (i == opt->n_roles) {
     opt->n_roles++;
     opt->role_source = pb_realloc(opt->role_source, (size_t)opt->n_roles * sizeof(char *));
     opt->role = pb_realloc(opt->role, (size_t)opt->n_roles * sizeof(char *));
-    opt->role_fixed = pb_realloc(opt->role_fixed, (size_t)opt->n_roles * sizeof(int32_t));
-    opt->role_source[i] = pb_malloc(len + 1);
-    memcpy(opt->role_source[i], arg, len);
-    opt->role_source[i][len] = '\0';
-  } else free(opt->role[i]);
-  opt->role[i] = pb_strdup(role);
-  opt->role_fixed[i] = (int32_t)fixed;
+    opt->role_source[i] = name;
+  } else {
+    free(name);
+    free(opt->role[i]);
+  }
+  opt->role[i] = pb_strdup(eq + 1);
   return PB_OK;
-bad:
-  pb_error_set("--probe-role: expected SRC=natural, SRC=natural:N or SRC=extra:PROBE_SOURCE, found '%s'", arg);
-  return PB_FAIL;
 }
 
 void pb_ingest_options_free(struct pb_ingest_options *opt)
@@ -813,9 +820,7 @@ void pb_ingest_options_free(struct pb_ingest_options *opt)
   }
   free(opt->role_source);
   free(opt->role);
-  free(opt->role_fixed);
   opt->role_source = opt->role = NULL;
-  opt->role_fixed = NULL;
   opt->n_roles = 0;
   for (int i = 0; i < opt->n_source_classes; i++) free(opt->class_source[i]);
   free(opt->class_source);

@@ -89,6 +89,6 @@ int pb_policy_report(const struct pb_meta *meta, const struct pb_policy_options 
                      struct pb_results *res);
 
 /** policy's line of the run summary, from the report TSVs in @p dir (policy_report_summary.c). */
-void pb_policy_summary(FILE *fp, const char *dir);
+void pb_policy_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);
 
 #endif /* PAIRBOUND_POLICY_INTERNAL_H */

@@ -55,7 +55,7 @@ static void pb_prep__by_source(const struct pb_meta *meta, const struct pb_polic
 {
   pb_table_open(t, spec);
   for (int32_t s = 0; s <= meta->n_sources; s++) {
-    if (s < meta->n_sources && meta->sources[s].probe_role) continue;
+    if (s < meta->n_sources && pb_meta_is_probe(&meta->sources[s])) continue;
     const struct pb_prep__row row = {S, {s < meta->n_sources ? meta->sources[s].name : "Total"},
                                      pb_policy_sum_src(S, s), (int64_t)s * 4};
     pb_table_row(t, spec, pb_prep__cell, &row);
@@ -169,7 +169,7 @@ static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_policy_
     cols};
   pb_table_open(t, &spec);
   for (int32_t s = 0; s < meta->n_sources; s++)
-    if (!meta->sources[s].probe_role) /* a probe source has no cells */
+    if (!pb_meta_is_probe(&meta->sources[s])) /* a probe source has no cells */
     for (int32_t li = 0; li < opt->n_lambdas; li++) {
       char lam[40];
       pb_text_format_double(opt->lambdas[li], lam);

@@ -536,7 +536,7 @@ static int pb_policy__stage_run(const struct pb_stage_call *call, const void *op
   pb_dist_cells(st.meta, &all);
   /* blocks of cells in global order, split over ranks by the cost of their
    * cells in scope: 170 + the evaluation records per side, as measured on the
-   * paper store (a Syn cell, 5,000 records, 5.3 ms; the others, 500 records,
+   * paper store (a cell of its largest source, 5,000 records, 5.3 ms; the others, 500 records,
    * 0.69 ms); each rank then runs its blocks at its own pace (pb_blocks_poll) */
   int64_t nb, per = pb_blocks_per(st.n_cells, PB_POLICY_BLOCKS, &nb);
   int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost);

@@ -18,8 +18,6 @@
 
 static const double *pb_psum__lam(const double *rec, int32_t li) { return rec + PB_PC_NBASE + (size_t)li * PB_PL_N; }
 
-/* Synthetic-corruption sources are Syn and Syn-B; every other source is a real capture (D.1). */
-static int pb_psum__real(const char *name) { return strcmp(name, "Syn") != 0 && strcmp(name, "Syn-B") != 0; }
 
 static int64_t pb_psum__nk(int32_t ns, int32_t nl)
 {
@@ -111,7 +109,8 @@ static int64_t pb_psum__pick(const struct pb_meta *meta, const double *recs, int
   int64_t nl = 0;
   for (int64_t c = 0; c < n_local; c++) {
     const double *r = recs + c * rl;
-    real[c] = r[PB_PC_SCOPE] == 1 && pb_psum__real(meta->sources[pb_dist_cell_at(meta, first + c).source].name);
+    /* D.1 picks among real captures: the sources whose role is real (docs/store.md, "Roles") */
+    real[c] = r[PB_PC_SCOPE] == 1 && meta->sources[pb_dist_cell_at(meta, first + c).source].role == PB_ROLE_REAL;
     if (real[c]) w[nl++] = r[PB_PC_HW_I0];
   }
   const int64_t nw = pb_agg_select_count(w, nl, comm), k[2] = {(nw - 1) / 2, nw / 2};

@@ -304,9 +304,7 @@ int pb_predict__report_figure(const struct pb_predict__data *d, const struct pb_
     {"threshold", PB_COL_NUM, .slot = 4},
     {NULL}};
   static const struct pb_table_spec spec = {NULL, NULL, cols};
-  int32_t t = d->n_ts - 1;
-  for (int32_t i = 0; i < d->n_ts; i++)
-    if (!strcmp(d->meta->sources[d->ts[i]].name, "Diverse")) t = i;
+  const int32_t t = d->n_ts - 1; /* the last target source (the seed's Figure 8 shows its harder real source) */
   const int32_t k[2] = {pb_predict__cmp_find(d, "B_ind:FAQ"), pb_predict__cmp_find(d, "controlled:C1")};
   struct pb_text data = {0};
   pb_table_tsv_open(&data, &spec);

@@ -48,7 +48,7 @@ static const char *const pb_predict__prefix_names[PB_PREDICT__N_STEPS] = {"B1", 
 #define PB_PREDICT__N_COUNTS 8
 
 /* A comma-separated list of 1 to PB_PREDICT_MAX_SOURCES source names into
- * @p names (blanks around a name are not part of it: "Syn, Syn-B" in a run
+ * @p names (blanks around a name are not part of it: "A, B" in a run
  * configuration); @p label names the option in the message. */
 static int pb_predict__parse_sources(const char *label, const char *list, int32_t *n, char names[][64])
 {
@@ -85,9 +85,9 @@ static int pb_predict__opt_targets(void *opts, const char *label, const char *v)
 #define PB_O(member) PB_OPTION_FIELD(struct pb_predict_options, member)
 const struct pb_option pb_predict_option_table[] = {
   {.name = "features", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_features, .metavar = "SRC,...",
-   .def = "Syn,Syn-B", .help = "feature sources"},
+   .help = "feature sources (default: the store's synthetic sources with cells; docs/store.md, \"Roles\")"},
   {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_targets, .metavar = "SRC,...",
-   .def = "ES,Diverse", .help = "target sources; their mild conditions give the targets"},
+   .help = "target sources, whose mild conditions give the targets (default: the store's real sources with cells)"},
   {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "2000",
    .help_default = 1, .help = "group-reweighting draws of the stored out-of-fold errors (default 2000; 0 = none)"},
   {.name = "shuffles", .type = PB_OPTION_INT, PB_O(shuffles), .metavar = "R", .imax = 1000, .def = "20",
@@ -505,36 +505,58 @@ static void pb_predict__model_level(const struct pb_stage *st, struct pb_predict
 
 /* Sources, groups (distinct names in order of first appearance) and checks
  * that every feature source has thresholds and every target source mild conditions. */
+/* The feature (@p k 0) or target (1) sources: as given, else by role (the
+ * synthetic or the real sources with cells, pb_meta_role_sources). */
+static int pb_predict__sources(const struct pb_meta *meta, const struct pb_predict_options *opt, int k,
+                               const char **name)
+{
+  int32_t n = k ? opt->n_targets : opt->n_features;
+  for (int32_t i = 0; i < n; i++) name[i] = k ? opt->targets[i] : opt->features[i];
+  if (n > 0) return n;
+  int32_t *s = pb_malloc((size_t)(meta->n_sources > 0 ? meta->n_sources : 1) * sizeof *s);
+  n = pb_meta_role_sources(meta, k ? PB_ROLE_REAL : PB_ROLE_SYNTHETIC, s);
+  if (n == 0 || n > PB_PREDICT_MAX_SOURCES)
+    pb_error_set("predict: the store has %d %s sources with cells (docs/store.md, \"Roles\"); it needs 1 to %d "
+                 "(give --%s SRC,... or declare roles: pairbound roles STORE --set SRC=%s)", n,
+                 k ? "real" : "synthetic", PB_PREDICT_MAX_SOURCES, k ? "targets" : "features", k ? "real" : "synthetic");
+  for (int32_t i = 0; i < n && i < PB_PREDICT_MAX_SOURCES; i++) name[i] = meta->sources[s[i]].name;
+  free(s);
+  return n == 0 || n > PB_PREDICT_MAX_SOURCES ? -1 : n;
+}
+
 static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_options *opt, struct pb_predict__data *d)
 {
   const struct pb_meta *meta = st->meta;
+  const char *fname[PB_PREDICT_MAX_SOURCES], *tname[PB_PREDICT_MAX_SOURCES];
   d->meta = meta;
   d->n_models = meta->n_models;
-  d->n_fs = opt->n_features;
-  d->n_ts = opt->n_targets;
+  d->n_fs = pb_predict__sources(meta, opt, 0, fname);
+  if (d->n_fs < 0) return PB_FAIL;
+  d->n_ts = pb_predict__sources(meta, opt, 1, tname);
+  if (d->n_ts < 0) return PB_FAIL;
   d->n_shuf = opt->shuffles;
-  for (int32_t i = 0; i < opt->n_features + opt->n_targets; i++) {
-    const char *name = i < opt->n_features ? opt->features[i] : opt->targets[i - opt->n_features];
-    const int32_t s = pb_store_meta_find_source(meta, name);
+  for (int32_t i = 0; i < d->n_fs + d->n_ts; i++) {
+    const char *name = i < d->n_fs ? fname[i] : tname[i - d->n_fs];
+    const int32_t s = pb_meta_find_source(meta, name);
     if (s < 0) {
       pb_error_set("predict: the store has no source '%s'", name);
       return PB_FAIL;
     }
     for (int32_t j = 0; j < i; j++)
-      if (s == (j < opt->n_features ? d->fs[j] : d->ts[j - opt->n_features])) {
+      if (s == (j < d->n_fs ? d->fs[j] : d->ts[j - d->n_fs])) {
         pb_error_set("predict: source '%s' is listed twice (a source is either a feature or a target source)", name);
         return PB_FAIL;
       }
-    if (i < opt->n_features) d->fs[i] = s;
-    else d->ts[i - opt->n_features] = s;
-    for (int32_t m = 0; m < meta->n_models && i < opt->n_features; m++)
+    if (i < d->n_fs) d->fs[i] = s;
+    else d->ts[i - d->n_fs] = s;
+    for (int32_t m = 0; m < meta->n_models && i < d->n_fs; m++)
       if (isnan(st->protocol.src[s].tau[m])) {
         pb_error_set("predict: feature source '%s' has no development threshold for model '%s'", name, meta->model_ids[m]);
         return PB_FAIL;
       }
     int32_t mild = 0;
     for (int32_t c = 0; c < meta->sources[s].n_conditions; c++) mild += st->protocol.src[s].tier[c] == PB_TIER_MILD;
-    if (i >= opt->n_features && mild == 0) {
+    if (i >= d->n_fs && mild == 0) {
       pb_error_set("predict: target source '%s' has no mild condition (development accuracy >= 0.40)", name);
       return PB_FAIL;
     }
@@ -623,6 +645,26 @@ static int pb_predict__stage_run(const struct pb_stage_call *call, const void *o
   return pb_stage_close(&st, status);
 }
 
+/* Under `pairbound run`: prediction needs feature and target sources (given or by role) and at least 3 model
+ * groups (nested leave-one-group-out). */
+static int pb_predict__applies(const struct pb_meta *meta, const void *opts, char *why, size_t n)
+{
+  const char *name[PB_PREDICT_MAX_SOURCES];
+  int32_t *g = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *g);
+  const int32_t groups = pb_meta_model_groups(meta, g);
+  free(g);
+  if (pb_predict__sources(meta, opts, 0, name) < 0 || pb_predict__sources(meta, opts, 1, name) < 0) {
+    snprintf(why, n, "%s", pb_error_message() + strlen("predict: "));
+    pb_error_clear();
+    return 0;
+  }
+  if (groups < 3) {
+    snprintf(why, n, "nested leave-one-group-out needs at least 3 model groups, the store has %d", groups);
+    return 0;
+  }
+  return 1;
+}
+
 static const struct pb_stage_inherit pb_predict__inherits[] = {
   {"seed", "run.seed", 5}, {"group_draws", "run.group_draws", 0}, {NULL, NULL, 0}};
 
@@ -646,4 +688,5 @@ const struct pb_stage_desc pb_predict_stage = {
   .report = "predict.md",
   .report_order = 3,
   .inherits = pb_predict__inherits,
+  .applies = pb_predict__applies,
 };

@@ -446,6 +446,30 @@ static int pb_run__digest_wait(struct pb_run__digest *d, MPI_Comm comm)
   return pb_error_agree(comm, status);
 }
 
+/* Which stages cannot run on the store (collective: every rank opens its
+ * metadata): what a stage needs of the store (.needs) and what its roles,
+ * groups and options allow (.applies); such a stage is skipped with its
+ * one-line reason, in the summary and REPORT.md. */
+static int pb_run__skips(const struct pb_run_config *cfg, MPI_Comm comm, struct pb_run_facts *facts)
+{
+  struct pb_store *st;
+  if (pb_store_open(cfg->store, comm, &st) != PB_OK) return PB_FAIL;
+  const struct pb_meta *meta = pb_store_meta(st);
+  for (int32_t i = 0; i < cfg->n_stages; i++) {
+    const struct pb_stage_desc *d = pb_run__kind(cfg->stages[i]);
+    const struct pb_run_instance *in = strchr(cfg->stages[i], '.') ? pb_run__instance((struct pb_run_config *)cfg,
+                                                                                      cfg->stages[i], 0) : NULL;
+    char *why = facts->skipped[i];
+    const size_t n = sizeof facts->skipped[i];
+    if (!d->reads_store) continue;
+    if (!pb_stage_lacks(meta, cfg->store, d->name, d->needs, why, n) && d->applies &&
+        !d->applies(meta, in ? in->opts : cfg->opts[pb_registry_index(d)], why, n) && !why[0])
+      snprintf(why, n, "it cannot run on this store");
+  }
+  pb_store_close(st);
+  return PB_OK;
+}
+
 /* One stage into OUTPUT/STAGE, then its checkpoint; with --resume a stage
  * whose checkpoint matches is kept. */
 static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struct pb_checkpoint_key *key,
@@ -455,6 +479,11 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
   MPI_Comm_rank(comm, &rank);
   char *dir = pb_output_path_join(cfg->output, cfg->stages[i]);
   double t0 = MPI_Wtime();
+  if (facts->skipped[i][0]) {
+    pb_message("run: %s skipped: %s", cfg->stages[i], facts->skipped[i]);
+    free(dir);
+    return PB_OK;
+  }
   /* the key is needed now to check a checkpoint, or by the stage's blocks */
   if (cfg->resume || pb_run__kind(cfg->stages[i])->blocks) status = pb_run__digest_wait(dg, comm);
   const int done = status == PB_OK && cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
@@ -492,7 +521,8 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   size_t n = strlen(provenance) + strlen(cfg->text) + 32;
   char *prov = pb_malloc(n), *settings = pb_run__settings(cfg), digest[65] = "";
   snprintf(prov, n, "%s\nrun configuration:\n%s", provenance, cfg->text);
-  struct pb_run_facts facts = {pb_results_build_info(), digest, settings, 1, omp_get_max_threads(), {0}, {0}, 0};
+  struct pb_run_facts facts = {.build = pb_results_build_info(), .store_digest = digest, .settings = settings,
+                               .ranks = 1, .threads = omp_get_max_threads()};
   MPI_Comm_size(comm, &facts.ranks);
   char hint[PATH_MAX + 256];
   snprintf(hint, sizeof hint,
@@ -512,6 +542,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   }
   if (!reads_store) snprintf(digest, sizeof digest, "none");
   status = pb_error_agree(comm, status);
+  if (status == PB_OK && reads_store) status = pb_run__skips(cfg, comm, &facts);
   pb_stage_protocol_memo(1); /* every stage opens the one store: its protocol is computed once */
   for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++) {
     struct pb_checkpoint_key key = {cfg->stages[i], facts.build, digest, settings};

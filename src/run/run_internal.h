@@ -12,6 +12,7 @@ struct pb_run_facts {
   int ranks, threads;
   double wall[PB_RUN_MAX_STAGES]; /* seconds per stage, in cfg->stages order */
   int resumed[PB_RUN_MAX_STAGES]; /* 1: taken from its checkpoint */
+  char skipped[PB_RUN_MAX_STAGES][512]; /* why a stage that cannot run on this store was skipped ("": it ran) */
   double total;            /* seconds of the whole run */
 };
 

@@ -251,6 +251,6 @@ int pb_screen_natural_report(const struct pb_screen_rep_in *in, const struct pb_
 int pb_screen_report(const struct pb_screen_rep_in *in, const char *probe_desc, const struct pb_text *extra);
 
 /** screen's lines of the run summary, from the report TSVs in @p dir (screen_report_summary.c). */
-void pb_screen_summary(FILE *fp, const char *dir);
+void pb_screen_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);
 
 #endif /* PAIRBOUND_SCREEN_INTERNAL_H */

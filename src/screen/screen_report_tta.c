@@ -17,9 +17,6 @@
 #include "pairbound/resample.h"
 #include "screen_internal.h"
 
-/* The seed's mild-condition coverage at q = 0.2 (Tables 33, 37). */
-static const char *const pb_snat__seed_src[2] = {"ES", "Diverse"};
-static const double pb_snat__seed_U[2] = {0.672, 0.449}, pb_snat__seed_TTA[2] = {0.596, 0.366};
 
 struct pb_snat {
   const struct pb_screen_rep_in *in;
@@ -228,6 +225,39 @@ static void pb_snat__subsets(const struct pb_snat *N, struct pb_table *t)
     }
 }
 
+/* The targets that declare the seed value @p key (pb_meta_seed_value), with those values; their number. */
+static int32_t pb_snat__seeded(const struct pb_snat *N, const char *key, int32_t *tg, double *v)
+{
+  int32_t n = 0;
+  for (int32_t t = 0; t < N->in->n_targets; t++) {
+    const double x = pb_meta_seed_value(&N->in->meta->sources[N->in->targets[t]], key);
+    if (!isnan(x)) tg[n] = t, v[n++] = x;
+  }
+  return n;
+}
+
+/* ", " between items and " and " before the last. */
+static const char *pb_snat__sep(int32_t i, int32_t n) { return i == 0 ? "" : i + 1 == n ? " and " : ", "; }
+
+/* The seed's headline numbers, where the targets declare them (a synthetic panel's configuration). */
+static void pb_snat__seed_note(const struct pb_snat *N, struct pb_text *md)
+{
+  const int32_t nt = N->in->n_targets > 0 ? N->in->n_targets : 1;
+  int32_t *tg = pb_malloc((size_t)nt * sizeof *tg), *tg2 = pb_malloc((size_t)nt * sizeof *tg2);
+  double *u = pb_malloc((size_t)nt * sizeof *u), *tta = pb_malloc((size_t)nt * sizeof *tta);
+  const int32_t n = pb_snat__seeded(N, "natural_coverage_U", tg, u);
+  if (n > 0 && pb_snat__seeded(N, "natural_coverage_TTA18", tg2, tta) == n) {
+    pb_text_printf(md, "\nThe seed reports that a 20%% budget finds ");
+    for (int32_t i = 0; i < n; i++)
+      pb_text_printf(md, "%s%.0f%% (%s)", pb_snat__sep(i, n), 100 * u[i], pb_snat__src(N, tg[i]));
+    pb_text_printf(md, " of mild failures with U against ");
+    for (int32_t i = 0; i < n; i++) pb_text_printf(md, "%s%.0f%%", pb_snat__sep(i, n), 100 * tta[i]);
+    pb_text_printf(md, " with TTA18. On a synthetic store these numbers follow from the generator's parameters "
+                       "(docs/synth.md, \"U versus TTA\"), not from real models.\n");
+  }
+  free(tg), free(tg2), free(u), free(tta);
+}
+
 /* The headline check (seed abstract, Section 5.3): mild coverage at q = 0.2 of U and TTA18 beside the seed's. */
 static void pb_snat__headline(const struct pb_snat *N, struct pb_text *md)
 {
@@ -238,22 +268,24 @@ static void pb_snat__headline(const struct pb_snat *N, struct pb_text *md)
   for (int32_t tg = 0; tg < N->in->n_targets; tg++) {
     if (N->R->cells[pb_snat__row(tg, PB_TIER_MILD)] == 0) continue;
     const char *name = pb_snat__src(N, tg);
-    int j = !strcmp(name, pb_snat__seed_src[0]) ? 0 : !strcmp(name, pb_snat__seed_src[1]) ? 1 : -1;
+    /* the seed's mild-condition coverage at q = 0.2 (Tables 33, 37), where the source declares it (a synthetic
+     * panel's configuration, docs/synth.md) */
+    const struct pb_source *src = &N->in->meta->sources[N->in->targets[tg]];
+    const double seed[2] = {pb_meta_seed_value(src, "natural_coverage_U"),
+                            pb_meta_seed_value(src, "natural_coverage_TTA18")};
     pb_text_printf(md, "| %s |", name);
     for (int32_t e = 0; e < 3; e++) {
       const struct pb_interval *v = pb_snat__iv(N, tg, PB_TIER_MILD, e0 + e);
       if (N->in->opt->group_draws > 0) pb_text_printf(md, " %.3f [%.3f, %.3f] |", v->est, v->lo, v->hi);
       else pb_text_printf(md, " %.3f |", v->est);
       if (e < 2) {
-        if (j >= 0) pb_text_printf(md, " %.3f |", e == 0 ? pb_snat__seed_U[j] : pb_snat__seed_TTA[j]);
+        if (!isnan(seed[e])) pb_text_printf(md, " %.3f |", seed[e]);
         else pb_text_printf(md, " – |");
       }
     }
     pb_text_printf(md, "\n");
   }
-  pb_text_printf(md, "\nThe seed reports that a 20%% budget finds 67%% (ES) and 45%% (Diverse) of mild failures with "
-                     "U against 60%% and 37%% with TTA18. On a synthetic store these numbers follow from the "
-                     "generator's parameters (docs/synth.md, \"U versus TTA\"), not from real models.\n");
+  pb_snat__seed_note(N, md);
 }
 
 /* Figure 4's rows: a probe set (0 natural, 1 corruptions); columns (slot target, arg 2 rule + metric) the mild
@@ -314,7 +346,7 @@ static int pb_snat__figure(const struct pb_snat *N, struct pb_text *md)
   return pb_screen_figure(N->in->res, &fig, &t, n_src > 0, md);
 }
 
-/* U_sel - U on mild cells (the seed's text: +0.003 / +0.025). */
+/* U_sel - U on mild cells, beside the seed's where the targets declare it. */
 static void pb_snat__usel(const struct pb_snat *N, struct pb_text *md)
 {
   for (int32_t tg = 0; tg < N->in->n_targets; tg++) {
@@ -323,7 +355,15 @@ static void pb_snat__usel(const struct pb_snat *N, struct pb_text *md)
     pb_text_printf(md, "\n%s: the development selection U^sel changes mild coverage at q = 0.2 by %+.3f",
                    pb_snat__src(N, tg), v->est);
     if (N->in->opt->group_draws > 0) pb_text_printf(md, " [%+.3f, %+.3f]", v->lo, v->hi);
-    pb_text_printf(md, " against U (seed: +0.003 on ES, +0.025 on Diverse).\n");
+    pb_text_printf(md, " against U");
+    int32_t *tgs = pb_malloc((size_t)N->in->n_targets * sizeof *tgs);
+    double *seed = pb_malloc((size_t)N->in->n_targets * sizeof *seed);
+    const int32_t n = pb_snat__seeded(N, "natural_usel_gain", tgs, seed);
+    for (int32_t i = 0; i < n; i++)
+      pb_text_printf(md, "%s%+.3f on %s", i ? ", " : " (seed: ", seed[i], pb_snat__src(N, tgs[i]));
+    pb_text_printf(md, "%s.\n", n > 0 ? ")" : "");
+    free(tgs);
+    free(seed);
   }
 }
 

@@ -137,12 +137,13 @@ static int pb_screen__opt_subset_tiers(void *opts, const char *label, const char
 #define PB_O(member) PB_OPTION_FIELD(struct pb_screen_options, member)
 const struct pb_option pb_screen_option_table[] = {
   {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_targets, .metavar = "SRC,...",
-   .help = "target sources whose perturbed conditions are screened (default ES,Diverse)"},
+   .help = "target sources whose perturbed conditions are screened (default: the store's real sources that share "
+           "images with the primary probe source; docs/store.md, \"Roles\")"},
   {.name = "probe", .type = PB_OPTION_CUSTOM, .parse = pb_screen__opt_probe, .metavar = "[NAME=]SRC[:cond,...]",
    .repeatable = 1,
    .help = "probe set: responses of the same images (joined by image id) under conditions of SRC (default: every "
            "perturbed condition). Without NAME= it replaces the primary set (default every perturbed condition of "
-           "Syn-B), which defines U, ret, delta, A3 and the fits; with NAME= it adds scores U_NAME and A3_NAME "
+           "the synthetic source that shares the most images with the real ones), which defines U, ret, delta, A3 and the fits; with NAME= it adds scores U_NAME and A3_NAME "
            "(NAME TTA also gives U - TTA contrasts); repeatable (in a run configuration: one probe = line each)"},
   {.name = "seed", .type = PB_OPTION_INT, PB_O(seed), .metavar = "N", .def = "20260912",
    .help_default = 1,
@@ -256,11 +257,11 @@ static void pb_screen__natural_sets(struct pb_screen__ctx *X)
   X->ps = pb_realloc(X->ps, (size_t)(X->n_ps + 2 + meta->n_sources) * sizeof *X->ps);
   int32_t nat = -1;
   for (int32_t s = 0; s < meta->n_sources && nat < 0; s++)
-    if (meta->sources[s].probe_role && !strcmp(meta->sources[s].probe_role, "natural")) nat = s;
+    if (meta->sources[s].role == PB_ROLE_NATURAL) nat = s;
   if (X->tta < 0 && nat >= 0) {
     const struct pb_source *src = &meta->sources[nat];
     struct pb_screen__pset *ps = &X->ps[X->tta = X->n_ps++];
-    int32_t nf = src->probe_fixed > 0 ? src->probe_fixed : src->n_conditions - 1;
+    int32_t nf = src->role_fixed > 0 ? src->role_fixed : src->n_conditions - 1;
     *ps = (struct pb_screen__pset){pb_strdup("TTA"), nat, 0, pb_malloc((size_t)nf * sizeof(int32_t))};
     for (int32_t c = 0; c < src->n_conditions && ps->n < nf; c++)
       if (c != src->clean) ps->cond[ps->n++] = c;
@@ -277,9 +278,8 @@ static void pb_screen__natural_sets(struct pb_screen__ctx *X)
       for (int32_t k = 0; k < X->ps[0].n; k++) pb_screen__pool_add(pl, 0, k);
     for (int32_t s = 0; s < meta->n_sources; s++) {
       const struct pb_source *src = &meta->sources[s];
-      const char *role = src->probe_role;
-      int take = g ? role && !strcmp(role, "natural") && s == X->ps[X->tta].src
-                   : role && !strncmp(role, "extra:", 6) && !strcmp(role + 6, psrc);
+      int take = g ? src->role == PB_ROLE_NATURAL && s == X->ps[X->tta].src
+                   : src->role == PB_ROLE_EXTRA && !strcmp(src->role_of, psrc);
       if (!take) continue;
       struct pb_screen__pset *ps = &X->ps[X->n_ps];
       *ps = (struct pb_screen__pset){pb_strdup(g ? "(TTA candidates)" : "(U candidates)"), s, 0,
@@ -341,7 +341,9 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
 {
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_options *opt = X->opt;
-  struct pb_screen_probeset dflt = {NULL, (char *)"Syn-B", 0, NULL};
+  /* the default primary set: every perturbed condition of the synthetic source the real ones share images with */
+  const int32_t probe = pb_meta_role_probe(meta);
+  struct pb_screen_probeset dflt = {NULL, probe >= 0 ? meta->sources[probe].name : NULL, 0, NULL};
   int have_primary = 0;
   for (int32_t p = 0; p < opt->n_probesets; p++) have_primary |= opt->probesets[p].name == NULL;
   int32_t n_in = opt->n_probesets + !have_primary;
@@ -360,7 +362,13 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     }
     struct pb_screen__pset *ps = &X->ps[X->n_ps++];
     ps->name = in->name ? pb_strdup(in->name) : NULL;
-    ps->src = pb_store_meta_find_source(meta, in->source);
+    if (!in->source) {
+      pb_error_set("no probe source: no synthetic source shares images with a real source of the store (declare "
+                   "one: pairbound roles STORE --set SRC=synthetic; or %s)",
+                   opt->from_config ? "set probe = SRC[:cond,...] in the [screen] section" : "give --probe SRC");
+      return PB_FAIL;
+    }
+    ps->src = pb_meta_find_source(meta, in->source);
     if (ps->src < 0) {
       pb_error_set("probe source %s is not in the store%s", in->source,
                    q != 0 || in != &dflt ? ""
@@ -481,33 +489,36 @@ static void pb_screen__subsets(struct pb_screen__ctx *X)
   }
 }
 
+/* The target sources: as given, else the real sources with cells that share images with the primary
+ * probe source (by role, pb_meta_role_targets). */
 static int pb_screen__targets(struct pb_screen__ctx *X)
 {
   const struct pb_meta *meta = X->meta;
   const struct pb_screen_options *opt = X->opt;
-  const char *dflt[] = {"ES", "Diverse"};
-  int32_t n = opt->n_targets ? opt->n_targets : 2;
-  X->targets = pb_malloc((size_t)n * sizeof(int32_t));
-  for (int32_t t = 0; t < n; t++) {
-    const char *name = opt->n_targets ? opt->targets[t] : dflt[t];
-    int32_t s = pb_store_meta_find_source(meta, name);
-    if (s < 0) {
-      pb_error_set("target source %s is not in the store%s", name, opt->n_targets ? "" : " (give --targets SRC,...)");
-      return PB_FAIL;
-    }
-    for (int32_t k = 0; k < X->n_targets; k++)
-      if (X->targets[k] == s) {
-        pb_error_set("target source %s given twice", name);
-        return PB_FAIL;
-      }
-    if (meta->sources[s].n_conditions < 2) {
-      pb_error_set("target source %s has no perturbed condition", name);
-      return PB_FAIL;
-    }
-    X->targets[X->n_targets++] = s;
+  int32_t *dflt = pb_malloc((size_t)(meta->n_sources > 0 ? meta->n_sources : 1) * sizeof *dflt);
+  int32_t n = opt->n_targets ? opt->n_targets : pb_meta_role_targets(meta, X->ps[0].src, dflt);
+  if (n == 0) {
+    pb_error_set("no target source: no real source with perturbed conditions shares images with the probe source %s "
+                 "(declare one: pairbound roles STORE --set SRC=real; or %s)", meta->sources[X->ps[0].src].name,
+                 opt->from_config ? "set targets = SRC,... in the [screen] section" : "give --targets SRC,...");
+    free(dflt);
+    return PB_FAIL;
   }
-  qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_sort_cmp_i32);
-  return PB_OK;
+  X->targets = pb_malloc((size_t)n * sizeof(int32_t));
+  int status = PB_OK;
+  for (int32_t t = 0; t < n && status == PB_OK; t++) {
+    const char *name = opt->n_targets ? opt->targets[t] : meta->sources[dflt[t]].name;
+    int32_t s = pb_meta_find_source(meta, name), twice = 0;
+    for (int32_t k = 0; k < X->n_targets; k++) twice |= X->targets[k] == s;
+    if (s < 0) pb_error_set("target source %s is not in the store", name);
+    else if (twice) pb_error_set("target source %s given twice", name);
+    else if (meta->sources[s].n_conditions < 2) pb_error_set("target source %s has no perturbed condition", name);
+    else X->targets[X->n_targets++] = s;
+    status = X->n_targets == t + 1 ? PB_OK : PB_FAIL;
+  }
+  free(dflt);
+  if (status == PB_OK) qsort(X->targets, (size_t)X->n_targets, sizeof(int32_t), pb_sort_cmp_i32);
+  return status;
 }
 
 /* Image-id joins from every target to every probe source (same id = same base image). */
@@ -800,8 +811,8 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   X.meta = st.meta;
   X.proto = &st.protocol;
   X.opt = opt;
-  int status = pb_screen__targets(&X);
-  if (status == PB_OK) status = pb_screen__psets(&X);
+  int status = pb_screen__psets(&X); /* the primary probe first: the default targets are what it joins */
+  if (status == PB_OK) status = pb_screen__targets(&X);
   if (status == PB_OK) status = pb_screen__joins(&X);
   if (status == PB_OK && opt->n_derange < 0) {
     pb_error_set("negative number of derangement draws");
@@ -874,6 +885,30 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   return pb_stage_close(&st, status);
 }
 
+/* Under `pairbound run`: screening needs a probe source and targets, given or by role. */
+static int pb_screen__applies(const struct pb_meta *meta, const void *opts, char *why, size_t n)
+{
+  const struct pb_screen_options *o = opts;
+  int32_t probe = -1;
+  for (int32_t p = 0; p < o->n_probesets && probe < 0; p++)
+    if (!o->probesets[p].name) probe = pb_meta_find_source(meta, o->probesets[p].source);
+  const int given = probe >= 0;
+  if (!given) probe = pb_meta_role_probe(meta);
+  if (probe < 0) {
+    snprintf(why, n, "no synthetic source shares images with a real source (declare the probe suite: pairbound "
+                     "roles STORE --set SRC=synthetic, or set probe in [screen])");
+    return 0;
+  }
+  int32_t *t = pb_malloc((size_t)meta->n_sources * sizeof *t);
+  const int32_t nt = o->n_targets ? o->n_targets : pb_meta_role_targets(meta, probe, t);
+  free(t);
+  if (nt == 0)
+    snprintf(why, n, "no real source with perturbed conditions shares images with the probe source %s (declare "
+                     "one: pairbound roles STORE --set SRC=real, or set targets in [screen])",
+             meta->sources[probe].name);
+  return nt > 0;
+}
+
 static const struct pb_stage_inherit pb_screen__inherits[] = {
   {"seed", "run.seed", 4}, {"group_draws", "run.group_draws", 0}, {"class_draws", "run.class_draws", 0}, {NULL, NULL, 0}};
 
@@ -899,5 +934,6 @@ const struct pb_stage_desc pb_screen_stage = {
   .report = "screen.md",
   .report_order = 2,
   .inherits = pb_screen__inherits,
+  .applies = pb_screen__applies,
   .summary = pb_screen_summary,
 };

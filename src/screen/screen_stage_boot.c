@@ -446,7 +446,7 @@ static int pb_sb__group_rows(const struct pb_sb__grp *g, int32_t n_stat, pb_sb__
 {
   const struct pb_screen_cells *C = g->C;
   int32_t nr = g->n_targets * PB_SB_NROWS_PER_TARGET, ns = nr * n_stat;
-  int32_t *mg = pb_malloc((size_t)g->meta->n_models * sizeof *mg), ng = pb_store_meta_model_groups(g->meta, mg);
+  int32_t *mg = pb_malloc((size_t)g->meta->n_models * sizeof *mg), ng = pb_meta_model_groups(g->meta, mg);
   struct pb_screen_gsum G;
   pb_screen_gsum_init(&G, ns, ng);
   R->n_stat = n_stat;

@@ -30,7 +30,7 @@ void pb_screen_sum_init(struct pb_screen_sum *S, const struct pb_meta *meta, con
   S->n_subsets = L->n_subsets;
   S->n_models = meta->n_models;
   S->mg = pb_malloc((size_t)(meta->n_models > 0 ? meta->n_models : 1) * sizeof *S->mg);
-  S->n_groups = pb_store_meta_model_groups(meta, S->mg);
+  S->n_groups = pb_meta_model_groups(meta, S->mg);
   for (int32_t t = 0; t < n_targets; t++)
     if (meta->sources[targets[t]].n_conditions > S->max_cond) S->max_cond = meta->sources[targets[t]].n_conditions;
   S->tta = pb_screen_tta_row(L);

@@ -19,6 +19,7 @@
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
+#include "pairbound/parse.h"
 #include "pairbound/store.h"
 #include "core/h5io.h"
 #include "store_internal.h"
@@ -27,138 +28,18 @@
 
 /* ------------------------------------------------------------------ metadata */
 
-int32_t pb_store_meta_find_source(const struct pb_meta *meta, const char *name)
-{
-  for (int32_t s = 0; s < meta->n_sources; s++)
-    if (strcmp(meta->sources[s].name, name) == 0) return s;
-  return -1;
-}
 
-int32_t pb_store_meta_target(const struct pb_meta *meta, int32_t s)
-{
-  while (s < meta->n_sources && meta->sources[s].probe_role) s++;
-  return s;
-}
 
-int32_t pb_store_meta_model_groups(const struct pb_meta *meta, int32_t *group)
-{
-  int32_t ng = 0;
-  for (int32_t m = 0; m < meta->n_models; m++) {
-    group[m] = -1;
-    for (int32_t j = 0; j < m && group[m] < 0; j++)
-      if (strcmp(meta->model_groups[j], meta->model_groups[m]) == 0) group[m] = group[j];
-    if (group[m] < 0) group[m] = ng++;
-  }
-  return ng;
-}
 
-int64_t pb_store_meta_cells(const struct pb_meta *meta)
-{
-  int64_t cells = 0;
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1))
-    cells += (int64_t)meta->n_models * (meta->sources[s].n_conditions - 1);
-  return cells;
-}
 
-int64_t pb_store_meta_paired_records(const struct pb_meta *meta)
-{
-  int64_t recs = 0;
-  for (int32_t s = pb_store_meta_target(meta, 0); s < meta->n_sources; s = pb_store_meta_target(meta, s + 1)) {
-    const struct pb_source *src = &meta->sources[s];
-    int64_t n_eval = 0;
-    for (int32_t i = 0; i < src->n_images; i++) n_eval += src->split[i] == PB_SPLIT_EVAL;
-    recs += (int64_t)meta->n_models * (src->n_conditions - 1) * n_eval;
-  }
-  return recs;
-}
 
-/* A name must be usable as an HDF5 link name and as a CSV field. */
-static int pb_meta__check_name(const char *what, const char *name)
-{
-  if (name[0] == '\0') { pb_error_set("empty %s name", what); return PB_FAIL; }
-  if (strcmp(name, ".") == 0 || strpbrk(name, "/,\"\n\r")) {
-    pb_error_set("%s name '%s' contains a character that is not allowed ('/', ',', '\"' or a newline)", what, name);
-    return PB_FAIL;
-  }
-  return PB_OK;
-}
 
-int pb_store_meta_validate(const struct pb_meta *meta)
-{
-  if (meta->n_models <= 0) { pb_error_set("store has no models"); return PB_FAIL; }
-  if (meta->n_sources <= 0) { pb_error_set("store has no sources"); return PB_FAIL; }
-  if (meta->topk < 0) { pb_error_set("negative top-k length"); return PB_FAIL; }
-  for (int32_t m = 0; m < meta->n_models; m++)
-    if (pb_meta__check_name("model", meta->model_ids[m]) || pb_meta__check_name("group", meta->model_groups[m]))
-      return PB_FAIL;
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    const struct pb_source *src = &meta->sources[s];
-    if (pb_meta__check_name("source", src->name)) return PB_FAIL;
-    if (src->n_images <= 0 || src->n_conditions <= 0 || src->n_classes <= 0) {
-      pb_error_set("source %s: needs images, conditions and classes", src->name);
-      return PB_FAIL;
-    }
-    if (src->n_classes > PB_MAX_CLASSES) {
-      pb_error_set("source %s: %d classes, more than the limit of %d per source", src->name, src->n_classes,
-                   PB_MAX_CLASSES);
-      return PB_FAIL;
-    }
-    if (src->clean < 0 || src->clean >= src->n_conditions ||
-        strcmp(src->conditions[src->clean], PB_CLEAN_CONDITION) != 0) {
-      pb_error_set("source %s has no '%s' condition", src->name, PB_CLEAN_CONDITION);
-      return PB_FAIL;
-    }
-    for (int32_t c = 0; c < src->n_conditions; c++)
-      if (pb_meta__check_name("condition", src->conditions[c])) return PB_FAIL;
-    if (src->probe_role && strcmp(src->probe_role, "natural") != 0 && strncmp(src->probe_role, "extra:", 6) != 0) {
-      pb_error_set("source %s: probe role '%s' is neither 'natural' nor 'extra:SRC'", src->name, src->probe_role);
-      return PB_FAIL;
-    }
-    if (src->probe_fixed < 0 || src->probe_fixed > src->n_conditions - 1) {
-      pb_error_set("source %s: probe_fixed %d outside [0, %d]", src->name, src->probe_fixed, src->n_conditions - 1);
-      return PB_FAIL;
-    }
-    for (int32_t i = 0; i < src->n_images; i++) {
-      if (pb_meta__check_name("image", src->image_ids[i])) return PB_FAIL;
-      if (src->labels[i] < 0 || src->labels[i] >= src->n_classes) {
-        pb_error_set("source %s image %s: label %d outside [0, %d)", src->name, src->image_ids[i],
-                     src->labels[i], src->n_classes);
-        return PB_FAIL;
-      }
-      if (src->split[i] != PB_SPLIT_DEV && src->split[i] != PB_SPLIT_EVAL) {
-        pb_error_set("source %s image %s: bad split code %d", src->name, src->image_ids[i], src->split[i]);
-        return PB_FAIL;
-      }
-    }
-  }
-  return PB_OK;
-}
 
-static void pb__free_strings(char **v, int32_t n)
-{
-  if (!v) return;
-  for (int32_t i = 0; i < n; i++) free(v[i]);
-  free(v);
-}
 
-void pb_store_meta_free(struct pb_meta *meta)
-{
-  if (!meta) return;
-  pb__free_strings(meta->model_ids, meta->n_models);
-  pb__free_strings(meta->model_groups, meta->n_models);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    struct pb_source *src = &meta->sources[s];
-    free(src->name);
-    pb__free_strings(src->image_ids, src->n_images);
-    free(src->labels);
-    free(src->split);
-    pb__free_strings(src->conditions, src->n_conditions);
-    free(src->probe_role);
-  }
-  free(meta->sources);
-  free(meta->provenance);
-  memset(meta, 0, sizeof *meta);
-}
+
+
+
+
 
 void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk)
 {
@@ -254,9 +135,7 @@ static int pb_store__create_source(const struct pb_store *st, hid_t sources, int
                      (hsize_t)meta->topk};
   if (pb_h5_attr_int(grp, "n_classes", src->n_classes) || pb_h5_attr_int(grp, "clean_index", src->clean))
     goto done;
-  if (src->probe_role &&
-      (pb_h5_attr_str(grp, "probe_role", src->probe_role) || pb_h5_attr_int(grp, "probe_fixed", src->probe_fixed)))
-    goto done;
+  if (src->seed_values && pb_h5_attr_str(grp, "seed_values", src->seed_values)) goto done;
   if (pb_h5_write_strings(grp, "image_id", src->image_ids, src->n_images, rank)) goto done;
   if (pb_h5_write_small(grp, "label", H5T_STD_I32LE, H5T_NATIVE_INT32, (hsize_t)src->n_images,
                             src->labels, rank))
@@ -317,7 +196,8 @@ static void pb_meta__copy(struct pb_meta *dst, const struct pb_meta *src)
     b->split = pb_malloc((size_t)a->n_images);
     memcpy(b->split, a->split, (size_t)a->n_images);
     b->conditions = pb__copy_strings(a->conditions, a->n_conditions);
-    b->probe_role = a->probe_role ? pb_strdup(a->probe_role) : NULL;
+    b->role_of = a->role_of ? pb_strdup(a->role_of) : NULL;
+    b->seed_values = a->seed_values ? pb_strdup(a->seed_values) : NULL;
   }
 }
 
@@ -327,7 +207,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   hid_t fapl = -1, grp = -1;
   struct pb_store *st = NULL;
   *out = NULL;
-  if (pb_store_meta_validate(meta)) return PB_FAIL;
+  if (pb_meta_validate(meta)) return PB_FAIL;
   st = pb_store__new(path, comm);
   st->writable = 1;
   pb_meta__copy(&st->meta, meta);
@@ -372,7 +252,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   for (int32_t s = 0; s < meta->n_sources; s++) names[s] = meta->sources[s].name;
   int bad = pb_h5_write_strings(st->file, "source_names", names, meta->n_sources, st->rank);
   free(names);
-  if (bad) goto done;
+  if (bad || pb_store__write_roles(st->file, meta)) goto done;
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (pb_store__create_source(st, grp, s)) goto done;
   status = PB_OK;
@@ -426,7 +306,7 @@ void pb_store_close(struct pb_store *st)
   /* no rank leaves before the unfinished store is gone (pb_results_close) */
   if (st->writable && st->tmp_path) MPI_Barrier(st->comm);
   pb_output_lock_release(&st->lock);
-  pb_store_meta_free(&st->meta);
+  pb_meta_free(&st->meta);
   free(st->path);
   free(st->tmp_path);
   free(st);
@@ -440,6 +320,65 @@ const struct pb_meta *pb_store_meta(const struct pb_store *st) { return &st->met
 
 
 
+/* The root attribute `roles` (schema 2): every source's role text, "" where the
+ * store declares none (inferred: real).  Fixed-length strings wide enough
+ * for any role of these sources, so that `pairbound roles --set` rewrites it
+ * in place (pb_store_roles_set). */
+int pb_store__write_roles(hid_t file, const struct pb_meta *meta)
+{
+  size_t longest = 0;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    if (strlen(meta->sources[s].name) > longest) longest = strlen(meta->sources[s].name);
+  const size_t width = PB_ROLE_TEXT(longest);
+  char **text = pb_calloc((size_t)(meta->n_sources > 0 ? meta->n_sources : 1), sizeof *text);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    text[s] = pb_calloc(width, 1);
+    if (meta->sources[s].role_declared) pb_meta_role_text(&meta->sources[s], text[s], width);
+  }
+  int status = pb_h5_attr_strings(file, "roles", text, meta->n_sources, width);
+  for (int32_t s = 0; s < meta->n_sources; s++) free(text[s]);
+  free(text);
+  return status;
+}
+
+/* Schema 2: the roles of the root attribute `roles`, in source order. */
+static int pb_store__read_roles(struct pb_store *st)
+{
+  struct pb_meta *meta = &st->meta;
+  int32_t n = 0;
+  char **text = pb_h5_read_attr_strings(st->file, "roles", &n, NULL);
+  int status = text && n == meta->n_sources ? PB_OK : PB_FAIL;
+  if (status != PB_OK)
+    pb_error_set("%s: attribute 'roles' is missing or does not hold one role per source", st->path);
+  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++)
+    if (text[s][0] && pb_meta_role_parse(&meta->sources[s], text[s]) != PB_OK) {
+      char why[1024];
+      snprintf(why, sizeof why, "%s", pb_error_message());
+      pb_error_set("%s: %s", st->path, why);
+      status = PB_FAIL;
+    }
+  for (int32_t s = 0; text && s < n; s++) free(text[s]);
+  free(text);
+  return status;
+}
+
+/* Schema 1: a probe source said so with probe_role ("natural" or "extra:SRC") and probe_fixed. */
+static int pb_store__read_probe_role(hid_t grp, struct pb_source *src)
+{
+  int32_t fixed = 0;
+  char *role = pb_h5_read_attr_str(grp, "probe_role");
+  int status = role && pb_h5_read_attr_int(grp, "probe_fixed", &fixed) == PB_OK ? PB_OK : PB_FAIL;
+  if (status == PB_OK && !strcmp(role, "natural")) {
+    char text[32];
+    snprintf(text, sizeof text, "natural:%d", fixed);
+    status = pb_meta_role_parse(src, text);
+  } else if (status == PB_OK) {
+    status = strncmp(role, "extra:", 6) == 0 ? pb_meta_role_parse(src, role) : PB_FAIL;
+  }
+  free(role);
+  return status;
+}
+
 static int pb_store__read_source(struct pb_store *st, hid_t sources, struct pb_source *src)
 {
   int status = PB_FAIL;
@@ -450,11 +389,9 @@ static int pb_store__read_source(struct pb_store *st, hid_t sources, struct pb_s
   if (pb_h5_read_attr_int(grp, "n_classes", &src->n_classes) ||
       pb_h5_read_attr_int(grp, "clean_index", &src->clean))
     goto done;
-  /* optional: stores written before probe roles existed have none */
-  if (H5Aexists(grp, "probe_role") > 0 &&
-      (!(src->probe_role = pb_h5_read_attr_str(grp, "probe_role")) ||
-       pb_h5_read_attr_int(grp, "probe_fixed", &src->probe_fixed)))
-    goto done;
+  /* schema 1: a probe source's role was its attributes probe_role and probe_fixed (schema 2: root `roles`) */
+  if (st->schema < 2 && H5Aexists(grp, "probe_role") > 0 && pb_store__read_probe_role(grp, src) != PB_OK) goto done;
+  if (H5Aexists(grp, "seed_values") > 0 && !(src->seed_values = pb_h5_read_attr_str(grp, "seed_values"))) goto done;
   if (!(src->image_ids = pb_h5_read_strings(grp, "image_id", &n_img))) goto done;
   src->n_images = n_img;
   if (!(src->labels = pb_h5_read_small(grp, "label", H5T_NATIVE_INT32, sizeof(int32_t), &n)) ||
@@ -518,11 +455,13 @@ static int pb_store__read_meta(struct pb_store *st)
     pb_error_set("%s: schema_version attribute is not an integer (a damaged or foreign store)", st->path);
     return PB_FAIL;
   }
-  if (version != PB_STORE_SCHEMA_VERSION) {
-    pb_error_set("%s: unsupported store schema version %d (this pairbound reads version %d)", st->path,
-                 version, PB_STORE_SCHEMA_VERSION);
+  if (version < PB_STORE_SCHEMA_OLDEST || version > PB_STORE_SCHEMA_VERSION) {
+    pb_error_set("%s: unsupported store schema version %d (this pairbound reads versions %d to %d)", st->path,
+                 version, PB_STORE_SCHEMA_OLDEST, PB_STORE_SCHEMA_VERSION);
     return PB_FAIL;
   }
+  st->schema = version;
+  meta->schema_version = version;
   if (pb_h5_read_attr_int(st->file, "topk", &meta->topk)) goto bad;
   hid_t grp = H5Gopen2(st->file, "provenance", H5P_DEFAULT);
   if (grp >= 0) {
@@ -554,7 +493,9 @@ static int pb_store__read_meta(struct pb_store *st)
     return PB_FAIL;
   }
   H5Gclose(grp);
-  if (pb_store_meta_validate(meta)) {
+  if (st->schema >= 2 && pb_store__read_roles(st) != PB_OK) return PB_FAIL;
+  pb_meta_infer_roles(meta);
+  if (pb_meta_validate(meta)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s: invalid store: %s", st->path, why);

@@ -15,12 +15,15 @@ struct pb_store {
   MPI_Comm comm;
   int rank;
   int writable;
+  int32_t schema;   /* the file's schema_version */
   double read_bytes, read_seconds; /* records this rank has read, pb_store_read_stats */
   char *path;       /* final name */
   char *tmp_path;   /* name while being written */
   struct pb_output_lock lock; /* rank 0, while being written: STORE.lock */
 };
 
+/* The root attribute `roles` of @p meta's sources (store.c). */
+int pb_store__write_roles(hid_t file, const struct pb_meta *meta);
 /* Whether a record dataset has the shape the metadata promises (store.c); PB_FAIL with the reason set. */
 int pb_store__shape_ok(const struct pb_store *st, const struct pb_source *s, const char *name, int ndims,
                        const hsize_t *dims);

@@ -64,9 +64,11 @@ static void pb_summary__source(FILE *fp, const struct pb_meta *meta, const struc
   fprintf(fp, "source.%s.dev_images %d\n", n, ps->n_dev);
   fprintf(fp, "source.%s.eval_images %d\n", n, ps->n_eval);
   fprintf(fp, "source.%s.conditions %d\n", n, src->n_conditions - 1);
-  /* a probe-role source only answers for other sources' images: no cells */
-  int64_t cells = src->probe_role ? 0 : (int64_t)meta->n_models * (src->n_conditions - 1);
-  if (src->probe_role) fprintf(fp, "source.%s.probe_role %s (fixed %d)\n", n, src->probe_role, src->probe_fixed);
+  /* its role (docs/store.md, "Roles"); a probe source only answers for other sources' images: no cells */
+  char role[256];
+  pb_meta_role_text(src, role, sizeof role);
+  fprintf(fp, "source.%s.role %s (%s)\n", n, role, src->role_declared ? "declared" : "inferred: not declared");
+  int64_t cells = pb_meta_is_probe(src) ? 0 : (int64_t)meta->n_models * (src->n_conditions - 1);
   fprintf(fp, "source.%s.cells %lld\n", n, (long long)cells);
   fprintf(fp, "source.%s.paired_records %lld\n", n, (long long)cells * ps->n_eval);
   fprintf(fp, "source.%s.tiers mild=%d severe=%d extreme=%d\n", n, tiers[0], tiers[1], tiers[2]);
@@ -110,12 +112,12 @@ void pb_summary_print(FILE *fp, const struct pb_meta *meta, const struct pb_prot
       if (p->src[s].tier[c] >= 0) tiers[p->src[s].tier[c]]++;
       for (int32_t m = 0; m < meta->n_models; m++) panel += p->src[s].panel[m * meta->sources[s].n_conditions + c];
     }
-  fprintf(fp, "schema_version %d\n", PB_STORE_SCHEMA_VERSION);
+  fprintf(fp, "schema_version %d\n", meta->schema_version);
   fprintf(fp, "models %d\n", meta->n_models);
   fprintf(fp, "groups %d\n", pb_summary__groups(meta));
   fprintf(fp, "sources %d\n", meta->n_sources);
-  fprintf(fp, "cells %lld\n", (long long)pb_store_meta_cells(meta));
-  fprintf(fp, "paired_records %lld\n", (long long)pb_store_meta_paired_records(meta));
+  fprintf(fp, "cells %lld\n", (long long)pb_meta_cells(meta));
+  fprintf(fp, "paired_records %lld\n", (long long)pb_meta_paired_records(meta));
   fprintf(fp, "topk %d\n", meta->topk);
   fprintf(fp, "coverage %g\n", p->coverage);
   fprintf(fp, "tiers mild=%d severe=%d extreme=%d\n", tiers[0], tiers[1], tiers[2]);

@@ -92,9 +92,9 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
         src->split[y * cs->images_per_class + order[j]] = j < n_dev ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
     }
     free(order);
-    src->probe_role = cs->probe_role ? pb_strdup(cs->probe_role) : NULL;
-    src->probe_fixed = cs->probe_fixed;
     src->n_conditions = cs->n_conditions + 1;
+    if (cs->role && pb_meta_role_parse(src, cs->role) != PB_OK) return PB_FAIL;
+    src->seed_values = cs->seed_values ? pb_strdup(cs->seed_values) : NULL;
     src->conditions = pb_malloc((size_t)src->n_conditions * sizeof(char *));
     src->clean = 0;
     src->conditions[0] = pb_strdup(PB_CLEAN_CONDITION);
@@ -104,7 +104,8 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
   meta->provenance = pb_malloc(n);
   snprintf(meta->provenance, n, "pairbound synth, seed %llu, configuration:\n%s", (unsigned long long)cfg->seed,
            cfg->text);
-  return pb_store_meta_validate(meta);
+  pb_meta_infer_roles(meta);
+  return pb_meta_validate(meta);
 }
 
 /* Latent quantities of one source that every record of it needs. */
@@ -130,7 +131,7 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i, (uint32_t)base);
     L->ease[i] = SIG_EASE * pb_rng_normal(&rng);
     double z = pb_rng_normal(&rng);
-    if (cs->probe_role && strcmp(cs->probe_role, "natural") == 0) {
+    if (meta->sources[s].role == PB_ROLE_NATURAL) {
       /* natural transforms respond to a fragility of their own, only partly
        * the base image's: r z + sqrt(1 - r^2) w keeps the log-normal law */
       struct pb_rng nat;
@@ -303,6 +304,6 @@ int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm
   }
 done:
   pb_store_close(st);
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   return status;
 }

@@ -143,22 +143,39 @@ static int pb_synth_config__tiers(void *opts, const char *label, const char *v)
   return PB_OK;
 }
 
-static int pb_synth_config__probe(void *opts, const char *label, const char *v)
+static int pb_synth_config__role(void *opts, const char *label, const char *v)
 {
   struct pb_synth_source *src = opts;
-  (void)label;
-  if (strcmp(v, "natural") != 0 && (strncmp(v, "extra:", 6) != 0 || !v[6])) {
-    pb_error_set("[source %s] probe must be 'natural' or 'extra:SRC', got '%s'", src->name, v);
+  struct pb_source probe = {.name = src->name}; /* the text must be a role; whether it fits, the store says */
+  if (pb_meta_role_parse(&probe, v) != PB_OK) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s: %s", label, why);
     return PB_FAIL;
   }
-  free(src->probe_role);
-  src->probe_role = pb_strdup(v);
+  free(probe.role_of);
+  free(src->role);
+  src->role = pb_strdup(v);
   return PB_OK;
 }
 
-static int pb_synth_config__probe_fixed(void *opts, const char *label, const char *v)
+/* seed_values = key:value, ...: the seed paper's values for the source this one stands for (reports print them beside
+ * the synthetic panel's; docs/synth.md) */
+static int pb_synth_config__seed_values(void *opts, const char *label, const char *v)
 {
-  return pb_synth_config__int(label, v, 0, 1 << 16, &((struct pb_synth_source *)opts)->probe_fixed);
+  struct pb_synth_source *src = opts;
+  for (const char *p = v; *p;) {
+    const size_t n = strcspn(p, ",");
+    char item[128], *colon;
+    double x;
+    snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), p);
+    colon = strchr(item, ':');
+    if (!colon || colon == item || pb_parse_real(colon + 1, &x) != PB_OK) return pb_ini_invalid(label, v);
+    p += n + (p[n] == ',');
+  }
+  free(src->seed_values);
+  src->seed_values = pb_strdup(v);
+  return PB_OK;
 }
 
 static int pb_synth_config__fragility_corr(void *opts, const char *label, const char *v)
@@ -182,8 +199,8 @@ static const struct pb_option pb_synth_config__source_keys[] = {
     PB_SYNTH_CONFIG__KEY(conditions),       /* name:accuracy, ... (or grid) */
     PB_SYNTH_CONFIG__KEY(grid),             /* a,b x c,d, ... (with tiers) */
     PB_SYNTH_CONFIG__KEY(tiers),            /* mild,severe,extreme counts of the grid */
-    PB_SYNTH_CONFIG__KEY(probe),            /* natural or extra:SRC */
-    PB_SYNTH_CONFIG__KEY(probe_fixed),      /* leading conditions of a natural probe's fixed set */
+    PB_SYNTH_CONFIG__KEY(role),             /* synthetic, real, natural[:N] or extra:SRC */
+    PB_SYNTH_CONFIG__KEY(seed_values),      /* key:value, ... the seed paper's values for this source */
     PB_SYNTH_CONFIG__KEY(fragility_corr),   /* in [-1, 1], natural probe only */
     {.name = NULL}};
 #undef PB_SYNTH_CONFIG__KEY
@@ -397,14 +414,9 @@ static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t 
     return PB_FAIL;
   }
   if (src->grid ? pb_synth_config__resolve_grid(src) : pb_synth_config__resolve_list(src)) return PB_FAIL;
-  int natural = src->probe_role && strcmp(src->probe_role, "natural") == 0;
-  if (src->probe_fixed > src->n_conditions || (src->probe_fixed && !natural)) {
-    pb_error_set("source %s: probe_fixed needs 'probe = natural' and at most %d (its conditions)", src->name,
-                 src->n_conditions);
-    return PB_FAIL;
-  }
+  int natural = src->role && strncmp(src->role, "natural", 7) == 0;
   if (src->fragility_corr != 0 && !natural) {
-    pb_error_set("source %s: fragility_corr applies to a natural probe source only (probe = natural)", src->name);
+    pb_error_set("source %s: fragility_corr applies to a natural probe source only (role = natural[:N])", src->name);
     return PB_FAIL;
   }
   for (int32_t c = 0; c < src->n_conditions; c++) {
@@ -571,7 +583,8 @@ void pb_synth_config_free(struct pb_synth_config *cfg)
     free(src->image_prefix);
     free(src->grid);
     free(src->condition_text);
-    free(src->probe_role);
+    free(src->role);
+    free(src->seed_values);
     for (int32_t c = 0; c < src->n_conditions; c++) free(src->conditions[c].name);
     free(src->conditions);
   }

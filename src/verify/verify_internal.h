@@ -129,6 +129,6 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
                      struct pb_results *res);
 
 /** verify's line of the run summary, from its report in @p dir (verify_report_summary.c). */
-void pb_verify_summary(FILE *fp, const char *dir);
+void pb_verify_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);
 
 #endif /* PAIRBOUND_VERIFY_INTERNAL_H */

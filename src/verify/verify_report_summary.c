@@ -1,5 +1,6 @@
-/* verify's line of `pairbound run`'s one-screen summary: the verdict of its
- * REPORT.md and the cells of its report TSV (pairbound/report_tsv.h). */
+/* verify's line of `pairbound run`'s one-screen summary and its finding on
+ * REPORT.md's first page: the verdict of its REPORT.md and the cells of its
+ * report TSV (pairbound/report_tsv.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -9,9 +10,10 @@
 #include "pairbound/error.h"
 #include "pairbound/output.h"
 #include "pairbound/report_tsv.h"
+#include "pairbound/text.h"
 #include "verify_internal.h"
 
-void pb_verify_summary(FILE *fp, const char *dir)
+void pb_verify_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel)
 {
   char *rep = pb_output_path_join(dir, "report"), *path = pb_output_path_join(rep, "REPORT.md");
   char *text = pb_output_text_load(path);
@@ -19,8 +21,13 @@ void pb_verify_summary(FILE *fp, const char *dir)
   const char *v = text ? strstr(text, "**Verdict: ") : NULL;
   struct pb_report_tsv t;
   int cells = pb_report_tsv_load(dir, "verify.tsv", &t) == 0 ? t.n_rows - 1 : -1;
-  if (v) fprintf(fp, "verify  %.*s on %d cells (independent enumeration of the bounds)\n", (int)strcspn(v + 11, "*"),
-                 v + 11, cells);
+  const int n = v ? (int)strcspn(v + 11, "*") : 0;
+  if (v && fp) fprintf(fp, "verify  %.*s on %d cells (independent enumeration of the bounds)\n", n, v + 11, cells);
+  if (v && md)
+    pb_text_printf(md, "\n### Are the intervals right (verification)\n\n**%.*s** on %d cells: every endpoint was "
+                       "recomputed by enumerating the within-class correspondences of each class, independently "
+                       "of the integer algorithms that produced it ([its report](%sREPORT.md)).\n",
+                   n, v + 11, cells, rel);
   if (cells >= 0) pb_report_tsv_free(&t);
   free(text);
   free(path);

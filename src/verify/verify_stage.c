@@ -102,7 +102,7 @@ static uint8_t *pb_verify__select(const struct pb_stage *st, const struct pb_cel
   else {
     char *list = pb_strdup(opt->sources), *save = NULL;
     for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-      int32_t s = pb_store_meta_find_source(meta, w);
+      int32_t s = pb_meta_find_source(meta, w);
       if (s >= 0) src_on[s] = 1;
     }
     free(list);
@@ -211,7 +211,7 @@ static int pb_verify__check_sources(const struct pb_stage *st, const struct pb_v
   char *list = pb_strdup(opt->sources), *save = NULL;
   int status = PB_OK;
   for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
-    if (pb_store_meta_find_source(st->meta, w) < 0) {
+    if (pb_meta_find_source(st->meta, w) < 0) {
       pb_error_set("--sources: the store has no source '%s'", w);
       status = PB_FAIL;
     }
@@ -493,8 +493,8 @@ static void pb_verify__work_free(struct pb_verify__work *w)
  * enumeration n! bijections plus 40 + 3 n^2 for the class's set-up and
  * levels; an exact LP 10,000 + 70 n (measured: 173 us per class at n = 25,
  * 0.65 ms at n = 500); a class too large to check, its n records.  The
- * blocks' partition over ranks follows it (a cell of the paper store's Syn,
- * 1,000 classes of 5, measured 3.4 ms, 17 times one of its other sources),
+ * blocks' partition over ranks follows it (a cell of the paper store's 1,000-class source,
+ * classes of 5, measured 3.4 ms, 17 times one of its other sources),
  * and every rank then runs its blocks at its own pace (pb_blocks_poll). */
 static int64_t *pb_verify__source_costs(const struct pb_meta *meta, const struct pb_verify_options *opt)
 {

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (pb_ingest_parse(path, NULL, &meta, &rows) == PB_OK) {
     for (int32_t s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
     free(rows);
-    pb_store_meta_free(&meta);
+    pb_meta_free(&meta);
   } else if (!pb_error_message()[0]) {
     abort(); /* a refusal must say why */
   }

@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   pb_error_clear();
   if (pb_store_open(path, MPI_COMM_SELF, &st) == PB_OK) {
     struct pb_cell_block b;
-    if (pb_cells_load(st, 0, pb_store_meta_cells(pb_store_meta(st)), PB_FIELD_ALL, &b) == PB_OK) {
+    if (pb_cells_load(st, 0, pb_meta_cells(pb_store_meta(st)), PB_FIELD_ALL, &b) == PB_OK) {
       /* what was accepted must satisfy every rule the kernels rely on */
       for (int64_t c = 0; c < b.n_cells; c++)
         for (int32_t i = 0; i < b.cells[c].n; i++)
@@ -135,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   pb_store_check(path, MPI_COMM_SELF, 10, null, &bad);
   fclose(null);
   pb_store_rows_free(&d);
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   unlink(path);
   return 0;
 }

@@ -145,8 +145,8 @@ static void hand_meta(struct pb_meta *m)
   static int32_t labA[5] = {0, 1, 0, 1, 2}, labB[2] = {1, 0};
   static uint8_t splA[5] = {1, 0, 1, 0, 1}, splB[2] = {1, 1};
   static struct pb_source src[2];
-  src[0] = (struct pb_source){"A", 3, 5, imgA, labA, splA, 3, condA, 1, NULL, 0};
-  src[1] = (struct pb_source){"B", 2, 2, imgB, labB, splB, 2, condB, 0, NULL, 0};
+  src[0] = (struct pb_source){"A", 3, 5, imgA, labA, splA, 3, condA, 1, PB_ROLE_REAL, 0, 0, NULL, NULL};
+  src[1] = (struct pb_source){"B", 2, 2, imgB, labB, splB, 2, condB, 0, PB_ROLE_REAL, 0, 0, NULL, NULL};
   *m = (struct pb_meta){3, models, groups, 2, src, 0, NULL};
 }
 
@@ -154,14 +154,14 @@ START_TEST(test_cells_order)
 {
   struct pb_meta meta;
   hand_meta(&meta);
-  ck_assert(pb_store_meta_validate(&meta) == PB_OK);
+  ck_assert(pb_meta_validate(&meta) == PB_OK);
   struct pb_cell_ref *cells;
   int64_t n = pb_dist_cells(&meta, &cells);
   /* source-major, then model, then condition, clean skipped */
   const struct pb_cell_ref want[9] = {{0, 0, 0}, {0, 0, 2}, {0, 1, 0}, {0, 1, 2}, {0, 2, 0},
                                       {0, 2, 2}, {1, 0, 1}, {1, 1, 1}, {1, 2, 1}};
   ck_assert_int_eq(n, 9);
-  ck_assert_int_eq(pb_store_meta_cells(&meta), 9);
+  ck_assert_int_eq(pb_meta_cells(&meta), 9);
   for (int i = 0; i < 9; i++)
     ck_assert_msg(cells[i].source == want[i].source && cells[i].model == want[i].model &&
                       cells[i].condition == want[i].condition,
@@ -173,8 +173,8 @@ START_TEST(test_cells_order)
   }
   ck_assert_int_eq(pb_dist_cell_at(&meta, 9).source, -1);
   free(cells);
-  /* a probe source (any role) has no cells: B's come first */
-  meta.sources[0].probe_role = (char *)"probe";
+  /* a probe source (natural or extra) has no cells: B's come first */
+  meta.sources[0].role = PB_ROLE_NATURAL;
   n = pb_dist_cells(&meta, &cells);
   ck_assert_int_eq(n, 3);
   for (int i = 0; i < 3; i++) {
@@ -182,7 +182,10 @@ START_TEST(test_cells_order)
     ck_assert(r.source == 1 && r.model == i && r.condition == 1 && cells[i].model == i);
   }
   free(cells);
-  meta.sources[0].probe_role = NULL;
+  meta.sources[0].role = PB_ROLE_EXTRA;
+  ck_assert_int_eq(pb_dist_cells(&meta, &cells), 3);
+  free(cells);
+  meta.sources[0].role = PB_ROLE_REAL;
   ck_assert_int_eq(pb_dist_eval_count(&meta.sources[0]), 3);
   ck_assert_int_eq(pb_dist_eval_count(&meta.sources[1]), 2);
 }

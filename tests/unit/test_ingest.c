@@ -378,7 +378,7 @@ START_TEST(test_parse_classes)
   ck_assert_int_eq(rows[0].pred[0], 5);
   for (int s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
   free(rows);
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
 
   struct pb_ingest_options opt = {0};
   ck_assert(pb_ingest_add_classes(&opt, "10") == PB_OK);
@@ -390,7 +390,7 @@ START_TEST(test_parse_classes)
   ck_assert_int_eq(meta.sources[1].n_classes, 4);
   for (int s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
   free(rows);
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   pb_ingest_options_free(&opt);
 
   ck_assert(pb_ingest_add_classes(&opt, "0") == PB_FAIL);

@@ -67,7 +67,7 @@ START_TEST(test_decimals_equal_strtof)
   }
   pb_store_rows_free(&rows[0]);
   free(rows);
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   free(csv);
   free(str);
 }
@@ -124,8 +124,8 @@ START_TEST(test_plain_lines_equal_libcsv)
   pb_store_rows_free(&rb[0]);
   free(ra);
   free(rb);
-  pb_store_meta_free(&ma);
-  pb_store_meta_free(&mb);
+  pb_meta_free(&ma);
+  pb_meta_free(&mb);
   free(plain);
   free(quoted);
 }

@@ -165,10 +165,16 @@ START_TEST(test_tiers)
   ck_assert_str_eq(pb_protocol_tier_name(PB_TIER_SEVERE), "severe");
   ck_assert_str_eq(pb_protocol_tier_name(PB_TIER_EXTREME), "extreme");
   ck_assert_str_eq(pb_protocol_tier_name(-1), "none");
-  ck_assert_int_eq(pb_protocol_default_quota("Syn"), 90);
-  ck_assert_int_eq(pb_protocol_default_quota("Syn-B"), 90);
-  ck_assert_int_eq(pb_protocol_default_quota("ES"), 135);
-  ck_assert_int_eq(pb_protocol_default_quota("Diverse"), 135);
+  /* the panel size comes from the role, never the name (seed 000 B.1: 90 synthetic, 135 real cells) */
+  struct pb_source src = {.name = (char *)"ES", .role = PB_ROLE_SYNTHETIC};
+  ck_assert_int_eq(pb_protocol_default_quota(&src), 90);
+  src.role = PB_ROLE_REAL;
+  src.name = (char *)"Syn";
+  ck_assert_int_eq(pb_protocol_default_quota(&src), 135);
+  src.role = PB_ROLE_NATURAL;
+  ck_assert_int_eq(pb_protocol_default_quota(&src), 0);
+  src.role = PB_ROLE_EXTRA;
+  ck_assert_int_eq(pb_protocol_default_quota(&src), 0);
 }
 END_TEST
 
@@ -411,10 +417,10 @@ START_TEST(test_compute_small)
                     want);
     }
     /* the panel: default quota, which exceeds the small panel's cells; the
-     * probe-role sources (TTA, Syn-B5) have no cells and so no panel */
+     * probe sources (TTA, Syn-B5) have no cells and so no panel */
     int probe = !strcmp(src->name, "TTA") || !strcmp(src->name, "Syn-B5");
-    ck_assert_int_eq(!!src->probe_role, probe);
-    ck_assert_int_eq(ps->panel_quota, probe ? 0 : pb_protocol_default_quota(src->name));
+    ck_assert_int_eq(pb_meta_is_probe(src), probe);
+    ck_assert_int_eq(ps->panel_quota, probe ? 0 : pb_protocol_default_quota(src));
     for (int m = 0; m < M; m++)
       for (int c = 0; c < NC; c++) ck_assert_int_eq(ps->panel[m * NC + c], !probe && c != src->clean);
     free(dev);
@@ -431,7 +437,7 @@ START_TEST(test_compute_small)
   opt.quota_source = (char *[]){"ES"};
   opt.quota = (int32_t[]){3};
   ck_assert(pb_protocol_compute(st, MPI_COMM_WORLD, &opt, &p) == PB_OK);
-  int32_t es = pb_store_meta_find_source(meta, "ES");
+  int32_t es = pb_meta_find_source(meta, "ES");
   ck_assert(es >= 0);
   int sel = 0;
   for (int i = 0; i < meta->n_models * meta->sources[es].n_conditions; i++) sel += p.src[es].panel[i];

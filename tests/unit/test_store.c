@@ -37,8 +37,8 @@ static struct pb_source h_src[2];
 
 static void hand_meta(struct pb_meta *m)
 {
-  h_src[0] = (struct pb_source){"A", 3, 4, h_imgA, h_labA, h_splA, 3, h_condA, 1, NULL, 0};
-  h_src[1] = (struct pb_source){"B", 4, 5, h_imgB, h_labB, h_splB, 3, h_condB, 0, NULL, 0};
+  h_src[0] = (struct pb_source){"A", 3, 4, h_imgA, h_labA, h_splA, 3, h_condA, 1, PB_ROLE_REAL, 0, 0, NULL, NULL};
+  h_src[1] = (struct pb_source){"B", 4, 5, h_imgB, h_labB, h_splB, 3, h_condB, 0, PB_ROLE_REAL, 0, 0, NULL, NULL};
   *m = (struct pb_meta){NM, h_models, h_groups, 2, h_src, TOPK, "hand-made test store"};
 }
 
@@ -164,8 +164,8 @@ START_TEST(test_metadata_round_trip)
       ck_assert_int_eq(a->split[i], b->split[i]);
     }
   }
-  ck_assert_int_eq(pb_store_meta_find_source(m, "B"), 1);
-  ck_assert_int_eq(pb_store_meta_find_source(m, "C"), -1);
+  ck_assert_int_eq(pb_meta_find_source(m, "B"), 1);
+  ck_assert_int_eq(pb_meta_find_source(m, "C"), -1);
   pb_store_close(st);
 }
 END_TEST
@@ -352,7 +352,7 @@ START_TEST(test_open_errors)
     H5Fclose(f);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads version 1)");
+  expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads versions 1 to 2)");
   /* and back to 1: readable again (the rewrite itself did no damage) */
   if (rank == 0) {
     f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -373,37 +373,37 @@ START_TEST(test_meta_validate)
 {
   struct pb_meta meta;
   hand_meta(&meta);
-  ck_assert(pb_store_meta_validate(&meta) == PB_OK);
+  ck_assert(pb_meta_validate(&meta) == PB_OK);
   /* a name with '/' */
   char *bad_groups[NM] = {"gA", "g/B", "gA"};
   meta.model_groups = bad_groups;
-  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(),
                    "group name 'g/B' contains a character that is not allowed ('/', ',', '\"' or a newline)");
   hand_meta(&meta);
   char *bad_cond[3] = {"fog", "clean", "sn,ow"};
   h_src[0].conditions = bad_cond;
-  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(),
                    "condition name 'sn,ow' contains a character that is not allowed ('/', ',', '\"' or a newline)");
   /* a source without 'clean' (the clean index names another condition) */
   hand_meta(&meta);
   char *no_clean[3] = {"fog", "Clean", "snow"};
   h_src[0].conditions = no_clean;
-  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "source A has no 'clean' condition");
   hand_meta(&meta);
   h_src[1].clean = 3; /* out of range */
-  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "source B has no 'clean' condition");
   /* a label outside the classes */
   hand_meta(&meta);
   int32_t bad_lab[4] = {0, 3, 1, 2};
   h_src[0].labels = bad_lab;
-  ck_assert(pb_store_meta_validate(&meta) == PB_FAIL);
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "source A image a2: label 3 outside [0, 3)");
   hand_meta(&meta);
-  ck_assert(pb_store_meta_validate(&meta) == PB_OK);
+  ck_assert(pb_meta_validate(&meta) == PB_OK);
 }
 END_TEST
 
@@ -412,9 +412,9 @@ START_TEST(test_meta_counts)
   struct pb_meta meta;
   hand_meta(&meta);
   /* A: 3 models x 2 perturbed conditions; B: 3 x 2 */
-  ck_assert_int_eq(pb_store_meta_cells(&meta), 12);
+  ck_assert_int_eq(pb_meta_cells(&meta), 12);
   /* A: 6 cells x 2 evaluation images; B: 6 cells x 3 */
-  ck_assert_int_eq(pb_store_meta_paired_records(&meta), 6 * 2 + 6 * 3);
+  ck_assert_int_eq(pb_meta_paired_records(&meta), 6 * 2 + 6 * 3);
 }
 END_TEST
 

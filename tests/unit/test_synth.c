@@ -159,15 +159,19 @@ START_TEST(test_paper_config)
                            "gamma0.8", "gamma0.9", "hflip+zoom1.1"};
   const struct pb_synth_source *tta = &cfg.sources[4], *b5 = &cfg.sources[5];
   for (int c = 0; c < 18; c++) ck_assert_str_eq(tta->conditions[c].name, fixed[c]);
-  ck_assert_str_eq(tta->probe_role, "natural");
-  ck_assert_int_eq(tta->probe_fixed, 18);
+  ck_assert_str_eq(tta->role, "natural:18");
   ck_assert_str_eq(tta->base, cfg.sources[2].base);
   ck_assert(tta->fragility_corr > 0 && tta->fragility_corr < 1);
   /* milder than every corruption: a few points below the clean accuracy (the seed's ~2% TTA errors) */
   for (int c = 0; c < 30; c++)
     ck_assert(tta->conditions[c].accuracy > 0.8 && tta->conditions[c].accuracy < tta->clean_accuracy);
   /* Syn-B5: the nine corruptions at severity 5, candidates of Syn-B only */
-  ck_assert_str_eq(b5->probe_role, "extra:Syn-B");
+  ck_assert_str_eq(b5->role, "extra:Syn-B");
+  /* every other source declares its role: the corruption suites synthetic, the captures real */
+  ck_assert_str_eq(cfg.sources[0].role, "synthetic");
+  ck_assert_str_eq(cfg.sources[1].role, "synthetic");
+  ck_assert_str_eq(cfg.sources[2].role, "real");
+  ck_assert_str_eq(cfg.sources[3].role, "real");
   for (int k = 0; k < 9; k++) {
     char name[64];
     snprintf(name, sizeof name, "%s-5", corr[k]);
@@ -199,8 +203,8 @@ START_TEST(test_paper_config)
   /* the metadata alone, no records */
   struct pb_meta meta;
   ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
-  ck_assert_int_eq(pb_store_meta_cells(&meta), 11088);              /* Appendix B.1 */
-  ck_assert_int_eq(pb_store_meta_paired_records(&meta), 9108000);   /* 44 x (18 x 5000 + 234 x 500) */
+  ck_assert_int_eq(pb_meta_cells(&meta), 11088);              /* Appendix B.1 */
+  ck_assert_int_eq(pb_meta_paired_records(&meta), 9108000);   /* 44 x (18 x 5000 + 234 x 500) */
   const int n_images[4] = {10000, 1000, 1000, 1000}, n_dev[4] = {5000, 500, 500, 500};
   for (int s = 0; s < 4; s++) {
     const struct pb_source *src = &meta.sources[s];
@@ -230,7 +234,7 @@ START_TEST(test_paper_config)
       ck_assert_int_eq(meta.sources[s].labels[i], meta.sources[1].labels[i]);
       ck_assert_int_eq(meta.sources[s].split[i], meta.sources[1].split[i]);
     }
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -321,16 +325,16 @@ START_TEST(test_config_errors)
          "test.ini: source S: condition 'clean' repeated or reserved");
   reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5, fog:0.4\n",
          "test.ini: source S: condition 'fog' repeated or reserved");
-  /* probe roles (docs/synth.md): only natural or extra:SRC; the natural-only keys elsewhere */
-  reject(BASE_HEAD BASE_SOURCE "probe = tta\n", "test.ini:18: [source S] probe must be 'natural' or 'extra:SRC', got 'tta'");
-  reject(BASE_HEAD BASE_SOURCE "probe = extra:\n", "test.ini:18: [source S] probe must be 'natural' or 'extra:SRC', got 'extra:'");
-  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe_fixed = 1\n",
-         "test.ini: source S: probe_fixed needs 'probe = natural' and at most 1 (its conditions)");
-  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = natural\nprobe_fixed = 2\n",
-         "test.ini: source S: probe_fixed needs 'probe = natural' and at most 1 (its conditions)");
-  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = extra:T\nfragility_corr = 0.5\n",
-         "test.ini: source S: fragility_corr applies to a natural probe source only (probe = natural)");
-  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nprobe = natural\nfragility_corr = 1.5\n",
+  /* roles (docs/synth.md, docs/store.md "Roles"); the natural-only keys elsewhere */
+  reject(BASE_HEAD BASE_SOURCE "role = tta\n", "test.ini:18: [source S] role: source S: unknown role 'tta' "
+         "(synthetic, real, natural[:N] or extra:SRC; docs/store.md, \"Roles\")");
+  reject(BASE_HEAD BASE_SOURCE "role = extra:\n", "test.ini:18: [source S] role: source S: unknown role 'extra:' "
+         "(synthetic, real, natural[:N] or extra:SRC; docs/store.md, \"Roles\")");
+  reject(BASE_HEAD BASE_SOURCE "role = natural:x\n", "test.ini:18: [source S] role: source S: unknown role "
+         "'natural:x' (synthetic, real, natural[:N] or extra:SRC; docs/store.md, \"Roles\")");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nrole = extra:T\nfragility_corr = 0.5\n",
+         "test.ini: source S: fragility_corr applies to a natural probe source only (role = natural[:N])");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nrole = natural\nfragility_corr = 1.5\n",
          "test.ini:20: [source S] fragility_corr must be a number in [-1, 1], got '1.5'");
   reject(BASE_HEAD "[model_skill]\nm9 = 0.1\n" BASE_SOURCE "conditions = fog:0.5\n",
          "test.ini: [model_skill] names unknown model 'm9'");
@@ -479,7 +483,7 @@ START_TEST(test_small_records)
   /* 5 models x (Syn 4 x 120 + ES 5 x 60 + Diverse 7 x 60 + Syn-B 5 x 60 + TTA 31 x 60 + Syn-B5 3 x 60) records */
   ck_assert_int_eq(total, 5 * (4 * 120 + 5 * 60 + 7 * 60 + 5 * 60 + 31 * 60 + 3 * 60));
   ck_assert(correct > 0 && wrong > 0);
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -527,7 +531,7 @@ START_TEST(test_partition_independence)
     pb_store_rows_free(&t3);
     pb_store_rows_free(&whole);
   }
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -551,8 +555,8 @@ START_TEST(test_seed_changes_records)
   ck_assert_msg(!split_same, "seed change left the split unchanged");
   pb_store_rows_free(&a);
   pb_store_rows_free(&b);
-  pb_store_meta_free(&m1);
-  pb_store_meta_free(&m2);
+  pb_meta_free(&m1);
+  pb_meta_free(&m2);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -564,8 +568,8 @@ START_TEST(test_shared_base_clean)
   parse_ok(pb_embedded_small_ini, &cfg);
   struct pb_meta meta;
   ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
-  int es = pb_store_meta_find_source(&meta, "ES"), dv = pb_store_meta_find_source(&meta, "Diverse"),
-      syn = pb_store_meta_find_source(&meta, "Syn");
+  int es = pb_meta_find_source(&meta, "ES"), dv = pb_meta_find_source(&meta, "Diverse"),
+      syn = pb_meta_find_source(&meta, "Syn");
   ck_assert(es >= 0 && dv >= 0 && syn >= 0);
   const struct pb_source *A = &meta.sources[es], *B = &meta.sources[dv];
   ck_assert_int_eq(A->n_images, B->n_images);
@@ -589,7 +593,7 @@ START_TEST(test_shared_base_clean)
     pb_store_rows_free(&pa);
     pb_store_rows_free(&pb);
   }
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
@@ -608,8 +612,8 @@ START_TEST(test_paper_structure)
   parse_ok(pb_embedded_paper_ini, &cfg);
   struct pb_meta meta;
   ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
-  int synb = pb_store_meta_find_source(&meta, "Syn-B"), es = pb_store_meta_find_source(&meta, "ES"),
-      dv = pb_store_meta_find_source(&meta, "Diverse");
+  int synb = pb_meta_find_source(&meta, "Syn-B"), es = pb_meta_find_source(&meta, "ES"),
+      dv = pb_meta_find_source(&meta, "Diverse");
   const struct pb_source *E = &meta.sources[es], *D = &meta.sources[dv], *SB = &meta.sources[synb];
   const int NI = 1000;
   int models[4] = {0, 11, 36, 43}; /* DINOv2, ViT-B-16-SigLIP, alexnet, vit-b16-sup */
@@ -679,7 +683,7 @@ START_TEST(test_paper_structure)
   ck_assert_int_eq(supervised, 5);
   ck_assert_int_eq(cells, 5 * 162);
   ck_assert_msg(zero_k > 0, "every supervised Diverse cell has retained-correct pairs");
-  pb_store_meta_free(&meta);
+  pb_meta_free(&meta);
   pb_synth_config_free(&cfg);
 }
 END_TEST
