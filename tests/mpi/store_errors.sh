@@ -27,7 +27,7 @@ check "no injected failure: bounds passes at 2 ranks" test $? -eq 0
 "$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$WORK/s.csv"
 awk -F, 'BEGIN { OFS = "," } $3 == "Diverse" && $7 == "dev" { $7 = "eval" } { print }' "$WORK/s.csv" > "$WORK/nd.csv"
 # (the probe-only sources keep their roles, so Diverse holds the last cells)
-"$PAIRBOUND" -v 0 ingest "$WORK/nd.csv" --probe-role TTA=natural:18 --probe-role Syn-B5=extra:Syn-B -o "$WORK/nd.h5"
+"$PAIRBOUND" -v 0 ingest "$WORK/nd.csv" --role TTA=natural:18 --role Syn-B5=extra:Syn-B -o "$WORK/nd.h5"
 for stage in bounds policy verify; do
   timeout 120 "$MPIRUN" --oversubscribe -np 5 "$PAIRBOUND" -v 0 "$stage" "$WORK/nd.h5" -o "$WORK/nd_$stage" \
     2> "$WORK/err.txt"

@@ -3,7 +3,7 @@
 # probe role, and its natural tables (U - TTA contrasts, the TTA^sel and U^sel
 # selections, Figure 4's data, the class-bootstrap intervals of U - TTA and
 # U - A3_TTA) are byte-identical across ranks and threads;
-# --probe TTA=SRC keeps working; probe-role sources have no cells and no rows in bounds' tables.
+# --probe TTA=SRC keeps working; probe sources (natural, extra) have no cells and no rows in bounds' tables.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s11.h5"
@@ -18,8 +18,8 @@ done
 # the small panel: 18 fixed + 12 pool transforms, declared natural; 2 extra Syn-B conditions
 "$PAIRBOUND" synth --scale small -o "$WORK/sum.h5" > "$WORK/summary.txt"
 check "TTA source: 30 transforms, role natural with 18 fixed" sh -c "grep -qx 'source.TTA.conditions 30' '$WORK/summary.txt' &&
-  grep -qx 'source.TTA.probe_role natural (fixed 18)' '$WORK/summary.txt'"
-check "probe-role sources have no cells" sh -c "grep -qx 'source.TTA.cells 0' '$WORK/summary.txt' &&
+  grep -qx 'source.TTA.role natural:18 (declared)' '$WORK/summary.txt'"
+check "probe sources have no cells" sh -c "grep -qx 'source.TTA.cells 0' '$WORK/summary.txt' &&
   grep -qx 'source.Syn-B5.cells 0' '$WORK/summary.txt' && grep -qx 'cells 85' '$WORK/summary.txt'"
 
 S="$WORK/s11.h5"
