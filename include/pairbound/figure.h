@@ -62,7 +62,7 @@ int pb_figure_write(struct pb_results *res, const struct pb_figure *fig, const c
  * pb_figure_finish (which every started job needs, also after an error
  * elsewhere) waits, puts the PNG in place and appends the markdown exactly
  * as pb_figure_write does. */
-enum { PB_FIGURE__DONE = 0, PB_FIGURE__SKIPPED, PB_FIGURE__RENDERING };
+enum { PB_FIGURE__DONE = 0, PB_FIGURE__SKIPPED, PB_FIGURE__EMPTY, PB_FIGURE__RENDERING };
 struct pb_figure_job {
   const struct pb_figure *fig; /* read by pb_figure_finish when given markdown */
   char *name;                  /* the figure's name, for messages */

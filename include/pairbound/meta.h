@@ -119,6 +119,9 @@ int32_t pb_meta_model_groups(const struct pb_meta *meta, int32_t *group);
 int64_t pb_meta_cells(const struct pb_meta *meta);          /* model x perturbed-condition cells (probe sources have none) */
 int64_t pb_meta_paired_records(const struct pb_meta *meta); /* evaluation records over all cells */
 int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name);
+/** The store's source names for an error about one it lacks: "the store's
+ * sources: A, B, C" in @p buf (cut with "..." to fit @p n); returns @p buf. */
+const char *pb_meta_source_names(const struct pb_meta *meta, char *buf, size_t n);
 void pb_meta_free(struct pb_meta *meta);
 
 void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk);

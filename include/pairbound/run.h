@@ -45,6 +45,9 @@ struct pb_run_config {
  */
 int pb_run_config_parse(const char *text, const char *name, struct pb_run_config *cfg);
 int pb_run_config_load(const char *path, struct pb_run_config *cfg);
+/** Whether @p cfg has an output directory and, if a stage reads one, a store
+ * (either may come from the configuration or from --store and -o). */
+int pb_run_config_check(const struct pb_run_config *cfg);
 void pb_run_config_free(struct pb_run_config *cfg);
 
 /** Describe every section and key of a run configuration (for `pairbound run --help`). */

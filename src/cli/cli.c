@@ -703,8 +703,9 @@ static const struct pb_cli_command pb_cli__after[] = {
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"
    "seed paper's resampling settings). Each stage writes OUTDIR/STAGE/ and a checkpoint; OUTDIR/REPORT.md\n"
-   "holds provenance and every stage's report and figures; a one-screen summary is printed. A [STAGE] section of CONFIG sets that stage's options: the options of `pairbound STAGE\n"
-   "--help` spelt with '_' for '-', listed below.\n"},
+   "opens with the findings and holds every stage's report and figures; a one-screen summary is printed.\n"
+   "A stage the store's roles cannot serve is skipped with its reason. A [STAGE] section of CONFIG sets\n"
+   "that stage's options: the options of `pairbound STAGE --help` spelt with '_' for '-', listed below.\n"},
   {NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL}};
 
 /* Every command: the ones above around one per stage of the registry

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +276,34 @@ static void pb_figure__render(const struct pb_figure *fig, const char *data_path
   sigaction(SIGPIPE, &old, NULL);
 }
 
+/* Whether the data has a point to plot: a finite number outside the first
+ * column of a row after the header.  A store can leave every value of a
+ * figure undefined (nothing of that kind to measure on it), and gnuplot
+ * fails a plot with no valid point, which is no error of the stage. */
+static int pb_figure__has_values(const char *data, size_t len)
+{
+  const char *end = data + len, *p = memchr(data, '\n', len);
+  while (p && p < end) {
+    const char *field = ++p;
+    int col = 0;
+    for (; p < end && *p != '\n'; p++)
+      if (*p == '\t') {
+        col++;
+        field = p + 1;
+      } else if (col > 0 && p == field) {
+        char buf[64];
+        size_t n = strcspn(field, "\t\n");
+        if (n < sizeof buf) {
+          memcpy(buf, field, n);
+          buf[n] = '\0';
+          double x;
+          if (pb_parse_real(buf, &x) == PB_OK && isfinite(x)) return 1;
+        }
+      }
+  }
+  return 0;
+}
+
 int pb_figure_start(struct pb_results *res, const struct pb_figure *fig, const char *data, size_t len,
                     struct pb_figure_job *job)
 {
@@ -284,6 +313,10 @@ int pb_figure_start(struct pb_results *res, const struct pb_figure *fig, const c
   char name[256];
   snprintf(name, sizeof name, "%s.tsv", fig->name);
   int status = pb_results_write_report(res, name, data, len);
+  if (status == PB_OK && !pb_figure__has_values(data, len)) {
+    job->state = PB_FIGURE__EMPTY;
+    return status;
+  }
   if (status != PB_OK || !pb_figure_available()) {
     job->state = status == PB_OK ? PB_FIGURE__SKIPPED : PB_FIGURE__DONE;
     return status;
@@ -316,6 +349,9 @@ int pb_figure_finish(struct pb_figure_job *job, struct pb_text *md)
   if (job->state == PB_FIGURE__SKIPPED && md)
     pb_text_printf(md, "\n*Figure %s (%s) skipped: gnuplot with the pngcairo terminal is not installed; "
                        "its data is in [%s.tsv](%s.tsv).*\n",
+                   fig->name, fig->title, fig->name, fig->name);
+  if (job->state == PB_FIGURE__EMPTY && md)
+    pb_text_printf(md, "\n*Figure %s (%s) not drawn: every value is undefined on this store; see [%s.tsv](%s.tsv).*\n",
                    fig->name, fig->title, fig->name, fig->name);
   if (job->state == PB_FIGURE__RENDERING) {
     if (job->session == pb_figure__s.n_ended + 1) pb_figure__end(); /* its session is still open */

@@ -20,6 +20,15 @@ int32_t pb_meta_find_source(const struct pb_meta *meta, const char *name)
   return -1;
 }
 
+const char *pb_meta_source_names(const struct pb_meta *meta, char *buf, size_t n)
+{
+  size_t len = (size_t)snprintf(buf, n, "the store's sources:");
+  for (int32_t s = 0; s < meta->n_sources && len < n; s++)
+    len += (size_t)snprintf(buf + len, n - len, "%s %s", s ? "," : "", meta->sources[s].name);
+  if (len >= n && n > 4) memcpy(buf + n - 4, "...", 4);
+  return buf;
+}
+
 int pb_meta_is_probe(const struct pb_source *src)
 {
   return src->role == PB_ROLE_NATURAL || src->role == PB_ROLE_EXTRA;
@@ -68,9 +77,21 @@ void pb_meta_role_text(const struct pb_source *src, char *buf, size_t n)
   }
 }
 
+/* Whether a probe source answers for some images of a source with cells: a
+ * probe role (no cells of its own) on a source that shares no image with one
+ * would take its records out of every analysis and probe nothing, which is a
+ * role given to the wrong source. */
+static int pb_meta__probes_something(const struct pb_meta *meta, const struct pb_source *src)
+{
+  for (int32_t s = pb_meta_target(meta, 0); s < meta->n_sources; s = pb_meta_target(meta, s + 1))
+    if (pb_meta_shared_images(src, &meta->sources[s]) > 0) return 1;
+  return 0;
+}
+
 /* What a source's role asks of the store: an extra source adds candidates to
- * another source that is a probe suite (synthetic) of the store; a natural
- * source's fixed set is at most its perturbed conditions. */
+ * another source that is a probe suite (synthetic) of the store, on its
+ * images; a natural source's fixed set is at most its perturbed conditions,
+ * and it probes images of a source with cells. */
 static int pb_meta__check_role(const struct pb_meta *meta, const struct pb_source *src)
 {
   if (src->role < PB_ROLE_REAL || src->role > PB_ROLE_EXTRA) {
@@ -82,6 +103,13 @@ static int pb_meta__check_role(const struct pb_meta *meta, const struct pb_sourc
                  src->n_conditions - 1);
     return PB_FAIL;
   }
+  if (src->role == PB_ROLE_NATURAL && !pb_meta__probes_something(meta, src)) {
+    char role[64];
+    pb_meta_role_text(src, role, sizeof role);
+    pb_error_set("source %s: role %s, but it shares no image with a source that has cells (a probe source has "
+                 "none: its records answer for other sources' images)", src->name, role);
+    return PB_FAIL;
+  }
   if (src->role != PB_ROLE_EXTRA) return PB_OK;
   const int32_t of = src->role_of ? pb_meta_find_source(meta, src->role_of) : -1;
   if (of < 0) {
@@ -91,6 +119,11 @@ static int pb_meta__check_role(const struct pb_meta *meta, const struct pb_sourc
   if (meta->sources[of].role != PB_ROLE_SYNTHETIC) {
     pb_error_set("source %s: role extra:%s, but %s is not a synthetic probe source (its role: %s)", src->name,
                  src->role_of, src->role_of, pb_meta_is_probe(&meta->sources[of]) ? "a probe itself" : "real");
+    return PB_FAIL;
+  }
+  if (pb_meta_shared_images(src, &meta->sources[of]) == 0) {
+    pb_error_set("source %s: role extra:%s, but it shares no image with %s (its conditions are further candidates "
+                 "on %s's images)", src->name, src->role_of, src->role_of, src->role_of);
     return PB_FAIL;
   }
   return PB_OK;

@@ -276,7 +276,9 @@ static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, 
   /* the default probe is screen's: the synthetic source the real ones share images with (by role) */
   int32_t ps = probe ? pb_meta_find_source(meta, probe) : pb_meta_role_probe(meta);
   if (ps < 0 && probe && strcmp(probe, "self") != 0) {
-    pb_error_set("%s %s: no such source in the store (or 'self')", from_config ? "[fragility] probe =" : "--probe", probe);
+    char names[512];
+    pb_error_set("%s %s: no such source (or 'self'; %s)", from_config ? "[fragility] probe =" : "--probe", probe,
+                 pb_meta_source_names(meta, names, sizeof names));
     return PB_FAIL;
   }
   for (int32_t s = 0; s < meta->n_sources; s++) {

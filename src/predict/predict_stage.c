@@ -539,7 +539,8 @@ static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_
     const char *name = i < d->n_fs ? fname[i] : tname[i - d->n_fs];
     const int32_t s = pb_meta_find_source(meta, name);
     if (s < 0) {
-      pb_error_set("predict: the store has no source '%s'", name);
+      char names[512];
+      pb_error_set("predict: the store has no source '%s' (%s)", name, pb_meta_source_names(meta, names, sizeof names));
       return PB_FAIL;
     }
     for (int32_t j = 0; j < i; j++)

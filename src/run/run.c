@@ -279,8 +279,9 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);
   if (status == PB_OK) pb_run__joins(&p);
-  if (status == PB_OK && (!cfg->store || !cfg->output || cfg->n_stages == 0)) {
-    pb_error_set("%s: [run] needs store, output and stages", name);
+  /* store and output may come from the command line (pb_run_pipeline checks them) */
+  if (status == PB_OK && cfg->n_stages == 0) {
+    pb_error_set("%s: [run] needs stages", name);
     status = PB_FAIL;
   }
   if (status == PB_OK) status = pb_run__propagate(&p, name);
@@ -513,10 +514,28 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
   return status;
 }
 
+/* A pipeline of stages that read no store (exact draws its worlds) needs none. */
+static int pb_run__reads_store(const struct pb_run_config *cfg)
+{
+  int reads_store = 0;
+  for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= pb_run__kind(cfg->stages[i])->reads_store;
+  return reads_store;
+}
+
+int pb_run_config_check(const struct pb_run_config *cfg)
+{
+  if (cfg->output && (cfg->store || !pb_run__reads_store(cfg))) return PB_OK;
+  pb_error_set("run: no %s (give %s in [run])", cfg->output ? "store" : "output directory",
+               cfg->output ? "--store STORE or store = STORE" : "-o OUTDIR or output = OUTDIR");
+  return PB_FAIL;
+}
+
 int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance)
 {
   int rank;
   MPI_Comm_rank(comm, &rank);
+  if (pb_run_config_check(cfg)) return PB_FAIL;
+  const int reads_store = pb_run__reads_store(cfg);
   double t0 = MPI_Wtime();
   size_t n = strlen(provenance) + strlen(cfg->text) + 32;
   char *prov = pb_malloc(n), *settings = pb_run__settings(cfg), digest[65] = "";
@@ -530,9 +549,6 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
            "checkpoints; to continue, repeat the same command with --resume",
            cfg->output);
   pb_signal_install(hint, 0, comm);
-  /* a pipeline of stages that read no store (exact draws its worlds) needs none */
-  int reads_store = 0;
-  for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= pb_run__kind(cfg->stages[i])->reads_store;
   int status = reads_store ? pb_run__store(cfg, comm) : PB_OK;
   struct pb_run__digest dg = {.path = cfg->store, .hex = digest};
   status = pb_error_agree(comm, status);

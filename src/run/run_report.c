@@ -229,6 +229,8 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
   pb_rr__provenance(cfg, facts, &md);
   if (body.len) pb_text_append(&md, body.buf, body.len);
   char *path = pb_output_path_join(cfg->output, "REPORT.md");
+  /* a run whose every stage was skipped has made no stage directory */
+  if (status == PB_OK) status = pb_output_mkdir_p(cfg->output);
   if (status == PB_OK) {
     struct pb_outfile f;
     status = pb_output_file_open(&f, path);

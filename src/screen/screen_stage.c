@@ -370,10 +370,9 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     }
     ps->src = pb_meta_find_source(meta, in->source);
     if (ps->src < 0) {
-      pb_error_set("probe source %s is not in the store%s", in->source,
-                   q != 0 || in != &dflt ? ""
-                   : opt->from_config ? " (set probe = SRC[:cond,...] in the [screen] section)"
-                                      : " (give --probe SRC[:cond,...])");
+      char names[512];
+      pb_error_set("probe source %s is not in the store (%s)", in->source,
+                   pb_meta_source_names(meta, names, sizeof names));
       return PB_FAIL;
     }
     const struct pb_source *src = &meta->sources[ps->src];
@@ -510,7 +509,8 @@ static int pb_screen__targets(struct pb_screen__ctx *X)
     const char *name = opt->n_targets ? opt->targets[t] : meta->sources[dflt[t]].name;
     int32_t s = pb_meta_find_source(meta, name), twice = 0;
     for (int32_t k = 0; k < X->n_targets; k++) twice |= X->targets[k] == s;
-    if (s < 0) pb_error_set("target source %s is not in the store", name);
+    char names[512];
+    if (s < 0) pb_error_set("target source %s is not in the store (%s)", name, pb_meta_source_names(meta, names, sizeof names));
     else if (twice) pb_error_set("target source %s given twice", name);
     else if (meta->sources[s].n_conditions < 2) pb_error_set("target source %s has no perturbed condition", name);
     else X->targets[X->n_targets++] = s;
@@ -885,15 +885,14 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   return pb_stage_close(&st, status);
 }
 
-/* Under `pairbound run`: screening needs a probe source and targets, given or by role. */
+/* Under `pairbound run`: screening needs a probe source and targets, given or by role.  A probe or
+ * targets the configuration names always run the stage, which says what the store lacks. */
 static int pb_screen__applies(const struct pb_meta *meta, const void *opts, char *why, size_t n)
 {
   const struct pb_screen_options *o = opts;
-  int32_t probe = -1;
-  for (int32_t p = 0; p < o->n_probesets && probe < 0; p++)
-    if (!o->probesets[p].name) probe = pb_meta_find_source(meta, o->probesets[p].source);
-  const int given = probe >= 0;
-  if (!given) probe = pb_meta_role_probe(meta);
+  for (int32_t p = 0; p < o->n_probesets; p++)
+    if (!o->probesets[p].name) return 1;
+  const int32_t probe = pb_meta_role_probe(meta);
   if (probe < 0) {
     snprintf(why, n, "no synthetic source shares images with a real source (declare the probe suite: pairbound "
                      "roles STORE --set SRC=synthetic, or set probe in [screen])");

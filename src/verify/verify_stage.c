@@ -212,7 +212,8 @@ static int pb_verify__check_sources(const struct pb_stage *st, const struct pb_v
   int status = PB_OK;
   for (char *w = strtok_r(list, ",", &save); w && status == PB_OK; w = strtok_r(NULL, ",", &save))
     if (pb_meta_find_source(st->meta, w) < 0) {
-      pb_error_set("--sources: the store has no source '%s'", w);
+      char names[512];
+      pb_error_set("--sources: the store has no source '%s' (%s)", w, pb_meta_source_names(st->meta, names, sizeof names));
       status = PB_FAIL;
     }
   free(list);

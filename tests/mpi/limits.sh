@@ -49,7 +49,7 @@ done
 # --- messages (item 10)
 sed 's/^classes = 20$/classes = 2147483647/' "$TOP_SRCDIR/inputs/small.ini" > huge.ini
 refused "synth: classes = 2^31-1 names the real cap" 1 \
-  "huge.ini:27: [source Syn] classes must be an integer in [2, 1048576] (the limit of classes per source), got '2147483647'" \
+  "huge.ini:28: [source Syn] classes must be an integer in [2, 1048576] (the limit of classes per source), got '2147483647'" \
   tpb 1 synth --config huge.ini -o h.h5 --no-summary
 # a long name must not push the reason out of the message (it was cut at 2,048 bytes)
 long=$WORK
@@ -59,19 +59,27 @@ awk -F, 'NR == 2 { $6 = -3 } { print }' OFS=, s.csv > "$long/neg.csv"
 check "the CSV path is over 2,048 bytes" [ ${#long} -gt 2800 ]
 refused "an error behind a ${#long}-byte path keeps its reason" 1 "neg.csv:2: column 'label': negative class -3" \
   tpb 1 ingest "$long/neg.csv" -o neg.h5
-# run cannot take --probe: a store without the default probe source names the INI key
+# run cannot take --probe: on a store without a probe source (no synthetic
+# role) run skips screen, naming the role to set and the INI key
 grep -v ',Syn-B,' s.csv > nob.csv
 pb 1 1 ingest nob.csv -o nob.h5
 printf '[run]\nstore = nob.h5\noutput = runo\nstages = screen\n' > nob.ini
-refused "run: a missing probe source suggests the [screen] key" 1 \
-  "probe source Syn-B is not in the store (set probe = SRC[:cond,...] in the [screen] section)" tpb 1 run nob.ini
+refused "run: no probe source: screen skipped, naming the role and the [screen] key" 0 \
+  "skipped screen: no synthetic source shares images with a real source (declare the probe suite: pairbound roles STORE --set SRC=synthetic, or set probe in [screen])" \
+  tpb 1 run nob.ini
 check "run: ... and never --probe" sh -c '! printf "%s" "$1" | grep -q -- --probe' _ "$out"
-refused "screen: the same store suggests the option" 1 "(give --probe SRC[:cond,...])" tpb 1 screen nob.h5 -o so
+# a probe the configuration names but the store lacks fails the run, naming the key
+printf '[screen]\nprobe = Syn-B\n' >> nob.ini
+refused "run: a probe source the [screen] section names but the store lacks fails, naming the sources" 1 \
+  "probe source Syn-B is not in the store (the store's sources: Syn, ES, Diverse, TTA, Syn-B5)" tpb 1 run nob.ini
+check "run: ... and never --probe" sh -c '! printf "%s" "$1" | grep -q -- --probe' _ "$out"
+refused "screen: the same store suggests the option" 1 "give --probe SRC" tpb 1 screen nob.h5 -o so
 printf '[run]\nstore = nob.h5\noutput = runo\nstages = fragility\n[fragility]\nprobe = Nope\n' > nob2.ini
 refused "run: an unknown [fragility] probe names the key" 1 "[fragility] probe = Nope: no such source" tpb 1 run nob2.ini
 # one model group: the group intervals collapse to the estimate; say so
 awk -F, 'NR == 1 || $2 == "alpha"' s.csv > one.csv
-pb 1 1 ingest one.csv -o one.h5
+pb 1 1 ingest one.csv --role Syn=synthetic --role Syn-B=synthetic --role TTA=natural:18 --role Syn-B5=extra:Syn-B \
+  -o one.h5
 for st in bounds screen; do
   # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
   OMP_NUM_THREADS=1 "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" $st one.h5 -o one_$st --group-draws 200 2> one_$st.err

@@ -33,12 +33,18 @@ done
 pb 2 1 states dev.h5 -o d_states
 check "every image in the development split: states still runs (it needs no split)" test -s d_states/results.h5
 
-# nothing to screen: the target sources' image ids do not occur in the probe source
+# nothing to screen: the target sources' image ids do not occur in the probe
+# source.  By roles there is then no probe (a synthetic source that shares
+# images with a real one), which screen says; given, they screen nothing.
 awk -F, 'BEGIN { OFS = "," } NR > 1 && ($3 == "ES" || $3 == "Diverse") { $5 = "x" $5 } { print }' s.csv > nojoin.csv
-pb 1 1 ingest nojoin.csv -o nojoin.h5
+pb 1 1 ingest nojoin.csv --role Syn=synthetic --role Syn-B=synthetic --role TTA=natural:18 --role Syn-B5=extra:Syn-B \
+  -o nojoin.h5
+refused 1 "nothing to screen by roles" "no probe source: no synthetic source shares images with a real source" \
+  screen nojoin.h5 -o sj0
 for np in 1 2; do
   # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
-  OMP_NUM_THREADS=1 "$MPIRUN" $MPIRUN_FLAGS -n $np "$PAIRBOUND" screen nojoin.h5 -o sj$np 2> sj$np.err
+  OMP_NUM_THREADS=1 "$MPIRUN" $MPIRUN_FLAGS -n $np "$PAIRBOUND" screen nojoin.h5 --probe Syn-B --targets ES,Diverse \
+    -o sj$np 2> sj$np.err
   check "nothing to screen, $np rank(s): exit 0 (was: HDF5: cannot write dataset '/screen/images/unit')" test $? -eq 0
   check "nothing to screen, $np rank(s): warns why" \
     grep -q "warning: screen: nojoin.h5: no image of the target sources (ES, Diverse) occurs in the probe source Syn-B" \

@@ -110,6 +110,37 @@ START_TEST(test_figure_skipped_without_gnuplot)
 }
 END_TEST
 
+/* Every value undefined (nan, or no row): nothing to plot, which gnuplot would call an error; the TSV is written
+ * and the report says why there is no figure.  One finite value anywhere outside the labels draws it. */
+START_TEST(test_figure_no_values)
+{
+  unsetenv("PAIRBOUND_GNUPLOT");
+  const char *empty[] = {"x\ty\tz\n", "x\ty\tz\na\tnan\tnan\n1\t-nan\tinf\n", "x\ty\n7\tn/a\n"};
+  for (int k = 0; k < 3; k++) {
+    char dir[16], tsv[64], png[64];
+    snprintf(dir, sizeof dir, "fig5%c", 'a' + k);
+    snprintf(tsv, sizeof tsv, "%s/report/profile.tsv", dir);
+    snprintf(png, sizeof png, "%s/report/profile.png", dir);
+    struct pb_results *res = make_results(dir);
+    struct pb_text md = {0};
+    ck_assert_int_eq(pb_figure_write(res, &fig, empty[k], strlen(empty[k]), &md), PB_OK);
+    ck_assert_int_eq(pb_results_commit(res), PB_OK);
+    ck_assert(pb_test_exists(pb_test_path(tsv)));
+    ck_assert(!pb_test_exists(pb_test_path(png)));
+    ck_assert_ptr_nonnull(strstr(md.buf, "not drawn: every value is undefined"));
+    pb_text_free(&md);
+  }
+  if (!pb_figure_available()) return;
+  const char *one = "x\ty\tz\n0.1\tnan\tnan\n0.2\tnan\t0.25\n0.3\tnan\t0.5\n";
+  struct pb_results *res = make_results("fig6");
+  struct pb_text md = {0};
+  ck_assert_int_eq(pb_figure_write(res, &fig, one, strlen(one), &md), PB_OK);
+  ck_assert_int_eq(pb_results_commit(res), PB_OK);
+  ck_assert(pb_test_exists(pb_test_path("fig6/report/profile.png")));
+  pb_text_free(&md);
+}
+END_TEST
+
 START_TEST(test_figure_gnuplot_error)
 {
   unsetenv("PAIRBOUND_GNUPLOT");
@@ -253,6 +284,7 @@ static Suite *suite(void)
   TCase *tc = tcase_create("figure");
   tcase_add_test(tc, test_figure_rendered);
   tcase_add_test(tc, test_figure_skipped_without_gnuplot);
+  tcase_add_test(tc, test_figure_no_values);
   tcase_add_test(tc, test_figure_gnuplot_error);
   tcase_add_test(tc, test_figure_shared_session);
   tcase_add_test(tc, test_figure_prepared);

@@ -252,8 +252,18 @@ START_TEST(test_run_sections)
                   "t.ini:6: [policy] lambdas takes 1 to 32 comma-separated values in [0, 1], got '0.5,2'");
   ck_assert(pb_run_config_parse("[run]\nstore = s.h5\nstages = bounds, prediction\n", "t.ini", &c) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "t.ini:3: [run] stages: unknown stage 'prediction'");
-  ck_assert(pb_run_config_parse("[run]\nstore = s.h5\nstages = bounds\n", "t.ini", &c) == PB_FAIL);
-  ck_assert_str_eq(pb_error_message(), "t.ini: [run] needs store, output and stages");
+  ck_assert(pb_run_config_parse("[run]\nstore = s.h5\noutput = o\n", "t.ini", &c) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "t.ini: [run] needs stages");
+  /* store and output may come from --store and -o: the pipeline asks for them, writing nothing */
+  ck_assert_msg(pb_run_config_parse("[run]\nstages = bounds\n", "t.ini", &c) == PB_OK, "%s", pb_error_message());
+  ck_assert(pb_run_config_check(&c) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "run: no output directory (give -o OUTDIR or output = OUTDIR in [run])");
+  c.output = pb_strdup("o");
+  ck_assert(pb_run_config_check(&c) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "run: no store (give --store STORE or store = STORE in [run])");
+  c.store = pb_strdup("s.h5");
+  ck_assert(pb_run_config_check(&c) == PB_OK);
+  pb_run_config_free(&c);
 }
 END_TEST
 
