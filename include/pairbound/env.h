@@ -23,6 +23,7 @@ enum pb_env_var {
   PB_ENV_GLIBC_TUNABLES,
   PB_ENV_OMPI_MCA_PML,
   PB_ENV_PMIX_MCA_GDS,
+  PB_ENV_OMPI_MCA_SHAREDFP,
   /* set by a launcher, a debugger or the scheduler: read to know how the process was started */
   PB_ENV_LD_PRELOAD,
   PB_ENV_OMPI_COMM_WORLD_SIZE,

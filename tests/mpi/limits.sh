@@ -59,6 +59,19 @@ awk -F, 'NR == 2 { $6 = -3 } { print }' OFS=, s.csv > "$long/neg.csv"
 check "the CSV path is over 2,048 bytes" [ ${#long} -gt 2800 ]
 refused "an error behind a ${#long}-byte path keeps its reason" 1 "neg.csv:2: column 'label': negative class -3" \
   tpb 1 ingest "$long/neg.csv" -o neg.h5
+# a store and outputs behind a 1,000-character path (Open MPI's lockedfile
+# shared-file-pointer component aborted from about 240; docs/run.md)
+deep=$WORK
+while [ ${#deep} -lt 1000 ]; do deep=$deep/$(printf 'p%.0s' $(seq 90)); done
+mkdir -p "$deep"
+cp s.h5 "$deep/s.h5"
+check "the store path is 1,000 characters or more" [ ${#deep} -ge 1000 ]
+out=$(tpb 1 info "$deep/s.h5" 2>&1)
+check "info on a store behind a long path" sh -c 'printf "%s" "$1" | grep -qx "schema_version 2"' _ "$out"
+tpb 2 bounds "$deep/s.h5" -o "$deep/o" > /dev/null 2>&1
+check "bounds at 2 ranks, store and output behind a long path" test -s "$deep/o/report/bounds.tsv"
+tpb 2 synth --scale small --no-summary -o "$deep/n.h5" > /dev/null 2>&1
+check "synth at 2 ranks into a long path" sh -c 'test -s "$1/n.h5" && ! ls "$1"/n.h5.* > /dev/null 2>&1' _ "$deep"
 # run cannot take --probe: on a store without a probe source (no synthetic
 # role) run skips screen, naming the role to set and the INI key
 grep -v ',Syn-B,' s.csv > nob.csv
