@@ -5,7 +5,9 @@
 # closed forms of 9 cells recomputed from the records in numpy).  Then what
 # the example does not show: the two stores are equal as HDF5 files too; a
 # store whose roles allow neither screen nor predict has both skipped with
-# their reasons; the records are the same on a second evaluation.
+# their reasons; `pairbound roles --set` on a store another program wrote
+# with a narrow `roles` attribute; the records are the same on a second
+# evaluation.
 #
 # Needs python3-sklearn, python3-numpy, python3-h5py and dataset-fashion-mnist
 # (jobs/setup.sh installs them): without them the test fails, naming the
@@ -40,6 +42,25 @@ check "the summary names screen's reason" grep -q '^skipped screen: no synthetic
 check "the summary names predict's reason" grep -q '^skipped predict: the store has 0 synthetic sources' "$WORK/skip.out"
 check "REPORT.md: bounds reported, screen and predict skipped with their reasons" \
   "$PY" "$EX/check.py" report "$WORK/skip/REPORT.md" --allowed bounds
+
+# A store another program wrote with a `roles` attribute just wide enough for
+# its roles: a longer role is not truncated (the attribute is replaced on a copy).
+cp "$O/direct.h5" "$WORK/narrow.h5"
+"$PY" - "$WORK/narrow.h5" << 'EOF'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    roles = [r.decode() for r in f.attrs["roles"]]
+    del f.attrs["roles"]
+    t = h5py.h5t.C_S1.copy()
+    t.set_size(10)
+    t.set_strpad(h5py.h5t.STR_NULLTERM)
+    data = np.array([r.encode() for r in roles], dtype="S10")
+    h5py.h5a.create(f.id, b"roles", t, h5py.h5s.create_simple((len(roles),))).write(data, mtype=t)
+EOF
+check "roles --set a role longer than a narrow roles attribute" sh -c \
+  '"$1" roles "$2" --set camera=extra:fmnist-c > /dev/null && "$1" roles "$2" | grep -qx "camera extra:fmnist-c (declared)"' \
+  sh "$PAIRBOUND" "$WORK/narrow.h5"
+check "that store still checks" sh -c '"$1" check "$2" > /dev/null' sh "$PAIRBOUND" "$WORK/narrow.h5"
 
 # Deterministic: the same records from a second, small evaluation
 for i in 1 2; do "$PY" "$EX/evaluate.py" "$WORK/small$i" --images 100 --train 500 2> /dev/null; done
