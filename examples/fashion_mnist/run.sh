@@ -54,13 +54,13 @@ step "records: $images test images, $train training images"
 # the records happen to contain.
 step "ingest"
 "$PAIRBOUND" ingest "$out/records.csv" -o "$out/ingested.h5" --classes 10 \
-  --role fmnist-c=synthetic --role camera=real --role wild=real --role augment=natural:4 --force
+  --role fmnist-c=synthetic --role camera=real --role wild=real --role augment=natural:4
 
 step "check both stores, compare their records"
 "$PAIRBOUND" check "$out/ingested.h5"
 "$PAIRBOUND" check "$out/direct.h5"
-"$PAIRBOUND" export "$out/ingested.h5" -o "$out/ingested.csv" --force
-"$PAIRBOUND" export "$out/direct.h5" -o "$out/direct.csv" --force
+"$PAIRBOUND" export "$out/ingested.h5" -o "$out/ingested.csv"
+"$PAIRBOUND" export "$out/direct.h5" -o "$out/direct.csv"
 cmp "$out/ingested.csv" "$out/direct.csv" || die "the ingested and the h5py-written store hold different records"
 [ "$("$PAIRBOUND" roles "$out/ingested.h5")" = "$("$PAIRBOUND" roles "$out/direct.h5")" ] ||
   die "the ingested and the h5py-written store have different roles"
