@@ -8,7 +8,8 @@ apt-get install -y -qq --no-install-recommends \
   build-essential autoconf automake libtool pkg-config autoconf-archive \
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools \
   libgsl-dev check libinih-dev libcsv-dev nettle-dev libxxhash-dev xxhash librandom123-dev libglpk-dev time gnuplot-nox \
-  clang libclang-rt-dev libomp-dev slurmctld slurmd slurm-client munge > /dev/null
+  clang libclang-rt-dev libomp-dev slurmctld slurmd slurm-client munge \
+  dataset-fashion-mnist python3-sklearn python3-h5py python3-numpy > /dev/null
 autoreconf -fi
 ./configure -q
 make -j"$(nproc)"

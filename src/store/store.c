@@ -324,12 +324,17 @@ const struct pb_meta *pb_store_meta(const struct pb_store *st) { return &st->met
  * store declares none (inferred: real).  Fixed-length strings wide enough
  * for any role of these sources, so that `pairbound roles --set` rewrites it
  * in place (pb_store_roles_set). */
-int pb_store__write_roles(hid_t file, const struct pb_meta *meta)
+size_t pb_store__roles_width(const struct pb_meta *meta)
 {
   size_t longest = 0;
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (strlen(meta->sources[s].name) > longest) longest = strlen(meta->sources[s].name);
-  const size_t width = PB_ROLE_TEXT(longest);
+  return PB_ROLE_TEXT(longest);
+}
+
+int pb_store__write_roles(hid_t file, const struct pb_meta *meta)
+{
+  const size_t width = pb_store__roles_width(meta);
   char **text = pb_calloc((size_t)(meta->n_sources > 0 ? meta->n_sources : 1), sizeof *text);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     text[s] = pb_calloc(width, 1);

@@ -24,6 +24,8 @@ struct pb_store {
 
 /* The root attribute `roles` of @p meta's sources (store.c). */
 int pb_store__write_roles(hid_t file, const struct pb_meta *meta);
+/* The width of its strings: wide enough for any role of @p meta's sources (store.c). */
+size_t pb_store__roles_width(const struct pb_meta *meta);
 /* Whether a record dataset has the shape the metadata promises (store.c); PB_FAIL with the reason set. */
 int pb_store__shape_ok(const struct pb_store *st, const struct pb_source *s, const char *name, int ndims,
                        const hsize_t *dims);

@@ -80,8 +80,9 @@ done:
 }
 
 /* Write @p meta's roles into the file at @p path (schema 2): the root attribute `roles`, and for a schema-1 file
- * schema_version 2 and no more probe_role attributes. */
-static int pb_roles__write(const char *path, const struct pb_meta *meta, int schema)
+ * schema_version 2 and no more probe_role attributes.  @p fresh: a `roles` attribute already there is replaced,
+ * not rewritten in place (it is too narrow for the new roles). */
+static int pb_roles__write(const char *path, const struct pb_meta *meta, int schema, int fresh)
 {
   int status = PB_FAIL;
   hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), sources = -1;
@@ -104,6 +105,7 @@ static int pb_roles__write(const char *path, const struct pb_meta *meta, int sch
     if (attr >= 0) H5Aclose(attr);
     if (e < 0) goto done;
   }
+  if (fresh && H5Aexists(file, "roles") > 0 && H5Adelete(file, "roles") < 0) goto done;
   status = pb_store__write_roles(file, meta);
 done:
   if (sources >= 0) H5Gclose(sources);
@@ -123,17 +125,26 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   if (status != PB_OK) goto done;
   struct pb_meta *meta = &st->meta;
   const int schema = st->schema;
+  /* A `roles` attribute narrower than pairbound writes it (another program wrote the store) would truncate the
+   * new roles: it is replaced on a copy, as a schema-1 store is given one. */
+  size_t width = 0;
+  if (schema >= 2) {
+    int32_t n_old = 0;
+    char **old = pb_h5_read_attr_strings(st->file, "roles", &n_old, &width);
+    for (int32_t s = 0; old && s < n_old; s++) free(old[s]);
+    free(old);
+  }
   if ((status = pb_roles__apply(path, meta, n, assign)) != PB_OK) goto done;
   H5Fclose(st->file); /* read-only: the write below opens the file on its own */
   st->file = -1;
-  if (schema >= 2) {
-    status = pb_roles__write(path, meta, schema); /* one attribute of the same size, rewritten in place */
+  if (schema >= 2 && width >= pb_store__roles_width(meta)) {
+    status = pb_roles__write(path, meta, schema, 0); /* one attribute of the same size, rewritten in place */
   } else {
     tmp = pb_malloc(strlen(path) + 32);
     sprintf(tmp, "%s.tmp.roles", path);
     unlink(tmp);
     status = pb_roles__copy(path, tmp);
-    if (status == PB_OK) status = pb_roles__write(tmp, meta, schema);
+    if (status == PB_OK) status = pb_roles__write(tmp, meta, schema, 1);
     if (status == PB_OK && rename(tmp, path) != 0) {
       pb_error_set("%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
       status = PB_FAIL;

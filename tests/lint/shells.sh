@@ -1,11 +1,11 @@
-# Every shell script the project runs parses: the tests, the jobs, the build
+# Every shell script the project runs parses: the tests, the examples, the jobs, the build
 # helpers and the benchmark (`make bench` is not run by `make check`, so a
 # script that no longer parses would otherwise go unnoticed until someone
 # benchmarks).  Parsing only (bash -n / sh -n by each script's interpreter).
 set -u
 : "${TOP_SRCDIR:?}"
 fails=0 n=0
-for f in "$TOP_SRCDIR"/tests/*/*.sh "$TOP_SRCDIR"/jobs/*.sh "$TOP_SRCDIR"/jobs/*.sbatch "$TOP_SRCDIR"/build-aux/*.sh \
+for f in "$TOP_SRCDIR"/tests/*/*.sh "$TOP_SRCDIR"/examples/*/*.sh "$TOP_SRCDIR"/jobs/*.sh "$TOP_SRCDIR"/jobs/*.sbatch "$TOP_SRCDIR"/build-aux/*.sh \
   "$TOP_SRCDIR"/.ci/run; do
   [ -f "$f" ] || continue
   n=$((n + 1))
