@@ -222,7 +222,7 @@ static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR",
 static const struct pb_option pb_cli__world_options[] = {
   PB_CLI_OUTPUT("CASES", "sample: CASES file to write (temporary name, renamed when complete)"), {.name = NULL}};
 static const struct pb_option pb_cli__run_options[] = {
-  {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse (overrides [run] store)"},
+  {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse, which must exist (overrides [run] store; [run] synth does not apply)"},
   PB_CLI_OUTPUT("OUTDIR", "output directory (overrides [run] output)"),
   PB_CLI_RESUME("keep every stage whose checkpointed output is intact and was made with the same build, store "
                 "checksum and settings; recompute the others, continuing an interrupted stage from its completed "
@@ -648,9 +648,11 @@ static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a)
     free(cfg.output);
     cfg.output = pb_strdup(a->output);
   }
-  if (a->store) {
+  if (a->store) { /* the user's store must exist: synth generates only the configuration's own */
     free(cfg.store);
     cfg.store = pb_strdup(a->store);
+    free(cfg.synth);
+    cfg.synth = NULL;
   }
   cfg.resume = a->resume;
   /* the run ends with its summary on stdout (total time included) */

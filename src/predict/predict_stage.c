@@ -87,7 +87,8 @@ const struct pb_option pb_predict_option_table[] = {
   {.name = "features", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_features, .metavar = "SRC,...",
    .help = "feature sources (default: the store's synthetic sources with cells; docs/store.md, \"Roles\")"},
   {.name = "targets", .type = PB_OPTION_CUSTOM, .parse = pb_predict__opt_targets, .metavar = "SRC,...",
-   .help = "target sources, whose mild conditions give the targets (default: the store's real sources with cells)"},
+   .help = "target sources, whose mild conditions give the targets (default: the store's real sources with cells "
+           "and a mild condition)"},
   {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS, .def = "2000",
    .help_default = 1, .help = "group-reweighting draws of the stored out-of-fold errors (default 2000; 0 = none)"},
   {.name = "shuffles", .type = PB_OPTION_INT, PB_O(shuffles), .metavar = "R", .imax = 1000, .def = "20",
@@ -535,7 +536,9 @@ static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_
   d->n_ts = pb_predict__sources(meta, opt, 1, tname);
   if (d->n_ts < 0) return PB_FAIL;
   d->n_shuf = opt->shuffles;
-  for (int32_t i = 0; i < d->n_fs + d->n_ts; i++) {
+  const int32_t n_listed = d->n_fs + d->n_ts;
+  d->n_ts = 0;
+  for (int32_t i = 0; i < n_listed; i++) {
     const char *name = i < d->n_fs ? fname[i] : tname[i - d->n_fs];
     const int32_t s = pb_meta_find_source(meta, name);
     if (s < 0) {
@@ -543,13 +546,11 @@ static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_
       pb_error_set("predict: the store has no source '%s' (%s)", name, pb_meta_source_names(meta, names, sizeof names));
       return PB_FAIL;
     }
-    for (int32_t j = 0; j < i; j++)
+    for (int32_t j = 0; j < d->n_fs + d->n_ts && j < i; j++)
       if (s == (j < d->n_fs ? d->fs[j] : d->ts[j - d->n_fs])) {
         pb_error_set("predict: source '%s' is listed twice (a source is either a feature or a target source)", name);
         return PB_FAIL;
       }
-    if (i < d->n_fs) d->fs[i] = s;
-    else d->ts[i - d->n_fs] = s;
     for (int32_t m = 0; m < meta->n_models && i < d->n_fs; m++)
       if (isnan(st->protocol.src[s].tau[m])) {
         pb_error_set("predict: feature source '%s' has no development threshold for model '%s'", name, meta->model_ids[m]);
@@ -557,10 +558,20 @@ static int pb_predict__setup(const struct pb_stage *st, const struct pb_predict_
       }
     int32_t mild = 0;
     for (int32_t c = 0; c < meta->sources[s].n_conditions; c++) mild += st->protocol.src[s].tier[c] == PB_TIER_MILD;
-    if (i >= d->n_fs && mild == 0) {
+    if (i >= d->n_fs && mild == 0 && opt->n_targets) {
       pb_error_set("predict: target source '%s' has no mild condition (development accuracy >= 0.40)", name);
       return PB_FAIL;
     }
+    /* a real source by role without a mild condition has no target to give (Section 6): the others are */
+    if (i >= d->n_fs && mild == 0)
+      pb_warning("predict: real source '%s' has no mild condition (development accuracy >= 0.40): not a target", name);
+    else if (i < d->n_fs) d->fs[i] = s;
+    else d->ts[d->n_ts++] = s;
+  }
+  if (d->n_ts == 0) {
+    pb_error_set("predict: no real source has a mild condition (development accuracy >= 0.40), so there is no target; "
+                 "give --targets SRC,... or set targets in [predict]");
+    return PB_FAIL;
   }
   d->group = pb_malloc((size_t)meta->n_models * sizeof *d->group);
   d->group_names = pb_malloc((size_t)meta->n_models * sizeof *d->group_names);

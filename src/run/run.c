@@ -3,6 +3,7 @@
  * the option tables of the protocol and of each stage (options.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -340,9 +341,13 @@ void pb_run_config_help(FILE *fp)
 /* The store, generated first when the configuration asks and it is absent. */
 static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
 {
-  int exists = access(cfg->store, R_OK) == 0;
-  MPI_Bcast(&exists, 1, MPI_INT, 0, comm);
-  if (exists || !cfg->synth) return PB_OK;
+  int err = access(cfg->store, R_OK) == 0 ? 0 : errno;
+  MPI_Bcast(&err, 1, MPI_INT, 0, comm);
+  if (!err) return PB_OK;
+  if (!cfg->synth) {
+    pb_error_set("%s: cannot read the store: %s", cfg->store, strerror(err));
+    return PB_FAIL;
+  }
   struct pb_synth_config sc;
   int status;
   if (!strcmp(cfg->synth, "paper")) status = pb_synth_config_parse(pb_embedded_paper_ini, "inputs/paper.ini", &sc);

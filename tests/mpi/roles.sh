@@ -81,6 +81,19 @@ bad_role "unknown source" "wilde" --set wilde=real
 check "ingest --role with an unknown role: a usage error naming the source" \
   sh -c "test $? -eq 2 && grep -qE 'camera.*capture' '$WORK/err.txt' && test ! -e '$WORK/bad.h5'"
 
+# A real source without a mild condition is no target of predict by role
+# (a warning names it); the others are
+awk '/^\[source Diverse\]/ { d = 1 } /^\[source Syn-B\]/ { d = 0 } d && /^tiers = / { $0 = "tiers = 0,3,3" } { print }' \
+  "$TOP_SRCDIR/inputs/small.ini" > "$WORK/nomild.ini"
+pb 1 1 synth --config "$WORK/nomild.ini" --no-summary -o "$WORK/nomild.h5"
+OMP_NUM_THREADS=1 mpi_launch 1 "$PAIRBOUND" predict "$WORK/nomild.h5" -o "$WORK/nomild" > /dev/null 2> "$WORK/err.txt"
+check "predict by role, a real source without a mild condition: exit 0" test $? -eq 0
+check "predict: the warning names it" \
+  grep -q "warning: predict: real source 'Diverse' has no mild condition (development accuracy >= 0.40): not a target" \
+  "$WORK/err.txt"
+check "predict: the other real source is the one target" \
+  sh -c "cut -f4 '$WORK/nomild/report/predict_features.tsv' | tail -n +2 | sort -u | tr '\n' ' ' | grep -qx 'ES '"
+
 # Without roles every source is inferred real: run exits 0, runs what it can
 # and says which role to set for what it cannot
 "$PAIRBOUND" -v 0 ingest "$WORK/user.csv" -o "$WORK/none.h5"
@@ -100,4 +113,11 @@ check "run: screen skipped with the role to set" \
 check "run: predict skipped with its reason" grep -qE "^skipped predict: " "$WORK/out.txt"
 check "run: REPORT.md says why screen was skipped" grep -q "^# screen: skipped" "$WORK/none/REPORT.md"
 check "run: bounds ran" test -s "$WORK/none/bounds/report/bounds.tsv"
+# --store names a store that must exist: the default configuration's synth
+# (the paper store) never stands in for a mistyped path
+OMP_NUM_THREADS=1 mpi_launch 1 "$PAIRBOUND" -v 0 run --store "$WORK/nonee.h5" -o "$WORK/typo" 2> "$WORK/err.txt"
+check "run --store with a missing store: status 1, named" \
+  sh -c "test $? -eq 1 && grep -q 'nonee.h5: cannot read the store: No such file or directory' '$WORK/err.txt'"
+check "run --store with a missing store: nothing generated or written" \
+  sh -c "! ls -d '$WORK'/nonee.h5* '$WORK/typo' > /dev/null 2>&1"
 finish
