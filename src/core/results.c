@@ -78,7 +78,7 @@ static int pb_results__claim(struct pb_results *res, const char *outdir)
   char *report = pb_output_path_join(outdir, "report"), *lock = pb_output_path_join(outdir, ".pairbound.lock");
   int status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
   if (status == PB_OK) status = pb_output_mkdir_p(outdir);
-  if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
+  if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir);
   if (status == PB_OK) { /* ours now: what a killed run left half-written goes */
     pb_output_sweep(outdir, NULL);
     pb_output_sweep(report, NULL);

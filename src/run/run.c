@@ -524,6 +524,7 @@ static int pb_run__reads_store(const struct pb_run_config *cfg)
 
 int pb_run_config_check(const struct pb_run_config *cfg)
 {
+  if (cfg->output && pb_output_name_ok(cfg->output) != PB_OK) return PB_FAIL;
   if (cfg->output && (cfg->store || !pb_run__reads_store(cfg))) return PB_OK;
   pb_error_set("run: no %s (give %s in [run])", cfg->output ? "store" : "output directory",
                cfg->output ? "--store STORE or store = STORE" : "-o OUTDIR or output = OUTDIR");

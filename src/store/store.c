@@ -217,7 +217,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     char *lock = pb_malloc(n);
     snprintf(lock, n, "%s.lock", path);
     ok = pb_output_file_ok(path, PB_OUTPUT_STORE, NULL, 0, pb_output_force());
-    if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path, 1);
+    if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path);
     if (ok == PB_OK) { /* ours now: temporaries of a killed writer of this store go */
       char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
       const char *base = slash ? slash + 1 : path;
