@@ -516,7 +516,7 @@ int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
   if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
-  if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_error_set("%s: cannot open", path); goto done; }
+  if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_h5_open_failed(path); goto done; }
   if (pb_store__read_meta(st)) goto done;
   /* best effort: without it every read takes HDF5's path (pb_store__direct) */
   st->fd = open(path, O_RDONLY | O_CLOEXEC);
