@@ -60,6 +60,8 @@ const char *pb_env_get(enum pb_env_var var);
 int pb_env_given(enum pb_env_var var);
 /** setenv(3) of @p var (@p value NULL: unsetenv); with @p overwrite 0 a value already set stays. */
 int pb_env_set(enum pb_env_var var, const char *value, int overwrite);
+/** The whole environment (environ), for a child process started with posix_spawn to inherit as it is. */
+char *const *pb_env_inherited(void);
 /**
  * @p var as a decimal integer in [@p lo, @p hi] (pairbound/parse.h): PB_OK;
  * unset or empty: PB_FAIL, nothing said; anything else: PB_FAIL with a

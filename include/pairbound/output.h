@@ -8,12 +8,16 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <mpi.h>
 
 /* ---- text files */
 /** Whole file as a string (caller frees), NULL with a message on failure. */
 char *pb_output_text_load(const char *path);
+/** The same for a file pairbound wrote itself: read only when it is a regular file (pb_output_open_regular),
+ * so a link or FIFO put in its place is refused, naming it, and never waited on. */
+char *pb_output_text_load_regular(const char *path);
 
 /** A text file line by line: @p fn gets each line (newline kept, writable) and its 1-based number, and
  * stops the walk by returning non-zero (with a message set). Open and read errors are named with @p what,
@@ -48,21 +52,24 @@ enum pb_output_kind {
 
 /**
  * May @p path receive a new file of @p kind?  Refused, with a message naming
- * the path: an empty path; a path that is, or resolves to, one of the
- * @p n_inputs @p inputs; an existing path that is not a regular file (a
- * directory, a symbolic link, a device, a FIFO, a socket); an existing regular
- * file that is not of our @p kind, unless @p force.  An existing file of our
- * kind is replaced (a re-run replaces its own output).
+ * the path: an empty path; a name pb_output_name_ok refuses; a path that is,
+ * or resolves to, one of the @p n_inputs @p inputs; an existing path that is
+ * not a regular file (a directory, a symbolic link, a device, a FIFO, a
+ * socket); an existing regular file that is not of our @p kind, unless
+ * @p force.  An existing file of our kind is replaced (a re-run replaces its
+ * own output).
  */
 int pb_output_file_ok(const char *path, enum pb_output_kind kind, const char *const *inputs, int n_inputs,
                       int force);
 
 /**
  * May @p dir receive a stage's output (results.h5, report/)?  Refused: an
- * empty path; an existing path that is not a directory or is a symbolic link;
- * a directory that holds one of the @p inputs as results.h5 or inside report/;
- * a non-empty directory without a previous pairbound results.h5 or report/,
- * unless @p force.
+ * empty path; a name pb_output_name_ok refuses; an existing path that is not
+ * a directory or is a symbolic link; a DIR/results.h5 that is not a regular
+ * file or a DIR/report that is not a directory (a symbolic link there
+ * included, which the commit would replace); a directory that holds one of
+ * the @p inputs as results.h5 or inside report/; a non-empty directory
+ * without a previous pairbound results.h5 or report/, unless @p force.
  */
 int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, int force);
 
@@ -86,19 +93,43 @@ void pb_output_set_force(int force);
 int pb_output_force(void);
 
 /* An advisory lock (flock) held on LOCKFILE while an output is written; the
- * file holds the writer's pid so a second writer can say who holds it. */
+ * file holds the writer's pid so a second writer can say who holds it, and
+ * is removed when the writer releases it. */
 struct pb_output_lock {
   int fd;
   char *path;
-  int remove; /* unlink the lock file on release (locks beside a file output) */
 };
 
 /**
  * Take the lock of output @p what at @p lockfile, without waiting: a second
- * writer fails at once with "WHAT is in use by pid N (lock LOCKFILE)".
+ * writer fails at once with "WHAT is in use by pid N (lock LOCKFILE)".  The
+ * lock file is opened as pb_output_open_regular does: a symbolic link
+ * (dangling or not) or anything else that is not a regular file there is
+ * refused, naming it, and whatever it points to is never touched.
  */
-int pb_output_lock_take(struct pb_output_lock *lk, const char *lockfile, const char *what, int remove);
+int pb_output_lock_take(struct pb_output_lock *lk, const char *lockfile, const char *what);
+/** Release the lock and remove its file. */
 void pb_output_lock_release(struct pb_output_lock *lk);
+
+/**
+ * Open @p path (open(2) @p flags and @p mode) only if it is a regular file:
+ * never through a symbolic link (O_NOFOLLOW) and without waiting on a FIFO
+ * or device (O_NONBLOCK, cleared once fstat says it is a regular file).
+ * Returns the descriptor (close-on-exec), or -1 with errno set and, when
+ * something other than a regular file sits at @p path, *@p what saying what
+ * ("a symbolic link", "a FIFO", ...; otherwise NULL).  Sets no message.
+ */
+int pb_output_open_regular(const char *path, int flags, mode_t mode, const char **what);
+
+/**
+ * May @p path name an output?  Refused, with a message showing the name
+ * escaped: a name holding a control character (a byte below 0x20, newline
+ * and tab among them, or 0x7f), which no output is ever given, so a name can
+ * never break a line of a file or script that quotes it.
+ * pb_output_file_ok and pb_output_dir_ok apply it; the command line applies
+ * it to every -o.
+ */
+int pb_output_name_ok(const char *path);
 
 /**
  * Remove the temporaries that killed writers left in @p dir: regular files

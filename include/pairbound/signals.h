@@ -11,6 +11,8 @@
 #ifndef PAIRBOUND_SIGNALS_H
 #define PAIRBOUND_SIGNALS_H
 
+#include <sys/types.h>
+
 #include <mpi.h>
 
 /**
@@ -35,7 +37,16 @@ int pb_signal_set_deferred(int deferred);
  */
 void pb_signal_cleanup(const char *dir);
 
-/** Remove that directory now: a process about to end without returning (MPI_Abort). */
+/**
+ * A child process that writes into that directory (the figures' gnuplot),
+ * 0 when none: the immediate exit kills it (SIGKILL) and waits for it
+ * before removing the directory, so a stopped stage leaves no process
+ * writing.  Set it to 0 once the child has exited and before it is reaped
+ * (waitid with WNOWAIT), so the pid can never name another process.
+ */
+void pb_signal_child(pid_t pid);
+
+/** Remove that directory now (its child ended first): a process about to end without returning (MPI_Abort). */
 void pb_signal_cleanup_now(void);
 
 /** The signal number received (SIGTERM or SIGINT), 0 when none: local, async-signal-safe read. */

@@ -391,6 +391,7 @@ static int pb_cli__parse(struct pb_cli *cli, const struct pb_cli_command *c, int
     snprintf(what, sizeof what, "-%c %s", pb_cli__output(c)->short_name, pb_cli__output(c)->metavar);
     return pb_cli__usage_error(cli, syn, "missing %s", what);
   }
+  if (a->output && pb_output_name_ok(a->output) != PB_OK) return pb_cli__usage_error(cli, syn, "%s", pb_error_message());
   return PB_EXIT_OK;
 }
 

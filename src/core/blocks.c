@@ -20,11 +20,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <omp.h>
 
@@ -160,7 +162,9 @@ static int pb_blocks__prepare(struct pb_blocks *bl)
   char *kpath = pb_output_path_join(bl->dir, PB_BLOCKS_KEYFILE);
   int status = PB_OK, keep = 0;
   if (bl->resume) {
-    char *text = pb_output_text_load(kpath), *end = text ? strstr(text, "\nend ") : NULL, hex[65];
+    char *text = pb_output_text_load_regular(kpath), *end = text ? strstr(text, "\nend ") : NULL, hex[65];
+    struct stat sb;
+    if (!text && lstat(kpath, &sb) == 0) pb_message("%s: its blocks are recomputed", pb_error_message());
     pb_error_clear();
     if (end) {
       pb_checksum_sha256_hex(text, (size_t)(end + 1 - text), hex);
@@ -300,16 +304,13 @@ static const char *pb_blocks__parse(const struct pb_blocks *bl, int64_t id, cons
   return NULL;
 }
 
-int pb_blocks_load(struct pb_blocks *bl, int64_t id, struct pb_bytes *out)
+/* Why the block file open at @p fd is not block @p id of this key (NULL: intact, its payload in out); closes fd. */
+static const char *pb_blocks__read(const struct pb_blocks *bl, int64_t id, int fd, struct pb_bytes *out)
 {
-  if (!bl->dir || !bl->resume) return 0;
-  char *path = pb_blocks__path(bl, id);
-  FILE *fp = fopen(path, "rb");
+  FILE *fp = fdopen(fd, "rb");
   if (!fp) {
-    free(path);
-#pragma omp atomic
-    bl->computed++; /* never completed */
-    return 0;
+    close(fd);
+    return "cannot read";
   }
   struct pb_bytes raw = {0};
   uint8_t chunk[1 << 14];
@@ -318,6 +319,29 @@ int pb_blocks_load(struct pb_blocks *bl, int64_t id, struct pb_bytes *out)
   const char *why = ferror(fp) ? "read error" : pb_blocks__parse(bl, id, raw.buf, raw.len, out);
   fclose(fp);
   pb_blocks_bytes_free(&raw);
+  return why;
+}
+
+int pb_blocks_load(struct pb_blocks *bl, int64_t id, struct pb_bytes *out)
+{
+  if (!bl->dir || !bl->resume) return 0;
+  char *path = pb_blocks__path(bl, id), buf[96];
+  /* only a regular file is read: a link is never followed, a FIFO never waited on */
+  const char *what, *why;
+  const int fd = pb_output_open_regular(path, O_RDONLY, 0, &what);
+  if (fd < 0 && !what && errno == ENOENT) {
+    free(path);
+#pragma omp atomic
+    bl->computed++; /* never completed */
+    return 0;
+  }
+  if (fd >= 0) {
+    why = pb_blocks__read(bl, id, fd, out);
+  } else {
+    if (what) snprintf(buf, sizeof buf, "%s, not a regular file: not read", what);
+    else snprintf(buf, sizeof buf, "cannot open: %s", strerror(errno));
+    why = buf;
+  }
   if (!why) {
 #pragma omp atomic
     bl->loaded++;

@@ -1,8 +1,10 @@
 /* The environment variables pairbound reads or sets (include/pairbound/env.h). */
+#define _GNU_SOURCE /* environ */
 #include "config.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "pairbound/env.h"
 #include "pairbound/error.h"
@@ -61,6 +63,8 @@ int pb_env_set(enum pb_env_var var, const char *value, int overwrite)
 {
   return value ? setenv(pb_env_table[var].name, value, overwrite) : unsetenv(pb_env_table[var].name);
 }
+
+char *const *pb_env_inherited(void) { return environ; }
 
 int pb_env_int(enum pb_env_var var, int64_t lo, int64_t hi, int64_t *out)
 {

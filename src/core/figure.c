@@ -1,10 +1,13 @@
 /* Report figures through gnuplot (pngcairo), one process for the figures a
  * process starts until it next waits for one. */
+#define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np, pipe2 */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "pairbound/figure.h"
 #include "pairbound/output.h"
 #include "pairbound/parse.h"
+#include "pairbound/signals.h"
 
 static const char *pb_figure__program(void)
 {
@@ -77,13 +81,16 @@ int pb_figure_available(void)
   return pb_figure__probe.known;
 }
 
-/* A gnuplot single-quoted string: '' stands for one quote. */
+/* A gnuplot single-quoted string: '' stands for one quote, and nothing else
+ * is special inside it but the end of the line, which would end the
+ * command: a control character (a title may quote a store's source name)
+ * becomes a space. */
 static void pb_figure__quoted(FILE *fp, const char *s)
 {
   fputc('\'', fp);
   for (; *s; s++) {
     if (*s == '\'') fputc('\'', fp);
-    fputc(*s, fp);
+    fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, fp);
   }
   fputc('\'', fp);
 }
@@ -98,15 +105,24 @@ static void pb_figure__quoted(FILE *fp, const char *s)
  * is that figure's: an error ("line N: ...", not a warning) fails it alone.
  * A non-zero exit with no figure to blame (gnuplot died, or is not gnuplot)
  * fails them all.  What each ended session that had figures said is kept,
- * by number, for the jobs still to be finished.  The session's stderr goes
- * to report/.figures.log of the results that opened it, removed when it ends
- * (before the commit moves report/ into place). */
+ * by number, for the jobs still to be finished.
+ *
+ * gnuplot runs in the report directory of the results that opened the
+ * session and reads and writes only there, under the figures' own names
+ * (NAME.tsv, NAME.png.tmp): no path the user chose ever appears in its
+ * script, so none can be read as a command.  Its stdin is the script, its
+ * stdout /dev/null (nothing it prints can reach pairbound's stdout), its
+ * stderr report/.figures.log, removed when the session ends (before the
+ * commit moves report/ into place).  A stage stopped by a signal kills it
+ * before the staging directory goes (pb_signal_child). */
 struct pb_figure__ended {
   int n;         /* figures it was sent */
   char **msg;    /* [n]: gnuplot's error for the figure, NULL when it rendered */
 };
 static struct {
   FILE *gp;       /* the open session's input (NULL when gnuplot could not be started) */
+  pid_t pid;      /* its gnuplot */
+  char *dir;      /* the report directory it runs in */
   char *log;      /* its stderr; NULL when no session is open */
   int next_seq;   /* the open session's next figure */
   int n_ended;    /* sessions that ended; the open one is number n_ended + 1 */
@@ -146,11 +162,25 @@ static char *pb_figure__error(const char *from, const char *to)
   return err ? pb_figure__one_line(from, to) : NULL;
 }
 
+/* Close the session's input and wait for its gnuplot: its wait status, -1 when it never started. */
+static int pb_figure__wait(void)
+{
+  if (!pb_figure__s.gp) return -1;
+  fclose(pb_figure__s.gp);
+  siginfo_t info;
+  /* ended, not yet reaped: the signal handler may still kill its pid harmlessly, then no more */
+  while (waitid(P_PID, (id_t)pb_figure__s.pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) continue;
+  pb_signal_child(0);
+  int st = -1;
+  while (waitpid(pb_figure__s.pid, &st, 0) < 0 && errno == EINTR) continue;
+  return st;
+}
+
 /* End the open session: wait for gnuplot, read what it said of each figure. */
 static void pb_figure__end(void)
 {
   struct pb_figure__ended e = {pb_figure__s.next_seq, pb_calloc((size_t)pb_figure__s.next_seq + 1, sizeof(char *))};
-  const int st = pb_figure__s.gp ? pclose(pb_figure__s.gp) : -1;
+  const int st = pb_figure__wait();
   const int ok = st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
   char *text = pb_figure__s.log ? pb_output_text_load(pb_figure__s.log) : NULL;
   if (!text) pb_error_clear();
@@ -172,6 +202,7 @@ static void pb_figure__end(void)
   free(text);
   if (pb_figure__s.log) unlink(pb_figure__s.log);
   free(pb_figure__s.log);
+  free(pb_figure__s.dir);
   if (e.n > 0) { /* kept for its jobs; a session prepared for a stage without figures has none */
     pb_figure__s.ended = pb_realloc(pb_figure__s.ended, (size_t)(pb_figure__s.n_ended + 1) * sizeof e);
     pb_figure__s.ended[pb_figure__s.n_ended++] = e;
@@ -179,6 +210,8 @@ static void pb_figure__end(void)
     free(e.msg);
   }
   pb_figure__s.gp = NULL;
+  pb_figure__s.pid = 0;
+  pb_figure__s.dir = NULL;
   pb_figure__s.log = NULL;
   pb_figure__s.next_seq = 0;
 }
@@ -197,19 +230,40 @@ static struct sigaction pb_figure__sigpipe_off(void)
 
 #define PB_FIGURE__TERMINAL "set terminal pngcairo size 960,600 font 'DejaVu Sans,11' noenhanced\n"
 
-/* Open a session whose stderr goes to @p log (taken), and have it load what
- * its first figure would (cairo, pango, the font) while nothing waits for it:
- * a small plot with text, to /dev/null.  The figures' `reset` and terminal
- * line undo it, so their PNGs are byte for byte those of a cold gnuplot. */
-static void pb_figure__open(char *log)
+/* Start gnuplot in directory @p dir, its stdin the session's input, its
+ * stdout /dev/null, its stderr @p log; no shell between. */
+static void pb_figure__spawn(const char *dir, const char *log)
 {
-  struct pb_text cmd = {0};
-  pb_figure__sh_quoted(&cmd, pb_figure__program());
-  pb_text_printf(&cmd, " 2>");
-  pb_figure__sh_quoted(&cmd, log);
+  int in[2] = {-1, -1};
+  const int out = open("/dev/null", O_WRONLY | O_CLOEXEC),
+            err = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  char *argv[] = {(char *)pb_figure__program(), NULL};
+  if (out >= 0 && err >= 0 && pipe2(in, O_CLOEXEC) == 0 && posix_spawn_file_actions_adddup2(&fa, in[0], 0) == 0 &&
+      posix_spawn_file_actions_adddup2(&fa, out, 1) == 0 && posix_spawn_file_actions_adddup2(&fa, err, 2) == 0 &&
+      posix_spawn_file_actions_addchdir_np(&fa, dir) == 0 &&
+      posix_spawnp(&pb_figure__s.pid, argv[0], &fa, NULL, argv, pb_env_inherited()) == 0) {
+    pb_figure__s.gp = fdopen(in[1], "w");
+    in[1] = -1;
+    pb_signal_child(pb_figure__s.pid);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  const int mine[4] = {in[0], in[1], out, err}; /* the child has its copies */
+  for (int i = 0; i < 4; i++)
+    if (mine[i] >= 0) close(mine[i]);
+}
+
+/* Open a session in report directory @p dir (taken) whose stderr goes to
+ * @p log (taken), and have it load what its first figure would (cairo,
+ * pango, the font) while nothing waits for it: a small plot with text, to
+ * /dev/null.  The figures' `reset` and terminal line undo it, so their PNGs
+ * are byte for byte those of a cold gnuplot. */
+static void pb_figure__open(char *dir, char *log)
+{
+  pb_figure__s.dir = dir;
   pb_figure__s.log = log;
-  pb_figure__s.gp = popen(cmd.buf, "w");
-  pb_text_free(&cmd);
+  pb_figure__spawn(dir, log);
   if (!pb_figure__s.gp) return; /* reported when the session ends */
   struct sigaction old = pb_figure__sigpipe_off();
   fputs(PB_FIGURE__TERMINAL "set output '/dev/null'\nunset border\nunset tics\nset label 1 'warm-up' at graph 0.5, 0.5\n"
@@ -228,13 +282,18 @@ static int pb_figure__settle_deferred(void *ctx)
   return PB_OK;
 }
 
-/* The open session, started (its log in @p res's report directory, removed
- * when it ends, at the latest when @p res is committed or closed) when none
- * is. */
+/* The open session, started in @p res's report directory (its log there,
+ * removed when it ends, at the latest when @p res is committed or closed)
+ * when none is; one open in another results' directory ends first. */
 static void pb_figure__session(struct pb_results *res)
 {
-  if (pb_figure__s.log) return;
-  pb_figure__open(pb_results_report_path(res, ".figures.log"));
+  char *dir = pb_results_report_path(res, ".");
+  if (pb_figure__s.log && strcmp(pb_figure__s.dir, dir) != 0) pb_figure__end();
+  if (pb_figure__s.log) {
+    free(dir);
+    return;
+  }
+  pb_figure__open(dir, pb_results_report_path(res, ".figures.log"));
   pb_results_defer(res, pb_figure__settle_deferred, NULL);
 }
 
@@ -253,18 +312,22 @@ void pb_figure_settle(void)
   if (pb_figure__s.log) pb_figure__end();
 }
 
-/* Send the figure's script (common set-up first) to the open session. */
-static void pb_figure__render(const struct pb_figure *fig, const char *data_path, struct pb_figure_job *job)
+/* Send the figure's script (common set-up first) to the open session: it
+ * reads NAME.tsv and writes NAME.png.tmp in the directory it runs in. */
+static void pb_figure__render(const struct pb_figure *fig, struct pb_figure_job *job)
 {
   job->session = pb_figure__s.n_ended + 1;
   job->seq = pb_figure__s.next_seq++;
   FILE *gp = pb_figure__s.gp;
   if (!gp) return; /* reported when the session ends */
   struct sigaction old = pb_figure__sigpipe_off();
+  char name[300];
   fprintf(gp, "print '%s%d'\nreset\n" PB_FIGURE__TERMINAL "set output ", PB_FIGURE__MARK, job->seq);
-  pb_figure__quoted(gp, job->tmp);
+  snprintf(name, sizeof name, "%s.png.tmp", fig->name);
+  pb_figure__quoted(gp, name);
   fputs("\nset datafile separator '\\t'\nset datafile missing 'nan'\nset key autotitle columnheader\nDATA = ", gp);
-  pb_figure__quoted(gp, data_path);
+  snprintf(name, sizeof name, "%s.tsv", fig->name);
+  pb_figure__quoted(gp, name);
   fputs("\nset title ", gp);
   pb_figure__quoted(gp, fig->title);
   fputs("\nset xlabel ", gp);
@@ -326,11 +389,8 @@ int pb_figure_start(struct pb_results *res, const struct pb_figure *fig, const c
   size_t n = strlen(job->png) + 16;
   job->tmp = pb_malloc(n);
   snprintf(job->tmp, n, "%s.tmp", job->png);
-  snprintf(name, sizeof name, "%s.tsv", fig->name);
-  char *data_path = pb_results_report_path(res, name);
   pb_figure__session(res);
-  pb_figure__render(fig, data_path, job);
-  free(data_path);
+  pb_figure__render(fig, job);
   job->state = PB_FIGURE__RENDERING;
   return PB_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/statvfs.h>
 
 #include <mpi.h>
 #include <hdf5.h>
@@ -48,6 +49,23 @@ int pb_h5_close_file(hid_t file, const char *path, int discard)
 }
 
 int pb_h5_unclosed(void) { return pb_h5__unclosed; }
+
+/* H5Ewalk2 callback: keep the first description, the innermost error's (walking upward). */
+static herr_t pb_h5__innermost(unsigned n, const H5E_error2_t *e, void *out)
+{
+  if (n == 0 && e->desc) snprintf(out, 512, "%s", e->desc);
+  return 0;
+}
+
+void pb_h5_open_failed(const char *path)
+{
+  char why[512] = "";
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, pb_h5__innermost, why);
+  if (strstr(why, "truncated file"))
+    pb_error_set("%s: cannot open: the file is truncated, damaged or incompletely copied (HDF5: %s)", path, why);
+  else if (why[0]) pb_error_set("%s: cannot open (HDF5: %s)", path, why);
+  else pb_error_set("%s: cannot open", path);
+}
 
 hid_t pb_h5_dxpl(void)
 {
@@ -251,10 +269,37 @@ done:
 }
 
 
+/* Why a write to @p path failed, as far as the system can say: @p err when
+ * a write gives it (a full disk, a quota, an I/O error), else a full disk
+ * when the file system has no block left for us (MPI-IO and HDF5 may have
+ * set errno again since the write failed); NULL when neither. */
+static const char *pb_h5__why(const char *path, int err)
+{
+  if (err == ENOSPC || err == EDQUOT || err == EIO || err == EFBIG) return strerror(err);
+  struct statvfs fs;
+  if (path[0] && statvfs(path, &fs) == 0 && fs.f_bavail == 0) return strerror(ENOSPC);
+  return NULL;
+}
+
+/* "HDF5: cannot write dataset 'NAME' of FILE (REASON)", the reason pb_h5__why
+ * gives for @p err (left out when none); the file's name in @p path. */
+static void pb_h5__failed(hid_t loc, const char *name, int err, char path[4096])
+{
+  path[0] = '\0';
+  hid_t file = H5Iget_file_id(loc);
+  if (file >= 0) {
+    H5Fget_name(file, path, 4096);
+    H5Fclose(file);
+  }
+  const char *why = pb_h5__why(path, err);
+  pb_error_set("HDF5: cannot write dataset '%s' of %s%s%s%s", name, path[0] ? path : "the file", why ? " (" : "",
+               why ? why : "", why ? ")" : "");
+}
+
 int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
                       int64_t n_local, const void *buf)
 {
-  int status = PB_FAIL;
+  int status = PB_FAIL, said = 0;
   hsize_t dim = (hsize_t)n_total, start = (hsize_t)offset, count = (hsize_t)n_local, mdim = count ? count : 1;
   hid_t space = -1, dset = -1, mspace = -1, dxpl = -1;
   if ((space = H5Screate_simple(1, &dim, NULL)) < 0) goto done;
@@ -271,12 +316,14 @@ int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int
   }
   if ((dxpl = pb_h5_dxpl()) < 0) goto done;
   if (H5Dwrite(dset, mtype, mspace, space, dxpl, buf) < 0) {
-    pb_h5_write_failed(loc, name);
+    pb_h5_write_failed(loc, name); /* says why, naming the file */
+    said = 1;
     goto done;
   }
   status = PB_OK;
 done:
-  if (status != PB_OK) pb_error_set("HDF5: cannot write dataset '%s'", name);
+  char path[4096];
+  if (status != PB_OK && !said) pb_h5__failed(loc, name, errno, path);
   if (dxpl >= 0) H5Pclose(dxpl);
   if (mspace >= 0) H5Sclose(mspace);
   if (dset >= 0) H5Dclose(dset);
@@ -300,11 +347,10 @@ void pb_h5_write_failed(hid_t loc, const char *name)
     MPI_Group_rank(group, &rank);
     MPI_Group_free(&group);
   }
+  char path[4096];
+  pb_h5__failed(loc, name, err, path); /* one rank: the stage fails with this message */
   if (size > 1) {
-    char path[4096] = "";
-    H5Fget_name(file, path, sizeof path);
-    fprintf(stderr, "pairbound: error on rank %d: HDF5: cannot write dataset '%s' of %s (%s); stopping every rank\n",
-            rank, name, path, err ? strerror(err) : "disk full?");
+    fprintf(stderr, "pairbound: error on rank %d: %s; stopping every rank\n", rank, pb_error_message());
     if (path[0]) unlink(path);
     pb_signal_cleanup_now(); /* a stage's staging directory, on the rank that made it */
     fflush(NULL);

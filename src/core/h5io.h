@@ -35,6 +35,10 @@ int pb_h5_close_file(hid_t file, const char *path, int discard);
  * terminates (H5F__close_cb), so the process must exit without terminating
  * HDF5 and MPI (src/cli/main.c). */
 int pb_h5_unclosed(void);
+/* H5Fopen of @p path failed: the message names it and says why as HDF5's
+ * innermost error does ("truncated file: eof = ..., stored_eof = ..." for a
+ * file shorter than its superblock says). */
+void pb_h5_open_failed(const char *path);
 /* A collective write (or early allocation) of file @p loc failed on this
  * rank.  With more than one rank the others may be waiting in that same
  * collective call for ever (a full disk: Open MPI's ompio fails on some ranks

@@ -20,17 +20,61 @@
 #include "pairbound/blocks.h"
 #include "pairbound/error.h"
 #include "pairbound/output.h"
+#include "pairbound/text.h"
 
 #define PB_CSV_HEADER "model,group,source,condition,image,label,split,pred,smax,ptrue"
 
 static const char *pb_output__what(mode_t m)
 {
+  if (S_ISREG(m)) return "a regular file";
   if (S_ISDIR(m)) return "a directory";
   if (S_ISLNK(m)) return "a symbolic link";
   if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
   if (S_ISFIFO(m)) return "a FIFO";
   if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
+  return "a special file";
+}
+
+int pb_output_name_ok(const char *path)
+{
+  const unsigned char *c = (const unsigned char *)path;
+  while (*c && *c >= 0x20 && *c != 0x7f) c++;
+  if (!*c) return PB_OK;
+  /* the name as a C string literal would spell it: the message stays on one line */
+  struct pb_text t = {0};
+  for (c = (const unsigned char *)path; *c; c++)
+    if (*c == '"' || *c == '\\') pb_text_printf(&t, "\\%c", *c);
+    else if (*c == '\n') pb_text_printf(&t, "\\n");
+    else if (*c == '\t') pb_text_printf(&t, "\\t");
+    else if (*c < 0x20 || *c == 0x7f) pb_text_printf(&t, "\\x%02x", *c);
+    else pb_text_append(&t, (const char *)c, 1);
+  pb_error_set("output name \"%s\" holds a control character (a newline, a tab or another byte below 0x20, or "
+               "0x7f); refusing it", t.buf);
+  pb_text_free(&t);
+  return PB_FAIL;
+}
+
+int pb_output_open_regular(const char *path, int flags, mode_t mode, const char **what)
+{
+  *what = NULL;
+  int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+  struct stat sb;
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP && lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) *what = "a symbolic link";
+    errno = err;
+    return -1;
+  }
+  const int got = fstat(fd, &sb) == 0;
+  if (!got || !S_ISREG(sb.st_mode)) {
+    const int err = got ? EINVAL : errno;
+    if (got) *what = pb_output__what(sb.st_mode);
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* a regular file: reads and writes as usual */
+  return fd;
 }
 
 /* Is @p path (existing or not) the same file as one of the inputs? */
@@ -91,6 +135,7 @@ int pb_output_file_ok(const char *path, enum pb_output_kind kind, const char *co
     pb_error_set("empty output path");
     return PB_FAIL;
   }
+  if (pb_output_name_ok(path) != PB_OK) return PB_FAIL;
   const char *in = pb_output__input(path, inputs, n_inputs);
   if (in) {
     pb_error_set("%s: the output is the input %s; refusing to replace it", path, in);
@@ -140,7 +185,13 @@ int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, i
     pb_error_set("empty output directory");
     return PB_FAIL;
   }
+  if (pb_output_name_ok(dir) != PB_OK) return PB_FAIL;
   if (lstat(dir, &sb) != 0) return PB_OK;
+  if (S_ISREG(sb.st_mode)) {
+    pb_error_set("%s: exists and is a regular file, not an output directory pairbound wrote; an output directory "
+                 "must be a directory (pairbound never replaces a file with one, even with --force)", dir);
+    return PB_FAIL;
+  }
   if (!S_ISDIR(sb.st_mode)) {
     pb_error_set("%s: exists and is %s; an output directory must be a directory", dir, pb_output__what(sb.st_mode));
     return PB_FAIL;
@@ -151,14 +202,14 @@ int pb_output_dir_ok(const char *dir, const char *const *inputs, int n_inputs, i
     return PB_FAIL;
   }
   char *res = pb_output_path_join(dir, "results.h5"), *rep = pb_output_path_join(dir, "report");
-  struct stat r;
-  int ours = (lstat(res, &r) == 0 && S_ISREG(r.st_mode)) || (lstat(rep, &r) == 0 && S_ISDIR(r.st_mode));
-  int bad_res = lstat(res, &r) == 0 && !S_ISREG(r.st_mode);
+  struct stat r, p;
+  int ours = (lstat(res, &r) == 0 && S_ISREG(r.st_mode)) || (lstat(rep, &p) == 0 && S_ISDIR(p.st_mode));
+  int bad_res = lstat(res, &r) == 0 && !S_ISREG(r.st_mode), bad_rep = lstat(rep, &p) == 0 && !S_ISDIR(p.st_mode);
   free(res);
   free(rep);
-  if (bad_res) {
-    pb_error_set("%s/results.h5: exists and is %s; an output only ever replaces a regular file", dir,
-                 pb_output__what(r.st_mode));
+  if (bad_res || bad_rep) { /* the commit replaces OUTDIR/report: a link there would be replaced, not followed */
+    pb_error_set("%s/%s: exists and is %s; an output only ever replaces %s", dir, bad_res ? "results.h5" : "report",
+                 pb_output__what(bad_res ? r.st_mode : p.st_mode), bad_res ? "a regular file" : "a directory");
     return PB_FAIL;
   }
   if (ours || force) return PB_OK;
@@ -195,23 +246,43 @@ int pb_output_temp(const char *path, char **tmp)
   return fd;
 }
 
-int pb_output_lock_take(struct pb_output_lock *lk, const char *lockfile, const char *what, int remove)
+/* The lock file is removed by the writer that releases it, while still
+ * holding it; a writer that opened it just before then locks a removed file,
+ * so the lock is ours only when the file locked is still the one at
+ * @p lockfile (else we try again, with the new file). */
+int pb_output_lock_take(struct pb_output_lock *lk, const char *lockfile, const char *what)
 {
   lk->path = pb_strdup(lockfile);
-  lk->remove = remove;
-  lk->fd = open(lockfile, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (lk->fd < 0) {
-    pb_error_set("%s: cannot create lock file: %s", lockfile, strerror(errno));
-    goto fail;
-  }
-  if (flock(lk->fd, LOCK_EX | LOCK_NB) != 0) {
-    char pid[32] = "";
-    ssize_t got = pread(lk->fd, pid, sizeof pid - 1, 0);
-    pid[got > 0 ? got : 0] = '\0';
-    pid[strcspn(pid, "\n")] = '\0';
-    pb_error_set("%s is in use by pid %s (lock %s); wait for that run to end", what, pid[0] ? pid : "?", lockfile);
-    close(lk->fd);
-    goto fail;
+  for (int tries = 0;; tries++) {
+    const char *kind;
+    lk->fd = pb_output_open_regular(lockfile, O_RDWR | O_CREAT, 0666, &kind);
+    if (lk->fd < 0 && kind) {
+      pb_error_set("%s: exists and is %s; a lock file must be a regular file, and nothing else there is followed or "
+                   "replaced (remove it if no pairbound run is writing %s)", lockfile, kind, what);
+      goto fail;
+    }
+    if (lk->fd < 0) {
+      pb_error_set("%s: cannot create lock file: %s", lockfile, strerror(errno));
+      goto fail;
+    }
+    if (flock(lk->fd, LOCK_EX | LOCK_NB) != 0) {
+      char pid[32] = "";
+      ssize_t got = pread(lk->fd, pid, sizeof pid - 1, 0);
+      pid[got > 0 ? got : 0] = '\0';
+      pid[strcspn(pid, "\n")] = '\0';
+      pb_error_set("%s is in use by pid %s (lock %s); wait for that run to end", what, pid[0] ? pid : "?", lockfile);
+      close(lk->fd);
+      goto fail;
+    }
+    struct stat held, now;
+    if (fstat(lk->fd, &held) == 0 && lstat(lockfile, &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino)
+      break;
+    close(lk->fd); /* removed (or replaced) by the writer that just released it */
+    if (tries == 100) {
+      pb_error_set("%s: cannot lock: the lock file keeps changing", lockfile);
+      goto fail;
+    }
   }
   char pid[32];
   int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
@@ -227,7 +298,7 @@ fail:
 void pb_output_lock_release(struct pb_output_lock *lk)
 {
   if (!lk || lk->fd < 0) return;
-  if (lk->remove) unlink(lk->path); /* while still held: a waiting writer then locks a fresh file */
+  unlink(lk->path); /* while still held: a writer that opened it before sees it gone (pb_output_lock_take) */
   close(lk->fd);
   free(lk->path);
   lk->path = NULL;
@@ -407,13 +478,9 @@ done:
 
 /* ------------------------------------------------------------- text files */
 
-char *pb_output_text_load(const char *path)
+/* What is left of @p fp, whole, as a string; closes it. */
+static char *pb_output__text_read(FILE *fp)
 {
-  FILE *fp = fopen(path, "r");
-  if (!fp) {
-    pb_error_set("%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
   size_t cap = 4096, n = 0, got;
   char *text = pb_malloc(cap);
   while ((got = fread(text + n, 1, cap - n - 1, fp)) > 0) {
@@ -423,6 +490,30 @@ char *pb_output_text_load(const char *path)
   text[n] = '\0';
   fclose(fp);
   return text;
+}
+
+char *pb_output_text_load(const char *path)
+{
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  return pb_output__text_read(fp);
+}
+
+char *pb_output_text_load_regular(const char *path)
+{
+  const char *what;
+  const int fd = pb_output_open_regular(path, O_RDONLY, 0, &what);
+  FILE *fp = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (!fp) {
+    if (what) pb_error_set("%s: exists and is %s, not a regular file: not read", path, what);
+    else pb_error_set("%s: cannot open: %s", path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  return pb_output__text_read(fp);
 }
 
 int pb_output_lines_each(const char *path, const char *what, pb_output_line_fn fn, void *ctx)

@@ -78,7 +78,7 @@ static int pb_results__claim(struct pb_results *res, const char *outdir)
   char *report = pb_output_path_join(outdir, "report"), *lock = pb_output_path_join(outdir, ".pairbound.lock");
   int status = pb_output_dir_ok(outdir, NULL, 0, pb_output_force());
   if (status == PB_OK) status = pb_output_mkdir_p(outdir);
-  if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir, 0);
+  if (status == PB_OK) status = pb_output_lock_take(&res->lock, lock, outdir);
   if (status == PB_OK) { /* ours now: what a killed run left half-written goes */
     pb_output_sweep(outdir, NULL);
     pb_output_sweep(report, NULL);
@@ -86,6 +86,18 @@ static int pb_results__claim(struct pb_results *res, const char *outdir)
   free(report);
   free(lock);
   return status;
+}
+
+/* The provenance text as attribute /provenance text, or, when it cannot be
+ * one (HDF5 keeps an attribute in its object's header, whose messages end
+ * at 64 KiB: a long run configuration), as the one-string dataset
+ * /provenance/text. */
+#define PB_RESULTS__ATTR_MAX 60000
+static int pb_results__provenance(const struct pb_results *res, hid_t grp, const char *text)
+{
+  if (strlen(text) < PB_RESULTS__ATTR_MAX) return pb_h5_attr_str(grp, "text", text);
+  char *one[1] = {(char *)text};
+  return pb_h5_write_strings(grp, "text", one, 1, res->rank);
 }
 
 int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance, struct pb_results **out)
@@ -115,8 +127,12 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
     goto done;
   }
   if ((grp = H5Gcreate2(res->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-      pb_h5_attr_str(grp, "build", pb_results_build_info()) || pb_h5_attr_str(grp, "text", provenance))
+      pb_h5_attr_str(grp, "build", pb_results_build_info()) || pb_results__provenance(res, grp, provenance)) {
+    char why[PB_ERROR_MAX];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s/results.h5: %s", outdir, why);
     goto done;
+  }
   status = PB_OK;
 done:
   if (grp >= 0) H5Gclose(grp);

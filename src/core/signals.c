@@ -4,12 +4,14 @@
  * stop cannot wait. */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "pairbound/output.h"
 #include "pairbound/signals.h"
@@ -22,6 +24,7 @@ static int pb_sig__agreed;                     /* what the ranks last agreed to 
 static char pb_sig__hint[4096];
 static size_t pb_sig__len;
 static char pb_sig__cleanup[4096]; /* a staging directory to remove before exiting, "" when none */
+static volatile sig_atomic_t pb_sig__child;  /* a child writing into it (pb_signal_child), 0: none */
 
 /* Monotonic seconds (clock_gettime is async-signal-safe). */
 static double pb_sig__now(void)
@@ -29,6 +32,20 @@ static double pb_sig__now(void)
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* Kill the child that writes into the staging directory and wait until it
+ * is gone, so that nothing is written there, or anywhere else, once the
+ * directory is removed (kill and waitpid are async-signal-safe).  Its pid
+ * cannot name another process meanwhile: pb_signal_child(0) comes only
+ * after the child has ended, before it is reaped. */
+static void pb_sig__end_child(void)
+{
+  const pid_t pid = pb_sig__child;
+  if (pid <= 0) return;
+  kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) continue;
+  pb_sig__child = 0;
 }
 
 static void pb_sig__handler(int sig)
@@ -39,6 +56,7 @@ static void pb_sig__handler(int sig)
   /* one stop request often arrives twice at once (a launcher forwards the
    * signal its process group also got): only a later one is a second request */
   if (pb_sig__deferred && (!again || now - pb_sig__t0 < PB_SIG_REPEAT_S)) return;
+  pb_sig__end_child();
   pb_output_remove_tree(pb_sig__cleanup);
   if (pb_sig__len) {
     char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
@@ -77,8 +95,14 @@ int pb_signal_set_deferred(int deferred)
   return was;
 }
 
+void pb_signal_child(pid_t pid)
+{
+  pb_sig__child = pid;
+}
+
 void pb_signal_cleanup_now(void)
 {
+  pb_sig__end_child();
   pb_output_remove_tree(pb_sig__cleanup);
   pb_sig__cleanup[0] = '\0';
 }

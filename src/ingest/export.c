@@ -70,7 +70,7 @@ int pb_export_csv(const char *store_path, const char *csv_path)
   const struct pb_meta *meta = pb_store_meta(st);
   char *lockfile = pb_malloc(strlen(csv_path) + 8);
   sprintf(lockfile, "%s.lock", csv_path);
-  int locked = pb_output_lock_take(&lock, lockfile, csv_path, 1);
+  int locked = pb_output_lock_take(&lock, lockfile, csv_path);
   free(lockfile);
   if (locked != PB_OK || pb_output_file_open(&out, csv_path)) goto done;
   open = 1;

@@ -59,10 +59,28 @@ static struct pb_run_instance *pb_run__instance(struct pb_run_config *cfg, const
   return in;
 }
 
+/* Whether every comma-separated item of list @p v names something: "a,,b",
+ * ",a" and "a," hold an empty one, a slip that must not silently drop a
+ * stage.  A blank list has no item. */
+static int pb_run__list_ok(const char *label, const char *v)
+{
+  if (!v[strspn(v, " \t")]) return PB_OK;
+  for (const char *item = v;; item++) {
+    const size_t n = strcspn(item, ",");
+    if (strspn(item, " \t") >= n) {
+      pb_error_set("%s: '%s' lists an empty stage name (two commas in a row, or one at an end)", label, v);
+      return PB_FAIL;
+    }
+    item += n;
+    if (!*item) return PB_OK;
+  }
+}
+
 /* stages = a, b, ... (pipeline stage names or KIND.NAME instances, pipeline order as listed) */
 static int pb_run__opt_stages(void *opts, const char *label, const char *v)
 {
   struct pb_run_config *cfg = opts;
+  if (pb_run__list_ok(label, v) != PB_OK) return PB_FAIL;
   char *copy = pb_strdup(v), *save = NULL;
   for (int32_t i = 0; i < cfg->n_stages; i++) free(cfg->stages[i]);
   cfg->n_stages = 0;
@@ -529,16 +547,34 @@ static int pb_run__reads_store(const struct pb_run_config *cfg)
 
 int pb_run_config_check(const struct pb_run_config *cfg)
 {
+  if (cfg->output && pb_output_name_ok(cfg->output) != PB_OK) return PB_FAIL;
   if (cfg->output && (cfg->store || !pb_run__reads_store(cfg))) return PB_OK;
   pb_error_set("run: no %s (give %s in [run])", cfg->output ? "store" : "output directory",
                cfg->output ? "--store STORE or store = STORE" : "-o OUTDIR or output = OUTDIR");
   return PB_FAIL;
 }
 
+/* Rank 0: create OUTPUT and lock it for the whole run (as a stage locks its
+ * OUTDIR), so that a second run into it is refused while this one runs;
+ * each stage also locks OUTPUT/STAGE. */
+static int pb_run__claim(const struct pb_run_config *cfg, MPI_Comm comm, struct pb_output_lock *lock)
+{
+  int rank, status = PB_OK;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    char *path = pb_output_path_join(cfg->output, ".pairbound.lock");
+    status = pb_output_mkdir_p(cfg->output);
+    if (status == PB_OK) status = pb_output_lock_take(lock, path, cfg->output);
+    free(path);
+  }
+  return pb_error_agree(comm, status);
+}
+
 int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *provenance)
 {
   int rank;
   MPI_Comm_rank(comm, &rank);
+  struct pb_output_lock lock = {.fd = -1};
   if (pb_run_config_check(cfg)) return PB_FAIL;
   const int reads_store = pb_run__reads_store(cfg);
   double t0 = MPI_Wtime();
@@ -557,6 +593,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   int status = reads_store ? pb_run__store(cfg, comm) : PB_OK;
   struct pb_run__digest dg = {.path = cfg->store, .hex = digest};
   status = pb_error_agree(comm, status);
+  if (status == PB_OK) status = pb_run__claim(cfg, comm, &lock);
   if (status == PB_OK && rank == 0 && reads_store) {
     dg.started = pthread_create(&dg.thread, NULL, pb_run__digest_main, &dg) == 0;
     if (!dg.started) status = pb_checksum_xxh128_file(cfg->store, digest); /* no thread: hash now */
@@ -580,6 +617,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   if (status == PB_OK && rank == 0) status = pb_run_report(cfg, &facts);
   pb_message("run: REPORT.md and summary in %.2f s", MPI_Wtime() - t_rep);
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  pb_output_lock_release(&lock);
   free(settings);
   free(prov);
   return status;

@@ -217,7 +217,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     char *lock = pb_malloc(n);
     snprintf(lock, n, "%s.lock", path);
     ok = pb_output_file_ok(path, PB_OUTPUT_STORE, NULL, 0, pb_output_force());
-    if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path, 1);
+    if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path);
     if (ok == PB_OK) { /* ours now: temporaries of a killed writer of this store go */
       char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
       const char *base = slash ? slash + 1 : path;
@@ -521,7 +521,7 @@ int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
   if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
   if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
-  if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_error_set("%s: cannot open", path); goto done; }
+  if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_h5_open_failed(path); goto done; }
   if (pb_store__read_meta(st)) goto done;
   /* best effort: without it every read takes HDF5's path (pb_store__direct) */
   st->fd = open(path, O_RDONLY | O_CLOEXEC);

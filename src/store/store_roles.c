@@ -120,7 +120,7 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   struct pb_store *st = NULL;
   char *tmp = NULL, lockfile[4096];
   snprintf(lockfile, sizeof lockfile, "%s.lock", path);
-  if (pb_output_lock_take(&lock, lockfile, path, 1) != PB_OK) return PB_FAIL;
+  if (pb_output_lock_take(&lock, lockfile, path) != PB_OK) return PB_FAIL;
   int status = pb_store_open(path, MPI_COMM_SELF, &st);
   if (status != PB_OK) goto done;
   struct pb_meta *meta = &st->meta;

@@ -23,6 +23,26 @@ if "${PAIRBOUND_GNUPLOT:-gnuplot}" -e 'set terminal' 2>&1 | grep -q pngcairo; th
   figure "$WORK/c" screen.md figure3_coverage_budget
   figure "$WORK/c" screen.md figure3b_coverage_gap
   figure "$WORK/c" screen.md figure4_probe_sets
+  # issue 47 item 1: no path reaches gnuplot's script (an OUTDIR name with a
+  # newline ran a command there): gnuplot runs in the report directory and
+  # reads and writes the figures' own names; an OUTDIR with quotes, a
+  # backslash, $, ; and # draws the same PNGs
+  cat > "$WORK/teegp" <<EOS
+#!/bin/sh
+[ "\$1" = -e ] && exec gnuplot "\$@"
+pwd > "$WORK/gp.cwd"
+tee "$WORK/gp.script" | gnuplot
+EOS
+  chmod +x "$WORK/teegp"
+  odd="$WORK/a 'b\\c\" \$HOME; #d"
+  PAIRBOUND_GNUPLOT=$WORK/teegp pb 1 1 bounds "$WORK/s.h5" -o "$odd"
+  check "an OUTDIR named with quotes and shell characters: bounds succeeds" test $? -eq 0
+  check "gnuplot ran in its staging report directory" sh -c "grep -q '/[.]pairbound-stage[.][^/]*/report\$' '$WORK/gp.cwd'"
+  check "no path in gnuplot's script" sh -c "! grep -q '$WORK\|[.]pairbound-stage\|/report' '$WORK/gp.script'"
+  check "it reads NAME.tsv and writes NAME.png.tmp" grep -q "^set output 'figure1_identified_widths.png.tmp'\$" "$WORK/gp.script"
+  for f in figure1_identified_widths figure_matched_support; do
+    check "$f: the same PNG under that OUTDIR" cmp -s "$WORK/b/report/$f.png" "$odd/report/$f.png"
+  done
 else
   echo "# gnuplot with pngcairo is not installed: rendering not tested here"
 fi

@@ -1,6 +1,7 @@
 # A full disk (issue 17 item 4): every writer fails with exit status 1 and its
 # reason, never SIGSEGV (HDF5 1.10 crashed closing a failed file inside
-# MPI_Finalize), and leaves no temporary behind.  Needs a small tmpfs: mounted
+# MPI_Finalize), and leaves no temporary behind; at one rank a stage names the
+# file it could not write and the system's reason.  Needs a small tmpfs: mounted
 # when this runs as root with mount(8) allowed, else the checks are skipped.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
@@ -45,6 +46,10 @@ for fill in 190000 150000 120000 100000; do
     check "bounds on a full disk ($fill B taken), $np rank(s): exit 1, no crash, no hang ($st)" test $st -eq 1
     check "bounds on a full disk ($fill B taken), $np rank(s): a reason" \
       grep -q "pairbound bounds: error: .\|pairbound: error on rank [0-9]*: ." "$WORK/e_bounds.txt"
+    # issue 47 item 14: at one rank, results.h5's dataset writes said neither the file nor why
+    [ $np = 1 ] && check "bounds on a full disk ($fill B taken), 1 rank: names the file and ENOSPC" \
+      grep -q "^pairbound bounds: error: .*$full/o/[.]pairbound-stage[.][^/]*/\(results[.]h5\|report/[a-z0-9_]*[.]tsv\).*No space left on device" \
+      "$WORK/e_bounds.txt"
     check "bounds on a full disk ($fill B taken), $np rank(s): no results.h5, report or staging directory" \
       test -z "$(ls -A "$full/o" 2>/dev/null | grep -v '^[.]pairbound[.]lock$')"
   done

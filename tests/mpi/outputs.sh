@@ -3,7 +3,8 @@
 # that is the input, a link, a device, an empty path or someone else's file
 # is refused with the path named and everything left as it was; --force
 # replaces only a regular file; two writers of one STORE or OUTDIR cannot
-# both proceed (the second is told the pid holding it).
+# both proceed (the second is told the pid holding it); a lock file that is
+# not a regular file is refused; output names never hold control characters.
 . "$(dirname "$0")/common.sh"
 cd "$WORK" || exit 1
 pb 1 1 synth --scale small --no-summary -o s.h5
@@ -81,4 +82,64 @@ check "concurrent writers: any loser says the OUTDIR is in use" \
 pb 1 1 bounds s.h5 -o ref
 check "concurrent writers: the result equals a lone run" cmp -s race/report/bounds.tsv ref/report/bounds.tsv
 check "concurrent writers: results.h5 equals a lone run" same_h5 race/results.h5 ref/results.h5
+check "a writer's lock file goes with it" test ! -e race/.pairbound.lock
+
+# issue 47 item 1: an output name with a control character reached gnuplot's
+# script, where a newline ends a command ("system" ran) and left files in
+# the current directory: every -o refuses it up front, nothing is created
+mkdir cc && cd cc || exit 1
+inj=$(printf 'inj\nsystem "touch INJECTED"\n#')
+nl=$(printf 'o\nnl')
+tab=$(printf 'o\tt')
+refused "a newline in OUTDIR (gnuplot would run a command)" 'output name "inj\\nsystem \\"touch INJECTED\\"\\n#" holds a control character' \
+  pb 1 1 bounds ../s.h5 -o "$inj"
+check "... and nothing ran" test ! -e INJECTED
+refused "a newline in OUTDIR" "holds a control character" pb 1 1 screen ../s.h5 -o "$nl"
+refused "a tab in OUTDIR" "holds a control character" pb 1 1 bounds ../s.h5 -o "$tab"
+refused "a newline in synth's STORE" "holds a control character" pb 1 1 synth --scale small --no-summary -o "$nl"
+refused "a newline in export's CSV" "holds a control character" pb 1 1 export ../s.h5 -o "$nl"
+refused "a newline in world sample's file" "holds a control character" pb 1 1 world sample --world credit --level low -n 10 -o "$nl"
+refused "a newline in run's OUTDIR" "holds a control character" pb 1 1 run --store ../s.h5 -o "$nl"
+printf '[run]\nstore = ../s.h5\noutput = o\001x\nstages = bounds\n' > ../cc.ini
+refused "a control character in a run configuration's output" "holds a control character" pb 1 1 run ../cc.ini
+check "no file or directory left in the current directory (was inj, o, INJECTED)" test -z "$(ls -A)"
+cd .. || exit 1
+
+# issue 47 item 2: a lock file that is a symbolic link (dangling or not) or
+# a FIFO is refused, naming it; nothing is written through it
+echo VICTIM > victim.txt
+mkdir lk && ln -s "$PWD/victim.txt" lk/.pairbound.lock
+refused "OUTDIR's lock a symbolic link" "lk/.pairbound.lock: exists and is a symbolic link" pb 1 1 bounds s.h5 -o lk
+ln -s "$PWD/victim.txt" s3.h5.lock
+refused "STORE.lock a symbolic link (synth)" "s3.h5.lock: exists and is a symbolic link" \
+  pb 1 1 synth --scale small --no-summary -o s3.h5
+refused "STORE.lock a symbolic link (ingest)" "s3.h5.lock: exists and is a symbolic link" pb 1 1 ingest s.csv -o s3.h5
+ln -s "$PWD/victim.txt" s.h5.lock
+refused "STORE.lock a symbolic link (roles --set)" "s.h5.lock: exists and is a symbolic link" pb 1 1 roles s.h5 --set Syn=synthetic
+rm s.h5.lock
+ln -s "$PWD/victim.txt" v.csv.lock
+refused "CSV.lock a symbolic link (export)" "v.csv.lock: exists and is a symbolic link" pb 1 1 export s.h5 -o v.csv
+check "the link's target is untouched" [ "$(cat victim.txt)" = VICTIM ]
+mkdir lk2 && ln -s "$PWD/nowhere" lk2/.pairbound.lock
+refused "a dangling link as OUTDIR's lock" "exists and is a symbolic link" pb 1 1 bounds s.h5 -o lk2
+ln -s "$PWD/nowhere2" d.csv.lock
+refused "a dangling link as CSV.lock" "exists and is a symbolic link" pb 1 1 export s.h5 -o d.csv
+check "a dangling link's target is never created" sh -c '[ ! -e nowhere ] && [ ! -e nowhere2 ]'
+mkfifo f.csv.lock
+refused "a FIFO as CSV.lock (never waited on)" "f.csv.lock: exists and is a FIFO" timeout 60 "$PAIRBOUND" -v 0 export s.h5 -o f.csv
+check "no output behind any refused lock" sh -c '[ ! -e s3.h5 ] && [ ! -e v.csv ] && [ ! -e d.csv ] && [ ! -e f.csv ] && [ ! -e lk/results.h5 ]'
+
+# issue 47 item 12: OUTDIR/report a symbolic link is refused (as results.h5 is), never replaced
+mkdir elsewhere && echo mine > elsewhere/keep
+pb 1 1 bounds s.h5 -o rl
+rm -rf rl/report && ln -s "$PWD/elsewhere" rl/report
+refused "OUTDIR/report a symbolic link" "rl/report: exists and is a symbolic link" pb 1 1 bounds s.h5 -o rl
+refused "... also with --force" "rl/report: exists and is a symbolic link" pb 1 1 bounds s.h5 -o rl --force
+check "the link is still a link, its directory untouched" sh -c '[ -L rl/report ] && [ "$(ls elsewhere)" = keep ]'
+
+# issue 47 item 14: a regular file where a stage's OUTDIR goes is named as such
+echo notes > afile
+refused "OUTDIR a regular file" "afile: exists and is a regular file, not an output directory pairbound wrote" \
+  pb 1 1 bounds s.h5 -o afile
+check "the file is intact" [ "$(cat afile)" = notes ]
 finish

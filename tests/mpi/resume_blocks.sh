@@ -2,7 +2,8 @@
 # --all and verify --policies, on a store large enough for many blocks): SIGKILL at several points (early,
 # mid-loop, during the write) and --resume at 1 and 3 ranks give outputs
 # identical to an uninterrupted run; a flipped or truncated block is
-# recomputed with a message; another store or setting is refused, naming
+# recomputed with a message (a FIFO or a link in a block's place is named and
+# never read); another store or setting is refused, naming
 # what differs; SIGTERM stops at a block boundary with the resume command and
 # a non-zero status.  Kills are placed by polling for block files, never by
 # sleeping, so a loaded machine only moves where they land.
@@ -107,25 +108,34 @@ for point in "at_least 1" "at_least 30" "at_least $T"; do
   fi
 done
 
-# damaged blocks: one with a flipped payload byte, one truncated, one replaced by another (intact) block
+# damaged blocks: one with a flipped payload byte, one truncated, one replaced by another (intact) block;
+# one replaced by a FIFO (whose open used to wait for ever, deaf to SIGTERM) and one by a symbolic
+# link to an intact copy of itself (issue 47 item 8): only a regular file is read, the others are
+# named and recomputed
 killed "$WORK/d" at_least 30
 B=$WORK/d/.pairbound-blocks/screen
-files=$(ls "$B" | grep '\.blk$' | sort -n | head -4)
+files=$(ls "$B" | grep '\.blk$' | sort -n | head -6)
 set -- $files
-if [ $# -eq 4 ]; then
+if [ $# -eq 6 ]; then
   size=$(stat -c %s "$B/$1")
   printf '\377' | dd of="$B/$1" bs=1 seek=$((size - 5)) conv=notrunc 2> /dev/null
   head -c $(($(stat -c %s "$B/$2") / 2)) "$B/$2" > "$B/t" && mv "$B/t" "$B/$2"
   cp "$B/$4" "$B/$3.x" && mv "$B/$3.x" "$B/$3"
+  rm "$B/$5" && mkfifo "$B/$5"
+  mv "$B/$6" "$WORK/copy.blk" && ln -s "$WORK/copy.blk" "$B/$6"
   have=$(nblocks "$WORK/d")
-  OMP_NUM_THREADS=1 tl 2 "$PAIRBOUND" -v 2 screen "$STORE" $ARGS -o "$WORK/d" --resume \
-    > /dev/null 2> "$WORK/d.err"
-  check "damaged blocks: resume completes" test $? -eq 0
+  OMP_NUM_THREADS=1 timeout 120 "$MPIRUN" $MPIRUN_FLAGS -n 2 "$PAIRBOUND" -v 2 screen "$STORE" $ARGS -o "$WORK/d" \
+    --resume > /dev/null 2> "$WORK/d.err"
+  check "damaged blocks: resume completes (never waits on the FIFO)" test $? -eq 0
   check "damaged blocks: flipped byte detected" grep -q "/$1: payload checksum differs: recomputing this block" "$WORK/d.err"
   check "damaged blocks: truncation detected" grep -q "/$2: truncated (payload length differs): recomputing" "$WORK/d.err"
   check "damaged blocks: another block's file detected" grep -q "/$3: holds another block: recomputing" "$WORK/d.err"
-  check "damaged blocks: counted" grep -q "$((have - 3)) of $T blocks resumed, $((T - have + 3)) computed (3 damaged" "$WORK/d.err"
+  check "damaged blocks: a FIFO named, not read" grep -q "/$5: a FIFO, not a regular file: not read: recomputing" "$WORK/d.err"
+  check "damaged blocks: a symbolic link named, not followed" \
+    grep -q "/$6: a symbolic link, not a regular file: not read: recomputing" "$WORK/d.err"
+  check "damaged blocks: counted" grep -q "$((have - 5)) of $T blocks resumed, $((T - have + 5)) computed (5 damaged" "$WORK/d.err"
   check "damaged blocks: output identical" same_out "$WORK/d"
+  check "damaged blocks: the link's target untouched" test -s "$WORK/copy.blk"
 else
   not_ok "damaged blocks: the killed run left $# blocks"
 fi

@@ -1,7 +1,8 @@
 # pairbound run: every [stage] key reaches the stage exactly as the same option
 # on the command line would, the run seed reaches every stage's streams (bounds
 # seed + 0, verify sample_seed + 3, screen seed + 4, predict seed + 5, fragility seed + 6; docs/run.md), and bad
-# configurations fail with FILE:LINE and write nothing.
+# configurations fail with FILE:LINE and write nothing; a run locks its OUTDIR;
+# a configuration of any length is recorded in its outputs' provenance.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/screen.ini" --no-summary -o "$WORK/s.h5"
@@ -139,4 +140,61 @@ bad_config "bad value" 7 "[screen] derange must be an integer in [0, 1000], got 
 bad_config "bad choice" 7 "[bounds] i5 must be 'none', 'panel' or 'all', got 'some'" "$head\n[bounds]\ni5 = some\n"
 bad_config "command-line-only option" 7 "unknown key 'output' in [verify]" "$head\n[verify]\noutput = x\n"
 bad_config "fragility's --law is not a key" 7 "unknown key 'law' in [fragility]" "$head\n[fragility]\nlaw = b.law\n"
+# issue 47 item 14: an empty item in stages was skipped silently
+head="[run]\nstore = $WORK/s.h5\noutput = $WORK/bad_out\n"
+bad_config "two commas in stages" 4 "[run] stages: 'bounds,,screen' lists an empty stage name (two commas in a row, or one at an end)" \
+  "$head""stages = bounds,,screen\n"
+bad_config "a comma at the end of stages" 4 "[run] stages: 'bounds,' lists an empty stage name (two commas in a row, or one at an end)" \
+  "$head""stages = bounds,\n"
+bad_config "a comma at the start of stages" 4 "[run] stages: ', bounds' lists an empty stage name (two commas in a row, or one at an end)" \
+  "$head""stages = , bounds\n"
+
+# issue 47 item 4: a run locks its OUTDIR, so a second run into it is refused
+# while the first runs, naming the directory, and the first completes with its
+# own outputs.  The first waits in its figures' check (a stand-in gnuplot that
+# answers once the test says go, without pngcairo) while the second tries.
+cat > "$WORK/waitgp" <<EOS
+#!/bin/sh
+if [ "\$1" = -e ]; then
+  while [ ! -e "$WORK/go" ]; do sleep 0.05; done
+  echo "no such terminal here"; exit 0
+fi
+cat > /dev/null
+EOS
+chmod +x "$WORK/waitgp"
+printf '[run]\nsynth = none\nstore = %s/s.h5\noutput = %s/R\nstages = bounds\n' "$WORK" "$WORK" > "$WORK/r1.ini"
+sed -e 's/^stages = bounds$/stages = bounds\nseed = 7/' "$WORK/r1.ini" > "$WORK/r7.ini"
+(PAIRBOUND_GNUPLOT=$WORK/waitgp "$PAIRBOUND" -v 0 run "$WORK/r1.ini" > /dev/null 2> "$WORK/r1.err"; echo $? > "$WORK/r1.rc") &
+for i in $(seq 1200); do ls -d "$WORK"/R/bounds/.pairbound-stage.* > /dev/null 2>&1 && break; sleep 0.05; done
+check "the first run is inside its first stage" sh -c "ls -d '$WORK'/R/bounds/.pairbound-stage.* > /dev/null 2>&1"
+"$PAIRBOUND" -v 0 run "$WORK/r7.ini" > /dev/null 2> "$WORK/r7.err"
+check "a second run into the same OUTDIR: exit 1" test $? -eq 1
+check "a second run into the same OUTDIR: names the directory and the first run" grep -qF "$WORK/R is in use by pid" "$WORK/r7.err"
+touch "$WORK/go"
+wait
+check "the first run completes" test "$(cat "$WORK/r1.rc")" = 0
+check "... with its own settings (seed), not the second's" sh -c "grep -q '^setting seed = 20260908\$' '$WORK/R/bounds/checkpoint.txt' && ! grep -q '^setting seed = 7\$' '$WORK/R/bounds/checkpoint.txt'"
+sed -e "s|$WORK/R|$WORK/R2|" "$WORK/r1.ini" > "$WORK/r2.ini"
+PAIRBOUND_GNUPLOT=none "$PAIRBOUND" -v 0 run "$WORK/r2.ini" > /dev/null
+check "... and its outputs are a lone run's (results.h5)" same_h5 "$WORK/R/bounds/results.h5" "$WORK/R2/bounds/results.h5"
+check "... and its outputs are a lone run's (bounds.tsv)" cmp -s "$WORK/R/bounds/report/bounds.tsv" "$WORK/R2/bounds/report/bounds.tsv"
+check "no lock file left after the runs" test -z "$(find "$WORK/R" "$WORK/R2" -name '*.lock')"
+
+# issue 47 item 9: a configuration over 64 KB is valid: the provenance text
+# (the configuration's text) that cannot be an HDF5 attribute is the dataset
+# /provenance/text; a shorter one stays the attribute
+{
+  printf '[run]\nsynth = none\nstore = %s/s.h5\noutput = %s/big\nstages = bounds\n' "$WORK" "$WORK"
+  i=0
+  while [ $i -lt 1000 ]; do
+    i=$((i + 1))
+    echo "; comment line $i of a configuration longer than an HDF5 attribute can hold (64 KiB)"
+  done
+} > "$WORK/big.ini"
+PAIRBOUND_GNUPLOT=none "$PAIRBOUND" -v 0 run "$WORK/big.ini" > /dev/null 2> "$WORK/big.err"
+check "a configuration of $(wc -c < "$WORK/big.ini") bytes: the run exits 0" test $? -eq 0
+check "... its whole text in /provenance/text" sh -c "h5dump -d /provenance/text '$WORK/big/bounds/results.h5' | grep -q 'comment line 1000 of'"
+check "... the results are those of a short configuration" same_h5 "$WORK/big/bounds/results.h5" "$WORK/R2/bounds/results.h5"
+check "... no lock file left" test -z "$(find "$WORK/big" -name '*.lock')"
+check "a short provenance stays the attribute /provenance text" sh -c "h5dump -A -g /provenance '$WORK/R2/bounds/results.h5' | grep -q 'ATTRIBUTE \"text\"'"
 finish

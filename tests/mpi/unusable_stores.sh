@@ -5,7 +5,8 @@
 # analyse), one whose images are all in the development split (nothing to
 # evaluate on), and a screen with nothing to screen (no target image occurs
 # in the probe source), which still writes its tables, every value n/a, and
-# says why.  Each store is made from CSVs ingested here.
+# says why; a truncated store is named as such.  Each store is made from CSVs
+# ingested here.
 . "$(dirname "$0")/common.sh"
 cd "$WORK" || exit 1
 pb 1 1 synth --scale small --no-summary -o s.h5
@@ -55,4 +56,12 @@ for np in 1 2; do
                 END { exit bad || rows == 0 }' sj$np/report/screen_auroc.tsv
 done
 check "nothing to screen: identical at 1 and 2 ranks" cmp -s sj1/report/screen_auroc.tsv sj2/report/screen_auroc.tsv
+# issue 47 item 14: a store one byte short (an interrupted copy) said only "cannot open"
+cp s.h5 short.h5 && truncate -s -1 short.h5
+for cmd in info check; do
+  out=$(pb 1 1 $cmd short.h5 2>&1)
+  check "$cmd of a truncated store: says it is truncated, naming it" \
+    sh -c 'printf "%s" "$1" | grep -qF "short.h5: cannot open: the file is truncated, damaged or incompletely copied (HDF5: truncated file: eof = $2,"' _ "$out" "$(($(wc -c < s.h5) - 1))"
+done
+refused 2 "bounds of a truncated store" "short.h5: cannot open: the file is truncated" bounds short.h5 -o tr
 finish

@@ -240,7 +240,7 @@ static char *children(void)
 /* A gnuplot started ahead (pb_figure_prepare) draws the figure byte for
  * byte as a cold one (its warm-up plot leaves nothing behind); one that gets
  * no figure ends at the commit; an OUTDIR with a single quote in its name
- * (sh quoting) renders too. */
+ * renders too (gnuplot is given no path: it runs in the report directory). */
 START_TEST(test_figure_prepared)
 {
   unsetenv("PAIRBOUND_GNUPLOT");
@@ -269,7 +269,7 @@ START_TEST(test_figure_prepared)
   ck_assert_int_eq(pb_results_commit(res), PB_OK);
   char *after = children();
   if (before && during && after) {
-    ck_assert_str_ne(during, before); /* gnuplot (through sh) runs ... */
+    ck_assert_str_ne(during, before); /* gnuplot runs ... */
     ck_assert_str_eq(after, before);  /* ... and is gone with the stage */
   }
   free(before);
