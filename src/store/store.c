@@ -399,7 +399,7 @@ static int pb_store__read_probe_role(hid_t grp, struct pb_source *src)
 static int pb_store__verify(struct pb_store *st, int32_t k0, int32_t k1)
 {
   char why[1400];
-  for (int32_t k = k0; k < k1 && st->schema >= 2; k++) {
+  for (int32_t k = k0; k < k1 && st->checksummed; k++) {
     if (pb_store__digest_check(st->file, &st->meta, st->schema, k, why, sizeof why) == PB_OK) continue;
     if (!st->damage) {
       pb_error_set("%s: damaged metadata: %s", st->path, why);
@@ -502,6 +502,8 @@ static int pb_store__read_meta(struct pb_store *st)
   }
   st->schema = version;
   meta->schema_version = version;
+  /* a root checksum says the store was written with them whatever schema_version says (it covers that too) */
+  st->checksummed = version >= 2 || H5Aexists(st->file, PB_STORE_DIGEST_ATTR) > 0;
   if (pb_h5_read_attr_int(st->file, "topk", &meta->topk)) goto bad;
   hid_t grp = H5Gopen2(st->file, "provenance", H5P_DEFAULT);
   if (grp >= 0) {

@@ -132,7 +132,7 @@ static int pb_check__meta(const char *path, MPI_Comm comm, int64_t max_lines, FI
     fprintf(out, "%s; records not checked\n", pb_error_message());
   } else if (rank == 0 && status == PB_OK) {
     const struct pb_meta *meta = pb_store_meta(*st);
-    if (meta->schema_version >= 2)
+    if ((*st)->checksummed)
       fprintf(out, "metadata: %d objects match their checksums (XXH3-128)\n", (int)pb_store__digests(meta, -1));
     else
       fprintf(out, "metadata: not checksummed (a schema-%d store)\n", (int)meta->schema_version);

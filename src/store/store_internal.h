@@ -18,6 +18,7 @@ struct pb_store {
   int rank;
   int writable;
   int32_t schema;   /* the file's schema_version */
+  int checksummed;  /* its metadata carry checksums: schema 2, or a root checksum (a damaged schema_version) */
   double read_bytes, read_seconds; /* records this rank has read, pb_store_read_stats */
   char *path;       /* final name */
   char *tmp_path;   /* name while being written */

@@ -354,11 +354,11 @@ START_TEST(test_open_errors)
   }
   MPI_Barrier(MPI_COMM_WORLD);
   expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads versions 1 to 2)");
-  /* and back to 1: readable again (the rewrite itself did no damage) */
+  /* and back to 2: readable again (the rewrite itself did no damage) */
   if (rank == 0) {
     f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
     a = H5Aopen(f, "schema_version", H5P_DEFAULT);
-    v = 1;
+    v = 2;
     ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
     H5Aclose(a);
     H5Fclose(f);
@@ -512,11 +512,26 @@ START_TEST(test_meta_checksums)
   }
   MPI_Barrier(MPI_COMM_WORLD);
   expect_open_error(path, ": damaged metadata: sources/B/condition: no checksum (attribute xxh3_128)");
-  if (rank == 0) { /* schema 1: no checksums to compare (the damaged label is read as it is) */
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+  /* schema_version 2 -> 1 with the checksums kept: the root's checksum (which covers it) says it was 2 */
+  hid_t f;
+  char root[33];
+  read_sum(path, "/", root);
+  if (rank == 0) {
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t a = H5Aopen(f, "schema_version", H5P_DEFAULT);
     const int32_t v = 1;
     ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
     H5Aclose(a), H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  pb_checksum_xxh128_hex("format pairbound-store\nschema_version 1\ntopk 2\n", 47, now);
+  snprintf(want, sizeof want, ": damaged metadata: the attributes of the root: values do not match their checksum "
+           "(XXH3-128 %s, stored %s)", now, root);
+  expect_open_error(path, want);
+  if (rank == 0) { /* schema 1 without a root checksum: none compared (the changed label is read as it is) */
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(H5Adelete(f, "xxh3_128") >= 0);
+    H5Fclose(f);
   }
   poke_label(path, 1);
   ck_assert_msg(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK, "%s", pb_error_message());
