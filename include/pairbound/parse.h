@@ -1,6 +1,8 @@
 /* The one number parser: command-line options, run and synth configurations,
- * comma-separated lists, environment variables, CSV fields and the files
- * pairbound reads back all read numbers through it. */
+ * comma-separated lists, environment variables, CSV fields, law, CASES and
+ * PREDICTIONS files and the files pairbound reads back all read numbers
+ * through it.  What a person writes (everything but pb_parse_real, which reads
+ * pairbound's own outputs) is decimal only. */
 #ifndef PAIRBOUND_PARSE_H
 #define PAIRBOUND_PARSE_H
 
@@ -12,7 +14,9 @@
 int pb_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 /** Non-negative decimal integer at most hi (the full uint64_t range for seeds). */
 int pb_parse_uint(const char *s, uint64_t hi, uint64_t *out);
-/** Finite real in [lo, hi] (in (lo, hi] when open_lo). */
+/** Finite real in [lo, hi] (in (lo, hi] when open_lo), written as a decimal: [+-]DIGITS[.DIGITS][(e|E)[+-]DIGITS]
+ * (".5" and "5." too); hexadecimal floats, inf and nan are no number here.  So is a decimal whose magnitude a
+ * normal double cannot hold (1e999; 1e-320, below 2.2250738585072014e-308, strtod's ERANGE). */
 int pb_parse_double(const char *s, double lo, double hi, int open_lo, double *out);
 /** 1 to max comma-separated reals in [lo, hi]; *n gets their count. */
 int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int *n);

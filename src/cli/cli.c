@@ -497,7 +497,7 @@ static int pb_cli__check(struct pb_cli *cli, struct pb_cli_args *a)
   int64_t bad = 0;
   int status = pb_store_check(a->operand, MPI_COMM_WORLD, a->max_lines, stdout, &bad);
   if (status == PB_OK && bad > 0) {
-    pb_error_set("%s: %lld damaged rows or records", a->operand, (long long)bad);
+    pb_error_set("%s: %lld damaged metadata objects, rows or records", a->operand, (long long)bad);
     status = PB_FAIL;
   }
   return pb_cli__status(cli, status);

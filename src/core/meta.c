@@ -172,6 +172,65 @@ static int pb_meta__check_name(const char *what, const char *name)
   return PB_OK;
 }
 
+/* Names that identify something (model ids, source names, a source's condition names and image ids) are
+ * unique: PB_FAIL naming the first repeated one and where it occurs (@p where: "" or "source S: "). */
+static int pb_meta__unique(const char *where, const char *what, char *const *v, int32_t n)
+{
+  struct pb_strmap m;
+  pb_strmap_init(&m);
+  int status = PB_OK;
+  for (int32_t i = 0; i < n && status == PB_OK; i++) {
+    const int32_t first = pb_strmap_put(&m, v[i], i);
+    if (first == i) continue;
+    if (!strcmp(what, "condition") && !strcmp(v[i], PB_CLEAN_CONDITION))
+      pb_error_set("%sa second condition named '%s' (conditions %d and %d): a source has exactly one", where,
+                   v[i], (int)first, (int)i);
+    else
+      pb_error_set("%s%s '%s' twice (%ss %d and %d)", where, what, v[i], what, (int)first, (int)i);
+    status = PB_FAIL;
+  }
+  pb_strmap_free(&m);
+  return status;
+}
+
+/* The checks of one source's own metadata (its role is pb_meta__check_role's). */
+static int pb_meta__check_source(const struct pb_source *src)
+{
+  if (pb_meta__check_name("source", src->name)) return PB_FAIL;
+  if (src->n_images <= 0 || src->n_conditions <= 0 || src->n_classes <= 0) {
+    pb_error_set("source %s: needs images, conditions and classes", src->name);
+    return PB_FAIL;
+  }
+  if (src->n_classes > PB_MAX_CLASSES) {
+    pb_error_set("source %s: %d classes, more than the limit of %d per source", src->name, src->n_classes,
+                 PB_MAX_CLASSES);
+    return PB_FAIL;
+  }
+  if (src->clean < 0 || src->clean >= src->n_conditions ||
+      strcmp(src->conditions[src->clean], PB_CLEAN_CONDITION) != 0) {
+    pb_error_set("source %s has no '%s' condition", src->name, PB_CLEAN_CONDITION);
+    return PB_FAIL;
+  }
+  for (int32_t c = 0; c < src->n_conditions; c++)
+    if (pb_meta__check_name("condition", src->conditions[c])) return PB_FAIL;
+  char where[600];
+  snprintf(where, sizeof where, "source %s: ", src->name);
+  if (pb_meta__unique(where, "condition", src->conditions, src->n_conditions)) return PB_FAIL;
+  for (int32_t i = 0; i < src->n_images; i++) {
+    if (pb_meta__check_name("image", src->image_ids[i])) return PB_FAIL;
+    if (src->labels[i] < 0 || src->labels[i] >= src->n_classes) {
+      pb_error_set("source %s image %s: label %d outside [0, %d)", src->name, src->image_ids[i], src->labels[i],
+                   src->n_classes);
+      return PB_FAIL;
+    }
+    if (src->split[i] != PB_SPLIT_DEV && src->split[i] != PB_SPLIT_EVAL) {
+      pb_error_set("source %s image %s: bad split code %d", src->name, src->image_ids[i], src->split[i]);
+      return PB_FAIL;
+    }
+  }
+  return pb_meta__unique(where, "image id", src->image_ids, src->n_images);
+}
+
 int pb_meta_validate(const struct pb_meta *meta)
 {
   if (meta->n_models <= 0) { pb_error_set("store has no models"); return PB_FAIL; }
@@ -180,39 +239,14 @@ int pb_meta_validate(const struct pb_meta *meta)
   for (int32_t m = 0; m < meta->n_models; m++)
     if (pb_meta__check_name("model", meta->model_ids[m]) || pb_meta__check_name("group", meta->model_groups[m]))
       return PB_FAIL;
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    const struct pb_source *src = &meta->sources[s];
-    if (pb_meta__check_name("source", src->name)) return PB_FAIL;
-    if (src->n_images <= 0 || src->n_conditions <= 0 || src->n_classes <= 0) {
-      pb_error_set("source %s: needs images, conditions and classes", src->name);
-      return PB_FAIL;
-    }
-    if (src->n_classes > PB_MAX_CLASSES) {
-      pb_error_set("source %s: %d classes, more than the limit of %d per source", src->name, src->n_classes,
-                   PB_MAX_CLASSES);
-      return PB_FAIL;
-    }
-    if (src->clean < 0 || src->clean >= src->n_conditions ||
-        strcmp(src->conditions[src->clean], PB_CLEAN_CONDITION) != 0) {
-      pb_error_set("source %s has no '%s' condition", src->name, PB_CLEAN_CONDITION);
-      return PB_FAIL;
-    }
-    for (int32_t c = 0; c < src->n_conditions; c++)
-      if (pb_meta__check_name("condition", src->conditions[c])) return PB_FAIL;
-    if (pb_meta__check_role(meta, src)) return PB_FAIL;
-    for (int32_t i = 0; i < src->n_images; i++) {
-      if (pb_meta__check_name("image", src->image_ids[i])) return PB_FAIL;
-      if (src->labels[i] < 0 || src->labels[i] >= src->n_classes) {
-        pb_error_set("source %s image %s: label %d outside [0, %d)", src->name, src->image_ids[i],
-                     src->labels[i], src->n_classes);
-        return PB_FAIL;
-      }
-      if (src->split[i] != PB_SPLIT_DEV && src->split[i] != PB_SPLIT_EVAL) {
-        pb_error_set("source %s image %s: bad split code %d", src->name, src->image_ids[i], src->split[i]);
-        return PB_FAIL;
-      }
-    }
-  }
+  if (pb_meta__unique("", "model id", meta->model_ids, meta->n_models)) return PB_FAIL;
+  char **names = pb_malloc((size_t)meta->n_sources * sizeof *names);
+  for (int32_t s = 0; s < meta->n_sources; s++) names[s] = meta->sources[s].name;
+  const int dup = pb_meta__unique("", "source name", names, meta->n_sources);
+  free(names);
+  if (dup) return PB_FAIL;
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    if (pb_meta__check_source(&meta->sources[s]) || pb_meta__check_role(meta, &meta->sources[s])) return PB_FAIL;
   return PB_OK;
 }
 

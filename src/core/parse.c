@@ -39,9 +39,35 @@ int pb_parse_uint(const char *s, uint64_t hi, uint64_t *out)
   return PB_OK;
 }
 
+/* Whether @p s is a finite decimal, [+-]DIGITS[.DIGITS][(e|E)[+-]DIGITS] (".5" and "5." too), between optional
+ * white space: what strtod reads besides it -- hexadecimal floats (0x1p-2), inf, infinity, nan(...) -- is no
+ * number in an input file. */
+static int pb_parse__decimal(const char *s)
+{
+  while (isspace((unsigned char)*s)) s++;
+  s += *s == '+' || *s == '-';
+  size_t digits = strspn(s, "0123456789");
+  s += digits;
+  if (*s == '.') {
+    const size_t frac = strspn(s + 1, "0123456789");
+    digits += frac;
+    s += 1 + frac;
+  }
+  if (digits == 0) return 0;
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    s += *s == '+' || *s == '-';
+    const size_t exp = strspn(s, "0123456789");
+    if (exp == 0) return 0;
+    s += exp;
+  }
+  return pb_parse__rest_blank(s);
+}
+
 int pb_parse_double(const char *s, double lo, double hi, int open_lo, double *out)
 {
   char *end;
+  if (!pb_parse__decimal(s)) return PB_FAIL;
   errno = 0;
   double x = strtod(s, &end);
   if (errno || end == s || !pb_parse__rest_blank(end) || !isfinite(x) || x < lo || x > hi || (open_lo && x == lo))

@@ -20,6 +20,14 @@ static int pb_fragility__cmp(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* s + x, the rounding error of the addition added to *c (Neumaier's compensated summation). */
+static inline double pb_fragility__neumaier(double s, double x, double *c)
+{
+  const double t = s + x;
+  *c += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
+  return t;
+}
+
 void pb_fragility_law_init(struct pb_fragility_law *law)
 {
   memset(law, 0, sizeof *law);
@@ -123,20 +131,22 @@ int pb_fragility_law_set(struct pb_fragility_law *law, const double *value, cons
     if (mass[i] > 0) a[m++] = (struct pb_fragility__atom){value[i], mass[i]};
   }
   qsort(a, (size_t)m, sizeof *a, pb_fragility__cmp);
-  /* total in ascending value order so the result does not depend on input order */
-  for (int32_t i = 0; i < m; i++) total += a[i].mass;
+  /* compensated sums (Neumaier), in ascending value order so the result does not depend on input order: the
+   * masses' rounding errors do not add up (100,000 atoms of 1e-5 sum to 1, naively 1 - 1.9e-12) */
+  double c = 0;
+  for (int32_t i = 0; i < m; i++) total = pb_fragility__neumaier(total, a[i].mass, &c);
+  total += c;
   if (!(total > 0)) {
     pb_error_set("the law has no positive mass");
     return PB_FAIL;
   }
   int32_t k = 0;
-  for (int32_t i = 0; i < m; i++) {
-    if (k > 0 && a[i].value == law->z[k - 1]) {
-      law->p[k - 1] += a[i].mass / total;
-    } else {
-      law->z[k] = a[i].value;
-      law->p[k++] = a[i].mass / total;
-    }
+  for (int32_t i = 0; i < m;) { /* equal values merged: their masses summed, then divided once */
+    double sum = 0;
+    c = 0;
+    law->z[k] = a[i].value;
+    for (; i < m && a[i].value == law->z[k]; i++) sum = pb_fragility__neumaier(sum, a[i].mass, &c);
+    law->p[k++] = (sum + c) / total;
   }
   law->n = k;
   double mean = 0, G = 0;

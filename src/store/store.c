@@ -255,6 +255,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   if (bad || pb_store__write_roles(st->file, meta)) goto done;
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (pb_store__create_source(st, grp, s)) goto done;
+  if (pb_store__digests_write(st->file, &st->meta, PB_STORE_SCHEMA_VERSION)) goto done;
   status = PB_OK;
 done:
   if (grp >= 0) H5Gclose(grp);
@@ -351,17 +352,30 @@ static int pb_store__read_roles(struct pb_store *st)
 {
   struct pb_meta *meta = &st->meta;
   int32_t n = 0;
-  char **text = pb_h5_read_attr_strings(st->file, "roles", &n, NULL);
+  size_t width = 0;
+  char **text = pb_h5_read_attr_strings(st->file, "roles", &n, &width);
   int status = text && n == meta->n_sources ? PB_OK : PB_FAIL;
   if (status != PB_OK)
     pb_error_set("%s: attribute 'roles' is missing or does not hold one role per source", st->path);
-  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++)
-    if (text[s][0] && pb_meta_role_parse(&meta->sources[s], text[s]) != PB_OK) {
+  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
+    /* no checksum covers the roles (roles --set rewrites them alone, in place): what a flipped bit could make
+     * of one is an unknown role, a role that does not fit the store (pb_meta_validate) or a text cut short, which
+     * leaves bytes after its NUL where the writer pads with NULs */
+    const size_t len = strlen(text[s]);
+    for (size_t i = len; i < width && status == PB_OK; i++)
+      if (text[s][i]) {
+        pb_error_set("%s: damaged metadata: the role of source %s in attribute 'roles' has bytes after its end "
+                     "(\"%s\", then byte %d at %zu)", st->path, meta->sources[s].name, text[s],
+                     (unsigned char)text[s][i], i);
+        status = PB_FAIL;
+      }
+    if (status == PB_OK && text[s][0] && pb_meta_role_parse(&meta->sources[s], text[s]) != PB_OK) {
       char why[1024];
       snprintf(why, sizeof why, "%s", pb_error_message());
       pb_error_set("%s: %s", st->path, why);
       status = PB_FAIL;
     }
+  }
   for (int32_t s = 0; text && s < n; s++) free(text[s]);
   free(text);
   return status;
@@ -382,6 +396,24 @@ static int pb_store__read_probe_role(hid_t grp, struct pb_source *src)
   }
   free(role);
   return status;
+}
+
+/* Metadata objects [k0, k1) against their checksums (schema 2; store_digest.c), each right after it is read, so
+ * that a damaged one is named before anything read from it misleads: the first damaged one ends the open, or
+ * for `pairbound check` (st->damage) each is listed and the open goes on as far as it can. */
+static int pb_store__verify(struct pb_store *st, int32_t k0, int32_t k1)
+{
+  char why[1400];
+  for (int32_t k = k0; k < k1 && st->checksummed; k++) {
+    if (pb_store__digest_check(st->file, &st->meta, st->schema, k, why, sizeof why) == PB_OK) continue;
+    if (!st->damage) {
+      pb_error_set("%s: damaged metadata: %s", st->path, why);
+      return PB_FAIL;
+    }
+    fprintf(st->damage, "metadata: %s\n", why);
+    st->n_damage++;
+  }
+  return PB_OK;
 }
 
 static int pb_store__read_source(struct pb_store *st, hid_t sources, struct pb_source *src)
@@ -414,7 +446,8 @@ done:
 
 /* Every record dataset has the shape the metadata promises (checked at open,
  * from metadata alone, so even a stage that never reads top-k lists refuses a
- * store whose `topk` attribute disagrees with them). */
+ * store whose `topk` attribute disagrees with them), and a store whose `topk`
+ * is 0 has no top-k lists (which export would drop without a word). */
 static int pb_store__shapes_ok(const struct pb_store *st, hid_t sources)
 {
   static const char *names[] = {"pred", "smax", "ptrue", "topk_class", "topk_prob"};
@@ -439,6 +472,13 @@ static int pb_store__shapes_ok(const struct pb_store *st, hid_t sources)
         return PB_FAIL;
       }
     }
+    for (int k = 3; k < 5 && st->meta.topk == 0 && grp >= 0; k++)
+      if (H5Lexists(grp, names[k], H5P_DEFAULT) > 0) {
+        pb_error_set("%s: source %s has top-k lists '%s', but the root attribute topk is 0", st->path, src->name,
+                     names[k]);
+        H5Gclose(grp);
+        return PB_FAIL;
+      }
     if (grp >= 0) H5Gclose(grp);
   }
   return PB_OK;
@@ -467,6 +507,8 @@ static int pb_store__read_meta(struct pb_store *st)
   }
   st->schema = version;
   meta->schema_version = version;
+  /* a root checksum says the store was written with them whatever schema_version says (it covers that too) */
+  st->checksummed = version >= 2 || H5Aexists(st->file, PB_STORE_DIGEST_ATTR) > 0;
   if (pb_h5_read_attr_int(st->file, "topk", &meta->topk)) goto bad;
   hid_t grp = H5Gopen2(st->file, "provenance", H5P_DEFAULT);
   if (grp >= 0) {
@@ -487,12 +529,19 @@ static int pb_store__read_meta(struct pb_store *st)
   meta->sources = pb_calloc((size_t)n, sizeof *meta->sources);
   for (int32_t s = 0; s < n; s++) meta->sources[s].name = names[s];
   free(names);
+  if (pb_store__verify(st, 0, pb_store__digests(meta, 0))) return PB_FAIL;
   if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) < 0) goto bad;
   for (int32_t s = 0; s < meta->n_sources; s++)
-    if (pb_store__read_source(st, grp, &meta->sources[s])) {
+    if (pb_store__read_source(st, grp, &meta->sources[s]) ||
+        pb_store__verify(st, pb_store__digests(meta, s), pb_store__digests(meta, s + 1))) {
       H5Gclose(grp);
       return PB_FAIL;
     }
+  if (st->n_damage > 0) { /* pairbound check has listed them */
+    H5Gclose(grp);
+    pb_error_set("%s: damaged metadata", st->path);
+    return PB_FAIL;
+  }
   if (pb_store__shapes_ok(st, grp) != PB_OK) {
     H5Gclose(grp);
     return PB_FAIL;
@@ -514,9 +563,15 @@ bad:
 
 int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
 {
+  return pb_store__open(path, comm, NULL, NULL, out);
+}
+
+int pb_store__open(const char *path, MPI_Comm comm, FILE *damage, int64_t *n_damage, struct pb_store **out)
+{
   int status = PB_FAIL;
   hid_t fapl = -1;
   struct pb_store *st = pb_store__new(path, comm);
+  st->damage = damage;
   *out = NULL;
   if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
@@ -528,6 +583,8 @@ int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
   status = PB_OK;
 done:
   if (fapl >= 0) H5Pclose(fapl);
+  if (n_damage) *n_damage = st->n_damage;
+  st->damage = NULL;
   if (status == PB_OK) *out = st;
   else pb_store_close(st);
   return status;

@@ -14,6 +14,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/store.h"
+#include "store_internal.h"
 
 struct pb_check__out {
   FILE *fp;          /* memory stream of this rank's lines */
@@ -103,6 +104,43 @@ static void pb_check__print(struct pb_check__out *o, MPI_Comm comm, FILE *out)
   free(displ);
 }
 
+/* Open the store on every rank (each on its own), its metadata checked against their checksums (schema 2): on
+ * rank 0, one line per damaged metadata object (at most max_lines) and why the open ended, *st NULL; else one
+ * line saying what was checked, *st the open store.  PB_FAIL (the reason set) when the store cannot be opened for
+ * another reason. */
+static int pb_check__meta(const char *path, MPI_Comm comm, int64_t max_lines, FILE *out, struct pb_store **st,
+                          int64_t *n_meta)
+{
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  int status = pb_store__open(path, MPI_COMM_SELF, fp, n_meta, st);
+  fclose(fp);
+  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm); /* the same file: the same answer */
+  if (status != PB_OK && *st) pb_store_close(*st);
+  if (status != PB_OK) *st = NULL;
+  if (rank == 0 && status != PB_OK && *n_meta > 0) {
+    int64_t shown = 0;
+    for (char *p = buf; *p && shown < max_lines; shown++) {
+      char *nl = strchr(p, '\n');
+      fwrite(p, 1, (size_t)(nl - p + 1), out);
+      p = nl + 1;
+    }
+    if (*n_meta > shown) fprintf(out, "... %lld more\n", (long long)(*n_meta - shown));
+    fprintf(out, "%s; records not checked\n", pb_error_message());
+  } else if (rank == 0 && status == PB_OK) {
+    const struct pb_meta *meta = pb_store_meta(*st);
+    if ((*st)->checksummed)
+      fprintf(out, "metadata: %d objects match their checksums (XXH3-128)\n", (int)pb_store__digests(meta, -1));
+    else
+      fprintf(out, "metadata: not checksummed (a schema-%d store)\n", (int)meta->schema_version);
+  }
+  free(buf);
+  return status == PB_OK || *n_meta > 0 ? PB_OK : PB_FAIL;
+}
+
 int pb_store_check(const char *path, MPI_Comm comm, int64_t max_lines, FILE *out, int64_t *n_bad)
 {
   int rank, size;
@@ -110,11 +148,11 @@ int pb_store_check(const char *path, MPI_Comm comm, int64_t max_lines, FILE *out
   MPI_Comm_size(comm, &size);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   struct pb_store *st = NULL;
-  int status = pb_store_open(path, MPI_COMM_SELF, &st);
-  MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
-  if (status != PB_OK) {
-    pb_store_close(st);
-    return PB_FAIL;
+  int64_t n_meta = 0;
+  if (pb_check__meta(path, comm, max_lines, out, &st, &n_meta) != PB_OK) return PB_FAIL;
+  if (!st) { /* damaged metadata: what the records are is unknown */
+    *n_bad = n_meta;
+    return PB_OK;
   }
   struct pb_check__out o = {.max_lines = max_lines};
   o.fp = open_memstream(&o.buf, &o.len);

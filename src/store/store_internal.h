@@ -2,6 +2,8 @@
 #ifndef PB_STORE_INTERNAL_H
 #define PB_STORE_INTERNAL_H
 
+#include <stdio.h>
+
 #include <mpi.h>
 #include <hdf5.h>
 
@@ -16,11 +18,35 @@ struct pb_store {
   int rank;
   int writable;
   int32_t schema;   /* the file's schema_version */
+  int checksummed;  /* its metadata carry checksums: schema 2, or a root checksum (a damaged schema_version) */
   double read_bytes, read_seconds; /* records this rank has read, pb_store_read_stats */
   char *path;       /* final name */
   char *tmp_path;   /* name while being written */
   struct pb_output_lock lock; /* rank 0, while being written: STORE.lock */
+  /* pairbound check: every metadata object that fails its checksum is listed here, one line each, and the
+   * open goes on as far as it can (else the first one ends it) */
+  FILE *damage;
+  int64_t n_damage;
 };
+
+/* Open a store (pb_store_open), listing damaged metadata into @p damage when not NULL (store.c). */
+int pb_store__open(const char *path, MPI_Comm comm, FILE *damage, int64_t *n_damage, struct pb_store **out);
+
+/* The metadata checksums (store_digest.c; docs/store.md, "Integrity"): attribute PB_STORE_DIGEST_ATTR of every
+ * metadata object, the XXH3-128 of its canonical bytes, 32 hexadecimal digits. */
+#define PB_STORE_DIGEST_ATTR "xxh3_128"
+/* How many metadata objects come before source @p s (every one when @p s < 0): the root, models/id,
+ * models/group and source_names, then five per source (its group, image_id, label, split, condition). */
+int32_t pb_store__digests(const struct pb_meta *meta, int32_t s);
+/* Object @p k's HDF5 path and the checksum of its values in @p meta, for a store of schema @p schema. */
+void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, char *path, size_t npath,
+                      char hex[65]);
+/* Write every object's checksum attribute (collective when @p file is open on several ranks). */
+int pb_store__digests_write(hid_t file, const struct pb_meta *meta, int32_t schema);
+/* Whether object @p k of @p file carries the checksum of its values in @p meta: PB_OK, else PB_FAIL with the
+ * object and what is wrong in @p why. */
+int pb_store__digest_check(hid_t file, const struct pb_meta *meta, int32_t schema, int32_t k, char *why,
+                           size_t n);
 
 /* The root attribute `roles` of @p meta's sources (store.c). */
 int pb_store__write_roles(hid_t file, const struct pb_meta *meta);

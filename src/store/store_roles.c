@@ -80,8 +80,9 @@ done:
 }
 
 /* Write @p meta's roles into the file at @p path (schema 2): the root attribute `roles`, and for a schema-1 file
- * schema_version 2 and no more probe_role attributes.  @p fresh: a `roles` attribute already there is replaced,
- * not rewritten in place (it is too narrow for the new roles). */
+/* Write @p meta's roles into the file at @p path (schema 2): the root attribute `roles`, and for a schema-1 file
+ * schema_version 2, no more probe_role attributes and the metadata checksums.  @p fresh: a `roles` attribute
+ * already there is replaced, not rewritten in place (it is too narrow for the new roles). */
 static int pb_roles__write(const char *path, const struct pb_meta *meta, int schema, int fresh)
 {
   int status = PB_FAIL;
@@ -103,7 +104,8 @@ static int pb_roles__write(const char *path, const struct pb_meta *meta, int sch
     const int32_t v = PB_STORE_SCHEMA_VERSION;
     herr_t e = attr >= 0 ? H5Awrite(attr, H5T_NATIVE_INT32, &v) : -1;
     if (attr >= 0) H5Aclose(attr);
-    if (e < 0) goto done;
+    /* schema 2's metadata checksums, of the values just read and validated (the copy is renamed only when done) */
+    if (e < 0 || pb_store__digests_write(file, meta, PB_STORE_SCHEMA_VERSION) != PB_OK) goto done;
   }
   if (fresh && H5Aexists(file, "roles") > 0 && H5Adelete(file, "roles") < 0) goto done;
   status = pb_store__write_roles(file, meta);

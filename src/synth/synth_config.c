@@ -170,7 +170,8 @@ static int pb_synth_config__seed_values(void *opts, const char *label, const cha
     double x;
     snprintf(item, sizeof item, "%.*s", (int)(n < sizeof item ? n : sizeof item - 1), p);
     colon = strchr(item, ':');
-    if (!colon || colon == item || pb_parse_real(colon + 1, &x) != PB_OK) return pb_ini_invalid(label, v);
+    if (!colon || colon == item || pb_parse_double(colon + 1, -DBL_MAX, DBL_MAX, 0, &x) != PB_OK)
+      return pb_ini_invalid(label, v);
     p += n + (p[n] == ',');
   }
   free(src->seed_values);

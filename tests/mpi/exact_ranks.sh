@@ -108,6 +108,25 @@ fails "logistic in covert transfer" "not run in covert" "$WORK/cov.tsv" logistic
 awk -F'\t' 'BEGIN { OFS = "\t" } /^[0-9]/ && $NF == 0 && !done { $(NF - 1) = 1; done = 1 } { print }' \
   "$WORK/cov.tsv" > "$WORK/covbad.tsv"
 fails "label impossible at p* = 0" "label y = 1 is impossible at p* = 0" "$WORK/covbad.tsv" pstar
+# numbers are decimals only (issue 47, item 11): strtod alone reads 0x3 as 3 and 0x1p-2 as 0.25
+awk 'NR == 3 { print "0x1p-2"; next } { print }' "$WORK/pstar.txt" > "$WORK/hex.txt"
+fails "hexadecimal prediction" "hex.txt:3: expected one probability" "$WORK/cases.tsv" "$WORK/hex.txt"
+awk -F'\t' 'BEGIN { OFS = "\t" } /^1002\t/ { $2 = "0x" $2 } { print }' "$WORK/cases.tsv" > "$WORK/hexc.tsv"
+fails "hexadecimal attribute" "hexc.tsv:$line: expected a case index" "$WORK/hexc.tsv" pstar
+sed 's/^# residual_scale 1$/# residual_scale 0x1p0/' "$WORK/cases.tsv" > "$WORK/hexs.tsv"
+fails "hexadecimal residual scale" "hexs.tsv:4: bad value '0x1p0' for residual_scale" "$WORK/hexs.tsv" pstar
+# the rows are the `# cases` N indices `# first` .. first + N - 1 (issue 47, item 13); `# cases 300` is line 8
+sed '$d' "$WORK/cases.tsv" > "$WORK/fewer.tsv"
+fails "a row fewer than # cases" "fewer.tsv:8: \`# cases 300\`, but the file has 299 rows" "$WORK/fewer.tsv" pstar
+sed 's/^# cases 300$/# cases 299/' "$WORK/cases.tsv" > "$WORK/more.tsv"
+fails "a row more than # cases" "more.tsv:309: more rows than the 299 cases of \`# cases 299\` (line 8)" \
+  "$WORK/more.tsv" pstar
+awk -F'\t' 'BEGIN { OFS = "\t" } /^1002\t/ { $1 = 1001 } { print }' "$WORK/cases.tsv" > "$WORK/dup.tsv"
+fails "a case index twice" "dup.tsv:$line: case index 1001 again (first on line $((line - 1)))" "$WORK/dup.tsv" pstar
+awk -F'\t' 'BEGIN { OFS = "\t" } /^1002\t/ { $1 = 1300 } { print }' "$WORK/cases.tsv" > "$WORK/range.tsv"
+fails "a case index past the range" "range.tsv:$line: case index 1300 outside 1000 .. 1299" "$WORK/range.tsv" pstar
+sed '/^# cases /d' "$WORK/cases.tsv" > "$WORK/nocount.tsv"
+fails "no # cases line" "nocount.tsv:8: the header lacks" "$WORK/nocount.tsv" pstar
 "$PAIRBOUND" exact score "$WORK/cases.tsv" pstar --sizes 5 -o "$WORK/e" 2> /dev/null
 check "--sizes below 10: usage error" test $? -eq 2
 finish

@@ -55,6 +55,18 @@ bad_law "masses off by 1e-9" '0.3 0.5\n0.7 0.500000001\n' "2: masses sum to 1.00
 bad_law "one number" '0.3 0.5\n0.7\n' "2: expected 'value mass'"
 bad_law "trailing text" '0.3 0.5 x\n0.7 0.5\n' "1: unexpected text after the mass"
 bad_law "empty" '# nothing\n' "1: no 'value mass' lines"
+bad_law "hexadecimal value" '0x1p-2 0.5\n0.5 0.5\n' "1: expected 'value mass'"
+bad_law "hexadecimal mass" '0.25 0X.8\n0.5 0.5\n' "1: expected 'value mass'"
+bad_law "infinite mass" '0.25 inf\n' "1: expected 'value mass'"
+bad_law "nan value" 'nan 1\n' "1: expected 'value mass'"
+# 100,000 atoms of mass 1e-5 on two values: the masses' exact sum is 1 (summed naively 1 - 1.9e-12, refused
+# before), and the law is the two-point law of masses 1/2 and 1/2, gap 1: G = 1/4, rho_plus = rho_sat = 1,
+# up(0.5) = sqrt(0.5 / 4), up(rho) = 1/2 from rho = 1 on
+awk 'BEGIN { for (i = 0; i < 100000; i++) print i % 2, "1e-5" }' > "$WORK/many.law"
+"$PAIRBOUND" fragility --law "$WORK/many.law" --rho 0.5,1,2 > "$WORK/many.txt"
+check "100,000 atoms of mass 1e-5: exit 0" test $? -eq 0
+check "100,000 atoms of mass 1e-5: the two-point law's exact profile" \
+  test "$(tr '\n' '|' < "$WORK/many.txt")" = "G 0.25|rho_plus 1|rho_sat 1|0.5 0.3535533905932738 0.3535533905932738|1 0.5 0.5|2 0.5 0.5|"
 printf '0.3 0.5\n0.7 0.5000000000000004\n' > "$WORK/ok.law"
 "$PAIRBOUND" fragility --law "$WORK/ok.law" --rho 1 > /dev/null
 check "masses within 1e-12 accepted" test $? -eq 0

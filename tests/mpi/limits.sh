@@ -36,6 +36,7 @@ check "exactly 2^20 classes is accepted" test -s atcap.h5
 # a store written by something else (or edited) that claims 2e9 classes
 cp s.h5 huge.h5
 "$H5POKE" --attr huge.h5 /sources/Syn n_classes 2000000001
+"$H5POKE" --digest huge.h5 /sources/Syn # as its writer would have: the checksum holds, the limit refuses it
 for cmd in bounds check info; do
   if [ $cmd = bounds ]; then set -- tpb 2 bounds huge.h5 -o o; else set -- tpb 1 $cmd huge.h5; fi
   refused "a store with 2e9+1 classes: $cmd" 1 "source Syn: 2000000001 classes, more than the limit of 1048576 per source" "$@"

@@ -216,6 +216,32 @@ START_TEST(test_invalid)
 }
 END_TEST
 
+/* 100,000 atoms of mass 1e-5 (issue 47, item 10): the exact sum of the masses as read, 100,000 x
+ * 1.0000000000000000818e-5, rounds to 1 (summed naively: 1 - 1.9e-12), so each distinct atom keeps the mass
+ * 1e-5 and two values taking 50,000 atoms each get 0.5 (the exact 0.5000000000000000041 rounded): the two-point
+ * law with G = 1/4 and rho_plus = rho_sat = (1 - q) / q = 1. */
+START_TEST(test_many_atoms)
+{
+  enum { N = 100000 };
+  double *v = malloc(N * sizeof *v), *m = malloc(N * sizeof *m);
+  for (int i = 0; i < N; i++) v[i] = (double)i / N, m[i] = 1e-5;
+  struct pb_fragility_law L;
+  pb_fragility_law_init(&L);
+  ck_assert_int_eq(pb_fragility_law_set(&L, v, m, N), PB_OK);
+  ck_assert_int_eq(L.n, N);
+  for (int i = 0; i < N; i++) ck_assert(L.p[i] == 1e-5);
+  for (int i = 0; i < N; i++) v[i] = i % 2;
+  ck_assert_int_eq(pb_fragility_law_set(&L, v, m, N), PB_OK);
+  ck_assert_int_eq(L.n, 2);
+  ck_assert(L.p[0] == 0.5 && L.p[1] == 0.5);
+  ck_assert(L.mean == 0.5 && L.G == 0.25);
+  ck_assert(L.up.rho_plus == 1 && L.up.rho_sat == 1 && L.down.rho_plus == 1 && L.down.rho_sat == 1);
+  pb_fragility_law_free(&L);
+  free(v);
+  free(m);
+}
+END_TEST
+
 /* ------------------------------------------------------------ brute force */
 
 /* Best feasible stationary point of max E[r Z] s.t. r >= 0, E r = 1,
@@ -732,6 +758,7 @@ static Suite *fragility_suite(void)
   tcase_add_test(tc, test_saturation);
   tcase_add_test(tc, test_zero_variance);
   tcase_add_test(tc, test_invalid);
+  tcase_add_test(tc, test_many_atoms);
   tcase_add_test(tc, test_witness_pair);
   tcase_add_test(tc, test_option_defaults);
   suite_add_tcase(s, tc);

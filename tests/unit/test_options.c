@@ -63,6 +63,22 @@ START_TEST(test_parse_double)
   ck_assert(pb_parse_double("inf", -DBL_MAX, DBL_MAX, 0, &x) == PB_FAIL);
   ck_assert(pb_parse_double("1e999", -DBL_MAX, DBL_MAX, 0, &x) == PB_FAIL); /* ERANGE */
   ck_assert(pb_parse_double(".5x", 0, 1, 0, &x) == PB_FAIL);
+  /* decimal only (issue 47, item 11): strtod alone reads the hexadecimal float 0x1p-2 as 0.25 */
+  ck_assert(pb_parse_double("0x1p-2", 0, 1, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("0X.8", 0, 1, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("0x0", 0, 1, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("infinity", -DBL_MAX, DBL_MAX, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("nan(1)", -DBL_MAX, DBL_MAX, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double(".", 0, 1, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("1e", 0, 10, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("1e+", 0, 10, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("--1", -10, 10, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("1 2", 0, 100, 0, &x) == PB_FAIL);
+  ck_assert(pb_parse_double("1e-320", 0, 1, 0, &x) == PB_FAIL); /* subnormal: ERANGE */
+  ck_assert(pb_parse_double(" .5 ", 0, 1, 0, &x) == PB_OK && x == 0.5);
+  ck_assert(pb_parse_double("5.", 0, 10, 0, &x) == PB_OK && x == 5);
+  ck_assert(pb_parse_double("+2.5E-1", 0, 1, 0, &x) == PB_OK && x == 0.25);
+  ck_assert(pb_parse_double("-25e-2\n", -1, 1, 0, &x) == PB_OK && x == -0.25);
   double v[4];
   int n;
   ck_assert(pb_parse_list("0.5, 0.25,1", 0, 1, 4, v, &n) == PB_OK && n == 3);
@@ -71,6 +87,7 @@ START_TEST(test_parse_double)
   ck_assert(pb_parse_list("0.1,2", 0, 1, 4, v, &n) == PB_FAIL);
   ck_assert(pb_parse_list("", 0, 1, 4, v, &n) == PB_FAIL);
   ck_assert(pb_parse_list(",", 0, 1, 4, v, &n) == PB_FAIL);
+  ck_assert(pb_parse_list("0.5,0x1p-1", 0, 1, 4, v, &n) == PB_FAIL);
   /* 0.1 * k written out equals k / 10.0 (the policy grid was computed so before it was a table default) */
   ck_assert(pb_parse_list("0.3,0.7", 0, 1, 4, v, &n) == PB_OK && v[0] == 3 / 10.0 && v[1] == 7 / 10.0);
 }

@@ -14,6 +14,7 @@
 #include <hdf5.h>
 
 #include "pairbound/cells.h"
+#include "pairbound/checksum.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/store.h"
@@ -353,11 +354,11 @@ START_TEST(test_open_errors)
   }
   MPI_Barrier(MPI_COMM_WORLD);
   expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads versions 1 to 2)");
-  /* and back to 1: readable again (the rewrite itself did no damage) */
+  /* and back to 2: readable again (the rewrite itself did no damage) */
   if (rank == 0) {
     f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
     a = H5Aopen(f, "schema_version", H5P_DEFAULT);
-    v = 1;
+    v = 2;
     ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
     H5Aclose(a);
     H5Fclose(f);
@@ -402,8 +403,140 @@ START_TEST(test_meta_validate)
   h_src[0].labels = bad_lab;
   ck_assert(pb_meta_validate(&meta) == PB_FAIL);
   ck_assert_str_eq(pb_error_message(), "source A image a2: label 3 outside [0, 3)");
+  /* names that identify something are unique (issue 47, item 7) */
+  hand_meta(&meta);
+  char *dup_models[NM] = {"m0", "m1", "m0"};
+  meta.model_ids = dup_models;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "model id 'm0' twice (model ids 0 and 2)");
+  hand_meta(&meta);
+  h_src[1].name = "A";
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "source name 'A' twice (source names 0 and 1)");
+  hand_meta(&meta);
+  char *two_clean[3] = {"clean", "clean", "snow"};
+  h_src[0].conditions = two_clean;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(),
+                   "source A: a second condition named 'clean' (conditions 0 and 1): a source has exactly one");
+  hand_meta(&meta);
+  char *dup_cond[3] = {"clean", "blur", "blur"};
+  h_src[1].conditions = dup_cond;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "source B: condition 'blur' twice (conditions 1 and 2)");
+  hand_meta(&meta);
+  char *dup_img[5] = {"b1", "b2", "b3", "b4", "b2"};
+  h_src[1].image_ids = dup_img;
+  ck_assert(pb_meta_validate(&meta) == PB_FAIL);
+  ck_assert_str_eq(pb_error_message(), "source B: image id 'b2' twice (image ids 1 and 4)");
+  /* the same image id in two sources is the same base image, not a repeat */
+  hand_meta(&meta);
+  char *shared[5] = {"a1", "a2", "b3", "b4", "b5"};
+  h_src[1].image_ids = shared;
+  ck_assert_msg(pb_meta_validate(&meta) == PB_OK, "%s", pb_error_message());
   hand_meta(&meta);
   ck_assert(pb_meta_validate(&meta) == PB_OK);
+}
+END_TEST
+
+/* Rank 0 rewrites a label of source A, or deletes or reads an attribute, then every rank waits. */
+static void poke_label(const char *path, int32_t value)
+{
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, "/sources/A/label", H5P_DEFAULT);
+    hid_t fs = H5Dget_space(d), ms = H5Screate(H5S_SCALAR);
+    hsize_t at = 0, one = 1;
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL);
+    ck_assert(H5Dwrite(d, H5T_NATIVE_INT32, ms, fs, H5P_DEFAULT, &value) >= 0);
+    H5Sclose(ms), H5Sclose(fs), H5Dclose(d), H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The xxh3_128 attribute of @p obj (every rank reads it). */
+static void read_sum(const char *path, const char *obj, char hex[33])
+{
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), a = H5Aopen_by_name(f, obj, "xxh3_128", H5P_DEFAULT, H5P_DEFAULT);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, 33);
+  memset(hex, 0, 33);
+  ck_assert_msg(a >= 0 && H5Aread(a, t, hex) >= 0, "no checksum on %s", obj);
+  H5Tclose(t), H5Aclose(a), H5Fclose(f);
+}
+
+static void expect_sum(const char *path, const char *obj, const void *bytes, size_t n)
+{
+  char have[33], want[65];
+  read_sum(path, obj, have);
+  pb_checksum_xxh128_hex(bytes, n, want);
+  ck_assert_msg(!strcmp(have, want), "%s: stored %s, canonical bytes %s", obj, have, want);
+}
+
+/* Metadata checksums (issue 47, item 6; docs/store.md, "Integrity"): written as the XXH3-128 of the canonical
+ * bytes written out here by hand, and a changed value that breaks no rule (label 0 -> 1 < 3 classes) or a missing
+ * checksum is refused at open, naming the object; a store of schema 1 has none and opens. */
+START_TEST(test_meta_checksums)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s", pb_test_path("sums.h5"));
+  make_store(path);
+  expect_sum(path, "/", "format pairbound-store\nschema_version 2\ntopk 2\n", 47);
+  expect_sum(path, "/models/id", "m0\0m1\0m2", 9);
+  expect_sum(path, "/models/group", "gA\0gB\0gA", 9);
+  expect_sum(path, "/source_names", "A\0B", 4);
+  expect_sum(path, "/sources/A", "n_classes 3\nclean_index 1\n", 26);
+  expect_sum(path, "/sources/B/image_id", "b1\0b2\0b3\0b4\0b5", 15);
+  expect_sum(path, "/sources/A/label", "\0\0\0\0\2\0\0\0\1\0\0\0\2\0\0", 16);
+  expect_sum(path, "/sources/B/split", "\1\0\1\1", 5);
+  expect_sum(path, "/sources/A/condition", "fog\0clean\0snow", 15);
+  char old[33], want[700], now[65];
+  read_sum(path, "/sources/A/label", old);
+  poke_label(path, 1);
+  pb_checksum_xxh128_hex("\1\0\0\0\2\0\0\0\1\0\0\0\2\0\0", 16, now);
+  snprintf(want, sizeof want,
+           ": damaged metadata: sources/A/label: values do not match their checksum (XXH3-128 %s, stored %s)", now,
+           old);
+  expect_open_error(path, want);
+  poke_label(path, 0);
+  struct pb_store *st;
+  ck_assert_msg(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK, "%s", pb_error_message());
+  pb_store_close(st);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(H5Adelete_by_name(f, "/sources/B/condition", "xxh3_128", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_open_error(path, ": damaged metadata: sources/B/condition: no checksum (attribute xxh3_128)");
+  /* schema_version 2 -> 1 with the checksums kept: the root's checksum (which covers it) says it was 2 */
+  hid_t f;
+  char root[33];
+  read_sum(path, "/", root);
+  if (rank == 0) {
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t a = H5Aopen(f, "schema_version", H5P_DEFAULT);
+    const int32_t v = 1;
+    ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
+    H5Aclose(a), H5Fclose(f);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  pb_checksum_xxh128_hex("format pairbound-store\nschema_version 1\ntopk 2\n", 47, now);
+  snprintf(want, sizeof want, ": damaged metadata: the attributes of the root: values do not match their checksum "
+           "(XXH3-128 %s, stored %s)", now, root);
+  expect_open_error(path, want);
+  if (rank == 0) { /* schema 1 without a root checksum: none compared (the changed label is read as it is) */
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(H5Adelete(f, "xxh3_128") >= 0);
+    H5Fclose(f);
+  }
+  poke_label(path, 1);
+  ck_assert_msg(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK, "%s", pb_error_message());
+  ck_assert_int_eq(pb_store_meta(st)->sources[0].labels[0], 1);
+  pb_store_close(st);
 }
 END_TEST
 
@@ -586,6 +719,7 @@ static Suite *suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("meta_cells");
   tcase_add_test(tc, test_meta_validate);
+  tcase_add_test(tc, test_meta_checksums);
   tcase_add_test(tc, test_meta_counts);
   tcase_add_test(tc, test_cells_load);
   suite_add_tcase(s, tc);
