@@ -66,11 +66,13 @@ int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, con
 
 /**
  * Write every record of a store as CSV in canonical order (sources, then
- * models, conditions and images, each in store order), on MPI_COMM_SELF.
- * The file is written under a temporary name and renamed when complete.
- * A canonical CSV round-trips through ingest and export byte for byte.
- * @return PB_OK or PB_FAIL (pb_error_message() says why).
+ * models, conditions and images, each in store order).  Collective over
+ * @p comm: the ranks format and write blocks of records in turn, each at its
+ * offset; the file is the same for any number of ranks and threads.  It is
+ * written under a temporary name and renamed when complete.  A canonical CSV
+ * round-trips through ingest and export byte for byte.
+ * @return PB_OK or PB_FAIL (pb_error_message() says why), alike on every rank.
  */
-int pb_export_csv(const char *store_path, const char *csv_path);
+int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm);
 
 #endif /* PAIRBOUND_INGEST_H */

@@ -48,6 +48,24 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
 int pb_store_write_rows(struct pb_store *st, int32_t src, int32_t n_rows,
                         const int32_t *rows, const struct pb_rows *data);
 
+/**
+ * Rows per write unit of source @p src: pb_store_write_span() takes runs of
+ * whole units (a unit holds whole chunks of every record dataset: a model's
+ * rows, or fewer where its chunks hold fewer conditions).
+ */
+int32_t pb_store_span_rows(const struct pb_store *st, int32_t src);
+
+/**
+ * Write rows [row0, row0 + n_rows) of source @p src from @p data: whole
+ * write units (pb_store_span_rows) of one or more models, the last unit of a
+ * model ending at its last condition.  The chunks are written directly
+ * (their Fletcher32 checksum computed here, pwrite at their address), so the
+ * ranks' writes are independent; every rank calls it the same number of
+ * times, with its own rows or none, and all return the same status (a store
+ * whose layout does not allow direct writes takes HDF5's collective writes).
+ */
+int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data);
+
 /** Close a created store and rename it to its final name (collective). */
 int pb_store_commit(struct pb_store *st);
 

@@ -488,7 +488,8 @@ static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 
 static int pb_cli__export(struct pb_cli *cli, struct pb_cli_args *a)
 {
-  int status = cli->rank == 0 ? pb_export_csv(a->operand, a->output) : PB_OK;
+  /* every rank formats and writes blocks of records in turn */
+  int status = pb_export_csv(a->operand, a->output, MPI_COMM_WORLD);
   return pb_cli__status(cli, status);
 }
 

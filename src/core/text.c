@@ -99,22 +99,18 @@ void pb_text_free(struct pb_text *t)
 
 /* ---------------------------------------------------------------- numbers */
 
-void pb_text_format_float(float x, char buf[32])
-{
-  if (isnan(x)) { strcpy(buf, "nan"); return; }
-  /* Any two distinct 6-digit decimals are distinct floats (FLT_DIG), so when
-   * %.6g (which drops trailing zeros) reads back exactly it is the shortest. */
-  for (int p = fabsf(x) < FLT_MIN && x != 0 ? 1 : 6; p <= 9; p++) { /* subnormals have fewer digits */
-    snprintf(buf, 32, "%.*g", p, (double)x);
-    if (strtof(buf, NULL) == x) return;
-  }
-}
-
 /* Decimal digits of v into b (no terminator); returns their count. */
 static int pb_text__digits(uint64_t v, char *b)
 {
   char t[20];
   int n = 0;
+  /* two digits per division: formatting is most of export's cost */
+  while (v >= 100) {
+    const unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    t[n++] = (char)('0' + r % 10);
+    t[n++] = (char)('0' + r / 10);
+  }
   do t[n++] = (char)('0' + v % 10); while (v /= 10);
   for (int i = 0; i < n; i++) b[i] = t[n - 1 - i];
   return n;
@@ -140,7 +136,8 @@ static int pb_text__cmp_shifted(uint64_t d, int t, pb_text__u128 w)
   return wr ? -1 : 0;
 }
 
-/* |x| = m 2^-s >= 10^e, exactly (m < 2^53, 0 < s <= 73, -8 <= e <= 16). */
+/* |x| = m 2^-s >= 10^e, exactly (doubles: m < 2^53, 0 < s <= 73, -8 <= e <= 16;
+ * floats: m < 2^24, 0 < s <= 90, -21 <= e <= 7). */
 static int pb_text__ge_pow10(uint64_t m, int s, int e)
 {
   if (e >= 0) return (pb_text__u128)m >= pb_text__pow10(e) << s;
@@ -215,6 +212,95 @@ static int pb_text__format_fast(double x, char buf[40])
     }
   }
   return 0;
+}
+
+/* The nine leading digits A of x 10^q9 = A + f (0 <= f < 1) rounded to the
+ * quotient by @p d = 10^(9-p), to nearest with ties to even, as glibc's
+ * printf rounds the exact binary value.  Constant divisors (inlined). */
+static inline uint64_t pb_text__round_digits(uint64_t A, uint64_t d, int frac_nonzero)
+{
+  const uint64_t Q = A / d, R = A % d, h = d / 2;
+  return R > h || (R == h && (frac_nonzero || (Q & 1))) ? Q + 1 : Q;
+}
+
+/* Sign of V 2^t - w for the w = wq 2^t + wr of pb_text__split (wr: whether
+ * the remainder is nonzero). */
+static inline int pb_text__cmp_split(uint64_t V, uint64_t wq, int wr)
+{
+  if (V != wq) return V < wq ? -1 : 1;
+  return wr ? -1 : 0;
+}
+
+/* pb_text_format_float's text of a finite x with 1e-20 <= |x| < 1e5, exactly
+ * in integers instead of by snprintf and strtof (export writes seven of these
+ * per record): for p = 6, 7, 8, 9 the correctly rounded p-digit decimal (ties
+ * to even, as glibc's printf) and whether strtof reads it back: strictly
+ * inside x's rounding interval, or on its edge with x's significand even.  A
+ * power of two's neighbour below is half as far, so its interval is
+ * narrower below.  The nine leading digits A of x 10^q9 come from one 128-bit
+ * product, and so do the interval's ends at that scale; each p rounds A and
+ * compares.  Bounds: |x| = m 2^-s with 2^23 <= m < 2^24 and 1 <= s <= 90;
+ * X >= -20, so q9 = 8 - X <= 28 and (4m + 1) 10^28 < 2^120: every product
+ * and shift fits. */
+static int pb_text__format_float_fast(float x, char buf[32])
+{
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  const int e = (int)(bits >> 23 & 0xff);
+  /* 1e-20 <= |x| < 1e5: biased exponents 61 (2^-66 > 1e-20 ...) to 143 (2^16 < 1e5) */
+  if (e < 61 || e > 143) return 0;
+  const float ax = fabsf(x);
+  if (!(ax >= 1e-20f && ax < 1e5f)) return 0;
+  const uint64_t m = (bits & 0x7fffffu) | 0x800000u;
+  const int s = 150 - e; /* |x| = m 2^-s */
+  /* X = floor(log10 |x|): an estimate off by at most one, then exact from A */
+  int X = (int)floor((e - 127) * 0.30102999566398120);
+  pb_text__u128 N, t9;
+  uint64_t A;
+  for (;;) {
+    t9 = pb_text__pow10(8 - X);
+    N = (pb_text__u128)m * t9;
+    A = (uint64_t)(N >> s);
+    if (A >= 1000000000ull) X++;
+    else if (A < 100000000ull) X--;
+    else break;
+  }
+  const pb_text__u128 mask = ((pb_text__u128)1 << s) - 1, frac = N & mask, half = (pb_text__u128)1 << (s - 1);
+  const int even = (m & 1) == 0, pow2 = m == (uint64_t)1 << 23;
+  /* the midpoints between x and its neighbours, times 10^q9 2^(s+1) (below a power of two: 2^(s+2)) */
+  const pb_text__u128 hi = (2 * (pb_text__u128)m + 1) * t9, lo = ((pow2 ? 4 : 2) * (pb_text__u128)m - 1) * t9;
+  const int th = s + 1, tl = s + 1 + pow2;
+  const uint64_t hq = (uint64_t)(hi >> th), lq = (uint64_t)(lo >> tl);
+  const int hr = (hi & (((pb_text__u128)1 << th) - 1)) != 0, lr = (lo & (((pb_text__u128)1 << tl) - 1)) != 0;
+  for (int p = 6; p <= 9; p++) {
+    const uint64_t d = p == 6 ? 1000 : p == 7 ? 100 : p == 8 ? 10 : 1; /* 10^(9-p) */
+    uint64_t D = p == 6 ? pb_text__round_digits(A, 1000, frac != 0)
+               : p == 7 ? pb_text__round_digits(A, 100, frac != 0)
+               : p == 8 ? pb_text__round_digits(A, 10, frac != 0)
+                        : A + (frac > half || (frac == half && (A & 1)));
+    const uint64_t V = D * d; /* D 10^(9-p), at x 10^q9's scale */
+    const int up = pb_text__cmp_split(V, hq, hr), low = pb_text__cmp_split(V, lq, lr);
+    if ((up < 0 || (up == 0 && even)) && (low > 0 || (low == 0 && even))) {
+      int Xp = X;
+      if (D == pb_text__pow10(p)) D /= 10, Xp++; /* 9.99.. rounded up to 10 */
+      pb_text__g_text(x < 0, D, p, Xp, buf);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void pb_text_format_float(float x, char buf[32])
+{
+  if (isnan(x)) { strcpy(buf, "nan"); return; }
+  if (x == 0) { strcpy(buf, signbit(x) ? "-0" : "0"); return; } /* what %.6g prints */
+  if (pb_text__format_float_fast(x, buf)) return;
+  /* Any two distinct 6-digit decimals are distinct floats (FLT_DIG), so when
+   * %.6g (which drops trailing zeros) reads back exactly it is the shortest. */
+  for (int p = fabsf(x) < FLT_MIN ? 1 : 6; p <= 9; p++) { /* subnormals have fewer digits */
+    snprintf(buf, 32, "%.*g", p, (double)x);
+    if (strtof(buf, NULL) == x) return;
+  }
 }
 
 void pb_text_format_double(double x, char buf[40])

@@ -103,7 +103,9 @@ static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, in
   /* a row above the limit by itself is split along images (HDF5 caps a chunk at 4 GB) */
   hsize_t images = rows == 1 && per_row > PB_STORE_CHUNK_BYTES ? dims[2] / (per_row / PB_STORE_CHUNK_BYTES) : dims[2];
   hsize_t chunk[4] = {1, rows, images < 1 ? 1 : images, ndims > 3 ? dims[3] : 0};
-  hid_t space = H5Screate_simple(ndims, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
+  /* models can be added (ingest --append): the first dimension may grow */
+  const hsize_t maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], ndims > 3 ? dims[3] : 0};
+  hid_t space = H5Screate_simple(ndims, dims, maxdims), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
   if (space < 0 || dcpl < 0) goto done;
   /* Fletcher32 per chunk: a flipped bit in a record is a read error, not a wrong value */
   if (H5Pset_chunk(dcpl, ndims, chunk) < 0 || H5Pset_fletcher32(dcpl) < 0 ||
@@ -162,6 +164,7 @@ static struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
   struct pb_store *st = pb_calloc(1, sizeof *st);
   st->file = -1;
   st->fd = -1;
+  st->wfd = -1;
   st->lock.fd = -1;
   st->comm = comm;
   MPI_Comm_rank(comm, &st->rank);
@@ -256,7 +259,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (pb_store__create_source(st, grp, s)) goto done;
   if (pb_store__digests_write(st->file, &st->meta, PB_STORE_SCHEMA_VERSION)) goto done;
-  status = PB_OK;
+  status = pb_store__wmap_all(st); /* where the records go: store_write.c */
 done:
   if (grp >= 0) H5Gclose(grp);
   if (fapl >= 0) H5Pclose(fapl);
@@ -285,6 +288,7 @@ int pb_store__shape_ok(const struct pb_store *st, const struct pb_source *s, con
 
 int pb_store_commit(struct pb_store *st)
 {
+  pb_store__wmap_free(st);
   int status = pb_h5_close_file(st->file, st->tmp_path, 0);
   st->file = -1;
   if (status == PB_OK && st->rank == 0 && rename(st->tmp_path, st->path) != 0) {
@@ -300,6 +304,7 @@ int pb_store_commit(struct pb_store *st)
 void pb_store_close(struct pb_store *st)
 {
   if (!st) return;
+  pb_store__wmap_free(st);
   if (st->writable) pb_h5_close_file(st->file, st->tmp_path, 1);
   else if (st->file >= 0) H5Fclose(st->file);
   if (st->fd >= 0) close(st->fd);

@@ -10,6 +10,17 @@
 #include "pairbound/output.h"
 #include "pairbound/store.h"
 
+/* Record datasets per source: pred, smax, ptrue, topk_class, topk_prob. */
+#define PB_STORE_DSETS 5
+
+/* Where one record dataset's chunks are, for the direct writes (store_write.c). */
+struct pb_store__wdset {
+  int32_t rows;      /* conditions per chunk, C' (0: no such dataset) */
+  int32_t per_model; /* chunks per model, ceil(C / C') */
+  size_t row_bytes;  /* bytes of one row [I](+[K]) */
+  off_t *addr;       /* file offset of chunk m * per_model + k */
+};
+
 struct pb_store {
   struct pb_meta meta;
   hid_t file;
@@ -27,6 +38,10 @@ struct pb_store {
    * open goes on as far as it can (else the first one ends it) */
   FILE *damage;
   int64_t n_damage;
+  int wfd;          /* being written: the file for the direct chunk writes, or -1 */
+  int wdirect;      /* whether they are used (else HDF5's writes; alike on every rank) */
+  off_t wbase;      /* file offset of HDF5's address 0 */
+  struct pb_store__wdset *wmap; /* [n_sources * PB_STORE_DSETS] */
 };
 
 /* Open a store (pb_store_open), listing damaged metadata into @p damage when not NULL (store.c). */
@@ -47,6 +62,13 @@ int pb_store__digests_write(hid_t file, const struct pb_meta *meta, int32_t sche
  * object and what is wrong in @p why. */
 int pb_store__digest_check(hid_t file, const struct pb_meta *meta, int32_t schema, int32_t k, char *why,
                            size_t n);
+
+/* Direct chunk writes (store_write.c): the chunk map of every source, made
+ * once the record datasets exist, or of one source after it grew (collective);
+ * released with the store. */
+int pb_store__wmap_all(struct pb_store *st);
+int pb_store__wmap_source(struct pb_store *st, int32_t s);
+void pb_store__wmap_free(struct pb_store *st);
 
 /* The root attribute `roles` of @p meta's sources (store.c). */
 int pb_store__write_roles(hid_t file, const struct pb_meta *meta);

@@ -13,7 +13,6 @@
 #include <mpi.h>
 #include <gsl/gsl_cdf.h>
 
-#include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/num.h"
 #include "pairbound/rng.h"
@@ -190,11 +189,11 @@ static void pb_synth__latents_free(struct pb_synth__source *L)
 
 struct pb_synth__entry { int32_t cls; float p; };
 
-static int pb_synth__cmp_entry(const void *a, const void *b)
+/* Whether @p x comes before @p y: higher probability first, then lower class
+ * (a strict total order: the classes of a list are distinct). */
+static int pb_synth__before(const struct pb_synth__entry *x, const struct pb_synth__entry *y)
 {
-  const struct pb_synth__entry *x = a, *y = b;
-  if (x->p != y->p) return x->p > y->p ? -1 : 1;
-  return x->cls - y->cls;
+  return x->p != y->p ? x->p > y->p : x->cls < y->cls;
 }
 
 /* Top-k list consistent with (pred, smax, ptrue): the remaining mass decays
@@ -224,7 +223,14 @@ static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng
     float p = pb_synth__prob(cfg, fmin(rest, cap));
     e[n++] = (struct pb_synth__entry){c, p};
   }
-  qsort(e + 1, (size_t)(n - 1), sizeof *e, pb_synth__cmp_entry);
+  /* insertion sort of the few entries after the first (qsort's calls were a
+   * tenth of synth); the order is total, so any sort gives this one */
+  for (int32_t a = 2; a < n; a++) {
+    const struct pb_synth__entry v = e[a];
+    int32_t b = a;
+    for (; b > 1 && pb_synth__before(&v, &e[b - 1]); b--) e[b] = e[b - 1];
+    e[b] = v;
+  }
   for (int32_t j = 0; j < k; j++) {
     cls[j] = j < n ? e[j].cls : -1;
     prob[j] = j < n ? e[j].p : 0.0f;
@@ -257,23 +263,65 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
   if (cfg->topk > 0) pb_synth__topk(cfg, &rng, K, y, L->confusable[i], *pred, *S, *M, tk_cls, tk_prob);
 }
 
-void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s, int32_t first_row,
-                   int32_t n_rows, struct pb_rows *out)
+/* Records of rows [first_row, first_row + n_rows) of source s into @p out's
+ * arrays (n_rows rows allocated), over OpenMP threads. */
+static void pb_synth__fill(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
+                           const struct pb_synth__source *L, int32_t first_row, int32_t n_rows, struct pb_rows *out)
 {
   const struct pb_source *src = &meta->sources[s];
-  struct pb_synth__source L;
-  pb_synth__latents(cfg, meta, s, &L);
-  pb_store_rows_alloc(out, n_rows, src->n_images, cfg->topk);
-  int64_t n = (int64_t)n_rows * src->n_images;
-  int32_t k = cfg->topk;
+  const int64_t n = (int64_t)n_rows * src->n_images;
+  const int32_t k = cfg->topk;
+  out->n_rows = n_rows;
 #pragma omp parallel for schedule(static)
   for (int64_t x = 0; x < n; x++) {
     int32_t r = first_row + (int32_t)(x / src->n_images), i = (int32_t)(x % src->n_images);
     int32_t m = r / src->n_conditions, c = r % src->n_conditions;
-    pb_synth__record(cfg, &L, src->n_classes, src->labels[i], m, c, i, &out->pred[x], &out->smax[x],
+    pb_synth__record(cfg, L, src->n_classes, src->labels[i], m, c, i, &out->pred[x], &out->smax[x],
                      &out->ptrue[x], k ? &out->topk_class[x * k] : NULL, k ? &out->topk_prob[x * k] : NULL);
   }
+}
+
+void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s, int32_t first_row,
+                   int32_t n_rows, struct pb_rows *out)
+{
+  struct pb_synth__source L;
+  pb_synth__latents(cfg, meta, s, &L);
+  pb_store_rows_alloc(out, n_rows, meta->sources[s].n_images, cfg->topk);
+  pb_synth__fill(cfg, meta, s, &L, first_row, n_rows, out);
   pb_synth__latents_free(&L);
+}
+
+/* Source s: its write units (pb_store_span_rows: a model's rows at most) in
+ * contiguous shares of the ranks, written a unit per rank per round, from one
+ * buffer per rank: memory is a unit, not a rank's share of the source. */
+static int pb_synth__source(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
+                            struct pb_store *st, MPI_Comm comm)
+{
+  const struct pb_source *src = &meta->sources[s];
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int32_t span = pb_store_span_rows(st, s), per_model = (src->n_conditions + span - 1) / span;
+  const int64_t units = (int64_t)meta->n_models * per_model, u0 = units * rank / size,
+                u1 = units * (rank + 1) / size, rounds = (units + size - 1) / size;
+  struct pb_synth__source L;
+  struct pb_rows buf;
+  pb_synth__latents(cfg, meta, s, &L);
+  pb_store_rows_alloc(&buf, span, src->n_images, cfg->topk);
+  int status = PB_OK;
+  for (int64_t j = 0; j < rounds && status == PB_OK; j++) {
+    int32_t row0 = 0, n = 0;
+    if (u0 + j < u1) {
+      const int32_t m = (int32_t)((u0 + j) / per_model), c0 = (int32_t)((u0 + j) % per_model) * span;
+      row0 = m * src->n_conditions + c0;
+      n = c0 + span <= src->n_conditions ? span : src->n_conditions - c0;
+      pb_synth__fill(cfg, meta, s, &L, row0, n, &buf);
+    }
+    status = pb_store_write_span(st, s, row0, n, &buf); /* every rank, each round: the same status */
+  }
+  pb_store_rows_free(&buf);
+  pb_synth__latents_free(&L);
+  return status;
 }
 
 int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm comm)
@@ -283,21 +331,8 @@ int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm
   struct pb_store *st = NULL;
   if (pb_synth_meta(cfg, &meta)) goto done;
   if (pb_store_create(path, comm, &meta, &st)) goto done;
-  int32_t *lo = pb_malloc((size_t)meta.n_sources * sizeof *lo), *hi = pb_malloc((size_t)meta.n_sources * sizeof *hi);
-  pb_dist_my_rows(&meta, comm, lo, hi);
   status = PB_OK;
-  for (int32_t s = 0; s < meta.n_sources && status == PB_OK; s++) {
-    int32_t nr = hi[s] - lo[s];
-    int32_t *rows = pb_malloc((size_t)(nr > 0 ? nr : 1) * sizeof *rows);
-    for (int32_t j = 0; j < nr; j++) rows[j] = lo[s] + j;
-    struct pb_rows data;
-    pb_synth_rows(cfg, &meta, s, lo[s], nr, &data);
-    status = pb_store_write_rows(st, s, nr, rows, &data);
-    pb_store_rows_free(&data);
-    free(rows);
-  }
-  free(lo);
-  free(hi);
+  for (int32_t s = 0; s < meta.n_sources && status == PB_OK; s++) status = pb_synth__source(cfg, &meta, s, st, comm);
   if (status == PB_OK) {
     status = pb_store_commit(st);
     st = NULL;

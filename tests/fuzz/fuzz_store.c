@@ -305,7 +305,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!pb_error_message()[0]) abort();
     pb_store_close(st);
   }
-  if (pb_export_csv(path, csv) == PB_OK) unlink(csv);
+  if (pb_export_csv(path, csv, MPI_COMM_SELF) == PB_OK) unlink(csv);
   int64_t bad;
   FILE *null = fopen("/dev/null", "w");
   pb_store_check(path, MPI_COMM_SELF, 10, null, &bad);

@@ -72,10 +72,17 @@ for fill in 0 100000; do
       test -z "$(ls -A "$full/o" 2>/dev/null | grep -v '^[.]pairbound[.]lock$')"
   done
 done
-rm -rf "${full:?}"/*
-"$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$full/s.csv" 2> "$WORK/e_export.txt"
-st=$?
-check "export on a full disk: exit 1" test $st -eq 1
-check "export on a full disk: the errno reason" grep -qF "$full/s.csv: cannot write file: No space left on device" "$WORK/e_export.txt"
-check "export on a full disk: no CSV, no temporary" test -z "$(ls "$full" | grep -v '\.lock$')"
+# export: every rank writes its blocks (pwrite), and the ranks agree after each round
+for np in 1 2 3; do
+  rm -rf "${full:?}"/*
+  # shellcheck disable=SC2086 # MPIRUN_FLAGS is a list of words
+  OMP_NUM_THREADS=1 timeout 120 "$MPIRUN" $MPIRUN_FLAGS -n "$np" "$PAIRBOUND" -v 0 export "$WORK/s.h5" \
+    -o "$full/s.csv" 2> "$WORK/e_export.txt"
+  st=$?
+  check "export on a full disk, $np rank(s): exit 1, no hang ($st)" test $st -eq 1
+  check "export on a full disk, $np rank(s): the errno reason" \
+    grep -qF "$full/s.csv: cannot write file: No space left on device" "$WORK/e_export.txt"
+  check "export on a full disk, $np rank(s): one message" test "$(grep -c '^pairbound' "$WORK/e_export.txt")" -eq 1
+  check "export on a full disk, $np rank(s): no CSV, no temporary" test -z "$(ls "$full" | grep -v '\.lock$')"
+done
 finish

@@ -8,6 +8,11 @@ grep -v '^seed_values' "$TOP_SRCDIR/inputs/small.ini" > "$WORK/small.ini"
 pb 1 1 synth --config "$WORK/small.ini" --no-summary -o "$WORK/s.h5"
 "$PAIRBOUND" export "$WORK/s.h5" -o "$WORK/a.csv"
 check "export header" sh -c "head -1 '$WORK/a.csv' | grep -qx 'model,group,source,condition,image,label,split,pred,smax,ptrue,top1_class,top1_prob,top2_class,top2_prob,top3_class,top3_prob'"
+# export under several ranks (blocks dealt in turn, each written at its offset) and threads
+for l in 21 31 12; do
+  pb "${l%?}" "${l#?}" export "$WORK/s.h5" -o "$WORK/a$l.csv"
+  check "export identical at ${l%?} ranks x ${l#?} threads" cmp -s "$WORK/a.csv" "$WORK/a$l.csv"
+done
 check "export has one line per record" test "$(($(wc -l < "$WORK/a.csv") - 1))" -eq $((5 * (4 * 120 + 5 * 60 + 7 * 60 + 5 * 60 + 31 * 60 + 3 * 60)))
 for np in 1 2; do
   pb "$np" 1 ingest "$WORK/a.csv" --classes Syn=20 --classes ES=12 --classes Diverse=12 \

@@ -210,6 +210,58 @@ static const char *direct_store(void)
   return path;
 }
 
+/* The same store written the direct way (pb_store_write_span: checksums
+ * computed here, chunks written with pwrite): each rank writes the units of
+ * its models, a unit a round (10 conditions, then the edge chunk's 2). */
+static const char *direct_written_store(void)
+{
+  static char path[512];
+  if (path[0]) return path;
+  snprintf(path, sizeof path, "%s", pb_test_path("direct_w.h5"));
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  char **ids = malloc(D_IMG * sizeof *ids);
+  int32_t *labels = malloc(D_IMG * sizeof *labels);
+  uint8_t *split = malloc(D_IMG);
+  for (int i = 0; i < D_IMG; i++) {
+    ids[i] = malloc(12);
+    snprintf(ids[i], 12, "i%d", i);
+    labels[i] = d_label(i);
+    split[i] = i % 2 ? PB_SPLIT_EVAL : PB_SPLIT_DEV;
+  }
+  struct pb_source src = {.name = "S", .n_classes = 3, .n_images = D_IMG, .image_ids = ids, .labels = labels,
+                          .split = split, .n_conditions = D_COND, .conditions = d_cond, .clean = 0};
+  struct pb_meta meta = {D_MOD, d_models, d_groups, 1, &src, 0, "direct-write test store"};
+  struct pb_store *st;
+  ck_assert_msg(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK, "%s", pb_error_message());
+  ck_assert_int_eq(pb_store_span_rows(st, 0), 10); /* 4 MiB / 400 KB rows: 10 conditions a chunk */
+  struct pb_rows d;
+  pb_store_rows_alloc(&d, 10, D_IMG, 0);
+  /* a span that is not whole chunks is refused, on every rank */
+  ck_assert_int_eq(pb_store_write_span(st, 0, 3, rank == 0 ? 2 : 0, &d), PB_FAIL);
+  ck_assert_msg(strstr(pb_error_message(), "do not cover whole chunks") != NULL, "%s", pb_error_message());
+  for (int round = 0; round < 2 * D_MOD; round++) {
+    const int m = round / 2, unit = round % 2, mine = m % size == rank;
+    const int32_t row0 = m * D_COND + unit * 10, n = mine ? (unit ? 2 : 10) : 0;
+    for (int32_t j = 0; j < n; j++)
+      for (int i = 0; i < D_IMG; i++) {
+        size_t x = (size_t)j * D_IMG + i;
+        d.pred[x] = d_pred(row0 + j, i);
+        d.smax[x] = d_smax(row0 + j, i);
+        d.ptrue[x] = d_ptrue(row0 + j, i);
+      }
+    ck_assert_msg(pb_store_write_span(st, 0, row0, n, &d) == PB_OK, "%s", pb_error_message());
+  }
+  ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
+  pb_store_rows_free(&d);
+  for (int i = 0; i < D_IMG; i++) free(ids[i]);
+  free(ids);
+  free(labels);
+  free(split);
+  return path;
+}
+
 /* Read @p rows (this rank's) from @p path and compare with the values written;
  * @p hdf5: through HDF5's path only (PAIRBOUND_STORE_READ=hdf5). */
 static void read_and_check(const char *path, int32_t n, const int32_t *rows, int hdf5)
@@ -253,6 +305,22 @@ START_TEST(test_direct_rows)
       if (r % (size + 1) == rank) mine[n++] = r;
     read_and_check(path, n, mine, hdf5);
     read_and_check(path, rank == 0 ? 2 : 0, across, hdf5);
+  }
+}
+END_TEST
+
+/* Chunks written the direct way read back through HDF5, whose Fletcher32
+ * filter checks every checksum (a wrong one fails the read), and through the
+ * direct reads, at every row pattern. */
+START_TEST(test_direct_writes)
+{
+  const char *path = direct_written_store();
+  static const int32_t all[24] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23};
+  static const int32_t edge[] = {10, 11, 22}, scattered[] = {0, 2, 7, 13, 23};
+  for (int hdf5 = 0; hdf5 < 2; hdf5++) {
+    read_and_check(path, 24, all, hdf5);
+    read_and_check(path, 3, edge, hdf5);
+    read_and_check(path, 5, scattered, hdf5);
   }
 }
 END_TEST
@@ -311,6 +379,7 @@ static Suite *suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("direct");
   tcase_add_test(tc, test_direct_rows);
+  tcase_add_test(tc, test_direct_writes);
   tcase_add_test(tc, test_direct_damage);
   suite_add_tcase(s, tc);
   return s;

@@ -81,7 +81,7 @@ static char *round_trip(const char *csv, const struct pb_ingest_options *opt, ch
   write_all(path, csv);
   ck_assert_msg(pb_ingest_csv(path, opt, store) == PB_OK, "ingest: %s", pb_error_message());
   ck_assert(pb_test_exists(store));
-  ck_assert_msg(pb_export_csv(store, out) == PB_OK, "export: %s", pb_error_message());
+  ck_assert_msg(pb_export_csv(store, out, MPI_COMM_SELF) == PB_OK, "export: %s", pb_error_message());
   if (store_out) strcpy(store_out, store);
   ck_assert(pb_test_temps(out) == 0);
   return read_all(out, NULL);
@@ -571,7 +571,7 @@ START_TEST(test_no_partial_store)
   /* export of a missing store fails without output */
   char out[512];
   scratch(out, sizeof out, ".csv");
-  ck_assert(pb_export_csv(store, out) == PB_FAIL);
+  ck_assert(pb_export_csv(store, out, MPI_COMM_SELF) == PB_FAIL);
   ck_assert(!pb_test_exists(out));
 }
 END_TEST

@@ -692,6 +692,84 @@ START_TEST(test_format_double_exact)
 }
 END_TEST
 
+/* pb_text_format_float's definition, by the C library: "nan"; else the first
+ * of %.6g .. %.9g (from %.1g below FLT_MIN) that strtof reads back exactly. */
+static void format_float_ref(float x, char buf[32])
+{
+  if (isnan(x)) { strcpy(buf, "nan"); return; }
+  for (int p = fabsf(x) < FLT_MIN ? 1 : 6; p <= 9; p++) {
+    snprintf(buf, 32, "%.*g", p, (double)x);
+    if (strtof(buf, NULL) == x) return;
+  }
+}
+
+static void check_format_float(float x, const char *kind)
+{
+  char got[32], want[32];
+  pb_text_format_float(x, got);
+  format_float_ref(x, want);
+  if (strcmp(got, want) != 0) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    ck_abort_msg("%s: %.9g (bits %08x, seed %llu): '%s', C library '%s'", kind, (double)x, bits,
+                 (unsigned long long)test_seed(), got, want);
+  }
+}
+
+/* The exact integer path of pb_text_format_float (export's seven numbers per
+ * record) against the snprintf / strtof definition: special values, every
+ * 7th float of [1/4, 1), every float within 4096 of the fast path's ends
+ * (1e-20, 1e5), neighbours of every power of two and of ten, every half-precision
+ * value (the synthetic stores' probabilities), random bit patterns and
+ * short decimals, each also negated. */
+START_TEST(test_format_float_exact)
+{
+  const float special[] = {0.0f, INFINITY, NAN, FLT_MIN, FLT_MAX, 1e-20f, 1e5f, 0.1f, 0.5f, 1.0f,
+                           0.33333334f, 0.099975586f, 16777216.0f, 99999.99f, 1e-5f, 0x1p-149f};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+    for (int sg = 0; sg < 2; sg++) check_format_float(sg ? -special[i] : special[i], "special");
+  const uint32_t from[3] = {0x3e800000u, 0x1e3ce508u - 4096, 0x47c35000u - 4096};
+  const uint32_t to[3] = {0x3f800000u, 0x1e3ce508u + 4096, 0x47c35000u + 4096};
+  for (int b = 0; b < 3; b++)
+    for (uint32_t bits = from[b]; bits < to[b]; bits += b == 0 ? 7 : 1) {
+      float x;
+      memcpy(&x, &bits, sizeof x);
+      check_format_float(x, "binade");
+    }
+  for (int e = -149; e <= 127; e++) {
+    const float x = ldexpf(1.0f, e);
+    check_format_float(x, "power of two");
+    check_format_float(nextafterf(x, 0), "below a power of two");
+    check_format_float(nextafterf(x, INFINITY), "above a power of two");
+  }
+  for (int e = -38; e <= 38; e++) {
+    float y = powf(10.0f, (float)e);
+    for (int k = 0; k < 4; k++, y = nextafterf(y, 0)) check_format_float(y, "below a power of ten");
+  }
+  for (uint32_t h = 0; h < 0x7c00u; h++) { /* every finite half-precision value, as a float */
+    const int e = (int)(h >> 10), f = (int)(h & 0x3ffu);
+    const float x = e ? ldexpf((float)(1024 + f), e - 25) : ldexpf((float)f, -24);
+    check_format_float(x, "half precision");
+    check_format_float(-x, "half precision");
+  }
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 8, 0, 0);
+  for (int i = 0; i < 300000; i++) {
+    uint32_t bits = pb_rng_u32(&r);
+    float x;
+    memcpy(&x, &bits, sizeof x);
+    check_format_float(x, "bit pattern");
+    bits = (bits & 0x807fffffu) | (uint32_t)(60 + pb_rng_below(&r, 90)) << 23; /* about the fast range */
+    memcpy(&x, &bits, sizeof x);
+    check_format_float(x, "bit pattern, fast range");
+    char txt[32];
+    const int d = 1 + (int)pb_rng_below(&r, 9), e = -4 - d - (int)pb_rng_below(&r, 20);
+    snprintf(txt, sizeof txt, "%ue%d", (unsigned)(pb_rng_u32(&r) % (uint32_t)pow(10.0, d)), e);
+    check_format_float(strtof(txt, NULL), "short decimal");
+  }
+}
+END_TEST
+
 /* pb_text_int and pb_text_num append what "\t%lld" and "\t" + pb_text_format_double
  * give, after text already in the buffer. */
 START_TEST(test_text_int_num)
@@ -1265,6 +1343,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_format_round_trip);
   tcase_add_test(tc, test_format_subnormal_shortest);
   tcase_add_test(tc, test_format_double_exact);
+  tcase_add_test(tc, test_format_float_exact);
   tcase_add_test(tc, test_text_int_num);
   tcase_add_test(tc, test_sha256);
   tcase_add_test(tc, test_sort_small);

@@ -1,0 +1,247 @@
+/* HDF5 record store: direct chunk writes, the counterpart of the direct reads
+ * of store_read.c.  A record dataset's chunks are allocated when it is
+ * created or extended (H5D_ALLOC_TIME_EARLY) and each holds whole rows
+ * [1][C'][I](+[K]) followed by HDF5's Fletcher32 checksum of them; so writing
+ * a chunk is computing that checksum (pb_checksum_fletcher32, bit-exact with
+ * HDF5's filter) and pwrite(2)-ing bytes and checksum at the chunk's address,
+ * which HDF5 reports once (H5Dget_chunk_info_by_coord, asked by every rank
+ * alike).  No collective HDF5 transfer is involved: each rank writes its own
+ * rows whenever it has them, and a failed write is local to that rank (the
+ * callers agree on the status).  A store whose datasets do not have that
+ * layout (rows of more than 4 MiB, split along images) is written through
+ * HDF5's collective writes as before.  docs/store.md, "Writing". */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
+
+#include <mpi.h>
+#include <hdf5.h>
+
+#include "pairbound/checksum.h"
+#include "pairbound/error.h"
+#include "pairbound/error_mpi.h"
+#include "pairbound/store.h"
+#include "store_internal.h"
+
+static const char *const pb_store__wnames[PB_STORE_DSETS] = {"pred", "smax", "ptrue", "topk_class", "topk_prob"};
+
+/* The chunk geometry of one record dataset: whole rows [1][C'][I](+[K]),
+ * Fletcher32 its only filter, stored as the native little-endian type (the
+ * reader's pb_store__direct_fits); 0 conditions per chunk when not. */
+static int32_t pb_store__wgeometry(hid_t dset, int ndims, const hsize_t *dims)
+{
+  int32_t rows = 0;
+  hsize_t chunk[4] = {0, 0, 0, 0};
+  unsigned flags = 0, cd[8];
+  size_t n_cd = 8;
+  hid_t dcpl = H5Dget_create_plist(dset), ftype = H5Dget_type(dset);
+  if (dcpl >= 0 && ftype >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, ndims, chunk) == ndims &&
+      chunk[0] == 1 && chunk[1] >= 1 && chunk[2] == dims[2] && (ndims < 4 || chunk[3] == dims[3]) &&
+      H5Pget_nfilters(dcpl) == 1 &&
+      H5Pget_filter2(dcpl, 0, &flags, &n_cd, cd, 0, NULL, NULL) == H5Z_FILTER_FLETCHER32 &&
+      H5Tget_order(ftype) == H5T_ORDER_LE && H5Tget_size(ftype) == 4)
+    rows = (int32_t)chunk[1];
+  if (ftype >= 0) H5Tclose(ftype);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return rows;
+}
+
+/* Collective: the address of every chunk of source @p s's record datasets, on
+ * every rank (the same look-ups in the same order, so the collective metadata
+ * reads behind them match).  A dataset that does not qualify, or a chunk HDF5
+ * has not allocated at its full size, leaves the whole store to HDF5's writes
+ * (st->wdirect = 0, agreed). */
+int pb_store__wmap_source(struct pb_store *st, int32_t s)
+{
+  const struct pb_source *src = &st->meta.sources[s];
+  int ok = 1;
+  hid_t grp = -1;
+  if (!st->wdirect) return PB_OK;
+  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) >= 0) {
+    hid_t sg = H5Gopen2(grp, src->name, H5P_DEFAULT);
+    H5Gclose(grp);
+    grp = sg;
+  }
+  for (int f = 0; f < PB_STORE_DSETS; f++) {
+    struct pb_store__wdset *w = &st->wmap[s * PB_STORE_DSETS + f];
+    free(w->addr);
+    memset(w, 0, sizeof *w);
+    if (f >= 3 && st->meta.topk == 0) continue;
+    hid_t dset = grp < 0 ? -1 : H5Dopen2(grp, pb_store__wnames[f], H5P_DEFAULT), space = -1;
+    hsize_t dims[4] = {0, 0, 0, 0};
+    int ndims = 0;
+    if (dset >= 0 && (space = H5Dget_space(dset)) >= 0) ndims = H5Sget_simple_extent_ndims(space);
+    if (ndims >= 3 && ndims <= 4) H5Sget_simple_extent_dims(space, dims, NULL);
+    if (space >= 0) H5Sclose(space);
+    const int32_t cr = dset >= 0 && ndims >= 3 ? pb_store__wgeometry(dset, ndims, dims) : 0;
+    if (cr > 0 && dims[0] == (hsize_t)st->meta.n_models) {
+      w->rows = cr;
+      w->per_model = (src->n_conditions + cr - 1) / cr;
+      w->row_bytes = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * 4;
+      const size_t n = (size_t)st->meta.n_models * (size_t)w->per_model;
+      w->addr = pb_malloc((n ? n : 1) * sizeof *w->addr);
+      for (size_t x = 0; x < n; x++) {
+        hsize_t off[4] = {x / (size_t)w->per_model, (hsize_t)(x % (size_t)w->per_model) * (hsize_t)cr, 0, 0};
+        unsigned mask = ~0u;
+        haddr_t addr = HADDR_UNDEF;
+        hsize_t size = 0;
+        w->addr[x] = -1;
+        if (H5Dget_chunk_info_by_coord(dset, off, &mask, &addr, &size) >= 0 && mask == 0 && addr != HADDR_UNDEF &&
+            size == (hsize_t)cr * w->row_bytes + 4 && addr <= (haddr_t)(INT64_MAX / 2))
+          w->addr[x] = st->wbase + (off_t)addr;
+        else
+          ok = 0;
+      }
+    } else {
+      ok = 0;
+    }
+    if (dset >= 0) H5Dclose(dset);
+  }
+  if (grp >= 0) H5Gclose(grp);
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
+  if (!ok) st->wdirect = 0;
+  return PB_OK;
+}
+
+/* Collective, once the record datasets exist: the chunk map of every source
+ * and a descriptor for the writes (or HDF5's writes, when the layout or the
+ * file system does not allow them). */
+int pb_store__wmap_all(struct pb_store *st)
+{
+  st->wmap = pb_calloc((size_t)st->meta.n_sources * PB_STORE_DSETS + 1, sizeof *st->wmap);
+  hid_t fcpl = H5Fget_create_plist(st->file);
+  hsize_t ub = 0;
+  if (fcpl >= 0) {
+    if (H5Pget_userblock(fcpl, &ub) >= 0) st->wbase = (off_t)ub;
+    H5Pclose(fcpl);
+  }
+  st->wfd = open(st->tmp_path, O_WRONLY | O_CLOEXEC);
+  int ok = st->wfd >= 0;
+  MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
+  st->wdirect = ok;
+  for (int32_t s = 0; s < st->meta.n_sources && st->wdirect; s++) pb_store__wmap_source(st, s);
+  return PB_OK;
+}
+
+void pb_store__wmap_free(struct pb_store *st)
+{
+  for (int32_t k = 0; st->wmap && k < st->meta.n_sources * PB_STORE_DSETS; k++) free(st->wmap[k].addr);
+  free(st->wmap);
+  st->wmap = NULL;
+  if (st->wfd >= 0) close(st->wfd);
+  st->wfd = -1;
+}
+
+int32_t pb_store_span_rows(const struct pb_store *st, int32_t src)
+{
+  const int32_t C = st->meta.sources[src].n_conditions;
+  if (!st->wdirect) return C;
+  /* the least common multiple of the datasets' conditions per chunk, at most C */
+  int64_t span = 1;
+  for (int f = 0; f < PB_STORE_DSETS; f++) {
+    const int64_t r = st->wmap[src * PB_STORE_DSETS + f].rows;
+    if (r <= 0) continue;
+    int64_t a = span, b = r;
+    while (b) {
+      const int64_t t = a % b;
+      a = b;
+      b = t;
+    }
+    span = span / a * r;
+    if (span >= C) return C;
+  }
+  return (int32_t)span;
+}
+
+/* pwritev(2) until every byte of @p iov has gone, or PB_FAIL with errno. */
+static int pb_store__pwritev_all(int fd, struct iovec *iov, int n, off_t off)
+{
+  while (n > 0) {
+    ssize_t got = pwritev(fd, iov, n, off);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got == 0) errno = ENOSPC;
+      return PB_FAIL;
+    }
+    off += got;
+    while (n > 0 && (size_t)got >= iov->iov_len) {
+      got -= (ssize_t)iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + got;
+      iov->iov_len -= (size_t)got;
+    }
+  }
+  return PB_OK;
+}
+
+/* Local: rows [row0, row0 + n_rows) of one dataset from @p buf, chunk by
+ * chunk (the span starts and ends on chunk boundaries, or at a model's end).
+ * A chunk the rows fill is written from @p buf itself; the last chunk of a
+ * model whose conditions do not fill it is copied into @p scratch and
+ * padded with zeros, as HDF5 pads an edge chunk. */
+static int pb_store__write_dset(struct pb_store *st, const struct pb_store__wdset *w, int32_t n_cond, int32_t row0,
+                                int32_t n_rows, const char *buf, char **scratch)
+{
+  const size_t chunk_bytes = (size_t)w->rows * w->row_bytes;
+  for (int32_t r = row0; r < row0 + n_rows;) {
+    const int32_t m = r / n_cond, c = r % n_cond, k = c / w->rows;
+    const int32_t c1 = (k + 1) * w->rows < n_cond ? (k + 1) * w->rows : n_cond;
+    const size_t bytes = (size_t)(c1 - c) * w->row_bytes;
+    const char *from = buf + (size_t)(r - row0) * w->row_bytes;
+    if (c != k * w->rows || r + (c1 - c) > row0 + n_rows) {
+      pb_error_set("%s: rows %d..%d of a write do not cover whole chunks", st->path, (int)row0, (int)(row0 + n_rows));
+      return PB_FAIL;
+    }
+    if (bytes < chunk_bytes) {
+      if (!*scratch) *scratch = pb_malloc(chunk_bytes);
+      memcpy(*scratch, from, bytes);
+      memset(*scratch + bytes, 0, chunk_bytes - bytes);
+      from = *scratch;
+    }
+    const uint32_t f = pb_checksum_fletcher32(from, chunk_bytes);
+    unsigned char sum[4] = {(unsigned char)f, (unsigned char)(f >> 8), (unsigned char)(f >> 16),
+                            (unsigned char)(f >> 24)};
+    struct iovec iov[2] = {{(void *)from, chunk_bytes}, {sum, 4}};
+    if (pb_store__pwritev_all(st->wfd, iov, 2, w->addr[(size_t)m * (size_t)w->per_model + (size_t)k]) != PB_OK) {
+      pb_error_set("%s: cannot write records: %s", st->path, strerror(errno));
+      return PB_FAIL;
+    }
+    r += c1 - c;
+  }
+  return PB_OK;
+}
+
+int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data)
+{
+  if (!st->writable) { pb_error_set("%s: store is not open for writing", st->path); return PB_FAIL; }
+  if (!st->wdirect) { /* HDF5's collective writes, as pb_store_write_rows */
+    int32_t *rows = pb_malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof *rows);
+    for (int32_t j = 0; j < n_rows; j++) rows[j] = row0 + j;
+    int status = pb_store_write_rows(st, src, n_rows, rows, data);
+    free(rows);
+    return status;
+  }
+  const int32_t n_cond = st->meta.sources[src].n_conditions;
+  const void *field[PB_STORE_DSETS] = {data->pred, data->smax, data->ptrue, data->topk_class, data->topk_prob};
+  char *scratch = NULL;
+  int status = PB_OK;
+  for (int f = 0; f < PB_STORE_DSETS && status == PB_OK && n_rows > 0; f++) {
+    const struct pb_store__wdset *w = &st->wmap[src * PB_STORE_DSETS + f];
+    if (w->rows == 0) continue; /* no top-k lists */
+    status = pb_store__write_dset(st, w, n_cond, row0, n_rows, field[f], &scratch);
+    free(scratch);
+    scratch = NULL;
+  }
+  /* a write that failed (a full disk) on one rank fails every rank's */
+  return pb_error_agree(st->comm, status);
+}
