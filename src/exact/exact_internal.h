@@ -71,6 +71,7 @@ struct pb_exact_result {
   double covered_mass;
   /* nearest-neighbour estimators over sizes x seeds */
   int have_knn;
+  int knn_bound;               /* enum pb_exact_knn_bound of the dv_lower endpoints */
   struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS];
   struct pb_exact_nn knn_relevant[PB_EXACT_NSEEDS];  /* largest size without the irrelevant fields (C.3) */
 };
@@ -145,6 +146,8 @@ void pb_exact_summary(const struct pb_exact_result *r, const char **name, double
 double pb_exact_mean(const double *v, int n, int stride);
 double pb_exact_sd(const double *v, int n, int stride);
 void pb_exact_knn_row(const struct pb_exact_result *r, int a, double x[5]);
+/* The kNN lower bound of @p knn_bound as the reports state it ("R5 / (1 + 1/sqrt(5)) (FeeBee's form ...)"). */
+const char *pb_exact_knn_bound_text(int knn_bound);
 /* A row of the report tables: its labels, integers and values; a column's
  * .arg says which, its .slot which one. */
 struct pb_exact_row {

@@ -116,6 +116,10 @@ const struct pb_option pb_exact_option_table[] = {
    .help = "first case index, after the training rows as in A.5 (worlds only)"},
   {.name = "cases", .type = PB_OPTION_INT, PB_X(n_cases), .metavar = "N", .def = "500", .imin = 1,
    .help = "cases per world and level (worlds only)"},
+  {.name = "knn-bound", .type = PB_OPTION_CHOICE, PB_X(knn_bound), .metavar = "feebee|sqrt2", .choices = "feebee|sqrt2",
+   .def = "feebee",
+   .help = "lower end of the 5NN interval: feebee R5 / (1 + 1/sqrt(5)), the form of FeeBee's implementation that "
+           "seed 002 follows; sqrt2 R5 / (1 + sqrt(2/5)), a smaller, more cautious bound (docs/exact.md)"},
   {.name = NULL}};
 #undef PB_X
 
@@ -583,7 +587,8 @@ static void pb_exact__empirical_mc(const struct pb_world *w, const struct pb_exa
 /* 1NN / kNN estimators (C.3) for every size and seed 2032-2034, then the
  * ablation without irrelevant fields at the largest size; item i runs on rank
  * i mod size and the results are summed (zeros elsewhere). */
-static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct pb_exact_result *r)
+static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, enum pb_exact_knn_bound form,
+                               struct pb_exact_result *r)
 {
   int rank, size, na = pb_world_n_attrs(w), items = (r->n_sizes + 1) * PB_EXACT_NSEEDS;
   MPI_Comm_rank(comm, &rank);
@@ -599,7 +604,7 @@ static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct p
     pb_world_draw_range(w, 2032 + (uint64_t)sd, PB_EXACT_STREAM_KNN, 0, n, x, y, NULL);
     for (int64_t i = 0; i < n; i++) pb_exact__encode(w, all, x + i * na, f + i * d);
     struct pb_exact_nn e = {NAN, NAN, NAN, NAN, NAN, NAN};
-    pb_exact_nn_estimate(n, d, f, y, PB_EXACT_KNN_K, &e); /* k is PB_EXACT_KNN_K, odd and below 64: no failure */
+    pb_exact_nn_estimate(n, d, f, y, PB_EXACT_KNN_K, form, &e); /* k = PB_EXACT_KNN_K, odd, below 64: no failure */
     double *o = buf + item * 6;
     o[0] = e.err_1nn, o[1] = e.err_knn, o[2] = e.ch_lower, o[3] = e.ch_upper, o[4] = e.dv_lower, o[5] = e.dv_upper;
     free(x);
@@ -618,6 +623,7 @@ static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct p
     else r->knn_relevant[sd] = e;
   }
   r->have_knn = 1;
+  r->knn_bound = (int)form;
   return PB_OK;
 }
 
@@ -703,7 +709,7 @@ int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char 
     pb_exact__empirical_mc(c->world, &e->pred, &e->groups, c->seed, &e->r);
     pb_timer_lap(&e->timer, "empirical_mc");
   }
-  if (knn && pb_exact__encodable(c->world) && pb_exact__knn_sweep(comm, c->world, &e->r)) goto done;
+  if (knn && pb_exact__encodable(c->world) && pb_exact__knn_sweep(comm, c->world, (enum pb_exact_knn_bound)o->knn_bound, &e->r)) goto done;
   pb_timer_lap(&e->timer, "knn");
   status = PB_OK;
 done:

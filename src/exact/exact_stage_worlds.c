@@ -76,6 +76,7 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
     memcpy(en->r.knn, knn, sizeof knn);
     memcpy(en->r.knn_relevant, rel, sizeof rel);
     en->r.have_knn = 1;
+    en->r.knn_bound = o->knn_bound;
   }
   pb_exact_cases_free(&c);
   return status;

@@ -43,6 +43,18 @@ check "worlds: covert Bayes errors 0.019 and 0.145 (closed form)" test \
   "$(awk -F'\t' '$1 == "covert" && $3 == "pstar" { printf "%.3f ", $5 }' "$WORK/w11/report/exact_worlds.tsv")" = "0.019 0.145 "
 check "worlds: p* has expected accuracy = Bayes accuracy and zero reference MC" awk -F'\t' \
   '$3 == "pstar" && ($6 != $7 || $13 != 0) { bad = 1 } END { exit bad }' "$WORK/w11/report/exact_worlds.tsv"
+# the kNN interval's lower end (C.3): R5 / (1 + 1/sqrt 5) by default (FeeBee's form, which the seed follows),
+# R5 / (1 + sqrt(2/5)) with --knn-bound sqrt2; dv_upper is R5 itself, both averaged over the three seeds
+knn_form() { # knn_form TSV C: every row's dv_lower * (1 + C) equals its dv_upper
+  awk -F'\t' -v c="$2" 'NR > 1 { n++; d = $7 * (1 + c) - $8; if (d > 1e-12 || d < -1e-12) bad = 1 }
+    END { exit bad || n == 0 }' "$1"
+}
+check "worlds: dv_lower = R5 / (1 + 1/sqrt 5)" knn_form "$WORK/w11/report/exact_worlds_knn.tsv" 0.44721359549995794
+check "worlds: the report states the kNN bound" grep -qF "R5 / (1 + 1/sqrt(5)), the form of FeeBee" \
+  "$WORK/w11/report/exact.md"
+pb 1 1 exact worlds --worlds credit --levels high --predictors pstar --knn-bound sqrt2 $small -o "$WORK/wsq"
+check "worlds --knn-bound sqrt2: dv_lower = R5 / (1 + sqrt(2/5))" knn_form "$WORK/wsq/report/exact_worlds_knn.tsv" \
+  0.63245553203367588
 # the same cell scored alone from a world sample file gives the same numbers
 pb 1 1 world sample --world credit --level high -n 200 --first 1000 --seed 2032 -o "$WORK/ch.tsv"
 pb 1 1 exact score "$WORK/ch.tsv" logistic:n=300 $small -o "$WORK/ch"
