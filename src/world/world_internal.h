@@ -39,6 +39,7 @@ struct pb_world_spec {
   int n_residual;
   const int *residual_values;
   const double *residual_probs;   /* the benchmark law (scale 1) */
+  const struct pb_world_choice *choices;  /* what the seed leaves open and we chose, {NULL}-terminated */
 };
 
 extern const struct pb_world_spec pb_world_credit_spec;
