@@ -15,6 +15,9 @@
  * PB_RNG_WORLD + world kind, item = case index, replicate = stream. */
 #define PB_RNG_WORLD 0x57440000u
 
+/* Irrelevant fields per world: the last attributes of every world and level (Section 4). */
+#define PB_WORLD_N_IRRELEVANT 8
+
 enum pb_world_kind { PB_WORLD_COVERT = 0, PB_WORLD_CREDIT = 1, PB_WORLD_REVIEW = 2 };
 enum pb_world_level { PB_WORLD_LOW = 0, PB_WORLD_MEDIUM = 1, PB_WORLD_HIGH = 2 };
 enum pb_world_attr_kind { PB_WORLD_CATEGORICAL = 0, PB_WORLD_NUMERIC = 1 };

@@ -10,7 +10,6 @@
 
 #define PB_WORLD_MAX_FACTORS 10
 #define PB_WORLD_MAX_RESIDUAL 11
-#define PB_WORLD_N_IRRELEVANT 8
 #define PB_WORLD_MAX_ATTRS 32
 
 /* One latent categorical factor of a factor world.  A numeric factor is shown
