@@ -98,17 +98,25 @@ void pb_exact_law_snapshot(int k, int n, const double *v, const double *c, struc
 void pb_exact_law_fractions(int k, int64_t n, const int *s, struct pb_exact_law *out);
 
 /* ---- C.3: nearest-neighbour Bayes-error estimators on encoded features. */
+/* The constant of Devroye's binary kNN bound R_k <= R* (1 + c) (docs/exact.md):
+ * c = 1/sqrt(k), FeeBee's implementation, which seed 002 follows (default), or
+ * c = sqrt(2/k), a smaller, more cautious lower bound. */
+enum pb_exact_knn_bound { PB_EXACT_KNN_FEEBEE = 0, PB_EXACT_KNN_SQRT2 = 1 };
 struct pb_exact_nn {
   double err_1nn, err_knn;     /* held-out error of 1NN and kNN (second half classified from the first) */
   double ch_lower, ch_upper;   /* Cover-Hart: (1 - sqrt(1 - 2 R1)) / 2 and R1 */
-  double dv_lower, dv_upper;   /* Devroye: R_k / (1 + sqrt(2 / k)) and R_k */
+  double dv_lower, dv_upper;   /* Devroye: pb_exact_devroye_lower(R_k) and R_k */
 };
+/** Lower bound on R* from a kNN error @p rk: rk / (1 + c) with c of @p form (k >= 3), Cover-Hart's for k = 1. */
+double pb_exact_devroye_lower(double rk, int k, enum pb_exact_knn_bound form);
 /**
  * 1NN and kNN (k odd) estimators: rows [0, n/2) classify rows [n/2, n) under
  * Euclidean distance; distance ties go to the lower row index.
  * @param x row-major [n][d] encoded features
+ * @param form the kNN lower bound's constant
  */
-int pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, struct pb_exact_nn *out);
+int pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, enum pb_exact_knn_bound form,
+                         struct pb_exact_nn *out);
 
 /* ---- A.1: L2-regularised logistic regression, Newton / IRLS. */
 /**
@@ -131,6 +139,7 @@ struct pb_exact_options {
   char *worlds, *levels, *predictors;         /* comma-separated lists (owned) */
   uint64_t seed, first;
   int64_t n_cases;
+  int knn_bound;                              /* enum pb_exact_knn_bound (--knn-bound feebee|sqrt2) */
 };
 /* The options of `pairbound exact` and of a run configuration's [exact]
  * section (include/pairbound/options.h). */

@@ -15,6 +15,9 @@
  * PB_RNG_WORLD + world kind, item = case index, replicate = stream. */
 #define PB_RNG_WORLD 0x57440000u
 
+/* Irrelevant fields per world: the last attributes of every world and level (Section 4). */
+#define PB_WORLD_N_IRRELEVANT 8
+
 enum pb_world_kind { PB_WORLD_COVERT = 0, PB_WORLD_CREDIT = 1, PB_WORLD_REVIEW = 2 };
 enum pb_world_level { PB_WORLD_LOW = 0, PB_WORLD_MEDIUM = 1, PB_WORLD_HIGH = 2 };
 enum pb_world_attr_kind { PB_WORLD_CATEGORICAL = 0, PB_WORLD_NUMERIC = 1 };
@@ -44,6 +47,12 @@ struct pb_world_summary {
                                (Appendix B; factor worlds; NAN for covert, whose identifiers never repeat) */
 };
 
+/* A value seed 002's text leaves open and we chose (docs/exact.md, "What is ours"). */
+struct pb_world_choice {
+  const char *name;   /* e.g. "factor_weights" */
+  const char *text;   /* what we chose and how, on one line */
+};
+
 struct pb_world;
 
 /**
@@ -67,6 +76,9 @@ double pb_world_residual_scale(const struct pb_world *w);
 /** Visible attributes in their fixed order (substantive first, then the 8 irrelevant fields). */
 int pb_world_n_attrs(const struct pb_world *w);
 const struct pb_world_attr *pb_world_attr(const struct pb_world *w, int j);
+
+/** Our choices behind world @p w (every level alike), {NULL}-terminated. */
+const struct pb_world_choice *pb_world_choices(const struct pb_world *w);
 
 /** Exact summaries by enumeration of the latent states. */
 void pb_world_summary(const struct pb_world *w, struct pb_world_summary *s);
@@ -129,8 +141,10 @@ void pb_world_options_default(struct pb_world_options *o);
   "  info    print `name value` lines: bayes_error, bayes_accuracy, positive_prior, entropy_bits (H(Y|X_vis)\n" \
   "          in bits), states (latent states enumerated) and attributes, all by exact enumeration (Eq. 6); the\n" \
   "          factor worlds add patterns and coverage_50 (expected category-pattern mass seen by 50 training\n" \
-  "          cases, Appendix B), covert transfer the closed form of Sec. 4.2 as closed_form_* lines. One block\n" \
-  "          per world and level, each starting with its world and level lines\n" \
+  "          cases, Appendix B), covert transfer the closed form of Sec. 4.2 as closed_form_* lines; then one\n" \
+  "          ours.NAME line for each value the seed's text leaves open and we chose (the peer-review weights,\n" \
+  "          value names, irrelevant-field ranges, ...). One block per world and level, each starting with its\n" \
+  "          world and level lines\n" \
   "  sample  draw cases FIRST .. FIRST+N-1 of stream (SEED, K) of one world at one level and write CASES: a\n" \
   "          TSV whose header names every visible attribute with its kind and support, then the realised\n" \
   "          label y and the exact p* = P(Y=1 | visible); identical for any number of ranks and threads\n"

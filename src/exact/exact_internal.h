@@ -4,15 +4,18 @@
 #define PAIRBOUND_EXACT_INTERNAL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "pairbound/exact.h"
 #include "pairbound/results.h"
+#include "pairbound/text.h"
 #include "pairbound/timer.h"
 #include "pairbound/world.h"
 
 #include <mpi.h>
 
 #define PB_EXACT_NSEEDS 3
+#define PB_EXACT_QUARTILE_N 100000 /* inputs behind the fixed population quartiles */
 #define PB_EXACT_KNN_K 5
 
 /* Streams of the cases' seed (world.h: replicate = stream); the CASES file's
@@ -71,6 +74,7 @@ struct pb_exact_result {
   double covered_mass;
   /* nearest-neighbour estimators over sizes x seeds */
   int have_knn;
+  int knn_bound;               /* enum pb_exact_knn_bound of the dv_lower endpoints */
   struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS];
   struct pb_exact_nn knn_relevant[PB_EXACT_NSEEDS];  /* largest size without the irrelevant fields (C.3) */
 };
@@ -93,15 +97,27 @@ int pb_exact_predictions_read(const char *path, int64_t n, double *q);
 /** Take @p w and draw its cases [first, first + n) of stream 0 of @p seed. */
 void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c);
 
+/* Fixed population quartiles (Section 5) of the irrelevant counts: cut[f] for irrelevant field f (the
+ * attributes' last PB_WORLD_N_IRRELEVANT), NAN for a categorical field. */
+struct pb_exact_cuts {
+  double cut[PB_WORLD_N_IRRELEVANT][3];
+};
+/** Order statistics 1/4, 1/2, 3/4 of PB_EXACT_QUARTILE_N inputs of stream PB_EXACT_STREAM_QUARTILE of @p seed:
+ *  the same at every hiding level, whose cases share their irrelevant fields (exact_stage.c). */
+void pb_exact_quartiles(const struct pb_world *w, uint64_t seed, struct pb_exact_cuts *q);
+/** The Section 5 groups of world @p w, count intervals cut at @p q. */
+void pb_exact_groups_build(const struct pb_world *w, const struct pb_exact_cuts *q, struct pb_exact_groups *g);
+void pb_exact_groups_free(struct pb_exact_groups *g);
+
 /* One predictor evaluated on one set of cases. */
 struct pb_exact_eval {
   struct pb_exact_predictor pred;
-  struct pb_exact_groups groups;
+  const struct pb_exact_groups *groups;  /* the cases' world's groups (the caller's, shared by its predictors) */
   struct pb_exact_result r;
   struct pb_timer timer;  /* reference, higher_order, empirical_mc (built-in predictors), knn */
 };
-int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char *pred, const double *qfile,
-                      const struct pb_exact_options *o, int knn, struct pb_exact_eval *e);
+int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const struct pb_exact_groups *g, const char *pred,
+                      const double *qfile, const struct pb_exact_options *o, int knn, struct pb_exact_eval *e);
 void pb_exact_eval_free(struct pb_exact_eval *e);
 /** Reduce @p t to the slowest rank, print it (-v 1) and write it as results.h5 /timings/exact (collective). */
 int pb_exact_timings(struct pb_timer *t, MPI_Comm comm, struct pb_results *res, int64_t reference);
@@ -145,6 +161,8 @@ void pb_exact_summary(const struct pb_exact_result *r, const char **name, double
 double pb_exact_mean(const double *v, int n, int stride);
 double pb_exact_sd(const double *v, int n, int stride);
 void pb_exact_knn_row(const struct pb_exact_result *r, int a, double x[5]);
+/* The kNN lower bound of @p knn_bound as the reports state it ("R5 / (1 + 1/sqrt(5)) (FeeBee's form ...)"). */
+const char *pb_exact_knn_bound_text(int knn_bound);
 /* A row of the report tables: its labels, integers and values; a column's
  * .arg says which, its .slot which one. */
 struct pb_exact_row {
@@ -156,6 +174,9 @@ enum { PB_EXACT_ROW_KEY, PB_EXACT_ROW_N, PB_EXACT_ROW_X };
 union pb_cell pb_exact_row_cell(const void *row, const struct pb_column *c);
 #define PB_EXACT_COL_KEY(name, i) {name, PB_COL_STR, .slot = i, .arg = PB_EXACT_ROW_KEY}
 #define PB_EXACT_COL_X(name, i) {name, PB_COL_NUM, 4, .slot = i, .arg = PB_EXACT_ROW_X} /* 4 decimals */
+
+/** The stage's lines of `pairbound run`'s summary and its REPORT.md finding (.summary; exact_report_summary.c). */
+void pb_exact_run_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);
 
 /** `exact score` (collective): score the forecasts @p predictions (a file or a built-in predictor name) for the
  *  CASES file @p cases into @p outdir. */

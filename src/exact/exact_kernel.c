@@ -287,10 +287,25 @@ static int pb_exact__knn_vote(int64_t ntrain, int d, const double *x, const int 
 }
 
 /* Cover and Hart (1967): R_1NN <= 2 R*(1 - R*) asymptotically, so
- * R* >= (1 - sqrt(1 - 2 R_1NN)) / 2; Devroye's (1981) refinement for odd k,
- * in the form R_kNN <= R* (1 + sqrt(2 / k)) (our choice of its constant,
- * docs/exact.md).  Both also give R* <= R_NN. */
-int pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, struct pb_exact_nn *out)
+ * R* >= (1 - sqrt(1 - 2 R_1NN)) / 2 (an error above 1/2 counts as 1/2). */
+static double pb_exact__cover_hart(double r1)
+{
+  double r = r1 < 0.5 ? r1 : 0.5;
+  return (1.0 - sqrt(1.0 - 2.0 * r)) / 2.0;
+}
+
+/* Devroye's (1981) binary refinement, R_k <= R* (1 + c / sqrt(k)), solved for
+ * R*; k = 1 has only Cover and Hart's bound.  The two forms of c are
+ * docs/exact.md's, "Nearest-neighbour Bayes-error estimators". */
+double pb_exact_devroye_lower(double rk, int k, enum pb_exact_knn_bound form)
+{
+  if (k == 1) return pb_exact__cover_hart(rk);
+  return rk / (1.0 + (form == PB_EXACT_KNN_SQRT2 ? sqrt(2.0 / k) : 1.0 / sqrt((double)k)));
+}
+
+/* Both bounds also give R* <= R_NN. */
+int pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k, enum pb_exact_knn_bound form,
+                         struct pb_exact_nn *out)
 {
   int64_t ntrain = n / 2, ntest = n - ntrain;
   int64_t e1 = 0, ek = 0;
@@ -308,10 +323,9 @@ int pb_exact_nn_estimate(int64_t n, int d, const double *x, const int *y, int k,
   }
   out->err_1nn = (double)e1 / (double)ntest;
   out->err_knn = (double)ek / (double)ntest;
-  double r1 = out->err_1nn < 0.5 ? out->err_1nn : 0.5;
-  out->ch_lower = (1.0 - sqrt(1.0 - 2.0 * r1)) / 2.0;
+  out->ch_lower = pb_exact__cover_hart(out->err_1nn);
   out->ch_upper = out->err_1nn;
-  out->dv_lower = out->err_knn / (1.0 + sqrt(2.0 / k));
+  out->dv_lower = pb_exact_devroye_lower(out->err_knn, k, form);
   out->dv_upper = out->err_knn;
   return PB_OK;
 }

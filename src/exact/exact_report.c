@@ -44,6 +44,13 @@ void pb_exact_knn_row(const struct pb_exact_result *r, int a, double x[5])
   x[4] = r->world.bayes_error;
 }
 
+const char *pb_exact_knn_bound_text(int knn_bound)
+{
+  return knn_bound == PB_EXACT_KNN_SQRT2
+           ? "R5 / (1 + sqrt(2/5)), the more cautious form (--knn-bound sqrt2)"
+           : "R5 / (1 + 1/sqrt(5)), the form of FeeBee's implementation, which seed 002 follows (--knn-bound feebee)";
+}
+
 void pb_exact_summary(const struct pb_exact_result *r, const char **name, double *v)
 {
   const char *n[PB_EXACT_NSUM] = {
@@ -179,8 +186,8 @@ static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const s
   static const struct pb_table_spec spec = {
     "Nearest-neighbour Bayes-error estimators over sample size (C.3)",
     "Mean over seeds 2032-2034 of the Cover-Hart 1NN interval [(1 - sqrt(1 - 2 R1)) / 2, R1] and the kNN (k = 5) "
-    "interval [R5 / (1 + sqrt(2/5)), R5], against the exact Bayes error; the last row repeats the largest size "
-    "without the irrelevant fields (fields = relevant).",
+    "interval [dv_lower, R5] (dv_lower as stated below the table), against the exact Bayes error; the last row "
+    "repeats the largest size without the irrelevant fields (fields = relevant).",
     cols}, fig_spec = {NULL, NULL, fig_cols};
   pb_table_open(t, &spec);
   pb_table_tsv_open(fig, &fig_spec);
@@ -241,6 +248,7 @@ int pb_exact_report(struct pb_results *res, const struct pb_world *w, const stru
   if (r->have_knn) {
     pb_exact__knn_table(&t, &fig, r);
     status |= pb_table_flush(&t, res, "exact_knn.tsv", &md);
+    pb_text_printf(&md, "\nkNN lower bound dv_lower = %s.\n", pb_exact_knn_bound_text(r->knn_bound));
     status |= pb_figure_write(res, &pb_exact__fig_knn, fig.buf, fig.len, &md);
     pb_text_free(&fig);
   } else {

@@ -102,8 +102,9 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
     PB_EXACT_COL_X("dv_upper", 3), PB_EXACT_COL_X("bayes_error", 4), {NULL}};
   static const struct pb_table_spec spec = {
     "Nearest-neighbour Bayes-error estimators by world and level (C.3)",
-    "Means over seeds 2032-2034: Cover-Hart 1NN and Devroye 5NN intervals against the exact Bayes error; fields = "
-    "relevant repeats the largest size without the irrelevant fields (C.3 ablation).",
+    "Means over seeds 2032-2034: Cover-Hart 1NN and Devroye 5NN intervals against the exact Bayes error (dv_lower "
+    "as stated below the table); fields = relevant repeats the largest size without the irrelevant fields (C.3 "
+    "ablation).",
     cols};
   static const char *const suffix[5] = {"ch_lo", "ch_hi", "dv_lo", "dv_hi", "eps"};
   const struct pb_exact_entry *col[PB_EXACT_MAXL * PB_EXACT_MAXL];
@@ -296,6 +297,7 @@ int pb_exact_report_worlds(struct pb_results *res, const struct pb_exact_grid *g
 
   pb_exact__knn(g, &t, &fig, label, &panels);
   status |= pb_table_flush(&t, res, "exact_worlds_knn.tsv", &md);
+  if (panels > 0) pb_text_printf(&md, "\nkNN lower bound dv_lower = %s.\n", pb_exact_knn_bound_text(o->knn_bound));
   if (panels > 0) {
     pb_exact__multiplot(script[1], sizeof script[1], panels, "Bayes-error estimator intervals against eps*");
     for (int i = 0; i < panels; i++) {

@@ -20,12 +20,10 @@
 #include "pairbound/parse.h"
 #include "pairbound/results.h"
 #include "pairbound/rng.h"
-#include "pairbound/sort.h"
 #include "pairbound/world.h"
 #include "exact_internal.h"
 
 #define PB_EXACT_BLOCK 16384      /* reference cases per reduction block */
-#define PB_EXACT_QUARTILE_N 100000 /* inputs behind the fixed population quartiles */
 
 /* --sizes: 1 to PB_EXACT_MAX_SIZES comma-separated integers >= 10. */
 static int pb_exact__opt_sizes(void *opts, const char *label, const char *v)
@@ -116,6 +114,10 @@ const struct pb_option pb_exact_option_table[] = {
    .help = "first case index, after the training rows as in A.5 (worlds only)"},
   {.name = "cases", .type = PB_OPTION_INT, PB_X(n_cases), .metavar = "N", .def = "500", .imin = 1,
    .help = "cases per world and level (worlds only)"},
+  {.name = "knn-bound", .type = PB_OPTION_CHOICE, PB_X(knn_bound), .metavar = "feebee|sqrt2", .choices = "feebee|sqrt2",
+   .def = "feebee",
+   .help = "lower end of the 5NN interval: feebee R5 / (1 + 1/sqrt(5)), the form of FeeBee's implementation that "
+           "seed 002 follows; sqrt2 R5 / (1 + sqrt(2/5)), a smaller, more cautious bound (docs/exact.md)"},
   {.name = NULL}};
 #undef PB_X
 
@@ -229,7 +231,7 @@ static int pb_exact__predictor(const char *spec, const struct pb_exact_cases *c,
   return status;
 }
 
-static void pb_exact__groups_free(struct pb_exact_groups *g)
+void pb_exact_groups_free(struct pb_exact_groups *g)
 {
   for (int i = 0; i < g->n; i++) free(g->name[i]);
   free(g->name);
@@ -259,10 +261,50 @@ static void pb_exact__group_add(struct pb_exact_groups *g, int a, int v, int a2,
   g->numeric[i] = lo < hi;  /* only quartile intervals have lo < hi */
 }
 
-/* Section 5 groups.  Quartile cut points of each numeric irrelevant count are
- * order statistics of PB_EXACT_QUARTILE_N inputs of their own stream, drawn
- * the same on every rank. */
-static void pb_exact__groups(const struct pb_world *w, uint64_t seed, struct pb_exact_groups *g)
+void pb_exact_quartiles(const struct pb_world *w, uint64_t seed, struct pb_exact_cuts *q)
+{
+  const int na = pb_world_n_attrs(w), first = na - PB_WORLD_N_IRRELEVANT;
+  const int64_t rank[3] = {PB_EXACT_QUARTILE_N / 4, PB_EXACT_QUARTILE_N / 2, 3 * (PB_EXACT_QUARTILE_N / 4)};
+  int64_t *hist[PB_WORLD_N_IRRELEVANT] = {NULL};
+  for (int f = 0; f < PB_WORLD_N_IRRELEVANT; f++) {
+    const struct pb_world_attr *a = pb_world_attr(w, first + f);
+    q->cut[f][0] = q->cut[f][1] = q->cut[f][2] = NAN;
+    if (a->kind == PB_WORLD_NUMERIC) hist[f] = pb_calloc((size_t)(a->hi - a->lo + 1), sizeof **hist);
+  }
+  /* integer counts per value, summed over the threads' blocks: the same for any thread count */
+#pragma omp parallel
+  {
+    double *x = pb_malloc(sizeof(double) * (size_t)na);
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < PB_EXACT_QUARTILE_N; b += 1000) {
+      int32_t part[PB_WORLD_N_IRRELEVANT][1000];
+      for (int64_t i = 0; i < 1000; i++) {
+        int y;
+        double ps;
+        pb_world_draw(w, seed, PB_EXACT_STREAM_QUARTILE, (uint64_t)(b + i), x, &y, &ps);
+        for (int f = 0; f < PB_WORLD_N_IRRELEVANT; f++)
+          if (hist[f]) part[f][i] = (int32_t)(x[first + f] - pb_world_attr(w, first + f)->lo);
+      }
+#pragma omp critical(pb_exact_quartiles)
+      for (int f = 0; f < PB_WORLD_N_IRRELEVANT; f++)
+        for (int64_t i = 0; hist[f] && i < 1000; i++) hist[f][part[f][i]]++;
+    }
+    free(x);
+  }
+  /* the order statistic r of the sorted counts is the first value whose cumulative count exceeds r */
+  for (int f = 0; f < PB_WORLD_N_IRRELEVANT; f++) {
+    const struct pb_world_attr *a = pb_world_attr(w, first + f);
+    int64_t below = 0;
+    for (int64_t k = 0, r = 0; hist[f] && k <= (int64_t)(a->hi - a->lo) && r < 3; k++) {
+      below += hist[f][k];
+      while (r < 3 && rank[r] < below) q->cut[f][r++] = a->lo + (double)k;
+    }
+    free(hist[f]);
+  }
+}
+
+/* Section 5 groups; the count intervals are cut at @p q. */
+void pb_exact_groups_build(const struct pb_world *w, const struct pb_exact_cuts *q, struct pb_exact_groups *g)
 {
   int na = pb_world_n_attrs(w), ga[2] = {-1, -1}, ng = 0;
   char name[256];
@@ -285,10 +327,8 @@ static void pb_exact__groups(const struct pb_world *w, uint64_t seed, struct pb_
         pb_exact__group_add(g, ga[0], v, ga[1], u, 0, 0, name);
       }
   }
-  double *x = NULL, *col = NULL;
-  for (int j = 0; j < na; j++) {
+  for (int j = na - PB_WORLD_N_IRRELEVANT; j < na; j++) {
     const struct pb_world_attr *a = pb_world_attr(w, j);
-    if (!a->irrelevant) continue;
     if (a->kind == PB_WORLD_CATEGORICAL) {
       for (int v = 0; v < a->n_values; v++) {
         snprintf(name, sizeof name, "%s=%s", a->name, a->values[v]);
@@ -296,23 +336,14 @@ static void pb_exact__groups(const struct pb_world *w, uint64_t seed, struct pb_
       }
       continue;
     }
-    if (!x) {
-      x = pb_malloc(sizeof(double) * (size_t)PB_EXACT_QUARTILE_N * na);
-      col = pb_malloc(sizeof(double) * PB_EXACT_QUARTILE_N);
-      pb_world_draw_range(w, seed, PB_EXACT_STREAM_QUARTILE, 0, PB_EXACT_QUARTILE_N, x, NULL, NULL);
-    }
-    for (int64_t i = 0; i < PB_EXACT_QUARTILE_N; i++) col[i] = x[i * na + j];
-    qsort(col, PB_EXACT_QUARTILE_N, sizeof *col, pb_sort_cmp_double);
-    double cut[5] = {-INFINITY, col[PB_EXACT_QUARTILE_N / 4], col[PB_EXACT_QUARTILE_N / 2],
-                     col[3 * (PB_EXACT_QUARTILE_N / 4)], INFINITY};
-    for (int q = 0; q < 4; q++) {
-      if (!(cut[q + 1] > cut[q])) continue;   /* a repeated cut point leaves an empty interval */
-      snprintf(name, sizeof name, "%s in (%g, %g]", a->name, cut[q], cut[q + 1]);
-      pb_exact__group_add(g, j, 0, -1, 0, cut[q], cut[q + 1], name);
+    const double *c = q->cut[j - (na - PB_WORLD_N_IRRELEVANT)];
+    double cut[5] = {-INFINITY, c[0], c[1], c[2], INFINITY};
+    for (int k = 0; k < 4; k++) {
+      if (!(cut[k + 1] > cut[k])) continue;   /* a repeated cut point leaves an empty interval */
+      snprintf(name, sizeof name, "%s in (%g, %g]", a->name, cut[k], cut[k + 1]);
+      pb_exact__group_add(g, j, 0, -1, 0, cut[k], cut[k + 1], name);
     }
   }
-  free(x);
-  free(col);
 }
 
 static void pb_exact__member(const struct pb_exact_groups *g, const double *x, unsigned char *m)
@@ -583,7 +614,8 @@ static void pb_exact__empirical_mc(const struct pb_world *w, const struct pb_exa
 /* 1NN / kNN estimators (C.3) for every size and seed 2032-2034, then the
  * ablation without irrelevant fields at the largest size; item i runs on rank
  * i mod size and the results are summed (zeros elsewhere). */
-static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct pb_exact_result *r)
+static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, enum pb_exact_knn_bound form,
+                               struct pb_exact_result *r)
 {
   int rank, size, na = pb_world_n_attrs(w), items = (r->n_sizes + 1) * PB_EXACT_NSEEDS;
   MPI_Comm_rank(comm, &rank);
@@ -599,7 +631,7 @@ static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct p
     pb_world_draw_range(w, 2032 + (uint64_t)sd, PB_EXACT_STREAM_KNN, 0, n, x, y, NULL);
     for (int64_t i = 0; i < n; i++) pb_exact__encode(w, all, x + i * na, f + i * d);
     struct pb_exact_nn e = {NAN, NAN, NAN, NAN, NAN, NAN};
-    pb_exact_nn_estimate(n, d, f, y, PB_EXACT_KNN_K, &e); /* k is PB_EXACT_KNN_K, odd and below 64: no failure */
+    pb_exact_nn_estimate(n, d, f, y, PB_EXACT_KNN_K, form, &e); /* k = PB_EXACT_KNN_K, odd, below 64: no failure */
     double *o = buf + item * 6;
     o[0] = e.err_1nn, o[1] = e.err_knn, o[2] = e.ch_lower, o[3] = e.ch_upper, o[4] = e.dv_lower, o[5] = e.dv_upper;
     free(x);
@@ -618,6 +650,7 @@ static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, struct p
     else r->knn_relevant[sd] = e;
   }
   r->have_knn = 1;
+  r->knn_bound = (int)form;
   return PB_OK;
 }
 
@@ -662,7 +695,6 @@ void pb_exact_eval_free(struct pb_exact_eval *e)
 {
   free(e->pred.beta);
   free(e->r.emp_mc);
-  pb_exact__groups_free(&e->groups);
   memset(e, 0, sizeof *e);
 }
 
@@ -670,8 +702,8 @@ void pb_exact_eval_free(struct pb_exact_eval *e)
  * for a built-in predictor the population reference, the higher-order
  * comparison and the empirical-MC sweep; the kNN sweep when @p knn.
  * @p qfile: the forecasts of a predictions file (NULL for a built-in name). */
-int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char *pred, const double *qfile,
-                      const struct pb_exact_options *o, int knn, struct pb_exact_eval *e)
+int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const struct pb_exact_groups *g, const char *pred,
+                      const double *qfile, const struct pb_exact_options *o, int knn, struct pb_exact_eval *e)
 {
   struct pb_exact_law law[PB_EXACT_BINS] = {{0}};
   int64_t mass[PB_EXACT_BINS];
@@ -682,7 +714,7 @@ int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char 
   if (pb_exact__predictor(pred, c, o->lambda, &e->pred)) goto done;
   if (qfile) e->pred.kind = PB_EXACT_PRED_FILE;
   pb_world_summary(c->world, &e->r.world);
-  pb_exact__groups(c->world, c->seed, &e->groups);
+  e->groups = g;
   if (qfile) {
     memcpy(q, qfile, sizeof(double) * (size_t)c->n);
   } else {
@@ -690,20 +722,20 @@ int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const char 
     for (int64_t i = 0; i < c->n; i++) q[i] = pb_exact__predict(c->world, &e->pred, c->x + i * c->na, c->pstar[i], f);
     free(f);
   }
-  pb_exact__score_cases(c, &e->groups, q, &e->r);
+  pb_exact__score_cases(c, g, q, &e->r);
   e->r.n_sizes = o->n_sizes;
   e->r.resamples = o->resamples;
   memcpy(e->r.sizes, o->sizes, sizeof e->r.sizes);
   pb_timer_lap(&e->timer, "cases");
   if (!qfile) {
-    if (pb_exact__reference(comm, c->world, &e->pred, &e->groups, c->seed, o->reference, &e->r, law, mass)) goto done;
+    if (pb_exact__reference(comm, c->world, &e->pred, g, c->seed, o->reference, &e->r, law, mass)) goto done;
     pb_timer_lap(&e->timer, "reference");
     pb_exact__higher_order(c->world, &e->pred, c->seed, o->calibration, law, mass, o->reference, &e->r);
     pb_timer_lap(&e->timer, "higher_order");
-    pb_exact__empirical_mc(c->world, &e->pred, &e->groups, c->seed, &e->r);
+    pb_exact__empirical_mc(c->world, &e->pred, g, c->seed, &e->r);
     pb_timer_lap(&e->timer, "empirical_mc");
   }
-  if (knn && pb_exact__encodable(c->world) && pb_exact__knn_sweep(comm, c->world, &e->r)) goto done;
+  if (knn && pb_exact__encodable(c->world) && pb_exact__knn_sweep(comm, c->world, (enum pb_exact_knn_bound)o->knn_bound, &e->r)) goto done;
   pb_timer_lap(&e->timer, "knn");
   status = PB_OK;
 done:
@@ -717,15 +749,19 @@ int pb_exact_score_run(const char *cases, const char *predictions, const char *o
 {
   struct pb_exact_cases c;
   struct pb_exact_eval e = {0};
+  struct pb_exact_groups g = {0};
   struct pb_results *res = NULL;
   double *qfile = NULL;
   int status = PB_FAIL;
   if (pb_exact_cases_read(cases, &c)) goto done;
+  struct pb_exact_cuts cuts;
+  pb_exact_quartiles(c.world, c.seed, &cuts);
+  pb_exact_groups_build(c.world, &cuts, &g);
   if (!pb_exact__builtin(predictions)) {
     qfile = pb_malloc(sizeof(double) * (size_t)c.n);
     if (pb_exact_predictions_read(predictions, c.n, qfile)) goto done;
   }
-  if (pb_exact_evaluate(comm, &c, predictions, qfile, o, 1, &e)) goto done;
+  if (pb_exact_evaluate(comm, &c, &g, predictions, qfile, o, 1, &e)) goto done;
   if (pb_results_create(outdir, comm, provenance, &res)) goto done;
   if (pb_exact_write(res, c.world, &e)) goto done;
   pb_timer_lap(&e.timer, "write");
@@ -736,6 +772,7 @@ done:
   if (res) pb_results_close(res);
   free(qfile);
   pb_exact_eval_free(&e);
+  pb_exact_groups_free(&g);
   pb_exact_cases_free(&c);
   return status;
 }

@@ -32,14 +32,17 @@ static int pb_exact__split(char *list, char **item, int *n)
 
 /* Score every predictor of one world x level; the kNN sweep runs once per world x level. */
 static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struct pb_exact_grid *g, int wi, int li,
-                          struct pb_results *res, struct pb_timer *timer)
+                          struct pb_exact_cuts *cuts, struct pb_results *res, struct pb_timer *timer)
 {
   struct pb_world *w;
   struct pb_exact_cases c;
+  struct pb_exact_groups groups;
   struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS], rel[PB_EXACT_NSEEDS];
   int have_knn = 0, status = PB_OK;
   if (pb_world_open(g->w[wi], g->l[li], 1.0, &w)) return PB_FAIL;
   pb_exact_cases_draw(w, o->seed, o->first, o->n_cases, &c);
+  if (li == 0) pb_exact_quartiles(c.world, c.seed, cuts);   /* a world's levels share their irrelevant fields */
+  pb_exact_groups_build(c.world, cuts, &groups);
   for (int pi = 0; pi < g->np && status == PB_OK; pi++) {
     struct pb_exact_entry *en = pb_exact_at(g, wi, li, pi);
     struct pb_exact_eval e;
@@ -48,7 +51,7 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
     snprintf(en->pred, sizeof en->pred, "%s", g->p[pi]);
     /* logistic regression has no structured signal in covert transfer (A.1) */
     if (!strncmp(g->p[pi], "logistic:", 9) && pb_world_kind(w) == PB_WORLD_COVERT) continue;
-    status = pb_exact_evaluate(comm, &c, g->p[pi], NULL, o, !have_knn, &e);
+    status = pb_exact_evaluate(comm, &c, &groups, g->p[pi], NULL, o, !have_knn, &e);
     if (status != PB_OK) {
       pb_exact_eval_free(&e);
       break;
@@ -76,7 +79,9 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
     memcpy(en->r.knn, knn, sizeof knn);
     memcpy(en->r.knn_relevant, rel, sizeof rel);
     en->r.have_knn = 1;
+    en->r.knn_bound = o->knn_bound;
   }
+  pb_exact_groups_free(&groups);
   pb_exact_cases_free(&c);
   return status;
 }
@@ -112,9 +117,11 @@ int pb_exact_worlds_run(const struct pb_exact_options *o, const char *outdir, MP
   g.e = pb_calloc((size_t)(g.nw * g.nl * g.np), sizeof *g.e);
   if (pb_results_create(outdir, comm, provenance, &res)) goto done;
   pb_figure_prepare(res); /* its gnuplot starts while the worlds are computed */
-  for (int w = 0; w < g.nw; w++)
+  for (int w = 0; w < g.nw; w++) {
+    struct pb_exact_cuts cuts;
     for (int l = 0; l < g.nl; l++)
-      if (pb_exact__cell(comm, o, &g, w, l, res, &timer)) goto done;
+      if (pb_exact__cell(comm, o, &g, w, l, &cuts, res, &timer)) goto done;
+  }
   pb_timer_skip(&timer);
   status = rank == 0 ? pb_exact_report_worlds(res, &g, o) : PB_OK;
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
@@ -165,4 +172,5 @@ const struct pb_stage_desc pb_exact_stage = {
   .report_order = 6,
   .inherits = pb_exact__inherits,
   .joins = "worlds",
+  .summary = pb_exact_run_summary,
 };

@@ -75,7 +75,7 @@ int pb_exact_write(struct pb_results *res, const struct pb_world *w, const struc
   MPI_Comm comm = pb_results_comm(res);
   MPI_Comm_rank(comm, &rank);
   int status = pb_exact_write_h5(res, "/exact", &e->r);
-  if (status == PB_OK && rank == 0) status = pb_exact_report(res, w, &e->pred, &e->groups, &e->r);
+  if (status == PB_OK && rank == 0) status = pb_exact_report(res, w, &e->pred, e->groups, &e->r);
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   return status;
 }

@@ -10,7 +10,6 @@
 
 #define PB_WORLD_MAX_FACTORS 10
 #define PB_WORLD_MAX_RESIDUAL 11
-#define PB_WORLD_N_IRRELEVANT 8
 #define PB_WORLD_MAX_ATTRS 32
 
 /* One latent categorical factor of a factor world.  A numeric factor is shown
@@ -39,6 +38,7 @@ struct pb_world_spec {
   int n_residual;
   const int *residual_values;
   const double *residual_probs;   /* the benchmark law (scale 1) */
+  const struct pb_world_choice *choices;  /* what the seed leaves open and we chose, {NULL}-terminated */
 };
 
 extern const struct pb_world_spec pb_world_credit_spec;

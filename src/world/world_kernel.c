@@ -119,6 +119,14 @@ int pb_world_closed_form(const struct pb_world *w, struct pb_world_summary *s)
   return PB_OK;
 }
 
+/* Printed by `world info` (docs/exact.md, "What is ours"). */
+static const struct pb_world_choice cv_choices[] = {
+  {"states", "4056 marginalised latent states (report type, tag, original letter at the report's position, "
+             "encode): the other 15 identifier letters cancel from Eq. 6 (the seed gives no state count)"},
+  {"irrelevant_fields", "the ranges of the 2 counts and the names of the 6 equiprobable pairs (Table 5 is not in "
+                        "the text; the laws' medians and dispersions are the seed's)"},
+  {NULL, NULL}};
+
 static void pb_world__cv_attrs(struct pb_world *w)
 {
   struct pb_world_attr *a = w->attrs;
@@ -402,6 +410,11 @@ const struct pb_world_attr *pb_world_attr(const struct pb_world *w, int j)
 }
 
 void pb_world_summary(const struct pb_world *w, struct pb_world_summary *s) { *s = w->summary; }
+
+const struct pb_world_choice *pb_world_choices(const struct pb_world *w)
+{
+  return w->kind == PB_WORLD_COVERT ? cv_choices : w->spec->choices;
+}
 
 void pb_world_draw(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t index, double *x, int *y,
                    double *pstar)

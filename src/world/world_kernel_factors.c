@@ -89,8 +89,18 @@ static int pb_world__credit_label(const int *z, int r)
 static const int cr_res_values[5] = {-3, -1, 0, 1, 3};
 static const double cr_res_probs[5] = {0.03, 0.09, 0.76, 0.09, 0.03};
 
+/* Printed by `world info` (docs/exact.md, "What is ours"). */
+static const struct pb_world_choice cr_choices[] = {
+  {"level_coding", "level 0 of every factor is the first value the seed lists and carries the prior's .48, and "
+                   "\"per level\" multiplies the level 0/1/2: of the 8 codings of rate exposure, concentration and "
+                   "flexibility only this one gives the seed's default prior 0.211"},
+  {"value_names", "the names of the categorical values (the seed's Table 3 of rendered values is not in its text)"},
+  {"irrelevant_fields", "the ranges of the 5 counts and the names of the 3 equiprobable pairs (Table 5 is not in the "
+                        "text; the laws' medians and dispersions are the seed's)"},
+  {NULL, NULL}};
+
 const struct pb_world_spec pb_world_credit_spec = {
-  10, cr_factors, pb_world__credit_pmf, pb_world__credit_label, 5, cr_res_values, cr_res_probs,
+  10, cr_factors, pb_world__credit_pmf, pb_world__credit_label, 5, cr_res_values, cr_res_probs, cr_choices,
 };
 
 /* ------------------------------------------------------------ peer review */
@@ -169,6 +179,16 @@ static int pb_world__review_label(const int *z, int r)
 static const int pr_res_values[11] = {-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5};
 static const double pr_res_probs[11] = {0.001, 0.004, 0.015, 0.03, 0.09, 0.72, 0.09, 0.03, 0.015, 0.004, 0.001};
 
+static const struct pb_world_choice pr_choices[] = {
+  {"factor_weights", "the weights of the 8 factors per contribution type are ours, not the seed's (its Table 4 is "
+                     "not in the text): rows summing to 10 with the factors the seed names weighted most, moved a "
+                     "tenth at a time until the acceptance prior rounded to the seed's 0.241; bayes_error and "
+                     "entropy_bits here are properties of these weights, not reproductions of the seed's Table 2"},
+  {"value_names", "the names of the categorical values (the seed's Table 3 of rendered values is not in its text)"},
+  {"irrelevant_fields", "the ranges of the 6 counts and the names of the equiprobable pair (Table 5 is not in the "
+                        "text; the laws' medians and dispersions and the uniform month are the seed's)"},
+  {NULL, NULL}};
+
 const struct pb_world_spec pb_world_review_spec = {
-  9, pr_factors, pb_world__review_pmf, pb_world__review_label, 11, pr_res_values, pr_res_probs,
+  9, pr_factors, pb_world__review_pmf, pb_world__review_label, 11, pr_res_values, pr_res_probs, pr_choices,
 };

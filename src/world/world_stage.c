@@ -93,6 +93,8 @@ static int pb_world__info(int rank, const struct pb_world_options *o)
           pb_world__line("closed_form_positive_prior", cf.positive_prior);
           pb_world__line("closed_form_entropy_bits", cf.entropy_bits);
         }
+        for (const struct pb_world_choice *c = pb_world_choices(w); c->name; c++)
+          printf("ours.%s %s\n", c->name, c->text);
       }
       pb_error_clear();
       pb_world_free(w);

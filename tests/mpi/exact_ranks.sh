@@ -43,6 +43,18 @@ check "worlds: covert Bayes errors 0.019 and 0.145 (closed form)" test \
   "$(awk -F'\t' '$1 == "covert" && $3 == "pstar" { printf "%.3f ", $5 }' "$WORK/w11/report/exact_worlds.tsv")" = "0.019 0.145 "
 check "worlds: p* has expected accuracy = Bayes accuracy and zero reference MC" awk -F'\t' \
   '$3 == "pstar" && ($6 != $7 || $13 != 0) { bad = 1 } END { exit bad }' "$WORK/w11/report/exact_worlds.tsv"
+# the kNN interval's lower end (C.3): R5 / (1 + 1/sqrt 5) by default (FeeBee's form, which the seed follows),
+# R5 / (1 + sqrt(2/5)) with --knn-bound sqrt2; dv_upper is R5 itself, both averaged over the three seeds
+knn_form() { # knn_form TSV C: every row's dv_lower * (1 + C) equals its dv_upper
+  awk -F'\t' -v c="$2" 'NR > 1 { n++; d = $7 * (1 + c) - $8; if (d > 1e-12 || d < -1e-12) bad = 1 }
+    END { exit bad || n == 0 }' "$1"
+}
+check "worlds: dv_lower = R5 / (1 + 1/sqrt 5)" knn_form "$WORK/w11/report/exact_worlds_knn.tsv" 0.44721359549995794
+check "worlds: the report states the kNN bound" grep -qF "R5 / (1 + 1/sqrt(5)), the form of FeeBee" \
+  "$WORK/w11/report/exact.md"
+pb 1 1 exact worlds --worlds credit --levels high --predictors pstar --knn-bound sqrt2 $small -o "$WORK/wsq"
+check "worlds --knn-bound sqrt2: dv_lower = R5 / (1 + sqrt(2/5))" knn_form "$WORK/wsq/report/exact_worlds_knn.tsv" \
+  0.63245553203367588
 # the same cell scored alone from a world sample file gives the same numbers
 pb 1 1 world sample --world credit --level high -n 200 --first 1000 --seed 2032 -o "$WORK/ch.tsv"
 pb 1 1 exact score "$WORK/ch.tsv" logistic:n=300 $small -o "$WORK/ch"
@@ -52,9 +64,21 @@ check "worlds = score on the sampled file (KL, reference MC)" test \
 # run: an [exact] section naming worlds joins the exact stage to the pipeline
 printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = exact\n[exact]\nworlds = credit\nlevels = high\npredictors = pstar\nreference = 20000\nsizes = 100\nresamples = 2\n' \
   "$WORK/none.h5" "$WORK/run" > "$WORK/run.ini"
-pb 1 1 run "$WORK/run.ini" > /dev/null
+pb 1 1 run "$WORK/run.ini" > "$WORK/run.out"
 check "run: exact stage report" test -s "$WORK/run/exact/report/exact_worlds.tsv"
 check "run: REPORT.md includes the exact section" grep -qF "pairbound exact worlds" "$WORK/run/REPORT.md"
+# its summary lines and finding are read back from its TSVs: eps* and p*'s KL as the table has them
+eps=$(awk -F'\t' 'NR == 2 { printf "%.3f", $5 }' "$WORK/run/exact/report/exact_worlds.tsv")
+kl=$(awk -F'\t' 'NR == 2 { printf "%.4f", $10 }' "$WORK/run/exact/report/exact_worlds.tsv")
+check "run: summary line of the exact stage" grep -qx "exact   exact Bayes error (high): credit $eps" "$WORK/run.out"
+check "run: summary KL range read from the table" grep -qF "on 500 cases, lowest-highest over the settings: pstar $kl-$kl" \
+  "$WORK/run.out"
+above=$(awk -F'\t' 'NR > 1 && $4 == "all" { c = $5 > $9; d = $7 > $9 } END { print c + 0, d + 0 }' \
+  "$WORK/run/exact/report/exact_worlds_knn.tsv")
+check "run: summary counts the kNN intervals above eps*" grep -qF \
+  "n = 100: interval above eps* in ${above% *} of 1 settings (Cover-Hart 1NN), ${above#* } of 1 (Devroye 5NN)" "$WORK/run.out"
+check "run: REPORT.md's findings have the exact stage" grep -qF \
+  "### Scores against exact class probabilities (seed 002)" "$WORK/run/REPORT.md"
 # the exact seed is the run seed + PB_RUN_SEED_EXACT (-20258876): the default run seed gives 2032, the standalone
 # default, so the run's exact stage equals `exact worlds` with the same options
 pb 1 1 exact worlds --worlds credit --levels high --predictors pstar --reference 20000 --sizes 100 --resamples 2 \

@@ -26,6 +26,14 @@ check "bayes_error strictly rises with the level" awk '
   $1 == "world" { if ($2 != w) prev = -1; w = $2 }
   $1 == "bayes_error" { if ($2 <= prev) bad = 1; prev = $2 }
   END { exit bad }' "$WORK/all.txt"
+# our choices are disclosed where the numbers are printed: the review weights (tuned to the seed's prior 0.241)
+# in every review block, and at least one ours.NAME line in every block
+check "review: info says the factor weights are ours, tuned to 0.241" test "$(awk '
+  $1 == "world" { w = $2 } w == "review" && $1 == "ours.factor_weights" && /are ours, not the seed/ && /0\.241/ { n++ }
+  END { print n + 0 }' "$WORK/all.txt")" -eq 3
+check "every world and level discloses its choices" awk '
+  $1 == "world" { if (seen && !ours) bad = 1; seen = 1; ours = 0 } $1 ~ /^ours\./ { ours = 1 }
+  END { exit bad || !ours }' "$WORK/all.txt"
 
 # sample: identical bytes for any rank and thread count
 for w in covert credit review; do

@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "pairbound/error.h"
@@ -255,20 +256,92 @@ START_TEST(test_nn_hand)
   const double x[] = {0, 1, 2, 3, 4, 10, 0.4, 2.2, 9, 3.6, 1.5, 4.4};
   const int y[] = {0, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 1};
   struct pb_exact_nn e;
-  pb_exact_nn_estimate(12, 1, x, y, 3, &e);
+  pb_exact_nn_estimate(12, 1, x, y, 3, PB_EXACT_KNN_FEEBEE, &e);
   ck_assert_double_eq_tol(e.err_1nn, 0.5, TOL);
   ck_assert_double_eq_tol(e.err_knn, 1.0 / 3.0, TOL);
   ck_assert_double_eq_tol(e.ch_lower, 0.5, TOL);
   ck_assert_double_eq_tol(e.ch_upper, 0.5, TOL);
+  /* FeeBee's binary k > 2 form, (1/3) / (1 + 1/sqrt 3) = 0.21132486540518713 (by hand: 1/(3 + sqrt 3)) */
+  ck_assert_double_eq_tol(e.dv_lower, 0.21132486540518713, TOL);
+  pb_exact_nn_estimate(12, 1, x, y, 3, PB_EXACT_KNN_SQRT2, &e);
   ck_assert_double_eq_tol(e.dv_lower, (1.0 / 3.0) / (1.0 + sqrt(2.0 / 3.0)), TOL);
   /* R1 = 1/6 from a relabelled 9 (y = 0): lower (1 - sqrt(2/3)) / 2. */
   int y2[12];
   for (int i = 0; i < 12; i++) y2[i] = y[i];
   y2[8] = 0;
   y2[6] = 0;
-  pb_exact_nn_estimate(12, 1, x, y2, 3, &e);
+  pb_exact_nn_estimate(12, 1, x, y2, 3, PB_EXACT_KNN_FEEBEE, &e);
   ck_assert_double_eq_tol(e.err_1nn, 1.0 / 6.0, TOL);
   ck_assert_double_eq_tol(e.ch_lower, (1.0 - sqrt(2.0 / 3.0)) / 2.0, TOL);
+}
+END_TEST
+
+/* qsort order of (distance, row): a brute-force neighbour list with ties to the lower row. */
+struct nn_pair {
+  double d;
+  int row;
+};
+static int nn_cmp(const void *a, const void *b)
+{
+  const struct nn_pair *p = a, *q = b;
+  return p->d < q->d ? -1 : p->d > q->d ? 1 : p->row - q->row;
+}
+
+/* The bounds as FeeBee's published estimator computes them for two classes
+ * (methods/knn.py, _get_lowerbound, read and rewritten here): k = 1 gives
+ * ((C-1)/C)(1 - sqrt(max(0, 1 - C/(C-1) R))) with C = 2, k > 2 gives
+ * R / (1 + 1/sqrt(k)), an error of at most 1e-10 gives 0. */
+static double feebee_lower(double r, int k)
+{
+  if (r <= 1e-10) return 0.0;
+  if (k == 1) return 0.5 * (1.0 - sqrt(fmax(0.0, 1.0 - 2.0 * r)));
+  return r / (1.0 + 1.0 / sqrt((double)k));
+}
+
+START_TEST(test_nn_against_brute_force)
+{
+  /* 400 points in [0, 1]^3 with noisy labels: every held-out point's 1 and 5
+   * nearest training points by a full sort, the errors counted, and both
+   * intervals from FeeBee's formulas; the kernel must agree to the last bit
+   * on the errors and to rounding on the bounds. */
+  enum { N = 400, D = 3, K = 5 };
+  static double x[N * D];
+  static int y[N];
+  uint64_t s = 12345;
+  for (int i = 0; i < N; i++) {
+    for (int t = 0; t < D; t++) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      x[i * D + t] = (double)(s >> 11) / 9007199254740992.0;
+    }
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    double u = (double)(s >> 11) / 9007199254740992.0, eta = x[i * D] > 0.5 ? 0.8 : 0.3;
+    y[i] = u < eta;
+  }
+  int e1 = 0, e5 = 0;
+  struct nn_pair p[N / 2];
+  for (int i = N / 2; i < N; i++) {
+    for (int r = 0; r < N / 2; r++) {
+      double d2 = 0;
+      for (int t = 0; t < D; t++) d2 += (x[r * D + t] - x[i * D + t]) * (x[r * D + t] - x[i * D + t]);
+      p[r] = (struct nn_pair){d2, r};
+    }
+    qsort(p, N / 2, sizeof p[0], nn_cmp);
+    int ones = 0;
+    for (int j = 0; j < K; j++) ones += y[p[j].row];
+    e1 += y[p[0].row] != y[i];
+    e5 += (2 * ones > K) != y[i];
+  }
+  const double r1 = e1 / (N / 2.0), r5 = e5 / (N / 2.0);
+  struct pb_exact_nn e;
+  ck_assert_int_eq(pb_exact_nn_estimate(N, D, x, y, K, PB_EXACT_KNN_FEEBEE, &e), PB_OK);
+  ck_assert(e.err_1nn == r1 && e.err_knn == r5);
+  ck_assert(r5 > 0.1 && r1 > 0.1);   /* a case where the bounds are not trivial */
+  ck_assert_double_eq_tol(e.ch_lower, feebee_lower(r1, 1), TOL);
+  ck_assert_double_eq_tol(e.dv_lower, feebee_lower(r5, K), TOL);
+  ck_assert_double_eq_tol(pb_exact_devroye_lower(r1, 1, PB_EXACT_KNN_FEEBEE), feebee_lower(r1, 1), TOL);
+  /* the cautious form is the smaller one: 1 + sqrt(2/5) = 1.632... against 1 + 1/sqrt(5) = 1.447... */
+  ck_assert_double_eq_tol(pb_exact_devroye_lower(r5, K, PB_EXACT_KNN_SQRT2) * 1.6324555320336759, r5, TOL);
+  ck_assert_double_eq_tol(pb_exact_devroye_lower(r5, K, PB_EXACT_KNN_FEEBEE) * 1.4472135954999579, r5, TOL);
 }
 END_TEST
 
@@ -326,6 +399,7 @@ static Suite *exact_suite(void)
   tcase_add_test(tc, test_w1_random_vs_grid);
   tcase_add_test(tc, test_snapshot_mixture);
   tcase_add_test(tc, test_nn_hand);
+  tcase_add_test(tc, test_nn_against_brute_force);
   tcase_add_test(tc, test_logistic_saturated);
   tcase_add_test(tc, test_logistic_separable_fails);
   suite_add_tcase(s, tc);

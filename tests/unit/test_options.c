@@ -11,6 +11,7 @@
 #include "pairbound/parse.h"
 #include "pairbound/fragility.h"
 #include "pairbound/bounds_stage.h"
+#include "pairbound/exact.h"
 #include "pairbound/policy.h"
 #include "pairbound/predict.h"
 #include "pairbound/registry.h"
@@ -27,6 +28,7 @@
 #define SCREEN(c) STAGE_OPTS(c, screen, struct pb_screen_options)
 #define PREDICT(c) STAGE_OPTS(c, predict, struct pb_predict_options)
 #define FRAGILITY(c) STAGE_OPTS(c, fragility, struct pb_fragility_stage_options)
+#define EXACT(c) STAGE_OPTS(c, exact, struct pb_exact_options)
 
 START_TEST(test_parse_int)
 {
@@ -317,8 +319,14 @@ START_TEST(test_run_embedded)
 {
   struct pb_run_config c;
   ck_assert_msg(pb_run_config_parse(pb_embedded_run_ini, "inputs/run.ini", &c) == PB_OK, "%s", pb_error_message());
-  ck_assert(c.n_stages == 9 && BOUNDS(c)->perm_replicates == 20 && BOUNDS(c)->group_draws == 2000);
+  ck_assert(c.n_stages == 10 && BOUNDS(c)->perm_replicates == 20 && BOUNDS(c)->group_draws == 2000);
   ck_assert_str_eq(c.stages[8], "fragility");
+  /* seed 002's exact references: every world x level with the built-in predictors, at seed 2032 */
+  ck_assert_str_eq(c.stages[9], "exact");
+  ck_assert_str_eq(EXACT(c)->worlds, "covert,credit,review");
+  ck_assert_str_eq(EXACT(c)->levels, "low,medium,high");
+  ck_assert_str_eq(EXACT(c)->predictors, "pstar,prior,logistic:n=1000");
+  ck_assert(EXACT(c)->seed == 2032 && EXACT(c)->knn_bound == PB_EXACT_KNN_FEEBEE);
   ck_assert(BOUNDS(c)->calibration == 1);
   /* the further instances: their own options, the run's seeds and draws */
   ck_assert_int_eq(c.n_instances, 3);
