@@ -92,7 +92,6 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
 {
   struct pb_results *res = pb_calloc(1, sizeof *res);
   int status = PB_OK;
-  hid_t fapl = -1, grp = -1;
   res->comm = comm;
   res->file = -1;
   MPI_Comm_rank(comm, &res->rank);
@@ -109,18 +108,9 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
   res->tmp = pb_output_path_join(res->staging, "results.h5");
   status = PB_FAIL;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
-  if ((res->file = H5Fcreate(res->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {
-    pb_error_set("%s: cannot create file", res->tmp);
-    goto done;
-  }
-  if ((grp = H5Gcreate2(res->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-      pb_h5_attr_str(grp, "build", pb_results_build_info()) || pb_h5_attr_str(grp, "text", provenance))
-    goto done;
-  status = PB_OK;
+  if ((res->file = pb_h5_create(res->tmp, comm)) < 0) goto done;
+  status = pb_h5_provenance(res->file, pb_results_build_info(), provenance);
 done:
-  if (grp >= 0) H5Gclose(grp);
-  if (fapl >= 0) H5Pclose(fapl);
   if (status == PB_OK) *out = res;
   else pb_results_close(res);
   return status;
