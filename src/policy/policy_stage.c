@@ -323,30 +323,36 @@ static int pb_policy__get_text(struct pb_bytes *pay, struct pb_text *t)
   return t->len == n ? PB_OK : PB_FAIL;
 }
 
-/* A payload into the records and rows of cells [ca, cb) (local index from b->first). */
-static int pb_policy__block_apply(const struct pb_cell_block *b, int64_t ca, int64_t cb, int32_t rec_len,
-                                  struct pb_bytes *pay, double *recs, struct pb_text *tb, struct pb_text *tp)
+/* What a block's payload holds of its cells (local index from b->first): records and table rows. */
+struct pb_policy__blockdata {
+  const struct pb_cell_block *b;
+  int32_t rec_len;
+  double *recs;
+  struct pb_text *tb, *tp;
+};
+
+/* A payload into the records and rows of cells [ca, cb) (pb_blocks_resume_round). */
+static int pb_policy__block_apply(void *ctx, int64_t ca, int64_t cb, struct pb_bytes *pay)
 {
+  const struct pb_policy__blockdata *d = ctx;
   int status = PB_OK;
   pay->pos = 0;
-  for (int64_t c = ca - b->first; c < cb - b->first && status == PB_OK; c++) {
-    status = pb_blocks_get(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
-    if (status == PB_OK) status = pb_policy__get_text(pay, &tb[c]);
-    if (status == PB_OK) status = pb_policy__get_text(pay, &tp[c]);
+  for (int64_t c = ca - d->b->first; c < cb - d->b->first && status == PB_OK; c++) {
+    status = pb_blocks_get(pay, d->recs + c * d->rec_len, (size_t)d->rec_len * sizeof *d->recs);
+    if (status == PB_OK) status = pb_policy__get_text(pay, &d->tb[c]);
+    if (status == PB_OK) status = pb_policy__get_text(pay, &d->tp[c]);
   }
   return status == PB_OK && pay->pos == pay->len ? PB_OK : PB_FAIL;
 }
 
-/* Append the records and rows of cells [ca, cb) (local index from b->first) to a payload. */
-static void pb_policy__block_put(const struct pb_cell_block *b, int64_t ca, int64_t cb, int32_t rec_len,
-                                 const double *recs, const struct pb_text *tb, const struct pb_text *tp,
-                                 struct pb_bytes *pay)
+/* Append the records and rows of cells [ca, cb) to a payload. */
+static void pb_policy__block_put(const struct pb_policy__blockdata *d, int64_t ca, int64_t cb, struct pb_bytes *pay)
 {
   pay->len = pay->pos = 0;
-  for (int64_t c = ca - b->first; c < cb - b->first; c++) {
-    pb_blocks_put(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
-    pb_policy__put_text(pay, &tb[c]);
-    pb_policy__put_text(pay, &tp[c]);
+  for (int64_t c = ca - d->b->first; c < cb - d->b->first; c++) {
+    pb_blocks_put(pay, d->recs + c * d->rec_len, (size_t)d->rec_len * sizeof *d->recs);
+    pb_policy__put_text(pay, &d->tb[c]);
+    pb_policy__put_text(pay, &d->tp[c]);
   }
 }
 
@@ -364,24 +370,14 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
   struct pb_progress prog;
   pb_progress_begin(&prog, "policy", "cells", b->n_cells);
   uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
+  struct pb_policy__blockdata data = {b, rec_len, recs, tb, tp};
   int written = PB_OK;
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1, c0, c1;
-    pb_blocks_round_items(bl, r, st->n_cells, per, &b0, &b1, &c0, &c1);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t k = b0; k < b1; k++) {
-      int64_t ca, cb;
-      pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-      struct pb_bytes pay = {0};
-      int ok = pb_blocks_load(bl, k, &pay) && pb_policy__block_apply(b, ca, cb, rec_len, &pay, recs, tb, tp) == PB_OK;
-      for (int64_t c = ca; c < cb; c++) todo[c - b->first] = !ok;
-      if (ok) pb_progress_step(&prog, cb - ca);
-      pb_blocks_bytes_free(&pay);
-    }
-    /* cells of the round's other blocks, dynamically (their costs differ
-     * widely); the thread that completes a block checkpoints it */
-    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
-    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - b->first];
+    struct pb_blocks_left lf;
+    pb_blocks_resume_round(bl, r, st->n_cells, per, b->first, pb_policy__block_apply, &data, todo, &prog, &lf);
+    const int64_t b0 = lf.b0, c0 = lf.c0, c1 = lf.c1;
+    int64_t *left = lf.n;
+    /* cells of the round's other blocks, dynamically (their costs differ widely) */
 #pragma omp parallel for schedule(dynamic, 2)
     for (int64_t c = c0 - b->first; c < c1 - b->first; c++) {
       if (!todo[c]) continue;
@@ -410,7 +406,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
         int64_t ca, cb;
         struct pb_bytes pay = {0};
         pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-        pb_policy__block_put(b, ca, cb, rec_len, recs, tb, tp, &pay);
+        pb_policy__block_put(&data, ca, cb, &pay);
         if (pb_blocks_save(bl, k, &pay) != PB_OK) pb_error_first_record(&fe, ca);
         pb_blocks_bytes_free(&pay);
       }
@@ -534,31 +530,26 @@ static int pb_policy__stage_run(const struct pb_stage_call *call, const void *op
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
+  uint8_t *in = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1));
+  int64_t per, *cost = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1) * sizeof *cost);
   /* blocks of cells in global order, split over ranks by the cost of their
    * cells in scope: 170 + the evaluation records per side, as measured on the
    * paper store (a Syn cell, 5,000 records, 5.3 ms; the others, 500 records,
    * 0.69 ms); each rank then runs its blocks at its own pace (pb_blocks_poll) */
-  int64_t nb, per = pb_blocks_per(st.n_cells, PB_POLICY_BLOCKS, &nb);
-  int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost);
   for (int64_t c = 0; c < st.n_cells; c++) {
     const struct pb_source *src = &st.meta->sources[all[c].source];
-    const int in = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
-    cost[c / per] += 1 + in * (170 + (int64_t)pb_dist_eval_count(src));
-  }
-  struct pb_blocks bl;
-  int status = pb_blocks_open(&bl, outdir, "policy", nb, cost, comm);
-  free(cost);
-  st.first = bl.first * per;
-  st.last = bl.last * per < st.n_cells ? bl.last * per : st.n_cells;
-  uint8_t *want = pb_malloc((size_t)(st.last > st.first ? st.last - st.first : 1));
-  for (int64_t c = st.first; c < st.last; c++) {
-    const struct pb_source *src = &st.meta->sources[all[c].source];
-    want[c - st.first] = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
+    in[c] = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
+    cost[c] = 1 + in[c] * (170 + (int64_t)pb_dist_eval_count(src));
   }
   free(all);
-  if (status == PB_OK)
-    status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want, &b);
-  free(want);
+  struct pb_blocks bl;
+  int status = pb_blocks_open_items(&bl, outdir, "policy", st.n_cells, PB_POLICY_BLOCKS, cost, comm, &per, &st.first,
+                                    &st.last);
+  free(cost);
+  if (status == PB_OK) /* a rank without blocks has st.first >= st.last and reads nothing */
+    status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
+                                    st.first < st.last ? in + st.first : in, &b);
+  free(in);
   status = pb_error_agree(comm, status);
   if (status != PB_OK) return pb_stage_close(&st, pb_blocks_close(&bl, status));
   pb_timer_lap(&tm, "load");

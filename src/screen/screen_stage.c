@@ -51,8 +51,7 @@ static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
 {
   free(ps->name);
   free(ps->source);
-  for (int32_t c = 0; c < ps->n_conditions; c++) free(ps->conditions[c]);
-  free(ps->conditions);
+  pb_parse_words_free(ps->conditions, ps->n_conditions);
   memset(ps, 0, sizeof *ps);
 }
 
@@ -60,14 +59,8 @@ static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
 static int pb_screen__opt_targets(void *opts, const char *label, const char *v)
 {
   struct pb_screen_options *o = opts;
-  char *list = pb_strdup(v), *save = NULL;
-  for (int32_t t = 0; t < o->n_targets; t++) free(o->targets[t]);
-  o->n_targets = 0;
-  for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-    o->targets = pb_realloc(o->targets, (size_t)(o->n_targets + 1) * sizeof(char *));
-    o->targets[o->n_targets++] = pb_strdup(w);
-  }
-  free(list);
+  pb_parse_words_free(o->targets, o->n_targets);
+  o->n_targets = pb_parse_words(v, ",", &o->targets);
   if (o->n_targets > 0) return PB_OK;
   pb_error_set("%s needs at least one source, got '%s'", label, v);
   return PB_FAIL;
@@ -181,8 +174,7 @@ const struct pb_option pb_screen_option_table[] = {
 static void pb_screen__options_release(void *opts)
 {
   struct pb_screen_options *opt = opts;
-  for (int32_t t = 0; t < opt->n_targets; t++) free(opt->targets[t]);
-  free(opt->targets);
+  pb_parse_words_free(opt->targets, opt->n_targets);
   for (int32_t p = 0; p < opt->n_probesets; p++) pb_screen__probeset_free(&opt->probesets[p]);
   free(opt->probesets);
   memset(opt, 0, sizeof *opt);
@@ -216,12 +208,7 @@ int pb_screen_parse_probe(const char *spec, struct pb_screen_probeset *ps)
     return PB_FAIL;
   }
   if (colon) {
-    char *list = pb_strdup(colon + 1), *save = NULL;
-    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-      ps->conditions = pb_realloc(ps->conditions, (size_t)(ps->n_conditions + 1) * sizeof(char *));
-      ps->conditions[ps->n_conditions++] = pb_strdup(w);
-    }
-    free(list);
+    ps->n_conditions = pb_parse_words(colon + 1, ",", &ps->conditions);
     if (ps->n_conditions == 0) {
       pb_error_set("--probe %s: empty condition list", spec);
       pb_screen__probeset_free(ps);
@@ -761,9 +748,8 @@ static int pb_screen__check_splits(const struct pb_screen__ctx *X)
 }
 
 /* Units (target, model) in cell order, with their first cells (X->unit_cell0);
- * blocks of units in cell order (*nb of them), each block's cost (*bcost,
- * caller frees) for the split over ranks.  Returns the units per block. */
-static int64_t pb_screen__units(struct pb_screen__ctx *X, int64_t *nb, int64_t **bcost)
+ * each unit's cost for the split of its blocks over ranks (caller frees). */
+static int64_t *pb_screen__units(struct pb_screen__ctx *X)
 {
   const struct pb_meta *meta = X->meta;
   X->n_units = (int64_t)X->n_targets * meta->n_models;
@@ -775,11 +761,7 @@ static int64_t pb_screen__units(struct pb_screen__ctx *X, int64_t *nb, int64_t *
     X->unit_cell0[u + 1] = X->unit_cell0[u] + nc - 1;
     cost[u] = nc + X->ps[0].n + 8;
   }
-  int64_t per = pb_blocks_per(X->n_units, PB_SCREEN_BLOCKS, nb);
-  *bcost = pb_calloc((size_t)(*nb > 0 ? *nb : 1), sizeof **bcost);
-  for (int64_t u = 0; u < X->n_units; u++) (*bcost)[u / per] += cost[u];
-  free(cost);
-  return per;
+  return cost;
 }
 
 /* `pairbound screen` (the registry's run); under `pairbound run` messages
@@ -815,11 +797,11 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   pb_screen__subsets(&X);
   pb_screen__layout(&X);
   pb_screen__tiers(&X);
-  int64_t nb, *bcost, per = pb_screen__units(&X, &nb, &bcost);
+  int64_t per, u0, u1, *cost = pb_screen__units(&X);
   struct pb_blocks bl;
-  status = pb_blocks_open(&bl, outdir, "screen", nb, bcost, comm);
-  free(bcost);
-  int64_t u0 = bl.first * per, u1 = bl.last * per < X.n_units ? bl.last * per : X.n_units, nu = u1 - u0;
+  status = pb_blocks_open_items(&bl, outdir, "screen", X.n_units, PB_SCREEN_BLOCKS, cost, comm, &per, &u0, &u1);
+  free(cost);
+  const int64_t nu = u1 - u0;
   struct pb_screen_boot boot;
   pb_screen_boot_init(&boot, st.meta, &X.L, X.targets, X.n_targets, opt->seed, opt->class_draws);
   const int64_t q = pb_screen__piece_rounds(&X, &bl, per, comm);

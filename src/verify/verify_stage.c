@@ -312,21 +312,25 @@ static void pb_verify__one(const struct pb_stage *st, const struct pb_cell_block
   pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, sc, &cs, t_enum);
 }
 
-/* Block k's checkpoint into w: 1 when intact (and of this layout), else 0. */
-static int pb_verify__block_load(const struct pb_stage *st, struct pb_verify__work *w, struct pb_blocks *bl, int64_t per,
-                                 int64_t k)
+/* What a block's checkpoint holds of its cells: their records and failure messages in the work. */
+struct pb_verify__blockdata {
+  const struct pb_stage *st;
+  struct pb_verify__work *w;
+};
+
+/* The checkpoint of cells [ca, cb) into the work (pb_blocks_resume_round): PB_OK when it has this layout. */
+static int pb_verify__block_apply(void *ctx, int64_t ca, int64_t cb, struct pb_bytes *pay)
 {
-  int64_t ca, cb;
-  pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-  struct pb_bytes pay = {0};
-  int ok = pb_blocks_load(bl, k, &pay) && pay.len == (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG);
-  for (int64_t c = ca - st->first; c < cb - st->first && ok; c++) {
-    pb_blocks_get(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
-    pb_blocks_get(&pay, w->fail[c], PB_VERIFY__MSG);
+  const struct pb_verify__blockdata *d = ctx;
+  const struct pb_stage *st = d->st;
+  struct pb_verify__work *w = d->w;
+  if (pay->len != (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG)) return PB_FAIL;
+  for (int64_t c = ca - st->first; c < cb - st->first; c++) {
+    pb_blocks_get(pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+    pb_blocks_get(pay, w->fail[c], PB_VERIFY__MSG);
     w->fail[c][PB_VERIFY__MSG - 1] = '\0';
   }
-  pb_blocks_bytes_free(&pay);
-  return ok;
+  return PB_OK;
 }
 
 /* Checkpoint block k from w. */
@@ -365,21 +369,13 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   pb_error_first_init(&fe);
   pb_progress_begin(&prog, "verify", "cells", w->nc);
   uint8_t *todo = pb_calloc((size_t)(w->nc > 0 ? w->nc : 1), 1);
+  struct pb_verify__blockdata data = {st, w};
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1, c0, c1;
-    pb_blocks_round_items(bl, r, st->n_cells, per, &b0, &b1, &c0, &c1);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t k = b0; k < b1; k++) {
-      int64_t ca, cb;
-      pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-      int ok = pb_verify__block_load(st, w, bl, per, k);
-      for (int64_t c = ca; c < cb; c++) todo[c - st->first] = !ok;
-      if (ok) pb_progress_step(&prog, cb - ca);
-    }
-    /* cells of the round's other blocks, dynamically (their costs differ
-     * widely); the thread that completes a block checkpoints it */
-    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
-    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - st->first];
+    struct pb_blocks_left lf;
+    pb_blocks_resume_round(bl, r, st->n_cells, per, st->first, pb_verify__block_apply, &data, todo, &prog, &lf);
+    const int64_t b0 = lf.b0, c0 = lf.c0, c1 = lf.c1;
+    int64_t *left = lf.n;
+    /* cells of the round's other blocks, dynamically (their costs differ widely) */
 #pragma omp parallel reduction(+ : t_enum)
     {
       struct pb_verify__scratch sc;
@@ -536,17 +532,16 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
   uint8_t *cov = pb_verify__select(&st, all, opt);
-  int64_t nb, per = pb_blocks_per(st.n_cells, PB_VERIFY_BLOCKS, &nb);
-  int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost), *src_cost = pb_verify__source_costs(st.meta, opt);
-  for (int64_t c = 0; c < st.n_cells; c++) cost[c / per] += 1 + cov[c] * src_cost[all[c].source];
+  int64_t per, *cost = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1) * sizeof *cost);
+  int64_t *src_cost = pb_verify__source_costs(st.meta, opt);
+  for (int64_t c = 0; c < st.n_cells; c++) cost[c] = 1 + cov[c] * src_cost[all[c].source];
   free(src_cost);
   free(cov);
   free(all);
   struct pb_blocks bl;
-  status = pb_blocks_open(&bl, outdir, "verify", nb, cost, comm);
+  status = pb_blocks_open_items(&bl, outdir, "verify", st.n_cells, PB_VERIFY_BLOCKS, cost, comm, &per, &st.first,
+                                &st.last);
   free(cost);
-  st.first = bl.first * per;
-  st.last = bl.last * per < st.n_cells ? bl.last * per : st.n_cells;
   if (status == PB_OK)
     status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
   status = pb_error_agree(comm, status);
