@@ -588,43 +588,40 @@ static int pb_bounds__write_cells(struct pb_stage *st, const double *recs)
 static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *opts)
 {
   const struct pb_bounds_options *opt = opts;
-  MPI_Comm comm = call->comm;
   struct pb_stage st;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "bounds");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   const int64_t n = st.last - st.first;
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
-  int status = pb_bounds__compute(&st, opt, recs, &tm);
-  status = pb_error_agree(comm, status);
-  pb_timer_skip(&tm);
+  int status = pb_bounds__compute(&st, opt, recs, &st.timer);
+  status = pb_error_agree(st.comm, status);
+  pb_timer_skip(&st.timer);
   if (status == PB_OK) status = pb_bounds__write_cells(&st, recs);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */
     struct pb_bounds_intervals iv;
-    status = pb_bounds_intervals(st.meta, recs, st.first, n, opt, comm, &iv);
+    status = pb_bounds_intervals(st.meta, recs, st.first, n, opt, st.comm, &iv);
     if (status == PB_OK) {
       struct pb_bounds_sum S;
-      status = pb_bounds_summarise(st.meta, recs, st.first, n, comm, &S);
+      status = pb_bounds_summarise(st.meta, recs, st.first, n, st.comm, &S);
       if (status == PB_OK && st.rank == 0) status = pb_bounds_report(st.meta, &st.protocol, &S, st.results, opt, &iv);
       pb_bounds_sum_free(&S);
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    MPI_Bcast(&status, 1, MPI_INT, 0, st.comm);
     free(iv.vr);
   }
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
-  const double grid = pb_timer_get(&tm, "grid_pass");
+  pb_timer_end(&st.timer, "write", st.comm);
+  const double grid = pb_timer_get(&st.timer, "grid_pass");
   double rb = 0, rs = 0;
   pb_store_read_stats(st.store, &rb, &rs);
   pb_message("bounds: load %.3f s (store reads %.0f MB in %.3f s, %.2f GB/s); grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
              "matched support %.3f s; clean-answer support %.3f s; calibration %.3f s; write %.3f s",
-             pb_timer_get(&tm, "load"), rb / 1e6, rs, rs > 0 ? rb / rs / 1e9 : 0.0, grid,
+             pb_timer_get(&st.timer, "load"), rb / 1e6, rs, rs > 0 ? rb / rs / 1e9 : 0.0, grid,
              grid > 0 ? pb_store_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
-             pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "calibration"), pb_timer_get(&tm, "write"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+             pb_timer_get(&st.timer, "i5_pass"), pb_timer_get(&st.timer, "matched_support"),
+             pb_timer_get(&st.timer, "clean_support"), pb_timer_get(&st.timer, "calibration"),
+             pb_timer_get(&st.timer, "write"));
   free(recs);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 static const struct pb_stage_inherit pb_bounds__inherits[] = {
@@ -632,20 +629,12 @@ static const struct pb_stage_inherit pb_bounds__inherits[] = {
 
 const struct pb_stage_desc pb_bounds_stage = {
   .name = "bounds",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL, .figures = 1},
+  .options = {.table = pb_bounds_option_table, .size = sizeof(struct pb_bounds_options)},
+  .run = pb_bounds__stage_run,
+  .pipeline = {.report = "REPORT.md", .order = 0, .inherits = pb_bounds__inherits, .summary = pb_bounds_summary},
   .help = "Sharp identification intervals of H, L and dM_k at information levels I0, Ik and I5 for every model x\n"
           "condition cell (seed 000 Sections 3-4, Appendix A-C; docs/bounds.md), with observed and independent\n"
           "values and the diagnostics tables (widths, decomposition, variance ratios, accuracy-only K, matched\n"
           "support). Writes OUTDIR/results.h5 (/bounds), OUTDIR/report/bounds.tsv, identification_*.tsv, REPORT.md.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .figures = 1,
-  .options = pb_bounds_option_table,
-  .options_size = sizeof(struct pb_bounds_options),
-  .run = pb_bounds__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .report = "REPORT.md",
-  .report_order = 0,
-  .inherits = pb_bounds__inherits,
-  .summary = pb_bounds_summary,
 };

@@ -488,13 +488,9 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
 /* `pairbound policy` (the registry's run). */
 static int pb_policy__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *outdir = call->outdir;
-  MPI_Comm comm = call->comm;
   const struct pb_policy_options *opt = opts;
   struct pb_stage st;
   struct pb_cell_block b;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "policy");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
@@ -512,23 +508,23 @@ static int pb_policy__stage_run(const struct pb_stage_call *call, const void *op
   }
   free(all);
   struct pb_blocks bl;
-  int status = pb_blocks_open_items(&bl, outdir, "policy", st.n_cells, PB_POLICY_BLOCKS, cost, comm, &per, &st.first,
-                                    &st.last);
+  int status = pb_blocks_open_items(&bl, call->outdir, "policy", st.n_cells, PB_POLICY_BLOCKS, cost, st.comm, &per,
+                                    &st.first, &st.last);
   free(cost);
   if (status == PB_OK) /* a rank without blocks has st.first >= st.last and reads nothing */
     status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
                                     st.first < st.last ? in + st.first : in, &b);
   free(in);
-  status = pb_error_agree(comm, status);
+  status = pb_error_agree(st.comm, status);
   if (status != PB_OK) return pb_stage_close(&st, pb_blocks_close(&bl, status));
-  pb_timer_lap(&tm, "load");
+  pb_timer_lap(&st.timer, "load");
   const int32_t rec_len = PB_PC_NBASE + opt->n_lambdas * PB_PL_N;
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * rec_len * sizeof *recs);
   struct pb_tsv *out_b = NULL, *out_p = NULL;
   status = pb_policy__tables_open(&st, &out_b, &out_p);
   if (status == PB_OK) status = pb_policy__compute(&st, &b, &bl, per, opt, rec_len, recs, out_b, out_p);
-  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
-  pb_timer_lap(&tm, "compute");
+  status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
+  pb_timer_lap(&st.timer, "compute");
   if (status == PB_OK) status = pb_policy__write(&st, &b, opt, recs, out_b, out_p);
   else {
     pb_tsv_abort(out_b);
@@ -536,42 +532,32 @@ static int pb_policy__stage_run(const struct pb_stage_call *call, const void *op
   }
   if (status == PB_OK) {
     struct pb_policy_sum S;
-    status = pb_policy_summarise(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), comm, &S);
+    status = pb_policy_summarise(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), st.comm, &S);
     if (status == PB_OK && st.rank == 0) status = pb_policy_report(st.meta, opt, &S, st.results);
     pb_policy_sum_free(&S);
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    MPI_Bcast(&status, 1, MPI_INT, 0, st.comm);
   }
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
-  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", pb_timer_get(&tm, "load"),
-             pb_timer_get(&tm, "compute"), pb_timer_get(&tm, "write"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+  pb_timer_end(&st.timer, "write", st.comm);
+  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", pb_timer_get(&st.timer, "load"),
+             pb_timer_get(&st.timer, "compute"), pb_timer_get(&st.timer, "write"));
   free(recs);
   pb_cells_free(&b);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 static const struct pb_stage_inherit pb_policy__inherits[] = {{"tau", "bounds.tau", 0}, {NULL, NULL, 0}};
 
 const struct pb_stage_desc pb_policy_stage = {
   .name = "policy",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL, .figures = 1},
+  .options = {.table = pb_policy_option_table, .size = sizeof(struct pb_policy_options)},
+  .run = pb_policy__stage_run,
+  .pipeline = {.report = "policy.md", .order = 1, .blocks = 1, .inherits = pb_policy__inherits,
+               .summary = pb_policy_summary},
   .help = "Rejection-policy comparisons under a shared correspondence (seed 000 Section 4.2, Appendix A.7-A.8, D;\n"
           "docs/policy.md): for each cell, clean threshold tau0 and perturbed policies tau_j, at I0, Ik and I5 the sharp\n"
           "H_j, L_j, J_j = lambda H_j + (1 - lambda) L_j intervals, the Lemma 1 upper bound, D+_jl for every ordered\n"
           "pair, minimax regret, the feasible-permutation mean, observed costs; certified orderings, information\n"
           "increments, merged actions, selection tables and the D.1 illustration. Writes OUTDIR/results.h5 (/policy),\n"
           "OUTDIR/report/policy_bounds.tsv, policy_pairs.tsv, policy_*.tsv and policy.md.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .figures = 1,
-  .options = pb_policy_option_table,
-  .options_size = sizeof(struct pb_policy_options),
-  .run = pb_policy__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .blocks = 1,
-  .report = "policy.md",
-  .report_order = 1,
-  .inherits = pb_policy__inherits,
-  .summary = pb_policy_summary,
 };

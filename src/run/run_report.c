@@ -20,16 +20,16 @@
 #include "pairbound/results.h"
 #include "run_internal.h"
 
-/* The pipeline stages in REPORT.md's order (their .report_order: seed 000's
+/* The pipeline stages in REPORT.md's order (their .pipeline.order: seed 000's
  * Sections 3-6, then the appendices' verification, then the two further
  * seed papers' analyses); returns how many. */
 static int pb_rr__order(const struct pb_stage_desc **out)
 {
   int n = 0;
   for (int k = 0; pb_registry_stages[k]; k++)
-    if (pb_registry_stages[k]->pipeline) out[n++] = pb_registry_stages[k];
+    if (pb_registry_stages[k]->pipeline.report) out[n++] = pb_registry_stages[k];
   for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && out[j]->report_order < out[j - 1]->report_order; j--) {
+    for (int j = i; j > 0 && out[j]->pipeline.order < out[j - 1]->pipeline.order; j--) {
       const struct pb_stage_desc *t = out[j];
       out[j] = out[j - 1];
       out[j - 1] = t;
@@ -92,9 +92,9 @@ static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_
   const struct pb_stage_desc *order[PB_RUN_MAX_KINDS];
   const int n = pb_rr__order(order);
   for (int k = 0; k < n; k++) {
-    if (!order[k]->summary || pb_rr__in_config(cfg, order[k]->name) < 0) continue;
+    if (!order[k]->pipeline.summary || pb_rr__in_config(cfg, order[k]->name) < 0) continue;
     char *dir = pb_output_path_join(cfg->output, order[k]->name);
-    order[k]->summary(fp, dir);
+    order[k]->pipeline.summary(fp, dir);
     free(dir);
   }
   fprintf(fp, "time   ");
@@ -127,7 +127,7 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
       const char *name = cfg->stages[i];
       if (pb_registry_find(name) != order[k]) continue;
       char *dir = pb_output_path_join(cfg->output, name), *sub = pb_output_path_join(dir, "report"),
-           *rep = pb_output_path_join(sub, order[k]->report);
+           *rep = pb_output_path_join(sub, order[k]->pipeline.report);
       char *text = pb_output_text_load(rep);
       if (text) {
         pb_text_printf(&md, "\n");

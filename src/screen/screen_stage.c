@@ -351,7 +351,7 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     if (ps->src < 0) {
       pb_error_set("probe source %s is not in the store%s", in->source,
                    q != 0 || in != &dflt ? ""
-                   : opt->from_config ? " (set probe = SRC[:cond,...] in the [screen] section)"
+                   : X->from_config ? " (set probe = SRC[:cond,...] in the [screen] section)"
                                       : " (give --probe SRC[:cond,...])");
       return PB_FAIL;
     }
@@ -768,13 +768,8 @@ static int64_t *pb_screen__units(struct pb_screen__ctx *X)
  * name the configuration's keys instead of options. */
 static int pb_screen__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir;
-  MPI_Comm comm = call->comm;
-  struct pb_screen_options o = *(const struct pb_screen_options *)opts, *opt = &o;
-  o.from_config = call->section != NULL;
+  const struct pb_screen_options *opt = opts;
   struct pb_stage st;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "screen");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
@@ -782,6 +777,7 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   X.meta = st.meta;
   X.proto = &st.protocol;
   X.opt = opt;
+  X.from_config = call->section != NULL;
   int status = pb_screen__targets(&X);
   if (status == PB_OK) status = pb_screen__psets(&X);
   if (status == PB_OK) status = pb_screen__joins(&X);
@@ -799,20 +795,21 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   pb_screen__tiers(&X);
   int64_t per, u0, u1, *cost = pb_screen__units(&X);
   struct pb_blocks bl;
-  status = pb_blocks_open_items(&bl, outdir, "screen", X.n_units, PB_SCREEN_BLOCKS, cost, comm, &per, &u0, &u1);
+  status =
+      pb_blocks_open_items(&bl, call->outdir, "screen", X.n_units, PB_SCREEN_BLOCKS, cost, st.comm, &per, &u0, &u1);
   free(cost);
   const int64_t nu = u1 - u0;
   struct pb_screen_boot boot;
   pb_screen_boot_init(&boot, st.meta, &X.L, X.targets, X.n_targets, opt->seed, opt->class_draws);
-  const int64_t q = pb_screen__piece_rounds(&X, &bl, per, comm);
+  const int64_t q = pb_screen__piece_rounds(&X, &bl, per, st.comm);
   if (q < bl.rounds)
     pb_message("screen: rows read a piece at a time, %lld rounds of units each (%lld pieces)", (long long)q,
                (long long)((bl.rounds + q - 1) / q));
   if (status == PB_OK && q >= bl.rounds) status = pb_screen__load(&st, &X, u0, u1, 0);
-  status = pb_error_agree(comm, status);
-  pb_timer_lap(&tm, "load");
-  if (status == PB_OK) pb_screen__select(&X, comm, u0, u1);
-  pb_timer_lap(&tm, "select");
+  status = pb_error_agree(st.comm, status);
+  pb_timer_lap(&st.timer, "load");
+  if (status == PB_OK) pb_screen__select(&X, st.comm, u0, u1);
+  pb_timer_lap(&st.timer, "select");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
   struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
@@ -824,27 +821,25 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   if (status == PB_OK)
     status = pb_screen__blocks_run(&st, &X, &bl, per, q, u0, units, recs, bits, n_words, &boot, &prog, &piece_load);
   pb_progress_end(&prog);
-  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
-  pb_timer_lap(&tm, "compute");
-  pb_timer_add(&tm, "load", piece_load);
-  pb_timer_add(&tm, "compute", -piece_load);
+  status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
+  pb_timer_lap(&st.timer, "compute");
+  pb_timer_add(&st.timer, "load", piece_load);
+  pb_timer_add(&st.timer, "compute", -piece_load);
   /* the report first: its figures render (pb_figure_write) while the columns and TSV files are written */
   const double t_rep = MPI_Wtime();
-  if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, &boot, store_path);
-  pb_timer_add(&tm, "write_report", MPI_Wtime() - t_rep);
+  if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, &boot, call->store);
+  pb_timer_add(&st.timer, "write_report", MPI_Wtime() - t_rep);
   pb_message("screen: report (tables, figures started) %.3f s", MPI_Wtime() - t_rep);
-  status = pb_error_agree(comm, status);
-  if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
-  status = pb_error_agree(comm, status);
+  status = pb_error_agree(st.comm, status);
+  if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &st.timer);
+  status = pb_error_agree(st.comm, status);
   pb_screen_boot_free(&boot);
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
+  pb_timer_end(&st.timer, "write", st.comm);
   pb_message("screen: load %.3f s; probe selection %.3f s; scores, fits and metrics %.3f s (%lld cells, %d "
              "derangement draws); write %.3f s",
-             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "select"), pb_timer_get(&tm, "compute"),
+             pb_timer_get(&st.timer, "load"), pb_timer_get(&st.timer, "select"), pb_timer_get(&st.timer, "compute"),
              (long long)X.unit_cell0[X.n_units],
-             opt->n_derange, pb_timer_get(&tm, "write"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+             opt->n_derange, pb_timer_get(&st.timer, "write"));
   for (int64_t u = 0; u < nu; u++) /* a stopped loop leaves units unset */
     if (units[u].score) pb_screen__unit_free(&units[u], &X);
   for (int64_t u = 0; u < nu; u++) free(bits[u]);
@@ -853,7 +848,7 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   free(n_words);
   free(recs);
   pb_screen__ctx_free(&X);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 static const struct pb_stage_inherit pb_screen__inherits[] = {
@@ -861,6 +856,12 @@ static const struct pb_stage_inherit pb_screen__inherits[] = {
 
 const struct pb_stage_desc pb_screen_stage = {
   .name = "screen",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL, .figures = 1},
+  .options = {.table = pb_screen_option_table, .size = sizeof(struct pb_screen_options),
+              .release = pb_screen__options_release},
+  .run = pb_screen__stage_run,
+  .pipeline = {.report = "screen.md", .order = 2, .blocks = 1, .inherits = pb_screen__inherits,
+               .summary = pb_screen_summary},
   .help = "Prospective screening (seed 000 Section 5, Appendix E; docs/screen.md): for every model, target source and\n"
           "perturbed target condition, rank the clean-correct images by failure-risk scores and measure AUROC (failure\n"
           "positive, ties 1/2) and failure coverage at budgets q = .1 .2 .3 (ties at the cutoff prorated). Scores: S, U,\n"
@@ -868,18 +869,4 @@ const struct pb_stage_desc pb_screen_stage = {
           "within-class derangement and leave-one-out controls of U, a seeded random order, U_<set>/A3_<set> for extra\n"
           "probe sets and U over prefixed probe subsets. Writes OUTDIR/results.h5 (/screen), report/screen_cells.tsv,\n"
           "screen_cell_info.tsv, screen_strata.tsv, the summary tables screen_*.tsv and report/screen.md.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .figures = 1,
-  .options = pb_screen_option_table,
-  .options_size = sizeof(struct pb_screen_options),
-  .release = pb_screen__options_release,
-  .run = pb_screen__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .blocks = 1,
-  .report = "screen.md",
-  .report_order = 2,
-  .inherits = pb_screen__inherits,
-  .summary = pb_screen_summary,
 };

@@ -514,8 +514,6 @@ static int64_t *pb_verify__source_costs(const struct pb_meta *meta, const struct
 /* `pairbound verify` (the registry's run). */
 static int pb_verify__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *outdir = call->outdir;
-  MPI_Comm comm = call->comm;
   const struct pb_verify_options *opt = opts;
   struct pb_stage st;
   struct pb_cell_block b;
@@ -523,8 +521,6 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
     pb_error_set("--max-class must be in [1, %d]", PB_VERIFY_MAX_N);
     return PB_FAIL;
   }
-  struct pb_timer tm;
-  pb_timer_start(&tm, "verify");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_verify__check_sources(&st, opt);
   if (status != PB_OK) return pb_stage_close(&st, status);
@@ -539,47 +535,46 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   free(cov);
   free(all);
   struct pb_blocks bl;
-  status = pb_blocks_open_items(&bl, outdir, "verify", st.n_cells, PB_VERIFY_BLOCKS, cost, comm, &per, &st.first,
-                                &st.last);
+  status = pb_blocks_open_items(&bl, call->outdir, "verify", st.n_cells, PB_VERIFY_BLOCKS, cost, st.comm, &per,
+                                &st.first, &st.last);
   free(cost);
   if (status == PB_OK)
     status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
-  status = pb_error_agree(comm, status);
+  status = pb_error_agree(st.comm, status);
   if (status != PB_OK) return pb_stage_close(&st, pb_blocks_close(&bl, status));
   struct pb_verify__work w;
   memset(&w, 0, sizeof w);
   status = pb_verify__setup(&st, &b, opt, &w);
-  status = pb_error_agree(comm, status);
-  pb_timer_lap(&tm, "load");
+  status = pb_error_agree(st.comm, status);
+  pb_timer_lap(&st.timer, "load");
   int64_t memo_counts[2] = {0, 0};
   const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w, &bl, per, &status, memo_counts) : 0.0;
-  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
-  pb_timer_lap(&tm, "verify");
+  status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
+  pb_timer_lap(&st.timer, "verify");
   char msg[PB_VERIFY__MSG] = "";
   int64_t first_fail;
   double totals[PB_VERIFY__NTOT];
   status = pb_verify__write(&st, &b, opt, &w, status, msg, &first_fail, totals);
   const int empty = status == PB_OK && totals[1] + totals[4] == 0;
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
+  pb_timer_end(&st.timer, "write", st.comm);
   double enum_cpu = t_enum;
-  MPI_Allreduce(MPI_IN_PLACE, &enum_cpu, 1, MPI_DOUBLE, MPI_SUM, comm);
-  const double mx[3] = {pb_timer_get(&tm, "load"), pb_timer_get(&tm, "verify"), pb_timer_get(&tm, "write")};
+  MPI_Allreduce(MPI_IN_PLACE, &enum_cpu, 1, MPI_DOUBLE, MPI_SUM, st.comm);
+  const double mx[3] = {pb_timer_get(&st.timer, "load"), pb_timer_get(&st.timer, "verify"),
+                        pb_timer_get(&st.timer, "write")};
   /* enumeration CPU seconds over every thread of every rank (not a wall phase) */
-  pb_timer_add(&tm, "enumeration_cpu", enum_cpu);
+  pb_timer_add(&st.timer, "enumeration_cpu", enum_cpu);
   pb_message("verify: %.0f classes enumerated, %.0f permutations; load %.3f s; verify %.3f s (%.3g permutations/s "
              "overall, %.3g per enumerating thread-second); write %.3f s",
              totals[1], totals[0], mx[0], mx[1], mx[1] > 0 ? totals[0] / mx[1] : 0.0,
              enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
   if (opt->policies) {
-    MPI_Allreduce(MPI_IN_PLACE, memo_counts, 2, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, memo_counts, 2, MPI_INT64_T, MPI_SUM, st.comm);
     pb_message("verify: class policy checks: %lld canonical forms checked, %lld repeats reused (docs/verify.md)",
                (long long)memo_counts[1], (long long)memo_counts[0]);
   }
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   pb_verify__work_free(&w);
   pb_cells_free(&b);
-  status = pb_stage_close(&st, status);
+  status = pb_stage_end(&st, status);
   if (status == PB_OK && first_fail != INT64_MAX) {
     /* outputs are complete and committed; the verdict is the exit status */
     pb_error_set("verification failed (%.0f failed comparisons or checks; see report/verify.tsv): %s", totals[2], msg);
@@ -600,6 +595,11 @@ static const struct pb_stage_inherit pb_verify__inherits[] = {
 
 const struct pb_stage_desc pb_verify_stage = {
   .name = "verify",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL},
+  .options = {.table = pb_verify_option_table, .size = sizeof(struct pb_verify_options)},
+  .run = pb_verify__stage_run,
+  .pipeline = {.report = "REPORT.md", .order = 4, .blocks = 1, .inherits = pb_verify__inherits,
+               .summary = pb_verify_summary},
   .help = "Independent verification of the identification endpoints (seed 000 A.10, B.3, C.1; docs/verify.md):\n"
           "enumerate every within-class bijection of every small class, classify it by its five-state counts, combine\n"
           "classes exactly and compare H, L and dM_k at I0, Ik, I5 (and observed values) with the bounds engine, per\n"
@@ -607,16 +607,4 @@ const struct pb_stage_desc pb_verify_stage = {
           "observed values inside, Theorem 1). Writes OUTDIR/results.h5 (/verify/cells), OUTDIR/report/verify.tsv\n"
           "(one row per covered cell) and OUTDIR/report/REPORT.md. Exit status 1 when any residual exceeds 1e-12 or\n"
           "any check fails, after writing the outputs; the message names the cell and class.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .options = pb_verify_option_table,
-  .options_size = sizeof(struct pb_verify_options),
-  .run = pb_verify__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .blocks = 1,
-  .report = "REPORT.md",
-  .report_order = 4,
-  .inherits = pb_verify__inherits,
-  .summary = pb_verify_summary,
 };
