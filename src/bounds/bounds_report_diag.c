@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pairbound/error.h"
@@ -218,22 +219,20 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_bounds_
   pb_more__rows(meta, S, t, &spec, pb_bounds_row_cell, proto, PB_F1_N_PROTOCOLS, PB_RS_T40, 9);
 }
 
-/* A row of the calibration table: the source's totals and its per-model counts. */
+/* A row of the calibration table: the source's totals and its per-model counts (.arg PB_MORE__COUNT,
+ * pb_table_member). */
 struct pb_more__cal_row {
   struct pb_bounds_row r;
   int64_t models, changed, unchanged;
 };
-enum { PB_MORE__MODELS = -1, PB_MORE__CHANGED = -2, PB_MORE__UNCHANGED = -3 };
+enum { PB_MORE__COUNT = -1 };
+#define PB_MORE__CAL_COUNT(name, member) \
+  {name, PB_COL_INT, .slot = offsetof(struct pb_more__cal_row, member), .arg = PB_MORE__COUNT}
 
 static union pb_cell pb_more__cal_cell(const void *ctx, const struct pb_column *c)
 {
   const struct pb_more__cal_row *x = ctx;
-  switch (c->arg) {
-  case PB_MORE__MODELS: return (union pb_cell){.i = x->models};
-  case PB_MORE__CHANGED: return (union pb_cell){.i = x->changed};
-  case PB_MORE__UNCHANGED: return (union pb_cell){.i = x->unchanged};
-  default: return pb_bounds_row_cell(&x->r, c);
-  }
+  return c->arg == PB_MORE__COUNT ? pb_table_member(x, c) : pb_bounds_row_cell(&x->r, c);
 }
 
 /* Appendix F.1: the calibrators themselves and the binary Brier scores. */
@@ -241,15 +240,15 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_bou
 {
   static const struct pb_column cols[] = {
     {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"models", PB_COL_INT, .arg = PB_MORE__MODELS},
+    PB_MORE__CAL_COUNT("models", models),
     {"platt_a", PB_COL_NUM, 4, .slot = PB_RS_CAL + 0, .arg = PB_IROW_MEAN},
     {"platt_b", PB_COL_NUM, 4, .slot = PB_RS_CAL + 1, .arg = PB_IROW_MEAN},
     {"brier_dev_raw", PB_COL_NUM, 4, .slot = PB_RS_CAL + 2, .arg = PB_IROW_MEAN},
     {"brier_dev_platt", PB_COL_NUM, 4, .slot = PB_RS_CAL + 3, .arg = PB_IROW_MEAN},
     {"brier_perturbed_raw", PB_COL_NUM, 4, .slot = PB_RS_CAL + 4, .arg = PB_IROW_MEAN},
     {"brier_perturbed_platt", PB_COL_NUM, 4, .slot = PB_RS_CAL + 5, .arg = PB_IROW_MEAN},
-    {"q80_changed", PB_COL_INT, .arg = PB_MORE__CHANGED},
-    {"models_unchanged", PB_COL_INT, .arg = PB_MORE__UNCHANGED},
+    PB_MORE__CAL_COUNT("q80_changed", changed),
+    PB_MORE__CAL_COUNT("models_unchanged", unchanged),
     {NULL}};
   static const struct pb_table_spec spec = {
     "Platt calibration per model and source (Appendix F.1)",
