@@ -601,8 +601,7 @@ static int pb_predict__stage_run(const struct pb_stage_call *call, const void *o
 {
   const struct pb_predict_options *opt = opts;
   struct pb_stage st;
-  struct pb_predict__data d;
-  memset(&d, 0, sizeof d);
+  struct pb_predict__data d = {0};
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_predict__setup(&st, opt, &d);
   if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &st.timer);
