@@ -375,12 +375,7 @@ static void pb_fragility__unit_alloc(struct pb_fragility__unit *w, int32_t n, in
 
 static void pb_fragility__unit_free(struct pb_fragility__unit *w)
 {
-  free(w->s0);
-  free(w->u);
-  free(w->bin0);
-  free(w->grp0);
-  free(w->c0);
-  free(w->mrow);
+  free(w->s0), free(w->u), free(w->bin0), free(w->grp0), free(w->c0), free(w->mrow);
 }
 
 /* Both arms of unit (t, m) into arm[0..2 arm_len) and the drift split of each
