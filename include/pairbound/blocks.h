@@ -108,7 +108,8 @@ struct pb_progress;
  * the items of the others are marked in @p todo (this rank's items, the
  * first at index 0 being item @p first) and counted in @p left.  The blocks
  * load in parallel (OpenMP): @p apply must be thread-safe for distinct
- * blocks.  The thread that completes a block's last item checkpoints it.
+ * blocks.  The caller then computes the items left, and the thread that
+ * completes a block's last item checkpoints the block.
  */
 void pb_blocks_resume_round(struct pb_blocks *bl, int64_t r, int64_t n_items, int64_t per, int64_t first,
                             int (*apply)(void *ctx, int64_t a, int64_t b, struct pb_bytes *pay), void *ctx,
