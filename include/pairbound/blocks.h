@@ -65,10 +65,6 @@ struct pb_blocks {
   int notice_val, notice_sent, notice_told, notice_heard, notice_seen;
 };
 
-/** Items per block so that @p n_items make about @p target blocks (at least 1
- *  item each); @p n_blocks receives the number of blocks. */
-int64_t pb_blocks_per(int64_t n_items, int64_t target, int64_t *n_blocks);
-
 /** The items of block @p k, [*a, *b), for blocks of @p per consecutive items. */
 void pb_blocks_items(int64_t n_items, int64_t per, int64_t k, int64_t *a, int64_t *b);
 
@@ -86,10 +82,38 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
 /** This rank's blocks of round @p r: [*b0, *b1), possibly empty. */
 void pb_blocks_round(const struct pb_blocks *bl, int64_t r, int64_t *b0, int64_t *b1);
 
-/** The same round's blocks [*b0, *b1) and the items they hold, [*c0, *c1) (empty when the round is), for
- *  blocks of @p per consecutive items out of @p n_items. */
-void pb_blocks_round_items(const struct pb_blocks *bl, int64_t r, int64_t n_items, int64_t per, int64_t *b0,
-                           int64_t *b1, int64_t *c0, int64_t *c1);
+/**
+ * Collective: pb_blocks_open of loop @p loop over blocks of *@p per
+ * consecutive items out of @p n_items, as many per block as make about
+ * @p target blocks (at least 1 item each), a block costing the sum of its
+ * items' @p cost; this rank's items are [*first, *last).
+ */
+int pb_blocks_open_items(struct pb_blocks *bl, const char *outdir, const char *loop, int64_t n_items, int64_t target,
+                         const int64_t *cost, MPI_Comm comm, int64_t *per, int64_t *first, int64_t *last);
+
+/* What a round of a loop over single items leaves to compute (pb_blocks_resume_round). */
+struct pb_blocks_left {
+  int64_t b0, b1; /* this rank's blocks of the round */
+  int64_t c0, c1; /* the items they hold (empty when the round is) */
+  int64_t *n;     /* n[k - b0]: items of block k still to compute (caller frees) */
+};
+
+struct pb_progress;
+
+/**
+ * Start round @p r of a loop whose items are computed one at a time, over
+ * blocks of @p per consecutive items out of @p n_items: each of the round's
+ * blocks whose checkpoint loads and that @p apply (@p ctx, the block's items
+ * [a, b), its payload) takes back (PB_OK) is done and counted in @p prog;
+ * the items of the others are marked in @p todo (this rank's items, the
+ * first at index 0 being item @p first) and counted in @p left.  The blocks
+ * load in parallel (OpenMP): @p apply must be thread-safe for distinct
+ * blocks.  The caller then computes the items left, and the thread that
+ * completes a block's last item checkpoints the block.
+ */
+void pb_blocks_resume_round(struct pb_blocks *bl, int64_t r, int64_t n_items, int64_t per, int64_t first,
+                            int (*apply)(void *ctx, int64_t a, int64_t b, struct pb_bytes *pay), void *ctx,
+                            uint8_t *todo, struct pb_progress *prog, struct pb_blocks_left *left);
 
 /**
  * With --resume: 1 and the payload of block @p id in @p out when its file is

@@ -31,6 +31,18 @@ struct pb_fields {
   struct pb_field *own;          /* names built at run time (pb_fields_alloc), else NULL */
 };
 
+/* Groups of designated initialisers for the fields that several stages
+ * record per information level (seed 000 Section 3): from index @p first,
+ * Q_I0, Q_Ik, Q_I5 (PB_FIELDS_LEVELS), and the ends of Q's intervals
+ * Q_I0_lo, Q_I0_hi, Q_Ik_lo, Q_Ik_hi, Q_I5_lo, Q_I5_hi (PB_FIELDS_LEVEL_ENDS),
+ * for Q the string literal @p q. */
+#define PB_FIELDS_LEVELS(first, q) \
+  [(first) + 0] = {q "_I0", PB_FMT_NUM}, [(first) + 1] = {q "_Ik", PB_FMT_NUM}, [(first) + 2] = {q "_I5", PB_FMT_NUM}
+#define PB_FIELDS_LEVEL_ENDS(first, q)                                                     \
+  [(first) + 0] = {q "_I0_lo", PB_FMT_NUM}, [(first) + 1] = {q "_I0_hi", PB_FMT_NUM},     \
+  [(first) + 2] = {q "_Ik_lo", PB_FMT_NUM}, [(first) + 3] = {q "_Ik_hi", PB_FMT_NUM},     \
+  [(first) + 4] = {q "_I5_lo", PB_FMT_NUM}, [(first) + 5] = {q "_I5_hi", PB_FMT_NUM}
+
 /** A table over a static array of @p n fields. */
 struct pb_fields pb_fields_static(const char *group, int32_t n, const struct pb_field *f);
 /** A table of @p n fields whose names are set with pb_fields_setf (repeated blocks, generated names). */

@@ -191,7 +191,6 @@ struct pb_fragility_stage_options {
   char *law;                   /* --law FILE, or NULL (store stage) */
   double *rho;                 /* --rho radii [n_rho] */
   int32_t n_rho;
-  int from_config;             /* set by a run configuration: messages name its [fragility] keys, not options */
 };
 extern const struct pb_option pb_fragility_option_table[];
 

@@ -16,10 +16,10 @@
  * a `pairbound run` configuration all reach the field; `--help` prints
  * "--perm-replicates R" with .help and "(default 0)".
  *
- * A new stage names its table in its descriptor (.options, .options_size;
+ * A new stage names its table in its descriptor (.options = {.table, .size};
  * pairbound/stage.h) and is listed once in src/run/registry.c
  * (docs/architecture.md, "Adding a stage"); a key it takes from [run] (a
- * seed, the draws) is one row of its descriptor's .inherits.
+ * seed, the draws) is one row of its descriptor's .pipeline.inherits.
  *
  * Values that are not one number, word or list (a repeatable SRC=N, a list of
  * names) are PB_OPTION_CUSTOM rows whose .parse stores them and sets the

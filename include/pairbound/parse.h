@@ -22,6 +22,10 @@ int pb_parse_double(const char *s, double lo, double hi, int open_lo, double *ou
 int pb_parse_list(const char *s, double lo, double hi, int max, double *out, int *n);
 /** 1 to max comma-separated decimal integers in [lo, hi]; *n gets their count. */
 int pb_parse_int_list(const char *s, int64_t lo, int64_t hi, int max, int64_t *out, int *n);
+/** The words of @p s between the characters of @p sep (empty ones dropped), copied into *@p words (NULL when
+ * none; release with pb_parse_words_free); returns their number. */
+int32_t pb_parse_words(const char *s, const char *sep, char ***words);
+void pb_parse_words_free(char **words, int32_t n);
 /** Any real as the outputs write it, nan and inf included; a value beyond the doubles is inf or 0. */
 int pb_parse_real(const char *s, double *out);
 /** The digits at the start of @p s (no white space, no sign) as an integer in [lo, hi]; *end (unless NULL): past

@@ -327,7 +327,6 @@ struct pb_screen_options {
   int32_t n_derange;           /* derangement draws (default 10) */
   int64_t group_draws;         /* model-group bootstrap draws for the paired differences (0 = none) */
   int64_t class_draws;         /* class bootstrap draws (0 = none) */
-  int from_config;             /* set by a run configuration: messages name its [screen] keys, not options */
 };
 
 

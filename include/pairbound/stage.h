@@ -15,6 +15,7 @@
 #include "pairbound/results.h"
 #include "pairbound/store.h"
 #include "pairbound/text.h"
+#include "pairbound/timer.h"
 
 /* What a stage runs on: the same for the command line and `pairbound run`. */
 struct pb_stage_call {
@@ -51,30 +52,29 @@ struct pb_stage_inherit {
 /* Returned by .command for a usage error (message set with pb_error_set). */
 #define PB_STAGE_USAGE 2
 
-struct pb_stage_desc {
-  const char *name;
-  const char *help;                           /* --help description, before the options */
-  const char *operand;                        /* synopsis operand: NULL = "STORE" */
-  int output_optional;                        /* -o may be left out (the stage's .command checks) */
-  int protocol;                               /* takes the protocol options */
-  unsigned needs;                             /* what it needs of the store (PB_STAGE_NEEDS_*, pb_stage_begin) */
+/* What a stage does with a store: pb_stage_begin opens it, runs the protocol, checks what the stage needs. */
+struct pb_stage_store {
+  int reads;                                  /* reads STORE (under `pairbound run`, the run's store) and takes
+                                                 the protocol options; 0: none (exact draws its worlds) */
+  unsigned needs;                             /* what it needs of the store (PB_STAGE_NEEDS_*) */
   int figures;                                /* draws figures: pb_stage_begin starts their gnuplot */
-  const struct pb_option *options;            /* its option table, or NULL */
-  size_t options_size;                        /* sizeof its options struct */
-  void (*defaults)(void *opts);               /* NULL: pb_options_defaults(options) on zeroed memory */
+};
+
+/* A stage's options: one table (pairbound/options.h) filling one struct. */
+struct pb_stage_options {
+  const struct pb_option *table;              /* NULL: no options */
+  size_t size;                                /* sizeof the struct */
+  void (*defaults)(void *opts);               /* NULL: pb_options_defaults(table) on zeroed memory */
   void (*release)(void *opts);                /* frees what pb_options_free does not, or NULL */
-  /* the stage on call->store into call->outdir (collective) */
-  int (*run)(const struct pb_stage_call *call, const void *opts);
-  /* command-line forms other than STORE -o OUTDIR (fragility --law, exact score|worlds): NULL, or
-   * PB_STAGE_RUN, PB_STAGE_USAGE, or the status of a command it carried out itself */
-  int (*command)(const struct pb_stage_call *call, const struct pb_stage_args *args, const void *opts);
-  /* ---- under `pairbound run` */
-  int pipeline;                               /* a pipeline stage (protocol and states are commands only) */
-  int reads_store;                            /* 0: needs no store (exact draws its worlds) */
+};
+
+/* A stage's part in `pairbound run` (docs/run.md); a command that is no
+ * pipeline stage (protocol, states) has none: .report NULL. */
+struct pb_stage_pipeline {
+  const char *report;                         /* report/FILE that REPORT.md shows */
+  int order;                                  /* place in REPORT.md and the summary (seed 000's order) */
   int blocks;                                 /* its loops keep blocks (pairbound/blocks.h): the checkpoint
                                                  key is needed before it starts */
-  const char *report;                         /* report/FILE that REPORT.md shows */
-  int report_order;                           /* place in REPORT.md and the summary (seed 000's order) */
   const struct pb_stage_inherit *inherits;    /* keys from other sections, {NULL}-terminated, or NULL */
   const char *joins;                          /* a key of its section that, when given, adds the stage
                                                  to the pipeline (last), or NULL */
@@ -85,6 +85,21 @@ struct pb_stage_desc {
    * @p md (each may be NULL), read back from its report TSVs in @p dir (OUTPUT/<name>); @p rel is the path of
    * its report/ relative to REPORT.md, for figure links */
   void (*summary)(FILE *fp, struct pb_text *md, const char *dir, const char *rel);
+};
+
+struct pb_stage_desc {
+  const char *name;
+  const char *operand;                        /* synopsis operand: NULL = "STORE" */
+  int output_optional;                        /* -o may be left out (the stage's .command checks) */
+  struct pb_stage_store store;
+  struct pb_stage_options options;
+  /* the stage on call->store into call->outdir (collective) */
+  int (*run)(const struct pb_stage_call *call, const void *opts);
+  /* command-line forms other than STORE -o OUTDIR (fragility --law, exact score|worlds): NULL, or
+   * PB_STAGE_RUN, PB_STAGE_USAGE, or the status of a command it carried out itself */
+  int (*command)(const struct pb_stage_call *call, const struct pb_stage_args *args, const void *opts);
+  struct pb_stage_pipeline pipeline;
+  const char *help;                           /* --help description, before the options */
 };
 
 /** Compute the protocol from a store (collective; rows split over ranks; src/core/protocol.c). */
@@ -103,6 +118,7 @@ struct pb_stage {
   struct pb_results *results;
   int64_t n_cells;          /* global cells */
   int64_t first, last;      /* this rank's cells */
+  struct pb_timer timer;    /* a store stage's phases (pb_stage_begin starts it, pb_stage_end writes it) */
 };
 
 /** Open STORE, compute and write the protocol, create OUTDIR (collective). */
@@ -154,12 +170,15 @@ int pb_stage_require(const struct pb_stage *stage, const char *store_path, const
 /**
  * The start of every store stage (collective): pb_stage_open of @p call's
  * store into its OUTDIR, pb_stage_require of what its stage needs, and,
- * for a stage that draws figures, their gnuplot started to work beside it.
- * PB_FAIL with nothing left open on failure.
+ * for a stage that draws figures, their gnuplot started to work beside it;
+ * stage->timer times it as /timings/NAME, its first phase counting the
+ * opening.  PB_FAIL with nothing left open on failure.
  */
 int pb_stage_begin(const struct pb_stage_call *call, struct pb_stage *stage);
 
 /** Commit the results (status PB_OK) or discard them; closes the store. */
 int pb_stage_close(struct pb_stage *stage, int status);
+/** The end of a stage begun by pb_stage_begin: its timings into the results (status PB_OK), then pb_stage_close. */
+int pb_stage_end(struct pb_stage *stage, int status);
 
 #endif /* PAIRBOUND_STAGE_H */

@@ -33,6 +33,8 @@ void pb_timer_skip(struct pb_timer *t);
 double pb_timer_get(const struct pb_timer *t, const char *phase);
 /** Replace every phase's time by the slowest rank's (collective; every rank must have the same phases). */
 void pb_timer_reduce(struct pb_timer *t, MPI_Comm comm);
+/** End the last phase as @p phase, then pb_timer_reduce (collective): a stage's timings before it says them. */
+void pb_timer_end(struct pb_timer *t, const char *phase, MPI_Comm comm);
 /** Say every phase at -v 2: "STAGE: PHASE S s; ..." (after pb_timer_reduce: the slowest rank's). */
 void pb_timer_message(const struct pb_timer *t);
 /** Write /timings/<stage>/<phase> (one double each, rank 0's values) into the results (collective). */

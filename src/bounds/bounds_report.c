@@ -34,17 +34,11 @@ static void pb_rep__by_source(const struct pb_meta *meta, const struct pb_bounds
 static void pb_rep__grid(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = PB_RS_GRID_N, .arg = PB_IROW_INT},
-    {"H_I0", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 0, .arg = PB_IROW_MEAN},
-    {"H_Ik", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 1, .arg = PB_IROW_MEAN},
-    {"L_I0", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 2, .arg = PB_IROW_MEAN},
-    {"L_Ik", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 3, .arg = PB_IROW_MEAN},
-    {"dMk_Ik", PB_COL_NUM, 2, .slot = PB_RS_GRID_M + 4, .arg = PB_IROW_MEAN},
-    {"dMk_cells", PB_COL_INT, .slot = PB_RS_GRID_M + 4, .arg = PB_IROW_COUNT},
-    {"dMk_straddle_zero", PB_COL_INT, .slot = PB_RS_GRID_STRADDLE, .arg = PB_IROW_INT},
-    {"zero_K_cells", PB_COL_INT, .slot = PB_RS_GRID_ZERO, .arg = PB_IROW_INT},
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_ICOL_INT("cells", PB_RS_GRID_N), PB_ICOL_MEAN("H_I0", 2, PB_RS_GRID_M + 0),
+    PB_ICOL_MEAN("H_Ik", 2, PB_RS_GRID_M + 1), PB_ICOL_MEAN("L_I0", 2, PB_RS_GRID_M + 2),
+    PB_ICOL_MEAN("L_Ik", 2, PB_RS_GRID_M + 3), PB_ICOL_MEAN("dMk_Ik", 2, PB_RS_GRID_M + 4),
+    PB_ICOL_COUNT("dMk_cells", PB_RS_GRID_M + 4), PB_ICOL_INT("dMk_straddle_zero", PB_RS_GRID_STRADDLE),
+    PB_ICOL_INT("zero_K_cells", PB_RS_GRID_ZERO), {NULL}};
   static const struct pb_table_spec spec = {
     "Full-grid mean identification widths (seed Table 6)",
     "Percentage points of N; cells weighted equally within a source; dMk means exclude K = 0 cells. For L and dMk "
@@ -57,19 +51,12 @@ static void pb_rep__grid(const struct pb_meta *meta, const struct pb_bounds_sum 
 static void pb_rep__panel(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = PB_RS_PANEL_N, .arg = PB_IROW_INT},
-    {"H_I0", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 0, .arg = PB_IROW_MEAN},
-    {"H_Ik", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 1, .arg = PB_IROW_MEAN},
-    {"H_I5", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 2, .arg = PB_IROW_MEAN},
-    {"extra", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 3, .arg = PB_IROW_MEAN},
-    {"narrower", PB_COL_INT, .slot = PB_RS_PANEL_NARROWER, .arg = PB_IROW_INT},
-    {"L_I5", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 4, .arg = PB_IROW_MEAN},
-    {"dMk_I5", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 5, .arg = PB_IROW_MEAN},
-    {"dMk_I0_varsupport", PB_COL_NUM, 2, .slot = PB_RS_PANEL_M + 6, .arg = PB_IROW_MEAN},
-    {"dMk_I0_defined", PB_COL_INT, .slot = PB_RS_PANEL_M + 6, .arg = PB_IROW_COUNT},
-    {"H_normalised", PB_COL_NUM, 4, .slot = PB_RS_PANEL_M + 7, .arg = PB_IROW_MEAN},
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_ICOL_INT("cells", PB_RS_PANEL_N), PB_ICOL_MEAN("H_I0", 2, PB_RS_PANEL_M + 0),
+    PB_ICOL_MEAN("H_Ik", 2, PB_RS_PANEL_M + 1), PB_ICOL_MEAN("H_I5", 2, PB_RS_PANEL_M + 2),
+    PB_ICOL_MEAN("extra", 2, PB_RS_PANEL_M + 3), PB_ICOL_INT("narrower", PB_RS_PANEL_NARROWER),
+    PB_ICOL_MEAN("L_I5", 2, PB_RS_PANEL_M + 4), PB_ICOL_MEAN("dMk_I5", 2, PB_RS_PANEL_M + 5),
+    PB_ICOL_MEAN("dMk_I0_varsupport", 2, PB_RS_PANEL_M + 6), PB_ICOL_COUNT("dMk_I0_defined", PB_RS_PANEL_M + 6),
+    PB_ICOL_MEAN("H_normalised", 4, PB_RS_PANEL_M + 7), {NULL}};
   static const struct pb_table_spec spec = {
     "Panel: H widths by information level (seed Table 7)",
     "Percentage points; the same panel cells at every level. Extra = Ik - I5 width; narrower counts cells with a "
@@ -84,13 +71,11 @@ static void pb_rep__decomposition(const struct pb_meta *meta, const struct pb_bo
 {
   /* the rows start at PB_RS_DEC_N, the count that the share divides */
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
-    {"K_pos_cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
-    {"pair_minus_ind", PB_COL_NUM, 2, .slot = PB_RS_DEC_M + 0 - PB_RS_DEC_N, .arg = PB_IROW_MEAN},
-    {"mean_abs_W", PB_COL_NUM, 2, .slot = PB_RS_DEC_M + 1 - PB_RS_DEC_N, .arg = PB_IROW_MEAN},
-    {"mean_abs_V", PB_COL_NUM, 2, .slot = PB_RS_DEC_M + 2 - PB_RS_DEC_N, .arg = PB_IROW_MEAN},
-    {"share_V_gt_W_pct", PB_COL_NUM, 1, .slot = PB_RS_DEC_VBIG - PB_RS_DEC_N, .arg = PB_IROW_SHARE},
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_ICOL_INT("K_pos_cells", 0),
+    PB_ICOL_MEAN("pair_minus_ind", 2, PB_RS_DEC_M + 0 - PB_RS_DEC_N),
+    PB_ICOL_MEAN("mean_abs_W", 2, PB_RS_DEC_M + 1 - PB_RS_DEC_N),
+    PB_ICOL_MEAN("mean_abs_V", 2, PB_RS_DEC_M + 2 - PB_RS_DEC_N),
+    PB_ICOL_SHARE("share_V_gt_W_pct", 1, PB_RS_DEC_VBIG - PB_RS_DEC_N), {NULL}};
   static const struct pb_table_spec spec = {
     "Signed confidence decomposition (seed Table 9, Eq. 9)",
     "Positive-K cells; percentage points; |V|>|W| counts cells with |V| > |W| + 1e-8 pp.", cols};
@@ -105,6 +90,13 @@ struct pb_rep__vr_row {
 };
 
 enum { PB_REP__VR_MD = -1, PB_REP__VR_LO = -2, PB_REP__VR_HI = -3 };
+/* Ratio X (.slot i): its mean in the TSV and "mean [lo, hi]" in the markdown; its interval's ends, TSV only. */
+#define PB_REP__VR(x, i)                                                      \
+  {x, PB_COL_NUM, .slot = i, .arg = PB_IROW_MEAN, .side = PB_COL_TSV_ONLY}, \
+      {x, PB_COL_STR, .slot = i, .arg = PB_REP__VR_MD, .side = PB_COL_MD_ONLY}
+#define PB_REP__VR_ENDS(x, i)                                                          \
+  {x "_lo", PB_COL_NUM, .slot = i, .arg = PB_REP__VR_LO, .side = PB_COL_TSV_ONLY}, \
+      {x "_hi", PB_COL_NUM, .slot = i, .arg = PB_REP__VR_HI, .side = PB_COL_TSV_ONLY}
 
 /* Table 10's variance ratios: the mean, its interval ends (.slot: the
  * ratio's slot after the row's first) and, in the markdown, both in one cell. */
@@ -148,27 +140,16 @@ static void pb_rep__by_tier(const struct pb_meta *meta, const struct pb_bounds_s
   free(cells);
 }
 
+/* The leading columns of a row of pb_rep__by_tier. */
+#define PB_REP__TIER_KEYS PB_ICOL_KEY("source", 0), PB_ICOL_KEY("tier", 1), PB_ICOL_INT("cells", 0)
+
 /* Table 10, with model-group intervals when drawn. */
 static void pb_rep__variance_ratio(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t,
                                    const struct pb_bounds_intervals *iv)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"tier", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
-    {"C", PB_COL_NUM, .slot = 1, .arg = PB_IROW_MEAN, .side = PB_COL_TSV_ONLY},
-    {"C", PB_COL_STR, .slot = 1, .arg = PB_REP__VR_MD, .side = PB_COL_MD_ONLY},
-    {"S", PB_COL_NUM, .slot = 2, .arg = PB_IROW_MEAN, .side = PB_COL_TSV_ONLY},
-    {"S", PB_COL_STR, .slot = 2, .arg = PB_REP__VR_MD, .side = PB_COL_MD_ONLY},
-    {"M", PB_COL_NUM, .slot = 3, .arg = PB_IROW_MEAN, .side = PB_COL_TSV_ONLY},
-    {"M", PB_COL_STR, .slot = 3, .arg = PB_REP__VR_MD, .side = PB_COL_MD_ONLY},
-    {"C_lo", PB_COL_NUM, .slot = 1, .arg = PB_REP__VR_LO, .side = PB_COL_TSV_ONLY},
-    {"C_hi", PB_COL_NUM, .slot = 1, .arg = PB_REP__VR_HI, .side = PB_COL_TSV_ONLY},
-    {"S_lo", PB_COL_NUM, .slot = 2, .arg = PB_REP__VR_LO, .side = PB_COL_TSV_ONLY},
-    {"S_hi", PB_COL_NUM, .slot = 2, .arg = PB_REP__VR_HI, .side = PB_COL_TSV_ONLY},
-    {"M_lo", PB_COL_NUM, .slot = 3, .arg = PB_REP__VR_LO, .side = PB_COL_TSV_ONLY},
-    {"M_hi", PB_COL_NUM, .slot = 3, .arg = PB_REP__VR_HI, .side = PB_COL_TSV_ONLY},
-    {NULL}};
+    PB_REP__TIER_KEYS, PB_REP__VR("C", 1), PB_REP__VR("S", 2), PB_REP__VR("M", 3),
+    PB_REP__VR_ENDS("C", 1), PB_REP__VR_ENDS("S", 2), PB_REP__VR_ENDS("M", 3), {NULL}};
   static const struct pb_table_spec spec = {
     "Paired-to-unpaired variance ratio (seed Table 10)",
     "var(X - X') / (var(X) + var(X')) over evaluation pairs, mean over cells (weighted equally); [lo, hi]: 95% "
@@ -181,14 +162,8 @@ static void pb_rep__variance_ratio(const struct pb_meta *meta, const struct pb_b
 static void pb_rep__accuracy_only(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"tier", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
-    {"K_width_classwise", PB_COL_NUM, 2, .slot = 4, .arg = PB_IROW_MEAN},
-    {"K_width_global", PB_COL_NUM, 2, .slot = 5, .arg = PB_IROW_MEAN},
-    {"observed_h_plus_r", PB_COL_NUM, 2, .slot = 6, .arg = PB_IROW_MEAN},
-    {"pinned_pct", PB_COL_NUM, 2, .slot = 7, .arg = PB_IROW_MEAN},
-    {NULL}};
+    PB_REP__TIER_KEYS, PB_ICOL_MEAN("K_width_classwise", 2, 4), PB_ICOL_MEAN("K_width_global", 2, 5),
+    PB_ICOL_MEAN("observed_h_plus_r", 2, 6), PB_ICOL_MEAN("pinned_pct", 2, 7), {NULL}};
   static const struct pb_table_spec spec = {
     "Identification of K from accuracies alone (seed Table 11)",
     "Percentage points of N: width of K from per-class accuracies and from global accuracies, observed gross flips "
@@ -202,15 +177,10 @@ static void pb_rep__perm(const struct pb_meta *meta, const struct pb_bounds_sum 
                          int32_t replicates)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = PB_RS_PERM_N, .arg = PB_IROW_INT},
-    {"H_ind", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 0, .arg = PB_IROW_MEAN},
-    {"H_perm", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 1, .arg = PB_IROW_MEAN},
-    {"L_ind", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 2, .arg = PB_IROW_MEAN},
-    {"L_perm", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 3, .arg = PB_IROW_MEAN},
-    {"dMk_ind", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 4, .arg = PB_IROW_MEAN},
-    {"dMk_perm", PB_COL_NUM, 3, .slot = PB_RS_PERM_M + 5, .arg = PB_IROW_MEAN},
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_ICOL_INT("cells", PB_RS_PERM_N), PB_ICOL_MEAN("H_ind", 3, PB_RS_PERM_M + 0),
+    PB_ICOL_MEAN("H_perm", 3, PB_RS_PERM_M + 1), PB_ICOL_MEAN("L_ind", 3, PB_RS_PERM_M + 2),
+    PB_ICOL_MEAN("L_perm", 3, PB_RS_PERM_M + 3), PB_ICOL_MEAN("dMk_ind", 3, PB_RS_PERM_M + 4),
+    PB_ICOL_MEAN("dMk_perm", 3, PB_RS_PERM_M + 5), {NULL}};
   char note[256];
   snprintf(note, sizeof note, "Cell means of the independent values (Eq. 4, Eq. 14) and of the same targets under %d "
            "uniform within-class permutations per cell (H.2's empirical control); rates in pp, dMk over K > 0.",
@@ -228,6 +198,9 @@ static double pb_rep__seed_mean(const struct pb_bounds_sum *S, int32_t s, int k)
 }
 
 enum { PB_REP__SEED_MEAN = -1, PB_REP__SEED_MIN = -2, PB_REP__SEED_MAX = -3 };
+/* Target X (.slot k after PB_RS_MATCH_ORIG) on the original support and its matched supports' mean over the seeds. */
+#define PB_REP__ORIG_MATCHED(x, d, k) \
+  PB_ICOL_MEAN(x "_orig", d, k), {x "_matched", PB_COL_NUM, d, .slot = k, .arg = PB_REP__SEED_MEAN}
 
 /* Matched support: a column whose slot is an original-support width
  * (PB_RS_MATCH_ORIG + target) shows, by its kind, the matched supports' mean
@@ -251,18 +224,10 @@ static union pb_cell pb_rep__matched_cell(const void *ctx, const struct pb_colum
 static void pb_rep__matched(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_IROW_KEY},
-    {"H_orig", PB_COL_NUM, 2, .slot = 0, .arg = PB_IROW_MEAN},
-    {"H_matched", PB_COL_NUM, 2, .slot = 0, .arg = PB_REP__SEED_MEAN},
-    {"L_orig", PB_COL_NUM, 2, .slot = 1, .arg = PB_IROW_MEAN},
-    {"L_matched", PB_COL_NUM, 2, .slot = 1, .arg = PB_REP__SEED_MEAN},
-    {"dMk_orig", PB_COL_NUM, 2, .slot = 2, .arg = PB_IROW_MEAN},
-    {"dMk_matched", PB_COL_NUM, 2, .slot = 2, .arg = PB_REP__SEED_MEAN},
-    {"dMk_matched_min", PB_COL_NUM, 2, .slot = 2, .arg = PB_REP__SEED_MIN},
+    PB_ICOL_KEY("source", 0), PB_REP__ORIG_MATCHED("H", 2, 0), PB_REP__ORIG_MATCHED("L", 2, 1),
+    PB_REP__ORIG_MATCHED("dMk", 2, 2), {"dMk_matched_min", PB_COL_NUM, 2, .slot = 2, .arg = PB_REP__SEED_MIN},
     {"dMk_matched_max", PB_COL_NUM, 2, .slot = 2, .arg = PB_REP__SEED_MAX},
-    {"dMk_undefined_cell_seeds", PB_COL_INT, .slot = PB_RS_MATCH_UNDEF - PB_RS_MATCH_ORIG, .arg = PB_IROW_INT},
-    {"H_norm_orig", PB_COL_NUM, 4, .slot = 3, .arg = PB_IROW_MEAN},
-    {"H_norm_matched", PB_COL_NUM, 4, .slot = 3, .arg = PB_REP__SEED_MEAN},
+    PB_ICOL_INT("dMk_undefined_cell_seeds", PB_RS_MATCH_UNDEF - PB_RS_MATCH_ORIG), PB_REP__ORIG_MATCHED("H_norm", 4, 3),
     {NULL}};
   static const struct pb_table_spec spec = {
     "Matched support (seed Table 8, Appendix B.2)",
@@ -274,74 +239,69 @@ static void pb_rep__matched(const struct pb_meta *meta, const struct pb_bounds_s
   pb_rep__by_source(meta, S, t, &spec, pb_rep__matched_cell, PB_RS_MATCH_ORIG);
 }
 
-/* A bar chart of the panel's widths: one row per source and target k (H, L,
- * dMk) whose first slot is @p base0 + @p step k, left out where the slot
- * @p need after it counts no value. */
-static int pb_rep__widths_figure(const struct pb_meta *meta, const struct pb_bounds_sum *S, const struct pb_figure *fig,
-                                 const struct pb_table_spec *spec, pb_table_get_fn get, int base0, int step, int need,
-                                 struct pb_results *res, struct pb_text *md)
+#define PB_REP__BARS                                                                                               \
+  "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"            \
+  "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:*]\nset key top right\n"
+
+/* A bar chart of the panel's widths: its figure (every chart's x axis the
+ * sources and targets, PB_REP__TARGETS; its .script after PB_REP__BARS) and
+ * its data, one row per source and target k (H, L, dMk), columns .cols of
+ * getter .get, whose first slot is .base0 + .step k, left out where the slot
+ * .need after it counts no value. */
+struct pb_rep__bars {
+  struct pb_figure fig;
+  const struct pb_column *cols;
+  pb_table_get_fn get;
+  int base0, step, need;
+};
+
+static int pb_rep__widths_figure(const struct pb_meta *meta, const struct pb_bounds_sum *S,
+                                 const struct pb_rep__bars *b, struct pb_results *res, struct pb_text *md)
 {
   static const char *const target[3] = {"H", "L", "dMk"};
+  const struct pb_table_spec spec = {NULL, NULL, b->cols};
   struct pb_text d = {0};
   char label[160];
   int rows = 0;
-  pb_table_tsv_open(&d, spec);
+  pb_table_tsv_open(&d, &spec);
   PB_BOUNDS_SOURCES(meta, s)
   for (int k = 0; k < 3; k++) {
-    const struct pb_bounds_row row = {S, s, base0 + step * k, {label}};
-    if (pb_rs_count(S, s, row.base + need) == 0) continue;
+    const struct pb_bounds_row row = {S, s, b->base0 + b->step * k, {label}};
+    if (pb_rs_count(S, s, row.base + b->need) == 0) continue;
     snprintf(label, sizeof label, "%s %s", meta->sources[s].name, target[k]);
-    pb_table_tsv_row(&d, spec, get, &row);
+    pb_table_tsv_row(&d, &spec, b->get, &row);
     rows++;
   }
-  int status = rows > 0 ? pb_figure_write(res, fig, d.buf, d.len, md) : PB_OK;
+  int status = rows > 0 ? pb_figure_write(res, &b->fig, d.buf, d.len, md) : PB_OK;
   pb_text_free(&d);
   return status;
 }
 
-#define PB_REP__BARS                                                                                               \
-  "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"            \
-  "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:*]\nset key top right\n"
 #define PB_REP__TARGETS "source and target (H: accepted error, L: lost acceptance, dMk: confidence change of correct pairs)"
 
 /* Figure 1: panel mean widths of H, L and dMk at I0, Ik and I5, one cluster of
  * three bars per source and target (the seed's W0, W1, W2). dMk at I0 is the
  * variable-support range (defined cells only); panel cells with the I5 pass. */
-static int pb_rep__figure1(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
-                           struct pb_text *md)
-{
-  static const struct pb_column cols[] = {
-    {"source and target", PB_COL_STR, .arg = PB_IROW_KEY},
-    {"I0 (marginal records)", PB_COL_NUM, .slot = 0, .arg = PB_IROW_MEAN},
-    {"Ik (+ classwise overlap)", PB_COL_NUM, .slot = 1, .arg = PB_IROW_MEAN},
-    {"I5 (+ five-state counts)", PB_COL_NUM, .slot = 2, .arg = PB_IROW_MEAN},
-    {NULL}};
-  static const struct pb_table_spec spec = {NULL, NULL, cols};
-  static const struct pb_figure fig = {
-    "figure1_identified_widths", "Mean identified widths on the panel by information level (seed Figure 1)",
-    PB_REP__TARGETS, "mean interval width (percentage points of N)",
-    PB_REP__BARS "plot DATA using 2:xtic(1), '' using 3, '' using 4"};
-  return pb_rep__widths_figure(meta, S, &fig, &spec, pb_bounds_row_cell, PB_RS_FIG1, 3, 2, res, md);
-}
+static const struct pb_column pb_rep__figure1_cols[] = {
+  PB_ICOL_KEY("source and target", 0), PB_ICOL_MEAN("I0 (marginal records)", 0, 0),
+  PB_ICOL_MEAN("Ik (+ classwise overlap)", 0, 1), PB_ICOL_MEAN("I5 (+ five-state counts)", 0, 2), {NULL}};
+static const struct pb_rep__bars pb_rep__figure1 = {
+  {"figure1_identified_widths", "Mean identified widths on the panel by information level (seed Figure 1)",
+   PB_REP__TARGETS, "mean interval width (percentage points of N)",
+   PB_REP__BARS "plot DATA using 2:xtic(1), '' using 3, '' using 4"},
+  pb_rep__figure1_cols, pb_bounds_row_cell, PB_RS_FIG1, 3, 2};
 
 /* The matched-support comparison (B.2) as a figure: panel I5 widths of H, L
  * and dMk per source, original support against the seed mean of the matched
  * supports. */
-static int pb_rep__matched_figure(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
-                                  struct pb_text *md)
-{
-  static const struct pb_column cols[] = {
-    {"source and target", PB_COL_STR, .arg = PB_IROW_KEY},
-    {"original support", PB_COL_NUM, .slot = 0, .arg = PB_IROW_MEAN},
-    {"matched support (mean over seeds)", PB_COL_NUM, .slot = 0, .arg = PB_REP__SEED_MEAN},
-    {NULL}};
-  static const struct pb_table_spec spec = {NULL, NULL, cols};
-  static const struct pb_figure fig = {
-    "figure_matched_support", "I5 widths on original and matched support (seed Table 8, Appendix B.2)",
-    PB_REP__TARGETS, "mean I5 interval width (percentage points of N)",
-    PB_REP__BARS "plot DATA using 2:xtic(1), '' using 3"};
-  return pb_rep__widths_figure(meta, S, &fig, &spec, pb_rep__matched_cell, PB_RS_MATCH_ORIG, 1, 0, res, md);
-}
+static const struct pb_column pb_rep__matched_figure_cols[] = {
+  PB_ICOL_KEY("source and target", 0), PB_ICOL_MEAN("original support", 0, 0),
+  {"matched support (mean over seeds)", PB_COL_NUM, .slot = 0, .arg = PB_REP__SEED_MEAN}, {NULL}};
+static const struct pb_rep__bars pb_rep__matched_figure = {
+  {"figure_matched_support", "I5 widths on original and matched support (seed Table 8, Appendix B.2)",
+   PB_REP__TARGETS, "mean I5 interval width (percentage points of N)",
+   PB_REP__BARS "plot DATA using 2:xtic(1), '' using 3"},
+  pb_rep__matched_figure_cols, pb_rep__matched_cell, PB_RS_MATCH_ORIG, 1, 0};
 
 /* The protocol summary that heads REPORT.md. */
 static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protocol *p, struct pb_text *md)
@@ -377,7 +337,7 @@ int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, co
   status |= pb_table_flush(&t, res, "identification_grid.tsv", &md);
   pb_rep__panel(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_panel.tsv", &md);
-  if (status == PB_OK) status = pb_rep__figure1(meta, S, res, &md);
+  if (status == PB_OK) status = pb_rep__widths_figure(meta, S, &pb_rep__figure1, res, &md);
   pb_rep__decomposition(meta, S, &t);
   status |= pb_table_flush(&t, res, "identification_decomposition.tsv", &md);
   pb_rep__variance_ratio(meta, S, &t, iv);
@@ -393,7 +353,7 @@ int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, co
   if (opt->matched) {
     pb_rep__matched(meta, S, &t);
     status |= pb_table_flush(&t, res, "identification_matched.tsv", &md);
-    if (status == PB_OK) status = pb_rep__matched_figure(meta, S, res, &md);
+    if (status == PB_OK) status = pb_rep__widths_figure(meta, S, &pb_rep__matched_figure, res, &md);
   }
   if (status == PB_OK) status = pb_bounds_report_more(meta, S, res, opt, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pairbound/error.h"
@@ -29,14 +30,9 @@ static void pb_more__rows(const struct pb_meta *meta, const struct pb_bounds_sum
 }
 
 /* Table 2's columns, with 2 decimals (percentage points) or 4 (Q, a correlation). */
-#define PB_MORE__T2_COLS(d)                                              \
-  {{"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},               \
-   {"summary", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},              \
-   {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_COUNT},              \
-   {"paired", PB_COL_NUM, d, .slot = 0, .arg = PB_IROW_MEAN},           \
-   {"independent", PB_COL_NUM, d, .slot = 1, .arg = PB_IROW_MEAN},      \
-   {"paired_minus_independent", PB_COL_NUM, -(d), .slot = 2, .arg = PB_IROW_MEAN}, \
-   {NULL}}
+#define PB_MORE__T2_COLS(d)                                                                                \
+  {PB_ICOL_KEY("source", 0), PB_ICOL_KEY("summary", 1), PB_ICOL_COUNT("cells", 0), PB_ICOL_MEAN("paired", d, 0), \
+   PB_ICOL_MEAN("independent", d, 1), PB_ICOL_MEAN("paired_minus_independent", -(d), 2), {NULL}}
 
 /* Table 2: paired summaries beside their independent counterparts. */
 static void pb_more__table2(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
@@ -64,16 +60,9 @@ static void pb_more__strata(const struct pb_meta *meta, const struct pb_bounds_s
 {
   static const char *const bins[2][3] = {{"[0,.1)", "[.1,.5)", "[.5,1]"}, {"[0,.1)", "[.1,.3)", "[.3,1]"}};
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"stratifier", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
-    {"stratum", PB_COL_STR, .slot = 2, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
-    {"H_I5", PB_COL_NUM, 2, .slot = 1, .arg = PB_IROW_MEAN},
-    {"L_I5", PB_COL_NUM, 2, .slot = 2, .arg = PB_IROW_MEAN},
-    {"dMk_I5", PB_COL_NUM, 2, .slot = 3, .arg = PB_IROW_MEAN},
-    {"dMk_cells", PB_COL_INT, .slot = 3, .arg = PB_IROW_COUNT},
-    {"H_norm", PB_COL_NUM, 4, .slot = 4, .arg = PB_IROW_MEAN},
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("stratifier", 1), PB_ICOL_KEY("stratum", 2), PB_ICOL_INT("cells", 0),
+    PB_ICOL_MEAN("H_I5", 2, 1), PB_ICOL_MEAN("L_I5", 2, 2), PB_ICOL_MEAN("dMk_I5", 2, 3),
+    PB_ICOL_COUNT("dMk_cells", 3), PB_ICOL_MEAN("H_norm", 4, 4), {NULL}};
   static const struct pb_table_spec spec = {
     "Panel I5 widths by support stratum (Appendix B.2)",
     "Panel cells with the I5 pass; percentage points of N; H_norm divides the H width by the maximum feasible H "
@@ -97,14 +86,8 @@ static void pb_more__positive(const struct pb_meta *meta, const struct pb_bounds
 {
   static const char *const support[2] = {"original", "matched (cell-seeds)"};
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"support", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
-    {"H_positive", PB_COL_INT, .slot = 1, .arg = PB_IROW_INT},
-    {"L_positive", PB_COL_INT, .slot = 2, .arg = PB_IROW_INT},
-    {"dMk_positive", PB_COL_INT, .slot = 3, .arg = PB_IROW_INT},
-    {"dMk_defined", PB_COL_INT, .slot = 4, .arg = PB_IROW_INT},
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("support", 1), PB_ICOL_INT("cells", 0), PB_ICOL_INT("H_positive", 1),
+    PB_ICOL_INT("L_positive", 2), PB_ICOL_INT("dMk_positive", 3), PB_ICOL_INT("dMk_defined", 4), {NULL}};
   static const struct pb_table_spec spec = {
     "Positive remaining five-state widths (Appendix B.2)",
     "Panel cells with the I5 pass (original support) and panel cell-seeds of the matched supports: how many have a "
@@ -140,18 +123,11 @@ static void pb_more__subsets(const struct pb_meta *meta, const struct pb_bounds_
 {
   static const char *const name[3] = {"K > 0", "K >= 20", "1 <= K <= 5"};
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"subset", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
-    {"mean_dMk", PB_COL_NUM, 2, .slot = 1, .arg = PB_IROW_MEAN},
-    {"pair_minus_ind", PB_COL_NUM, -2, .slot = 2, .arg = PB_IROW_MEAN},
-    {"mean_abs_W", PB_COL_NUM, 2, .slot = 3, .arg = PB_IROW_MEAN},
-    {"mean_abs_V", PB_COL_NUM, 2, .slot = 4, .arg = PB_IROW_MEAN},
-    {"share_V_gt_W_pct", PB_COL_NUM, 1, .slot = 5, .arg = PB_IROW_SHARE},
-    {"zero_K", PB_COL_INT, .arg = PB_MORE__ZERO_K},
+    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("subset", 1), PB_ICOL_INT("cells", 0), PB_ICOL_MEAN("mean_dMk", 2, 1),
+    PB_ICOL_MEAN("pair_minus_ind", -2, 2), PB_ICOL_MEAN("mean_abs_W", 2, 3), PB_ICOL_MEAN("mean_abs_V", 2, 4),
+    PB_ICOL_SHARE("share_V_gt_W_pct", 1, 5), {"zero_K", PB_COL_INT, .arg = PB_MORE__ZERO_K},
     {"zero_K_ind_zero", PB_COL_INT, .arg = PB_MORE__ZERO_K_IND0},
-    {"zero_K_ind_positive", PB_COL_INT, .arg = PB_MORE__ZERO_K_IND_POS},
-    {NULL}};
+    {"zero_K_ind_positive", PB_COL_INT, .arg = PB_MORE__ZERO_K_IND_POS}, {NULL}};
   static const struct pb_table_spec spec = {
     "Signed decomposition on support subsets (Appendix B.4)",
     "Every cell of the grid; percentage points. Subsets by the observed retained-correct count K are descriptive, "
@@ -168,15 +144,12 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_bounds_
                                                     "other groups, equal weight"};
   /* a row's slots: [stratum][events, same wrong answer kept] */
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"support", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
+    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("support", 1),
     {"high_pct", PB_COL_NUM, 2, .slot = 2 * PB_SUPPORT_HIGH, .arg = PB_MORE__RATE},
     {"middle_pct", PB_COL_NUM, 2, .slot = 2 * PB_SUPPORT_MID, .arg = PB_MORE__RATE},
     {"low_pct", PB_COL_NUM, 2, .slot = 2 * PB_SUPPORT_LOW, .arg = PB_MORE__RATE},
-    {"high_events", PB_COL_INT, .slot = 2 * PB_SUPPORT_HIGH, .arg = PB_IROW_INT},
-    {"middle_events", PB_COL_INT, .slot = 2 * PB_SUPPORT_MID, .arg = PB_IROW_INT},
-    {"low_events", PB_COL_INT, .slot = 2 * PB_SUPPORT_LOW, .arg = PB_IROW_INT},
-    {NULL}};
+    PB_ICOL_INT("high_events", 2 * PB_SUPPORT_HIGH), PB_ICOL_INT("middle_events", 2 * PB_SUPPORT_MID),
+    PB_ICOL_INT("low_events", 2 * PB_SUPPORT_LOW), {NULL}};
   static const struct pb_table_spec spec = {
     "Cross-model support for a clean wrong answer (seed Table 49, Appendix J.2)",
     "Events: model x condition x evaluation image with a wrong clean prediction w; support: share of other models "
@@ -189,22 +162,14 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_bounds_
 }
 
 /* Appendix F.1 / Table 40: acceptance under each protocol, raw and Platt. */
+#define PB_MORE__RAW_PLATT(x, d, i) PB_ICOL_MEAN(x "_raw", d, i), PB_ICOL_MEAN(x "_platt", d, (i) + 4)
 static void pb_more__table40(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const char *const proto[PB_F1_N_PROTOCOLS] = {"Q80", "R5", "A0.9", "A0.7", "A0.5"};
   /* a row's slots: n, then [raw, Platt][H, L, selective risk, coverage] */
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"protocol", PB_COL_STR, .slot = 1, .arg = PB_IROW_KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_IROW_INT},
-    {"H_raw", PB_COL_NUM, 2, .slot = 1, .arg = PB_IROW_MEAN},
-    {"H_platt", PB_COL_NUM, 2, .slot = 5, .arg = PB_IROW_MEAN},
-    {"L_raw", PB_COL_NUM, 2, .slot = 2, .arg = PB_IROW_MEAN},
-    {"L_platt", PB_COL_NUM, 2, .slot = 6, .arg = PB_IROW_MEAN},
-    {"selrisk_raw", PB_COL_NUM, 2, .slot = 3, .arg = PB_IROW_MEAN},
-    {"selrisk_platt", PB_COL_NUM, 2, .slot = 7, .arg = PB_IROW_MEAN},
-    {"coverage_raw", PB_COL_NUM, 3, .slot = 4, .arg = PB_IROW_MEAN},
-    {"coverage_platt", PB_COL_NUM, 3, .slot = 8, .arg = PB_IROW_MEAN},
+    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("protocol", 1), PB_ICOL_INT("cells", 0), PB_MORE__RAW_PLATT("H", 2, 1),
+    PB_MORE__RAW_PLATT("L", 2, 2), PB_MORE__RAW_PLATT("selrisk", 2, 3), PB_MORE__RAW_PLATT("coverage", 3, 4),
     {NULL}};
   static const struct pb_table_spec spec = {
     "Acceptance protocols, raw and Platt-scaled (seed Table 40, Appendix F.1)",
@@ -218,39 +183,31 @@ static void pb_more__table40(const struct pb_meta *meta, const struct pb_bounds_
   pb_more__rows(meta, S, t, &spec, pb_bounds_row_cell, proto, PB_F1_N_PROTOCOLS, PB_RS_T40, 9);
 }
 
-/* A row of the calibration table: the source's totals and its per-model counts. */
+/* A row of the calibration table: the source's totals and its per-model counts (.arg PB_MORE__COUNT,
+ * pb_table_member). */
 struct pb_more__cal_row {
   struct pb_bounds_row r;
   int64_t models, changed, unchanged;
 };
-enum { PB_MORE__MODELS = -1, PB_MORE__CHANGED = -2, PB_MORE__UNCHANGED = -3 };
+enum { PB_MORE__COUNT = -1 };
+#define PB_MORE__CAL_COUNT(name, member) \
+  {name, PB_COL_INT, .slot = offsetof(struct pb_more__cal_row, member), .arg = PB_MORE__COUNT}
 
 static union pb_cell pb_more__cal_cell(const void *ctx, const struct pb_column *c)
 {
   const struct pb_more__cal_row *x = ctx;
-  switch (c->arg) {
-  case PB_MORE__MODELS: return (union pb_cell){.i = x->models};
-  case PB_MORE__CHANGED: return (union pb_cell){.i = x->changed};
-  case PB_MORE__UNCHANGED: return (union pb_cell){.i = x->unchanged};
-  default: return pb_bounds_row_cell(&x->r, c);
-  }
+  return c->arg == PB_MORE__COUNT ? pb_table_member(x, c) : pb_bounds_row_cell(&x->r, c);
 }
 
 /* Appendix F.1: the calibrators themselves and the binary Brier scores. */
 static void pb_more__calibration(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_IROW_KEY},
-    {"models", PB_COL_INT, .arg = PB_MORE__MODELS},
-    {"platt_a", PB_COL_NUM, 4, .slot = PB_RS_CAL + 0, .arg = PB_IROW_MEAN},
-    {"platt_b", PB_COL_NUM, 4, .slot = PB_RS_CAL + 1, .arg = PB_IROW_MEAN},
-    {"brier_dev_raw", PB_COL_NUM, 4, .slot = PB_RS_CAL + 2, .arg = PB_IROW_MEAN},
-    {"brier_dev_platt", PB_COL_NUM, 4, .slot = PB_RS_CAL + 3, .arg = PB_IROW_MEAN},
-    {"brier_perturbed_raw", PB_COL_NUM, 4, .slot = PB_RS_CAL + 4, .arg = PB_IROW_MEAN},
-    {"brier_perturbed_platt", PB_COL_NUM, 4, .slot = PB_RS_CAL + 5, .arg = PB_IROW_MEAN},
-    {"q80_changed", PB_COL_INT, .arg = PB_MORE__CHANGED},
-    {"models_unchanged", PB_COL_INT, .arg = PB_MORE__UNCHANGED},
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_MORE__CAL_COUNT("models", models), PB_ICOL_MEAN("platt_a", 4, PB_RS_CAL + 0),
+    PB_ICOL_MEAN("platt_b", 4, PB_RS_CAL + 1), PB_ICOL_MEAN("brier_dev_raw", 4, PB_RS_CAL + 2),
+    PB_ICOL_MEAN("brier_dev_platt", 4, PB_RS_CAL + 3), PB_ICOL_MEAN("brier_perturbed_raw", 4, PB_RS_CAL + 4),
+    PB_ICOL_MEAN("brier_perturbed_platt", 4, PB_RS_CAL + 5), PB_MORE__CAL_COUNT("q80_changed", changed),
+    PB_MORE__CAL_COUNT("models_unchanged", unchanged), {NULL}};
   static const struct pb_table_spec spec = {
     "Platt calibration per model and source (Appendix F.1)",
     "Means over the models of a source (the fit is per model and source) and, for the perturbed Brier score, over "

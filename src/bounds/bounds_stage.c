@@ -25,33 +25,39 @@
 #include "pairbound/timer.h"
 #include "bounds_stage_internal.h"
 
+/* The four fields of matched-support seed S (1 to PB_BOUNDS_N_MATCH_SEEDS). */
+#define PB_BOUNDS__MATCH(s)                                                                                  \
+  [PB_IF_MATCH + 4 * (s - 1) + 0] = {"match" #s "_H", PB_FMT_NUM},                                         \
+  [PB_IF_MATCH + 4 * (s - 1) + 1] = {"match" #s "_L", PB_FMT_NUM},                                         \
+  [PB_IF_MATCH + 4 * (s - 1) + 2] = {"match" #s "_dMk", PB_FMT_NUM},                                       \
+  [PB_IF_MATCH + 4 * (s - 1) + 3] = {"match" #s "_Hmax", PB_FMT_NUM}
+/* The six J.2 counts of support variant V (index i): events and same wrong answer kept per stratum. */
+#define PB_BOUNDS__J2(i, v)                                                                                  \
+  [PB_IF_J2 + 6 * i + 0] = {"j2_" #v "_low_events", PB_FMT_NUM},                                           \
+  [PB_IF_J2 + 6 * i + 1] = {"j2_" #v "_low_same", PB_FMT_NUM},                                             \
+  [PB_IF_J2 + 6 * i + 2] = {"j2_" #v "_mid_events", PB_FMT_NUM},                                           \
+  [PB_IF_J2 + 6 * i + 3] = {"j2_" #v "_mid_same", PB_FMT_NUM},                                             \
+  [PB_IF_J2 + 6 * i + 4] = {"j2_" #v "_high_events", PB_FMT_NUM},                                          \
+  [PB_IF_J2 + 6 * i + 5] = {"j2_" #v "_high_same", PB_FMT_NUM}
+/* The four F.1 counts of protocol P under calibration C (index i = C's index x 5 + P's). */
+#define PB_BOUNDS__F1(i, p, c)                                                                               \
+  [PB_IF_F1 + 4 * i + 0] = {"f1_" #p "_" #c "_H", PB_FMT_NUM},                                             \
+  [PB_IF_F1 + 4 * i + 1] = {"f1_" #p "_" #c "_L", PB_FMT_NUM},                                             \
+  [PB_IF_F1 + 4 * i + 2] = {"f1_" #p "_" #c "_acc", PB_FMT_NUM},                                           \
+  [PB_IF_F1 + 4 * i + 3] = {"f1_" #p "_" #c "_accerr", PB_FMT_NUM}
+
 /* bounds.tsv and /bounds/cells: one field per record slot (docs/bounds.md). */
 static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_NREC] = {"n", PB_FMT_NUM},
   [PB_IF_E] = {"E", PB_FMT_NUM},
   [PB_IF_H_OBS] = {"H_obs", PB_FMT_NUM},
-  [PB_IF_H_I0_LO] = {"H_I0_lo", PB_FMT_NUM},
-  [PB_IF_H_I0_HI] = {"H_I0_hi", PB_FMT_NUM},
-  [PB_IF_H_IK_LO] = {"H_Ik_lo", PB_FMT_NUM},
-  [PB_IF_H_IK_HI] = {"H_Ik_hi", PB_FMT_NUM},
-  [PB_IF_H_I5_LO] = {"H_I5_lo", PB_FMT_NUM},
-  [PB_IF_H_I5_HI] = {"H_I5_hi", PB_FMT_NUM},
+  PB_FIELDS_LEVEL_ENDS(PB_IF_H_I0_LO, "H"),
   [PB_IF_H_IND] = {"H_ind", PB_FMT_NUM},
   [PB_IF_L_OBS] = {"L_obs", PB_FMT_NUM},
-  [PB_IF_L_I0_LO] = {"L_I0_lo", PB_FMT_NUM},
-  [PB_IF_L_I0_HI] = {"L_I0_hi", PB_FMT_NUM},
-  [PB_IF_L_IK_LO] = {"L_Ik_lo", PB_FMT_NUM},
-  [PB_IF_L_IK_HI] = {"L_Ik_hi", PB_FMT_NUM},
-  [PB_IF_L_I5_LO] = {"L_I5_lo", PB_FMT_NUM},
-  [PB_IF_L_I5_HI] = {"L_I5_hi", PB_FMT_NUM},
+  PB_FIELDS_LEVEL_ENDS(PB_IF_L_I0_LO, "L"),
   [PB_IF_L_IND] = {"L_ind", PB_FMT_NUM},
   [PB_IF_D_OBS] = {"dMk_obs", PB_FMT_NUM},
-  [PB_IF_D_I0_LO] = {"dMk_I0_lo", PB_FMT_NUM},
-  [PB_IF_D_I0_HI] = {"dMk_I0_hi", PB_FMT_NUM},
-  [PB_IF_D_IK_LO] = {"dMk_Ik_lo", PB_FMT_NUM},
-  [PB_IF_D_IK_HI] = {"dMk_Ik_hi", PB_FMT_NUM},
-  [PB_IF_D_I5_LO] = {"dMk_I5_lo", PB_FMT_NUM},
-  [PB_IF_D_I5_HI] = {"dMk_I5_hi", PB_FMT_NUM},
+  PB_FIELDS_LEVEL_ENDS(PB_IF_D_I0_LO, "dMk"),
   [PB_IF_D_IND] = {"dMk_ind", PB_FMT_NUM},
   [PB_IF_TIER] = {"tier", PB_FMT_TIER},
   [PB_IF_PANEL] = {"panel", PB_FMT_NUM},
@@ -78,26 +84,7 @@ static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_H_PERM] = {"H_perm", PB_FMT_NUM},
   [PB_IF_L_PERM] = {"L_perm", PB_FMT_NUM},
   [PB_IF_D_PERM] = {"dMk_perm", PB_FMT_NUM},
-  [PB_IF_MATCH + 0] = {"match1_H", PB_FMT_NUM},
-  [PB_IF_MATCH + 1] = {"match1_L", PB_FMT_NUM},
-  [PB_IF_MATCH + 2] = {"match1_dMk", PB_FMT_NUM},
-  [PB_IF_MATCH + 3] = {"match1_Hmax", PB_FMT_NUM},
-  [PB_IF_MATCH + 4] = {"match2_H", PB_FMT_NUM},
-  [PB_IF_MATCH + 5] = {"match2_L", PB_FMT_NUM},
-  [PB_IF_MATCH + 6] = {"match2_dMk", PB_FMT_NUM},
-  [PB_IF_MATCH + 7] = {"match2_Hmax", PB_FMT_NUM},
-  [PB_IF_MATCH + 8] = {"match3_H", PB_FMT_NUM},
-  [PB_IF_MATCH + 9] = {"match3_L", PB_FMT_NUM},
-  [PB_IF_MATCH + 10] = {"match3_dMk", PB_FMT_NUM},
-  [PB_IF_MATCH + 11] = {"match3_Hmax", PB_FMT_NUM},
-  [PB_IF_MATCH + 12] = {"match4_H", PB_FMT_NUM},
-  [PB_IF_MATCH + 13] = {"match4_L", PB_FMT_NUM},
-  [PB_IF_MATCH + 14] = {"match4_dMk", PB_FMT_NUM},
-  [PB_IF_MATCH + 15] = {"match4_Hmax", PB_FMT_NUM},
-  [PB_IF_MATCH + 16] = {"match5_H", PB_FMT_NUM},
-  [PB_IF_MATCH + 17] = {"match5_L", PB_FMT_NUM},
-  [PB_IF_MATCH + 18] = {"match5_dMk", PB_FMT_NUM},
-  [PB_IF_MATCH + 19] = {"match5_Hmax", PB_FMT_NUM},
+  PB_BOUNDS__MATCH(1), PB_BOUNDS__MATCH(2), PB_BOUNDS__MATCH(3), PB_BOUNDS__MATCH(4), PB_BOUNDS__MATCH(5),
   [PB_IF_DSS] = {"ds_s", PB_FMT_NUM},
   [PB_IF_DSW] = {"ds_w", PB_FMT_NUM},
   [PB_IF_F_IND] = {"F_ind", PB_FMT_NUM},
@@ -108,64 +95,10 @@ static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_DSW_IND] = {"ds_w_ind", PB_FMT_NUM},
   [PB_IF_U] = {"U_clean_accepted_correct", PB_FMT_NUM},
   [PB_IF_V1] = {"V_perturbed_rejected_correct", PB_FMT_NUM},
-  [PB_IF_J2 + 0] = {"j2_xmodel_low_events", PB_FMT_NUM},
-  [PB_IF_J2 + 1] = {"j2_xmodel_low_same", PB_FMT_NUM},
-  [PB_IF_J2 + 2] = {"j2_xmodel_mid_events", PB_FMT_NUM},
-  [PB_IF_J2 + 3] = {"j2_xmodel_mid_same", PB_FMT_NUM},
-  [PB_IF_J2 + 4] = {"j2_xmodel_high_events", PB_FMT_NUM},
-  [PB_IF_J2 + 5] = {"j2_xmodel_high_same", PB_FMT_NUM},
-  [PB_IF_J2 + 6] = {"j2_xgroup_low_events", PB_FMT_NUM},
-  [PB_IF_J2 + 7] = {"j2_xgroup_low_same", PB_FMT_NUM},
-  [PB_IF_J2 + 8] = {"j2_xgroup_mid_events", PB_FMT_NUM},
-  [PB_IF_J2 + 9] = {"j2_xgroup_mid_same", PB_FMT_NUM},
-  [PB_IF_J2 + 10] = {"j2_xgroup_high_events", PB_FMT_NUM},
-  [PB_IF_J2 + 11] = {"j2_xgroup_high_same", PB_FMT_NUM},
-  [PB_IF_J2 + 12] = {"j2_groups_low_events", PB_FMT_NUM},
-  [PB_IF_J2 + 13] = {"j2_groups_low_same", PB_FMT_NUM},
-  [PB_IF_J2 + 14] = {"j2_groups_mid_events", PB_FMT_NUM},
-  [PB_IF_J2 + 15] = {"j2_groups_mid_same", PB_FMT_NUM},
-  [PB_IF_J2 + 16] = {"j2_groups_high_events", PB_FMT_NUM},
-  [PB_IF_J2 + 17] = {"j2_groups_high_same", PB_FMT_NUM},
-  [PB_IF_F1 + 0] = {"f1_q80_raw_H", PB_FMT_NUM},
-  [PB_IF_F1 + 1] = {"f1_q80_raw_L", PB_FMT_NUM},
-  [PB_IF_F1 + 2] = {"f1_q80_raw_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 3] = {"f1_q80_raw_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 4] = {"f1_r5_raw_H", PB_FMT_NUM},
-  [PB_IF_F1 + 5] = {"f1_r5_raw_L", PB_FMT_NUM},
-  [PB_IF_F1 + 6] = {"f1_r5_raw_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 7] = {"f1_r5_raw_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 8] = {"f1_a90_raw_H", PB_FMT_NUM},
-  [PB_IF_F1 + 9] = {"f1_a90_raw_L", PB_FMT_NUM},
-  [PB_IF_F1 + 10] = {"f1_a90_raw_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 11] = {"f1_a90_raw_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 12] = {"f1_a70_raw_H", PB_FMT_NUM},
-  [PB_IF_F1 + 13] = {"f1_a70_raw_L", PB_FMT_NUM},
-  [PB_IF_F1 + 14] = {"f1_a70_raw_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 15] = {"f1_a70_raw_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 16] = {"f1_a50_raw_H", PB_FMT_NUM},
-  [PB_IF_F1 + 17] = {"f1_a50_raw_L", PB_FMT_NUM},
-  [PB_IF_F1 + 18] = {"f1_a50_raw_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 19] = {"f1_a50_raw_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 20] = {"f1_q80_platt_H", PB_FMT_NUM},
-  [PB_IF_F1 + 21] = {"f1_q80_platt_L", PB_FMT_NUM},
-  [PB_IF_F1 + 22] = {"f1_q80_platt_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 23] = {"f1_q80_platt_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 24] = {"f1_r5_platt_H", PB_FMT_NUM},
-  [PB_IF_F1 + 25] = {"f1_r5_platt_L", PB_FMT_NUM},
-  [PB_IF_F1 + 26] = {"f1_r5_platt_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 27] = {"f1_r5_platt_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 28] = {"f1_a90_platt_H", PB_FMT_NUM},
-  [PB_IF_F1 + 29] = {"f1_a90_platt_L", PB_FMT_NUM},
-  [PB_IF_F1 + 30] = {"f1_a90_platt_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 31] = {"f1_a90_platt_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 32] = {"f1_a70_platt_H", PB_FMT_NUM},
-  [PB_IF_F1 + 33] = {"f1_a70_platt_L", PB_FMT_NUM},
-  [PB_IF_F1 + 34] = {"f1_a70_platt_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 35] = {"f1_a70_platt_accerr", PB_FMT_NUM},
-  [PB_IF_F1 + 36] = {"f1_a50_platt_H", PB_FMT_NUM},
-  [PB_IF_F1 + 37] = {"f1_a50_platt_L", PB_FMT_NUM},
-  [PB_IF_F1 + 38] = {"f1_a50_platt_acc", PB_FMT_NUM},
-  [PB_IF_F1 + 39] = {"f1_a50_platt_accerr", PB_FMT_NUM},
+  PB_BOUNDS__J2(0, xmodel), PB_BOUNDS__J2(1, xgroup), PB_BOUNDS__J2(2, groups),
+  PB_BOUNDS__F1(0, q80, raw), PB_BOUNDS__F1(1, r5, raw), PB_BOUNDS__F1(2, a90, raw), PB_BOUNDS__F1(3, a70, raw),
+  PB_BOUNDS__F1(4, a50, raw), PB_BOUNDS__F1(5, q80, platt), PB_BOUNDS__F1(6, r5, platt), PB_BOUNDS__F1(7, a90, platt),
+  PB_BOUNDS__F1(8, a70, platt), PB_BOUNDS__F1(9, a50, platt),
   [PB_IF_F1_CHANGED] = {"f1_q80_platt_changed", PB_FMT_NUM},
   [PB_IF_F1_BRIER1_RAW] = {"f1_brier_perturbed_raw", PB_FMT_NUM},
   [PB_IF_F1_BRIER1_PLATT] = {"f1_brier_perturbed_platt", PB_FMT_NUM},
@@ -177,6 +110,9 @@ static const struct pb_field pb_bounds__fields[PB_IF_N] = {
 _Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_bounds__fields lists 2 x 5 x 4 F.1 counts");
 _Static_assert(PB_BOUNDS_N_MATCH_SEEDS == 5, "pb_bounds__fields lists five matched-support seeds");
 _Static_assert(PB_SUPPORT_N == 3 && PB_SUPPORT_N_STRATA == 3, "pb_bounds__fields lists 3 x 3 J.2 strata");
+#undef PB_BOUNDS__MATCH
+#undef PB_BOUNDS__J2
+#undef PB_BOUNDS__F1
 
 const struct pb_fields pb_bounds_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_bounds__fields};
 
@@ -652,43 +588,40 @@ static int pb_bounds__write_cells(struct pb_stage *st, const double *recs)
 static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *opts)
 {
   const struct pb_bounds_options *opt = opts;
-  MPI_Comm comm = call->comm;
   struct pb_stage st;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "bounds");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   const int64_t n = st.last - st.first;
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
-  int status = pb_bounds__compute(&st, opt, recs, &tm);
-  status = pb_error_agree(comm, status);
-  pb_timer_skip(&tm);
+  int status = pb_bounds__compute(&st, opt, recs, &st.timer);
+  status = pb_error_agree(st.comm, status);
+  pb_timer_skip(&st.timer);
   if (status == PB_OK) status = pb_bounds__write_cells(&st, recs);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */
     struct pb_bounds_intervals iv;
-    status = pb_bounds_intervals(st.meta, recs, st.first, n, opt, comm, &iv);
+    status = pb_bounds_intervals(st.meta, recs, st.first, n, opt, st.comm, &iv);
     if (status == PB_OK) {
       struct pb_bounds_sum S;
-      status = pb_bounds_summarise(st.meta, recs, st.first, n, comm, &S);
+      status = pb_bounds_summarise(st.meta, recs, st.first, n, st.comm, &S);
       if (status == PB_OK && st.rank == 0) status = pb_bounds_report(st.meta, &st.protocol, &S, st.results, opt, &iv);
       pb_bounds_sum_free(&S);
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    MPI_Bcast(&status, 1, MPI_INT, 0, st.comm);
     free(iv.vr);
   }
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
-  const double grid = pb_timer_get(&tm, "grid_pass");
+  pb_timer_end(&st.timer, "write", st.comm);
+  const double grid = pb_timer_get(&st.timer, "grid_pass");
   double rb = 0, rs = 0;
   pb_store_read_stats(st.store, &rb, &rs);
   pb_message("bounds: load %.3f s (store reads %.0f MB in %.3f s, %.2f GB/s); grid pass %.3f s (%.1f M paired records/s); I5 + variable-support pass %.3f s; "
              "matched support %.3f s; clean-answer support %.3f s; calibration %.3f s; write %.3f s",
-             pb_timer_get(&tm, "load"), rb / 1e6, rs, rs > 0 ? rb / rs / 1e9 : 0.0, grid,
+             pb_timer_get(&st.timer, "load"), rb / 1e6, rs, rs > 0 ? rb / rs / 1e9 : 0.0, grid,
              grid > 0 ? pb_meta_paired_records(st.meta) / grid / 1e6 : 0.0,
-             pb_timer_get(&tm, "i5_pass"), pb_timer_get(&tm, "matched_support"), pb_timer_get(&tm, "clean_support"), pb_timer_get(&tm, "calibration"), pb_timer_get(&tm, "write"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+             pb_timer_get(&st.timer, "i5_pass"), pb_timer_get(&st.timer, "matched_support"),
+             pb_timer_get(&st.timer, "clean_support"), pb_timer_get(&st.timer, "calibration"),
+             pb_timer_get(&st.timer, "write"));
   free(recs);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 static const struct pb_stage_inherit pb_bounds__inherits[] = {
@@ -696,20 +629,12 @@ static const struct pb_stage_inherit pb_bounds__inherits[] = {
 
 const struct pb_stage_desc pb_bounds_stage = {
   .name = "bounds",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL, .figures = 1},
+  .options = {.table = pb_bounds_option_table, .size = sizeof(struct pb_bounds_options)},
+  .run = pb_bounds__stage_run,
+  .pipeline = {.report = "REPORT.md", .order = 0, .inherits = pb_bounds__inherits, .summary = pb_bounds_summary},
   .help = "Sharp identification intervals of H, L and dM_k at information levels I0, Ik and I5 for every model x\n"
           "condition cell (seed 000 Sections 3-4, Appendix A-C; docs/bounds.md), with observed and independent\n"
           "values and the diagnostics tables (widths, decomposition, variance ratios, accuracy-only K, matched\n"
           "support). Writes OUTDIR/results.h5 (/bounds), OUTDIR/report/bounds.tsv, identification_*.tsv, REPORT.md.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .figures = 1,
-  .options = pb_bounds_option_table,
-  .options_size = sizeof(struct pb_bounds_options),
-  .run = pb_bounds__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .report = "REPORT.md",
-  .report_order = 0,
-  .inherits = pb_bounds__inherits,
-  .summary = pb_bounds_summary,
 };

@@ -157,6 +157,13 @@ struct pb_bounds_row {
   const char *key[3];
 };
 union pb_cell pb_bounds_row_cell(const void *row, const struct pb_column *c);
+/* Its columns: label key[k]; of slot i after the row's first, the integer, the count of values, the mean and the
+ * percentage of the first slot's tally (d decimals). */
+#define PB_ICOL_KEY(name, k) {name, PB_COL_STR, .slot = k, .arg = PB_IROW_KEY}
+#define PB_ICOL_INT(name, i) {name, PB_COL_INT, .slot = i, .arg = PB_IROW_INT}
+#define PB_ICOL_COUNT(name, i) {name, PB_COL_INT, .slot = i, .arg = PB_IROW_COUNT}
+#define PB_ICOL_MEAN(name, d, i) {name, PB_COL_NUM, d, .slot = i, .arg = PB_IROW_MEAN}
+#define PB_ICOL_SHARE(name, d, i) {name, PB_COL_NUM, d, .slot = i, .arg = PB_IROW_SHARE}
 /* The sources that the tables have rows for (not the probe sources). */
 #define PB_BOUNDS_SOURCES(meta, s) \
   for (int32_t s = pb_meta_target(meta, 0); s < (meta)->n_sources; s = pb_meta_target(meta, s + 1))

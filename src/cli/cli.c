@@ -248,7 +248,7 @@ static void pb_cli__tables(const struct pb_cli_command *c, struct pb_cli_args *a
   t->n = 0;
   t->table[t->n] = c->own, t->opts[t->n++] = a;
   if (c->options) t->table[t->n] = c->options, t->opts[t->n++] = &a->world;
-  if (c->desc && c->desc->options) t->table[t->n] = c->desc->options, t->opts[t->n++] = a->stage;
+  if (c->desc && c->desc->options.table) t->table[t->n] = c->desc->options.table, t->opts[t->n++] = a->stage;
   if (c->protocol) t->table[t->n] = pb_protocol_option_table, t->opts[t->n++] = &a->protocol;
 }
 
@@ -270,7 +270,7 @@ static void pb_cli__synopsis(const struct pb_cli_command *c, char *buf, size_t c
              o->metavar);
   pb_options_synopsis(buf, cap, c->own);
   if (c->options) pb_options_synopsis(buf, cap, c->options);
-  if (c->desc && c->desc->options) pb_options_synopsis(buf, cap, c->desc->options);
+  if (c->desc && c->desc->options.table) pb_options_synopsis(buf, cap, c->desc->options.table);
   if (c->protocol) snprintf(buf + strlen(buf), cap - strlen(buf), " [protocol options]");
 }
 
@@ -281,7 +281,7 @@ static void pb_cli__help(const struct pb_cli_command *c)
   printf("usage: %s\n\n%s\n", syn, c->help);
   pb_options_help(stdout, c->own);
   if (c->options) pb_options_help(stdout, c->options);
-  if (c->desc && c->desc->options) pb_options_help(stdout, c->desc->options);
+  if (c->desc && c->desc->options.table) pb_options_help(stdout, c->desc->options.table);
   if (c->protocol) {
     printf("\nProtocol options (docs/protocol.md):\n");
     pb_options_help(stdout, pb_protocol_option_table);
@@ -575,7 +575,7 @@ static int pb_cli__resumable(struct pb_cli *cli, const struct pb_stage_desc *d, 
                              struct pb_checkpoint_key *key, char digest[65])
 {
   int status = PB_OK;
-  if (d->reads_store) status = cli->rank == 0 ? pb_checksum_xxh128_file(a->operand, digest) : PB_OK;
+  if (d->store.reads) status = cli->rank == 0 ? pb_checksum_xxh128_file(a->operand, digest) : PB_OK;
   else snprintf(digest, 65, "none");
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (status != PB_OK) return PB_FAIL;
@@ -724,7 +724,7 @@ static void pb_cli__table_init(void)
   for (int i = 0; pb_registry_stages[i]; i++) {
     const struct pb_stage_desc *d = pb_registry_stages[i];
     pb_cli__table[n++] = (struct pb_cli_command){d->name, d->operand ? d->operand : "STORE", !d->output_optional,
-                                                 pb_cli__stage_options, NULL, d->protocol, d, pb_cli__stage, d->help};
+                                                 pb_cli__stage_options, NULL, d->store.reads, d, pb_cli__stage, d->help};
   }
   for (const struct pb_cli_command *c = pb_cli__after; c->name; c++) pb_cli__table[n++] = *c;
   pb_cli__table[n].name = NULL;

@@ -38,6 +38,7 @@
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/parse.h"
+#include "pairbound/progress.h"
 #include "pairbound/results.h"
 #include "pairbound/signals.h"
 
@@ -90,7 +91,8 @@ char *pb_blocks_resume_hint(const char *provenance)
 
 /* ------------------------------------------------------------ partition */
 
-int64_t pb_blocks_per(int64_t n_items, int64_t target, int64_t *n_blocks)
+/* Items per block so that @p n_items make about @p target blocks (at least 1 item each); *@p n_blocks blocks. */
+static int64_t pb_blocks__per(int64_t n_items, int64_t target, int64_t *n_blocks)
 {
   int64_t per = (n_items + target - 1) / target;
   *n_blocks = per > 0 ? (n_items + per - 1) / per : 0;
@@ -242,13 +244,40 @@ void pb_blocks_round(const struct pb_blocks *bl, int64_t r, int64_t *b0, int64_t
   *b1 = *b0 + bl->per_round < bl->last ? *b0 + bl->per_round : bl->last;
 }
 
-void pb_blocks_round_items(const struct pb_blocks *bl, int64_t r, int64_t n_items, int64_t per, int64_t *b0,
-                           int64_t *b1, int64_t *c0, int64_t *c1)
+int pb_blocks_open_items(struct pb_blocks *bl, const char *outdir, const char *loop, int64_t n_items, int64_t target,
+                         const int64_t *cost, MPI_Comm comm, int64_t *per, int64_t *first, int64_t *last)
+{
+  int64_t nb;
+  *per = pb_blocks__per(n_items, target, &nb);
+  int64_t *bcost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *bcost);
+  for (int64_t i = 0; i < n_items; i++) bcost[i / *per] += cost[i];
+  const int status = pb_blocks_open(bl, outdir, loop, nb, bcost, comm);
+  free(bcost);
+  *first = bl->first * *per;
+  *last = bl->last * *per < n_items ? bl->last * *per : n_items;
+  return status;
+}
+
+void pb_blocks_resume_round(struct pb_blocks *bl, int64_t r, int64_t n_items, int64_t per, int64_t first,
+                            int (*apply)(void *ctx, int64_t a, int64_t b, struct pb_bytes *pay), void *ctx,
+                            uint8_t *todo, struct pb_progress *prog, struct pb_blocks_left *left)
 {
   int64_t e;
-  pb_blocks_round(bl, r, b0, b1);
-  pb_blocks_items(n_items, per, *b0, c0, &e);
-  pb_blocks_items(n_items, per, *b1 - 1, &e, c1);
+  pb_blocks_round(bl, r, &left->b0, &left->b1);
+  pb_blocks_items(n_items, per, left->b0, &left->c0, &e);
+  pb_blocks_items(n_items, per, left->b1 - 1, &e, &left->c1);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t k = left->b0; k < left->b1; k++) {
+    int64_t a, b;
+    pb_blocks_items(n_items, per, k, &a, &b);
+    struct pb_bytes pay = {0};
+    const int ok = pb_blocks_load(bl, k, &pay) && apply(ctx, a, b, &pay) == PB_OK;
+    for (int64_t c = a; c < b; c++) todo[c - first] = !ok;
+    if (ok) pb_progress_step(prog, b - a);
+    pb_blocks_bytes_free(&pay);
+  }
+  left->n = pb_calloc((size_t)(left->b1 - left->b0 > 0 ? left->b1 - left->b0 : 1), sizeof *left->n);
+  for (int64_t c = left->c0; c < left->c1; c++) left->n[c / per - left->b0] += todo[c - first];
 }
 
 /* ------------------------------------------------------------ block files */

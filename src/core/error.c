@@ -123,25 +123,28 @@ static int pb__should_log(void)
   return pb__verbosity >= 2 || (pb__verbosity >= 1 && pb__rank == 0);
 }
 
-void pb_message(const char *fmt, ...)
+/* One rank-prefixed line on stderr, "[RANK] " @p what and the message, where this rank speaks. */
+static void pb_error__say(const char *what, const char *fmt, va_list ap)
 {
   if (!pb__should_log()) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "[%d] ", pb__rank);
+  fprintf(stderr, "[%d] %s", pb__rank, what);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
+}
+
+void pb_message(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  pb_error__say("", fmt, ap);
   va_end(ap);
 }
 
 void pb_warning(const char *fmt, ...)
 {
-  if (!pb__should_log()) return;
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "[%d] warning: ", pb__rank);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  pb_error__say("warning: ", fmt, ap);
   va_end(ap);
 }
 

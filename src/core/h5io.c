@@ -15,7 +15,8 @@
 #include "pairbound/signals.h"
 #include "h5io.h"
 
-hid_t pb_h5_fapl(MPI_Comm comm)
+/* Parallel access on @p comm, collective metadata, strong close. */
+static hid_t pb_h5__fapl(MPI_Comm comm)
 {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl < 0) return -1;
@@ -119,13 +120,14 @@ int pb_h5_write_strings(hid_t loc, const char *name, char *const *v, int32_t n, 
   return status;
 }
 
-int pb_h5_attr_int(hid_t loc, const char *name, int32_t value)
+/* A scalar attribute @p name of file type @p ftype, @p value in memory type @p mtype. */
+static int pb_h5__attr(hid_t loc, const char *name, hid_t ftype, hid_t mtype, const void *value)
 {
   int status = PB_FAIL;
   hid_t space = H5Screate(H5S_SCALAR), attr = -1;
-  if (space < 0) goto done;
-  if ((attr = H5Acreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
-  if (H5Awrite(attr, H5T_NATIVE_INT32, &value) < 0) goto done;
+  if (space < 0 || ftype < 0) goto done;
+  if ((attr = H5Acreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if (H5Awrite(attr, mtype, value) < 0) goto done;
   status = PB_OK;
 done:
   if (status != PB_OK) pb_error_set("HDF5: cannot write attribute '%s'", name);
@@ -134,19 +136,16 @@ done:
   return status;
 }
 
+int pb_h5_attr_int(hid_t loc, const char *name, int32_t value)
+{
+  return pb_h5__attr(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &value);
+}
+
 int pb_h5_attr_str(hid_t loc, const char *name, const char *value)
 {
-  int status = PB_FAIL;
-  hid_t space = H5Screate(H5S_SCALAR), attr = -1, t = pb_h5_strtype(strlen(value) + 1);
-  if (space < 0 || t < 0) goto done;
-  if ((attr = H5Acreate2(loc, name, t, space, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
-  if (H5Awrite(attr, t, value) < 0) goto done;
-  status = PB_OK;
-done:
-  if (status != PB_OK) pb_error_set("HDF5: cannot write attribute '%s'", name);
-  if (attr >= 0) H5Aclose(attr);
+  hid_t t = pb_h5_strtype(strlen(value) + 1);
+  int status = pb_h5__attr(loc, name, t, t, value);
   if (t >= 0) H5Tclose(t);
-  if (space >= 0) H5Sclose(space);
   return status;
 }
 
@@ -296,14 +295,45 @@ static void pb_h5__failed(hid_t loc, const char *name, int err, char path[4096])
                why ? why : "", why ? ")" : "");
 }
 
+/* Create (truncate) or open read-only the file @p path for @p comm's ranks. */
+static hid_t pb_h5__file(const char *path, MPI_Comm comm, int create)
+{
+  hid_t fapl = pb_h5__fapl(comm), file = -1;
+  if (fapl >= 0 && create) file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  else if (fapl >= 0) file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (file < 0) pb_error_set(create ? "%s: cannot create file" : "%s: cannot open", path);
+  return file;
+}
+
+hid_t pb_h5_create(const char *path, MPI_Comm comm) { return pb_h5__file(path, comm, 1); }
+hid_t pb_h5_open(const char *path, MPI_Comm comm) { return pb_h5__file(path, comm, 0); }
+
+int pb_h5_provenance(hid_t file, const char *build, const char *text)
+{
+  hid_t grp = H5Gcreate2(file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  int status = grp < 0 || (build && pb_h5_attr_str(grp, "build", build)) || pb_h5_attr_str(grp, "text", text);
+  if (grp >= 0) H5Gclose(grp);
+  return status ? PB_FAIL : PB_OK;
+}
+
+hid_t pb_h5_create_dataset(hid_t loc, const char *name, hid_t ftype, int ndims, const hsize_t *dims,
+                           const hsize_t *maxdims, hid_t dcpl)
+{
+  hid_t space = H5Screate_simple(ndims, dims, maxdims), dset = -1;
+  if (space >= 0) dset = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (space >= 0) H5Sclose(space);
+  return dset;
+}
+
 int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
                       int64_t n_local, const void *buf)
 {
   int status = PB_FAIL, said = 0;
   hsize_t dim = (hsize_t)n_total, start = (hsize_t)offset, count = (hsize_t)n_local, mdim = count ? count : 1;
   hid_t space = -1, dset = -1, mspace = -1, dxpl = -1;
-  if ((space = H5Screate_simple(1, &dim, NULL)) < 0) goto done;
-  if ((dset = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
+  if ((dset = pb_h5_create_dataset(loc, name, ftype, 1, &dim, NULL, H5P_DEFAULT)) < 0) goto done;
+  if ((space = H5Dget_space(dset)) < 0) goto done;
   if (n_total == 0) { /* an empty column: nothing to write (HDF5 rejects a write to it) */
     status = PB_OK;
     goto done;

@@ -7,7 +7,6 @@
 #include <mpi.h>
 #include <hdf5.h>
 
-hid_t pb_h5_fapl(MPI_Comm comm);
 hid_t pb_h5_dxpl(void);
 hid_t pb_h5_strtype(size_t len);
 int pb_h5_write_small(hid_t loc, const char *name, hid_t ftype, hid_t mtype, hsize_t n, const void *buf, int rank);
@@ -25,7 +24,6 @@ int pb_h5_read_attr_int(hid_t loc, const char *name, int32_t *value);
 char *pb_h5_read_attr_str(hid_t loc, const char *name);
 void *pb_h5_read_small(hid_t loc, const char *name, hid_t mtype, size_t esize, hsize_t *n);
 char **pb_h5_read_strings(hid_t loc, const char *name, int32_t *count);
-/* Collective write of this rank's slice [offset, offset + n_local) of a 1-D dataset of n_total. */
 /* Close a file this process writes.  @p discard: the file is abandoned; its
  * temporary @p path is emptied first so that the close's metadata flush
  * does not fail on the full disk that may have caused the abandonment.
@@ -46,6 +44,17 @@ void pb_h5_open_failed(const char *path);
  * the file being written and end every rank (MPI_Abort; rank 0's signal
  * handler removes a stage's staging directory).  Returns on one rank. */
 void pb_h5_write_failed(hid_t loc, const char *name);
+/* Collective: create (truncate) or open read-only the file @p path for @p comm's ranks; -1 with the message
+ * set when it fails. */
+hid_t pb_h5_create(const char *path, MPI_Comm comm);
+hid_t pb_h5_open(const char *path, MPI_Comm comm);
+/* The group "provenance" of @p file: attribute "build" (unless NULL), then "text"; content comparisons skip it. */
+int pb_h5_provenance(hid_t file, const char *build, const char *text);
+/* Dataset @p name of @p ndims dimensions @p dims, at most @p maxdims (NULL: fixed), with creation properties
+ * @p dcpl (H5P_DEFAULT: contiguous); -1 when it cannot be created. */
+hid_t pb_h5_create_dataset(hid_t loc, const char *name, hid_t ftype, int ndims, const hsize_t *dims,
+                           const hsize_t *maxdims, hid_t dcpl);
+/* Collective write of this rank's slice [offset, offset + n_local) of a 1-D dataset of n_total. */
 int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
                       int64_t n_local, const void *buf);
 

@@ -305,26 +305,33 @@ void pb_output_lock_release(struct pb_output_lock *lk)
   lk->fd = -1;
 }
 
+/* Rank 0's *@p name (NULL: it failed) on every rank of @p comm; where it
+ * failed, PB_FAIL everywhere, the other ranks saying @p what of @p path. */
+static int pb_output__share_name(char **name, MPI_Comm comm, const char *path, const char *what)
+{
+  int rank, len;
+  MPI_Comm_rank(comm, &rank);
+  len = rank == 0 && *name ? (int)strlen(*name) + 1 : 0;
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  if (len == 0) {
+    if (rank != 0) pb_error_set("%s: %s", path, what);
+    return PB_FAIL;
+  }
+  if (rank != 0) *name = pb_malloc((size_t)len);
+  MPI_Bcast(*name, len, MPI_CHAR, 0, comm);
+  return PB_OK;
+}
+
 int pb_output_temp_shared(const char *path, MPI_Comm comm, char **tmp)
 {
-  int rank, len = 0;
+  int rank;
   MPI_Comm_rank(comm, &rank);
   *tmp = NULL;
   if (rank == 0) {
-    int fd = pb_output_temp(path, tmp);
-    if (fd >= 0) {
-      close(fd);
-      len = (int)strlen(*tmp) + 1;
-    }
+    int fd = pb_output_temp(path, tmp); /* *tmp NULL when it fails */
+    if (fd >= 0) close(fd);
   }
-  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
-  if (len == 0) {
-    if (rank != 0) pb_error_set("%s: cannot create a temporary file beside it", path);
-    return PB_FAIL;
-  }
-  if (rank != 0) *tmp = pb_malloc((size_t)len);
-  MPI_Bcast(*tmp, len, MPI_CHAR, 0, comm);
-  return PB_OK;
+  return pb_output__share_name(tmp, comm, path, "cannot create a temporary file beside it");
 }
 
 static int pb_output__force;
@@ -400,26 +407,18 @@ void pb_output_remove_tree(const char *path)
 
 int pb_output_staging_make(const char *outdir, MPI_Comm comm, char **staging)
 {
-  int rank, len = 0;
+  int rank;
   MPI_Comm_rank(comm, &rank);
   *staging = NULL;
   if (rank == 0) {
     char *dir = pb_output_path_join(outdir, PB_OUTPUT_STAGING "XXXXXX"), *rep = NULL;
     if (!mkdtemp(dir)) pb_error_set("%s: cannot create a staging directory: %s", outdir, strerror(errno));
     else if (pb_output_mkdir_p(rep = pb_output_path_join(dir, "report")) != PB_OK) pb_output_remove_tree(dir);
-    else len = (int)strlen(dir) + 1;
+    else *staging = dir;
     free(rep);
-    if (len) *staging = dir;
-    else free(dir);
+    if (!*staging) free(dir);
   }
-  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
-  if (len == 0) {
-    if (rank != 0) pb_error_set("%s: cannot create a staging directory (rank 0 says why)", outdir);
-    return PB_FAIL;
-  }
-  if (rank != 0) *staging = pb_malloc((size_t)len);
-  MPI_Bcast(*staging, len, MPI_CHAR, 0, comm);
-  return PB_OK;
+  return pb_output__share_name(staging, comm, outdir, "cannot create a staging directory (rank 0 says why)");
 }
 
 /* Swap directory @p from into @p to: atomically by RENAME_EXCHANGE (@p from

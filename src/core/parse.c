@@ -102,6 +102,25 @@ int pb_parse_int_list(const char *s, int64_t lo, int64_t hi, int max, int64_t *o
   return status == PB_OK && *n > 0 ? PB_OK : PB_FAIL;
 }
 
+int32_t pb_parse_words(const char *s, const char *sep, char ***words)
+{
+  char *copy = pb_strdup(s), *save = NULL;
+  int32_t n = 0;
+  *words = NULL;
+  for (char *w = strtok_r(copy, sep, &save); w; w = strtok_r(NULL, sep, &save)) {
+    *words = pb_realloc(*words, (size_t)(n + 1) * sizeof **words);
+    (*words)[n++] = pb_strdup(w);
+  }
+  free(copy);
+  return n;
+}
+
+void pb_parse_words_free(char **words, int32_t n)
+{
+  for (int32_t i = 0; i < n; i++) free(words[i]);
+  free(words);
+}
+
 int pb_parse_real(const char *s, double *out)
 {
   char *end;

@@ -376,13 +376,8 @@ void pb_protocol_free(struct pb_protocol *p)
 {
   for (int32_t s = 0; s < p->n_sources && p->src; s++) {
     struct pb_protocol_source *ps = &p->src[s];
-    free(ps->tau);
-    free(ps->policy_tau);
-    free(ps->dev_correct);
-    free(ps->eval_correct);
-    free(ps->mean_dev_acc);
-    free(ps->tier);
-    free(ps->panel);
+    free(ps->tau), free(ps->policy_tau), free(ps->dev_correct), free(ps->eval_correct);
+    free(ps->mean_dev_acc), free(ps->tier), free(ps->panel);
   }
   free(p->src);
   memset(p, 0, sizeof *p);

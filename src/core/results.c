@@ -104,7 +104,6 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
 {
   struct pb_results *res = pb_calloc(1, sizeof *res);
   int status = PB_OK;
-  hid_t fapl = -1, grp = -1;
   res->comm = comm;
   res->file = -1;
   MPI_Comm_rank(comm, &res->rank);
@@ -121,22 +120,19 @@ int pb_results_create(const char *outdir, MPI_Comm comm, const char *provenance,
   res->tmp = pb_output_path_join(res->staging, "results.h5");
   status = PB_FAIL;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-  if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
-  if ((res->file = H5Fcreate(res->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0) {
-    pb_error_set("%s: cannot create file", res->tmp);
-    goto done;
+  if ((res->file = pb_h5_create(res->tmp, comm)) < 0) goto done;
+  {
+    hid_t grp = H5Gcreate2(res->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (grp < 0 || pb_h5_attr_str(grp, "build", pb_results_build_info()) || pb_results__provenance(res, grp, provenance)) {
+      char why[PB_ERROR_MAX];
+      snprintf(why, sizeof why, "%s", pb_error_message());
+      pb_error_set("%s/results.h5: %s", outdir, why);
+    } else {
+      status = PB_OK;
+    }
+    if (grp >= 0) H5Gclose(grp);
   }
-  if ((grp = H5Gcreate2(res->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-      pb_h5_attr_str(grp, "build", pb_results_build_info()) || pb_results__provenance(res, grp, provenance)) {
-    char why[PB_ERROR_MAX];
-    snprintf(why, sizeof why, "%s", pb_error_message());
-    pb_error_set("%s/results.h5: %s", outdir, why);
-    goto done;
-  }
-  status = PB_OK;
 done:
-  if (grp >= 0) H5Gclose(grp);
-  if (fapl >= 0) H5Pclose(fapl);
   if (status == PB_OK) *out = res;
   else pb_results_close(res);
   return status;

@@ -120,6 +120,12 @@ int pb_stage_open(const char *store_path, const char *outdir, MPI_Comm comm,
   return pb_stage_open_timed(store_path, outdir, comm, popt, provenance, stage, NULL);
 }
 
+int pb_stage_end(struct pb_stage *stage, int status)
+{
+  if (status == PB_OK) status = pb_timer_write(&stage->timer, stage->results);
+  return pb_stage_close(stage, status);
+}
+
 int pb_stage_close(struct pb_stage *stage, int status)
 {
   status = pb_error_agree(stage->comm, status); /* the first failing rank's reason on every rank */
@@ -184,8 +190,11 @@ int pb_stage_require(const struct pb_stage *stage, const char *store_path, const
 int pb_stage_begin(const struct pb_stage_call *call, struct pb_stage *stage)
 {
   const struct pb_stage_desc *d = call->stage;
+  struct pb_timer tm;
+  pb_timer_start(&tm, d->name);
   if (pb_stage_open(call->store, call->outdir, call->comm, call->protocol, call->provenance, stage)) return PB_FAIL;
-  if (pb_stage_require(stage, call->store, d->name, d->needs)) return pb_stage_close(stage, PB_FAIL);
-  if (d->figures) pb_figure_prepare(stage->results); /* its gnuplot starts while the stage works */
+  stage->timer = tm;
+  if (pb_stage_require(stage, call->store, d->name, d->store.needs)) return pb_stage_close(stage, PB_FAIL);
+  if (d->store.figures) pb_figure_prepare(stage->results); /* its gnuplot starts while the stage works */
   return PB_OK;
 }

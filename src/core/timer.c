@@ -50,6 +50,12 @@ void pb_timer_reduce(struct pb_timer *t, MPI_Comm comm)
   MPI_Allreduce(MPI_IN_PLACE, t->sec, t->n, MPI_DOUBLE, MPI_MAX, comm);
 }
 
+void pb_timer_end(struct pb_timer *t, const char *phase, MPI_Comm comm)
+{
+  pb_timer_lap(t, phase);
+  pb_timer_reduce(t, comm);
+}
+
 int pb_timer_write(const struct pb_timer *t, struct pb_results *res)
 {
   int rank;

@@ -174,6 +174,16 @@ enum { PB_EXACT_ROW_KEY, PB_EXACT_ROW_N, PB_EXACT_ROW_X };
 union pb_cell pb_exact_row_cell(const void *row, const struct pb_column *c);
 #define PB_EXACT_COL_KEY(name, i) {name, PB_COL_STR, .slot = i, .arg = PB_EXACT_ROW_KEY}
 #define PB_EXACT_COL_X(name, i) {name, PB_COL_NUM, 4, .slot = i, .arg = PB_EXACT_ROW_X} /* 4 decimals */
+/* The value columns that the score and the worlds reports share: the kNN
+ * interval ends and the exact Bayes error (x of pb_exact_knn_row), the
+ * empirical MC mean and s.d. with the reference MC, the higher-order and
+ * snapshot errors. */
+#define PB_EXACT_COLS_KNN                                                                                  \
+  PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1), PB_EXACT_COL_X("dv_lower", 2),           \
+      PB_EXACT_COL_X("dv_upper", 3), PB_EXACT_COL_X("bayes_error", 4)
+#define PB_EXACT_COLS_MC PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1), PB_EXACT_COL_X("reference_mc", 2)
+#define PB_EXACT_COLS_HO \
+  PB_EXACT_COL_X("E_HO", 0), PB_EXACT_COL_X("E_k", 1), PB_EXACT_COL_X("E_k_before", 2), PB_EXACT_COL_X("delta_k", 3)
 
 /** The stage's lines of `pairbound run`'s summary and its REPORT.md finding (.summary; exact_report_summary.c). */
 void pb_exact_run_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);

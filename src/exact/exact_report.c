@@ -129,11 +129,10 @@ static void pb_exact__mc_table(struct pb_table *t, struct pb_text *fig, const st
 {
   static const struct pb_column cols[] = {
     {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, {"resamples", PB_COL_INT, .slot = 1, .arg = PB_EXACT_ROW_N},
-    PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1), PB_EXACT_COL_X("reference_mc", 2),
-    PB_EXACT_COL_X("reference_lo", 3), PB_EXACT_COL_X("reference_hi", 4), {NULL}};
+    PB_EXACT_COLS_MC, PB_EXACT_COL_X("reference_lo", 3), PB_EXACT_COL_X("reference_hi", 4), {NULL}};
   static const struct pb_column fig_cols[] = {
-    {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1),
-    PB_EXACT_COL_X("reference_mc", 2), PB_EXACT_COL_X("reference_lo", 3), PB_EXACT_COL_X("reference_hi", 4), {NULL}};
+    {"n", PB_COL_INT, .slot = 0, .arg = PB_EXACT_ROW_N}, PB_EXACT_COLS_MC, PB_EXACT_COL_X("reference_lo", 3),
+    PB_EXACT_COL_X("reference_hi", 4), {NULL}};
   static const struct pb_table_spec spec = {
     "Empirical multicalibration error over calibration sample size (Eq. 3)",
     "Labels as targets on independent calibration resamples; the reference row integrates exact p* over the "
@@ -154,9 +153,7 @@ static void pb_exact__mc_table(struct pb_table *t, struct pb_text *fig, const st
 /* Higher-order and snapshot errors per k; the figure's data is the table's TSV. */
 static void pb_exact__ho_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
-  static const struct pb_column cols[] = {
-    {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("E_HO", 0), PB_EXACT_COL_X("E_k", 1),
-    PB_EXACT_COL_X("E_k_before", 2), PB_EXACT_COL_X("delta_k", 3), {NULL}};
+  static const struct pb_column cols[] = {{"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COLS_HO, {NULL}};
   static const struct pb_table_spec spec = {
     "Higher-order and snapshot calibration errors over k (Eq. 5, 7-9)",
     "Bins of the scored predictor weighted by reference mass; E_k_before uses the model's own binomial laws (Eq. 9); "
@@ -177,12 +174,8 @@ static void pb_exact__ho_table(struct pb_table *t, struct pb_text *fig, const st
 static void pb_exact__knn_table(struct pb_table *t, struct pb_text *fig, const struct pb_exact_result *r)
 {
   static const struct pb_column cols[] = {
-    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, {"fields", PB_COL_STR, .arg = PB_EXACT_ROW_KEY},
-    PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1), PB_EXACT_COL_X("dv_lower", 2), PB_EXACT_COL_X("dv_upper", 3),
-    PB_EXACT_COL_X("bayes_error", 4), {NULL}};
-  static const struct pb_column fig_cols[] = {
-    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1),
-    PB_EXACT_COL_X("dv_lower", 2), PB_EXACT_COL_X("dv_upper", 3), PB_EXACT_COL_X("bayes_error", 4), {NULL}};
+    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, {"fields", PB_COL_STR, .arg = PB_EXACT_ROW_KEY}, PB_EXACT_COLS_KNN, {NULL}};
+  static const struct pb_column fig_cols[] = {{"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COLS_KNN, {NULL}};
   static const struct pb_table_spec spec = {
     "Nearest-neighbour Bayes-error estimators over sample size (C.3)",
     "Mean over seeds 2032-2034 of the Cover-Hart 1NN interval [(1 - sqrt(1 - 2 R1)) / 2, R1] and the kNN (k = 5) "

@@ -19,13 +19,19 @@
 #include "pairbound/text.h"
 #include "exact_internal.h"
 
-/* A figure's data columns: the first named @p first (an integer when
- * @p first_int, else a label), then per block b its @p ns columns, the first
- * named "label[b] suffix[0]" (label[b] alone when suffix[0] is NULL), the
- * others suffix[j]; every value's .slot is its place among them.  Free with
- * pb_table_cols_free. */
-static struct pb_column *pb_exact__fig_cols(const char *first, int first_int, int nb, const char *const *label,
-                                            const char *const *suffix, int ns)
+/* A figure's data table as it is written: its columns, the first named
+ * @p first (an integer when @p first_int, else a label), then per block b
+ * its @p ns columns, the first named "label[b] suffix[0]" (label[b] alone
+ * when suffix[0] is NULL), the others suffix[j]; every value's .slot is its
+ * place among them.  Rows by pb_exact__fig_row; pb_exact__fig_close frees it. */
+struct pb_exact__fig {
+  struct pb_text *t;
+  struct pb_column *cols;
+  struct pb_table_spec spec;
+};
+
+static void pb_exact__fig_open(struct pb_exact__fig *f, struct pb_text *t, const char *first, int first_int, int nb,
+                               const char *const *label, const char *const *suffix, int ns)
 {
   struct pb_column *cols = pb_table_cols_new(1 + nb * ns);
   pb_table_col_name(&cols[0], "%s", first);
@@ -39,8 +45,18 @@ static struct pb_column *pb_exact__fig_cols(const char *first, int first_int, in
       else pb_table_col_name(c, "%s", label[b]);
       c->fmt = PB_COL_NUM, c->slot = b * ns + j, c->arg = PB_EXACT_ROW_X;
     }
-  return cols;
+  *f = (struct pb_exact__fig){t, cols, {NULL, NULL, cols}};
+  pb_table_tsv_open(t, &f->spec);
 }
+
+/* A row of the figure's data: its first column @p key (a label) or @p n, then the values @p x. */
+static void pb_exact__fig_row(const struct pb_exact__fig *f, const char *key, int64_t n, const double *x)
+{
+  const struct pb_exact_row row = {{key}, {n}, x};
+  pb_table_tsv_row(f->t, &f->spec, pb_exact_row_cell, &row);
+}
+
+static void pb_exact__fig_close(struct pb_exact__fig *f) { pb_table_cols_free(f->cols); }
 
 /* A row of a table: its entry's world, level and predictor. */
 static struct pb_exact_row pb_exact__entry_row(const struct pb_exact_entry *en, int64_t n, const double *x)
@@ -66,11 +82,9 @@ static void pb_exact__kl(const struct pb_exact_grid *g, struct pb_table *t, stru
     "exact enumeration. A predictor that does not apply in a world is left out (logistic regression in covert "
     "transfer, A.1).",
     cols};
-  struct pb_column *fcols = pb_exact__fig_cols("world_level", 0, g->np, (const char *const *)g->p,
-                                               (const char *const[]){NULL}, 1);
-  const struct pb_table_spec fspec = {NULL, NULL, fcols};
+  struct pb_exact__fig f;
+  pb_exact__fig_open(&f, fig, "world_level", 0, g->np, (const char *const *)g->p, (const char *const[]){NULL}, 1);
   pb_table_open(t, &spec);
-  pb_table_tsv_open(fig, &fspec);
   for (int w = 0; w < g->nw; w++)
     for (int l = 0; l < g->nl; l++) {
       char label[64];
@@ -86,10 +100,9 @@ static void pb_exact__kl(const struct pb_exact_grid *g, struct pb_table *t, stru
         pb_table_row(t, &spec, pb_exact_row_cell, &row);
       }
       snprintf(label, sizeof label, "%s %s", g->w[w], g->l[l]);
-      const struct pb_exact_row frow = {{label}, {0}, kl};
-      pb_table_tsv_row(fig, &fspec, pb_exact_row_cell, &frow);
+      pb_exact__fig_row(&f, label, 0, kl);
     }
-  pb_table_cols_free(fcols);
+  pb_exact__fig_close(&f);
 }
 
 /* Estimator intervals per world x level x size; figure data: one column block per world x level. */
@@ -98,8 +111,7 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
 {
   static const struct pb_column cols[] = {
     PB_EXACT_COL_KEY("world", 0), PB_EXACT_COL_KEY("level", 1), {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N},
-    PB_EXACT_COL_KEY("fields", 3), PB_EXACT_COL_X("ch_lower", 0), PB_EXACT_COL_X("ch_upper", 1), PB_EXACT_COL_X("dv_lower", 2),
-    PB_EXACT_COL_X("dv_upper", 3), PB_EXACT_COL_X("bayes_error", 4), {NULL}};
+    PB_EXACT_COL_KEY("fields", 3), PB_EXACT_COLS_KNN, {NULL}};
   static const struct pb_table_spec spec = {
     "Nearest-neighbour Bayes-error estimators by world and level (C.3)",
     "Means over seeds 2032-2034: Cover-Hart 1NN and Devroye 5NN intervals against the exact Bayes error (dv_lower "
@@ -130,17 +142,15 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
       }
     }
   *panels = nc;
-  struct pb_column *fcols = pb_exact__fig_cols("n", 1, nc, names, suffix, 5);
-  const struct pb_table_spec fspec = {NULL, NULL, fcols};
+  struct pb_exact__fig f;
   double *x = pb_malloc((size_t)(5 * nc + 1) * sizeof *x);
-  pb_table_tsv_open(fig, &fspec);
+  pb_exact__fig_open(&f, fig, "n", 1, nc, names, suffix, 5);
   for (int a = 0; nc > 0 && a < col[0]->r.n_sizes; a++) {
     for (int i = 0; i < nc; i++) pb_exact_knn_row(&col[i]->r, a, x + 5 * i);
-    const struct pb_exact_row row = {{NULL}, {col[0]->r.sizes[a]}, x};
-    pb_table_tsv_row(fig, &fspec, pb_exact_row_cell, &row);
+    pb_exact__fig_row(&f, NULL, col[0]->r.sizes[a], x);
   }
   free(x);
-  pb_table_cols_free(fcols);
+  pb_exact__fig_close(&f);
 }
 
 /* Empirical MC per world x level x predictor x size; figure data at the last level, one column block per
@@ -148,9 +158,8 @@ static void pb_exact__knn(const struct pb_exact_grid *g, struct pb_table *t, str
 static void pb_exact__mc(const struct pb_exact_grid *g, struct pb_table *t, struct pb_text *fig)
 {
   static const struct pb_column cols[] = {
-    PB_EXACT__ENTRY_KEYS,
-    {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("mc_mean", 0), PB_EXACT_COL_X("mc_sd", 1),
-    PB_EXACT_COL_X("reference_mc", 2), PB_EXACT_COL_X("reference_mc_halfwidth", 3), {NULL}};
+    PB_EXACT__ENTRY_KEYS, {"n", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COLS_MC,
+    PB_EXACT_COL_X("reference_mc_halfwidth", 3), {NULL}};
   static const struct pb_table_spec spec = {
     "Empirical multicalibration error by world, level and predictor (Eq. 3, C.4)",
     "Mean and s.d. over calibration resamples; reference MC of the predictor with its 95% Hoeffding half-width.",
@@ -158,20 +167,18 @@ static void pb_exact__mc(const struct pb_exact_grid *g, struct pb_table *t, stru
   static const char *const suffix[3] = {"mean", "sd", "reference"};
   const struct pb_exact_entry *any = NULL;
   pb_table_open(t, &spec);
-  for (int w = 0; w < g->nw; w++)
-    for (int l = 0; l < g->nl; l++)
-      for (int p = 0; p < g->np; p++) {
-        const struct pb_exact_entry *en = pb_exact_at(g, w, l, p);
-        if (!en->have) continue;
-        any = en;
-        for (int a = 0; a < en->r.n_sizes; a++) {
-          const double *v = en->r.emp_mc + a * en->r.resamples;
-          const double x[4] = {pb_exact_mean(v, en->r.resamples, 1), pb_exact_sd(v, en->r.resamples, 1), en->r.ref_mc,
-                               en->r.ref_halfwidth};
-          const struct pb_exact_row row = pb_exact__entry_row(en, en->r.sizes[a], x);
-          pb_table_row(t, &spec, pb_exact_row_cell, &row);
-        }
-      }
+  for (int i = 0; i < g->nw * g->nl * g->np; i++) { /* every entry, world x level x predictor in order */
+    const struct pb_exact_entry *en = &g->e[i];
+    if (!en->have) continue;
+    any = en;
+    for (int a = 0; a < en->r.n_sizes; a++) {
+      const double *v = en->r.emp_mc + a * en->r.resamples;
+      const double x[4] = {pb_exact_mean(v, en->r.resamples, 1), pb_exact_sd(v, en->r.resamples, 1), en->r.ref_mc,
+                           en->r.ref_halfwidth};
+      const struct pb_exact_row row = pb_exact__entry_row(en, en->r.sizes[a], x);
+      pb_table_row(t, &spec, pb_exact_row_cell, &row);
+    }
+  }
   if (!any) return;
   char(*label)[80] = pb_malloc((size_t)(g->nw * g->np) * sizeof *label);
   const char **names = pb_malloc((size_t)(g->nw * g->np) * sizeof *names);
@@ -180,10 +187,9 @@ static void pb_exact__mc(const struct pb_exact_grid *g, struct pb_table *t, stru
       snprintf(label[w * g->np + p], sizeof label[0], "%s %s", g->w[w], g->p[p]);
       names[w * g->np + p] = label[w * g->np + p];
     }
-  struct pb_column *fcols = pb_exact__fig_cols("n", 1, g->nw * g->np, names, suffix, 3);
-  const struct pb_table_spec fspec = {NULL, NULL, fcols};
+  struct pb_exact__fig f;
   double *x = pb_malloc((size_t)(3 * g->nw * g->np) * sizeof *x);
-  pb_table_tsv_open(fig, &fspec);
+  pb_exact__fig_open(&f, fig, "n", 1, g->nw * g->np, names, suffix, 3);
   for (int a = 0; a < any->r.n_sizes; a++) {
     for (int w = 0; w < g->nw; w++)
       for (int p = 0; p < g->np; p++) {
@@ -194,11 +200,10 @@ static void pb_exact__mc(const struct pb_exact_grid *g, struct pb_table *t, stru
         y[1] = v ? pb_exact_sd(v, en->r.resamples, 1) : NAN;
         y[2] = v ? en->r.ref_mc : NAN;
       }
-    const struct pb_exact_row row = {{NULL}, {any->r.sizes[a]}, x};
-    pb_table_tsv_row(fig, &fspec, pb_exact_row_cell, &row);
+    pb_exact__fig_row(&f, NULL, any->r.sizes[a], x);
   }
   free(x), free(names), free(label);
-  pb_table_cols_free(fcols);
+  pb_exact__fig_close(&f);
 }
 
 /* Predictor shown in the higher-order figure: the last logistic one, else the last. */
@@ -214,43 +219,36 @@ static int pb_exact__ho_pred(const struct pb_exact_grid *g, int w)
 static void pb_exact__ho(const struct pb_exact_grid *g, struct pb_table *t, struct pb_text *fig)
 {
   static const struct pb_column cols[] = {
-    PB_EXACT__ENTRY_KEYS,
-    {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COL_X("E_HO", 0), PB_EXACT_COL_X("E_k", 1),
-    PB_EXACT_COL_X("E_k_before", 2), PB_EXACT_COL_X("delta_k", 3), {NULL}};
+    PB_EXACT__ENTRY_KEYS, {"k", PB_COL_INT, .arg = PB_EXACT_ROW_N}, PB_EXACT_COLS_HO, {NULL}};
   static const struct pb_table_spec spec = {
     "Higher-order and snapshot calibration errors by world, level and predictor (Eq. 5, 7-9)",
     "Bins of each predictor weighted by reference mass; |E_HO - delta_k| <= E_k (Eq. 8).", cols};
   static const char *const suffix[4] = {"E_HO", "E_k", "E_k_before", "delta_k"};
   pb_table_open(t, &spec);
-  for (int w = 0; w < g->nw; w++)
-    for (int l = 0; l < g->nl; l++)
-      for (int p = 0; p < g->np; p++) {
-        const struct pb_exact_entry *en = pb_exact_at(g, w, l, p);
-        if (!en->have) continue;
-        for (int i = 0; i < PB_EXACT_NK; i++) {
-          const double x[4] = {en->r.e_ho[i], en->r.e_k[i], en->r.e_k_before[i], en->r.delta_k[i]};
-          const struct pb_exact_row row = pb_exact__entry_row(en, pb_exact_snapshot_k[i], x);
-          pb_table_row(t, &spec, pb_exact_row_cell, &row);
-        }
-      }
-  struct pb_column *fcols = pb_exact__fig_cols("k", 1, g->nw, (const char *const *)g->w, suffix, 4);
-  const struct pb_table_spec fspec = {NULL, NULL, fcols};
+  for (int i = 0; i < g->nw * g->nl * g->np; i++) { /* every entry, world x level x predictor in order */
+    const struct pb_exact_entry *en = &g->e[i];
+    for (int k = 0; en->have && k < PB_EXACT_NK; k++) {
+      const double x[4] = {en->r.e_ho[k], en->r.e_k[k], en->r.e_k_before[k], en->r.delta_k[k]};
+      const struct pb_exact_row row = pb_exact__entry_row(en, pb_exact_snapshot_k[k], x);
+      pb_table_row(t, &spec, pb_exact_row_cell, &row);
+    }
+  }
+  struct pb_exact__fig f;
   double *x = pb_malloc((size_t)(4 * g->nw) * sizeof *x);
-  pb_table_tsv_open(fig, &fspec);
-  for (int i = 0; i < PB_EXACT_NK; i++) {
+  pb_exact__fig_open(&f, fig, "k", 1, g->nw, (const char *const *)g->w, suffix, 4);
+  for (int k = 0; k < PB_EXACT_NK; k++) {
     for (int w = 0; w < g->nw; w++) {
       const int p = pb_exact__ho_pred(g, w);
       const struct pb_exact_result *r = p >= 0 ? &pb_exact_at(g, w, g->nl - 1, p)->r : NULL;
-      x[4 * w + 0] = r ? r->e_ho[i] : NAN;
-      x[4 * w + 1] = r ? r->e_k[i] : NAN;
-      x[4 * w + 2] = r ? r->e_k_before[i] : NAN;
-      x[4 * w + 3] = r ? r->delta_k[i] : NAN;
+      x[4 * w + 0] = r ? r->e_ho[k] : NAN;
+      x[4 * w + 1] = r ? r->e_k[k] : NAN;
+      x[4 * w + 2] = r ? r->e_k_before[k] : NAN;
+      x[4 * w + 3] = r ? r->delta_k[k] : NAN;
     }
-    const struct pb_exact_row row = {{NULL}, {pb_exact_snapshot_k[i]}, x};
-    pb_table_tsv_row(fig, &fspec, pb_exact_row_cell, &row);
+    pb_exact__fig_row(&f, NULL, pb_exact_snapshot_k[k], x);
   }
   free(x);
-  pb_table_cols_free(fcols);
+  pb_exact__fig_close(&f);
 }
 
 static const char *const pb_exact__colour[PB_EXACT_MAXL] = {"#000080", "#800000", "#008000", "#806000",

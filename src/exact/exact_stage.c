@@ -121,7 +121,7 @@ const struct pb_option pb_exact_option_table[] = {
   {.name = NULL}};
 #undef PB_X
 
-/* What pb_options_free leaves of the options (the stage's .release). */
+/* What pb_options_free leaves of the options (the stage's .options.release). */
 void pb_exact__options_release(void *opts)
 {
   struct pb_exact_options *o = opts;

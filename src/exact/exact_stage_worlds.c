@@ -160,17 +160,12 @@ static const struct pb_stage_inherit pb_exact__inherits[] = {{"seed", "run.seed"
 
 const struct pb_stage_desc pb_exact_stage = {
   .name = "exact",
-  .help = PB_EXACT_HELP,
   .operand = "score CASES PREDICTIONS|worlds",
-  .options = pb_exact_option_table,
-  .options_size = sizeof(struct pb_exact_options),
-  .release = pb_exact__options_release,
+  .options = {.table = pb_exact_option_table, .size = sizeof(struct pb_exact_options),
+              .release = pb_exact__options_release},
   .run = pb_exact__stage_run,
   .command = pb_exact__command,
-  .pipeline = 1,
-  .report = "exact.md",
-  .report_order = 6,
-  .inherits = pb_exact__inherits,
-  .joins = "worlds",
-  .summary = pb_exact_run_summary,
+  .pipeline = {.report = "exact.md", .order = 6, .inherits = pb_exact__inherits, .joins = "worlds",
+               .summary = pb_exact_run_summary},
+  .help = PB_EXACT_HELP,
 };

@@ -39,24 +39,21 @@ static union pb_cell pb_fragility__cell(const void *ctx, const struct pb_column 
   }
   return (union pb_cell){.s = ""};
 }
+/* Its columns: key[k]; x[i], n[i] and the mean of slot a0 + i (d decimals). */
+#define PB_FR__COL_KEY(name, k) {name, PB_COL_STR, .slot = k, .arg = PB_FR__KEY}
+#define PB_FR__COL_X(name, d, i) {name, PB_COL_NUM, d, .slot = i, .arg = PB_FR__X}
+#define PB_FR__COL_N(name, i) {name, PB_COL_INT, .slot = i, .arg = PB_FR__N}
+#define PB_FR__COL_MEAN(name, d, i) {name, PB_COL_NUM, d, .slot = i, .arg = PB_FR__MEAN}
 
 /* Table: per source and arm, medians over models and LCB counts. */
 static void pb_fragility__source_table(const struct pb_fragility_out *out, const struct pb_fragility_sum *S,
                                        struct pb_table *tb)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_FR__KEY},
-    {"arm", PB_COL_STR, .slot = 1, .arg = PB_FR__KEY},
-    {"models", PB_COL_INT, .slot = 0, .arg = PB_FR__N},
-    {"FAUC_up", PB_COL_NUM, 4, .slot = 0, .arg = PB_FR__X},
-    {"FAUC_down", PB_COL_NUM, 4, .slot = 1, .arg = PB_FR__X},
-    {"G_R", PB_COL_NUM, 4, .slot = 2, .arg = PB_FR__X},
-    {"G_R_corrected", PB_COL_NUM, 4, .slot = 3, .arg = PB_FR__X},
-    {"lcb_positive", PB_COL_INT, .slot = 1, .arg = PB_FR__N},
-    {"lcb_positive_both_arms", PB_COL_INT, .slot = 2, .arg = PB_FR__N},
-    {"heldout_agreement", PB_COL_NUM, 3, .slot = 4, .arg = PB_FR__X},
-    {"null_median_agreement", PB_COL_NUM, 3, .slot = 5, .arg = PB_FR__X},
-    {NULL}};
+    PB_FR__COL_KEY("source", 0), PB_FR__COL_KEY("arm", 1), PB_FR__COL_N("models", 0),
+    PB_FR__COL_X("FAUC_up", 4, 0), PB_FR__COL_X("FAUC_down", 4, 1), PB_FR__COL_X("G_R", 4, 2),
+    PB_FR__COL_X("G_R_corrected", 4, 3), PB_FR__COL_N("lcb_positive", 1), PB_FR__COL_N("lcb_positive_both_arms", 2),
+    PB_FR__COL_X("heldout_agreement", 3, 4), PB_FR__COL_X("null_median_agreement", 3, 5), {NULL}};
   const struct pb_meta *meta = out->meta;
   char title[160], lcb[40];
   pb_text_format_double(out->opt->rho_lcb, lcb);
@@ -77,18 +74,11 @@ static void pb_fragility__drift_table(const struct pb_fragility_out *out, const 
                                       struct pb_table *tb)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_FR__KEY},
-    {"tier", PB_COL_STR, .slot = 1, .arg = PB_FR__KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_FR__N},
-    {"mean_ratio", PB_COL_NUM, 4, .slot = 0, .arg = PB_FR__MEAN},
-    {"mean_L_comp", PB_COL_NUM, 4, .slot = 1, .arg = PB_FR__MEAN},
-    {"mean_L_cond", PB_COL_NUM, 4, .slot = 2, .arg = PB_FR__MEAN},
-    {"mean_L_total", PB_COL_NUM, 4, .slot = 3, .arg = PB_FR__MEAN},
-    {"median_utilisation", PB_COL_NUM, 3, .slot = 0, .arg = PB_FR__X},
-    {"utilisation_bins", PB_COL_INT, .slot = 1, .arg = PB_FR__N},
-    {"undefined_bins", PB_COL_INT, .slot = 2, .arg = PB_FR__N},
-    {"max_additivity_residual", PB_COL_NUM, 3, .slot = 1, .arg = PB_FR__X},
-    {NULL}};
+    PB_FR__COL_KEY("source", 0), PB_FR__COL_KEY("tier", 1), PB_FR__COL_N("cells", 0),
+    PB_FR__COL_MEAN("mean_ratio", 4, 0), PB_FR__COL_MEAN("mean_L_comp", 4, 1), PB_FR__COL_MEAN("mean_L_cond", 4, 2),
+    PB_FR__COL_MEAN("mean_L_total", 4, 3), PB_FR__COL_X("median_utilisation", 3, 0),
+    PB_FR__COL_N("utilisation_bins", 1), PB_FR__COL_N("undefined_bins", 2),
+    PB_FR__COL_X("max_additivity_residual", 3, 1), {NULL}};
   static const struct pb_table_spec spec = {
     "Composition/conditional split of clean -> perturbed drift (Proposition 8)",
     "Means over model x condition cells; L = target-mass-weighted L2 norm over bins; ratio = L_comp / L_total; "
@@ -114,11 +104,8 @@ static void pb_fragility__spearman_table(const struct pb_fragility_out *out, con
                                          struct pb_table *tb)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_FR__KEY},
-    {"conditions", PB_COL_INT, .slot = 0, .arg = PB_FR__N},
-    {"mean_spearman_FAUC_Lcomp", PB_COL_NUM, 3, .slot = 0, .arg = PB_FR__MEAN},
-    {"mean_spearman_ECE_Lcomp", PB_COL_NUM, 3, .slot = 1, .arg = PB_FR__MEAN},
-    {NULL}};
+    PB_FR__COL_KEY("source", 0), PB_FR__COL_N("conditions", 0), PB_FR__COL_MEAN("mean_spearman_FAUC_Lcomp", 3, 0),
+    PB_FR__COL_MEAN("mean_spearman_ECE_Lcomp", 3, 1), {NULL}};
   static const struct pb_table_spec spec = {
     "Source metrics and the composition term across models",
     "Spearman correlation across models of the source FAUC_up (arm A) and of the source ECE (arm A, rate part) with "
@@ -197,12 +184,8 @@ static int pb_fragility__drift_figure(struct pb_results *res, const struct pb_fr
 {
   /* a row's values: the cell-weighted means of ratio, L_comp, L_cond, L_total */
   static const struct pb_column cols[] = {
-    {"tier", PB_COL_INT, .slot = 0, .arg = PB_FR__N},
-    {"L_comp", PB_COL_NUM, .slot = 1, .arg = PB_FR__X},
-    {"L_cond", PB_COL_NUM, .slot = 2, .arg = PB_FR__X},
-    {"L_total", PB_COL_NUM, .slot = 3, .arg = PB_FR__X},
-    {"ratio", PB_COL_NUM, .slot = 0, .arg = PB_FR__X},
-    {NULL}};
+    PB_FR__COL_N("tier", 0), PB_FR__COL_X("L_comp", 0, 1), PB_FR__COL_X("L_cond", 0, 2), PB_FR__COL_X("L_total", 0, 3),
+    PB_FR__COL_X("ratio", 0, 0), {NULL}};
   static const struct pb_table_spec spec = {NULL, NULL, cols};
   const struct pb_meta *meta = out->meta;
   struct pb_text d = {0};

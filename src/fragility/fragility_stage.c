@@ -382,12 +382,7 @@ static void pb_fragility__unit_alloc(struct pb_fragility__unit *w, int32_t n, in
 
 static void pb_fragility__unit_free(struct pb_fragility__unit *w)
 {
-  free(w->s0);
-  free(w->u);
-  free(w->bin0);
-  free(w->grp0);
-  free(w->c0);
-  free(w->mrow);
+  free(w->s0), free(w->u), free(w->bin0), free(w->grp0), free(w->c0), free(w->mrow);
 }
 
 /* Both arms of unit (t, m) into arm[0..2 arm_len) and the drift split of each
@@ -621,12 +616,13 @@ static void pb_fragility__setup_free(struct pb_fragility__setup *U, const struct
   free(U->drift0);
 }
 
+/* The per-source setup; @p from_config: under `pairbound run`, whose messages name the [fragility] keys. */
 static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragility_stage_options *opt,
-                               struct pb_fragility__setup *U)
+                               int from_config, struct pb_fragility__setup *U)
 {
   memset(U, 0, sizeof *U);
   U->sig = pb_calloc((size_t)meta->n_sources, sizeof *U->sig);
-  if (pb_fragility__check(&opt->k) || pb_fragility__signals(meta, opt->probe, opt->from_config, U->sig)) return PB_FAIL;
+  if (pb_fragility__check(&opt->k) || pb_fragility__signals(meta, opt->probe, from_config, U->sig)) return PB_FAIL;
   if (opt->group_file) {
     if (pb_fragility__group_file(meta, opt->group_file, U->sig)) return PB_FAIL;
     for (int32_t s = 0; s < meta->n_sources; s++) {
@@ -658,17 +654,13 @@ static int pb_fragility__setup(const struct pb_meta *meta, const struct pb_fragi
  * `pairbound run` messages name the configuration's keys instead of options. */
 static int pb_fragility__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  MPI_Comm comm = call->comm;
-  struct pb_fragility_stage_options own = *(const struct pb_fragility_stage_options *)opts, *opt = &own;
-  own.from_config = call->section != NULL;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "fragility");
+  const struct pb_fragility_stage_options *opt = opts;
   struct pb_stage st;
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   const struct pb_meta *meta = st.meta;
   const struct pb_fragility_options *o = &opt->k;
   struct pb_fragility__setup U;
-  int status = pb_fragility__setup(meta, opt, &U);
+  int status = pb_fragility__setup(meta, opt, call->section != NULL, &U);
   if (status != PB_OK) {
     pb_fragility__setup_free(&U, meta);
     return pb_stage_close(&st, status);
@@ -679,13 +671,13 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     cost[u] = (int64_t)S->n_images * (S->n_conditions + 2 + (o->n_null + 1) / 4) + 64;
   }
   int64_t *bounds = pb_malloc((size_t)(st.size + 1) * sizeof *bounds);
-  pb_dist_partition_bcast(U.n_units, cost, comm, bounds);
+  pb_dist_partition_bcast(U.n_units, cost, st.comm, bounds);
   int64_t u0 = bounds[st.rank], u1 = bounds[st.rank + 1], nu = u1 - u0;
   free(bounds);
   free(cost);
   struct pb_fragility__load *L = pb_calloc((size_t)meta->n_sources, sizeof *L);
-  status = pb_error_agree(comm, pb_fragility__read(&st, U.sig, u0, u1, L));
-  pb_timer_lap(&tm, "load");
+  status = pb_error_agree(st.comm, pb_fragility__read(&st, U.sig, u0, u1, L));
+  pb_timer_lap(&st.timer, "load");
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
   double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
@@ -700,21 +692,21 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
         pb_error_first_record(&fe, u);
     status = pb_error_first_status(&fe);
   }
-  status = pb_error_agree(comm, status);
-  pb_timer_lap(&tm, "compute");
+  status = pb_error_agree(st.comm, status);
+  pb_timer_lap(&st.timer, "compute");
   struct pb_fields arm_fields;
   pb_fragility__arm_fields(o, &arm_fields);
   if (status == PB_OK)
     status = pb_fragility__h5(st.results, meta, o, &arm_fields, arm, u0, nu, U.n_units, drift, d0, nd,
                               U.drift0[U.n_units]);
-  status = pb_error_agree(comm, status);
+  status = pb_error_agree(st.comm, status);
   if (status == PB_OK) {
     const char **what = pb_malloc((size_t)meta->n_sources * sizeof *what);
     for (int32_t s = 0; s < meta->n_sources; s++) what[s] = U.sig[s].what;
     const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
     for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
     struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, u0, nu, arm, U.drift0[U.n_units], d0, nd,
-                                   drift, U.drift0, tier, what, comm};
+                                   drift, U.drift0, tier, what, st.comm};
     status = pb_fragility__arm_tsv(st.results, &out);
     if (status == PB_OK) status = pb_fragility__drift_tsv(st.results, &out);
     if (status == PB_OK) {
@@ -726,13 +718,11 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     free(what);
     free(tier);
   }
-  status = pb_error_agree(comm, status); /* rank 0 holds the report's message */
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
+  status = pb_error_agree(st.comm, status); /* rank 0 holds the report's message */
+  pb_timer_end(&st.timer, "write", st.comm);
   pb_message("fragility: %lld units, %lld drift cells; load %.3f s, compute %.3f s, write %.3f s",
-             (long long)U.n_units, (long long)U.drift0[U.n_units], pb_timer_get(&tm, "load"),
-             pb_timer_get(&tm, "compute"), pb_timer_get(&tm, "write"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+             (long long)U.n_units, (long long)U.drift0[U.n_units], pb_timer_get(&st.timer, "load"),
+             pb_timer_get(&st.timer, "compute"), pb_timer_get(&st.timer, "write"));
   pb_fields_free(&arm_fields);
   free(arm);
   free(drift);
@@ -742,7 +732,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   }
   free(L);
   pb_fragility__setup_free(&U, meta);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 /* The command line: the store stage, or with --law the exact profile of a
@@ -771,6 +761,14 @@ static const struct pb_stage_inherit pb_fragility__inherits[] = {{"seed", "run.s
 
 const struct pb_stage_desc pb_fragility_stage = {
   .name = "fragility",
+  .operand = "[STORE]",
+  .output_optional = 1,
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS, .figures = 1},
+  .options = {.table = pb_fragility_option_table, .size = sizeof(struct pb_fragility_stage_options),
+              .release = pb_fragility__options_release},
+  .run = pb_fragility__stage_run,
+  .command = pb_fragility__command,
+  .pipeline = {.report = "fragility.md", .order = 5, .inherits = pb_fragility__inherits},
   .help = "Fragility profiles (seed 001; docs/fragility.md). `pairbound fragility STORE -o OUTDIR`: per model and\n"
           "source, the restricted fragility profile of the clean records in both split arms (bins of clean\n"
           "confidence x within-bin quantile groups of U), G_R with and without the binomial-noise correction, FAUC\n"
@@ -781,19 +779,4 @@ const struct pb_stage_desc pb_fragility_stage = {
           "propensity law; prints `G`, `rho_plus` and `rho_sat` (of the upward profile; rho_plus is inf when G = 0)\n"
           "as `name value` lines, then one `rho up down` line per radius, numbers as the shortest decimal that\n"
           "reads back exactly.\n",
-  .operand = "[STORE]",
-  .output_optional = 1,
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS,
-  .figures = 1,
-  .options = pb_fragility_option_table,
-  .options_size = sizeof(struct pb_fragility_stage_options),
-  .release = pb_fragility__options_release,
-  .run = pb_fragility__stage_run,
-  .command = pb_fragility__command,
-  .pipeline = 1,
-  .reads_store = 1,
-  .report = "fragility.md",
-  .report_order = 5,
-  .inherits = pb_fragility__inherits,
 };

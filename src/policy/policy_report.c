@@ -48,6 +48,14 @@ static union pb_cell pb_prep__cell(const void *ctx, const struct pb_column *c)
   }
   return (union pb_cell){.s = ""};
 }
+/* Its columns: key[k]; count k[i], its share k[i] / k[0], mean regret i; Table 13's comparison of the minimax
+ * rule with the feasible-permutation mean rule (counts from i). */
+#define PB_PREP__COL_KEY(name, k) {name, PB_COL_STR, .slot = k, .arg = PB_PREP__KEY}
+#define PB_PREP__COL_COUNT(name, i) {name, PB_COL_INT, .slot = i, .arg = PB_PREP__COUNT}
+#define PB_PREP__COL_SHARE(name, i) {name, PB_COL_NUM, 4, .slot = i, .arg = PB_PREP__SHARE}
+#define PB_PREP__COL_REGRET(name, i) {name, PB_COL_NUM, 6, .slot = i, .arg = PB_PREP__REGRET}
+#define PB_PREP__COLS_BWT(i) \
+  PB_PREP__COL_COUNT("better", (i) + 0), PB_PREP__COL_COUNT("worse", (i) + 1), PB_PREP__COL_COUNT("tied", (i) + 2)
 
 /* One row per source with cells (a probe source has none), then the Total. */
 static void pb_prep__by_source(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t,
@@ -62,80 +70,56 @@ static void pb_prep__by_source(const struct pb_meta *meta, const struct pb_polic
   }
 }
 
-/* Table 12 (+ the directed counts behind it) at the primary weight. */
-static void pb_prep__orderings(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t)
+/* The tables with a row per source, at the primary weight: Table 12 (and the
+ * directed counts behind it), Appendix D's post hoc merge of identical
+ * acceptance vectors, Table 13 (I5, with the two controls). */
+static int pb_prep__source_tables(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t,
+                                  struct pb_results *res, struct pb_text *md)
 {
-  static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_PREP__KEY},
-    {"cells", PB_COL_INT, .slot = PB_PS_ORD + 0, .arg = PB_PREP__COUNT},
-    {"shared", PB_COL_INT, .slot = PB_PS_ORD + 1, .arg = PB_PREP__COUNT},
-    {"plus_k", PB_COL_INT, .slot = PB_PS_ORD + 2, .arg = PB_PREP__COUNT},
-    {"plus_5", PB_COL_INT, .slot = PB_PS_ORD + 3, .arg = PB_PREP__COUNT},
-    {"directed_shared", PB_COL_INT, .slot = PB_PS_ORD + 4, .arg = PB_PREP__COUNT},
-    {"directed_plus_k", PB_COL_INT, .slot = PB_PS_ORD + 5, .arg = PB_PREP__COUNT},
-    {"directed_plus_5", PB_COL_INT, .slot = PB_PS_ORD + 6, .arg = PB_PREP__COUNT},
+  static const struct pb_column orderings[] = {
+    PB_PREP__COL_KEY("source", 0), PB_PREP__COL_COUNT("cells", PB_PS_ORD + 0),
+    PB_PREP__COL_COUNT("shared", PB_PS_ORD + 1), PB_PREP__COL_COUNT("plus_k", PB_PS_ORD + 2),
+    PB_PREP__COL_COUNT("plus_5", PB_PS_ORD + 3), PB_PREP__COL_COUNT("directed_shared", PB_PS_ORD + 4),
+    PB_PREP__COL_COUNT("directed_plus_k", PB_PS_ORD + 5), PB_PREP__COL_COUNT("directed_plus_5", PB_PS_ORD + 6),
     {NULL}};
-  static const struct pb_table_spec spec = {
-    "Additional strict policy comparisons (seed Table 12 / Table 4)",
-    "Cells with at least one mixed-outcome ordering: `shared` = D+ < -1e-12 missed by the separate I5 intervals; "
-    "`plus_k`, `plus_5` = strict at the richer level but not at the poorer one (I0 -> Ik, Ik -> I5). `directed_*` "
-    "count ordered pairs.",
-    cols};
-  pb_prep__by_source(meta, S, t, &spec);
-}
-
-/* Post hoc merge of identical acceptance vectors (Appendix D). */
-static void pb_prep__actions(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t)
-{
-  static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_PREP__KEY},
-    {"cells", PB_COL_INT, .slot = PB_PS_ORD, .arg = PB_PREP__COUNT},
-    {"one_action_I0", PB_COL_INT, .slot = PB_PS_ACT + 0, .arg = PB_PREP__COUNT},
-    {"one_action_Ik", PB_COL_INT, .slot = PB_PS_ACT + 1, .arg = PB_PREP__COUNT},
-    {"one_action_I5", PB_COL_INT, .slot = PB_PS_ACT + 2, .arg = PB_PREP__COUNT},
-    {NULL}};
-  static const struct pb_table_spec spec = {
-    "Cells left with one distinct action",
-    "After removing policies strictly worse than another throughout the feasible set, thresholds with identical "
-    "evaluation acceptance vectors are merged (post hoc diagnostic).",
-    cols};
-  pb_prep__by_source(meta, S, t, &spec);
-}
-
-/* Table 13 at the primary weight, I5, with the two controls. */
-static void pb_prep__selection(const struct pb_meta *meta, const struct pb_policy_sum *S, struct pb_table *t)
-{
-  static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .arg = PB_PREP__KEY},
-    {"cells", PB_COL_INT, .slot = PB_PS_ORD, .arg = PB_PREP__COUNT},
-    {"feasible_mean", PB_COL_NUM, 6, .slot = 0, .arg = PB_PREP__REGRET},
-    {"minimax", PB_COL_NUM, 6, .slot = 1, .arg = PB_PREP__REGRET},
-    {"better", PB_COL_INT, .slot = PB_PS_BWT + 0, .arg = PB_PREP__COUNT},
-    {"worse", PB_COL_INT, .slot = PB_PS_BWT + 1, .arg = PB_PREP__COUNT},
-    {"tied", PB_COL_INT, .slot = PB_PS_BWT + 2, .arg = PB_PREP__COUNT},
-    {"fixed80", PB_COL_NUM, 6, .slot = 2, .arg = PB_PREP__REGRET},
-    {"proxy", PB_COL_NUM, 6, .slot = 3, .arg = PB_PREP__REGRET},
-    {NULL}};
-  static const struct pb_table_spec spec = {
-    "Realized regret of the selection rules (seed Table 13)",
-    "I5; mean realized regret in percentage points (cells equally weighted within source); Better/Worse/Tied: "
-    "minimax lower/higher/equal realized cost than the feasible-permutation mean rule. Controls: the fixed 80% "
-    "policy and the marginal proxy.",
-    cols};
-  pb_prep__by_source(meta, S, t, &spec);
+  static const struct pb_column actions[] = {
+    PB_PREP__COL_KEY("source", 0), PB_PREP__COL_COUNT("cells", PB_PS_ORD),
+    PB_PREP__COL_COUNT("one_action_I0", PB_PS_ACT + 0), PB_PREP__COL_COUNT("one_action_Ik", PB_PS_ACT + 1),
+    PB_PREP__COL_COUNT("one_action_I5", PB_PS_ACT + 2), {NULL}};
+  static const struct pb_column selection[] = {
+    PB_PREP__COL_KEY("source", 0), PB_PREP__COL_COUNT("cells", PB_PS_ORD),
+    PB_PREP__COL_REGRET("feasible_mean", 0), PB_PREP__COL_REGRET("minimax", 1), PB_PREP__COLS_BWT(PB_PS_BWT),
+    PB_PREP__COL_REGRET("fixed80", 2), PB_PREP__COL_REGRET("proxy", 3), {NULL}};
+  static const struct pb_table_spec spec[3] = {
+    {"Additional strict policy comparisons (seed Table 12 / Table 4)",
+     "Cells with at least one mixed-outcome ordering: `shared` = D+ < -1e-12 missed by the separate I5 intervals; "
+     "`plus_k`, `plus_5` = strict at the richer level but not at the poorer one (I0 -> Ik, Ik -> I5). `directed_*` "
+     "count ordered pairs.",
+     orderings},
+    {"Cells left with one distinct action",
+     "After removing policies strictly worse than another throughout the feasible set, thresholds with identical "
+     "evaluation acceptance vectors are merged (post hoc diagnostic).",
+     actions},
+    {"Realized regret of the selection rules (seed Table 13)",
+     "I5; mean realized regret in percentage points (cells equally weighted within source); Better/Worse/Tied: "
+     "minimax lower/higher/equal realized cost than the feasible-permutation mean rule. Controls: the fixed 80% "
+     "policy and the marginal proxy.",
+     selection}};
+  static const char *const file[3] = {"policy_orderings.tsv", "policy_actions.tsv", "policy_selection.tsv"};
+  int status = PB_OK;
+  for (int i = 0; i < 3; i++) {
+    pb_prep__by_source(meta, S, t, &spec[i]);
+    status |= pb_table_flush(t, res, file[i], md);
+  }
+  return status;
 }
 
 /* Table 14: the weight grid at I5 over all cells in scope. */
 static void pb_prep__weights(const struct pb_policy_options *opt, const struct pb_policy_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"lambda", PB_COL_STR, .arg = PB_PREP__KEY},
-    {"cells", PB_COL_INT, .slot = PB_PS_W_N, .arg = PB_PREP__COUNT},
-    {"delta_pp", PB_COL_NUM, 6, .slot = 0, .arg = PB_PREP__REGRET},
-    {"better", PB_COL_INT, .slot = PB_PS_W_BWT + 0, .arg = PB_PREP__COUNT},
-    {"worse", PB_COL_INT, .slot = PB_PS_W_BWT + 1, .arg = PB_PREP__COUNT},
-    {"tied", PB_COL_INT, .slot = PB_PS_W_BWT + 2, .arg = PB_PREP__COUNT},
-    {NULL}};
+    PB_PREP__COL_KEY("lambda", 0), PB_PREP__COL_COUNT("cells", PB_PS_W_N), PB_PREP__COL_REGRET("delta_pp", 0),
+    PB_PREP__COLS_BWT(PB_PS_W_BWT), {NULL}};
   static const struct pb_table_spec spec = {
     "Selection over the weight grid (seed Table 14)",
     "I5; delta = feasible-mean regret minus minimax regret in percentage points, averaged equally over cells "
@@ -155,13 +139,8 @@ static void pb_prep__figure5(const struct pb_meta *meta, const struct pb_policy_
                              const struct pb_policy_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"source", PB_COL_STR, .slot = 0, .arg = PB_PREP__KEY},
-    {"lambda", PB_COL_STR, .slot = 1, .arg = PB_PREP__KEY},
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_PREP__COUNT},
-    {"shared", PB_COL_NUM, 4, .slot = 1, .arg = PB_PREP__SHARE},
-    {"plus_k", PB_COL_NUM, 4, .slot = 2, .arg = PB_PREP__SHARE},
-    {"plus_5", PB_COL_NUM, 4, .slot = 3, .arg = PB_PREP__SHARE},
-    {NULL}};
+    PB_PREP__COL_KEY("source", 0), PB_PREP__COL_KEY("lambda", 1), PB_PREP__COL_COUNT("cells", 0),
+    PB_PREP__COL_SHARE("shared", 1), PB_PREP__COL_SHARE("plus_k", 2), PB_PREP__COL_SHARE("plus_5", 3), {NULL}};
   static const struct pb_table_spec spec = {
     "Sensitivity to the cost weight (seed Figure 5 data)",
     "Fraction of cells with an additional certified mixed-outcome ordering: shared correspondence vs separate I5 "
@@ -237,11 +216,8 @@ static int pb_prep__figure5_plot(const struct pb_meta *meta, const struct pb_pol
 static void pb_prep__checks(const struct pb_policy_sum *S, struct pb_table *t)
 {
   static const struct pb_column cols[] = {
-    {"cells", PB_COL_INT, .slot = 0, .arg = PB_PREP__COUNT},
-    {"lemma1_max_residual_pp", PB_COL_NUM, 17, .arg = PB_PREP__LEMMA1},
-    {"corollary1_violations", PB_COL_INT, .slot = 1, .arg = PB_PREP__COUNT},
-    {"unrepresentable_mean_classes", PB_COL_INT, .slot = 2, .arg = PB_PREP__COUNT},
-    {NULL}};
+    PB_PREP__COL_COUNT("cells", 0), {"lemma1_max_residual_pp", PB_COL_NUM, 17, .arg = PB_PREP__LEMMA1},
+    PB_PREP__COL_COUNT("corollary1_violations", 1), PB_PREP__COL_COUNT("unrepresentable_mean_classes", 2), {NULL}};
   static const struct pb_table_spec spec = {
     "Numerical checks",
     "Lemma 1: largest |Eq. 8 - direct maximisation| in percentage points over all levels, weights and policies. "
@@ -341,12 +317,7 @@ int pb_policy_report(const struct pb_meta *meta, const struct pb_policy_options 
                       "(seed 000 Section 4.2, Appendix D) on the %s; primary weight lambda = %s. Per-policy bounds: "
                       "report/policy_bounds.tsv; pairwise certificates: report/policy_pairs.tsv.\n",
                  opt->all ? "full grid" : "frozen panel", lam);
-  pb_prep__orderings(meta, S, &t);
-  status |= pb_table_flush(&t, res, "policy_orderings.tsv", &md);
-  pb_prep__actions(meta, S, &t);
-  status |= pb_table_flush(&t, res, "policy_actions.tsv", &md);
-  pb_prep__selection(meta, S, &t);
-  status |= pb_table_flush(&t, res, "policy_selection.tsv", &md);
+  status |= pb_prep__source_tables(meta, S, &t, res, &md);
   pb_prep__weights(opt, S, &t);
   status |= pb_table_flush(&t, res, "policy_weights.tsv", &md);
   pb_prep__figure5(meta, opt, S, &t);

@@ -34,66 +34,35 @@ static const struct pb_field pb_policy__cfields[PB_PC_NBASE] = {
   [PB_PC_N] = {"n", PB_FMT_NUM},
   [PB_PC_K] = {"K", PB_FMT_NUM},
   [PB_PC_HW_I0] = {"H_I0_width", PB_FMT_NUM},
-  [PB_PC_T15 + 0] = {"H_I0_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 1] = {"H_I0_hi", PB_FMT_NUM},
-  [PB_PC_T15 + 2] = {"H_Ik_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 3] = {"H_Ik_hi", PB_FMT_NUM},
-  [PB_PC_T15 + 4] = {"H_I5_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 5] = {"H_I5_hi", PB_FMT_NUM},
+  PB_FIELDS_LEVEL_ENDS(PB_PC_T15 + 0, "H"),
   [PB_PC_T15 + 6] = {"H_obs", PB_FMT_NUM},
-  [PB_PC_T15 + 7] = {"L_I0_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 8] = {"L_I0_hi", PB_FMT_NUM},
-  [PB_PC_T15 + 9] = {"L_Ik_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 10] = {"L_Ik_hi", PB_FMT_NUM},
-  [PB_PC_T15 + 11] = {"L_I5_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 12] = {"L_I5_hi", PB_FMT_NUM},
+  PB_FIELDS_LEVEL_ENDS(PB_PC_T15 + 7, "L"),
   [PB_PC_T15 + 13] = {"L_obs", PB_FMT_NUM},
-  [PB_PC_T15 + 14] = {"dMk_I0_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 15] = {"dMk_I0_hi", PB_FMT_NUM},
-  [PB_PC_T15 + 16] = {"dMk_Ik_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 17] = {"dMk_Ik_hi", PB_FMT_NUM},
-  [PB_PC_T15 + 18] = {"dMk_I5_lo", PB_FMT_NUM},
-  [PB_PC_T15 + 19] = {"dMk_I5_hi", PB_FMT_NUM},
+  PB_FIELDS_LEVEL_ENDS(PB_PC_T15 + 14, "dMk"),
   [PB_PC_T15 + 20] = {"dMk_obs", PB_FMT_NUM},
   [PB_PC_MEAN_BAD] = {"mean_unrepresentable", PB_FMT_NUM},
   [PB_PC_LEMMA1] = {"lemma1_residual", PB_FMT_NUM},
   [PB_PC_COR1] = {"corollary1_violations", PB_FMT_NUM},
-  [PB_PC_D1 + 0] = {"d1_j", PB_FMT_NUM},
-  [PB_PC_D1 + 1] = {"d1_l", PB_FMT_NUM},
-  [PB_PC_D1 + 2] = {"d1_tau_j", PB_FMT_NUM},
-  [PB_PC_D1 + 3] = {"d1_tau_l", PB_FMT_NUM},
-  [PB_PC_D1 + 4] = {"d1_q_j", PB_FMT_NUM},
-  [PB_PC_D1 + 5] = {"d1_q_l", PB_FMT_NUM},
-  [PB_PC_D1 + 6] = {"d1_Jj_lo", PB_FMT_NUM},
-  [PB_PC_D1 + 7] = {"d1_Jj_hi", PB_FMT_NUM},
-  [PB_PC_D1 + 8] = {"d1_Jl_lo", PB_FMT_NUM},
-  [PB_PC_D1 + 9] = {"d1_Jl_hi", PB_FMT_NUM},
+  /* D.1: the pair (j, l), its thresholds, quantiles and J intervals; the separate gap and D+ at I5, I0 */
+  [PB_PC_D1 + 0] = {"d1_j", PB_FMT_NUM}, [PB_PC_D1 + 1] = {"d1_l", PB_FMT_NUM},
+  [PB_PC_D1 + 2] = {"d1_tau_j", PB_FMT_NUM}, [PB_PC_D1 + 3] = {"d1_tau_l", PB_FMT_NUM},
+  [PB_PC_D1 + 4] = {"d1_q_j", PB_FMT_NUM}, [PB_PC_D1 + 5] = {"d1_q_l", PB_FMT_NUM},
+  [PB_PC_D1 + 6] = {"d1_Jj_lo", PB_FMT_NUM}, [PB_PC_D1 + 7] = {"d1_Jj_hi", PB_FMT_NUM},
+  [PB_PC_D1 + 8] = {"d1_Jl_lo", PB_FMT_NUM}, [PB_PC_D1 + 9] = {"d1_Jl_hi", PB_FMT_NUM},
   [PB_PC_D1 + 10] = {"d1_separate_gap", PB_FMT_NUM},
   [PB_PC_D1 + 11] = {"d1_Dplus_I5", PB_FMT_NUM},
   [PB_PC_D1 + 12] = {"d1_Dplus_I0", PB_FMT_NUM},
 };
 
 static const struct pb_field pb_policy__lfields[PB_PL_N] = {
-  [PB_PL_CERT + 0] = {"certified_I0", PB_FMT_NUM},
-  [PB_PL_CERT + 1] = {"certified_Ik", PB_FMT_NUM},
-  [PB_PL_CERT + 2] = {"certified_I5", PB_FMT_NUM},
+  PB_FIELDS_LEVELS(PB_PL_CERT, "certified"),
   [PB_PL_INCK] = {"added_I0_Ik", PB_FMT_NUM},
   [PB_PL_INC5] = {"added_Ik_I5", PB_FMT_NUM},
-  [PB_PL_NACT + 0] = {"actions_I0", PB_FMT_NUM},
-  [PB_PL_NACT + 1] = {"actions_Ik", PB_FMT_NUM},
-  [PB_PL_NACT + 2] = {"actions_I5", PB_FMT_NUM},
-  [PB_PL_SEL_MM + 0] = {"minimax_I0", PB_FMT_NUM},
-  [PB_PL_SEL_MM + 1] = {"minimax_Ik", PB_FMT_NUM},
-  [PB_PL_SEL_MM + 2] = {"minimax_I5", PB_FMT_NUM},
-  [PB_PL_SEL_MEAN + 0] = {"mean_rule_I0", PB_FMT_NUM},
-  [PB_PL_SEL_MEAN + 1] = {"mean_rule_Ik", PB_FMT_NUM},
-  [PB_PL_SEL_MEAN + 2] = {"mean_rule_I5", PB_FMT_NUM},
-  [PB_PL_REG_MM + 0] = {"minimax_regret_I0", PB_FMT_NUM},
-  [PB_PL_REG_MM + 1] = {"minimax_regret_Ik", PB_FMT_NUM},
-  [PB_PL_REG_MM + 2] = {"minimax_regret_I5", PB_FMT_NUM},
-  [PB_PL_REG_MEAN + 0] = {"mean_rule_regret_I0", PB_FMT_NUM},
-  [PB_PL_REG_MEAN + 1] = {"mean_rule_regret_Ik", PB_FMT_NUM},
-  [PB_PL_REG_MEAN + 2] = {"mean_rule_regret_I5", PB_FMT_NUM},
+  PB_FIELDS_LEVELS(PB_PL_NACT, "actions"),
+  PB_FIELDS_LEVELS(PB_PL_SEL_MM, "minimax"),
+  PB_FIELDS_LEVELS(PB_PL_SEL_MEAN, "mean_rule"),
+  PB_FIELDS_LEVELS(PB_PL_REG_MM, "minimax_regret"),
+  PB_FIELDS_LEVELS(PB_PL_REG_MEAN, "mean_rule_regret"),
   [PB_PL_SEL_FIX] = {"fixed80", PB_FMT_NUM},
   [PB_PL_SEL_PROXY] = {"proxy", PB_FMT_NUM},
   [PB_PL_REG_FIX] = {"fixed80_regret", PB_FMT_NUM},
@@ -323,30 +292,36 @@ static int pb_policy__get_text(struct pb_bytes *pay, struct pb_text *t)
   return t->len == n ? PB_OK : PB_FAIL;
 }
 
-/* A payload into the records and rows of cells [ca, cb) (local index from b->first). */
-static int pb_policy__block_apply(const struct pb_cell_block *b, int64_t ca, int64_t cb, int32_t rec_len,
-                                  struct pb_bytes *pay, double *recs, struct pb_text *tb, struct pb_text *tp)
+/* What a block's payload holds of its cells (local index from b->first): records and table rows. */
+struct pb_policy__blockdata {
+  const struct pb_cell_block *b;
+  int32_t rec_len;
+  double *recs;
+  struct pb_text *tb, *tp;
+};
+
+/* A payload into the records and rows of cells [ca, cb) (pb_blocks_resume_round). */
+static int pb_policy__block_apply(void *ctx, int64_t ca, int64_t cb, struct pb_bytes *pay)
 {
+  const struct pb_policy__blockdata *d = ctx;
   int status = PB_OK;
   pay->pos = 0;
-  for (int64_t c = ca - b->first; c < cb - b->first && status == PB_OK; c++) {
-    status = pb_blocks_get(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
-    if (status == PB_OK) status = pb_policy__get_text(pay, &tb[c]);
-    if (status == PB_OK) status = pb_policy__get_text(pay, &tp[c]);
+  for (int64_t c = ca - d->b->first; c < cb - d->b->first && status == PB_OK; c++) {
+    status = pb_blocks_get(pay, d->recs + c * d->rec_len, (size_t)d->rec_len * sizeof *d->recs);
+    if (status == PB_OK) status = pb_policy__get_text(pay, &d->tb[c]);
+    if (status == PB_OK) status = pb_policy__get_text(pay, &d->tp[c]);
   }
   return status == PB_OK && pay->pos == pay->len ? PB_OK : PB_FAIL;
 }
 
-/* Append the records and rows of cells [ca, cb) (local index from b->first) to a payload. */
-static void pb_policy__block_put(const struct pb_cell_block *b, int64_t ca, int64_t cb, int32_t rec_len,
-                                 const double *recs, const struct pb_text *tb, const struct pb_text *tp,
-                                 struct pb_bytes *pay)
+/* Append the records and rows of cells [ca, cb) to a payload. */
+static void pb_policy__block_put(const struct pb_policy__blockdata *d, int64_t ca, int64_t cb, struct pb_bytes *pay)
 {
   pay->len = pay->pos = 0;
-  for (int64_t c = ca - b->first; c < cb - b->first; c++) {
-    pb_blocks_put(pay, recs + c * rec_len, (size_t)rec_len * sizeof *recs);
-    pb_policy__put_text(pay, &tb[c]);
-    pb_policy__put_text(pay, &tp[c]);
+  for (int64_t c = ca - d->b->first; c < cb - d->b->first; c++) {
+    pb_blocks_put(pay, d->recs + c * d->rec_len, (size_t)d->rec_len * sizeof *d->recs);
+    pb_policy__put_text(pay, &d->tb[c]);
+    pb_policy__put_text(pay, &d->tp[c]);
   }
 }
 
@@ -364,24 +339,14 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
   struct pb_progress prog;
   pb_progress_begin(&prog, "policy", "cells", b->n_cells);
   uint8_t *todo = pb_calloc((size_t)(b->n_cells > 0 ? b->n_cells : 1), 1);
+  struct pb_policy__blockdata data = {b, rec_len, recs, tb, tp};
   int written = PB_OK;
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1, c0, c1;
-    pb_blocks_round_items(bl, r, st->n_cells, per, &b0, &b1, &c0, &c1);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t k = b0; k < b1; k++) {
-      int64_t ca, cb;
-      pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-      struct pb_bytes pay = {0};
-      int ok = pb_blocks_load(bl, k, &pay) && pb_policy__block_apply(b, ca, cb, rec_len, &pay, recs, tb, tp) == PB_OK;
-      for (int64_t c = ca; c < cb; c++) todo[c - b->first] = !ok;
-      if (ok) pb_progress_step(&prog, cb - ca);
-      pb_blocks_bytes_free(&pay);
-    }
-    /* cells of the round's other blocks, dynamically (their costs differ
-     * widely); the thread that completes a block checkpoints it */
-    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
-    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - b->first];
+    struct pb_blocks_left lf;
+    pb_blocks_resume_round(bl, r, st->n_cells, per, b->first, pb_policy__block_apply, &data, todo, &prog, &lf);
+    const int64_t b0 = lf.b0, c0 = lf.c0, c1 = lf.c1;
+    int64_t *left = lf.n;
+    /* cells of the round's other blocks, dynamically (their costs differ widely) */
 #pragma omp parallel for schedule(dynamic, 2)
     for (int64_t c = c0 - b->first; c < c1 - b->first; c++) {
       if (!todo[c]) continue;
@@ -410,7 +375,7 @@ static int pb_policy__blocks_run(const struct pb_stage *st, const struct pb_cell
         int64_t ca, cb;
         struct pb_bytes pay = {0};
         pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-        pb_policy__block_put(b, ca, cb, rec_len, recs, tb, tp, &pay);
+        pb_policy__block_put(&data, ca, cb, &pay);
         if (pb_blocks_save(bl, k, &pay) != PB_OK) pb_error_first_record(&fe, ca);
         pb_blocks_bytes_free(&pay);
       }
@@ -523,52 +488,43 @@ static int pb_policy__write(struct pb_stage *st, const struct pb_cell_block *b, 
 /* `pairbound policy` (the registry's run). */
 static int pb_policy__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *outdir = call->outdir;
-  MPI_Comm comm = call->comm;
   const struct pb_policy_options *opt = opts;
   struct pb_stage st;
   struct pb_cell_block b;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "policy");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   /* read only the cells in scope: the panel is 450 of 11,088 */
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
+  uint8_t *in = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1));
+  int64_t per, *cost = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1) * sizeof *cost);
   /* blocks of cells in global order, split over ranks by the cost of their
    * cells in scope: 170 + the evaluation records per side, as measured on the
    * paper store (a cell of its largest source, 5,000 records, 5.3 ms; the others, 500 records,
    * 0.69 ms); each rank then runs its blocks at its own pace (pb_blocks_poll) */
-  int64_t nb, per = pb_blocks_per(st.n_cells, PB_POLICY_BLOCKS, &nb);
-  int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost);
   for (int64_t c = 0; c < st.n_cells; c++) {
     const struct pb_source *src = &st.meta->sources[all[c].source];
-    const int in = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
-    cost[c / per] += 1 + in * (170 + (int64_t)pb_dist_eval_count(src));
-  }
-  struct pb_blocks bl;
-  int status = pb_blocks_open(&bl, outdir, "policy", nb, cost, comm);
-  free(cost);
-  st.first = bl.first * per;
-  st.last = bl.last * per < st.n_cells ? bl.last * per : st.n_cells;
-  uint8_t *want = pb_malloc((size_t)(st.last > st.first ? st.last - st.first : 1));
-  for (int64_t c = st.first; c < st.last; c++) {
-    const struct pb_source *src = &st.meta->sources[all[c].source];
-    want[c - st.first] = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
+    in[c] = opt->all || st.protocol.src[all[c].source].panel[all[c].model * src->n_conditions + all[c].condition];
+    cost[c] = 1 + in[c] * (170 + (int64_t)pb_dist_eval_count(src));
   }
   free(all);
-  if (status == PB_OK)
-    status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want, &b);
-  free(want);
-  status = pb_error_agree(comm, status);
+  struct pb_blocks bl;
+  int status = pb_blocks_open_items(&bl, call->outdir, "policy", st.n_cells, PB_POLICY_BLOCKS, cost, st.comm, &per,
+                                    &st.first, &st.last);
+  free(cost);
+  if (status == PB_OK) /* a rank without blocks has st.first >= st.last and reads nothing */
+    status = pb_cells_load_selected(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE,
+                                    st.first < st.last ? in + st.first : in, &b);
+  free(in);
+  status = pb_error_agree(st.comm, status);
   if (status != PB_OK) return pb_stage_close(&st, pb_blocks_close(&bl, status));
-  pb_timer_lap(&tm, "load");
+  pb_timer_lap(&st.timer, "load");
   const int32_t rec_len = PB_PC_NBASE + opt->n_lambdas * PB_PL_N;
   double *recs = pb_malloc((size_t)(b.n_cells > 0 ? b.n_cells : 1) * rec_len * sizeof *recs);
   struct pb_tsv *out_b = NULL, *out_p = NULL;
   status = pb_policy__tables_open(&st, &out_b, &out_p);
   if (status == PB_OK) status = pb_policy__compute(&st, &b, &bl, per, opt, rec_len, recs, out_b, out_p);
-  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
-  pb_timer_lap(&tm, "compute");
+  status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
+  pb_timer_lap(&st.timer, "compute");
   if (status == PB_OK) status = pb_policy__write(&st, &b, opt, recs, out_b, out_p);
   else {
     pb_tsv_abort(out_b);
@@ -576,42 +532,32 @@ static int pb_policy__stage_run(const struct pb_stage_call *call, const void *op
   }
   if (status == PB_OK) {
     struct pb_policy_sum S;
-    status = pb_policy_summarise(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), comm, &S);
+    status = pb_policy_summarise(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), st.comm, &S);
     if (status == PB_OK && st.rank == 0) status = pb_policy_report(st.meta, opt, &S, st.results);
     pb_policy_sum_free(&S);
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    MPI_Bcast(&status, 1, MPI_INT, 0, st.comm);
   }
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
-  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", pb_timer_get(&tm, "load"),
-             pb_timer_get(&tm, "compute"), pb_timer_get(&tm, "write"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+  pb_timer_end(&st.timer, "write", st.comm);
+  pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", pb_timer_get(&st.timer, "load"),
+             pb_timer_get(&st.timer, "compute"), pb_timer_get(&st.timer, "write"));
   free(recs);
   pb_cells_free(&b);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 static const struct pb_stage_inherit pb_policy__inherits[] = {{"tau", "bounds.tau", 0}, {NULL, NULL, 0}};
 
 const struct pb_stage_desc pb_policy_stage = {
   .name = "policy",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL, .figures = 1},
+  .options = {.table = pb_policy_option_table, .size = sizeof(struct pb_policy_options)},
+  .run = pb_policy__stage_run,
+  .pipeline = {.report = "policy.md", .order = 1, .blocks = 1, .inherits = pb_policy__inherits,
+               .summary = pb_policy_summary},
   .help = "Rejection-policy comparisons under a shared correspondence (seed 000 Section 4.2, Appendix A.7-A.8, D;\n"
           "docs/policy.md): for each cell, clean threshold tau0 and perturbed policies tau_j, at I0, Ik and I5 the sharp\n"
           "H_j, L_j, J_j = lambda H_j + (1 - lambda) L_j intervals, the Lemma 1 upper bound, D+_jl for every ordered\n"
           "pair, minimax regret, the feasible-permutation mean, observed costs; certified orderings, information\n"
           "increments, merged actions, selection tables and the D.1 illustration. Writes OUTDIR/results.h5 (/policy),\n"
           "OUTDIR/report/policy_bounds.tsv, policy_pairs.tsv, policy_*.tsv and policy.md.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .figures = 1,
-  .options = pb_policy_option_table,
-  .options_size = sizeof(struct pb_policy_options),
-  .run = pb_policy__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .blocks = 1,
-  .report = "policy.md",
-  .report_order = 1,
-  .inherits = pb_policy__inherits,
-  .summary = pb_policy_summary,
 };

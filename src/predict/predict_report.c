@@ -66,21 +66,19 @@ static union pb_cell pb_predict__cell(const void *ctx, const struct pb_column *c
   return (union pb_cell){.x = rec[c->slot]};
 }
 
-#define PB_PREDICT__KEYS(a, b, c)                                                                                  \
-  {a, PB_COL_STR, .slot = 0, .arg = PB_PREDICT__KEY}, {b, PB_COL_STR, .slot = 1, .arg = PB_PREDICT__KEY},         \
-    {c, PB_COL_STR, .slot = 2, .arg = PB_PREDICT__KEY}
+/* Its columns: name k, value v[i]; the combination's names (feature source, target source, target) as a, b, c. */
+#define PB_PREDICT__COL_KEY(name, k) {name, PB_COL_STR, .slot = k, .arg = PB_PREDICT__KEY}
+#define PB_PREDICT__COL_V(name, i) {name, PB_COL_NUM, .slot = i, .arg = PB_PREDICT__V}
+#define PB_PREDICT__KEYS(a, b, c) PB_PREDICT__COL_KEY(a, 0), PB_PREDICT__COL_KEY(b, 1), PB_PREDICT__COL_KEY(c, 2)
 
 /* report/predict_mae.tsv: every (combination, set), model-equal and group-equal MAE. */
 static int pb_predict__mae_tsv(const struct pb_predict__data *d, const struct pb_predict__gains *G,
                                struct pb_results *res)
 {
   static const struct pb_column cols[] = {
-    PB_PREDICT__KEYS("feature_source", "target_source", "target"),
-    {"feature_set", PB_COL_STR, .slot = 3, .arg = PB_PREDICT__KEY},
-    {"n_models", PB_COL_INT, .arg = PB_PREDICT__N},
-    {"mae", PB_COL_NUM, .slot = 0, .arg = PB_PREDICT__V},
-    {"mae_group_equal", PB_COL_NUM, .slot = 1, .arg = PB_PREDICT__V},
-    {NULL}};
+    PB_PREDICT__KEYS("feature_source", "target_source", "target"), PB_PREDICT__COL_KEY("feature_set", 3),
+    {"n_models", PB_COL_INT, .arg = PB_PREDICT__N}, PB_PREDICT__COL_V("mae", 0),
+    PB_PREDICT__COL_V("mae_group_equal", 1), {NULL}};
   static const struct pb_table_spec spec = {NULL, NULL, cols};
   struct pb_text t = {0};
   pb_table_tsv_open(&t, &spec);
@@ -125,11 +123,8 @@ static int pb_predict__gains_tsv(const struct pb_predict__data *d, const struct 
 static int pb_predict__deletion_tsv(const struct pb_predict__data *d, const double *dg, struct pb_results *res)
 {
   static const struct pb_column cols[] = {
-    PB_PREDICT__KEYS("feature_source", "target_source", "target"),
-    {"comparison", PB_COL_STR, .slot = 3, .arg = PB_PREDICT__KEY},
-    {"removed_group", PB_COL_STR, .slot = 4, .arg = PB_PREDICT__KEY},
-    {"gain", PB_COL_NUM, .slot = 0, .arg = PB_PREDICT__V},
-    {NULL}};
+    PB_PREDICT__KEYS("feature_source", "target_source", "target"), PB_PREDICT__COL_KEY("comparison", 3),
+    PB_PREDICT__COL_KEY("removed_group", 4), PB_PREDICT__COL_V("gain", 0), {NULL}};
   static const struct pb_table_spec spec = {NULL, NULL, cols};
   struct pb_text t = {0};
   pb_table_tsv_open(&t, &spec);
@@ -164,109 +159,79 @@ static void pb_predict__cmp_table(const struct pb_predict__data *d, const struct
   }
 }
 
-/* Table 43: C1 and dM_k against B_ind, first feature source. */
-static void pb_predict__table43(const struct pb_predict__data *d, const struct pb_predict__gains *G,
-                                const int32_t k[3], struct pb_table *t)
-{
-  static const struct pb_column cols[] = {
-    {"target_source", PB_COL_STR, .slot = 1, .arg = PB_PREDICT__KEY},
-    {"target", PB_COL_STR, .slot = 2, .arg = PB_PREDICT__KEY},
-    {"baseline_mae", PB_COL_NUM, 2, .slot = PB_PG_BASE, .arg = PB_PREDICT__CMP},
-    {"c1_gain", PB_COL_NUM, -2, .slot = PB_PG_GAIN, .arg = PB_PREDICT__CMP},
-    {"c1_lo", PB_COL_NUM, -2, .slot = PB_PG_LO, .arg = PB_PREDICT__CMP},
-    {"c1_hi", PB_COL_NUM, -2, .slot = PB_PG_HI, .arg = PB_PREDICT__CMP},
-    {"dmk_gain", PB_COL_NUM, -2, .slot = PB_PG_GAIN, .arg = PB_PREDICT__CMP + 1},
-    {NULL}};
-  char title[160];
-  snprintf(title, sizeof title, "Table 43: %s summaries predicting mild real targets", d->meta->sources[d->fs[0]].name);
-  const struct pb_table_spec spec = {
-    title,
-    "Baseline is B_ind (MAE, pp); changes are MAE reductions in pp (positive is better). C1 adds (F,A,Q) to B_ind; "
-    "the last column adds dM_k alone. Brackets: group-reweighting intervals of stored out-of-fold errors, not full "
-    "fitting-uncertainty intervals.",
-    cols};
-  pb_predict__cmp_table(d, G, &spec, k, d->n_ts * PB_PREDICT__N_TARGETS, t);
-}
+/* A column of comparison j (PB_PG_* field f, d decimals); the gain of comparison j with its interval, in
+ * columns named PREFIX "gain", "lo", "hi". */
+#define PB_PREDICT__COL_CMP(name, fmt, d, f, j) {name, fmt, d, .slot = f, .arg = PB_PREDICT__CMP + (j)}
+#define PB_PREDICT__COLS_GAIN(prefix, j)                                                                   \
+  PB_PREDICT__COL_CMP(prefix "gain", PB_COL_NUM, -2, PB_PG_GAIN, j),                                       \
+      PB_PREDICT__COL_CMP(prefix "lo", PB_COL_NUM, -2, PB_PG_LO, j),                                       \
+      PB_PREDICT__COL_CMP(prefix "hi", PB_COL_NUM, -2, PB_PG_HI, j)
 
-/* Table 44: C1, original dM_k and B_ind + dM_k with their intervals, every combination. */
-static void pb_predict__table44(const struct pb_predict__data *d, const struct pb_predict__gains *G,
-                                const int32_t k[3], struct pb_table *t)
-{
-  static const struct pb_column cols[] = {
-    PB_PREDICT__KEYS("features", "source", "target"),
-    {"bind_c1", PB_COL_STR, .slot = PB_PREDICT__IV, .arg = PB_PREDICT__CMP},
-    {"original_dmk", PB_COL_STR, .slot = PB_PREDICT__IV, .arg = PB_PREDICT__CMP + 1},
-    {"bind_dmk", PB_COL_STR, .slot = PB_PREDICT__IV, .arg = PB_PREDICT__CMP + 2},
-    {NULL}};
-  static const struct pb_table_spec spec = {
-    "Table 44: all source/target settings",
-    "Model-weighted MAE reductions (pp) with group-reweighting intervals. Original dM_k conditions on C2 + dM_k,ind "
-    "(controlled C3a); B_ind + dM_k is the feature-order sensitivity.",
-    cols};
-  pb_predict__cmp_table(d, G, &spec, k, pb_predict__n_combos(d), t);
-}
-
-/* Table 45: C1 against B_ind with the deletion refits, every combination. */
-static void pb_predict__table45(const struct pb_predict__data *d, const struct pb_predict__gains *G,
-                                const int32_t k[3], struct pb_table *t)
-{
-  static const struct pb_column cols[] = {
-    PB_PREDICT__KEYS("features", "source", "target"),
-    {"baseline", PB_COL_NUM, 2, .slot = PB_PG_BASE, .arg = PB_PREDICT__CMP},
-    {"c1", PB_COL_NUM, 2, .slot = PB_PG_ALT, .arg = PB_PREDICT__CMP},
-    {"gain_pct", PB_COL_NUM, -1, .slot = PB_PG_REL, .arg = PB_PREDICT__CMP},
-    {"deletion_min", PB_COL_NUM, -2, .slot = PB_PG_DEL_MIN, .arg = PB_PREDICT__CMP},
-    {"deletion_max", PB_COL_NUM, -2, .slot = PB_PG_DEL_MAX, .arg = PB_PREDICT__CMP},
-    {"positive", PB_COL_INT, .slot = PB_PG_DEL_POS, .arg = PB_PREDICT__CMP},
-    {"refits", PB_COL_INT, .slot = PB_PG_DEL_N, .arg = PB_PREDICT__CMP},
-    {NULL}};
-  static const struct pb_table_spec spec = {
-    "Table 45: C1 against B_ind with whole-group deletion refits",
-    "Complete-pool MAE (pp), relative gain against the matched baseline, and the range of MAE reductions after "
-    "removing each group from training, inner validation and evaluation and refitting (a sensitivity range, not a "
-    "confidence interval).",
-    cols};
-  pb_predict__cmp_table(d, G, &spec, k, pb_predict__n_combos(d), t);
-}
-
-/* Table 46: unpaired synthetic information against clean performance, first feature source. */
-static void pb_predict__table46(const struct pb_predict__data *d, const struct pb_predict__gains *G,
-                                const int32_t k[3], struct pb_table *t)
-{
-  static const struct pb_column cols[] = {
-    {"target", PB_COL_STR, .slot = 2, .arg = PB_PREDICT__KEY},
-    {"source", PB_COL_STR, .slot = 1, .arg = PB_PREDICT__KEY},
-    {"b0_mae", PB_COL_NUM, 2, .slot = PB_PG_BASE, .arg = PB_PREDICT__CMP},
-    {"b1_mae", PB_COL_NUM, 2, .slot = PB_PG_ALT, .arg = PB_PREDICT__CMP},
-    {"gain", PB_COL_NUM, -2, .slot = PB_PG_GAIN, .arg = PB_PREDICT__CMP},
-    {"lo", PB_COL_NUM, -2, .slot = PB_PG_LO, .arg = PB_PREDICT__CMP},
-    {"hi", PB_COL_NUM, -2, .slot = PB_PG_HI, .arg = PB_PREDICT__CMP},
-    {NULL}};
-  char title[160];
-  snprintf(title, sizeof title, "Table 46: unpaired synthetic information versus clean-performance features (%s)",
-           d->meta->sources[d->fs[0]].name);
-  const struct pb_table_spec spec = {
-    title, "B0: clean accuracies; B1 adds the unpaired synthetic summaries. MAEs and gains in pp; group-reweighting "
-           "intervals.", cols};
-  pb_predict__cmp_table(d, G, &spec, k, d->n_ts * PB_PREDICT__N_TARGETS, t);
-}
-
-/* Tables 43-46 of seed 000 Appendix I in its shapes. */
+/* Tables 43-46 of seed 000 Appendix I in its shapes: per table its
+ * comparisons (by name, three columns' worth) and whether it covers the first
+ * feature source only (its title then names it, %s) or every combination. */
 static int pb_predict__md_tables(const struct pb_predict__data *d, const struct pb_predict__gains *G,
                                  struct pb_results *res, struct pb_text *md)
 {
-  const int32_t kf = pb_predict__cmp_find(d, "B_ind:FAQ"), kd = pb_predict__cmp_find(d, "B_ind:dMk");
-  const int32_t ko = pb_predict__cmp_find(d, "controlled:C3a"), ku = pb_predict__cmp_find(d, "unpaired:B0->B1");
+  static const struct pb_column t43[] = {
+    PB_PREDICT__COL_KEY("target_source", 1), PB_PREDICT__COL_KEY("target", 2),
+    PB_PREDICT__COL_CMP("baseline_mae", PB_COL_NUM, 2, PB_PG_BASE, 0), PB_PREDICT__COLS_GAIN("c1_", 0),
+    PB_PREDICT__COL_CMP("dmk_gain", PB_COL_NUM, -2, PB_PG_GAIN, 1), {NULL}};
+  static const struct pb_column t44[] = {
+    PB_PREDICT__KEYS("features", "source", "target"),
+    PB_PREDICT__COL_CMP("bind_c1", PB_COL_STR, 0, PB_PREDICT__IV, 0),
+    PB_PREDICT__COL_CMP("original_dmk", PB_COL_STR, 0, PB_PREDICT__IV, 1),
+    PB_PREDICT__COL_CMP("bind_dmk", PB_COL_STR, 0, PB_PREDICT__IV, 2), {NULL}};
+  static const struct pb_column t45[] = {
+    PB_PREDICT__KEYS("features", "source", "target"),
+    PB_PREDICT__COL_CMP("baseline", PB_COL_NUM, 2, PB_PG_BASE, 0),
+    PB_PREDICT__COL_CMP("c1", PB_COL_NUM, 2, PB_PG_ALT, 0),
+    PB_PREDICT__COL_CMP("gain_pct", PB_COL_NUM, -1, PB_PG_REL, 0),
+    PB_PREDICT__COL_CMP("deletion_min", PB_COL_NUM, -2, PB_PG_DEL_MIN, 0),
+    PB_PREDICT__COL_CMP("deletion_max", PB_COL_NUM, -2, PB_PG_DEL_MAX, 0),
+    PB_PREDICT__COL_CMP("positive", PB_COL_INT, 0, PB_PG_DEL_POS, 0),
+    PB_PREDICT__COL_CMP("refits", PB_COL_INT, 0, PB_PG_DEL_N, 0), {NULL}};
+  static const struct pb_column t46[] = {
+    PB_PREDICT__COL_KEY("target", 2), PB_PREDICT__COL_KEY("source", 1),
+    PB_PREDICT__COL_CMP("b0_mae", PB_COL_NUM, 2, PB_PG_BASE, 0),
+    PB_PREDICT__COL_CMP("b1_mae", PB_COL_NUM, 2, PB_PG_ALT, 0),
+    PB_PREDICT__COLS_GAIN("", 0), {NULL}};
+  static const struct {
+    const char *file, *title, *note;
+    const struct pb_column *cols;
+    const char *cmp[3];
+    int first_source;
+  } tab[4] = {
+    {"predict_table43.tsv", "Table 43: %s summaries predicting mild real targets",
+     "Baseline is B_ind (MAE, pp); changes are MAE reductions in pp (positive is better). C1 adds (F,A,Q) to B_ind; "
+     "the last column adds dM_k alone. Brackets: group-reweighting intervals of stored out-of-fold errors, not full "
+     "fitting-uncertainty intervals.",
+     t43, {"B_ind:FAQ", "B_ind:dMk", "B_ind:dMk"}, 1},
+    {"predict_table44.tsv", "Table 44: all source/target settings",
+     "Model-weighted MAE reductions (pp) with group-reweighting intervals. Original dM_k conditions on C2 + dM_k,ind "
+     "(controlled C3a); B_ind + dM_k is the feature-order sensitivity.",
+     t44, {"B_ind:FAQ", "controlled:C3a", "B_ind:dMk"}, 0},
+    {"predict_table45.tsv", "Table 45: C1 against B_ind with whole-group deletion refits",
+     "Complete-pool MAE (pp), relative gain against the matched baseline, and the range of MAE reductions after "
+     "removing each group from training, inner validation and evaluation and refitting (a sensitivity range, not a "
+     "confidence interval).",
+     t45, {"B_ind:FAQ", "B_ind:FAQ", "B_ind:FAQ"}, 0},
+    {"predict_table46.tsv", "Table 46: unpaired synthetic information versus clean-performance features (%s)",
+     "B0: clean accuracies; B1 adds the unpaired synthetic summaries. MAEs and gains in pp; group-reweighting "
+     "intervals.",
+     t46, {"unpaired:B0->B1", "unpaired:B0->B1", "unpaired:B0->B1"}, 1}};
   struct pb_table t = {{0}, {0}};
   int status = PB_OK;
-  pb_predict__table43(d, G, (const int32_t[3]){kf, kd, kd}, &t);
-  status |= pb_table_flush(&t, res, "predict_table43.tsv", md);
-  pb_predict__table44(d, G, (const int32_t[3]){kf, ko, kd}, &t);
-  status |= pb_table_flush(&t, res, "predict_table44.tsv", md);
-  pb_predict__table45(d, G, (const int32_t[3]){kf, kf, kf}, &t);
-  status |= pb_table_flush(&t, res, "predict_table45.tsv", md);
-  pb_predict__table46(d, G, (const int32_t[3]){ku, ku, ku}, &t);
-  status |= pb_table_flush(&t, res, "predict_table46.tsv", md);
+  for (int i = 0; i < 4; i++) {
+    char title[160];
+    const int32_t k[3] = {pb_predict__cmp_find(d, tab[i].cmp[0]), pb_predict__cmp_find(d, tab[i].cmp[1]),
+                          pb_predict__cmp_find(d, tab[i].cmp[2])};
+    snprintf(title, sizeof title, tab[i].title, d->meta->sources[d->fs[0]].name);
+    const struct pb_table_spec spec = {title, tab[i].note, tab[i].cols};
+    const int32_t rows = tab[i].first_source ? d->n_ts * PB_PREDICT__N_TARGETS : pb_predict__n_combos(d);
+    pb_predict__cmp_table(d, G, &spec, k, rows, &t);
+    status |= pb_table_flush(&t, res, tab[i].file, md);
+  }
   return status ? PB_FAIL : PB_OK;
 }
 

@@ -633,28 +633,23 @@ static int pb_predict__compute(struct pb_stage *st, const struct pb_predict_opti
 /* `pairbound predict` (the registry's run). */
 static int pb_predict__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  MPI_Comm comm = call->comm;
   const struct pb_predict_options *opt = opts;
   struct pb_stage st;
-  struct pb_predict__data d;
-  memset(&d, 0, sizeof d);
-  struct pb_timer tm;
-  pb_timer_start(&tm, "predict");
+  struct pb_predict__data d = {0};
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_predict__setup(&st, opt, &d);
-  if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &tm);
-  pb_timer_skip(&tm);
+  if (status == PB_OK) status = pb_predict__compute(&st, opt, &d, &st.timer);
+  pb_timer_skip(&st.timer);
   if (status == PB_OK) status = pb_predict__write_inputs(&d, st.rank, st.results);
   if (status == PB_OK) status = pb_predict__write_oof(&d, st.rank, st.size, st.results);
   if (status == PB_OK) status = pb_predict__write_h5(&d, st.rank, st.results);
-  if (status == PB_OK) status = pb_predict__gains_run(&d, opt->group_draws, opt->seed, comm, st.results);
-  pb_timer_lap(&tm, "report");
-  pb_timer_reduce(&tm, comm);
+  if (status == PB_OK) status = pb_predict__gains_run(&d, opt->group_draws, opt->seed, st.comm, st.results);
+  pb_timer_end(&st.timer, "report", st.comm);
   pb_message("predict: cells %.3f s; fits %.3f s (%lld nested fits); report %.3f s (intervals, tables, figure)",
-             pb_timer_get(&tm, "cells"), pb_timer_get(&tm, "fits"), (long long)d.n_units, pb_timer_get(&tm, "report"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+             pb_timer_get(&st.timer, "cells"), pb_timer_get(&st.timer, "fits"), (long long)d.n_units,
+             pb_timer_get(&st.timer, "report"));
   pb_predict__data_free(&d);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 /* Under `pairbound run`: prediction needs feature and target sources (given or by role) and at least 3 model
@@ -682,6 +677,10 @@ static const struct pb_stage_inherit pb_predict__inherits[] = {
 
 const struct pb_stage_desc pb_predict_stage = {
   .name = "predict",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL, .figures = 1},
+  .options = {.table = pb_predict_option_table, .size = sizeof(struct pb_predict_options)},
+  .run = pb_predict__stage_run,
+  .pipeline = {.report = "predict.md", .order = 3, .inherits = pb_predict__inherits, .applies = pb_predict__applies},
   .help = "Model-level prediction (seed 000 Section 6, Appendices H-I; docs/predict.md): per-model summaries of the\n"
           "feature sources (per condition, averaged equally: clean and perturbed accuracy, confidence, log loss, matched\n"
           "synthetic risk, the paired F, A, Q, k, dM_k, ds_s, ds_w, L and their class-conditional independent\n"
@@ -689,16 +688,4 @@ const struct pb_stage_desc pb_predict_stage = {
           "target source by nested leave-one-group-out ridge (grid .1 .3 1 3 10 30 100, probit targets, training-fold\n"
           "imputation and scaling); gains with group-reweighting intervals of stored out-of-fold errors and whole-group\n"
           "deletion refits. Writes OUTDIR/results.h5 (/predict), report/predict_*.tsv, predict.md and Figure 8.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .figures = 1,
-  .options = pb_predict_option_table,
-  .options_size = sizeof(struct pb_predict_options),
-  .run = pb_predict__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .report = "predict.md",
-  .report_order = 3,
-  .inherits = pb_predict__inherits,
-  .applies = pb_predict__applies,
 };

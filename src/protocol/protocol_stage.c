@@ -24,8 +24,7 @@ static int pb_protocol__stage_run(const struct pb_stage_call *call, const void *
 
 const struct pb_stage_desc pb_protocol_stage = {
   .name = "protocol",
-  .help = "Compute thresholds, tiers and the frozen panel; write OUTDIR/results.h5 and OUTDIR/report/protocol_*.tsv.\n",
-  .protocol = 1,
+  .store = {.reads = 1},
   .run = pb_protocol__stage_run,
-  .reads_store = 1,
+  .help = "Compute thresholds, tiers and the frozen panel; write OUTDIR/results.h5 and OUTDIR/report/protocol_*.tsv.\n",
 };

@@ -48,16 +48,16 @@ int pb_registry_index(const struct pb_stage_desc *d)
 
 void *pb_registry_options_new(const struct pb_stage_desc *d)
 {
-  void *o = pb_calloc(1, d->options_size ? d->options_size : 1);
-  if (d->defaults) d->defaults(o);
-  else if (d->options) pb_options_defaults(d->options, o);
+  void *o = pb_calloc(1, d->options.size ? d->options.size : 1);
+  if (d->options.defaults) d->options.defaults(o);
+  else if (d->options.table) pb_options_defaults(d->options.table, o);
   return o;
 }
 
 void pb_registry_options_free(const struct pb_stage_desc *d, void *opts)
 {
   if (!opts) return;
-  if (d->options) pb_options_free(d->options, opts);
-  if (d->release) d->release(opts);
+  if (d->options.table) pb_options_free(d->options.table, opts);
+  if (d->options.release) d->options.release(opts);
   free(opts);
 }

@@ -42,7 +42,7 @@
 static const struct pb_stage_desc *pb_run__kind(const char *name)
 {
   const struct pb_stage_desc *d = pb_registry_find(name);
-  return d && d->pipeline ? d : NULL;
+  return d && d->pipeline.report ? d : NULL;
 }
 
 /* The instance named @p name (KIND.NAME), created with its kind's defaults
@@ -123,7 +123,7 @@ static const char *pb_run__pipeline_names(void)
   static char names[512];
   names[0] = '\0';
   for (int k = 0; pb_registry_stages[k]; k++)
-    if (pb_registry_stages[k]->pipeline)
+    if (pb_registry_stages[k]->pipeline.report)
       snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", pb_registry_stages[k]->name);
   return names;
 }
@@ -182,7 +182,7 @@ static const struct pb_option *pb_run__section(struct pb_run_config *cfg, const 
     return pb_protocol_option_table;
   }
   const struct pb_stage_desc *d = pb_run__kind(section);
-  if (!d || !d->options) return NULL;
+  if (!d || !d->options.table) return NULL;
   if (strchr(section, '.')) {
     struct pb_run_instance *in = pb_run__instance(cfg, section, 1);
     if (!in) return NULL;
@@ -190,7 +190,7 @@ static const struct pb_option *pb_run__section(struct pb_run_config *cfg, const 
   } else {
     *opts = cfg->opts[pb_registry_index(d)];
   }
-  return d->options;
+  return d->options.table;
 }
 
 /* One run-configuration entry (a pb_ini_fn). */
@@ -230,12 +230,12 @@ static int pb_run__has_stage(const struct pb_run_config *cfg, const char *name)
 }
 
 /* What other sections give stage @p d (options @p opts, section @p sec)
- * unless @p sec sets it (its .inherits, docs/run.md): a key of [run] always
+ * unless @p sec sets it (its .pipeline.inherits, docs/run.md): a key of [run] always
  * (as given or its default, integers plus the stage's offset modulo 2^64),
  * a key of a stage's section when given there. */
 static int pb_run__inherit(const struct pb_run__parse *p, const struct pb_stage_desc *d, void *opts, const char *sec)
 {
-  for (const struct pb_stage_inherit *h = d->inherits; h && h->key; h++) {
+  for (const struct pb_stage_inherit *h = d->pipeline.inherits; h && h->key; h++) {
     if (pb_run__seen(p, sec, h->key)) continue;
     const char *dot = strchr(h->from, '.');
     char from[64], text[32];
@@ -250,7 +250,7 @@ static int pb_run__inherit(const struct pb_run__parse *p, const struct pb_stage_
     }
     char label[128];
     snprintf(label, sizeof label, "[%s] %s (for [%s] %s)", from, dot + 1, sec, h->key);
-    if (pb_options_set(pb_options_find_ini(d->options, h->key), opts, label, v) != PB_OK) return PB_FAIL;
+    if (pb_options_set(pb_options_find_ini(d->options.table, h->key), opts, label, v) != PB_OK) return PB_FAIL;
   }
   return PB_OK;
 }
@@ -262,7 +262,7 @@ static int pb_run__propagate(const struct pb_run__parse *p, const char *name)
 {
   struct pb_run_config *cfg = p->cfg;
   for (int k = 0; pb_registry_stages[k]; k++)
-    if (pb_registry_stages[k]->pipeline && pb_run__inherit(p, pb_registry_stages[k], cfg->opts[k], pb_registry_stages[k]->name) != PB_OK)
+    if (pb_registry_stages[k]->pipeline.report && pb_run__inherit(p, pb_registry_stages[k], cfg->opts[k], pb_registry_stages[k]->name) != PB_OK)
       return PB_FAIL;
   for (int32_t i = 0; i < cfg->n_instances; i++) {
     const struct pb_run_instance *in = &cfg->instances[i];
@@ -275,14 +275,14 @@ static int pb_run__propagate(const struct pb_run__parse *p, const char *name)
   return PB_OK;
 }
 
-/* A stage whose section names its .joins key joins the pipeline, last. */
+/* A stage whose section names its .pipeline.joins key joins the pipeline, last. */
 static void pb_run__joins(const struct pb_run__parse *p)
 {
   struct pb_run_config *cfg = p->cfg;
   for (int k = 0; pb_registry_stages[k]; k++) {
     const struct pb_stage_desc *d = pb_registry_stages[k];
-    if (d->pipeline && d->joins && pb_run__seen(p, d->name, d->joins) && !pb_run__has_stage(cfg, d->name) &&
-        cfg->n_stages < PB_RUN_MAX_STAGES)
+    if (d->pipeline.report && d->pipeline.joins && pb_run__seen(p, d->name, d->pipeline.joins) &&
+        !pb_run__has_stage(cfg, d->name) && cfg->n_stages < PB_RUN_MAX_STAGES)
       cfg->stages[cfg->n_stages++] = pb_strdup(d->name);
   }
 }
@@ -293,7 +293,7 @@ int pb_run_config_parse(const char *text, const char *name, struct pb_run_config
   pb_options_defaults(pb_run__options, cfg);
   pb_protocol_options_default(&cfg->protocol);
   for (int k = 0; pb_registry_stages[k]; k++)
-    if (pb_registry_stages[k]->pipeline) cfg->opts[k] = pb_registry_options_new(pb_registry_stages[k]);
+    if (pb_registry_stages[k]->pipeline.report) cfg->opts[k] = pb_registry_options_new(pb_registry_stages[k]);
   cfg->text = pb_strdup(text);
   struct pb_run__parse p = {.cfg = cfg};
   int status = pb_ini_parse(text, name, pb_run__entry, &p);
@@ -346,9 +346,9 @@ void pb_run_config_help(FILE *fp)
   fprintf(fp, "\n[protocol]\n");
   pb_options_help_ini(fp, pb_protocol_option_table);
   for (int k = 0; pb_registry_stages[k]; k++) {
-    if (!pb_registry_stages[k]->pipeline || !pb_registry_stages[k]->options) continue;
+    if (!pb_registry_stages[k]->pipeline.report || !pb_registry_stages[k]->options.table) continue;
     fprintf(fp, "\n[%s]  (as `pairbound %s --help`)\n", pb_registry_stages[k]->name, pb_registry_stages[k]->name);
-    pb_options_help_ini(fp, pb_registry_stages[k]->options);
+    pb_options_help_ini(fp, pb_registry_stages[k]->options.table);
   }
   fprintf(fp, "\n[KIND.NAME]  a further instance of stage KIND, listed as KIND.NAME in [run] stages (e.g.\n"
               "  `stages = ..., screen, screen.dev` with `[screen.dev] split = dev`): the keys of [KIND], starting\n"
@@ -394,7 +394,7 @@ static int pb_run__call(const struct pb_run_config *cfg, const char *name, const
 {
   const struct pb_stage_desc *d = pb_run__kind(name);
   const struct pb_run_instance *in = strchr(name, '.') ? pb_run__instance((struct pb_run_config *)cfg, name, 0) : NULL;
-  const struct pb_stage_call call = {d->reads_store ? cfg->store : NULL, dir, comm, &cfg->protocol, prov, name, d};
+  const struct pb_stage_call call = {d->store.reads ? cfg->store : NULL, dir, comm, &cfg->protocol, prov, name, d};
   return d->run(&call, in ? in->opts : cfg->opts[pb_registry_index(d)]);
 }
 
@@ -485,9 +485,9 @@ static int pb_run__skips(const struct pb_run_config *cfg, MPI_Comm comm, struct 
                                                                                       cfg->stages[i], 0) : NULL;
     char *why = facts->skipped[i];
     const size_t n = sizeof facts->skipped[i];
-    if (!d->reads_store) continue;
-    if (!pb_stage_lacks(meta, cfg->store, d->name, d->needs, why, n) && d->applies &&
-        !d->applies(meta, in ? in->opts : cfg->opts[pb_registry_index(d)], why, n) && !why[0])
+    if (!d->store.reads) continue;
+    if (!pb_stage_lacks(meta, cfg->store, d->name, d->store.needs, why, n) && d->pipeline.applies &&
+        !d->pipeline.applies(meta, in ? in->opts : cfg->opts[pb_registry_index(d)], why, n) && !why[0])
       snprintf(why, n, "it cannot run on this store");
   }
   pb_store_close(st);
@@ -509,7 +509,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     return PB_OK;
   }
   /* the key is needed now to check a checkpoint, or by the stage's blocks */
-  if (cfg->resume || pb_run__kind(cfg->stages[i])->blocks) status = pb_run__digest_wait(dg, comm);
+  if (cfg->resume || pb_run__kind(cfg->stages[i])->pipeline.blocks) status = pb_run__digest_wait(dg, comm);
   const int done = status == PB_OK && cfg->resume ? pb_checkpoint_resumable(dir, key, comm) : 0;
   if (status != PB_OK || done == PB_FAIL) status = PB_FAIL;
   else if (done) {
@@ -541,7 +541,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
 static int pb_run__reads_store(const struct pb_run_config *cfg)
 {
   int reads_store = 0;
-  for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= pb_run__kind(cfg->stages[i])->reads_store;
+  for (int32_t i = 0; i < cfg->n_stages; i++) reads_store |= pb_run__kind(cfg->stages[i])->store.reads;
   return reads_store;
 }
 

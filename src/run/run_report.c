@@ -21,16 +21,16 @@
 #include "pairbound/results.h"
 #include "run_internal.h"
 
-/* The pipeline stages in REPORT.md's order (their .report_order: seed 000's
+/* The pipeline stages in REPORT.md's order (their .pipeline.order: seed 000's
  * Sections 3-6, then the appendices' verification, then the two further
  * seed papers' analyses); returns how many. */
 static int pb_rr__order(const struct pb_stage_desc **out)
 {
   int n = 0;
   for (int k = 0; pb_registry_stages[k]; k++)
-    if (pb_registry_stages[k]->pipeline) out[n++] = pb_registry_stages[k];
+    if (pb_registry_stages[k]->pipeline.report) out[n++] = pb_registry_stages[k];
   for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && out[j]->report_order < out[j - 1]->report_order; j--) {
+    for (int j = i; j > 0 && out[j]->pipeline.order < out[j - 1]->pipeline.order; j--) {
       const struct pb_stage_desc *t = out[j];
       out[j] = out[j - 1];
       out[j - 1] = t;
@@ -90,9 +90,9 @@ static void pb_rr__findings(const struct pb_run_config *cfg, const struct pb_run
   const int n = pb_rr__order(order);
   for (int k = 0; k < n; k++) {
     const int i = pb_rr__in_config(cfg, order[k]->name);
-    if (i < 0 || f->skipped[i][0] || !order[k]->summary) continue;
+    if (i < 0 || f->skipped[i][0] || !order[k]->pipeline.summary) continue;
     char *dir = pb_output_path_join(cfg->output, order[k]->name), *rel = pb_output_path_join(order[k]->name, "report/");
-    order[k]->summary(NULL, md, dir, rel);
+    order[k]->pipeline.summary(NULL, md, dir, rel);
     free(rel);
     free(dir);
   }
@@ -134,7 +134,7 @@ static void pb_rr__instance(struct pb_text *md, const struct pb_run_config *cfg,
   free(ent);
   free(rep);
   free(dir);
-  pb_text_printf(md, " ([the whole report](%s/report/%s)).\n\n", name, pb_registry_find(name)->report);
+  pb_text_printf(md, " ([the whole report](%s/report/%s)).\n\n", name, pb_registry_find(name)->pipeline.report);
   const char *second = strstr(text, "\n### ");
   second = second ? strstr(second + 1, "\n### ") : NULL;
   char *head = pb_strdup(text);
@@ -159,9 +159,9 @@ static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_
   const int n = pb_rr__order(order);
   for (int k = 0; k < n; k++) {
     const int i = pb_rr__in_config(cfg, order[k]->name);
-    if (!order[k]->summary || i < 0 || facts->skipped[i][0]) continue;
+    if (!order[k]->pipeline.summary || i < 0 || facts->skipped[i][0]) continue;
     char *dir = pb_output_path_join(cfg->output, order[k]->name);
-    order[k]->summary(fp, NULL, dir, NULL);
+    order[k]->pipeline.summary(fp, NULL, dir, NULL);
     free(dir);
   }
   for (int32_t i = 0; i < cfg->n_stages; i++)
@@ -198,7 +198,7 @@ static int pb_rr__section(const struct pb_run_config *cfg, const struct pb_run_f
     return PB_OK;
   }
   char *dir = pb_output_path_join(cfg->output, name), *sub = pb_output_path_join(dir, "report"),
-       *rep = pb_output_path_join(sub, d->report);
+       *rep = pb_output_path_join(sub, d->pipeline.report);
   char *text = pb_output_text_load(rep), title[256];
   if (text) {
     pb_rr__title(text, title, sizeof title);

@@ -150,6 +150,7 @@ struct pb_screen__ctx {
   const struct pb_meta *meta;
   const struct pb_protocol *proto;
   const struct pb_screen_options *opt;
+  int from_config;             /* under `pairbound run`: messages name the [screen] keys, not options */
   int32_t n_ps;
   struct pb_screen__pset *ps;
   int32_t n_targets;

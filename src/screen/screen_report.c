@@ -175,20 +175,23 @@ static void pb_srep__budget_table(struct pb_srep *R, const struct pb_table_spec 
 }
 
 #define PB_SREP_KEYS {"source", PB_COL_STR, .slot = PB_SCOL_SOURCE}, {"tier", PB_COL_STR, .slot = PB_SCOL_TIER}
+#define PB_SREP_KEYS_Q PB_SREP_KEYS, {"q", PB_COL_STR, .slot = PB_SCOL_Q} /* a row per budget */
 #define PB_SREP_MEAN(name, row, f) {name, PB_COL_NUM, 3, .slot = row, .arg = f}
 #define PB_SREP_DIFF(name, p, f) {name, PB_COL_NUM, -3, .slot = PB_SCOL_DIFF(p), .arg = f}
+/* The image-level scores and the class baseline, metric f (Tables 16 and 18). */
+#define PB_SREP_SCORES(f)                                                                                  \
+  PB_SREP_MEAN("S", PB_SR_S, f), PB_SREP_MEAN("U", PB_SR_U, f), PB_SREP_MEAN("delta", PB_SR_DELTA, f),   \
+      PB_SREP_MEAN("ret", PB_SR_RET, f), PB_SREP_MEAN("margin", PB_SR_MARGIN, f),                          \
+      PB_SREP_MEAN("entropy", PB_SR_ENTROPY, f), PB_SREP_MEAN("class_delta", PB_SR_CLASS_DELTA, f)
 
 /* Table 16: AUROC of every score and the paired gaps. */
 static const struct pb_column pb_srep__auroc_cols[] = {
   PB_SREP_KEYS,
   {"cells", PB_COL_INT, .slot = PB_SCOL_CELLS},
   {"defined", PB_COL_INT, .slot = PB_SCOL_DEFINED, .arg = PB_SR_U},
-  PB_SREP_MEAN("S", PB_SR_S, PB_SM_AUROC),         PB_SREP_MEAN("U", PB_SR_U, PB_SM_AUROC),
-  PB_SREP_MEAN("delta", PB_SR_DELTA, PB_SM_AUROC), PB_SREP_MEAN("ret", PB_SR_RET, PB_SM_AUROC),
-  PB_SREP_MEAN("margin", PB_SR_MARGIN, PB_SM_AUROC), PB_SREP_MEAN("entropy", PB_SR_ENTROPY, PB_SM_AUROC),
-  PB_SREP_MEAN("class_delta", PB_SR_CLASS_DELTA, PB_SM_AUROC), PB_SREP_MEAN("g_S", PB_SR_G_S, PB_SM_AUROC),
-  PB_SREP_MEAN("g_SU", PB_SR_G_SU, PB_SM_AUROC),   PB_SREP_MEAN("g_SUret", PB_SR_G_SURET, PB_SM_AUROC),
-  PB_SREP_MEAN("A3", PB_SR_A3, PB_SM_AUROC),
+  PB_SREP_SCORES(PB_SM_AUROC),
+  PB_SREP_MEAN("g_S", PB_SR_G_S, PB_SM_AUROC),     PB_SREP_MEAN("g_SU", PB_SR_G_SU, PB_SM_AUROC),
+  PB_SREP_MEAN("g_SUret", PB_SR_G_SURET, PB_SM_AUROC), PB_SREP_MEAN("A3", PB_SR_A3, PB_SM_AUROC),
   PB_SREP_DIFF("U-S", PB_SP_U_S, PB_SM_AUROC),     PB_SREP_DIFF("U-delta", PB_SP_U_DELTA, PB_SM_AUROC),
   PB_SREP_DIFF("U-ret", PB_SP_U_RET, PB_SM_AUROC), PB_SREP_DIFF("U-A3", PB_SP_U_A3, PB_SM_AUROC),
   PB_SREP_DIFF("g_SU-S", PB_SP_GSU_S, PB_SM_AUROC), PB_SREP_DIFF("delta-U", PB_SP_DELTA_U, PB_SM_AUROC),
@@ -202,14 +205,10 @@ static const struct pb_table_spec pb_srep__auroc = {
 
 /* Table 18: coverage levels at every budget. */
 static const struct pb_column pb_srep__coverage_cols[] = {
-  PB_SREP_KEYS,
-  {"q", PB_COL_STR, .slot = PB_SCOL_Q},
-  PB_SREP_MEAN("S", PB_SR_S, PB_SM_AT_Q),         PB_SREP_MEAN("U", PB_SR_U, PB_SM_AT_Q),
-  PB_SREP_MEAN("delta", PB_SR_DELTA, PB_SM_AT_Q), PB_SREP_MEAN("ret", PB_SR_RET, PB_SM_AT_Q),
-  PB_SREP_MEAN("margin", PB_SR_MARGIN, PB_SM_AT_Q), PB_SREP_MEAN("entropy", PB_SR_ENTROPY, PB_SM_AT_Q),
-  PB_SREP_MEAN("class_delta", PB_SR_CLASS_DELTA, PB_SM_AT_Q), PB_SREP_MEAN("g_SU", PB_SR_G_SU, PB_SM_AT_Q),
-  PB_SREP_MEAN("A3", PB_SR_A3, PB_SM_AT_Q),       PB_SREP_MEAN("random", PB_SR_RANDOM, PB_SM_AT_Q),
-  {NULL}};
+  PB_SREP_KEYS_Q,
+  PB_SREP_SCORES(PB_SM_AT_Q),
+  PB_SREP_MEAN("g_SU", PB_SR_G_SU, PB_SM_AT_Q),   PB_SREP_MEAN("A3", PB_SR_A3, PB_SM_AT_Q),
+  PB_SREP_MEAN("random", PB_SR_RANDOM, PB_SM_AT_Q), {NULL}};
 static const struct pb_table_spec pb_srep__coverage = {
   "Failure coverage at budget q (seed Table 18)",
   "Share of a cell's failures among the top-q fraction of clean-correct images, k = max(1, round(q n)), ties at "
@@ -218,8 +217,7 @@ static const struct pb_table_spec pb_srep__coverage = {
 
 /* Tables 19-20: paired coverage differences at every budget. */
 static const struct pb_column pb_srep__coverage_diff_cols[] = {
-  PB_SREP_KEYS,
-  {"q", PB_COL_STR, .slot = PB_SCOL_Q},
+  PB_SREP_KEYS_Q,
   PB_SREP_MEAN("S", PB_SR_S, PB_SM_AT_Q),         PB_SREP_MEAN("U", PB_SR_U, PB_SM_AT_Q),
   PB_SREP_DIFF("U-S", PB_SP_U_S, PB_SM_AT_Q),       PB_SREP_DIFF("U-delta", PB_SP_U_DELTA, PB_SM_AT_Q),
   PB_SREP_DIFF("U-ret", PB_SP_U_RET, PB_SM_AT_Q),   PB_SREP_DIFF("U-A3", PB_SP_U_A3, PB_SM_AT_Q),

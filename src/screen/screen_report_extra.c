@@ -341,28 +341,23 @@ static double pb_sx__mild_recall(const struct pb_sx *S, int32_t t, int32_t r, in
   return pb_sx__mean(S, t, PB_TIER_MILD, r >= 0 ? PB_SS_ROW(r, PB_SM_COV20) : PB_SS_SUB(S->in->T, j, 1));
 }
 
-/* A row of Figure 6's data: a single probe (subset j); columns of each target t (arg): the probe's recall
- * (slot PB_SX6_SUB), then the lines of score row slot >= 0. */
+/* A row of Figure 6's data: a single probe (subset j), whose own fields are the key columns (.arg PB_SX6_KEY,
+ * pb_table_member); columns of each target t (.arg): the probe's recall (.slot PB_SX6_SUB), then the lines of
+ * score row .slot >= 0. */
 struct pb_sx__probe {
   const struct pb_sx *S;
   const char *probe, *type, *severity;
   int64_t y, sv;
   int32_t j;
 };
-enum { PB_SX6_PROBE = -1, PB_SX6_TYPE = -2, PB_SX6_Y = -3, PB_SX6_SV = -4, PB_SX6_SEV = -5, PB_SX6_SUB = -6 };
+enum { PB_SX6_KEY = -1 /* .arg of a key column */, PB_SX6_SUB = -1 /* .slot of a recall column */ };
 
 static union pb_cell pb_sx__probe_cell(const void *ctx, const struct pb_column *c)
 {
   const struct pb_sx__probe *p = ctx;
-  switch (c->slot) {
-  case PB_SX6_PROBE: return (union pb_cell){.s = p->probe};
-  case PB_SX6_TYPE: return (union pb_cell){.s = p->type};
-  case PB_SX6_Y: return (union pb_cell){.i = p->y};
-  case PB_SX6_SV: return (union pb_cell){.i = p->sv};
-  case PB_SX6_SEV: return (union pb_cell){.s = p->severity};
-  case PB_SX6_SUB: return (union pb_cell){.x = pb_sx__mild_recall(p->S, c->arg, -1, p->j)};
-  default: return (union pb_cell){.x = pb_sx__mild_recall(p->S, c->arg, c->slot, 0)};
-  }
+  if (c->arg == PB_SX6_KEY) return pb_table_member(p, c);
+  return (union pb_cell){.x = c->slot == PB_SX6_SUB ? pb_sx__mild_recall(p->S, c->arg, -1, p->j)
+                                                    : pb_sx__mild_recall(p->S, c->arg, c->slot, 0)};
 }
 
 /* "PREFIXsource" column names of Figure 6's data. */
@@ -381,10 +376,12 @@ static struct pb_column *pb_sx__probe_cols(const struct pb_sx *S, int nline)
   static const char *const prefix[3] = {"all_", "clean_S_", "TTA_"};
   const int32_t nt = S->in->n_targets, rows[3] = {PB_SR_U, PB_SR_S, S->in->T->tta};
   struct pb_column *cols = pb_calloc((size_t)(5 + nt * (1 + nline) + 1), sizeof *cols);
+#define PB_SX6_MEMBER(name, fmt, member) {name, fmt, .slot = offsetof(struct pb_sx__probe, member), .arg = PB_SX6_KEY}
   static const struct pb_column keys[5] = {
-    {"probe", PB_COL_STR, .slot = PB_SX6_PROBE}, {"type", PB_COL_STR, .slot = PB_SX6_TYPE},
-    {"y", PB_COL_INT, .slot = PB_SX6_Y}, {"severity_index", PB_COL_INT, .slot = PB_SX6_SV},
-    {"severity", PB_COL_STR, .slot = PB_SX6_SEV}};
+    PB_SX6_MEMBER("probe", PB_COL_STR, probe), PB_SX6_MEMBER("type", PB_COL_STR, type),
+    PB_SX6_MEMBER("y", PB_COL_INT, y), PB_SX6_MEMBER("severity_index", PB_COL_INT, sv),
+    PB_SX6_MEMBER("severity", PB_COL_STR, severity)};
+#undef PB_SX6_MEMBER
   int n = 0;
   for (; n < 5; n++) cols[n] = keys[n];
   for (int32_t t = 0; t < nt; t++) {

@@ -47,6 +47,12 @@ static const char *pb_snat__src(const struct pb_snat *N, int32_t t)
   {"class_lo", PB_COL_NUM, -3, .slot = PB_SIV_CLASS_LO, .arg = k},    \
       {"class_hi", PB_COL_NUM, -3, .slot = PB_SIV_CLASS_HI, .arg = k}
 
+/* Every target tg and tier with cells (the totals' row pb_snat__row(tg, tier)). */
+#define PB_SNAT__FOR_ROWS(N, tg, tier)                   \
+  for (int32_t tg = 0; tg < (N)->in->n_targets; tg++)   \
+    for (int tier = 0; tier < PB_N_TIERS; tier++)        \
+      if ((N)->R->cells[pb_snat__row(tg, tier)] > 0)
+
 /* Table 37 (Table 31 on the swapped split): corruption versus natural averages by tier. */
 static const struct pb_column pb_snat__tier_cols[] = {
   PB_SNAT_STR("source", 0), PB_SNAT_STR("tier", 1), {"cells", PB_COL_INT, .slot = PB_SIV_CELLS},
@@ -70,15 +76,13 @@ static void pb_snat__tiers(const struct pb_snat *N, struct pb_table *t)
            (long long)opt->group_draws, (long long)N->in->B->draws);
   const struct pb_table_spec spec = {title, note, pb_snat__tier_cols};
   pb_table_open(t, &spec);
-  for (int32_t tg = 0; tg < N->in->n_targets; tg++)
-    for (int tier = 0; tier < PB_N_TIERS; tier++) {
-      const int32_t row = pb_snat__row(tg, tier);
-      if (N->R->cells[row] == 0) continue;
-      const struct pb_screen_ivrow r = {{pb_snat__src(N, tg), pb_protocol_tier_name(tier)}, N->R->cells[row],
-                                        pb_snat__iv(N, tg, tier, N->nat->e_tiers), opt->group_draws, N->in->B, row,
-                                        N->nat->tta, NULL};
-      pb_table_row(t, &spec, pb_screen_iv_cell, &r);
-    }
+  PB_SNAT__FOR_ROWS(N, tg, tier) {
+    const int32_t row = pb_snat__row(tg, tier);
+    const struct pb_screen_ivrow r = {{pb_snat__src(N, tg), pb_protocol_tier_name(tier)}, N->R->cells[row],
+                                      pb_snat__iv(N, tg, tier, N->nat->e_tiers), opt->group_draws, N->in->B, row,
+                                      N->nat->tta, NULL};
+    pb_table_row(t, &spec, pb_screen_iv_cell, &r);
+  }
 }
 
 /* Table 29: the variants at three budgets (statistics of budget b at e_var + b + 3 k). */
@@ -86,29 +90,28 @@ static const struct pb_column pb_snat__variant_cols[] = {
   PB_SNAT_STR("source", 0), PB_SNAT_STR("tier", 1), PB_SNAT_STR("q", 2), PB_SNAT_IV("U0-TTA0", 0),
   {"native U-TTA", PB_COL_NUM, 3, .slot = PB_SIV_NAN}, PB_SNAT_IV("U-TTA_sel", 3), PB_SNAT_IV("TTA_sel-TTA", 6),
   {NULL}};
+static const struct pb_table_spec pb_snat__variant_spec = {
+  "Paired coverage differences of the natural-augmentation variants (seed Table 29)",
+  "U0 and TTA0 add the untransformed image as a 19th term; TTA_sel is the development-selected natural set. "
+  "Native scoring needs the models' logits or cosine similarities, which a store does not hold (n/a; "
+  "docs/coverage.md). 95% model-group intervals.",
+  pb_snat__variant_cols};
 
 static void pb_snat__variants(const struct pb_snat *N, struct pb_table *t)
 {
-  static const struct pb_table_spec spec = {
-    "Paired coverage differences of the natural-augmentation variants (seed Table 29)",
-    "U0 and TTA0 add the untransformed image as a 19th term; TTA_sel is the development-selected natural set. "
-    "Native scoring needs the models' logits or cosine similarities, which a store does not hold (n/a; "
-    "docs/coverage.md). 95% model-group intervals.",
-    pb_snat__variant_cols};
-  pb_table_open(t, &spec);
-  for (int32_t tg = 0; tg < N->in->n_targets; tg++)
-    for (int tier = 0; tier < PB_N_TIERS; tier++) {
-      const int32_t row = pb_snat__row(tg, tier);
-      for (int b = 0; b < PB_SCREEN_N_BUDGETS && N->R->cells[row] > 0; b++) {
-        char q[16];
-        snprintf(q, sizeof q, "0.%d", pb_screen_budget_pct[b] / 10);
-        const struct pb_screen_ivrow r = {.str = {pb_snat__src(N, tg), pb_protocol_tier_name(tier), q},
-                                          .cells = N->R->cells[row],
-                                          .iv = pb_snat__iv(N, tg, tier, N->nat->e_var + b),
-                                          .draws = N->in->opt->group_draws};
-        pb_table_row(t, &spec, pb_screen_iv_cell, &r);
-      }
+  pb_table_open(t, &pb_snat__variant_spec);
+  PB_SNAT__FOR_ROWS(N, tg, tier) {
+    const int32_t row = pb_snat__row(tg, tier);
+    for (int b = 0; b < PB_SCREEN_N_BUDGETS; b++) {
+      char q[16];
+      snprintf(q, sizeof q, "0.%d", pb_screen_budget_pct[b] / 10);
+      const struct pb_screen_ivrow r = {.str = {pb_snat__src(N, tg), pb_protocol_tier_name(tier), q},
+                                        .cells = N->R->cells[row],
+                                        .iv = pb_snat__iv(N, tg, tier, N->nat->e_var + b),
+                                        .draws = N->in->opt->group_draws};
+      pb_table_row(t, &pb_snat__variant_spec, pb_screen_iv_cell, &r);
     }
+  }
 }
 
 /* Table 38 with the TTA baseline, and Table 34's natural rows (U - A3 on natural probes): mild cells. */
@@ -197,32 +200,31 @@ static void pb_snat__subsets(const struct pb_snat *N, struct pb_table *t)
   const struct pb_screen_layout *L = N->in->L;
   const struct pb_screen_sum *T = N->in->T;
   pb_table_open(t, &spec);
-  for (int32_t tg = 0; tg < N->in->n_targets; tg++)
-    for (int tier = 0; tier < PB_N_TIERS; tier++) {
-      if (!((L->subset_tiers >> tier) & 1) || N->R->cells[pb_snat__row(tg, tier)] == 0) continue;
-      for (int32_t j0 = L->n_subsets_u; j0 < L->n_subsets;) {
-        int32_t m = L->subset_m[j0], j1 = j0;
-        while (j1 < L->n_subsets && L->subset_m[j1] == m) j1++;
-        double acc[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
-        int32_t k = 0;
-        for (int32_t j = j0; j < j1; j++) {
-          static const int sub[3] = {1, 0, 2}; /* coverage, AUROC, gain in the totals' order */
-          for (int e = 0; e < 3; e++) { /* coverage, AUROC, gain */
-            const double v = pb_agg_mean(&T->a, pb_screen_sum_tt(T, tg, tier, PB_SS_SUB(T, j, sub[e])));
-            acc[e] += v;
-            lo[e] = fmin(lo[e], v);
-            if (e < 2) hi[e] = fmax(hi[e], v);
-          }
-          k++;
+  PB_SNAT__FOR_ROWS(N, tg, tier) {
+    if (!((L->subset_tiers >> tier) & 1)) continue;
+    for (int32_t j0 = L->n_subsets_u; j0 < L->n_subsets;) {
+      int32_t m = L->subset_m[j0], j1 = j0;
+      while (j1 < L->n_subsets && L->subset_m[j1] == m) j1++;
+      double acc[3] = {0, 0, 0}, lo[3] = {INFINITY, INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+      int32_t k = 0;
+      for (int32_t j = j0; j < j1; j++) {
+        static const int sub[3] = {1, 0, 2}; /* coverage, AUROC, gain in the totals' order */
+        for (int e = 0; e < 3; e++) { /* coverage, AUROC, gain */
+          const double v = pb_agg_mean(&T->a, pb_screen_sum_tt(T, tg, tier, PB_SS_SUB(T, j, sub[e])));
+          acc[e] += v;
+          lo[e] = fmin(lo[e], v);
+          if (e < 2) hi[e] = fmax(hi[e], v);
         }
-        const struct pb_screen_subrow r = {
-            pb_snat__src(N, tg), pb_protocol_tier_name(tier), m, j1 - j0, acc[0] / k, isinf(lo[0]) ? NAN : lo[0],
-            isinf(hi[0]) ? NAN : hi[0], acc[2] / k, isinf(lo[2]) ? NAN : lo[2], acc[1] / k,
-            isinf(lo[1]) ? NAN : lo[1], isinf(hi[1]) ? NAN : hi[1]};
-        pb_table_row(t, &spec, pb_table_member, &r);
-        j0 = j1;
+        k++;
       }
+      const struct pb_screen_subrow r = {
+          pb_snat__src(N, tg), pb_protocol_tier_name(tier), m, j1 - j0, acc[0] / k, isinf(lo[0]) ? NAN : lo[0],
+          isinf(hi[0]) ? NAN : hi[0], acc[2] / k, isinf(lo[2]) ? NAN : lo[2], acc[1] / k,
+          isinf(lo[1]) ? NAN : lo[1], isinf(hi[1]) ? NAN : hi[1]};
+      pb_table_row(t, &spec, pb_table_member, &r);
+      j0 = j1;
     }
+  }
 }
 
 /* The targets that declare the seed value @p key (pb_meta_seed_value), with those values; their number. */

@@ -51,8 +51,7 @@ static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
 {
   free(ps->name);
   free(ps->source);
-  for (int32_t c = 0; c < ps->n_conditions; c++) free(ps->conditions[c]);
-  free(ps->conditions);
+  pb_parse_words_free(ps->conditions, ps->n_conditions);
   memset(ps, 0, sizeof *ps);
 }
 
@@ -60,14 +59,8 @@ static void pb_screen__probeset_free(struct pb_screen_probeset *ps)
 static int pb_screen__opt_targets(void *opts, const char *label, const char *v)
 {
   struct pb_screen_options *o = opts;
-  char *list = pb_strdup(v), *save = NULL;
-  for (int32_t t = 0; t < o->n_targets; t++) free(o->targets[t]);
-  o->n_targets = 0;
-  for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-    o->targets = pb_realloc(o->targets, (size_t)(o->n_targets + 1) * sizeof(char *));
-    o->targets[o->n_targets++] = pb_strdup(w);
-  }
-  free(list);
+  pb_parse_words_free(o->targets, o->n_targets);
+  o->n_targets = pb_parse_words(v, ",", &o->targets);
   if (o->n_targets > 0) return PB_OK;
   pb_error_set("%s needs at least one source, got '%s'", label, v);
   return PB_FAIL;
@@ -182,8 +175,7 @@ const struct pb_option pb_screen_option_table[] = {
 static void pb_screen__options_release(void *opts)
 {
   struct pb_screen_options *opt = opts;
-  for (int32_t t = 0; t < opt->n_targets; t++) free(opt->targets[t]);
-  free(opt->targets);
+  pb_parse_words_free(opt->targets, opt->n_targets);
   for (int32_t p = 0; p < opt->n_probesets; p++) pb_screen__probeset_free(&opt->probesets[p]);
   free(opt->probesets);
   memset(opt, 0, sizeof *opt);
@@ -217,12 +209,7 @@ int pb_screen_parse_probe(const char *spec, struct pb_screen_probeset *ps)
     return PB_FAIL;
   }
   if (colon) {
-    char *list = pb_strdup(colon + 1), *save = NULL;
-    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-      ps->conditions = pb_realloc(ps->conditions, (size_t)(ps->n_conditions + 1) * sizeof(char *));
-      ps->conditions[ps->n_conditions++] = pb_strdup(w);
-    }
-    free(list);
+    ps->n_conditions = pb_parse_words(colon + 1, ",", &ps->conditions);
     if (ps->n_conditions == 0) {
       pb_error_set("--probe %s: empty condition list", spec);
       pb_screen__probeset_free(ps);
@@ -365,7 +352,7 @@ static int pb_screen__psets(struct pb_screen__ctx *X)
     if (!in->source) {
       pb_error_set("no probe source: no synthetic source shares images with a real source of the store (declare "
                    "one: pairbound roles STORE --set SRC=synthetic; or %s)",
-                   opt->from_config ? "set probe = SRC[:cond,...] in the [screen] section" : "give --probe SRC");
+                   X->from_config ? "set probe = SRC[:cond,...] in the [screen] section" : "give --probe SRC");
       return PB_FAIL;
     }
     ps->src = pb_meta_find_source(meta, in->source);
@@ -499,7 +486,7 @@ static int pb_screen__targets(struct pb_screen__ctx *X)
   if (n == 0) {
     pb_error_set("no target source: no real source with perturbed conditions shares images with the probe source %s "
                  "(declare one: pairbound roles STORE --set SRC=real; or %s)", meta->sources[X->ps[0].src].name,
-                 opt->from_config ? "set targets = SRC,... in the [screen] section" : "give --targets SRC,...");
+                 X->from_config ? "set targets = SRC,... in the [screen] section" : "give --targets SRC,...");
     free(dflt);
     return PB_FAIL;
   }
@@ -772,9 +759,8 @@ static int pb_screen__check_splits(const struct pb_screen__ctx *X)
 }
 
 /* Units (target, model) in cell order, with their first cells (X->unit_cell0);
- * blocks of units in cell order (*nb of them), each block's cost (*bcost,
- * caller frees) for the split over ranks.  Returns the units per block. */
-static int64_t pb_screen__units(struct pb_screen__ctx *X, int64_t *nb, int64_t **bcost)
+ * each unit's cost for the split of its blocks over ranks (caller frees). */
+static int64_t *pb_screen__units(struct pb_screen__ctx *X)
 {
   const struct pb_meta *meta = X->meta;
   X->n_units = (int64_t)X->n_targets * meta->n_models;
@@ -786,24 +772,15 @@ static int64_t pb_screen__units(struct pb_screen__ctx *X, int64_t *nb, int64_t *
     X->unit_cell0[u + 1] = X->unit_cell0[u] + nc - 1;
     cost[u] = nc + X->ps[0].n + 8;
   }
-  int64_t per = pb_blocks_per(X->n_units, PB_SCREEN_BLOCKS, nb);
-  *bcost = pb_calloc((size_t)(*nb > 0 ? *nb : 1), sizeof **bcost);
-  for (int64_t u = 0; u < X->n_units; u++) (*bcost)[u / per] += cost[u];
-  free(cost);
-  return per;
+  return cost;
 }
 
 /* `pairbound screen` (the registry's run); under `pairbound run` messages
  * name the configuration's keys instead of options. */
 static int pb_screen__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *store_path = call->store, *outdir = call->outdir;
-  MPI_Comm comm = call->comm;
-  struct pb_screen_options o = *(const struct pb_screen_options *)opts, *opt = &o;
-  o.from_config = call->section != NULL;
+  const struct pb_screen_options *opt = opts;
   struct pb_stage st;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "screen");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   struct pb_screen__ctx X;
   memset(&X, 0, sizeof X);
@@ -811,6 +788,7 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   X.meta = st.meta;
   X.proto = &st.protocol;
   X.opt = opt;
+  X.from_config = call->section != NULL;
   int status = pb_screen__psets(&X); /* the primary probe first: the default targets are what it joins */
   if (status == PB_OK) status = pb_screen__targets(&X);
   if (status == PB_OK) status = pb_screen__joins(&X);
@@ -826,22 +804,23 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   pb_screen__subsets(&X);
   pb_screen__layout(&X);
   pb_screen__tiers(&X);
-  int64_t nb, *bcost, per = pb_screen__units(&X, &nb, &bcost);
+  int64_t per, u0, u1, *cost = pb_screen__units(&X);
   struct pb_blocks bl;
-  status = pb_blocks_open(&bl, outdir, "screen", nb, bcost, comm);
-  free(bcost);
-  int64_t u0 = bl.first * per, u1 = bl.last * per < X.n_units ? bl.last * per : X.n_units, nu = u1 - u0;
+  status =
+      pb_blocks_open_items(&bl, call->outdir, "screen", X.n_units, PB_SCREEN_BLOCKS, cost, st.comm, &per, &u0, &u1);
+  free(cost);
+  const int64_t nu = u1 - u0;
   struct pb_screen_boot boot;
   pb_screen_boot_init(&boot, st.meta, &X.L, X.targets, X.n_targets, opt->seed, opt->class_draws);
-  const int64_t q = pb_screen__piece_rounds(&X, &bl, per, comm);
+  const int64_t q = pb_screen__piece_rounds(&X, &bl, per, st.comm);
   if (q < bl.rounds)
     pb_message("screen: rows read a piece at a time, %lld rounds of units each (%lld pieces)", (long long)q,
                (long long)((bl.rounds + q - 1) / q));
   if (status == PB_OK && q >= bl.rounds) status = pb_screen__load(&st, &X, u0, u1, 0);
-  status = pb_error_agree(comm, status);
-  pb_timer_lap(&tm, "load");
-  if (status == PB_OK) pb_screen__select(&X, comm, u0, u1);
-  pb_timer_lap(&tm, "select");
+  status = pb_error_agree(st.comm, status);
+  pb_timer_lap(&st.timer, "load");
+  if (status == PB_OK) pb_screen__select(&X, st.comm, u0, u1);
+  pb_timer_lap(&st.timer, "select");
   int64_t nloc = X.unit_cell0[u1] - X.unit_cell0[u0];
   double *recs = pb_malloc((size_t)(nloc > 0 ? nloc : 1) * X.L.rec_len * sizeof *recs);
   struct pb_screen__unit *units = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *units);
@@ -853,27 +832,25 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   if (status == PB_OK)
     status = pb_screen__blocks_run(&st, &X, &bl, per, q, u0, units, recs, bits, n_words, &boot, &prog, &piece_load);
   pb_progress_end(&prog);
-  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
-  pb_timer_lap(&tm, "compute");
-  pb_timer_add(&tm, "load", piece_load);
-  pb_timer_add(&tm, "compute", -piece_load);
+  status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
+  pb_timer_lap(&st.timer, "compute");
+  pb_timer_add(&st.timer, "load", piece_load);
+  pb_timer_add(&st.timer, "compute", -piece_load);
   /* the report first: its figures render (pb_figure_write) while the columns and TSV files are written */
   const double t_rep = MPI_Wtime();
-  if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, &boot, store_path);
-  pb_timer_add(&tm, "write_report", MPI_Wtime() - t_rep);
+  if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, &boot, call->store);
+  pb_timer_add(&st.timer, "write_report", MPI_Wtime() - t_rep);
   pb_message("screen: report (tables, figures started) %.3f s", MPI_Wtime() - t_rep);
-  status = pb_error_agree(comm, status);
-  if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &tm);
-  status = pb_error_agree(comm, status);
+  status = pb_error_agree(st.comm, status);
+  if (status == PB_OK) status = pb_screen__write(&st, &X, u0, u1, recs, units, bits, n_words, &st.timer);
+  status = pb_error_agree(st.comm, status);
   pb_screen_boot_free(&boot);
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
+  pb_timer_end(&st.timer, "write", st.comm);
   pb_message("screen: load %.3f s; probe selection %.3f s; scores, fits and metrics %.3f s (%lld cells, %d "
              "derangement draws); write %.3f s",
-             pb_timer_get(&tm, "load"), pb_timer_get(&tm, "select"), pb_timer_get(&tm, "compute"),
+             pb_timer_get(&st.timer, "load"), pb_timer_get(&st.timer, "select"), pb_timer_get(&st.timer, "compute"),
              (long long)X.unit_cell0[X.n_units],
-             opt->n_derange, pb_timer_get(&tm, "write"));
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+             opt->n_derange, pb_timer_get(&st.timer, "write"));
   for (int64_t u = 0; u < nu; u++) /* a stopped loop leaves units unset */
     if (units[u].score) pb_screen__unit_free(&units[u], &X);
   for (int64_t u = 0; u < nu; u++) free(bits[u]);
@@ -882,7 +859,7 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   free(n_words);
   free(recs);
   pb_screen__ctx_free(&X);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 /* Under `pairbound run`: screening needs a probe source and targets, given or by role.  A probe or
@@ -913,6 +890,12 @@ static const struct pb_stage_inherit pb_screen__inherits[] = {
 
 const struct pb_stage_desc pb_screen_stage = {
   .name = "screen",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL, .figures = 1},
+  .options = {.table = pb_screen_option_table, .size = sizeof(struct pb_screen_options),
+              .release = pb_screen__options_release},
+  .run = pb_screen__stage_run,
+  .pipeline = {.report = "screen.md", .order = 2, .blocks = 1, .inherits = pb_screen__inherits,
+               .applies = pb_screen__applies, .summary = pb_screen_summary},
   .help = "Prospective screening (seed 000 Section 5, Appendix E; docs/screen.md): for every model, target source and\n"
           "perturbed target condition, rank the clean-correct images by failure-risk scores and measure AUROC (failure\n"
           "positive, ties 1/2) and failure coverage at budgets q = .1 .2 .3 (ties at the cutoff prorated). Scores: S, U,\n"
@@ -920,19 +903,4 @@ const struct pb_stage_desc pb_screen_stage = {
           "within-class derangement and leave-one-out controls of U, a seeded random order, U_<set>/A3_<set> for extra\n"
           "probe sets and U over prefixed probe subsets. Writes OUTDIR/results.h5 (/screen), report/screen_cells.tsv,\n"
           "screen_cell_info.tsv, screen_strata.tsv, the summary tables screen_*.tsv and report/screen.md.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .figures = 1,
-  .options = pb_screen_option_table,
-  .options_size = sizeof(struct pb_screen_options),
-  .release = pb_screen__options_release,
-  .run = pb_screen__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .blocks = 1,
-  .report = "screen.md",
-  .report_order = 2,
-  .inherits = pb_screen__inherits,
-  .applies = pb_screen__applies,
-  .summary = pb_screen_summary,
 };

@@ -109,13 +109,9 @@ void pb_screen_boot_free(struct pb_screen_boot *B)
 {
   for (int32_t t = 0; t < B->n_targets && B->mult && !B->shared; t++) free(B->mult[t]), free(B->mult16[t]);
   if (!B->shared) {
-    free(B->mult);
-    free(B->mult16);
-    free(B->n_classes);
+    free(B->mult), free(B->mult16), free(B->n_classes);
   }
-  free(B->sum);
-  free(B->cnt);
-  free(B->cells);
+  free(B->sum), free(B->cnt), free(B->cells);
   memset(B, 0, sizeof *B);
 }
 

@@ -95,17 +95,16 @@ static const struct pb_fields pb_screen__info_tsv = {.n = PB_SIT_N_FIELDS, .f = 
 /* screen_fits.tsv after model, source: fit sizes, then per fit g_S, g_SU,
  * g_SUret the standardised intercept and weights (S, U, ret) and the gradient norm. */
 enum { PB_SF_N_IMAGES, PB_SF_N_OBS, PB_SF_N_FAIL, PB_SF_FIT, PB_SF_N_FIELDS = PB_SF_FIT + 3 * 5 };
+/* The five fields of fit G (index i): its standardised intercept and weights, and its gradient norm. */
+#define PB_SCREEN__FIT(i, g)                                                                                 \
+  [PB_SF_FIT + 5 * i + 0] = {#g "_b", PB_FMT_NUM}, [PB_SF_FIT + 5 * i + 1] = {#g "_wS", PB_FMT_NUM},       \
+  [PB_SF_FIT + 5 * i + 2] = {#g "_wU", PB_FMT_NUM}, [PB_SF_FIT + 5 * i + 3] = {#g "_wret", PB_FMT_NUM},    \
+  [PB_SF_FIT + 5 * i + 4] = {#g "_grad", PB_FMT_NUM}
 static const struct pb_field pb_screen__fit_fields[PB_SF_N_FIELDS] = {
   [PB_SF_N_IMAGES] = {"n_images", PB_FMT_INT}, [PB_SF_N_OBS] = {"n_obs", PB_FMT_INT},
   [PB_SF_N_FAIL] = {"n_fail", PB_FMT_INT},
-  [PB_SF_FIT + 0] = {"gS_b", PB_FMT_NUM}, [PB_SF_FIT + 1] = {"gS_wS", PB_FMT_NUM},
-  [PB_SF_FIT + 2] = {"gS_wU", PB_FMT_NUM}, [PB_SF_FIT + 3] = {"gS_wret", PB_FMT_NUM},
-  [PB_SF_FIT + 4] = {"gS_grad", PB_FMT_NUM}, [PB_SF_FIT + 5] = {"gSU_b", PB_FMT_NUM},
-  [PB_SF_FIT + 6] = {"gSU_wS", PB_FMT_NUM}, [PB_SF_FIT + 7] = {"gSU_wU", PB_FMT_NUM},
-  [PB_SF_FIT + 8] = {"gSU_wret", PB_FMT_NUM}, [PB_SF_FIT + 9] = {"gSU_grad", PB_FMT_NUM},
-  [PB_SF_FIT + 10] = {"gSUret_b", PB_FMT_NUM}, [PB_SF_FIT + 11] = {"gSUret_wS", PB_FMT_NUM},
-  [PB_SF_FIT + 12] = {"gSUret_wU", PB_FMT_NUM}, [PB_SF_FIT + 13] = {"gSUret_wret", PB_FMT_NUM},
-  [PB_SF_FIT + 14] = {"gSUret_grad", PB_FMT_NUM}};
+  PB_SCREEN__FIT(0, gS), PB_SCREEN__FIT(1, gSU), PB_SCREEN__FIT(2, gSUret)};
+#undef PB_SCREEN__FIT
 static const struct pb_fields pb_screen__fits_tsv = {.n = PB_SF_N_FIELDS, .f = pb_screen__fit_fields};
 
 /* The TSV rows of one unit's cells: screen_cells, screen_cell_info, screen_strata. */

@@ -72,37 +72,30 @@ static int pb_states__write(struct pb_stage *st, const struct pb_cell_block *b, 
 /* `pairbound states` (the registry's run). */
 static int pb_states__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  MPI_Comm comm = call->comm;
   (void)opts;
   struct pb_stage st;
   struct pb_cell_block b;
-  struct pb_timer tm;
-  pb_timer_start(&tm, "states");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED, &b);
-  status = pb_error_agree(comm, status);
+  status = pb_error_agree(st.comm, status);
   if (status != PB_OK) return pb_stage_close(&st, status);
-  pb_timer_lap(&tm, "load");
+  pb_timer_lap(&st.timer, "load");
   struct pb_states *cnt = pb_calloc((size_t)(b.n_cells > 0 ? b.n_cells : 1), sizeof *cnt);
 #pragma omp parallel for schedule(dynamic, 16)
   for (int64_t c = 0; c < b.n_cells; c++) pb_states_count(&b.cells[c], &cnt[c]);
-  pb_timer_lap(&tm, "compute");
+  pb_timer_lap(&st.timer, "compute");
   status = pb_states__write(&st, &b, cnt);
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
-  pb_timer_message(&tm);
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
+  pb_timer_end(&st.timer, "write", st.comm);
+  pb_timer_message(&st.timer);
   free(cnt);
   pb_cells_free(&b);
-  return pb_stage_close(&st, status);
+  return pb_stage_end(&st, status);
 }
 
 const struct pb_stage_desc pb_states_stage = {
   .name = "states",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS},
+  .run = pb_states__stage_run,
   .help = "Per-cell accuracies and five-state counts (h, r, s, w, k) of every model x condition cell;\n"
           "write OUTDIR/results.h5 (/states) and OUTDIR/report/states.tsv.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS,
-  .run = pb_states__stage_run,
-  .reads_store = 1,
 };

@@ -96,7 +96,6 @@ static int pb_store__space(const struct pb_meta *meta, const char *path, const c
 static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, int ndims,
                                     const hsize_t *dims)
 {
-  int status = PB_FAIL;
   const hsize_t per_row = dims[2] * (ndims > 3 ? dims[3] : 1) * H5Tget_size(ftype);
   hsize_t rows = per_row ? PB_STORE_CHUNK_BYTES / per_row : 1;
   rows = rows < 1 ? 1 : rows > dims[1] ? dims[1] : rows;
@@ -105,24 +104,19 @@ static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, in
   hsize_t chunk[4] = {1, rows, images < 1 ? 1 : images, ndims > 3 ? dims[3] : 0};
   /* models can be added (ingest --append): the first dimension may grow */
   const hsize_t maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], ndims > 3 ? dims[3] : 0};
-  hid_t space = H5Screate_simple(ndims, dims, maxdims), dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
-  if (space < 0 || dcpl < 0) goto done;
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
   /* Fletcher32 per chunk: a flipped bit in a record is a read error, not a wrong value */
-  if (H5Pset_chunk(dcpl, ndims, chunk) < 0 || H5Pset_fletcher32(dcpl) < 0 ||
-      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-      H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0)
-    goto done;
-  if ((dset = H5Dcreate2(grp, name, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0) {
+  if (dcpl >= 0 && H5Pset_chunk(dcpl, ndims, chunk) >= 0 && H5Pset_fletcher32(dcpl) >= 0 &&
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 && H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0 &&
+      (dset = pb_h5_create_dataset(grp, name, ftype, ndims, dims, maxdims, dcpl)) < 0)
     pb_h5_write_failed(grp, name); /* its chunks are allocated by collective writes */
-    goto done;
-  }
-  status = PB_OK;
-done:
-  if (status != PB_OK) pb_error_set("HDF5: cannot create dataset '%s'", name);
-  if (dset >= 0) H5Dclose(dset);
   if (dcpl >= 0) H5Pclose(dcpl);
-  if (space >= 0) H5Sclose(space);
-  return status;
+  if (dset < 0) {
+    pb_error_set("HDF5: cannot create dataset '%s'", name);
+    return PB_FAIL;
+  }
+  H5Dclose(dset);
+  return PB_OK;
 }
 
 static int pb_store__create_source(const struct pb_store *st, hid_t sources, int32_t s)
@@ -207,7 +201,7 @@ static void pb_meta__copy(struct pb_meta *dst, const struct pb_meta *src)
 int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta, struct pb_store **out)
 {
   int status = PB_FAIL;
-  hid_t fapl = -1, grp = -1;
+  hid_t grp = -1;
   struct pb_store *st = NULL;
   *out = NULL;
   if (pb_meta_validate(meta)) return PB_FAIL;
@@ -233,18 +227,11 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   if (pb_error_agree(comm, ok) != PB_OK || pb_output_temp_shared(path, comm, &st->tmp_path) != PB_OK) goto done;
   ok = st->rank == 0 ? pb_store__space(meta, path, st->tmp_path) : PB_OK;
   if (pb_error_agree(comm, ok) != PB_OK) goto done;
-  if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
-  st->file = H5Fcreate(st->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  if (st->file < 0) { pb_error_set("%s: cannot create file", st->tmp_path); goto done; }
+  if ((st->file = pb_h5_create(st->tmp_path, comm)) < 0) goto done;
   if (pb_h5_attr_str(st->file, "format", PB_STORE_FORMAT) ||
       pb_h5_attr_int(st->file, "schema_version", PB_STORE_SCHEMA_VERSION) ||
-      pb_h5_attr_int(st->file, "topk", meta->topk))
+      pb_h5_attr_int(st->file, "topk", meta->topk) || pb_h5_provenance(st->file, NULL, st->meta.provenance))
     goto done;
-  /* provenance lives in its own group so that content comparisons can skip it */
-  if ((grp = H5Gcreate2(st->file, "provenance", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-      pb_h5_attr_str(grp, "text", st->meta.provenance))
-    goto done;
-  H5Gclose(grp);
   if ((grp = H5Gcreate2(st->file, "models", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
   if (pb_h5_write_strings(grp, "id", meta->model_ids, meta->n_models, st->rank) ||
       pb_h5_write_strings(grp, "group", meta->model_groups, meta->n_models, st->rank))
@@ -262,7 +249,6 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   status = pb_store__wmap_all(st); /* where the records go: store_write.c */
 done:
   if (grp >= 0) H5Gclose(grp);
-  if (fapl >= 0) H5Pclose(fapl);
   if (status == PB_OK) *out = st;
   else pb_store_close(st);
   return status;
@@ -574,20 +560,17 @@ int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out)
 int pb_store__open(const char *path, MPI_Comm comm, FILE *damage, int64_t *n_damage, struct pb_store **out)
 {
   int status = PB_FAIL;
-  hid_t fapl = -1;
   struct pb_store *st = pb_store__new(path, comm);
   st->damage = damage;
   *out = NULL;
   if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
-  if ((fapl = pb_h5_fapl(comm)) < 0) goto done;
-  if ((st->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0) { pb_h5_open_failed(path); goto done; }
+  if ((st->file = pb_h5_open(path, comm)) < 0) { pb_h5_open_failed(path); goto done; }
   if (pb_store__read_meta(st)) goto done;
   /* best effort: without it every read takes HDF5's path (pb_store__direct) */
   st->fd = open(path, O_RDONLY | O_CLOEXEC);
   status = PB_OK;
 done:
-  if (fapl >= 0) H5Pclose(fapl);
   if (n_damage) *n_damage = st->n_damage;
   st->damage = NULL;
   if (status == PB_OK) *out = st;

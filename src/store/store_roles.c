@@ -80,7 +80,6 @@ done:
 }
 
 /* Write @p meta's roles into the file at @p path (schema 2): the root attribute `roles`, and for a schema-1 file
-/* Write @p meta's roles into the file at @p path (schema 2): the root attribute `roles`, and for a schema-1 file
  * schema_version 2, no more probe_role attributes and the metadata checksums.  @p fresh: a `roles` attribute
  * already there is replaced, not rewritten in place (it is too narrow for the new roles). */
 static int pb_roles__write(const char *path, const struct pb_meta *meta, int schema, int fresh)

@@ -178,13 +178,8 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
 
 static void pb_synth__latents_free(struct pb_synth__source *L)
 {
-  free(L->ease);
-  free(L->fragility);
-  free(L->confusable);
-  free(L->theta);
-  free(L->mu);
-  free(L->severity);
-  free(L->stream);
+  free(L->ease), free(L->fragility), free(L->confusable), free(L->theta);
+  free(L->mu), free(L->severity), free(L->stream);
 }
 
 struct pb_synth__entry { int32_t cls; float p; };

@@ -60,22 +60,24 @@ static int pb_synth_config__int(const char *label, const char *v, int64_t lo, in
   return PB_OK;
 }
 
+/* A text key: a copy of @p v, which may be empty (PB_OPTION_STRING's rows need a value). */
+static int pb_synth_config__text(const char *v, char **out)
+{
+  free(*out);
+  *out = pb_strdup(v);
+  return PB_OK;
+}
+
 static int pb_synth_config__base(void *opts, const char *label, const char *v)
 {
-  struct pb_synth_source *src = opts;
   (void)label;
-  free(src->base);
-  src->base = pb_strdup(v); /* may be empty */
-  return PB_OK;
+  return pb_synth_config__text(v, &((struct pb_synth_source *)opts)->base);
 }
 
 static int pb_synth_config__image_prefix(void *opts, const char *label, const char *v)
 {
-  struct pb_synth_source *src = opts;
   (void)label;
-  free(src->image_prefix);
-  src->image_prefix = pb_strdup(v); /* may be empty */
-  return PB_OK;
+  return pb_synth_config__text(v, &((struct pb_synth_source *)opts)->image_prefix);
 }
 
 static int pb_synth_config__classes(void *opts, const char *label, const char *v)

@@ -313,21 +313,25 @@ static void pb_verify__one(const struct pb_stage *st, const struct pb_cell_block
   pb_verify__cell(&d, opt, w->pset ? &w->pset[c] : NULL, &ref, sc, &cs, t_enum);
 }
 
-/* Block k's checkpoint into w: 1 when intact (and of this layout), else 0. */
-static int pb_verify__block_load(const struct pb_stage *st, struct pb_verify__work *w, struct pb_blocks *bl, int64_t per,
-                                 int64_t k)
+/* What a block's checkpoint holds of its cells: their records and failure messages in the work. */
+struct pb_verify__blockdata {
+  const struct pb_stage *st;
+  struct pb_verify__work *w;
+};
+
+/* The checkpoint of cells [ca, cb) into the work (pb_blocks_resume_round): PB_OK when it has this layout. */
+static int pb_verify__block_apply(void *ctx, int64_t ca, int64_t cb, struct pb_bytes *pay)
 {
-  int64_t ca, cb;
-  pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-  struct pb_bytes pay = {0};
-  int ok = pb_blocks_load(bl, k, &pay) && pay.len == (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG);
-  for (int64_t c = ca - st->first; c < cb - st->first && ok; c++) {
-    pb_blocks_get(&pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
-    pb_blocks_get(&pay, w->fail[c], PB_VERIFY__MSG);
+  const struct pb_verify__blockdata *d = ctx;
+  const struct pb_stage *st = d->st;
+  struct pb_verify__work *w = d->w;
+  if (pay->len != (size_t)(cb - ca) * (PB_VF_N * sizeof(double) + PB_VERIFY__MSG)) return PB_FAIL;
+  for (int64_t c = ca - st->first; c < cb - st->first; c++) {
+    pb_blocks_get(pay, w->recs + c * PB_VF_N, PB_VF_N * sizeof(double));
+    pb_blocks_get(pay, w->fail[c], PB_VERIFY__MSG);
     w->fail[c][PB_VERIFY__MSG - 1] = '\0';
   }
-  pb_blocks_bytes_free(&pay);
-  return ok;
+  return PB_OK;
 }
 
 /* Checkpoint block k from w. */
@@ -366,21 +370,13 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   pb_error_first_init(&fe);
   pb_progress_begin(&prog, "verify", "cells", w->nc);
   uint8_t *todo = pb_calloc((size_t)(w->nc > 0 ? w->nc : 1), 1);
+  struct pb_verify__blockdata data = {st, w};
   for (int64_t r = 0; r < bl->rounds; r++) {
-    int64_t b0, b1, c0, c1;
-    pb_blocks_round_items(bl, r, st->n_cells, per, &b0, &b1, &c0, &c1);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t k = b0; k < b1; k++) {
-      int64_t ca, cb;
-      pb_blocks_items(st->n_cells, per, k, &ca, &cb);
-      int ok = pb_verify__block_load(st, w, bl, per, k);
-      for (int64_t c = ca; c < cb; c++) todo[c - st->first] = !ok;
-      if (ok) pb_progress_step(&prog, cb - ca);
-    }
-    /* cells of the round's other blocks, dynamically (their costs differ
-     * widely); the thread that completes a block checkpoints it */
-    int64_t *left = pb_calloc((size_t)(b1 - b0 > 0 ? b1 - b0 : 1), sizeof *left);
-    for (int64_t c = c0; c < c1; c++) left[c / per - b0] += todo[c - st->first];
+    struct pb_blocks_left lf;
+    pb_blocks_resume_round(bl, r, st->n_cells, per, st->first, pb_verify__block_apply, &data, todo, &prog, &lf);
+    const int64_t b0 = lf.b0, c0 = lf.c0, c1 = lf.c1;
+    int64_t *left = lf.n;
+    /* cells of the round's other blocks, dynamically (their costs differ widely) */
 #pragma omp parallel reduction(+ : t_enum)
     {
       struct pb_verify__scratch sc;
@@ -519,8 +515,6 @@ static int64_t *pb_verify__source_costs(const struct pb_meta *meta, const struct
 /* `pairbound verify` (the registry's run). */
 static int pb_verify__stage_run(const struct pb_stage_call *call, const void *opts)
 {
-  const char *outdir = call->outdir;
-  MPI_Comm comm = call->comm;
   const struct pb_verify_options *opt = opts;
   struct pb_stage st;
   struct pb_cell_block b;
@@ -528,8 +522,6 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
     pb_error_set("--max-class must be in [1, %d]", PB_VERIFY_MAX_N);
     return PB_FAIL;
   }
-  struct pb_timer tm;
-  pb_timer_start(&tm, "verify");
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   int status = pb_verify__check_sources(&st, opt);
   if (status != PB_OK) return pb_stage_close(&st, status);
@@ -537,55 +529,53 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   struct pb_cell_ref *all;
   pb_dist_cells(st.meta, &all);
   uint8_t *cov = pb_verify__select(&st, all, opt);
-  int64_t nb, per = pb_blocks_per(st.n_cells, PB_VERIFY_BLOCKS, &nb);
-  int64_t *cost = pb_calloc((size_t)(nb > 0 ? nb : 1), sizeof *cost), *src_cost = pb_verify__source_costs(st.meta, opt);
-  for (int64_t c = 0; c < st.n_cells; c++) cost[c / per] += 1 + cov[c] * src_cost[all[c].source];
+  int64_t per, *cost = pb_malloc((size_t)(st.n_cells > 0 ? st.n_cells : 1) * sizeof *cost);
+  int64_t *src_cost = pb_verify__source_costs(st.meta, opt);
+  for (int64_t c = 0; c < st.n_cells; c++) cost[c] = 1 + cov[c] * src_cost[all[c].source];
   free(src_cost);
   free(cov);
   free(all);
   struct pb_blocks bl;
-  status = pb_blocks_open(&bl, outdir, "verify", nb, cost, comm);
+  status = pb_blocks_open_items(&bl, call->outdir, "verify", st.n_cells, PB_VERIFY_BLOCKS, cost, st.comm, &per,
+                                &st.first, &st.last);
   free(cost);
-  st.first = bl.first * per;
-  st.last = bl.last * per < st.n_cells ? bl.last * per : st.n_cells;
   if (status == PB_OK)
     status = pb_cells_load(st.store, st.first, st.last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &b);
-  status = pb_error_agree(comm, status);
+  status = pb_error_agree(st.comm, status);
   if (status != PB_OK) return pb_stage_close(&st, pb_blocks_close(&bl, status));
   struct pb_verify__work w;
   memset(&w, 0, sizeof w);
   status = pb_verify__setup(&st, &b, opt, &w);
-  status = pb_error_agree(comm, status);
-  pb_timer_lap(&tm, "load");
+  status = pb_error_agree(st.comm, status);
+  pb_timer_lap(&st.timer, "load");
   int64_t memo_counts[2] = {0, 0};
   const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w, &bl, per, &status, memo_counts) : 0.0;
-  status = pb_blocks_close(&bl, pb_error_agree(comm, status));
-  pb_timer_lap(&tm, "verify");
+  status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
+  pb_timer_lap(&st.timer, "verify");
   char msg[PB_VERIFY__MSG] = "";
   int64_t first_fail;
   double totals[PB_VERIFY__NTOT];
   status = pb_verify__write(&st, &b, opt, &w, status, msg, &first_fail, totals);
   const int empty = status == PB_OK && totals[1] + totals[4] == 0;
-  pb_timer_lap(&tm, "write");
-  pb_timer_reduce(&tm, comm);
+  pb_timer_end(&st.timer, "write", st.comm);
   double enum_cpu = t_enum;
-  MPI_Allreduce(MPI_IN_PLACE, &enum_cpu, 1, MPI_DOUBLE, MPI_SUM, comm);
-  const double mx[3] = {pb_timer_get(&tm, "load"), pb_timer_get(&tm, "verify"), pb_timer_get(&tm, "write")};
+  MPI_Allreduce(MPI_IN_PLACE, &enum_cpu, 1, MPI_DOUBLE, MPI_SUM, st.comm);
+  const double mx[3] = {pb_timer_get(&st.timer, "load"), pb_timer_get(&st.timer, "verify"),
+                        pb_timer_get(&st.timer, "write")};
   /* enumeration CPU seconds over every thread of every rank (not a wall phase) */
-  pb_timer_add(&tm, "enumeration_cpu", enum_cpu);
+  pb_timer_add(&st.timer, "enumeration_cpu", enum_cpu);
   pb_message("verify: %.0f classes enumerated, %.0f permutations; load %.3f s; verify %.3f s (%.3g permutations/s "
              "overall, %.3g per enumerating thread-second); write %.3f s",
              totals[1], totals[0], mx[0], mx[1], mx[1] > 0 ? totals[0] / mx[1] : 0.0,
              enum_cpu > 0 ? totals[0] / enum_cpu : 0.0, mx[2]);
   if (opt->policies) {
-    MPI_Allreduce(MPI_IN_PLACE, memo_counts, 2, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, memo_counts, 2, MPI_INT64_T, MPI_SUM, st.comm);
     pb_message("verify: class policy checks: %lld canonical forms checked, %lld repeats reused (docs/verify.md)",
                (long long)memo_counts[1], (long long)memo_counts[0]);
   }
-  if (status == PB_OK) status = pb_timer_write(&tm, st.results);
   pb_verify__work_free(&w);
   pb_cells_free(&b);
-  status = pb_stage_close(&st, status);
+  status = pb_stage_end(&st, status);
   if (status == PB_OK && first_fail != INT64_MAX) {
     /* outputs are complete and committed; the verdict is the exit status */
     pb_error_set("verification failed (%.0f failed comparisons or checks; see report/verify.tsv): %s", totals[2], msg);
@@ -606,6 +596,11 @@ static const struct pb_stage_inherit pb_verify__inherits[] = {
 
 const struct pb_stage_desc pb_verify_stage = {
   .name = "verify",
+  .store = {.reads = 1, .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL},
+  .options = {.table = pb_verify_option_table, .size = sizeof(struct pb_verify_options)},
+  .run = pb_verify__stage_run,
+  .pipeline = {.report = "REPORT.md", .order = 4, .blocks = 1, .inherits = pb_verify__inherits,
+               .summary = pb_verify_summary},
   .help = "Independent verification of the identification endpoints (seed 000 A.10, B.3, C.1; docs/verify.md):\n"
           "enumerate every within-class bijection of every small class, classify it by its five-state counts, combine\n"
           "classes exactly and compare H, L and dM_k at I0, Ik, I5 (and observed values) with the bounds engine, per\n"
@@ -613,16 +608,4 @@ const struct pb_stage_desc pb_verify_stage = {
           "observed values inside, Theorem 1). Writes OUTDIR/results.h5 (/verify/cells), OUTDIR/report/verify.tsv\n"
           "(one row per covered cell) and OUTDIR/report/REPORT.md. Exit status 1 when any residual exceeds 1e-12 or\n"
           "any check fails, after writing the outputs; the message names the cell and class.\n",
-  .protocol = 1,
-  .needs = PB_STAGE_NEEDS_CELLS | PB_STAGE_NEEDS_EVAL,
-  .options = pb_verify_option_table,
-  .options_size = sizeof(struct pb_verify_options),
-  .run = pb_verify__stage_run,
-  .pipeline = 1,
-  .reads_store = 1,
-  .blocks = 1,
-  .report = "REPORT.md",
-  .report_order = 4,
-  .inherits = pb_verify__inherits,
-  .summary = pb_verify_summary,
 };

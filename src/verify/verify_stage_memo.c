@@ -39,9 +39,7 @@ struct pb_verify_memo *pb_verify_memo_new(size_t payload, size_t budget)
 void pb_verify_memo_free(struct pb_verify_memo *m)
 {
   if (!m) return;
-  free(m->keys);
-  free(m->data);
-  free(m);
+  free(m->keys), free(m->data), free(m);
 }
 
 void pb_verify_memo_counts(const struct pb_verify_memo *m, int64_t *hits, int64_t *misses)

@@ -14,33 +14,32 @@ static void pb_world__base_pmf(double *pmf)
   for (int l = 0; l < 3; l++) pmf[l] = pb_world__base[l];
 }
 
+/* The base pmf with @p d moved from level 0 to level 2 (from 2 to 0 when negative). */
+static void pb_world__tilted_pmf(double *pmf, double d)
+{
+  pb_world__base_pmf(pmf);
+  pmf[0] -= d;
+  pmf[2] += d;
+}
+
 /* ------------------------------------------------------------ credit risk */
 
 enum { CR_SECTOR, CR_CYCLE, CR_CASHGEN, CR_BUFFER, CR_REFI, CR_DEBT, CR_PRINCIPAL, CR_RATE, CR_CONC, CR_FLEX };
 
-static const char *const cr_sector[] = {"technology", "manufacturing", "consumer", "healthcare"};
-static const char *const cr_cycle[] = {"expansion", "steady", "contraction"};
-static const char *const cr_cashgen[] = {"weak", "moderate", "strong"};
-static const char *const cr_buffer[] = {"limited", "adequate", "substantial"};
-static const char *const cr_refi[] = {"limited", "moderate", "broad"};
-static const char *const cr_debt[] = {"light", "moderate", "heavy"};
-static const char *const cr_principal[] = {"small", "moderate", "large"};
-static const char *const cr_flex[] = {"rigid", "partial", "flexible"};
-
 #define PB_NEVER (PB_WORLD_HIGH + 1)
 static const struct pb_world_factor cr_factors[] = {
-  {"sector", 4, cr_sector, 0, 0, {0}, PB_NEVER, 1},
-  {"business_cycle", 3, cr_cycle, 0, 0, {0}, PB_NEVER, 1},
-  {"cash_generation", 3, cr_cashgen, 0, 0, {0}, PB_NEVER, 0},
-  {"cash_buffer", 3, cr_buffer, 0, 0, {0}, PB_WORLD_MEDIUM, 0},
-  {"refinancing_access", 3, cr_refi, 0, 0, {0}, PB_NEVER, 0},
-  {"debt_service", 3, cr_debt, 0, 0, {0}, PB_NEVER, 0},
-  {"principal_due", 3, cr_principal, 0, 0, {0}, PB_WORLD_HIGH, 0},
+  {"sector", 4, (const char *const[]){"technology", "manufacturing", "consumer", "healthcare"}, 0, 0, {0}, PB_NEVER, 1},
+  {"business_cycle", 3, (const char *const[]){"expansion", "steady", "contraction"}, 0, 0, {0}, PB_NEVER, 1},
+  {"cash_generation", 3, (const char *const[]){"weak", "moderate", "strong"}, 0, 0, {0}, PB_NEVER, 0},
+  {"cash_buffer", 3, (const char *const[]){"limited", "adequate", "substantial"}, 0, 0, {0}, PB_WORLD_MEDIUM, 0},
+  {"refinancing_access", 3, (const char *const[]){"limited", "moderate", "broad"}, 0, 0, {0}, PB_NEVER, 0},
+  {"debt_service", 3, (const char *const[]){"light", "moderate", "heavy"}, 0, 0, {0}, PB_NEVER, 0},
+  {"principal_due", 3, (const char *const[]){"small", "moderate", "large"}, 0, 0, {0}, PB_WORLD_HIGH, 0},
   /* percent of debt repricing within 12 months, 0-100 in 0.1 steps, thresholds 25, 60 */
   {"rate_exposure_pct", 3, NULL, 1, 10, {0, 250, 600, 1001}, PB_NEVER, 0},
   /* percent of revenue from the three largest customers, thresholds 20, 50 */
   {"customer_concentration_pct", 3, NULL, 1, 10, {0, 200, 500, 1001}, PB_NEVER, 0},
-  {"operating_flexibility", 3, cr_flex, 0, 0, {0}, PB_NEVER, 0},
+  {"operating_flexibility", 3, (const char *const[]){"rigid", "partial", "flexible"}, 0, 0, {0}, PB_NEVER, 0},
 };
 
 static void pb_world__credit_pmf(int j, const int *z, double *pmf)
@@ -55,15 +54,11 @@ static void pb_world__credit_pmf(int j, const int *z, double *pmf)
     return;
   case CR_BUFFER:
     /* each cash-generation level above the middle moves .03 from limited to substantial */
-    pb_world__base_pmf(pmf);
-    pmf[0] -= 0.03 * (z[CR_CASHGEN] - 1);
-    pmf[2] += 0.03 * (z[CR_CASHGEN] - 1);
+    pb_world__tilted_pmf(pmf, 0.03 * (z[CR_CASHGEN] - 1));
     return;
   case CR_REFI:
     /* expansion moves .04 from limited to broad access, contraction the reverse */
-    pb_world__base_pmf(pmf);
-    pmf[0] += 0.04 * (z[CR_CYCLE] - 1);
-    pmf[2] -= 0.04 * (z[CR_CYCLE] - 1);
+    pb_world__tilted_pmf(pmf, -0.04 * (z[CR_CYCLE] - 1));
     return;
   default:
     pb_world__base_pmf(pmf);
@@ -107,24 +102,16 @@ const struct pb_world_spec pb_world_credit_spec = {
 
 enum { PR_TYPE, PR_NOVELTY, PR_SIGNIF, PR_VALIDITY, PR_EVIDENCE, PR_COMPARE, PR_ROBUST, PR_REPRO, PR_CLARITY };
 
-static const char *const pr_type[] = {"theoretical", "empirical", "applied"};
-static const char *const pr_novelty[] = {"incremental", "moderate", "novel"};
-static const char *const pr_signif[] = {"minor", "moderate", "major"};
-static const char *const pr_validity[] = {"serious_flaw", "minor_issues", "sound"};
-static const char *const pr_compare[] = {"weak", "adequate", "well_controlled"};
-static const char *const pr_robust[] = {"fragile", "mixed", "stable"};
-static const char *const pr_repro[] = {"poor", "partial", "full"};
-
 static const struct pb_world_factor pr_factors[] = {
-  {"contribution_type", 3, pr_type, 0, 0, {0}, PB_NEVER, 1},
-  {"novelty", 3, pr_novelty, 0, 0, {0}, PB_WORLD_MEDIUM, 0},
-  {"significance", 3, pr_signif, 0, 0, {0}, PB_NEVER, 1},
-  {"technical_validity", 3, pr_validity, 0, 0, {0}, PB_WORLD_HIGH, 0},
+  {"contribution_type", 3, (const char *const[]){"theoretical", "empirical", "applied"}, 0, 0, {0}, PB_NEVER, 1},
+  {"novelty", 3, (const char *const[]){"incremental", "moderate", "novel"}, 0, 0, {0}, PB_WORLD_MEDIUM, 0},
+  {"significance", 3, (const char *const[]){"minor", "moderate", "major"}, 0, 0, {0}, PB_NEVER, 1},
+  {"technical_validity", 3, (const char *const[]){"serious_flaw", "minor_issues", "sound"}, 0, 0, {0}, PB_WORLD_HIGH, 0},
   /* ratings out of 5 in 0.1 steps, thresholds 2.5 and 3.5 */
   {"evidence_rating", 3, NULL, 1, 10, {10, 25, 35, 51}, PB_NEVER, 0},
-  {"comparison_quality", 3, pr_compare, 0, 0, {0}, PB_NEVER, 0},
-  {"robustness", 3, pr_robust, 0, 0, {0}, PB_NEVER, 0},
-  {"reproducibility", 3, pr_repro, 0, 0, {0}, PB_NEVER, 0},
+  {"comparison_quality", 3, (const char *const[]){"weak", "adequate", "well_controlled"}, 0, 0, {0}, PB_NEVER, 0},
+  {"robustness", 3, (const char *const[]){"fragile", "mixed", "stable"}, 0, 0, {0}, PB_NEVER, 0},
+  {"reproducibility", 3, (const char *const[]){"poor", "partial", "full"}, 0, 0, {0}, PB_NEVER, 0},
   {"clarity_rating", 3, NULL, 1, 10, {10, 25, 35, 51}, PB_NEVER, 0},
 };
 
@@ -144,9 +131,7 @@ static void pb_world__review_pmf(int j, const int *z, double *pmf)
     return;
   case PR_ROBUST:
     /* each validity level above the middle moves .035 from fragile to stable */
-    pb_world__base_pmf(pmf);
-    pmf[0] -= 0.035 * (z[PR_VALIDITY] - 1);
-    pmf[2] += 0.035 * (z[PR_VALIDITY] - 1);
+    pb_world__tilted_pmf(pmf, 0.035 * (z[PR_VALIDITY] - 1));
     return;
   default:
     pb_world__base_pmf(pmf);
