@@ -46,7 +46,20 @@ void pb_signal_cleanup(const char *dir);
  */
 void pb_signal_child(pid_t pid);
 
-/** Remove that directory now (its child ended first): a process about to end without returning (MPI_Abort). */
+/**
+ * A file the immediate exit unlinks, on the rank that made it: a store or CSV
+ * being written under its temporary name, a lock file this process holds; so
+ * a killed synth, ingest or export leaves neither.  Returns its slot for
+ * pb_signal_forget_file (once the file is renamed or released), 0 when it is
+ * not kept (every slot taken, or a path of 4,096 bytes or more): the file is
+ * then left by an immediate exit, as before.
+ */
+int pb_signal_cleanup_file(const char *path);
+/** Forget slot @p slot of pb_signal_cleanup_file (0: none). */
+void pb_signal_forget_file(int slot);
+
+/** Remove that directory (its child ended first) and those files now: a process about to end without returning
+ * (MPI_Abort). */
 void pb_signal_cleanup_now(void);
 
 /** The signal number received (SIGTERM or SIGINT), 0 when none: local, async-signal-safe read. */

@@ -452,6 +452,18 @@ static int pb_cli__synth_scale(struct pb_synth_config *cfg, const struct pb_cli_
   return PB_OK;
 }
 
+/* A stage's output is staged inside OUTDIR until its commit (results.h): a
+ * signal stops a block loop at its next boundary (pairbound/blocks.h), anything
+ * else at once, removing the staging directory, so OUTDIR is as it was; a
+ * store or CSV being written goes with its lock file (pb_signal_cleanup_file). */
+static void pb_cli__signals(const struct pb_cli *cli, const char *outdir, const char *resume_hint)
+{
+  char hint[PATH_MAX + 1024];
+  snprintf(hint, sizeof hint, "pairbound %s: stopped by a signal; %s is as it was before this run; %s", cli->cmd,
+           outdir ? outdir : "OUTDIR", resume_hint ? resume_hint : "to compute it, repeat the same command");
+  pb_signal_install(hint, 0, MPI_COMM_WORLD);
+}
+
 static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
 {
   struct pb_synth_config cfg;
@@ -470,6 +482,7 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
   status = cli->rank == 0 && a->config ? pb_output_file_ok(a->output, PB_OUTPUT_STORE, (const char *const *)&a->config,
                                                           1, pb_output_force())
                                        : PB_OK;
+  pb_cli__signals(cli, a->output, "to write it, repeat the same command");
   if (pb_error_agree(MPI_COMM_WORLD, status) == PB_OK) status = pb_synth_store(&cfg, a->output, MPI_COMM_WORLD);
   pb_synth_config_free(&cfg);
   int rc = pb_cli__status(cli, status);
@@ -481,6 +494,7 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
 static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 {
   a->ingest.provenance = cli->provenance;
+  pb_cli__signals(cli, a->output, "to write it, repeat the same command");
   /* the CSV is read once, on rank 0; the others wait for its verdict */
   int status = cli->rank == 0 ? pb_ingest_csv(a->operand, &a->ingest, a->output) : PB_OK;
   return pb_cli__status(cli, status);
@@ -488,6 +502,7 @@ static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 
 static int pb_cli__export(struct pb_cli *cli, struct pb_cli_args *a)
 {
+  pb_cli__signals(cli, a->output, "to write it, repeat the same command");
   /* every rank formats and writes blocks of records in turn */
   int status = pb_export_csv(a->operand, a->output, MPI_COMM_WORLD);
   return pb_cli__status(cli, status);
@@ -512,6 +527,7 @@ static int pb_cli__info(struct pb_cli *cli, struct pb_cli_args *a)
 /* `roles STORE [--set SRC=ROLE]...`: change them on rank 0 (under the store's lock), then print them. */
 static int pb_cli__roles(struct pb_cli *cli, struct pb_cli_args *a)
 {
+  pb_cli__signals(cli, a->operand, "to set its roles, repeat the same command");
   int status = cli->rank == 0 && a->n_roles ? pb_store_roles_set(a->operand, a->n_roles, a->roles) : PB_OK;
   if (pb_error_agree(MPI_COMM_WORLD, status) == PB_OK) {
     struct pb_store *st;
@@ -548,17 +564,6 @@ static char *pb_cli__resume_settings(const struct pb_cli *cli)
   }
   pb_text_printf(&t, "\n");
   return t.buf;
-}
-
-/* A stage's output is staged inside OUTDIR until its commit (results.h): a
- * signal stops a block loop at its next boundary (pairbound/blocks.h), anything
- * else at once, removing the staging directory, so OUTDIR is as it was. */
-static void pb_cli__signals(const struct pb_cli *cli, const char *outdir, const char *resume_hint)
-{
-  char hint[PATH_MAX + 1024];
-  snprintf(hint, sizeof hint, "pairbound %s: stopped by a signal; %s is as it was before this run; %s", cli->cmd,
-           outdir ? outdir : "OUTDIR", resume_hint ? resume_hint : "to compute it, repeat the same command");
-  pb_signal_install(hint, 0, MPI_COMM_WORLD);
 }
 
 /* What a stage command runs on (pairbound/registry.h). */

@@ -58,7 +58,10 @@ static herr_t pb_h5__innermost(unsigned n, const H5E_error2_t *e, void *out)
   return 0;
 }
 
-void pb_h5_open_failed(const char *path)
+/* H5Fopen of @p path failed: the message names it and says why as HDF5's
+ * innermost error does ("truncated file: eof = ..., stored_eof = ..." for a
+ * file shorter than its superblock says). */
+static void pb_h5__open_failed(const char *path)
 {
   char why[512] = "";
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, pb_h5__innermost, why);
@@ -301,8 +304,10 @@ static hid_t pb_h5__file(const char *path, MPI_Comm comm, int create)
   hid_t fapl = pb_h5__fapl(comm), file = -1;
   if (fapl >= 0 && create) file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   else if (fapl >= 0) file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  /* HDF5's reason is read before the next call clears its error stack */
+  if (file < 0 && create) pb_error_set("%s: cannot create file", path);
+  else if (file < 0) pb_h5__open_failed(path);
   if (fapl >= 0) H5Pclose(fapl);
-  if (file < 0) pb_error_set(create ? "%s: cannot create file" : "%s: cannot open", path);
   return file;
 }
 

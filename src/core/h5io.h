@@ -33,10 +33,6 @@ int pb_h5_close_file(hid_t file, const char *path, int discard);
  * terminates (H5F__close_cb), so the process must exit without terminating
  * HDF5 and MPI (src/cli/main.c). */
 int pb_h5_unclosed(void);
-/* H5Fopen of @p path failed: the message names it and says why as HDF5's
- * innermost error does ("truncated file: eof = ..., stored_eof = ..." for a
- * file shorter than its superblock says). */
-void pb_h5_open_failed(const char *path);
 /* A collective write (or early allocation) of file @p loc failed on this
  * rank.  With more than one rank the others may be waiting in that same
  * collective call for ever (a full disk: Open MPI's ompio fails on some ranks
@@ -45,7 +41,8 @@ void pb_h5_open_failed(const char *path);
  * handler removes a stage's staging directory).  Returns on one rank. */
 void pb_h5_write_failed(hid_t loc, const char *name);
 /* Collective: create (truncate) or open read-only the file @p path for @p comm's ranks; -1 with the message
- * set when it fails. */
+ * set when it fails (for an open, HDF5's innermost reason: "the file is truncated, damaged or incompletely
+ * copied (HDF5: truncated file: eof = ...)" for a file shorter than its superblock says). */
 hid_t pb_h5_create(const char *path, MPI_Comm comm);
 hid_t pb_h5_open(const char *path, MPI_Comm comm);
 /* The group "provenance" of @p file: attribute "build" (unless NULL), then "text"; content comparisons skip it. */

@@ -140,3 +140,18 @@ void pb_platform_before_mpi(char **argv)
   pb_platform__pmix_gds();
   pb_platform__sharedfp();
 }
+
+/* Open MPI 4.1 ends a process in MPI_Finalize by joining its progress
+ * thread, which may still be running a PMIx event callback of a component
+ * that finalize has already closed: on a loaded machine about one short run
+ * in 200 (a usage error, a bad configuration) died there of SIGSEGV or hung
+ * for good, in a singleton as under mpirun -np 1.  A process that ends with
+ * an error, or that no launcher started, has nothing left to tell another
+ * process and leaves without it: a launcher reports the non-zero status as
+ * for any failed process, and a singleton's helper daemon ends with it.  A
+ * launched process that succeeded still finalizes, as its launcher
+ * requires. */
+int pb_platform_skip_finalize(int status)
+{
+  return status != 0 || !pb_platform__launched();
+}

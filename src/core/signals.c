@@ -25,6 +25,9 @@ static char pb_sig__hint[4096];
 static size_t pb_sig__len;
 static char pb_sig__cleanup[4096]; /* a staging directory to remove before exiting, "" when none */
 static volatile sig_atomic_t pb_sig__child;  /* a child writing into it (pb_signal_child), 0: none */
+/* files to unlink (pb_signal_cleanup_file): a store or CSV under its temporary name, lock files held */
+#define PB_SIG_FILES 8
+static char pb_sig__files[PB_SIG_FILES][4096];
 
 /* Monotonic seconds (clock_gettime is async-signal-safe). */
 static double pb_sig__now(void)
@@ -58,6 +61,8 @@ static void pb_sig__handler(int sig)
   if (pb_sig__deferred && (!again || now - pb_sig__t0 < PB_SIG_REPEAT_S)) return;
   pb_sig__end_child();
   pb_output_remove_tree(pb_sig__cleanup);
+  for (int k = 0; k < PB_SIG_FILES; k++)
+    if (pb_sig__files[k][0]) unlink(pb_sig__files[k]);
   if (pb_sig__len) {
     char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
     (void)!write(STDERR_FILENO, pb_sig__hint, pb_sig__len);
@@ -105,20 +110,42 @@ void pb_signal_cleanup_now(void)
   pb_sig__end_child();
   pb_output_remove_tree(pb_sig__cleanup);
   pb_sig__cleanup[0] = '\0';
+  for (int k = 0; k < PB_SIG_FILES; k++)
+    if (pb_sig__files[k][0]) unlink(pb_sig__files[k]), pb_sig__files[k][0] = '\0';
+}
+
+/* Put @p path ("" or NULL: nothing) into @p buf, which the handler reads: empty it first, then fill in all but
+ * the first byte, then the first, so that a signal in between sees "" or the whole path.  A path that does not
+ * fit leaves it "". */
+static void pb_sig__set(char buf[4096], const char *path)
+{
+  *(volatile char *)buf = '\0';
+  atomic_signal_fence(memory_order_seq_cst);
+  size_t n = path ? strlen(path) : 0;
+  if (n == 0 || n >= 4096) return;
+  memcpy(buf + 1, path + 1, n);
+  atomic_signal_fence(memory_order_seq_cst); /* the rest is in place before the first byte says so */
+  *(volatile char *)buf = path[0];
 }
 
 void pb_signal_cleanup(const char *dir)
 {
-  /* the handler reads the buffer: empty it first, then fill in all but the
-   * first byte, then the first, so that a signal in between sees "" or the
-   * whole path */
-  *(volatile char *)pb_sig__cleanup = '\0';
-  atomic_signal_fence(memory_order_seq_cst);
-  size_t n = dir ? strlen(dir) : 0;
-  if (n == 0 || n >= sizeof pb_sig__cleanup) return;
-  memcpy(pb_sig__cleanup + 1, dir + 1, n);
-  atomic_signal_fence(memory_order_seq_cst); /* the rest is in place before the first byte says so */
-  *(volatile char *)pb_sig__cleanup = dir[0];
+  pb_sig__set(pb_sig__cleanup, dir);
+}
+
+int pb_signal_cleanup_file(const char *path)
+{
+  for (int k = 0; k < PB_SIG_FILES; k++)
+    if (!pb_sig__files[k][0]) {
+      pb_sig__set(pb_sig__files[k], path);
+      return pb_sig__files[k][0] ? k + 1 : 0;
+    }
+  return 0;
+}
+
+void pb_signal_forget_file(int slot)
+{
+  if (slot >= 1 && slot <= PB_SIG_FILES) pb_sig__set(pb_sig__files[slot - 1], NULL);
 }
 
 int pb_signal_pending(void)

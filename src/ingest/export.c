@@ -25,6 +25,7 @@
 #include "pairbound/error_mpi.h"
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
+#include "pairbound/signals.h"
 #include "pairbound/store.h"
 #include "pairbound/text.h"
 
@@ -354,10 +355,12 @@ int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
   MPI_Comm_rank(comm, &x.rank);
   MPI_Comm_size(comm, &x.size);
   int status = x.rank == 0 ? pb_export__claim(store_path, csv_path, &lock) : PB_OK;
+  int sig_lock = status == PB_OK && x.rank == 0 ? pb_signal_cleanup_file(lock.path) : 0, sig_tmp = 0;
   if (pb_error_agree(comm, status) != PB_OK) goto done;
   status = pb_store_open(store_path, comm, &x.st);
   if ((status = pb_error_agree(comm, status)) != PB_OK) goto done;
   if ((status = pb_output_temp_shared(csv_path, comm, &tmp)) != PB_OK) goto done;
+  if (x.rank == 0) sig_tmp = pb_signal_cleanup_file(tmp); /* a signal's immediate exit removes it */
   x.fd = open(tmp, O_WRONLY | O_CLOEXEC);
   status = x.fd >= 0 ? PB_OK : PB_FAIL;
   if (status != PB_OK) pb_error_set("%s: cannot open file: %s", tmp, strerror(errno));
@@ -382,6 +385,7 @@ int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
 done:
   if (x.fd >= 0) close(x.fd);
   if (status != PB_OK && tmp && x.rank == 0) unlink(tmp);
+  pb_signal_forget_file(sig_tmp); /* renamed or removed */
   for (int t = 0; x.out && t < x.n_out; t++) {
     free(x.out[t].buf);
     free(x.out[t].memo);
@@ -391,6 +395,7 @@ done:
   pb_store_close(x.st);
   /* no rank leaves before the temporary is gone or in place */
   MPI_Barrier(comm);
+  pb_signal_forget_file(sig_lock);
   pb_output_lock_release(&lock);
   return status;
 }

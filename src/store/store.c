@@ -20,6 +20,7 @@
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/parse.h"
+#include "pairbound/signals.h"
 #include "pairbound/store.h"
 #include "core/h5io.h"
 #include "store_internal.h"
@@ -215,6 +216,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     snprintf(lock, n, "%s.lock", path);
     ok = pb_output_file_ok(path, PB_OUTPUT_STORE, NULL, 0, pb_output_force());
     if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path);
+    if (ok == PB_OK) st->sig_lock = pb_signal_cleanup_file(lock); /* a signal's immediate exit removes it */
     if (ok == PB_OK) { /* ours now: temporaries of a killed writer of this store go */
       char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
       const char *base = slash ? slash + 1 : path;
@@ -225,6 +227,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     free(lock);
   }
   if (pb_error_agree(comm, ok) != PB_OK || pb_output_temp_shared(path, comm, &st->tmp_path) != PB_OK) goto done;
+  if (st->rank == 0) st->sig_tmp = pb_signal_cleanup_file(st->tmp_path);
   ok = st->rank == 0 ? pb_store__space(meta, path, st->tmp_path) : PB_OK;
   if (pb_error_agree(comm, ok) != PB_OK) goto done;
   if ((st->file = pb_h5_create(st->tmp_path, comm)) < 0) goto done;
@@ -281,6 +284,7 @@ int pb_store_commit(struct pb_store *st)
     pb_error_set("cannot rename %s to %s", st->tmp_path, st->path);
     status = PB_FAIL;
   }
+  if (status == PB_OK) pb_signal_forget_file(st->sig_tmp); /* renamed: nothing left to remove */
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK) st->writable = 0; /* nothing left to remove */
   pb_store_close(st);
@@ -295,8 +299,10 @@ void pb_store_close(struct pb_store *st)
   else if (st->file >= 0) H5Fclose(st->file);
   if (st->fd >= 0) close(st->fd);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
+  pb_signal_forget_file(st->sig_tmp);
   /* no rank leaves before the unfinished store is gone (pb_results_close) */
   if (st->writable && st->tmp_path) MPI_Barrier(st->comm);
+  pb_signal_forget_file(st->sig_lock);
   pb_output_lock_release(&st->lock);
   pb_meta_free(&st->meta);
   free(st->path);
@@ -565,8 +571,7 @@ int pb_store__open(const char *path, MPI_Comm comm, FILE *damage, int64_t *n_dam
   *out = NULL;
   if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
-  if ((st->file = pb_h5_open(path, comm)) < 0) { pb_h5_open_failed(path); goto done; }
-  if (pb_store__read_meta(st)) goto done;
+  if ((st->file = pb_h5_open(path, comm)) < 0 || pb_store__read_meta(st)) goto done;
   /* best effort: without it every read takes HDF5's path (pb_store__direct) */
   st->fd = open(path, O_RDONLY | O_CLOEXEC);
   status = PB_OK;

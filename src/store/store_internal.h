@@ -34,6 +34,7 @@ struct pb_store {
   char *path;       /* final name */
   char *tmp_path;   /* name while being written */
   struct pb_output_lock lock; /* rank 0, while being written: STORE.lock */
+  int sig_lock, sig_tmp;      /* their slots for a signal's immediate exit (pb_signal_cleanup_file), 0: none */
   /* pairbound check: every metadata object that fails its checksum is listed here, one line each, and the
    * open goes on as far as it can (else the first one ends it) */
   FILE *damage;

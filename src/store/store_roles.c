@@ -20,6 +20,7 @@
 #include "pairbound/error.h"
 #include "pairbound/meta.h"
 #include "pairbound/output.h"
+#include "pairbound/signals.h"
 #include "pairbound/store.h"
 #include "core/h5io.h"
 #include "store_internal.h"
@@ -122,6 +123,8 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   char *tmp = NULL, lockfile[4096];
   snprintf(lockfile, sizeof lockfile, "%s.lock", path);
   if (pb_output_lock_take(&lock, lockfile, path) != PB_OK) return PB_FAIL;
+  const int sig_lock = pb_signal_cleanup_file(lockfile); /* a signal's immediate exit removes it */
+  int sig_tmp = 0;
   int status = pb_store_open(path, MPI_COMM_SELF, &st);
   if (status != PB_OK) goto done;
   struct pb_meta *meta = &st->meta;
@@ -144,6 +147,7 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
     tmp = pb_malloc(strlen(path) + 32);
     sprintf(tmp, "%s.tmp.roles", path);
     unlink(tmp);
+    sig_tmp = pb_signal_cleanup_file(tmp);
     status = pb_roles__copy(path, tmp);
     if (status == PB_OK) status = pb_roles__write(tmp, meta, schema, 1);
     if (status == PB_OK && rename(tmp, path) != 0) {
@@ -151,10 +155,12 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
       status = PB_FAIL;
     }
     if (status != PB_OK) unlink(tmp);
+    pb_signal_forget_file(sig_tmp); /* renamed or removed */
   }
 done:
   if (st) pb_store_close(st);
   free(tmp);
+  pb_signal_forget_file(sig_lock);
   pb_output_lock_release(&lock);
   return status;
 }
