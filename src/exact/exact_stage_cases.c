@@ -1,6 +1,5 @@
-/* The cases that `pairbound exact` scores: a CASES file of `pairbound world
- * sample` (every rank reads it: it is small) or cases drawn from a world
- * directly, and the forecasts of a PREDICTIONS file (docs/exact.md). */
+/* The forecasts that `pairbound exact score` scores: a PREDICTIONS file
+ * (docs/exact.md, "Inputs"); the cases come from src/world/world_stage_cases.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -13,150 +12,8 @@
 
 #include "pairbound/error.h"
 #include "pairbound/parse.h"
-#include "pairbound/exact.h"
 #include "pairbound/output.h"
-#include "pairbound/world.h"
 #include "exact_internal.h"
-
-void pb_exact_cases_free(struct pb_exact_cases *c)
-{
-  if (c->world) pb_world_free(c->world);
-  free(c->index);
-  free(c->x);
-  free(c->pstar);
-  free(c->y);
-}
-
-/* Header comment lines `# key value` name the world; nothing else is read from them. */
-static int pb_exact__cases_meta(const char *path, int64_t line, char *buf, char *world, char *level, double *scale,
-                                struct pb_exact_cases *c)
-{
-  char key[64], val[128];
-  if (sscanf(buf, "# %63s %127s", key, val) != 2) return PB_OK;
-  int bad = 0;
-  if (!strcmp(key, "world")) snprintf(world, 32, "%.31s", val);
-  else if (!strcmp(key, "level")) snprintf(level, 32, "%.31s", val);
-  else if (!strcmp(key, "residual_scale")) bad = pb_parse_double(val, -HUGE_VAL, HUGE_VAL, 0, scale);
-  else if (!strcmp(key, "seed")) bad = pb_parse_uint(val, UINT64_MAX, &c->seed);
-  else if (!strcmp(key, "stream")) bad = pb_parse_uint(val, UINT64_MAX, &c->stream);
-  else return PB_OK;
-  if (bad) {
-    pb_error_set("%s:%lld: bad value '%s' for %s", path, (long long)line, val, key);
-    return PB_FAIL;
-  }
-  return PB_OK;
-}
-
-/* One data row: case index, the visible attributes, y, p_star; p_star must be
- * the world's exact p* of the attributes (the file and the world agree). */
-static int pb_exact__cases_row(const char *path, int64_t line, char *buf, struct pb_exact_cases *c)
-{
-  if (c->n == c->cap) {
-    c->cap = c->cap ? 2 * c->cap : 1024;
-    c->index = pb_realloc(c->index, (size_t)c->cap * sizeof *c->index);
-    c->x = pb_realloc(c->x, (size_t)c->cap * c->na * sizeof *c->x);
-    c->pstar = pb_realloc(c->pstar, (size_t)c->cap * sizeof *c->pstar);
-    c->y = pb_realloc(c->y, (size_t)c->cap * sizeof *c->y);
-  }
-  /* whitespace-separated fields: case, the na attributes, y, p_star */
-  double *x = c->x + c->n * c->na, p = NAN;
-  int64_t yv = -1;
-  char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
-  int ok = tok && pb_parse_uint(tok, UINT64_MAX, &c->index[c->n]) == PB_OK;
-  for (int j = 0; ok && j < c->na; j++)
-    ok = (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_double(tok, -HUGE_VAL, HUGE_VAL, 0, &x[j]) == PB_OK;
-  ok = ok && (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_int(tok, 0, 1, &yv) == PB_OK;
-  ok = ok && (tok = strtok_r(NULL, " \t\r\n", &save)) && pb_parse_double(tok, -HUGE_VAL, HUGE_VAL, 0, &p) == PB_OK;
-  ok = ok && !strtok_r(NULL, " \t\r\n", &save);
-  if (!ok) {
-    pb_error_set("%s:%lld: expected a case index, %d attribute values, y in {0, 1} and p_star", path, (long long)line,
-                 c->na);
-    return PB_FAIL;
-  }
-  double exact;
-  if (pb_world_pstar(c->world, x, &exact) != PB_OK) {
-    char why[256];
-    snprintf(why, sizeof why, "%s", pb_error_message());
-    pb_error_set("%s:%lld: %s", path, (long long)line, why);
-    return PB_FAIL;
-  }
-  if (exact != p) {
-    pb_error_set("%s:%lld: p_star %.17g is not the world's exact p* %.17g for these attributes", path, (long long)line,
-                 p, exact);
-    return PB_FAIL;
-  }
-  if ((p == 0.0 && yv == 1) || (p == 1.0 && yv == 0)) {
-    pb_error_set("%s:%lld: label y = %lld is impossible at p* = %g", path, (long long)line, (long long)yv, p);
-    return PB_FAIL;
-  }
-  c->y[c->n] = (int)yv;
-  c->pstar[c->n] = p;
-  c->n++;
-  return PB_OK;
-}
-
-struct pb_exact__cases_ctx {
-  struct pb_exact_cases *c;
-  char world[32], level[32];
-  double scale;
-};
-
-static int pb_exact__cases_line(void *ctx, const char *path, int64_t line, char *buf)
-{
-  struct pb_exact__cases_ctx *x = ctx;
-  struct pb_exact_cases *c = x->c;
-  if (buf[0] == '#') return pb_exact__cases_meta(path, line, buf, x->world, x->level, &x->scale, c);
-  if (!strncmp(buf, "case\t", 5)) {
-    if (!x->world[0] || !x->level[0] || c->seed == UINT64_MAX) {
-      pb_error_set("%s:%lld: the header lacks `# world`, `# level` or `# seed` (not a `pairbound world sample` file?)",
-                   path, (long long)line);
-      return PB_FAIL;
-    }
-    if (pb_world_open(x->world, x->level, x->scale, &c->world)) {
-      char why[256];
-      snprintf(why, sizeof why, "%s", pb_error_message());
-      pb_error_set("%s:%lld: %s", path, (long long)line, why);
-      return PB_FAIL;
-    }
-    c->na = pb_world_n_attrs(c->world);
-    return PB_OK;
-  }
-  if (!c->world) {
-    pb_error_set("%s:%lld: data before the `case` header line", path, (long long)line);
-    return PB_FAIL;
-  }
-  return pb_exact__cases_row(path, line, buf, c);
-}
-
-/* Read a CASES file (docs/exact.md); every rank reads it (it is small). */
-int pb_exact_cases_read(const char *path, struct pb_exact_cases *c)
-{
-  struct pb_exact__cases_ctx x = {.c = c, .scale = 1.0};
-  memset(c, 0, sizeof *c);
-  c->seed = UINT64_MAX;
-  if (pb_output_lines_each(path, "CASES file", pb_exact__cases_line, &x)) return PB_FAIL;
-  if (!c->world || c->n == 0) {
-    pb_error_set("%s: no cases", path);
-    return PB_FAIL;
-  }
-  return PB_OK;
-}
-
-/* Cases [first, first + n) of stream 0 of @p seed, as `pairbound world sample` draws them. */
-void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c)
-{
-  memset(c, 0, sizeof *c);
-  c->world = w;
-  c->seed = seed;
-  c->na = pb_world_n_attrs(w);
-  c->n = c->cap = n;
-  c->index = pb_malloc(sizeof *c->index * (size_t)n);
-  c->x = pb_malloc(sizeof *c->x * (size_t)(n * c->na));
-  c->pstar = pb_malloc(sizeof *c->pstar * (size_t)n);
-  c->y = pb_malloc(sizeof *c->y * (size_t)n);
-  for (int64_t i = 0; i < n; i++) c->index[i] = first + (uint64_t)i;
-  pb_world_draw_range(w, seed, 0, first, n, c->x, c->y, c->pstar);
-}
 
 struct pb_exact__pred_ctx {
   int64_t n, got;
@@ -170,9 +27,14 @@ static int pb_exact__predictions_line(void *ctx, const char *path, int64_t line,
     return PB_OK;
   double v = NAN;
   char *save = NULL, *tok = strtok_r(buf, " \t\r\n", &save);
+  /* a model's reply as the prompts ask for it (world prompts): "probability_positive: <number>" */
+  static const char reply[] = "probability_positive:";
+  if (tok && !strncmp(tok, reply, sizeof reply - 1))
+    tok = tok[sizeof reply - 1] ? tok + sizeof reply - 1 : strtok_r(NULL, " \t\r\n", &save);
   int unknown = tok && (!strcmp(tok, "unknown") || !strcasecmp(tok, "nan"));
   if (!tok || strtok_r(NULL, " \t\r\n", &save) || (!unknown && pb_parse_double(tok, 0.0, 1.0, 0, &v) != PB_OK)) {
-    pb_error_set("%s:%lld: expected one probability in [0, 1] (or unknown / nan)", path, (long long)line);
+    pb_error_set("%s:%lld: expected one probability in [0, 1] (or unknown / nan), alone or after probability_positive:",
+                 path, (long long)line);
     return PB_FAIL;
   }
   if (x->got == x->n) {
@@ -183,8 +45,8 @@ static int pb_exact__predictions_line(void *ctx, const char *path, int64_t line,
   return PB_OK;
 }
 
-/* One probability per case in [0, 1], or `unknown` / `nan` for a forecast that was not given; '#' lines and
- * a `q` header are skipped. */
+/* One probability per case in [0, 1], or `unknown` / `nan` for a forecast that was not given, each alone or
+ * after "probability_positive:" (the reply the prompts ask for); '#' lines and a `q` header are skipped. */
 int pb_exact_predictions_read(const char *path, int64_t n, double *q)
 {
   struct pb_exact__pred_ctx x = {.n = n, .q = q};

@@ -18,6 +18,11 @@ for k in expected_accuracy bayes_accuracy_cases realised_accuracy kl_nats cases_
   check "predictions file = pstar: $k" test "$(val "$WORK/f" $k)" = "$(val "$WORK/p" $k)"
 done
 check "pstar: population MC exactly 0" test "$(val "$WORK/p" reference_mc)" = 0
+# a model's replies as the prompts ask for them (world prompts): "probability_positive: X", with or without the space
+awk 'NR % 2 { print "probability_positive: " $1; next } { print "probability_positive:" $1 }' "$WORK/pstar.txt" \
+  > "$WORK/replies.txt"
+pb 1 1 exact score "$WORK/cases.tsv" "$WORK/replies.txt" $small -o "$WORK/r"
+check "replies = predictions file" cmp -s "$WORK/r/report/exact_scores.tsv" "$WORK/f/report/exact_scores.tsv"
 check "pstar: expected accuracy = Bayes accuracy" test "$(val "$WORK/p" expected_accuracy)" = "$(val "$WORK/p" bayes_accuracy_cases)"
 check "pstar: empirical MC positive at every size" awk -F'\t' 'NR > 1 && !($2 > 0) { bad = 1 } END { exit bad }' \
   "$WORK/p/report/exact_mc.tsv"
