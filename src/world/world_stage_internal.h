@@ -10,6 +10,9 @@
 #include "pairbound/text.h"
 #include "pairbound/world.h"
 
+/* Room for one case's visible attributes: more than any world has (32 at most, world_internal.h). */
+#define PB_WORLD_MEMO_MAX_ATTRS 64
+
 /* The CASES format (world_stage_cases.c).  The header of `world sample`: comment lines, `case`, the attribute
  * columns, `y`, `p_star`. */
 void pb_world__cases_header(const struct pb_world *w, const struct pb_world_options *o, struct pb_text *t);

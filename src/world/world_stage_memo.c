@@ -207,9 +207,7 @@ struct pb_world__decoding {
   const char *path;
   struct pb_world *world;
   struct pb_world__lines lines;
-  int64_t lo;          /* this rank's first record */
-  char *bad;           /* [record - lo]: 1 when it failed */
-  char (*why)[PB_ERROR_MAX];
+  struct pb_error_first *failed;   /* this rank's lowest failing record and its reason */
 };
 
 /* Record i: parse, check it names the file's world, decode its memo; a row of the decoded TSV. */
@@ -217,7 +215,7 @@ static void pb_world__decode_record(const void *ctx, int64_t i, struct pb_text *
 {
   const struct pb_world__decoding *d = ctx;
   struct pb_world__record r = {0};
-  double x[64], p;
+  double x[PB_WORLD_MEMO_MAX_ATTRS], p;
   int na = pb_world_n_attrs(d->world), ok = pb_world__record_parse(d->lines.line[i], &r) == PB_OK;
   if (ok && (strcmp(r.world, pb_world_name(d->world)) || strcmp(r.level, pb_world_level_name(d->world)) ||
              r.scale != pb_world_residual_scale(d->world))) {
@@ -229,13 +227,12 @@ static void pb_world__decode_record(const void *ctx, int64_t i, struct pb_text *
     for (int j = 0; j < na; j++) pb_world__cell(t, x[j]);
     pb_world__cell(t, p);
     pb_text_append(t, "\n", 1);
-  } else if (ok) {
-    snprintf(d->why[i - d->lo], PB_ERROR_MAX, "%s:%lld: case %llu: %s", d->path, (long long)i + 1,
-             (unsigned long long)r.index, pb_error_message());
-    d->bad[i - d->lo] = 1;
   } else {
-    snprintf(d->why[i - d->lo], PB_ERROR_MAX, "%s:%lld: %s", d->path, (long long)i + 1, pb_error_message());
-    d->bad[i - d->lo] = 1;
+    char why[PB_ERROR_MAX];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    if (ok) pb_error_set("%s:%lld: case %llu: %s", d->path, (long long)i + 1, (unsigned long long)r.index, why);
+    else pb_error_set("%s:%lld: %s", d->path, (long long)i + 1, why);
+    pb_error_first_record(d->failed, i);
   }
   pb_text_free(&r.memo);
 }
@@ -259,19 +256,11 @@ static int pb_world__decode_open(struct pb_world__decoding *d)
 /* Decoded rows of this rank's records into @p out (NULL: only checked); the first failing record's reason. */
 static int pb_world__decode_rows(struct pb_world__decoding *d, int64_t lo, int64_t hi, struct pb_tsv *out)
 {
-  d->lo = lo;
-  d->bad = pb_calloc((size_t)(hi - lo + 1), sizeof *d->bad);
-  d->why = pb_calloc((size_t)(hi - lo + 1), sizeof *d->why);
+  struct pb_error_first failed;
+  pb_error_first_init(&failed);
+  d->failed = &failed;
   pb_world__emit(out, lo, hi, pb_world__decode_record, d);
-  int status = PB_OK;
-  for (int64_t i = lo; i < hi && status == PB_OK; i++)
-    if (d->bad[i - lo]) {
-      pb_error_set("%s", d->why[i - lo]);
-      status = PB_FAIL;
-    }
-  free(d->bad);
-  free(d->why);
-  return status;
+  return pb_error_first_status(&failed);
 }
 
 int pb_world__decode(const char *memos, const char *output, MPI_Comm comm)
@@ -386,7 +375,7 @@ static int pb_world__prompting_init(const struct pb_world_cases *c, int shots, s
   pb_text_printf(&p->criteria, "}");
   p->demo = pb_calloc((size_t)shots + 1, sizeof *p->demo);
   p->demo_y = pb_calloc((size_t)shots + 1, sizeof *p->demo_y);
-  double x[64], ps;
+  double x[PB_WORLD_MEMO_MAX_ATTRS], ps;
   pb_text_printf(&p->examples, ",\"demonstrations\":[");
   for (int k = 0; k < shots; k++) {
     struct pb_text m = {0};

@@ -23,6 +23,18 @@ awk 'NR % 2 { print "probability_positive: " $1; next } { print "probability_pos
   > "$WORK/replies.txt"
 pb 1 1 exact score "$WORK/cases.tsv" "$WORK/replies.txt" $small -o "$WORK/r"
 check "replies = predictions file" cmp -s "$WORK/r/report/exact_scores.tsv" "$WORK/f/report/exact_scores.tsv"
+# end to end: the prompt set of the cases (world prompts), answered by a model that reads each prompt's test memo
+# back with h (world decode) and replies with the exact p* of what it read, one line per prompt in their order,
+# scores exactly as the p* predictions file
+pb 1 1 world prompts "$WORK/cases.tsv" --shots 50 -o "$WORK/prompts.jsonl"
+sed 's/^{"case":\([0-9]*\),"world":"\([a-z]*\)","level":"\([a-z]*\)",.*,"memo":\(".*"\),"user":".*"}$/{"case":\1,"world":"\2","level":"\3","memo":\4}/' \
+  "$WORK/prompts.jsonl" > "$WORK/asked.memos"
+pb 1 1 world decode "$WORK/asked.memos" -o "$WORK/asked.tsv"
+awk -F'\t' '/^[0-9]/ { print "probability_positive: " $NF }' "$WORK/asked.tsv" > "$WORK/model.txt"
+check "prompts -> model replies: one reply per case" test "$(wc -l < "$WORK/model.txt")" -eq 300
+pb 1 1 exact score "$WORK/cases.tsv" "$WORK/model.txt" $small -o "$WORK/m"
+check "prompts -> model replies -> exact score: the p* model scores as the p* predictions file" \
+  cmp -s "$WORK/m/report/exact_scores.tsv" "$WORK/f/report/exact_scores.tsv"
 check "pstar: expected accuracy = Bayes accuracy" test "$(val "$WORK/p" expected_accuracy)" = "$(val "$WORK/p" bayes_accuracy_cases)"
 check "pstar: empirical MC positive at every size" awk -F'\t' 'NR > 1 && !($2 > 0) { bad = 1 } END { exit bad }' \
   "$WORK/p/report/exact_mc.tsv"

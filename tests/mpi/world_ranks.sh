@@ -118,6 +118,15 @@ done
 sed -n 2000p "$WORK/bad.memos" > "$WORK/bad2.memos"
 "$PAIRBOUND" world decode "$WORK/bad2.memos" 2> "$WORK/e.txt"
 check "decode: a value none of the attribute's phrases" grep -qF "bad2.memos:1: case 2006: sector: malformed" "$WORK/e.txt"
+# decode reads JSON as any writer may write it: keys in another order and spaced, an extra key, \u000a and \/
+# escapes, and a line with an escaped quote and backslash that states no attribute (h reads only its phrases)
+sed -n 1p "$WORK/credit.memos" | sed 's/^{"case":\([0-9]*\),"world":"credit","level":"medium","residual_scale":1,"memo":"\(.*\)"}$/{ "memo" : "\2\\u000aNote: \\"see\\" \\\\ and\\\/or.", "level":"medium", "extra": 3, "world" : "credit" , "case" : \1 }/; s/\\n/\\u000a/g' \
+  > "$WORK/escaped.memos"
+check "decode: the record is rewritten with escapes" grep -qF 'Note: \"see\" \\ and\/or.", "level":"medium", "extra": 3' \
+  "$WORK/escaped.memos"
+"$PAIRBOUND" -v 0 world decode "$WORK/escaped.memos" -o "$WORK/escaped.dec"
+check "decode: JSON escapes, key order and spacing read as the written record" \
+  test "$(grep -v '^#' "$WORK/escaped.dec")" = "$(grep -v '^#' "$WORK/credit.dec" | head -n 2)"
 printf '{"case": 1, "world": "credit", "memo": "x"}\n' > "$WORK/bad3.memos"
 "$PAIRBOUND" world decode "$WORK/bad3.memos" 2> "$WORK/e.txt"
 check "decode: a record without its level" grep -qF 'bad3.memos:1: expected one JSON object with "case"' "$WORK/e.txt"

@@ -63,6 +63,9 @@ START_TEST(test_memo_roundtrip)
                       (unsigned long long)i, pb_error_message(), m);
         ck_assert_msg(memcmp(x, back, sizeof(double) * (size_t)na) == 0, "%s %s case %llu read back differently",
                       worlds[a], levels[b], (unsigned long long)i);
+        /* docs/exact.md "MEMOS file": no quote or backslash, so only newlines need escaping in MEMOS */
+        ck_assert_msg(strpbrk(m, "\"\\") == NULL, "%s %s case %llu: a quote or backslash in\n%s", worlds[a],
+                      levels[b], (unsigned long long)i, m);
         if (i < 50) {
           char *again = render(w, x);
           ck_assert_str_eq(m, again);
