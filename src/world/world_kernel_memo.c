@@ -208,7 +208,8 @@ static int pb_world__count(const char *hay, const char *needle, const char **at)
   return n;
 }
 
-/* A categorical value by its phrase: exactly one phrase of the attribute, exactly once. */
+/* A categorical value by its phrase: exactly one phrase of the attribute, exactly once, and its label (in either
+ * wording) once, so that a second line with a value none of its phrases is a repeated value, not ignored text. */
 static int pb_world__decode_cat(const struct pb_world *w, const char *memo, int j, const struct pb_world__tmpl *t,
                                 double *x, int *ctx)
 {
@@ -226,12 +227,14 @@ static int pb_world__decode_cat(const struct pb_world *w, const char *memo, int 
     }
   pb_text_free(&ph);
   const char *at;
-  const int labelled = pb_world__count(memo, t->label, &at) > 0 || (t->label_ctx && pb_world__count(memo, t->label_ctx, &at) > 0);
-  if (found == 0 && labelled) pb_error_set("%s: malformed: its line states none of its values", a->name);
-  else if (found == 0) pb_error_set("%s: missing", a->name);
+  const int labels =
+    pb_world__count(memo, t->label, &at) + (t->label_ctx ? pb_world__count(memo, t->label_ctx, &at) : 0);
+  if (found == 0 && labels == 1) pb_error_set("%s: malformed: its line states none of its values", a->name);
+  else if (found == 0 && labels == 0) pb_error_set("%s: missing", a->name);
   else if (found > 1) pb_error_set("%s: repeated (%d of its phrases)", a->name, found);
+  else if (labels > 1) pb_error_set("%s: repeated (its label %d times)", a->name, labels);
   else x[j] = value;
-  return found == 1 ? PB_OK : PB_FAIL;
+  return found == 1 && labels == 1 ? PB_OK : PB_FAIL;
 }
 
 /* The text of a value at @p s, up to a space, '%', a line's end or a '.' that ends the line (a sentence's

@@ -223,6 +223,11 @@ START_TEST(test_memo_rejections)
   rejects(cr, edited(cr, 0, "Business cycle: steady.", "Business cycle: steady. Business cycle: expansion."),
           "business_cycle: repeated");
   rejects(cr, edited(cr, 0, "Sector: healthcare.", "Sector: agriculture."), "sector: malformed");
+  /* a second line of the attribute whose value is none of its phrases is a repeated value too */
+  rejects(cr, edited(cr, 0, "Sector: healthcare.\n", "Sector: healthcare.\nSector: agriculture.\n"),
+          "sector: repeated");
+  rejects(cr, edited(cr, 0, "Business cycle: steady.\n", "Business cycle: steady.\nBusiness cycle: unclear.\n"),
+          "business_cycle: repeated");
   rejects(cr, edited(cr, 0, "83.8% of", "100.1% of"), "rate_exposure_pct: out of range");
   rejects(cr, edited(cr, 0, "83.8% of", "83.85% of"), "rate_exposure_pct: off the grid");
   rejects(cr, edited(cr, 0, "83.8% of", "83,8% of"), "rate_exposure_pct: malformed");
