@@ -72,7 +72,7 @@ static const char *pb_world__json_string(const char *s, struct pb_text *out)
 }
 
 /* One MEMOS record: {"case": N, "world": "...", "level": "...", "residual_scale": S, "memo": "..."} with keys in
- * any order (others ignored; residual_scale optional, 1). PB_FAIL with the reason. */
+ * any order, each once (others ignored; residual_scale optional, 1). PB_FAIL with the reason. */
 struct pb_world__record {
   uint64_t index;
   char world[16], level[16];
@@ -82,9 +82,10 @@ struct pb_world__record {
 
 static int pb_world__record_parse(const char *line, struct pb_world__record *r)
 {
+  static const char *const keys[5] = {"case", "world", "level", "memo", "residual_scale"};
   struct pb_text key = {0}, val = {0};
-  int seen = 0, status = PB_FAIL;
-  const char *s = pb_world__ws(line);
+  int seen = 0, named = 0, status = PB_FAIL;
+  const char *s = pb_world__ws(line), *twice = NULL;
   r->scale = 1.0;
   r->memo.len = 0;
   if (*s++ != '{') goto bad;
@@ -100,6 +101,13 @@ static int pb_world__record_parse(const char *line, struct pb_world__record *r)
       s += n;
     }
     const char *k = key.buf ? key.buf : "", *v = val.buf ? val.buf : "";
+    int b = 0;   /* a key of ours given twice makes the record ambiguous */
+    while (b < 5 && strcmp(k, keys[b])) b++;
+    if (b < 5 && (named >> b & 1)) {
+      twice = keys[b];
+      goto bad;
+    }
+    named |= b < 5 ? 1 << b : 0;
     if (!strcmp(k, "case")) seen |= 1 * (pb_parse_uint(v, UINT64_MAX, &r->index) == PB_OK);
     else if (!strcmp(k, "world")) seen |= 2, snprintf(r->world, sizeof r->world, "%s", v);
     else if (!strcmp(k, "level")) seen |= 4, snprintf(r->level, sizeof r->level, "%s", v);
@@ -112,7 +120,8 @@ static int pb_world__record_parse(const char *line, struct pb_world__record *r)
   if (*pb_world__ws(s + 1) != '\0') goto bad;
   status = seen == 15 ? PB_OK : PB_FAIL;
 bad:
-  if (status != PB_OK)
+  if (twice) pb_error_set("key \"%s\" given twice", twice);
+  else if (status != PB_OK)
     pb_error_set("expected one JSON object with \"case\" (an integer), \"world\", \"level\" and \"memo\"");
   pb_text_free(&key);
   pb_text_free(&val);

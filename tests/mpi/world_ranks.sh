@@ -127,6 +127,10 @@ check "decode: the record is rewritten with escapes" grep -qF 'Note: \"see\" \\ 
 "$PAIRBOUND" -v 0 world decode "$WORK/escaped.memos" -o "$WORK/escaped.dec"
 check "decode: JSON escapes, key order and spacing read as the written record" \
   test "$(grep -v '^#' "$WORK/escaped.dec")" = "$(grep -v '^#' "$WORK/credit.dec" | head -n 2)"
+# a key given twice is ambiguous (the memo would be two texts, the level either value): refused
+sed -n 1p "$WORK/credit.memos" | sed 's/"level":"medium",/"level":"medium","level":"high",/' > "$WORK/twice.memos"
+"$PAIRBOUND" world decode "$WORK/twice.memos" 2> "$WORK/e.txt"
+check "decode: a key given twice" grep -qF 'twice.memos:1: key "level" given twice' "$WORK/e.txt"
 printf '{"case": 1, "world": "credit", "memo": "x"}\n' > "$WORK/bad3.memos"
 "$PAIRBOUND" world decode "$WORK/bad3.memos" 2> "$WORK/e.txt"
 check "decode: a record without its level" grep -qF 'bad3.memos:1: expected one JSON object with "case"' "$WORK/e.txt"
