@@ -125,12 +125,40 @@ double pb_world_count_cdf(const struct pb_world *w, int j, double k);
  */
 int pb_world_count_quantile(const struct pb_world *w, int j, double q, double *k);
 
+/* ---- memos (Section 3.4, Appendix B; src/world/world_kernel_memo.c, docs/exact.md "Memos") */
+struct pb_text;
+/**
+ * The renderer r: the memo of the visible attributes @p x (a drawn case's
+ * layout) appended to @p out.  Deterministic; reads nothing but @p x and the
+ * world's kind and level, so hidden factors and the residual cannot reach it.
+ */
+void pb_world_render(const struct pb_world *w, const double *x, struct pb_text *out);
+/**
+ * The decoder h: the visible attributes of @p memo into @p x, so that
+ * h(r(x)) = x.  PB_FAIL with the attribute and the reason (pb_error_set):
+ * missing, repeated, out of range, off the grid, malformed (a number that is
+ * not one, a line that states none of its values, an identifier not in 4
+ * hyphen-separated groups of 4), or a hidden attribute stated.
+ */
+int pb_world_decode(const struct pb_world *w, const char *memo, double *x);
+/** Every fixed phrase h searches for at the world's level (categorical phrases, the labels before numbers, the
+ *  identifier's slot), NUL-terminated one after another into @p out; returns how many. */
+int pb_world_memo_phrases(const struct pb_world *w, struct pb_text *out);
+/* What a prompt asks (docs/exact.md, "Prompts"): the question and the two classes with their criteria. */
+struct pb_world_question {
+  const char *question;
+  const char *positive, *negative;                     /* class names: accept / reject, ... */
+  const char *positive_criterion, *negative_criterion;
+};
+const struct pb_world_question *pb_world_question(const struct pb_world *w);
+
 /* ---- `pairbound world info|sample` (src/world/world_stage.c) */
 struct pb_world_options {
   int world, level;          /* choice index; 3 = all (info only) */
   double residual_scale;
   int64_t cases, stream, first;
   uint64_t seed;
+  int64_t shots;             /* prompts: labeled demonstrations */
 };
 extern const struct pb_option pb_world_option_table[];
 void pb_world_options_default(struct pb_world_options *o);
@@ -147,6 +175,17 @@ void pb_world_options_default(struct pb_world_options *o);
   "          world and level lines\n" \
   "  sample  draw cases FIRST .. FIRST+N-1 of stream (SEED, K) of one world at one level and write CASES: a\n" \
   "          TSV whose header names every visible attribute with its kind and support, then the realised\n" \
-  "          label y and the exact p* = P(Y=1 | visible); identical for any number of ranks and threads\n"
+  "          label y and the exact p* = P(Y=1 | visible)\n" \
+  "  render  the memo of every case of CASES (Sec. 3.4, App. B: a fixed phrase per visible attribute, numbers\n" \
+  "          in delimited templates with units, the run identifier in 4 hyphen-separated groups of 4) as MEMOS:\n" \
+  "          one JSON line per case, {\"case\", \"world\", \"level\", \"residual_scale\", \"memo\"}\n" \
+  "  decode  read every memo of MEMOS back (the decoder h, h(r(x)) = x); stop at the first memo with a value\n" \
+  "          missing, repeated, out of range, off the grid or malformed, naming its line, case and reason;\n" \
+  "          with -o write the attributes read back, with their exact p_star\n" \
+  "  prompts the prompt set of CASES for a language model (App. A.2): one JSON line per case with the system\n" \
+  "          message, question, class criteria, K labeled demonstration memos (rows 0..K-1 of the cases'\n" \
+  "          stream, --shots) and the test memo, and the whole user message; its replies, one probability per\n" \
+  "          case, are the PREDICTIONS of `pairbound exact score CASES PREDICTIONS`\n" \
+  "Every file is identical for any number of ranks and threads.\n"
 
 #endif /* PAIRBOUND_WORLD_H */

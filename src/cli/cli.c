@@ -220,7 +220,9 @@ static const struct pb_option pb_cli__stage_options[] = {PB_CLI_OUTPUT("OUTDIR",
                 "block is redone, another store or build refused)"),
                                                          PB_CLI_FORCE("non-empty directory"), {.name = NULL}};
 static const struct pb_option pb_cli__world_options[] = {
-  PB_CLI_OUTPUT("CASES", "sample: CASES file to write (temporary name, renamed when complete)"), {.name = NULL}};
+  PB_CLI_OUTPUT("FILE", "the file to write (temporary name, renamed when complete): sample CASES, render MEMOS, "
+                        "decode the attributes read back (optional), prompts PROMPTS"),
+  {.name = NULL}};
 static const struct pb_option pb_cli__run_options[] = {
   {.name = "store", .type = PB_OPTION_STRING, PB_O(store), .metavar = "STORE", .help = "store to analyse, which must exist (overrides [run] store; [run] synth does not apply)"},
   PB_CLI_OUTPUT("OUTDIR", "output directory (overrides [run] output)"),
@@ -668,19 +670,26 @@ static int pb_cli__run(struct pb_cli *cli, struct pb_cli_args *a)
   return rc;
 }
 
-/* `world info` prints, `world sample` writes CASES (docs/exact.md). */
+/* `world info` prints, `world sample` writes CASES, `world render` MEMOS, `world decode` checks MEMOS (and writes
+ * what it read back), `world prompts` the prompt set (docs/exact.md). */
 static int pb_cli__world(struct pb_cli *cli, struct pb_cli_args *a)
 {
+  static const char *const verbs[] = {"info", "sample", "render", "decode", "prompts"};
+  static const int takes_file[] = {0, 0, 1, 1, 1}, needs_output[] = {0, 1, 1, 0, 1};
   const struct pb_cli_command *c = pb_cli__table;
   while (strcmp(c->name, cli->cmd)) c++;
   char syn[2048];
   pb_cli__synopsis(c, syn, sizeof syn);
-  int sample = !strcmp(a->operand, "sample");
-  if (!sample && strcmp(a->operand, "info")) return pb_cli__usage_error(cli, syn, "expected info or sample, got '%s'", a->operand);
-  if (sample && !a->output) return pb_cli__usage_error(cli, syn, "%s", "sample needs -o CASES");
-  if (sample && (a->world.world == 3 || a->world.level == 3))
+  int v = 0;
+  while (v < 5 && strcmp(a->operand, verbs[v])) v++;
+  if (v == 5) return pb_cli__usage_error(cli, syn, "expected info, sample, render, decode or prompts, got '%s'", a->operand);
+  if (a->n_more != takes_file[v])
+    return pb_cli__usage_error(cli, syn, takes_file[v] ? "%s takes one file" : "%s takes no file", verbs[v]);
+  if (needs_output[v] && !a->output) return pb_cli__usage_error(cli, syn, "%s needs -o", verbs[v]);
+  if (v == 1 && (a->world.world == 3 || a->world.level == 3))
     return pb_cli__usage_error(cli, syn, "%s", "sample needs one --world and one --level");
-  return pb_cli__status(cli, pb_world_run(sample, a->output, &a->world, MPI_COMM_WORLD));
+  return pb_cli__status(cli, pb_world_run(verbs[v], takes_file[v] ? a->more[0] : NULL, a->output, &a->world,
+                                          MPI_COMM_WORLD));
 }
 
 /* ------------------------------------------------------------------ table */
@@ -707,7 +716,8 @@ static const struct pb_cli_command pb_cli__before[] = {
    "extra:PSRC (probe sources without cells). Every stage takes its defaults from the roles.\n"},
   {NULL, NULL, 0, NULL, NULL, 0, NULL, NULL, NULL}};
 static const struct pb_cli_command pb_cli__after[] = {
-  {"world", "info|sample", 0, pb_cli__world_options, pb_world_option_table, 0, NULL, pb_cli__world, PB_WORLD_HELP},
+  {"world", "info|sample|render CASES|decode MEMOS|prompts CASES", 0, pb_cli__world_options, pb_world_option_table,
+   0, NULL, pb_cli__world, PB_WORLD_HELP},
   {"run", "[CONFIG]", 0, pb_cli__run_options, NULL, 0, NULL, pb_cli__run,
    "Run the whole pipeline from an INI configuration (docs/run.md; default: the compiled-in inputs/run.ini,\n"
    "which generates the paper-scale synthetic store out/paper.h5 if absent and runs every stage with the\n"

@@ -11,6 +11,7 @@
 #include "pairbound/text.h"
 #include "pairbound/timer.h"
 #include "pairbound/world.h"
+#include "pairbound/world_stage.h"
 
 #include <mpi.h>
 
@@ -79,23 +80,8 @@ struct pb_exact_result {
   struct pb_exact_nn knn_relevant[PB_EXACT_NSEEDS];  /* largest size without the irrelevant fields (C.3) */
 };
 
-/* Cases with their visible attributes, labels and exact p* (a CASES file or drawn). */
-struct pb_exact_cases {
-  struct pb_world *world;  /* owned */
-  uint64_t seed, stream;
-  int64_t n, cap;
-  int na;
-  uint64_t *index;
-  double *x, *pstar;
-  int *y;
-};
-void pb_exact_cases_free(struct pb_exact_cases *c);
-/** Read a CASES file (docs/exact.md) into @p c; every rank reads it (exact_stage_cases.c). */
-int pb_exact_cases_read(const char *path, struct pb_exact_cases *c);
 /** @p n forecasts of a PREDICTIONS file into @p q (NaN: unknown). */
 int pb_exact_predictions_read(const char *path, int64_t n, double *q);
-/** Take @p w and draw its cases [first, first + n) of stream 0 of @p seed. */
-void pb_exact_cases_draw(struct pb_world *w, uint64_t seed, uint64_t first, int64_t n, struct pb_exact_cases *c);
 
 /* Fixed population quartiles (Section 5) of the irrelevant counts: cut[f] for irrelevant field f (the
  * attributes' last PB_WORLD_N_IRRELEVANT), NAN for a categorical field. */
@@ -116,7 +102,7 @@ struct pb_exact_eval {
   struct pb_exact_result r;
   struct pb_timer timer;  /* reference, higher_order, empirical_mc (built-in predictors), knn */
 };
-int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const struct pb_exact_groups *g, const char *pred,
+int pb_exact_evaluate(MPI_Comm comm, const struct pb_world_cases *c, const struct pb_exact_groups *g, const char *pred,
                       const double *qfile, const struct pb_exact_options *o, int knn, struct pb_exact_eval *e);
 void pb_exact_eval_free(struct pb_exact_eval *e);
 /** Reduce @p t to the slowest rank, print it (-v 1) and write it as results.h5 /timings/exact (collective). */

@@ -185,7 +185,7 @@ static int pb_exact__builtin(const char *spec)
 }
 
 /* Built-in predictor from its name; logistic:n=N trains on rows [0, N) of the cases' stream. */
-static int pb_exact__predictor(const char *spec, const struct pb_exact_cases *c, double lambda,
+static int pb_exact__predictor(const char *spec, const struct pb_world_cases *c, double lambda,
                                struct pb_exact_predictor *p)
 {
   memset(p, 0, sizeof *p);
@@ -656,7 +656,7 @@ static int pb_exact__knn_sweep(MPI_Comm comm, const struct pb_world *w, enum pb_
 
 /* ---------------------------------------------------------------- stage */
 /* Eq. 1-3 on the cases themselves: targets p* (exact, no labels) and y. */
-static void pb_exact__score_cases(const struct pb_exact_cases *c, const struct pb_exact_groups *g, const double *q,
+static void pb_exact__score_cases(const struct pb_world_cases *c, const struct pb_exact_groups *g, const double *q,
                                   struct pb_exact_result *r)
 {
   struct pb_exact_moments mp, my;
@@ -702,7 +702,7 @@ void pb_exact_eval_free(struct pb_exact_eval *e)
  * for a built-in predictor the population reference, the higher-order
  * comparison and the empirical-MC sweep; the kNN sweep when @p knn.
  * @p qfile: the forecasts of a predictions file (NULL for a built-in name). */
-int pb_exact_evaluate(MPI_Comm comm, const struct pb_exact_cases *c, const struct pb_exact_groups *g, const char *pred,
+int pb_exact_evaluate(MPI_Comm comm, const struct pb_world_cases *c, const struct pb_exact_groups *g, const char *pred,
                       const double *qfile, const struct pb_exact_options *o, int knn, struct pb_exact_eval *e)
 {
   struct pb_exact_law law[PB_EXACT_BINS] = {{0}};
@@ -747,13 +747,13 @@ done:
 int pb_exact_score_run(const char *cases, const char *predictions, const char *outdir,
                        const struct pb_exact_options *o, MPI_Comm comm, const char *provenance)
 {
-  struct pb_exact_cases c;
+  struct pb_world_cases c;
   struct pb_exact_eval e = {0};
   struct pb_exact_groups g = {0};
   struct pb_results *res = NULL;
   double *qfile = NULL;
   int status = PB_FAIL;
-  if (pb_exact_cases_read(cases, &c)) goto done;
+  if (pb_world_cases_read(cases, &c)) goto done;
   struct pb_exact_cuts cuts;
   pb_exact_quartiles(c.world, c.seed, &cuts);
   pb_exact_groups_build(c.world, &cuts, &g);
@@ -773,7 +773,7 @@ done:
   free(qfile);
   pb_exact_eval_free(&e);
   pb_exact_groups_free(&g);
-  pb_exact_cases_free(&c);
+  pb_world_cases_free(&c);
   return status;
 }
 

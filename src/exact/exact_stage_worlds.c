@@ -35,12 +35,12 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
                           struct pb_exact_cuts *cuts, struct pb_results *res, struct pb_timer *timer)
 {
   struct pb_world *w;
-  struct pb_exact_cases c;
+  struct pb_world_cases c;
   struct pb_exact_groups groups;
   struct pb_exact_nn knn[PB_EXACT_MAX_SIZES][PB_EXACT_NSEEDS], rel[PB_EXACT_NSEEDS];
   int have_knn = 0, status = PB_OK;
   if (pb_world_open(g->w[wi], g->l[li], 1.0, &w)) return PB_FAIL;
-  pb_exact_cases_draw(w, o->seed, o->first, o->n_cases, &c);
+  pb_world_cases_draw(w, o->seed, o->first, o->n_cases, &c);
   if (li == 0) pb_exact_quartiles(c.world, c.seed, cuts);   /* a world's levels share their irrelevant fields */
   pb_exact_groups_build(c.world, cuts, &groups);
   for (int pi = 0; pi < g->np && status == PB_OK; pi++) {
@@ -82,7 +82,7 @@ static int pb_exact__cell(MPI_Comm comm, const struct pb_exact_options *o, struc
     en->r.knn_bound = o->knn_bound;
   }
   pb_exact_groups_free(&groups);
-  pb_exact_cases_free(&c);
+  pb_world_cases_free(&c);
   return status;
 }
 

@@ -62,6 +62,25 @@ void pb_world__fields_draw(const struct pb_world_field *f, struct pb_rng *rng, d
 /* P(N < m) + P(N = m) / 2 of a count field (the median condition). */
 double pb_world__field_mid_cdf(const struct pb_world_field *f, int32_t m);
 
+/* One latent case, before projection: what a (seed, stream, index) draws.
+ * Factor worlds: every factor level z, the residual's index r, the numerical
+ * measurements (numeric factors only); covert transfer: z[0] report type,
+ * z[1] tag, z[2] encode, and the 16 identifier letters as drawn (before
+ * encoding).  Both: the irrelevant fields. */
+#define PB_WORLD_ID_LEN 16
+struct pb_world_latent {
+  int z[PB_WORLD_MAX_FACTORS];
+  int r;
+  double meas[PB_WORLD_MAX_FACTORS];
+  int letters[PB_WORLD_ID_LEN];
+  double fields[PB_WORLD_N_IRRELEVANT];
+};
+/* Draw case @p index of stream (@p seed, @p stream) whatever the level (world_kernel.c). */
+void pb_world__latent(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t index,
+                      struct pb_world_latent *l);
+/* The visible attributes at the world's level, the label and the exact p* of a latent case. */
+void pb_world__project(const struct pb_world *w, const struct pb_world_latent *l, double *x, int *y, double *pstar);
+
 struct pb_world {
   enum pb_world_kind kind;
   enum pb_world_level level;

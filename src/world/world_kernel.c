@@ -150,12 +150,21 @@ static double pb_world__cv_pstar(const struct pb_world *w, const double *x)
   return 26.0 / (26 + pb_world__cv_size(w->level, range));
 }
 
-static void pb_world__cv_draw(const struct pb_world *w, struct pb_rng *rng, double *x, int *y)
+/* The latent covert case: report type, tag, the 16 letters as drawn, encode. */
+static void pb_world__cv_latent(struct pb_rng *rng, struct pb_world_latent *l)
 {
-  int type = (int)pb_rng_below(rng, 3), tag = (int)pb_rng_below(rng, CV_LETTERS);
+  l->z[0] = (int)pb_rng_below(rng, 3);
+  l->z[1] = (int)pb_rng_below(rng, CV_LETTERS);
+  for (int i = 0; i < CV_ID_LEN; i++) l->letters[i] = (int)pb_rng_below(rng, CV_LETTERS);
+  l->z[2] = (int)pb_rng_below(rng, 2);
+}
+
+/* Under encoding the tag replaces the letter at the report's position; the tag is shown as its range. */
+static void pb_world__cv_project(const struct pb_world *w, const struct pb_world_latent *l, double *x, int *y)
+{
+  int type = l->z[0], tag = l->z[1], enc = l->z[2];
   x[0] = type;
-  for (int i = 0; i < CV_ID_LEN; i++) x[1 + i] = pb_rng_below(rng, CV_LETTERS);
-  int enc = (int)pb_rng_below(rng, 2);
+  for (int i = 0; i < CV_ID_LEN; i++) x[1 + i] = l->letters[i];
   if (enc) x[1 + cv_position[type]] = tag;
   x[CV_TAG_ATTR] = tag / pb_world__cv_width(w->level);
   *y = enc;
@@ -263,38 +272,45 @@ static void pb_world__factor_attrs(struct pb_world *w)
 }
 
 /* Draw every latent factor (whatever the level, so a case index names the
- * same latent case at every level), the residual, the numerical measurements
- * uniformly on their level's grid values, then project. */
-static void pb_world__factor_draw(const struct pb_world *w, struct pb_rng *rng, double *x, int *y, double *pstar)
+ * same latent case at every level), the residual and the numerical
+ * measurements uniformly on their level's grid values. */
+static void pb_world__factor_latent(const struct pb_world *w, struct pb_rng *rng, struct pb_world_latent *l)
 {
   const struct pb_world_spec *sp = w->spec;
-  int z[PB_WORLD_MAX_FACTORS];
-  double pmf[PB_WORLD_MAX_RESIDUAL], meas[PB_WORLD_MAX_FACTORS];
-  int64_t s = 0;
+  double pmf[PB_WORLD_MAX_RESIDUAL];
   for (int j = 0; j < sp->n_factors; j++) {
-    sp->cond_pmf(j, z, pmf);
+    sp->cond_pmf(j, l->z, pmf);
     double u = pb_rng_uniform(rng), acc = 0.0;
-    int l = 0;
-    for (; l < sp->factors[j].radix - 1; l++)
-      if (u < (acc += pmf[l])) break;
-    z[j] = l;
-    s += l * w->stride[j];
+    int lv = 0;
+    for (; lv < sp->factors[j].radix - 1; lv++)
+      if (u < (acc += pmf[lv])) break;
+    l->z[j] = lv;
   }
   double u = pb_rng_uniform(rng), acc = 0.0;
   int r = 0;
   for (; r < sp->n_residual - 1; r++)
     if (u < (acc += w->residual_probs[r])) break;
+  l->r = r;
   for (int j = 0; j < sp->n_factors; j++) {
     const struct pb_world_factor *f = &sp->factors[j];
     if (!f->numeric) continue;
-    int32_t k = f->cut[z[j]] + (int32_t)pb_rng_below(rng, (uint32_t)(f->cut[z[j] + 1] - f->cut[z[j]]));
-    meas[j] = (double)k / f->per_unit;
+    int32_t k = f->cut[l->z[j]] + (int32_t)pb_rng_below(rng, (uint32_t)(f->cut[l->z[j] + 1] - f->cut[l->z[j]]));
+    l->meas[j] = (double)k / f->per_unit;
   }
+}
+
+/* Project: the visible factors (measurements for the numeric ones), the label and the pattern's p*. */
+static void pb_world__factor_project(const struct pb_world *w, const struct pb_world_latent *l, double *x, int *y,
+                                     double *pstar)
+{
+  const struct pb_world_spec *sp = w->spec;
+  int64_t s = 0;
+  for (int j = 0; j < sp->n_factors; j++) s += l->z[j] * w->stride[j];
   for (int a = 0; a < w->first_field; a++) {
     int j = w->attr_factor[a];
-    x[a] = sp->factors[j].numeric ? meas[j] : (double)z[j];
+    x[a] = sp->factors[j].numeric ? l->meas[j] : (double)l->z[j];
   }
-  *y = sp->label(z, sp->residual_values[r]);
+  *y = sp->label(l->z, sp->residual_values[l->r]);
   *pstar = w->pstar[s];
 }
 
@@ -416,18 +432,33 @@ const struct pb_world_choice *pb_world_choices(const struct pb_world *w)
   return w->kind == PB_WORLD_COVERT ? cv_choices : w->spec->choices;
 }
 
-void pb_world_draw(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t index, double *x, int *y,
-                   double *pstar)
+void pb_world__latent(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t index,
+                      struct pb_world_latent *l)
 {
   struct pb_rng rng;
   pb_rng_init(&rng, seed, PB_RNG_WORLD + (uint32_t)w->kind, index, stream);
+  if (w->kind == PB_WORLD_COVERT) pb_world__cv_latent(&rng, l);
+  else pb_world__factor_latent(w, &rng, l);
+  pb_world__fields_draw(w->fields, &rng, l->fields);
+}
+
+void pb_world__project(const struct pb_world *w, const struct pb_world_latent *l, double *x, int *y, double *pstar)
+{
   if (w->kind == PB_WORLD_COVERT) {
-    pb_world__cv_draw(w, &rng, x, y);
+    pb_world__cv_project(w, l, x, y);
     *pstar = pb_world__cv_pstar(w, x);
   } else {
-    pb_world__factor_draw(w, &rng, x, y, pstar);
+    pb_world__factor_project(w, l, x, y, pstar);
   }
-  pb_world__fields_draw(w->fields, &rng, x + w->first_field);
+  memcpy(x + w->first_field, l->fields, sizeof l->fields);
+}
+
+void pb_world_draw(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t index, double *x, int *y,
+                   double *pstar)
+{
+  struct pb_world_latent l;
+  pb_world__latent(w, seed, stream, index, &l);
+  pb_world__project(w, &l, x, y, pstar);
 }
 
 void pb_world_draw_range(const struct pb_world *w, uint64_t seed, uint32_t stream, uint64_t first, int64_t n,

@@ -18,6 +18,7 @@
 #include "pairbound/text.h"
 #include "pairbound/world.h"
 #include "pairbound/world_stage.h"
+#include "world_stage_internal.h"
 
 #define PB_WORLD_BLOCK 4096   /* cases drawn per parallel block */
 
@@ -44,6 +45,9 @@ const struct pb_option pb_world_option_table[] = {
    .ini = "", .help = "sample: independent stream number under the same seed"},
   {.name = "first", .type = PB_OPTION_INT, PB_W(first), .metavar = "I", .def = "0", .imax = 1ull << 62, .ini = "",
    .help = "sample: index of the first case"},
+  {.name = "shots", .type = PB_OPTION_INT, PB_W(shots), .metavar = "K", .def = "25", .imax = 100000, .ini = "",
+   .help = "prompts: labeled demonstrations per prompt, rows 0..K-1 of the cases' stream, so that smaller K are "
+           "prefixes of larger ones (the seed's 0, 10, 25, 50; 25 in its main comparison)"},
   {.name = NULL}};
 #undef PB_W
 
@@ -103,58 +107,6 @@ static int pb_world__info(int rank, const struct pb_world_options *o)
   return PB_OK;
 }
 
-/* CASES header: parameter comment lines, then the column names
- * `case`, NAME:cat(v0,v1,...) or NAME:num[lo,hi] (":irrelevant" appended for
- * irrelevant fields), `y`, `p_star`. */
-static void pb_world__header(const struct pb_world *w, const struct pb_world_options *o, struct pb_text *t)
-{
-  char a[40], b[40];
-  pb_text_format_double(pb_world_residual_scale(w), a);
-  pb_text_printf(t, "# pairbound world cases 1\n# world %s\n# level %s\n# residual_scale %s\n# seed %llu\n"
-                    "# stream %llu\n# first %llu\n# cases %llu\ncase",
-                 pb_world_name(w), pb_world_level_name(w), a, (unsigned long long)o->seed,
-                 (unsigned long long)o->stream, (unsigned long long)o->first, (unsigned long long)o->cases);
-  for (int j = 0; j < pb_world_n_attrs(w); j++) {
-    const struct pb_world_attr *at = pb_world_attr(w, j);
-    if (at->kind == PB_WORLD_CATEGORICAL) {
-      pb_text_printf(t, "\t%s:cat(", at->name);
-      for (int v = 0; v < at->n_values; v++) pb_text_printf(t, "%s%s", v ? "," : "", at->values[v]);
-      pb_text_printf(t, ")");
-    } else {
-      pb_text_format_double(at->lo, a);
-      pb_text_format_double(at->hi, b);
-      pb_text_printf(t, "\t%s:num[%s,%s]", at->name, a, b);
-    }
-    if (at->irrelevant) pb_text_printf(t, ":irrelevant");
-  }
-  pb_text_printf(t, "\ty\tp_star\n");
-}
-
-/* A tab and an unsigned integer in decimal. */
-static void pb_world__put_uint(struct pb_text *t, uint64_t v, int tab)
-{
-  char b[24];
-  int i = 24;
-  do b[--i] = (char)('0' + v % 10); while ((v /= 10) > 0);
-  if (tab) b[--i] = '\t';
-  pb_text_append(t, b + i, (size_t)(24 - i));
-}
-
-/* One TSV cell: non-negative integers (categories, counts, labels) directly,
- * other values as pb_text_format_double's shortest round-trip decimal, which is
- * the same text the integers would get from it. */
-static void pb_world__cell(struct pb_text *t, double v)
-{
-  if (v >= 0.0 && v < 4294967296.0 && v == (double)(uint32_t)v) {
-    pb_world__put_uint(t, (uint32_t)v, 1);
-    return;
-  }
-  char b[40];
-  pb_text_format_double(v, b);
-  pb_text_append(t, "\t", 1);
-  pb_text_append(t, b, strlen(b));
-}
-
 /* Cases [first, first + n) as TSV rows into @p t. */
 static void pb_world__block(const struct pb_world *w, const struct pb_world_options *o, uint64_t first, int64_t n,
                             double *x, struct pb_text *t)
@@ -212,7 +164,7 @@ static int pb_world__sample(int rank, int size, const char *output, const struct
   double t0 = MPI_Wtime();
   struct pb_text head = {0};
   struct pb_tsv *out;
-  if (rank == 0) pb_world__header(w, o, &head);
+  if (rank == 0) pb_world__cases_header(w, o, &head);
   /* contiguous, nearly equal index ranges in rank order */
   uint64_t n = (uint64_t)o->cases, lo = n * (uint64_t)rank / (uint64_t)size, hi = n * (uint64_t)(rank + 1) / (uint64_t)size;
   int status = pb_tsv_open(MPI_COMM_WORLD, output, rank == 0 ? head.buf : "", &out);
@@ -226,12 +178,16 @@ static int pb_world__sample(int rank, int size, const char *output, const struct
   return status;
 }
 
-int pb_world_run(int sample, const char *output, const struct pb_world_options *o, MPI_Comm comm)
+int pb_world_run(const char *verb, const char *input, const char *output, const struct pb_world_options *o,
+                 MPI_Comm comm)
 {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  if (!sample) return pb_world__info(rank, o);
+  if (!strcmp(verb, "info")) return pb_world__info(rank, o);
+  if (!strcmp(verb, "render")) return pb_world__render(input, output, comm);
+  if (!strcmp(verb, "decode")) return pb_world__decode(input, output, comm);
+  if (!strcmp(verb, "prompts")) return pb_world__prompts(input, output, (int)o->shots, comm);
   if (o->world == 3 || o->level == 3) {
     pb_error_set("world sample draws from one world at one level: give --world and --level");
     return PB_FAIL;

@@ -1,5 +1,5 @@
 /* libFuzzer harness: the files `pairbound exact score` reads, a CASES file
- * (pb_exact_cases_read) and a PREDICTIONS file (pb_exact_predictions_read).
+ * (pb_world_cases_read) and a PREDICTIONS file (pb_exact_predictions_read).
  * The input is the CASES text, then optionally a line `%%` and the PREDICTIONS
  * text.  Accepted cases are as many as `# cases` says, with distinct indices,
  * labels 0/1 and p* in [0, 1]; accepted predictions are one per case, each in
@@ -55,10 +55,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   put(cases, data, split);
   put(preds, data + (split < size ? split + 3 : size), split < size ? size - split - 3 : 0);
   pb_error_clear();
-  struct pb_exact_cases c;
-  if (pb_exact_cases_read(cases, &c) != PB_OK) {
+  struct pb_world_cases c;
+  if (pb_world_cases_read(cases, &c) != PB_OK) {
     refused(cases);
-    pb_exact_cases_free(&c);
+    pb_world_cases_free(&c);
     return 0;
   }
   if (c.n <= 0 || !c.world) abort();
@@ -80,6 +80,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     refused(preds);
   }
   free(q);
-  pb_exact_cases_free(&c);
+  pb_world_cases_free(&c);
   return 0;
 }

@@ -97,4 +97,77 @@ else
     check "${kind}s are numbered 1..${max:-0} without a gap${gaps:+ (missing: $gaps)}" test -n "$max" -a -z "$gaps"
   done
 fi
+
+# seed 002 (docs/coverage.md, "Seed 002"): rows named "002 ITEM", whose outputs are files of the reference run
+# above or, as w002:FILE, of the seed-002 reference commands the document lists ("    w002$ pairbound ..."),
+# run here in one directory in their order
+ITEM2_RE='^002 (Table [0-9]+|Figure [0-9]+|Appendix [A-Z]|[A-Z]\.[0-9]+|[0-9]\.[0-9]+)$'
+awk -F'|' -v re="$ITEM2_RE" '
+  function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
+  /^\|/ {
+    item = trim($2)
+    if (item !~ re) next
+    if (NF != 7) { print item "\tmalformed\t\t"; next }
+    print item "\t" trim($4) "\t" trim($5) "\t" trim($6)
+  }' "$DOC" > "$WORK/rows002.tsv"
+check "docs/coverage.md has seed-002 rows" test -s "$WORK/rows002.tsv"
+sed -n 's/^    w002\$ pairbound //p' "$DOC" > "$WORK/w002.commands"
+check "docs/coverage.md lists the seed-002 reference commands" test -s "$WORK/w002.commands"
+mkdir -p "$WORK/w002"
+while IFS= read -r c; do
+  # shellcheck disable=SC2086 # the documented command line (a redirection included), run as written
+  (cd "$WORK/w002" && eval "pb 1 2 $c" < /dev/null > /dev/null)
+  check "seed 002: 'pairbound $c' exits 0" test $? -eq 0
+done < "$WORK/w002.commands"
+while IFS="$(printf '\t')" read -r item status command outputs; do
+  case "$status" in
+    produced | partial) ;;
+    "not produced") continue ;;
+    *) not_ok "$item: status '$status' is not produced, partial or not produced"; continue ;;
+  esac
+  files=$(printf '%s\n' "$outputs" | grep -o '`[^`]*`' | tr -d '`')
+  if [ -z "$files" ]; then
+    case "$command" in
+      'rows '* | 'statement:'*) ok "$item: $command" ;;
+      *) not_ok "$item: $status but lists no output file" ;;
+    esac
+    continue
+  fi
+  for f in $files; do
+    case "$f" in
+      w002:*) path=$WORK/w002/${f#w002:} ;;
+      *) path=$WORK/run/$f ;;
+    esac
+    if [ -s "$path" ]; then ok "$item: $f"
+    else not_ok "$item: $f is not produced (missing or empty)"; fi
+  done
+done < "$WORK/rows002.tsv"
+dups=$(cut -f1 "$WORK/rows002.tsv" | sort | uniq -d | tr '\n' ' ')
+check "seed 002: no item listed twice${dups:+ (twice: $dups)}" test -z "$dups"
+cut -f1 "$WORK/rows002.tsv" | sort -u > "$WORK/doc_items002"
+SEED2=${PAIRBOUND_SEED002:-}
+if [ -z "$SEED2" ]; then
+  for s in "$TOP_SRCDIR"/../shared/seeds/002_*.txt; do [ -f "$s" ] && SEED2=$s; done
+fi
+if [ -n "$SEED2" ] && [ -f "$SEED2" ]; then
+  # its tables and figures, appendices and numbered sections (x.y of the body, X.n of the appendices)
+  { grep -oE '(Table|Figure) [0-9]+' "$SEED2"
+    sed -nE 's/^## Appendix ([A-Z]) .*/Appendix \1/p' "$SEED2"
+    sed -nE 's/^### ([A-Z]\.[0-9]+|[0-9]\.[0-9]+) .*/\1/p' "$SEED2"
+  } | sed 's/^/002 /' | sort -u > "$WORK/seed_items002"
+  check "seed 002 numbers tables, figures and sections" test "$(wc -l < "$WORK/seed_items002")" -gt 30
+  missing=$(comm -23 "$WORK/seed_items002" "$WORK/doc_items002" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  extra=$(comm -13 "$WORK/seed_items002" "$WORK/doc_items002" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  check "every item of seed 002 has a row${missing:+ (missing: $missing)}" test -z "$missing"
+  check "every seed-002 row is an item of seed 002${extra:+ (not in the seed: $extra)}" test -z "$extra"
+else
+  echo "# seed 002 text not found (PAIRBOUND_SEED002, ../shared/seeds): checking the numbering only"
+  for kind in Table Figure; do
+    sed -nE "s/^002 $kind ([0-9]+)$/\1/p" "$WORK/doc_items002" | sort > "$WORK/nums002"
+    max=$(sort -n "$WORK/nums002" | tail -1)
+    gaps=$(seq 1 "${max:-0}" | sort | comm -23 - "$WORK/nums002" | sort -n | tr '\n' ' ')
+    check "seed 002: ${kind}s are numbered 1..${max:-0} without a gap${gaps:+ (missing: $gaps)}" \
+      test -n "$max" -a -z "$gaps"
+  done
+fi
 finish

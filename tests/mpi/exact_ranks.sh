@@ -18,6 +18,36 @@ for k in expected_accuracy bayes_accuracy_cases realised_accuracy kl_nats cases_
   check "predictions file = pstar: $k" test "$(val "$WORK/f" $k)" = "$(val "$WORK/p" $k)"
 done
 check "pstar: population MC exactly 0" test "$(val "$WORK/p" reference_mc)" = 0
+# a model's replies as the prompts ask for them (world prompts): "probability_positive: X", with or without the space
+awk 'NR % 2 { print "probability_positive: " $1; next } { print "probability_positive:" $1 }' "$WORK/pstar.txt" \
+  > "$WORK/replies.txt"
+pb 1 1 exact score "$WORK/cases.tsv" "$WORK/replies.txt" $small -o "$WORK/r"
+check "replies = predictions file" cmp -s "$WORK/r/report/exact_scores.tsv" "$WORK/f/report/exact_scores.tsv"
+# end to end: the prompt set of the cases (world prompts), answered by a model that reads each prompt's test memo
+# back with h (world decode) and replies with the exact p* of what it read, one line per prompt in their order,
+# scores exactly as the p* predictions file
+pb 1 1 world prompts "$WORK/cases.tsv" --shots 50 -o "$WORK/prompts.jsonl"
+sed 's/^{"case":\([0-9]*\),"world":"\([a-z]*\)","level":"\([a-z]*\)",.*,"memo":\(".*"\),"user":".*"}$/{"case":\1,"world":"\2","level":"\3","memo":\4}/' \
+  "$WORK/prompts.jsonl" > "$WORK/asked.memos"
+pb 1 1 world decode "$WORK/asked.memos" -o "$WORK/asked.tsv"
+awk -F'\t' '/^[0-9]/ { print "probability_positive: " $NF }' "$WORK/asked.tsv" > "$WORK/model.txt"
+check "prompts -> model replies: one reply per case" test "$(wc -l < "$WORK/model.txt")" -eq 300
+pb 1 1 exact score "$WORK/cases.tsv" "$WORK/model.txt" $small -o "$WORK/m"
+check "prompts -> model replies -> exact score: the p* model scores as the p* predictions file" \
+  cmp -s "$WORK/m/report/exact_scores.tsv" "$WORK/f/report/exact_scores.tsv"
+# the seed's demonstration counts (A.2): 0, 10, 25 and 50, each set a prefix of the next
+demos() { head -n 1 "$1" | sed 's/.*"demonstrations":\[//; s/\],"memo":.*//'; }
+for k in 0 10 25; do pb 1 1 world prompts "$WORK/cases.tsv" --shots $k -o "$WORK/prompts$k.jsonl"; done
+check "prompts: 0 demonstrations" test -z "$(demos "$WORK/prompts0.jsonl")"
+for kk in "10 25" "25 50"; do
+  set -- $kk
+  small_set=$(demos "$WORK/prompts$1.jsonl") large_set=$(demos "$WORK/prompts$2.jsonl")
+  [ "$2" = 50 ] && large_set=$(demos "$WORK/prompts.jsonl")
+  check "prompts: $1 demonstrations, rows 0 .. $1 - 1" test "$(printf '%s' "$small_set" | grep -o '"case":[0-9]*' | \
+    tr '\n' ' ')" = "$(seq 0 $(($1 - 1)) | sed 's/^/"case":/' | tr '\n' ' ')"
+  case "$large_set" in "$small_set",*) prefix=1 ;; *) prefix=0 ;; esac
+  check "prompts: $1 demonstrations are a prefix of $2, byte for byte" test "$prefix" = 1
+done
 check "pstar: expected accuracy = Bayes accuracy" test "$(val "$WORK/p" expected_accuracy)" = "$(val "$WORK/p" bayes_accuracy_cases)"
 check "pstar: empirical MC positive at every size" awk -F'\t' 'NR > 1 && !($2 > 0) { bad = 1 } END { exit bad }' \
   "$WORK/p/report/exact_mc.tsv"
