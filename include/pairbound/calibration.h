@@ -52,18 +52,18 @@ void pb_bounds_f1_cell(const struct pb_cell_view *in, const double *x0, const do
  * non-decreasing step function, block j covering the scores from x[j] up to
  * (not including) x[j + 1]. */
 struct pb_iso {
-  int32_t n;  /* blocks (0: no fit) */
+  int32_t n;  /* blocks, the steps of the function (0: no fit) */
   double *x;  /* [n] the lowest development score of each block, ascending */
-  double *v;  /* [n] the block's share of correct records, non-decreasing */
+  double *v;  /* [n] the block's share of correct records, strictly increasing */
 };
 
 /**
  * Pool-adjacent-violators fit on n records: records with equal scores are
  * pooled first (the fit is a function of S), then adjacent blocks are merged
- * while the left one's share of correct records exceeds the right one's
- * (compared exactly as integer cross products); blocks with equal shares stay
- * apart.  Returns 0, or -1 (fit->n = 0) when n == 0.  Free with
- * pb_bounds_iso_free.
+ * while the left one's share of correct records is at least the right one's
+ * (compared exactly as integer cross products; merging equal shares leaves
+ * the fitted values unchanged and makes each block one step).  Returns 0, or
+ * -1 (fit->n = 0) when n == 0.  Free with pb_bounds_iso_free.
  */
 int pb_bounds_iso_fit(const float *s, const uint8_t *correct, int32_t n, struct pb_iso *fit);
 

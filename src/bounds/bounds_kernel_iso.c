@@ -34,8 +34,10 @@ int pb_bounds_iso_fit(const float *s, const uint8_t *correct, int32_t n, struct 
     for (; j < n && pair[2 * j] == pair[2 * i]; j++) kk += pair[2 * j + 1] != 0;
     fit->x[top] = pair[2 * i], w[top] = j - i, k[top] = kk;
     top++;
-    /* merge while the left block's share k/w exceeds the right one's (exact in integers) */
-    while (top > 1 && k[top - 2] * w[top - 1] > k[top - 1] * w[top - 2]) {
+    /* merge while the left block's share k/w is at least the right one's
+     * (exact in integers): a violation, or an equal share, which merging
+     * leaves the fitted values as they are but makes every block a step */
+    while (top > 1 && k[top - 2] * w[top - 1] >= k[top - 1] * w[top - 2]) {
       w[top - 2] += w[top - 1];
       k[top - 2] += k[top - 1];
       top--;

@@ -51,11 +51,13 @@ START_TEST(test_pav_hand)
   ck_assert(f.x[0] == 0.25 && fabs(f.v[0] - 2.0 / 3.0) < TOL);
   pb_bounds_iso_free(&f);
 
-  /* equal shares are no violation: two all-correct scores stay two blocks */
+  /* equal shares are pooled too (the values stay; each block is one step):
+   * two all-correct scores are one block of value 1 */
   const float e[2] = {0.25f, 0.5f};
   const uint8_t ec[2] = {1, 1};
   ck_assert_int_eq(pb_bounds_iso_fit(e, ec, 2, &f), 0);
-  ck_assert_int_eq(f.n, 2);
+  ck_assert_int_eq(f.n, 1);
+  ck_assert(f.x[0] == 0.25 && f.v[0] == 1.0);
   pb_bounds_iso_free(&f);
   ck_assert_int_eq(pb_bounds_iso_fit(e, ec, 0, &f), -1);
   ck_assert_int_eq(f.n, 0);
@@ -97,8 +99,8 @@ END_TEST
  * scores below the raw threshold with it.  Ten development scores 0.5,
  * 0.55, ..., 0.95 (ascending), wrong at 0.55 and 0.65.  Raw Q80: the 8th
  * largest, 0.6.  PAV: (0.5, 0.55) pool to 1/2, (0.6, 0.65) pool to 1/2 and
- * stay apart from the first block (equal shares), the rest are 1.  The
- * isotonic threshold is iso(0.6) = 1/2, so 0.5 and 0.55 (rejected raw) are
+ * then with the first block (equal shares), the rest pool to 1: two steps.
+ * The isotonic threshold is iso(0.6) = 1/2, so 0.5 and 0.55 (rejected raw) are
  * accepted: clean-development coverage 10/10, not 8/10; a new score 0.52 is
  * accepted too, and so is 0.45, below every development score. */
 START_TEST(test_q80_isotonic_ties)
@@ -109,8 +111,8 @@ START_TEST(test_q80_isotonic_ties)
   for (int i = 0; i < 10; i++) s[i] = 0.5f + 0.05f * (float)i, c[i] = !(i == 1 || i == 3);
   struct pb_iso f;
   ck_assert_int_eq(pb_bounds_iso_fit(s, c, 10, &f), 0);
-  ck_assert_int_eq(f.n, 8);
-  ck_assert(f.v[0] == 0.5 && f.v[1] == 0.5 && f.v[2] == 1.0);
+  ck_assert_int_eq(f.n, 2);
+  ck_assert(f.x[0] == (double)s[0] && f.v[0] == 0.5 && f.x[1] == (double)s[4] && f.v[1] == 1.0);
   for (int i = 0; i < 10; i++) raw[i] = s[i], iso[i] = pb_bounds_iso_apply(&f, s[i]);
   pb_bounds_f1_thresholds(raw, c, 10, t0);
   pb_bounds_f1_thresholds(iso, c, 10, t1);
