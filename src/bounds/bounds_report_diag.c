@@ -269,7 +269,8 @@ static void pb_more__gap(const struct pb_meta *meta, const struct pb_bounds_sum 
     "development records, a gap equal to a cutpoint in the higher group; models with fewer than 6 such errors are "
     "excluded (models_excluded). Events: model x condition x evaluation image with a wrong clean prediction, "
     "grouped by its clean gap; same: the perturbed prediction is the same wrong answer (a persistent error), "
-    "correct: it is the true class; percentages of the group's events, events of every cell of the row pooled. "
+    "correct: it is the true class; percentages of the group's events, events of every cell of the row pooled "
+    "(cells: those of the included models). "
     "The groups are relative to clean errors, not to the clean population; the association does not control for "
     "clean confidence and is not causal.",
     cols};
