@@ -157,7 +157,7 @@ const struct pb_option pb_bounds_option_table[] = {
    .help = "also the acceptance protocols of Appendix F.1 (Table 40: quantile protocol, 5% risk rule, absolute "
            "thresholds, raw, Platt-scaled and isotonic on clean development records) and Appendix F's "
            "probability-gap analysis (stores with top-k lists, k >= 2); off by default, on in `pairbound run`'s "
-           "default pipeline; about 1 s more at paper scale, the 'calibration' phase of -v 2)"},
+           "default pipeline; a few seconds more at paper scale, the 'calibration' phase of -v 2)"},
   {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS,
    .def = "0", .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "
