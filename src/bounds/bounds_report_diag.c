@@ -1,7 +1,7 @@
 /* More diagnostics of the identification stage: Table 2's targets beside
  * their class-conditional independent counterparts (Section 3.1, H.2), the
  * B.2 strata and positive-width counts, the B.4 support subsets, J.2's
- * cross-model support and F.1's protocols.  Cells are weighted equally
+ * cross-model support, F.1's protocols and calibrators and F's probability gap.  Cells are weighted equally
  * within a source; rank 0 prints the totals of every rank's cells
  * (bounds_stage_reduce.c). */
 #include "config.h"
@@ -97,7 +97,10 @@ static void pb_more__positive(const struct pb_meta *meta, const struct pb_bounds
   pb_more__rows(meta, S, t, &spec, pb_bounds_row_cell, support, 1 + (matched != 0), PB_RS_POS, 5);
 }
 
-enum { PB_MORE__ZERO_K = -1, PB_MORE__ZERO_K_IND0 = -2, PB_MORE__ZERO_K_IND_POS = -3, PB_MORE__RATE = -4 };
+enum {
+  PB_MORE__ZERO_K = -1, PB_MORE__ZERO_K_IND0 = -2, PB_MORE__ZERO_K_IND_POS = -3, PB_MORE__RATE = -4,
+  PB_MORE__RATE_OF = -5, PB_MORE__GAP_MODELS = -6, PB_MORE__GAP_EXCLUDED = -7
+};
 
 /* B.4's zero-K counts (the source's, on every subset row) and J.2's rates:
  * the share of the events in the column's slot that kept their wrong answer
@@ -114,6 +117,13 @@ static union pb_cell pb_more__cell(const void *ctx, const struct pb_column *c)
     const int64_t ev = pb_rs_int(r->S, r->s, r->base + c->slot), same = pb_rs_int(r->S, r->s, r->base + c->slot + 1);
     return (union pb_cell){.x = ev ? PP * (double)same / ev : NAN};
   }
+  case PB_MORE__RATE_OF: { /* F's gap: the count in the slot over its group's events (the group's first slot) */
+    const int g0 = 1 + (c->slot - 1) / PB_GAP_N_COUNTS * PB_GAP_N_COUNTS;
+    const int64_t ev = pb_rs_int(r->S, r->s, r->base + g0), k = pb_rs_int(r->S, r->s, r->base + c->slot);
+    return (union pb_cell){.x = ev ? PP * (double)k / ev : NAN};
+  }
+  case PB_MORE__GAP_MODELS: return (union pb_cell){.i = pb_rs_int(r->S, r->s, PB_RS_GAP_MODELS)};
+  case PB_MORE__GAP_EXCLUDED: return (union pb_cell){.i = pb_rs_int(r->S, r->s, PB_RS_GAP_MODELS + 1)};
   default: return pb_bounds_row_cell(ctx, c);
   }
 }
@@ -161,33 +171,34 @@ static void pb_more__support(const struct pb_meta *meta, const struct pb_bounds_
   pb_more__rows(meta, S, t, &spec, pb_more__cell, variant, PB_SUPPORT_N, PB_RS_SUPPORT, 2 * PB_SUPPORT_N_STRATA);
 }
 
-/* Appendix F.1 / Table 40: acceptance under each protocol, raw and Platt. */
-#define PB_MORE__RAW_PLATT(x, d, i) PB_ICOL_MEAN(x "_raw", d, i), PB_ICOL_MEAN(x "_platt", d, (i) + 4)
+/* Appendix F.1 / Table 40: acceptance under each protocol, raw, Platt and isotonic. */
+#define PB_MORE__CALS(x, d, i)                                                                               \
+  PB_ICOL_MEAN(x "_raw", d, i), PB_ICOL_MEAN(x "_platt", d, (i) + 4), PB_ICOL_MEAN(x "_iso", d, (i) + 8)
 static void pb_more__table40(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
 {
   static const char *const proto[PB_F1_N_PROTOCOLS] = {"Q80", "R5", "A0.9", "A0.7", "A0.5"};
-  /* a row's slots: n, then [raw, Platt][H, L, selective risk, coverage] */
+  /* a row's slots: n, then [raw, Platt, isotonic][H, L, selective risk, coverage] */
   static const struct pb_column cols[] = {
-    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("protocol", 1), PB_ICOL_INT("cells", 0), PB_MORE__RAW_PLATT("H", 2, 1),
-    PB_MORE__RAW_PLATT("L", 2, 2), PB_MORE__RAW_PLATT("selrisk", 2, 3), PB_MORE__RAW_PLATT("coverage", 3, 4),
-    {NULL}};
+    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("protocol", 1), PB_ICOL_INT("cells", 0), PB_MORE__CALS("H", 2, 1),
+    PB_MORE__CALS("L", 2, 2), PB_MORE__CALS("selrisk", 2, 3), PB_MORE__CALS("coverage", 3, 4), {NULL}};
   static const struct pb_table_spec spec = {
-    "Acceptance protocols, raw and Platt-scaled (seed Table 40, Appendix F.1)",
+    "Acceptance protocols, raw, Platt-scaled and isotonic (seed Table 40, Appendix F.1)",
     "Every cell of the source, weighted equally; H, L and selective risk (errors among accepted perturbed inputs; "
     "mean over cells that accept any) in percent; coverage = share of perturbed inputs accepted. Q80: the quantile "
-    "protocol's development threshold (80% clean-development coverage), recomputed on the Platt scores; R5: the 5% "
-    "risk rule (largest top-ranked development prefix with error <= 5%, every tie at its cutoff accepted); Ap: S "
-    ">= p. Platt: logistic regression of clean development correctness on logit(S), per model and source, applied "
-    "to both sides.",
+    "protocol's development threshold (80% clean-development coverage), recomputed on the calibrated scores; R5: "
+    "the 5% risk rule (largest top-ranked development prefix with error <= 5%, every tie at its cutoff accepted); "
+    "Ap: score >= p. Platt: logistic regression of clean development correctness on logit(S); iso: isotonic "
+    "regression (pool-adjacent-violators, a non-decreasing step function) of the same; both per model and source, "
+    "applied to both sides. Under Q80 the isotonic steps can only add acceptances (ties with the threshold's step).",
     cols};
-  pb_more__rows(meta, S, t, &spec, pb_bounds_row_cell, proto, PB_F1_N_PROTOCOLS, PB_RS_T40, 9);
+  pb_more__rows(meta, S, t, &spec, pb_bounds_row_cell, proto, PB_F1_N_PROTOCOLS, PB_RS_T40, 1 + 4 * PB_CAL_N);
 }
 
 /* A row of the calibration table: the source's totals and its per-model counts (.arg PB_MORE__COUNT,
  * pb_table_member). */
 struct pb_more__cal_row {
   struct pb_bounds_row r;
-  int64_t models, changed, unchanged;
+  int64_t models, changed, unchanged, changed_iso, unchanged_iso;
 };
 enum { PB_MORE__COUNT = -1 };
 #define PB_MORE__CAL_COUNT(name, member) \
@@ -207,27 +218,77 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_bou
     PB_ICOL_MEAN("platt_b", 4, PB_RS_CAL + 1), PB_ICOL_MEAN("brier_dev_raw", 4, PB_RS_CAL + 2),
     PB_ICOL_MEAN("brier_dev_platt", 4, PB_RS_CAL + 3), PB_ICOL_MEAN("brier_perturbed_raw", 4, PB_RS_CAL + 4),
     PB_ICOL_MEAN("brier_perturbed_platt", 4, PB_RS_CAL + 5), PB_MORE__CAL_COUNT("q80_changed", changed),
-    PB_MORE__CAL_COUNT("models_unchanged", unchanged), {NULL}};
+    PB_MORE__CAL_COUNT("models_unchanged", unchanged), PB_ICOL_MEAN("iso_steps", 1, PB_RS_CAL + 7),
+    PB_ICOL_MEAN("brier_dev_iso", 4, PB_RS_CAL + 6), PB_ICOL_MEAN("brier_perturbed_iso", 4, PB_RS_CAL + 8),
+    PB_MORE__CAL_COUNT("iso_q80_changed", changed_iso), PB_MORE__CAL_COUNT("models_unchanged_iso", unchanged_iso),
+    {NULL}};
   static const struct pb_table_spec spec = {
-    "Platt calibration per model and source (Appendix F.1)",
+    "Platt and isotonic calibration per model and source (Appendix F.1)",
     "Means over the models of a source (the fit is per model and source) and, for the perturbed Brier score, over "
     "its cells. Binary Brier score: mean (score - correct)^2. q80_changed: accept/reject decisions (both sides, "
     "every cell) that Platt scaling changes under the quantile protocol; models_unchanged: models with none (a "
-    "strictly increasing calibrator changes none).",
+    "strictly increasing calibrator changes none). iso_steps: blocks of the isotonic fit; iso_q80_changed and "
+    "models_unchanged_iso: the same for isotonic regression, which is only non-decreasing: every change is a "
+    "record rejected raw and accepted isotonic (a score below the raw threshold in its step).",
     cols};
   pb_table_open(t, &spec);
   PB_BOUNDS_SOURCES(meta, s)
   {
-    struct pb_more__cal_row x = {{S, s, 0, {meta->sources[s].name}}, 0, 0, 0};
+    struct pb_more__cal_row x = {{S, s, 0, {meta->sources[s].name}}, 0, 0, 0, 0, 0};
     for (int32_t model = 0; model < meta->n_models; model++) {
       const size_t k = (size_t)s * meta->n_models + model;
       const int seen = S->cal_first[k].cell >= 0;
       x.models += seen;
-      x.unchanged += seen && S->cal_changed[k] == 0;
-      x.changed += S->cal_changed[k];
+      x.unchanged += seen && S->cal_changed[2 * k] == 0;
+      x.changed += S->cal_changed[2 * k];
+      x.unchanged_iso += seen && S->cal_changed[2 * k + 1] == 0;
+      x.changed_iso += S->cal_changed[2 * k + 1];
     }
     pb_table_row(t, &spec, pb_more__cal_cell, &x);
   }
+}
+
+/* Appendix F: the probability-gap groups of clean errors, per source and tier (all tiers, then each with cells). */
+static void pb_more__gap(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_table *t)
+{
+  enum { NG = PB_GAP_N_GROUPS, NC = PB_GAP_N_COUNTS, STRIDE = 1 + NG * NC };
+  /* a row's slots: cells, then [group][events, same wrong answer, turned correct] */
+#define PB_MORE__GAP_PCT(name, g, q) {name, PB_COL_NUM, 2, .slot = 1 + NC * (g) + (q), .arg = PB_MORE__RATE_OF}
+  static const struct pb_column cols[] = {
+    PB_ICOL_KEY("source", 0), PB_ICOL_KEY("tier", 1), PB_ICOL_INT("cells", 0),
+    {"models", PB_COL_INT, .arg = PB_MORE__GAP_MODELS}, {"models_excluded", PB_COL_INT, .arg = PB_MORE__GAP_EXCLUDED},
+    PB_MORE__GAP_PCT("low_same_pct", 0, PB_GAP_SAME), PB_MORE__GAP_PCT("mid_same_pct", 1, PB_GAP_SAME),
+    PB_MORE__GAP_PCT("high_same_pct", 2, PB_GAP_SAME), PB_MORE__GAP_PCT("low_correct_pct", 0, PB_GAP_CORRECT),
+    PB_MORE__GAP_PCT("mid_correct_pct", 1, PB_GAP_CORRECT), PB_MORE__GAP_PCT("high_correct_pct", 2, PB_GAP_CORRECT),
+    PB_ICOL_INT("low_events", 1), PB_ICOL_INT("mid_events", 1 + NC), PB_ICOL_INT("high_events", 1 + 2 * NC), {NULL}};
+#undef PB_MORE__GAP_PCT
+  static const struct pb_table_spec spec = {
+    "Clean probability gap of clean errors (Appendix F)",
+    "Gap: top-1 minus top-2 probability of the clean record (the store's top-k lists). Per model and source, three "
+    "groups cut at the 1/3 and 2/3 quantiles (linear interpolation) of the gaps of its misclassified clean "
+    "development records, a gap equal to a cutpoint in the higher group; models with fewer than 6 such errors are "
+    "excluded (models_excluded). Events: model x condition x evaluation image with a wrong clean prediction, "
+    "grouped by its clean gap; same: the perturbed prediction is the same wrong answer (a persistent error), "
+    "correct: it is the true class; percentages of the group's events, events of every cell of the row pooled "
+    "(cells: those of the included models). "
+    "The groups are relative to clean errors, not to the clean population; the association does not control for "
+    "clean confidence and is not causal.",
+    cols};
+  const int32_t nrow_max = meta->n_sources * PB_RS_TIER_ROWS;
+  int64_t *cells = pb_malloc((size_t)nrow_max * sizeof *cells);
+  for (int32_t i = 0; i < nrow_max; i++)
+    cells[i] = pb_rs_int(S, i / PB_RS_TIER_ROWS, PB_RS_GAP + STRIDE * (i % PB_RS_TIER_ROWS));
+  int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
+  const int32_t nr = pb_bounds_tier_rows(meta, cells, rows);
+  pb_table_open(t, &spec);
+  for (int32_t row = 0; row < nr; row++) {
+    const int32_t s = rows[row][0], tier = rows[row][1];
+    const struct pb_bounds_row r = {
+      S, s, PB_RS_GAP + STRIDE * (tier + 1), {meta->sources[s].name, tier < 0 ? "all tiers" : pb_protocol_tier_name(tier)}};
+    pb_table_row(t, &spec, pb_more__cell, &r);
+  }
+  free(rows);
+  free(cells);
 }
 
 int pb_bounds_report_more(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
@@ -250,6 +311,14 @@ int pb_bounds_report_more(const struct pb_meta *meta, const struct pb_bounds_sum
     status |= pb_table_flush(&t, res, "protocol_acceptance.tsv", md);
     pb_more__calibration(meta, S, &t);
     status |= pb_table_flush(&t, res, "protocol_calibration.tsv", md);
+    if (meta->topk >= 2) {
+      pb_more__gap(meta, S, &t);
+      status |= pb_table_flush(&t, res, "protocol_gap.tsv", md);
+    } else {
+      pb_text_printf(md, "### Clean probability gap of clean errors (Appendix F)\n\nNot computed: the gap (top-1 "
+                         "minus top-2 probability) needs top-k lists with k >= 2, and this store has %s.\n\n",
+                     meta->topk == 1 ? "top-1 lists only" : "none");
+    }
   }
   return status ? PB_FAIL : PB_OK;
 }

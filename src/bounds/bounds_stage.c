@@ -46,6 +46,18 @@
   [PB_IF_F1 + 4 * i + 2] = {"f1_" #p "_" #c "_acc", PB_FMT_NUM},                                           \
   [PB_IF_F1 + 4 * i + 3] = {"f1_" #p "_" #c "_accerr", PB_FMT_NUM}
 
+/* The four F.1 counts of protocol P (index p) under the isotonic calibrator. */
+#define PB_BOUNDS__F1_ISO(p, name)                                                                           \
+  [PB_IF_F1_ISO + 4 * p + 0] = {"f1_" #name "_iso_H", PB_FMT_NUM},                                         \
+  [PB_IF_F1_ISO + 4 * p + 1] = {"f1_" #name "_iso_L", PB_FMT_NUM},                                         \
+  [PB_IF_F1_ISO + 4 * p + 2] = {"f1_" #name "_iso_acc", PB_FMT_NUM},                                       \
+  [PB_IF_F1_ISO + 4 * p + 3] = {"f1_" #name "_iso_accerr", PB_FMT_NUM}
+/* The three gap counts of group G (index g). */
+#define PB_BOUNDS__GAP(g, name)                                                                              \
+  [PB_IF_GAP + 3 * g + 0] = {"gap_" #name "_events", PB_FMT_NUM},                                          \
+  [PB_IF_GAP + 3 * g + 1] = {"gap_" #name "_same", PB_FMT_NUM},                                            \
+  [PB_IF_GAP + 3 * g + 2] = {"gap_" #name "_correct", PB_FMT_NUM}
+
 /* bounds.tsv and /bounds/cells: one field per record slot (docs/bounds.md). */
 static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_NREC] = {"n", PB_FMT_NUM},
@@ -106,13 +118,26 @@ static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_F1_PLATT_B] = {"f1_platt_b", PB_FMT_NUM},
   [PB_IF_F1_BRIER0_RAW] = {"f1_brier_dev_raw", PB_FMT_NUM},
   [PB_IF_F1_BRIER0_PLATT] = {"f1_brier_dev_platt", PB_FMT_NUM},
+  PB_BOUNDS__F1_ISO(0, q80), PB_BOUNDS__F1_ISO(1, r5), PB_BOUNDS__F1_ISO(2, a90), PB_BOUNDS__F1_ISO(3, a70),
+  PB_BOUNDS__F1_ISO(4, a50),
+  [PB_IF_F1_ISO_CHANGED] = {"f1_q80_iso_changed", PB_FMT_NUM},
+  [PB_IF_F1_BRIER1_ISO] = {"f1_brier_perturbed_iso", PB_FMT_NUM},
+  [PB_IF_F1_BRIER0_ISO] = {"f1_brier_dev_iso", PB_FMT_NUM},
+  [PB_IF_F1_ISO_BLOCKS] = {"f1_iso_steps", PB_FMT_NUM},
+  PB_BOUNDS__GAP(0, low), PB_BOUNDS__GAP(1, mid), PB_BOUNDS__GAP(2, high),
+  [PB_IF_GAP_CUT_LOW] = {"gap_cut_low", PB_FMT_NUM},
+  [PB_IF_GAP_CUT_HIGH] = {"gap_cut_high", PB_FMT_NUM},
+  [PB_IF_GAP_ERRORS] = {"gap_dev_errors", PB_FMT_NUM},
 };
-_Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_bounds__fields lists 2 x 5 x 4 F.1 counts");
+_Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_bounds__fields lists 3 x 5 x 4 F.1 counts");
+_Static_assert(PB_GAP_N_GROUPS == 3 && PB_GAP_N_COUNTS == 3, "pb_bounds__fields lists 3 x 3 gap counts");
 _Static_assert(PB_BOUNDS_N_MATCH_SEEDS == 5, "pb_bounds__fields lists five matched-support seeds");
 _Static_assert(PB_SUPPORT_N == 3 && PB_SUPPORT_N_STRATA == 3, "pb_bounds__fields lists 3 x 3 J.2 strata");
 #undef PB_BOUNDS__MATCH
 #undef PB_BOUNDS__J2
 #undef PB_BOUNDS__F1
+#undef PB_BOUNDS__F1_ISO
+#undef PB_BOUNDS__GAP
 
 const struct pb_fields pb_bounds_fields = {.group = "/bounds/cells", .n = PB_IF_N, .f = pb_bounds__fields};
 
@@ -130,8 +155,9 @@ const struct pb_option pb_bounds_option_table[] = {
    .help = "skip the matched-support comparison (Appendix B.2)"},
   {.name = "calibration", .type = PB_OPTION_FLAG, PB_O(calibration), .flag = 1, .def = "0",
    .help = "also the acceptance protocols of Appendix F.1 (Table 40: quantile protocol, 5% risk rule, absolute "
-           "thresholds, raw and Platt-scaled on clean development records; off by default, on in `pairbound run`'s "
-           "default pipeline; about 1 s more at paper scale, the 'calibration' phase of -v 2)"},
+           "thresholds, raw, Platt-scaled and isotonic on clean development records) and Appendix F's "
+           "probability-gap analysis (stores with top-k lists, k >= 2); off by default, on in `pairbound run`'s "
+           "default pipeline; a few seconds more at paper scale, the 'calibration' phase of -v 2)"},
   {.name = "group-draws", .type = PB_OPTION_INT, PB_O(group_draws), .metavar = "N", .imax = PB_BOOT_MAX_DRAWS,
    .def = "0", .help_default = 1,
    .help = "model-group bootstrap draws for the intervals of the variance-ratio table (default 0 = no intervals; "

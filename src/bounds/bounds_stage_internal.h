@@ -42,8 +42,18 @@ enum pb_bounds_field {
   PB_IF_F1_BRIER1_RAW, PB_IF_F1_BRIER1_PLATT,  /* binary Brier of S' and of Platt(S') against C' */
   PB_IF_F1_PLATT_A, PB_IF_F1_PLATT_B,          /* the model's Platt fit on its clean development records */
   PB_IF_F1_BRIER0_RAW, PB_IF_F1_BRIER0_PLATT,  /* binary Brier on those records */
+  PB_IF_F1_ISO,                                /* F.1 counts of the isotonic calibrator [protocol][4] */
+  PB_IF_F1_ISO_CHANGED = PB_IF_F1_ISO + PB_F1_N_PROTOCOLS * PB_F1_N_COUNTS, /* Q80 decisions it changes */
+  PB_IF_F1_BRIER1_ISO, PB_IF_F1_BRIER0_ISO, PB_IF_F1_ISO_BLOCKS, /* its Brier scores, its fit's steps */
+  /* Appendix F's gap analysis: [group][events, same wrong answer, turned correct] (bounds_stage_calib.c) */
+  PB_IF_GAP,
+  PB_IF_GAP_CUT_LOW = PB_IF_GAP + PB_GAP_N_GROUPS * PB_GAP_N_COUNTS, PB_IF_GAP_CUT_HIGH, /* the model's cutpoints */
+  PB_IF_GAP_ERRORS,                            /* its misclassified clean development records */
   PB_IF_N
 };
+
+/* F.1's calibrators: the index k of a score under calibrator k. */
+enum pb_cal { PB_CAL_RAW, PB_CAL_PLATT, PB_CAL_ISO, PB_CAL_N };
 
 /* The record's field table: /bounds/cells columns and bounds.tsv (after model, source, condition). */
 extern const struct pb_fields pb_bounds_fields;
@@ -72,17 +82,22 @@ enum pb_rs_slot {
   PB_RS_SUB_ZK = PB_RS_POS + 2 * 5, PB_RS_SUB_ZK_IND0,   /* B.4 */
   PB_RS_SUB,                                             /* [subset][n, 4 means, V > W] */
   PB_RS_SUPPORT = PB_RS_SUB + 3 * 6,                     /* J.2: [variant][stratum][events, same] */
-  PB_RS_T40 = PB_RS_SUPPORT + PB_SUPPORT_N * PB_SUPPORT_N_STRATA * 2,   /* F.1: [protocol][n, [raw, Platt][4]] */
-  PB_RS_CAL = PB_RS_T40 + PB_F1_N_PROTOCOLS * 9,         /* F.1: [4 per-model values, 2 per-cell Brier scores] */
-  PB_RS_N = PB_RS_CAL + 6
+  PB_RS_T40 = PB_RS_SUPPORT + PB_SUPPORT_N * PB_SUPPORT_N_STRATA * 2,   /* F.1: [protocol][n, [calibrator][4]] */
+  /* F.1: Platt's 4 per-model values and 2 per-cell Brier scores, then the isotonic development Brier score and
+   * steps (per model) and perturbed Brier score (per cell) */
+  PB_RS_CAL = PB_RS_T40 + PB_F1_N_PROTOCOLS * (1 + 4 * PB_CAL_N),
+  PB_RS_GAP = PB_RS_CAL + 9,                             /* F: [tier row][cells, [group][3 counts]] */
+  PB_RS_GAP_MODELS = PB_RS_GAP + PB_RS_TIER_ROWS * (1 + PB_GAP_N_GROUPS * PB_GAP_N_COUNTS), /* included, excluded */
+  PB_RS_N = PB_RS_GAP_MODELS + 2
 };
 
 struct pb_bounds_sum {
   struct pb_agg a;             /* [source][PB_RS_N] */
   /* F.1's calibrators are per model: the first cell of each (source, model)
-   * with F.1 counts, and the Q80 decisions Platt changes per (source, model) */
+   * with F.1 counts, and the Q80 decisions Platt and isotonic regression
+   * change per (source, model) */
   struct pb_loc *cal_first;    /* [source][model] */
-  int64_t *cal_changed;        /* [source][model] */
+  int64_t *cal_changed;        /* [source][model][Platt, isotonic] */
 };
 
 static inline int64_t pb_rs(int32_t s, int slot) { return (int64_t)s * PB_RS_N + slot; }

@@ -86,7 +86,19 @@ static void pb_isum__subsets_add(struct pb_bounds_sum *S, int32_t s, const doubl
   }
 }
 
-/* J.2 event counts and F.1 acceptance counts and Brier scores of one cell. */
+/* Appendix F's gap counts of one cell (a model with enough development errors) into its tier rows. */
+static void pb_isum__gap_add(struct pb_bounds_sum *S, int32_t s, const double *r)
+{
+  if (isnan(r[PB_IF_GAP])) return;
+  const int rows[2] = {0, pb_isum__tier_row(r)}, stride = 1 + PB_GAP_N_GROUPS * PB_GAP_N_COUNTS;
+  for (int i = 0; i < 2 && rows[i] >= 0; i++) {
+    const int o = PB_RS_GAP + stride * rows[i];
+    pb_rs_tally(S, s, o, 1);
+    for (int k = 0; k < PB_GAP_N_GROUPS * PB_GAP_N_COUNTS; k++) pb_rs_tally(S, s, o + 1 + k, (int64_t)r[PB_IF_GAP + k]);
+  }
+}
+
+/* J.2 event counts, F.1 acceptance counts and Brier scores, and F's gap counts of one cell. */
 static void pb_isum__counts_add(struct pb_bounds_sum *S, int32_t s, const double *r)
 {
   for (int v = 0; v < PB_SUPPORT_N; v++) {
@@ -97,12 +109,14 @@ static void pb_isum__counts_add(struct pb_bounds_sum *S, int32_t s, const double
       pb_rs_tally(S, s, PB_RS_SUPPORT + 2 * (PB_SUPPORT_N_STRATA * v + k) + 1, (int64_t)x[2 * k + 1]);
     }
   }
+  pb_isum__gap_add(S, s, r);
   if (isnan(r[PB_IF_F1])) return;
   for (int p = 0; p < PB_F1_N_PROTOCOLS; p++) {
-    const int o = PB_RS_T40 + 9 * p;
+    const int o = PB_RS_T40 + (1 + 4 * PB_CAL_N) * p;
     pb_rs_tally(S, s, o, 1);
-    for (int k = 0; k < 2; k++) {
-      const double *q = r + PB_IF_F1 + (k * PB_F1_N_PROTOCOLS + p) * PB_F1_N_COUNTS, N = r[PB_IF_NREC];
+    for (int k = 0; k < PB_CAL_N; k++) {
+      const int f = k == PB_CAL_ISO ? PB_IF_F1_ISO : PB_IF_F1 + k * PB_F1_N_PROTOCOLS * PB_F1_N_COUNTS;
+      const double *q = r + f + p * PB_F1_N_COUNTS, N = r[PB_IF_NREC];
       pb_rs_add(S, s, o + 1 + 4 * k + 0, PP * q[PB_F1_H] / N);
       pb_rs_add(S, s, o + 1 + 4 * k + 1, PP * q[PB_F1_L] / N);
       if (q[PB_F1_ACC] > 0) pb_rs_add(S, s, o + 1 + 4 * k + 2, PP * q[PB_F1_ACC_ERR] / q[PB_F1_ACC]);
@@ -111,6 +125,7 @@ static void pb_isum__counts_add(struct pb_bounds_sum *S, int32_t s, const double
   }
   pb_rs_add(S, s, PB_RS_CAL + 4, r[PB_IF_F1_BRIER1_RAW]);
   pb_rs_add(S, s, PB_RS_CAL + 5, r[PB_IF_F1_BRIER1_PLATT]);
+  pb_rs_add(S, s, PB_RS_CAL + 8, r[PB_IF_F1_BRIER1_ISO]);
 }
 
 /* One cell of source s into the totals of Tables 6, 7, 9-11, H.2, 8 and Figure 1. */
@@ -244,7 +259,7 @@ int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t 
   pb_agg_init(&S->a, (int64_t)ns * PB_RS_N);
   S->cal_first = pb_malloc((size_t)(ns * M > 0 ? ns * M : 1) * sizeof *S->cal_first);
   pb_agg_loc_init(S->cal_first, ns * M, INFINITY);
-  S->cal_changed = pb_calloc((size_t)(ns * M > 0 ? ns * M : 1), sizeof *S->cal_changed);
+  S->cal_changed = pb_calloc((size_t)(ns * M > 0 ? 2 * ns * M : 1), sizeof *S->cal_changed);
   for (int64_t c = 0; c < n_local; c++) {
     const double *r = recs + c * PB_IF_N;
     const struct pb_cell_ref ref = pb_dist_cell_at(meta, first + c);
@@ -256,7 +271,8 @@ int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t 
     if (!isnan(r[PB_IF_F1])) {
       const size_t k = (size_t)ref.source * M + ref.model;
       pb_agg_loc_min(&S->cal_first[k], (double)(first + c), first + c, 0);
-      S->cal_changed[k] += (int64_t)r[PB_IF_F1_CHANGED];
+      S->cal_changed[2 * k] += (int64_t)r[PB_IF_F1_CHANGED];
+      S->cal_changed[2 * k + 1] += (int64_t)r[PB_IF_F1_ISO_CHANGED];
     }
   }
   /* F.1's per-model values: the rank that holds a model's first cell adds them */
@@ -265,13 +281,18 @@ int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t 
     const int64_t g = S->cal_first[k].cell;
     if (g < first || g >= first + n_local) continue;
     const double *r = recs + (g - first) * PB_IF_N;
-    static const int f[4] = {PB_IF_F1_PLATT_A, PB_IF_F1_PLATT_B, PB_IF_F1_BRIER0_RAW, PB_IF_F1_BRIER0_PLATT};
-    for (int j = 0; j < 4; j++) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + j, r[f[j]]);
+    static const int f[6] = {PB_IF_F1_PLATT_A,      PB_IF_F1_PLATT_B,   PB_IF_F1_BRIER0_RAW,
+                             PB_IF_F1_BRIER0_PLATT, PB_IF_F1_BRIER0_ISO, PB_IF_F1_ISO_BLOCKS};
+    static const int slot[6] = {0, 1, 2, 3, 6, 7}; /* PB_RS_CAL's per-model slots */
+    for (int j = 0; j < 6; j++) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + slot[j], r[f[j]]);
+    /* Appendix F: the model takes part in the gap analysis with enough development errors */
+    if (!isnan(r[PB_IF_GAP_ERRORS]))
+      pb_rs_tally(S, (int32_t)(k / M), PB_RS_GAP_MODELS + (r[PB_IF_GAP_ERRORS] < PB_GAP_MIN_ERRORS), 1);
   }
   int rank;
   MPI_Comm_rank(comm, &rank);
-  if (rank == 0) MPI_Reduce(MPI_IN_PLACE, S->cal_changed, ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
-  else MPI_Reduce(S->cal_changed, NULL, ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
+  if (rank == 0) MPI_Reduce(MPI_IN_PLACE, S->cal_changed, 2 * ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
+  else MPI_Reduce(S->cal_changed, NULL, 2 * ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
   if (status == PB_OK) status = pb_agg_reduce(&S->a, comm, 0);
   return status;
 }

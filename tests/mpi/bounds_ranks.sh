@@ -1,4 +1,5 @@
-# bounds: byte-identical reports and identical results.h5 for 1, 2, 3 ranks and
+# bounds: byte-identical reports (with --calibration's Table 40, calibration
+# and probability-gap tables) and identical results.h5 for 1, 2, 3 ranks and
 # 1, 2 threads; --tau on a store without development images.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
@@ -7,7 +8,7 @@ pb 1 1 bounds "$WORK/s.h5" --calibration -o "$WORK/o11"
 reports="bounds.tsv identification_grid.tsv identification_panel.tsv identification_decomposition.tsv
   identification_variance_ratio.tsv identification_accuracy_only.tsv identification_matched.tsv
   identification_table2.tsv identification_strata.tsv identification_positive_widths.tsv identification_subsets.tsv
-  identification_crossmodel_support.tsv protocol_acceptance.tsv protocol_calibration.tsv
+  identification_crossmodel_support.tsv protocol_acceptance.tsv protocol_calibration.tsv protocol_gap.tsv
   REPORT.md"
 ranks_identical "$reports" bounds "$WORK/s.h5" --calibration
 check "bounds.tsv: one row per cell" test "$(($(wc -l < "$WORK/o11/report/bounds.tsv") - 1))" -eq 85
@@ -24,6 +25,14 @@ check "bounds.tsv: nesting and observed values inside" awk -F'\t' '
       if (!(l0 - 1e-12 <= lk && lk <= l5 + 1e-12 && l5 <= o + 1e-12 && o <= h5 + 1e-12 && h5 <= hk + 1e-12 && hk <= h0 + 1e-12)) bad = 1
       if (T != "H" && (l5 != lk || h5 != hk)) bad = 1 } }
   END { exit bad }' "$WORK/o11/report/bounds.tsv"
+# F.1 under the quantile protocol: Platt with a > 0 (strictly increasing) changes no decision; isotonic
+# regression (only non-decreasing) can change decisions, but only by accepting more, never fewer
+check "bounds.tsv: Q80 decisions under Platt (a > 0) and isotonic regression" awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { if ($(c["f1_platt_a"]) > 0 && ($(c["f1_q80_platt_changed"]) != 0 || $(c["f1_q80_platt_acc"]) != $(c["f1_q80_raw_acc"]))) bad = 1
+    if ($(c["f1_q80_iso_acc"]) < $(c["f1_q80_raw_acc"])) bad = 1
+    n += $(c["f1_platt_a"]) > 0; iso += $(c["f1_q80_iso_changed"]) }
+  END { exit !(n > 0 && iso > 0 && !bad) }' "$WORK/o11/report/bounds.tsv"
 
 P=$(paper_store)  # the suite's paper store (tests/mpi/paper_store.sh)
 pb 1 2 bounds "$P" --calibration -o "$WORK/p1"
