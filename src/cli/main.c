@@ -24,10 +24,12 @@ int main(int argc, char **argv)
     fflush(NULL);
     _exit(status ? status : 1);
   }
-  if (pb_platform_skip_finalize(status)) {
-    fflush(NULL);
-    exit(status); /* atexit handlers run (HDF5's, a sanitizer's leak check), MPI_Finalize does not */
-  }
+  /* every rank has written what it had to say before any leaves, and all decide alike */
+  fflush(NULL);
+  int worst = status;
+  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (pb_platform_skip_finalize(worst))
+    exit(status ? status : worst); /* atexit handlers run (HDF5's, a sanitizer's leak check), MPI_Finalize does not */
   MPI_Finalize();
   return status;
 }

@@ -150,7 +150,8 @@ void pb_platform_before_mpi(char **argv)
  * process and leaves without it: a launcher reports the non-zero status as
  * for any failed process, and a singleton's helper daemon ends with it.  A
  * launched process that succeeded still finalizes, as its launcher
- * requires. */
+ * requires.  @p status is the worst of every rank's (main.c): all decide
+ * alike, after every rank has written its messages. */
 int pb_platform_skip_finalize(int status)
 {
   return status != 0 || !pb_platform__launched();
