@@ -357,8 +357,10 @@ int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int
   }
   status = PB_OK;
 done:
-  char path[4096];
-  if (status != PB_OK && !said) pb_h5__failed(loc, name, errno, path);
+  if (status != PB_OK && !said) {
+    char path[4096];
+    pb_h5__failed(loc, name, errno, path);
+  }
   if (dxpl >= 0) H5Pclose(dxpl);
   if (mspace >= 0) H5Sclose(mspace);
   if (dset >= 0) H5Dclose(dset);
