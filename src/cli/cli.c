@@ -69,7 +69,7 @@ struct pb_cli_args {
 
 struct pb_cli_command {
   const char *name;
-  const char *operand;             /* "STORE", "CSV", "[CONFIG]" or NULL; several words ("score CASES
+  const char *operand;             /* "STORE", "CSV...", "[CONFIG]" or NULL; "...": one or more; several words ("score CASES
                                       PREDICTIONS|worlds"): up to that many operands, checked by .run */
   int output_required;             /* -o must be given */
   const struct pb_option *own;     /* the command's own options (into struct pb_cli_args) */
@@ -379,6 +379,8 @@ static int pb_cli__parse(struct pb_cli *cli, const struct pb_cli_command *c, int
   int optional = c->operand && c->operand[0] == '[', more = 0;
   for (const char *w = c->operand; w && (w = strchr(w, ' ')); w++) more++;
   if (!c->operand && optind < argc) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", argv[optind]);
+  /* "CSV...": one or more */
+  if (c->operand && strstr(c->operand, "...")) more = argc;
   if (c->operand && optind + 1 + more < argc)
     return pb_cli__usage_error(cli, syn, optional || more ? "unexpected argument '%s'" : "takes exactly one %s",
                                optional || more ? argv[optind + 1 + more] : c->operand);
@@ -481,8 +483,12 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
 static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 {
   a->ingest.provenance = cli->provenance;
-  /* the CSV is read once, on rank 0; the others wait for its verdict */
-  int status = cli->rank == 0 ? pb_ingest_csv(a->operand, &a->ingest, a->output) : PB_OK;
+  /* the CSV files are read on rank 0; the others wait for its verdict */
+  const char **paths = pb_malloc((size_t)(a->n_more + 1) * sizeof *paths);
+  paths[0] = a->operand;
+  for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];
+  int status = cli->rank == 0 ? pb_ingest_files(a->n_more + 1, paths, &a->ingest, a->output) : PB_OK;
+  free(paths);
   return pb_cli__status(cli, status);
 }
 
@@ -685,8 +691,10 @@ static int pb_cli__world(struct pb_cli *cli, struct pb_cli_args *a)
 static const struct pb_cli_command pb_cli__before[] = {
   {"synth", NULL, 1, pb_cli__synth_options, NULL, 0, NULL, pb_cli__synth,
    "Generate a deterministic synthetic panel (docs/synth.md) and print its summary.\n"},
-  {"ingest", "CSV", 1, pb_cli__ingest_options, NULL, 0, NULL, pb_cli__ingest,
-   "Validate a CSV of prediction records (docs/csv.md) and write a store.\n"},
+  {"ingest", "CSV...", 1, pb_cli__ingest_options, NULL, 0, NULL, pb_cli__ingest,
+   "Validate CSV files of prediction records (docs/csv.md; - reads stdin) and write a store: the files are one\n"
+   "CSV whose rows are theirs in the order given, each with its own header (one file per model, say); errors\n"
+   "name the file and line, the first in file order. Memory is bounded whatever the number of rows.\n"},
   {"export", "STORE", 1, pb_cli__export_options, NULL, 0, NULL, pb_cli__export,
    "Write every record of a store as CSV in canonical order (docs/csv.md).\n"},
   {"check", "STORE", 0, pb_cli__check_options, NULL, 0, NULL, pb_cli__check,
