@@ -26,6 +26,7 @@ struct pb_ingest_options {
   char **role_source;       /* [n_roles] */
   char **role;              /* [n_roles] the role's text */
   int64_t window_bytes;     /* pass 2's window into a store (0 = PB_INGEST_WINDOW_BYTES; tests make it small) */
+  int append;               /* --append: add the files' models to the existing store (docs/csv.md, "Appending") */
 };
 
 /**
@@ -77,6 +78,13 @@ int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, s
  * @return PB_OK or PB_FAIL (pb_error_message() says why).
  */
 int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_options *opt, const char *store_path);
+
+/*
+ * With opt->append, the files hold new models of the existing store at
+ * @p store_path: its sources, conditions and images (with their labels and
+ * splits), every cell complete; they are added (pb_store_append_begin) and
+ * the store is replaced only when complete.
+ */
 
 /** pb_ingest_files of one CSV. */
 int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, const char *store_path);

@@ -195,6 +195,9 @@ static const struct pb_option pb_cli__ingest_options[] = {
            "(docs/store.md, \"Roles\"; `pairbound roles` changes them later); repeatable"},
   {.name = "probe-role", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_role, .metavar = "SRC=ROLE",
    .repeatable = 1, .help = "the older name of --role"},
+  {.name = "append", .type = PB_OPTION_FLAG, PB_O(ingest.append), .flag = 1,
+   .help = "add the files' models to the existing STORE (its sources, conditions and images, every cell "
+           "complete); STORE is replaced only when complete, by a copy holding them (docs/store.md, \"Appending\")"},
   PB_CLI_OUTPUT("STORE", "store file to write; nothing is written when the CSV is invalid"),
   PB_CLI_FORCE("file"),
   {.name = NULL}};

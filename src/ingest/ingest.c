@@ -50,6 +50,20 @@ static long pb_ingest__topk_column(const char *name, int *is_prob)
   return k;
 }
 
+/* The store's top-k length, the scratch of a row's lists and their column
+ * names (for messages; formatted once, not per row). */
+static void pb_ingest__topk_alloc(struct pb_ingest__ctx *ctx, int32_t K)
+{
+  ctx->meta->topk = K;
+  ctx->tk_class = pb_malloc((size_t)(K + 1) * sizeof *ctx->tk_class);
+  ctx->tk_prob = pb_malloc((size_t)(K + 1) * sizeof *ctx->tk_prob);
+  ctx->tk_name = pb_malloc((size_t)(K + 1) * sizeof *ctx->tk_name);
+  for (int32_t k = 0; k < K; k++) {
+    snprintf(ctx->tk_name[k][0], sizeof ctx->tk_name[k][0], "top%d_class", k + 1);
+    snprintf(ctx->tk_name[k][1], sizeof ctx->tk_name[k][1], "top%d_prob", k + 1);
+  }
+}
+
 static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
 {
   const char *path = ctx->path;
@@ -92,13 +106,11 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
   }
   if (ctx->tk_class && kmax != ctx->meta->topk) { /* an earlier file set the store's topk */
     pb_error_set("%s:%lld: %ld top-k column pairs, but %s has %d: every file needs the same top-k columns", path,
-                 (long long)line, kmax, ctx->files[0].name, ctx->meta->topk);
+                 (long long)line, kmax, ctx->store_name ? ctx->store_name : ctx->files[0].name, ctx->meta->topk);
     return PB_FAIL;
   }
   if (ctx->tk_class) return PB_OK;
-  ctx->meta->topk = (int32_t)kmax;
-  ctx->tk_class = pb_malloc((size_t)(kmax + 1) * sizeof *ctx->tk_class);
-  ctx->tk_prob = pb_malloc((size_t)(kmax + 1) * sizeof *ctx->tk_prob);
+  pb_ingest__topk_alloc(ctx, (int32_t)kmax);
   return PB_OK;
 }
 
@@ -218,6 +230,11 @@ static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const
                            float *out)
 {
   float v;
+  /* a plain decimal in [0, 1] read exactly: none of the checks below can refuse it */
+  if (pb_ingest__decimal(s, &v) && v <= 1.0f && (v > 0.0f || !strpbrk(s, "123456789"))) {
+    *out = v;
+    return PB_OK;
+  }
   /* strtof's result, ERANGE on underflow included (the float is stored) */
   if (!pb_ingest__decimal(s, &v) && pb_parse_csv_float(s, &v) != PB_OK) {
     pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
@@ -269,7 +286,6 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   const char *smax_s = f[ctx->file->col[PB_COL_SMAX]], *ptrue_s = f[ctx->file->col[PB_COL_PTRUE]];
   const char *split = f[ctx->file->col[PB_COL_SPLIT]];
   int32_t K = ctx->meta->topk;
-  char cname[48], pname[48], qname[48];
   if (pb_ingest__class(ctx, line, "label", f[ctx->file->col[PB_COL_LABEL]], n_classes, source, &rec->label))
     return PB_FAIL;
   if (strcmp(split, "dev") == 0) rec->split = PB_SPLIT_DEV;
@@ -282,13 +298,11 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
       pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
       pb_ingest__prob(ctx, line, "ptrue", ptrue_s, &rec->ptrue))
     return PB_FAIL;
-  for (int32_t k = 0; k < K; k++) {
-    snprintf(cname, sizeof cname, "top%d_class", k + 1);
-    snprintf(pname, sizeof pname, "top%d_prob", k + 1);
-    if (pb_ingest__class(ctx, line, cname, f[ctx->file->topk_class_col[k]], n_classes, source, &ctx->tk_class[k]) ||
-        pb_ingest__prob(ctx, line, pname, f[ctx->file->topk_prob_col[k]], &ctx->tk_prob[k]))
+  for (int32_t k = 0; k < K; k++)
+    if (pb_ingest__class(ctx, line, ctx->tk_name[k][0], f[ctx->file->topk_class_col[k]], n_classes, source,
+                         &ctx->tk_class[k]) ||
+        pb_ingest__prob(ctx, line, ctx->tk_name[k][1], f[ctx->file->topk_prob_col[k]], &ctx->tk_prob[k]))
       return PB_FAIL;
-  }
   /* S is the largest probability and M the true class's, so M <= S, and M = S
    * when the prediction is correct (seed 000 Section 2). */
   if ((double)rec->ptrue > (double)rec->smax + PB_INGEST_TOL) {
@@ -313,11 +327,10 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   }
   int label_in = 0;
   for (int32_t k = 0; k < K; k++) {
-    snprintf(pname, sizeof pname, "top%d_prob", k + 1);
+    const char *pname = ctx->tk_name[k][1];
     if (k > 0 && ctx->tk_prob[k] > ctx->tk_prob[k - 1]) {
-      snprintf(qname, sizeof qname, "top%d_prob", k);
       pb_error_set("%s:%lld: %s %s exceeds %s %s (top-k probabilities must not increase)", path, (long long)line,
-                   pname, f[ctx->file->topk_prob_col[k]], qname, f[ctx->file->topk_prob_col[k - 1]]);
+                   pname, f[ctx->file->topk_prob_col[k]], ctx->tk_name[k - 1][1], f[ctx->file->topk_prob_col[k - 1]]);
       return PB_FAIL;
     }
     for (int32_t j = 0; j < k; j++)
@@ -401,8 +414,9 @@ static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *nam
 /* Where an earlier row was, for a message about the current one. */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n)
 {
-  if (file == ctx->cur) snprintf(buf, n, "line %lld", (long long)line);
-  else snprintf(buf, n, "line %lld of %s", (long long)line, ctx->files[file].name);
+  if (file < 0) snprintf(buf, n, "in %s", ctx->store_name);
+  else if (file == ctx->cur) snprintf(buf, n, "at line %lld", (long long)line);
+  else snprintf(buf, n, "at line %lld of %s", (long long)line, ctx->files[file].name);
   return buf;
 }
 
@@ -411,9 +425,14 @@ static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, c
   struct pb_meta *meta = ctx->meta;
   char at[1100];
   int32_t m = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model, model);
+  if (m >= 0 && m < ctx->base_models) {
+    pb_error_set("%s:%lld: model %s is already in %s (--append adds models)", ctx->path, (long long)line, model,
+                 ctx->store_name);
+    return PB_FAIL;
+  }
   if (m >= 0) {
     if (strcmp(meta->model_groups[m], group) == 0) return PB_OK;
-    pb_error_set("%s:%lld: model %s has group %s here but %s at %s", ctx->path, (long long)line, model, group,
+    pb_error_set("%s:%lld: model %s has group %s here but %s %s", ctx->path, (long long)line, model, group,
                  meta->model_groups[m], pb_ingest__where(ctx, ctx->model_file[m], ctx->model_line[m], at, sizeof at));
     return PB_FAIL;
   }
@@ -435,17 +454,24 @@ static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, c
   return PB_OK;
 }
 
-static void pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond)
+static int pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond, int64_t line)
 {
   struct pb_source *src = &ctx->meta->sources[s];
   struct pb_ingest__src *x = &ctx->src[s];
-  if (pb_ingest__lookup(&x->conditions, src->conditions, src->n_conditions, &x->hint_condition, cond) >= 0) return;
+  if (pb_ingest__lookup(&x->conditions, src->conditions, src->n_conditions, &x->hint_condition, cond) >= 0)
+    return PB_OK;
+  if (ctx->store_name && line > 0) {
+    pb_error_set("%s:%lld: condition %s of source %s is not in %s (--append adds models, not conditions)",
+                 ctx->path, (long long)line, cond, src->name, ctx->store_name);
+    return PB_FAIL;
+  }
   if (src->n_conditions == x->cap_conditions) {
     x->cap_conditions = x->cap_conditions ? 2 * x->cap_conditions : 8;
     src->conditions = pb_realloc(src->conditions, (size_t)x->cap_conditions * sizeof(char *));
   }
   src->conditions[src->n_conditions] = pb_strdup(cond);
   pb_strmap_put(&x->conditions, cond, src->n_conditions++);
+  return PB_OK;
 }
 
 static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_ingest__rec *rec,
@@ -459,18 +485,23 @@ static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const str
   int32_t i = pb_ingest__lookup(&x->images, src->image_ids, src->n_images, &x->hint_image, image);
   if (i >= 0) {
     if (src->labels[i] != rec->label) {
-      pb_error_set("%s:%lld: image %s of source %s has label %d here but %d at %s", ctx->path, (long long)line,
+      pb_error_set("%s:%lld: image %s of source %s has label %d here but %d %s", ctx->path, (long long)line,
                    image, src->name, rec->label, src->labels[i],
                    pb_ingest__where(ctx, x->image_file[i], x->image_line[i], at, sizeof at));
       return PB_FAIL;
     }
     if (src->split[i] != rec->split) {
-      pb_error_set("%s:%lld: image %s of source %s has split %s here but %s at %s", ctx->path, (long long)line,
+      pb_error_set("%s:%lld: image %s of source %s has split %s here but %s %s", ctx->path, (long long)line,
                    image, src->name, split_name[rec->split], split_name[src->split[i]],
                    pb_ingest__where(ctx, x->image_file[i], x->image_line[i], at, sizeof at));
       return PB_FAIL;
     }
     return PB_OK;
+  }
+  if (ctx->store_name && line > 0) {
+    pb_error_set("%s:%lld: image %s of source %s is not in %s (--append adds models, not images)", ctx->path,
+                 (long long)line, image, src->name, ctx->store_name);
+    return PB_FAIL;
   }
   if (src->n_images == INT32_MAX) {
     pb_error_set("%s:%lld: source %s has too many images", ctx->path, (long long)line, src->name);
@@ -533,11 +564,16 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
   }
   if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
   int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
+  if (s < 0 && ctx->store_name) {
+    pb_error_set("%s:%lld: source %s is not in %s (--append adds models, not sources)", ctx->path, (long long)line,
+                 rec.name[PB_COL_SOURCE], ctx->store_name);
+    return PB_FAIL;
+  }
   if (s < 0) s = pb_ingest__add_source(ctx, rec.name[PB_COL_SOURCE]);
   struct pb_ingest__src *x = &ctx->src[s];
   if (pb_ingest__values(ctx, f, line, x->given_classes, &rec)) return PB_FAIL;
   if (pb_ingest__add_model(ctx, rec.name[PB_COL_MODEL], rec.name[PB_COL_GROUP], line)) return PB_FAIL;
-  pb_ingest__add_condition(ctx, s, rec.name[PB_COL_CONDITION]);
+  if (pb_ingest__add_condition(ctx, s, rec.name[PB_COL_CONDITION], line)) return PB_FAIL;
   if (pb_ingest__add_image(ctx, s, &rec, line)) return PB_FAIL;
   if (rec.label > x->max_class) x->max_class = rec.label;
   if (rec.pred > x->max_class) x->max_class = rec.pred;
@@ -574,6 +610,11 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
     src->clean = pb_strmap_get(&x->conditions, PB_CLEAN_CONDITION);
     if (src->clean < 0) {
       pb_error_set("%s: source %s has no '%s' condition", set, src->name, PB_CLEAN_CONDITION);
+      return PB_FAIL;
+    }
+    if (x->given_classes > 0 && x->given_classes < x->store_classes) {
+      pb_error_set("%s: classes given for source %s (%d) are fewer than %s holds (%d)", set, src->name,
+                   x->given_classes, ctx->store_name, x->store_classes);
       return PB_FAIL;
     }
     src->n_classes = x->given_classes > 0 ? x->given_classes : x->max_class + 1;
@@ -650,6 +691,38 @@ int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, 
   return pb_ingest__values(ctx, f, line, ctx->meta->sources[s].n_classes, rec);
 }
 
+void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct pb_meta *old)
+{
+  struct pb_meta *meta = ctx->meta;
+  ctx->store_name = name;
+  pb_ingest__topk_alloc(ctx, old->topk);
+  for (int32_t m = 0; m < old->n_models; m++) {
+    pb_ingest__add_model(ctx, old->model_ids[m], old->model_groups[m], 0);
+    ctx->model_file[m] = -1;
+  }
+  ctx->base_models = old->n_models;
+  for (int32_t s = 0; s < old->n_sources; s++) {
+    const struct pb_source *a = &old->sources[s];
+    pb_ingest__add_source(ctx, a->name);
+    struct pb_source *b = &meta->sources[s];
+    struct pb_ingest__src *x = &ctx->src[s];
+    b->role = a->role;
+    b->role_declared = a->role_declared;
+    b->role_fixed = a->role_fixed;
+    b->role_of = a->role_of ? pb_strdup(a->role_of) : NULL;
+    b->seed_values = a->seed_values ? pb_strdup(a->seed_values) : NULL;
+    for (int32_t c = 0; c < a->n_conditions; c++) pb_ingest__add_condition(ctx, s, a->conditions[c], 0);
+    for (int32_t i = 0; i < a->n_images; i++) {
+      struct pb_ingest__rec rec = {.label = a->labels[i], .split = a->split[i]};
+      rec.name[PB_COL_IMAGE] = a->image_ids[i];
+      pb_ingest__add_image(ctx, s, &rec, 0);
+      x->image_file[i] = -1;
+    }
+    x->store_classes = a->n_classes;
+    x->max_class = a->n_classes - 1;
+  }
+}
+
 /* ------------------------------------------------------------------ context */
 
 void pb_ingest__ctx_init(struct pb_ingest__ctx *ctx, int n, const char *const *paths, const char *spool_base,
@@ -711,7 +784,9 @@ void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx)
   free(ctx->slot);
   free(ctx->tk_class);
   free(ctx->tk_prob);
+  free(ctx->tk_name);
   free(ctx->set_name);
+  free(ctx->old_provenance);
 }
 
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)

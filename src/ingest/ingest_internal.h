@@ -27,6 +27,7 @@ struct pb_ingest__src {
   int64_t *image_line;     /* line where each image first appeared */
   int32_t *image_file;     /* and in which file */
   int32_t given_classes;   /* from the options, 0 = infer */
+  int32_t store_classes;   /* --append: the store's class count, else 0 */
   int32_t max_class;       /* largest label, pred or top-k class seen */
   int32_t hint_condition, hint_image;   /* last looked up (pb_ingest__lookup) */
 };
@@ -60,10 +61,14 @@ struct pb_ingest__ctx {
   const struct pb_ingest_options *opt;
   struct pb_meta *meta;
   struct pb_ingest__file *files, *file;  /* every input, the one being read */
+  const char *store_name;  /* --append: the store the dictionaries come from (file -1 in messages), else NULL */
+  int32_t base_models;     /* --append: its models, which the files must not hold */
+  char *old_provenance;    /* --append: its provenance text */
   int n_files, cur;
   int have_header;
   int32_t *tk_class;       /* scratch [topk] */
   float *tk_prob;
+  char (*tk_name)[2][24];  /* [topk] "topK_class", "topK_prob" */
   struct pb_strmap sources, models;
   int32_t cap_sources, cap_models;
   int64_t *model_line;
@@ -99,6 +104,9 @@ void pb_ingest__ctx_init(struct pb_ingest__ctx *ctx, int n, const char *const *p
                          const struct pb_ingest_options *opt, struct pb_meta *meta);
 void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx);
 void pb_ingest__use_file(struct pb_ingest__ctx *ctx, int k);
+/* --append: the dictionaries, roles and top-k length of the store @p name
+ * holding @p old, before pass 1; the files may add models only. */
+void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct pb_meta *old);
 int pb_ingest__pass1(struct pb_ingest__ctx *ctx);
 /* Pass 2's view of a row: its names looked up in pass 1's dictionaries,
  * key = {source, model, condition, image} ... */
@@ -106,7 +114,7 @@ int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, st
                    int32_t key[4]);
 /* ... and its values validated again with the final class counts (top-k into ctx->tk_*). */
 int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t s, struct pb_ingest__rec *rec);
-/* "line N", or "line N of FILE" when @p file is not the current one. */
+/* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
 
 #endif

@@ -24,6 +24,9 @@
 #include "pairbound/store.h"
 #include "ingest_internal.h"
 
+/* Longest provenance text an append writes: an HDF5 attribute holds less than 64 KiB. */
+#define PB_INGEST_PROVENANCE_MAX 60000
+
 /* Rows [r0, r1) of source s: a part of a window. */
 struct pb_ingest__seg {
   int32_t s, r0, r1;
@@ -236,7 +239,7 @@ static int pb_ingest__report_duplicate(struct pb_ingest__ctx *ctx, struct pb_ing
   }
   char at[1100];
   pb_ingest__use_file(ctx, w->dup_file);
-  pb_error_set("%s:%lld: duplicate record for source %s, model %s, condition %s, image %s (first at %s)", ctx->path,
+  pb_error_set("%s:%lld: duplicate record for source %s, model %s, condition %s, image %s (first %s)", ctx->path,
                (long long)w->dup_line, src->name, meta->model_ids[w->dup_key[1]], src->conditions[w->dup_key[2]],
                src->image_ids[w->dup_key[3]], pb_ingest__where(ctx, first_file, w->first_line, at, sizeof at));
   return PB_FAIL;
@@ -251,7 +254,7 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, struct p
   int status = PB_OK;
   for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
     const int32_t C = meta->sources[s].n_conditions, unit = st ? pb_store_span_rows(st, s) : C;
-    for (int32_t m = 0; m < meta->n_models && status == PB_OK; m++)
+    for (int32_t m = ctx->base_models; m < meta->n_models && status == PB_OK; m++)
       for (int32_t c = 0; c < C && status == PB_OK; c += unit)
         status = pb_ingest__window_add(ctx, &w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), st, out);
   }
@@ -267,6 +270,33 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, struct p
   return status;
 }
 
+/* --append: the store's dictionaries, roles and provenance before pass 1. */
+static int pb_ingest__seed_store(struct pb_ingest__ctx *ctx, const char *store_path)
+{
+  struct pb_store *old = NULL;
+  if (pb_store_open(store_path, MPI_COMM_SELF, &old) != PB_OK) return PB_FAIL;
+  pb_ingest__seed(ctx, store_path, pb_store_meta(old));
+  ctx->old_provenance = pb_strdup(pb_store_meta(old)->provenance);
+  pb_store_close(old);
+  return PB_OK;
+}
+
+/* The store's provenance: the options' text; after --append, the store's
+ * text, a line "appended:" and the options' text (the older text alone when
+ * that would be too long for the attribute that holds it). */
+static void pb_ingest__provenance(struct pb_ingest__ctx *ctx)
+{
+  const char *now = ctx->opt && ctx->opt->provenance ? ctx->opt->provenance : "";
+  if (!ctx->old_provenance) {
+    ctx->meta->provenance = pb_strdup(now);
+    return;
+  }
+  const size_t n = strlen(ctx->old_provenance) + strlen(now) + 16;
+  ctx->meta->provenance = pb_malloc(n);
+  if (n < PB_INGEST_PROVENANCE_MAX) snprintf(ctx->meta->provenance, n, "%s\nappended:\n%s", ctx->old_provenance, now);
+  else snprintf(ctx->meta->provenance, n, "%s", ctx->old_provenance);
+}
+
 /* Pass 1, the metadata's last checks, then pass 2 into a store or @p out. */
 static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
                           const char *store_path, struct pb_rows **out)
@@ -275,15 +305,18 @@ static int pb_ingest__run(int n, const char *const *paths, const struct pb_inges
   struct pb_store *st = NULL;
   int status = PB_FAIL;
   pb_ingest__ctx_init(&ctx, n, paths, store_path, opt, meta);
+  if (opt && opt->append && pb_ingest__seed_store(&ctx, store_path) != PB_OK) goto done;
   if (pb_ingest__pass1(&ctx) != PB_OK) goto done;
-  meta->provenance = pb_strdup(opt && opt->provenance ? opt->provenance : "");
+  pb_ingest__provenance(&ctx);
   if (pb_meta_validate(meta)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s: %s", ctx.set_name, why);
     goto done;
   }
-  if (store_path && pb_store_create(store_path, MPI_COMM_SELF, meta, &st) != PB_OK) goto done;
+  if (store_path && (opt && opt->append ? pb_store_append_begin(store_path, meta, &st)
+                                         : pb_store_create(store_path, MPI_COMM_SELF, meta, &st)) != PB_OK)
+    goto done;
   if (out) *out = pb_calloc((size_t)meta->n_sources, sizeof **out);
   const int64_t window = !store_path ? INT64_MAX : opt && opt->window_bytes > 0 ? opt->window_bytes
                                                                                 : PB_INGEST_WINDOW_BYTES;
@@ -321,8 +354,13 @@ int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_opti
       pb_error_set("stdin (-) given more than once");
       return PB_FAIL;
     }
+  if (opt && opt->append && (opt->n_roles > 0)) {
+    pb_error_set("--role and --append: the store keeps its roles (pairbound roles STORE --set changes them)");
+    return PB_FAIL;
+  }
   /* before reading anything: the store must never replace an input */
-  if (pb_output_file_ok(store_path, PB_OUTPUT_STORE, paths, n, pb_output_force())) return PB_FAIL;
+  if (!(opt && opt->append) && pb_output_file_ok(store_path, PB_OUTPUT_STORE, paths, n, pb_output_force()))
+    return PB_FAIL;
   const int status = pb_ingest__run(n, paths, opt, &meta, store_path, NULL);
   pb_meta_free(&meta);
   return status;
