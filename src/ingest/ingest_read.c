@@ -20,6 +20,9 @@
 #include "pairbound/output.h"
 #include "ingest_internal.h"
 
+/* Bytes of a file's stdio buffer. */
+#define PB_INGEST__READ_BUFFER (1 << 20)
+
 /* libcsv feeds fields and row ends through callbacks; this carries them,
  * plus the physical line numbers libcsv does not track. */
 struct pb_ingest__reader {
@@ -156,6 +159,8 @@ static FILE *pb_ingest__open(struct pb_ingest__ctx *ctx, off_t off0, FILE **spoo
     pb_error_set("%s: cannot open: %s", ctx->path, strerror(errno));
     return NULL;
   }
+  /* large reads: the default buffer (a block) makes a read(2) per 4 KiB */
+  setvbuf(fp, NULL, _IOFBF, PB_INGEST__READ_BUFFER);
   if (off0 > 0 && fseeko(fp, off0, SEEK_SET) != 0) {
     pb_error_set("%s: cannot seek: %s", ctx->path, strerror(errno));
     fclose(fp);
