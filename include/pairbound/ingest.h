@@ -7,6 +7,13 @@
 
 #include "pairbound/store.h"
 
+/**
+ * Bytes of records (and their one bit each) that an ingest into a store
+ * holds at once: pass 2 fills the store a window of at most this many bytes
+ * (or one write unit, if larger) at a time (docs/csv.md, "Memory").
+ */
+#define PB_INGEST_WINDOW_BYTES ((int64_t)256 << 20)
+
 /* Options of an ingest.  A zero-initialised struct means: infer every
  * source's number of classes from the data, empty provenance. */
 struct pb_ingest_options {
@@ -18,6 +25,8 @@ struct pb_ingest_options {
   int n_roles;              /* --role: sources whose role the store declares (docs/store.md, "Roles") */
   char **role_source;       /* [n_roles] */
   char **role;              /* [n_roles] the role's text */
+  int64_t window_bytes;     /* pass 2's window into a store (0 = PB_INGEST_WINDOW_BYTES; tests make it small) */
+  int append;               /* --append: add the files' models to the existing store (docs/csv.md, "Appending") */
 };
 
 /**
@@ -42,8 +51,8 @@ void pb_ingest_options_free(struct pb_ingest_options *opt);
 
 /**
  * Read and validate a prediction CSV into metadata and dense rows.  The file
- * is read twice (dictionaries, then records); memory is bounded by the size
- * of the resulting store, not of the CSV.
+ * is read twice (dictionaries, then records); memory is the size of the
+ * resulting store (a library call for small inputs: pb_ingest_files bounds it).
  * @param csv_path  input CSV
  * @param opt       options (may be NULL)
  * @param meta      filled on success (release with pb_meta_free())
@@ -57,11 +66,27 @@ int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, s
                     struct pb_rows **rows);
 
 /**
- * Ingest a CSV into a new store at @p store_path on MPI_COMM_SELF (call it on
- * one rank).  The store is written as STORE.tmp and renamed when complete; on
- * any error neither STORE nor STORE.tmp is left behind.
+ * Ingest CSV files @p paths[0..n) ("-": stdin, at most once) into a new store
+ * at @p store_path on MPI_COMM_SELF (call it on one rank), as if they were
+ * one CSV whose rows are theirs in that order, each file with its own
+ * header.  Memory: PB_INGEST_WINDOW_BYTES plus the dictionaries (images,
+ * models, conditions) and, per file, one range per (source, model) it holds,
+ * whatever the number of rows.  stdin is copied beside the store
+ * (STORE.tmp.XXXXXX, removed at the end) to be read twice.  The store is
+ * written as STORE.tmp.XXXXXX and renamed when complete; on any error neither
+ * STORE nor a temporary is left behind.
  * @return PB_OK or PB_FAIL (pb_error_message() says why).
  */
+int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_options *opt, const char *store_path);
+
+/*
+ * With opt->append, the files hold new models of the existing store at
+ * @p store_path: its sources, conditions and images (with their labels and
+ * splits), every cell complete; they are added (pb_store_append_begin) and
+ * the store is replaced only when complete.
+ */
+
+/** pb_ingest_files of one CSV. */
 int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, const char *store_path);
 
 /**

@@ -66,6 +66,19 @@ int32_t pb_store_span_rows(const struct pb_store *st, int32_t src);
  */
 int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data);
 
+/**
+ * `pairbound ingest --append` (one process): begin adding models to the
+ * store at @p path, whose metadata @p meta extends with models (the same
+ * sources, conditions, images, roles and top-k length; a source's class
+ * count may grow).  Under the store's lock, the store is copied beside
+ * itself (a reflink where the file system can), its record datasets grown
+ * in the copy and its metadata and checksums rewritten; write the new
+ * models' rows with pb_store_write_span and finish with pb_store_commit,
+ * which renames the copy over the store (pb_store_close removes it).
+ * docs/store.md, "Appending".
+ */
+int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct pb_store **out);
+
 /** Close a created store and rename it to its final name (collective). */
 int pb_store_commit(struct pb_store *st);
 

@@ -69,7 +69,7 @@ struct pb_cli_args {
 
 struct pb_cli_command {
   const char *name;
-  const char *operand;             /* "STORE", "CSV", "[CONFIG]" or NULL; several words ("score CASES
+  const char *operand;             /* "STORE", "CSV...", "[CONFIG]" or NULL; "...": one or more; several words ("score CASES
                                       PREDICTIONS|worlds"): up to that many operands, checked by .run */
   int output_required;             /* -o must be given */
   const struct pb_option *own;     /* the command's own options (into struct pb_cli_args) */
@@ -195,6 +195,9 @@ static const struct pb_option pb_cli__ingest_options[] = {
            "(docs/store.md, \"Roles\"; `pairbound roles` changes them later); repeatable"},
   {.name = "probe-role", .type = PB_OPTION_CUSTOM, .parse = pb_cli__opt_role, .metavar = "SRC=ROLE",
    .repeatable = 1, .help = "the older name of --role"},
+  {.name = "append", .type = PB_OPTION_FLAG, PB_O(ingest.append), .flag = 1,
+   .help = "add the files' models to the existing STORE (its sources, conditions and images, every cell "
+           "complete); STORE is replaced only when complete, by a copy holding them (docs/store.md, \"Appending\")"},
   PB_CLI_OUTPUT("STORE", "store file to write; nothing is written when the CSV is invalid"),
   PB_CLI_FORCE("file"),
   {.name = NULL}};
@@ -381,6 +384,8 @@ static int pb_cli__parse(struct pb_cli *cli, const struct pb_cli_command *c, int
   int optional = c->operand && c->operand[0] == '[', more = 0;
   for (const char *w = c->operand; w && (w = strchr(w, ' ')); w++) more++;
   if (!c->operand && optind < argc) return pb_cli__usage_error(cli, syn, "unexpected argument '%s'", argv[optind]);
+  /* "CSV...": one or more */
+  if (c->operand && strstr(c->operand, "...")) more = argc;
   if (c->operand && optind + 1 + more < argc)
     return pb_cli__usage_error(cli, syn, optional || more ? "unexpected argument '%s'" : "takes exactly one %s",
                                optional || more ? argv[optind + 1 + more] : c->operand);
@@ -493,12 +498,31 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
   return a->summary ? pb_cli__summary(cli, a->output, &a->protocol, 0) : PB_EXIT_OK;
 }
 
+/* Every rank leaves once rank 0 has come: the others wait asleep, testing
+ * a non-blocking barrier every 2 ms, instead of spinning in a blocking
+ * collective on a core rank 0 may need (ingest reads on rank 0 alone). */
+static void pb_cli__idle_barrier(void)
+{
+  MPI_Request req;
+  int done = 0;
+  MPI_Ibarrier(MPI_COMM_WORLD, &req);
+  while (!done) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (!done) nanosleep(&(struct timespec){0, 2000000}, NULL);
+  }
+}
+
 static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 {
   a->ingest.provenance = cli->provenance;
   pb_cli__signals(cli, a->output, "to write it, repeat the same command");
-  /* the CSV is read once, on rank 0; the others wait for its verdict */
-  int status = cli->rank == 0 ? pb_ingest_csv(a->operand, &a->ingest, a->output) : PB_OK;
+  /* the CSV files are read on rank 0; the others wait for its verdict */
+  const char **paths = pb_malloc((size_t)(a->n_more + 1) * sizeof *paths);
+  paths[0] = a->operand;
+  for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];
+  int status = cli->rank == 0 ? pb_ingest_files(a->n_more + 1, paths, &a->ingest, a->output) : PB_OK;
+  free(paths);
+  pb_cli__idle_barrier();
   return pb_cli__status(cli, status);
 }
 
@@ -699,8 +723,10 @@ static int pb_cli__world(struct pb_cli *cli, struct pb_cli_args *a)
 static const struct pb_cli_command pb_cli__before[] = {
   {"synth", NULL, 1, pb_cli__synth_options, NULL, 0, NULL, pb_cli__synth,
    "Generate a deterministic synthetic panel (docs/synth.md) and print its summary.\n"},
-  {"ingest", "CSV", 1, pb_cli__ingest_options, NULL, 0, NULL, pb_cli__ingest,
-   "Validate a CSV of prediction records (docs/csv.md) and write a store.\n"},
+  {"ingest", "CSV...", 1, pb_cli__ingest_options, NULL, 0, NULL, pb_cli__ingest,
+   "Validate CSV files of prediction records (docs/csv.md; - reads stdin) and write a store: the files are one\n"
+   "CSV whose rows are theirs in the order given, each with its own header (one file per model, say); errors\n"
+   "name the file and line, the first in file order. Memory is bounded whatever the number of rows.\n"},
   {"export", "STORE", 1, pb_cli__export_options, NULL, 0, NULL, pb_cli__export,
    "Write every record of a store as CSV in canonical order (docs/csv.md).\n"},
   {"check", "STORE", 0, pb_cli__check_options, NULL, 0, NULL, pb_cli__check,

@@ -298,21 +298,23 @@ static void pb_h5__failed(hid_t loc, const char *name, int err, char path[4096])
                why ? why : "", why ? ")" : "");
 }
 
-/* Create (truncate) or open read-only the file @p path for @p comm's ranks. */
-static hid_t pb_h5__file(const char *path, MPI_Comm comm, int create)
+/* Create (truncate, @p how 'c'), open read-only ('r') or open for writing ('w') the file @p path for @p comm's
+ * ranks. */
+static hid_t pb_h5__file(const char *path, MPI_Comm comm, char how)
 {
   hid_t fapl = pb_h5__fapl(comm), file = -1;
-  if (fapl >= 0 && create) file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  else if (fapl >= 0) file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  if (fapl >= 0 && how == 'c') file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  else if (fapl >= 0) file = H5Fopen(path, how == 'w' ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
   /* HDF5's reason is read before the next call clears its error stack */
-  if (file < 0 && create) pb_error_set("%s: cannot create file", path);
+  if (file < 0 && how == 'c') pb_error_set("%s: cannot create file", path);
   else if (file < 0) pb_h5__open_failed(path);
   if (fapl >= 0) H5Pclose(fapl);
   return file;
 }
 
-hid_t pb_h5_create(const char *path, MPI_Comm comm) { return pb_h5__file(path, comm, 1); }
-hid_t pb_h5_open(const char *path, MPI_Comm comm) { return pb_h5__file(path, comm, 0); }
+hid_t pb_h5_create(const char *path, MPI_Comm comm) { return pb_h5__file(path, comm, 'c'); }
+hid_t pb_h5_open(const char *path, MPI_Comm comm) { return pb_h5__file(path, comm, 'r'); }
+hid_t pb_h5_open_rw(const char *path, MPI_Comm comm) { return pb_h5__file(path, comm, 'w'); }
 
 int pb_h5_provenance(hid_t file, const char *build, const char *text)
 {

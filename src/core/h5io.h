@@ -45,6 +45,8 @@ void pb_h5_write_failed(hid_t loc, const char *name);
  * copied (HDF5: truncated file: eof = ...)" for a file shorter than its superblock says). */
 hid_t pb_h5_create(const char *path, MPI_Comm comm);
 hid_t pb_h5_open(const char *path, MPI_Comm comm);
+/* Collective: open the existing file @p path for writing, as pb_h5_open. */
+hid_t pb_h5_open_rw(const char *path, MPI_Comm comm);
 /* The group "provenance" of @p file: attribute "build" (unless NULL), then "text"; content comparisons skip it. */
 int pb_h5_provenance(hid_t file, const char *build, const char *text);
 /* Dataset @p name of @p ndims dimensions @p dims, at most @p maxdims (NULL: fixed), with creation properties

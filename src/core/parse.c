@@ -144,6 +144,15 @@ int pb_parse_int_prefix(const char *s, int64_t lo, int64_t hi, int64_t *out, con
 
 int pb_parse_csv_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
+  /* the common field, one to nine digits: strtoll's value without its cost */
+  int64_t v = 0;
+  int n = 0;
+  while (n < 10 && s[n] >= '0' && s[n] <= '9') v = 10 * v + (s[n++] - '0');
+  if (n > 0 && n < 10 && s[n] == '\0') {
+    if (v < lo || v > hi) return PB_PARSE_RANGE;
+    *out = v;
+    return PB_OK;
+  }
   char *end;
   errno = 0;
   long long x = strtoll(s, &end, 10);

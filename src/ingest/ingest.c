@@ -1,12 +1,12 @@
-/* `pairbound ingest`: validate a prediction CSV and write it as a record store.
+/* `pairbound ingest`: validate prediction CSV files and write them as a
+ * record store.
  *
- * The CSV is read twice so that memory stays bounded by the store, not the
- * file: pass 1 validates every row and builds the dictionaries (sources,
- * models, conditions, images, in order of first appearance); pass 2 fills the
- * dense [model][condition][image] arrays and finds duplicates with a bitmap.
- * A duplicate's first occurrence is found by a third, short read, so no line
- * number has to be kept per record.  The reading itself is in
- * src/ingest/ingest_read.c.  Format and messages: docs/csv.md. */
+ * The files are read twice so that memory stays bounded by the dictionaries,
+ * not by the records: pass 1 (here) validates every row of every file in
+ * order and builds the dictionaries (sources, models, conditions, images, in
+ * order of first appearance) and, per file, where each (source, model) lies;
+ * pass 2 (ingest_window.c) fills the store window by window.  The reading
+ * itself is in src/ingest/ingest_read.c.  Format and messages: docs/csv.md. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -23,6 +24,7 @@
 #include "pairbound/options.h"
 #include "pairbound/output.h"
 #include "pairbound/parse.h"
+#include "pairbound/signals.h"
 #include "pairbound/store.h"
 #include "pairbound/strmap.h"
 #include "ingest_internal.h"
@@ -32,14 +34,6 @@
 
 static const char *const pb_ingest__colname[PB_N_COLS] = {
   "model", "group", "source", "condition", "image", "label", "split", "pred", "smax", "ptrue"};
-
-/* One parsed record (names point into the reader's field buffers). */
-struct pb_ingest__rec {
-  const char *name[PB_COL_IMAGE + 1];
-  int32_t label, pred;
-  uint8_t split;
-  float smax, ptrue;
-};
 
 /* ------------------------------------------------------------------- header */
 
@@ -57,22 +51,36 @@ static long pb_ingest__topk_column(const char *name, int *is_prob)
   return k;
 }
 
+/* The store's top-k length, the scratch of a row's lists and their column
+ * names (for messages; formatted once, not per row). */
+static void pb_ingest__topk_alloc(struct pb_ingest__ctx *ctx, int32_t K)
+{
+  ctx->meta->topk = K;
+  ctx->tk_class = pb_malloc((size_t)(K + 1) * sizeof *ctx->tk_class);
+  ctx->tk_prob = pb_malloc((size_t)(K + 1) * sizeof *ctx->tk_prob);
+  ctx->tk_name = pb_malloc((size_t)(K + 1) * sizeof *ctx->tk_name);
+  for (int32_t k = 0; k < K; k++) {
+    snprintf(ctx->tk_name[k][0], sizeof ctx->tk_name[k][0], "top%d_class", k + 1);
+    snprintf(ctx->tk_name[k][1], sizeof ctx->tk_name[k][1], "top%d_prob", k + 1);
+  }
+}
+
 static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
 {
   const char *path = ctx->path;
-  ctx->n_fields = n;
-  for (int c = 0; c < PB_N_COLS; c++) ctx->col[c] = -1;
+  ctx->file->n_fields = n;
+  for (int c = 0; c < PB_N_COLS; c++) ctx->file->col[c] = -1;
   /* at most n top-k pairs can be complete, so k > n is certainly incomplete */
-  ctx->topk_class_col = pb_malloc((size_t)(n + 1) * sizeof(int));
-  ctx->topk_prob_col = pb_malloc((size_t)(n + 1) * sizeof(int));
-  for (int k = 0; k <= n; k++) ctx->topk_class_col[k] = ctx->topk_prob_col[k] = -1;
+  ctx->file->topk_class_col = pb_malloc((size_t)(n + 1) * sizeof(int));
+  ctx->file->topk_prob_col = pb_malloc((size_t)(n + 1) * sizeof(int));
+  for (int k = 0; k <= n; k++) ctx->file->topk_class_col[k] = ctx->file->topk_prob_col[k] = -1;
   long kmax = 0;
   for (int j = 0; j < n; j++) {
     int c, is_prob, *slot = NULL;
     for (c = 0; c < PB_N_COLS && strcmp(f[j], pb_ingest__colname[c]) != 0; c++) continue;
     long k = c < PB_N_COLS ? 0 : pb_ingest__topk_column(f[j], &is_prob);
-    if (c < PB_N_COLS) slot = &ctx->col[c];
-    else if (k > 0 && k <= n) slot = is_prob ? &ctx->topk_prob_col[k - 1] : &ctx->topk_class_col[k - 1];
+    if (c < PB_N_COLS) slot = &ctx->file->col[c];
+    else if (k > 0 && k <= n) slot = is_prob ? &ctx->file->topk_prob_col[k - 1] : &ctx->file->topk_class_col[k - 1];
     else if (k == 0) {
       pb_error_set("%s:%lld: unknown column '%s'", path, (long long)line, f[j]);
       return PB_FAIL;
@@ -85,21 +93,25 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
     if (k > kmax) kmax = k;
   }
   for (int c = 0; c < PB_N_COLS; c++)
-    if (ctx->col[c] < 0) {
+    if (ctx->file->col[c] < 0) {
       pb_error_set("%s:%lld: missing column '%s'", path, (long long)line, pb_ingest__colname[c]);
       return PB_FAIL;
     }
   for (long k = 1; k <= kmax; k++) {
-    int has_class = k <= n && ctx->topk_class_col[k - 1] >= 0;
-    int has_prob = k <= n && ctx->topk_prob_col[k - 1] >= 0;
+    int has_class = k <= n && ctx->file->topk_class_col[k - 1] >= 0;
+    int has_prob = k <= n && ctx->file->topk_prob_col[k - 1] >= 0;
     if (!has_class || !has_prob) {
       pb_error_set("%s:%lld: missing column 'top%ld_%s'", path, (long long)line, k, has_class ? "prob" : "class");
       return PB_FAIL;
     }
   }
-  ctx->meta->topk = (int32_t)kmax;
-  ctx->tk_class = pb_malloc((size_t)(kmax + 1) * sizeof *ctx->tk_class);
-  ctx->tk_prob = pb_malloc((size_t)(kmax + 1) * sizeof *ctx->tk_prob);
+  if (ctx->tk_class && kmax != ctx->meta->topk) { /* an earlier file set the store's topk */
+    pb_error_set("%s:%lld: %ld top-k column pairs, but %s has %d: every file needs the same top-k columns", path,
+                 (long long)line, kmax, ctx->store_name ? ctx->store_name : ctx->files[0].name, ctx->meta->topk);
+    return PB_FAIL;
+  }
+  if (ctx->tk_class) return PB_OK;
+  pb_ingest__topk_alloc(ctx, (int32_t)kmax);
   return PB_OK;
 }
 
@@ -219,6 +231,11 @@ static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const
                            float *out)
 {
   float v;
+  /* a plain decimal in [0, 1] read exactly: none of the checks below can refuse it */
+  if (pb_ingest__decimal(s, &v) && v <= 1.0f && (v > 0.0f || !strpbrk(s, "123456789"))) {
+    *out = v;
+    return PB_OK;
+  }
   /* strtof's result, ERANGE on underflow included (the float is stored) */
   if (!pb_ingest__decimal(s, &v) && pb_parse_csv_float(s, &v) != PB_OK) {
     pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
@@ -251,12 +268,12 @@ static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const
 static int pb_ingest__names(const struct pb_ingest__ctx *ctx, char **f, int n, int64_t line,
                             struct pb_ingest__rec *rec)
 {
-  if (n != ctx->n_fields) {
-    pb_error_set("%s:%lld: expected %d fields, found %d", ctx->path, (long long)line, ctx->n_fields, n);
+  if (n != ctx->file->n_fields) {
+    pb_error_set("%s:%lld: expected %d fields, found %d", ctx->path, (long long)line, ctx->file->n_fields, n);
     return PB_FAIL;
   }
   for (int c = PB_COL_MODEL; c <= PB_COL_IMAGE; c++) {
-    rec->name[c] = f[ctx->col[c]];
+    rec->name[c] = f[ctx->file->col[c]];
     if (pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
   }
   return PB_OK;
@@ -267,11 +284,10 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
                              struct pb_ingest__rec *rec)
 {
   const char *path = ctx->path, *source = rec->name[PB_COL_SOURCE];
-  const char *smax_s = f[ctx->col[PB_COL_SMAX]], *ptrue_s = f[ctx->col[PB_COL_PTRUE]];
-  const char *split = f[ctx->col[PB_COL_SPLIT]];
+  const char *smax_s = f[ctx->file->col[PB_COL_SMAX]], *ptrue_s = f[ctx->file->col[PB_COL_PTRUE]];
+  const char *split = f[ctx->file->col[PB_COL_SPLIT]];
   int32_t K = ctx->meta->topk;
-  char cname[48], pname[48], qname[48];
-  if (pb_ingest__class(ctx, line, "label", f[ctx->col[PB_COL_LABEL]], n_classes, source, &rec->label))
+  if (pb_ingest__class(ctx, line, "label", f[ctx->file->col[PB_COL_LABEL]], n_classes, source, &rec->label))
     return PB_FAIL;
   if (strcmp(split, "dev") == 0) rec->split = PB_SPLIT_DEV;
   else if (strcmp(split, "eval") == 0) rec->split = PB_SPLIT_EVAL;
@@ -279,17 +295,15 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
     pb_error_set("%s:%lld: column 'split': expected 'dev' or 'eval', found '%s'", path, (long long)line, split);
     return PB_FAIL;
   }
-  if (pb_ingest__class(ctx, line, "pred", f[ctx->col[PB_COL_PRED]], n_classes, source, &rec->pred) ||
+  if (pb_ingest__class(ctx, line, "pred", f[ctx->file->col[PB_COL_PRED]], n_classes, source, &rec->pred) ||
       pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
       pb_ingest__prob(ctx, line, "ptrue", ptrue_s, &rec->ptrue))
     return PB_FAIL;
-  for (int32_t k = 0; k < K; k++) {
-    snprintf(cname, sizeof cname, "top%d_class", k + 1);
-    snprintf(pname, sizeof pname, "top%d_prob", k + 1);
-    if (pb_ingest__class(ctx, line, cname, f[ctx->topk_class_col[k]], n_classes, source, &ctx->tk_class[k]) ||
-        pb_ingest__prob(ctx, line, pname, f[ctx->topk_prob_col[k]], &ctx->tk_prob[k]))
+  for (int32_t k = 0; k < K; k++)
+    if (pb_ingest__class(ctx, line, ctx->tk_name[k][0], f[ctx->file->topk_class_col[k]], n_classes, source,
+                         &ctx->tk_class[k]) ||
+        pb_ingest__prob(ctx, line, ctx->tk_name[k][1], f[ctx->file->topk_prob_col[k]], &ctx->tk_prob[k]))
       return PB_FAIL;
-  }
   /* S is the largest probability and M the true class's, so M <= S, and M = S
    * when the prediction is correct (seed 000 Section 2). */
   if ((double)rec->ptrue > (double)rec->smax + PB_INGEST_TOL) {
@@ -308,17 +322,16 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
     return PB_FAIL;
   }
   if (fabs((double)ctx->tk_prob[0] - (double)rec->smax) > PB_INGEST_TOL) {
-    pb_error_set("%s:%lld: top1_prob %s differs from smax %s", path, (long long)line, f[ctx->topk_prob_col[0]],
+    pb_error_set("%s:%lld: top1_prob %s differs from smax %s", path, (long long)line, f[ctx->file->topk_prob_col[0]],
                  smax_s);
     return PB_FAIL;
   }
   int label_in = 0;
   for (int32_t k = 0; k < K; k++) {
-    snprintf(pname, sizeof pname, "top%d_prob", k + 1);
+    const char *pname = ctx->tk_name[k][1];
     if (k > 0 && ctx->tk_prob[k] > ctx->tk_prob[k - 1]) {
-      snprintf(qname, sizeof qname, "top%d_prob", k);
       pb_error_set("%s:%lld: %s %s exceeds %s %s (top-k probabilities must not increase)", path, (long long)line,
-                   pname, f[ctx->topk_prob_col[k]], qname, f[ctx->topk_prob_col[k - 1]]);
+                   pname, f[ctx->file->topk_prob_col[k]], ctx->tk_name[k - 1][1], f[ctx->file->topk_prob_col[k - 1]]);
       return PB_FAIL;
     }
     for (int32_t j = 0; j < k; j++)
@@ -331,7 +344,7 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
       label_in = 1;
       if (fabs((double)ctx->tk_prob[k] - (double)rec->ptrue) > PB_INGEST_TOL) {
         pb_error_set("%s:%lld: top%d_class is the label %d but %s %s differs from ptrue %s", path,
-                     (long long)line, k + 1, rec->label, pname, f[ctx->topk_prob_col[k]], ptrue_s);
+                     (long long)line, k + 1, rec->label, pname, f[ctx->file->topk_prob_col[k]], ptrue_s);
         return PB_FAIL;
       }
     }
@@ -339,7 +352,7 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   /* a class outside the top k has at most the k-th probability */
   if (!label_in && (double)rec->ptrue > (double)ctx->tk_prob[K - 1] + PB_INGEST_TOL) {
     pb_error_set("%s:%lld: ptrue %s exceeds top%d_prob %s but the label %d is not in the top %d", path,
-                 (long long)line, ptrue_s, K, f[ctx->topk_prob_col[K - 1]], rec->label, K);
+                 (long long)line, ptrue_s, K, f[ctx->file->topk_prob_col[K - 1]], rec->label, K);
     return PB_FAIL;
   }
   return PB_OK;
@@ -399,14 +412,29 @@ static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *nam
   return pb_strmap_put(&ctx->sources, name, s);
 }
 
+/* Where an earlier row was, for a message about the current one. */
+const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n)
+{
+  if (file < 0) snprintf(buf, n, "in %s", ctx->store_name);
+  else if (file == ctx->cur) snprintf(buf, n, "at line %lld", (long long)line);
+  else snprintf(buf, n, "at line %lld of %s", (long long)line, ctx->files[file].name);
+  return buf;
+}
+
 static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line)
 {
   struct pb_meta *meta = ctx->meta;
+  char at[1100];
   int32_t m = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model, model);
+  if (m >= 0 && m < ctx->base_models) {
+    pb_error_set("%s:%lld: model %s is already in %s (--append adds models)", ctx->path, (long long)line, model,
+                 ctx->store_name);
+    return PB_FAIL;
+  }
   if (m >= 0) {
     if (strcmp(meta->model_groups[m], group) == 0) return PB_OK;
-    pb_error_set("%s:%lld: model %s has group %s here but %s at line %lld", ctx->path, (long long)line, model,
-                 group, meta->model_groups[m], (long long)ctx->model_line[m]);
+    pb_error_set("%s:%lld: model %s has group %s here but %s %s", ctx->path, (long long)line, model, group,
+                 meta->model_groups[m], pb_ingest__where(ctx, ctx->model_file[m], ctx->model_line[m], at, sizeof at));
     return PB_FAIL;
   }
   m = meta->n_models;
@@ -415,26 +443,36 @@ static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, c
     meta->model_ids = pb_realloc(meta->model_ids, (size_t)ctx->cap_models * sizeof(char *));
     meta->model_groups = pb_realloc(meta->model_groups, (size_t)ctx->cap_models * sizeof(char *));
     ctx->model_line = pb_realloc(ctx->model_line, (size_t)ctx->cap_models * sizeof(int64_t));
+    ctx->model_file = pb_realloc(ctx->model_file, (size_t)ctx->cap_models * sizeof(int32_t));
   }
   meta->model_ids[m] = pb_strdup(model);
   meta->model_groups[m] = pb_strdup(group);
   ctx->model_line[m] = line;
+  ctx->model_file[m] = ctx->cur;
   meta->n_models++;
   pb_strmap_put(&ctx->models, model, m);
+  ctx->hint_model = m;
   return PB_OK;
 }
 
-static void pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond)
+static int pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond, int64_t line)
 {
   struct pb_source *src = &ctx->meta->sources[s];
   struct pb_ingest__src *x = &ctx->src[s];
-  if (pb_ingest__lookup(&x->conditions, src->conditions, src->n_conditions, &x->hint_condition, cond) >= 0) return;
+  if (pb_ingest__lookup(&x->conditions, src->conditions, src->n_conditions, &x->hint_condition, cond) >= 0)
+    return PB_OK;
+  if (ctx->store_name && line > 0) {
+    pb_error_set("%s:%lld: condition %s of source %s is not in %s (--append adds models, not conditions)",
+                 ctx->path, (long long)line, cond, src->name, ctx->store_name);
+    return PB_FAIL;
+  }
   if (src->n_conditions == x->cap_conditions) {
     x->cap_conditions = x->cap_conditions ? 2 * x->cap_conditions : 8;
     src->conditions = pb_realloc(src->conditions, (size_t)x->cap_conditions * sizeof(char *));
   }
   src->conditions[src->n_conditions] = pb_strdup(cond);
   pb_strmap_put(&x->conditions, cond, src->n_conditions++);
+  return PB_OK;
 }
 
 static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_ingest__rec *rec,
@@ -444,20 +482,27 @@ static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const str
   struct pb_source *src = &ctx->meta->sources[s];
   struct pb_ingest__src *x = &ctx->src[s];
   const char *image = rec->name[PB_COL_IMAGE];
+  char at[1100];
   int32_t i = pb_ingest__lookup(&x->images, src->image_ids, src->n_images, &x->hint_image, image);
   if (i >= 0) {
     if (src->labels[i] != rec->label) {
-      pb_error_set("%s:%lld: image %s of source %s has label %d here but %d at line %lld", ctx->path,
-                   (long long)line, image, src->name, rec->label, src->labels[i], (long long)x->image_line[i]);
+      pb_error_set("%s:%lld: image %s of source %s has label %d here but %d %s", ctx->path, (long long)line,
+                   image, src->name, rec->label, src->labels[i],
+                   pb_ingest__where(ctx, x->image_file[i], x->image_line[i], at, sizeof at));
       return PB_FAIL;
     }
     if (src->split[i] != rec->split) {
-      pb_error_set("%s:%lld: image %s of source %s has split %s here but %s at line %lld", ctx->path,
-                   (long long)line, image, src->name, split_name[rec->split], split_name[src->split[i]],
-                   (long long)x->image_line[i]);
+      pb_error_set("%s:%lld: image %s of source %s has split %s here but %s %s", ctx->path, (long long)line,
+                   image, src->name, split_name[rec->split], split_name[src->split[i]],
+                   pb_ingest__where(ctx, x->image_file[i], x->image_line[i], at, sizeof at));
       return PB_FAIL;
     }
     return PB_OK;
+  }
+  if (ctx->store_name && line > 0) {
+    pb_error_set("%s:%lld: image %s of source %s is not in %s (--append adds models, not images)", ctx->path,
+                 (long long)line, image, src->name, ctx->store_name);
+    return PB_FAIL;
   }
   if (src->n_images == INT32_MAX) {
     pb_error_set("%s:%lld: source %s has too many images", ctx->path, (long long)line, src->name);
@@ -470,14 +515,45 @@ static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const str
     src->labels = pb_realloc(src->labels, (size_t)x->cap_images * sizeof(int32_t));
     src->split = pb_realloc(src->split, (size_t)x->cap_images);
     x->image_line = pb_realloc(x->image_line, (size_t)x->cap_images * sizeof(int64_t));
+    x->image_file = pb_realloc(x->image_file, (size_t)x->cap_images * sizeof(int32_t));
   }
   src->image_ids[i] = pb_strdup(image);
   src->labels[i] = rec->label;
   src->split[i] = rec->split;
   x->image_line[i] = line;
+  x->image_file[i] = ctx->cur;
   src->n_images++;
   pb_strmap_put(&x->images, image, i);
   return PB_OK;
+}
+
+/* The current file's range of (s, m) grows by the row being read: the slot
+ * table [s][m] finds it, and is cleared when the file is done. */
+static void pb_ingest__note_range(struct pb_ingest__ctx *ctx, int32_t s, int32_t m, int64_t line)
+{
+  struct pb_ingest__file *f = ctx->file;
+  if (s >= ctx->slot_cs || m >= ctx->slot_cm) { /* a new source or model: the table grows */
+    const int32_t cs = s >= ctx->slot_cs ? 2 * s + 4 : ctx->slot_cs, cm = m >= ctx->slot_cm ? 2 * m + 16 : ctx->slot_cm;
+    int32_t *slot = pb_malloc((size_t)cs * (size_t)cm * sizeof *slot);
+    for (int64_t k = 0; k < (int64_t)cs * cm; k++) slot[k] = -1;
+    for (int32_t a = 0; a < ctx->slot_cs; a++)
+      memcpy(slot + (size_t)a * (size_t)cm, ctx->slot + (size_t)a * (size_t)ctx->slot_cm,
+             (size_t)ctx->slot_cm * sizeof *slot);
+    free(ctx->slot);
+    ctx->slot = slot;
+    ctx->slot_cs = cs;
+    ctx->slot_cm = cm;
+  }
+  int32_t *k = &ctx->slot[(size_t)s * (size_t)ctx->slot_cm + (size_t)m];
+  if (*k < 0) {
+    if (f->n_range == f->cap_range) {
+      f->cap_range = f->cap_range ? 2 * f->cap_range : 16;
+      f->range = pb_realloc(f->range, (size_t)f->cap_range * sizeof *f->range);
+    }
+    *k = (int32_t)f->n_range++;
+    f->range[*k] = (struct pb_ingest__range){.s = s, .m = m, .off0 = ctx->row_off, .line0 = line};
+  }
+  f->range[*k].off1 = ctx->row_end;
 }
 
 static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
@@ -489,42 +565,42 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
   }
   if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
   int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
+  if (s < 0 && ctx->store_name) {
+    pb_error_set("%s:%lld: source %s is not in %s (--append adds models, not sources)", ctx->path, (long long)line,
+                 rec.name[PB_COL_SOURCE], ctx->store_name);
+    return PB_FAIL;
+  }
   if (s < 0) s = pb_ingest__add_source(ctx, rec.name[PB_COL_SOURCE]);
   struct pb_ingest__src *x = &ctx->src[s];
   if (pb_ingest__values(ctx, f, line, x->given_classes, &rec)) return PB_FAIL;
   if (pb_ingest__add_model(ctx, rec.name[PB_COL_MODEL], rec.name[PB_COL_GROUP], line)) return PB_FAIL;
-  pb_ingest__add_condition(ctx, s, rec.name[PB_COL_CONDITION]);
+  if (pb_ingest__add_condition(ctx, s, rec.name[PB_COL_CONDITION], line)) return PB_FAIL;
   if (pb_ingest__add_image(ctx, s, &rec, line)) return PB_FAIL;
   if (rec.label > x->max_class) x->max_class = rec.label;
   if (rec.pred > x->max_class) x->max_class = rec.pred;
   for (int32_t k = 0; k < ctx->meta->topk; k++)
     if (ctx->tk_class[k] > x->max_class) x->max_class = ctx->tk_class[k];
+  pb_ingest__note_range(ctx, s, ctx->hint_model, line);
   ctx->n_records++;
+  ctx->file_records++;
   return PB_OK;
 }
 
-/* Checks on the whole set after pass 1, and the dense arrays for pass 2. */
+/* Checks on the whole set after pass 1. */
 static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
 {
   struct pb_meta *meta = ctx->meta;
   const struct pb_ingest_options *opt = ctx->opt;
-  if (!ctx->have_header) {
-    pb_error_set("%s: empty file (no header line)", ctx->path);
-    return PB_FAIL;
-  }
-  if (ctx->n_records == 0) {
-    pb_error_set("%s: no records", ctx->path);
-    return PB_FAIL;
-  }
+  const char *set = ctx->set_name;
   for (int i = 0; opt && i < opt->n_source_classes; i++)
     if (pb_strmap_get(&ctx->sources, opt->class_source[i]) < 0) {
-      pb_error_set("%s: classes given for source %s, which has no records", ctx->path, opt->class_source[i]);
+      pb_error_set("%s: classes given for source %s, which has no records", set, opt->class_source[i]);
       return PB_FAIL;
     }
   for (int i = 0; opt && i < opt->n_roles; i++) {
     int32_t s = pb_strmap_get(&ctx->sources, opt->role_source[i]);
     if (s < 0) {
-      pb_error_set("%s: role given for source %s, which has no records", ctx->path, opt->role_source[i]);
+      pb_error_set("%s: role given for source %s, which has no records", set, opt->role_source[i]);
       return PB_FAIL;
     }
     if (pb_meta_role_parse(&meta->sources[s], opt->role[i]) != PB_OK) return PB_FAIL;
@@ -534,13 +610,18 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
     struct pb_ingest__src *x = &ctx->src[s];
     src->clean = pb_strmap_get(&x->conditions, PB_CLEAN_CONDITION);
     if (src->clean < 0) {
-      pb_error_set("%s: source %s has no '%s' condition", ctx->path, src->name, PB_CLEAN_CONDITION);
+      pb_error_set("%s: source %s has no '%s' condition", set, src->name, PB_CLEAN_CONDITION);
+      return PB_FAIL;
+    }
+    if (x->given_classes > 0 && x->given_classes < x->store_classes) {
+      pb_error_set("%s: classes given for source %s (%d) are fewer than %s holds (%d)", set, src->name,
+                   x->given_classes, ctx->store_name, x->store_classes);
       return PB_FAIL;
     }
     src->n_classes = x->given_classes > 0 ? x->given_classes : x->max_class + 1;
     int64_t n_rows = (int64_t)meta->n_models * src->n_conditions;
     if (n_rows > INT32_MAX || (uint64_t)n_rows * (uint64_t)src->n_images > SIZE_MAX / 64) {
-      pb_error_set("%s: source %s is too large (%d models x %d conditions x %d images)", ctx->path, src->name,
+      pb_error_set("%s: source %s is too large (%d models x %d conditions x %d images)", set, src->name,
                    meta->n_models, src->n_conditions, src->n_images);
       return PB_FAIL;
     }
@@ -549,201 +630,165 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
   if (pb_meta_validate_roles(meta) != PB_OK) { /* the roles given fit the sources read */
     char why[1024];
     snprintf(why, sizeof why, "%s", pb_error_message());
-    pb_error_set("%s: %s", ctx->path, why);
+    pb_error_set("%s: %s", set, why);
     return PB_FAIL;
-  }
-  ctx->rows = pb_calloc((size_t)meta->n_sources, sizeof *ctx->rows);
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    struct pb_source *src = &meta->sources[s];
-    size_t n_rec = (size_t)meta->n_models * (size_t)src->n_conditions * (size_t)src->n_images;
-    pb_store_rows_alloc(&ctx->rows[s], meta->n_models * src->n_conditions, src->n_images, meta->topk);
-    ctx->src[s].seen = pb_calloc((n_rec + 7) / 8, 1);
   }
   return PB_OK;
 }
 
-/* ------------------------------------------------------------------ pass 2 */
-
-static int pb_ingest__pass2_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+/* One file of pass 1: its header, every row validated, its ranges noted. */
+static int pb_ingest__pass1_file(struct pb_ingest__ctx *ctx, int k)
 {
-  struct pb_ingest__rec rec;
+  pb_ingest__use_file(ctx, k);
+  struct pb_ingest__file *f = ctx->file;
+  ctx->have_header = 0;
+  ctx->file_records = 0;
+  int status = pb_ingest__read(ctx, pb_ingest__pass1_row, 0, 0, 1);
+  for (int64_t r = 0; r < f->n_range; r++) /* the slot table is the current file's */
+    ctx->slot[(size_t)f->range[r].s * (size_t)ctx->slot_cm + (size_t)f->range[r].m] = -1;
+  if (status != PB_OK) return PB_FAIL;
   if (!ctx->have_header) {
-    ctx->have_header = 1;
-    return PB_OK;
+    pb_error_set("%s: empty file (no header line)", ctx->path);
+    return PB_FAIL;
   }
-  if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
-  struct pb_meta *meta = ctx->meta;
-  int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
-  int32_t m = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model,
-                                rec.name[PB_COL_MODEL]);
+  if (ctx->file_records == 0) {
+    pb_error_set("%s: no records", ctx->path);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+int pb_ingest__pass1(struct pb_ingest__ctx *ctx)
+{
+  for (int k = 0; k < ctx->n_files; k++)
+    if (pb_ingest__pass1_file(ctx, k) != PB_OK) return PB_FAIL;
+  return pb_ingest__finish_pass1(ctx);
+}
+
+int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec,
+                   int32_t key[4])
+{
+  if (pb_ingest__names(ctx, f, n, line, rec)) return PB_FAIL;
+  const struct pb_meta *meta = ctx->meta;
+  const int32_t s = pb_ingest__source_index(ctx, rec->name[PB_COL_SOURCE]);
   struct pb_ingest__src *x = s >= 0 ? &ctx->src[s] : NULL;
   const struct pb_source *so = s >= 0 ? &meta->sources[s] : NULL;
-  int32_t c = x ? pb_ingest__lookup(&x->conditions, so->conditions, so->n_conditions, &x->hint_condition,
-                                    rec.name[PB_COL_CONDITION]) : -1;
-  int32_t i = x ? pb_ingest__lookup(&x->images, so->image_ids, so->n_images, &x->hint_image, rec.name[PB_COL_IMAGE])
-                : -1;
-  if (m < 0 || c < 0 || i < 0) {
+  key[0] = s;
+  key[1] = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model, rec->name[PB_COL_MODEL]);
+  key[2] = x ? pb_ingest__lookup(&x->conditions, so->conditions, so->n_conditions, &x->hint_condition,
+                                 rec->name[PB_COL_CONDITION]) : -1;
+  key[3] = x ? pb_ingest__lookup(&x->images, so->image_ids, so->n_images, &x->hint_image, rec->name[PB_COL_IMAGE])
+             : -1;
+  if (key[1] < 0 || key[2] < 0 || key[3] < 0) {
     /* pass 1 saw every name, so only a file rewritten meanwhile gets here */
     pb_error_set("%s:%lld: file changed while it was being read", ctx->path, (long long)line);
     return PB_FAIL;
   }
-  if (pb_ingest__values(ctx, f, line, ctx->meta->sources[s].n_classes, &rec)) return PB_FAIL;
-  const struct pb_source *src = &ctx->meta->sources[s];
-  size_t at = ((size_t)m * (size_t)src->n_conditions + (size_t)c) * (size_t)src->n_images + (size_t)i;
-  if (x->seen[at / 8] & (1u << (at % 8))) {
-    ctx->dup_s = s, ctx->dup_m = m, ctx->dup_c = c, ctx->dup_i = i;
-    ctx->dup_line = line;
-    return PB_INGEST__STOP;
-  }
-  x->seen[at / 8] |= (uint8_t)(1u << (at % 8));
-  struct pb_rows *r = &ctx->rows[s];
-  r->pred[at] = rec.pred;
-  r->smax[at] = rec.smax;
-  r->ptrue[at] = rec.ptrue;
-  for (int32_t k = 0; k < r->topk; k++) {
-    r->topk_class[at * (size_t)r->topk + (size_t)k] = ctx->tk_class[k];
-    r->topk_prob[at * (size_t)r->topk + (size_t)k] = ctx->tk_prob[k];
-  }
   return PB_OK;
 }
 
-/* Pass 3, only after a duplicate: the line of the key's first occurrence. */
-static int pb_ingest__first_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t s, struct pb_ingest__rec *rec)
 {
-  const struct pb_source *src = &ctx->meta->sources[ctx->dup_s];
-  if (!ctx->have_header) {
-    ctx->have_header = 1;
-    return PB_OK;
-  }
-  if (n != ctx->n_fields) return PB_OK;
-  if (strcmp(f[ctx->col[PB_COL_SOURCE]], src->name) == 0 &&
-      strcmp(f[ctx->col[PB_COL_MODEL]], ctx->meta->model_ids[ctx->dup_m]) == 0 &&
-      strcmp(f[ctx->col[PB_COL_CONDITION]], src->conditions[ctx->dup_c]) == 0 &&
-      strcmp(f[ctx->col[PB_COL_IMAGE]], src->image_ids[ctx->dup_i]) == 0) {
-    ctx->first_line = line;
-    return PB_INGEST__STOP;
-  }
-  return PB_OK;
+  return pb_ingest__values(ctx, f, line, ctx->meta->sources[s].n_classes, rec);
 }
 
-static int pb_ingest__report_duplicate(struct pb_ingest__ctx *ctx)
+void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct pb_meta *old)
 {
-  const struct pb_meta *meta = ctx->meta;
-  const struct pb_source *src = &meta->sources[ctx->dup_s];
-  ctx->have_header = 0;
-  ctx->first_line = 0;
-  if (pb_ingest__read(ctx, pb_ingest__first_row)) return PB_FAIL;
-  pb_error_set("%s:%lld: duplicate record for source %s, model %s, condition %s, image %s (first at line %lld)",
-               ctx->path, (long long)ctx->dup_line, src->name, meta->model_ids[ctx->dup_m],
-               src->conditions[ctx->dup_c], src->image_ids[ctx->dup_i], (long long)ctx->first_line);
-  return PB_FAIL;
-}
-
-/* Every cell of a source holds the source's whole image set. */
-static int pb_ingest__check_complete(const struct pb_ingest__ctx *ctx)
-{
-  const struct pb_meta *meta = ctx->meta;
-  for (int32_t s = 0; s < meta->n_sources; s++) {
-    const struct pb_source *src = &meta->sources[s];
-    const uint8_t *seen = ctx->src[s].seen;
-    size_t at = 0;
-    for (int32_t m = 0; m < meta->n_models; m++)
-      for (int32_t c = 0; c < src->n_conditions; c++)
-        for (int32_t i = 0; i < src->n_images; i++, at++)
-          if (!(seen[at / 8] & (1u << (at % 8)))) {
-            pb_error_set("%s: source %s, model %s, condition %s: missing record for image %s", ctx->path,
-                         src->name, meta->model_ids[m], src->conditions[c], src->image_ids[i]);
-            return PB_FAIL;
-          }
+  struct pb_meta *meta = ctx->meta;
+  ctx->store_name = name;
+  pb_ingest__topk_alloc(ctx, old->topk);
+  for (int32_t m = 0; m < old->n_models; m++) {
+    pb_ingest__add_model(ctx, old->model_ids[m], old->model_groups[m], 0);
+    ctx->model_file[m] = -1;
   }
-  return PB_OK;
+  ctx->base_models = old->n_models;
+  for (int32_t s = 0; s < old->n_sources; s++) {
+    const struct pb_source *a = &old->sources[s];
+    pb_ingest__add_source(ctx, a->name);
+    struct pb_source *b = &meta->sources[s];
+    struct pb_ingest__src *x = &ctx->src[s];
+    b->role = a->role;
+    b->role_declared = a->role_declared;
+    b->role_fixed = a->role_fixed;
+    b->role_of = a->role_of ? pb_strdup(a->role_of) : NULL;
+    b->seed_values = a->seed_values ? pb_strdup(a->seed_values) : NULL;
+    for (int32_t c = 0; c < a->n_conditions; c++) pb_ingest__add_condition(ctx, s, a->conditions[c], 0);
+    for (int32_t i = 0; i < a->n_images; i++) {
+      struct pb_ingest__rec rec = {.label = a->labels[i], .split = a->split[i]};
+      rec.name[PB_COL_IMAGE] = a->image_ids[i];
+      pb_ingest__add_image(ctx, s, &rec, 0);
+      x->image_file[i] = -1;
+    }
+    x->store_classes = a->n_classes;
+    x->max_class = a->n_classes - 1;
+  }
 }
 
-/* ------------------------------------------------------------------- public */
+/* ------------------------------------------------------------------ context */
 
-static void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx)
+void pb_ingest__ctx_init(struct pb_ingest__ctx *ctx, int n, const char *const *paths, const char *spool_base,
+                         const struct pb_ingest_options *opt, struct pb_meta *meta)
+{
+  memset(ctx, 0, sizeof *ctx);
+  memset(meta, 0, sizeof *meta);
+  ctx->opt = opt;
+  ctx->meta = meta;
+  ctx->spool_base = spool_base;
+  ctx->n_files = n;
+  ctx->files = pb_calloc((size_t)(n > 0 ? n : 1), sizeof *ctx->files);
+  for (int k = 0; k < n; k++) {
+    ctx->files[k].path = paths[k];
+    ctx->files[k].name = strcmp(paths[k], "-") == 0 ? "stdin" : paths[k];
+  }
+  /* errors of the whole set name the file, or the first and how many more */
+  if (n == 1) {
+    ctx->set_name = pb_strdup(ctx->files[0].name);
+  } else {
+    const size_t len = strlen(ctx->files[0].name) + 64;
+    ctx->set_name = pb_malloc(len);
+    snprintf(ctx->set_name, len, "%s and %d more files", ctx->files[0].name, n - 1);
+  }
+  pb_strmap_init(&ctx->sources);
+  pb_strmap_init(&ctx->models);
+  pb_ingest__use_file(ctx, 0);
+}
+
+void pb_ingest__use_file(struct pb_ingest__ctx *ctx, int k)
+{
+  ctx->cur = k;
+  ctx->file = &ctx->files[k];
+  ctx->path = ctx->file->name;
+}
+
+void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx)
 {
   for (int32_t s = 0; ctx->src && s < ctx->meta->n_sources; s++) {
     pb_strmap_free(&ctx->src[s].conditions);
     pb_strmap_free(&ctx->src[s].images);
     free(ctx->src[s].image_line);
-    free(ctx->src[s].seen);
+    free(ctx->src[s].image_file);
   }
+  for (int k = 0; k < ctx->n_files; k++) {
+    struct pb_ingest__file *f = &ctx->files[k];
+    if (f->spool) unlink(f->spool);
+    pb_signal_forget_file(f->spool_sig);
+    free(f->spool);
+    free(f->topk_class_col);
+    free(f->topk_prob_col);
+    free(f->range);
+  }
+  free(ctx->files);
   free(ctx->src);
   pb_strmap_free(&ctx->sources);
   pb_strmap_free(&ctx->models);
   free(ctx->model_line);
-  free(ctx->topk_class_col);
-  free(ctx->topk_prob_col);
+  free(ctx->model_file);
+  free(ctx->slot);
   free(ctx->tk_class);
   free(ctx->tk_prob);
-}
-
-int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, struct pb_meta *meta,
-                    struct pb_rows **rows)
-{
-  int status = PB_FAIL;
-  struct pb_ingest__ctx ctx = {.path = csv_path, .opt = opt, .meta = meta};
-  memset(meta, 0, sizeof *meta);
-  *rows = NULL;
-  pb_strmap_init(&ctx.sources);
-  pb_strmap_init(&ctx.models);
-  if (pb_ingest__read(&ctx, pb_ingest__pass1_row) || pb_ingest__finish_pass1(&ctx)) goto done;
-  ctx.have_header = 0;
-  ctx.dup_line = 0;
-  if (pb_ingest__read(&ctx, pb_ingest__pass2_row)) goto done;
-  if (ctx.dup_line > 0) {
-    pb_ingest__report_duplicate(&ctx);
-    goto done;
-  }
-  if (pb_ingest__check_complete(&ctx)) goto done;
-  meta->provenance = pb_strdup(opt && opt->provenance ? opt->provenance : "");
-  if (pb_meta_validate(meta)) {
-    char why[1024];
-    snprintf(why, sizeof why, "%s", pb_error_message());
-    pb_error_set("%s: %s", csv_path, why);
-    goto done;
-  }
-  *rows = ctx.rows;
-  ctx.rows = NULL;
-  status = PB_OK;
-done:
-  if (ctx.rows) {
-    for (int32_t s = 0; s < meta->n_sources; s++) pb_store_rows_free(&ctx.rows[s]);
-    free(ctx.rows);
-  }
-  pb_ingest__ctx_free(&ctx);
-  if (status != PB_OK) pb_meta_free(meta);
-  return status;
-}
-
-int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, const char *store_path)
-{
-  int status = PB_FAIL;
-  struct pb_meta meta;
-  struct pb_rows *rows = NULL;
-  struct pb_store *st = NULL;
-  int32_t *index = NULL;
-  /* before reading anything: the store must never replace the CSV */
-  if (pb_output_file_ok(store_path, PB_OUTPUT_STORE, &csv_path, 1, pb_output_force())) return PB_FAIL;
-  if (pb_ingest_parse(csv_path, opt, &meta, &rows)) return PB_FAIL;
-  if (pb_store_create(store_path, MPI_COMM_SELF, &meta, &st)) goto done;
-  for (int32_t s = 0; s < meta.n_sources; s++) {
-    int32_t n = rows[s].n_rows;
-    index = pb_realloc(index, (size_t)n * sizeof *index);
-    for (int32_t r = 0; r < n; r++) index[r] = r;
-    if (pb_store_write_rows(st, s, n, index, &rows[s])) goto done;
-    pb_store_rows_free(&rows[s]);   /* written: release it before the next source */
-  }
-  status = pb_store_commit(st);   /* closes the store either way */
-  st = NULL;
-done:
-  if (st) pb_store_close(st);   /* removes the unfinished STORE.tmp */
-  free(index);
-  for (int32_t s = 0; s < meta.n_sources; s++) pb_store_rows_free(&rows[s]);
-  free(rows);
-  pb_meta_free(&meta);
-  return status;
+  free(ctx->tk_name);
+  free(ctx->set_name);
+  free(ctx->old_provenance);
 }
 
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)

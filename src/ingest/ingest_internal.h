@@ -1,9 +1,11 @@
-/* Between src/ingest/ingest.c and src/ingest/ingest_read.c: the state of an
- * ingest and the row handlers that the CSV reader calls. */
+/* Between the files of src/ingest: the state of an ingest, the row handlers
+ * that the CSV reader calls (ingest.c: validation and pass 1), the reader
+ * (ingest_read.c) and pass 2 by windows of the store (ingest_window.c). */
 #ifndef PB_INGEST_INTERNAL_H
 #define PB_INGEST_INTERNAL_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pairbound/ingest.h"
 #include "pairbound/store.h"
@@ -23,37 +25,97 @@ struct pb_ingest__src {
   struct pb_strmap images;
   int32_t cap_conditions, cap_images;
   int64_t *image_line;     /* line where each image first appeared */
+  int32_t *image_file;     /* and in which file */
   int32_t given_classes;   /* from the options, 0 = infer */
+  int32_t store_classes;   /* --append: the store's class count, else 0 */
   int32_t max_class;       /* largest label, pred or top-k class seen */
-  uint8_t *seen;           /* pass 2: bitmap over [row][image] */
   int32_t hint_condition, hint_image;   /* last looked up (pb_ingest__lookup) */
 };
 
-struct pb_ingest__ctx {
-  const char *path;
-  const struct pb_ingest_options *opt;
-  struct pb_meta *meta;
-  int have_header;
+/* Where the rows of one (source, model) lie in one file: pass 2 reads a
+ * window's models from the first such row to the end of the last. */
+struct pb_ingest__range {
+  int32_t s, m;
+  off_t off0, off1;        /* offset of the first row, end of the last */
+  int64_t line0;           /* line of the first row */
+};
+
+/* One input file, with its own header. */
+struct pb_ingest__file {
+  const char *path;        /* as given; "-" is stdin */
+  const char *name;        /* in messages: the path, or "stdin" */
+  char *spool;             /* stdin: the copy that later passes read (removed at the end), else NULL */
+  int spool_sig;           /* its slot for a signal's immediate exit (pb_signal_cleanup_file), 0: none */
   int n_fields;
   int col[PB_N_COLS];
   int *topk_class_col, *topk_prob_col;
+  struct pb_ingest__range *range;
+  int64_t n_range, cap_range;
+};
+
+struct pb_ingest__win;
+
+struct pb_ingest__ctx {
+  const char *path;        /* the current file's name in messages */
+  char *set_name;          /* the whole input's, for errors of the set */
+  const char *spool_base;  /* stdin is copied beside this path */
+  const struct pb_ingest_options *opt;
+  struct pb_meta *meta;
+  struct pb_ingest__file *files, *file;  /* every input, the one being read */
+  const char *store_name;  /* --append: the store the dictionaries come from (file -1 in messages), else NULL */
+  int32_t base_models;     /* --append: its models, which the files must not hold */
+  char *old_provenance;    /* --append: its provenance text */
+  int n_files, cur;
+  int have_header;
   int32_t *tk_class;       /* scratch [topk] */
   float *tk_prob;
+  char (*tk_name)[2][24];  /* [topk] "topK_class", "topK_prob" */
   struct pb_strmap sources, models;
   int32_t cap_sources, cap_models;
   int64_t *model_line;
+  int32_t *model_file;
   struct pb_ingest__src *src;
-  int64_t n_records;
-  struct pb_rows *rows;    /* pass 2 output [n_sources] */
+  int64_t n_records, file_records;
+  int32_t *slot;           /* pass 1: [s * slot_cm + m] the current file's range of (s, m), or -1 */
+  int32_t slot_cs, slot_cm;
+  off_t row_off, row_end;  /* set by the reader: where the row being handled begins and ends */
+  struct pb_ingest__win *win;           /* pass 2: the window being filled (ingest_window.c) */
   int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
-  int32_t dup_s, dup_m, dup_c, dup_i;
-  int64_t dup_line, first_line;
+};
+
+/* One parsed record (names point into the reader's field buffers). */
+struct pb_ingest__rec {
+  const char *name[PB_COL_IMAGE + 1];
+  int32_t label, pred;
+  uint8_t split;
+  float smax, ptrue;
 };
 
 typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
 
-/* Read the whole CSV, calling on_row for every row (the header included) with
- * the line where the row began (ingest_read.c). */
-int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row);
+/* Read ctx->file, calling on_row for every row (the header included) with the
+ * line where the row began (ingest_read.c): the whole file (off0 = 0), or the
+ * rows that begin in [off0, off1), the first of them at line @p line0.  Pass
+ * 1 of stdin copies what it reads to the file's spool. */
+int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t off0, off_t off1, int64_t line0);
+
+/* ingest.c: the context, pass 1 over every file (dictionaries, every row
+ * validated) and the checks of the whole set after it. */
+void pb_ingest__ctx_init(struct pb_ingest__ctx *ctx, int n, const char *const *paths, const char *spool_base,
+                         const struct pb_ingest_options *opt, struct pb_meta *meta);
+void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx);
+void pb_ingest__use_file(struct pb_ingest__ctx *ctx, int k);
+/* --append: the dictionaries, roles and top-k length of the store @p name
+ * holding @p old, before pass 1; the files may add models only. */
+void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct pb_meta *old);
+int pb_ingest__pass1(struct pb_ingest__ctx *ctx);
+/* Pass 2's view of a row: its names looked up in pass 1's dictionaries,
+ * key = {source, model, condition, image} ... */
+int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec,
+                   int32_t key[4]);
+/* ... and its values validated again with the final class counts (top-k into ctx->tk_*). */
+int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t s, struct pb_ingest__rec *rec);
+/* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append). */
+const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
 
 #endif

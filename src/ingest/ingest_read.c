@@ -1,7 +1,10 @@
-/* `pairbound ingest`: reading the CSV.  Every row goes to a row handler with
- * the line where it began: plain lines are split in place, anything else
- * (quotes, stray CRs, rows spanning lines) goes through libcsv one physical
- * line at a time.  Format and messages: docs/csv.md. */
+/* `pairbound ingest`: reading a CSV file.  Every row goes to a row handler
+ * with the line where it began (and the byte offsets where it begins and
+ * ends): plain lines are split in place, anything else (quotes, stray CRs,
+ * rows spanning lines) goes through libcsv one physical line at a time.  A
+ * read covers the whole file or the rows that begin in a byte range; stdin
+ * is read once and copied to a spool file that later passes read instead.
+ * Format and messages: docs/csv.md. */
 #include "config.h"
 
 #include <errno.h>
@@ -9,11 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <csv.h>
 
 #include "pairbound/error.h"
+#include "pairbound/output.h"
+#include "pairbound/signals.h"
 #include "ingest_internal.h"
+
+/* Bytes of a file's stdio buffer. */
+#define PB_INGEST__READ_BUFFER (1 << 20)
 
 /* libcsv feeds fields and row ends through callbacks; this carries them,
  * plus the physical line numbers libcsv does not track. */
@@ -22,6 +31,8 @@ struct pb_ingest__reader {
   pb_ingest__row_fn on_row;
   int64_t line;            /* physical line being fed */
   int64_t row_line;        /* line where the current row began, 0 = none */
+  off_t line_off, next_off; /* where the physical line being fed begins, and the next one */
+  off_t row_off;           /* where the current row began */
   char **field;
   size_t *field_cap;
   int n_field, cap_field;
@@ -34,7 +45,10 @@ static void pb_ingest__on_field(void *s, size_t len, void *data)
 {
   struct pb_ingest__reader *r = data;
   if (r->status != PB_OK) return;
-  if (r->row_line == 0) r->row_line = r->line;   /* a row that began after a bare CR */
+  if (r->row_line == 0) { /* a row that began after a bare CR */
+    r->row_line = r->line;
+    r->row_off = r->line_off;
+  }
   if (r->n_field == r->cap_field) {
     int cap = r->cap_field ? 2 * r->cap_field : 16;
     r->field = pb_realloc(r->field, (size_t)cap * sizeof *r->field);
@@ -62,8 +76,11 @@ static void pb_ingest__on_row(int c, void *data)
 {
   struct pb_ingest__reader *r = data;
   (void)c;
-  if (r->status == PB_OK)
+  if (r->status == PB_OK) {
+    r->ctx->row_off = r->row_line ? r->row_off : r->line_off;
+    r->ctx->row_end = r->next_off;
     r->status = r->on_row(r->ctx, r->field, r->n_field, r->row_line ? r->row_line : r->line);
+  }
   r->n_field = 0;
   r->row_line = 0;
 }
@@ -110,66 +127,134 @@ static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
     *fe = '\0';
     r->fast[k] = p;
   }
+  r->ctx->row_off = r->line_off;
+  r->ctx->row_end = r->next_off;
   r->status = r->on_row(r->ctx, r->fast, nf, r->line);
   return 1;
 }
 
-/* Read the whole CSV, calling on_row for every row (the header included).
- * libcsv gets one physical line at a time so that each row knows its line. */
-int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row)
+/* The stream of ctx->file for a read from @p off0: the file itself, or its
+ * spool; stdin the first time (pass 1), with its spool opened into *spool. */
+static FILE *pb_ingest__open(struct pb_ingest__ctx *ctx, off_t off0, FILE **spool)
 {
-  struct pb_ingest__reader r = {.ctx = ctx, .on_row = on_row, .status = PB_OK};
+  struct pb_ingest__file *f = ctx->file;
+  *spool = NULL;
+  if (strcmp(f->path, "-") == 0 && !f->spool) {
+    /* STORE.stdin.tmp.XXXXXX: not a temporary of the store, which its creation sweeps */
+    const char *base = ctx->spool_base ? ctx->spool_base : "stdin";
+    const size_t len = strlen(base) + 8;
+    char *name = pb_malloc(len);
+    snprintf(name, len, "%s.stdin", base);
+    int fd = pb_output_temp(name, &f->spool);
+    free(name);
+    if (fd >= 0) f->spool_sig = pb_signal_cleanup_file(f->spool); /* a signal's immediate exit removes it */
+    if (fd < 0 || !(*spool = fdopen(fd, "w"))) {
+      if (fd >= 0) close(fd);
+      pb_error_set("stdin: cannot create the copy that ingest reads twice: %s", strerror(errno));
+      return NULL;
+    }
+    return stdin;
+  }
+  const char *path = f->spool ? f->spool : f->path;
+  FILE *fp = fopen(path, "r");
+  if (!fp) {
+    pb_error_set("%s: cannot open: %s", ctx->path, strerror(errno));
+    return NULL;
+  }
+  /* large reads: the default buffer (a block) makes a read(2) per 4 KiB */
+  setvbuf(fp, NULL, _IOFBF, PB_INGEST__READ_BUFFER);
+  if (off0 > 0 && fseeko(fp, off0, SEEK_SET) != 0) {
+    pb_error_set("%s: cannot seek: %s", ctx->path, strerror(errno));
+    fclose(fp);
+    return NULL;
+  }
+  return fp;
+}
+
+/* Close what pb_ingest__open opened; the spool of stdin must be complete. */
+static int pb_ingest__close(struct pb_ingest__ctx *ctx, FILE *fp, FILE *spool, int status)
+{
+  if (spool && (fclose(spool) != 0 || ferror(fp)) && status == PB_OK) {
+    pb_error_set("stdin: cannot write the copy that ingest reads twice (%s): %s", ctx->file->spool, strerror(errno));
+    status = PB_FAIL;
+  }
+  if (fp != stdin) fclose(fp);
+  return status;
+}
+
+/* One physical line: libcsv gets it with its line number known. */
+static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, char *text, ssize_t n)
+{
+  const struct pb_ingest__ctx *ctx = r->ctx;
+  /* spreadsheets often start a UTF-8 file with a byte-order mark */
+  if (r->line_off == 0 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+    text += 3;
+    n -= 3;
+  }
+  /* CR-only line ends (classic Mac) would make the whole file one line
+   * for the line numbers of every message: refused (docs/csv.md) */
+  const char *cr = memchr(text, '\r', (size_t)n);
+  if (cr && cr + 1 < text + n && cr[1] != '\n') {
+    pb_error_set("%s:%lld: carriage return inside a line: line ends must be LF or CRLF, not CR alone", ctx->path,
+                 (long long)r->line);
+    r->status = PB_FAIL;
+    return;
+  }
+  /* libcsv holds no part of a row here: split plain lines directly */
+  if (r->row_line == 0 && r->n_field == 0 && pb_ingest__fast_row(r, text, n)) return;
+  if (r->row_line == 0 && !pb_ingest__blank(text, n)) {
+    r->row_line = r->line;
+    r->row_off = r->line_off;
+  }
+  if (csv_parse(p, text, (size_t)n, pb_ingest__on_field, pb_ingest__on_row, r) != (size_t)n && r->status == PB_OK) {
+    if (csv_error(p) == CSV_EPARSE)
+      pb_error_set("%s:%lld: malformed CSV: misplaced quote", ctx->path, (long long)r->line);
+    else
+      pb_error_set("%s:%lld: CSV parser: %s", ctx->path, (long long)r->line, csv_strerror(csv_error(p)));
+    r->status = PB_FAIL;
+  }
+}
+
+int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t off0, off_t off1, int64_t line0)
+{
+  struct pb_ingest__reader r = {.ctx = ctx, .on_row = on_row, .status = PB_OK, .line = line0 - 1};
   struct csv_parser p;
   char *line = NULL;
   size_t cap = 0;
   ssize_t n;
-  int parser = 0;
-  FILE *fp = fopen(ctx->path, "r");
-  if (!fp) {
-    pb_error_set("%s: cannot open: %s", ctx->path, strerror(errno));
-    return PB_FAIL;
-  }
+  int parser = 0, ended = 0;
+  FILE *spool, *fp = pb_ingest__open(ctx, off0, &spool);
+  if (!fp) return PB_FAIL;
   if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
     pb_error_set("%s: cannot initialise the CSV parser", ctx->path);
     r.status = PB_FAIL;
     goto done;
   }
   parser = 1;
-  while (r.status == PB_OK && (n = getline(&line, &cap, fp)) > 0) {
-    char *text = line;
-    r.line++;
-    /* spreadsheets often start a UTF-8 file with a byte-order mark */
-    if (r.line == 1 && n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-      text += 3;
-      n -= 3;
+  r.next_off = off0;
+  while (r.status == PB_OK) {
+    /* a range ends before the first row that begins at or after its end */
+    if (off1 > 0 && r.next_off >= off1 && r.row_line == 0 && r.n_field == 0) {
+      ended = 1;
+      break;
     }
-    /* CR-only line ends (classic Mac) would make the whole file one line
-     * for the line numbers of every message: refused (docs/csv.md) */
-    const char *cr = memchr(text, '\r', (size_t)n);
-    if (cr && cr + 1 < text + n && cr[1] != '\n') {
-      pb_error_set("%s:%lld: carriage return inside a line: line ends must be LF or CRLF, not CR alone", ctx->path,
-                   (long long)r.line);
+    if ((n = getline(&line, &cap, fp)) <= 0) break;
+    if (spool && fwrite(line, 1, (size_t)n, spool) != (size_t)n) {
+      pb_error_set("stdin: cannot write the copy that ingest reads twice (%s): %s", ctx->file->spool, strerror(errno));
       r.status = PB_FAIL;
       break;
     }
-    /* libcsv holds no part of a row here: split plain lines directly */
-    if (r.row_line == 0 && r.n_field == 0 && pb_ingest__fast_row(&r, text, n)) continue;
-    if (r.row_line == 0 && !pb_ingest__blank(text, n)) r.row_line = r.line;
-    if (csv_parse(&p, text, (size_t)n, pb_ingest__on_field, pb_ingest__on_row, &r) != (size_t)n &&
-        r.status == PB_OK) {
-      if (csv_error(&p) == CSV_EPARSE)
-        pb_error_set("%s:%lld: malformed CSV: misplaced quote", ctx->path, (long long)r.line);
-      else
-        pb_error_set("%s:%lld: CSV parser: %s", ctx->path, (long long)r.line, csv_strerror(csv_error(&p)));
-      r.status = PB_FAIL;
-    }
+    r.line++;
+    r.line_off = r.next_off;
+    r.next_off += n;
+    pb_ingest__line(&r, &p, line, n);
   }
   if (r.status == PB_OK && ferror(fp)) {
     pb_error_set("%s: read error: %s", ctx->path, strerror(errno));
     r.status = PB_FAIL;
   }
   /* csv_fini delivers a last row that has no line end */
-  if (r.status == PB_OK && csv_fini(&p, pb_ingest__on_field, pb_ingest__on_row, &r) != 0 &&
+  if (r.status == PB_OK && !ended && csv_fini(&p, pb_ingest__on_field, pb_ingest__on_row, &r) != 0 &&
       r.status == PB_OK) {
     pb_error_set("%s:%lld: malformed CSV: quoted field not closed at end of file", ctx->path,
                  (long long)(r.row_line ? r.row_line : r.line));
@@ -182,7 +267,5 @@ done:
   free(r.fast);
   free(r.field_cap);
   free(line);
-  fclose(fp);
-  return r.status == PB_FAIL ? PB_FAIL : PB_OK;
+  return pb_ingest__close(ctx, fp, spool, r.status == PB_FAIL ? PB_FAIL : PB_OK);
 }
-

@@ -154,7 +154,7 @@ done:
   return status;
 }
 
-static struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
+struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
 {
   struct pb_store *st = pb_calloc(1, sizeof *st);
   st->file = -1;
@@ -176,7 +176,7 @@ static char **pb__copy_strings(char *const *v, int32_t n)
   return d;
 }
 
-static void pb_meta__copy(struct pb_meta *dst, const struct pb_meta *src)
+void pb_store__meta_copy(struct pb_meta *dst, const struct pb_meta *src)
 {
   *dst = *src;
   dst->model_ids = pb__copy_strings(src->model_ids, src->n_models);
@@ -208,7 +208,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   if (pb_meta_validate(meta)) return PB_FAIL;
   st = pb_store__new(path, comm);
   st->writable = 1;
-  pb_meta__copy(&st->meta, meta);
+  pb_store__meta_copy(&st->meta, meta);
   int ok = PB_OK;
   if (st->rank == 0) {
     size_t n = strlen(path) + 8;

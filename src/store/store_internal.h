@@ -45,6 +45,11 @@ struct pb_store {
   struct pb_store__wdset *wmap; /* [n_sources * PB_STORE_DSETS] */
 };
 
+/* A store object for @p path on @p comm, nothing open yet (store.c). */
+struct pb_store *pb_store__new(const char *path, MPI_Comm comm);
+/* Deep copy of @p src into @p dst, so a store owns its metadata (store.c). */
+void pb_store__meta_copy(struct pb_meta *dst, const struct pb_meta *src);
+
 /* Open a store (pb_store_open), listing damaged metadata into @p damage when not NULL (store.c). */
 int pb_store__open(const char *path, MPI_Comm comm, FILE *damage, int64_t *n_damage, struct pb_store **out);
 
@@ -68,6 +73,9 @@ int pb_store__digest_check(hid_t file, const struct pb_meta *meta, int32_t schem
  * once the record datasets exist, or of one source after it grew (collective);
  * released with the store. */
 int pb_store__wmap_all(struct pb_store *st);
+/* pb_store_write_span's direct writes, for a store whose layout allows them (st->wdirect). */
+int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
+                                const struct pb_rows *data);
 int pb_store__wmap_source(struct pb_store *st, int32_t s);
 void pb_store__wmap_free(struct pb_store *st);
 

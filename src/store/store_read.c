@@ -362,6 +362,19 @@ int pb_store_write_rows(struct pb_store *st, int32_t src, int32_t n_rows, const 
   return pb_store__rows_all(st, src, n_rows, rows, data, PB_FIELD_ALL, 1);
 }
 
+/* The direct chunk writes (store_write.c), or where the layout does not
+ * allow them, HDF5's collective writes of pb_store_write_rows. */
+int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data)
+{
+  if (!st->writable) { pb_error_set("%s: store is not open for writing", st->path); return PB_FAIL; }
+  if (st->wdirect) return pb_store__write_span_direct(st, src, row0, n_rows, data);
+  int32_t *rows = pb_malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof *rows);
+  for (int32_t j = 0; j < n_rows; j++) rows[j] = row0 + j;
+  int status = pb_store_write_rows(st, src, n_rows, rows, data);
+  free(rows);
+  return status;
+}
+
 /* Tolerance of the M <= S and M = S-when-correct rules, as at ingest (docs/csv.md). */
 #define PB_STORE_PROB_TOL 1e-6
 

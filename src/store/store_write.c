@@ -221,16 +221,9 @@ static int pb_store__write_dset(struct pb_store *st, const struct pb_store__wdse
   return PB_OK;
 }
 
-int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data)
+int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
+                                const struct pb_rows *data)
 {
-  if (!st->writable) { pb_error_set("%s: store is not open for writing", st->path); return PB_FAIL; }
-  if (!st->wdirect) { /* HDF5's collective writes, as pb_store_write_rows */
-    int32_t *rows = pb_malloc((size_t)(n_rows > 0 ? n_rows : 1) * sizeof *rows);
-    for (int32_t j = 0; j < n_rows; j++) rows[j] = row0 + j;
-    int status = pb_store_write_rows(st, src, n_rows, rows, data);
-    free(rows);
-    return status;
-  }
   const int32_t n_cond = st->meta.sources[src].n_conditions;
   const void *field[PB_STORE_DSETS] = {data->pred, data->smax, data->ptrue, data->topk_class, data->topk_prob};
   char *scratch = NULL;

@@ -84,6 +84,8 @@ echo "  MPI: OMPI_MCA_pml=$OMPI_MCA_pml"
 echo "stage                              ranks x thr   wall        throughput        memory"
 run "synth (paper, all records)" $ALLREC 1 2 synth --no-summary -o "$W/p.h5"
 run "synth (paper) 2 ranks" $ALLREC 2 1 synth --no-summary -o "$W/p.h5"
+# records in and out: export, ingest (one file, 44 files, 2 ranks), append of one model
+bash "$HERE/bench_io.sh" "$PB" "$W/p.h5" "$W"
 run "protocol" $ALLREC 1 2 protocol "$W/p.h5" -o "$W/o"
 phases protocol
 run "states (paired records)" $PAIRED 1 2 states "$W/p.h5" -o "$W/o"

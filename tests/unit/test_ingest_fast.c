@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+
 #include "pairbound/error.h"
+#include "pairbound/parse.h"
 #include "pairbound/ingest.h"
 #include "pairbound/store.h"
 
@@ -147,6 +150,36 @@ START_TEST(test_fast_path_hands_over)
 }
 END_TEST
 
+/* pb_parse_csv_int reads plain digit strings without strtoll: the same
+ * verdicts and values as the definition (strtoll, whole field, range). */
+static int int_by_strtoll(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (end == s || *end != '\0') return PB_FAIL;
+  if (errno == ERANGE || x < lo || x > hi) return PB_PARSE_RANGE;
+  *out = x;
+  return PB_OK;
+}
+
+START_TEST(test_ints_equal_strtoll)
+{
+  static const char *cases[] = {"0", "7", "007", "000000000", "123456789", "999999999", "1234567890",
+                                "2147483647", "2147483648", "0000000001", "-1", "+5", " 5", "5 ", "", "12a",
+                                "1.0", "99999999999999999999", "-2147483648", "-2147483649"};
+  static const int64_t range[3][2] = {{INT32_MIN, INT32_MAX}, {0, 1000}, {5, 5}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+    for (int r = 0; r < 3; r++) {
+      int64_t a = -42, b = -42;
+      const int sa = pb_parse_csv_int(cases[k], range[r][0], range[r][1], &a);
+      const int sb = int_by_strtoll(cases[k], range[r][0], range[r][1], &b);
+      ck_assert_msg(sa == sb && (sa != PB_OK || a == b), "'%s' in [%lld, %lld]: %d %lld, strtoll %d %lld", cases[k],
+                    (long long)range[r][0], (long long)range[r][1], sa, (long long)a, sb, (long long)b);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("ingest_fast");
@@ -154,6 +187,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_decimals_equal_strtof);
   tcase_add_test(tc, test_plain_lines_equal_libcsv);
   tcase_add_test(tc, test_fast_path_hands_over);
+  tcase_add_test(tc, test_ints_equal_strtoll);
   suite_add_tcase(s, tc);
   return s;
 }

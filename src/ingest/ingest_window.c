@@ -1,0 +1,372 @@
+/* `pairbound ingest`, pass 2: the records, a window of the store at a time.
+ *
+ * A window is a run of the store's rows (store order: sources, then models,
+ * then conditions) in whole write units (pb_store_span_rows) holding at most
+ * PB_INGEST_WINDOW_BYTES of records and their bitmap; its dense arrays are
+ * filled by reading, in every file, only the byte range where pass 1 saw
+ * rows of the window's models, then written to the store and released.  A
+ * record already marked in the bitmap is a duplicate; the earliest one in
+ * file order over every window is the one reported (a short read finds its
+ * first occurrence), and only when there is none, the first missing record
+ * in store order.  Format and messages: docs/csv.md. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/error.h"
+#include "pairbound/ingest.h"
+#include "pairbound/output.h"
+#include "pairbound/store.h"
+#include "ingest_internal.h"
+
+/* Longest provenance text an append writes: an HDF5 attribute holds less than 64 KiB. */
+#define PB_INGEST_PROVENANCE_MAX 60000
+
+/* Rows [r0, r1) of source s: a part of a window. */
+struct pb_ingest__seg {
+  int32_t s, r0, r1;
+  struct pb_rows rows;
+  uint8_t *seen;           /* one bit per record */
+};
+
+struct pb_ingest__win {
+  struct pb_ingest__seg *seg;
+  int n_seg, cap_seg, hint;
+  int64_t bytes;           /* of the records and bitmaps of its rows */
+  int dup_file;            /* the earliest duplicate so far (file order), -1 = none */
+  int64_t dup_line;
+  int32_t dup_key[4];
+  char *missing;           /* the first missing record's message (store order), or NULL */
+  int first_found;         /* pass 3: the duplicate's first occurrence was found ... */
+  int64_t first_line;      /* ... at this line */
+};
+
+/* The segment of the window that holds row r of source s, or NULL. */
+static struct pb_ingest__seg *pb_ingest__seg_of(struct pb_ingest__win *w, int32_t s, int32_t r)
+{
+  struct pb_ingest__seg *g = &w->seg[w->hint];
+  if (g->s == s && r >= g->r0 && r < g->r1) return g;
+  for (int k = 0; k < w->n_seg; k++)
+    if (w->seg[k].s == s && r >= w->seg[k].r0 && r < w->seg[k].r1) {
+      w->hint = k;
+      return &w->seg[k];
+    }
+  return NULL;
+}
+
+static int pb_ingest__window_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__win *w = ctx->win;
+  struct pb_ingest__rec rec;
+  int32_t key[4];
+  /* rows after the earliest duplicate cannot hold an earlier one */
+  if (w->dup_file == ctx->cur && line >= w->dup_line) return PB_INGEST__STOP;
+  if (pb_ingest__key(ctx, f, n, line, &rec, key)) return PB_FAIL;
+  const struct pb_source *src = &ctx->meta->sources[key[0]];
+  struct pb_ingest__seg *g = pb_ingest__seg_of(w, key[0], key[1] * src->n_conditions + key[2]);
+  if (!g) return PB_OK; /* another window's */
+  if (pb_ingest__check_values(ctx, f, line, key[0], &rec)) return PB_FAIL;
+  const size_t at = (size_t)(key[1] * src->n_conditions + key[2] - g->r0) * (size_t)src->n_images + (size_t)key[3];
+  if (g->seen[at / 8] & (1u << (at % 8))) {
+    w->dup_file = ctx->cur;
+    w->dup_line = line;
+    memcpy(w->dup_key, key, sizeof w->dup_key);
+    return PB_INGEST__STOP;
+  }
+  g->seen[at / 8] |= (uint8_t)(1u << (at % 8));
+  struct pb_rows *r = &g->rows;
+  r->pred[at] = rec.pred;
+  r->smax[at] = rec.smax;
+  r->ptrue[at] = rec.ptrue;
+  for (int32_t k = 0; k < r->topk; k++) {
+    r->topk_class[at * (size_t)r->topk + (size_t)k] = ctx->tk_class[k];
+    r->topk_prob[at * (size_t)r->topk + (size_t)k] = ctx->tk_prob[k];
+  }
+  return PB_OK;
+}
+
+/* Whether (s, m) has rows in the window. */
+static int pb_ingest__in_window(const struct pb_ingest__ctx *ctx, const struct pb_ingest__win *w, int32_t s,
+                                int32_t m)
+{
+  const int32_t C = ctx->meta->sources[s].n_conditions;
+  for (int k = 0; k < w->n_seg; k++)
+    if (w->seg[k].s == s && m >= w->seg[k].r0 / C && m <= (w->seg[k].r1 - 1) / C) return 1;
+  return 0;
+}
+
+/* Read every file's part that can hold the window's rows, in file order. */
+static int pb_ingest__sweep(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w)
+{
+  ctx->win = w;
+  for (int k = 0; k < ctx->n_files && (w->dup_file < 0 || k <= w->dup_file); k++) {
+    const struct pb_ingest__file *f = &ctx->files[k];
+    off_t off0 = -1, off1 = 0;
+    int64_t line0 = 0;
+    for (int64_t e = 0; e < f->n_range; e++) {
+      const struct pb_ingest__range *g = &f->range[e];
+      if (!pb_ingest__in_window(ctx, w, g->s, g->m)) continue;
+      if (off0 < 0 || g->off0 < off0) off0 = g->off0, line0 = g->line0;
+      if (g->off1 > off1) off1 = g->off1;
+    }
+    if (off0 < 0) continue;
+    pb_ingest__use_file(ctx, k);
+    if (pb_ingest__read(ctx, pb_ingest__window_row, off0, off1, line0) != PB_OK) return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+/* The first missing record of the window's rows, in store order. */
+static void pb_ingest__find_missing(const struct pb_ingest__ctx *ctx, struct pb_ingest__win *w)
+{
+  const struct pb_meta *meta = ctx->meta;
+  for (int k = 0; k < w->n_seg && !w->missing; k++) {
+    const struct pb_ingest__seg *g = &w->seg[k];
+    const struct pb_source *src = &meta->sources[g->s];
+    size_t at = 0;
+    for (int32_t r = g->r0; r < g->r1 && !w->missing; r++)
+      for (int32_t i = 0; i < src->n_images; i++, at++)
+        if (!(g->seen[at / 8] & (1u << (at % 8)))) {
+          pb_error_set("%s: source %s, model %s, condition %s: missing record for image %s", ctx->set_name,
+                       src->name, meta->model_ids[r / src->n_conditions], src->conditions[r % src->n_conditions],
+                       src->image_ids[i]);
+          w->missing = pb_strdup(pb_error_message());
+          break;
+        }
+  }
+}
+
+static void pb_ingest__window_clear(struct pb_ingest__win *w)
+{
+  for (int k = 0; k < w->n_seg; k++) {
+    pb_store_rows_free(&w->seg[k].rows);
+    free(w->seg[k].seen);
+  }
+  w->n_seg = w->hint = 0;
+  w->bytes = 0;
+}
+
+/* Fill the window's rows and, while the input has no error, hand them on:
+ * written to @p st, or (no store) kept in @p out, one whole source each. */
+static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_store *st,
+                                struct pb_rows *out)
+{
+  int status = PB_OK;
+  for (int k = 0; k < w->n_seg; k++) {
+    struct pb_ingest__seg *g = &w->seg[k];
+    const struct pb_source *src = &ctx->meta->sources[g->s];
+    const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)src->n_images;
+    pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, ctx->meta->topk);
+    g->seen = pb_calloc((n_rec + 7) / 8 + 1, 1);
+  }
+  if (pb_ingest__sweep(ctx, w) != PB_OK) status = PB_FAIL;
+  if (status == PB_OK && w->dup_file < 0) pb_ingest__find_missing(ctx, w);
+  for (int k = 0; k < w->n_seg && status == PB_OK && w->dup_file < 0 && !w->missing; k++) {
+    struct pb_ingest__seg *g = &w->seg[k];
+    if (st) {
+      status = pb_store_write_span(st, g->s, g->r0, g->r1 - g->r0, &g->rows);
+    } else {
+      out[g->s] = g->rows;
+      memset(&g->rows, 0, sizeof g->rows);
+    }
+  }
+  pb_ingest__window_clear(w);
+  return status;
+}
+
+/* Add rows [r0, r1) of source s to the window, doing it first when they would
+ * not fit (a window holds at least one unit). */
+static int pb_ingest__window_add(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, int64_t budget, int32_t s,
+                                 int32_t r0, int32_t r1, struct pb_store *st, struct pb_rows *out)
+{
+  const struct pb_source *src = &ctx->meta->sources[s];
+  const int64_t bytes =
+    (int64_t)(r1 - r0) * src->n_images * (12 + 8 * (int64_t)ctx->meta->topk) + ((int64_t)(r1 - r0) * src->n_images) / 8;
+  if (w->n_seg > 0 && w->bytes + bytes > budget && pb_ingest__window_do(ctx, w, st, out) != PB_OK) return PB_FAIL;
+  w->bytes += bytes;
+  struct pb_ingest__seg *last = w->n_seg ? &w->seg[w->n_seg - 1] : NULL;
+  if (last && last->s == s && last->r1 == r0) {
+    last->r1 = r1;
+    return PB_OK;
+  }
+  if (w->n_seg == w->cap_seg) {
+    w->cap_seg = w->cap_seg ? 2 * w->cap_seg : 8;
+    w->seg = pb_realloc(w->seg, (size_t)w->cap_seg * sizeof *w->seg);
+  }
+  w->seg[w->n_seg++] = (struct pb_ingest__seg){.s = s, .r0 = r0, .r1 = r1};
+  return PB_OK;
+}
+
+/* Pass 3, only after a duplicate: the line of the key's first occurrence. */
+static int pb_ingest__first_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__win *w = ctx->win;
+  const struct pb_meta *meta = ctx->meta;
+  const struct pb_source *src = &meta->sources[w->dup_key[0]];
+  if (n != ctx->file->n_fields) return PB_OK;
+  if (strcmp(f[ctx->file->col[PB_COL_SOURCE]], src->name) == 0 &&
+      strcmp(f[ctx->file->col[PB_COL_MODEL]], meta->model_ids[w->dup_key[1]]) == 0 &&
+      strcmp(f[ctx->file->col[PB_COL_CONDITION]], src->conditions[w->dup_key[2]]) == 0 &&
+      strcmp(f[ctx->file->col[PB_COL_IMAGE]], src->image_ids[w->dup_key[3]]) == 0) {
+    w->first_found = 1;
+    w->first_line = line;
+    return PB_INGEST__STOP;
+  }
+  return PB_OK;
+}
+
+static int pb_ingest__report_duplicate(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w)
+{
+  const struct pb_meta *meta = ctx->meta;
+  const struct pb_source *src = &meta->sources[w->dup_key[0]];
+  int first_file = -1;
+  ctx->win = w;
+  /* the first occurrence lies in a range of the key's (source, model) in some file up to the duplicate's */
+  for (int k = 0; k <= w->dup_file && first_file < 0; k++) {
+    const struct pb_ingest__file *f = &ctx->files[k];
+    for (int64_t e = 0; e < f->n_range && first_file < 0; e++) {
+      const struct pb_ingest__range *g = &f->range[e];
+      if (g->s != w->dup_key[0] || g->m != w->dup_key[1]) continue;
+      pb_ingest__use_file(ctx, k);
+      if (pb_ingest__read(ctx, pb_ingest__first_row, g->off0, g->off1, g->line0) != PB_OK) return PB_FAIL;
+      if (w->first_found) first_file = k;
+    }
+  }
+  char at[1100];
+  pb_ingest__use_file(ctx, w->dup_file);
+  pb_error_set("%s:%lld: duplicate record for source %s, model %s, condition %s, image %s (first %s)", ctx->path,
+               (long long)w->dup_line, src->name, meta->model_ids[w->dup_key[1]], src->conditions[w->dup_key[2]],
+               src->image_ids[w->dup_key[3]], pb_ingest__where(ctx, first_file, w->first_line, at, sizeof at));
+  return PB_FAIL;
+}
+
+/* Pass 2: every window in store order, then the verdict on duplicates and
+ * missing records.  @p budget bounds a window's bytes. */
+static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, struct pb_store *st, struct pb_rows *out)
+{
+  const struct pb_meta *meta = ctx->meta;
+  struct pb_ingest__win w = {.dup_file = -1};
+  int status = PB_OK;
+  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
+    const int32_t C = meta->sources[s].n_conditions, unit = st ? pb_store_span_rows(st, s) : C;
+    for (int32_t m = ctx->base_models; m < meta->n_models && status == PB_OK; m++)
+      for (int32_t c = 0; c < C && status == PB_OK; c += unit)
+        status = pb_ingest__window_add(ctx, &w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), st, out);
+  }
+  if (status == PB_OK && w.n_seg > 0) status = pb_ingest__window_do(ctx, &w, st, out);
+  pb_ingest__window_clear(&w);
+  if (status == PB_OK && w.dup_file >= 0) status = pb_ingest__report_duplicate(ctx, &w);
+  else if (status == PB_OK && w.missing) {
+    pb_error_set("%s", w.missing);
+    status = PB_FAIL;
+  }
+  free(w.missing);
+  free(w.seg);
+  return status;
+}
+
+/* --append: the store's dictionaries, roles and provenance before pass 1. */
+static int pb_ingest__seed_store(struct pb_ingest__ctx *ctx, const char *store_path)
+{
+  struct pb_store *old = NULL;
+  if (pb_store_open(store_path, MPI_COMM_SELF, &old) != PB_OK) return PB_FAIL;
+  pb_ingest__seed(ctx, store_path, pb_store_meta(old));
+  ctx->old_provenance = pb_strdup(pb_store_meta(old)->provenance);
+  pb_store_close(old);
+  return PB_OK;
+}
+
+/* The store's provenance: the options' text; after --append, the store's
+ * text, a line "appended:" and the options' text (the older text alone when
+ * that would be too long for the attribute that holds it). */
+static void pb_ingest__provenance(struct pb_ingest__ctx *ctx)
+{
+  const char *now = ctx->opt && ctx->opt->provenance ? ctx->opt->provenance : "";
+  if (!ctx->old_provenance) {
+    ctx->meta->provenance = pb_strdup(now);
+    return;
+  }
+  const size_t n = strlen(ctx->old_provenance) + strlen(now) + 16;
+  ctx->meta->provenance = pb_malloc(n);
+  if (n < PB_INGEST_PROVENANCE_MAX) snprintf(ctx->meta->provenance, n, "%s\nappended:\n%s", ctx->old_provenance, now);
+  else snprintf(ctx->meta->provenance, n, "%s", ctx->old_provenance);
+}
+
+/* Pass 1, the metadata's last checks, then pass 2 into a store or @p out. */
+static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                          const char *store_path, struct pb_rows **out)
+{
+  struct pb_ingest__ctx ctx;
+  struct pb_store *st = NULL;
+  int status = PB_FAIL;
+  pb_ingest__ctx_init(&ctx, n, paths, store_path, opt, meta);
+  if (opt && opt->append && pb_ingest__seed_store(&ctx, store_path) != PB_OK) goto done;
+  if (pb_ingest__pass1(&ctx) != PB_OK) goto done;
+  pb_ingest__provenance(&ctx);
+  if (pb_meta_validate(meta)) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", pb_error_message());
+    pb_error_set("%s: %s", ctx.set_name, why);
+    goto done;
+  }
+  if (store_path && (opt && opt->append ? pb_store_append_begin(store_path, meta, &st)
+                                         : pb_store_create(store_path, MPI_COMM_SELF, meta, &st)) != PB_OK)
+    goto done;
+  if (out) *out = pb_calloc((size_t)meta->n_sources, sizeof **out);
+  const int64_t window = !store_path ? INT64_MAX : opt && opt->window_bytes > 0 ? opt->window_bytes
+                                                                                : PB_INGEST_WINDOW_BYTES;
+  status = pb_ingest__pass2(&ctx, window, st, out ? *out : NULL);
+  if (status == PB_OK && st) {
+    status = pb_store_commit(st); /* closes the store either way */
+    st = NULL;
+  }
+done:
+  if (st) pb_store_close(st); /* removes the unfinished STORE.tmp */
+  if (status != PB_OK && out && *out) {
+    for (int32_t s = 0; s < meta->n_sources; s++) pb_store_rows_free(&(*out)[s]);
+    free(*out);
+    *out = NULL;
+  }
+  pb_ingest__ctx_free(&ctx);
+  return status;
+}
+
+int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                    struct pb_rows **rows)
+{
+  *rows = NULL;
+  const int status = pb_ingest__run(1, &csv_path, opt, meta, NULL, rows);
+  if (status != PB_OK) pb_meta_free(meta);
+  return status;
+}
+
+int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_options *opt, const char *store_path)
+{
+  struct pb_meta meta;
+  int stdin_seen = 0;
+  for (int k = 0; k < n; k++)
+    if (strcmp(paths[k], "-") == 0 && stdin_seen++) {
+      pb_error_set("stdin (-) given more than once");
+      return PB_FAIL;
+    }
+  if (opt && opt->append && (opt->n_roles > 0)) {
+    pb_error_set("--role and --append: the store keeps its roles (pairbound roles STORE --set changes them)");
+    return PB_FAIL;
+  }
+  /* before reading anything: the store must never replace an input */
+  if (!(opt && opt->append) && pb_output_file_ok(store_path, PB_OUTPUT_STORE, paths, n, pb_output_force()))
+    return PB_FAIL;
+  const int status = pb_ingest__run(n, paths, opt, &meta, store_path, NULL);
+  pb_meta_free(&meta);
+  return status;
+}
+
+int pb_ingest_csv(const char *csv_path, const struct pb_ingest_options *opt, const char *store_path)
+{
+  return pb_ingest_files(1, &csv_path, opt, store_path);
+}

@@ -1,0 +1,181 @@
+/* Adding models to a store (`pairbound ingest --append`): the store is
+ * copied to STORE.tmp.XXXXXX (a reflink where the file system has them, else
+ * an in-kernel copy), its record datasets grown along their unlimited model
+ * dimension in the copy (HDF5 allocates the new chunks at once, as at
+ * creation), models/id and models/group rewritten, the metadata checksums
+ * computed again, and the new models' rows written directly into the new
+ * chunks; committing renames the copy over the store.  So a kill at any
+ * moment leaves the old store or the new one, and no existing record is
+ * rewritten (on a reflink copy not even copied).  docs/store.md, "Appending". */
+#define _GNU_SOURCE 1 /* copy_file_range(2) */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <linux/fs.h>
+
+#include <mpi.h>
+#include <hdf5.h>
+
+#include "pairbound/error.h"
+#include "pairbound/output.h"
+#include "pairbound/signals.h"
+#include "pairbound/store.h"
+#include "core/h5io.h"
+#include "store_internal.h"
+
+/* @p to (created empty) becomes a copy of @p from: a reflink (FICLONE) where
+ * the file system shares blocks, else copy_file_range. */
+static int pb_store__copy_file(const char *from, const char *to)
+{
+  int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, status = PB_FAIL;
+  struct stat sb;
+  if (in < 0 || fstat(in, &sb) != 0) goto done;
+  if ((out = open(to, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) goto done;
+  if (ioctl(out, FICLONE, in) == 0) {
+    status = PB_OK;
+    goto done;
+  }
+  for (off_t left = sb.st_size; left > 0;) {
+    ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO; /* the store shrank meanwhile */
+      goto done;
+    }
+    left -= n;
+  }
+  status = PB_OK;
+done:
+  if (status != PB_OK) pb_error_set("%s: cannot copy to %s: %s", from, to, strerror(errno));
+  if (in >= 0) close(in);
+  if (out >= 0 && close(out) != 0 && status == PB_OK) {
+    pb_error_set("%s: cannot copy to %s: %s", from, to, strerror(errno));
+    status = PB_FAIL;
+  }
+  return status;
+}
+
+/* Whether @p meta is @p old with models added: the same sources, conditions,
+ * images, labels, splits, roles and top-k length, @p old's models first, no
+ * source with fewer classes. */
+static int pb_store__extends(const struct pb_meta *old, const struct pb_meta *meta)
+{
+  if (meta->n_sources != old->n_sources || meta->topk != old->topk || meta->n_models < old->n_models) return 0;
+  for (int32_t m = 0; m < old->n_models; m++)
+    if (strcmp(meta->model_ids[m], old->model_ids[m]) || strcmp(meta->model_groups[m], old->model_groups[m])) return 0;
+  for (int32_t s = 0; s < old->n_sources; s++) {
+    const struct pb_source *a = &old->sources[s], *b = &meta->sources[s];
+    if (strcmp(a->name, b->name) || a->n_images != b->n_images || a->n_conditions != b->n_conditions ||
+        a->clean != b->clean || a->role != b->role || a->role_declared != b->role_declared ||
+        a->role_fixed != b->role_fixed || b->n_classes < a->n_classes ||
+        memcmp(a->labels, b->labels, (size_t)a->n_images * sizeof *a->labels) ||
+        memcmp(a->split, b->split, (size_t)a->n_images))
+      return 0;
+    for (int32_t i = 0; i < a->n_images; i++)
+      if (strcmp(a->image_ids[i], b->image_ids[i])) return 0;
+    for (int32_t c = 0; c < a->n_conditions; c++)
+      if (strcmp(a->conditions[c], b->conditions[c])) return 0;
+  }
+  return 1;
+}
+
+/* The copy's metadata becomes @p meta's: record datasets grown to its models,
+ * the models' names and groups, class counts, provenance, checksums. */
+static int pb_store__grow(struct pb_store *st, const struct pb_meta *old)
+{
+  static const char *const names[PB_STORE_DSETS] = {"pred", "smax", "ptrue", "topk_class", "topk_prob"};
+  const struct pb_meta *meta = &st->meta;
+  hid_t grp = H5Gopen2(st->file, "sources", H5P_DEFAULT), sg = -1, dset = -1;
+  for (int32_t s = 0; grp >= 0 && s < meta->n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    if ((sg = H5Gopen2(grp, src->name, H5P_DEFAULT)) < 0) goto fail;
+    const hsize_t dims[4] = {(hsize_t)meta->n_models, (hsize_t)src->n_conditions, (hsize_t)src->n_images,
+                             (hsize_t)meta->topk};
+    for (int f = 0; f < (meta->topk > 0 ? PB_STORE_DSETS : 3); f++) {
+      if ((dset = H5Dopen2(sg, names[f], H5P_DEFAULT)) < 0) goto fail;
+      if (H5Dset_extent(dset, dims) < 0) {
+        pb_error_set("%s: its records cannot grow (a store written before models could be added): export it and "
+                     "ingest the CSV with the new files instead", st->path);
+        goto fail_set;
+      }
+      H5Dclose(dset);
+      dset = -1;
+    }
+    if (src->n_classes != old->sources[s].n_classes &&
+        (H5Adelete(sg, "n_classes") < 0 || pb_h5_attr_int(sg, "n_classes", src->n_classes) != PB_OK))
+      goto fail;
+    H5Gclose(sg);
+    sg = -1;
+  }
+  if (grp < 0) goto fail;
+  H5Gclose(grp);
+  if ((grp = H5Gopen2(st->file, "models", H5P_DEFAULT)) < 0 || H5Ldelete(grp, "id", H5P_DEFAULT) < 0 ||
+      H5Ldelete(grp, "group", H5P_DEFAULT) < 0 ||
+      pb_h5_write_strings(grp, "id", meta->model_ids, meta->n_models, 0) != PB_OK ||
+      pb_h5_write_strings(grp, "group", meta->model_groups, meta->n_models, 0) != PB_OK)
+    goto fail;
+  H5Gclose(grp);
+  if ((grp = H5Gopen2(st->file, "provenance", H5P_DEFAULT)) < 0 || H5Adelete(grp, "text") < 0 ||
+      pb_h5_attr_str(grp, "text", meta->provenance) != PB_OK)
+    goto fail;
+  H5Gclose(grp);
+  return pb_store__digests_write(st->file, meta, PB_STORE_SCHEMA_VERSION);
+fail:
+  pb_error_set("%s: cannot add models to the copy %s", st->path, st->tmp_path);
+fail_set:
+  if (dset >= 0) H5Dclose(dset);
+  if (sg >= 0) H5Gclose(sg);
+  if (grp >= 0) H5Gclose(grp);
+  return PB_FAIL;
+}
+
+int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct pb_store **out)
+{
+  struct pb_store *st = pb_store__new(path, MPI_COMM_SELF), *old = NULL;
+  int status = PB_FAIL;
+  char lock[4096];
+  *out = NULL;
+  st->writable = 1;
+  pb_store__meta_copy(&st->meta, meta);
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  if (pb_output_lock_take(&st->lock, lock, path) != PB_OK) goto done;
+  st->sig_lock = pb_signal_cleanup_file(lock); /* a signal's immediate exit removes it, and the copy below */
+  /* under the lock: the store as it is now, whose copy is extended */
+  if (pb_store_open(path, MPI_COMM_SELF, &old) != PB_OK) goto done;
+  if (old->schema < PB_STORE_SCHEMA_VERSION) {
+    pb_error_set("%s: schema %d; models are added to stores of schema %d (export it and ingest it again)", path,
+                 old->schema, PB_STORE_SCHEMA_VERSION);
+    goto done;
+  }
+  if (!pb_store__extends(&old->meta, meta)) {
+    pb_error_set("%s: changed while the new records were read (its sources, conditions, images or models differ)",
+                 path);
+    goto done;
+  }
+  char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
+  if (slash) *slash = '\0';
+  pb_output_sweep(slash ? (dir[0] ? dir : "/") : ".", slash ? slash + 1 : path);
+  free(dir);
+  const int fd = pb_output_temp(path, &st->tmp_path);
+  if (fd < 0) goto done;
+  close(fd);
+  st->sig_tmp = pb_signal_cleanup_file(st->tmp_path);
+  if (pb_store__copy_file(path, st->tmp_path) != PB_OK) goto done;
+  if ((st->file = pb_h5_open_rw(st->tmp_path, MPI_COMM_SELF)) < 0) goto done;
+  st->schema = PB_STORE_SCHEMA_VERSION;
+  st->checksummed = 1;
+  if (pb_store__grow(st, &old->meta) != PB_OK) goto done;
+  status = pb_store__wmap_all(st); /* where the new records go: store_write.c */
+done:
+  if (old) pb_store_close(old);
+  if (status == PB_OK) *out = st;
+  else pb_store_close(st); /* removes the copy */
+  return status;
+}

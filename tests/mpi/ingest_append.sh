@@ -1,0 +1,89 @@
+# ingest --append: a store ingested from one model's CSV and then given the
+# others (one at a time, or several files at once) equals the store ingested
+# from the single CSV (every record, checksum and attribute but provenance);
+# refusals leave the store as it was; a stage checkpoint of the old store no
+# longer resumes; a SIGKILL at any moment leaves the old store or the new
+# one, both accepted by pairbound check.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+grep -v '^seed_values' "$TOP_SRCDIR/inputs/small.ini" > "$WORK/small.ini"
+pb 1 1 synth --config "$WORK/small.ini" --no-summary -o "$WORK/s.h5"
+"$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$WORK/a.csv"
+ROLES="--role Syn=synthetic --role ES=real --role Diverse=real --role Syn-B=synthetic --role TTA=natural:18 --role Syn-B5=extra:Syn-B"
+awk -F, -v dir="$WORK" 'NR == 1 { h = $0; next }
+  !($1 in f) { f[$1] = sprintf("%s/model%03d.csv", dir, n++); print h > f[$1]; print f[$1] > (dir "/list") }
+  { print > f[$1] }' "$WORK/a.csv"
+n=$(wc -l < "$WORK/list")
+m() { sed -n "$1p" "$WORK/list"; }
+# shellcheck disable=SC2086 # ROLES is a list of words
+pb 1 1 ingest "$WORK/a.csv" $ROLES -o "$WORK/one.h5"
+# shellcheck disable=SC2086
+pb 1 1 ingest "$(m 1)" $ROLES -o "$WORK/app.h5"
+for k in $(seq 2 "$n"); do
+  pb 1 1 ingest "$(m "$k")" --append -o "$WORK/app.h5"
+  check "append model $k of $n: accepted by check" "$PAIRBOUND" -v 0 check "$WORK/app.h5"
+done
+check "one model, then $((n - 1)) appends = the single CSV" same_h5 "$WORK/one.h5" "$WORK/app.h5"
+check "no temporary left" sh -c "! ls '$WORK'/app.h5.tmp.* 2>/dev/null | grep -q ."
+# shellcheck disable=SC2086
+pb 1 1 ingest "$(m 1)" "$(m 2)" $ROLES -o "$WORK/two.h5"
+# shellcheck disable=SC2046
+pb 2 1 ingest $(sed -n '3,$p' "$WORK/list") --append -o "$WORK/two.h5"
+check "two models, then the others at once (2 ranks) = the single CSV" same_h5 "$WORK/one.h5" "$WORK/two.h5"
+check "provenance keeps the first ingest and says what was appended" \
+  sh -c "h5dump -a /provenance/text '$WORK/two.h5' | grep -q appended:"
+# a run's checkpoint of the store before an append does not resume on it
+# shellcheck disable=SC2086
+pb 1 1 ingest "$(m 1)" "$(m 2)" $ROLES -o "$WORK/c.h5"
+printf '[run]\nstore = %s\noutput = %s\nstages = bounds\n' "$WORK/c.h5" "$WORK/r" > "$WORK/r.ini"
+"$PAIRBOUND" -v 0 run "$WORK/r.ini" > /dev/null
+check "run on the store before the append" test -s "$WORK/r/bounds/checkpoint.txt"
+pb 1 1 ingest "$(m 3)" --append -o "$WORK/c.h5"
+"$PAIRBOUND" -v 0 run "$WORK/r.ini" --resume > /dev/null 2> "$WORK/e.txt"
+check "run --resume after the append: refused" test $? -eq 1
+check "  ... naming the store checksum" grep -q "made with store checksum '[0-9a-f]*', this run has '[0-9a-f]*'" "$WORK/e.txt"
+
+# refusals name file and line and leave the store untouched
+cp "$WORK/two.h5" "$WORK/keep.h5"
+"$PAIRBOUND" -v 0 ingest "$(m 1)" --append -o "$WORK/two.h5" 2> "$WORK/e.txt"
+check "a model already in the store: refused" grep -qF ":2: model $(sed -n 2p "$(m 1)" | cut -d, -f1) is already in $WORK/two.h5" "$WORK/e.txt"
+sed '1!s/^[^,]*,/newmodel,/; 2s/,Syn,clean,[^,]*,/,Syn,clean,syn-99999,/' "$(m 1)" > "$WORK/newimg.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/newimg.csv" --append -o "$WORK/two.h5" 2> "$WORK/e.txt"
+check "an image not in the store: refused" \
+  grep -qF "$WORK/newimg.csv:2: image syn-99999 of source Syn is not in $WORK/two.h5 (--append adds models, not images)" "$WORK/e.txt"
+sed '1!s/^[^,]*,/newmodel,/' "$(m 1)" | sed '$d' > "$WORK/short.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/short.csv" --append -o "$WORK/two.h5" 2> "$WORK/e.txt"
+check "a new model missing a record: refused" grep -qF "missing record for image" "$WORK/e.txt"
+# shellcheck disable=SC2086
+"$PAIRBOUND" -v 0 ingest "$(m 1)" --append --role Syn=real -o "$WORK/two.h5" 2> "$WORK/e.txt"
+check "--role with --append: refused" grep -qF -- "--role and --append" "$WORK/e.txt"
+check "the store is untouched by every refusal" cmp -s "$WORK/keep.h5" "$WORK/two.h5"
+check "no temporary left by the refusals" sh -c "! ls '$WORK'/two.h5.tmp.* 2>/dev/null | grep -q ."
+
+# SIGKILL during an append: the old store or the new one, both checked
+# shellcheck disable=SC2086
+pb 1 1 ingest "$(m 1)" "$(m 2)" "$(m 3)" $ROLES -o "$WORK/old.h5"
+cat "$(m 4)" > "$WORK/new.csv"
+sed 1d "$(m 5)" >> "$WORK/new.csv"
+cp "$WORK/old.h5" "$WORK/ref_new.h5"
+"$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/ref_new.h5"
+old=0 new=0
+for d in 0 0.01 0.02 0.04 0.06 0.08 0.1 0.15 0.2 0.3 0.5; do
+  cp "$WORK/old.h5" "$WORK/k.h5"
+  "$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null &
+  pid=$!
+  sleep "$d"
+  kill -9 "$pid" 2> /dev/null
+  wait "$pid" 2> /dev/null
+  if same_h5 "$WORK/old.h5" "$WORK/k.h5"; then old=$((old + 1)); state=old
+  elif same_h5 "$WORK/ref_new.h5" "$WORK/k.h5"; then new=$((new + 1)); state=new
+  else state=neither; fi
+  check "SIGKILL after ${d} s: the old store or the new one ($state)" test "$state" != neither
+  check "SIGKILL after ${d} s: accepted by check" "$PAIRBOUND" -v 0 check "$WORK/k.h5"
+done
+echo "# kills leaving the old store: $old, the new one: $new"
+# the next append after a kill sweeps the killed writer's copy
+"$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null
+check "after the kills, an append completes" sh -c "'$H5DIFF' --exclude-path /provenance '$WORK/ref_new.h5' '$WORK/k.h5' >/dev/null || '$H5DIFF' --exclude-path /provenance '$WORK/old.h5' '$WORK/k.h5' >/dev/null"
+check "and no copy of a killed append is left" sh -c "! ls '$WORK'/k.h5.tmp.* 2>/dev/null | grep -q ."
+finish
