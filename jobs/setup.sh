@@ -9,7 +9,7 @@ apt-get install -y -qq --no-install-recommends \
   libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools \
   libgsl-dev check libinih-dev libcsv-dev nettle-dev libxxhash-dev xxhash librandom123-dev libglpk-dev time gnuplot-nox \
   clang libclang-rt-dev libomp-dev slurmctld slurmd slurm-client munge \
-  dataset-fashion-mnist python3-sklearn python3-h5py python3-numpy > /dev/null
+  dataset-fashion-mnist python3-sklearn python3-h5py python3-numpy python3-xxhash > /dev/null
 autoreconf -fi
 ./configure -q
 make -j"$(nproc)"

@@ -21,7 +21,7 @@ Sources (names are this example's own; the roles say what they are for):
                         for test-time augmentation; the first 4 are fixed
 
 Only Debian 12 packages are needed: python3-sklearn, python3-numpy,
-python3-h5py and dataset-fashion-mnist.  Every random choice is seeded, so a
+python3-h5py, python3-xxhash and dataset-fashion-mnist.  Every random choice is seeded, so a
 rerun on the same machine and library versions writes the same records.
 """
 
@@ -42,6 +42,10 @@ try:
     import h5py
 except ImportError:
     sys.exit("evaluate.py: h5py is missing (Debian: apt-get install python3-h5py)")
+try:
+    import xxhash
+except ImportError:
+    sys.exit("evaluate.py: xxhash is missing (Debian: apt-get install python3-xxhash)")
 try:
     import sklearn
     from sklearn.decomposition import PCA
@@ -383,11 +387,24 @@ def put_records(grp, name, data):
     grp.create_dataset(name, data=data, chunks=(1, rows) + data.shape[2:], fletcher32=True)
 
 
+def checksum(loc, data):
+    """The metadata checksum of a store of schema 2 (docs/store.md, "Integrity"):
+    attribute xxh3_128, the XXH3-128 of the object's canonical bytes."""
+    put_text_attr(loc, "xxh3_128", xxhash.xxh3_128_hexdigest(data))
+
+
+def names_bytes(names):
+    """Canonical bytes of a string dataset: every value followed by one NUL."""
+    return b"".join(n.encode() + b"\0" for n in names)
+
+
 def write_store(path, model_list, sources, image_ids, labels, split, rec, provenance):
-    """The same records as the CSV, written as a schema-2 store (docs/store.md)."""
+    """The same records as the CSV, written as a schema-2 store (docs/store.md),
+    with the checksum of every metadata object."""
     with h5py.File(path + ".part", "w") as f:
         put_text_attr(f, "format", "pairbound-store")
         f.attrs.create("schema_version", 2, dtype="<i4")
+        checksum(f, b"format pairbound-store\nschema_version 2\ntopk %d\n" % TOPK)
         longest = max(len(s) for s, _, _ in sources)
         # wide enough for any role of these sources (extra:NAME, natural:N), as
         # pairbound writes it, so that `pairbound roles --set` can rewrite it in place
@@ -395,18 +412,25 @@ def write_store(path, model_list, sources, image_ids, labels, split, rec, proven
         f.attrs.create("topk", TOPK, dtype="<i4")
         put_text_attr(f.create_group("provenance"), "text", provenance)
         g = f.create_group("models")
-        put_strings(g, "id", [m for m, _, _ in model_list])
-        put_strings(g, "group", [gr for _, gr, _ in model_list])
+        for name, values in (("id", [m for m, _, _ in model_list]), ("group", [gr for _, gr, _ in model_list])):
+            put_strings(g, name, values)
+            checksum(g[name], names_bytes(values))
         put_strings(f, "source_names", [s for s, _, _ in sources])
+        checksum(f["source_names"], names_bytes([s for s, _, _ in sources]))
         all_sources = f.create_group("sources")
         for src, _, conds in sources:
             g = all_sources.create_group(src)
             g.attrs.create("n_classes", N_CLASSES, dtype="<i4")
             g.attrs.create("clean_index", list(conds).index("clean"), dtype="<i4")
+            checksum(g, b"n_classes %d\nclean_index %d\n" % (N_CLASSES, list(conds).index("clean")))
             put_strings(g, "image_id", image_ids)
+            checksum(g["image_id"], names_bytes(image_ids))
             g.create_dataset("label", data=labels.astype("<i4"))
+            checksum(g["label"], labels.astype("<i4").tobytes())
             g.create_dataset("split", data=split.astype("u1"))  # 0 = dev, 1 = eval
+            checksum(g["split"], split.astype("u1").tobytes())
             put_strings(g, "condition", list(conds))
+            checksum(g["condition"], names_bytes(list(conds)))
             fields = [np.stack([np.stack([rec[src][m][c][j] for c in conds]) for m in range(len(model_list))])
                       for j in range(5)]
             put_records(g, "pred", fields[0].astype("<i4"))

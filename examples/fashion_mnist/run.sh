@@ -34,7 +34,7 @@ step() { echo "== $*"; }
 
 # Each missing piece named with the Debian package that provides it.
 command -v "$PYTHON" > /dev/null 2>&1 || die "no $PYTHON (apt-get install python3)"
-for dep in numpy:python3-numpy sklearn:python3-sklearn h5py:python3-h5py; do
+for dep in numpy:python3-numpy sklearn:python3-sklearn h5py:python3-h5py xxhash:python3-xxhash; do
   "$PYTHON" -c "import ${dep%%:*}" 2> /dev/null || die "$PYTHON cannot import ${dep%%:*} (apt-get install ${dep#*:})"
 done
 data=/usr/share/datasets/fashion-mnist

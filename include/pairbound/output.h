@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <mpi.h>
 
@@ -167,5 +168,12 @@ int pb_output_staging_commit(const char *staging, const char *outdir);
  * never followed.
  */
 void pb_output_remove_tree(const char *path);
+
+/**
+ * preadv(2) (@p write 0) or pwritev(2) of every byte of @p iov (@p n entries, which it advances) at offset
+ * @p off of @p fd, resuming after short transfers and EINTR: PB_OK, else PB_FAIL with errno saying why
+ * (ENOSPC for a write that wrote nothing; a read past the end of the file fails and leaves errno).
+ */
+int pb_output_iov_all(int fd, struct iovec *iov, int n, off_t off, int write);
 
 #endif /* PAIRBOUND_OUTPUT_H */

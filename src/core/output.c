@@ -14,6 +14,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include <hdf5.h>
 
@@ -607,4 +608,29 @@ void pb_output_file_abort(struct pb_outfile *f)
   unlink(f->tmp);
   free(f->path);
   free(f->tmp);
+}
+
+int pb_output_iov_all(int fd, struct iovec *iov, int n, off_t off, int write)
+{
+  for (;;) {
+    while (n > 0 && iov->iov_len == 0) iov++, n--; /* nothing to move: not a transfer of 0 bytes */
+    if (n == 0) return PB_OK;
+    const ssize_t got = write ? pwritev(fd, iov, n, off) : preadv(fd, iov, n, off);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got == 0 && write) errno = ENOSPC;
+      return PB_FAIL;
+    }
+    off += got;
+    size_t left = (size_t)got;
+    while (n > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0 && left > 0) {
+      iov->iov_base = (char *)iov->iov_base + left;
+      iov->iov_len -= left;
+    }
+  }
 }

@@ -218,22 +218,11 @@ static void pb_export__block(struct pb_export__out *out, int n_out, const struct
 /* pwritev(2) of the threads' texts at @p at, until all is written. */
 static int pb_export__pwrite(int fd, const struct pb_export__out *out, int n_out, off_t at)
 {
-  for (int t = 0; t < n_out; t++) {
-    const char *b = out[t].buf;
-    size_t left = out[t].len;
-    while (left > 0) {
-      ssize_t got = pwrite(fd, b, left, at);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        if (got == 0) errno = ENOSPC;
-        return PB_FAIL;
-      }
-      b += got;
-      left -= (size_t)got;
-      at += got;
-    }
-  }
-  return PB_OK;
+  struct iovec *iov = pb_malloc((size_t)n_out * sizeof *iov);
+  for (int t = 0; t < n_out; t++) iov[t] = (struct iovec){.iov_base = out[t].buf, .iov_len = out[t].len};
+  const int status = pb_output_iov_all(fd, iov, n_out, at, 1);
+  free(iov);
+  return status;
 }
 
 /* What an export carries from round to round. */

@@ -161,27 +161,6 @@ static int pb_store__direct_plan(struct pb_store *st, const struct pb_source *s,
 #endif
 }
 
-/* preadv(2) until every byte of @p iov has come, or -1. */
-static int pb_store__preadv_all(int fd, struct iovec *iov, int n, off_t off)
-{
-  while (n > 0) {
-    ssize_t got = preadv(fd, iov, n, off);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return -1;
-    off += got;
-    while (n > 0 && (size_t)got >= iov->iov_len) {
-      got -= (ssize_t)iov->iov_len;
-      iov++;
-      n--;
-    }
-    if (n > 0) {
-      iov->iov_base = (char *)iov->iov_base + got;
-      iov->iov_len -= (size_t)got;
-    }
-  }
-  return 0;
-}
-
 /* Local: read the runs through the chunks of @p ck into @p buf (run j at row
  * offset offs[j]).  A chunk a run covers whole is read into the buffer itself,
  * the checksum into 4 bytes beside it; one that it covers in part is read
@@ -212,14 +191,14 @@ static void pb_store__direct_read(const struct pb_store *st, const struct pb_sou
       if (at < 0) { ok = 0; break; }
       if (r0 == k * cr && r1 == (k + 1) * cr) { /* the whole chunk: no copy */
         struct iovec iov[2] = {{dst, chunk_bytes}, {sum, 4}};
-        ok = pb_store__preadv_all(st->fd, iov, 2, at) == 0 && pb_checksum_fletcher32_ok(dst, chunk_bytes, sum);
+        ok = pb_output_iov_all(st->fd, iov, 2, at, 0) == PB_OK && pb_checksum_fletcher32_ok(dst, chunk_bytes, sum);
         continue;
       }
       if (cached != x) {
         if (!scratch) scratch = pb_malloc(chunk_bytes + 4);
         struct iovec iov[1] = {{scratch, chunk_bytes + 4}};
         cached = -1;
-        if (pb_store__preadv_all(st->fd, iov, 1, at) != 0 ||
+        if (pb_output_iov_all(st->fd, iov, 1, at, 0) != PB_OK ||
             !pb_checksum_fletcher32_ok(scratch, chunk_bytes, scratch + chunk_bytes)) {
           ok = 0;
           break;

@@ -160,30 +160,6 @@ int32_t pb_store_span_rows(const struct pb_store *st, int32_t src)
   return (int32_t)span;
 }
 
-/* pwritev(2) until every byte of @p iov has gone, or PB_FAIL with errno. */
-static int pb_store__pwritev_all(int fd, struct iovec *iov, int n, off_t off)
-{
-  while (n > 0) {
-    ssize_t got = pwritev(fd, iov, n, off);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      if (got == 0) errno = ENOSPC;
-      return PB_FAIL;
-    }
-    off += got;
-    while (n > 0 && (size_t)got >= iov->iov_len) {
-      got -= (ssize_t)iov->iov_len;
-      iov++;
-      n--;
-    }
-    if (n > 0) {
-      iov->iov_base = (char *)iov->iov_base + got;
-      iov->iov_len -= (size_t)got;
-    }
-  }
-  return PB_OK;
-}
-
 /* Local: rows [row0, row0 + n_rows) of one dataset from @p buf, chunk by
  * chunk (the span starts and ends on chunk boundaries, or at a model's end).
  * A chunk the rows fill is written from @p buf itself; the last chunk of a
@@ -212,7 +188,7 @@ static int pb_store__write_dset(struct pb_store *st, const struct pb_store__wdse
     unsigned char sum[4] = {(unsigned char)f, (unsigned char)(f >> 8), (unsigned char)(f >> 16),
                             (unsigned char)(f >> 24)};
     struct iovec iov[2] = {{(void *)from, chunk_bytes}, {sum, 4}};
-    if (pb_store__pwritev_all(st->wfd, iov, 2, w->addr[(size_t)m * (size_t)w->per_model + (size_t)k]) != PB_OK) {
+    if (pb_output_iov_all(st->wfd, iov, 2, w->addr[(size_t)m * (size_t)w->per_model + (size_t)k], 1) != PB_OK) {
       pb_error_set("%s: cannot write records: %s", st->path, strerror(errno));
       return PB_FAIL;
     }

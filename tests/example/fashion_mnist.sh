@@ -9,7 +9,7 @@
 # with a narrow `roles` attribute; the records are the same on a second
 # evaluation.
 #
-# Needs python3-sklearn, python3-numpy, python3-h5py and dataset-fashion-mnist
+# Needs python3-sklearn, python3-numpy, python3-h5py, python3-xxhash and dataset-fashion-mnist
 # (jobs/setup.sh installs them): without them the test fails, naming the
 # package.  Under the sanitizers (PB_TEST_SANITIZERS=1) it runs at 200 test
 # and 1,000 training images instead of 1,000 and 4,000: the sanitizers look
