@@ -444,6 +444,7 @@ static void poke_label(const char *path, int32_t value)
 {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Barrier(MPI_COMM_WORLD); /* no rank still reads the file rank 0 rewrites */
   if (rank == 0) {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(f, "/sources/A/label", H5P_DEFAULT);
     hid_t fs = H5Dget_space(d), ms = H5Screate(H5S_SCALAR);
@@ -505,6 +506,8 @@ START_TEST(test_meta_checksums)
   pb_store_close(st);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  /* no rank has the file open while rank 0 rewrites it (HDF5's file lock would refuse the write) */
+  MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     ck_assert(H5Adelete_by_name(f, "/sources/B/condition", "xxh3_128", H5P_DEFAULT) >= 0);
@@ -516,6 +519,7 @@ START_TEST(test_meta_checksums)
   hid_t f;
   char root[33];
   read_sum(path, "/", root);
+  MPI_Barrier(MPI_COMM_WORLD); /* every rank has read it before rank 0 rewrites the file */
   if (rank == 0) {
     f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     hid_t a = H5Aopen(f, "schema_version", H5P_DEFAULT);
