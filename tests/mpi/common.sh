@@ -76,6 +76,20 @@ paper_store() {
   fi
   echo "$s"
 }
+# per_model_csvs: the small panel without seed values as $WORK/s.h5, its CSV
+# $WORK/a.csv, and one CSV per model ($WORK/model000.csv, ..., listed in
+# $WORK/list in order of first appearance, each row where export put it);
+# ROLES: the panel's roles as ingest's --role options
+per_model_csvs() {
+  grep -v '^seed_values' "$TOP_SRCDIR/inputs/small.ini" > "$WORK/small.ini"
+  pb 1 1 synth --config "$WORK/small.ini" --no-summary -o "$WORK/s.h5"
+  "$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$WORK/a.csv"
+  ROLES="--role Syn=synthetic --role ES=real --role Diverse=real --role Syn-B=synthetic --role TTA=natural:18"
+  ROLES="$ROLES --role Syn-B5=extra:Syn-B"
+  awk -F, -v dir="$WORK" 'NR == 1 { h = $0; next }
+    !($1 in f) { f[$1] = sprintf("%s/model%03d.csv", dir, n++); print h > f[$1]; print f[$1] > (dir "/list") }
+    { print > f[$1] }' "$WORK/a.csv"
+}
 finish() {
   echo "# $PASSES passed, $FAILS failed"
   [ "$FAILS" -eq 0 ]

@@ -68,6 +68,27 @@ while IFS="$(printf '\t')" read -r item status command outputs; do
   done
 done < "$WORK/rows.tsv"
 
+# items_match SEED ITEMS DOC_ITEMS ROWS: every numbered item of seed SEED
+# (file ITEMS) has a row of the document (DOC_ITEMS) and every row is one
+items_match() {
+  local missing extra
+  missing=$(comm -23 "$2" "$3" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  extra=$(comm -13 "$2" "$3" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  check "every item of seed $1 has a row${missing:+ (missing: $missing)}" test -z "$missing"
+  check "every $4 is an item of seed $1${extra:+ (not in the seed: $extra)}" test -z "$extra"
+}
+# numbered DOC_ITEMS PREFIX LABEL: without the seed's text, its tables and
+# figures (rows "PREFIXTable N") are numbered 1..max without a gap
+numbered() {
+  local kind max gaps
+  for kind in Table Figure; do
+    sed -nE "s/^$2$kind ([0-9]+)$/\1/p" "$1" | sort > "$WORK/nums"
+    max=$(sort -n "$WORK/nums" | tail -1)
+    gaps=$(seq 1 "${max:-0}" | sort | comm -23 - "$WORK/nums" | sort -n | tr '\n' ' ')
+    check "$3${kind}s are numbered 1..${max:-0} without a gap${gaps:+ (missing: $gaps)}" test -n "$max" -a -z "$gaps"
+  done
+}
+
 # every row names an item once
 dups=$(cut -f1 "$WORK/rows.tsv" | sort | uniq -d | tr '\n' ' ')
 check "no item listed twice${dups:+ (twice: $dups)}" test -z "$dups"
@@ -84,18 +105,10 @@ if [ -n "$SEED" ] && [ -f "$SEED" ]; then
     sed -nE 's/^([A-Z]\.[0-9]+) [A-Z].*/\1/p' "$SEED"
   } | sort -u > "$WORK/seed_items"
   check "seed 000 numbers tables, figures and appendix sections" test "$(wc -l < "$WORK/seed_items")" -gt 50
-  missing=$(comm -23 "$WORK/seed_items" "$WORK/doc_items" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
-  extra=$(comm -13 "$WORK/seed_items" "$WORK/doc_items" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
-  check "every item of seed 000 has a row${missing:+ (missing: $missing)}" test -z "$missing"
-  check "every row is an item of seed 000${extra:+ (not in the seed: $extra)}" test -z "$extra"
+  items_match 000 "$WORK/seed_items" "$WORK/doc_items" row
 else
   echo "# seed 000 text not found (PAIRBOUND_SEED000, ../shared/seeds): checking the numbering only"
-  for kind in Table Figure; do
-    sed -nE "s/^$kind ([0-9]+)$/\1/p" "$WORK/doc_items" | sort > "$WORK/nums"
-    max=$(sort -n "$WORK/nums" | tail -1)
-    gaps=$(seq 1 "${max:-0}" | sort | comm -23 - "$WORK/nums" | sort -n | tr '\n' ' ')
-    check "${kind}s are numbered 1..${max:-0} without a gap${gaps:+ (missing: $gaps)}" test -n "$max" -a -z "$gaps"
-  done
+  numbered "$WORK/doc_items" "" ""
 fi
 
 # seed 002 (docs/coverage.md, "Seed 002"): rows named "002 ITEM", whose outputs are files of the reference run
@@ -156,18 +169,9 @@ if [ -n "$SEED2" ] && [ -f "$SEED2" ]; then
     sed -nE 's/^### ([A-Z]\.[0-9]+|[0-9]\.[0-9]+) .*/\1/p' "$SEED2"
   } | sed 's/^/002 /' | sort -u > "$WORK/seed_items002"
   check "seed 002 numbers tables, figures and sections" test "$(wc -l < "$WORK/seed_items002")" -gt 30
-  missing=$(comm -23 "$WORK/seed_items002" "$WORK/doc_items002" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
-  extra=$(comm -13 "$WORK/seed_items002" "$WORK/doc_items002" | tr '\n' ',' | sed 's/,$//; s/,/, /g')
-  check "every item of seed 002 has a row${missing:+ (missing: $missing)}" test -z "$missing"
-  check "every seed-002 row is an item of seed 002${extra:+ (not in the seed: $extra)}" test -z "$extra"
+  items_match 002 "$WORK/seed_items002" "$WORK/doc_items002" "seed-002 row"
 else
   echo "# seed 002 text not found (PAIRBOUND_SEED002, ../shared/seeds): checking the numbering only"
-  for kind in Table Figure; do
-    sed -nE "s/^002 $kind ([0-9]+)$/\1/p" "$WORK/doc_items002" | sort > "$WORK/nums002"
-    max=$(sort -n "$WORK/nums002" | tail -1)
-    gaps=$(seq 1 "${max:-0}" | sort | comm -23 - "$WORK/nums002" | sort -n | tr '\n' ' ')
-    check "seed 002: ${kind}s are numbered 1..${max:-0} without a gap${gaps:+ (missing: $gaps)}" \
-      test -n "$max" -a -z "$gaps"
-  done
+  numbered "$WORK/doc_items002" "002 " "seed 002: "
 fi
 finish

@@ -4,14 +4,7 @@
 # name their file.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
-grep -v '^seed_values' "$TOP_SRCDIR/inputs/small.ini" > "$WORK/small.ini"
-pb 1 1 synth --config "$WORK/small.ini" --no-summary -o "$WORK/s.h5"
-"$PAIRBOUND" -v 0 export "$WORK/s.h5" -o "$WORK/a.csv"
-ROLES="--role Syn=synthetic --role ES=real --role Diverse=real --role Syn-B=synthetic --role TTA=natural:18 --role Syn-B5=extra:Syn-B"
-# one file per model, models in order of first appearance, each row where export put it
-awk -F, -v dir="$WORK" 'NR == 1 { h = $0; next }
-  !($1 in f) { f[$1] = sprintf("%s/model%03d.csv", dir, n++); print h > f[$1]; print f[$1] > (dir "/list") }
-  { print > f[$1] }' "$WORK/a.csv"
+per_model_csvs
 n=$(wc -l < "$WORK/list")
 check "split into one file per model ($n files)" test "$n" -ge 2
 # shellcheck disable=SC2086 # ROLES and the list are words
