@@ -193,7 +193,9 @@ union pb_cell pb_screen_sum_cell(const void *ctx, const struct pb_column *c);
 /* A row of the subset tables (Table 28, Table 32's natural rows): the subsets of size m (pb_table_member). */
 struct pb_screen_subrow {
   const char *source, *tier;
-  int64_t m, n;
+  int64_t m;
+  const char *set;          /* "random" (prefixed subsets), a severity set's name or "all" */
+  int64_t n;
   double cov, cov_min, cov_max, gain, gain_min, auroc, auroc_min, auroc_max;
 };
 extern const struct pb_column pb_screen_subset_cols[];

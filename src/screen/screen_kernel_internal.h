@@ -46,6 +46,7 @@ struct pb_screen_layout {
   char **extra_names;        /* their names (U_<name> is row PB_SR_FIXED + 2 e) */
   int is_tta[64];            /* extra set named TTA (case-insensitive): U - TTA contrasts */
   int32_t extra_n[64];       /* probe conditions of each extra set */
+  int is_severity[64];       /* extra set made by --severity-sets: a fixed row of Table 28 */
   /* natural rows (a TTA set exists): U0, TTA0, agree_TTA, U_sel, TTA_sel
    * from row tta_rows on (-1 without a TTA set); docs/screen.md */
   int32_t tta_rows;
@@ -124,6 +125,7 @@ struct pb_screen__pset {
   int32_t src;
   int32_t n;
   int32_t *cond;       /* condition indices in the probe source */
+  int severity;        /* a set sevN made by --severity-sets (Table 28's fixed rows) */
 };
 
 /* Candidates of a development selection (U^sel, TTA^sel): candidate a is

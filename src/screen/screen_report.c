@@ -58,6 +58,7 @@ const struct pb_column pb_screen_subset_cols[] = {
   {"source", PB_COL_STR, .slot = offsetof(struct pb_screen_subrow, source)},
   {"tier", PB_COL_STR, .slot = offsetof(struct pb_screen_subrow, tier)},
   {"m", PB_COL_INT, .slot = offsetof(struct pb_screen_subrow, m)},
+  {"set", PB_COL_STR, .slot = offsetof(struct pb_screen_subrow, set)},
   {"subsets", PB_COL_INT, .slot = offsetof(struct pb_screen_subrow, n)},
   PB_SUB_COL("coverage", 3, cov),     PB_SUB_COL("cov_min", 3, cov_min), PB_SUB_COL("cov_max", 3, cov_max),
   PB_SUB_COL("gain", -3, gain),       PB_SUB_COL("gain_min", -3, gain_min),
@@ -315,14 +316,32 @@ static void pb_srep__strata(struct pb_srep *R)
   }
 }
 
-/* Table 28: U from prefixed subsets of the primary probe set. */
+/* Table 28's fixed rows of one (target, tier): each severity set, then all probes (one subset each). */
+static void pb_srep__subsets_fixed(struct pb_srep *R, const struct pb_table_spec *spec, int32_t t, int tier,
+                                   double S_cov)
+{
+  const struct pb_screen_layout *L = R->in->L;
+  for (int32_t e = 0; e <= L->n_extra; e++) { /* the severity sets, then the primary set */
+    if (e < L->n_extra && !L->is_severity[e]) continue;
+    const int32_t ru = e < L->n_extra ? PB_SR_FIXED + 2 * e : PB_SR_U;
+    const double cov = pb_srep__mean(R, t, tier, ru, PB_SM_COV20);
+    const struct pb_screen_subrow row = {
+        R->in->meta->sources[R->in->targets[t]].name, pb_protocol_tier_name(tier),
+        e < L->n_extra ? L->extra_n[e] : L->n_probes, e < L->n_extra ? L->extra_names[e] : "all", 1, cov, NAN, NAN,
+        cov - S_cov, NAN, pb_srep__mean(R, t, tier, ru, PB_SM_AUROC), NAN, NAN};
+    pb_table_row(&R->t, spec, pb_table_member, &row);
+  }
+}
+
+/* Table 28: U from prefixed subsets of the primary probe set, then the fixed sets. */
 static void pb_srep__subsets(struct pb_srep *R)
 {
   static const struct pb_table_spec spec = {
     "U from m probe conditions (seed Table 28)",
-    "Subsets fixed from the seed before any outcome (every subset when there are at most the requested number); per "
-    "subset the equal-weight cell mean, then the mean [min, max] over subsets. Gain = coverage at q = 0.2 minus "
-    "that of S on the same cells. Probe-set rows (all, severity sets) follow.",
+    "Cells of each tier of --subset-tiers (default mild) weighted equally. Set random: subsets fixed from the seed before any outcome (every subset when "
+    "there are at most the requested number); per subset the equal-weight cell mean, then the mean [min, max] over "
+    "subsets. Then the fixed sets, one subset each: every severity set (sevN, the primary conditions named -N) and "
+    "all primary probes. Gain = coverage at q = 0.2 minus that of S on the same cells.",
     pb_screen_subset_cols};
   const struct pb_screen_layout *L = R->in->L;
   struct pb_screen_trow g = {R->in, 0, 0, -1, "", NULL};
@@ -345,13 +364,14 @@ static void pb_srep__subsets(struct pb_srep *R)
         if (!isnan(a)) amin = fmin(amin, a), amax = fmax(amax, a);
       }
       const struct pb_screen_subrow row = {
-          R->in->meta->sources[R->in->targets[g.t]].name, pb_protocol_tier_name(g.tier), m, j1 - j0,
+          R->in->meta->sources[R->in->targets[g.t]].name, pb_protocol_tier_name(g.tier), m, "random", j1 - j0,
           pb_num_nanmean_get(&cm), isinf(cmin) ? NAN : cmin, isinf(cmax) ? NAN : cmax, pb_num_nanmean_get(&cm) - S_cov,
           isinf(cmin) ? NAN : cmin - S_cov, pb_num_nanmean_get(&am), isinf(amin) ? NAN : amin,
           isinf(amax) ? NAN : amax};
       pb_table_row(&R->t, &spec, pb_table_member, &row);
       j0 = j1;
     }
+    pb_srep__subsets_fixed(R, &spec, g.t, g.tier, S_cov);
   }
 }
 

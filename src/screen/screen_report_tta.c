@@ -218,7 +218,7 @@ static void pb_snat__subsets(const struct pb_snat *N, struct pb_table *t)
         k++;
       }
       const struct pb_screen_subrow r = {
-          pb_snat__src(N, tg), pb_protocol_tier_name(tier), m, j1 - j0, acc[0] / k, isinf(lo[0]) ? NAN : lo[0],
+          pb_snat__src(N, tg), pb_protocol_tier_name(tier), m, "random", j1 - j0, acc[0] / k, isinf(lo[0]) ? NAN : lo[0],
           isinf(hi[0]) ? NAN : hi[0], acc[2] / k, isinf(lo[2]) ? NAN : lo[2], acc[1] / k,
           isinf(lo[1]) ? NAN : lo[1], isinf(hi[1]) ? NAN : hi[1]};
       pb_table_row(t, &spec, pb_table_member, &r);

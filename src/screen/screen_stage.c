@@ -249,7 +249,7 @@ static void pb_screen__natural_sets(struct pb_screen__ctx *X)
     const struct pb_source *src = &meta->sources[nat];
     struct pb_screen__pset *ps = &X->ps[X->tta = X->n_ps++];
     int32_t nf = src->role_fixed > 0 ? src->role_fixed : src->n_conditions - 1;
-    *ps = (struct pb_screen__pset){pb_strdup("TTA"), nat, 0, pb_malloc((size_t)nf * sizeof(int32_t))};
+    *ps = (struct pb_screen__pset){pb_strdup("TTA"), nat, 0, pb_malloc((size_t)nf * sizeof(int32_t)), 0};
     for (int32_t c = 0; c < src->n_conditions && ps->n < nf; c++)
       if (c != src->clean) ps->cond[ps->n++] = c;
   }
@@ -270,7 +270,7 @@ static void pb_screen__natural_sets(struct pb_screen__ctx *X)
       if (!take) continue;
       struct pb_screen__pset *ps = &X->ps[X->n_ps];
       *ps = (struct pb_screen__pset){pb_strdup(g ? "(TTA candidates)" : "(U candidates)"), s, 0,
-                                     pb_malloc((size_t)src->n_conditions * sizeof(int32_t))};
+                                     pb_malloc((size_t)src->n_conditions * sizeof(int32_t)), 0};
       for (int32_t c = 0; c < src->n_conditions; c++)
         if (c != src->clean) pb_screen__pool_add(pl, X->n_ps, ps->n), ps->cond[ps->n++] = c;
       X->n_ps++;
@@ -313,6 +313,7 @@ static void pb_screen__severity_sets(struct pb_screen__ctx *X)
       if (clash) continue;
       struct pb_screen__pset *ps = &X->ps[X->n_ps++];
       ps->name = pb_strdup(name);
+      ps->severity = 1;
       ps->src = P->src;
       ps->cond = pb_malloc((size_t)P->n * sizeof(int32_t));
       for (int32_t k = 0; k < P->n; k++) {
@@ -559,6 +560,7 @@ static void pb_screen__layout(struct pb_screen__ctx *X)
     snprintf(L->row_names[PB_SR_FIXED + 2 * e + 1], len, "A3_%s", nm);
     L->is_tta[e] = !strcasecmp(nm, "TTA");
     L->extra_n[e] = X->ps[1 + e].n;
+    L->is_severity[e] = X->ps[1 + e].severity;
   }
   static const char *const natural[PB_SCREEN_N_NATURAL] = {"U0", "TTA0", "agree_TTA", "U_sel", "TTA_sel"};
   for (int j = 0; j < PB_SCREEN_N_NATURAL && L->tta_rows >= 0; j++) L->row_names[L->tta_rows + j] = pb_strdup(natural[j]);

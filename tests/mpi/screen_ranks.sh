@@ -34,6 +34,16 @@ check "screen_cells.tsv: delta and its derangement on U's non-singleton images" 
   END { for (k in n) { if (m[k, "delta_nonsingleton"] != n[k] "|" f[k] || m[k, "delta_derange"] != n[k] "|" f[k]) bad = 1; c++ }
         exit bad || c == 0 }' "$T"
 check "screen_cells.tsv: random selection covers failures within each cell" awk -F'\t' '$5 == "random" && $7 > 0 && $9 == "nan" { bad = 1 } END { exit bad }' "$T"
+# Table 28's fixed rows (sev2, sev4, all) recomputed from the cells: the equal-weight mean over the mild cells
+# of the source (NaN cells left out) of U_sevN's / U's coverage at q = 0.2 and AUROC; gain over S's mean
+check "screen_subsets.tsv: severity-set and all-probe rows are the mild cell means of screen_cells.tsv" awk -F'\t' '
+  FNR == 1 { f++; next }
+  f == 1 && $4 == "mild" { for (j = 0; j < 2; j++) { v = j ? $8 : $10; if (v != "nan") { s[$2, $5, j] += v; n[$2, $5, j]++ } } }
+  f == 2 && $4 != "random" { r = $4 == "all" ? "U" : "U_" $4; rows++
+    for (j = 0; j < 2; j++) { want = s[$2, r, j] / n[$2, r, j]; got = j ? $11 : $6; d = got - want; if (d < 0) d = -d; if (d > 1e-12) bad = 1 }
+    g = $6 - s[$2, "S", 0] / n[$2, "S", 0] - $9; if (g < 0) g = -g; if (g > 1e-12) bad = 1
+    if ($5 != 1 || $7 != "nan") bad = 1 }
+  END { exit bad || rows != 6 }' "$T" "$WORK/o11/report/screen_subsets.tsv"
 
 # streamed rows (docs/screen.md, "Memory"): a piece of rows per round of units,
 # the same bytes as the rows read at once, at 1 and 2 ranks
