@@ -38,6 +38,12 @@ double pb_screen_u(const float *const *m, int32_t n_probes, int32_t j);
  */
 double pb_screen_auroc(const double *score, const uint8_t *y, int32_t n);
 
+/**
+ * Spearman rank correlation of @p a and @p b over n entries (ties share their
+ * mean rank: GSL's gsl_stats_spearman).  NaN when n < 2 or a column is constant.
+ */
+double pb_screen_spearman(const double *a, const double *b, int32_t n);
+
 /** Budget k = max(1, round(pct n / 100)), rounding halves up (exact integers). */
 int32_t pb_screen_budget(int32_t n, int pct);
 

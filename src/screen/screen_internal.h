@@ -162,6 +162,7 @@ struct pb_screen_rep_in {
   const struct pb_screen_sum *T;
   const struct pb_screen_boot *B;
   const struct pb_screen_ivs *I;
+  const double *unit_e1;    /* seed E.1 per (target, model): Spearman of delta with -U, g(S)'s weight on S */
   struct pb_results *res;
 };
 

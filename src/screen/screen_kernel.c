@@ -11,6 +11,7 @@
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multimin.h>
+#include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_vector.h>
 
 #include "pairbound/clones.h"
@@ -350,6 +351,15 @@ static double pb_screen__one(const double *score, const uint8_t *y, int32_t n, i
 }
 
 double pb_screen_auroc(const double *score, const uint8_t *y, int32_t n) { return pb_screen__one(score, y, n, 0, 1); }
+
+double pb_screen_spearman(const double *a, const double *b, int32_t n)
+{
+  if (n < 2) return NAN;
+  double *work = pb_malloc((size_t)2 * (size_t)n * sizeof *work);
+  const double r = gsl_stats_spearman(a, 1, b, 1, (size_t)n, work);
+  free(work);
+  return isfinite(r) ? r : NAN;
+}
 
 double pb_screen_coverage(const double *score, const uint8_t *y, int32_t n, int pct)
 {

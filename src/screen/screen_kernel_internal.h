@@ -215,5 +215,7 @@ int pb_screen__unit_prepare(const struct pb_screen__ctx *X, int32_t t, int32_t m
 void pb_screen__unit_cells(const struct pb_screen__ctx *X, int32_t t, int32_t m, const struct pb_screen__unit *U,
                            double *recs, uint64_t *bits, int32_t n_words, struct pb_screen_boot *B);
 void pb_screen__unit_free(struct pb_screen__unit *U, const struct pb_screen__ctx *X);
+/* Seed E.1: Spearman of delta = S - U with -U over the unit's images (NaN below two or when constant). */
+double pb_screen__e1_spearman(const struct pb_screen__unit *U);
 
 #endif /* PAIRBOUND_SCREEN_KERNEL_INTERNAL_H */

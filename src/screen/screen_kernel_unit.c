@@ -54,6 +54,11 @@ static struct pb_screen_probs pb_screen__probs(const struct pb_screen__rec *r, i
   return p;
 }
 
+double pb_screen__e1_spearman(const struct pb_screen__unit *U)
+{
+  return pb_screen_spearman(U->score[PB_SR_DELTA], U->score[PB_SR_U], U->n);
+}
+
 void pb_screen__unit_free(struct pb_screen__unit *U, const struct pb_screen__ctx *X)
 {
   int32_t nd = X->opt->n_derange;

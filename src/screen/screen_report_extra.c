@@ -318,6 +318,78 @@ static int pb_sx__models(struct pb_sx *S, struct pb_text *md)
   return status;
 }
 
+/* ------------------------------------------------------------ E.1 text statistics */
+
+/* Seed E.1's statistics per target source and over all: how many g(S) fits rank like S (a negative weight on S:
+ * the failure score falls as S rises) and the Spearman correlation of delta with -U across models. */
+struct pb_sx__e1 {
+  const char *source;
+  int64_t units, fits, like_s, reversed, defined;
+  double rho_min, rho_median, rho_max;
+};
+#define PB_SX_E1(name, type, member, ...) {name, type, __VA_ARGS__, .slot = offsetof(struct pb_sx__e1, member)}
+static const struct pb_column pb_sx__e1_cols[] = {
+  PB_SX_E1("source", PB_COL_STR, source, 0), PB_SX_E1("units", PB_COL_INT, units, 0),
+  PB_SX_E1("gS_fits", PB_COL_INT, fits, 0), PB_SX_E1("gS_ranks_like_S", PB_COL_INT, like_s, 0),
+  PB_SX_E1("gS_reversed", PB_COL_INT, reversed, 0), PB_SX_E1("spearman_units", PB_COL_INT, defined, 0),
+  PB_SX_E1("spearman_min", PB_COL_NUM, rho_min, 2), PB_SX_E1("spearman_median", PB_COL_NUM, rho_median, 2),
+  PB_SX_E1("spearman_max", PB_COL_NUM, rho_max, 2), {NULL}};
+
+static int pb_sx__cmp_double(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The row of targets [t0, t1) (all models). */
+static void pb_sx__e1_row(const struct pb_sx *S, int32_t t0, int32_t t1, const char *name, double *rho,
+                          struct pb_sx__e1 *r)
+{
+  const int32_t M = S->in->meta->n_models;
+  *r = (struct pb_sx__e1){name, 0, 0, 0, 0, 0, NAN, NAN, NAN};
+  for (int32_t t = t0; t < t1; t++)
+    for (int32_t m = 0; m < M; m++) {
+      const double *v = S->in->unit_e1 + 2 * ((int64_t)t * M + m);
+      r->units++;
+      r->fits += !isnan(v[1]);
+      r->like_s += v[1] < 0;
+      r->reversed += v[1] > 0;
+      if (!isnan(v[0])) rho[r->defined++] = v[0];
+    }
+  if (r->defined == 0) return;
+  qsort(rho, (size_t)r->defined, sizeof *rho, pb_sx__cmp_double);
+  const int64_t h = r->defined / 2;
+  r->rho_min = rho[0], r->rho_max = rho[r->defined - 1];
+  r->rho_median = r->defined % 2 ? rho[h] : (rho[h - 1] + rho[h]) / 2;
+}
+
+static int pb_sx__e1(struct pb_sx *S, struct pb_text *md)
+{
+  static const struct pb_table_spec spec = {
+    "g(S) against S and delta against -U per model (seed Appendix E.1 text)",
+    "Per (model, target source) unit: gS_ranks_like_S counts the development fits of g(S) whose standardised weight "
+    "on S is negative (the fitted failure score falls as S rises, so g(S) ranks the images exactly as S), "
+    "gS_reversed those with a positive weight (the ranking reverses; reported, not corrected, as in the seed). "
+    "Spearman: the rank correlation (ties share their mean rank) of delta = S - U with -U over the unit's "
+    "clean-correct analysis images, its minimum, median and maximum across units (screen_fits.tsv, "
+    "spearman_delta_negU).",
+    pb_sx__e1_cols};
+  const int32_t T = S->in->n_targets;
+  double *rho = pb_malloc((size_t)(T * S->in->meta->n_models + 1) * sizeof *rho);
+  struct pb_sx__e1 r;
+  pb_table_open(&S->t, &spec);
+  for (int32_t t = 0; t < T; t++) {
+    pb_sx__e1_row(S, t, t + 1, pb_sx__src(S, t), rho, &r);
+    pb_table_row(&S->t, &spec, pb_table_member, &r);
+  }
+  if (T > 1) {
+    pb_sx__e1_row(S, 0, T, "all", rho, &r);
+    pb_table_row(&S->t, &spec, pb_table_member, &r);
+  }
+  free(rho);
+  return pb_table_flush(&S->t, S->in->res, "screen_e1.tsv", md);
+}
+
 /* ------------------------------------------------------------ Figure 6 */
 
 /* Probe type and severity of a condition name: "fog-4" -> "fog", "4"; a name
@@ -678,6 +750,7 @@ int pb_screen_extra_report(const struct pb_screen_rep_in *in, struct pb_text *md
   if (status == PB_OK) status = pb_sx__tiebreak(&S, md);
   if (status == PB_OK) status = pb_sx__groups(&S, md);
   if (status == PB_OK) status = pb_sx__models(&S, md);
+  if (status == PB_OK) status = pb_sx__e1(&S, md);
   if (status == PB_OK) status = pb_sx__figure6(&S, md);
   if (status == PB_OK) status = pb_sx__capture(&S, md);
   return status;

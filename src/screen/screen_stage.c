@@ -840,7 +840,7 @@ static int pb_screen__stage_run(const struct pb_stage_call *call, const void *op
   pb_timer_add(&st.timer, "compute", -piece_load);
   /* the report first: its figures render (pb_figure_write) while the columns and TSV files are written */
   const double t_rep = MPI_Wtime();
-  if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, &boot, call->store);
+  if (status == PB_OK) status = pb_screen__report_all(&st, &X, u0, u1, recs, units, &boot, call->store);
   pb_timer_add(&st.timer, "write_report", MPI_Wtime() - t_rep);
   pb_message("screen: report (tables, figures started) %.3f s", MPI_Wtime() - t_rep);
   status = pb_error_agree(st.comm, status);

@@ -48,7 +48,8 @@ int pb_screen__blocks_run(struct pb_stage *st, struct pb_screen__ctx *X, struct 
 int pb_screen__image_row(int32_t r);
 /* Every report table from this rank's units [u0, u1) (collective). */
 int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
-                          const double *recs, struct pb_screen_boot *boot, const char *store_path);
+                          const double *recs, const struct pb_screen__unit *units, struct pb_screen_boot *boot,
+                          const char *store_path);
 /* Every output of this rank's units [u0, u1) (collective). */
 int pb_screen__write(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
                      const double *recs, struct pb_screen__unit *units, uint64_t *const *bits,

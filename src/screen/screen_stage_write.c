@@ -93,8 +93,9 @@ static const struct pb_field pb_screen__info_tsv_fields[PB_SIT_N_FIELDS] = {
 static const struct pb_fields pb_screen__info_tsv = {.n = PB_SIT_N_FIELDS, .f = pb_screen__info_tsv_fields};
 
 /* screen_fits.tsv after model, source: fit sizes, then per fit g_S, g_SU,
- * g_SUret the standardised intercept and weights (S, U, ret) and the gradient norm. */
-enum { PB_SF_N_IMAGES, PB_SF_N_OBS, PB_SF_N_FAIL, PB_SF_FIT, PB_SF_N_FIELDS = PB_SF_FIT + 3 * 5 };
+ * g_SUret the standardised intercept and weights (S, U, ret) and the gradient
+ * norm, then seed E.1's Spearman of delta with -U over the unit's images. */
+enum { PB_SF_N_IMAGES, PB_SF_N_OBS, PB_SF_N_FAIL, PB_SF_FIT, PB_SF_SPEARMAN = PB_SF_FIT + 3 * 5, PB_SF_N_FIELDS };
 /* The five fields of fit G (index i): its standardised intercept and weights, and its gradient norm. */
 #define PB_SCREEN__FIT(i, g)                                                                                 \
   [PB_SF_FIT + 5 * i + 0] = {#g "_b", PB_FMT_NUM}, [PB_SF_FIT + 5 * i + 1] = {#g "_wS", PB_FMT_NUM},       \
@@ -103,7 +104,8 @@ enum { PB_SF_N_IMAGES, PB_SF_N_OBS, PB_SF_N_FAIL, PB_SF_FIT, PB_SF_N_FIELDS = PB
 static const struct pb_field pb_screen__fit_fields[PB_SF_N_FIELDS] = {
   [PB_SF_N_IMAGES] = {"n_images", PB_FMT_INT}, [PB_SF_N_OBS] = {"n_obs", PB_FMT_INT},
   [PB_SF_N_FAIL] = {"n_fail", PB_FMT_INT},
-  PB_SCREEN__FIT(0, gS), PB_SCREEN__FIT(1, gSU), PB_SCREEN__FIT(2, gSUret)};
+  PB_SCREEN__FIT(0, gS), PB_SCREEN__FIT(1, gSU), PB_SCREEN__FIT(2, gSUret),
+  [PB_SF_SPEARMAN] = {"spearman_delta_negU", PB_FMT_NUM}};
 #undef PB_SCREEN__FIT
 static const struct pb_fields pb_screen__fits_tsv = {.n = PB_SF_N_FIELDS, .f = pb_screen__fit_fields};
 
@@ -125,6 +127,7 @@ static void pb_screen__unit_text(const struct pb_screen__ctx *X, int64_t u, cons
     for (int j = 0; j < 3; j++) o[1 + j] = f->ok && j <= g ? f->w[j] : NAN;
     o[4] = f->ok ? f->grad_norm : NAN;
   }
+  fit[PB_SF_SPEARMAN] = pb_screen__e1_spearman(U);
   pb_text_printf(&t[3], "%s\t%s", meta->model_ids[m], src->name);
   pb_fields_tsv_values(&pb_screen__fits_tsv, fit, 0, &t[3]);
   pb_text_printf(&t[3], "\n");
@@ -417,8 +420,26 @@ static int pb_screen__natural_report(const struct pb_screen__ctx *X, const struc
  * the totals of every rank's cells on rank 0 for the mean tables, exact
  * per-group sums for the intervals (collective), then the reports on rank 0;
  * no rank holds another rank's records. */
+/* Seed E.1's per-unit statistics on rank 0, [target][model][2]: Spearman of delta with -U and g(S)'s weight on S
+ * (NaN: no fit). Each unit is on one rank, the others add zeros: the sums are the values (collective). */
+static double *pb_screen__e1_units(const struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
+                                   const struct pb_screen__unit *units)
+{
+  const size_t n = (size_t)X->n_units * 2;
+  double *v = pb_calloc(n > 0 ? n : 1, sizeof *v);
+  for (int64_t u = u0; u < u1; u++) {
+    const struct pb_screen__unit *U = &units[u - u0];
+    v[2 * u] = pb_screen__e1_spearman(U);
+    v[2 * u + 1] = U->fit[0].ok ? U->fit[0].w[0] : NAN;
+  }
+  if (st->rank == 0) MPI_Reduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, 0, st->comm);
+  else MPI_Reduce(v, NULL, (int)n, MPI_DOUBLE, MPI_SUM, 0, st->comm);
+  return v;
+}
+
 int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
-                                 const double *recs, struct pb_screen_boot *boot, const char *store_path)
+                          const double *recs, const struct pb_screen__unit *units, struct pb_screen_boot *boot,
+                          const char *store_path)
 {
   const struct pb_screen_options *opt = X->opt;
   const int64_t c0 = X->unit_cell0[u0], nloc = X->unit_cell0[u1] - c0;
@@ -441,7 +462,8 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
   struct pb_screen_ivs I;
   memset(&I, 0, sizeof I);
   if (status == PB_OK) status = pb_screen_ivs_boot(boot, st->meta, &X->L, &C, opt, st->comm, &I);
-  const struct pb_screen_rep_in in = {st->meta, &X->L, X->targets, X->n_targets, opt, &T, boot, &I, st->results};
+  double *e1 = pb_screen__e1_units(st, X, u0, u1, units);
+  const struct pb_screen_rep_in in = {st->meta, &X->L, X->targets, X->n_targets, opt, &T, boot, &I, e1, st->results};
   struct pb_text extra = {0};
   char *nothing = pb_screen__nothing_note(X, store_path);
   if (nothing) pb_text_printf(&extra, "%s", nothing);
@@ -461,6 +483,7 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
   pb_text_free(&extra);
   pb_screen_ivs_free(&I);
   pb_screen_sum_free(&T);
+  free(e1);
   free(target);
   free(model);
   free(cond);

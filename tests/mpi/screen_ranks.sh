@@ -12,7 +12,7 @@ reports="screen_cells.tsv screen_cell_info.tsv screen_strata.tsv screen_auroc.ts
   screen_coverage_diff.tsv screen_ceiling.tsv screen_identity.tsv screen_class.tsv screen_strata_summary.tsv
   screen_subsets.tsv screen_probesets.tsv screen_fits.tsv screen.md screen_protocol.tsv screen_identity_delta.tsv
   screen_coverage_tiebreak.tsv screen_baselines.tsv screen_groups.tsv screen_models.tsv screen_capture.tsv
-  screen_capture_conditions.tsv figure6_probe_recall.tsv"
+  screen_capture_conditions.tsv figure6_probe_recall.tsv screen_e1.tsv"
 ranks_identical "$reports" screen "$WORK/s.h5"
 T="$WORK/o11/report/screen_cells.tsv"
 check "screen_cells.tsv header" test "$(head -1 "$T")" = "$(printf 'model\tsource\tcondition\ttier\tscore\tn\tn_fail\tauroc\tcov_q10\tcov_q20\tcov_q30')"
@@ -44,6 +44,25 @@ check "screen_subsets.tsv: severity-set and all-probe rows are the mild cell mea
     g = $6 - s[$2, "S", 0] / n[$2, "S", 0] - $9; if (g < 0) g = -g; if (g > 1e-12) bad = 1
     if ($5 != 1 || $7 != "nan") bad = 1 }
   END { exit bad || rows != 6 }' "$T" "$WORK/o11/report/screen_subsets.tsv"
+# seed E.1: the per-source statistics recomputed from screen_fits.tsv (g(S)'s weight on S, the Spearman column)
+F="$WORK/o11/report/screen_fits.tsv"
+for src in ES Diverse all; do
+  want=$(awk -F'\t' -v s="$src" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    s == "all" || $2 == s { u++; w = $(h["gS_wS"]); if (w != "nan") f++; if (w != "nan" && w < 0) l++; if (w != "nan" && w > 0) r++
+                            if ($(h["spearman_delta_negU"]) != "nan") print $(h["spearman_delta_negU"]) > "/dev/stderr" }
+    END { printf "%d\t%d\t%d\t%d", u, f, l, r }' "$F" 2>"$WORK/rho_$src")
+  rho=$(sort -g "$WORK/rho_$src" | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                                           printf "%d\t%.12g\t%.12g\t%.12g", NR, v[1], m, v[NR] }')
+  got=$(awk -F'\t' -v s="$src" '$1 == s { printf "%s\t%s\t%s\t%s\t%s\t%.12g\t%.12g\t%.12g", $2, $3, $4, $5, $6, $7, $8, $9 }' \
+    "$WORK/o11/report/screen_e1.tsv")
+  check "screen_e1.tsv $src: g(S) counts and Spearman min/median/max from screen_fits.tsv" test "$got" = "$want	$rho"
+done
+if /usr/bin/python3 -c 'import h5py, scipy' 2>/dev/null; then
+  check "screen_fits.tsv: Spearman of delta with -U per unit equals scipy's on /screen/images" \
+    /usr/bin/python3 "$TOP_SRCDIR/tests/mpi/screen_e1.py" "$WORK/o11/results.h5" "$F"
+else
+  echo "# skipped: the scipy check of screen_fits.tsv's Spearman column (no h5py/scipy for /usr/bin/python3)"
+fi
 
 # streamed rows (docs/screen.md, "Memory"): a piece of rows per round of units,
 # the same bytes as the rows read at once, at 1 and 2 ranks

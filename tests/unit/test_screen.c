@@ -69,6 +69,23 @@ START_TEST(test_auroc_pairs)
 }
 END_TEST
 
+/* Seed E.1's Spearman (pb_screen_spearman), by hand: without ties 1 - 6 sum d^2 / (n (n^2 - 1)); with ties the
+ * Pearson correlation of mean ranks. */
+START_TEST(test_spearman_hand)
+{
+  const double a[] = {1, 2, 3, 4}, b[] = {10, 30, 20, 40}, c[] = {4, 3, 2, 1};
+  ck_assert_double_eq_tol(pb_screen_spearman(a, b, 4), 0.8, 1e-15); /* d = 0, -1, 1, 0: 1 - 12 / 60 */
+  ck_assert_double_eq_tol(pb_screen_spearman(a, c, 4), -1.0, 1e-15);
+  /* ranks (1.5, 1.5, 3) against (1, 2, 3): covariance 1.5, variances 1.5 and 2: 1.5 / sqrt(3) */
+  const double t[] = {5, 5, 7}, u[] = {-1, 0, 1};
+  ck_assert_double_eq_tol(pb_screen_spearman(t, u, 3), 1.5 / sqrt(3.0), 1e-15);
+  /* a constant column has no rank correlation; nor does one entry */
+  const double k[] = {2, 2, 2};
+  ck_assert(isnan(pb_screen_spearman(k, u, 3)));
+  ck_assert(isnan(pb_screen_spearman(a, b, 1)));
+}
+END_TEST
+
 /* ------------------------------------------------------------ coverage */
 
 START_TEST(test_budget_rounding)
@@ -635,6 +652,7 @@ static Suite *screen_suite(void)
   Suite *s = suite_create("screen");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_auroc_pairs);
+  tcase_add_test(tc, test_spearman_hand);
   tcase_add_test(tc, test_budget_rounding);
   tcase_add_test(tc, test_coverage_tie_orders);
   tcase_add_test(tc, test_order_metrics);
