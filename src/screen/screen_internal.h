@@ -163,6 +163,7 @@ struct pb_screen_rep_in {
   const struct pb_screen_boot *B;
   const struct pb_screen_ivs *I;
   const double *unit_e1;    /* seed E.1 per (target, model): Spearman of delta with -U, g(S)'s weight on S */
+  const int8_t *const *tier; /* [target][condition]: the reporting tier (-1: clean or none) */
   struct pb_results *res;
 };
 
@@ -185,6 +186,7 @@ enum {
   PB_SCOL_CEIL = -7,        /* Table 21's mean arg: p, ceilings, U / ceiling, random / ceiling */
   PB_SCOL_ID = -8,          /* Table 25's arg: defined cells, wins, degenerate cells, gap without them
                                (PB_COL_INT: the total, else the mean) */
+  PB_SCOL_CONDITIONS = -9,  /* the target's conditions in the tier (Table 24's column) */
   PB_SCOL_PAIR = -16        /* PB_SCOL_PAIR - p: the mean of paired difference p (enum pb_screen_pair), metric arg */
 };
 #define PB_SCOL_DIFF(p) (PB_SCOL_PAIR - (p))

@@ -42,6 +42,12 @@ union pb_cell pb_screen_sum_cell(const void *ctx, const struct pb_column *c)
   case PB_SCOL_LABEL: return (union pb_cell){.s = r->label};
   case PB_SCOL_CELLS: return (union pb_cell){.i = (int64_t)pb_agg_sum(&T->a, key + PB_SS_CELLS)};
   case PB_SCOL_DEFINED: return (union pb_cell){.i = pb_agg_count(&T->a, key + PB_SS_ROW(c->arg, PB_SM_AUROC))};
+  case PB_SCOL_CONDITIONS: {
+    const int32_t nc = r->in->meta->sources[r->in->targets[r->t]].n_conditions;
+    int64_t k = 0;
+    for (int32_t j = 0; j < nc; j++) k += r->in->tier[r->t][j] == r->tier;
+    return (union pb_cell){.i = k};
+  }
   case PB_SCOL_CEIL: return (union pb_cell){.x = pb_agg_mean(&T->a, key + PB_SS_CEIL(T) + c->arg)};
   case PB_SCOL_ID:
     if (c->fmt == PB_COL_INT) return (union pb_cell){.i = (int64_t)pb_agg_sum(&T->a, key + PB_SS_ID(T) + c->arg)};
@@ -188,6 +194,7 @@ static void pb_srep__budget_table(struct pb_srep *R, const struct pb_table_spec 
 /* Table 16: AUROC of every score and the paired gaps. */
 static const struct pb_column pb_srep__auroc_cols[] = {
   PB_SREP_KEYS,
+  {"conditions", PB_COL_INT, .slot = PB_SCOL_CONDITIONS},
   {"cells", PB_COL_INT, .slot = PB_SCOL_CELLS},
   {"defined", PB_COL_INT, .slot = PB_SCOL_DEFINED, .arg = PB_SR_U},
   PB_SREP_SCORES(PB_SM_AUROC),

@@ -463,7 +463,8 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
   memset(&I, 0, sizeof I);
   if (status == PB_OK) status = pb_screen_ivs_boot(boot, st->meta, &X->L, &C, opt, st->comm, &I);
   double *e1 = pb_screen__e1_units(st, X, u0, u1, units);
-  const struct pb_screen_rep_in in = {st->meta, &X->L, X->targets, X->n_targets, opt, &T, boot, &I, e1, st->results};
+  const struct pb_screen_rep_in in = {st->meta, &X->L, X->targets, X->n_targets, opt,          &T,
+                                      boot,     &I,     e1,         (const int8_t *const *)X->tier, st->results};
   struct pb_text extra = {0};
   char *nothing = pb_screen__nothing_note(X, store_path);
   if (nothing) pb_text_printf(&extra, "%s", nothing);

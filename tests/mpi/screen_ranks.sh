@@ -90,6 +90,15 @@ pb 2 1 screen "$WORK/s.h5" --split dev --tiers eval --probe fog=Syn-B:fog-2,fog-
   --subset-sizes 1,2 --subsets 3 -o "$WORK/sw"
 check "swapped split with a named probe set runs" test "$(cut -f5 "$WORK/sw/report/screen_cells.tsv" | grep -c '^U_fog$')" -eq 72
 check "swapped split: report says so" grep -qF "Scores on development images (fitting on evaluation images), tiers from evaluation" "$WORK/sw/report/screen.md"
+# Table 24's conditions column: the distinct conditions of each source and tier among the cells of screen_cells.tsv
+# (default and evaluation-defined tiers), and cells = rows of score S
+for o in o11 sw; do
+  check "screen_auroc.tsv ($o): conditions and cells per source and tier from screen_cells.tsv" awk -F'\t' '
+    FNR == 1 { f++; next }
+    f == 1 && $5 == "S" { cells[$2, $4]++; if (!(($2, $4, $3) in seen)) { seen[$2, $4, $3] = 1; conds[$2, $4]++ } }
+    f == 2 { rows++; if ($3 != conds[$1, $2] + 0 || $4 != cells[$1, $2] + 0) bad = 1 }
+    END { exit bad || rows == 0 }' "$WORK/$o/report/screen_cells.tsv" "$WORK/$o/report/screen_auroc.tsv"
+done
 
 # paper scale: the expected direction, and 1 rank x 2 threads = 3 ranks x 1 thread
 P=$(paper_store)  # the suite's paper store (tests/mpi/paper_store.sh)

@@ -51,8 +51,8 @@ for np in 1 2; do
     grep -q "warning: screen: nojoin.h5: no image of the target sources (ES, Diverse) occurs in the probe source Syn-B" \
     sj$np.err
   check "nothing to screen, $np rank(s): the report says why" grep -q "^\*Nothing to screen: " sj$np/report/screen.md
-  check "nothing to screen, $np rank(s): the AUROC table has its cells, none defined, every value nan" \
-    awk -F'\t' 'NR > 1 { rows++; if ($3 < 1 || $4 != 0) bad = 1; for (i = 5; i <= NF; i++) if ($i != "nan") bad = 1 }
+  check "nothing to screen, $np rank(s): the AUROC table has its conditions and cells, none defined, every value nan" \
+    awk -F'\t' 'NR > 1 { rows++; if ($3 < 1 || $4 < 1 || $5 != 0) bad = 1; for (i = 6; i <= NF; i++) if ($i != "nan") bad = 1 }
                 END { exit bad || rows == 0 }' sj$np/report/screen_auroc.tsv
 done
 check "nothing to screen: identical at 1 and 2 ranks" cmp -s sj1/report/screen_auroc.tsv sj2/report/screen_auroc.tsv
