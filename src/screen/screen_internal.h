@@ -162,10 +162,14 @@ struct pb_screen_rep_in {
   const struct pb_screen_sum *T;
   const struct pb_screen_boot *B;
   const struct pb_screen_ivs *I;
-  const double *unit_e1;    /* seed E.1 per (target, model): Spearman of delta with -U, g(S)'s weight on S */
+  /* per unit (target, model), pb_screen_unit_width values: seed E.1's Spearman of delta with -U and g(S)'s weight on
+   * S, then seed E.3's development error rate of each probe set (the primary set, then the extra sets) */
+  const double *unit_stats;
   const int8_t *const *tier; /* [target][condition]: the reporting tier (-1: clean or none) */
   struct pb_results *res;
 };
+
+static inline int32_t pb_screen_unit_width(const struct pb_screen_layout *L) { return 3 + L->n_extra; }
 
 /* Metric f of a score row in the record and the totals: 0 n, 1 n_fail, 2 AUROC, 3 + b coverage at budget b. */
 enum { PB_SM_AUROC = 2, PB_SM_COV10 = 3, PB_SM_COV20 = 4, PB_SM_AT_Q = -1 /* the row's budget */ };

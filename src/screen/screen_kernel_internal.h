@@ -39,6 +39,8 @@ enum { PB_SN_U0, PB_SN_TTA0, PB_SN_AGREE, PB_SN_USEL, PB_SN_TTASEL };
 #define PB_SCREEN_STRATA 3
 #define PB_SCREEN_STRATUM_F 7 /* n, n_fail, auroc_S, auroc_U, auroc_U_ns, auroc_U_derange, ret_gap */
 
+#define PB_SCREEN_MAX_SETS 65 /* the primary probe set and at most 64 extra sets */
+
 struct pb_screen_layout {
   int32_t n_rows;            /* score rows: fixed + 2 per extra probe set */
   char **row_names;
@@ -202,6 +204,9 @@ struct pb_screen__unit {
   int32_t n_unmatched, a3_approx;
   int32_t n_fit, n_fit_trials, n_fit_fails;  /* fitting images and their pooled outcomes */
   struct pb_screen_logit fit[3];
+  /* seed E.3: per probe set (primary, then the extra sets) the mean error rate of single probe predictions on the
+   * fitting split's clean-correct images (NaN: none) */
+  double dev_err[PB_SCREEN_MAX_SETS];
 };
 
 /* Row @p row of source @p s as loaded (pb_screen__load must have read it). */

@@ -137,7 +137,10 @@ struct pb_screen__uwork {
 
 
 /* Probe means U and retention of every image with a probe partner, A3 on
- * clean-correct images of the analysis split, for every probe set. */
+ * clean-correct images of the analysis split, for every probe set; seed
+ * E.3's error rate of single probe predictions on the fitting split's
+ * clean-correct images (the mean over images of the share of probes wrong is
+ * the mean over probes of each probe's error rate: every probe sees them all). */
 static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_screen__uwork *W, struct pb_screen__unit *U)
 {
   const struct pb_meta *meta = X->meta;
@@ -163,6 +166,8 @@ static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_scr
       prow[a] = pb_screen__rec_row(X, ps->src, m * P->n_conditions + ps->cond[a]);
       mrow[a] = prow[a].m;
     }
+    double err = 0;
+    int32_t n_err = 0;
     for (int32_t i = 0; i < N; i++) {
       int32_t j = jn[i], y = src->labels[i];
       if (j < 0) {
@@ -174,6 +179,7 @@ static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_scr
       for (int32_t a = 0; a < ps->n; a++) right += prow[a].pred[j] == y;
       Uall[p][i] = pb_screen_u(mrow, ps->n, j);
       if (p == 0) ret[i] = (double)right / ps->n;
+      if (clean.pred[i] == y && src->split[i] == W->fit_split) err += 1.0 - (double)right / ps->n, n_err++;
       A3all[p][i] = NAN;
       if (clean.pred[i] == y && src->split[i] == an_split && p < X->n_ps - X->n_hidden) {
         for (int32_t a = 0; a < ps->n; a++) pr[a] = pb_screen__probs(&prow[a], j, y, k);
@@ -183,6 +189,7 @@ static void pb_screen__probe_means(const struct pb_screen__ctx *X, struct pb_scr
         if (p == 0) U->a3_approx += approx > 0;
       }
     }
+    if (p < X->n_ps - X->n_hidden) U->dev_err[p] = n_err > 0 ? err / n_err : NAN;
   }
   free(pr);
   free(prow);

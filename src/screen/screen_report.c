@@ -386,7 +386,7 @@ static void pb_srep__subsets(struct pb_srep *R)
 struct pb_srep__pset {
   const char *source, *set;
   int64_t evaluations;
-  double recall, auroc, a3_recall, a3_auroc, delta;
+  double recall, auroc, a3_recall, a3_auroc, delta, dev_error;
 };
 #define PB_SREP_PSET(name, digits, member) {name, PB_COL_NUM, digits, .slot = offsetof(struct pb_srep__pset, member)}
 static const struct pb_column pb_srep__pset_cols[] = {
@@ -394,7 +394,21 @@ static const struct pb_column pb_srep__pset_cols[] = {
   {"probe set", PB_COL_STR, .slot = offsetof(struct pb_srep__pset, set)},
   {"evaluations", PB_COL_INT, .slot = offsetof(struct pb_srep__pset, evaluations)},
   PB_SREP_PSET("recall_q20", 3, recall), PB_SREP_PSET("auroc", 3, auroc), PB_SREP_PSET("A3 recall_q20", 3, a3_recall),
-  PB_SREP_PSET("A3 auroc", 3, a3_auroc), PB_SREP_PSET("delta", -3, delta), {NULL}};
+  PB_SREP_PSET("A3 auroc", 3, a3_auroc), PB_SREP_PSET("delta", -3, delta), PB_SREP_PSET("dev_error", 4, dev_error),
+  {NULL}};
+
+/* Seed E.3: the mean over target t's units (models) of probe set p's development error rate (NaN: none defined). */
+static double pb_srep__dev_error(const struct pb_srep *R, int32_t t, int32_t p)
+{
+  const int32_t M = R->in->meta->n_models, w = pb_screen_unit_width(R->in->L);
+  double sum = 0;
+  int32_t n = 0;
+  for (int32_t m = 0; m < M; m++) {
+    const double x = R->in->unit_stats[((int64_t)t * M + m) * w + 2 + p];
+    if (!isnan(x)) sum += x, n++;
+  }
+  return n > 0 ? sum / n : NAN;
+}
 
 static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
 {
@@ -404,7 +418,9 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
   snprintf(note, sizeof note,
            "Mild conditions. Evaluations = probe inputs per image beyond the clean prediction (the clean row counts "
            "that prediction). Mean = probability averaging (U), A3 = adapted A3Rank (Eq. 12). Primary set: %s. "
-           "Delta = mean-rule coverage at q = 0.2 minus that of %s.",
+           "Delta = mean-rule coverage at q = 0.2 minus that of %s. dev_error (seed E.3) = the error rate of single "
+           "probe predictions on each model's clean-correct development images, averaged over the set's probes and "
+           "the models.",
            probe_desc, tta >= 0 ? "TTA" : "clean confidence S");
   const struct pb_table_spec spec = {"Screening by probe set and scoring rule (seed Tables 33 and 36)", note,
                                      pb_srep__pset_cols};
@@ -421,7 +437,8 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
           R->in->meta->sources[s].name, e == -2 ? "clean" : e == -1 ? "all (U)" : L->extra_names[e],
           e == -2 ? 1 : e == -1 ? L->n_probes : L->extra_n[e], pb_srep__mean(R, t, m, ru, PB_SM_COV20),
           pb_srep__mean(R, t, m, ru, PB_SM_AUROC), pb_srep__mean(R, t, m, ra, PB_SM_COV20),
-          pb_srep__mean(R, t, m, ra, PB_SM_AUROC), pb_srep__mean(R, t, m, ru, PB_SM_COV20) - ref_cov};
+          pb_srep__mean(R, t, m, ra, PB_SM_AUROC), pb_srep__mean(R, t, m, ru, PB_SM_COV20) - ref_cov,
+          e == -2 ? NAN : pb_srep__dev_error(R, t, e + 1)};
       pb_table_row(&R->t, &spec, pb_table_member, &row);
     }
   }

@@ -349,7 +349,7 @@ static void pb_sx__e1_row(const struct pb_sx *S, int32_t t0, int32_t t1, const c
   *r = (struct pb_sx__e1){name, 0, 0, 0, 0, 0, NAN, NAN, NAN};
   for (int32_t t = t0; t < t1; t++)
     for (int32_t m = 0; m < M; m++) {
-      const double *v = S->in->unit_e1 + 2 * ((int64_t)t * M + m);
+      const double *v = S->in->unit_stats + ((int64_t)t * M + m) * pb_screen_unit_width(S->in->L);
       r->units++;
       r->fits += !isnan(v[1]);
       r->like_s += v[1] < 0;

@@ -123,6 +123,7 @@ static void pb_screen__unit_put(const struct pb_screen__ctx *X, int64_t u, const
     double f[6] = {U->fit[g].ok, U->fit[g].b, U->fit[g].w[0], U->fit[g].w[1], U->fit[g].w[2], U->fit[g].grad_norm};
     pb_blocks_put(b, f, sizeof f);
   }
+  pb_blocks_put(b, U->dev_err, (size_t)(1 + X->L.n_extra) * sizeof *U->dev_err);
   pb_blocks_put(b, U->img, (size_t)U->n * sizeof *U->img);
   pb_blocks_put(b, U->label, (size_t)U->n * sizeof *U->label);
   for (int32_t r = 0; r < X->L.n_rows; r++)
@@ -155,6 +156,7 @@ static int pb_screen__unit_get(const struct pb_screen__ctx *X, int64_t u, struct
     U->fit[g].ok = (int)f[0], U->fit[g].b = f[1], U->fit[g].grad_norm = f[5];
     for (int j = 0; j < 3; j++) U->fit[g].w[j] = f[2 + j];
   }
+  if (pb_blocks_get(b, U->dev_err, (size_t)(1 + X->L.n_extra) * sizeof *U->dev_err) != PB_OK) return PB_FAIL;
   size_t nn = (size_t)(U->n > 0 ? U->n : 1);
   U->img = pb_malloc(nn * sizeof *U->img);
   U->label = pb_malloc(nn * sizeof *U->label);

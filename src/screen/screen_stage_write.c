@@ -420,17 +420,20 @@ static int pb_screen__natural_report(const struct pb_screen__ctx *X, const struc
  * the totals of every rank's cells on rank 0 for the mean tables, exact
  * per-group sums for the intervals (collective), then the reports on rank 0;
  * no rank holds another rank's records. */
-/* Seed E.1's per-unit statistics on rank 0, [target][model][2]: Spearman of delta with -U and g(S)'s weight on S
- * (NaN: no fit). Each unit is on one rank, the others add zeros: the sums are the values (collective). */
-static double *pb_screen__e1_units(const struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0, int64_t u1,
-                                   const struct pb_screen__unit *units)
+/* The per-unit statistics of pb_screen_rep_in.unit_stats on rank 0 (g(S)'s weight NaN: no fit). Each unit is on
+ * one rank, the others add zeros: the sums are the values (collective). */
+static double *pb_screen__unit_stats(const struct pb_stage *st, const struct pb_screen__ctx *X, int64_t u0,
+                                     int64_t u1, const struct pb_screen__unit *units)
 {
-  const size_t n = (size_t)X->n_units * 2;
+  const int32_t w = pb_screen_unit_width(&X->L);
+  const size_t n = (size_t)X->n_units * w;
   double *v = pb_calloc(n > 0 ? n : 1, sizeof *v);
   for (int64_t u = u0; u < u1; u++) {
     const struct pb_screen__unit *U = &units[u - u0];
-    v[2 * u] = pb_screen__e1_spearman(U);
-    v[2 * u + 1] = U->fit[0].ok ? U->fit[0].w[0] : NAN;
+    double *o = v + u * w;
+    o[0] = pb_screen__e1_spearman(U);
+    o[1] = U->fit[0].ok ? U->fit[0].w[0] : NAN;
+    for (int32_t p = 0; p < w - 2; p++) o[2 + p] = U->dev_err[p];
   }
   if (st->rank == 0) MPI_Reduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, 0, st->comm);
   else MPI_Reduce(v, NULL, (int)n, MPI_DOUBLE, MPI_SUM, 0, st->comm);
@@ -462,9 +465,9 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
   struct pb_screen_ivs I;
   memset(&I, 0, sizeof I);
   if (status == PB_OK) status = pb_screen_ivs_boot(boot, st->meta, &X->L, &C, opt, st->comm, &I);
-  double *e1 = pb_screen__e1_units(st, X, u0, u1, units);
+  double *ust = pb_screen__unit_stats(st, X, u0, u1, units);
   const struct pb_screen_rep_in in = {st->meta, &X->L, X->targets, X->n_targets, opt,          &T,
-                                      boot,     &I,     e1,         (const int8_t *const *)X->tier, st->results};
+                                      boot,     &I,     ust,        (const int8_t *const *)X->tier, st->results};
   struct pb_text extra = {0};
   char *nothing = pb_screen__nothing_note(X, store_path);
   if (nothing) pb_text_printf(&extra, "%s", nothing);
@@ -484,7 +487,7 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
   pb_text_free(&extra);
   pb_screen_ivs_free(&I);
   pb_screen_sum_free(&T);
-  free(e1);
+  free(ust);
   free(target);
   free(model);
   free(cond);

@@ -28,6 +28,17 @@ reports="screen_natural.tsv screen_natural_subsets.tsv screen_natural_variants.t
   figure4_probe_sets.tsv screen_probesets.tsv screen_cells.tsv screen_baselines.tsv screen_intervals.tsv screen.md"
 ranks_identical "$reports" screen "$S" --group-draws 200 --class-draws 40
 R="$WORK/o11/report"
+# seed E.3: development error rates of the probe sets (primary, sev2, sev4, TTA) recomputed from the store
+if /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
+  check "screen_probesets.tsv: dev_error of every probe set recomputed from the store" \
+    /usr/bin/python3 "$TOP_SRCDIR/tests/mpi/screen_dev_error.py" "$S" "$R/screen_probesets.tsv" Syn-B
+  check "screen_probesets.tsv: development error rates ordered TTA < sev2 < sev4 on both targets (the seed's order)" \
+    awk -F'\t' 'NR > 1 { e[$1, $2] = $9; t[$1] = 1 }
+      END { for (s in t) { n++; if (!(e[s, "TTA"] < e[s, "sev2"] && e[s, "sev2"] < e[s, "sev4"])) bad = 1 } exit bad || n != 2 }' \
+    "$R/screen_probesets.tsv"
+else
+  echo "# skipped: the numpy check of screen_probesets.tsv's dev_error (no h5py/numpy for /usr/bin/python3)"
+fi
 # class-bootstrap intervals of U - TTA (coverage at .2: columns 10-11, AUROC: 17-18 of screen_natural.tsv)
 check "U-TTA class intervals finite, lo <= hi, on every tier row" awk -F'\t' 'NR > 1 { n++
   if ($7 == "nan" || $10 == "nan" || $17 == "nan" || $10 > $11 || $17 > $18) bad = 1 } END { exit bad || n == 0 }' "$R/screen_natural.tsv"
