@@ -2,12 +2,13 @@
 # MPIRUN, MPIRUN_FLAGS, H5DIFF, TOP_SRCDIR and the Open MPI root settings.
 set -u
 : "${PAIRBOUND:?}" "${MPIRUN:?}" "${H5DIFF:?}"
+# OPEN_MPI: 1 when the launcher is Open MPI's
+if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then OPEN_MPI=1; else OPEN_MPI=0; fi
 # MPIRUN_FLAGS=auto (configure's default): Open MPI's mpirun needs
 # --oversubscribe (more ranks than cores) and --bind-to none (else it pins a
 # rank's threads to one core); other launchers (srun, MPICH) get no flags.
 if [ "${MPIRUN_FLAGS:-auto}" = auto ]; then
-  if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then MPIRUN_FLAGS="--oversubscribe --bind-to none"
-  else MPIRUN_FLAGS=""; fi
+  if [ "$OPEN_MPI" = 1 ]; then MPIRUN_FLAGS="--oversubscribe --bind-to none"; else MPIRUN_FLAGS=""; fi
 fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pbmpi.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -47,19 +48,38 @@ same_h5() { "$H5DIFF" --exclude-path /provenance --exclude-path /timings "$1" "$
 # memory errors and undefined behaviour along code paths, which the other
 # layouts repeat at four times the cost; the normal suite compares all five.
 if [ "${PB_TEST_SANITIZERS:-0}" = 1 ]; then LAYOUTS="22 31"; else LAYOUTS="12 21 22 31 32"; fi
+# pb_tcp NP THREADS ARGS...: pb with Open MPI's byte transfer layer forced onto
+# TCP (btl tcp,self: no shared memory between the ranks, as between nodes; the
+# loopback interface, which Open MPI leaves out unless asked, so that it works
+# on a machine without another interface); returns 77 under another launcher
+pb_tcp() {
+  [ "$OPEN_MPI" = 1 ] || return 77
+  (export OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo; pb "$@")
+}
+# TCP_LAYOUT: the ranks x threads layout that the byte-identity tests also run
+# over TCP (none under the sanitizers, whose layouts above cover the code paths)
+if [ "${PB_TEST_SANITIZERS:-0}" = 1 ]; then TCP_LAYOUT=""; else TCP_LAYOUT=31; fi
 # ranks_identical REPORTS STAGE ARGS...: run the stage at each of $LAYOUTS into
-# $WORK/o<np><th> and compare every report file and results.h5 with $WORK/o11
-# (the caller's 1 rank x 1 thread run)
+# $WORK/o<np><th>, and at $TCP_LAYOUT over TCP into $WORK/o<np><th>tcp, and
+# compare every report file and results.h5 with $WORK/o11 (the caller's 1 rank
+# x 1 thread run)
 ranks_identical() {
-  local reports=$1 l np th f
+  local reports=$1 l np th f how out where
   shift
-  for l in $LAYOUTS; do
-    np=${l%?} th=${l#?}
-    pb "$np" "$th" "$@" -o "$WORK/o$np$th"
+  for l in $LAYOUTS ${TCP_LAYOUT:+$TCP_LAYOUT/tcp}; do
+    how=${l#*/} l=${l%/*}
+    np=${l%?} th=${l#?} out="$WORK/o$l" where="$np ranks x $th threads"
+    if [ "$how" = tcp ]; then
+      out="$WORK/o${l}tcp" where="$where over TCP"
+      pb_tcp "$np" "$th" "$@" -o "$out"
+      [ $? = 77 ] && { echo "# skipped: the TCP layout (Open MPI only)"; continue; }
+    else
+      pb "$np" "$th" "$@" -o "$out"
+    fi
     for f in $reports; do
-      check "$f identical at $np ranks x $th threads" cmp -s "$WORK/o11/report/$f" "$WORK/o$np$th/report/$f"
+      check "$f identical at $where" cmp -s "$WORK/o11/report/$f" "$out/report/$f"
     done
-    check "results.h5 identical at $np ranks x $th threads" same_h5 "$WORK/o11/results.h5" "$WORK/o$np$th/results.h5"
+    check "results.h5 identical at $where" same_h5 "$WORK/o11/results.h5" "$out/results.h5"
   done
 }
 # paper_store_path: where tests/mpi/paper_store.sh leaves the suite's shared

@@ -10,6 +10,13 @@ for l in $LAYOUTS; do
   "$PAIRBOUND" export "$WORK/s$np$th.h5" -o "$WORK/s$np$th.csv"
   check "small export identical at $np ranks x $th threads" cmp -s "$WORK/s11.csv" "$WORK/s$np$th.csv"
 done
+if [ -n "$TCP_LAYOUT" ]; then
+  np=${TCP_LAYOUT%?} th=${TCP_LAYOUT#?}
+  if pb_tcp "$np" "$th" synth --scale small --no-summary -o "$WORK/tcp.h5"; then
+    check "small store identical at $np ranks x $th threads over TCP" "$H5DIFF" "$WORK/s11.h5" "$WORK/tcp.h5"
+  elif [ $? = 77 ]; then echo "# skipped: the TCP layout (Open MPI only)"
+  else not_ok "synth at $np ranks x $th threads over TCP"; fi
+fi
 check "no temporary store left" sh -c '! ls -a "$1" | grep -q "[.]tmp"' _ "$WORK"
 pb 1 1 synth --scale small --seed 99 --no-summary -o "$WORK/seed99.h5"
 check "another seed gives another store" sh -c "! '$H5DIFF' -q '$WORK/s11.h5' '$WORK/seed99.h5'"
