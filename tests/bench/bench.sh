@@ -70,6 +70,9 @@ run() {
       mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 1 "$@" > /dev/null 2> "$W/log"
     cat "$W/one" >> "$W/t"
     [ -n "$out" ] && timings "$out" >> "$W/phases"
+    # a pipeline (RUN_REPORT: its REPORT.md): "run/STAGE seconds" from the report's wall-time line
+    [ -n "${RUN_REPORT:-}" ] && sed -n 's/^- wall time: [0-9.]* s in all; //p' "$RUN_REPORT" |
+      tr ',' '\n' | awk '{print "run/" $1, $2}' >> "$W/phases"
   done
   local wall rss
   wall=$(awk '{print $1}' "$W/t" | median)
@@ -202,8 +205,10 @@ done
 echo
 sed -e 's|^synth = .*|synth = none|' -e "s|^store = .*|store = $W/p.h5|" -e "s|^output = .*|output = $W/od|" \
   "$HERE/../../inputs/run.ini" > "$W/default.ini"
-run "run: default pipeline (inputs/run.ini)" $PAIRED 1 2 run "$W/default.ini"
+RUN_REPORT="$W/od/REPORT.md" run "run: default pipeline (inputs/run.ini)" $PAIRED 1 2 run "$W/default.ini"
 vs_seed "main job, its four timed analyses (218.35 + 88.07 + 167.29 + 199.84 s)" 673.55 "$(wall)"
+pipeline_wall=$(wall)
+cp "$W/phases" "$W/pipeline_phases"
 printf '[run]\nsynth = none\nstore = %s\noutput = %s\nstages = bounds, verify, policy, screen\ngroup_draws = 2000\nclass_draws = 200\n[bounds]\nperm_replicates = 20\n' \
   "$W/p.h5" "$W/or" > "$W/run.ini"
 run "run: bounds, verify, policy, screen" $PAIRED 1 2 run "$W/run.ini"
@@ -294,3 +299,15 @@ echo "$v" | awk '{printf "world enumeration (9 settings, 1,842,687 states): %.3f
 run "world info --world all --level all" 1842687 1 1 world info --world all --level all
 run "world sample credit 1,000,000 cases" 1000000 1 2 world sample --world credit --level medium -n 1000000 -o "$W/cases.tsv"
 run "world sample credit 2 ranks" 1000000 2 1 world sample --world credit --level medium -n 1000000 -o "$W/cases.tsv"
+
+# last: the default pipeline's time and where it goes (medians of each stage's
+# wall time in REPORT.md; the rest is start-up, the store's checks and the report)
+echo
+echo "$pipeline_wall" | awk '{printf "pipeline (inputs/run.ini, 1 x 2): %.2f s in all;", $1}'
+sep=" "
+for st in $(awk '$1 ~ /^run\// && !seen[$1]++ {print substr($1, 5)}' "$W/pipeline_phases"); do
+  printf '%s%s %.2f s' "$sep" "$st" "$(awk -v k="run/$st" '$1 == k {print $2}' "$W/pipeline_phases" | median)"
+  sep=", "
+done
+echo
+
