@@ -1,0 +1,165 @@
+/* Report of `pairbound fragility --study known-propensity`: REPORT.md with the
+ * laws, the study table in the layout of seed 001's Table 20 and the seed's
+ * values beside ours (rank 0, from the study's records). */
+#include "config.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "pairbound/error.h"
+#include "pairbound/fragility.h"
+#include "pairbound/results.h"
+#include "pairbound/table.h"
+#include "pairbound/text.h"
+#include "fragility_internal.h"
+
+/* A row of the laws table. */
+struct pb_fragility__law_row {
+  const char *name, *eta, *q;
+  double mean, G, rho_plus_up, rho_sat_up, rho_plus_down, rho_sat_down;
+};
+
+static void pb_fragility__laws_table(struct pb_table *tb)
+{
+#define C(name, member, d) {name, PB_COL_NUM, d, .slot = offsetof(struct pb_fragility__law_row, member)}
+  static const struct pb_column cols[] = {
+    {"law", PB_COL_STR, .slot = offsetof(struct pb_fragility__law_row, name)},
+    {"eta", PB_COL_STR, .slot = offsetof(struct pb_fragility__law_row, eta)},
+    {"q", PB_COL_STR, .slot = offsetof(struct pb_fragility__law_row, q)},
+    C("mean", mean, 4), C("G", G, 5), C("rho_plus_up", rho_plus_up, 3), C("rho_sat_up", rho_sat_up, 3),
+    C("rho_plus_down", rho_plus_down, 3), C("rho_sat_down", rho_sat_down, 3), {NULL}};
+#undef C
+  static const struct pb_table_spec spec = {
+    "Laws (four cells: propensity eta and known mass q)",
+    "B/16 shrinks B's atoms towards its mean by 1/4, dividing G by 16 (the weak-heterogeneity arm).", cols};
+  pb_table_open(tb, &spec);
+  struct pb_fragility_law L;
+  pb_fragility_law_init(&L);
+  for (int32_t i = 0; i < PB_FRAGILITY_STUDY_LAWS; i++) {
+    struct pb_fragility_study_law S;
+    pb_fragility_study_law(i, &S);
+    (void)pb_fragility_law_set(&L, S.eta, S.q, PB_FRAGILITY_STUDY_CELLS); /* tabled laws are valid */
+    struct pb_text e = {0}, q = {0};
+    for (int g = 0; g < PB_FRAGILITY_STUDY_CELLS; g++) {
+      pb_text_printf(&e, "%s%.4g", g ? ", " : "", S.eta[g]);
+      pb_text_printf(&q, "%s%.4g", g ? ", " : "", S.q[g]);
+    }
+    const struct pb_fragility__law_row row = {S.name, e.buf, q.buf, L.mean, L.G, L.up.rho_plus, L.up.rho_sat,
+                                              L.down.rho_plus, L.down.rho_sat};
+    pb_table_row(tb, &spec, pb_table_member, &row);
+    pb_text_free(&e);
+    pb_text_free(&q);
+  }
+  pb_fragility_law_free(&L);
+}
+
+/* A row of the study table: the design's keys and the record. */
+struct pb_fragility__study_row {
+  const char *law, *arm, *dir;
+  const double *x;
+};
+enum { PB_FR__STR, PB_FR__VAL };
+
+static union pb_cell pb_fragility__study_cell(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_fragility__study_row *r = ctx;
+  if (c->arg == PB_FR__STR) return (union pb_cell){.s = c->slot == 0 ? r->law : c->slot == 1 ? r->arm : r->dir};
+  if (c->fmt == PB_COL_INT) return (union pb_cell){.i = (int64_t)r->x[c->slot]};
+  return (union pb_cell){.x = r->x[c->slot]};
+}
+
+/* Table 20's layout: per law, arm, n, direction and radius, the truth and both estimators' errors. */
+static void pb_fragility__study_table(const double *rec, struct pb_text *md)
+{
+#define V(name, f, d) {name, PB_COL_NUM, d, .slot = f, .arg = PB_FR__VAL}
+  static const struct pb_column cols[] = {
+    {"law", PB_COL_STR, .slot = 0}, {"arm", PB_COL_STR, .slot = 1},
+    {"n", PB_COL_INT, .slot = PB_FS_N, .arg = PB_FR__VAL}, {"direction", PB_COL_STR, .slot = 2},
+    V("rho", PB_FS_RHO, 2), V("cells", PB_FS_CELLS_KEPT, 2), V("truth", PB_FS_TRUTH, 4),
+    V("cap (pop.)", PB_FS_CAP_POP, 4), V("plug-in bias", PB_FS_PLUG_BIAS, -4), V("plug-in MAE", PB_FS_PLUG_MAE, 4),
+    V("plug-in rel.", PB_FS_PLUG_REL, 3), V("plug-in RMSE", PB_FS_PLUG_RMSE, 4), V("cap bias", PB_FS_CAP_BIAS, -4),
+    V("cap MAE", PB_FS_CAP_MAE, 4), V("cap rel.", PB_FS_CAP_REL, 3), V("cap RMSE", PB_FS_CAP_RMSE, 4), {NULL}};
+#undef V
+  static const struct pb_table_spec spec = {
+    "Known-propensity study (the layout of seed 001 Table 20)",
+    "truth: exact profile of the true law; cap (pop.): min(sqrt(rho G), saturation value) of the true law; "
+    "bias, MAE, RMSE over the replicates; rel. = MAE / truth (n/a at truth 0); cells: mean cells kept.", cols};
+  struct pb_table tb = {0};
+  pb_table_open(&tb, &spec);
+  for (int64_t row = 0; row < PB_FRAGILITY_STUDY_ROWS; row++) {
+    const struct pb_fragility_study_design *D = &pb_fragility_study_designs[row / (2 * PB_FRAGILITY_STUDY_RHOS)];
+    struct pb_fragility_study_law L;
+    pb_fragility_study_law(D->law, &L);
+    const struct pb_fragility__study_row r = {L.name, D->arm, row / PB_FRAGILITY_STUDY_RHOS % 2 ? "down" : "up",
+                                              rec + row * PB_FS_FIXED};
+    pb_table_row(&tb, &spec, pb_fragility__study_cell, &r);
+  }
+  pb_text_printf(md, "%s", tb.md.buf);
+  pb_text_free(&tb.md);
+  pb_text_free(&tb.tsv); /* its values are report/known_propensity.tsv's */
+}
+
+/* The values the seed states (seed 001 Section 5, Appendix U.1, Table 19) beside ours. */
+struct pb_fragility__seed_row {
+  const char *what, *law, *arm, *seed;
+  int64_t n;
+  double rho, ours;
+};
+
+static void pb_fragility__seed_table(const double *rec, struct pb_table *tb)
+{
+#define S(name, member) {name, PB_COL_STR, .slot = offsetof(struct pb_fragility__seed_row, member)}
+  static const struct pb_column cols[] = {
+    S("quantity", what), S("law", law), S("arm", arm),
+    {"n", PB_COL_INT, .slot = offsetof(struct pb_fragility__seed_row, n)},
+    {"rho", PB_COL_NUM, 0, .slot = offsetof(struct pb_fragility__seed_row, rho)}, S("seed", seed),
+    {"ours", PB_COL_NUM, 4, .slot = offsetof(struct pb_fragility__seed_row, ours)}, {NULL}};
+#undef S
+  static const struct pb_table_spec spec = {
+    "The seed's values beside ours (upward profile)",
+    "The seed's summary does not give its laws; ours are tabled above, so only sizes and directions compare. "
+    "It gives the weak-heterogeneity numbers without a radius; ours are at rho = 3.", cols};
+  /* design, field and the seed's text; the row of radius 3 (the last) of the upward profile */
+  static const struct { int32_t d, f; const char *what, *seed; } s[] = {
+    {2, PB_FS_PLUG_MAE, "plug-in MAE", "0.022"}, {2, PB_FS_CAP_MAE, "capped MAE", "0.148"},
+    {3, PB_FS_PLUG_MAE, "plug-in MAE", "0.006"}, {3, PB_FS_CAP_MAE, "capped MAE", "0.102"},
+    {6, PB_FS_PLUG_BIAS, "plug-in bias", "0.027"}, {6, PB_FS_PLUG_REL, "plug-in relative MAE", "> 0.56"},
+    {6, PB_FS_CAP_REL, "capped relative MAE", "> 0.56"}};
+  pb_table_open(tb, &spec);
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+    const struct pb_fragility_study_design *D = &pb_fragility_study_designs[s[i].d];
+    struct pb_fragility_study_law L;
+    pb_fragility_study_law(D->law, &L);
+    const int64_t row = (int64_t)s[i].d * 2 * PB_FRAGILITY_STUDY_RHOS + PB_FRAGILITY_STUDY_RHOS - 1;
+    const struct pb_fragility__seed_row r = {s[i].what, L.name, D->arm, s[i].seed, D->n,
+                                             pb_fragility_study_rho[PB_FRAGILITY_STUDY_RHOS - 1],
+                                             rec[row * PB_FS_FIXED + s[i].f]};
+    pb_table_row(tb, &spec, pb_table_member, &r);
+  }
+}
+
+int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_t seed, int64_t replicates)
+{
+  struct pb_text md = {0};
+  struct pb_table tb = {0};
+  pb_text_printf(&md,
+                 "# Known-propensity study (seed 001, Appendix U.1)\n\n"
+                 "Four-cell laws with known masses; proportional stratified rate labels, "
+                 "m_g = max(1, round(n q_g)) per cell; %lld replicates per design (seed %llu). "
+                 "Plug-in: the exact profile of the estimated law (rates k_g/m_g, masses q_g). "
+                 "Capped variance law: min(sqrt(rho G^), saturation value of the estimated law). "
+                 "Arm min30 uses the primary arm's labels and leaves out the cells with fewer than %d labels "
+                 "(masses renormalised); the target stays the true law's profile. "
+                 "Every row: report/known_propensity.tsv; docs/fragility.md, \"Known-propensity study\".\n\n",
+                 (long long)replicates, (unsigned long long)seed, PB_FRAGILITY_STUDY_MIN_LABELS);
+  pb_fragility__laws_table(&tb);
+  int status = pb_table_flush(&tb, res, "known_propensity_laws.tsv", &md);
+  pb_fragility__seed_table(rec, &tb);
+  const int seed_status = pb_table_flush(&tb, res, "known_propensity_seed.tsv", &md);
+  if (status == PB_OK) status = seed_status;
+  pb_fragility__study_table(rec, &md);
+  if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
+  pb_text_free(&md);
+  return status;
+}
