@@ -233,6 +233,14 @@ int32_t pb_fragility_study_estimate(const double *q, const int64_t *m, const int
                                     struct pb_fragility_law *work, double *est);
 /** The same of the true law of @p design (exact profile, population capped law). */
 void pb_fragility_study_truth(int32_t design, struct pb_fragility_law *work, double *est);
+/* The witness pair of Proposition 4 (seed 001 Appendix M; docs/fragility.md):
+ * two two-point laws with mean 1/2 and G = 0.08 whose profiles agree on
+ * [0, 1.125] and differ by 0.1 for rho >= 2. */
+#define PB_FRAGILITY_WITNESS_RHOS 8
+extern const double pb_fragility_witness_rho[PB_FRAGILITY_WITNESS_RHOS];
+/** Witness law @p i (0: A, 1: B) as values and masses of its 2 atoms. */
+void pb_fragility_study_witness(int32_t i, double *eta, double *q);
+
 /**
  * Every design's estimates of one replicate: est[d * PB_FRAGILITY_STUDY_EST + ...]
  * as pb_fragility_study_estimate, kept[d] its cells kept.  Pure and thread-safe.

@@ -38,6 +38,19 @@ void pb_fragility_study_law(int32_t i, struct pb_fragility_study_law *out)
   for (int g = 0; g < PB_FRAGILITY_STUDY_CELLS; g++) out->eta[g] = mean + (out->eta[g] - mean) / 4;
 }
 
+const double pb_fragility_witness_rho[PB_FRAGILITY_WITNESS_RHOS] = {0, 0.5, 1, 1.125, 1.5, 2, 3, 10};
+
+/* A: centred atoms -4/15, 3/10 with masses 9/17, 8/17 (rho+ = rho_sat = 9/8, top 0.3);
+ * B: -1/5, 2/5 with masses 2/3, 1/3 (rho+ = rho_sat = 2, top 0.4); both G = 0.08. */
+void pb_fragility_study_witness(int32_t i, double *eta, double *q)
+{
+  if (i == 0) {
+    eta[0] = 0.5 - 4.0 / 15, eta[1] = 0.8, q[0] = 9.0 / 17, q[1] = 8.0 / 17;
+  } else {
+    eta[0] = 0.3, eta[1] = 0.9, q[0] = 2.0 / 3, q[1] = 1.0 / 3;
+  }
+}
+
 void pb_fragility_study_sample(int32_t s, int32_t *law, int32_t *n)
 {
   *law = s / 2;

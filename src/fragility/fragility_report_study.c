@@ -1,6 +1,7 @@
 /* Report of `pairbound fragility --study known-propensity`: REPORT.md with the
- * laws, the study table in the layout of seed 001's Table 20 and the seed's
- * values beside ours (rank 0, from the study's records). */
+ * laws, the seed's values beside ours, the witness laws of Proposition 4 and
+ * the study table in the layout of seed 001's Table 20 (rank 0, from the
+ * study's records). */
 #include "config.h"
 
 #include <math.h>
@@ -139,6 +140,40 @@ static void pb_fragility__seed_table(const double *rec, struct pb_table *tb)
   }
 }
 
+/* A row of the witness table: the radius, both profiles and their gap. */
+struct pb_fragility__witness_row {
+  double rho, a, b, gap;
+};
+
+/* Proposition 4 (Appendix M): the witness pair's upward profiles. */
+static void pb_fragility__witness_table(struct pb_table *tb)
+{
+#define W(name, member, d) {name, PB_COL_NUM, d, .slot = offsetof(struct pb_fragility__witness_row, member)}
+  static const struct pb_column cols[] = {W("rho", rho, 3), W("profile_A", a, 4), W("profile_B", b, 4),
+                                          W("gap", gap, 4), {NULL}};
+#undef W
+  static const struct pb_table_spec spec = {
+    "Witness laws of Proposition 4 (Appendix M): equal mean and grouping variance, different profiles",
+    "A: eta 0.2333 (9/17), 0.8 (8/17); B: eta 0.3 (2/3), 0.9 (1/3); both mean 0.5 and G = 0.08. Both profiles "
+    "are sqrt(0.08 rho) on [0, 1.125]; A saturates at 0.3 from 1.125, B at 0.4 from 2: the gap is 0.1 for rho >= 2, "
+    "as the seed states.", cols};
+  pb_table_open(tb, &spec);
+  struct pb_fragility_law L[2];
+  for (int i = 0; i < 2; i++) {
+    double eta[2], q[2];
+    pb_fragility_study_witness(i, eta, q);
+    pb_fragility_law_init(&L[i]);
+    (void)pb_fragility_law_set(&L[i], eta, q, 2); /* valid laws */
+  }
+  for (int r = 0; r < PB_FRAGILITY_WITNESS_RHOS; r++) {
+    const double rho = pb_fragility_witness_rho[r], a = pb_fragility_profile(&L[0], PB_FRAGILITY_UP, rho);
+    const double b = pb_fragility_profile(&L[1], PB_FRAGILITY_UP, rho);
+    const struct pb_fragility__witness_row row = {rho, a, b, b - a};
+    pb_table_row(tb, &spec, pb_table_member, &row);
+  }
+  for (int i = 0; i < 2; i++) pb_fragility_law_free(&L[i]);
+}
+
 int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_t seed, int64_t replicates)
 {
   struct pb_text md = {0};
@@ -158,6 +193,9 @@ int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_
   pb_fragility__seed_table(rec, &tb);
   const int seed_status = pb_table_flush(&tb, res, "known_propensity_seed.tsv", &md);
   if (status == PB_OK) status = seed_status;
+  pb_fragility__witness_table(&tb);
+  const int witness_status = pb_table_flush(&tb, res, "witness_laws.tsv", &md);
+  if (status == PB_OK) status = witness_status;
   pb_fragility__study_table(rec, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);

@@ -796,5 +796,6 @@ const struct pb_stage_desc pb_fragility_stage = {
           "`pairbound fragility --study known-propensity [--replicates N] [--seed S] -o OUTDIR`: the\n"
           "known-propensity study of seed 001 U.1 (four-cell laws, plug-in profile vs capped variance law, primary,\n"
           "weak-heterogeneity and 30-label arms); writes OUTDIR/results.h5 (/fragility/study),\n"
-          "report/known_propensity.tsv and report/REPORT.md in the layout of the seed's Table 20.\n",
+          "report/known_propensity.tsv and report/REPORT.md in the layout of the seed's Table 20, with the witness\n"
+          "laws of Proposition 4 (report/witness_laws.tsv).\n",
 };

@@ -6,7 +6,7 @@
 pb 1 1 fragility --study known-propensity --replicates 40 -o "$WORK/o11"
 R="$WORK/o11/report"
 check "study runs" test -s "$R/known_propensity.tsv"
-ranks_identical "known_propensity.tsv known_propensity_laws.tsv known_propensity_seed.tsv REPORT.md" \
+ranks_identical "known_propensity.tsv known_propensity_laws.tsv known_propensity_seed.tsv witness_laws.tsv REPORT.md" \
   fragility --study known-propensity --replicates 40
 # 10 designs (3 laws x n 250, 5000; B/16 x 250, 5000; 30-label B, C) x 2 directions x 7 radii
 check "one row per design, direction and radius" test "$(($(wc -l < "$R/known_propensity.tsv") - 1))" -eq 140

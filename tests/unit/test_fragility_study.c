@@ -250,6 +250,32 @@ START_TEST(test_statistics)
   }
   fclose(fp);
   ck_assert_int_eq(rows, PB_FRAGILITY_STUDY_ROWS);
+
+  /* the witness pair of Proposition 4: both laws have mean 1/2 and G = 0.08 (computed here); A is two-point
+   * with rho+ = rho_sat = (9/17) / (8/17) = 1.125 and top 0.3, B with rho+ = rho_sat = (2/3) / (1/3) = 2 and
+   * top 0.4, so both profiles are sqrt(0.08 rho) up to 1.125, and 0.3 and 0.4 from 2 on (gap 0.1) */
+  for (int i = 0; i < 2; i++) {
+    double eta[2], q[2];
+    pb_fragility_study_witness(i, eta, q);
+    const double mean = q[0] * eta[0] + q[1] * eta[1];
+    ck_assert(fabs(q[0] + q[1] - 1) < 1e-15 && fabs(mean - 0.5) < 1e-15);
+    ck_assert(fabs(q[0] * (eta[0] - mean) * (eta[0] - mean) + q[1] * (eta[1] - mean) * (eta[1] - mean) - 0.08) < 1e-15);
+  }
+  snprintf(path, sizeof path, "%s/report/witness_laws.tsv", out);
+  fp = fopen(path, "r");
+  ck_assert_ptr_nonnull(fp);
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, fp));
+  ck_assert_str_eq(line, "rho\tprofile_A\tprofile_B\tgap\n");
+  rows = 0;
+  double rho, a, b, gap;
+  while (fscanf(fp, "%lf %lf %lf %lf", &rho, &a, &b, &gap) == 4) {
+    ck_assert(fabs(a - fmin(sqrt(0.08 * rho), 0.3)) < 1e-12 && fabs(b - fmin(sqrt(0.08 * rho), 0.4)) < 1e-12);
+    if (rho <= 1.125) ck_assert(fabs(gap) < 1e-12);
+    if (rho >= 2) ck_assert(fabs(gap - 0.1) < 1e-12);
+    rows++;
+  }
+  fclose(fp);
+  ck_assert_int_eq(rows, PB_FRAGILITY_WITNESS_RHOS);
 }
 END_TEST
 
