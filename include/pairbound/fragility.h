@@ -241,6 +241,29 @@ extern const double pb_fragility_witness_rho[PB_FRAGILITY_WITNESS_RHOS];
 /** Witness law @p i (0: A, 1: B) as values and masses of its 2 atoms. */
 void pb_fragility_study_witness(int32_t i, double *eta, double *q);
 
+/* Nested readouts on known atoms (seed 001 U.2; docs/fragility.md): one
+ * confidence level of 32 equal-mass atoms ordered by a feature, readouts of
+ * K = 1, 2, 4, 8, 16 contiguous cells (nested), the restricted profile of
+ * the cell means against the oracle profile of the atoms. */
+#define PB_FRAGILITY_NESTED_ATOMS 32
+#define PB_FRAGILITY_NESTED_LAWS 3      /* smooth, rare, wave */
+#define PB_FRAGILITY_NESTED_SIZES 5     /* K = 1, 2, 4, 8, 16 */
+#define PB_FRAGILITY_NESTED_RHOS 4
+extern const double pb_fragility_nested_rho[PB_FRAGILITY_NESTED_RHOS];
+/* One readout at one radius: oracle and restricted grouping variance and upward profile, the gap
+ * Phi_P - Phi_R, the excess sqrt(rho (G_P - G_R)) of Proposition 6's bound over Phi_R, excess / gap
+ * (NaN for a gap below 1e-12). */
+enum { PB_FN_G_P, PB_FN_G_R, PB_FN_PHI_P, PB_FN_PHI_R, PB_FN_GAP, PB_FN_EXCESS, PB_FN_RATIO, PB_FN_FIXED };
+/** Law @p i of the atoms in feature order: its propensities (32) and its name. */
+const char *pb_fragility_study_nested_law(int32_t i, double *eta);
+/**
+ * The readout of @p K contiguous cells of the atoms @p eta taken in feature
+ * order, or, with @p oracle, in increasing propensity (the oracle
+ * diagnostic), at radius @p rho: fills @p rec (PB_FN_FIXED doubles).
+ */
+void pb_fragility_study_nested(const double *eta, int32_t K, int oracle, double rho, struct pb_fragility_law *work,
+                               double *rec);
+
 /**
  * Every design's estimates of one replicate: est[d * PB_FRAGILITY_STUDY_EST + ...]
  * as pb_fragility_study_estimate, kept[d] its cells kept.  Pure and thread-safe.

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
@@ -135,4 +136,51 @@ void pb_fragility_study_replicate(uint64_t seed, uint32_t replicate, struct pb_f
     kept[d] = pb_fragility_study_estimate(L.q, m[D->sample], k[D->sample], D->min_labels, work,
                                           est + (size_t)d * PB_FRAGILITY_STUDY_EST);
   }
+}
+
+const double pb_fragility_nested_rho[PB_FRAGILITY_NESTED_RHOS] = {0.1, 0.3, 1, 3};
+
+/* Atom i has feature x = (i + 1/2) / 32.  smooth: eta = 0.2 + 0.6 x; rare: 0.5 but
+ * 0.95 on the last atom (mass 1/32); wave: 0.5 + 0.317 sin(6.5 pi x), three and a
+ * quarter periods (G_P = 0.0500), whose two halves have nearly equal means. */
+const char *pb_fragility_study_nested_law(int32_t i, double *eta)
+{
+  static const char *const name[PB_FRAGILITY_NESTED_LAWS] = {"smooth", "rare", "wave"};
+  for (int a = 0; a < PB_FRAGILITY_NESTED_ATOMS; a++) {
+    const double x = (a + 0.5) / PB_FRAGILITY_NESTED_ATOMS;
+    eta[a] = i == 0 ? 0.2 + 0.6 * x : i == 1 ? (a == PB_FRAGILITY_NESTED_ATOMS - 1 ? 0.95 : 0.5)
+                                             : 0.5 + 0.317 * sin(6.5 * M_PI * x);
+  }
+  return name[i];
+}
+
+static int pb_fragility__cmp_double(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void pb_fragility_study_nested(const double *eta, int32_t K, int oracle, double rho, struct pb_fragility_law *work,
+                               double *rec)
+{
+  enum { N = PB_FRAGILITY_NESTED_ATOMS };
+  double x[N], q[N], cell[N], mass[N];
+  for (int a = 0; a < N; a++) x[a] = eta[a], q[a] = 1.0 / N;
+  if (oracle) qsort(x, N, sizeof *x, pb_fragility__cmp_double);
+  (void)pb_fragility_law_set(work, x, q, N); /* values in [0, 1], equal masses: valid */
+  rec[PB_FN_G_P] = work->G;
+  rec[PB_FN_PHI_P] = pb_fragility_profile(work, PB_FRAGILITY_UP, rho);
+  for (int c = 0; c < K; c++) { /* cell c holds atoms [c N / K, (c + 1) N / K) */
+    double sum = 0;
+    for (int a = c * N / K; a < (c + 1) * N / K; a++) sum += x[a];
+    mass[c] = (double)((c + 1) * N / K - c * N / K) / N;
+    cell[c] = sum / ((c + 1) * N / K - c * N / K);
+  }
+  (void)pb_fragility_law_set(work, cell, mass, K);
+  rec[PB_FN_G_R] = work->G;
+  rec[PB_FN_PHI_R] = pb_fragility_profile(work, PB_FRAGILITY_UP, rho);
+  rec[PB_FN_GAP] = rec[PB_FN_PHI_P] - rec[PB_FN_PHI_R];
+  rec[PB_FN_EXCESS] = sqrt(rho * fmax(0, rec[PB_FN_G_P] - rec[PB_FN_G_R]));
+  /* a gap of rounding size: the readout resolves the law, no ratio */
+  rec[PB_FN_RATIO] = rec[PB_FN_GAP] > 1e-12 ? rec[PB_FN_EXCESS] / rec[PB_FN_GAP] : NAN;
 }

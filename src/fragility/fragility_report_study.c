@@ -174,6 +174,49 @@ static void pb_fragility__witness_table(struct pb_table *tb)
   for (int i = 0; i < 2; i++) pb_fragility_law_free(&L[i]);
 }
 
+/* A row of the nested-readout table. */
+struct pb_fragility__nested_row {
+  const char *law, *order;
+  int64_t K;
+  double rho, x[PB_FN_FIXED];
+};
+
+/* U.2: nested readouts of the three atom laws, in feature order and (oracle) in propensity order. */
+static void pb_fragility__nested_table(struct pb_table *tb)
+{
+#define X(name, f, d) {name, PB_COL_NUM, d, .slot = offsetof(struct pb_fragility__nested_row, x) + (f) * sizeof(double)}
+  static const struct pb_column cols[] = {
+    {"law", PB_COL_STR, .slot = offsetof(struct pb_fragility__nested_row, law)},
+    {"order", PB_COL_STR, .slot = offsetof(struct pb_fragility__nested_row, order)},
+    {"K", PB_COL_INT, .slot = offsetof(struct pb_fragility__nested_row, K)},
+    {"rho", PB_COL_NUM, 1, .slot = offsetof(struct pb_fragility__nested_row, rho)},
+    X("G_P", PB_FN_G_P, 4), X("G_R", PB_FN_G_R, 4), X("Phi_P", PB_FN_PHI_P, 4), X("Phi_R", PB_FN_PHI_R, 4),
+    X("gap", PB_FN_GAP, 4), X("bound_excess", PB_FN_EXCESS, 4), X("excess_over_gap", PB_FN_RATIO, 2), {NULL}};
+#undef X
+  static const struct pb_table_spec spec = {
+    "Nested readouts on known atoms (Appendix U.2): 32 equal-mass atoms, K contiguous cells",
+    "Phi_P: oracle profile of the atoms; Phi_R: restricted profile of the cell means (upward); gap = Phi_P - "
+    "Phi_R; bound_excess = sqrt(rho (G_P - G_R)), the excess of Proposition 6's bound Phi_R + sqrt(rho G_res) "
+    "over Phi_R. order: cells by the feature, or (oracle diagnostic) by the propensity.", cols};
+  static const int32_t sizes[PB_FRAGILITY_NESTED_SIZES] = {1, 2, 4, 8, 16};
+  pb_table_open(tb, &spec);
+  struct pb_fragility_law work;
+  pb_fragility_law_init(&work);
+  for (int32_t i = 0; i < PB_FRAGILITY_NESTED_LAWS; i++) {
+    double eta[PB_FRAGILITY_NESTED_ATOMS];
+    const char *name = pb_fragility_study_nested_law(i, eta);
+    for (int oracle = 0; oracle < 2; oracle++)
+      for (int k = 0; k < PB_FRAGILITY_NESTED_SIZES; k++)
+        for (int r = 0; r < PB_FRAGILITY_NESTED_RHOS; r++) {
+          struct pb_fragility__nested_row row = {name, oracle ? "propensity" : "feature", sizes[k],
+                                                 pb_fragility_nested_rho[r], {0}};
+          pb_fragility_study_nested(eta, sizes[k], oracle, row.rho, &work, row.x);
+          pb_table_row(tb, &spec, pb_table_member, &row);
+        }
+  }
+  pb_fragility_law_free(&work);
+}
+
 int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_t seed, int64_t replicates)
 {
   struct pb_text md = {0};
@@ -196,6 +239,9 @@ int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_
   pb_fragility__witness_table(&tb);
   const int witness_status = pb_table_flush(&tb, res, "witness_laws.tsv", &md);
   if (status == PB_OK) status = witness_status;
+  pb_fragility__nested_table(&tb);
+  const int nested_status = pb_table_flush(&tb, res, "nested_readouts.tsv", &md);
+  if (status == PB_OK) status = nested_status;
   pb_fragility__study_table(rec, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);

@@ -6,7 +6,7 @@
 pb 1 1 fragility --study known-propensity --replicates 40 -o "$WORK/o11"
 R="$WORK/o11/report"
 check "study runs" test -s "$R/known_propensity.tsv"
-ranks_identical "known_propensity.tsv known_propensity_laws.tsv known_propensity_seed.tsv witness_laws.tsv REPORT.md" \
+ranks_identical "known_propensity.tsv known_propensity_laws.tsv known_propensity_seed.tsv witness_laws.tsv nested_readouts.tsv REPORT.md" \
   fragility --study known-propensity --replicates 40
 # 10 designs (3 laws x n 250, 5000; B/16 x 250, 5000; 30-label B, C) x 2 directions x 7 radii
 check "one row per design, direction and radius" test "$(($(wc -l < "$R/known_propensity.tsv") - 1))" -eq 140
@@ -23,6 +23,8 @@ check "30-label arm keeps 2 cells of B and 3 of C" awk -F'\t' '$2 == "min30" { k
 check "MAE >= |bias|, RMSE >= MAE" awk -F'\t' 'NR > 1 { for (c = 12; c <= 17; c += 5) {
   b = $c < 0 ? -$c : $c; if ($(c + 1) < b - 1e-12 || $(c + 3) < $(c + 1) - 1e-12) bad = 1 } } END { exit bad }' \
   "$R/known_propensity.tsv"
+# U.2: 3 laws x 2 orders x 5 readout sizes x 4 radii
+check "nested_readouts.tsv: 120 rows" test "$(($(wc -l < "$R/nested_readouts.tsv") - 1))" -eq 120
 check "results.h5 has /fragility/study" sh -c "h5ls -r '$WORK/o11/results.h5' | grep -q '^/fragility/study/plugin_mae'"
 check "REPORT.md has the seed's values" grep -q "| plug-in MAE | B | primary | 250 | 3 | 0.022 |" "$R/REPORT.md"
 pb 1 1 fragility --study known-propensity --replicates 40 --seed 7 -o "$WORK/s7"
