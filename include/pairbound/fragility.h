@@ -178,19 +178,117 @@ void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fr
 int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
                        const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec);
 
+/* ------------------------------------------------------------ known-propensity study (seed 001 U.1) */
+
+/* `pairbound fragility --study known-propensity` (docs/fragility.md,
+ * "Known-propensity study"): four-cell laws with known masses, stratified
+ * rate labels per cell, plug-in profile and capped variance law against the
+ * exact profile of the true law.  Designs draw their labels from samples
+ * (law x n); the 30-label arm reuses its primary design's sample, so the two
+ * arms compare the same labels. */
+#define PB_FRAGILITY_STUDY_CELLS 4
+#define PB_FRAGILITY_STUDY_LAWS 4       /* A, B, C, B/16 */
+#define PB_FRAGILITY_STUDY_SAMPLES 8    /* law x n in {250, 5000} */
+#define PB_FRAGILITY_STUDY_DESIGNS 10
+#define PB_FRAGILITY_STUDY_RHOS 7
+#define PB_FRAGILITY_STUDY_REPLICATES 2000
+#define PB_FRAGILITY_STUDY_MIN_LABELS 30
+/* Values per replicate and design: [rho][dir][plug-in, capped variance law]. */
+#define PB_FRAGILITY_STUDY_EST (PB_FRAGILITY_STUDY_RHOS * 2 * 2)
+#define PB_RNG_FRAGILITY_STUDY 0x46520003u
+
+struct pb_fragility_study_law {
+  const char *name;
+  double eta[PB_FRAGILITY_STUDY_CELLS], q[PB_FRAGILITY_STUDY_CELLS];
+};
+struct pb_fragility_study_design {
+  const char *arm;             /* "primary", "weak" (law B/16) or "min30" */
+  int32_t law, n, min_labels;  /* cells with fewer labels than min_labels are left out */
+  int32_t sample;              /* whose label draws it uses (law x n) */
+};
+extern const double pb_fragility_study_rho[PB_FRAGILITY_STUDY_RHOS];
+extern const struct pb_fragility_study_design pb_fragility_study_designs[PB_FRAGILITY_STUDY_DESIGNS];
+
+/** Law @p i (0..3): A, B, C as tabled, B/16 = B's atoms shrunk to its mean by 1/4 (variance / 16). */
+void pb_fragility_study_law(int32_t i, struct pb_fragility_study_law *out);
+/** Law and n of sample @p s (law s / 2, n 250 or 5000 for s even or odd). */
+void pb_fragility_study_sample(int32_t s, int32_t *law, int32_t *n);
+/** Labels per cell: m_g = max(1, round(n q_g)) (proportional stratified, at least one per cell). */
+void pb_fragility_study_labels(const double *q, int32_t n, int64_t *m);
+/**
+ * Correct labels of one replicate: k_g = #{j < m_g : u_j < eta_g}, the
+ * uniforms of the stream pb_rng_init(seed, PB_RNG_FRAGILITY_STUDY, sample,
+ * replicate) taken cell by cell in order.
+ */
+void pb_fragility_study_draw(uint64_t seed, int32_t sample, uint32_t replicate, const double *eta, const int64_t *m,
+                             int64_t *k);
+/**
+ * Plug-in profile and capped variance law of the estimated law: rates k_g/m_g
+ * with the known masses q_g over the cells with m_g >= @p min_labels
+ * (renormalised).  est[(r * 2 + dir) * 2 + e], e = 0 the plug-in profile
+ * Phi_dir(rho_r), e = 1 min(sqrt(rho_r G), saturation value of dir).
+ * @return cells kept; with none every estimate is NaN.
+ */
+int32_t pb_fragility_study_estimate(const double *q, const int64_t *m, const int64_t *k, int32_t min_labels,
+                                    struct pb_fragility_law *work, double *est);
+/** The same of the true law of @p design (exact profile, population capped law). */
+void pb_fragility_study_truth(int32_t design, struct pb_fragility_law *work, double *est);
+/* The witness pair of Proposition 4 (seed 001 Appendix M; docs/fragility.md):
+ * two two-point laws with mean 1/2 and G = 0.08 whose profiles agree on
+ * [0, 1.125] and differ by 0.1 for rho >= 2. */
+#define PB_FRAGILITY_WITNESS_RHOS 8
+extern const double pb_fragility_witness_rho[PB_FRAGILITY_WITNESS_RHOS];
+/** Witness law @p i (0: A, 1: B) as values and masses of its 2 atoms. */
+void pb_fragility_study_witness(int32_t i, double *eta, double *q);
+
+/* Nested readouts on known atoms (seed 001 U.2; docs/fragility.md): one
+ * confidence level of 32 equal-mass atoms ordered by a feature, readouts of
+ * K = 1, 2, 4, 8, 16 contiguous cells (nested), the restricted profile of
+ * the cell means against the oracle profile of the atoms. */
+#define PB_FRAGILITY_NESTED_ATOMS 32
+#define PB_FRAGILITY_NESTED_LAWS 3      /* smooth, rare, wave */
+#define PB_FRAGILITY_NESTED_SIZES 5     /* K = 1, 2, 4, 8, 16 */
+#define PB_FRAGILITY_NESTED_RHOS 4
+extern const double pb_fragility_nested_rho[PB_FRAGILITY_NESTED_RHOS];
+/* One readout at one radius: oracle and restricted grouping variance and upward profile, the gap
+ * Phi_P - Phi_R, the excess sqrt(rho (G_P - G_R)) of Proposition 6's bound over Phi_R, excess / gap
+ * (NaN for a gap below 1e-12). */
+enum { PB_FN_G_P, PB_FN_G_R, PB_FN_PHI_P, PB_FN_PHI_R, PB_FN_GAP, PB_FN_EXCESS, PB_FN_RATIO, PB_FN_FIXED };
+/** Law @p i of the atoms in feature order: its propensities (32) and its name. */
+const char *pb_fragility_study_nested_law(int32_t i, double *eta);
+/**
+ * The readout of @p K contiguous cells of the atoms @p eta taken in feature
+ * order, or, with @p oracle, in increasing propensity (the oracle
+ * diagnostic), at radius @p rho: fills @p rec (PB_FN_FIXED doubles).
+ */
+void pb_fragility_study_nested(const double *eta, int32_t K, int oracle, double rho, struct pb_fragility_law *work,
+                               double *rec);
+
+/**
+ * Every design's estimates of one replicate: est[d * PB_FRAGILITY_STUDY_EST + ...]
+ * as pb_fragility_study_estimate, kept[d] its cells kept.  Pure and thread-safe.
+ */
+void pb_fragility_study_replicate(uint64_t seed, uint32_t replicate, struct pb_fragility_law *work, double *est,
+                                  int32_t *kept);
+
 /* ------------------------------------------------------------ the store stage */
 
 /* Options of `pairbound fragility` (pb_fragility_option_table): the store
- * stage's, and --law/--rho, which select the exact profile of a law file
- * instead (command line only). */
+ * stage's, --law/--rho, which select the exact profile of a law file
+ * instead, and --study/--replicates, which select the known-propensity study
+ * (command line only). */
 struct pb_fragility_stage_options {
   struct pb_fragility_options k;
   char *probe;                 /* source whose perturbed conditions define U; "self"; NULL: Syn-B when present */
   char *group_file;            /* `source image_id value` lines replacing U, or NULL */
   int store_given;             /* a store-stage option was given (not allowed with --law) */
+  int seed_given;              /* --seed was given (a store option that --study takes too) */
   char *law;                   /* --law FILE, or NULL (store stage) */
   double *rho;                 /* --rho radii [n_rho] */
   int32_t n_rho;
+  char *study;                 /* --study known-propensity, or NULL */
+  int32_t replicates;          /* --replicates of the study */
+  int replicates_given;
 };
 extern const struct pb_option pb_fragility_option_table[];
 

@@ -55,4 +55,19 @@ void pb_fragility_sum_free(struct pb_fragility_sum *S);
 /** fragility.md, its tables and figures from the totals (rank 0). */
 int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *out, const struct pb_fragility_sum *S);
 
+/* The known-propensity study (fragility_stage_study.c, fragility_report_study.c):
+ * one record per row, rows design-major, then direction (up, down), then radius. */
+#define PB_FRAGILITY_STUDY_ROWS (PB_FRAGILITY_STUDY_DESIGNS * 2 * PB_FRAGILITY_STUDY_RHOS)
+enum {
+  PB_FS_N, PB_FS_MIN_LABELS, PB_FS_RHO, PB_FS_REPLICATES, PB_FS_CELLS_KEPT, PB_FS_TRUTH, PB_FS_CAP_POP,
+  PB_FS_PLUG_MEAN, PB_FS_PLUG_BIAS, PB_FS_PLUG_MAE, PB_FS_PLUG_REL, PB_FS_PLUG_RMSE,
+  PB_FS_CAP_MEAN, PB_FS_CAP_BIAS, PB_FS_CAP_MAE, PB_FS_CAP_REL, PB_FS_CAP_RMSE, PB_FS_FIXED
+};
+
+/** `pairbound fragility --study known-propensity -o OUTDIR` (collective). */
+int pb_fragility_study_run(const struct pb_fragility_stage_options *o, const char *outdir, MPI_Comm comm,
+                           const char *provenance);
+/** report/REPORT.md of the study from its records (rank 0). */
+int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_t seed, int64_t replicates);
+
 #endif /* PAIRBOUND_FRAGILITY_INTERNAL_H */

@@ -180,9 +180,10 @@ const struct pb_option pb_fragility_option_table[] = {
   {.name = "null", .type = PB_OPTION_INT, PB_O(k.n_null), PB_STORE_OPT, .metavar = "N", .def = "200",
    .imax = 1000000, .help_default = 1,
    .help = "permutation-null replicates per model, source and arm (default 200; 0 = none)"},
-  {.name = "seed", .type = PB_OPTION_INT, PB_O(k.seed), PB_STORE_OPT, .metavar = "S", .def = "20260914",
-   .help = "seed of the image roles and the null (default 20260914; under `pairbound run`: the run seed + 6, "
-           "docs/run.md)", .help_default = 1},
+  {.name = "seed", .type = PB_OPTION_INT, PB_O(k.seed), .mark = PB_OPTION_AT(struct pb_fragility_stage_options,
+   seed_given), .metavar = "S", .def = "20260914",
+   .help = "seed of the image roles and the null, or of --study's labels (default 20260914; under `pairbound run`: "
+           "the run seed + 6, docs/run.md)", .help_default = 1},
   {.name = "probe", .type = PB_OPTION_STRING, PB_O(probe), PB_STORE_OPT, .metavar = "SRC|self",
    .help = "source whose perturbed conditions define U, joined by image id (default: the synthetic source that "
            "shares the most images with the real ones, as screen's; docs/store.md, \"Roles\"); sources with no "
@@ -195,6 +196,11 @@ const struct pb_option pb_fragility_option_table[] = {
            "atom (value in [0, 1], mass >= 0, masses summing to 1 within 1e-12; blank and # lines ignored)"},
   {.name = "rho", .type = PB_OPTION_CUSTOM, .parse = pb_fragility__opt_rho, .metavar = "r1,r2,...", .ini = "",
    .help = "with --law: radii (chi-square budgets) >= 0"},
+  {.name = "study", .type = PB_OPTION_STRING, PB_O(study), .metavar = "known-propensity", .ini = "",
+   .help = "instead of a STORE: the known-propensity study of seed 001 U.1 into -o OUTDIR (docs/fragility.md)"},
+  {.name = "replicates", .type = PB_OPTION_INT, PB_O(replicates), .mark = PB_OPTION_AT(struct
+   pb_fragility_stage_options, replicates_given), .metavar = "N", .def = "2000", .imin = 1, .imax = 100000000,
+   .ini = "", .help = "with --study: replicates per design"},
   {.name = NULL}};
 #undef PB_STORE_OPT
 #undef PB_O
@@ -741,16 +747,24 @@ static int pb_fragility__command(const struct pb_stage_call *call, const struct 
 {
   const struct pb_fragility_stage_options *o = opts;
   const char *bad;
-  if (!o->law)
-    bad = !args->operand ? "missing STORE (or --law FILE)" : !args->output ? "missing -o OUTDIR"
-          : o->rho ? "--rho needs --law FILE" : NULL;
+  if (o->study)
+    bad = strcmp(o->study, "known-propensity") ? "--study takes known-propensity"
+          : o->law ? "--study and --law exclude each other" : args->operand ? "takes no STORE with --study"
+          : !args->output ? "missing -o OUTDIR" : o->store_given ? "store options other than --seed are not taken "
+          "with --study" : o->rho ? "--rho needs --law FILE" : NULL;
+  else if (!o->law)
+    bad = !args->operand ? "missing STORE (or --law FILE, or --study known-propensity)" : !args->output
+          ? "missing -o OUTDIR" : o->rho ? "--rho needs --law FILE" : NULL;
   else
     bad = args->operand ? "takes no STORE with --law" : args->output ? "takes no -o with --law"
-          : o->store_given ? "store options are not taken with --law" : !o->rho ? "missing --rho r1,r2,..." : NULL;
+          : o->store_given || o->seed_given ? "store options are not taken with --law" : !o->rho
+          ? "missing --rho r1,r2,..." : NULL;
+  if (!bad && !o->study && o->replicates_given) bad = "--replicates needs --study known-propensity";
   if (bad) {
     pb_error_set("%s", bad);
     return PB_STAGE_USAGE;
   }
+  if (o->study) return pb_fragility_study_run(o, args->output, call->comm, call->provenance);
   if (!o->law) return PB_STAGE_RUN;
   int rank;
   MPI_Comm_rank(call->comm, &rank);
@@ -778,5 +792,10 @@ const struct pb_stage_desc pb_fragility_stage = {
           "`pairbound fragility --law FILE --rho r1,r2,...`: the exact upward and downward profiles of a finite\n"
           "propensity law; prints `G`, `rho_plus` and `rho_sat` (of the upward profile; rho_plus is inf when G = 0)\n"
           "as `name value` lines, then one `rho up down` line per radius, numbers as the shortest decimal that\n"
-          "reads back exactly.\n",
+          "reads back exactly.\n"
+          "`pairbound fragility --study known-propensity [--replicates N] [--seed S] -o OUTDIR`: the\n"
+          "known-propensity study of seed 001 U.1 (four-cell laws, plug-in profile vs capped variance law, primary,\n"
+          "weak-heterogeneity and 30-label arms); writes OUTDIR/results.h5 (/fragility/study),\n"
+          "report/known_propensity.tsv and report/REPORT.md in the layout of the seed's Table 20, with the witness\n"
+          "laws of Proposition 4 (report/witness_laws.tsv).\n",
 };

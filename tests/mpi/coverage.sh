@@ -1,5 +1,5 @@
 # docs/coverage.md lists every numbered table, figure and appendix analysis of
-# seed 000 with the command and output files that produce it.  This test runs
+# seeds 000, 001 and 002 with the command and output files that produce it.  This test runs
 # the reference run the document names (inputs/run.ini with synth = small) and
 # checks every output a produced or partial row claims, running the
 # standalone commands for `standalone:` outputs; and it checks the rows against
@@ -111,58 +111,69 @@ else
   numbered "$WORK/doc_items" "" ""
 fi
 
-# seed 002 (docs/coverage.md, "Seed 002"): rows named "002 ITEM", whose outputs are files of the reference run
-# above or, as w002:FILE, of the seed-002 reference commands the document lists ("    w002$ pairbound ..."),
-# run here in one directory in their order
-ITEM2_RE='^002 (Table [0-9]+|Figure [0-9]+|Appendix [A-Z]|[A-Z]\.[0-9]+|[0-9]\.[0-9]+)$'
-awk -F'|' -v re="$ITEM2_RE" '
-  function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
-  /^\|/ {
-    item = trim($2)
-    if (item !~ re) next
-    if (NF != 7) { print item "\tmalformed\t\t"; next }
-    print item "\t" trim($4) "\t" trim($5) "\t" trim($6)
-  }' "$DOC" > "$WORK/rows002.tsv"
-check "docs/coverage.md has seed-002 rows" test -s "$WORK/rows002.tsv"
-sed -n 's/^    w002\$ pairbound //p' "$DOC" > "$WORK/w002.commands"
-check "docs/coverage.md lists the seed-002 reference commands" test -s "$WORK/w002.commands"
-mkdir -p "$WORK/w002"
-while IFS= read -r c; do
-  # shellcheck disable=SC2086 # the documented command line (a redirection included), run as written
-  (cd "$WORK/w002" && eval "pb 1 2 $c" < /dev/null > /dev/null)
-  check "seed 002: 'pairbound $c' exits 0" test $? -eq 0
-done < "$WORK/w002.commands"
-while IFS="$(printf '\t')" read -r item status command outputs; do
-  case "$status" in
-    produced | partial) ;;
-    "not produced") continue ;;
-    *) not_ok "$item: status '$status' is not produced, partial or not produced"; continue ;;
-  esac
-  files=$(printf '%s\n' "$outputs" | grep -o '`[^`]*`' | tr -d '`')
-  if [ -z "$files" ]; then
-    case "$command" in
-      'rows '* | 'statement:'*) ok "$item: $command" ;;
-      *) not_ok "$item: $status but lists no output file" ;;
+# seed_rows ID ITEM_RE: the section of seed ID (docs/coverage.md, "Seed 001", "Seed 002"): rows named
+# "ID ITEM" (matching ITEM_RE), whose outputs are files of the reference run above or, as wID:FILE, of the
+# seed's reference commands the document lists ("    wID$ pairbound ..."), run here in one directory in
+# their order; its items are left in $WORK/doc_itemsID
+seed_rows() {
+  local id=$1 re=$2 c item status command outputs files f path dups
+  awk -F'|' -v re="$re" '
+    function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
+    /^\|/ {
+      item = trim($2)
+      if (item !~ re) next
+      if (NF != 7) { print item "\tmalformed\t\t"; next }
+      print item "\t" trim($4) "\t" trim($5) "\t" trim($6)
+    }' "$DOC" > "$WORK/rows$id.tsv"
+  check "docs/coverage.md has seed-$id rows" test -s "$WORK/rows$id.tsv"
+  sed -n "s/^    w$id\\\$ pairbound //p" "$DOC" > "$WORK/w$id.commands"
+  check "docs/coverage.md lists the seed-$id reference commands" test -s "$WORK/w$id.commands"
+  mkdir -p "$WORK/w$id"
+  while IFS= read -r c; do
+    # shellcheck disable=SC2086 # the documented command line (a redirection included), run as written
+    (cd "$WORK/w$id" && eval "pb 1 2 $c" < /dev/null > /dev/null)
+    check "seed $id: 'pairbound $c' exits 0" test $? -eq 0
+  done < "$WORK/w$id.commands"
+  while IFS="$(printf '\t')" read -r item status command outputs; do
+    case "$status" in
+      produced | partial) ;;
+      "not produced") continue ;;
+      *) not_ok "$item: status '$status' is not produced, partial or not produced"; continue ;;
     esac
-    continue
+    files=$(printf '%s\n' "$outputs" | grep -o '`[^`]*`' | tr -d '`')
+    if [ -z "$files" ]; then
+      case "$command" in
+        'rows '* | 'statement:'*) ok "$item: $command" ;;
+        *) not_ok "$item: $status but lists no output file" ;;
+      esac
+      continue
+    fi
+    for f in $files; do
+      case "$f" in
+        "w$id:"*) path=$WORK/w$id/${f#w"$id":} ;;
+        *) path=$WORK/run/$f ;;
+      esac
+      if [ -s "$path" ]; then ok "$item: $f"
+      else not_ok "$item: $f is not produced (missing or empty)"; fi
+    done
+  done < "$WORK/rows$id.tsv"
+  dups=$(cut -f1 "$WORK/rows$id.tsv" | sort | uniq -d | tr '\n' ' ')
+  check "seed $id: no item listed twice${dups:+ (twice: $dups)}" test -z "$dups"
+  cut -f1 "$WORK/rows$id.tsv" | sort -u > "$WORK/doc_items$id"
+}
+# seed_text ID: the seed's text ($PAIRBOUND_SEEDID, else ../shared/seeds/ID_*.txt beside the source tree), or ""
+seed_text() {
+  local s t
+  eval "t=\${PAIRBOUND_SEED$1:-}"
+  if [ -z "$t" ]; then
+    for s in "$TOP_SRCDIR"/../shared/seeds/"$1"_*.txt; do [ -f "$s" ] && t=$s; done
   fi
-  for f in $files; do
-    case "$f" in
-      w002:*) path=$WORK/w002/${f#w002:} ;;
-      *) path=$WORK/run/$f ;;
-    esac
-    if [ -s "$path" ]; then ok "$item: $f"
-    else not_ok "$item: $f is not produced (missing or empty)"; fi
-  done
-done < "$WORK/rows002.tsv"
-dups=$(cut -f1 "$WORK/rows002.tsv" | sort | uniq -d | tr '\n' ' ')
-check "seed 002: no item listed twice${dups:+ (twice: $dups)}" test -z "$dups"
-cut -f1 "$WORK/rows002.tsv" | sort -u > "$WORK/doc_items002"
-SEED2=${PAIRBOUND_SEED002:-}
-if [ -z "$SEED2" ]; then
-  for s in "$TOP_SRCDIR"/../shared/seeds/002_*.txt; do [ -f "$s" ] && SEED2=$s; done
-fi
-if [ -n "$SEED2" ] && [ -f "$SEED2" ]; then
+  [ -n "$t" ] && [ -f "$t" ] && echo "$t"
+}
+
+seed_rows 002 '^002 (Table [0-9]+|Figure [0-9]+|Appendix [A-Z]|[A-Z]\.[0-9]+|[0-9]\.[0-9]+)$'
+SEED2=$(seed_text 002)
+if [ -n "$SEED2" ]; then
   # its tables and figures, appendices and numbered sections (x.y of the body, X.n of the appendices)
   { grep -oE '(Table|Figure) [0-9]+' "$SEED2"
     sed -nE 's/^## Appendix ([A-Z]) .*/Appendix \1/p' "$SEED2"
@@ -173,5 +184,23 @@ if [ -n "$SEED2" ] && [ -f "$SEED2" ]; then
 else
   echo "# seed 002 text not found (PAIRBOUND_SEED002, ../shared/seeds): checking the numbering only"
   numbered "$WORK/doc_items002" "002 " "seed 002: "
+fi
+
+# seed 001 names only some of its tables and figures (a summary of the paper), so without its text
+# there is no numbering to check; with it, every table, figure, proposition and theorem it names,
+# every numbered section of its body (headings "N Title", "N.M Title"), every appendix (headings
+# "X Title") and appendix section ("X.n Title") has exactly one row
+seed_rows 001 '^001 (Table [0-9]+|Figure [0-9]+|Proposition [0-9]+|Theorem [0-9]+|Appendix [A-Z]|[A-Z]\.[0-9]+|[0-9]+(\.[0-9]+)?)$'
+SEED1=$(seed_text 001)
+if [ -n "$SEED1" ]; then
+  { grep -oE '(Table|Figure|Proposition|Theorem) [0-9]+' "$SEED1"
+    sed -nE 's/^([A-Z]) [A-Z].*/Appendix \1/p' "$SEED1"
+    sed -nE 's/^([A-Z]\.[0-9]+) [A-Z].*/\1/p' "$SEED1"
+    sed -nE 's/^([0-9]+(\.[0-9]+)?) [A-Z].*/\1/p' "$SEED1"
+  } | sed 's/^/001 /' | sort -u > "$WORK/seed_items001"
+  check "seed 001 names tables, figures, results and sections" test "$(wc -l < "$WORK/seed_items001")" -gt 50
+  items_match 001 "$WORK/seed_items001" "$WORK/doc_items001" "seed-001 row"
+else
+  echo "# seed 001 text not found (PAIRBOUND_SEED001, ../shared/seeds): its rows are checked, not their list"
 fi
 finish

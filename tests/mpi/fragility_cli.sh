@@ -96,7 +96,8 @@ usage "STORE with --law" "takes no STORE with --law" "$WORK/s.h5" --law "$WORK/b
 usage "-o with --law" "takes no -o with --law" --law "$WORK/b.law" --rho 1 -o "$WORK/o"
 usage "store option with --law" "store options are not taken with --law" --law "$WORK/b.law" --rho 1 --bins 3
 usage "--rho without --law" "--rho needs --law FILE" "$WORK/s.h5" -o "$WORK/o" --rho 1
-usage "neither STORE nor --law" "missing STORE (or --law FILE)"
+usage "--seed with --law" "store options are not taken with --law" --law "$WORK/b.law" --rho 1 --seed 3
+usage "neither STORE nor --law" "missing STORE (or --law FILE, or --study known-propensity)"
 usage "STORE without -o" "missing -o OUTDIR" "$WORK/s.h5"
 "$PAIRBOUND" fragility --help > "$WORK/h.txt"
 check "--help documents --law and --rho" sh -c "grep -q -- '--law FILE' '$WORK/h.txt' && grep -q -- '--rho r1' '$WORK/h.txt'"
