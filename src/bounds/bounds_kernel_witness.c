@@ -250,12 +250,14 @@ static void pb_bw__derange(struct pb_bw__class *q, const int32_t *cstart, const 
  * block, j same-label pairs to the s block, and the leftovers are deranged.
  * The k block pairs the correct clean records outside the h block with the
  * first k correct perturbed ones, the r block the rest of those with the f
- * clean records.  Returns 0, 1 when the observed counts are infeasible (an
- * internal error: they are observed), -1 when memory fails. */
+ * clean records.  The lower end (hi = 0) runs the program, the upper end
+ * (hi = 1, next) reuses its layers.  Returns 0, 1 when the observed counts
+ * are infeasible (an internal error: they are observed), -1 when memory fails. */
 static int pb_bw__i5(struct pb_bw__class *q, int hi, int32_t *perm)
 {
   const int32_t h = q->a - q->k, r = q->b - q->k, w = q->n - q->a - q->b + q->k - q->s;
-  int rc = pb_bw__program(q, h, r, q->s, w);
+  /* the program's layers serve both ends: made for the lower one, traced again for the upper */
+  const int rc = hi ? 0 : pb_bw__program(q, h, r, q->s, w);
   if (rc != 0) return rc;
   pb_bw__trace(q, h, r, q->s, w, hi);
   pb_bw__fill_f(q, r, w);
@@ -323,19 +325,19 @@ static void pb_bw__class_records(const struct pb_cell_view *in, const int64_t *o
   pb_bw__labels(q);
 }
 
-/* Carve the class scratch for n records from one block (NULL: out of memory).
- * A class has up to 2 n wrong labels (clean and perturbed ones may all
- * differ), so the per-label arrays (lab, g, qq, gi, qi and hc, hp, which the
- * I5 construction borrows for per-label starts) have 2 n entries. */
+/* Carve the scratch of classes of up to n records from one block (NULL: out
+ * of memory).  A class has up to 2 n wrong labels (clean and perturbed ones
+ * may all differ), so the per-label arrays (lab, g, qq, gi, qi and hc, hp,
+ * which the I5 construction borrows for per-label starts) have 2 n entries. */
 static void *pb_bw__alloc(struct pb_bw__class *q, int32_t n)
 {
   const size_t N = (size_t)n;
-  char *blk = malloc(N * (3 * sizeof(int64_t) + 2 * sizeof(struct pb_bw__label) + 2 * 14 * sizeof(int32_t)));
+  char *blk = malloc(N * (2 * sizeof(int64_t) + 2 * sizeof(struct pb_bw__label) + 2 * 14 * sizeof(int32_t)));
   if (!blk) return NULL;
   int64_t *d = (int64_t *)blk;
   q->cw = d, d += N;
   q->pw = d, d += N;
-  struct pb_bw__label *L = (struct pb_bw__label *)(d + N); /* d[0..N): the class order */
+  struct pb_bw__label *L = (struct pb_bw__label *)d;
   q->lab = L;
   int32_t *i = (int32_t *)(L + 2 * N);
   int32_t **arr[] = {&q->cacc, &q->crej, &q->pcor, &q->hc, &q->hp, &q->rest, &q->rest_p, &q->rb, &q->left,
@@ -356,13 +358,23 @@ int pb_bounds_witness_cell(const struct pb_cell_view *in, int want_i5, int32_t *
   for (int32_t i = 0; i < n; i++)
     if (in->label[i] < 0 || in->pred0[i] < 0 || in->pred1[i] < 0)
       return pb_cell_error(in, in->label[i], "bounds witnesses: record %d has a negative label or prediction", (int)i);
-  struct pb_bw__class q;
-  void *blk = pb_bw__alloc(&q, n);
-  if (!blk) return pb_cell_error(in, -1, "bounds witnesses: out of memory (n = %d)", n);
-  /* classes in ascending label order, records in index order */
-  int64_t *order = q.pw + n;
+  /* classes in ascending label order, records in index order; scratch for
+   * the largest class (a cell's whole size would be fresh pages every call) */
+  int64_t *order = malloc((size_t)n * sizeof *order);
+  if (!order) return pb_cell_error(in, -1, "bounds witnesses: out of memory (n = %d)", n);
   for (int32_t i = 0; i < n; i++) order[i] = (int64_t)in->label[i] << 32 | i;
   qsort(order, (size_t)n, sizeof *order, pb_sort_cmp_i64);
+  int32_t big = 1;
+  for (int32_t beg = 0, end; beg < n; beg = end) {
+    for (end = beg; end < n && (order[end] >> 32) == (order[beg] >> 32); end++) {}
+    big = end - beg > big ? end - beg : big;
+  }
+  struct pb_bw__class q;
+  void *blk = pb_bw__alloc(&q, big);
+  if (!blk) {
+    free(order);
+    return pb_cell_error(in, -1, "bounds witnesses: out of memory (class of %d records)", big);
+  }
   int rc = 0;
   for (int32_t beg = 0, end; beg < n && rc == 0; beg = end) {
     const int32_t y = (int32_t)(order[beg] >> 32);
@@ -382,5 +394,6 @@ int pb_bounds_witness_cell(const struct pb_cell_view *in, int want_i5, int32_t *
     for (int32_t i = 0; i < n; i++) perm[PB_WITNESS_I5_LO][i] = perm[PB_WITNESS_I5_HI][i] = -1;
   free(q.dp);
   free(blk);
+  free(order);
   return rc;
 }
