@@ -556,12 +556,12 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w, &bl, per, &status, memo_counts) : 0.0;
   status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
   pb_timer_lap(&st.timer, "verify");
-  struct pb_verify_wsum ws;
+  struct pb_verify__wsum ws;
   memset(&ws, 0, sizeof ws);
   ws.first_fail = INT64_MAX;
   if (status == PB_OK && opt->witnesses) {
-    status = pb_error_agree(st.comm, pb_verify_witnesses(&st, &b, opt->witnesses, &ws));
-    pb_verify_witness_reduce(&st, &ws);
+    status = pb_error_agree(st.comm, pb_verify__witnesses(&st, &b, opt->witnesses, &ws));
+    pb_verify__witness_reduce(&st, &ws);
     pb_timer_lap(&st.timer, "witnesses");
     pb_message("verify: witnesses of %s: %lld checked (%lld I5 ones absent: cells outside its --i5 scope), "
                "%lld cells failed; %.3f s", opt->witnesses, (long long)ws.checked, (long long)ws.skipped,

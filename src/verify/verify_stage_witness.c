@@ -187,8 +187,8 @@ static int pb_verify__wcell(const struct pb_cell_view *d, const struct pb_verify
   return bad;
 }
 
-int pb_verify_witnesses(const struct pb_stage *st, const struct pb_cell_block *b, const char *path,
-                        struct pb_verify_wsum *sum)
+int pb_verify__witnesses(const struct pb_stage *st, const struct pb_cell_block *b, const char *path,
+                        struct pb_verify__wsum *sum)
 {
   const int64_t nc = b->n_cells;
   struct pb_verify__wfile f;
@@ -228,7 +228,7 @@ int pb_verify_witnesses(const struct pb_stage *st, const struct pb_cell_block *b
   return status;
 }
 
-void pb_verify_witness_reduce(const struct pb_stage *st, struct pb_verify_wsum *sum)
+void pb_verify__witness_reduce(const struct pb_stage *st, struct pb_verify__wsum *sum)
 {
   int64_t t[3] = {sum->checked, sum->skipped, sum->failed}, first;
   MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_INT64_T, MPI_SUM, st->comm);
