@@ -54,6 +54,10 @@ cp "$WORK/b/results.h5" "$WORK/m1.h5"
 "$H5POKE" "$WORK/m1.h5" /bounds/witnesses/Ik_hi 3 60 > /dev/null
 fails "a partner outside the cell" "$WORK/m1.h5" \
   "witness check failed.*cell m-a1/Syn/fog-2, class [0-9]+: witness Ik_hi \(H at Ik, upper end\): clean record 3 is paired with 60"
+cp "$WORK/b/results.h5" "$WORK/m3.h5"
+"$H5POKE" "$WORK/m3.h5" /bounds/cells/H_Ik_hi 0 0.5 > /dev/null
+fails "an end changed in the file" "$WORK/m3.h5" \
+  "cell m-a1/Syn/fog-2: witness Ik_hi \(H at Ik, upper end\): the witness has H = [0-9]+/60 = .*, the file 0.5 \(every class attains its own end"
 if [ "$have_h5py" = 1 ]; then
   # swap the partners of two records of one class so that its k and s stay and its H count changes
   cp "$WORK/b/results.h5" "$WORK/m2.h5"
