@@ -563,9 +563,10 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
     status = pb_error_agree(st.comm, pb_verify__witnesses(&st, &b, opt->witnesses, &ws));
     pb_verify__witness_reduce(&st, &ws);
     pb_timer_lap(&st.timer, "witnesses");
-    pb_message("verify: witnesses of %s: %lld checked (%lld I5 ones absent: cells outside its --i5 scope), "
-               "%lld cells failed; %.3f s", opt->witnesses, (long long)ws.checked, (long long)ws.skipped,
-               (long long)ws.failed, pb_timer_get(&st.timer, "witnesses"));
+    if (status == PB_OK)
+      pb_message("verify: witnesses of %s: %lld checked (%lld I5 ones absent: cells outside its --i5 scope), "
+                 "%lld cells failed; %.3f s", opt->witnesses, (long long)ws.checked, (long long)ws.skipped,
+                 (long long)ws.failed, pb_timer_get(&st.timer, "witnesses"));
   }
   char msg[PB_VERIFY__MSG] = "";
   int64_t first_fail;
