@@ -133,4 +133,24 @@ int pb_bounds_class_h_i5(int32_t n, int32_t label, const int32_t *pred0, const u
                          const int32_t *pred1, const uint8_t *z1, int32_t k, int32_t s,
                          int64_t out[2]);
 
+/* The witness correspondences of pb_bounds_witness_cell: H's lower and upper
+ * end at Ik, then at I5. */
+enum pb_witness { PB_WITNESS_IK_LO, PB_WITNESS_IK_HI, PB_WITNESS_I5_LO, PB_WITNESS_I5_HI, PB_WITNESS_N };
+
+/**
+ * Witnesses of one cell's H endpoints (docs/bounds.md, "Witnesses"): for each
+ * of the four ends a within-class bijection perm[w] (clean record i is paired
+ * with perturbed record perm[w][i], both of class label[i]) whose H count,
+ * summed over the classes, is the end's count: every class attains its own
+ * end.  The Ik bijections keep each class's observed correct-correct count k,
+ * the I5 ones also its observed same-label wrong count s (so all five
+ * counts).  Thread-safe, no I/O.
+ *
+ * @param in       the cell (as pb_bounds_cell; m0, m1 are not read)
+ * @param want_i5  zero: perm[PB_WITNESS_I5_*] are filled with -1
+ * @param perm     [PB_WITNESS_N] arrays of in->n entries
+ * @return 0, or -1 with pb_error_set() naming the cell (and class).
+ */
+int pb_bounds_witness_cell(const struct pb_cell_view *in, int want_i5, int32_t *const perm[PB_WITNESS_N]);
+
 #endif /* PAIRBOUND_BOUNDS_H */

@@ -29,6 +29,7 @@ struct pb_bounds_options {
   int64_t group_draws; /* model-group bootstrap draws for the interval tables (0 = none) */
   int32_t perm_replicates; /* within-class permutation replicates (H.2 empirical control) */
   uint64_t seed;       /* base seed of every resampling and permutation stream */
+  int witnesses;       /* write the witness correspondences of the H ends at Ik and I5 (/bounds/witnesses) */
 };
 
 /** Options of `pairbound bounds` and [bounds] (include/pairbound/options.h). */

@@ -29,6 +29,8 @@ int pb_results_write_f64(struct pb_results *res, const char *path, int64_t n_tot
                          int64_t n_local, const double *v);
 int pb_results_write_i64(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
                          int64_t n_local, const int64_t *v);
+int pb_results_write_i32(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
+                         int64_t n_local, const int32_t *v);
 /** A string column whose whole content rank 0 supplies (collective). */
 int pb_results_write_strings(struct pb_results *res, const char *path, int64_t n, char *const *v);
 int pb_results_attr_str(struct pb_results *res, const char *path, const char *name, const char *value);

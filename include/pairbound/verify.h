@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pairbound/cell.h"
 #include "pairbound/protocol.h"
 
 /* Largest class (records per side) that may be enumerated: 10! = 3,628,800
@@ -286,6 +287,30 @@ void pb_verify_closed_forms(const struct pb_verify_records *r, int64_t H[2][2], 
 #define PB_VERIFY_CELLS_PANEL 1
 #define PB_VERIFY_CELLS_SAMPLE 2
 
+/* Witness checks (verify_kernel_witness.c; docs/verify.md, "Witnesses"):
+ * one grouping of a cell's records by class, then each witness in O(n). */
+struct pb_verify_wgroup {
+  int32_t n, ncls;
+  int32_t *cid;               /* [n] class of each record (classes in ascending label order) */
+  int32_t *label;             /* [ncls] */
+  int64_t (*obs)[2];          /* [ncls] observed k, s */
+  int64_t (*cnt)[3];          /* [ncls] the last checked witness's k, s and H count */
+  uint8_t *used;              /* [n] scratch */
+};
+/** Group @p d's records by class; 0, or -1 when memory fails. */
+int pb_verify_witness_group(const struct pb_cell_view *d, struct pb_verify_wgroup *g);
+void pb_verify_witness_group_free(struct pb_verify_wgroup *g);
+/**
+ * Check the correspondence @p perm (clean record i with perturbed record
+ * perm[i]) of the grouped cell: a bijection within classes that keeps every
+ * class's observed k (and with @p keep_s its s: the five counts at I5).
+ * @return 0 with *H its H count (clean correct accepted with perturbed wrong
+ *         accepted) and g->cnt per class; 1 when it is not such a
+ *         correspondence, with the class in *bad_label and the reason in @p why.
+ */
+int pb_verify_witness_check(const struct pb_cell_view *d, struct pb_verify_wgroup *g, const int32_t *perm, int keep_s,
+                            int64_t *H, int32_t *bad_label, char *why, size_t len);
+
 struct pb_verify_options {
   int cells;                  /* PB_VERIFY_CELLS_* */
   int32_t sample;             /* --sample: cells per source for PB_VERIFY_CELLS_SAMPLE */
@@ -298,6 +323,7 @@ struct pb_verify_options {
   int have_tau;
   float tau;                  /* one threshold for every cell (as `bounds --tau`) */
   char *against;              /* compare with this bounds results.h5 instead of recomputing */
+  char *witnesses;            /* check the witnesses of this `bounds --witnesses` results.h5 */
   int policies;               /* also verify the rejection-policy engine (--policies) */
   int32_t n_taus;             /* > 0: perturbed thresholds for every cell (--policy-taus) */
   float taus[PB_VERIFY_MAX_POL];

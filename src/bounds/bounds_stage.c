@@ -170,6 +170,10 @@ const struct pb_option pb_bounds_option_table[] = {
    .help_default = 1,
    .help = "base seed of the resampling and permutation streams (default 20260908; under `pairbound run`: the run "
            "seed + 0, docs/run.md)"},
+  {.name = "witnesses", .type = PB_OPTION_FLAG, PB_O(witnesses), .flag = 1, .def = "0",
+   .help = "also write, for every cell and class, within-class correspondences that attain the lower and upper H "
+           "end at Ik and (in the --i5 cells) at I5, to /bounds/witnesses of results.h5, for `pairbound verify "
+           "--witnesses` or any reader to check (docs/bounds.md, \"Witnesses\"; off by default)"},
   {.name = NULL}};
 #undef PB_O
 
@@ -440,7 +444,8 @@ static void pb_bounds__init_recs(const struct pb_stage *st, const struct pb_cell
  * A cell's failure goes to @p fe, the lowest cell index first. */
 static void pb_bounds__pass(const struct pb_stage *st, const struct pb_cell_block *b,
                               const struct pb_bounds_options *opt, const float *tau, const uint8_t *i5, int pass,
-                              double *recs, struct pb_progress *prog, struct pb_error_first *fe)
+                              double *recs, struct pb_bounds_wit *wit, struct pb_progress *prog,
+                              struct pb_error_first *fe)
 {
   int32_t nmax = 1;
   for (int64_t c = 0; c < b->n_cells; c++) nmax = b->cells[c].n > nmax ? b->cells[c].n : nmax;
@@ -457,6 +462,13 @@ static void pb_bounds__pass(const struct pb_stage *st, const struct pb_cell_bloc
       struct pb_cell_bounds cb;
       double *rec = recs + c * PB_IF_N;
       if (pb_bounds_cell(&d, pass, &cb) != 0) pb_error_first_record(fe, b->first + c);
+      if (wit) { /* the cell's slice of the rank's witnesses, sized from the metadata */
+        const int64_t o = wit->off[b->first - st->first + c], len = wit->off[b->first - st->first + c + 1] - o;
+        int32_t *const perm[PB_WITNESS_N] = {wit->perm[0] + o, wit->perm[1] + o, wit->perm[2] + o, wit->perm[3] + o};
+        const int rc = len == d.n ? pb_bounds_witness_cell(&d, pass, perm)
+                                  : pb_cell_error(&d, -1, "bounds witnesses: %d records, %lld expected", d.n, (long long)len);
+        if (rc != 0) pb_error_first_record(fe, b->first + c);
+      }
       pb_bounds__pack(&cb, rec);
       if (d.n > cap) {
         cap = d.n;
@@ -509,6 +521,7 @@ struct pb_bounds__ctx {
   const float *tau;        /* the rank's cells */
   const uint8_t *i5;
   double *recs;
+  struct pb_bounds_wit *wit; /* --witnesses, else NULL */
   const uint8_t *common;   /* B.2's common classes */
   struct pb_progress prog;
   struct pb_error_first fe;
@@ -542,7 +555,7 @@ static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *
     double *recs = x->recs + off * PB_IF_N;
     static const char *const pass_names[2] = {"grid_pass", "i5_pass"};
     for (int pass = 0; pass < 2 && status == PB_OK && !pb_error_first_any(&x->fe); pass++) {
-      pb_bounds__pass(st, b, opt, x->tau + off, x->i5 + off, pass, recs, &x->prog, &x->fe);
+      pb_bounds__pass(st, b, opt, x->tau + off, x->i5 + off, pass, recs, x->wit, &x->prog, &x->fe);
       pb_timer_lap(x->tm, pass_names[pass]);
     }
     if (status == PB_OK) status = pb_error_first_status(&x->fe);
@@ -563,7 +576,7 @@ static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *
 /* All cells of this rank, a piece at a time (pb_cells_stream_*), so the rank
  * holds one piece's records instead of its whole share. */
 static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_options *opt, double *recs,
-                                struct pb_timer *tm)
+                                struct pb_bounds_wit *wit, struct pb_timer *tm)
 {
   const int64_t n = st->last - st->first;
   struct pb_cells_stream cs;
@@ -576,7 +589,7 @@ static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_
   pb_bounds__init_recs(st, refs, n, opt, tau, i5, recs);
   status = pb_error_agree(st->comm, status);
   int32_t K;
-  struct pb_bounds__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .common = pb_bounds__common(st->meta, &K), .tm = tm};
+  struct pb_bounds__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .wit = wit, .common = pb_bounds__common(st->meta, &K), .tm = tm};
   pb_error_first_init(&x.fe);
   pb_progress_begin(&x.prog, "bounds", "cells", n); /* each cell goes through one of the two passes */
   for (int32_t s = 0; s < st->meta->n_sources && status == PB_OK; s++)
@@ -618,10 +631,14 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
   if (pb_stage_begin(call, &st)) return PB_FAIL;
   const int64_t n = st.last - st.first;
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
-  int status = pb_bounds__compute(&st, opt, recs, &st.timer);
+  struct pb_bounds_wit wit;
+  if (opt->witnesses) pb_bounds_witness_setup(&st, &wit);
+  int status = pb_bounds__compute(&st, opt, recs, opt->witnesses ? &wit : NULL, &st.timer);
   status = pb_error_agree(st.comm, status);
   pb_timer_skip(&st.timer);
   if (status == PB_OK) status = pb_bounds__write_cells(&st, recs);
+  if (status == PB_OK && opt->witnesses) status = pb_bounds_witness_write(&st, &wit);
+  if (opt->witnesses) pb_bounds_witness_free(&wit);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */
     struct pb_bounds_intervals iv;

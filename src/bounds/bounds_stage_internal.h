@@ -211,6 +211,20 @@ void pb_bounds_calib_cells(const struct pb_stage *st, const struct pb_bounds_cal
                              const struct pb_cell_block *b, double *recs);
 void pb_bounds_calib_free(struct pb_bounds_calib_src *p);
 
+/* --witnesses (bounds_stage_witness.c): the rank's cells' witness
+ * correspondences, cell c's records at [off[c], off[c + 1]) of each perm[w]
+ * (pb_bounds_witness_cell's layout), written under PB_BOUNDS_WITNESS_GROUP. */
+#define PB_BOUNDS_WITNESS_GROUP "/bounds/witnesses"
+struct pb_bounds_wit {
+  int64_t n_local;              /* the rank's records over its cells */
+  int64_t *off;                 /* [cells + 1] */
+  struct pb_cell_ref *ref;      /* [cells] */
+  int32_t *perm[PB_WITNESS_N];
+};
+void pb_bounds_witness_setup(const struct pb_stage *st, struct pb_bounds_wit *w);
+int pb_bounds_witness_write(struct pb_stage *st, const struct pb_bounds_wit *w);
+void pb_bounds_witness_free(struct pb_bounds_wit *w);
+
 /* Table 2 summaries, B.2 strata and positive-width counts, B.4 subsets, J.2
  * and F.1 (bounds_report_diag.c) from the reduced totals, into @p md and
  * report/ files (rank 0). */

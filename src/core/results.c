@@ -182,6 +182,12 @@ int pb_results_write_i64(struct pb_results *res, const char *path, int64_t n_tot
   return pb_h5_write_slice(res->file, path, H5T_STD_I64LE, H5T_NATIVE_INT64, n_total, offset, n_local, v);
 }
 
+int pb_results_write_i32(struct pb_results *res, const char *path, int64_t n_total, int64_t offset,
+                         int64_t n_local, const int32_t *v)
+{
+  return pb_h5_write_slice(res->file, path, H5T_STD_I32LE, H5T_NATIVE_INT32, n_total, offset, n_local, v);
+}
+
 int pb_results_write_strings(struct pb_results *res, const char *path, int64_t n, char *const *v)
 {
   return pb_h5_write_strings(res->file, path, v, (int32_t)n, res->rank);

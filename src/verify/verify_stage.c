@@ -71,6 +71,10 @@ const struct pb_option pb_verify_option_table[] = {
   {.name = "against", .type = PB_OPTION_STRING, PB_O(against), .metavar = "FILE",
    .help = "compare with the /bounds/cells columns of a `pairbound bounds` results.h5 made with the same protocol "
            "options, instead of running the bounds engine in-process"},
+  {.name = "witnesses", .type = PB_OPTION_STRING, PB_O(witnesses), .metavar = "FILE",
+   .help = "also check every witness of a `pairbound bounds --witnesses` results.h5 of this store: each is a "
+           "within-class bijection keeping the counts its level fixes (k at Ik, all five at I5) whose H count, "
+           "recomputed from the records, is the file's end; a failure names cell, class, level and end (exit 1)"},
   {.name = "policies", .type = PB_OPTION_FLAG, PB_O(policies), .flag = 1, .def = "0",
    .help = "also verify the rejection-policy engine (`pairbound policy`; off by default): per class and bijection "
            "the policy event counts h_j, l_j (Eq. 10) at I0, Ik, I5, their extremes, J_j, D+_jl (Eq. 11), J', D'+, "
@@ -552,6 +556,18 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   const double t_enum = status == PB_OK ? pb_verify__compute(&st, &b, opt, &w, &bl, per, &status, memo_counts) : 0.0;
   status = pb_blocks_close(&bl, pb_error_agree(st.comm, status));
   pb_timer_lap(&st.timer, "verify");
+  struct pb_verify__wsum ws;
+  memset(&ws, 0, sizeof ws);
+  ws.first_fail = INT64_MAX;
+  if (status == PB_OK && opt->witnesses) {
+    status = pb_error_agree(st.comm, pb_verify__witnesses(&st, &b, opt->witnesses, &ws));
+    pb_verify__witness_reduce(&st, &ws);
+    pb_timer_lap(&st.timer, "witnesses");
+    if (status == PB_OK)
+      pb_message("verify: witnesses of %s: %lld checked (%lld I5 ones absent: cells outside its --i5 scope), "
+                 "%lld cells failed; %.3f s", opt->witnesses, (long long)ws.checked, (long long)ws.skipped,
+                 (long long)ws.failed, pb_timer_get(&st.timer, "witnesses"));
+  }
   char msg[PB_VERIFY__MSG] = "";
   int64_t first_fail;
   double totals[PB_VERIFY__NTOT];
@@ -579,6 +595,11 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   if (status == PB_OK && first_fail != INT64_MAX) {
     /* outputs are complete and committed; the verdict is the exit status */
     pb_error_set("verification failed (%.0f failed comparisons or checks; see report/verify.tsv): %s", totals[2], msg);
+    return PB_FAIL;
+  }
+  if (status == PB_OK && ws.first_fail != INT64_MAX) {
+    pb_error_set("witness check failed (%lld cells; %lld witnesses checked): %s", (long long)ws.failed,
+                 (long long)ws.checked, ws.msg);
     return PB_FAIL;
   }
   if (status == PB_OK && empty && !opt->allow_empty) {

@@ -114,4 +114,22 @@ void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify_option
                      const struct pb_verify_policy_setup *ps, const struct pb_verify__ref *ref,
                      struct pb_verify__scratch *sc, struct pb_verify__cellstate *cs, double *t_enum);
 
+/* ---- --witnesses (verify_stage_witness.c) */
+
+/* What the witness check found: witnesses checked, I5 ones absent (cells
+ * outside the bounds run's --i5 scope), cells that failed, and the first
+ * failing cell (global index, INT64_MAX: none) with its message. */
+struct pb_verify__wsum {
+  int64_t checked, skipped, failed, first_fail;
+  char msg[PB_VERIFY__MSG];
+};
+struct pb_stage;
+/* Check the witnesses of @p path on the rank's cells @p b; PB_FAIL when the
+ * file cannot be read or is not of this store (a failing witness is counted,
+ * not an error).  pb_verify__witness_reduce: totals and the first failure on
+ * every rank (collective). */
+int pb_verify__witnesses(const struct pb_stage *st, const struct pb_cell_block *b, const char *path,
+                        struct pb_verify__wsum *sum);
+void pb_verify__witness_reduce(const struct pb_stage *st, struct pb_verify__wsum *sum);
+
 #endif /* PAIRBOUND_VERIFY_STAGE_INTERNAL_H */

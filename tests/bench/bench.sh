@@ -104,6 +104,12 @@ run "bounds 2 ranks" $PAIRED 2 1 bounds "$W/p.h5" -o "$W/o"
 run "bounds --i5 all" $PAIRED 1 2 bounds --i5 all --no-matched "$W/p.h5" -o "$W/o"
 run "bounds --calibration (F.1)" $PAIRED 1 2 bounds --calibration "$W/p.h5" -o "$W/o"
 echo "  calibration phase: $(phase bounds/calibration) s"
+# witnesses (docs/bounds.md, "Witnesses"): built beside the I5 pass, then
+# every one of them (4 per cell) checked by verify on all 11,088 cells
+run "bounds --i5 all --witnesses" $PAIRED 1 2 bounds --i5 all --no-matched --witnesses "$W/p.h5" -o "$W/ow"
+echo "  i5_pass phase: $(phase bounds/i5_pass) s, write phase: $(phase bounds/write) s"
+run "verify --witnesses (all cells)" $PAIRED 1 2 verify --witnesses "$W/ow/results.h5" "$W/p.h5" -o "$W/vw"
+echo "  witnesses phase: $(phase verify/witnesses) s"
 # verify: every class of every cell (Syn 5 records per class, real sources 2-3),
 # then C.1's shape restricted to 48 Syn cells
 run "verify (all cells)" $PAIRED 1 2 verify "$W/p.h5" -o "$W/v"

@@ -1,6 +1,7 @@
 # bounds: byte-identical reports (with --calibration's Table 40, calibration
 # and probability-gap tables) and identical results.h5 for 1, 2, 3 ranks and
-# 1, 2 threads; --tau on a store without development images.
+# 1, 2 threads, with and without --witnesses; --tau on a store without
+# development images.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
@@ -11,6 +12,15 @@ reports="bounds.tsv identification_grid.tsv identification_panel.tsv identificat
   identification_crossmodel_support.tsv protocol_acceptance.tsv protocol_calibration.tsv protocol_gap.tsv
   REPORT.md"
 ranks_identical "$reports" bounds "$WORK/s.h5" --calibration
+# --witnesses: /bounds/witnesses (each rank its cells' slice) identical too, and bounds.tsv as without it
+mv "$WORK/o11" "$WORK/plain11"
+pb 1 1 bounds "$WORK/s.h5" --witnesses --i5 all -o "$WORK/o11"
+ranks_identical "bounds.tsv" bounds "$WORK/s.h5" --witnesses --i5 all
+check "--witnesses: results.h5 has /bounds/witnesses" sh -c "h5ls '$WORK/o11/results.h5/bounds/witnesses' | grep -q '^I5_hi'"
+pb 1 1 bounds "$WORK/s.h5" --i5 all -o "$WORK/all11"
+check "--witnesses: bounds.tsv as without it" cmp -s "$WORK/o11/report/bounds.tsv" "$WORK/all11/report/bounds.tsv"
+rm -rf "$WORK/o11"
+mv "$WORK/plain11" "$WORK/o11"
 check "bounds.tsv: one row per cell" test "$(($(wc -l < "$WORK/o11/report/bounds.tsv") - 1))" -eq 85
 want='model	source	condition	n	E	H_obs	H_I0_lo	H_I0_hi	H_Ik_lo	H_Ik_hi	H_I5_lo	H_I5_hi	H_ind	L_obs	L_I0_lo	L_I0_hi	L_Ik_lo	L_Ik_hi	L_I5_lo	L_I5_hi	L_ind	dMk_obs	dMk_I0_lo	dMk_I0_hi	dMk_Ik_lo	dMk_Ik_hi	dMk_I5_lo	dMk_I5_hi	dMk_ind'
 check "bounds.tsv: required leading columns" test "$(head -1 "$WORK/o11/report/bounds.tsv" | cut -f1-29)" = "$want"

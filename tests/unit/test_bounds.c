@@ -1,4 +1,5 @@
-/* Unit tests for the identification bounds (src/bounds/bounds_kernel.c, src/bounds/bounds_kernel_i5.c).
+/* Unit tests for the identification bounds (src/bounds/bounds_kernel.c, src/bounds/bounds_kernel_i5.c,
+ * src/bounds/bounds_kernel_witness.c).
  *
  * Expected values come from hand derivations of the seed's worked cases or
  * from brute-force enumeration of every within-class bijection, implemented
@@ -220,6 +221,55 @@ static int subset(const double in[2], const double outer[2])
   return outer[0] - TOL <= in[0] && in[1] <= outer[1] + TOL;
 }
 
+/* The H count of the bijection perm (clean i with perturbed perm[i]) straight
+ * from the definition; -1 unless perm is a within-class bijection that keeps
+ * every class's observed k (and, with keep_s, its observed s). */
+static int witness_h(const struct tcell *c, const int32_t *perm, int keep_s)
+{
+  int used[MAXN] = {0}, H = 0;
+  for (int i = 0; i < c->n; i++) {
+    const int j = perm[i];
+    if (j < 0 || j >= c->n || used[j] || c->label[j] != c->label[i]) return -1;
+    used[j] = 1;
+    const int32_t y = c->label[i];
+    H += c->pred0[i] == y && c->s0[i] >= c->tau && c->pred1[j] != y && c->s1[j] >= c->tau;
+  }
+  for (int i = 0; i < c->n; i++) { /* class of record i: its k and s, observed and under perm */
+    const int32_t y = c->label[i];
+    int k0 = 0, k1 = 0, s0 = 0, s1 = 0;
+    for (int x = 0; x < c->n; x++) {
+      if (c->label[x] != y) continue;
+      const int32_t p0 = c->pred0[x], q0 = c->pred1[x], q1 = c->pred1[perm[x]];
+      k0 += p0 == y && q0 == y;
+      k1 += p0 == y && q1 == y;
+      s0 += p0 != y && q0 != y && p0 == q0;
+      s1 += p0 != y && q1 != y && p0 == q1;
+    }
+    if (k0 != k1 || (keep_s && s0 != s1)) return -1;
+  }
+  return H;
+}
+
+/* The kernel's four witnesses are bijections of their level whose H counts
+ * are @p ends (Ik lower, upper, I5 lower, upper); without I5 only the Ik
+ * ones, identical, and -1 for the I5 ones. */
+static void check_witnesses(const struct tcell *c, const int ends[PB_WITNESS_N], const char *tag)
+{
+  int32_t w[2][PB_WITNESS_N][MAXN];
+  int32_t *const p1[PB_WITNESS_N] = {w[0][0], w[0][1], w[0][2], w[0][3]};
+  int32_t *const p0[PB_WITNESS_N] = {w[1][0], w[1][1], w[1][2], w[1][3]};
+  struct pb_cell_view in = as_input(c);
+  ck_assert_int_eq(pb_bounds_witness_cell(&in, 1, p1), 0);
+  ck_assert_int_eq(pb_bounds_witness_cell(&in, 0, p0), 0);
+  for (int v = 0; v < PB_WITNESS_N; v++) {
+    const int H = witness_h(c, p1[v], v >= PB_WITNESS_I5_LO);
+    ck_assert_msg(H == ends[v], "%s: witness %d has H count %d, expected %d (-1: not a bijection of its level)",
+                  tag, v, H, ends[v]);
+    for (int i = 0; i < c->n; i++)
+      ck_assert(v < PB_WITNESS_I5_LO ? p0[v][i] == p1[v][i] : p0[v][i] == -1);
+  }
+}
+
 /* Compare every endpoint with the enumeration and check the structural
  * properties (nesting, observed values inside, Theorem 1, Eq. 9). */
 static void check_cell_against_brute(const struct tcell *c, const char *tag)
@@ -271,6 +321,10 @@ static void check_cell_against_brute(const struct tcell *c, const char *tag)
   if (b.k > 0) ASSERT_NEAR(b.W + b.V, b.dMk_obs - b.dMk_ind, "%s: Eq. 9", tag);
   else ck_assert_msg(isnan(b.W) && isnan(b.V), "%s: W,V must be NaN when K = 0", tag);
   ASSERT_NEAR(b.K_width_class, (double)(e.Kmax - e.Kmin) / c->n, "%s", tag);
+  /* witnesses attain the enumerated ends (counts: ends times n, exact) */
+  const int ends[PB_WITNESS_N] = {(int)lround(e.H[1][0] * c->n), (int)lround(e.H[1][1] * c->n),
+                                  (int)lround(e.H[2][0] * c->n), (int)lround(e.H[2][1] * c->n)};
+  check_witnesses(c, ends, tag);
 
   /* want_i5 = 0: identical non-I5 fields, NaN for the rest. */
   ck_assert(isnan(b0.H_I5[0]) && isnan(b0.H_I5[1]) && isnan(b0.L_I5[0]) && isnan(b0.dMk_I5[1]));
@@ -689,6 +743,60 @@ START_TEST(test_i5_strictly_narrower)
       ck_assert_int_eq(rc, 0);
       ck_assert(o[0] == 2 - s && o[1] == 2 - s);
     }
+  }
+}
+END_TEST
+
+/* Witnesses on the hand-worked class of test_i5_strictly_narrower (y = 0;
+ * clean: two correct accepted y, three wrong A; perturbed: A acc, B rej,
+ * A acc, B rej, B rej).  Ik keeps k = 0 and puts both correct clean records
+ * against two wrong perturbed ones: H in [0, 2] (two B's: 0; two A's: 2).
+ * I5 also keeps s = 1, which leaves exactly one accepted A for the h block:
+ * H = 1 at both ends.  By hand, the observed pairing is an I5 witness
+ * (H = 1), y->A, y->A, A->B, A->B, A->B is the Ik upper one (s = 0, H = 2)
+ * and y->B, y->B, A->A, A->A, A->B the Ik lower one (s = 2, H = 0); the
+ * enumeration of all 120 bijections (check_cell_against_brute) agrees. */
+START_TEST(test_witness_hand)
+{
+  struct tcell c = {.n = 5, .tau = 0.5f};
+  set_rec(&c, 0, 0, 0, 0.75f, 0.75f, 1, 0.75f, 0.125f);
+  set_rec(&c, 1, 0, 0, 0.75f, 0.5f, 2, 0.25f, 0.125f);
+  set_rec(&c, 2, 0, 1, 0.5f, 0.25f, 1, 0.625f, 0.25f);
+  set_rec(&c, 3, 0, 1, 0.5f, 0.25f, 2, 0.25f, 0.125f);
+  set_rec(&c, 4, 0, 1, 0.5f, 0.25f, 2, 0.25f, 0.125f);
+  const int32_t obs[5] = {0, 1, 2, 3, 4}, up[5] = {0, 2, 1, 3, 4}, lo[5] = {1, 3, 0, 2, 4};
+  ck_assert_int_eq(witness_h(&c, obs, 1), 1);
+  ck_assert_int_eq(witness_h(&c, up, 0), 2);
+  ck_assert_int_eq(witness_h(&c, up, 1), -1); /* s = 0: not an I5 bijection */
+  ck_assert_int_eq(witness_h(&c, lo, 0), 0);
+  ck_assert_int_eq(witness_h(&c, lo, 1), -1); /* s = 2 */
+  const int ends[PB_WITNESS_N] = {0, 2, 1, 1};
+  check_witnesses(&c, ends, "hand");
+  check_cell_against_brute(&c, "hand witnesses");
+}
+END_TEST
+
+/* Witnesses of single classes of 6-8 records with up to four wrong labels
+ * (several labels in the r block and in the derangement), against the
+ * enumeration of every bijection. */
+START_TEST(test_witness_large_classes)
+{
+  rng_state = test_seed() * 104729u + 11u;
+  for (int it = 0; it < 150; it++) {
+    struct tcell c = {.n = rng_int(6, 8), .tau = (float)rng_int(4, 12) / 16.0f};
+    const int pc = rng_int(0, 3), nwrong = rng_int(1, 4);
+    for (int i = 0; i < c.n; i++) {
+      int32_t p[2];
+      float sc[2];
+      for (int side = 0; side < 2; side++) {
+        p[side] = rng_int(0, 3) < pc ? 5 : 6 + rng_int(0, nwrong - 1);
+        sc[side] = rng_int(0, 3) == 0 ? c.tau : (float)rng_int(0, 16) / 16.0f;
+      }
+      set_rec(&c, i, 5, p[0], sc[0], 0.5f, p[1], sc[1], 0.25f);
+    }
+    char tag[64];
+    snprintf(tag, sizeof tag, "large class %d", it);
+    check_cell_against_brute(&c, tag);
   }
 }
 END_TEST
@@ -1130,12 +1238,14 @@ static Suite *bounds_suite(void)
   tcase_add_test(tc, test_a6_counterexample);
   tcase_add_test(tc, test_s_not_interval);
   tcase_add_test(tc, test_i5_strictly_narrower);
+  tcase_add_test(tc, test_witness_hand);
   tcase_add_test(tc, test_invalid_input);
   suite_add_tcase(s, tc);
   TCase *tr = tcase_create("random");
   tcase_set_timeout(tr, 120);
   tcase_add_test(tr, test_random_cells_vs_enumeration);
   tcase_add_test(tr, test_order_invariance);
+  tcase_add_test(tr, test_witness_large_classes);
   tcase_add_test(tr, test_class_h_i5_vs_enumeration);
   tcase_add_test(tr, test_class_h_i5_vs_label_search);
   tcase_add_test(tr, test_class_ind_vs_definition);
