@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,33 +195,30 @@ static int pb_ingest__decimal(const char *s, float *out)
 {
   static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  /* m is the digits without leading zeros, so it has as many digits as
+   * the number has significant ones: 16 or more is m >= 10^15 */
   uint64_t m = 0;
-  int sig = 0, k = 0, frac = 0, digits = 0;
-  for (const char *p = s;; p++) {
-    if (*p >= '0' && *p <= '9') {
-      digits++;
-      if (m == 0 && *p == '0') { /* leading zeros are not significant */
-        if (frac) k++;
-        continue;
-      }
-      if (++sig > 15) return 0;
-      m = 10 * m + (uint64_t)(*p - '0');
-      if (frac) k++;
-    } else if (*p == '.' && !frac && digits > 0) {
-      frac = 1;
-    } else if (*p == '\0') {
-      break;
-    } else {
-      return 0;
-    }
+  const char *p = s;
+  for (; (unsigned)(*p - '0') < 10; p++)
+    if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+  if (p == s) return 0;
+  ptrdiff_t k = 0;
+  if (*p == '.') {
+    const char *frac = ++p;
+    for (; (unsigned)(*p - '0') < 10; p++)
+      if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+    k = p - frac;
   }
-  if (digits == 0 || k > 22) return 0;
+  if (*p != '\0' || k > 22) return 0;
   const double d = (double)m / p10[k];
   const float f = (float)d;
   if ((double)f != d) {
     if (d < 0x1p-126) return 0;
-    const float g = nextafterf(f, (double)f < d ? 2.0f : 0.0f);
-    if (((double)f + (double)g) / 2 == d) return 0;   /* a tie: double rounding could differ */
+    /* a normal float keeps 24 of the double's 53 significant bits: d lies
+     * halfway between two floats when the 29 bits dropped are 1000...0 */
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    if ((bits & 0x1FFFFFFFu) == 0x10000000u) return 0;   /* a tie: double rounding could differ */
   }
   *out = f;
   return 1;
@@ -643,7 +641,9 @@ static int pb_ingest__pass1_file(struct pb_ingest__ctx *ctx, int k)
   struct pb_ingest__file *f = ctx->file;
   ctx->have_header = 0;
   ctx->file_records = 0;
+  ctx->csv_lines = 0;
   int status = pb_ingest__read(ctx, pb_ingest__pass1_row, 0, 0, 1);
+  f->plain = ctx->csv_lines == 0;
   for (int64_t r = 0; r < f->n_range; r++) /* the slot table is the current file's */
     ctx->slot[(size_t)f->range[r].s * (size_t)ctx->slot_cm + (size_t)f->range[r].m] = -1;
   if (status != PB_OK) return PB_FAIL;

@@ -47,6 +47,7 @@ struct pb_ingest__file {
   char *spool;             /* stdin: the copy that later passes read (removed at the end), else NULL */
   int spool_sig;           /* its slot for a signal's immediate exit (pb_signal_cleanup_file), 0: none */
   int n_fields;
+  int plain;               /* pass 1 split every line in place (no libcsv): any line start is a row start */
   int col[PB_N_COLS];
   int *topk_class_col, *topk_prob_col;
   struct pb_ingest__range *range;
@@ -79,6 +80,7 @@ struct pb_ingest__ctx {
   int32_t *slot;           /* pass 1: [s * slot_cm + m] the current file's range of (s, m), or -1 */
   int32_t slot_cs, slot_cm;
   off_t row_off, row_end;  /* set by the reader: where the row being handled begins and ends */
+  int64_t csv_lines;       /* set by the reader: lines it gave libcsv */
   struct pb_ingest__win *win;           /* pass 2: the window being filled (ingest_window.c) */
   int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
 };
@@ -98,6 +100,10 @@ typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, in
  * rows that begin in [off0, off1), the first of them at line @p line0.  Pass
  * 1 of stdin copies what it reads to the file's spool. */
 int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t off0, off_t off1, int64_t line0);
+
+/* The first line start at or after @p at (0 stays 0) in ctx->file, or
+ * @p end when none comes before it; -1 on a read error. */
+off_t pb_ingest__line_start(const struct pb_ingest__ctx *ctx, off_t at, off_t end);
 
 /* ingest.c: the context, pass 1 over every file (dictionaries, every row
  * validated) and the checks of the whole set after it. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <csv.h>
@@ -202,6 +203,7 @@ static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, c
   }
   /* libcsv holds no part of a row here: split plain lines directly */
   if (r->row_line == 0 && r->n_field == 0 && pb_ingest__fast_row(r, text, n)) return;
+  r->ctx->csv_lines++;
   if (r->row_line == 0 && !pb_ingest__blank(text, n)) {
     r->row_line = r->line;
     r->row_off = r->line_off;
@@ -268,4 +270,29 @@ done:
   free(r.field_cap);
   free(line);
   return pb_ingest__close(ctx, fp, spool, r.status == PB_FAIL ? PB_FAIL : PB_OK);
+}
+
+off_t pb_ingest__line_start(const struct pb_ingest__ctx *ctx, off_t at, off_t end)
+{
+  if (at <= 0) return 0;
+  const char *path = ctx->file->spool ? ctx->file->spool : ctx->file->path;
+  char buf[4096];
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  off_t pos = at - 1, found = end; /* a line starts at at when the byte before it ends one */
+  while (pos < end) {
+    const ssize_t n = pread(fd, buf, sizeof buf, pos);
+    if (n <= 0) {
+      found = n < 0 ? -1 : end;
+      break;
+    }
+    const char *nl = memchr(buf, '\n', (size_t)n);
+    if (nl) {
+      found = pos + (nl - buf) + 1;
+      break;
+    }
+    pos += n;
+  }
+  close(fd);
+  return found < end ? found : end;
 }
