@@ -272,7 +272,7 @@ static int pb_ingest__names(const struct pb_ingest__ctx *ctx, char **f, int n, i
   }
   for (int c = PB_COL_MODEL; c <= PB_COL_IMAGE; c++) {
     rec->name[c] = f[ctx->file->col[c]];
-    if (pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
+    if (!ctx->ints_only && pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
   }
   return PB_OK;
 }
@@ -293,8 +293,16 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
     pb_error_set("%s:%lld: column 'split': expected 'dev' or 'eval', found '%s'", path, (long long)line, split);
     return PB_FAIL;
   }
-  if (pb_ingest__class(ctx, line, "pred", f[ctx->file->col[PB_COL_PRED]], n_classes, source, &rec->pred) ||
-      pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
+  if (pb_ingest__class(ctx, line, "pred", f[ctx->file->col[PB_COL_PRED]], n_classes, source, &rec->pred))
+    return PB_FAIL;
+  if (ctx->ints_only) { /* the classes alone (pb_ingest__pass1_parts) */
+    for (int32_t k = 0; k < K; k++)
+      if (pb_ingest__class(ctx, line, ctx->tk_name[k][0], f[ctx->file->topk_class_col[k]], n_classes, source,
+                           &ctx->tk_class[k]))
+        return PB_FAIL;
+    return PB_OK;
+  }
+  if (pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
       pb_ingest__prob(ctx, line, "ptrue", ptrue_s, &rec->ptrue))
     return PB_FAIL;
   for (int32_t k = 0; k < K; k++)
@@ -554,6 +562,33 @@ static void pb_ingest__note_range(struct pb_ingest__ctx *ctx, int32_t s, int32_t
   f->range[*k].off1 = ctx->row_end;
 }
 
+static int pb_ingest__not_in_store(const struct pb_ingest__ctx *ctx, int64_t line, const char *source)
+{
+  pb_error_set("%s:%lld: source %s is not in %s (--append adds models, not sources)", ctx->path, (long long)line,
+               source, ctx->store_name);
+  return PB_FAIL;
+}
+
+int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__rec rec;
+  const char *source;
+  ctx->fail_off = ctx->row_off;
+  ctx->fail_line = line;
+  if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
+  source = rec.name[PB_COL_SOURCE];
+  /* --append: the store's sources, which pass 1 does not change then */
+  if (ctx->store_name && pb_strmap_get(&ctx->sources, source) < 0) return pb_ingest__not_in_store(ctx, line, source);
+  if (!ctx->part_source || strcmp(ctx->part_source, source) != 0) {
+    free(ctx->part_source);
+    ctx->part_source = pb_strdup(source);
+    ctx->part_classes = pb_ingest__given_classes(ctx->opt, source);
+  }
+  if (pb_ingest__values(ctx, f, line, ctx->part_classes, &rec)) return PB_FAIL;
+  ctx->fail_off = -1;
+  return PB_OK;
+}
+
 static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
 {
   struct pb_ingest__rec rec;
@@ -561,13 +596,10 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
     ctx->have_header = 1;
     return pb_ingest__header(ctx, f, n, line);
   }
+  ctx->last_line = line;
   if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
   int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
-  if (s < 0 && ctx->store_name) {
-    pb_error_set("%s:%lld: source %s is not in %s (--append adds models, not sources)", ctx->path, (long long)line,
-                 rec.name[PB_COL_SOURCE], ctx->store_name);
-    return PB_FAIL;
-  }
+  if (s < 0 && ctx->store_name) return pb_ingest__not_in_store(ctx, line, rec.name[PB_COL_SOURCE]);
   if (s < 0) s = pb_ingest__add_source(ctx, rec.name[PB_COL_SOURCE]);
   struct pb_ingest__src *x = &ctx->src[s];
   if (pb_ingest__values(ctx, f, line, x->given_classes, &rec)) return PB_FAIL;
@@ -642,7 +674,7 @@ static int pb_ingest__pass1_file(struct pb_ingest__ctx *ctx, int k)
   ctx->have_header = 0;
   ctx->file_records = 0;
   ctx->csv_lines = 0;
-  int status = pb_ingest__read(ctx, pb_ingest__pass1_row, 0, 0, 1);
+  int status = pb_ingest__pass1_rows(ctx, pb_ingest__pass1_row, pb_ingest__check_row);
   f->plain = ctx->csv_lines == 0;
   for (int64_t r = 0; r < f->n_range; r++) /* the slot table is the current file's */
     ctx->slot[(size_t)f->range[r].s * (size_t)ctx->slot_cm + (size_t)f->range[r].m] = -1;
@@ -789,6 +821,7 @@ void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx)
   free(ctx->tk_name);
   free(ctx->set_name);
   free(ctx->old_provenance);
+  free(ctx->part_source);
 }
 
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)

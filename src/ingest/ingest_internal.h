@@ -81,6 +81,12 @@ struct pb_ingest__ctx {
   int32_t slot_cs, slot_cm;
   off_t row_off, row_end;  /* set by the reader: where the row being handled begins and ends */
   int64_t csv_lines;       /* set by the reader: lines it gave libcsv */
+  int ints_only;           /* pass 1 in parts: rows checked for their classes alone (names, probabilities: the parts) */
+  int64_t last_line;       /* pass 1: the line of the last row handled */
+  char *part_source;       /* pb_ingest__check_row: the last row's source, its --classes ... */
+  int32_t part_classes;
+  off_t fail_off;          /* ... and where the row it refused begins (-1: none), at which line */
+  int64_t fail_line;
   struct pb_ingest__win *win;           /* pass 2: the window being filled (ingest_window.c) */
   int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
 };
@@ -115,6 +121,14 @@ void pb_ingest__use_file(struct pb_ingest__ctx *ctx, int k);
  * holding @p old, before pass 1; the files may add models only. */
 void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct pb_meta *old);
 int pb_ingest__pass1(struct pb_ingest__ctx *ctx);
+/* The checks of a row that need no dictionary: names, fields,
+ * classes against --classes and probabilities (a part of the file). */
+int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
+/* ingest_parts.c: pass 1's rows of ctx->file (handler @p row, the header
+ * first), with threads where it can (@p check: pb_ingest__check_row). */
+int pb_ingest__pass1_rows(struct pb_ingest__ctx *ctx, pb_ingest__row_fn row, pb_ingest__row_fn check);
+/* The number of line ends in [off0, off1) of ctx->file; -1 on a read error. */
+int64_t pb_ingest__count_lines(const struct pb_ingest__ctx *ctx, off_t off0, off_t off1);
 /* Pass 2's view of a row: its names looked up in pass 1's dictionaries,
  * key = {source, model, condition, image} ... */
 int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec,

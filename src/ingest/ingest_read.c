@@ -105,19 +105,27 @@ static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
   ssize_t end = n - 1;
   if (end > 0 && s[end - 1] == '\r') end--;
   if (pb_ingest__blank(s, end)) return 0;
-  /* one pass: field starts at commas, any quote, CR or NUL hands the line to libcsv */
+  /* one pass: field starts at commas, any quote, CR or NUL hands the line to
+   * libcsv; a comma in place of the line end stops the scan (restored when
+   * libcsv takes the line) */
+  static const unsigned char stop[256] = {[','] = 1, ['"'] = 2, ['\r'] = 2, ['\0'] = 2};
+  const char saved = s[end];
+  char *start = s, *c = s;
   int nf = 0;
-  char *start = s;
-  for (ssize_t i = 0; i <= end; i++) {
-    const char ch = i < end ? s[i] : ',';
-    if (ch == '"' || ch == '\r' || ch == '\0') return 0;
-    if (ch != ',') continue;
+  s[end] = ',';
+  for (;; c++) {
+    while (!stop[(unsigned char)*c]) c++;
+    if (stop[(unsigned char)*c] == 2) {
+      s[end] = saved;
+      return 0;
+    }
     if (nf == r->cap_fast) {
       r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 16;
       r->fast = pb_realloc(r->fast, (size_t)r->cap_fast * sizeof *r->fast);
     }
     r->fast[nf++] = start;
-    start = s + i + 1;
+    start = c + 1;
+    if (c == s + end) break;
   }
   /* trim blanks at both ends of every field and terminate it in place (its
    * end is the next field's comma or the line end) */
@@ -295,4 +303,27 @@ off_t pb_ingest__line_start(const struct pb_ingest__ctx *ctx, off_t at, off_t en
   }
   close(fd);
   return found < end ? found : end;
+}
+
+int64_t pb_ingest__count_lines(const struct pb_ingest__ctx *ctx, off_t off0, off_t off1)
+{
+  const char *path = ctx->file->spool ? ctx->file->spool : ctx->file->path;
+  static const size_t size = 1 << 20;
+  char *buf = pb_malloc(size);
+  int64_t lines = 0;
+  int fd = open(path, O_RDONLY);
+  for (off_t pos = off0; fd >= 0 && pos < off1;) {
+    const size_t want = off1 - pos < (off_t)size ? (size_t)(off1 - pos) : size;
+    const ssize_t n = pread(fd, buf, want, pos);
+    if (n <= 0) {
+      lines = -1;
+      break;
+    }
+    for (const char *p = buf, *end = buf + n; (p = memchr(p, '\n', (size_t)(end - p))); p++) lines++;
+    pos += n;
+  }
+  if (fd < 0) lines = -1;
+  else close(fd);
+  free(buf);
+  return lines;
 }

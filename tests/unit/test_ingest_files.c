@@ -280,6 +280,46 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* 30 rows of model m1 (lines 2 to 31), image i<line>, with line @p a's
+ * row replaced by @p ra and line @p b's by @p rb (0: none). */
+static char *rows30(int a, const char *ra, int b, const char *rb)
+{
+  char *csv = malloc(4096);
+  size_t len = (size_t)sprintf(csv, HDR);
+  for (int line = 2; line <= 31; line++)
+    len += (size_t)sprintf(csv + len, line == a ? ra : line == b ? rb : "m1,g1,S,clean,i%d,0,eval,0,0.9,0.9\n", line);
+  return csv;
+}
+
+/* With threads, pass 1 checks a row's own fields apart from the
+ * dictionaries (names in order of appearance): whichever kind comes first
+ * in the file is the error reported, at its line, and a row with both
+ * reports its own fields (checked first), at 1, 2 and 3 threads. */
+START_TEST(test_threads_first_error)
+{
+  const char *bad_group = "m1,g2,S,clean,i%d,0,eval,0,0.9,0.9\n";
+  const char *bad_smax = "m1,g1,S,clean,i%d,0,eval,0,abc,0.9\n";
+  const char *bad_both = "m1,g2,S,clean,i%d,0,eval,0,abc,0.9\n";
+  const char *quoted = "\"m1\",g1,S,clean,\"i%d\",0,eval,0,0.9,0.9\n";
+  const char *newline = "m1,g1,S,clean,\"i%d\nx\",0,eval,0,0.9,0.9\n";
+  const int saved = omp_get_max_threads();
+  for (int nt = 1; nt <= 3; nt++) {
+    omp_set_num_threads(nt);
+    char *t[6] = {rows30(5, bad_group, 25, bad_smax), rows30(5, bad_smax, 25, bad_group), rows30(5, bad_both, 0, NULL),
+                  rows30(3, quoted, 25, bad_smax), rows30(4, newline, 25, bad_smax), rows30(3, quoted, 25, bad_group)};
+    reject_files(1, (const char *const *)&t[0], 0, 0, ":5: model m1 has group g2 here but g1 at line 2", NULL);
+    reject_files(1, (const char *const *)&t[1], 0, 0, ":5: column 'smax': not a number: 'abc'", NULL);
+    reject_files(1, (const char *const *)&t[2], 0, 0, ":5: column 'smax': not a number: 'abc'", NULL);
+    reject_files(1, (const char *const *)&t[3], 0, 0, ":25: column 'smax': not a number: 'abc'", NULL);
+    reject_files(1, (const char *const *)&t[4], 0, 0,
+                 ":4: column 'image': name 'i4\nx' contains a newline, which is not allowed", NULL);
+    reject_files(1, (const char *const *)&t[5], 0, 0, ":25: model m1 has group g2 here but g1 at line 2", NULL);
+    for (int k = 0; k < 6; k++) free(t[k]);
+  }
+  omp_set_num_threads(saved);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("ingest_files");
@@ -290,6 +330,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_files_error_order);
   tcase_add_test(tc, test_duplicate_across_windows);
   tcase_add_test(tc, test_threads);
+  tcase_add_test(tc, test_threads_first_error);
   suite_add_tcase(s, tc);
   return s;
 }
