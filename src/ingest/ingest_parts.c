@@ -86,8 +86,9 @@ static void pb_ingest__check_one(const struct pb_ingest__ctx *ctx, pb_ingest__ro
   pb_ingest__uncopy(&c);
 }
 
-/* The parts' verdict: the line of their first refused row (-1: none); 0
- * with *redo set when they must be checked again in one piece. */
+/* The parts' verdict: the line of their first refused row and where it
+ * begins (*off), or -1: none, or (*redo set) they must be checked again in
+ * one piece. */
 static int64_t pb_ingest__parts_line(const struct pb_ingest__ctx *ctx, const struct pb_ingest__piece *pc, int n,
                                      off_t data, int64_t line0, off_t *off, int *redo)
 {
