@@ -74,7 +74,9 @@ int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, s
  * whatever the number of rows.  stdin is copied beside the store
  * (STORE.tmp.XXXXXX, removed at the end) to be read twice.  The store is
  * written as STORE.tmp.XXXXXX and renamed when complete; on any error neither
- * STORE nor a temporary is left behind.
+ * STORE nor a temporary is left behind.  The OpenMP threads parse parts of
+ * each file (docs/csv.md); the store and every message are the same for any
+ * number of threads.
  * @return PB_OK or PB_FAIL (pb_error_message() says why).
  */
 int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_options *opt, const char *store_path);

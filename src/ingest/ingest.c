@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,33 +195,30 @@ static int pb_ingest__decimal(const char *s, float *out)
 {
   static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  /* m is the digits without leading zeros, so it has as many digits as
+   * the number has significant ones: 16 or more is m >= 10^15 */
   uint64_t m = 0;
-  int sig = 0, k = 0, frac = 0, digits = 0;
-  for (const char *p = s;; p++) {
-    if (*p >= '0' && *p <= '9') {
-      digits++;
-      if (m == 0 && *p == '0') { /* leading zeros are not significant */
-        if (frac) k++;
-        continue;
-      }
-      if (++sig > 15) return 0;
-      m = 10 * m + (uint64_t)(*p - '0');
-      if (frac) k++;
-    } else if (*p == '.' && !frac && digits > 0) {
-      frac = 1;
-    } else if (*p == '\0') {
-      break;
-    } else {
-      return 0;
-    }
+  const char *p = s;
+  for (; (unsigned)(*p - '0') < 10; p++)
+    if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+  if (p == s) return 0;
+  ptrdiff_t k = 0;
+  if (*p == '.') {
+    const char *frac = ++p;
+    for (; (unsigned)(*p - '0') < 10; p++)
+      if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+    k = p - frac;
   }
-  if (digits == 0 || k > 22) return 0;
+  if (*p != '\0' || k > 22) return 0;
   const double d = (double)m / p10[k];
   const float f = (float)d;
   if ((double)f != d) {
     if (d < 0x1p-126) return 0;
-    const float g = nextafterf(f, (double)f < d ? 2.0f : 0.0f);
-    if (((double)f + (double)g) / 2 == d) return 0;   /* a tie: double rounding could differ */
+    /* a normal float keeps 24 of the double's 53 significant bits: d lies
+     * halfway between two floats when the 29 bits dropped are 1000...0 */
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    if ((bits & 0x1FFFFFFFu) == 0x10000000u) return 0;   /* a tie: double rounding could differ */
   }
   *out = f;
   return 1;
@@ -274,7 +272,7 @@ static int pb_ingest__names(const struct pb_ingest__ctx *ctx, char **f, int n, i
   }
   for (int c = PB_COL_MODEL; c <= PB_COL_IMAGE; c++) {
     rec->name[c] = f[ctx->file->col[c]];
-    if (pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
+    if (!ctx->ints_only && pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
   }
   return PB_OK;
 }
@@ -295,8 +293,16 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
     pb_error_set("%s:%lld: column 'split': expected 'dev' or 'eval', found '%s'", path, (long long)line, split);
     return PB_FAIL;
   }
-  if (pb_ingest__class(ctx, line, "pred", f[ctx->file->col[PB_COL_PRED]], n_classes, source, &rec->pred) ||
-      pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
+  if (pb_ingest__class(ctx, line, "pred", f[ctx->file->col[PB_COL_PRED]], n_classes, source, &rec->pred))
+    return PB_FAIL;
+  if (ctx->ints_only) { /* the classes alone (pb_ingest__pass1_parts) */
+    for (int32_t k = 0; k < K; k++)
+      if (pb_ingest__class(ctx, line, ctx->tk_name[k][0], f[ctx->file->topk_class_col[k]], n_classes, source,
+                           &ctx->tk_class[k]))
+        return PB_FAIL;
+    return PB_OK;
+  }
+  if (pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
       pb_ingest__prob(ctx, line, "ptrue", ptrue_s, &rec->ptrue))
     return PB_FAIL;
   for (int32_t k = 0; k < K; k++)
@@ -556,6 +562,33 @@ static void pb_ingest__note_range(struct pb_ingest__ctx *ctx, int32_t s, int32_t
   f->range[*k].off1 = ctx->row_end;
 }
 
+static int pb_ingest__not_in_store(const struct pb_ingest__ctx *ctx, int64_t line, const char *source)
+{
+  pb_error_set("%s:%lld: source %s is not in %s (--append adds models, not sources)", ctx->path, (long long)line,
+               source, ctx->store_name);
+  return PB_FAIL;
+}
+
+int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__rec rec;
+  const char *source;
+  ctx->fail_off = ctx->row_off;
+  ctx->fail_line = line;
+  if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
+  source = rec.name[PB_COL_SOURCE];
+  /* --append: the store's sources, which pass 1 does not change then */
+  if (ctx->store_name && pb_strmap_get(&ctx->sources, source) < 0) return pb_ingest__not_in_store(ctx, line, source);
+  if (!ctx->part_source || strcmp(ctx->part_source, source) != 0) {
+    free(ctx->part_source);
+    ctx->part_source = pb_strdup(source);
+    ctx->part_classes = pb_ingest__given_classes(ctx->opt, source);
+  }
+  if (pb_ingest__values(ctx, f, line, ctx->part_classes, &rec)) return PB_FAIL;
+  ctx->fail_off = -1;
+  return PB_OK;
+}
+
 static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
 {
   struct pb_ingest__rec rec;
@@ -563,13 +596,10 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
     ctx->have_header = 1;
     return pb_ingest__header(ctx, f, n, line);
   }
+  ctx->last_line = line;
   if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
   int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
-  if (s < 0 && ctx->store_name) {
-    pb_error_set("%s:%lld: source %s is not in %s (--append adds models, not sources)", ctx->path, (long long)line,
-                 rec.name[PB_COL_SOURCE], ctx->store_name);
-    return PB_FAIL;
-  }
+  if (s < 0 && ctx->store_name) return pb_ingest__not_in_store(ctx, line, rec.name[PB_COL_SOURCE]);
   if (s < 0) s = pb_ingest__add_source(ctx, rec.name[PB_COL_SOURCE]);
   struct pb_ingest__src *x = &ctx->src[s];
   if (pb_ingest__values(ctx, f, line, x->given_classes, &rec)) return PB_FAIL;
@@ -643,7 +673,9 @@ static int pb_ingest__pass1_file(struct pb_ingest__ctx *ctx, int k)
   struct pb_ingest__file *f = ctx->file;
   ctx->have_header = 0;
   ctx->file_records = 0;
-  int status = pb_ingest__read(ctx, pb_ingest__pass1_row, 0, 0, 1);
+  ctx->csv_lines = 0;
+  int status = pb_ingest__pass1_rows(ctx, pb_ingest__pass1_row, pb_ingest__check_row);
+  f->plain = ctx->csv_lines == 0;
   for (int64_t r = 0; r < f->n_range; r++) /* the slot table is the current file's */
     ctx->slot[(size_t)f->range[r].s * (size_t)ctx->slot_cm + (size_t)f->range[r].m] = -1;
   if (status != PB_OK) return PB_FAIL;
@@ -789,6 +821,7 @@ void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx)
   free(ctx->tk_name);
   free(ctx->set_name);
   free(ctx->old_provenance);
+  free(ctx->part_source);
 }
 
 int pb_ingest_add_classes(struct pb_ingest_options *opt, const char *arg)

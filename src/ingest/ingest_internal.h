@@ -47,6 +47,7 @@ struct pb_ingest__file {
   char *spool;             /* stdin: the copy that later passes read (removed at the end), else NULL */
   int spool_sig;           /* its slot for a signal's immediate exit (pb_signal_cleanup_file), 0: none */
   int n_fields;
+  int plain;               /* pass 1 split every line in place (no libcsv): any line start is a row start */
   int col[PB_N_COLS];
   int *topk_class_col, *topk_prob_col;
   struct pb_ingest__range *range;
@@ -79,6 +80,13 @@ struct pb_ingest__ctx {
   int32_t *slot;           /* pass 1: [s * slot_cm + m] the current file's range of (s, m), or -1 */
   int32_t slot_cs, slot_cm;
   off_t row_off, row_end;  /* set by the reader: where the row being handled begins and ends */
+  int64_t csv_lines;       /* set by the reader: lines it gave libcsv */
+  int ints_only;           /* pass 1 in parts: rows checked for their classes alone (names, probabilities: the parts) */
+  int64_t last_line;       /* pass 1: the line of the last row handled */
+  char *part_source;       /* pb_ingest__check_row: the last row's source, its --classes ... */
+  int32_t part_classes;
+  off_t fail_off;          /* ... and where the row it refused begins (-1: none), at which line */
+  int64_t fail_line;
   struct pb_ingest__win *win;           /* pass 2: the window being filled (ingest_window.c) */
   int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
 };
@@ -99,6 +107,10 @@ typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, in
  * 1 of stdin copies what it reads to the file's spool. */
 int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t off0, off_t off1, int64_t line0);
 
+/* The first line start at or after @p at (0 stays 0) in ctx->file, or
+ * @p end when none comes before it; -1 on a read error. */
+off_t pb_ingest__line_start(const struct pb_ingest__ctx *ctx, off_t at, off_t end);
+
 /* ingest.c: the context, pass 1 over every file (dictionaries, every row
  * validated) and the checks of the whole set after it. */
 void pb_ingest__ctx_init(struct pb_ingest__ctx *ctx, int n, const char *const *paths, const char *spool_base,
@@ -109,6 +121,14 @@ void pb_ingest__use_file(struct pb_ingest__ctx *ctx, int k);
  * holding @p old, before pass 1; the files may add models only. */
 void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct pb_meta *old);
 int pb_ingest__pass1(struct pb_ingest__ctx *ctx);
+/* The checks of a row that need no dictionary: names, fields,
+ * classes against --classes and probabilities (a part of the file). */
+int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
+/* ingest_parts.c: pass 1's rows of ctx->file (handler @p row, the header
+ * first), with threads where it can (@p check: pb_ingest__check_row). */
+int pb_ingest__pass1_rows(struct pb_ingest__ctx *ctx, pb_ingest__row_fn row, pb_ingest__row_fn check);
+/* The number of line ends in [off0, off1) of ctx->file; -1 on a read error. */
+int64_t pb_ingest__count_lines(const struct pb_ingest__ctx *ctx, off_t off0, off_t off1);
 /* Pass 2's view of a row: its names looked up in pass 1's dictionaries,
  * key = {source, model, condition, image} ... */
 int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <mpi.h>
+#include <omp.h>
 
 #include "pairbound/error.h"
 #include "pairbound/ingest.h"
@@ -59,6 +60,20 @@ static struct pb_ingest__seg *pb_ingest__seg_of(struct pb_ingest__win *w, int32_
   return NULL;
 }
 
+/* Record @p at of segment @p g takes the row's values. */
+static void pb_ingest__put(const struct pb_ingest__ctx *ctx, struct pb_ingest__seg *g, size_t at,
+                           const struct pb_ingest__rec *rec)
+{
+  struct pb_rows *r = &g->rows;
+  r->pred[at] = rec->pred;
+  r->smax[at] = rec->smax;
+  r->ptrue[at] = rec->ptrue;
+  for (int32_t k = 0; k < r->topk; k++) {
+    r->topk_class[at * (size_t)r->topk + (size_t)k] = ctx->tk_class[k];
+    r->topk_prob[at * (size_t)r->topk + (size_t)k] = ctx->tk_prob[k];
+  }
+}
+
 static int pb_ingest__window_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
 {
   struct pb_ingest__win *w = ctx->win;
@@ -79,14 +94,27 @@ static int pb_ingest__window_row(struct pb_ingest__ctx *ctx, char **f, int n, in
     return PB_INGEST__STOP;
   }
   g->seen[at / 8] |= (uint8_t)(1u << (at % 8));
-  struct pb_rows *r = &g->rows;
-  r->pred[at] = rec.pred;
-  r->smax[at] = rec.smax;
-  r->ptrue[at] = rec.ptrue;
-  for (int32_t k = 0; k < r->topk; k++) {
-    r->topk_class[at * (size_t)r->topk + (size_t)k] = ctx->tk_class[k];
-    r->topk_prob[at * (size_t)r->topk + (size_t)k] = ctx->tk_prob[k];
-  }
+  pb_ingest__put(ctx, g, at, &rec);
+  return PB_OK;
+}
+
+/* The same for a thread's part of a file: records of one window may be
+ * marked by several threads at once, so the bit is set atomically, and a
+ * duplicate only stops the part (the window is then read again serially,
+ * which reports it as above). */
+static int pb_ingest__window_row_part(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__rec rec;
+  int32_t key[4];
+  if (pb_ingest__key(ctx, f, n, line, &rec, key)) return PB_FAIL;
+  const struct pb_source *src = &ctx->meta->sources[key[0]];
+  struct pb_ingest__seg *g = pb_ingest__seg_of(ctx->win, key[0], key[1] * src->n_conditions + key[2]);
+  if (!g) return PB_OK;
+  if (pb_ingest__check_values(ctx, f, line, key[0], &rec)) return PB_FAIL;
+  const size_t at = (size_t)(key[1] * src->n_conditions + key[2] - g->r0) * (size_t)src->n_images + (size_t)key[3];
+  const uint8_t bit = (uint8_t)(1u << (at % 8));
+  if (__atomic_fetch_or(&g->seen[at / 8], bit, __ATOMIC_RELAXED) & bit) return PB_FAIL;
+  pb_ingest__put(ctx, g, at, &rec);
   return PB_OK;
 }
 
@@ -100,21 +128,112 @@ static int pb_ingest__in_window(const struct pb_ingest__ctx *ctx, const struct p
   return 0;
 }
 
-/* Read every file's part that can hold the window's rows, in file order. */
+/* The byte range of file @p k that can hold the window's rows: from the
+ * first row to the end of the last of the window's models; 0 when none. */
+static int pb_ingest__file_span(const struct pb_ingest__ctx *ctx, const struct pb_ingest__win *w, int k, off_t *off0,
+                                off_t *off1, int64_t *line0)
+{
+  const struct pb_ingest__file *f = &ctx->files[k];
+  *off0 = -1;
+  *off1 = 0;
+  *line0 = 0;
+  for (int64_t e = 0; e < f->n_range; e++) {
+    const struct pb_ingest__range *g = &f->range[e];
+    if (!pb_ingest__in_window(ctx, w, g->s, g->m)) continue;
+    if (*off0 < 0 || g->off0 < *off0) *off0 = g->off0, *line0 = g->line0;
+    if (g->off1 > *off1) *off1 = g->off1;
+  }
+  return *off0 >= 0;
+}
+
+/* A thread's part of a file's span. */
+struct pb_ingest__part {
+  int k;
+  off_t off0, off1;
+};
+
+/* The window's spans cut into parts at line starts, one per thread and
+ * file; NULL when a file is not plain (a line start might lie inside a
+ * quoted field) or a part cannot be placed. */
+static struct pb_ingest__part *pb_ingest__parts(struct pb_ingest__ctx *ctx, const struct pb_ingest__win *w,
+                                                int nt, int *n_part)
+{
+  struct pb_ingest__part *part = pb_malloc((size_t)ctx->n_files * (size_t)nt * sizeof *part);
+  *n_part = 0;
+  for (int k = 0; k < ctx->n_files; k++) {
+    off_t off0, off1;
+    int64_t line0;
+    if (!pb_ingest__file_span(ctx, w, k, &off0, &off1, &line0)) continue;
+    pb_ingest__use_file(ctx, k);
+    if (!ctx->file->plain) goto fail;
+    off_t a = off0;
+    for (int t = 1; t <= nt; t++) {
+      const off_t b = t == nt ? off1 : pb_ingest__line_start(ctx, off0 + (off1 - off0) / nt * t, off1);
+      if (b < 0) goto fail;
+      if (b > a) part[(*n_part)++] = (struct pb_ingest__part){.k = k, .off0 = a, .off1 = b};
+      if (b > a) a = b;
+    }
+  }
+  return part;
+fail:
+  free(part);
+  return NULL;
+}
+
+/* One thread's parts: a copy of the context with its own scratch and
+ * lookup hints (the dictionaries are only read). */
+static int pb_ingest__sweep_parts(const struct pb_ingest__ctx *ctx, const struct pb_ingest__win *w,
+                                  const struct pb_ingest__part *part, int n_part)
+{
+  int ok = 1;
+#pragma omp parallel reduction(&& : ok)
+  {
+    struct pb_ingest__ctx c = *ctx;
+    struct pb_ingest__win cw = *w;
+    const size_t K = (size_t)ctx->meta->topk + 1;
+    c.win = &cw;
+    c.tk_class = pb_malloc(K * sizeof *c.tk_class);
+    c.tk_prob = pb_malloc(K * sizeof *c.tk_prob);
+    c.src = pb_malloc((size_t)ctx->meta->n_sources * sizeof *c.src);
+    memcpy(c.src, ctx->src, (size_t)ctx->meta->n_sources * sizeof *c.src);
+#pragma omp for schedule(dynamic, 1)
+    for (int p = 0; p < n_part; p++) {
+      if (!ok) continue;
+      pb_ingest__use_file(&c, part[p].k);
+      if (pb_ingest__read(&c, pb_ingest__window_row_part, part[p].off0, part[p].off1, 1) != PB_OK)
+        ok = 0;
+    }
+    free(c.tk_class);
+    free(c.tk_prob);
+    free(c.src);
+  }
+  return ok;
+}
+
+/* Read every file's part that can hold the window's rows: with threads
+ * when every file read is plain and no duplicate was seen before, else (or
+ * when the threads meet any error or duplicate, which they leave to this
+ * read to report) in file order on this thread. */
 static int pb_ingest__sweep(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w)
 {
+  const int nt = omp_get_max_threads();
+  int n_part;
+  struct pb_ingest__part *part = nt > 1 && w->dup_file < 0 ? pb_ingest__parts(ctx, w, nt, &n_part) : NULL;
+  if (part) {
+    const int ok = pb_ingest__sweep_parts(ctx, w, part, n_part);
+    free(part);
+    if (ok) return PB_OK;
+    for (int k = 0; k < w->n_seg; k++) {
+      const struct pb_ingest__seg *g = &w->seg[k];
+      const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)ctx->meta->sources[g->s].n_images;
+      memset(g->seen, 0, (n_rec + 7) / 8 + 1);
+    }
+  }
   ctx->win = w;
   for (int k = 0; k < ctx->n_files && (w->dup_file < 0 || k <= w->dup_file); k++) {
-    const struct pb_ingest__file *f = &ctx->files[k];
-    off_t off0 = -1, off1 = 0;
-    int64_t line0 = 0;
-    for (int64_t e = 0; e < f->n_range; e++) {
-      const struct pb_ingest__range *g = &f->range[e];
-      if (!pb_ingest__in_window(ctx, w, g->s, g->m)) continue;
-      if (off0 < 0 || g->off0 < off0) off0 = g->off0, line0 = g->line0;
-      if (g->off1 > off1) off1 = g->off1;
-    }
-    if (off0 < 0) continue;
+    off_t off0, off1;
+    int64_t line0;
+    if (!pb_ingest__file_span(ctx, w, k, &off0, &off1, &line0)) continue;
     pb_ingest__use_file(ctx, k);
     if (pb_ingest__read(ctx, pb_ingest__window_row, off0, off1, line0) != PB_OK) return PB_FAIL;
   }

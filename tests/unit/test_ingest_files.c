@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <mpi.h>
+#include <omp.h>
 
 #include "pairbound/error.h"
 #include "pairbound/ingest.h"
@@ -229,6 +230,96 @@ START_TEST(test_duplicate_across_windows)
 }
 END_TEST
 
+/* Threads parse parts of the files (pass 1 and pass 2): 1, 2 and 3 threads
+ * make the same store as the single CSV's canonical text, with windows of
+ * the whole store and of one write unit, and report the same errors (the
+ * duplicate reported is the earliest in the file, its line counted from
+ * the file's start whatever part holds it). */
+START_TEST(test_threads)
+{
+  char *paths[4], *all = make_files(4, paths), store[600];
+  char *src = read_all(all);
+  const int saved = omp_get_max_threads();
+  for (int nt = 1; nt <= 3; nt++) {
+    omp_set_num_threads(nt);
+    for (int64_t window = 0; window <= 1; window++) {
+      snprintf(store, sizeof store, "%s", pb_test_path("threads.h5"));
+      ingest_ok(1, &all, window, store);
+      char *t = exported(store);
+      same_text(t, src, "the single CSV ingested by threads");
+      free(t);
+      ingest_ok(4, paths, window, store);
+      t = exported(store);
+      same_text(t, src, "the files ingested by threads");
+      free(t);
+    }
+    /* source S's rows start at line 2, 21 per model (3 conditions x 7
+     * images): m2's record (fog, i2) is line 2 + 2 * 21 + 7 + 2 = 53; a copy
+     * appended after the 4 x 21 + 4 x 10 records is line 126 */
+    size_t n = strlen(src);
+    char *dup = malloc(n + 200);
+    memcpy(dup, src, n + 1);
+    const char *line = src;
+    for (int k = 1; k < 53; k++) line = strchr(line, '\n') + 1;
+    const size_t len = (size_t)(strchr(line, '\n') + 1 - line);
+    memcpy(dup + n, line, len);
+    dup[n + len] = '\0';
+    const int last = 1 + 4 * 21 + 4 * 10 + 1;
+    char suffix[200];
+    snprintf(suffix, sizeof suffix, ":%d: duplicate record for source S, model m2, condition fog, image i2 (first at line %d)",
+             last, 53);
+    const char *t[1] = {dup};
+    reject_files(1, t, 0, 0, suffix, NULL);
+    reject_files(1, t, 1, 0, suffix, NULL);
+    free(dup);
+  }
+  omp_set_num_threads(saved);
+  free(src);
+  for (int m = 0; m < 4; m++) free(paths[m]);
+  free(all);
+}
+END_TEST
+
+/* 30 rows of model m1 (lines 2 to 31), image i<line>, with line @p a's
+ * row replaced by @p ra and line @p b's by @p rb (0: none). */
+static char *rows30(int a, const char *ra, int b, const char *rb)
+{
+  char *csv = malloc(4096);
+  size_t len = (size_t)sprintf(csv, HDR);
+  for (int line = 2; line <= 31; line++)
+    len += (size_t)sprintf(csv + len, line == a ? ra : line == b ? rb : "m1,g1,S,clean,i%d,0,eval,0,0.9,0.9\n", line);
+  return csv;
+}
+
+/* With threads, pass 1 checks a row's own fields apart from the
+ * dictionaries (names in order of appearance): whichever kind comes first
+ * in the file is the error reported, at its line, and a row with both
+ * reports its own fields (checked first), at 1, 2 and 3 threads. */
+START_TEST(test_threads_first_error)
+{
+  const char *bad_group = "m1,g2,S,clean,i%d,0,eval,0,0.9,0.9\n";
+  const char *bad_smax = "m1,g1,S,clean,i%d,0,eval,0,abc,0.9\n";
+  const char *bad_both = "m1,g2,S,clean,i%d,0,eval,0,abc,0.9\n";
+  const char *quoted = "\"m1\",g1,S,clean,\"i%d\",0,eval,0,0.9,0.9\n";
+  const char *newline = "m1,g1,S,clean,\"i%d\nx\",0,eval,0,0.9,0.9\n";
+  const int saved = omp_get_max_threads();
+  for (int nt = 1; nt <= 3; nt++) {
+    omp_set_num_threads(nt);
+    char *t[6] = {rows30(5, bad_group, 25, bad_smax), rows30(5, bad_smax, 25, bad_group), rows30(5, bad_both, 0, NULL),
+                  rows30(3, quoted, 25, bad_smax), rows30(4, newline, 25, bad_smax), rows30(3, quoted, 25, bad_group)};
+    reject_files(1, (const char *const *)&t[0], 0, 0, ":5: model m1 has group g2 here but g1 at line 2", NULL);
+    reject_files(1, (const char *const *)&t[1], 0, 0, ":5: column 'smax': not a number: 'abc'", NULL);
+    reject_files(1, (const char *const *)&t[2], 0, 0, ":5: column 'smax': not a number: 'abc'", NULL);
+    reject_files(1, (const char *const *)&t[3], 0, 0, ":25: column 'smax': not a number: 'abc'", NULL);
+    reject_files(1, (const char *const *)&t[4], 0, 0,
+                 ":4: column 'image': name 'i4\nx' contains a newline, which is not allowed", NULL);
+    reject_files(1, (const char *const *)&t[5], 0, 0, ":25: model m1 has group g2 here but g1 at line 2", NULL);
+    for (int k = 0; k < 6; k++) free(t[k]);
+  }
+  omp_set_num_threads(saved);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("ingest_files");
@@ -238,6 +329,8 @@ static Suite *suite(void)
   tcase_add_test(tc, test_files_errors);
   tcase_add_test(tc, test_files_error_order);
   tcase_add_test(tc, test_duplicate_across_windows);
+  tcase_add_test(tc, test_threads);
+  tcase_add_test(tc, test_threads_first_error);
   suite_add_tcase(s, tc);
   return s;
 }
