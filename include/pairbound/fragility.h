@@ -143,6 +143,39 @@ enum {
 void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
                       enum pb_fragility_part fit, double *rec);
 
+/* Diagnostics of one arm beside its record (docs/fragility.md, "Selective
+ * risk realised", "Nested merges", "Score-only comparator"): selective-risk
+ * transport realised on part E (seed 001 K), the readout's groups merged
+ * pairwise into coarser partitions (U.3) and the score-only readout (J.2). */
+#define PB_FRAGILITY_COVERAGES 2       /* thresholds at coverage 0.8 and 0.9 */
+#define PB_FRAGILITY_MERGES 7          /* K, ceil(K / 2), ..., 1 groups: at most 7 levels for K <= 64 */
+extern const double pb_fragility_coverage[PB_FRAGILITY_COVERAGES];
+/* Selective risk per coverage and grid radius: the rate part's attained coverage, risk and envelope
+ * increase sum_acc w Phi_down / W; part E's coverage of the accepted bins, risk, the accepted-set risk
+ * increase realised by the downward optimisers fitted on the rate part, realised - envelope, and the
+ * transport identity's error (the realised increase against sum of bin-mass times E[(r - 1) Z]). */
+enum {
+  PB_FK_COVERAGE, PB_FK_RHO, PB_FK_RISK, PB_FK_ENVELOPE, PB_FK_EVAL_COVERAGE, PB_FK_EVAL_RISK, PB_FK_REALISED,
+  PB_FK_EXCESS, PB_FK_IDENTITY, PB_FK_FIXED
+};
+/* One merge level: groups per bin, G_R, G_R corrected, FAUC_up, FAUC_up over the unmerged readout's. */
+enum { PB_FM_GROUPS, PB_FM_G_R, PB_FM_G_R_CORR, PB_FM_FAUC_UP, PB_FM_FAUC_SHARE, PB_FM_FIXED };
+/* The score-only comparator: its groups, G_R, FAUC up and down, the readout's FAUC_up and readout / score-only. */
+enum { PB_FJ_GROUPS, PB_FJ_G_R, PB_FJ_FAUC_UP, PB_FJ_FAUC_DOWN, PB_FJ_READOUT_FAUC_UP, PB_FJ_RATIO, PB_FJ_FIXED };
+#define PB_FRAGILITY_SEL_LEN(n_grid) (PB_FRAGILITY_COVERAGES * (n_grid) * PB_FK_FIXED)
+#define PB_FRAGILITY_DIAG_LEN(n_grid) (PB_FRAGILITY_SEL_LEN(n_grid) + PB_FRAGILITY_MERGES * PB_FM_FIXED + PB_FJ_FIXED)
+/** Merge levels of a readout of K groups: 1 + ceil(log2 K). */
+int32_t pb_fragility_merge_levels(int32_t K);
+
+/**
+ * The diagnostics of the arm fitted on part @p fit: rec[(c n_grid + k) PB_FK_FIXED + f] for coverage c
+ * and grid radius k, then PB_FRAGILITY_MERGES merge levels (level j: groups g >> j; levels past
+ * pb_fragility_merge_levels are NaN), then the score-only record (PB_FRAGILITY_DIAG_LEN doubles).
+ * Pure and thread-safe.
+ */
+void pb_fragility_diag(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
+                       enum pb_fragility_part fit, double *rec);
+
 /**
  * The split-sample lower confidence bound at @p rho from the rate part's
  * counts: n[b K + g] images and k[b K + g] correct ones in bin b, group g

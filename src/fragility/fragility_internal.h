@@ -11,6 +11,7 @@
 #include "pairbound/fragility.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
+#include "pairbound/text.h"
 
 /* Everything the report and its totals need: this rank's units and drift records (contiguous in global order). */
 struct pb_fragility_out {
@@ -28,6 +29,8 @@ struct pb_fragility_out {
   const int8_t *const *tier;     /* [source][condition] */
   const char *const *u_signal;   /* [source] description of the group signal used */
   MPI_Comm comm;
+  int32_t diag_len;              /* PB_FRAGILITY_DIAG_LEN(n_grid) */
+  const double *diag;            /* [nu][2][diag_len] the arms' diagnostics (pb_fragility_diag) */
 };
 
 /* Tier rows of the drift table: all tiers, none, mild, severe, extreme (tier + 2). */
@@ -46,11 +49,27 @@ struct pb_fragility_sum {
   struct pb_agg sp;   /* [source][2] Spearman (FAUC, ECE) over the conditions where finite */
   int32_t pick[3], n_pick;  /* profile models: lowest, median, highest FAUC_up of source 0, arm A */
   double *prof;       /* [n_pick][3 n_grid] their profiles */
+  /* the arms' diagnostics (fragility_stage_diag.c), per [source][arm]: */
+  int64_t *sel_n;     /* [2] selective cells (coverage x radius x model) with a realised increase, and those
+                         above the envelope */
+  double *sel_x;      /* [3] among those above: median excess, median excess / envelope; max identity error */
+  double *merge;      /* [PB_FRAGILITY_MERGES][5] medians over models of FAUC_up, FAUC share, G_R, G_R
+                         corrected and the share of the G_R rise from that level to K that survives correction */
+  double *score;      /* [5] score-only comparator: medians of its FAUC_up, the readout's, readout / score-only;
+                         smallest and largest ratio */
 };
 
 /** The report's totals of every rank's units (collective; free with pb_fragility_sum_free on every rank). */
 int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
 void pb_fragility_sum_free(struct pb_fragility_sum *S);
+
+/** The arms' diagnostics into S (collective; fragility_stage_diag.c). */
+void pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
+/** report/fragility_selective.tsv, fragility_merges.tsv, fragility_score_only.tsv: each rank its units' rows (collective). */
+int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out);
+/** fragility.md's sections of the diagnostics and their summary TSVs (rank 0; fragility_report_diag.c). */
+int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
+                             const struct pb_fragility_sum *S, struct pb_text *md);
 
 /** fragility.md, its tables and figures from the totals (rank 0). */
 int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *out, const struct pb_fragility_sum *S);

@@ -24,6 +24,7 @@
 #include "pairbound/fragility.h"
 #include "pairbound/parse.h"
 #include "pairbound/rng.h"
+#include "fragility_kernel_internal.h"
 
 void pb_fragility_options_default(struct pb_fragility_options *o)
 {
@@ -134,14 +135,7 @@ int32_t pb_fragility_group(const struct pb_fragility_partition *p, int32_t bin, 
 
 /* ------------------------------------------------------------ counts */
 
-/* Group counts of one part on a partition: n[b K + g] images, k[...] correct. */
-struct pb_fragility__tally {
-  int32_t J, K;
-  int64_t *n, *k, *nb, total;
-  double *ssum;                /* [J] sum of confidences (ECE) */
-};
-
-static void pb_fragility__tally_init(struct pb_fragility__tally *t, int32_t J, int32_t K)
+void pb_fragility__tally_init(struct pb_fragility__tally *t, int32_t J, int32_t K)
 {
   t->J = J;
   t->K = K;
@@ -151,7 +145,7 @@ static void pb_fragility__tally_init(struct pb_fragility__tally *t, int32_t J, i
   t->ssum = pb_malloc((size_t)J * sizeof(double));
 }
 
-static void pb_fragility__tally_clear(struct pb_fragility__tally *t)
+void pb_fragility__tally_clear(struct pb_fragility__tally *t)
 {
   memset(t->n, 0, (size_t)t->J * t->K * sizeof(int64_t));
   memset(t->k, 0, (size_t)t->J * t->K * sizeof(int64_t));
@@ -160,7 +154,7 @@ static void pb_fragility__tally_clear(struct pb_fragility__tally *t)
   t->total = 0;
 }
 
-static void pb_fragility__tally_free(struct pb_fragility__tally *t)
+void pb_fragility__tally_free(struct pb_fragility__tally *t)
 {
   free(t->n);
   free(t->k);
@@ -168,19 +162,10 @@ static void pb_fragility__tally_free(struct pb_fragility__tally *t)
   free(t->ssum);
 }
 
-static inline void pb_fragility__add(struct pb_fragility__tally *t, int32_t b, int32_t g, int correct, double s)
-{
-  t->n[(size_t)b * t->K + g]++;
-  t->k[(size_t)b * t->K + g] += correct != 0;
-  t->nb[b]++;
-  t->ssum[b] += s;
-  t->total++;
-}
-
 /* The finite law of group rates of bin b (groups with images; masses n_g / n_b).
  * eta[g] is the group rate (NaN for an empty group). */
-static int pb_fragility__bin_law(const struct pb_fragility__tally *t, int32_t b, struct pb_fragility_law *law,
-                                 double *eta, double *q)
+int pb_fragility__bin_law(const struct pb_fragility__tally *t, int32_t b, struct pb_fragility_law *law,
+                          double *eta, double *q)
 {
   int32_t K = t->K;
   for (int32_t g = 0; g < K; g++) {
@@ -200,7 +185,7 @@ static int pb_fragility__bin_law(const struct pb_fragility__tally *t, int32_t b,
  * groups without rate data, which the reweighting cannot address.  The law
  * is built from these rates, so every rate is one of its atoms (NaN, which
  * drops the bin below, would mark a broken invariant). */
-static double pb_fragility__group_weight(const struct pb_fragility_law *law, const double *r, double eta)
+double pb_fragility__group_weight(const struct pb_fragility_law *law, const double *r, double eta)
 {
   if (isnan(eta)) return 1;
   double z = eta - law->mean;
@@ -351,8 +336,8 @@ static void pb_fragility__selective(int32_t J, const double *w, const double *re
 
 /* Plug-in summaries of the rate part: G_R, corrected G_R, profiles and the
  * variance laws on the grid, FAUC, rho_plus, ECE, bins and groups present. */
-static void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct pb_fragility_options *o,
-                                    struct pb_fragility_law *law, double *rec)
+void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct pb_fragility_options *o,
+                             struct pb_fragility_law *law, double *rec)
 {
   int32_t J = R->J, K = R->K, G = o->n_grid;
   double *up = rec + PB_FA_FIXED, *down = up + G, *var = down + G, *cap = var + G;

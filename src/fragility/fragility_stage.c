@@ -391,13 +391,14 @@ static void pb_fragility__unit_free(struct pb_fragility__unit *w)
   free(w->s0), free(w->u), free(w->bin0), free(w->grp0), free(w->c0), free(w->mrow);
 }
 
-/* Both arms of unit (t, m) into arm[0..2 arm_len) and the drift split of each
- * of its perturbed conditions, global cells cell0, cell0 + 1, ..., into
- * drift[] (condition order, clean skipped).  PB_FAIL: a cell's error. */
+/* Both arms of unit (t, m) into arm[0..2 arm_len), their diagnostics into
+ * diag[0..2 diag_len), and the drift split of each of its perturbed
+ * conditions, global cells cell0, cell0 + 1, ..., into drift[] (condition
+ * order, clean skipped).  PB_FAIL: a cell's error. */
 static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
                               const struct pb_fragility__signal *sig, uint8_t *const *part,
                               const struct pb_fragility_options *o, int64_t unit, int64_t cell0, double *arm,
-                              double *drift)
+                              double *diag, double *drift)
 {
   int32_t t = (int32_t)(unit / meta->n_models), m = (int32_t)(unit % meta->n_models);
   const struct pb_source *S = &meta->sources[t], *P = &meta->sources[sig[t].src];
@@ -416,6 +417,8 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_A, arm);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
+  pb_fragility_diag(&in, o, PB_FRAGILITY_PART_A, diag);
+  pb_fragility_diag(&in, o, PB_FRAGILITY_PART_B, diag + PB_FRAGILITY_DIAG_LEN(o->n_grid));
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
   pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
@@ -688,13 +691,15 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
   double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
   double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
+  const int32_t dlen = PB_FRAGILITY_DIAG_LEN(o->n_grid);
+  double *diag = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * dlen * sizeof(double));
   if (status == PB_OK) {
     struct pb_error_first fe;
     pb_error_first_init(&fe);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++)
       if (pb_fragility__unit(meta, L, U.sig, U.part, o, u, U.drift0[u], arm + (size_t)(u - u0) * 2 * len,
-                             drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED) != PB_OK)
+                             diag + (size_t)(u - u0) * 2 * dlen, drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED) != PB_OK)
         pb_error_first_record(&fe, u);
     status = pb_error_first_status(&fe);
   }
@@ -712,9 +717,10 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
     for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
     struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, u0, nu, arm, U.drift0[U.n_units], d0, nd,
-                                   drift, U.drift0, tier, what, st.comm};
+                                   drift, U.drift0, tier, what, st.comm, dlen, diag};
     status = pb_fragility__arm_tsv(st.results, &out);
     if (status == PB_OK) status = pb_fragility__drift_tsv(st.results, &out);
+    if (status == PB_OK) status = pb_fragility_diag_tsv(st.results, &out);
     if (status == PB_OK) {
       struct pb_fragility_sum S;
       status = pb_fragility_summarise(&out, &S);
@@ -731,6 +737,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
              pb_timer_get(&st.timer, "compute"), pb_timer_get(&st.timer, "write"));
   pb_fields_free(&arm_fields);
   free(arm);
+  free(diag);
   free(drift);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     free(L[s].rows);

@@ -1,0 +1,123 @@
+/* fragility.md's sections of the arms' diagnostics (seed 001 K, U.3, J.2;
+ * docs/fragility.md) and their summary TSVs, on rank 0 from the totals of
+ * fragility_stage_diag.c. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "pairbound/error.h"
+#include "pairbound/fragility.h"
+#include "pairbound/results.h"
+#include "pairbound/table.h"
+#include "pairbound/text.h"
+#include "fragility_internal.h"
+
+/* A row: source and arm, then counts n[] and values x[] (a column's .arg says which, .slot which one). */
+struct pb_fragility__drow {
+  const char *key[3];
+  const int64_t *n;
+  const double *x;
+};
+enum { PB_FDG__KEY, PB_FDG__N, PB_FDG__X };
+
+static union pb_cell pb_fragility__dcell(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_fragility__drow *r = ctx;
+  if (c->arg == PB_FDG__KEY) return (union pb_cell){.s = r->key[c->slot]};
+  if (c->arg == PB_FDG__N) return (union pb_cell){.i = r->n[c->slot]};
+  return (union pb_cell){.x = r->x[c->slot]};
+}
+#define PB_FDG__COL_KEY(name, k) {name, PB_COL_STR, .slot = k, .arg = PB_FDG__KEY}
+#define PB_FDG__COL_N(name, i) {name, PB_COL_INT, .slot = i, .arg = PB_FDG__N}
+#define PB_FDG__COL_X(name, d, i) {name, PB_COL_NUM, d, .slot = i, .arg = PB_FDG__X}
+
+static void pb_fragility__sel_table(const struct pb_fragility_out *out, const struct pb_fragility_sum *S,
+                                    struct pb_table *tb)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("cells", 0), PB_FDG__COL_N("above_envelope", 1),
+    PB_FDG__COL_X("median_excess", 6, 0), PB_FDG__COL_X("median_excess_over_envelope", 4, 1),
+    {"max_identity_error", PB_COL_NUM, 0, .slot = 2, .arg = PB_FDG__X, .side = PB_COL_TSV_ONLY}, {NULL}};
+  static const struct pb_table_spec spec = {
+    "Selective-risk transport realised on part E (Appendix K)",
+    "Per model, coverage 0.8 and 0.9 and grid radius: the downward optimiser of every accepted bin, fitted on the "
+    "rate part, reweights part E; cells: those with a realised accepted-set risk increase; above_envelope: "
+    "realised increase > the rate part's envelope sum_acc w Phi_down / W; medians over those; identity error: "
+    "realised increase against the transport identity (report/fragility_selective.tsv).", cols};
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < out->meta->n_sources; s++)
+    for (int a = 0; a < 2; a++) {
+      const struct pb_fragility__drow row = {{out->meta->sources[s].name, a == 0 ? "A" : "B", NULL},
+                                             S->sel_n + ((size_t)s * 2 + a) * 2, S->sel_x + ((size_t)s * 2 + a) * 3};
+      pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+    }
+}
+
+static void pb_fragility__merge_table(const struct pb_fragility_out *out, const struct pb_fragility_sum *S,
+                                      struct pb_table *tb)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("groups_per_bin", 0), PB_FDG__COL_N("models", 1),
+    PB_FDG__COL_X("FAUC_up", 4, 0), PB_FDG__COL_X("FAUC_share", 3, 1), PB_FDG__COL_X("G_R", 5, 2),
+    PB_FDG__COL_X("G_R_corrected", 5, 3), PB_FDG__COL_X("rise_surviving_correction", 3, 4), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Nested merges of the readout (Appendix U.3; medians over models)",
+    "Adjacent quantile groups of every bin merged pairwise on the frozen bins, rate counts and masses; "
+    "FAUC_share: FAUC_up over the unmerged readout's; rise_surviving_correction: (G_R_corrected at all groups - "
+    "at this level) / (G_R at all groups - at this level) (report/fragility_merges.tsv).", cols};
+  const int32_t levels = pb_fragility_merge_levels(out->opt->n_groups);
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < out->meta->n_sources; s++)
+    for (int a = 0; a < 2; a++)
+      for (int32_t j = 0; j < levels; j++) {
+        const int64_t n[2] = {((out->opt->n_groups - 1) >> j) + 1, out->meta->n_models};
+        const struct pb_fragility__drow row = {
+          {out->meta->sources[s].name, a == 0 ? "A" : "B", NULL}, n,
+          S->merge + (((size_t)s * 2 + a) * PB_FRAGILITY_MERGES + (size_t)j) * 5};
+        pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+      }
+}
+
+static void pb_fragility__score_table(const struct pb_fragility_out *out, const struct pb_fragility_sum *S,
+                                      struct pb_table *tb)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("models", 0),
+    PB_FDG__COL_X("score_only_FAUC_up", 4, 0), PB_FDG__COL_X("readout_FAUC_up", 4, 1),
+    PB_FDG__COL_X("median_ratio", 3, 2), PB_FDG__COL_X("min_ratio", 3, 3), PB_FDG__COL_X("max_ratio", 3, 4), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Score-only comparator (Appendix J.2; medians over models)",
+    "Within each bin the same number of quantile groups of the confidence instead of the group signal, fitted "
+    "and rated on the same parts; ratio = readout FAUC_up / score-only FAUC_up. The two partitions are not "
+    "nested: a comparison, neither a floor nor a bound (report/fragility_score_only.tsv).", cols};
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < out->meta->n_sources; s++)
+    for (int a = 0; a < 2; a++) {
+      const int64_t n[1] = {out->meta->n_models};
+      const struct pb_fragility__drow row = {{out->meta->sources[s].name, a == 0 ? "A" : "B", NULL}, n,
+                                             S->score + ((size_t)s * 2 + a) * 5};
+      pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+    }
+}
+
+int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
+                             const struct pb_fragility_sum *S, struct pb_text *md)
+{
+  struct pb_table tb = {{0}, {0}};
+  pb_fragility__sel_table(out, S, &tb);
+  int status = pb_table_flush(&tb, res, "fragility_selective_summary.tsv", md);
+  double idmax = 0;
+  for (int32_t i = 0; i < out->meta->n_sources * 2; i++) idmax = idmax > S->sel_x[i * 3 + 2] ? idmax : S->sel_x[i * 3 + 2];
+  pb_text_printf(md, "Largest transport-identity error over every cell: %.3g (max_identity_error).\n\n", idmax);
+  if (status == PB_OK) {
+    pb_fragility__merge_table(out, S, &tb);
+    status = pb_table_flush(&tb, res, "fragility_merges_summary.tsv", md);
+  }
+  if (status == PB_OK) {
+    pb_fragility__score_table(out, S, &tb);
+    status = pb_table_flush(&tb, res, "fragility_score_only_summary.tsv", md);
+  }
+  pb_text_free(&tb.tsv);
+  pb_text_free(&tb.md);
+  return status;
+}

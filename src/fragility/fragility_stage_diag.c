@@ -1,0 +1,164 @@
+/* The arms' diagnostics in the fragility stage (seed 001 K, U.3, J.2;
+ * docs/fragility.md): their per-row TSVs, each rank writing its own units'
+ * rows, and the report's totals by selection over the ranks (no rank holds
+ * another rank's records). */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "pairbound/agg.h"
+#include "pairbound/error.h"
+#include "pairbound/fields.h"
+#include "pairbound/fragility.h"
+#include "pairbound/results.h"
+#include "pairbound/text.h"
+#include "fragility_internal.h"
+
+static const struct pb_field pb_fragility__sel[PB_FK_FIXED] = {
+  [PB_FK_COVERAGE] = {"coverage", PB_FMT_NUM}, [PB_FK_RHO] = {"rho", PB_FMT_NUM}, [PB_FK_RISK] = {"risk", PB_FMT_NUM},
+  [PB_FK_ENVELOPE] = {"envelope_increase", PB_FMT_NUM}, [PB_FK_EVAL_COVERAGE] = {"eval_coverage", PB_FMT_NUM},
+  [PB_FK_EVAL_RISK] = {"eval_risk", PB_FMT_NUM}, [PB_FK_REALISED] = {"realised_increase", PB_FMT_NUM},
+  [PB_FK_EXCESS] = {"excess", PB_FMT_NUM}, [PB_FK_IDENTITY] = {"identity_error", PB_FMT_NUM}};
+static const struct pb_field pb_fragility__merge[PB_FM_FIXED] = {
+  [PB_FM_GROUPS] = {"groups_per_bin", PB_FMT_INT}, [PB_FM_G_R] = {"G_R", PB_FMT_NUM},
+  [PB_FM_G_R_CORR] = {"G_R_corrected", PB_FMT_NUM}, [PB_FM_FAUC_UP] = {"FAUC_up", PB_FMT_NUM},
+  [PB_FM_FAUC_SHARE] = {"FAUC_share", PB_FMT_NUM}};
+static const struct pb_field pb_fragility__score[PB_FJ_FIXED] = {
+  [PB_FJ_GROUPS] = {"groups", PB_FMT_INT}, [PB_FJ_G_R] = {"G_R", PB_FMT_NUM},
+  [PB_FJ_FAUC_UP] = {"FAUC_up", PB_FMT_NUM}, [PB_FJ_FAUC_DOWN] = {"FAUC_down", PB_FMT_NUM},
+  [PB_FJ_READOUT_FAUC_UP] = {"readout_FAUC_up", PB_FMT_NUM}, [PB_FJ_RATIO] = {"readout_over_score", PB_FMT_NUM}};
+
+/* The diagnostics record of the rank's unit u, arm a. */
+static const double *pb_fragility__diag_rec(const struct pb_fragility_out *out, int64_t u, int a)
+{
+  return out->diag + ((size_t)(u - out->u0) * 2 + (size_t)a) * (size_t)out->diag_len;
+}
+
+/* One TSV of the diagnostics: per unit and arm, @p rows records of @p fs at
+ * offset @p at of the arm's diagnostics, @p stride apart; @p key(j) names
+ * row j's extra key column (NULL: none). */
+static int pb_fragility__diag_one(struct pb_results *res, const struct pb_fragility_out *out, const char *name,
+                                  const struct pb_fields *fs, const char *keys, int32_t at, int32_t rows,
+                                  int32_t stride, const char *(*key)(const struct pb_fragility_out *, int32_t))
+{
+  const struct pb_meta *meta = out->meta;
+  struct pb_text h = {0}, t = {0};
+  pb_fields_tsv_header(fs, keys, 0, &h);
+  pb_text_printf(&h, "\n");
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
+    for (int a = 0; a < 2; a++)
+      for (int32_t j = 0; j < rows; j++) {
+        pb_text_printf(&t, "%s\t%s\t%s", meta->model_ids[u % meta->n_models], meta->sources[u / meta->n_models].name,
+                       a == 0 ? "A" : "B");
+        if (key) pb_text_printf(&t, "\t%s", key(out, j));
+        pb_fields_tsv_values(fs, pb_fragility__diag_rec(out, u, a) + at + (size_t)j * stride, 0, &t);
+        pb_text_printf(&t, "\n");
+      }
+  int status = pb_results_tsv(res, name, h.buf, t.buf, t.len);
+  pb_text_free(&h);
+  pb_text_free(&t);
+  return status;
+}
+
+static const char *pb_fragility__cov_key(const struct pb_fragility_out *out, int32_t j)
+{
+  return j / out->opt->n_grid == 0 ? "0.8" : "0.9";
+}
+
+int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out)
+{
+  const struct pb_fields sel = pb_fields_static("/fragility/selective", PB_FK_FIXED, pb_fragility__sel);
+  const struct pb_fields mer = pb_fields_static("/fragility/merges", PB_FM_FIXED, pb_fragility__merge);
+  const struct pb_fields sco = pb_fields_static("/fragility/score_only", PB_FJ_FIXED, pb_fragility__score);
+  const int32_t G = out->opt->n_grid, sl = PB_FRAGILITY_SEL_LEN(G);
+  int status = pb_fragility__diag_one(res, out, "fragility_selective.tsv", &sel, "model\tsource\tarm\ttarget_coverage",
+                                      0, PB_FRAGILITY_COVERAGES * G, PB_FK_FIXED, pb_fragility__cov_key);
+  int s2 = pb_fragility__diag_one(res, out, "fragility_merges.tsv", &mer, "model\tsource\tarm", sl,
+                                  pb_fragility_merge_levels(out->opt->n_groups), PB_FM_FIXED, NULL);
+  int s3 = pb_fragility__diag_one(res, out, "fragility_score_only.tsv", &sco, "model\tsource\tarm",
+                                  sl + PB_FRAGILITY_MERGES * PB_FM_FIXED, 1, PB_FJ_FIXED, NULL);
+  return status != PB_OK ? status : s2 != PB_OK ? s2 : s3;
+}
+
+/* Selective cells of (source, arm) with a realised increase and those above the envelope, the medians of
+ * the excess and of excess / envelope among the latter, the largest identity error (collective). */
+static void pb_fragility__sel_summary(const struct pb_fragility_out *out, int32_t s, int a, double *v, double *w,
+                                      struct pb_fragility_sum *S)
+{
+  const int32_t M = out->meta->n_models, cells = PB_FRAGILITY_COVERAGES * out->opt->n_grid;
+  int64_t n = 0, *k = S->sel_n + ((size_t)s * 2 + a) * 2;
+  double idmax = 0, *x = S->sel_x + ((size_t)s * 2 + a) * 3;
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+    if (u / M != s) continue;
+    for (int32_t j = 0; j < cells; j++) {
+      const double *r = pb_fragility__diag_rec(out, u, a) + (size_t)j * PB_FK_FIXED;
+      if (isnan(r[PB_FK_REALISED]) || isnan(r[PB_FK_ENVELOPE])) continue;
+      k[0]++;
+      idmax = fmax(idmax, r[PB_FK_IDENTITY]);
+      if (!(r[PB_FK_EXCESS] > 0)) continue;
+      k[1]++;
+      v[n] = r[PB_FK_EXCESS];
+      w[n++] = r[PB_FK_ENVELOPE] > 0 ? r[PB_FK_EXCESS] / r[PB_FK_ENVELOPE] : NAN;
+    }
+  }
+  x[0] = pb_agg_select_quantile(v, n, 0.5, out->comm);
+  x[1] = pb_agg_select_quantile(w, n, 0.5, out->comm);
+  MPI_Allreduce(&idmax, &x[2], 1, MPI_DOUBLE, MPI_MAX, out->comm);
+}
+
+/* The medians over models of (source, arm)'s merge levels and score-only comparator (collective). */
+static void pb_fragility__merge_summary(const struct pb_fragility_out *out, int32_t s, int a, double *v,
+                                        struct pb_fragility_sum *S)
+{
+  const int32_t M = out->meta->n_models, sl = PB_FRAGILITY_SEL_LEN(out->opt->n_grid);
+  static const int mf[4] = {PB_FM_FAUC_UP, PB_FM_FAUC_SHARE, PB_FM_G_R, PB_FM_G_R_CORR};
+  for (int32_t j = 0; j < PB_FRAGILITY_MERGES; j++)
+    for (int c = 0; c < 5; c++) {
+      int64_t n = 0;
+      for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+        if (u / M != s) continue;
+        const double *r = pb_fragility__diag_rec(out, u, a) + sl, *x = r + (size_t)j * PB_FM_FIXED;
+        if (c < 4) v[n++] = x[mf[c]];
+        else { /* (Gc_K - Gc_j) / (G_K - G_j): the rise that the binomial-noise correction keeps */
+          const double d = r[PB_FM_G_R] - x[PB_FM_G_R];
+          v[n++] = j > 0 && d > 0 ? (r[PB_FM_G_R_CORR] - x[PB_FM_G_R_CORR]) / d : NAN;
+        }
+      }
+      S->merge[(((size_t)s * 2 + a) * PB_FRAGILITY_MERGES + j) * 5 + c] = pb_agg_select_quantile(v, n, 0.5, out->comm);
+    }
+  static const int sf[3] = {PB_FJ_FAUC_UP, PB_FJ_READOUT_FAUC_UP, PB_FJ_RATIO};
+  double *x = S->score + ((size_t)s * 2 + a) * 5;
+  for (int c = 0; c < 3; c++) {
+    int64_t n = 0;
+    for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
+      if (u / M == s) v[n++] = pb_fragility__diag_rec(out, u, a)[sl + PB_FRAGILITY_MERGES * PB_FM_FIXED + sf[c]];
+    x[c] = pb_agg_select_quantile(v, n, 0.5, out->comm);
+    if (c == 2) {
+      x[3] = pb_agg_select_quantile(v, n, 0, out->comm);
+      x[4] = pb_agg_select_quantile(v, n, 1, out->comm);
+    }
+  }
+}
+
+void pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
+{
+  const int32_t ns = out->meta->n_sources;
+  S->sel_n = pb_calloc((size_t)ns * 2 * 2, sizeof *S->sel_n);
+  S->sel_x = pb_malloc((size_t)ns * 2 * 3 * sizeof *S->sel_x);
+  S->merge = pb_malloc((size_t)ns * 2 * PB_FRAGILITY_MERGES * 5 * sizeof *S->merge);
+  S->score = pb_malloc((size_t)ns * 2 * 5 * sizeof *S->score);
+  const size_t cap = (size_t)(out->nu > 0 ? out->nu : 1) * PB_FRAGILITY_COVERAGES * (size_t)out->opt->n_grid;
+  double *v = pb_malloc(cap * sizeof *v), *w = pb_malloc(cap * sizeof *w);
+  for (int32_t s = 0; s < ns; s++)
+    for (int a = 0; a < 2; a++) {
+      pb_fragility__sel_summary(out, s, a, v, w, S);
+      pb_fragility__merge_summary(out, s, a, v, S);
+    }
+  MPI_Allreduce(MPI_IN_PLACE, S->sel_n, ns * 4, MPI_INT64_T, MPI_SUM, out->comm);
+  free(v);
+  free(w);
+}

@@ -1,0 +1,230 @@
+/* Unit tests of the arms' diagnostics (seed 001 K, U.3, J.2;
+ * src/fragility/fragility_kernel_diag.c): images placed so that the fitted
+ * partition is known, and every expected value derived by hand here —
+ * two-point laws, whose downward optimiser and profile have closed forms,
+ * pooled group counts for the merges, and profiles of the merged laws by an
+ * enumeration of the chi-square programme's support sets written here. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "pairbound/fragility.h"
+#include "testlib.h"
+
+#define CAP 256
+
+/* A test's images. */
+struct imgs {
+  int32_t n;
+  double s[CAP], u[CAP];
+  uint8_t c[CAP], part[CAP];
+};
+
+/* @p count images of confidence s, signal u and part p, the first @p correct of them correct. */
+static void put(struct imgs *m, int count, int correct, double s, double u, int p)
+{
+  for (int i = 0; i < count; i++) {
+    ck_assert_int_lt(m->n, CAP);
+    m->s[m->n] = s, m->u[m->n] = u, m->c[m->n] = i < correct, m->part[m->n++] = (uint8_t)p;
+  }
+}
+
+static struct pb_fragility_input input(const struct imgs *m)
+{
+  return (struct pb_fragility_input){m->n, m->s, m->u, m->c, m->part, 0};
+}
+
+static void opts(struct pb_fragility_options *o, int J, int K)
+{
+  pb_fragility_options_default(o);
+  o->n_bins = J, o->n_groups = K;
+  o->n_grid = 3, o->rho_min = 0.25, o->rho_max = 4; /* radii 0.25, 1, 4 */
+}
+
+/* Two bins (confidence 0.3 and 0.9) of two groups (U = 0 and 1): part A fits
+ * them (edge 0.9, cut 1).  Rate part B: bin 1 rates 10/20 and 18/20 (mass
+ * 0.8), bin 0 rates 2/5 and 2/5 (G = 0).  Part E: bin 1 with @p e0 of 10 and
+ * @p e1 of 10 correct in groups 0 and 1, or the uneven masses of @p uneven
+ * (2 of 5, 15 of 15); bin 0 3/5 and 2/5. */
+static void selective_images(struct imgs *m, int uneven)
+{
+  m->n = 0;
+  for (int b = 0; b < 2; b++)
+    for (int g = 0; g < 2; g++) put(m, 5, 0, b ? 0.9 : 0.3, g, PB_FRAGILITY_PART_A);
+  put(m, 20, 10, 0.9, 0, PB_FRAGILITY_PART_B);
+  put(m, 20, 18, 0.9, 1, PB_FRAGILITY_PART_B);
+  put(m, 5, 2, 0.3, 0, PB_FRAGILITY_PART_B);
+  put(m, 5, 2, 0.3, 1, PB_FRAGILITY_PART_B);
+  put(m, uneven ? 5 : 10, uneven ? 2 : 4, 0.9, 0, PB_FRAGILITY_PART_E);
+  put(m, uneven ? 15 : 10, uneven ? 15 : 10, 0.9, 1, PB_FRAGILITY_PART_E);
+  put(m, 5, 3, 0.3, 0, PB_FRAGILITY_PART_E);
+  put(m, 5, 2, 0.3, 1, PB_FRAGILITY_PART_E);
+}
+
+/* Bin 1's rate law: eta 0.5, 0.9 with masses 1/2 (mean 0.7, G = 0.04); the
+ * downward profile is min(sqrt(0.04 rho), 0.2) (two-point law, saturating at
+ * rho = 1), its optimiser r = (1 + sqrt(rho), 1 - sqrt(rho)) up to rho = 1 and
+ * (2, 0) from there.  Part E's weights r / sum_g qE r keep bin 1's E mass.
+ * Coverage 0.8 accepts bin 1 alone (mass 40/50), 0.9 both bins, where bin 0
+ * (G = 0) has r = 1. */
+START_TEST(test_selective)
+{
+  for (int uneven = 0; uneven < 2; uneven++) {
+    struct imgs m;
+    selective_images(&m, uneven);
+    struct pb_fragility_options o;
+    opts(&o, 2, 2);
+    const struct pb_fragility_input in = input(&m);
+    double *rec = malloc(PB_FRAGILITY_DIAG_LEN(3) * sizeof *rec);
+    pb_fragility_diag(&in, &o, PB_FRAGILITY_PART_A, rec);
+    const double rhos[3] = {0.25, 1, 4};
+    const double q0 = uneven ? 0.25 : 0.5, e0 = 0.4, e1 = 1.0; /* E bin 1: group masses and rates */
+    const double n1 = 20, k1 = uneven ? 17 : 14, n0 = 10, k0 = 5;
+    for (int c = 0; c < 2; c++)
+      for (int k = 0; k < 3; k++) {
+        const double *x = rec + ((size_t)c * 3 + k) * PB_FK_FIXED, rho = rhos[k];
+        const double a = fmin(sqrt(rho), 1), r0 = 1 + a, r1 = 1 - a, sw = q0 * r0 + (1 - q0) * r1;
+        const double accq1 = (q0 * r0 * e0 + (1 - q0) * r1 * e1) / sw; /* bin 1's reweighted E accuracy */
+        const double phi = fmin(sqrt(0.04 * rho), 0.2);
+        ck_assert(fabs(x[PB_FK_RHO] - rho) < 1e-15);
+        if (c == 0) {
+          ck_assert(fabs(x[PB_FK_COVERAGE] - 0.8) < 1e-15);
+          ck_assert(fabs(x[PB_FK_RISK] - 0.3) < 1e-14);
+          ck_assert(fabs(x[PB_FK_ENVELOPE] - phi) < 1e-14);
+          ck_assert(fabs(x[PB_FK_EVAL_COVERAGE] - n1 / (n1 + n0)) < 1e-15);
+          ck_assert(fabs(x[PB_FK_EVAL_RISK] - (1 - k1 / n1)) < 1e-14);
+          ck_assert(fabs(x[PB_FK_REALISED] - (k1 / n1 - accq1)) < 1e-14);
+        } else {
+          ck_assert(fabs(x[PB_FK_COVERAGE] - 1) < 1e-15);
+          ck_assert(fabs(x[PB_FK_RISK] - (1 - (0.8 * 0.7 + 0.2 * 0.4))) < 1e-14);
+          ck_assert(fabs(x[PB_FK_ENVELOPE] - 0.8 * phi) < 1e-14);
+          ck_assert(fabs(x[PB_FK_EVAL_COVERAGE] - 1) < 1e-15);
+          ck_assert(fabs(x[PB_FK_EVAL_RISK] - (1 - (k1 + k0) / (n1 + n0))) < 1e-14);
+          ck_assert(fabs(x[PB_FK_REALISED] - n1 * (k1 / n1 - accq1) / (n1 + n0)) < 1e-14);
+        }
+        ck_assert(fabs(x[PB_FK_EXCESS] - (x[PB_FK_REALISED] - x[PB_FK_ENVELOPE])) < 1e-15);
+        ck_assert(x[PB_FK_IDENTITY] < 1e-14);
+      }
+    /* the even case by hand: at rho = 1/4 bin 1's E accuracy 0.7 falls to (1.5 0.4 + 0.5 1) / 2 = 0.55 */
+    if (!uneven) ck_assert(fabs(rec[PB_FK_REALISED] - 0.15) < 1e-14 && fabs(rec[PB_FK_EXCESS] - 0.05) < 1e-14);
+    /* uneven: weights 2 and 2/3 on masses 1/4, 3/4; accuracy 0.85 -> (0.25 2 0.4 + 0.75 (2/3) 1) = 0.7 */
+    if (uneven) ck_assert(fabs(rec[PB_FK_REALISED] - 0.15) < 1e-14);
+    free(rec);
+  }
+}
+END_TEST
+
+/* max E[r z] over r >= 0, E[r] = 1, E[r^2] <= 1 + rho for n atoms z (E[z] = 0), by support sets. */
+static double brute(int n, const double *z, const double *p, double rho)
+{
+  double best = 0;
+  for (int S = 1; S < (1 << n); S++) {
+    double P = 0, M1 = 0, M2 = 0;
+    for (int i = 0; i < n; i++)
+      if (S >> i & 1) P += p[i], M1 += p[i] * z[i], M2 += p[i] * z[i] * z[i];
+    const double curv = M2 - M1 * M1 / P, need = 1 + rho - 1 / P;
+    if (curv > 1e-15 && need >= 0) {
+      const double b = sqrt(need / curv), a = (1 - b * M1) / P;
+      int ok = 1;
+      for (int i = 0; i < n; i++) ok &= !(S >> i & 1) || a + b * z[i] >= -1e-12;
+      if (ok) best = fmax(best, a * M1 + b * M2);
+    }
+    if (curv <= 1e-15 && 1 / P - 1 <= rho) best = fmax(best, M1 / P);
+  }
+  return best;
+}
+
+/* FAUC_up of the law (eta, p) of n atoms over the radii 0.25, 1, 4 (trapezoids in log rho). */
+static double fauc(int n, const double *eta, const double *p)
+{
+  double mean = 0, z[8], f[3];
+  for (int i = 0; i < n; i++) mean += p[i] * eta[i];
+  for (int i = 0; i < n; i++) z[i] = eta[i] - mean;
+  const double rhos[3] = {0.25, 1, 4};
+  for (int k = 0; k < 3; k++) f[k] = brute(n, z, p, rhos[k]);
+  return log(4) * (f[0] + f[1]) / 2 + log(4) * (f[1] + f[2]) / 2;
+}
+
+/* One bin of four groups (U = 0..7 on part A: cuts 2, 4, 6); rate counts 2/10,
+ * 4/10, 12/20, 9/10.  Merged pairwise: 6/20, 21/30 (G = 0.0384), then one group
+ * (G = 0).  G_R corrected subtracts sum q (1 - q) eta (1 - eta) / (n - 1). */
+START_TEST(test_merges)
+{
+  struct imgs m = {0};
+  for (int i = 0; i < 8; i++) put(&m, 1, 0, 0.5, i, PB_FRAGILITY_PART_A);
+  put(&m, 10, 2, 0.5, 0.5, PB_FRAGILITY_PART_B);
+  put(&m, 10, 4, 0.5, 2.5, PB_FRAGILITY_PART_B);
+  put(&m, 20, 12, 0.5, 4.5, PB_FRAGILITY_PART_B);
+  put(&m, 10, 9, 0.5, 6.5, PB_FRAGILITY_PART_B);
+  struct pb_fragility_options o;
+  opts(&o, 1, 4);
+  const struct pb_fragility_input in = input(&m);
+  double *rec = malloc(PB_FRAGILITY_DIAG_LEN(3) * sizeof *rec);
+  pb_fragility_diag(&in, &o, PB_FRAGILITY_PART_A, rec);
+  const double *x = rec + PB_FRAGILITY_SEL_LEN(3);
+  ck_assert_int_eq(pb_fragility_merge_levels(4), 3);
+  ck_assert_int_eq(pb_fragility_merge_levels(8), 4);
+  ck_assert_int_eq(pb_fragility_merge_levels(3), 3);
+  ck_assert_int_eq(pb_fragility_merge_levels(1), 1);
+  const double e4[4] = {0.2, 0.4, 0.6, 0.9}, q4[4] = {0.2, 0.2, 0.4, 0.2};
+  const double e2[2] = {0.3, 0.7}, q2[2] = {0.4, 0.6}, n4[4] = {10, 10, 20, 10}, n2[2] = {20, 30};
+  double noise4 = 0, noise2 = 0;
+  for (int g = 0; g < 4; g++) noise4 += q4[g] * (1 - q4[g]) * e4[g] * (1 - e4[g]) / (n4[g] - 1);
+  for (int g = 0; g < 2; g++) noise2 += q2[g] * (1 - q2[g]) * e2[g] * (1 - e2[g]) / (n2[g] - 1);
+  const double f4 = fauc(4, e4, q4), f2 = fauc(2, e2, q2);
+  ck_assert(x[PB_FM_GROUPS] == 4 && x[PB_FM_FIXED + PB_FM_GROUPS] == 2 && x[2 * PB_FM_FIXED + PB_FM_GROUPS] == 1);
+  ck_assert(fabs(x[PB_FM_G_R] - 0.0544) < 1e-15 && fabs(x[PB_FM_FIXED + PB_FM_G_R] - 0.0384) < 1e-15);
+  ck_assert(fabs(x[2 * PB_FM_FIXED + PB_FM_G_R]) < 1e-15);
+  ck_assert(fabs(x[PB_FM_G_R_CORR] - (0.0544 - noise4)) < 1e-15);
+  ck_assert(fabs(x[PB_FM_FIXED + PB_FM_G_R_CORR] - (0.0384 - noise2)) < 1e-15);
+  ck_assert(fabs(x[PB_FM_FAUC_UP] - f4) < 1e-12 && fabs(x[PB_FM_FIXED + PB_FM_FAUC_UP] - f2) < 1e-12);
+  ck_assert(fabs(x[PB_FM_FIXED + PB_FM_FAUC_SHARE] - f2 / f4) < 1e-12 && x[PB_FM_FAUC_SHARE] == 1);
+  ck_assert(x[2 * PB_FM_FIXED + PB_FM_FAUC_UP] == 0 && x[2 * PB_FM_FIXED + PB_FM_FAUC_SHARE] == 0);
+  /* the two-point merged law by hand: sqrt(0.0384 rho) up to rho_sat = 0.4 / 0.6, then 0.16 */
+  ck_assert(fabs(f2 - log(4) * (sqrt(0.0384 * 0.25) + 0.16) / 2 - log(4) * 0.16) < 1e-12);
+  for (int j = 3; j < PB_FRAGILITY_MERGES; j++) ck_assert(isnan(rec[PB_FRAGILITY_SEL_LEN(3) + j * PB_FM_FIXED]));
+  free(rec);
+}
+END_TEST
+
+/* A constant group signal gives the readout one group per bin (FAUC 0); the
+ * score-only comparator cuts the bin at the median confidence (0.5 on part
+ * A), rates 3/10 and 8/10 on part B: G = 0.0625, Phi_up = min(sqrt(G rho),
+ * 0.25), FAUC = ln 4 (0.125 + 0.25) / 2 + ln 4 (0.25 + 0.25) / 2. */
+START_TEST(test_score_only)
+{
+  struct imgs m = {0};
+  for (int i = 0; i < 8; i++) put(&m, 1, 0, 0.1 * (i + 1), 0.5, PB_FRAGILITY_PART_A);
+  put(&m, 10, 3, 0.2, 0.5, PB_FRAGILITY_PART_B);
+  put(&m, 10, 8, 0.7, 0.5, PB_FRAGILITY_PART_B);
+  struct pb_fragility_options o;
+  opts(&o, 1, 2);
+  const struct pb_fragility_input in = input(&m);
+  double *rec = malloc(PB_FRAGILITY_DIAG_LEN(3) * sizeof *rec);
+  pb_fragility_diag(&in, &o, PB_FRAGILITY_PART_A, rec);
+  const double *x = rec + PB_FRAGILITY_SEL_LEN(3) + PB_FRAGILITY_MERGES * PB_FM_FIXED;
+  ck_assert(x[PB_FJ_GROUPS] == 2);
+  ck_assert(fabs(x[PB_FJ_G_R] - 0.0625) < 1e-15);
+  ck_assert(fabs(x[PB_FJ_FAUC_UP] - log(4) * (0.375 / 2 + 0.5 / 2)) < 1e-14);
+  ck_assert(fabs(x[PB_FJ_FAUC_DOWN] - log(4) * (0.375 / 2 + 0.5 / 2)) < 1e-14); /* symmetric law */
+  ck_assert(x[PB_FJ_READOUT_FAUC_UP] == 0 && x[PB_FJ_RATIO] == 0);
+  free(rec);
+}
+END_TEST
+
+static Suite *diag_suite(void)
+{
+  Suite *s = suite_create("fragility_diag");
+  TCase *tc = tcase_create("kernel");
+  tcase_set_tags(tc, "serial");
+  tcase_add_test(tc, test_selective);
+  tcase_add_test(tc, test_merges);
+  tcase_add_test(tc, test_score_only);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return pb_test_run(diag_suite()); }
