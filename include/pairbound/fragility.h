@@ -211,6 +211,24 @@ void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fr
 int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
                        const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec);
 
+/* The post-hoc higher-count-bin check of the drift split (seed 001 Appendix L;
+ * docs/fragility.md): a bin is flagged when a group with images on either side
+ * has fewer than PB_FRAGILITY_FLAG_MIN on the source or the target side (our
+ * threshold: the seed names none; 30 is its U.1 rule for rare cells).  The
+ * record: target mass in the kept bins, kept and flagged bins (of those with
+ * target mass; a bin the source never reaches is flagged), and L_total,
+ * L_comp, L_cond and their ratio over the kept bins (target masses
+ * renormalised over them; NaN when none is kept). */
+#define PB_FRAGILITY_FLAG_MIN 30
+enum {
+  PB_FF_MASS_KEPT, PB_FF_BINS_KEPT, PB_FF_BINS_FLAGGED, PB_FF_L_TOTAL, PB_FF_L_COMP, PB_FF_L_COND, PB_FF_RATIO,
+  PB_FF_FIXED
+};
+/** pb_fragility_drift, and the flagged-bin record into @p flag (PB_FF_FIXED doubles) unless NULL. */
+int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                               const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                               double *rec, double *flag);
+
 /* ------------------------------------------------------------ known-propensity study (seed 001 U.1) */
 
 /* `pairbound fragility --study known-propensity` (docs/fragility.md,

@@ -31,6 +31,7 @@ struct pb_fragility_out {
   MPI_Comm comm;
   int32_t diag_len;              /* PB_FRAGILITY_DIAG_LEN(n_grid) */
   const double *diag;            /* [nu][2][diag_len] the arms' diagnostics (pb_fragility_diag) */
+  const double *flag;            /* [nd][PB_FF_FIXED] the drift records' flagged-bin check */
 };
 
 /* Tier rows of the drift table: all tiers, none, mild, severe, extreme (tier + 2). */
@@ -57,6 +58,8 @@ struct pb_fragility_sum {
                          corrected and the share of the G_R rise from that level to K that survives correction */
   double *score;      /* [5] score-only comparator: medians of its FAUC_up, the readout's, readout / score-only;
                          smallest and largest ratio */
+  struct pb_agg fm;   /* [source][tier row][3] flagged-bin check: mass kept, ratio (all bins), ratio (kept) */
+  int64_t *fk;        /* [source][tier row][3] cells, L_cond > L_comp over all bins, over the kept bins */
 };
 
 /** The report's totals of every rank's units (collective; free with pb_fragility_sum_free on every rank). */
@@ -64,8 +67,9 @@ int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragili
 void pb_fragility_sum_free(struct pb_fragility_sum *S);
 
 /** The arms' diagnostics into S (collective; fragility_stage_diag.c). */
-void pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
-/** report/fragility_selective.tsv, fragility_merges.tsv, fragility_score_only.tsv: each rank its units' rows (collective). */
+int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
+/** report/fragility_selective.tsv, fragility_merges.tsv, fragility_score_only.tsv,
+ *  fragility_drift_flagged.tsv: each rank its units' rows (collective). */
 int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out);
 /** fragility.md's sections of the diagnostics and their summary TSVs (rank 0; fragility_report_diag.c). */
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,

@@ -540,8 +540,40 @@ void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fr
   }
 }
 
+/* The post-hoc higher-count-bin check (Appendix L): bin b is flagged when one
+ * of its groups with images on either side has fewer than
+ * PB_FRAGILITY_FLAG_MIN images on the source or on the target side. */
+static int pb_fragility__flagged(const struct pb_fragility__tally *S, const struct pb_fragility__tally *T, int32_t b)
+{
+  for (int32_t g = 0; g < S->K; g++) {
+    int64_t ns = S->n[(size_t)b * S->K + g], nt = T->n[(size_t)b * T->K + g];
+    if ((ns > 0 || nt > 0) && (ns < PB_FRAGILITY_FLAG_MIN || nt < PB_FRAGILITY_FLAG_MIN)) return 1;
+  }
+  return 0;
+}
+
+/* The flagged-bin record: kept target mass, kept and flagged bins, and the norms over the kept bins with
+ * their target masses renormalised (k[0] mass, k[1..3] sums of w x^2). */
+static void pb_fragility__flag_rec(const double *k, int32_t kept, int32_t flagged, double *flag)
+{
+  flag[PB_FF_MASS_KEPT] = k[0];
+  flag[PB_FF_BINS_KEPT] = kept;
+  flag[PB_FF_BINS_FLAGGED] = flagged;
+  flag[PB_FF_L_TOTAL] = k[0] > 0 ? sqrt(k[1] / k[0]) : NAN;
+  flag[PB_FF_L_COMP] = k[0] > 0 ? sqrt(k[2] / k[0]) : NAN;
+  flag[PB_FF_L_COND] = k[0] > 0 ? sqrt(k[3] / k[0]) : NAN;
+  flag[PB_FF_RATIO] = k[1] > 0 ? sqrt(k[2] / k[1]) : NAN;
+}
+
 int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
                        const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec)
+{
+  return pb_fragility_drift_flagged(cell, in, p, bin0, grp0, rec, NULL);
+}
+
+int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                               const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                               double *rec, double *flag)
 {
   if (cell->n != in->n)
     return pb_cell_error(cell, -1, "fragility: %d perturbed records for %d clean images", (int)cell->n, (int)in->n);
@@ -561,8 +593,8 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
   struct pb_fragility_law law;
   pb_fragility_law_init(&law);
   double *util = pb_malloc((size_t)J * sizeof(double));
-  double tot = 0, sc = 0, sd = 0, resid = 0;
-  int32_t nu = 0, n_undef = 0, n_unsup = 0;
+  double tot = 0, sc = 0, sd = 0, resid = 0, k[4] = {0, 0, 0, 0};
+  int32_t nu = 0, n_undef = 0, n_unsup = 0, n_kept = 0;
   for (int32_t b = 0; b < J; b++) {
     if (T.nb[b] == 0) continue;
     if (S.nb[b] == 0) { /* target mass in a bin the source never reaches: no binwise drift */
@@ -577,6 +609,10 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
     sc += w * x[1] * x[1];
     sd += w * x[2] * x[2];
     resid = fmax(resid, fabs(x[0] - x[1] - x[2]));
+    if (!pb_fragility__flagged(&S, &T, b)) {
+      k[0] += w, k[1] += w * x[0] * x[0], k[2] += w * x[1] * x[1], k[3] += w * x[2] * x[2];
+      n_kept++;
+    }
     n_unsup += unsup;
     if (isnan(u)) n_undef++;
     else util[nu++] = u;
@@ -592,6 +628,9 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
   rec[PB_FD_N_UNDEF] = n_undef;
   rec[PB_FD_N_UNSUPPORTED] = n_unsup;
   rec[PB_FD_RESIDUAL] = resid;
+  int32_t n_target = 0; /* bins with target mass: the kept ones and the flagged ones (unsupported included) */
+  for (int32_t b = 0; b < J; b++) n_target += T.nb[b] > 0;
+  if (flag) pb_fragility__flag_rec(k, n_kept, n_target - n_kept, flag);
   free(util);
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&S);

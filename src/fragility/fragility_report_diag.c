@@ -6,7 +6,9 @@
 #include <stdio.h>
 
 #include "pairbound/error.h"
+#include "pairbound/agg.h"
 #include "pairbound/fragility.h"
+#include "pairbound/protocol.h"
 #include "pairbound/results.h"
 #include "pairbound/table.h"
 #include "pairbound/text.h"
@@ -100,6 +102,35 @@ static void pb_fragility__score_table(const struct pb_fragility_out *out, const 
     }
 }
 
+/* The flagged-bin check per source and tier row (as the drift table's rows); x = the three means. */
+static void pb_fragility__flag_table(const struct pb_fragility_out *out, const struct pb_fragility_sum *S,
+                                     struct pb_table *tb)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("tier", 1), PB_FDG__COL_N("cells", 0),
+    PB_FDG__COL_X("mean_mass_kept", 3, 0), PB_FDG__COL_X("mean_ratio", 4, 1), PB_FDG__COL_X("mean_ratio_kept", 4, 2),
+    PB_FDG__COL_N("cond_above_comp", 1), PB_FDG__COL_N("cond_above_comp_kept", 2), {NULL}};
+  char note[512];
+  snprintf(note, sizeof note,
+           "Post-hoc higher-count-bin check (Appendix L): bins where a group has fewer than %d source or target images "
+           "are excluded and the norms recomputed over the kept bins; mass_kept: target mass in the kept bins; "
+           "cond_above_comp: cells with L_cond > L_comp over all bins, and over the kept ones. It changes the "
+           "estimand and carries no interval (report/fragility_drift_flagged.tsv).", PB_FRAGILITY_FLAG_MIN);
+  const struct pb_table_spec spec = {"Drift split without flagged low-count bins (Table 2's check)", note, cols};
+  const struct pb_meta *meta = out->meta;
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int ti = 0; ti < PB_FRAGILITY_NTIER; ti++) {
+      const int64_t key = (int64_t)s * PB_FRAGILITY_NTIER + ti, *k = S->fk + key * 3;
+      if (k[0] == 0) continue;
+      const double x[3] = {pb_agg_mean(&S->fm, key * 3), pb_agg_mean(&S->fm, key * 3 + 1),
+                           pb_agg_mean(&S->fm, key * 3 + 2)};
+      const struct pb_fragility__drow row = {
+        {meta->sources[s].name, ti == 0 ? "all" : ti == 1 ? "none" : pb_protocol_tier_name(ti - 2), NULL}, k, x};
+      pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+    }
+}
+
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
                              const struct pb_fragility_sum *S, struct pb_text *md)
 {
@@ -116,6 +147,10 @@ int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_o
   if (status == PB_OK) {
     pb_fragility__score_table(out, S, &tb);
     status = pb_table_flush(&tb, res, "fragility_score_only_summary.tsv", md);
+  }
+  if (status == PB_OK) {
+    pb_fragility__flag_table(out, S, &tb);
+    status = pb_table_flush(&tb, res, "fragility_drift_flagged_summary.tsv", md);
   }
   pb_text_free(&tb.tsv);
   pb_text_free(&tb.md);

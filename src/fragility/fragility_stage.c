@@ -394,11 +394,12 @@ static void pb_fragility__unit_free(struct pb_fragility__unit *w)
 /* Both arms of unit (t, m) into arm[0..2 arm_len), their diagnostics into
  * diag[0..2 diag_len), and the drift split of each of its perturbed
  * conditions, global cells cell0, cell0 + 1, ..., into drift[] (condition
- * order, clean skipped).  PB_FAIL: a cell's error. */
+ * order, clean skipped) with its flagged-bin records in flag[].  PB_FAIL: a
+ * cell's error. */
 static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
                               const struct pb_fragility__signal *sig, uint8_t *const *part,
                               const struct pb_fragility_options *o, int64_t unit, int64_t cell0, double *arm,
-                              double *diag, double *drift)
+                              double *diag, double *drift, double *flag)
 {
   int32_t t = (int32_t)(unit / meta->n_models), m = (int32_t)(unit % meta->n_models);
   const struct pb_source *S = &meta->sources[t], *P = &meta->sources[sig[t].src];
@@ -433,7 +434,9 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
                                    .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc, .m0 = L[t].d.ptrue + r0,
                                    .m1 = L[t].d.ptrue + rc};
     const struct pb_cell_view v = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
-    status = pb_fragility_drift(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k++ * PB_FD_FIXED);
+    status = pb_fragility_drift_flagged(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k * PB_FD_FIXED,
+                                        flag + (size_t)k * PB_FF_FIXED);
+    k++;
   }
   pb_fragility_partition_free(&p);
   pb_fragility__unit_free(&w);
@@ -693,13 +696,15 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
   const int32_t dlen = PB_FRAGILITY_DIAG_LEN(o->n_grid);
   double *diag = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * dlen * sizeof(double));
+  double *flag = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FF_FIXED * sizeof(double));
   if (status == PB_OK) {
     struct pb_error_first fe;
     pb_error_first_init(&fe);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++)
       if (pb_fragility__unit(meta, L, U.sig, U.part, o, u, U.drift0[u], arm + (size_t)(u - u0) * 2 * len,
-                             diag + (size_t)(u - u0) * 2 * dlen, drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED) != PB_OK)
+                             diag + (size_t)(u - u0) * 2 * dlen, drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED,
+                             flag + (size_t)(U.drift0[u] - d0) * PB_FF_FIXED) != PB_OK)
         pb_error_first_record(&fe, u);
     status = pb_error_first_status(&fe);
   }
@@ -717,7 +722,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
     for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
     struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, u0, nu, arm, U.drift0[U.n_units], d0, nd,
-                                   drift, U.drift0, tier, what, st.comm, dlen, diag};
+                                   drift, U.drift0, tier, what, st.comm, dlen, diag, flag};
     status = pb_fragility__arm_tsv(st.results, &out);
     if (status == PB_OK) status = pb_fragility__drift_tsv(st.results, &out);
     if (status == PB_OK) status = pb_fragility_diag_tsv(st.results, &out);
@@ -738,6 +743,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   pb_fields_free(&arm_fields);
   free(arm);
   free(diag);
+  free(flag);
   free(drift);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     free(L[s].rows);

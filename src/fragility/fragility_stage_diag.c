@@ -14,6 +14,7 @@
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 #include "pairbound/fragility.h"
+#include "pairbound/protocol.h"
 #include "pairbound/results.h"
 #include "pairbound/text.h"
 #include "fragility_internal.h"
@@ -31,6 +32,12 @@ static const struct pb_field pb_fragility__score[PB_FJ_FIXED] = {
   [PB_FJ_GROUPS] = {"groups", PB_FMT_INT}, [PB_FJ_G_R] = {"G_R", PB_FMT_NUM},
   [PB_FJ_FAUC_UP] = {"FAUC_up", PB_FMT_NUM}, [PB_FJ_FAUC_DOWN] = {"FAUC_down", PB_FMT_NUM},
   [PB_FJ_READOUT_FAUC_UP] = {"readout_FAUC_up", PB_FMT_NUM}, [PB_FJ_RATIO] = {"readout_over_score", PB_FMT_NUM}};
+
+static const struct pb_field pb_fragility__flag[PB_FF_FIXED] = {
+  [PB_FF_MASS_KEPT] = {"mass_kept", PB_FMT_NUM}, [PB_FF_BINS_KEPT] = {"bins_kept", PB_FMT_INT},
+  [PB_FF_BINS_FLAGGED] = {"bins_flagged", PB_FMT_INT}, [PB_FF_L_TOTAL] = {"L_total_kept", PB_FMT_NUM},
+  [PB_FF_L_COMP] = {"L_comp_kept", PB_FMT_NUM}, [PB_FF_L_COND] = {"L_cond_kept", PB_FMT_NUM},
+  [PB_FF_RATIO] = {"ratio_kept", PB_FMT_NUM}};
 
 /* The diagnostics record of the rank's unit u, arm a. */
 static const double *pb_fragility__diag_rec(const struct pb_fragility_out *out, int64_t u, int a)
@@ -69,6 +76,33 @@ static const char *pb_fragility__cov_key(const struct pb_fragility_out *out, int
   return j / out->opt->n_grid == 0 ? "0.8" : "0.9";
 }
 
+/* report/fragility_drift_flagged.tsv: one row per model x perturbed condition, as fragility_drift.tsv (collective). */
+static int pb_fragility__flag_tsv(struct pb_results *res, const struct pb_fragility_out *out)
+{
+  const struct pb_meta *meta = out->meta;
+  const struct pb_fields fs = pb_fields_static("/fragility/drift_flagged", PB_FF_FIXED, pb_fragility__flag);
+  struct pb_text h = {0}, t = {0};
+  pb_fields_tsv_header(&fs, "model\tsource\tcondition\ttier", 0, &h);
+  pb_text_printf(&h, "\n");
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+    int32_t s = (int32_t)(u / meta->n_models);
+    const struct pb_source *S = &meta->sources[s];
+    int64_t d = out->drift0[u];
+    for (int32_t c = 0; c < S->n_conditions; c++) {
+      if (c == S->clean) continue;
+      int tier = out->tier[s][c];
+      pb_text_printf(&t, "%s\t%s\t%s\t%s", meta->model_ids[u % meta->n_models], S->name, S->conditions[c],
+                     tier >= 0 ? pb_protocol_tier_name(tier) : "none");
+      pb_fields_tsv_values(&fs, out->flag + (size_t)(d++ - out->d0) * PB_FF_FIXED, 0, &t);
+      pb_text_printf(&t, "\n");
+    }
+  }
+  int status = pb_results_tsv(res, "fragility_drift_flagged.tsv", h.buf, t.buf, t.len);
+  pb_text_free(&h);
+  pb_text_free(&t);
+  return status;
+}
+
 int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out)
 {
   const struct pb_fields sel = pb_fields_static("/fragility/selective", PB_FK_FIXED, pb_fragility__sel);
@@ -81,7 +115,8 @@ int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out 
                                   pb_fragility_merge_levels(out->opt->n_groups), PB_FM_FIXED, NULL);
   int s3 = pb_fragility__diag_one(res, out, "fragility_score_only.tsv", &sco, "model\tsource\tarm",
                                   sl + PB_FRAGILITY_MERGES * PB_FM_FIXED, 1, PB_FJ_FIXED, NULL);
-  return status != PB_OK ? status : s2 != PB_OK ? s2 : s3;
+  int s4 = pb_fragility__flag_tsv(res, out);
+  return status != PB_OK ? status : s2 != PB_OK ? s2 : s3 != PB_OK ? s3 : s4;
 }
 
 /* Selective cells of (source, arm) with a realised increase and those above the envelope, the medians of
@@ -144,7 +179,40 @@ static void pb_fragility__merge_summary(const struct pb_fragility_out *out, int3
   }
 }
 
-void pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
+/* The flagged-bin check per (source, tier row) as the drift table's rows: mean kept mass, mean ratio over
+ * all bins and over the kept ones, cells, and cells whose conditional norm exceeds the composition norm
+ * over all bins and over the kept ones (collective; the means on rank 0). */
+static int pb_fragility__flag_summary(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
+{
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models, NT = PB_FRAGILITY_NTIER;
+  pb_agg_init(&S->fm, (int64_t)meta->n_sources * NT * 3);
+  S->fk = pb_calloc((size_t)meta->n_sources * NT * 3, sizeof *S->fk);
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+    const int32_t s = (int32_t)(u / M);
+    const struct pb_source *src = &meta->sources[s];
+    int64_t d = out->drift0[u];
+    for (int32_t c = 0; c < src->n_conditions; c++) {
+      if (c == src->clean) continue;
+      const double *r = out->drift + (size_t)(d - out->d0) * PB_FD_FIXED, *f = out->flag + (size_t)(d - out->d0) * PB_FF_FIXED;
+      d++;
+      for (int ti = 0; ti < NT; ti++) {
+        if (ti > 0 && out->tier[s][c] != ti - 2) continue;
+        const size_t key = (size_t)s * NT + ti;
+        pb_agg_add(&S->fm, (int64_t)key * 3, f[PB_FF_MASS_KEPT]);
+        pb_agg_add(&S->fm, (int64_t)key * 3 + 1, r[PB_FD_RATIO]);
+        pb_agg_add(&S->fm, (int64_t)key * 3 + 2, f[PB_FF_RATIO]);
+        S->fk[key * 3]++;
+        S->fk[key * 3 + 1] += r[PB_FD_L_COND] > r[PB_FD_L_COMP];
+        S->fk[key * 3 + 2] += f[PB_FF_L_COND] > f[PB_FF_L_COMP];
+      }
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, S->fk, meta->n_sources * NT * 3, MPI_INT64_T, MPI_SUM, out->comm);
+  return pb_agg_reduce(&S->fm, out->comm, 0);
+}
+
+int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
 {
   const int32_t ns = out->meta->n_sources;
   S->sel_n = pb_calloc((size_t)ns * 2 * 2, sizeof *S->sel_n);
@@ -161,4 +229,5 @@ void pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_f
   MPI_Allreduce(MPI_IN_PLACE, S->sel_n, ns * 4, MPI_INT64_T, MPI_SUM, out->comm);
   free(v);
   free(w);
+  return pb_fragility__flag_summary(out, S);
 }

@@ -199,7 +199,8 @@ static int pb_fragility__profile_summary(const struct pb_fragility_out *out, str
 void pb_fragility_sum_free(struct pb_fragility_sum *S)
 {
   free(S->med), free(S->lcb), free(S->dk), free(S->dmax), free(S->dutil), free(S->prof);
-  free(S->sel_n), free(S->sel_x), free(S->merge), free(S->score);
+  free(S->sel_n), free(S->sel_x), free(S->merge), free(S->score), free(S->fk);
+  pb_agg_free(&S->fm);
   pb_agg_free(&S->dm);
   pb_agg_free(&S->sp);
 }
@@ -219,7 +220,7 @@ int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragili
   int status = pb_fragility__drift_summary(out, S);
   if (status == PB_OK) status = pb_fragility__spearman_summary(out, S);
   if (status == PB_OK) status = pb_fragility__profile_summary(out, S);
-  if (status == PB_OK) pb_fragility_diag_summarise(out, S);
+  if (status == PB_OK) status = pb_fragility_diag_summarise(out, S);
   return status;
 }
 

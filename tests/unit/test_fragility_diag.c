@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "pairbound/cell.h"
 #include "pairbound/fragility.h"
 #include "testlib.h"
 
@@ -215,6 +216,52 @@ START_TEST(test_score_only)
 }
 END_TEST
 
+/* The flagged-bin check of the drift split, by hand: bins 0.2 | 0.9 (edge
+ * 0.5), groups u 0.2 | 0.8 (cut 0.5), every image outside part A.  Bin 1:
+ * source 15/30 and 27/30 correct; the target keeps them (12/30, 24/30) and
+ * gains 10 images of bin 0's group 0 (4 correct): q' = 4/7, 3/7, eta' = 0.4,
+ * 0.8, so delta = 4/7 - 0.7 = -9/70, composition (1/14)(0.5 - 0.9) = -1/35,
+ * conditional -1/10.  Bin 0 has a group of 5 images: flagged.  Kept: bin 1,
+ * target mass 70/95, norms |delta|, |comp|, |cond| and ratio 2/9. */
+START_TEST(test_drift_flagged)
+{
+  enum { N = 95 };
+  static double s0[N], u[N], s1d[N];
+  static uint8_t c0[N], c1[N], part[N];
+  static float s1[N];
+  static int32_t label[N], pred1[N], bin0[N], grp0[N];
+  for (int i = 0; i < N; i++) {
+    const int j = i < 30 ? i : i < 60 ? i - 30 : i < 90 ? i - 60 : i - 90;
+    s0[i] = i < 60 ? 0.9 : 0.2;
+    u[i] = i < 30 || (i >= 60 && i < 90) ? 0.2 : 0.8;
+    c0[i] = i < 30 ? j < 15 : i < 60 ? j < 27 : i < 90 ? j < 10 : 1;
+    c1[i] = i < 30 ? j < 12 : i < 60 ? j < 24 : i < 90 ? j < 4 : 1;
+    s1d[i] = i < 60 || (i < 90 && j < 10) ? 0.9 : 0.2;
+    s1[i] = (float)s1d[i];
+    part[i] = PB_FRAGILITY_PART_B;
+    label[i] = i % 3;
+    pred1[i] = c1[i] ? label[i] : label[i] + 1;
+  }
+  double edge[1] = {0.5}, cut[2] = {0.5, 0.5};
+  struct pb_fragility_partition p = {2, 2, edge, cut};
+  struct pb_fragility_input in = {N, s0, u, c0, part, 0};
+  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
+  const struct pb_cell_view v = {.index = -1, .n = N, .label = label, .pred1 = pred1, .s1 = s1};
+  double rec[PB_FD_FIXED], flag[PB_FF_FIXED];
+  ck_assert_int_eq(pb_fragility_drift_flagged(&v, &in, &p, bin0, grp0, rec, flag), PB_OK);
+  ck_assert(fabs(flag[PB_FF_MASS_KEPT] - 70.0 / 95) < 1e-15);
+  ck_assert(flag[PB_FF_BINS_KEPT] == 1 && flag[PB_FF_BINS_FLAGGED] == 1);
+  ck_assert(fabs(flag[PB_FF_L_TOTAL] - 9.0 / 70) < 1e-14);
+  ck_assert(fabs(flag[PB_FF_L_COMP] - 1.0 / 35) < 1e-14);
+  ck_assert(fabs(flag[PB_FF_L_COND] - 0.1) < 1e-14);
+  ck_assert(fabs(flag[PB_FF_RATIO] - 2.0 / 9) < 1e-14);
+  /* the drift record is pb_fragility_drift's */
+  double plain[PB_FD_FIXED];
+  ck_assert_int_eq(pb_fragility_drift(&v, &in, &p, bin0, grp0, plain), PB_OK);
+  for (int f = 0; f < PB_FD_FIXED; f++) ck_assert(plain[f] == rec[f] || (isnan(plain[f]) && isnan(rec[f])));
+}
+END_TEST
+
 static Suite *diag_suite(void)
 {
   Suite *s = suite_create("fragility_diag");
@@ -223,6 +270,7 @@ static Suite *diag_suite(void)
   tcase_add_test(tc, test_selective);
   tcase_add_test(tc, test_merges);
   tcase_add_test(tc, test_score_only);
+  tcase_add_test(tc, test_drift_flagged);
   suite_add_tcase(s, tc);
   return s;
 }
