@@ -315,6 +315,29 @@ const char *pb_fragility_study_nested_law(int32_t i, double *eta);
 void pb_fragility_study_nested(const double *eta, int32_t K, int oracle, double rho, struct pb_fragility_law *work,
                                double *rec);
 
+/* The finite-sample part of U.2: stratified labels on the 16 finest cells
+ * (two atoms each), m = max(1, round(n / 16)) per cell at n = 250 and 5,000,
+ * correct with the cell's mean propensity; a readout of K cells pools its
+ * fine cells' labels; the plug-in restricted profile and grouping variance
+ * against the population ones (pb_fragility_study_nested). */
+#define PB_FRAGILITY_NESTED_FINE 16
+#define PB_FRAGILITY_NESTED_NS 2        /* n = 250, 5000 */
+/* Values per replicate: [law][n][size][rho] plug-in Phi_R, then [law][n][size] plug-in G_R. */
+#define PB_FRAGILITY_NESTED_ROWS (PB_FRAGILITY_NESTED_LAWS * PB_FRAGILITY_NESTED_NS * PB_FRAGILITY_NESTED_SIZES)
+#define PB_FRAGILITY_NESTED_EST (PB_FRAGILITY_NESTED_ROWS * (PB_FRAGILITY_NESTED_RHOS + 1))
+#define PB_RNG_FRAGILITY_NESTED 0x46520004u
+extern const int32_t pb_fragility_nested_size[PB_FRAGILITY_NESTED_SIZES];
+extern const int32_t pb_fragility_nested_n[PB_FRAGILITY_NESTED_NS];
+/**
+ * Correct labels of the fine cells of law @p law at n index @p ni in one
+ * replicate: k[c] = #{j < m : u_j < (eta[2c] + eta[2c + 1]) / 2}, the uniforms
+ * of the stream pb_rng_init(seed, PB_RNG_FRAGILITY_NESTED, law * 2 + ni,
+ * replicate) taken cell by cell in order; returns m.
+ */
+int64_t pb_fragility_study_nested_draw(uint64_t seed, int32_t law, int32_t ni, uint32_t replicate, int64_t *k);
+/** One replicate's plug-in estimates est[PB_FRAGILITY_NESTED_EST] (layout above).  Pure and thread-safe. */
+void pb_fragility_study_nested_replicate(uint64_t seed, uint32_t replicate, struct pb_fragility_law *work, double *est);
+
 /**
  * Every design's estimates of one replicate: est[d * PB_FRAGILITY_STUDY_EST + ...]
  * as pb_fragility_study_estimate, kept[d] its cells kept.  Pure and thread-safe.

@@ -90,7 +90,14 @@ enum {
 /** `pairbound fragility --study known-propensity -o OUTDIR` (collective). */
 int pb_fragility_study_run(const struct pb_fragility_stage_options *o, const char *outdir, MPI_Comm comm,
                            const char *provenance);
-/** report/REPORT.md of the study from its records (rank 0). */
-int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_t seed, int64_t replicates);
+/* The finite-sample nested readouts (seed 001 U.2): one record per [law][n][size][rho]. */
+enum {
+  PB_FN2_N, PB_FN2_K, PB_FN2_RHO, PB_FN2_REPLICATES, PB_FN2_TRUTH, PB_FN2_G_R, PB_FN2_G_R_MEAN, PB_FN2_MEAN,
+  PB_FN2_BIAS, PB_FN2_MAE, PB_FN2_REL, PB_FN2_RMSE, PB_FN2_FIXED
+};
+
+/** report/REPORT.md of the study from its records and the finite-sample nested records @p nrec (rank 0). */
+int pb_fragility_study_report(struct pb_results *res, const double *rec, const double *nrec, uint64_t seed,
+                              int64_t replicates);
 
 #endif /* PAIRBOUND_FRAGILITY_INTERNAL_H */
