@@ -176,6 +176,22 @@ int32_t pb_fragility_merge_levels(int32_t K);
 void pb_fragility_diag(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
                        enum pb_fragility_part fit, double *rec);
 
+/* Source metrics across models (seed 001 S Table 13, T Table 16; docs/fragility.md): the Spearman
+ * correlations of ECE, G_R and FAUC_up over a source's models, and the model pairs of similar ECE
+ * (|difference| <= PB_FRAGILITY_ECE_TOL, our tolerance: the seed names none). */
+#define PB_FRAGILITY_ECE_TOL 0.005
+/**
+ * Spearman correlations over the models whose three metrics are finite: out[0] ECE-G_R, out[1]
+ * ECE-FAUC, out[2] G_R-FAUC (NaN with fewer than 3 such models); returns their number.
+ */
+int32_t pb_fragility_metric_spearman(int32_t n, const double *ece, const double *gr, const double *fauc, double *out);
+/**
+ * The pairs i < j (lexicographic) of models with finite metrics and |ece_i - ece_j| <= @p tol into
+ * pi[], pj[] (room for n (n - 1) / 2); returns their number.
+ */
+int64_t pb_fragility_ece_pairs(int32_t n, const double *ece, const double *gr, const double *fauc, double tol,
+                               int32_t *pi, int32_t *pj);
+
 /**
  * The split-sample lower confidence bound at @p rho from the rate part's
  * counts: n[b K + g] images and k[b K + g] correct ones in bin b, group g
@@ -214,12 +230,12 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
 /* The post-hoc higher-count-bin check of the drift split (seed 001 Appendix L;
  * docs/fragility.md): a bin is flagged when a group with images on either side
  * has fewer than PB_FRAGILITY_FLAG_MIN on the source or the target side (our
- * threshold: the seed names none; 30 is its U.1 rule for rare cells).  The
+ * threshold: the seed names none).  The
  * record: target mass in the kept bins, kept and flagged bins (of those with
  * target mass; a bin the source never reaches is flagged), and L_total,
  * L_comp, L_cond and their ratio over the kept bins (target masses
  * renormalised over them; NaN when none is kept). */
-#define PB_FRAGILITY_FLAG_MIN 30
+#define PB_FRAGILITY_FLAG_MIN 10
 enum {
   PB_FF_MASS_KEPT, PB_FF_BINS_KEPT, PB_FF_BINS_FLAGGED, PB_FF_L_TOTAL, PB_FF_L_COMP, PB_FF_L_COND, PB_FF_RATIO,
   PB_FF_FIXED

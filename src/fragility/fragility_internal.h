@@ -60,6 +60,8 @@ struct pb_fragility_sum {
                          smallest and largest ratio */
   struct pb_agg fm;   /* [source][tier row][3] flagged-bin check: mass kept, ratio (all bins), ratio (kept) */
   int64_t *fk;        /* [source][tier row][3] cells, L_cond > L_comp over all bins, over the kept bins */
+  double *metric;     /* on rank 0: [unit][arm][3] ECE, G_R, FAUC_up of every model (the source metrics
+                         across models; NULL on the other ranks) */
 };
 
 /** The report's totals of every rank's units (collective; free with pb_fragility_sum_free on every rank). */

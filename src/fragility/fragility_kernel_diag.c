@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_statistics_double.h>
+
 #include "pairbound/error.h"
 #include "pairbound/fragility.h"
 #include "fragility_kernel_internal.h"
@@ -198,4 +200,32 @@ void pb_fragility_diag(const struct pb_fragility_input *in, const struct pb_frag
   pb_fragility__tally_free(&R);
   pb_fragility__tally_free(&E);
   pb_fragility_partition_free(&p);
+}
+
+int32_t pb_fragility_metric_spearman(int32_t n, const double *ece, const double *gr, const double *fauc, double *out)
+{
+  double *x = pb_malloc((size_t)(n > 0 ? n : 1) * 5 * sizeof(double)), *y = x + n, *z = y + n, *w = z + n;
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (isfinite(ece[i]) && isfinite(gr[i]) && isfinite(fauc[i])) x[m] = ece[i], y[m] = gr[i], z[m++] = fauc[i];
+  const double *a[3] = {x, x, y}, *b[3] = {y, z, z};
+  for (int c = 0; c < 3; c++) {
+    double r = m >= 3 ? gsl_stats_spearman(a[c], 1, b[c], 1, (size_t)m, w) : NAN;
+    out[c] = isfinite(r) ? r : NAN; /* a constant metric has no ranking */
+  }
+  free(x);
+  return m;
+}
+
+int64_t pb_fragility_ece_pairs(int32_t n, const double *ece, const double *gr, const double *fauc, double tol,
+                               int32_t *pi, int32_t *pj)
+{
+  int64_t k = 0;
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = i + 1; j < n; j++) {
+      if (!isfinite(ece[i]) || !isfinite(gr[i]) || !isfinite(fauc[i])) break;
+      if (!isfinite(ece[j]) || !isfinite(gr[j]) || !isfinite(fauc[j]) || !(fabs(ece[i] - ece[j]) <= tol)) continue;
+      pi[k] = i, pj[k++] = j;
+    }
+  return k;
 }

@@ -3,7 +3,9 @@
  * fragility_stage_diag.c. */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "pairbound/error.h"
 #include "pairbound/agg.h"
@@ -131,6 +133,80 @@ static void pb_fragility__flag_table(const struct pb_fragility_out *out, const s
     }
 }
 
+/* One source and arm's metrics over the models: ece, gr, fauc (M each, model order). */
+static void pb_fragility__metrics_of(const struct pb_fragility_out *out, const struct pb_fragility_sum *S, int32_t s,
+                                     int a, double *ece, double *gr, double *fauc)
+{
+  const int32_t M = out->meta->n_models;
+  for (int32_t m = 0; m < M; m++) {
+    const double *x = S->metric + (((size_t)s * M + (size_t)m) * 2 + (size_t)a) * 3;
+    ece[m] = x[0], gr[m] = x[1], fauc[m] = x[2];
+  }
+}
+
+/* A row of the similar-ECE pair list. */
+struct pb_fragility__pair_row {
+  const char *source, *arm, *model_a, *model_b;
+  double ece_a, ece_b, d_fauc, d_gr;
+  int64_t concordant;
+};
+
+/* Table 13 (S): Spearman of the source metrics over the models; Table 16 (T): similar-ECE pairs, counted
+ * here and listed in fragility_ece_pairs.tsv (rank 0). */
+static int pb_fragility__metric_tables(struct pb_results *res, const struct pb_fragility_out *out,
+                                       const struct pb_fragility_sum *S, struct pb_table *tb, struct pb_text *md)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("models", 0),
+    PB_FDG__COL_X("spearman_ece_G_R", 3, 0), PB_FDG__COL_X("spearman_ece_FAUC", 3, 1),
+    PB_FDG__COL_X("spearman_G_R_FAUC", 3, 2), PB_FDG__COL_N("ece_pairs", 1), PB_FDG__COL_N("pairs_same_sign", 2), {NULL}};
+  char note[640];
+  snprintf(note, sizeof note,
+           "Across the source's models (one state per model): Spearman correlations of ECE, G_R and FAUC_up (Table "
+           "13); ece_pairs: model pairs with |ECE difference| <= %g (our tolerance), pairs_same_sign: those whose "
+           "FAUC_up difference has the sign of their G_R difference (Table 16; every pair in "
+           "report/fragility_ece_pairs.tsv).", PB_FRAGILITY_ECE_TOL);
+  const struct pb_table_spec spec = {"Source metrics across models (Appendices S and T)", note, cols};
+#define P(name, member, fmt) {name, fmt, 6, .slot = offsetof(struct pb_fragility__pair_row, member)}
+  static const struct pb_column pcols[] = {
+    P("source", source, PB_COL_STR), P("arm", arm, PB_COL_STR), P("model_a", model_a, PB_COL_STR),
+    P("model_b", model_b, PB_COL_STR), P("ece_a", ece_a, PB_COL_NUM), P("ece_b", ece_b, PB_COL_NUM),
+    P("FAUC_up_b_minus_a", d_fauc, PB_COL_NUM), P("G_R_b_minus_a", d_gr, PB_COL_NUM),
+    P("same_sign", concordant, PB_COL_INT), {NULL}};
+#undef P
+  static const struct pb_table_spec pspec = {NULL, NULL, pcols};
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models;
+  double *v = pb_malloc((size_t)(M > 0 ? M : 1) * 3 * sizeof *v), *ece = v, *gr = v + M, *fauc = v + 2 * M;
+  const size_t np = (size_t)M * (M > 1 ? M - 1 : 1) / 2 + 1;
+  int32_t *pi = pb_malloc(np * sizeof *pi), *pj = pb_malloc(np * sizeof *pj);
+  struct pb_text list = {0};
+  pb_table_tsv_open(&list, &pspec);
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int a = 0; a < 2; a++) {
+      pb_fragility__metrics_of(out, S, s, a, ece, gr, fauc);
+      double x[3];
+      int64_t n[3] = {pb_fragility_metric_spearman(M, ece, gr, fauc, x), 0, 0};
+      n[1] = pb_fragility_ece_pairs(M, ece, gr, fauc, PB_FRAGILITY_ECE_TOL, pi, pj);
+      for (int64_t k = 0; k < n[1]; k++) {
+        const double df = fauc[pj[k]] - fauc[pi[k]], dg = gr[pj[k]] - gr[pi[k]];
+        const int64_t same = (df > 0) - (df < 0) == (dg > 0) - (dg < 0);
+        n[2] += same;
+        const struct pb_fragility__pair_row row = {meta->sources[s].name, a == 0 ? "A" : "B", meta->model_ids[pi[k]],
+                                                   meta->model_ids[pj[k]], ece[pi[k]], ece[pj[k]], df, dg, same};
+        pb_table_tsv_row(&list, &pspec, pb_table_member, &row);
+      }
+      const struct pb_fragility__drow row = {{meta->sources[s].name, a == 0 ? "A" : "B", NULL}, n, x};
+      pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+    }
+  int status = pb_table_flush(tb, res, "fragility_metric_spearman.tsv", md);
+  const int ls = pb_results_write_report(res, "fragility_ece_pairs.tsv", list.buf, list.len);
+  pb_text_free(&list);
+  free(v), free(pi), free(pj);
+  return status != PB_OK ? status : ls;
+}
+
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
                              const struct pb_fragility_sum *S, struct pb_text *md)
 {
@@ -152,6 +228,7 @@ int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_o
     pb_fragility__flag_table(out, S, &tb);
     status = pb_table_flush(&tb, res, "fragility_drift_flagged_summary.tsv", md);
   }
+  if (status == PB_OK) status = pb_fragility__metric_tables(res, out, S, &tb, md);
   pb_text_free(&tb.tsv);
   pb_text_free(&tb.md);
   return status;

@@ -236,7 +236,7 @@ static void pb_fragility__finite_table(const double *nrec, struct pb_table *tb)
 {
 #define V(name, f, d) {name, PB_COL_NUM, d, .slot = f}
   static const struct pb_column cols[] = {
-    {"law", PB_COL_STR, 0}, {"n", PB_COL_INT, .slot = PB_FN2_N}, {"K", PB_COL_INT, .slot = PB_FN2_K},
+    {"law", PB_COL_STR, .slot = 0}, {"n", PB_COL_INT, .slot = PB_FN2_N}, {"K", PB_COL_INT, .slot = PB_FN2_K},
     V("rho", PB_FN2_RHO, 1), {"replicates", PB_COL_INT, .slot = PB_FN2_REPLICATES, .side = PB_COL_TSV_ONLY},
     V("Phi_R", PB_FN2_TRUTH, 4), V("G_R", PB_FN2_G_R, 5), V("G_R_plugin_mean", PB_FN2_G_R_MEAN, 5),
     V("plugin_mean", PB_FN2_MEAN, 4), V("plugin_bias", PB_FN2_BIAS, -4), V("plugin_mae", PB_FN2_MAE, 4),

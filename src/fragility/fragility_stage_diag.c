@@ -212,8 +212,38 @@ static int pb_fragility__flag_summary(const struct pb_fragility_out *out, struct
   return pb_agg_reduce(&S->fm, out->comm, 0);
 }
 
+/* ECE, G_R and FAUC_up of every unit and arm to rank 0 (collective): the report's correlations and
+ * similar-ECE pairs compare models, three numbers each. */
+static void pb_fragility__metric_gather(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
+{
+  int rank, size;
+  MPI_Comm_rank(out->comm, &rank);
+  MPI_Comm_size(out->comm, &size);
+  double *mine = pb_malloc((size_t)(out->nu > 0 ? out->nu : 1) * 6 * sizeof *mine);
+  for (int64_t u = 0; u < out->nu; u++)
+    for (int a = 0; a < 2; a++) {
+      const double *r = out->arms + ((size_t)u * 2 + (size_t)a) * out->arm_len;
+      double *x = mine + ((size_t)u * 2 + (size_t)a) * 3;
+      x[0] = r[PB_FA_ECE], x[1] = r[PB_FA_G_R], x[2] = r[PB_FA_FAUC_UP];
+    }
+  int cnt = (int)(out->nu * 6), *cnts = NULL, *offs = NULL;
+  if (rank == 0) {
+    cnts = pb_malloc((size_t)size * sizeof *cnts);
+    offs = pb_malloc((size_t)size * sizeof *offs);
+    S->metric = pb_malloc((size_t)(out->n_units > 0 ? out->n_units : 1) * 6 * sizeof *S->metric);
+  }
+  MPI_Gather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, 0, out->comm);
+  if (rank == 0)
+    for (int r = 0, o = 0; r < size; o += cnts[r++]) offs[r] = o; /* ranks hold contiguous units in order */
+  MPI_Gatherv(mine, cnt, MPI_DOUBLE, S->metric, cnts, offs, MPI_DOUBLE, 0, out->comm);
+  free(mine);
+  free(cnts);
+  free(offs);
+}
+
 int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
 {
+  pb_fragility__metric_gather(out, S);
   const int32_t ns = out->meta->n_sources;
   S->sel_n = pb_calloc((size_t)ns * 2 * 2, sizeof *S->sel_n);
   S->sel_x = pb_malloc((size_t)ns * 2 * 3 * sizeof *S->sel_x);

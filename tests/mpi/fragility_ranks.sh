@@ -9,7 +9,7 @@ check "fragility runs" test -s "$WORK/o11/report/fragility.tsv"
 reports="fragility.tsv fragility_drift.tsv fragility_sources.tsv fragility_drift_summary.tsv fragility_spearman.tsv
   fragility_profiles.tsv fragility_drift_tiers.tsv fragility.md fragility_selective.tsv fragility_merges.tsv
   fragility_score_only.tsv fragility_selective_summary.tsv fragility_merges_summary.tsv fragility_score_only_summary.tsv
-  fragility_drift_flagged.tsv fragility_drift_flagged_summary.tsv"
+  fragility_drift_flagged.tsv fragility_drift_flagged_summary.tsv fragility_metric_spearman.tsv fragility_ece_pairs.tsv"
 ranks_identical "$reports" fragility "$WORK/s.h5" --null 20
 T="$WORK/o11/report/fragility.tsv"
 D="$WORK/o11/report/fragility_drift.tsv"
@@ -35,6 +35,13 @@ awk -F'\t' 'NR > 1 { print $1, $2, $3, $11 }' "$T" > "$WORK/fauc.txt"
 awk -F'\t' 'NR > 1 && $4 == 8 { print $1, $2, $3, $7 }' "$WORK/o11/report/fragility_merges.tsv" > "$WORK/fauc_m.txt"
 awk -F'\t' 'NR > 1 { print $1, $2, $3, $8 }' "$WORK/o11/report/fragility_score_only.tsv" > "$WORK/fauc_j.txt"
 check "fragility_drift_flagged.tsv: one row per cell" test "$(($(wc -l < "$WORK/o11/report/fragility_drift_flagged.tsv") - 1))" -eq "$cells"
+# similar-ECE pairs recounted from fragility.tsv (columns 2 source, 3 arm, 9 G_R, 11 FAUC_up, 16 ece)
+awk -F'\t' 'NR > 1 { k = $2 " " $3; n[k]++; e[k, n[k]] = $16; g[k, n[k]] = $9; f[k, n[k]] = $11 }
+  END { for (k in n) { p = 0; for (i = 1; i <= n[k]; i++) for (j = i + 1; j <= n[k]; j++) {
+          d = e[k, i] - e[k, j]; if (d < 0) d = -d; if (d <= 0.005) p++ }
+        print k, p } }' "$T" | sort > "$WORK/pairs_rows.txt"
+awk -F'\t' 'NR > 1 { print $1, $2, $7 }' "$WORK/o11/report/fragility_metric_spearman.tsv" | sort > "$WORK/pairs_sum.txt"
+check "similar-ECE pairs recounted from fragility.tsv" cmp "$WORK/pairs_rows.txt" "$WORK/pairs_sum.txt"
 check "merges: the unmerged level's FAUC_up is fragility.tsv's" cmp "$WORK/fauc_m.txt" "$WORK/fauc.txt"
 check "score-only comparator: its readout FAUC_up is fragility.tsv's" cmp "$WORK/fauc_j.txt" "$WORK/fauc.txt"
 check "results.h5 has /fragility" sh -c "h5ls -r '$WORK/o11/results.h5' | grep -q '^/fragility/drift/L_comp'"

@@ -262,6 +262,24 @@ START_TEST(test_drift_flagged)
 }
 END_TEST
 
+/* Source metrics across models, by hand: ranks of ECE 1 2 3 4, G_R 1 3 2 4, FAUC 4 3 2 1 (a fifth model
+ * with a NaN metric left out): Spearman 1 - 6 sum d^2 / (n (n^2 - 1)) = 1 - 12/60, 1 - 120/60, 1 - 108/60.
+ * Pairs within 0.005 of ECE: (0, 1), (0, 3), (1, 3), not (0, 2) nor the NaN model. */
+START_TEST(test_metrics)
+{
+  const double ece[5] = {0.1, 0.2, 0.3, 0.4, 0.25}, gr[5] = {1, 3, 2, 4, NAN}, fauc[5] = {4, 3, 2, 1, 0};
+  double r[3];
+  ck_assert_int_eq(pb_fragility_metric_spearman(5, ece, gr, fauc, r), 4);
+  ck_assert(fabs(r[0] - 0.8) < 1e-12 && fabs(r[1] + 1) < 1e-12 && fabs(r[2] + 0.8) < 1e-12);
+  ck_assert_int_eq(pb_fragility_metric_spearman(2, ece, gr, fauc, r), 2);
+  ck_assert(isnan(r[0]) && isnan(r[1]) && isnan(r[2]));
+  const double e2[5] = {0.1, 0.103, 0.2, 0.104, 0.101}, g2[5] = {1, 2, 3, 4, 5}, f2[5] = {1, 2, 3, 4, NAN};
+  int32_t pi[10], pj[10];
+  ck_assert_int_eq(pb_fragility_ece_pairs(5, e2, g2, f2, 0.005, pi, pj), 3);
+  ck_assert(pi[0] == 0 && pj[0] == 1 && pi[1] == 0 && pj[1] == 3 && pi[2] == 1 && pj[2] == 3);
+}
+END_TEST
+
 static Suite *diag_suite(void)
 {
   Suite *s = suite_create("fragility_diag");
@@ -271,6 +289,7 @@ static Suite *diag_suite(void)
   tcase_add_test(tc, test_merges);
   tcase_add_test(tc, test_score_only);
   tcase_add_test(tc, test_drift_flagged);
+  tcase_add_test(tc, test_metrics);
   suite_add_tcase(s, tc);
   return s;
 }
