@@ -192,6 +192,27 @@ int32_t pb_fragility_metric_spearman(int32_t n, const double *ece, const double 
 int64_t pb_fragility_ece_pairs(int32_t n, const double *ece, const double *gr, const double *fauc, double tol,
                                int32_t *pi, int32_t *pj);
 
+/* Random score-preserving shifts (seed 001 R.1) and their two-role
+ * permutation null (T; docs/fragility.md, "Random score-preserving shifts"):
+ * per bin with rate and evaluation images, PB_FRAGILITY_RANDOM_DRAWS random
+ * directions d of the rate part's groups (standard normal, centred and
+ * scaled to E_q[d] = 0, E_q[d^2] = 1), each stepped at every grid radius to
+ * r = 1 + t d (t = sqrt(rho), or less where r >= 0 needs it) and applied to
+ * part E; per radius the median held-out |movement| against the two-sided
+ * plug-in profile. */
+#define PB_FRAGILITY_RANDOM_DRAWS 20
+#define PB_FRAGILITY_RANDOM_NULL 5
+#define PB_RNG_FRAGILITY_RANDOM 0x46520005u
+#define PB_RNG_FRAGILITY_RANDOM_NULL 0x46520006u
+/* cells (bin x radius with a positive profile and part-E images), Spearman of profile and median movement
+ * over them, the median of that Spearman over the null's permutations, cells whose ratio movement /
+ * profile exceeds 1 and the sum of their ratio - 1; then per grid radius [cells, above]. */
+enum { PB_FX_CELLS, PB_FX_SPEARMAN, PB_FX_NULL_SPEARMAN, PB_FX_ABOVE, PB_FX_EXCESS_SUM, PB_FX_FIXED };
+#define PB_FRAGILITY_RANDOM_LEN(n_grid) (PB_FX_FIXED + 2 * (n_grid))
+/** The random shifts of the arm fitted on part @p fit into @p rec (PB_FRAGILITY_RANDOM_LEN doubles).  Pure. */
+void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
+                         enum pb_fragility_part fit, double *rec);
+
 /**
  * The split-sample lower confidence bound at @p rho from the rate part's
  * counts: n[b K + g] images and k[b K + g] correct ones in bin b, group g

@@ -29,8 +29,9 @@ struct pb_fragility_out {
   const int8_t *const *tier;     /* [source][condition] */
   const char *const *u_signal;   /* [source] description of the group signal used */
   MPI_Comm comm;
-  int32_t diag_len;              /* PB_FRAGILITY_DIAG_LEN(n_grid) */
-  const double *diag;            /* [nu][2][diag_len] the arms' diagnostics (pb_fragility_diag) */
+  int32_t diag_len;              /* PB_FRAGILITY_DIAG_LEN(n_grid) + PB_FRAGILITY_RANDOM_LEN(n_grid) */
+  const double *diag;            /* [nu][2][diag_len] the arms' diagnostics (pb_fragility_diag), then their
+                                    random shifts (pb_fragility_random) */
   const double *flag;            /* [nd][PB_FF_FIXED] the drift records' flagged-bin check */
 };
 
@@ -60,6 +61,9 @@ struct pb_fragility_sum {
                          smallest and largest ratio */
   struct pb_agg fm;   /* [source][tier row][3] flagged-bin check: mass kept, ratio (all bins), ratio (kept) */
   int64_t *fk;        /* [source][tier row][3] cells, L_cond > L_comp over all bins, over the kept bins */
+  int64_t *rnd_n;     /* [source][arm][2 + 2 n_grid] random shifts: cells, above the profile, then per radius */
+  struct pb_agg rnd_x; /* [source][arm] the sum of ratio - 1 over the cells above (rank 0) */
+  double *rnd_med;    /* [source][arm][2] medians over models of the Spearman and of its null median */
   double *metric;     /* on rank 0: [unit][arm][3] ECE, G_R, FAUC_up of every model (the source metrics
                          across models; NULL on the other ranks) */
 };
@@ -71,7 +75,7 @@ void pb_fragility_sum_free(struct pb_fragility_sum *S);
 /** The arms' diagnostics into S (collective; fragility_stage_diag.c). */
 int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
 /** report/fragility_selective.tsv, fragility_merges.tsv, fragility_score_only.tsv,
- *  fragility_drift_flagged.tsv: each rank its units' rows (collective). */
+ *  fragility_drift_flagged.tsv, fragility_random.tsv: each rank its units' rows (collective). */
 int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out);
 /** fragility.md's sections of the diagnostics and their summary TSVs (rank 0; fragility_report_diag.c). */
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,

@@ -344,8 +344,9 @@ void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct p
   double eta[PB_FRAGILITY_MAX_GROUPS], q[PB_FRAGILITY_MAX_GROUPS];
   memset(up, 0, 4 * (size_t)G * sizeof(double));
   double gr = 0, grc = 0, rho_plus = INFINITY, at_lcb = 0, ece = 0;
-  double *wv = pb_calloc((size_t)J * 3, sizeof(double)), *rel = wv + J, *dn = rel + J;
+  double *wv = pb_calloc((size_t)J * 3, sizeof(double)), *rel = wv + J, *dn = rel + J, rhos[PB_FRAGILITY_MAX_GRID];
   int32_t bins = 0, groups = 0;
+  for (int32_t k = 0; k < G; k++) rhos[k] = pb_fragility_grid(o, k); /* once: each is formatted and parsed */
   for (int32_t b = 0; b < J; b++) {
     if (!pb_fragility__bin_law(R, b, law, eta, q)) continue;
     double w = (double)R->nb[b] / (double)R->total;
@@ -360,7 +361,7 @@ void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct p
     at_lcb += w * pb_fragility_profile(law, PB_FRAGILITY_UP, o->rho_lcb);
     ece += w * fabs(law->mean - R->ssum[b] / (double)R->nb[b]);
     for (int32_t k = 0; k < G; k++) {
-      double rho = pb_fragility_grid(o, k), v = sqrt(rho * law->G);
+      double rho = rhos[k], v = sqrt(rho * law->G);
       up[k] += w * pb_fragility_profile(law, PB_FRAGILITY_UP, rho);
       down[k] += w * pb_fragility_profile(law, PB_FRAGILITY_DOWN, rho);
       var[k] += w * v;
@@ -369,7 +370,7 @@ void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct p
   }
   double fu = 0, fd = 0; /* trapezoids in log rho */
   for (int32_t k = 1; k < G; k++) {
-    double h = log(pb_fragility_grid(o, k) / pb_fragility_grid(o, k - 1));
+    double h = log(rhos[k] / rhos[k - 1]);
     fu += h * (up[k] + up[k - 1]) / 2;
     fd += h * (down[k] + down[k - 1]) / 2;
   }

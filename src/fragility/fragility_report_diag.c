@@ -3,6 +3,7 @@
  * fragility_stage_diag.c. */
 #include "config.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +208,63 @@ static int pb_fragility__metric_tables(struct pb_results *res, const struct pb_f
   return status != PB_OK ? status : ls;
 }
 
+/* A row of the random shifts' radius table. */
+struct pb_fragility__radius_row {
+  const char *source, *arm;
+  double rho, share;
+  int64_t cells, above;
+};
+
+/* R.1 and T: the random shifts per source and arm, and (TSV only) their share above the profile per radius. */
+static int pb_fragility__random_tables(struct pb_results *res, const struct pb_fragility_out *out,
+                                       const struct pb_fragility_sum *S, struct pb_table *tb, struct pb_text *md)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("cells", 0), PB_FDG__COL_N("above_profile", 1),
+    PB_FDG__COL_X("share_above", 4, 0), PB_FDG__COL_X("mean_excess", 3, 1), PB_FDG__COL_X("median_spearman", 3, 2),
+    PB_FDG__COL_X("median_null_spearman", 3, 3), {NULL}};
+  char note[768];
+  snprintf(note, sizeof note,
+           "Per model, bin and grid radius, %d random reweightings of the rate part's groups within the budget, "
+           "applied to part E; a cell's movement is their median |held-out reliability change|, its profile the "
+           "two-sided plug-in max(Phi_up, Phi_down). share_above: cells whose movement / profile exceeds 1; "
+           "mean_excess: the mean of that ratio - 1 over them; spearman: profile vs movement over a model's cells "
+           "(median over models); null: the same with both roles' labels permuted within bins (%d permutations, "
+           "median per model, then over models). Random shifts are not natural shifts "
+           "(report/fragility_random.tsv, fragility_random_radius.tsv).", PB_FRAGILITY_RANDOM_DRAWS, PB_FRAGILITY_RANDOM_NULL);
+  const struct pb_table_spec spec = {"Random score-preserving shifts (Appendices R.1 and T)", note, cols};
+#define Q(name, member, fmt) {name, fmt, 6, .slot = offsetof(struct pb_fragility__radius_row, member)}
+  static const struct pb_column rcols[] = {
+    Q("source", source, PB_COL_STR), Q("arm", arm, PB_COL_STR), Q("rho", rho, PB_COL_NUM), Q("cells", cells, PB_COL_INT),
+    Q("above_profile", above, PB_COL_INT), Q("share_above", share, PB_COL_NUM), {NULL}};
+#undef Q
+  static const struct pb_table_spec rspec = {NULL, NULL, rcols};
+  const int32_t G = out->opt->n_grid, w = 2 + 2 * G;
+  struct pb_text list = {0};
+  pb_table_tsv_open(&list, &rspec);
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < out->meta->n_sources; s++)
+    for (int a = 0; a < 2; a++) {
+      const int64_t *k = S->rnd_n + ((size_t)s * 2 + a) * w;
+      const double *med = S->rnd_med + ((size_t)s * 2 + a) * 2;
+      const double x[4] = {k[0] > 0 ? (double)k[1] / (double)k[0] : NAN,
+                           k[1] > 0 ? pb_agg_sum(&S->rnd_x, (int64_t)s * 2 + a) / (double)k[1] : NAN, med[0], med[1]};
+      const struct pb_fragility__drow row = {{out->meta->sources[s].name, a == 0 ? "A" : "B", NULL}, k, x};
+      pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+      for (int32_t j = 0; j < G; j++) {
+        const int64_t c = k[2 + 2 * j], ab = k[3 + 2 * j];
+        const struct pb_fragility__radius_row r = {out->meta->sources[s].name, a == 0 ? "A" : "B",
+                                                   pb_fragility_grid(out->opt, j), c > 0 ? (double)ab / (double)c : NAN,
+                                                   c, ab};
+        pb_table_tsv_row(&list, &rspec, pb_table_member, &r);
+      }
+    }
+  int status = pb_table_flush(tb, res, "fragility_random_summary.tsv", md);
+  const int ls = pb_results_write_report(res, "fragility_random_radius.tsv", list.buf, list.len);
+  pb_text_free(&list);
+  return status != PB_OK ? status : ls;
+}
+
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
                              const struct pb_fragility_sum *S, struct pb_text *md)
 {
@@ -228,6 +286,7 @@ int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_o
     pb_fragility__flag_table(out, S, &tb);
     status = pb_table_flush(&tb, res, "fragility_drift_flagged_summary.tsv", md);
   }
+  if (status == PB_OK) status = pb_fragility__random_tables(res, out, S, &tb, md);
   if (status == PB_OK) status = pb_fragility__metric_tables(res, out, S, &tb, md);
   pb_text_free(&tb.tsv);
   pb_text_free(&tb.md);

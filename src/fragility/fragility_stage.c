@@ -391,8 +391,8 @@ static void pb_fragility__unit_free(struct pb_fragility__unit *w)
   free(w->s0), free(w->u), free(w->bin0), free(w->grp0), free(w->c0), free(w->mrow);
 }
 
-/* Both arms of unit (t, m) into arm[0..2 arm_len), their diagnostics into
- * diag[0..2 diag_len), and the drift split of each of its perturbed
+/* Both arms of unit (t, m) into arm[0..2 arm_len), their diagnostics and
+ * random shifts into diag[0..2 diag_len) (struct pb_fragility_out), and the drift split of each of its perturbed
  * conditions, global cells cell0, cell0 + 1, ..., into drift[] (condition
  * order, clean skipped) with its flagged-bin records in flag[].  PB_FAIL: a
  * cell's error. */
@@ -418,8 +418,11 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_A, arm);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
+  const int32_t dl = PB_FRAGILITY_DIAG_LEN(o->n_grid), rl = PB_FRAGILITY_RANDOM_LEN(o->n_grid);
   pb_fragility_diag(&in, o, PB_FRAGILITY_PART_A, diag);
-  pb_fragility_diag(&in, o, PB_FRAGILITY_PART_B, diag + PB_FRAGILITY_DIAG_LEN(o->n_grid));
+  pb_fragility_random(&in, o, PB_FRAGILITY_PART_A, diag + dl);
+  pb_fragility_diag(&in, o, PB_FRAGILITY_PART_B, diag + dl + rl);
+  pb_fragility_random(&in, o, PB_FRAGILITY_PART_B, diag + 2 * dl + rl);
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
   pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
@@ -694,7 +697,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
   double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
   double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
-  const int32_t dlen = PB_FRAGILITY_DIAG_LEN(o->n_grid);
+  const int32_t dlen = PB_FRAGILITY_DIAG_LEN(o->n_grid) + PB_FRAGILITY_RANDOM_LEN(o->n_grid);
   double *diag = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * dlen * sizeof(double));
   double *flag = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FF_FIXED * sizeof(double));
   if (status == PB_OK) {

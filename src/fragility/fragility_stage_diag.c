@@ -39,6 +39,11 @@ static const struct pb_field pb_fragility__flag[PB_FF_FIXED] = {
   [PB_FF_L_COMP] = {"L_comp_kept", PB_FMT_NUM}, [PB_FF_L_COND] = {"L_cond_kept", PB_FMT_NUM},
   [PB_FF_RATIO] = {"ratio_kept", PB_FMT_NUM}};
 
+static const struct pb_field pb_fragility__random[PB_FX_FIXED] = {
+  [PB_FX_CELLS] = {"cells", PB_FMT_INT}, [PB_FX_SPEARMAN] = {"spearman", PB_FMT_NUM},
+  [PB_FX_NULL_SPEARMAN] = {"null_median_spearman", PB_FMT_NUM}, [PB_FX_ABOVE] = {"cells_above_profile", PB_FMT_INT},
+  [PB_FX_EXCESS_SUM] = {"excess_sum", PB_FMT_NUM}};
+
 /* The diagnostics record of the rank's unit u, arm a. */
 static const double *pb_fragility__diag_rec(const struct pb_fragility_out *out, int64_t u, int a)
 {
@@ -116,7 +121,10 @@ int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out 
   int s3 = pb_fragility__diag_one(res, out, "fragility_score_only.tsv", &sco, "model\tsource\tarm",
                                   sl + PB_FRAGILITY_MERGES * PB_FM_FIXED, 1, PB_FJ_FIXED, NULL);
   int s4 = pb_fragility__flag_tsv(res, out);
-  return status != PB_OK ? status : s2 != PB_OK ? s2 : s3 != PB_OK ? s3 : s4;
+  const struct pb_fields rnd = pb_fields_static("/fragility/random", PB_FX_FIXED, pb_fragility__random);
+  int s5 = pb_fragility__diag_one(res, out, "fragility_random.tsv", &rnd, "model\tsource\tarm",
+                                  PB_FRAGILITY_DIAG_LEN(G), 1, PB_FX_FIXED, NULL);
+  return status != PB_OK ? status : s2 != PB_OK ? s2 : s3 != PB_OK ? s3 : s4 != PB_OK ? s4 : s5;
 }
 
 /* Selective cells of (source, arm) with a realised increase and those above the envelope, the medians of
@@ -241,6 +249,35 @@ static void pb_fragility__metric_gather(const struct pb_fragility_out *out, stru
   free(offs);
 }
 
+/* Random shifts per (source, arm): counts over the models, the excess sum, the Spearman medians (collective). */
+static int pb_fragility__random_summary(const struct pb_fragility_out *out, struct pb_fragility_sum *S, double *v)
+{
+  const int32_t M = out->meta->n_models, ns = out->meta->n_sources, G = out->opt->n_grid, w = 2 + 2 * G;
+  S->rnd_n = pb_calloc((size_t)ns * 2 * w, sizeof *S->rnd_n);
+  S->rnd_med = pb_malloc((size_t)ns * 2 * 2 * sizeof *S->rnd_med);
+  pb_agg_init(&S->rnd_x, (int64_t)ns * 2);
+  for (int32_t s = 0; s < ns; s++)
+    for (int a = 0; a < 2; a++) {
+      int64_t *k = S->rnd_n + ((size_t)s * 2 + a) * w;
+      for (int c = 0; c < 2; c++) {
+        int64_t n = 0;
+        for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
+          if (u / M == s) v[n++] = pb_fragility__diag_rec(out, u, a)[PB_FRAGILITY_DIAG_LEN(G) + (c ? PB_FX_NULL_SPEARMAN : PB_FX_SPEARMAN)];
+        S->rnd_med[((size_t)s * 2 + a) * 2 + c] = pb_agg_select_quantile(v, n, 0.5, out->comm);
+      }
+      for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+        if (u / M != s) continue;
+        const double *x = pb_fragility__diag_rec(out, u, a) + PB_FRAGILITY_DIAG_LEN(G);
+        k[0] += (int64_t)x[PB_FX_CELLS];
+        k[1] += (int64_t)x[PB_FX_ABOVE];
+        for (int32_t j = 0; j < 2 * G; j++) k[2 + j] += (int64_t)x[PB_FX_FIXED + j];
+        pb_agg_add(&S->rnd_x, (int64_t)s * 2 + a, x[PB_FX_EXCESS_SUM]);
+      }
+    }
+  MPI_Allreduce(MPI_IN_PLACE, S->rnd_n, ns * 2 * w, MPI_INT64_T, MPI_SUM, out->comm);
+  return pb_agg_reduce(&S->rnd_x, out->comm, 0);
+}
+
 int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
 {
   pb_fragility__metric_gather(out, S);
@@ -257,7 +294,8 @@ int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fr
       pb_fragility__merge_summary(out, s, a, v, S);
     }
   MPI_Allreduce(MPI_IN_PLACE, S->sel_n, ns * 4, MPI_INT64_T, MPI_SUM, out->comm);
+  int status = pb_fragility__random_summary(out, S, v);
   free(v);
   free(w);
-  return pb_fragility__flag_summary(out, S);
+  return status != PB_OK ? status : pb_fragility__flag_summary(out, S);
 }

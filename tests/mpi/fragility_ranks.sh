@@ -9,7 +9,8 @@ check "fragility runs" test -s "$WORK/o11/report/fragility.tsv"
 reports="fragility.tsv fragility_drift.tsv fragility_sources.tsv fragility_drift_summary.tsv fragility_spearman.tsv
   fragility_profiles.tsv fragility_drift_tiers.tsv fragility.md fragility_selective.tsv fragility_merges.tsv
   fragility_score_only.tsv fragility_selective_summary.tsv fragility_merges_summary.tsv fragility_score_only_summary.tsv
-  fragility_drift_flagged.tsv fragility_drift_flagged_summary.tsv fragility_metric_spearman.tsv fragility_ece_pairs.tsv"
+  fragility_drift_flagged.tsv fragility_drift_flagged_summary.tsv fragility_metric_spearman.tsv fragility_ece_pairs.tsv
+  fragility_random.tsv fragility_random_summary.tsv fragility_random_radius.tsv"
 ranks_identical "$reports" fragility "$WORK/s.h5" --null 20
 T="$WORK/o11/report/fragility.tsv"
 D="$WORK/o11/report/fragility_drift.tsv"

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pairbound/cell.h"
 #include "pairbound/fragility.h"
@@ -280,6 +281,42 @@ START_TEST(test_metrics)
 }
 END_TEST
 
+/* Random shifts, by hand: two bins of two groups of equal rate-part and part-E masses.  Every centred,
+ * scaled direction is +-(1, -1), feasible up to step 1, so r = (1 +- t, 1 -+ t) with t = sqrt(rho) below 1,
+ * and the held-out movement is t |etaE_0 - etaE_1| / 2 whichever the sign; the two-sided profile of the
+ * two-point rate law is t |eta_0 - eta_1| / 2.  Bin 0: rate gap 0.2, held-out gap 0.4 (ratio 2); bin 1:
+ * 0.6 and 0.3 (ratio 1/2).  Radii 0.04, 0.16, 0.64 (t = 0.2, 0.4, 0.8): profiles 0.02 0.04 0.08 | 0.06
+ * 0.12 0.24, movements 0.04 0.08 0.16 | 0.03 0.06 0.12 (no ties); ranks 1 2 4 3 5 6 and 2 4 6 1 3 5,
+ * Spearman 1 - 6 * 18 / (6 * 35) = 17/35. */
+START_TEST(test_random)
+{
+  struct imgs m = {0};
+  for (int b = 0; b < 2; b++)
+    for (int g = 0; g < 2; g++) put(&m, 5, 0, b ? 0.9 : 0.3, g, PB_FRAGILITY_PART_A);
+  const int rate[2][2] = {{4, 6}, {2, 8}}, eval[2][2] = {{3, 7}, {7, 13}}, ne[2] = {10, 20};
+  for (int b = 0; b < 2; b++)
+    for (int g = 0; g < 2; g++) {
+      put(&m, 10, rate[b][g], b ? 0.9 : 0.3, g, PB_FRAGILITY_PART_B);
+      put(&m, ne[b], eval[b][g], b ? 0.9 : 0.3, g, PB_FRAGILITY_PART_E);
+    }
+  struct pb_fragility_options o;
+  opts(&o, 2, 2);
+  o.rho_min = 0.04, o.rho_max = 0.64;
+  ck_assert(pb_fragility_grid(&o, 1) == 0.16);
+  const struct pb_fragility_input in = input(&m);
+  double rec[PB_FRAGILITY_RANDOM_LEN(3)];
+  pb_fragility_random(&in, &o, PB_FRAGILITY_PART_A, rec);
+  ck_assert(rec[PB_FX_CELLS] == 6 && rec[PB_FX_ABOVE] == 3);
+  ck_assert(fabs(rec[PB_FX_EXCESS_SUM] - 3) < 1e-12); /* three cells of ratio 2 */
+  ck_assert_msg(fabs(rec[PB_FX_SPEARMAN] - 17.0 / 35) < 1e-12, "spearman %g", rec[PB_FX_SPEARMAN]);
+  for (int k = 0; k < 3; k++) ck_assert(rec[PB_FX_FIXED + 2 * k] == 2 && rec[PB_FX_FIXED + 2 * k + 1] == 1);
+  ck_assert(isnan(rec[PB_FX_NULL_SPEARMAN]) || fabs(rec[PB_FX_NULL_SPEARMAN]) <= 1);
+  double again[PB_FRAGILITY_RANDOM_LEN(3)];
+  pb_fragility_random(&in, &o, PB_FRAGILITY_PART_A, again); /* counter-based streams: the same record */
+  ck_assert(memcmp(rec, again, sizeof rec) == 0);
+}
+END_TEST
+
 static Suite *diag_suite(void)
 {
   Suite *s = suite_create("fragility_diag");
@@ -290,6 +327,7 @@ static Suite *diag_suite(void)
   tcase_add_test(tc, test_score_only);
   tcase_add_test(tc, test_drift_flagged);
   tcase_add_test(tc, test_metrics);
+  tcase_add_test(tc, test_random);
   suite_add_tcase(s, tc);
   return s;
 }
