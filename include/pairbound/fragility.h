@@ -213,6 +213,27 @@ enum { PB_FX_CELLS, PB_FX_SPEARMAN, PB_FX_NULL_SPEARMAN, PB_FX_ABOVE, PB_FX_EXCE
 void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
                          enum pb_fragility_part fit, double *rec);
 
+/* Temperature-scaled states (seed 001: checkpoints x {as released,
+ * temperature-scaled}; docs/fragility.md, "Temperature-scaled state"): a
+ * record's scaled probabilities p_j^(1/T) / Z_T from its top-k list, its
+ * true-class probability and, for the classes the list does not hold, their
+ * remaining mass split equally (exact when the list holds every class or the
+ * rest is uniform; an approximation otherwise). */
+struct pb_fragility_topk {
+  int32_t k, n_classes;        /* list length, classes */
+  const int32_t *cls;          /* [k] classes, most probable first */
+  const float *prob;           /* [k] their probabilities */
+  int32_t label;
+  double ptrue;                /* probability of the label */
+};
+/** -log of the label's scaled probability at temperature @p T. */
+double pb_fragility_temper_nll(const struct pb_fragility_topk *r, double T);
+/** The scaled top probability (the confidence) at temperature @p T. */
+double pb_fragility_temper_conf(const struct pb_fragility_topk *r, double T);
+/** The T in [0.05, 20] minimising the mean of pb_fragility_temper_nll over @p n records (safeguarded
+ *  Newton steps on 1/T, where the mean is convex); NaN for n = 0. */
+double pb_fragility_temper_fit(const struct pb_fragility_topk *r, int64_t n);
+
 /**
  * The split-sample lower confidence bound at @p rho from the rate part's
  * counts: n[b K + g] images and k[b K + g] correct ones in bin b, group g

@@ -33,6 +33,8 @@ struct pb_fragility_out {
   const double *diag;            /* [nu][2][diag_len] the arms' diagnostics (pb_fragility_diag), then their
                                     random shifts (pb_fragility_random) */
   const double *flag;            /* [nd][PB_FF_FIXED] the drift records' flagged-bin check */
+  const double *temper;          /* [nu][2 arm_len + 1] the temperature-scaled state: both arms' records (no
+                                    permutation null), then the temperature (all NaN without top-k lists) */
 };
 
 /* Tier rows of the drift table: all tiers, none, mild, severe, extreme (tier + 2). */
@@ -64,8 +66,10 @@ struct pb_fragility_sum {
   int64_t *rnd_n;     /* [source][arm][2 + 2 n_grid] random shifts: cells, above the profile, then per radius */
   struct pb_agg rnd_x; /* [source][arm] the sum of ratio - 1 over the cells above (rank 0) */
   double *rnd_med;    /* [source][arm][2] medians over models of the Spearman and of its null median */
-  double *metric;     /* on rank 0: [unit][arm][3] ECE, G_R, FAUC_up of every model (the source metrics
-                         across models; NULL on the other ranks) */
+  double *metric;     /* on rank 0: [unit][arm][6] ECE, G_R, FAUC_up of every model, then the same of its
+                         temperature-scaled state (the source metrics across models; NULL on the other ranks) */
+  double *tmp_med;    /* [source][arm][3] temperature-scaled state: medians over models of T, ECE, FAUC_up */
+  int64_t *tmp_lcb;   /* [source][3] temperature-scaled models with LCB > 0 on arm A, on arm B, on both */
 };
 
 /** The report's totals of every rank's units (collective; free with pb_fragility_sum_free on every rank). */
@@ -75,7 +79,8 @@ void pb_fragility_sum_free(struct pb_fragility_sum *S);
 /** The arms' diagnostics into S (collective; fragility_stage_diag.c). */
 int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
 /** report/fragility_selective.tsv, fragility_merges.tsv, fragility_score_only.tsv,
- *  fragility_drift_flagged.tsv, fragility_random.tsv: each rank its units' rows (collective). */
+ *  fragility_drift_flagged.tsv, fragility_random.tsv, fragility_tempered.tsv: each rank its units' rows
+ *  (collective). */
 int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out);
 /** fragility.md's sections of the diagnostics and their summary TSVs (rank 0; fragility_report_diag.c). */
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,

@@ -140,7 +140,7 @@ static void pb_fragility__metrics_of(const struct pb_fragility_out *out, const s
 {
   const int32_t M = out->meta->n_models;
   for (int32_t m = 0; m < M; m++) {
-    const double *x = S->metric + (((size_t)s * M + (size_t)m) * 2 + (size_t)a) * 3;
+    const double *x = S->metric + (((size_t)s * M + (size_t)m) * 2 + (size_t)a) * 6;
     ece[m] = x[0], gr[m] = x[1], fauc[m] = x[2];
   }
 }
@@ -265,6 +265,43 @@ static int pb_fragility__random_tables(struct pb_results *res, const struct pb_f
   return status != PB_OK ? status : ls;
 }
 
+/* The temperature-scaled state beside the released one per source and arm (rank 0). */
+static int pb_fragility__tempered_table(struct pb_results *res, const struct pb_fragility_out *out,
+                                        const struct pb_fragility_sum *S, struct pb_table *tb, struct pb_text *md)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("models", 0),
+    PB_FDG__COL_X("median_T", 3, 0), PB_FDG__COL_N("lcb_positive", 1), PB_FDG__COL_N("lcb_positive_scaled", 2),
+    PB_FDG__COL_N("lcb_positive_both_arms_scaled", 3), PB_FDG__COL_X("FAUC_up", 4, 1),
+    PB_FDG__COL_X("FAUC_up_scaled", 4, 2), PB_FDG__COL_X("ece_scaled", 4, 3),
+    PB_FDG__COL_X("spearman_ece_FAUC", 3, 4), PB_FDG__COL_X("spearman_ece_FAUC_scaled", 3, 5), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Temperature-scaled state (as released vs scaled; medians over models)",
+    "T per model and source fitted on the clean development records (the store's split) by the negative "
+    "log-likelihood of the top-k lists (the classes they miss share the remaining mass equally: approximate); "
+    "the restricted profile, FAUC and lower bound recomputed on the scaled confidence, without the permutation "
+    "null (report/fragility_tempered.tsv).", cols};
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models;
+  double *v = pb_malloc((size_t)(M > 0 ? M : 1) * 6 * sizeof *v);
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int a = 0; a < 2; a++) {
+      for (int32_t m = 0; m < M; m++)
+        for (int c = 0; c < 6; c++) v[(size_t)c * M + m] = S->metric[(((size_t)s * M + (size_t)m) * 2 + (size_t)a) * 6 + c];
+      double r0[3], r1[3];
+      pb_fragility_metric_spearman(M, v, v + M, v + 2 * M, r0);
+      pb_fragility_metric_spearman(M, v + 3 * M, v + 4 * M, v + 5 * M, r1);
+      const double *t = S->tmp_med + ((size_t)s * 2 + a) * 3;
+      const double x[6] = {t[0], S->med[((size_t)s * 2 + a) * 6], t[2], t[1], r0[1], r1[1]};
+      const int64_t n[4] = {M, S->lcb[s * 3 + a], S->tmp_lcb[s * 3 + a], S->tmp_lcb[s * 3 + 2]};
+      const struct pb_fragility__drow row = {{meta->sources[s].name, a == 0 ? "A" : "B", NULL}, n, x};
+      pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+    }
+  free(v);
+  return pb_table_flush(tb, res, "fragility_tempered_summary.tsv", md);
+}
+
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
                              const struct pb_fragility_sum *S, struct pb_text *md)
 {
@@ -288,6 +325,7 @@ int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_o
   }
   if (status == PB_OK) status = pb_fragility__random_tables(res, out, S, &tb, md);
   if (status == PB_OK) status = pb_fragility__metric_tables(res, out, S, &tb, md);
+  if (status == PB_OK && out->meta->topk > 0) status = pb_fragility__tempered_table(res, out, S, &tb, md);
   pb_text_free(&tb.tsv);
   pb_text_free(&tb.md);
   return status;

@@ -108,6 +108,30 @@ static int pb_fragility__flag_tsv(struct pb_results *res, const struct pb_fragil
   return status;
 }
 
+/* report/fragility_tempered.tsv: fragility.tsv's columns of the temperature-scaled state, with T (collective). */
+static int pb_fragility__tempered_tsv(struct pb_results *res, const struct pb_fragility_out *out)
+{
+  const struct pb_meta *meta = out->meta;
+  const size_t w = 2 * (size_t)out->arm_len + 1;
+  struct pb_text h = {0}, t = {0};
+  pb_fields_tsv_header(out->arm_fields, "model\tsource\tarm\ttemperature", 0, &h);
+  pb_text_printf(&h, "\n");
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++)
+    for (int a = 0; a < 2; a++) {
+      const double *r = out->temper + (size_t)(u - out->u0) * w;
+      char T[40];
+      pb_text_format_double(r[2 * out->arm_len], T);
+      pb_text_printf(&t, "%s\t%s\t%s\t%s", meta->model_ids[u % meta->n_models], meta->sources[u / meta->n_models].name,
+                     a == 0 ? "A" : "B", T);
+      pb_fields_tsv_values(out->arm_fields, r + (size_t)a * out->arm_len, 0, &t);
+      pb_text_printf(&t, "\n");
+    }
+  int status = pb_results_tsv(res, "fragility_tempered.tsv", h.buf, t.buf, t.len);
+  pb_text_free(&h);
+  pb_text_free(&t);
+  return status;
+}
+
 int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out)
 {
   const struct pb_fields sel = pb_fields_static("/fragility/selective", PB_FK_FIXED, pb_fragility__sel);
@@ -124,7 +148,8 @@ int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out 
   const struct pb_fields rnd = pb_fields_static("/fragility/random", PB_FX_FIXED, pb_fragility__random);
   int s5 = pb_fragility__diag_one(res, out, "fragility_random.tsv", &rnd, "model\tsource\tarm",
                                   PB_FRAGILITY_DIAG_LEN(G), 1, PB_FX_FIXED, NULL);
-  return status != PB_OK ? status : s2 != PB_OK ? s2 : s3 != PB_OK ? s3 : s4 != PB_OK ? s4 : s5;
+  int s6 = pb_fragility__tempered_tsv(res, out);
+  return status != PB_OK ? status : s2 != PB_OK ? s2 : s3 != PB_OK ? s3 : s4 != PB_OK ? s4 : s5 != PB_OK ? s5 : s6;
 }
 
 /* Selective cells of (source, arm) with a realised increase and those above the envelope, the medians of
@@ -227,18 +252,20 @@ static void pb_fragility__metric_gather(const struct pb_fragility_out *out, stru
   int rank, size;
   MPI_Comm_rank(out->comm, &rank);
   MPI_Comm_size(out->comm, &size);
-  double *mine = pb_malloc((size_t)(out->nu > 0 ? out->nu : 1) * 6 * sizeof *mine);
+  double *mine = pb_malloc((size_t)(out->nu > 0 ? out->nu : 1) * 12 * sizeof *mine);
   for (int64_t u = 0; u < out->nu; u++)
     for (int a = 0; a < 2; a++) {
       const double *r = out->arms + ((size_t)u * 2 + (size_t)a) * out->arm_len;
-      double *x = mine + ((size_t)u * 2 + (size_t)a) * 3;
+      const double *q = out->temper + (size_t)u * (2 * (size_t)out->arm_len + 1) + (size_t)a * out->arm_len;
+      double *x = mine + ((size_t)u * 2 + (size_t)a) * 6;
       x[0] = r[PB_FA_ECE], x[1] = r[PB_FA_G_R], x[2] = r[PB_FA_FAUC_UP];
+      x[3] = q[PB_FA_ECE], x[4] = q[PB_FA_G_R], x[5] = q[PB_FA_FAUC_UP];
     }
-  int cnt = (int)(out->nu * 6), *cnts = NULL, *offs = NULL;
+  int cnt = (int)(out->nu * 12), *cnts = NULL, *offs = NULL;
   if (rank == 0) {
     cnts = pb_malloc((size_t)size * sizeof *cnts);
     offs = pb_malloc((size_t)size * sizeof *offs);
-    S->metric = pb_malloc((size_t)(out->n_units > 0 ? out->n_units : 1) * 6 * sizeof *S->metric);
+    S->metric = pb_malloc((size_t)(out->n_units > 0 ? out->n_units : 1) * 12 * sizeof *S->metric);
   }
   MPI_Gather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, 0, out->comm);
   if (rank == 0)
@@ -278,6 +305,34 @@ static int pb_fragility__random_summary(const struct pb_fragility_out *out, stru
   return pb_agg_reduce(&S->rnd_x, out->comm, 0);
 }
 
+/* The temperature-scaled state per (source, arm): medians of T, ECE, FAUC_up and the LCB counts (collective). */
+static void pb_fragility__tempered_summary(const struct pb_fragility_out *out, struct pb_fragility_sum *S, double *v)
+{
+  const int32_t M = out->meta->n_models, ns = out->meta->n_sources, len = out->arm_len;
+  const size_t w = 2 * (size_t)len + 1;
+  static const int f[3] = {-1, PB_FA_ECE, PB_FA_FAUC_UP};
+  S->tmp_med = pb_malloc((size_t)ns * 2 * 3 * sizeof *S->tmp_med);
+  S->tmp_lcb = pb_calloc((size_t)ns * 3, sizeof *S->tmp_lcb);
+  for (int32_t s = 0; s < ns; s++)
+    for (int a = 0; a < 2; a++)
+      for (int c = 0; c < 3; c++) {
+        int64_t n = 0;
+        for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+          const double *r = out->temper + (size_t)(u - out->u0) * w;
+          if (u / M == s) v[n++] = f[c] < 0 ? r[2 * len] : r[(size_t)a * len + f[c]];
+        }
+        S->tmp_med[((size_t)s * 2 + a) * 3 + c] = pb_agg_select_quantile(v, n, 0.5, out->comm);
+      }
+  for (int64_t u = out->u0; u < out->u0 + out->nu; u++) {
+    const double *r = out->temper + (size_t)(u - out->u0) * w;
+    int64_t *k = S->tmp_lcb + (u / M) * 3;
+    k[0] += r[PB_FA_LCB] > 0;
+    k[1] += r[len + PB_FA_LCB] > 0;
+    k[2] += r[PB_FA_LCB] > 0 && r[len + PB_FA_LCB] > 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, S->tmp_lcb, ns * 3, MPI_INT64_T, MPI_SUM, out->comm);
+}
+
 int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
 {
   pb_fragility__metric_gather(out, S);
@@ -294,6 +349,7 @@ int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fr
       pb_fragility__merge_summary(out, s, a, v, S);
     }
   MPI_Allreduce(MPI_IN_PLACE, S->sel_n, ns * 4, MPI_INT64_T, MPI_SUM, out->comm);
+  pb_fragility__tempered_summary(out, S, v);
   int status = pb_fragility__random_summary(out, S, v);
   free(v);
   free(w);

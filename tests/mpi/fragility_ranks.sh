@@ -10,7 +10,7 @@ reports="fragility.tsv fragility_drift.tsv fragility_sources.tsv fragility_drift
   fragility_profiles.tsv fragility_drift_tiers.tsv fragility.md fragility_selective.tsv fragility_merges.tsv
   fragility_score_only.tsv fragility_selective_summary.tsv fragility_merges_summary.tsv fragility_score_only_summary.tsv
   fragility_drift_flagged.tsv fragility_drift_flagged_summary.tsv fragility_metric_spearman.tsv fragility_ece_pairs.tsv
-  fragility_random.tsv fragility_random_summary.tsv fragility_random_radius.tsv"
+  fragility_random.tsv fragility_random_summary.tsv fragility_random_radius.tsv fragility_tempered.tsv"
 ranks_identical "$reports" fragility "$WORK/s.h5" --null 20
 T="$WORK/o11/report/fragility.tsv"
 D="$WORK/o11/report/fragility_drift.tsv"
@@ -43,6 +43,11 @@ awk -F'\t' 'NR > 1 { k = $2 " " $3; n[k]++; e[k, n[k]] = $16; g[k, n[k]] = $9; f
         print k, p } }' "$T" | sort > "$WORK/pairs_rows.txt"
 awk -F'\t' 'NR > 1 { print $1, $2, $7 }' "$WORK/o11/report/fragility_metric_spearman.tsv" | sort > "$WORK/pairs_sum.txt"
 check "similar-ECE pairs recounted from fragility.tsv" cmp "$WORK/pairs_rows.txt" "$WORK/pairs_sum.txt"
+topk=$("$PAIRBOUND" info "$WORK/s.h5" | awk '$1 == "topk" { print $2 }')
+if [ "${topk:-0}" -gt 0 ]; then
+  check "fragility_tempered.tsv: one row per model, source and arm, T in (0.05, 20)" awk -F'\t' -v n=$((models * sources * 2)) '
+    NR > 1 { rows++; if (!($4 > 0.05 && $4 < 20)) bad = 1 } END { exit bad || rows != n }' "$WORK/o11/report/fragility_tempered.tsv"
+fi
 check "merges: the unmerged level's FAUC_up is fragility.tsv's" cmp "$WORK/fauc_m.txt" "$WORK/fauc.txt"
 check "score-only comparator: its readout FAUC_up is fragility.tsv's" cmp "$WORK/fauc_j.txt" "$WORK/fauc.txt"
 check "results.h5 has /fragility" sh -c "h5ls -r '$WORK/o11/results.h5' | grep -q '^/fragility/drift/L_comp'"

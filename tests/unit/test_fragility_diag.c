@@ -317,6 +317,31 @@ START_TEST(test_random)
 }
 END_TEST
 
+/* Temperature scaling, by hand.  Ten two-class records of top probability 0.8 (full lists: exact), six
+ * correct: the mean NLL is minimised where the scaled confidence 1 / (1 + 4^(-1/T)) equals the accuracy
+ * 0.6, T = ln 4 / ln 1.5.  With a list of one: the remaining mass split equally over the other classes. */
+START_TEST(test_temper)
+{
+  struct pb_fragility_topk r[10];
+  static const int32_t cls01[2] = {0, 1};
+  static const float p82[2] = {0.8f, 0.2f};
+  for (int i = 0; i < 10; i++) r[i] = (struct pb_fragility_topk){2, 2, cls01, p82, i < 6 ? 0 : 1, i < 6 ? 0.8f : 0.2f};
+  const double T = pb_fragility_temper_fit(r, 10), want = log(4) / log(1.5);
+  ck_assert_msg(fabs(T - want) < 1e-6, "T %.12g, want %.12g", T, want);
+  ck_assert(fabs(pb_fragility_temper_conf(&r[0], want) - 0.6) < 1e-6);
+  static const int32_t c0[1] = {0};
+  static const float p7[1] = {0.7f};
+  const double p = (double)0.7f; /* the stored float */
+  const struct pb_fragility_topk one = {1, 4, c0, p7, 0, p}, miss = {1, 4, c0, p7, 2, 0.2};
+  /* T = 1/2: Z = p^2 + 3 ((1 - p) / 3)^2 and, missing the label, p^2 + 0.2^2 + 2 ((0.8 - p) / 2)^2 */
+  ck_assert(fabs(pb_fragility_temper_conf(&one, 0.5) - p * p / (p * p + (1 - p) * (1 - p) / 3)) < 1e-12);
+  const double z = p * p + 0.04 + 2 * ((0.8 - p) / 2) * ((0.8 - p) / 2);
+  ck_assert(fabs(pb_fragility_temper_nll(&miss, 0.5) - (-2 * log(0.2) + log(z))) < 1e-12);
+  ck_assert(fabs(pb_fragility_temper_conf(&one, 1) - p) < 1e-12); /* T = 1 leaves the record as stored */
+  ck_assert(isnan(pb_fragility_temper_fit(r, 0)));
+}
+END_TEST
+
 static Suite *diag_suite(void)
 {
   Suite *s = suite_create("fragility_diag");
@@ -328,6 +353,7 @@ static Suite *diag_suite(void)
   tcase_add_test(tc, test_drift_flagged);
   tcase_add_test(tc, test_metrics);
   tcase_add_test(tc, test_random);
+  tcase_add_test(tc, test_temper);
   suite_add_tcase(s, tc);
   return s;
 }
