@@ -143,6 +143,97 @@ enum {
 void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
                       enum pb_fragility_part fit, double *rec);
 
+/* Diagnostics of one arm beside its record (docs/fragility.md, "Selective
+ * risk realised", "Nested merges", "Score-only comparator"): selective-risk
+ * transport realised on part E (seed 001 K), the readout's groups merged
+ * pairwise into coarser partitions (U.3) and the score-only readout (J.2). */
+#define PB_FRAGILITY_COVERAGES 2       /* thresholds at coverage 0.8 and 0.9 */
+#define PB_FRAGILITY_MERGES 7          /* K, ceil(K / 2), ..., 1 groups: at most 7 levels for K <= 64 */
+extern const double pb_fragility_coverage[PB_FRAGILITY_COVERAGES];
+/* Selective risk per coverage and grid radius: the rate part's attained coverage, risk and envelope
+ * increase sum_acc w Phi_down / W; part E's coverage of the accepted bins, risk, the accepted-set risk
+ * increase realised by the downward optimisers fitted on the rate part, realised - envelope, and the
+ * transport identity's error (the realised increase against sum of bin-mass times E[(r - 1) Z]). */
+enum {
+  PB_FK_COVERAGE, PB_FK_RHO, PB_FK_RISK, PB_FK_ENVELOPE, PB_FK_EVAL_COVERAGE, PB_FK_EVAL_RISK, PB_FK_REALISED,
+  PB_FK_EXCESS, PB_FK_IDENTITY, PB_FK_FIXED
+};
+/* One merge level: groups per bin, G_R, G_R corrected, FAUC_up, FAUC_up over the unmerged readout's. */
+enum { PB_FM_GROUPS, PB_FM_G_R, PB_FM_G_R_CORR, PB_FM_FAUC_UP, PB_FM_FAUC_SHARE, PB_FM_FIXED };
+/* The score-only comparator: its groups, G_R, FAUC up and down, the readout's FAUC_up and readout / score-only. */
+enum { PB_FJ_GROUPS, PB_FJ_G_R, PB_FJ_FAUC_UP, PB_FJ_FAUC_DOWN, PB_FJ_READOUT_FAUC_UP, PB_FJ_RATIO, PB_FJ_FIXED };
+#define PB_FRAGILITY_SEL_LEN(n_grid) (PB_FRAGILITY_COVERAGES * (n_grid) * PB_FK_FIXED)
+#define PB_FRAGILITY_DIAG_LEN(n_grid) (PB_FRAGILITY_SEL_LEN(n_grid) + PB_FRAGILITY_MERGES * PB_FM_FIXED + PB_FJ_FIXED)
+/** Merge levels of a readout of K groups: 1 + ceil(log2 K). */
+int32_t pb_fragility_merge_levels(int32_t K);
+
+/**
+ * The diagnostics of the arm fitted on part @p fit: rec[(c n_grid + k) PB_FK_FIXED + f] for coverage c
+ * and grid radius k, then PB_FRAGILITY_MERGES merge levels (level j: groups g >> j; levels past
+ * pb_fragility_merge_levels are NaN), then the score-only record (PB_FRAGILITY_DIAG_LEN doubles).
+ * Pure and thread-safe.
+ */
+void pb_fragility_diag(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
+                       enum pb_fragility_part fit, double *rec);
+
+/* Source metrics across models (seed 001 S Table 13, T Table 16; docs/fragility.md): the Spearman
+ * correlations of ECE, G_R and FAUC_up over a source's models, and the model pairs of similar ECE
+ * (|difference| <= PB_FRAGILITY_ECE_TOL, our tolerance: the seed names none). */
+#define PB_FRAGILITY_ECE_TOL 0.005
+/**
+ * Spearman correlations over the models whose three metrics are finite: out[0] ECE-G_R, out[1]
+ * ECE-FAUC, out[2] G_R-FAUC (NaN with fewer than 3 such models); returns their number.
+ */
+int32_t pb_fragility_metric_spearman(int32_t n, const double *ece, const double *gr, const double *fauc, double *out);
+/**
+ * The pairs i < j (lexicographic) of models with finite metrics and |ece_i - ece_j| <= @p tol into
+ * pi[], pj[] (room for n (n - 1) / 2); returns their number.
+ */
+int64_t pb_fragility_ece_pairs(int32_t n, const double *ece, const double *gr, const double *fauc, double tol,
+                               int32_t *pi, int32_t *pj);
+
+/* Random score-preserving shifts (seed 001 R.1) and their two-role
+ * permutation null (T; docs/fragility.md, "Random score-preserving shifts"):
+ * per bin with rate and evaluation images, PB_FRAGILITY_RANDOM_DRAWS random
+ * directions d of the rate part's groups (standard normal, centred and
+ * scaled to E_q[d] = 0, E_q[d^2] = 1), each stepped at every grid radius to
+ * r = 1 + t d (t = sqrt(rho), or less where r >= 0 needs it) and applied to
+ * part E; per radius the median held-out |movement| against the two-sided
+ * plug-in profile. */
+#define PB_FRAGILITY_RANDOM_DRAWS 20
+#define PB_FRAGILITY_RANDOM_NULL 5
+#define PB_RNG_FRAGILITY_RANDOM 0x46520005u
+#define PB_RNG_FRAGILITY_RANDOM_NULL 0x46520006u
+/* cells (bin x radius with a positive profile and part-E images), Spearman of profile and median movement
+ * over them, the median of that Spearman over the null's permutations, cells whose ratio movement /
+ * profile exceeds 1 and the sum of their ratio - 1; then per grid radius [cells, above]. */
+enum { PB_FX_CELLS, PB_FX_SPEARMAN, PB_FX_NULL_SPEARMAN, PB_FX_ABOVE, PB_FX_EXCESS_SUM, PB_FX_FIXED };
+#define PB_FRAGILITY_RANDOM_LEN(n_grid) (PB_FX_FIXED + 2 * (n_grid))
+/** The random shifts of the arm fitted on part @p fit into @p rec (PB_FRAGILITY_RANDOM_LEN doubles).  Pure. */
+void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
+                         enum pb_fragility_part fit, double *rec);
+
+/* Temperature-scaled states (seed 001: checkpoints x {as released,
+ * temperature-scaled}; docs/fragility.md, "Temperature-scaled state"): a
+ * record's scaled probabilities p_j^(1/T) / Z_T from its top-k list, its
+ * true-class probability and, for the classes the list does not hold, their
+ * remaining mass split equally (exact when the list holds every class or the
+ * rest is uniform; an approximation otherwise). */
+struct pb_fragility_topk {
+  int32_t k, n_classes;        /* list length, classes */
+  const int32_t *cls;          /* [k] classes, most probable first */
+  const float *prob;           /* [k] their probabilities */
+  int32_t label;
+  double ptrue;                /* probability of the label */
+};
+/** -log of the label's scaled probability at temperature @p T. */
+double pb_fragility_temper_nll(const struct pb_fragility_topk *r, double T);
+/** The scaled top probability (the confidence) at temperature @p T. */
+double pb_fragility_temper_conf(const struct pb_fragility_topk *r, double T);
+/** The T in [0.05, 20] minimising the mean of pb_fragility_temper_nll over @p n records (safeguarded
+ *  Newton steps on 1/T, where the mean is convex); NaN for n = 0. */
+double pb_fragility_temper_fit(const struct pb_fragility_topk *r, int64_t n);
+
 /**
  * The split-sample lower confidence bound at @p rho from the rate part's
  * counts: n[b K + g] images and k[b K + g] correct ones in bin b, group g
@@ -177,6 +268,24 @@ void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fr
  */
 int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
                        const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec);
+
+/* The post-hoc higher-count-bin check of the drift split (seed 001 Appendix L;
+ * docs/fragility.md): a bin is flagged when a group with images on either side
+ * has fewer than PB_FRAGILITY_FLAG_MIN on the source or the target side (our
+ * threshold: the seed names none).  The
+ * record: target mass in the kept bins, kept and flagged bins (of those with
+ * target mass; a bin the source never reaches is flagged), and L_total,
+ * L_comp, L_cond and their ratio over the kept bins (target masses
+ * renormalised over them; NaN when none is kept). */
+#define PB_FRAGILITY_FLAG_MIN 10
+enum {
+  PB_FF_MASS_KEPT, PB_FF_BINS_KEPT, PB_FF_BINS_FLAGGED, PB_FF_L_TOTAL, PB_FF_L_COMP, PB_FF_L_COND, PB_FF_RATIO,
+  PB_FF_FIXED
+};
+/** pb_fragility_drift, and the flagged-bin record into @p flag (PB_FF_FIXED doubles) unless NULL. */
+int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                               const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                               double *rec, double *flag);
 
 /* ------------------------------------------------------------ known-propensity study (seed 001 U.1) */
 
@@ -263,6 +372,29 @@ const char *pb_fragility_study_nested_law(int32_t i, double *eta);
  */
 void pb_fragility_study_nested(const double *eta, int32_t K, int oracle, double rho, struct pb_fragility_law *work,
                                double *rec);
+
+/* The finite-sample part of U.2: stratified labels on the 16 finest cells
+ * (two atoms each), m = max(1, round(n / 16)) per cell at n = 250 and 5,000,
+ * correct with the cell's mean propensity; a readout of K cells pools its
+ * fine cells' labels; the plug-in restricted profile and grouping variance
+ * against the population ones (pb_fragility_study_nested). */
+#define PB_FRAGILITY_NESTED_FINE 16
+#define PB_FRAGILITY_NESTED_NS 2        /* n = 250, 5000 */
+/* Values per replicate: [law][n][size][rho] plug-in Phi_R, then [law][n][size] plug-in G_R. */
+#define PB_FRAGILITY_NESTED_ROWS (PB_FRAGILITY_NESTED_LAWS * PB_FRAGILITY_NESTED_NS * PB_FRAGILITY_NESTED_SIZES)
+#define PB_FRAGILITY_NESTED_EST (PB_FRAGILITY_NESTED_ROWS * (PB_FRAGILITY_NESTED_RHOS + 1))
+#define PB_RNG_FRAGILITY_NESTED 0x46520004u
+extern const int32_t pb_fragility_nested_size[PB_FRAGILITY_NESTED_SIZES];
+extern const int32_t pb_fragility_nested_n[PB_FRAGILITY_NESTED_NS];
+/**
+ * Correct labels of the fine cells of law @p law at n index @p ni in one
+ * replicate: k[c] = #{j < m : u_j < (eta[2c] + eta[2c + 1]) / 2}, the uniforms
+ * of the stream pb_rng_init(seed, PB_RNG_FRAGILITY_NESTED, law * 2 + ni,
+ * replicate) taken cell by cell in order; returns m.
+ */
+int64_t pb_fragility_study_nested_draw(uint64_t seed, int32_t law, int32_t ni, uint32_t replicate, int64_t *k);
+/** One replicate's plug-in estimates est[PB_FRAGILITY_NESTED_EST] (layout above).  Pure and thread-safe. */
+void pb_fragility_study_nested_replicate(uint64_t seed, uint32_t replicate, struct pb_fragility_law *work, double *est);
 
 /**
  * Every design's estimates of one replicate: est[d * PB_FRAGILITY_STUDY_EST + ...]

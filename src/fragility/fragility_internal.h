@@ -11,6 +11,7 @@
 #include "pairbound/fragility.h"
 #include "pairbound/results.h"
 #include "pairbound/store.h"
+#include "pairbound/text.h"
 
 /* Everything the report and its totals need: this rank's units and drift records (contiguous in global order). */
 struct pb_fragility_out {
@@ -28,6 +29,12 @@ struct pb_fragility_out {
   const int8_t *const *tier;     /* [source][condition] */
   const char *const *u_signal;   /* [source] description of the group signal used */
   MPI_Comm comm;
+  int32_t diag_len;              /* PB_FRAGILITY_DIAG_LEN(n_grid) + PB_FRAGILITY_RANDOM_LEN(n_grid) */
+  const double *diag;            /* [nu][2][diag_len] the arms' diagnostics (pb_fragility_diag), then their
+                                    random shifts (pb_fragility_random) */
+  const double *flag;            /* [nd][PB_FF_FIXED] the drift records' flagged-bin check */
+  const double *temper;          /* [nu][2 arm_len + 1] the temperature-scaled state: both arms' records (no
+                                    permutation null), then the temperature (all NaN without top-k lists) */
 };
 
 /* Tier rows of the drift table: all tiers, none, mild, severe, extreme (tier + 2). */
@@ -46,11 +53,38 @@ struct pb_fragility_sum {
   struct pb_agg sp;   /* [source][2] Spearman (FAUC, ECE) over the conditions where finite */
   int32_t pick[3], n_pick;  /* profile models: lowest, median, highest FAUC_up of source 0, arm A */
   double *prof;       /* [n_pick][3 n_grid] their profiles */
+  /* the arms' diagnostics (fragility_stage_diag.c), per [source][arm]: */
+  int64_t *sel_n;     /* [2] selective cells (coverage x radius x model) with a realised increase, and those
+                         above the envelope */
+  double *sel_x;      /* [3] among those above: median excess, median excess / envelope; max identity error */
+  double *merge;      /* [PB_FRAGILITY_MERGES][5] medians over models of FAUC_up, FAUC share, G_R, G_R
+                         corrected and the share of the G_R rise from that level to K that survives correction */
+  double *score;      /* [5] score-only comparator: medians of its FAUC_up, the readout's, readout / score-only;
+                         smallest and largest ratio */
+  struct pb_agg fm;   /* [source][tier row][3] flagged-bin check: mass kept, ratio (all bins), ratio (kept) */
+  int64_t *fk;        /* [source][tier row][3] cells, L_cond > L_comp over all bins, over the kept bins */
+  int64_t *rnd_n;     /* [source][arm][2 + 2 n_grid] random shifts: cells, above the profile, then per radius */
+  struct pb_agg rnd_x; /* [source][arm] the sum of ratio - 1 over the cells above (rank 0) */
+  double *rnd_med;    /* [source][arm][2] medians over models of the Spearman and of its null median */
+  double *metric;     /* on rank 0: [unit][arm][6] ECE, G_R, FAUC_up of every model, then the same of its
+                         temperature-scaled state (the source metrics across models; NULL on the other ranks) */
+  double *tmp_med;    /* [source][arm][3] temperature-scaled state: medians over models of T, ECE, FAUC_up */
+  int64_t *tmp_lcb;   /* [source][3] temperature-scaled models with LCB > 0 on arm A, on arm B, on both */
 };
 
 /** The report's totals of every rank's units (collective; free with pb_fragility_sum_free on every rank). */
 int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
 void pb_fragility_sum_free(struct pb_fragility_sum *S);
+
+/** The arms' diagnostics into S (collective; fragility_stage_diag.c). */
+int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
+/** report/fragility_selective.tsv, fragility_merges.tsv, fragility_score_only.tsv,
+ *  fragility_drift_flagged.tsv, fragility_random.tsv, fragility_tempered.tsv: each rank its units' rows
+ *  (collective). */
+int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out);
+/** fragility.md's sections of the diagnostics and their summary TSVs (rank 0; fragility_report_diag.c). */
+int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
+                             const struct pb_fragility_sum *S, struct pb_text *md);
 
 /** fragility.md, its tables and figures from the totals (rank 0). */
 int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *out, const struct pb_fragility_sum *S);
@@ -67,7 +101,14 @@ enum {
 /** `pairbound fragility --study known-propensity -o OUTDIR` (collective). */
 int pb_fragility_study_run(const struct pb_fragility_stage_options *o, const char *outdir, MPI_Comm comm,
                            const char *provenance);
-/** report/REPORT.md of the study from its records (rank 0). */
-int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_t seed, int64_t replicates);
+/* The finite-sample nested readouts (seed 001 U.2): one record per [law][n][size][rho]. */
+enum {
+  PB_FN2_N, PB_FN2_K, PB_FN2_RHO, PB_FN2_REPLICATES, PB_FN2_TRUTH, PB_FN2_G_R, PB_FN2_G_R_MEAN, PB_FN2_MEAN,
+  PB_FN2_BIAS, PB_FN2_MAE, PB_FN2_REL, PB_FN2_RMSE, PB_FN2_FIXED
+};
+
+/** report/REPORT.md of the study from its records and the finite-sample nested records @p nrec (rank 0). */
+int pb_fragility_study_report(struct pb_results *res, const double *rec, const double *nrec, uint64_t seed,
+                              int64_t replicates);
 
 #endif /* PAIRBOUND_FRAGILITY_INTERNAL_H */

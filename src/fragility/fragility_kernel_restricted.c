@@ -24,6 +24,7 @@
 #include "pairbound/fragility.h"
 #include "pairbound/parse.h"
 #include "pairbound/rng.h"
+#include "fragility_kernel_internal.h"
 
 void pb_fragility_options_default(struct pb_fragility_options *o)
 {
@@ -134,14 +135,7 @@ int32_t pb_fragility_group(const struct pb_fragility_partition *p, int32_t bin, 
 
 /* ------------------------------------------------------------ counts */
 
-/* Group counts of one part on a partition: n[b K + g] images, k[...] correct. */
-struct pb_fragility__tally {
-  int32_t J, K;
-  int64_t *n, *k, *nb, total;
-  double *ssum;                /* [J] sum of confidences (ECE) */
-};
-
-static void pb_fragility__tally_init(struct pb_fragility__tally *t, int32_t J, int32_t K)
+void pb_fragility__tally_init(struct pb_fragility__tally *t, int32_t J, int32_t K)
 {
   t->J = J;
   t->K = K;
@@ -151,7 +145,7 @@ static void pb_fragility__tally_init(struct pb_fragility__tally *t, int32_t J, i
   t->ssum = pb_malloc((size_t)J * sizeof(double));
 }
 
-static void pb_fragility__tally_clear(struct pb_fragility__tally *t)
+void pb_fragility__tally_clear(struct pb_fragility__tally *t)
 {
   memset(t->n, 0, (size_t)t->J * t->K * sizeof(int64_t));
   memset(t->k, 0, (size_t)t->J * t->K * sizeof(int64_t));
@@ -160,7 +154,7 @@ static void pb_fragility__tally_clear(struct pb_fragility__tally *t)
   t->total = 0;
 }
 
-static void pb_fragility__tally_free(struct pb_fragility__tally *t)
+void pb_fragility__tally_free(struct pb_fragility__tally *t)
 {
   free(t->n);
   free(t->k);
@@ -168,19 +162,10 @@ static void pb_fragility__tally_free(struct pb_fragility__tally *t)
   free(t->ssum);
 }
 
-static inline void pb_fragility__add(struct pb_fragility__tally *t, int32_t b, int32_t g, int correct, double s)
-{
-  t->n[(size_t)b * t->K + g]++;
-  t->k[(size_t)b * t->K + g] += correct != 0;
-  t->nb[b]++;
-  t->ssum[b] += s;
-  t->total++;
-}
-
 /* The finite law of group rates of bin b (groups with images; masses n_g / n_b).
  * eta[g] is the group rate (NaN for an empty group). */
-static int pb_fragility__bin_law(const struct pb_fragility__tally *t, int32_t b, struct pb_fragility_law *law,
-                                 double *eta, double *q)
+int pb_fragility__bin_law(const struct pb_fragility__tally *t, int32_t b, struct pb_fragility_law *law,
+                          double *eta, double *q)
 {
   int32_t K = t->K;
   for (int32_t g = 0; g < K; g++) {
@@ -200,7 +185,7 @@ static int pb_fragility__bin_law(const struct pb_fragility__tally *t, int32_t b,
  * groups without rate data, which the reweighting cannot address.  The law
  * is built from these rates, so every rate is one of its atoms (NaN, which
  * drops the bin below, would mark a broken invariant). */
-static double pb_fragility__group_weight(const struct pb_fragility_law *law, const double *r, double eta)
+double pb_fragility__group_weight(const struct pb_fragility_law *law, const double *r, double eta)
 {
   if (isnan(eta)) return 1;
   double z = eta - law->mean;
@@ -351,16 +336,17 @@ static void pb_fragility__selective(int32_t J, const double *w, const double *re
 
 /* Plug-in summaries of the rate part: G_R, corrected G_R, profiles and the
  * variance laws on the grid, FAUC, rho_plus, ECE, bins and groups present. */
-static void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct pb_fragility_options *o,
-                                    struct pb_fragility_law *law, double *rec)
+void pb_fragility__summaries(const struct pb_fragility__tally *R, const struct pb_fragility_options *o,
+                             struct pb_fragility_law *law, double *rec)
 {
   int32_t J = R->J, K = R->K, G = o->n_grid;
   double *up = rec + PB_FA_FIXED, *down = up + G, *var = down + G, *cap = var + G;
   double eta[PB_FRAGILITY_MAX_GROUPS], q[PB_FRAGILITY_MAX_GROUPS];
   memset(up, 0, 4 * (size_t)G * sizeof(double));
   double gr = 0, grc = 0, rho_plus = INFINITY, at_lcb = 0, ece = 0;
-  double *wv = pb_calloc((size_t)J * 3, sizeof(double)), *rel = wv + J, *dn = rel + J;
+  double *wv = pb_calloc((size_t)J * 3, sizeof(double)), *rel = wv + J, *dn = rel + J, rhos[PB_FRAGILITY_MAX_GRID];
   int32_t bins = 0, groups = 0;
+  for (int32_t k = 0; k < G; k++) rhos[k] = pb_fragility_grid(o, k); /* once: each is formatted and parsed */
   for (int32_t b = 0; b < J; b++) {
     if (!pb_fragility__bin_law(R, b, law, eta, q)) continue;
     double w = (double)R->nb[b] / (double)R->total;
@@ -375,7 +361,7 @@ static void pb_fragility__summaries(const struct pb_fragility__tally *R, const s
     at_lcb += w * pb_fragility_profile(law, PB_FRAGILITY_UP, o->rho_lcb);
     ece += w * fabs(law->mean - R->ssum[b] / (double)R->nb[b]);
     for (int32_t k = 0; k < G; k++) {
-      double rho = pb_fragility_grid(o, k), v = sqrt(rho * law->G);
+      double rho = rhos[k], v = sqrt(rho * law->G);
       up[k] += w * pb_fragility_profile(law, PB_FRAGILITY_UP, rho);
       down[k] += w * pb_fragility_profile(law, PB_FRAGILITY_DOWN, rho);
       var[k] += w * v;
@@ -384,7 +370,7 @@ static void pb_fragility__summaries(const struct pb_fragility__tally *R, const s
   }
   double fu = 0, fd = 0; /* trapezoids in log rho */
   for (int32_t k = 1; k < G; k++) {
-    double h = log(pb_fragility_grid(o, k) / pb_fragility_grid(o, k - 1));
+    double h = log(rhos[k] / rhos[k - 1]);
     fu += h * (up[k] + up[k - 1]) / 2;
     fd += h * (down[k] + down[k - 1]) / 2;
   }
@@ -555,8 +541,40 @@ void pb_fragility_assign(const struct pb_fragility_input *in, const struct pb_fr
   }
 }
 
+/* The post-hoc higher-count-bin check (Appendix L): bin b is flagged when one
+ * of its groups with images on either side has fewer than
+ * PB_FRAGILITY_FLAG_MIN images on the source or on the target side. */
+static int pb_fragility__flagged(const struct pb_fragility__tally *S, const struct pb_fragility__tally *T, int32_t b)
+{
+  for (int32_t g = 0; g < S->K; g++) {
+    int64_t ns = S->n[(size_t)b * S->K + g], nt = T->n[(size_t)b * T->K + g];
+    if ((ns > 0 || nt > 0) && (ns < PB_FRAGILITY_FLAG_MIN || nt < PB_FRAGILITY_FLAG_MIN)) return 1;
+  }
+  return 0;
+}
+
+/* The flagged-bin record: kept target mass, kept and flagged bins, and the norms over the kept bins with
+ * their target masses renormalised (k[0] mass, k[1..3] sums of w x^2). */
+static void pb_fragility__flag_rec(const double *k, int32_t kept, int32_t flagged, double *flag)
+{
+  flag[PB_FF_MASS_KEPT] = k[0];
+  flag[PB_FF_BINS_KEPT] = kept;
+  flag[PB_FF_BINS_FLAGGED] = flagged;
+  flag[PB_FF_L_TOTAL] = k[0] > 0 ? sqrt(k[1] / k[0]) : NAN;
+  flag[PB_FF_L_COMP] = k[0] > 0 ? sqrt(k[2] / k[0]) : NAN;
+  flag[PB_FF_L_COND] = k[0] > 0 ? sqrt(k[3] / k[0]) : NAN;
+  flag[PB_FF_RATIO] = k[1] > 0 ? sqrt(k[2] / k[1]) : NAN;
+}
+
 int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
                        const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0, double *rec)
+{
+  return pb_fragility_drift_flagged(cell, in, p, bin0, grp0, rec, NULL);
+}
+
+int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                               const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                               double *rec, double *flag)
 {
   if (cell->n != in->n)
     return pb_cell_error(cell, -1, "fragility: %d perturbed records for %d clean images", (int)cell->n, (int)in->n);
@@ -576,8 +594,8 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
   struct pb_fragility_law law;
   pb_fragility_law_init(&law);
   double *util = pb_malloc((size_t)J * sizeof(double));
-  double tot = 0, sc = 0, sd = 0, resid = 0;
-  int32_t nu = 0, n_undef = 0, n_unsup = 0;
+  double tot = 0, sc = 0, sd = 0, resid = 0, k[4] = {0, 0, 0, 0};
+  int32_t nu = 0, n_undef = 0, n_unsup = 0, n_kept = 0;
   for (int32_t b = 0; b < J; b++) {
     if (T.nb[b] == 0) continue;
     if (S.nb[b] == 0) { /* target mass in a bin the source never reaches: no binwise drift */
@@ -592,6 +610,10 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
     sc += w * x[1] * x[1];
     sd += w * x[2] * x[2];
     resid = fmax(resid, fabs(x[0] - x[1] - x[2]));
+    if (!pb_fragility__flagged(&S, &T, b)) {
+      k[0] += w, k[1] += w * x[0] * x[0], k[2] += w * x[1] * x[1], k[3] += w * x[2] * x[2];
+      n_kept++;
+    }
     n_unsup += unsup;
     if (isnan(u)) n_undef++;
     else util[nu++] = u;
@@ -607,6 +629,9 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
   rec[PB_FD_N_UNDEF] = n_undef;
   rec[PB_FD_N_UNSUPPORTED] = n_unsup;
   rec[PB_FD_RESIDUAL] = resid;
+  int32_t n_target = 0; /* bins with target mass: the kept ones and the flagged ones (unsupported included) */
+  for (int32_t b = 0; b < J; b++) n_target += T.nb[b] > 0;
+  if (flag) pb_fragility__flag_rec(k, n_kept, n_target - n_kept, flag);
   free(util);
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&S);

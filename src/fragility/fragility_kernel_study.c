@@ -184,3 +184,52 @@ void pb_fragility_study_nested(const double *eta, int32_t K, int oracle, double 
   /* a gap of rounding size: the readout resolves the law, no ratio */
   rec[PB_FN_RATIO] = rec[PB_FN_GAP] > 1e-12 ? rec[PB_FN_EXCESS] / rec[PB_FN_GAP] : NAN;
 }
+
+const int32_t pb_fragility_nested_size[PB_FRAGILITY_NESTED_SIZES] = {1, 2, 4, 8, 16};
+const int32_t pb_fragility_nested_n[PB_FRAGILITY_NESTED_NS] = {250, 5000};
+
+int64_t pb_fragility_study_nested_draw(uint64_t seed, int32_t law, int32_t ni, uint32_t replicate, int64_t *k)
+{
+  enum { F = PB_FRAGILITY_NESTED_FINE, A = PB_FRAGILITY_NESTED_ATOMS / PB_FRAGILITY_NESTED_FINE };
+  double eta[PB_FRAGILITY_NESTED_ATOMS];
+  (void)pb_fragility_study_nested_law(law, eta);
+  int64_t m = (int64_t)lround((double)pb_fragility_nested_n[ni] / F);
+  if (m < 1) m = 1;
+  struct pb_rng r;
+  pb_rng_init(&r, seed, PB_RNG_FRAGILITY_NESTED, (uint64_t)law * PB_FRAGILITY_NESTED_NS + (uint64_t)ni, replicate);
+  for (int c = 0; c < F; c++) {
+    double rate = 0; /* the cell's mean propensity: its atoms have equal masses */
+    for (int a = 0; a < A; a++) rate += eta[c * A + a];
+    rate /= A;
+    int64_t cnt = 0;
+    for (int64_t j = 0; j < m; j++) cnt += pb_rng_uniform(&r) < rate;
+    k[c] = cnt;
+  }
+  return m;
+}
+
+/* Readout K pools fine cells [j F / K, (j + 1) F / K) of equal label counts:
+ * its rate is their pooled rate, its mass 1 / K. */
+void pb_fragility_study_nested_replicate(uint64_t seed, uint32_t replicate, struct pb_fragility_law *work, double *est)
+{
+  enum { F = PB_FRAGILITY_NESTED_FINE, R = PB_FRAGILITY_NESTED_RHOS };
+  for (int32_t law = 0; law < PB_FRAGILITY_NESTED_LAWS; law++)
+    for (int32_t ni = 0; ni < PB_FRAGILITY_NESTED_NS; ni++) {
+      int64_t k[F];
+      const int64_t m = pb_fragility_study_nested_draw(seed, law, ni, replicate, k);
+      for (int32_t s = 0; s < PB_FRAGILITY_NESTED_SIZES; s++) {
+        const int32_t K = pb_fragility_nested_size[s], row = (law * PB_FRAGILITY_NESTED_NS + ni) * PB_FRAGILITY_NESTED_SIZES + s;
+        double rate[F], mass[F];
+        for (int32_t j = 0; j < K; j++) {
+          int64_t sum = 0;
+          for (int32_t c = j * F / K; c < (j + 1) * F / K; c++) sum += k[c];
+          rate[j] = (double)sum / (double)(m * (F / K));
+          mass[j] = 1.0 / K;
+        }
+        (void)pb_fragility_law_set(work, rate, mass, K); /* rates in [0, 1], equal masses: valid */
+        for (int r = 0; r < R; r++)
+          est[row * R + r] = pb_fragility_profile(work, PB_FRAGILITY_UP, pb_fragility_nested_rho[r]);
+        est[PB_FRAGILITY_NESTED_ROWS * R + row] = work->G;
+      }
+    }
+}

@@ -217,7 +217,48 @@ static void pb_fragility__nested_table(struct pb_table *tb)
   pb_fragility_law_free(&work);
 }
 
-int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_t seed, int64_t replicates)
+/* A row of the finite-sample table: the law's name and the record. */
+struct pb_fragility__finite_row {
+  const char *law;
+  const double *x;
+};
+
+static union pb_cell pb_fragility__finite_cell(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_fragility__finite_row *r = ctx;
+  if (c->fmt == PB_COL_STR) return (union pb_cell){.s = r->law};
+  if (c->fmt == PB_COL_INT) return (union pb_cell){.i = (int64_t)r->x[c->slot]};
+  return (union pb_cell){.x = r->x[c->slot]};
+}
+
+/* U.2's finite-sample part: the plug-in restricted profile of nested readouts from stratified labels. */
+static void pb_fragility__finite_table(const double *nrec, struct pb_table *tb)
+{
+#define V(name, f, d) {name, PB_COL_NUM, d, .slot = f}
+  static const struct pb_column cols[] = {
+    {"law", PB_COL_STR, .slot = 0}, {"n", PB_COL_INT, .slot = PB_FN2_N}, {"K", PB_COL_INT, .slot = PB_FN2_K},
+    V("rho", PB_FN2_RHO, 1), {"replicates", PB_COL_INT, .slot = PB_FN2_REPLICATES, .side = PB_COL_TSV_ONLY},
+    V("Phi_R", PB_FN2_TRUTH, 4), V("G_R", PB_FN2_G_R, 5), V("G_R_plugin_mean", PB_FN2_G_R_MEAN, 5),
+    V("plugin_mean", PB_FN2_MEAN, 4), V("plugin_bias", PB_FN2_BIAS, -4), V("plugin_mae", PB_FN2_MAE, 4),
+    V("plugin_rel_mae", PB_FN2_REL, 3), V("plugin_rmse", PB_FN2_RMSE, 4), {NULL}};
+#undef V
+  static const struct pb_table_spec spec = {
+    "Nested readouts from labels (Appendix U.2, finite-sample part; feature order)",
+    "Stratified labels on the 16 finest cells (two atoms each), m = max(1, round(n / 16)) per cell, correct with "
+    "the cell's mean propensity; a readout of K cells pools its fine cells' labels. Phi_R, G_R: the population "
+    "restricted profile and grouping variance (the table above); plugin: the same of the estimated rates, over the "
+    "replicates (rel. = MAE / Phi_R).", cols};
+  pb_table_open(tb, &spec);
+  for (int64_t i = 0; i < (int64_t)PB_FRAGILITY_NESTED_ROWS * PB_FRAGILITY_NESTED_RHOS; i++) {
+    double eta[PB_FRAGILITY_NESTED_ATOMS];
+    const int32_t law = (int32_t)(i / ((int64_t)PB_FRAGILITY_NESTED_NS * PB_FRAGILITY_NESTED_SIZES * PB_FRAGILITY_NESTED_RHOS));
+    const struct pb_fragility__finite_row row = {pb_fragility_study_nested_law(law, eta), nrec + i * PB_FN2_FIXED};
+    pb_table_row(tb, &spec, pb_fragility__finite_cell, &row);
+  }
+}
+
+int pb_fragility_study_report(struct pb_results *res, const double *rec, const double *nrec, uint64_t seed,
+                              int64_t replicates)
 {
   struct pb_text md = {0};
   struct pb_table tb = {0};
@@ -242,6 +283,9 @@ int pb_fragility_study_report(struct pb_results *res, const double *rec, uint64_
   pb_fragility__nested_table(&tb);
   const int nested_status = pb_table_flush(&tb, res, "nested_readouts.tsv", &md);
   if (status == PB_OK) status = nested_status;
+  pb_fragility__finite_table(nrec, &tb);
+  const int finite_status = pb_table_flush(&tb, res, "nested_finite.tsv", &md);
+  if (status == PB_OK) status = finite_status;
   pb_fragility__study_table(rec, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);

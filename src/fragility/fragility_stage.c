@@ -333,7 +333,26 @@ static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, 
 struct pb_fragility__load {
   int32_t *rows, n;
   struct pb_rows d;
+  int32_t *clean, n_clean;     /* the clean rows of this rank's units of the source, ascending */
+  struct pb_rows tk;           /* their top-k lists (the temperature-scaled state), when the store keeps them */
 };
+
+/* The top-k lists of the clean rows of this rank's units (collective per source; none without top-k). */
+static int pb_fragility__read_topk(struct pb_stage *st, int64_t u0, int64_t u1, struct pb_fragility__load *L)
+{
+  const struct pb_meta *meta = st->meta;
+  int status = PB_OK;
+  for (int32_t s = 0; s < meta->n_sources && meta->topk > 0; s++) {
+    const struct pb_source *S = &meta->sources[s];
+    L[s].clean = pb_malloc((size_t)(u1 - u0 + 1) * sizeof(int32_t));
+    L[s].n_clean = 0;
+    for (int64_t u = u0; u < u1; u++)
+      if (u / meta->n_models == s) L[s].clean[L[s].n_clean++] = (int32_t)(u % meta->n_models) * S->n_conditions + S->clean;
+    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? L[s].n_clean : 0, L[s].clean, PB_FIELD_TOPK, &L[s].tk);
+    if (status == PB_OK) status = rc;
+  }
+  return status;
+}
 
 static int pb_fragility__read(struct pb_stage *st, const struct pb_fragility__signal *sig, int64_t u0, int64_t u1,
                               struct pb_fragility__load *L)
@@ -391,13 +410,57 @@ static void pb_fragility__unit_free(struct pb_fragility__unit *w)
   free(w->s0), free(w->u), free(w->bin0), free(w->grp0), free(w->c0), free(w->mrow);
 }
 
-/* Both arms of unit (t, m) into arm[0..2 arm_len) and the drift split of each
- * of its perturbed conditions, global cells cell0, cell0 + 1, ..., into
- * drift[] (condition order, clean skipped).  PB_FAIL: a cell's error. */
+/* The temperature-scaled state of unit (t, m): T fitted on the source's
+ * clean development records (the store's split) from their top-k lists, the
+ * scaled confidence of every image, and both arms on it (no permutation
+ * null) into temper[0..2 arm_len), T into *temp; NaN without top-k lists. */
+static void pb_fragility__tempered(const struct pb_meta *meta, const struct pb_fragility__load *L,
+                                   const struct pb_fragility_input *in, const struct pb_fragility_options *o,
+                                   int32_t t, int32_t m, double *temper, double *temp)
+{
+  const struct pb_source *S = &meta->sources[t];
+  const int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid), n = in->n, k = meta->topk;
+  *temp = NAN;
+  for (int32_t f = 0; f < 2 * len; f++) temper[f] = NAN;
+  int32_t j = k > 0 ? pb_sort_find_i32(L[t].clean, L[t].n_clean, m * S->n_conditions + S->clean) : -1;
+  if (j < 0) return;
+  size_t r0 = pb_fragility__row(L, meta, t, m * S->n_conditions + S->clean);
+  struct pb_fragility_topk *rec = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *rec);
+  double *sT = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *sT);
+  int64_t nd = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const size_t at = ((size_t)j * n + (size_t)i) * (size_t)k;
+    rec[i] = (struct pb_fragility_topk){k, S->n_classes, L[t].tk.topk_class + at, L[t].tk.topk_prob + at, S->labels[i],
+                                        L[t].d.ptrue[r0 + i]};
+  }
+  /* the development records first, in image order, for the fit */
+  struct pb_fragility_topk *dev = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *dev);
+  for (int32_t i = 0; i < n; i++)
+    if (S->split[i] == PB_SPLIT_DEV) dev[nd++] = rec[i];
+  *temp = pb_fragility_temper_fit(dev, nd);
+  for (int32_t i = 0; i < n; i++) sT[i] = isnan(*temp) ? in->s[i] : pb_fragility_temper_conf(&rec[i], *temp);
+  if (!isnan(*temp)) {
+    struct pb_fragility_input tin = *in;
+    struct pb_fragility_options to = *o;
+    tin.s = sT;
+    to.n_null = 0;
+    pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_A, temper);
+    pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_B, temper + len);
+  }
+  free(dev);
+  free(rec);
+  free(sT);
+}
+
+/* Both arms of unit (t, m) into arm[0..2 arm_len), their diagnostics and
+ * random shifts into diag[0..2 diag_len) (struct pb_fragility_out), and the drift split of each of its perturbed
+ * conditions, global cells cell0, cell0 + 1, ..., into drift[] (condition
+ * order, clean skipped) with its flagged-bin records in flag[].  PB_FAIL: a
+ * cell's error. */
 static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
                               const struct pb_fragility__signal *sig, uint8_t *const *part,
                               const struct pb_fragility_options *o, int64_t unit, int64_t cell0, double *arm,
-                              double *drift)
+                              double *diag, double *drift, double *flag, double *temper)
 {
   int32_t t = (int32_t)(unit / meta->n_models), m = (int32_t)(unit % meta->n_models);
   const struct pb_source *S = &meta->sources[t], *P = &meta->sources[sig[t].src];
@@ -416,6 +479,12 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_A, arm);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
+  const int32_t dl = PB_FRAGILITY_DIAG_LEN(o->n_grid), rl = PB_FRAGILITY_RANDOM_LEN(o->n_grid);
+  pb_fragility_diag(&in, o, PB_FRAGILITY_PART_A, diag);
+  pb_fragility_random(&in, o, PB_FRAGILITY_PART_A, diag + dl);
+  pb_fragility_diag(&in, o, PB_FRAGILITY_PART_B, diag + dl + rl);
+  pb_fragility_random(&in, o, PB_FRAGILITY_PART_B, diag + 2 * dl + rl);
+  pb_fragility__tempered(meta, L, &in, o, t, m, temper, temper + 2 * len);
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
   pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
@@ -430,7 +499,9 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
                                    .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc, .m0 = L[t].d.ptrue + r0,
                                    .m1 = L[t].d.ptrue + rc};
     const struct pb_cell_view v = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
-    status = pb_fragility_drift(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k++ * PB_FD_FIXED);
+    status = pb_fragility_drift_flagged(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k * PB_FD_FIXED,
+                                        flag + (size_t)k * PB_FF_FIXED);
+    k++;
   }
   pb_fragility_partition_free(&p);
   pb_fragility__unit_free(&w);
@@ -683,18 +754,25 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   free(cost);
   struct pb_fragility__load *L = pb_calloc((size_t)meta->n_sources, sizeof *L);
   status = pb_error_agree(st.comm, pb_fragility__read(&st, U.sig, u0, u1, L));
+  if (status == PB_OK) status = pb_error_agree(st.comm, pb_fragility__read_topk(&st, u0, u1, L));
   pb_timer_lap(&st.timer, "load");
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
   double *arm = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * len * sizeof(double));
   double *drift = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FD_FIXED * sizeof(double));
+  const int32_t dlen = PB_FRAGILITY_DIAG_LEN(o->n_grid) + PB_FRAGILITY_RANDOM_LEN(o->n_grid);
+  double *diag = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * dlen * sizeof(double));
+  double *flag = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FF_FIXED * sizeof(double));
+  double *temper = pb_malloc((size_t)(nu > 0 ? nu : 1) * (2 * len + 1) * sizeof(double));
   if (status == PB_OK) {
     struct pb_error_first fe;
     pb_error_first_init(&fe);
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t u = u0; u < u1; u++)
       if (pb_fragility__unit(meta, L, U.sig, U.part, o, u, U.drift0[u], arm + (size_t)(u - u0) * 2 * len,
-                             drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED) != PB_OK)
+                             diag + (size_t)(u - u0) * 2 * dlen, drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED,
+                             flag + (size_t)(U.drift0[u] - d0) * PB_FF_FIXED,
+                             temper + (size_t)(u - u0) * (2 * len + 1)) != PB_OK)
         pb_error_first_record(&fe, u);
     status = pb_error_first_status(&fe);
   }
@@ -712,9 +790,10 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
     for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
     struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, u0, nu, arm, U.drift0[U.n_units], d0, nd,
-                                   drift, U.drift0, tier, what, st.comm};
+                                   drift, U.drift0, tier, what, st.comm, dlen, diag, flag, temper};
     status = pb_fragility__arm_tsv(st.results, &out);
     if (status == PB_OK) status = pb_fragility__drift_tsv(st.results, &out);
+    if (status == PB_OK) status = pb_fragility_diag_tsv(st.results, &out);
     if (status == PB_OK) {
       struct pb_fragility_sum S;
       status = pb_fragility_summarise(&out, &S);
@@ -731,10 +810,15 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
              pb_timer_get(&st.timer, "compute"), pb_timer_get(&st.timer, "write"));
   pb_fields_free(&arm_fields);
   free(arm);
+  free(diag);
+  free(flag);
+  free(temper);
   free(drift);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     free(L[s].rows);
     pb_store_rows_free(&L[s].d);
+    free(L[s].clean);
+    if (meta->topk > 0) pb_store_rows_free(&L[s].tk);
   }
   free(L);
   pb_fragility__setup_free(&U, meta);

@@ -199,6 +199,9 @@ static int pb_fragility__profile_summary(const struct pb_fragility_out *out, str
 void pb_fragility_sum_free(struct pb_fragility_sum *S)
 {
   free(S->med), free(S->lcb), free(S->dk), free(S->dmax), free(S->dutil), free(S->prof);
+  free(S->sel_n), free(S->sel_x), free(S->merge), free(S->score), free(S->fk), free(S->metric), free(S->rnd_n), free(S->rnd_med), free(S->tmp_med), free(S->tmp_lcb);
+  pb_agg_free(&S->rnd_x);
+  pb_agg_free(&S->fm);
   pb_agg_free(&S->dm);
   pb_agg_free(&S->sp);
 }
@@ -218,6 +221,7 @@ int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragili
   int status = pb_fragility__drift_summary(out, S);
   if (status == PB_OK) status = pb_fragility__spearman_summary(out, S);
   if (status == PB_OK) status = pb_fragility__profile_summary(out, S);
+  if (status == PB_OK) status = pb_fragility_diag_summarise(out, S);
   return status;
 }
 

@@ -7,7 +7,10 @@ pb 1 1 synth --config "$TOP_SRCDIR/tests/mpi/screen.ini" --no-summary -o "$WORK/
 pb 1 1 fragility "$WORK/s.h5" --null 20 -o "$WORK/o11"
 check "fragility runs" test -s "$WORK/o11/report/fragility.tsv"
 reports="fragility.tsv fragility_drift.tsv fragility_sources.tsv fragility_drift_summary.tsv fragility_spearman.tsv
-  fragility_profiles.tsv fragility_drift_tiers.tsv fragility.md"
+  fragility_profiles.tsv fragility_drift_tiers.tsv fragility.md fragility_selective.tsv fragility_merges.tsv
+  fragility_score_only.tsv fragility_selective_summary.tsv fragility_merges_summary.tsv fragility_score_only_summary.tsv
+  fragility_drift_flagged.tsv fragility_drift_flagged_summary.tsv fragility_metric_spearman.tsv fragility_ece_pairs.tsv
+  fragility_random.tsv fragility_random_summary.tsv fragility_random_radius.tsv fragility_tempered.tsv"
 ranks_identical "$reports" fragility "$WORK/s.h5" --null 20
 T="$WORK/o11/report/fragility.tsv"
 D="$WORK/o11/report/fragility_drift.tsv"
@@ -20,6 +23,33 @@ check "fragility.tsv: one row per model, source and arm" test "$(($(wc -l < "$T"
 check "fragility_drift.tsv: one row per cell" test "$(($(wc -l < "$D") - 1))" -eq "$cells"
 check "drift additivity residual <= 1e-12 everywhere" awk -F'\t' 'NR > 1 && ($14 == "nan" || $14 > 1e-12) { bad = 1 } END { exit bad }' "$D"
 check "G_R_corrected <= G_R, LCB >= 0, FAUC >= 0" awk -F'\t' 'NR > 1 && ($10 > $9 || $15 < 0 || $11 < 0 || $12 < 0) { bad = 1 } END { exit bad }' "$T"
+# the diagnostics (seed 001 K, U.3, J.2): shapes, and their summaries recounted from the rows
+SEL="$WORK/o11/report/fragility_selective.tsv"
+check "fragility_selective.tsv: 2 coverages x 13 radii per model, source and arm" test "$(($(wc -l < "$SEL") - 1))" -eq $((models * sources * 2 * 26))
+check "fragility_merges.tsv: 4 levels (8, 4, 2, 1 groups) per model, source and arm" test "$(($(wc -l < "$WORK/o11/report/fragility_merges.tsv") - 1))" -eq $((models * sources * 2 * 4))
+# columns: selective 11 realised_increase, 8 envelope_increase, 12 excess; summary 3 cells, 4 above_envelope
+awk -F'\t' 'NR > 1 && $11 != "nan" && $8 != "nan" { n[$2 " " $3]++; if ($12 > 0) k[$2 " " $3]++ }
+  END { for (u in n) print u, n[u], k[u] + 0 }' "$SEL" | sort > "$WORK/sel_rows.txt"
+awk -F'\t' 'NR > 1 { print $1, $2, $3, $4 }' "$WORK/o11/report/fragility_selective_summary.tsv" | sort > "$WORK/sel_sum.txt"
+check "selective summary: cells and cells above the envelope recounted from the rows" cmp "$WORK/sel_rows.txt" "$WORK/sel_sum.txt"
+awk -F'\t' 'NR > 1 { print $1, $2, $3, $11 }' "$T" > "$WORK/fauc.txt"
+awk -F'\t' 'NR > 1 && $4 == 8 { print $1, $2, $3, $7 }' "$WORK/o11/report/fragility_merges.tsv" > "$WORK/fauc_m.txt"
+awk -F'\t' 'NR > 1 { print $1, $2, $3, $8 }' "$WORK/o11/report/fragility_score_only.tsv" > "$WORK/fauc_j.txt"
+check "fragility_drift_flagged.tsv: one row per cell" test "$(($(wc -l < "$WORK/o11/report/fragility_drift_flagged.tsv") - 1))" -eq "$cells"
+# similar-ECE pairs recounted from fragility.tsv (columns 2 source, 3 arm, 9 G_R, 11 FAUC_up, 16 ece)
+awk -F'\t' 'NR > 1 { k = $2 " " $3; n[k]++; e[k, n[k]] = $16; g[k, n[k]] = $9; f[k, n[k]] = $11 }
+  END { for (k in n) { p = 0; for (i = 1; i <= n[k]; i++) for (j = i + 1; j <= n[k]; j++) {
+          d = e[k, i] - e[k, j]; if (d < 0) d = -d; if (d <= 0.005) p++ }
+        print k, p } }' "$T" | sort > "$WORK/pairs_rows.txt"
+awk -F'\t' 'NR > 1 { print $1, $2, $7 }' "$WORK/o11/report/fragility_metric_spearman.tsv" | sort > "$WORK/pairs_sum.txt"
+check "similar-ECE pairs recounted from fragility.tsv" cmp "$WORK/pairs_rows.txt" "$WORK/pairs_sum.txt"
+topk=$("$PAIRBOUND" info "$WORK/s.h5" | awk '$1 == "topk" { print $2 }')
+if [ "${topk:-0}" -gt 0 ]; then
+  check "fragility_tempered.tsv: one row per model, source and arm, T in (0.05, 20)" awk -F'\t' -v n=$((models * sources * 2)) '
+    NR > 1 { rows++; if (!($4 > 0.05 && $4 < 20)) bad = 1 } END { exit bad || rows != n }' "$WORK/o11/report/fragility_tempered.tsv"
+fi
+check "merges: the unmerged level's FAUC_up is fragility.tsv's" cmp "$WORK/fauc_m.txt" "$WORK/fauc.txt"
+check "score-only comparator: its readout FAUC_up is fragility.tsv's" cmp "$WORK/fauc_j.txt" "$WORK/fauc.txt"
 check "results.h5 has /fragility" sh -c "h5ls -r '$WORK/o11/results.h5' | grep -q '^/fragility/drift/L_comp'"
 check "fragility.md links both figures" sh -c "grep -q 'fragility_profiles' '$WORK/o11/report/fragility.md' && grep -q 'fragility_drift_tiers' '$WORK/o11/report/fragility.md'"
 

@@ -6,7 +6,7 @@
 pb 1 1 fragility --study known-propensity --replicates 40 -o "$WORK/o11"
 R="$WORK/o11/report"
 check "study runs" test -s "$R/known_propensity.tsv"
-ranks_identical "known_propensity.tsv known_propensity_laws.tsv known_propensity_seed.tsv witness_laws.tsv nested_readouts.tsv REPORT.md" \
+ranks_identical "known_propensity.tsv known_propensity_laws.tsv known_propensity_seed.tsv witness_laws.tsv nested_readouts.tsv nested_finite.tsv REPORT.md" \
   fragility --study known-propensity --replicates 40
 # 10 designs (3 laws x n 250, 5000; B/16 x 250, 5000; 30-label B, C) x 2 directions x 7 radii
 check "one row per design, direction and radius" test "$(($(wc -l < "$R/known_propensity.tsv") - 1))" -eq 140
@@ -25,6 +25,9 @@ check "MAE >= |bias|, RMSE >= MAE" awk -F'\t' 'NR > 1 { for (c = 12; c <= 17; c 
   "$R/known_propensity.tsv"
 # U.2: 3 laws x 2 orders x 5 readout sizes x 4 radii
 check "nested_readouts.tsv: 120 rows" test "$(($(wc -l < "$R/nested_readouts.tsv") - 1))" -eq 120
+# U.2's finite-sample part: 3 laws x 2 n x 5 readout sizes x 4 radii; K = 1 has no spread
+check "nested_finite.tsv: 120 rows" test "$(($(wc -l < "$R/nested_finite.tsv") - 1))" -eq 120
+check "nested_finite.tsv: K = 1 estimates 0 exactly" awk -F'\t' 'NR > 1 && $3 == 1 && ($9 != 0 || $11 != 0) { bad = 1 } END { exit bad }' "$R/nested_finite.tsv"
 check "results.h5 has /fragility/study" sh -c "h5ls -r '$WORK/o11/results.h5' | grep -q '^/fragility/study/plugin_mae'"
 check "REPORT.md has the seed's values" grep -q "| plug-in MAE | B | primary | 250 | 3 | 0.022 |" "$R/REPORT.md"
 pb 1 1 fragility --study known-propensity --replicates 40 --seed 7 -o "$WORK/s7"

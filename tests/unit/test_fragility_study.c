@@ -164,6 +164,81 @@ static void redo(uint32_t rep, double *est, int32_t *kept)
 
 #define REPS 24
 
+/* The upward profile of K cells of equal mass with rates @p rate, by the support sets that hold the cells
+ * above a threshold (the optimiser is (Z - t)+ / E[(Z - t)+]), each solved as in brute(). */
+static double upper_sets(int K, const double *rate, double rho)
+{
+  double mean = 0, best = 0;
+  for (int i = 0; i < K; i++) mean += rate[i] / K;
+  for (int j = 0; j < K; j++) { /* S = cells with rate >= rate[j] */
+    double P = 0, M1 = 0, M2 = 0;
+    for (int i = 0; i < K; i++)
+      if (rate[i] >= rate[j]) P += 1.0 / K, M1 += (rate[i] - mean) / K, M2 += (rate[i] - mean) * (rate[i] - mean) / K;
+    const double curv = M2 - M1 * M1 / P, need = 1 + rho - 1 / P;
+    if (curv > 1e-15 && need >= 0) {
+      const double b = sqrt(need / curv), a = (1 - b * M1) / P;
+      int ok = 1;
+      for (int i = 0; i < K; i++) ok &= rate[i] < rate[j] || a + b * (rate[i] - mean) >= -1e-12;
+      if (ok) best = fmax(best, a * M1 + b * M2);
+    }
+    if (curv <= 1e-15 && 1 / P - 1 <= rho) best = fmax(best, M1 / P);
+  }
+  return best;
+}
+
+/* The finite-sample nested readouts of replicate rep, redone here: phi[law][n][size][rho], g[law][n][size]. */
+static void redo_nested(uint32_t rep, double *phi, double *g)
+{
+  enum { F = PB_FRAGILITY_NESTED_FINE };
+  static const int sizes[5] = {1, 2, 4, 8, 16}, ns[2] = {250, 5000};
+  for (int law = 0; law < PB_FRAGILITY_NESTED_LAWS; law++) {
+    double eta[PB_FRAGILITY_NESTED_ATOMS];
+    (void)pb_fragility_study_nested_law(law, eta);
+    for (int ni = 0; ni < 2; ni++) {
+      const int64_t m = lround(ns[ni] / 16.0); /* 16 and 313 (312.5 rounds away from zero) */
+      ck_assert_int_eq(m, ni ? 313 : 16);
+      struct pb_rng r;
+      pb_rng_init(&r, test_seed(), PB_RNG_FRAGILITY_NESTED, (uint64_t)(law * 2 + ni), rep);
+      int64_t k[F];
+      for (int c = 0; c < F; c++) {
+        k[c] = 0;
+        for (int64_t j = 0; j < m; j++) k[c] += pb_rng_uniform(&r) < (eta[2 * c] + eta[2 * c + 1]) / 2;
+      }
+      for (int s = 0; s < 5; s++) {
+        const int K = sizes[s], row = (law * 2 + ni) * 5 + s;
+        double rate[F], mean = 0, G = 0;
+        for (int j = 0; j < K; j++) {
+          int64_t sum = 0;
+          for (int c = j * F / K; c < (j + 1) * F / K; c++) sum += k[c];
+          rate[j] = (double)sum / (double)(m * (F / K));
+          mean += rate[j] / K;
+        }
+        for (int j = 0; j < K; j++) G += (rate[j] - mean) * (rate[j] - mean) / K;
+        g[row] = G;
+        for (int q = 0; q < PB_FRAGILITY_NESTED_RHOS; q++) phi[row * PB_FRAGILITY_NESTED_RHOS + q] = upper_sets(K, rate, pb_fragility_nested_rho[q]);
+      }
+    }
+  }
+}
+
+/* U.2's finite-sample part: every replicate's plug-in estimates against labels redrawn here. */
+START_TEST(test_nested_replicates)
+{
+  struct pb_fragility_law work;
+  pb_fragility_law_init(&work);
+  double est[PB_FRAGILITY_NESTED_EST], phi[PB_FRAGILITY_NESTED_ROWS * PB_FRAGILITY_NESTED_RHOS], g[PB_FRAGILITY_NESTED_ROWS];
+  for (uint32_t rep = 0; rep < REPS; rep++) {
+    pb_fragility_study_nested_replicate(test_seed(), rep, &work, est);
+    redo_nested(rep, phi, g);
+    for (int i = 0; i < PB_FRAGILITY_NESTED_ROWS * PB_FRAGILITY_NESTED_RHOS; i++)
+      ck_assert_msg(fabs(est[i] - phi[i]) < 1e-9, "rep %u row %d: %g vs %g", rep, i, est[i], phi[i]);
+    for (int i = 0; i < PB_FRAGILITY_NESTED_ROWS; i++)
+      ck_assert(fabs(est[PB_FRAGILITY_NESTED_ROWS * PB_FRAGILITY_NESTED_RHOS + i] - g[i]) < 1e-12);
+  }
+  pb_fragility_law_free(&work);
+}
+END_TEST
+
 START_TEST(test_replicates_vs_brute)
 {
   struct pb_fragility_law work;
@@ -333,6 +408,50 @@ START_TEST(test_statistics)
   fclose(fp);
   ck_assert_int_eq(rows, PB_FRAGILITY_STUDY_ROWS);
 
+  /* the finite-sample nested readouts: the command's statistics against plain sums of redone replicates */
+  enum { NN = PB_FRAGILITY_NESTED_ROWS * PB_FRAGILITY_NESTED_RHOS };
+  static double nsum[NN][3], gsum[PB_FRAGILITY_NESTED_ROWS], phi[NN], g[PB_FRAGILITY_NESTED_ROWS];
+  memset(nsum, 0, sizeof nsum), memset(gsum, 0, sizeof gsum);
+  double ntruth[NN], x[PB_FN_FIXED];
+  struct pb_fragility_law nw;
+  pb_fragility_law_init(&nw);
+  for (int i = 0; i < NN; i++) {
+    double eta[PB_FRAGILITY_NESTED_ATOMS];
+    const int row = i / PB_FRAGILITY_NESTED_RHOS;
+    (void)pb_fragility_study_nested_law(row / 10, eta);
+    pb_fragility_study_nested(eta, pb_fragility_nested_size[row % 5], 0, pb_fragility_nested_rho[i % 4], &nw, x);
+    ntruth[i] = x[PB_FN_PHI_R];
+  }
+  pb_fragility_law_free(&nw);
+  for (uint32_t rep = 0; rep < REPS; rep++) {
+    redo_nested(rep, phi, g);
+    for (int i = 0; i < NN; i++) nsum[i][0] += phi[i], nsum[i][1] += fabs(phi[i] - ntruth[i]),
+                                 nsum[i][2] += (phi[i] - ntruth[i]) * (phi[i] - ntruth[i]);
+    for (int i = 0; i < PB_FRAGILITY_NESTED_ROWS; i++) gsum[i] += g[i];
+  }
+  snprintf(path, sizeof path, "%s/report/nested_finite.tsv", out);
+  fp = fopen(path, "r");
+  ck_assert_ptr_nonnull(fp);
+  ck_assert_ptr_nonnull(fgets(line, sizeof line, fp)); /* header */
+  rows = 0;
+  while (fgets(line, sizeof line, fp)) {
+    double v[PB_FN2_FIXED];
+    char *c = strchr(line, '\t') + 1; /* law */
+    for (int i = 0; i < PB_FN2_FIXED; i++) v[i] = strtod(c, &c);
+    const int i = rows, row = i / PB_FRAGILITY_NESTED_RHOS;
+    ck_assert(v[PB_FN2_N] == (row / 5 % 2 ? 5000 : 250) && v[PB_FN2_K] == pb_fragility_nested_size[row % 5]);
+    ck_assert(v[PB_FN2_RHO] == pb_fragility_nested_rho[i % 4] && v[PB_FN2_REPLICATES] == REPS);
+    ck_assert(fabs(v[PB_FN2_TRUTH] - ntruth[i]) < 1e-12);
+    ck_assert_msg(fabs(v[PB_FN2_MEAN] - nsum[i][0] / REPS) < 1e-9, "nested row %d", i);
+    ck_assert(fabs(v[PB_FN2_BIAS] - (nsum[i][0] / REPS - ntruth[i])) < 1e-9);
+    ck_assert(fabs(v[PB_FN2_MAE] - nsum[i][1] / REPS) < 1e-9 && fabs(v[PB_FN2_RMSE] - sqrt(nsum[i][2] / REPS)) < 1e-9);
+    ck_assert(ntruth[i] > 0 ? fabs(v[PB_FN2_REL] - nsum[i][1] / REPS / ntruth[i]) < 1e-9 : isnan(v[PB_FN2_REL]));
+    ck_assert(fabs(v[PB_FN2_G_R_MEAN] - gsum[row] / REPS) < 1e-12);
+    rows++;
+  }
+  fclose(fp);
+  ck_assert_int_eq(rows, NN);
+
   /* the witness pair of Proposition 4: both laws have mean 1/2 and G = 0.08 (computed here); A is two-point
    * with rho+ = rho_sat = (9/17) / (8/17) = 1.125 and top 0.3, B with rho+ = rho_sat = (2/3) / (1/3) = 2 and
    * top 0.4, so both profiles are sqrt(0.08 rho) up to 1.125, and 0.3 and 0.4 from 2 on (gap 0.1) */
@@ -370,6 +489,7 @@ static Suite *study_suite(void)
   tcase_add_test(tc, test_laws);
   tcase_add_test(tc, test_replicates_vs_brute);
   tcase_add_test(tc, test_nested);
+  tcase_add_test(tc, test_nested_replicates);
   suite_add_tcase(s, tc);
   TCase *ts = tcase_create("stage");
   tcase_add_test(ts, test_statistics);
