@@ -51,6 +51,7 @@ struct pb_synth_config {
   int32_t model_factor;  /* scale factors applied so far ([panel] scale_factor, --scale-factor); 1 = none */
   int32_t image_factor;
   char *text;            /* the configuration text itself (provenance) */
+  char *seed_values;     /* [panel] seed_values: the seed paper's panel-level values ("key:value, ...") or NULL */
 };
 
 /** Parse configuration text; @p name labels error messages ("NAME:LINE: reason"). */

@@ -103,6 +103,7 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
   meta->provenance = pb_malloc(n);
   snprintf(meta->provenance, n, "pairbound synth, seed %llu, configuration:\n%s", (unsigned long long)cfg->seed,
            cfg->text);
+  meta->seed_values = cfg->seed_values ? pb_strdup(cfg->seed_values) : NULL;
   pb_meta_infer_roles(meta);
   return pb_meta_validate(meta);
 }

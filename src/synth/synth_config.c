@@ -161,11 +161,11 @@ static int pb_synth_config__role(void *opts, const char *label, const char *v)
   return PB_OK;
 }
 
-/* seed_values = key:value, ...: the seed paper's values for the source this one stands for (reports print them beside
- * the synthetic panel's; docs/synth.md) */
-static int pb_synth_config__seed_values(void *opts, const char *label, const char *v)
+/* seed_values = key:value, ...: the seed paper's values for the source this one stands for ([source NAME]) or for
+ * the whole panel ([panel]); reports print them beside the synthetic panel's (docs/synth.md).  Like conditions, a
+ * continuation line (or a repeated key) adds to the list. */
+static int pb_synth_config__seed_text(const char *label, const char *v, char **out)
 {
-  struct pb_synth_source *src = opts;
   for (const char *p = v; *p;) {
     const size_t n = strcspn(p, ",");
     char item[128], *colon;
@@ -176,9 +176,19 @@ static int pb_synth_config__seed_values(void *opts, const char *label, const cha
       return pb_ini_invalid(label, v);
     p += n + (p[n] == ',');
   }
-  free(src->seed_values);
-  src->seed_values = pb_strdup(v);
+  if (*out) {
+    char *both = pb_malloc(strlen(*out) + strlen(v) + 3);
+    sprintf(both, "%s, %s", *out, v);
+    free(*out);
+    *out = both;
+  } else
+    *out = pb_strdup(v);
   return PB_OK;
+}
+
+static int pb_synth_config__seed_values(void *opts, const char *label, const char *v)
+{
+  return pb_synth_config__seed_text(label, v, &((struct pb_synth_source *)opts)->seed_values);
 }
 
 static int pb_synth_config__fragility_corr(void *opts, const char *label, const char *v)
@@ -243,6 +253,8 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
     else if (strcmp(key, "scale_factor") == 0)
       bad = pb_synth_config_factor_parse(v, &cfg->model_factor, &cfg->image_factor) ? PB_INI_REASON : PB_OK;
+    else if (strcmp(key, "seed_values") == 0)
+      bad = pb_synth_config__seed_text("[panel] seed_values", v, &cfg->seed_values) ? PB_INI_REASON : PB_OK;
     else { pb_error_set("unknown key '%s' in [panel]", key); bad = PB_INI_REASON; }
   } else if (strcmp(section, "groups") == 0) {
     if ((bad = pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x)) == PB_OK) {
@@ -593,5 +605,6 @@ void pb_synth_config_free(struct pb_synth_config *cfg)
   }
   free(cfg->sources);
   free(cfg->text);
+  free(cfg->seed_values);
   memset(cfg, 0, sizeof *cfg);
 }
