@@ -30,15 +30,26 @@ struct pb_synth_source {
    * "natural[:N]", "extra:SRC", or NULL (none declared: inferred real) */
   char *role;
   char *seed_values;     /* the seed paper's values for the source it stands for ("key:value, ...") or NULL */
-  /* natural: correlation of the transforms' fragility factor with the base
-   * image's fragility (the rest is an image factor of its own; docs/synth.md) */
+  /* correlation of the source's fragility factor with the base image's
+   * fragility (the rest is an image factor of its own; docs/synth.md); NaN
+   * when not given: 0 for a natural probe source, 1 (the base image's own) for
+   * the others */
   double fragility_corr;
+  /* per-source behaviour (docs/synth.md, "Per-source behaviour"); NaN when not
+   * given (the latent model's defaults) */
+  double coupling;       /* weight of the fragility term in the source's failures (default 1) */
+  double noise;          /* record (capture) noise sigma_eps (default 0.55) */
+  double tier_accuracy[PB_N_TIERS][2]; /* grid: highest and lowest target accuracy of each tier's conditions */
+  int has_tier_accuracy;
 };
 
 struct pb_synth_config {
   uint64_t seed;
   int32_t topk;
   int half_precision;
+  /* spread of the runner-up probabilities' shape across records (0: every
+   * list decays by halves; docs/synth.md, "Top-k lists") */
+  double runner_up_spread;
   int32_t n_groups;
   char **group_names;
   double *group_skill;

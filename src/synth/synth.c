@@ -110,7 +110,9 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
 
 /* Latent quantities of one source that every record of it needs. */
 struct pb_synth__source {
-  double *ease, *fragility;     /* [n_images] shared across a base */
+  double *ease, *fragility;     /* [n_images] shared across a base (a source's own in part: fragility_corr) */
+  double sig_fragility;         /* the source's fragility weight, SIG_FRAGILITY x coupling */
+  double *sig_noise;            /* [n_conditions] record noise: the source's capture noise, SIG_NOISE when clean */
   int32_t *confusable;          /* [n_images] the label an image is usually mistaken for */
   double *theta;                /* [n_models] */
   double *mu, *severity;        /* [n_conditions] */
@@ -131,13 +133,16 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i, (uint32_t)base);
     L->ease[i] = SIG_EASE * pb_rng_normal(&rng);
     double z = pb_rng_normal(&rng);
-    if (meta->sources[s].role == PB_ROLE_NATURAL) {
-      /* natural transforms respond to a fragility of their own, only partly
-       * the base image's: r z + sqrt(1 - r^2) w keeps the log-normal law */
-      struct pb_rng nat;
-      pb_rng_init(&nat, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i | (2ull << 40), (uint32_t)base);
+    if (meta->sources[s].role == PB_ROLE_NATURAL || cs->fragility_corr != 1.0) {
+      /* natural transforms (and a source with fragility_corr < 1) respond to a
+       * fragility of their own, only partly the base image's: r z + sqrt(1 -
+       * r^2) w keeps the log-normal law; w is the natural source's image
+       * factor, or one of the source's own (its index in the stream) */
+      struct pb_rng own;
+      const uint64_t which = meta->sources[s].role == PB_ROLE_NATURAL ? 2ull : 3ull + (uint64_t)s;
+      pb_rng_init(&own, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i | (which << 40), (uint32_t)base);
       double r = cs->fragility_corr;
-      z = r * z + sqrt(1.0 - r * r) * pb_rng_normal(&nat);
+      z = r * z + sqrt(1.0 - r * r) * pb_rng_normal(&own);
     }
     L->fragility[i] = exp(FRAG_LOG_SD * z);
     /* two neighbour classes per class; each image leans to one of them */
@@ -163,15 +168,20 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
   L->stream = pb_malloc((size_t)src->n_conditions * sizeof(uint32_t));
   double z0 = gsl_cdf_ugaussian_Pinv(cs->clean_accuracy);
   double v2 = FRAG_LOG_SD * FRAG_LOG_SD, frag_mean = exp(v2 / 2), frag_var = (exp(v2) - 1) * exp(v2);
+  const double sf = isnan(cs->coupling) ? SIG_FRAGILITY : SIG_FRAGILITY * cs->coupling;
+  L->sig_fragility = sf;
+  L->sig_noise = pb_malloc((size_t)src->n_conditions * sizeof(double));
   for (int32_t c = 0; c < src->n_conditions; c++) {
     double acc = c == src->clean ? cs->clean_accuracy : cs->conditions[c - 1].accuracy;
     double z = gsl_cdf_ugaussian_Pinv(acc);
     double sev = c == src->clean ? 0.0 : SEVERITY_SCALE * fmax(0.0, z0 - z);
-    double total = var + SIG_EASE * SIG_EASE + sev * sev * SIG_FRAGILITY * SIG_FRAGILITY * frag_var +
-                   SIG_NOISE * SIG_NOISE;
+    /* the clean records of a base are one (identical in every source on it): their noise is no source's own */
+    const double sn = c == src->clean || isnan(cs->noise) ? SIG_NOISE : cs->noise;
+    double total = var + SIG_EASE * SIG_EASE + sev * sev * sf * sf * frag_var + sn * sn;
     /* mean accuracy over models and images is acc when the latent sum is
      * Gaussian (the log-normal fragility term makes it nearly so) */
-    L->mu[c] = z * sqrt(total) - mean + sev * SIG_FRAGILITY * frag_mean;
+    L->mu[c] = z * sqrt(total) - mean + sev * sf * frag_mean;
+    L->sig_noise[c] = sn;
     L->severity[c] = sev;
     L->stream[c] = c == src->clean ? (uint32_t)base << 16 : ((uint32_t)s << 16) | (uint32_t)c;
   }
@@ -180,7 +190,7 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
 static void pb_synth__latents_free(struct pb_synth__source *L)
 {
   free(L->ease), free(L->fragility), free(L->confusable), free(L->theta);
-  free(L->mu), free(L->severity), free(L->stream);
+  free(L->mu), free(L->severity), free(L->stream), free(L->sig_noise);
 }
 
 struct pb_synth__entry { int32_t cls; float p; };
@@ -196,7 +206,10 @@ static int pb_synth__before(const struct pb_synth__entry *x, const struct pb_syn
  * geometrically over other classes, each strictly below smax.  The first of
  * them is the image's confusable class, as a real model's list holds the
  * plausible confusions of an image under every condition (so that the
- * lists of one image's records share it, as A3 needs); the rest are random. */
+ * lists of one image's records share it, as A3 needs); the rest are random.
+ * The decay ratio is 1/2, or with runner_up_spread > 0 a draw of its own per
+ * record, 0.5 exp(-spread |xi|): the runner-ups' shape then varies
+ * independently of S, so margin and entropy rank records unlike S. */
 static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng, int32_t K, int32_t y,
                            int32_t conf, int32_t pred, float S, float M, int32_t *cls, float *prob)
 {
@@ -206,8 +219,9 @@ static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng
   if (pred != y) e[n++] = (struct pb_synth__entry){y, M};
   double rest = 1.0 - S - (pred != y ? M : 0.0);
   float cap = pb_synth__prob(cfg, S * 0.96);
+  const double ratio = cfg->runner_up_spread > 0 ? 0.5 * exp(-cfg->runner_up_spread * fabs(pb_rng_normal(rng))) : 0.5;
   for (int32_t j = 0; j < k && n < K; j++) {
-    rest *= 0.5;
+    rest *= ratio;
     int32_t c = conf;
     int dup = 0;
     for (int32_t t = 0; t < n; t++) dup |= e[t].cls == c;
@@ -240,8 +254,8 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
 {
   struct pb_rng rng;
   pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[c] << 24) | (uint64_t)i, (uint32_t)m);
-  double eta = L->mu[c] + L->theta[m] + L->ease[i] - L->severity[c] * SIG_FRAGILITY * L->fragility[i] +
-               SIG_NOISE * pb_rng_normal(&rng);
+  double eta = L->mu[c] + L->theta[m] + L->ease[i] - L->severity[c] * L->sig_fragility * L->fragility[i] +
+               L->sig_noise[c] * pb_rng_normal(&rng);
   double zeta = pb_rng_normal(&rng);
   if (eta > 0) {
     *pred = y;
