@@ -38,7 +38,7 @@ struct pb_synth_source {
   /* per-source behaviour (docs/synth.md, "Per-source behaviour"); NaN when not
    * given (the latent model's defaults) */
   double coupling;       /* weight of the fragility term in the source's failures (default 1) */
-  double noise;          /* record (capture) noise sigma_eps (default 0.55) */
+  double noise[PB_N_TIERS]; /* record (capture) noise sigma_eps of its mild, severe, extreme conditions (0.55) */
   double tier_accuracy[PB_N_TIERS][2]; /* grid: highest and lowest target accuracy of each tier's conditions */
   int has_tier_accuracy;
 };
@@ -50,6 +50,9 @@ struct pb_synth_config {
   /* spread of the runner-up probabilities' shape across records (0: every
    * list decays by halves; docs/synth.md, "Top-k lists") */
   double runner_up_spread;
+  /* model robustness: sd of each model's own response to severity, shared by
+   * every perturbed condition (0: none; docs/synth.md, "Model robustness") */
+  double robustness;
   int32_t n_groups;
   char **group_names;
   double *group_skill;

@@ -15,6 +15,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/num.h"
+#include "pairbound/protocol.h"
 #include "pairbound/rng.h"
 #include "pairbound/synth.h"
 
@@ -115,6 +116,7 @@ struct pb_synth__source {
   double *sig_noise;            /* [n_conditions] record noise: the source's capture noise, SIG_NOISE when clean */
   int32_t *confusable;          /* [n_images] the label an image is usually mistaken for */
   double *theta;                /* [n_models] */
+  double *robust;               /* [n_models] response to severity ([panel] robustness), or NULL (none) */
   double *mu, *severity;        /* [n_conditions] */
   uint32_t *stream;             /* [n_conditions] record stream id; clean shared across a base */
 };
@@ -163,6 +165,20 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
   mean /= meta->n_models;
   for (int32_t m = 0; m < meta->n_models; m++) var += (L->theta[m] - mean) * (L->theta[m] - mean);
   var /= meta->n_models;
+  /* model robustness: its mean and variance over the models enter mu_c like theta's, times the severity */
+  double r_mean = 0, r_var = 0;
+  L->robust = NULL;
+  if (cfg->robustness > 0) {
+    L->robust = pb_malloc((size_t)meta->n_models * sizeof(double));
+    for (int32_t m = 0; m < meta->n_models; m++) {
+      struct pb_rng rng;
+      pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_MODEL, (uint64_t)m, 1);
+      L->robust[m] = cfg->robustness * pb_rng_normal(&rng);
+      r_mean += L->robust[m] / meta->n_models;
+    }
+    for (int32_t m = 0; m < meta->n_models; m++) r_var += (L->robust[m] - r_mean) * (L->robust[m] - r_mean);
+    r_var /= meta->n_models;
+  }
   L->mu = pb_malloc((size_t)src->n_conditions * sizeof(double));
   L->severity = pb_malloc((size_t)src->n_conditions * sizeof(double));
   L->stream = pb_malloc((size_t)src->n_conditions * sizeof(uint32_t));
@@ -176,11 +192,14 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     double z = gsl_cdf_ugaussian_Pinv(acc);
     double sev = c == src->clean ? 0.0 : SEVERITY_SCALE * fmax(0.0, z0 - z);
     /* the clean records of a base are one (identical in every source on it): their noise is no source's own */
-    const double sn = c == src->clean || isnan(cs->noise) ? SIG_NOISE : cs->noise;
+    const int tier = pb_protocol_tier_of_accuracy(acc);
+    const double sn = c == src->clean || isnan(cs->noise[tier]) ? SIG_NOISE : cs->noise[tier];
     double total = var + SIG_EASE * SIG_EASE + sev * sev * sf * sf * frag_var + sn * sn;
+    if (L->robust) total += sev * sev * r_var;
     /* mean accuracy over models and images is acc when the latent sum is
      * Gaussian (the log-normal fragility term makes it nearly so) */
     L->mu[c] = z * sqrt(total) - mean + sev * sf * frag_mean;
+    if (L->robust) L->mu[c] -= sev * r_mean;
     L->sig_noise[c] = sn;
     L->severity[c] = sev;
     L->stream[c] = c == src->clean ? (uint32_t)base << 16 : ((uint32_t)s << 16) | (uint32_t)c;
@@ -189,7 +208,7 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
 
 static void pb_synth__latents_free(struct pb_synth__source *L)
 {
-  free(L->ease), free(L->fragility), free(L->confusable), free(L->theta);
+  free(L->ease), free(L->fragility), free(L->confusable), free(L->theta), free(L->robust);
   free(L->mu), free(L->severity), free(L->stream), free(L->sig_noise);
 }
 
@@ -256,6 +275,7 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
   pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[c] << 24) | (uint64_t)i, (uint32_t)m);
   double eta = L->mu[c] + L->theta[m] + L->ease[i] - L->severity[c] * L->sig_fragility * L->fragility[i] +
                L->sig_noise[c] * pb_rng_normal(&rng);
+  if (L->robust) eta += L->severity[c] * L->robust[m];
   double zeta = pb_rng_normal(&rng);
   if (eta > 0) {
     *pred = y;

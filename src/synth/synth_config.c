@@ -46,7 +46,8 @@ static struct pb_synth_source *pb_synth_config__source(struct pb_synth_config *c
   /* absent keys: the latent model's defaults (docs/synth.md) */
   static const double tier_accuracy[PB_N_TIERS][2] = {{0.84, 0.45}, {0.36, 0.24}, {0.16, 0.015}};
   memcpy(src->tier_accuracy, tier_accuracy, sizeof tier_accuracy);
-  src->fragility_corr = src->coupling = src->noise = NAN;
+  src->fragility_corr = src->coupling = NAN;
+  for (int t = 0; t < PB_N_TIERS; t++) src->noise[t] = NAN;
   return src;
 }
 
@@ -210,10 +211,15 @@ static int pb_synth_config__coupling(void *opts, const char *label, const char *
   return pb_parse_double(v, 0.0, 10.0, 0, &src->coupling) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
 }
 
+/* noise = s (every perturbed condition) or noise = mild,severe,extreme (by the tier of its target accuracy) */
 static int pb_synth_config__noise(void *opts, const char *label, const char *v)
 {
   struct pb_synth_source *src = opts;
-  return pb_parse_double(v, 0.0, 10.0, 0, &src->noise) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
+  double x[PB_N_TIERS];
+  int n = 0;
+  if (pb_parse_list(v, 0.0, 10.0, PB_N_TIERS, x, &n) || (n != 1 && n != PB_N_TIERS)) return pb_ini_invalid(label, v);
+  for (int t = 0; t < PB_N_TIERS; t++) src->noise[t] = x[n == 1 ? 0 : t];
+  return PB_OK;
 }
 
 /* tier_accuracy = hi,lo, hi,lo, hi,lo: each tier's range of target accuracies, from its mildest condition to its
@@ -252,7 +258,7 @@ static const struct pb_option pb_synth_config__source_keys[] = {
     PB_SYNTH_CONFIG__KEY(seed_values),      /* key:value, ... the seed paper's values for this source */
     PB_SYNTH_CONFIG__KEY(fragility_corr),   /* in [-1, 1], not on an extra source */
     PB_SYNTH_CONFIG__KEY(coupling),         /* in [0, 10] */
-    PB_SYNTH_CONFIG__KEY(noise),            /* in [0, 10] */
+    PB_SYNTH_CONFIG__KEY(noise),            /* in [0, 10], one or one per tier */
     PB_SYNTH_CONFIG__KEY(tier_accuracy),    /* hi,lo x 3 tiers, grid only */
     {.name = NULL}};
 #undef PB_SYNTH_CONFIG__KEY
@@ -291,6 +297,7 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     else if (strcmp(key, "topk") == 0) { bad = pb_parse_int(v, 0, 64, &n); cfg->topk = (int32_t)n; }
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
     else if (strcmp(key, "runner_up_spread") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->runner_up_spread);
+    else if (strcmp(key, "robustness") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->robustness);
     else if (strcmp(key, "scale_factor") == 0)
       bad = pb_synth_config_factor_parse(v, &cfg->model_factor, &cfg->image_factor) ? PB_INI_REASON : PB_OK;
     else if (strcmp(key, "seed_values") == 0)

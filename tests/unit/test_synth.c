@@ -368,13 +368,14 @@ START_TEST(test_config_behaviour)
   ck_assert_double_eq_tol(s->conditions[0].accuracy, 0.8, 1e-12);
   ck_assert_double_eq_tol(s->conditions[1].accuracy, 0.3, 1e-12);
   ck_assert_double_eq_tol(s->conditions[2].accuracy, 0.075, 1e-12);
-  ck_assert(s->coupling == 1.5 && s->noise == 0.2 && s->fragility_corr == 0.5 && cfg.runner_up_spread == 0.8);
+  ck_assert(s->coupling == 1.5 && s->fragility_corr == 0.5 && cfg.runner_up_spread == 0.8);
+  for (int t = 0; t < PB_N_TIERS; t++) ck_assert(s->noise[t] == 0.2);
   pb_synth_config_free(&cfg);
   /* absent: the latent model's (NaN: SIG_FRAGILITY x 1, SIG_NOISE), the base image's fragility, halving lists,
    * and the default tier ranges (mild .84-.45 ...: one mild condition at .645) */
   parse_ok(BASE_HEAD BASE_SOURCE "grid = a,b,c\ntiers = 1,1,1\n", &cfg);
   s = &cfg.sources[0];
-  ck_assert(isnan(s->coupling) && isnan(s->noise) && s->fragility_corr == 1.0 && cfg.runner_up_spread == 0);
+  ck_assert(isnan(s->coupling) && isnan(s->noise[0]) && s->fragility_corr == 1.0 && cfg.runner_up_spread == 0);
   ck_assert_double_eq_tol(s->conditions[0].accuracy, 0.645, 1e-12);
   pb_synth_config_free(&cfg);
   reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\ntier_accuracy = 0.9,0.7, 0.35,0.25, 0.1,0.05\n",
@@ -383,6 +384,10 @@ START_TEST(test_config_behaviour)
          "test.ini:20: [source S] tier_accuracy: '0.9,0.3, 0.35,0.25, 0.1,0.05': each tier's hi,lo needs hi >= lo "
          "within the tier's accuracies (mild [0.40, 0.99), severe [0.20, 0.40), extreme (0, 0.20))");
   reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nnoise = -1\n", "test.ini:19: [source S] noise: invalid value '-1'");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nnoise = 1,2\n", "test.ini:19: [source S] noise: invalid value '1,2'");
+  parse_ok(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nnoise = 0.5, 1, 1.5\n", &cfg);
+  ck_assert(cfg.sources[0].noise[0] == 0.5 && cfg.sources[0].noise[1] == 1 && cfg.sources[0].noise[2] == 1.5);
+  pb_synth_config_free(&cfg);
 }
 END_TEST
 
@@ -442,6 +447,13 @@ START_TEST(test_source_behaviour)
   ck_assert_int_eq(behaviour_unnested(ok, ni, 2, 1), 0);
   free(ok), free(margin), free(smax);
   behaviour_rows("noise = 0.3\n", "", &ok, &margin, &smax, &ni);
+  ck_assert_int_gt(behaviour_unnested(ok, ni, 2, 1), 0);
+  free(ok), free(margin), free(smax);
+  /* by tier: c1 and c2 are mild (target accuracy >= 0.40), so the first value is theirs */
+  behaviour_rows("noise = 0, 1, 1\n", "", &ok, &margin, &smax, &ni);
+  ck_assert_int_eq(behaviour_unnested(ok, ni, 2, 1), 0);
+  free(ok), free(margin), free(smax);
+  behaviour_rows("noise = 0.3, 0, 0\n", "", &ok, &margin, &smax, &ni);
   ck_assert_int_gt(behaviour_unnested(ok, ni, 2, 1), 0);
   free(ok), free(margin), free(smax);
 }
