@@ -539,6 +539,51 @@ START_TEST(test_runner_up_spread)
 }
 END_TEST
 
+/* [panel] robustness: each model's own response to severity leaves clean records alone (severity 0), changes the
+ * perturbed ones, and keeps each condition's target accuracy (mu_c accounts for it): the mean correctness over
+ * models and images of a condition stays near its target (3 models x 2,000 images: a few points). */
+START_TEST(test_robustness)
+{
+  const char *extra = "[panel]\nrobustness = 1\n";
+  char text[2048];
+  for (int with = 0; with < 2; with++) {
+    snprintf(text, sizeof text, BEHAVIOUR_INI "%s", with ? extra : "");
+    struct pb_synth_config cfg;
+    parse_ok(text, &cfg);
+    struct pb_meta meta;
+    ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
+    const struct pb_source *src = &meta.sources[0];
+    const int nc = src->n_conditions, ni = src->n_images, nr = meta.n_models * nc;
+    static struct pb_rows r[2];
+    pb_synth_rows(&cfg, &meta, 0, 0, nr, &r[with]);
+    if (with) {
+      long clean_differ = 0, pert_differ = 0;
+      for (int row = 0; row < nr; row++)
+        for (int i = 0; i < ni; i++) {
+          const long x = (long)row * ni + i;
+          const int differ = r[0].pred[x] != r[1].pred[x] || r[0].smax[x] != r[1].smax[x];
+          if (row % nc == src->clean) clean_differ += differ;
+          else pert_differ += differ;
+        }
+      ck_assert_int_eq(clean_differ, 0);
+      ck_assert_int_gt(pert_differ, 0);
+      const double target[3] = {0.7, 0.5, 0.6}; /* c1, c2, c3 of BEHAVIOUR_INI */
+      for (int c = 1; c < nc; c++) {
+        long ok = 0;
+        for (int m = 0; m < meta.n_models; m++)
+          for (int i = 0; i < ni; i++) ok += r[1].pred[((long)m * nc + c) * ni + i] == src->labels[i];
+        const double acc = (double)ok / ((double)meta.n_models * ni);
+        ck_assert_msg(fabs(acc - target[c - 1]) < 0.05, "condition %d: accuracy %g, target %g", c, acc, target[c - 1]);
+      }
+      pb_store_rows_free(&r[0]);
+      pb_store_rows_free(&r[1]);
+    }
+    pb_meta_free(&meta);
+    pb_synth_config_free(&cfg);
+  }
+}
+END_TEST
+
 START_TEST(test_config_clean_reserved)
 {
   reject(BASE_HEAD BASE_SOURCE "conditions = clean:0.9, fog:0.5\n",
@@ -888,6 +933,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_source_behaviour);
   tcase_add_test(tc, test_source_fragility_corr);
   tcase_add_test(tc, test_runner_up_spread);
+  tcase_add_test(tc, test_robustness);
   tcase_add_test(tc, test_config_long_line);
   suite_add_tcase(s, tc);
   tc = tcase_create("records");
