@@ -226,8 +226,9 @@ static int pb_synth__before(const struct pb_synth__entry *x, const struct pb_syn
  * them is the image's confusable class, as a real model's list holds the
  * plausible confusions of an image under every condition (so that the
  * lists of one image's records share it, as A3 needs); the rest are random.
- * The decay ratio is 1/2, or with runner_up_spread > 0 a draw of its own per
- * record, 0.5 exp(-spread |xi|): the runner-ups' shape then varies
+ * The decay ratio is 1/2, or with runner_up_spread x > 0 a draw of its own per
+ * record, 0.5 / (1 + x u) with u uniform (one uniform draw: synth writes
+ * tens of millions of lists): the runner-ups' shape then varies
  * independently of S, so margin and entropy rank records unlike S. */
 static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng, int32_t K, int32_t y,
                            int32_t conf, int32_t pred, float S, float M, int32_t *cls, float *prob)
@@ -238,7 +239,7 @@ static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng
   if (pred != y) e[n++] = (struct pb_synth__entry){y, M};
   double rest = 1.0 - S - (pred != y ? M : 0.0);
   float cap = pb_synth__prob(cfg, S * 0.96);
-  const double ratio = cfg->runner_up_spread > 0 ? 0.5 * exp(-cfg->runner_up_spread * fabs(pb_rng_normal(rng))) : 0.5;
+  const double ratio = cfg->runner_up_spread > 0 ? 0.5 / (1.0 + cfg->runner_up_spread * pb_rng_uniform(rng)) : 0.5;
   for (int32_t j = 0; j < k && n < K; j++) {
     rest *= ratio;
     int32_t c = conf;
