@@ -61,6 +61,10 @@ struct pb_meta {
   int32_t topk;
   char *provenance;      /* free text written as the file's provenance attribute */
   int32_t schema_version; /* of the store it was read from (pairbound/store.h) */
+  /* The seed paper's published values for the whole panel ("key:value, ...",
+   * e.g. Table 4's certified-ordering shares), as a synthetic panel's
+   * configuration declares them in [panel] (docs/synth.md), else NULL. */
+  char *seed_values;
 };
 
 /* A block of rows read from or written to one source.  A row is one
@@ -108,6 +112,9 @@ int32_t pb_meta_role_targets(const struct pb_meta *meta, int32_t probe, int32_t 
 
 /** The seed value @p key of @p src (its seed_values), NaN when it declares none. */
 double pb_meta_seed_value(const struct pb_source *src, const char *key);
+/** The value of @p key in a "key:value, ..." text @p values (a source's or the panel's seed_values; NULL: none),
+ *  NaN when it has none. */
+double pb_meta_seed_find(const char *values, const char *key);
 
 /* Metadata helpers. */
 int pb_meta_validate(const struct pb_meta *meta);

@@ -30,15 +30,29 @@ struct pb_synth_source {
    * "natural[:N]", "extra:SRC", or NULL (none declared: inferred real) */
   char *role;
   char *seed_values;     /* the seed paper's values for the source it stands for ("key:value, ...") or NULL */
-  /* natural: correlation of the transforms' fragility factor with the base
-   * image's fragility (the rest is an image factor of its own; docs/synth.md) */
+  /* correlation of the source's fragility factor with the base image's
+   * fragility (the rest is an image factor of its own; docs/synth.md); NaN
+   * when not given: 0 for a natural probe source, 1 (the base image's own) for
+   * the others */
   double fragility_corr;
+  /* per-source behaviour (docs/synth.md, "Per-source behaviour"); NaN when not
+   * given (the latent model's defaults) */
+  double coupling;       /* weight of the fragility term in the source's failures (default 1) */
+  double noise[PB_N_TIERS]; /* record (capture) noise sigma_eps of its mild, severe, extreme conditions (0.55) */
+  double tier_accuracy[PB_N_TIERS][2]; /* grid: highest and lowest target accuracy of each tier's conditions */
+  int has_tier_accuracy;
 };
 
 struct pb_synth_config {
   uint64_t seed;
   int32_t topk;
   int half_precision;
+  /* spread of the runner-up probabilities' shape across records (0: every
+   * list decays by halves; docs/synth.md, "Top-k lists") */
+  double runner_up_spread;
+  /* model robustness: sd of each model's own response to severity, shared by
+   * every perturbed condition (0: none; docs/synth.md, "Model robustness") */
+  double robustness;
   int32_t n_groups;
   char **group_names;
   double *group_skill;
@@ -51,6 +65,7 @@ struct pb_synth_config {
   int32_t model_factor;  /* scale factors applied so far ([panel] scale_factor, --scale-factor); 1 = none */
   int32_t image_factor;
   char *text;            /* the configuration text itself (provenance) */
+  char *seed_values;     /* [panel] seed_values: the seed paper's panel-level values ("key:value, ...") or NULL */
 };
 
 /** Parse configuration text; @p name labels error messages ("NAME:LINE: reason"). */

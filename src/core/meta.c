@@ -274,6 +274,7 @@ void pb_meta_free(struct pb_meta *meta)
   }
   free(meta->sources);
   free(meta->provenance);
+  free(meta->seed_values);
   memset(meta, 0, sizeof *meta);
 }
 
@@ -337,8 +338,13 @@ int32_t pb_meta_role_targets(const struct pb_meta *meta, int32_t probe, int32_t 
 
 double pb_meta_seed_value(const struct pb_source *src, const char *key)
 {
+  return pb_meta_seed_find(src->seed_values, key);
+}
+
+double pb_meta_seed_find(const char *values, const char *key)
+{
   const size_t n = strlen(key);
-  for (const char *p = src->seed_values; p && *p;) {
+  for (const char *p = values; p && *p;) {
     p += strspn(p, " ,");
     if (!strncmp(p, key, n) && p[n] == ':') {
       char buf[64];

@@ -479,6 +479,7 @@ static int pb_run__skips(const struct pb_run_config *cfg, MPI_Comm comm, struct 
   struct pb_store *st;
   if (pb_store_open(cfg->store, comm, &st) != PB_OK) return PB_FAIL;
   const struct pb_meta *meta = pb_store_meta(st);
+  pb_run_seed_take(&facts->seed, meta);
   for (int32_t i = 0; i < cfg->n_stages; i++) {
     const struct pb_stage_desc *d = pb_run__kind(cfg->stages[i]);
     const struct pb_run_instance *in = strchr(cfg->stages[i], '.') ? pb_run__instance((struct pb_run_config *)cfg,
@@ -618,6 +619,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   pb_message("run: REPORT.md and summary in %.2f s", MPI_Wtime() - t_rep);
   MPI_Bcast(&status, 1, MPI_INT, 0, comm);
   pb_output_lock_release(&lock);
+  pb_run_seed_free(&facts.seed);
   free(settings);
   free(prov);
   return status;

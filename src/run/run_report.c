@@ -146,7 +146,8 @@ static void pb_rr__instance(struct pb_text *md, const struct pb_run_config *cfg,
 /* The one-screen summary, written to stdout with one write(2): under mpirun
  * (and in a SLURM log) stdout and stderr travel through separate pipes, so
  * only a single write keeps every message from landing inside it. */
-static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_facts *facts, const char *path)
+static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_facts *facts, const char *path,
+                           const char *verdict)
 {
   char *buf = NULL;
   size_t len = 0;
@@ -166,6 +167,7 @@ static void pb_rr__summary(const struct pb_run_config *cfg, const struct pb_run_
   }
   for (int32_t i = 0; i < cfg->n_stages; i++)
     if (facts->skipped[i][0]) fprintf(fp, "skipped %s: %s\n", cfg->stages[i], facts->skipped[i]);
+  if (verdict[0]) fprintf(fp, "seed    %s; %s/seed_panel.tsv\n", verdict, cfg->output);
   fprintf(fp, "time   ");
   for (int32_t i = 0; i < cfg->n_stages; i++) {
     if (facts->skipped[i][0]) fprintf(fp, " %s skipped", cfg->stages[i]);
@@ -218,19 +220,22 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
 {
   struct pb_text md = {0}, toc = {0}, body = {0};
   int status = PB_OK;
+  char verdict[256] = "";
   pb_rr__findings(cfg, facts, &md);
+  /* a run whose every stage was skipped has made no stage directory */
+  status = pb_output_mkdir_p(cfg->output);
+  if (status == PB_OK) status = pb_run_seed_compare(cfg, &facts->seed, &md, verdict, sizeof verdict);
   /* each stage in the paper's order, its further instances (KIND.NAME) after it in the order of [run] stages */
   const struct pb_stage_desc *order[PB_RUN_MAX_KINDS];
   const int n = pb_rr__order(order);
   for (int k = 0; k < n && status == PB_OK; k++)
     for (int32_t i = 0; i < cfg->n_stages && status == PB_OK; i++)
       if (pb_registry_find(cfg->stages[i]) == order[k]) status = pb_rr__section(cfg, facts, i, order[k], &body, &toc);
-  pb_text_printf(&md, "\n## Contents\n\n- [Provenance](#provenance)\n%s", toc.buf ? toc.buf : "");
+  pb_text_printf(&md, "\n## Contents\n\n%s- [Provenance](#provenance)\n%s",
+                 verdict[0] ? "- [Synthetic panel against seed 000](#seed-000)\n" : "", toc.buf ? toc.buf : "");
   pb_rr__provenance(cfg, facts, &md);
   if (body.len) pb_text_append(&md, body.buf, body.len);
   char *path = pb_output_path_join(cfg->output, "REPORT.md");
-  /* a run whose every stage was skipped has made no stage directory */
-  if (status == PB_OK) status = pb_output_mkdir_p(cfg->output);
   if (status == PB_OK) {
     struct pb_outfile f;
     status = pb_output_file_open(&f, path);
@@ -242,7 +247,7 @@ int pb_run_report(const struct pb_run_config *cfg, const struct pb_run_facts *fa
   pb_text_free(&md);
   pb_text_free(&toc);
   pb_text_free(&body);
-  if (status == PB_OK) pb_rr__summary(cfg, facts, path);
+  if (status == PB_OK) pb_rr__summary(cfg, facts, path, verdict);
   free(path);
   return status;
 }

@@ -523,6 +523,29 @@ static int pb_srep__figure_budget(struct pb_srep *R, struct pb_text *md)
   return pb_screen_figure(R->in->res, &fig, &t, n_src > 0, md);
 }
 
+/* The seed's mild-condition values that the targets declare (their seed_values, docs/synth.md), in
+ * screen_seed.tsv, which `pairbound run`'s summary prints beside ours; no file when no target declares one. */
+static int pb_srep__seed(const struct pb_srep *R)
+{
+  static const char *const key[] = {"auroc_U_mild", "auroc_S_mild", "coverage_U_mild", "coverage_S_mild"};
+  struct pb_text t = {0};
+  int any = 0, status = PB_OK;
+  pb_text_printf(&t, "source\tauroc_U\tauroc_S\tcoverage_U\tcoverage_S\n");
+  for (int32_t tg = 0; tg < R->in->n_targets; tg++) {
+    const struct pb_source *src = &R->in->meta->sources[R->in->targets[tg]];
+    pb_text_printf(&t, "%s", src->name);
+    for (int k = 0; k < 4; k++) {
+      const double v = pb_meta_seed_value(src, key[k]);
+      any |= !isnan(v);
+      pb_text_printf(&t, "\t%.15g", v);
+    }
+    pb_text_printf(&t, "\n");
+  }
+  if (any) status = pb_results_write_report(R->in->res, "screen_seed.tsv", t.buf, t.len);
+  pb_text_free(&t);
+  return status;
+}
+
 int pb_screen_report(const struct pb_screen_rep_in *in, const char *probe_desc, const struct pb_text *extra)
 {
   const struct pb_screen_options *opt = in->opt;
@@ -541,6 +564,7 @@ int pb_screen_report(const struct pb_screen_rep_in *in, const char *probe_desc, 
   pb_srep__budget_table(&R, &pb_srep__coverage);
   status |= pb_table_flush(&R.t, in->res, "screen_coverage.tsv", &md);
   if (status == PB_OK) status = pb_srep__figure_budget(&R, &md);
+  status |= pb_srep__seed(&R);
   pb_srep__budget_table(&R, &pb_srep__coverage_diff);
   status |= pb_table_flush(&R.t, in->res, "screen_coverage_diff.tsv", &md);
   pb_srep__sum_table(&R, &pb_srep__ceiling);

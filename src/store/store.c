@@ -182,6 +182,7 @@ void pb_store__meta_copy(struct pb_meta *dst, const struct pb_meta *src)
   dst->model_ids = pb__copy_strings(src->model_ids, src->n_models);
   dst->model_groups = pb__copy_strings(src->model_groups, src->n_models);
   dst->provenance = pb_strdup(src->provenance ? src->provenance : "");
+  dst->seed_values = src->seed_values ? pb_strdup(src->seed_values) : NULL;
   dst->sources = pb_calloc((size_t)src->n_sources, sizeof *dst->sources);
   for (int32_t s = 0; s < src->n_sources; s++) {
     const struct pb_source *a = &src->sources[s];
@@ -235,6 +236,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
       pb_h5_attr_int(st->file, "schema_version", PB_STORE_SCHEMA_VERSION) ||
       pb_h5_attr_int(st->file, "topk", meta->topk) || pb_h5_provenance(st->file, NULL, st->meta.provenance))
     goto done;
+  if (meta->seed_values && pb_h5_attr_str(st->file, "seed_values", meta->seed_values)) goto done;
   if ((grp = H5Gcreate2(st->file, "models", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0) goto done;
   if (pb_h5_write_strings(grp, "id", meta->model_ids, meta->n_models, st->rank) ||
       pb_h5_write_strings(grp, "group", meta->model_groups, meta->n_models, st->rank))
@@ -507,6 +509,8 @@ static int pb_store__read_meta(struct pb_store *st)
   /* a root checksum says the store was written with them whatever schema_version says (it covers that too) */
   st->checksummed = version >= 2 || H5Aexists(st->file, PB_STORE_DIGEST_ATTR) > 0;
   if (pb_h5_read_attr_int(st->file, "topk", &meta->topk)) goto bad;
+  if (H5Aexists(st->file, "seed_values") > 0 && !(meta->seed_values = pb_h5_read_attr_str(st->file, "seed_values")))
+    goto bad;
   hid_t grp = H5Gopen2(st->file, "provenance", H5P_DEFAULT);
   if (grp >= 0) {
     meta->provenance = pb_h5_read_attr_str(grp, "text");

@@ -85,8 +85,9 @@ void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, cha
     char **names = NULL;
     switch (k) {
     case 0:
-      bytes = pb_digest__text(&len, "format pairbound-store\nschema_version %d\ntopk %d\n", (int)schema,
-                              (int)meta->topk);
+      bytes = pb_digest__text(&len, "format pairbound-store\nschema_version %d\ntopk %d\n%s%s%s", (int)schema,
+                              (int)meta->topk, meta->seed_values ? "seed_values " : "",
+                              meta->seed_values ? meta->seed_values : "", meta->seed_values ? "\n" : "");
       break;
     case 1: bytes = pb_digest__strings(meta->model_ids, meta->n_models, &len); break;
     case 2: bytes = pb_digest__strings(meta->model_groups, meta->n_models, &len); break;

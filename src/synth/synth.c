@@ -15,6 +15,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/num.h"
+#include "pairbound/protocol.h"
 #include "pairbound/rng.h"
 #include "pairbound/synth.h"
 
@@ -103,15 +104,19 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
   meta->provenance = pb_malloc(n);
   snprintf(meta->provenance, n, "pairbound synth, seed %llu, configuration:\n%s", (unsigned long long)cfg->seed,
            cfg->text);
+  meta->seed_values = cfg->seed_values ? pb_strdup(cfg->seed_values) : NULL;
   pb_meta_infer_roles(meta);
   return pb_meta_validate(meta);
 }
 
 /* Latent quantities of one source that every record of it needs. */
 struct pb_synth__source {
-  double *ease, *fragility;     /* [n_images] shared across a base */
+  double *ease, *fragility;     /* [n_images] shared across a base (a source's own in part: fragility_corr) */
+  double sig_fragility;         /* the source's fragility weight, SIG_FRAGILITY x coupling */
+  double *sig_noise;            /* [n_conditions] record noise: the source's capture noise, SIG_NOISE when clean */
   int32_t *confusable;          /* [n_images] the label an image is usually mistaken for */
   double *theta;                /* [n_models] */
+  double *robust;               /* [n_models] response to severity ([panel] robustness), or NULL (none) */
   double *mu, *severity;        /* [n_conditions] */
   uint32_t *stream;             /* [n_conditions] record stream id; clean shared across a base */
 };
@@ -130,13 +135,16 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i, (uint32_t)base);
     L->ease[i] = SIG_EASE * pb_rng_normal(&rng);
     double z = pb_rng_normal(&rng);
-    if (meta->sources[s].role == PB_ROLE_NATURAL) {
-      /* natural transforms respond to a fragility of their own, only partly
-       * the base image's: r z + sqrt(1 - r^2) w keeps the log-normal law */
-      struct pb_rng nat;
-      pb_rng_init(&nat, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i | (2ull << 40), (uint32_t)base);
+    if (meta->sources[s].role == PB_ROLE_NATURAL || cs->fragility_corr != 1.0) {
+      /* natural transforms (and a source with fragility_corr < 1) respond to a
+       * fragility of their own, only partly the base image's: r z + sqrt(1 -
+       * r^2) w keeps the log-normal law; w is the natural source's image
+       * factor, or one of the source's own (its index in the stream) */
+      struct pb_rng own;
+      const uint64_t which = meta->sources[s].role == PB_ROLE_NATURAL ? 2ull : 3ull + (uint64_t)s;
+      pb_rng_init(&own, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)i | (which << 40), (uint32_t)base);
       double r = cs->fragility_corr;
-      z = r * z + sqrt(1.0 - r * r) * pb_rng_normal(&nat);
+      z = r * z + sqrt(1.0 - r * r) * pb_rng_normal(&own);
     }
     L->fragility[i] = exp(FRAG_LOG_SD * z);
     /* two neighbour classes per class; each image leans to one of them */
@@ -157,20 +165,42 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
   mean /= meta->n_models;
   for (int32_t m = 0; m < meta->n_models; m++) var += (L->theta[m] - mean) * (L->theta[m] - mean);
   var /= meta->n_models;
+  /* model robustness: its mean and variance over the models enter mu_c like theta's, times the severity */
+  double r_mean = 0, r_var = 0;
+  L->robust = NULL;
+  if (cfg->robustness > 0) {
+    L->robust = pb_malloc((size_t)meta->n_models * sizeof(double));
+    for (int32_t m = 0; m < meta->n_models; m++) {
+      struct pb_rng rng;
+      pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_MODEL, (uint64_t)m, 1);
+      L->robust[m] = cfg->robustness * pb_rng_normal(&rng);
+      r_mean += L->robust[m] / meta->n_models;
+    }
+    for (int32_t m = 0; m < meta->n_models; m++) r_var += (L->robust[m] - r_mean) * (L->robust[m] - r_mean);
+    r_var /= meta->n_models;
+  }
   L->mu = pb_malloc((size_t)src->n_conditions * sizeof(double));
   L->severity = pb_malloc((size_t)src->n_conditions * sizeof(double));
   L->stream = pb_malloc((size_t)src->n_conditions * sizeof(uint32_t));
   double z0 = gsl_cdf_ugaussian_Pinv(cs->clean_accuracy);
   double v2 = FRAG_LOG_SD * FRAG_LOG_SD, frag_mean = exp(v2 / 2), frag_var = (exp(v2) - 1) * exp(v2);
+  const double sf = isnan(cs->coupling) ? SIG_FRAGILITY : SIG_FRAGILITY * cs->coupling;
+  L->sig_fragility = sf;
+  L->sig_noise = pb_malloc((size_t)src->n_conditions * sizeof(double));
   for (int32_t c = 0; c < src->n_conditions; c++) {
     double acc = c == src->clean ? cs->clean_accuracy : cs->conditions[c - 1].accuracy;
     double z = gsl_cdf_ugaussian_Pinv(acc);
     double sev = c == src->clean ? 0.0 : SEVERITY_SCALE * fmax(0.0, z0 - z);
-    double total = var + SIG_EASE * SIG_EASE + sev * sev * SIG_FRAGILITY * SIG_FRAGILITY * frag_var +
-                   SIG_NOISE * SIG_NOISE;
+    /* the clean records of a base are one (identical in every source on it): their noise is no source's own */
+    const int tier = pb_protocol_tier_of_accuracy(acc);
+    const double sn = c == src->clean || isnan(cs->noise[tier]) ? SIG_NOISE : cs->noise[tier];
+    double total = var + SIG_EASE * SIG_EASE + sev * sev * sf * sf * frag_var + sn * sn;
+    if (L->robust) total += sev * sev * r_var;
     /* mean accuracy over models and images is acc when the latent sum is
      * Gaussian (the log-normal fragility term makes it nearly so) */
-    L->mu[c] = z * sqrt(total) - mean + sev * SIG_FRAGILITY * frag_mean;
+    L->mu[c] = z * sqrt(total) - mean + sev * sf * frag_mean;
+    if (L->robust) L->mu[c] -= sev * r_mean;
+    L->sig_noise[c] = sn;
     L->severity[c] = sev;
     L->stream[c] = c == src->clean ? (uint32_t)base << 16 : ((uint32_t)s << 16) | (uint32_t)c;
   }
@@ -178,8 +208,8 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
 
 static void pb_synth__latents_free(struct pb_synth__source *L)
 {
-  free(L->ease), free(L->fragility), free(L->confusable), free(L->theta);
-  free(L->mu), free(L->severity), free(L->stream);
+  free(L->ease), free(L->fragility), free(L->confusable), free(L->theta), free(L->robust);
+  free(L->mu), free(L->severity), free(L->stream), free(L->sig_noise);
 }
 
 struct pb_synth__entry { int32_t cls; float p; };
@@ -195,7 +225,11 @@ static int pb_synth__before(const struct pb_synth__entry *x, const struct pb_syn
  * geometrically over other classes, each strictly below smax.  The first of
  * them is the image's confusable class, as a real model's list holds the
  * plausible confusions of an image under every condition (so that the
- * lists of one image's records share it, as A3 needs); the rest are random. */
+ * lists of one image's records share it, as A3 needs); the rest are random.
+ * The decay ratio is 1/2, or with runner_up_spread x > 0 a draw of its own per
+ * record, 0.5 / (1 + x u) with u uniform (one uniform draw: synth writes
+ * tens of millions of lists): the runner-ups' shape then varies
+ * independently of S, so margin and entropy rank records unlike S. */
 static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng, int32_t K, int32_t y,
                            int32_t conf, int32_t pred, float S, float M, int32_t *cls, float *prob)
 {
@@ -205,8 +239,9 @@ static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng
   if (pred != y) e[n++] = (struct pb_synth__entry){y, M};
   double rest = 1.0 - S - (pred != y ? M : 0.0);
   float cap = pb_synth__prob(cfg, S * 0.96);
+  const double ratio = cfg->runner_up_spread > 0 ? 0.5 / (1.0 + cfg->runner_up_spread * pb_rng_uniform(rng)) : 0.5;
   for (int32_t j = 0; j < k && n < K; j++) {
-    rest *= 0.5;
+    rest *= ratio;
     int32_t c = conf;
     int dup = 0;
     for (int32_t t = 0; t < n; t++) dup |= e[t].cls == c;
@@ -239,8 +274,9 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
 {
   struct pb_rng rng;
   pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[c] << 24) | (uint64_t)i, (uint32_t)m);
-  double eta = L->mu[c] + L->theta[m] + L->ease[i] - L->severity[c] * SIG_FRAGILITY * L->fragility[i] +
-               SIG_NOISE * pb_rng_normal(&rng);
+  double eta = L->mu[c] + L->theta[m] + L->ease[i] - L->severity[c] * L->sig_fragility * L->fragility[i] +
+               L->sig_noise[c] * pb_rng_normal(&rng);
+  if (L->robust) eta += L->severity[c] * L->robust[m];
   double zeta = pb_rng_normal(&rng);
   if (eta > 0) {
     *pred = y;

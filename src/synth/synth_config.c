@@ -43,6 +43,11 @@ static struct pb_synth_source *pb_synth_config__source(struct pb_synth_config *c
   struct pb_synth_source *src = &cfg->sources[cfg->n_sources++];
   memset(src, 0, sizeof *src);
   src->name = pb_strdup(name);
+  /* absent keys: the latent model's defaults (docs/synth.md) */
+  static const double tier_accuracy[PB_N_TIERS][2] = {{0.84, 0.45}, {0.36, 0.24}, {0.16, 0.015}};
+  memcpy(src->tier_accuracy, tier_accuracy, sizeof tier_accuracy);
+  src->fragility_corr = src->coupling = NAN;
+  for (int t = 0; t < PB_N_TIERS; t++) src->noise[t] = NAN;
   return src;
 }
 
@@ -161,11 +166,11 @@ static int pb_synth_config__role(void *opts, const char *label, const char *v)
   return PB_OK;
 }
 
-/* seed_values = key:value, ...: the seed paper's values for the source this one stands for (reports print them beside
- * the synthetic panel's; docs/synth.md) */
-static int pb_synth_config__seed_values(void *opts, const char *label, const char *v)
+/* seed_values = key:value, ...: the seed paper's values for the source this one stands for ([source NAME]) or for
+ * the whole panel ([panel]); reports print them beside the synthetic panel's (docs/synth.md).  Like conditions, a
+ * continuation line (or a repeated key) adds to the list. */
+static int pb_synth_config__seed_text(const char *label, const char *v, char **out)
 {
-  struct pb_synth_source *src = opts;
   for (const char *p = v; *p;) {
     const size_t n = strcspn(p, ",");
     char item[128], *colon;
@@ -176,9 +181,19 @@ static int pb_synth_config__seed_values(void *opts, const char *label, const cha
       return pb_ini_invalid(label, v);
     p += n + (p[n] == ',');
   }
-  free(src->seed_values);
-  src->seed_values = pb_strdup(v);
+  if (*out) {
+    char *both = pb_malloc(strlen(*out) + strlen(v) + 3);
+    sprintf(both, "%s, %s", *out, v);
+    free(*out);
+    *out = both;
+  } else
+    *out = pb_strdup(v);
   return PB_OK;
+}
+
+static int pb_synth_config__seed_values(void *opts, const char *label, const char *v)
+{
+  return pb_synth_config__seed_text(label, v, &((struct pb_synth_source *)opts)->seed_values);
 }
 
 static int pb_synth_config__fragility_corr(void *opts, const char *label, const char *v)
@@ -188,6 +203,43 @@ static int pb_synth_config__fragility_corr(void *opts, const char *label, const 
   if (pb_parse_double(v, -1.0, 1.0, 0, &src->fragility_corr) == PB_OK) return PB_OK;
   pb_error_set("[source %s] fragility_corr must be a number in [-1, 1], got '%s'", src->name, v);
   return PB_FAIL;
+}
+
+static int pb_synth_config__coupling(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  return pb_parse_double(v, 0.0, 10.0, 0, &src->coupling) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
+}
+
+/* noise = s (every perturbed condition) or noise = mild,severe,extreme (by the tier of its target accuracy) */
+static int pb_synth_config__noise(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  double x[PB_N_TIERS];
+  int n = 0;
+  if (pb_parse_list(v, 0.0, 10.0, PB_N_TIERS, x, &n) || (n != 1 && n != PB_N_TIERS)) return pb_ini_invalid(label, v);
+  for (int t = 0; t < PB_N_TIERS; t++) src->noise[t] = x[n == 1 ? 0 : t];
+  return PB_OK;
+}
+
+/* tier_accuracy = hi,lo, hi,lo, hi,lo: each tier's range of target accuracies, from its mildest condition to its
+ * harshest, inside the protocol's tier (mild >= 0.40 > severe >= 0.20 > extreme) */
+static int pb_synth_config__tier_accuracy(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  static const double floor[PB_N_TIERS] = {0.40, 0.20, 0.0}, ceil[PB_N_TIERS] = {0.99, 0.40, 0.20};
+  double x[2 * PB_N_TIERS];
+  int n = 0;
+  if (pb_parse_list(v, 0.0, 0.99, 2 * PB_N_TIERS, x, &n) || n != 2 * PB_N_TIERS) return pb_ini_invalid(label, v);
+  for (int t = 0; t < PB_N_TIERS; t++)
+    if (!(x[2 * t] >= x[2 * t + 1] && x[2 * t + 1] >= floor[t] && x[2 * t] < ceil[t] && x[2 * t + 1] > 0)) {
+      pb_error_set("%s: '%s': each tier's hi,lo needs hi >= lo within the tier's accuracies (mild [0.40, 0.99), "
+                   "severe [0.20, 0.40), extreme (0, 0.20))", label, v);
+      return PB_FAIL;
+    }
+  for (int t = 0; t < PB_N_TIERS; t++) src->tier_accuracy[t][0] = x[2 * t], src->tier_accuracy[t][1] = x[2 * t + 1];
+  src->has_tier_accuracy = 1;
+  return PB_OK;
 }
 
 /* row KEY is parsed by pb_synth_config__KEY */
@@ -204,7 +256,10 @@ static const struct pb_option pb_synth_config__source_keys[] = {
     PB_SYNTH_CONFIG__KEY(tiers),            /* mild,severe,extreme counts of the grid */
     PB_SYNTH_CONFIG__KEY(role),             /* synthetic, real, natural[:N] or extra:SRC */
     PB_SYNTH_CONFIG__KEY(seed_values),      /* key:value, ... the seed paper's values for this source */
-    PB_SYNTH_CONFIG__KEY(fragility_corr),   /* in [-1, 1], natural probe only */
+    PB_SYNTH_CONFIG__KEY(fragility_corr),   /* in [-1, 1], not on an extra source */
+    PB_SYNTH_CONFIG__KEY(coupling),         /* in [0, 10] */
+    PB_SYNTH_CONFIG__KEY(noise),            /* in [0, 10], one or one per tier */
+    PB_SYNTH_CONFIG__KEY(tier_accuracy),    /* hi,lo x 3 tiers, grid only */
     {.name = NULL}};
 #undef PB_SYNTH_CONFIG__KEY
 
@@ -241,8 +296,12 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     if (strcmp(key, "seed") == 0) { uint64_t u = 0; bad = pb_parse_uint(v, UINT64_MAX, &u); cfg->seed = u; }
     else if (strcmp(key, "topk") == 0) { bad = pb_parse_int(v, 0, 64, &n); cfg->topk = (int32_t)n; }
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
+    else if (strcmp(key, "runner_up_spread") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->runner_up_spread);
+    else if (strcmp(key, "robustness") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->robustness);
     else if (strcmp(key, "scale_factor") == 0)
       bad = pb_synth_config_factor_parse(v, &cfg->model_factor, &cfg->image_factor) ? PB_INI_REASON : PB_OK;
+    else if (strcmp(key, "seed_values") == 0)
+      bad = pb_synth_config__seed_text("[panel] seed_values", v, &cfg->seed_values) ? PB_INI_REASON : PB_OK;
     else { pb_error_set("unknown key '%s' in [panel]", key); bad = PB_INI_REASON; }
   } else if (strcmp(section, "groups") == 0) {
     if ((bad = pb_parse_double(v, -DBL_MAX, DBL_MAX, 0, &x)) == PB_OK) {
@@ -303,10 +362,10 @@ static int pb_synth_config__cmp_ranked(const void *a, const void *b)
 }
 
 /* Expand 'a,b x c,d,e' into named conditions; tiers assign target accuracies
- * in order of harshness (mild range .45-.84, severe .24-.36, extreme .015-.16). */
+ * in order of harshness over each tier's tier_accuracy range (default mild
+ * .84-.45, severe .36-.24, extreme .16-.015). */
 static int pb_synth_config__resolve_grid(struct pb_synth_source *src)
 {
-  static const double hi[PB_N_TIERS] = {0.84, 0.36, 0.16}, lo[PB_N_TIERS] = {0.45, 0.24, 0.015};
   char *factors[8][32];
   int32_t levels[8] = {0}, nf = 0, total = 1;
   char *copy = pb_strdup(src->grid), *save = NULL;
@@ -345,7 +404,8 @@ static int pb_synth_config__resolve_grid(struct pb_synth_source *src)
   qsort(rank, (size_t)total, sizeof *rank, pb_synth_config__cmp_ranked);
   for (int32_t t = 0, pos = 0; t < PB_N_TIERS; t++)
     for (int32_t j = 0; j < src->tiers[t]; j++, pos++)
-      src->conditions[rank[pos].index].accuracy = hi[t] - (hi[t] - lo[t]) * (j + 0.5) / src->tiers[t];
+      src->conditions[rank[pos].index].accuracy =
+          src->tier_accuracy[t][0] - (src->tier_accuracy[t][0] - src->tier_accuracy[t][1]) * (j + 0.5) / src->tiers[t];
   free(rank);
   free(copy);
   return PB_OK;
@@ -416,12 +476,19 @@ static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t 
     pb_error_set("source %s: give exactly one of 'conditions' and 'grid'", src->name);
     return PB_FAIL;
   }
-  if (src->grid ? pb_synth_config__resolve_grid(src) : pb_synth_config__resolve_list(src)) return PB_FAIL;
-  int natural = src->role && strncmp(src->role, "natural", 7) == 0;
-  if (src->fragility_corr != 0 && !natural) {
-    pb_error_set("source %s: fragility_corr applies to a natural probe source only (role = natural[:N])", src->name);
+  if (src->has_tier_accuracy && !src->grid) {
+    pb_error_set("source %s: tier_accuracy places a grid's conditions; a 'conditions' list gives its own accuracies",
+                 src->name);
     return PB_FAIL;
   }
+  if (src->grid ? pb_synth_config__resolve_grid(src) : pb_synth_config__resolve_list(src)) return PB_FAIL;
+  const int natural = src->role && strncmp(src->role, "natural", 7) == 0;
+  if (!isnan(src->fragility_corr) && src->role && strncmp(src->role, "extra:", 6) == 0) {
+    pb_error_set("source %s: fragility_corr does not apply to an extra source (role = extra:SRC): its conditions "
+                 "extend SRC's, on SRC's fragility", src->name);
+    return PB_FAIL;
+  }
+  if (isnan(src->fragility_corr)) src->fragility_corr = natural ? 0.0 : 1.0;
   for (int32_t c = 0; c < src->n_conditions; c++) {
     int bad = strcmp(src->conditions[c].name, "clean") == 0;
     for (int32_t d = 0; d < c && !bad; d++) bad = strcmp(src->conditions[c].name, src->conditions[d].name) == 0;
@@ -593,5 +660,6 @@ void pb_synth_config_free(struct pb_synth_config *cfg)
   }
   free(cfg->sources);
   free(cfg->text);
+  free(cfg->seed_values);
   memset(cfg, 0, sizeof *cfg);
 }

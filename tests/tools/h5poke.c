@@ -190,11 +190,10 @@ static char *canonical(hid_t f, const char *obj, size_t *n)
     if (!strcmp(obj, "/")) {
       p += sprintf(p, "format %s\n", attr_text(g, "format", &have));
       p = attr_line(g, "topk", attr_line(g, "schema_version", p));
-    } else {
+    } else
       p = attr_line(g, "clean_index", attr_line(g, "n_classes", p));
-      const char *seed = attr_text(g, "seed_values", &have);
-      if (have) p += sprintf(p, "seed_values %s\n", seed);
-    }
+    const char *seed = attr_text(g, "seed_values", &have);
+    if (have) p += sprintf(p, "seed_values %s\n", seed);
     H5Oclose(g);
     *n = (size_t)(p - out);
     return out;

@@ -333,7 +333,8 @@ START_TEST(test_config_errors)
   reject(BASE_HEAD BASE_SOURCE "role = natural:x\n", "test.ini:18: [source S] role: source S: unknown role "
          "'natural:x' (synthetic, real, natural[:N] or extra:SRC; docs/store.md, \"Roles\")");
   reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nrole = extra:T\nfragility_corr = 0.5\n",
-         "test.ini: source S: fragility_corr applies to a natural probe source only (role = natural[:N])");
+         "test.ini: source S: fragility_corr does not apply to an extra source (role = extra:SRC): its conditions "
+         "extend SRC's, on SRC's fragility");
   reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nrole = natural\nfragility_corr = 1.5\n",
          "test.ini:20: [source S] fragility_corr must be a number in [-1, 1], got '1.5'");
   reject(BASE_HEAD "[model_skill]\nm9 = 0.1\n" BASE_SOURCE "conditions = fog:0.5\n",
@@ -352,6 +353,237 @@ END_TEST
 
 /* 'clean' is reserved even as the first listed condition, and a line longer
  * than libinih's 200 characters is reported at its own line. */
+/* Per-source behaviour keys (docs/synth.md, "Per-source behaviour"): parsed, placed, refused where they mean
+ * nothing. */
+START_TEST(test_config_behaviour)
+{
+  struct pb_synth_config cfg;
+  /* one factor a < b < c in harshness (later levels harsher), one condition per tier: each gets its tier's
+   * midpoint, hi - (hi - lo) / 2 */
+  parse_ok(BASE_HEAD BASE_SOURCE "grid = a,b,c\ntiers = 1,1,1\ntier_accuracy = 0.9,0.7, 0.35,0.25, 0.1,0.05\n"
+           "coupling = 1.5\nnoise = 0.2\nfragility_corr = 0.5\n[panel]\nrunner_up_spread = 0.8\n", &cfg);
+  const struct pb_synth_source *s = &cfg.sources[0];
+  ck_assert_int_eq(s->n_conditions, 3);
+  ck_assert_str_eq(s->conditions[0].name, "a");
+  ck_assert_double_eq_tol(s->conditions[0].accuracy, 0.8, 1e-12);
+  ck_assert_double_eq_tol(s->conditions[1].accuracy, 0.3, 1e-12);
+  ck_assert_double_eq_tol(s->conditions[2].accuracy, 0.075, 1e-12);
+  ck_assert(s->coupling == 1.5 && s->fragility_corr == 0.5 && cfg.runner_up_spread == 0.8);
+  for (int t = 0; t < PB_N_TIERS; t++) ck_assert(s->noise[t] == 0.2);
+  pb_synth_config_free(&cfg);
+  /* absent: the latent model's (NaN: SIG_FRAGILITY x 1, SIG_NOISE), the base image's fragility, halving lists,
+   * and the default tier ranges (mild .84-.45 ...: one mild condition at .645) */
+  parse_ok(BASE_HEAD BASE_SOURCE "grid = a,b,c\ntiers = 1,1,1\n", &cfg);
+  s = &cfg.sources[0];
+  ck_assert(isnan(s->coupling) && isnan(s->noise[0]) && s->fragility_corr == 1.0 && cfg.runner_up_spread == 0);
+  ck_assert_double_eq_tol(s->conditions[0].accuracy, 0.645, 1e-12);
+  pb_synth_config_free(&cfg);
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\ntier_accuracy = 0.9,0.7, 0.35,0.25, 0.1,0.05\n",
+         "test.ini: source S: tier_accuracy places a grid's conditions; a 'conditions' list gives its own accuracies");
+  reject(BASE_HEAD BASE_SOURCE "grid = a,b,c\ntiers = 1,1,1\ntier_accuracy = 0.9,0.3, 0.35,0.25, 0.1,0.05\n",
+         "test.ini:20: [source S] tier_accuracy: '0.9,0.3, 0.35,0.25, 0.1,0.05': each tier's hi,lo needs hi >= lo "
+         "within the tier's accuracies (mild [0.40, 0.99), severe [0.20, 0.40), extreme (0, 0.20))");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nnoise = -1\n", "test.ini:19: [source S] noise: invalid value '-1'");
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nnoise = 1,2\n", "test.ini:19: [source S] noise: invalid value '1,2'");
+  parse_ok(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\nnoise = 0.5, 1, 1.5\n", &cfg);
+  ck_assert(cfg.sources[0].noise[0] == 0.5 && cfg.sources[0].noise[1] == 1 && cfg.sources[0].noise[2] == 1.5);
+  pb_synth_config_free(&cfg);
+}
+END_TEST
+
+/* Records of a two-source base (S and T, one model group) under extra keys of T: the per-row correctness of T's
+ * conditions, [model][condition][image] (clean included), and, for T's clean records, the top-2 margin S - p2 with
+ * S (correct records only, else NaN). */
+#define BEHAVIOUR_INI                                                                                      \
+  "[panel]\nseed = 11\ntopk = 3\n[groups]\ng = 0\n[models]\nm1 = g\nm2 = g\nm3 = g\n"                   \
+  "[source S]\nbase = b\nimage_prefix = im\nclasses = 50\nimages_per_class = 40\ndev_per_class = 20\n"     \
+  "clean_accuracy = 0.85\nconditions = c1:0.7, c2:0.5, c3:0.6\n"                                           \
+  "[source T]\nbase = b\nclean_accuracy = 0.85\nconditions = c1:0.7, c2:0.5, c3:0.6\n"
+static void behaviour_rows(const char *extra_t, const char *extra_panel, uint8_t **ok, double **margin,
+                           double **smax, int *n_img)
+{
+  char text[2048];
+  snprintf(text, sizeof text, BEHAVIOUR_INI "%s\n[panel]\n%s\n", extra_t, extra_panel);
+  struct pb_synth_config cfg;
+  parse_ok(text, &cfg);
+  struct pb_meta meta;
+  ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
+  const struct pb_source *src = &meta.sources[1];
+  const int nr = meta.n_models * src->n_conditions, ni = src->n_images;
+  struct pb_rows r;
+  pb_synth_rows(&cfg, &meta, 1, 0, nr, &r);
+  *ok = malloc((size_t)nr * ni);
+  *margin = malloc((size_t)nr * ni * sizeof **margin);
+  *smax = malloc((size_t)nr * ni * sizeof **smax);
+  for (long x = 0; x < (long)nr * ni; x++) {
+    (*ok)[x] = r.pred[x] == src->labels[x % ni];
+    (*smax)[x] = (*ok)[x] ? r.smax[x] : NAN;
+    (*margin)[x] = (*ok)[x] ? r.topk_prob[x * 3] - r.topk_prob[x * 3 + 1] : NAN;
+  }
+  *n_img = ni;
+  pb_store_rows_free(&r);
+  pb_meta_free(&meta);
+  pb_synth_config_free(&cfg);
+}
+
+/* Images correct under condition @p hard but wrong under the easier @p easy (model 0): none when failures are a
+ * threshold on the image alone. */
+static int behaviour_unnested(const uint8_t *ok, int ni, int hard, int easy)
+{
+  int n = 0;
+  for (int i = 0; i < ni; i++) n += ok[hard * ni + i] && !ok[easy * ni + i];
+  return n;
+}
+
+START_TEST(test_source_behaviour)
+{
+  uint8_t *ok;
+  double *margin, *smax;
+  int ni;
+  /* condition 1 is c1 (0.7), 2 is c2 (0.5): without record noise a record is correct when model skill +
+   * easiness - severity x fragility clears the condition's level, and a harsher condition never helps an image
+   * (fragility is positive), so c2's correct images are among c1's; the record noise unnests them */
+  behaviour_rows("noise = 0\n", "", &ok, &margin, &smax, &ni);
+  ck_assert_int_eq(behaviour_unnested(ok, ni, 2, 1), 0);
+  free(ok), free(margin), free(smax);
+  behaviour_rows("noise = 0.3\n", "", &ok, &margin, &smax, &ni);
+  ck_assert_int_gt(behaviour_unnested(ok, ni, 2, 1), 0);
+  free(ok), free(margin), free(smax);
+  /* by tier: c1 and c2 are mild (target accuracy >= 0.40), so the first value is theirs */
+  behaviour_rows("noise = 0, 1, 1\n", "", &ok, &margin, &smax, &ni);
+  ck_assert_int_eq(behaviour_unnested(ok, ni, 2, 1), 0);
+  free(ok), free(margin), free(smax);
+  behaviour_rows("noise = 0.3, 0, 0\n", "", &ok, &margin, &smax, &ni);
+  ck_assert_int_gt(behaviour_unnested(ok, ni, 2, 1), 0);
+  free(ok), free(margin), free(smax);
+}
+END_TEST
+
+/* Sources on one base with the same conditions and no record noise fail on the same images when they share the
+ * base image's fragility with one weight, and not when one has its own (fragility_corr = 0) or its own weight. */
+static uint8_t *behaviour_pair(const char *extra_t, int *n, int *ni)
+{
+  char text[2048];
+  snprintf(text, sizeof text, BEHAVIOUR_INI "noise = 0\n%s\n", extra_t);
+  /* S without noise too: the keys go to S's section by a second [source S] */
+  strncat(text, "[source S]\nnoise = 0\n", sizeof text - strlen(text) - 1);
+  struct pb_synth_config cfg;
+  parse_ok(text, &cfg);
+  struct pb_meta meta;
+  ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
+  const int nr = meta.n_models * meta.sources[0].n_conditions;
+  *ni = meta.sources[0].n_images;
+  *n = nr * *ni;
+  uint8_t *same = malloc((size_t)*n);
+  struct pb_rows a, b;
+  pb_synth_rows(&cfg, &meta, 0, 0, nr, &a);
+  pb_synth_rows(&cfg, &meta, 1, 0, nr, &b);
+  for (int x = 0; x < *n; x++) same[x] = (a.pred[x] == meta.sources[0].labels[x % *ni]) ==
+                                         (b.pred[x] == meta.sources[0].labels[x % *ni]);
+  pb_store_rows_free(&a);
+  pb_store_rows_free(&b);
+  pb_meta_free(&meta);
+  pb_synth_config_free(&cfg);
+  return same;
+}
+
+START_TEST(test_source_fragility_corr)
+{
+  int n, ni, differ = 0;
+  uint8_t *same = behaviour_pair("", &n, &ni);
+  for (int x = 0; x < n; x++) differ += !same[x];
+  ck_assert_int_eq(differ, 0);
+  free(same);
+  same = behaviour_pair("fragility_corr = 0\n", &n, &ni);
+  differ = 0;
+  for (int x = 0; x < n; x++) differ += !same[x];
+  /* clean records are the base's own (identical); perturbed ones differ */
+  int clean_differ = 0;
+  for (int x = 0; x < ni; x++) clean_differ += !same[x];
+  ck_assert_int_eq(clean_differ, 0);
+  ck_assert_int_gt(differ, 0);
+  free(same);
+  /* a coupling of its own weighs the shared fragility against easiness differently: other images fail */
+  same = behaviour_pair("coupling = 2\n", &n, &ni);
+  differ = 0;
+  for (int x = 0; x < n; x++) differ += !same[x];
+  ck_assert_int_gt(differ, 0);
+  free(same);
+}
+END_TEST
+
+/* Margin against S on correct records: without runner_up_spread the runner-up is half the rest, min((1 - S) / 2,
+ * cap), so margin never ranks two records against their S; with a spread it sometimes does, and S itself is
+ * untouched. */
+static int behaviour_inversions(const double *margin, const double *smax, int n)
+{
+  int inv = 0;
+  for (int x = 0; x < n; x++)
+    for (int y = x + 1; y < n && y < x + 200; y++)
+      if (!isnan(smax[x]) && !isnan(smax[y]) && smax[x] < smax[y] && margin[x] > margin[y]) inv++;
+  return inv;
+}
+
+START_TEST(test_runner_up_spread)
+{
+  uint8_t *ok0, *ok1;
+  double *m0, *s0, *m1, *s1;
+  int ni;
+  behaviour_rows("", "", &ok0, &m0, &s0, &ni);
+  behaviour_rows("", "runner_up_spread = 1\n", &ok1, &m1, &s1, &ni);
+  const int n = 3 * 4 * ni;
+  for (int x = 0; x < n; x++) ck_assert(ok0[x] == ok1[x] && (isnan(s0[x]) ? isnan(s1[x]) : s0[x] == s1[x]));
+  ck_assert_int_eq(behaviour_inversions(m0, s0, n), 0);
+  ck_assert_int_gt(behaviour_inversions(m1, s1, n), 0);
+  free(ok0), free(m0), free(s0), free(ok1), free(m1), free(s1);
+}
+END_TEST
+
+/* [panel] robustness: each model's own response to severity leaves clean records alone (severity 0), changes the
+ * perturbed ones, and keeps each condition's target accuracy (mu_c accounts for it): the mean correctness over
+ * models and images of a condition stays near its target (3 models x 2,000 images: a few points). */
+START_TEST(test_robustness)
+{
+  const char *extra = "[panel]\nrobustness = 1\n";
+  char text[2048];
+  for (int with = 0; with < 2; with++) {
+    snprintf(text, sizeof text, BEHAVIOUR_INI "%s", with ? extra : "");
+    struct pb_synth_config cfg;
+    parse_ok(text, &cfg);
+    struct pb_meta meta;
+    ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
+    const struct pb_source *src = &meta.sources[0];
+    const int nc = src->n_conditions, ni = src->n_images, nr = meta.n_models * nc;
+    static struct pb_rows r[2];
+    pb_synth_rows(&cfg, &meta, 0, 0, nr, &r[with]);
+    if (with) {
+      long clean_differ = 0, pert_differ = 0;
+      for (int row = 0; row < nr; row++)
+        for (int i = 0; i < ni; i++) {
+          const long x = (long)row * ni + i;
+          const int differ = r[0].pred[x] != r[1].pred[x] || r[0].smax[x] != r[1].smax[x];
+          if (row % nc == src->clean) clean_differ += differ;
+          else pert_differ += differ;
+        }
+      ck_assert_int_eq(clean_differ, 0);
+      ck_assert_int_gt(pert_differ, 0);
+      const double target[3] = {0.7, 0.5, 0.6}; /* c1, c2, c3 of BEHAVIOUR_INI */
+      for (int c = 1; c < nc; c++) {
+        long ok = 0;
+        for (int m = 0; m < meta.n_models; m++)
+          for (int i = 0; i < ni; i++) ok += r[1].pred[((long)m * nc + c) * ni + i] == src->labels[i];
+        const double acc = (double)ok / ((double)meta.n_models * ni);
+        ck_assert_msg(fabs(acc - target[c - 1]) < 0.05, "condition %d: accuracy %g, target %g", c, acc, target[c - 1]);
+      }
+      pb_store_rows_free(&r[0]);
+      pb_store_rows_free(&r[1]);
+    }
+    pb_meta_free(&meta);
+    pb_synth_config_free(&cfg);
+  }
+}
+END_TEST
+
 START_TEST(test_config_clean_reserved)
 {
   reject(BASE_HEAD BASE_SOURCE "conditions = clean:0.9, fog:0.5\n",
@@ -697,6 +929,11 @@ static Suite *suite(void)
   tcase_add_test(tc, test_config_errors);
   tcase_add_test(tc, test_config_grid);
   tcase_add_test(tc, test_config_clean_reserved);
+  tcase_add_test(tc, test_config_behaviour);
+  tcase_add_test(tc, test_source_behaviour);
+  tcase_add_test(tc, test_source_fragility_corr);
+  tcase_add_test(tc, test_runner_up_spread);
+  tcase_add_test(tc, test_robustness);
   tcase_add_test(tc, test_config_long_line);
   suite_add_tcase(s, tc);
   tc = tcase_create("records");
