@@ -18,6 +18,7 @@
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/checksum.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ingest.h"
@@ -660,7 +661,7 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   free(hint);
   status = d->run(&call, a->stage);
   if (a->resume) {
-    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+    pb_comm_allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
     if (status == PB_OK) status = pb_checkpoint_commit_all(out, &key, comm);
     if (status == PB_OK && cli->rank == 0) pb_blocks_remove(out);
     free((char *)key.settings);
