@@ -229,20 +229,23 @@ done:
   return value;
 }
 
-/* Read a whole 1-D dataset; returns its length through *n (-1 on failure). */
+/* Read a whole 1-D dataset; returns its length through *n (-1 on failure).
+ * An independent transfer (the default property list): every rank reads the
+ * same few bytes (image ids, labels, names) by itself, where a collective
+ * read made each such dataset rounds of synchronisation between the ranks
+ * (docs/scaling.md, "Ranks and threads"). */
 void *pb_h5_read_small(hid_t loc, const char *name, hid_t mtype, size_t esize, hsize_t *n)
 {
   void *buf = NULL;
-  hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT), space = -1, dxpl = -1;
+  hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT), space = -1;
   if (dset < 0 || (space = H5Dget_space(dset)) < 0 || H5Sget_simple_extent_ndims(space) != 1) goto done;
   H5Sget_simple_extent_dims(space, n, NULL);
   buf = pb_calloc(*n > 0 ? *n : 1, esize);
-  if ((dxpl = pb_h5_dxpl()) < 0 || H5Dread(dset, mtype, H5S_ALL, H5S_ALL, dxpl, buf) < 0) {
+  if (H5Dread(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
     free(buf);
     buf = NULL;
   }
 done:
-  if (dxpl >= 0) H5Pclose(dxpl);
   if (space >= 0) H5Sclose(space);
   if (dset >= 0) H5Dclose(dset);
   return buf;
