@@ -499,20 +499,6 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
   return a->summary ? pb_cli__summary(cli, a->output, &a->protocol, 0) : PB_EXIT_OK;
 }
 
-/* Every rank leaves once rank 0 has come: the others wait asleep, testing
- * a non-blocking barrier every 2 ms, instead of spinning in a blocking
- * collective on a core rank 0 may need (ingest reads on rank 0 alone). */
-static void pb_cli__idle_barrier(void)
-{
-  MPI_Request req;
-  int done = 0;
-  MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  while (!done) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (!done) nanosleep(&(struct timespec){0, 2000000}, NULL);
-  }
-}
-
 static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 {
   a->ingest.provenance = cli->provenance;
@@ -523,7 +509,9 @@ static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
   for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];
   int status = cli->rank == 0 ? pb_ingest_files(a->n_more + 1, paths, &a->ingest, a->output) : PB_OK;
   free(paths);
-  pb_cli__idle_barrier();
+  /* every rank leaves once rank 0 has come, the others asleep meanwhile
+   * (pairbound/comm.h), off a core rank 0 may need */
+  pb_comm_barrier(MPI_COMM_WORLD);
   return pb_cli__status(cli, status);
 }
 
