@@ -195,8 +195,8 @@ static double thread_cpu(void)
  * the others have the cores to themselves); returns the CPU seconds the
  * others spend in @p step, 0 on the last rank.  A wait that polls without
  * pause costs up to LATE_SECONDS of CPU (0.13 s a second measured where
- * other work kept both cores busy); one that sleeps between polls, about
- * 0.03 s a second (a poll every 0.5 ms at most). */
+ * other work kept both cores busy); one that sleeps between polls,
+ * 0.015-0.03 s a second (a poll every 0.5 ms at most). */
 static double late_rank_cost(void (*step)(int rank, int size))
 {
   int rank, size;
