@@ -12,6 +12,7 @@
 
 #include "pairbound/cells.h"
 #include "pairbound/checksum.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
@@ -649,7 +650,7 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
       if (status == PB_OK && st.rank == 0) status = pb_bounds_report(st.meta, &st.protocol, &S, st.results, opt, &iv);
       pb_bounds_sum_free(&S);
     }
-    MPI_Bcast(&status, 1, MPI_INT, 0, st.comm);
+    pb_comm_bcast(&status, 1, MPI_INT, 0, st.comm);
     free(iv.vr);
   }
   pb_timer_end(&st.timer, "write", st.comm);

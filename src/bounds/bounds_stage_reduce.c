@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "bounds_stage_internal.h"
@@ -218,7 +219,7 @@ int pb_bounds_intervals(const struct pb_meta *meta, const double *recs, int64_t 
       for (int j = 0; j < 3; j++) pb_agg_add(&a, (row * ng + model_group[ref.model]) * 3 + j, r[PB_IF_VR_C + j]);
     }
   }
-  MPI_Allreduce(MPI_IN_PLACE, cells, nrow_max, MPI_INT64_T, MPI_SUM, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, cells, nrow_max, MPI_INT64_T, MPI_SUM, comm);
   int32_t (*rows)[2] = pb_malloc((size_t)nrow_max * sizeof *rows);
   out->n_rows = pb_bounds_tier_rows(meta, cells, rows);
   out->vr = NULL;
@@ -291,8 +292,8 @@ int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t 
   }
   int rank;
   MPI_Comm_rank(comm, &rank);
-  if (rank == 0) MPI_Reduce(MPI_IN_PLACE, S->cal_changed, 2 * ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
-  else MPI_Reduce(S->cal_changed, NULL, 2 * ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
+  if (rank == 0) pb_comm_reduce(MPI_IN_PLACE, S->cal_changed, 2 * ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
+  else pb_comm_reduce(S->cal_changed, NULL, 2 * ns * M, MPI_INT64_T, MPI_SUM, 0, comm);
   if (status == PB_OK) status = pb_agg_reduce(&S->a, comm, 0);
   return status;
 }

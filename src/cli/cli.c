@@ -18,6 +18,7 @@
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/checksum.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ingest.h"
@@ -498,20 +499,6 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
   return a->summary ? pb_cli__summary(cli, a->output, &a->protocol, 0) : PB_EXIT_OK;
 }
 
-/* Every rank leaves once rank 0 has come: the others wait asleep, testing
- * a non-blocking barrier every 2 ms, instead of spinning in a blocking
- * collective on a core rank 0 may need (ingest reads on rank 0 alone). */
-static void pb_cli__idle_barrier(void)
-{
-  MPI_Request req;
-  int done = 0;
-  MPI_Ibarrier(MPI_COMM_WORLD, &req);
-  while (!done) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (!done) nanosleep(&(struct timespec){0, 2000000}, NULL);
-  }
-}
-
 static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 {
   a->ingest.provenance = cli->provenance;
@@ -522,7 +509,9 @@ static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
   for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];
   int status = cli->rank == 0 ? pb_ingest_files(a->n_more + 1, paths, &a->ingest, a->output) : PB_OK;
   free(paths);
-  pb_cli__idle_barrier();
+  /* every rank leaves once rank 0 has come, the others asleep meanwhile
+   * (pairbound/comm.h), off a core rank 0 may need */
+  pb_comm_barrier(MPI_COMM_WORLD);
   return pb_cli__status(cli, status);
 }
 
@@ -660,7 +649,7 @@ static int pb_cli__stage(struct pb_cli *cli, struct pb_cli_args *a)
   free(hint);
   status = d->run(&call, a->stage);
   if (a->resume) {
-    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+    pb_comm_allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
     if (status == PB_OK) status = pb_checkpoint_commit_all(out, &key, comm);
     if (status == PB_OK && cli->rank == 0) pb_blocks_remove(out);
     free((char *)key.settings);

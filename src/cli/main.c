@@ -10,6 +10,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include "pairbound/comm.h"
 #include "pairbound/platform.h"
 #include "cli.h"
 #include "core/h5io.h"
@@ -30,7 +31,7 @@ int main(int argc, char **argv)
   /* every rank has written what it had to say before any leaves, and all decide alike */
   fflush(NULL);
   int worst = status;
-  MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  pb_comm_allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (pb_platform_skip_finalize(worst)) {
     /* no library code runs after this point while MPI's threads are still up: every file is closed and
      * flushed; under AddressSanitizer the leak check that exit would run comes first */

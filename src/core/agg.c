@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pairbound/agg.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 
 #define L PB_AGG_LIMBS
@@ -128,9 +129,9 @@ int pb_agg_reduce(struct pb_agg *a, MPI_Comm comm, int root)
   int rc = MPI_SUCCESS;
   for (int64_t o = 0; o < total && rc == MPI_SUCCESS; o += chunk) {
     const int cnt = (int)(total - o < chunk ? total - o : chunk);
-    if (root < 0) rc = MPI_Allreduce(MPI_IN_PLACE, a->v + o, cnt, MPI_INT64_T, MPI_SUM, comm);
-    else if (rank == root) rc = MPI_Reduce(MPI_IN_PLACE, a->v + o, cnt, MPI_INT64_T, MPI_SUM, root, comm);
-    else rc = MPI_Reduce(a->v + o, NULL, cnt, MPI_INT64_T, MPI_SUM, root, comm);
+    if (root < 0) rc = pb_comm_allreduce(MPI_IN_PLACE, a->v + o, cnt, MPI_INT64_T, MPI_SUM, comm);
+    else if (rank == root) rc = pb_comm_reduce(MPI_IN_PLACE, a->v + o, cnt, MPI_INT64_T, MPI_SUM, root, comm);
+    else rc = pb_comm_reduce(a->v + o, NULL, cnt, MPI_INT64_T, MPI_SUM, root, comm);
   }
   if (rc != MPI_SUCCESS) {
     pb_error_set("aggregate reduction failed (MPI error %d)", rc);
@@ -321,7 +322,7 @@ int64_t pb_agg_select_count(const double *v, int64_t n_local, MPI_Comm comm)
 {
   int64_t n = 0;
   for (int64_t i = 0; i < n_local; i++) n += !isnan(v[i]);
-  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_SUM, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_SUM, comm);
   return n;
 }
 
@@ -343,7 +344,7 @@ void pb_agg_select_kth(const double *v, int64_t n_local, const int64_t *k, int n
       for (int j = 0; j < nk; j++)
         if ((key & mask) == prefix[j]) hist[j * 256 + ((key >> shift) & 255)]++;
     }
-    MPI_Allreduce(MPI_IN_PLACE, hist, nk * 256, MPI_INT64_T, MPI_SUM, comm);
+    pb_comm_allreduce(MPI_IN_PLACE, hist, nk * 256, MPI_INT64_T, MPI_SUM, comm);
     for (int j = 0; j < nk; j++) {
       int b = 0;
       while (b < 256 && want[j] >= hist[j * 256 + b]) want[j] -= hist[j * 256 + b++];
@@ -384,7 +385,7 @@ int pb_agg_fetch(MPI_Comm comm, int64_t first, int64_t n_local, int64_t item, co
   const int32_t nf = fields ? n_fields : rec_len;
   const int mine = item >= first && item < first + n_local;
   int owner = mine ? rank : size;
-  MPI_Allreduce(MPI_IN_PLACE, &owner, 1, MPI_INT, MPI_MIN, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &owner, 1, MPI_INT, MPI_MIN, comm);
   if (owner == size) {
     for (int32_t f = 0; f < nf; f++) out[f] = NAN;
     pb_error_set("item %lld is on no rank", (long long)item);

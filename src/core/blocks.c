@@ -33,6 +33,7 @@
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/checksum.h"
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
@@ -227,7 +228,7 @@ int pb_blocks_open(struct pb_blocks *bl, const char *outdir, const char *loop, i
    * stop request waits for little */
   bl->per_round = (int64_t)PB_BLOCKS_PER_THREAD * omp_get_max_threads();
   int64_t mine = (bl->last - bl->first + bl->per_round - 1) / bl->per_round;
-  MPI_Allreduce(&mine, &bl->rounds, 1, MPI_INT64_T, MPI_MAX, comm);
+  pb_comm_allreduce(&mine, &bl->rounds, 1, MPI_INT64_T, MPI_MAX, comm);
   /* pb_blocks_poll's notices travel on a communicator of their own, so they
    * can never match another message; the receive waits from the start */
   MPI_Comm_dup(comm, &bl->notice_comm);
@@ -407,7 +408,7 @@ int pb_blocks_save(struct pb_blocks *bl, int64_t id, const struct pb_bytes *payl
 int pb_blocks_boundary(struct pb_blocks *bl, int status)
 {
   int failed = status != PB_OK, any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, bl->comm);
+  pb_comm_allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, bl->comm);
   bl->signal = pb_signal_agree(bl->comm);
   return any || bl->signal;
 }
@@ -443,7 +444,7 @@ static int pb_blocks__notices_end(struct pb_blocks *bl)
 {
   MPI_Waitall(bl->notice_sent, bl->notice_out, MPI_STATUSES_IGNORE);
   int told[2] = {bl->rank == 0 && bl->notice_told, bl->rank != 0 && bl->notice_told};
-  MPI_Allreduce(MPI_IN_PLACE, told, 2, MPI_INT, MPI_SUM, bl->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, told, 2, MPI_INT, MPI_SUM, bl->comm);
   const int expect = bl->rank == 0 ? told[1] : told[0];
   int seen = bl->notice_seen;
   if (expect > 0) {
@@ -469,7 +470,7 @@ int pb_blocks_close(struct pb_blocks *bl, int status)
 {
   bl->signal = pb_blocks__notices_end(bl);
   int64_t v[3] = {bl->loaded, bl->computed, bl->damaged};
-  MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_SUM, bl->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, v, 3, MPI_INT64_T, MPI_SUM, bl->comm);
   if (bl->dir && bl->resume && status == PB_OK)
     pb_message("%s: %lld of %lld blocks resumed, %lld computed (%lld damaged ones among them)", bl->dir,
                (long long)v[0], (long long)bl->n_blocks, (long long)v[1], (long long)v[2]);

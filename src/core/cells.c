@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pairbound/cells.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/sort.h"
 
@@ -253,7 +254,7 @@ int32_t pb_cells_stream_pieces(struct pb_cells_stream *cs, int32_t s)
   cs->per = pb_cells__per_piece(meta, s, cs->fields, cs->piece_bytes, cs->per_read);
   cs->m_lo = cs->c1 > cs->c0 ? cs->all[cs->c0].model : 0;
   int32_t n = cs->c1 > cs->c0 ? (cs->all[cs->c1 - 1].model - cs->m_lo) / cs->per + 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT32_T, MPI_MAX, cs->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &n, 1, MPI_INT32_T, MPI_MAX, cs->comm);
   return n;
 }
 

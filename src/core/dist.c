@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 
@@ -32,7 +33,7 @@ void pb_dist_partition_bcast(int64_t n, const int64_t *cost, MPI_Comm comm, int6
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   if (rank == 0) pb_dist_partition(n, cost, size, first);
-  MPI_Bcast(first, size + 1, MPI_INT64_T, 0, comm);
+  pb_comm_bcast(first, size + 1, MPI_INT64_T, 0, comm);
 }
 
 int32_t pb_dist_eval_count(const struct pb_source *src)

@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <gsl/gsl_errno.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 
@@ -96,11 +97,11 @@ int pb_error_agree(MPI_Comm comm, int status)
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   int first = status == PB_OK ? size : rank;
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm);
   if (first == size) return PB_OK;
   char msg[sizeof pb__errbuf];
   snprintf(msg, sizeof msg, "%s", pb_error_message());
-  MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
+  pb_comm_bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
   if (status == PB_OK) { /* a rank that failed keeps its own reason (the same check fails alike everywhere) */
     if (strncmp(msg, "rank ", 5) == 0) pb_error_set("%s", msg); /* agreed before: already names its rank */
     else pb_error_set("rank %d: %s", first, msg);

@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <hdf5.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/signals.h"
 #include "h5io.h"
@@ -228,20 +229,23 @@ done:
   return value;
 }
 
-/* Read a whole 1-D dataset; returns its length through *n (-1 on failure). */
+/* Read a whole 1-D dataset; returns its length through *n (-1 on failure).
+ * An independent transfer (the default property list): every rank reads the
+ * same few bytes (image ids, labels, names) by itself, where a collective
+ * read made each such dataset rounds of synchronisation between the ranks
+ * (docs/scaling.md, "Ranks and threads"). */
 void *pb_h5_read_small(hid_t loc, const char *name, hid_t mtype, size_t esize, hsize_t *n)
 {
   void *buf = NULL;
-  hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT), space = -1, dxpl = -1;
+  hid_t dset = H5Dopen2(loc, name, H5P_DEFAULT), space = -1;
   if (dset < 0 || (space = H5Dget_space(dset)) < 0 || H5Sget_simple_extent_ndims(space) != 1) goto done;
   H5Sget_simple_extent_dims(space, n, NULL);
   buf = pb_calloc(*n > 0 ? *n : 1, esize);
-  if ((dxpl = pb_h5_dxpl()) < 0 || H5Dread(dset, mtype, H5S_ALL, H5S_ALL, dxpl, buf) < 0) {
+  if (H5Dread(dset, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
     free(buf);
     buf = NULL;
   }
 done:
-  if (dxpl >= 0) H5Pclose(dxpl);
   if (space >= 0) H5Sclose(space);
   if (dset >= 0) H5Dclose(dset);
   return buf;
@@ -302,6 +306,9 @@ static void pb_h5__failed(hid_t loc, const char *name, int err, char path[4096])
  * ranks. */
 static hid_t pb_h5__file(const char *path, MPI_Comm comm, char how)
 {
+  /* opening is collective inside HDF5 and MPI-IO, whose waits poll without
+   * pause: the ranks meet first where waiting sleeps (pairbound/comm.h) */
+  pb_comm_barrier(comm);
   hid_t fapl = pb_h5__fapl(comm), file = -1;
   if (fapl >= 0 && how == 'c') file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   else if (fapl >= 0) file = H5Fopen(path, how == 'w' ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
@@ -338,7 +345,7 @@ int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int
 {
   int status = PB_FAIL, said = 0;
   hsize_t dim = (hsize_t)n_total, start = (hsize_t)offset, count = (hsize_t)n_local, mdim = count ? count : 1;
-  hid_t space = -1, dset = -1, mspace = -1, dxpl = -1;
+  hid_t space = -1, dset = -1, mspace = -1;
   if ((dset = pb_h5_create_dataset(loc, name, ftype, 1, &dim, NULL, H5P_DEFAULT)) < 0) goto done;
   if ((space = H5Dget_space(dset)) < 0) goto done;
   if (n_total == 0) { /* an empty column: nothing to write (HDF5 rejects a write to it) */
@@ -351,8 +358,11 @@ int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int
   } else if (H5Sselect_hyperslab(space, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0) {
     goto done;
   }
-  if ((dxpl = pb_h5_dxpl()) < 0) goto done;
-  if (H5Dwrite(dset, mtype, mspace, space, dxpl, buf) < 0) {
+  /* independent transfer (the default property list): each rank writes its
+   * contiguous slice without waiting for the others, whose slices touch
+   * other bytes; a collective one made every column a round of
+   * synchronisation between the ranks (docs/scaling.md, "Ranks and threads") */
+  if (H5Dwrite(dset, mtype, mspace, space, H5P_DEFAULT, buf) < 0) {
     pb_h5_write_failed(loc, name); /* says why, naming the file */
     said = 1;
     goto done;
@@ -363,7 +373,6 @@ done:
     char path[4096];
     pb_h5__failed(loc, name, errno, path);
   }
-  if (dxpl >= 0) H5Pclose(dxpl);
   if (mspace >= 0) H5Sclose(mspace);
   if (dset >= 0) H5Dclose(dset);
   if (space >= 0) H5Sclose(space);

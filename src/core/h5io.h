@@ -53,7 +53,8 @@ int pb_h5_provenance(hid_t file, const char *build, const char *text);
  * @p dcpl (H5P_DEFAULT: contiguous); -1 when it cannot be created. */
 hid_t pb_h5_create_dataset(hid_t loc, const char *name, hid_t ftype, int ndims, const hsize_t *dims,
                            const hsize_t *maxdims, hid_t dcpl);
-/* Collective write of this rank's slice [offset, offset + n_local) of a 1-D dataset of n_total. */
+/* Collective: create a 1-D dataset of n_total and write this rank's slice [offset, offset + n_local) of it
+ * (an independent transfer: no rank waits for another's data). */
 int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
                       int64_t n_local, const void *buf);
 

@@ -11,6 +11,7 @@
 
 #include "pairbound/checksum.h"
 #include "pairbound/clones.h"
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
@@ -327,8 +328,8 @@ int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_prot
     struct pb_protocol_source *ps = &out->src[s];
     int MC = meta->n_models * src->n_conditions;
     /* each entry was set by exactly one rank and is zero elsewhere, so sums are exact */
-    MPI_Allreduce(MPI_IN_PLACE, ps->dev_correct, MC, MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, ps->eval_correct, MC, MPI_INT64_T, MPI_SUM, comm);
+    pb_comm_allreduce(MPI_IN_PLACE, ps->dev_correct, MC, MPI_INT64_T, MPI_SUM, comm);
+    pb_comm_allreduce(MPI_IN_PLACE, ps->eval_correct, MC, MPI_INT64_T, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, ps->tau, meta->n_models, MPI_FLOAT, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, ps->policy_tau, meta->n_models * PB_PROTOCOL_N_Q, MPI_FLOAT, MPI_SUM, comm);
     for (int32_t c = 0; c < src->n_conditions; c++) {

@@ -15,6 +15,7 @@
 #include <hdf5.h>
 
 #include "pairbound/checkpoint.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
@@ -216,6 +217,10 @@ char *pb_results_report_path(const struct pb_results *res, const char *name)
 int pb_results_commit(struct pb_results *res)
 {
   const int waited = pb_results__wait(res);
+  /* closing is collective inside HDF5 and MPI-IO, whose waits poll without
+   * pause, and rank 0 may still be writing its report: the ranks meet first
+   * where waiting sleeps (pairbound/comm.h) */
+  pb_comm_barrier(res->comm);
   int status = pb_h5_close_file(res->file, res->tmp, 0);
   res->file = -1;
   if (status == PB_OK) status = waited;
@@ -249,7 +254,7 @@ static void pb_results__discard_full(struct pb_results *res)
     pb_signal_cleanup_now();
   }
   fflush(NULL);
-  MPI_Barrier(res->comm);
+  pb_comm_barrier(res->comm);
   MPI_Abort(res->comm, 1);
 }
 
@@ -263,7 +268,7 @@ void pb_results_close(struct pb_results *res)
     char *rep = pb_output_path_join(res->staging, "report");
     if (res->rank == 0) pb_output_remove_tree(rep);
     free(rep);
-    MPI_Barrier(res->comm);
+    pb_comm_barrier(res->comm);
   }
   pb_h5_close_file(res->file, res->tmp, 1);
   if (res->staging && res->rank == 0) {
@@ -272,7 +277,7 @@ void pb_results_close(struct pb_results *res)
   }
   /* no rank leaves before the staging directory is gone: a rank's
    * non-zero exit (a failed run) makes mpirun end the others, rank 0 among them */
-  if (res->staging) MPI_Barrier(res->comm);
+  if (res->staging) pb_comm_barrier(res->comm);
   pb_output_lock_release(&res->lock);
   free(res->outdir);
   free(res->tmp);

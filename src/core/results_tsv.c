@@ -23,6 +23,7 @@
 
 #include <mpi.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
@@ -127,30 +128,29 @@ int pb_tsv_status(const struct pb_tsv *t)
   return PB_FAIL;
 }
 
-/* Collective: write this rank's @p len bytes at @p at in rounds of at most
- * pb_tsv__chunk bytes, every rank making the same number of
- * MPI_File_write_at_all calls (a rank with nothing left writes 0 bytes), from
- * @p mem or else from the spill file.  PB_FAIL with a message on a failing rank. */
+/* Local: write this rank's @p len bytes at @p at in rounds of at most
+ * pb_tsv__chunk bytes (MPI counts are int), from @p mem or else from the
+ * spill file, with independent MPI_File_write_at calls: each rank writes
+ * bytes no other rank touches, so none waits for another (a collective write
+ * made the ranks wait for each other at every round; docs/scaling.md, "Ranks
+ * and threads").  PB_FAIL with a message on a failing rank. */
 static int pb_tsv__place(struct pb_tsv *t, MPI_File fh, MPI_Offset at, const char *mem, int64_t len)
 {
   const int64_t chunk = pb_tsv__chunk;
-  int64_t rounds = (len + chunk - 1) / chunk;
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, t->comm);
   char *buf = !mem && len > 0 ? pb_malloc((size_t)(len < chunk ? len : chunk)) : NULL;
   int status = PB_OK;
-  for (int64_t r = 0, done = 0; r < rounds; r++) {
-    int n = (int)(len - done < chunk ? len - done : chunk);
-    if (status != PB_OK) n = 0; /* failed: the remaining calls only keep the ranks in step */
+  for (int64_t done = 0; done < len && status == PB_OK;) {
+    const int n = (int)(len - done < chunk ? len - done : chunk);
     const char *src = mem ? mem + done : buf;
-    if (!mem && n > 0 && pread(t->fd, buf, (size_t)n, (off_t)done) != n) {
+    if (!mem && pread(t->fd, buf, (size_t)n, (off_t)done) != n) {
       pb_error_set("%s: cannot read back rows: %s", t->spill, strerror(errno ? errno : EIO));
       status = PB_FAIL;
-      n = 0;
+      break;
     }
     MPI_Status st;
-    int got = 0, rc = MPI_File_write_at_all(fh, at + done, src, n, MPI_BYTE, &st);
+    int got = 0, rc = MPI_File_write_at(fh, at + done, src, n, MPI_BYTE, &st);
     if (rc == MPI_SUCCESS) MPI_Get_count(&st, MPI_BYTE, &got);
-    if (status == PB_OK && (rc != MPI_SUCCESS || got != n)) {
+    if (rc != MPI_SUCCESS || got != n) {
       char why[MPI_MAX_ERROR_STRING] = "short write";
       int wl;
       if (rc != MPI_SUCCESS) MPI_Error_string(rc, why, &wl);
@@ -169,12 +169,12 @@ static int pb_tsv__place_all(struct pb_tsv *t, const char *mem, int64_t len)
 {
   int64_t before = 0, mine = t->rank == 0 ? t->len : len, others = t->rank == 0 ? 0 : len;
   MPI_Exscan(&mine, &before, 1, MPI_INT64_T, MPI_SUM, t->comm);
-  MPI_Allreduce(MPI_IN_PLACE, &others, 1, MPI_INT64_T, MPI_SUM, t->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &others, 1, MPI_INT64_T, MPI_SUM, t->comm);
   if (others == 0) return PB_OK; /* one rank, or only rank 0 has rows: all written already */
   MPI_File fh;
   int rc = MPI_File_open(t->comm, t->tmp, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
   int opened = rc == MPI_SUCCESS, all_opened = opened;
-  MPI_Allreduce(MPI_IN_PLACE, &all_opened, 1, MPI_INT, MPI_LAND, t->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &all_opened, 1, MPI_INT, MPI_LAND, t->comm);
   int status = PB_OK;
   if (!all_opened) {
     char why[MPI_MAX_ERROR_STRING] = "another rank could not open it";

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/output.h"
 #include "pairbound/signals.h"
 
@@ -156,7 +157,7 @@ int pb_signal_pending(void)
 int pb_signal_agree_on(MPI_Comm comm, int mine)
 {
   int any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+  pb_comm_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
   pb_sig__agreed = any;
   return any;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
@@ -60,7 +61,7 @@ static int pb_stage__memo_get(const char *path, MPI_Comm comm, const struct pb_p
   int hit = pb_stage__memo.valid &&
             pb_store_file_unchanged(path, comm, pb_stage__memo.path, pb_stage__memo.comm, &pb_stage__memo.id) &&
             pb_stage__same_opt(opt, &pb_stage__memo.opt);
-  MPI_Allreduce(MPI_IN_PLACE, &hit, 1, MPI_INT, MPI_MIN, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &hit, 1, MPI_INT, MPI_MIN, comm);
   if (hit) pb_protocol_copy(&pb_stage__memo.p, meta, out);
   return hit;
 }

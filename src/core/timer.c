@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/timer.h"
@@ -47,7 +48,7 @@ double pb_timer_get(const struct pb_timer *t, const char *phase)
 
 void pb_timer_reduce(struct pb_timer *t, MPI_Comm comm)
 {
-  MPI_Allreduce(MPI_IN_PLACE, t->sec, t->n, MPI_DOUBLE, MPI_MAX, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, t->sec, t->n, MPI_DOUBLE, MPI_MAX, comm);
 }
 
 void pb_timer_end(struct pb_timer *t, const char *phase, MPI_Comm comm)

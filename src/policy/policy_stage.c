@@ -15,6 +15,7 @@
 #include "pairbound/blocks.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
@@ -535,7 +536,7 @@ static int pb_policy__stage_run(const struct pb_stage_call *call, const void *op
     status = pb_policy_summarise(st.meta, recs, b.first, b.n_cells, rec_len, opt, pb_policy__primary(opt), st.comm, &S);
     if (status == PB_OK && st.rank == 0) status = pb_policy_report(st.meta, opt, &S, st.results);
     pb_policy_sum_free(&S);
-    MPI_Bcast(&status, 1, MPI_INT, 0, st.comm);
+    pb_comm_bcast(&status, 1, MPI_INT, 0, st.comm);
   }
   pb_timer_end(&st.timer, "write", st.comm);
   pb_message("policy: load %.3f s; compute %.3f s; write %.3f s", pb_timer_get(&st.timer, "load"),

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pairbound/agg.h"
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "policy_internal.h"
@@ -87,11 +88,11 @@ static int pb_psum__totals(const struct pb_meta *meta, const double *recs, int64
   }
   int status = pb_agg_reduce(&S->a, comm, 0);
   if (rank == 0) {
-    MPI_Reduce(MPI_IN_PLACE, S->k, (int)nk, MPI_INT64_T, MPI_SUM, 0, comm);
-    MPI_Reduce(MPI_IN_PLACE, &S->lemma1, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+    pb_comm_reduce(MPI_IN_PLACE, S->k, (int)nk, MPI_INT64_T, MPI_SUM, 0, comm);
+    pb_comm_reduce(MPI_IN_PLACE, &S->lemma1, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
   } else {
-    MPI_Reduce(S->k, NULL, (int)nk, MPI_INT64_T, MPI_SUM, 0, comm);
-    MPI_Reduce(&S->lemma1, NULL, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+    pb_comm_reduce(S->k, NULL, (int)nk, MPI_INT64_T, MPI_SUM, 0, comm);
+    pb_comm_reduce(&S->lemma1, NULL, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
   }
   return status;
 }

@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "pairbound/cells.h"
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/registry.h"
@@ -367,7 +368,7 @@ static void pb_predict__halo(const struct pb_stage *st, const double *rec, int32
       MPI_Recv(x + (lo - st->first) * rec_len, (int)((hi - lo) * rec_len), MPI_DOUBLE, r, 0, st->comm,
                MPI_STATUS_IGNORE);
   }
-  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  pb_comm_wait(&req);
   free(bnd);
   *ext = x;
   *ext_last = e;
@@ -416,8 +417,8 @@ static void pb_predict__key_sums(const struct pb_stage *st, const struct pb_pred
     }
   }
   free(x);
-  MPI_Allreduce(MPI_IN_PLACE, syn, (int)n_syn, MPI_UINT64_T, MPI_BOR, st->comm);
-  MPI_Allreduce(MPI_IN_PLACE, kt, (int)n_kt, MPI_UINT64_T, MPI_BOR, st->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, syn, (int)n_syn, MPI_UINT64_T, MPI_BOR, st->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, kt, (int)n_kt, MPI_UINT64_T, MPI_BOR, st->comm);
   /* a feature source with no perturbed condition has no run: nothing defined */
   for (int32_t f = 0; f < d->n_fs; f++)
     if (st->meta->sources[d->fs[f]].n_conditions < 2)

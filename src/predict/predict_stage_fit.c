@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
@@ -223,7 +224,7 @@ void pb_predict__svd_check(struct pb_stage *st, struct pb_predict__data *d)
     free(p);
     pb_predict__scratch_free(&w);
   }
-  MPI_Allreduce(&worst, &d->svd_max_diff, 1, MPI_DOUBLE, MPI_MAX, st->comm);
-  MPI_Allreduce(&checked, &d->svd_checked, 1, MPI_INT64_T, MPI_SUM, st->comm);
+  pb_comm_allreduce(&worst, &d->svd_max_diff, 1, MPI_DOUBLE, MPI_MAX, st->comm);
+  pb_comm_allreduce(&checked, &d->svd_checked, 1, MPI_INT64_T, MPI_SUM, st->comm);
 }
 

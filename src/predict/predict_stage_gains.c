@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/resample.h"
@@ -212,7 +213,7 @@ int pb_predict__gains_run(struct pb_predict__data *d, int64_t group_draws, uint6
   int status = pb_predict__intervals(d, x, xg, group_draws, seed, comm, G.g);
   if (status == PB_OK) status = pb_predict__gains_h5(d, G.g, rank, res);
   if (rank == 0) status = pb_predict__report(d, &G, group_draws, seed, status, fig_status, &job, res);
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  pb_comm_bcast(&status, 1, MPI_INT, 0, comm);
   free(G.g), free(G.dg), free(G.mae), free(x), free(xg);
   return status;
 }

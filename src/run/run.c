@@ -19,6 +19,7 @@
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/checksum.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ini.h"
@@ -360,7 +361,7 @@ void pb_run_config_help(FILE *fp)
 static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
 {
   int err = access(cfg->store, R_OK) == 0 ? 0 : errno;
-  MPI_Bcast(&err, 1, MPI_INT, 0, comm);
+  pb_comm_bcast(&err, 1, MPI_INT, 0, comm);
   if (!err) return PB_OK;
   if (!cfg->synth) {
     pb_error_set("%s: cannot read the store: %s", cfg->store, strerror(err));
@@ -382,7 +383,7 @@ static int pb_run__store(const struct pb_run_config *cfg, MPI_Comm comm)
     status = pb_output_mkdir_p(dir);
   }
   free(dir);
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  pb_comm_bcast(&status, 1, MPI_INT, 0, comm);
   if (status == PB_OK) status = pb_synth_store(&sc, cfg->store, comm);
   pb_synth_config_free(&sc);
   return status;
@@ -523,7 +524,7 @@ static int pb_run__stage(const struct pb_run_config *cfg, int32_t i, const struc
     pb_blocks_context(key, cfg->resume, hint);
     free(hint);
     status = pb_run__call(cfg, cfg->stages[i], dir, comm, prov);
-    MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
+    pb_comm_allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MIN, comm);
     pb_blocks_context(NULL, 0, NULL);
     const int dgs = pb_run__digest_wait(dg, comm);
     if (status == PB_OK) status = dgs;
@@ -617,7 +618,7 @@ int pb_run_pipeline(const struct pb_run_config *cfg, MPI_Comm comm, const char *
   const double t_rep = MPI_Wtime();
   if (status == PB_OK && rank == 0) status = pb_run_report(cfg, &facts);
   pb_message("run: REPORT.md and summary in %.2f s", MPI_Wtime() - t_rep);
-  MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  pb_comm_bcast(&status, 1, MPI_INT, 0, comm);
   pb_output_lock_release(&lock);
   pb_run_seed_free(&facts.seed);
   free(settings);

@@ -19,6 +19,7 @@
 #include <omp.h>
 
 #include "pairbound/blocks.h"
+#include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/env.h"
 #include "pairbound/error.h"
@@ -717,8 +718,8 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
           int32_t m = (int32_t)(a + x - (int64_t)t * M);
           pb_screen_sel_step(&su[x], chosen, k, 1, sum + (size_t)m * n, cnt + (size_t)m * n);
         }
-        MPI_Allreduce(MPI_IN_PLACE, sum, M * n, MPI_DOUBLE, MPI_SUM, comm);
-        MPI_Allreduce(MPI_IN_PLACE, cnt, M * n, MPI_INT64_T, MPI_SUM, comm);
+        pb_comm_allreduce(MPI_IN_PLACE, sum, M * n, MPI_DOUBLE, MPI_SUM, comm);
+        pb_comm_allreduce(MPI_IN_PLACE, cnt, M * n, MPI_INT64_T, MPI_SUM, comm);
         for (int32_t c = 0; c < n; c++) {
           tot[c] = 0;
           tc[c] = 0;

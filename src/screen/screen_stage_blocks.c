@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include "pairbound/blocks.h"
+#include "pairbound/comm.h"
 #include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
@@ -302,7 +303,7 @@ int64_t pb_screen__piece_rounds(const struct pb_screen__ctx *X, const struct pb_
     }
     most = bytes > most ? bytes : most;
   }
-  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, comm);
   if (X->pool[0].n > 0 || X->pool[1].n > 0 || most * bl->rounds <= budget) return bl->rounds > 0 ? bl->rounds : 1;
   const int64_t q = most > 0 ? budget / most : bl->rounds;
   return q < 1 ? 1 : q;

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include "pairbound/clones.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
 #include "pairbound/num.h"
@@ -456,7 +457,7 @@ static int pb_sb__group_rows(const struct pb_sb__grp *g, int32_t n_stat, pb_sb__
       for (int e = 0; e < n_stat; e++) pb_screen_gsum_add(&G, row * n_stat + e, mg[C->model[c]], value(ctx, g->L, rec, e));
     }
   }
-  MPI_Allreduce(MPI_IN_PLACE, R->cells, nr, MPI_INT64_T, MPI_SUM, g->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, R->cells, nr, MPI_INT64_T, MPI_SUM, g->comm);
   struct pb_boot_spec spec = {g->opt->seed, PB_RNG_GROUP_BOOT, stream, g->opt->group_draws, PB_BOOT_LEVEL};
   R->iv = pb_malloc((size_t)(ns > 0 ? ns : 1) * sizeof *R->iv);
   int status = pb_screen_gsum_boot(&G, &spec, g->comm, R->iv);
@@ -584,9 +585,9 @@ static int32_t pb_sb__natural_stats(const struct pb_screen_layout *L, int32_t tt
 static void pb_sb__reduce(struct pb_screen_boot *B, MPI_Comm comm)
 {
   size_t nacc = (size_t)B->n_targets * PB_SB_NROWS_PER_TARGET * (size_t)B->draws;
-  MPI_Allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
-  MPI_Allreduce(MPI_IN_PLACE, B->cnt, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
-  MPI_Allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, B->sum, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, B->cnt, (int)(nacc * (size_t)B->n_stat), MPI_INT64_T, MPI_SUM, comm);
+  pb_comm_allreduce(MPI_IN_PLACE, B->cells, (int)nacc, MPI_INT64_T, MPI_SUM, comm);
 }
 
 /* Group draws of stream 0 (the paired differences), 1 (the gaps and set contrasts) and 2 (Appendix E and

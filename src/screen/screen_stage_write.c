@@ -13,6 +13,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
@@ -243,7 +244,7 @@ static int pb_screen__write_images(struct pb_stage *st, const struct pb_screen__
   int64_t mine[2] = {my_img, my_words}, before[2] = {0, 0};
   MPI_Exscan(mine, before, 2, MPI_INT64_T, MPI_SUM, st->comm);
   if (st->rank == 0) before[0] = before[1] = 0;
-  MPI_Allreduce(mine, tot, 2, MPI_INT64_T, MPI_SUM, st->comm);
+  pb_comm_allreduce(mine, tot, 2, MPI_INT64_T, MPI_SUM, st->comm);
   img0 = before[0];
   word0 = before[1];
   int status = pb_results_group(st->results, "/screen/images");
@@ -483,7 +484,7 @@ int pb_screen__report_all(struct pb_stage *st, const struct pb_screen__ctx *X, i
     snprintf(desc, sizeof desc, "%d conditions of %s", X->ps[0].n, P->name);
     status = pb_screen_report(&in, desc, &extra);
   }
-  MPI_Bcast(&status, 1, MPI_INT, 0, st->comm);
+  pb_comm_bcast(&status, 1, MPI_INT, 0, st->comm);
   pb_text_free(&extra);
   pb_screen_ivs_free(&I);
   pb_screen_sum_free(&T);

@@ -15,6 +15,7 @@
 #include <hdf5.h>
 
 #include "pairbound/checksum.h"
+#include "pairbound/comm.h"
 #include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
@@ -297,8 +298,12 @@ void pb_store_close(struct pb_store *st)
 {
   if (!st) return;
   pb_store__wmap_free(st);
-  if (st->writable) pb_h5_close_file(st->file, st->tmp_path, 1);
-  else if (st->file >= 0) H5Fclose(st->file);
+  if (st->writable) {
+    pb_h5_close_file(st->file, st->tmp_path, 1);
+  } else if (st->file >= 0) {
+    pb_comm_barrier(st->comm); /* as pb_results_commit: the collective close's waits poll without pause */
+    H5Fclose(st->file);
+  }
   if (st->fd >= 0) close(st->fd);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
   pb_signal_forget_file(st->sig_tmp);

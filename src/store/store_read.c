@@ -16,6 +16,7 @@
 #include <hdf5.h>
 
 #include "pairbound/checksum.h"
+#include "pairbound/comm.h"
 #include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
@@ -117,7 +118,7 @@ static int pb_store__direct_plan(struct pb_store *st, const struct pb_source *s,
   memset(ck, 0, sizeof *ck);
   hsize_t chunk[4] = {0, 0, 0, 0};
   int fits = pb_store__direct_allowed(st) && pb_store__direct_fits(dset, mtype, ndims, dims, chunk);
-  MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, st->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, st->comm);
   if (!fits) return 0;
 #if PB_STORE_DIRECT
   const int32_t n_cond = s->n_conditions, cr = (int32_t)chunk[1];
@@ -138,7 +139,7 @@ static int pb_store__direct_plan(struct pb_store *st, const struct pb_source *s,
     for (int32_t k = c0 / cr; k <= c1 / cr; k++) want[(size_t)m * ck->per_model + k] = 1;
   }
   /* chunk counts fit an int: n_models x conditions rows, each at least one */
-  MPI_Allreduce(MPI_IN_PLACE, want, (int)n_chunks, MPI_UNSIGNED_CHAR, MPI_BOR, st->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, want, (int)n_chunks, MPI_UNSIGNED_CHAR, MPI_BOR, st->comm);
   ck->addr = pb_malloc((n_chunks ? n_chunks : 1) * sizeof *ck->addr);
   const hsize_t stored = (hsize_t)cr * ck->row_bytes + 4;
   for (size_t x = 0; x < n_chunks; x++) {
@@ -263,7 +264,7 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
       offs[nf++] = offs[j];
     }
   rounds = nf;
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT32_T, MPI_MAX, st->comm);
+  pb_comm_allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT32_T, MPI_MAX, st->comm);
   int moved = PB_OK; /* this rank's transfers so far */
   for (int32_t j = 0; j < rounds && status == PB_OK; j++) {
     hsize_t start[4] = {0, 0, 0, 0}, count[4] = {1, 1, dims[2], ndims > 3 ? dims[3] : 1};
@@ -502,7 +503,7 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
   const int memo = pb_store_memo_on() && !st->writable && !(fields & PB_FIELD_UNCHECKED);
   int hit = memo && n_rows > 0 ? pb_store_memo_find(st->path, st->comm, src, fields, n_rows, rows) : -1;
   int all = memo && (n_rows == 0 || hit >= 0); /* a rank with nothing to read has nothing to miss */
-  if (memo) MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm); /* memo: on alike on every rank */
+  if (memo) pb_comm_allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm); /* memo: on alike on every rank */
   if (all && hit >= 0) {
     pb_store_memo_take(hit, out);
     if (pb_log_verbosity() >= 2)

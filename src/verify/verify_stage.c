@@ -13,6 +13,7 @@
 #include <hdf5.h>
 
 #include "pairbound/blocks.h"
+#include "pairbound/comm.h"
 #include "pairbound/progress.h"
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
@@ -476,7 +477,7 @@ static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, 
     if (status == PB_OK && st->rank == 0)
       status = pb_verify_report(st->meta, w->all_cells, &S, st->n_cells, opt, msg, st->results);
     pb_verify_sum_free(&S);
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+    pb_comm_bcast(&status, 1, MPI_INT, 0, comm);
   }
   *first_fail_out = first_fail;
   return status;

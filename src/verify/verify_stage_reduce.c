@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pairbound/agg.h"
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "verify_internal.h"
 
@@ -83,10 +84,10 @@ int pb_verify_summarise(const struct pb_meta *meta, const struct pb_cell_ref *ce
     if (r[PB_VF_COVERED] == 1) pb_verify__add(&cells[first + c], first + c, r, &A);
   }
   int status = pb_agg_reduce(&A.sums, comm, 0);
-  if (rank == 0) MPI_Reduce(MPI_IN_PLACE, A.count, ncount, MPI_INT64_T, MPI_SUM, 0, comm);
-  else MPI_Reduce(A.count, NULL, ncount, MPI_INT64_T, MPI_SUM, 0, comm);
-  if (rank == 0) MPI_Reduce(MPI_IN_PLACE, A.max, PB_VS__NMAX, MPI_DOUBLE, MPI_MAX, 0, comm);
-  else MPI_Reduce(A.max, NULL, PB_VS__NMAX, MPI_DOUBLE, MPI_MAX, 0, comm);
+  if (rank == 0) pb_comm_reduce(MPI_IN_PLACE, A.count, ncount, MPI_INT64_T, MPI_SUM, 0, comm);
+  else pb_comm_reduce(A.count, NULL, ncount, MPI_INT64_T, MPI_SUM, 0, comm);
+  if (rank == 0) pb_comm_reduce(MPI_IN_PLACE, A.max, PB_VS__NMAX, MPI_DOUBLE, MPI_MAX, 0, comm);
+  else pb_comm_reduce(A.max, NULL, PB_VS__NMAX, MPI_DOUBLE, MPI_MAX, 0, comm);
   const struct { struct pb_loc *l; int n; } locs[4] = {{A.res, NR}, {A.cres, NR}, {A.pres, PB_VERIFY_NPRES},
                                                       {A.pcres, PB_VERIFY_NPT}};
   for (int j = 0; j < 4; j++)

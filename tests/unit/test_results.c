@@ -2,13 +2,19 @@
  * every rank's rows in rank order, byte for byte the file one rank writes,
  * for any split of the rows over the ranks (a rank with none included), any
  * size of collective write and rows handed over in blocks; a write that
- * fails on one rank fails on every rank and leaves nothing behind.  Run at
- * 1 rank by make check and at 2 and 3 by tests/mpi/unit_ranks.sh. */
+ * fails on one rank fails on every rank and leaves nothing behind.  Ranks
+ * that wait for a late one sleep instead of polling (src/core/comm.c), in an
+ * agreement and across results.h5 column writes.  Run at 1 rank by make check
+ * and at 2 and 3 by tests/mpi/unit_ranks.sh. */
 #include <errno.h>
 #include <glob.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <time.h>
 
+#include <hdf5.h>
+
+#include "pairbound/comm.h"
 #include "pairbound/results.h"
 #include "testlib.h"
 
@@ -174,6 +180,111 @@ START_TEST(test_tsv_failures)
 }
 END_TEST
 
+/* CPU seconds this thread has used (the thread that waits in MPI calls). */
+static double thread_cpu(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#define LATE_SECONDS 2.0
+#define WAIT_CPU_MAX 0.2
+
+/* The last rank arrives LATE_SECONDS after the others (asleep meanwhile, so
+ * the others have the cores to themselves); returns the CPU seconds the
+ * others spend in @p step, 0 on the last rank.  A wait that polls without
+ * pause costs up to LATE_SECONDS of CPU (0.13 s a second measured where
+ * other work kept both cores busy); one that sleeps between polls,
+ * 0.015-0.03 s a second (a poll every 0.5 ms at most). */
+static double late_rank_cost(void (*step)(int rank, int size))
+{
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == size - 1) {
+    struct timespec late = {(time_t)LATE_SECONDS, 0};
+    if (size > 1) nanosleep(&late, NULL); /* at 1 rank no one waits */
+    step(rank, size);
+    return 0;
+  }
+  const double t0 = thread_cpu();
+  step(rank, size);
+  return thread_cpu() - t0;
+}
+
+static void agree_step(int rank, int size)
+{
+  (void)rank;
+  ck_assert(pb_error_agree(MPI_COMM_WORLD, PB_OK) == PB_OK);
+  /* the collectives give MPI's answers: sums, minima, broadcasts, reductions */
+  int64_t v[2] = {rank + 1, rank};
+  ck_assert(pb_comm_allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+  ck_assert_int_eq(v[0], (int64_t)size * (size + 1) / 2);
+  ck_assert_int_eq(v[1], (int64_t)size * (size - 1) / 2);
+  int lo = 7 - rank, from = rank == size - 1 ? 42 : -1, sum = 0;
+  ck_assert(pb_comm_allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) == MPI_SUCCESS);
+  ck_assert_int_eq(lo, 7 - (size - 1));
+  ck_assert(pb_comm_bcast(&from, 1, MPI_INT, size - 1, MPI_COMM_WORLD) == MPI_SUCCESS);
+  ck_assert_int_eq(from, 42);
+  const int one = 1;
+  ck_assert(pb_comm_reduce(&one, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  if (rank == 0) ck_assert_int_eq(sum, size);
+  ck_assert(pb_comm_barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+}
+
+/* Ranks that reach an agreement before the last rank wait for it asleep. */
+START_TEST(test_wait_agree)
+{
+  const double cpu = late_rank_cost(agree_step);
+  printf("# waited %.1f s for the last rank: %.3f s of CPU\n", LATE_SECONDS, cpu);
+  ck_assert_msg(cpu < WAIT_CPU_MAX, "waiting %.1f s for the last rank took %.3f s of CPU", LATE_SECONDS, cpu);
+}
+END_TEST
+
+static struct pb_results *late_res;
+
+/* Each rank writes its slice of a column (rank r: values 10 r, 10 r + 1),
+ * then all agree. */
+static void column_step(int rank, int size)
+{
+  const double v[2] = {10.0 * rank, 10.0 * rank + 1};
+  ck_assert(pb_results_write_f64(late_res, "column", 2 * (int64_t)size, 2 * (int64_t)rank, 2, v) == PB_OK);
+  ck_assert(pb_error_agree(MPI_COMM_WORLD, PB_OK) == PB_OK);
+}
+
+/* A results.h5 column written while one rank is late: the others write their
+ * slices without waiting for it (independent transfers) and wait for it
+ * asleep in the agreement after; the column holds every rank's values. */
+START_TEST(test_wait_columns)
+{
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *dir = pb_test_path("late");
+  ck_assert(pb_results_create(dir, MPI_COMM_WORLD, "test", &late_res) == PB_OK);
+  const double cpu = late_rank_cost(column_step);
+  ck_assert(pb_results_commit(late_res) == PB_OK);
+  char file[600];
+  snprintf(file, sizeof file, "%s/results.h5", dir);
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT), d = f < 0 ? -1 : H5Dopen2(f, "column", H5P_DEFAULT);
+  ck_assert(d >= 0);
+  double got[6] = {0};
+  ck_assert(size <= 3 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, got) >= 0);
+  for (int r = 0; r < size; r++) {
+    ck_assert(got[2 * r] == 10.0 * r);
+    ck_assert(got[2 * r + 1] == 10.0 * r + 1);
+  }
+  H5Dclose(d);
+  H5Fclose(f);
+  MPI_Barrier(MPI_COMM_WORLD);
+  /* last: a rank that fails here has made every collective call */
+  printf("# waited %.1f s for the last rank: %.3f s of CPU\n", LATE_SECONDS, cpu);
+  ck_assert_msg(cpu < WAIT_CPU_MAX, "waiting %.1f s for the last rank took %.3f s of CPU", LATE_SECONDS, cpu);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("results");
@@ -181,6 +292,11 @@ static Suite *suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_tsv_rank_order);
   tcase_add_test(tc, test_tsv_failures);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("waits");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_wait_agree);
+  tcase_add_test(tc, test_wait_columns);
   suite_add_tcase(s, tc);
   return s;
 }
