@@ -11,6 +11,7 @@
 #include <hdf5.h>
 
 #include "pairbound/protocol.h"
+#include "core/h5io.h"
 #include "pairbound/error.h"
 #include "pairbound/fields.h"
 
@@ -99,39 +100,6 @@ void pb_fields_tsv_values(const struct pb_fields *fs, const double *rec, int32_t
   }
 }
 
-/* One column's slice [first, first + n) into col. */
-static int pb_fields__read_col(hid_t file, const char *path, const char *name, int64_t n_total, int64_t first,
-                               int64_t n, double *col)
-{
-  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT), sp = -1, ms = -1;
-  int status = PB_FAIL;
-  if (ds < 0) {
-    pb_error_set("%s: no dataset %s", path, name);
-    return PB_FAIL;
-  }
-  hsize_t len = 0;
-  if ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
-      H5Sget_simple_extent_dims(sp, &len, NULL) != 1 || (int64_t)len != n_total) {
-    pb_error_set("%s: %s has %llu items but %lld are expected (results of another store?)", path, name,
-                 (unsigned long long)len, (long long)n_total);
-    goto done;
-  }
-  if (n > 0) {
-    hsize_t off = (hsize_t)first, cnt = (hsize_t)n;
-    if (H5Sselect_hyperslab(sp, H5S_SELECT_SET, &off, NULL, &cnt, NULL) < 0 ||
-        (ms = H5Screate_simple(1, &cnt, NULL)) < 0 || H5Dread(ds, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, col) < 0) {
-      pb_error_set("%s: cannot read %s", path, name);
-      goto done;
-    }
-  }
-  status = PB_OK;
-done:
-  if (ms >= 0) H5Sclose(ms);
-  if (sp >= 0) H5Sclose(sp);
-  H5Dclose(ds);
-  return status;
-}
-
 int pb_fields_read(const struct pb_fields *fs, const char *path, int64_t n_total, int64_t first, int64_t n,
                    double *recs)
 {
@@ -146,7 +114,7 @@ int pb_fields_read(const struct pb_fields *fs, const char *path, int64_t n_total
   for (int32_t f = 0; f < fs->n && status == PB_OK; f++) {
     char name[256];
     snprintf(name, sizeof name, "%s/%s", fs->group, fs->f[f].name);
-    status = pb_fields__read_col(file, path, name, n_total, first, n, col);
+    status = pb_h5_read_slice(file, path, name, H5T_NATIVE_DOUBLE, n_total, first, n, col, NULL);
     for (int64_t c = 0; c < n && status == PB_OK; c++) recs[c * fs->n + f] = col[c];
   }
   free(col);

@@ -406,3 +406,36 @@ void pb_h5_write_failed(hid_t loc, const char *name)
   }
   if (file >= 0) H5Fclose(file);
 }
+
+int pb_h5_read_slice(hid_t file, const char *path, const char *name, hid_t mtype, int64_t n_total, int64_t first,
+                     int64_t n, void *buf, const char *hint)
+{
+  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT), sp = -1, ms = -1;
+  int status = PB_FAIL;
+  if (ds < 0) {
+    pb_error_set("%s: no dataset %s%s%s", path, name, hint ? " " : "", hint ? hint : "");
+    return PB_FAIL;
+  }
+  hsize_t len = 0;
+  if ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+      H5Sget_simple_extent_dims(sp, &len, NULL) != 1 ||
+      (n_total >= 0 ? (int64_t)len != n_total : (int64_t)len < first + n)) {
+    pb_error_set("%s: %s has %llu items but %lld are expected (results of another store?)", path, name,
+                 (unsigned long long)len, (long long)(n_total >= 0 ? n_total : first + n));
+    goto done;
+  }
+  if (n > 0) {
+    hsize_t off = (hsize_t)first, cnt = (hsize_t)n;
+    if (H5Sselect_hyperslab(sp, H5S_SELECT_SET, &off, NULL, &cnt, NULL) < 0 ||
+        (ms = H5Screate_simple(1, &cnt, NULL)) < 0 || H5Dread(ds, mtype, ms, sp, H5P_DEFAULT, buf) < 0) {
+      pb_error_set("%s: cannot read %s", path, name);
+      goto done;
+    }
+  }
+  status = PB_OK;
+done:
+  if (ms >= 0) H5Sclose(ms);
+  if (sp >= 0) H5Sclose(sp);
+  H5Dclose(ds);
+  return status;
+}

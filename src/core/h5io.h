@@ -57,5 +57,10 @@ hid_t pb_h5_create_dataset(hid_t loc, const char *name, hid_t ftype, int ndims, 
  * (an independent transfer: no rank waits for another's data). */
 int pb_h5_write_slice(hid_t loc, const char *name, hid_t ftype, hid_t mtype, int64_t n_total, int64_t offset,
                       int64_t n_local, const void *buf);
+/* The slice [first, first + n) of the 1-D dataset @p name of @p file (opened from @p path, which messages name) as
+ * @p mtype into buf; the dataset holds n_total items (n_total < 0: any number >= first + n). A missing dataset's
+ * message ends with @p hint when given (independent transfer). */
+int pb_h5_read_slice(hid_t file, const char *path, const char *name, hid_t mtype, int64_t n_total, int64_t first,
+                     int64_t n, void *buf, const char *hint);
 
 #endif /* PAIRBOUND_H5IO_H */

@@ -18,45 +18,16 @@
 #include "pairbound/error.h"
 #include "pairbound/stage.h"
 #include "pairbound/verify.h"
+#include "core/h5io.h"
 #include "verify_stage_internal.h"
+
+/* how a missing witness dataset is explained */
+#define PB_VERIFY__WHINT "(not written by `pairbound bounds --witnesses`?)"
 
 static const char *const pb_verify__wnames[PB_WITNESS_N] = {"Ik_lo", "Ik_hi", "I5_lo", "I5_hi"};
 static const char *const pb_verify__wends[PB_WITNESS_N] = {"H_Ik_lo", "H_Ik_hi", "H_I5_lo", "H_I5_hi"};
 static const char *const pb_verify__wtext[PB_WITNESS_N] = {"H at Ik, lower end", "H at Ik, upper end",
                                                            "H at I5, lower end", "H at I5, upper end"};
-
-/* The slice [first, first + n) of a 1-D dataset of @p n_total items (n_total < 0: any length >= first + n). */
-static int pb_verify__wread(hid_t file, const char *path, const char *name, hid_t mtype, int64_t n_total,
-                            int64_t first, int64_t n, void *buf)
-{
-  hid_t ds = H5Dopen2(file, name, H5P_DEFAULT), sp = -1, ms = -1;
-  int status = PB_FAIL;
-  hsize_t len = 0;
-  if (ds < 0) {
-    pb_error_set("%s: no dataset %s (not written by `pairbound bounds --witnesses`?)", path, name);
-    return PB_FAIL;
-  }
-  if ((sp = H5Dget_space(ds)) < 0 || H5Sget_simple_extent_ndims(sp) != 1 || H5Sget_simple_extent_dims(sp, &len, NULL) != 1 ||
-      (n_total >= 0 ? (int64_t)len != n_total : (int64_t)len < first + n)) {
-    pb_error_set("%s: %s has %llu items, not the %lld expected (results of another store?)", path, name,
-                 (unsigned long long)len, (long long)(n_total >= 0 ? n_total : first + n));
-    goto done;
-  }
-  if (n > 0) {
-    hsize_t off = (hsize_t)first, cnt = (hsize_t)n;
-    if (H5Sselect_hyperslab(sp, H5S_SELECT_SET, &off, NULL, &cnt, NULL) < 0 ||
-        (ms = H5Screate_simple(1, &cnt, NULL)) < 0 || H5Dread(ds, mtype, ms, sp, H5P_DEFAULT, buf) < 0) {
-      pb_error_set("%s: cannot read %s", path, name);
-      goto done;
-    }
-  }
-  status = PB_OK;
-done:
-  if (ms >= 0) H5Sclose(ms);
-  if (sp >= 0) H5Sclose(sp);
-  H5Dclose(ds);
-  return status;
-}
 
 /* What FILE holds for the rank's nc cells. */
 struct pb_verify__wfile {
@@ -80,11 +51,13 @@ static int pb_verify__wfile_read(const struct pb_stage *st, const char *path, in
   for (int j = 0; j < 5 && status == PB_OK; j++) {
     f->col[j] = pb_malloc(na * sizeof(int64_t));
     snprintf(name, sizeof name, "/bounds/witnesses/%s", cols[j]);
-    status = pb_verify__wread(file, path, name, H5T_NATIVE_INT64, st->n_cells, st->first, nc, f->col[j]);
+    status = pb_h5_read_slice(file, path, name, H5T_NATIVE_INT64, st->n_cells, st->first, nc, f->col[j],
+                              PB_VERIFY__WHINT);
   }
   f->tau = pb_malloc(na * sizeof *f->tau);
   if (status == PB_OK)
-    status = pb_verify__wread(file, path, "/bounds/cells/tau", H5T_NATIVE_DOUBLE, st->n_cells, st->first, nc, f->tau);
+    status = pb_h5_read_slice(file, path, "/bounds/cells/tau", H5T_NATIVE_DOUBLE, st->n_cells, st->first, nc, f->tau,
+                              PB_VERIFY__WHINT);
   const int64_t lo = nc > 0 && status == PB_OK ? f->col[0][0] : 0;
   const int64_t len = nc > 0 && status == PB_OK ? f->col[0][nc - 1] + f->col[1][nc - 1] - lo : 0;
   for (int w = 0; w < PB_WITNESS_N; w++) {
@@ -92,9 +65,11 @@ static int pb_verify__wfile_read(const struct pb_stage *st, const char *path, in
     f->perm[w] = pb_malloc((size_t)(len > 0 ? len : 1) * sizeof *f->perm[w]);
     if (status != PB_OK) continue;
     snprintf(name, sizeof name, "/bounds/cells/%s", pb_verify__wends[w]);
-    status = pb_verify__wread(file, path, name, H5T_NATIVE_DOUBLE, st->n_cells, st->first, nc, f->end[w]);
+    status = pb_h5_read_slice(file, path, name, H5T_NATIVE_DOUBLE, st->n_cells, st->first, nc, f->end[w],
+                              PB_VERIFY__WHINT);
     snprintf(name, sizeof name, "/bounds/witnesses/%s", pb_verify__wnames[w]);
-    if (status == PB_OK) status = pb_verify__wread(file, path, name, H5T_NATIVE_INT32, -1, lo, len, f->perm[w]);
+    if (status == PB_OK)
+      status = pb_h5_read_slice(file, path, name, H5T_NATIVE_INT32, -1, lo, len, f->perm[w], PB_VERIFY__WHINT);
   }
   H5Fclose(file);
   return status;
