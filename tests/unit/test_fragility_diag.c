@@ -15,6 +15,7 @@
 #include "pairbound/cell.h"
 #include "pairbound/fragility.h"
 #include "testlib.h"
+#include "testprofile.h"
 
 #define CAP 256
 
@@ -119,25 +120,6 @@ START_TEST(test_selective)
 }
 END_TEST
 
-/* max E[r z] over r >= 0, E[r] = 1, E[r^2] <= 1 + rho for n atoms z (E[z] = 0), by support sets. */
-static double brute(int n, const double *z, const double *p, double rho)
-{
-  double best = 0;
-  for (int S = 1; S < (1 << n); S++) {
-    double P = 0, M1 = 0, M2 = 0;
-    for (int i = 0; i < n; i++)
-      if (S >> i & 1) P += p[i], M1 += p[i] * z[i], M2 += p[i] * z[i] * z[i];
-    const double curv = M2 - M1 * M1 / P, need = 1 + rho - 1 / P;
-    if (curv > 1e-15 && need >= 0) {
-      const double b = sqrt(need / curv), a = (1 - b * M1) / P;
-      int ok = 1;
-      for (int i = 0; i < n; i++) ok &= !(S >> i & 1) || a + b * z[i] >= -1e-12;
-      if (ok) best = fmax(best, a * M1 + b * M2);
-    }
-    if (curv <= 1e-15 && 1 / P - 1 <= rho) best = fmax(best, M1 / P);
-  }
-  return best;
-}
 
 /* FAUC_up of the law (eta, p) of n atoms over the radii 0.25, 1, 4 (trapezoids in log rho). */
 static double fauc(int n, const double *eta, const double *p)
@@ -146,7 +128,7 @@ static double fauc(int n, const double *eta, const double *p)
   for (int i = 0; i < n; i++) mean += p[i] * eta[i];
   for (int i = 0; i < n; i++) z[i] = eta[i] - mean;
   const double rhos[3] = {0.25, 1, 4};
-  for (int k = 0; k < 3; k++) f[k] = brute(n, z, p, rhos[k]);
+  for (int k = 0; k < 3; k++) f[k] = testprofile_brute(n, z, p, rhos[k]);
   return log(4) * (f[0] + f[1]) / 2 + log(4) * (f[1] + f[2]) / 2;
 }
 

@@ -21,32 +21,13 @@
 #include "pairbound/fragility.h"
 #include "pairbound/rng.h"
 #include "testlib.h"
+#include "testprofile.h"
 #include "../../src/fragility/fragility_internal.h"
 
 #define NC PB_FRAGILITY_STUDY_CELLS
 #define ND PB_FRAGILITY_STUDY_DESIGNS
 #define NR PB_FRAGILITY_STUDY_RHOS
 
-/* max E[r z] over r >= 0, E[r] = 1, E[r^2] <= 1 + rho for n atoms z with probabilities p (E[z] = 0). */
-static double brute(int n, const double *z, const double *p, double rho)
-{
-  double best = 0; /* r = 1 */
-  for (int S = 1; S < (1 << n); S++) {
-    double P = 0, M1 = 0, M2 = 0;
-    for (int i = 0; i < n; i++)
-      if (S >> i & 1) P += p[i], M1 += p[i] * z[i], M2 += p[i] * z[i] * z[i];
-    const double curv = M2 - M1 * M1 / P, need = 1 + rho - 1 / P;
-    if (curv > 1e-15 && need >= 0) {
-      const double b = sqrt(need / curv), a = (1 - b * M1) / P;
-      int ok = 1;
-      for (int i = 0; i < n; i++) ok &= !(S >> i & 1) || a + b * z[i] >= -1e-12;
-      if (ok) best = fmax(best, a * M1 + b * M2);
-    }
-    /* S of one value (an atom, or atoms of equal value): r = 1 / P on S, costing 1 / P - 1 */
-    if (curv <= 1e-15 && 1 / P - 1 <= rho) best = fmax(best, M1 / P);
-  }
-  return best;
-}
 
 /* Both estimators of the law (eta, q) of n cells, as the study defines them, computed here. */
 static void expected(int n, const double *eta, const double *q, double *est)
@@ -66,7 +47,7 @@ static void expected(int n, const double *eta, const double *q, double *est)
       double zs[NC];
       for (int i = 0; i < n; i++) zs[i] = dir ? -z[i] : z[i];
       const double rho = pb_fragility_study_rho[r];
-      est[(r * 2 + dir) * 2] = brute(n, zs, p, rho);
+      est[(r * 2 + dir) * 2] = testprofile_brute(n, zs, p, rho);
       est[(r * 2 + dir) * 2 + 1] = fmin(sqrt(rho * G), top[dir]);
     }
 }
@@ -165,7 +146,7 @@ static void redo(uint32_t rep, double *est, int32_t *kept)
 #define REPS 24
 
 /* The upward profile of K cells of equal mass with rates @p rate, by the support sets that hold the cells
- * above a threshold (the optimiser is (Z - t)+ / E[(Z - t)+]), each solved as in brute(). */
+ * above a threshold (the optimiser is (Z - t)+ / E[(Z - t)+]), each solved as in testprofile_brute(). */
 static double upper_sets(int K, const double *rate, double rho)
 {
   double mean = 0, best = 0;
@@ -265,7 +246,7 @@ START_TEST(test_replicates_vs_brute)
 }
 END_TEST
 
-/* brute() over the upper sets of the sorted atoms only (r* is non-decreasing in z, so its support is one of
+/* testprofile_brute() over the upper sets of the sorted atoms only (r* is non-decreasing in z, so its support is one of
  * them), for laws with more atoms than the full enumeration takes. */
 static double brute_upper(int n, const double *z, const double *p, double rho)
 {
@@ -325,7 +306,7 @@ START_TEST(test_nested)
             GR += cq[c] * cm[c] * cm[c];
           }
           pb_fragility_study_nested(eta, K, oracle, rho, &work, rec);
-          const double phiP = brute_upper(N, z, p, rho), phiR = brute(K, cm, cq, rho);
+          const double phiP = brute_upper(N, z, p, rho), phiR = testprofile_brute(K, cm, cq, rho);
           ck_assert_msg(fabs(rec[PB_FN_G_P] - GP) < 1e-12 && fabs(rec[PB_FN_G_R] - GR) < 1e-12, "%s K %d", name, K);
           ck_assert_msg(fabs(rec[PB_FN_PHI_P] - phiP) < 1e-9, "%s K %d rho %g: %.17g vs %.17g", name, K, rho,
                         rec[PB_FN_PHI_P], phiP);
