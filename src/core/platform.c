@@ -54,7 +54,10 @@ static void pb_platform__huge_pages(char **argv)
 }
 
 /* Whether a launcher started this process: the variables Open MPI, PMI(x)
- * and SLURM give their processes. */
+ * and SLURM give their processes.  Asked before MPI_Init only: a singleton's
+ * MPI_Init starts its own helper daemon and sets these variables in its
+ * environment (pb_platform__was_launched keeps the answer for after it). */
+static int pb_platform__was_launched = -1;
 static int pb_platform__launched(void)
 {
   static const enum pb_env_var launched[] = {PB_ENV_OMPI_COMM_WORLD_SIZE, PB_ENV_PMIX_RANK, PB_ENV_PMI_RANK,
@@ -136,6 +139,7 @@ void pb_platform_after_mpi(void)
 void pb_platform_before_mpi(char **argv)
 {
   pb_platform__huge_pages(argv);
+  pb_platform__was_launched = pb_platform__launched();
   pb_platform__single_pml();
   pb_platform__pmix_gds();
   pb_platform__sharedfp();
@@ -150,9 +154,12 @@ void pb_platform_before_mpi(char **argv)
  * process and leaves without it: a launcher reports the non-zero status as
  * for any failed process, and a singleton's helper daemon ends with it.  A
  * launched process that succeeded still finalizes, as its launcher
- * requires.  @p status is the worst of every rank's (main.c): all decide
- * alike, after every rank has written its messages. */
+ * requires.  Whether a launcher started the process is what the
+ * environment said before MPI_Init: a singleton's MPI_Init sets Open MPI's
+ * variables, so asked afterwards every successful singleton looked launched
+ * and finalized.  @p status is the worst of every rank's (main.c): all
+ * decide alike, after every rank has written its messages. */
 int pb_platform_skip_finalize(int status)
 {
-  return status != 0 || !pb_platform__launched();
+  return status != 0 || !(pb_platform__was_launched >= 0 ? pb_platform__was_launched : pb_platform__launched());
 }
