@@ -24,6 +24,15 @@
 void pb_signal_install(const char *hint, int deferred, MPI_Comm comm);
 
 /**
+ * The command has ended with @p status (its messages written, its outputs
+ * committed or removed): from now on a signal ends the process at once with
+ * that status and writes nothing.  Under mpirun, a rank that leaves with an
+ * error makes the launcher send SIGTERM to the ranks still on their way
+ * out; they must not then say that they were stopped.
+ */
+void pb_signal_finished(int status);
+
+/**
  * Switch between deferred (polled) and immediate handling, e.g. around a
  * block loop or a commit that must not be cut in two; returns the previous
  * setting.  Switching to immediate acts on a signal that came meanwhile.

@@ -12,6 +12,7 @@
 
 #include "pairbound/comm.h"
 #include "pairbound/platform.h"
+#include "pairbound/signals.h"
 #include "cli.h"
 #include "core/h5io.h"
 
@@ -22,6 +23,7 @@ int main(int argc, char **argv)
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   pb_platform_after_mpi();
   int status = pb_cli_main(argc, argv);
+  pb_signal_finished(status);
   if (pb_h5_unclosed()) {
     /* a file HDF5 failed to close makes its termination (run by
      * MPI_Finalize) crash: leave with the reason already printed */

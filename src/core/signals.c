@@ -26,6 +26,7 @@ static char pb_sig__hint[4096];
 static size_t pb_sig__len;
 static char pb_sig__cleanup[4096]; /* a staging directory to remove before exiting, "" when none */
 static volatile sig_atomic_t pb_sig__child;  /* a child writing into it (pb_signal_child), 0: none */
+static volatile sig_atomic_t pb_sig__finished = -1; /* the command's exit status once it has ended, -1 before */
 /* files to unlink (pb_signal_cleanup_file): a store or CSV under its temporary name, lock files held */
 #define PB_SIG_FILES 8
 static char pb_sig__files[PB_SIG_FILES][4096];
@@ -54,6 +55,9 @@ static void pb_sig__end_child(void)
 
 static void pb_sig__handler(int sig)
 {
+  /* the command has ended, its messages written and its files in place: a launcher stopping the job because
+   * another rank left first ends this one with its own status, and no hint (nothing is cut short) */
+  if (pb_sig__finished >= 0) _exit(pb_sig__finished);
   int again = pb_sig__got != 0;
   double now = pb_sig__now();
   if (!again) pb_sig__got = sig, pb_sig__t0 = now;
@@ -91,6 +95,8 @@ void pb_signal_install(const char *hint, int deferred, MPI_Comm comm)
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
 }
+
+void pb_signal_finished(int status) { pb_sig__finished = status >= 0 ? status : 1; }
 
 int pb_signal_set_deferred(int deferred)
 {

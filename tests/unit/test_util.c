@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -27,6 +30,7 @@
 #include "pairbound/output.h"
 #include "pairbound/results.h"
 #include "pairbound/rng.h"
+#include "pairbound/signals.h"
 #include "pairbound/sort.h"
 #include "pairbound/strmap.h"
 #include "pairbound/text.h"
@@ -1321,6 +1325,45 @@ START_TEST(test_sort_small)
 }
 END_TEST
 
+/* A SIGTERM to a forked child with the handler installed (hint "stopped"), after pb_signal_finished(3) or not:
+ * its exit status and what it wrote to stderr. */
+static int signal_child(int finished, char *err, size_t len)
+{
+  int fd[2];
+  ck_assert_int_eq(pipe(fd), 0);
+  const pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(fd[1], STDERR_FILENO);
+    close(fd[0]);
+    pb_signal_install("stopped", 0, MPI_COMM_SELF);
+    if (finished) pb_signal_finished(3);
+    raise(SIGTERM);
+    _exit(99);
+  }
+  close(fd[1]);
+  size_t n = 0;
+  for (ssize_t r; n + 1 < len && (r = read(fd[0], err + n, len - 1 - n)) > 0;) n += (size_t)r;
+  err[n] = 0;
+  close(fd[0]);
+  int st = 0;
+  ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+  ck_assert(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+/* Under mpirun a rank that leaves with an error makes the launcher SIGTERM the ranks still on their way out: once
+ * the command has ended they leave with their own status and say nothing (before, rank 0 said it was stopped). */
+START_TEST(test_signal_after_finish)
+{
+  char err[256];
+  ck_assert_int_eq(signal_child(0, err, sizeof err), 128 + SIGTERM);
+  ck_assert_str_eq(err, "stopped (signal 15)\n");
+  ck_assert_int_eq(signal_child(1, err, sizeof err), 3);
+  ck_assert_str_eq(err, "");
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("util");
@@ -1360,6 +1403,7 @@ static Suite *suite(void)
   tc = tcase_create("shape");
   tcase_add_test(tc, test_first_error);
   tcase_add_test(tc, test_fields_timer);
+  tcase_add_test(tc, test_signal_after_finish);
   suite_add_tcase(s, tc);
   return s;
 }
