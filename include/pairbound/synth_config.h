@@ -39,6 +39,9 @@ struct pb_synth_source {
    * given (the latent model's defaults) */
   double coupling;       /* weight of the fragility term in the source's failures (default 1) */
   double noise[PB_N_TIERS]; /* record (capture) noise sigma_eps of its mild, severe, extreme conditions (0.55) */
+  double wrong_confidence; /* logit shift of its perturbed wrong records' S (default 0) */
+  double wrong_class_sd;   /* sd of a class factor added to that shift (default 0: none) */
+  double correct_confidence; /* logit shift of its perturbed correct records' S (default 0) */
   double tier_accuracy[PB_N_TIERS][2]; /* grid: highest and lowest target accuracy of each tier's conditions */
   int has_tier_accuracy;
 };
@@ -53,6 +56,10 @@ struct pb_synth_config {
   /* model robustness: sd of each model's own response to severity, shared by
    * every perturbed condition (0: none; docs/synth.md, "Model robustness") */
   double robustness;
+  /* confidence power g >= 1: every record's top probability S becomes
+   * 1 - (1 - S)^g and the other classes keep their shares of the rest (1:
+   * none; docs/synth.md, "Confidence power") */
+  double confidence_power;
   int32_t n_groups;
   char **group_names;
   double *group_skill;

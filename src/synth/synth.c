@@ -29,6 +29,8 @@
 #define SIG_NOISE 0.55
 #define SEVERITY_SCALE 0.9
 #define P_CONFUSABLE 0.7
+/* tag of the class-factor stream in PB_RNG_SYNTH_IMAGE counters (image streams use tags 1 to 3 + sources) */
+#define PB_SYNTH__CLASS_STREAM 0x1000ull
 
 static double pb_synth__sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -114,11 +116,15 @@ struct pb_synth__source {
   double *ease, *fragility;     /* [n_images] shared across a base (a source's own in part: fragility_corr) */
   double sig_fragility;         /* the source's fragility weight, SIG_FRAGILITY x coupling */
   double *sig_noise;            /* [n_conditions] record noise: the source's capture noise, SIG_NOISE when clean */
+  double *wrong_shift;          /* [n_conditions] logit shift of wrong records' S: wrong_confidence, 0 when clean */
+  double *right_shift;          /* [n_conditions] logit shift of correct records' S: correct_confidence, 0 when clean */
   int32_t *confusable;          /* [n_images] the label an image is usually mistaken for */
+  double *class_conf;           /* [n_classes] wrong_confidence's class spread x a class factor, or NULL (none) */
   double *theta;                /* [n_models] */
   double *robust;               /* [n_models] response to severity ([panel] robustness), or NULL (none) */
   double *mu, *severity;        /* [n_conditions] */
   uint32_t *stream;             /* [n_conditions] record stream id; clean shared across a base */
+  int32_t clean;                /* the clean condition's index */
 };
 
 static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
@@ -154,6 +160,17 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     uint32_t off[2] = {pb_rng_below(&nb, (uint32_t)K - 1), pb_rng_below(&nb, (uint32_t)K - 1)};
     L->confusable[i] = (int32_t)((y + 1 + off[j]) % (uint32_t)K);
   }
+  /* how confidently a class's images are mistaken: a class factor of the base (its own stream: no other draw
+   * moves), weighted by the source's class spread */
+  L->class_conf = NULL;
+  if (cs->wrong_class_sd > 0) {
+    L->class_conf = pb_malloc((size_t)K * sizeof(double));
+    for (int32_t y = 0; y < K; y++) {
+      struct pb_rng rng;
+      pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)y | (PB_SYNTH__CLASS_STREAM << 40), (uint32_t)base);
+      L->class_conf[y] = cs->wrong_class_sd * pb_rng_normal(&rng);
+    }
+  }
   double mean = 0, var = 0;
   L->theta = pb_malloc((size_t)meta->n_models * sizeof(double));
   for (int32_t m = 0; m < meta->n_models; m++) {
@@ -179,6 +196,7 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     for (int32_t m = 0; m < meta->n_models; m++) r_var += (L->robust[m] - r_mean) * (L->robust[m] - r_mean);
     r_var /= meta->n_models;
   }
+  L->clean = src->clean;
   L->mu = pb_malloc((size_t)src->n_conditions * sizeof(double));
   L->severity = pb_malloc((size_t)src->n_conditions * sizeof(double));
   L->stream = pb_malloc((size_t)src->n_conditions * sizeof(uint32_t));
@@ -187,6 +205,8 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
   const double sf = isnan(cs->coupling) ? SIG_FRAGILITY : SIG_FRAGILITY * cs->coupling;
   L->sig_fragility = sf;
   L->sig_noise = pb_malloc((size_t)src->n_conditions * sizeof(double));
+  L->wrong_shift = pb_malloc((size_t)src->n_conditions * sizeof(double));
+  L->right_shift = pb_malloc((size_t)src->n_conditions * sizeof(double));
   for (int32_t c = 0; c < src->n_conditions; c++) {
     double acc = c == src->clean ? cs->clean_accuracy : cs->conditions[c - 1].accuracy;
     double z = gsl_cdf_ugaussian_Pinv(acc);
@@ -201,6 +221,9 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     L->mu[c] = z * sqrt(total) - mean + sev * sf * frag_mean;
     if (L->robust) L->mu[c] -= sev * r_mean;
     L->sig_noise[c] = sn;
+    /* clean records are the base's (they set the thresholds): the shifts are the perturbation's */
+    L->wrong_shift[c] = c == src->clean ? 0.0 : cs->wrong_confidence;
+    L->right_shift[c] = c == src->clean ? 0.0 : cs->correct_confidence;
     L->severity[c] = sev;
     L->stream[c] = c == src->clean ? (uint32_t)base << 16 : ((uint32_t)s << 16) | (uint32_t)c;
   }
@@ -208,8 +231,8 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
 
 static void pb_synth__latents_free(struct pb_synth__source *L)
 {
-  free(L->ease), free(L->fragility), free(L->confusable), free(L->theta), free(L->robust);
-  free(L->mu), free(L->severity), free(L->stream), free(L->sig_noise);
+  free(L->ease), free(L->fragility), free(L->confusable), free(L->class_conf), free(L->theta), free(L->robust);
+  free(L->mu), free(L->severity), free(L->stream), free(L->sig_noise), free(L->wrong_shift), free(L->right_shift);
 }
 
 struct pb_synth__entry { int32_t cls; float p; };
@@ -278,15 +301,24 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
                L->sig_noise[c] * pb_rng_normal(&rng);
   if (L->robust) eta += L->severity[c] * L->robust[m];
   double zeta = pb_rng_normal(&rng);
+  /* confidence power g: 1 - S becomes (1 - S)^g and every other class keeps its share of it, a monotone map of
+   * S (the same acceptance decisions at every threshold) that draws correct records' S together near 1 */
+  const double g = cfg->confidence_power;
   if (eta > 0) {
     *pred = y;
-    float s = pb_synth__prob(cfg, fmax(pb_synth__sigmoid(0.2 + 1.7 * eta + 0.6 * zeta), 2.0 / K));
-    *S = *M = s;
+    double s = fmax(pb_synth__sigmoid(0.2 + L->right_shift[c] + 1.7 * eta + 0.6 * zeta), 2.0 / K);
+    if (g != 1.0) s = 1.0 - pow(1.0 - s, g);
+    *S = *M = pb_synth__prob(cfg, s);
   } else {
     double u = pb_rng_uniform(&rng);
     *pred = u < P_CONFUSABLE ? L->confusable[i] : (int32_t)((y + 1 + pb_rng_below(&rng, (uint32_t)K - 1)) % K);
-    double s = 0.04 + 0.9 * pb_synth__sigmoid(0.1 + 0.6 * eta + 0.7 * zeta);
+    const double shift = L->wrong_shift[c] + (L->class_conf && c != L->clean ? L->class_conf[y] : 0.0);
+    double s = 0.04 + 0.9 * pb_synth__sigmoid(0.1 + shift + 0.6 * eta + 0.7 * zeta);
     double mt = (1.0 - s) * pb_synth__sigmoid(0.8 + 1.2 * eta + 0.6 * pb_rng_normal(&rng));
+    if (g != 1.0) {
+      mt *= pow(1.0 - s, g - 1.0);
+      s = 1.0 - pow(1.0 - s, g);
+    }
     *S = pb_synth__prob(cfg, s);
     *M = pb_synth__prob(cfg, fmin(mt, *S * 0.9));
     if (*M >= *S) *M = 0.0f;

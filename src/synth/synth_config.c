@@ -211,6 +211,25 @@ static int pb_synth_config__coupling(void *opts, const char *label, const char *
   return pb_parse_double(v, 0.0, 10.0, 0, &src->coupling) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
 }
 
+/* wrong_confidence = shift or shift, class_sd: the logit shift of perturbed wrong records' S, and the spread of a
+ * class factor added to it */
+static int pb_synth_config__wrong_confidence(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  double x[2] = {0, 0};
+  int n = 0;
+  if (pb_parse_list(v, -10.0, 10.0, 2, x, &n) || x[1] < 0) return pb_ini_invalid(label, v);
+  src->wrong_confidence = x[0];
+  src->wrong_class_sd = n == 2 ? x[1] : 0.0;
+  return PB_OK;
+}
+
+static int pb_synth_config__correct_confidence(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  return pb_parse_double(v, -10.0, 10.0, 0, &src->correct_confidence) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
+}
+
 /* noise = s (every perturbed condition) or noise = mild,severe,extreme (by the tier of its target accuracy) */
 static int pb_synth_config__noise(void *opts, const char *label, const char *v)
 {
@@ -259,6 +278,8 @@ static const struct pb_option pb_synth_config__source_keys[] = {
     PB_SYNTH_CONFIG__KEY(fragility_corr),   /* in [-1, 1], not on an extra source */
     PB_SYNTH_CONFIG__KEY(coupling),         /* in [0, 10] */
     PB_SYNTH_CONFIG__KEY(noise),            /* in [0, 10], one or one per tier */
+    PB_SYNTH_CONFIG__KEY(wrong_confidence), /* shift in [-10, 10], optional class spread in [0, 10] */
+    PB_SYNTH_CONFIG__KEY(correct_confidence), /* in [-10, 10] */
     PB_SYNTH_CONFIG__KEY(tier_accuracy),    /* hi,lo x 3 tiers, grid only */
     {.name = NULL}};
 #undef PB_SYNTH_CONFIG__KEY
@@ -298,6 +319,7 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
     else if (strcmp(key, "runner_up_spread") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->runner_up_spread);
     else if (strcmp(key, "robustness") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->robustness);
+    else if (strcmp(key, "confidence_power") == 0) bad = pb_parse_double(v, 1.0, 10.0, 0, &cfg->confidence_power);
     else if (strcmp(key, "scale_factor") == 0)
       bad = pb_synth_config_factor_parse(v, &cfg->model_factor, &cfg->image_factor) ? PB_INI_REASON : PB_OK;
     else if (strcmp(key, "seed_values") == 0)
@@ -612,6 +634,7 @@ int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_co
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 20260908;
   cfg->half_precision = 1;
+  cfg->confidence_power = 1;
   cfg->model_factor = cfg->image_factor = 1;
   cfg->text = pb_strdup(text);
   struct pb_synth_config__parse p = {.cfg = cfg, .name = name};
