@@ -127,6 +127,21 @@ struct pb_synth__source {
   int32_t clean;                /* the clean condition's index */
 };
 
+/* How confidently each class's images are mistaken under source s's perturbations: a class factor of the base
+ * (a stream of its own, so no other draw moves) times the source's class spread; NULL when it has none. */
+static double *pb_synth__class_conf(const struct pb_synth_config *cfg, int32_t s, int32_t K, int32_t base)
+{
+  const double sd = cfg->sources[s].wrong_class_sd;
+  if (!(sd > 0)) return NULL;
+  double *conf = pb_malloc((size_t)K * sizeof(double));
+  for (int32_t y = 0; y < K; y++) {
+    struct pb_rng rng;
+    pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)y | (PB_SYNTH__CLASS_STREAM << 40), (uint32_t)base);
+    conf[y] = sd * pb_rng_normal(&rng);
+  }
+  return conf;
+}
+
 static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
                               struct pb_synth__source *L)
 {
@@ -160,17 +175,7 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     uint32_t off[2] = {pb_rng_below(&nb, (uint32_t)K - 1), pb_rng_below(&nb, (uint32_t)K - 1)};
     L->confusable[i] = (int32_t)((y + 1 + off[j]) % (uint32_t)K);
   }
-  /* how confidently a class's images are mistaken: a class factor of the base (its own stream: no other draw
-   * moves), weighted by the source's class spread */
-  L->class_conf = NULL;
-  if (cs->wrong_class_sd > 0) {
-    L->class_conf = pb_malloc((size_t)K * sizeof(double));
-    for (int32_t y = 0; y < K; y++) {
-      struct pb_rng rng;
-      pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)y | (PB_SYNTH__CLASS_STREAM << 40), (uint32_t)base);
-      L->class_conf[y] = cs->wrong_class_sd * pb_rng_normal(&rng);
-    }
-  }
+  L->class_conf = pb_synth__class_conf(cfg, s, K, base);
   double mean = 0, var = 0;
   L->theta = pb_malloc((size_t)meta->n_models * sizeof(double));
   for (int32_t m = 0; m < meta->n_models; m++) {
