@@ -28,6 +28,15 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta);
 void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t src,
                    int32_t first_row, int32_t n_rows, struct pb_rows *out);
 
+/**
+ * Model @p m's persistence factor u_m ~ N(0, 1), a seeded draw of its own
+ * (docs/synth.md, "Persistence"): on a source with persistence = p its
+ * perturbed records share a fraction p Phi(u_m) of their noise with its clean
+ * records, and a source's persistence_gain g adds s_c g u_m to its perturbed
+ * margins.
+ */
+double pb_synth_persistence_factor(const struct pb_synth_config *cfg, int32_t m);
+
 /** Generate the whole store at @p path, rows split over the ranks of @p comm. */
 int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm comm);
 

@@ -42,6 +42,8 @@ struct pb_synth_source {
   double wrong_confidence; /* logit shift of its perturbed wrong records' S (default 0) */
   double wrong_class_sd;   /* sd of a class factor added to that shift (default 0: none) */
   double correct_confidence; /* logit shift of its perturbed correct records' S (default 0) */
+  double persistence;      /* model m's perturbed records share p Phi(u_m) of their noise with its clean ones (0) */
+  double persistence_gain; /* its perturbed margins' response to severity per unit of the persistence factor u_m (0) */
   double tier_accuracy[PB_N_TIERS][2]; /* grid: highest and lowest target accuracy of each tier's conditions */
   int has_tier_accuracy;
 };

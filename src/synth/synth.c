@@ -121,7 +121,8 @@ struct pb_synth__source {
   int32_t *confusable;          /* [n_images] the label an image is usually mistaken for */
   double *class_conf;           /* [n_classes] wrong_confidence's class spread x a class factor, or NULL (none) */
   double *theta;                /* [n_models] */
-  double *robust;               /* [n_models] response to severity ([panel] robustness), or NULL (none) */
+  double *robust;               /* [n_models] response to severity (robustness, persistence_gain), or NULL (none) */
+  double *rho;                  /* [n_models] persistence: a perturbed record's noise's share of the clean one's, or NULL */
   double *mu, *severity;        /* [n_conditions] */
   uint32_t *stream;             /* [n_conditions] record stream id; clean shared across a base */
   int32_t clean;                /* the clean condition's index */
@@ -140,6 +141,36 @@ static double *pb_synth__class_conf(const struct pb_synth_config *cfg, int32_t s
     conf[y] = sd * pb_rng_normal(&rng);
   }
   return conf;
+}
+
+double pb_synth_persistence_factor(const struct pb_synth_config *cfg, int32_t m)
+{
+  struct pb_rng rng;
+  pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_MODEL, (uint64_t)m, 2);
+  return pb_rng_normal(&rng);
+}
+
+/* Each model's response to severity on source s: robustness r_m plus the source's persistence_gain times the
+ * model's persistence factor u_m, so that the source's accuracies depend on a latent that, on any other source,
+ * only paired statistics read; NULL when neither key is set.  Its mean and variance over the models enter mu_c
+ * like theta's, times the severity. */
+static double *pb_synth__response(const struct pb_synth_config *cfg, int32_t s, int32_t n_models, double *mean,
+                                  double *var)
+{
+  const double gain = cfg->sources[s].persistence_gain;
+  *mean = *var = 0;
+  if (!(cfg->robustness > 0) && gain == 0) return NULL;
+  double *r = pb_malloc((size_t)n_models * sizeof(double));
+  for (int32_t m = 0; m < n_models; m++) {
+    struct pb_rng rng;
+    pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_MODEL, (uint64_t)m, 1);
+    r[m] = cfg->robustness > 0 ? cfg->robustness * pb_rng_normal(&rng) : 0.0;
+    if (gain != 0) r[m] += gain * pb_synth_persistence_factor(cfg, m);
+    *mean += r[m] / n_models;
+  }
+  for (int32_t m = 0; m < n_models; m++) *var += (r[m] - *mean) * (r[m] - *mean);
+  *var /= n_models;
+  return r;
 }
 
 static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
@@ -187,19 +218,13 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
   mean /= meta->n_models;
   for (int32_t m = 0; m < meta->n_models; m++) var += (L->theta[m] - mean) * (L->theta[m] - mean);
   var /= meta->n_models;
-  /* model robustness: its mean and variance over the models enter mu_c like theta's, times the severity */
   double r_mean = 0, r_var = 0;
-  L->robust = NULL;
-  if (cfg->robustness > 0) {
-    L->robust = pb_malloc((size_t)meta->n_models * sizeof(double));
-    for (int32_t m = 0; m < meta->n_models; m++) {
-      struct pb_rng rng;
-      pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_MODEL, (uint64_t)m, 1);
-      L->robust[m] = cfg->robustness * pb_rng_normal(&rng);
-      r_mean += L->robust[m] / meta->n_models;
-    }
-    for (int32_t m = 0; m < meta->n_models; m++) r_var += (L->robust[m] - r_mean) * (L->robust[m] - r_mean);
-    r_var /= meta->n_models;
+  L->robust = pb_synth__response(cfg, s, meta->n_models, &r_mean, &r_var);
+  L->rho = NULL;
+  if (cs->persistence > 0) {
+    L->rho = pb_malloc((size_t)meta->n_models * sizeof(double));
+    for (int32_t m = 0; m < meta->n_models; m++)
+      L->rho[m] = cs->persistence * gsl_cdf_ugaussian_P(pb_synth_persistence_factor(cfg, m));
   }
   L->clean = src->clean;
   L->mu = pb_malloc((size_t)src->n_conditions * sizeof(double));
@@ -236,7 +261,8 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
 
 static void pb_synth__latents_free(struct pb_synth__source *L)
 {
-  free(L->ease), free(L->fragility), free(L->confusable), free(L->class_conf), free(L->theta), free(L->robust);
+  free(L->ease), free(L->fragility), free(L->confusable), free(L->class_conf), free(L->theta), free(L->robust),
+      free(L->rho);
   free(L->mu), free(L->severity), free(L->stream), free(L->sig_noise), free(L->wrong_shift), free(L->right_shift);
 }
 
@@ -302,8 +328,17 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
 {
   struct pb_rng rng;
   pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[c] << 24) | (uint64_t)i, (uint32_t)m);
+  double eps = pb_rng_normal(&rng);
+  if (L->rho && c != L->clean) {
+    /* persistence: the model's idiosyncrasy on this image is in part the one of its clean record (the base's
+     * clean stream, same counter), so its prediction persists more often; the noise's law is unchanged */
+    struct pb_rng clean;
+    pb_rng_init(&clean, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[L->clean] << 24) | (uint64_t)i,
+                (uint32_t)m);
+    eps = L->rho[m] * pb_rng_normal(&clean) + sqrt(1.0 - L->rho[m] * L->rho[m]) * eps;
+  }
   double eta = L->mu[c] + L->theta[m] + L->ease[i] - L->severity[c] * L->sig_fragility * L->fragility[i] +
-               L->sig_noise[c] * pb_rng_normal(&rng);
+               L->sig_noise[c] * eps;
   if (L->robust) eta += L->severity[c] * L->robust[m];
   double zeta = pb_rng_normal(&rng);
   /* confidence power g: 1 - S becomes (1 - S)^g and every other class keeps its share of it, a monotone map of

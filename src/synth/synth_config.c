@@ -230,6 +230,18 @@ static int pb_synth_config__correct_confidence(void *opts, const char *label, co
   return pb_parse_double(v, -10.0, 10.0, 0, &src->correct_confidence) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
 }
 
+static int pb_synth_config__persistence(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  return pb_parse_double(v, 0.0, 1.0, 0, &src->persistence) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
+}
+
+static int pb_synth_config__persistence_gain(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  return pb_parse_double(v, -10.0, 10.0, 0, &src->persistence_gain) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
+}
+
 /* noise = s (every perturbed condition) or noise = mild,severe,extreme (by the tier of its target accuracy) */
 static int pb_synth_config__noise(void *opts, const char *label, const char *v)
 {
@@ -280,6 +292,8 @@ static const struct pb_option pb_synth_config__source_keys[] = {
     PB_SYNTH_CONFIG__KEY(noise),            /* in [0, 10], one or one per tier */
     PB_SYNTH_CONFIG__KEY(wrong_confidence), /* shift in [-10, 10], optional class spread in [0, 10] */
     PB_SYNTH_CONFIG__KEY(correct_confidence), /* in [-10, 10] */
+    PB_SYNTH_CONFIG__KEY(persistence),      /* in [0, 1] */
+    PB_SYNTH_CONFIG__KEY(persistence_gain), /* in [-10, 10] */
     PB_SYNTH_CONFIG__KEY(tier_accuracy),    /* hi,lo x 3 tiers, grid only */
     {.name = NULL}};
 #undef PB_SYNTH_CONFIG__KEY

@@ -6,8 +6,13 @@
  * `wrong_confidence = d, sd` shifts the logit of perturbed wrong records' S law
  * by d plus a class factor of spread sd; `correct_confidence = w` shifts the
  * logit of perturbed correct records' S by w.  None of them moves a
- * prediction, and the shifts leave clean records alone.  Half-precision
- * rounding is off, so the closed forms hold to double rounding of floats. */
+ * prediction, and the shifts leave clean records alone.  `persistence = p`
+ * gives model m's perturbed record the noise rho eps_clean + sqrt(1 - rho^2)
+ * eps, rho = p Phi(u_m): at accuracy 1/2 and no severity the chance that
+ * both records of a pair are correct is the bivariate-normal orthant
+ * 1/4 + asin(r) / (2 pi); `persistence_gain = g` adds s_c g u_m to perturbed
+ * margins.  Half-precision rounding is off, so the closed forms hold to
+ * double rounding of floats. */
 #include "config.h"
 
 #include <math.h>
@@ -15,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_cdf.h>
 
 #include "pairbound/error.h"
 #include "pairbound/store.h"
@@ -167,11 +174,99 @@ START_TEST(test_correct_confidence)
 }
 END_TEST
 
+/* Rows of every model of source 0 of configuration @p text (no [panel] keys but these). */
+static void persist_rows(const char *text, struct pb_synth_config *cfg, struct conf_rows *out)
+{
+  ck_assert_msg(pb_synth_config_parse(text, "test.ini", cfg) == PB_OK, "%s", pb_error_message());
+  ck_assert(pb_synth_meta(cfg, &out->meta) == PB_OK);
+  out->nc = out->meta.sources[0].n_conditions;
+  out->ni = out->meta.sources[0].n_images;
+  out->nr = out->meta.n_models * out->nc;
+  pb_synth_rows(cfg, &out->meta, 0, 0, out->nr, &out->r);
+}
+
+/* One model, clean and 4 conditions at accuracy 1/2 (no severity): eta = beta + 0.55 eps on both sides, so
+ * P(both correct) = 1/4 + asin(r) / (2 pi), r = (1 + rho 0.55^2) / (1 + 0.55^2), rho = p Phi(u_m); clean records
+ * and each side's accuracy stay what they are without the key. */
+START_TEST(test_persistence)
+{
+  const char *fmt = "[panel]\nseed = 11\nhalf_precision = 0\n[groups]\ng = 0\n[models]\nm1 = g\n"
+                    "[source S]\nbase = b\nimage_prefix = im\nclasses = 200\nimages_per_class = 100\n"
+                    "dev_per_class = 50\nclean_accuracy = 0.5\nconditions = c1:0.5, c2:0.5, c3:0.5, c4:0.5\n%s\n";
+  const double p[2] = {0.0, 1.0}, s2 = 0.55 * 0.55;
+  struct conf_rows a[2];
+  struct pb_synth_config cfg[2];
+  for (int j = 0; j < 2; j++) {
+    char text[1024], key[64];
+    snprintf(key, sizeof key, "persistence = %g", p[j]);
+    snprintf(text, sizeof text, fmt, key);
+    persist_rows(text, &cfg[j], &a[j]);
+  }
+  const int ni = a[0].ni, clean = a[0].meta.sources[0].clean;
+  const int32_t *y = a[0].meta.sources[0].labels;
+  for (long x = 0; x < ni; x++) /* the clean row is the same */
+    ck_assert(a[0].r.pred[clean * ni + x] == a[1].r.pred[clean * ni + x] &&
+              a[0].r.smax[clean * ni + x] == a[1].r.smax[clean * ni + x]);
+  for (int j = 0; j < 2; j++) {
+    const double rho = p[j] * gsl_cdf_ugaussian_P(pb_synth_persistence_factor(&cfg[j], 0));
+    const double r = (1.0 + rho * s2) / (1.0 + s2), want = 0.25 + asin(r) / (2.0 * M_PI);
+    long both = 0, correct = 0, pairs = 0;
+    for (int c = 0; c < a[j].nc; c++) {
+      if (c == clean) continue;
+      for (int i = 0; i < ni; i++) {
+        const int c0 = a[j].r.pred[clean * ni + i] == y[i], c1 = a[j].r.pred[c * ni + i] == y[i];
+        both += c0 && c1, correct += c1, pairs++;
+      }
+    }
+    /* 20,000 images: each share's standard error is below 0.004 */
+    ck_assert_msg(fabs((double)both / pairs - want) < 0.012, "p %g rho %g: both correct %g, closed form %g", p[j],
+                  rho, (double)both / pairs, want);
+    ck_assert_msg(fabs((double)correct / pairs - 0.5) < 0.012, "perturbed accuracy %g", (double)correct / pairs);
+  }
+  for (int j = 0; j < 2; j++) conf_free(&a[j]), pb_synth_config_free(&cfg[j]);
+}
+END_TEST
+
+/* persistence_gain = g: a correct perturbed record's logit(S) = 0.2 + 1.7 eta + 0.6 zeta moves by 1.7 (s_c g u_m
+ * + d_c), d_c the same for every model (mu_c keeps the target accuracy), s_c = 0.9 (Phi^-1(0.85) - Phi^-1(a_c)). */
+START_TEST(test_persistence_gain)
+{
+  struct conf_rows a, b;
+  struct pb_synth_config cfg;
+  conf_rows("", "", &a);
+  conf_rows("persistence_gain = 0.8", "", &b);
+  ck_assert(pb_synth_config_parse("[panel]\nseed = 5\n" CONF_INI, "test.ini", &cfg) == PB_OK); /* conf_rows' seed */
+  const double acc[4] = {0.85, 0.7, 0.5, 0.3};
+  long moved = 0;
+  for (int c = 1; c < a.nc; c++) {
+    const double sev = 0.9 * (gsl_cdf_ugaussian_Pinv(0.85) - gsl_cdf_ugaussian_Pinv(acc[c]));
+    double d0 = NAN;
+    for (int m = 0; m < a.meta.n_models; m++)
+      for (int i = 0; i < a.ni; i++) {
+        const long x = ((long)m * a.nc + c) * a.ni + i;
+        const int32_t y = a.meta.sources[0].labels[i];
+        if (a.r.pred[x] != y || b.r.pred[x] != y || fmin(a.r.smax[x], b.r.smax[x]) <= 2.0 / 30 * 1.001 ||
+            fmax(a.r.smax[x], b.r.smax[x]) > 0.999)
+          continue; /* the 2 / K floor; float storage near 1 */
+        const double d = (logit(b.r.smax[x]) - logit(a.r.smax[x])) / 1.7 - sev * 0.8 * pb_synth_persistence_factor(&cfg, m);
+        if (isnan(d0)) d0 = d;
+        ck_assert_msg(fabs(d - d0) < 1e-3, "condition %d model %d: shift %g against %g", c, m, d, d0);
+        moved++;
+      }
+  }
+  ck_assert_int_gt(moved, 100);
+  pb_synth_config_free(&cfg);
+  conf_free(&a);
+  conf_free(&b);
+}
+END_TEST
+
 START_TEST(test_confidence_keys_invalid)
 {
   const char *bad[] = {"[panel]\nconfidence_power = 0.5\n", "[panel]\nconfidence_power = 11\n",
                        "[source S]\nwrong_confidence = 0.5, -1\n", "[source S]\nwrong_confidence = 1, 2, 3\n",
-                       "[source S]\ncorrect_confidence = x\n"};
+                       "[source S]\ncorrect_confidence = x\n",
+                       "[source S]\npersistence = 1.5\n", "[source S]\npersistence_gain = 11\n"};
   for (size_t j = 0; j < sizeof bad / sizeof *bad; j++) {
     char text[2048];
     snprintf(text, sizeof text, CONF_INI "%s", bad[j]);
@@ -188,6 +283,8 @@ static Suite *suite(void)
   tcase_add_test(tc, test_confidence_power);
   tcase_add_test(tc, test_wrong_confidence);
   tcase_add_test(tc, test_correct_confidence);
+  tcase_add_test(tc, test_persistence);
+  tcase_add_test(tc, test_persistence_gain);
   tcase_add_test(tc, test_confidence_keys_invalid);
   suite_add_tcase(s, tc);
   return s;
