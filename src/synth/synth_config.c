@@ -296,6 +296,7 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     if (strcmp(key, "seed") == 0) { uint64_t u = 0; bad = pb_parse_uint(v, UINT64_MAX, &u); cfg->seed = u; }
     else if (strcmp(key, "topk") == 0) { bad = pb_parse_int(v, 0, 64, &n); cfg->topk = (int32_t)n; }
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
+    else if (strcmp(key, "summaries") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->summaries = (int)n; }
     else if (strcmp(key, "runner_up_spread") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->runner_up_spread);
     else if (strcmp(key, "robustness") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->robustness);
     else if (strcmp(key, "scale_factor") == 0)
@@ -612,6 +613,7 @@ int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_co
   memset(cfg, 0, sizeof *cfg);
   cfg->seed = 20260908;
   cfg->half_precision = 1;
+  cfg->summaries = 1;
   cfg->model_factor = cfg->image_factor = 1;
   cfg->text = pb_strdup(text);
   struct pb_synth_config__parse p = {.cfg = cfg, .name = name};
