@@ -23,7 +23,7 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
 {
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
-  struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
+  struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL, NULL};
   int32_t q = pb_sort_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sort_find_i32(R->rows, R->n, row) : -1;
   if (q < 0 && j < 0) { /* pb_screen__load reads every row a unit asks for: a broken invariant, not bad data */
     fprintf(stderr, "[%d] screen: row %d of source %d was not loaded\n", pb_log_rank(), row, s);
@@ -40,6 +40,7 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
     r.tkc = R->tk.topk_class + (size_t)q * n * k;
     r.tkp = R->tk.topk_prob + (size_t)q * n * k;
   }
+  if (R->tk.entropy) r.h = R->tk.entropy + (size_t)q * n;
   return r;
 }
 
@@ -346,7 +347,8 @@ static void pb_screen__scores(const struct pb_screen__ctx *X, struct pb_screen__
     sc[PB_SR_DELTA][q] = S - u;
     sc[PB_SR_RET][q] = -ret[i];
     sc[PB_SR_MARGIN][q] = -pb_screen_margin(&c0);
-    sc[PB_SR_ENTROPY][q] = pb_screen_entropy(&c0, K);
+    /* the stored entropy is exact; the top-k lists' completion is not (docs/screen.md) */
+    sc[PB_SR_ENTROPY][q] = clean.h ? (double)clean.h[i] : pb_screen_entropy(&c0, K);
     sc[PB_SR_CLASS_DELTA][q] = cd_n[y] ? cd_sum[y] / cd_n[y] : NAN;
     sc[PB_SR_CLASS_U_CC][q] = ucc_n[y] ? -ucc_sum[y] / ucc_n[y] : NAN;
     sc[PB_SR_CLASS_U_ALL][q] = cd_n[y] ? -uall_sum[y] / cd_n[y] : NAN;
