@@ -129,3 +129,5 @@ void pb_bounds_f1_cell(const struct pb_cell_view *in, const double *x0, const do
     out[p][PB_F1_H] = h, out[p][PB_F1_L] = l, out[p][PB_F1_ACC] = acc, out[p][PB_F1_ACC_ERR] = err;
   }
 }
+
+double pb_bounds_brier_multiclass(float ptrue, float collision) { return 1.0 - 2.0 * (double)ptrue + (double)collision; }

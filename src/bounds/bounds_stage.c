@@ -129,6 +129,7 @@ static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_GAP_CUT_LOW] = {"gap_cut_low", PB_FMT_NUM},
   [PB_IF_GAP_CUT_HIGH] = {"gap_cut_high", PB_FMT_NUM},
   [PB_IF_GAP_ERRORS] = {"gap_dev_errors", PB_FMT_NUM},
+  [PB_IF_F1_BRIER0_MC] = {"f1_brier_dev_multiclass", PB_FMT_NUM},
 };
 _Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_bounds__fields lists 3 x 5 x 4 F.1 counts");
 _Static_assert(PB_GAP_N_GROUPS == 3 && PB_GAP_N_COUNTS == 3, "pb_bounds__fields lists 3 x 3 gap counts");

@@ -282,10 +282,11 @@ int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t 
     const int64_t g = S->cal_first[k].cell;
     if (g < first || g >= first + n_local) continue;
     const double *r = recs + (g - first) * PB_IF_N;
-    static const int f[6] = {PB_IF_F1_PLATT_A,      PB_IF_F1_PLATT_B,   PB_IF_F1_BRIER0_RAW,
-                             PB_IF_F1_BRIER0_PLATT, PB_IF_F1_BRIER0_ISO, PB_IF_F1_ISO_BLOCKS};
-    static const int slot[6] = {0, 1, 2, 3, 6, 7}; /* PB_RS_CAL's per-model slots */
-    for (int j = 0; j < 6; j++) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + slot[j], r[f[j]]);
+    static const int f[7] = {PB_IF_F1_PLATT_A,    PB_IF_F1_PLATT_B,    PB_IF_F1_BRIER0_RAW, PB_IF_F1_BRIER0_PLATT,
+                             PB_IF_F1_BRIER0_ISO, PB_IF_F1_ISO_BLOCKS, PB_IF_F1_BRIER0_MC};
+    static const int slot[7] = {0, 1, 2, 3, 6, 7, 9}; /* PB_RS_CAL's per-model slots */
+    for (int j = 0; j < 7; j++) /* the multiclass score is NaN without a collision column: left out, its mean n/a */
+      if (j < 6 || !isnan(r[f[j]])) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + slot[j], r[f[j]]);
     /* Appendix F: the model takes part in the gap analysis with enough development errors */
     if (!isnan(r[PB_IF_GAP_ERRORS]))
       pb_rs_tally(S, (int32_t)(k / M), PB_RS_GAP_MODELS + (r[PB_IF_GAP_ERRORS] < PB_GAP_MIN_ERRORS), 1);
