@@ -920,10 +920,30 @@ START_TEST(test_paper_structure)
 }
 END_TEST
 
+/* The whole vector a synthetic record stands for (docs/synth.md), by hand:
+ * pinned (0.5, 0.25) of 4 classes leave 0.25 for the other two, 0.125 each
+ * (below the cap 0.25): entropy 0.5 ln 2 + 0.25 ln 4 + 2 (0.125 ln 8) =
+ * 1.75 ln 2, collision 0.25 + 0.0625 + 2/64 = 0.34375.  Pinned (0.4) of 3
+ * classes with cap 0.2: 0.3 each would exceed the cap, so 0.2 each and the
+ * vector sums to 0.8: entropy -(0.4 ln 0.4 + 0.4 ln 0.2), collision 0.24. */
+START_TEST(test_summaries_vector)
+{
+  const float p[2] = {0.5f, 0.25f}, q[1] = {0.4f};
+  float h, c;
+  pb_synth_summaries(p, 2, 4, 0.25f, &h, &c);
+  ck_assert(h == (float)(1.75 * log(2.0)));
+  ck_assert(c == 0.34375f);
+  pb_synth_summaries(q, 1, 3, 0.2f, &h, &c);
+  ck_assert_msg(fabsf(h - (float)(-(0.4 * log(0.4) + 0.4 * log(0.2)))) <= 1e-6f, "entropy %.9g", (double)h);
+  ck_assert_msg(fabsf(c - 0.24f) <= 1e-7f, "collision %.9g", (double)c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("synth");
   TCase *tc = tcase_create("config");
+  tcase_add_test(tc, test_summaries_vector);
   tcase_add_test(tc, test_paper_config);
   tcase_add_test(tc, test_config_valid_base);
   tcase_add_test(tc, test_config_errors);
