@@ -46,7 +46,7 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
 
 static struct pb_screen_probs pb_screen__probs(const struct pb_screen__rec *r, int32_t i, int32_t label, int32_t k)
 {
-  struct pb_screen_probs p = {r->pred[i], label, r->s[i], r->m[i], 0, NULL, NULL};
+  struct pb_screen_probs p = {r->pred[i], label, r->s[i], r->m[i], 0, NULL, NULL, r->h ? &r->h[i] : NULL};
   if (r->tkc) {
     p.k = k;
     p.tk_class = r->tkc + (size_t)i * k;
@@ -347,8 +347,7 @@ static void pb_screen__scores(const struct pb_screen__ctx *X, struct pb_screen__
     sc[PB_SR_DELTA][q] = S - u;
     sc[PB_SR_RET][q] = -ret[i];
     sc[PB_SR_MARGIN][q] = -pb_screen_margin(&c0);
-    /* the stored entropy is exact; the top-k lists' completion is not (docs/screen.md) */
-    sc[PB_SR_ENTROPY][q] = clean.h ? (double)clean.h[i] : pb_screen_entropy(&c0, K);
+    sc[PB_SR_ENTROPY][q] = pb_screen_entropy(&c0, K);
     sc[PB_SR_CLASS_DELTA][q] = cd_n[y] ? cd_sum[y] / cd_n[y] : NAN;
     sc[PB_SR_CLASS_U_CC][q] = ucc_n[y] ? -ucc_sum[y] / ucc_n[y] : NAN;
     sc[PB_SR_CLASS_U_ALL][q] = cd_n[y] ? -uall_sum[y] / cd_n[y] : NAN;
