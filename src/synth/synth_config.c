@@ -464,6 +464,14 @@ static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t 
     pb_error_set("source %s: needs classes, images_per_class, dev_per_class and image_prefix", src->name);
     return PB_FAIL;
   }
+  /* over two classes a wrong prediction's S + M < 1 is no distribution's: its entropy can exceed log 2, which
+   * ingest and the store refuse (from three classes up, a vector summing to at most 1 never exceeds log n) */
+  if (cfg->summaries && src->classes < 3) {
+    pb_error_set("source %s: [panel] summaries = 1 needs at least 3 classes, and it has %d: a wrong prediction's S and "
+                 "M do not sum to 1, so no vector of two classes has them (docs/synth.md, \"Per-record summaries\"); "
+                 "set summaries = 0", src->name, (int)src->classes);
+    return PB_FAIL;
+  }
   for (int32_t i = 0; i < src->n_dev_pattern; i++)
     if (src->dev_pattern[i] >= src->images_per_class) {
       pb_error_set("source %s: dev_per_class must leave evaluation images in every class", src->name);
