@@ -6,7 +6,8 @@
  * accepted-error rate) under other thresholds, on the cells bounds loads.
  * Every rank reads the clean rows of every model (predictions, S and, for
  * the gap, the top-k lists) and fits every model's calibrators; each scores
- * its own cells. */
+ * its own cells (with their collision column, for the multiclass Brier
+ * scores, where the store has one). */
 #include "config.h"
 
 #include <math.h>
@@ -147,6 +148,11 @@ static void pb_calib__cell(const struct pb_cell_view *d, const struct pb_calib__
   rec[PB_IF_F1_BRIER0_ISO] = cm->brier[PB_CAL_ISO];
   rec[PB_IF_F1_ISO_BLOCKS] = cm->iso.n;
   rec[PB_IF_F1_BRIER0_MC] = cm->brier_mc;
+  if (d->q0) { /* the cell's collision column was loaded (the store has one) */
+    double mc[2];
+    pb_bounds_brier_multiclass_cell(d, mc);
+    rec[PB_IF_F1_BRIER_CLEAN_MC] = mc[0], rec[PB_IF_F1_BRIER1_MC] = mc[1];
+  }
   if (!cm->group) return;
   rec[PB_IF_GAP_ERRORS] = cm->gap_errors;
   rec[PB_IF_GAP_CUT_LOW] = cm->cut[0];

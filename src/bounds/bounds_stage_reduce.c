@@ -127,6 +127,8 @@ static void pb_isum__counts_add(struct pb_bounds_sum *S, int32_t s, const double
   pb_rs_add(S, s, PB_RS_CAL + 4, r[PB_IF_F1_BRIER1_RAW]);
   pb_rs_add(S, s, PB_RS_CAL + 5, r[PB_IF_F1_BRIER1_PLATT]);
   pb_rs_add(S, s, PB_RS_CAL + 8, r[PB_IF_F1_BRIER1_ISO]);
+  pb_rs_add(S, s, PB_RS_CAL + 10, r[PB_IF_F1_BRIER_CLEAN_MC]); /* NaN without a collision column: left out */
+  pb_rs_add(S, s, PB_RS_CAL + 11, r[PB_IF_F1_BRIER1_MC]);
 }
 
 /* One cell of source s into the totals of Tables 6, 7, 9-11, H.2, 8 and Figure 1. */
