@@ -32,6 +32,18 @@ int pb_bounds_platt_fit(const float *s, const uint8_t *correct, int32_t n, doubl
 /** The Platt-scaled score of S. */
 double pb_bounds_platt_apply(const double ab[2], float s);
 
+/** Multiclass Brier score of one record (Appendix F.1): sum over classes of (p_c - [c = y])^2
+ *  = 1 - 2 @p ptrue + @p collision (collision = sum p_c^2 over all classes). */
+double pb_bounds_brier_multiclass(float ptrue, float collision);
+
+/**
+ * Means of pb_bounds_brier_multiclass over a cell's clean (m0, q0) and
+ * perturbed (m1, q1) evaluation records, summed in image order (so the same
+ * at any number of ranks and threads): out[0] clean, out[1] perturbed.  The
+ * view must carry m0, q0, m1 and q1.
+ */
+void pb_bounds_brier_multiclass_cell(const struct pb_cell_view *in, double out[2]);
+
 /**
  * Thresholds of every protocol from development scores v[0..n) with
  * correctness c: Q80 the lowest of the top round(0.8 n) scores; R5 the

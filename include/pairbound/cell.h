@@ -14,7 +14,7 @@ struct pb_cell_ref {
 
 /* Evaluation records of one cell: image i's clean record pairs with image i's
  * perturbed record (the observed correspondence).  Arrays have n entries and
- * are only read; s0/s1/m0/m1 may be NULL when the stage did not load them and
+ * are only read; s0/s1/m0/m1/q0/q1 may be NULL when the stage did not load them and
  * its kernel does not read them.  The names are for error messages only (NULL
  * in cells that do not come from a store, e.g. unit tests or subsamples). */
 struct pb_cell_view {
@@ -29,6 +29,8 @@ struct pb_cell_view {
   const int32_t *pred1;        /* perturbed predicted label */
   const float *s1;             /* perturbed S' */
   const float *m1;             /* perturbed M' */
+  const float *q0, *q1;        /* clean / perturbed collision probability sum p^2 (NULL: not loaded, or the store
+                                  has no collision column) */
   float tau;                   /* acceptance threshold: Z = [S >= tau] in float32, both sides */
 };
 
@@ -50,6 +52,7 @@ struct pb_cell_data {
   const int32_t *pred0, *pred1;  /* clean / perturbed predicted labels */
   const float *s0, *s1;          /* max probabilities (NULL unless loaded) */
   const float *m0, *m1;          /* true-class probabilities (NULL unless loaded) */
+  const float *q0, *q1;          /* collision probabilities (NULL unless loaded) */
 };
 
 #endif /* PAIRBOUND_CELL_H */

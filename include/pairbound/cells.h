@@ -20,7 +20,9 @@ struct pb_cell_block {
 
 /**
  * Load cells [first, last) of the global cell list (collective: every rank
- * calls with its own range).  @p fields is a PB_FIELD_* mask.
+ * calls with its own range).  @p fields is a PB_FIELD_* mask of PRED, SMAX,
+ * PTRUE and COLLISION (read only where the store has the column; else the
+ * cells' q0/q1 stay NULL); top-k lists and entropy are not held.
  */
 int pb_cells_load(struct pb_store *st, int64_t first, int64_t last, int fields, struct pb_cell_block *out);
 

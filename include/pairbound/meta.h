@@ -65,7 +65,14 @@ struct pb_meta {
    * e.g. Table 4's certified-ordering shares), as a synthetic panel's
    * configuration declares them in [panel] (docs/synth.md), else NULL. */
   char *seed_values;
+  /* Optional per-record summaries the store holds for every record
+   * (PB_SUMMARY_* bits; docs/store.md): datasets `entropy`, `collision`. */
+  int32_t summaries;
 };
+
+/* Bits of pb_meta.summaries. */
+#define PB_SUMMARY_ENTROPY 1   /* -sum p log p over all classes, natural log */
+#define PB_SUMMARY_COLLISION 2 /* sum p^2 over all classes */
 
 /* A block of rows read from or written to one source.  A row is one
  * (model, condition) pair of a source: row index = model * n_conditions + condition;
@@ -79,6 +86,8 @@ struct pb_rows {
   float *ptrue;          /* [n_rows][n_images] */
   int32_t *topk_class;   /* [n_rows][n_images][topk] or NULL */
   float *topk_prob;      /* [n_rows][n_images][topk] or NULL */
+  float *entropy;        /* [n_rows][n_images] or NULL: the optional summaries (pb_store_rows_summaries) */
+  float *collision;      /* [n_rows][n_images] or NULL */
 };
 
 /* Roles (src/store/store.c).  Parse "synthetic", "real", "natural[:N]" or
@@ -133,5 +142,7 @@ void pb_meta_free(struct pb_meta *meta);
 
 void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk);
 void pb_store_rows_free(struct pb_rows *rows);
+/* Allocate the summary arrays of @p rows (pb_store_rows_alloc'ed) named by PB_SUMMARY_* bits @p summaries. */
+void pb_store_rows_summaries(struct pb_rows *rows, int32_t summaries);
 
 #endif /* PAIRBOUND_META_H */

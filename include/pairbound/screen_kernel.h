@@ -184,6 +184,7 @@ struct pb_screen_probs {
   int32_t k;
   const int32_t *tk_class;  /* [k] or NULL */
   const float *tk_prob;
+  const float *entropy;     /* the record's stored entropy (docs/screen.md), or NULL */
 };
 
 /** v(c) of a record; *exact = 0 when c is not pinned by pred, label or the list. */
@@ -201,7 +202,8 @@ double pb_screen_a3(const struct pb_screen_probs *clean, const struct pb_screen_
 
 /** Clean margin (top-1 minus top-2 probability); NaN unless the list has >= 2 entries. */
 double pb_screen_margin(const struct pb_screen_probs *r);
-/** Clean entropy -sum p log p with the uniform completion; NaN without a list. */
+/** Clean entropy -sum p log p: the stored one when @p r has it (exact), else the top-k list's uniform
+ *  completion (an approximation); NaN with neither. */
 double pb_screen_entropy(const struct pb_screen_probs *r, int32_t n_classes);
 
 /* ------------------------------------------------------------ natural probes (E.2-E.4; src/screen/screen_kernel_tta.c) */

@@ -100,8 +100,11 @@ int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows,
 #define PB_FIELD_SMAX 2
 #define PB_FIELD_PTRUE 4
 #define PB_FIELD_TOPK 8
-#define PB_FIELD_ALL 15
+#define PB_FIELD_ALL 15       /* the four record fields; the summaries are asked for by name */
 #define PB_FIELD_UNCHECKED 16 /* skip the range checks of every record read (pairbound check lists them itself) */
+#define PB_FIELD_ENTROPY 32   /* the optional summaries (docs/store.md): read when the store has them, else left NULL */
+#define PB_FIELD_COLLISION 64
+#define PB_FIELD_EVERY (PB_FIELD_ALL | PB_FIELD_ENTROPY | PB_FIELD_COLLISION) /* every record dataset of the store */
 
 /** Like pb_store_read_rows, reading only the fields in @p fields (others left NULL). */
 int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,

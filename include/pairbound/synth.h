@@ -37,6 +37,16 @@ void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta
  */
 double pb_synth_persistence_factor(const struct pb_synth_config *cfg, int32_t m);
 
+/**
+ * Entropy and collision of a synthetic record's whole probability vector:
+ * the @p n probabilities @p p the generator pinned, in its order (the
+ * predicted class, the true class when it differs, the runner-ups), and the
+ * n_classes - n other classes, each min((1 - sum p) / (n_classes - n), @p cap)
+ * (docs/synth.md, "Per-record summaries"); summed in that order in double,
+ * rounded to float.
+ */
+void pb_synth_summaries(const float *p, int32_t n, int32_t n_classes, float cap, float *entropy, float *collision);
+
 /** Generate the whole store at @p path, rows split over the ranks of @p comm. */
 int pb_synth_store(const struct pb_synth_config *cfg, const char *path, MPI_Comm comm);
 

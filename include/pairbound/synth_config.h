@@ -52,6 +52,7 @@ struct pb_synth_config {
   uint64_t seed;
   int32_t topk;
   int half_precision;
+  int summaries;         /* 1: every record's entropy and collision (docs/synth.md, "Per-record summaries") */
   /* spread of the runner-up probabilities' shape across records (0: every
    * list decays by halves; docs/synth.md, "Top-k lists") */
   double runner_up_spread;

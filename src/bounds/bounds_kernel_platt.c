@@ -129,3 +129,16 @@ void pb_bounds_f1_cell(const struct pb_cell_view *in, const double *x0, const do
     out[p][PB_F1_H] = h, out[p][PB_F1_L] = l, out[p][PB_F1_ACC] = acc, out[p][PB_F1_ACC_ERR] = err;
   }
 }
+
+double pb_bounds_brier_multiclass(float ptrue, float collision) { return 1.0 - 2.0 * (double)ptrue + (double)collision; }
+
+void pb_bounds_brier_multiclass_cell(const struct pb_cell_view *in, double out[2])
+{
+  double b0 = 0.0, b1 = 0.0;
+  for (int32_t i = 0; i < in->n; i++) {
+    b0 += pb_bounds_brier_multiclass(in->m0[i], in->q0[i]);
+    b1 += pb_bounds_brier_multiclass(in->m1[i], in->q1[i]);
+  }
+  out[0] = b0 / in->n;
+  out[1] = b1 / in->n;
+}

@@ -216,21 +216,28 @@ static void pb_more__calibration(const struct pb_meta *meta, const struct pb_bou
   static const struct pb_column cols[] = {
     PB_ICOL_KEY("source", 0), PB_MORE__CAL_COUNT("models", models), PB_ICOL_MEAN("platt_a", 4, PB_RS_CAL + 0),
     PB_ICOL_MEAN("platt_b", 4, PB_RS_CAL + 1), PB_ICOL_MEAN("brier_dev_raw", 4, PB_RS_CAL + 2),
+    PB_ICOL_MEAN("brier_dev_multiclass", 4, PB_RS_CAL + 9), PB_ICOL_MEAN("brier_clean_multiclass", 4, PB_RS_CAL + 10),
+    PB_ICOL_MEAN("brier_perturbed_multiclass", 4, PB_RS_CAL + 11),
     PB_ICOL_MEAN("brier_dev_platt", 4, PB_RS_CAL + 3), PB_ICOL_MEAN("brier_perturbed_raw", 4, PB_RS_CAL + 4),
     PB_ICOL_MEAN("brier_perturbed_platt", 4, PB_RS_CAL + 5), PB_MORE__CAL_COUNT("q80_changed", changed),
     PB_MORE__CAL_COUNT("models_unchanged", unchanged), PB_ICOL_MEAN("iso_steps", 1, PB_RS_CAL + 7),
     PB_ICOL_MEAN("brier_dev_iso", 4, PB_RS_CAL + 6), PB_ICOL_MEAN("brier_perturbed_iso", 4, PB_RS_CAL + 8),
     PB_MORE__CAL_COUNT("iso_q80_changed", changed_iso), PB_MORE__CAL_COUNT("models_unchanged_iso", unchanged_iso),
     {NULL}};
-  static const struct pb_table_spec spec = {
-    "Platt and isotonic calibration per model and source (Appendix F.1)",
-    "Means over the models of a source (the fit is per model and source) and, for the perturbed Brier score, over "
-    "its cells. Binary Brier score: mean (score - correct)^2. q80_changed: accept/reject decisions (both sides, "
+  char note[1600];
+  snprintf(note, sizeof note,
+    "Means over the models of a source (the fit is per model and source) and, for the evaluation records' Brier "
+    "scores, over its cells. Binary Brier score: mean (score - correct)^2. brier_dev_multiclass, "
+    "brier_clean_multiclass, brier_perturbed_multiclass: multiclass Brier score of the raw probabilities on the "
+    "clean development records, the clean and the perturbed evaluation records, the mean of 1 - 2 ptrue + "
+    "collision (collision = sum of p^2 over all classes; Appendix F.1), %s. q80_changed: accept/reject decisions (both sides, "
     "every cell) that Platt scaling changes under the quantile protocol; models_unchanged: models with none (a "
     "strictly increasing calibrator changes none). iso_steps: blocks of the isotonic fit; iso_q80_changed and "
     "models_unchanged_iso: the same for isotonic regression, which is only non-decreasing: every change is a "
     "record rejected raw and accepted isotonic (a score below the raw threshold in its step).",
-    cols};
+    meta->summaries & PB_SUMMARY_COLLISION ? "from the store's collision column (exact)"
+                                           : "n/a: the store has no collision column (docs/store.md)");
+  const struct pb_table_spec spec = {"Platt and isotonic calibration per model and source (Appendix F.1)", note, cols};
   pb_table_open(t, &spec);
   PB_BOUNDS_SOURCES(meta, s)
   {

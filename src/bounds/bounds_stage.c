@@ -129,6 +129,9 @@ static const struct pb_field pb_bounds__fields[PB_IF_N] = {
   [PB_IF_GAP_CUT_LOW] = {"gap_cut_low", PB_FMT_NUM},
   [PB_IF_GAP_CUT_HIGH] = {"gap_cut_high", PB_FMT_NUM},
   [PB_IF_GAP_ERRORS] = {"gap_dev_errors", PB_FMT_NUM},
+  [PB_IF_F1_BRIER0_MC] = {"f1_brier_dev_multiclass", PB_FMT_NUM},
+  [PB_IF_F1_BRIER_CLEAN_MC] = {"f1_brier_clean_multiclass", PB_FMT_NUM},
+  [PB_IF_F1_BRIER1_MC] = {"f1_brier_perturbed_multiclass", PB_FMT_NUM},
 };
 _Static_assert(PB_F1_N_PROTOCOLS == 5 && PB_F1_N_COUNTS == 4, "pb_bounds__fields lists 3 x 5 x 4 F.1 counts");
 _Static_assert(PB_GAP_N_GROUPS == 3 && PB_GAP_N_COUNTS == 3, "pb_bounds__fields lists 3 x 3 gap counts");
@@ -581,7 +584,10 @@ static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_
 {
   const int64_t n = st->last - st->first;
   struct pb_cells_stream cs;
-  pb_cells_stream_open(st->store, st->comm, st->first, st->last, PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &cs);
+  /* F.1's multiclass Brier scores need the collision column: read with the cells only under --calibration (and
+   * only where the store has one, pb_cells_stream_open) */
+  const int fields = PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (opt->calibration ? PB_FIELD_COLLISION : 0);
+  pb_cells_stream_open(st->store, st->comm, st->first, st->last, fields, &cs);
   float *tau = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *tau);
   uint8_t *i5 = pb_calloc((size_t)(n > 0 ? n : 1), 1);
   const struct pb_cell_ref *refs = cs.all + st->first;

@@ -6,7 +6,8 @@
  * accepted-error rate) under other thresholds, on the cells bounds loads.
  * Every rank reads the clean rows of every model (predictions, S and, for
  * the gap, the top-k lists) and fits every model's calibrators; each scores
- * its own cells. */
+ * its own cells (with their collision column, for the multiclass Brier
+ * scores, where the store has one). */
 #include "config.h"
 
 #include <math.h>
@@ -25,6 +26,7 @@
  * cutpoints and groups (Appendix F). */
 struct pb_calib__model {
   double ab[2], brier[PB_CAL_N], thr[PB_CAL_N][PB_F1_N_PROTOCOLS];
+  double brier_mc;          /* multiclass Brier score of the development records (NaN: no collision column) */
   struct pb_iso iso;
   double *c0[PB_CAL_N - 1]; /* Platt, isotonic scores of the clean evaluation records, shared by the model's cells */
   int32_t gap_errors;       /* misclassified clean development records (-1: no top-2 probabilities) */
@@ -58,6 +60,17 @@ static void pb_calib__gap(const struct pb_source *src, const int32_t *pred, cons
                                                            out->cut)
                             : -1;
   free(g);
+}
+
+/* Appendix F.1's multiclass Brier score of the clean development records:
+ * sum over classes of (p_c - [c = y])^2 = 1 - 2 p_y + sum p_c^2, the mean
+ * of 1 - 2 M + collision in image order. */
+static double pb_calib__brier_mc(const struct pb_source *src, const float *ptrue, const float *collision, int32_t n_dev)
+{
+  double sum = 0.0;
+  for (int32_t i = 0; i < src->n_images; i++)
+    if (src->split[i] == PB_SPLIT_DEV) sum += pb_bounds_brier_multiclass(ptrue[i], collision[i]);
+  return sum / n_dev;
 }
 
 /* Fits and thresholds of model m from its clean row (all images of the source). */
@@ -134,6 +147,12 @@ static void pb_calib__cell(const struct pb_cell_view *d, const struct pb_calib__
   rec[PB_IF_F1_BRIER1_ISO] = brier[PB_CAL_ISO] / d->n;
   rec[PB_IF_F1_BRIER0_ISO] = cm->brier[PB_CAL_ISO];
   rec[PB_IF_F1_ISO_BLOCKS] = cm->iso.n;
+  rec[PB_IF_F1_BRIER0_MC] = cm->brier_mc;
+  if (d->q0) { /* the cell's collision column was loaded (the store has one) */
+    double mc[2];
+    pb_bounds_brier_multiclass_cell(d, mc);
+    rec[PB_IF_F1_BRIER_CLEAN_MC] = mc[0], rec[PB_IF_F1_BRIER1_MC] = mc[1];
+  }
   if (!cm->group) return;
   rec[PB_IF_GAP_ERRORS] = cm->gap_errors;
   rec[PB_IF_GAP_CUT_LOW] = cm->cut[0];
@@ -157,9 +176,10 @@ int pb_bounds_calib_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_
   for (int32_t m = 0; m < M; m++) rows[m] = m * src->n_conditions + src->clean;
   struct pb_rows r;
   /* the gap needs the top-2 probabilities: a store with shorter top-k lists has no gap analysis */
-  const int gap = meta->topk >= 2;
-  int status = pb_error_agree(st->comm, pb_store_read_fields(st->store, s, M, rows,
-                                                             PB_FIELD_PRED | PB_FIELD_SMAX | (gap ? PB_FIELD_TOPK : 0), &r));
+  const int gap = meta->topk >= 2, mc = (meta->summaries & PB_SUMMARY_COLLISION) != 0;
+  const int fields =
+    PB_FIELD_PRED | PB_FIELD_SMAX | (gap ? PB_FIELD_TOPK : 0) | (mc ? PB_FIELD_PTRUE | PB_FIELD_COLLISION : 0);
+  int status = pb_error_agree(st->comm, pb_store_read_fields(st->store, s, M, rows, fields, &r));
   free(rows);
   if (status != PB_OK) return status;
   struct pb_calib__model *cm = pb_calloc((size_t)M, sizeof *cm);
@@ -168,6 +188,7 @@ int pb_bounds_calib_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_
     const size_t o = (size_t)m * src->n_images;
     pb_calib__model(src, r.pred + o, r.smax + o, n_dev, &cm[m]);
     cm[m].gap_errors = -1;
+    cm[m].brier_mc = mc ? pb_calib__brier_mc(src, r.ptrue + o, r.collision + o, n_dev) : NAN;
     if (gap) pb_calib__gap(src, r.pred + o, r.topk_prob + o * r.topk, r.topk, &cm[m]);
   }
   pb_store_rows_free(&r);

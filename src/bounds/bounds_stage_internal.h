@@ -49,6 +49,9 @@ enum pb_bounds_field {
   PB_IF_GAP,
   PB_IF_GAP_CUT_LOW = PB_IF_GAP + PB_GAP_N_GROUPS * PB_GAP_N_COUNTS, PB_IF_GAP_CUT_HIGH, /* the model's cutpoints */
   PB_IF_GAP_ERRORS,                            /* its misclassified clean development records */
+  /* F.1's multiclass Brier score 1 - 2 M + collision of the model's clean development records, then of the
+   * cell's clean and perturbed evaluation records (NaN: the store has no collision column) */
+  PB_IF_F1_BRIER0_MC, PB_IF_F1_BRIER_CLEAN_MC, PB_IF_F1_BRIER1_MC,
   PB_IF_N
 };
 
@@ -84,9 +87,10 @@ enum pb_rs_slot {
   PB_RS_SUPPORT = PB_RS_SUB + 3 * 6,                     /* J.2: [variant][stratum][events, same] */
   PB_RS_T40 = PB_RS_SUPPORT + PB_SUPPORT_N * PB_SUPPORT_N_STRATA * 2,   /* F.1: [protocol][n, [calibrator][4]] */
   /* F.1: Platt's 4 per-model values and 2 per-cell Brier scores, then the isotonic development Brier score and
-   * steps (per model) and perturbed Brier score (per cell) */
+   * steps (per model) and perturbed Brier score (per cell), then the multiclass development Brier score (per
+   * model) and the multiclass clean and perturbed evaluation Brier scores (per cell) */
   PB_RS_CAL = PB_RS_T40 + PB_F1_N_PROTOCOLS * (1 + 4 * PB_CAL_N),
-  PB_RS_GAP = PB_RS_CAL + 9,                             /* F: [tier row][cells, [group][3 counts]] */
+  PB_RS_GAP = PB_RS_CAL + 12,                            /* F: [tier row][cells, [group][3 counts]] */
   PB_RS_GAP_MODELS = PB_RS_GAP + PB_RS_TIER_ROWS * (1 + PB_GAP_N_GROUPS * PB_GAP_N_COUNTS), /* included, excluded */
   PB_RS_N = PB_RS_GAP_MODELS + 2
 };

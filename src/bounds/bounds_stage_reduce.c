@@ -127,6 +127,8 @@ static void pb_isum__counts_add(struct pb_bounds_sum *S, int32_t s, const double
   pb_rs_add(S, s, PB_RS_CAL + 4, r[PB_IF_F1_BRIER1_RAW]);
   pb_rs_add(S, s, PB_RS_CAL + 5, r[PB_IF_F1_BRIER1_PLATT]);
   pb_rs_add(S, s, PB_RS_CAL + 8, r[PB_IF_F1_BRIER1_ISO]);
+  pb_rs_add(S, s, PB_RS_CAL + 10, r[PB_IF_F1_BRIER_CLEAN_MC]); /* NaN without a collision column: left out */
+  pb_rs_add(S, s, PB_RS_CAL + 11, r[PB_IF_F1_BRIER1_MC]);
 }
 
 /* One cell of source s into the totals of Tables 6, 7, 9-11, H.2, 8 and Figure 1. */
@@ -282,10 +284,11 @@ int pb_bounds_summarise(const struct pb_meta *meta, const double *recs, int64_t 
     const int64_t g = S->cal_first[k].cell;
     if (g < first || g >= first + n_local) continue;
     const double *r = recs + (g - first) * PB_IF_N;
-    static const int f[6] = {PB_IF_F1_PLATT_A,      PB_IF_F1_PLATT_B,   PB_IF_F1_BRIER0_RAW,
-                             PB_IF_F1_BRIER0_PLATT, PB_IF_F1_BRIER0_ISO, PB_IF_F1_ISO_BLOCKS};
-    static const int slot[6] = {0, 1, 2, 3, 6, 7}; /* PB_RS_CAL's per-model slots */
-    for (int j = 0; j < 6; j++) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + slot[j], r[f[j]]);
+    static const int f[7] = {PB_IF_F1_PLATT_A,    PB_IF_F1_PLATT_B,    PB_IF_F1_BRIER0_RAW, PB_IF_F1_BRIER0_PLATT,
+                             PB_IF_F1_BRIER0_ISO, PB_IF_F1_ISO_BLOCKS, PB_IF_F1_BRIER0_MC};
+    static const int slot[7] = {0, 1, 2, 3, 6, 7, 9}; /* PB_RS_CAL's per-model slots */
+    for (int j = 0; j < 7; j++) /* the multiclass score is NaN without a collision column: left out, its mean n/a */
+      if (j < 6 || !isnan(r[f[j]])) pb_rs_add(S, (int32_t)(k / M), PB_RS_CAL + slot[j], r[f[j]]);
     /* Appendix F: the model takes part in the gap analysis with enough development errors */
     if (!isnan(r[PB_IF_GAP_ERRORS]))
       pb_rs_tally(S, (int32_t)(k / M), PB_RS_GAP_MODELS + (r[PB_IF_GAP_ERRORS] < PB_GAP_MIN_ERRORS), 1);

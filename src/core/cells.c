@@ -11,12 +11,24 @@
 #include "pairbound/error.h"
 #include "pairbound/sort.h"
 
-/* Free the arrays of fields not in @p fields. */
+/* The fields a block holds of those asked for: one float or int per record
+ * (no top-k lists; the entropy is not asked for by any cell stage), and the
+ * collision column only where the store has one, so a store without it reads
+ * and holds nothing more. */
+static int pb_cells__fields(const struct pb_meta *meta, int fields)
+{
+  fields &= ~(PB_FIELD_TOPK | PB_FIELD_ENTROPY);
+  if (!(meta->summaries & PB_SUMMARY_COLLISION)) fields &= ~PB_FIELD_COLLISION;
+  return fields;
+}
+
+/* Free the arrays of fields not in @p fields; the collision array where it is one of them. */
 static void pb_cells__keep(struct pb_rows *r, int fields)
 {
   if (!(fields & PB_FIELD_PRED)) { free(r->pred); r->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(r->smax); r->smax = NULL; }
   if (!(fields & PB_FIELD_PTRUE)) { free(r->ptrue); r->ptrue = NULL; }
+  if (fields & PB_FIELD_COLLISION) pb_store_rows_summaries(r, PB_SUMMARY_COLLISION);
 }
 
 /* Rows [0, n) of whole-row @p in, evaluation images only (positions ev[0 .. n_eval)),
@@ -32,6 +44,8 @@ static void pb_cells__compact(const struct pb_rows *in, int32_t n, const int32_t
       for (int32_t k = 0; k < n_eval; k++) out->smax[o + k] = in->smax[i0 + ev[k]];
     if (out->ptrue)
       for (int32_t k = 0; k < n_eval; k++) out->ptrue[o + k] = in->ptrue[i0 + ev[k]];
+    if (out->collision)
+      for (int32_t k = 0; k < n_eval; k++) out->collision[o + k] = in->collision[i0 + ev[k]];
   }
 }
 
@@ -126,6 +140,8 @@ static void pb_cells__point(const struct pb_source *src, const int32_t *rows, in
   d->s1 = r->smax ? r->smax + b : NULL;
   d->m0 = r->ptrue ? r->ptrue + a : NULL;
   d->m1 = r->ptrue ? r->ptrue + b : NULL;
+  d->q0 = r->collision ? r->collision + a : NULL;
+  d->q1 = r->collision ? r->collision + b : NULL;
 }
 
 /* Evaluation labels of source @p src. */
@@ -156,7 +172,7 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
   out->n_sources = meta->n_sources;
   out->rows = pb_calloc((size_t)meta->n_sources, sizeof *out->rows);
   out->labels = pb_calloc((size_t)meta->n_sources, sizeof *out->labels);
-  fields &= ~PB_FIELD_TOPK;
+  fields = pb_cells__fields(meta, fields);
   if (last > n_all) last = n_all;
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
@@ -197,7 +213,7 @@ void pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int
   memset(cs, 0, sizeof *cs);
   cs->st = st;
   cs->comm = comm;
-  cs->fields = fields & ~PB_FIELD_TOPK;
+  cs->fields = pb_cells__fields(meta, fields);
   const int64_t n_all = pb_dist_cells(meta, &cs->all);
   cs->first = first;
   cs->last = last < n_all ? last : n_all;
@@ -219,7 +235,8 @@ static int32_t pb_cells__per_piece(const struct pb_meta *meta, int32_t s, int fi
                                    int32_t per_read)
 {
   const struct pb_source *src = &meta->sources[s];
-  const int nf = !!(fields & PB_FIELD_PRED) + !!(fields & PB_FIELD_SMAX) + !!(fields & PB_FIELD_PTRUE);
+  const int nf = !!(fields & PB_FIELD_PRED) + !!(fields & PB_FIELD_SMAX) + !!(fields & PB_FIELD_PTRUE) +
+                 !!(fields & PB_FIELD_COLLISION);
   const size_t model_bytes = (size_t)src->n_conditions * (size_t)pb_dist_eval_count(src) * sizeof(float) * (nf ? nf : 1);
   const int32_t M = meta->n_models > 0 ? meta->n_models : 1, pr = per_read < M ? per_read : M;
   size_t per = model_bytes > 0 ? piece_bytes / model_bytes : (size_t)M;
@@ -325,5 +342,6 @@ struct pb_cell_view pb_cells_view(const struct pb_meta *meta, const struct pb_ce
     .n = d->n, .label = d->label,
     .pred0 = d->pred0, .s0 = d->s0, .m0 = d->m0,
     .pred1 = d->pred1, .s1 = d->s1, .m1 = d->m1,
+    .q0 = d->q0, .q1 = d->q1,
     .tau = tau};
 }

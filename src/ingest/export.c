@@ -175,7 +175,7 @@ static void pb_export__lines(struct pb_export__out *out, const struct pb_export_
     const int32_t c = (row0 + (int32_t)(k / I)) % n_cond, i = (int32_t)(k % I);
     /* fixed parts, then numbers: at most 11 characters per integer, 16 per
      * float (pb_export__float's copy), 1 per separator */
-    size_t need = p->cond_len[c] + p->image_len[i] + 48 + (size_t)K * 32;
+    size_t need = p->cond_len[c] + p->image_len[i] + 48 + (size_t)K * 32 + 2 * 32;
     if (out->len + need > out->cap) {
       out->cap = 2 * (out->len + need) + (1 << 16);
       out->buf = pb_realloc(out->buf, out->cap);
@@ -195,6 +195,14 @@ static void pb_export__lines(struct pb_export__out *out, const struct pb_export_
       o += pb_export__int(o, r->topk_class[k * K + j]);
       *o++ = ',';
       o += pb_export__float(o, r->topk_prob[k * K + j], out->memo);
+    }
+    if (r->entropy) {
+      *o++ = ',';
+      o += pb_export__float(o, r->entropy[k], out->memo);
+    }
+    if (r->collision) {
+      *o++ = ',';
+      o += pb_export__float(o, r->collision[k], out->memo);
     }
     *o++ = '\n';
     out->len = (size_t)(o - out->buf);
@@ -327,6 +335,8 @@ static int pb_export__header(const struct pb_meta *meta, int fd, const char *csv
   struct pb_text t = {0};
   pb_text_printf(&t, "model,group,source,condition,image,label,split,pred,smax,ptrue");
   for (int32_t k = 1; k <= meta->topk; k++) pb_text_printf(&t, ",top%d_class,top%d_prob", k, k);
+  if (meta->summaries & PB_SUMMARY_ENTROPY) pb_text_printf(&t, ",entropy");
+  if (meta->summaries & PB_SUMMARY_COLLISION) pb_text_printf(&t, ",collision");
   pb_text_printf(&t, "\n");
   struct pb_export__out one = {t.buf, t.len, t.cap, NULL};
   int status = pb_export__pwrite(fd, &one, 1, 0);

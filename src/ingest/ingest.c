@@ -71,6 +71,7 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
   const char *path = ctx->path;
   ctx->file->n_fields = n;
   for (int c = 0; c < PB_N_COLS; c++) ctx->file->col[c] = -1;
+  ctx->file->sum_col[0] = ctx->file->sum_col[1] = -1;
   /* at most n top-k pairs can be complete, so k > n is certainly incomplete */
   ctx->file->topk_class_col = pb_malloc((size_t)(n + 1) * sizeof(int));
   ctx->file->topk_prob_col = pb_malloc((size_t)(n + 1) * sizeof(int));
@@ -79,8 +80,10 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
   for (int j = 0; j < n; j++) {
     int c, is_prob, *slot = NULL;
     for (c = 0; c < PB_N_COLS && strcmp(f[j], pb_ingest__colname[c]) != 0; c++) continue;
-    long k = c < PB_N_COLS ? 0 : pb_ingest__topk_column(f[j], &is_prob);
+    int *sum = c < PB_N_COLS ? NULL : pb_ingest__summary_slot(ctx->file, f[j]);
+    long k = c < PB_N_COLS || sum ? 0 : pb_ingest__topk_column(f[j], &is_prob);
     if (c < PB_N_COLS) slot = &ctx->file->col[c];
+    else if (sum) slot = sum;
     else if (k > 0 && k <= n) slot = is_prob ? &ctx->file->topk_prob_col[k - 1] : &ctx->file->topk_class_col[k - 1];
     else if (k == 0) {
       pb_error_set("%s:%lld: unknown column '%s'", path, (long long)line, f[j]);
@@ -106,6 +109,7 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
       return PB_FAIL;
     }
   }
+  if (pb_ingest__summary_header(ctx, line, ctx->tk_class != NULL)) return PB_FAIL;
   if (ctx->tk_class && kmax != ctx->meta->topk) { /* an earlier file set the store's topk */
     pb_error_set("%s:%lld: %ld top-k column pairs, but %s has %d: every file needs the same top-k columns", path,
                  (long long)line, kmax, ctx->store_name ? ctx->store_name : ctx->files[0].name, ctx->meta->topk);
@@ -321,7 +325,7 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
                  rec->label, ptrue_s, smax_s);
     return PB_FAIL;
   }
-  if (K == 0) return PB_OK;
+  if (K == 0) return pb_ingest__summary_values(ctx, f, line, n_classes, rec);
   /* the top-k list is the head of the same probability vector */
   if (ctx->tk_class[0] != rec->pred) {
     pb_error_set("%s:%lld: top1_class %d differs from pred %d", path, (long long)line, ctx->tk_class[0], rec->pred);
@@ -361,7 +365,7 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
                  (long long)line, ptrue_s, K, f[ctx->file->topk_prob_col[K - 1]], rec->label, K);
     return PB_FAIL;
   }
-  return PB_OK;
+  return pb_ingest__summary_values(ctx, f, line, n_classes, rec);
 }
 
 /* Index of @p key in a dictionary whose names are names[0..n), or -1.  Rows
@@ -729,6 +733,7 @@ void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct 
   struct pb_meta *meta = ctx->meta;
   ctx->store_name = name;
   pb_ingest__topk_alloc(ctx, old->topk);
+  meta->summaries = old->summaries; /* the files need the store's summary columns */
   for (int32_t m = 0; m < old->n_models; m++) {
     pb_ingest__add_model(ctx, old->model_ids[m], old->model_groups[m], 0);
     ctx->model_file[m] = -1;

@@ -50,6 +50,7 @@ struct pb_ingest__file {
   int plain;               /* pass 1 split every line in place (no libcsv): any line start is a row start */
   int col[PB_N_COLS];
   int *topk_class_col, *topk_prob_col;
+  int sum_col[2];          /* columns of the summaries entropy, collision, or -1 (ingest_summary.c) */
   struct pb_ingest__range *range;
   int64_t n_range, cap_range;
 };
@@ -97,6 +98,7 @@ struct pb_ingest__rec {
   int32_t label, pred;
   uint8_t split;
   float smax, ptrue;
+  float sum[2];            /* entropy, collision, where the files have them */
 };
 
 typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
@@ -137,5 +139,14 @@ int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, st
 int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t s, struct pb_ingest__rec *rec);
 /* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
+
+/* ingest_summary.c: the optional summary columns (docs/csv.md, "Per-record summaries").  The header's
+ * slot for column @p name when it is one of them, else NULL; */
+int *pb_ingest__summary_slot(struct pb_ingest__file *file, const char *name);
+/* after the header: the store's summaries from the first file (@p earlier 0), or the same as those; */
+int pb_ingest__summary_header(struct pb_ingest__ctx *ctx, int64_t line, int earlier);
+/* a row's summaries into rec->sum, checked against its smax, ptrue and top-k list (ctx->tk_prob). */
+int pb_ingest__summary_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t n_classes,
+                              struct pb_ingest__rec *rec);
 
 #endif

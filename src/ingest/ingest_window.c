@@ -72,6 +72,8 @@ static void pb_ingest__put(const struct pb_ingest__ctx *ctx, struct pb_ingest__s
     r->topk_class[at * (size_t)r->topk + (size_t)k] = ctx->tk_class[k];
     r->topk_prob[at * (size_t)r->topk + (size_t)k] = ctx->tk_prob[k];
   }
+  if (r->entropy) r->entropy[at] = rec->sum[0];
+  if (r->collision) r->collision[at] = rec->sum[1];
 }
 
 static int pb_ingest__window_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
@@ -281,6 +283,7 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
     const struct pb_source *src = &ctx->meta->sources[g->s];
     const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)src->n_images;
     pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, ctx->meta->topk);
+    pb_store_rows_summaries(&g->rows, ctx->meta->summaries);
     g->seen = pb_calloc((n_rec + 7) / 8 + 1, 1);
   }
   if (pb_ingest__sweep(ctx, w) != PB_OK) status = PB_FAIL;
@@ -305,7 +308,10 @@ static int pb_ingest__window_add(struct pb_ingest__ctx *ctx, struct pb_ingest__w
 {
   const struct pb_source *src = &ctx->meta->sources[s];
   const int64_t bytes =
-    (int64_t)(r1 - r0) * src->n_images * (12 + 8 * (int64_t)ctx->meta->topk) + ((int64_t)(r1 - r0) * src->n_images) / 8;
+    (int64_t)(r1 - r0) * src->n_images *
+      (12 + 8 * (int64_t)ctx->meta->topk + 4 * (!!(ctx->meta->summaries & PB_SUMMARY_ENTROPY) +
+                                               !!(ctx->meta->summaries & PB_SUMMARY_COLLISION))) +
+    ((int64_t)(r1 - r0) * src->n_images) / 8;
   if (w->n_seg > 0 && w->bytes + bytes > budget && pb_ingest__window_do(ctx, w, st, out) != PB_OK) return PB_FAIL;
   w->bytes += bytes;
   struct pb_ingest__seg *last = w->n_seg ? &w->seg[w->n_seg - 1] : NULL;

@@ -169,6 +169,15 @@ struct pb_screen_rep_in {
   struct pb_results *res;
 };
 
+/* What the entropy score is on this store, for the captions of the tables that show it (screen_report_extra.c):
+ * the stored column (exact), the top-k lists' uniform completion (an approximation), or NaN. */
+const char *pb_screen_entropy_note(const struct pb_meta *meta);
+/* The caption sentence of every table with an A3 column: its completion stays approximate with summaries too. */
+#define PB_SCREEN_A3_NOTE                                                                                            \
+  "A3 is approximate: it reads the probability of a class outside a record's top-k list from the list's uniform " \
+  "completion, which entropy and collision cannot replace (they do not give one class's probability; "             \
+  "docs/screen.md)."
+
 static inline int32_t pb_screen_unit_width(const struct pb_screen_layout *L) { return 3 + L->n_extra; }
 
 /* Metric f of a score row in the record and the totals: 0 n, 1 n_fail, 2 AUROC, 3 + b coverage at budget b. */

@@ -699,6 +699,7 @@ static double pb_screen__plogp(double p) { return p > 0 ? -p * log(p) : 0.0; }
 
 double pb_screen_entropy(const struct pb_screen_probs *r, int32_t n_classes)
 {
+  if (r->entropy) return *r->entropy;
   if (r->k < 1) return NAN;
   double h = pb_screen__plogp(r->s) + (r->label != r->pred ? pb_screen__plogp(r->m) : 0.0);
   int32_t known = 1 + (r->label != r->pred);

@@ -179,6 +179,7 @@ struct pb_screen__ctx {
 struct pb_screen__rec {
   const int32_t *pred, *tkc;
   const float *s, *m, *tkp;
+  const float *h; /* the stored entropy column (docs/screen.md), or NULL */
 };
 
 /* What a unit keeps for its cells. */

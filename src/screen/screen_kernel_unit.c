@@ -23,7 +23,7 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
 {
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
-  struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL};
+  struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL, NULL};
   int32_t q = pb_sort_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sort_find_i32(R->rows, R->n, row) : -1;
   if (q < 0 && j < 0) { /* pb_screen__load reads every row a unit asks for: a broken invariant, not bad data */
     fprintf(stderr, "[%d] screen: row %d of source %d was not loaded\n", pb_log_rank(), row, s);
@@ -40,12 +40,13 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
     r.tkc = R->tk.topk_class + (size_t)q * n * k;
     r.tkp = R->tk.topk_prob + (size_t)q * n * k;
   }
+  if (R->tk.entropy) r.h = R->tk.entropy + (size_t)q * n;
   return r;
 }
 
 static struct pb_screen_probs pb_screen__probs(const struct pb_screen__rec *r, int32_t i, int32_t label, int32_t k)
 {
-  struct pb_screen_probs p = {r->pred[i], label, r->s[i], r->m[i], 0, NULL, NULL};
+  struct pb_screen_probs p = {r->pred[i], label, r->s[i], r->m[i], 0, NULL, NULL, r->h ? &r->h[i] : NULL};
   if (r->tkc) {
     p.k = k;
     p.tk_class = r->tkc + (size_t)i * k;

@@ -208,7 +208,7 @@ static const struct pb_table_spec pb_srep__auroc = {
   "AUROC of each score (seed Table 16)",
   "Failure positive; clean-correct images with probe responses; every score on the same images of a cell (class "
   "baselines on their supported images). Cells are weighted equally; `defined` counts cells with both outcomes. "
-  "Differences are means of cellwise differences; intervals come from the resampling stage.",
+  "Differences are means of cellwise differences; intervals come from the resampling stage. " PB_SCREEN_A3_NOTE,
   pb_srep__auroc_cols};
 
 /* Table 18: coverage levels at every budget. */
@@ -220,7 +220,8 @@ static const struct pb_column pb_srep__coverage_cols[] = {
 static const struct pb_table_spec pb_srep__coverage = {
   "Failure coverage at budget q (seed Table 18)",
   "Share of a cell's failures among the top-q fraction of clean-correct images, k = max(1, round(q n)), ties at "
-  "the cutoff prorated (expected coverage under random tie-breaking); random is one seeded draw per cell.",
+  "the cutoff prorated (expected coverage under random tie-breaking); random is one seeded draw per cell. "
+  PB_SCREEN_A3_NOTE,
   pb_srep__coverage_cols};
 
 /* Tables 19-20: paired coverage differences at every budget. */
@@ -235,7 +236,7 @@ static const struct pb_column pb_srep__coverage_diff_cols[] = {
 static const struct pb_table_spec pb_srep__coverage_diff = {
   "Paired coverage differences (seed Tables 19-20)",
   "Means of cellwise differences in prorated coverage; group and class intervals are added by the resampling "
-  "stage.",
+  "stage. " PB_SCREEN_A3_NOTE,
   pb_srep__coverage_diff_cols};
 
 /* Table 21: failure share, attainable ceilings and U as a fraction of them. */
@@ -420,7 +421,7 @@ static void pb_srep__probesets(struct pb_srep *R, const char *probe_desc)
            "that prediction). Mean = probability averaging (U), A3 = adapted A3Rank (Eq. 12). Primary set: %s. "
            "Delta = mean-rule coverage at q = 0.2 minus that of %s. dev_error (seed E.3) = the error rate of single "
            "probe predictions on each model's clean-correct development images, averaged over the set's probes and "
-           "the models.",
+           "the models. " PB_SCREEN_A3_NOTE,
            probe_desc, tta >= 0 ? "TTA" : "clean confidence S");
   const struct pb_table_spec spec = {"Screening by probe set and scoring rule (seed Tables 33 and 36)", note,
                                      pb_srep__pset_cols};
@@ -458,7 +459,7 @@ static int pb_srep__figure_auroc(struct pb_srep *R, struct pb_text *md)
       "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.85 border -1\n"
       "set boxwidth 0.9\nset xtics rotate by -35 scale 0\nset yrange [0:1]\nset key outside right top\n"
       "plot for [i=2:7] DATA using i:xtic(1), 0.5 with lines dt 2 lc rgb 'black' title 'chance'"};
-  const struct pb_table_spec spec = {fig.title, "", cols};
+  const struct pb_table_spec spec = {fig.title, PB_SCREEN_A3_NOTE, cols};
   struct pb_screen_trow r = {R->in, 0, 0, -1, "", NULL};
   struct pb_table t = {{0}, {0}};
   char label[300];
@@ -513,7 +514,7 @@ static int pb_srep__figure_budget(struct pb_srep *R, struct pb_text *md)
                                 "Failure coverage against the testing budget, mild conditions (seed Figure 3)",
                                 "testing budget q (% of clean-correct images selected)",
                                 "failure coverage (share of real failures found; ties prorated)", script};
-  const struct pb_table_spec spec = {fig.title, "", cols};
+  const struct pb_table_spec spec = {fig.title, PB_SCREEN_A3_NOTE, cols};
   struct pb_screen_trow r = {R->in, 0, PB_TIER_MILD, -1, "", NULL};
   struct pb_table t = {{0}, {0}};
   pb_table_open(&t, &spec);

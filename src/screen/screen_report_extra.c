@@ -201,20 +201,28 @@ static const struct pb_column pb_sx__baseline_cols[] = {
   PB_SX_EST("recall_q20", "Recall@.2", 0), PB_SX_EST("auroc", "AUROC", 1), PB_SX_IV("U-score", "U - score [groups]", 2),
   PB_SX_CLASS, {NULL}};
 
+const char *pb_screen_entropy_note(const struct pb_meta *meta)
+{
+  if (meta->summaries & PB_SUMMARY_ENTROPY) return "entropy is the store's entropy column (exact)";
+  if (meta->topk > 0)
+    return "entropy completes the top-k lists uniformly (an approximation: the store has no entropy column)";
+  return "entropy is NaN (the store has neither an entropy column nor top-k lists)";
+}
+
 /* Mild-tier baselines per source: recall at 0.2, AUROC and U - score in
  * recall with its model-group interval, for S, margin, entropy and U_TTA. */
 static int pb_sx__baselines(struct pb_sx *S, struct pb_text *md)
 {
   const struct pb_screen_ivs *I = S->in->I;
   const int64_t draws = S->in->opt->group_draws;
-  char note[900], text[PB_SCREEN_IV_TEXT];
+  char note[1100], text[PB_SCREEN_IV_TEXT];
   snprintf(note, sizeof note,
            "Mild cells weighted equally: recall (coverage) at q = 0.2 and AUROC of each score, and the mean "
-           "cellwise U - score recall difference with its 95%% model-group interval (%lld draws). margin and "
-           "entropy are NaN without top-k lists in the store (docs/screen.md); the TTA row needs an extra probe "
-           "set named TTA%s. {lo, hi}: 95%% class bootstrap (%lld draws).",
+           "cellwise U - score recall difference with its 95%% model-group interval (%lld draws). margin is NaN "
+           "without top-k lists in the store (docs/screen.md); the TTA row needs an extra probe "
+           "set named TTA%s. {lo, hi}: 95%% class bootstrap (%lld draws). Here %s.",
            (long long)draws, S->in->T->tta >= 0 ? "" : " (its class interval is not computed)",
-           (long long)S->in->B->draws);
+           (long long)S->in->B->draws, pb_screen_entropy_note(S->in->meta));
   const struct pb_table_spec spec = {"Additional simple baselines on mild conditions (seed Table 38)", note,
                                      pb_sx__baseline_cols};
   pb_table_open(&S->t, &spec);

@@ -195,12 +195,12 @@ int pb_screen_interval_report(const struct pb_screen_rep_in *in, struct pb_text 
 {
   const struct pb_screen_rows *D = &in->I->diff;
   if (!D->cells) return PB_OK;
-  char note[512];
+  char note[800];
   snprintf(note, sizeof note,
            "Cell means of the per-cell paired differences (cells weighted equally); [lo, hi]: 95%% model-group "
            "bootstrap (%lld draws); {lo, hi}: 95%% class bootstrap (%lld draws, one class draw per source shared by "
            "its cells, class-weighted AUROC and prorated coverage, cells without both outcomes skipped; "
-           "class_cells = mean cells retained).",
+           "class_cells = mean cells retained). " PB_SCREEN_A3_NOTE,
            (long long)in->opt->group_draws, (long long)in->B->draws);
   const struct pb_table_spec spec = {"Paired differences with intervals (seed Tables 16, 17, 19, 20, 25, 26, 34, 35, 38)",
                                      note, pb_sint__cols};

@@ -122,15 +122,15 @@ static const struct pb_column pb_snat__baseline_cols[] = {
 static void pb_snat__baselines(const struct pb_snat *N, struct pb_table *t)
 {
   const struct pb_screen_natural *nat = N->nat;
-  char note[800];
+  char note[1300];
   snprintf(note, sizeof note,
            "Coverage at q = 0.2 and AUROC of each score; U-score in coverage at q = 0.2 and in AUROC with 95%% "
            "model-group intervals (group_lo/hi, %lld draws) and 95%% class-bootstrap intervals (class_lo/hi, %lld draws; "
            "n/a without). TTA = TTA18, agree_TTA = TTA "
            "agreement (share of the fixed transforms predicting the clean prediction; low = risk), A3_TTA = adapted "
-           "A3Rank on the natural probes (Table 34's natural rows). Margin and entropy need top-k lists (NaN "
-           "without them).",
-           (long long)N->in->opt->group_draws, (long long)N->in->B->draws);
+           "A3Rank on the natural probes (Table 34's natural rows). Margin needs top-k lists (NaN without "
+           "them). Here %s. " PB_SCREEN_A3_NOTE,
+           (long long)N->in->opt->group_draws, (long long)N->in->B->draws, pb_screen_entropy_note(N->in->meta));
   const struct pb_table_spec spec = {"Simple baselines against U on mild conditions, with TTA (seed Tables 38 and 34)",
                                      note, pb_snat__baseline_cols};
   pb_table_open(t, &spec);
@@ -336,7 +336,7 @@ static int pb_snat__figure(const struct pb_snat *N, struct pb_text *md)
                                 "Corruptions versus natural transforms at 18 inputs each, two scoring rules, mild "
                                 "conditions (seed Figure 4)",
                                 "probe set (18 transformed inputs per image)", "failure recall / AUROC", script};
-  const struct pb_table_spec spec = {fig.title, "", cols};
+  const struct pb_table_spec spec = {fig.title, PB_SCREEN_A3_NOTE, cols};
   struct pb_table t = {{0}, {0}};
   pb_table_open(&t, &spec);
   for (int set = 0; set < 2; set++) { /* natural, then corruptions */

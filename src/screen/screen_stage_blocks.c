@@ -35,7 +35,8 @@
  * are kept from piece to piece: the next piece's rows land in memory already
  * touched (fresh memory costs more to touch on a virtual machine than the
  * read itself: docs/scaling.md, "Page faults and huge pages") */
-static void pb_screen__rows_grow(struct pb_rows *d, int32_t *cap, int32_t n, int32_t n_img, int32_t topk, int whole)
+static void pb_screen__rows_grow(struct pb_rows *d, int32_t *cap, int32_t n, int32_t n_img, int32_t topk, int whole,
+                                 int entropy)
 {
   if (n <= *cap) return;
   const size_t k = (size_t)n * (size_t)n_img;
@@ -47,6 +48,7 @@ static void pb_screen__rows_grow(struct pb_rows *d, int32_t *cap, int32_t n, int
       d->topk_class = pb_realloc(d->topk_class, k * (size_t)topk * sizeof *d->topk_class);
       d->topk_prob = pb_realloc(d->topk_prob, k * (size_t)topk * sizeof *d->topk_prob);
     }
+    if (entropy) d->entropy = pb_realloc(d->entropy, k * sizeof *d->entropy);
   }
   d->topk = whole ? topk : 0;
   *cap = n;
@@ -95,11 +97,13 @@ int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, i
     for (int32_t j = 0; j < R->n; j++)
       if (pb_sort_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
     R->n = kept;
-    const int tk_fields = PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0);
+    const int entropy = (meta->summaries & PB_SUMMARY_ENTROPY) != 0;
+    const int tk_fields =
+      PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0) | (entropy ? PB_FIELD_ENTROPY : 0);
     int rc;
     if (stream) {
-      pb_screen__rows_grow(&R->d, &R->cap_d, R->n, src->n_images, 0, 0);
-      pb_screen__rows_grow(&R->tk, &R->cap_tk, R->n_tk, src->n_images, meta->topk, 1);
+      pb_screen__rows_grow(&R->d, &R->cap_d, R->n, src->n_images, 0, 0, 0);
+      pb_screen__rows_grow(&R->tk, &R->cap_tk, R->n_tk, src->n_images, meta->topk, 1, entropy);
       rc = pb_store_read_fields_into(st->store, s, status == PB_OK ? R->n : 0, R->rows, PB_FIELD_PRED, &R->d);
       if (status == PB_OK) status = rc;
       rc = pb_store_read_fields_into(st->store, s, status == PB_OK ? R->n_tk : 0, R->tk_rows, tk_fields, &R->tk);

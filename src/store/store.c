@@ -54,6 +54,7 @@ void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images,
   rows->ptrue = pb_malloc(n * sizeof *rows->ptrue);
   rows->topk_class = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_class) : NULL;
   rows->topk_prob = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_prob) : NULL;
+  rows->entropy = rows->collision = NULL;
 }
 
 void pb_store_rows_free(struct pb_rows *rows)
@@ -74,7 +75,9 @@ static int pb_store__space(const struct pb_meta *meta, const char *path, const c
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
     double cells = (double)meta->n_models * src->n_conditions;
-    need += cells * src->n_images * (12.0 + 8.0 * meta->topk) + cells * 5 * 384.0 + 16.0 * 1024;
+    const int n_sum = !!(meta->summaries & PB_SUMMARY_ENTROPY) + !!(meta->summaries & PB_SUMMARY_COLLISION);
+    need += cells * src->n_images * (12.0 + 8.0 * meta->topk + 4.0 * n_sum) + cells * (5 + n_sum) * 384.0 +
+            16.0 * 1024;
   }
   struct statvfs fs;
   if (statvfs(tmp, &fs) != 0) return PB_OK; /* unknown: the writes will tell */
@@ -149,6 +152,9 @@ static int pb_store__create_source(const struct pb_store *st, hid_t sources, int
   if (meta->topk > 0 && (pb_store__create_records(grp, "topk_class", H5T_STD_I32LE, 4, dims) ||
                          pb_store__create_records(grp, "topk_prob", H5T_IEEE_F32LE, 4, dims)))
     goto done;
+  for (int f = 5; f < PB_STORE_DSETS; f++)
+    if (pb_store__dset_in(meta, f) && pb_store__create_records(grp, pb_store__dset_names[f], H5T_IEEE_F32LE, 3, dims))
+      goto done;
   status = PB_OK;
 done:
   H5Gclose(grp);
@@ -454,11 +460,12 @@ done:
  * is 0 has no top-k lists (which export would drop without a word). */
 static int pb_store__shapes_ok(const struct pb_store *st, hid_t sources)
 {
-  static const char *names[] = {"pred", "smax", "ptrue", "topk_class", "topk_prob"};
+  const char *const *names = pb_store__dset_names;
   for (int32_t s = 0; s < st->meta.n_sources; s++) {
     const struct pb_source *src = &st->meta.sources[s];
     hid_t grp = H5Gopen2(sources, src->name, H5P_DEFAULT);
-    for (int k = 0; k < (st->meta.topk > 0 ? 5 : 3); k++) {
+    for (int k = 0; k < PB_STORE_DSETS; k++) {
+      if (!pb_store__dset_in(&st->meta, k)) continue;
       hid_t dset = grp < 0 ? -1 : H5Dopen2(grp, names[k], H5P_DEFAULT), space = -1;
       hsize_t dims[4] = {0, 0, 0, 0};
       int nd = -1;
@@ -548,7 +555,7 @@ static int pb_store__read_meta(struct pb_store *st)
     pb_error_set("%s: damaged metadata", st->path);
     return PB_FAIL;
   }
-  if (pb_store__shapes_ok(st, grp) != PB_OK) {
+  if (pb_store__summaries_find(st, grp) != PB_OK || pb_store__shapes_ok(st, grp) != PB_OK) {
     H5Gclose(grp);
     return PB_FAIL;
   }

@@ -67,7 +67,9 @@ done:
  * source with fewer classes. */
 static int pb_store__extends(const struct pb_meta *old, const struct pb_meta *meta)
 {
-  if (meta->n_sources != old->n_sources || meta->topk != old->topk || meta->n_models < old->n_models) return 0;
+  if (meta->n_sources != old->n_sources || meta->topk != old->topk || meta->summaries != old->summaries ||
+      meta->n_models < old->n_models)
+    return 0;
   for (int32_t m = 0; m < old->n_models; m++)
     if (strcmp(meta->model_ids[m], old->model_ids[m]) || strcmp(meta->model_groups[m], old->model_groups[m])) return 0;
   for (int32_t s = 0; s < old->n_sources; s++) {
@@ -90,7 +92,6 @@ static int pb_store__extends(const struct pb_meta *old, const struct pb_meta *me
  * the models' names and groups, class counts, provenance, checksums. */
 static int pb_store__grow(struct pb_store *st, const struct pb_meta *old)
 {
-  static const char *const names[PB_STORE_DSETS] = {"pred", "smax", "ptrue", "topk_class", "topk_prob"};
   const struct pb_meta *meta = &st->meta;
   hid_t grp = H5Gopen2(st->file, "sources", H5P_DEFAULT), sg = -1, dset = -1;
   for (int32_t s = 0; grp >= 0 && s < meta->n_sources; s++) {
@@ -98,8 +99,9 @@ static int pb_store__grow(struct pb_store *st, const struct pb_meta *old)
     if ((sg = H5Gopen2(grp, src->name, H5P_DEFAULT)) < 0) goto fail;
     const hsize_t dims[4] = {(hsize_t)meta->n_models, (hsize_t)src->n_conditions, (hsize_t)src->n_images,
                              (hsize_t)meta->topk};
-    for (int f = 0; f < (meta->topk > 0 ? PB_STORE_DSETS : 3); f++) {
-      if ((dset = H5Dopen2(sg, names[f], H5P_DEFAULT)) < 0) goto fail;
+    for (int f = 0; f < PB_STORE_DSETS; f++) {
+      if (!pb_store__dset_in(meta, f)) continue;
+      if ((dset = H5Dopen2(sg, pb_store__dset_names[f], H5P_DEFAULT)) < 0) goto fail;
       if (H5Dset_extent(dset, dims) < 0) {
         pb_error_set("%s: its records cannot grow (a store written before models could be added): export it and "
                      "ingest the CSV with the new files instead", st->path);

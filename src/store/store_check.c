@@ -43,7 +43,7 @@ static void pb_check__row(struct pb_store *st, int32_t src, int32_t row, struct 
   const char *model = meta->model_ids[row / s->n_conditions], *cond = s->conditions[row % s->n_conditions];
   struct pb_rows d;
   o->rows++;
-  if (pb_store_read_fields(st, src, 1, &row, PB_FIELD_ALL | PB_FIELD_UNCHECKED, &d) != PB_OK) {
+  if (pb_store_read_fields(st, src, 1, &row, PB_FIELD_EVERY | PB_FIELD_UNCHECKED, &d) != PB_OK) {
     pb_check__line(o, "source %s, model %s, condition %s: records cannot be read (a chunk fails its checksum or "
                       "cannot be decoded)", s->name, model, cond);
     pb_error_clear();

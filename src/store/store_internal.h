@@ -10,8 +10,14 @@
 #include "pairbound/output.h"
 #include "pairbound/store.h"
 
-/* Record datasets per source: pred, smax, ptrue, topk_class, topk_prob. */
-#define PB_STORE_DSETS 5
+/* Record datasets per source: pred, smax, ptrue, topk_class, topk_prob and
+ * the optional summaries entropy, collision (store_summary.c). */
+#define PB_STORE_DSETS 7
+extern const char *const pb_store__dset_names[PB_STORE_DSETS];
+/* Whether record dataset @p f (of pb_store__dset_names) is in a store of metadata @p meta. */
+int pb_store__dset_in(const struct pb_meta *meta, int f);
+/* Which summaries the open store holds, into st->meta.summaries; PB_FAIL when its sources disagree. */
+int pb_store__summaries_find(struct pb_store *st, hid_t sources);
 
 /* Where one record dataset's chunks are, for the direct writes (store_write.c). */
 struct pb_store__wdset {

@@ -42,6 +42,8 @@ void pb_store_rows_free_owned(struct pb_rows *rows)
   free(rows->ptrue);
   free(rows->topk_class);
   free(rows->topk_prob);
+  free(rows->entropy);
+  free(rows->collision);
   memset(rows, 0, sizeof *rows);
 }
 
@@ -156,12 +158,12 @@ done:
 int pb_store_memo_release(struct pb_rows *r)
 {
   int mine = 0;
-  if (!r->pred && !r->smax && !r->ptrue && !r->topk_class && !r->topk_prob) return 0;
+  if (!r->pred && !r->smax && !r->ptrue && !r->topk_class && !r->topk_prob && !r->entropy && !r->collision) return 0;
   pthread_mutex_lock(&pb_memo__lock);
   for (int i = 0; i < pb_memo.n && !mine; i++) {
     struct pb_memo__entry *e = &pb_memo.e[i];
     if (e->d.pred == r->pred && e->d.smax == r->smax && e->d.ptrue == r->ptrue && e->d.topk_class == r->topk_class &&
-        e->d.topk_prob == r->topk_prob) {
+        e->d.topk_prob == r->topk_prob && e->d.entropy == r->entropy && e->d.collision == r->collision) {
       mine = 1;
       if (--e->users == 0 && !pb_memo.on) pb_memo__evict_idle();
     }

@@ -20,6 +20,7 @@
 #include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/probsum.h"
 #include "pairbound/store.h"
 #include "core/h5io.h"
 #include "store_internal.h"
@@ -319,6 +320,11 @@ static int pb_store__rows_all(struct pb_store *st, int32_t src, int32_t n_rows, 
       (pb_store__rows_io(st, src, "topk_class", H5T_NATIVE_INT32, n_rows, rows, data->topk_class, write) ||
        pb_store__rows_io(st, src, "topk_prob", H5T_NATIVE_FLOAT, n_rows, rows, data->topk_prob, write)))
     return PB_FAIL;
+  for (int f = 5; f < PB_STORE_DSETS; f++)
+    if (pb_store__dset_in(&st->meta, f) && (fields & (f == 5 ? PB_FIELD_ENTROPY : PB_FIELD_COLLISION)) &&
+        pb_store__rows_io(st, src, pb_store__dset_names[f], H5T_NATIVE_FLOAT, n_rows, rows,
+                          f == 5 ? data->entropy : data->collision, write))
+      return PB_FAIL;
   return PB_OK;
 }
 
@@ -339,7 +345,7 @@ int pb_store_write_rows(struct pb_store *st, int32_t src, int32_t n_rows, const 
 {
   if (!st->writable) { pb_error_set("%s: store is not open for writing", st->path); return PB_FAIL; }
   if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
-  return pb_store__rows_all(st, src, n_rows, rows, data, PB_FIELD_ALL, 1);
+  return pb_store__rows_all(st, src, n_rows, rows, data, PB_FIELD_EVERY, 1);
 }
 
 /* The direct chunk writes (store_write.c), or where the layout does not
@@ -357,6 +363,27 @@ int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t 
 
 /* Tolerance of the M <= S and M = S-when-correct rules, as at ingest (docs/csv.md). */
 #define PB_STORE_PROB_TOL 1e-6
+
+/* The summaries' rules at every read (docs/store.md, "Integrity"): 0 <= entropy <= log(classes),
+ * max(S^2, M^2) <= collision <= 1 (S and M when read), within ingest's tolerances; in double, as
+ * pb_store__row_clean compares them.  The top-k bounds are ingest's alone (docs/csv.md). */
+static const char *pb_store__summary_problem(const struct pb_source *s, const struct pb_rows *d, int64_t k,
+                                             char *why, size_t n)
+{
+  const double hmax = log((double)s->n_classes) + PB_PROBSUM_TOL_ENTROPY;
+  if (d->entropy && !((double)d->entropy[k] >= -PB_PROBSUM_TOL_ENTROPY && (double)d->entropy[k] <= hmax))
+    snprintf(why, n, "entropy %g outside [0, log(%d)]", (double)d->entropy[k], s->n_classes);
+  else if (d->collision && !((double)d->collision[k] >= -PB_PROBSUM_TOL_COLLISION &&
+                             (double)d->collision[k] <= 1.0 + PB_PROBSUM_TOL_COLLISION))
+    snprintf(why, n, "collision %g outside [0, 1]", (double)d->collision[k]);
+  else if (d->collision && d->smax && d->ptrue &&
+           (double)d->collision[k] < fmax((double)d->smax[k] * d->smax[k], (double)d->ptrue[k] * d->ptrue[k]) -
+                                         PB_PROBSUM_TOL_COLLISION)
+    snprintf(why, n, "collision %g below max(S^2, M^2)", (double)d->collision[k]);
+  else
+    return NULL;
+  return why;
+}
 
 const char *pb_store_record_problem(const struct pb_source *s, const struct pb_rows *d, int64_t k, int32_t i,
                                     char *why, size_t n)
@@ -386,7 +413,7 @@ const char *pb_store_record_problem(const struct pb_source *s, const struct pb_r
       else continue;
       return why;
     }
-    return NULL;
+    return pb_store__summary_problem(s, d, k, why, n);
   }
   return why;
 }
@@ -433,6 +460,12 @@ static int pb_store__row_clean(const struct pb_source *s, const struct pb_rows *
   if (S && M) PB_STORE__EVERY(ok, n, !(M[i] > S[i] + PB_STORE_PROB_TOL));
   if (S && M && pred)
     PB_STORE__EVERY(ok, n, (pred[i] != label[i]) | !(fabsf(M[i] - S[i]) > PB_STORE_PROB_TOL));
+  const float *H = d->entropy ? d->entropy + k0 : NULL, *Q = d->collision ? d->collision + k0 : NULL;
+  const double hmax = log((double)K) + PB_PROBSUM_TOL_ENTROPY, tc = PB_PROBSUM_TOL_COLLISION;
+  if (H) PB_STORE__EVERY(ok, n, ((double)H[i] >= -PB_PROBSUM_TOL_ENTROPY) & ((double)H[i] <= hmax));
+  if (Q) PB_STORE__EVERY(ok, n, ((double)Q[i] >= -tc) & ((double)Q[i] <= 1.0 + tc));
+  if (Q && S && M)
+    PB_STORE__EVERY(ok, n, !((double)Q[i] < fmax((double)S[i] * S[i], (double)M[i] * M[i]) - tc));
   return ok;
 }
 
@@ -480,7 +513,8 @@ static int pb_store__read_into(struct pb_store *st, int32_t src, int32_t n_rows,
   if (status == PB_OK && !(fields & PB_FIELD_UNCHECKED)) status = pb_store__validate(st, src, n_rows, rows, d);
   /* the record checks are local: agree, so every rank fails with the first failing rank's reason */
   status = pb_error_agree(st->comm, status);
-  const int nf = !!(fields & PB_FIELD_PRED) + !!(fields & PB_FIELD_SMAX) + !!(fields & PB_FIELD_PTRUE);
+  const int nf = !!(fields & PB_FIELD_PRED) + !!(fields & PB_FIELD_SMAX) + !!(fields & PB_FIELD_PTRUE) + !!d->entropy +
+                 !!d->collision;
   const double per_rec = 4.0 * nf + (st->meta.topk > 0 && (fields & PB_FIELD_TOPK) ? 8.0 * st->meta.topk : 0.0);
   st->read_bytes += per_rec * n_rows * st->meta.sources[src].n_images;
   st->read_seconds += MPI_Wtime() - t0;
@@ -516,6 +550,8 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
   if (!(fields & PB_FIELD_PRED)) { free(out->pred); out->pred = NULL; }
   if (!(fields & PB_FIELD_SMAX)) { free(out->smax); out->smax = NULL; }
   if (!(fields & PB_FIELD_PTRUE)) { free(out->ptrue); out->ptrue = NULL; }
+  pb_store_rows_summaries(out, st->meta.summaries & (((fields & PB_FIELD_ENTROPY) ? PB_SUMMARY_ENTROPY : 0) |
+                                                     ((fields & PB_FIELD_COLLISION) ? PB_SUMMARY_COLLISION : 0)));
   if (all) return PB_OK; /* no rows here, and the others read none */
   if (pb_store__read_into(st, src, n_rows, rows, fields, out) != PB_OK) {
     pb_store_rows_free(out);
@@ -537,5 +573,5 @@ int pb_store_read_fields_into(struct pb_store *st, int32_t src, int32_t n_rows, 
 int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows,
                        struct pb_rows *out)
 {
-  return pb_store_read_fields(st, src, n_rows, rows, PB_FIELD_ALL, out);
+  return pb_store_read_fields(st, src, n_rows, rows, PB_FIELD_EVERY, out);
 }

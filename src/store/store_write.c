@@ -30,7 +30,6 @@
 #include "pairbound/store.h"
 #include "store_internal.h"
 
-static const char *const pb_store__wnames[PB_STORE_DSETS] = {"pred", "smax", "ptrue", "topk_class", "topk_prob"};
 
 /* The chunk geometry of one record dataset: whole rows [1][C'][I](+[K]),
  * Fletcher32 its only filter, stored as the native little-endian type (the
@@ -73,8 +72,8 @@ int pb_store__wmap_source(struct pb_store *st, int32_t s)
     struct pb_store__wdset *w = &st->wmap[s * PB_STORE_DSETS + f];
     free(w->addr);
     memset(w, 0, sizeof *w);
-    if (f >= 3 && st->meta.topk == 0) continue;
-    hid_t dset = grp < 0 ? -1 : H5Dopen2(grp, pb_store__wnames[f], H5P_DEFAULT), space = -1;
+    if (!pb_store__dset_in(&st->meta, f)) continue;
+    hid_t dset = grp < 0 ? -1 : H5Dopen2(grp, pb_store__dset_names[f], H5P_DEFAULT), space = -1;
     hsize_t dims[4] = {0, 0, 0, 0};
     int ndims = 0;
     if (dset >= 0 && (space = H5Dget_space(dset)) >= 0) ndims = H5Sget_simple_extent_ndims(space);
@@ -201,12 +200,13 @@ int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, 
                                 const struct pb_rows *data)
 {
   const int32_t n_cond = st->meta.sources[src].n_conditions;
-  const void *field[PB_STORE_DSETS] = {data->pred, data->smax, data->ptrue, data->topk_class, data->topk_prob};
+  const void *field[PB_STORE_DSETS] = {data->pred,      data->smax,    data->ptrue,    data->topk_class,
+                                       data->topk_prob, data->entropy, data->collision};
   char *scratch = NULL;
   int status = PB_OK;
   for (int f = 0; f < PB_STORE_DSETS && status == PB_OK && n_rows > 0; f++) {
     const struct pb_store__wdset *w = &st->wmap[src * PB_STORE_DSETS + f];
-    if (w->rows == 0) continue; /* no top-k lists */
+    if (w->rows == 0) continue; /* no top-k lists, or no such summary */
     status = pb_store__write_dset(st, w, n_cond, row0, n_rows, field[f], &scratch);
     free(scratch);
     scratch = NULL;

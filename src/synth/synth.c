@@ -58,6 +58,7 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
     meta->model_groups[m] = pb_strdup(cfg->model_groups[m]);
   }
   meta->topk = cfg->topk;
+  meta->summaries = cfg->summaries ? PB_SUMMARY_ENTROPY | PB_SUMMARY_COLLISION : 0;
   meta->n_sources = cfg->n_sources;
   meta->sources = pb_calloc((size_t)cfg->n_sources, sizeof *meta->sources);
   for (int32_t s = 0; s < cfg->n_sources; s++) {
@@ -284,11 +285,11 @@ static int pb_synth__before(const struct pb_synth__entry *x, const struct pb_syn
  * record, 0.5 / (1 + x u) with u uniform (one uniform draw: synth writes
  * tens of millions of lists): the runner-ups' shape then varies
  * independently of S, so margin and entropy rank records unlike S. */
-static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng, int32_t K, int32_t y,
-                           int32_t conf, int32_t pred, float S, float M, int32_t *cls, float *prob)
+static int32_t pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng, int32_t K, int32_t y,
+                              int32_t conf, int32_t pred, float S, float M, int32_t *cls, float *prob,
+                              struct pb_synth__entry *e)
 {
   int32_t k = cfg->topk, n = 0;
-  struct pb_synth__entry e[2 + 64];
   e[n++] = (struct pb_synth__entry){pred, S};
   if (pred != y) e[n++] = (struct pb_synth__entry){y, M};
   double rest = 1.0 - S - (pred != y ? M : 0.0);
@@ -319,13 +320,36 @@ static void pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *rng
     cls[j] = j < n ? e[j].cls : -1;
     prob[j] = j < n ? e[j].p : 0.0f;
   }
+  return n;
+}
+
+/* The record's entropy and collision (pb_synth_summaries) from the classes
+ * the generator pinned: its top-k entries @p e[0..n) in their order, or
+ * without a list the predicted and the true class. */
+static void pb_synth__summaries(const struct pb_synth_config *cfg, int32_t K, int32_t y, int32_t pred, float S,
+                                float M, const struct pb_synth__entry *e, int32_t n, float *entropy,
+                                float *collision)
+{
+  float p[2 + 64];
+  float cap = S;
+  if (cfg->topk > 0) {
+    for (int32_t j = 0; j < n; j++) p[j] = e[j].p;
+    cap = e[(n < cfg->topk ? n : cfg->topk) - 1].p; /* the list's last probability */
+  } else {
+    n = 0;
+    p[n++] = S;
+    if (pred != y) p[n++] = M;
+  }
+  pb_synth_summaries(p, n, K, cap, entropy, collision);
 }
 
 /* One record: the latent margin decides correctness; confidences follow it. */
 static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_synth__source *L, int32_t K,
                              int32_t y, int32_t m, int32_t c, int32_t i, int32_t *pred, float *S, float *M,
-                             int32_t *tk_cls, float *tk_prob)
+                             int32_t *tk_cls, float *tk_prob, float *entropy, float *collision)
 {
+  struct pb_synth__entry e[2 + 64];
+  int32_t n = 0;
   struct pb_rng rng;
   pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[c] << 24) | (uint64_t)i, (uint32_t)m);
   double eps = pb_rng_normal(&rng);
@@ -363,7 +387,8 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
     *M = pb_synth__prob(cfg, fmin(mt, *S * 0.9));
     if (*M >= *S) *M = 0.0f;
   }
-  if (cfg->topk > 0) pb_synth__topk(cfg, &rng, K, y, L->confusable[i], *pred, *S, *M, tk_cls, tk_prob);
+  if (cfg->topk > 0) n = pb_synth__topk(cfg, &rng, K, y, L->confusable[i], *pred, *S, *M, tk_cls, tk_prob, e);
+  if (entropy) pb_synth__summaries(cfg, K, y, *pred, *S, *M, e, n, entropy, collision);
 }
 
 /* Records of rows [first_row, first_row + n_rows) of source s into @p out's
@@ -380,7 +405,8 @@ static void pb_synth__fill(const struct pb_synth_config *cfg, const struct pb_me
     int32_t r = first_row + (int32_t)(x / src->n_images), i = (int32_t)(x % src->n_images);
     int32_t m = r / src->n_conditions, c = r % src->n_conditions;
     pb_synth__record(cfg, L, src->n_classes, src->labels[i], m, c, i, &out->pred[x], &out->smax[x],
-                     &out->ptrue[x], k ? &out->topk_class[x * k] : NULL, k ? &out->topk_prob[x * k] : NULL);
+                     &out->ptrue[x], k ? &out->topk_class[x * k] : NULL, k ? &out->topk_prob[x * k] : NULL,
+                     out->entropy ? &out->entropy[x] : NULL, out->collision ? &out->collision[x] : NULL);
   }
 }
 
@@ -390,6 +416,7 @@ void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta
   struct pb_synth__source L;
   pb_synth__latents(cfg, meta, s, &L);
   pb_store_rows_alloc(out, n_rows, meta->sources[s].n_images, cfg->topk);
+  pb_store_rows_summaries(out, meta->summaries);
   pb_synth__fill(cfg, meta, s, &L, first_row, n_rows, out);
   pb_synth__latents_free(&L);
 }
@@ -411,6 +438,7 @@ static int pb_synth__source(const struct pb_synth_config *cfg, const struct pb_m
   struct pb_rows buf;
   pb_synth__latents(cfg, meta, s, &L);
   pb_store_rows_alloc(&buf, span, src->n_images, cfg->topk);
+  pb_store_rows_summaries(&buf, meta->summaries);
   int status = PB_OK;
   for (int64_t j = 0; j < rounds && status == PB_OK; j++) {
     int32_t row0 = 0, n = 0;

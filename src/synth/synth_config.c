@@ -331,6 +331,7 @@ static int pb_synth_config__entry(void *user, const char *section, const char *k
     if (strcmp(key, "seed") == 0) { uint64_t u = 0; bad = pb_parse_uint(v, UINT64_MAX, &u); cfg->seed = u; }
     else if (strcmp(key, "topk") == 0) { bad = pb_parse_int(v, 0, 64, &n); cfg->topk = (int32_t)n; }
     else if (strcmp(key, "half_precision") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->half_precision = (int)n; }
+    else if (strcmp(key, "summaries") == 0) { bad = pb_parse_int(v, 0, 1, &n); cfg->summaries = (int)n; }
     else if (strcmp(key, "runner_up_spread") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->runner_up_spread);
     else if (strcmp(key, "robustness") == 0) bad = pb_parse_double(v, 0.0, 10.0, 0, &cfg->robustness);
     else if (strcmp(key, "confidence_power") == 0) bad = pb_parse_double(v, 1.0, 10.0, 0, &cfg->confidence_power);
@@ -499,6 +500,14 @@ static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t 
     pb_error_set("source %s: needs classes, images_per_class, dev_per_class and image_prefix", src->name);
     return PB_FAIL;
   }
+  /* over two classes a wrong prediction's S + M < 1 is no distribution's: its entropy can exceed log 2, which
+   * ingest and the store refuse (from three classes up, a vector summing to at most 1 never exceeds log n) */
+  if (cfg->summaries && src->classes < 3) {
+    pb_error_set("source %s: [panel] summaries = 1 needs at least 3 classes, and it has %d: a wrong prediction's S and "
+                 "M do not sum to 1, so no vector of two classes has them (docs/synth.md, \"Per-record summaries\"); "
+                 "set summaries = 0", src->name, (int)src->classes);
+    return PB_FAIL;
+  }
   for (int32_t i = 0; i < src->n_dev_pattern; i++)
     if (src->dev_pattern[i] >= src->images_per_class) {
       pb_error_set("source %s: dev_per_class must leave evaluation images in every class", src->name);
@@ -649,6 +658,7 @@ int pb_synth_config_parse(const char *text, const char *name, struct pb_synth_co
   cfg->seed = 20260908;
   cfg->half_precision = 1;
   cfg->confidence_power = 1;
+  cfg->summaries = 1;
   cfg->model_factor = cfg->image_factor = 1;
   cfg->text = pb_strdup(text);
   struct pb_synth_config__parse p = {.cfg = cfg, .name = name};

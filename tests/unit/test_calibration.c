@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "pairbound/calibration.h"
+#include "pairbound/probsum.h"
 
 #include "testrng.h"
 
@@ -208,11 +209,39 @@ START_TEST(test_gap_cell_hand)
 }
 END_TEST
 
+/* Per-record summaries and the multiclass Brier score (Appendix F.1) of
+ * (0.5, 0.25, 0.25) by hand: entropy 0.5 ln 2 + 2 (0.25 ln 4) = 1.5 ln 2,
+ * collision 0.25 + 2 (1/16) = 0.375; with the true class at 0.25 the Brier
+ * score is (0.5)^2 + (0.75)^2 + (0.25)^2 = 0.875 = 1 - 2 (0.25) + 0.375.
+ * The same vector as one listed class and a tail of two at 0.25. */
+START_TEST(test_summaries_hand)
+{
+  const double p[3] = {0.5, 0.25, 0.25};
+  double h, c;
+  pb_probsum_vector(p, 3, 0, 0.0, &h, &c);
+  ck_assert_msg(fabs(h - 1.5 * log(2.0)) < TOL, "entropy %.17g", h);
+  ck_assert(c == 0.375);
+  pb_probsum_vector(p, 1, 2, 0.25, &h, &c);
+  ck_assert_msg(fabs(h - 1.5 * log(2.0)) < TOL, "entropy %.17g", h);
+  ck_assert(c == 0.375);
+  ck_assert(pb_bounds_brier_multiclass(0.25f, 0.375f) == 0.875);
+  ck_assert(pb_bounds_brier_multiclass(1.0f, 1.0f) == 0.0); /* a sure, correct prediction */
+  /* top-1 list (0.5) of 3 classes: t = 0.5 over two classes of at most 0.5: collision in [0.25, 0.25 + 0.25],
+   * entropy in [0.5 ln 2, 0.5 ln 2 + 0.5 ln(2 / 0.5)] = [0.5 ln 2, 1.5 ln 2] */
+  const float tk[1] = {0.5f};
+  double hl, hh, cl, ch;
+  pb_probsum_topk_bounds(tk, 1, 3, &hl, &hh, &cl, &ch);
+  ck_assert(fabs(hl - 0.5 * log(2.0)) < TOL && fabs(hh - 1.5 * log(2.0)) < TOL);
+  ck_assert(cl == 0.25 && ch == 0.5);
+}
+END_TEST
+
 static Suite *calibration_suite(void)
 {
   Suite *s = suite_create("calibration");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_pav_hand);
+  tcase_add_test(tc, test_summaries_hand);
   tcase_add_test(tc, test_q80_strictly_increasing);
   tcase_add_test(tc, test_q80_isotonic_ties);
   tcase_add_test(tc, test_q80_isotonic_only_adds);

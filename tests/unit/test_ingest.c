@@ -244,6 +244,78 @@ START_TEST(test_round_trip_topk)
 }
 END_TEST
 
+/* Per-record summaries (docs/csv.md).  Vectors worked by hand: (0.5, 0.25,
+ * 0.25) has entropy 1.5 ln 2 = 1.0397208 (float32, shortest text) and
+ * collision 0.375; (0.2, 0.2, 0.6) has -(0.4 ln 0.2 + 0.6 ln 0.6) =
+ * 0.95027053 and 0.44; a one-hot vector 0 and 1.  Columns in another order
+ * come back in export's order, byte for byte on a second round. */
+#define HDR_SUM "model,group,source,condition,image,label,split,pred,smax,ptrue,entropy,collision\n"
+START_TEST(test_summaries_round_trip)
+{
+  const char *csv = HDR_SUM
+      "ma,g1,S,clean,i1,0,dev,0,0.5,0.5,1.0397208,0.375\n"
+      "ma,g1,S,clean,i2,1,eval,0,0.5,0.25,1.0397208,0.375\n"
+      "ma,g1,S,snow,i1,0,dev,2,0.6,0.2,0.95027053,0.44\n"
+      "ma,g1,S,snow,i2,1,eval,1,1,1,0,1\n";
+  char store[512];
+  char *out = round_trip(csv, NULL, store);
+  ck_assert_str_eq(out, csv);
+  free(out);
+  struct pb_store *st;
+  ck_assert_msg(pb_store_open(store, MPI_COMM_SELF, &st) == PB_OK, "%s", pb_error_message());
+  ck_assert_int_eq(pb_store_meta(st)->summaries, PB_SUMMARY_ENTROPY | PB_SUMMARY_COLLISION);
+  struct pb_rows r;
+  int32_t rows[1] = {1}; /* condition snow */
+  ck_assert(pb_store_read_fields(st, 0, 1, rows, PB_FIELD_COLLISION, &r) == PB_OK);
+  ck_assert(r.entropy == NULL && r.collision != NULL);
+  ck_assert(r.collision[0] == 0.44f && r.collision[1] == 1.0f);
+  pb_store_rows_free(&r);
+  pb_store_close(st);
+  /* collision alone, its column first: export writes it last */
+  const char *one = "collision,model,group,source,condition,image,label,split,pred,smax,ptrue\n"
+                    "0.375,ma,g1,S,clean,i1,2,dev,2,0.5,0.5\n";
+  out = round_trip(one, NULL, NULL);
+  ck_assert_str_eq(out, "model,group,source,condition,image,label,split,pred,smax,ptrue,collision\n"
+                        "ma,g1,S,clean,i1,2,dev,2,0.5,0.5,0.375\n");
+  free(out);
+}
+END_TEST
+
+/* Each rule at its line (the class count is 3: labels and predictions up to 2). */
+START_TEST(test_summaries_reject)
+{
+  const char *ok = "ma,g1,S,clean,i1,2,dev,0,0.5,0.5,1.0397208,0.375\n";
+  char csv[1024];
+  snprintf(csv, sizeof csv, HDR_SUM "%sma,g1,S,clean,i2,1,dev,0,0.5,0.25,1.2,0.375\n", ok);
+  reject(csv, ":3: column 'entropy': 1.2 outside [0, log(3) = 1.09861229] (docs/csv.md, \"Per-record summaries\")");
+  snprintf(csv, sizeof csv, HDR_SUM "%sma,g1,S,clean,i2,1,dev,0,0.5,0.25,1,0.2\n", ok);
+  reject(csv, ":3: column 'collision': 0.2 outside [max(smax^2, ptrue^2) = 0.25, 1] (docs/csv.md, \"Per-record "
+              "summaries\")");
+  snprintf(csv, sizeof csv, HDR_SUM "%sma,g1,S,clean,i2,1,dev,0,0.5,0.25,1,1.5\n", ok);
+  reject(csv, ":3: column 'collision': 1.5 outside [max(smax^2, ptrue^2) = 0.25, 1] (docs/csv.md, \"Per-record "
+              "summaries\")");
+  snprintf(csv, sizeof csv, HDR_SUM "%sma,g1,S,clean,i2,1,dev,0,0.5,0.25,-0.5,0.375\n", ok);
+  reject(csv, ":3: column 'entropy': -0.5 outside [0, log(3) = 1.09861229] (docs/csv.md, \"Per-record summaries\")");
+  snprintf(csv, sizeof csv, HDR_SUM "%sma,g1,S,clean,i2,1,dev,0,0.5,0.25,abc,0.375\n", ok);
+  reject(csv, ":3: column 'entropy': not a number: 'abc'");
+  /* top-2 list (0.5, 0.3) of 3 classes: the third holds at most r = 0.2 (<= 0.3), so collision lies in
+   * [0.25 + 0.09, 0.34 + 0.2^2] = [0.34, 0.38] and entropy in [-(0.5 ln 0.5 + 0.3 ln 0.3), + 0.2 ln(1/0.2)]
+   * = [0.707765, 1.029653] (the float32 values of 0.3 and 0.2 give the printed digits) */
+  const char *hk = "model,group,source,condition,image,label,split,pred,smax,ptrue,top1_class,top1_prob,top2_class,"
+                   "top2_prob,entropy,collision\n";
+  snprintf(csv, sizeof csv, "%sma,g1,S,clean,i1,2,dev,0,0.5,0.2,0,0.5,1,0.3,0.9,0.39\n", hk);
+  reject(csv, ":2: column 'collision': 0.39 outside [0.340000007, 0.380000002], what the top-2 list allows "
+              "(docs/csv.md, \"Per-record summaries\")");
+  snprintf(csv, sizeof csv, "%sma,g1,S,clean,i1,2,dev,0,0.5,0.2,0,0.5,1,0.3,0.6,0.38\n", hk);
+  reject(csv, ":2: column 'entropy': 0.6 outside [0.707765434, 1.02965301], what the top-2 list allows "
+              "(docs/csv.md, \"Per-record summaries\")");
+  /* the exact vector (0.5, 0.3, 0.2) passes: entropy 1.0296530, collision 0.38 */
+  snprintf(csv, sizeof csv, "%sma,g1,S,clean,i1,2,dev,0,0.5,0.2,0,0.5,1,0.3,1.029653,0.38\n", hk);
+  char *out = round_trip(csv, NULL, NULL);
+  free(out);
+}
+END_TEST
+
 START_TEST(test_store_values)
 {
   struct gen g;
@@ -582,6 +654,8 @@ static Suite *suite(void)
   TCase *tc = tcase_create("roundtrip");
   tcase_add_test(tc, test_round_trip_canonical);
   tcase_add_test(tc, test_round_trip_topk);
+  tcase_add_test(tc, test_summaries_round_trip);
+  tcase_add_test(tc, test_summaries_reject);
   tcase_add_test(tc, test_store_values);
   tcase_add_test(tc, test_column_order);
   tcase_add_test(tc, test_quotes_crlf_blank_lines);

@@ -566,13 +566,13 @@ START_TEST(test_a3_hand)
   /* clean: p = 0 (correct), v0(0) = .7, list (0 .7) (2 .2) (1 .05) */
   int32_t c0c[] = {0, 2, 1};
   float c0p[] = {0.7f, 0.2f, 0.05f};
-  struct pb_screen_probs clean = {0, 0, 0.7f, 0.7f, 3, c0c, c0p};
+  struct pb_screen_probs clean = {0, 0, 0.7f, 0.7f, 3, c0c, c0p, NULL};
   /* probes (K = 4): a1 predicts 0 (.6), a2 predicts 2 (.5, v(0) .3), a3 predicts 2 (.4, v(0) .35),
    * a4 predicts 1 (.45, v(0) .25) -> modal class m = 2 (two votes) != p */
   int32_t l1c[] = {0, 2}, l2c[] = {2, 0}, l3c[] = {2, 0}, l4c[] = {1, 0};
   float l1p[] = {0.6f, 0.3f}, l2p[] = {0.5f, 0.3f}, l3p[] = {0.4f, 0.35f}, l4p[] = {0.45f, 0.25f};
-  struct pb_screen_probs pr[4] = {{0, 0, 0.6f, 0.6f, 2, l1c, l1p}, {2, 0, 0.5f, 0.3f, 2, l2c, l2p},
-                                  {2, 0, 0.4f, 0.35f, 2, l3c, l3p}, {1, 0, 0.45f, 0.25f, 2, l4c, l4p}};
+  struct pb_screen_probs pr[4] = {{0, 0, 0.6f, 0.6f, 2, l1c, l1p, NULL}, {2, 0, 0.5f, 0.3f, 2, l2c, l2p, NULL},
+                                  {2, 0, 0.4f, 0.35f, 2, l3c, l3p, NULL}, {1, 0, 0.45f, 0.25f, 2, l4c, l4p, NULL}};
   int32_t approx;
   /* Eq. 12: v0(p) = .7; distractor a4: -(.45 - .25); supporter a1: +(.6 - .3);
    * dominators a2, a3: (.3 - .5 + .2 - .7) + (.35 - .4 + .2 - .7) */
@@ -591,7 +591,7 @@ START_TEST(test_a3_hand)
   double e2 = 0.7 - (0.4 - 0.35) + (0.25 - 0.45 + 0.05 - 0.7);
   ck_assert_double_eq_tol(pb_screen_a3(&clean, t2, 2, 4, &approx), e2, 1e-6);
   /* equal votes and equal mean: the smaller class index wins */
-  struct pb_screen_probs q1 = {3, 0, 0.5f, 0.2f, 0, NULL, NULL}, q2 = {1, 0, 0.5f, 0.2f, 0, NULL, NULL};
+  struct pb_screen_probs q1 = {3, 0, 0.5f, 0.2f, 0, NULL, NULL, NULL}, q2 = {1, 0, 0.5f, 0.2f, 0, NULL, NULL, NULL};
   struct pb_screen_probs t3[2] = {q1, q2};
   /* m = 1: v0(1) = .05 (listed); q1 distractor -(.5 - .2); q2 dominator .2 - .5 + .05 - .7 */
   ck_assert_double_eq_tol(pb_screen_a3(&clean, t3, 2, 4, &approx), 0.7 - 0.3 + (0.2 - 0.5 + 0.05 - 0.7), 1e-6);
@@ -602,7 +602,7 @@ START_TEST(test_completion_margin_entropy)
 {
   int exact;
   /* no list: pred 1 (.5), label 0 (.2); 3 unpinned classes share .3 */
-  struct pb_screen_probs r = {1, 0, 0.5f, 0.2f, 0, NULL, NULL};
+  struct pb_screen_probs r = {1, 0, 0.5f, 0.2f, 0, NULL, NULL, NULL};
   ck_assert_double_eq_tol(pb_screen_prob(&r, 5, 3, &exact), 0.3 / 3, 1e-7);
   ck_assert_int_eq(exact, 0);
   ck_assert_double_eq_tol(pb_screen_prob(&r, 5, 0, &exact), 0.2, 1e-7);
@@ -611,19 +611,48 @@ START_TEST(test_completion_margin_entropy)
   /* list of 2 on a correct record: margin = .6 - .25; entropy with 2 unpinned classes sharing .15 */
   int32_t lc[] = {2, 1};
   float lp[] = {0.6f, 0.25f};
-  struct pb_screen_probs c = {2, 2, 0.6f, 0.6f, 2, lc, lp};
+  struct pb_screen_probs c = {2, 2, 0.6f, 0.6f, 2, lc, lp, NULL};
   ck_assert_double_eq_tol(pb_screen_margin(&c), 0.6 - 0.25, 1e-7);
   double h = -(0.6 * log(0.6) + 0.25 * log(0.25) + 2 * 0.075 * log(0.075));
   ck_assert_double_eq_tol(pb_screen_entropy(&c, 4), h, 1e-7);
   /* exact when the list pins every class */
   int32_t fc[] = {2, 1, 0};
   float fp[] = {0.6f, 0.25f, 0.15f};
-  struct pb_screen_probs f = {2, 2, 0.6f, 0.6f, 3, fc, fp};
+  struct pb_screen_probs f = {2, 2, 0.6f, 0.6f, 3, fc, fp, NULL};
   ck_assert_double_eq_tol(pb_screen_entropy(&f, 3), -(0.6 * log(0.6) + 0.25 * log(0.25) + 0.15 * log(0.15)), 1e-7);
   /* the completion never exceeds the smallest listed probability */
   float sp[] = {0.5f, 0.01f};
-  struct pb_screen_probs cap = {2, 2, 0.5f, 0.5f, 2, lc, sp};
+  struct pb_screen_probs cap = {2, 2, 0.5f, 0.5f, 2, lc, sp, NULL};
   ck_assert_double_eq_tol(pb_screen_prob(&cap, 4, 3, &exact), 0.01, 1e-7);
+}
+END_TEST
+
+/* The stored entropy (docs/screen.md) ranks records unlike the top-k
+ * completion.  K = 4, top-2 lists of two correct records: A lists (.6, .2),
+ * whose whole vector is (.6, .2, .2, 0); B lists (.6, .3), whole (.6, .3,
+ * .05, .05).  The completion spreads A's .2 over two classes, .1 each:
+ * H(A) = -(.6 ln .6 + .2 ln .2 + 2 (.1 ln .1)) = 1.0889 above
+ * H(B) = -(.6 ln .6 + .3 ln .3 + 2 (.05 ln .05)) = 0.9673 (exact: B's
+ * completion is its vector); the stored entropies put A, at
+ * -(.6 ln .6 + 2 (.2 ln .2)) = 0.9503, below B. */
+START_TEST(test_stored_entropy_ranks)
+{
+  int32_t ac[] = {1, 2}, bc[] = {1, 3};
+  float ap[] = {0.6f, 0.2f}, bp[] = {0.6f, 0.3f};
+  const float ha = (float)-(0.6 * log(0.6) + 2 * 0.2 * log(0.2));
+  const float hb = (float)-(0.6 * log(0.6) + 0.3 * log(0.3) + 2 * 0.05 * log(0.05));
+  struct pb_screen_probs a = {1, 1, 0.6f, 0.6f, 2, ac, ap, NULL}, b = {1, 1, 0.6f, 0.6f, 2, bc, bp, NULL};
+  const double ca = pb_screen_entropy(&a, 4), cb = pb_screen_entropy(&b, 4);
+  ck_assert_double_eq_tol(ca, -(0.6 * log(0.6) + 0.2 * log(0.2) + 2 * 0.1 * log(0.1)), 1e-6);
+  ck_assert_double_eq_tol(cb, hb, 1e-6);
+  ck_assert(ca > cb);
+  a.entropy = &ha;
+  b.entropy = &hb;
+  ck_assert(pb_screen_entropy(&a, 4) == ha && pb_screen_entropy(&b, 4) == hb);
+  ck_assert(pb_screen_entropy(&a, 4) < pb_screen_entropy(&b, 4));
+  /* the stored entropy needs no list */
+  struct pb_screen_probs n = {1, 1, 0.6f, 0.6f, 0, NULL, NULL, &ha};
+  ck_assert(pb_screen_entropy(&n, 4) == ha);
 }
 END_TEST
 
@@ -663,6 +692,7 @@ static Suite *screen_suite(void)
   tcase_add_test(tc, test_logistic);
   tcase_add_test(tc, test_a3_hand);
   tcase_add_test(tc, test_completion_margin_entropy);
+  tcase_add_test(tc, test_stored_entropy_ranks);
   tcase_add_test(tc, test_parse_probe);
   suite_add_tcase(s, tc);
   return s;

@@ -21,6 +21,7 @@
 #include "pairbound/num.h"
 #include "pairbound/rng.h"
 #include "pairbound/store.h"
+#include "pairbound/probsum.h"
 #include "pairbound/synth.h"
 #include "pairbound/synth_config.h"
 #include "testlib.h"
@@ -102,6 +103,45 @@ static const char *table41[44][2] = {
     {"resnet50-sup__timm", "supervised"},
     {"vit-b16-sup__timm", "supervised"},
 };
+
+/* synth never writes summaries its own validation (ingest, the store) would
+ * refuse: every record of 3-class sources, many of them wrong, with top-2
+ * lists and without, in half precision and float32, passes
+ * pb_probsum_problem. */
+START_TEST(test_summaries_valid)
+{
+  static const char *const panel[3] = {"topk = 2\n", "topk = 0\n", "topk = 2\nhalf_precision = 0\n"};
+  for (int v = 0; v < 3; v++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[panel]\nseed = 11\n%s[groups]\ng1 = 0.1\n[models]\nm1 = g1\nm2 = g1\n[source S]\nimage_prefix = "
+             "im\nclasses = 3\nimages_per_class = 40\ndev_per_class = 20\nclean_accuracy = 0.6\nconditions = "
+             "fog:0.4, snow:0.2\n",
+             panel[v]);
+    struct pb_synth_config cfg;
+    parse_ok(text, &cfg);
+    struct pb_meta meta;
+    ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
+    const struct pb_source *src = &meta.sources[0];
+    const int32_t nr = meta.n_models * src->n_conditions, k = meta.topk;
+    struct pb_rows r;
+    pb_synth_rows(&cfg, &meta, 0, 0, nr, &r);
+    ck_assert(r.entropy && r.collision);
+    int64_t wrong = 0;
+    for (int64_t x = 0; x < (int64_t)nr * src->n_images; x++) {
+      char why[160] = "";
+      wrong += r.pred[x] != src->labels[x % src->n_images];
+      const int bad = pb_probsum_problem(&r.entropy[x], &r.collision[x], r.smax[x], r.ptrue[x],
+                                         k ? &r.topk_prob[x * k] : NULL, k, src->n_classes, why, sizeof why);
+      ck_assert_msg(!bad, "variant %d record %lld: %s", v, (long long)x, why);
+    }
+    ck_assert(wrong > 100); /* the rule that two classes break is one of wrong predictions */
+    pb_store_rows_free(&r);
+    pb_meta_free(&meta);
+    pb_synth_config_free(&cfg);
+  }
+}
+END_TEST
 
 START_TEST(test_paper_config)
 {
@@ -299,6 +339,14 @@ START_TEST(test_config_errors)
          "test.ini:18: [source S] classes must be an integer in [2, 1048576] (the limit of classes per source), got '1'");
   reject(BASE_HEAD BASE_SOURCE "classes = 2147483647\n", "test.ini:18: [source S] classes must be an integer in [2, "
                                                          "1048576] (the limit of classes per source), got '2147483647'");
+  /* two classes cannot carry summaries (a wrong prediction's S + M < 1); without them they are fine */
+  reject(BASE_HEAD BASE_SOURCE "classes = 2\nconditions = fog:0.5\n",
+         "test.ini: source S: [panel] summaries = 1 needs at least 3 classes, and it has 2: a wrong prediction's S "
+         "and M do not sum to 1, so no vector of two classes has them (docs/synth.md, \"Per-record summaries\"); set "
+         "summaries = 0");
+  struct pb_synth_config two;
+  parse_ok(BASE_HEAD BASE_SOURCE "classes = 2\nconditions = fog:0.5\n[panel]\nsummaries = 0\n", &two);
+  pb_synth_config_free(&two);
   reject(BASE_HEAD BASE_SOURCE "clean_accuracy = 1.5\n", "test.ini:18: [source S] clean_accuracy: invalid value '1.5'");
   /* an error on a continuation line carries that line's number */
   reject(BASE_HEAD "[source S]\ndev_per_class = 1,\n  x\n", "test.ini:13: [source S] dev_per_class: invalid value 'x'");
@@ -920,10 +968,31 @@ START_TEST(test_paper_structure)
 }
 END_TEST
 
+/* The whole vector a synthetic record stands for (docs/synth.md), by hand:
+ * pinned (0.5, 0.25) of 4 classes leave 0.25 for the other two, 0.125 each
+ * (below the cap 0.25): entropy 0.5 ln 2 + 0.25 ln 4 + 2 (0.125 ln 8) =
+ * 1.75 ln 2, collision 0.25 + 0.0625 + 2/64 = 0.34375.  Pinned (0.4) of 3
+ * classes with cap 0.2: 0.3 each would exceed the cap, so 0.2 each and the
+ * vector sums to 0.8: entropy -(0.4 ln 0.4 + 0.4 ln 0.2), collision 0.24. */
+START_TEST(test_summaries_vector)
+{
+  const float p[2] = {0.5f, 0.25f}, q[1] = {0.4f};
+  float h, c;
+  pb_synth_summaries(p, 2, 4, 0.25f, &h, &c);
+  ck_assert(h == (float)(1.75 * log(2.0)));
+  ck_assert(c == 0.34375f);
+  pb_synth_summaries(q, 1, 3, 0.2f, &h, &c);
+  ck_assert_msg(fabsf(h - (float)(-(0.4 * log(0.4) + 0.4 * log(0.2)))) <= 1e-6f, "entropy %.9g", (double)h);
+  ck_assert_msg(fabsf(c - 0.24f) <= 1e-7f, "collision %.9g", (double)c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("synth");
   TCase *tc = tcase_create("config");
+  tcase_add_test(tc, test_summaries_vector);
+  tcase_add_test(tc, test_summaries_valid);
   tcase_add_test(tc, test_paper_config);
   tcase_add_test(tc, test_config_valid_base);
   tcase_add_test(tc, test_config_errors);
