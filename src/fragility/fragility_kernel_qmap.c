@@ -55,9 +55,9 @@ static double pb_fragility__platt_loss(int32_t n, const double *x, const double 
 }
 
 /* Newton steps from the identity map (a, b) = (0, 1), halved until the loss falls while the predicted
- * decrease exceeds the loss's own rounding, taken whole below it (where the loss cannot tell the points
- * apart and Newton converges quadratically), until a step no longer moves a or b beyond 1e-14 relative.
- * Returns 1 when converged. */
+ * decrease exceeds 1e-10 (1 + |loss|), taken whole below that (near the minimum, where the loss's rounding
+ * hides the decrease and Newton converges quadratically), until a step moves neither a nor b beyond 1e-14
+ * relative.  Returns 1 when converged. */
 static int pb_fragility__platt_newton(int32_t n, const double *x, const double *w, const double *t, double *a,
                                       double *b)
 {
