@@ -213,6 +213,81 @@ enum { PB_FX_CELLS, PB_FX_SPEARMAN, PB_FX_NULL_SPEARMAN, PB_FX_ABOVE, PB_FX_EXCE
 void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
                          enum pb_fragility_part fit, double *rec);
 
+/* Variance-law integrals (seed 001 T Table 18) and the random shifts by
+ * restricted-heterogeneity quartile (R.1 Table 9), from the arm records. */
+/** The trapezoid integral over log rho of @p y[k] at grid radius k of @p o: FAUC's rule (not normalised). */
+double pb_fragility_log_auc(const struct pb_fragility_options *o, const double *y);
+/**
+ * Quartiles of @p x across models: the finite values ranked ascending (equal values in index order),
+ * rank r of m going to quartile floor(4 r / m), q[i] in 0..3 (-1 for a value that is not finite).
+ * @return m.
+ */
+int32_t pb_fragility_quartiles(int32_t n, const double *x, int32_t *q);
+
+/* Monotone score reparameterisation (seed 001 Appendix Q; docs/fragility.md,
+ * "Monotone score maps"): per arm three strictly increasing maps of the
+ * confidence S, applied in double precision to every image of the arm — the
+ * fitted map (Platt's logistic on logit S fitted on the arm's fitting part,
+ * the part that fixes its partition) and two fixed stress maps.  The
+ * partition's bin edges are pushed forward through the map, the readout's
+ * within-bin cuts are kept, and the assignments, the structural quantities
+ * and calibration are compared with the raw scores'. */
+#define PB_FRAGILITY_QMAPS 3
+enum { PB_FRAGILITY_QMAP_FITTED, PB_FRAGILITY_QMAP_SHARP, PB_FRAGILITY_QMAP_POWER };
+#define PB_FRAGILITY_QMAP_SHARP_SLOPE 8.0 /* the sharp stress map sigma(8 logit S) */
+#define PB_FRAGILITY_QMAP_POWER_EXP 4.0   /* the power stress map S^4 */
+struct pb_fragility_qmap {
+  int32_t power;               /* 0: sigma(a + b logit s), 0 at s <= 0 and 1 at s >= 1; 1: s^b (a unused) */
+  double a, b;
+};
+/** The map at @p s, in double precision (non-decreasing; distinct scores may meet in one double). */
+double pb_fragility_qmap_apply(const struct pb_fragility_qmap *m, double s);
+/** The fixed stress map PB_FRAGILITY_QMAP_SHARP or PB_FRAGILITY_QMAP_POWER. */
+void pb_fragility_qmap_stress(int32_t which, struct pb_fragility_qmap *m);
+/**
+ * Platt's fit of sigma(a + b logit s) to correctness: @p n scores s[j] held by @p n_correct[j] correct
+ * and @p n_wrong[j] wrong records, those with 0 < s < 1 taking part (a record at 0 or 1 is sent there
+ * by every such map): the log-loss against Platt's targets (N+ + 1) / (N+ + 2) for a correct record and
+ * 1 / (N- + 2) for a wrong one, which has a unique minimum whenever two scores differ, by Newton steps
+ * with backtracking from the identity map.
+ * @return 1 when both classes are present (with one, the targets are constant and the minimum is the
+ *         constant map b = 0) and it converged with b > 0 (a strictly increasing map), else 0 (m->a, m->b
+ *         NaN).
+ */
+int pb_fragility_qmap_fit(int32_t n, const double *s, const double *n_correct, const double *n_wrong,
+                          struct pb_fragility_qmap *m);
+/* One arm and map: whether the map is defined, its a and b (NaN for the power map's a), the fitting
+ * part's images and those whose bin and whose readout cell (bin, group) change, the same of the held-out
+ * images (rate part and part E), the largest absolute difference of the structural quantities (the
+ * values of the arm record the rate part's counts on the partition determine: G_R, FAUC, rho_plus,
+ * selective coverage and risk, the profiles and variance laws), the distinct raw scores of the arm's
+ * images and how many of them the map merges, ECE and binary NLL (correct vs wrong; records with
+ * 0 < S < 1) of the rate part before and after, and the readout refitted on the mapped scores: its edges
+ * that differ from the pushed-forward ones, the largest change of its upward profile on the grid and the
+ * relative change of its FAUC_up. */
+enum {
+  PB_FQ_DEFINED, PB_FQ_INTERCEPT, PB_FQ_SLOPE, PB_FQ_N_TRAIN, PB_FQ_TRAIN_BIN, PB_FQ_TRAIN_READOUT, PB_FQ_N_EVAL,
+  PB_FQ_EVAL_BIN, PB_FQ_EVAL_READOUT, PB_FQ_STRUCT_DIFF, PB_FQ_DISTINCT, PB_FQ_MERGED, PB_FQ_ECE_RAW, PB_FQ_ECE_MAP,
+  PB_FQ_NLL_RAW, PB_FQ_NLL_MAP, PB_FQ_REFIT_EDGES, PB_FQ_REFIT_PROFILE, PB_FQ_REFIT_FAUC, PB_FQ_FIXED
+};
+/* Pooled ties of the fitted maps (Q.5): the images of parts A and B (the folds), each scored by the map
+ * fitted on the other part (its held-out fold's map).  A tie group is a value held by two or more
+ * images: of the pooled raw scores, those within one fold and those spanning both; summed over the two
+ * folds, each fold's tie groups of its raw scores and of its mapped scores (a map is a function, so a
+ * fold keeps every raw tie; it can only merge distinct scores); and the tie groups of the pooled mapped
+ * scores.  The last two NaN unless both fitted maps are defined. */
+enum {
+  PB_FT_IMAGES, PB_FT_RAW_GROUPS, PB_FT_WITHIN, PB_FT_SPANNING, PB_FT_FOLD_RAW, PB_FT_FOLD_MAPPED, PB_FT_MAPPED,
+  PB_FT_FIXED
+};
+#define PB_FRAGILITY_QMAP_LEN (2 * PB_FRAGILITY_QMAPS * PB_FQ_FIXED + PB_FT_FIXED)
+/**
+ * The monotone maps of one (model, source): rec[(arm * PB_FRAGILITY_QMAPS + map) * PB_FQ_FIXED + f] for
+ * arm A (fitted on part A) then B, then the pooled ties (PB_FRAGILITY_QMAP_LEN doubles).  Pure and
+ * thread-safe.
+ */
+void pb_fragility_qmap(const struct pb_fragility_input *in, const struct pb_fragility_options *o, double *rec);
+
 /* Temperature-scaled states (seed 001: checkpoints x {as released,
  * temperature-scaled}; docs/fragility.md, "Temperature-scaled state"): a
  * record's scaled probabilities p_j^(1/T) / Z_T from its top-k list, its

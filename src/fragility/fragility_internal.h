@@ -35,6 +35,7 @@ struct pb_fragility_out {
   const double *flag;            /* [nd][PB_FF_FIXED] the drift records' flagged-bin check */
   const double *temper;          /* [nu][2 arm_len + 1] the temperature-scaled state: both arms' records (no
                                     permutation null), then the temperature (all NaN without top-k lists) */
+  const double *qmap;            /* [nu][PB_FRAGILITY_QMAP_LEN] the monotone score maps (pb_fragility_qmap) */
 };
 
 /* Tier rows of the drift table: all tiers, none, mild, severe, extreme (tier + 2). */
@@ -70,7 +71,24 @@ struct pb_fragility_sum {
                          temperature-scaled state (the source metrics across models; NULL on the other ranks) */
   double *tmp_med;    /* [source][arm][3] temperature-scaled state: medians over models of T, ECE, FAUC_up */
   int64_t *tmp_lcb;   /* [source][3] temperature-scaled models with LCB > 0 on arm A, on arm B, on both */
+  double *auc;        /* on rank 0: [unit][arm][PB_FRAGILITY_AUC_LEN] G_R, FAUC_up, the variance law's and the
+                         capped law's integrals, random-shift cells and cells above the profile (Tables 18 and 9;
+                         NULL on the other ranks) */
+  /* the monotone score maps (fragility_stage_qmap.c), per [source][arm][map]: */
+  int64_t *qm_n;      /* [PB_FRAGILITY_QSUM_N] models with the map defined, assignments, bin and readout changes of
+                         the fitting and the held-out images, merged scores, models whose NLL improves, refit edge
+                         changes */
+  double *qm_x;       /* [PB_FRAGILITY_QSUM_X] largest structural difference; medians over models of ECE raw, ECE
+                         mapped and the relative ECE reduction; largest refit profile change and |refit FAUC change| */
+  int64_t *qt_n;      /* [source][PB_FT_FIXED + 1] models with both fitted maps defined, then their pooled ties
+                         (pb_fragility_qmap's PB_FT_* fields) summed over them */
 };
+
+/* Numbers per unit and arm that rank 0 gathers for Tables 18 and 9 (struct pb_fragility_sum, auc). */
+enum { PB_FRAGILITY_AUC_G_R, PB_FRAGILITY_AUC_FAUC, PB_FRAGILITY_AUC_VAR, PB_FRAGILITY_AUC_CAP, PB_FRAGILITY_AUC_CELLS,
+       PB_FRAGILITY_AUC_ABOVE, PB_FRAGILITY_AUC_LEN };
+#define PB_FRAGILITY_QSUM_N 9
+#define PB_FRAGILITY_QSUM_X 6
 
 /** The report's totals of every rank's units (collective; free with pb_fragility_sum_free on every rank). */
 int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
@@ -84,6 +102,19 @@ int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fr
 int pb_fragility_diag_tsv(struct pb_results *res, const struct pb_fragility_out *out);
 /** fragility.md's sections of the diagnostics and their summary TSVs (rank 0; fragility_report_diag.c). */
 int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_out *out,
+                             const struct pb_fragility_sum *S, struct pb_text *md);
+
+/** @p width values per unit and arm of this rank's units (@p mine, unit-major, arm A then B) into rank 0's
+ *  malloc'd @p *all ([n_units][2][width]; NULL on the other ranks) (collective; fragility_stage_diag.c). */
+void pb_fragility__gather(const struct pb_fragility_out *out, int32_t width, const double *mine, double **all);
+
+/** report/fragility_qmap.tsv and fragility_qmap_ties.tsv: each rank its units' rows (collective;
+ *  fragility_stage_qmap.c). */
+int pb_fragility_qmap_tsv(struct pb_results *res, const struct pb_fragility_out *out);
+/** The monotone maps' totals into S (collective). */
+void pb_fragility_qmap_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S);
+/** fragility.md's section of the monotone maps and its summary TSVs (rank 0; fragility_report_qmap.c). */
+int pb_fragility_report_qmap(struct pb_results *res, const struct pb_fragility_out *out,
                              const struct pb_fragility_sum *S, struct pb_text *md);
 
 /** fragility.md, its tables and figures from the totals (rank 0). */

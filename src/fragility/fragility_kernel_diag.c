@@ -4,7 +4,8 @@
  * envelope of Proposition 3; the readout's groups merged pairwise into nested
  * coarser partitions on the same frozen bins, counts and masses; and the
  * score-only comparator, whose within-bin groups are quantiles of the score
- * itself.  Pure computation: no MPI, no I/O. */
+ * itself; and the helpers of the report's variance-law integrals (T Table 18)
+ * and heterogeneity quartiles (R.1 Table 9).  Pure computation: no MPI, no I/O. */
 #include "config.h"
 
 #include <math.h>
@@ -228,4 +229,32 @@ int64_t pb_fragility_ece_pairs(int32_t n, const double *ece, const double *gr, c
       pi[k] = i, pj[k++] = j;
     }
   return k;
+}
+
+/* The same trapezoids as FAUC's (pb_fragility__summaries), in the same order, so the integral of the
+ * profile_up block is FAUC_up to the last bit. */
+double pb_fragility_log_auc(const struct pb_fragility_options *o, const double *y)
+{
+  double a = 0, prev = pb_fragility_grid(o, 0);
+  for (int32_t k = 1; k < o->n_grid; k++) {
+    const double rho = pb_fragility_grid(o, k);
+    a += log(rho / prev) * (y[k] + y[k - 1]) / 2;
+    prev = rho;
+  }
+  return a;
+}
+
+/* Ranks by counting (a source has tens of models): r_i = #{x_j < x_i} + #{j < i : x_j = x_i}. */
+int32_t pb_fragility_quartiles(int32_t n, const double *x, int32_t *q)
+{
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++) m += isfinite(x[i]) != 0;
+  for (int32_t i = 0; i < n; i++) {
+    q[i] = -1;
+    if (!isfinite(x[i])) continue;
+    int64_t r = 0;
+    for (int32_t j = 0; j < n; j++) r += isfinite(x[j]) && (x[j] < x[i] || (x[j] == x[i] && j < i));
+    q[i] = (int32_t)(4 * r / m);
+  }
+  return m;
 }

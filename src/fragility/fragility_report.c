@@ -260,6 +260,7 @@ int pb_fragility_report(struct pb_results *res, const struct pb_fragility_out *o
   if (status == PB_OK) status = pb_fragility__profile_figure(res, out, S, &md);
   if (status == PB_OK) status = pb_fragility__drift_figure(res, out, S, &md);
   if (status == PB_OK) status = pb_fragility_report_diag(res, out, S, &md);
+  if (status == PB_OK) status = pb_fragility_report_qmap(res, out, S, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "fragility.md", md.buf, md.len);
   pb_text_free(&tb.tsv);
   pb_text_free(&tb.md);

@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <gsl/gsl_sort.h>
+
 #include "pairbound/error.h"
 #include "pairbound/agg.h"
+#include "pairbound/draws.h"
 #include "pairbound/fragility.h"
 #include "pairbound/protocol.h"
 #include "pairbound/results.h"
@@ -265,6 +268,124 @@ static int pb_fragility__random_tables(struct pb_results *res, const struct pb_f
   return status != PB_OK ? status : ls;
 }
 
+/* The median of the finite values of @p v[0..n) (sorted in place), as pb_agg_select_quantile gives. */
+static double pb_fragility__median(double *v, int32_t n)
+{
+  int32_t m = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (isfinite(v[i])) v[m++] = v[i];
+  gsl_sort(v, 1, (size_t)m);
+  return pb_resample_percentile_sorted(v, m, 0.5);
+}
+
+/* A row of the variance-law integrals per model. */
+struct pb_fragility__auc_row {
+  const char *model, *source, *arm;
+  double fauc, var, cap, var_factor, cap_factor;
+};
+
+/* Table 18 (T): the integrals over log rho of the variance law, the capped law and the plug-in profile
+ * (FAUC_up) per model, and per source and arm their medians, the medians of the factors against FAUC_up
+ * and the Spearman of each integral with FAUC_up across models (rank 0). */
+static int pb_fragility__auc_tables(struct pb_results *res, const struct pb_fragility_out *out,
+                                    const struct pb_fragility_sum *S, struct pb_table *tb, struct pb_text *md)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("models", 0), PB_FDG__COL_X("FAUC_up", 4, 0),
+    PB_FDG__COL_X("var_law_auc", 4, 1), PB_FDG__COL_X("capped_law_auc", 4, 2), PB_FDG__COL_X("var_factor", 3, 3),
+    PB_FDG__COL_X("capped_factor", 3, 4), PB_FDG__COL_X("spearman_var_FAUC", 3, 5),
+    PB_FDG__COL_X("spearman_capped_FAUC", 3, 6), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Variance-law baselines against FAUC (Appendix T, Table 18; medians over models)",
+    "Integrals over log rho on the FAUC grid (trapezoids, not normalised) of the variance law sum_b w_b sqrt(rho "
+    "G_b), the capped law sum_b w_b min(sqrt(rho G_b), upward saturation value) and the plug-in profile (FAUC_up); "
+    "factors: a model's integral over its FAUC_up (median over models); spearman: each integral against FAUC_up "
+    "across models (report/fragility_variance_auc.tsv).", cols};
+#define A(name, member, fmt) {name, fmt, 6, .slot = offsetof(struct pb_fragility__auc_row, member)}
+  static const struct pb_column pcols[] = {
+    A("model", model, PB_COL_STR), A("source", source, PB_COL_STR), A("arm", arm, PB_COL_STR),
+    A("FAUC_up", fauc, PB_COL_NUM), A("var_law_auc", var, PB_COL_NUM), A("capped_law_auc", cap, PB_COL_NUM),
+    A("var_factor", var_factor, PB_COL_NUM), A("capped_factor", cap_factor, PB_COL_NUM), {NULL}};
+#undef A
+  static const struct pb_table_spec pspec = {NULL, NULL, pcols};
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models;
+  double *v = pb_malloc((size_t)(M > 0 ? M : 1) * 4 * sizeof *v), *f = v + M, *va = f + M, *ca = va + M;
+  struct pb_text list = {0};
+  pb_table_tsv_open(&list, &pspec);
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int a = 0; a < 2; a++) {
+      double x[7];
+      for (int32_t m = 0; m < M; m++) {
+        const double *r = S->auc + (((size_t)s * M + (size_t)m) * 2 + (size_t)a) * PB_FRAGILITY_AUC_LEN;
+        f[m] = r[PB_FRAGILITY_AUC_FAUC], va[m] = r[PB_FRAGILITY_AUC_VAR], ca[m] = r[PB_FRAGILITY_AUC_CAP];
+        const struct pb_fragility__auc_row row = {meta->model_ids[m], meta->sources[s].name, a == 0 ? "A" : "B",
+                                                  f[m], va[m], ca[m], va[m] / f[m], ca[m] / f[m]};
+        pb_table_tsv_row(&list, &pspec, pb_table_member, &row);
+      }
+      double sp[3]; /* var-capped, var-FAUC, capped-FAUC */
+      int64_t n[1] = {pb_fragility_metric_spearman(M, va, ca, f, sp)};
+      x[5] = sp[1], x[6] = sp[2];
+      const double *col[3] = {f, va, ca};
+      for (int c = 0; c < 5; c++) {
+        for (int32_t m = 0; m < M; m++) v[m] = c < 3 ? col[c][m] : (c == 3 ? va[m] : ca[m]) / f[m];
+        x[c] = pb_fragility__median(v, M);
+      }
+      const struct pb_fragility__drow row = {{meta->sources[s].name, a == 0 ? "A" : "B", NULL}, n, x};
+      pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+    }
+  int status = pb_table_flush(tb, res, "fragility_variance_auc_summary.tsv", md);
+  const int ls = pb_results_write_report(res, "fragility_variance_auc.tsv", list.buf, list.len);
+  pb_text_free(&list);
+  free(v);
+  return status != PB_OK ? status : ls;
+}
+
+/* Table 9 (R.1): the random shifts' cells above the profile by quartile of G_R across a source's models
+ * (rank 0). */
+static int pb_fragility__quartile_table(struct pb_results *res, const struct pb_fragility_out *out,
+                                        const struct pb_fragility_sum *S, struct pb_table *tb, struct pb_text *md)
+{
+  static const struct pb_column cols[] = {
+    PB_FDG__COL_KEY("source", 0), PB_FDG__COL_KEY("arm", 1), PB_FDG__COL_N("quartile", 0), PB_FDG__COL_N("models", 1),
+    PB_FDG__COL_X("G_R_min", 5, 0), PB_FDG__COL_X("G_R_max", 5, 1), PB_FDG__COL_N("cells", 2),
+    PB_FDG__COL_N("above_profile", 3), PB_FDG__COL_X("share_above", 4, 2), {NULL}};
+  static const struct pb_table_spec spec = {
+    "Random shifts above the profile by restricted-heterogeneity quartile (Appendix R.1, Table 9)",
+    "A source's models with a finite G_R ranked by it (equal values in model order), rank r of m in quartile "
+    "floor(4 r / m) + 1; per quartile the models' G_R range and their random-shift cells, those whose median "
+    "movement exceeds the two-sided profile and their share (report/fragility_random.tsv).", cols};
+  const struct pb_meta *meta = out->meta;
+  const int32_t M = meta->n_models;
+  double *g = pb_malloc((size_t)(M > 0 ? M : 1) * sizeof *g);
+  int32_t *q = pb_malloc((size_t)(M > 0 ? M : 1) * sizeof *q);
+  pb_table_open(tb, &spec);
+  for (int32_t s = 0; s < meta->n_sources; s++)
+    for (int a = 0; a < 2; a++) {
+      const double *r0 = S->auc + (size_t)s * M * 2 * PB_FRAGILITY_AUC_LEN + (size_t)a * PB_FRAGILITY_AUC_LEN;
+      for (int32_t m = 0; m < M; m++) g[m] = r0[(size_t)m * 2 * PB_FRAGILITY_AUC_LEN + PB_FRAGILITY_AUC_G_R];
+      pb_fragility_quartiles(M, g, q);
+      for (int32_t j = 0; j < 4; j++) {
+        int64_t n[4] = {j + 1, 0, 0, 0};
+        double x[3] = {INFINITY, -INFINITY, NAN};
+        for (int32_t m = 0; m < M; m++) {
+          if (q[m] != j) continue;
+          const double *r = r0 + (size_t)m * 2 * PB_FRAGILITY_AUC_LEN;
+          n[1]++, n[2] += (int64_t)r[PB_FRAGILITY_AUC_CELLS], n[3] += (int64_t)r[PB_FRAGILITY_AUC_ABOVE];
+          x[0] = fmin(x[0], g[m]), x[1] = fmax(x[1], g[m]);
+        }
+        if (n[1] == 0) continue;
+        x[2] = n[2] > 0 ? (double)n[3] / (double)n[2] : NAN;
+        const struct pb_fragility__drow row = {{meta->sources[s].name, a == 0 ? "A" : "B", NULL}, n, x};
+        pb_table_row(tb, &spec, pb_fragility__dcell, &row);
+      }
+    }
+  free(g);
+  free(q);
+  return pb_table_flush(tb, res, "fragility_random_quartiles.tsv", md);
+}
+
 /* The temperature-scaled state beside the released one per source and arm (rank 0). */
 static int pb_fragility__tempered_table(struct pb_results *res, const struct pb_fragility_out *out,
                                         const struct pb_fragility_sum *S, struct pb_table *tb, struct pb_text *md)
@@ -324,7 +445,9 @@ int pb_fragility_report_diag(struct pb_results *res, const struct pb_fragility_o
     status = pb_table_flush(&tb, res, "fragility_drift_flagged_summary.tsv", md);
   }
   if (status == PB_OK) status = pb_fragility__random_tables(res, out, S, &tb, md);
+  if (status == PB_OK) status = pb_fragility__quartile_table(res, out, S, &tb, md);
   if (status == PB_OK) status = pb_fragility__metric_tables(res, out, S, &tb, md);
+  if (status == PB_OK) status = pb_fragility__auc_tables(res, out, S, &tb, md);
   if (status == PB_OK && out->meta->topk > 0) status = pb_fragility__tempered_table(res, out, S, &tb, md);
   pb_text_free(&tb.tsv);
   pb_text_free(&tb.md);

@@ -453,14 +453,15 @@ static void pb_fragility__tempered(const struct pb_meta *meta, const struct pb_f
 }
 
 /* Both arms of unit (t, m) into arm[0..2 arm_len), their diagnostics and
- * random shifts into diag[0..2 diag_len) (struct pb_fragility_out), and the drift split of each of its perturbed
+ * random shifts into diag[0..2 diag_len) (struct pb_fragility_out), its
+ * monotone score maps into qmap[0..PB_FRAGILITY_QMAP_LEN), and the drift split of each of its perturbed
  * conditions, global cells cell0, cell0 + 1, ..., into drift[] (condition
  * order, clean skipped) with its flagged-bin records in flag[].  PB_FAIL: a
  * cell's error. */
 static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragility__load *L,
                               const struct pb_fragility__signal *sig, uint8_t *const *part,
                               const struct pb_fragility_options *o, int64_t unit, int64_t cell0, double *arm,
-                              double *diag, double *drift, double *flag, double *temper)
+                              double *diag, double *drift, double *flag, double *temper, double *qmap)
 {
   int32_t t = (int32_t)(unit / meta->n_models), m = (int32_t)(unit % meta->n_models);
   const struct pb_source *S = &meta->sources[t], *P = &meta->sources[sig[t].src];
@@ -484,6 +485,7 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   pb_fragility_random(&in, o, PB_FRAGILITY_PART_A, diag + dl);
   pb_fragility_diag(&in, o, PB_FRAGILITY_PART_B, diag + dl + rl);
   pb_fragility_random(&in, o, PB_FRAGILITY_PART_B, diag + 2 * dl + rl);
+  pb_fragility_qmap(&in, o, qmap);
   pb_fragility__tempered(meta, L, &in, o, t, m, temper, temper + 2 * len);
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
@@ -764,6 +766,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   double *diag = pb_malloc((size_t)(nu > 0 ? nu : 1) * 2 * dlen * sizeof(double));
   double *flag = pb_malloc((size_t)(nd > 0 ? nd : 1) * PB_FF_FIXED * sizeof(double));
   double *temper = pb_malloc((size_t)(nu > 0 ? nu : 1) * (2 * len + 1) * sizeof(double));
+  double *qmap = pb_malloc((size_t)(nu > 0 ? nu : 1) * PB_FRAGILITY_QMAP_LEN * sizeof(double));
   if (status == PB_OK) {
     struct pb_error_first fe;
     pb_error_first_init(&fe);
@@ -771,8 +774,8 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     for (int64_t u = u0; u < u1; u++)
       if (pb_fragility__unit(meta, L, U.sig, U.part, o, u, U.drift0[u], arm + (size_t)(u - u0) * 2 * len,
                              diag + (size_t)(u - u0) * 2 * dlen, drift + (size_t)(U.drift0[u] - d0) * PB_FD_FIXED,
-                             flag + (size_t)(U.drift0[u] - d0) * PB_FF_FIXED,
-                             temper + (size_t)(u - u0) * (2 * len + 1)) != PB_OK)
+                             flag + (size_t)(U.drift0[u] - d0) * PB_FF_FIXED, temper + (size_t)(u - u0) * (2 * len + 1),
+                             qmap + (size_t)(u - u0) * PB_FRAGILITY_QMAP_LEN) != PB_OK)
         pb_error_first_record(&fe, u);
     status = pb_error_first_status(&fe);
   }
@@ -790,10 +793,11 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
     const int8_t **tier = pb_malloc((size_t)meta->n_sources * sizeof *tier);
     for (int32_t s = 0; s < meta->n_sources; s++) tier[s] = st.protocol.src[s].tier;
     struct pb_fragility_out out = {meta, o, &arm_fields, len, U.n_units, u0, nu, arm, U.drift0[U.n_units], d0, nd,
-                                   drift, U.drift0, tier, what, st.comm, dlen, diag, flag, temper};
+                                   drift, U.drift0, tier, what, st.comm, dlen, diag, flag, temper, qmap};
     status = pb_fragility__arm_tsv(st.results, &out);
     if (status == PB_OK) status = pb_fragility__drift_tsv(st.results, &out);
     if (status == PB_OK) status = pb_fragility_diag_tsv(st.results, &out);
+    if (status == PB_OK) status = pb_fragility_qmap_tsv(st.results, &out);
     if (status == PB_OK) {
       struct pb_fragility_sum S;
       status = pb_fragility_summarise(&out, &S);
@@ -813,6 +817,7 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   free(diag);
   free(flag);
   free(temper);
+  free(qmap);
   free(drift);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     free(L[s].rows);

@@ -245,13 +245,30 @@ static int pb_fragility__flag_summary(const struct pb_fragility_out *out, struct
   return pb_agg_reduce(&S->fm, out->comm, 0);
 }
 
-/* ECE, G_R and FAUC_up of every unit and arm to rank 0 (collective): the report's correlations and
- * similar-ECE pairs compare models, three numbers each. */
-static void pb_fragility__metric_gather(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
+void pb_fragility__gather(const struct pb_fragility_out *out, int32_t width, const double *mine, double **all)
 {
   int rank, size;
   MPI_Comm_rank(out->comm, &rank);
   MPI_Comm_size(out->comm, &size);
+  int cnt = (int)(out->nu * 2 * width), *cnts = NULL, *offs = NULL;
+  *all = NULL;
+  if (rank == 0) {
+    cnts = pb_malloc((size_t)size * sizeof *cnts);
+    offs = pb_malloc((size_t)size * sizeof *offs);
+    *all = pb_malloc((size_t)(out->n_units > 0 ? out->n_units : 1) * 2 * width * sizeof **all);
+  }
+  MPI_Gather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, 0, out->comm);
+  if (rank == 0)
+    for (int r = 0, o = 0; r < size; o += cnts[r++]) offs[r] = o; /* ranks hold contiguous units in order */
+  MPI_Gatherv(mine, cnt, MPI_DOUBLE, *all, cnts, offs, MPI_DOUBLE, 0, out->comm);
+  free(cnts);
+  free(offs);
+}
+
+/* ECE, G_R and FAUC_up of every unit and arm to rank 0 (collective): the report's correlations and
+ * similar-ECE pairs compare models, three numbers each. */
+static void pb_fragility__metric_gather(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
+{
   double *mine = pb_malloc((size_t)(out->nu > 0 ? out->nu : 1) * 12 * sizeof *mine);
   for (int64_t u = 0; u < out->nu; u++)
     for (int a = 0; a < 2; a++) {
@@ -261,19 +278,31 @@ static void pb_fragility__metric_gather(const struct pb_fragility_out *out, stru
       x[0] = r[PB_FA_ECE], x[1] = r[PB_FA_G_R], x[2] = r[PB_FA_FAUC_UP];
       x[3] = q[PB_FA_ECE], x[4] = q[PB_FA_G_R], x[5] = q[PB_FA_FAUC_UP];
     }
-  int cnt = (int)(out->nu * 12), *cnts = NULL, *offs = NULL;
-  if (rank == 0) {
-    cnts = pb_malloc((size_t)size * sizeof *cnts);
-    offs = pb_malloc((size_t)size * sizeof *offs);
-    S->metric = pb_malloc((size_t)(out->n_units > 0 ? out->n_units : 1) * 12 * sizeof *S->metric);
-  }
-  MPI_Gather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, 0, out->comm);
-  if (rank == 0)
-    for (int r = 0, o = 0; r < size; o += cnts[r++]) offs[r] = o; /* ranks hold contiguous units in order */
-  MPI_Gatherv(mine, cnt, MPI_DOUBLE, S->metric, cnts, offs, MPI_DOUBLE, 0, out->comm);
+  pb_fragility__gather(out, 6, mine, &S->metric);
   free(mine);
-  free(cnts);
-  free(offs);
+}
+
+/* Tables 18 and 9 compare models: G_R, FAUC_up, the integrals over log rho of the variance law and the
+ * capped law, and the random-shift cells and cells above the profile of every unit and arm, to rank 0
+ * (collective). */
+static void pb_fragility__auc_gather(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
+{
+  const int32_t G = out->opt->n_grid, W = PB_FRAGILITY_AUC_LEN;
+  double *mine = pb_malloc((size_t)(out->nu > 0 ? out->nu : 1) * 2 * W * sizeof *mine);
+  for (int64_t u = 0; u < out->nu; u++)
+    for (int a = 0; a < 2; a++) {
+      const double *r = out->arms + ((size_t)u * 2 + (size_t)a) * out->arm_len;
+      const double *d = out->diag + ((size_t)u * 2 + (size_t)a) * (size_t)out->diag_len + PB_FRAGILITY_DIAG_LEN(G);
+      double *x = mine + ((size_t)u * 2 + (size_t)a) * W;
+      x[PB_FRAGILITY_AUC_G_R] = r[PB_FA_G_R];
+      x[PB_FRAGILITY_AUC_FAUC] = r[PB_FA_FAUC_UP];
+      x[PB_FRAGILITY_AUC_VAR] = pb_fragility_log_auc(out->opt, r + PB_FA_FIXED + 2 * G);
+      x[PB_FRAGILITY_AUC_CAP] = pb_fragility_log_auc(out->opt, r + PB_FA_FIXED + 3 * G);
+      x[PB_FRAGILITY_AUC_CELLS] = d[PB_FX_CELLS];
+      x[PB_FRAGILITY_AUC_ABOVE] = d[PB_FX_ABOVE];
+    }
+  pb_fragility__gather(out, W, mine, &S->auc);
+  free(mine);
 }
 
 /* Random shifts per (source, arm): counts over the models, the excess sum, the Spearman medians (collective). */
@@ -336,6 +365,7 @@ static void pb_fragility__tempered_summary(const struct pb_fragility_out *out, s
 int pb_fragility_diag_summarise(const struct pb_fragility_out *out, struct pb_fragility_sum *S)
 {
   pb_fragility__metric_gather(out, S);
+  pb_fragility__auc_gather(out, S);
   const int32_t ns = out->meta->n_sources;
   S->sel_n = pb_calloc((size_t)ns * 2 * 2, sizeof *S->sel_n);
   S->sel_x = pb_malloc((size_t)ns * 2 * 3 * sizeof *S->sel_x);

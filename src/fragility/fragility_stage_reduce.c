@@ -200,6 +200,7 @@ void pb_fragility_sum_free(struct pb_fragility_sum *S)
 {
   free(S->med), free(S->lcb), free(S->dk), free(S->dmax), free(S->dutil), free(S->prof);
   free(S->sel_n), free(S->sel_x), free(S->merge), free(S->score), free(S->fk), free(S->metric), free(S->rnd_n), free(S->rnd_med), free(S->tmp_med), free(S->tmp_lcb);
+  free(S->auc), free(S->qm_n), free(S->qm_x), free(S->qt_n);
   pb_agg_free(&S->rnd_x);
   pb_agg_free(&S->fm);
   pb_agg_free(&S->dm);
@@ -222,6 +223,7 @@ int pb_fragility_summarise(const struct pb_fragility_out *out, struct pb_fragili
   if (status == PB_OK) status = pb_fragility__spearman_summary(out, S);
   if (status == PB_OK) status = pb_fragility__profile_summary(out, S);
   if (status == PB_OK) status = pb_fragility_diag_summarise(out, S);
+  if (status == PB_OK) pb_fragility_qmap_summarise(out, S);
   return status;
 }
 

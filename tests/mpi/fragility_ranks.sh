@@ -10,7 +10,9 @@ reports="fragility.tsv fragility_drift.tsv fragility_sources.tsv fragility_drift
   fragility_profiles.tsv fragility_drift_tiers.tsv fragility.md fragility_selective.tsv fragility_merges.tsv
   fragility_score_only.tsv fragility_selective_summary.tsv fragility_merges_summary.tsv fragility_score_only_summary.tsv
   fragility_drift_flagged.tsv fragility_drift_flagged_summary.tsv fragility_metric_spearman.tsv fragility_ece_pairs.tsv
-  fragility_random.tsv fragility_random_summary.tsv fragility_random_radius.tsv fragility_tempered.tsv"
+  fragility_random.tsv fragility_random_summary.tsv fragility_random_radius.tsv fragility_tempered.tsv
+  fragility_random_quartiles.tsv fragility_variance_auc.tsv fragility_variance_auc_summary.tsv fragility_qmap.tsv
+  fragility_qmap_ties.tsv fragility_qmap_summary.tsv fragility_qmap_ties_summary.tsv"
 ranks_identical "$reports" fragility "$WORK/s.h5" --null 20
 T="$WORK/o11/report/fragility.tsv"
 D="$WORK/o11/report/fragility_drift.tsv"
@@ -49,6 +51,28 @@ if [ "${topk:-0}" -gt 0 ]; then
     NR > 1 { rows++; if (!($4 > 0.05 && $4 < 20)) bad = 1 } END { exit bad || rows != n }' "$WORK/o11/report/fragility_tempered.tsv"
 fi
 check "merges: the unmerged level's FAUC_up is fragility.tsv's" cmp "$WORK/fauc_m.txt" "$WORK/fauc.txt"
+# the monotone maps (seed 001 Q): shapes; Table 4 (a defined fitted map moves no image and changes no
+# structural quantity); the raw ECE is fragility.tsv's (columns 16 there, 17 in fragility_qmap.tsv)
+Q="$WORK/o11/report/fragility_qmap.tsv"
+check "fragility_qmap.tsv: 3 maps per model, source and arm" test "$(($(wc -l < "$Q") - 1))" -eq $((models * sources * 6))
+check "fragility_qmap_ties.tsv: one row per model and source" test "$(($(wc -l < "$WORK/o11/report/fragility_qmap_ties.tsv") - 1))" -eq $((models * sources))
+check "fitted maps: no bin or readout change, no structural difference" awk -F'\t' '
+  NR > 1 && $4 == "fitted" && $5 == 1 { n++; if ($9 != 0 || $10 != 0 || $12 != 0 || $13 != 0 || $14 != 0) bad = 1 }
+  END { exit bad || n == 0 }' "$Q"
+awk -F'\t' 'NR > 1 && $4 == "power" { print $1, $2, $3, $17 }' "$Q" > "$WORK/ece_q.txt"
+awk -F'\t' 'NR > 1 { print $1, $2, $3, $16 }' "$T" > "$WORK/ece_t.txt"
+check "fragility_qmap.tsv: ece_raw is fragility.tsv's ece" cmp "$WORK/ece_q.txt" "$WORK/ece_t.txt"
+# Table 18: the variance law's integral recomputed from fragility.tsv's var_law_<rho> columns (trapezoids in log rho)
+check "fragility_variance_auc.tsv: var_law_auc is the trapezoid integral of fragility.tsv's var_law columns" awk -F'\t' '
+  NR == FNR { if (FNR == 1) { for (i = 1; i <= NF; i++) if ($i ~ /^var_law_/) { c[++k] = i; r[k] = substr($i, 9) + 0 } }
+    else { a = 0; for (j = 2; j <= k; j++) a += log(r[j] / r[j - 1]) * ($c[j] + $c[j - 1]) / 2; v[$1 " " $2 " " $3] = a }
+    next }
+  FNR > 1 { d = $5 - v[$1 " " $2 " " $3]; if (d < 0) d = -d; if (!(d <= 1e-12 * (1 + $5))) bad = 1; n++ }
+  END { exit bad || n == 0 }' "$T" "$WORK/o11/report/fragility_variance_auc.tsv"
+# Table 9: the quartiles share out every random-shift cell of a source and arm
+awk -F'\t' 'NR > 1 { n[$1 " " $2] += $7 } END { for (k in n) print k, n[k] }' "$WORK/o11/report/fragility_random_quartiles.tsv" | sort > "$WORK/q_cells.txt"
+awk -F'\t' 'NR > 1 { print $1, $2, $3 }' "$WORK/o11/report/fragility_random_summary.tsv" | sort > "$WORK/r_cells.txt"
+check "fragility_random_quartiles.tsv: the quartiles' cells add up to the random summary's" cmp "$WORK/q_cells.txt" "$WORK/r_cells.txt"
 check "score-only comparator: its readout FAUC_up is fragility.tsv's" cmp "$WORK/fauc_j.txt" "$WORK/fauc.txt"
 check "results.h5 has /fragility" sh -c "h5ls -r '$WORK/o11/results.h5' | grep -q '^/fragility/drift/L_comp'"
 check "fragility.md links both figures" sh -c "grep -q 'fragility_profiles' '$WORK/o11/report/fragility.md' && grep -q 'fragility_drift_tiers' '$WORK/o11/report/fragility.md'"
