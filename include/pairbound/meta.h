@@ -9,6 +9,9 @@
 
 #define PB_SPLIT_DEV 0
 #define PB_SPLIT_EVAL 1
+/* In memory only, never stored: an image outside the analysis, neither development nor evaluation (an image
+ * with an empty label set under --labels set: pb_store_labels, docs/protocol.md "Label sets"). */
+#define PB_SPLIT_NONE 2
 #define PB_CLEAN_CONDITION "clean"
 /* Classes per source at most (2^20): every stage sizes per-class tables by
  * n_classes, so a stray huge label would cost time and memory for nothing.
@@ -23,7 +26,7 @@ struct pb_source {
   int32_t n_images;
   char **image_ids;      /* [n_images] */
   int32_t *labels;       /* [n_images] true labels */
-  uint8_t *split;        /* [n_images] PB_SPLIT_DEV or PB_SPLIT_EVAL */
+  uint8_t *split;        /* [n_images] PB_SPLIT_DEV or PB_SPLIT_EVAL (PB_SPLIT_NONE: pb_store_labels) */
   int32_t n_conditions;
   char **conditions;     /* [n_conditions] */
   int32_t clean;         /* index of PB_CLEAN_CONDITION in conditions */
@@ -37,6 +40,11 @@ struct pb_source {
    * "key:value, ...", as a synthetic panel's configuration declares them
    * (reports print them beside ours; docs/synth.md), else NULL. */
   char *seed_values;
+  /* Label sets (include/pairbound/lsets.h; docs/store.md, "Label sets"), CSR:
+   * image i's acceptable labels are lset_ids[lset_off[i] .. lset_off[i + 1]),
+   * ascending, possibly none; both NULL when the source holds no sets. */
+  int64_t *lset_off;     /* [n_images + 1] or NULL */
+  int32_t *lset_ids;     /* [lset_off[n_images]] */
 };
 
 /* Roles of a source (its `role` text in parentheses). */

@@ -1,0 +1,56 @@
+/* Label sets: per image, a set of acceptable labels (seed 000 Section 7 and
+ * Appendix J.1, "ReaL"), and correctness attached to each record under its
+ * own image's set.  Pure: no MPI, no I/O (the store's datasets are
+ * src/store/store_lsets.c; docs/csv.md, docs/store.md, docs/protocol.md). */
+#ifndef PAIRBOUND_LSETS_H
+#define PAIRBOUND_LSETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pb_source;
+
+/* Which correctness the stages use (the protocol option --labels). */
+enum pb_labels {
+  PB_LABELS_AUTO = 0, /* set when the store has label sets, single otherwise */
+  PB_LABELS_SINGLE,   /* a record is correct iff pred == label */
+  PB_LABELS_SET       /* a record is correct iff pred is in its image's set */
+};
+
+/* The CSV column of the sets (docs/csv.md), and the separator of a set's ids in the CSV column `labels`. */
+#define PB_LSETS_COLUMN "labels"
+#define PB_LSETS_SEP ';'
+
+/**
+ * A `labels` field: ";"-separated decimal class ids in [0, PB_MAX_CLASSES), no
+ * id twice, in any order (empty: no set).  The ids, sorted ascending, into
+ * @p ids (room for @p cap; more is an error), their number into *@p n.
+ * PB_FAIL with the reason (no file or line) in pb_error_message().
+ */
+int pb_lsets_parse(const char *text, int32_t *ids, int32_t cap, int32_t *n);
+/** The canonical text of a set ("3;17;250", "" when @p n is 0) into @p buf; its length (as snprintf). */
+size_t pb_lsets_text(const int32_t *ids, int32_t n, char *buf, size_t cap);
+/** Whether class @p c is in the ascending set ids[0..n). */
+int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c);
+
+/**
+ * The prediction every kernel's `pred == label` test reads so that it gives
+ * set correctness (docs/protocol.md, "Label sets"): @p label when @p pred is
+ * in the nonempty ascending set ids[0..n); ids[0] when @p pred is the label
+ * and the label is not in the set (still wrong: ids[0] != label, and no
+ * other wrong prediction maps to ids[0], which is in the set); else @p pred.
+ * The map is injective on the predictions outside the set, so two wrong
+ * records of an image share the mapped prediction iff they share the
+ * original one, and it is the same for every model and condition.
+ */
+int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred);
+
+/** Whether a source holds label sets (its lset_off is not NULL). */
+int pb_lsets_source_has(const struct pb_source *src);
+/** Whether @p src's sets are well formed: offsets from 0, not decreasing; ids ascending in [0, n_classes).
+ *  PB_FAIL with "source S image I: ..." otherwise (pb_meta_validate). */
+int pb_lsets_validate(const struct pb_source *src);
+/** The set of image @p i of @p src: its ids and their number. */
+const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n);
+
+#endif /* PAIRBOUND_LSETS_H */
