@@ -41,6 +41,9 @@ struct pb_synth_source {
   double noise[PB_N_TIERS]; /* record (capture) noise sigma_eps of its mild, severe, extreme conditions (0.55) */
   double tier_accuracy[PB_N_TIERS][2]; /* grid: highest and lowest target accuracy of each tier's conditions */
   int has_tier_accuracy;
+  /* label sets (docs/synth.md, "Label sets"): the share of images with a set and their original label that get
+   * 2-3 acceptable labels; 0 (default): the source holds no sets */
+  double label_sets;
 };
 
 struct pb_synth_config {
