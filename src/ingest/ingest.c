@@ -423,15 +423,6 @@ static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *nam
   return pb_strmap_put(&ctx->sources, name, s);
 }
 
-/* Where an earlier row was, for a message about the current one. */
-const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n)
-{
-  if (file < 0) snprintf(buf, n, "in %s", ctx->store_name);
-  else if (file == ctx->cur) snprintf(buf, n, "at line %lld", (long long)line);
-  else snprintf(buf, n, "at line %lld of %s", (long long)line, ctx->files[file].name);
-  return buf;
-}
-
 static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line)
 {
   struct pb_meta *meta = ctx->meta;

@@ -141,7 +141,8 @@ int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, st
                    int32_t key[4]);
 /* ... and its values validated again with the final class counts (top-k into ctx->tk_*). */
 int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t s, struct pb_ingest__rec *rec);
-/* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append). */
+/* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append)
+ * (ingest_read.c). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
 
 /* ingest_lsets.c: the column `labels` (docs/csv.md, "Label sets"). */
