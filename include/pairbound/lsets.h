@@ -36,14 +36,15 @@ int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c);
 /**
  * The prediction every kernel's `pred == label` test reads so that it gives
  * set correctness (docs/protocol.md, "Label sets"): @p label when @p pred is
- * in the nonempty ascending set ids[0..n); ids[0] when @p pred is the label
- * and the label is not in the set (still wrong: ids[0] != label, and no
- * other wrong prediction maps to ids[0], which is in the set); else @p pred.
- * The map is injective on the predictions outside the set, so two wrong
- * records of an image share the mapped prediction iff they share the
- * original one, and it is the same for every model and condition.
+ * in the nonempty ascending set ids[0..n); @p n_classes when @p pred is the label and the label is not in the set (still
+ * wrong); else @p pred.  The map is injective on the predictions outside the
+ * set and does not depend on the image beyond its label, so two wrong
+ * records of a class (of one image or of two, as the within-class
+ * reassignment pairs them) share the mapped prediction iff they share the
+ * original one.  The value n_classes is no class: a mapped prediction may be
+ * compared, never used as an index.
  */
-int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred);
+int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred, int32_t n_classes);
 
 /** Whether a source holds label sets (its lset_off is not NULL). */
 int pb_lsets_source_has(const struct pb_source *src);

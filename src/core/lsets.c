@@ -76,10 +76,12 @@ int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c)
   return lo < n && ids[lo] == c;
 }
 
-int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred)
+int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred, int32_t n_classes)
 {
   if (pb_lsets_has(ids, n, pred)) return label;
-  if (pred == label) return ids[0]; /* the label is not in the set, so ids[0] != label */
+  /* the label is not in the set: one value for the whole class, that no stored prediction takes, since the
+   * analyses compare wrong predictions of different images of the class */
+  if (pred == label) return n_classes;
   return pred;
 }
 

@@ -99,7 +99,7 @@ void pb_store__lsets_map(const struct pb_store *st, int32_t src, struct pb_rows 
       const int32_t *ids = pb_lsets_of(s, i, &k);
       int32_t *p = &d->pred[(size_t)r * s->n_images + i];
       /* an image without a set is outside the analysis (PB_SPLIT_NONE): its records stay as stored */
-      if (k > 0) *p = pb_lsets_pred(ids, k, s->labels[i], *p);
+      if (k > 0) *p = pb_lsets_pred(ids, k, s->labels[i], *p, s->n_classes);
     }
 }
 

@@ -61,9 +61,9 @@ START_TEST(test_hand_example)
   static const int32_t off[9] = {0, 2, 3, 4, 6, 7, 8, 9, 10}, ids[10] = {0, 1, 1, 0, 0, 2, 0, 2, 0, 0};
   int32_t m0[8], m1[8];
   for (int i = 0; i < 8; i++) {
-    m0[i] = pb_lsets_pred(ids + off[i], off[i + 1] - off[i], label[i], pred0[i]);
-    m1[i] = pb_lsets_pred(ids + off[i], off[i + 1] - off[i], label[i], pred1[i]);
-    ck_assert(m0[i] >= 0 && m0[i] < 3 && m1[i] >= 0 && m1[i] < 3); /* still classes of the source */
+    m0[i] = pb_lsets_pred(ids + off[i], off[i + 1] - off[i], label[i], pred0[i], 3);
+    m1[i] = pb_lsets_pred(ids + off[i], off[i + 1] - off[i], label[i], pred1[i], 3);
+    ck_assert(m0[i] >= 0 && m0[i] <= 3 && m1[i] >= 0 && m1[i] <= 3); /* a class, or 3 = n_classes: "the label, not in the set" */
   }
   struct pb_cell_data single = {.n = 8, .label = label, .pred0 = pred0, .pred1 = pred1};
   struct pb_cell_data set = {.n = 8, .label = label, .pred0 = m0, .pred1 = m1};
@@ -90,12 +90,113 @@ START_TEST(test_hand_example)
 }
 END_TEST
 
+/* The prediction map's one value per class for "predicted the original label y, y not in the set": the
+ * analyses pair records of different images of a class (within-class reassignment), so that value must be
+ * the same for every image of the class and taken by no real prediction.  One class y = 0 of 4 classes:
+ *
+ *  img set    pred0 pred1
+ *  A   {1}    0     1       clean wrong (predicts y), perturbed correct
+ *  B   {2}    0     0       both wrong, both predict y
+ *  C   {0,3}  3     1       clean correct, perturbed wrong with 1 = min(S_A), 1 not in S_C
+ *
+ * Pairing 1 (clean A-pert B, clean B-pert C, clean C-pert A): (0,0) both wrong, same label: s; (0,1) both wrong,
+ * different labels: w; (3,1) both correct: k.  k 1, s 1, w 1.
+ * Pairing 2 (clean A-pert C, clean B-pert A, clean C-pert B): (0,1) wrong, wrong, different: w; (0,1) wrong then
+ * correct: r; (3,0) correct then wrong: h.  h 1, r 1, w 1. */
+static int32_t map(const int32_t *ids, int32_t n, int32_t y, int32_t p, int32_t K)
+{
+  return pb_lsets_pred(ids, n, y, p, K);
+}
+
+static void count_pairing(const int32_t *off, const int32_t *ids, const int32_t *label, const int32_t *pred0,
+                          const int32_t *pred1, const int *perm, int32_t n, int32_t K, struct pb_states *out)
+{
+  int32_t m0[8], m1[8];
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t j = perm[i];
+    m0[i] = map(ids + off[i], off[i + 1] - off[i], label[i], pred0[i], K);
+    m1[i] = map(ids + off[j], off[j + 1] - off[j], label[j], pred1[j], K);
+  }
+  struct pb_cell_data c = {.n = n, .label = label, .pred0 = m0, .pred1 = m1};
+  pb_states_count(&c, out);
+}
+
+START_TEST(test_across_images)
+{
+  static const int32_t off[4] = {0, 1, 2, 4}, ids[4] = {1, 2, 0, 3}, label[3] = {0, 0, 0};
+  static const int32_t pred0[3] = {0, 0, 3}, pred1[3] = {1, 0, 1};
+  static const int perm1[3] = {1, 2, 0}, perm2[3] = {2, 0, 1};
+  struct pb_states a, b;
+  count_pairing(off, ids, label, pred0, pred1, perm1, 3, 4, &a);
+  ck_assert_int_eq(a.k, 1);
+  ck_assert_int_eq(a.h, 0);
+  ck_assert_int_eq(a.r, 0);
+  ck_assert_int_eq(a.s, 1);
+  ck_assert_int_eq(a.w, 1);
+  count_pairing(off, ids, label, pred0, pred1, perm2, 3, 4, &b);
+  ck_assert_int_eq(b.k, 0);
+  ck_assert_int_eq(b.h, 1);
+  ck_assert_int_eq(b.r, 1);
+  ck_assert_int_eq(b.s, 0);
+  ck_assert_int_eq(b.w, 1);
+}
+END_TEST
+
+/* Brute force: random classes of up to 5 images over 4 classes, random sets (some without the label) and
+ * predictions; for every within-class pairing, the five states judged per record from the raw sets and the
+ * original predictions (s: both wrong with the same original prediction) equal pb_states_count's on the
+ * mapped predictions. */
+START_TEST(test_brute_force)
+{
+  enum { K = 4, NMAX = 5 };
+  for (int rep = 0; rep < 400; rep++) {
+    const int32_t n = rng_int(1, NMAX), y = rng_int(0, K - 1);
+    int32_t off[NMAX + 1] = {0}, ids[NMAX * K], label[NMAX], pred0[NMAX], pred1[NMAX];
+    for (int32_t i = 0; i < n; i++) {
+      off[i + 1] = off[i];
+      for (int32_t c = 0; c < K; c++)
+        if (rng_int(0, 2) == 0) ids[off[i + 1]++] = c;
+      if (off[i + 1] == off[i]) ids[off[i + 1]++] = rng_int(0, K - 1); /* nonempty: the matched cohort */
+      label[i] = y, pred0[i] = rng_int(0, K - 1), pred1[i] = rng_int(0, K - 1);
+    }
+    int perm[NMAX];
+    for (int32_t i = 0; i < n; i++) perm[i] = i;
+    for (;;) { /* every permutation, in lexicographic order */
+      int64_t ref[5] = {0}; /* k h r s w */
+      for (int32_t i = 0; i < n; i++) {
+        const int j = perm[i];
+        const int c0 = pb_lsets_has(ids + off[i], off[i + 1] - off[i], pred0[i]);
+        const int c1 = pb_lsets_has(ids + off[j], off[j + 1] - off[j], pred1[j]);
+        ref[c0 && c1 ? 0 : c0 ? 1 : c1 ? 2 : pred0[i] == pred1[j] ? 3 : 4]++;
+      }
+      struct pb_states st;
+      count_pairing(off, ids, label, pred0, pred1, perm, n, K, &st);
+      ck_assert_int_eq(st.k, ref[0]);
+      ck_assert_int_eq(st.h, ref[1]);
+      ck_assert_int_eq(st.r, ref[2]);
+      ck_assert_int_eq(st.s, ref[3]);
+      ck_assert_int_eq(st.w, ref[4]);
+      int a = n - 2;
+      while (a >= 0 && perm[a] > perm[a + 1]) a--;
+      if (a < 0) break;
+      int b = n - 1;
+      while (perm[b] < perm[a]) b--;
+      int t = perm[a];
+      perm[a] = perm[b], perm[b] = t;
+      for (int l = a + 1, r = n - 1; l < r; l++, r--) t = perm[l], perm[l] = perm[r], perm[r] = t;
+    }
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("lsets");
   TCase *tc = tcase_create("lsets");
   tcase_add_test(tc, test_parse);
   tcase_add_test(tc, test_hand_example);
+  tcase_add_test(tc, test_across_images);
+  tcase_add_test(tc, test_brute_force);
   suite_add_tcase(s, tc);
   return s;
 }
