@@ -87,6 +87,8 @@ struct pb_rows {
   float *ptrue;          /* [n_rows][n_images] */
   int32_t *topk_class;   /* [n_rows][n_images][topk] or NULL */
   float *topk_prob;      /* [n_rows][n_images][topk] or NULL */
+  int32_t *pred_orig;    /* [n_rows][n_images]: the stored predictions where pred holds the label-set map
+                          * (pb_store_labels: a class identity, not correctness), else NULL */
 };
 
 /* Roles (src/store/store.c).  Parse "synthetic", "real", "natural[:N]" or

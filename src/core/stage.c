@@ -9,6 +9,7 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
+#include "pairbound/lsets.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/stage.h"
@@ -108,6 +109,12 @@ int pb_stage_open_timed(const char *store_path, const char *outdir, MPI_Comm com
   }
   if (tm) pb_timer_lap(tm, "compute");
   if (pb_results_create(outdir, comm, provenance, &stage->results)) goto fail;
+  if (pb_store_has_lsets(stage->meta))
+    pb_results_note(stage->results, pb_store_labels_mode(stage->store) == PB_LABELS_SET
+                                        ? "Correctness: label sets (`labels = set`: a record is correct iff its "
+                                          "prediction is in its image's set; images with an empty set left out)."
+                                        : "Correctness: single labels (`labels = single`: pred = label; the store's "
+                                          "label sets are used only by Tables 47 and 48).");
   if (pb_protocol_write(&stage->protocol, stage->meta, stage->results)) goto fail;
   if (tm) pb_timer_lap(tm, "write");
   stage->n_cells = pb_meta_cells(stage->meta);

@@ -54,6 +54,7 @@ void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images,
   rows->ptrue = pb_malloc(n * sizeof *rows->ptrue);
   rows->topk_class = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_class) : NULL;
   rows->topk_prob = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_prob) : NULL;
+  rows->pred_orig = NULL;
 }
 
 void pb_store_rows_free(struct pb_rows *rows)

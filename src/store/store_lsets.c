@@ -92,6 +92,9 @@ void pb_store__lsets_map(const struct pb_store *st, int32_t src, struct pb_rows 
   const struct pb_source *s = &st->meta.sources[src];
   if (!st->lsets || !s->lset_off || !d->pred) return;
   const int64_t n = (int64_t)d->n_rows * s->n_images;
+  /* the stored predictions stay beside the mapped ones: a class identity (screen's probability lookups) */
+  d->pred_orig = pb_realloc(d->pred_orig, (size_t)(n > 0 ? n : 1) * sizeof *d->pred_orig);
+  memcpy(d->pred_orig, d->pred, (size_t)n * sizeof *d->pred);
 #pragma omp parallel for schedule(static) if (n >= PB_STORE_CHECK_THREADS)
   for (int32_t r = 0; r < d->n_rows; r++)
     for (int32_t i = 0; i < s->n_images; i++) {

@@ -42,6 +42,7 @@ void pb_store_rows_free_owned(struct pb_rows *rows)
   free(rows->ptrue);
   free(rows->topk_class);
   free(rows->topk_prob);
+  free(rows->pred_orig);
   memset(rows, 0, sizeof *rows);
 }
 

@@ -205,15 +205,7 @@ int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells
   pb_verify__md_checks(opt, S, &md);
   if (opt->policies) pb_verify__md_policy(meta, cells, opt, S, &md);
 
-  char *path = pb_results_report_path(res, "REPORT.md");
-  struct pb_outfile f;
-  int status = pb_output_file_open(&f, path);
-  if (status == PB_OK) {
-    fwrite(md.buf, 1, md.len, f.fp);
-    status = pb_output_file_commit(&f);
-  }
-  if (status != PB_OK) pb_error_set("%s: cannot write file", path);
-  free(path);
+  const int status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
   return status;
 }
