@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "pairbound/bounds.h"
 #include "pairbound/cell.h"
 #include "pairbound/error.h"
 #include "pairbound/lsets.h"
@@ -189,6 +190,47 @@ START_TEST(test_brute_force)
 }
 END_TEST
 
+/* Tables 47 and 48 on the hand example above (one cell), plus a ninth image with an empty set (left out:
+ * it would be s under both conventions).  Thresholds tau = 0.5, every max probability 0.9 but image 1's and
+ * image 2's perturbed 0.1 (rejected).
+ *  original: k 1 (k_equal 1), h 3 (images 2, 5, 7), r 2, s 1, w 1; a1 = k + r = 3.
+ *    H (clean correct accepted, perturbed wrong accepted): h images with the perturbed accepted: 5, 7 -> 2.
+ *    L (clean correct accepted, perturbed correct rejected): k image 3 is accepted -> 0.
+ *  set: k 1 (k_different 1: image 1), h 2 (2, 4), r 1 (5), s 2 (3, 6), w 2 (7, 8); a1 = 2.
+ *    H: image 4 (image 2's perturbed is rejected) -> 1.  L: image 1 (k, perturbed rejected) -> 1.
+ *  moved: original h images 2, 5, 7 -> h, r, w: 2 moved; original w image 4 -> h: 1 moved.
+ *  q_agree = 2 (images 3, 6); Eq. 15 holds in both conventions: original 2 - 3 = 1 - 2 - 0, set 2 - 2 = 2 - 1 - 1. */
+START_TEST(test_tables_47_48)
+{
+  static const int32_t label[9] = {0, 1, 2, 0, 1, 2, 1, 1, 0}, pred0[9] = {1, 1, 2, 2, 1, 0, 1, 2, 1},
+                       pred1[9] = {0, 2, 2, 1, 0, 0, 2, 1, 1};
+  static const int64_t off[10] = {0, 2, 3, 4, 6, 7, 8, 9, 10, 10};
+  static const int32_t ids[10] = {0, 1, 1, 0, 0, 2, 0, 2, 0, 0};
+  static const float s0[9] = {0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f},
+                     s1[9] = {0.1f, 0.1f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f};
+  const struct pb_cell_view v = {.n = 9, .label = label, .pred0 = pred0, .pred1 = pred1, .s0 = s0, .s1 = s1, .tau = 0.5f};
+  int64_t o[PB_LS_N_SLOTS];
+  pb_bounds_lsets_cell(&v, off, ids, o);
+  const int64_t *a = o + PB_LS_CONV, *b = a + PB_LS_NSTATE;
+  ck_assert_int_eq(o[PB_LS_N], 8);
+  ck_assert_int_eq(o[PB_LS_CELLS], 1);
+  ck_assert_int_eq(o[PB_LS_AGREE], 2);
+  const int64_t want_a[PB_LS_NSTATE] = {[PB_LSS_H] = 3, [PB_LSS_R] = 2, [PB_LSS_K] = 1, [PB_LSS_KEQ] = 1,
+                                        [PB_LSS_KDIFF] = 0, [PB_LSS_S] = 1, [PB_LSS_W] = 1, [PB_LSS_HACC] = 2,
+                                        [PB_LSS_LACC] = 0};
+  const int64_t want_b[PB_LS_NSTATE] = {[PB_LSS_H] = 2, [PB_LSS_R] = 1, [PB_LSS_K] = 1, [PB_LSS_KEQ] = 0,
+                                        [PB_LSS_KDIFF] = 1, [PB_LSS_S] = 2, [PB_LSS_W] = 2, [PB_LSS_HACC] = 1,
+                                        [PB_LSS_LACC] = 1};
+  for (int k = 0; k < PB_LS_NSTATE; k++) {
+    ck_assert_int_eq(a[k], want_a[k]);
+    ck_assert_int_eq(b[k], want_b[k]);
+  }
+  ck_assert_int_eq(o[PB_LS_MOVED_H], 2);
+  ck_assert_int_eq(o[PB_LS_MOVED_W], 1);
+  ck_assert_int_eq(o[PB_LS_EQ15_FAIL], 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("lsets");
@@ -197,6 +239,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_hand_example);
   tcase_add_test(tc, test_across_images);
   tcase_add_test(tc, test_brute_force);
+  tcase_add_test(tc, test_tables_47_48);
   suite_add_tcase(s, tc);
   return s;
 }
