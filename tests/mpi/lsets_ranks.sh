@@ -1,0 +1,37 @@
+# Label sets (docs/protocol.md, "Label sets"; docs/bounds.md, "Label sensitivity"): on the small synthetic
+# store (sets on ES and Diverse), Tables 47 and 48 are written under either `labels` convention, are the same
+# in both, pass Eq. 15 on every cell, and bounds' outputs are byte-identical at 1 to 3 ranks under sets;
+# every markdown report names the convention.
+. "$TOP_SRCDIR/tests/mpi/common.sh"
+
+pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
+pb 1 1 bounds "$WORK/s.h5" --labels set -o "$WORK/o11"
+ranks_identical "label_sensitivity.tsv label_states.tsv bounds.tsv REPORT.md" bounds "$WORK/s.h5" --labels set
+pb 2 1 bounds "$WORK/s.h5" --labels single -o "$WORK/single"
+for f in label_sensitivity.tsv label_states.tsv; do
+  check "$f: the same under labels = single and set" cmp -s "$WORK/o11/report/$f" "$WORK/single/report/$f"
+done
+check "Table 47: one row per source with sets (ES, Diverse)" \
+  test "$(cut -f1 "$WORK/o11/report/label_sensitivity.tsv" | tr '\n' ' ')" = "source ES Diverse "
+check "Table 48: Eq. 15 checked on every cell, none failing" awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { if ($(c["eq15_cells"]) <= 0 || $(c["eq15_failing"]) != 0) bad = 1
+    # shares of the five states add to 100, k = k_equal + k_different, original k_different = 0
+    t = $(c["h"]) + $(c["r"]) + $(c["k"]) + $(c["s"]) + $(c["w"])
+    if (t < 100 - 1e-9 || t > 100 + 1e-9) bad = 1
+    d = $(c["k"]) - $(c["k_equal"]) - $(c["k_different"]); if (d < -1e-9 || d > 1e-9) bad = 1
+    if ($(c["labels"]) == "original" && $(c["k_different"]) != 0) bad = 1 }
+  END { exit bad || NR != 5 }' "$WORK/o11/report/label_states.tsv"
+check "REPORT.md under sets names the convention" grep -q '^Correctness: label sets' "$WORK/o11/report/REPORT.md"
+check "REPORT.md under single labels names the convention" grep -q '^Correctness: single labels' "$WORK/single/report/REPORT.md"
+pb 1 2 screen "$WORK/s.h5" --labels set -o "$WORK/screen"
+check "screen.md names the convention" grep -q '^Correctness: label sets' "$WORK/screen/report/screen.md"
+# a store without sets: no tables, no line
+H=model,group,source,condition,image,label,split,pred,smax,ptrue
+printf '%s\n' "$H" 'm1,g,S,clean,i1,0,eval,0,0.9,0.9' 'm1,g,S,clean,i2,0,eval,0,0.6,0.6' \
+  'm1,g,S,fog,i1,0,eval,0,0.6,0.6' 'm1,g,S,fog,i2,0,eval,1,0.8,0.2' > "$WORK/e.csv"
+"$PAIRBOUND" -v 0 ingest "$WORK/e.csv" -o "$WORK/e.h5"
+pb 1 1 bounds "$WORK/e.h5" --tau 0.5 -o "$WORK/nosets"
+check "no sets: no Table 47" test ! -e "$WORK/nosets/report/label_sensitivity.tsv"
+check "no sets: no convention line" sh -c "! grep -q '^Correctness:' '$WORK/nosets/report/REPORT.md'"
+finish
