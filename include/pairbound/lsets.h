@@ -54,4 +54,11 @@ int pb_lsets_validate(const struct pb_source *src);
 /** The set of image @p i of @p src: its ids and their number. */
 const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n);
 
+/**
+ * The sets of @p src's evaluation images (split PB_SPLIT_EVAL), in that order
+ * (the order of a cell's records), as CSR: *@p off [n_eval + 1] offsets into
+ * *@p ids (both allocated here, free them).  @p src must hold sets.
+ */
+void pb_lsets_eval(const struct pb_source *src, int64_t **off, int32_t **ids);
+
 #endif /* PAIRBOUND_LSETS_H */

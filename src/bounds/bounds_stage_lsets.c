@@ -18,24 +18,6 @@
 #include "pairbound/stage.h"
 #include "bounds_stage_internal.h"
 
-/* The sets of source @p src's evaluation images, in the cells' image order, as CSR (off[n_eval + 1]). */
-static void pb_bounds__lsets_eval(const struct pb_source *src, int64_t **off, int32_t **ids)
-{
-  int32_t ne = 0;
-  for (int32_t i = 0; i < src->n_images; i++) ne += src->split[i] == PB_SPLIT_EVAL;
-  *off = pb_malloc(((size_t)ne + 1) * sizeof **off);
-  *ids = pb_malloc(((size_t)src->lset_off[src->n_images] + 1) * sizeof **ids);
-  int64_t k = 0;
-  (*off)[0] = 0;
-  for (int32_t i = 0, e = 0; i < src->n_images; i++) {
-    if (src->split[i] != PB_SPLIT_EVAL) continue;
-    int32_t n;
-    const int32_t *s = pb_lsets_of(src, i, &n);
-    memcpy(*ids + k, s, (size_t)n * sizeof *s);
-    (*off)[++e] = k += n;
-  }
-}
-
 int pb_bounds_lsets(const struct pb_stage *st, const struct pb_bounds_options *opt, int64_t **out)
 {
   const struct pb_meta *meta = st->meta;
@@ -50,7 +32,7 @@ int pb_bounds_lsets(const struct pb_stage *st, const struct pb_bounds_options *o
     if (!pb_lsets_source_has(src)) continue;
     int64_t *off;
     int32_t *ids;
-    pb_bounds__lsets_eval(src, &off, &ids);
+    pb_lsets_eval(src, &off, &ids);
 #pragma omp parallel for schedule(dynamic)
     for (int64_t c = 0; c < n; c++) {
       const struct pb_cell_data *d = &b.cells[c];

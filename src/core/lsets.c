@@ -115,3 +115,20 @@ int pb_lsets_validate(const struct pb_source *src)
   }
   return PB_OK;
 }
+
+void pb_lsets_eval(const struct pb_source *src, int64_t **off, int32_t **ids)
+{
+  int32_t ne = 0;
+  for (int32_t i = 0; i < src->n_images; i++) ne += src->split[i] == PB_SPLIT_EVAL;
+  *off = pb_malloc(((size_t)ne + 1) * sizeof **off);
+  *ids = pb_malloc(((size_t)src->lset_off[src->n_images] + 1) * sizeof **ids);
+  int64_t k = 0;
+  (*off)[0] = 0;
+  for (int32_t i = 0, e = 0; i < src->n_images; i++) {
+    if (src->split[i] != PB_SPLIT_EVAL) continue;
+    int32_t n;
+    const int32_t *s = pb_lsets_of(src, i, &n);
+    memcpy(*ids + k, s, (size_t)n * sizeof *s);
+    (*off)[++e] = k += n;
+  }
+}
