@@ -1,7 +1,9 @@
 # Label sets (docs/protocol.md, "Label sets"; docs/bounds.md, "Label sensitivity"): on the small synthetic
 # store (sets on ES and Diverse), Tables 47 and 48 are written under either `labels` convention, are the same
 # in both, pass Eq. 15 on every cell, and bounds' outputs are byte-identical at 1 to 3 ranks under sets;
-# every markdown report names the convention.
+# every markdown report names the convention.  verify's Appendix J table (docs/verify.md, "Label sets"):
+# byte-identical at 1 to 3 ranks, the same under both conventions, every enumerated class agreeing at Ik and
+# I5, and under sets the same counts as verify's own enumeration through the reader's map.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
@@ -26,6 +28,36 @@ check "REPORT.md under sets names the convention" grep -q '^Correctness: label s
 check "REPORT.md under single labels names the convention" grep -q '^Correctness: single labels' "$WORK/single/report/REPORT.md"
 pb 1 2 screen "$WORK/s.h5" --labels set -o "$WORK/screen"
 check "screen.md names the convention" grep -q '^Correctness: label sets' "$WORK/screen/report/screen.md"
+# verify under label sets, in its own directory (ranks_identical writes $WORK/o*)
+BWORK=$WORK WORK=$WORK/v
+mkdir "$WORK"
+pb 1 1 verify "$BWORK/s.h5" --labels single -o "$WORK/o11"
+ranks_identical "verify_label_sets.tsv verify.tsv REPORT.md" verify "$BWORK/s.h5" --labels single
+pb 2 1 verify "$BWORK/s.h5" --labels set -o "$WORK/set"
+check "verify_label_sets.tsv: the same under labels = single and set" \
+  cmp -s "$WORK/o11/report/verify_label_sets.tsv" "$WORK/set/report/verify_label_sets.tsv"
+check "verify_label_sets.tsv: one row per source with sets (ES, Diverse)" \
+  test "$(cut -f1 "$WORK/o11/report/verify_label_sets.tsv" | tr '\n' ' ')" = "source ES Diverse "
+check "verify_label_sets.tsv: enumerated = classes - larger, all agreeing at Ik and I5, narrower <= enumerated" awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { e = $(c["enumerated"])
+    if ($(c["cells"]) <= 0 || e <= 0 || e != $(c["classes"]) - $(c["larger_than_max_class"])) bad = 1
+    if ($(c["L_dMk_equal_Ik_I5"]) != e || $(c["H_narrower_I5"]) > e) bad = 1 }
+  END { exit bad || NR != 3 }' "$WORK/o11/report/verify_label_sets.tsv"
+# under sets verify's main enumeration reads the reader's mapped predictions: per source the same classes and
+# narrower H as the table's own mapping of the stored predictions
+per_source() { # FILE COLUMN...: "source v1 v2 ..." per source, summed over verify.tsv's rows
+  local f=$1; shift
+  awk -F'\t' -v want="$*" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; n = split(want, w, " "); next }
+    { for (j = 1; j <= n; j++) t[$(c["source"]), j] += $(c[w[j]]); seen[$(c["source"])] = 1 }
+    END { for (s in seen) { l = s; for (j = 1; j <= n; j++) l = l " " t[s, j]; print l } }' "$f" | sort
+}
+check "under sets, verify.tsv's enumerated classes and narrower H per source are the table's" test \
+  "$(per_source "$WORK/set/report/verify.tsv" classes_enumerated H_I5_narrower_classes | grep -E '^(ES|Diverse) ')" = \
+  "$(awk -F'\t' 'NR > 1 { print $1, $4, $7 }' "$WORK/o11/report/verify_label_sets.tsv" | sort)"
+check "REPORT.md: the label-set line and table" sh -c "grep -q '^- label sets (Appendix J' '$WORK/o11/report/REPORT.md' &&
+  grep -q '^### Enumeration under label sets' '$WORK/o11/report/REPORT.md'"
+WORK=$BWORK
 # a store without sets: no tables, no line
 H=model,group,source,condition,image,label,split,pred,smax,ptrue
 printf '%s\n' "$H" 'm1,g,S,clean,i1,0,eval,0,0.9,0.9' 'm1,g,S,clean,i2,0,eval,0,0.6,0.6' \
@@ -34,4 +66,7 @@ printf '%s\n' "$H" 'm1,g,S,clean,i1,0,eval,0,0.9,0.9' 'm1,g,S,clean,i2,0,eval,0,
 pb 1 1 bounds "$WORK/e.h5" --tau 0.5 -o "$WORK/nosets"
 check "no sets: no Table 47" test ! -e "$WORK/nosets/report/label_sensitivity.tsv"
 check "no sets: no convention line" sh -c "! grep -q '^Correctness:' '$WORK/nosets/report/REPORT.md'"
+pb 1 1 verify "$WORK/e.h5" --tau 0.5 -o "$WORK/vnosets"
+check "no sets: no verify_label_sets.tsv" test ! -e "$WORK/vnosets/report/verify_label_sets.tsv"
+check "no sets: no label-set line in verify's REPORT.md" sh -c "! grep -q 'label sets' '$WORK/vnosets/report/REPORT.md'"
 finish
