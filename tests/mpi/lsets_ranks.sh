@@ -3,7 +3,8 @@
 # in both, pass Eq. 15 on every cell, and bounds' outputs are byte-identical at 1 to 3 ranks under sets;
 # every markdown report names the convention.  verify's Appendix J table (docs/verify.md, "Label sets"):
 # byte-identical at 1 to 3 ranks, the same under both conventions, every enumerated class agreeing at Ik and
-# I5, and under sets the same counts as verify's own enumeration through the reader's map.
+# I5, and under sets the same counts as verify's own enumeration through the reader's map; synth's law of the
+# sets (docs/synth.md) on a large synthetic source, with h5py.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
@@ -58,6 +59,37 @@ check "under sets, verify.tsv's enumerated classes and narrower H per source are
 check "REPORT.md: the label-set line and table" sh -c "grep -q '^- label sets (Appendix J' '$WORK/o11/report/REPORT.md' &&
   grep -q '^### Enumeration under label sets' '$WORK/o11/report/REPORT.md'"
 WORK=$BWORK
+# synth's law of the sets (docs/synth.md, "Label sets") on 20,000 images with label_sets = 0.4, read from the
+# store's CSR datasets: 5% empty; of the others 10% without the original label (1-2 labels); of the rest the
+# share p with 2-3 labels, the others {y} alone; each share within 4 binomial standard deviations
+if [ -x /usr/bin/python3 ]; then PY=${PYTHON:-/usr/bin/python3}; else PY=${PYTHON:-python3}; fi
+if "$PY" -c 'import h5py, numpy' 2> /dev/null; then
+  printf '%s\n' '[panel]' 'seed = 7' 'topk = 3' '[groups]' 'a = 0.0' '[models]' 'm1 = a' '[source R]' \
+    'role = synthetic' 'base = r' 'label_sets = 0.4' 'image_prefix = r' 'classes = 400' 'images_per_class = 50' \
+    'dev_per_class = 25' 'clean_accuracy = 0.8' 'conditions = fog-2:0.6' > "$WORK/law.ini"
+  pb 1 1 synth --config "$WORK/law.ini" --no-summary -o "$WORK/law.h5"
+  check "synth's label sets follow the documented shares (4 sd)" "$PY" - "$WORK/law.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1], "r")["sources/R"]
+y, off, ids = g["label"][:], g["label_set_offsets"][:], g["label_set_ids"][:]
+n = np.diff(off)
+has_y = np.array([y[i] in ids[off[i]:off[i + 1]] for i in range(len(y))])
+def within(what, x, m, q):  # x successes of m trials, probability q: |x - m q| <= 4 sd
+    sd = (m * q * (1 - q)) ** 0.5
+    ok = abs(x - m * q) <= 4 * sd
+    print(f"{what}: {x} of {m}, expected {m * q:.1f} +- {4 * sd:.1f}: {'ok' if ok else 'FAIL'}")
+    return ok
+empty, absent, withy = n == 0, (n > 0) & ~has_y, (n > 0) & has_y
+ok = within("empty", empty.sum(), len(y), 0.05)
+ok &= within("original absent | nonempty", absent.sum(), (n > 0).sum(), 0.10)
+ok &= within("2-3 labels | original present", (withy & (n >= 2)).sum(), withy.sum(), 0.4)
+shape = np.all((n[absent] >= 1) & (n[absent] <= 2)) and np.all(n[withy] <= 3)
+print("absent sets have 1-2 labels, sets with the original at most 3:", shape)
+sys.exit(0 if ok and shape else 1)
+PYEOF
+else
+  echo "# h5py missing: synth's label-set law is not checked"
+fi
 # a store without sets: no tables, no line
 H=model,group,source,condition,image,label,split,pred,smax,ptrue
 printf '%s\n' "$H" 'm1,g,S,clean,i1,0,eval,0,0.9,0.9' 'm1,g,S,clean,i2,0,eval,0,0.6,0.6' \
