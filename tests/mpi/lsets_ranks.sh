@@ -4,7 +4,8 @@
 # every markdown report names the convention.  verify's Appendix J table (docs/verify.md, "Label sets"):
 # byte-identical at 1 to 3 ranks, the same under both conventions, every enumerated class agreeing at Ik and
 # I5, and under sets the same counts as verify's own enumeration through the reader's map; synth's law of the
-# sets (docs/synth.md) on a large synthetic source, with h5py.
+# sets (docs/synth.md) on a large synthetic source and screen's class lookups under sets (stored predictions,
+# commit 61c9b85; tests/mpi/lsets_screen.py), with h5py.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
@@ -29,6 +30,13 @@ check "REPORT.md under sets names the convention" grep -q '^Correctness: label s
 check "REPORT.md under single labels names the convention" grep -q '^Correctness: single labels' "$WORK/single/report/REPORT.md"
 pb 1 2 screen "$WORK/s.h5" --labels set -o "$WORK/screen"
 check "screen.md names the convention" grep -q '^Correctness: label sets' "$WORK/screen/report/screen.md"
+if [ -x /usr/bin/python3 ]; then PY=${PYTHON:-/usr/bin/python3}; else PY=${PYTHON:-python3}; fi
+if "$PY" -c 'import h5py, numpy' 2> /dev/null; then
+  check "screen under sets: margin and TTA agreement from the stored predictions, not the map" \
+    "$PY" "$TOP_SRCDIR/tests/mpi/lsets_screen.py" "$WORK/s.h5" "$WORK/screen/results.h5"
+else
+  echo "# h5py missing: screen's stored-prediction lookups are not checked"
+fi
 # verify under label sets, in its own directory (ranks_identical writes $WORK/o*)
 BWORK=$WORK WORK=$WORK/v
 mkdir "$WORK"
@@ -62,7 +70,6 @@ WORK=$BWORK
 # synth's law of the sets (docs/synth.md, "Label sets") on 20,000 images with label_sets = 0.4, read from the
 # store's CSR datasets: 5% empty; of the others 10% without the original label (1-2 labels); of the rest the
 # share p with 2-3 labels, the others {y} alone; each share within 4 binomial standard deviations
-if [ -x /usr/bin/python3 ]; then PY=${PYTHON:-/usr/bin/python3}; else PY=${PYTHON:-python3}; fi
 if "$PY" -c 'import h5py, numpy' 2> /dev/null; then
   printf '%s\n' '[panel]' 'seed = 7' 'topk = 3' '[groups]' 'a = 0.0' '[models]' 'm1 = a' '[source R]' \
     'role = synthetic' 'base = r' 'label_sets = 0.4' 'image_prefix = r' 'classes = 400' 'images_per_class = 50' \
