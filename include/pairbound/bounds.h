@@ -153,4 +153,34 @@ enum pb_witness { PB_WITNESS_IK_LO, PB_WITNESS_IK_HI, PB_WITNESS_I5_LO, PB_WITNE
  */
 int pb_bounds_witness_cell(const struct pb_cell_view *in, int want_i5, int32_t *const perm[PB_WITNESS_N]);
 
+/* Tables 47 and 48 (seed 000 Section 7 and Appendix J.1): one cell's counts on its matched images (those
+ * with a nonempty label set) under the original labels (convention 0) and record-attached set correctness
+ * (convention 1), from the stored predictions.  Per convention c the states start at PB_LS_CONV + c *
+ * PB_LS_NSTATE. */
+enum pb_bounds_lsets_state {
+  PB_LSS_H, PB_LSS_R, PB_LSS_K, PB_LSS_KEQ, PB_LSS_KDIFF, PB_LSS_S, PB_LSS_W,
+  PB_LSS_HACC, /* H event: clean correct and accepted, perturbed wrong and accepted */
+  PB_LSS_LACC, /* L event: clean correct and accepted, perturbed correct and rejected */
+  PB_LS_NSTATE
+};
+enum pb_bounds_lsets_slot {
+  PB_LS_N,        /* matched images */
+  PB_LS_CELLS,    /* 1 when the cell has matched images */
+  PB_LS_AGREE,    /* q_agree's count: matched images whose two predictions are equal */
+  PB_LS_CONV,     /* the two conventions' states */
+  PB_LS_MOVED_H = PB_LS_CONV + 2 * PB_LS_NSTATE, /* original h records whose state differs under sets */
+  PB_LS_MOVED_W,  /* original w records whose state differs under sets */
+  PB_LS_EQ15_FAIL, /* conventions (0, 1 or 2) in which Eq. 15 fails on the cell: q_agree - a1 != s - r - k_diff */
+  PB_LS_N_SLOTS
+};
+
+/**
+ * The Table 47/48 counts of one cell into @p out (PB_LS_N_SLOTS, zeroed first).  @p in's pred0 and pred1
+ * are the stored predictions (not pb_lsets_pred's map) and s0, s1 the maximum probabilities, accepted at
+ * in->tau; image i's set is ids[off[i] .. off[i + 1]) (ascending), and images with an empty set are left
+ * out.  A record is correct under convention 0 iff pred == label, under 1 iff pred is in its image's set.
+ */
+void pb_bounds_lsets_cell(const struct pb_cell_view *in, const int64_t *off, const int32_t *ids,
+                          int64_t out[PB_LS_N_SLOTS]);
+
 #endif /* PAIRBOUND_BOUNDS_H */

@@ -9,6 +9,9 @@
 
 #define PB_SPLIT_DEV 0
 #define PB_SPLIT_EVAL 1
+/* In memory only, never stored: an image outside the analysis, neither development nor evaluation (an image
+ * with an empty label set under --labels set: pb_store_labels, docs/protocol.md "Label sets"). */
+#define PB_SPLIT_NONE 2
 #define PB_CLEAN_CONDITION "clean"
 /* Classes per source at most (2^20): every stage sizes per-class tables by
  * n_classes, so a stray huge label would cost time and memory for nothing.
@@ -23,7 +26,7 @@ struct pb_source {
   int32_t n_images;
   char **image_ids;      /* [n_images] */
   int32_t *labels;       /* [n_images] true labels */
-  uint8_t *split;        /* [n_images] PB_SPLIT_DEV or PB_SPLIT_EVAL */
+  uint8_t *split;        /* [n_images] PB_SPLIT_DEV or PB_SPLIT_EVAL (PB_SPLIT_NONE: pb_store_labels) */
   int32_t n_conditions;
   char **conditions;     /* [n_conditions] */
   int32_t clean;         /* index of PB_CLEAN_CONDITION in conditions */
@@ -37,6 +40,11 @@ struct pb_source {
    * "key:value, ...", as a synthetic panel's configuration declares them
    * (reports print them beside ours; docs/synth.md), else NULL. */
   char *seed_values;
+  /* Label sets (include/pairbound/lsets.h; docs/store.md, "Label sets"), CSR:
+   * image i's acceptable labels are lset_ids[lset_off[i] .. lset_off[i + 1]),
+   * ascending, possibly none; both NULL when the source holds no sets. */
+  int64_t *lset_off;     /* [n_images + 1] or NULL */
+  int32_t *lset_ids;     /* [lset_off[n_images]] */
 };
 
 /* Roles of a source (its `role` text in parentheses). */
@@ -88,6 +96,8 @@ struct pb_rows {
   float *topk_prob;      /* [n_rows][n_images][topk] or NULL */
   float *entropy;        /* [n_rows][n_images] or NULL: the optional summaries (pb_store_rows_summaries) */
   float *collision;      /* [n_rows][n_images] or NULL */
+  int32_t *pred_orig;    /* [n_rows][n_images]: the stored predictions where pred holds the label-set map
+                          * (pb_store_labels: a class identity, not correctness), else NULL */
 };
 
 /* Roles (src/store/store.c).  Parse "synthetic", "real", "natural[:N]" or

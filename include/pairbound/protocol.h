@@ -51,6 +51,7 @@ struct pb_protocol_options {
   int32_t n_quota;          /* per-source panel sizes overriding the defaults */
   char **quota_source;
   int32_t *quota;
+  int labels;               /* enum pb_labels (pairbound/lsets.h): correctness single, under label sets, or auto */
 };
 
 /** Options of the protocol, shared by every stage, and [protocol] (include/pairbound/options.h). */

@@ -89,6 +89,9 @@ void pb_tsv_set_chunk(int64_t bytes);
  */
 typedef int (*pb_results_wait_fn)(void *ctx);
 void pb_results_defer(struct pb_results *res, pb_results_wait_fn wait, void *ctx);
+/** A line (or NULL: none) that every markdown report (NAME ending in .md) written after shows under its title
+ *  line: the correctness convention of a store with label sets (pb_stage_open_timed). */
+void pb_results_note(struct pb_results *res, const char *text);
 /** Write @p len bytes of @p text as report/NAME (temporary name, then rename); rank 0 only. */
 int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len);
 /** Write the TSV as report/NAME, append the markdown to @p md, reset the table. */

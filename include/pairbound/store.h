@@ -10,7 +10,7 @@
 #include "pairbound/meta.h"
 
 /* Schema version written; stores of PB_STORE_SCHEMA_OLDEST and later are read (docs/store.md). */
-#define PB_STORE_SCHEMA_VERSION 2
+#define PB_STORE_SCHEMA_VERSION 3
 #define PB_STORE_SCHEMA_OLDEST 1
 
 struct pb_store;         /* open store file */
@@ -105,6 +105,22 @@ int pb_store_read_rows(struct pb_store *st, int32_t src, int32_t n_rows,
 #define PB_FIELD_ENTROPY 32   /* the optional summaries (docs/store.md): read when the store has them, else left NULL */
 #define PB_FIELD_COLLISION 64
 #define PB_FIELD_EVERY (PB_FIELD_ALL | PB_FIELD_ENTROPY | PB_FIELD_COLLISION) /* every record dataset of the store */
+#define PB_FIELD_ORIGINAL 128 /* the stored predictions, whatever pb_store_labels chose (label-set tables) */
+
+/**
+ * Which correctness the reads give (docs/protocol.md, "Label sets"): under
+ * PB_LABELS_SET (PB_LABELS_AUTO on a store with label sets) every prediction
+ * read of a source with sets is mapped by pb_lsets_pred, so that pred ==
+ * label iff the prediction is in the image's set, and its images with an
+ * empty set get split PB_SPLIT_NONE in the store's metadata (in memory): the
+ * matched cohort.  PB_FAIL when @p mode is PB_LABELS_SET and the store has no
+ * sets.  Collective only in that every rank calls it alike; no I/O.
+ */
+int pb_store_labels(struct pb_store *st, int mode);
+/** The correctness pb_store_labels chose: PB_LABELS_SINGLE (also before any call) or PB_LABELS_SET. */
+int pb_store_labels_mode(const struct pb_store *st);
+/** Whether any source of @p meta holds label sets. */
+int pb_store_has_lsets(const struct pb_meta *meta);
 
 /** Like pb_store_read_rows, reading only the fields in @p fields (others left NULL). */
 int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,

@@ -13,7 +13,8 @@ enum pb_rng_stream {
   PB_RNG_SYNTH_MODEL = 1,
   PB_RNG_SYNTH_IMAGE = 2,
   PB_RNG_SYNTH_SPLIT = 3,
-  PB_RNG_SYNTH_RECORD = 4
+  PB_RNG_SYNTH_RECORD = 4,
+  PB_RNG_SYNTH_LSETS = 5   /* label sets: a stream of their own, so that no other field changes with them */
 };
 
 /** Build the store metadata (models, sources, images, conditions) of a configuration. */

@@ -46,6 +46,9 @@ struct pb_synth_source {
   double persistence_gain; /* its perturbed margins' response to severity per unit of the persistence factor u_m (0) */
   double tier_accuracy[PB_N_TIERS][2]; /* grid: highest and lowest target accuracy of each tier's conditions */
   int has_tier_accuracy;
+  /* label sets (docs/synth.md, "Label sets"): the share of images with a set and their original label that get
+   * 2-3 acceptable labels; 0 (default): the source holds no sets */
+  double label_sets;
 };
 
 struct pb_synth_config {

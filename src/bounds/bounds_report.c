@@ -324,7 +324,7 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
 
 int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_bounds_sum *S,
                        struct pb_results *res, const struct pb_bounds_options *opt,
-                       const struct pb_bounds_intervals *iv)
+                       const struct pb_bounds_intervals *iv, const int64_t *lsets)
 {
   struct pb_text md = {0};
   struct pb_table t = {{0}, {0}};
@@ -356,6 +356,7 @@ int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, co
     if (status == PB_OK) status = pb_rep__widths_figure(meta, S, &pb_rep__matched_figure, res, &md);
   }
   if (status == PB_OK) status = pb_bounds_report_more(meta, S, res, opt, &md);
+  if (status == PB_OK) status = pb_bounds_report_lsets(meta, lsets, res, &md);
   if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
   return status ? PB_FAIL : PB_OK;

@@ -238,7 +238,14 @@ int pb_bounds_report_more(const struct pb_meta *meta, const struct pb_bounds_sum
 /** Diagnostics tables (report/ TSV files and REPORT.md) from the reduced totals (rank 0). */
 int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_bounds_sum *S,
                        struct pb_results *res, const struct pb_bounds_options *opt,
-                       const struct pb_bounds_intervals *iv);
+                       const struct pb_bounds_intervals *iv, const int64_t *lsets);
+
+/* Tables 47 and 48 (src/bounds/bounds_stage_lsets.c): on a store with label sets, the per-source counts of
+ * pb_bounds_lsets_cell over the rank's cells, summed onto rank 0 into *out ([n_sources][PB_LS_N_SLOTS], caller
+ * frees); *out NULL on a store without sets.  Collective. */
+int pb_bounds_lsets(const struct pb_stage *st, const struct pb_bounds_options *opt, int64_t **out);
+/* Their tables (src/bounds/bounds_report_lsets.c), rank 0; nothing when @p tot is NULL. */
+int pb_bounds_report_lsets(const struct pb_meta *meta, const int64_t *tot, struct pb_results *res, struct pb_text *md);
 
 /** bounds' lines of the run summary, from the report TSVs in @p dir (bounds_report_summary.c). */
 void pb_bounds_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);

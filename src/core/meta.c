@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pairbound/error.h"
+#include "pairbound/lsets.h"
 #include "pairbound/meta.h"
 #include "pairbound/parse.h"
 #include "pairbound/strmap.h"
@@ -228,6 +229,7 @@ static int pb_meta__check_source(const struct pb_source *src)
       return PB_FAIL;
     }
   }
+  if (pb_lsets_validate(src)) return PB_FAIL;
   return pb_meta__unique(where, "image id", src->image_ids, src->n_images);
 }
 
@@ -271,6 +273,8 @@ void pb_meta_free(struct pb_meta *meta)
     pb__free_strings(src->conditions, src->n_conditions);
     free(src->role_of);
     free(src->seed_values);
+    free(src->lset_off);
+    free(src->lset_ids);
   }
   free(meta->sources);
   free(meta->provenance);

@@ -60,6 +60,9 @@ const struct pb_option pb_protocol_option_table[] = {
   {.name = "panel-cells", .type = PB_OPTION_CUSTOM, .parse = pb_protocol__opt_panel_cells, .metavar = "SRC=N",
    .repeatable = 1, .help = "panel size of source SRC (default 90 for a synthetic source, 135 for a real one; docs/protocol.md); "
            "repeatable"},
+  {.name = "labels", .type = PB_OPTION_CHOICE, PB_O(labels), .choices = "auto|single|set", .metavar = "single|set|auto",
+   .def = "auto", .help = "correctness: single (pred = label), set (pred in the image's label set; images without "
+                          "one left out), auto (set when the store has label sets; docs/protocol.md)"},
   {.name = NULL}};
 #undef PB_O
 

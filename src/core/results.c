@@ -38,6 +38,7 @@ struct pb_results {
   struct pb_output_lock lock; /* rank 0: OUTDIR/.pairbound.lock while the stage writes */
   struct pb_results__deferred *deferred; /* work beside the stage (pb_results_defer), waited for at commit or close */
   int n_deferred, cap_deferred;
+  char *note; /* a line every markdown report shows under its title (pb_results_note), or NULL */
 };
 
 void pb_results_defer(struct pb_results *res, pb_results_wait_fn wait, void *ctx)
@@ -280,6 +281,7 @@ void pb_results_close(struct pb_results *res)
   if (res->staging) pb_comm_barrier(res->comm);
   pb_output_lock_release(&res->lock);
   free(res->outdir);
+  free(res->note);
   free(res->tmp);
   free(res->staging);
   free(res);
@@ -301,13 +303,29 @@ int pb_results_tsv_open(struct pb_results *res, const char *name, const char *he
   return status;
 }
 
+void pb_results_note(struct pb_results *res, const char *text)
+{
+  free(res->note);
+  res->note = text ? pb_strdup(text) : NULL;
+}
+
 int pb_results_write_report(const struct pb_results *res, const char *name, const char *text, size_t len)
 {
   char *path = pb_results_report_path(res, name);
+  const size_t nl = strlen(name);
+  const int md = res->note && nl > 3 && strcmp(name + nl - 3, ".md") == 0;
+  /* the note goes under the title line, so that `pairbound run` still finds the title first */
+  size_t head = 0;
+  if (md && len && text[0] == '#') {
+    const char *e = memchr(text, '\n', len);
+    head = e ? (size_t)(e - text) + 1 : len;
+  }
   struct pb_outfile f;
   int status = pb_output_file_open(&f, path);
   if (status == PB_OK) {
-    if (len) fwrite(text, 1, len, f.fp);
+    if (head) fwrite(text, 1, head, f.fp);
+    if (md) fprintf(f.fp, "%s%s\n\n", head ? "\n" : "", res->note);
+    if (len > head) fwrite(text + head, 1, len - head, f.fp);
     status = pb_output_file_commit(&f);
   }
   free(path);

@@ -9,6 +9,7 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/figure.h"
+#include "pairbound/lsets.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
 #include "pairbound/stage.h"
@@ -45,7 +46,9 @@ void pb_stage_protocol_memo(int on)
 
 static int pb_stage__same_opt(const struct pb_protocol_options *a, const struct pb_protocol_options *b)
 {
-  if (a->coverage != b->coverage || a->panel_seed != b->panel_seed || a->n_quota != b->n_quota) return 0;
+  if (a->coverage != b->coverage || a->panel_seed != b->panel_seed || a->n_quota != b->n_quota ||
+      a->labels != b->labels)
+    return 0;
   for (int32_t i = 0; i < a->n_quota; i++)
     if (a->quota[i] != b->quota[i] || strcmp(a->quota_source[i], b->quota_source[i]) != 0) return 0;
   return 1;
@@ -98,6 +101,7 @@ int pb_stage_open_timed(const char *store_path, const char *outdir, MPI_Comm com
   if (pb_error_agree(comm, ok) != PB_OK) return PB_FAIL;
   if (pb_store_open(store_path, comm, &stage->store)) return PB_FAIL;
   stage->meta = pb_store_meta(stage->store);
+  if (pb_store_labels(stage->store, popt->labels)) goto fail; /* before the protocol: it counts correct records */
   if (tm) pb_timer_lap(tm, "open");
   if (!pb_stage__memo_get(store_path, comm, popt, stage->meta, &stage->protocol)) {
     if (pb_protocol_compute(stage->store, comm, popt, &stage->protocol)) goto fail;
@@ -105,6 +109,12 @@ int pb_stage_open_timed(const char *store_path, const char *outdir, MPI_Comm com
   }
   if (tm) pb_timer_lap(tm, "compute");
   if (pb_results_create(outdir, comm, provenance, &stage->results)) goto fail;
+  if (pb_store_has_lsets(stage->meta))
+    pb_results_note(stage->results, pb_store_labels_mode(stage->store) == PB_LABELS_SET
+                                        ? "Correctness: label sets (`labels = set`: a record is correct iff its "
+                                          "prediction is in its image's set; images with an empty set left out)."
+                                        : "Correctness: single labels (`labels = single`: pred = label; the store's "
+                                          "label sets are used only by Tables 47 and 48).");
   if (pb_protocol_write(&stage->protocol, stage->meta, stage->results)) goto fail;
   if (tm) pb_timer_lap(tm, "write");
   stage->n_cells = pb_meta_cells(stage->meta);

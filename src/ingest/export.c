@@ -22,6 +22,7 @@
 #include <omp.h>
 
 #include "pairbound/error.h"
+#include "pairbound/lsets.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
@@ -86,7 +87,20 @@ static char *pb_export__join(size_t *len, const char *const *names, int n)
   return s;
 }
 
-static void pb_export__parts_source(struct pb_export__parts *p, const struct pb_source *src)
+/* The column `labels` after "split,": image @p i's set, canonical ("3;17;250", "" without one). */
+static void pb_export__lsets_field(struct pb_export__parts *p, const struct pb_source *src, int32_t i)
+{
+  int32_t n = 0;
+  const int32_t *ids = src->lset_off ? pb_lsets_of(src, i, &n) : NULL;
+  const size_t len = pb_lsets_text(ids, n, NULL, 0);
+  p->image[i] = pb_realloc(p->image[i], p->image_len[i] + len + 2);
+  pb_lsets_text(ids, n, p->image[i] + p->image_len[i], len + 1);
+  p->image_len[i] += len;
+  p->image[i][p->image_len[i]++] = ',';
+  p->image[i][p->image_len[i]] = '\0';
+}
+
+static void pb_export__parts_source(struct pb_export__parts *p, const struct pb_source *src, int lsets)
 {
   p->image = pb_malloc((size_t)src->n_images * sizeof *p->image);
   p->image_len = pb_malloc((size_t)src->n_images * sizeof *p->image_len);
@@ -98,6 +112,7 @@ static void pb_export__parts_source(struct pb_export__parts *p, const struct pb_
     p->image[i] = pb_realloc(name, n + (size_t)t + 1);
     memcpy(p->image[i] + n, tail, (size_t)t + 1);
     p->image_len[i] = n + (size_t)t;
+    if (lsets) pb_export__lsets_field(p, src, i);
   }
   p->cond = pb_calloc((size_t)src->n_conditions, sizeof *p->cond);
   p->cond_len = pb_calloc((size_t)src->n_conditions, sizeof *p->cond_len);
@@ -310,7 +325,7 @@ static int pb_export__source(struct pb_export__run *x, int32_t s)
   const int64_t n_blocks = (n_rows + rows_per - 1) / rows_per;
   struct pb_export__parts p;
   memset(&p, 0, sizeof p);
-  pb_export__parts_source(&p, src);
+  pb_export__parts_source(&p, src, pb_store_has_lsets(pb_store_meta(x->st)));
   int32_t m_ready = -1;
   int status = PB_OK;
   for (int64_t b = 0; b < n_blocks && status == PB_OK; b += x->size)
@@ -333,7 +348,8 @@ static int pb_export__claim(const char *store_path, const char *csv_path, struct
 static int pb_export__header(const struct pb_meta *meta, int fd, const char *csv_path, int64_t *at)
 {
   struct pb_text t = {0};
-  pb_text_printf(&t, "model,group,source,condition,image,label,split,pred,smax,ptrue");
+  pb_text_printf(&t, "model,group,source,condition,image,label,split%s,pred,smax,ptrue",
+                 pb_store_has_lsets(meta) ? "," PB_LSETS_COLUMN : "");
   for (int32_t k = 1; k <= meta->topk; k++) pb_text_printf(&t, ",top%d_class,top%d_prob", k, k);
   if (meta->summaries & PB_SUMMARY_ENTROPY) pb_text_printf(&t, ",entropy");
   if (meta->summaries & PB_SUMMARY_COLLISION) pb_text_printf(&t, ",collision");

@@ -72,13 +72,18 @@ static int pb_ingest__header(struct pb_ingest__ctx *ctx, char **f, int n, int64_
   ctx->file->n_fields = n;
   for (int c = 0; c < PB_N_COLS; c++) ctx->file->col[c] = -1;
   ctx->file->sum_col[0] = ctx->file->sum_col[1] = -1;
+  ctx->file->labels_col = -1;
   /* at most n top-k pairs can be complete, so k > n is certainly incomplete */
   ctx->file->topk_class_col = pb_malloc((size_t)(n + 1) * sizeof(int));
   ctx->file->topk_prob_col = pb_malloc((size_t)(n + 1) * sizeof(int));
   for (int k = 0; k <= n; k++) ctx->file->topk_class_col[k] = ctx->file->topk_prob_col[k] = -1;
   long kmax = 0;
   for (int j = 0; j < n; j++) {
-    int c, is_prob, *slot = NULL;
+    int c, is_prob, *slot = NULL, ls = pb_ingest__lsets_header(ctx, f[j], j, line);
+    if (ls) {
+      if (ls < 0) return PB_FAIL;
+      continue;
+    }
     for (c = 0; c < PB_N_COLS && strcmp(f[j], pb_ingest__colname[c]) != 0; c++) continue;
     int *sum = c < PB_N_COLS ? NULL : pb_ingest__summary_slot(ctx->file, f[j]);
     long k = c < PB_N_COLS || sum ? 0 : pb_ingest__topk_column(f[j], &is_prob);
@@ -422,15 +427,6 @@ static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *nam
   return pb_strmap_put(&ctx->sources, name, s);
 }
 
-/* Where an earlier row was, for a message about the current one. */
-const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n)
-{
-  if (file < 0) snprintf(buf, n, "in %s", ctx->store_name);
-  else if (file == ctx->cur) snprintf(buf, n, "at line %lld", (long long)line);
-  else snprintf(buf, n, "at line %lld of %s", (long long)line, ctx->files[file].name);
-  return buf;
-}
-
 static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line)
 {
   struct pb_meta *meta = ctx->meta;
@@ -534,6 +530,7 @@ static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const str
   x->image_file[i] = ctx->cur;
   src->n_images++;
   pb_strmap_put(&x->images, image, i);
+  x->hint_image = i;
   return PB_OK;
 }
 
@@ -609,7 +606,7 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
   if (pb_ingest__values(ctx, f, line, x->given_classes, &rec)) return PB_FAIL;
   if (pb_ingest__add_model(ctx, rec.name[PB_COL_MODEL], rec.name[PB_COL_GROUP], line)) return PB_FAIL;
   if (pb_ingest__add_condition(ctx, s, rec.name[PB_COL_CONDITION], line)) return PB_FAIL;
-  if (pb_ingest__add_image(ctx, s, &rec, line)) return PB_FAIL;
+  if (pb_ingest__add_image(ctx, s, &rec, line) || pb_ingest__lsets_row(ctx, s, f, line)) return PB_FAIL;
   if (rec.label > x->max_class) x->max_class = rec.label;
   if (rec.pred > x->max_class) x->max_class = rec.pred;
   for (int32_t k = 0; k < ctx->meta->topk; k++)
@@ -660,6 +657,7 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
       return PB_FAIL;
     }
   }
+  pb_ingest__lsets_finish(ctx);
   pb_meta_infer_roles(meta);
   if (pb_meta_validate_roles(meta) != PB_OK) { /* the roles given fit the sources read */
     char why[1024];
@@ -756,6 +754,7 @@ void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct 
       pb_ingest__add_image(ctx, s, &rec, 0);
       x->image_file[i] = -1;
     }
+    pb_ingest__lsets_seed(ctx, s, a);
     x->store_classes = a->n_classes;
     x->max_class = a->n_classes - 1;
   }
@@ -823,6 +822,7 @@ void pb_ingest__ctx_free(struct pb_ingest__ctx *ctx)
   free(ctx->slot);
   free(ctx->tk_class);
   free(ctx->tk_prob);
+  free(ctx->lset_ids);
   free(ctx->tk_name);
   free(ctx->set_name);
   free(ctx->old_provenance);

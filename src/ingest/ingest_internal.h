@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "pairbound/ingest.h"
+#include "pairbound/lsets.h"
 #include "pairbound/store.h"
 #include "pairbound/strmap.h"
 
@@ -30,6 +31,9 @@ struct pb_ingest__src {
   int32_t store_classes;   /* --append: the store's class count, else 0 */
   int32_t max_class;       /* largest label, pred or top-k class seen */
   int32_t hint_condition, hint_image;   /* last looked up (pb_ingest__lookup) */
+  int32_t lset_images;     /* images whose label set is known (ingest_lsets.c) */
+  int64_t lset_cap_off, lset_cap_ids;   /* room of the source's lset_off, lset_ids */
+  int lset_any;            /* some image has a nonempty set */
 };
 
 /* Where the rows of one (source, model) lie in one file: pass 2 reads a
@@ -51,6 +55,7 @@ struct pb_ingest__file {
   int col[PB_N_COLS];
   int *topk_class_col, *topk_prob_col;
   int sum_col[2];          /* columns of the summaries entropy, collision, or -1 (ingest_summary.c) */
+  int labels_col;          /* the optional column `labels`, or -1 */
   struct pb_ingest__range *range;
   int64_t n_range, cap_range;
 };
@@ -90,6 +95,7 @@ struct pb_ingest__ctx {
   int64_t fail_line;
   struct pb_ingest__win *win;           /* pass 2: the window being filled (ingest_window.c) */
   int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
+  int32_t *lset_ids;                    /* scratch of ingest_lsets.c: one row's set */
 };
 
 /* One parsed record (names point into the reader's field buffers). */
@@ -137,7 +143,8 @@ int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, st
                    int32_t key[4]);
 /* ... and its values validated again with the final class counts (top-k into ctx->tk_*). */
 int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t s, struct pb_ingest__rec *rec);
-/* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append). */
+/* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append)
+ * (ingest_read.c). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
 
 /* ingest_summary.c: the optional summary columns (docs/csv.md, "Per-record summaries").  The header's
@@ -148,5 +155,16 @@ int pb_ingest__summary_header(struct pb_ingest__ctx *ctx, int64_t line, int earl
 /* a row's summaries into rec->sum, checked against its smax, ptrue and top-k list (ctx->tk_prob). */
 int pb_ingest__summary_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t n_classes,
                               struct pb_ingest__rec *rec);
+/* ingest_lsets.c: the column `labels` (docs/csv.md, "Label sets"). */
+#define PB_INGEST_LSETS_COL PB_LSETS_COLUMN
+#define PB_INGEST_LSETS_MAX 4096 /* ids in one set at most */
+/* Header field @p name at @p j: 1 when it is the column `labels` (noted), 0 when not, -1 (error set) twice. */
+int pb_ingest__lsets_header(struct pb_ingest__ctx *ctx, const char *name, int j, int64_t line);
+/* Pass 1's row of source @p s, its image just added or looked up: its set, the first or the same again. */
+int pb_ingest__lsets_row(struct pb_ingest__ctx *ctx, int32_t s, char **f, int64_t line);
+/* --append: source @p s's sets are the store's (@p old). */
+void pb_ingest__lsets_seed(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_source *old);
+/* After pass 1: a source with no nonempty set holds none. */
+void pb_ingest__lsets_finish(struct pb_ingest__ctx *ctx);
 
 #endif

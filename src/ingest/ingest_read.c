@@ -352,3 +352,12 @@ int64_t pb_ingest__count_lines(const struct pb_ingest__ctx *ctx, off_t off0, off
   free(buf);
   return lines;
 }
+
+/* Where an earlier row was, for a message about the current one. */
+const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n)
+{
+  if (file < 0) snprintf(buf, n, "in %s", ctx->store_name);
+  else if (file == ctx->cur) snprintf(buf, n, "at line %lld", (long long)line);
+  else snprintf(buf, n, "at line %lld of %s", (long long)line, ctx->files[file].name);
+  return buf;
+}

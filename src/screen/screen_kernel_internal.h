@@ -178,6 +178,8 @@ struct pb_screen__ctx {
 /* One loaded row of a source: predictions, and for whole records S, M and the top-k lists (else NULL). */
 struct pb_screen__rec {
   const int32_t *pred, *tkc;
+  const int32_t *id; /* the predicted classes as stored: pred itself, or under label sets (where pred is the
+                      * correctness map, pb_lsets_pred) the reader's pred_orig; for class lookups, not correctness */
   const float *s, *m, *tkp;
   const float *h; /* the stored entropy column (docs/screen.md), or NULL */
 };

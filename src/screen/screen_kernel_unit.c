@@ -23,7 +23,7 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
 {
   const struct pb_screen__rows *R = &X->rows[s];
   int32_t n = X->meta->sources[s].n_images, k = X->meta->topk;
-  struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL, NULL};
+  struct pb_screen__rec r = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
   int32_t q = pb_sort_find_i32(R->tk_rows, R->n_tk, row), j = q < 0 ? pb_sort_find_i32(R->rows, R->n, row) : -1;
   if (q < 0 && j < 0) { /* pb_screen__load reads every row a unit asks for: a broken invariant, not bad data */
     fprintf(stderr, "[%d] screen: row %d of source %d was not loaded\n", pb_log_rank(), row, s);
@@ -31,9 +31,11 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
   }
   if (j >= 0) { /* predictions alone: s and m stay NULL */
     r.pred = R->d.pred + (size_t)j * n;
+    r.id = R->d.pred_orig ? R->d.pred_orig + (size_t)j * n : r.pred;
     return r;
   }
   r.pred = R->tk.pred + (size_t)q * n;
+  r.id = R->tk.pred_orig ? R->tk.pred_orig + (size_t)q * n : r.pred;
   r.s = R->tk.smax + (size_t)q * n;
   r.m = R->tk.ptrue + (size_t)q * n;
   if (k > 0 && R->tk.topk_class) {
@@ -46,7 +48,8 @@ struct pb_screen__rec pb_screen__rec_row(const struct pb_screen__ctx *X, int32_t
 
 static struct pb_screen_probs pb_screen__probs(const struct pb_screen__rec *r, int32_t i, int32_t label, int32_t k)
 {
-  struct pb_screen_probs p = {r->pred[i], label, r->s[i], r->m[i], 0, NULL, NULL, r->h ? &r->h[i] : NULL};
+  /* the stored prediction: s is its probability and the top-k lists name stored classes */
+  struct pb_screen_probs p = {r->id[i], label, r->s[i], r->m[i], 0, NULL, NULL, r->h ? &r->h[i] : NULL};
   if (r->tkc) {
     p.k = k;
     p.tk_class = r->tkc + (size_t)i * k;
@@ -279,12 +282,12 @@ static void pb_screen__natural_scores(const struct pb_screen__ctx *X, const stru
     for (int32_t a = 0; a < ps->n; a++) {
       struct pb_screen__rec r = pb_screen__rec_row(X, ps->src, m * meta->sources[ps->src].n_conditions + ps->cond[a]);
       mrow[a] = r.m;
-      prow[a] = r.pred;
+      prow[a] = r.id; /* agreement of the probes' classes with the clean one, as the model predicted them */
     }
     for (int32_t q = 0; q < n; q++) {
       int32_t i = U->img[q];
       U->score[r0 + (which ? PB_SN_TTA0 : PB_SN_U0)][q] = -pb_screen_u0(W->clean.m[i], mrow, ps->n, jn[i]);
-      if (which) U->score[r0 + PB_SN_AGREE][q] = -pb_screen_agreement(prow, ps->n, jn[i], W->clean.pred[i]);
+      if (which) U->score[r0 + PB_SN_AGREE][q] = -pb_screen_agreement(prow, ps->n, jn[i], W->clean.id[i]);
     }
   }
   free(mrow);

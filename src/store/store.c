@@ -55,6 +55,7 @@ void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images,
   rows->topk_class = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_class) : NULL;
   rows->topk_prob = topk > 0 ? pb_malloc(n * (size_t)topk * sizeof *rows->topk_prob) : NULL;
   rows->entropy = rows->collision = NULL;
+  rows->pred_orig = NULL;
 }
 
 void pb_store_rows_free(struct pb_rows *rows)
@@ -145,6 +146,7 @@ static int pb_store__create_source(const struct pb_store *st, hid_t sources, int
                             src->split, rank))
     goto done;
   if (pb_h5_write_strings(grp, "condition", src->conditions, src->n_conditions, rank)) goto done;
+  if (pb_store__lsets_write(grp, src, rank)) goto done;
   if (pb_store__create_records(grp, "pred", H5T_STD_I32LE, 3, dims) ||
       pb_store__create_records(grp, "smax", H5T_IEEE_F32LE, 3, dims) ||
       pb_store__create_records(grp, "ptrue", H5T_IEEE_F32LE, 3, dims))
@@ -204,6 +206,7 @@ void pb_store__meta_copy(struct pb_meta *dst, const struct pb_meta *src)
     b->conditions = pb__copy_strings(a->conditions, a->n_conditions);
     b->role_of = a->role_of ? pb_strdup(a->role_of) : NULL;
     b->seed_values = a->seed_values ? pb_strdup(a->seed_values) : NULL;
+    pb_store__lsets_copy(b, a);
   }
 }
 
@@ -447,6 +450,7 @@ static int pb_store__read_source(struct pb_store *st, hid_t sources, struct pb_s
   if (!(src->split = pb_h5_read_small(grp, "split", H5T_NATIVE_UINT8, 1, &n)) || n != (hsize_t)n_img)
     goto done;
   if (!(src->conditions = pb_h5_read_strings(grp, "condition", &src->n_conditions))) goto done;
+  if (pb_store__lsets_read(st, grp, src)) goto done;
   status = PB_OK;
 done:
   if (status != PB_OK) pb_error_set("%s: source %s is damaged or incomplete", st->path, src->name);

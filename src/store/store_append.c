@@ -63,7 +63,7 @@ done:
 }
 
 /* Whether @p meta is @p old with models added: the same sources, conditions,
- * images, labels, splits, roles and top-k length, @p old's models first, no
+ * images, labels, splits, label sets, roles and top-k length, @p old's models first, no
  * source with fewer classes. */
 static int pb_store__extends(const struct pb_meta *old, const struct pb_meta *meta)
 {
@@ -78,7 +78,7 @@ static int pb_store__extends(const struct pb_meta *old, const struct pb_meta *me
         a->clean != b->clean || a->role != b->role || a->role_declared != b->role_declared ||
         a->role_fixed != b->role_fixed || b->n_classes < a->n_classes ||
         memcmp(a->labels, b->labels, (size_t)a->n_images * sizeof *a->labels) ||
-        memcmp(a->split, b->split, (size_t)a->n_images))
+        memcmp(a->split, b->split, (size_t)a->n_images) || !pb_store__lsets_same(a, b))
       return 0;
     for (int32_t i = 0; i < a->n_images; i++)
       if (strcmp(a->image_ids[i], b->image_ids[i])) return 0;

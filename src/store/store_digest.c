@@ -21,14 +21,33 @@
 #include "core/h5io.h"
 #include "store_internal.h"
 
-/* Per source: its group (attributes), image_id, label, split, condition. */
+/* Per source: its group (attributes), image_id, label, split, condition; then label_set_offsets and
+ * label_set_ids when it holds label sets. */
 #define PB_DIGEST__PER_SOURCE 5
+#define PB_DIGEST__LSETS 2
 /* Before the sources: the root (attributes), models/id, models/group, source_names. */
 #define PB_DIGEST__ROOT 4
 
+static int32_t pb_digest__of_source(const struct pb_source *src)
+{
+  return PB_DIGEST__PER_SOURCE + (src->lset_off ? PB_DIGEST__LSETS : 0);
+}
+
 int32_t pb_store__digests(const struct pb_meta *meta, int32_t s)
 {
-  return PB_DIGEST__ROOT + PB_DIGEST__PER_SOURCE * (s < 0 ? meta->n_sources : s);
+  int32_t k = PB_DIGEST__ROOT;
+  for (int32_t t = 0; t < (s < 0 ? meta->n_sources : s); t++) k += pb_digest__of_source(&meta->sources[t]);
+  return k;
+}
+
+/* Object @p k (>= PB_DIGEST__ROOT): its source and its part (0 = the group ... 6 = label_set_ids). */
+static const struct pb_source *pb_digest__locate(const struct pb_meta *meta, int32_t k, int *part)
+{
+  int32_t s = 0;
+  for (k -= PB_DIGEST__ROOT; k >= pb_digest__of_source(&meta->sources[s]); s++)
+    k -= pb_digest__of_source(&meta->sources[s]);
+  *part = (int)k;
+  return &meta->sources[s];
 }
 
 /* Strings as the canonical bytes: each followed by one NUL (what a reader gets, whatever the stored width). */
@@ -63,14 +82,26 @@ static char *pb_digest__text(size_t *len, const char *fmt, ...)
 }
 
 /* Little-endian bytes of the labels (the file's type, H5T_STD_I32LE, whatever the machine). */
-static char *pb_digest__labels(const int32_t *v, int32_t n, size_t *len)
+static char *pb_digest__labels(const int32_t *v, int64_t n, size_t *len)
 {
   unsigned char *buf = pb_malloc((size_t)(n > 0 ? n : 1) * 4);
-  for (int32_t i = 0; i < n; i++) {
+  for (int64_t i = 0; i < n; i++) {
     const uint32_t u = (uint32_t)v[i];
     for (int b = 0; b < 4; b++) buf[4 * i + b] = (unsigned char)(u >> (8 * b));
   }
   *len = (size_t)n * 4;
+  return (char *)buf;
+}
+
+/* Little-endian bytes of the label set offsets (H5T_STD_I64LE). */
+static char *pb_digest__offsets(const int64_t *v, int64_t n, size_t *len)
+{
+  unsigned char *buf = pb_malloc((size_t)(n > 0 ? n : 1) * 8);
+  for (int64_t i = 0; i < n; i++) {
+    const uint64_t u = (uint64_t)v[i];
+    for (int b = 0; b < 8; b++) buf[8 * i + b] = (unsigned char)(u >> (8 * b));
+  }
+  *len = (size_t)n * 8;
   return (char *)buf;
 }
 
@@ -98,9 +129,10 @@ void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, cha
       free(names);
     }
   } else {
-    const struct pb_source *src = &meta->sources[(k - PB_DIGEST__ROOT) / PB_DIGEST__PER_SOURCE];
-    static const char *const name[PB_DIGEST__PER_SOURCE] = {"", "/image_id", "/label", "/split", "/condition"};
-    const int part = (k - PB_DIGEST__ROOT) % PB_DIGEST__PER_SOURCE;
+    int part;
+    const struct pb_source *src = pb_digest__locate(meta, k, &part);
+    static const char *const name[PB_DIGEST__PER_SOURCE + PB_DIGEST__LSETS] = {
+        "", "/image_id", "/label", "/split", "/condition", "/label_set_offsets", "/label_set_ids"};
     snprintf(path, npath, "/sources/%s%s", src->name, name[part]);
     switch (part) {
     case 0:
@@ -115,7 +147,9 @@ void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, cha
       memcpy(bytes, src->split, (size_t)src->n_images);
       len = (size_t)src->n_images;
       break;
-    default: bytes = pb_digest__strings(src->conditions, src->n_conditions, &len);
+    case 4: bytes = pb_digest__strings(src->conditions, src->n_conditions, &len); break;
+    case 5: bytes = pb_digest__offsets(src->lset_off, (int64_t)src->n_images + 1, &len); break;
+    default: bytes = pb_digest__labels(src->lset_ids, src->lset_off[src->n_images], &len);
     }
   }
   pb_checksum_xxh128_hex(bytes, len, hex);
@@ -150,7 +184,9 @@ int pb_store__digest_check(hid_t file, const struct pb_meta *meta, int32_t schem
                                                                        : NULL;
   if (obj >= 0) H5Oclose(obj);
   /* the root's and a source group's checksums are those of their attributes */
-  const int attrs = k == 0 || (k >= PB_DIGEST__ROOT && (k - PB_DIGEST__ROOT) % PB_DIGEST__PER_SOURCE == 0);
+  int part = -1;
+  if (k >= PB_DIGEST__ROOT) pb_digest__locate(meta, k, &part);
+  const int attrs = k == 0 || part == 0;
   char what[1100];
   snprintf(what, sizeof what, "%s%s", attrs ? "the attributes of " : "", k == 0 ? "the root" : path + 1);
   int status = PB_OK;

@@ -10,6 +10,9 @@
 #include "pairbound/output.h"
 #include "pairbound/store.h"
 
+/* Record checks (and the label-set map) run over threads from this many records of one read on. */
+#define PB_STORE_CHECK_THREADS ((int64_t)1 << 23)
+
 /* Record datasets per source: pred, smax, ptrue, topk_class, topk_prob and
  * the optional summaries entropy, collision (store_summary.c). */
 #define PB_STORE_DSETS 7
@@ -49,6 +52,7 @@ struct pb_store {
   int wdirect;      /* whether they are used (else HDF5's writes; alike on every rank) */
   off_t wbase;      /* file offset of HDF5's address 0 */
   struct pb_store__wdset *wmap; /* [n_sources * PB_STORE_DSETS] */
+  int lsets;        /* reads map predictions to set correctness (pb_store_labels) */
 };
 
 /* A store object for @p path on @p comm, nothing open yet (store.c). */
@@ -63,7 +67,8 @@ int pb_store__open(const char *path, MPI_Comm comm, FILE *damage, int64_t *n_dam
  * metadata object, the XXH3-128 of its canonical bytes, 32 hexadecimal digits. */
 #define PB_STORE_DIGEST_ATTR "xxh3_128"
 /* How many metadata objects come before source @p s (every one when @p s < 0): the root, models/id,
- * models/group and source_names, then five per source (its group, image_id, label, split, condition). */
+ * models/group and source_names, then five per source (its group, image_id, label, split, condition) and two
+ * more for a source with label sets (label_set_offsets, label_set_ids). */
 int32_t pb_store__digests(const struct pb_meta *meta, int32_t s);
 /* Object @p k's HDF5 path and the checksum of its values in @p meta, for a store of schema @p schema. */
 void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, char *path, size_t npath,
@@ -74,6 +79,22 @@ int pb_store__digests_write(hid_t file, const struct pb_meta *meta, int32_t sche
  * object and what is wrong in @p why. */
 int pb_store__digest_check(hid_t file, const struct pb_meta *meta, int32_t schema, int32_t k, char *why,
                            size_t n);
+
+/* Label sets (store_lsets.c; docs/store.md, "Label sets"): the two datasets of a source that holds them. */
+#define PB_STORE_LSETS_OFF "label_set_offsets"
+#define PB_STORE_LSETS_IDS "label_set_ids"
+/* @p src's sets into @p dst (NULL when it has none). */
+void pb_store__lsets_copy(struct pb_source *dst, const struct pb_source *src);
+/* Whether two sources hold the same sets (or both none). */
+int pb_store__lsets_same(const struct pb_source *a, const struct pb_source *b);
+/* Write the source's datasets into its group @p grp when it holds sets; read them when the store has them. */
+int pb_store__lsets_write(hid_t grp, const struct pb_source *src, int rank);
+int pb_store__lsets_read(const struct pb_store *st, hid_t grp, struct pb_source *src);
+
+/* Under pb_store_labels' set correctness, the predictions of @p d (rows of source @p src) mapped in place. */
+void pb_store__lsets_map(const struct pb_store *st, int32_t src, struct pb_rows *d);
+/* The memo's key for @p fields: the set-correctness reads are other rows than the stored ones. */
+int pb_store__lsets_key(const struct pb_store *st, int fields);
 
 /* Direct chunk writes (store_write.c): the chunk map of every source, made
  * once the record datasets exist, or of one source after it grew (collective);

@@ -44,6 +44,7 @@ void pb_store_rows_free_owned(struct pb_rows *rows)
   free(rows->topk_prob);
   free(rows->entropy);
   free(rows->collision);
+  free(rows->pred_orig);
   memset(rows, 0, sizeof *rows);
 }
 

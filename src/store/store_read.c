@@ -469,7 +469,6 @@ static int pb_store__row_clean(const struct pb_source *s, const struct pb_rows *
   return ok;
 }
 
-#define PB_STORE_CHECK_THREADS ((int64_t)1 << 23)
 
 /* Range checks of every record read, so a damaged or hand-edited store is
  * refused with the cell and image named instead of driving a kernel out of
@@ -511,6 +510,7 @@ static int pb_store__read_into(struct pb_store *st, int32_t src, int32_t n_rows,
   const double t0 = MPI_Wtime();
   int status = pb_store__rows_all(st, src, n_rows, rows, d, fields, 0);
   if (status == PB_OK && !(fields & PB_FIELD_UNCHECKED)) status = pb_store__validate(st, src, n_rows, rows, d);
+  if (status == PB_OK && !(fields & PB_FIELD_ORIGINAL)) pb_store__lsets_map(st, src, d);
   /* the record checks are local: agree, so every rank fails with the first failing rank's reason */
   status = pb_error_agree(st->comm, status);
   const int nf = !!(fields & PB_FIELD_PRED) + !!(fields & PB_FIELD_SMAX) + !!(fields & PB_FIELD_PTRUE) + !!d->entropy +
@@ -535,7 +535,8 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
   /* under `pairbound run`, rows an earlier instance of the stage read (src/store/store_memo.c); every rank
    * reads when one misses, as the reads may be collective */
   const int memo = pb_store_memo_on() && !st->writable && !(fields & PB_FIELD_UNCHECKED);
-  int hit = memo && n_rows > 0 ? pb_store_memo_find(st->path, st->comm, src, fields, n_rows, rows) : -1;
+  const int key = pb_store__lsets_key(st, fields);
+  int hit = memo && n_rows > 0 ? pb_store_memo_find(st->path, st->comm, src, key, n_rows, rows) : -1;
   int all = memo && (n_rows == 0 || hit >= 0); /* a rank with nothing to read has nothing to miss */
   if (memo) pb_comm_allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm); /* memo: on alike on every rank */
   if (all && hit >= 0) {
@@ -557,7 +558,7 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
     pb_store_rows_free(out);
     return PB_FAIL;
   }
-  if (memo && n_rows > 0) pb_store_memo_put(st->path, st->comm, src, fields, n_rows, rows, out);
+  if (memo && n_rows > 0) pb_store_memo_put(st->path, st->comm, src, key, n_rows, rows, out);
   return PB_OK;
 }
 

@@ -47,6 +47,55 @@ static int32_t pb_synth__base_id(const struct pb_synth_config *cfg, int32_t s)
   return s;
 }
 
+/* The two neighbour classes of class @p y (a base's own): the labels its images are usually mistaken for. */
+static void pb_synth__neighbours(const struct pb_synth_config *cfg, int32_t base, int32_t y, int32_t K,
+                                 int32_t nb[2])
+{
+  struct pb_rng r;
+  pb_rng_init(&r, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)y | (1ull << 40), (uint32_t)base);
+  for (int j = 0; j < 2; j++) nb[j] = (int32_t)((y + 1 + pb_rng_below(&r, (uint32_t)K - 1)) % (uint32_t)K);
+}
+
+/* Label sets of a source with label_sets = p (docs/synth.md, "Label sets"), per base image from a stream of their
+ * own (PB_RNG_SYNTH_LSETS), so that sources sharing a base share them and no other field changes: an empty set
+ * with PB_SYNTH_LSETS_EMPTY; else, with PB_SYNTH_LSETS_ABSENT, one or two neighbour classes without the original
+ * label; else with p the original label and one or two neighbour classes; else the original label alone. */
+#define PB_SYNTH_LSETS_EMPTY 0.05
+#define PB_SYNTH_LSETS_ABSENT 0.10
+static void pb_synth__lsets(const struct pb_synth_config *cfg, int32_t s, int32_t base, struct pb_source *src)
+{
+  const double p = cfg->sources[s].label_sets;
+  if (!(p > 0)) return;
+  src->lset_off = pb_malloc(((size_t)src->n_images + 1) * sizeof *src->lset_off);
+  src->lset_ids = pb_malloc(((size_t)src->n_images * 3 + 1) * sizeof *src->lset_ids);
+  src->lset_off[0] = 0;
+  for (int32_t i = 0; i < src->n_images; i++) {
+    struct pb_rng r;
+    pb_rng_init(&r, cfg->seed, PB_RNG_SYNTH_LSETS, (uint64_t)i, (uint32_t)base);
+    const int32_t y = src->labels[i];
+    int32_t nb[2], set[3], n = 0;
+    pb_synth__neighbours(cfg, base, y, src->n_classes, nb);
+    const double u = pb_rng_uniform(&r), v = pb_rng_uniform(&r), w = pb_rng_uniform(&r);
+    const int a = (int)pb_rng_below(&r, 2), both = (int)pb_rng_below(&r, 2);
+    if (u >= PB_SYNTH_LSETS_EMPTY) {
+      const int absent = v < PB_SYNTH_LSETS_ABSENT, multi = absent || w < p;
+      if (!absent) set[n++] = y;
+      if (multi) set[n++] = nb[a];
+      if (multi && both && nb[1 - a] != nb[a]) set[n++] = nb[1 - a];
+    }
+    for (int32_t k = 1; k < n; k++) /* ascending, each once */
+      for (int32_t j = k; j > 0 && set[j] < set[j - 1]; j--) {
+        const int32_t t = set[j];
+        set[j] = set[j - 1];
+        set[j - 1] = t;
+      }
+    int32_t m = 0;
+    for (int32_t k = 0; k < n; k++)
+      if (m == 0 || set[k] != src->lset_ids[src->lset_off[i] + m - 1]) src->lset_ids[src->lset_off[i] + m++] = set[k];
+    src->lset_off[i + 1] = src->lset_off[i] + m;
+  }
+}
+
 int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
 {
   memset(meta, 0, sizeof *meta);
@@ -95,6 +144,7 @@ int pb_synth_meta(const struct pb_synth_config *cfg, struct pb_meta *meta)
         src->split[y * cs->images_per_class + order[j]] = j < n_dev ? PB_SPLIT_DEV : PB_SPLIT_EVAL;
     }
     free(order);
+    pb_synth__lsets(cfg, s, base, src);
     src->n_conditions = cs->n_conditions + 1;
     if (cs->role && pb_meta_role_parse(src, cs->role) != PB_OK) return PB_FAIL;
     src->seed_values = cs->seed_values ? pb_strdup(cs->seed_values) : NULL;
@@ -201,11 +251,9 @@ static void pb_synth__latents(const struct pb_synth_config *cfg, const struct pb
     }
     L->fragility[i] = exp(FRAG_LOG_SD * z);
     /* two neighbour classes per class; each image leans to one of them */
-    int32_t y = src->labels[i], j = (int32_t)pb_rng_below(&rng, 2);
-    struct pb_rng nb;
-    pb_rng_init(&nb, cfg->seed, PB_RNG_SYNTH_IMAGE, (uint64_t)y | (1ull << 40), (uint32_t)base);
-    uint32_t off[2] = {pb_rng_below(&nb, (uint32_t)K - 1), pb_rng_below(&nb, (uint32_t)K - 1)};
-    L->confusable[i] = (int32_t)((y + 1 + off[j]) % (uint32_t)K);
+    int32_t y = src->labels[i], j = (int32_t)pb_rng_below(&rng, 2), nb[2];
+    pb_synth__neighbours(cfg, base, y, K, nb);
+    L->confusable[i] = nb[j];
   }
   L->class_conf = pb_synth__class_conf(cfg, s, K, base);
   double mean = 0, var = 0;

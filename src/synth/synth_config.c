@@ -205,6 +205,12 @@ static int pb_synth_config__fragility_corr(void *opts, const char *label, const 
   return PB_FAIL;
 }
 
+static int pb_synth_config__label_sets(void *opts, const char *label, const char *v)
+{
+  struct pb_synth_source *src = opts;
+  return pb_parse_double(v, 0.0, 1.0, 0, &src->label_sets) == PB_OK ? PB_OK : pb_ini_invalid(label, v);
+}
+
 static int pb_synth_config__coupling(void *opts, const char *label, const char *v)
 {
   struct pb_synth_source *src = opts;
@@ -295,6 +301,7 @@ static const struct pb_option pb_synth_config__source_keys[] = {
     PB_SYNTH_CONFIG__KEY(persistence),      /* in [0, 1] */
     PB_SYNTH_CONFIG__KEY(persistence_gain), /* in [-10, 10] */
     PB_SYNTH_CONFIG__KEY(tier_accuracy),    /* hi,lo x 3 tiers, grid only */
+    PB_SYNTH_CONFIG__KEY(label_sets),       /* in [0, 1]: share of images with 2-3 acceptable labels */
     {.name = NULL}};
 #undef PB_SYNTH_CONFIG__KEY
 

@@ -65,6 +65,11 @@ enum pb_verify_field {
   PB_VF_N
 };
 
+/* Label sets (verify_stage_lsets.c), per cell and, summed, per source: the cell has matched records, its classes,
+ * those enumerated, those larger than --max-class, those whose L and dM_k intervals are equal at Ik and I5, those
+ * with a strictly narrower H at I5. */
+enum { PB_VLS_CELLS, PB_VLS_CLASSES, PB_VLS_ENUMERATED, PB_VLS_SKIPPED, PB_VLS_AGREE, PB_VLS_NARROWER, PB_VLS_N };
+
 /* Memo of the class-level policy checks (src/verify/verify_stage_memo.c): one table per
  * thread, keyed by a class's canonical form. */
 #define PB_VERIFY_MEMO_KEY (1 + 4 * PB_VERIFY_MAX_N)
@@ -123,10 +128,11 @@ int pb_verify_summarise(const struct pb_meta *meta, const struct pb_cell_ref *ce
                         int64_t first, int64_t n_local, MPI_Comm comm, struct pb_verify_sum *S);
 void pb_verify_sum_free(struct pb_verify_sum *S);
 
-/** report/REPORT.md from the reduced totals (rank 0; @p cells: every cell's reference). */
+/** report/REPORT.md from the reduced totals (rank 0; @p cells: every cell's reference), and with label sets
+ *  (@p lsets: [n_sources][PB_VLS_N] counts, or NULL) report/verify_label_sets.tsv. */
 int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const struct pb_verify_sum *S,
                      int64_t n_cells, const struct pb_verify_options *opt, const char *first_failure,
-                     struct pb_results *res);
+                     const int64_t *lsets, struct pb_results *res);
 
 /** verify's line of the run summary, from its report in @p dir (verify_report_summary.c). */
 void pb_verify_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "pairbound/error.h"
+#include "pairbound/lsets.h"
+#include "pairbound/table.h"
 #include "pairbound/text.h"
 #include "pairbound/output.h"
 #include "verify_internal.h"
@@ -28,8 +30,9 @@ static void pb_verify__num(struct pb_text *t, double x)
 }
 
 /* The Verification section: method, verdict, counts. */
-static void pb_verify__md_head(const struct pb_verify_options *opt, const char *first_failure, int64_t n_cells,
-                               const struct pb_verify_sum *S, struct pb_text *md)
+static void pb_verify__md_head(const struct pb_meta *meta, const struct pb_verify_options *opt,
+                               const char *first_failure, int64_t n_cells, const struct pb_verify_sum *S,
+                               const int64_t *lsets, struct pb_text *md)
 {
   pb_text_printf(md, "# pairbound verify\n\n## Verification\n\n");
   pb_text_printf(md,
@@ -70,6 +73,15 @@ static void pb_verify__md_head(const struct pb_verify_options *opt, const char *
   pb_text_printf(md, "- classes whose five-state H interval is strictly narrower than at Ik: %.0f of %.0f (%.2f%%)\n",
                  S->tot[PB_VF_NARROWER_H], S->tot[PB_VF_ENUMERATED],
                  S->tot[PB_VF_ENUMERATED] > 0 ? 100.0 * S->tot[PB_VF_NARROWER_H] / S->tot[PB_VF_ENUMERATED] : NAN);
+  if (lsets) {
+    int64_t t[PB_VLS_N] = {0};
+    for (int32_t s = 0; s < meta->n_sources; s++)
+      for (int k = 0; k < PB_VLS_N; k++) t[k] += lsets[(size_t)s * PB_VLS_N + k];
+    pb_text_printf(md, "- label sets (Appendix J; set correctness whatever `labels` says, table below): %lld classes "
+                   "enumerated in %lld cells of sources with sets; L and dM_k equal at Ik and I5 in %lld; H strictly "
+                   "narrower at I5 in %lld\n", (long long)t[PB_VLS_ENUMERATED], (long long)t[PB_VLS_CELLS],
+                   (long long)t[PB_VLS_AGREE], (long long)t[PB_VLS_NARROWER]);
+  }
   pb_text_printf(md, "- failed comparisons and checks: %.0f\n", S->tot[PB_VF_FAILED]);
   if (opt->against)
     pb_text_printf(md, "- cells whose results file has no I5 values (I5 and variable-support dM_k not compared): %lld\n",
@@ -195,25 +207,65 @@ static void pb_verify__md_policy(const struct pb_meta *meta, const struct pb_cel
   }
 }
 
+/* A row of the label-set table: the source's PB_VLS_N counts. */
+struct pb_verify__lsrow {
+  const char *source;
+  const int64_t *t;
+};
+
+static union pb_cell pb_verify__lsets_get(const void *ctx, const struct pb_column *c)
+{
+  const struct pb_verify__lsrow *r = ctx;
+  if (c->arg < 0) return (union pb_cell){.s = r->source};
+  if (c->arg < PB_VLS_N) return (union pb_cell){.i = r->t[c->arg]};
+  const int64_t e = r->t[PB_VLS_ENUMERATED];
+  return (union pb_cell){.x = e > 0 ? 100.0 * (double)r->t[PB_VLS_NARROWER] / (double)e : NAN};
+}
+
+/* Appendix J.1's enumeration under set correctness: report/verify_label_sets.tsv and its markdown. */
+static int pb_verify__md_lsets(const struct pb_meta *meta, const int64_t *lsets, struct pb_results *res,
+                               struct pb_text *md)
+{
+  static const struct pb_column cols[] = {
+    {"source", PB_COL_STR, .arg = -1}, {"cells", PB_COL_INT, .arg = PB_VLS_CELLS},
+    {"classes", PB_COL_INT, .arg = PB_VLS_CLASSES}, {"enumerated", PB_COL_INT, .arg = PB_VLS_ENUMERATED},
+    {"larger_than_max_class", PB_COL_INT, .arg = PB_VLS_SKIPPED, .md = "larger than --max-class"},
+    {"L_dMk_equal_Ik_I5", PB_COL_INT, .arg = PB_VLS_AGREE, .md = "L and dM_k equal at Ik and I5"},
+    {"H_narrower_I5", PB_COL_INT, .arg = PB_VLS_NARROWER, .md = "H strictly narrower at I5"},
+    {"H_narrower_pct", PB_COL_NUM, 2, .arg = PB_VLS_N, .md = "narrower (% of enumerated)"},
+    {NULL}};
+  static const struct pb_table_spec spec = {
+    "Enumeration under label sets (seed Appendix J.1)",
+    "Sources with label sets; the covered cells' matched images (evaluation images with a nonempty set), each record "
+    "correct when its stored prediction is in its image's set, whatever `labels` says. Every within-class "
+    "bijection of every class of at most --max-class records per side is enumerated (classes: the true labels); "
+    "L_dMk_equal_Ik_I5 counts the classes whose L and dM_k intervals are the same at Ik and I5 (Theorem 1; any "
+    "other class fails the run), H_narrower_I5 those whose five-state (I5) H interval is strictly narrower than at "
+    "Ik. docs/verify.md, \"Label sets\".",
+    cols};
+  struct pb_table t = {{0}, {0}};
+  pb_table_open(&t, &spec);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
+    if (!pb_lsets_source_has(&meta->sources[s])) continue;
+    const struct pb_verify__lsrow row = {meta->sources[s].name, lsets + (size_t)s * PB_VLS_N};
+    pb_table_row(&t, &spec, pb_verify__lsets_get, &row);
+  }
+  return pb_table_flush(&t, res, "verify_label_sets.tsv", md);
+}
+
 int pb_verify_report(const struct pb_meta *meta, const struct pb_cell_ref *cells, const struct pb_verify_sum *S,
                      int64_t n_cells, const struct pb_verify_options *opt, const char *first_failure,
-                     struct pb_results *res)
+                     const int64_t *lsets, struct pb_results *res)
 {
   struct pb_text md = {0};
-  pb_verify__md_head(opt, first_failure, n_cells, S, &md);
+  int status = PB_OK;
+  pb_verify__md_head(meta, opt, first_failure, n_cells, S, lsets, &md);
   pb_verify__md_residuals(meta, cells, S, &md);
   pb_verify__md_checks(opt, S, &md);
+  if (lsets) status = pb_verify__md_lsets(meta, lsets, res, &md);
   if (opt->policies) pb_verify__md_policy(meta, cells, opt, S, &md);
 
-  char *path = pb_results_report_path(res, "REPORT.md");
-  struct pb_outfile f;
-  int status = pb_output_file_open(&f, path);
-  if (status == PB_OK) {
-    fwrite(md.buf, 1, md.len, f.fp);
-    status = pb_output_file_commit(&f);
-  }
-  if (status != PB_OK) pb_error_set("%s: cannot write file", path);
-  free(path);
+  if (status == PB_OK) status = pb_results_write_report(res, "REPORT.md", md.buf, md.len);
   pb_text_free(&md);
   return status;
 }

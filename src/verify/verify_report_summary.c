@@ -1,6 +1,7 @@
-/* verify's line of `pairbound run`'s one-screen summary and its finding on
+/* verify's lines of `pairbound run`'s one-screen summary and its finding on
  * REPORT.md's first page: the verdict of its REPORT.md and the cells of its
- * report TSV (pairbound/report_tsv.h). */
+ * report TSV (pairbound/report_tsv.h), and on a store with label sets the
+ * counts of verify_label_sets.tsv. */
 #include "config.h"
 
 #include <stdio.h>
@@ -29,6 +30,20 @@ void pb_verify_summary(FILE *fp, struct pb_text *md, const char *dir, const char
                        "of the integer algorithms that produced it ([its report](%sREPORT.md)).\n",
                    n, v + 11, cells, rel);
   if (cells >= 0) pb_report_tsv_free(&t);
+  /* Appendix J on a store with label sets: the table's counts over its sources */
+  if (v && pb_report_tsv_load(dir, "verify_label_sets.tsv", &t) == 0) {
+    double e = 0, a = 0, h = 0;
+    for (int r = 1; r < t.n_rows; r++)
+      e += pb_report_tsv_num(&t, r, "enumerated"), a += pb_report_tsv_num(&t, r, "L_dMk_equal_Ik_I5"),
+      h += pb_report_tsv_num(&t, r, "H_narrower_I5");
+    if (fp)
+      fprintf(fp, "verify  label sets: %.0f classes enumerated under set correctness, %.0f with L and dM_k equal at "
+                  "Ik and I5, %.0f with a narrower H at I5 (Appendix J)\n", e, a, h);
+    if (md)
+      pb_text_printf(md, "\nUnder label sets (set correctness, Appendix J) %.0f classes were enumerated: L and dM_k "
+                         "are equal at Ik and I5 in %.0f, H is strictly narrower at I5 in %.0f.\n", e, a, h);
+    pb_report_tsv_free(&t);
+  }
   free(text);
   free(path);
   free(rep);

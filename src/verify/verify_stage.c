@@ -418,10 +418,26 @@ static double pb_verify__compute(const struct pb_stage *st, const struct pb_cell
   return t_enum;
 }
 
-/* Columns, verify.tsv and REPORT.md (collective); @p msg receives the first
- * failure in cell order, @p totals permutations, classes enumerated, failed. */
+/* The label-set enumeration's totals on stdout (rank 0 holds them). */
+static void pb_verify__lsets_message(const struct pb_stage *st, const struct pb_verify_options *opt,
+                                     const int64_t *lsets)
+{
+  int64_t t[PB_VLS_N] = {0};
+  for (int32_t s = 0; s < st->meta->n_sources && st->rank == 0; s++)
+    for (int k = 0; k < PB_VLS_N; k++) t[k] += lsets[(size_t)s * PB_VLS_N + k];
+  if (st->rank == 0)
+    pb_message("verify: label sets (set correctness, Appendix J): %lld classes in %lld cells; %lld enumerated, of which "
+               "%lld with L and dM_k equal at Ik and I5 and %lld with a strictly narrower H at I5; %lld larger than %d "
+               "records per side", (long long)t[PB_VLS_CLASSES], (long long)t[PB_VLS_CELLS],
+               (long long)t[PB_VLS_ENUMERATED], (long long)t[PB_VLS_AGREE], (long long)t[PB_VLS_NARROWER],
+               (long long)t[PB_VLS_SKIPPED], (int)opt->max_class);
+}
+
+/* Columns, verify.tsv and REPORT.md (collective); @p lsets: the label-set
+ * counts (rank 0; NULL: no sets); @p msg receives the first failure in cell
+ * order, @p totals permutations, classes enumerated, failed. */
 static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, const struct pb_verify_options *opt,
-                            const struct pb_verify__work *w, int status, char msg[PB_VERIFY__MSG],
+                            const struct pb_verify__work *w, int status, const int64_t *lsets, char msg[PB_VERIFY__MSG],
                             int64_t *first_fail_out, double totals[PB_VERIFY__NTOT])
 {
   const int64_t nc = w->nc;
@@ -475,7 +491,7 @@ static int pb_verify__write(struct pb_stage *st, const struct pb_cell_block *b, 
     struct pb_verify_sum S;
     status = pb_verify_summarise(st->meta, w->all_cells, w->recs, st->first, nc, comm, &S);
     if (status == PB_OK && st->rank == 0)
-      status = pb_verify_report(st->meta, w->all_cells, &S, st->n_cells, opt, msg, st->results);
+      status = pb_verify_report(st->meta, w->all_cells, &S, st->n_cells, opt, msg, lsets, st->results);
     pb_verify_sum_free(&S);
     pb_comm_bcast(&status, 1, MPI_INT, 0, comm);
   }
@@ -569,10 +585,18 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
                  "%lld cells failed; %.3f s", opt->witnesses, (long long)ws.checked, (long long)ws.skipped,
                  (long long)ws.failed, pb_timer_get(&st.timer, "witnesses"));
   }
+  /* Appendix J: the set enumeration, before the outputs so that a failing class is in them */
+  int64_t *lsets = NULL;
+  if (status == PB_OK) status = pb_verify__lsets(&st, opt, w.cov, w.tau, w.recs, w.fail, w.where, &lsets);
+  if (lsets) {
+    pb_timer_lap(&st.timer, "label_sets");
+    pb_verify__lsets_message(&st, opt, lsets);
+  }
   char msg[PB_VERIFY__MSG] = "";
   int64_t first_fail;
   double totals[PB_VERIFY__NTOT];
-  status = pb_verify__write(&st, &b, opt, &w, status, msg, &first_fail, totals);
+  status = pb_verify__write(&st, &b, opt, &w, status, lsets, msg, &first_fail, totals);
+  free(lsets);
   const int empty = status == PB_OK && totals[1] + totals[4] == 0;
   pb_timer_end(&st.timer, "write", st.comm);
   double enum_cpu = t_enum;

@@ -26,7 +26,7 @@ static int pb_verify__cmp_li(const void *pa, const void *pb)
 /* li[0 .. n) = the records in (label, index) order: a counting sort over the
  * labels' range when it is small (stable: indices ascend within a label),
  * else qsort; both give the one such order. */
-static void pb_verify__group(const int32_t *label, int32_t n, struct pb_verify__li *li)
+void pb_verify__group(const int32_t *label, int32_t n, struct pb_verify__li *li)
 {
   int32_t lo = n > 0 ? label[0] : 0, hi = lo;
   for (int32_t i = 1; i < n; i++) lo = label[i] < lo ? label[i] : lo, hi = label[i] > hi ? label[i] : hi;
@@ -522,8 +522,7 @@ void pb_verify__cell(const struct pb_cell_view *d, const struct pb_verify_option
     struct pb_verify_values v;
     pb_verify__class_values(q, &v);
     pb_verify__structure(cs, y, &v);
-    if (q->H[PB_VERIFY_I5][1] - q->H[PB_VERIFY_I5][0] < q->H[PB_VERIFY_IK][1] - q->H[PB_VERIFY_IK][0])
-      rec[PB_VF_NARROWER_H]++;
+    if (pb_verify__h_narrower(q)) rec[PB_VF_NARROWER_H]++;
     if (ps) {
       /* record order, as the Cartesian product's partner sets */
       pb_verify_policy_masks(&r, ps, sc->W[nenum - 1], sc->R[nenum - 1]);

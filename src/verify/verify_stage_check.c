@@ -106,6 +106,28 @@ void pb_verify__residual_fail(struct pb_verify__cellstate *cs, int32_t label, co
     }
 }
 
+int pb_verify__thm1_holds(const double x[7])
+{
+  return pb_verify__res(x[3], x[5]) <= PB_VERIFY_TOL && pb_verify__res(x[4], x[6]) <= PB_VERIFY_TOL;
+}
+
+int pb_verify__class_thm1(const struct pb_verify_class *q)
+{
+  struct pb_verify_values v;
+  double x[7];
+  pb_verify__class_values(q, &v);
+  for (int t = 1; t < PB_VERIFY_NTARGETS; t++) {
+    pb_verify__vals(&v, t, x);
+    if (!pb_verify__thm1_holds(x)) return 0;
+  }
+  return 1;
+}
+
+int pb_verify__h_narrower(const struct pb_verify_class *q)
+{
+  return q->H[PB_VERIFY_I5][1] - q->H[PB_VERIFY_I5][0] < q->H[PB_VERIFY_IK][1] - q->H[PB_VERIFY_IK][0];
+}
+
 /* Structural checks on verified values (cell or class): nesting I5 in Ik in
  * I0, the observed value inside every interval, and Theorem 1 (L and dM_k
  * equal at Ik and I5).  Lemma 1 and Corollary 1 join here with the policy
@@ -139,7 +161,7 @@ void pb_verify__structure(struct pb_verify__cellstate *cs, int32_t label, const 
     }
     if (t > 0) {
       r[PB_VF_CHK_THM1]++;
-      if (pb_verify__res(x[3], x[5]) > tol || pb_verify__res(x[4], x[6]) > tol) {
+      if (!pb_verify__thm1_holds(x)) {
         r[PB_VF_FAIL_THM1]++;
         pb_verify__failf(cs, label, "Theorem 1 violated: %s at Ik [%.17g, %.17g] but at I5 [%.17g, %.17g]", T, x[3],
                          x[4], x[5], x[6]);

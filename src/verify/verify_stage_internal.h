@@ -45,6 +45,13 @@ void pb_verify__compare(const struct pb_verify_values *a, const struct pb_verify
 void pb_verify__residual_fail(struct pb_verify__cellstate *cs, int32_t label, const char *against,
                               const struct pb_verify_values *mine, const struct pb_verify_values *ref,
                               const double *res);
+/* Theorem 1 on one target's seven values (pb_verify__vals): its Ik and I5 intervals equal within PB_VERIFY_TOL
+ * (both ends undefined counts as equal). */
+int pb_verify__thm1_holds(const double x[7]);
+/* Theorem 1 on an enumerated class: its L and dM_k intervals (as rates of its records) equal at Ik and I5. */
+int pb_verify__class_thm1(const struct pb_verify_class *q);
+/* Whether the class's five-state (I5) H interval is strictly narrower than at Ik (seed C.1, J.1). */
+int pb_verify__h_narrower(const struct pb_verify_class *q);
 /* Nesting, observed values inside, Theorem 1. */
 void pb_verify__structure(struct pb_verify__cellstate *cs, int32_t label, const struct pb_verify_values *v);
 
@@ -72,6 +79,9 @@ void pb_verify__pstructure(struct pb_verify__cellstate *cs, int32_t label, const
 
 /* Stable (label, index) order of a cell's records: this module's own grouping. */
 struct pb_verify__li { int32_t label, idx; };
+
+/* li[0 .. n) = the records in (label, index) order (verify_stage_cell.c). */
+void pb_verify__group(const int32_t *label, int32_t n, struct pb_verify__li *li);
 
 /* Thread-local scratch of one cell. */
 struct pb_verify__scratch {
@@ -131,5 +141,21 @@ struct pb_stage;
 int pb_verify__witnesses(const struct pb_stage *st, const struct pb_cell_block *b, const char *path,
                         struct pb_verify__wsum *sum);
 void pb_verify__witness_reduce(const struct pb_stage *st, struct pb_verify__wsum *sum);
+
+/* ---- label sets (verify_stage_lsets.c; docs/verify.md, "Label sets") */
+
+/* Enumerate one cell under record-attached set correctness (pure): @p d holds the stored predictions, @p off and
+ * @p ids the sets of its records (CSR, pb_lsets_eval); records with an empty set are left out (the matched cohort)
+ * and the others' predictions mapped by pb_lsets_pred.  Classes of at most @p max_class records are enumerated
+ * (into @p cls[0 ..] in label order when not NULL: room for the cell's classes); a class where Theorem 1 fails
+ * is a failure of @p cs.  The counts into @p out. */
+void pb_verify__lsets_cell(const struct pb_cell_view *d, const int64_t *off, const int32_t *ids, int32_t n_classes,
+                           int32_t max_class, struct pb_verify__cellstate *cs, struct pb_verify_class *cls,
+                           int64_t out[PB_VLS_N]);
+/* The rank's covered cells (@p cov: global; @p tau, @p recs, @p fail, @p where: the rank's cells) of sources with
+ * sets, their stored predictions read again: per source the PB_VLS_N counts summed onto rank 0 into *@p out
+ * ([n_sources][PB_VLS_N], caller frees; NULL when the store has no sets).  Collective. */
+int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *opt, const uint8_t *cov,
+                     const float *tau, double *recs, char *const *fail, char *const *where, int64_t **out);
 
 #endif /* PAIRBOUND_VERIFY_STAGE_INTERNAL_H */

@@ -70,8 +70,8 @@ check "topk attribute disagreeing: the message names the shapes" \
 # of the metadata (a label still below 20 classes, a split code still 0 or 1, names still valid and unique), so
 # before the checksums `check` passed every one and bounds computed from it.
 out=$(pb 1 1 check "$WORK/good.h5")
-check "a good store: check says its metadata match their checksums (4 + 5 per source x 6 sources)" \
-  sh -c "printf '%s' \"\$1\" | grep -qx 'metadata: 34 objects match their checksums (XXH3-128)'" _ "$out"
+check "a good store: check says its metadata match their checksums (4 + 5 per source x 6 sources + 2 label-set datasets x ES, Diverse)" \
+  sh -c "printf '%s' \"\$1\" | grep -qx 'metadata: 38 objects match their checksums (XXH3-128)'" _ "$out"
 # meta_damage DESCRIPTION OBJECT-NAMED WHAT H5POKE-ARGUMENTS... (the store is the argument after the option)
 meta_damage() {
   local d=$1 obj=$2 what=$3 op=$4 np
@@ -126,7 +126,7 @@ pb 1 1 roles "$WORK/v1.h5" --set Syn-B5=extra:Syn-B > /dev/null
 out=$(pb 1 1 check "$WORK/v1.h5" 2>&1); rc=$?
 check "schema 1 given roles: check passes" [ $rc -eq 0 ]
 check "schema 1 given roles: its metadata now match their checksums" \
-  sh -c "printf '%s' \"\$1\" | grep -qx 'metadata: 34 objects match their checksums (XXH3-128)'" _ "$out"
+  sh -c "printf '%s' \"\$1\" | grep -qx 'metadata: 38 objects match their checksums (XXH3-128)'" _ "$out"
 "$H5POKE" --flip "$WORK/v1.h5" /sources/Syn/label 0 0
 out=$(pb 1 1 check "$WORK/v1.h5" 2>&1); rc=$?
 check "schema 1 given roles: a flipped label is named" \

@@ -47,4 +47,23 @@ check "CR-only line ends: said so" grep -qF "$WORK/cr.csv:1: carriage return ins
 printf '%s\r\n' "$H" 'm1,g1,S,clean,i1,0,eval,1,0.9,0.5' 'm1,g1,S,fog,i1,0,eval,1,0.8,0.1' > "$WORK/crlf.csv"
 "$PAIRBOUND" -v 0 ingest "$WORK/crlf.csv" -o "$WORK/crlf.h5" 2> "$WORK/err.txt"
 check "CRLF line ends: accepted" test $? -eq 0
+
+# label sets (docs/csv.md, column 'labels'): each refused at its line with the reason, nothing written
+HL=$H,labels
+lsets_err() { # lsets_err NAME MESSAGE ROWS...: ingest fails with exactly MESSAGE (after "FILE:") and writes nothing
+  local name=$1 msg=$2; shift 2
+  printf '%s\n' "$@" > "$WORK/$name.csv"
+  "$PAIRBOUND" -v 0 ingest "$WORK/$name.csv" -o "$WORK/$name.h5" 2> "$WORK/err.txt"
+  check "labels, $name: exit 1" test $? -eq 1
+  check "labels, $name: message" grep -qxF "pairbound ingest: error: $WORK/$name.csv:$msg" "$WORK/err.txt"
+  check "labels, $name: no store written" sh -c "! ls '$WORK'/$name.h5* 2>/dev/null | grep -q ."
+}
+lsets_err ldup "1: duplicate column 'labels'" "$HL,labels" 'm1,g1,S,clean,i1,0,eval,0,0.9,0.9,1,1'
+lsets_err lempty "2: column 'labels': empty class id in label set '3;;4'" "$HL" 'm1,g1,S,clean,i1,0,eval,0,0.9,0.9,3;;4'
+lsets_err ltwice "2: column 'labels': class 3 twice in label set '3;0;3'" "$HL" 'm1,g1,S,clean,i1,0,eval,0,0.9,0.9,3;0;3'
+lsets_err lnotid "2: column 'labels': 'x' in label set '1;x' is no class id (an integer in [0, 1048576))" "$HL" \
+  'm1,g1,S,clean,i1,0,eval,0,0.9,0.9,1;x'
+lsets_err lconflict "3: image i1 of source S has label set '0;3' here but '0;2' at line 2" "$HL" \
+  'm1,g1,S,clean,i1,0,eval,0,0.9,0.9,0;2' 'm1,g1,S,fog,i1,0,eval,1,0.8,0.1,0;3'
+
 finish

@@ -7,7 +7,7 @@
 grep -v '^seed_values' "$TOP_SRCDIR/inputs/small.ini" > "$WORK/small.ini"
 pb 1 1 synth --config "$WORK/small.ini" --no-summary -o "$WORK/s.h5"
 "$PAIRBOUND" export "$WORK/s.h5" -o "$WORK/a.csv"
-check "export header" sh -c "head -1 '$WORK/a.csv' | grep -qx 'model,group,source,condition,image,label,split,pred,smax,ptrue,top1_class,top1_prob,top2_class,top2_prob,top3_class,top3_prob,entropy,collision'"
+check "export header" sh -c "head -1 '$WORK/a.csv' | grep -qx 'model,group,source,condition,image,label,split,labels,pred,smax,ptrue,top1_class,top1_prob,top2_class,top2_prob,top3_class,top3_prob,entropy,collision'"
 # export under several ranks (blocks dealt in turn, each written at its offset) and threads
 for l in 21 31 12; do
   pb "${l%?}" "${l#?}" export "$WORK/s.h5" -o "$WORK/a$l.csv"

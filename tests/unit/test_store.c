@@ -353,12 +353,12 @@ START_TEST(test_open_errors)
     H5Fclose(f);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads versions 1 to 2)");
-  /* and back to 2: readable again (the rewrite itself did no damage) */
+  expect_open_error(v99, ": unsupported store schema version 99 (this pairbound reads versions 1 to 3)");
+  /* and back to 3: readable again (the rewrite itself did no damage) */
   if (rank == 0) {
     f = H5Fopen(v99, H5F_ACC_RDWR, H5P_DEFAULT);
     a = H5Aopen(f, "schema_version", H5P_DEFAULT);
-    v = 2;
+    v = PB_STORE_SCHEMA_VERSION;
     ck_assert(H5Awrite(a, H5T_NATIVE_INT32, &v) >= 0);
     H5Aclose(a);
     H5Fclose(f);
@@ -483,7 +483,7 @@ START_TEST(test_meta_checksums)
   char path[512];
   snprintf(path, sizeof path, "%s", pb_test_path("sums.h5"));
   make_store(path);
-  expect_sum(path, "/", "format pairbound-store\nschema_version 2\ntopk 2\n", 47);
+  expect_sum(path, "/", "format pairbound-store\nschema_version 3\ntopk 2\n", 47);
   expect_sum(path, "/models/id", "m0\0m1\0m2", 9);
   expect_sum(path, "/models/group", "gA\0gB\0gA", 9);
   expect_sum(path, "/source_names", "A\0B", 4);
@@ -515,7 +515,7 @@ START_TEST(test_meta_checksums)
   }
   MPI_Barrier(MPI_COMM_WORLD);
   expect_open_error(path, ": damaged metadata: sources/B/condition: no checksum (attribute xxh3_128)");
-  /* schema_version 2 -> 1 with the checksums kept: the root's checksum (which covers it) says it was 2 */
+  /* schema_version 3 -> 1 with the checksums kept: the root's checksum (which covers it) says it was 3 */
   hid_t f;
   char root[33];
   read_sum(path, "/", root);

@@ -11,6 +11,7 @@
 #include "pairbound/bounds.h"
 #include "pairbound/rng.h"
 #include "pairbound/verify.h"
+#include "verify/verify_stage_internal.h"
 #include "testlib.h"
 
 /* A class given by its records; c and z are derived from labels and tau. */
@@ -618,6 +619,66 @@ START_TEST(test_policy_random_vs_cartesian_and_engine)
 }
 END_TEST
 
+/* Appendix J under label sets (docs/verify.md, "Label sets"), worked by hand.
+ * Class 0, tau = .5, images (clean pred, S, M; perturbed pred, S', M'; set):
+ *   i1 (0, .9, .9; 0, .4, .4; {0})    i2 (5, .8, .1; 7, .9, .05; {0,5})
+ *   i3 (7, .9, .2; 8, .3, .1; {0})    i4 (0, .9, .9; 3, .9, .01; {}: left out)
+ * Under sets the clean records are A1, A2 correct and accepted, A3 wrong (7);
+ * the perturbed B1 correct and rejected, B2 wrong (7) accepted, B3 wrong (8)
+ * rejected.  Observed: k = 1 (A1-B1), s = 0.  Of the 6 bijections (partners
+ * of A1, A2, A3): (B1,B2,B3) k1 s0 H1 L1 D .9-.4; (B1,B3,B2) k1 s1 H0 L1
+ * D .9-.4; (B2,B1,B3) k1 s0 H1 L1 D .1-.4; (B2,B3,B1) k0; (B3,B1,B2) k1 s1
+ * H0 L1 D .1-.4; (B3,B2,B1) k0.  So at Ik H [0, 1], at I5 H [1, 1] (strictly
+ * narrower), L [1, 1] and D [.1-.4, .9-.4] at both.  Under single labels
+ * (every set {0}) A2 is wrong, A1-B1 is forced at Ik and H is [0, 0] at both
+ * levels: not narrower.  Class 1 (four images, set {1}) is larger than
+ * --max-class 3: counted, not enumerated; i4 would make class 0 such a class. */
+START_TEST(test_lsets_cell_hand)
+{
+  const int32_t label[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+  const int32_t p0[8] = {0, 1, 5, 1, 7, 1, 0, 1}, p1[8] = {0, 1, 7, 1, 8, 1, 3, 1};
+  const float s0[8] = {.9f, .9f, .8f, .9f, .9f, .9f, .9f, .9f}, s1[8] = {.4f, .9f, .9f, .9f, .3f, .9f, .9f, .9f};
+  const float m0[8] = {.9f, .9f, .1f, .9f, .2f, .9f, .9f, .9f}, m1[8] = {.4f, .9f, .05f, .9f, .1f, .9f, .01f, .9f};
+  const struct pb_cell_view d = {.index = -1, .n = 8, .label = label, .pred0 = p0, .s0 = s0, .m0 = m0,
+                                 .pred1 = p1, .s1 = s1, .m1 = m1, .tau = .5f};
+  /* sets per record in cell order: {0}, {1}, {0,5}, {1}, {0}, {1}, {}, {1}; then every 5 dropped */
+  const int64_t off[9] = {0, 1, 2, 4, 5, 6, 7, 7, 8};
+  const int32_t sets[2][8] = {{0, 1, 0, 5, 1, 0, 1, 1}, {0, 1, 0, 1, 0, 1, 1, 0}};
+  const int64_t off1[9] = {0, 1, 2, 3, 4, 5, 6, 6, 7};
+  for (int conv = 0; conv < 2; conv++) {
+    double rec[PB_VF_N] = {0};
+    char fail[PB_VERIFY__MSG] = "";
+    struct pb_verify__cellstate cs = {rec, fail, "hand"};
+    struct pb_verify_class cls[2];
+    int64_t out[PB_VLS_N];
+    pb_verify__lsets_cell(&d, conv ? off1 : off, sets[conv], 10, 3, &cs, cls, out);
+    ck_assert_msg(rec[PB_VF_FAILED] == 0, "%s", fail);
+    ck_assert_int_eq(out[PB_VLS_CELLS], 1);
+    ck_assert_int_eq(out[PB_VLS_CLASSES], 2);
+    ck_assert_int_eq(out[PB_VLS_ENUMERATED], 1);
+    ck_assert_int_eq(out[PB_VLS_SKIPPED], 1);
+    ck_assert_int_eq(out[PB_VLS_AGREE], 1);
+    ck_assert_int_eq(out[PB_VLS_NARROWER], conv == 0);
+    const struct pb_verify_class *q = &cls[0];
+    ck_assert_int_eq(q->n, 3);
+    ck_assert_int_eq(q->a, conv ? 1 : 2);
+    ck_assert_int_eq(q->k, 1);
+    ck_assert_int_eq(q->s, 0);
+    ck_assert_int_eq(q->H[PB_VERIFY_IK][0], 0);
+    ck_assert_int_eq(q->H[PB_VERIFY_IK][1], conv ? 0 : 1);
+    ck_assert_int_eq(q->H[PB_VERIFY_I5][0], conv ? 0 : 1);
+    ck_assert_int_eq(q->H[PB_VERIFY_I5][1], conv ? 0 : 1);
+    for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++) {
+      ck_assert_int_eq(q->L[lv][0], 1);
+      ck_assert_int_eq(q->L[lv][1], 1);
+      /* single labels: only A1-B1 is correct-correct */
+      ck_assert(q->D[lv][0] == (conv ? (double).9f : (double).1f) - (double).4f);
+      ck_assert(q->D[lv][1] == (double).9f - (double).4f);
+    }
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("verify");
@@ -625,6 +686,7 @@ int main(void)
   tcase_add_test(tc, test_section31);
   tcase_add_test(tc, test_a6_counterexample);
   tcase_add_test(tc, test_invalid);
+  tcase_add_test(tc, test_lsets_cell_hand);
   tcase_add_test(tc, test_policy_shared_beats_separate);
   tcase_add_test(tc, test_policy_i5_adds_ordering);
   suite_add_tcase(s, tc);

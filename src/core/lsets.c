@@ -1,0 +1,134 @@
+/* Label sets: parsing and canonical text of the CSV column `labels`, and the
+ * one map that turns set correctness into every kernel's pred == label test
+ * (include/pairbound/lsets.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pairbound/error.h"
+#include "pairbound/lsets.h"
+#include "pairbound/meta.h"
+#include "pairbound/parse.h"
+
+static int pb_lsets__cmp(const void *a, const void *b)
+{
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+int pb_lsets_parse(const char *text, int32_t *ids, int32_t cap, int32_t *n)
+{
+  *n = 0;
+  if (text[0] == '\0') return PB_OK;
+  char buf[32];
+  for (const char *p = text;;) {
+    const char *e = strchr(p, PB_LSETS_SEP);
+    const size_t len = e ? (size_t)(e - p) : strlen(p);
+    int64_t v = 0;
+    if (len == 0 || len >= sizeof buf) {
+      pb_error_set(len == 0 ? "empty class id in label set '%s'" : "class id too long in label set '%s'", text);
+      return PB_FAIL;
+    }
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    if (pb_parse_int(buf, 0, PB_MAX_CLASSES - 1, &v) != PB_OK) {
+      pb_error_set("'%s' in label set '%s' is no class id (an integer in [0, %d))", buf, text, PB_MAX_CLASSES);
+      return PB_FAIL;
+    }
+    if (*n == cap) {
+      pb_error_set("label set '%s' has more than %d ids", text, (int)cap);
+      return PB_FAIL;
+    }
+    ids[(*n)++] = (int32_t)v;
+    if (!e) break;
+    p = e + 1;
+  }
+  qsort(ids, (size_t)*n, sizeof *ids, pb_lsets__cmp);
+  for (int32_t k = 1; k < *n; k++)
+    if (ids[k] == ids[k - 1]) {
+      pb_error_set("class %d twice in label set '%s'", (int)ids[k], text);
+      return PB_FAIL;
+    }
+  return PB_OK;
+}
+
+size_t pb_lsets_text(const int32_t *ids, int32_t n, char *buf, size_t cap)
+{
+  size_t len = 0;
+  if (cap > 0) buf[0] = '\0';
+  for (int32_t k = 0; k < n; k++) {
+    const int w = snprintf(len < cap ? buf + len : NULL, len < cap ? cap - len : 0, "%s%d", k ? ";" : "", (int)ids[k]);
+    len += (size_t)w;
+  }
+  return len;
+}
+
+int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c)
+{
+  int32_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (ids[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && ids[lo] == c;
+}
+
+int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred, int32_t n_classes)
+{
+  if (pb_lsets_has(ids, n, pred)) return label;
+  /* the label is not in the set: one value for the whole class, that no stored prediction takes, since the
+   * analyses compare wrong predictions of different images of the class */
+  if (pred == label) return n_classes;
+  return pred;
+}
+
+int pb_lsets_source_has(const struct pb_source *src) { return src->lset_off != NULL; }
+
+const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n)
+{
+  *n = (int32_t)(src->lset_off[i + 1] - src->lset_off[i]);
+  return src->lset_ids + src->lset_off[i];
+}
+
+int pb_lsets_validate(const struct pb_source *src)
+{
+  if (!src->lset_off) return PB_OK;
+  if (src->lset_off[0] != 0) {
+    pb_error_set("source %s: label set offsets do not start at 0", src->name);
+    return PB_FAIL;
+  }
+  for (int32_t i = 0; i < src->n_images; i++) {
+    const int64_t a = src->lset_off[i], b = src->lset_off[i + 1];
+    if (b < a) {
+      pb_error_set("source %s image %s: label set offsets decrease", src->name, src->image_ids[i]);
+      return PB_FAIL;
+    }
+    for (int64_t k = a; k < b; k++)
+      if (src->lset_ids[k] < 0 || src->lset_ids[k] >= src->n_classes || (k > a && src->lset_ids[k] <= src->lset_ids[k - 1])) {
+        pb_error_set("source %s image %s: label set class %d outside [0, %d) or not ascending", src->name,
+                     src->image_ids[i], (int)src->lset_ids[k], (int)src->n_classes);
+        return PB_FAIL;
+      }
+  }
+  return PB_OK;
+}
+
+void pb_lsets_eval(const struct pb_source *src, int64_t **off, int32_t **ids)
+{
+  int32_t ne = 0;
+  for (int32_t i = 0; i < src->n_images; i++) ne += src->split[i] == PB_SPLIT_EVAL;
+  *off = pb_malloc(((size_t)ne + 1) * sizeof **off);
+  *ids = pb_malloc(((size_t)src->lset_off[src->n_images] + 1) * sizeof **ids);
+  int64_t k = 0;
+  (*off)[0] = 0;
+  for (int32_t i = 0, e = 0; i < src->n_images; i++) {
+    if (src->split[i] != PB_SPLIT_EVAL) continue;
+    int32_t n;
+    const int32_t *s = pb_lsets_of(src, i, &n);
+    memcpy(*ids + k, s, (size_t)n * sizeof *s);
+    (*off)[++e] = k += n;
+  }
+}
