@@ -10,6 +10,7 @@
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/lsets.h"
 #include "pairbound/results.h"
 #include "pairbound/stage.h"
 #include "bounds_stage_internal.h"
@@ -63,6 +64,10 @@ int pb_bounds_witness_write(struct pb_stage *st, const struct pb_bounds_wit *w)
   }
   static const char *const cols[5] = {"offset", "n", "source", "model", "condition"};
   int status = pb_results_group(st->results, PB_BOUNDS_WITNESS_GROUP);
+  /* the correctness the witnesses attain their ends under: a checker maps predictions alike (docs/verify.md) */
+  if (status == PB_OK)
+    status = pb_results_attr_str(st->results, PB_BOUNDS_WITNESS_GROUP, "labels",
+                                 pb_store_labels_mode(st->store) == PB_LABELS_SET ? "set" : "single");
   for (int j = 0; j < 5 && status == PB_OK; j++) {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", PB_BOUNDS_WITNESS_GROUP, cols[j]);

@@ -16,6 +16,7 @@
 #include "pairbound/bounds.h"
 #include "pairbound/cells.h"
 #include "pairbound/error.h"
+#include "pairbound/lsets.h"
 #include "pairbound/stage.h"
 #include "pairbound/verify.h"
 #include "core/h5io.h"
@@ -46,7 +47,19 @@ static int pb_verify__wfile_read(const struct pb_stage *st, const char *path, in
     pb_error_set("%s: cannot open results file", path);
     return PB_FAIL;
   }
+  /* witnesses attain their ends under one correctness: checked under another, every count would differ */
+  const char *mine = pb_store_labels_mode(st->store) == PB_LABELS_SET ? "set" : "single";
+  hid_t grp = H5Oexists_by_name(file, "/bounds/witnesses", H5P_DEFAULT) > 0 ? H5Gopen2(file, "/bounds/witnesses", H5P_DEFAULT)
+                                                                            : -1;
+  char *theirs = grp >= 0 && H5Aexists(grp, "labels") > 0 ? pb_h5_read_attr_str(grp, "labels") : NULL;
+  if (grp >= 0) H5Gclose(grp);
   int status = PB_OK;
+  if (strcmp(theirs ? theirs : "single", mine) != 0) {
+    pb_error_set("%s: its witnesses are of labels = %s, this run judges correctness by labels = %s: give --labels %s",
+                 path, theirs ? theirs : "single", mine, theirs ? theirs : "single");
+    status = PB_FAIL;
+  }
+  free(theirs);
   char name[128];
   for (int j = 0; j < 5 && status == PB_OK; j++) {
     f->col[j] = pb_malloc(na * sizeof(int64_t));

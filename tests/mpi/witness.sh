@@ -30,6 +30,13 @@ pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
 witnesses "$WORK/s.h5" "$WORK/b" --i5 all
 # default --i5 (the panel): cells outside it have no I5 witness, and verify says so
 witnesses "$WORK/s.h5" "$WORK/bp"
+# the small store has label sets (ES, Diverse), so the two above are of labels = set: single labels too,
+# and verify refuses witnesses of the other convention
+VARGS="--labels single" witnesses "$WORK/s.h5" "$WORK/b1" --i5 all --labels single
+out=$(OMP_NUM_THREADS=1 mpi_launch 1 "$PAIRBOUND" -v 0 verify "$WORK/s.h5" --witnesses "$WORK/b1/results.h5" \
+      -o "$WORK/vx" 2>&1)
+check "verify refuses witnesses of labels = single under set" sh -c "printf '%s' \"\$1\" | \
+  grep -qF 'b1/results.h5: its witnesses are of labels = single, this run judges correctness by labels = set: give --labels single'" _ "$out"
 out=$(OMP_NUM_THREADS=1 mpi_launch 1 "$PAIRBOUND" -v 1 verify "$WORK/s.h5" --witnesses "$WORK/b/results.h5" \
       -o "$WORK/v1" 2>&1)
 check "verify --witnesses: 4 witnesses per cell, 85 cells" sh -c "printf '%s' \"\$1\" | grep -q '340 checked (0 I5 ones absent'" _ "$out"
