@@ -172,7 +172,7 @@ static void pb_rls__splits(const struct pb_meta *meta, const struct pb_bounds_ls
     "Candidate-compatible and label-retained splits of the matched images (seed Appendix J.1)",
     "Per source the matched images of Table 47 split twice. candidate: compatible when the set holds a class the "
     "models can predict, incompatible otherwise; every set id of a store is a class of its source "
-    "(pb_lsets_validate) and every model predicts among those classes, so every matched image is compatible here "
+    "(checked at ingest and store open) and every model predicts among those classes, so every matched image is compatible here "
     "(the seed's 38 incompatible images had ReaL labels outside its 200 candidates). label: retained when the set "
     "holds the original label, removed otherwise. images and share (% of the matched images) per subgroup; "
     "acc_original, acc_set: perturbed accuracy a1 and s_original, s_set: s, in % of the subgroup's images; "
