@@ -163,6 +163,12 @@ enum pb_bounds_lsets_state {
   PB_LSS_LACC, /* L event: clean correct and accepted, perturbed correct and rejected */
   PB_LS_NSTATE
 };
+/* Appendix J.1's two splits of the matched images, each as its first subgroup (the second is the rest):
+ * candidate-compatible (the set holds a class the models can predict, one in [0, n_classes)) and
+ * label-retained (the set holds the original label).  Per subgroup PB_LSG_N slots from PB_LS_SPLIT + g *
+ * PB_LSG_N: its images, then per convention c its perturbed correct records (a1) and its s pairs. */
+enum pb_bounds_lsets_split { PB_LSG_COMPATIBLE, PB_LSG_RETAINED, PB_LSG_N_SPLITS };
+enum pb_bounds_lsets_group { PB_LSG_IMAGES, PB_LSG_A1, PB_LSG_S = PB_LSG_A1 + 2, PB_LSG_N = PB_LSG_S + 2 };
 enum pb_bounds_lsets_slot {
   PB_LS_N,        /* matched images */
   PB_LS_CELLS,    /* 1 when the cell has matched images */
@@ -171,16 +177,19 @@ enum pb_bounds_lsets_slot {
   PB_LS_MOVED_H = PB_LS_CONV + 2 * PB_LS_NSTATE, /* original h records whose state differs under sets */
   PB_LS_MOVED_W,  /* original w records whose state differs under sets */
   PB_LS_EQ15_FAIL, /* conventions (0, 1 or 2) in which Eq. 15 fails on the cell: q_agree - a1 != s - r - k_diff */
-  PB_LS_N_SLOTS
+  PB_LS_SPLIT,    /* the subgroups of the splits */
+  PB_LS_N_SLOTS = PB_LS_SPLIT + PB_LSG_N_SPLITS * PB_LSG_N
 };
 
 /**
- * The Table 47/48 counts of one cell into @p out (PB_LS_N_SLOTS, zeroed first).  @p in's pred0 and pred1
- * are the stored predictions (not pb_lsets_pred's map) and s0, s1 the maximum probabilities, accepted at
- * in->tau; image i's set is ids[off[i] .. off[i + 1]) (ascending), and images with an empty set are left
- * out.  A record is correct under convention 0 iff pred == label, under 1 iff pred is in its image's set.
+ * The Table 47/48 and J.1 split counts of one cell into @p out (PB_LS_N_SLOTS, zeroed first).  @p in's pred0
+ * and pred1 are the stored predictions (not pb_lsets_pred's map), s0, s1 the maximum probabilities, accepted
+ * at in->tau, and m0, m1 the probabilities of the original label; image i's set is ids[off[i] .. off[i + 1])
+ * (ascending, nonnegative), and images with an empty set are left out.  A record is correct under convention
+ * 0 iff pred == label, under 1 iff pred is in its image's set.  dmk[c]: the cell's dM_k (mean M - M') under
+ * convention c over its k pairs whose original label is in the set, NaN when there is none.
  */
-void pb_bounds_lsets_cell(const struct pb_cell_view *in, const int64_t *off, const int32_t *ids,
-                          int64_t out[PB_LS_N_SLOTS]);
+void pb_bounds_lsets_cell(const struct pb_cell_view *in, const int64_t *off, const int32_t *ids, int32_t n_classes,
+                          int64_t out[PB_LS_N_SLOTS], double dmk[2]);
 
 #endif /* PAIRBOUND_BOUNDS_H */

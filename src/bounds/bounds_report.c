@@ -324,7 +324,7 @@ static void pb_rep__protocol(const struct pb_meta *meta, const struct pb_protoco
 
 int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_bounds_sum *S,
                        struct pb_results *res, const struct pb_bounds_options *opt,
-                       const struct pb_bounds_intervals *iv, const int64_t *lsets)
+                       const struct pb_bounds_intervals *iv, const struct pb_bounds_lsets *lsets)
 {
   struct pb_text md = {0};
   struct pb_table t = {{0}, {0}};

@@ -646,7 +646,7 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
   if (status == PB_OK) status = pb_bounds__write_cells(&st, recs);
   if (status == PB_OK && opt->witnesses) status = pb_bounds_witness_write(&st, &wit);
   if (opt->witnesses) pb_bounds_witness_free(&wit);
-  int64_t *lsets = NULL;
+  struct pb_bounds_lsets lsets = {NULL, {0, NULL}};
   if (status == PB_OK) status = pb_bounds_lsets(&st, opt, &lsets);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */
@@ -655,13 +655,13 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
     if (status == PB_OK) {
       struct pb_bounds_sum S;
       status = pb_bounds_summarise(st.meta, recs, st.first, n, st.comm, &S);
-      if (status == PB_OK && st.rank == 0) status = pb_bounds_report(st.meta, &st.protocol, &S, st.results, opt, &iv, lsets);
+      if (status == PB_OK && st.rank == 0) status = pb_bounds_report(st.meta, &st.protocol, &S, st.results, opt, &iv, &lsets);
       pb_bounds_sum_free(&S);
     }
     pb_comm_bcast(&status, 1, MPI_INT, 0, st.comm);
     free(iv.vr);
   }
-  free(lsets);
+  pb_bounds_lsets_free(&lsets);
   pb_timer_end(&st.timer, "write", st.comm);
   const double grid = pb_timer_get(&st.timer, "grid_pass");
   double rb = 0, rs = 0;

@@ -235,17 +235,26 @@ void pb_bounds_witness_free(struct pb_bounds_wit *w);
 int pb_bounds_report_more(const struct pb_meta *meta, const struct pb_bounds_sum *S, struct pb_results *res,
                             const struct pb_bounds_options *opt, struct pb_text *md);
 
+struct pb_bounds_lsets;
 /** Diagnostics tables (report/ TSV files and REPORT.md) from the reduced totals (rank 0). */
 int pb_bounds_report(const struct pb_meta *meta, const struct pb_protocol *p, const struct pb_bounds_sum *S,
                        struct pb_results *res, const struct pb_bounds_options *opt,
-                       const struct pb_bounds_intervals *iv, const int64_t *lsets);
+                       const struct pb_bounds_intervals *iv, const struct pb_bounds_lsets *lsets);
 
-/* Tables 47 and 48 (src/bounds/bounds_stage_lsets.c): on a store with label sets, the per-source counts of
- * pb_bounds_lsets_cell over the rank's cells, summed onto rank 0 into *out ([n_sources][PB_LS_N_SLOTS], caller
- * frees); *out NULL on a store without sets.  Collective. */
-int pb_bounds_lsets(const struct pb_stage *st, const struct pb_bounds_options *opt, int64_t **out);
-/* Their tables (src/bounds/bounds_report_lsets.c), rank 0; nothing when @p tot is NULL. */
-int pb_bounds_report_lsets(const struct pb_meta *meta, const int64_t *tot, struct pb_results *res, struct pb_text *md);
+/* Tables 47 and 48 and Appendix J.1's splits (src/bounds/bounds_stage_lsets.c), per source: the counts of
+ * pb_bounds_lsets_cell summed over the cells, and over the cells where both conventions' restricted dM_k are
+ * defined their exact sums in PB_LSD_N slots from s * PB_LSD_N. */
+enum { PB_LSD_ORIGINAL, PB_LSD_SET, PB_LSD_CHANGE, PB_LSD_N };
+struct pb_bounds_lsets {
+  int64_t *tot;         /* [n_sources][PB_LS_N_SLOTS]; NULL on a store without sets */
+  struct pb_agg dmk;    /* [n_sources][PB_LSD_N] */
+};
+/* Both, over the rank's cells, onto rank 0 (collective); free with pb_bounds_lsets_free. */
+int pb_bounds_lsets(const struct pb_stage *st, const struct pb_bounds_options *opt, struct pb_bounds_lsets *out);
+void pb_bounds_lsets_free(struct pb_bounds_lsets *ls);
+/* Their tables (src/bounds/bounds_report_lsets.c), rank 0; nothing when ls->tot is NULL. */
+int pb_bounds_report_lsets(const struct pb_meta *meta, const struct pb_bounds_lsets *ls, struct pb_results *res,
+                           struct pb_text *md);
 
 /** bounds' lines of the run summary, from the report TSVs in @p dir (bounds_report_summary.c). */
 void pb_bounds_summary(FILE *fp, struct pb_text *md, const char *dir, const char *rel);

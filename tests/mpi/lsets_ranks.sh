@@ -1,6 +1,7 @@
 # Label sets (docs/protocol.md, "Label sets"; docs/bounds.md, "Label sensitivity"): on the small synthetic
 # store (sets on ES and Diverse), Tables 47 and 48 are written under either `labels` convention, are the same
 # in both, pass Eq. 15 on every cell, and bounds' outputs are byte-identical at 1 to 3 ranks under sets;
+# Appendix J.1's splits (label_splits.tsv) and restricted dM_k (label_states.tsv) agree with Table 47;
 # every markdown report names the convention.  verify's Appendix J table (docs/verify.md, "Label sets"):
 # byte-identical at 1 to 3 ranks, the same under both conventions, every enumerated class agreeing at Ik and
 # I5, and under sets the same counts as verify's own enumeration through the reader's map; synth's law of the
@@ -10,9 +11,9 @@
 
 pb 1 1 synth --scale small --no-summary -o "$WORK/s.h5"
 pb 1 1 bounds "$WORK/s.h5" --labels set -o "$WORK/o11"
-ranks_identical "label_sensitivity.tsv label_states.tsv bounds.tsv REPORT.md" bounds "$WORK/s.h5" --labels set
+ranks_identical "label_sensitivity.tsv label_states.tsv label_splits.tsv bounds.tsv REPORT.md" bounds "$WORK/s.h5" --labels set
 pb 2 1 bounds "$WORK/s.h5" --labels single -o "$WORK/single"
-for f in label_sensitivity.tsv label_states.tsv; do
+for f in label_sensitivity.tsv label_states.tsv label_splits.tsv; do
   check "$f: the same under labels = single and set" cmp -s "$WORK/o11/report/$f" "$WORK/single/report/$f"
 done
 check "Table 47: one row per source with sets (ES, Diverse)" \
@@ -25,6 +26,25 @@ check "Table 48: Eq. 15 checked on every cell, none failing" awk -F'\t' '
     if (t < 100 - 1e-9 || t > 100 + 1e-9) bad = 1
     d = $(c["k"]) - $(c["k_equal"]) - $(c["k_different"]); if (d < -1e-9 || d > 1e-9) bad = 1
     if ($(c["labels"]) == "original" && $(c["k_different"]) != 0) bad = 1 }
+  END { exit bad || NR != 5 }' "$WORK/o11/report/label_states.tsv"
+# J.1's splits against Table 47: every matched image candidate-compatible (set ids are classes of the source),
+# retained + removed = matched, each split's two delta parts add up to Table 47's delta
+check "J.1 splits: compatible = matched, incompatible 0, retained + removed = matched, delta parts add up" awk -F'\t' '
+  FNR == 1 { for (i = 1; i <= NF; i++) c[FILENAME, $i] = i; next }
+  FILENAME ~ /sensitivity/ { m[$1] = $(c[FILENAME, "matched_images"]); d[$1] = $(c[FILENAME, "delta_pp"]); next }
+  { src = $1; sp = $(c[FILENAME, "split"]); g = $(c[FILENAME, "subgroup"]); n = $(c[FILENAME, "images"])
+    rows++; img[src, sp] += n; dd[src, sp] += $(c[FILENAME, "delta_pp"])
+    if (g == "compatible" && n != m[src]) bad = 1
+    if (g == "incompatible" && n != 0) bad = 1 }
+  END { for (s in m) for (k = 0; k < 2; k++) { sp = k ? "label" : "candidate"
+          if (img[s, sp] != m[s]) bad = 1
+          e = dd[s, sp] - d[s]; if (e < -1e-9 || e > 1e-9) bad = 1 }
+        exit bad || rows != 8 }' "$WORK/o11/report/label_sensitivity.tsv" "$WORK/o11/report/label_splits.tsv"
+check "restricted dM_k: defined on cells, set - original = the change" awk -F'\t' '
+  NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  { if ($(c["dMk_cells"]) <= 0) bad = 1
+    if ($(c["labels"]) == "original") { o = $(c["dMk_retained"]); if ($(c["dMk_change"]) != "nan") bad = 1; next }
+    e = $(c["dMk_retained"]) - o - $(c["dMk_change"]); if (e < -1e-9 || e > 1e-9) bad = 1 }
   END { exit bad || NR != 5 }' "$WORK/o11/report/label_states.tsv"
 check "REPORT.md under sets names the convention" grep -q '^Correctness: label sets' "$WORK/o11/report/REPORT.md"
 check "REPORT.md under single labels names the convention" grep -q '^Correctness: single labels' "$WORK/single/report/REPORT.md"

@@ -6,6 +6,7 @@
  * the code. */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "pairbound/bounds.h"
@@ -208,9 +209,12 @@ START_TEST(test_tables_47_48)
   static const int32_t ids[10] = {0, 1, 1, 0, 0, 2, 0, 2, 0, 0};
   static const float s0[9] = {0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f},
                      s1[9] = {0.1f, 0.1f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f};
-  const struct pb_cell_view v = {.n = 9, .label = label, .pred0 = pred0, .pred1 = pred1, .s0 = s0, .s1 = s1, .tau = 0.5f};
+  static const float m[9] = {0};
+  const struct pb_cell_view v = {.n = 9, .label = label, .pred0 = pred0, .s0 = s0, .m0 = m, .pred1 = pred1, .s1 = s1,
+                                 .m1 = m, .tau = 0.5f};
   int64_t o[PB_LS_N_SLOTS];
-  pb_bounds_lsets_cell(&v, off, ids, o);
+  double dmk[2];
+  pb_bounds_lsets_cell(&v, off, ids, 3, o, dmk);
   const int64_t *a = o + PB_LS_CONV, *b = a + PB_LS_NSTATE;
   ck_assert_int_eq(o[PB_LS_N], 8);
   ck_assert_int_eq(o[PB_LS_CELLS], 1);
@@ -231,6 +235,55 @@ START_TEST(test_tables_47_48)
 }
 END_TEST
 
+/* Appendix J.1's splits and restricted dM_k on one cell of 4 classes (0..3), every max probability 0.9 at
+ * tau = 0.5.  Images (label y, set S, clean / perturbed prediction, M, M'):
+ *   1: y 0, {0,1}, 0 / 0, .9 / .6   original k (k_equal), set k; retained
+ *   2: y 1, {1,2}, 1 / 2, .8 / .3   original h, set k (k_different); retained
+ *   3: y 2, {0,3}, 0 / 3, .1 / .2   original w, set k (k_different); removed: its k pair is left out of dM_k
+ *   4: y 3, {3},   1 / 1, .2 / .1   original s, set s; retained
+ *   5: y 1, {5},   1 / 0, .7 / .4   original h, set w (5 is no class: incompatible); removed
+ *   6: y 2, {},    2 / 2, .5 / .5   empty set: left out (it would be an original k)
+ *   7: y 0, {1,2}, 0 / 0, .6 / .2   original k (k_equal), left out of dM_k (0 not in S); set s; removed
+ * Matched 6.  compatible {1,2,3,4,7}: 5 images; perturbed correct original 1, 7 -> 2, set 1, 2, 3 -> 3;
+ * s original 4 -> 1, set 4, 7 -> 2.  retained {1,2,4}: 3 images; perturbed correct original 1 -> 1, set 1, 2
+ * -> 2; s original 4 -> 1, set 4 -> 1.  dM_k on retained k pairs: original image 1: .9 - .6 = .3; set images
+ * 1, 2: (.3 + .5) / 2 = .4 (all k pairs would give .35 and (.3 + .5 - .1) / 3). */
+START_TEST(test_j1_splits)
+{
+  static const int32_t label[7] = {0, 1, 2, 3, 1, 2, 0}, pred0[7] = {0, 1, 0, 1, 1, 2, 0},
+                       pred1[7] = {0, 2, 3, 1, 0, 2, 0};
+  static const int64_t off[8] = {0, 2, 4, 6, 7, 8, 8, 10};
+  static const int32_t ids[10] = {0, 1, 1, 2, 0, 3, 3, 5, 1, 2};
+  static const float s[7] = {0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f},
+                     m0[7] = {0.9f, 0.8f, 0.1f, 0.2f, 0.7f, 0.5f, 0.6f}, m1[7] = {0.6f, 0.3f, 0.2f, 0.1f, 0.4f, 0.5f, 0.2f};
+  const struct pb_cell_view v = {.n = 7, .label = label, .pred0 = pred0, .s0 = s, .m0 = m0, .pred1 = pred1, .s1 = s,
+                                 .m1 = m1, .tau = 0.5f};
+  int64_t o[PB_LS_N_SLOTS];
+  double dmk[2];
+  pb_bounds_lsets_cell(&v, off, ids, 4, o, dmk);
+  ck_assert_int_eq(o[PB_LS_N], 6);
+  const int64_t *cp = o + PB_LS_SPLIT + PB_LSG_COMPATIBLE * PB_LSG_N, *rt = o + PB_LS_SPLIT + PB_LSG_RETAINED * PB_LSG_N;
+  const int64_t want_cp[PB_LSG_N] = {[PB_LSG_IMAGES] = 5, [PB_LSG_A1] = 2, [PB_LSG_A1 + 1] = 3, [PB_LSG_S] = 1,
+                                     [PB_LSG_S + 1] = 2};
+  const int64_t want_rt[PB_LSG_N] = {[PB_LSG_IMAGES] = 3, [PB_LSG_A1] = 1, [PB_LSG_A1 + 1] = 2, [PB_LSG_S] = 1,
+                                     [PB_LSG_S + 1] = 1};
+  for (int k = 0; k < PB_LSG_N; k++) {
+    ck_assert_int_eq(cp[k], want_cp[k]);
+    ck_assert_int_eq(rt[k], want_rt[k]);
+  }
+  ck_assert_double_eq_tol(dmk[0], 0.3, 1e-6);
+  ck_assert_double_eq_tol(dmk[1], 0.4, 1e-6);
+  /* no retained k pair: undefined */
+  static const int32_t only_removed[7] = {0, 0, 0, 0, 0, 0, 0};
+  const int64_t off7[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const int32_t ids7[7] = {3, 3, 3, 3, 3, 3, 3};
+  const struct pb_cell_view u = {.n = 7, .label = only_removed, .pred0 = only_removed, .s0 = s, .m0 = m0,
+                                 .pred1 = only_removed, .s1 = s, .m1 = m1, .tau = 0.5f};
+  pb_bounds_lsets_cell(&u, off7, ids7, 4, o, dmk);
+  ck_assert(isnan(dmk[0]) && isnan(dmk[1]));
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("lsets");
@@ -240,6 +293,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_across_images);
   tcase_add_test(tc, test_brute_force);
   tcase_add_test(tc, test_tables_47_48);
+  tcase_add_test(tc, test_j1_splits);
   suite_add_tcase(s, tc);
   return s;
 }
