@@ -8,7 +8,7 @@ and writes one record per (model, source, condition, image):
   OUT/records.csv    the CSV interchange format (docs/csv.md), for
                      `pairbound ingest OUT/records.csv -o STORE --role ...`
   OUT/direct.h5      the same records written straight into a record store
-                     with h5py, following docs/store.md (schema 2)
+                     with h5py, following docs/store.md (schema 3)
 
 Sources (names are this example's own; the roles say what they are for):
 
@@ -388,7 +388,7 @@ def put_records(grp, name, data):
 
 
 def checksum(loc, data):
-    """The metadata checksum of a store of schema 2 (docs/store.md, "Integrity"):
+    """The metadata checksum of a store of schema 2 or 3 (docs/store.md, "Integrity"):
     attribute xxh3_128, the XXH3-128 of the object's canonical bytes."""
     put_text_attr(loc, "xxh3_128", xxhash.xxh3_128_hexdigest(data))
 
@@ -399,12 +399,12 @@ def names_bytes(names):
 
 
 def write_store(path, model_list, sources, image_ids, labels, split, rec, provenance):
-    """The same records as the CSV, written as a schema-2 store (docs/store.md),
+    """The same records as the CSV, written as a schema-3 store (docs/store.md; no label sets, no per-record summaries),
     with the checksum of every metadata object."""
     with h5py.File(path + ".part", "w") as f:
         put_text_attr(f, "format", "pairbound-store")
-        f.attrs.create("schema_version", 2, dtype="<i4")
-        checksum(f, b"format pairbound-store\nschema_version 2\ntopk %d\n" % TOPK)
+        f.attrs.create("schema_version", 3, dtype="<i4")
+        checksum(f, b"format pairbound-store\nschema_version 3\ntopk %d\n" % TOPK)
         longest = max(len(s) for s, _, _ in sources)
         # wide enough for any role of these sources (extra:NAME, natural:N), as
         # pairbound writes it, so that `pairbound roles --set` can rewrite it in place
