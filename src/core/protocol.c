@@ -202,7 +202,9 @@ static void pb_protocol__alloc(struct pb_protocol *p, const struct pb_meta *meta
     struct pb_protocol_source *ps = &p->src[s];
     size_t M = (size_t)meta->n_models, C = (size_t)meta->sources[s].n_conditions;
     ps->n_eval = pb_dist_eval_count(&meta->sources[s]);
-    ps->n_dev = meta->sources[s].n_images - ps->n_eval;
+    /* not n_images - n_eval: under label sets an image without a set is neither (PB_SPLIT_NONE) */
+    ps->n_dev = 0;
+    for (int32_t i = 0; i < meta->sources[s].n_images; i++) ps->n_dev += meta->sources[s].split[i] == PB_SPLIT_DEV;
     ps->tau = pb_calloc(M, sizeof(float));
     ps->policy_tau = pb_calloc(M * PB_PROTOCOL_N_Q, sizeof(float));
     ps->dev_correct = pb_calloc(M * C, sizeof(int64_t));
@@ -235,15 +237,16 @@ PB_CLONES static void pb_protocol__count(const int32_t *pr, const struct pb_sour
 {
   const int32_t *lab = src->labels;
   const uint8_t *split = src->split;
-  int32_t dev = 0, ok = 0;
-#pragma omp simd reduction(+ : dev, ok)
+  int32_t dev = 0, eval = 0;
+  /* both halves counted: an image without a label set (PB_SPLIT_NONE, labels = set) is in neither */
+#pragma omp simd reduction(+ : dev, eval)
   for (int32_t i = 0; i < src->n_images; i++) {
     const int32_t hit = pr[i] == lab[i];
-    ok += hit;
     dev += hit & (split[i] == PB_SPLIT_DEV);
+    eval += hit & (split[i] == PB_SPLIT_EVAL);
   }
   *dev_out = dev;
-  *eval_out = ok - dev;
+  *eval_out = eval;
 }
 
 static int pb_protocol__correct(struct pb_store *st, int32_t s, int32_t lo, int32_t hi, struct pb_protocol *p)

@@ -475,6 +475,7 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
     w.s0[i] = L[t].d.smax[r0 + i];
     w.c0[i] = L[t].d.pred[r0 + i] == S->labels[i];
     w.u[i] = sig[t].user ? sig[t].user[i] : sig[t].join[i] >= 0 ? pb_screen_u(w.mrow, na, sig[t].join[i]) : NAN;
+    if (S->split[i] == PB_SPLIT_NONE) w.u[i] = NAN; /* labels = set: an image without a set is in no analysis */
   }
   struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit};
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);

@@ -546,8 +546,12 @@ static int pb_store__read_meta(struct pb_store *st)
   meta->sources = pb_calloc((size_t)n, sizeof *meta->sources);
   for (int32_t s = 0; s < n; s++) meta->sources[s].name = names[s];
   free(names);
-  if (pb_store__verify(st, 0, pb_store__digests(meta, 0))) return PB_FAIL;
   if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) < 0) goto bad;
+  /* which summaries the store holds is in the root's checksum (schema 3): known before it is checked */
+  if (pb_store__summaries_find(st, grp) != PB_OK || pb_store__verify(st, 0, pb_store__digests(meta, 0))) {
+    H5Gclose(grp);
+    return PB_FAIL;
+  }
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (pb_store__read_source(st, grp, &meta->sources[s]) ||
         pb_store__verify(st, pb_store__digests(meta, s), pb_store__digests(meta, s + 1))) {
@@ -559,7 +563,7 @@ static int pb_store__read_meta(struct pb_store *st)
     pb_error_set("%s: damaged metadata", st->path);
     return PB_FAIL;
   }
-  if (pb_store__summaries_find(st, grp) != PB_OK || pb_store__shapes_ok(st, grp) != PB_OK) {
+  if (pb_store__shapes_ok(st, grp) != PB_OK) {
     H5Gclose(grp);
     return PB_FAIL;
   }

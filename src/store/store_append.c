@@ -152,7 +152,8 @@ int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct p
   /* under the lock: the store as it is now, whose copy is extended */
   if (pb_store_open(path, MPI_COMM_SELF, &old) != PB_OK) goto done;
   if (old->schema < PB_STORE_SCHEMA_VERSION) {
-    pb_error_set("%s: schema %d; models are added to stores of schema %d (export it and ingest it again)", path,
+    pb_error_set("%s: schema %d; models are added to stores of schema %d (`pairbound roles STORE --set SRC=ROLE` "
+                 "converts it)", path,
                  old->schema, PB_STORE_SCHEMA_VERSION);
     goto done;
   }

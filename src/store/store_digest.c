@@ -105,6 +105,16 @@ static char *pb_digest__offsets(const int64_t *v, int64_t n, size_t *len)
   return (char *)buf;
 }
 
+/* The root's line naming the summaries (PB_SUMMARY_* bits) the store holds. */
+static const char *pb_digest__summaries(int summaries)
+{
+  switch (summaries & (PB_SUMMARY_ENTROPY | PB_SUMMARY_COLLISION)) {
+  case PB_SUMMARY_ENTROPY: return "summaries entropy\n";
+  case PB_SUMMARY_COLLISION: return "summaries collision\n";
+  default: return "summaries entropy collision\n";
+  }
+}
+
 void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, char *path, size_t npath,
                       char hex[65])
 {
@@ -116,9 +126,11 @@ void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, cha
     char **names = NULL;
     switch (k) {
     case 0:
-      bytes = pb_digest__text(&len, "format pairbound-store\nschema_version %d\ntopk %d\n%s%s%s", (int)schema,
+      /* from schema 3 on, which optional summaries the store holds: removing their datasets is damage */
+      bytes = pb_digest__text(&len, "format pairbound-store\nschema_version %d\ntopk %d\n%s%s%s%s", (int)schema,
                               (int)meta->topk, meta->seed_values ? "seed_values " : "",
-                              meta->seed_values ? meta->seed_values : "", meta->seed_values ? "\n" : "");
+                              meta->seed_values ? meta->seed_values : "", meta->seed_values ? "\n" : "",
+                              schema >= 3 && meta->summaries ? pb_digest__summaries(meta->summaries) : "");
       break;
     case 1: bytes = pb_digest__strings(meta->model_ids, meta->n_models, &len); break;
     case 2: bytes = pb_digest__strings(meta->model_groups, meta->n_models, &len); break;
@@ -136,9 +148,10 @@ void pb_store__digest(const struct pb_meta *meta, int32_t schema, int32_t k, cha
     snprintf(path, npath, "/sources/%s%s", src->name, name[part]);
     switch (part) {
     case 0:
-      bytes = pb_digest__text(&len, "n_classes %d\nclean_index %d\n%s%s%s", (int)src->n_classes, (int)src->clean,
+      /* from schema 3 on, whether the source holds label sets: removing both their datasets is damage */
+      bytes = pb_digest__text(&len, "n_classes %d\nclean_index %d\n%s%s%s%s", (int)src->n_classes, (int)src->clean,
                               src->seed_values ? "seed_values " : "", src->seed_values ? src->seed_values : "",
-                              src->seed_values ? "\n" : "");
+                              src->seed_values ? "\n" : "", schema >= 3 && src->lset_off ? "label_sets 1\n" : "");
       break;
     case 1: bytes = pb_digest__strings(src->image_ids, src->n_images, &len); break;
     case 2: bytes = pb_digest__labels(src->labels, src->n_images, &len); break;

@@ -80,8 +80,8 @@ done:
   return status;
 }
 
-/* Write @p meta's roles into the file at @p path (schema 2): the root attribute `roles`, and for a schema-1 file
- * schema_version 2, no more probe_role attributes and the metadata checksums.  @p fresh: a `roles` attribute
+/* Write @p meta's roles into the file at @p path: the root attribute `roles`, and for a file of an earlier schema
+ * the current schema_version, no more probe_role attributes (schema 1) and the metadata checksums.  @p fresh: a `roles` attribute
  * already there is replaced, not rewritten in place (it is too narrow for the new roles). */
 static int pb_roles__write(const char *path, const struct pb_meta *meta, int schema, int fresh)
 {
@@ -91,7 +91,7 @@ static int pb_roles__write(const char *path, const struct pb_meta *meta, int sch
     pb_error_set("%s: cannot open for writing", path);
     return PB_FAIL;
   }
-  if (schema < 2) {
+  if (schema < PB_STORE_SCHEMA_VERSION) {
     if ((sources = H5Gopen2(file, "sources", H5P_DEFAULT)) < 0) goto done;
     for (int32_t s = 0; s < meta->n_sources; s++) {
       hid_t grp = H5Gopen2(sources, meta->sources[s].name, H5P_DEFAULT);
@@ -104,7 +104,8 @@ static int pb_roles__write(const char *path, const struct pb_meta *meta, int sch
     const int32_t v = PB_STORE_SCHEMA_VERSION;
     herr_t e = attr >= 0 ? H5Awrite(attr, H5T_NATIVE_INT32, &v) : -1;
     if (attr >= 0) H5Aclose(attr);
-    /* schema 2's metadata checksums, of the values just read and validated (the copy is renamed only when done) */
+    /* the current schema's metadata checksums, of the values just read and validated (the copy is renamed only
+     * when done) */
     if (e < 0 || pb_store__digests_write(file, meta, PB_STORE_SCHEMA_VERSION) != PB_OK) goto done;
   }
   if (fresh && H5Aexists(file, "roles") > 0 && H5Adelete(file, "roles") < 0) goto done;
@@ -130,7 +131,7 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   struct pb_meta *meta = &st->meta;
   const int schema = st->schema;
   /* A `roles` attribute narrower than pairbound writes it (another program wrote the store) would truncate the
-   * new roles: it is replaced on a copy, as a schema-1 store is given one. */
+   * new roles: it is replaced on a copy, as a store of an earlier schema is converted. */
   size_t width = 0;
   if (schema >= 2) {
     int32_t n_old = 0;
@@ -141,7 +142,7 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   if ((status = pb_roles__apply(path, meta, n, assign)) != PB_OK) goto done;
   H5Fclose(st->file); /* read-only: the write below opens the file on its own */
   st->file = -1;
-  if (schema >= 2 && width >= pb_store__roles_width(meta)) {
+  if (schema >= PB_STORE_SCHEMA_VERSION && width >= pb_store__roles_width(meta)) {
     status = pb_roles__write(path, meta, schema, 0); /* one attribute of the same size, rewritten in place */
   } else {
     tmp = pb_malloc(strlen(path) + 32);

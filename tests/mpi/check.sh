@@ -115,6 +115,10 @@ cp "$WORK/good.h5" "$WORK/v1.h5"
 "$H5POKE" --attr "$WORK/v1.h5" / schema_version 1
 "$H5POKE" --attr-del "$WORK/v1.h5" / roles
 for obj in / /models/id /models/group /source_names; do "$H5POKE" --attr-del "$WORK/v1.h5" $obj xxh3_128; done
+# label sets are schema 3's: a schema-1 store holds none
+for obj in ES/label_set_offsets ES/label_set_ids Diverse/label_set_offsets Diverse/label_set_ids; do
+  "$H5POKE" --unlink "$WORK/v1.h5" "/sources/$obj"
+done
 for src in Syn ES Diverse Syn-B TTA Syn-B5; do
   for obj in "" /image_id /label /split /condition; do "$H5POKE" --attr-del "$WORK/v1.h5" "/sources/$src$obj" xxh3_128; done
 done
@@ -125,8 +129,8 @@ check "schema 1: check says the metadata are not checksummed" \
 pb 1 1 roles "$WORK/v1.h5" --set Syn-B5=extra:Syn-B > /dev/null
 out=$(pb 1 1 check "$WORK/v1.h5" 2>&1); rc=$?
 check "schema 1 given roles: check passes" [ $rc -eq 0 ]
-check "schema 1 given roles: its metadata now match their checksums" \
-  sh -c "printf '%s' \"\$1\" | grep -qx 'metadata: 38 objects match their checksums (XXH3-128)'" _ "$out"
+check "schema 1 given roles: its metadata now match their checksums (4 + 5 per source x 6 sources)" \
+  sh -c "printf '%s' \"\$1\" | grep -qx 'metadata: 34 objects match their checksums (XXH3-128)'" _ "$out"
 "$H5POKE" --flip "$WORK/v1.h5" /sources/Syn/label 0 0
 out=$(pb 1 1 check "$WORK/v1.h5" 2>&1); rc=$?
 check "schema 1 given roles: a flipped label is named" \
@@ -171,4 +175,22 @@ err=$(pb 1 1 check "$WORK/role.h5" 2>&1); rc=$?
 check "a role naming no source: check exits 1" [ $rc -eq 1 ]
 check "a role naming no source: named" \
   sh -c "printf '%s' \"\$1\" | grep -qF 'role.h5: invalid store: source Syn-B5: role extra:Syn-C names no source'" _ "$err"
+# which optional datasets a store holds is checksummed (schema 3): removing a source's label sets, or every
+# source's summaries, is damage to the source's or the root's attributes, not a store without them
+cp "$WORK/good.h5" "$WORK/nosets.h5"
+cp "$WORK/good.h5" "$WORK/nosum.h5"
+"$H5POKE" --unlink "$WORK/nosets.h5" /sources/ES/label_set_offsets
+"$H5POKE" --unlink "$WORK/nosets.h5" /sources/ES/label_set_ids
+for src in Syn ES Diverse Syn-B TTA Syn-B5; do
+  "$H5POKE" --unlink "$WORK/nosum.h5" "/sources/$src/entropy"
+  "$H5POKE" --unlink "$WORK/nosum.h5" "/sources/$src/collision"
+done
+out=$(pb 1 1 check "$WORK/nosets.h5" 2>&1); rc=$?
+check "label sets removed from a source: damaged (exit 1)" [ $rc -eq 1 ]
+check "label sets removed from a source: the source's attributes named" \
+  sh -c "printf '%s' \"\$1\" | grep -q '^metadata: the attributes of sources/ES: values do not match their checksum'" _ "$out"
+out=$(pb 1 1 check "$WORK/nosum.h5" 2>&1); rc=$?
+check "summaries removed: damaged (exit 1)" [ $rc -eq 1 ]
+check "summaries removed: the root's attributes named" \
+  sh -c "printf '%s' \"\$1\" | grep -q '^metadata: the attributes of the root: values do not match their checksum'" _ "$out"
 finish

@@ -80,4 +80,26 @@ echo "# kills leaving the old store: $old, the new one: $new"
 "$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null
 check "after the kills, an append completes" sh -c "'$H5DIFF' --exclude-path /provenance '$WORK/ref_new.h5' '$WORK/k.h5' >/dev/null || '$H5DIFF' --exclude-path /provenance '$WORK/old.h5' '$WORK/k.h5' >/dev/null"
 check "and no copy of a killed append is left" sh -c "! ls '$WORK'/k.h5.tmp.* 2>/dev/null | grep -q ."
+# a store of schema 2 (before label sets and per-record summaries): append refuses it, saying how to convert
+# it, and leaves it as it was; roles --set converts it to schema 3 (checksums rewritten, check passes)
+# shellcheck disable=SC2086
+pb 1 1 ingest "$(m 1)" $ROLES -o "$WORK/v2.h5"
+for src in Syn ES Diverse Syn-B TTA Syn-B5; do
+  for d in entropy collision label_set_offsets label_set_ids; do "$H5POKE" --unlink "$WORK/v2.h5" "/sources/$src/$d" 2>/dev/null; done
+  "$H5POKE" --digest "$WORK/v2.h5" "/sources/$src"
+done
+"$H5POKE" --attr "$WORK/v2.h5" / schema_version 2
+"$H5POKE" --digest "$WORK/v2.h5" /
+check "schema 2: check passes" "$PAIRBOUND" -v 0 check "$WORK/v2.h5"
+cp "$WORK/v2.h5" "$WORK/v2.before"
+# model 2's records without the columns schema 2 cannot hold
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "labels" || $i == "entropy" || $i == "collision") d[i] = 1 }
+  { o = ""; for (i = 1; i <= NF; i++) if (!(i in d)) o = o (o == "" ? "" : ",") $i; print o }' "$(m 2)" > "$WORK/m2old.csv"
+pb 1 1 ingest "$WORK/m2old.csv" --append -o "$WORK/v2.h5" 2> "$WORK/e.txt"
+check "schema 2: append refused" test $? -eq 1
+check "  ... saying how to convert it" grep -qF "v2.h5: schema 2; models are added to stores of schema 3 (\`pairbound roles STORE --set SRC=ROLE\` converts it)" "$WORK/e.txt"
+check "  ... and the store as it was" cmp -s "$WORK/v2.h5" "$WORK/v2.before"
+pb 1 1 roles "$WORK/v2.h5" --set Syn=synthetic > /dev/null
+check "roles --set on schema 2: schema 3, check passes" sh -c "'$PAIRBOUND' -v 0 info '$WORK/v2.h5' | grep -qx 'schema_version 3' &&
+  '$PAIRBOUND' -v 0 check '$WORK/v2.h5' > /dev/null"
 finish

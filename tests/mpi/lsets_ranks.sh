@@ -128,4 +128,15 @@ check "no sets: no convention line" sh -c "! grep -q '^Correctness:' '$WORK/nose
 pb 1 1 verify "$WORK/e.h5" --tau 0.5 -o "$WORK/vnosets"
 check "no sets: no verify_label_sets.tsv" test ! -e "$WORK/vnosets/report/verify_label_sets.tsv"
 check "no sets: no label-set line in verify's REPORT.md" sh -c "! grep -q 'label sets' '$WORK/vnosets/report/REPORT.md'"
+# the protocol under sets (docs/protocol.md): images without a set are neither development nor evaluation
+# images, so n_dev and the development accuracies count development images with a set only (small.ini at
+# four times its images has development images without a set; the small store by chance has none)
+if /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
+  awk '{ print } /^\[panel\]/ { print "scale_factor = 1x4" }' "$TOP_SRCDIR/inputs/small.ini" > "$WORK/s4.ini"
+  pb 1 1 synth --config "$WORK/s4.ini" --no-summary -o "$WORK/s4.h5"
+  pb 2 1 protocol "$WORK/s4.h5" --labels set -o "$WORK/p4"
+  check "protocol under sets: n_dev and development accuracies recomputed from the store" /usr/bin/python3 \
+    "$TOP_SRCDIR/tests/mpi/lsets_protocol.py" "$WORK/s4.h5" "$WORK/p4/report/protocol_conditions.tsv" \
+    "$WORK/p4/report/protocol_thresholds.tsv"
+fi
 finish

@@ -20,6 +20,7 @@
  *                                     (recreated with the same type and attributes,
  *                                     as h5py's `del f[D]; f[D] = old[:N]` and a copy
  *                                     of its attributes would)
+ *   h5poke --unlink FILE PATH         remove the link PATH (a dataset or group)
  *   h5poke --digest FILE OBJECT       (re)write OBJECT's metadata checksum, attribute
  *                                     xxh3_128, from its values as they are now:
  *                                     written here from docs/store.md ("Integrity"),
@@ -187,6 +188,10 @@ static char *canonical(hid_t f, const char *obj, size_t *n)
   if (g < 0) return free(out), NULL;
   if (H5Iget_type(g) != H5I_GROUP) H5Oclose(g);
   else {
+    int schema = 0;
+    hid_t r = H5Oopen(f, "/", H5P_DEFAULT), a = H5Aopen(r, "schema_version", H5P_DEFAULT);
+    if (a >= 0) H5Aread(a, H5T_NATIVE_INT, &schema), H5Aclose(a);
+    H5Oclose(r);
     if (!strcmp(obj, "/")) {
       p += sprintf(p, "format %s\n", attr_text(g, "format", &have));
       p = attr_line(g, "topk", attr_line(g, "schema_version", p));
@@ -194,6 +199,16 @@ static char *canonical(hid_t f, const char *obj, size_t *n)
       p = attr_line(g, "clean_index", attr_line(g, "n_classes", p));
     const char *seed = attr_text(g, "seed_values", &have);
     if (have) p += sprintf(p, "seed_values %s\n", seed);
+    if (schema >= 3 && !strcmp(obj, "/")) { /* the summaries of the sources (all alike; the first by name) */
+      char first[1024] = "";
+      H5Lget_name_by_idx(f, "/sources", H5_INDEX_NAME, H5_ITER_INC, 0, first, sizeof first, H5P_DEFAULT);
+      hid_t all = H5Gopen2(f, "/sources", H5P_DEFAULT), s0 = first[0] && all >= 0 ? H5Gopen2(all, first, H5P_DEFAULT) : -1;
+      if (all >= 0) H5Gclose(all);
+      int e = s0 >= 0 && H5Lexists(s0, "entropy", H5P_DEFAULT) > 0, c = s0 >= 0 && H5Lexists(s0, "collision", H5P_DEFAULT) > 0;
+      if (e || c) p += sprintf(p, "summaries%s%s\n", e ? " entropy" : "", c ? " collision" : "");
+      if (s0 >= 0) H5Gclose(s0);
+    } else if (schema >= 3 && H5Lexists(g, "label_set_offsets", H5P_DEFAULT) > 0)
+      p += sprintf(p, "label_sets 1\n");
     H5Oclose(g);
     *n = (size_t)(p - out);
     return out;
@@ -290,8 +305,18 @@ static int attr_replace(const char *file, const char *obj, const char *name, con
   return H5Fclose(f) < 0 || rc ? 1 : 0;
 }
 
+/* Remove link PATH (a dataset or group) from FILE. */
+static int unlink_path(const char *file, const char *path)
+{
+  hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) return 1;
+  const int rc = H5Ldelete(f, path, H5P_DEFAULT) < 0;
+  return H5Fclose(f) < 0 || rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc == 4 && strcmp(argv[1], "--unlink") == 0) return unlink_path(argv[2], argv[3]);
   if (argc == 6 && strcmp(argv[1], "--attr-str") == 0) return attr_replace(argv[2], argv[3], argv[4], argv[5]);
   if (argc == 5 && strcmp(argv[1], "--attr-del") == 0) return attr_replace(argv[2], argv[3], argv[4], NULL);
   if (argc == 4 && strcmp(argv[1], "--flip") == 0) return flip(argv[2], argv[3], -1, 4);
@@ -305,6 +330,6 @@ int main(int argc, char **argv)
   if (argc == 5) return poke(argv[1], argv[2], strtoull(argv[3], NULL, 10), strtod(argv[4], NULL));
   fprintf(stderr, "usage: h5poke FILE DATASET INDEX VALUE | --flip FILE DATASET [BYTE BIT] | --attr FILE OBJECT NAME N\n"
                   "       | --attr-str FILE OBJECT NAME TEXT | --attr-del FILE OBJECT NAME | --str FILE DATASET INDEX TEXT\n"
-                  "       | --truncate FILE DATASET N | --digest FILE OBJECT | --attr-flip FILE OBJECT NAME BYTE BIT\n");
+                  "       | --truncate FILE DATASET N | --unlink FILE PATH | --digest FILE OBJECT | --attr-flip FILE OBJECT NAME BYTE BIT\n");
   return 2;
 }
