@@ -194,83 +194,6 @@ static int pb_ingest__class(const struct pb_ingest__ctx *ctx, int64_t line, cons
   return PB_OK;
 }
 
-/* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
- * 15 significant digits and 22 fraction digits: m / 10^k is then one correctly
- * rounded double division (m < 2^53, 10^k exact), and rounding that double to
- * float gives the correctly rounded float unless the double lies exactly
- * halfway between two floats (then, and for anything else, returns 0 and the
- * caller uses strtof).  Subnormal results are left to strtof too. */
-static int pb_ingest__decimal(const char *s, float *out)
-{
-  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  /* m is the digits without leading zeros, so it has as many digits as
-   * the number has significant ones: 16 or more is m >= 10^15 */
-  uint64_t m = 0;
-  const char *p = s;
-  for (; (unsigned)(*p - '0') < 10; p++)
-    if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
-  if (p == s) return 0;
-  ptrdiff_t k = 0;
-  if (*p == '.') {
-    const char *frac = ++p;
-    for (; (unsigned)(*p - '0') < 10; p++)
-      if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
-    k = p - frac;
-  }
-  if (*p != '\0' || k > 22) return 0;
-  const double d = (double)m / p10[k];
-  const float f = (float)d;
-  if ((double)f != d) {
-    if (d < 0x1p-126) return 0;
-    /* a normal float keeps 24 of the double's 53 significant bits: d lies
-     * halfway between two floats when the 29 bits dropped are 1000...0 */
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    if ((bits & 0x1FFFFFFFu) == 0x10000000u) return 0;   /* a tie: double rounding could differ */
-  }
-  *out = f;
-  return 1;
-}
-
-/* A probability: a finite number in [0, 1], kept as the float32 it is stored as. */
-static int pb_ingest__prob(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
-                           float *out)
-{
-  float v;
-  /* a plain decimal in [0, 1] read exactly: none of the checks below can refuse it */
-  if (pb_ingest__decimal(s, &v) && v <= 1.0f && (v > 0.0f || !strpbrk(s, "123456789"))) {
-    *out = v;
-    return PB_OK;
-  }
-  /* strtof's result, ERANGE on underflow included (the float is stored) */
-  if (!pb_ingest__decimal(s, &v) && pb_parse_csv_float(s, &v) != PB_OK) {
-    pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
-    return PB_FAIL;
-  }
-  if (strpbrk(s, "xX")) {
-    pb_error_set("%s:%lld: column '%s': hexadecimal number '%s' not accepted (write it in decimal)", ctx->path,
-                 (long long)line, col, s);
-    return PB_FAIL;
-  }
-  if (v == 0.0f && strpbrk(s, "123456789") && strpbrk(s, "123456789") < s + strcspn(s, "eE")) {
-    pb_error_set("%s:%lld: column '%s': %s is not zero but underflows to 0 as a float32 (smallest positive: "
-                 "1.4e-45)", ctx->path, (long long)line, col, s);
-    return PB_FAIL;
-  }
-  if (v == 0.0f) v = 0.0f; /* -0 is stored (and exported) as 0 */
-  if (!isfinite(v)) {
-    pb_error_set("%s:%lld: column '%s': not finite: '%s'", ctx->path, (long long)line, col, s);
-    return PB_FAIL;
-  }
-  if (v < 0.0f || v > 1.0f) {
-    pb_error_set("%s:%lld: column '%s': %s outside [0, 1]", ctx->path, (long long)line, col, s);
-    return PB_FAIL;
-  }
-  *out = v;
-  return PB_OK;
-}
-
 /* Names of a row, checked in column order. */
 static int pb_ingest__names(const struct pb_ingest__ctx *ctx, char **f, int n, int64_t line,
                             struct pb_ingest__rec *rec)
@@ -311,13 +234,13 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
         return PB_FAIL;
     return PB_OK;
   }
-  if (pb_ingest__prob(ctx, line, "smax", smax_s, &rec->smax) ||
-      pb_ingest__prob(ctx, line, "ptrue", ptrue_s, &rec->ptrue))
+  if (pb_ingest__number(ctx, line, "smax", smax_s, 1, &rec->smax) ||
+      pb_ingest__number(ctx, line, "ptrue", ptrue_s, 1, &rec->ptrue))
     return PB_FAIL;
   for (int32_t k = 0; k < K; k++)
     if (pb_ingest__class(ctx, line, ctx->tk_name[k][0], f[ctx->file->topk_class_col[k]], n_classes, source,
                          &ctx->tk_class[k]) ||
-        pb_ingest__prob(ctx, line, ctx->tk_name[k][1], f[ctx->file->topk_prob_col[k]], &ctx->tk_prob[k]))
+        pb_ingest__number(ctx, line, ctx->tk_name[k][1], f[ctx->file->topk_prob_col[k]], 1, &ctx->tk_prob[k]))
       return PB_FAIL;
   /* S is the largest probability and M the true class's, so M <= S, and M = S
    * when the prediction is correct (seed 000 Section 2). */

@@ -3,11 +3,13 @@
  * ends): plain lines are split in place, anything else (quotes, stray CRs,
  * rows spanning lines) goes through libcsv one physical line at a time.  A
  * read covers the whole file or the rows that begin in a byte range; stdin
- * is read once and copied to a spool file that later passes read instead.
- * Format and messages: docs/csv.md. */
+ * is read once and copied to a spool file that later passes read instead;
+ * and reading a field's number (pb_ingest__number).  Format and messages:
+ * docs/csv.md. */
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/output.h"
+#include "pairbound/parse.h"
 #include "pairbound/signals.h"
 #include "ingest_internal.h"
 
@@ -360,4 +363,80 @@ const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int
   else if (file == ctx->cur) snprintf(buf, n, "at line %lld", (long long)line);
   else snprintf(buf, n, "at line %lld of %s", (long long)line, ctx->files[file].name);
   return buf;
+}
+
+/* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
+ * 15 significant digits and 22 fraction digits: m / 10^k is then one correctly
+ * rounded double division (m < 2^53, 10^k exact), and rounding that double to
+ * float gives the correctly rounded float unless the double lies exactly
+ * halfway between two floats (then, and for anything else, returns 0 and the
+ * caller uses strtof).  Subnormal results are left to strtof too. */
+static int pb_ingest__decimal(const char *s, float *out)
+{
+  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  /* m is the digits without leading zeros, so it has as many digits as
+   * the number has significant ones: 16 or more is m >= 10^15 */
+  uint64_t m = 0;
+  const char *p = s;
+  for (; (unsigned)(*p - '0') < 10; p++)
+    if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+  if (p == s) return 0;
+  ptrdiff_t k = 0;
+  if (*p == '.') {
+    const char *frac = ++p;
+    for (; (unsigned)(*p - '0') < 10; p++)
+      if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+    k = p - frac;
+  }
+  if (*p != '\0' || k > 22) return 0;
+  const double d = (double)m / p10[k];
+  const float f = (float)d;
+  if ((double)f != d) {
+    if (d < 0x1p-126) return 0;
+    /* a normal float keeps 24 of the double's 53 significant bits: d lies
+     * halfway between two floats when the 29 bits dropped are 1000...0 */
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    if ((bits & 0x1FFFFFFFu) == 0x10000000u) return 0;   /* a tie: double rounding could differ */
+  }
+  *out = f;
+  return 1;
+}
+
+int pb_ingest__number(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s, int prob,
+                      float *out)
+{
+  float v;
+  /* a plain decimal (in [0, 1] for a probability) read exactly: none of the checks below can refuse it */
+  if (pb_ingest__decimal(s, &v) && (!prob || v <= 1.0f) && (v > 0.0f || !strpbrk(s, "123456789"))) {
+    *out = v;
+    return PB_OK;
+  }
+  /* strtof's result, ERANGE on underflow included (the float is stored) */
+  if (!pb_ingest__decimal(s, &v) && pb_parse_csv_float(s, &v) != PB_OK) {
+    pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (strpbrk(s, "xX")) {
+    pb_error_set("%s:%lld: column '%s': hexadecimal number '%s' not accepted (write it in decimal)", ctx->path,
+                 (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (v == 0.0f && strpbrk(s, "123456789") && strpbrk(s, "123456789") < s + strcspn(s, "eE")) {
+    pb_error_set("%s:%lld: column '%s': %s is not zero but underflows to 0 as a float32 (smallest positive: "
+                 "1.4e-45)", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (v == 0.0f) v = 0.0f; /* -0 is stored (and exported) as 0 */
+  if (!isfinite(v)) {
+    pb_error_set("%s:%lld: column '%s': not finite: '%s'", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  if (prob && (v < 0.0f || v > 1.0f)) {
+    pb_error_set("%s:%lld: column '%s': %s outside [0, 1]", ctx->path, (long long)line, col, s);
+    return PB_FAIL;
+  }
+  *out = v;
+  return PB_OK;
 }

@@ -4,7 +4,6 @@
  * columns stay apart from these. */
 #include "config.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,29 +43,6 @@ int pb_ingest__summary_header(struct pb_ingest__ctx *ctx, int64_t line, int earl
   return PB_OK;
 }
 
-/* A summary field: a finite decimal number, as a probability is read
- * (docs/csv.md "Format"), but not bounded by 1 (an entropy). */
-static int pb_ingest__summary_number(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
-                                     float *out)
-{
-  float v;
-  if (pb_parse_csv_float(s, &v) != PB_OK) {
-    pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
-    return PB_FAIL;
-  }
-  if (strpbrk(s, "xX")) {
-    pb_error_set("%s:%lld: column '%s': hexadecimal number '%s' not accepted (write it in decimal)", ctx->path,
-                 (long long)line, col, s);
-    return PB_FAIL;
-  }
-  if (!isfinite(v)) {
-    pb_error_set("%s:%lld: column '%s': not finite: '%s'", ctx->path, (long long)line, col, s);
-    return PB_FAIL;
-  }
-  *out = v == 0.0f ? 0.0f : v; /* -0 is stored (and exported) as 0 */
-  return PB_OK;
-}
-
 int pb_ingest__summary_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t n_classes,
                               struct pb_ingest__rec *rec)
 {
@@ -74,7 +50,7 @@ int pb_ingest__summary_values(struct pb_ingest__ctx *ctx, char **f, int64_t line
   for (int x = 0; x < 2; x++) {
     const int col = ctx->file->sum_col[x];
     if (col < 0) continue;
-    if (pb_ingest__summary_number(ctx, line, pb_ingest__sum_name[x], f[col], &rec->sum[x])) return PB_FAIL;
+    if (pb_ingest__number(ctx, line, pb_ingest__sum_name[x], f[col], 0, &rec->sum[x])) return PB_FAIL;
     have[x] = &rec->sum[x];
   }
   /* pass 1 without --classes does not know the class count yet: pass 2 checks every row with the final one */
