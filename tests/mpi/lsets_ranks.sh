@@ -138,5 +138,18 @@ if /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null; then
   check "protocol under sets: n_dev and development accuracies recomputed from the store" /usr/bin/python3 \
     "$TOP_SRCDIR/tests/mpi/lsets_protocol.py" "$WORK/s4.h5" "$WORK/p4/report/protocol_conditions.tsv" \
     "$WORK/p4/report/protocol_thresholds.tsv"
+  # fragility under sets: an image without a set is in no part (fit, rate, evaluation) of any arm
+  pb 1 2 fragility "$WORK/s4.h5" --labels single -o "$WORK/f4single"
+  pb 1 2 fragility "$WORK/s4.h5" --labels set -o "$WORK/f4set"
+  /usr/bin/python3 -c 'import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+for s in ("ES", "Diverse"): print(s, int((np.diff(f["sources"][s]["label_set_offsets"][:]) == 0).sum()))' "$WORK/s4.h5" > "$WORK/empty.txt"
+  check "fragility under sets: each arm of ES and Diverse leaves out exactly their images without a set" awk -F'\t' '
+    FILENAME ~ /empty/ { e[$1] = $2 + 0; next }
+    FNR == 1 { next }
+    $2 != "ES" && $2 != "Diverse" { next }
+    FILENAME ~ /f4single/ { n[$1, $2, $3] = $4 + $5 + $6; next }
+    { rows++; if (e[$2] == 0 || $4 + $5 + $6 != n[$1, $2, $3] - e[$2]) bad = 1 }
+    END { exit bad || rows == 0 }' FS=' ' "$WORK/empty.txt" FS='\t' "$WORK/f4single/report/fragility.tsv" "$WORK/f4set/report/fragility.tsv"
 fi
 finish
