@@ -79,12 +79,13 @@ int pb_ingest__lsets_row(struct pb_ingest__ctx *ctx, int32_t s, char **f, int64_
   if (i < x->lset_images) { /* seen before: the same set */
     int32_t m;
     const int32_t *had = pb_lsets_of(src, i, &m);
-    if (m != n || memcmp(had, ctx->lset_ids, (size_t)n * sizeof *had) != 0)
+    if (m != n || (n > 0 && memcmp(had, ctx->lset_ids, (size_t)n * sizeof *had) != 0))
       return pb_ingest__lsets_conflict(ctx, src, s, i, ctx->lset_ids, n, line);
     return PB_OK;
   }
   pb_ingest__lsets_room(src, x, i, n);
-  memcpy(src->lset_ids + src->lset_off[i], ctx->lset_ids, (size_t)n * sizeof *src->lset_ids);
+  if (n > 0) /* no ids yet: lset_ids may still be NULL, which memcpy must not get even for 0 bytes */
+    memcpy(src->lset_ids + src->lset_off[i], ctx->lset_ids, (size_t)n * sizeof *src->lset_ids);
   src->lset_off[i + 1] = src->lset_off[i] + n;
   x->lset_images = i + 1;
   x->lset_any |= n > 0;
