@@ -17,6 +17,7 @@
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
 #include "pairbound/figure.h"
+#include "pairbound/lsets.h"
 #include "pairbound/bounds_stage.h"
 #include "pairbound/progress.h"
 #include "pairbound/protocol.h"
@@ -526,6 +527,7 @@ struct pb_bounds__ctx {
   const uint8_t *i5;
   double *recs;
   struct pb_bounds_wit *wit; /* --witnesses, else NULL */
+  struct pb_bounds_lsets_cells *lc; /* Tables 47-48 counted in this pass (labels = single), else NULL */
   const uint8_t *common;   /* B.2's common classes */
   struct pb_progress prog;
   struct pb_error_first fe;
@@ -550,6 +552,9 @@ static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *
   pb_timer_lap(x->tm, "clean_support");
   if (status == PB_OK && target && opt->calibration) status = pb_bounds_calib_prep(st, s, &cal);
   pb_timer_lap(x->tm, "calibration");
+  int64_t *ls_off = NULL;
+  int32_t *ls_ids = NULL;
+  if (x->lc && pb_lsets_source_has(&st->meta->sources[s])) pb_lsets_eval(&st->meta->sources[s], &ls_off, &ls_ids);
   const int32_t n_pieces = status == PB_OK ? pb_cells_stream_pieces(cs, s) : 0;
   for (int32_t j = 0; j < n_pieces && status == PB_OK; j++) {
     status = pb_cells_stream_load(cs, j);
@@ -569,8 +574,15 @@ static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *
     pb_timer_lap(x->tm, "clean_support");
     if (status == PB_OK) pb_bounds_calib_cells(st, &cal, b, recs);
     pb_timer_lap(x->tm, "calibration");
+    if (status == PB_OK && ls_off) {
+      pb_bounds_lsets_block(st->meta, b, s, ls_off, ls_ids, x->tau + off, x->lc->rec + off * PB_LS_N_SLOTS,
+                            x->lc->dmk + 2 * off);
+      pb_timer_lap(x->tm, "label_sets");
+    }
     status = pb_error_agree(st->comm, status);
   }
+  free(ls_off);
+  free(ls_ids);
   pb_bounds__match_free(&mt);
   pb_bounds_support_free(&sup);
   pb_bounds_calib_free(&cal);
@@ -580,7 +592,7 @@ static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *
 /* All cells of this rank, a piece at a time (pb_cells_stream_*), so the rank
  * holds one piece's records instead of its whole share. */
 static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_options *opt, double *recs,
-                                struct pb_bounds_wit *wit, struct pb_timer *tm)
+                                struct pb_bounds_wit *wit, struct pb_bounds_lsets_cells *lc, struct pb_timer *tm)
 {
   const int64_t n = st->last - st->first;
   struct pb_cells_stream cs;
@@ -596,7 +608,7 @@ static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_
   pb_bounds__init_recs(st, refs, n, opt, tau, i5, recs);
   status = pb_error_agree(st->comm, status);
   int32_t K;
-  struct pb_bounds__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .wit = wit, .common = pb_bounds__common(st->meta, &K), .tm = tm};
+  struct pb_bounds__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .wit = wit, .lc = lc, .common = pb_bounds__common(st->meta, &K), .tm = tm};
   pb_error_first_init(&x.fe);
   pb_progress_begin(&x.prog, "bounds", "cells", n); /* each cell goes through one of the two passes */
   for (int32_t s = 0; s < st->meta->n_sources && status == PB_OK; s++)
@@ -640,14 +652,19 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
   double *recs = pb_malloc((size_t)(n > 0 ? n : 1) * PB_IF_N * sizeof *recs);
   struct pb_bounds_wit wit;
   if (opt->witnesses) pb_bounds_witness_setup(&st, &wit);
-  int status = pb_bounds__compute(&st, opt, recs, opt->witnesses ? &wit : NULL, &st.timer);
+  /* Tables 47-48 need the stored predictions: under labels = single those are the ones this pass reads */
+  struct pb_bounds_lsets_cells lc = {NULL, NULL};
+  const int ls_here = pb_store_has_lsets(st.meta) && pb_store_labels_mode(st.store) != PB_LABELS_SET;
+  if (ls_here) pb_bounds_lsets_cells_alloc(n, &lc);
+  int status = pb_bounds__compute(&st, opt, recs, opt->witnesses ? &wit : NULL, ls_here ? &lc : NULL, &st.timer);
   status = pb_error_agree(st.comm, status);
   pb_timer_skip(&st.timer);
   if (status == PB_OK) status = pb_bounds__write_cells(&st, recs);
   if (status == PB_OK && opt->witnesses) status = pb_bounds_witness_write(&st, &wit);
   if (opt->witnesses) pb_bounds_witness_free(&wit);
   struct pb_bounds_lsets lsets = {NULL, {0, NULL}};
-  if (status == PB_OK) status = pb_bounds_lsets(&st, opt, &lsets);
+  if (status == PB_OK) status = pb_bounds_lsets(&st, opt, ls_here ? &lc : NULL, &lsets);
+  pb_bounds_lsets_cells_free(&lc);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */
     struct pb_bounds_intervals iv;

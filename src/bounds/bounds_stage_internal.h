@@ -249,8 +249,24 @@ struct pb_bounds_lsets {
   int64_t *tot;         /* [n_sources][PB_LS_N_SLOTS]; NULL on a store without sets */
   struct pb_agg dmk;    /* [n_sources][PB_LSD_N] */
 };
-/* Both, over the rank's cells, onto rank 0 (collective); free with pb_bounds_lsets_free. */
-int pb_bounds_lsets(const struct pb_stage *st, const struct pb_bounds_options *opt, struct pb_bounds_lsets *out);
+/* The rank's cells' pb_bounds_lsets_cell results: counts [n][PB_LS_N_SLOTS] (0 where not counted) and restricted
+ * dM_k [n][2] (NaN where none). */
+struct pb_bounds_lsets_cells {
+  int64_t *rec;
+  double *dmk;
+};
+void pb_bounds_lsets_cells_alloc(int64_t n, struct pb_bounds_lsets_cells *lc);
+void pb_bounds_lsets_cells_free(struct pb_bounds_lsets_cells *lc);
+/* The cells of block @p b of source @p s, whose predictions are the stored ones, at thresholds @p tau (the
+ * block's cells), with the source's evaluation sets @p off, @p ids (pb_lsets_eval): into @p rec, @p dmk (the
+ * block's first cell's slots). */
+void pb_bounds_lsets_block(const struct pb_meta *meta, const struct pb_cell_block *b, int32_t s, const int64_t *off,
+                           const int32_t *ids, const float *tau, int64_t *rec, double *dmk);
+/* Both, over the rank's cells, onto rank 0 (collective); free with pb_bounds_lsets_free.  @p lc: the cells
+ * already counted by the stage's own pass (labels = single, where its predictions are the stored ones), or NULL:
+ * their stored predictions are read here. */
+int pb_bounds_lsets(const struct pb_stage *st, const struct pb_bounds_options *opt,
+                    const struct pb_bounds_lsets_cells *lc, struct pb_bounds_lsets *out);
 void pb_bounds_lsets_free(struct pb_bounds_lsets *ls);
 /* Their tables (src/bounds/bounds_report_lsets.c), rank 0; nothing when ls->tot is NULL. */
 int pb_bounds_report_lsets(const struct pb_meta *meta, const struct pb_bounds_lsets *ls, struct pb_results *res,
