@@ -170,6 +170,16 @@ int pb_output_staging_commit(const char *staging, const char *outdir);
 void pb_output_remove_tree(const char *path);
 
 /**
+ * Remove the staging directory that holds @p path (its nearest ancestor named
+ * PB_OUTPUT_STAGING "XXXXXX"), if any.  For a rank about to end every rank
+ * (MPI_Abort) after a failed write into a stage's output: rank 0, which made
+ * the directory, may be killed before it can remove it itself (its launcher's
+ * SIGTERM can find it inside a block loop that defers signals, waiting on the
+ * aborted ranks, and the SIGKILL follows within the launcher's grace).
+ */
+void pb_output_remove_staging_of(const char *path);
+
+/**
  * preadv(2) (@p write 0) or pwritev(2) of every byte of @p iov (@p n entries, which it advances) at offset
  * @p off of @p fd, resuming after short transfers and EINTR: PB_OK, else PB_FAIL with errno saying why
  * (ENOSPC for a write that wrote nothing; a read past the end of the file fails and leaves errno).

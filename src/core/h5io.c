@@ -13,6 +13,7 @@
 
 #include "pairbound/comm.h"
 #include "pairbound/error.h"
+#include "pairbound/output.h"
 #include "pairbound/signals.h"
 #include "h5io.h"
 
@@ -401,6 +402,7 @@ void pb_h5_write_failed(hid_t loc, const char *name)
     fprintf(stderr, "pairbound: error on rank %d: %s; stopping every rank\n", rank, pb_error_message());
     if (path[0]) unlink(path);
     pb_signal_cleanup_now(); /* a stage's staging directory, on the rank that made it */
+    pb_output_remove_staging_of(path); /* and on any other: rank 0 may not get to it (pairbound/output.h) */
     fflush(NULL);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -406,6 +406,20 @@ void pb_output_remove_tree(const char *path)
   if (path && path[0]) pb_output__remove_at(AT_FDCWD, path, 8);
 }
 
+void pb_output_remove_staging_of(const char *path)
+{
+  char dir[4096];
+  if (!path || snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return;
+  for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/')) {
+    *slash = '\0';
+    const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+    if (strncmp(base, PB_OUTPUT_STAGING, strlen(PB_OUTPUT_STAGING)) == 0) {
+      pb_output_remove_tree(dir);
+      return;
+    }
+  }
+}
+
 int pb_output_staging_make(const char *outdir, MPI_Comm comm, char **staging)
 {
   int rank;

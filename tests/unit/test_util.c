@@ -1151,6 +1151,32 @@ START_TEST(test_staging_commit)
 }
 END_TEST
 
+/* A rank ending every rank after a failed write removes the staging
+ * directory around the file it wrote (rank 0 may be killed before it can);
+ * a path outside any staging directory removes nothing. */
+START_TEST(test_remove_staging_of)
+{
+  char *out = pb_output_path_join(pb_test_dir(), "abort"), *stg = NULL;
+  ck_assert(pb_output_mkdir_p(out) == PB_OK);
+  put_file(out, "results.h5", "old results\n");
+  ck_assert(pb_output_staging_make(out, MPI_COMM_SELF, &stg) == PB_OK);
+  char *srep = pb_output_path_join(stg, "report"), *res = pb_output_path_join(stg, "results.h5");
+  put_file(srep, "a.tsv", "partial\n");
+  pb_output_remove_staging_of(res); /* results.h5 itself already unlinked, as pb_h5_write_failed does */
+  ck_assert(!pb_test_exists(stg));
+  ck_assert(file_is(out, "results.h5", "old results\n")); /* the output around it is untouched */
+  char *kept = pb_output_path_join(out, "results.h5");
+  pb_output_remove_staging_of(kept); /* not inside a staging directory */
+  pb_output_remove_staging_of("results.h5");
+  ck_assert(file_is(out, "results.h5", "old results\n") && pb_test_exists(out));
+  free(kept);
+  free(res);
+  free(srep);
+  free(stg);
+  free(out);
+}
+END_TEST
+
 /* A message longer than the buffer keeps its reason: the long name loses its
  * middle to "…", keeping its start and end; short messages are untouched. */
 START_TEST(test_error_long_name)
@@ -1398,6 +1424,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_kth_largest);
   tcase_add_test(tc, test_mkdir_join);
   tcase_add_test(tc, test_staging_commit);
+  tcase_add_test(tc, test_remove_staging_of);
   tcase_add_test(tc, test_error_long_name);
   suite_add_tcase(s, tc);
   tc = tcase_create("shape");
