@@ -587,7 +587,7 @@ static int pb_verify__stage_run(const struct pb_stage_call *call, const void *op
   }
   /* Appendix J: the set enumeration, before the outputs so that a failing class is in them */
   int64_t *lsets = NULL;
-  if (status == PB_OK) status = pb_verify__lsets(&st, opt, w.cov, w.tau, w.recs, w.fail, w.where, &lsets);
+  if (status == PB_OK) status = pb_verify__lsets(&st, opt, &b, w.cov, w.tau, w.recs, w.fail, w.where, &lsets);
   if (lsets) {
     pb_timer_lap(&st.timer, "label_sets");
     pb_verify__lsets_message(&st, opt, lsets);

@@ -153,9 +153,11 @@ void pb_verify__lsets_cell(const struct pb_cell_view *d, const int64_t *off, con
                            int32_t max_class, struct pb_verify__cellstate *cs, struct pb_verify_class *cls,
                            int64_t out[PB_VLS_N]);
 /* The rank's covered cells (@p cov: global; @p tau, @p recs, @p fail, @p where: the rank's cells) of sources with
- * sets, their stored predictions read again: per source the PB_VLS_N counts summed onto rank 0 into *@p out
+ * sets, with their stored predictions: those of @p loaded, the stage's own cells, under labels = single (where
+ * they are what it read), else read again: per source the PB_VLS_N counts summed onto rank 0 into *@p out
  * ([n_sources][PB_VLS_N], caller frees; NULL when the store has no sets).  Collective. */
-int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *opt, const uint8_t *cov,
-                     const float *tau, double *recs, char *const *fail, char *const *where, int64_t **out);
+int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *opt, const struct pb_cell_block *loaded,
+                     const uint8_t *cov, const float *tau, double *recs, char *const *fail, char *const *where,
+                     int64_t **out);
 
 #endif /* PAIRBOUND_VERIFY_STAGE_INTERNAL_H */

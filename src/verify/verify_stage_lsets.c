@@ -2,9 +2,11 @@
  * "Label sets"): on a store with sets, every covered cell of a source with
  * sets is enumerated once more under record-attached set correctness, from
  * the stored predictions and the raw sets whatever `labels` chose, so the
- * table is the same under both conventions.  Per class: Theorem 1 (L and
- * dM_k equal at Ik and I5) and whether H is strictly narrower at I5; per
- * source the counts, summed exactly onto rank 0. */
+ * table is the same under both conventions (under single they are the
+ * stage's own cells; under set, whose predictions are the set map, they are
+ * read again).  Per class: Theorem 1 (L and dM_k equal at Ik and I5) and
+ * whether H is strictly narrower at I5; per source the counts, summed
+ * exactly onto rank 0. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -84,8 +86,9 @@ void pb_verify__lsets_cell(const struct pb_cell_view *d, const int64_t *off, con
   free(lab), free(p0), free(p1), free(src), free(li);
 }
 
-int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *opt, const uint8_t *cov,
-                     const float *tau, double *recs, char *const *fail, char *const *where, int64_t **out)
+int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *opt, const struct pb_cell_block *loaded,
+                     const uint8_t *cov, const float *tau, double *recs, char *const *fail, char *const *where,
+                     int64_t **out)
 {
   const struct pb_meta *meta = st->meta;
   *out = NULL;
@@ -98,9 +101,15 @@ int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *
   for (int64_t c = 0; c < n; c++)
     want[c] = cov[st->first + c] && pb_lsets_source_has(&meta->sources[all[st->first + c].source]);
   free(all);
-  struct pb_cell_block b;
-  int status = pb_cells_load_selected(st->store, st->first, st->last,
-                                      PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | PB_FIELD_ORIGINAL, want, &b);
+  /* under labels = set the stage's predictions are the set map: the stored ones are read again */
+  struct pb_cell_block own;
+  const struct pb_cell_block *bp = loaded;
+  int status = PB_OK;
+  if (pb_store_labels_mode(st->store) == PB_LABELS_SET) {
+    status = pb_cells_load_selected(st->store, st->first, st->last,
+                                    PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | PB_FIELD_ORIGINAL, want, &own);
+    bp = &own;
+  }
   int64_t *tot = pb_calloc((size_t)N, sizeof *tot), *rec = pb_calloc((size_t)(n > 0 ? n : 1) * PB_VLS_N, sizeof *rec);
   for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
     const struct pb_source *src = &meta->sources[s];
@@ -110,7 +119,7 @@ int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *
     pb_lsets_eval(src, &off, &ids);
 #pragma omp parallel for schedule(dynamic)
     for (int64_t c = 0; c < n; c++) {
-      const struct pb_cell_data *d = &b.cells[c];
+      const struct pb_cell_data *d = &bp->cells[c];
       if (!want[c] || d->ref.source != s) continue;
       const struct pb_cell_view v = pb_cells_view(meta, d, tau[c]);
       struct pb_verify__cellstate cs = {recs + c * PB_VF_N, fail[c], where[c]};
@@ -121,10 +130,10 @@ int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *
   }
   /* integer sums: exact in any order, the same for any ranks and threads */
   for (int64_t c = 0; c < n && status == PB_OK; c++)
-    for (int k = 0; k < PB_VLS_N; k++) tot[(size_t)b.cells[c].ref.source * PB_VLS_N + k] += rec[c * PB_VLS_N + k];
+    for (int k = 0; k < PB_VLS_N; k++) tot[(size_t)bp->cells[c].ref.source * PB_VLS_N + k] += rec[c * PB_VLS_N + k];
   free(rec);
   free(want);
-  if (status == PB_OK) pb_cells_free(&b);
+  if (status == PB_OK && bp == &own) pb_cells_free(&own);
   status = pb_error_agree(st->comm, status);
   if (status == PB_OK)
     status = pb_comm_reduce(st->rank == 0 ? MPI_IN_PLACE : tot, tot, (int)N, MPI_INT64_T, MPI_SUM, 0, st->comm);
