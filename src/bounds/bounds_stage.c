@@ -663,7 +663,11 @@ static int pb_bounds__stage_run(const struct pb_stage_call *call, const void *op
   if (status == PB_OK && opt->witnesses) status = pb_bounds_witness_write(&st, &wit);
   if (opt->witnesses) pb_bounds_witness_free(&wit);
   struct pb_bounds_lsets lsets = {NULL, {0, NULL}};
+  /* under labels = set, the re-read of Tables 47-48 is a phase of its own (under single, the pass's) */
+  const int ls_reread = pb_store_has_lsets(st.meta) && !ls_here;
+  if (ls_reread) pb_timer_lap(&st.timer, "write");
   if (status == PB_OK) status = pb_bounds_lsets(&st, opt, ls_here ? &lc : NULL, &lsets);
+  if (ls_reread) pb_timer_lap(&st.timer, "label_sets");
   pb_bounds_lsets_cells_free(&lc);
   if (status == PB_OK) {
     /* every rank adds up its own cells; the resampling runs on all of them */

@@ -62,16 +62,22 @@ void pb_bounds_lsets_block(const struct pb_meta *meta, const struct pb_cell_bloc
   }
 }
 
-/* Under labels = set the stage's predictions are the set map: the stored ones are read again, for every source
- * with sets. */
+/* Under labels = set the stage's predictions are the set map: the stored ones are read again, for the cells
+ * of the sources with sets only. */
 static int pb_bounds__lsets_reread(const struct pb_stage *st, const struct pb_bounds_options *opt,
                                    struct pb_bounds_lsets_cells *lc)
 {
   const struct pb_meta *meta = st->meta;
   const int64_t n = st->last - st->first;
   struct pb_cell_block b;
-  int status = pb_cells_load(st->store, st->first, st->last,
-                             PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | PB_FIELD_ORIGINAL, &b);
+  struct pb_cell_ref *all;
+  pb_dist_cells(meta, &all);
+  uint8_t *want = pb_malloc((size_t)(n > 0 ? n : 1));
+  for (int64_t c = 0; c < n; c++) want[c] = (uint8_t)pb_lsets_source_has(&meta->sources[all[st->first + c].source]);
+  free(all);
+  int status = pb_cells_load_selected(st->store, st->first, st->last,
+                                      PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | PB_FIELD_ORIGINAL, want, &b);
+  free(want);
   if (status != PB_OK) return status;
   float *tau = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *tau);
   for (int64_t c = 0; c < n; c++) {

@@ -97,7 +97,7 @@ run "bounds (paired records)" $PAIRED 1 2 bounds "$W/p.h5" -o "$W/o"
 vs_seed "hierarchy, full grid (whole process)" 218.35 "$(wall)"
 vs_seed "matched support (its phase)" 88.07 "$(phase bounds/matched_support)"
 echo "bounds phases (slowest rank, median over runs; results.h5 /timings/bounds):"
-for k in load grid_pass i5_pass matched_support clean_support write; do
+for k in load grid_pass i5_pass matched_support clean_support label_sets write; do
   printf '  %-30s %8.3f s\n' "$k" "$(phase "bounds/$k")"
 done
 run "bounds 2 ranks" $PAIRED 2 1 bounds "$W/p.h5" -o "$W/o"
