@@ -5,8 +5,9 @@
  * for a very large model), dealt to the ranks in turn: in each round every
  * rank reads its block (one collective read), formats it with its threads,
  * learns from the others' lengths where its text starts, and writes it there
- * with pwrite(2).  No rank holds more than one block, nothing is written
- * twice, and the file is the same for any number of ranks and threads. */
+ * with pwrite(2) on a thread of its own while it formats the next block.  No
+ * rank holds more than two blocks' text, nothing is written twice, and the
+ * file is the same for any number of ranks and threads. */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/uio.h>
 
@@ -248,19 +250,69 @@ static int pb_export__pwrite(int fd, const struct pb_export__out *out, int n_out
   return status;
 }
 
+/* One round's write on a thread of its own while the next round is
+ * formatted: the kernel's copy into the page cache costs about as much as
+ * the formatting, and writing after it left every formatting thread idle
+ * meanwhile.  The rounds alternate between two sets of buffers, so a set is
+ * formatted again only after its write has ended. */
+struct pb_export__writer {
+  pthread_t thread;
+  int running, fd, n_out;
+  const struct pb_export__out *out;
+  off_t at;
+  int status, err;
+};
+
+static void *pb_export__writer_main(void *arg)
+{
+  struct pb_export__writer *w = arg;
+  w->status = pb_export__pwrite(w->fd, w->out, w->n_out, w->at);
+  w->err = errno;
+  return NULL;
+}
+
+/* Write @p out at @p at: on the writer's thread, or here when none can start. */
+static void pb_export__writer_start(struct pb_export__writer *w, int fd, const struct pb_export__out *out, int n_out,
+                                    off_t at)
+{
+  *w = (struct pb_export__writer){.fd = fd, .n_out = n_out, .out = out, .at = at, .status = PB_OK};
+  w->running = pthread_create(&w->thread, NULL, pb_export__writer_main, w) == 0;
+  if (!w->running) pb_export__writer_main(w);
+}
+
+/* The end of the last write started, and its outcome (with errno). */
+static int pb_export__writer_join(struct pb_export__writer *w)
+{
+  if (w->running) pthread_join(w->thread, NULL);
+  w->running = 0;
+  if (w->status != PB_OK) errno = w->err;
+  return w->status;
+}
+
 /* What an export carries from round to round. */
 struct pb_export__run {
   struct pb_store *st;
   MPI_Comm comm;
   int rank, size, fd, n_out;
-  struct pb_export__out *out;
+  struct pb_export__out *out[2]; /* the two sets of the threads' texts, in turn */
+  int cur;                       /* the set the next round formats into */
+  struct pb_export__writer writer;
   int64_t at;              /* bytes of the file placed so far (every rank alike) */
   const char *csv_path;
 };
 
+/* The last round's write ended; its failure said. */
+static int pb_export__written(struct pb_export__run *x)
+{
+  if (pb_export__writer_join(&x->writer) == PB_OK) return PB_OK;
+  pb_error_set("%s: cannot write file: %s", x->csv_path, strerror(errno));
+  return PB_FAIL;
+}
+
 /* One round: rank r exports block @p b + r of source @p s (none past
- * @p n_blocks), every rank learns every length, writes its text at its
- * offset, and the ranks agree on the outcome. */
+ * @p n_blocks), every rank learns every length and starts writing its text
+ * at its offset, and the ranks agree on the outcome of the previous round's
+ * write (so a full disk stops the export one round later). */
 static int pb_export__round(struct pb_export__run *x, struct pb_export__parts *p, int32_t s, int32_t rows_per,
                             int64_t b, int64_t n_blocks, int32_t *m_ready)
 {
@@ -285,8 +337,8 @@ static int pb_export__round(struct pb_export__run *x, struct pb_export__parts *p
     const int32_t m = row0 / src->n_conditions;
     if (*m_ready != m) pb_export__parts_model(p, meta, s, m);
     *m_ready = m;
-    pb_export__block(x->out, x->n_out, p, &blk, src->n_conditions, row0);
-    for (int t = 0; t < x->n_out; t++) len += (int64_t)x->out[t].len;
+    pb_export__block(x->out[x->cur], x->n_out, p, &blk, src->n_conditions, row0);
+    for (int t = 0; t < x->n_out; t++) len += (int64_t)x->out[x->cur][t].len;
   }
   pb_store_rows_free(&blk);
   int64_t *all = pb_malloc((size_t)x->size * sizeof *all), mine = len;
@@ -297,10 +349,10 @@ static int pb_export__round(struct pb_export__run *x, struct pb_export__parts *p
     total += all[r];
   }
   free(all);
-  status = PB_OK;
-  if (len > 0 && pb_export__pwrite(x->fd, x->out, x->n_out, (off_t)(x->at + before)) != PB_OK) {
-    pb_error_set("%s: cannot write file: %s", x->csv_path, strerror(errno));
-    status = PB_FAIL;
+  status = pb_export__written(x);
+  if (status == PB_OK && len > 0) {
+    pb_export__writer_start(&x->writer, x->fd, x->out[x->cur], x->n_out, (off_t)(x->at + before));
+    x->cur ^= 1;
   }
   x->at += total;
   /* stop at the first failed write (a full disk), not after the store */
@@ -383,9 +435,12 @@ int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
   MPI_Bcast(&x.at, 1, MPI_INT64_T, 0, comm);
   if ((status = pb_error_agree(comm, status)) != PB_OK) goto done;
   x.n_out = omp_get_max_threads();
-  x.out = pb_calloc((size_t)x.n_out, sizeof *x.out);
-  for (int t = 0; t < x.n_out; t++) x.out[t].memo = pb_calloc(PB_EXPORT_MEMO, sizeof *x.out[t].memo);
+  for (int k = 0; k < 2; k++) x.out[k] = pb_calloc((size_t)x.n_out, sizeof *x.out[k]);
+  for (int t = 0; t < x.n_out; t++) /* a thread's memo serves both its buffers */
+    x.out[0][t].memo = x.out[1][t].memo = pb_calloc(PB_EXPORT_MEMO, sizeof *x.out[0][t].memo);
   for (int32_t s = 0; s < pb_store_meta(x.st)->n_sources && status == PB_OK; s++) status = pb_export__source(&x, s);
+  /* the last round's write, whatever happened since */
+  if (pb_export__written(&x) != PB_OK) status = PB_FAIL;
   if (x.fd >= 0 && close(x.fd) != 0 && status == PB_OK) {
     pb_error_set("%s: cannot write file: %s", csv_path, strerror(errno));
     status = PB_FAIL;
@@ -398,14 +453,17 @@ int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
   }
   status = pb_error_agree(comm, status);
 done:
+  pb_export__writer_join(&x.writer); /* no write left running into the descriptor */
   if (x.fd >= 0) close(x.fd);
   if (status != PB_OK && tmp && x.rank == 0) unlink(tmp);
   pb_signal_forget_file(sig_tmp); /* renamed or removed */
-  for (int t = 0; x.out && t < x.n_out; t++) {
-    free(x.out[t].buf);
-    free(x.out[t].memo);
+  for (int t = 0; x.out[0] && t < x.n_out; t++) {
+    free(x.out[0][t].buf);
+    free(x.out[1][t].buf);
+    free(x.out[0][t].memo);
   }
-  free(x.out);
+  free(x.out[0]);
+  free(x.out[1]);
   free(tmp);
   pb_store_close(x.st);
   /* no rank leaves before the temporary is gone or in place */
