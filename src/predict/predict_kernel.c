@@ -344,21 +344,22 @@ static double pb_predict__abs_err(const struct pb_predict_problem *pr, const dou
   return acc;
 }
 
-#define PB_PREDICT__TIE_REL 1e-10
+/* Inner MAEs closer than this (percentage points) are tied: the tolerance
+ * to which the ridge path's predictions agree with a Cholesky solve per
+ * penalty (test_path_vs_normal_equations), so no choice hangs on which
+ * solver's rounding the inner fits had. */
+#define PB_PREDICT__TIE_PP 1e-9
 
 /* Penalty index chosen from the inner MAEs of the grid (ascending): the
- * smallest MAE, ties to the larger penalty.  MAEs within a relative
- * PB_PREDICT__TIE_REL of the smallest count as tied: the inner fits' rounding
- * depends on the solver (the path's last bits differ from a Cholesky solve
- * per penalty by ~1e-13 relative), and a choice must not hang on it
- * (docs/predict.md, "Fitting"). */
+ * smallest MAE, ties (within PB_PREDICT__TIE_PP of the smallest) to the
+ * larger penalty (docs/predict.md, "Fitting"). */
 static int32_t pb_predict__pick(const double *mae)
 {
   double lo = INFINITY;
   for (int32_t l = 0; l < PB_PREDICT_N_LAMBDA; l++) lo = mae[l] < lo ? mae[l] : lo;
   int32_t best = 0;
   for (int32_t l = 0; l < PB_PREDICT_N_LAMBDA; l++)
-    if (mae[l] <= lo + PB_PREDICT__TIE_REL * lo) best = l;
+    if (mae[l] <= lo + PB_PREDICT__TIE_PP) best = l;
   return best;
 }
 

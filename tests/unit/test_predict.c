@@ -218,6 +218,17 @@ START_TEST(test_tie_rule)
     ck_assert_int_eq(lam[m], PB_PREDICT_N_LAMBDA - 1);
     ck_assert_double_eq_tol(pred[m], 42.0, 1e-9);
   }
+  /* targets equal up to 1e-11 pp: the inner MAEs agree across the grid to
+   * within the 1e-9 pp tie tolerance, so the larger penalty */
+  rng_state = test_seed() + 6;
+  enum { n = 30, p = 4, G = 5 };
+  double x[n * p], yn[n], pn[n];
+  int32_t g[n], ln[n];
+  random_problem(n, p, G, x, yn, g);
+  for (int32_t r = 0; r < n; r++) yn[r] = 42.0 + 1e-11 * rng_unif();
+  struct pb_predict_problem near = {n, p, G, x, yn, g};
+  ck_assert_int_eq(pb_predict_nested(&near, -1, PB_PREDICT_CHOLESKY, pn, ln), PB_OK);
+  for (int32_t r = 0; r < n; r++) ck_assert_int_eq(ln[r], PB_PREDICT_N_LAMBDA - 1);
 }
 END_TEST
 
