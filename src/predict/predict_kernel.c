@@ -113,7 +113,7 @@ static void pb_predict__gram(const gsl_matrix *zc, const gsl_vector *yc, double 
 }
 
 /* beta of one penalty: (Zc'Zc + lambda I) beta = Zc'yc by Cholesky, the
- * cheapest single solve (the full-pool outer fits, after the choice). */
+ * cheapest single solve (the outer fits, at the chosen penalty). */
 static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, double lambda, gsl_matrix *beta, double *scratch)
 {
   const size_t p = zc->size2;
