@@ -36,8 +36,10 @@ struct pb_predict_problem {
   const int32_t *group;   /* [n] */
 };
 
-/* How the ridge normal equations are solved: the production path (Cholesky
- * of Z'Z + lambda I) or the independent check path of I.4 (SVD of Z). */
+/* How the ridge normal equations are solved: the production path (one
+ * penalty: Cholesky of Z'Z + lambda I; a grid: the ridge path from one
+ * tridiagonal reduction of Z'Z, within 1e-9 pp of a Cholesky solve per
+ * penalty) or the independent check path of I.4 (SVD of Z). */
 enum pb_predict_solver { PB_PREDICT_CHOLESKY = 0, PB_PREDICT_SVD = 1 };
 
 /**
@@ -64,8 +66,9 @@ int pb_predict_ridge(const struct pb_predict_problem *pr, const uint8_t *train, 
  * evaluation (the whole-group deletion refit of I.2).  For each outer group,
  * the penalty of pb_predict_lambda minimising the inner MAE (original scale,
  * mean over every inner held-out model) over leave-one-group-out folds of the
- * training groups is chosen, ties going to the larger penalty, and the outer
- * group is predicted from a fit on all training groups.
+ * training groups is chosen, ties (MAEs within 1e-9 pp) going to the
+ * larger penalty, and the outer group is predicted from a fit on all
+ * training groups.
  *
  * One nested run fitted directly, fold by fold: the reference that
  * pb_predict_nested_all (the stage's shared-fit path) is tested against.
@@ -80,8 +83,9 @@ int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum
 /**
  * pb_predict_nested without deletion and, when @p deletions is non-zero, for
  * every group g deleted, sharing the fits they have in common (a fit is
- * determined by its excluded groups: G singles, G(G-1)/2 pairs and, for the
- * deletions, G(G-1)(G-2)/6 triples instead of G + 1 separate nested runs).
+ * determined by its excluded groups: the G(G-1)/2 pair fits and, for the
+ * deletions, G(G-1)(G-2)/6 triple fits over the grid serve every inner fold;
+ * the outer fits, at the chosen penalty only, are made per run).
  * Bit for bit identical to pb_predict_nested(pr, -1) and
  * pb_predict_nested(pr, g) for every g.
  *

@@ -52,6 +52,7 @@ struct pb_predict__data {
   double *shuf;                /* [n_fs][n_models][n_shuf][PB_PREDICT_N_PAIRED] */
   double *target;              /* [n_ts][n_models][4] percentage points, NaN when undefined */
   double *iqr;                 /* [n_ts][4] */
+  int64_t first, last;         /* this rank's cells (global order), balanced by predict's cost */
   int32_t n_sets, n_cmp;       /* per target */
   struct pb_predict__set *sets;   /* [4][n_sets] */
   struct pb_predict__cmp *cmp;    /* [n_cmp] (same for every target) */

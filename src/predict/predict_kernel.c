@@ -99,28 +99,77 @@ static inline double pb_predict__z(const struct pb_predict_problem *pr, const st
   return ((isfinite(v) ? v : pp->med[j]) - pp->ctr[j]) / pp->scl[j];
 }
 
-/* beta for every penalty from the centred design zc (nt x p) and centred
- * probit targets yc: (Zc'Zc + lambda I) beta = Zc'yc by Cholesky. */
-static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, int32_t nl, const double *lambda,
+/* The Gram matrix g = Zc'Zc (p x p, row-major in g, both triangles) and
+ * rhs = Zc'yc of the centred design zc (nt x p) and targets yc. */
+static void pb_predict__gram(const gsl_matrix *zc, const gsl_vector *yc, double *g, double *rhs)
+{
+  const size_t p = zc->size2;
+  gsl_matrix_view gv = gsl_matrix_view_array(g, p, p);
+  gsl_vector_view rv = gsl_vector_view_array(rhs, p);
+  gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, zc, 0.0, &gv.matrix);
+  for (size_t i = 0; i < p; i++)
+    for (size_t j = i + 1; j < p; j++) g[i * p + j] = g[j * p + i];
+  gsl_blas_dgemv(CblasTrans, 1.0, zc, yc, 0.0, &rv.vector);
+}
+
+/* beta of one penalty: (Zc'Zc + lambda I) beta = Zc'yc by Cholesky, the
+ * cheapest single solve (the outer fits, at the chosen penalty). */
+static int pb_predict__solve_chol(gsl_matrix *zc, gsl_vector *yc, double lambda, gsl_matrix *beta, double *scratch)
+{
+  const size_t p = zc->size2;
+  gsl_matrix_view av = gsl_matrix_view_array(scratch, p, p);
+  gsl_vector_view rv = gsl_vector_view_array(scratch + p * p, p);
+  gsl_vector_view b = gsl_matrix_row(beta, 0);
+  pb_predict__gram(zc, yc, scratch, scratch + p * p);
+  for (size_t j = 0; j < p; j++) scratch[j * p + j] += lambda;
+  if (gsl_linalg_cholesky_decomp1(&av.matrix) != GSL_SUCCESS ||
+      gsl_linalg_cholesky_solve(&av.matrix, &rv.vector, &b.vector) != GSL_SUCCESS) {
+    pb_error_set("predict: ridge Cholesky factorisation failed (lambda %g)", lambda);
+    return PB_FAIL;
+  }
+  return PB_OK;
+}
+
+/* beta for every penalty of a grid from one decomposition (the ridge path):
+ * Zc'Zc = Q T Q' with T symmetric tridiagonal (Householder reduction), so
+ * beta(lambda) = Q (T + lambda I)^-1 Q'Zc'yc costs one O(p) tridiagonal
+ * solve and one p x p product per penalty instead of a factorisation.  The
+ * rounding differs from a Cholesky solve per penalty in the last bits
+ * (docs/predict.md, "Fitting"; test_path_vs_normal_equations). */
+static int pb_predict__solve_path(gsl_matrix *zc, gsl_vector *yc, int32_t nl, const double *lambda,
                                   gsl_matrix *beta, double *scratch)
 {
   const size_t p = zc->size2;
-  gsl_matrix_view gv = gsl_matrix_view_array(scratch, p, p), av = gsl_matrix_view_array(scratch + p * p, p, p);
-  gsl_vector_view rv = gsl_vector_view_array(scratch + 2 * p * p, p);
-  gsl_matrix *g = &gv.matrix, *a = &av.matrix;
-  gsl_vector *rhs = &rv.vector;
-  gsl_blas_dsyrk(CblasLower, CblasTrans, 1.0, zc, 0.0, g);
-  for (size_t i = 0; i < p; i++) /* g is the scratch array, row-major with stride p */
-    for (size_t j = i + 1; j < p; j++) scratch[i * p + j] = scratch[j * p + i];
-  gsl_blas_dgemv(CblasTrans, 1.0, zc, yc, 0.0, rhs);
-  for (int32_t l = 0; l < nl; l++) {
-    gsl_matrix_memcpy(a, g);
-    for (size_t j = 0; j < p; j++) *gsl_matrix_ptr(a, j, j) += lambda[l];
-    gsl_vector_view b = gsl_matrix_row(beta, (size_t)l);
-    if (gsl_linalg_cholesky_decomp1(a) != GSL_SUCCESS || gsl_linalg_cholesky_solve(a, rhs, &b.vector) != GSL_SUCCESS) {
-      pb_error_set("predict: ridge Cholesky factorisation failed (lambda %g)", lambda[l]);
-      return PB_FAIL;
+  double *g = scratch, *q = g + p * p, *rhs = q + p * p, *c = rhs + p, *diag = c + p, *sub = diag + p;
+  double *dl = sub + p, *x = dl + p;
+  gsl_matrix_view gv = gsl_matrix_view_array(g, p, p), qv = gsl_matrix_view_array(q, p, p);
+  gsl_vector_view rv = gsl_vector_view_array(rhs, p), cv = gsl_vector_view_array(c, p);
+  gsl_vector_view xv = gsl_vector_view_array(x, p), dlv = gsl_vector_view_array(dl, p);
+  pb_predict__gram(zc, yc, g, rhs);
+  int rc = GSL_SUCCESS;
+  if (p == 1) { /* T = Zc'Zc, Q = 1 (GSL's reduction needs p >= 2) */
+    diag[0] = g[0];
+    q[0] = 1.0;
+  } else {
+    gsl_vector_view tau = gsl_vector_view_array(x, p - 1), dv = gsl_vector_view_array(diag, p);
+    gsl_vector_view sv = gsl_vector_view_array(sub, p - 1);
+    rc = gsl_linalg_symmtd_decomp(&gv.matrix, &tau.vector);
+    if (rc == GSL_SUCCESS) rc = gsl_linalg_symmtd_unpack(&gv.matrix, &tau.vector, &qv.matrix, &dv.vector, &sv.vector);
+  }
+  if (rc == GSL_SUCCESS) rc = gsl_blas_dgemv(CblasTrans, 1.0, &qv.matrix, &rv.vector, 0.0, &cv.vector);
+  for (int32_t l = 0; l < nl && rc == GSL_SUCCESS; l++) {
+    for (size_t j = 0; j < p; j++) dl[j] = diag[j] + lambda[l];
+    if (p == 1) x[0] = c[0] / dl[0];
+    else {
+      gsl_vector_view sv = gsl_vector_view_array(sub, p - 1);
+      rc = gsl_linalg_solve_symm_tridiag(&dlv.vector, &sv.vector, &cv.vector, &xv.vector);
     }
+    gsl_vector_view b = gsl_matrix_row(beta, (size_t)l);
+    if (rc == GSL_SUCCESS) rc = gsl_blas_dgemv(CblasNoTrans, 1.0, &qv.matrix, &xv.vector, 0.0, &b.vector);
+  }
+  if (rc != GSL_SUCCESS) {
+    pb_error_set("predict: ridge path (tridiagonal reduction) failed");
+    return PB_FAIL;
   }
   return PB_OK;
 }
@@ -197,7 +246,7 @@ static void pb_predict__design(const struct pb_predict_problem *pr, const double
 /* Workspace of repeated fits of one problem: probit targets, which columns
  * have missing values, and buffers for the design and the solver. */
 struct pb_predict__ws {
-  double *ty, *buf, *zc, *yc, *beta, *chol, *first, *fit;
+  double *ty, *buf, *zc, *yc, *beta, *solve, *first, *fit;
   struct pb_predict__prep pp;
   double *zbar;
   uint8_t *colnan, *constant;
@@ -206,7 +255,7 @@ struct pb_predict__ws {
 static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predict_problem *pr, int32_t n_lambda)
 {
   const size_t n = (size_t)pr->n, p = (size_t)pr->p, nl = (size_t)n_lambda;
-  w->ty = pb_malloc((n * (p + 3) + p * (7 + nl) + 2 * p * p + nl) * sizeof(double));
+  w->ty = pb_malloc((n * (p + 3) + p * (12 + nl) + 2 * p * p + nl) * sizeof(double));
   w->buf = w->ty + n;
   w->zc = w->buf + n;
   w->yc = w->zc + n * p;
@@ -216,8 +265,8 @@ static void pb_predict__ws_init(struct pb_predict__ws *w, const struct pb_predic
   w->zbar = w->pp.scl + p;
   w->first = w->zbar + p;
   w->beta = w->first + p;
-  w->chol = w->beta + p * nl;
-  w->fit = w->chol + 2 * p * p + p;
+  w->solve = w->beta + p * nl;
+  w->fit = w->solve + 2 * p * p + 6 * p;
   w->colnan = pb_calloc(2 * p, 1);
   w->constant = w->colnan + p;
   for (size_t r = 0; r < n; r++) {
@@ -247,8 +296,10 @@ static int pb_predict__fit(const struct pb_predict_problem *pr, struct pb_predic
   double ybar = 0.0;
   pb_predict__prepare(pr, train, w->colnan, w->buf, w->zc, w->first, w->constant, &w->pp);
   pb_predict__design(pr, w->ty, train, &w->pp, w->zc, w->zbar, w->yc, &ybar);
-  int rc = solver == PB_PREDICT_SVD ? pb_predict__solve_svd(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix)
-                                    : pb_predict__solve_chol(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix, w->chol);
+  int rc;
+  if (solver == PB_PREDICT_SVD) rc = pb_predict__solve_svd(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix);
+  else if (n_lambda == 1) rc = pb_predict__solve_chol(&zc.matrix, &yc.vector, lambda[0], &beta.matrix, w->solve);
+  else rc = pb_predict__solve_path(&zc.matrix, &yc.vector, n_lambda, lambda, &beta.matrix, w->solve);
   if (rc != PB_OK) return rc;
   for (int32_t r = 0; r < pr->n; r++) {
     if (!want[r]) continue;
@@ -291,6 +342,25 @@ static double pb_predict__abs_err(const struct pb_predict_problem *pr, const dou
   for (int32_t r = 0; r < pr->n; r++)
     if (pr->group[r] == g) acc += fabs(pred[r] - pr->y[r]);
   return acc;
+}
+
+/* Inner MAEs closer than this (percentage points) are tied: the tolerance
+ * to which the ridge path's predictions agree with a Cholesky solve per
+ * penalty (test_path_vs_normal_equations), so no choice hangs on which
+ * solver's rounding the inner fits had. */
+#define PB_PREDICT__TIE_PP 1e-9
+
+/* Penalty index chosen from the inner MAEs of the grid (ascending): the
+ * smallest MAE, ties (within PB_PREDICT__TIE_PP of the smallest) to the
+ * larger penalty (docs/predict.md, "Fitting"). */
+static int32_t pb_predict__pick(const double *mae)
+{
+  double lo = INFINITY;
+  for (int32_t l = 0; l < PB_PREDICT_N_LAMBDA; l++) lo = mae[l] < lo ? mae[l] : lo;
+  int32_t best = 0;
+  for (int32_t l = 0; l < PB_PREDICT_N_LAMBDA; l++)
+    if (mae[l] <= lo + PB_PREDICT__TIE_PP) best = l;
+  return best;
 }
 
 /* Training mask: rows of active groups other than g1 and g2 (-1 = none);
@@ -360,20 +430,17 @@ int pb_predict_nested(const struct pb_predict_problem *pr, int32_t deleted, enum
   if (pb_predict__inner(pr, &w, active, solver, train, pl, err) != PB_OK) goto done;
   for (int32_t o = 0; o < G; o++) {
     if (!active[o]) continue;
-    int32_t ntr = 0, best = 0;
+    int32_t ntr = 0;
     for (int32_t g = 0; g < G; g++)
       if (active[g] && g != o) ntr += rows[g];
-    double best_mae = INFINITY;
+    double mae[PB_PREDICT_N_LAMBDA];
     for (int32_t l = 0; l < L; l++) {
       double s = 0.0;
       for (int32_t i = 0; i < G; i++)
         if (active[i] && i != o) s += err[((size_t)o * G + i) * L + l];
-      const double mae = s / ntr;
-      if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
-        best_mae = mae;
-        best = l;
-      }
+      mae[l] = s / ntr;
     }
+    const int32_t best = pb_predict__pick(mae);
     pb_predict__mask(pr, active, o, -1, train, train + pr->n);
     if (pb_predict__fit(pr, &w, train, train + pr->n, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) goto done;
     for (int32_t r = 0; r < pr->n; r++)
@@ -393,19 +460,18 @@ done:
   return rc;
 }
 
-/* Fits shared by the full-pool nested run and every deletion refit, keyed
- * by the excluded groups (these fits use every penalty of the grid):
- * p2[x][y][l][r]: fit without {x, y}, rows of x; e2[x][y][l]: absolute error
- * sum of group x in that fit; e3[x][y][z][l] (y < z): absolute error sum of
- * group x in the fit without {x, y, z}.  The full-pool outer fits (without
- * one group) need only the chosen penalty and are made after the choice. */
+/* Inner errors shared by the full-pool nested run and every deletion refit,
+ * keyed by the excluded groups (these fits use every penalty of the grid):
+ * e2[x][y][l]: absolute error sum of group x in the fit without {x, y};
+ * e3[x][y][z][l] (y < z): absolute error sum of group x in the fit without
+ * {x, y, z}.  The outer fits (without o, or without o and the deleted group)
+ * need only the chosen penalty and are made after the choice. */
 struct pb_predict__cache {
-  int32_t G, n;
-  double *p2, *e2, *e3;
+  int32_t G;
+  double *e2, *e3;
 };
 
 #define PB_PREDICT__L PB_PREDICT_N_LAMBDA
-#define PB_PREDICT__P2(c, x, y, l) ((c)->p2 + (((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L + (l)) * (c)->n)
 #define PB_PREDICT__E2(c, x, y) ((c)->e2 + ((size_t)(x) * (c)->G + (y)) * PB_PREDICT__L)
 #define PB_PREDICT__E3(c, x, y, z) ((c)->e3 + (((size_t)(x) * (c)->G + (y)) * (c)->G + (z)) * PB_PREDICT__L)
 
@@ -431,17 +497,8 @@ static int pb_predict__cache_fit(const struct pb_predict_problem *pr, struct pb_
     return PB_FAIL;
   for (int i = 0; i < ne; i++) {
     const int32_t x = e[i], y = e[i == 0], z = ne == 3 ? e[i == 2 ? 1 : 2] : -1;
-    for (int32_t l = 0; l < PB_PREDICT__L; l++) {
-      const double *p = pl + (size_t)l * pr->n;
-      if (ne == 2) {
-        double *dst = PB_PREDICT__P2(c, x, y, l);
-        for (int32_t r = 0; r < pr->n; r++)
-          if (pr->group[r] == x) dst[r] = p[r];
-        PB_PREDICT__E2(c, x, y)[l] = pb_predict__abs_err(pr, p, x);
-      } else {
-        PB_PREDICT__E3(c, x, y, z)[l] = pb_predict__abs_err(pr, p, x);
-      }
-    }
+    double *e = ne == 2 ? PB_PREDICT__E2(c, x, y) : PB_PREDICT__E3(c, x, y, z);
+    for (int32_t l = 0; l < PB_PREDICT__L; l++) e[l] = pb_predict__abs_err(pr, pl + (size_t)l * pr->n, x);
   }
   return PB_OK;
 }
@@ -473,28 +530,24 @@ static int32_t pb_predict__choose(const struct pb_predict_problem *pr, const uin
                                   int32_t d, int32_t o, const struct pb_predict__cache *c)
 {
   const int32_t G = pr->n_groups;
-  int32_t ntr = 0, best = 0;
+  int32_t ntr = 0;
   for (int32_t g = 0; g < G; g++)
     if (active[g] && g != o && g != d) ntr += rows[g];
-  double best_mae = INFINITY;
+  double mae[PB_PREDICT__L];
   for (int32_t l = 0; l < PB_PREDICT__L; l++) {
     double s = 0.0;
     for (int32_t i = 0; i < G; i++) {
       if (!active[i] || i == o || i == d) continue;
       s += d < 0 ? PB_PREDICT__E2(c, i, o)[l] : PB_PREDICT__E3(c, i, o < d ? o : d, o < d ? d : o)[l];
     }
-    const double mae = s / ntr;
-    if (mae <= best_mae) { /* ascending grid: ties go to the larger penalty */
-      best_mae = mae;
-      best = l;
-    }
+    mae[l] = s / ntr;
   }
-  return best;
+  return pb_predict__pick(mae);
 }
 
-/* Out-of-fold predictions of one nested run: without deletion (d = -1) the
- * outer fit without o at its chosen penalty, made here; with group d deleted,
- * the cached fit without {o, d}. */
+/* Out-of-fold predictions of one nested run: the outer fit without o (and
+ * without the deleted group d, -1: none) at its chosen penalty, made here
+ * with the single-penalty solve as pb_predict_nested makes it. */
 static int pb_predict__from_cache(const struct pb_predict_problem *pr, struct pb_predict__ws *w, const uint8_t *active,
                                   const int32_t *rows, int32_t d, enum pb_predict_solver solver,
                                   const struct pb_predict__cache *c, uint8_t *mask, double *pl, double *pred,
@@ -507,16 +560,12 @@ static int pb_predict__from_cache(const struct pb_predict_problem *pr, struct pb
   for (int32_t o = 0; o < pr->n_groups; o++) {
     if (!active[o] || o == d) continue;
     const int32_t best = pb_predict__choose(pr, active, rows, d, o, c);
-    const double *p = pl;
-    if (d < 0) {
-      pb_predict__mask_n(pr, active, &o, 1, mask, mask + pr->n);
-      if (pb_predict__fit(pr, w, mask, mask + pr->n, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) return PB_FAIL;
-    } else {
-      p = PB_PREDICT__P2(c, o, d, best);
-    }
+    const int32_t e[2] = {o, d};
+    pb_predict__mask_n(pr, active, e, d < 0 ? 1 : 2, mask, mask + pr->n);
+    if (pb_predict__fit(pr, w, mask, mask + pr->n, 1, &pb_predict_lambda[best], solver, pl) != PB_OK) return PB_FAIL;
     for (int32_t r = 0; r < pr->n; r++)
       if (pr->group[r] == o) {
-        pred[r] = p[r];
+        pred[r] = pl[r];
         lam_idx[r] = best;
       }
   }
@@ -531,7 +580,7 @@ int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, en
   uint8_t *active = pb_calloc((size_t)G, 1), *mask = pb_malloc(2 * (size_t)n);
   int32_t *rows = pb_calloc((size_t)G, sizeof *rows), na = 0;
   double *pl = pb_malloc((size_t)PB_PREDICT__L * n * sizeof *pl);
-  struct pb_predict__cache c = {G, n, NULL, NULL, NULL};
+  struct pb_predict__cache c = {G, NULL, NULL};
   struct pb_predict__ws w;
   pb_predict__ws_init(&w, pr, PB_PREDICT__L);
   for (int32_t r = 0; r < n; r++) {
@@ -550,7 +599,6 @@ int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, en
                  3 + (deletions != 0), deletions ? " for deletion refits" : "", na);
     goto done;
   }
-  c.p2 = pb_malloc((size_t)G * G * PB_PREDICT__L * n * sizeof *c.p2);
   c.e2 = pb_malloc((size_t)G * G * PB_PREDICT__L * sizeof *c.e2);
   c.e3 = deletions ? pb_malloc((size_t)G * G * G * PB_PREDICT__L * sizeof *c.e3) : NULL;
   if (pb_predict__cache_fill(pr, &w, active, deletions, solver, mask, pl, &c) != PB_OK) goto done;
@@ -569,6 +617,6 @@ int pb_predict_nested_all(const struct pb_predict_problem *pr, int deletions, en
 done:
   pb_predict__ws_free(&w);
   free(active), free(mask), free(rows), free(pl);
-  free(c.p2), free(c.e2), free(c.e3);
+  free(c.e2), free(c.e3);
   return rc;
 }

@@ -239,6 +239,34 @@ static int pb_predict__cell_record(const struct pb_stage *st, const struct pb_pr
   return PB_OK;
 }
 
+/* Relative cost of a cell of @p role with @p n_eval records: reading, the
+ * summary or the counts, and the bounds engine's pass cost about
+ * PB_PREDICT__COST_BASE shuffle replicates' passes per record (perf on the
+ * paper store), and a feature cell adds its replicates. */
+#define PB_PREDICT__COST_BASE 10
+static int64_t pb_predict__cell_cost(const struct pb_predict__data *d, int role, int32_t n_eval)
+{
+  return role == 0 ? 0 : (int64_t)n_eval * (PB_PREDICT__COST_BASE + (role == 1 ? d->n_shuf : 0));
+}
+
+/* This rank's cells [d->first, d->last): contiguous in global order and
+ * balanced by this stage's cost (the stage's own range balances every
+ * cell's records, but predict reads only feature and mild target cells, and
+ * a feature cell with its shuffle replicates costs several target cells). */
+static void pb_predict__my_cells(const struct pb_stage *st, struct pb_predict__data *d, const struct pb_cell_ref *all,
+                                 int64_t n)
+{
+  int64_t *cost = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *cost), *bnd = pb_malloc(((size_t)st->size + 1) * sizeof *bnd);
+  int32_t *n_eval = pb_malloc((size_t)(st->meta->n_sources > 0 ? st->meta->n_sources : 1) * sizeof *n_eval);
+  for (int32_t s = 0; s < st->meta->n_sources; s++) n_eval[s] = pb_dist_eval_count(&st->meta->sources[s]);
+  for (int64_t c = 0; c < n; c++)
+    cost[c] = pb_predict__cell_cost(d, pb_predict__role(st, d, &all[c]), n_eval[all[c].source]);
+  pb_dist_partition_bcast(n, cost, st->comm, bnd);
+  d->first = bnd[st->rank];
+  d->last = bnd[st->rank + 1];
+  free(cost), free(bnd), free(n_eval);
+}
+
 /* The record of local cell c of a loaded block (error named by the cell). */
 static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__data *d,
                                   const struct pb_predict_options *opt, const struct pb_cell_ref *all,
@@ -246,7 +274,7 @@ static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__
                                   struct pb_error_first *fe)
 {
   if (pb_predict__cell_record(st, d, opt, cell, role, rec) == PB_OK) return;
-  const struct pb_cell_ref *r = &all[st->first + c];
+  const struct pb_cell_ref *r = &all[d->first + c];
   const struct pb_source *s = &st->meta->sources[r->source];
   pb_error_set("predict: cell (%s, %s, %s): invalid records", s->name, st->meta->model_ids[r->model],
                s->conditions[r->condition]);
@@ -255,7 +283,7 @@ static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__
 
 #define PB_PREDICT__LOAD_CHUNKS 8
 
-/* Records of this rank's cells (*out: st->last - st->first rows), the first
+/* Records of this rank's cells (*out: d->last - d->first rows), the first
  * failing cell (lowest index) naming the error.  The cells are read in PB_PREDICT__LOAD_CHUNKS contiguous chunks
  * of about equal size (by records) on the main thread, which calls MPI and
  * HDF5; each cell of a chunk becomes a task as soon as the chunk is in, so
@@ -263,7 +291,7 @@ static void pb_predict__cell_task(struct pb_stage *st, const struct pb_predict__
 static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data *d, const struct pb_predict_options *opt,
                              const struct pb_cell_ref *all, int32_t rec_len, double **out)
 {
-  const int64_t nl = st->last - st->first, K = PB_PREDICT__LOAD_CHUNKS;
+  const int64_t nl = d->last - d->first, K = PB_PREDICT__LOAD_CHUNKS;
   uint8_t *want = pb_malloc((size_t)(nl > 0 ? nl : 1));
   int64_t total = 0, *cb = pb_malloc((size_t)(K + 1) * sizeof *cb), *cost = pb_malloc((size_t)(nl + 1) * sizeof *cost);
   cost[0] = 0;
@@ -271,8 +299,8 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
   int32_t *n_eval = pb_malloc((size_t)(st->meta->n_sources > 0 ? st->meta->n_sources : 1) * sizeof *n_eval);
   for (int32_t s = 0; s < st->meta->n_sources; s++) n_eval[s] = pb_dist_eval_count(&st->meta->sources[s]);
   for (int64_t c = 0; c < nl; c++) {
-    want[c] = (uint8_t)pb_predict__role(st, d, &all[st->first + c]);
-    total += want[c] ? n_eval[all[st->first + c].source] : 0;
+    want[c] = (uint8_t)pb_predict__role(st, d, &all[d->first + c]);
+    total += pb_predict__cell_cost(d, want[c], n_eval[all[d->first + c].source]);
     cost[c + 1] = total;
   }
   free(n_eval);
@@ -291,7 +319,7 @@ static int pb_predict__cells(struct pb_stage *st, const struct pb_predict__data 
 #pragma omp parallel
 #pragma omp master
   for (int64_t k = 0; k < K && status == PB_OK; k++) {
-    status = pb_cells_load_selected(st->store, st->first + cb[k], st->first + cb[k + 1],
+    status = pb_cells_load_selected(st->store, d->first + cb[k], d->first + cb[k + 1],
                                     PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, want + cb[k], &blk[k]);
     status = pb_error_agree(st->comm, status);
     /* the chunk's tasks counted before the first starts, and nothing of
@@ -339,33 +367,33 @@ static void pb_predict__run(const struct pb_meta *meta, int64_t g, int64_t *g0, 
  * cell (*ext: rows first .. *ext_last - 1).  Every rank sends the part of the
  * run at its start that began on an earlier rank to that rank: at most one
  * run's rows, fewer than a source's conditions, per rank (collective). */
-static void pb_predict__halo(const struct pb_stage *st, const double *rec, int32_t rec_len, double **ext,
-                             int64_t *ext_last)
+static void pb_predict__halo(const struct pb_stage *st, const struct pb_predict__data *d, const double *rec,
+                             int32_t rec_len, double **ext, int64_t *ext_last)
 {
   const int size = st->size, rank = st->rank;
-  int64_t *bnd = pb_malloc((size_t)size * 2 * sizeof *bnd), mine[2] = {st->first, st->last}, g0, g1;
+  int64_t *bnd = pb_malloc((size_t)size * 2 * sizeof *bnd), mine[2] = {d->first, d->last}, g0, g1;
   MPI_Allgather(mine, 2, MPI_INT64_T, bnd, 2, MPI_INT64_T, st->comm);
-  int64_t e = st->last;
-  if (st->last > st->first) {
-    pb_predict__run(st->meta, st->last - 1, &g0, &g1);
-    if (g0 >= st->first) e = g1; /* the run of the last cell starts here: this rank sums it */
+  int64_t e = d->last;
+  if (d->last > d->first) {
+    pb_predict__run(st->meta, d->last - 1, &g0, &g1);
+    if (g0 >= d->first) e = g1; /* the run of the last cell starts here: this rank sums it */
   }
   MPI_Request req = MPI_REQUEST_NULL;
-  if (st->last > st->first) {
-    pb_predict__run(st->meta, st->first, &g0, &g1);
+  if (d->last > d->first) {
+    pb_predict__run(st->meta, d->first, &g0, &g1);
     int to = 0;
     while (to < size && !(bnd[2 * to] <= g0 && g0 < bnd[2 * to + 1])) to++;
-    if (g0 < st->first && to < rank) {
-      const int64_t n = (g1 < st->last ? g1 : st->last) - st->first;
+    if (g0 < d->first && to < rank) {
+      const int64_t n = (g1 < d->last ? g1 : d->last) - d->first;
       MPI_Isend(rec, (int)(n * rec_len), MPI_DOUBLE, to, 0, st->comm, &req);
     }
   }
-  double *x = pb_malloc((size_t)(e > st->first ? e - st->first : 1) * rec_len * sizeof *x);
-  memcpy(x, rec, (size_t)(st->last - st->first) * rec_len * sizeof *x);
-  for (int r = rank + 1; r < size && e > st->last; r++) {
+  double *x = pb_malloc((size_t)(e > d->first ? e - d->first : 1) * rec_len * sizeof *x);
+  memcpy(x, rec, (size_t)(d->last - d->first) * rec_len * sizeof *x);
+  for (int r = rank + 1; r < size && e > d->last; r++) {
     const int64_t lo = bnd[2 * r], hi = bnd[2 * r + 1] < e ? bnd[2 * r + 1] : e;
     if (hi > lo && lo < e)
-      MPI_Recv(x + (lo - st->first) * rec_len, (int)((hi - lo) * rec_len), MPI_DOUBLE, r, 0, st->comm,
+      MPI_Recv(x + (lo - d->first) * rec_len, (int)((hi - lo) * rec_len), MPI_DOUBLE, r, 0, st->comm,
                MPI_STATUS_IGNORE);
   }
   pb_comm_wait(&req);
@@ -390,17 +418,17 @@ static void pb_predict__key_sums(const struct pb_stage *st, const struct pb_pred
   memset(kt, 0, n_kt * sizeof *kt);
   double *x;
   int64_t e, g0, g1;
-  pb_predict__halo(st, rec, rec_len, &x, &e);
-  for (int64_t g = st->first; g < st->last; g = g1) {
+  pb_predict__halo(st, d, rec, rec_len, &x, &e);
+  for (int64_t g = d->first; g < d->last; g = g1) {
     pb_predict__run(st->meta, g, &g0, &g1);
-    if (g0 < st->first) continue; /* summed by the rank it starts on */
+    if (g0 < d->first) continue; /* summed by the rank it starts on */
     const struct pb_cell_ref r = pb_dist_cell_at(st->meta, g0);
     const int32_t f = pb_predict__find(d->fs, d->n_fs, r.source), t = pb_predict__find(d->ts, d->n_ts, r.source);
     if (f >= 0) {
       double *sm = &syn[((size_t)f * M + r.model) * W], *cnt = pb_calloc((size_t)W, sizeof *cnt);
       for (int64_t c = g0; c < g1; c++)
         for (int32_t j = 0; j < W; j++) {
-          const double v = x[(c - st->first) * rec_len + j];
+          const double v = x[(c - d->first) * rec_len + j];
           if (!isnan(v)) sm[j] += v, cnt[j] += 1;
         }
       for (int32_t j = 0; j < W; j++) sm[j] = cnt[j] > 0 ? sm[j] / cnt[j] : NAN;
@@ -410,7 +438,7 @@ static void pb_predict__key_sums(const struct pb_stage *st, const struct pb_pred
       const int32_t off = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED;
       double *k = &kt[((size_t)t * M + r.model) * NK];
       for (int64_t c = g0; c < g1; c++) {
-        const double *v = &x[(c - st->first) * rec_len + off];
+        const double *v = &x[(c - d->first) * rec_len + off];
         if (!isnan(v[0]))
           for (int i = 0; i < NK; i++) k[i] += v[i];
       }
@@ -600,7 +628,8 @@ static int pb_predict__compute(struct pb_stage *st, const struct pb_predict_opti
                                struct pb_timer *tm)
 {
   struct pb_cell_ref *all;
-  pb_dist_cells(st->meta, &all);
+  const int64_t n_cells = pb_dist_cells(st->meta, &all);
+  pb_predict__my_cells(st, d, all, n_cells);
   const int32_t rec_len = PB_PC_N + d->n_shuf * PB_PREDICT_N_PAIRED + PB_PREDICT__N_COUNTS;
   double *rec = NULL;
   pb_timer_skip(tm);
