@@ -251,15 +251,40 @@ static double pb_fragility__beta_quantile(double t, double a, double b, int uppe
   return x;
 }
 
+/* The same quantiles recur: every arm of every unit asks at one Bonferroni level for counts that repeat
+ * across bins, arms and units (a few thousand distinct ones on the paper's store, asked for tens of
+ * thousands of times), and each costs tens of incomplete-beta evaluations.  So a direct-mapped memo per
+ * thread; an entry holds its whole key and the quantile is a function of the key alone, so what the
+ * memo holds never changes a result.  The shape parameters are counts >= 1 (the zeroed entries match no
+ * key); counts past 2^31 are not memoised. */
+#define PB_FRAGILITY_BQ_MEMO 32768
+struct pb_fragility__bq {
+  uint64_t key;                /* a << 32 | b << 1 | upper */
+  double t, x;
+};
+static _Thread_local struct pb_fragility__bq pb_fragility__bq_memo[PB_FRAGILITY_BQ_MEMO];
+
+static double pb_fragility__beta_quantile_memo(double t, double a, double b, int upper)
+{
+  if (!(a < 2147483648.0 && b < 2147483648.0)) return pb_fragility__beta_quantile(t, a, b, upper);
+  const uint64_t key = (uint64_t)a << 32 | (uint64_t)b << 1 | (uint64_t)(upper != 0);
+  uint64_t h = key; /* splitmix64's finaliser: the keys are small integers in a few bits */
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  struct pb_fragility__bq *e = &pb_fragility__bq_memo[(h ^ (h >> 31)) % PB_FRAGILITY_BQ_MEMO];
+  if (e->key != key || e->t != t) *e = (struct pb_fragility__bq){key, t, pb_fragility__beta_quantile(t, a, b, upper)};
+  return e->x;
+}
+
 /* One-sided Clopper-Pearson limits of x successes in n trials at level a. */
 static double pb_fragility__cp_lower(int64_t x, int64_t n, double a)
 {
-  return x <= 0 || n <= 0 ? 0 : pb_fragility__beta_quantile(a, (double)x, (double)(n - x + 1), 0);
+  return x <= 0 || n <= 0 ? 0 : pb_fragility__beta_quantile_memo(a, (double)x, (double)(n - x + 1), 0);
 }
 
 static double pb_fragility__cp_upper(int64_t x, int64_t n, double a)
 {
-  return n <= 0 || x >= n ? 1 : pb_fragility__beta_quantile(a, (double)(x + 1), (double)(n - x), 1);
+  return n <= 0 || x >= n ? 1 : pb_fragility__beta_quantile_memo(a, (double)(x + 1), (double)(n - x), 1);
 }
 
 /* Split-sample lower confidence bound of the restricted profile at rho
