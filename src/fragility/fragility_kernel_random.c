@@ -147,11 +147,11 @@ void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fr
   enum pb_fragility_part rate = fit == PB_FRAGILITY_PART_A ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A;
   const int32_t J = o->n_bins, G = o->n_grid, cap = J * G;
   const uint64_t item = in->item * 2 + (fit == PB_FRAGILITY_PART_A ? 0 : 1);
-  struct pb_fragility_partition p;
-  pb_fragility_partition_fit(in, fit, J, o->n_groups, &p);
+  struct pb_fragility_partition own;
+  const struct pb_fragility_partition *p = pb_fragility__partition(in, fit, J, o->n_groups, &own);
   struct pb_fragility__part_items ir, ie;
-  pb_fragility__items(in, &p, rate, &ir);
-  pb_fragility__items(in, &p, PB_FRAGILITY_PART_E, &ie);
+  pb_fragility__items(in, p, rate, &ir);
+  pb_fragility__items(in, p, PB_FRAGILITY_PART_E, &ie);
   struct pb_fragility__tally R, E;
   pb_fragility__tally_init(&R, J, o->n_groups);
   pb_fragility__tally_init(&E, J, o->n_groups);
@@ -191,5 +191,5 @@ void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fr
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&R);
   pb_fragility__tally_free(&E);
-  pb_fragility_partition_free(&p);
+  pb_fragility_partition_free(&own);
 }

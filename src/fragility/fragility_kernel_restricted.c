@@ -116,6 +116,17 @@ void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fra
   free(b0);
 }
 
+const struct pb_fragility_partition *pb_fragility__partition(const struct pb_fragility_input *in,
+                                                             enum pb_fragility_part fit, int32_t J, int32_t K,
+                                                             struct pb_fragility_partition *own)
+{
+  memset(own, 0, sizeof *own);
+  const struct pb_fragility_partition *p = fit <= PB_FRAGILITY_PART_B ? in->fitted[fit] : NULL;
+  if (p && p->J == J && p->K == K) return p;
+  pb_fragility_partition_fit(in, fit, J, K, own);
+  return own;
+}
+
 void pb_fragility_partition_free(struct pb_fragility_partition *p)
 {
   free(p->edge);
@@ -456,8 +467,8 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
 {
   int32_t J = o->n_bins, K = o->n_groups, n = in->n;
   enum pb_fragility_part rate = fit == PB_FRAGILITY_PART_A ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A;
-  struct pb_fragility_partition p;
-  pb_fragility_partition_fit(in, fit, J, K, &p);
+  struct pb_fragility_partition own;
+  const struct pb_fragility_partition *p = pb_fragility__partition(in, fit, J, K, &own);
   struct pb_fragility__tally R, E;
   pb_fragility__tally_init(&R, J, K);
   pb_fragility__tally_init(&E, J, K);
@@ -473,7 +484,7 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
     if (isnan(in->u[i])) continue;
     n_fit += in->part[i] == fit;
     if (in->part[i] != rate && in->part[i] != PB_FRAGILITY_PART_E) continue;
-    int32_t b = pb_fragility_bin(&p, in->s[i]), g = pb_fragility_group(&p, b, in->u[i]);
+    int32_t b = pb_fragility_bin(p, in->s[i]), g = pb_fragility_group(p, b, in->u[i]);
     if (in->part[i] == PB_FRAGILITY_PART_E) {
       pb_fragility__add(&E, b, g, in->correct[i], in->s[i]);
       continue;
@@ -512,7 +523,7 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&R);
   pb_fragility__tally_free(&E);
-  pb_fragility_partition_free(&p);
+  pb_fragility_partition_free(&own);
 }
 
 /* ------------------------------------------------------------ natural drift */

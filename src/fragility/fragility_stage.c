@@ -443,6 +443,7 @@ static void pb_fragility__tempered(const struct pb_meta *meta, const struct pb_f
     struct pb_fragility_input tin = *in;
     struct pb_fragility_options to = *o;
     tin.s = sT;
+    tin.fitted[0] = tin.fitted[1] = NULL; /* the scaled scores' own partitions */
     to.n_null = 0;
     pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_A, temper);
     pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_B, temper + len);
@@ -477,7 +478,13 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
     w.u[i] = sig[t].user ? sig[t].user[i] : sig[t].join[i] >= 0 ? pb_screen_u(w.mrow, na, sig[t].join[i]) : NAN;
     if (S->split[i] == PB_SPLIT_NONE) w.u[i] = NAN; /* labels = set: an image without a set is in no analysis */
   }
-  struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit};
+  struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit, {NULL, NULL}};
+  /* both arms' partitions once: the arms, their diagnostics, random shifts and score maps, and the drift
+   * split (arm A's) all stand on them */
+  struct pb_fragility_partition p[2];
+  for (int a = 0; a < 2; a++)
+    pb_fragility_partition_fit(&in, a ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p[a]);
+  in.fitted[0] = &p[0], in.fitted[1] = &p[1];
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_A, arm);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
@@ -488,9 +495,7 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   pb_fragility_random(&in, o, PB_FRAGILITY_PART_B, diag + 2 * dl + rl);
   pb_fragility_qmap(&in, o, qmap);
   pb_fragility__tempered(meta, L, &in, o, t, m, temper, temper + 2 * len);
-  struct pb_fragility_partition p;
-  pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
-  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
+  pb_fragility_assign(&in, &p[0], PB_FRAGILITY_PART_A, w.bin0, w.grp0);
   int32_t k = 0;
   int status = PB_OK;
   for (int32_t c = 0; c < nc && status == PB_OK; c++) {
@@ -502,11 +507,12 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
                                    .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc, .m0 = L[t].d.ptrue + r0,
                                    .m1 = L[t].d.ptrue + rc};
     const struct pb_cell_view v = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
-    status = pb_fragility_drift_flagged(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k * PB_FD_FIXED,
+    status = pb_fragility_drift_flagged(&v, &in, &p[0], w.bin0, w.grp0, drift + (size_t)k * PB_FD_FIXED,
                                         flag + (size_t)k * PB_FF_FIXED);
     k++;
   }
-  pb_fragility_partition_free(&p);
+  pb_fragility_partition_free(&p[0]);
+  pb_fragility_partition_free(&p[1]);
   pb_fragility__unit_free(&w);
   return status;
 }
