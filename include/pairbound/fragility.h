@@ -367,6 +367,15 @@ enum {
 int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
                                const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
                                double *rec, double *flag);
+/**
+ * pb_fragility_drift_flagged of @p n_cells cells of the same clean images (a unit's perturbed conditions),
+ * cell c into rec[c PB_FD_FIXED ...] and, unless NULL, flag[c PB_FF_FIXED ...]: the clean side's counts
+ * and bin laws are the same for every cell, so they are made once.  Stops at the first cell with an error
+ * and returns its status.
+ */
+int pb_fragility_drift_cells(const struct pb_cell_view *cells, int32_t n_cells, const struct pb_fragility_input *in,
+                             const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                             double *rec, double *flag);
 
 /* ------------------------------------------------------------ known-propensity study (seed 001 U.1) */
 

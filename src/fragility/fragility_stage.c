@@ -496,9 +496,10 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   pb_fragility_qmap(&in, o, qmap);
   pb_fragility__tempered(meta, L, &in, o, t, m, temper, temper + 2 * len);
   pb_fragility_assign(&in, &p[0], PB_FRAGILITY_PART_A, w.bin0, w.grp0);
+  /* the perturbed conditions' cells in condition order, split together: they share the clean side */
+  struct pb_cell_view *v = pb_malloc((size_t)(nc > 1 ? nc - 1 : 1) * sizeof *v);
   int32_t k = 0;
-  int status = PB_OK;
-  for (int32_t c = 0; c < nc && status == PB_OK; c++) {
+  for (int32_t c = 0; c < nc; c++) {
     if (c == S->clean) continue;
     size_t rc = pb_fragility__row(L, meta, t, m * nc + c);
     /* every image of the source (the roles, not the store's split, decide what each one serves) */
@@ -506,11 +507,10 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
                                    .label = S->labels, .pred0 = L[t].d.pred + r0, .pred1 = L[t].d.pred + rc,
                                    .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc, .m0 = L[t].d.ptrue + r0,
                                    .m1 = L[t].d.ptrue + rc};
-    const struct pb_cell_view v = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
-    status = pb_fragility_drift_flagged(&v, &in, &p[0], w.bin0, w.grp0, drift + (size_t)k * PB_FD_FIXED,
-                                        flag + (size_t)k * PB_FF_FIXED);
-    k++;
+    v[k++] = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
   }
+  int status = pb_fragility_drift_cells(v, k, &in, &p[0], w.bin0, w.grp0, drift, flag);
+  free(v);
   pb_fragility_partition_free(&p[0]);
   pb_fragility_partition_free(&p[1]);
   pb_fragility__unit_free(&w);

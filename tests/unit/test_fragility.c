@@ -730,6 +730,40 @@ START_TEST(test_drift_additivity)
 }
 END_TEST
 
+/* A unit's perturbed cells split together (pb_fragility_drift_cells, the store stage's call) give each
+ * cell's records to the bit that one call per cell gives, and a cell of the wrong length stops the
+ * batch with its error. */
+START_TEST(test_drift_cells)
+{
+  static struct unit x;
+  static struct drift_cell dc[3];
+  static double s1[3][4000];
+  static uint8_t c1[3][4000];
+  static int32_t bin0[4000], grp0[4000];
+  rng_state = test_seed() + 10;
+  random_unit(&x, 2500);
+  struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 0, {NULL, NULL}};
+  struct pb_fragility_partition p;
+  pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, 20, 8, &p);
+  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
+  struct pb_cell_view v[3];
+  for (int c = 0; c < 3; c++) {
+    for (int i = 0; i < x.n; i++) s1[c][i] = x.s[i] * (0.4 + 0.2 * c + 0.4 * rng_unif()), c1[c][i] = rng_unif() < 0.6;
+    v[c] = drift_view(&dc[c], x.n, s1[c], c1[c]);
+  }
+  double rec[3][PB_FD_FIXED], flag[3][PB_FF_FIXED], r1[PB_FD_FIXED], f1[PB_FF_FIXED];
+  ck_assert_int_eq(pb_fragility_drift_cells(v, 3, &in, &p, bin0, grp0, &rec[0][0], &flag[0][0]), PB_OK);
+  for (int c = 0; c < 3; c++) {
+    ck_assert_int_eq(pb_fragility_drift_flagged(&v[c], &in, &p, bin0, grp0, r1, f1), PB_OK);
+    ck_assert_msg(memcmp(r1, rec[c], sizeof r1) == 0 && memcmp(f1, flag[c], sizeof f1) == 0,
+                  "cell %d differs (seed %llu)", c, (unsigned long long)test_seed());
+  }
+  v[1].n = x.n - 1;
+  ck_assert_int_ne(pb_fragility_drift_cells(v, 3, &in, &p, bin0, grp0, &rec[0][0], NULL), PB_OK);
+  pb_fragility_partition_free(&p);
+}
+END_TEST
+
 /* Selective-risk transport, hand case: two bins, two groups.  Fitting part:
  * s 0.1, 0.2 | 0.8, 0.9 (edge 0.8) with u 0.2, 0.8 in each bin (cut 0.8).
  * Rate part: bin 1 (s 0.85) groups of 20 with 10 and 20 correct, bin 0
@@ -817,6 +851,7 @@ static Suite *fragility_suite(void)
   tcase_add_test(tk, test_drift_hand);
   tcase_add_test(tk, test_selective_hand);
   tcase_add_test(tk, test_drift_additivity);
+  tcase_add_test(tk, test_drift_cells);
   suite_add_tcase(s, tk);
   return s;
 }
