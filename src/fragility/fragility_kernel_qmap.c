@@ -298,6 +298,16 @@ static void pb_fragility__qrefit(struct pb_fragility__qarm *A, const struct pb_f
                         ? (A->map[PB_FA_FAUC_UP] - A->raw[PB_FA_FAUC_UP]) / A->raw[PB_FA_FAUC_UP] : NAN;
 }
 
+/* Whether @p x is ascending already, as the image of the ascending raw scores under each of our maps is
+ * (a heap sort of an ascending array still costs n log n; six per unit).  Only where a sort could not
+ * change a bit: no NaN (the comparisons fail) and no -0, which a sort may swap with an equal +0. */
+static int pb_fragility__ascending(const double *x, int32_t n)
+{
+  for (int32_t j = 0; j < n; j++)
+    if ((j > 0 && !(x[j - 1] <= x[j])) || (x[j] == 0 && signbit(x[j]))) return 0;
+  return 1;
+}
+
 /* One map of the arm into @p x (PB_FQ_FIXED doubles).  The map is evaluated once per distinct raw score
  * and so is the bin of the mapped score; an image's group is looked up again only where its bin moved (the
  * pushed-forward partition keeps the cuts). */
@@ -338,7 +348,8 @@ static void pb_fragility__qmap_one(struct pb_fragility__qarm *A, const struct pb
   x[PB_FQ_NLL_RAW] = pb_fragility__nll(A, A->U->v);
   x[PB_FQ_NLL_MAP] = pb_fragility__nll(A, A->mv);
   pb_fragility__qrefit(A, &pp, x);
-  gsl_sort(A->mv, 1, (size_t)d); /* the distinct mapped values (sorted: no order of the map assumed) */
+  if (!pb_fragility__ascending(A->mv, d)) /* the distinct mapped values, sorted: no order of the map assumed */
+    gsl_sort(A->mv, 1, (size_t)d);
   x[PB_FQ_DISTINCT] = d;
   x[PB_FQ_MERGED] = (double)(d - pb_fragility__distinct(A->mv, d));
   free(pp.edge);
