@@ -104,6 +104,8 @@ enum pb_fragility_part pb_fragility_part_of(uint64_t seed, const char *image_id)
 /** Radius k of the grid (log-spaced, exact endpoints, interior radii to 4 significant digits). */
 double pb_fragility_grid(const struct pb_fragility_options *o, int32_t k);
 
+struct pb_fragility_partition;
+
 /* The images of one (model, source). */
 struct pb_fragility_input {
   int32_t n;
@@ -112,6 +114,10 @@ struct pb_fragility_input {
   const uint8_t *correct;      /* clean correctness */
   const uint8_t *part;         /* enum pb_fragility_part */
   uint64_t item;               /* RNG item of the permutation null (unit index) */
+  /* Optional: the partitions pb_fragility_partition_fit gives on parts A and B with the options' bins and
+   * groups, fitted once by a caller that runs several kernels on the same images (each kernel would fit
+   * them again); NULL: fitted where needed.  A copy with other scores or signals must clear them. */
+  const struct pb_fragility_partition *fitted[2];
 };
 
 /* Bins (edges) and within-bin groups (cuts) fitted on one part. */
@@ -361,6 +367,15 @@ enum {
 int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
                                const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
                                double *rec, double *flag);
+/**
+ * pb_fragility_drift_flagged of @p n_cells cells of the same clean images (a unit's perturbed conditions),
+ * cell c into rec[c PB_FD_FIXED ...] and, unless NULL, flag[c PB_FF_FIXED ...]: the clean side's counts
+ * and bin laws are the same for every cell, so they are made once.  Stops at the first cell with an error
+ * and returns its status.
+ */
+int pb_fragility_drift_cells(const struct pb_cell_view *cells, int32_t n_cells, const struct pb_fragility_input *in,
+                             const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                             double *rec, double *flag);
 
 /* ------------------------------------------------------------ known-propensity study (seed 001 U.1) */
 

@@ -20,6 +20,23 @@ static int pb_fragility__cmp(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* Ascending by value, equal values in input order (stable, as glibc's merge sort behind qsort): a bin's
+ * law has at most PB_FRAGILITY_MAX_GROUPS atoms and is set hundreds of times per unit, where qsort's call
+ * overhead dominated; larger laws (--law files) go to qsort. */
+static void pb_fragility__sort_atoms(struct pb_fragility__atom *a, int32_t m)
+{
+  if (m > PB_FRAGILITY_MAX_GROUPS) {
+    qsort(a, (size_t)m, sizeof *a, pb_fragility__cmp);
+    return;
+  }
+  for (int32_t i = 1; i < m; i++) {
+    const struct pb_fragility__atom x = a[i];
+    int32_t j = i;
+    for (; j > 0 && a[j - 1].value > x.value; j--) a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
+
 /* s + x, the rounding error of the addition added to *c (Neumaier's compensated summation). */
 static inline double pb_fragility__neumaier(double s, double x, double *c)
 {
@@ -130,7 +147,7 @@ int pb_fragility_law_set(struct pb_fragility_law *law, const double *value, cons
     }
     if (mass[i] > 0) a[m++] = (struct pb_fragility__atom){value[i], mass[i]};
   }
-  qsort(a, (size_t)m, sizeof *a, pb_fragility__cmp);
+  pb_fragility__sort_atoms(a, m);
   /* compensated sums (Neumaier), in ascending value order so the result does not depend on input order: the
    * masses' rounding errors do not add up (100,000 atoms of 1e-5 sum to 1, naively 1 - 1.9e-12) */
   double c = 0;

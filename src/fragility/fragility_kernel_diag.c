@@ -156,6 +156,7 @@ static void pb_fragility__diag_score(const struct pb_fragility_input *in, const 
   for (int32_t i = 0; i < in->n; i++) su[i] = isnan(in->u[i]) ? NAN : in->s[i];
   struct pb_fragility_input sin = *in;
   sin.u = su;
+  sin.fitted[0] = sin.fitted[1] = NULL; /* other signals: other cuts */
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&sin, fit, o->n_bins, o->n_groups, &p);
   struct pb_fragility__tally R;
@@ -179,10 +180,10 @@ static void pb_fragility__diag_score(const struct pb_fragility_input *in, const 
 void pb_fragility_diag(const struct pb_fragility_input *in, const struct pb_fragility_options *o,
                        enum pb_fragility_part fit, double *rec)
 {
-  struct pb_fragility_partition p;
-  pb_fragility_partition_fit(in, fit, o->n_bins, o->n_groups, &p);
+  struct pb_fragility_partition own;
+  const struct pb_fragility_partition *p = pb_fragility__partition(in, fit, o->n_bins, o->n_groups, &own);
   struct pb_fragility__tally R, E;
-  pb_fragility__diag_tally(in, &p, fit, &R, &E);
+  pb_fragility__diag_tally(in, p, fit, &R, &E);
   struct pb_fragility_law law;
   pb_fragility_law_init(&law);
   double *arm = pb_malloc((size_t)PB_FRAGILITY_ARM_LEN(o->n_grid) * sizeof(double));
@@ -200,7 +201,7 @@ void pb_fragility_diag(const struct pb_fragility_input *in, const struct pb_frag
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&R);
   pb_fragility__tally_free(&E);
-  pb_fragility_partition_free(&p);
+  pb_fragility_partition_free(&own);
 }
 
 int32_t pb_fragility_metric_spearman(int32_t n, const double *ece, const double *gr, const double *fauc, double *out)

@@ -199,7 +199,8 @@ struct pb_fragility__qarm {
   const struct pb_fragility_options *o;
   const struct pb_fragility__qunit *U;
   enum pb_fragility_part fit, rate;
-  struct pb_fragility_partition p;
+  const struct pb_fragility_partition *p;
+  struct pb_fragility_partition own; /* p when the input did not bring it */
   int32_t *bin, *grp;          /* [n] raw bin and group of the images with a signal (-1 for the others) */
   int32_t *mbin, *mgrp;        /* [n] the same under a map */
   double *ms;                  /* [n] mapped scores (NaN without a signal) */
@@ -249,7 +250,7 @@ static double pb_fragility__nll(const struct pb_fragility__qarm *A, const double
  * mapped scores (pb_fragility_partition_fit's), from the distinct scores and their images. */
 static void pb_fragility__qrefit_edges(const struct pb_fragility__qarm *A, double *edge)
 {
-  const int32_t d = A->U->d, J = A->p.J;
+  const int32_t d = A->U->d, J = A->p->J;
   const double *c = A->U->cnt + (size_t)2 * A->fit * d, *w = c + d;
   struct pb_fragility__held *h = pb_malloc((size_t)(d > 0 ? d : 1) * sizeof *h);
   int32_t nh = 0;
@@ -282,6 +283,7 @@ static void pb_fragility__qrefit(struct pb_fragility__qarm *A, const struct pb_f
   if (edges > 0 || x[PB_FQ_TRAIN_BIN] > 0) {
     struct pb_fragility_input min = *A->in;
     min.s = A->ms;
+    min.fitted[0] = min.fitted[1] = NULL; /* the mapped scores' own partition */
     struct pb_fragility_partition pr;
     pb_fragility_partition_fit(&min, A->fit, J, pp->K, &pr);
     pb_fragility__qsummary(A, &pr, A->ms, NULL, NULL, A->map);
@@ -296,6 +298,16 @@ static void pb_fragility__qrefit(struct pb_fragility__qarm *A, const struct pb_f
                         ? (A->map[PB_FA_FAUC_UP] - A->raw[PB_FA_FAUC_UP]) / A->raw[PB_FA_FAUC_UP] : NAN;
 }
 
+/* Whether @p x is ascending already, as the image of the ascending raw scores under each of our maps is
+ * (a heap sort of an ascending array still costs n log n; six per unit).  Only where a sort could not
+ * change a bit: no NaN (the comparisons fail) and no -0, which a sort may swap with an equal +0. */
+static int pb_fragility__ascending(const double *x, int32_t n)
+{
+  for (int32_t j = 0; j < n; j++)
+    if ((j > 0 && !(x[j - 1] <= x[j])) || (x[j] == 0 && signbit(x[j]))) return 0;
+  return 1;
+}
+
 /* One map of the arm into @p x (PB_FQ_FIXED doubles).  The map is evaluated once per distinct raw score
  * and so is the bin of the mapped score; an image's group is looked up again only where its bin moved (the
  * pushed-forward partition keeps the cuts). */
@@ -303,16 +315,16 @@ static void pb_fragility__qmap_one(struct pb_fragility__qarm *A, const struct pb
                                    double *x)
 {
   const struct pb_fragility_input *in = A->in;
-  const int32_t J = A->p.J, d = A->U->d;
+  const int32_t J = A->p->J, d = A->U->d;
   for (int f = 0; f < PB_FQ_FIXED; f++) x[f] = NAN;
   x[PB_FQ_DEFINED] = defined;
   x[PB_FQ_INTERCEPT] = m->power ? NAN : m->a;
   x[PB_FQ_SLOPE] = m->b;
   if (!defined) return;
   /* the fixed partition pushed forward: edges m(e_k), the readout's cuts as fitted */
-  struct pb_fragility_partition pp = A->p;
+  struct pb_fragility_partition pp = *A->p;
   pp.edge = pb_malloc((size_t)(J > 1 ? J - 1 : 1) * sizeof(double));
-  for (int32_t k = 0; k + 1 < J; k++) pp.edge[k] = pb_fragility_qmap_apply(m, A->p.edge[k]);
+  for (int32_t k = 0; k + 1 < J; k++) pp.edge[k] = pb_fragility_qmap_apply(m, A->p->edge[k]);
   for (int32_t j = 0; j < d; j++) {
     A->mv[j] = pb_fragility_qmap_apply(m, A->U->v[j]);
     A->vbin[j] = pb_fragility_bin(&pp, A->mv[j]);
@@ -336,7 +348,8 @@ static void pb_fragility__qmap_one(struct pb_fragility__qarm *A, const struct pb
   x[PB_FQ_NLL_RAW] = pb_fragility__nll(A, A->U->v);
   x[PB_FQ_NLL_MAP] = pb_fragility__nll(A, A->mv);
   pb_fragility__qrefit(A, &pp, x);
-  gsl_sort(A->mv, 1, (size_t)d); /* the distinct mapped values (sorted: no order of the map assumed) */
+  if (!pb_fragility__ascending(A->mv, d)) /* the distinct mapped values, sorted: no order of the map assumed */
+    gsl_sort(A->mv, 1, (size_t)d);
   x[PB_FQ_DISTINCT] = d;
   x[PB_FQ_MERGED] = (double)(d - pb_fragility__distinct(A->mv, d));
   free(pp.edge);
@@ -351,23 +364,23 @@ static void pb_fragility__qmap_arm(const struct pb_fragility_input *in, const st
   const size_t nn = (size_t)(n > 0 ? n : 1), nd = (size_t)(U->d > 0 ? U->d : 1);
   struct pb_fragility__qarm A = {.in = in, .o = o, .U = U, .fit = fit};
   A.rate = fit == PB_FRAGILITY_PART_A ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A;
-  pb_fragility_partition_fit(in, fit, o->n_bins, o->n_groups, &A.p);
+  A.p = pb_fragility__partition(in, fit, o->n_bins, o->n_groups, &A.own);
   A.bin = pb_malloc((nn * 4 + nd) * sizeof(int32_t)), A.grp = A.bin + nn, A.mbin = A.grp + nn, A.mgrp = A.mbin + nn;
   A.vbin = A.mgrp + nn;
   A.ms = pb_malloc((nn + nd) * sizeof(double)), A.mv = A.ms + nn;
   A.raw = pb_malloc((size_t)len * 2 * sizeof(double)), A.map = A.raw + len;
   pb_fragility__tally_init(&A.R, o->n_bins, o->n_groups);
   pb_fragility_law_init(&A.law);
-  for (int32_t j = 0; j < U->d; j++) A.vbin[j] = pb_fragility_bin(&A.p, U->v[j]); /* once per distinct score */
+  for (int32_t j = 0; j < U->d; j++) A.vbin[j] = pb_fragility_bin(A.p, U->v[j]); /* once per distinct score */
   int64_t n_fit = 0;
   for (int32_t i = 0; i < n; i++) {
     A.bin[i] = A.grp[i] = A.mbin[i] = A.mgrp[i] = -1;
     if (U->rank[i] < 0) continue;
     A.bin[i] = A.vbin[U->rank[i]];
-    A.grp[i] = pb_fragility_group(&A.p, A.bin[i], in->u[i]);
+    A.grp[i] = pb_fragility_group(A.p, A.bin[i], in->u[i]);
     n_fit += in->part[i] == fit;
   }
-  pb_fragility__qsummary(&A, &A.p, in->s, A.bin, A.grp, A.raw);
+  pb_fragility__qsummary(&A, A.p, in->s, A.bin, A.grp, A.raw);
   const int usable = n_fit > 0 && A.R.total > 0; /* a partition and a rate part to compare */
   for (int32_t k = 0; k < PB_FRAGILITY_QMAPS; k++) {
     struct pb_fragility_qmap m = *fitted;
@@ -376,7 +389,7 @@ static void pb_fragility__qmap_arm(const struct pb_fragility_input *in, const st
   }
   pb_fragility_law_free(&A.law);
   pb_fragility__tally_free(&A.R);
-  pb_fragility_partition_free(&A.p);
+  pb_fragility_partition_free(&A.own);
   free(A.bin), free(A.ms), free(A.raw);
 }
 

@@ -83,7 +83,7 @@ static int32_t pb_fragility__random_world(const struct pb_fragility__tally *R, c
       const double phi = fmax(pb_fragility_profile(law, PB_FRAGILITY_UP, rho), pb_fragility_profile(law, PB_FRAGILITY_DOWN, rho));
       if (!(phi > 0)) continue;
       for (int j = 0; j < D; j++) m[j] = pb_fragility__movement(E->K, qe, ee, d + (size_t)j * R->K, fmin(sqrt(rho), tmax[j]));
-      qsort(m, D, sizeof *m, pb_fragility__cmp_up);
+      pb_fragility__sort_few(m, D); /* |movements|: no NaN, no -0 */
       prof[n] = phi;
       move[n] = pb_resample_percentile_sorted(m, D, 0.5);
       radius[n++] = k;
@@ -147,11 +147,11 @@ void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fr
   enum pb_fragility_part rate = fit == PB_FRAGILITY_PART_A ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A;
   const int32_t J = o->n_bins, G = o->n_grid, cap = J * G;
   const uint64_t item = in->item * 2 + (fit == PB_FRAGILITY_PART_A ? 0 : 1);
-  struct pb_fragility_partition p;
-  pb_fragility_partition_fit(in, fit, J, o->n_groups, &p);
+  struct pb_fragility_partition own;
+  const struct pb_fragility_partition *p = pb_fragility__partition(in, fit, J, o->n_groups, &own);
   struct pb_fragility__part_items ir, ie;
-  pb_fragility__items(in, &p, rate, &ir);
-  pb_fragility__items(in, &p, PB_FRAGILITY_PART_E, &ie);
+  pb_fragility__items(in, p, rate, &ir);
+  pb_fragility__items(in, p, PB_FRAGILITY_PART_E, &ie);
   struct pb_fragility__tally R, E;
   pb_fragility__tally_init(&R, J, o->n_groups);
   pb_fragility__tally_init(&E, J, o->n_groups);
@@ -191,5 +191,5 @@ void pb_fragility_random(const struct pb_fragility_input *in, const struct pb_fr
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&R);
   pb_fragility__tally_free(&E);
-  pb_fragility_partition_free(&p);
+  pb_fragility_partition_free(&own);
 }

@@ -70,15 +70,19 @@ static void pb_fragility__cuts(const double *sorted, int32_t n, int32_t m, doubl
   for (int32_t k = 1; k < m; k++) c[k - 1] = n > 0 ? sorted[(int64_t)k * n / m] : INFINITY;
 }
 
+/* The number of c[i] <= x (c ascending), without a branch on the data: every image of every drift cell
+ * is binned and grouped, and a plain binary search mispredicted about every other step.  The window
+ * [base, base + n) holds the answer's boundary: what precedes it is <= x and what follows it is > x. */
 static int32_t pb_fragility__count_le(const double *c, int32_t m, double x)
 {
-  int32_t lo = 0, hi = m; /* number of c[i] <= x (c ascending) */
-  while (lo < hi) {
-    int32_t mid = (lo + hi) / 2;
-    if (c[mid] <= x) lo = mid + 1;
-    else hi = mid;
+  const double *base = c;
+  int32_t n = m;
+  while (n > 1) {
+    const int32_t half = n / 2;
+    base += (base[half - 1] <= x) * half; /* arithmetic, not ?:, which gcc compiled to a branch */
+    n -= half;
   }
-  return lo;
+  return (int32_t)(base - c) + (n == 1 && base[0] <= x);
 }
 
 void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fragility_part fit, int32_t J, int32_t K,
@@ -114,6 +118,17 @@ void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fra
   free(ub);
   free(bin);
   free(b0);
+}
+
+const struct pb_fragility_partition *pb_fragility__partition(const struct pb_fragility_input *in,
+                                                             enum pb_fragility_part fit, int32_t J, int32_t K,
+                                                             struct pb_fragility_partition *own)
+{
+  memset(own, 0, sizeof *own);
+  const struct pb_fragility_partition *p = fit <= PB_FRAGILITY_PART_B ? in->fitted[fit] : NULL;
+  if (p && p->J == J && p->K == K) return p;
+  pb_fragility_partition_fit(in, fit, J, K, own);
+  return own;
 }
 
 void pb_fragility_partition_free(struct pb_fragility_partition *p)
@@ -251,15 +266,40 @@ static double pb_fragility__beta_quantile(double t, double a, double b, int uppe
   return x;
 }
 
+/* The same quantiles recur: every arm of every unit asks at one Bonferroni level for counts that repeat
+ * across bins, arms and units (a few thousand distinct ones on the paper's store, asked for tens of
+ * thousands of times), and each costs tens of incomplete-beta evaluations.  So a direct-mapped memo per
+ * thread; an entry holds its whole key and the quantile is a function of the key alone, so what the
+ * memo holds never changes a result.  The shape parameters are counts >= 1 (the zeroed entries match no
+ * key); counts past 2^31 are not memoised. */
+#define PB_FRAGILITY_BQ_MEMO 32768
+struct pb_fragility__bq {
+  uint64_t key;                /* a << 32 | b << 1 | upper */
+  double t, x;
+};
+static _Thread_local struct pb_fragility__bq pb_fragility__bq_memo[PB_FRAGILITY_BQ_MEMO];
+
+static double pb_fragility__beta_quantile_memo(double t, double a, double b, int upper)
+{
+  if (!(a < 2147483648.0 && b < 2147483648.0)) return pb_fragility__beta_quantile(t, a, b, upper);
+  const uint64_t key = (uint64_t)a << 32 | (uint64_t)b << 1 | (uint64_t)(upper != 0);
+  uint64_t h = key; /* splitmix64's finaliser: the keys are small integers in a few bits */
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  struct pb_fragility__bq *e = &pb_fragility__bq_memo[(h ^ (h >> 31)) % PB_FRAGILITY_BQ_MEMO];
+  if (e->key != key || e->t != t) *e = (struct pb_fragility__bq){key, t, pb_fragility__beta_quantile(t, a, b, upper)};
+  return e->x;
+}
+
 /* One-sided Clopper-Pearson limits of x successes in n trials at level a. */
 static double pb_fragility__cp_lower(int64_t x, int64_t n, double a)
 {
-  return x <= 0 || n <= 0 ? 0 : pb_fragility__beta_quantile(a, (double)x, (double)(n - x + 1), 0);
+  return x <= 0 || n <= 0 ? 0 : pb_fragility__beta_quantile_memo(a, (double)x, (double)(n - x + 1), 0);
 }
 
 static double pb_fragility__cp_upper(int64_t x, int64_t n, double a)
 {
-  return n <= 0 || x >= n ? 1 : pb_fragility__beta_quantile(a, (double)(x + 1), (double)(n - x), 1);
+  return n <= 0 || x >= n ? 1 : pb_fragility__beta_quantile_memo(a, (double)(x + 1), (double)(n - x), 1);
 }
 
 /* Split-sample lower confidence bound of the restricted profile at rho
@@ -431,8 +471,8 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
 {
   int32_t J = o->n_bins, K = o->n_groups, n = in->n;
   enum pb_fragility_part rate = fit == PB_FRAGILITY_PART_A ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A;
-  struct pb_fragility_partition p;
-  pb_fragility_partition_fit(in, fit, J, K, &p);
+  struct pb_fragility_partition own;
+  const struct pb_fragility_partition *p = pb_fragility__partition(in, fit, J, K, &own);
   struct pb_fragility__tally R, E;
   pb_fragility__tally_init(&R, J, K);
   pb_fragility__tally_init(&E, J, K);
@@ -448,7 +488,7 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
     if (isnan(in->u[i])) continue;
     n_fit += in->part[i] == fit;
     if (in->part[i] != rate && in->part[i] != PB_FRAGILITY_PART_E) continue;
-    int32_t b = pb_fragility_bin(&p, in->s[i]), g = pb_fragility_group(&p, b, in->u[i]);
+    int32_t b = pb_fragility_bin(p, in->s[i]), g = pb_fragility_group(p, b, in->u[i]);
     if (in->part[i] == PB_FRAGILITY_PART_E) {
       pb_fragility__add(&E, b, g, in->correct[i], in->s[i]);
       continue;
@@ -487,10 +527,44 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
   pb_fragility_law_free(&law);
   pb_fragility__tally_free(&R);
   pb_fragility__tally_free(&E);
-  pb_fragility_partition_free(&p);
+  pb_fragility_partition_free(&own);
 }
 
 /* ------------------------------------------------------------ natural drift */
+
+/* The clean side of a unit's drift cells, the same for each of its perturbed conditions: the counts of
+ * the images with a clean assignment and each bin's law of group rates (eta, q; the law set where the bin
+ * has images). */
+struct pb_fragility__drift_src {
+  struct pb_fragility__tally S;
+  struct pb_fragility_law *law; /* [J] */
+  double *eta, *q;              /* [J][K] */
+};
+
+static void pb_fragility__drift_src_init(const struct pb_fragility_input *in, const struct pb_fragility_partition *p,
+                                         const int32_t *bin0, const int32_t *grp0, struct pb_fragility__drift_src *D)
+{
+  const int32_t J = p->J, K = p->K;
+  pb_fragility__tally_init(&D->S, J, K);
+  pb_fragility__tally_clear(&D->S);
+  for (int32_t i = 0; i < in->n; i++)
+    if (bin0[i] >= 0) pb_fragility__add(&D->S, bin0[i], grp0[i], in->correct[i], in->s[i]);
+  D->law = pb_malloc((size_t)J * sizeof *D->law);
+  D->eta = pb_malloc((size_t)J * K * 2 * sizeof(double));
+  D->q = D->eta + (size_t)J * K;
+  for (int32_t b = 0; b < J; b++) {
+    pb_fragility_law_init(&D->law[b]);
+    pb_fragility__bin_law(&D->S, b, &D->law[b], D->eta + (size_t)b * K, D->q + (size_t)b * K);
+  }
+}
+
+static void pb_fragility__drift_src_free(struct pb_fragility__drift_src *D)
+{
+  for (int32_t b = 0; b < D->S.J; b++) pb_fragility_law_free(&D->law[b]);
+  free(D->law);
+  free(D->eta);
+  pb_fragility__tally_free(&D->S);
+}
 
 /* Binwise split of one bin (Proposition 8): with source masses/rates q, eta
  * and target q', eta' of the groups,
@@ -502,12 +576,12 @@ void pb_fragility_arm(const struct pb_fragility_input *in, const struct pb_fragi
  * utilisation |comp| / Phi_b(rho_b) of the source envelope at the chi-square
  * distance rho_b = sum (q' - q)^2 / q of the target masses, NaN when a target
  * group lacks source mass or the envelope is 0. */
-static double pb_fragility__drift_bin(const struct pb_fragility__tally *S, const struct pb_fragility__tally *T,
-                                      int32_t b, struct pb_fragility_law *law, double *x, int *unsupported)
+static double pb_fragility__drift_bin(const struct pb_fragility__drift_src *D, const struct pb_fragility__tally *T,
+                                      int32_t b, double *x, int *unsupported)
 {
+  const struct pb_fragility__tally *S = &D->S;
   int32_t K = S->K;
-  double eta[PB_FRAGILITY_MAX_GROUPS], q[PB_FRAGILITY_MAX_GROUPS];
-  pb_fragility__bin_law(S, b, law, eta, q);
+  const double *eta = D->eta + (size_t)b * K, *q = D->q + (size_t)b * K;
   double r0 = 0, r1 = 0, comp = 0, cond = 0, rho = 0;
   for (int32_t g = 0; g < K; g++)
     if (q[g] > 0) r0 += q[g] * eta[g];
@@ -526,7 +600,7 @@ static double pb_fragility__drift_bin(const struct pb_fragility__tally *S, const
   x[1] = comp;
   x[2] = cond;
   if (*unsupported) return NAN;
-  double env = pb_fragility_profile(law, comp >= 0 ? PB_FRAGILITY_UP : PB_FRAGILITY_DOWN, rho);
+  double env = pb_fragility_profile(&D->law[b], comp >= 0 ? PB_FRAGILITY_UP : PB_FRAGILITY_DOWN, rho);
   return env > 0 ? fabs(comp) / env : NAN;
 }
 
@@ -572,45 +646,39 @@ int pb_fragility_drift(const struct pb_cell_view *cell, const struct pb_fragilit
   return pb_fragility_drift_flagged(cell, in, p, bin0, grp0, rec, NULL);
 }
 
-int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
-                               const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
-                               double *rec, double *flag)
+/* One drift cell against the clean side @p D: its target counts into @p T (cleared here), the bins'
+ * utilisations into @p util ([J] scratch). */
+static void pb_fragility__drift_cell(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                                     const struct pb_fragility_partition *p, const int32_t *bin0,
+                                     const struct pb_fragility__drift_src *D, struct pb_fragility__tally *T,
+                                     double *util, double *rec, double *flag)
 {
-  if (cell->n != in->n)
-    return pb_cell_error(cell, -1, "fragility: %d perturbed records for %d clean images", (int)cell->n, (int)in->n);
-  int32_t J = p->J, K = p->K;
-  struct pb_fragility__tally S, T;
-  pb_fragility__tally_init(&S, J, K);
-  pb_fragility__tally_init(&T, J, K);
-  pb_fragility__tally_clear(&S);
-  pb_fragility__tally_clear(&T);
+  const int32_t J = p->J;
+  const struct pb_fragility__tally *S = &D->S;
+  pb_fragility__tally_clear(T);
   for (int32_t i = 0; i < in->n; i++) {
     if (bin0[i] < 0) continue;
     double s1 = cell->s1[i];
     int32_t b1 = pb_fragility_bin(p, s1);
-    pb_fragility__add(&S, bin0[i], grp0[i], in->correct[i], in->s[i]);
-    pb_fragility__add(&T, b1, pb_fragility_group(p, b1, in->u[i]), cell->pred1[i] == cell->label[i], s1);
+    pb_fragility__add(T, b1, pb_fragility_group(p, b1, in->u[i]), cell->pred1[i] == cell->label[i], s1);
   }
-  struct pb_fragility_law law;
-  pb_fragility_law_init(&law);
-  double *util = pb_malloc((size_t)J * sizeof(double));
   double tot = 0, sc = 0, sd = 0, resid = 0, k[4] = {0, 0, 0, 0};
   int32_t nu = 0, n_undef = 0, n_unsup = 0, n_kept = 0;
   for (int32_t b = 0; b < J; b++) {
-    if (T.nb[b] == 0) continue;
-    if (S.nb[b] == 0) { /* target mass in a bin the source never reaches: no binwise drift */
+    if (T->nb[b] == 0) continue;
+    if (S->nb[b] == 0) { /* target mass in a bin the source never reaches: no binwise drift */
       n_unsup++;
       n_undef++;
       continue;
     }
-    double x[3], w = (double)T.nb[b] / (double)T.total;
+    double x[3], w = (double)T->nb[b] / (double)T->total;
     int unsup;
-    double u = pb_fragility__drift_bin(&S, &T, b, &law, x, &unsup);
+    double u = pb_fragility__drift_bin(D, T, b, x, &unsup);
     tot += w * x[0] * x[0];
     sc += w * x[1] * x[1];
     sd += w * x[2] * x[2];
     resid = fmax(resid, fabs(x[0] - x[1] - x[2]));
-    if (!pb_fragility__flagged(&S, &T, b)) {
+    if (!pb_fragility__flagged(S, T, b)) {
       k[0] += w, k[1] += w * x[0] * x[0], k[2] += w * x[1] * x[1], k[3] += w * x[2] * x[2];
       n_kept++;
     }
@@ -619,7 +687,7 @@ int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_
     else util[nu++] = u;
   }
   qsort(util, (size_t)nu, sizeof *util, pb_fragility__cmp_dbl);
-  rec[PB_FD_N] = (double)T.total;
+  rec[PB_FD_N] = (double)T->total;
   rec[PB_FD_L_TOTAL] = sqrt(tot);
   rec[PB_FD_L_COMP] = sqrt(sc);
   rec[PB_FD_L_COND] = sqrt(sd);
@@ -630,13 +698,39 @@ int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_
   rec[PB_FD_N_UNSUPPORTED] = n_unsup;
   rec[PB_FD_RESIDUAL] = resid;
   int32_t n_target = 0; /* bins with target mass: the kept ones and the flagged ones (unsupported included) */
-  for (int32_t b = 0; b < J; b++) n_target += T.nb[b] > 0;
+  for (int32_t b = 0; b < J; b++) n_target += T->nb[b] > 0;
   if (flag) pb_fragility__flag_rec(k, n_kept, n_target - n_kept, flag);
+}
+
+int pb_fragility_drift_cells(const struct pb_cell_view *cells, int32_t n_cells, const struct pb_fragility_input *in,
+                             const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                             double *rec, double *flag)
+{
+  struct pb_fragility__drift_src D;
+  pb_fragility__drift_src_init(in, p, bin0, grp0, &D);
+  struct pb_fragility__tally T;
+  pb_fragility__tally_init(&T, p->J, p->K);
+  double *util = pb_malloc((size_t)p->J * sizeof(double));
+  int status = PB_OK;
+  for (int32_t c = 0; c < n_cells && status == PB_OK; c++) {
+    if (cells[c].n != in->n)
+      status = pb_cell_error(&cells[c], -1, "fragility: %d perturbed records for %d clean images", (int)cells[c].n,
+                             (int)in->n);
+    else
+      pb_fragility__drift_cell(&cells[c], in, p, bin0, &D, &T, util, rec + (size_t)c * PB_FD_FIXED,
+                               flag ? flag + (size_t)c * PB_FF_FIXED : NULL);
+  }
   free(util);
-  pb_fragility_law_free(&law);
-  pb_fragility__tally_free(&S);
   pb_fragility__tally_free(&T);
-  return PB_OK;
+  pb_fragility__drift_src_free(&D);
+  return status;
+}
+
+int pb_fragility_drift_flagged(const struct pb_cell_view *cell, const struct pb_fragility_input *in,
+                               const struct pb_fragility_partition *p, const int32_t *bin0, const int32_t *grp0,
+                               double *rec, double *flag)
+{
+  return pb_fragility_drift_cells(cell, 1, in, p, bin0, grp0, rec, flag);
 }
 
 double pb_fragility_lcb(int32_t J, int32_t K, const int64_t *n, const int64_t *k, double rho, double alpha)

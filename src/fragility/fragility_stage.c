@@ -328,11 +328,16 @@ static int pb_fragility__signals(const struct pb_meta *meta, const char *probe, 
   return PB_OK;
 }
 
-/* Rows this rank reads from each source: every condition of its units'
- * (source, model) rows and the probe rows of those units. */
+/* Rows this rank reads from each source: the predictions and confidences of
+ * every condition of its units' (source, model) rows, and the true-class
+ * probabilities only where they are used (about a sixth of the records on the
+ * paper's store): the clean rows (the temperature-scaled state) and the
+ * perturbed rows that define U (a unit's own, or its probe source's). */
 struct pb_fragility__load {
-  int32_t *rows, n;
+  int32_t *rows, n;            /* pred and smax, ascending */
   struct pb_rows d;
+  int32_t *prows, np;          /* ptrue, ascending */
+  struct pb_rows pt;
   int32_t *clean, n_clean;     /* the clean rows of this rank's units of the source, ascending */
   struct pb_rows tk;           /* their top-k lists (the temperature-scaled state), when the store keeps them */
 };
@@ -354,34 +359,54 @@ static int pb_fragility__read_topk(struct pb_stage *st, int64_t u0, int64_t u1, 
   return status;
 }
 
+/* Which conditions of a model pb_fragility__add_rows appends. */
+enum { PB_FRAGILITY_ROWS_ALL, PB_FRAGILITY_ROWS_CLEAN, PB_FRAGILITY_ROWS_PERTURBED };
+
+static void pb_fragility__add_rows(const struct pb_source *S, int32_t m, int which, int32_t **rows, int32_t *n,
+                                   int32_t *cap)
+{
+  const int32_t nc = S->n_conditions;
+  while (*n + nc > *cap) *rows = pb_realloc(*rows, (size_t)(*cap *= 2) * sizeof(int32_t));
+  for (int32_t c = 0; c < nc; c++)
+    if (which == PB_FRAGILITY_ROWS_ALL || (which == PB_FRAGILITY_ROWS_CLEAN) == (c == S->clean)) (*rows)[(*n)++] = m * nc + c;
+}
+
 static int pb_fragility__read(struct pb_stage *st, const struct pb_fragility__signal *sig, int64_t u0, int64_t u1,
                               struct pb_fragility__load *L)
 {
   const struct pb_meta *meta = st->meta;
   int status = PB_OK;
   for (int32_t s = 0; s < meta->n_sources; s++) {
-    int32_t cap = 16;
+    const struct pb_source *S = &meta->sources[s];
+    int32_t cap = 16, pcap = 16;
     L[s].rows = pb_malloc((size_t)cap * sizeof(int32_t));
-    L[s].n = 0;
+    L[s].prows = pb_malloc((size_t)pcap * sizeof(int32_t));
+    L[s].n = L[s].np = 0;
     for (int64_t u = u0; u < u1; u++) {
       int32_t t = (int32_t)(u / meta->n_models), m = (int32_t)(u % meta->n_models);
-      int32_t nc = meta->sources[s].n_conditions;
-      int own = t == s, probe = sig[t].src == s && t != s;
-      if (!own && !probe) continue;
-      while (L[s].n + nc > cap) L[s].rows = pb_realloc(L[s].rows, (size_t)(cap *= 2) * sizeof(int32_t));
-      for (int32_t c = 0; c < nc; c++) L[s].rows[L[s].n++] = m * nc + c;
+      if (t == s) {
+        pb_fragility__add_rows(S, m, PB_FRAGILITY_ROWS_ALL, &L[s].rows, &L[s].n, &cap);
+        pb_fragility__add_rows(S, m, sig[s].src == s ? PB_FRAGILITY_ROWS_ALL : PB_FRAGILITY_ROWS_CLEAN, &L[s].prows,
+                               &L[s].np, &pcap);
+      } else if (sig[t].src == s) {
+        pb_fragility__add_rows(S, m, PB_FRAGILITY_ROWS_PERTURBED, &L[s].prows, &L[s].np, &pcap);
+      }
     }
     L[s].n = pb_sort_unique_i32(L[s].rows, L[s].n);
-    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? L[s].n : 0, L[s].rows,
-                                  PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE, &L[s].d);
+    L[s].np = pb_sort_unique_i32(L[s].prows, L[s].np);
+    int rc = pb_store_read_fields(st->store, s, status == PB_OK ? L[s].n : 0, L[s].rows, PB_FIELD_PRED | PB_FIELD_SMAX,
+                                  &L[s].d);
+    if (status == PB_OK) status = rc;
+    rc = pb_store_read_fields(st->store, s, status == PB_OK ? L[s].np : 0, L[s].prows, PB_FIELD_PTRUE, &L[s].pt);
     if (status == PB_OK) status = rc;
   }
   return status;
 }
 
-static size_t pb_fragility__row(const struct pb_fragility__load *L, const struct pb_meta *meta, int32_t s, int32_t row)
+/* The first record of @p row of source @p s in a block read of @p rows (which must hold it). */
+static size_t pb_fragility__row(const int32_t *rows, int32_t n, const struct pb_meta *meta, int32_t s, int32_t row)
 {
-  int32_t j = pb_sort_find_i32(L[s].rows, L[s].n, row);
+  int32_t j = pb_sort_find_i32(rows, n, row);
   if (j < 0) PB_ERROR("fragility: row %d of source %s was not loaded", row, meta->sources[s].name);
   return (size_t)j * meta->sources[s].n_images;
 }
@@ -424,14 +449,14 @@ static void pb_fragility__tempered(const struct pb_meta *meta, const struct pb_f
   for (int32_t f = 0; f < 2 * len; f++) temper[f] = NAN;
   int32_t j = k > 0 ? pb_sort_find_i32(L[t].clean, L[t].n_clean, m * S->n_conditions + S->clean) : -1;
   if (j < 0) return;
-  size_t r0 = pb_fragility__row(L, meta, t, m * S->n_conditions + S->clean);
+  size_t r0 = pb_fragility__row(L[t].prows, L[t].np, meta, t, m * S->n_conditions + S->clean);
   struct pb_fragility_topk *rec = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *rec);
   double *sT = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *sT);
   int64_t nd = 0;
   for (int32_t i = 0; i < n; i++) {
     const size_t at = ((size_t)j * n + (size_t)i) * (size_t)k;
     rec[i] = (struct pb_fragility_topk){k, S->n_classes, L[t].tk.topk_class + at, L[t].tk.topk_prob + at, S->labels[i],
-                                        L[t].d.ptrue[r0 + i]};
+                                        L[t].pt.ptrue[r0 + i]};
   }
   /* the development records first, in image order, for the fit */
   struct pb_fragility_topk *dev = pb_malloc((size_t)(n > 0 ? n : 1) * sizeof *dev);
@@ -443,6 +468,7 @@ static void pb_fragility__tempered(const struct pb_meta *meta, const struct pb_f
     struct pb_fragility_input tin = *in;
     struct pb_fragility_options to = *o;
     tin.s = sT;
+    tin.fitted[0] = tin.fitted[1] = NULL; /* the scaled scores' own partitions */
     to.n_null = 0;
     pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_A, temper);
     pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_B, temper + len);
@@ -468,16 +494,23 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   int32_t n = S->n_images, nc = S->n_conditions, na = 0;
   struct pb_fragility__unit w;
   pb_fragility__unit_alloc(&w, n, P->n_conditions);
-  size_t r0 = pb_fragility__row(L, meta, t, m * nc + S->clean);
+  const struct pb_fragility__load *LP = &L[sig[t].src];
+  size_t r0 = pb_fragility__row(L[t].rows, L[t].n, meta, t, m * nc + S->clean);
   for (int32_t c = 0; c < P->n_conditions; c++)
-    if (c != P->clean) w.mrow[na++] = L[sig[t].src].d.ptrue + pb_fragility__row(L, meta, sig[t].src, m * P->n_conditions + c);
+    if (c != P->clean) w.mrow[na++] = LP->pt.ptrue + pb_fragility__row(LP->prows, LP->np, meta, sig[t].src, m * P->n_conditions + c);
   for (int32_t i = 0; i < n; i++) {
     w.s0[i] = L[t].d.smax[r0 + i];
     w.c0[i] = L[t].d.pred[r0 + i] == S->labels[i];
     w.u[i] = sig[t].user ? sig[t].user[i] : sig[t].join[i] >= 0 ? pb_screen_u(w.mrow, na, sig[t].join[i]) : NAN;
     if (S->split[i] == PB_SPLIT_NONE) w.u[i] = NAN; /* labels = set: an image without a set is in no analysis */
   }
-  struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit};
+  struct pb_fragility_input in = {n, w.s0, w.u, w.c0, part[t], (uint64_t)unit, {NULL, NULL}};
+  /* both arms' partitions once: the arms, their diagnostics, random shifts and score maps, and the drift
+   * split (arm A's) all stand on them */
+  struct pb_fragility_partition p[2];
+  for (int a = 0; a < 2; a++)
+    pb_fragility_partition_fit(&in, a ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p[a]);
+  in.fitted[0] = &p[0], in.fitted[1] = &p[1];
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_A, arm);
   pb_fragility_arm(&in, o, PB_FRAGILITY_PART_B, arm + len);
@@ -488,25 +521,23 @@ static int pb_fragility__unit(const struct pb_meta *meta, const struct pb_fragil
   pb_fragility_random(&in, o, PB_FRAGILITY_PART_B, diag + 2 * dl + rl);
   pb_fragility_qmap(&in, o, qmap);
   pb_fragility__tempered(meta, L, &in, o, t, m, temper, temper + 2 * len);
-  struct pb_fragility_partition p;
-  pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, o->n_bins, o->n_groups, &p);
-  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, w.bin0, w.grp0);
+  pb_fragility_assign(&in, &p[0], PB_FRAGILITY_PART_A, w.bin0, w.grp0);
+  /* the perturbed conditions' cells in condition order, split together: they share the clean side */
+  struct pb_cell_view *v = pb_malloc((size_t)(nc > 1 ? nc - 1 : 1) * sizeof *v);
   int32_t k = 0;
-  int status = PB_OK;
-  for (int32_t c = 0; c < nc && status == PB_OK; c++) {
+  for (int32_t c = 0; c < nc; c++) {
     if (c == S->clean) continue;
-    size_t rc = pb_fragility__row(L, meta, t, m * nc + c);
+    size_t rc = pb_fragility__row(L[t].rows, L[t].n, meta, t, m * nc + c);
     /* every image of the source (the roles, not the store's split, decide what each one serves) */
     const struct pb_cell_data d = {.ref = {.source = t, .model = m, .condition = c}, .index = cell0 + k, .n = n,
                                    .label = S->labels, .pred0 = L[t].d.pred + r0, .pred1 = L[t].d.pred + rc,
-                                   .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc, .m0 = L[t].d.ptrue + r0,
-                                   .m1 = L[t].d.ptrue + rc};
-    const struct pb_cell_view v = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
-    status = pb_fragility_drift_flagged(&v, &in, &p, w.bin0, w.grp0, drift + (size_t)k * PB_FD_FIXED,
-                                        flag + (size_t)k * PB_FF_FIXED);
-    k++;
+                                   .s0 = L[t].d.smax + r0, .s1 = L[t].d.smax + rc}; /* the split reads no m */
+    v[k++] = pb_cells_view(meta, &d, NAN); /* no threshold: fragility bins S itself */
   }
-  pb_fragility_partition_free(&p);
+  int status = pb_fragility_drift_cells(v, k, &in, &p[0], w.bin0, w.grp0, drift, flag);
+  free(v);
+  pb_fragility_partition_free(&p[0]);
+  pb_fragility_partition_free(&p[1]);
   pb_fragility__unit_free(&w);
   return status;
 }
@@ -823,6 +854,8 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   for (int32_t s = 0; s < meta->n_sources; s++) {
     free(L[s].rows);
     pb_store_rows_free(&L[s].d);
+    free(L[s].prows);
+    pb_store_rows_free(&L[s].pt);
     free(L[s].clean);
     if (meta->topk > 0) pb_store_rows_free(&L[s].tk);
   }

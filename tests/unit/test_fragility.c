@@ -570,7 +570,7 @@ START_TEST(test_score_map)
   struct pb_fragility_options o;
   pb_fragility_options_default(&o);
   o.n_null = 20;
-  struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 7}, in2 = in;
+  struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 7, {NULL, NULL}}, in2 = in;
   in2.s = s2;
   int len = PB_FRAGILITY_ARM_LEN(o.n_grid);
   double *r1 = malloc(len * sizeof(double)), *r2 = malloc(len * sizeof(double));
@@ -588,6 +588,45 @@ START_TEST(test_score_map)
 }
 END_TEST
 
+/* Partitions fitted once and handed to the kernels (struct pb_fragility_input's fitted, as the store
+ * stage does) give every record to the bit that the kernels' own fits give. */
+START_TEST(test_fitted_partitions)
+{
+  rng_state = test_seed() + 9;
+  static struct unit x;
+  random_unit(&x, 3000);
+  struct pb_fragility_options o;
+  pb_fragility_options_default(&o);
+  o.n_null = 10;
+  struct pb_fragility_input own = {x.n, x.s, x.u, x.c, x.part, 3, {NULL, NULL}}, given = own;
+  struct pb_fragility_partition p[2];
+  for (int a = 0; a < 2; a++)
+    pb_fragility_partition_fit(&own, a ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A, o.n_bins, o.n_groups, &p[a]);
+  given.fitted[0] = &p[0], given.fitted[1] = &p[1];
+  const int len[4] = {PB_FRAGILITY_ARM_LEN(o.n_grid), PB_FRAGILITY_DIAG_LEN(o.n_grid), PB_FRAGILITY_RANDOM_LEN(o.n_grid),
+                      PB_FRAGILITY_QMAP_LEN};
+  for (int k = 0; k < 4; k++)
+    for (int a = 0; a < 2 && (k < 3 || a == 0); a++) {
+      double *r1 = malloc(len[k] * sizeof(double)), *r2 = malloc(len[k] * sizeof(double));
+      const struct pb_fragility_input *in[2] = {&own, &given};
+      for (int j = 0; j < 2; j++) {
+        double *r = j ? r2 : r1;
+        enum pb_fragility_part fit = a ? PB_FRAGILITY_PART_B : PB_FRAGILITY_PART_A;
+        if (k == 0) pb_fragility_arm(in[j], &o, fit, r);
+        else if (k == 1) pb_fragility_diag(in[j], &o, fit, r);
+        else if (k == 2) pb_fragility_random(in[j], &o, fit, r);
+        else pb_fragility_qmap(in[j], &o, r);
+      }
+      ck_assert_msg(memcmp(r1, r2, len[k] * sizeof(double)) == 0, "kernel %d arm %d differs (seed %llu)", k, a,
+                    (unsigned long long)test_seed());
+      free(r1);
+      free(r2);
+    }
+  pb_fragility_partition_free(&p[0]);
+  pb_fragility_partition_free(&p[1]);
+}
+END_TEST
+
 /* Equal-mass bins: 1,000 distinct fitting confidences, 20 bins of 50. */
 START_TEST(test_partition)
 {
@@ -595,7 +634,7 @@ START_TEST(test_partition)
   rng_state = test_seed() + 5;
   random_unit(&x, 1000);
   for (int i = 0; i < 1000; i++) x.part[i] = PB_FRAGILITY_PART_A, x.u[i] = rng_unif();
-  struct pb_fragility_input in = {1000, x.s, x.u, x.c, x.part, 0};
+  struct pb_fragility_input in = {1000, x.s, x.u, x.c, x.part, 0, {NULL, NULL}};
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, 20, 8, &p);
   int cnt[20] = {0}, gc[20][8];
@@ -643,7 +682,7 @@ START_TEST(test_drift_hand)
     s1[i] = i == 2 || i == 3 ? 0.2 : 0.9;
     part[i] = PB_FRAGILITY_PART_B;
   }
-  struct pb_fragility_input in = {8, s0, u, c0, part, 0};
+  struct pb_fragility_input in = {8, s0, u, c0, part, 0, {NULL, NULL}};
   double rec[PB_FD_FIXED];
   int32_t bin0[8], grp0[8];
   pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
@@ -674,7 +713,7 @@ START_TEST(test_drift_additivity)
   rng_state = test_seed() + 6;
   for (int trial = 0; trial < 20; trial++) {
     random_unit(&x, 500 + 150 * trial);
-    struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 0};
+    struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 0, {NULL, NULL}};
     struct pb_fragility_partition p;
     pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, 1 + trial % 20, 1 + trial % 8, &p);
     double rec[PB_FD_FIXED];
@@ -688,6 +727,40 @@ START_TEST(test_drift_additivity)
     ck_assert(isnan(rec[PB_FD_UTIL]) || rec[PB_FD_UTIL] <= 1 + 1e-9);
     pb_fragility_partition_free(&p);
   }
+}
+END_TEST
+
+/* A unit's perturbed cells split together (pb_fragility_drift_cells, the store stage's call) give each
+ * cell's records to the bit that one call per cell gives, and a cell of the wrong length stops the
+ * batch with its error. */
+START_TEST(test_drift_cells)
+{
+  static struct unit x;
+  static struct drift_cell dc[3];
+  static double s1[3][4000];
+  static uint8_t c1[3][4000];
+  static int32_t bin0[4000], grp0[4000];
+  rng_state = test_seed() + 10;
+  random_unit(&x, 2500);
+  struct pb_fragility_input in = {x.n, x.s, x.u, x.c, x.part, 0, {NULL, NULL}};
+  struct pb_fragility_partition p;
+  pb_fragility_partition_fit(&in, PB_FRAGILITY_PART_A, 20, 8, &p);
+  pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
+  struct pb_cell_view v[3];
+  for (int c = 0; c < 3; c++) {
+    for (int i = 0; i < x.n; i++) s1[c][i] = x.s[i] * (0.4 + 0.2 * c + 0.4 * rng_unif()), c1[c][i] = rng_unif() < 0.6;
+    v[c] = drift_view(&dc[c], x.n, s1[c], c1[c]);
+  }
+  double rec[3][PB_FD_FIXED], flag[3][PB_FF_FIXED], r1[PB_FD_FIXED], f1[PB_FF_FIXED];
+  ck_assert_int_eq(pb_fragility_drift_cells(v, 3, &in, &p, bin0, grp0, &rec[0][0], &flag[0][0]), PB_OK);
+  for (int c = 0; c < 3; c++) {
+    ck_assert_int_eq(pb_fragility_drift_flagged(&v[c], &in, &p, bin0, grp0, r1, f1), PB_OK);
+    ck_assert_msg(memcmp(r1, rec[c], sizeof r1) == 0 && memcmp(f1, flag[c], sizeof f1) == 0,
+                  "cell %d differs (seed %llu)", c, (unsigned long long)test_seed());
+  }
+  v[1].n = x.n - 1;
+  ck_assert_int_ne(pb_fragility_drift_cells(v, 3, &in, &p, bin0, grp0, &rec[0][0], NULL), PB_OK);
+  pb_fragility_partition_free(&p);
 }
 END_TEST
 
@@ -715,7 +788,7 @@ START_TEST(test_selective_hand)
   struct pb_fragility_options o;
   pb_fragility_options_default(&o);
   o.n_bins = 2, o.n_groups = 2, o.n_null = 0;
-  struct pb_fragility_input in = {n, x.s, x.u, x.c, x.part, 0};
+  struct pb_fragility_input in = {n, x.s, x.u, x.c, x.part, 0, {NULL, NULL}};
   double *r = malloc(PB_FRAGILITY_ARM_LEN(o.n_grid) * sizeof(double));
   pb_fragility_arm(&in, &o, PB_FRAGILITY_PART_A, r);
   double d1 = sqrt(0.3 / 16), d0 = sqrt(0.3 * 0.04);
@@ -774,9 +847,11 @@ static Suite *fragility_suite(void)
   tcase_add_test(tk, test_known_propensity);
   tcase_add_test(tk, test_score_map);
   tcase_add_test(tk, test_partition);
+  tcase_add_test(tk, test_fitted_partitions);
   tcase_add_test(tk, test_drift_hand);
   tcase_add_test(tk, test_selective_hand);
   tcase_add_test(tk, test_drift_additivity);
+  tcase_add_test(tk, test_drift_cells);
   suite_add_tcase(s, tk);
   return s;
 }

@@ -37,7 +37,7 @@ static void put(struct imgs *m, int count, int correct, double s, double u, int 
 
 static struct pb_fragility_input input(const struct imgs *m)
 {
-  return (struct pb_fragility_input){m->n, m->s, m->u, m->c, m->part, 0};
+  return (struct pb_fragility_input){m->n, m->s, m->u, m->c, m->part, 0, {NULL, NULL}};
 }
 
 static void opts(struct pb_fragility_options *o, int J, int K)
@@ -227,7 +227,7 @@ START_TEST(test_drift_flagged)
   }
   double edge[1] = {0.5}, cut[2] = {0.5, 0.5};
   struct pb_fragility_partition p = {2, 2, edge, cut};
-  struct pb_fragility_input in = {N, s0, u, c0, part, 0};
+  struct pb_fragility_input in = {N, s0, u, c0, part, 0, {NULL, NULL}};
   pb_fragility_assign(&in, &p, PB_FRAGILITY_PART_A, bin0, grp0);
   const struct pb_cell_view v = {.index = -1, .n = N, .label = label, .pred1 = pred1, .s1 = s1};
   double rec[PB_FD_FIXED], flag[PB_FF_FIXED];

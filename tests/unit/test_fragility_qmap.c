@@ -35,7 +35,7 @@ static void put(struct imgs *m, double s, double u, int correct, int part)
 
 static struct pb_fragility_input input(const struct imgs *m)
 {
-  return (struct pb_fragility_input){m->n, m->s, m->u, m->c, m->part, 0};
+  return (struct pb_fragility_input){m->n, m->s, m->u, m->c, m->part, 0, {NULL, NULL}};
 }
 
 /* J bins, K groups, the grid 0.25, 1, 4 (4^(1/2) = 1 exactly at 4 digits), no permutation null. */
