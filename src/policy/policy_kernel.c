@@ -38,7 +38,14 @@ const char *const pb_policy_level_names[PB_POLICY_N_LEVELS] = {"I0", "Ik", "I5"}
 struct pb_policy__work {
   int32_t P, NL, ncombo;
   double lam[PB_POLICY__NLAM];               /* 0, 1, then the caller's weights */
+  /* weights with the same maximisers share a group (pb_policy__groups): the
+   * sums below are per group, grp[li] is weight li's */
+  int32_t ngrp, grp[PB_POLICY__NLAM];
+  uint16_t rise[PB_POLICY__NLAM];            /* group: pb_policy__rising(), or 0 with scan */
+  uint8_t scan[PB_POLICY__NLAM];             /* group of one weight that evaluates every point */
+  double glam[PB_POLICY__NLAM];              /* group: its (first) weight */
   int64_t tot[PB_POLICY_N_LEVELS][PB_POLICY__NCOMBO][PB_POLICY__NLAM][2];
+  int64_t all[PB_POLICY_N_LEVELS][PB_POLICY__NCOMBO][2];   /* what every group adds (one split point) */
   int64_t lem[PB_POLICY_N_LEVELS][PB_POLICY__NLAM][PB_POLICY_MAX][2];
   double hmean[PB_POLICY_N_LEVELS][PB_POLICY_MAX], lmean[PB_POLICY_N_LEVELS][PB_POLICY_MAX];
   int32_t *dp;
@@ -63,14 +70,61 @@ static inline int pb_policy__val(int32_t P, int32_t c, uint16_t mk, int correct)
   return neg ? -v : v;
 }
 
-/* Best total of x values chosen among values in {-1, 0, 1}: cnt[0..2] = #(-1, 0, +1). */
-static void pb_policy__prefix(const int32_t cnt[3], int32_t xmax, int32_t *out)
+/* Best total of x values chosen among values in {-1, 0, 1}: cnt[0..2] = #(-1, 0, +1).
+ * Concave in x and linear between its breakpoints x = cnt[2], cnt[2] + cnt[1]. */
+static inline int32_t pb_policy__top(const int32_t cnt[3], int32_t x)
 {
-  for (int32_t x = 0; x <= xmax; x++) {
-    int32_t plus = x < cnt[2] ? x : cnt[2];
-    int32_t minus = x - cnt[2] - cnt[1];
-    out[x] = plus - (minus > 0 ? minus : 0);
+  const int32_t plus = x < cnt[2] ? x : cnt[2], minus = x - cnt[2] - cnt[1];
+  return plus - (minus > 0 ? minus : 0);
+}
+
+/* Distinct acceptance masks of a set of records and how many records carry
+ * each (every policy thresholds the one perturbed score, so a class has at
+ * most P + 1 of them; 2^P bounds the arrays), and the counts every cost
+ * vector's values come from: records accepted by tau_j, and accepted by tau_j
+ * but not by tau_l. */
+struct pb_policy__hist {
+  int32_t n, nd;
+  uint16_t mask[1 << PB_POLICY_MAX];
+  int32_t cnt[1 << PB_POLICY_MAX];
+  int32_t set[PB_POLICY_MAX], only[PB_POLICY_MAX][PB_POLICY_MAX];
+};
+
+static void pb_policy__hist_build(struct pb_policy__hist *h, const uint16_t *masks, int32_t n, int32_t P)
+{
+  h->n = n;
+  h->nd = 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t q = 0;
+    while (q < h->nd && h->mask[q] != masks[i]) q++;
+    if (q == h->nd) h->mask[h->nd] = masks[i], h->cnt[h->nd++] = 0;
+    h->cnt[q]++;
   }
+  memset(h->set, 0, sizeof h->set);
+  memset(h->only, 0, sizeof h->only);
+  for (int32_t q = 0; q < h->nd; q++)
+    for (int32_t j = 0; j < P; j++) {
+      if (!((h->mask[q] >> j) & 1)) continue;
+      h->set[j] += h->cnt[q];
+      for (int32_t l = 0; l < P; l++) h->only[j][l] += (h->mask[q] >> l) & 1 ? 0 : h->cnt[q];
+    }
+}
+
+/* #(-1, 0, +1) values of combo c (pb_policy__val) over the records of @p h. */
+static void pb_policy__hist_vals(const struct pb_policy__hist *h, int32_t P, int32_t c, int correct, int32_t cnt[3])
+{
+  if (c < P * P) { /* wrong +[acc_j]-[acc_l], correct the negation */
+    const int32_t j = c / P, l = c % P, plus = h->only[j][l], minus = h->only[l][j];
+    cnt[0] = correct ? plus : minus;
+    cnt[2] = correct ? minus : plus;
+    cnt[1] = h->n - plus - minus;
+    return;
+  }
+  const int32_t j = (c - P * P) % P, one = correct ? h->n - h->set[j] : h->set[j];
+  const int neg = c >= P * P + P;
+  cnt[0] = neg ? one : 0;
+  cnt[1] = h->n - one;
+  cnt[2] = neg ? 0 : one;
 }
 
 static int32_t pb_policy__max3(int32_t a, int32_t b, int32_t c)
@@ -278,11 +332,112 @@ static int pb_policy__cmp_key(const void *pa, const void *pb)
   return (int)a->mask - (int)b->mask;
 }
 
+/* The cost maximisations below choose an integer point x of a range where two
+ * integer counts A and B (below 2^31 in size) change by a and b in {-1, 0, 1}
+ * per step, a and b falling in x; the computed value lam A + (1 - lam) B is
+ * compared in x order and the first largest kept.  Bit 3 (a + 1) + (b + 1)
+ * of pb_policy__rising(lam) says lam a + (1 - lam) b > 0 (the sum of two
+ * exact products, so its sign is exact).
+ *
+ * When pb_policy__pieces_exact(lam) holds the first largest value is where
+ * the exact slope stops being positive, clamped to the range, so weights with
+ * the same rising mask have the same maximisers: the slope is 0 only at
+ * a = b = 0, lam = 0 (b = 0), lam = 1 (a = 0) or lam = 1/2 (a = -b), where the
+ * computed values are exact (integers times 0, 1 or 1/2) and so equal, and
+ * otherwise at least 2^-16 in size, while rounding moves each computed value
+ * by at most 2^-20: the computed values rise strictly while the slope is
+ * positive, then stay equal, then fall strictly.  Other weights evaluate
+ * every point. */
+static int pb_policy__pieces_exact(double lam)
+{
+  const double lam1 = 1 - lam, tiny = 1.0 / 65536;
+  return lam == 0 || lam == 1 || lam == 0.5 || (lam >= tiny && lam1 >= tiny && fabs(lam - lam1) >= tiny);
+}
+
+static uint16_t pb_policy__rising(double lam)
+{
+  uint16_t m = 0;
+  for (int a = -1; a <= 1; a++)
+    for (int b = -1; b <= 1; b++)
+      if (lam * a + (1 - lam) * b > 0) m |= (uint16_t)(1u << (3 * (a + 1) + b + 1));
+  return m;
+}
+
+/* Weight groups: the weights of wk->lam[0..NL) with pieces-exact maximisers
+ * and the same rising mask share one; every other weight is a group alone. */
+static void pb_policy__groups(struct pb_policy__work *wk)
+{
+  wk->ngrp = 0;
+  for (int32_t li = 0; li < wk->NL; li++) {
+    const double lam = wk->lam[li];
+    const int scan = !pb_policy__pieces_exact(lam);
+    const uint16_t rise = scan ? 0 : pb_policy__rising(lam);
+    int32_t g = 0;
+    while (g < wk->ngrp && (scan || wk->scan[g] || wk->rise[g] != rise)) g++;
+    if (g == wk->ngrp) {
+      wk->scan[g] = (uint8_t)scan;
+      wk->rise[g] = rise;
+      wk->glam[g] = lam;
+      wk->ngrp++;
+    }
+    wk->grp[li] = g;
+  }
+}
+
+/* Split type at x: 3 (a + 1) + (b + 1) for the step from x to x + 1, C = top(cc)
+ * gaining b = 1, 0, -1 below cc[2], below cc[2] + cc[1], after, and W(u - x) =
+ * top(cw) gaining a = 1, 0, -1 below u - cw[2] - cw[1], below u - cw[2], after. */
+static int32_t pb_policy__split_type(const int32_t cc[3], const int32_t cw[3], int32_t u, int32_t x)
+{
+  const int32_t b = x < cc[2] ? 2 : x < cc[2] + cc[1] ? 1 : 0;
+  const int32_t a = x < u - cw[2] - cw[1] ? 2 : x < u - cw[2] ? 1 : 0;
+  return 3 * a + b;
+}
+
+/* For every weight group: the split x in [lo, hi] (x correct partners of A,
+ * u - x wrong ones) with the first largest computed lam W(u - x) +
+ * (1 - lam) C(x), C = pb_policy__top(cc), W = pb_policy__top(cw); its (W, C)
+ * is added to tot[g], or to all when lo = hi.  The step types change only at the four breakpoints,
+ * so the slope stops being positive at the first of them whose type does not
+ * rise. */
+static void pb_policy__split(struct pb_policy__work *wk, const int32_t cc[3], const int32_t cw[3], int32_t u,
+                             int32_t lo, int32_t hi, int64_t (*tot)[2], int64_t all[2])
+{
+  const int32_t w0 = pb_policy__top(cw, u - lo), c0 = pb_policy__top(cc, lo);
+  if (lo == hi) {
+    all[0] += w0;
+    all[1] += c0;
+    return;
+  }
+  const int32_t bp[4] = {cc[2], cc[2] + cc[1], u - cw[2] - cw[1], u - cw[2]};
+  int32_t type[4];
+  for (int k = 0; k < 4; k++) type[k] = pb_policy__split_type(cc, cw, u, bp[k]);
+  for (int32_t g = 0; g < wk->ngrp; g++) {
+    int32_t bx = lo;
+    if (wk->scan[g]) {
+      const double lam = wk->glam[g];
+      double best = lam * w0 + (1 - lam) * c0;
+      for (int32_t x = lo + 1; x <= hi; x++) {
+        const double v = lam * pb_policy__top(cw, u - x) + (1 - lam) * pb_policy__top(cc, x);
+        if (v > best) best = v, bx = x;
+      }
+    } else {
+      bx = hi;
+      for (int k = 0; k < 4; k++)
+        if (!((wk->rise[g] >> type[k]) & 1) && bp[k] < bx) bx = bp[k];
+      if (bx < lo) bx = lo;
+    }
+    tot[g][0] += pb_policy__top(cw, u - bx);
+    tot[g][1] += pb_policy__top(cc, bx);
+  }
+}
+
 /* Extremes of every combo's value (D+ pairs, H_j and L_j ends) at every
  * level and weight: the best split x of the accepted correct clean records
- * between correct (C) and wrong (W, W5 at I5) perturbed partners. */
+ * between correct (C) and wrong (W, W5 at I5) perturbed partners.  hc and hw
+ * hold the masks of the correct and the wrong perturbed records. */
 static int pb_policy__class_combos(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P,
-                                   int32_t *C, int32_t *W, int32_t *W5)
+                                   const struct pb_policy__hist *hc, const struct pb_policy__hist *hw)
 {
   const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, nw = n - b;
   int32_t xlo[PB_POLICY_N_LEVELS], xhi[PB_POLICY_N_LEVELS];
@@ -290,7 +445,6 @@ static int pb_policy__class_combos(struct pb_policy__work *wk, const struct pb_p
   xhi[0] = u < b ? u : b;
   xlo[1] = xlo[2] = k - (a - u) > 0 ? k - (a - u) : 0;
   xhi[1] = xhi[2] = u < k ? u : k;
-  const int32_t cmax = u < b ? u : b, wmax = u < nw ? u : nw;
   const int32_t g5max = u - xlo[2];   /* <= hb */
 
   /* does any label restriction bite at I5?  (h block fixed or one label: no) */
@@ -300,69 +454,75 @@ static int pb_policy__class_combos(struct pb_policy__work *wk, const struct pb_p
 
   /* pairs that no record of the class switches contribute exactly 0 */
   uint8_t sw[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}};
-  uint16_t diff[1 << 8];   /* distinct masks of the class */
-  int32_t nd = 0;
-  for (int32_t i = 0; i < b + nw; i++) {
-    uint16_t mk = i < b ? cl->cmask[i] : cl->wmask[i - b];
-    int dup = 0;
-    for (int32_t q = 0; q < nd && !dup; q++) dup = diff[q] == mk;
-    if (!dup) diff[nd++] = mk;
-  }
-  for (int32_t q = 0; q < nd; q++)
+  for (int32_t q = 0; q < hc->nd + hw->nd; q++) {
+    const uint16_t mk = q < hc->nd ? hc->mask[q] : hw->mask[q - hc->nd];
     for (int32_t j = 0; j < P; j++)
-      for (int32_t l = 0; l < P; l++) sw[j][l] |= ((diff[q] >> j) & 1) != ((diff[q] >> l) & 1);
+      for (int32_t l = 0; l < P; l++) sw[j][l] |= ((mk >> j) & 1) != ((mk >> l) & 1);
+  }
   int32_t qstar[PB_POLICY__NCOMBO];
   int8_t sign[PB_POLICY__NCOMBO];
   for (int32_t c = 0; c < wk->ncombo; c++) qstar[c] = -1;
   if (!i5_free && pb_policy__i5_qstar(wk, cl, P, sw, qstar, sign)) return -1;
   for (int32_t c = 0; c < wk->ncombo; c++) {
     if (c < P * P && !sw[c / P][c % P]) continue;   /* D+_jj = 0; non-switching pairs add 0 */
-    int32_t cc[3] = {0, 0, 0}, cw[3] = {0, 0, 0};
-    for (int32_t i = 0; i < b; i++) cc[pb_policy__val(P, c, cl->cmask[i], 1) + 1]++;
-    for (int32_t i = 0; i < nw; i++) cw[pb_policy__val(P, c, cl->wmask[i], 0) + 1]++;
-    pb_policy__prefix(cc, cmax, C);
-    pb_policy__prefix(cw, wmax, W);
-    const int32_t *Wl[PB_POLICY_N_LEVELS] = {W, W, W};
+    int32_t cc[3], cw[PB_POLICY_N_LEVELS][3];
+    pb_policy__hist_vals(hc, P, c, 1, cc);
+    pb_policy__hist_vals(hw, P, c, 0, cw[0]);
+    memcpy(cw[1], cw[0], sizeof cw[0]);
+    memcpy(cw[2], cw[0], sizeof cw[0]);
+    /* W5(g) = min(g, Q*) or -max(0, g - Q*) as a top(): Q* ones then u zeros, or Q* zeros then -1s */
     if (qstar[c] >= 0) {
-      for (int32_t g = 0; g <= g5max; g++)
-        W5[g] = sign[c] > 0 ? (g < qstar[c] ? g : qstar[c]) : -(g > qstar[c] ? g - qstar[c] : 0);
-      Wl[2] = W5;
+      cw[2][0] = 0;
+      cw[2][1] = sign[c] > 0 ? u : qstar[c];
+      cw[2][2] = sign[c] > 0 ? qstar[c] : 0;
     }
-    for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
-      if (xlo[lv] == xhi[lv]) { /* one candidate for every weight */
-        for (int32_t li = 0; li < wk->NL; li++) {
-          wk->tot[lv][c][li][0] += Wl[lv][u - xlo[lv]];
-          wk->tot[lv][c][li][1] += C[xlo[lv]];
-        }
-        continue;
-      }
-      for (int32_t li = 0; li < wk->NL; li++) {
-        const double lam = wk->lam[li];
-        int32_t bx = xlo[lv];
-        double best = lam * Wl[lv][u - bx] + (1 - lam) * C[bx];
-        for (int32_t x = xlo[lv] + 1; x <= xhi[lv]; x++) {
-          double v = lam * Wl[lv][u - x] + (1 - lam) * C[x];
-          if (v > best) best = v, bx = x;
-        }
-        wk->tot[lv][c][li][0] += Wl[lv][u - bx];
-        wk->tot[lv][c][li][1] += C[bx];
-      }
-    }
+    for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
+      pb_policy__split(wk, cc, cw[lv], u, xlo[lv], xhi[lv], wk->tot[lv][c], wk->all[lv][c]);
   }
-
   return 0;
 }
 
+/* Lemma 1's maximum of lam h + (1 - lam) l over the count box hl x ll with
+ * h + l <= u, for every weight group: the first h (scanning up, l =
+ * min(l_hi, u - h), h skipped where l < l_lo) with the largest computed value;
+ * (h, l) is added to lem[lv][g][j].  The feasible h are [hl_lo, hi], hi =
+ * min(hl_hi, u - l_lo); a step of h gains (1, 0) below u - l_hi, (1, -1)
+ * from there (split types 7 and 6). */
+static void pb_policy__lemma1_best(struct pb_policy__work *wk, const int64_t hl[2], const int64_t ll[2], int64_t u,
+                                   int lv, int32_t j)
+{
+  const int64_t hi = hl[1] < u - ll[0] ? hl[1] : u - ll[0];
+  if (ll[1] < ll[0] || hi < hl[0]) return;   /* no feasible h: (0, 0) */
+  for (int32_t g = 0; g < wk->ngrp; g++) {
+    int64_t bh = hl[0];
+    if (wk->scan[g]) {
+      const double lam = wk->glam[g];
+      double best = -1;
+      for (int64_t hh = hl[0]; hh <= hi; hh++) {
+        const int64_t l = ll[1] < u - hh ? ll[1] : u - hh;
+        const double val = lam * hh + (1 - lam) * l;
+        if (val > best) best = val, bh = hh;
+      }
+    } else if ((wk->rise[g] >> 7) & 1) {
+      bh = (wk->rise[g] >> 6) & 1 ? hi : u - ll[1];
+      if (bh < hl[0]) bh = hl[0];
+      if (bh > hi) bh = hi;
+    }
+    wk->lem[lv][g][j][0] += bh;
+    wk->lem[lv][g][j][1] += ll[1] < u - bh ? ll[1] : u - bh;
+  }
+}
+
 /* Lemma 1 (Eq. 8) per policy and the feasible-permutation means at I0 and Ik
- * (and L at I5) from the identification formulas' sharp count bounds. */
-static int pb_policy__class_lemma1(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
+ * (and L at I5) from the identification formulas' sharp count bounds; hc and
+ * hw hold the masks of the correct and the wrong perturbed records. */
+static int pb_policy__class_lemma1(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P,
+                                   const struct pb_policy__hist *hc, const struct pb_policy__hist *hw)
 {
   const int32_t n = cl->n, a = cl->a, u = cl->u, b = cl->b, k = cl->k, hb = cl->hb, nw = n - b;
   const int32_t m = cl->m;
   for (int32_t j = 0; j < P; j++) {
-    int32_t t = 0, v = 0;   /* wrong accepted / correct rejected by tau_j */
-    for (int32_t i = 0; i < nw; i++) t += (cl->wmask[i] >> j) & 1;
-    for (int32_t i = 0; i < b; i++) v += !((cl->cmask[i] >> j) & 1);
+    const int32_t t = hw->set[j], v = hc->n - hc->set[j];   /* wrong accepted / correct rejected by tau_j */
     int64_t hl[PB_POLICY_N_LEVELS][2], ll[PB_POLICY_N_LEVELS][2];
     hl[0][0] = u + t - n > 0 ? u + t - n : 0;                             /* Eq. 4 */
     hl[0][1] = u < t ? u : t;
@@ -382,20 +542,7 @@ static int pb_policy__class_lemma1(struct pb_policy__work *wk, const struct pb_p
       pb_error_set("observed five-state counts reported infeasible");
       return -1;
     }
-    for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
-      for (int32_t li = 0; li < wk->NL; li++) {
-        const double lam = wk->lam[li];
-        double best = -1;
-        int64_t bh = 0, bl = 0;
-        for (int64_t hh = hl[lv][0]; hh <= hl[lv][1]; hh++) {
-          int64_t l = ll[lv][1] < u - hh ? ll[lv][1] : u - hh;
-          if (l < ll[lv][0]) continue;
-          double val = lam * hh + (1 - lam) * l;
-          if (val > best) best = val, bh = hh, bl = l;
-        }
-        wk->lem[lv][li][j][0] += bh;
-        wk->lem[lv][li][j][1] += bl;
-      }
+    for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) pb_policy__lemma1_best(wk, hl[lv], ll[lv], u, lv, j);
 
     /* feasible-permutation means (docs/policy.md) */
     wk->hmean[0][j] += (double)u * t / n;
@@ -433,20 +580,16 @@ static void pb_policy__class_i5_mean(struct pb_policy__work *wk, const struct pb
 /* One class's contribution at every level. */
 static int pb_policy__class(struct pb_policy__work *wk, const struct pb_policy__class *cl, int32_t P)
 {
-  const int32_t b = cl->b, nw = cl->n - b;
   if (cl->u == 0) return 0;   /* no event can occur: every cost is 0, as are the means */
-  int32_t *C = malloc((size_t)(b + 1) * sizeof *C), *W = malloc((size_t)(nw + 1) * sizeof *W),
-          *W5 = malloc((size_t)(nw + 1) * sizeof *W5);
+  struct pb_policy__hist hc, hw;
+  pb_policy__hist_build(&hc, cl->cmask, cl->b, P);
+  pb_policy__hist_build(&hw, cl->wmask, cl->n - cl->b, P);
   double *rho = malloc((size_t)(cl->n_lab + 1) * sizeof *rho);
   int status = -1;
-  if (C && W && W5 && rho && pb_policy__class_combos(wk, cl, P, C, W, W5) == 0 &&
-      pb_policy__class_lemma1(wk, cl, P) == 0) {
+  if (rho && pb_policy__class_combos(wk, cl, P, &hc, &hw) == 0 && pb_policy__class_lemma1(wk, cl, P, &hc, &hw) == 0) {
     if (cl->hb > 0) pb_policy__class_i5_mean(wk, cl, P, rho);
     status = 0;
   }
-  free(C);
-  free(W);
-  free(W5);
   free(rho);
   return status;
 }
@@ -511,6 +654,9 @@ static void pb_policy__observed(const struct pb_cell_view *in, const struct pb_p
   const int32_t n = in->n, P = ps->n_pol;
   int64_t cE[PB_POLICY_MAX] = {0}, cR[PB_POLICY_MAX] = {0}, cH[PB_POLICY_MAX] = {0}, cL[PB_POLICY_MAX] = {0};
   uint8_t sw_c[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}}, sw_w[PB_POLICY_MAX][PB_POLICY_MAX] = {{0}};
+  uint8_t seen[2][1 << PB_POLICY_MAX] = {{0}};   /* masks of wrong / correct perturbed records */
+  uint16_t dist[2][1 << PB_POLICY_MAX];
+  int32_t nd[2] = {0, 0};
   for (int32_t i = 0; i < n; i++) {
     uint16_t mk = 0;
     for (int32_t j = 0; j < P; j++) mk |= (uint16_t)((in->s1[i] >= ps->tau[j]) << j);
@@ -523,13 +669,18 @@ static void pb_policy__observed(const struct pb_cell_view *in, const struct pb_p
       cR[j] += c1 && !acc;
       cH[j] += aA && !c1 && acc;
       cL[j] += aA && c1 && !acc;
-      for (int32_t l = 0; l < P; l++)
-        if (acc != ((mk >> l) & 1)) {
-          if (c1) sw_c[j][l] = 1;
-          else sw_w[j][l] = 1;
-        }
     }
+    if (!seen[c1][mk]) seen[c1][mk] = 1, dist[c1][nd[c1]++] = mk;
   }
+  /* a pair switches where some record's mask differs at its two bits */
+  for (int side = 0; side < 2; side++)
+    for (int32_t q = 0; q < nd[side]; q++)
+      for (int32_t j = 0; j < P; j++)
+        for (int32_t l = 0; l < P; l++)
+          if (((dist[side][q] >> j) & 1) != ((dist[side][q] >> l) & 1)) {
+            if (side) sw_c[j][l] = 1;
+            else sw_w[j][l] = 1;
+          }
   for (int32_t j = 0; j < P; j++) {
     out->E[j] = (double)cE[j] / n;
     out->Rj[j] = (double)cR[j] / n;
@@ -621,14 +772,27 @@ static void pb_policy__work_init(struct pb_policy__work *wk, const struct pb_pol
   wk->lam[0] = 0;
   wk->lam[1] = 1;
   for (int32_t i = 0; i < ps->n_lambda; i++) wk->lam[2 + i] = ps->lambda[i];
+  pb_policy__groups(wk);
   for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
-    for (int32_t c = 0; c < wk->ncombo; c++) memset(wk->tot[lv][c], 0, (size_t)wk->NL * sizeof wk->tot[lv][c][0]);
-    for (int32_t q = 0; q < wk->NL; q++) memset(wk->lem[lv][q], 0, (size_t)P * sizeof wk->lem[lv][q][0]);
+    for (int32_t c = 0; c < wk->ncombo; c++) memset(wk->tot[lv][c], 0, (size_t)wk->ngrp * sizeof wk->tot[lv][c][0]);
+    memset(wk->all[lv], 0, (size_t)wk->ncombo * sizeof wk->all[lv][0]);
+    for (int32_t g = 0; g < wk->ngrp; g++) memset(wk->lem[lv][g], 0, (size_t)P * sizeof wk->lem[lv][g][0]);
     for (int32_t j = 0; j < P; j++) wk->hmean[lv][j] = wk->lmean[lv][j] = 0.0;
   }
   wk->dp = NULL;
   wk->dp_cap = 0;
   wk->hmean_bad = 0;
+}
+
+/* Every group's totals with what all groups share added in. */
+static void pb_policy__fold(struct pb_policy__work *wk)
+{
+  for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
+    for (int32_t c = 0; c < wk->ncombo; c++)
+      for (int32_t g = 0; g < wk->ngrp; g++) {
+        wk->tot[lv][c][g][0] += wk->all[lv][c][0];
+        wk->tot[lv][c][g][1] += wk->all[lv][c][1];
+      }
 }
 
 /* Rates from the integer totals: one division by N per value. */
@@ -640,16 +804,16 @@ static void pb_policy__rates(const struct pb_policy__work *wk, const struct pb_p
   for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) {
     for (int32_t j = 0; j < P; j++) {
       const int32_t hi = P * P + j, lo = P * P + P + j;
-      out->H[lv][j][0] = -(double)wk->tot[lv][lo][1][0] / N;
-      out->H[lv][j][1] = (double)wk->tot[lv][hi][1][0] / N;
-      out->L[lv][j][0] = -(double)wk->tot[lv][lo][0][1] / N;
-      out->L[lv][j][1] = (double)wk->tot[lv][hi][0][1] / N;
+      out->H[lv][j][0] = -(double)wk->tot[lv][lo][wk->grp[1]][0] / N;
+      out->H[lv][j][1] = (double)wk->tot[lv][hi][wk->grp[1]][0] / N;
+      out->L[lv][j][0] = -(double)wk->tot[lv][lo][wk->grp[0]][1] / N;
+      out->L[lv][j][1] = (double)wk->tot[lv][hi][wk->grp[0]][1] / N;
       out->H_mean[lv][j] = lv == PB_LEVEL_I5 && wk->hmean_bad ? NAN : wk->hmean[lv][j] / N;
       out->L_mean[lv][j] = wk->lmean[lv][j] / N;
     }
     for (int32_t li = 0; li < ps->n_lambda; li++) {
-      const int32_t q = li + 2;
-      const double lam = wk->lam[q];
+      const int32_t q = wk->grp[li + 2];
+      const double lam = wk->lam[li + 2];
       for (int32_t j = 0; j < P; j++) {
         const int64_t *th = wk->tot[lv][P * P + j][q], *tl = wk->tot[lv][P * P + P + j][q];
         out->J[lv][li][j][0] = -(lam * tl[0] + (1 - lam) * tl[1]) / N;
@@ -661,7 +825,7 @@ static void pb_policy__rates(const struct pb_policy__work *wk, const struct pb_p
           const int64_t *t = wk->tot[lv][j * P + l][q];
           out->D[lv][li][j][l] = j == l ? 0.0 : (lam * t[0] + (1 - lam) * t[1]) / N;
           /* max of L_j - L_l is the lambda = 0 evaluation of the pair */
-          double dl = j == l ? 0.0 : (double)wk->tot[lv][j * P + l][0][1] / N;
+          double dl = j == l ? 0.0 : (double)wk->tot[lv][j * P + l][wk->grp[0]][1] / N;
           out->Dn[lv][li][j][l] = j == l ? 0.0 : lam * (out->E[j] - out->E[l]) + (1 - lam) * dl;
         }
       }
@@ -731,6 +895,7 @@ int pb_policy_cell(const struct pb_cell_view *in, const struct pb_policy_setup *
     st = en;
   }
 
+  pb_policy__fold(wk);
   pb_policy__rates(wk, ps, n, out);
   out->n_mean_unrepresentable = wk->hmean_bad;
   status = 0;

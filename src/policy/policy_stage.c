@@ -128,12 +128,12 @@ static void pb_policy__cell_fields(const struct pb_policy_options *opt, struct p
 /* Weight li of one cell: selections and regrets, certified and dominated
  * pairs, the D.1 example (primary weight), policy_bounds / policy_pairs rows;
  * *resid and *viol collect the Lemma 1 residual and Corollary 1 violations. */
-static void pb_policy__weight(const struct pb_cell_view *d, const struct pb_policy_result *r, const float *taus,
-                              const double *q, const struct pb_policy_options *opt, int32_t li, int32_t primary,
-                              double *rec, struct pb_text *tb, struct pb_text *tp, double *resid, double *viol)
+static void pb_policy__weight(const struct pb_policy_result *r, const float *taus, const double *q,
+                              const struct pb_policy_options *opt, int32_t li, int32_t primary, double *rec,
+                              const struct pb_text keys[PB_POLICY_N_LEVELS], struct pb_text *tb, struct pb_text *tp,
+                              double *resid, double *viol)
 {
   const int32_t P = opt->n_taus > 0 ? opt->n_taus : PB_PROTOCOL_N_Q;
-  const char *mname = d->model, *sname = d->source, *cname = d->condition;
   const double lam = opt->lambdas[li];
   double *lr = rec + PB_PC_NBASE + (size_t)li * PB_PL_N;
   double jobs[PB_POLICY_MAX], proxy[PB_POLICY_MAX], omin = INFINITY;
@@ -176,9 +176,9 @@ static void pb_policy__weight(const struct pb_cell_view *d, const struct pb_poli
         if (pb_policy__strict(D)) dominated[l] = 1;
         const double prow[PB_PP_N] = {[PB_PP_LAMBDA] = lam, [PB_PP_J] = j, [PB_PP_L] = l, [PB_PP_DPLUS] = D,
                                       [PB_PP_GAP] = gap, [PB_PP_CERT] = c, [PB_PP_MIXED] = r->mixed[j][l]};
-        pb_text_printf(tp, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
+        pb_text_append(tp, keys[lv].buf, keys[lv].len);
         pb_fields_tsv_values(&pb_policy__pairs_tsv, prow, 0, tp);
-        pb_text_printf(tp, "\n");
+        pb_text_append(tp, "\n", 1);
         if (lv == PB_LEVEL_I5 && li == primary && c && isnan(rec[PB_PC_D1])) {
           const double v[13] = {j, l, taus[j], taus[l], q ? q[j] : NAN, q ? q[l] : NAN,
                                 r->J[lv][li][j][0], r->J[lv][li][j][1], r->J[lv][li][l][0], r->J[lv][li][l][1],
@@ -203,9 +203,9 @@ static void pb_policy__weight(const struct pb_cell_view *d, const struct pb_poli
         [PB_PB_L_LO] = r->L[lv][j][0], [PB_PB_L_HI] = r->L[lv][j][1],
         [PB_PB_LEMMA1] = r->J_lemma1[lv][li][j], [PB_PB_REGRET] = reg[j], [PB_PB_MEAN] = mean[j],
         [PB_PB_COST] = jobs[j]};
-      pb_text_printf(tb, "%s\t%s\t%s\t%s", mname, sname, cname, pb_policy_level_names[lv]);
+      pb_text_append(tb, keys[lv].buf, keys[lv].len);
       pb_fields_tsv_values(&pb_policy__bounds_tsv, brow, 0, tb);
-      pb_text_printf(tb, "\n");
+      pb_text_append(tb, "\n", 1);
     }
   }
   int inck = 0, inc5 = 0;
@@ -253,10 +253,15 @@ static int pb_policy__cell(const struct pb_cell_view *d, const float *taus, cons
   memcpy(rec + PB_PC_T15, t15, sizeof t15);
   rec[PB_PC_MEAN_BAD] = (double)r->n_mean_unrepresentable;
 
+  /* every row of the cell opens with its keys and level */
+  struct pb_text keys[PB_POLICY_N_LEVELS] = {{0}};
+  for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++)
+    pb_text_printf(&keys[lv], "%s\t%s\t%s\t%s", d->model, d->source, d->condition, pb_policy_level_names[lv]);
   double resid = 0, viol = 0;
-  for (int32_t li = 0; li < NL; li++) pb_policy__weight(d, r, taus, q, opt, li, primary, rec, tb, tp, &resid, &viol);
+  for (int32_t li = 0; li < NL; li++) pb_policy__weight(r, taus, q, opt, li, primary, rec, keys, tb, tp, &resid, &viol);
   rec[PB_PC_LEMMA1] = resid;
   rec[PB_PC_COR1] = viol;
+  for (int lv = 0; lv < PB_POLICY_N_LEVELS; lv++) pb_text_free(&keys[lv]);
   free(r);
   return PB_OK;
 }
