@@ -422,16 +422,22 @@ static void pb_ingest__provenance(struct pb_ingest__ctx *ctx)
   else snprintf(ctx->meta->provenance, n, "%s", ctx->old_provenance);
 }
 
-/* Pass 1, the metadata's last checks, then pass 2 into a store or @p out. */
-static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
-                          const char *store_path, struct pb_rows **out)
+/* pb_ingest__once: the fast pass 1 failed, and the ingest must be read again the serial way. */
+#define PB_INGEST__AGAIN 2
+
+/* Pass 1 (@p fast: in parts, ingest_dict.c), the metadata's last checks, then pass 2 into a store or @p out. */
+static int pb_ingest__once(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                           const char *store_path, struct pb_rows **out, int fast)
 {
   struct pb_ingest__ctx ctx;
   struct pb_store *st = NULL;
   int status = PB_FAIL;
   pb_ingest__ctx_init(&ctx, n, paths, store_path, opt, meta);
   if (opt && opt->append && pb_ingest__seed_store(&ctx, store_path) != PB_OK) goto done;
-  if (pb_ingest__pass1(&ctx) != PB_OK) goto done;
+  if (pb_ingest__pass1(&ctx, fast ? pb_ingest__dict_file : NULL) != PB_OK) {
+    if (fast) status = PB_INGEST__AGAIN;
+    goto done;
+  }
   pb_ingest__provenance(&ctx);
   if (pb_meta_validate(meta)) {
     char why[1024];
@@ -459,6 +465,22 @@ done:
   }
   pb_ingest__ctx_free(&ctx);
   return status;
+}
+
+/* The ingest: the fast way where it may apply (threads, no stdin), else or
+ * when its pass 1 fails the serial way from the start, whose messages count. */
+static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                          const char *store_path, struct pb_rows **out)
+{
+  int fast = omp_get_max_threads() > 1;
+  for (int k = 0; k < n; k++)
+    if (strcmp(paths[k], "-") == 0) fast = 0;
+  if (fast) {
+    const int status = pb_ingest__once(n, paths, opt, meta, store_path, out, 1);
+    if (status != PB_INGEST__AGAIN) return status;
+    pb_meta_free(meta);
+  }
+  return pb_ingest__once(n, paths, opt, meta, store_path, out, 0);
 }
 
 int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, struct pb_meta *meta,
