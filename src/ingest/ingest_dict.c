@@ -8,8 +8,9 @@
  * that the global dictionaries (earlier files', with --append the store's;
  * only read meanwhile) lack, in the order the part first meets them, with
  * the line of that row counted in the part, and every check the serial
- * reader makes of a row, against the global entry where there is one and
- * the part's own where not.  The parts are then merged in file order by the
+ * reader makes of a row but those of its names and numbers (pass 2 checks
+ * them on every row: pb_ingest__once), against the global entry where there
+ * is one and the part's own where not.  The parts are then merged in file order by the
  * serial reader's own functions: a name still new to the global
  * dictionaries when its part is merged first appears in that part, so every
  * entry, line, range, label set and count is the one the serial reader
@@ -58,6 +59,7 @@ struct pb_ingest__dsrc {
 struct pb_ingest__dict {
   off_t off0, off1;
   int status;
+  int *failed;                         /* shared: a part failed, so the others stop */
   int64_t rows;                        /* a plain part's lines: one row each */
   struct pb_ingest__ctx c;             /* the part's copy of the context: its scratch, file and slot table */
   struct pb_ingest__file file;         /* its ranges (source and model: the part's indices) */
@@ -189,12 +191,10 @@ static int pb_ingest__dict_image(const struct pb_ingest__ctx *ctx, struct pb_ing
 }
 
 /* A row of a part: what pb_ingest__pass1_row checks and adds, into the part's dictionaries. */
-static int pb_ingest__dict_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+static int pb_ingest__dict_add(struct pb_ingest__ctx *ctx, struct pb_ingest__dict *d, char **f, int n, int64_t line)
 {
-  struct pb_ingest__dict *d = ctx->dict;
   struct pb_ingest__rec rec;
   int32_t n_ids;
-  d->rows++;
   if (pb_ingest__check_fields(ctx, f, n, line, &rec)) return PB_FAIL;
   const int32_t s = pb_ingest__dict_source(ctx, d, rec.name[PB_COL_SOURCE]);
   struct pb_ingest__dsrc *x = &d->src[s];
@@ -212,15 +212,26 @@ static int pb_ingest__dict_row(struct pb_ingest__ctx *ctx, char **f, int n, int6
   return PB_OK;
 }
 
+static int pb_ingest__dict_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__dict *d = ctx->dict;
+  d->rows++;
+  if (!__atomic_load_n(d->failed, __ATOMIC_RELAXED) && pb_ingest__dict_add(ctx, d, f, n, line) == PB_OK) return PB_OK;
+  __atomic_store_n(d->failed, 1, __ATOMIC_RELAXED);
+  return PB_FAIL;
+}
+
 /* Part @p d of the current file, empty, from @p off0 to @p off1. */
-static void pb_ingest__dict_init(const struct pb_ingest__ctx *ctx, struct pb_ingest__dict *d, off_t off0, off_t off1)
+static void pb_ingest__dict_init(const struct pb_ingest__ctx *ctx, struct pb_ingest__dict *d, off_t off0, off_t off1,
+                                 int *failed)
 {
   const size_t K = (size_t)ctx->meta->topk + 1;
   memset(d, 0, sizeof *d);
   d->off0 = off0;
   d->off1 = off1;
+  d->failed = failed;
   d->c = *ctx;
-  d->c.ints_only = 0;
+  d->c.ints_only = 1; /* names and numbers: pass 2 checks them (pb_ingest__once) */
   d->c.part_source = NULL;
   d->c.csv_lines = 0;
   d->c.tk_class = pb_malloc(K * sizeof *d->c.tk_class);
@@ -329,18 +340,19 @@ static int pb_ingest__dict_parts(struct pb_ingest__ctx *ctx, off_t data, off_t s
 {
   const int n = PB_INGEST__DICT_PARTS_PER_THREAD * omp_get_max_threads();
   struct pb_ingest__dict *d = pb_malloc((size_t)n * sizeof *d);
-  int status = PB_OK;
+  int status = PB_OK, failed = 0;
   off_t a = data;
   for (int p = 0; p < n; p++) {
     const off_t b = p + 1 == n ? size : pb_ingest__line_start(ctx, data + (size - data) / n * (p + 1), size);
     if (b < 0) status = PB_FAIL;
-    pb_ingest__dict_init(ctx, &d[p], a, b > a ? b : a);
+    pb_ingest__dict_init(ctx, &d[p], a, b > a ? b : a, &failed);
     a = d[p].off1;
   }
 #pragma omp parallel for schedule(dynamic, 1)
   for (int p = 0; p < n; p++)
-    if (status == PB_OK && d[p].off1 > d[p].off0)
+    if (status == PB_OK && !__atomic_load_n(&failed, __ATOMIC_RELAXED) && d[p].off1 > d[p].off0)
       d[p].status = pb_ingest__read(&d[p].c, pb_ingest__dict_row, d[p].off0, d[p].off1, 1);
+  if (failed) status = PB_FAIL;
   for (int p = 0; p < n && status == PB_OK; p++) {
     if (d[p].status != PB_OK || d[p].c.csv_lines > 0 || pb_ingest__dict_merge(ctx, &d[p], line0) != PB_OK)
       status = PB_FAIL;

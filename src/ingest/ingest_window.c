@@ -422,22 +422,26 @@ static void pb_ingest__provenance(struct pb_ingest__ctx *ctx)
   else snprintf(ctx->meta->provenance, n, "%s", ctx->old_provenance);
 }
 
-/* pb_ingest__once: the fast pass 1 failed, and the ingest must be read again the serial way. */
+/* pb_ingest__once: the fast way failed, and the ingest must be read again the serial way. */
 #define PB_INGEST__AGAIN 2
 
-/* Pass 1 (@p fast: in parts, ingest_dict.c), the metadata's last checks, then pass 2 into a store or @p out. */
+/* Pass 1, the metadata's last checks, then pass 2 into a store or @p out.
+ * @p fast: pass 1 in parts (ingest_dict.c), which leaves the rows' names and
+ * numbers to pass 2 (pb_ingest__key, pb_ingest__check_values: every row of
+ * every window); on any failure PB_INGEST__AGAIN, and *late the message when
+ * it came from the store's creation on.  Not fast with *late: when pass 1
+ * (which meets a row's error before pass 2 could) and the checks after it
+ * find nothing, that message, which pass 2 would give again (the same
+ * dictionaries, the same windows). */
 static int pb_ingest__once(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
-                           const char *store_path, struct pb_rows **out, int fast)
+                           const char *store_path, struct pb_rows **out, int fast, char **late)
 {
   struct pb_ingest__ctx ctx;
   struct pb_store *st = NULL;
-  int status = PB_FAIL;
+  int status = PB_FAIL, writing = 0;
   pb_ingest__ctx_init(&ctx, n, paths, store_path, opt, meta);
   if (opt && opt->append && pb_ingest__seed_store(&ctx, store_path) != PB_OK) goto done;
-  if (pb_ingest__pass1(&ctx, fast ? pb_ingest__dict_file : NULL) != PB_OK) {
-    if (fast) status = PB_INGEST__AGAIN;
-    goto done;
-  }
+  if (pb_ingest__pass1(&ctx, fast ? pb_ingest__dict_file : NULL) != PB_OK) goto done;
   pb_ingest__provenance(&ctx);
   if (pb_meta_validate(meta)) {
     char why[1024];
@@ -445,6 +449,11 @@ static int pb_ingest__once(int n, const char *const *paths, const struct pb_inge
     pb_error_set("%s: %s", ctx.set_name, why);
     goto done;
   }
+  if (!fast && *late) {
+    pb_error_set("%s", *late);
+    goto done;
+  }
+  writing = 1;
   if (store_path && (opt && opt->append ? pb_store_append_begin(store_path, meta, &st)
                                          : pb_store_create(store_path, MPI_COMM_SELF, meta, &st)) != PB_OK)
     goto done;
@@ -457,6 +466,10 @@ static int pb_ingest__once(int n, const char *const *paths, const struct pb_inge
     st = NULL;
   }
 done:
+  if (fast && status != PB_OK) {
+    if (writing) *late = pb_strdup(pb_error_message());
+    status = PB_INGEST__AGAIN;
+  }
   if (st) pb_store_close(st); /* removes the unfinished STORE.tmp */
   if (status != PB_OK && out && *out) {
     for (int32_t s = 0; s < meta->n_sources; s++) pb_store_rows_free(&(*out)[s]);
@@ -468,19 +481,21 @@ done:
 }
 
 /* The ingest: the fast way where it may apply (threads, no stdin), else or
- * when its pass 1 fails the serial way from the start, whose messages count. */
+ * when it fails the serial way from the start, whose messages count. */
 static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
                           const char *store_path, struct pb_rows **out)
 {
-  int fast = omp_get_max_threads() > 1;
+  char *late = NULL;
+  int status = PB_INGEST__AGAIN, fast = omp_get_max_threads() > 1;
   for (int k = 0; k < n; k++)
     if (strcmp(paths[k], "-") == 0) fast = 0;
-  if (fast) {
-    const int status = pb_ingest__once(n, paths, opt, meta, store_path, out, 1);
-    if (status != PB_INGEST__AGAIN) return status;
-    pb_meta_free(meta);
+  if (fast) status = pb_ingest__once(n, paths, opt, meta, store_path, out, 1, &late);
+  if (status == PB_INGEST__AGAIN) {
+    if (fast) pb_meta_free(meta);
+    status = pb_ingest__once(n, paths, opt, meta, store_path, out, 0, &late);
   }
-  return pb_ingest__once(n, paths, opt, meta, store_path, out, 0);
+  free(late);
+  return status;
 }
 
 int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, struct pb_meta *meta,
