@@ -45,6 +45,8 @@ struct pb_ingest__win {
   char *missing;           /* the first missing record's message (store order), or NULL */
   int first_found;         /* pass 3: the duplicate's first occurrence was found ... */
   int64_t first_line;      /* ... at this line */
+  char *keep;              /* with a store: the memory of the rows' arrays, kept from window to window, since */
+  size_t keep_bytes;       /* a fresh page costs a fault at its first touch (without: each row's own, handed on) */
 };
 
 /* The segment of the window that holds row r of source s, or NULL. */
@@ -265,11 +267,34 @@ static void pb_ingest__find_missing(const struct pb_ingest__ctx *ctx, struct pb_
 static void pb_ingest__window_clear(struct pb_ingest__win *w)
 {
   for (int k = 0; k < w->n_seg; k++) {
-    pb_store_rows_free(&w->seg[k].rows);
+    if (!w->keep) pb_store_rows_free(&w->seg[k].rows);
     free(w->seg[k].seen);
   }
   w->n_seg = w->hint = 0;
   w->bytes = 0;
+}
+
+/* The arrays of segment @p g's records from @p at (NULL: only their size);
+ * returns the bytes they take. */
+static size_t pb_ingest__rows_carve(const struct pb_meta *meta, struct pb_ingest__seg *g, char *at)
+{
+  const size_t K = (size_t)meta->topk, b = (size_t)(g->r1 - g->r0) * (size_t)meta->sources[g->s].n_images * 4;
+  const size_t sums = !!(meta->summaries & PB_SUMMARY_ENTROPY) + !!(meta->summaries & PB_SUMMARY_COLLISION);
+  if (!at) return b * (3 + 2 * K + sums);
+  struct pb_rows *r = &g->rows;
+  *r = (struct pb_rows){.n_rows = g->r1 - g->r0, .n_images = meta->sources[g->s].n_images, .topk = meta->topk};
+  r->pred = (int32_t *)at;
+  r->smax = (float *)(at += b);
+  r->ptrue = (float *)(at += b);
+  at += b;
+  if (K > 0) {
+    r->topk_class = (int32_t *)at;
+    r->topk_prob = (float *)(at += b * K);
+    at += b * K;
+  }
+  if (meta->summaries & PB_SUMMARY_ENTROPY) r->entropy = (float *)at, at += b;
+  if (meta->summaries & PB_SUMMARY_COLLISION) r->collision = (float *)at;
+  return b * (3 + 2 * K + sums);
 }
 
 /* Fill the window's rows and, while the input has no error, hand them on:
@@ -277,13 +302,25 @@ static void pb_ingest__window_clear(struct pb_ingest__win *w)
 static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_store *st,
                                 struct pb_rows *out)
 {
+  const struct pb_meta *meta = ctx->meta;
   int status = PB_OK;
+  size_t need = 0;
+  for (int k = 0; k < w->n_seg && st; k++) need += pb_ingest__rows_carve(meta, &w->seg[k], NULL);
+  if (st && need > w->keep_bytes) { /* grown in place where it can be: its pages stay */
+    w->keep = pb_realloc(w->keep, need);
+    w->keep_bytes = need;
+  }
+  size_t at = 0;
   for (int k = 0; k < w->n_seg; k++) {
     struct pb_ingest__seg *g = &w->seg[k];
-    const struct pb_source *src = &ctx->meta->sources[g->s];
+    const struct pb_source *src = &meta->sources[g->s];
     const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)src->n_images;
-    pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, ctx->meta->topk);
-    pb_store_rows_summaries(&g->rows, ctx->meta->summaries);
+    if (st) {
+      at += pb_ingest__rows_carve(meta, g, w->keep + at);
+    } else {
+      pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, meta->topk);
+      pb_store_rows_summaries(&g->rows, meta->summaries);
+    }
     g->seen = pb_calloc((n_rec + 7) / 8 + 1, 1);
   }
   if (pb_ingest__sweep(ctx, w) != PB_OK) status = PB_FAIL;
@@ -392,6 +429,7 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, struct p
   }
   free(w.missing);
   free(w.seg);
+  free(w.keep);
   return status;
 }
 
