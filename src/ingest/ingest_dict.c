@@ -216,7 +216,10 @@ static int pb_ingest__dict_row(struct pb_ingest__ctx *ctx, char **f, int n, int6
 {
   struct pb_ingest__dict *d = ctx->dict;
   d->rows++;
-  if (!__atomic_load_n(d->failed, __ATOMIC_RELAXED) && pb_ingest__dict_add(ctx, d, f, n, line) == PB_OK) return PB_OK;
+  /* a line libcsv had to read (ctx->csv_lines) already fails the part */
+  if (!__atomic_load_n(d->failed, __ATOMIC_RELAXED) && ctx->csv_lines == 0 &&
+      pb_ingest__dict_add(ctx, d, f, n, line) == PB_OK)
+    return PB_OK;
   __atomic_store_n(d->failed, 1, __ATOMIC_RELAXED);
   return PB_FAIL;
 }

@@ -2,8 +2,9 @@
 # threads the same store (h5diff, and accepted by pairbound check) from the
 # single CSV, from one file per model, from its rows shuffled (names first
 # met in any part, late parts adding images to sources of early ones) and
-# with --append; and the same message at 1 and 2 threads for errors that
-# the parts meet in different places (the serial pass reports them).
+# with --append, and with a quoted field (read again the serial way); and
+# the same message at 1 and 2 threads for errors that the parts meet in
+# different places (the serial pass reports them).
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 per_model_csvs
@@ -31,6 +32,12 @@ for th in 1 2 3; do
   check "appended at $th threads = the one CSV" same_h5 "$WORK/one1.h5" "$WORK/app$th.h5"
   check "shuffled rows at $th threads = at 1 thread" same_h5 "$WORK/shuf1.h5" "$WORK/shuf$th.h5"
 done
+# a quoted field in a late part: that ingest is read again the serial way, to the same store
+awk -F, -v OFS=, 'NR == 15000 { $5 = "\"" $5 "\"" } { print }' "$WORK/a.csv" > "$WORK/q.csv"
+check "the CSV with a quoted field has one" grep -q '"' "$WORK/q.csv"
+# shellcheck disable=SC2086
+pb 1 2 ingest "$WORK/q.csv" $ROLES -o "$WORK/q.h5"
+check "a quoted field at 2 threads: the same store" same_h5 "$WORK/one1.h5" "$WORK/q.h5"
 
 # errors: CASE FILES... gives the same message at 1 and 2 threads, the
 # expected one, and leaves no store
