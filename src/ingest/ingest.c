@@ -227,7 +227,7 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   }
   if (pb_ingest__class(ctx, line, "pred", f[ctx->file->col[PB_COL_PRED]], n_classes, source, &rec->pred))
     return PB_FAIL;
-  if (ctx->ints_only) { /* the classes alone (pb_ingest__pass1_parts) */
+  if (ctx->ints_only) { /* the classes alone (pb_ingest__pass1_parts, pb_ingest__dict_row) */
     for (int32_t k = 0; k < K; k++)
       if (pb_ingest__class(ctx, line, ctx->tk_name[k][0], f[ctx->file->topk_class_col[k]], n_classes, source,
                            &ctx->tk_class[k]))

@@ -88,7 +88,8 @@ struct pb_ingest__ctx {
   int32_t slot_cs, slot_cm;
   off_t row_off, row_end;  /* set by the reader: where the row being handled begins and ends */
   int64_t csv_lines;       /* set by the reader: lines it gave libcsv */
-  int ints_only;           /* pass 1 in parts: rows checked for their classes alone (names, probabilities: the parts) */
+  int ints_only;           /* pass 1: rows checked for their classes alone (names, probabilities: ingest_parts.c's
+                            * parts, or after ingest_dict.c's pass 2) */
   struct pb_ingest__dict *dict;         /* pass 1 in parts (ingest_dict.c): the part being read */
   int64_t last_line;       /* pass 1: the line of the last row handled */
   char *part_source;       /* pb_ingest__check_row: the last row's source, its --classes ... */
