@@ -227,7 +227,7 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   }
   if (pb_ingest__class(ctx, line, "pred", f[ctx->file->col[PB_COL_PRED]], n_classes, source, &rec->pred))
     return PB_FAIL;
-  if (ctx->ints_only) { /* the classes alone (pb_ingest__pass1_parts) */
+  if (ctx->ints_only) { /* the classes alone (pb_ingest__pass1_parts, pb_ingest__dict_row) */
     for (int32_t k = 0; k < K; k++)
       if (pb_ingest__class(ctx, line, ctx->tk_name[k][0], f[ctx->file->topk_class_col[k]], n_classes, source,
                            &ctx->tk_class[k]))
@@ -296,11 +296,9 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   return pb_ingest__summary_values(ctx, f, line, n_classes, rec);
 }
 
-/* Index of @p key in a dictionary whose names are names[0..n), or -1.  Rows
- * mostly repeat the previous row's names or, for images, take the next one,
- * so the last index (*hint) and its successor are tried before the hash. */
-static int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint,
-                                 const char *key)
+/* Rows mostly repeat the previous row's names or, for images, take the next
+ * one, so the last index (*hint) and its successor are tried before the hash. */
+int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint, const char *key)
 {
   const int32_t h = *hint;
   if (h >= 0 && h < n && strcmp(names[h], key) == 0) return h;
@@ -329,7 +327,7 @@ static int32_t pb_ingest__given_classes(const struct pb_ingest_options *opt, con
   return opt->default_classes > 0 ? opt->default_classes : 0;
 }
 
-static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *name)
+int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *name)
 {
   struct pb_meta *meta = ctx->meta;
   int32_t s = meta->n_sources;
@@ -350,7 +348,7 @@ static int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *nam
   return pb_strmap_put(&ctx->sources, name, s);
 }
 
-static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line)
+int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line)
 {
   struct pb_meta *meta = ctx->meta;
   char at[1100];
@@ -384,7 +382,7 @@ static int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, c
   return PB_OK;
 }
 
-static int pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond, int64_t line)
+int pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond, int64_t line)
 {
   struct pb_source *src = &ctx->meta->sources[s];
   struct pb_ingest__src *x = &ctx->src[s];
@@ -404,8 +402,7 @@ static int pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const
   return PB_OK;
 }
 
-static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_ingest__rec *rec,
-                                int64_t line)
+int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_ingest__rec *rec, int64_t line)
 {
   static const char *const split_name[2] = {"dev", "eval"};
   struct pb_source *src = &ctx->meta->sources[s];
@@ -457,33 +454,35 @@ static int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const str
   return PB_OK;
 }
 
-/* The current file's range of (s, m) grows by the row being read: the slot
- * table [s][m] finds it, and is cleared when the file is done. */
-static void pb_ingest__note_range(struct pb_ingest__ctx *ctx, int32_t s, int32_t m, int64_t line)
+int32_t *pb_ingest__slot(int32_t **slot, int32_t *cs, int32_t *cm, int32_t s, int32_t m)
+{
+  if (s >= *cs || m >= *cm) { /* a new source or model: the table grows */
+    const int32_t ns = s >= *cs ? 2 * s + 4 : *cs, nm = m >= *cm ? 2 * m + 16 : *cm;
+    int32_t *t = pb_malloc((size_t)ns * (size_t)nm * sizeof *t);
+    for (int64_t k = 0; k < (int64_t)ns * nm; k++) t[k] = -1;
+    for (int32_t a = 0; a < *cs; a++)
+      memcpy(t + (size_t)a * (size_t)nm, *slot + (size_t)a * (size_t)*cm, (size_t)*cm * sizeof *t);
+    free(*slot);
+    *slot = t;
+    *cs = ns;
+    *cm = nm;
+  }
+  return &(*slot)[(size_t)s * (size_t)*cm + (size_t)m];
+}
+
+void pb_ingest__range(struct pb_ingest__ctx *ctx, int32_t s, int32_t m, off_t off0, off_t off1, int64_t line0)
 {
   struct pb_ingest__file *f = ctx->file;
-  if (s >= ctx->slot_cs || m >= ctx->slot_cm) { /* a new source or model: the table grows */
-    const int32_t cs = s >= ctx->slot_cs ? 2 * s + 4 : ctx->slot_cs, cm = m >= ctx->slot_cm ? 2 * m + 16 : ctx->slot_cm;
-    int32_t *slot = pb_malloc((size_t)cs * (size_t)cm * sizeof *slot);
-    for (int64_t k = 0; k < (int64_t)cs * cm; k++) slot[k] = -1;
-    for (int32_t a = 0; a < ctx->slot_cs; a++)
-      memcpy(slot + (size_t)a * (size_t)cm, ctx->slot + (size_t)a * (size_t)ctx->slot_cm,
-             (size_t)ctx->slot_cm * sizeof *slot);
-    free(ctx->slot);
-    ctx->slot = slot;
-    ctx->slot_cs = cs;
-    ctx->slot_cm = cm;
-  }
-  int32_t *k = &ctx->slot[(size_t)s * (size_t)ctx->slot_cm + (size_t)m];
+  int32_t *k = pb_ingest__slot(&ctx->slot, &ctx->slot_cs, &ctx->slot_cm, s, m);
   if (*k < 0) {
     if (f->n_range == f->cap_range) {
       f->cap_range = f->cap_range ? 2 * f->cap_range : 16;
       f->range = pb_realloc(f->range, (size_t)f->cap_range * sizeof *f->range);
     }
     *k = (int32_t)f->n_range++;
-    f->range[*k] = (struct pb_ingest__range){.s = s, .m = m, .off0 = ctx->row_off, .line0 = line};
+    f->range[*k] = (struct pb_ingest__range){.s = s, .m = m, .off0 = off0, .line0 = line0};
   }
-  f->range[*k].off1 = ctx->row_end;
+  f->range[*k].off1 = off1;
 }
 
 static int pb_ingest__not_in_store(const struct pb_ingest__ctx *ctx, int64_t line, const char *source)
@@ -493,14 +492,10 @@ static int pb_ingest__not_in_store(const struct pb_ingest__ctx *ctx, int64_t lin
   return PB_FAIL;
 }
 
-int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+int pb_ingest__check_fields(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec)
 {
-  struct pb_ingest__rec rec;
-  const char *source;
-  ctx->fail_off = ctx->row_off;
-  ctx->fail_line = line;
-  if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
-  source = rec.name[PB_COL_SOURCE];
+  if (pb_ingest__names(ctx, f, n, line, rec)) return PB_FAIL;
+  const char *source = rec->name[PB_COL_SOURCE];
   /* --append: the store's sources, which pass 1 does not change then */
   if (ctx->store_name && pb_strmap_get(&ctx->sources, source) < 0) return pb_ingest__not_in_store(ctx, line, source);
   if (!ctx->part_source || strcmp(ctx->part_source, source) != 0) {
@@ -508,7 +503,15 @@ int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t li
     ctx->part_source = pb_strdup(source);
     ctx->part_classes = pb_ingest__given_classes(ctx->opt, source);
   }
-  if (pb_ingest__values(ctx, f, line, ctx->part_classes, &rec)) return PB_FAIL;
+  return pb_ingest__values(ctx, f, line, ctx->part_classes, rec);
+}
+
+int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  struct pb_ingest__rec rec;
+  ctx->fail_off = ctx->row_off;
+  ctx->fail_line = line;
+  if (pb_ingest__check_fields(ctx, f, n, line, &rec)) return PB_FAIL;
   ctx->fail_off = -1;
   return PB_OK;
 }
@@ -534,7 +537,7 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
   if (rec.pred > x->max_class) x->max_class = rec.pred;
   for (int32_t k = 0; k < ctx->meta->topk; k++)
     if (ctx->tk_class[k] > x->max_class) x->max_class = ctx->tk_class[k];
-  pb_ingest__note_range(ctx, s, ctx->hint_model, line);
+  pb_ingest__range(ctx, s, ctx->hint_model, ctx->row_off, ctx->row_end, line);
   ctx->n_records++;
   ctx->file_records++;
   return PB_OK;
@@ -592,14 +595,15 @@ static int pb_ingest__finish_pass1(struct pb_ingest__ctx *ctx)
 }
 
 /* One file of pass 1: its header, every row validated, its ranges noted. */
-static int pb_ingest__pass1_file(struct pb_ingest__ctx *ctx, int k)
+static int pb_ingest__pass1_file(struct pb_ingest__ctx *ctx, int k, pb_ingest__file_fn parts)
 {
   pb_ingest__use_file(ctx, k);
   struct pb_ingest__file *f = ctx->file;
   ctx->have_header = 0;
   ctx->file_records = 0;
   ctx->csv_lines = 0;
-  int status = pb_ingest__pass1_rows(ctx, pb_ingest__pass1_row, pb_ingest__check_row);
+  int status = parts ? parts(ctx, pb_ingest__pass1_row)
+                     : pb_ingest__pass1_rows(ctx, pb_ingest__pass1_row, pb_ingest__check_row);
   f->plain = ctx->csv_lines == 0;
   for (int64_t r = 0; r < f->n_range; r++) /* the slot table is the current file's */
     ctx->slot[(size_t)f->range[r].s * (size_t)ctx->slot_cm + (size_t)f->range[r].m] = -1;
@@ -615,10 +619,10 @@ static int pb_ingest__pass1_file(struct pb_ingest__ctx *ctx, int k)
   return PB_OK;
 }
 
-int pb_ingest__pass1(struct pb_ingest__ctx *ctx)
+int pb_ingest__pass1(struct pb_ingest__ctx *ctx, pb_ingest__file_fn parts)
 {
   for (int k = 0; k < ctx->n_files; k++)
-    if (pb_ingest__pass1_file(ctx, k) != PB_OK) return PB_FAIL;
+    if (pb_ingest__pass1_file(ctx, k, parts) != PB_OK) return PB_FAIL;
   return pb_ingest__finish_pass1(ctx);
 }
 

@@ -61,6 +61,7 @@ struct pb_ingest__file {
 };
 
 struct pb_ingest__win;
+struct pb_ingest__dict;
 
 struct pb_ingest__ctx {
   const char *path;        /* the current file's name in messages */
@@ -87,7 +88,9 @@ struct pb_ingest__ctx {
   int32_t slot_cs, slot_cm;
   off_t row_off, row_end;  /* set by the reader: where the row being handled begins and ends */
   int64_t csv_lines;       /* set by the reader: lines it gave libcsv */
-  int ints_only;           /* pass 1 in parts: rows checked for their classes alone (names, probabilities: the parts) */
+  int ints_only;           /* pass 1: rows checked for their classes alone (names, probabilities: ingest_parts.c's
+                            * parts, or after ingest_dict.c's pass 2) */
+  struct pb_ingest__dict *dict;         /* pass 1 in parts (ingest_dict.c): the part being read */
   int64_t last_line;       /* pass 1: the line of the last row handled */
   char *part_source;       /* pb_ingest__check_row: the last row's source, its --classes ... */
   int32_t part_classes;
@@ -128,10 +131,31 @@ void pb_ingest__use_file(struct pb_ingest__ctx *ctx, int k);
 /* --append: the dictionaries, roles and top-k length of the store @p name
  * holding @p old, before pass 1; the files may add models only. */
 void pb_ingest__seed(struct pb_ingest__ctx *ctx, const char *name, const struct pb_meta *old);
-int pb_ingest__pass1(struct pb_ingest__ctx *ctx);
+/* Pass 1 of ctx->file given the header's handler: pb_ingest__dict_file. */
+typedef int (*pb_ingest__file_fn)(struct pb_ingest__ctx *ctx, pb_ingest__row_fn header);
+/* Pass 1 and the checks of the set: every file read by @p parts, or (NULL) the serial reader (ingest_parts.c). */
+int pb_ingest__pass1(struct pb_ingest__ctx *ctx, pb_ingest__file_fn parts);
 /* The checks of a row that need no dictionary: names, fields,
- * classes against --classes and probabilities (a part of the file). */
+ * classes against --classes and probabilities (a part of the file); */
 int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
+/* the same, the row's fields into @p rec (top-k classes into ctx->tk_class). */
+int pb_ingest__check_fields(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec);
+/* Index of @p key in a dictionary whose names are names[0..n), or -1 (*hint: the last index found). */
+int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint, const char *key);
+/* Pass 1's dictionaries grow as a row in the current file at @p line adds: a source (its index), a model
+ * (ctx->hint_model its index), a condition, an image (x->hint_image its index), each refused as that row. */
+int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *name);
+int pb_ingest__add_model(struct pb_ingest__ctx *ctx, const char *model, const char *group, int64_t line);
+int pb_ingest__add_condition(struct pb_ingest__ctx *ctx, int32_t s, const char *cond, int64_t line);
+int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_ingest__rec *rec, int64_t line);
+/* The entry [s][m] of a table of *cs x *cm entries, grown (new entries -1) to hold it. */
+int32_t *pb_ingest__slot(int32_t **slot, int32_t *cs, int32_t *cm, int32_t s, int32_t m);
+/* The current file's range of (s, m) (ctx->slot finds it) begins at @p off0, line @p line0, when it is new,
+ * and ends at @p off1. */
+void pb_ingest__range(struct pb_ingest__ctx *ctx, int32_t s, int32_t m, off_t off0, off_t off1, int64_t line0);
+/* ingest_dict.c: pass 1's rows of ctx->file (@p header: the header's handler) in parts with dictionaries of
+ * their own, merged; PB_FAIL, with no message that counts, whenever the serial pass must read it. */
+int pb_ingest__dict_file(struct pb_ingest__ctx *ctx, pb_ingest__row_fn header);
 /* ingest_parts.c: pass 1's rows of ctx->file (handler @p row, the header
  * first), with threads where it can (@p check: pb_ingest__check_row). */
 int pb_ingest__pass1_rows(struct pb_ingest__ctx *ctx, pb_ingest__row_fn row, pb_ingest__row_fn check);
@@ -164,8 +188,13 @@ int pb_ingest__summary_values(struct pb_ingest__ctx *ctx, char **f, int64_t line
 #define PB_INGEST_LSETS_MAX 4096 /* ids in one set at most */
 /* Header field @p name at @p j: 1 when it is the column `labels` (noted), 0 when not, -1 (error set) twice. */
 int pb_ingest__lsets_header(struct pb_ingest__ctx *ctx, const char *name, int j, int64_t line);
-/* Pass 1's row of source @p s, its image just added or looked up: its set, the first or the same again. */
+/* Pass 1's row of source @p s, its image just added or looked up: its set, the first or the same again; */
 int pb_ingest__lsets_row(struct pb_ingest__ctx *ctx, int32_t s, char **f, int64_t line);
+/* that row's set alone: into ctx->lset_ids (*n ids), checked against @p given classes (0: none), *max_class raised; */
+int pb_ingest__lsets_ids(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t given, const char *source,
+                         int32_t *n, int32_t *max_class);
+/* and image @p i of source @p s with set ids[0..n): the first or the same again. */
+int pb_ingest__lsets_put(struct pb_ingest__ctx *ctx, int32_t s, int32_t i, const int32_t *ids, int32_t n, int64_t line);
 /* --append: source @p s's sets are the store's (@p old). */
 void pb_ingest__lsets_seed(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_source *old);
 /* After pass 1: a source with no nonempty set holds none. */

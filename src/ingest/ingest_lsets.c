@@ -2,7 +2,8 @@
  * acceptable labels (docs/csv.md, "Label sets").  Pass 1's dictionary reader
  * hands every row here after its image is known: the first row of an image
  * gives its set (appended to the source's CSR arrays, as images are added in
- * order), every later row of it must give the same set. */
+ * order), every later row of it must give the same set.  Pass 1 in parts
+ * (ingest_dict.c) parses the sets alone and puts them when it merges. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -53,43 +54,59 @@ static int pb_ingest__lsets_conflict(struct pb_ingest__ctx *ctx, const struct pb
   return PB_FAIL;
 }
 
-int pb_ingest__lsets_row(struct pb_ingest__ctx *ctx, int32_t s, char **f, int64_t line)
+int pb_ingest__lsets_ids(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t given, const char *source,
+                         int32_t *n, int32_t *max_class)
 {
-  struct pb_source *src = &ctx->meta->sources[s];
-  struct pb_ingest__src *x = &ctx->src[s];
-  const int32_t i = x->hint_image; /* the row's image: pb_ingest__add_image has just looked it up or added it */
   const char *text = ctx->file->labels_col >= 0 ? f[ctx->file->labels_col] : "";
-  int32_t n = 0;
+  *n = 0;
   if (!ctx->lset_ids) ctx->lset_ids = pb_malloc(PB_INGEST_LSETS_MAX * sizeof *ctx->lset_ids);
-  if (pb_lsets_parse(text, ctx->lset_ids, PB_INGEST_LSETS_MAX, &n) != PB_OK) {
+  if (pb_lsets_parse(text, ctx->lset_ids, PB_INGEST_LSETS_MAX, n) != PB_OK) {
     char why[600];
     snprintf(why, sizeof why, "%s", pb_error_message());
     pb_error_set("%s:%lld: column '%s': %s", ctx->path, (long long)line, PB_INGEST_LSETS_COL, why);
     return PB_FAIL;
   }
-  for (int32_t k = 0; k < n; k++) {
+  for (int32_t k = 0; k < *n; k++) {
     const int32_t c = ctx->lset_ids[k];
-    if (x->given_classes > 0 && c >= x->given_classes) {
+    if (given > 0 && c >= given) {
       pb_error_set("%s:%lld: column '%s': class %d outside [0, %d) of source %s", ctx->path, (long long)line,
-                   PB_INGEST_LSETS_COL, c, x->given_classes, src->name);
+                   PB_INGEST_LSETS_COL, c, given, source);
       return PB_FAIL;
     }
-    if (c > x->max_class) x->max_class = c;
+    if (c > *max_class) *max_class = c;
   }
+  return PB_OK;
+}
+
+int pb_ingest__lsets_put(struct pb_ingest__ctx *ctx, int32_t s, int32_t i, const int32_t *ids, int32_t n,
+                         int64_t line)
+{
+  struct pb_source *src = &ctx->meta->sources[s];
+  struct pb_ingest__src *x = &ctx->src[s];
   if (i < x->lset_images) { /* seen before: the same set */
     int32_t m;
     const int32_t *had = pb_lsets_of(src, i, &m);
-    if (m != n || (n > 0 && memcmp(had, ctx->lset_ids, (size_t)n * sizeof *had) != 0))
-      return pb_ingest__lsets_conflict(ctx, src, s, i, ctx->lset_ids, n, line);
+    if (m != n || (n > 0 && memcmp(had, ids, (size_t)n * sizeof *had) != 0))
+      return pb_ingest__lsets_conflict(ctx, src, s, i, ids, n, line);
     return PB_OK;
   }
   pb_ingest__lsets_room(src, x, i, n);
   if (n > 0) /* no ids yet: lset_ids may still be NULL, which memcpy must not get even for 0 bytes */
-    memcpy(src->lset_ids + src->lset_off[i], ctx->lset_ids, (size_t)n * sizeof *src->lset_ids);
+    memcpy(src->lset_ids + src->lset_off[i], ids, (size_t)n * sizeof *src->lset_ids);
   src->lset_off[i + 1] = src->lset_off[i] + n;
   x->lset_images = i + 1;
   x->lset_any |= n > 0;
   return PB_OK;
+}
+
+int pb_ingest__lsets_row(struct pb_ingest__ctx *ctx, int32_t s, char **f, int64_t line)
+{
+  struct pb_ingest__src *x = &ctx->src[s];
+  int32_t n;
+  if (pb_ingest__lsets_ids(ctx, f, line, x->given_classes, ctx->meta->sources[s].name, &n, &x->max_class))
+    return PB_FAIL;
+  /* the row's image: pb_ingest__add_image has just looked it up or added it */
+  return pb_ingest__lsets_put(ctx, s, x->hint_image, ctx->lset_ids, n, line);
 }
 
 void pb_ingest__lsets_seed(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_source *old)

@@ -1,4 +1,6 @@
-/* `pairbound ingest`, pass 1 of one file with threads.
+/* `pairbound ingest`, pass 1 of one file with threads where pass 1 in parts
+ * with dictionaries of their own (ingest_dict.c) failed: the reader whose
+ * messages count.
  *
  * The dictionaries grow in order of first appearance, which only a reader
  * in file order can follow; the checks of a row that need no dictionary (its

@@ -366,7 +366,10 @@ const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int
 }
 
 /* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
- * 15 significant digits and 22 fraction digits: m / 10^k is then one correctly
+ * 15 significant digits and 22 fraction digits, or that followed by a decimal
+ * exponent "e-5" ("E", "+", at most 3 digits; shortest float text writes small
+ * probabilities so) when the fraction digits less the exponent, k, lie in
+ * [0, 22]: m / 10^k is then one correctly
  * rounded double division (m < 2^53, 10^k exact), and rounding that double to
  * float gives the correctly rounded float unless the double lies exactly
  * halfway between two floats (then, and for anything else, returns 0 and the
@@ -389,7 +392,15 @@ static int pb_ingest__decimal(const char *s, float *out)
       if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
     k = p - frac;
   }
-  if (*p != '\0' || k > 22) return 0;
+  if (*p == 'e' || *p == 'E') {
+    const int neg = p[1] == '-';
+    const char *e0 = p + 1 + (p[1] == '-' || p[1] == '+');
+    int e = 0;
+    for (p = e0; (unsigned)(*p - '0') < 10 && p - e0 < 3; p++) e = 10 * e + (*p - '0');
+    if (p == e0) return 0;
+    k += neg ? e : -e;
+  }
+  if (*p != '\0' || k < 0 || k > 22) return 0;
   const double d = (double)m / p10[k];
   const float f = (float)d;
   if ((double)f != d) {

@@ -45,6 +45,8 @@ struct pb_ingest__win {
   char *missing;           /* the first missing record's message (store order), or NULL */
   int first_found;         /* pass 3: the duplicate's first occurrence was found ... */
   int64_t first_line;      /* ... at this line */
+  char *keep;              /* with a store: the memory of the rows' arrays, kept from window to window, since */
+  size_t keep_bytes;       /* a fresh page costs a fault at its first touch (without: each row's own, handed on) */
 };
 
 /* The segment of the window that holds row r of source s, or NULL. */
@@ -265,11 +267,34 @@ static void pb_ingest__find_missing(const struct pb_ingest__ctx *ctx, struct pb_
 static void pb_ingest__window_clear(struct pb_ingest__win *w)
 {
   for (int k = 0; k < w->n_seg; k++) {
-    pb_store_rows_free(&w->seg[k].rows);
+    if (!w->keep) pb_store_rows_free(&w->seg[k].rows);
     free(w->seg[k].seen);
   }
   w->n_seg = w->hint = 0;
   w->bytes = 0;
+}
+
+/* The arrays of segment @p g's records from @p at (NULL: only their size);
+ * returns the bytes they take. */
+static size_t pb_ingest__rows_carve(const struct pb_meta *meta, struct pb_ingest__seg *g, char *at)
+{
+  const size_t K = (size_t)meta->topk, b = (size_t)(g->r1 - g->r0) * (size_t)meta->sources[g->s].n_images * 4;
+  const size_t sums = !!(meta->summaries & PB_SUMMARY_ENTROPY) + !!(meta->summaries & PB_SUMMARY_COLLISION);
+  if (!at) return b * (3 + 2 * K + sums);
+  struct pb_rows *r = &g->rows;
+  *r = (struct pb_rows){.n_rows = g->r1 - g->r0, .n_images = meta->sources[g->s].n_images, .topk = meta->topk};
+  r->pred = (int32_t *)at;
+  r->smax = (float *)(at += b);
+  r->ptrue = (float *)(at += b);
+  at += b;
+  if (K > 0) {
+    r->topk_class = (int32_t *)at;
+    r->topk_prob = (float *)(at += b * K);
+    at += b * K;
+  }
+  if (meta->summaries & PB_SUMMARY_ENTROPY) r->entropy = (float *)at, at += b;
+  if (meta->summaries & PB_SUMMARY_COLLISION) r->collision = (float *)at;
+  return b * (3 + 2 * K + sums);
 }
 
 /* Fill the window's rows and, while the input has no error, hand them on:
@@ -277,13 +302,25 @@ static void pb_ingest__window_clear(struct pb_ingest__win *w)
 static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_store *st,
                                 struct pb_rows *out)
 {
+  const struct pb_meta *meta = ctx->meta;
   int status = PB_OK;
+  size_t need = 0;
+  for (int k = 0; k < w->n_seg && st; k++) need += pb_ingest__rows_carve(meta, &w->seg[k], NULL);
+  if (st && need > w->keep_bytes) { /* grown in place where it can be: its pages stay */
+    w->keep = pb_realloc(w->keep, need);
+    w->keep_bytes = need;
+  }
+  size_t at = 0;
   for (int k = 0; k < w->n_seg; k++) {
     struct pb_ingest__seg *g = &w->seg[k];
-    const struct pb_source *src = &ctx->meta->sources[g->s];
+    const struct pb_source *src = &meta->sources[g->s];
     const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)src->n_images;
-    pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, ctx->meta->topk);
-    pb_store_rows_summaries(&g->rows, ctx->meta->summaries);
+    if (st) {
+      at += pb_ingest__rows_carve(meta, g, w->keep + at);
+    } else {
+      pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, meta->topk);
+      pb_store_rows_summaries(&g->rows, meta->summaries);
+    }
     g->seen = pb_calloc((n_rec + 7) / 8 + 1, 1);
   }
   if (pb_ingest__sweep(ctx, w) != PB_OK) status = PB_FAIL;
@@ -392,6 +429,7 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, struct p
   }
   free(w.missing);
   free(w.seg);
+  free(w.keep);
   return status;
 }
 
@@ -422,16 +460,26 @@ static void pb_ingest__provenance(struct pb_ingest__ctx *ctx)
   else snprintf(ctx->meta->provenance, n, "%s", ctx->old_provenance);
 }
 
-/* Pass 1, the metadata's last checks, then pass 2 into a store or @p out. */
-static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
-                          const char *store_path, struct pb_rows **out)
+/* pb_ingest__once: the fast way failed, and the ingest must be read again the serial way. */
+#define PB_INGEST__AGAIN 2
+
+/* Pass 1, the metadata's last checks, then pass 2 into a store or @p out.
+ * @p fast: pass 1 in parts (ingest_dict.c), which leaves the rows' names and
+ * numbers to pass 2 (pb_ingest__key, pb_ingest__check_values: every row of
+ * every window); on any failure PB_INGEST__AGAIN, and *late the message when
+ * it came from the store's creation on.  Not fast with *late: when pass 1
+ * (which meets a row's error before pass 2 could) and the checks after it
+ * find nothing, that message, which pass 2 would give again (the same
+ * dictionaries, the same windows). */
+static int pb_ingest__once(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                           const char *store_path, struct pb_rows **out, int fast, char **late)
 {
   struct pb_ingest__ctx ctx;
   struct pb_store *st = NULL;
-  int status = PB_FAIL;
+  int status = PB_FAIL, writing = 0;
   pb_ingest__ctx_init(&ctx, n, paths, store_path, opt, meta);
   if (opt && opt->append && pb_ingest__seed_store(&ctx, store_path) != PB_OK) goto done;
-  if (pb_ingest__pass1(&ctx) != PB_OK) goto done;
+  if (pb_ingest__pass1(&ctx, fast ? pb_ingest__dict_file : NULL) != PB_OK) goto done;
   pb_ingest__provenance(&ctx);
   if (pb_meta_validate(meta)) {
     char why[1024];
@@ -439,6 +487,11 @@ static int pb_ingest__run(int n, const char *const *paths, const struct pb_inges
     pb_error_set("%s: %s", ctx.set_name, why);
     goto done;
   }
+  if (!fast && *late) {
+    pb_error_set("%s", *late);
+    goto done;
+  }
+  writing = 1;
   if (store_path && (opt && opt->append ? pb_store_append_begin(store_path, meta, &st)
                                          : pb_store_create(store_path, MPI_COMM_SELF, meta, &st)) != PB_OK)
     goto done;
@@ -451,6 +504,10 @@ static int pb_ingest__run(int n, const char *const *paths, const struct pb_inges
     st = NULL;
   }
 done:
+  if (fast && status != PB_OK) {
+    if (writing) *late = pb_strdup(pb_error_message());
+    status = PB_INGEST__AGAIN;
+  }
   if (st) pb_store_close(st); /* removes the unfinished STORE.tmp */
   if (status != PB_OK && out && *out) {
     for (int32_t s = 0; s < meta->n_sources; s++) pb_store_rows_free(&(*out)[s]);
@@ -458,6 +515,24 @@ done:
     *out = NULL;
   }
   pb_ingest__ctx_free(&ctx);
+  return status;
+}
+
+/* The ingest: the fast way where it may apply (threads, no stdin), else or
+ * when it fails the serial way from the start, whose messages count. */
+static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
+                          const char *store_path, struct pb_rows **out)
+{
+  char *late = NULL;
+  int status = PB_INGEST__AGAIN, fast = omp_get_max_threads() > 1;
+  for (int k = 0; k < n; k++)
+    if (strcmp(paths[k], "-") == 0) fast = 0;
+  if (fast) status = pb_ingest__once(n, paths, opt, meta, store_path, out, 1, &late);
+  if (status == PB_INGEST__AGAIN) {
+    if (fast) pb_meta_free(meta);
+    status = pb_ingest__once(n, paths, opt, meta, store_path, out, 0, &late);
+  }
+  free(late);
   return status;
 }
 

@@ -36,13 +36,14 @@ static void prob_string(char *buf, size_t n, int kind)
 {
   const float f = (float)((rng_next() >> 11) * 0x1.0p-53);
   const float g = nextafterf(f, 2.0f);
-  switch (kind % 7) {
+  switch (kind % 8) {
   case 0: snprintf(buf, n, "%.9g", (double)f); break;                 /* round-trip float (export) */
   case 1: snprintf(buf, n, "%.15g", ((double)f + (double)g) / 2); break;   /* next to a float midpoint */
   case 2: snprintf(buf, n, "%.*f", 1 + (int)(rng_next() % 15), (double)f); break;
   case 3: snprintf(buf, n, "0.%017llu", (unsigned long long)(rng_next() % 100000000000000000ull)); break;
-  case 4: snprintf(buf, n, "%.3e", (double)f); break;                  /* exponent: strtof's path */
+  case 4: snprintf(buf, n, "%.3e", (double)f); break;                  /* exponent */
   case 5: snprintf(buf, n, "%s", (rng_next() & 1) ? "1" : "0.0"); break;
+  case 6: snprintf(buf, n, "%.*g", 1 + (int)(rng_next() % 9), (double)f * 1e-3); break; /* small: e-05 (export) */
   default: snprintf(buf, n, "%.24f", (double)f * 1e-30); break;        /* tiny: subnormal or zero */
   }
 }
