@@ -67,20 +67,6 @@ int32_t pb_store_span_rows(const struct pb_store *st, int32_t src);
 int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data);
 
 /**
- * pb_store_write_span in two halves, so that writing overlaps computing:
- * where the store takes direct chunk writes, pb_store_write_start hands this
- * rank's rows to a thread of its own and returns at once (PB_OK), and
- * pb_store_write_wait ends that write, the ranks agreeing on its status;
- * @p data must stay untouched until then (compute the next rows into another
- * buffer meanwhile).  Where the layout takes HDF5's collective writes, start
- * writes at once (collective, the status agreed) and wait has nothing to
- * end.  Both are called by every rank alike, a wait after every start; at
- * most one write is pending, and pb_store_commit and pb_store_close end it.
- */
-int pb_store_write_start(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data);
-int pb_store_write_wait(struct pb_store *st);
-
-/**
  * `pairbound ingest --append` (one process): begin adding models to the
  * store at @p path, whose metadata @p meta extends with models (the same
  * sources, conditions, images, roles and top-k length; a source's class

@@ -30,8 +30,6 @@ struct pb_store__wdset {
   off_t *addr;       /* file offset of chunk m * per_model + k */
 };
 
-struct pb_store__wjob;
-
 struct pb_store {
   struct pb_meta meta;
   hid_t file;
@@ -54,7 +52,6 @@ struct pb_store {
   int wdirect;      /* whether they are used (else HDF5's writes; alike on every rank) */
   off_t wbase;      /* file offset of HDF5's address 0 */
   struct pb_store__wdset *wmap; /* [n_sources * PB_STORE_DSETS] */
-  struct pb_store__wjob *wjob;  /* the write pb_store_write_start left running, or NULL (store_write.c) */
   int lsets;        /* reads map predictions to set correctness (pb_store_labels) */
 };
 

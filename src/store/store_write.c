@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/uio.h>
@@ -130,11 +129,8 @@ int pb_store__wmap_all(struct pb_store *st)
   return PB_OK;
 }
 
-static void pb_store__wjob_end(struct pb_store *st);
-
 void pb_store__wmap_free(struct pb_store *st)
 {
-  pb_store__wjob_end(st); /* a pending write uses the map and the descriptor */
   for (int32_t k = 0; st->wmap && k < st->meta.n_sources * PB_STORE_DSETS; k++) free(st->wmap[k].addr);
   free(st->wmap);
   st->wmap = NULL;
@@ -168,8 +164,8 @@ int32_t pb_store_span_rows(const struct pb_store *st, int32_t src)
  * A chunk the rows fill is written from @p buf itself; the last chunk of a
  * model whose conditions do not fill it is copied into @p scratch and
  * padded with zeros, as HDF5 pads an edge chunk. */
-static int pb_store__write_dset(const struct pb_store *st, const struct pb_store__wdset *w, int32_t n_cond,
-                                int32_t row0, int32_t n_rows, const char *buf, char **scratch)
+static int pb_store__write_dset(struct pb_store *st, const struct pb_store__wdset *w, int32_t n_cond, int32_t row0,
+                                int32_t n_rows, const char *buf, char **scratch)
 {
   const size_t chunk_bytes = (size_t)w->rows * w->row_bytes;
   for (int32_t r = row0; r < row0 + n_rows;) {
@@ -200,9 +196,8 @@ static int pb_store__write_dset(const struct pb_store *st, const struct pb_store
   return PB_OK;
 }
 
-/* This rank's part of a direct write: no collective call (a thread of its own may run it). */
-static int pb_store__write_span_local(const struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
-                                      const struct pb_rows *data)
+int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
+                                const struct pb_rows *data)
 {
   const int32_t n_cond = st->meta.sources[src].n_conditions;
   const void *field[PB_STORE_DSETS] = {data->pred,      data->smax,    data->ptrue,    data->topk_class,
@@ -216,83 +211,6 @@ static int pb_store__write_span_local(const struct pb_store *st, int32_t src, in
     free(scratch);
     scratch = NULL;
   }
-  return status;
-}
-
-int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
-                                const struct pb_rows *data)
-{
   /* a write that failed (a full disk) on one rank fails every rank's */
-  return pb_error_agree(st->comm, pb_store__write_span_local(st, src, row0, n_rows, data));
-}
-
-/* ------------------------------------------------------------ overlapped writes */
-
-/* A write on a thread of its own; its message is copied out, the error
- * buffer being per thread. */
-struct pb_store__wjob {
-  pthread_t thread;
-  int running;
-  const struct pb_store *st;
-  int32_t src, row0, n_rows;
-  const struct pb_rows *data;
-  int status;
-  char msg[PB_ERROR_MAX];
-};
-
-static void *pb_store__wjob_main(void *arg)
-{
-  struct pb_store__wjob *j = arg;
-  j->status = pb_store__write_span_local(j->st, j->src, j->row0, j->n_rows, j->data);
-  if (j->status != PB_OK) snprintf(j->msg, sizeof j->msg, "%s", pb_error_message());
-  return NULL;
-}
-
-/* End the pending write, if any (its thread joined); its status, the message set on failure (local). */
-static int pb_store__wjob_finish(struct pb_store *st)
-{
-  struct pb_store__wjob *j = st->wjob;
-  if (!j) return PB_OK;
-  if (j->running) pthread_join(j->thread, NULL);
-  const int status = j->status;
-  if (status != PB_OK) pb_error_set("%s", j->msg);
-  free(j);
-  st->wjob = NULL;
-  return status;
-}
-
-/* Closing: the pending write ended, whatever its outcome; the message of
- * the failure that made the caller close stays. */
-static void pb_store__wjob_end(struct pb_store *st)
-{
-  if (!st->wjob) return;
-  char keep[PB_ERROR_MAX];
-  snprintf(keep, sizeof keep, "%s", pb_error_message());
-  pb_store__wjob_finish(st);
-  pb_error_set("%s", keep);
-}
-
-int pb_store_write_start(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data)
-{
-  if (!st->writable) {
-    pb_error_set("%s: store is not open for writing", st->path);
-    return PB_FAIL;
-  }
-  if (!st->wdirect) return pb_store_write_span(st, src, row0, n_rows, data);
-  if (st->wjob) {
-    pb_error_set("%s: a write is already pending (pb_store_write_wait first)", st->path);
-    return PB_FAIL;
-  }
-  struct pb_store__wjob *j = pb_calloc(1, sizeof *j);
-  *j = (struct pb_store__wjob){.st = st, .src = src, .row0 = row0, .n_rows = n_rows, .data = data};
-  st->wjob = j;
-  j->running = n_rows > 0 && pthread_create(&j->thread, NULL, pb_store__wjob_main, j) == 0;
-  if (!j->running && n_rows > 0) pb_store__wjob_main(j); /* no thread to be had: written here */
-  return PB_OK;
-}
-
-int pb_store_write_wait(struct pb_store *st)
-{
-  /* a write that failed (a full disk) on one rank fails every rank's */
-  return pb_error_agree(st->comm, pb_store__wjob_finish(st));
+  return pb_error_agree(st->comm, status);
 }

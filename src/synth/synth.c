@@ -470,10 +470,8 @@ void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta
 }
 
 /* Source s: its write units (pb_store_span_rows: a model's rows at most) in
- * contiguous shares of the ranks, written a unit per rank per round, from two
- * buffers per rank in turn: a unit is written (pb_store_write_start) while
- * the next is computed.  Memory is two units, not a rank's share of the
- * source. */
+ * contiguous shares of the ranks, written a unit per rank per round, from one
+ * buffer per rank: memory is a unit, not a rank's share of the source. */
 static int pb_synth__source(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
                             struct pb_store *st, MPI_Comm comm)
 {
@@ -485,29 +483,22 @@ static int pb_synth__source(const struct pb_synth_config *cfg, const struct pb_m
   const int64_t units = (int64_t)meta->n_models * per_model, u0 = units * rank / size,
                 u1 = units * (rank + 1) / size, rounds = (units + size - 1) / size;
   struct pb_synth__source L;
-  struct pb_rows buf[2];
+  struct pb_rows buf;
   pb_synth__latents(cfg, meta, s, &L);
-  for (int k = 0; k < 2; k++) {
-    pb_store_rows_alloc(&buf[k], span, src->n_images, cfg->topk);
-    pb_store_rows_summaries(&buf[k], meta->summaries);
-  }
+  pb_store_rows_alloc(&buf, span, src->n_images, cfg->topk);
+  pb_store_rows_summaries(&buf, meta->summaries);
   int status = PB_OK;
   for (int64_t j = 0; j < rounds && status == PB_OK; j++) {
     int32_t row0 = 0, n = 0;
-    struct pb_rows *b = &buf[j % 2]; /* the other one may still be being written */
     if (u0 + j < u1) {
       const int32_t m = (int32_t)((u0 + j) / per_model), c0 = (int32_t)((u0 + j) % per_model) * span;
       row0 = m * src->n_conditions + c0;
       n = c0 + span <= src->n_conditions ? span : src->n_conditions - c0;
-      pb_synth__fill(cfg, meta, s, &L, row0, n, b);
+      pb_synth__fill(cfg, meta, s, &L, row0, n, &buf);
     }
-    /* every rank, each round: the previous round's write ended, the same status */
-    status = pb_store_write_wait(st);
-    if (status == PB_OK) status = pb_store_write_start(st, s, row0, n, b);
+    status = pb_store_write_span(st, s, row0, n, &buf); /* every rank, each round: the same status */
   }
-  const int last = pb_store_write_wait(st);
-  if (status == PB_OK) status = last;
-  for (int k = 0; k < 2; k++) pb_store_rows_free(&buf[k]);
+  pb_store_rows_free(&buf);
   pb_synth__latents_free(&L);
   return status;
 }

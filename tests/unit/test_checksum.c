@@ -210,12 +210,9 @@ static const char *direct_store(void)
   return path;
 }
 
-/* The same store written the direct way (checksums computed here, chunks
- * written with pwrite): each rank writes the units of its models, a unit a
- * round (10 conditions, then the edge chunk's 2), through
- * pb_store_write_start and pb_store_write_wait from two buffers in turn, as
- * synth does, so a write runs on its own thread while the next unit is
- * filled. */
+/* The same store written the direct way (pb_store_write_span: checksums
+ * computed here, chunks written with pwrite): each rank writes the units of
+ * its models, a unit a round (10 conditions, then the edge chunk's 2). */
 static const char *direct_written_store(void)
 {
   static char path[512];
@@ -239,37 +236,25 @@ static const char *direct_written_store(void)
   struct pb_store *st;
   ck_assert_msg(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK, "%s", pb_error_message());
   ck_assert_int_eq(pb_store_span_rows(st, 0), 10); /* 4 MiB / 400 KB rows: 10 conditions a chunk */
-  struct pb_rows buf[2], *d = buf;
-  pb_store_rows_alloc(&buf[0], 10, D_IMG, 0);
-  pb_store_rows_alloc(&buf[1], 10, D_IMG, 0);
-  /* a span that is not whole chunks is refused, on every rank: at once, or at the wait of a started write */
-  ck_assert_int_eq(pb_store_write_span(st, 0, 3, rank == 0 ? 2 : 0, d), PB_FAIL);
+  struct pb_rows d;
+  pb_store_rows_alloc(&d, 10, D_IMG, 0);
+  /* a span that is not whole chunks is refused, on every rank */
+  ck_assert_int_eq(pb_store_write_span(st, 0, 3, rank == 0 ? 2 : 0, &d), PB_FAIL);
   ck_assert_msg(strstr(pb_error_message(), "do not cover whole chunks") != NULL, "%s", pb_error_message());
-  ck_assert_int_eq(pb_store_write_start(st, 0, 3, rank == 0 ? 2 : 0, d), PB_OK);
-  ck_assert_int_eq(pb_store_write_start(st, 0, 0, 0, d), PB_FAIL); /* one write pending at most */
-  ck_assert_msg(strstr(pb_error_message(), "already pending") != NULL, "%s", pb_error_message());
-  ck_assert_int_eq(pb_store_write_wait(st), PB_FAIL);
-  if (rank == 0) ck_assert_msg(strstr(pb_error_message(), "do not cover whole chunks") != NULL, "%s",
-                               pb_error_message());
-  ck_assert_int_eq(pb_store_write_wait(st), PB_OK); /* nothing pending */
   for (int round = 0; round < 2 * D_MOD; round++) {
     const int m = round / 2, unit = round % 2, mine = m % size == rank;
     const int32_t row0 = m * D_COND + unit * 10, n = mine ? (unit ? 2 : 10) : 0;
-    d = &buf[round % 2]; /* the other one may still be being written */
     for (int32_t j = 0; j < n; j++)
       for (int i = 0; i < D_IMG; i++) {
         size_t x = (size_t)j * D_IMG + i;
-        d->pred[x] = d_pred(row0 + j, i);
-        d->smax[x] = d_smax(row0 + j, i);
-        d->ptrue[x] = d_ptrue(row0 + j, i);
+        d.pred[x] = d_pred(row0 + j, i);
+        d.smax[x] = d_smax(row0 + j, i);
+        d.ptrue[x] = d_ptrue(row0 + j, i);
       }
-    ck_assert_msg(pb_store_write_wait(st) == PB_OK, "%s", pb_error_message());
-    ck_assert_msg(pb_store_write_start(st, 0, row0, n, d) == PB_OK, "%s", pb_error_message());
+    ck_assert_msg(pb_store_write_span(st, 0, row0, n, &d) == PB_OK, "%s", pb_error_message());
   }
-  ck_assert_msg(pb_store_write_wait(st) == PB_OK, "%s", pb_error_message());
   ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
-  pb_store_rows_free(&buf[0]);
-  pb_store_rows_free(&buf[1]);
+  pb_store_rows_free(&d);
   for (int i = 0; i < D_IMG; i++) free(ids[i]);
   free(ids);
   free(labels);
