@@ -70,11 +70,7 @@ static int pb_bounds__lsets_reread(const struct pb_stage *st, const struct pb_bo
   const struct pb_meta *meta = st->meta;
   const int64_t n = st->last - st->first;
   struct pb_cell_block b;
-  struct pb_cell_ref *all;
-  pb_dist_cells(meta, &all);
-  uint8_t *want = pb_malloc((size_t)(n > 0 ? n : 1));
-  for (int64_t c = 0; c < n; c++) want[c] = (uint8_t)pb_lsets_source_has(&meta->sources[all[st->first + c].source]);
-  free(all);
+  uint8_t *want = pb_lsets_cells_with(meta, st->first, st->last, NULL);
   int status = pb_cells_load_selected(st->store, st->first, st->last,
                                       PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | PB_FIELD_ORIGINAL, want, &b);
   free(want);

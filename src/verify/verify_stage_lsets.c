@@ -95,12 +95,7 @@ int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *
   if (!pb_store_has_lsets(meta)) return PB_OK;
   const int64_t n = st->last - st->first, N = (int64_t)meta->n_sources * PB_VLS_N;
   /* only the covered cells of sources with sets are read, with their stored predictions */
-  uint8_t *want = pb_calloc((size_t)(n > 0 ? n : 1), 1);
-  struct pb_cell_ref *all;
-  pb_dist_cells(meta, &all);
-  for (int64_t c = 0; c < n; c++)
-    want[c] = cov[st->first + c] && pb_lsets_source_has(&meta->sources[all[st->first + c].source]);
-  free(all);
+  uint8_t *want = pb_lsets_cells_with(meta, st->first, st->last, cov);
   /* under labels = set the stage's predictions are the set map: the stored ones are read again */
   struct pb_cell_block own;
   const struct pb_cell_block *bp = loaded;
