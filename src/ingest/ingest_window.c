@@ -274,27 +274,10 @@ static void pb_ingest__window_clear(struct pb_ingest__win *w)
   w->bytes = 0;
 }
 
-/* The arrays of segment @p g's records from @p at (NULL: only their size);
- * returns the bytes they take. */
+/* The arrays of segment @p g's records carved from @p at (NULL: only their size); returns the bytes they take. */
 static size_t pb_ingest__rows_carve(const struct pb_meta *meta, struct pb_ingest__seg *g, char *at)
 {
-  const size_t K = (size_t)meta->topk, b = (size_t)(g->r1 - g->r0) * (size_t)meta->sources[g->s].n_images * 4;
-  const size_t sums = !!(meta->summaries & PB_SUMMARY_ENTROPY) + !!(meta->summaries & PB_SUMMARY_COLLISION);
-  if (!at) return b * (3 + 2 * K + sums);
-  struct pb_rows *r = &g->rows;
-  *r = (struct pb_rows){.n_rows = g->r1 - g->r0, .n_images = meta->sources[g->s].n_images, .topk = meta->topk};
-  r->pred = (int32_t *)at;
-  r->smax = (float *)(at += b);
-  r->ptrue = (float *)(at += b);
-  at += b;
-  if (K > 0) {
-    r->topk_class = (int32_t *)at;
-    r->topk_prob = (float *)(at += b * K);
-    at += b * K;
-  }
-  if (meta->summaries & PB_SUMMARY_ENTROPY) r->entropy = (float *)at, at += b;
-  if (meta->summaries & PB_SUMMARY_COLLISION) r->collision = (float *)at;
-  return b * (3 + 2 * K + sums);
+  return pb_store_rows_carve(&g->rows, g->r1 - g->r0, meta->sources[g->s].n_images, meta->topk, meta->summaries, at);
 }
 
 /* Fill the window's rows and, while the input has no error, hand them on:

@@ -58,6 +58,28 @@ void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images,
   rows->pred_orig = NULL;
 }
 
+size_t pb_store_rows_carve(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk, int32_t summaries,
+                           char *block)
+{
+  const size_t K = topk > 0 ? (size_t)topk : 0, b = (size_t)n_rows * (size_t)n_images * 4;
+  const size_t sums = !!(summaries & PB_SUMMARY_ENTROPY) + !!(summaries & PB_SUMMARY_COLLISION);
+  if (!block) return b * (3 + 2 * K + sums);
+  *rows = (struct pb_rows){.n_rows = n_rows, .n_images = n_images, .topk = topk};
+  char *at = block;
+  rows->pred = (int32_t *)at;
+  rows->smax = (float *)(at += b);
+  rows->ptrue = (float *)(at += b);
+  at += b;
+  if (K > 0) {
+    rows->topk_class = (int32_t *)at;
+    rows->topk_prob = (float *)(at += b * K);
+    at += b * K;
+  }
+  if (summaries & PB_SUMMARY_ENTROPY) rows->entropy = (float *)at, at += b;
+  if (summaries & PB_SUMMARY_COLLISION) rows->collision = (float *)at;
+  return b * (3 + 2 * K + sums);
+}
+
 void pb_store_rows_free(struct pb_rows *rows)
 {
   if (rows && !pb_store_memo_release(rows)) pb_store_rows_free_owned(rows);
