@@ -30,19 +30,6 @@ static inline void pb_fragility__add(struct pb_fragility__tally *t, int32_t b, i
   t->total++;
 }
 
-/* Insertion sort of a few doubles, ascending (the random shifts' medians of PB_FRAGILITY_RANDOM_DRAWS
- * movements, hundreds of thousands per run, where qsort's call overhead dominated).  For values without
- * NaN or signed zeros the order is qsort's, so the sorted values are the same. */
-static inline void pb_fragility__sort_few(double *x, int32_t n)
-{
-  for (int32_t i = 1; i < n; i++) {
-    const double v = x[i];
-    int32_t j = i;
-    for (; j > 0 && x[j - 1] > v; j--) x[j] = x[j - 1];
-    x[j] = v;
-  }
-}
-
 /** The partition of @p in fitted on part @p fit (A or B) with @p J bins and @p K groups: in->fitted[fit]
  *  when the caller supplied it with that shape, else fitted into @p own (zeroed otherwise); release @p own
  *  with pb_fragility_partition_free either way. */

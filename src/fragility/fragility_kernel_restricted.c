@@ -271,7 +271,7 @@ static double pb_fragility__beta_quantile(double t, double a, double b, int uppe
  * thousands of times), and each costs tens of incomplete-beta evaluations.  So a direct-mapped memo per
  * thread; an entry holds its whole key and the quantile is a function of the key alone, so what the
  * memo holds never changes a result.  The shape parameters are counts >= 1 (the zeroed entries match no
- * key); counts past 2^31 are not memoised. */
+ * key); other shapes (not whole, below 1 or past 2^31) are not memoised. */
 #define PB_FRAGILITY_BQ_MEMO 32768
 struct pb_fragility__bq {
   uint64_t key;                /* a << 32 | b << 1 | upper */
@@ -281,7 +281,9 @@ static _Thread_local struct pb_fragility__bq pb_fragility__bq_memo[PB_FRAGILITY_
 
 static double pb_fragility__beta_quantile_memo(double t, double a, double b, int upper)
 {
-  if (!(a < 2147483648.0 && b < 2147483648.0)) return pb_fragility__beta_quantile(t, a, b, upper);
+  /* only whole shapes in [1, 2^31) make a key (anything else, e.g. a caller's x > n + 1, is computed) */
+  if (!(a >= 1 && b >= 1 && a < 2147483648.0 && b < 2147483648.0 && a == floor(a) && b == floor(b)))
+    return pb_fragility__beta_quantile(t, a, b, upper);
   const uint64_t key = (uint64_t)a << 32 | (uint64_t)b << 1 | (uint64_t)(upper != 0);
   uint64_t h = key; /* splitmix64's finaliser: the keys are small integers in a few bits */
   h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
