@@ -22,7 +22,11 @@
 #define MAXP 5
 #define NLAM 6
 
-static const double LAMS[NLAM] = {0, 0.1, 0.25, 0.5, 0.7, 1};
+static const double LAMS_GRID[NLAM] = {0, 0.1, 0.25, 0.5, 0.7, 1};
+/* weights within 2^-16 of 0, 1/2 and 1, which the kernel takes by its scan over the split instead of its
+ * closed form, and two (0.3, 0.35) of one group of equal slope signs */
+static const double LAMS_SCAN[NLAM] = {1e-6, 0.5 - 1e-7, 0.5 + 1e-7, 1 - 1e-6, 0.3, 0.35};
+static const double *LAMS = LAMS_GRID;
 
 
 #define ASSERT_NEAR(a, b, ...)                                                                   \
@@ -538,6 +542,20 @@ START_TEST(test_random_vs_enumeration)
 }
 END_TEST
 
+/* The same enumeration at weights next to the slopes' zeros (the scan path) and in a shared group. */
+START_TEST(test_random_scan_weights)
+{
+  rng_state = test_seed() ^ 0x2e2e;
+  LAMS = LAMS_SCAN;
+  for (int trial = 0; trial < 600; trial++) {
+    struct tcell c;
+    random_cell(&c, rng_int(1, 3), 6);
+    check_cell(&c, trial);
+  }
+  LAMS = LAMS_GRID;
+}
+END_TEST
+
 START_TEST(test_random_two_class_products)
 {
   rng_state = test_seed() ^ 0x5151;
@@ -618,6 +636,7 @@ static Suite *policy_suite(void)
   TCase *tr = tcase_create("random");
   tcase_set_timeout(tr, 300);
   tcase_add_test(tr, test_random_vs_enumeration);
+  tcase_add_test(tr, test_random_scan_weights);
   tcase_add_test(tr, test_random_two_class_products);
   tcase_add_test(tr, test_random_large_classes);
   tcase_add_test(tr, test_deterministic);
