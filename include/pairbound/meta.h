@@ -154,10 +154,11 @@ void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images,
 void pb_store_rows_free(struct pb_rows *rows);
 /* Allocate the summary arrays of @p rows (pb_store_rows_alloc'ed) named by PB_SUMMARY_* bits @p summaries. */
 void pb_store_rows_summaries(struct pb_rows *rows, int32_t summaries);
-/* The arrays pb_store_rows_alloc and pb_store_rows_summaries would allocate, carved instead from @p block,
- * which the caller owns and keeps from use to use (a fresh page costs a fault at its first touch; never pass
- * @p rows to pb_store_rows_free); returns the bytes they take, and with @p block NULL only computes them. */
-size_t pb_store_rows_carve(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk, int32_t summaries,
-                           char *block);
+/* The bytes of the arrays pb_store_rows_alloc and pb_store_rows_summaries would allocate. */
+size_t pb_store_rows_bytes(int32_t n_rows, int32_t n_images, int32_t topk, int32_t summaries);
+/* Those arrays carved instead from @p block (pb_store_rows_bytes of them), which the caller owns and keeps
+ * from use to use (a fresh page costs a fault at its first touch; never pass @p rows to pb_store_rows_free). */
+void pb_store_rows_carve(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk, int32_t summaries,
+                         char *block);
 
 #endif /* PAIRBOUND_META_H */

@@ -23,9 +23,11 @@
  * the serial way, whose messages the user gets. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <omp.h>
@@ -366,11 +368,23 @@ static int pb_ingest__dict_parts(struct pb_ingest__ctx *ctx, off_t data, off_t s
   return status;
 }
 
+/* Whether the file's last byte ends a line: the last row of one that does not goes to libcsv, which the parts
+ * leave to the serial pass, so such a file takes that pass at once instead of after the parts. */
+static int pb_ingest__ends_line(const char *path, off_t size)
+{
+  char last = 0;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const int ok = size > 0 && pread(fd, &last, 1, size - 1) == 1 && last == '\n';
+  close(fd);
+  return ok;
+}
+
 int pb_ingest__dict_file(struct pb_ingest__ctx *ctx, pb_ingest__row_fn header)
 {
   struct stat st;
   if (omp_get_max_threads() < 2 || strcmp(ctx->file->path, "-") == 0 || stat(ctx->file->path, &st) != 0 ||
-      !S_ISREG(st.st_mode))
+      !S_ISREG(st.st_mode) || !pb_ingest__ends_line(ctx->file->path, st.st_size))
     return PB_FAIL;
   /* the header: the row that begins at offset 0 (blank lines before it are not plain) */
   if (pb_ingest__read(ctx, header, 0, 1, 1) != PB_OK || !ctx->have_header || ctx->csv_lines > 0) return PB_FAIL;

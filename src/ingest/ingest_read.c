@@ -419,13 +419,14 @@ int pb_ingest__number(const struct pb_ingest__ctx *ctx, int64_t line, const char
                       float *out)
 {
   float v;
+  const int exact = pb_ingest__decimal(s, &v);
   /* a plain decimal (in [0, 1] for a probability) read exactly: none of the checks below can refuse it */
-  if (pb_ingest__decimal(s, &v) && (!prob || v <= 1.0f) && (v > 0.0f || !strpbrk(s, "123456789"))) {
+  if (exact && (!prob || v <= 1.0f) && (v > 0.0f || !strpbrk(s, "123456789"))) {
     *out = v;
     return PB_OK;
   }
   /* strtof's result, ERANGE on underflow included (the float is stored) */
-  if (!pb_ingest__decimal(s, &v) && pb_parse_csv_float(s, &v) != PB_OK) {
+  if (!exact && pb_parse_csv_float(s, &v) != PB_OK) {
     pb_error_set("%s:%lld: column '%s': not a number: '%s'", ctx->path, (long long)line, col, s);
     return PB_FAIL;
   }

@@ -274,10 +274,10 @@ static void pb_ingest__window_clear(struct pb_ingest__win *w)
   w->bytes = 0;
 }
 
-/* The arrays of segment @p g's records carved from @p at (NULL: only their size); returns the bytes they take. */
-static size_t pb_ingest__rows_carve(const struct pb_meta *meta, struct pb_ingest__seg *g, char *at)
+/* The bytes of the records of rows [r0, r1) of source @p s. */
+static size_t pb_ingest__rows_bytes(const struct pb_meta *meta, int32_t s, int32_t r0, int32_t r1)
 {
-  return pb_store_rows_carve(&g->rows, g->r1 - g->r0, meta->sources[g->s].n_images, meta->topk, meta->summaries, at);
+  return pb_store_rows_bytes(r1 - r0, meta->sources[s].n_images, meta->topk, meta->summaries);
 }
 
 /* Fill the window's rows and, while the input has no error, hand them on:
@@ -288,7 +288,8 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
   const struct pb_meta *meta = ctx->meta;
   int status = PB_OK;
   size_t need = 0;
-  for (int k = 0; k < w->n_seg && st; k++) need += pb_ingest__rows_carve(meta, &w->seg[k], NULL);
+  for (int k = 0; k < w->n_seg && st; k++)
+    need += pb_ingest__rows_bytes(meta, w->seg[k].s, w->seg[k].r0, w->seg[k].r1);
   if (st && need > w->keep_bytes) { /* grown in place where it can be: its pages stay */
     w->keep = pb_realloc(w->keep, need);
     w->keep_bytes = need;
@@ -299,7 +300,8 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
     const struct pb_source *src = &meta->sources[g->s];
     const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)src->n_images;
     if (st) {
-      at += pb_ingest__rows_carve(meta, g, w->keep + at);
+      pb_store_rows_carve(&g->rows, g->r1 - g->r0, src->n_images, meta->topk, meta->summaries, w->keep + at);
+      at += pb_ingest__rows_bytes(meta, g->s, g->r0, g->r1);
     } else {
       pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, meta->topk);
       pb_store_rows_summaries(&g->rows, meta->summaries);
@@ -327,11 +329,8 @@ static int pb_ingest__window_add(struct pb_ingest__ctx *ctx, struct pb_ingest__w
                                  int32_t r0, int32_t r1, struct pb_store *st, struct pb_rows *out)
 {
   const struct pb_source *src = &ctx->meta->sources[s];
-  const int64_t bytes =
-    (int64_t)(r1 - r0) * src->n_images *
-      (12 + 8 * (int64_t)ctx->meta->topk + 4 * (!!(ctx->meta->summaries & PB_SUMMARY_ENTROPY) +
-                                               !!(ctx->meta->summaries & PB_SUMMARY_COLLISION))) +
-    ((int64_t)(r1 - r0) * src->n_images) / 8;
+  /* the records and their bitmap */
+  const int64_t bytes = (int64_t)pb_ingest__rows_bytes(ctx->meta, s, r0, r1) + ((int64_t)(r1 - r0) * src->n_images) / 8;
   if (w->n_seg > 0 && w->bytes + bytes > budget && pb_ingest__window_do(ctx, w, st, out) != PB_OK) return PB_FAIL;
   w->bytes += bytes;
   struct pb_ingest__seg *last = w->n_seg ? &w->seg[w->n_seg - 1] : NULL;
@@ -511,6 +510,11 @@ static int pb_ingest__run(int n, const char *const *paths, const struct pb_inges
   for (int k = 0; k < n; k++)
     if (strcmp(paths[k], "-") == 0) fast = 0;
   if (fast) status = pb_ingest__once(n, paths, opt, meta, store_path, out, 1, &late);
+  /* which way pass 1 went (tests/mpi/ingest_parts.sh asks, so that the fast way cannot vanish unseen) */
+  if (fast && pb_log_verbosity() >= 2)
+    pb_message("ingest: pass 1 %s", status == PB_INGEST__AGAIN ? "read again in file order (the parts left it a row, "
+                                                                "conflict or error to report)"
+                                                              : "in parts with dictionaries of their own");
   if (status == PB_INGEST__AGAIN) {
     if (fast) pb_meta_free(meta);
     status = pb_ingest__once(n, paths, opt, meta, store_path, out, 0, &late);

@@ -58,12 +58,17 @@ void pb_store_rows_alloc(struct pb_rows *rows, int32_t n_rows, int32_t n_images,
   rows->pred_orig = NULL;
 }
 
-size_t pb_store_rows_carve(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk, int32_t summaries,
-                           char *block)
+size_t pb_store_rows_bytes(int32_t n_rows, int32_t n_images, int32_t topk, int32_t summaries)
+{
+  const size_t K = topk > 0 ? (size_t)topk : 0;
+  const size_t sums = !!(summaries & PB_SUMMARY_ENTROPY) + !!(summaries & PB_SUMMARY_COLLISION);
+  return (size_t)n_rows * (size_t)n_images * 4 * (3 + 2 * K + sums);
+}
+
+void pb_store_rows_carve(struct pb_rows *rows, int32_t n_rows, int32_t n_images, int32_t topk, int32_t summaries,
+                         char *block)
 {
   const size_t K = topk > 0 ? (size_t)topk : 0, b = (size_t)n_rows * (size_t)n_images * 4;
-  const size_t sums = !!(summaries & PB_SUMMARY_ENTROPY) + !!(summaries & PB_SUMMARY_COLLISION);
-  if (!block) return b * (3 + 2 * K + sums);
   *rows = (struct pb_rows){.n_rows = n_rows, .n_images = n_images, .topk = topk};
   char *at = block;
   rows->pred = (int32_t *)at;
@@ -77,7 +82,6 @@ size_t pb_store_rows_carve(struct pb_rows *rows, int32_t n_rows, int32_t n_image
   }
   if (summaries & PB_SUMMARY_ENTROPY) rows->entropy = (float *)at, at += b;
   if (summaries & PB_SUMMARY_COLLISION) rows->collision = (float *)at;
-  return b * (3 + 2 * K + sums);
 }
 
 void pb_store_rows_free(struct pb_rows *rows)

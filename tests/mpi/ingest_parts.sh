@@ -38,6 +38,20 @@ check "the CSV with a quoted field has one" grep -q '"' "$WORK/q.csv"
 # shellcheck disable=SC2086
 pb 1 2 ingest "$WORK/q.csv" $ROLES -o "$WORK/q.h5"
 check "a quoted field at 2 threads: the same store" same_h5 "$WORK/one1.h5" "$WORK/q.h5"
+# which way pass 1 went (-v 2): the checks above would pass as well if the parts were never used, since the
+# serial pass builds the same stores; so the plain CSVs must go through them and the quoted one must not
+for s in a q; do
+  # shellcheck disable=SC2086
+  OMP_NUM_THREADS=2 mpi_launch 1 "$PAIRBOUND" -v 2 ingest "$WORK/$s.csv" $ROLES -o "$WORK/way.h5" --force \
+    2> "$WORK/way_$s.txt" > /dev/null
+done
+check "the plain CSV at 2 threads: pass 1 in parts" grep -q "pass 1 in parts" "$WORK/way_a.txt"
+check "the quoted field at 2 threads: pass 1 read again in file order" grep -q "pass 1 read again" "$WORK/way_q.txt"
+head -c -1 "$WORK/a.csv" > "$WORK/nonl.csv" # no line end after the last row: libcsv's, the serial pass's
+# shellcheck disable=SC2086
+OMP_NUM_THREADS=2 mpi_launch 1 "$PAIRBOUND" -v 2 ingest "$WORK/nonl.csv" $ROLES -o "$WORK/nonl.h5" 2> "$WORK/way_n.txt"
+check "no final line end: the serial pass" grep -q "pass 1 read again" "$WORK/way_n.txt"
+check "no final line end: the same store" same_h5 "$WORK/one1.h5" "$WORK/nonl.h5"
 
 # errors: CASE FILES... gives the same message at 1 and 2 threads, the
 # expected one, and leaves no store
