@@ -116,7 +116,9 @@ struct pb_fragility_input {
   uint64_t item;               /* RNG item of the permutation null (unit index) */
   /* Optional: the partitions pb_fragility_partition_fit gives on parts A and B with the options' bins and
    * groups, fitted once by a caller that runs several kernels on the same images (each kernel would fit
-   * them again); NULL: fitted where needed.  A copy with other scores or signals must clear them. */
+   * them again); NULL: fitted where needed.  A kernel takes one only when it was fitted on this input's
+   * scores, signals and parts (the same arrays) with the bins and groups it wants, so a copy with other
+   * scores or signals fits its own. */
   const struct pb_fragility_partition *fitted[2];
 };
 
@@ -125,6 +127,10 @@ struct pb_fragility_partition {
   int32_t J, K;
   double *edge;                /* [J-1] */
   double *cut;                 /* [J][K-1] */
+  /* what pb_fragility_partition_fit fitted it on (a kernel reuses it only on the same arrays and part) */
+  const double *s, *u;
+  const uint8_t *part;
+  int32_t n, fit;
 };
 void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fragility_part fit, int32_t J, int32_t K,
                                 struct pb_fragility_partition *p);

@@ -156,7 +156,6 @@ static void pb_fragility__diag_score(const struct pb_fragility_input *in, const 
   for (int32_t i = 0; i < in->n; i++) su[i] = isnan(in->u[i]) ? NAN : in->s[i];
   struct pb_fragility_input sin = *in;
   sin.u = su;
-  sin.fitted[0] = sin.fitted[1] = NULL; /* other signals: other cuts */
   struct pb_fragility_partition p;
   pb_fragility_partition_fit(&sin, fit, o->n_bins, o->n_groups, &p);
   struct pb_fragility__tally R;

@@ -283,7 +283,6 @@ static void pb_fragility__qrefit(struct pb_fragility__qarm *A, const struct pb_f
   if (edges > 0 || x[PB_FQ_TRAIN_BIN] > 0) {
     struct pb_fragility_input min = *A->in;
     min.s = A->ms;
-    min.fitted[0] = min.fitted[1] = NULL; /* the mapped scores' own partition */
     struct pb_fragility_partition pr;
     pb_fragility_partition_fit(&min, A->fit, J, pp->K, &pr);
     pb_fragility__qsummary(A, &pr, A->ms, NULL, NULL, A->map);

@@ -84,7 +84,7 @@ static int32_t pb_fragility__random_world(const struct pb_fragility__tally *R, c
       const double phi = fmax(pb_fragility_profile(law, PB_FRAGILITY_UP, rho), pb_fragility_profile(law, PB_FRAGILITY_DOWN, rho));
       if (!(phi > 0)) continue;
       for (int j = 0; j < D; j++) m[j] = pb_fragility__movement(E->K, qe, ee, d + (size_t)j * R->K, fmin(sqrt(rho), tmax[j]));
-      pb_sort_small_double(m, D, 64); /* |movements|: no NaN, no -0, so qsort's order */
+      pb_sort_small_double(m, D, 64); /* |movements|: no NaN, no -0 */
       prof[n] = phi;
       move[n] = pb_resample_percentile_sorted(m, D, 0.5);
       radius[n++] = k;

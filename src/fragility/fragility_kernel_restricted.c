@@ -88,8 +88,8 @@ static int32_t pb_fragility__count_le(const double *c, int32_t m, double x)
 void pb_fragility_partition_fit(const struct pb_fragility_input *in, enum pb_fragility_part fit, int32_t J, int32_t K,
                                 struct pb_fragility_partition *p)
 {
-  p->J = J;
-  p->K = K;
+  *p = (struct pb_fragility_partition){
+    .J = J, .K = K, .s = in->s, .u = in->u, .part = in->part, .n = in->n, .fit = fit};
   p->edge = pb_malloc((size_t)(J > 1 ? J - 1 : 1) * sizeof(double));
   p->cut = pb_malloc((size_t)J * (K > 1 ? K - 1 : 1) * sizeof(double));
   size_t nn = (size_t)(in->n > 0 ? in->n : 1);
@@ -126,7 +126,10 @@ const struct pb_fragility_partition *pb_fragility__partition(const struct pb_fra
 {
   memset(own, 0, sizeof *own);
   const struct pb_fragility_partition *p = fit <= PB_FRAGILITY_PART_B ? in->fitted[fit] : NULL;
-  if (p && p->J == J && p->K == K) return p;
+  /* fitted on these very images' scores and signals (a copy with others must not take it) */
+  if (p && p->J == J && p->K == K && p->s == in->s && p->u == in->u && p->part == in->part && p->n == in->n &&
+      p->fit == (int32_t)fit)
+    return p;
   pb_fragility_partition_fit(in, fit, J, K, own);
   return own;
 }

@@ -468,7 +468,6 @@ static void pb_fragility__tempered(const struct pb_meta *meta, const struct pb_f
     struct pb_fragility_input tin = *in;
     struct pb_fragility_options to = *o;
     tin.s = sT;
-    tin.fitted[0] = tin.fitted[1] = NULL; /* the scaled scores' own partitions */
     to.n_null = 0;
     pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_A, temper);
     pb_fragility_arm(&tin, &to, PB_FRAGILITY_PART_B, temper + len);

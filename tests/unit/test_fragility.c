@@ -622,6 +622,24 @@ START_TEST(test_fitted_partitions)
       free(r1);
       free(r2);
     }
+  /* the given partition is the one used (one edge moved: the arm changes), but not by a copy of the input on
+   * other arrays, even with the same values (it fits its own) */
+  double *r1 = malloc(len[0] * sizeof(double)), *r2 = malloc(len[0] * sizeof(double));
+  double *s2 = malloc(x.n * sizeof(double));
+  memcpy(s2, x.s, x.n * sizeof(double));
+  struct pb_fragility_input other = given;
+  other.s = s2;
+  pb_fragility_arm(&own, &o, PB_FRAGILITY_PART_A, r1);
+  const double e0 = p[0].edge[0];
+  p[0].edge[0] = -1.0;
+  pb_fragility_arm(&given, &o, PB_FRAGILITY_PART_A, r2);
+  ck_assert_msg(memcmp(r1, r2, len[0] * sizeof(double)) != 0, "a given partition was not used");
+  pb_fragility_arm(&other, &o, PB_FRAGILITY_PART_A, r2);
+  ck_assert_msg(memcmp(r1, r2, len[0] * sizeof(double)) == 0, "a partition of other arrays was used");
+  p[0].edge[0] = e0;
+  free(r1);
+  free(r2);
+  free(s2);
   pb_fragility_partition_free(&p[0]);
   pb_fragility_partition_free(&p[1]);
 }
