@@ -27,6 +27,10 @@ int64_t pb_dist_cells(const struct pb_meta *meta, struct pb_cell_ref **cells);
 int32_t pb_dist_eval_count(const struct pb_source *src);
 /** Cell @p index of the global order of pb_dist_cells, without the list ({-1, -1, -1} past the end). */
 struct pb_cell_ref pb_dist_cell_at(const struct pb_meta *meta, int64_t index);
+/** Which of the cells [first, last) of that order belong to a source with label sets and, where @p cov is not
+ *  NULL, are covered (cov[first + c]): a [last - first] array of 0/1 (caller frees), the selection of
+ *  pb_cells_load_selected for the label-set passes of bounds and verify. */
+uint8_t *pb_dist_lsets_cells(const struct pb_meta *meta, int64_t first, int64_t last, const uint8_t *cov);
 
 /**
  * Cells of this rank: a contiguous range [*first, *last) of the global cell

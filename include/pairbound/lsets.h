@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct pb_meta;
 struct pb_source;
 
 /* Which correctness the stages use (the protocol option --labels). */
@@ -49,10 +48,7 @@ int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred
 
 /** Whether a source holds label sets (its lset_off is not NULL). */
 int pb_lsets_source_has(const struct pb_source *src);
-/** Which of the cells [first, last) of the global cell order (pairbound/dist.h) belong to a source with sets
- *  and, where @p cov is not NULL, are covered (cov[first + c]): a [last - first] array of 0/1 (caller frees),
- *  the selection of pb_cells_load_selected. */
-uint8_t *pb_lsets_cells_with(const struct pb_meta *meta, int64_t first, int64_t last, const uint8_t *cov);
+
 /** Whether @p src's sets are well formed: offsets from 0, not decreasing; ids ascending in [0, n_classes).
  *  PB_FAIL with "source S image I: ..." otherwise (pb_meta_validate). */
 int pb_lsets_validate(const struct pb_source *src);

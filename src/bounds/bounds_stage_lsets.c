@@ -70,7 +70,7 @@ static int pb_bounds__lsets_reread(const struct pb_stage *st, const struct pb_bo
   const struct pb_meta *meta = st->meta;
   const int64_t n = st->last - st->first;
   struct pb_cell_block b;
-  uint8_t *want = pb_lsets_cells_with(meta, st->first, st->last, NULL);
+  uint8_t *want = pb_dist_lsets_cells(meta, st->first, st->last, NULL);
   int status = pb_cells_load_selected(st->store, st->first, st->last,
                                       PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | PB_FIELD_ORIGINAL, want, &b);
   free(want);

@@ -8,6 +8,7 @@
 #include "pairbound/comm.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/lsets.h"
 
 void pb_dist_partition(int64_t n, const int64_t *cost, int nparts, int64_t *first)
 {
@@ -112,4 +113,13 @@ void pb_dist_my_rows(const struct pb_meta *meta, MPI_Comm comm, int32_t *lo, int
   }
   free(first);
   free(cost);
+}
+
+uint8_t *pb_dist_lsets_cells(const struct pb_meta *meta, int64_t first, int64_t last, const uint8_t *cov)
+{
+  const int64_t n = last - first;
+  uint8_t *with = pb_malloc((size_t)(n > 0 ? n : 1));
+  for (int64_t c = 0; c < n; c++)
+    with[c] = (!cov || cov[first + c]) && pb_lsets_source_has(&meta->sources[pb_dist_cell_at(meta, first + c).source]);
+  return with;
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/lsets.h"
 #include "pairbound/meta.h"
@@ -87,15 +86,6 @@ int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred
 }
 
 int pb_lsets_source_has(const struct pb_source *src) { return src->lset_off != NULL; }
-
-uint8_t *pb_lsets_cells_with(const struct pb_meta *meta, int64_t first, int64_t last, const uint8_t *cov)
-{
-  const int64_t n = last - first;
-  uint8_t *with = pb_malloc((size_t)(n > 0 ? n : 1));
-  for (int64_t c = 0; c < n; c++)
-    with[c] = (!cov || cov[first + c]) && pb_lsets_source_has(&meta->sources[pb_dist_cell_at(meta, first + c).source]);
-  return with;
-}
 
 const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n)
 {

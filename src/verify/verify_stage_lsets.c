@@ -14,6 +14,7 @@
 
 #include "pairbound/cells.h"
 #include "pairbound/comm.h"
+#include "pairbound/dist.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/lsets.h"
@@ -95,7 +96,7 @@ int pb_verify__lsets(const struct pb_stage *st, const struct pb_verify_options *
   if (!pb_store_has_lsets(meta)) return PB_OK;
   const int64_t n = st->last - st->first, N = (int64_t)meta->n_sources * PB_VLS_N;
   /* only the covered cells of sources with sets are read, with their stored predictions */
-  uint8_t *want = pb_lsets_cells_with(meta, st->first, st->last, cov);
+  uint8_t *want = pb_dist_lsets_cells(meta, st->first, st->last, cov);
   /* under labels = set the stage's predictions are the set map: the stored ones are read again */
   struct pb_cell_block own;
   const struct pb_cell_block *bp = loaded;
