@@ -36,7 +36,7 @@ struct pb_fragility_law {
   double *z;        /* centred atoms ascending (z = eta - mean) */
   double *p;        /* their probabilities (masses divided by the total) */
   struct pb_fragility_side up, down;
-  void *scratch;    /* sorting workspace of cap (value, mass) pairs */
+  void *scratch;    /* sorting workspace: 2 cap (value, mass) pairs (the atoms, merge space) */
 };
 
 enum pb_fragility_dir { PB_FRAGILITY_UP = 0, PB_FRAGILITY_DOWN = 1 };

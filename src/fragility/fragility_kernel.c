@@ -14,26 +14,32 @@ struct pb_fragility__atom {
   double value, mass;
 };
 
-static int pb_fragility__cmp(const void *a, const void *b)
+/* Ascending by value, equal values in input order (stable), so that the merged masses are summed in the
+ * order the law was given in whatever the C library: insertion sorts of runs of up to
+ * PB_FRAGILITY_MAX_GROUPS atoms (a bin's law has no more, and is set hundreds of times per unit, where a
+ * library sort's call overhead dominated), merged pairwise for larger laws (--law files) through @p tmp
+ * (m atoms; unused below that).  qsort is not used: glibc's is stable only up to 2.36. */
+static void pb_fragility__sort_atoms(struct pb_fragility__atom *a, int32_t m, struct pb_fragility__atom *tmp)
 {
-  double x = ((const struct pb_fragility__atom *)a)->value, y = ((const struct pb_fragility__atom *)b)->value;
-  return (x > y) - (x < y);
-}
-
-/* Ascending by value, equal values in input order (stable, as glibc's merge sort behind qsort): a bin's
- * law has at most PB_FRAGILITY_MAX_GROUPS atoms and is set hundreds of times per unit, where qsort's call
- * overhead dominated; larger laws (--law files) go to qsort. */
-static void pb_fragility__sort_atoms(struct pb_fragility__atom *a, int32_t m)
-{
-  if (m > PB_FRAGILITY_MAX_GROUPS) {
-    qsort(a, (size_t)m, sizeof *a, pb_fragility__cmp);
-    return;
+  const int32_t run = PB_FRAGILITY_MAX_GROUPS;
+  for (int32_t r0 = 0; r0 < m; r0 += run) {
+    const int32_t r1 = r0 + run < m ? r0 + run : m;
+    for (int32_t i = r0 + 1; i < r1; i++) {
+      const struct pb_fragility__atom x = a[i];
+      int32_t j = i;
+      for (; j > r0 && a[j - 1].value > x.value; j--) a[j] = a[j - 1];
+      a[j] = x;
+    }
   }
-  for (int32_t i = 1; i < m; i++) {
-    const struct pb_fragility__atom x = a[i];
-    int32_t j = i;
-    for (; j > 0 && a[j - 1].value > x.value; j--) a[j] = a[j - 1];
-    a[j] = x;
+  for (int32_t w = run; w < m; w *= 2) { /* runs of w merged into runs of 2w, the left run first on ties */
+    for (int32_t lo = 0; lo < m; lo += 2 * w) {
+      const int32_t mid = lo + w < m ? lo + w : m, hi = lo + 2 * w < m ? lo + 2 * w : m;
+      int32_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = a[j].value < a[i].value ? a[j++] : a[i++];
+      while (i < mid) tmp[k++] = a[i++];
+      while (j < hi) tmp[k++] = a[j++];
+    }
+    memcpy(a, tmp, (size_t)m * sizeof *a);
   }
 }
 
@@ -74,7 +80,7 @@ static void pb_fragility__grow(struct pb_fragility_law *law, int32_t n)
   size_t b = (size_t)n * sizeof(double);
   law->z = pb_realloc(law->z, b);
   law->p = pb_realloc(law->p, b);
-  law->scratch = pb_realloc(law->scratch, (size_t)n * sizeof(struct pb_fragility__atom));
+  law->scratch = pb_realloc(law->scratch, 2 * (size_t)n * sizeof(struct pb_fragility__atom)); /* atoms, merge space */
   struct pb_fragility_side *sides[2] = {&law->up, &law->down};
   for (int d = 0; d < 2; d++) {
     sides[d]->P = pb_realloc(sides[d]->P, b);
@@ -147,7 +153,7 @@ int pb_fragility_law_set(struct pb_fragility_law *law, const double *value, cons
     }
     if (mass[i] > 0) a[m++] = (struct pb_fragility__atom){value[i], mass[i]};
   }
-  pb_fragility__sort_atoms(a, m);
+  pb_fragility__sort_atoms(a, m, a + n);
   /* compensated sums (Neumaier), in ascending value order so the result does not depend on input order: the
    * masses' rounding errors do not add up (100,000 atoms of 1e-5 sum to 1, naively 1 - 1.9e-12) */
   double c = 0;

@@ -242,6 +242,37 @@ START_TEST(test_many_atoms)
 }
 END_TEST
 
+/* A law of more atoms than a bin's (PB_FRAGILITY_MAX_GROUPS: the runs merged pairwise): 1,000 atoms over
+ * 300 shuffled values with dyadic masses, so every sum is exact in any order and the expected law follows
+ * from counting: distinct values ascending, each with its masses' share. */
+START_TEST(test_many_atoms_sorted)
+{
+  enum { N = 1000, V = 300 };
+  double v[N], m[N], want[V] = {0}, total = 0;
+  uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < N; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const int k = (int)(x % V);
+    v[i] = 0.25 * k - 20, m[i] = (double)(1 + (x >> 32) % 64) / 1024;
+    want[k] += m[i], total += m[i];
+  }
+  struct pb_fragility_law L;
+  pb_fragility_law_init(&L);
+  ck_assert_int_eq(pb_fragility_law_set(&L, v, m, N), PB_OK);
+  int j = 0;
+  for (int k = 0; k < V; k++) {
+    if (want[k] == 0) continue;
+    ck_assert_int_lt(j, L.n);
+    ck_assert(L.p[j] == want[k] / total);
+    if (j > 0) ck_assert(L.z[j] > L.z[j - 1]);
+    j++;
+  }
+  ck_assert_int_eq(j, L.n);
+  ck_assert(fabs(L.z[0] + L.mean - (0.25 * 0 - 20)) < 1e-9 || want[0] == 0);
+  pb_fragility_law_free(&L);
+}
+END_TEST
+
 /* ------------------------------------------------------------ brute force */
 
 /* Best feasible stationary point of max E[r Z] s.t. r >= 0, E r = 1,
@@ -850,6 +881,7 @@ static Suite *fragility_suite(void)
   tcase_add_test(tc, test_zero_variance);
   tcase_add_test(tc, test_invalid);
   tcase_add_test(tc, test_many_atoms);
+  tcase_add_test(tc, test_many_atoms_sorted);
   tcase_add_test(tc, test_witness_pair);
   tcase_add_test(tc, test_option_defaults);
   suite_add_tcase(s, tc);
