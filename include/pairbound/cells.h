@@ -46,7 +46,10 @@ void pb_cells_free(struct pb_cell_block *b);
  * order; none past its cells).  Each rank pieces its own share, so the ranks
  * work at once; every load makes the same reads on every rank (empty where a
  * rank has nothing), so the collective calls match, and every rank returns
- * the same status.
+ * the same status.  While the store's reads are independent
+ * (pb_store_reads_independent), neither call is collective: a rank counts
+ * its own pieces (none in a source where it has no cells) and each load
+ * returns its own status.
  */
 struct pb_cells_stream {
   struct pb_store *st;
@@ -70,10 +73,10 @@ struct pb_cells_stream {
 void pb_cells_stream_open(struct pb_store *st, MPI_Comm comm, int64_t first, int64_t last, int fields,
                           struct pb_cells_stream *cs);
 
-/** Make @p s the current source; returns its number of pieces (collective). */
+/** Make @p s the current source; returns its number of pieces (collective unless reads are independent). */
 int32_t pb_cells_stream_pieces(struct pb_cells_stream *cs, int32_t s);
 
-/** Load piece @p j of the current source into cs->block (collective). */
+/** Load piece @p j of the current source into cs->block (collective unless reads are independent). */
 int pb_cells_stream_load(struct pb_cells_stream *cs, int32_t j);
 void pb_cells_stream_close(struct pb_cells_stream *cs);
 

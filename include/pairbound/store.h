@@ -137,6 +137,28 @@ int pb_store_read_fields_into(struct pb_store *st, int32_t src, int32_t n_rows, 
                               struct pb_rows *buf);
 
 /**
+ * Collective: from now on every read of the fields in @p fields (of any
+ * source) is independent, each rank reading its own rows with no call that
+ * waits for another rank; the ranks' statuses are then agreed only by
+ * pb_store_reads_collective (pb_store_agree in between agrees nothing).  So
+ * ranks whose work lies in different sources do not wait for each other at
+ * every read.  Returns 1 when it is so, the same on every rank; 0 when a
+ * dataset of those fields cannot be read the direct way (older layouts,
+ * PAIRBOUND_STORE_READ=hdf5, the read-failure hook), reads then staying
+ * collective.  A read of another field in between fails.
+ */
+int pb_store_reads_independent(struct pb_store *st, int fields);
+
+/** Collective: reads are collective again; returns @p status agreed over the ranks (pb_error_agree). */
+int pb_store_reads_collective(struct pb_store *st, int status);
+
+/** @p status agreed over the ranks (pb_error_agree), or @p status itself while reads are independent. */
+int pb_store_agree(const struct pb_store *st, int status);
+
+/** Whether reads are independent now (pb_store_reads_independent). */
+int pb_store_reads_alone(const struct pb_store *st);
+
+/**
  * Record bytes this rank has read from @p st so far (pb_store_read_rows,
  * pb_store_read_fields*) and the seconds those reads took, checks included:
  * the store's load rate of a stage's -v 2 line.

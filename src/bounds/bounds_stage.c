@@ -534,13 +534,24 @@ struct pb_bounds__ctx {
   struct pb_timer *tm;
 };
 
+/* Whether this rank has cells of source s. */
+static int pb_bounds__has_cells(const struct pb_cells_stream *cs, int32_t s)
+{
+  for (int64_t c = cs->first; c < cs->last; c++)
+    if (cs->all[c].source == s) return 1;
+  return 0;
+}
+
 /* Source s's pieces: the per-source parts (matched-support subsamples,
  * clean-answer support, calibration fits), then each piece's load, grid and
- * I5 passes, matched support, support and calibration.  Ranks agree on the
- * status after every piece, so all stop before the next collective read. */
+ * I5 passes, matched support, support and calibration.  With collective
+ * reads the ranks agree on the status after every piece, so all stop before
+ * the next collective read; with independent reads (pb_store_agree agrees
+ * nothing) a rank without cells of s skips it. */
 static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *cs, int32_t s,
                                struct pb_bounds__ctx *x)
 {
+  if (pb_store_reads_alone(st->store) && !pb_bounds__has_cells(cs, s)) return PB_OK;
   const struct pb_bounds_options *opt = x->opt;
   const int target = pb_meta_target(st->meta, s) == s;
   struct pb_bounds__match mt = {{NULL}, {0}};
@@ -579,7 +590,7 @@ static int pb_bounds__source(const struct pb_stage *st, struct pb_cells_stream *
                             x->lc->dmk + 2 * off);
       pb_timer_lap(x->tm, "label_sets");
     }
-    status = pb_error_agree(st->comm, status);
+    status = pb_store_agree(st->store, status);
   }
   free(ls_off);
   free(ls_ids);
@@ -604,15 +615,32 @@ static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_
   uint8_t *i5 = pb_calloc((size_t)(n > 0 ? n : 1), 1);
   const struct pb_cell_ref *refs = cs.all + st->first;
   pb_timer_lap(tm, "load"); /* the stage's opening (protocol included) */
+  /* the loop's phases in the order a rank meets them when it goes through every source: pb_timer_reduce pairs
+   * the ranks' phases by position, and with independent reads a rank skips the sources where it has no cells */
+  static const char *const loop_phases[] = {"matched_support", "clean_support", "calibration", "grid_pass", "i5_pass"};
+  for (size_t k = 0; k < sizeof loop_phases / sizeof *loop_phases; k++) pb_timer_add(tm, loop_phases[k], 0.0);
+  for (int32_t s = 0; lc && s < st->meta->n_sources; s++)
+    if (!pb_meta_is_probe(&st->meta->sources[s]) && pb_lsets_source_has(&st->meta->sources[s])) {
+      pb_timer_add(tm, "label_sets", 0.0);
+      break;
+    }
   int status = pb_bounds__taus(st, refs, n, opt, tau);
   pb_bounds__init_recs(st, refs, n, opt, tau, i5, recs);
   status = pb_error_agree(st->comm, status);
+  /* every read of the loop below is this rank's own: its ranks, whose cells mostly lie in different sources,
+   * do not wait for each other source by source (docs/scaling.md, "Sources in lock step") */
+  const int alone =
+    status == PB_OK && pb_store_reads_independent(st->store, fields | (opt->calibration ? PB_BOUNDS_CALIB_FIELDS : 0));
+  /* which way the reads went (tests/mpi/bounds_ranks.sh asks, so that the independent way cannot vanish unseen) */
+  if (pb_log_verbosity() >= 2)
+    pb_message("bounds: %s", alone ? "independent reads (each rank its own sources)" : "collective reads, source by source");
   int32_t K;
   struct pb_bounds__ctx x = {.opt = opt, .tau = tau, .i5 = i5, .recs = recs, .wit = wit, .lc = lc, .common = pb_bounds__common(st->meta, &K), .tm = tm};
   pb_error_first_init(&x.fe);
   pb_progress_begin(&x.prog, "bounds", "cells", n); /* each cell goes through one of the two passes */
   for (int32_t s = 0; s < st->meta->n_sources && status == PB_OK; s++)
     if (!pb_meta_is_probe(&st->meta->sources[s])) status = pb_bounds__source(st, &cs, s, &x);
+  if (alone) status = pb_store_reads_collective(st->store, status);
   pb_progress_end(&x.prog);
   free((void *)x.common);
   pb_cells_stream_close(&cs);

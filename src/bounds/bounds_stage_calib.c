@@ -179,7 +179,7 @@ int pb_bounds_calib_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_
   const int gap = meta->topk >= 2, mc = (meta->summaries & PB_SUMMARY_COLLISION) != 0;
   const int fields =
     PB_FIELD_PRED | PB_FIELD_SMAX | (gap ? PB_FIELD_TOPK : 0) | (mc ? PB_FIELD_PTRUE | PB_FIELD_COLLISION : 0);
-  int status = pb_error_agree(st->comm, pb_store_read_fields(st->store, s, M, rows, fields, &r));
+  int status = pb_store_agree(st->store, pb_store_read_fields(st->store, s, M, rows, fields, &r));
   free(rows);
   if (status != PB_OK) return status;
   struct pb_calib__model *cm = pb_calloc((size_t)M, sizeof *cm);

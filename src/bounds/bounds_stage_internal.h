@@ -204,7 +204,7 @@ void pb_bounds_support_free(struct pb_bounds_support_src *p);
 
 /* F.1: acceptance counts under the Table 40 protocols, raw and Platt-scaled
  * (bounds_stage_calib.c).  Per source, every model's fit on its clean
- * development records (collective); then each piece's cells into recs. */
+ * development records (collective unless reads are independent); then each piece's cells into recs. */
 struct pb_calib__model;
 struct pb_bounds_calib_src {
   int32_t n_models;
@@ -214,6 +214,8 @@ int pb_bounds_calib_prep(const struct pb_stage *st, int32_t s, struct pb_bounds_
 void pb_bounds_calib_cells(const struct pb_stage *st, const struct pb_bounds_calib_src *p,
                              const struct pb_cell_block *b, double *recs);
 void pb_bounds_calib_free(struct pb_bounds_calib_src *p);
+/* The fields pb_bounds_calib_prep may read, so that independent reads (pb_store_reads_independent) cover them. */
+#define PB_BOUNDS_CALIB_FIELDS (PB_FIELD_ALL | PB_FIELD_COLLISION)
 
 /* --witnesses (bounds_stage_witness.c): the rank's cells' witness
  * correspondences, cell c's records at [off[c], off[c + 1]) of each perm[w]

@@ -47,7 +47,7 @@ int pb_bounds_support_prep(const struct pb_stage *st, int32_t s, struct pb_bound
   const int32_t ng = pb_meta_model_groups(meta, group);
   int32_t *clean = pb_malloc(((size_t)M * src->n_images + 1) * sizeof *clean);
   int32_t *label = pb_malloc(((size_t)src->n_images + 1) * sizeof *label), ne = 0;
-  int status = pb_error_agree(st->comm, pb_bounds__clean_eval(st->store, src, s, M, clean, label, &ne));
+  int status = pb_store_agree(st->store, pb_bounds__clean_eval(st->store, src, s, M, clean, label, &ne));
   if (status == PB_OK) {
     p->ne = ne;
     p->plane = (size_t)M * ne;

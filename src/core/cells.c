@@ -271,7 +271,8 @@ int32_t pb_cells_stream_pieces(struct pb_cells_stream *cs, int32_t s)
   cs->per = pb_cells__per_piece(meta, s, cs->fields, cs->piece_bytes, cs->per_read);
   cs->m_lo = cs->c1 > cs->c0 ? cs->all[cs->c0].model : 0;
   int32_t n = cs->c1 > cs->c0 ? (cs->all[cs->c1 - 1].model - cs->m_lo) / cs->per + 1 : 0;
-  pb_comm_allreduce(MPI_IN_PLACE, &n, 1, MPI_INT32_T, MPI_MAX, cs->comm);
+  /* collective reads: every rank makes as many as the rank with the most pieces */
+  if (!pb_store_reads_alone(cs->st)) pb_comm_allreduce(MPI_IN_PLACE, &n, 1, MPI_INT32_T, MPI_MAX, cs->comm);
   return n;
 }
 

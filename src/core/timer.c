@@ -48,6 +48,11 @@ double pb_timer_get(const struct pb_timer *t, const char *phase)
 
 void pb_timer_reduce(struct pb_timer *t, MPI_Comm comm)
 {
+  /* phases are paired by position: a rank that met other phases is a stage's bug, said as such rather than
+   * as a mismatched collective */
+  int n[2] = {t->n, -t->n};
+  pb_comm_allreduce(MPI_IN_PLACE, n, 2, MPI_INT, MPI_MAX, comm);
+  if (n[0] != -n[1]) PB_ERROR("timer %s: the ranks timed %d to %d phases", t->stage, -n[1], n[0]);
   pb_comm_allreduce(MPI_IN_PLACE, t->sec, t->n, MPI_DOUBLE, MPI_MAX, comm);
 }
 

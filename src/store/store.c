@@ -333,6 +333,7 @@ void pb_store_close(struct pb_store *st)
 {
   if (!st) return;
   pb_store__wmap_free(st);
+  pb_store__chunkmap_free(st, &st->rmap);
   if (st->writable) {
     pb_h5_close_file(st->file, st->tmp_path, 1);
   } else if (st->file >= 0) {

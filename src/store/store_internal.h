@@ -22,12 +22,13 @@ int pb_store__dset_in(const struct pb_meta *meta, int f);
 /* Which summaries the open store holds, into st->meta.summaries; PB_FAIL when its sources disagree. */
 int pb_store__summaries_find(struct pb_store *st, hid_t sources);
 
-/* Where one record dataset's chunks are, for the direct writes (store_write.c). */
-struct pb_store__wdset {
+/* Where one record dataset's chunks are: for the direct writes (store_write.c) and the independent reads
+ * (store_read.c, pb_store_reads_independent). */
+struct pb_store__chunkmap {
   int32_t rows;      /* conditions per chunk, C' (0: no such dataset) */
   int32_t per_model; /* chunks per model, ceil(C / C') */
   size_t row_bytes;  /* bytes of one row [I](+[K]) */
-  off_t *addr;       /* file offset of chunk m * per_model + k */
+  off_t *addr;       /* file offset of chunk m * per_model + k (reads: -1, HDF5 reads it) */
 };
 
 struct pb_store {
@@ -51,9 +52,15 @@ struct pb_store {
   int wfd;          /* being written: the file for the direct chunk writes, or -1 */
   int wdirect;      /* whether they are used (else HDF5's writes; alike on every rank) */
   off_t wbase;      /* file offset of HDF5's address 0 */
-  struct pb_store__wdset *wmap; /* [n_sources * PB_STORE_DSETS] */
+  struct pb_store__chunkmap *wmap; /* [n_sources * PB_STORE_DSETS] */
+  /* independent reads (pb_store_reads_independent): the chunks of every dataset asked for, of every source,
+   * [n_sources * PB_STORE_DSETS] (addr NULL: not asked for); NULL: reads are collective */
+  struct pb_store__chunkmap *rmap;
   int lsets;        /* reads map predictions to set correctness (pb_store_labels) */
 };
+
+/* Free a map of the store's [n_sources * PB_STORE_DSETS] datasets (store_write.c). */
+void pb_store__chunkmap_free(const struct pb_store *st, struct pb_store__chunkmap **map);
 
 /* A store object for @p path on @p comm, nothing open yet (store.c). */
 struct pb_store *pb_store__new(const char *path, MPI_Comm comm);

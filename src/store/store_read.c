@@ -71,15 +71,6 @@ static int pb_store__inject_failure(const struct pb_store *st, int write)
 #define PB_STORE_DIRECT 0
 #endif
 
-/* Where a dataset's chunks are, for the chunks some rank reads. */
-struct pb_store__chunks {
-  int32_t rows;      /* conditions per chunk, C' */
-  int32_t per_model; /* chunks per model, ceil(C / C') */
-  size_t row_bytes;  /* bytes of one row [I](+[K]) */
-  off_t base;        /* file offset of HDF5's address 0 (the user block) */
-  off_t *addr;       /* offset of chunk m * per_model + k, or -1: HDF5 reads it */
-};
-
 /* Whether the direct path can read dataset @p dset at all: chunks of whole
  * rows [1][C'][I](+[K]) with Fletcher32 as their only filter, stored in the
  * memory type itself.  From the file alone, so the same on every rank. */
@@ -107,60 +98,73 @@ static int pb_store__direct_allowed(const struct pb_store *st)
   return PB_STORE_DIRECT && !st->writable && !pb_env_given(PB_ENV_TEST_READ_FAIL_RANK) && !(r && strcmp(r, "hdf5") == 0);
 }
 
+/* Fill @p ck for dataset @p dset (source @p s, chunk shape @p chunk): the
+ * file offset of each chunk with want[x] (@p want NULL: every chunk), -1
+ * where HDF5 cannot place it or it is unfiltered or of another size (HDF5
+ * then reads it, and says why).  Every rank that calls it for the same
+ * chunks makes the same metadata reads, collective with
+ * H5Pset_all_coll_metadata_ops. */
+static void pb_store__chunkmap_fill(const struct pb_store *st, const struct pb_source *s, hid_t dset, hid_t mtype,
+                                    int ndims, const hsize_t *dims, const hsize_t *chunk, const unsigned char *want,
+                                    struct pb_store__chunkmap *ck)
+{
+#if PB_STORE_DIRECT
+  const int32_t cr = (int32_t)chunk[1];
+  ck->rows = cr;
+  ck->per_model = (s->n_conditions + cr - 1) / cr;
+  ck->row_bytes = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * H5Tget_size(mtype);
+  off_t base = 0; /* the file offset of HDF5's address 0 (the user block) */
+  hid_t fcpl = H5Fget_create_plist(st->file);
+  hsize_t ub = 0;
+  if (fcpl >= 0) {
+    if (H5Pget_userblock(fcpl, &ub) >= 0) base = (off_t)ub;
+    H5Pclose(fcpl);
+  }
+  const size_t n_chunks = (size_t)st->meta.n_models * (size_t)ck->per_model;
+  ck->addr = pb_malloc((n_chunks ? n_chunks : 1) * sizeof *ck->addr);
+  const hsize_t stored = (hsize_t)cr * ck->row_bytes + 4;
+  for (size_t x = 0; x < n_chunks; x++) {
+    ck->addr[x] = -1;
+    if (want && !want[x]) continue;
+    hsize_t off[4] = {x / (size_t)ck->per_model, (hsize_t)(x % (size_t)ck->per_model) * (hsize_t)cr, 0, 0};
+    unsigned mask = ~0u;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    if (H5Dget_chunk_info_by_coord(dset, off, &mask, &addr, &size) >= 0 && mask == 0 && addr != HADDR_UNDEF &&
+        size == stored && addr <= (haddr_t)(INT64_MAX / 2))
+      ck->addr[x] = base + (off_t)addr;
+  }
+#else
+  (void)st; (void)s; (void)dset; (void)mtype; (void)ndims; (void)dims; (void)chunk; (void)want; (void)ck;
+#endif
+}
+
 /* Collective: find the chunks any rank's runs touch.  Every rank asks HDF5
  * about the same chunks in the same order (the union of the ranks' chunks,
- * MPI_BOR), so the metadata reads behind the look-ups, collective with
- * H5Pset_all_coll_metadata_ops, stay matched.  Returns 1 when the direct path
- * may be used (the same on every rank), with @p ck filled. */
+ * MPI_BOR), so the metadata reads behind the look-ups stay matched.  Returns
+ * 1 when the direct path may be used (the same on every rank), with @p ck
+ * filled. */
 static int pb_store__direct_plan(struct pb_store *st, const struct pb_source *s, hid_t dset, hid_t mtype, int ndims,
                                  const hsize_t *dims, int32_t nb, const int32_t *starts, const int32_t *lens,
-                                 struct pb_store__chunks *ck)
+                                 struct pb_store__chunkmap *ck)
 {
   memset(ck, 0, sizeof *ck);
   hsize_t chunk[4] = {0, 0, 0, 0};
   int fits = pb_store__direct_allowed(st) && pb_store__direct_fits(dset, mtype, ndims, dims, chunk);
   pb_comm_allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, st->comm);
   if (!fits) return 0;
-#if PB_STORE_DIRECT
-  const int32_t n_cond = s->n_conditions, cr = (int32_t)chunk[1];
-  ck->rows = cr;
-  ck->per_model = (n_cond + cr - 1) / cr;
-  ck->row_bytes = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * H5Tget_size(mtype);
-  ck->base = 0;
-  hid_t fcpl = H5Fget_create_plist(st->file);
-  hsize_t ub = 0;
-  if (fcpl >= 0) {
-    if (H5Pget_userblock(fcpl, &ub) >= 0) ck->base = (off_t)ub;
-    H5Pclose(fcpl);
-  }
-  const size_t n_chunks = (size_t)st->meta.n_models * (size_t)ck->per_model;
+  const int32_t n_cond = s->n_conditions, cr = (int32_t)chunk[1], per_model = (n_cond + cr - 1) / cr;
+  const size_t n_chunks = (size_t)st->meta.n_models * (size_t)per_model;
   unsigned char *want = pb_calloc(n_chunks ? n_chunks : 1, 1);
   for (int32_t j = 0; j < nb; j++) {
     const int32_t m = starts[j] / n_cond, c0 = starts[j] % n_cond, c1 = c0 + lens[j] - 1;
-    for (int32_t k = c0 / cr; k <= c1 / cr; k++) want[(size_t)m * ck->per_model + k] = 1;
+    for (int32_t k = c0 / cr; k <= c1 / cr; k++) want[(size_t)m * per_model + k] = 1;
   }
   /* chunk counts fit an int: n_models x conditions rows, each at least one */
   pb_comm_allreduce(MPI_IN_PLACE, want, (int)n_chunks, MPI_UNSIGNED_CHAR, MPI_BOR, st->comm);
-  ck->addr = pb_malloc((n_chunks ? n_chunks : 1) * sizeof *ck->addr);
-  const hsize_t stored = (hsize_t)cr * ck->row_bytes + 4;
-  for (size_t x = 0; x < n_chunks; x++) {
-    ck->addr[x] = -1;
-    if (!want[x]) continue;
-    hsize_t off[4] = {x / (size_t)ck->per_model, (hsize_t)(x % (size_t)ck->per_model) * (hsize_t)cr, 0, 0};
-    unsigned mask = ~0u;
-    haddr_t addr = HADDR_UNDEF;
-    hsize_t size = 0;
-    /* a chunk HDF5 cannot place, unfiltered or of another size: HDF5 reads it (and says why) */
-    if (H5Dget_chunk_info_by_coord(dset, off, &mask, &addr, &size) >= 0 && mask == 0 && addr != HADDR_UNDEF &&
-        size == stored && addr <= (haddr_t)(INT64_MAX / 2))
-      ck->addr[x] = ck->base + (off_t)addr;
-  }
+  pb_store__chunkmap_fill(st, s, dset, mtype, ndims, dims, chunk, want, ck);
   free(want);
   return 1;
-#else
-  (void)s; (void)dset; (void)ndims; (void)dims; (void)nb; (void)starts; (void)lens;
-  return 0;
-#endif
 }
 
 /* Local: read the runs through the chunks of @p ck into @p buf (run j at row
@@ -174,7 +178,7 @@ static int pb_store__direct_plan(struct pb_store *st, const struct pb_source *s,
  * ten times slower on a machine whose other core is busy (each call waits
  * at the region's end for a thread the kernel has not yet scheduled). */
 static void pb_store__direct_read(const struct pb_store *st, const struct pb_source *s,
-                                  const struct pb_store__chunks *ck, int32_t nb, const int32_t *starts,
+                                  const struct pb_store__chunkmap *ck, int32_t nb, const int32_t *starts,
                                   const int32_t *lens, const int64_t *offs, char *buf, unsigned char *fallback)
 {
   const int32_t n_cond = s->n_conditions, cr = ck->rows;
@@ -214,6 +218,111 @@ static void pb_store__direct_read(const struct pb_store *st, const struct pb_sou
   free(scratch);
 }
 
+/* ------------------------------------------------------------ independent reads
+ * A stage whose ranks would otherwise wait for each other at every read (each
+ * transfer above is collective: its plan, its HDF5 rounds, its agreement)
+ * maps every chunk it will read once, collectively, and then reads with
+ * pread alone: no rank waits for another until pb_store_reads_collective.
+ * docs/scaling.md, "Sources in lock step". */
+
+/* The memory type of record dataset f of pb_store__dset_names, and the field that reads it. */
+static hid_t pb_store__dset_mtype(int f) { return f == 0 || f == 3 ? H5T_NATIVE_INT32 : H5T_NATIVE_FLOAT; }
+static int pb_store__dset_field(int f)
+{
+  static const int field[PB_STORE_DSETS] = {PB_FIELD_PRED, PB_FIELD_SMAX, PB_FIELD_PTRUE, PB_FIELD_TOPK,
+                                            PB_FIELD_TOPK, PB_FIELD_ENTROPY, PB_FIELD_COLLISION};
+  return field[f];
+}
+
+/* Map every chunk of record dataset f of source s into @p ck; 0 when the
+ * direct path cannot read all of them (then nothing is kept). */
+static int pb_store__map_dset(struct pb_store *st, int32_t s, int f, struct pb_store__chunkmap *ck)
+{
+  const struct pb_source *src = &st->meta.sources[s];
+  const hid_t mtype = pb_store__dset_mtype(f);
+  hid_t grp = H5Gopen2(st->file, "sources", H5P_DEFAULT), sg = grp < 0 ? -1 : H5Gopen2(grp, src->name, H5P_DEFAULT);
+  hid_t dset = sg < 0 ? -1 : H5Dopen2(sg, pb_store__dset_names[f], H5P_DEFAULT), space = -1;
+  hsize_t dims[4] = {0, 0, 0, 0}, chunk[4] = {0, 0, 0, 0};
+  int ndims = dset < 0 || (space = H5Dget_space(dset)) < 0 ? 0 : H5Sget_simple_extent_ndims(space), ok = 0;
+  if (ndims >= 3 && ndims <= 4 && H5Sget_simple_extent_dims(space, dims, NULL) == ndims &&
+      pb_store__shape_ok(st, src, pb_store__dset_names[f], ndims, dims) == PB_OK &&
+      pb_store__direct_fits(dset, mtype, ndims, dims, chunk)) {
+    pb_store__chunkmap_fill(st, src, dset, mtype, ndims, dims, chunk, NULL, ck);
+    const size_t n_chunks = (size_t)st->meta.n_models * (size_t)ck->per_model;
+    ok = ck->addr != NULL;
+    for (size_t x = 0; ok && x < n_chunks; x++) ok = ck->addr[x] >= 0;
+  }
+  if (!ok) {
+    free(ck->addr);
+    memset(ck, 0, sizeof *ck);
+  }
+  if (space >= 0) H5Sclose(space);
+  if (dset >= 0) H5Dclose(dset);
+  if (sg >= 0) H5Gclose(sg);
+  if (grp >= 0) H5Gclose(grp);
+  return ok;
+}
+
+int pb_store_reads_independent(struct pb_store *st, int fields)
+{
+  int ok = pb_store__direct_allowed(st) && st->fd >= 0 && !st->rmap;
+  pb_comm_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
+  if (!ok) return 0;
+  struct pb_store__chunkmap *map = pb_calloc((size_t)st->meta.n_sources * PB_STORE_DSETS, sizeof *map);
+  /* the same datasets in the same order on every rank: matched metadata reads */
+  for (int32_t s = 0; s < st->meta.n_sources && ok; s++)
+    for (int f = 0; f < PB_STORE_DSETS && ok; f++)
+      if (pb_store__dset_in(&st->meta, f) && (fields & pb_store__dset_field(f)))
+        ok = pb_store__map_dset(st, s, f, &map[s * PB_STORE_DSETS + f]);
+  pb_comm_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
+  if (ok) st->rmap = map;
+  else pb_store__chunkmap_free(st, &map); /* the collective reads say what the direct path could not read */
+  return ok;
+}
+
+int pb_store_reads_collective(struct pb_store *st, int status)
+{
+  pb_store__chunkmap_free(st, &st->rmap);
+  return pb_error_agree(st->comm, status);
+}
+
+int pb_store_agree(const struct pb_store *st, int status) { return st->rmap ? status : pb_error_agree(st->comm, status); }
+
+int pb_store_reads_alone(const struct pb_store *st) { return st->rmap != NULL; }
+
+/* An independent read of the given rows of dataset @p name: a damaged chunk
+ * is a local error, in the words HDF5's fall-back read gives (below). */
+static int pb_store__rows_local(struct pb_store *st, int32_t src, const char *name, int32_t n_rows,
+                                const int32_t *rows, void *buf)
+{
+  const struct pb_source *s = &st->meta.sources[src];
+  int f = 0;
+  while (f < PB_STORE_DSETS && strcmp(pb_store__dset_names[f], name) != 0) f++;
+  const struct pb_store__chunkmap *ck = f < PB_STORE_DSETS ? &st->rmap[src * PB_STORE_DSETS + f] : NULL;
+  if (!ck || !ck->addr) {
+    pb_error_set("%s: records '%s' of source %s were not mapped for independent reads", st->path, name, s->name);
+    return PB_FAIL;
+  }
+  int32_t *starts = pb_malloc((size_t)(n_rows + 1) * sizeof *starts), *lens = pb_malloc((size_t)(n_rows + 1) * sizeof *lens);
+  const int32_t nb = pb_store__runs(s->n_conditions, n_rows, rows, starts, lens);
+  int64_t *offs = pb_malloc((size_t)(nb + 1) * sizeof *offs);
+  unsigned char *fallback = pb_malloc((size_t)(nb + 1));
+  for (int32_t j = 0, o = 0; j < nb; o += lens[j], j++) offs[j] = o;
+  pb_store__direct_read(st, s, ck, nb, starts, lens, offs, buf, fallback);
+  int status = PB_OK;
+  for (int32_t j = 0; j < nb && status == PB_OK; j++)
+    if (fallback[j]) {
+      pb_error_set("%s: cannot read records '%s' of source %s (damaged file: a chunk fails its checksum or cannot be "
+                   "decoded)", st->path, name, s->name);
+      status = PB_FAIL;
+    }
+  free(starts);
+  free(lens);
+  free(offs);
+  free(fallback);
+  return status;
+}
+
 /* Transfer of the given rows.  Reads go the direct way (above) where they
  * can; the rest, and every write, are collective HDF5 transfers, one block
  * per call.  A memory space of the block's own shape keeps HDF5 on its fast
@@ -226,6 +335,7 @@ static void pb_store__direct_read(const struct pb_store *st, const struct pb_sou
 static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name, hid_t mtype,
                              int32_t n_rows, const int32_t *rows, void *buf, int write)
 {
+  if (!write && st->rmap) return pb_store__rows_local(st, src, name, n_rows, rows, buf);
   const struct pb_source *s = &st->meta.sources[src];
   int status = PB_FAIL;
   hid_t grp = -1, dset = -1, fspace = -1, mspace = -1, dxpl = -1;
@@ -233,7 +343,7 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
   int32_t nb = pb_store__runs(s->n_conditions, n_rows, rows, starts, lens), rounds = 0;
   int64_t *offs = pb_malloc((size_t)(nb + 1) * sizeof *offs); /* row offset of each run in buf */
   unsigned char *fallback = pb_malloc((size_t)(nb + 1)); /* runs HDF5 transfers */
-  struct pb_store__chunks ck = {0, 0, 0, 0, NULL};
+  struct pb_store__chunkmap ck = {0, 0, 0, NULL};
   for (int32_t j = 0, o = 0; j < nb; o += lens[j], j++) {
     offs[j] = o;
     fallback[j] = 1;
@@ -511,8 +621,9 @@ static int pb_store__read_into(struct pb_store *st, int32_t src, int32_t n_rows,
   int status = pb_store__rows_all(st, src, n_rows, rows, d, fields, 0);
   if (status == PB_OK && !(fields & PB_FIELD_UNCHECKED)) status = pb_store__validate(st, src, n_rows, rows, d);
   if (status == PB_OK && !(fields & PB_FIELD_ORIGINAL)) pb_store__lsets_map(st, src, d);
-  /* the record checks are local: agree, so every rank fails with the first failing rank's reason */
-  status = pb_error_agree(st->comm, status);
+  /* the record checks are local: agree, so every rank fails with the first failing rank's reason (reading
+   * independently: at pb_store_reads_collective) */
+  status = pb_store_agree(st, status);
   const int nf = !!(fields & PB_FIELD_PRED) + !!(fields & PB_FIELD_SMAX) + !!(fields & PB_FIELD_PTRUE) + !!d->entropy +
                  !!d->collision;
   const double per_rec = 4.0 * nf + (st->meta.topk > 0 && (fields & PB_FIELD_TOPK) ? 8.0 * st->meta.topk : 0.0);
@@ -531,14 +642,15 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
                          struct pb_rows *out)
 {
   memset(out, 0, sizeof *out);
-  if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
+  if (pb_store_agree(st, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
   /* under `pairbound run`, rows an earlier instance of the stage read (src/store/store_memo.c); every rank
    * reads when one misses, as the reads may be collective */
   const int memo = pb_store_memo_on() && !st->writable && !(fields & PB_FIELD_UNCHECKED);
   const int key = pb_store__lsets_key(st, fields);
   int hit = memo && n_rows > 0 ? pb_store_memo_find(st->path, st->comm, src, key, n_rows, rows) : -1;
   int all = memo && (n_rows == 0 || hit >= 0); /* a rank with nothing to read has nothing to miss */
-  if (memo) pb_comm_allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm); /* memo: on alike on every rank */
+  if (memo && !st->rmap) /* memo: on alike on every rank, unless each rank reads alone */
+    pb_comm_allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, st->comm);
   if (all && hit >= 0) {
     pb_store_memo_take(hit, out);
     if (pb_log_verbosity() >= 2)
@@ -565,7 +677,7 @@ int pb_store_read_fields(struct pb_store *st, int32_t src, int32_t n_rows, const
 int pb_store_read_fields_into(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows, int fields,
                               struct pb_rows *buf)
 {
-  if (pb_error_agree(st->comm, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
+  if (pb_store_agree(st, pb_store__check_rows(st, src, n_rows, rows))) return PB_FAIL;
   buf->n_rows = n_rows;
   buf->n_images = st->meta.sources[src].n_images;
   return pb_store__read_into(st, src, n_rows, rows, fields, buf);

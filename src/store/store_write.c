@@ -69,7 +69,7 @@ int pb_store__wmap_source(struct pb_store *st, int32_t s)
     grp = sg;
   }
   for (int f = 0; f < PB_STORE_DSETS; f++) {
-    struct pb_store__wdset *w = &st->wmap[s * PB_STORE_DSETS + f];
+    struct pb_store__chunkmap *w = &st->wmap[s * PB_STORE_DSETS + f];
     free(w->addr);
     memset(w, 0, sizeof *w);
     if (!pb_store__dset_in(&st->meta, f)) continue;
@@ -129,11 +129,16 @@ int pb_store__wmap_all(struct pb_store *st)
   return PB_OK;
 }
 
+void pb_store__chunkmap_free(const struct pb_store *st, struct pb_store__chunkmap **map)
+{
+  for (int32_t k = 0; *map && k < st->meta.n_sources * PB_STORE_DSETS; k++) free((*map)[k].addr);
+  free(*map);
+  *map = NULL;
+}
+
 void pb_store__wmap_free(struct pb_store *st)
 {
-  for (int32_t k = 0; st->wmap && k < st->meta.n_sources * PB_STORE_DSETS; k++) free(st->wmap[k].addr);
-  free(st->wmap);
-  st->wmap = NULL;
+  pb_store__chunkmap_free(st, &st->wmap);
   if (st->wfd >= 0) close(st->wfd);
   st->wfd = -1;
 }
@@ -164,7 +169,7 @@ int32_t pb_store_span_rows(const struct pb_store *st, int32_t src)
  * A chunk the rows fill is written from @p buf itself; the last chunk of a
  * model whose conditions do not fill it is copied into @p scratch and
  * padded with zeros, as HDF5 pads an edge chunk. */
-static int pb_store__write_dset(struct pb_store *st, const struct pb_store__wdset *w, int32_t n_cond, int32_t row0,
+static int pb_store__write_dset(struct pb_store *st, const struct pb_store__chunkmap *w, int32_t n_cond, int32_t row0,
                                 int32_t n_rows, const char *buf, char **scratch)
 {
   const size_t chunk_bytes = (size_t)w->rows * w->row_bytes;
@@ -205,7 +210,7 @@ int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, 
   char *scratch = NULL;
   int status = PB_OK;
   for (int f = 0; f < PB_STORE_DSETS && status == PB_OK && n_rows > 0; f++) {
-    const struct pb_store__wdset *w = &st->wmap[src * PB_STORE_DSETS + f];
+    const struct pb_store__chunkmap *w = &st->wmap[src * PB_STORE_DSETS + f];
     if (w->rows == 0) continue; /* no top-k lists, or no such summary */
     status = pb_store__write_dset(st, w, n_cond, row0, n_rows, field[f], &scratch);
     free(scratch);

@@ -44,6 +44,17 @@ check "bounds.tsv: Q80 decisions under Platt (a > 0) and isotonic regression" aw
     n += $(c["f1_platt_a"]) > 0; iso += $(c["f1_q80_iso_changed"]) }
   END { exit !(n > 0 && iso > 0 && !bad) }' "$WORK/o11/report/bounds.tsv"
 
+# the reads: independent at 2 ranks (no rank waits for another's sources), collective where the direct path
+# is off, the same outputs both ways
+OMP_NUM_THREADS=1 mpi_launch 3 "$PAIRBOUND" -v 2 bounds "$WORK/s.h5" --calibration -o "$WORK/ind3" > "$WORK/ind3.log" 2>&1
+check "3 ranks: every rank reads independently" test "$(grep -c 'bounds: independent reads' "$WORK/ind3.log")" -eq 3
+PAIRBOUND_STORE_READ=hdf5 OMP_NUM_THREADS=1 mpi_launch 3 "$PAIRBOUND" -v 2 bounds "$WORK/s.h5" --calibration \
+  -o "$WORK/col3" > "$WORK/col3.log" 2>&1
+check "3 ranks, HDF5 reads: collective, source by source" test "$(grep -c 'bounds: collective reads' "$WORK/col3.log")" -eq 3
+for f in bounds.tsv protocol_calibration.tsv REPORT.md; do
+  check "$f identical with independent and collective reads" cmp -s "$WORK/ind3/report/$f" "$WORK/col3/report/$f"
+done
+
 P=$(paper_store)  # the suite's paper store (tests/mpi/paper_store.sh)
 pb 1 2 bounds "$P" --calibration -o "$WORK/p1"
 pb 3 1 bounds "$P" --calibration -o "$WORK/p3"

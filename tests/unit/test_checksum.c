@@ -262,21 +262,28 @@ static const char *direct_written_store(void)
   return path;
 }
 
-/* Read @p rows (this rank's) from @p path and compare with the values written;
- * @p hdf5: through HDF5's path only (PAIRBOUND_STORE_READ=hdf5). */
-static void read_and_check(const char *path, int32_t n, const int32_t *rows, int hdf5)
+/* How read_and_check reads: the direct path where it can (collective), HDF5's path only
+ * (PAIRBOUND_STORE_READ=hdf5), or independent direct reads (pb_store_reads_independent). */
+enum { READ_DIRECT, READ_HDF5, READ_ALONE, READ_WAYS };
+static const char *const read_way[READ_WAYS] = {"direct", "HDF5", "independent"};
+
+/* Read @p rows (this rank's) from @p path the way @p way and compare with the values written. */
+static void read_and_check(const char *path, int32_t n, const int32_t *rows, int way)
 {
   struct pb_store *st;
   struct pb_rows d;
-  if (hdf5) setenv("PAIRBOUND_STORE_READ", "hdf5", 1);
+  if (way == READ_HDF5) setenv("PAIRBOUND_STORE_READ", "hdf5", 1);
   ck_assert_msg(pb_store_open(path, MPI_COMM_WORLD, &st) == PB_OK, "%s", pb_error_message());
-  ck_assert_msg(pb_store_read_fields(st, 0, n, rows, PB_FIELD_ALL, &d) == PB_OK, "%s", pb_error_message());
+  if (way == READ_ALONE) ck_assert_int_eq(pb_store_reads_independent(st, PB_FIELD_ALL), 1);
+  int status = pb_store_read_fields(st, 0, n, rows, PB_FIELD_ALL, &d);
+  if (way == READ_ALONE) status = pb_store_reads_collective(st, status);
+  ck_assert_msg(status == PB_OK, "%s", pb_error_message());
   unsetenv("PAIRBOUND_STORE_READ");
   for (int32_t j = 0; j < n; j++)
     for (int i = 0; i < D_IMG; i++) {
       size_t x = (size_t)j * D_IMG + i;
       if (d.pred[x] != d_pred(rows[j], i) || d.smax[x] != d_smax(rows[j], i) || d.ptrue[x] != d_ptrue(rows[j], i))
-        ck_abort_msg("row %d image %d differs (%s path)", rows[j], i, hdf5 ? "HDF5" : "direct");
+        ck_abort_msg("row %d image %d differs (%s path)", rows[j], i, read_way[way]);
     }
   pb_store_rows_free(&d);
   pb_store_close(st);
@@ -291,20 +298,20 @@ START_TEST(test_direct_rows)
   /* whole model, whole chunk, part of a chunk, across a boundary, the edge chunk, scattered */
   static const int32_t all[24] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23};
   static const int32_t part[] = {3, 4, 5}, across[] = {9, 10}, edge[] = {10, 11, 22}, scattered[] = {0, 2, 7, 13, 23};
-  for (int hdf5 = 0; hdf5 < 2; hdf5++) {
-    read_and_check(path, 24, all, hdf5);
-    read_and_check(path, 10, all, hdf5);
-    read_and_check(path, 12, all + 12, hdf5);
-    read_and_check(path, 3, part, hdf5);
-    read_and_check(path, 2, across, hdf5);
-    read_and_check(path, 3, edge, hdf5);
-    read_and_check(path, 5, scattered, hdf5);
+  for (int way = 0; way < READ_WAYS; way++) {
+    read_and_check(path, 24, all, way);
+    read_and_check(path, 10, all, way);
+    read_and_check(path, 12, all + 12, way);
+    read_and_check(path, 3, part, way);
+    read_and_check(path, 2, across, way);
+    read_and_check(path, 3, edge, way);
+    read_and_check(path, 5, scattered, way);
     /* ranks reading different rows, one of them none */
     int32_t mine[24], n = 0;
     for (int32_t r = 0; r < 24; r++)
       if (r % (size + 1) == rank) mine[n++] = r;
-    read_and_check(path, n, mine, hdf5);
-    read_and_check(path, rank == 0 ? 2 : 0, across, hdf5);
+    read_and_check(path, n, mine, way);
+    read_and_check(path, rank == 0 ? 2 : 0, across, way);
   }
 }
 END_TEST
@@ -317,10 +324,10 @@ START_TEST(test_direct_writes)
   const char *path = direct_written_store();
   static const int32_t all[24] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23};
   static const int32_t edge[] = {10, 11, 22}, scattered[] = {0, 2, 7, 13, 23};
-  for (int hdf5 = 0; hdf5 < 2; hdf5++) {
-    read_and_check(path, 24, all, hdf5);
-    read_and_check(path, 3, edge, hdf5);
-    read_and_check(path, 5, scattered, hdf5);
+  for (int way = 0; way < READ_WAYS; way++) {
+    read_and_check(path, 24, all, way);
+    read_and_check(path, 3, edge, way);
+    read_and_check(path, 5, scattered, way);
   }
 }
 END_TEST
@@ -365,6 +372,15 @@ START_TEST(test_direct_damage)
   ck_assert_msg(pb_store_read_fields(st, 0, 1, bad_rows, PB_FIELD_PRED, &d) == PB_OK, "%s", pb_error_message());
   ck_assert_int_eq(d.pred[5], d_pred(13, 5));
   pb_store_rows_free(&d);
+  /* independent reads: the damaged chunk is rank 0's own error, the other ranks read theirs, and the
+   * agreement after gives every rank rank 0's reason */
+  ck_assert_int_eq(pb_store_reads_independent(st, PB_FIELD_ALL), 1);
+  int status = pb_store_read_fields(st, 0, 1, rank == 0 ? bad_rows : ok_rows, PB_FIELD_ALL, &d);
+  ck_assert_int_eq(status, rank == 0 ? PB_FAIL : PB_OK);
+  if (status == PB_OK) pb_store_rows_free(&d);
+  ck_assert_int_eq(pb_store_reads_collective(st, status), PB_FAIL);
+  ck_assert_msg(strstr(pb_error_message(), "cannot read records 'smax' of source S (damaged file: a chunk fails its "
+                                           "checksum or cannot be decoded)") != NULL, "%s", pb_error_message());
   pb_store_close(st);
 }
 END_TEST
