@@ -174,13 +174,17 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
   out->labels = pb_calloc((size_t)meta->n_sources, sizeof *out->labels);
   fields = pb_cells__fields(meta, fields);
   if (last > n_all) last = n_all;
+  /* each rank reads its own sources' rows without waiting for the others' (docs/store.md, "Reading", step 5),
+   * unless the caller reads independently already */
+  const int alone = !pb_store_reads_alone(st) && pb_store_reads_independent(st, fields);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
     int32_t n_eval = pb_dist_eval_count(src);
     int32_t *rows = pb_malloc((size_t)(2 * out->n_cells + 1) * sizeof *rows);
     int32_t u = pb_cells__rows(meta, all, first, last, s, 0, meta->n_models, want, rows);
-    /* pb_store_read_fields agrees on its status across ranks, so after a
-     * failure on any rank every rank skips the remaining sources together */
+    /* pb_store_read_fields agrees on its status across ranks (reading
+     * independently: below), so after a failure on any rank every rank skips
+     * the remaining sources together */
     pb_store_rows_alloc(&out->rows[s], u, n_eval, 0);
     pb_cells__keep(&out->rows[s], fields);
     if (status == PB_OK) {
@@ -201,6 +205,7 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
       }
     free(rows);
   }
+  if (alone) status = pb_store_reads_collective(st, status);
   free(all);
   if (status != PB_OK) pb_cells_free(out);
   return status;
