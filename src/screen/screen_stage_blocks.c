@@ -58,12 +58,19 @@ static void pb_screen__rows_grow(struct pb_rows *d, int32_t *cap, int32_t n, int
  * source, the probe rows of each probe source.  Streamed (one piece of
  * units at a time, pb_screen__piece_rounds), they are read into arrays kept for
  * the next piece; otherwise through pb_store_read_fields, whose rows the
- * later screen stages of a `pairbound run` share.  Collective: every rank
+ * later screen stages of a `pairbound run` share.  Collective; each rank
+ * reads its own rows independently where the store allows, else every rank
  * makes the same reads, with no rows where it has none. */
 int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, int64_t u1, int stream)
 {
   const struct pb_meta *meta = X->meta;
-  int status = PB_OK, topk = meta->topk > 0;
+  int status = PB_OK;
+  const int entropy = (meta->summaries & PB_SUMMARY_ENTROPY) != 0;
+  const int tk_fields = PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (meta->topk > 0 ? PB_FIELD_TOPK : 0) |
+                        (entropy ? PB_FIELD_ENTROPY : 0);
+  /* each rank reads its own units' rows without waiting for the others source by source (docs/store.md,
+   * "Reading", step 5); the statuses are agreed at the end */
+  const int alone = !pb_store_reads_alone(st->store) && pb_store_reads_independent(st->store, tk_fields);
   if (!X->rows) X->rows = pb_calloc((size_t)meta->n_sources, sizeof *X->rows);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
@@ -97,9 +104,6 @@ int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, i
     for (int32_t j = 0; j < R->n; j++)
       if (pb_sort_find_i32(R->tk_rows, R->n_tk, R->rows[j]) < 0) R->rows[kept++] = R->rows[j];
     R->n = kept;
-    const int entropy = (meta->summaries & PB_SUMMARY_ENTROPY) != 0;
-    const int tk_fields =
-      PB_FIELD_PRED | PB_FIELD_SMAX | PB_FIELD_PTRUE | (topk ? PB_FIELD_TOPK : 0) | (entropy ? PB_FIELD_ENTROPY : 0);
     int rc;
     if (stream) {
       pb_screen__rows_grow(&R->d, &R->cap_d, R->n, src->n_images, 0, 0, 0);
@@ -114,7 +118,7 @@ int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, i
     }
     if (status == PB_OK) status = rc;
   }
-  return status;
+  return alone ? pb_store_reads_collective(st->store, status) : status;
 }
 
 /* Append unit u's outputs (its cells' records and outcome bits given). */
