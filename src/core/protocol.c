@@ -324,10 +324,13 @@ int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_prot
   pb_protocol__alloc(out, meta, opt);
   int32_t *lo = pb_malloc((size_t)meta->n_sources * sizeof *lo), *hi = pb_malloc((size_t)meta->n_sources * sizeof *hi);
   pb_dist_my_rows(meta, comm, lo, hi);
+  /* each rank reads its own rows without waiting for the others source by source (docs/store.md, "Reading",
+   * step 5; @p comm is the store's) */
+  const int alone = !pb_store_reads_alone(st) && pb_store_reads_independent(st, PB_FIELD_PRED | PB_FIELD_SMAX);
   for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) status = pb_protocol__rows(st, s, lo[s], hi[s], out);
   free(lo);
   free(hi);
-  status = pb_error_agree(comm, status);
+  status = alone ? pb_store_reads_collective(st, status) : pb_error_agree(comm, status);
   if (status != PB_OK) goto done;
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];

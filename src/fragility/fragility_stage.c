@@ -234,7 +234,8 @@ struct pb_fragility__load {
   struct pb_rows tk;           /* their top-k lists (the temperature-scaled state), when the store keeps them */
 };
 
-/* The top-k lists of the clean rows of this rank's units (collective per source; none without top-k). */
+/* The top-k lists of the clean rows of this rank's units (collective per source unless reads are independent;
+ * none without top-k). */
 static int pb_fragility__read_topk(struct pb_stage *st, int64_t u0, int64_t u1, struct pb_fragility__load *L)
 {
   const struct pb_meta *meta = st->meta;
@@ -678,8 +679,12 @@ static int pb_fragility__stage_run(const struct pb_stage_call *call, const void 
   free(bounds);
   free(cost);
   struct pb_fragility__load *L = pb_calloc((size_t)meta->n_sources, sizeof *L);
-  status = pb_error_agree(st.comm, pb_fragility__read(&st, U.sig, u0, u1, L));
-  if (status == PB_OK) status = pb_error_agree(st.comm, pb_fragility__read_topk(&st, u0, u1, L));
+  /* each rank reads its own units' rows without waiting for the others source by source (docs/store.md,
+   * "Reading", step 5) */
+  const int alone = pb_store_reads_independent(st.store, PB_FIELD_ALL);
+  status = pb_store_agree(st.store, pb_fragility__read(&st, U.sig, u0, u1, L));
+  if (status == PB_OK) status = pb_store_agree(st.store, pb_fragility__read_topk(&st, u0, u1, L));
+  if (alone) status = pb_store_reads_collective(st.store, status);
   pb_timer_lap(&st.timer, "load");
   int32_t len = PB_FRAGILITY_ARM_LEN(o->n_grid);
   int64_t d0 = U.drift0[u0], nd = U.drift0[u1] - d0;
