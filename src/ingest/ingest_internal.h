@@ -171,6 +171,8 @@ int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, 
  * (ingest_read.c). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
 
+/* A plain decimal as strtof reads it, 1, or 0 when strtof must read it (ingest_read.c; tests/unit/test_ingest_fast.c). */
+int pb_ingest__decimal(const char *s, float *out);
 /* A finite decimal number of column @p col, kept as the float32 it is stored as (docs/csv.md, "Format": no
  * hexadecimal, nan or inf, no nonzero value that underflows to 0, -0 as 0); with @p prob a probability, in [0, 1]. */
 int pb_ingest__number(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s, int prob,

@@ -366,32 +366,36 @@ const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int
 }
 
 /* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
- * 15 significant digits and 22 fraction digits, or that followed by a decimal
- * exponent "e-5" ("E", "+", at most 3 digits; shortest float text writes small
- * probabilities so) when the fraction digits less the exponent, k, lie in
- * [0, 22]: m / 10^k is then one correctly
- * rounded double division (m < 2^53, 10^k exact), and rounding that double to
- * float gives the correctly rounded float unless the double lies exactly
- * halfway between two floats (then, and for anything else, returns 0 and the
- * caller uses strtof).  Subnormal results are left to strtof too. */
-static int pb_ingest__decimal(const char *s, float *out)
+ * 19 digits whose value m (the digits as one integer) is below 2^53, or that
+ * followed by a decimal exponent "e-5" ("E", "+", at most 3 digits; shortest
+ * float text writes small probabilities so) when the fraction digits less the
+ * exponent, k, lie in [0, 22]; returns 0 for anything else, and the caller
+ * uses strtof.  m is exact as a double and 10^-k is correctly rounded, so
+ * their product d is within 2 units in its last place of m / 10^k (two
+ * roundings of at most half a unit each, a unit at most doubling across a
+ * power of two); rounding d to float then gives strtof's float unless a point
+ * halfway between two floats lies within those 2 units, where the two could
+ * round apart: that case (4 units, to spare) is strtof's too.  A product
+ * rounds faster than the division m / 10^k that would be exact, and every
+ * nonzero value is at least 10^-22, far above the float subnormals. */
+int pb_ingest__decimal(const char *s, float *out)
 {
-  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  /* m is the digits without leading zeros, so it has as many digits as
-   * the number has significant ones: 16 or more is m >= 10^15 */
+  static const double p10inv[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
+                                    1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
+                                    1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+  /* m may wrap while more than 19 digits come: those are refused below */
   uint64_t m = 0;
   const char *p = s;
-  for (; (unsigned)(*p - '0') < 10; p++)
-    if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
-  if (p == s) return 0;
+  for (; (unsigned)(*p - '0') < 10; p++) m = 10 * m + (uint64_t)(*p - '0');
+  const ptrdiff_t n_int = p - s;
   ptrdiff_t k = 0;
+  if (n_int == 0) return 0;
   if (*p == '.') {
     const char *frac = ++p;
-    for (; (unsigned)(*p - '0') < 10; p++)
-      if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+    for (; (unsigned)(*p - '0') < 10; p++) m = 10 * m + (uint64_t)(*p - '0');
     k = p - frac;
   }
+  if (n_int + k > 19 || m >= (1ull << 53)) return 0;
   if (*p == 'e' || *p == 'E') {
     const int neg = p[1] == '-';
     const char *e0 = p + 1 + (p[1] == '-' || p[1] == '+');
@@ -401,17 +405,14 @@ static int pb_ingest__decimal(const char *s, float *out)
     k += neg ? e : -e;
   }
   if (*p != '\0' || k < 0 || k > 22) return 0;
-  const double d = (double)m / p10[k];
-  const float f = (float)d;
-  if ((double)f != d) {
-    if (d < 0x1p-126) return 0;
-    /* a normal float keeps 24 of the double's 53 significant bits: d lies
-     * halfway between two floats when the 29 bits dropped are 1000...0 */
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    if ((bits & 0x1FFFFFFFu) == 0x10000000u) return 0;   /* a tie: double rounding could differ */
-  }
-  *out = f;
+  const double d = (double)m * p10inv[k];
+  /* a normal float keeps 24 of the double's 53 significant bits: d lies
+   * halfway between two floats when the 29 bits dropped are 1000...0 */
+  uint64_t bits;
+  memcpy(&bits, &d, sizeof bits);
+  const uint64_t low = bits & 0x1FFFFFFFu;
+  if (low + 4 >= 0x10000000u && low <= 0x10000000u + 4) return 0;
+  *out = (float)d;
   return 1;
 }
 

@@ -19,6 +19,7 @@
 #include "pairbound/store.h"
 
 #include "testlib.h"
+#include "../../src/ingest/ingest_internal.h"
 
 #define HDR "model,group,source,condition,image,label,split,pred,smax,ptrue\n"
 
@@ -74,6 +75,101 @@ START_TEST(test_decimals_equal_strtof)
   pb_meta_free(&meta);
   free(csv);
   free(str);
+}
+END_TEST
+
+/* pb_ingest__decimal on @p s: strtof's float whenever it takes the string (1 when it did). */
+static int decimal_is_strtof(const char *s)
+{
+  float got = -42.0f;
+  const int took = pb_ingest__decimal(s, &got);
+  const float want = strtof(s, NULL);
+  ck_assert_msg(!took || memcmp(&got, &want, sizeof got) == 0, "'%s': pb_ingest__decimal %a, strtof %a", s,
+                (double)got, (double)want);
+  return took;
+}
+
+/* Decimals within a few units of the double's last place of a point halfway
+ * between two floats, where a product m * 10^-k that is not exact can round
+ * to the other float than strtof: the fast path must leave them to strtof.
+ * A check that left them to it too narrowly fails here. */
+START_TEST(test_decimal_near_midpoints)
+{
+  rng_state = test_seed();
+  char buf[64];
+  for (int i = 0; i < 200000; i++) {
+    float f = (float)((rng_next() >> 11) * 0x1.0p-53);
+    if (i % 4 == 3) f = ldexpf(f, -(int)(rng_next() % 40)); /* small, down to 1e-13 */
+    const double mid = ((double)f + (double)nextafterf(f, 2.0f)) / 2;
+    /* 13 to 15 significant digits and the neighbours of the last one */
+    const int digits = 12 + (int)(rng_next() % 3);
+    snprintf(buf, sizeof buf, "%.*e", digits, mid);
+    char *e = strchr(buf, 'e');
+    decimal_is_strtof(buf);
+    for (int step = -2; step <= 2; step += 4) { /* the last digit +-2, kept a digit */
+      const char last = e[-1];
+      if (last + step < '0' || last + step > '9') continue;
+      e[-1] = (char)(last + step);
+      decimal_is_strtof(buf);
+      e[-1] = last;
+    }
+    snprintf(buf, sizeof buf, "%.*f", 15 + (int)(rng_next() % 2), mid); /* fixed point, no exponent */
+    decimal_is_strtof(buf);
+  }
+  /* midpoints that are integers (binades 2^24 .. 2^52): exact ties, strtof rounds them to even */
+  for (int E = 24; E <= 52; E++)
+    for (int j = 0; j < 64; j++) {
+      const uint64_t odd = 2 * (rng_next() % ((uint64_t)1 << 23)) + 1;
+      const uint64_t mid = ((uint64_t)1 << E) + (odd << (E - 24));
+      for (int d = -1; d <= 1; d++) {
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)(mid + (uint64_t)d));
+        decimal_is_strtof(buf);
+        snprintf(buf, sizeof buf, "%llu.0", (unsigned long long)(mid + (uint64_t)d));
+        decimal_is_strtof(buf);
+      }
+    }
+}
+END_TEST
+
+/* The fast path takes the shapes export writes and equals strtof on them and
+ * on random plain decimals, exponents, zeros, ones and long digit strings;
+ * it leaves every other form to strtof. */
+START_TEST(test_decimal_shapes)
+{
+  rng_state = test_seed();
+  char buf[64];
+  int took = 0;
+  enum { N = 100000 };
+  for (int i = 0; i < N; i++) { /* export's text: shortest round trip (%.9g at most) */
+    const float f = (float)((rng_next() >> 11) * 0x1.0p-53);
+    snprintf(buf, sizeof buf, "%.*g", 1 + (int)(rng_next() % 9), i % 3 ? (double)f : (double)f * 1e-4);
+    took += decimal_is_strtof(buf);
+  }
+  /* near midpoints only (a few in a billion) go to strtof */
+  ck_assert_msg(took > N - 10, "fast path took %d of %d", took, N);
+  for (int i = 0; i < N; i++) { /* any digits: 1 to 20 of them, a point anywhere, an exponent or none */
+    int n = 1 + (int)(rng_next() % 20), at = (int)(rng_next() % (uint64_t)(n + 1)), len = 0;
+    for (int j = 0; j < n; j++) {
+      if (j == at && j > 0) buf[len++] = '.';
+      buf[len++] = (char)('0' + rng_next() % 10);
+    }
+    if (rng_next() % 2)
+      len += snprintf(buf + len, sizeof buf - (size_t)len, "%se%s%d", "", (rng_next() % 2) ? "-" : "+",
+                      (int)(rng_next() % 30));
+    buf[len] = '\0';
+    decimal_is_strtof(buf);
+  }
+  static const char *const take[] = {"0", "0.0", "000", "1", "1.0", "1.", "5.e-3", "1e0", "1e+0", "1E-0",
+                                     "0.5", "1e-22", "9007199254740991", "0.000000000000000001", "3.40282e+2",
+                                     "123456789012345e-22", "1234567890123456e-7", "0.999999999999999", "0.99999997"};
+  for (size_t k = 0; k < sizeof take / sizeof *take; k++) ck_assert_msg(decimal_is_strtof(take[k]), "'%s'", take[k]);
+  static const char *const leave[] = {"", ".5", "-0.5", "+0.5", " 1", "1 ", "1e5", "1e-23", "1e-1234", "1e",
+                                      "1e+", "0x1p-3", "nan", "inf", "1.2.3", "9007199254740992",
+                                      "12345678901234567890", "00000000000000000000.5", "1,5", "1e-5x"};
+  for (size_t k = 0; k < sizeof leave / sizeof *leave; k++) {
+    float v;
+    ck_assert_msg(!pb_ingest__decimal(leave[k], &v), "'%s' taken", leave[k]);
+  }
 }
 END_TEST
 
@@ -209,6 +305,8 @@ static Suite *suite(void)
   Suite *s = suite_create("ingest_fast");
   TCase *tc = tcase_create("fast");
   tcase_add_test(tc, test_decimals_equal_strtof);
+  tcase_add_test(tc, test_decimal_near_midpoints);
+  tcase_add_test(tc, test_decimal_shapes);
   tcase_add_test(tc, test_nul_at_any_position);
   tcase_add_test(tc, test_plain_lines_equal_libcsv);
   tcase_add_test(tc, test_fast_path_hands_over);
