@@ -114,50 +114,58 @@ static inline void pb_ingest__field(struct pb_ingest__reader *r, int k, char *st
  * holds no quote, no other CR and no NUL, and is not blank, so libcsv would
  * deliver exactly its comma-separated fields with blanks (space, tab) trimmed
  * at their ends.  Returns 1 when the line was handled (r->status set), 0 when
- * libcsv must parse it. */
+ * libcsv must parse it (the line as it came). */
 static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
 {
   if (n < 1 || s[n - 1] != '\n') return 0;
   ssize_t end = n - 1;
   if (end > 0 && s[end - 1] == '\r') end--;
   if (pb_ingest__blank(s, end)) return 0;
-  /* one pass: field starts at commas, any quote, CR or NUL hands the line to
-   * libcsv; a comma in place of the line end ends the last field (restored
-   * when libcsv takes the line) */
-  static const unsigned char stop[256] = {[','] = 1, ['"'] = 2, ['\r'] = 2, ['\0'] = 2};
+  /* one pass: each comma ends a field (a NUL in its place), any quote, CR or
+   * NUL hands the line to libcsv (its commas put back), blanks are noted; a
+   * comma in place of the line end ends the last field */
+  static const unsigned char stop[256] = {[','] = 1, ['"'] = 2, ['\r'] = 2, ['\0'] = 2, [' '] = 3, ['\t'] = 3};
   const char saved = s[end];
   const size_t len = (size_t)end + 1;
   char *start = s;
   size_t i = 0;
-  int nf = 0;
+  int nf = 0, blanks = 0;
   s[end] = ',';
 #ifdef __SSE2__
-  /* 16 bytes at a time: a mask of the bytes that refuse the line, one of the commas */
+  /* 16 bytes at a time: a mask of the bytes that refuse the line, one of the commas, one of the blanks */
   const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"'), cr = _mm_set1_epi8('\r');
+  const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
   for (; i + 16 <= len; i += 16) {
     const __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
     const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, cr)),
                                      _mm_cmpeq_epi8(v, _mm_setzero_si128()));
     if (_mm_movemask_epi8(bad)) break;
+    blanks |= _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
     for (unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)); m; m &= m - 1) {
+      char *at = s + i + (size_t)__builtin_ctz(m);
       pb_ingest__field(r, nf++, start);
-      start = s + i + (size_t)__builtin_ctz(m) + 1;
+      *at = '\0';
+      start = at + 1;
     }
   }
 #endif
   for (; i < len; i++) {
-    if (stop[(unsigned char)s[i]] == 2) {
+    const unsigned char c = stop[(unsigned char)s[i]];
+    if (c == 2) {
+      for (int k = 1; k <= nf; k++) (k < nf ? r->fast[k] : start)[-1] = ','; /* the commas after each field */
       s[end] = saved;
       return 0;
     }
-    if (stop[(unsigned char)s[i]] == 1) {
+    if (c == 3) blanks = 1;
+    if (c == 1) {
       pb_ingest__field(r, nf++, start);
+      s[i] = '\0';
       start = s + i + 1;
     }
   }
-  /* trim blanks at both ends of every field and terminate it in place (its
-   * end is the next field's comma or the line end) */
-  for (int k = 0; k < nf; k++) {
+  /* trim blanks at both ends of every field (its end is the NUL in place of
+   * the next comma or of the line end) */
+  for (int k = 0; blanks && k < nf; k++) {
     char *p = r->fast[k], *fe = k + 1 < nf ? r->fast[k + 1] - 1 : s + end;
     while (p < fe && (*p == ' ' || *p == '\t')) p++;
     while (fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
@@ -228,6 +236,9 @@ static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, c
     text += 3;
     n -= 3;
   }
+  /* libcsv holds no part of a row here: split plain lines directly (a line
+   * split so holds no CR but that of its CRLF, so the check below passes it) */
+  if (r->row_line == 0 && r->n_field == 0 && pb_ingest__fast_row(r, text, n)) return;
   /* CR-only line ends (classic Mac) would make the whole file one line
    * for the line numbers of every message: refused (docs/csv.md) */
   const char *cr = memchr(text, '\r', (size_t)n);
@@ -237,8 +248,6 @@ static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, c
     r->status = PB_FAIL;
     return;
   }
-  /* libcsv holds no part of a row here: split plain lines directly */
-  if (r->row_line == 0 && r->n_field == 0 && pb_ingest__fast_row(r, text, n)) return;
   r->ctx->csv_lines++;
   if (r->row_line == 0 && !pb_ingest__blank(text, n)) {
     r->row_line = r->line;
