@@ -28,7 +28,7 @@
 #include "pairbound/signals.h"
 #include "ingest_internal.h"
 
-/* Bytes of a file's stdio buffer. */
+/* Bytes of a read's block of lines (more when a line is longer). */
 #define PB_INGEST__READ_BUFFER (1 << 20)
 
 /* libcsv feeds fields and row ends through callbacks; this carries them,
@@ -206,8 +206,6 @@ static FILE *pb_ingest__open(struct pb_ingest__ctx *ctx, off_t off0, FILE **spoo
     pb_error_set("%s: cannot open: %s", ctx->path, strerror(errno));
     return NULL;
   }
-  /* large reads: the default buffer (a block) makes a read(2) per 4 KiB */
-  setvbuf(fp, NULL, _IOFBF, PB_INGEST__READ_BUFFER);
   if (off0 > 0 && fseeko(fp, off0, SEEK_SET) != 0) {
     pb_error_set("%s: cannot seek: %s", ctx->path, strerror(errno));
     fclose(fp);
@@ -262,16 +260,54 @@ static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, c
   }
 }
 
+/* A stream's lines from one block of it at a time, handed out in place:
+ * getline would copy each into its own buffer. */
+struct pb_ingest__lines {
+  FILE *fp;
+  char *buf;
+  size_t cap, beg, end;    /* the bytes not yet handed out are buf[beg, end) */
+  int eof;
+};
+
+/* The next line (with its LF; the last may have none) into *line, valid
+ * until the next call: its length, 0 at the end, -1 on a read error. */
+static ssize_t pb_ingest__next_line(struct pb_ingest__lines *l, char **line)
+{
+  for (;;) {
+    const char *nl = memchr(l->buf + l->beg, '\n', l->end - l->beg);
+    if (nl || (l->eof && l->end > l->beg)) {
+      const size_t n = nl ? (size_t)(nl - (l->buf + l->beg)) + 1 : l->end - l->beg;
+      *line = l->buf + l->beg;
+      l->beg += n;
+      return (ssize_t)n;
+    }
+    if (l->eof) return 0;
+    /* the part of a line left to the front, then more of the stream: whole 64 KiB, which stdio reads with no
+     * copy through its own buffer (a multiple of it) */
+    memmove(l->buf, l->buf + l->beg, l->end - l->beg);
+    l->end -= l->beg;
+    l->beg = 0;
+    if (l->cap - l->end < PB_INGEST__READ_BUFFER / 2) {
+      l->cap = 2 * l->cap > PB_INGEST__READ_BUFFER ? 2 * l->cap : PB_INGEST__READ_BUFFER;
+      l->buf = pb_realloc(l->buf, l->cap);
+    }
+    const size_t got = fread(l->buf + l->end, 1, (l->cap - l->end) & ~(size_t)0xFFFF, l->fp);
+    if (got == 0 && ferror(l->fp)) return -1;
+    l->eof = got == 0;
+    l->end += got;
+  }
+}
+
 int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t off0, off_t off1, int64_t line0)
 {
   struct pb_ingest__reader r = {.ctx = ctx, .on_row = on_row, .status = PB_OK, .line = line0 - 1};
   struct csv_parser p;
-  char *line = NULL;
-  size_t cap = 0;
+  char *line;
   ssize_t n;
   int parser = 0, ended = 0;
   FILE *spool, *fp = pb_ingest__open(ctx, off0, &spool);
   if (!fp) return PB_FAIL;
+  struct pb_ingest__lines lines = {.fp = fp};
   if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
     pb_error_set("%s: cannot initialise the CSV parser", ctx->path);
     r.status = PB_FAIL;
@@ -285,7 +321,7 @@ int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t 
       ended = 1;
       break;
     }
-    if ((n = getline(&line, &cap, fp)) <= 0) break;
+    if ((n = pb_ingest__next_line(&lines, &line)) <= 0) break;
     if (spool && fwrite(line, 1, (size_t)n, spool) != (size_t)n) {
       pb_error_set("stdin: cannot write the copy that ingest reads twice (%s): %s", ctx->file->spool, strerror(errno));
       r.status = PB_FAIL;
@@ -313,7 +349,7 @@ done:
   free(r.field);
   free(r.fast);
   free(r.field_cap);
-  free(line);
+  free(lines.buf);
   return pb_ingest__close(ctx, fp, spool, r.status == PB_FAIL ? PB_FAIL : PB_OK);
 }
 

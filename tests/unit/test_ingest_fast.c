@@ -233,6 +233,52 @@ END_TEST
 
 /* A line with a NUL byte or a bare CR is not split by the fast path: the
  * messages are libcsv's path's. */
+/* The reader hands out lines from blocks of 1 MiB: lines across a block's
+ * end and lines longer than a block (blanks of up to 3 MiB in a field,
+ * trimmed) give the same records as the file without the blanks. */
+START_TEST(test_lines_across_blocks)
+{
+  enum { N = 6000 };
+  const size_t pad_max = (size_t)3 << 20;
+  char *pad = malloc(pad_max + 1), *plain = malloc((size_t)N * 100 + 100);
+  char *padded = malloc((size_t)N * 200 + 100 + 2 * pad_max);
+  memset(pad, ' ', pad_max);
+  pad[pad_max] = '\0';
+  size_t lp = (size_t)sprintf(plain, HDR), ld = (size_t)sprintf(padded, HDR);
+  for (int i = 0; i < N; i++) {
+    const char *smax = (i % 5) ? "0.625" : "0.9980469";
+    lp += (size_t)sprintf(plain + lp, "m,g,S,clean,i%d,%d,eval,%d,%s,0\n", i, i % 3, (i + 1) % 3, smax);
+    /* two lines longer than a block, the rest crossing the blocks' ends wherever they fall */
+    const size_t blanks = i == 700 ? ((size_t)3 << 19) : i == 4000 ? pad_max : (size_t)(i % 97);
+    ld += (size_t)sprintf(padded + ld, "m,g,S,clean,i%d,%d,eval,%d,%.*s%s,0\n", i, i % 3, (i + 1) % 3, (int)blanks,
+                          pad, smax);
+  }
+  char *a = pb_test_path("unpadded.csv"), *b = pb_test_path("padded.csv");
+  write_all(a, plain, lp);
+  write_all(b, padded, ld);
+  struct pb_meta ma, mb;
+  struct pb_rows *ra = NULL, *rb = NULL;
+  ck_assert_msg(pb_ingest_parse(a, NULL, &ma, &ra) == PB_OK, "%s", pb_error_message());
+  ck_assert_msg(pb_ingest_parse(b, NULL, &mb, &rb) == PB_OK, "%s", pb_error_message());
+  ck_assert_int_eq(mb.sources[0].n_images, N);
+  for (int i = 0; i < N; i++) {
+    ck_assert_str_eq(ma.sources[0].image_ids[i], mb.sources[0].image_ids[i]);
+    ck_assert_int_eq(mb.sources[0].labels[i], i % 3);
+  }
+  ck_assert(memcmp(ra[0].smax, rb[0].smax, (size_t)N * sizeof *ra[0].smax) == 0);
+  ck_assert(rb[0].smax[0] == 0.9980469f && rb[0].smax[1] == 0.625f);
+  pb_store_rows_free(&ra[0]);
+  pb_store_rows_free(&rb[0]);
+  free(ra);
+  free(rb);
+  pb_meta_free(&ma);
+  pb_meta_free(&mb);
+  free(pad);
+  free(plain);
+  free(padded);
+}
+END_TEST
+
 START_TEST(test_fast_path_hands_over)
 {
   char *path = pb_test_path("nul.csv");
@@ -309,6 +355,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_decimal_shapes);
   tcase_add_test(tc, test_nul_at_any_position);
   tcase_add_test(tc, test_plain_lines_equal_libcsv);
+  tcase_add_test(tc, test_lines_across_blocks);
   tcase_add_test(tc, test_fast_path_hands_over);
   tcase_add_test(tc, test_ints_equal_strtoll);
   suite_add_tcase(s, tc);
