@@ -100,36 +100,36 @@ static int pb_ingest__blank(const char *s, ssize_t n)
   return 1;
 }
 
-/* Field @p k of a line split in place begins at @p start. */
-static inline void pb_ingest__field(struct pb_ingest__reader *r, int k, char *start)
+/* Room for one more field start in r->fast, which holds *cap (its new address). */
+static char **pb_ingest__more_fields(struct pb_ingest__reader *r, int *cap)
 {
-  if (k == r->cap_fast) {
-    r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 16;
-    r->fast = pb_realloc(r->fast, (size_t)r->cap_fast * sizeof *r->fast);
-  }
-  r->fast[k] = start;
+  r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 32;
+  r->fast = pb_realloc(r->fast, (size_t)r->cap_fast * sizeof *r->fast);
+  *cap = r->cap_fast;
+  return r->fast;
 }
 
 /* The common line, split in place without libcsv: it ends with LF (or CRLF),
  * holds no quote, no other CR and no NUL, and is not blank, so libcsv would
  * deliver exactly its comma-separated fields with blanks (space, tab) trimmed
  * at their ends.  Returns 1 when the line was handled (r->status set), 0 when
- * libcsv must parse it (the line as it came). */
+ * libcsv must parse it. */
 static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
 {
   if (n < 1 || s[n - 1] != '\n') return 0;
   ssize_t end = n - 1;
   if (end > 0 && s[end - 1] == '\r') end--;
   if (pb_ingest__blank(s, end)) return 0;
-  /* one pass: each comma ends a field (a NUL in its place), any quote, CR or
-   * NUL hands the line to libcsv (its commas put back), blanks are noted; a
-   * comma in place of the line end ends the last field */
+  /* one pass: field starts at commas, any quote, CR or NUL hands the line to
+   * libcsv, blanks are noted; a comma in place of the line end ends the last
+   * field (restored when libcsv takes the line).  The starts go to a local
+   * array: r's own, written through char stores, would be read again after each. */
   static const unsigned char stop[256] = {[','] = 1, ['"'] = 2, ['\r'] = 2, ['\0'] = 2, [' '] = 3, ['\t'] = 3};
   const char saved = s[end];
   const size_t len = (size_t)end + 1;
-  char *start = s;
+  char *start = s, **fast = r->fast;
   size_t i = 0;
-  int nf = 0, blanks = 0;
+  int nf = 0, cap = r->cap_fast, blanks = 0;
   s[end] = ',';
 #ifdef __SSE2__
   /* 16 bytes at a time: a mask of the bytes that refuse the line, one of the commas, one of the blanks */
@@ -142,39 +142,37 @@ static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
     if (_mm_movemask_epi8(bad)) break;
     blanks |= _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
     for (unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)); m; m &= m - 1) {
-      char *at = s + i + (size_t)__builtin_ctz(m);
-      pb_ingest__field(r, nf++, start);
-      *at = '\0';
-      start = at + 1;
+      if (nf == cap) fast = pb_ingest__more_fields(r, &cap);
+      fast[nf++] = start;
+      start = s + i + (size_t)__builtin_ctz(m) + 1;
     }
   }
 #endif
   for (; i < len; i++) {
     const unsigned char c = stop[(unsigned char)s[i]];
     if (c == 2) {
-      for (int k = 1; k <= nf; k++) (k < nf ? r->fast[k] : start)[-1] = ','; /* the commas after each field */
       s[end] = saved;
       return 0;
     }
-    if (c == 3) blanks = 1;
+    blanks |= c == 3;
     if (c == 1) {
-      pb_ingest__field(r, nf++, start);
-      s[i] = '\0';
+      if (nf == cap) fast = pb_ingest__more_fields(r, &cap);
+      fast[nf++] = start;
       start = s + i + 1;
     }
   }
-  /* trim blanks at both ends of every field (its end is the NUL in place of
-   * the next comma or of the line end) */
-  for (int k = 0; blanks && k < nf; k++) {
-    char *p = r->fast[k], *fe = k + 1 < nf ? r->fast[k + 1] - 1 : s + end;
-    while (p < fe && (*p == ' ' || *p == '\t')) p++;
-    while (fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
+  /* each field ends at the next one's comma or at the line end: a NUL there,
+   * with blanks trimmed at both ends where the line holds any */
+  for (int k = 0; k < nf; k++) {
+    char *p = fast[k], *fe = k + 1 < nf ? fast[k + 1] - 1 : s + end;
+    while (blanks && p < fe && (*p == ' ' || *p == '\t')) p++;
+    while (blanks && fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
     *fe = '\0';
-    r->fast[k] = p;
+    fast[k] = p;
   }
   r->ctx->row_off = r->line_off;
   r->ctx->row_end = r->next_off;
-  r->status = r->on_row(r->ctx, r->fast, nf, r->line);
+  r->status = r->on_row(r->ctx, fast, nf, r->line);
   return 1;
 }
 
