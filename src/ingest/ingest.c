@@ -157,6 +157,17 @@ static int pb_ingest__name(const struct pb_ingest__ctx *ctx, int64_t line, int c
 static int pb_ingest__int(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
                           int32_t *out)
 {
+  /* one to four digits, nearly every class: read here as pb_parse_csv_int reads them, without its call (seven
+   * classes a row, twice) */
+  if ((unsigned)(s[0] - '0') < 10) {
+    int32_t d = s[0] - '0';
+    int k = 1;
+    for (; k < 4 && (unsigned)(s[k] - '0') < 10; k++) d = 10 * d + (s[k] - '0');
+    if (s[k] == '\0') {
+      *out = d;
+      return PB_OK;
+    }
+  }
   int64_t v;
   const int status = pb_parse_csv_int(s, INT32_MIN, INT32_MAX, &v);
   if (status == PB_FAIL) {
@@ -310,6 +321,17 @@ int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t
   return v;
 }
 
+int32_t pb_ingest__lookup_next(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint,
+                               const char *key)
+{
+  const int32_t h = *hint;
+  if (h + 1 >= 0 && h + 1 < n && strcmp(names[h + 1], key) == 0) return *hint = h + 1;
+  if (h >= 0 && h < n && strcmp(names[h], key) == 0) return h;
+  const int32_t v = pb_strmap_get(m, key);
+  if (v >= 0) *hint = v;
+  return v;
+}
+
 static int32_t pb_ingest__source_index(struct pb_ingest__ctx *ctx, const char *name)
 {
   const int32_t h = ctx->hint_source;
@@ -411,7 +433,7 @@ int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_
   struct pb_ingest__src *x = &ctx->src[s];
   const char *image = rec->name[PB_COL_IMAGE];
   char at[1100];
-  int32_t i = pb_ingest__lookup(&x->images, src->image_ids, src->n_images, &x->hint_image, image);
+  int32_t i = pb_ingest__lookup_next(&x->images, src->image_ids, src->n_images, &x->hint_image, image);
   if (i >= 0) {
     if (src->labels[i] != rec->label) {
       pb_error_set("%s:%lld: image %s of source %s has label %d here but %d %s", ctx->path, (long long)line,
@@ -642,7 +664,8 @@ int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, st
   key[1] = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model, rec->name[PB_COL_MODEL]);
   key[2] = x ? pb_ingest__lookup(&x->conditions, so->conditions, so->n_conditions, &x->hint_condition,
                                  rec->name[PB_COL_CONDITION]) : -1;
-  key[3] = x ? pb_ingest__lookup(&x->images, so->image_ids, so->n_images, &x->hint_image, rec->name[PB_COL_IMAGE])
+  key[3] = x ? pb_ingest__lookup_next(&x->images, so->image_ids, so->n_images, &x->hint_image,
+                                      rec->name[PB_COL_IMAGE])
              : -1;
   if (key[1] < 0 || key[2] < 0 || key[3] < 0) {
     /* pass 1 saw every name, so only a file rewritten meanwhile gets here */

@@ -142,6 +142,9 @@ int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t li
 int pb_ingest__check_fields(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec);
 /* Index of @p key in a dictionary whose names are names[0..n), or -1 (*hint: the last index found). */
 int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint, const char *key);
+/* The same with the index after *hint tried first: images, which rows mostly take in turn. */
+int32_t pb_ingest__lookup_next(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint,
+                               const char *key);
 /* Pass 1's dictionaries grow as a row in the current file at @p line adds: a source (its index), a model
  * (ctx->hint_model its index), a condition, an image (x->hint_image its index), each refused as that row. */
 int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *name);

@@ -346,6 +346,45 @@ START_TEST(test_ints_equal_strtoll)
 }
 END_TEST
 
+/* Classes as ingest reads them (one to four digits without a call, the rest
+ * by pb_parse_csv_int): strtoll's value for every form it accepts, and the
+ * same refusal for one it does not. */
+START_TEST(test_classes_equal_strtoll)
+{
+  static const char *const take[] = {"0", "7", "07", "007", "0007", "00007", "000000007", "1234", "9999",
+                                     "12345", "99999", "123456", "1048575", "+5", "+0012"};
+  enum { N = sizeof take / sizeof *take };
+  char csv[4096];
+  size_t len = (size_t)sprintf(csv, HDR);
+  for (int i = 0; i < N; i++) /* label and pred the same, so ptrue = smax */
+    len += (size_t)sprintf(csv + len, "m,g,S,clean,i%d,%s,eval,%s,0.5,0.5\n", i, take[i], take[i]);
+  char *path = pb_test_path("classes.csv");
+  write_all(path, csv, len);
+  struct pb_meta meta;
+  struct pb_rows *rows = NULL;
+  ck_assert_msg(pb_ingest_parse(path, NULL, &meta, &rows) == PB_OK, "%s", pb_error_message());
+  for (int i = 0; i < N; i++) {
+    const long long want = strtoll(take[i], NULL, 10);
+    ck_assert_msg(meta.sources[0].labels[i] == want && rows[0].pred[i] == want, "'%s': label %d, pred %d", take[i],
+                  meta.sources[0].labels[i], rows[0].pred[i]);
+  }
+  ck_assert_int_eq(meta.sources[0].n_classes, 1048576);
+  pb_store_rows_free(&rows[0]);
+  free(rows);
+  pb_meta_free(&meta);
+  static const char *const leave[] = {"1a", "12a", "1234a", "-1", "1.0", "0x1", "1e3"};
+  for (size_t k = 0; k < sizeof leave / sizeof *leave; k++) {
+    len = (size_t)sprintf(csv, HDR "m,g,S,clean,i0,%s,eval,0,0.5,0.4\n", leave[k]);
+    write_all(path, csv, len);
+    ck_assert_msg(pb_ingest_parse(path, NULL, &meta, &rows) == PB_FAIL, "'%s' taken", leave[k]);
+    char want[256];
+    snprintf(want, sizeof want, strcmp(leave[k], "-1") == 0 ? "column 'label': negative class -1"
+                                                             : "column 'label': not an integer: '%s'", leave[k]);
+    ck_assert_msg(strstr(pb_error_message(), want) != NULL, "'%s': %s", leave[k], pb_error_message());
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("ingest_fast");
@@ -358,6 +397,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_lines_across_blocks);
   tcase_add_test(tc, test_fast_path_hands_over);
   tcase_add_test(tc, test_ints_equal_strtoll);
+  tcase_add_test(tc, test_classes_equal_strtoll);
   suite_add_tcase(s, tc);
   return s;
 }
