@@ -421,6 +421,20 @@ const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int
  * round apart: that case (4 units, to spare) is strtof's too.  A product
  * rounds faster than the division m / 10^k that would be exact, and every
  * nonzero value is at least 10^-22, far above the float subnormals. */
+/* The digits from @p p appended to *m, two at a time (half the loop's
+ * branches); where they end. */
+static inline const char *pb_ingest__digits(const char *p, uint64_t *m)
+{
+  uint64_t v = *m;
+  while ((unsigned)(p[0] - '0') < 10 && (unsigned)(p[1] - '0') < 10) {
+    v = 100 * v + (uint64_t)(10 * (p[0] - '0') + (p[1] - '0'));
+    p += 2;
+  }
+  if ((unsigned)(p[0] - '0') < 10) v = 10 * v + (uint64_t)(*p++ - '0');
+  *m = v;
+  return p;
+}
+
 int pb_ingest__decimal(const char *s, float *out)
 {
   static const double p10inv[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
@@ -428,14 +442,13 @@ int pb_ingest__decimal(const char *s, float *out)
                                     1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
   /* m may wrap while more than 19 digits come: those are refused below */
   uint64_t m = 0;
-  const char *p = s;
-  for (; (unsigned)(*p - '0') < 10; p++) m = 10 * m + (uint64_t)(*p - '0');
+  const char *p = pb_ingest__digits(s, &m);
   const ptrdiff_t n_int = p - s;
   ptrdiff_t k = 0;
   if (n_int == 0) return 0;
   if (*p == '.') {
     const char *frac = ++p;
-    for (; (unsigned)(*p - '0') < 10; p++) m = 10 * m + (uint64_t)(*p - '0');
+    p = pb_ingest__digits(p, &m);
     k = p - frac;
   }
   if (n_int + k > 19 || m >= (1ull << 53)) return 0;
