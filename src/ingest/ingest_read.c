@@ -408,19 +408,6 @@ const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int
   return buf;
 }
 
-/* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
- * 19 digits whose value m (the digits as one integer) is below 2^53, or that
- * followed by a decimal exponent "e-5" ("E", "+", at most 3 digits; shortest
- * float text writes small probabilities so) when the fraction digits less the
- * exponent, k, lie in [0, 22]; returns 0 for anything else, and the caller
- * uses strtof.  m is exact as a double and 10^-k is correctly rounded, so
- * their product d is within 2 units in its last place of m / 10^k (two
- * roundings of at most half a unit each, a unit at most doubling across a
- * power of two); rounding d to float then gives strtof's float unless a point
- * halfway between two floats lies within those 2 units, where the two could
- * round apart: that case (4 units, to spare) is strtof's too.  A product
- * rounds faster than the division m / 10^k that would be exact, and every
- * nonzero value is at least 10^-22, far above the float subnormals. */
 /* The digits from @p p appended to *m, two at a time (half the loop's
  * branches); where they end. */
 static inline const char *pb_ingest__digits(const char *p, uint64_t *m)
@@ -435,6 +422,19 @@ static inline const char *pb_ingest__digits(const char *p, uint64_t *m)
   return p;
 }
 
+/* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
+ * 19 digits whose value m (the digits as one integer) is below 2^53, or that
+ * followed by a decimal exponent "e-5" ("E", "+", at most 3 digits; shortest
+ * float text writes small probabilities so) when the fraction digits less the
+ * exponent, k, lie in [0, 22]; returns 0 for anything else, and the caller
+ * uses strtof.  m is exact as a double and 10^-k is correctly rounded, so
+ * their product d is within 2 units in its last place of m / 10^k (two
+ * roundings of at most half a unit each, a unit at most doubling across a
+ * power of two); rounding d to float then gives strtof's float unless a point
+ * halfway between two floats lies within those 2 units, where the two could
+ * round apart: that case (4 units, to spare) is strtof's too.  The product
+ * takes a tenth less time than the division m / 10^k, which would be exact,
+ * and every nonzero value is at least 10^-22, far above the float subnormals. */
 int pb_ingest__decimal(const char *s, float *out)
 {
   static const double p10inv[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
