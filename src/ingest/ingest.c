@@ -157,6 +157,17 @@ static int pb_ingest__name(const struct pb_ingest__ctx *ctx, int64_t line, int c
 static int pb_ingest__int(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s,
                           int32_t *out)
 {
+  /* one to four digits, nearly every class: read here as pb_parse_csv_int reads them, without its call (seven
+   * classes a row, twice) */
+  if ((unsigned)(s[0] - '0') < 10) {
+    int32_t d = s[0] - '0';
+    int k = 1;
+    for (; k < 4 && (unsigned)(s[k] - '0') < 10; k++) d = 10 * d + (s[k] - '0');
+    if (s[k] == '\0') {
+      *out = d;
+      return PB_OK;
+    }
+  }
   int64_t v;
   const int status = pb_parse_csv_int(s, INT32_MIN, INT32_MAX, &v);
   if (status == PB_FAIL) {
@@ -194,9 +205,9 @@ static int pb_ingest__class(const struct pb_ingest__ctx *ctx, int64_t line, cons
   return PB_OK;
 }
 
-/* Names of a row, checked in column order. */
+/* Names of a row, checked in column order when @p check. */
 static int pb_ingest__names(const struct pb_ingest__ctx *ctx, char **f, int n, int64_t line,
-                            struct pb_ingest__rec *rec)
+                            struct pb_ingest__rec *rec, int check)
 {
   if (n != ctx->file->n_fields) {
     pb_error_set("%s:%lld: expected %d fields, found %d", ctx->path, (long long)line, ctx->file->n_fields, n);
@@ -204,7 +215,7 @@ static int pb_ingest__names(const struct pb_ingest__ctx *ctx, char **f, int n, i
   }
   for (int c = PB_COL_MODEL; c <= PB_COL_IMAGE; c++) {
     rec->name[c] = f[ctx->file->col[c]];
-    if (!ctx->ints_only && pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
+    if (check && pb_ingest__name(ctx, line, c, rec->name[c])) return PB_FAIL;
   }
   return PB_OK;
 }
@@ -219,8 +230,10 @@ static int pb_ingest__values(struct pb_ingest__ctx *ctx, char **f, int64_t line,
   int32_t K = ctx->meta->topk;
   if (pb_ingest__class(ctx, line, "label", f[ctx->file->col[PB_COL_LABEL]], n_classes, source, &rec->label))
     return PB_FAIL;
-  if (strcmp(split, "dev") == 0) rec->split = PB_SPLIT_DEV;
-  else if (strcmp(split, "eval") == 0) rec->split = PB_SPLIT_EVAL;
+  /* byte by byte up to the first that differs: no call per row */
+  if (split[0] == 'd' && split[1] == 'e' && split[2] == 'v' && split[3] == '\0') rec->split = PB_SPLIT_DEV;
+  else if (split[0] == 'e' && split[1] == 'v' && split[2] == 'a' && split[3] == 'l' && split[4] == '\0')
+    rec->split = PB_SPLIT_EVAL;
   else {
     pb_error_set("%s:%lld: column 'split': expected 'dev' or 'eval', found '%s'", path, (long long)line, split);
     return PB_FAIL;
@@ -303,6 +316,17 @@ int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t
   const int32_t h = *hint;
   if (h >= 0 && h < n && strcmp(names[h], key) == 0) return h;
   if (h + 1 >= 0 && h + 1 < n && strcmp(names[h + 1], key) == 0) return *hint = h + 1;
+  const int32_t v = pb_strmap_get(m, key);
+  if (v >= 0) *hint = v;
+  return v;
+}
+
+int32_t pb_ingest__lookup_next(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint,
+                               const char *key)
+{
+  const int32_t h = *hint;
+  if (h + 1 >= 0 && h + 1 < n && strcmp(names[h + 1], key) == 0) return *hint = h + 1;
+  if (h >= 0 && h < n && strcmp(names[h], key) == 0) return h;
   const int32_t v = pb_strmap_get(m, key);
   if (v >= 0) *hint = v;
   return v;
@@ -409,7 +433,7 @@ int pb_ingest__add_image(struct pb_ingest__ctx *ctx, int32_t s, const struct pb_
   struct pb_ingest__src *x = &ctx->src[s];
   const char *image = rec->name[PB_COL_IMAGE];
   char at[1100];
-  int32_t i = pb_ingest__lookup(&x->images, src->image_ids, src->n_images, &x->hint_image, image);
+  int32_t i = pb_ingest__lookup_next(&x->images, src->image_ids, src->n_images, &x->hint_image, image);
   if (i >= 0) {
     if (src->labels[i] != rec->label) {
       pb_error_set("%s:%lld: image %s of source %s has label %d here but %d %s", ctx->path, (long long)line,
@@ -494,7 +518,7 @@ static int pb_ingest__not_in_store(const struct pb_ingest__ctx *ctx, int64_t lin
 
 int pb_ingest__check_fields(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec)
 {
-  if (pb_ingest__names(ctx, f, n, line, rec)) return PB_FAIL;
+  if (pb_ingest__names(ctx, f, n, line, rec, !ctx->ints_only)) return PB_FAIL;
   const char *source = rec->name[PB_COL_SOURCE];
   /* --append: the store's sources, which pass 1 does not change then */
   if (ctx->store_name && pb_strmap_get(&ctx->sources, source) < 0) return pb_ingest__not_in_store(ctx, line, source);
@@ -524,7 +548,7 @@ static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int
     return pb_ingest__header(ctx, f, n, line);
   }
   ctx->last_line = line;
-  if (pb_ingest__names(ctx, f, n, line, &rec)) return PB_FAIL;
+  if (pb_ingest__names(ctx, f, n, line, &rec, !ctx->ints_only)) return PB_FAIL;
   int32_t s = pb_ingest__source_index(ctx, rec.name[PB_COL_SOURCE]);
   if (s < 0 && ctx->store_name) return pb_ingest__not_in_store(ctx, line, rec.name[PB_COL_SOURCE]);
   if (s < 0) s = pb_ingest__add_source(ctx, rec.name[PB_COL_SOURCE]);
@@ -629,7 +653,9 @@ int pb_ingest__pass1(struct pb_ingest__ctx *ctx, pb_ingest__file_fn parts)
 int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec,
                    int32_t key[4])
 {
-  if (pb_ingest__names(ctx, f, n, line, rec)) return PB_FAIL;
+  /* not the names' rule again: every name in the dictionaries passed pb_meta_validate after pass 1 (the same
+   * rule, pb_ingest__once), a name found below is one of them, and one not found is refused */
+  if (pb_ingest__names(ctx, f, n, line, rec, 0)) return PB_FAIL;
   const struct pb_meta *meta = ctx->meta;
   const int32_t s = pb_ingest__source_index(ctx, rec->name[PB_COL_SOURCE]);
   struct pb_ingest__src *x = s >= 0 ? &ctx->src[s] : NULL;
@@ -638,7 +664,8 @@ int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, st
   key[1] = pb_ingest__lookup(&ctx->models, meta->model_ids, meta->n_models, &ctx->hint_model, rec->name[PB_COL_MODEL]);
   key[2] = x ? pb_ingest__lookup(&x->conditions, so->conditions, so->n_conditions, &x->hint_condition,
                                  rec->name[PB_COL_CONDITION]) : -1;
-  key[3] = x ? pb_ingest__lookup(&x->images, so->image_ids, so->n_images, &x->hint_image, rec->name[PB_COL_IMAGE])
+  key[3] = x ? pb_ingest__lookup_next(&x->images, so->image_ids, so->n_images, &x->hint_image,
+                                      rec->name[PB_COL_IMAGE])
              : -1;
   if (key[1] < 0 || key[2] < 0 || key[3] < 0) {
     /* pass 1 saw every name, so only a file rewritten meanwhile gets here */

@@ -154,13 +154,13 @@ static int pb_ingest__dict_image(const struct pb_ingest__ctx *ctx, struct pb_ing
   int32_t i, n_set;
   if (x->g >= 0) {
     const struct pb_source *gs = &ctx->meta->sources[x->g];
-    i = pb_ingest__lookup(&ctx->src[x->g].images, gs->image_ids, gs->n_images, &x->hint_image, image);
+    i = pb_ingest__lookup_next(&ctx->src[x->g].images, gs->image_ids, gs->n_images, &x->hint_image, image);
     if (i >= 0) {
       const int32_t *set = pb_lsets_of(gs, i, &n_set);
       return pb_ingest__same(gs->labels[i], gs->split[i], set, n_set, rec, ids, n_ids) ? PB_OK : PB_FAIL;
     }
   }
-  i = pb_ingest__lookup(&x->images, x->image, x->n_images, &x->hint_limage, image);
+  i = pb_ingest__lookup_next(&x->images, x->image, x->n_images, &x->hint_limage, image);
   if (i >= 0) {
     n_set = (int32_t)(x->set_off[i + 1] - x->set_off[i]);
     const int32_t *set = n_set > 0 ? x->set_ids + x->set_off[i] : NULL;

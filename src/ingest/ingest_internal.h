@@ -142,6 +142,9 @@ int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t li
 int pb_ingest__check_fields(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, struct pb_ingest__rec *rec);
 /* Index of @p key in a dictionary whose names are names[0..n), or -1 (*hint: the last index found). */
 int32_t pb_ingest__lookup(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint, const char *key);
+/* The same with the index after *hint tried first: images, which rows mostly take in turn. */
+int32_t pb_ingest__lookup_next(const struct pb_strmap *m, char *const *names, int32_t n, int32_t *hint,
+                               const char *key);
 /* Pass 1's dictionaries grow as a row in the current file at @p line adds: a source (its index), a model
  * (ctx->hint_model its index), a condition, an image (x->hint_image its index), each refused as that row. */
 int32_t pb_ingest__add_source(struct pb_ingest__ctx *ctx, const char *name);
@@ -171,6 +174,8 @@ int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, 
  * (ingest_read.c). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
 
+/* A plain decimal as strtof reads it, 1, or 0 when strtof must read it (ingest_read.c; tests/unit/test_ingest_fast.c). */
+int pb_ingest__decimal(const char *s, float *out);
 /* A finite decimal number of column @p col, kept as the float32 it is stored as (docs/csv.md, "Format": no
  * hexadecimal, nan or inf, no nonzero value that underflows to 0, -0 as 0); with @p prob a probability, in [0, 1]. */
 int pb_ingest__number(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s, int prob,

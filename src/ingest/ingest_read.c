@@ -28,7 +28,7 @@
 #include "pairbound/signals.h"
 #include "ingest_internal.h"
 
-/* Bytes of a file's stdio buffer. */
+/* Bytes of a read's block of lines (more when a line is longer). */
 #define PB_INGEST__READ_BUFFER (1 << 20)
 
 /* libcsv feeds fields and row ends through callbacks; this carries them,
@@ -100,14 +100,13 @@ static int pb_ingest__blank(const char *s, ssize_t n)
   return 1;
 }
 
-/* Field @p k of a line split in place begins at @p start. */
-static inline void pb_ingest__field(struct pb_ingest__reader *r, int k, char *start)
+/* Room for one more field start in r->fast, which holds *cap (its new address). */
+static char **pb_ingest__more_fields(struct pb_ingest__reader *r, int *cap)
 {
-  if (k == r->cap_fast) {
-    r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 16;
-    r->fast = pb_realloc(r->fast, (size_t)r->cap_fast * sizeof *r->fast);
-  }
-  r->fast[k] = start;
+  r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 32;
+  r->fast = pb_realloc(r->fast, (size_t)r->cap_fast * sizeof *r->fast);
+  *cap = r->cap_fast;
+  return r->fast;
 }
 
 /* The common line, split in place without libcsv: it ends with LF (or CRLF),
@@ -122,51 +121,58 @@ static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
   if (end > 0 && s[end - 1] == '\r') end--;
   if (pb_ingest__blank(s, end)) return 0;
   /* one pass: field starts at commas, any quote, CR or NUL hands the line to
-   * libcsv; a comma in place of the line end ends the last field (restored
-   * when libcsv takes the line) */
-  static const unsigned char stop[256] = {[','] = 1, ['"'] = 2, ['\r'] = 2, ['\0'] = 2};
+   * libcsv, blanks are noted; a comma in place of the line end ends the last
+   * field (restored when libcsv takes the line).  The starts go to a local
+   * array: r's own, written through char stores, would be read again after each. */
+  static const unsigned char stop[256] = {[','] = 1, ['"'] = 2, ['\r'] = 2, ['\0'] = 2, [' '] = 3, ['\t'] = 3};
   const char saved = s[end];
   const size_t len = (size_t)end + 1;
-  char *start = s;
+  char *start = s, **fast = r->fast;
   size_t i = 0;
-  int nf = 0;
+  int nf = 0, cap = r->cap_fast, blanks = 0;
   s[end] = ',';
 #ifdef __SSE2__
-  /* 16 bytes at a time: a mask of the bytes that refuse the line, one of the commas */
+  /* 16 bytes at a time: a mask of the bytes that refuse the line, one of the commas, one of the blanks */
   const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"'), cr = _mm_set1_epi8('\r');
+  const __m128i space = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
   for (; i + 16 <= len; i += 16) {
     const __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
     const __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, cr)),
                                      _mm_cmpeq_epi8(v, _mm_setzero_si128()));
     if (_mm_movemask_epi8(bad)) break;
+    blanks |= _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
     for (unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)); m; m &= m - 1) {
-      pb_ingest__field(r, nf++, start);
+      if (nf == cap) fast = pb_ingest__more_fields(r, &cap);
+      fast[nf++] = start;
       start = s + i + (size_t)__builtin_ctz(m) + 1;
     }
   }
 #endif
   for (; i < len; i++) {
-    if (stop[(unsigned char)s[i]] == 2) {
+    const unsigned char c = stop[(unsigned char)s[i]];
+    if (c == 2) {
       s[end] = saved;
       return 0;
     }
-    if (stop[(unsigned char)s[i]] == 1) {
-      pb_ingest__field(r, nf++, start);
+    blanks |= c == 3;
+    if (c == 1) {
+      if (nf == cap) fast = pb_ingest__more_fields(r, &cap);
+      fast[nf++] = start;
       start = s + i + 1;
     }
   }
-  /* trim blanks at both ends of every field and terminate it in place (its
-   * end is the next field's comma or the line end) */
+  /* each field ends at the next one's comma or at the line end: a NUL there,
+   * with blanks trimmed at both ends where the line holds any */
   for (int k = 0; k < nf; k++) {
-    char *p = r->fast[k], *fe = k + 1 < nf ? r->fast[k + 1] - 1 : s + end;
-    while (p < fe && (*p == ' ' || *p == '\t')) p++;
-    while (fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
+    char *p = fast[k], *fe = k + 1 < nf ? fast[k + 1] - 1 : s + end;
+    while (blanks && p < fe && (*p == ' ' || *p == '\t')) p++;
+    while (blanks && fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
     *fe = '\0';
-    r->fast[k] = p;
+    fast[k] = p;
   }
   r->ctx->row_off = r->line_off;
   r->ctx->row_end = r->next_off;
-  r->status = r->on_row(r->ctx, r->fast, nf, r->line);
+  r->status = r->on_row(r->ctx, fast, nf, r->line);
   return 1;
 }
 
@@ -198,8 +204,6 @@ static FILE *pb_ingest__open(struct pb_ingest__ctx *ctx, off_t off0, FILE **spoo
     pb_error_set("%s: cannot open: %s", ctx->path, strerror(errno));
     return NULL;
   }
-  /* large reads: the default buffer (a block) makes a read(2) per 4 KiB */
-  setvbuf(fp, NULL, _IOFBF, PB_INGEST__READ_BUFFER);
   if (off0 > 0 && fseeko(fp, off0, SEEK_SET) != 0) {
     pb_error_set("%s: cannot seek: %s", ctx->path, strerror(errno));
     fclose(fp);
@@ -228,6 +232,9 @@ static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, c
     text += 3;
     n -= 3;
   }
+  /* libcsv holds no part of a row here: split plain lines directly (a line
+   * split so holds no CR but that of its CRLF, so the check below passes it) */
+  if (r->row_line == 0 && r->n_field == 0 && pb_ingest__fast_row(r, text, n)) return;
   /* CR-only line ends (classic Mac) would make the whole file one line
    * for the line numbers of every message: refused (docs/csv.md) */
   const char *cr = memchr(text, '\r', (size_t)n);
@@ -237,8 +244,6 @@ static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, c
     r->status = PB_FAIL;
     return;
   }
-  /* libcsv holds no part of a row here: split plain lines directly */
-  if (r->row_line == 0 && r->n_field == 0 && pb_ingest__fast_row(r, text, n)) return;
   r->ctx->csv_lines++;
   if (r->row_line == 0 && !pb_ingest__blank(text, n)) {
     r->row_line = r->line;
@@ -253,16 +258,54 @@ static void pb_ingest__line(struct pb_ingest__reader *r, struct csv_parser *p, c
   }
 }
 
+/* A stream's lines from one block of it at a time, handed out in place:
+ * getline would copy each into its own buffer. */
+struct pb_ingest__lines {
+  FILE *fp;
+  char *buf;
+  size_t cap, beg, end;    /* the bytes not yet handed out are buf[beg, end) */
+  int eof;
+};
+
+/* The next line (with its LF; the last may have none) into *line, valid
+ * until the next call: its length, 0 at the end, -1 on a read error. */
+static ssize_t pb_ingest__next_line(struct pb_ingest__lines *l, char **line)
+{
+  for (;;) {
+    const char *nl = memchr(l->buf + l->beg, '\n', l->end - l->beg);
+    if (nl || (l->eof && l->end > l->beg)) {
+      const size_t n = nl ? (size_t)(nl - (l->buf + l->beg)) + 1 : l->end - l->beg;
+      *line = l->buf + l->beg;
+      l->beg += n;
+      return (ssize_t)n;
+    }
+    if (l->eof) return 0;
+    /* the part of a line left to the front, then more of the stream: whole 64 KiB, which stdio reads with no
+     * copy through its own buffer (a multiple of it) */
+    memmove(l->buf, l->buf + l->beg, l->end - l->beg);
+    l->end -= l->beg;
+    l->beg = 0;
+    if (l->cap - l->end < PB_INGEST__READ_BUFFER / 2) {
+      l->cap = 2 * l->cap > PB_INGEST__READ_BUFFER ? 2 * l->cap : PB_INGEST__READ_BUFFER;
+      l->buf = pb_realloc(l->buf, l->cap);
+    }
+    const size_t got = fread(l->buf + l->end, 1, (l->cap - l->end) & ~(size_t)0xFFFF, l->fp);
+    if (got == 0 && ferror(l->fp)) return -1;
+    l->eof = got == 0;
+    l->end += got;
+  }
+}
+
 int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t off0, off_t off1, int64_t line0)
 {
   struct pb_ingest__reader r = {.ctx = ctx, .on_row = on_row, .status = PB_OK, .line = line0 - 1};
   struct csv_parser p;
-  char *line = NULL;
-  size_t cap = 0;
+  char *line;
   ssize_t n;
   int parser = 0, ended = 0;
   FILE *spool, *fp = pb_ingest__open(ctx, off0, &spool);
   if (!fp) return PB_FAIL;
+  struct pb_ingest__lines lines = {.fp = fp};
   if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
     pb_error_set("%s: cannot initialise the CSV parser", ctx->path);
     r.status = PB_FAIL;
@@ -276,7 +319,7 @@ int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t 
       ended = 1;
       break;
     }
-    if ((n = getline(&line, &cap, fp)) <= 0) break;
+    if ((n = pb_ingest__next_line(&lines, &line)) <= 0) break;
     if (spool && fwrite(line, 1, (size_t)n, spool) != (size_t)n) {
       pb_error_set("stdin: cannot write the copy that ingest reads twice (%s): %s", ctx->file->spool, strerror(errno));
       r.status = PB_FAIL;
@@ -304,7 +347,7 @@ done:
   free(r.field);
   free(r.fast);
   free(r.field_cap);
-  free(line);
+  free(lines.buf);
   return pb_ingest__close(ctx, fp, spool, r.status == PB_FAIL ? PB_FAIL : PB_OK);
 }
 
@@ -365,33 +408,50 @@ const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int
   return buf;
 }
 
-/* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
- * 15 significant digits and 22 fraction digits, or that followed by a decimal
- * exponent "e-5" ("E", "+", at most 3 digits; shortest float text writes small
- * probabilities so) when the fraction digits less the exponent, k, lie in
- * [0, 22]: m / 10^k is then one correctly
- * rounded double division (m < 2^53, 10^k exact), and rounding that double to
- * float gives the correctly rounded float unless the double lies exactly
- * halfway between two floats (then, and for anything else, returns 0 and the
- * caller uses strtof).  Subnormal results are left to strtof too. */
-static int pb_ingest__decimal(const char *s, float *out)
+/* The digits from @p p appended to *m, two at a time (half the loop's
+ * branches); where they end. */
+static inline const char *pb_ingest__digits(const char *p, uint64_t *m)
 {
-  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-  /* m is the digits without leading zeros, so it has as many digits as
-   * the number has significant ones: 16 or more is m >= 10^15 */
+  uint64_t v = *m;
+  while ((unsigned)(p[0] - '0') < 10 && (unsigned)(p[1] - '0') < 10) {
+    v = 100 * v + (uint64_t)(10 * (p[0] - '0') + (p[1] - '0'));
+    p += 2;
+  }
+  if ((unsigned)(p[0] - '0') < 10) v = 10 * v + (uint64_t)(*p++ - '0');
+  *m = v;
+  return p;
+}
+
+/* strtof's result for the common plain decimal "DIGITS[.DIGITS]" with at most
+ * 19 digits whose value m (the digits as one integer) is below 2^53, or that
+ * followed by a decimal exponent "e-5" ("E", "+", at most 3 digits; shortest
+ * float text writes small probabilities so) when the fraction digits less the
+ * exponent, k, lie in [0, 22]; returns 0 for anything else, and the caller
+ * uses strtof.  m is exact as a double and 10^-k is correctly rounded, so
+ * their product d is within 2 units in its last place of m / 10^k (two
+ * roundings of at most half a unit each, a unit at most doubling across a
+ * power of two); rounding d to float then gives strtof's float unless a point
+ * halfway between two floats lies within those 2 units, where the two could
+ * round apart: that case (4 units, to spare) is strtof's too.  The product
+ * takes a tenth less time than the division m / 10^k, which would be exact,
+ * and every nonzero value is at least 10^-22, far above the float subnormals. */
+int pb_ingest__decimal(const char *s, float *out)
+{
+  static const double p10inv[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
+                                    1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
+                                    1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+  /* m may wrap while more than 19 digits come: those are refused below */
   uint64_t m = 0;
-  const char *p = s;
-  for (; (unsigned)(*p - '0') < 10; p++)
-    if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
-  if (p == s) return 0;
+  const char *p = pb_ingest__digits(s, &m);
+  const ptrdiff_t n_int = p - s;
   ptrdiff_t k = 0;
+  if (n_int == 0) return 0;
   if (*p == '.') {
     const char *frac = ++p;
-    for (; (unsigned)(*p - '0') < 10; p++)
-      if ((m = 10 * m + (uint64_t)(*p - '0')) >= 1000000000000000ull) return 0;
+    p = pb_ingest__digits(p, &m);
     k = p - frac;
   }
+  if (n_int + k > 19 || m >= (1ull << 53)) return 0;
   if (*p == 'e' || *p == 'E') {
     const int neg = p[1] == '-';
     const char *e0 = p + 1 + (p[1] == '-' || p[1] == '+');
@@ -401,17 +461,14 @@ static int pb_ingest__decimal(const char *s, float *out)
     k += neg ? e : -e;
   }
   if (*p != '\0' || k < 0 || k > 22) return 0;
-  const double d = (double)m / p10[k];
-  const float f = (float)d;
-  if ((double)f != d) {
-    if (d < 0x1p-126) return 0;
-    /* a normal float keeps 24 of the double's 53 significant bits: d lies
-     * halfway between two floats when the 29 bits dropped are 1000...0 */
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    if ((bits & 0x1FFFFFFFu) == 0x10000000u) return 0;   /* a tie: double rounding could differ */
-  }
-  *out = f;
+  const double d = (double)m * p10inv[k];
+  /* a normal float keeps 24 of the double's 53 significant bits: d lies
+   * halfway between two floats when the 29 bits dropped are 1000...0 */
+  uint64_t bits;
+  memcpy(&bits, &d, sizeof bits);
+  const uint64_t low = bits & 0x1FFFFFFFu;
+  if (low + 4 >= 0x10000000u && low <= 0x10000000u + 4) return 0;
+  *out = (float)d;
   return 1;
 }
 

@@ -47,6 +47,8 @@ struct pb_ingest__win {
   int64_t first_line;      /* ... at this line */
   char *keep;              /* with a store: the memory of the rows' arrays, kept from window to window, since */
   size_t keep_bytes;       /* a fresh page costs a fault at its first touch (without: each row's own, handed on) */
+  struct pb_store **st;    /* the store written, or NULL: none (the rows handed on) */
+  const char *open;        /* the store's path until it is opened (pb_ingest__open_now), then NULL */
 };
 
 /* The segment of the window that holds row r of source s, or NULL. */
@@ -184,16 +186,40 @@ fail:
   return NULL;
 }
 
+/* Create the store at @p path (--append: begin adding to it) into *st. */
+static int pb_ingest__open_store(const struct pb_ingest__ctx *ctx, const char *path, struct pb_store **st)
+{
+  return ctx->opt && ctx->opt->append ? pb_store_append_begin(path, ctx->meta, st)
+                                      : pb_store_create(path, MPI_COMM_SELF, ctx->meta, st);
+}
+
+/* The same for the window's store still to open (w->open), once. */
+static int pb_ingest__open_now(const struct pb_ingest__ctx *ctx, struct pb_ingest__win *w)
+{
+  const char *path = w->open;
+  w->open = NULL;
+  return pb_ingest__open_store(ctx, path, w->st);
+}
+
 /* One thread's parts: a copy of the context with its own scratch and
- * lookup hints (the dictionaries are only read). */
-static int pb_ingest__sweep_parts(const struct pb_ingest__ctx *ctx, const struct pb_ingest__win *w,
-                                  const struct pb_ingest__part *part, int n_part)
+ * lookup hints (the dictionaries are only read).  A store still to open is
+ * opened meanwhile by this thread (the one that makes MPI calls), which then
+ * joins the others' parts: creating it writes every chunk of the new file,
+ * seconds at paper scale.  When that fails (*opened), its message stands and
+ * this thread reads no part. */
+static int pb_ingest__sweep_parts(const struct pb_ingest__ctx *ctx, struct pb_ingest__win *w,
+                                  const struct pb_ingest__part *part, int n_part, int *opened)
 {
   int ok = 1;
+  const char *open = w->open; /* the threads copy *w: it does not change in the region */
+  w->open = NULL;
+  *opened = PB_OK;
 #pragma omp parallel reduction(&& : ok)
   {
+#pragma omp master
+    if (open && (*opened = pb_ingest__open_store(ctx, open, w->st)) != PB_OK) ok = 0;
     struct pb_ingest__ctx c = *ctx;
-    struct pb_ingest__win cw = *w;
+    struct pb_ingest__win cw = *w; /* the segments (the store is the master's) */
     const size_t K = (size_t)ctx->meta->topk + 1;
     c.win = &cw;
     c.tk_class = pb_malloc(K * sizeof *c.tk_class);
@@ -217,15 +243,17 @@ static int pb_ingest__sweep_parts(const struct pb_ingest__ctx *ctx, const struct
 /* Read every file's part that can hold the window's rows: with threads
  * when every file read is plain and no duplicate was seen before, else (or
  * when the threads meet any error or duplicate, which they leave to this
- * read to report) in file order on this thread. */
+ * read to report) in file order on this thread; a store still to open is
+ * opened first, its failure the message. */
 static int pb_ingest__sweep(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w)
 {
   const int nt = omp_get_max_threads();
-  int n_part;
+  int n_part, opened;
   struct pb_ingest__part *part = nt > 1 && w->dup_file < 0 ? pb_ingest__parts(ctx, w, nt, &n_part) : NULL;
   if (part) {
-    const int ok = pb_ingest__sweep_parts(ctx, w, part, n_part);
+    const int ok = pb_ingest__sweep_parts(ctx, w, part, n_part, &opened);
     free(part);
+    if (opened != PB_OK) return PB_FAIL;
     if (ok) return PB_OK;
     for (int k = 0; k < w->n_seg; k++) {
       const struct pb_ingest__seg *g = &w->seg[k];
@@ -233,6 +261,7 @@ static int pb_ingest__sweep(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w
       memset(g->seen, 0, (n_rec + 7) / 8 + 1);
     }
   }
+  if (w->open && pb_ingest__open_now(ctx, w) != PB_OK) return PB_FAIL;
   ctx->win = w;
   for (int k = 0; k < ctx->n_files && (w->dup_file < 0 || k <= w->dup_file); k++) {
     off_t off0, off1;
@@ -280,17 +309,23 @@ static size_t pb_ingest__rows_bytes(const struct pb_meta *meta, int32_t s, int32
   return pb_store_rows_bytes(r1 - r0, meta->sources[s].n_images, meta->topk, meta->summaries);
 }
 
+/* A window's bytes for those rows: the records and their bitmap. */
+static int64_t pb_ingest__window_bytes(const struct pb_meta *meta, int32_t s, int32_t r0, int32_t r1)
+{
+  return (int64_t)pb_ingest__rows_bytes(meta, s, r0, r1) + ((int64_t)(r1 - r0) * meta->sources[s].n_images) / 8;
+}
+
 /* Fill the window's rows and, while the input has no error, hand them on:
- * written to @p st, or (no store) kept in @p out, one whole source each. */
-static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_store *st,
-                                struct pb_rows *out)
+ * written to the store, or (none) kept in @p out, one whole source each. */
+static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_rows *out)
 {
   const struct pb_meta *meta = ctx->meta;
+  const int store = w->st != NULL;
   int status = PB_OK;
   size_t need = 0;
-  for (int k = 0; k < w->n_seg && st; k++)
+  for (int k = 0; k < w->n_seg && store; k++)
     need += pb_ingest__rows_bytes(meta, w->seg[k].s, w->seg[k].r0, w->seg[k].r1);
-  if (st && need > w->keep_bytes) { /* grown in place where it can be: its pages stay */
+  if (store && need > w->keep_bytes) { /* grown in place where it can be: its pages stay */
     w->keep = pb_realloc(w->keep, need);
     w->keep_bytes = need;
   }
@@ -299,7 +334,7 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
     struct pb_ingest__seg *g = &w->seg[k];
     const struct pb_source *src = &meta->sources[g->s];
     const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)src->n_images;
-    if (st) {
+    if (store) {
       pb_store_rows_carve(&g->rows, g->r1 - g->r0, src->n_images, meta->topk, meta->summaries, w->keep + at);
       at += pb_ingest__rows_bytes(meta, g->s, g->r0, g->r1);
     } else {
@@ -312,8 +347,8 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
   if (status == PB_OK && w->dup_file < 0) pb_ingest__find_missing(ctx, w);
   for (int k = 0; k < w->n_seg && status == PB_OK && w->dup_file < 0 && !w->missing; k++) {
     struct pb_ingest__seg *g = &w->seg[k];
-    if (st) {
-      status = pb_store_write_span(st, g->s, g->r0, g->r1 - g->r0, &g->rows);
+    if (store) {
+      status = pb_store_write_span(*w->st, g->s, g->r0, g->r1 - g->r0, &g->rows);
     } else {
       out[g->s] = g->rows;
       memset(&g->rows, 0, sizeof g->rows);
@@ -326,12 +361,10 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
 /* Add rows [r0, r1) of source s to the window, doing it first when they would
  * not fit (a window holds at least one unit). */
 static int pb_ingest__window_add(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, int64_t budget, int32_t s,
-                                 int32_t r0, int32_t r1, struct pb_store *st, struct pb_rows *out)
+                                 int32_t r0, int32_t r1, struct pb_rows *out)
 {
-  const struct pb_source *src = &ctx->meta->sources[s];
-  /* the records and their bitmap */
-  const int64_t bytes = (int64_t)pb_ingest__rows_bytes(ctx->meta, s, r0, r1) + ((int64_t)(r1 - r0) * src->n_images) / 8;
-  if (w->n_seg > 0 && w->bytes + bytes > budget && pb_ingest__window_do(ctx, w, st, out) != PB_OK) return PB_FAIL;
+  const int64_t bytes = pb_ingest__window_bytes(ctx->meta, s, r0, r1);
+  if (w->n_seg > 0 && w->bytes + bytes > budget && pb_ingest__window_do(ctx, w, out) != PB_OK) return PB_FAIL;
   w->bytes += bytes;
   struct pb_ingest__seg *last = w->n_seg ? &w->seg[w->n_seg - 1] : NULL;
   if (last && last->s == s && last->r1 == r0) {
@@ -390,19 +423,27 @@ static int pb_ingest__report_duplicate(struct pb_ingest__ctx *ctx, struct pb_ing
 }
 
 /* Pass 2: every window in store order, then the verdict on duplicates and
- * missing records.  @p budget bounds a window's bytes. */
-static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, struct pb_store *st, struct pb_rows *out)
+ * missing records.  @p budget bounds a window's bytes.  With @p path, the
+ * store there is opened (*st) while the first window is read, else the rows
+ * go to @p out. */
+static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, const char *path, struct pb_store **st,
+                            struct pb_rows *out)
 {
   const struct pb_meta *meta = ctx->meta;
-  struct pb_ingest__win w = {.dup_file = -1};
+  struct pb_ingest__win w = {.dup_file = -1, .st = path ? st : NULL, .open = path};
   int status = PB_OK;
   for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
-    const int32_t C = meta->sources[s].n_conditions, unit = st ? pb_store_span_rows(st, s) : C;
+    const int32_t C = meta->sources[s].n_conditions;
+    /* a write unit is the store's (pb_store_span_rows); before the store is open, a whole model's rows (a run of
+     * units), as long as one fits a window, else the store is opened now, not while the first window is read */
+    if (w.open && pb_ingest__window_bytes(meta, s, 0, C) > budget) status = pb_ingest__open_now(ctx, &w);
+    const int32_t unit = path && !w.open && status == PB_OK ? pb_store_span_rows(*st, s) : C;
     for (int32_t m = ctx->base_models; m < meta->n_models && status == PB_OK; m++)
       for (int32_t c = 0; c < C && status == PB_OK; c += unit)
-        status = pb_ingest__window_add(ctx, &w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), st, out);
+        status = pb_ingest__window_add(ctx, &w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), out);
   }
-  if (status == PB_OK && w.n_seg > 0) status = pb_ingest__window_do(ctx, &w, st, out);
+  if (status == PB_OK && w.n_seg > 0) status = pb_ingest__window_do(ctx, &w, out);
+  if (status == PB_OK && w.open) status = pb_ingest__open_now(ctx, &w); /* no window (no records): still a store */
   pb_ingest__window_clear(&w);
   if (status == PB_OK && w.dup_file >= 0) status = pb_ingest__report_duplicate(ctx, &w);
   else if (status == PB_OK && w.missing) {
@@ -474,13 +515,10 @@ static int pb_ingest__once(int n, const char *const *paths, const struct pb_inge
     goto done;
   }
   writing = 1;
-  if (store_path && (opt && opt->append ? pb_store_append_begin(store_path, meta, &st)
-                                         : pb_store_create(store_path, MPI_COMM_SELF, meta, &st)) != PB_OK)
-    goto done;
   if (out) *out = pb_calloc((size_t)meta->n_sources, sizeof **out);
   const int64_t window = !store_path ? INT64_MAX : opt && opt->window_bytes > 0 ? opt->window_bytes
                                                                                 : PB_INGEST_WINDOW_BYTES;
-  status = pb_ingest__pass2(&ctx, window, st, out ? *out : NULL);
+  status = pb_ingest__pass2(&ctx, window, store_path, &st, out ? *out : NULL);
   if (status == PB_OK && st) {
     status = pb_store_commit(st); /* closes the store either way */
     st = NULL;

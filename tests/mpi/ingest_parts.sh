@@ -82,6 +82,19 @@ same_error "dictionary error before a bad value" "$B:15000: model m-c1 has group
 # line 3000 again at the end
 { cat "$WORK/a.csv"; sed -n 3000p "$WORK/a.csv"; } > "$B"
 same_error "duplicate" "$B:17702: duplicate record for source ES, model m-a2, condition off_iso3200, image img-59 (first at line 3000)" "$B"
+# a store in use (its lock held as a running writer holds it) is refused once pass 1 is done, while the threads
+# read the first window, which here holds a duplicate (line 3000 again): the store's message, as at 1 thread
+exec 9> "$WORK/used.h5.lock"
+flock -n 9 && echo 4444 >&9
+for th in 1 2; do
+  # shellcheck disable=SC2086
+  pb 1 "$th" ingest "$B" $ROLES -o "$WORK/used.h5" 2> "$WORK/err$th.txt"
+  check "a store in use at $th threads: exit 1" test $? -eq 1
+  check "a store in use at $th threads: its message, not the duplicate's" \
+    grep -qF "used.h5 is in use by pid 4444" "$WORK/err$th.txt"
+done
+exec 9>&-
+check "a store in use: no store" test ! -e "$WORK/used.h5"
 # a duplicate (line 101 again after line 200), then a bad value: the value, which pass 1 meets
 awk -F, -v OFS=, 'NR == 101 { d = $0 } NR == 16000 { $11 = "-0.5" } { print } NR == 200 { print d }' \
   "$WORK/a.csv" > "$B"

@@ -19,6 +19,7 @@
 #include "pairbound/store.h"
 
 #include "testlib.h"
+#include "../../src/ingest/ingest_internal.h"
 
 #define HDR "model,group,source,condition,image,label,split,pred,smax,ptrue\n"
 
@@ -74,6 +75,101 @@ START_TEST(test_decimals_equal_strtof)
   pb_meta_free(&meta);
   free(csv);
   free(str);
+}
+END_TEST
+
+/* pb_ingest__decimal on @p s: strtof's float whenever it takes the string (1 when it did). */
+static int decimal_is_strtof(const char *s)
+{
+  float got = -42.0f;
+  const int took = pb_ingest__decimal(s, &got);
+  const float want = strtof(s, NULL);
+  ck_assert_msg(!took || memcmp(&got, &want, sizeof got) == 0, "'%s': pb_ingest__decimal %a, strtof %a", s,
+                (double)got, (double)want);
+  return took;
+}
+
+/* Decimals within a few units of the double's last place of a point halfway
+ * between two floats, where a product m * 10^-k that is not exact can round
+ * to the other float than strtof: the fast path must leave them to strtof.
+ * A check that left them to it too narrowly fails here. */
+START_TEST(test_decimal_near_midpoints)
+{
+  rng_state = test_seed();
+  char buf[64];
+  for (int i = 0; i < 200000; i++) {
+    float f = (float)((rng_next() >> 11) * 0x1.0p-53);
+    if (i % 4 == 3) f = ldexpf(f, -(int)(rng_next() % 40)); /* small, down to 1e-13 */
+    const double mid = ((double)f + (double)nextafterf(f, 2.0f)) / 2;
+    /* 13 to 15 significant digits and the neighbours of the last one */
+    const int digits = 12 + (int)(rng_next() % 3);
+    snprintf(buf, sizeof buf, "%.*e", digits, mid);
+    char *e = strchr(buf, 'e');
+    decimal_is_strtof(buf);
+    for (int step = -2; step <= 2; step += 4) { /* the last digit +-2, kept a digit */
+      const char last = e[-1];
+      if (last + step < '0' || last + step > '9') continue;
+      e[-1] = (char)(last + step);
+      decimal_is_strtof(buf);
+      e[-1] = last;
+    }
+    snprintf(buf, sizeof buf, "%.*f", 15 + (int)(rng_next() % 2), mid); /* fixed point, no exponent */
+    decimal_is_strtof(buf);
+  }
+  /* midpoints that are integers (binades 2^24 .. 2^52): exact ties, strtof rounds them to even */
+  for (int E = 24; E <= 52; E++)
+    for (int j = 0; j < 64; j++) {
+      const uint64_t odd = 2 * (rng_next() % ((uint64_t)1 << 23)) + 1;
+      const uint64_t mid = ((uint64_t)1 << E) + (odd << (E - 24));
+      for (int d = -1; d <= 1; d++) {
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)(mid + (uint64_t)d));
+        decimal_is_strtof(buf);
+        snprintf(buf, sizeof buf, "%llu.0", (unsigned long long)(mid + (uint64_t)d));
+        decimal_is_strtof(buf);
+      }
+    }
+}
+END_TEST
+
+/* The fast path takes the shapes export writes and equals strtof on them and
+ * on random plain decimals, exponents, zeros, ones and long digit strings;
+ * it leaves every other form to strtof. */
+START_TEST(test_decimal_shapes)
+{
+  rng_state = test_seed();
+  char buf[64];
+  int took = 0;
+  enum { N = 100000 };
+  for (int i = 0; i < N; i++) { /* export's text: shortest round trip (%.9g at most) */
+    const float f = (float)((rng_next() >> 11) * 0x1.0p-53);
+    snprintf(buf, sizeof buf, "%.*g", 1 + (int)(rng_next() % 9), i % 3 ? (double)f : (double)f * 1e-4);
+    took += decimal_is_strtof(buf);
+  }
+  /* near midpoints only (a few in a billion) go to strtof */
+  ck_assert_msg(took > N - 10, "fast path took %d of %d", took, N);
+  for (int i = 0; i < N; i++) { /* any digits: 1 to 20 of them, a point anywhere, an exponent or none */
+    int n = 1 + (int)(rng_next() % 20), at = (int)(rng_next() % (uint64_t)(n + 1)), len = 0;
+    for (int j = 0; j < n; j++) {
+      if (j == at && j > 0) buf[len++] = '.';
+      buf[len++] = (char)('0' + rng_next() % 10);
+    }
+    if (rng_next() % 2)
+      len += snprintf(buf + len, sizeof buf - (size_t)len, "%se%s%d", "", (rng_next() % 2) ? "-" : "+",
+                      (int)(rng_next() % 30));
+    buf[len] = '\0';
+    decimal_is_strtof(buf);
+  }
+  static const char *const take[] = {"0", "0.0", "000", "1", "1.0", "1.", "5.e-3", "1e0", "1e+0", "1E-0",
+                                     "0.5", "1e-22", "9007199254740991", "0.000000000000000001", "3.40282e+2",
+                                     "123456789012345e-22", "1234567890123456e-7", "0.999999999999999", "0.99999997"};
+  for (size_t k = 0; k < sizeof take / sizeof *take; k++) ck_assert_msg(decimal_is_strtof(take[k]), "'%s'", take[k]);
+  static const char *const leave[] = {"", ".5", "-0.5", "+0.5", " 1", "1 ", "1e5", "1e-23", "1e-1234", "1e",
+                                      "1e+", "0x1p-3", "nan", "inf", "1.2.3", "9007199254740992",
+                                      "12345678901234567890", "00000000000000000000.5", "1,5", "1e-5x"};
+  for (size_t k = 0; k < sizeof leave / sizeof *leave; k++) {
+    float v;
+    ck_assert_msg(!pb_ingest__decimal(leave[k], &v), "'%s' taken", leave[k]);
+  }
 }
 END_TEST
 
@@ -137,6 +233,52 @@ END_TEST
 
 /* A line with a NUL byte or a bare CR is not split by the fast path: the
  * messages are libcsv's path's. */
+/* The reader hands out lines from blocks of 1 MiB: lines across a block's
+ * end and lines longer than a block (blanks of up to 3 MiB in a field,
+ * trimmed) give the same records as the file without the blanks. */
+START_TEST(test_lines_across_blocks)
+{
+  enum { N = 6000 };
+  const size_t pad_max = (size_t)3 << 20;
+  char *pad = malloc(pad_max + 1), *plain = malloc((size_t)N * 100 + 100);
+  char *padded = malloc((size_t)N * 200 + 100 + 2 * pad_max);
+  memset(pad, ' ', pad_max);
+  pad[pad_max] = '\0';
+  size_t lp = (size_t)sprintf(plain, HDR), ld = (size_t)sprintf(padded, HDR);
+  for (int i = 0; i < N; i++) {
+    const char *smax = (i % 5) ? "0.625" : "0.9980469";
+    lp += (size_t)sprintf(plain + lp, "m,g,S,clean,i%d,%d,eval,%d,%s,0\n", i, i % 3, (i + 1) % 3, smax);
+    /* two lines longer than a block, the rest crossing the blocks' ends wherever they fall */
+    const size_t blanks = i == 700 ? ((size_t)3 << 19) : i == 4000 ? pad_max : (size_t)(i % 97);
+    ld += (size_t)sprintf(padded + ld, "m,g,S,clean,i%d,%d,eval,%d,%.*s%s,0\n", i, i % 3, (i + 1) % 3, (int)blanks,
+                          pad, smax);
+  }
+  char *a = pb_test_path("unpadded.csv"), *b = pb_test_path("padded.csv");
+  write_all(a, plain, lp);
+  write_all(b, padded, ld);
+  struct pb_meta ma, mb;
+  struct pb_rows *ra = NULL, *rb = NULL;
+  ck_assert_msg(pb_ingest_parse(a, NULL, &ma, &ra) == PB_OK, "%s", pb_error_message());
+  ck_assert_msg(pb_ingest_parse(b, NULL, &mb, &rb) == PB_OK, "%s", pb_error_message());
+  ck_assert_int_eq(mb.sources[0].n_images, N);
+  for (int i = 0; i < N; i++) {
+    ck_assert_str_eq(ma.sources[0].image_ids[i], mb.sources[0].image_ids[i]);
+    ck_assert_int_eq(mb.sources[0].labels[i], i % 3);
+  }
+  ck_assert(memcmp(ra[0].smax, rb[0].smax, (size_t)N * sizeof *ra[0].smax) == 0);
+  ck_assert(rb[0].smax[0] == 0.9980469f && rb[0].smax[1] == 0.625f);
+  pb_store_rows_free(&ra[0]);
+  pb_store_rows_free(&rb[0]);
+  free(ra);
+  free(rb);
+  pb_meta_free(&ma);
+  pb_meta_free(&mb);
+  free(pad);
+  free(plain);
+  free(padded);
+}
+END_TEST
+
 START_TEST(test_fast_path_hands_over)
 {
   char *path = pb_test_path("nul.csv");
@@ -204,15 +346,58 @@ START_TEST(test_ints_equal_strtoll)
 }
 END_TEST
 
+/* Classes as ingest reads them (one to four digits without a call, the rest
+ * by pb_parse_csv_int): strtoll's value for every form it accepts, and the
+ * same refusal for one it does not. */
+START_TEST(test_classes_equal_strtoll)
+{
+  static const char *const take[] = {"0", "7", "07", "007", "0007", "00007", "000000007", "1234", "9999",
+                                     "12345", "99999", "123456", "1048575", "+5", "+0012"};
+  enum { N = sizeof take / sizeof *take };
+  char csv[4096];
+  size_t len = (size_t)sprintf(csv, HDR);
+  for (int i = 0; i < N; i++) /* label and pred the same, so ptrue = smax */
+    len += (size_t)sprintf(csv + len, "m,g,S,clean,i%d,%s,eval,%s,0.5,0.5\n", i, take[i], take[i]);
+  char *path = pb_test_path("classes.csv");
+  write_all(path, csv, len);
+  struct pb_meta meta;
+  struct pb_rows *rows = NULL;
+  ck_assert_msg(pb_ingest_parse(path, NULL, &meta, &rows) == PB_OK, "%s", pb_error_message());
+  for (int i = 0; i < N; i++) {
+    const long long want = strtoll(take[i], NULL, 10);
+    ck_assert_msg(meta.sources[0].labels[i] == want && rows[0].pred[i] == want, "'%s': label %d, pred %d", take[i],
+                  meta.sources[0].labels[i], rows[0].pred[i]);
+  }
+  ck_assert_int_eq(meta.sources[0].n_classes, 1048576);
+  pb_store_rows_free(&rows[0]);
+  free(rows);
+  pb_meta_free(&meta);
+  static const char *const leave[] = {"1a", "12a", "1234a", "-1", "1.0", "0x1", "1e3"};
+  for (size_t k = 0; k < sizeof leave / sizeof *leave; k++) {
+    len = (size_t)sprintf(csv, HDR "m,g,S,clean,i0,%s,eval,0,0.5,0.4\n", leave[k]);
+    write_all(path, csv, len);
+    ck_assert_msg(pb_ingest_parse(path, NULL, &meta, &rows) == PB_FAIL, "'%s' taken", leave[k]);
+    char want[256];
+    snprintf(want, sizeof want, strcmp(leave[k], "-1") == 0 ? "column 'label': negative class -1"
+                                                             : "column 'label': not an integer: '%s'", leave[k]);
+    ck_assert_msg(strstr(pb_error_message(), want) != NULL, "'%s': %s", leave[k], pb_error_message());
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("ingest_fast");
   TCase *tc = tcase_create("fast");
   tcase_add_test(tc, test_decimals_equal_strtof);
+  tcase_add_test(tc, test_decimal_near_midpoints);
+  tcase_add_test(tc, test_decimal_shapes);
   tcase_add_test(tc, test_nul_at_any_position);
   tcase_add_test(tc, test_plain_lines_equal_libcsv);
+  tcase_add_test(tc, test_lines_across_blocks);
   tcase_add_test(tc, test_fast_path_hands_over);
   tcase_add_test(tc, test_ints_equal_strtoll);
+  tcase_add_test(tc, test_classes_equal_strtoll);
   suite_add_tcase(s, tc);
   return s;
 }
