@@ -272,7 +272,8 @@ struct pb_ingest__lines {
 static ssize_t pb_ingest__next_line(struct pb_ingest__lines *l, char **line)
 {
   for (;;) {
-    const char *nl = memchr(l->buf + l->beg, '\n', l->end - l->beg);
+    /* (no block yet: buf is NULL, which memchr and memmove must not get even for 0 bytes) */
+    const char *nl = l->end > l->beg ? memchr(l->buf + l->beg, '\n', l->end - l->beg) : NULL;
     if (nl || (l->eof && l->end > l->beg)) {
       const size_t n = nl ? (size_t)(nl - (l->buf + l->beg)) + 1 : l->end - l->beg;
       *line = l->buf + l->beg;
@@ -282,9 +283,11 @@ static ssize_t pb_ingest__next_line(struct pb_ingest__lines *l, char **line)
     if (l->eof) return 0;
     /* the part of a line left to the front, then more of the stream: whole 64 KiB, which stdio reads with no
      * copy through its own buffer (a multiple of it) */
-    memmove(l->buf, l->buf + l->beg, l->end - l->beg);
-    l->end -= l->beg;
-    l->beg = 0;
+    if (l->beg > 0) {
+      memmove(l->buf, l->buf + l->beg, l->end - l->beg);
+      l->end -= l->beg;
+      l->beg = 0;
+    }
     if (l->cap - l->end < PB_INGEST__READ_BUFFER / 2) {
       l->cap = 2 * l->cap > PB_INGEST__READ_BUFFER ? 2 * l->cap : PB_INGEST__READ_BUFFER;
       l->buf = pb_realloc(l->buf, l->cap);
