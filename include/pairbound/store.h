@@ -145,7 +145,9 @@ int pb_store_read_fields_into(struct pb_store *st, int32_t src, int32_t n_rows, 
  * every read.  Returns 1 when it is so, the same on every rank; 0 when a
  * dataset of those fields cannot be read the direct way (older layouts,
  * PAIRBOUND_STORE_READ=hdf5, the read-failure hook), reads then staying
- * collective.  A read of another field in between fails.
+ * collective, and 0 without any collective call when reads are independent
+ * already (the caller that began them ends them).  A read of another field in
+ * between fails.
  */
 int pb_store_reads_independent(struct pb_store *st, int fields);
 

@@ -12,12 +12,14 @@
 #include "pairbound/results.h"
 
 #define PB_TIMER_MAX 16
+#define PB_TIMER_NAME_MAX 32 /* bytes of a phase name with its NUL */
 
 struct pb_timer {
   const char *stage;                 /* group under /timings, e.g. "bounds" */
   int n;
   const char *phase[PB_TIMER_MAX];   /* dataset names: identifiers such as "grid_pass" */
   double sec[PB_TIMER_MAX];
+  char met_elsewhere[PB_TIMER_MAX][PB_TIMER_NAME_MAX]; /* pb_timer_reduce: names only other ranks met */
   double t0;                         /* start of the phase being timed */
 };
 
@@ -31,7 +33,13 @@ void pb_timer_add(struct pb_timer *t, const char *phase, double sec);
 void pb_timer_skip(struct pb_timer *t);
 /** Seconds of @p phase (0 if not recorded). */
 double pb_timer_get(const struct pb_timer *t, const char *phase);
-/** Replace every phase's time by the slowest rank's (collective; every rank must have the same phases). */
+/**
+ * Replace every phase's time by the slowest rank's (collective).  The ranks
+ * may have met different phases, or met them in other orders (a rank with no
+ * work in a part of a stage skips its laps): every rank then holds the union,
+ * in rank 0's order followed by the phases only later ranks met, a phase a
+ * rank never met counting 0 s there.
+ */
 void pb_timer_reduce(struct pb_timer *t, MPI_Comm comm);
 /** End the last phase as @p phase, then pb_timer_reduce (collective): a stage's timings before it says them. */
 void pb_timer_end(struct pb_timer *t, const char *phase, MPI_Comm comm);

@@ -615,15 +615,6 @@ static int pb_bounds__compute(const struct pb_stage *st, const struct pb_bounds_
   uint8_t *i5 = pb_calloc((size_t)(n > 0 ? n : 1), 1);
   const struct pb_cell_ref *refs = cs.all + st->first;
   pb_timer_lap(tm, "load"); /* the stage's opening (protocol included) */
-  /* the loop's phases in the order a rank meets them when it goes through every source: pb_timer_reduce pairs
-   * the ranks' phases by position, and with independent reads a rank skips the sources where it has no cells */
-  static const char *const loop_phases[] = {"matched_support", "clean_support", "calibration", "grid_pass", "i5_pass"};
-  for (size_t k = 0; k < sizeof loop_phases / sizeof *loop_phases; k++) pb_timer_add(tm, loop_phases[k], 0.0);
-  for (int32_t s = 0; lc && s < st->meta->n_sources; s++)
-    if (!pb_meta_is_probe(&st->meta->sources[s]) && pb_lsets_source_has(&st->meta->sources[s])) {
-      pb_timer_add(tm, "label_sets", 0.0);
-      break;
-    }
   int status = pb_bounds__taus(st, refs, n, opt, tau);
   pb_bounds__init_recs(st, refs, n, opt, tau, i5, recs);
   status = pb_error_agree(st->comm, status);

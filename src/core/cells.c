@@ -176,7 +176,7 @@ int pb_cells_load_selected(struct pb_store *st, int64_t first, int64_t last, int
   if (last > n_all) last = n_all;
   /* each rank reads its own sources' rows without waiting for the others' (docs/store.md, "Reading", step 5),
    * unless the caller reads independently already */
-  const int alone = !pb_store_reads_alone(st) && pb_store_reads_independent(st, fields);
+  const int alone = pb_store_reads_independent(st, fields);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];
     int32_t n_eval = pb_dist_eval_count(src);

@@ -326,7 +326,7 @@ int pb_protocol_compute(struct pb_store *st, MPI_Comm comm, const struct pb_prot
   pb_dist_my_rows(meta, comm, lo, hi);
   /* each rank reads its own rows without waiting for the others source by source (docs/store.md, "Reading",
    * step 5; @p comm is the store's) */
-  const int alone = !pb_store_reads_alone(st) && pb_store_reads_independent(st, PB_FIELD_PRED | PB_FIELD_SMAX);
+  const int alone = pb_store_reads_independent(st, PB_FIELD_PRED | PB_FIELD_SMAX);
   for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) status = pb_protocol__rows(st, s, lo[s], hi[s], out);
   free(lo);
   free(hi);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mpi.h>
@@ -18,13 +19,21 @@ void pb_timer_start(struct pb_timer *t, const char *stage)
   t->t0 = MPI_Wtime();
 }
 
-void pb_timer_add(struct pb_timer *t, const char *phase, double sec)
+/* This rank's phase @p name, or -1. */
+static int pb_timer__find(const struct pb_timer *t, const char *name)
 {
   for (int i = 0; i < t->n; i++)
-    if (strcmp(t->phase[i], phase) == 0) {
-      t->sec[i] += sec;
-      return;
-    }
+    if (strcmp(t->phase[i], name) == 0) return i;
+  return -1;
+}
+
+void pb_timer_add(struct pb_timer *t, const char *phase, double sec)
+{
+  const int i = pb_timer__find(t, phase);
+  if (i >= 0) {
+    t->sec[i] += sec;
+    return;
+  }
   if (t->n == PB_TIMER_MAX) PB_ERROR("timer %s: more than %d phases", t->stage, PB_TIMER_MAX);
   t->phase[t->n] = phase;
   t->sec[t->n++] = sec;
@@ -41,18 +50,48 @@ void pb_timer_skip(struct pb_timer *t) { t->t0 = MPI_Wtime(); }
 
 double pb_timer_get(const struct pb_timer *t, const char *phase)
 {
-  for (int i = 0; i < t->n; i++)
-    if (strcmp(t->phase[i], phase) == 0) return t->sec[i];
-  return 0.0;
+  const int i = pb_timer__find(t, phase);
+  return i < 0 ? 0.0 : t->sec[i];
 }
 
 void pb_timer_reduce(struct pb_timer *t, MPI_Comm comm)
 {
-  /* phases are paired by position: a rank that met other phases is a stage's bug, said as such rather than
-   * as a mismatched collective */
-  int n[2] = {t->n, -t->n};
-  pb_comm_allreduce(MPI_IN_PLACE, n, 2, MPI_INT, MPI_MAX, comm);
-  if (n[0] != -n[1]) PB_ERROR("timer %s: the ranks timed %d to %d phases", t->stage, -n[1], n[0]);
+  int size;
+  MPI_Comm_size(comm, &size);
+  /* every rank's names, NUL-ended, one after the other in rank order */
+  char mine[PB_TIMER_MAX * PB_TIMER_NAME_MAX];
+  int len = 0;
+  for (int i = 0; i < t->n; i++) {
+    const size_t k = strlen(t->phase[i]) + 1;
+    if (k > PB_TIMER_NAME_MAX) PB_ERROR("timer %s: phase name %s is too long", t->stage, t->phase[i]);
+    memcpy(mine + len, t->phase[i], k);
+    len += (int)k;
+  }
+  int *lens = pb_malloc((size_t)size * sizeof *lens), *at = pb_malloc((size_t)size * sizeof *at), total = 0;
+  MPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm);
+  for (int r = 0; r < size; r++) at[r] = total, total += lens[r];
+  char *all = pb_malloc((size_t)(total > 0 ? total : 1));
+  MPI_Allgatherv(mine, len, MPI_CHAR, all, lens, at, MPI_CHAR, comm);
+  /* the union in that order: this rank's own names where it met them, else a copy */
+  const char *phase[PB_TIMER_MAX];
+  double sec[PB_TIMER_MAX];
+  int n = 0, copies = 0;
+  for (int x = 0; x < total; x += (int)strlen(all + x) + 1) {
+    int known = 0;
+    for (int j = 0; j < n && !known; j++) known = strcmp(phase[j], all + x) == 0;
+    if (known) continue;
+    if (n == PB_TIMER_MAX) PB_ERROR("timer %s: the ranks timed more than %d phases", t->stage, PB_TIMER_MAX);
+    const int i = pb_timer__find(t, all + x);
+    if (i < 0) phase[n] = strcpy(t->met_elsewhere[copies++], all + x);
+    else phase[n] = t->phase[i];
+    sec[n++] = i < 0 ? 0.0 : t->sec[i];
+  }
+  memcpy(t->phase, phase, (size_t)n * sizeof *phase);
+  memcpy(t->sec, sec, (size_t)n * sizeof *sec);
+  t->n = n;
+  free(all);
+  free(lens);
+  free(at);
   pb_comm_allreduce(MPI_IN_PLACE, t->sec, t->n, MPI_DOUBLE, MPI_MAX, comm);
 }
 

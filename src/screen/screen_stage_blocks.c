@@ -70,7 +70,7 @@ int pb_screen__load(struct pb_stage *st, struct pb_screen__ctx *X, int64_t u0, i
                         (entropy ? PB_FIELD_ENTROPY : 0);
   /* each rank reads its own units' rows without waiting for the others source by source (docs/store.md,
    * "Reading", step 5); the statuses are agreed at the end */
-  const int alone = !pb_store_reads_alone(st->store) && pb_store_reads_independent(st->store, tk_fields);
+  const int alone = pb_store_reads_independent(st->store, tk_fields);
   if (!X->rows) X->rows = pb_calloc((size_t)meta->n_sources, sizeof *X->rows);
   for (int32_t s = 0; s < meta->n_sources; s++) {
     const struct pb_source *src = &meta->sources[s];

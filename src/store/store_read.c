@@ -218,6 +218,9 @@ static void pb_store__direct_read(const struct pb_store *st, const struct pb_sou
   free(scratch);
 }
 
+/* What a failed read of a record chunk says, whichever way it was read. */
+#define PB_STORE__DAMAGED " (damaged file: a chunk fails its checksum or cannot be decoded)"
+
 /* ------------------------------------------------------------ independent reads
  * A stage whose ranks would otherwise wait for each other at every read (each
  * transfer above is collective: its plan, its HDF5 rounds, its agreement)
@@ -265,7 +268,8 @@ static int pb_store__map_dset(struct pb_store *st, int32_t s, int f, struct pb_s
 
 int pb_store_reads_independent(struct pb_store *st, int fields)
 {
-  int ok = pb_store__direct_allowed(st) && st->fd >= 0 && !st->rmap;
+  if (st->rmap) return 0; /* already (alike on every rank): the caller that began it ends it */
+  int ok = pb_store__direct_allowed(st) && st->fd >= 0;
   pb_comm_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
   if (!ok) return 0;
   struct pb_store__chunkmap *map = pb_calloc((size_t)st->meta.n_sources * PB_STORE_DSETS, sizeof *map);
@@ -312,8 +316,7 @@ static int pb_store__rows_local(struct pb_store *st, int32_t src, const char *na
   int status = PB_OK;
   for (int32_t j = 0; j < nb && status == PB_OK; j++)
     if (fallback[j]) {
-      pb_error_set("%s: cannot read records '%s' of source %s (damaged file: a chunk fails its checksum or cannot be "
-                   "decoded)", st->path, name, s->name);
+      pb_error_set("%s: cannot read records '%s' of source %s" PB_STORE__DAMAGED, st->path, name, s->name);
       status = PB_FAIL;
     }
   free(starts);
@@ -397,7 +400,7 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
       e = write ? H5Dwrite(dset, mtype, mspace, fspace, dxpl, p) : H5Dread(dset, mtype, mspace, fspace, dxpl, p);
       if (e < 0) {
         pb_error_set("%s: cannot %s records '%s' of source %s%s", st->path, write ? "write" : "read", name, s->name,
-                     write ? "" : " (damaged file: a chunk fails its checksum or cannot be decoded)");
+                     write ? "" : PB_STORE__DAMAGED);
         moved = PB_FAIL;
       }
     }

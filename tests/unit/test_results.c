@@ -16,6 +16,7 @@
 
 #include "pairbound/comm.h"
 #include "pairbound/results.h"
+#include "pairbound/timer.h"
 #include "testlib.h"
 
 #define N_ROWS 23
@@ -285,6 +286,33 @@ START_TEST(test_wait_columns)
 }
 END_TEST
 
+/* Timers of ranks that met different phases, in other orders: every rank
+ * meets "load" (rank r takes r + 1 s in each phase it meets), rank 0 "a" then
+ * "b", rank 1 "b" alone, later ranks "c".  The union in rank 0's order and
+ * then the later ranks' new ones, each phase the slowest rank's time. */
+START_TEST(test_timer_union)
+{
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  struct pb_timer t;
+  pb_timer_start(&t, "test");
+  const double mine = rank + 1;
+  if (rank == 1) pb_timer_add(&t, "b", mine);
+  pb_timer_add(&t, "load", mine);
+  if (rank == 0) pb_timer_add(&t, "a", mine), pb_timer_add(&t, "b", mine);
+  if (rank >= 2) pb_timer_add(&t, "c", mine);
+  pb_timer_reduce(&t, MPI_COMM_WORLD);
+  const char *want[4] = {"load", "a", "b", "c"};
+  const double sec[4] = {size, 1, size >= 2 ? 2 : 1, size};
+  ck_assert_int_eq(t.n, size >= 3 ? 4 : 3);
+  for (int i = 0; i < t.n; i++) {
+    ck_assert_str_eq(t.phase[i], want[i]);
+    ck_assert(t.sec[i] == sec[i]);
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("results");
@@ -297,6 +325,7 @@ static Suite *suite(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_wait_agree);
   tcase_add_test(tc, test_wait_columns);
+  tcase_add_test(tc, test_timer_union);
   suite_add_tcase(s, tc);
   return s;
 }
