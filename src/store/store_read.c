@@ -419,24 +419,21 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
   return status;
 }
 
+/* The arrays of @p data that record dataset f of pb_store__dset_names fills. */
+static void *pb_store__dset_data(const struct pb_rows *data, int f)
+{
+  void *const at[PB_STORE_DSETS] = {data->pred, data->smax, data->ptrue, data->topk_class, data->topk_prob,
+                                    data->entropy, data->collision};
+  return at[f];
+}
+
 static int pb_store__rows_all(struct pb_store *st, int32_t src, int32_t n_rows, const int32_t *rows,
                               const struct pb_rows *data, int fields, int write)
 {
-  if (((fields & PB_FIELD_PRED) &&
-       pb_store__rows_io(st, src, "pred", H5T_NATIVE_INT32, n_rows, rows, data->pred, write)) ||
-      ((fields & PB_FIELD_SMAX) &&
-       pb_store__rows_io(st, src, "smax", H5T_NATIVE_FLOAT, n_rows, rows, data->smax, write)) ||
-      ((fields & PB_FIELD_PTRUE) &&
-       pb_store__rows_io(st, src, "ptrue", H5T_NATIVE_FLOAT, n_rows, rows, data->ptrue, write)))
-    return PB_FAIL;
-  if (st->meta.topk > 0 && (fields & PB_FIELD_TOPK) &&
-      (pb_store__rows_io(st, src, "topk_class", H5T_NATIVE_INT32, n_rows, rows, data->topk_class, write) ||
-       pb_store__rows_io(st, src, "topk_prob", H5T_NATIVE_FLOAT, n_rows, rows, data->topk_prob, write)))
-    return PB_FAIL;
-  for (int f = 5; f < PB_STORE_DSETS; f++)
-    if (pb_store__dset_in(&st->meta, f) && (fields & (f == 5 ? PB_FIELD_ENTROPY : PB_FIELD_COLLISION)) &&
-        pb_store__rows_io(st, src, pb_store__dset_names[f], H5T_NATIVE_FLOAT, n_rows, rows,
-                          f == 5 ? data->entropy : data->collision, write))
+  for (int f = 0; f < PB_STORE_DSETS; f++)
+    if (pb_store__dset_in(&st->meta, f) && (fields & pb_store__dset_field(f)) &&
+        pb_store__rows_io(st, src, pb_store__dset_names[f], pb_store__dset_mtype(f), n_rows, rows,
+                          pb_store__dset_data(data, f), write))
       return PB_FAIL;
   return PB_OK;
 }
