@@ -186,4 +186,27 @@ void pb_output_remove_staging_of(const char *path);
  */
 int pb_output_iov_all(int fd, struct iovec *iov, int n, off_t off, int write);
 
+/*
+ * Direct writes: a large output file written at offsets past the page cache
+ * (O_DIRECT) where its file system allows, through the cache where not, the
+ * same bytes either way (src/core/output_direct.c says how).
+ * PAIRBOUND_DIRECT_IO=0 writes through the cache.  One writer per object
+ * at a time (it owns one bounce buffer).
+ */
+struct pb_output_direct {
+  int fd;       /* the ordinary descriptor: heads, tails, small writes, everything when dfd < 0 */
+  int dfd;      /* O_DIRECT, or -1 */
+  size_t align; /* of the direct writes' offsets, lengths and memory */
+  char *bounce; /* aligned, for the direct writes */
+};
+
+/** Open the existing file @p path for writing: PB_OK, else PB_FAIL with errno (no direct descriptor is no failure). */
+int pb_output_direct_open(struct pb_output_direct *w, const char *path);
+
+/** pwritev(2) of every byte of @p iov (@p n entries, left as they are) at @p off: PB_OK, else PB_FAIL with errno. */
+int pb_output_direct_writev(struct pb_output_direct *w, const struct iovec *iov, int n, off_t off);
+
+/** Close both descriptors: PB_FAIL with errno when closing the ordinary one reports a failed write. */
+int pb_output_direct_close(struct pb_output_direct *w);
+
 #endif /* PAIRBOUND_OUTPUT_H */

@@ -18,6 +18,8 @@ const struct pb_env pb_env_table[PB_ENV_N] = {
                                   "seconds between progress lines on rank 0 (default 0.25 on a terminal, else 5)"},
     [PB_ENV_HUGEPAGES] = {"PB_HUGEPAGES", PB_ENV_USER,
                           "0: keep glibc's default pages (no re-execution with glibc.malloc.hugetlb=1)"},
+    [PB_ENV_DIRECT_IO] = {"PAIRBOUND_DIRECT_IO", PB_ENV_USER,
+                          "0: CSV exports and store records written through the page cache, not with O_DIRECT"},
     [PB_ENV_STORE_READ] = {"PAIRBOUND_STORE_READ", PB_ENV_SWITCH,
                            "hdf5: every record read through HDF5, none by the direct chunk reads"},
     [PB_ENV_SCREEN_PIECE_BYTES] = {"PAIRBOUND_SCREEN_PIECE_BYTES", PB_ENV_SWITCH,

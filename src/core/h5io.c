@@ -390,7 +390,11 @@ void pb_h5_write_failed(hid_t loc, const char *name)
   hid_t file = H5Iget_file_id(loc);
   void *handle = NULL;
   MPI_Group group = MPI_GROUP_NULL;
-  if (file >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 && handle &&
+  hbool_t atomic = 0;
+  /* a file of one process (a new store's skeleton, rank 0's: store_skeleton.c) has no MPI-IO handle; asking
+   * for the atomicity is local, and fails for a driver without MPI */
+  if (file >= 0 && H5Fget_mpi_atomicity(file, &atomic) >= 0 && H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) >= 0 &&
+      handle &&
       MPI_File_get_group(*(MPI_File *)handle, &group) == MPI_SUCCESS) {
     MPI_Group_size(group, &size);
     MPI_Group_rank(group, &rank);

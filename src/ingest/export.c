@@ -5,9 +5,10 @@
  * for a very large model), dealt to the ranks in turn: in each round every
  * rank reads its block (one collective read), formats it with its threads,
  * learns from the others' lengths where its text starts, and writes it there
- * with pwrite(2) on a thread of its own while it formats the next block.  No
- * rank holds more than two blocks' text, nothing is written twice, and the
- * file is the same for any number of ranks and threads. */
+ * (past the page cache where it can) on a thread of its own while it formats
+ * the next block.  No rank holds more than two blocks' text, nothing is
+ * written twice, and the file is the same for any number of ranks and
+ * threads. */
 #include "config.h"
 
 #include <errno.h>
@@ -183,6 +184,18 @@ static size_t pb_export__float(char *o, float x, struct pb_export__memo *memo)
   return e->len;
 }
 
+/* pb_text_format_float(x) at o without the memo, for the per-record
+ * summaries (entropy, collision): computed from a whole probability vector,
+ * they hardly repeat, and through the memo each evicted the texts of the
+ * probabilities that do (half-precision outputs take about 15,000 values). */
+static size_t pb_export__float_plain(char *o, float x)
+{
+  char t[32] = {0};
+  pb_text_format_float(x, t);
+  memcpy(o, t, 16);
+  return strlen(t);
+}
+
 /* Records [k0, k1) of a block of rows starting at row @p row0, one line each. */
 static void pb_export__lines(struct pb_export__out *out, const struct pb_export__parts *p, const struct pb_rows *r,
                              int32_t n_cond, int32_t row0, int64_t k0, int64_t k1)
@@ -215,11 +228,11 @@ static void pb_export__lines(struct pb_export__out *out, const struct pb_export_
     }
     if (r->entropy) {
       *o++ = ',';
-      o += pb_export__float(o, r->entropy[k], out->memo);
+      o += pb_export__float_plain(o, r->entropy[k]);
     }
     if (r->collision) {
       *o++ = ',';
-      o += pb_export__float(o, r->collision[k], out->memo);
+      o += pb_export__float_plain(o, r->collision[k]);
     }
     *o++ = '\n';
     out->len = (size_t)(o - out->buf);
@@ -240,24 +253,26 @@ static void pb_export__block(struct pb_export__out *out, int n_out, const struct
   }
 }
 
-/* pwritev(2) of the threads' texts at @p at, until all is written. */
-static int pb_export__pwrite(int fd, const struct pb_export__out *out, int n_out, off_t at)
+/* The threads' texts at @p at, all of them (past the page cache where the
+ * file system allows: pb_output_direct_writev). */
+static int pb_export__pwrite(struct pb_output_direct *fd, const struct pb_export__out *out, int n_out, off_t at)
 {
   struct iovec *iov = pb_malloc((size_t)n_out * sizeof *iov);
   for (int t = 0; t < n_out; t++) iov[t] = (struct iovec){.iov_base = out[t].buf, .iov_len = out[t].len};
-  const int status = pb_output_iov_all(fd, iov, n_out, at, 1);
+  const int status = pb_output_direct_writev(fd, iov, n_out, at);
   free(iov);
   return status;
 }
 
 /* One round's write on a thread of its own while the next round is
- * formatted: the kernel's copy into the page cache costs about as much as
- * the formatting, and writing after it left every formatting thread idle
- * meanwhile.  The rounds alternate between two sets of buffers, so a set is
+ * formatted: a write costs a good part of what the formatting does (even
+ * past the page cache, the wait for the device), and writing after it left
+ * every formatting thread idle meanwhile.  The rounds alternate between two sets of buffers, so a set is
  * formatted again only after its write has ended. */
 struct pb_export__writer {
   pthread_t thread;
-  int running, fd, n_out;
+  int running, n_out;
+  struct pb_output_direct *fd;
   const struct pb_export__out *out;
   off_t at;
   int status, err;
@@ -272,8 +287,8 @@ static void *pb_export__writer_main(void *arg)
 }
 
 /* Write @p out at @p at: on the writer's thread, or here when none can start. */
-static void pb_export__writer_start(struct pb_export__writer *w, int fd, const struct pb_export__out *out, int n_out,
-                                    off_t at)
+static void pb_export__writer_start(struct pb_export__writer *w, struct pb_output_direct *fd,
+                                    const struct pb_export__out *out, int n_out, off_t at)
 {
   *w = (struct pb_export__writer){.fd = fd, .n_out = n_out, .out = out, .at = at, .status = PB_OK};
   w->running = pthread_create(&w->thread, NULL, pb_export__writer_main, w) == 0;
@@ -293,7 +308,8 @@ static int pb_export__writer_join(struct pb_export__writer *w)
 struct pb_export__run {
   struct pb_store *st;
   MPI_Comm comm;
-  int rank, size, fd, n_out;
+  int rank, size, n_out;
+  struct pb_output_direct fd;
   struct pb_export__out *out[2]; /* the two sets of the threads' texts, in turn */
   int cur;                       /* the set the next round formats into */
   struct pb_export__writer writer;
@@ -351,7 +367,7 @@ static int pb_export__round(struct pb_export__run *x, struct pb_export__parts *p
   free(all);
   status = pb_export__written(x);
   if (status == PB_OK && len > 0) {
-    pb_export__writer_start(&x->writer, x->fd, x->out[x->cur], x->n_out, (off_t)(x->at + before));
+    pb_export__writer_start(&x->writer, &x->fd, x->out[x->cur], x->n_out, (off_t)(x->at + before));
     x->cur ^= 1;
   }
   x->at += total;
@@ -397,7 +413,7 @@ static int pb_export__claim(const char *store_path, const char *csv_path, struct
   return status;
 }
 
-static int pb_export__header(const struct pb_meta *meta, int fd, const char *csv_path, int64_t *at)
+static int pb_export__header(const struct pb_meta *meta, struct pb_output_direct *fd, const char *csv_path, int64_t *at)
 {
   struct pb_text t = {0};
   pb_text_printf(&t, "model,group,source,condition,image,label,split%s,pred,smax,ptrue",
@@ -416,7 +432,7 @@ static int pb_export__header(const struct pb_meta *meta, int fd, const char *csv
 
 int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
 {
-  struct pb_export__run x = {.comm = comm, .fd = -1, .csv_path = csv_path};
+  struct pb_export__run x = {.comm = comm, .fd = {.fd = -1, .dfd = -1}, .csv_path = csv_path};
   struct pb_output_lock lock = {.fd = -1};
   char *tmp = NULL;
   MPI_Comm_rank(comm, &x.rank);
@@ -428,10 +444,9 @@ int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
   if ((status = pb_error_agree(comm, status)) != PB_OK) goto done;
   if ((status = pb_output_temp_shared(csv_path, comm, &tmp)) != PB_OK) goto done;
   if (x.rank == 0) sig_tmp = pb_signal_cleanup_file(tmp); /* a signal's immediate exit removes it */
-  x.fd = open(tmp, O_WRONLY | O_CLOEXEC);
-  status = x.fd >= 0 ? PB_OK : PB_FAIL;
+  status = pb_output_direct_open(&x.fd, tmp);
   if (status != PB_OK) pb_error_set("%s: cannot open file: %s", tmp, strerror(errno));
-  if (status == PB_OK && x.rank == 0) status = pb_export__header(pb_store_meta(x.st), x.fd, csv_path, &x.at);
+  if (status == PB_OK && x.rank == 0) status = pb_export__header(pb_store_meta(x.st), &x.fd, csv_path, &x.at);
   MPI_Bcast(&x.at, 1, MPI_INT64_T, 0, comm);
   if ((status = pb_error_agree(comm, status)) != PB_OK) goto done;
   x.n_out = omp_get_max_threads();
@@ -441,11 +456,10 @@ int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
   for (int32_t s = 0; s < pb_store_meta(x.st)->n_sources && status == PB_OK; s++) status = pb_export__source(&x, s);
   /* the last round's write, whatever happened since */
   if (pb_export__written(&x) != PB_OK) status = PB_FAIL;
-  if (x.fd >= 0 && close(x.fd) != 0 && status == PB_OK) {
+  if (pb_output_direct_close(&x.fd) != PB_OK && status == PB_OK) {
     pb_error_set("%s: cannot write file: %s", csv_path, strerror(errno));
     status = PB_FAIL;
   }
-  x.fd = -1;
   status = pb_error_agree(comm, status);
   if (status == PB_OK && x.rank == 0 && rename(tmp, csv_path) != 0) {
     pb_error_set("%s: cannot write file: %s", csv_path, strerror(errno));
@@ -454,7 +468,7 @@ int pb_export_csv(const char *store_path, const char *csv_path, MPI_Comm comm)
   status = pb_error_agree(comm, status);
 done:
   pb_export__writer_join(&x.writer); /* no write left running into the descriptor */
-  if (x.fd >= 0) close(x.fd);
+  pb_output_direct_close(&x.fd);
   if (status != PB_OK && tmp && x.rank == 0) unlink(tmp);
   pb_signal_forget_file(sig_tmp); /* renamed or removed */
   for (int t = 0; x.out[0] && t < x.n_out; t++) {

@@ -138,10 +138,13 @@ static int pb_store__create_records(hid_t grp, const char *name, hid_t ftype, in
   const hsize_t maxdims[4] = {H5S_UNLIMITED, dims[1], dims[2], ndims > 3 ? dims[3] : 0};
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), dset = -1;
   /* Fletcher32 per chunk: a flipped bit in a record is a read error, not a wrong value */
+  /* the chunks are allocated (placed) now, their fill left out: store_skeleton.c */
   if (dcpl >= 0 && H5Pset_chunk(dcpl, ndims, chunk) >= 0 && H5Pset_fletcher32(dcpl) >= 0 &&
-      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 && H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0 &&
-      (dset = pb_h5_create_dataset(grp, name, ftype, ndims, dims, maxdims, dcpl)) < 0)
-    pb_h5_write_failed(grp, name); /* its chunks are allocated by collective writes */
+      H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 && H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0) {
+    pb_store__fill_skipped(1);
+    dset = pb_h5_create_dataset(grp, name, ftype, ndims, dims, maxdims, dcpl);
+    pb_store__fill_skipped(0);
+  }
   if (dcpl >= 0) H5Pclose(dcpl);
   if (dset < 0) {
     pb_error_set("HDF5: cannot create dataset '%s'", name);
@@ -194,7 +197,7 @@ struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
   struct pb_store *st = pb_calloc(1, sizeof *st);
   st->file = -1;
   st->fd = -1;
-  st->wfd = -1;
+  st->wfd = (struct pb_output_direct){.fd = -1, .dfd = -1};
   st->lock.fd = -1;
   st->comm = comm;
   MPI_Comm_rank(comm, &st->rank);
@@ -236,10 +239,11 @@ void pb_store__meta_copy(struct pb_meta *dst, const struct pb_meta *src)
   }
 }
 
+static int pb_store__skeleton(struct pb_store *st);
+
 int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta, struct pb_store **out)
 {
   int status = PB_FAIL;
-  hid_t grp = -1;
   struct pb_store *st = NULL;
   *out = NULL;
   if (pb_meta_validate(meta)) return PB_FAIL;
@@ -267,7 +271,25 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   if (st->rank == 0) st->sig_tmp = pb_signal_cleanup_file(st->tmp_path);
   ok = st->rank == 0 ? pb_store__space(meta, path, st->tmp_path) : PB_OK;
   if (pb_error_agree(comm, ok) != PB_OK) goto done;
-  if ((st->file = pb_h5_create(st->tmp_path, comm)) < 0) goto done;
+  ok = st->rank == 0 ? pb_store__skeleton(st) : PB_OK;
+  if (pb_error_agree(comm, ok) != PB_OK) goto done;
+  /* every rank, for the records */
+  if ((st->file = pb_h5_open_rw(st->tmp_path, comm)) < 0) goto done;
+  status = pb_store__wmap_all(st); /* where the records go: store_write.c */
+done:
+  if (status == PB_OK) *out = st;
+  else pb_store_close(st);
+  return status;
+}
+
+/* Rank 0 alone: the file with everything but the records, whose chunks are
+ * placed but not written (store_skeleton.c). */
+static int pb_store__skeleton(struct pb_store *st)
+{
+  const struct pb_meta *meta = &st->meta;
+  int status = PB_FAIL;
+  hid_t grp = -1;
+  if ((st->file = pb_store__skeleton_create(st->tmp_path)) < 0) return PB_FAIL;
   if (pb_h5_attr_str(st->file, "format", PB_STORE_FORMAT) ||
       pb_h5_attr_int(st->file, "schema_version", PB_STORE_SCHEMA_VERSION) ||
       pb_h5_attr_int(st->file, "topk", meta->topk) || pb_h5_provenance(st->file, NULL, st->meta.provenance))
@@ -287,11 +309,11 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
   for (int32_t s = 0; s < meta->n_sources; s++)
     if (pb_store__create_source(st, grp, s)) goto done;
   if (pb_store__digests_write(st->file, &st->meta, PB_STORE_SCHEMA_VERSION)) goto done;
-  status = pb_store__wmap_all(st); /* where the records go: store_write.c */
+  status = PB_OK;
 done:
   if (grp >= 0) H5Gclose(grp);
-  if (status == PB_OK) *out = st;
-  else pb_store_close(st);
+  if (pb_h5_close_file(st->file, st->tmp_path, status != PB_OK) != PB_OK) status = PB_FAIL;
+  st->file = -1;
   return status;
 }
 

@@ -102,7 +102,10 @@ static int pb_store__grow(struct pb_store *st, const struct pb_meta *old)
     for (int f = 0; f < PB_STORE_DSETS; f++) {
       if (!pb_store__dset_in(meta, f)) continue;
       if ((dset = H5Dopen2(sg, pb_store__dset_names[f], H5P_DEFAULT)) < 0) goto fail;
-      if (H5Dset_extent(dset, dims) < 0) {
+      pb_store__fill_skipped(1); /* the new models' chunks are placed, not filled: store_skeleton.c */
+      const herr_t grown = H5Dset_extent(dset, dims);
+      pb_store__fill_skipped(0);
+      if (grown < 0) {
         pb_error_set("%s: its records cannot grow (a store written before models could be added): export it and "
                      "ingest the CSV with the new files instead", st->path);
         goto fail_set;
@@ -162,6 +165,12 @@ int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct p
                  path);
     goto done;
   }
+  /* a panel's seed values are the store's (a CSV carries records only, docs/csv.md): kept, as the copy keeps
+   * their attributes, so that the checksums written below cover them */
+  if (!st->meta.seed_values && old->meta.seed_values) st->meta.seed_values = pb_strdup(old->meta.seed_values);
+  for (int32_t s = 0; s < st->meta.n_sources; s++)
+    if (!st->meta.sources[s].seed_values && old->meta.sources[s].seed_values)
+      st->meta.sources[s].seed_values = pb_strdup(old->meta.sources[s].seed_values);
   char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
   if (slash) *slash = '\0';
   pb_output_sweep(slash ? (dir[0] ? dir : "/") : ".", slash ? slash + 1 : path);
@@ -171,10 +180,16 @@ int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct p
   close(fd);
   st->sig_tmp = pb_signal_cleanup_file(st->tmp_path);
   if (pb_store__copy_file(path, st->tmp_path) != PB_OK) goto done;
+  /* grown through the skeleton's driver, then opened as every store being written is */
+  if ((st->file = pb_store__skeleton_open(st->tmp_path)) < 0) goto done;
+  status = pb_store__grow(st, &old->meta);
+  if (pb_h5_close_file(st->file, st->tmp_path, status != PB_OK) != PB_OK) status = PB_FAIL;
+  st->file = -1;
+  if (status != PB_OK) goto done;
+  status = PB_FAIL;
   if ((st->file = pb_h5_open_rw(st->tmp_path, MPI_COMM_SELF)) < 0) goto done;
   st->schema = PB_STORE_SCHEMA_VERSION;
   st->checksummed = 1;
-  if (pb_store__grow(st, &old->meta) != PB_OK) goto done;
   status = pb_store__wmap_all(st); /* where the new records go: store_write.c */
 done:
   if (old) pb_store_close(old);

@@ -49,7 +49,7 @@ struct pb_store {
    * open goes on as far as it can (else the first one ends it) */
   FILE *damage;
   int64_t n_damage;
-  int wfd;          /* being written: the file for the direct chunk writes, or -1 */
+  struct pb_output_direct wfd; /* being written: the file for the direct chunk writes (fd -1: none) */
   int wdirect;      /* whether they are used (else HDF5's writes; alike on every rank) */
   off_t wbase;      /* file offset of HDF5's address 0 */
   struct pb_store__chunkmap *wmap; /* [n_sources * PB_STORE_DSETS] */
@@ -137,5 +137,12 @@ int pb_store_memo_release(struct pb_rows *r);
 int pb_store_memo_on(void);
 /* pb_store_rows_free's release of the arrays, for rows the caller owns (the memo's own entries; store_memo.c). */
 void pb_store_rows_free_owned(struct pb_rows *rows);
+
+/* store_skeleton.c: rank 0 creates a new store's file through a driver that
+ * leaves out raw-data writes while pb_store__fill_skipped(1) holds (HDF5's
+ * fill of the record chunks it allocates); everything else is written. */
+hid_t pb_store__skeleton_create(const char *path);
+hid_t pb_store__skeleton_open(const char *path); /* for writing, the same way (an append's copy) */
+void pb_store__fill_skipped(int on);
 
 #endif

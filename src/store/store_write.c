@@ -1,9 +1,11 @@
 /* HDF5 record store: direct chunk writes, the counterpart of the direct reads
  * of store_read.c.  A record dataset's chunks are allocated when it is
- * created or extended (H5D_ALLOC_TIME_EARLY) and each holds whole rows
+ * created or extended (H5D_ALLOC_TIME_EARLY; their fill left out:
+ * store_skeleton.c) and each holds whole rows
  * [1][C'][I](+[K]) followed by HDF5's Fletcher32 checksum of them; so writing
  * a chunk is computing that checksum (pb_checksum_fletcher32, bit-exact with
- * HDF5's filter) and pwrite(2)-ing bytes and checksum at the chunk's address,
+ * HDF5's filter) and writing bytes and checksum at the chunk's address (past
+ * the page cache where the file system allows: pb_output_direct_writev),
  * which HDF5 reports once (H5Dget_chunk_info_by_coord, asked by every rank
  * alike).  No collective HDF5 transfer is involved: each rank writes its own
  * rows whenever it has them, and a failed write is local to that rank (the
@@ -121,8 +123,7 @@ int pb_store__wmap_all(struct pb_store *st)
     if (H5Pget_userblock(fcpl, &ub) >= 0) st->wbase = (off_t)ub;
     H5Pclose(fcpl);
   }
-  st->wfd = open(st->tmp_path, O_WRONLY | O_CLOEXEC);
-  int ok = st->wfd >= 0;
+  int ok = pb_output_direct_open(&st->wfd, st->tmp_path) == PB_OK;
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
   st->wdirect = ok;
   for (int32_t s = 0; s < st->meta.n_sources && st->wdirect; s++) pb_store__wmap_source(st, s);
@@ -139,8 +140,7 @@ void pb_store__chunkmap_free(const struct pb_store *st, struct pb_store__chunkma
 void pb_store__wmap_free(struct pb_store *st)
 {
   pb_store__chunkmap_free(st, &st->wmap);
-  if (st->wfd >= 0) close(st->wfd);
-  st->wfd = -1;
+  pb_output_direct_close(&st->wfd);
 }
 
 int32_t pb_store_span_rows(const struct pb_store *st, int32_t src)
@@ -192,7 +192,7 @@ static int pb_store__write_dset(struct pb_store *st, const struct pb_store__chun
     unsigned char sum[4] = {(unsigned char)f, (unsigned char)(f >> 8), (unsigned char)(f >> 16),
                             (unsigned char)(f >> 24)};
     struct iovec iov[2] = {{(void *)from, chunk_bytes}, {sum, 4}};
-    if (pb_output_iov_all(st->wfd, iov, 2, w->addr[(size_t)m * (size_t)w->per_model + (size_t)k], 1) != PB_OK) {
+    if (pb_output_direct_writev(&st->wfd, iov, 2, w->addr[(size_t)m * (size_t)w->per_model + (size_t)k]) != PB_OK) {
       pb_error_set("%s: cannot write records: %s", st->path, strerror(errno));
       return PB_FAIL;
     }

@@ -42,18 +42,26 @@ io() {
 BYTES=$(stat -c %s "$W/p.csv")
 ROWS=$(($(wc -l < "$W/p.csv") - 1))
 echo "records in and out: the paper CSV, $ROWS rows, $BYTES bytes"
-# the floor every writer here stands on: the same bytes written by dd into
-# the work directory's file system (page cache, no sync), median of REPEAT;
-# on a virtual machine whose fresh memory pages are slow to first touch this
+# the floors the writers here stand on: the same bytes written by dd into the
+# work directory's file system through the page cache (no sync; the store
+# writers) and with O_DIRECT (export, docs/csv.md), medians of REPEAT; on a
+# virtual machine whose fresh memory pages are slow to first touch the first
 # alone can take several seconds, and varies from run to run
-: > "$W/t"
-for i in $(seq "$REPEAT"); do
-  /usr/bin/time -f '%e' -o "$W/one" dd if=/dev/zero of="$W/floor" bs=4M count=$((BYTES / 4194304)) 2> /dev/null
-  cat "$W/one" >> "$W/t"
-  rm -f "$W/floor"
-done
-printf '%-34s          %8.2f s  %8.1f MB/s  (dd of the CSV'"'"'s bytes: the file system'"'"'s write floor)\n' "write floor" \
-  "$(median < "$W/t")" "$(awk -v b="$BYTES" -v w="$(median < "$W/t")" 'BEGIN {print b / w / 1e6}')"
+floor() { # floor NAME DD-FLAGS...
+  local name=$1
+  shift
+  : > "$W/t"
+  for i in $(seq "$REPEAT"); do
+    /usr/bin/time -f '%e' -o "$W/one" dd if=/dev/zero of="$W/floor" bs=4M count=$((BYTES / 4194304)) "$@" 2> /dev/null ||
+      echo 0 > "$W/one"
+    cat "$W/one" >> "$W/t"
+    rm -f "$W/floor"
+  done
+  printf '%-34s          %8.2f s  %8.1f MB/s  (dd of the CSV'"'"'s bytes)\n' "$name" \
+    "$(median < "$W/t")" "$(awk -v b="$BYTES" -v w="$(median < "$W/t")" 'BEGIN {print w > 0 ? b / w / 1e6 : 0}')"
+}
+floor "write floor, page cache"
+floor "write floor, O_DIRECT" oflag=direct
 io "export" "$BYTES" "$ROWS" 1 2 : -- export "$STORE" -o "$W/e.csv" --force
 io "export 2 ranks" "$BYTES" "$ROWS" 2 1 : -- export "$STORE" -o "$W/e.csv" --force
 io "ingest (one file)" "$BYTES" "$ROWS" 1 2 : -- ingest "$W/p.csv" -o "$W/i.h5" --force

@@ -13,6 +13,9 @@ for l in 21 31 12; do
   pb "${l%?}" "${l#?}" export "$WORK/s.h5" -o "$WORK/a$l.csv"
   check "export identical at ${l%?} ranks x ${l#?} threads" cmp -s "$WORK/a.csv" "$WORK/a$l.csv"
 done
+# past the page cache (O_DIRECT, where the file system takes it) and through it: the same bytes
+PAIRBOUND_DIRECT_IO=0 pb 2 1 export "$WORK/s.h5" -o "$WORK/a_cached.csv"
+check "export identical through the page cache (PAIRBOUND_DIRECT_IO=0, 2 ranks)" cmp -s "$WORK/a.csv" "$WORK/a_cached.csv"
 check "export has one line per record" test "$(($(wc -l < "$WORK/a.csv") - 1))" -eq $((5 * (4 * 120 + 5 * 60 + 7 * 60 + 5 * 60 + 31 * 60 + 3 * 60)))
 for np in 1 2; do
   pb "$np" 1 ingest "$WORK/a.csv" --classes Syn=20 --classes ES=12 --classes Diverse=12 \

@@ -17,6 +17,9 @@ if [ -n "$TCP_LAYOUT" ]; then
   elif [ $? = 77 ]; then echo "# skipped: the TCP layout (Open MPI only)"
   else not_ok "synth at $np ranks x $th threads over TCP"; fi
 fi
+# the records past the page cache (O_DIRECT, where the file system takes it) or through it: the same store
+PAIRBOUND_DIRECT_IO=0 pb 2 1 synth --scale small --no-summary -o "$WORK/cached.h5"
+check "small store identical through the page cache (PAIRBOUND_DIRECT_IO=0)" "$H5DIFF" "$WORK/s11.h5" "$WORK/cached.h5"
 check "no temporary store left" sh -c '! ls -a "$1" | grep -q "[.]tmp"' _ "$WORK"
 pb 1 1 synth --scale small --seed 99 --no-summary -o "$WORK/seed99.h5"
 check "another seed gives another store" sh -c "! '$H5DIFF' -q '$WORK/s11.h5' '$WORK/seed99.h5'"

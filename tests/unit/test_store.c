@@ -6,6 +6,7 @@
 
 #include <glob.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,70 @@ START_TEST(test_partial_write)
   check_rows(0, 2, back, &r, PB_FIELD_ALL, TOPK);
   pb_store_rows_free(&r);
   pb_store_close(st);
+}
+END_TEST
+
+/* A new store's record chunks are placed but not written until their
+ * records come (src/store/store_skeleton.c): just after pb_store_create its
+ * temporary holds the records' bytes as holes, and a chunk never written
+ * reads back through HDF5 (which verifies its Fletcher32 sum) as zeros. */
+#define SPARSE_IMAGES 65536
+START_TEST(test_fill_left_out)
+{
+  static char *models[2] = {"m0", "m1"}, *groups[2] = {"g", "g"}, *conds[4] = {"clean", "c1", "c2", "c3"};
+  char **ids = pb_malloc(SPARSE_IMAGES * sizeof *ids);
+  int32_t *labels = pb_calloc(SPARSE_IMAGES, sizeof *labels);
+  uint8_t *split = pb_calloc(SPARSE_IMAGES, 1);
+  for (int i = 0; i < SPARSE_IMAGES; i++) {
+    ids[i] = pb_malloc(8);
+    snprintf(ids[i], 8, "i%d", i);
+  }
+  struct pb_source src = {"S", 3, SPARSE_IMAGES, ids, labels, split, 4, conds, 0, PB_ROLE_REAL, 0, 0, NULL, NULL};
+  struct pb_meta meta = {2, models, groups, 1, &src, 2, "sparse test store"};
+  char path[512];
+  snprintf(path, sizeof path, "%s", pb_test_path("sparse.h5"));
+  struct pb_store *st;
+  ck_assert_msg(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK, "%s", pb_error_message());
+  /* records: 2 models x 4 conditions x 65,536 images x (pred, smax, ptrue, 2 top-k classes and probabilities) */
+  const double record_bytes = 2.0 * 4 * SPARSE_IMAGES * 4 * 7;
+  char pat[600];
+  glob_t g;
+  snprintf(pat, sizeof pat, "%s.tmp.*", path);
+  ck_assert(glob(pat, 0, NULL, &g) == 0 && g.gl_pathc == 1);
+  struct stat sb;
+  ck_assert(stat(g.gl_pathv[0], &sb) == 0);
+  ck_assert_msg((double)sb.st_size >= record_bytes, "size %lld", (long long)sb.st_size);
+  /* the metadata, image ids, labels and splits: well under a megabyte */
+  ck_assert_msg((double)sb.st_blocks * 512 < record_bytes / 8, "%lld bytes allocated of %lld",
+                (long long)sb.st_blocks * 512, (long long)sb.st_size);
+  globfree(&g);
+  /* model 1's rows only: every record valid (label 0, prediction 0, top-2 classes 0 and 1) */
+  struct pb_rows d;
+  pb_store_rows_alloc(&d, 4, SPARSE_IMAGES, 2);
+  for (size_t x = 0; x < (size_t)4 * SPARSE_IMAGES; x++) {
+    d.pred[x] = 0, d.smax[x] = d.ptrue[x] = 0.75f;
+    d.topk_class[2 * x] = 0, d.topk_class[2 * x + 1] = 1, d.topk_prob[2 * x] = 0.75f, d.topk_prob[2 * x + 1] = 0.25f;
+  }
+  const int32_t rows[4] = {4, 5, 6, 7};
+  ck_assert_msg(pb_store_write_rows(st, 0, 4, rows, &d) == PB_OK, "%s", pb_error_message());
+  pb_store_rows_free(&d);
+  ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) { /* HDF5 alone, serially: model 0's smax is zeros that pass the checksum, model 1's 0.75 */
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), ds = H5Dopen2(f, "/sources/S/smax", H5P_DEFAULT);
+    float *v = pb_malloc((size_t)2 * 4 * SPARSE_IMAGES * sizeof *v);
+    ck_assert(ds >= 0 && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+    for (size_t x = 0; x < (size_t)2 * 4 * SPARSE_IMAGES; x++)
+      ck_assert_msg(v[x] == (x < (size_t)4 * SPARSE_IMAGES ? 0.0f : 0.75f), "smax %zu is %g", x, v[x]);
+    free(v);
+    H5Dclose(ds);
+    H5Fclose(f);
+  }
+  for (int i = 0; i < SPARSE_IMAGES; i++) free(ids[i]);
+  free(ids);
+  free(labels);
+  free(split);
 }
 END_TEST
 
@@ -718,6 +783,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_cells_stream);
   tcase_add_test(tc, test_row_errors);
   tcase_add_test(tc, test_partial_write);
+  tcase_add_test(tc, test_fill_left_out);
   tcase_add_test(tc, test_uncommitted_removed);
   tcase_add_test(tc, test_open_errors);
   suite_add_tcase(s, tc);
