@@ -58,7 +58,7 @@ floor() { # floor NAME DD-FLAGS...
     rm -f "$W/floor"
   done
   printf '%-34s          %8.2f s  %8.1f MB/s  (dd of the CSV'"'"'s bytes)\n' "$name" \
-    "$(median < "$W/t")" "$(awk -v b="$BYTES" -v w="$(median < "$W/t")" 'BEGIN {print w > 0 ? b / w / 1e6 : 0}')"
+    "$(median < "$W/t")" "$(awk -v b="$BYTES" -v w="$(median < "$W/t")" 'BEGIN {print (w > 0 ? b / w / 1e6 : 0)}')"
 }
 floor "write floor, page cache"
 floor "write floor, O_DIRECT" oflag=direct
