@@ -17,4 +17,10 @@ int pb_comm_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm co
 /** MPI_Barrier that waits through pb_comm_wait. */
 int pb_comm_barrier(MPI_Comm comm);
 
+/**
+ * Collective: the OpenMP threads one rank may run while every other rank of @p comm on its node waits asleep
+ * in these calls: its own times the ranks on its node, at most the CPUs it may run on, at least its own.
+ */
+int pb_comm_node_threads(MPI_Comm comm);
+
 #endif /* PAIRBOUND_COMM_H */

@@ -503,11 +503,21 @@ static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 {
   a->ingest.provenance = cli->provenance;
   pb_cli__signals(cli, a->output, "to write it, repeat the same command");
-  /* the CSV files are read on rank 0; the others wait for its verdict */
+  /* the CSV files are read on rank 0; the others wait for its verdict, asleep, so rank 0 takes their threads on
+   * its node (docs/csv.md, "Reading") */
   const char **paths = pb_malloc((size_t)(a->n_more + 1) * sizeof *paths);
   paths[0] = a->operand;
   for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];
-  int status = cli->rank == 0 ? pb_ingest_files(a->n_more + 1, paths, &a->ingest, a->output) : PB_OK;
+  const int own = omp_get_max_threads(), threads = pb_comm_node_threads(MPI_COMM_WORLD);
+  int status = PB_OK;
+  if (cli->rank == 0) {
+    if (threads != own && pb_log_verbosity() >= 2)
+      pb_message("ingest: rank 0 reads with %d threads, its own %d and those of the ranks waiting on its node",
+                 threads, own);
+    omp_set_num_threads(threads);
+    status = pb_ingest_files(a->n_more + 1, paths, &a->ingest, a->output);
+    omp_set_num_threads(own);
+  }
   free(paths);
   /* every rank leaves once rank 0 has come, the others asleep meanwhile
    * (pairbound/comm.h), off a core rank 0 may need */

@@ -14,11 +14,14 @@
  * nap to the collective's completion; the results are the blocking call's
  * (only integer sums, minima, maxima and copies pass through here, whose
  * results do not depend on the order in which ranks combine). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "config.h"
 
+#include <sched.h>
 #include <time.h>
 
 #include <mpi.h>
+#include <omp.h>
 
 #include "pairbound/comm.h"
 
@@ -67,4 +70,19 @@ int pb_comm_barrier(MPI_Comm comm)
   MPI_Request req;
   const int rc = MPI_Ibarrier(comm, &req);
   return rc != MPI_SUCCESS ? rc : pb_comm_wait(&req);
+}
+
+int pb_comm_node_threads(MPI_Comm comm)
+{
+  MPI_Comm node = MPI_COMM_NULL;
+  int local = 1, threads = omp_get_max_threads();
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+  }
+  int want = threads * local;
+  cpu_set_t cpus;
+  /* no more than the CPUs this process may run on: a rank bound to one core gains nothing from more */
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < want) want = CPU_COUNT(&cpus);
+  return want > threads ? want : threads;
 }
