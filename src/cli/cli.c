@@ -504,7 +504,7 @@ static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
   a->ingest.provenance = cli->provenance;
   pb_cli__signals(cli, a->output, "to write it, repeat the same command");
   /* the CSV files are read on rank 0; the others wait for its verdict, asleep, so rank 0 takes their threads on
-   * its node (docs/csv.md, "Reading") */
+   * its node (docs/csv.md, "How ingest reads the files") */
   const char **paths = pb_malloc((size_t)(a->n_more + 1) * sizeof *paths);
   paths[0] = a->operand;
   for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];
