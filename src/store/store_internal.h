@@ -51,7 +51,6 @@ struct pb_store {
   int64_t n_damage;
   struct pb_output_direct wfd; /* being written: the file for the direct chunk writes (fd -1: none) */
   int wdirect;      /* whether they are used (else HDF5's writes; alike on every rank) */
-  off_t wbase;      /* file offset of HDF5's address 0 */
   struct pb_store__chunkmap *wmap; /* [n_sources * PB_STORE_DSETS] */
   /* independent reads (pb_store_reads_independent): the chunks of every dataset asked for, of every source,
    * [n_sources * PB_STORE_DSETS] (addr NULL: not asked for); NULL: reads are collective */
@@ -59,6 +58,9 @@ struct pb_store {
   int lsets;        /* reads map predictions to set correctness (pb_store_labels) */
 };
 
+/* Collective: map every chunk of record dataset f of source s into @p ck, for the direct reads and writes;
+ * 0 when the direct path cannot reach all of them (nothing kept then; store_read.c). */
+int pb_store__chunkmap_dset(struct pb_store *st, int32_t s, int f, struct pb_store__chunkmap *ck);
 /* Free a map of the store's [n_sources * PB_STORE_DSETS] datasets (store_write.c). */
 void pb_store__chunkmap_free(const struct pb_store *st, struct pb_store__chunkmap **map);
 
@@ -110,7 +112,6 @@ int pb_store__wmap_all(struct pb_store *st);
 /* pb_store_write_span's direct writes, for a store whose layout allows them (st->wdirect). */
 int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
                                 const struct pb_rows *data);
-int pb_store__wmap_source(struct pb_store *st, int32_t s);
 void pb_store__wmap_free(struct pb_store *st);
 
 /* The root attribute `roles` of @p meta's sources (store.c). */

@@ -237,9 +237,7 @@ static int pb_store__dset_field(int f)
   return field[f];
 }
 
-/* Map every chunk of record dataset f of source s into @p ck; 0 when the
- * direct path cannot read all of them (then nothing is kept). */
-static int pb_store__map_dset(struct pb_store *st, int32_t s, int f, struct pb_store__chunkmap *ck)
+int pb_store__chunkmap_dset(struct pb_store *st, int32_t s, int f, struct pb_store__chunkmap *ck)
 {
   const struct pb_source *src = &st->meta.sources[s];
   const hid_t mtype = pb_store__dset_mtype(f);
@@ -277,7 +275,7 @@ int pb_store_reads_independent(struct pb_store *st, int fields)
   for (int32_t s = 0; s < st->meta.n_sources && ok; s++)
     for (int f = 0; f < PB_STORE_DSETS && ok; f++)
       if (pb_store__dset_in(&st->meta, f) && (fields & pb_store__dset_field(f)))
-        ok = pb_store__map_dset(st, s, f, &map[s * PB_STORE_DSETS + f]);
+        ok = pb_store__chunkmap_dset(st, s, f, &map[s * PB_STORE_DSETS + f]);
   pb_comm_allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
   if (ok) st->rmap = map;
   else pb_store__chunkmap_free(st, &map); /* the collective reads say what the direct path could not read */
@@ -294,36 +292,27 @@ int pb_store_agree(const struct pb_store *st, int status) { return st->rmap ? st
 
 int pb_store_reads_alone(const struct pb_store *st) { return st->rmap != NULL; }
 
-/* An independent read of the given rows of dataset @p name: a damaged chunk
- * is a local error, in the words HDF5's fall-back read gives (below). */
-static int pb_store__rows_local(struct pb_store *st, int32_t src, const char *name, int32_t n_rows,
-                                const int32_t *rows, void *buf)
+/* An independent read of the runs (pb_store_reads_independent): this rank's
+ * own reads of the chunks mapped then; a damaged chunk is a local error, in
+ * the words HDF5's fall-back read gives (below). */
+static int pb_store__rows_local(const struct pb_store *st, int32_t src, int f, int32_t nb, const int32_t *starts,
+                                const int32_t *lens, const int64_t *offs, void *buf, unsigned char *fallback)
 {
   const struct pb_source *s = &st->meta.sources[src];
-  int f = 0;
-  while (f < PB_STORE_DSETS && strcmp(pb_store__dset_names[f], name) != 0) f++;
-  const struct pb_store__chunkmap *ck = f < PB_STORE_DSETS ? &st->rmap[src * PB_STORE_DSETS + f] : NULL;
-  if (!ck || !ck->addr) {
-    pb_error_set("%s: records '%s' of source %s were not mapped for independent reads", st->path, name, s->name);
+  const struct pb_store__chunkmap *ck = &st->rmap[src * PB_STORE_DSETS + f];
+  if (!ck->addr) {
+    pb_error_set("%s: records '%s' of source %s were not mapped for independent reads", st->path,
+                 pb_store__dset_names[f], s->name);
     return PB_FAIL;
   }
-  int32_t *starts = pb_malloc((size_t)(n_rows + 1) * sizeof *starts), *lens = pb_malloc((size_t)(n_rows + 1) * sizeof *lens);
-  const int32_t nb = pb_store__runs(s->n_conditions, n_rows, rows, starts, lens);
-  int64_t *offs = pb_malloc((size_t)(nb + 1) * sizeof *offs);
-  unsigned char *fallback = pb_malloc((size_t)(nb + 1));
-  for (int32_t j = 0, o = 0; j < nb; o += lens[j], j++) offs[j] = o;
   pb_store__direct_read(st, s, ck, nb, starts, lens, offs, buf, fallback);
-  int status = PB_OK;
-  for (int32_t j = 0; j < nb && status == PB_OK; j++)
+  for (int32_t j = 0; j < nb; j++)
     if (fallback[j]) {
-      pb_error_set("%s: cannot read records '%s' of source %s" PB_STORE__DAMAGED, st->path, name, s->name);
-      status = PB_FAIL;
+      pb_error_set("%s: cannot read records '%s' of source %s" PB_STORE__DAMAGED, st->path, pb_store__dset_names[f],
+                   s->name);
+      return PB_FAIL;
     }
-  free(starts);
-  free(lens);
-  free(offs);
-  free(fallback);
-  return status;
+  return PB_OK;
 }
 
 /* Transfer of the given rows.  Reads go the direct way (above) where they
@@ -335,10 +324,11 @@ static int pb_store__rows_local(struct pb_store *st, int32_t src, const char *na
  * agree on the status after opening and before every collective round
  * (pb_error_agree), so a local error on one rank ends the transfer on all of
  * them instead of leaving them in a collective call. */
-static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name, hid_t mtype,
-                             int32_t n_rows, const int32_t *rows, void *buf, int write)
+static int pb_store__rows_io(struct pb_store *st, int32_t src, int f, int32_t n_rows, const int32_t *rows, void *buf,
+                             int write)
 {
-  if (!write && st->rmap) return pb_store__rows_local(st, src, name, n_rows, rows, buf);
+  const char *name = pb_store__dset_names[f];
+  const hid_t mtype = pb_store__dset_mtype(f);
   const struct pb_source *s = &st->meta.sources[src];
   int status = PB_FAIL;
   hid_t grp = -1, dset = -1, fspace = -1, mspace = -1, dxpl = -1;
@@ -350,6 +340,10 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
   for (int32_t j = 0, o = 0; j < nb; o += lens[j], j++) {
     offs[j] = o;
     fallback[j] = 1;
+  }
+  if (!write && st->rmap) { /* no collective call: this rank's own reads */
+    status = pb_store__rows_local(st, src, f, nb, starts, lens, offs, buf, fallback);
+    goto done;
   }
   int ndims = 0;
   hsize_t dims[4] = {0, 0, 0, 0};
@@ -408,6 +402,7 @@ static int pb_store__rows_io(struct pb_store *st, int32_t src, const char *name,
     mspace = -1;
   }
   if (status == PB_OK) status = pb_error_agree(st->comm, moved); /* the last round's transfer, on any rank */
+done:
   if (dxpl >= 0) H5Pclose(dxpl);
   if (fspace >= 0) H5Sclose(fspace);
   if (dset >= 0) H5Dclose(dset);
@@ -432,8 +427,7 @@ static int pb_store__rows_all(struct pb_store *st, int32_t src, int32_t n_rows, 
 {
   for (int f = 0; f < PB_STORE_DSETS; f++)
     if (pb_store__dset_in(&st->meta, f) && (fields & pb_store__dset_field(f)) &&
-        pb_store__rows_io(st, src, pb_store__dset_names[f], pb_store__dset_mtype(f), n_rows, rows,
-                          pb_store__dset_data(data, f), write))
+        pb_store__rows_io(st, src, f, n_rows, rows, pb_store__dset_data(data, f), write))
       return PB_FAIL;
   return PB_OK;
 }

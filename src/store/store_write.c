@@ -33,82 +33,22 @@
 #include "store_internal.h"
 
 
-/* The chunk geometry of one record dataset: whole rows [1][C'][I](+[K]),
- * Fletcher32 its only filter, stored as the native little-endian type (the
- * reader's pb_store__direct_fits); 0 conditions per chunk when not. */
-static int32_t pb_store__wgeometry(hid_t dset, int ndims, const hsize_t *dims)
-{
-  int32_t rows = 0;
-  hsize_t chunk[4] = {0, 0, 0, 0};
-  unsigned flags = 0, cd[8];
-  size_t n_cd = 8;
-  hid_t dcpl = H5Dget_create_plist(dset), ftype = H5Dget_type(dset);
-  if (dcpl >= 0 && ftype >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, ndims, chunk) == ndims &&
-      chunk[0] == 1 && chunk[1] >= 1 && chunk[2] == dims[2] && (ndims < 4 || chunk[3] == dims[3]) &&
-      H5Pget_nfilters(dcpl) == 1 &&
-      H5Pget_filter2(dcpl, 0, &flags, &n_cd, cd, 0, NULL, NULL) == H5Z_FILTER_FLETCHER32 &&
-      H5Tget_order(ftype) == H5T_ORDER_LE && H5Tget_size(ftype) == 4)
-    rows = (int32_t)chunk[1];
-  if (ftype >= 0) H5Tclose(ftype);
-  if (dcpl >= 0) H5Pclose(dcpl);
-  return rows;
-}
-
 /* Collective: the address of every chunk of source @p s's record datasets, on
- * every rank (the same look-ups in the same order, so the collective metadata
- * reads behind them match).  A dataset that does not qualify, or a chunk HDF5
- * has not allocated at its full size, leaves the whole store to HDF5's writes
- * (st->wdirect = 0, agreed). */
-int pb_store__wmap_source(struct pb_store *st, int32_t s)
+ * every rank (pb_store__chunkmap_dset, the map the independent reads use).  A
+ * dataset the direct path cannot reach whole leaves the whole store to
+ * HDF5's writes (st->wdirect = 0, agreed). */
+static void pb_store__wmap_source(struct pb_store *st, int32_t s)
 {
-  const struct pb_source *src = &st->meta.sources[s];
   int ok = 1;
-  hid_t grp = -1;
-  if (!st->wdirect) return PB_OK;
-  if ((grp = H5Gopen2(st->file, "sources", H5P_DEFAULT)) >= 0) {
-    hid_t sg = H5Gopen2(grp, src->name, H5P_DEFAULT);
-    H5Gclose(grp);
-    grp = sg;
-  }
+  if (!st->wdirect) return;
   for (int f = 0; f < PB_STORE_DSETS; f++) {
     struct pb_store__chunkmap *w = &st->wmap[s * PB_STORE_DSETS + f];
     free(w->addr);
     memset(w, 0, sizeof *w);
-    if (!pb_store__dset_in(&st->meta, f)) continue;
-    hid_t dset = grp < 0 ? -1 : H5Dopen2(grp, pb_store__dset_names[f], H5P_DEFAULT), space = -1;
-    hsize_t dims[4] = {0, 0, 0, 0};
-    int ndims = 0;
-    if (dset >= 0 && (space = H5Dget_space(dset)) >= 0) ndims = H5Sget_simple_extent_ndims(space);
-    if (ndims >= 3 && ndims <= 4) H5Sget_simple_extent_dims(space, dims, NULL);
-    if (space >= 0) H5Sclose(space);
-    const int32_t cr = dset >= 0 && ndims >= 3 ? pb_store__wgeometry(dset, ndims, dims) : 0;
-    if (cr > 0 && dims[0] == (hsize_t)st->meta.n_models) {
-      w->rows = cr;
-      w->per_model = (src->n_conditions + cr - 1) / cr;
-      w->row_bytes = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * 4;
-      const size_t n = (size_t)st->meta.n_models * (size_t)w->per_model;
-      w->addr = pb_malloc((n ? n : 1) * sizeof *w->addr);
-      for (size_t x = 0; x < n; x++) {
-        hsize_t off[4] = {x / (size_t)w->per_model, (hsize_t)(x % (size_t)w->per_model) * (hsize_t)cr, 0, 0};
-        unsigned mask = ~0u;
-        haddr_t addr = HADDR_UNDEF;
-        hsize_t size = 0;
-        w->addr[x] = -1;
-        if (H5Dget_chunk_info_by_coord(dset, off, &mask, &addr, &size) >= 0 && mask == 0 && addr != HADDR_UNDEF &&
-            size == (hsize_t)cr * w->row_bytes + 4 && addr <= (haddr_t)(INT64_MAX / 2))
-          w->addr[x] = st->wbase + (off_t)addr;
-        else
-          ok = 0;
-      }
-    } else {
-      ok = 0;
-    }
-    if (dset >= 0) H5Dclose(dset);
+    if (pb_store__dset_in(&st->meta, f) && !pb_store__chunkmap_dset(st, s, f, w)) ok = 0;
   }
-  if (grp >= 0) H5Gclose(grp);
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
   if (!ok) st->wdirect = 0;
-  return PB_OK;
 }
 
 /* Collective, once the record datasets exist: the chunk map of every source
@@ -117,12 +57,6 @@ int pb_store__wmap_source(struct pb_store *st, int32_t s)
 int pb_store__wmap_all(struct pb_store *st)
 {
   st->wmap = pb_calloc((size_t)st->meta.n_sources * PB_STORE_DSETS + 1, sizeof *st->wmap);
-  hid_t fcpl = H5Fget_create_plist(st->file);
-  hsize_t ub = 0;
-  if (fcpl >= 0) {
-    if (H5Pget_userblock(fcpl, &ub) >= 0) st->wbase = (off_t)ub;
-    H5Pclose(fcpl);
-  }
   int ok = pb_output_direct_open(&st->wfd, st->tmp_path) == PB_OK;
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
   st->wdirect = ok;
