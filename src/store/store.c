@@ -317,24 +317,6 @@ done:
   return status;
 }
 
-/* A record dataset must have the shape the metadata promises, [models][conditions]
- * [images] (+[topk] for top-k lists): a file whose `topk` attribute or whose
- * dimensions disagree would otherwise be read past the end of its buffers. */
-int pb_store__shape_ok(const struct pb_store *st, const struct pb_source *s, const char *name, int ndims,
-                       const hsize_t *dims)
-{
-  int want_topk = strncmp(name, "topk_", 5) == 0;
-  if (ndims == 3 + want_topk && dims[0] == (hsize_t)st->meta.n_models && dims[1] == (hsize_t)s->n_conditions &&
-      dims[2] == (hsize_t)s->n_images && (!want_topk || dims[3] == (hsize_t)st->meta.topk))
-    return PB_OK;
-  pb_error_set("%s: records '%s' of source %s have %d dimensions [%llu x %llu x %llu%s] but the metadata says "
-               "[%d models x %d conditions x %d images%s]", st->path, name, s->name, ndims,
-               (unsigned long long)dims[0], (unsigned long long)dims[1], (unsigned long long)dims[2],
-               ndims > 3 ? " x ..." : "", st->meta.n_models, s->n_conditions, s->n_images,
-               want_topk ? " x topk" : "");
-  return PB_FAIL;
-}
-
 int pb_store_commit(struct pb_store *st)
 {
   pb_store__wmap_free(st);

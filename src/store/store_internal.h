@@ -58,10 +58,32 @@ struct pb_store {
   int lsets;        /* reads map predictions to set correctness (pb_store_labels) */
 };
 
+/* store_chunks.c.  Whether this HDF5 can say where a chunk lies (H5Dget_chunk_info_by_coord, 1.10.5 on):
+ * without it every record goes through HDF5. */
+#if defined(H5_VERSION_GE)
+#if H5_VERSION_GE(1, 10, 5)
+#define PB_STORE_DIRECT 1
+#endif
+#endif
+#ifndef PB_STORE_DIRECT
+#define PB_STORE_DIRECT 0
+#endif
+/* The memory type of record dataset f of pb_store__dset_names. */
+hid_t pb_store__dset_mtype(int f);
+/* Whether the direct path can reach dataset @p dset at all: chunks of whole rows [1][C'][I](+[K]) with
+ * Fletcher32 as their only filter, stored in the memory type itself; its chunk shape into @p chunk.  From the
+ * file alone, so the same on every rank. */
+int pb_store__direct_fits(hid_t dset, hid_t mtype, int ndims, const hsize_t *dims, hsize_t *chunk);
+/* Fill @p ck for dataset @p dset (source @p s, chunk shape @p chunk): the file offset of each chunk with want[x]
+ * (@p want NULL: every chunk), -1 where HDF5 cannot place it or it is unfiltered or of another size.  Every rank
+ * that calls it for the same chunks makes the same metadata reads, collective with H5Pset_all_coll_metadata_ops. */
+void pb_store__chunkmap_fill(const struct pb_store *st, const struct pb_source *s, hid_t dset, hid_t mtype,
+                             int ndims, const hsize_t *dims, const hsize_t *chunk, const unsigned char *want,
+                             struct pb_store__chunkmap *ck);
 /* Collective: map every chunk of record dataset f of source s into @p ck, for the direct reads and writes;
- * 0 when the direct path cannot reach all of them (nothing kept then; store_read.c). */
+ * 0 when the direct path cannot reach all of them (nothing kept then). */
 int pb_store__chunkmap_dset(struct pb_store *st, int32_t s, int f, struct pb_store__chunkmap *ck);
-/* Free a map of the store's [n_sources * PB_STORE_DSETS] datasets (store_write.c). */
+/* Free a map of the store's [n_sources * PB_STORE_DSETS] datasets. */
 void pb_store__chunkmap_free(const struct pb_store *st, struct pb_store__chunkmap **map);
 
 /* A store object for @p path on @p comm, nothing open yet (store.c). */

@@ -61,34 +61,8 @@ static int pb_store__inject_failure(const struct pb_store *st, int write)
  * only says where each chunk is (H5Dget_chunk_info_by_coord), the bytes come
  * with pread(2) straight into the caller's buffer, and the checksum is
  * verified as HDF5's filter would (pb_checksum_fletcher32_ok).  Anything else
- * goes through HDF5 as before: docs/store.md, "Reading". */
-#if defined(H5_VERSION_GE)
-#if H5_VERSION_GE(1, 10, 5)
-#define PB_STORE_DIRECT 1
-#endif
-#endif
-#ifndef PB_STORE_DIRECT
-#define PB_STORE_DIRECT 0
-#endif
-
-/* Whether the direct path can read dataset @p dset at all: chunks of whole
- * rows [1][C'][I](+[K]) with Fletcher32 as their only filter, stored in the
- * memory type itself.  From the file alone, so the same on every rank. */
-static int pb_store__direct_fits(hid_t dset, hid_t mtype, int ndims, const hsize_t *dims, hsize_t *chunk)
-{
-  int fits = 0;
-  hid_t dcpl = H5Dget_create_plist(dset), ftype = H5Dget_type(dset);
-  unsigned flags = 0, cd[8];
-  size_t n_cd = 8;
-  if (dcpl >= 0 && ftype >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, ndims, chunk) == ndims &&
-      chunk[0] == 1 && chunk[1] >= 1 && chunk[2] == dims[2] && (ndims < 4 || chunk[3] == dims[3]) &&
-      H5Pget_nfilters(dcpl) == 1 && H5Pget_filter2(dcpl, 0, &flags, &n_cd, cd, 0, NULL, NULL) == H5Z_FILTER_FLETCHER32 &&
-      H5Tequal(ftype, mtype) > 0 && H5Tget_order(ftype) == H5T_ORDER_LE)
-    fits = 1;
-  if (ftype >= 0) H5Tclose(ftype);
-  if (dcpl >= 0) H5Pclose(dcpl);
-  return fits;
-}
+ * goes through HDF5 as before: docs/store.md, "Reading".  Where the chunks
+ * lie: store_chunks.c. */
 
 /* Test and benchmark switch: PAIRBOUND_STORE_READ=hdf5 reads every record
  * through HDF5; so does the failure hook, whose failures are HDF5 calls'. */
@@ -96,47 +70,6 @@ static int pb_store__direct_allowed(const struct pb_store *st)
 {
   const char *r = pb_env_get(PB_ENV_STORE_READ);
   return PB_STORE_DIRECT && !st->writable && !pb_env_given(PB_ENV_TEST_READ_FAIL_RANK) && !(r && strcmp(r, "hdf5") == 0);
-}
-
-/* Fill @p ck for dataset @p dset (source @p s, chunk shape @p chunk): the
- * file offset of each chunk with want[x] (@p want NULL: every chunk), -1
- * where HDF5 cannot place it or it is unfiltered or of another size (HDF5
- * then reads it, and says why).  Every rank that calls it for the same
- * chunks makes the same metadata reads, collective with
- * H5Pset_all_coll_metadata_ops. */
-static void pb_store__chunkmap_fill(const struct pb_store *st, const struct pb_source *s, hid_t dset, hid_t mtype,
-                                    int ndims, const hsize_t *dims, const hsize_t *chunk, const unsigned char *want,
-                                    struct pb_store__chunkmap *ck)
-{
-#if PB_STORE_DIRECT
-  const int32_t cr = (int32_t)chunk[1];
-  ck->rows = cr;
-  ck->per_model = (s->n_conditions + cr - 1) / cr;
-  ck->row_bytes = (size_t)dims[2] * (ndims > 3 ? dims[3] : 1) * H5Tget_size(mtype);
-  off_t base = 0; /* the file offset of HDF5's address 0 (the user block) */
-  hid_t fcpl = H5Fget_create_plist(st->file);
-  hsize_t ub = 0;
-  if (fcpl >= 0) {
-    if (H5Pget_userblock(fcpl, &ub) >= 0) base = (off_t)ub;
-    H5Pclose(fcpl);
-  }
-  const size_t n_chunks = (size_t)st->meta.n_models * (size_t)ck->per_model;
-  ck->addr = pb_malloc((n_chunks ? n_chunks : 1) * sizeof *ck->addr);
-  const hsize_t stored = (hsize_t)cr * ck->row_bytes + 4;
-  for (size_t x = 0; x < n_chunks; x++) {
-    ck->addr[x] = -1;
-    if (want && !want[x]) continue;
-    hsize_t off[4] = {x / (size_t)ck->per_model, (hsize_t)(x % (size_t)ck->per_model) * (hsize_t)cr, 0, 0};
-    unsigned mask = ~0u;
-    haddr_t addr = HADDR_UNDEF;
-    hsize_t size = 0;
-    if (H5Dget_chunk_info_by_coord(dset, off, &mask, &addr, &size) >= 0 && mask == 0 && addr != HADDR_UNDEF &&
-        size == stored && addr <= (haddr_t)(INT64_MAX / 2))
-      ck->addr[x] = base + (off_t)addr;
-  }
-#else
-  (void)st; (void)s; (void)dset; (void)mtype; (void)ndims; (void)dims; (void)chunk; (void)want; (void)ck;
-#endif
 }
 
 /* Collective: find the chunks any rank's runs touch.  Every rank asks HDF5
@@ -228,40 +161,12 @@ static void pb_store__direct_read(const struct pb_store *st, const struct pb_sou
  * pread alone: no rank waits for another until pb_store_reads_collective.
  * docs/scaling.md, "Sources in lock step". */
 
-/* The memory type of record dataset f of pb_store__dset_names, and the field that reads it. */
-static hid_t pb_store__dset_mtype(int f) { return f == 0 || f == 3 ? H5T_NATIVE_INT32 : H5T_NATIVE_FLOAT; }
+/* The field that reads record dataset f of pb_store__dset_names. */
 static int pb_store__dset_field(int f)
 {
   static const int field[PB_STORE_DSETS] = {PB_FIELD_PRED, PB_FIELD_SMAX, PB_FIELD_PTRUE, PB_FIELD_TOPK,
                                             PB_FIELD_TOPK, PB_FIELD_ENTROPY, PB_FIELD_COLLISION};
   return field[f];
-}
-
-int pb_store__chunkmap_dset(struct pb_store *st, int32_t s, int f, struct pb_store__chunkmap *ck)
-{
-  const struct pb_source *src = &st->meta.sources[s];
-  const hid_t mtype = pb_store__dset_mtype(f);
-  hid_t grp = H5Gopen2(st->file, "sources", H5P_DEFAULT), sg = grp < 0 ? -1 : H5Gopen2(grp, src->name, H5P_DEFAULT);
-  hid_t dset = sg < 0 ? -1 : H5Dopen2(sg, pb_store__dset_names[f], H5P_DEFAULT), space = -1;
-  hsize_t dims[4] = {0, 0, 0, 0}, chunk[4] = {0, 0, 0, 0};
-  int ndims = dset < 0 || (space = H5Dget_space(dset)) < 0 ? 0 : H5Sget_simple_extent_ndims(space), ok = 0;
-  if (ndims >= 3 && ndims <= 4 && H5Sget_simple_extent_dims(space, dims, NULL) == ndims &&
-      pb_store__shape_ok(st, src, pb_store__dset_names[f], ndims, dims) == PB_OK &&
-      pb_store__direct_fits(dset, mtype, ndims, dims, chunk)) {
-    pb_store__chunkmap_fill(st, src, dset, mtype, ndims, dims, chunk, NULL, ck);
-    const size_t n_chunks = (size_t)st->meta.n_models * (size_t)ck->per_model;
-    ok = ck->addr != NULL;
-    for (size_t x = 0; ok && x < n_chunks; x++) ok = ck->addr[x] >= 0;
-  }
-  if (!ok) {
-    free(ck->addr);
-    memset(ck, 0, sizeof *ck);
-  }
-  if (space >= 0) H5Sclose(space);
-  if (dset >= 0) H5Dclose(dset);
-  if (sg >= 0) H5Gclose(sg);
-  if (grp >= 0) H5Gclose(grp);
-  return ok;
 }
 
 int pb_store_reads_independent(struct pb_store *st, int fields)

@@ -64,13 +64,6 @@ int pb_store__wmap_all(struct pb_store *st)
   return PB_OK;
 }
 
-void pb_store__chunkmap_free(const struct pb_store *st, struct pb_store__chunkmap **map)
-{
-  for (int32_t k = 0; *map && k < st->meta.n_sources * PB_STORE_DSETS; k++) free((*map)[k].addr);
-  free(*map);
-  *map = NULL;
-}
-
 void pb_store__wmap_free(struct pb_store *st)
 {
   pb_store__chunkmap_free(st, &st->wmap);
