@@ -8,11 +8,12 @@
 #include "pairbound/store.h"
 
 /**
- * Bytes of records (and their one bit each) that an ingest into a store
- * holds at once: pass 2 fills the store a window of at most this many bytes
- * (or one write unit, if larger) at a time (docs/csv.md, "Memory").
+ * Bytes of records (and their one bit each) of one window of an ingest into
+ * a store: pass 2 fills the store a window of at most this many bytes (or
+ * one write unit, if larger) at a time, while the window before is written;
+ * so it holds twice this at once (docs/csv.md, "Memory").
  */
-#define PB_INGEST_WINDOW_BYTES ((int64_t)256 << 20)
+#define PB_INGEST_WINDOW_BYTES ((int64_t)64 << 20)
 
 /* Options of an ingest.  A zero-initialised struct means: infer every
  * source's number of classes from the data, empty provenance. */
@@ -69,7 +70,7 @@ int pb_ingest_parse(const char *csv_path, const struct pb_ingest_options *opt, s
  * Ingest CSV files @p paths[0..n) ("-": stdin, at most once) into a new store
  * at @p store_path on MPI_COMM_SELF (call it on one rank), as if they were
  * one CSV whose rows are theirs in that order, each file with its own
- * header.  Memory: PB_INGEST_WINDOW_BYTES plus the dictionaries (images,
+ * header.  Memory: twice PB_INGEST_WINDOW_BYTES plus the dictionaries (images,
  * models, conditions) and, per file, one range per (source, model) it holds,
  * whatever the number of rows.  stdin is copied beside the store
  * (STORE.tmp.XXXXXX, removed at the end) to be read twice.  The store is

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <mpi.h>
 
+#include "pairbound/job.h"
 #include "pairbound/meta.h"
 
 /* Schema version written; stores of PB_STORE_SCHEMA_OLDEST and later are read (docs/store.md). */
@@ -65,6 +66,47 @@ int32_t pb_store_span_rows(const struct pb_store *st, int32_t src);
  * whose layout does not allow direct writes takes HDF5's collective writes).
  */
 int pb_store_write_span(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows, const struct pb_rows *data);
+
+/**
+ * Writing spans on a thread of its own while the caller computes the next
+ * rows (synth, ingest): a direct write of a span's chunks costs a good part
+ * of what computing or reading its rows does, and the caller's threads would
+ * be idle meanwhile.  For a store whose layout takes the direct chunk writes
+ * (pb_store_write_async()); the rows must stay as they are until the wait.
+ */
+struct pb_store_span {
+  int32_t src, row0, n_rows; /* as pb_store_write_span's */
+  struct pb_rows rows;       /* the rows' arrays (not copied) */
+};
+struct pb_store_writer {
+  struct pb_job job;
+  struct pb_store *st;
+  struct pb_store_span *span;
+  int n_span, cap_span;
+  int status;
+  char *why;                 /* a failure's message, from the writer's thread */
+};
+
+/** Whether @p st takes pb_store_writer_start(): it is being written, with the direct chunk writes. */
+int pb_store_write_async(const struct pb_store *st);
+
+/**
+ * Start writing @p span[0..n_span) (whole write units each, as
+ * pb_store_write_span() takes them) of @p st on the writer's thread; the
+ * last start must have been waited for.  Makes no MPI call.
+ */
+void pb_store_writer_start(struct pb_store_writer *w, struct pb_store *st, const struct pb_store_span *span,
+                           int n_span);
+
+/**
+ * Collective over the store's ranks, each calling it as often: the end of
+ * the writes started last on this rank (none: PB_OK), the status agreed over
+ * the ranks (a failure on one fails every rank's, with its message).
+ */
+int pb_store_writer_wait(struct pb_store_writer *w, MPI_Comm comm);
+
+/** Release @p w, after its last wait. */
+void pb_store_writer_free(struct pb_store_writer *w);
 
 /**
  * `pairbound ingest --append` (one process): begin adding models to the

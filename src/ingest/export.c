@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <unistd.h>
 #include <sys/uio.h>
 
@@ -28,6 +27,7 @@
 #include "pairbound/lsets.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ingest.h"
+#include "pairbound/job.h"
 #include "pairbound/output.h"
 #include "pairbound/signals.h"
 #include "pairbound/store.h"
@@ -273,20 +273,19 @@ static int pb_export__pwrite(struct pb_output_direct *fd, const struct pb_export
  * every formatting thread idle meanwhile.  The rounds alternate between two sets of buffers, so a set is
  * formatted again only after its write has ended. */
 struct pb_export__writer {
-  pthread_t thread;
-  int running, n_out;
+  struct pb_job job;
+  int n_out;
   struct pb_output_direct *fd;
   const struct pb_export__out *out;
   off_t at;
   int status, err;
 };
 
-static void *pb_export__writer_main(void *arg)
+static void pb_export__writer_main(void *arg)
 {
   struct pb_export__writer *w = arg;
   w->status = pb_export__pwrite(w->fd, w->out, w->n_out, w->at);
   w->err = errno;
-  return NULL;
 }
 
 /* Write @p out at @p at: on the writer's thread, or here when none can start. */
@@ -294,15 +293,13 @@ static void pb_export__writer_start(struct pb_export__writer *w, struct pb_outpu
                                     const struct pb_export__out *out, int n_out, off_t at)
 {
   *w = (struct pb_export__writer){.fd = fd, .n_out = n_out, .out = out, .at = at, .status = PB_OK};
-  w->running = pthread_create(&w->thread, NULL, pb_export__writer_main, w) == 0;
-  if (!w->running) pb_export__writer_main(w);
+  pb_job_start(&w->job, pb_export__writer_main, w);
 }
 
 /* The end of the last write started, and its outcome (with errno). */
 static int pb_export__writer_join(struct pb_export__writer *w)
 {
-  if (w->running) pthread_join(w->thread, NULL);
-  w->running = 0;
+  pb_job_join(&w->job);
   if (w->status != PB_OK) errno = w->err;
   return w->status;
 }

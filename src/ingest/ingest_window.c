@@ -4,7 +4,8 @@
  * then conditions) in whole write units (pb_store_span_rows) holding at most
  * PB_INGEST_WINDOW_BYTES of records and their bitmap; its dense arrays are
  * filled by reading, in every file, only the byte range where pass 1 saw
- * rows of the window's models, then written to the store and released.  A
+ * rows of the window's models, then written to the store on a thread of its
+ * own (pb_store_writer) while the next window is read into a second buffer.  A
  * record already marked in the bitmap is a duplicate; the earliest one in
  * file order over every window is the one reported (a short read finds its
  * first occurrence), and only when there is none, the first missing record
@@ -45,8 +46,13 @@ struct pb_ingest__win {
   char *missing;           /* the first missing record's message (store order), or NULL */
   int first_found;         /* pass 3: the duplicate's first occurrence was found ... */
   int64_t first_line;      /* ... at this line */
-  char *keep;              /* with a store: the memory of the rows' arrays, kept from window to window, since */
-  size_t keep_bytes;       /* a fresh page costs a fault at its first touch (without: each row's own, handed on) */
+  /* with a store: the memory of the rows' arrays, kept from window to window, since a fresh page costs a fault
+   * at its first touch (without: each row's own, handed on); two, so that one window is written while the next
+   * is read into the other (keep[cur]) */
+  char *keep[2];
+  size_t keep_bytes[2];
+  int cur;
+  struct pb_store_writer writer; /* the last window's write (its rows in keep[!cur]) */
   struct pb_store **st;    /* the store written, or NULL: none (the rows handed on) */
   const char *open;        /* the store's path until it is opened (pb_ingest__open_now), then NULL */
 };
@@ -296,7 +302,7 @@ static void pb_ingest__find_missing(const struct pb_ingest__ctx *ctx, struct pb_
 static void pb_ingest__window_clear(struct pb_ingest__win *w)
 {
   for (int k = 0; k < w->n_seg; k++) {
-    if (!w->keep) pb_store_rows_free(&w->seg[k].rows);
+    if (!w->st) pb_store_rows_free(&w->seg[k].rows);
     free(w->seg[k].seen);
   }
   w->n_seg = w->hint = 0;
@@ -315,19 +321,46 @@ static int64_t pb_ingest__window_bytes(const struct pb_meta *meta, int32_t s, in
   return (int64_t)pb_ingest__rows_bytes(meta, s, r0, r1) + ((int64_t)(r1 - r0) * meta->sources[s].n_images) / 8;
 }
 
-/* Fill the window's rows and, while the input has no error, hand them on:
- * written to the store, or (none) kept in @p out, one whole source each. */
+/* The window's rows on: written to the store (on the writer's thread where
+ * the store allows, the next window then read into the other buffer), or
+ * (none) kept in @p out, one whole source each. */
+static int pb_ingest__hand_on(struct pb_ingest__win *w, struct pb_rows *out)
+{
+  int status = PB_OK;
+  if (w->st && pb_store_write_async(*w->st)) {
+    struct pb_store_span *span = pb_malloc((size_t)w->n_seg * sizeof *span);
+    for (int k = 0; k < w->n_seg; k++)
+      span[k] = (struct pb_store_span){.src = w->seg[k].s, .row0 = w->seg[k].r0,
+                                       .n_rows = w->seg[k].r1 - w->seg[k].r0, .rows = w->seg[k].rows};
+    pb_store_writer_start(&w->writer, *w->st, span, w->n_seg);
+    free(span);
+    w->cur = !w->cur;
+    return PB_OK;
+  }
+  for (int k = 0; k < w->n_seg && status == PB_OK; k++) {
+    struct pb_ingest__seg *g = &w->seg[k];
+    if (w->st) {
+      status = pb_store_write_span(*w->st, g->s, g->r0, g->r1 - g->r0, &g->rows);
+    } else {
+      out[g->s] = g->rows;
+      memset(&g->rows, 0, sizeof g->rows);
+    }
+  }
+  return status;
+}
+
+/* Fill the window's rows and, while the input has no error, hand them on. */
 static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_rows *out)
 {
   const struct pb_meta *meta = ctx->meta;
-  const int store = w->st != NULL;
+  const int store = w->st != NULL, b = w->cur;
   int status = PB_OK;
   size_t need = 0;
   for (int k = 0; k < w->n_seg && store; k++)
     need += pb_ingest__rows_bytes(meta, w->seg[k].s, w->seg[k].r0, w->seg[k].r1);
-  if (store && need > w->keep_bytes) { /* grown in place where it can be: its pages stay */
-    w->keep = pb_realloc(w->keep, need);
-    w->keep_bytes = need;
+  if (store && need > w->keep_bytes[b]) { /* grown in place where it can be: its pages stay */
+    w->keep[b] = pb_realloc(w->keep[b], need);
+    w->keep_bytes[b] = need;
   }
   size_t at = 0;
   for (int k = 0; k < w->n_seg; k++) {
@@ -335,7 +368,7 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
     const struct pb_source *src = &meta->sources[g->s];
     const size_t n_rec = (size_t)(g->r1 - g->r0) * (size_t)src->n_images;
     if (store) {
-      pb_store_rows_carve(&g->rows, g->r1 - g->r0, src->n_images, meta->topk, meta->summaries, w->keep + at);
+      pb_store_rows_carve(&g->rows, g->r1 - g->r0, src->n_images, meta->topk, meta->summaries, w->keep[b] + at);
       at += pb_ingest__rows_bytes(meta, g->s, g->r0, g->r1);
     } else {
       pb_store_rows_alloc(&g->rows, g->r1 - g->r0, src->n_images, meta->topk);
@@ -344,16 +377,10 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
     g->seen = pb_calloc((n_rec + 7) / 8 + 1, 1);
   }
   if (pb_ingest__sweep(ctx, w) != PB_OK) status = PB_FAIL;
+  /* the window before's write ended: its failure, which came first, the message (the store is this process's) */
+  if (pb_store_writer_wait(&w->writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL;
   if (status == PB_OK && w->dup_file < 0) pb_ingest__find_missing(ctx, w);
-  for (int k = 0; k < w->n_seg && status == PB_OK && w->dup_file < 0 && !w->missing; k++) {
-    struct pb_ingest__seg *g = &w->seg[k];
-    if (store) {
-      status = pb_store_write_span(*w->st, g->s, g->r0, g->r1 - g->r0, &g->rows);
-    } else {
-      out[g->s] = g->rows;
-      memset(&g->rows, 0, sizeof g->rows);
-    }
-  }
+  if (status == PB_OK && w->dup_file < 0 && !w->missing) status = pb_ingest__hand_on(w, out);
   pb_ingest__window_clear(w);
   return status;
 }
@@ -443,6 +470,7 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, const ch
         status = pb_ingest__window_add(ctx, &w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), out);
   }
   if (status == PB_OK && w.n_seg > 0) status = pb_ingest__window_do(ctx, &w, out);
+  if (pb_store_writer_wait(&w.writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL; /* the last window's write */
   if (status == PB_OK && w.open) status = pb_ingest__open_now(ctx, &w); /* no window (no records): still a store */
   pb_ingest__window_clear(&w);
   if (status == PB_OK && w.dup_file >= 0) status = pb_ingest__report_duplicate(ctx, &w);
@@ -452,7 +480,9 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, const ch
   }
   free(w.missing);
   free(w.seg);
-  free(w.keep);
+  pb_store_writer_free(&w.writer);
+  free(w.keep[0]);
+  free(w.keep[1]);
   return status;
 }
 

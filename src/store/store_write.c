@@ -29,6 +29,7 @@
 #include "pairbound/checksum.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
+#include "pairbound/job.h"
 #include "pairbound/store.h"
 #include "store_internal.h"
 
@@ -128,8 +129,9 @@ static int pb_store__write_dset(struct pb_store *st, const struct pb_store__chun
   return PB_OK;
 }
 
-int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
-                                const struct pb_rows *data)
+/* Local: rows [row0, row0 + n_rows) of source @p src, every dataset's chunks. */
+static int pb_store__write_span_local(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
+                                      const struct pb_rows *data)
 {
   const int32_t n_cond = st->meta.sources[src].n_conditions;
   const void *field[PB_STORE_DSETS] = {data->pred,      data->smax,    data->ptrue,    data->topk_class,
@@ -143,6 +145,59 @@ int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, 
     free(scratch);
     scratch = NULL;
   }
+  return status;
+}
+
+int pb_store__write_span_direct(struct pb_store *st, int32_t src, int32_t row0, int32_t n_rows,
+                                const struct pb_rows *data)
+{
   /* a write that failed (a full disk) on one rank fails every rank's */
-  return pb_error_agree(st->comm, status);
+  return pb_error_agree(st->comm, pb_store__write_span_local(st, src, row0, n_rows, data));
+}
+
+int pb_store_write_async(const struct pb_store *st) { return st->writable && st->wdirect; }
+
+/* The writer's thread: its spans in order, up to a failure (its message kept: pb_error_set's is per thread). */
+static void pb_store__writer_main(void *arg)
+{
+  struct pb_store_writer *w = arg;
+  for (int k = 0; k < w->n_span && w->status == PB_OK; k++) {
+    const struct pb_store_span *x = &w->span[k];
+    w->status = pb_store__write_span_local(w->st, x->src, x->row0, x->n_rows, &x->rows);
+  }
+  if (w->status != PB_OK) w->why = pb_strdup(pb_error_message());
+}
+
+void pb_store_writer_start(struct pb_store_writer *w, struct pb_store *st, const struct pb_store_span *span,
+                           int n_span)
+{
+  if (w->cap_span < n_span) {
+    w->cap_span = n_span;
+    w->span = pb_realloc(w->span, (size_t)n_span * sizeof *w->span);
+  }
+  if (n_span > 0) memcpy(w->span, span, (size_t)n_span * sizeof *span);
+  w->n_span = n_span;
+  w->st = st;
+  w->status = PB_OK;
+  pb_job_start(&w->job, pb_store__writer_main, w);
+}
+
+int pb_store_writer_wait(struct pb_store_writer *w, MPI_Comm comm)
+{
+  pb_job_join(&w->job);
+  int status = w->status;
+  if (status != PB_OK) pb_error_set("%s", w->why);
+  free(w->why);
+  w->why = NULL;
+  w->status = PB_OK;
+  w->n_span = 0;
+  return pb_error_agree(comm, status);
+}
+
+void pb_store_writer_free(struct pb_store_writer *w)
+{
+  pb_job_join(&w->job);
+  free(w->span);
+  free(w->why);
+  memset(w, 0, sizeof *w);
 }

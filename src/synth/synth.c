@@ -470,8 +470,10 @@ void pb_synth_rows(const struct pb_synth_config *cfg, const struct pb_meta *meta
 }
 
 /* Source s: its write units (pb_store_span_rows: a model's rows at most) in
- * contiguous shares of the ranks, written a unit per rank per round, from one
- * buffer per rank: memory is a unit, not a rank's share of the source. */
+ * contiguous shares of the ranks, written a unit per rank per round: each
+ * round's unit is computed while the last one's is written (pb_store_writer,
+ * where the store takes it), so memory is two units per rank, not a rank's
+ * share of the source. */
 static int pb_synth__source(const struct pb_synth_config *cfg, const struct pb_meta *meta, int32_t s,
                             struct pb_store *st, MPI_Comm comm)
 {
@@ -482,23 +484,34 @@ static int pb_synth__source(const struct pb_synth_config *cfg, const struct pb_m
   const int32_t span = pb_store_span_rows(st, s), per_model = (src->n_conditions + span - 1) / span;
   const int64_t units = (int64_t)meta->n_models * per_model, u0 = units * rank / size,
                 u1 = units * (rank + 1) / size, rounds = (units + size - 1) / size;
+  const int async = pb_store_write_async(st);
   struct pb_synth__source L;
-  struct pb_rows buf;
+  struct pb_rows buf[2];
+  struct pb_store_writer writer = {0};
   pb_synth__latents(cfg, meta, s, &L);
-  pb_store_rows_alloc(&buf, span, src->n_images, cfg->topk);
-  pb_store_rows_summaries(&buf, meta->summaries);
+  for (int b = 0; b < 1 + async; b++) {
+    pb_store_rows_alloc(&buf[b], span, src->n_images, cfg->topk);
+    pb_store_rows_summaries(&buf[b], meta->summaries);
+  }
   int status = PB_OK;
   for (int64_t j = 0; j < rounds && status == PB_OK; j++) {
-    int32_t row0 = 0, n = 0;
+    struct pb_store_span x = {.src = s, .rows = buf[async ? j % 2 : 0]};
     if (u0 + j < u1) {
       const int32_t m = (int32_t)((u0 + j) / per_model), c0 = (int32_t)((u0 + j) % per_model) * span;
-      row0 = m * src->n_conditions + c0;
-      n = c0 + span <= src->n_conditions ? span : src->n_conditions - c0;
-      pb_synth__fill(cfg, meta, s, &L, row0, n, &buf);
+      x.row0 = m * src->n_conditions + c0;
+      x.n_rows = c0 + span <= src->n_conditions ? span : src->n_conditions - c0;
+      pb_synth__fill(cfg, meta, s, &L, x.row0, x.n_rows, &x.rows);
     }
-    status = pb_store_write_span(st, s, row0, n, &buf); /* every rank, each round: the same status */
+    /* every rank, each round: the same status (the last round's write, or this one's) */
+    if (!async) {
+      status = pb_store_write_span(st, s, x.row0, x.n_rows, &x.rows);
+    } else if ((status = pb_store_writer_wait(&writer, comm)) == PB_OK) {
+      pb_store_writer_start(&writer, st, &x, x.n_rows > 0);
+    }
   }
-  pb_store_rows_free(&buf);
+  if (async && status == PB_OK) status = pb_store_writer_wait(&writer, comm);
+  pb_store_writer_free(&writer);
+  for (int b = 0; b < 1 + async; b++) pb_store_rows_free(&buf[b]);
   pb_synth__latents_free(&L);
   return status;
 }

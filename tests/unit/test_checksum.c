@@ -212,12 +212,15 @@ static const char *direct_store(void)
 
 /* The same store written the direct way (pb_store_write_span: checksums
  * computed here, chunks written with pwrite): each rank writes the units of
- * its models, a unit a round (10 conditions, then the edge chunk's 2). */
-static const char *direct_written_store(void)
+ * its models, a unit a round (10 conditions, then the edge chunk's 2); with
+ * @p async on the writer's thread (pb_store_writer) from two buffers in
+ * turn, each round's write waited for in the next, as synth writes. */
+static const char *direct_written_store(int async)
 {
-  static char path[512];
+  static char paths[2][512];
+  char *path = paths[async];
   if (path[0]) return path;
-  snprintf(path, sizeof path, "%s", pb_test_path("direct_w.h5"));
+  snprintf(path, 512, "%s", pb_test_path(async ? "direct_wa.h5" : "direct_w.h5"));
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -236,25 +239,42 @@ static const char *direct_written_store(void)
   struct pb_store *st;
   ck_assert_msg(pb_store_create(path, MPI_COMM_WORLD, &meta, &st) == PB_OK, "%s", pb_error_message());
   ck_assert_int_eq(pb_store_span_rows(st, 0), 10); /* 4 MiB / 400 KB rows: 10 conditions a chunk */
-  struct pb_rows d;
-  pb_store_rows_alloc(&d, 10, D_IMG, 0);
-  /* a span that is not whole chunks is refused, on every rank */
-  ck_assert_int_eq(pb_store_write_span(st, 0, 3, rank == 0 ? 2 : 0, &d), PB_FAIL);
+  struct pb_rows buf[2];
+  struct pb_store_writer w = {0};
+  pb_store_rows_alloc(&buf[0], 10, D_IMG, 0);
+  pb_store_rows_alloc(&buf[1], 10, D_IMG, 0);
+  ck_assert_int_eq(pb_store_write_async(st), 1);
+  /* a span that is not whole chunks is refused, on every rank: one rank's failure on the writer's thread
+   * is every rank's at the wait, with its message */
+  struct pb_store_span bad = {.src = 0, .row0 = 3, .n_rows = rank == 0 ? 2 : 0, .rows = buf[0]};
+  pb_error_clear(); /* the message is this write's, not one left from before */
+  if (async) pb_store_writer_start(&w, st, &bad, 1);
+  const int refused = async ? pb_store_writer_wait(&w, MPI_COMM_WORLD) : pb_store_write_span(st, 0, 3, bad.n_rows, &buf[0]);
+  ck_assert_int_eq(refused, PB_FAIL);
   ck_assert_msg(strstr(pb_error_message(), "do not cover whole chunks") != NULL, "%s", pb_error_message());
   for (int round = 0; round < 2 * D_MOD; round++) {
     const int m = round / 2, unit = round % 2, mine = m % size == rank;
-    const int32_t row0 = m * D_COND + unit * 10, n = mine ? (unit ? 2 : 10) : 0;
-    for (int32_t j = 0; j < n; j++)
+    struct pb_store_span x = {.src = 0, .row0 = m * D_COND + unit * 10, .n_rows = mine ? (unit ? 2 : 10) : 0,
+                              .rows = buf[async ? round % 2 : 0]};
+    for (int32_t j = 0; j < x.n_rows; j++)
       for (int i = 0; i < D_IMG; i++) {
-        size_t x = (size_t)j * D_IMG + i;
-        d.pred[x] = d_pred(row0 + j, i);
-        d.smax[x] = d_smax(row0 + j, i);
-        d.ptrue[x] = d_ptrue(row0 + j, i);
+        size_t k = (size_t)j * D_IMG + i;
+        x.rows.pred[k] = d_pred(x.row0 + j, i);
+        x.rows.smax[k] = d_smax(x.row0 + j, i);
+        x.rows.ptrue[k] = d_ptrue(x.row0 + j, i);
       }
-    ck_assert_msg(pb_store_write_span(st, 0, row0, n, &d) == PB_OK, "%s", pb_error_message());
+    if (!async) {
+      ck_assert_msg(pb_store_write_span(st, 0, x.row0, x.n_rows, &x.rows) == PB_OK, "%s", pb_error_message());
+      continue;
+    }
+    ck_assert_msg(pb_store_writer_wait(&w, MPI_COMM_WORLD) == PB_OK, "%s", pb_error_message());
+    pb_store_writer_start(&w, st, &x, 1);
   }
+  if (async) ck_assert_msg(pb_store_writer_wait(&w, MPI_COMM_WORLD) == PB_OK, "%s", pb_error_message());
+  pb_store_writer_free(&w);
   ck_assert_msg(pb_store_commit(st) == PB_OK, "%s", pb_error_message());
-  pb_store_rows_free(&d);
+  pb_store_rows_free(&buf[0]);
+  pb_store_rows_free(&buf[1]);
   for (int i = 0; i < D_IMG; i++) free(ids[i]);
   free(ids);
   free(labels);
@@ -318,16 +338,18 @@ END_TEST
 
 /* Chunks written the direct way read back through HDF5, whose Fletcher32
  * filter checks every checksum (a wrong one fails the read), and through the
- * direct reads, at every row pattern. */
+ * direct reads, at every row pattern; written in the caller's thread or on the writer's. */
 START_TEST(test_direct_writes)
 {
-  const char *path = direct_written_store();
   static const int32_t all[24] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23};
   static const int32_t edge[] = {10, 11, 22}, scattered[] = {0, 2, 7, 13, 23};
-  for (int way = 0; way < READ_WAYS; way++) {
-    read_and_check(path, 24, all, way);
-    read_and_check(path, 3, edge, way);
-    read_and_check(path, 5, scattered, way);
+  for (int async = 0; async < 2; async++) {
+    const char *path = direct_written_store(async);
+    for (int way = 0; way < READ_WAYS; way++) {
+      read_and_check(path, 24, all, way);
+      read_and_check(path, 3, edge, way);
+      read_and_check(path, 5, scattered, way);
+    }
   }
 }
 END_TEST
