@@ -377,8 +377,9 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
     g->seen = pb_calloc((n_rec + 7) / 8 + 1, 1);
   }
   if (pb_ingest__sweep(ctx, w) != PB_OK) status = PB_FAIL;
-  /* the window before's write ended: its failure, which came first, the message (the store is this process's) */
-  if (pb_store_writer_wait(&w->writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL;
+  /* the window before's write ended: its failure, which came first, the message (the store is this process's;
+   * no store, no write: pb_ingest_parse, which may run without MPI) */
+  if (store && pb_store_writer_wait(&w->writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL;
   if (status == PB_OK && w->dup_file < 0) pb_ingest__find_missing(ctx, w);
   if (status == PB_OK && w->dup_file < 0 && !w->missing) status = pb_ingest__hand_on(w, out);
   pb_ingest__window_clear(w);
@@ -470,7 +471,7 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, const ch
         status = pb_ingest__window_add(ctx, &w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), out);
   }
   if (status == PB_OK && w.n_seg > 0) status = pb_ingest__window_do(ctx, &w, out);
-  if (pb_store_writer_wait(&w.writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL; /* the last window's write */
+  if (w.st && pb_store_writer_wait(&w.writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL; /* the last window's write */
   if (status == PB_OK && w.open) status = pb_ingest__open_now(ctx, &w); /* no window (no records): still a store */
   pb_ingest__window_clear(&w);
   if (status == PB_OK && w.dup_file >= 0) status = pb_ingest__report_duplicate(ctx, &w);
