@@ -19,13 +19,15 @@ export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 # io NAME BYTES ROWS NP THREADS [PREP] -- ARGS...: REPEAT runs of pairbound ARGS (after the shell
-# command PREP, untimed), medians of wall and peak RSS; BYTES of CSV and ROWS moved
+# command PREP and a sync, untimed: a run does not pay for the write-back of the gigabytes the run
+# before it or PREP left dirty), medians of wall and peak RSS; BYTES of CSV and ROWS moved
 io() {
   local name=$1 bytes=$2 rows=$3 np=$4 th=$5 prep=$6
   shift 7
   : > "$W/t"
   for i in $(seq "$REPEAT"); do
     eval "$prep"
+    sync
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
       mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 0 "$@" > /dev/null 2> "$W/log" || { cat "$W/log"; exit 1; }
     cat "$W/one" >> "$W/t"

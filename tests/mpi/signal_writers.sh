@@ -11,7 +11,7 @@ if "$MPIRUN" --version 2>&1 | grep -q "Open MPI"; then GRACE="--mca odls_base_si
 pb 1 1 synth --scale small --no-summary -o p.h5
 sha256sum p.h5 > before
 # stopped NAME NP PATTERN COMMAND...: start COMMAND on NP ranks, wait for a file
-# matching PATTERN (its temporary), SIGTERM the launcher, and wait for its end
+# matching PATTERN (its temporary), SIGTERM the launcher and its ranks, and wait for its end
 stopped() {
   local name=$1 np=$2 pattern=$3 pid i rc
   shift 3
@@ -24,7 +24,10 @@ stopped() {
     sleep 0.05
   done
   check "$name, $np rank(s): its temporary appeared" sh -c "ls $pattern > /dev/null 2>&1"
+  # the launcher and its ranks at once, as SLURM's scancel signals every process of a step: the ranks do not
+  # wait for the launcher to forward it (seconds, on a loaded machine, while a paper store is written in five)
   kill -TERM $pid
+  pkill -TERM -P $pid 2> /dev/null
   timeout 60 sh -c "while kill -0 $pid 2>/dev/null; do sleep 0.1; done"
   wait $pid; rc=$?
   check "$name, $np rank(s): SIGTERM ends it non-zero ($rc)" [ $rc -ne 0 ]
