@@ -20,6 +20,7 @@ enum pb_env_var {
   /* test hooks: faults injected into production code */
   PB_ENV_TEST_READ_FAIL_RANK, /* PAIRBOUND_TEST_READ_FAIL_RANK */
   PB_ENV_VERIFY_TEST_CORRUPT, /* PAIRBOUND_VERIFY_TEST_CORRUPT */
+  PB_ENV_TEST_APPEND_KILL,    /* PAIRBOUND_TEST_APPEND_KILL */
   /* for the libraries pairbound starts: set at start-up unless set (src/core/platform.c) */
   PB_ENV_GLIBC_TUNABLES,
   PB_ENV_OMPI_MCA_PML,

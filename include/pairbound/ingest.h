@@ -86,7 +86,8 @@ int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_opti
  * With opt->append, the files hold new models of the existing store at
  * @p store_path: its sources, conditions and images (with their labels and
  * splits), every cell complete; they are added (pb_store_append_begin) and
- * the store is replaced only when complete.
+ * the store is changed in place under its undo journal, so a failure or a kill leaves it as it was
+ * (docs/store.md, "Appending").
  */
 
 /** pb_ingest_files of one CSV. */

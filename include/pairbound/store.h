@@ -112,19 +112,22 @@ void pb_store_writer_free(struct pb_store_writer *w);
  * `pairbound ingest --append` (one process): begin adding models to the
  * store at @p path, whose metadata @p meta extends with models (the same
  * sources, conditions, images, roles and top-k length; a source's class
- * count may grow).  Under the store's lock, the store is copied beside
- * itself (a reflink where the file system can), its record datasets grown
- * in the copy and its metadata and checksums rewritten; write the new
- * models' rows with pb_store_write_span and finish with pb_store_commit,
- * which renames the copy over the store (pb_store_close removes it).
- * docs/store.md, "Appending".
+ * count may grow).  Under the store's lock, every byte of it but its record
+ * chunks is saved in its undo journal STORE.undo, and then, in place, its
+ * record datasets are grown and its metadata and checksums rewritten; write
+ * the new models' rows with pb_store_write_span and finish with
+ * pb_store_commit, which removes the journal (pb_store_close undoes the
+ * append from it; so does the next open after a kill).  docs/store.md,
+ * "Appending".
  */
 int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct pb_store **out);
 
 /** Close a created store and rename it to its final name (collective). */
 int pb_store_commit(struct pb_store *st);
 
-/** Open an existing store; refuses unknown schema versions (collective). */
+/** Open an existing store; refuses unknown schema versions (collective).  An append a kill interrupted is
+ * undone first; rank 0 holds a shared flock on the store until pb_store_close, so no append changes it
+ * meanwhile (docs/store.md, "Appending"). */
 int pb_store_open(const char *path, MPI_Comm comm, struct pb_store **out);
 
 /** Metadata of an open store (owned by the store). */

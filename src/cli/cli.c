@@ -198,7 +198,8 @@ static const struct pb_option pb_cli__ingest_options[] = {
    .repeatable = 1, .help = "the older name of --role"},
   {.name = "append", .type = PB_OPTION_FLAG, PB_O(ingest.append), .flag = 1,
    .help = "add the files' models to the existing STORE (its sources, conditions and images, every cell "
-           "complete); STORE is replaced only when complete, by a copy holding them (docs/store.md, \"Appending\")"},
+           "complete), in place under an undo journal, so that a failure or a kill leaves STORE as it was "
+           "(docs/store.md, \"Appending\")"},
   PB_CLI_OUTPUT("STORE", "store file to write; nothing is written when the CSV is invalid"),
   PB_CLI_FORCE("file"),
   {.name = NULL}};

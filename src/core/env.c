@@ -33,6 +33,10 @@ const struct pb_env pb_env_table[PB_ENV_N] = {
     [PB_ENV_VERIFY_TEST_CORRUPT] = {"PAIRBOUND_VERIFY_TEST_CORRUPT", PB_ENV_HOOK,
                                     "CELL[,LABEL]: verify's engine value D+_01 at I5 of global cell CELL (of its "
                                     "class LABEL alone) is off by 1e-9, so the check must fail"},
+    [PB_ENV_TEST_APPEND_KILL] = {"PAIRBOUND_TEST_APPEND_KILL", PB_ENV_HOOK,
+                                 "N: an append kills itself (SIGKILL) at its step N: 1 once its undo journal is "
+                                 "written, 2 once the store is grown, 3 once the records are written and the file "
+                                 "closed, before the journal is removed"},
     [PB_ENV_GLIBC_TUNABLES] = {"GLIBC_TUNABLES", PB_ENV_LIBRARY,
                                "glibc.malloc.hugetlb=1 added by one re-execution at start-up (glibc 2.35 or "
                                "later; not under AddressSanitizer or valgrind)"},

@@ -197,6 +197,7 @@ struct pb_store *pb_store__new(const char *path, MPI_Comm comm)
   struct pb_store *st = pb_calloc(1, sizeof *st);
   st->file = -1;
   st->fd = -1;
+  st->xfd = -1;
   st->wfd = (struct pb_output_direct){.fd = -1, .dfd = -1};
   st->lock.fd = -1;
   st->comm = comm;
@@ -258,6 +259,9 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     ok = pb_output_file_ok(path, PB_OUTPUT_STORE, NULL, 0, pb_output_force());
     if (ok == PB_OK) ok = pb_output_lock_take(&st->lock, lock, path);
     if (ok == PB_OK) st->sig_lock = pb_signal_cleanup_file(lock); /* a signal's immediate exit removes it */
+    /* an interrupted append to the store this one replaces is undone first: should this one fail, the old store
+     * stays as it was before that append */
+    if (ok == PB_OK) ok = pb_store__undo_settle(path, 1);
     if (ok == PB_OK) { /* ours now: temporaries of a killed writer of this store go */
       char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
       const char *base = slash ? slash + 1 : path;
@@ -320,9 +324,12 @@ done:
 int pb_store_commit(struct pb_store *st)
 {
   pb_store__wmap_free(st);
-  int status = pb_h5_close_file(st->file, st->tmp_path, 0);
+  int status = pb_h5_close_file(st->file, st->tmp_path ? st->tmp_path : st->path, 0);
   st->file = -1;
-  if (status == PB_OK && st->rank == 0 && rename(st->tmp_path, st->path) != 0) {
+  if (!st->tmp_path) { /* an append: complete once its undo journal is gone (else pb_store_close undoes it) */
+    if (status == PB_OK) pb_store__append_test_kill(3);
+    if (status == PB_OK) status = pb_store__undo_drop(st->path);
+  } else if (status == PB_OK && st->rank == 0 && rename(st->tmp_path, st->path) != 0) {
     pb_error_set("cannot rename %s to %s", st->tmp_path, st->path);
     status = PB_FAIL;
   }
@@ -333,18 +340,34 @@ int pb_store_commit(struct pb_store *st)
   return status;
 }
 
+/* An append that did not complete: the store as it was before (its undo journal), keeping the message of why. */
+static void pb_store__undo_now(struct pb_store *st)
+{
+  char *why = pb_strdup(pb_error_message());
+  if (pb_store__undo_settle(st->path, 1) != PB_OK) {
+    char *also = pb_strdup(pb_error_message());
+    pb_error_set("%s; and: %s", why, also);
+    free(also);
+  } else {
+    pb_error_set("%s", why);
+  }
+  free(why);
+}
+
 void pb_store_close(struct pb_store *st)
 {
   if (!st) return;
   pb_store__wmap_free(st);
   pb_store__chunkmap_free(st, &st->rmap);
   if (st->writable) {
-    pb_h5_close_file(st->file, st->tmp_path, 1);
+    pb_h5_close_file(st->file, st->tmp_path, 1); /* an append's (no tmp_path) is not emptied: undone below */
+    if (!st->tmp_path && st->xfd >= 0) pb_store__undo_now(st);
   } else if (st->file >= 0) {
     pb_comm_barrier(st->comm); /* as pb_results_commit: the collective close's waits poll without pause */
     H5Fclose(st->file);
   }
   if (st->fd >= 0) close(st->fd);
+  if (st->xfd >= 0) close(st->xfd);
   if (st->writable && st->rank == 0 && st->tmp_path) unlink(st->tmp_path);
   pb_signal_forget_file(st->sig_tmp);
   /* no rank leaves before the unfinished store is gone (pb_results_close) */
@@ -625,10 +648,12 @@ int pb_store__open(const char *path, MPI_Comm comm, FILE *damage, int64_t *n_dam
   st->damage = damage;
   *out = NULL;
   if (access(path, R_OK) != 0) { pb_error_set("%s: cannot read file: %s", path, strerror(errno)); goto done; }
+  /* best effort: without it every read takes HDF5's path (pb_store__direct); rank 0's holds the readers' lock,
+   * taken once an interrupted append is undone */
+  st->fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (pb_error_agree(comm, st->rank == 0 ? pb_store__read_begin(path, st->fd) : PB_OK) != PB_OK) goto done;
   if (H5Fis_hdf5(path) <= 0) { pb_error_set("%s: not an HDF5 file", path); goto done; }
   if ((st->file = pb_h5_open(path, comm)) < 0 || pb_store__read_meta(st)) goto done;
-  /* best effort: without it every read takes HDF5's path (pb_store__direct) */
-  st->fd = open(path, O_RDONLY | O_CLOEXEC);
   status = PB_OK;
 done:
   if (n_damage) *n_damage = st->n_damage;

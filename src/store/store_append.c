@@ -1,24 +1,20 @@
-/* Adding models to a store (`pairbound ingest --append`): the store is
- * copied to STORE.tmp.XXXXXX (a reflink where the file system has them, else
- * an in-kernel copy), its record datasets grown along their unlimited model
- * dimension in the copy (HDF5 allocates the new chunks at once, as at
- * creation), models/id and models/group rewritten, the metadata checksums
- * computed again, and the new models' rows written directly into the new
- * chunks; committing renames the copy over the store.  So a kill at any
- * moment leaves the old store or the new one, and no existing record is
- * rewritten (on a reflink copy not even copied).  docs/store.md, "Appending". */
-#define _GNU_SOURCE 1 /* copy_file_range(2) */
+/* Adding models to a store (`pairbound ingest --append`), in place: every
+ * byte of the store but its record chunks is saved in an undo journal
+ * (store_undo.c), then the record datasets are grown along their unlimited
+ * model dimension (HDF5 allocates the new chunks at once, as at creation),
+ * models/id and models/group rewritten, the metadata checksums computed
+ * again, and the new models' rows written directly into the new chunks;
+ * committing removes the journal.  So a kill at any moment leaves the old
+ * store (once the next open has undone the append) or the new one, no
+ * existing record is read or written, and the cost follows the new records
+ * and the metadata, not the store's size.  docs/store.md, "Appending". */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <linux/fs.h>
 
 #include <mpi.h>
 #include <hdf5.h>
@@ -29,38 +25,6 @@
 #include "pairbound/store.h"
 #include "core/h5io.h"
 #include "store_internal.h"
-
-/* @p to (created empty) becomes a copy of @p from: a reflink (FICLONE) where
- * the file system shares blocks, else copy_file_range. */
-static int pb_store__copy_file(const char *from, const char *to)
-{
-  int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, status = PB_FAIL;
-  struct stat sb;
-  if (in < 0 || fstat(in, &sb) != 0) goto done;
-  if ((out = open(to, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) goto done;
-  if (ioctl(out, FICLONE, in) == 0) {
-    status = PB_OK;
-    goto done;
-  }
-  for (off_t left = sb.st_size; left > 0;) {
-    ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO; /* the store shrank meanwhile */
-      goto done;
-    }
-    left -= n;
-  }
-  status = PB_OK;
-done:
-  if (status != PB_OK) pb_error_set("%s: cannot copy to %s: %s", from, to, strerror(errno));
-  if (in >= 0) close(in);
-  if (out >= 0 && close(out) != 0 && status == PB_OK) {
-    pb_error_set("%s: cannot copy to %s: %s", from, to, strerror(errno));
-    status = PB_FAIL;
-  }
-  return status;
-}
 
 /* Whether @p meta is @p old with models added: the same sources, conditions,
  * images, labels, splits, label sets, roles and top-k length, @p old's models first, no
@@ -133,7 +97,7 @@ static int pb_store__grow(struct pb_store *st, const struct pb_meta *old)
   H5Gclose(grp);
   return pb_store__digests_write(st->file, meta, PB_STORE_SCHEMA_VERSION);
 fail:
-  pb_error_set("%s: cannot add models to the copy %s", st->path, st->tmp_path);
+  pb_error_set("%s: cannot add models to it", st->path);
 fail_set:
   if (dset >= 0) H5Dclose(dset);
   if (sg >= 0) H5Gclose(sg);
@@ -144,6 +108,7 @@ fail_set:
 int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct pb_store **out)
 {
   struct pb_store *st = pb_store__new(path, MPI_COMM_SELF), *old = NULL;
+  struct pb_meta old_meta = {0};
   int status = PB_FAIL;
   char lock[4096];
   *out = NULL;
@@ -151,9 +116,9 @@ int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct p
   pb_store__meta_copy(&st->meta, meta);
   snprintf(lock, sizeof lock, "%s.lock", path);
   if (pb_output_lock_take(&st->lock, lock, path) != PB_OK) goto done;
-  st->sig_lock = pb_signal_cleanup_file(lock); /* a signal's immediate exit removes it, and the copy below */
-  /* under the lock: the store as it is now, whose copy is extended */
-  if (pb_store_open(path, MPI_COMM_SELF, &old) != PB_OK) goto done;
+  st->sig_lock = pb_signal_cleanup_file(lock); /* a signal's immediate exit removes it */
+  /* under the lock: the store as it is now (an append killed before undone), which is extended */
+  if (pb_store__undo_settle(path, 1) != PB_OK || pb_store_open(path, MPI_COMM_SELF, &old) != PB_OK) goto done;
   if (old->schema < PB_STORE_SCHEMA_VERSION) {
     pb_error_set("%s: schema %d; models are added to stores of schema %d (`pairbound roles STORE --set SRC=ROLE` "
                  "converts it)", path,
@@ -165,35 +130,40 @@ int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct p
                  path);
     goto done;
   }
-  /* a panel's seed values are the store's (a CSV carries records only, docs/csv.md): kept, as the copy keeps
-   * their attributes, so that the checksums written below cover them */
+  /* a panel's seed values are the store's (a CSV carries records only, docs/csv.md): kept, as their attributes
+   * are, so that the checksums written below cover them */
   if (!st->meta.seed_values && old->meta.seed_values) st->meta.seed_values = pb_strdup(old->meta.seed_values);
   for (int32_t s = 0; s < st->meta.n_sources; s++)
     if (!st->meta.sources[s].seed_values && old->meta.sources[s].seed_values)
       st->meta.sources[s].seed_values = pb_strdup(old->meta.sources[s].seed_values);
-  char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
-  if (slash) *slash = '\0';
-  pb_output_sweep(slash ? (dir[0] ? dir : "/") : ".", slash ? slash + 1 : path);
-  free(dir);
-  const int fd = pb_output_temp(path, &st->tmp_path);
-  if (fd < 0) goto done;
-  close(fd);
-  st->sig_tmp = pb_signal_cleanup_file(st->tmp_path);
-  if (pb_store__copy_file(path, st->tmp_path) != PB_OK) goto done;
+  /* the bytes that may change into the journal (from here on a failure undoes the append: pb_store_close),
+   * then the store's exclusive lock, which no reader may hold, ours included */
+  if ((st->xfd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+    pb_error_set("%s: cannot open for writing", path);
+    goto done;
+  }
+  if (pb_store__undo_save(old, st->xfd) != PB_OK) goto done;
+  pb_store__meta_copy(&old_meta, &old->meta);
+  pb_store_close(old);
+  old = NULL;
+  if (pb_store__write_lock(path, st->xfd) != PB_OK) goto done;
+  pb_store__append_test_kill(1);
   /* grown through the skeleton's driver, then opened as every store being written is */
-  if ((st->file = pb_store__skeleton_open(st->tmp_path)) < 0) goto done;
-  status = pb_store__grow(st, &old->meta);
-  if (pb_h5_close_file(st->file, st->tmp_path, status != PB_OK) != PB_OK) status = PB_FAIL;
+  if ((st->file = pb_store__skeleton_open(path)) < 0) goto done;
+  status = pb_store__grow(st, &old_meta);
+  if (pb_h5_close_file(st->file, path, status != PB_OK) != PB_OK) status = PB_FAIL;
   st->file = -1;
   if (status != PB_OK) goto done;
+  pb_store__append_test_kill(2);
   status = PB_FAIL;
-  if ((st->file = pb_h5_open_rw(st->tmp_path, MPI_COMM_SELF)) < 0) goto done;
+  if ((st->file = pb_h5_open_rw(path, MPI_COMM_SELF)) < 0) goto done;
   st->schema = PB_STORE_SCHEMA_VERSION;
   st->checksummed = 1;
   status = pb_store__wmap_all(st); /* where the new records go: store_write.c */
 done:
   if (old) pb_store_close(old);
+  pb_meta_free(&old_meta);
   if (status == PB_OK) *out = st;
-  else pb_store_close(st); /* removes the copy */
+  else pb_store_close(st); /* undoes what was done */
   return status;
 }

@@ -42,7 +42,8 @@ struct pb_store {
   int checksummed;  /* its metadata carry checksums: schema 2, or a root checksum (a damaged schema_version) */
   double read_bytes, read_seconds; /* records this rank has read, pb_store_read_stats */
   char *path;       /* final name */
-  char *tmp_path;   /* name while being written */
+  char *tmp_path;   /* name while being written (NULL: written in place, an append) */
+  int xfd;          /* an append: the store, holding its exclusive flock (pb_store__write_lock), else -1 */
   struct pb_output_lock lock; /* rank 0, while being written: STORE.lock */
   int sig_lock, sig_tmp;      /* their slots for a signal's immediate exit (pb_signal_cleanup_file), 0: none */
   /* pairbound check: every metadata object that fails its checksum is listed here, one line each, and the
@@ -85,6 +86,24 @@ void pb_store__chunkmap_fill(const struct pb_store *st, const struct pb_source *
 int pb_store__chunkmap_dset(struct pb_store *st, int32_t s, int f, struct pb_store__chunkmap *ck);
 /* Free a map of the store's [n_sources * PB_STORE_DSETS] datasets. */
 void pb_store__chunkmap_free(const struct pb_store *st, struct pb_store__chunkmap **map);
+
+/* The undo journal of an append, STORE.undo (store_undo.c; docs/store.md, "Appending").  One process each.
+ * Save every byte of the open store @p st (also open on @p fd) but its record chunks into STORE.undo. */
+int pb_store__undo_save(struct pb_store *st, int fd);
+/* Put the journal's bytes back into @p path and cut it to its old size (a journal of a file since replaced is
+ * only removed); then remove the journal. */
+int pb_store__undo_apply(const char *path);
+/* The append is complete: remove the journal. */
+int pb_store__undo_drop(const char *path);
+/* Undo an interrupted append if STORE.undo exists, under STORE.lock (taken here unless @p locked). */
+int pb_store__undo_settle(const char *path, int locked);
+/* A reader's start: pb_store__undo_settle, then a shared flock on the store open on @p fd (-1: none), which
+ * an append's exclusive one excludes. */
+int pb_store__read_begin(const char *path, int fd);
+/* Test hook PAIRBOUND_TEST_APPEND_KILL=N: the process kills itself (SIGKILL) at an append's step @p step = N. */
+void pb_store__append_test_kill(int step);
+/* An append's exclusive flock on the store open on @p fd: refused while a reader holds it. */
+int pb_store__write_lock(const char *path, int fd);
 
 /* A store object for @p path on @p comm, nothing open yet (store.c). */
 struct pb_store *pb_store__new(const char *path, MPI_Comm comm);

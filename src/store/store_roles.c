@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/file.h>
 
 #include <hdf5.h>
 
@@ -126,7 +127,9 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   if (pb_output_lock_take(&lock, lockfile, path) != PB_OK) return PB_FAIL;
   const int sig_lock = pb_signal_cleanup_file(lockfile); /* a signal's immediate exit removes it */
   int sig_tmp = 0;
-  int status = pb_store_open(path, MPI_COMM_SELF, &st);
+  /* an interrupted append is undone under the lock held here (pb_store_open would take it) */
+  int status = pb_store__undo_settle(path, 1);
+  if (status == PB_OK) status = pb_store_open(path, MPI_COMM_SELF, &st);
   if (status != PB_OK) goto done;
   struct pb_meta *meta = &st->meta;
   const int schema = st->schema;
@@ -142,6 +145,9 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   if ((status = pb_roles__apply(path, meta, n, assign)) != PB_OK) goto done;
   H5Fclose(st->file); /* read-only: the write below opens the file on its own */
   st->file = -1;
+  /* and so does its lock, exclusive, which the readers' lock held here would refuse (no append can begin: the
+   * store's lock is ours; a reader elsewhere makes the write below fail, as it should) */
+  if (st->fd >= 0) flock(st->fd, LOCK_UN);
   if (schema >= PB_STORE_SCHEMA_VERSION && width >= pb_store__roles_width(meta)) {
     status = pb_roles__write(path, meta, schema, 0); /* one attribute of the same size, rewritten in place */
   } else {

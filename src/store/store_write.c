@@ -58,7 +58,7 @@ static void pb_store__wmap_source(struct pb_store *st, int32_t s)
 int pb_store__wmap_all(struct pb_store *st)
 {
   st->wmap = pb_calloc((size_t)st->meta.n_sources * PB_STORE_DSETS + 1, sizeof *st->wmap);
-  int ok = pb_output_direct_open(&st->wfd, st->tmp_path) == PB_OK;
+  int ok = pb_output_direct_open(&st->wfd, st->tmp_path ? st->tmp_path : st->path) == PB_OK; /* in place: an append */
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, st->comm);
   st->wdirect = ok;
   for (int32_t s = 0; s < st->meta.n_sources && st->wdirect; s++) pb_store__wmap_source(st, s);

@@ -2,8 +2,10 @@
 # others (one at a time, or several files at once) equals the store ingested
 # from the single CSV (every record, checksum and attribute but provenance);
 # refusals leave the store as it was; a stage checkpoint of the old store no
-# longer resumes; a SIGKILL at any moment leaves the old store or the new
-# one, both accepted by pairbound check.
+# longer resumes; a SIGKILL at any moment leaves the old store (byte for
+# byte, once the next open has undone the append from its journal) or the
+# new one, both accepted by pairbound check; readers and an append exclude
+# each other.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 per_model_csvs
@@ -18,7 +20,7 @@ for k in $(seq 2 "$n"); do
   check "append model $k of $n: accepted by check" "$PAIRBOUND" -v 0 check "$WORK/app.h5"
 done
 check "one model, then $((n - 1)) appends = the single CSV" same_h5 "$WORK/one.h5" "$WORK/app.h5"
-check "no temporary left" sh -c "! ls '$WORK'/app.h5.tmp.* 2>/dev/null | grep -q ."
+check "no temporary or journal left" sh -c "! ls '$WORK'/app.h5.* 2>/dev/null | grep -q ."
 # shellcheck disable=SC2086
 pb 1 1 ingest "$(m 1)" "$(m 2)" $ROLES -o "$WORK/two.h5"
 # shellcheck disable=SC2046
@@ -52,7 +54,7 @@ check "a new model missing a record: refused" grep -qF "missing record for image
 "$PAIRBOUND" -v 0 ingest "$(m 1)" --append --role Syn=real -o "$WORK/two.h5" 2> "$WORK/e.txt"
 check "--role with --append: refused" grep -qF -- "--role and --append" "$WORK/e.txt"
 check "the store is untouched by every refusal" cmp -s "$WORK/keep.h5" "$WORK/two.h5"
-check "no temporary left by the refusals" sh -c "! ls '$WORK'/two.h5.tmp.* 2>/dev/null | grep -q ."
+check "no temporary or journal left by the refusals" sh -c "! ls '$WORK'/two.h5.* 2>/dev/null | grep -q ."
 
 # SIGKILL during an append: the old store or the new one, both checked
 # shellcheck disable=SC2086
@@ -69,17 +71,75 @@ for d in 0 0.01 0.02 0.04 0.06 0.08 0.1 0.15 0.2 0.3 0.5; do
   sleep "$d"
   kill -9 "$pid" 2> /dev/null
   wait "$pid" 2> /dev/null
-  if same_h5 "$WORK/old.h5" "$WORK/k.h5"; then old=$((old + 1)); state=old
+  # the next open (check's) undoes an append the kill interrupted
+  check "SIGKILL after ${d} s: accepted by check" "$PAIRBOUND" -v 0 check "$WORK/k.h5"
+  if cmp -s "$WORK/old.h5" "$WORK/k.h5"; then old=$((old + 1)); state=old
   elif same_h5 "$WORK/ref_new.h5" "$WORK/k.h5"; then new=$((new + 1)); state=new
   else state=neither; fi
-  check "SIGKILL after ${d} s: the old store or the new one ($state)" test "$state" != neither
-  check "SIGKILL after ${d} s: accepted by check" "$PAIRBOUND" -v 0 check "$WORK/k.h5"
+  check "SIGKILL after ${d} s: the old store byte for byte, or the new one ($state)" test "$state" != neither
+  check "SIGKILL after ${d} s: no undo journal left" test ! -e "$WORK/k.h5.undo"
 done
 echo "# kills leaving the old store: $old, the new one: $new"
-# the next append after a kill sweeps the killed writer's copy
+# the next append after a kill undoes it first
+cp "$WORK/old.h5" "$WORK/k.h5"
+PAIRBOUND_TEST_APPEND_KILL=2 "$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null
 "$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null
-check "after the kills, an append completes" sh -c "'$H5DIFF' --exclude-path /provenance '$WORK/ref_new.h5' '$WORK/k.h5' >/dev/null || '$H5DIFF' --exclude-path /provenance '$WORK/old.h5' '$WORK/k.h5' >/dev/null"
-check "and no copy of a killed append is left" sh -c "! ls '$WORK'/k.h5.tmp.* 2>/dev/null | grep -q ."
+check "after a kill, an append completes" sh -c "'$H5DIFF' --exclude-path /provenance '$WORK/ref_new.h5' '$WORK/k.h5' >/dev/null"
+check "  ... and leaves no journal, copy or lock" sh -c "! ls '$WORK'/k.h5.* 2>/dev/null | grep -q ."
+# kills at each step of an append (PAIRBOUND_TEST_APPEND_KILL): a half-grown store, a grown one without its
+# records, a complete one whose journal is not yet removed; each the old store again, byte for byte
+for step in 1 2 3; do
+  cp "$WORK/old.h5" "$WORK/k.h5"
+  PAIRBOUND_TEST_APPEND_KILL=$step "$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null
+  check "killed at step $step: exit by SIGKILL, the undo journal left" sh -c "test $? -eq 137 && test -s '$WORK/k.h5.undo'"
+  [ "$step" -gt 1 ] && check "  ... the file itself changed" sh -c "! cmp -s '$WORK/old.h5' '$WORK/k.h5'"
+  check "  ... accepted by check" "$PAIRBOUND" -v 0 check "$WORK/k.h5"
+  check "  ... the old store byte for byte, no journal or lock left" sh -c \
+    "cmp -s '$WORK/old.h5' '$WORK/k.h5' && ! ls '$WORK'/k.h5.* 2>/dev/null | grep -q ."
+done
+# a journal while the append is still running (its lock held): readers refuse the store, which stays as it is
+cp "$WORK/old.h5" "$WORK/k.h5"
+PAIRBOUND_TEST_APPEND_KILL=2 "$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null
+cp "$WORK/k.h5" "$WORK/k.half"
+# hold FLOCK-ARGS...: a process holding that flock (its pid in holder.pid) until release
+hold() {
+  rm -f "$WORK/holder.pid"
+  flock "$@" sh -c "echo \$\$ > '$WORK/holder.pid'; exec sleep 60" &
+  while [ ! -s "$WORK/holder.pid" ]; do sleep 0.05; done
+}
+release() { kill "$(cat "$WORK/holder.pid")"; wait; }
+hold "$WORK/k.h5.lock"
+"$PAIRBOUND" -v 0 info "$WORK/k.h5" > /dev/null 2> "$WORK/e.txt"
+check "an append running: a reader refuses the store" test $? -eq 1
+check "  ... naming the lock" grep -qF "$WORK/k.h5 is in use by pid" "$WORK/e.txt"
+check "  ... and leaves it as it is" sh -c "cmp -s '$WORK/k.half' '$WORK/k.h5' && test -s '$WORK/k.h5.undo'"
+release
+# a damaged journal: the store cannot be restored, so it is refused, and nothing is written
+printf 'X' | dd of="$WORK/k.h5.undo" bs=1 seek=100 conv=notrunc 2> /dev/null
+"$PAIRBOUND" -v 0 check "$WORK/k.h5" > /dev/null 2> "$WORK/e.txt"
+check "a damaged undo journal: check refuses the store" test $? -eq 1
+check "  ... saying so" grep -qF "k.h5.undo: the undo journal of an interrupted append is damaged" "$WORK/e.txt"
+check "  ... and leaves both as they are" sh -c "cmp -s '$WORK/k.half' '$WORK/k.h5' && test -s '$WORK/k.h5.undo'"
+# a journal of a store since replaced (another file now at the path) is only removed
+rm "$WORK/k.h5.undo"
+cp "$WORK/old.h5" "$WORK/k.h5"
+PAIRBOUND_TEST_APPEND_KILL=2 "$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> /dev/null
+cp "$WORK/old.h5" "$WORK/other.h5"
+mv "$WORK/other.h5" "$WORK/k.h5"
+check "a journal of a replaced store: the new file opens" "$PAIRBOUND" -v 0 check "$WORK/k.h5"
+check "  ... untouched, and the journal gone" sh -c "cmp -s '$WORK/old.h5' '$WORK/k.h5' && test ! -e '$WORK/k.h5.undo'"
+# readers and an append exclude each other (flock on the store: shared for readers, exclusive for an append)
+hold -s "$WORK/k.h5"
+"$PAIRBOUND" -v 0 ingest "$WORK/new.csv" --append -o "$WORK/k.h5" 2> "$WORK/e.txt"
+check "a store being read: an append refuses it" test $? -eq 1
+check "  ... saying why" grep -qF "open in another process" "$WORK/e.txt"
+check "  ... and the store as it was, no journal left" sh -c "cmp -s '$WORK/old.h5' '$WORK/k.h5' && ! ls '$WORK'/k.h5.* 2>/dev/null | grep -q ."
+release
+hold -x "$WORK/k.h5"
+"$PAIRBOUND" -v 0 info "$WORK/k.h5" > /dev/null 2> "$WORK/e.txt"
+check "a store held by an append: a reader refuses it" test $? -eq 1
+check "  ... saying why" grep -qF "models are being added to it" "$WORK/e.txt"
+release
 # a store of schema 2 (before label sets and per-record summaries): append refuses it, saying how to convert
 # it, and leaves it as it was; roles --set converts it to schema 3 (checksums rewritten, check passes)
 # shellcheck disable=SC2086
