@@ -262,13 +262,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     /* an interrupted append to the store this one replaces is undone first: should this one fail, the old store
      * stays as it was before that append */
     if (ok == PB_OK) ok = pb_store__undo_settle(path, 1);
-    if (ok == PB_OK) { /* ours now: temporaries of a killed writer of this store go */
-      char *dir = pb_strdup(path), *slash = strrchr(dir, '/');
-      const char *base = slash ? slash + 1 : path;
-      if (slash) *slash = '\0';
-      pb_output_sweep(slash ? (dir[0] ? dir : "/") : ".", base);
-      free(dir);
-    }
+    if (ok == PB_OK) pb_store__sweep(path); /* ours now: temporaries of a killed writer of this store go */
     free(lock);
   }
   if (pb_error_agree(comm, ok) != PB_OK || pb_output_temp_shared(path, comm, &st->tmp_path) != PB_OK) goto done;

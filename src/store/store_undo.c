@@ -356,6 +356,18 @@ int pb_store__undo_drop(const char *path)
   return status;
 }
 
+void pb_store__sweep(const char *path)
+{
+  char *dir = pb_strdup(path), *slash = strrchr(dir, '/'), *undo = pb_undo__path(path);
+  const size_t at = slash ? (size_t)(slash + 1 - dir) : 0; /* where the base name begins, in path and undo */
+  if (slash) *slash = '\0';
+  const char *in = slash ? (dir[0] ? dir : "/") : ".";
+  pb_output_sweep(in, path + at);
+  pb_output_sweep(in, undo + at); /* BASE.undo.tmp.XXXXXX: a journal whose writing a kill cut short */
+  free(undo);
+  free(dir);
+}
+
 int pb_store__undo_settle(const char *path, int locked)
 {
   char *undo = pb_undo__path(path);
