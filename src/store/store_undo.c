@@ -241,12 +241,14 @@ int pb_store__undo_save(struct pb_store *st, int fd)
   /* complete under a temporary name, then renamed: a STORE.undo is always whole */
   if ((tfd = pb_output_temp(undo, &tmp)) < 0) goto done;
   sig = pb_signal_cleanup_file(tmp);
-  if (pb_undo__write_all(tfd, buf, len) != 0 || fsync(tfd) != 0 || close(tfd) != 0) {
-    tfd = -1;
-    pb_error_set("%s: cannot write the undo journal: %s", tmp, strerror(errno));
+  const int bad = pb_undo__write_all(tfd, buf, len) != 0 || fsync(tfd) != 0;
+  int why = bad ? (errno ? errno : EIO) : 0;
+  if (close(tfd) != 0 && !why) why = errno;
+  tfd = -1;
+  if (why) {
+    pb_error_set("%s: cannot write the undo journal: %s", tmp, strerror(why));
     goto done;
   }
-  tfd = -1;
   if (rename(tmp, undo) != 0) {
     pb_error_set("cannot rename %s to %s: %s", tmp, undo, strerror(errno));
     goto done;
