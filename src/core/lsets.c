@@ -18,6 +18,36 @@ static int pb_lsets__cmp(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The common id, 1 to 7 plain digits, into *@p v: what strtoll reads from it, without the copy and the call
+ * (every set of every row is parsed, at ingest twice); 0 for anything else, which pb_parse_int then reads. */
+static int pb_lsets__digits(const char *p, size_t len, int64_t *v)
+{
+  int64_t x = 0;
+  if (len == 0 || len > 7) return 0;
+  for (size_t i = 0; i < len; i++) {
+    const unsigned d = (unsigned)(p[i] - '0');
+    if (d > 9) return 0;
+    x = 10 * x + d;
+  }
+  *v = x;
+  return 1;
+}
+
+/* Ascending: a set holds a few ids, which an insertion sort orders without qsort's calls. */
+static void pb_lsets__sort(int32_t *ids, int32_t n)
+{
+  if (n > 16) {
+    qsort(ids, (size_t)n, sizeof *ids, pb_lsets__cmp);
+    return;
+  }
+  for (int32_t k = 1; k < n; k++) {
+    const int32_t x = ids[k];
+    int32_t j = k;
+    for (; j > 0 && ids[j - 1] > x; j--) ids[j] = ids[j - 1];
+    ids[j] = x;
+  }
+}
+
 int pb_lsets_parse(const char *text, int32_t *ids, int32_t cap, int32_t *n)
 {
   *n = 0;
@@ -27,15 +57,17 @@ int pb_lsets_parse(const char *text, int32_t *ids, int32_t cap, int32_t *n)
     const char *e = strchr(p, PB_LSETS_SEP);
     const size_t len = e ? (size_t)(e - p) : strlen(p);
     int64_t v = 0;
-    if (len == 0 || len >= sizeof buf) {
-      pb_error_set(len == 0 ? "empty class id in label set '%s'" : "class id too long in label set '%s'", text);
-      return PB_FAIL;
-    }
-    memcpy(buf, p, len);
-    buf[len] = '\0';
-    if (pb_parse_int(buf, 0, PB_MAX_CLASSES - 1, &v) != PB_OK) {
-      pb_error_set("'%s' in label set '%s' is no class id (an integer in [0, %d))", buf, text, PB_MAX_CLASSES);
-      return PB_FAIL;
+    if (!pb_lsets__digits(p, len, &v) || v > PB_MAX_CLASSES - 1) {
+      if (len == 0 || len >= sizeof buf) {
+        pb_error_set(len == 0 ? "empty class id in label set '%s'" : "class id too long in label set '%s'", text);
+        return PB_FAIL;
+      }
+      memcpy(buf, p, len);
+      buf[len] = '\0';
+      if (pb_parse_int(buf, 0, PB_MAX_CLASSES - 1, &v) != PB_OK) {
+        pb_error_set("'%s' in label set '%s' is no class id (an integer in [0, %d))", buf, text, PB_MAX_CLASSES);
+        return PB_FAIL;
+      }
     }
     if (*n == cap) {
       pb_error_set("label set '%s' has more than %d ids", text, (int)cap);
@@ -45,7 +77,7 @@ int pb_lsets_parse(const char *text, int32_t *ids, int32_t cap, int32_t *n)
     if (!e) break;
     p = e + 1;
   }
-  qsort(ids, (size_t)*n, sizeof *ids, pb_lsets__cmp);
+  pb_lsets__sort(ids, *n);
   for (int32_t k = 1; k < *n; k++)
     if (ids[k] == ids[k - 1]) {
       pb_error_set("class %d twice in label set '%s'", (int)ids[k], text);

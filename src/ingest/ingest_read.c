@@ -100,7 +100,7 @@ static int pb_ingest__blank(const char *s, ssize_t n)
   return 1;
 }
 
-/* Room for one more field start in r->fast, which holds *cap (its new address). */
+/* More room for field starts in r->fast, which then holds *cap (its new address). */
 static char **pb_ingest__more_fields(struct pb_ingest__reader *r, int *cap)
 {
   r->cap_fast = r->cap_fast ? 2 * r->cap_fast : 32;
@@ -122,15 +122,19 @@ static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
   if (pb_ingest__blank(s, end)) return 0;
   /* one pass: field starts at commas, any quote, CR or NUL hands the line to
    * libcsv, blanks are noted; a comma in place of the line end ends the last
-   * field (restored when libcsv takes the line).  The starts go to a local
-   * array: r's own, written through char stores, would be read again after each. */
+   * field (restored when libcsv takes the line).  Field k begins at fast[k]
+   * and ends at the comma before fast[k + 1] (fast[nf] lies past the line's
+   * last comma).  The starts go to a local array: r's own, written through
+   * char stores, would be read again after each. */
   static const unsigned char stop[256] = {[','] = 1, ['"'] = 2, ['\r'] = 2, ['\0'] = 2, [' '] = 3, ['\t'] = 3};
   const char saved = s[end];
   const size_t len = (size_t)end + 1;
-  char *start = s, **fast = r->fast;
+  char **fast = r->fast;
   size_t i = 0;
   int nf = 0, cap = r->cap_fast, blanks = 0;
   s[end] = ',';
+  if (cap < 18) fast = pb_ingest__more_fields(r, &cap);
+  fast[0] = s;
 #ifdef __SSE2__
   /* 16 bytes at a time: a mask of the bytes that refuse the line, one of the commas, one of the blanks */
   const __m128i comma = _mm_set1_epi8(','), quote = _mm_set1_epi8('"'), cr = _mm_set1_epi8('\r');
@@ -141,11 +145,10 @@ static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
                                      _mm_cmpeq_epi8(v, _mm_setzero_si128()));
     if (_mm_movemask_epi8(bad)) break;
     blanks |= _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, tab)));
-    for (unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)); m; m &= m - 1) {
-      if (nf == cap) fast = pb_ingest__more_fields(r, &cap);
-      fast[nf++] = start;
-      start = s + i + (size_t)__builtin_ctz(m) + 1;
-    }
+    /* room for the block's 16 commas at most, checked once a block */
+    if (nf + 17 >= cap) fast = pb_ingest__more_fields(r, &cap);
+    for (unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, comma)); m; m &= m - 1)
+      fast[++nf] = s + i + (size_t)__builtin_ctz(m) + 1;
   }
 #endif
   for (; i < len; i++) {
@@ -156,19 +159,22 @@ static int pb_ingest__fast_row(struct pb_ingest__reader *r, char *s, ssize_t n)
     }
     blanks |= c == 3;
     if (c == 1) {
-      if (nf == cap) fast = pb_ingest__more_fields(r, &cap);
-      fast[nf++] = start;
-      start = s + i + 1;
+      if (nf + 2 >= cap) fast = pb_ingest__more_fields(r, &cap);
+      fast[++nf] = s + i + 1;
     }
   }
-  /* each field ends at the next one's comma or at the line end: a NUL there,
-   * with blanks trimmed at both ends where the line holds any */
-  for (int k = 0; k < nf; k++) {
-    char *p = fast[k], *fe = k + 1 < nf ? fast[k + 1] - 1 : s + end;
-    while (blanks && p < fe && (*p == ' ' || *p == '\t')) p++;
-    while (blanks && fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
-    *fe = '\0';
-    fast[k] = p;
+  /* each field ends at the next one's comma: a NUL there, with blanks trimmed at both ends where the line
+   * holds any */
+  if (!blanks) {
+    for (int k = 1; k <= nf; k++) fast[k][-1] = '\0';
+  } else {
+    for (int k = 0; k < nf; k++) {
+      char *p = fast[k], *fe = fast[k + 1] - 1;
+      while (p < fe && (*p == ' ' || *p == '\t')) p++;
+      while (fe > p && (fe[-1] == ' ' || fe[-1] == '\t')) fe--;
+      *fe = '\0';
+      fast[k] = p;
+    }
   }
   r->ctx->row_off = r->line_off;
   r->ctx->row_end = r->next_off;
