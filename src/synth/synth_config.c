@@ -515,6 +515,13 @@ static int pb_synth_config__resolve_source(struct pb_synth_config *cfg, int32_t 
                  "set summaries = 0", src->name, (int)src->classes);
     return PB_FAIL;
   }
+  /* a list longer than the classes would need classes that do not exist (the store's top-k classes lie in
+   * [0, n_classes)) */
+  if (cfg->topk > src->classes) {
+    pb_error_set("source %s: [panel] topk = %d exceeds its %d classes: a top-k list holds distinct classes; set topk "
+                 "to at most %d", src->name, (int)cfg->topk, (int)src->classes, (int)src->classes);
+    return PB_FAIL;
+  }
   for (int32_t i = 0; i < src->n_dev_pattern; i++)
     if (src->dev_pattern[i] >= src->images_per_class) {
       pb_error_set("source %s: dev_per_class must leave evaluation images in every class", src->name);

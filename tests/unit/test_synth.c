@@ -347,6 +347,14 @@ START_TEST(test_config_errors)
   struct pb_synth_config two;
   parse_ok(BASE_HEAD BASE_SOURCE "classes = 2\nconditions = fog:0.5\n[panel]\nsummaries = 0\n", &two);
   pb_synth_config_free(&two);
+  /* a top-k list of distinct classes is at most as long as the classes (a longer one was written with class -1) */
+  reject(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\n[panel]\ntopk = 5\n",
+         "test.ini: source S: [panel] topk = 5 exceeds its 4 classes: a top-k list holds distinct classes; set topk to "
+         "at most 4");
+  struct pb_synth_config four;
+  parse_ok(BASE_HEAD BASE_SOURCE "conditions = fog:0.5\n[panel]\ntopk = 4\n", &four);
+  ck_assert_int_eq(four.topk, 4);
+  pb_synth_config_free(&four);
   reject(BASE_HEAD BASE_SOURCE "clean_accuracy = 1.5\n", "test.ini:18: [source S] clean_accuracy: invalid value '1.5'");
   /* an error on a continuation line carries that line's number */
   reject(BASE_HEAD "[source S]\ndev_per_class = 1,\n  x\n", "test.ini:13: [source S] dev_per_class: invalid value 'x'");
