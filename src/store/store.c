@@ -261,8 +261,7 @@ int pb_store_create(const char *path, MPI_Comm comm, const struct pb_meta *meta,
     if (ok == PB_OK) st->sig_lock = pb_signal_cleanup_file(lock); /* a signal's immediate exit removes it */
     /* an interrupted append to the store this one replaces is undone first: should this one fail, the old store
      * stays as it was before that append */
-    if (ok == PB_OK) ok = pb_store__undo_settle(path, 1);
-    if (ok == PB_OK) pb_store__sweep(path); /* ours now: temporaries of a killed writer of this store go */
+    if (ok == PB_OK) ok = pb_store__take_over(path); /* ours now, and so is what a killed writer of it left */
     free(lock);
   }
   if (pb_error_agree(comm, ok) != PB_OK || pb_output_temp_shared(path, comm, &st->tmp_path) != PB_OK) goto done;

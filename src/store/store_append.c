@@ -118,9 +118,7 @@ int pb_store_append_begin(const char *path, const struct pb_meta *meta, struct p
   if (pb_output_lock_take(&st->lock, lock, path) != PB_OK) goto done;
   st->sig_lock = pb_signal_cleanup_file(lock); /* a signal's immediate exit removes it */
   /* under the lock: the store as it is now (an append killed before undone), which is extended */
-  if (pb_store__undo_settle(path, 1) != PB_OK) goto done;
-  pb_store__sweep(path);
-  if (pb_store_open(path, MPI_COMM_SELF, &old) != PB_OK) goto done;
+  if (pb_store__take_over(path) != PB_OK || pb_store_open(path, MPI_COMM_SELF, &old) != PB_OK) goto done;
   if (old->schema < PB_STORE_SCHEMA_VERSION) {
     pb_error_set("%s: schema %d; models are added to stores of schema %d (`pairbound roles STORE --set SRC=ROLE` "
                  "converts it)", path,

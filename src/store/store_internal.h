@@ -95,9 +95,9 @@ int pb_store__undo_save(struct pb_store *st, int fd);
 int pb_store__undo_apply(const char *path);
 /* The append is complete: remove the journal. */
 int pb_store__undo_drop(const char *path);
-/* Under STORE.lock: remove the temporaries a killed writer of the store left (STORE.tmp.XXXXXX, a store
- * being written; STORE.undo.tmp.XXXXXX, a journal being written). */
-void pb_store__sweep(const char *path);
+/* A writer that has just taken STORE.lock: an interrupted append is undone, and the temporaries a killed writer
+ * of the store left (STORE.tmp.XXXXXX, STORE.undo.tmp.XXXXXX) are removed. */
+int pb_store__take_over(const char *path);
 /* Undo an interrupted append if STORE.undo exists, under STORE.lock (taken here unless @p locked). */
 int pb_store__undo_settle(const char *path, int locked);
 /* A reader's start: pb_store__undo_settle, then a shared flock on the store open on @p fd (-1: none), which

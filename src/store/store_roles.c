@@ -128,7 +128,7 @@ int pb_store_roles_set(const char *path, int n, char *const *assign)
   const int sig_lock = pb_signal_cleanup_file(lockfile); /* a signal's immediate exit removes it */
   int sig_tmp = 0;
   /* an interrupted append is undone under the lock held here (pb_store_open would take it) */
-  int status = pb_store__undo_settle(path, 1);
+  int status = pb_store__take_over(path);
   if (status == PB_OK) status = pb_store_open(path, MPI_COMM_SELF, &st);
   if (status != PB_OK) goto done;
   struct pb_meta *meta = &st->meta;

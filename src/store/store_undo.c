@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <xxhash.h>
 
@@ -159,37 +160,15 @@ static struct pb_undo__span *pb_undo__saved(const struct pb_undo__span *kept, si
   return v;
 }
 
-static int pb_undo__write_all(int fd, const void *buf, size_t n)
+/* @p n bytes at offset @p off of @p fd, read into or written from @p buf (pb_output_iov_all): 0, else -1 with
+ * errno (EIO for a read past the end of the file). */
+static int pb_undo__io(int fd, void *buf, size_t n, off_t off, int write)
 {
-  for (const char *p = buf; n > 0;) {
-    const ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w, n -= (size_t)w;
-  }
-  return 0;
-}
-
-static int pb_undo__pread_all(int fd, void *buf, size_t n, off_t off)
-{
-  for (char *p = buf; n > 0;) {
-    const ssize_t r = pread(fd, p, n, off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r, n -= (size_t)r, off += r;
-  }
-  return 0;
-}
-
-static int pb_undo__pwrite_all(int fd, const void *buf, size_t n, off_t off)
-{
-  for (const char *p = buf; n > 0;) {
-    const ssize_t w = pwrite(fd, p, n, off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w, n -= (size_t)w, off += w;
-  }
-  return 0;
+  struct iovec iov = {buf, n};
+  errno = 0;
+  if (pb_output_iov_all(fd, &iov, 1, off, write) == PB_OK) return 0;
+  if (!errno) errno = EIO;
+  return -1;
 }
 
 /* The journal's bytes: head, regions, their bytes read from @p fd, the XXH3-128 of all that. */
@@ -210,7 +189,7 @@ static unsigned char *pb_undo__encode(int fd, const struct stat *sb, const struc
     pb_undo__put64(p + 8, v[k].len);
   }
   for (size_t k = 0; k < n; p += v[k].len, k++)
-    if (pb_undo__pread_all(fd, p, v[k].len, (off_t)v[k].off) != 0) {
+    if (pb_undo__io(fd, p, v[k].len, (off_t)v[k].off, 0) != 0) {
       free(b);
       return NULL;
     }
@@ -241,8 +220,8 @@ int pb_store__undo_save(struct pb_store *st, int fd)
   /* complete under a temporary name, then renamed: a STORE.undo is always whole */
   if ((tfd = pb_output_temp(undo, &tmp)) < 0) goto done;
   sig = pb_signal_cleanup_file(tmp);
-  const int bad = pb_undo__write_all(tfd, buf, len) != 0 || fsync(tfd) != 0;
-  int why = bad ? (errno ? errno : EIO) : 0;
+  const int bad = pb_undo__io(tfd, buf, len, 0, 1) != 0 || fsync(tfd) != 0;
+  int why = bad ? errno : 0;
   if (close(tfd) != 0 && !why) why = errno;
   tfd = -1;
   if (why) {
@@ -278,7 +257,7 @@ static int pb_undo__load(const char *path, const char *undo, const struct stat *
   if (ufd < 0 || fstat(ufd, &ub) != 0) goto unreadable;
   *len = (size_t)ub.st_size;
   *buf = pb_malloc(*len ? *len : 1);
-  if (pb_undo__pread_all(ufd, *buf, *len, 0) != 0) goto unreadable;
+  if (pb_undo__io(ufd, *buf, *len, 0, 0) != 0) goto unreadable;
   close(ufd);
   const unsigned char *b = *buf;
   XXH128_canonical_t c;
@@ -311,7 +290,7 @@ static int pb_undo__restore(int fd, const unsigned char *b, size_t len)
   const unsigned char *reg = b + PB_UNDO__HEAD, *data = reg + 16 * n;
   for (uint64_t k = 0; k < n; k++) {
     const uint64_t off = pb_undo__get64(reg + 16 * k), l = pb_undo__get64(reg + 16 * k + 8);
-    if (l > (size_t)(b + len - 16 - data) || off + l > size || pb_undo__pwrite_all(fd, data, l, (off_t)off) != 0)
+    if (l > (size_t)(b + len - 16 - data) || off + l > size || pb_undo__io(fd, (void *)data, l, (off_t)off, 1) != 0)
       return PB_FAIL;
     data += l;
   }
@@ -358,7 +337,9 @@ int pb_store__undo_drop(const char *path)
   return status;
 }
 
-void pb_store__sweep(const char *path)
+/* The temporaries a killed writer of the store left: STORE.tmp.XXXXXX (a store being written),
+ * STORE.undo.tmp.XXXXXX (a journal being written). */
+static void pb_undo__sweep(const char *path)
 {
   char *dir = pb_strdup(path), *slash = strrchr(dir, '/'), *undo = pb_undo__path(path);
   const size_t at = slash ? (size_t)(slash + 1 - dir) : 0; /* where the base name begins, in path and undo */
@@ -368,6 +349,13 @@ void pb_store__sweep(const char *path)
   pb_output_sweep(in, undo + at); /* BASE.undo.tmp.XXXXXX: a journal whose writing a kill cut short */
   free(undo);
   free(dir);
+}
+
+int pb_store__take_over(const char *path)
+{
+  if (pb_store__undo_settle(path, 1) != PB_OK) return PB_FAIL;
+  pb_undo__sweep(path);
+  return PB_OK;
 }
 
 int pb_store__undo_settle(const char *path, int locked)
