@@ -16,6 +16,7 @@ enum pb_env_var {
   /* switches for tests and benchmarks */
   PB_ENV_STORE_READ,          /* PAIRBOUND_STORE_READ */
   PB_ENV_SCREEN_PIECE_BYTES,  /* PAIRBOUND_SCREEN_PIECE_BYTES */
+  PB_ENV_INGEST_WINDOW_BYTES, /* PAIRBOUND_INGEST_WINDOW_BYTES */
   PB_ENV_VERIFY_NO_MEMO,      /* PAIRBOUND_VERIFY_NO_MEMO */
   /* test hooks: faults injected into production code */
   PB_ENV_TEST_READ_FAIL_RANK, /* PAIRBOUND_TEST_READ_FAIL_RANK */

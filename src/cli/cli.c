@@ -19,6 +19,7 @@
 #include "pairbound/checkpoint.h"
 #include "pairbound/checksum.h"
 #include "pairbound/comm.h"
+#include "pairbound/env.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/ingest.h"
@@ -503,26 +504,15 @@ static int pb_cli__synth(struct pb_cli *cli, struct pb_cli_args *a)
 static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
 {
   a->ingest.provenance = cli->provenance;
+  pb_env_int(PB_ENV_INGEST_WINDOW_BYTES, 1, INT64_MAX, &a->ingest.window_bytes); /* unset: the default */
   pb_cli__signals(cli, a->output, "to write it, repeat the same command");
-  /* the CSV files are read on rank 0; the others wait for its verdict, asleep, so rank 0 takes their threads on
-   * its node (docs/csv.md, "How ingest reads the files") */
+  /* pass 1 on rank 0 (the others asleep, it takes their threads on its node), pass 2 shared by the ranks
+   * (docs/csv.md, "Ranks") */
   const char **paths = pb_malloc((size_t)(a->n_more + 1) * sizeof *paths);
   paths[0] = a->operand;
   for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];
-  const int own = omp_get_max_threads(), threads = pb_comm_node_threads(MPI_COMM_WORLD);
-  int status = PB_OK;
-  if (cli->rank == 0) {
-    if (threads != own && pb_log_verbosity() >= 2)
-      pb_message("ingest: rank 0 reads with %d threads, its own %d and those of the ranks waiting on its node",
-                 threads, own);
-    omp_set_num_threads(threads);
-    status = pb_ingest_files(a->n_more + 1, paths, &a->ingest, a->output);
-    omp_set_num_threads(own);
-  }
+  const int status = pb_ingest_files_comm(a->n_more + 1, paths, &a->ingest, a->output, MPI_COMM_WORLD);
   free(paths);
-  /* every rank leaves once rank 0 has come, the others asleep meanwhile
-   * (pairbound/comm.h), off a core rank 0 may need */
-  pb_comm_barrier(MPI_COMM_WORLD);
   return pb_cli__status(cli, status);
 }
 

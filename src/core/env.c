@@ -25,6 +25,9 @@ const struct pb_env pb_env_table[PB_ENV_N] = {
     [PB_ENV_SCREEN_PIECE_BYTES] = {"PAIRBOUND_SCREEN_PIECE_BYTES", PB_ENV_SWITCH,
                                    "bytes of records screen may read at once (default 256 MiB; 1: a round at a "
                                    "time)"},
+    [PB_ENV_INGEST_WINDOW_BYTES] = {"PAIRBOUND_INGEST_WINDOW_BYTES", PB_ENV_SWITCH,
+                                    "bytes of records in one window of an ingest's pass 2 (default 64 MiB; a "
+                                    "write unit at least): the same store"},
     [PB_ENV_VERIFY_NO_MEMO] = {"PAIRBOUND_VERIFY_NO_MEMO", PB_ENV_SWITCH,
                                "1: verify enumerates policies without its per-thread memo"},
     [PB_ENV_TEST_READ_FAIL_RANK] = {"PAIRBOUND_TEST_READ_FAIL_RANK", PB_ENV_HOOK,

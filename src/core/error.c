@@ -128,9 +128,10 @@ static int pb__should_log(void)
 static void pb_error__say(const char *what, const char *fmt, va_list ap)
 {
   if (!pb__should_log()) return;
-  fprintf(stderr, "[%d] %s", pb__rank, what);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  /* one write per line (stderr is unbuffered): lines of ranks sharing a pipe do not interleave */
+  char text[PB_ERROR_MAX];
+  vsnprintf(text, sizeof text, fmt, ap);
+  fprintf(stderr, "[%d] %s%s\n", pb__rank, what, text);
 }
 
 void pb_message(const char *fmt, ...)

@@ -54,7 +54,7 @@ static long pb_ingest__topk_column(const char *name, int *is_prob)
 
 /* The store's top-k length, the scratch of a row's lists and their column
  * names (for messages; formatted once, not per row). */
-static void pb_ingest__topk_alloc(struct pb_ingest__ctx *ctx, int32_t K)
+void pb_ingest__topk_alloc(struct pb_ingest__ctx *ctx, int32_t K)
 {
   ctx->meta->topk = K;
   ctx->tk_class = pb_malloc((size_t)(K + 1) * sizeof *ctx->tk_class);

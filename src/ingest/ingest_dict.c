@@ -383,7 +383,7 @@ static int pb_ingest__ends_line(const char *path, off_t size)
 int pb_ingest__dict_file(struct pb_ingest__ctx *ctx, pb_ingest__row_fn header)
 {
   struct stat st;
-  if (omp_get_max_threads() < 2 || strcmp(ctx->file->path, "-") == 0 || stat(ctx->file->path, &st) != 0 ||
+  if (strcmp(ctx->file->path, "-") == 0 || stat(ctx->file->path, &st) != 0 ||
       !S_ISREG(st.st_mode) || !pb_ingest__ends_line(ctx->file->path, st.st_size))
     return PB_FAIL;
   /* the header: the row that begins at offset 0 (blank lines before it are not plain) */

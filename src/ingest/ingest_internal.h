@@ -14,6 +14,8 @@
 
 /* Row handlers return PB_OK, PB_FAIL, or this to end the read early. */
 #define PB_INGEST__STOP 1
+/* The fast way (threads, ranks) failed, and the input must be read again the serial way, whose message counts. */
+#define PB_INGEST__AGAIN 2
 
 enum {
   PB_COL_MODEL, PB_COL_GROUP, PB_COL_SOURCE, PB_COL_CONDITION, PB_COL_IMAGE,
@@ -170,6 +172,16 @@ int pb_ingest__key(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line, st
                    int32_t key[4]);
 /* ... and its values validated again with the final class counts (top-k into ctx->tk_*). */
 int pb_ingest__check_values(struct pb_ingest__ctx *ctx, char **f, int64_t line, int32_t s, struct pb_ingest__rec *rec);
+/* ingest_window.c: at -v 2, which way pass 1 went with threads: in parts, or (@p again) read again serially. */
+void pb_ingest__say_pass1(int again);
+/* ingest_window.c: after pass 1, the store's provenance text (the options', after --append the store's too) and
+ * the metadata's last checks, refused in the name of the whole input. */
+int pb_ingest__metadata(struct pb_ingest__ctx *ctx);
+/* Pass 2 over the ranks of @p comm into @p st, created over them: PB_OK, PB_FAIL (a write; its message) or
+ * PB_INGEST__AGAIN (any row refused, duplicate or missing record on any rank; no message). */
+int pb_ingest__pass2_ranks(struct pb_ingest__ctx *ctx, int64_t budget, struct pb_store *st, MPI_Comm comm);
+/* ingest.c: the store's top-k length K, a row's scratch for its lists and their column names. */
+void pb_ingest__topk_alloc(struct pb_ingest__ctx *ctx, int32_t K);
 /* "at line N", "at line N of FILE" when @p file is not the current one, or "in STORE" (file -1: --append)
  * (ingest_read.c). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);

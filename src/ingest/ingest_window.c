@@ -20,6 +20,7 @@
 #include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/ingest.h"
 #include "pairbound/output.h"
@@ -36,7 +37,15 @@ struct pb_ingest__seg {
   uint8_t *seen;           /* one bit per record */
 };
 
+/* Pass 2 over ranks (pb_ingest__pass2_ranks): every window's segments, planned alike on every rank. */
+struct pb_ingest__plan {
+  struct pb_ingest__seg *seg; /* in window order: window j's are seg[first[j] .. first[j + 1]) */
+  int *first;
+  int n_win, n_seg, cap_win, cap_seg;
+};
+
 struct pb_ingest__win {
+  struct pb_ingest__plan *plan; /* while planning: a full window goes here instead of being read */
   struct pb_ingest__seg *seg;
   int n_seg, cap_seg, hint;
   int64_t bytes;           /* of the records and bitmaps of its rows */
@@ -349,12 +358,11 @@ static int pb_ingest__hand_on(struct pb_ingest__win *w, struct pb_rows *out)
   return status;
 }
 
-/* Fill the window's rows and, while the input has no error, hand them on. */
-static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_rows *out)
+/* Fill the window's rows: their arrays (a kept buffer with a store), then the files' records. */
+static int pb_ingest__window_fill(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w)
 {
   const struct pb_meta *meta = ctx->meta;
   const int store = w->st != NULL, b = w->cur;
-  int status = PB_OK;
   size_t need = 0;
   for (int k = 0; k < w->n_seg && store; k++)
     need += pb_ingest__rows_bytes(meta, w->seg[k].s, w->seg[k].r0, w->seg[k].r1);
@@ -376,7 +384,14 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
     }
     g->seen = pb_calloc((n_rec + 7) / 8 + 1, 1);
   }
-  if (pb_ingest__sweep(ctx, w) != PB_OK) status = PB_FAIL;
+  return pb_ingest__sweep(ctx, w);
+}
+
+/* Fill the window's rows and, while the input has no error, hand them on. */
+static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, struct pb_rows *out)
+{
+  const int store = w->st != NULL;
+  int status = pb_ingest__window_fill(ctx, w);
   /* the window before's write ended: its failure, which came first, the message (the store is this process's;
    * no store, no write: pb_ingest_parse, which may run without MPI) */
   if (store && pb_store_writer_wait(&w->writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL;
@@ -386,13 +401,36 @@ static int pb_ingest__window_do(struct pb_ingest__ctx *ctx, struct pb_ingest__wi
   return status;
 }
 
+/* The window's segments (no rows read yet) become the plan's next window. */
+static void pb_ingest__plan_push(struct pb_ingest__win *w)
+{
+  struct pb_ingest__plan *p = w->plan;
+  if (p->n_win + 2 > p->cap_win) {
+    p->cap_win = p->cap_win ? 2 * p->cap_win : 16;
+    p->first = pb_realloc(p->first, (size_t)p->cap_win * sizeof *p->first);
+  }
+  if (p->n_seg + w->n_seg > p->cap_seg) {
+    p->cap_seg = p->n_seg + w->n_seg > 2 * p->cap_seg ? p->n_seg + w->n_seg : 2 * p->cap_seg;
+    p->seg = pb_realloc(p->seg, (size_t)p->cap_seg * sizeof *p->seg);
+  }
+  p->first[p->n_win++] = p->n_seg;
+  memcpy(p->seg + p->n_seg, w->seg, (size_t)w->n_seg * sizeof *w->seg);
+  p->n_seg += w->n_seg;
+  p->first[p->n_win] = p->n_seg;
+  w->n_seg = w->hint = 0;
+  w->bytes = 0;
+}
+
 /* Add rows [r0, r1) of source s to the window, doing it first when they would
  * not fit (a window holds at least one unit). */
 static int pb_ingest__window_add(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, int64_t budget, int32_t s,
                                  int32_t r0, int32_t r1, struct pb_rows *out)
 {
   const int64_t bytes = pb_ingest__window_bytes(ctx->meta, s, r0, r1);
-  if (w->n_seg > 0 && w->bytes + bytes > budget && pb_ingest__window_do(ctx, w, out) != PB_OK) return PB_FAIL;
+  if (w->n_seg > 0 && w->bytes + bytes > budget) {
+    if (w->plan) pb_ingest__plan_push(w);
+    else if (pb_ingest__window_do(ctx, w, out) != PB_OK) return PB_FAIL;
+  }
   w->bytes += bytes;
   struct pb_ingest__seg *last = w->n_seg ? &w->seg[w->n_seg - 1] : NULL;
   if (last && last->s == s && last->r1 == r0) {
@@ -450,6 +488,35 @@ static int pb_ingest__report_duplicate(struct pb_ingest__ctx *ctx, struct pb_ing
   return PB_FAIL;
 }
 
+/* Every window of the store's rows in store order (the last one left in @p w):
+ * each done in turn, or with w->plan, planned. */
+static int pb_ingest__windows(struct pb_ingest__ctx *ctx, struct pb_ingest__win *w, int64_t budget,
+                              struct pb_rows *out)
+{
+  const struct pb_meta *meta = ctx->meta;
+  int status = PB_OK;
+  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
+    const int32_t C = meta->sources[s].n_conditions;
+    /* a write unit is the store's (pb_store_span_rows); before the store is open, a whole model's rows (a run of
+     * units), as long as one fits a window, else the store is opened now, not while the first window is read */
+    if (w->open && pb_ingest__window_bytes(meta, s, 0, C) > budget) status = pb_ingest__open_now(ctx, w);
+    const int32_t unit = w->st && !w->open && status == PB_OK ? pb_store_span_rows(*w->st, s) : C;
+    for (int32_t m = ctx->base_models; m < meta->n_models && status == PB_OK; m++)
+      for (int32_t c = 0; c < C && status == PB_OK; c += unit)
+        status = pb_ingest__window_add(ctx, w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), out);
+  }
+  return status;
+}
+
+static void pb_ingest__win_free(struct pb_ingest__win *w)
+{
+  free(w->missing);
+  free(w->seg);
+  pb_store_writer_free(&w->writer);
+  free(w->keep[0]);
+  free(w->keep[1]);
+}
+
 /* Pass 2: every window in store order, then the verdict on duplicates and
  * missing records.  @p budget bounds a window's bytes.  With @p path, the
  * store there is opened (*st) while the first window is read, else the rows
@@ -457,19 +524,8 @@ static int pb_ingest__report_duplicate(struct pb_ingest__ctx *ctx, struct pb_ing
 static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, const char *path, struct pb_store **st,
                             struct pb_rows *out)
 {
-  const struct pb_meta *meta = ctx->meta;
   struct pb_ingest__win w = {.dup_file = -1, .st = path ? st : NULL, .open = path};
-  int status = PB_OK;
-  for (int32_t s = 0; s < meta->n_sources && status == PB_OK; s++) {
-    const int32_t C = meta->sources[s].n_conditions;
-    /* a write unit is the store's (pb_store_span_rows); before the store is open, a whole model's rows (a run of
-     * units), as long as one fits a window, else the store is opened now, not while the first window is read */
-    if (w.open && pb_ingest__window_bytes(meta, s, 0, C) > budget) status = pb_ingest__open_now(ctx, &w);
-    const int32_t unit = path && !w.open && status == PB_OK ? pb_store_span_rows(*st, s) : C;
-    for (int32_t m = ctx->base_models; m < meta->n_models && status == PB_OK; m++)
-      for (int32_t c = 0; c < C && status == PB_OK; c += unit)
-        status = pb_ingest__window_add(ctx, &w, budget, s, m * C + c, m * C + (c + unit < C ? c + unit : C), out);
-  }
+  int status = pb_ingest__windows(ctx, &w, budget, out);
   if (status == PB_OK && w.n_seg > 0) status = pb_ingest__window_do(ctx, &w, out);
   if (w.st && pb_store_writer_wait(&w.writer, MPI_COMM_SELF) != PB_OK) status = PB_FAIL; /* the last window's write */
   if (status == PB_OK && w.open) status = pb_ingest__open_now(ctx, &w); /* no window (no records): still a store */
@@ -479,11 +535,63 @@ static int pb_ingest__pass2(struct pb_ingest__ctx *ctx, int64_t budget, const ch
     pb_error_set("%s", w.missing);
     status = PB_FAIL;
   }
-  free(w.missing);
-  free(w.seg);
-  pb_store_writer_free(&w.writer);
-  free(w.keep[0]);
-  free(w.keep[1]);
+  pb_ingest__win_free(&w);
+  return status;
+}
+
+/* Pass 2 over the ranks of @p comm into @p st, created over them with the
+ * direct writes (else PB_INGEST__AGAIN at once).  The windows are planned
+ * alike on every rank (pb_ingest__windows: the same metadata, ranges and
+ * budget); window j is read by rank j % size, with its threads, and written
+ * by it; a round of one window per rank ends with the wait for the writes of
+ * the round before (collective) and the ranks' agreement that each read its
+ * window whole, so a rank reads its next window while its last is written,
+ * as on one rank.  Any row refused, duplicate or missing record on any rank
+ * returns PB_INGEST__AGAIN on every rank, with no message: the caller reads
+ * the input again the serial way on one rank, whose message is the one
+ * given.  A failed write returns PB_FAIL with its message, on every rank. */
+int pb_ingest__pass2_ranks(struct pb_ingest__ctx *ctx, int64_t budget, struct pb_store *st, MPI_Comm comm)
+{
+  if (!pb_store_write_async(st)) return PB_INGEST__AGAIN; /* agreed over the ranks when the store was created */
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  struct pb_ingest__plan plan = {0};
+  struct pb_ingest__win w = {.dup_file = -1, .st = &st, .plan = &plan};
+  int status = pb_ingest__windows(ctx, &w, budget, NULL);
+  if (w.n_seg > 0) pb_ingest__plan_push(&w);
+  w.plan = NULL;
+  int n_mine = 0;
+  const double t0 = MPI_Wtime();
+  for (int j0 = 0; j0 < plan.n_win && status == PB_OK; j0 += size) {
+    const int j = j0 + rank, mine = j < plan.n_win;
+    int whole = 1;
+    if (mine) {
+      n_mine++;
+      w.n_seg = plan.first[j + 1] - plan.first[j];
+      if (w.n_seg > w.cap_seg) {
+        w.cap_seg = w.n_seg;
+        w.seg = pb_realloc(w.seg, (size_t)w.cap_seg * sizeof *w.seg);
+      }
+      memcpy(w.seg, plan.seg + plan.first[j], (size_t)w.n_seg * sizeof *w.seg);
+      whole = pb_ingest__window_fill(ctx, &w) == PB_OK && w.dup_file < 0;
+      if (whole) pb_ingest__find_missing(ctx, &w);
+      whole = whole && !w.missing;
+    }
+    status = pb_store_writer_wait(&w.writer, comm);
+    pb_comm_allreduce(MPI_IN_PLACE, &whole, 1, MPI_INT, MPI_MIN, comm);
+    if (status == PB_OK && !whole) status = PB_INGEST__AGAIN;
+    if (status == PB_OK && mine) status = pb_ingest__hand_on(&w, NULL); /* starts the write: no MPI call */
+    pb_ingest__window_clear(&w);
+  }
+  /* the last round's writes (a second wait after a failed one finds none) */
+  if (pb_store_writer_wait(&w.writer, comm) != PB_OK && status != PB_FAIL) status = PB_FAIL;
+  if (pb_log_verbosity() >= 2) /* tests/mpi/ingest_ranks.sh: every rank reads windows */
+    pb_message("ingest: this rank read %d of pass 2's %d window%s and wrote them in %.2f s", n_mine, plan.n_win,
+               plan.n_win == 1 ? "" : "s", MPI_Wtime() - t0);
+  free(plan.seg);
+  free(plan.first);
+  pb_ingest__win_free(&w);
   return status;
 }
 
@@ -514,8 +622,15 @@ static void pb_ingest__provenance(struct pb_ingest__ctx *ctx)
   else snprintf(ctx->meta->provenance, n, "%s", ctx->old_provenance);
 }
 
-/* pb_ingest__once: the fast way failed, and the ingest must be read again the serial way. */
-#define PB_INGEST__AGAIN 2
+int pb_ingest__metadata(struct pb_ingest__ctx *ctx)
+{
+  pb_ingest__provenance(ctx);
+  if (!pb_meta_validate(ctx->meta)) return PB_OK;
+  char why[1024];
+  snprintf(why, sizeof why, "%s", pb_error_message());
+  pb_error_set("%s: %s", ctx->set_name, why);
+  return PB_FAIL;
+}
 
 /* Pass 1, the metadata's last checks, then pass 2 into a store or @p out.
  * @p fast: pass 1 in parts (ingest_dict.c), which leaves the rows' names and
@@ -533,14 +648,8 @@ static int pb_ingest__once(int n, const char *const *paths, const struct pb_inge
   int status = PB_FAIL, writing = 0;
   pb_ingest__ctx_init(&ctx, n, paths, store_path, opt, meta);
   if (opt && opt->append && pb_ingest__seed_store(&ctx, store_path) != PB_OK) goto done;
-  if (pb_ingest__pass1(&ctx, fast ? pb_ingest__dict_file : NULL) != PB_OK) goto done;
-  pb_ingest__provenance(&ctx);
-  if (pb_meta_validate(meta)) {
-    char why[1024];
-    snprintf(why, sizeof why, "%s", pb_error_message());
-    pb_error_set("%s: %s", ctx.set_name, why);
+  if (pb_ingest__pass1(&ctx, fast ? pb_ingest__dict_file : NULL) != PB_OK || pb_ingest__metadata(&ctx) != PB_OK)
     goto done;
-  }
   if (!fast && *late) {
     pb_error_set("%s", *late);
     goto done;
@@ -569,21 +678,28 @@ done:
   return status;
 }
 
-/* The ingest: the fast way where it may apply (threads, no stdin), else or
- * when it fails the serial way from the start, whose messages count. */
+void pb_ingest__say_pass1(int again)
+{
+  /* tests/mpi/ingest_parts.sh asks, so that the fast way cannot vanish unseen */
+  if (pb_log_verbosity() >= 2)
+    pb_message("ingest: pass 1 %s", again ? "read again in file order (the parts left it a row, conflict or error "
+                                            "to report)"
+                                          : "in parts with dictionaries of their own");
+}
+
+/* The ingest: the fast way where it may apply (no stdin: pass 1 in parts,
+ * even on one thread, where the parts skip the probabilities that pass 2
+ * reads anyway), else or when it fails the serial way from the start, whose
+ * messages count. */
 static int pb_ingest__run(int n, const char *const *paths, const struct pb_ingest_options *opt, struct pb_meta *meta,
                           const char *store_path, struct pb_rows **out)
 {
   char *late = NULL;
-  int status = PB_INGEST__AGAIN, fast = omp_get_max_threads() > 1;
+  int status = PB_INGEST__AGAIN, fast = 1;
   for (int k = 0; k < n; k++)
     if (strcmp(paths[k], "-") == 0) fast = 0;
   if (fast) status = pb_ingest__once(n, paths, opt, meta, store_path, out, 1, &late);
-  /* which way pass 1 went (tests/mpi/ingest_parts.sh asks, so that the fast way cannot vanish unseen) */
-  if (fast && pb_log_verbosity() >= 2)
-    pb_message("ingest: pass 1 %s", status == PB_INGEST__AGAIN ? "read again in file order (the parts left it a row, "
-                                                                "conflict or error to report)"
-                                                              : "in parts with dictionaries of their own");
+  if (fast) pb_ingest__say_pass1(status == PB_INGEST__AGAIN);
   if (status == PB_INGEST__AGAIN) {
     if (fast) pb_meta_free(meta);
     status = pb_ingest__once(n, paths, opt, meta, store_path, out, 0, &late);

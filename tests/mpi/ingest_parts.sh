@@ -58,7 +58,7 @@ check "no final line end: the same store" same_h5 "$WORK/one1.h5" "$WORK/nonl.h5
 OMP_NUM_THREADS=1 mpi_launch 2 "$PAIRBOUND" -v 2 ingest "$WORK/a.csv" $ROLES -o "$WORK/r2.h5" 2> "$WORK/way_r.txt"
 if [ "$(nproc)" -ge 2 ]; then
   check "2 ranks x 1 thread: rank 0 reads with 2 threads" \
-    grep -q "rank 0 reads with 2 threads, its own 1 and those of the ranks waiting on its node" "$WORK/way_r.txt"
+    grep -q "rank 0 reads pass 1 with 2 threads, its own 1 and those of the ranks waiting on its node" "$WORK/way_r.txt"
   check "2 ranks x 1 thread: pass 1 in parts" grep -q "pass 1 in parts" "$WORK/way_r.txt"
 else
   echo "# one CPU: rank 0 keeps its own thread"

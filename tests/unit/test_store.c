@@ -18,6 +18,7 @@
 #include "pairbound/checksum.h"
 #include "pairbound/dist.h"
 #include "pairbound/error.h"
+#include "pairbound/pack.h"
 #include "pairbound/store.h"
 
 #include "testlib.h"
@@ -774,6 +775,101 @@ START_TEST(test_cells_stream)
 }
 END_TEST
 
+/* ------------------------------------------------- metadata between ranks
+ * The hand-made metadata with everything a store can hold set (label sets on
+ * B, roles, seed values, a name with a comma, a blank and UTF-8, an empty
+ * provenance), packed on rank 0 and sent to every rank, must come back equal
+ * field by field (pairbound/pack.h: ingest's dictionaries after pass 1). */
+static int64_t h_loff[6] = {0, 2, 2, 3, 5, 6};
+static int32_t h_lids[6] = {0, 3, 1, 1, 2, 0};
+static char *h_models2[NM] = {"m0", "m,1 \xc3\xa9", "m2"};
+
+static void hand_meta_full(struct pb_meta *m)
+{
+  hand_meta(m);
+  m->model_ids = h_models2;
+  h_src[1].lset_off = h_loff;
+  h_src[1].lset_ids = h_lids;
+  h_src[1].role = PB_ROLE_EXTRA;
+  h_src[1].role_declared = 1;
+  h_src[1].role_of = "A";
+  h_src[0].role = PB_ROLE_SYNTHETIC;
+  h_src[0].role_fixed = 2;
+  h_src[0].seed_values = "auroc:0.91, cov:0.6";
+  m->provenance = "";
+  m->seed_values = "t4_plus:0.25";
+  m->schema_version = 3;
+  m->summaries = PB_SUMMARY_ENTROPY | PB_SUMMARY_COLLISION;
+}
+
+static void same_str(const char *a, const char *b)
+{
+  ck_assert_msg((a == NULL) == (b == NULL), "NULL against '%s'", a ? a : b);
+  if (a) ck_assert_str_eq(a, b);
+}
+
+static void same_meta(const struct pb_meta *a, const struct pb_meta *b)
+{
+  ck_assert_int_eq(a->n_models, b->n_models);
+  for (int32_t i = 0; i < a->n_models; i++) {
+    ck_assert_str_eq(a->model_ids[i], b->model_ids[i]);
+    ck_assert_str_eq(a->model_groups[i], b->model_groups[i]);
+  }
+  ck_assert_int_eq(a->n_sources, b->n_sources);
+  for (int32_t s = 0; s < a->n_sources; s++) {
+    const struct pb_source *x = &a->sources[s], *y = &b->sources[s];
+    ck_assert_str_eq(x->name, y->name);
+    ck_assert_int_eq(x->n_classes, y->n_classes);
+    ck_assert_int_eq(x->n_images, y->n_images);
+    for (int32_t i = 0; i < x->n_images; i++) {
+      ck_assert_str_eq(x->image_ids[i], y->image_ids[i]);
+      ck_assert_int_eq(x->labels[i], y->labels[i]);
+      ck_assert_int_eq(x->split[i], y->split[i]);
+    }
+    ck_assert_int_eq(x->n_conditions, y->n_conditions);
+    for (int32_t c = 0; c < x->n_conditions; c++) ck_assert_str_eq(x->conditions[c], y->conditions[c]);
+    ck_assert_int_eq(x->clean, y->clean);
+    ck_assert_int_eq(x->role, y->role);
+    ck_assert_int_eq(x->role_declared, y->role_declared);
+    ck_assert_int_eq(x->role_fixed, y->role_fixed);
+    same_str(x->role_of, y->role_of);
+    same_str(x->seed_values, y->seed_values);
+    ck_assert_int_eq(x->lset_off == NULL, y->lset_off == NULL);
+    for (int32_t i = 0; x->lset_off && i <= x->n_images; i++) ck_assert_int_eq(x->lset_off[i], y->lset_off[i]);
+    for (int64_t j = 0; x->lset_off && j < x->lset_off[x->n_images]; j++) ck_assert_int_eq(x->lset_ids[j], y->lset_ids[j]);
+  }
+  ck_assert_int_eq(a->topk, b->topk);
+  same_str(a->provenance, b->provenance);
+  ck_assert_int_eq(a->schema_version, b->schema_version);
+  same_str(a->seed_values, b->seed_values);
+  ck_assert_int_eq(a->summaries, b->summaries);
+}
+
+START_TEST(test_meta_pack)
+{
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  struct pb_meta want, got;
+  struct pb_pack p = {0};
+  hand_meta_full(&want);
+  if (rank == 0) pb_pack_meta(&p, &want);
+  ck_assert_int_eq(pb_pack_bcast(&p, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+  ck_assert_msg(pb_pack_get_meta(&p, &got) == PB_OK, "%s", pb_error_message());
+  ck_assert_uint_eq(p.at, p.n); /* every byte read, none left over */
+  same_meta(&got, &want);
+  pb_meta_free(&got);
+  /* a buffer cut short anywhere is refused, with nothing left allocated (valgrind, ASan) */
+  const size_t cuts[4] = {0, 1, p.n / 2, p.n - 1};
+  for (int c = 0; c < 4; c++) {
+    struct pb_pack q = {.buf = p.buf, .n = cuts[c], .cap = cuts[c]};
+    ck_assert_int_eq(pb_pack_get_meta(&q, &got), PB_FAIL);
+    ck_assert_str_eq(pb_error_message(), "metadata from another rank: buffer too short");
+  }
+  pb_pack_free(&p);
+  h_src[0] = h_src[1] = (struct pb_source){0}; /* hand_meta sets them again */
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("store");
@@ -791,6 +887,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_meta_validate);
   tcase_add_test(tc, test_meta_checksums);
   tcase_add_test(tc, test_meta_counts);
+  tcase_add_test(tc, test_meta_pack);
   tcase_add_test(tc, test_cells_load);
   suite_add_tcase(s, tc);
   return s;
