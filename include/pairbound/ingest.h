@@ -92,18 +92,19 @@ int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_opti
 
 /**
  * Collective over @p comm (`pairbound ingest` under mpirun): pb_ingest_files
- * with pass 2 shared by the ranks.  Rank 0 checks the output path and reads
- * pass 1 (the dictionaries; the other ranks wait asleep, and it takes their
- * threads on its node); the dictionaries and each file's row ranges reach
- * every rank; the store is created over the ranks, and each rank reads the
- * files' spans of its own windows of the store (window j: rank j % size,
- * with its threads) and writes them itself.  Wherever the fast way cannot
- * give the serial pass's message (a refused row, duplicate or missing record
- * on any rank), the unfinished store is removed and rank 0 runs
- * pb_ingest_files alone, so store, messages and exit status are those of one
- * rank.  With --append or stdin, and on one rank, rank 0 runs pb_ingest_files
- * alone.  Returns the same status on every rank; the message is on rank 0
- * when it ran alone, else on the first rank that failed (docs/csv.md, "Ranks").
+ * with both passes shared by the ranks.  Pass 1: every rank reads its run of
+ * each file's parts, and rank 0 merges the parts' dictionaries in file order
+ * (where any part fails, rank 0 reads pass 1 again alone, with the threads of
+ * its node, whose message is given); the dictionaries and each file's row
+ * ranges reach every rank; the store is created over the ranks, and each
+ * rank reads the files' spans of its own windows of the store (window j:
+ * rank j % size, with its threads) and writes them itself.  Where pass 2
+ * meets a refused row, duplicate or missing record on any rank, the
+ * unfinished store is removed and rank 0 runs pb_ingest_files alone, so
+ * store, messages and exit status are those of one rank.  With --append or
+ * stdin, and on one rank, rank 0 runs pb_ingest_files alone.  Returns the
+ * same status on every rank; the message is on rank 0, or for a failed write
+ * on the first rank that failed (docs/csv.md, "Ranks").
  */
 int pb_ingest_files_comm(int n, const char *const *paths, const struct pb_ingest_options *opt,
                          const char *store_path, MPI_Comm comm);

@@ -560,7 +560,7 @@ int pb_ingest__check_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t li
   return PB_OK;
 }
 
-static int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
 {
   struct pb_ingest__rec rec;
   if (!ctx->have_header) {

@@ -18,9 +18,17 @@
  *
  * Only the success path is new: a refused row, a conflict, a line that is
  * not plain (a part might begin inside a quoted field, and a part's lines
- * are counted as its rows), a file that is not regular or one thread make
+ * are counted as its rows) or a file that is not regular make
  * pb_ingest__dict_file fail, and pb_ingest__run then ingests the files again
- * the serial way, whose messages the user gets. */
+ * the serial way, whose messages the user gets.
+ *
+ * Under mpirun (pb_ingest_files_comm) the parts are the ranks' too: rank 0
+ * sends each file's span to the other ranks (pb_ingest__dict_help), every
+ * rank reads its run of the parts, and rank 0 gathers them (their
+ * dictionaries, packed: names, no record) and merges every part in file
+ * order as above.  A helping rank's global dictionaries stay empty, so its
+ * parts hold every name they meet as new; the merge finds each by name
+ * (a conflict with an earlier file is then refused at the merge instead). */
 #include "config.h"
 
 #include <fcntl.h>
@@ -30,10 +38,13 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include <mpi.h>
 #include <omp.h>
 
+#include "pairbound/comm.h"
 #include "pairbound/error.h"
 #include "pairbound/lsets.h"
+#include "pairbound/pack.h"
 #include "pairbound/strmap.h"
 #include "ingest_internal.h"
 
@@ -340,27 +351,188 @@ done:
   return status;
 }
 
-/* The rows from @p data (the file's line @p line0) to @p size in parts, then merged in file order. */
-static int pb_ingest__dict_parts(struct pb_ingest__ctx *ctx, off_t data, off_t size, int64_t line0)
+/* Parts [p0, p1) of the @p n parts of the current file's rows from @p data to
+ * @p size (cut at line starts, alike on every rank), read with this rank's
+ * threads; PB_FAIL when a part could not be placed or failed. */
+static int pb_ingest__dict_read(struct pb_ingest__ctx *ctx, struct pb_ingest__dict *d, int n, int p0, int p1,
+                                off_t data, off_t size)
 {
-  const int n = PB_INGEST__DICT_PARTS_PER_THREAD * omp_get_max_threads();
-  struct pb_ingest__dict *d = pb_malloc((size_t)n * sizeof *d);
   int status = PB_OK, failed = 0;
   off_t a = data;
-  for (int p = 0; p < n; p++) {
+  for (int p = 0; p < p1; p++) {
     const off_t b = p + 1 == n ? size : pb_ingest__line_start(ctx, data + (size - data) / n * (p + 1), size);
     if (b < 0) status = PB_FAIL;
-    pb_ingest__dict_init(ctx, &d[p], a, b > a ? b : a, &failed);
-    a = d[p].off1;
+    if (p >= p0) pb_ingest__dict_init(ctx, &d[p], a, b > a ? b : a, &failed);
+    a = b > a ? b : a;
   }
 #pragma omp parallel for schedule(dynamic, 1)
-  for (int p = 0; p < n; p++)
+  for (int p = p0; p < p1; p++)
     if (status == PB_OK && !__atomic_load_n(&failed, __ATOMIC_RELAXED) && d[p].off1 > d[p].off0)
       d[p].status = pb_ingest__read(&d[p].c, pb_ingest__dict_row, d[p].off0, d[p].off1, 1);
-  if (failed) status = PB_FAIL;
+  for (int p = p0; p < p1; p++)
+    if (failed || d[p].status != PB_OK || d[p].c.csv_lines > 0) status = PB_FAIL;
+  return status;
+}
+
+/* Rank r's run of the @p n parts over @p size ranks. */
+static int pb_ingest__dict_first(int n, int size, int r) { return (int)((int64_t)n * r / size); }
+
+/* ------------------------------------------------ parts over the ranks */
+
+/* What the merge reads of part @p d. */
+static void pb_ingest__dict_pack(struct pb_pack *p, const struct pb_ingest__dict *d)
+{
+  pb_pack_i32(p, d->status != PB_OK || d->c.csv_lines > 0);
+  pb_pack_i64(p, d->rows);
+  pb_pack_i32(p, d->n_sources);
+  for (int32_t s = 0; s < d->n_sources; s++) {
+    const struct pb_ingest__dsrc *x = &d->src[s];
+    pb_pack_str(p, d->source[s]);
+    pb_pack_i32(p, x->max_class);
+    pb_pack_i32(p, x->n_conditions);
+    pb_pack_strs(p, x->condition, x->n_conditions);
+    pb_pack_i32(p, x->n_images);
+    pb_pack_strs(p, x->image, x->n_images);
+    pb_pack_put(p, x->label, (size_t)x->n_images * sizeof *x->label);
+    pb_pack_put(p, x->split, (size_t)x->n_images);
+    pb_pack_put(p, x->line, (size_t)x->n_images * sizeof *x->line);
+    if (x->n_images > 0) {
+      pb_pack_put(p, x->set_off, ((size_t)x->n_images + 1) * sizeof *x->set_off);
+      pb_pack_put(p, x->set_ids, (size_t)x->set_off[x->n_images] * sizeof *x->set_ids);
+    }
+  }
+  pb_pack_i32(p, d->n_models);
+  pb_pack_strs(p, d->model, d->n_models);
+  pb_pack_strs(p, d->group, d->n_models);
+  pb_pack_put(p, d->model_line, (size_t)d->n_models * sizeof *d->model_line);
+  pb_pack_i64(p, d->file.n_range);
+  pb_pack_put(p, d->file.range, (size_t)d->file.n_range * sizeof *d->file.range);
+}
+
+/* A count read back: at most what the rest of the buffer could hold at @p unit bytes each. */
+static int32_t pb_ingest__dict_count(struct pb_pack *p, size_t unit)
+{
+  const int64_t n = p->short_read ? 0 : pb_pack_get_i32(p);
+  if (n >= 0 && (uint64_t)n <= (p->n - p->at) / unit) return (int32_t)n;
+  p->short_read = 1;
+  return 0;
+}
+
+/* Part @p d as another rank packed it: every name new (no global index: the merge looks each up by name). */
+static int pb_ingest__dict_unpack(struct pb_pack *p, struct pb_ingest__dict *d)
+{
+  const int bad = pb_pack_get_i32(p);
+  d->status = bad ? PB_FAIL : PB_OK;
+  d->rows = pb_pack_get_i64(p);
+  d->n_sources = d->cap_sources = pb_ingest__dict_count(p, 8);
+  d->source = pb_calloc((size_t)d->n_sources + 1, sizeof *d->source);
+  d->src = pb_calloc((size_t)d->n_sources + 1, sizeof *d->src);
+  for (int32_t s = 0; s < d->n_sources; s++) {
+    struct pb_ingest__dsrc *x = &d->src[s];
+    d->source[s] = pb_pack_get_str(p);
+    x->g = -1;
+    x->max_class = pb_pack_get_i32(p);
+    x->n_conditions = x->cap_conditions = pb_ingest__dict_count(p, 8);
+    x->condition = pb_pack_get_strs(p, x->n_conditions);
+    x->n_images = x->cap_images = pb_ingest__dict_count(p, 8 + 4 + 1 + 8 + 8);
+    x->image = pb_pack_get_strs(p, x->n_images);
+    x->label = pb_pack_get_block(p, (size_t)x->n_images * sizeof *x->label);
+    x->split = pb_pack_get_block(p, (size_t)x->n_images);
+    x->line = pb_pack_get_block(p, (size_t)x->n_images * sizeof *x->line);
+    x->set_off = pb_pack_get_block(p, ((size_t)x->n_images + 1) * sizeof *x->set_off);
+    if (x->n_images > 0 && !p->short_read) {
+      const int64_t n_ids = x->set_off[x->n_images];
+      if (n_ids < 0 || (uint64_t)n_ids > (p->n - p->at) / sizeof *x->set_ids) p->short_read = 1;
+      else x->set_ids = pb_pack_get_block(p, (size_t)n_ids * sizeof *x->set_ids);
+    }
+    if (!d->source[s]) d->source[s] = pb_strdup(""); /* a short buffer (refused below): still a string */
+  }
+  d->n_models = d->cap_models = pb_ingest__dict_count(p, 8 + 8 + 8);
+  d->model = pb_pack_get_strs(p, d->n_models);
+  d->group = pb_pack_get_strs(p, d->n_models);
+  d->model_line = pb_pack_get_block(p, (size_t)d->n_models * sizeof *d->model_line);
+  d->model_g = pb_malloc(((size_t)d->n_models + 1) * sizeof *d->model_g);
+  for (int32_t m = 0; m < d->n_models; m++) d->model_g[m] = -1;
+  const int64_t n_range = p->short_read ? 0 : pb_pack_get_i64(p);
+  if (n_range >= 0 && (uint64_t)n_range <= (p->n - p->at) / sizeof *d->file.range) {
+    d->file.n_range = d->file.cap_range = n_range;
+    d->file.range = pb_pack_get_block(p, (size_t)n_range * sizeof *d->file.range);
+  } else {
+    p->short_read = 1;
+  }
+  return p->short_read ? PB_FAIL : PB_OK;
+}
+
+/* Rank 0: parts [@p mine, n) from the ranks that read them (each its run, packed in part order) into @p d. */
+static int pb_ingest__dict_gather(struct pb_ingest__ctx *ctx, struct pb_ingest__dict *d, int n, int mine)
+{
+  const int ranks = ctx->helpers + 1;
+  struct pb_pack p = {0};
+  int *count = pb_calloc((size_t)ranks, sizeof *count), *displ = pb_calloc((size_t)ranks, sizeof *displ);
+  int status = PB_OK, zero = 0;
+  MPI_Gather(&zero, 1, MPI_INT, count, 1, MPI_INT, 0, ctx->comm);
+  int64_t total = 0;
+  for (int r = 0; r < ranks; r++) {
+    displ[r] = (int)total;
+    total += count[r] < 0 ? 0 : count[r];
+    if (count[r] < 0 || total > INT32_MAX) status = PB_FAIL; /* a rank's parts too large to send: read serially */
+  }
+  p.buf = pb_malloc(total > 0 && status == PB_OK ? (size_t)total : 1);
+  p.n = p.cap = status == PB_OK ? (size_t)total : 0;
+  if (status != PB_OK) memset(count, 0, (size_t)ranks * sizeof *count);
+  MPI_Gatherv(NULL, 0, MPI_BYTE, p.buf, count, displ, MPI_BYTE, 0, ctx->comm);
+  for (int q = mine; q < n && status == PB_OK; q++) status = pb_ingest__dict_unpack(&p, &d[q]);
+  pb_pack_free(&p);
+  free(count);
+  free(displ);
+  return status;
+}
+
+int pb_ingest__dict_help(struct pb_ingest__ctx *ctx, const int64_t order[4], MPI_Comm comm)
+{
+  int rank, ranks;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const int n = (int)order[3], p0 = pb_ingest__dict_first(n, ranks, rank), p1 = pb_ingest__dict_first(n, ranks, rank + 1);
+  struct pb_ingest__dict *d = pb_calloc((size_t)n, sizeof *d);
+  struct pb_pack p = {0};
+  /* the file's header, as rank 0 read it: its columns for the parts' rows */
+  pb_ingest__use_file(ctx, (int)order[0]);
+  ctx->have_header = 0;
+  ctx->csv_lines = 0;
+  const int header = pb_ingest__read(ctx, pb_ingest__pass1_row, 0, 1, 1) == PB_OK && ctx->have_header;
+  const int status = header ? pb_ingest__dict_read(ctx, d, n, p0, p1, (off_t)order[1], (off_t)order[2]) : PB_FAIL;
+  for (int q = p0; q < p1; q++) {
+    if (status != PB_OK) d[q].status = PB_FAIL;
+    pb_ingest__dict_pack(&p, &d[q]);
+  }
+  if (pb_log_verbosity() >= 2) /* tests/mpi/ingest_ranks.sh: every rank reads parts */
+    pb_message("ingest: this rank read %d of pass 1's %d parts of %s", p1 - p0, n, ctx->path);
+  int count = p.n <= INT32_MAX ? (int)p.n : -1;
+  MPI_Gather(&count, 1, MPI_INT, NULL, 0, MPI_INT, 0, comm);
+  MPI_Gatherv(p.buf, count < 0 ? 0 : count, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, comm);
+  pb_pack_free(&p);
+  for (int q = 0; q < n; q++) pb_ingest__dict_free(&d[q]);
+  free(d);
+  return status;
+}
+
+/* The rows from @p data (the file's line @p line0) to @p size in parts (with
+ * ctx->helpers, rank 0's run of them here, the others' gathered), then merged
+ * in file order. */
+static int pb_ingest__dict_parts(struct pb_ingest__ctx *ctx, off_t data, off_t size, int64_t line0)
+{
+  const int ranks = ctx->helpers + 1, n = ranks * PB_INGEST__DICT_PARTS_PER_THREAD * omp_get_max_threads();
+  if (ranks > 1) { /* the helpers read this span too (pb_ingest__dict_help) */
+    int64_t order[4] = {ctx->cur, data, size, n};
+    pb_comm_bcast(order, 4, MPI_INT64_T, 0, ctx->comm);
+  }
+  struct pb_ingest__dict *d = pb_calloc((size_t)n, sizeof *d);
+  const int mine = pb_ingest__dict_first(n, ranks, 1);
+  int status = pb_ingest__dict_read(ctx, d, n, 0, mine, data, size);
+  if (ranks > 1 && pb_ingest__dict_gather(ctx, d, n, mine) != PB_OK) status = PB_FAIL;
   for (int p = 0; p < n && status == PB_OK; p++) {
-    if (d[p].status != PB_OK || d[p].c.csv_lines > 0 || pb_ingest__dict_merge(ctx, &d[p], line0) != PB_OK)
-      status = PB_FAIL;
+    if (d[p].status != PB_OK || pb_ingest__dict_merge(ctx, &d[p], line0) != PB_OK) status = PB_FAIL;
     line0 += d[p].rows;
   }
   for (int p = 0; p < n; p++) pb_ingest__dict_free(&d[p]);

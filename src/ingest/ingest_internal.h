@@ -101,6 +101,8 @@ struct pb_ingest__ctx {
   struct pb_ingest__win *win;           /* pass 2: the window being filled (ingest_window.c) */
   int32_t hint_source, hint_model;      /* last looked up (pb_ingest__lookup) */
   int32_t *lset_ids;                    /* scratch of ingest_lsets.c: one row's set */
+  int helpers;             /* rank 0 of an ingest over ranks: the other ranks of comm, which read pass 1's parts */
+  MPI_Comm comm;
 };
 
 /* One parsed record (names point into the reader's field buffers). */
@@ -161,6 +163,11 @@ void pb_ingest__range(struct pb_ingest__ctx *ctx, int32_t s, int32_t m, off_t of
 /* ingest_dict.c: pass 1's rows of ctx->file (@p header: the header's handler) in parts with dictionaries of
  * their own, merged; PB_FAIL, with no message that counts, whenever the serial pass must read it. */
 int pb_ingest__dict_file(struct pb_ingest__ctx *ctx, pb_ingest__row_fn header);
+/* Rank 0's order @p order = {file, first row's offset, end, parts} read on a helping rank of @p comm: its run
+ * of the parts, sent to rank 0 (pb_ingest__dict_file with ctx->helpers; docs/csv.md, "Ranks"). */
+int pb_ingest__dict_help(struct pb_ingest__ctx *ctx, const int64_t order[4], MPI_Comm comm);
+/* ingest.c: pass 1's handler of a row (the header first). */
+int pb_ingest__pass1_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
 /* ingest_parts.c: pass 1's rows of ctx->file (handler @p row, the header
  * first), with threads where it can (@p check: pb_ingest__check_row). */
 int pb_ingest__pass1_rows(struct pb_ingest__ctx *ctx, pb_ingest__row_fn row, pb_ingest__row_fn check);

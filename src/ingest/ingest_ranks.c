@@ -1,14 +1,15 @@
-/* `pairbound ingest` under mpirun: pass 2 shared by the ranks
+/* `pairbound ingest` under mpirun: both passes shared by the ranks
  * (include/pairbound/ingest.h, pb_ingest_files_comm; docs/csv.md, "Ranks").
  *
- * Pass 1 stays on rank 0: its dictionaries grow in file order, and the
- * checks of the set need all of them.  Pass 2, most of an ingest's work,
- * splits by the store's windows: after pass 1 every rank holds the same
- * dictionaries (sent whole, pairbound/pack.h) and the files' row ranges, so
- * every rank plans the same windows, reads only its own windows' spans of
- * the files, and writes those windows' chunks of the store itself.  No rank
- * holds another's records, and the files are read where the ranks run (a
- * file system every rank sees, as for every other input). */
+ * Pass 1's dictionaries grow in file order, and the checks of the set need
+ * all of them: every rank reads its run of the parts of each file
+ * (ingest_dict.c), and rank 0 merges them in file order.  Pass 2 splits by
+ * the store's windows: after pass 1 every rank holds the same dictionaries
+ * (sent whole, pairbound/pack.h) and the files' row ranges, so every rank
+ * plans the same windows, reads only its own windows' spans of the files,
+ * and writes those windows' chunks of the store itself.  No rank holds
+ * another's records, and the files are read where the ranks run (a file
+ * system every rank sees, as for every other input). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -86,35 +87,67 @@ static void pb_ingest__adopt(struct pb_ingest__ctx *ctx)
   pb_ingest__topk_alloc(ctx, meta->topk);
 }
 
-/* Rank 0: pass 1 and the checks of the set into @p ctx, the fast way
- * (@p fast) or the serial way. */
+/* Rank 0: pass 1 and the checks of the set into @p ctx, in parts (with
+ * @p helpers other ranks of @p comm reading theirs: ingest_dict.c) or the
+ * serial way. */
 static int pb_ingest__ranks_once(struct pb_ingest__ctx *ctx, int n, const char *const *paths,
                                  const struct pb_ingest_options *opt, struct pb_meta *meta, const char *store_path,
-                                 int fast)
+                                 int helpers, MPI_Comm comm)
 {
   pb_ingest__ctx_init(ctx, n, paths, store_path, opt, meta);
-  if (pb_ingest__pass1(ctx, fast ? pb_ingest__dict_file : NULL) != PB_OK) return PB_FAIL;
-  return pb_ingest__metadata(ctx);
+  ctx->helpers = helpers;
+  ctx->comm = comm;
+  const int status = pb_ingest__pass1(ctx, helpers >= 0 ? pb_ingest__dict_file : NULL);
+  ctx->helpers = 0;
+  return status == PB_OK ? pb_ingest__metadata(ctx) : PB_FAIL;
 }
 
-/* Rank 0: the output path checked, then pass 1 in parts, and where that
- * fails, the serial way, whose message counts (as pb_ingest__run's pass 1).
- * @p ctx and @p meta to free either way. */
+/* Rank 0: the output path checked, then pass 1 in parts read by every rank,
+ * and where that fails, the serial way with the threads of the node (the
+ * other ranks asleep), whose message counts, as pb_ingest__run's pass 1.
+ * Every rank's pb_ingest__help_pass1 ends with it.  @p ctx and @p meta to free
+ * either way. */
 static int pb_ingest__ranks_pass1(struct pb_ingest__ctx *ctx, int n, const char *const *paths,
-                                  const struct pb_ingest_options *opt, struct pb_meta *meta, const char *store_path)
+                                  const struct pb_ingest_options *opt, struct pb_meta *meta, const char *store_path,
+                                  MPI_Comm comm, int threads)
 {
-  if (pb_output_file_ok(store_path, PB_OUTPUT_STORE, paths, n, pb_output_force())) {
-    pb_ingest__ctx_init(ctx, n, paths, store_path, opt, meta);
-    return PB_FAIL;
-  }
-  int status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, 1);
+  int size;
+  MPI_Comm_size(comm, &size);
+  const int path_ok = pb_output_file_ok(store_path, PB_OUTPUT_STORE, paths, n, pb_output_force()) == PB_OK;
+  int status = PB_FAIL;
+  if (path_ok) status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, size - 1, comm);
+  else pb_ingest__ctx_init(ctx, n, paths, store_path, opt, meta);
+  int64_t done[4] = {-1, 0, 0, 0}; /* the helpers' last order */
+  pb_comm_bcast(done, 4, MPI_INT64_T, 0, comm);
+  if (!path_ok) return PB_FAIL;
   pb_ingest__say_pass1(status != PB_OK);
   if (status != PB_OK) {
+    const int own = omp_get_max_threads();
     pb_ingest__ctx_free(ctx);
     pb_meta_free(meta);
-    status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, 0);
+    omp_set_num_threads(threads);
+    status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, -1, comm);
+    omp_set_num_threads(own);
   }
   return status;
+}
+
+/* Any rank but 0 during pass 1: the parts of each file rank 0 orders read (pb_ingest__dict_help), until its
+ * last order. */
+static void pb_ingest__help_pass1(int n, const char *const *paths, const struct pb_ingest_options *opt,
+                                  const char *store_path, MPI_Comm comm)
+{
+  struct pb_ingest__ctx ctx;
+  struct pb_meta meta;
+  pb_ingest__ctx_init(&ctx, n, paths, store_path, opt, &meta);
+  for (;;) {
+    int64_t order[4];
+    pb_comm_bcast(order, 4, MPI_INT64_T, 0, comm);
+    if (order[0] < 0) break;
+    pb_ingest__dict_help(&ctx, order, comm);
+  }
+  pb_ingest__ctx_free(&ctx);
+  pb_meta_free(&meta);
 }
 
 /* Rank 0 alone runs pb_ingest_files with the threads of the ranks waiting on
@@ -158,22 +191,22 @@ int pb_ingest_files_comm(int n, const char *const *paths, const struct pb_ingest
   int spread = size > 1 && !(opt && opt->append); /* an append changes the store in place, on one process */
   for (int k = 0; k < n; k++)
     if (strcmp(paths[k], "-") == 0) spread = 0; /* stdin reaches rank 0 only */
-  if (rank == 0 && threads != omp_get_max_threads() && pb_log_verbosity() >= 2)
-    pb_message("ingest: rank 0 reads %swith %d threads, its own %d and those of the ranks waiting on its node",
-               spread ? "pass 1 " : "", threads, omp_get_max_threads());
-  if (!spread) return pb_ingest__alone(n, paths, opt, store_path, comm, threads);
+  if (!spread) {
+    if (rank == 0 && threads != omp_get_max_threads() && pb_log_verbosity() >= 2)
+      pb_message("ingest: rank 0 reads with %d threads, its own %d and those of the ranks waiting on its node",
+                 threads, omp_get_max_threads());
+    return pb_ingest__alone(n, paths, opt, store_path, comm, threads);
+  }
 
   struct pb_ingest__ctx ctx;
   struct pb_meta meta;
   struct pb_pack pack = {0};
   int go = 1;
+  const double t0 = MPI_Wtime();
+  if (rank != 0) pb_ingest__help_pass1(n, paths, opt, store_path, comm);
   if (rank == 0) {
-    const int own = omp_get_max_threads();
-    omp_set_num_threads(threads);
-    const double t0 = MPI_Wtime();
-    go = pb_ingest__ranks_pass1(&ctx, n, paths, opt, &meta, store_path) == PB_OK;
-    if (go && pb_log_verbosity() >= 2) pb_message("ingest: pass 1 on rank 0 in %.2f s", MPI_Wtime() - t0);
-    omp_set_num_threads(own);
+    go = pb_ingest__ranks_pass1(&ctx, n, paths, opt, &meta, store_path, comm, threads) == PB_OK;
+    if (go && pb_log_verbosity() >= 2) pb_message("ingest: pass 1 in %.2f s", MPI_Wtime() - t0);
     if (go) {
       pb_pack_meta(&pack, &meta);
       pb_ingest__pack_files(&pack, &ctx);

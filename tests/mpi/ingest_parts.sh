@@ -52,14 +52,20 @@ head -c -1 "$WORK/a.csv" > "$WORK/nonl.csv" # no line end after the last row: li
 OMP_NUM_THREADS=2 mpi_launch 1 "$PAIRBOUND" -v 2 ingest "$WORK/nonl.csv" $ROLES -o "$WORK/nonl.h5" 2> "$WORK/way_n.txt"
 check "no final line end: the serial pass" grep -q "pass 1 read again" "$WORK/way_n.txt"
 check "no final line end: the same store" same_h5 "$WORK/one1.h5" "$WORK/nonl.h5"
-# under 2 ranks x 1 thread rank 0 reads with the waiting rank's thread too (when it may run on 2 CPUs), in parts,
-# to the same store
+# under 2 ranks x 1 thread both ranks read pass 1's parts (docs/csv.md, "Ranks"), to the same store; where rank
+# 0 reads alone (--append), it takes the waiting rank's thread too (when it may run on 2 CPUs)
 # shellcheck disable=SC2086
 OMP_NUM_THREADS=1 mpi_launch 2 "$PAIRBOUND" -v 2 ingest "$WORK/a.csv" $ROLES -o "$WORK/r2.h5" 2> "$WORK/way_r.txt"
+check "2 ranks x 1 thread: pass 1 in parts" grep -q "pass 1 in parts" "$WORK/way_r.txt"
+# shellcheck disable=SC2046,SC2086
+pb 1 1 ingest $(sed -n "1,${half}p" "$WORK/list") $ROLES -o "$WORK/app_r.h5"
+# shellcheck disable=SC2046
+OMP_NUM_THREADS=1 mpi_launch 2 "$PAIRBOUND" -v 2 ingest $(sed -n "$((half + 1)),\$p" "$WORK/list") --append \
+  -o "$WORK/app_r.h5" 2> "$WORK/way_a.txt"
+check "2 ranks x 1 thread, --append: the same store" same_h5 "$WORK/one1.h5" "$WORK/app_r.h5"
 if [ "$(nproc)" -ge 2 ]; then
-  check "2 ranks x 1 thread: rank 0 reads with 2 threads" \
-    grep -q "rank 0 reads pass 1 with 2 threads, its own 1 and those of the ranks waiting on its node" "$WORK/way_r.txt"
-  check "2 ranks x 1 thread: pass 1 in parts" grep -q "pass 1 in parts" "$WORK/way_r.txt"
+  check "2 ranks x 1 thread, --append: rank 0 reads with 2 threads" \
+    grep -q "rank 0 reads with 2 threads, its own 1 and those of the ranks waiting on its node" "$WORK/way_a.txt"
 else
   echo "# one CPU: rank 0 keeps its own thread"
 fi

@@ -1,5 +1,6 @@
-# ingest under several ranks (docs/csv.md, "Ranks"): pass 1 on rank 0, pass 2
-# shared by the ranks, each reading and writing windows of its own.  The same
+# ingest under several ranks (docs/csv.md, "Ranks"): pass 1's parts read by
+# every rank and merged on rank 0, pass 2 shared by the ranks, each reading
+# and writing windows of its own.  The same
 # store at every layout and over TCP; every error the message one rank gives,
 # with nothing left behind; --append on rank 0 alone.
 . "$TOP_SRCDIR/tests/mpi/common.sh"
@@ -19,6 +20,12 @@ shared() {
       r = substr($1, 2, length($1) - 2); seen[r] = 1; if ($6 < 1) bad = 1; sum += $6; n = $10 }
     /\[0\] ingest: pass 2 shared by the ranks/ { ok = 1 }
     END { for (r = 0; r < np; r++) if (!(r in seen)) bad = 1; exit !(ok && !bad && sum == n && n >= np) }' "$2"
+}
+# parts1 NP LOG: every rank but 0 read parts of pass 1 (rank 0 its own, and merged them: "pass 1 in parts")
+parts1() {
+  awk -v np="$1" '/this rank read [0-9]+ of pass 1.s [0-9]+ parts/ { if ($6 > 0) seen[substr($1, 2, length($1) - 2)] = 1 }
+    /\[0\] ingest: pass 1 in parts/ { ok = 1 }
+    END { for (r = 1; r < np; r++) if (!(r in seen)) ok = 0; exit !ok }' "$2"
 }
 
 # shellcheck disable=SC2086 # ROLES is a list of words
@@ -40,6 +47,7 @@ for l in $LAYOUTS ${TCP_LAYOUT:+$TCP_LAYOUT/tcp}; do
   check "exit 0 at $where" test $? -eq 0
   check "store identical at $where" same_h5 "$WORK/one.h5" "$out.h5"
   check "every rank read windows of its own at $where" shared "$np" "$out.log"
+  check "every rank read parts of pass 1 at $where" parts1 "$np" "$out.log"
   "$PAIRBOUND" -v 0 export "$out.h5" -o "$out.csv"
   check "its export is the CSV byte for byte at $where" cmp -s "$WORK/a.csv" "$out.csv"
 done
@@ -48,6 +56,8 @@ done
 ingest_v 3 1 "$WORK/files3" $(cat "$WORK/list") $ROLES -o "$WORK/files3.h5"
 check "store from one file per model identical at 3 ranks" same_h5 "$WORK/one.h5" "$WORK/files3.h5"
 check "  ... with pass 2 shared" shared 3 "$WORK/files3.log"
+check "  ... and every rank reading parts of pass 1" parts1 3 "$WORK/files3.log"
+check "  ... of every file" test "$(grep -c '^\[2\] ingest: this rank read [0-9]* of pass 1' "$WORK/files3.log")" -eq "$(wc -l < "$WORK/list")"
 
 # a quoted field: pass 1 leaves the parts for the serial pass, and pass 2 is still shared
 awk 'NR == 5 { sub(/^[^,]*/, "\"&\"") } 1' "$WORK/a.csv" > "$WORK/quoted.csv"
@@ -64,9 +74,12 @@ k=$((n - 3))
 awk -F, -v k=$k 'BEGIN { OFS = "," } NR == k { $10 = "1.5" } 1' "$WORK/a.csv" > "$WORK/value.csv"
 awk -v k=$k 'NR == k { print } 1' "$WORK/a.csv" > "$WORK/duplicate.csv"
 awk -v k=$k 'NR != k' "$WORK/a.csv" > "$WORK/missing.csv"
-# a row that pass 1 refuses (its split), near the start
+# rows that pass 1 refuses: a split near the start (rank 0's part) and near the end (another rank's part), and an
+# image whose label differs from its earlier rows' (a conflict between parts, found where they are merged)
 sed '3s/,eval,/,test,/; 3s/,dev,/,test,/' "$WORK/a.csv" > "$WORK/split.csv"
-for e in value duplicate missing split; do
+sed "${k}s/,eval,/,test,/; ${k}s/,dev,/,test,/" "$WORK/a.csv" > "$WORK/late_split.csv"
+awk -F, -v k=$k 'BEGIN { OFS = "," } NR == k { $6 = ($6 + 1) % 3 } 1' "$WORK/a.csv" > "$WORK/label.csv"
+for e in value duplicate missing split late_split label; do
   # shellcheck disable=SC2086
   pb 1 1 ingest "$WORK/$e.csv" $ROLES -o "$WORK/$e.h5" 2> "$WORK/$e.1.err"
   check "$e: exit 1 at 1 rank" test $? -eq 1
@@ -85,6 +98,11 @@ check "value: found by a rank, then read again on rank 0 alone" \
   grep -qF "[0] ingest: pass 2 read again on rank 0 alone" "$WORK/value.3.log"
 check "value: its message names the line" grep -qF "value.csv:$k: column 'smax': 1.5 outside [0, 1]" "$WORK/value.1.err"
 check "split: refused by pass 1 on rank 0, no pass 2" sh -c "! grep -q 'pass 2' '$WORK/split.3.log'"
+for e in late_split label; do
+  check "$e: refused by pass 1 in parts (another rank's), read again in file order" \
+    grep -qF "[0] ingest: pass 1 read again in file order" "$WORK/$e.3.log"
+  check "$e: no pass 2" sh -c "! grep -q 'pass 2' '$WORK/$e.3.log'"
+done
 
 # --append and stdin: rank 0 alone, the same stores
 head -1 "$WORK/a.csv" > "$WORK/base.csv"
