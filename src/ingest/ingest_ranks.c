@@ -87,17 +87,18 @@ static void pb_ingest__adopt(struct pb_ingest__ctx *ctx)
   pb_ingest__topk_alloc(ctx, meta->topk);
 }
 
-/* Rank 0: pass 1 and the checks of the set into @p ctx, in parts (with
- * @p helpers other ranks of @p comm reading theirs: ingest_dict.c) or the
- * serial way. */
+/* Rank 0: pass 1 and the checks of the set into @p ctx, in parts read by
+ * every rank of @p comm (@p parts: ingest_dict.c), or the serial way. */
 static int pb_ingest__ranks_once(struct pb_ingest__ctx *ctx, int n, const char *const *paths,
                                  const struct pb_ingest_options *opt, struct pb_meta *meta, const char *store_path,
-                                 int helpers, MPI_Comm comm)
+                                 int parts, MPI_Comm comm)
 {
+  int size;
+  MPI_Comm_size(comm, &size);
   pb_ingest__ctx_init(ctx, n, paths, store_path, opt, meta);
-  ctx->helpers = helpers;
+  ctx->helpers = size - 1;
   ctx->comm = comm;
-  const int status = pb_ingest__pass1(ctx, helpers >= 0 ? pb_ingest__dict_file : NULL);
+  const int status = pb_ingest__pass1(ctx, parts ? pb_ingest__dict_file : NULL);
   ctx->helpers = 0;
   return status == PB_OK ? pb_ingest__metadata(ctx) : PB_FAIL;
 }
@@ -111,11 +112,9 @@ static int pb_ingest__ranks_pass1(struct pb_ingest__ctx *ctx, int n, const char 
                                   const struct pb_ingest_options *opt, struct pb_meta *meta, const char *store_path,
                                   MPI_Comm comm, int threads)
 {
-  int size;
-  MPI_Comm_size(comm, &size);
   const int path_ok = pb_output_file_ok(store_path, PB_OUTPUT_STORE, paths, n, pb_output_force()) == PB_OK;
   int status = PB_FAIL;
-  if (path_ok) status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, size - 1, comm);
+  if (path_ok) status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, 1, comm);
   else pb_ingest__ctx_init(ctx, n, paths, store_path, opt, meta);
   int64_t done[4] = {-1, 0, 0, 0}; /* the helpers' last order */
   pb_comm_bcast(done, 4, MPI_INT64_T, 0, comm);
@@ -126,7 +125,7 @@ static int pb_ingest__ranks_pass1(struct pb_ingest__ctx *ctx, int n, const char 
     pb_ingest__ctx_free(ctx);
     pb_meta_free(meta);
     omp_set_num_threads(threads);
-    status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, -1, comm);
+    status = pb_ingest__ranks_once(ctx, n, paths, opt, meta, store_path, 0, comm);
     omp_set_num_threads(own);
   }
   return status;
