@@ -20,7 +20,8 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 
 # io NAME BYTES ROWS NP THREADS [PREP] -- ARGS...: REPEAT runs of pairbound ARGS (after the shell
 # command PREP and a sync, untimed: a run does not pay for the write-back of the gigabytes the run
-# before it or PREP left dirty), medians of wall and peak RSS; BYTES of CSV and ROWS moved
+# before it or PREP left dirty), medians of wall and peak RSS; BYTES of CSV and ROWS moved; the
+# ranks bound as BIND says (mpirun --bind-to, default none)
 io() {
   local name=$1 bytes=$2 rows=$3 np=$4 th=$5 prep=$6
   shift 7
@@ -29,7 +30,7 @@ io() {
     eval "$prep"
     sync
     OMP_NUM_THREADS=$th /usr/bin/time -f '%e %M' -o "$W/one" \
-      mpirun --oversubscribe --bind-to none -np "$np" "$PB" -v 0 "$@" > /dev/null 2> "$W/log" || { cat "$W/log"; exit 1; }
+      mpirun --oversubscribe --bind-to "${BIND:-none}" -np "$np" "$PB" -v 0 "$@" > /dev/null 2> "$W/log" || { cat "$W/log"; exit 1; }
     cat "$W/one" >> "$W/t"
   done
   local wall rss
@@ -67,8 +68,10 @@ floor "write floor, O_DIRECT" oflag=direct
 io "export" "$BYTES" "$ROWS" 1 2 : -- export "$STORE" -o "$W/e.csv" --force
 io "export 2 ranks" "$BYTES" "$ROWS" 2 1 : -- export "$STORE" -o "$W/e.csv" --force
 io "ingest (one file)" "$BYTES" "$ROWS" 1 2 : -- ingest "$W/p.csv" -o "$W/i.h5" --force
-# the CSV read on rank 0; the others wait for its verdict
+# both passes shared by the ranks (docs/csv.md, "Ranks"); then each rank bound to a core, as ranks on
+# nodes of their own are: rank 0 cannot take the other's core for what it reads alone
 io "ingest (one file) 2 ranks" "$BYTES" "$ROWS" 2 1 : -- ingest "$W/p.csv" -o "$W/i.h5" --force
+BIND=core io "ingest 2 ranks, a core each" "$BYTES" "$ROWS" 2 1 : -- ingest "$W/p.csv" -o "$W/i.h5" --force
 mkdir -p "$W/models"
 awk -F, -v dir="$W/models" 'NR == 1 { h = $0; next }
   !($1 in f) { f[$1] = sprintf("%s/model%03d.csv", dir, n++); print h > f[$1]; print f[$1] > (dir "/list") }
