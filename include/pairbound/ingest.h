@@ -92,8 +92,9 @@ int pb_ingest_files(int n, const char *const *paths, const struct pb_ingest_opti
 
 /**
  * Collective over @p comm (`pairbound ingest` under mpirun): pb_ingest_files
- * with both passes shared by the ranks.  Pass 1: every rank reads its run of
- * each file's parts, and rank 0 merges the parts' dictionaries in file order
+ * with both passes shared by the ranks.  Pass 1: every rank reads and merges
+ * its run of each file's parts, and rank 0 merges the ranks' dictionaries in
+ * file order
  * (where any part fails, rank 0 reads pass 1 again alone, with the threads of
  * its node, whose message is given); the dictionaries and each file's row
  * ranges reach every rank; the store is created over the ranks, and each

@@ -24,9 +24,10 @@
  *
  * Under mpirun (pb_ingest_files_comm) the parts are the ranks' too: rank 0
  * sends each file's span to the other ranks (pb_ingest__dict_help), every
- * rank reads its run of the parts, and rank 0 gathers them (their
- * dictionaries, packed: names, no record) and merges every part in file
- * order as above.  A helping rank's global dictionaries stay empty, so its
+ * rank reads its run of the parts and merges them in file order as above
+ * (into a context of its own), and rank 0 gathers one dictionary per rank
+ * (packed: names, no record) and merges its own parts and those in file
+ * order.  A helping rank's global dictionaries stay empty, so its
  * parts hold every name they meet as new; the merge finds each by name
  * (a conflict with an earlier file is then refused at the merge instead). */
 #include "config.h"
@@ -379,36 +380,6 @@ static int pb_ingest__dict_first(int n, int size, int r) { return (int)((int64_t
 
 /* ------------------------------------------------ parts over the ranks */
 
-/* What the merge reads of part @p d. */
-static void pb_ingest__dict_pack(struct pb_pack *p, const struct pb_ingest__dict *d)
-{
-  pb_pack_i32(p, d->status != PB_OK || d->c.csv_lines > 0);
-  pb_pack_i64(p, d->rows);
-  pb_pack_i32(p, d->n_sources);
-  for (int32_t s = 0; s < d->n_sources; s++) {
-    const struct pb_ingest__dsrc *x = &d->src[s];
-    pb_pack_str(p, d->source[s]);
-    pb_pack_i32(p, x->max_class);
-    pb_pack_i32(p, x->n_conditions);
-    pb_pack_strs(p, x->condition, x->n_conditions);
-    pb_pack_i32(p, x->n_images);
-    pb_pack_strs(p, x->image, x->n_images);
-    pb_pack_put(p, x->label, (size_t)x->n_images * sizeof *x->label);
-    pb_pack_put(p, x->split, (size_t)x->n_images);
-    pb_pack_put(p, x->line, (size_t)x->n_images * sizeof *x->line);
-    if (x->n_images > 0) {
-      pb_pack_put(p, x->set_off, ((size_t)x->n_images + 1) * sizeof *x->set_off);
-      pb_pack_put(p, x->set_ids, (size_t)x->set_off[x->n_images] * sizeof *x->set_ids);
-    }
-  }
-  pb_pack_i32(p, d->n_models);
-  pb_pack_strs(p, d->model, d->n_models);
-  pb_pack_strs(p, d->group, d->n_models);
-  pb_pack_put(p, d->model_line, (size_t)d->n_models * sizeof *d->model_line);
-  pb_pack_i64(p, d->file.n_range);
-  pb_pack_put(p, d->file.range, (size_t)d->file.n_range * sizeof *d->file.range);
-}
-
 /* A count read back: at most what the rest of the buffer could hold at @p unit bytes each. */
 static int32_t pb_ingest__dict_count(struct pb_pack *p, size_t unit)
 {
@@ -418,7 +389,8 @@ static int32_t pb_ingest__dict_count(struct pb_pack *p, size_t unit)
   return 0;
 }
 
-/* Part @p d as another rank packed it: every name new (no global index: the merge looks each up by name). */
+/* A part as another rank packed it (pb_ingest__pack_run): every name new (no global index: the merge looks each
+ * up by name). */
 static int pb_ingest__dict_unpack(struct pb_pack *p, struct pb_ingest__dict *d)
 {
   const int bad = pb_pack_get_i32(p);
@@ -463,8 +435,8 @@ static int pb_ingest__dict_unpack(struct pb_pack *p, struct pb_ingest__dict *d)
   return p->short_read ? PB_FAIL : PB_OK;
 }
 
-/* Rank 0: parts [@p mine, n) from the ranks that read them (each its run, packed in part order) into @p d. */
-static int pb_ingest__dict_gather(struct pb_ingest__ctx *ctx, struct pb_ingest__dict *d, int n, int mine)
+/* Rank 0: each other rank's run of the parts, merged there (pb_ingest__dict_help), into @p d[0..helpers). */
+static int pb_ingest__dict_gather(struct pb_ingest__ctx *ctx, struct pb_ingest__dict *d)
 {
   const int ranks = ctx->helpers + 1;
   struct pb_pack p = {0};
@@ -481,11 +453,47 @@ static int pb_ingest__dict_gather(struct pb_ingest__ctx *ctx, struct pb_ingest__
   p.n = p.cap = status == PB_OK ? (size_t)total : 0;
   if (status != PB_OK) memset(count, 0, (size_t)ranks * sizeof *count);
   MPI_Gatherv(NULL, 0, MPI_BYTE, p.buf, count, displ, MPI_BYTE, 0, ctx->comm);
-  for (int q = mine; q < n && status == PB_OK; q++) status = pb_ingest__dict_unpack(&p, &d[q]);
+  for (int q = 0; q < ctx->helpers && status == PB_OK; q++) status = pb_ingest__dict_unpack(&p, &d[q]);
   pb_pack_free(&p);
   free(count);
   free(displ);
   return status;
+}
+
+/* A helper's run of parts merged into @p run (a context of its own, the current file's), packed as one part
+ * (pb_ingest__dict_pack's layout: sources, models and ranges in the run's indices, its lines from 1); when
+ * @p bad, a failed part with nothing in it. */
+static void pb_ingest__pack_run(struct pb_pack *p, const struct pb_ingest__ctx *run, int64_t rows, int bad)
+{
+  const struct pb_meta *meta = run->meta;
+  const int32_t n_sources = bad ? 0 : meta->n_sources, n_models = bad ? 0 : meta->n_models;
+  pb_pack_i32(p, bad);
+  pb_pack_i64(p, rows);
+  pb_pack_i32(p, n_sources);
+  for (int32_t s = 0; s < n_sources; s++) {
+    const struct pb_source *src = &meta->sources[s];
+    const int32_t n = src->n_images;
+    pb_pack_str(p, src->name);
+    pb_pack_i32(p, run->src[s].max_class);
+    pb_pack_i32(p, src->n_conditions);
+    pb_pack_strs(p, src->conditions, src->n_conditions);
+    pb_pack_i32(p, n);
+    pb_pack_strs(p, src->image_ids, n);
+    pb_pack_put(p, src->labels, (size_t)n * sizeof *src->labels);
+    pb_pack_put(p, src->split, (size_t)n);
+    pb_pack_put(p, run->src[s].image_line, (size_t)n * sizeof *run->src[s].image_line);
+    if (n > 0) { /* every image has its set (pb_ingest__lsets_put), empty or not */
+      pb_pack_put(p, src->lset_off, ((size_t)n + 1) * sizeof *src->lset_off);
+      pb_pack_put(p, src->lset_ids, (size_t)src->lset_off[n] * sizeof *src->lset_ids);
+    }
+  }
+  pb_pack_i32(p, n_models);
+  pb_pack_strs(p, meta->model_ids, n_models);
+  pb_pack_strs(p, meta->model_groups, n_models);
+  pb_pack_put(p, run->model_line, (size_t)n_models * sizeof *run->model_line);
+  const struct pb_ingest__file *f = run->file;
+  pb_pack_i64(p, bad ? 0 : f->n_range);
+  pb_pack_put(p, f->range, (size_t)(bad ? 0 : f->n_range) * sizeof *f->range);
 }
 
 int pb_ingest__dict_help(struct pb_ingest__ctx *ctx, const int64_t order[4], MPI_Comm comm)
@@ -501,11 +509,25 @@ int pb_ingest__dict_help(struct pb_ingest__ctx *ctx, const int64_t order[4], MPI
   ctx->have_header = 0;
   ctx->csv_lines = 0;
   const int header = pb_ingest__read(ctx, pb_ingest__pass1_row, 0, 1, 1) == PB_OK && ctx->have_header;
-  const int status = header ? pb_ingest__dict_read(ctx, d, n, p0, p1, (off_t)order[1], (off_t)order[2]) : PB_FAIL;
-  for (int q = p0; q < p1; q++) {
-    if (status != PB_OK) d[q].status = PB_FAIL;
-    pb_ingest__dict_pack(&p, &d[q]);
+  int status = header ? pb_ingest__dict_read(ctx, d, n, p0, p1, (off_t)order[1], (off_t)order[2]) : PB_FAIL;
+  /* the run merged here, in file order, as rank 0 would merge it: rank 0 then gathers one dictionary per rank,
+   * each name once, not one per part */
+  struct pb_ingest__ctx run;
+  struct pb_meta run_meta;
+  const char **paths = pb_malloc((size_t)ctx->n_files * sizeof *paths);
+  for (int k = 0; k < ctx->n_files; k++) paths[k] = ctx->files[k].path;
+  pb_ingest__ctx_init(&run, ctx->n_files, paths, ctx->spool_base, ctx->opt, &run_meta);
+  pb_ingest__use_file(&run, (int)order[0]);
+  int64_t line = 1, rows = 0;
+  for (int q = p0; q < p1 && status == PB_OK; q++) {
+    if (pb_ingest__dict_merge(&run, &d[q], line) != PB_OK) status = PB_FAIL; /* (a failed part: status already) */
+    line += d[q].rows;
   }
+  for (int q = p0; q < p1; q++) rows += d[q].rows;
+  pb_ingest__pack_run(&p, &run, rows, status != PB_OK);
+  pb_ingest__ctx_free(&run);
+  pb_meta_free(&run_meta);
+  free(paths);
   if (pb_log_verbosity() >= 2) /* tests/mpi/ingest_ranks.sh: every rank reads parts */
     pb_message("ingest: this rank read %d of pass 1's %d parts of %s", p1 - p0, n, ctx->path);
   int count = p.n <= INT32_MAX ? (int)p.n : -1;
@@ -527,15 +549,16 @@ static int pb_ingest__dict_parts(struct pb_ingest__ctx *ctx, off_t data, off_t s
     int64_t order[4] = {ctx->cur, data, size, n};
     pb_comm_bcast(order, 4, MPI_INT64_T, 0, ctx->comm);
   }
-  struct pb_ingest__dict *d = pb_calloc((size_t)n, sizeof *d);
-  const int mine = pb_ingest__dict_first(n, ranks, 1);
+  /* rank 0's own parts, then one merged run of parts per helper */
+  const int mine = pb_ingest__dict_first(n, ranks, 1), all = mine + ranks - 1;
+  struct pb_ingest__dict *d = pb_calloc((size_t)all, sizeof *d);
   int status = pb_ingest__dict_read(ctx, d, n, 0, mine, data, size);
-  if (ranks > 1 && pb_ingest__dict_gather(ctx, d, n, mine) != PB_OK) status = PB_FAIL;
-  for (int p = 0; p < n && status == PB_OK; p++) {
+  if (ranks > 1 && pb_ingest__dict_gather(ctx, d + mine) != PB_OK) status = PB_FAIL;
+  for (int p = 0; p < all && status == PB_OK; p++) {
     if (d[p].status != PB_OK || pb_ingest__dict_merge(ctx, &d[p], line0) != PB_OK) status = PB_FAIL;
     line0 += d[p].rows;
   }
-  for (int p = 0; p < n; p++) pb_ingest__dict_free(&d[p]);
+  for (int p = 0; p < all; p++) pb_ingest__dict_free(&d[p]);
   free(d);
   return status;
 }

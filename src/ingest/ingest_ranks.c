@@ -2,8 +2,8 @@
  * (include/pairbound/ingest.h, pb_ingest_files_comm; docs/csv.md, "Ranks").
  *
  * Pass 1's dictionaries grow in file order, and the checks of the set need
- * all of them: every rank reads its run of the parts of each file
- * (ingest_dict.c), and rank 0 merges them in file order.  Pass 2 splits by
+ * all of them: every rank reads and merges its run of the parts of each
+ * file (ingest_dict.c), and rank 0 merges the ranks' runs in file order.  Pass 2 splits by
  * the store's windows: after pass 1 every rank holds the same dictionaries
  * (sent whole, pairbound/pack.h) and the files' row ranges, so every rank
  * plans the same windows, reads only its own windows' spans of the files,
