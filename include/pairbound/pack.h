@@ -37,6 +37,9 @@ int64_t pb_pack_get_i64(struct pb_pack *p);
 char *pb_pack_get_str(struct pb_pack *p);
 /** @p n strings into a new array of them. */
 char **pb_pack_get_strs(struct pb_pack *p, int32_t n);
+/** A count packed with pb_pack_i64 of items of @p unit bytes each that follow it: 0 and a short read when it is
+ * negative or more than the rest of the buffer could hold. */
+int64_t pb_pack_get_count(struct pb_pack *p, size_t unit);
 /** @p n bytes into a new block (NULL for none). */
 void *pb_pack_get_block(struct pb_pack *p, size_t n);
 

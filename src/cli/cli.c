@@ -506,8 +506,7 @@ static int pb_cli__ingest(struct pb_cli *cli, struct pb_cli_args *a)
   a->ingest.provenance = cli->provenance;
   pb_env_int(PB_ENV_INGEST_WINDOW_BYTES, 1, INT64_MAX, &a->ingest.window_bytes); /* unset: the default */
   pb_cli__signals(cli, a->output, "to write it, repeat the same command");
-  /* pass 1 on rank 0 (the others asleep, it takes their threads on its node), pass 2 shared by the ranks
-   * (docs/csv.md, "Ranks") */
+  /* both passes shared by the ranks; rank 0 alone where it must be (docs/csv.md, "Ranks") */
   const char **paths = pb_malloc((size_t)(a->n_more + 1) * sizeof *paths);
   paths[0] = a->operand;
   for (int k = 0; k < a->n_more; k++) paths[k + 1] = a->more[k];

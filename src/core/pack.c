@@ -88,6 +88,14 @@ char **pb_pack_get_strs(struct pb_pack *p, int32_t n)
   return v;
 }
 
+int64_t pb_pack_get_count(struct pb_pack *p, size_t unit)
+{
+  const int64_t n = pb_pack_get_i64(p);
+  if (!p->short_read && n >= 0 && (uint64_t)n <= (p->n - p->at) / (unit ? unit : 1)) return n;
+  p->short_read = 1;
+  return 0;
+}
+
 void *pb_pack_get_block(struct pb_pack *p, size_t n)
 {
   if (n == 0) return NULL;

@@ -380,58 +380,43 @@ static int pb_ingest__dict_first(int n, int size, int r) { return (int)((int64_t
 
 /* ------------------------------------------------ parts over the ranks */
 
-/* A count read back: at most what the rest of the buffer could hold at @p unit bytes each. */
-static int32_t pb_ingest__dict_count(struct pb_pack *p, size_t unit)
-{
-  const int64_t n = p->short_read ? 0 : pb_pack_get_i32(p);
-  if (n >= 0 && (uint64_t)n <= (p->n - p->at) / unit) return (int32_t)n;
-  p->short_read = 1;
-  return 0;
-}
-
-/* A part as another rank packed it (pb_ingest__pack_run): every name new (no global index: the merge looks each
- * up by name). */
+/* A part as another rank packed it (pb_ingest__pack_run): its names, labels, splits and label sets as a store's
+ * metadata (pairbound/pack.h), which become the part's own; every name new (no global index: the merge looks
+ * each up by name). */
 static int pb_ingest__dict_unpack(struct pb_pack *p, struct pb_ingest__dict *d)
 {
-  const int bad = pb_pack_get_i32(p);
-  d->status = bad ? PB_FAIL : PB_OK;
+  struct pb_meta m;
+  d->status = pb_pack_get_i32(p) ? PB_FAIL : PB_OK;
   d->rows = pb_pack_get_i64(p);
-  d->n_sources = d->cap_sources = pb_ingest__dict_count(p, 8);
-  d->source = pb_calloc((size_t)d->n_sources + 1, sizeof *d->source);
-  d->src = pb_calloc((size_t)d->n_sources + 1, sizeof *d->src);
-  for (int32_t s = 0; s < d->n_sources; s++) {
+  if (pb_pack_get_meta(p, &m) != PB_OK) return PB_FAIL;
+  d->n_sources = d->cap_sources = m.n_sources;
+  d->source = pb_calloc((size_t)m.n_sources + 1, sizeof *d->source);
+  d->src = pb_calloc((size_t)m.n_sources + 1, sizeof *d->src);
+  for (int32_t s = 0; s < m.n_sources; s++) {
+    struct pb_source *so = &m.sources[s];
     struct pb_ingest__dsrc *x = &d->src[s];
-    d->source[s] = pb_pack_get_str(p);
-    x->g = -1;
+    d->source[s] = so->name;
+    *x = (struct pb_ingest__dsrc){.g = -1, .n_conditions = so->n_conditions, .cap_conditions = so->n_conditions,
+                                  .condition = so->conditions, .n_images = so->n_images,
+                                  .cap_images = so->n_images, .image = so->image_ids, .label = so->labels,
+                                  .split = so->split, .set_off = so->lset_off, .set_ids = so->lset_ids};
+    so->name = NULL, so->conditions = so->image_ids = NULL, so->labels = NULL, so->split = NULL;
+    so->lset_off = NULL, so->lset_ids = NULL, so->n_conditions = so->n_images = 0; /* the part's now */
     x->max_class = pb_pack_get_i32(p);
-    x->n_conditions = x->cap_conditions = pb_ingest__dict_count(p, 8);
-    x->condition = pb_pack_get_strs(p, x->n_conditions);
-    x->n_images = x->cap_images = pb_ingest__dict_count(p, 8 + 4 + 1 + 8 + 8);
-    x->image = pb_pack_get_strs(p, x->n_images);
-    x->label = pb_pack_get_block(p, (size_t)x->n_images * sizeof *x->label);
-    x->split = pb_pack_get_block(p, (size_t)x->n_images);
     x->line = pb_pack_get_block(p, (size_t)x->n_images * sizeof *x->line);
-    x->set_off = pb_pack_get_block(p, ((size_t)x->n_images + 1) * sizeof *x->set_off);
-    if (x->n_images > 0 && !p->short_read) {
-      const int64_t n_ids = x->set_off[x->n_images];
-      if (n_ids < 0 || (uint64_t)n_ids > (p->n - p->at) / sizeof *x->set_ids) p->short_read = 1;
-      else x->set_ids = pb_pack_get_block(p, (size_t)n_ids * sizeof *x->set_ids);
-    }
-    if (!d->source[s]) d->source[s] = pb_strdup(""); /* a short buffer (refused below): still a string */
+    if (x->n_images > 0 && !x->set_off) p->short_read = 1; /* every image of a run has its set */
   }
-  d->n_models = d->cap_models = pb_ingest__dict_count(p, 8 + 8 + 8);
-  d->model = pb_pack_get_strs(p, d->n_models);
-  d->group = pb_pack_get_strs(p, d->n_models);
+  d->n_models = d->cap_models = m.n_models;
+  d->model = m.model_ids;
+  d->group = m.model_groups;
+  m.model_ids = m.model_groups = NULL;
+  m.n_models = 0;
   d->model_line = pb_pack_get_block(p, (size_t)d->n_models * sizeof *d->model_line);
   d->model_g = pb_malloc(((size_t)d->n_models + 1) * sizeof *d->model_g);
-  for (int32_t m = 0; m < d->n_models; m++) d->model_g[m] = -1;
-  const int64_t n_range = p->short_read ? 0 : pb_pack_get_i64(p);
-  if (n_range >= 0 && (uint64_t)n_range <= (p->n - p->at) / sizeof *d->file.range) {
-    d->file.n_range = d->file.cap_range = n_range;
-    d->file.range = pb_pack_get_block(p, (size_t)n_range * sizeof *d->file.range);
-  } else {
-    p->short_read = 1;
-  }
+  for (int32_t k = 0; k < d->n_models; k++) d->model_g[k] = -1;
+  d->file.n_range = d->file.cap_range = pb_pack_get_count(p, sizeof *d->file.range);
+  d->file.range = pb_pack_get_block(p, (size_t)d->file.n_range * sizeof *d->file.range);
+  pb_meta_free(&m);
   return p->short_read ? PB_FAIL : PB_OK;
 }
 
@@ -460,40 +445,26 @@ static int pb_ingest__dict_gather(struct pb_ingest__ctx *ctx, struct pb_ingest__
   return status;
 }
 
-/* A helper's run of parts merged into @p run (a context of its own, the current file's), packed as one part
- * (pb_ingest__dict_pack's layout: sources, models and ranges in the run's indices, its lines from 1); when
- * @p bad, a failed part with nothing in it. */
+/* A helper's run of parts merged into @p run (a context of its own, the current file's), packed as one part:
+ * the run's metadata (pb_pack_meta: its sources with their conditions, images, labels, splits and label sets,
+ * its models and groups), then what the merge needs beside it, each source's largest class and images' first
+ * lines, the models' first lines and the ranges (in the run's indices, lines from 1); when @p bad, a failed part
+ * with nothing in it. */
 static void pb_ingest__pack_run(struct pb_pack *p, const struct pb_ingest__ctx *run, int64_t rows, int bad)
 {
-  const struct pb_meta *meta = run->meta;
-  const int32_t n_sources = bad ? 0 : meta->n_sources, n_models = bad ? 0 : meta->n_models;
+  static const struct pb_meta none;
+  const struct pb_meta *meta = bad ? &none : run->meta;
   pb_pack_i32(p, bad);
   pb_pack_i64(p, rows);
-  pb_pack_i32(p, n_sources);
-  for (int32_t s = 0; s < n_sources; s++) {
-    const struct pb_source *src = &meta->sources[s];
-    const int32_t n = src->n_images;
-    pb_pack_str(p, src->name);
+  pb_pack_meta(p, meta);
+  for (int32_t s = 0; s < meta->n_sources; s++) {
     pb_pack_i32(p, run->src[s].max_class);
-    pb_pack_i32(p, src->n_conditions);
-    pb_pack_strs(p, src->conditions, src->n_conditions);
-    pb_pack_i32(p, n);
-    pb_pack_strs(p, src->image_ids, n);
-    pb_pack_put(p, src->labels, (size_t)n * sizeof *src->labels);
-    pb_pack_put(p, src->split, (size_t)n);
-    pb_pack_put(p, run->src[s].image_line, (size_t)n * sizeof *run->src[s].image_line);
-    if (n > 0) { /* every image has its set (pb_ingest__lsets_put), empty or not */
-      pb_pack_put(p, src->lset_off, ((size_t)n + 1) * sizeof *src->lset_off);
-      pb_pack_put(p, src->lset_ids, (size_t)src->lset_off[n] * sizeof *src->lset_ids);
-    }
+    pb_pack_put(p, run->src[s].image_line, (size_t)meta->sources[s].n_images * sizeof *run->src[s].image_line);
   }
-  pb_pack_i32(p, n_models);
-  pb_pack_strs(p, meta->model_ids, n_models);
-  pb_pack_strs(p, meta->model_groups, n_models);
-  pb_pack_put(p, run->model_line, (size_t)n_models * sizeof *run->model_line);
-  const struct pb_ingest__file *f = run->file;
-  pb_pack_i64(p, bad ? 0 : f->n_range);
-  pb_pack_put(p, f->range, (size_t)(bad ? 0 : f->n_range) * sizeof *f->range);
+  pb_pack_put(p, run->model_line, (size_t)meta->n_models * sizeof *run->model_line);
+  const int64_t n_range = bad ? 0 : run->file->n_range;
+  pb_pack_i64(p, n_range);
+  pb_pack_put(p, run->file->range, (size_t)n_range * sizeof *run->file->range);
 }
 
 int pb_ingest__dict_help(struct pb_ingest__ctx *ctx, const int64_t order[4], MPI_Comm comm)

@@ -184,6 +184,8 @@ void pb_ingest__say_pass1(int again);
 /* ingest_window.c: after pass 1, the store's provenance text (the options', after --append the store's too) and
  * the metadata's last checks, refused in the name of the whole input. */
 int pb_ingest__metadata(struct pb_ingest__ctx *ctx);
+/* ingest_window.c: the bytes of one window of pass 2 into a store (opt->window_bytes, else PB_INGEST_WINDOW_BYTES). */
+int64_t pb_ingest__window_budget(const struct pb_ingest_options *opt);
 /* Pass 2 over the ranks of @p comm into @p st, created over them: PB_OK, PB_FAIL (a write; its message) or
  * PB_INGEST__AGAIN (any row refused, duplicate or missing record on any rank; no message). */
 int pb_ingest__pass2_ranks(struct pb_ingest__ctx *ctx, int64_t budget, struct pb_store *st, MPI_Comm comm);

@@ -59,11 +59,7 @@ static void pb_ingest__get_files(struct pb_pack *p, struct pb_ingest__ctx *ctx)
     pb_pack_get(p, f->topk_prob_col, (size_t)K * sizeof *f->topk_prob_col);
     pb_pack_get(p, f->sum_col, sizeof f->sum_col);
     f->labels_col = pb_pack_get_i32(p);
-    f->n_range = f->cap_range = pb_pack_get_i64(p);
-    if (f->n_range < 0 || (uint64_t)f->n_range > (p->n - p->at) / sizeof *f->range) {
-      f->n_range = f->cap_range = 0;
-      p->short_read = 1;
-    }
+    f->n_range = f->cap_range = pb_pack_get_count(p, sizeof *f->range);
     f->range = pb_pack_get_block(p, (size_t)f->n_range * sizeof *f->range);
   }
 }
@@ -173,8 +169,7 @@ static int pb_ingest__ranks_pass2(struct pb_ingest__ctx *ctx, const char *store_
 {
   struct pb_store *st = NULL;
   if (pb_store_create(store_path, comm, ctx->meta, &st) != PB_OK) return PB_FAIL;
-  const int64_t window = ctx->opt && ctx->opt->window_bytes > 0 ? ctx->opt->window_bytes : PB_INGEST_WINDOW_BYTES;
-  const int status = pb_ingest__pass2_ranks(ctx, window, st, comm);
+  const int status = pb_ingest__pass2_ranks(ctx, pb_ingest__window_budget(ctx->opt), st, comm);
   if (status == PB_OK) return pb_store_commit(st); /* closes the store either way */
   pb_store_close(st);                                 /* removes the unfinished STORE.tmp */
   return status;

@@ -517,6 +517,11 @@ static void pb_ingest__win_free(struct pb_ingest__win *w)
   free(w->keep[1]);
 }
 
+int64_t pb_ingest__window_budget(const struct pb_ingest_options *opt)
+{
+  return opt && opt->window_bytes > 0 ? opt->window_bytes : PB_INGEST_WINDOW_BYTES;
+}
+
 /* Pass 2: every window in store order, then the verdict on duplicates and
  * missing records.  @p budget bounds a window's bytes.  With @p path, the
  * store there is opened (*st) while the first window is read, else the rows
@@ -656,8 +661,7 @@ static int pb_ingest__once(int n, const char *const *paths, const struct pb_inge
   }
   writing = 1;
   if (out) *out = pb_calloc((size_t)meta->n_sources, sizeof **out);
-  const int64_t window = !store_path ? INT64_MAX : opt && opt->window_bytes > 0 ? opt->window_bytes
-                                                                                : PB_INGEST_WINDOW_BYTES;
+  const int64_t window = !store_path ? INT64_MAX : pb_ingest__window_budget(opt);
   status = pb_ingest__pass2(&ctx, window, store_path, &st, out ? *out : NULL);
   if (status == PB_OK && st) {
     status = pb_store_commit(st); /* closes the store either way */

@@ -866,7 +866,14 @@ START_TEST(test_meta_pack)
     ck_assert_str_eq(pb_error_message(), "metadata from another rank: buffer too short");
   }
   pb_pack_free(&p);
-  h_src[0] = h_src[1] = (struct pb_source){0}; /* hand_meta sets them again */
+  /* a count is believed only when the bytes it announces follow: 2 items of 4 bytes after it, then 3 */
+  struct pb_pack c = {0};
+  pb_pack_i64(&c, 2);
+  pb_pack_i64(&c, 0); /* 8 bytes */
+  ck_assert(pb_pack_get_count(&c, 4) == 2 && !c.short_read);
+  c.at = 0;
+  ck_assert(pb_pack_get_count(&c, 5) == 0 && c.short_read); /* 2 x 5 > 8 */
+  pb_pack_free(&c);
 }
 END_TEST
 
