@@ -40,11 +40,16 @@ struct pb_tsv {
   int err;        /* errno of the first failed write, 0 while none failed */
 };
 
-/* Largest write of one collective call: under INT_MAX (MPI counts are int)
- * and small enough that a rank's buffer for a spilled block stays modest. */
-static int64_t pb_tsv__chunk = (int64_t)1 << 25;
+/* Largest write of one MPI-IO call, and the buffer that carries a spill to
+ * it: under INT_MAX (MPI counts are int), and small enough to stay in the
+ * cache between the spill's read and the write.  One buffer of the spill's
+ * size (32 MB before) made placing 26 MB of policy_pairs.tsv take 0.12 s
+ * against 0.01 s in 2 MB rounds: the read faulted in every page of the fresh
+ * buffer, and both copies went through memory. */
+#define PB_TSV__CHUNK ((int64_t)1 << 21)
+static int64_t pb_tsv__chunk = PB_TSV__CHUNK;
 
-void pb_tsv_set_chunk(int64_t bytes) { pb_tsv__chunk = bytes > 0 && bytes < INT32_MAX ? bytes : (int64_t)1 << 25; }
+void pb_tsv_set_chunk(int64_t bytes) { pb_tsv__chunk = bytes > 0 && bytes < INT32_MAX ? bytes : PB_TSV__CHUNK; }
 
 /* write(2) all of @p len bytes, or keep the first failure's errno in t->err. */
 static void pb_tsv__put(struct pb_tsv *t, const char *text, size_t len)

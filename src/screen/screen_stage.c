@@ -690,54 +690,70 @@ static void pb_screen__sel_data(const struct pb_screen__ctx *X, const struct pb_
  * perturbed condition on the fitting split.  Each rank scores its own units;
  * the per-model sums meet in one array (one contributor per entry, so the
  * reduction is exact) and are added in model order: the same choice for any
- * partition.  Collective. */
+ * partition.  Every target takes its k-th step together, in one reduction:
+ * ranks hold contiguous units, a target's models mostly on one rank, and a
+ * target at a time left every other rank waiting (at 2 x 1 the selection
+ * took as long as on one thread).  Collective. */
 static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u0, int64_t u1)
 {
-  const int32_t M = X->meta->n_models;
+  const int32_t M = X->meta->n_models, T = X->n_targets;
+  const int64_t nu = u1 - u0;
   for (int g = 0; g < 2; g++) {
     struct pb_screen__pool *pl = &X->pool[g];
     if (pl->n == 0) continue;
     const int32_t n = pl->n;
-    pl->n_chosen = pb_calloc((size_t)X->n_targets, sizeof *pl->n_chosen);
-    pl->chosen = pb_calloc((size_t)(X->n_targets * pl->n_pick > 0 ? X->n_targets * pl->n_pick : 1), sizeof *pl->chosen);
-    pl->value = pb_calloc((size_t)(X->n_targets * pl->n_pick > 0 ? X->n_targets * pl->n_pick : 1), sizeof *pl->value);
-    double *sum = pb_malloc((size_t)M * n * sizeof *sum), *tot = pb_malloc((size_t)n * sizeof *tot);
-    int64_t *cnt = pb_malloc((size_t)M * n * sizeof *cnt), *tc = pb_malloc((size_t)n * sizeof *tc);
-    for (int32_t t = 0; t < X->n_targets; t++) {
-      int64_t a = u0 > (int64_t)t * M ? u0 : (int64_t)t * M, b = u1 < (int64_t)(t + 1) * M ? u1 : (int64_t)(t + 1) * M;
-      int32_t nu = b > a ? (int32_t)(b - a) : 0, *chosen = pl->chosen + (size_t)t * pl->n_pick, k = 0;
-      struct pb_screen_sel_unit *su = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *su);
+    const size_t per_t = (size_t)M * n;
+    pl->n_chosen = pb_calloc((size_t)T, sizeof *pl->n_chosen);
+    pl->chosen = pb_calloc((size_t)(T * pl->n_pick > 0 ? T * pl->n_pick : 1), sizeof *pl->chosen);
+    pl->value = pb_calloc((size_t)(T * pl->n_pick > 0 ? T * pl->n_pick : 1), sizeof *pl->value);
+    double *sum = pb_malloc((T > 0 ? T : 1) * per_t * sizeof *sum), *tot = pb_malloc((size_t)n * sizeof *tot);
+    int64_t *cnt = pb_malloc((T > 0 ? T : 1) * per_t * sizeof *cnt), *tc = pb_malloc((size_t)n * sizeof *tc);
+    uint8_t *open = pb_malloc((size_t)(T > 0 ? T : 1)); /* targets still picking */
+    memset(open, 1, (size_t)(T > 0 ? T : 1));
+    /* the rank's units u0 + x, x < nu: target (u0 + x) / M, model (u0 + x) % M */
+    struct pb_screen_sel_unit *su = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *su);
 #pragma omp parallel for schedule(dynamic)
-      for (int32_t x = 0; x < nu; x++) pb_screen__sel_data(X, pl, t, (int32_t)(a + x - (int64_t)t * M), &su[x]);
-      for (; k < pl->n_pick; k++) {
-        memset(sum, 0, (size_t)M * n * sizeof *sum);
-        memset(cnt, 0, (size_t)M * n * sizeof *cnt);
-        /* units are independent: each thread fills its own models' entries */
+    for (int64_t x = 0; x < nu; x++)
+      pb_screen__sel_data(X, pl, (int32_t)((u0 + x) / M), (int32_t)((u0 + x) % M), &su[x]);
+    for (int32_t k = 0; k < pl->n_pick; k++) {
+      memset(sum, 0, (size_t)T * per_t * sizeof *sum);
+      memset(cnt, 0, (size_t)T * per_t * sizeof *cnt);
+      /* units are independent: each thread fills its own models' entries */
 #pragma omp parallel for schedule(dynamic)
-        for (int32_t x = 0; x < nu; x++) {
-          int32_t m = (int32_t)(a + x - (int64_t)t * M);
-          pb_screen_sel_step(&su[x], chosen, k, 1, sum + (size_t)m * n, cnt + (size_t)m * n);
-        }
-        pb_comm_allreduce(MPI_IN_PLACE, sum, M * n, MPI_DOUBLE, MPI_SUM, comm);
-        pb_comm_allreduce(MPI_IN_PLACE, cnt, M * n, MPI_INT64_T, MPI_SUM, comm);
+      for (int64_t x = 0; x < nu; x++) {
+        const int32_t t = (int32_t)((u0 + x) / M), m = (int32_t)((u0 + x) % M);
+        if (open[t])
+          pb_screen_sel_step(&su[x], pl->chosen + (size_t)t * pl->n_pick, k, 1, sum + t * per_t + (size_t)m * n,
+                             cnt + t * per_t + (size_t)m * n);
+      }
+      pb_comm_allreduce(MPI_IN_PLACE, sum, (int)(T * per_t), MPI_DOUBLE, MPI_SUM, comm);
+      pb_comm_allreduce(MPI_IN_PLACE, cnt, (int)(T * per_t), MPI_INT64_T, MPI_SUM, comm);
+      for (int32_t t = 0; t < T; t++) {
+        if (!open[t]) continue;
+        int32_t *chosen = pl->chosen + (size_t)t * pl->n_pick;
         for (int32_t c = 0; c < n; c++) {
           tot[c] = 0;
           tc[c] = 0;
-          for (int32_t m = 0; m < M; m++) tot[c] += sum[(size_t)m * n + c], tc[c] += cnt[(size_t)m * n + c];
+          for (int32_t m = 0; m < M; m++)
+            tot[c] += sum[t * per_t + (size_t)m * n + c], tc[c] += cnt[t * per_t + (size_t)m * n + c];
         }
-        int32_t c = pb_screen_sel_pick(tot, tc, chosen, k, n);
-        if (c < 0) break;
+        const int32_t c = pb_screen_sel_pick(tot, tc, chosen, k, n);
+        if (c < 0) {
+          open[t] = 0;
+          continue;
+        }
         chosen[k] = c;
         pl->value[(size_t)t * pl->n_pick + k] = tot[c] / (double)tc[c];
+        pl->n_chosen[t] = k + 1;
       }
-      pl->n_chosen[t] = k;
-      for (int32_t x = 0; x < nu; x++) {
-        free((void *)su[x].m);
-        free((void *)su[x].fail);
-        pb_screen_sel_unpack(&su[x]);
-      }
-      free(su);
     }
+    for (int64_t x = 0; x < nu; x++) {
+      free((void *)su[x].m);
+      free((void *)su[x].fail);
+      pb_screen_sel_unpack(&su[x]);
+    }
+    free(su);
+    free(open);
     free(sum);
     free(tot);
     free(cnt);
