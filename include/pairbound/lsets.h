@@ -30,8 +30,24 @@ enum pb_labels {
 int pb_lsets_parse(const char *text, int32_t *ids, int32_t cap, int32_t *n);
 /** The canonical text of a set ("3;17;250", "" when @p n is 0) into @p buf; its length (as snprintf). */
 size_t pb_lsets_text(const int32_t *ids, int32_t n, char *buf, size_t cap);
-/** Whether class @p c is in the ascending set ids[0..n). */
-int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c);
+/** Whether class @p c is in the ascending set ids[0..n).  Inline, and a small set scanned whole rather than
+ *  searched: a store's loads ask it of every record, and a search's branches on the data were most of that
+ *  map's time (mispredicted; a set holds a few classes). */
+static inline int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c)
+{
+  if (n <= 8) {
+    int in = 0;
+    for (int32_t j = 0; j < n; j++) in |= ids[j] == c;
+    return in;
+  }
+  int32_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (ids[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && ids[lo] == c;
+}
 
 /**
  * The prediction every kernel's `pred == label` test reads so that it gives
@@ -44,7 +60,13 @@ int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c);
  * original one.  The value n_classes is no class: a mapped prediction may be
  * compared, never used as an index.
  */
-int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred, int32_t n_classes);
+static inline int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred, int32_t n_classes)
+{
+  /* the label is not in the set: one value for the whole class, that no stored prediction takes, since the
+   * analyses compare wrong predictions of different images of the class (selects, not branches) */
+  const int32_t out = pred == label ? n_classes : pred;
+  return pb_lsets_has(ids, n, pred) ? label : out;
+}
 
 /** Whether a source holds label sets (its lset_off is not NULL). */
 int pb_lsets_source_has(const struct pb_source *src);

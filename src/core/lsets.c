@@ -97,26 +97,6 @@ size_t pb_lsets_text(const int32_t *ids, int32_t n, char *buf, size_t cap)
   return len;
 }
 
-int pb_lsets_has(const int32_t *ids, int32_t n, int32_t c)
-{
-  int32_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int32_t mid = lo + (hi - lo) / 2;
-    if (ids[mid] < c) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < n && ids[lo] == c;
-}
-
-int32_t pb_lsets_pred(const int32_t *ids, int32_t n, int32_t label, int32_t pred, int32_t n_classes)
-{
-  if (pb_lsets_has(ids, n, pred)) return label;
-  /* the label is not in the set: one value for the whole class, that no stored prediction takes, since the
-   * analyses compare wrong predictions of different images of the class */
-  if (pred == label) return n_classes;
-  return pred;
-}
-
 int pb_lsets_source_has(const struct pb_source *src) { return src->lset_off != NULL; }
 
 const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n)

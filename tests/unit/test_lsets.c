@@ -41,6 +41,26 @@ START_TEST(test_parse)
 }
 END_TEST
 
+/* Membership in sets of 0 to 20 classes (scanned up to 8, searched above),
+ * every class from -1 to 3n + 2 asked, against the definition: some id equals
+ * it; and pb_lsets_pred's three cases on each. */
+START_TEST(test_has_every_size)
+{
+  int32_t ids[20];
+  for (int32_t n = 0; n <= 20; n++) {
+    for (int32_t j = 0; j < n; j++) ids[j] = 3 * j + (j % 2); /* ascending, gaps of 2 to 4 */
+    for (int32_t c = -1; c <= 3 * n + 2; c++) {
+      int want = 0;
+      for (int32_t j = 0; j < n; j++) want |= ids[j] == c;
+      ck_assert_msg(pb_lsets_has(ids, n, c) == want, "n %d class %d", n, c);
+      const int32_t label = 1, K = 100;
+      const int32_t expect = want ? label : c == label ? K : c;
+      ck_assert_int_eq(pb_lsets_pred(ids, n, label, c, K), expect);
+    }
+  }
+}
+END_TEST
+
 /* Eight images of three classes, one cell (clean pred0, perturbed pred1):
  *
  *  img label set    pred0 pred1  single          set (record-attached)
@@ -289,6 +309,7 @@ static Suite *suite(void)
   Suite *s = suite_create("lsets");
   TCase *tc = tcase_create("lsets");
   tcase_add_test(tc, test_parse);
+  tcase_add_test(tc, test_has_every_size);
   tcase_add_test(tc, test_hand_example);
   tcase_add_test(tc, test_across_images);
   tcase_add_test(tc, test_brute_force);
