@@ -710,7 +710,8 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
     int64_t *cnt = pb_malloc((T > 0 ? T : 1) * per_t * sizeof *cnt), *tc = pb_malloc((size_t)n * sizeof *tc);
     uint8_t *open = pb_malloc((size_t)(T > 0 ? T : 1)); /* targets still picking */
     memset(open, 1, (size_t)(T > 0 ? T : 1));
-    /* the rank's units u0 + x, x < nu: target (u0 + x) / M, model (u0 + x) % M */
+    /* the rank's units u0 + x, x < nu: target (u0 + x) / M, model (u0 + x) % M; every target's at once (the
+     * paper's 88 units, about 4 MB, on one rank) */
     struct pb_screen_sel_unit *su = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *su);
 #pragma omp parallel for schedule(dynamic)
     for (int64_t x = 0; x < nu; x++)
