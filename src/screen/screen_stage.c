@@ -711,7 +711,7 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
     uint8_t *open = pb_malloc((size_t)(T > 0 ? T : 1)); /* targets still picking */
     memset(open, 1, (size_t)(T > 0 ? T : 1));
     /* the rank's units u0 + x, x < nu: target (u0 + x) / M, model (u0 + x) % M; every target's at once (the
-     * paper's 88 units, about 4 MB, on one rank) */
+     * paper's 88 units, under 10 MB, on one rank) */
     struct pb_screen_sel_unit *su = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *su);
 #pragma omp parallel for schedule(dynamic)
     for (int64_t x = 0; x < nu; x++)
