@@ -76,7 +76,7 @@ int pb_tsv_status(const struct pb_tsv *t);
 int pb_tsv_commit(struct pb_tsv *t);
 /** Remove this rank's temporaries and free @p t (local; NULL is a no-op). */
 void pb_tsv_abort(struct pb_tsv *t);
-/** For tests: the most bytes one write call carries (default 32 MiB; out of range: the default). */
+/** For tests: the most bytes one write call carries (default 2 MiB; out of range: the default). */
 void pb_tsv_set_chunk(int64_t bytes);
 
 /**
