@@ -21,6 +21,11 @@
  * form, n_tail (-q log q) and n_tail q^2.
  */
 void pb_probsum_vector(const double *p, int32_t n, int64_t n_tail, double q, double *entropy, double *collision);
+/** An entropy's term, -p log p (0 where p <= 0), as pb_probsum_vector computes it. */
+double pb_probsum_plogp(double p);
+/** pb_probsum_vector with the listed terms given, @p t[j] = pb_probsum_plogp(p[j]) (a memo's): the same sums. */
+void pb_probsum_vector_terms(const double *p, const double *t, int32_t n, int64_t n_tail, double q, double *entropy,
+                             double *collision);
 
 /**
  * What a top-k list allows (docs/csv.md): of every vector whose k most

@@ -8,17 +8,23 @@
 #include "pairbound/meta.h"
 #include "pairbound/probsum.h"
 
-static double pb_probsum__plogp(double p) { return p > 0 ? -p * log(p) : 0.0; }
+double pb_probsum_plogp(double p) { return p > 0 ? -p * log(p) : 0.0; }
 
 void pb_probsum_vector(const double *p, int32_t n, int64_t n_tail, double q, double *entropy, double *collision)
 {
+  pb_probsum_vector_terms(p, NULL, n, n_tail, q, entropy, collision);
+}
+
+void pb_probsum_vector_terms(const double *p, const double *t, int32_t n, int64_t n_tail, double q, double *entropy,
+                             double *collision)
+{
   double h = 0.0, c = 0.0;
   for (int32_t j = 0; j < n; j++) {
-    h += pb_probsum__plogp(p[j]);
+    h += t ? t[j] : pb_probsum_plogp(p[j]);
     c += p[j] * p[j];
   }
   if (n_tail > 0 && q > 0) {
-    h += (double)n_tail * pb_probsum__plogp(q);
+    h += (double)n_tail * pb_probsum_plogp(q);
     c += (double)n_tail * q * q;
   }
   *entropy = h;
@@ -37,7 +43,7 @@ void pb_probsum_topk_bounds(const float *tk_prob, int32_t k, int32_t n_classes, 
 {
   double h = 0.0, c = 0.0, sum = 0.0;
   for (int32_t j = 0; j < k; j++) {
-    h += pb_probsum__plogp(tk_prob[j]);
+    h += pb_probsum_plogp(tk_prob[j]);
     c += (double)tk_prob[j] * tk_prob[j];
     sum += tk_prob[j];
   }
