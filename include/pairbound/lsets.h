@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct pb_source;
+#include "pairbound/meta.h"
 
 /* Which correctness the stages use (the protocol option --labels). */
 enum pb_labels {
@@ -74,8 +74,13 @@ int pb_lsets_source_has(const struct pb_source *src);
 /** Whether @p src's sets are well formed: offsets from 0, not decreasing; ids ascending in [0, n_classes).
  *  PB_FAIL with "source S image I: ..." otherwise (pb_meta_validate). */
 int pb_lsets_validate(const struct pb_source *src);
-/** The set of image @p i of @p src: its ids and their number. */
-const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n);
+/** The set of image @p i of @p src: its ids and their number (inline: a store's loads ask it of every record). */
+static inline const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n)
+{
+  *n = (int32_t)(src->lset_off[i + 1] - src->lset_off[i]);
+  /* ingest fills the sets image by image: before its first id, lset_ids is NULL (no offset may be added to it) */
+  return src->lset_ids ? src->lset_ids + src->lset_off[i] : NULL;
+}
 
 /**
  * The sets of @p src's evaluation images (split PB_SPLIT_EVAL), in that order

@@ -99,13 +99,6 @@ size_t pb_lsets_text(const int32_t *ids, int32_t n, char *buf, size_t cap)
 
 int pb_lsets_source_has(const struct pb_source *src) { return src->lset_off != NULL; }
 
-const int32_t *pb_lsets_of(const struct pb_source *src, int32_t i, int32_t *n)
-{
-  *n = (int32_t)(src->lset_off[i + 1] - src->lset_off[i]);
-  /* ingest fills the sets image by image: before its first id, lset_ids is NULL (no offset may be added to it) */
-  return src->lset_ids ? src->lset_ids + src->lset_off[i] : NULL;
-}
-
 int pb_lsets_validate(const struct pb_source *src)
 {
   if (!src->lset_off) return PB_OK;

@@ -708,8 +708,6 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
     pl->value = pb_calloc((size_t)(T * pl->n_pick > 0 ? T * pl->n_pick : 1), sizeof *pl->value);
     double *sum = pb_malloc((T > 0 ? T : 1) * per_t * sizeof *sum), *tot = pb_malloc((size_t)n * sizeof *tot);
     int64_t *cnt = pb_malloc((T > 0 ? T : 1) * per_t * sizeof *cnt), *tc = pb_malloc((size_t)n * sizeof *tc);
-    uint8_t *open = pb_malloc((size_t)(T > 0 ? T : 1)); /* targets still picking */
-    memset(open, 1, (size_t)(T > 0 ? T : 1));
     /* the rank's units u0 + x, x < nu: target (u0 + x) / M, model (u0 + x) % M; every target's at once (the
      * paper's 88 units, under 10 MB, on one rank) */
     struct pb_screen_sel_unit *su = pb_calloc((size_t)(nu > 0 ? nu : 1), sizeof *su);
@@ -723,14 +721,14 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
 #pragma omp parallel for schedule(dynamic)
       for (int64_t x = 0; x < nu; x++) {
         const int32_t t = (int32_t)((u0 + x) / M), m = (int32_t)((u0 + x) % M);
-        if (open[t])
+        if (pl->n_chosen[t] == k) /* still picking: it took every earlier pick */
           pb_screen_sel_step(&su[x], pl->chosen + (size_t)t * pl->n_pick, k, 1, sum + t * per_t + (size_t)m * n,
                              cnt + t * per_t + (size_t)m * n);
       }
       pb_comm_allreduce(MPI_IN_PLACE, sum, (int)(T * per_t), MPI_DOUBLE, MPI_SUM, comm);
       pb_comm_allreduce(MPI_IN_PLACE, cnt, (int)(T * per_t), MPI_INT64_T, MPI_SUM, comm);
       for (int32_t t = 0; t < T; t++) {
-        if (!open[t]) continue;
+        if (pl->n_chosen[t] != k) continue;
         int32_t *chosen = pl->chosen + (size_t)t * pl->n_pick;
         for (int32_t c = 0; c < n; c++) {
           tot[c] = 0;
@@ -739,10 +737,7 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
             tot[c] += sum[t * per_t + (size_t)m * n + c], tc[c] += cnt[t * per_t + (size_t)m * n + c];
         }
         const int32_t c = pb_screen_sel_pick(tot, tc, chosen, k, n);
-        if (c < 0) {
-          open[t] = 0;
-          continue;
-        }
+        if (c < 0) continue; /* n_chosen stays k: the target is done */
         chosen[k] = c;
         pl->value[(size_t)t * pl->n_pick + k] = tot[c] / (double)tc[c];
         pl->n_chosen[t] = k + 1;
@@ -754,7 +749,6 @@ static void pb_screen__select(struct pb_screen__ctx *X, MPI_Comm comm, int64_t u
       pb_screen_sel_unpack(&su[x]);
     }
     free(su);
-    free(open);
     free(sum);
     free(tot);
     free(cnt);

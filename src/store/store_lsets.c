@@ -95,16 +95,14 @@ void pb_store__lsets_map(const struct pb_store *st, int32_t src, struct pb_rows 
   /* the stored predictions stay beside the mapped ones: a class identity (screen's probability lookups) */
   d->pred_orig = pb_realloc(d->pred_orig, (size_t)(n > 0 ? n : 1) * sizeof *d->pred_orig);
   memcpy(d->pred_orig, d->pred, (size_t)n * sizeof *d->pred);
-  /* the sets' offsets read directly, not through a call per record (pb_lsets_of): every load of a store with
-   * sets maps its predictions */
-  const int64_t *off = s->lset_off;
 #pragma omp parallel for schedule(static) if (n >= PB_STORE_CHECK_THREADS)
   for (int32_t r = 0; r < d->n_rows; r++) {
     int32_t *p = &d->pred[(size_t)r * s->n_images];
     for (int32_t i = 0; i < s->n_images; i++) {
-      const int32_t k = (int32_t)(off[i + 1] - off[i]);
+      int32_t k;
+      const int32_t *ids = pb_lsets_of(s, i, &k);
       /* an image without a set is outside the analysis (PB_SPLIT_NONE): its records stay as stored */
-      if (k > 0) p[i] = pb_lsets_pred(s->lset_ids + off[i], k, s->labels[i], p[i], s->n_classes);
+      if (k > 0) p[i] = pb_lsets_pred(ids, k, s->labels[i], p[i], s->n_classes);
     }
   }
 }
