@@ -301,6 +301,44 @@ static uint32_t ref_below(struct ref_stream *q, uint32_t n)
  * are the reference's, for shuffles from 2 to 3 x 2^20 entries (where a draw
  * is rejected about a thousand times per shuffle), three in a row, after 0-5
  * draws already taken, and across the block counter's wrap. */
+/* pb_rng_ahead leaves the stream as it was: against the test's own Philox, four
+ * blocks computed at once from any point (a block's start, or mid-block, where
+ * it must do nothing), across the draw counter's wrap, and followed by uniform
+ * draws, a shuffle (whose batches take the draws ahead first) and more words. */
+START_TEST(test_rng_ahead)
+{
+  int32_t v[40], w[40];
+  for (int lead = 0; lead < 21; lead++)
+    for (int wrap = 0; wrap < 2; wrap++) {
+      struct pb_rng r;
+      pb_rng_init(&r, test_seed(), 9, (uint64_t)lead * 977, 3);
+      if (wrap) r.ctr[3] = 0xfffffffeu;
+      struct ref_stream q = {{r.key[0], r.key[1]}, {r.ctr[0], r.ctr[1], r.ctr[2], r.ctr[3]}, {0}, 0};
+      for (int k = 0; k < lead; k++) {
+        pb_rng_ahead(&r);
+        ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
+      }
+      pb_rng_ahead(&r);
+      for (int k = 0; k < 5; k++) { /* uniform: two words, 27 and 26 of their high bits */
+        const uint64_t hi = ref_next(&q) >> 5, lo = ref_next(&q) >> 6;
+        ck_assert(pb_rng_uniform(&r) == ((double)(hi * 67108864u + lo) + 0.5) / 9007199254740992.0);
+      }
+      for (int32_t k = 0; k < 40; k++) v[k] = w[k] = k;
+      pb_rng_shuffle(&r, v, 40);
+      for (int32_t k = 39; k > 0; k--) {
+        const int32_t j = (int32_t)ref_below(&q, (uint32_t)k + 1), x = w[k];
+        w[k] = w[j];
+        w[j] = x;
+      }
+      for (int32_t k = 0; k < 40; k++) ck_assert_int_eq(v[k], w[k]);
+      for (int k = 0; k < 70; k++) {
+        if (k % 7 == 0) pb_rng_ahead(&r);
+        ck_assert_msg(pb_rng_u32(&r) == ref_next(&q), "lead %d wrap %d word %d", lead, wrap, k);
+      }
+    }
+}
+END_TEST
+
 START_TEST(test_rng_shuffle_bulk)
 {
   const int32_t ns[] = {2, 9, 33, 64, 65, 100, 257, 5000, 3 << 20};
@@ -1401,6 +1439,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_rng_uniform);
   tcase_add_test(tc, test_rng_below);
   tcase_add_test(tc, test_rng_below_rule);
+  tcase_add_test(tc, test_rng_ahead);
   tcase_add_test(tc, test_rng_shuffle_bulk);
   tcase_add_test(tc, test_rng_shuffle_segments);
   suite_add_tcase(s, tc);
