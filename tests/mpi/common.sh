@@ -12,6 +12,12 @@ if [ "${MPIRUN_FLAGS:-auto}" = auto ]; then
 fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/pbmpi.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+# Open MPI's session directories under WORK, removed with it: a rank or
+# launcher a test kills leaves its own behind, and every later MPI start on
+# the machine reads the directory that holds them (9,630 left by earlier
+# suites made `pairbound --version` take 0.14 s here instead of 0.10 s)
+mkdir "$WORK/tmp"
+export TMPDIR="$WORK/tmp"
 FAILS=0
 PASSES=0
 
