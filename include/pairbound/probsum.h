@@ -23,9 +23,9 @@
 void pb_probsum_vector(const double *p, int32_t n, int64_t n_tail, double q, double *entropy, double *collision);
 /** An entropy's term, -p log p (0 where p <= 0), as pb_probsum_vector computes it. */
 double pb_probsum_plogp(double p);
-/** pb_probsum_plogp(p) of a float: from a memo where p has 11 significant bits (every probability but 0 of a
- * half-precision store), else computed; the same value either way. */
-double pb_probsum_plogp_float(float p);
+/** t[j] = pb_probsum_plogp(p[j]) for j < n: from a memo where p[j] has 11 significant bits (every probability
+ * but 0 of a half-precision store), else computed; the same value either way. */
+void pb_probsum_plogp_floats(const float *p, int32_t n, double *t);
 /** pb_probsum_vector with the listed terms given, @p t[j] = pb_probsum_plogp(p[j]) (a memo's): the same sums. */
 void pb_probsum_vector_terms(const double *p, const double *t, int32_t n, int64_t n_tail, double q, double *entropy,
                              double *collision);

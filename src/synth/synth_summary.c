@@ -19,9 +19,9 @@
 void pb_synth_summaries(const float *p, int32_t n, int32_t n_classes, float cap, float *entropy, float *collision)
 {
   double v[2 + 64], t[2 + 64], sum = 0.0, h, c;
+  pb_probsum_plogp_floats(p, n, t);
   for (int32_t j = 0; j < n; j++) {
     v[j] = p[j];
-    t[j] = pb_probsum_plogp_float(p[j]);
     sum += v[j];
   }
   const int64_t n_tail = n_classes > n ? n_classes - n : 0;
