@@ -16,8 +16,9 @@ struct pb_rng {
 void pb_rng_init(struct pb_rng *r, uint64_t seed, uint32_t analysis, uint64_t item, uint32_t replicate);
 /* When r has no draw left, its next four blocks computed at once: the same
  * draws as one block at a time, for a stream known to take several (synth's
- * records take 3 to 4), since one block's ten rounds are a chain of
- * dependent multiplications that leaves the multiplier mostly idle. */
+ * records take four or more on the paper's panel), since one block's ten
+ * rounds are a chain of dependent multiplications that leaves the multiplier
+ * mostly idle. */
 void pb_rng_ahead(struct pb_rng *r);
 /* r's next block, when its draws are all taken (pb_rng_u32). */
 void pb_rng_refill(struct pb_rng *r);

@@ -400,7 +400,7 @@ static void pb_synth__record(const struct pb_synth_config *cfg, const struct pb_
   int32_t n = 0;
   struct pb_rng rng;
   pb_rng_init(&rng, cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)L->stream[c] << 24) | (uint64_t)i, (uint32_t)m);
-  pb_rng_ahead(&rng); /* a record takes 3 to 4 blocks */
+  pb_rng_ahead(&rng); /* the paper panel's records take four blocks or more */
   double eps = pb_rng_normal(&rng);
   if (L->rho && c != L->clean) {
     /* persistence: the model's idiosyncrasy on this image is in part the one of its clean record (the base's
