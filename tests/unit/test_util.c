@@ -296,11 +296,22 @@ static uint32_t ref_below(struct ref_stream *q, uint32_t n)
   return (uint32_t)(m >> 32);
 }
 
-/* pb_rng_shuffle against the test's own stream: the shuffles (Fisher-Yates on
- * Lemire's rule, drawn from the reference stream) and the words after them
- * are the reference's, for shuffles from 2 to 3 x 2^20 entries (where a draw
- * is rejected about a thousand times per shuffle), three in a row, after 0-5
- * draws already taken, and across the block counter's wrap. */
+/* The reference stream of @p r as it stands (no draw taken from its block yet). */
+static struct ref_stream ref_stream_of(const struct pb_rng *r)
+{
+  return (struct ref_stream){{r->key[0], r->key[1]}, {r->ctr[0], r->ctr[1], r->ctr[2], r->ctr[3]}, {0}, 0};
+}
+
+/* Fisher-Yates on w[0..n) from the reference stream: highest position first, ref_below(i + 1). */
+static void ref_shuffle(struct ref_stream *q, int32_t *w, int32_t n)
+{
+  for (int32_t k = n - 1; k > 0; k--) {
+    const int32_t j = (int32_t)ref_below(q, (uint32_t)k + 1), x = w[k];
+    w[k] = w[j];
+    w[j] = x;
+  }
+}
+
 /* pb_rng_ahead leaves the stream as it was: against the test's own Philox, four
  * blocks computed at once from any point (a block's start, or mid-block, where
  * it must do nothing), across the draw counter's wrap, and followed by uniform
@@ -313,7 +324,7 @@ START_TEST(test_rng_ahead)
       struct pb_rng r;
       pb_rng_init(&r, test_seed(), 9, (uint64_t)lead * 977, 3);
       if (wrap) r.ctr[3] = 0xfffffffeu;
-      struct ref_stream q = {{r.key[0], r.key[1]}, {r.ctr[0], r.ctr[1], r.ctr[2], r.ctr[3]}, {0}, 0};
+      struct ref_stream q = ref_stream_of(&r);
       for (int k = 0; k < lead; k++) {
         pb_rng_ahead(&r);
         ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
@@ -325,11 +336,7 @@ START_TEST(test_rng_ahead)
       }
       for (int32_t k = 0; k < 40; k++) v[k] = w[k] = k;
       pb_rng_shuffle(&r, v, 40);
-      for (int32_t k = 39; k > 0; k--) {
-        const int32_t j = (int32_t)ref_below(&q, (uint32_t)k + 1), x = w[k];
-        w[k] = w[j];
-        w[j] = x;
-      }
+      ref_shuffle(&q, w, 40);
       for (int32_t k = 0; k < 40; k++) ck_assert_int_eq(v[k], w[k]);
       for (int k = 0; k < 70; k++) {
         if (k % 7 == 0) pb_rng_ahead(&r);
@@ -339,6 +346,11 @@ START_TEST(test_rng_ahead)
 }
 END_TEST
 
+/* pb_rng_shuffle against the test's own stream: the shuffles (Fisher-Yates on
+ * Lemire's rule, drawn from the reference stream) and the words after them
+ * are the reference's, for shuffles from 2 to 3 x 2^20 entries (where a draw
+ * is rejected about a thousand times per shuffle), three in a row, after 0-5
+ * draws already taken, and across the block counter's wrap. */
 START_TEST(test_rng_shuffle_bulk)
 {
   const int32_t ns[] = {2, 9, 33, 64, 65, 100, 257, 5000, 3 << 20};
@@ -351,16 +363,12 @@ START_TEST(test_rng_shuffle_bulk)
         struct pb_rng r;
         pb_rng_init(&r, test_seed(), 5, (uint64_t)t, (uint32_t)lead);
         if (wrap) r.ctr[3] = 0xfffffff3u;
-        struct ref_stream q = {{r.key[0], r.key[1]}, {r.ctr[0], r.ctr[1], r.ctr[2], r.ctr[3]}, {0}, 0};
+        struct ref_stream q = ref_stream_of(&r);
         for (int k = 0; k < lead; k++) ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
         for (int rep = 0; rep < 3; rep++) {
           for (int32_t k = 0; k < n; k++) v[k] = w[k] = k;
           pb_rng_shuffle(&r, v, n);
-          for (int32_t k = n - 1; k > 0; k--) {
-            const int32_t j = (int32_t)ref_below(&q, (uint32_t)k + 1), x = w[k];
-            w[k] = w[j];
-            w[j] = x;
-          }
+          ref_shuffle(&q, w, n);
           for (int32_t k = 0; k < n; k++)
             ck_assert_msg(v[k] == w[k], "n %d lead %d wrap %d shuffle %d: [%d] %d, want %d", n, lead, wrap, rep, k,
                           v[k], w[k]);
@@ -394,16 +402,11 @@ START_TEST(test_rng_shuffle_segments)
       }
       struct pb_rng r;
       pb_rng_init(&r, test_seed(), 9, (uint64_t)t, (uint32_t)lead);
-      struct ref_stream q = {{r.key[0], r.key[1]}, {r.ctr[0], r.ctr[1], r.ctr[2], r.ctr[3]}, {0}, 0};
+      struct ref_stream q = ref_stream_of(&r);
       for (int k = 0; k < lead; k++) ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
       for (int32_t k = 0; k < beg[ns]; k++) v[k] = w[k] = 3 * k + 1;
       pb_rng_shuffle_segments(&r, v, ns, beg);
-      for (int32_t g = 0; g < ns; g++)
-        for (int32_t k = beg[g + 1] - beg[g] - 1; k > 0; k--) {
-          const int32_t j = beg[g] + (int32_t)ref_below(&q, (uint32_t)k + 1), x = w[beg[g] + k];
-          w[beg[g] + k] = w[j];
-          w[j] = x;
-        }
+      for (int32_t g = 0; g < ns; g++) ref_shuffle(&q, w + beg[g], beg[g + 1] - beg[g]);
       for (int32_t k = 0; k < beg[ns]; k++)
         ck_assert_msg(v[k] == w[k], "sizes %zu lead %d: [%d] %d, want %d", t, lead, k, v[k], w[k]);
       for (int k = 0; k < 50; k++) ck_assert_uint_eq(pb_rng_u32(&r), ref_next(&q));
