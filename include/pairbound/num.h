@@ -51,6 +51,19 @@ struct pb_num_nanmean {
   double sum;
   int64_t n;
 };
+/* Near vector math: y[j] = log, cos, exp of x[j], or pow(x[j], p), for
+ * j < n.  With @p near, and where the machine has them (pb_num_near), four
+ * lanes at a time with glibc's vector functions (libmvec, AVX2): within 4
+ * units in the last place of the scalar functions' values, not equal to
+ * them, so a caller that must give what the scalar functions would checks
+ * what the difference can change (synth does).  Otherwise, and for lanes
+ * past the last multiple of four, glibc's scalar log, cos, exp and pow. */
+int pb_num_near(void); /* whether the vector functions are there */
+void pb_num_log_n(const double *x, double *y, int n, int near);
+void pb_num_cos_n(const double *x, double *y, int n, int near);
+void pb_num_exp_n(const double *x, double *y, int n, int near);
+void pb_num_pow_n(const double *x, double p, double *y, int n, int near);
+
 void pb_num_nanmean_add(struct pb_num_nanmean *m, double x);
 double pb_num_nanmean_get(const struct pb_num_nanmean *m);
 

@@ -640,6 +640,65 @@ START_TEST(test_robustness)
 }
 END_TEST
 
+/* Records of the paper panel whose values differ between @p a and @p b (n of them, top-k lists of k). */
+static long records_differ(const struct pb_rows *a, const struct pb_rows *b, long n, int k)
+{
+  long differ = 0;
+  for (long x = 0; x < n; x++) {
+    int d = a->pred[x] != b->pred[x] || memcmp(&a->smax[x], &b->smax[x], sizeof(float)) != 0 ||
+            memcmp(&a->ptrue[x], &b->ptrue[x], sizeof(float)) != 0 ||
+            memcmp(a->topk_class + x * k, b->topk_class + x * k, (size_t)k * sizeof(int32_t)) != 0 ||
+            memcmp(a->topk_prob + x * k, b->topk_prob + x * k, (size_t)k * sizeof(float)) != 0;
+    if (a->entropy) d |= memcmp(&a->entropy[x], &b->entropy[x], sizeof(float)) != 0;
+    if (a->collision) d |= memcmp(&a->collision[x], &b->collision[x], sizeof(float)) != 0;
+    differ += d;
+  }
+  return differ;
+}
+
+/* Near normals (pb_rng_normals_near, checked by the record's margins) give
+ * pb_rng_normal's records: with the default tolerance; with normals the test
+ * moves by up to 2^-23 of their size (8 times below a tolerance of 2^-20,
+ * where the machine's differ by 2^12 times less than 2^-36), which refuses
+ * about a tenth of the records and remakes them; and, to show the comparison
+ * sees the difference, not with a tolerance the moved normals exceed (2^-16
+ * against 2^-40).  Without the check of S, correct or wrong, or of M's
+ * rounding a record or three of these differ; the checks of eta's sign and of
+ * M against 0.9 S refuse what none of these 190,000 records needs, and
+ * stand on the bound's reasoning (synth.c, PB_SYNTH__TOL).  The paper panel's
+ * first model on Syn: 19 conditions x 10,000 images, top-5 lists, confidence
+ * power 1.7. */
+START_TEST(test_near_normals)
+{
+  struct pb_synth_config cfg;
+  parse_ok(pb_embedded_paper_ini, &cfg);
+  struct pb_meta meta;
+  ck_assert(pb_synth_meta(&cfg, &meta) == PB_OK);
+  const int nr = meta.sources[0].n_conditions, k = cfg.topk;
+  const long n = (long)nr * meta.sources[0].n_images;
+  struct pb_rows exact, near;
+  pb_synth_set_near(-1.0, 0.0);
+  pb_synth_rows(&cfg, &meta, 0, 0, nr, &exact);
+  ck_assert_int_eq(pb_synth_set_near(0.0, 0.0), 0);
+  pb_synth_rows(&cfg, &meta, 0, 0, nr, &near);
+  ck_assert_int_eq(records_differ(&exact, &near, n, k), 0);
+  pb_store_rows_free(&near);
+  pb_synth_set_near(0x1p-20, 0x1p-23);
+  pb_synth_rows(&cfg, &meta, 0, 0, nr, &near);
+  const long refused = pb_synth_set_near(0x1p-40, 0x1p-16);
+  ck_assert_int_eq(records_differ(&exact, &near, n, k), 0);
+  ck_assert_msg(refused > n / 100 && refused < n / 4, "%ld of %ld records refused", refused, n);
+  pb_store_rows_free(&near);
+  pb_synth_rows(&cfg, &meta, 0, 0, nr, &near);
+  ck_assert_int_gt(records_differ(&exact, &near, n, k), n / 1000);
+  pb_synth_set_near(0.0, 0.0);
+  pb_store_rows_free(&near);
+  pb_store_rows_free(&exact);
+  pb_meta_free(&meta);
+  pb_synth_config_free(&cfg);
+}
+END_TEST
+
 START_TEST(test_config_clean_reserved)
 {
   reject(BASE_HEAD BASE_SOURCE "conditions = clean:0.9, fog:0.5\n",
@@ -1047,6 +1106,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_source_fragility_corr);
   tcase_add_test(tc, test_runner_up_spread);
   tcase_add_test(tc, test_robustness);
+  tcase_add_test(tc, test_near_normals);
   tcase_add_test(tc, test_config_long_line);
   suite_add_tcase(s, tc);
   tc = tcase_create("records");

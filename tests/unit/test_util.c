@@ -515,6 +515,48 @@ END_TEST
 /* pb_num_round_half_away against hand-worked halves and the C library's llround on
  * random doubles of every magnitude the class bootstrap scales (|x| <= 2^41)
  * and beyond (integers past 2^53, where x - t must be 0). */
+/* pb_num_log_n and the others: without near, glibc's scalar values to the
+ * bit; with near, within 8 units in the last place of them (libmvec claims
+ * 4), the lanes past the last multiple of four the scalar values to the bit;
+ * pow with the exponent it is given (1.7 and 0.7 as synth's, and 3). */
+static double ulps_apart(double a, double b)
+{
+  return a == b ? 0.0 : fabs(a - b) / (nextafter(fabs(b), INFINITY) - fabs(b));
+}
+
+START_TEST(test_near_math)
+{
+  enum { N = 203 };
+  double x[4][N], y[N], want[N];
+  const double pw[3] = {1.7, 0.7, 3.0};
+  for (int j = 0; j < N; j++) {
+    const double t = (j + 0.5) / N;
+    x[0][j] = 2.0 * t * t;            /* log: (0, 2) */
+    x[1][j] = 2.0 * M_PI * t;         /* cos: a turn */
+    x[2][j] = -30.0 + 35.0 * t;       /* exp */
+    x[3][j] = 0.06 + 0.94 * t;        /* pow's base: 1 - s of synth */
+  }
+  for (int f = 0; f < 6; f++) {
+    const double *in = x[f < 3 ? f : 3], p = f < 3 ? 0.0 : pw[f - 3];
+    for (int j = 0; j < N; j++) want[j] = f == 0 ? log(in[j]) : f == 1 ? cos(in[j]) : f == 2 ? exp(in[j]) : pow(in[j], p);
+    for (int near = 0; near < 2; near++)
+      for (int n = N - 3; n <= N; n++) {
+        for (int j = 0; j < N; j++) y[j] = -1.0;
+        if (f == 0) pb_num_log_n(in, y, n, near);
+        else if (f == 1) pb_num_cos_n(in, y, n, near);
+        else if (f == 2) pb_num_exp_n(in, y, n, near);
+        else pb_num_pow_n(in, p, y, n, near);
+        for (int j = 0; j < N; j++) {
+          const int exact = !near || !pb_num_near() || j >= n / 4 * 4;
+          if (j >= n) ck_assert(y[j] == -1.0);
+          else if (exact) ck_assert_msg(memcmp(&y[j], &want[j], sizeof y[j]) == 0, "f %d lane %d of %d", f, j, n);
+          else ck_assert_msg(ulps_apart(y[j], want[j]) <= 8.0, "f %d x %a: %a against %a", f, in[j], y[j], want[j]);
+        }
+      }
+  }
+}
+END_TEST
+
 START_TEST(test_round_half_away)
 {
   const double x[] = {0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 0.0, -0.0,
@@ -1450,6 +1492,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_round_half_hand);
   tcase_add_test(tc, test_round_half_exhaustive);
   tcase_add_test(tc, test_round_half_away);
+  tcase_add_test(tc, test_near_math);
   tcase_add_test(tc, test_format_float_hand);
   tcase_add_test(tc, test_format_round_trip);
   tcase_add_test(tc, test_format_subnormal_shortest);
