@@ -594,8 +594,8 @@ static void pb_synth__finish(struct pb_synth__lanes *R, int k, struct pb_rows *o
 static void pb_synth__lanes(struct pb_synth__lanes *R, struct pb_rows *out)
 {
   for (int k = 0; k < R->n; k++) {
-    pb_rng_init(&R->rng[k], R->cfg->seed, PB_RNG_SYNTH_RECORD, ((uint64_t)R->L->stream[R->c[k]] << 24) | (uint64_t)R->i[k],
-                (uint32_t)R->m[k]);
+    const uint64_t item = ((uint64_t)R->L->stream[R->c[k]] << 24) | (uint64_t)R->i[k];
+    pb_rng_init(&R->rng[k], R->cfg->seed, PB_RNG_SYNTH_RECORD, item, (uint32_t)R->m[k]);
     pb_rng_ahead(&R->rng[k]); /* the paper panel's records take four blocks or more */
   }
   pb_synth__normals(R, NULL, R->eps);

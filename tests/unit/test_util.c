@@ -538,7 +538,8 @@ START_TEST(test_near_math)
   }
   for (int f = 0; f < 6; f++) {
     const double *in = x[f < 3 ? f : 3], p = f < 3 ? 0.0 : pw[f - 3];
-    for (int j = 0; j < N; j++) want[j] = f == 0 ? log(in[j]) : f == 1 ? cos(in[j]) : f == 2 ? exp(in[j]) : pow(in[j], p);
+    for (int j = 0; j < N; j++)
+      want[j] = f == 0 ? log(in[j]) : f == 1 ? cos(in[j]) : f == 2 ? exp(in[j]) : pow(in[j], p);
     for (int near = 0; near < 2; near++)
       for (int n = N - 3; n <= N; n++) {
         for (int j = 0; j < N; j++) y[j] = -1.0;
