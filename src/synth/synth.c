@@ -32,6 +32,11 @@
 /* tag of the class-factor stream in PB_RNG_SYNTH_IMAGE counters (image streams use tags 1 to 3 + sources) */
 #define PB_SYNTH__CLASS_STREAM 0x1000ull
 
+/* fmin and fmax of two numbers that are not NaN: one comparison, where fmin
+ * and fmax are calls to libm that the compiler cannot inline (NaN's rules) */
+static inline double pb_synth__min(double a, double b) { return b < a ? b : a; }
+static inline double pb_synth__max(double a, double b) { return b > a ? b : a; }
+
 static float pb_synth__prob(const struct pb_synth_config *cfg, double p)
 {
   return cfg->half_precision ? pb_num_round_half(p) : (float)p;
@@ -351,7 +356,7 @@ static int32_t pb_synth__topk(const struct pb_synth_config *cfg, struct pb_rng *
       dup = 0;
       for (int32_t t = 0; t < n; t++) dup |= e[t].cls == c;
     }
-    float p = pb_synth__prob(cfg, fmin(rest, cap));
+    float p = pb_synth__prob(cfg, pb_synth__min(rest, cap));
     e[n++] = (struct pb_synth__entry){c, p};
   }
   /* insertion sort of the few entries after the first (qsort's calls were a
@@ -537,7 +542,7 @@ static void pb_synth__confidences(struct pb_synth__lanes *R)
   pb_num_exp_n(b, eb, W, near);
   for (int k = 0; k < W; k++) {
     const double sa = 1.0 / (1.0 + ea[k]); /* the sigmoid of -a */
-    R->s[k] = k >= R->n ? 0.5 : !R->wrong[k] ? fmax(sa, 2.0 / K) : 0.04 + 0.9 * sa;
+    R->s[k] = k >= R->n ? 0.5 : !R->wrong[k] ? pb_synth__max(sa, 2.0 / K) : 0.04 + 0.9 * sa;
     R->mt[k] = (1.0 - R->s[k]) * (1.0 / (1.0 + eb[k]));
     q[k] = 1.0 - R->s[k];
   }
@@ -575,7 +580,7 @@ static void pb_synth__finish(struct pb_synth__lanes *R, int k, struct pb_rows *o
       R->refused[k] = 1;
       return;
     }
-    M = pb_synth__prob(cfg, fmin(mt, cap));
+    M = pb_synth__prob(cfg, pb_synth__min(mt, cap));
     if (M >= S) M = 0.0f;
   } else {
     R->pred[k] = y;
