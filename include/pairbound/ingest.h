@@ -13,7 +13,7 @@
  * one write unit, if larger) at a time, while the window before is written;
  * so it holds twice this at once (docs/csv.md, "Memory").
  */
-#define PB_INGEST_WINDOW_BYTES ((int64_t)64 << 20)
+#define PB_INGEST_WINDOW_BYTES ((int64_t)16 << 20)
 
 /* Options of an ingest.  A zero-initialised struct means: infer every
  * source's number of classes from the data, empty provenance. */

@@ -6,7 +6,7 @@
 . "$TOP_SRCDIR/tests/mpi/common.sh"
 
 per_model_csvs
-# small windows, so that every rank gets several (the small panel fits one 64 MiB window)
+# small windows, so that every rank gets several (the small panel fits one 16 MiB window)
 export PAIRBOUND_INGEST_WINDOW_BYTES=20000
 # ingest_v NP THREADS OUT ARGS...: ingest at -v 2 (what each rank read) into OUT.log
 ingest_v() {
