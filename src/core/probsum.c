@@ -107,13 +107,16 @@ int pb_probsum_problem(const float *entropy, const float *collision, float smax,
                        int32_t k, int32_t n_classes, char *why, size_t n)
 {
   const double tol_h = PB_PROBSUM_TOL_ENTROPY, tol_c = PB_PROBSUM_TOL_COLLISION;
-  const double hmax = log((double)n_classes), floor_c = fmax((double)smax * smax, (double)ptrue * ptrue);
+  const double floor_c = fmax((double)smax * smax, (double)ptrue * ptrue);
   double h_lo = 0, h_hi = 0, c_lo = 0, c_hi = 0;
   if (k > 0) pb_probsum_topk_bounds(tk_prob, k, n_classes, &h_lo, &h_hi, &c_lo, &c_hi);
   if (entropy) {
     const double h = *entropy;
-    if (!(h >= -tol_h && h <= hmax + tol_h)) {
-      snprintf(why, n, "outside [0, log(%d) = %.9g]", (int)n_classes, hmax);
+    /* log(n_classes) only for an entropy above floor(log2 n_classes) x 0.6931 (below ln 2), which it cannot
+     * exceed: ingest checks every record, and the logarithm was one of its two a record */
+    const int log2_floor = n_classes > 1 ? 63 - __builtin_clzll((unsigned long long)n_classes) : 0;
+    if (!(h >= -tol_h && (h <= log2_floor * 0.6931 || h <= log((double)n_classes) + tol_h))) {
+      snprintf(why, n, "outside [0, log(%d) = %.9g]", (int)n_classes, log((double)n_classes));
       return PB_SUMMARY_ENTROPY;
     }
     if (k > 0 && !(h >= h_lo - tol_h && h <= h_hi + tol_h)) {

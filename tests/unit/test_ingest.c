@@ -12,6 +12,7 @@
 
 #include "pairbound/error.h"
 #include "pairbound/ingest.h"
+#include "pairbound/probsum.h"
 #include "pairbound/store.h"
 #include "pairbound/text.h"
 #include "testlib.h"
@@ -278,6 +279,27 @@ START_TEST(test_summaries_round_trip)
   ck_assert_str_eq(out, "model,group,source,condition,image,label,split,pred,smax,ptrue,collision\n"
                         "ma,g1,S,clean,i1,2,dev,2,0.5,0.5,0.375\n");
   free(out);
+}
+END_TEST
+
+/* The entropy's ceiling log(n_classes) with its tolerance, at class counts
+ * whose log2 is whole or not, up to 2^31 - 1: an entropy 10^-5 beyond it is
+ * refused and one 10^-5 within it passes (the check skips the logarithm
+ * below floor(log2 n) x 0.6931, which must stay under log n). */
+START_TEST(test_entropy_ceiling)
+{
+  const int64_t counts[] = {2, 3, 4, 5, 1000, 1024, 1025, 1 << 20, (int64_t)1 << 31};
+  char why[128];
+  for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++) {
+    const int32_t n = counts[j] > INT32_MAX ? INT32_MAX : (int32_t)counts[j];
+    const double ceiling = log((double)n) + PB_PROBSUM_TOL_ENTROPY;
+    const float above = (float)(ceiling + 1e-5 * (1 + ceiling)), within = (float)(ceiling - 1e-5 * (1 + ceiling));
+    const float c = 1.0f;
+    ck_assert_msg(pb_probsum_problem(&above, &c, 0.0f, 0.0f, NULL, 0, n, why, sizeof why) == PB_SUMMARY_ENTROPY,
+                  "%d classes: entropy %.9g passed", (int)n, above);
+    ck_assert_msg(pb_probsum_problem(&within, &c, 0.0f, 0.0f, NULL, 0, n, why, sizeof why) == 0,
+                  "%d classes: entropy %.9g refused: %s", (int)n, within, why);
+  }
 }
 END_TEST
 
@@ -656,6 +678,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_round_trip_topk);
   tcase_add_test(tc, test_summaries_round_trip);
   tcase_add_test(tc, test_summaries_reject);
+  tcase_add_test(tc, test_entropy_ceiling);
   tcase_add_test(tc, test_store_values);
   tcase_add_test(tc, test_column_order);
   tcase_add_test(tc, test_quotes_crlf_blank_lines);
