@@ -49,12 +49,13 @@ double pb_synth_persistence_factor(const struct pb_synth_config *cfg, int32_t m)
 void pb_synth_summaries(const float *p, int32_t n, int32_t n_classes, float cap, float *entropy, float *collision);
 
 /**
- * For the tests: the records' first two normals near pb_rng_normal's
- * (pb_rng_normals_near) with tolerance @p tol (0: the default; below 0:
- * pb_rng_normal's values alone), and with @p jitter != 0 each of them
- * pb_rng_normal's times 1 + jitter x a deterministic value in [-1, 1], on
- * every machine.  Returns the records refused (and made again with
- * pb_rng_normal's values) since the last call.
+ * For the tests: the records' near math (their normals, sigmoids and powers
+ * four records at a time, pb_num_log_n and the others; docs/synth.md,
+ * "Performance") checked with tolerance @p tol (0: the default; below 0:
+ * no near math, glibc's scalar functions alone), and with @p jitter != 0
+ * each near normal pb_rng_normal's times 1 + jitter x a deterministic value
+ * in [-1, 1], on every machine.  Returns the records refused (and made again
+ * with the scalar functions) since the last call.
  */
 long pb_synth_set_near(double tol, double jitter);
 

@@ -656,8 +656,9 @@ static long records_differ(const struct pb_rows *a, const struct pb_rows *b, lon
   return differ;
 }
 
-/* Near normals (pb_rng_normals_near, checked by the record's margins) give
- * pb_rng_normal's records: with the default tolerance; with normals the test
+/* Near math (normals, sigmoids and powers through pb_num_log_n and the
+ * others, checked by the record's margins) gives the records of glibc's
+ * scalar functions: with the default tolerance; with normals the test
  * moves by up to 2^-23 of their size (8 times below a tolerance of 2^-20,
  * where the machine's differ by 2^12 times less than 2^-36), which refuses
  * about a tenth of the records and remakes them; and, to show the comparison
