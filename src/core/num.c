@@ -8,17 +8,19 @@
 
 #if defined(HAVE_LIBMVEC) && defined(__x86_64__)
 #include <immintrin.h>
-/* libmvec's AVX2 variants, by the x86-64 vector function ABI's names */
-__m256d _ZGVdN4v_log(__m256d x);
-__m256d _ZGVdN4v_cos(__m256d x);
-__m256d _ZGVdN4v_exp(__m256d x);
-__m256d _ZGVdN4vv_pow(__m256d x, __m256d y);
+/* libmvec's AVX2 variants, by the x86-64 vector function ABI's names (AVX
+ * targets, so that clang passes their vectors in registers as they expect) */
+#define PB_NUM__AVX2 __attribute__((target("avx2")))
+PB_NUM__AVX2 __m256d _ZGVdN4v_log(__m256d x);
+PB_NUM__AVX2 __m256d _ZGVdN4v_cos(__m256d x);
+PB_NUM__AVX2 __m256d _ZGVdN4v_exp(__m256d x);
+PB_NUM__AVX2 __m256d _ZGVdN4vv_pow(__m256d x, __m256d y);
 
 int pb_num_near(void) { return __builtin_cpu_supports("avx2"); }
 
 /* One vector function over the four-lane blocks of x; the number of lanes done. */
 #define PB_NUM__NEAR_N(NAME, CALL)                                                                                  \
-  __attribute__((target("avx2"))) static int NAME(const double *x, double p, double *y, int n)                  \
+  PB_NUM__AVX2 static int NAME(const double *x, double p, double *y, int n)                                     \
   {                                                                                                              \
     const __m256d vp = _mm256_set1_pd(p);                                                                        \
     (void)vp;                                                                                                    \
