@@ -112,8 +112,8 @@ int pb_probsum_problem(const float *entropy, const float *collision, float smax,
   if (k > 0) pb_probsum_topk_bounds(tk_prob, k, n_classes, &h_lo, &h_hi, &c_lo, &c_hi);
   if (entropy) {
     const double h = *entropy;
-    /* log(n_classes) only for an entropy above floor(log2 n_classes) x 0.6931 (below ln 2), which it cannot
-     * exceed: ingest checks every record, and the logarithm was one of its two a record */
+    /* an entropy at most floor(log2 n_classes) x 0.6931 (0.6931 < ln 2) is below log(n_classes) without
+     * computing it: ingest checks every record, and this logarithm was one of its two a record */
     const int log2_floor = n_classes > 1 ? 63 - __builtin_clzll((unsigned long long)n_classes) : 0;
     if (!(h >= -tol_h && (h <= log2_floor * 0.6931 || h <= log((double)n_classes) + tol_h))) {
       snprintf(why, n, "outside [0, log(%d) = %.9g]", (int)n_classes, log((double)n_classes));

@@ -640,15 +640,13 @@ START_TEST(test_robustness)
 }
 END_TEST
 
-/* Records of the paper panel whose values differ between @p a and @p b (n of them, top-k lists of k). */
+/* Records of the paper panel whose values differ between @p a and @p b (n of them, top-k lists of k), their
+ * summaries too. */
 static long records_differ(const struct pb_rows *a, const struct pb_rows *b, long n, int k)
 {
   long differ = 0;
   for (long x = 0; x < n; x++) {
-    int d = a->pred[x] != b->pred[x] || memcmp(&a->smax[x], &b->smax[x], sizeof(float)) != 0 ||
-            memcmp(&a->ptrue[x], &b->ptrue[x], sizeof(float)) != 0 ||
-            memcmp(a->topk_class + x * k, b->topk_class + x * k, (size_t)k * sizeof(int32_t)) != 0 ||
-            memcmp(a->topk_prob + x * k, b->topk_prob + x * k, (size_t)k * sizeof(float)) != 0;
+    int d = !rows_equal(a, (size_t)x, b, (size_t)x, 1, k);
     if (a->entropy) d |= memcmp(&a->entropy[x], &b->entropy[x], sizeof(float)) != 0;
     if (a->collision) d |= memcmp(&a->collision[x], &b->collision[x], sizeof(float)) != 0;
     differ += d;
