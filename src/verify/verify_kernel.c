@@ -20,77 +20,65 @@
 
 /* Statistics of the bijections sharing one (k, s) pair; since a and b are
  * fixed, (k, s) determines all five state counts (h = a - k, r = b - k,
- * w = n - a - b + k - s). */
+ * w = n - a - b + k - s).  The H and L counts seen are kept as sets, bit H
+ * and bit 16 + L of hl (counts are at most PB_VERIFY_MAX_N), so adding a
+ * bijection is one OR and two branch-free extremes; no bit set: none seen. */
 struct pb_verify__key {
-  int seen;
-  int32_t hmin, hmax, lmin, lmax;
+  uint32_t hl;
   double dmin, dmax;
 };
 
-/* Keys start empty (pb_verify__key_empty): the extremes of no bijection, so
- * that adding one is six branch-free minima and maxima. */
+/* Keys start empty: the extremes of no bijection. */
 static void pb_verify__key_empty(struct pb_verify__key *e)
 {
-  e->seen = 0;
-  e->hmin = e->lmin = INT32_MAX;
-  e->hmax = e->lmax = INT32_MIN;
+  e->hl = 0;
   e->dmin = INFINITY;
   e->dmax = -INFINITY;
 }
 
-static inline void pb_verify__key_add(struct pb_verify__key *e, int32_t H, int32_t L, double D)
+/* A level's H and L extremes from the union of its keys' sets. */
+static void pb_verify__extremes(uint32_t hl, int32_t H[2], int32_t L[2])
 {
-  e->seen = 1;
-  e->hmin = H < e->hmin ? H : e->hmin;
-  e->hmax = H > e->hmax ? H : e->hmax;
-  e->lmin = L < e->lmin ? L : e->lmin;
-  e->lmax = L > e->lmax ? L : e->lmax;
-  e->dmin = D < e->dmin ? D : e->dmin;
-  e->dmax = D > e->dmax ? D : e->dmax;
-}
-
-/* Merge key statistics into a level's extrema. */
-static void pb_verify__merge(const struct pb_verify__key *e, int *any, int32_t H[2], int32_t L[2], double D[2])
-{
-  if (!e->seen) return;
-  if (!*any) {
-    H[0] = e->hmin, H[1] = e->hmax, L[0] = e->lmin, L[1] = e->lmax, D[0] = e->dmin, D[1] = e->dmax;
-    *any = 1;
-    return;
-  }
-  if (e->hmin < H[0]) H[0] = e->hmin;
-  if (e->hmax > H[1]) H[1] = e->hmax;
-  if (e->lmin < L[0]) L[0] = e->lmin;
-  if (e->lmax > L[1]) L[1] = e->lmax;
-  if (e->dmin < D[0]) D[0] = e->dmin;
-  if (e->dmax > D[1]) D[1] = e->dmax;
+  const uint32_t h = hl & 0xFFFFu, l = hl >> 16;
+  H[0] = __builtin_ctz(h), H[1] = 31 - __builtin_clz(h);
+  L[0] = __builtin_ctz(l), L[1] = 31 - __builtin_clz(l);
 }
 
 /* The class's extrema at each level from the per-(k, s) key statistics: I0
  * all keys, Ik the observed k, I5 the observed (k, s); and the per-overlap
- * numerator extremes (variable support). */
+ * numerator extremes (variable support).  Every level holds the observed
+ * correspondence, so none is empty; a key nothing reached adds no bit and
+ * its infinite extremes change no minimum or maximum. */
 static void pb_verify__levels(const struct pb_verify__key *keys, int32_t n, struct pb_verify_class *out)
 {
-  int any[PB_VERIFY_NLEVELS] = {0, 0, 0};
-  double dummy[2];
-  for (int32_t k = 0; k <= n; k++)
+  uint32_t all = 0;
+  for (int32_t k = 0; k <= n; k++) {
+    uint32_t row = 0;
+    double lo = INFINITY, hi = -INFINITY;
     for (int32_t s = 0; s <= n; s++) {
       const struct pb_verify__key *e = &keys[k * (n + 1) + s];
-      pb_verify__merge(e, &any[PB_VERIFY_I0], out->H[PB_VERIFY_I0], out->L[PB_VERIFY_I0], dummy);
-      if (k == out->k) pb_verify__merge(e, &any[PB_VERIFY_IK], out->H[PB_VERIFY_IK], out->L[PB_VERIFY_IK], out->D[PB_VERIFY_IK]);
-      if (k == out->k && s == out->s)
-        pb_verify__merge(e, &any[PB_VERIFY_I5], out->H[PB_VERIFY_I5], out->L[PB_VERIFY_I5], out->D[PB_VERIFY_I5]);
+      row |= e->hl;
+      lo = e->dmin < lo ? e->dmin : lo;
+      hi = e->dmax > hi ? e->dmax : hi;
     }
+    all |= row;
+    out->k_seen[k] = row != 0;
+    if (!row) continue;
+    out->Dk[k][0] = lo, out->Dk[k][1] = hi;
+    if (k != out->k) continue;
+    pb_verify__extremes(row, out->H[PB_VERIFY_IK], out->L[PB_VERIFY_IK]);
+    out->D[PB_VERIFY_IK][0] = lo, out->D[PB_VERIFY_IK][1] = hi;
+    const struct pb_verify__key *e = &keys[k * (n + 1) + out->s];
+    pb_verify__extremes(e->hl, out->H[PB_VERIFY_I5], out->L[PB_VERIFY_I5]);
+    out->D[PB_VERIFY_I5][0] = e->dmin, out->D[PB_VERIFY_I5][1] = e->dmax;
+  }
+  pb_verify__extremes(all, out->H[PB_VERIFY_I0], out->L[PB_VERIFY_I0]);
   if (out->k == 0)
     for (int lv = PB_VERIFY_IK; lv <= PB_VERIFY_I5; lv++) out->D[lv][0] = out->D[lv][1] = NAN;
   /* Per-overlap numerator extremes over all bijections (variable support). */
   out->D[PB_VERIFY_I0][0] = out->D[PB_VERIFY_I0][1] = NAN;
-  for (int32_t k = 0; k <= n; k++) {
-    int seen = 0;
-    int32_t h2[2], l2[2];
-    for (int32_t s = 0; s <= n; s++) pb_verify__merge(&keys[k * (n + 1) + s], &seen, h2, l2, out->Dk[k]);
-    out->k_seen[k] = (uint8_t)seen;
-    if (!seen || k == 0) continue;
+  for (int32_t k = 1; k <= n; k++) {
+    if (!out->k_seen[k]) continue;
     const double lo = out->Dk[k][0] / (double)k, hi = out->Dk[k][1] / (double)k;
     if (isnan(out->D[PB_VERIFY_I0][0]) || lo < out->D[PB_VERIFY_I0][0]) out->D[PB_VERIFY_I0][0] = lo;
     if (isnan(out->D[PB_VERIFY_I0][1]) || hi > out->D[PB_VERIFY_I0][1]) out->D[PB_VERIFY_I0][1] = hi;
@@ -114,14 +102,20 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
   }
   if (tally) memset(tally, 0, (size_t)pb_verify_tally_len(n) * sizeof *tally);
 
-  uint8_t code[PB_VERIFY_MAX_N * PB_VERIFY_MAX_N];
+  /* Each pair's contribution to the running counts, one word in four
+   * 16-bit lanes: the key index k (n + 1) + s, H, L and k; a sum of such
+   * words never carries out of a lane (each lane's total is at most
+   * (n + 1) n), and taking a pair's word out again never borrows. */
+  const uint64_t KEY_K = (uint64_t)(n + 1), LANE_H = 1ull << 16, LANE_L = 1ull << 32, LANE_K = 1ull << 48;
+  uint64_t word[PB_VERIFY_MAX_N * PB_VERIFY_MAX_N];
+  uint8_t kk[PB_VERIFY_MAX_N * PB_VERIFY_MAX_N];
   for (int32_t i = 0; i < n; i++)
     for (int32_t j = 0; j < n; j++) {
       const int c0 = r->c0[i] != 0, c1 = r->c1[j] != 0, z0 = r->z0[i] != 0, z1 = r->z1[j] != 0;
-      code[i * n + j] = (uint8_t)((c0 && c1 ? PB_VERIFY__KK : 0) |
-                                  (!c0 && !c1 && r->p0[i] == r->p1[j] ? PB_VERIFY__SS : 0) |
-                                  (c0 && z0 && !c1 && z1 ? PB_VERIFY__HH : 0) |
-                                  (c0 && z0 && c1 && !z1 ? PB_VERIFY__LL : 0));
+      const int both = c0 && c1, same_wrong = !c0 && !c1 && r->p0[i] == r->p1[j];
+      kk[i * n + j] = (uint8_t)both;
+      word[i * n + j] = (both ? KEY_K + LANE_K : 0) + (same_wrong ? 1 : 0) + (c0 && z0 && !c1 && z1 ? LANE_H : 0) +
+                        (c0 && z0 && c1 && !z1 ? LANE_L : 0);
     }
   /* Subset sums of M (clean) and M' (perturbed), each in record order: a
    * mask's sum is its lower records' sum plus its highest record, which is
@@ -142,46 +136,55 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
   int64_t count = 0;
   /* Heap's algorithm (iterative): each step swaps two entries, so the
    * counts and masks are updated for those two positions only; the first
-   * permutation is the identity, i.e. the observed correspondence. */
-  int32_t k = 0, s = 0, H = 0, L = 0;
+   * permutation is the identity, i.e. the observed correspondence.  mi / mj:
+   * the clean / perturbed records of the correct-correct pairs; am: the
+   * partners of the correct accepted clean records. */
+  uint64_t sum = 0;
   uint32_t mi = 0, mj = 0, am = 0;
-#define PB_VERIFY__TOGGLE(i, sg)                                  \
+#define PB_VERIFY__PAIR(i, op)                                    \
   do {                                                            \
-    const uint32_t cd = code[(i) * n + perm[i]], kk = cd & 1u;    \
-    am ^= (amask >> (i) & 1u) << perm[i];                         \
-    k += (sg) * (int32_t)kk;                                      \
-    s += (sg) * (int32_t)(cd >> 1 & 1u);                          \
-    H += (sg) * (int32_t)(cd >> 2 & 1u);                          \
-    L += (sg) * (int32_t)(cd >> 3 & 1u);                          \
-    mi ^= kk << (i);                                              \
-    mj ^= kk << perm[i];                                          \
+    const int32_t pj = perm[i];                                   \
+    const uint32_t b = kk[(i) * n + pj];                          \
+    sum op word[(i) * n + pj];                                    \
+    am ^= (amask >> (i) & 1u) << pj;                              \
+    mi ^= b << (i);                                               \
+    mj ^= b << pj;                                                \
   } while (0)
-  for (int32_t i = 0; i < n; i++) PB_VERIFY__TOGGLE(i, 1);
+  for (int32_t i = 0; i < n; i++) PB_VERIFY__PAIR(i, +=);
+  {
+    const int32_t k = (int32_t)(sum >> 48), key = (int32_t)(sum & 0xFFFF);
+    out->k = k, out->s = key - k * (n + 1);
+    out->H_obs = (int32_t)(sum >> 16 & 0xFFFF), out->L_obs = (int32_t)(sum >> 32 & 0xFFFF);
+    out->D_obs = k > 0 ? sx[mi] - sz[mj] : NAN;
+  }
   for (int32_t lvl = 1;;) {
+    const uint32_t key = (uint32_t)(sum & 0xFFFF), H = (uint32_t)(sum >> 16 & 0xFFFF), L = (uint32_t)(sum >> 32 & 0xFFFF);
     const double D = sx[mi] - sz[mj];
-    pb_verify__key_add(&keys[k * (n + 1) + s], H, L, D);
-    if (tally) tally[(uint32_t)(k * (n + 1) + s) << n | am]++;
-    if (list)
-      list[count] = (struct pb_verify_perm){(int8_t)k, (int8_t)s, (int8_t)H, (int8_t)L, (uint16_t)am, sx[mi], sz[mj]};
-    if (count == 0) {
-      out->k = k, out->s = s, out->H_obs = H, out->L_obs = L;
-      out->D_obs = k > 0 ? D : NAN;
+    struct pb_verify__key *e = &keys[key];
+    e->hl |= 1u << H | 1u << (16 + L);
+    e->dmin = D < e->dmin ? D : e->dmin;
+    e->dmax = D > e->dmax ? D : e->dmax;
+    if (tally) tally[key << n | am]++;
+    if (list) {
+      const int32_t k = (int32_t)(sum >> 48);
+      list[count] = (struct pb_verify_perm){(int8_t)k, (int8_t)((int32_t)key - k * (n + 1)), (int8_t)H, (int8_t)L,
+                                            (uint16_t)am, sx[mi], sz[mj]};
     }
     count++;
     while (lvl < n && ctr[lvl] >= lvl) ctr[lvl++] = 0;
     if (lvl >= n) break;
     const int32_t other = lvl % 2 == 0 ? 0 : ctr[lvl];
-    PB_VERIFY__TOGGLE(other, -1);
-    PB_VERIFY__TOGGLE(lvl, -1);
+    PB_VERIFY__PAIR(other, -=);
+    PB_VERIFY__PAIR(lvl, -=);
     const int32_t t = perm[other];
     perm[other] = perm[lvl];
     perm[lvl] = t;
-    PB_VERIFY__TOGGLE(other, 1);
-    PB_VERIFY__TOGGLE(lvl, 1);
+    PB_VERIFY__PAIR(other, +=);
+    PB_VERIFY__PAIR(lvl, +=);
     ctr[lvl]++;
     lvl = 1;
   }
-#undef PB_VERIFY__TOGGLE
+#undef PB_VERIFY__PAIR
   out->perms = count;
   pb_verify__levels(keys, n, out);
   return 0;
