@@ -6,9 +6,10 @@
 #define PAIRBOUND_PLATFORM_H
 
 /**
- * Before MPI_Init: re-execute the program once (@p argv, same process id and
- * environment) with glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES, so that
- * glibc backs its heap with transparent huge pages; then, unless the user
+ * Before MPI_Init: where PB_HUGEPAGES=1, re-execute the program once (@p argv,
+ * same process id and environment) with glibc.malloc.hugetlb=1 added to
+ * GLIBC_TUNABLES, so that glibc backs its heap with transparent huge pages;
+ * then, unless the user
  * chose them, OMPI_MCA_pml=ob1 for a process alone in MPI_COMM_WORLD,
  * PMIX_MCA_gds=hash for a launched one on a node with few processes, and
  * OMPI_MCA_sharedfp=^lockedfile.  Does not return when the re-execution

@@ -17,7 +17,8 @@ const struct pb_env pb_env_table[PB_ENV_N] = {
     [PB_ENV_PROGRESS_INTERVAL] = {"PAIRBOUND_PROGRESS_INTERVAL", PB_ENV_USER,
                                   "seconds between progress lines on rank 0 (default 0.25 on a terminal, else 5)"},
     [PB_ENV_HUGEPAGES] = {"PB_HUGEPAGES", PB_ENV_USER,
-                          "0: keep glibc's default pages (no re-execution with glibc.malloc.hugetlb=1)"},
+                          "1: transparent huge pages for the heap (one re-execution with glibc.malloc.hugetlb=1); default: "
+                          "glibc's pages"},
     [PB_ENV_DIRECT_IO] = {"PAIRBOUND_DIRECT_IO", PB_ENV_USER,
                           "0: CSV exports and store records written through the page cache, not with O_DIRECT"},
     [PB_ENV_STORE_READ] = {"PAIRBOUND_STORE_READ", PB_ENV_SWITCH,
@@ -41,8 +42,8 @@ const struct pb_env pb_env_table[PB_ENV_N] = {
                                  "written, 2 once the store is grown, 3 once the records are written and the file "
                                  "closed, before the journal is removed"},
     [PB_ENV_GLIBC_TUNABLES] = {"GLIBC_TUNABLES", PB_ENV_LIBRARY,
-                               "glibc.malloc.hugetlb=1 added by one re-execution at start-up (glibc 2.35 or "
-                               "later; not under AddressSanitizer or valgrind)"},
+                               "glibc.malloc.hugetlb=1 added by one re-execution at start-up when PB_HUGEPAGES=1 (glibc "
+                               "2.35 or later; not under AddressSanitizer or valgrind)"},
     [PB_ENV_OMPI_MCA_PML] = {"OMPI_MCA_pml", PB_ENV_LIBRARY, "ob1 in a process alone in MPI_COMM_WORLD"},
     [PB_ENV_PMIX_MCA_GDS] = {"PMIX_MCA_gds", PB_ENV_LIBRARY,
                              "hash when mpirun started at most 8 processes on the node"},

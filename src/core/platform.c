@@ -19,22 +19,25 @@
 #include "pairbound/platform.h"
 
 /* Most of a stage's memory is touched once: the store's arrays, HDF5's chunk
- * buffers, the output text.  With 4 KiB pages every first touch is a page
- * fault, and on virtual machines a fault costs microseconds: loading the paper
- * store spent half its time in them.  glibc (2.35 and later) backs its heap
- * with transparent huge pages when the tunable glibc.malloc.hugetlb=1 is set,
- * but reads tunables only when a program starts, so pairbound re-executes
- * itself once with it added to GLIBC_TUNABLES, before MPI starts (the process
- * id, arguments and environment stay the same).  PB_HUGEPAGES=0 keeps the
- * default; a kernel with transparent huge pages off ignores the tunable.
- * Not under AddressSanitizer, whose allocator replaces glibc's, nor under
- * valgrind (its preloaded library in LD_PRELOAD), which would let the
- * re-executed program run outside it. */
+ * buffers, the output text.  glibc (2.35 and later) backs its heap with
+ * transparent huge pages when the tunable glibc.malloc.hugetlb=1 is set, but
+ * reads tunables only when a program starts, so with PB_HUGEPAGES=1
+ * pairbound re-executes itself once with it added to GLIBC_TUNABLES, before
+ * MPI starts (the process id, arguments and environment stay the same).
+ * Whether that pays depends on the machine: on a virtual machine whose host
+ * takes back free memory (free page reporting) a huge page is mostly carved
+ * from memory the host must map again, page by page, and every stage but
+ * synth ran slower with it than with glibc's default pages (docs/scaling.md,
+ * "Page faults and huge pages"), so the default is glibc's.  A kernel with
+ * transparent huge pages off ignores the tunable.  Not under
+ * AddressSanitizer, whose allocator replaces glibc's, nor under valgrind (its
+ * preloaded library in LD_PRELOAD), which would let the re-executed program
+ * run outside it. */
 static void pb_platform__huge_pages(char **argv)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35) && !defined(__SANITIZE_ADDRESS__)
   const char *opt = pb_env_get(PB_ENV_HUGEPAGES);
-  if (opt && strcmp(opt, "0") == 0) return;
+  if (!opt || strcmp(opt, "1") != 0) return;
   const char *pre = pb_env_get(PB_ENV_LD_PRELOAD);
   if (pre && strstr(pre, "vgpreload")) return;
   const char *old = pb_env_get(PB_ENV_GLIBC_TUNABLES);
