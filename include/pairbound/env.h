@@ -12,6 +12,7 @@ enum pb_env_var {
   PB_ENV_GNUPLOT,             /* PAIRBOUND_GNUPLOT */
   PB_ENV_PROGRESS_INTERVAL,   /* PAIRBOUND_PROGRESS_INTERVAL */
   PB_ENV_HUGEPAGES,           /* PB_HUGEPAGES */
+  PB_ENV_MALLOC_KEEP,         /* PB_MALLOC_KEEP */
   PB_ENV_DIRECT_IO,           /* PAIRBOUND_DIRECT_IO */
   /* switches for tests and benchmarks */
   PB_ENV_STORE_READ,          /* PAIRBOUND_STORE_READ */

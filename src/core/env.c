@@ -19,6 +19,9 @@ const struct pb_env pb_env_table[PB_ENV_N] = {
     [PB_ENV_HUGEPAGES] = {"PB_HUGEPAGES", PB_ENV_USER,
                           "1: transparent huge pages for the heap (one re-execution with glibc.malloc.hugetlb=1); default: "
                           "glibc's pages"},
+    [PB_ENV_MALLOC_KEEP] = {"PB_MALLOC_KEEP", PB_ENV_USER,
+                            "0: glibc's default of handing large freed blocks back to the kernel; default: the "
+                            "process keeps what it frees for its later allocations"},
     [PB_ENV_DIRECT_IO] = {"PAIRBOUND_DIRECT_IO", PB_ENV_USER,
                           "0: CSV exports and store records written through the page cache, not with O_DIRECT"},
     [PB_ENV_STORE_READ] = {"PAIRBOUND_STORE_READ", PB_ENV_SWITCH,

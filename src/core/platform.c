@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,30 @@ void pb_platform_after_mpi(void)
       (void)setsockopt((int)fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
   closedir(d);
+}
+
+/* glibc hands a freed block larger than its mmap threshold (128 KiB, rising
+ * to 32 MiB) back to the kernel, and trims its heap's free top beyond 128
+ * KiB: the next large allocation touches fresh memory again, which on a
+ * virtual machine can cost more than the work on it (docs/scaling.md, "Page
+ * faults and huge pages").  An analysis stage allocates and frees its large
+ * arrays source by source and piece by piece, and `run` stage after stage,
+ * so from its start (pb_stage_begin) the process keeps what it frees: no
+ * block of its own mapping, no trimming.  The price is that the process keeps
+ * its peak memory until it ends, a peak it reached anyway.  ingest, export
+ * and synth, whose memory is bounded by design and gained nothing, keep
+ * glibc's default; so do PB_MALLOC_KEEP=0 and the user's own glibc.malloc
+ * mmap or trim tunables. */
+void pb_platform_keep_freed(void)
+{
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+  const char *opt = pb_env_get(PB_ENV_MALLOC_KEEP);
+  if (opt && strcmp(opt, "0") == 0) return;
+  const char *t = pb_env_get(PB_ENV_GLIBC_TUNABLES);
+  if (t && (strstr(t, "glibc.malloc.mmap_") || strstr(t, "glibc.malloc.trim_"))) return;
+  (void)mallopt(M_MMAP_MAX, 0);
+  (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
 }
 
 void pb_platform_before_mpi(char **argv)

@@ -12,6 +12,7 @@
 #include "pairbound/lsets.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/output.h"
+#include "pairbound/platform.h"
 #include "pairbound/stage.h"
 #include "pairbound/timer.h"
 
@@ -202,6 +203,7 @@ int pb_stage_begin(const struct pb_stage_call *call, struct pb_stage *stage)
 {
   const struct pb_stage_desc *d = call->stage;
   struct pb_timer tm;
+  pb_platform_keep_freed(); /* fresh memory costs: docs/run.md, "MPI start-up" */
   pb_timer_start(&tm, d->name);
   if (pb_stage_open(call->store, call->outdir, call->comm, call->protocol, call->provenance, stage)) return PB_FAIL;
   stage->timer = tm;
