@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include "pairbound/fields.h"
 #include "pairbound/num.h"
 #include "pairbound/output.h"
+#include "pairbound/platform.h"
 #include "pairbound/results.h"
 #include "pairbound/rng.h"
 #include "pairbound/signals.h"
@@ -1474,6 +1476,36 @@ START_TEST(test_signal_after_finish)
 }
 END_TEST
 
+/* pb_platform_keep_freed: a block larger than glibc's largest dynamic mmap
+ * threshold (32 MiB) is a mapping of its own by default, which free hands
+ * back to the kernel; once a stage keeps what it frees, it comes from the
+ * heap and stays there after free (docs/run.md, "MPI start-up").  Not under
+ * AddressSanitizer or valgrind, whose allocators replace glibc's. */
+START_TEST(test_keep_freed)
+{
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+  const char *pre = getenv("LD_PRELOAD");
+  if (pre && strstr(pre, "vgpreload")) return;
+  const size_t big = (size_t)64 << 20;
+  ck_assert_int_eq(setenv("PB_MALLOC_KEEP", "0", 1), 0);
+  pb_platform_keep_freed(); /* the opt-out: glibc's default stays */
+  const size_t maps0 = mallinfo2().hblks;
+  char *a = malloc(big);
+  ck_assert_ptr_nonnull(a);
+  ck_assert_uint_eq(mallinfo2().hblks, maps0 + 1);
+  free(a);
+  ck_assert_int_eq(unsetenv("PB_MALLOC_KEEP"), 0);
+  pb_platform_keep_freed();
+  a = malloc(big);
+  ck_assert_ptr_nonnull(a);
+  memset(a, 1, big);
+  ck_assert_uint_eq(mallinfo2().hblks, maps0);
+  free(a);
+  ck_assert_uint_ge(mallinfo2().fordblks, big); /* kept, not trimmed */
+#endif
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("util");
@@ -1494,6 +1526,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_round_half_exhaustive);
   tcase_add_test(tc, test_round_half_away);
   tcase_add_test(tc, test_near_math);
+  tcase_add_test(tc, test_keep_freed);
   tcase_add_test(tc, test_format_float_hand);
   tcase_add_test(tc, test_format_round_trip);
   tcase_add_test(tc, test_format_subnormal_shortest);
