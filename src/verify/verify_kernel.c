@@ -12,12 +12,6 @@
 
 #include "pairbound/verify.h"
 
-/* Pair codes: which events a (clean i, perturbed j) pair produces. */
-#define PB_VERIFY__KK 1u   /* correct on both sides: retained correctness k */
-#define PB_VERIFY__SS 2u   /* wrong on both sides with the same label: persistent error s */
-#define PB_VERIFY__HH 4u   /* clean correct accepted, perturbed wrong accepted: H event */
-#define PB_VERIFY__LL 8u   /* clean correct accepted, perturbed correct rejected: L event */
-
 /* Statistics of the bijections sharing one (k, s) pair; since a and b are
  * fixed, (k, s) determines all five state counts (h = a - k, r = b - k,
  * w = n - a - b + k - s).  The H and L counts seen are kept as sets, bit H
@@ -102,18 +96,19 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
   }
   if (tally) memset(tally, 0, (size_t)pb_verify_tally_len(n) * sizeof *tally);
 
-  /* Each pair's contribution to the running counts, one word in four
-   * 16-bit lanes: the key index k (n + 1) + s, H, L and k; a sum of such
-   * words never carries out of a lane (each lane's total is at most
-   * (n + 1) n), and taking a pair's word out again never borrows. */
+  /* What a (clean i, perturbed j) pair adds to the running counts, one
+   * word in four 16-bit lanes: the key index k (n + 1) + s (correct on both
+   * sides: retained correctness k; wrong on both sides with the same label:
+   * persistent error s), H (clean correct accepted, perturbed wrong
+   * accepted), L (clean correct accepted, perturbed correct rejected) and k.
+   * A sum of such words never carries out of a lane (each lane's total is at
+   * most (n + 1) n), and taking a pair's word out again never borrows. */
   const uint64_t KEY_K = (uint64_t)(n + 1), LANE_H = 1ull << 16, LANE_L = 1ull << 32, LANE_K = 1ull << 48;
   uint64_t word[PB_VERIFY_MAX_N * PB_VERIFY_MAX_N];
-  uint8_t kk[PB_VERIFY_MAX_N * PB_VERIFY_MAX_N];
   for (int32_t i = 0; i < n; i++)
     for (int32_t j = 0; j < n; j++) {
       const int c0 = r->c0[i] != 0, c1 = r->c1[j] != 0, z0 = r->z0[i] != 0, z1 = r->z1[j] != 0;
       const int both = c0 && c1, same_wrong = !c0 && !c1 && r->p0[i] == r->p1[j];
-      kk[i * n + j] = (uint8_t)both;
       word[i * n + j] = (both ? KEY_K + LANE_K : 0) + (same_wrong ? 1 : 0) + (c0 && z0 && !c1 && z1 ? LANE_H : 0) +
                         (c0 && z0 && c1 && !z1 ? LANE_L : 0);
     }
@@ -144,8 +139,9 @@ static int pb_verify__enumerate(const struct pb_verify_records *r, struct pb_ver
 #define PB_VERIFY__PAIR(i, op)                                    \
   do {                                                            \
     const int32_t pj = perm[i];                                   \
-    const uint32_t b = kk[(i) * n + pj];                          \
-    sum op word[(i) * n + pj];                                    \
+    const uint64_t w = word[(i) * n + pj];                        \
+    const uint32_t b = (uint32_t)(w >> 48); /* its k: 0 or 1 */   \
+    sum op w;                                                     \
     am ^= (amask >> (i) & 1u) << pj;                              \
     mi ^= b << (i);                                               \
     mj ^= b << pj;                                                \
