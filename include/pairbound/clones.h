@@ -8,11 +8,21 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define PB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-/* the same for kernels on 8- and 16-bit lanes, which AVX-512 has with its BW part (x86-64-v4) */
-#define PB_CLONES_BW __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+/* A kernel whose vectors are as wide as AVX-512's registers has a version
+ * for x86-64-v4 (AVX-512 with its 8- and 16-bit operations), called where
+ * pb_clones_v4() says the CPU has it, and one with vectors half as wide for
+ * AVX2 and the baseline: GCC makes a vector wider than the target's registers
+ * a round trip through memory and general registers at every operation (the
+ * class bootstrap's pass over 32 lanes of 16 bits took 6 times the CPU of two
+ * passes over 16 under AVX2: docs/resample.md). */
+#define PB_CLONES_HAVE_V4 1
+#define PB_TARGET_V4 __attribute__((target("arch=x86-64-v4")))
+#define PB_CLONES_V3 __attribute__((target_clones("avx2", "default")))
+#define pb_clones_v4() __builtin_cpu_supports("x86-64-v4")
 #else
 #define PB_CLONES
-#define PB_CLONES_BW
+#define PB_CLONES_HAVE_V4 0
+#define PB_CLONES_V3
 #endif
 
 #endif /* PAIRBOUND_CLONES_H */

@@ -108,13 +108,20 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
  * few images between its lanes' points.  V is the lane vector: 16-bit lanes
  * when every total is at most 65,535 (every weight sum fits; the pair count,
  * at most total^2 / 2, is summed in 32-bit lanes), else 64-bit lanes (totals
- * below 2^31, the products of two 31-bit numbers).  GCC vectors: AVX-512
- * (with its 16-bit operations) or AVX2 where the processor has it (a clone
- * per target, chosen when the program loads). */
-typedef uint16_t pb_wm__h __attribute__((vector_size(2 * PB_WM_LANES)));
-typedef uint32_t pb_wm__n __attribute__((vector_size(4 * PB_WM_LANES)));
-typedef uint64_t pb_wm__w __attribute__((vector_size(8 * PB_WM_LANES)));
-typedef int32_t pb_wm__i32 __attribute__((vector_size(4 * PB_WM_LANES)));
+ * below 2^31, the products of two 31-bit numbers).  A pass serves LV of the
+ * PB_WM_LANES weightings, from lane `off` on, with GCC vectors no wider than
+ * the target's registers (pairbound/clones.h): 32 lanes of 16 bits with
+ * AVX-512, 16 with AVX2 (two passes), 4 lanes of 64 bits. */
+#define PB_WM__VEC(name, E, n) typedef E name __attribute__((vector_size(sizeof(E) * (n))))
+PB_WM__VEC(pb_wm__h32, uint16_t, 32);
+PB_WM__VEC(pb_wm__hs32, int16_t, 32);
+PB_WM__VEC(pb_wm__n16, uint32_t, 16);
+PB_WM__VEC(pb_wm__h16, uint16_t, 16);
+PB_WM__VEC(pb_wm__hs16, int16_t, 16);
+PB_WM__VEC(pb_wm__n8, uint32_t, 8);
+PB_WM__VEC(pb_wm__w, uint64_t, 4);
+PB_WM__VEC(pb_wm__ws, int64_t, 4);
+PB_WM__VEC(pb_wm__i32, int32_t, 4);
 
 /* The state a pass leaves for pb_wm__close, per lane. */
 struct pb_wm__state {
@@ -134,7 +141,7 @@ struct pb_wm__snaps {
 };
 
 /* One image of code u: the failure and retained weight so far. */
-#define PB_WM__STEP(V, E, LOADW, u)                                                                                      \
+#define PB_WM__STEP(V, E, LOADW, u)                                                                                    \
   do {                                                                                                                 \
     V w, f = (V){0} + (E)(0 - (E)((u) & 1u));                                                                          \
     LOADW(w, (u) >> 2);                                                                                                \
@@ -179,12 +186,12 @@ struct pb_wm__snaps {
  * the start lf[c] with its weights summed from its own point; these few
  * images replace following every budget over the whole first part of the
  * pass.  Leaves in S, per budget and lane, the group that holds the budget. */
-#define PB_WM__GROUPS(V, E, LOADW)                                                                                     \
+#define PB_WM__GROUPS(V, E, LOADW, LT)                                                                                 \
   do {                                                                                                                 \
     for (int b = 0; b < n_pct; b++) {                                                                                  \
       int32_t clo = INT32_MAX, chi = -1;                                                                               \
       for (int l = 0; l < L; l++)                                                                                      \
-        if (k[b][l] > 0) {                                                                                             \
+        if (k[b][off + l] > 0) {                                                                                       \
           clo = (int32_t)cst[b][l] < clo ? (int32_t)cst[b][l] : clo;                                                   \
           chi = (int32_t)cst[b][l] > chi ? (int32_t)cst[b][l] : chi;                                                   \
         }                                                                                                              \
@@ -200,8 +207,8 @@ struct pb_wm__snaps {
           a += w & f;                                                                                                  \
           r += w & ~f;                                                                                                 \
         }                                                                                                              \
-        /* from the group start g on: the latest group start below the budget, and the size and failure weight of  \
-         * its group (until the next start), past the last lane's point while some lane's group goes on */           \
+        /* from the group start g on: the latest group start below the budget, and the size and failure weight of      \
+         * its group (until the next start), past the last lane's point while some lane's group goes on */             \
         const int32_t end = n - P->at[chi] > PB_WM__SNAP ? P->at[chi] + PB_WM__SNAP : n;                               \
         V in = {0};                                                                                                    \
         for (i = g; i < n; i++) {                                                                                      \
@@ -211,9 +218,9 @@ struct pb_wm__snaps {
             if (!more) break;                                                                                          \
           }                                                                                                            \
           uint32_t u = code[i];                                                                                        \
-          V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                      \
+          V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                          \
           LOADW(w, u >> 2);                                                                                            \
-          V ab = a + r, m = (V)(ab < kb[b]) & first, cont = in & ~first;                                               \
+          V ab = a + r, m = LT(ab, kb[b]) & first, cont = in & ~first;                                                 \
           lab = (ab & m) | (lab & ~m);                                                                                 \
           lap = (a & m) | (lap & ~m);                                                                                  \
           gsz = (w & m) | ((gsz + (w & cont)) & ~m);                                                                   \
@@ -224,34 +231,35 @@ struct pb_wm__snaps {
         }                                                                                                              \
       }                                                                                                                \
       for (int l = 0; l < L; l++) {                                                                                    \
-        const int on = k[b][l] > 0;                                                                                    \
-        S->lo_ab[b][l] = on ? (int64_t)lab[l] : 0;                                                                     \
-        S->lo_ap[b][l] = on ? (int64_t)lap[l] : 0;                                                                     \
-        S->lo_size[b][l] = on ? (int64_t)gsz[l] : 0;                                                                   \
-        S->lo_gp[b][l] = on ? (int64_t)ggp[l] : 0;                                                                     \
+        const int on = k[b][off + l] > 0;                                                                              \
+        S->lo_ab[b][off + l] = on ? (int64_t)lab[l] : 0;                                                               \
+        S->lo_ap[b][off + l] = on ? (int64_t)lap[l] : 0;                                                               \
+        S->lo_size[b][off + l] = on ? (int64_t)gsz[l] : 0;                                                             \
+        S->lo_gp[b][off + l] = on ? (int64_t)ggp[l] : 0;                                                               \
       }                                                                                                                \
     }                                                                                                                  \
   } while (0)                                                                                                          \
 
-/* One pass of lane type V (element E); LOADW(label) the weights of a
- * label; NUM declares the pair count, ADD adds to it (PB_WM__PAIRS), NUM_GET(l)
- * reads lane l of it.
+/* One pass of lane type V (element E, LV lanes) over the weightings off ..
+ * off + LV - 1, compiled with ATTR; LOADW(label) the weights of a label;
+ * NUM declares the pair count, ADD adds to it (PB_WM__PAIRS), NUM_GET(l)
+ * reads lane l of it; LT(a, b) is a < b as a lane mask.
  * P has room for n / PB_WM__SNAP + 2 snapshots, from which the budgets are
  * then found (PB_WM__GROUPS). */
-#define PB_WM__PASS(NAME, V, E, LOADW, NUM, ADD, NUM_GET)                                                                   \
-  PB_CLONES_BW static void NAME(const struct pb_wm_codes *C, const void *mult, const int64_t *pos,                      \
-                                 const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                     \
-                                 const struct pb_wm__snaps *P, struct pb_wm__state *S)                                 \
+#define PB_WM__PASS(NAME, ATTR, V, E, LV, LOADW, NUM, ADD, NUM_GET, LT)                                                \
+  ATTR static void NAME(const struct pb_wm_codes *C, const void *mult, int off, const int64_t *pos,                    \
+                        const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                              \
+                        const struct pb_wm__snaps *P, struct pb_wm__state *S)                                          \
   {                                                                                                                    \
-    enum { L = PB_WM_LANES };                                                                                          \
+    enum { L = LV };                                                                                                   \
     const uint32_t *code = C->code;                                                                                    \
     const int32_t n = C->n;                                                                                            \
-    V ap = {0}, rn = {0}, apt = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT], cst[PB_WM_MAX_PCT];                         \
+    V ap = {0}, rn = {0}, apt = {0}, nret, kmax = {0}, kb[PB_WM_MAX_PCT], cst[PB_WM_MAX_PCT];                          \
     NUM;                                                                                                               \
-    for (int l = 0; l < L; l++) nret[l] = (E)(total[l] - pos[l]);                                                      \
+    for (int l = 0; l < L; l++) nret[l] = (E)(total[off + l] - pos[off + l]);                                          \
     for (int b = 0; b < n_pct; b++) {                                                                                  \
       for (int l = 0; l < L; l++) {                                                                                    \
-        kb[b][l] = (E)k[b][l];                                                                                         \
+        kb[b][l] = (E)k[b][off + l];                                                                                   \
         if (kb[b][l] > kmax[l]) kmax[l] = kb[b][l];                                                                    \
       }                                                                                                                \
       cst[b] = (V){0};                                                                                                 \
@@ -259,49 +267,98 @@ struct pb_wm__snaps {
     PB_WM__PAIRS(V, LOADW, ADD);                                                                                       \
     int32_t i = 0, lf = 0;                                                                                             \
     for (int32_t c = 0; n_pct > 0; c++) {                                                                              \
-      V ab = ap + rn, cv = (V){0} + (E)c, short_ = (V)(ab < kmax);                                                     \
+      V ab = ap + rn, cv = (V){0} + (E)c, short_ = LT(ab, kmax);                                                       \
       P->at[c] = i, P->lf[c] = lf;                                                                                     \
       memcpy(P->ap + (size_t)c * sizeof(V), &ap, sizeof(V));                                                           \
       memcpy(P->rn + (size_t)c * sizeof(V), &rn, sizeof(V));                                                           \
       for (int b = 0; b < n_pct; b++) {                                                                                \
-        V m = (V)(ab < kb[b]);                                                                                         \
+        V m = LT(ab, kb[b]);                                                                                           \
         cst[b] = (cv & m) | (cst[b] & ~m);                                                                             \
       }                                                                                                                \
       int open = 0;                                                                                                    \
       for (int l = 0; l < L; l++) open |= short_[l] != 0;                                                              \
       if (!open || i >= n) break;                                                                                      \
-      for (int32_t end = n - i > PB_WM__SNAP ? i + PB_WM__SNAP : n; i < end; i++) {                                   \
+      for (int32_t end = n - i > PB_WM__SNAP ? i + PB_WM__SNAP : n; i < end; i++) {                                    \
         const uint32_t u = code[i];                                                                                    \
         lf = u & 2u ? i : lf;                                                                                          \
         PB_WM__STEP(V, E, LOADW, u);                                                                                   \
       }                                                                                                                \
     }                                                                                                                  \
     for (int l = 0; l < L; l++) {                                                                                      \
-      S->num2[l] = (int64_t)NUM_GET(l);                                                                                \
-      S->ap[l] = (int64_t)apt[l];                                                                                      \
+      S->num2[off + l] = (int64_t)NUM_GET(l);                                                                          \
+      S->ap[off + l] = (int64_t)apt[l];                                                                                \
     }                                                                                                                  \
-    PB_WM__GROUPS(V, E, LOADW);                                                                                        \
+    PB_WM__GROUPS(V, E, LOADW, LT);                                                                                    \
   }
 
-/* The weights of a label: 16-bit lanes from their 16-bit copy, or the
- * 32-bit ones widened to 64 bits. */
-#define PB_WM__LOAD_H(w, lab) memcpy(&(w), (const uint16_t *)mult + (size_t)(lab) * PB_WM_LANES, sizeof(w))
-#define PB_WM__LOAD_W(w, lab)                                                      \
-  do {                                                                             \
-    pb_wm__i32 w32_;                                                               \
-    memcpy(&w32_, (const int32_t *)mult + (size_t)(lab) * PB_WM_LANES, sizeof w32_); \
-    (w) = __builtin_convertvector(w32_, pb_wm__w);                                 \
+/* The weights of a label for lanes off.. of the pass: 16-bit lanes from
+ * their 16-bit copy, or the 32-bit ones widened to 64 bits. */
+#define PB_WM__LOAD_H(w, lab) memcpy(&(w), (const uint16_t *)mult + (size_t)(lab) * PB_WM_LANES + off, sizeof(w))
+#define PB_WM__LOAD_W(w, lab)                                                                                          \
+  do {                                                                                                                 \
+    pb_wm__i32 w32_;                                                                                                   \
+    memcpy(&w32_, (const int32_t *)mult + (size_t)(lab) * PB_WM_LANES + off, sizeof w32_);                             \
+    (w) = __builtin_convertvector(w32_, pb_wm__w);                                                                     \
   } while (0)
-/* The 16-bit pass keeps its pair count in 32-bit lanes. */
-#define PB_WM__TO_N(x) __builtin_convertvector((x), pb_wm__n)
-#define PB_WM__NUM_H pb_wm__n num_ = {0}
-#define PB_WM__ADD_H(w, x, y) (num_ += PB_WM__TO_N(w) * (PB_WM__TO_N(x) + PB_WM__TO_N(y)))
-#define PB_WM__GET_H(l) num_[l]
+/* The 16-bit passes keep their pair count in 32-bit lanes, as two vectors
+ * of half the lanes each (N), so that none is wider than V: lanes IDX of
+ * w (x + y). */
+#define PB_WM__MULADD(N, w, x, y, IDX)                                                                                 \
+  (__builtin_convertvector(__builtin_shufflevector((w), (w), IDX), N) *                                                \
+   (__builtin_convertvector(__builtin_shufflevector((x), (x), IDX), N) +                                               \
+    __builtin_convertvector(__builtin_shufflevector((y), (y), IDX), N)))
+#define PB_WM__LO8 0, 1, 2, 3, 4, 5, 6, 7
+#define PB_WM__HI8 8, 9, 10, 11, 12, 13, 14, 15
+#define PB_WM__LO16 PB_WM__LO8, PB_WM__HI8
+#define PB_WM__HI16 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+#define PB_WM__NUM_H32 pb_wm__n16 num_lo = {0}, num_hi = {0}
+#define PB_WM__ADD_H32(w, x, y)                                                                                        \
+  (num_lo += PB_WM__MULADD(pb_wm__n16, w, x, y, PB_WM__LO16), num_hi += PB_WM__MULADD(pb_wm__n16, w, x, y, PB_WM__HI16))
+#define PB_WM__GET_H32(l) ((l) < 16 ? num_lo[(l)] : num_hi[(l)-16])
+#define PB_WM__NUM_H16 pb_wm__n8 num_lo = {0}, num_hi = {0}
+#define PB_WM__ADD_H16(w, x, y)                                                                                        \
+  (num_lo += PB_WM__MULADD(pb_wm__n8, w, x, y, PB_WM__LO8), num_hi += PB_WM__MULADD(pb_wm__n8, w, x, y, PB_WM__HI8))
+#define PB_WM__GET_H16(l) ((l) < 8 ? num_lo[(l)] : num_hi[(l)-8])
 #define PB_WM__NUM_W pb_wm__w num_ = {0}
 #define PB_WM__ADD_W(w, x, y) (num_ += (w) * ((x) + (y)))
 #define PB_WM__GET_W(l) num_[l]
-PB_WM__PASS(pb_wm__pass_h, pb_wm__h, uint16_t, PB_WM__LOAD_H, PB_WM__NUM_H, PB_WM__ADD_H, PB_WM__GET_H)
-PB_WM__PASS(pb_wm__pass_w, pb_wm__w, uint64_t, PB_WM__LOAD_W, PB_WM__NUM_W, PB_WM__ADD_W, PB_WM__GET_W)
+/* a < b per lane as a mask, without a comparison: 16-bit weights take every
+ * value up to 65,535, which AVX2's (signed) comparisons do not order, so the
+ * mask is the borrow out of a - b (Hacker's Delight 2-13), moved from the
+ * sign bit to every bit; 64-bit ones stay below 2^31 (the pass's condition),
+ * where the signed comparison is the unsigned one. */
+#define PB_WM__LT_U16(V, VS, a, b) ((V)((VS)((~(a) & (b)) | (~((a) ^ (b)) & ((a) - (b)))) >> 15))
+#define PB_WM__LT_H32(a, b) PB_WM__LT_U16(pb_wm__h32, pb_wm__hs32, a, b)
+#define PB_WM__LT_H16(a, b) PB_WM__LT_U16(pb_wm__h16, pb_wm__hs16, a, b)
+#define PB_WM__LT_W(a, b) ((pb_wm__w)((pb_wm__ws)(a) < (pb_wm__ws)(b)))
+#if PB_CLONES_HAVE_V4
+PB_WM__PASS(pb_wm__pass_h32, PB_TARGET_V4, pb_wm__h32, uint16_t, 32, PB_WM__LOAD_H, PB_WM__NUM_H32, PB_WM__ADD_H32,
+            PB_WM__GET_H32, PB_WM__LT_H32)
+#endif
+PB_WM__PASS(pb_wm__pass_h16, PB_CLONES_V3, pb_wm__h16, uint16_t, 16, PB_WM__LOAD_H, PB_WM__NUM_H16, PB_WM__ADD_H16,
+            PB_WM__GET_H16, PB_WM__LT_H16)
+PB_WM__PASS(pb_wm__pass_w, PB_CLONES_V3, pb_wm__w, uint64_t, 4, PB_WM__LOAD_W, PB_WM__NUM_W, PB_WM__ADD_W,
+            PB_WM__GET_W, PB_WM__LT_W)
+
+/* Every lane's pass: 16-bit lanes (every total at most 65,535 and their
+ * copy given), 32 at once with AVX-512, else 16 at a time; else 64-bit lanes,
+ * 4 at a time. */
+static void pb_wm__passes(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, int64_t most,
+                          const int64_t *pos, const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,
+                          const struct pb_wm__snaps *P, struct pb_wm__state *S)
+{
+  if (most > 65535 || !mult16) {
+    for (int off = 0; off < PB_WM_LANES; off += 4) pb_wm__pass_w(C, mult, off, pos, total, k, n_pct, P, S);
+    return;
+  }
+#if PB_CLONES_HAVE_V4
+  if (pb_clones_v4()) {
+    pb_wm__pass_h32(C, mult16, 0, pos, total, k, n_pct, P, S);
+    return;
+  }
+#endif
+  for (int off = 0; off < PB_WM_LANES; off += 16) pb_wm__pass_h16(C, mult16, off, pos, total, k, n_pct, P, S);
+}
 
 /* The budgets' coverage from a pass's state: the group that holds budget b
  * has lo_ab weight and lo_ap failures above it, lo_size weight and lo_gp
@@ -371,7 +428,7 @@ void pb_screen_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult
     }
   struct pb_wm__state S;
   /* snapshots on the stack for the usual few hundred images, else on the heap */
-  enum { ON_STACK = 130, VBYTES = 8 * PB_WM_LANES }; /* the wider lane vector's bytes */
+  enum { ON_STACK = 130, VBYTES = sizeof(pb_wm__h32) }; /* the widest lane vector's bytes */
   int32_t at_s[ON_STACK], lf_s[ON_STACK];
   unsigned char ap_s[ON_STACK * VBYTES], rn_s[ON_STACK * VBYTES];
   const size_t room = (size_t)(n > 0 ? n : 0) / PB_WM__SNAP + 2;
@@ -382,8 +439,7 @@ void pb_screen_weighted_metrics(const struct pb_wm_codes *C, const int32_t *mult
     P.ap = pb_malloc(2 * room * VBYTES);
     P.rn = P.ap + room * VBYTES;
   }
-  if (most <= 65535 && mult16) pb_wm__pass_h(C, mult16, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
-  else pb_wm__pass_w(C, mult, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
+  pb_wm__passes(C, mult, mult16, most, pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &P, &S);
   if (room > ON_STACK) free(P.at), free(P.ap);
   pb_wm__close(pos, total, (const int64_t(*)[PB_WM_LANES])k, n_pct, &S, auroc, cov);
 }

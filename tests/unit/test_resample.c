@@ -322,15 +322,14 @@ static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t
 
 /* Every image its own class: lane l's weights w[l][i] become mult[i * LANES + l]; the
  * weighted totals as the caller sums them. */
-static void wm_run(const double *score, const uint8_t *y, const int32_t *order, int32_t k, int32_t n,
-                   int32_t (*w)[40], double *auroc, double *cov)
+static void wm_run_pcts(const double *score, const uint8_t *y, const int32_t *order, int32_t k, int32_t n,
+                        int32_t (*w)[40], const int *pcts, double *auroc, double *cov)
 {
   enum { NMAX = 40 };
   int32_t label[NMAX], mult[NMAX * PB_WM_LANES];
   uint32_t words[PB_WM_CODE_WORDS(NMAX)];
   struct pb_wm_codes codes;
   int64_t pos[PB_WM_LANES] = {0}, total[PB_WM_LANES] = {0};
-  const int pcts[3] = {10, 20, 30};
   for (int32_t i = 0; i < n; i++) label[i] = i;
   for (int l = 0; l < PB_WM_LANES; l++) {
     for (int32_t i = 0; i < n; i++) mult[i * PB_WM_LANES + l] = w[l][i];
@@ -341,6 +340,13 @@ static void wm_run(const double *score, const uint8_t *y, const int32_t *order, 
   }
   pb_screen_weighted_codes(score, y, label, order, k, words, &codes);
   wm_both(&codes, mult, (size_t)n * PB_WM_LANES, pos, total, pcts, auroc, cov);
+}
+
+static void wm_run(const double *score, const uint8_t *y, const int32_t *order, int32_t k, int32_t n,
+                   int32_t (*w)[40], double *auroc, double *cov)
+{
+  const int pcts[3] = {10, 20, 30};
+  wm_run_pcts(score, y, order, k, n, w, pcts, auroc, cov);
 }
 
 /* Class weights act as replication: each lane's weighted metrics equal the
@@ -498,6 +504,54 @@ START_TEST(test_weighted_wide)
 }
 END_TEST
 
+/* 16-bit lanes over their whole range: every weight of a lane scaled so
+ * that its total lies in (65,535 - total, 65,535], and budgets of 10, 50 and
+ * 90 % (totals a multiple of 10, so each scales exactly), so that a lane's
+ * weight so far and a budget differ by 2^15 or more, where a 16-bit
+ * comparison taken as signed would order them wrongly; each lane gives
+ * the AUROC (a ratio of integers, both scaled by scale^2: exactly) and
+ * coverage (rounded differently: to 1e-12) of its unscaled weights, the
+ * lanes with the 16-bit copy as without it (wm_both). */
+START_TEST(test_weighted_full16)
+{
+  struct pb_rng r;
+  pb_rng_init(&r, test_seed(), 79, 0, 0);
+  enum { NMAX = 40 };
+  double score[NMAX];
+  uint8_t y[NMAX];
+  int32_t w[PB_WM_LANES][NMAX], w1[PB_WM_LANES][NMAX], order[NMAX];
+  const int pcts[3] = {10, 50, 90};
+  for (int trial = 0; trial < 1000; trial++) {
+    int32_t n = 20, levels = 1 + (int32_t)pb_rng_below(&r, 12);
+    for (int32_t i = 0; i < n; i++) {
+      score[i] = (double)pb_rng_below(&r, (uint32_t)levels);
+      y[i] = (uint8_t)pb_rng_below(&r, 2);
+      order[i] = i;
+    }
+    int32_t scale[PB_WM_LANES];
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      int64_t sum = 0;
+      for (int32_t i = 0; i < n; i++) sum += w[l][i] = 1 + (int32_t)pb_rng_below(&r, 7); /* 1..7 */
+      w[l][0] += (int32_t)((10 - sum % 10) % 10), sum += (10 - sum % 10) % 10; /* a multiple of 10, at most 150 */
+      scale[l] = (int32_t)(65535 / sum); /* total x scale above 65,535 - 150 */
+      for (int32_t i = 0; i < n; i++) w1[l][i] = w[l][i] * scale[l];
+    }
+    g_score = score;
+    qsort(order, (size_t)n, sizeof *order, by_score);
+    double a[PB_WM_LANES], c[PB_WM_LANES * 3], a1[PB_WM_LANES], c1[PB_WM_LANES * 3];
+    wm_run_pcts(score, y, order, n, n, w, pcts, a, c);
+    wm_run_pcts(score, y, order, n, n, w1, pcts, a1, c1);
+    for (int l = 0; l < PB_WM_LANES; l++) {
+      ck_assert_msg(isnan(a1[l]) == isnan(a[l]) && (isnan(a[l]) || a1[l] == a[l]), "trial %d lane %d auroc %.17g vs %.17g",
+                    trial, l, a1[l], a[l]);
+      for (int q = 0; q < 3; q++)
+        ck_assert_msg(isnan(c1[l * 3 + q]) == isnan(c[l * 3 + q]) && (isnan(c[l * 3 + q]) || fabs(c1[l * 3 + q] - c[l * 3 + q]) < 1e-12),
+                      "trial %d lane %d coverage %d%%: %.17g vs %.17g", trial, l, pcts[q], c1[l * 3 + q], c[l * 3 + q]);
+    }
+  }
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("resample");
@@ -517,6 +571,7 @@ static Suite *suite(void)
   tcase_set_tags(tc, "serial");
   tcase_add_test(tc, test_weighted_equals_replicated);
   tcase_add_test(tc, test_weighted_wide);
+  tcase_add_test(tc, test_weighted_full16);
   tcase_add_test(tc, test_weighted_long);
   tcase_add_test(tc, test_permutations);
   suite_add_tcase(s, tc);
