@@ -340,9 +340,16 @@ PB_WM__PASS(pb_wm__pass_h16, PB_CLONES_V3, pb_wm__h16, uint16_t, 16, PB_WM__LOAD
 PB_WM__PASS(pb_wm__pass_w, PB_CLONES_V3, pb_wm__w, uint64_t, 4, PB_WM__LOAD_W, PB_WM__NUM_W, PB_WM__ADD_W,
             PB_WM__GET_W, PB_WM__LT_W)
 
+static int pb_wm__lanes_cap = PB_WM_LANES;
+
+void pb_screen_weighted_lanes_cap(int lanes)
+{
+  pb_wm__lanes_cap = lanes;
+}
+
 /* Every lane's pass: 16-bit lanes (every total at most 65,535 and their
- * copy given), 32 at once with AVX-512, else 16 at a time; else 64-bit lanes,
- * 4 at a time. */
+ * copy given), 32 at once with AVX-512 (unless capped), else 16 at a time;
+ * else 64-bit lanes, 4 at a time. */
 static void pb_wm__passes(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, int64_t most,
                           const int64_t *pos, const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,
                           const struct pb_wm__snaps *P, struct pb_wm__state *S)
@@ -352,7 +359,7 @@ static void pb_wm__passes(const struct pb_wm_codes *C, const int32_t *mult, cons
     return;
   }
 #if PB_CLONES_HAVE_V4
-  if (pb_clones_v4()) {
+  if (pb_wm__lanes_cap >= 32 && pb_clones_v4()) {
     pb_wm__pass_h32(C, mult16, 0, pos, total, k, n_pct, P, S);
     return;
   }
