@@ -1,28 +1,41 @@
-/* Versions of a hot kernel for AVX-512, AVX2 and the baseline, chosen at load
- * time by the CPU (gcc's target_clones on x86-64).  Only for loops whose
- * result is the same in every version: integer sums, or floating sums proven
- * exact in any order.  Not under the sanitizers (their build has no
- * dispatcher) nor clang. */
+/* Versions of a hot kernel for AVX-512, AVX2 and the baseline: chosen at load
+ * time by the CPU (PB_CLONES: gcc's target_clones on x86-64), or per call by
+ * pb_clones_isa.  Only for loops whose result is the same in every version:
+ * integer sums, or floating sums proven exact in any order.  PB_CLONES is not
+ * used under the sanitizers (their build has no dispatcher) nor with clang. */
 #ifndef PAIRBOUND_CLONES_H
 #define PAIRBOUND_CLONES_H
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define PB_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-/* A kernel whose vectors are as wide as AVX-512's registers has a version
- * for x86-64-v4 (AVX-512 with its 8- and 16-bit operations), called where
- * pb_clones_v4() says the CPU has it, and one with vectors half as wide for
- * AVX2 and the baseline: GCC makes a vector wider than the target's registers
- * a round trip through memory and general registers at every operation (the
- * class bootstrap's pass over 32 lanes of 16 bits took 6 times the CPU of two
- * passes over 16 under AVX2: docs/resample.md). */
-#define PB_CLONES_HAVE_V4 1
-#define PB_TARGET_V4 __attribute__((target("arch=x86-64-v4")))
-#define PB_CLONES_V3 __attribute__((target_clones("avx2", "default")))
-#define pb_clones_v4() __builtin_cpu_supports("x86-64-v4")
 #else
 #define PB_CLONES
-#define PB_CLONES_HAVE_V4 0
-#define PB_CLONES_V3
 #endif
+
+/* The instruction-set level the processor runs: 2 for x86-64-v4 (AVX-512
+ * with its 8- and 16-bit operations), 1 for x86-64-v3 (AVX2), else 0, for
+ * kernels written once per level (a target attribute each, chosen per call)
+ * where target_clones will not do: GCC scalarises vector comparisons in a
+ * target_clones clone, and makes a vector wider than the target's registers
+ * a round trip through memory and general registers at every operation (the
+ * class bootstrap's pass over 32 lanes of 16 bits took 6 times the CPU of two
+ * passes over 16 under AVX2: docs/resample.md).  clang (the fuzz build)
+ * knows no level names in __builtin_cpu_supports, so it asks for the
+ * features those levels use. */
+static inline int pb_clones_isa(void)
+{
+#if defined(__x86_64__) && defined(__clang__)
+  const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                 __builtin_cpu_supports("bmi2");
+  return v3 ? 1 + (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("avx512cd"))
+            : 0;
+#elif defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("x86-64-v4") ? 2 : __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
+#else
+  return 0;
+#endif
+}
 
 #endif /* PAIRBOUND_CLONES_H */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pairbound/clones.h"
 #include "pairbound/error.h"
 #include "pairbound/sort.h"
 
@@ -88,21 +89,10 @@ PB_SORT__RANK_SORT(pb_sort__rank_i64_v3, int64_t, int64_t, int64_t, 4, "arch=x86
 
 static int pb_sort__isa_cap = 2;
 
-/* 2 where the processor runs x86-64-v4 code, 1 where x86-64-v3, else 0 (at
- * most the cap).  clang (the fuzz build) knows no level names in
- * __builtin_cpu_supports, so it asks for the features those versions use. */
+/* pb_clones_isa, at most the cap. */
 static int pb_sort__isa(void)
 {
-#if defined(__clang__)
-  const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
-                 __builtin_cpu_supports("bmi2");
-  const int isa = v3 ? 1 + (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                            __builtin_cpu_supports("avx512cd"))
-                     : 0;
-#else
-  const int isa = __builtin_cpu_supports("x86-64-v4") ? 2 : __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
-#endif
+  const int isa = pb_clones_isa();
   return isa < pb_sort__isa_cap ? isa : pb_sort__isa_cap;
 }
 

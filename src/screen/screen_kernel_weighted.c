@@ -109,9 +109,10 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
  * when every total is at most 65,535 (every weight sum fits; the pair count,
  * at most total^2 / 2, is summed in 32-bit lanes), else 64-bit lanes (totals
  * below 2^31, the products of two 31-bit numbers).  A pass serves LV of the
- * PB_WM_LANES weightings, from lane `off` on, with GCC vectors no wider than
- * the target's registers (pairbound/clones.h): 32 lanes of 16 bits with
- * AVX-512, 16 with AVX2 (two passes), 4 lanes of 64 bits. */
+ * PB_WM_LANES weightings, from lane `off` on, with GCC vectors as wide as the
+ * processor's registers and no wider (pairbound/clones.h): 16-bit lanes 32 at
+ * a time with AVX-512, 16 with AVX2, else 8 (16 bytes: SSE2, or NEON
+ * elsewhere); 64-bit lanes 4 at a time with AVX2, else 2. */
 #define PB_WM__VEC(name, E, n) typedef E name __attribute__((vector_size(sizeof(E) * (n))))
 PB_WM__VEC(pb_wm__h32, uint16_t, 32);
 PB_WM__VEC(pb_wm__hs32, int16_t, 32);
@@ -119,9 +120,15 @@ PB_WM__VEC(pb_wm__n16, uint32_t, 16);
 PB_WM__VEC(pb_wm__h16, uint16_t, 16);
 PB_WM__VEC(pb_wm__hs16, int16_t, 16);
 PB_WM__VEC(pb_wm__n8, uint32_t, 8);
-PB_WM__VEC(pb_wm__w, uint64_t, 4);
-PB_WM__VEC(pb_wm__ws, int64_t, 4);
-PB_WM__VEC(pb_wm__i32, int32_t, 4);
+PB_WM__VEC(pb_wm__h8, uint16_t, 8);
+PB_WM__VEC(pb_wm__hs8, int16_t, 8);
+PB_WM__VEC(pb_wm__n4, uint32_t, 4);
+PB_WM__VEC(pb_wm__w4, uint64_t, 4);
+PB_WM__VEC(pb_wm__ws4, int64_t, 4);
+PB_WM__VEC(pb_wm__i32x4, int32_t, 4);
+PB_WM__VEC(pb_wm__w2, uint64_t, 2);
+PB_WM__VEC(pb_wm__ws2, int64_t, 2);
+PB_WM__VEC(pb_wm__i32x2, int32_t, 2);
 
 /* The state a pass leaves for pb_wm__close, per lane. */
 struct pb_wm__state {
@@ -292,34 +299,42 @@ struct pb_wm__snaps {
   }
 
 /* The weights of a label for lanes off.. of the pass: 16-bit lanes from
- * their 16-bit copy, or the 32-bit ones widened to 64 bits. */
+ * their 16-bit copy, or the 32-bit ones widened to 64 bits (W, from I). */
 #define PB_WM__LOAD_H(w, lab) memcpy(&(w), (const uint16_t *)mult + (size_t)(lab) * PB_WM_LANES + off, sizeof(w))
-#define PB_WM__LOAD_W(w, lab)                                                                                          \
+#define PB_WM__LOAD_W(W, I, w, lab)                                                                                    \
   do {                                                                                                                 \
-    pb_wm__i32 w32_;                                                                                                   \
+    I w32_;                                                                                                            \
     memcpy(&w32_, (const int32_t *)mult + (size_t)(lab) * PB_WM_LANES + off, sizeof w32_);                             \
-    (w) = __builtin_convertvector(w32_, pb_wm__w);                                                                     \
+    (w) = __builtin_convertvector(w32_, W);                                                                            \
   } while (0)
+#define PB_WM__LOAD_W4(w, lab) PB_WM__LOAD_W(pb_wm__w4, pb_wm__i32x4, w, lab)
+#define PB_WM__LOAD_W2(w, lab) PB_WM__LOAD_W(pb_wm__w2, pb_wm__i32x2, w, lab)
 /* The 16-bit passes keep their pair count in 32-bit lanes, as two vectors
- * of half the lanes each (N), so that none is wider than V: lanes IDX of
- * w (x + y). */
-#define PB_WM__MULADD(N, w, x, y, IDX)                                                                                 \
-  (__builtin_convertvector(__builtin_shufflevector((w), (w), IDX), N) *                                                \
-   (__builtin_convertvector(__builtin_shufflevector((x), (x), IDX), N) +                                               \
-    __builtin_convertvector(__builtin_shufflevector((y), (y), IDX), N)))
-#define PB_WM__LO8 0, 1, 2, 3, 4, 5, 6, 7
+ * of half the lanes each (N), so that none is wider than V: the lanes listed
+ * last of w (x + y). */
+#define PB_WM__MULADD(N, w, x, y, ...)                                                                                 \
+  (__builtin_convertvector(__builtin_shufflevector((w), (w), __VA_ARGS__), N) *                                        \
+   (__builtin_convertvector(__builtin_shufflevector((x), (x), __VA_ARGS__), N) +                                       \
+    __builtin_convertvector(__builtin_shufflevector((y), (y), __VA_ARGS__), N)))
+#define PB_WM__LO4 0, 1, 2, 3
+#define PB_WM__HI4 4, 5, 6, 7
+#define PB_WM__LO8 PB_WM__LO4, PB_WM__HI4
 #define PB_WM__HI8 8, 9, 10, 11, 12, 13, 14, 15
 #define PB_WM__LO16 PB_WM__LO8, PB_WM__HI8
 #define PB_WM__HI16 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-#define PB_WM__NUM_H32 pb_wm__n16 num_lo = {0}, num_hi = {0}
-#define PB_WM__ADD_H32(w, x, y)                                                                                        \
-  (num_lo += PB_WM__MULADD(pb_wm__n16, w, x, y, PB_WM__LO16), num_hi += PB_WM__MULADD(pb_wm__n16, w, x, y, PB_WM__HI16))
+#define PB_WM__NUM_H(N) N num_lo = {0}, num_hi = {0}
+#define PB_WM__ADD_H(N, LO, HI, w, x, y) (num_lo += PB_WM__MULADD(N, w, x, y, LO), num_hi += PB_WM__MULADD(N, w, x, y, HI))
+#define PB_WM__NUM_H32 PB_WM__NUM_H(pb_wm__n16)
+#define PB_WM__ADD_H32(w, x, y) PB_WM__ADD_H(pb_wm__n16, PB_WM__LO16, PB_WM__HI16, w, x, y)
 #define PB_WM__GET_H32(l) ((l) < 16 ? num_lo[(l)] : num_hi[(l)-16])
-#define PB_WM__NUM_H16 pb_wm__n8 num_lo = {0}, num_hi = {0}
-#define PB_WM__ADD_H16(w, x, y)                                                                                        \
-  (num_lo += PB_WM__MULADD(pb_wm__n8, w, x, y, PB_WM__LO8), num_hi += PB_WM__MULADD(pb_wm__n8, w, x, y, PB_WM__HI8))
+#define PB_WM__NUM_H16 PB_WM__NUM_H(pb_wm__n8)
+#define PB_WM__ADD_H16(w, x, y) PB_WM__ADD_H(pb_wm__n8, PB_WM__LO8, PB_WM__HI8, w, x, y)
 #define PB_WM__GET_H16(l) ((l) < 8 ? num_lo[(l)] : num_hi[(l)-8])
-#define PB_WM__NUM_W pb_wm__w num_ = {0}
+#define PB_WM__NUM_H8 PB_WM__NUM_H(pb_wm__n4)
+#define PB_WM__ADD_H8(w, x, y) PB_WM__ADD_H(pb_wm__n4, PB_WM__LO4, PB_WM__HI4, w, x, y)
+#define PB_WM__GET_H8(l) ((l) < 4 ? num_lo[(l)] : num_hi[(l)-4])
+#define PB_WM__NUM_W4 pb_wm__w4 num_ = {0}
+#define PB_WM__NUM_W2 pb_wm__w2 num_ = {0}
 #define PB_WM__ADD_W(w, x, y) (num_ += (w) * ((x) + (y)))
 #define PB_WM__GET_W(l) num_[l]
 /* a < b per lane as a mask, without a comparison: 16-bit weights take every
@@ -330,41 +345,59 @@ struct pb_wm__snaps {
 #define PB_WM__LT_U16(V, VS, a, b) ((V)((VS)((~(a) & (b)) | (~((a) ^ (b)) & ((a) - (b)))) >> 15))
 #define PB_WM__LT_H32(a, b) PB_WM__LT_U16(pb_wm__h32, pb_wm__hs32, a, b)
 #define PB_WM__LT_H16(a, b) PB_WM__LT_U16(pb_wm__h16, pb_wm__hs16, a, b)
-#define PB_WM__LT_W(a, b) ((pb_wm__w)((pb_wm__ws)(a) < (pb_wm__ws)(b)))
-#if PB_CLONES_HAVE_V4
-PB_WM__PASS(pb_wm__pass_h32, PB_TARGET_V4, pb_wm__h32, uint16_t, 32, PB_WM__LOAD_H, PB_WM__NUM_H32, PB_WM__ADD_H32,
+#define PB_WM__LT_H8(a, b) PB_WM__LT_U16(pb_wm__h8, pb_wm__hs8, a, b)
+#define PB_WM__LT_W4(a, b) ((pb_wm__w4)((pb_wm__ws4)(a) < (pb_wm__ws4)(b)))
+#define PB_WM__LT_W2(a, b) ((pb_wm__w2)((pb_wm__ws2)(a) < (pb_wm__ws2)(b)))
+#if defined(__x86_64__)
+#define PB_WM__V4 __attribute__((target("arch=x86-64-v4")))
+#define PB_WM__V3 __attribute__((target("arch=x86-64-v3")))
+PB_WM__PASS(pb_wm__pass_h32, PB_WM__V4, pb_wm__h32, uint16_t, 32, PB_WM__LOAD_H, PB_WM__NUM_H32, PB_WM__ADD_H32,
             PB_WM__GET_H32, PB_WM__LT_H32)
-#endif
-PB_WM__PASS(pb_wm__pass_h16, PB_CLONES_V3, pb_wm__h16, uint16_t, 16, PB_WM__LOAD_H, PB_WM__NUM_H16, PB_WM__ADD_H16,
+PB_WM__PASS(pb_wm__pass_h16, PB_WM__V3, pb_wm__h16, uint16_t, 16, PB_WM__LOAD_H, PB_WM__NUM_H16, PB_WM__ADD_H16,
             PB_WM__GET_H16, PB_WM__LT_H16)
-PB_WM__PASS(pb_wm__pass_w, PB_CLONES_V3, pb_wm__w, uint64_t, 4, PB_WM__LOAD_W, PB_WM__NUM_W, PB_WM__ADD_W,
-            PB_WM__GET_W, PB_WM__LT_W)
+PB_WM__PASS(pb_wm__pass_w4, PB_WM__V3, pb_wm__w4, uint64_t, 4, PB_WM__LOAD_W4, PB_WM__NUM_W4, PB_WM__ADD_W,
+            PB_WM__GET_W, PB_WM__LT_W4)
+#endif
+PB_WM__PASS(pb_wm__pass_h8, , pb_wm__h8, uint16_t, 8, PB_WM__LOAD_H, PB_WM__NUM_H8, PB_WM__ADD_H8, PB_WM__GET_H8,
+            PB_WM__LT_H8)
+PB_WM__PASS(pb_wm__pass_w2, , pb_wm__w2, uint64_t, 2, PB_WM__LOAD_W2, PB_WM__NUM_W2, PB_WM__ADD_W, PB_WM__GET_W,
+            PB_WM__LT_W2)
 
-static int pb_wm__lanes_cap = PB_WM_LANES;
+static int pb_wm__isa_cap = 2;
 
 void pb_screen_weighted_lanes_cap(int lanes)
 {
-  pb_wm__lanes_cap = lanes;
+  pb_wm__isa_cap = lanes >= 32 ? 2 : lanes >= 16 ? 1 : 0;
 }
 
 /* Every lane's pass: 16-bit lanes (every total at most 65,535 and their
- * copy given), 32 at once with AVX-512 (unless capped), else 16 at a time;
- * else 64-bit lanes, 4 at a time. */
+ * copy given) 32, 16 or 8 at a time (pb_clones_isa 2, 1, 0, at most the
+ * cap), else 64-bit lanes 4 or 2 at a time. */
 static void pb_wm__passes(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, int64_t most,
                           const int64_t *pos, const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,
                           const struct pb_wm__snaps *P, struct pb_wm__state *S)
 {
-  if (most > 65535 || !mult16) {
-    for (int off = 0; off < PB_WM_LANES; off += 4) pb_wm__pass_w(C, mult, off, pos, total, k, n_pct, P, S);
-    return;
-  }
-#if PB_CLONES_HAVE_V4
-  if (pb_wm__lanes_cap >= 32 && pb_clones_v4()) {
+  const int cpu = pb_clones_isa(), isa = cpu < pb_wm__isa_cap ? cpu : pb_wm__isa_cap;
+  const int h = most <= 65535 && mult16;
+#if defined(__x86_64__)
+  if (isa == 2 && h) {
     pb_wm__pass_h32(C, mult16, 0, pos, total, k, n_pct, P, S);
     return;
   }
+  if (isa >= 1) {
+    if (h)
+      for (int off = 0; off < PB_WM_LANES; off += 16) pb_wm__pass_h16(C, mult16, off, pos, total, k, n_pct, P, S);
+    else
+      for (int off = 0; off < PB_WM_LANES; off += 4) pb_wm__pass_w4(C, mult, off, pos, total, k, n_pct, P, S);
+    return;
+  }
+#else
+  (void)isa;
 #endif
-  for (int off = 0; off < PB_WM_LANES; off += 16) pb_wm__pass_h16(C, mult16, off, pos, total, k, n_pct, P, S);
+  if (h)
+    for (int off = 0; off < PB_WM_LANES; off += 8) pb_wm__pass_h8(C, mult16, off, pos, total, k, n_pct, P, S);
+  else
+    for (int off = 0; off < PB_WM_LANES; off += 2) pb_wm__pass_w2(C, mult, off, pos, total, k, n_pct, P, S);
 }
 
 /* The budgets' coverage from a pass's state: the group that holds budget b

@@ -302,31 +302,42 @@ static int by_score(const void *a, const void *b)
 }
 
 /* pb_screen_weighted_metrics with the 16-bit copy of the weights (where they fit)
- * and without it: the 16-bit and 64-bit lanes must give the same values, and
- * the 16-bit lanes the same in passes of 16 as of 32 (where the processor
- * has AVX-512; elsewhere both calls take passes of 16). */
+ * and without it, in every version the processor runs (passes of 32, 16 and 8
+ * 16-bit lanes, of 4 and 2 64-bit ones: pb_screen_weighted_lanes_cap): all
+ * must give the same bytes.  Before each call the lanes rotated by one go
+ * through, so that a lane a version left out would hold another lane's
+ * values, not its own from the call before. */
 static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t n_mult, const int64_t *pos,
                     const int64_t *total, const int *pcts, double *auroc, double *cov)
 {
-  uint16_t *m16 = malloc(n_mult * sizeof *m16);
+  enum { L = PB_WM_LANES };
+  uint16_t *m16 = malloc(n_mult * sizeof *m16), *r16 = malloc(n_mult * sizeof *r16);
+  int32_t *rot = malloc(n_mult * sizeof *rot);
+  int64_t rpos[L], rtotal[L];
   int fits = 1;
-  for (size_t i = 0; i < n_mult; i++) fits &= mult[i] >= 0 && mult[i] <= 65535, m16[i] = (uint16_t)mult[i];
-  double a2[PB_WM_LANES], c2[PB_WM_LANES * 3];
-  pb_screen_weighted_metrics(codes, mult, fits ? m16 : NULL, pos, total, pcts, 3, auroc, cov);
-  pb_screen_weighted_metrics(codes, mult, NULL, pos, total, pcts, 3, a2, c2);
-  for (int l = 0; l < PB_WM_LANES; l++) {
-    ck_assert_msg(memcmp(&auroc[l], &a2[l], sizeof a2[l]) == 0, "lane %d auroc %.17g (16-bit) vs %.17g", l, auroc[l],
-                  a2[l]);
-    ck_assert(memcmp(&cov[3 * l], &c2[3 * l], 3 * sizeof *c2) == 0);
+  for (size_t i = 0; i < n_mult; i++) {
+    fits &= mult[i] >= 0 && mult[i] <= 65535, m16[i] = (uint16_t)mult[i];
+    rot[i] = mult[i - i % L + (i + 1) % L], r16[i] = (uint16_t)rot[i];
   }
-  if (fits) {
-    pb_screen_weighted_lanes_cap(16);
-    pb_screen_weighted_metrics(codes, mult, m16, pos, total, pcts, 3, a2, c2);
-    pb_screen_weighted_lanes_cap(PB_WM_LANES);
-    ck_assert(memcmp(auroc, a2, sizeof a2) == 0);
-    ck_assert(memcmp(cov, c2, sizeof c2) == 0);
-  }
-  free(m16);
+  for (int l = 0; l < L; l++) rpos[l] = pos[(l + 1) % L], rtotal[l] = total[(l + 1) % L];
+  double a2[L], c2[L * 3];
+  int first = 1;
+  for (int cap = L; cap >= 8; cap /= 2)
+    for (int h = fits; h >= 0; h--) {
+      double *a = first ? auroc : a2, *c = first ? cov : c2;
+      pb_screen_weighted_metrics(codes, rot, h ? r16 : NULL, rpos, rtotal, pcts, 3, a, c);
+      pb_screen_weighted_lanes_cap(cap);
+      pb_screen_weighted_metrics(codes, mult, h ? m16 : NULL, pos, total, pcts, 3, a, c);
+      pb_screen_weighted_lanes_cap(L);
+      if (!first) {
+        for (int l = 0; l < L; l++)
+          ck_assert_msg(memcmp(&auroc[l], &a2[l], sizeof a2[l]) == 0 && memcmp(&cov[3 * l], &c2[3 * l], 3 * sizeof *c2) == 0,
+                        "lane %d, passes of at most %d lanes, %d-bit: auroc %.17g, first %.17g", l, cap, h ? 16 : 64,
+                        a2[l], auroc[l]);
+      }
+      first = 0;
+    }
+  free(m16), free(r16), free(rot);
 }
 
 /* Every image its own class: lane l's weights w[l][i] become mult[i * LANES + l]; the
