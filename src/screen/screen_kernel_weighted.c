@@ -115,19 +115,14 @@ static void pb_wm__finish(int64_t covered, double pairs, int64_t pos, int64_t to
  * elsewhere); 64-bit lanes 4 at a time with AVX2, else 2. */
 #define PB_WM__VEC(name, E, n) typedef E name __attribute__((vector_size(sizeof(E) * (n))))
 PB_WM__VEC(pb_wm__h32, uint16_t, 32);
-PB_WM__VEC(pb_wm__hs32, int16_t, 32);
 PB_WM__VEC(pb_wm__n16, uint32_t, 16);
 PB_WM__VEC(pb_wm__h16, uint16_t, 16);
-PB_WM__VEC(pb_wm__hs16, int16_t, 16);
 PB_WM__VEC(pb_wm__n8, uint32_t, 8);
 PB_WM__VEC(pb_wm__h8, uint16_t, 8);
-PB_WM__VEC(pb_wm__hs8, int16_t, 8);
 PB_WM__VEC(pb_wm__n4, uint32_t, 4);
 PB_WM__VEC(pb_wm__w4, uint64_t, 4);
-PB_WM__VEC(pb_wm__ws4, int64_t, 4);
 PB_WM__VEC(pb_wm__i32x4, int32_t, 4);
 PB_WM__VEC(pb_wm__w2, uint64_t, 2);
-PB_WM__VEC(pb_wm__ws2, int64_t, 2);
 PB_WM__VEC(pb_wm__i32x2, int32_t, 2);
 
 /* The state a pass leaves for pb_wm__close, per lane. */
@@ -193,7 +188,7 @@ struct pb_wm__snaps {
  * the start lf[c] with its weights summed from its own point; these few
  * images replace following every budget over the whole first part of the
  * pass.  Leaves in S, per budget and lane, the group that holds the budget. */
-#define PB_WM__GROUPS(V, E, LOADW, LT)                                                                                 \
+#define PB_WM__GROUPS(V, E, LOADW)                                                                                     \
   do {                                                                                                                 \
     for (int b = 0; b < n_pct; b++) {                                                                                  \
       int32_t clo = INT32_MAX, chi = -1;                                                                               \
@@ -227,7 +222,7 @@ struct pb_wm__snaps {
           uint32_t u = code[i];                                                                                        \
           V w, first = (V){0} + (E)(0 - (E)(u >> 1 & 1u)), f = (V){0} + (E)(0 - (E)(u & 1u));                          \
           LOADW(w, u >> 2);                                                                                            \
-          V ab = a + r, m = LT(ab, kb[b]) & first, cont = in & ~first;                                                 \
+          V ab = a + r, m = (V)(ab < kb[b]) & first, cont = in & ~first;                                               \
           lab = (ab & m) | (lab & ~m);                                                                                 \
           lap = (a & m) | (lap & ~m);                                                                                  \
           gsz = (w & m) | ((gsz + (w & cont)) & ~m);                                                                   \
@@ -250,10 +245,10 @@ struct pb_wm__snaps {
 /* One pass of lane type V (element E, LV lanes) over the weightings off ..
  * off + LV - 1, compiled with ATTR; LOADW(label) the weights of a label;
  * NUM declares the pair count, ADD adds to it (PB_WM__PAIRS), NUM_GET(l)
- * reads lane l of it; LT(a, b) is a < b as a lane mask.
+ * reads lane l of it.
  * P has room for n / PB_WM__SNAP + 2 snapshots, from which the budgets are
  * then found (PB_WM__GROUPS). */
-#define PB_WM__PASS(NAME, ATTR, V, E, LV, LOADW, NUM, ADD, NUM_GET, LT)                                                \
+#define PB_WM__PASS(NAME, ATTR, V, E, LV, LOADW, NUM, ADD, NUM_GET)                                                    \
   ATTR static void NAME(const struct pb_wm_codes *C, const void *mult, int off, const int64_t *pos,                    \
                         const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,                              \
                         const struct pb_wm__snaps *P, struct pb_wm__state *S)                                          \
@@ -274,12 +269,12 @@ struct pb_wm__snaps {
     PB_WM__PAIRS(V, LOADW, ADD);                                                                                       \
     int32_t i = 0, lf = 0;                                                                                             \
     for (int32_t c = 0; n_pct > 0; c++) {                                                                              \
-      V ab = ap + rn, cv = (V){0} + (E)c, short_ = LT(ab, kmax);                                                       \
+      V ab = ap + rn, cv = (V){0} + (E)c, short_ = (V)(ab < kmax);                                                     \
       P->at[c] = i, P->lf[c] = lf;                                                                                     \
       memcpy(P->ap + (size_t)c * sizeof(V), &ap, sizeof(V));                                                           \
       memcpy(P->rn + (size_t)c * sizeof(V), &rn, sizeof(V));                                                           \
       for (int b = 0; b < n_pct; b++) {                                                                                \
-        V m = LT(ab, kb[b]);                                                                                           \
+        V m = (V)(ab < kb[b]);                                                                                         \
         cst[b] = (cv & m) | (cst[b] & ~m);                                                                             \
       }                                                                                                                \
       int open = 0;                                                                                                    \
@@ -295,7 +290,7 @@ struct pb_wm__snaps {
       S->num2[off + l] = (int64_t)NUM_GET(l);                                                                          \
       S->ap[off + l] = (int64_t)apt[l];                                                                                \
     }                                                                                                                  \
-    PB_WM__GROUPS(V, E, LOADW, LT);                                                                                    \
+    PB_WM__GROUPS(V, E, LOADW);                                                                                        \
   }
 
 /* The weights of a label for lanes off.. of the pass: 16-bit lanes from
@@ -337,31 +332,18 @@ struct pb_wm__snaps {
 #define PB_WM__NUM_W2 pb_wm__w2 num_ = {0}
 #define PB_WM__ADD_W(w, x, y) (num_ += (w) * ((x) + (y)))
 #define PB_WM__GET_W(l) num_[l]
-/* a < b per lane as a mask, without a comparison: 16-bit weights take every
- * value up to 65,535, which AVX2's (signed) comparisons do not order, so the
- * mask is the borrow out of a - b (Hacker's Delight 2-13), moved from the
- * sign bit to every bit; 64-bit ones stay below 2^31 (the pass's condition),
- * where the signed comparison is the unsigned one. */
-#define PB_WM__LT_U16(V, VS, a, b) ((V)((VS)((~(a) & (b)) | (~((a) ^ (b)) & ((a) - (b)))) >> 15))
-#define PB_WM__LT_H32(a, b) PB_WM__LT_U16(pb_wm__h32, pb_wm__hs32, a, b)
-#define PB_WM__LT_H16(a, b) PB_WM__LT_U16(pb_wm__h16, pb_wm__hs16, a, b)
-#define PB_WM__LT_H8(a, b) PB_WM__LT_U16(pb_wm__h8, pb_wm__hs8, a, b)
-#define PB_WM__LT_W4(a, b) ((pb_wm__w4)((pb_wm__ws4)(a) < (pb_wm__ws4)(b)))
-#define PB_WM__LT_W2(a, b) ((pb_wm__w2)((pb_wm__ws2)(a) < (pb_wm__ws2)(b)))
 #if defined(__x86_64__)
 #define PB_WM__V4 __attribute__((target("arch=x86-64-v4")))
 #define PB_WM__V3 __attribute__((target("arch=x86-64-v3")))
 PB_WM__PASS(pb_wm__pass_h32, PB_WM__V4, pb_wm__h32, uint16_t, 32, PB_WM__LOAD_H, PB_WM__NUM_H32, PB_WM__ADD_H32,
-            PB_WM__GET_H32, PB_WM__LT_H32)
+            PB_WM__GET_H32)
 PB_WM__PASS(pb_wm__pass_h16, PB_WM__V3, pb_wm__h16, uint16_t, 16, PB_WM__LOAD_H, PB_WM__NUM_H16, PB_WM__ADD_H16,
-            PB_WM__GET_H16, PB_WM__LT_H16)
+            PB_WM__GET_H16)
 PB_WM__PASS(pb_wm__pass_w4, PB_WM__V3, pb_wm__w4, uint64_t, 4, PB_WM__LOAD_W4, PB_WM__NUM_W4, PB_WM__ADD_W,
-            PB_WM__GET_W, PB_WM__LT_W4)
+            PB_WM__GET_W)
 #endif
-PB_WM__PASS(pb_wm__pass_h8, , pb_wm__h8, uint16_t, 8, PB_WM__LOAD_H, PB_WM__NUM_H8, PB_WM__ADD_H8, PB_WM__GET_H8,
-            PB_WM__LT_H8)
-PB_WM__PASS(pb_wm__pass_w2, , pb_wm__w2, uint64_t, 2, PB_WM__LOAD_W2, PB_WM__NUM_W2, PB_WM__ADD_W, PB_WM__GET_W,
-            PB_WM__LT_W2)
+PB_WM__PASS(pb_wm__pass_h8, , pb_wm__h8, uint16_t, 8, PB_WM__LOAD_H, PB_WM__NUM_H8, PB_WM__ADD_H8, PB_WM__GET_H8)
+PB_WM__PASS(pb_wm__pass_w2, , pb_wm__w2, uint64_t, 2, PB_WM__LOAD_W2, PB_WM__NUM_W2, PB_WM__ADD_W, PB_WM__GET_W)
 
 static int pb_wm__isa_cap = 2;
 
