@@ -1,7 +1,8 @@
 /* The class bootstrap's weighted screening metrics (seed 000 Appendix E.1):
  * AUROC and prorated failure coverage of one score under PB_WM_LANES class
- * weightings at once, in one pass over the score's packed images, with GCC
- * vector lanes.  docs/resample.md, "Class bootstrap of the screening metrics". */
+ * weightings at once, in one pass over the score's packed images per group
+ * of GCC vector lanes.  docs/resample.md, "Class bootstrap of the screening
+ * metrics". */
 #include "config.h"
 
 #include <math.h>
