@@ -319,7 +319,8 @@ struct pb_wm__snaps {
 #define PB_WM__LO16 PB_WM__LO8, PB_WM__HI8
 #define PB_WM__HI16 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 #define PB_WM__NUM_H(N) N num_lo = {0}, num_hi = {0}
-#define PB_WM__ADD_H(N, LO, HI, w, x, y) (num_lo += PB_WM__MULADD(N, w, x, y, LO), num_hi += PB_WM__MULADD(N, w, x, y, HI))
+#define PB_WM__ADD_H(N, LO, HI, w, x, y)                                                                               \
+  (num_lo += PB_WM__MULADD(N, w, x, y, LO), num_hi += PB_WM__MULADD(N, w, x, y, HI))
 #define PB_WM__NUM_H32 PB_WM__NUM_H(pb_wm__n16)
 #define PB_WM__ADD_H32(w, x, y) PB_WM__ADD_H(pb_wm__n16, PB_WM__LO16, PB_WM__HI16, w, x, y)
 #define PB_WM__GET_H32(l) ((l) < 16 ? num_lo[(l)] : num_hi[(l)-16])

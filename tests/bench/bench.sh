@@ -85,9 +85,11 @@ run() {
 # with AVX-512 and on one with AVX2 alone are not comparable
 isa=$(awk -F: '$1 ~ /^flags/ {
   n = split($2, f, " "); for (i = 1; i <= n; i++) has[f[i]] = 1
-  print (has["avx512bw"] && has["avx512vl"] && has["avx512dq"]) ? "AVX-512" : has["avx2"] ? "AVX2, no AVX-512" : "no AVX2"
+  v4 = has["avx512bw"] && has["avx512vl"] && has["avx512dq"]
+  print v4 ? "AVX-512" : has["avx2"] ? "AVX2, no AVX-512" : "no AVX2"
   exit }' /proc/cpuinfo)
-echo "pairbound bench: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $isa), REPEAT=$REPEAT, medians"
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+echo "pairbound bench: $(nproc) cores ($model; $isa), REPEAT=$REPEAT, medians"
 echo "  $("$PB" --version)"
 echo "  MPI: OMPI_MCA_pml=$OMPI_MCA_pml"
 echo "stage                              ranks x thr   wall        throughput        memory"
