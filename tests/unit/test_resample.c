@@ -479,6 +479,30 @@ START_TEST(test_weighted_long)
 }
 END_TEST
 
+/* n images with scores of `levels` tied values and random outcomes, and
+ * their order by score. */
+static void wm_tied_images(struct pb_rng *r, int32_t n, uint32_t levels, double *score, uint8_t *y, int32_t *order)
+{
+  for (int32_t i = 0; i < n; i++) {
+    score[i] = (double)pb_rng_below(r, levels);
+    y[i] = (uint8_t)pb_rng_below(r, 2);
+    order[i] = i;
+  }
+  g_score = score;
+  qsort(order, (size_t)n, sizeof *order, by_score);
+}
+
+/* n weights lo .. lo + span - 1, the first raised by up to 9 so that their
+ * total (returned) is a multiple of 10: every budget of a multiple of 10 %
+ * then scales exactly with the weights. */
+static int64_t wm_weights10(struct pb_rng *r, int32_t n, int32_t lo, uint32_t span, int32_t *w)
+{
+  int64_t sum = 0;
+  for (int32_t i = 0; i < n; i++) sum += w[i] = lo + (int32_t)pb_rng_below(r, span);
+  w[0] += (int32_t)((10 - sum % 10) % 10);
+  return sum + (10 - sum % 10) % 10;
+}
+
 /* Totals above 65,535 take the 64-bit lanes, totals of 2^31 or more the
  * 128-bit pass: weights scaled by 2^12 or 2^26 (totals a multiple of 10, so
  * every budget scales exactly) give exactly the unscaled lane's AUROC and
@@ -493,20 +517,11 @@ START_TEST(test_weighted_wide)
   int32_t w[PB_WM_LANES][NMAX], order[NMAX];
   for (int trial = 0; trial < 1000; trial++) {
     int shift = trial % 2 ? 12 : 26; /* totals 40 x 2^12 .. 320 x 2^12 < 2^31, or at least 40 x 2^26 > 2^31 */
-    int32_t n = 20, levels = 1 + (int32_t)pb_rng_below(&r, 10);
-    int64_t sum = 0;
-    for (int32_t i = 0; i < n; i++) {
-      score[i] = (double)pb_rng_below(&r, (uint32_t)levels);
-      y[i] = (uint8_t)pb_rng_below(&r, 2);
-      w[0][i] = 2 + (int32_t)pb_rng_below(&r, 6); /* 2..7, at most 16 after the adjustment */
-      sum += w[0][i];
-      order[i] = i;
-    }
-    w[0][0] += (int32_t)((10 - sum % 10) % 10); /* total a multiple of 10 */
+    const int32_t n = 20;
+    wm_tied_images(&r, n, 1 + pb_rng_below(&r, 10), score, y, order);
+    wm_weights10(&r, n, 2, 6, w[0]); /* 2..7, at most 16 after the adjustment */
     for (int l = 1; l < PB_WM_LANES; l++)
       for (int32_t i = 0; i < n; i++) w[l][i] = w[0][i] << shift; /* each below 2^31 */
-    g_score = score;
-    qsort(order, (size_t)n, sizeof *order, by_score);
     double small[PB_WM_LANES], csmall[PB_WM_LANES * 3], wide[PB_WM_LANES], cwide[PB_WM_LANES * 3];
     int32_t w0[PB_WM_LANES][NMAX];
     for (int l = 0; l < PB_WM_LANES; l++) memcpy(w0[l], w[0], sizeof w0[l]);
@@ -541,22 +556,13 @@ START_TEST(test_weighted_full16)
   int32_t w[PB_WM_LANES][NMAX], w1[PB_WM_LANES][NMAX], order[NMAX];
   const int pcts[3] = {10, 50, 90};
   for (int trial = 0; trial < 1000; trial++) {
-    int32_t n = 20, levels = 1 + (int32_t)pb_rng_below(&r, 12);
-    for (int32_t i = 0; i < n; i++) {
-      score[i] = (double)pb_rng_below(&r, (uint32_t)levels);
-      y[i] = (uint8_t)pb_rng_below(&r, 2);
-      order[i] = i;
-    }
-    int32_t scale[PB_WM_LANES];
+    const int32_t n = 20;
+    wm_tied_images(&r, n, 1 + pb_rng_below(&r, 12), score, y, order);
     for (int l = 0; l < PB_WM_LANES; l++) {
-      int64_t sum = 0;
-      for (int32_t i = 0; i < n; i++) sum += w[l][i] = 1 + (int32_t)pb_rng_below(&r, 7); /* 1..7 */
-      w[l][0] += (int32_t)((10 - sum % 10) % 10), sum += (10 - sum % 10) % 10; /* a multiple of 10, at most 150 */
-      scale[l] = (int32_t)(65535 / sum); /* total x scale above 65,535 - 150 */
-      for (int32_t i = 0; i < n; i++) w1[l][i] = w[l][i] * scale[l];
+      const int64_t sum = wm_weights10(&r, n, 1, 7, w[l]); /* 1..7: at most 150 */
+      const int32_t scale = (int32_t)(65535 / sum);          /* total x scale above 65,535 - 150 */
+      for (int32_t i = 0; i < n; i++) w1[l][i] = w[l][i] * scale;
     }
-    g_score = score;
-    qsort(order, (size_t)n, sizeof *order, by_score);
     double a[PB_WM_LANES], c[PB_WM_LANES * 3], a1[PB_WM_LANES], c1[PB_WM_LANES * 3];
     wm_run_pcts(score, y, order, n, n, w, pcts, a, c);
     wm_run_pcts(score, y, order, n, n, w1, pcts, a1, c1);
