@@ -18,6 +18,7 @@
 #include "pairbound/blocks.h"
 #include "pairbound/checkpoint.h"
 #include "pairbound/checksum.h"
+#include "pairbound/clones.h"
 #include "pairbound/comm.h"
 #include "pairbound/env.h"
 #include "pairbound/error.h"
@@ -774,7 +775,7 @@ static void pb_cli__main_help(void)
          "  -v, --verbose LEVEL  0 quiet, 1 rank-0 messages (default), 2 messages from every rank\n"
          "  --threads N          OpenMP threads per rank (default: OMP_NUM_THREADS or all cores)\n"
          "  -h, --help           this help; `pairbound COMMAND --help` documents each command\n"
-         "  --version            print the version and build\n");
+         "  --version            print the version, the build and the kernels' vector level\n");
 }
 
 static char *pb_cli__provenance(int argc, char **argv)
@@ -835,7 +836,9 @@ int pb_cli_main(int argc, char **argv)
       if (cli.rank == 0) pb_cli__main_help();
       return PB_EXIT_OK;
     } else if (!strcmp(argv[i], "--version")) {
-      if (cli.rank == 0) printf("%s\n", pb_results_build_info());
+      /* the level is not part of the build info, which keys checkpoints: every level writes the same bytes */
+      static const char *const level[3] = {"baseline (no AVX2)", "x86-64-v3 (AVX2)", "x86-64-v4 (AVX-512)"};
+      if (cli.rank == 0) printf("%s\nkernels: %s\n", pb_results_build_info(), level[pb_clones_isa()]);
       return PB_EXIT_OK;
     } else if (pb_cli__global_value(argc, argv, &i, "-v", "--verbose", &val)) {
       if (pb_cli__global_int(cli.rank, "-v (verbosity)", val, 0, 2, &v)) return PB_EXIT_USAGE;

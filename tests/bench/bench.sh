@@ -81,16 +81,10 @@ run() {
     "$(echo "$recs $wall" | awk '{print $1 / $2 / 1e6}')" "$(echo "$rss" | awk '{print $1 / 1024}')"
 }
 
-# the vector level the kernels run at (pb_clones_isa): timings on a processor
-# with AVX-512 and on one with AVX2 alone are not comparable
-isa=$(awk -F: '$1 ~ /^flags/ {
-  n = split($2, f, " "); for (i = 1; i <= n; i++) has[f[i]] = 1
-  v4 = has["avx512bw"] && has["avx512vl"] && has["avx512dq"]
-  print v4 ? "AVX-512" : has["avx2"] ? "AVX2, no AVX-512" : "no AVX2"
-  exit }' /proc/cpuinfo)
-model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-echo "pairbound bench: $(nproc) cores ($model; $isa), REPEAT=$REPEAT, medians"
-echo "  $("$PB" --version)"
+echo "pairbound bench: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), REPEAT=$REPEAT, medians"
+# the build and the kernels' vector level: timings on a processor with
+# AVX-512 and on one with AVX2 alone are not comparable
+"$PB" --version | sed 's/^/  /'
 echo "  MPI: OMPI_MCA_pml=$OMPI_MCA_pml"
 echo "stage                              ranks x thr   wall        throughput        memory"
 # FRESH: each run writes a new store, not one in place of the last (whose

@@ -61,6 +61,8 @@ usage_error "bad choice" "pairbound screen: --split must be 'eval' or 'dev', got
 check "no output written by usage errors" test ! -e x.h5
 "$PAIRBOUND" --version | grep -q '^pairbound '
 check "--version prints the build" test $? -eq 0
+"$PAIRBOUND" --version | grep -Eq '^kernels: (baseline|x86-64-v3|x86-64-v4) '
+check "--version names the kernels' vector level" test $? -eq 0
 # the revision is the one built, even when commits came after configure
 if rev=$(git -C "$TOP_SRCDIR" rev-parse --short=12 HEAD 2> /dev/null); then
   check "--version names the git revision built" sh -c "'$PAIRBOUND' --version | grep -q '(git $rev[+)]'"
