@@ -29,6 +29,7 @@
 #include "pairbound/store.h"
 #include "pairbound/strmap.h"
 #include "ingest_internal.h"
+#include "ingest_number.h"
 
 /* Tolerance of the probability consistency checks (ptrue <= smax, ...). */
 #define PB_INGEST_TOL 1e-6

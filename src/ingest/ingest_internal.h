@@ -116,6 +116,8 @@ struct pb_ingest__rec {
 
 typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
 
+/* Tests: lines split at most @p bytes at a time (16), or 0: as wide as the processor allows (ingest_read.c). */
+void pb_ingest__split_cap(int bytes);
 /* Read ctx->file, calling on_row for every row (the header included) with the
  * line where the row began (ingest_read.c): the whole file (off0 = 0), or the
  * rows that begin in [off0, off1), the first of them at line @p line0.  Pass
@@ -195,12 +197,6 @@ void pb_ingest__topk_alloc(struct pb_ingest__ctx *ctx, int32_t K);
  * (ingest_read.c). */
 const char *pb_ingest__where(const struct pb_ingest__ctx *ctx, int32_t file, int64_t line, char *buf, size_t n);
 
-/* A plain decimal as strtof reads it, 1, or 0 when strtof must read it (ingest_read.c; tests/unit/test_ingest_fast.c). */
-int pb_ingest__decimal(const char *s, float *out);
-/* A finite decimal number of column @p col, kept as the float32 it is stored as (docs/csv.md, "Format": no
- * hexadecimal, nan or inf, no nonzero value that underflows to 0, -0 as 0); with @p prob a probability, in [0, 1]. */
-int pb_ingest__number(const struct pb_ingest__ctx *ctx, int64_t line, const char *col, const char *s, int prob,
-                      float *out);
 /* ingest_summary.c: the optional summary columns (docs/csv.md, "Per-record summaries").  The header's
  * slot for column @p name when it is one of them, else NULL; */
 int *pb_ingest__summary_slot(struct pb_ingest__file *file, const char *name);

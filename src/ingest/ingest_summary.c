@@ -11,6 +11,7 @@
 #include "pairbound/parse.h"
 #include "pairbound/probsum.h"
 #include "ingest_internal.h"
+#include "ingest_number.h"
 
 static const char *const pb_ingest__sum_name[2] = {"entropy", "collision"};
 static const int32_t pb_ingest__sum_bit[2] = {PB_SUMMARY_ENTROPY, PB_SUMMARY_COLLISION};

@@ -13,6 +13,8 @@
 
 #include <errno.h>
 
+#include <csv.h>
+
 #include "pairbound/error.h"
 #include "pairbound/parse.h"
 #include "pairbound/ingest.h"
@@ -20,6 +22,7 @@
 
 #include "testlib.h"
 #include "../../src/ingest/ingest_internal.h"
+#include "../../src/ingest/ingest_number.h"
 
 #define HDR "model,group,source,condition,image,label,split,pred,smax,ptrue\n"
 
@@ -279,6 +282,96 @@ START_TEST(test_lines_across_blocks)
 }
 END_TEST
 
+/* Fields as libcsv gives them (the definition: strict, blanks trimmed):
+ * each row's fields, each ending with '\x1f' and each row with '\n'. */
+struct fields {
+  char *text;
+  size_t len, cap;
+};
+
+static void fields_add(struct fields *f, const char *s, size_t n, char end)
+{
+  if (f->len + n + 2 > f->cap) {
+    f->cap = 2 * (f->len + n + 2);
+    f->text = realloc(f->text, f->cap);
+  }
+  memcpy(f->text + f->len, s, n);
+  f->len += n;
+  f->text[f->len++] = end;
+}
+
+static void ref_field(void *s, size_t n, void *data) { fields_add(data, s, n, '\x1f'); }
+static void ref_row(int c, void *data)
+{
+  (void)c;
+  fields_add(data, "", 0, '\n');
+}
+
+static struct fields got_rows;
+static int got_row(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line)
+{
+  (void)ctx;
+  (void)line;
+  for (int k = 0; k < n; k++) fields_add(&got_rows, f[k], strlen(f[k]), '\x1f');
+  fields_add(&got_rows, "", 0, '\n');
+  return PB_OK;
+}
+
+/* Lines of every length from 1 to about 120 bytes, of 1 to 16 fields with
+ * blanks, tabs, CRLF ends, and now and then a quoted field (with a comma, a
+ * quote, blanks) at any place: the reader gives every row's fields as libcsv
+ * does, splitting 16 bytes at a time and as wide as the processor allows
+ * (32 with AVX2), whatever part of a block the line's end and its special
+ * bytes fall in. */
+START_TEST(test_split_equals_libcsv)
+{
+  enum { N = 6000 };
+  rng_state = test_seed() + 2;
+  static const char alphabet[] = "ab9.-_  \t";
+  char *text = malloc((size_t)N * 200), line[256];
+  size_t len = 0;
+  struct fields want = {0};
+  for (int i = 0; i < N; i++) {
+    int n = 0;
+    const int nfield = 1 + (int)(rng_next() % 16), quoted = (int)(rng_next() % 10) == 0 ? 1 + (int)(rng_next() % 15) : -1;
+    line[n++] = 'x'; /* not blank: libcsv would skip the line */
+    for (int k = 0; k < nfield && n < 200; k++) {
+      if (k > 0) line[n++] = ',';
+      if (k == quoted) {
+        n += sprintf(line + n, "\"q,%s\"", (const char *[]){"\"\"", " \t", "z", ""}[rng_next() % 4]);
+        continue;
+      }
+      for (int j = (int)(rng_next() % 13); j > 0; j--) line[n++] = alphabet[rng_next() % (sizeof alphabet - 1)];
+    }
+    if (rng_next() % 3 == 0) line[n++] = '\r';
+    line[n++] = '\n';
+    memcpy(text + len, line, (size_t)n);
+    len += (size_t)n;
+    struct csv_parser p;
+    ck_assert(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) == 0);
+    ck_assert(csv_parse(&p, line, (size_t)n, ref_field, ref_row, &want) == (size_t)n);
+    ck_assert(csv_fini(&p, ref_field, ref_row, &want) == 0);
+    csv_free(&p);
+  }
+  char *path = pb_test_path("split.csv");
+  write_all(path, text, len);
+  for (int cap = 0; cap <= 16; cap += 16) {
+    struct pb_ingest__file file = {.path = path, .name = path};
+    struct pb_ingest__ctx ctx = {.path = path, .file = &file, .files = &file, .n_files = 1};
+    got_rows.len = 0;
+    pb_ingest__split_cap(cap);
+    ck_assert_msg(pb_ingest__read(&ctx, got_row, 0, 0, 1) == PB_OK, "%s", pb_error_message());
+    ck_assert_int_eq(got_rows.len, want.len);
+    ck_assert_msg(memcmp(got_rows.text, want.text, want.len) == 0, "split %d bytes at a time: fields differ", cap);
+    ck_assert_int_lt(ctx.csv_lines, N / 5); /* most lines split in place */
+  }
+  pb_ingest__split_cap(0);
+  free(got_rows.text);
+  free(want.text);
+  free(text);
+}
+END_TEST
+
 START_TEST(test_fast_path_hands_over)
 {
   char *path = pb_test_path("nul.csv");
@@ -395,6 +488,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_nul_at_any_position);
   tcase_add_test(tc, test_plain_lines_equal_libcsv);
   tcase_add_test(tc, test_lines_across_blocks);
+  tcase_add_test(tc, test_split_equals_libcsv);
   tcase_add_test(tc, test_fast_path_hands_over);
   tcase_add_test(tc, test_ints_equal_strtoll);
   tcase_add_test(tc, test_classes_equal_strtoll);
