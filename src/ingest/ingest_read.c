@@ -131,8 +131,8 @@ static void pb_ingest__unsplit(char **fast, int n, char *end, char saved)
  * forwarding), with the bytes already split masked off and their last byte
  * the line end (a byte at a time, the tail took a sixth of the splitter's
  * time).  V is the vector type, MASK(v) the bits of its bytes that are -1,
- * EQ(v, c) the bytes of v equal to byte c.  Jumps to refused with the line
- * unsplit. */
+ * EQ(v, c) the bytes of v equal to byte c.  Returns -1 from the function,
+ * the line unsplit, when it refuses the line. */
 #define PB_INGEST__BLOCKS(W, V, LOAD, MASK, EQ, LAST)                                                              \
   for (int tail = 0; !tail;) {                                                                                     \
     uint64_t keep = ((uint64_t)1 << (W - 1) << 1) - 1, ends = 0;                                                   \
@@ -205,7 +205,8 @@ static int pb_ingest__split16(struct pb_ingest__reader *r, char *s, size_t len, 
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The same 32 bytes at a time, where the processor has AVX2 (r->wide):
- * three quarters of the splitter's time with 16 on the paper's CSV. */
+ * reading and splitting the paper CSV's first 400 MB took 0.132 s against
+ * 0.139 s 16 at a time (best of 12, alternating). */
 __attribute__((target("avx2"))) static int pb_ingest__split32(struct pb_ingest__reader *r, char *s, size_t len,
                                                               int *blanks)
 {
