@@ -22,20 +22,27 @@
  * passes over 16 under AVX2: docs/resample.md).  clang (the fuzz build)
  * knows no level names in __builtin_cpu_supports, so it asks for the
  * features those levels use. */
+extern int pb_clones__cap;
+/* For tests: the highest level pb_clones_isa reports (2, the default, 1 or
+ * 0), so that every version of every kernel written per level is checked on
+ * a machine that has the highest (src/core/clones.c).  Not thread-safe. */
+void pb_clones_isa_cap(int level);
+
 static inline int pb_clones_isa(void)
 {
 #if defined(__x86_64__) && defined(__clang__)
   const int v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
                  __builtin_cpu_supports("bmi2");
-  return v3 ? 1 + (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                   __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-                   __builtin_cpu_supports("avx512cd"))
-            : 0;
+  const int isa = v3 ? 1 + (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                            __builtin_cpu_supports("avx512cd"))
+                     : 0;
 #elif defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("x86-64-v4") ? 2 : __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
+  const int isa = __builtin_cpu_supports("x86-64-v4") ? 2 : __builtin_cpu_supports("x86-64-v3") ? 1 : 0;
 #else
-  return 0;
+  const int isa = 0;
 #endif
+  return isa < pb_clones__cap ? isa : pb_clones__cap;
 }
 
 #endif /* PAIRBOUND_CLONES_H */

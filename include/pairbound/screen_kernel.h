@@ -309,10 +309,6 @@ void pb_screen_weighted_codes(const double *score, const uint8_t *y, const int32
  */
 void pb_screen_weighted_metrics(const struct pb_wm_codes *codes, const int32_t *mult, const uint16_t *mult16, const int64_t *pos,
                          const int64_t *total, const int *pcts, int n_pct, double *auroc, double *cov);
-/* For tests: the most 16-bit lanes one pass of pb_screen_weighted_metrics
- * may take (32, the default, with AVX-512; 16 with AVX2; 8 otherwise), so
- * that every version the processor runs is checked.  Not thread-safe. */
-void pb_screen_weighted_lanes_cap(int lanes);
 
 /* ------------------------------------------------------------ options (the stage's, as the kernels read them) */
 

@@ -23,10 +23,6 @@ int32_t pb_sort_find_i32(const int32_t *v, int32_t n, int32_t x);
  *  merge sort above the cutoff (no call per comparison; O(n log n)). */
 void pb_sort_small_double(double *v, int32_t n, int32_t cutoff);
 void pb_sort_small_i64(int64_t *v, int32_t n, int32_t cutoff);
-/* For tests: the highest instruction-set version the small sorts may use
- * (0 insertion sort only, 1 x86-64-v3, 2 x86-64-v4, the default), so that
- * every version is checked on a machine that has the highest. */
-void pb_sort_small_isa_cap(int cap);
 
 /* ---- selection */
 /* The k-th largest of v[0..n) (1 <= k <= n) by radix selection (Hoare's for short arrays or with a NaN);

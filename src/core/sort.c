@@ -87,14 +87,6 @@ PB_SORT__RANK_SORT(pb_sort__rank_float_v3, double, float, int32_t, 8, "arch=x86-
 PB_SORT__RANK_SORT(pb_sort__rank_i64_v4, int64_t, int64_t, int64_t, 8, "arch=x86-64-v4")
 PB_SORT__RANK_SORT(pb_sort__rank_i64_v3, int64_t, int64_t, int64_t, 4, "arch=x86-64-v3")
 
-static int pb_sort__isa_cap = 2;
-
-/* pb_clones_isa, at most the cap. */
-static int pb_sort__isa(void)
-{
-  const int isa = pb_clones_isa();
-  return isa < pb_sort__isa_cap ? isa : pb_sort__isa_cap;
-}
 
 /* The rank sort where the processor has AVX2 at least; 0: use insertion sort. */
 static int pb_sort__rank_double(double *v, int32_t n)
@@ -104,7 +96,7 @@ static int pb_sort__rank_double(double *v, int32_t n)
     nan |= v[i] != v[i];
     wide |= (double)(float)v[i] != v[i];
   }
-  const int isa = pb_sort__isa(), v4 = isa == 2;
+  const int isa = pb_clones_isa(), v4 = isa == 2;
   if (nan || !isa) return 0;
   if (!wide) (v4 ? pb_sort__rank_float_v4 : pb_sort__rank_float_v3)(v, n, INFINITY);
   else (v4 ? pb_sort__rank_double_v4 : pb_sort__rank_double_v3)(v, n, INFINITY);
@@ -112,7 +104,7 @@ static int pb_sort__rank_double(double *v, int32_t n)
 }
 static int pb_sort__rank_i64(int64_t *v, int32_t n)
 {
-  const int isa = pb_sort__isa();
+  const int isa = pb_clones_isa();
   if (isa == 2) pb_sort__rank_i64_v4(v, n, INT64_MAX);
   else if (isa == 1) pb_sort__rank_i64_v3(v, n, INT64_MAX);
   return isa > 0;
@@ -159,14 +151,6 @@ static int pb_sort__rank_i64(int64_t *v, int32_t n) { return (void)v, (void)n, 0
     if (src != v) memcpy(v, src, (size_t)n * sizeof *v);                                                               \
     if (tmp != stack) free(tmp);                                                                                       \
   }
-void pb_sort_small_isa_cap(int cap)
-{
-#if defined(__x86_64__)
-  pb_sort__isa_cap = cap;
-#else
-  (void)cap;
-#endif
-}
 
 PB_SORT__SORT_SMALL(pb_sort_small_double, double, pb_sort__rank_double)
 PB_SORT__SORT_SMALL(pb_sort_small_i64, int64_t, pb_sort__rank_i64)

@@ -116,8 +116,6 @@ struct pb_ingest__rec {
 
 typedef int (*pb_ingest__row_fn)(struct pb_ingest__ctx *ctx, char **f, int n, int64_t line);
 
-/* Tests: lines split at most @p bytes at a time (16), or 0: as wide as the processor allows (ingest_read.c). */
-void pb_ingest__split_cap(int bytes);
 /* Read ctx->file, calling on_row for every row (the header included) with the
  * line where the row began (ingest_read.c): the whole file (off0 = 0), or the
  * rows that begin in [off0, off1), the first of them at line @p line0.  Pass

@@ -228,14 +228,6 @@ __attribute__((target("avx2"))) static int pb_ingest__split32(struct pb_ingest__
 }
 #endif
 
-/* 0: split as the processor allows; 16: 16 bytes at a time (pb_ingest__split_cap) */
-static int pb_ingest__split_max;
-
-void pb_ingest__split_cap(int bytes)
-{
-  pb_ingest__split_max = bytes;
-}
-
 /* The common line, split in place without libcsv: it ends with LF (or CRLF),
  * holds no quote, no other CR and no NUL, and is not blank, so libcsv would
  * deliver exactly its comma-separated fields with blanks (space, tab) trimmed
@@ -407,7 +399,7 @@ static ssize_t pb_ingest__next_line(struct pb_ingest__lines *l, char **line)
 int pb_ingest__read(struct pb_ingest__ctx *ctx, pb_ingest__row_fn on_row, off_t off0, off_t off1, int64_t line0)
 {
   struct pb_ingest__reader r = {.ctx = ctx, .on_row = on_row, .status = PB_OK, .line = line0 - 1,
-                                .wide = pb_ingest__split_max != 16 && pb_clones_isa() >= 1};
+                                .wide = pb_clones_isa() >= 1};
   struct csv_parser p;
   char *line;
   ssize_t n;

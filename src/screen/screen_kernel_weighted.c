@@ -347,21 +347,13 @@ PB_WM__PASS(pb_wm__pass_w4, PB_WM__V3, pb_wm__w4, uint64_t, 4, PB_WM__LOAD_W4, P
 PB_WM__PASS(pb_wm__pass_h8, , pb_wm__h8, uint16_t, 8, PB_WM__LOAD_H, PB_WM__NUM_H8, PB_WM__ADD_H8, PB_WM__GET_H8)
 PB_WM__PASS(pb_wm__pass_w2, , pb_wm__w2, uint64_t, 2, PB_WM__LOAD_W2, PB_WM__NUM_W2, PB_WM__ADD_W, PB_WM__GET_W)
 
-static int pb_wm__isa_cap = 2;
-
-void pb_screen_weighted_lanes_cap(int lanes)
-{
-  pb_wm__isa_cap = lanes >= 32 ? 2 : lanes >= 16 ? 1 : 0;
-}
-
 /* Every lane's pass: 16-bit lanes (every total at most 65,535 and their
- * copy given) 32, 16 or 8 at a time (pb_clones_isa 2, 1, 0, at most the
- * cap), else 64-bit lanes 4 or 2 at a time. */
+ * copy given) 32, 16 or 8 at a time (pb_clones_isa 2, 1, 0), else 64-bit lanes 4 or 2 at a time. */
 static void pb_wm__passes(const struct pb_wm_codes *C, const int32_t *mult, const uint16_t *mult16, int64_t most,
                           const int64_t *pos, const int64_t *total, const int64_t (*k)[PB_WM_LANES], int n_pct,
                           const struct pb_wm__snaps *P, struct pb_wm__state *S)
 {
-  const int cpu = pb_clones_isa(), isa = cpu < pb_wm__isa_cap ? cpu : pb_wm__isa_cap;
+  const int isa = pb_clones_isa();
   const int h = most <= 65535 && mult16;
 #if defined(__x86_64__)
   if (isa == 2 && h) {

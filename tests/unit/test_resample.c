@@ -9,6 +9,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "pairbound/clones.h"
 #include "pairbound/resample.h"
 #include "pairbound/rng.h"
 #include "pairbound/screen.h"
@@ -303,7 +304,7 @@ static int by_score(const void *a, const void *b)
 
 /* pb_screen_weighted_metrics with the 16-bit copy of the weights (where they fit)
  * and without it, in every version the processor runs (passes of 32, 16 and 8
- * 16-bit lanes, of 4 and 2 64-bit ones: pb_screen_weighted_lanes_cap): all
+ * 16-bit lanes, of 4 and 2 64-bit ones: pb_clones_isa_cap): all
  * must give the same bytes.  Before each call the lanes rotated by one go
  * through, so that a lane a version left out would hold another lane's
  * values, not its own from the call before. */
@@ -322,13 +323,14 @@ static void wm_both(const struct pb_wm_codes *codes, const int32_t *mult, size_t
   for (int l = 0; l < L; l++) rpos[l] = pos[(l + 1) % L], rtotal[l] = total[(l + 1) % L];
   double a2[L], c2[L * 3];
   int first = 1;
-  for (int cap = L; cap >= 8; cap /= 2)
+  for (int level = 2; level >= 0; level--) /* passes of at most 8 << level 16-bit lanes */
     for (int h = fits; h >= 0; h--) {
+      const int cap = 8 << level;
       double *a = first ? auroc : a2, *c = first ? cov : c2;
       pb_screen_weighted_metrics(codes, rot, h ? r16 : NULL, rpos, rtotal, pcts, 3, a, c);
-      pb_screen_weighted_lanes_cap(cap);
+      pb_clones_isa_cap(level);
       pb_screen_weighted_metrics(codes, mult, h ? m16 : NULL, pos, total, pcts, 3, a, c);
-      pb_screen_weighted_lanes_cap(L);
+      pb_clones_isa_cap(2);
       for (int l = 0; l < L && !first; l++)
         ck_assert_msg(memcmp(&auroc[l], &a2[l], sizeof a2[l]) == 0 &&
                           memcmp(&cov[3 * l], &c2[3 * l], 3 * sizeof *c2) == 0,

@@ -24,6 +24,7 @@
 #include <mpi.h>
 
 #include "pairbound/checksum.h"
+#include "pairbound/clones.h"
 #include "pairbound/error.h"
 #include "pairbound/error_mpi.h"
 #include "pairbound/fields.h"
@@ -1415,7 +1416,7 @@ START_TEST(test_sort_small)
     /* 64: bounds' cutoff, ranks up to 64; every instruction-set version the machine has */
     for (int32_t k = 0; k < 9; k++) {
       const int32_t cutoff = 32 * (k % 3), isa = k / 3;
-      pb_sort_small_isa_cap(isa);
+      pb_clones_isa_cap(isa);
       double *a = malloc((size_t)(n + 1) * sizeof *a);
       int64_t *b = malloc((size_t)(n + 1) * sizeof *b);
       memcpy(a, v, (size_t)n * sizeof *a);
@@ -1431,7 +1432,7 @@ START_TEST(test_sort_small)
       free(a);
       free(b);
     }
-    pb_sort_small_isa_cap(2);
+    pb_clones_isa_cap(2);
     free(v), free(ref), free(w), free(wref);
   }
 }
